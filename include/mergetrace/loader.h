@@ -1,0 +1,58 @@
+/* The trace loader: one Kineto Chrome-trace file (plain JSON or gzip) in,
+ * one mt_trace_t out, in a single streaming pass without a JSON DOM. */
+#ifndef MERGETRACE_LOADER_H
+#define MERGETRACE_LOADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mergetrace/status.h"
+#include "mergetrace/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mt_load_opts {
+    bool strict;            /* a truncated input is an error (else: keep what loaded, stats.truncated) */
+    bool no_classify;       /* skip mt_trace_classify() after parsing */
+    bool no_link;           /* skip mt_trace_link() after parsing */
+    size_t chunk_bytes;     /* read/inflate granularity; 0 = default (4 MiB) */
+    int rank_hint;          /* rank used in error messages before the header is read; -1 if unknown */
+} mt_load_opts_t;
+
+/* Defaults: not strict, classify + link on, 4 MiB chunks, rank_hint -1. */
+void mt_load_opts_init(mt_load_opts_t *o);
+
+/* Load the trace at path. gzip is recognised by its magic bytes, not by the
+ * name. On success *out owns a new trace (free with mt_trace_free) and MT_OK
+ * is returned; a truncated input still succeeds unless opts->strict, with
+ * out->stats.truncated set. On failure *out is NULL and err (if non-NULL)
+ * names the file, the byte offset, line:col and what was expected.
+ * opts may be NULL for defaults. Not collective; thread-safe per call. */
+mt_status_t mt_trace_load(const char *path, const mt_load_opts_t *opts,
+                          mt_trace_t **out, mt_error_t *err);
+
+/* Same, from memory (plain JSON or gzip bytes). buf is borrowed for the call
+ * only. name is used in messages and stored as the trace path (may be NULL). */
+mt_status_t mt_trace_load_buffer(const void *buf, size_t len, const char *name,
+                                 const mt_load_opts_t *opts, mt_trace_t **out,
+                                 mt_error_t *err);
+
+/* Parse a JSON number's text exactly into nanoseconds from microseconds:
+ * round(value * 1000) with ties away from zero, no floating point.
+ * Accepts JSON number syntax (sign, fraction, exponent). Returns MT_OK,
+ * MT_ERR_SYNTAX (not a number) or MT_ERR_RANGE (beyond int64). */
+mt_status_t mt_parse_us_to_ns(const char *s, size_t len, int64_t *ns);
+
+/* Parse a JSON integer (no fraction/exponent... unless its value is an exact
+ * integer, like 30669.0 or 1e3) into int64 / uint64. MT_ERR_RANGE on
+ * overflow or a negative value for the unsigned form. */
+mt_status_t mt_parse_int64(const char *s, size_t len, int64_t *v);
+mt_status_t mt_parse_uint64(const char *s, size_t len, uint64_t *v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MERGETRACE_LOADER_H */

@@ -1,0 +1,41 @@
+/* A fixed-size summary of one loaded trace: what the program prints per
+ * rank before any cross-rank analysis, and what processes exchange. */
+#ifndef MERGETRACE_SUMMARY_H
+#define MERGETRACE_SUMMARY_H
+
+#include <stdint.h>
+
+#include "mergetrace/link.h"
+#include "mergetrace/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mt_trace_summary {
+    uint64_t events;
+    uint64_t bytes_in, bytes_json;
+    uint64_t by_class[MT_CLASS_COUNT_];   /* GPU activities by class */
+    uint64_t by_ph[MT_PH_COUNT_];
+    uint64_t by_cat[MT_CAT_COUNT_];
+    uint64_t other_cats;                  /* events with an unknown category */
+    uint64_t collectives;                 /* collective metadata records */
+    mt_link_stats_t link;
+    int64_t first_ns, last_ns;            /* earliest start, latest end of any X event (ns) */
+    int64_t gpu_first_ns, gpu_last_ns;    /* the same over GPU activities; 0 when none */
+    int64_t rank, world_size;             /* from distributedInfo (-1 absent) */
+    int32_t ts_style;                     /* mt_ts_style_t */
+    int32_t truncated;                    /* 1 when the input ended early */
+    uint64_t truncated_at;
+    uint64_t unknown_fields, bad_values, bad_utf8, neg_dur;
+} mt_trace_summary_t;
+
+/* Fill *s from t. Re-runs the link statistics (cheap; t is not changed
+ * beyond what mt_trace_link does idempotently). Returns MT_OK or
+ * MT_ERR_NOMEM. */
+mt_status_t mt_trace_summarize(mt_trace_t *t, mt_trace_summary_t *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

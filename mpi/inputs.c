@@ -1,0 +1,156 @@
+/* Expanding PATH arguments into trace files and sharing them by size. */
+#define _DEFAULT_SOURCE
+#include "inputs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int add(input_list_t *l, const char *path, uint64_t bytes)
+{
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 16;
+        input_file_t *f = realloc(l->files, nc * sizeof *f);
+        if (!f)
+            return -1;
+        l->files = f;
+        l->cap = nc;
+    }
+    char *p = strdup(path);
+    if (!p)
+        return -1;
+    l->files[l->n++] = (input_file_t){.path = p, .bytes = bytes};
+    return 0;
+}
+
+static bool ends_with(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+static int walk(const char *dir, bool recursive, input_list_t *l, char *msg, size_t cap)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(msg, cap, "%s: cannot open directory (%s)", dir, strerror(errno));
+        return 1;
+    }
+    struct dirent *de;
+    int rc = 0;
+    while (!rc && (de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        size_t n = strlen(dir) + strlen(de->d_name) + 2;
+        char *p = malloc(n);
+        if (!p) {
+            snprintf(msg, cap, "out of memory");
+            rc = 1;
+            break;
+        }
+        snprintf(p, n, "%s%s%s", dir, ends_with(dir, "/") ? "" : "/", de->d_name);
+        struct stat st;
+        if (stat(p, &st) == 0) {
+            if (S_ISDIR(st.st_mode)) {
+                if (recursive)
+                    rc = walk(p, recursive, l, msg, cap);
+            } else if (S_ISREG(st.st_mode) && (ends_with(de->d_name, ".json") || ends_with(de->d_name, ".json.gz"))) {
+                if (add(l, p, (uint64_t)st.st_size)) {
+                    snprintf(msg, cap, "out of memory");
+                    rc = 1;
+                }
+            }
+        }
+        free(p);
+    }
+    closedir(d);
+    return rc;
+}
+
+static int by_path(const void *a, const void *b)
+{
+    return strcmp(((const input_file_t *)a)->path, ((const input_file_t *)b)->path);
+}
+
+int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *out, char *msg, size_t msg_cap)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < n_paths; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) != 0) {
+            snprintf(msg, msg_cap, "%s: %s", paths[i], strerror(errno));
+            return 1;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            size_t before = out->n;
+            if (walk(paths[i], recursive, out, msg, msg_cap))
+                return 1;
+            if (out->n == before) {
+                snprintf(msg, msg_cap, "%s: no *.json or *.json.gz trace files in this directory%s", paths[i],
+                         recursive ? " or below" : " (use -r for sub-directories)");
+                return 2;
+            }
+        } else if (add(out, paths[i], (uint64_t)st.st_size)) {
+            snprintf(msg, msg_cap, "out of memory");
+            return 1;
+        }
+    }
+    qsort(out->files, out->n, sizeof *out->files, by_path);
+    /* The same file named twice (a file and its directory) is loaded once. */
+    size_t w = 0;
+    for (size_t i = 0; i < out->n; i++) {
+        if (w && strcmp(out->files[w - 1].path, out->files[i].path) == 0) {
+            free(out->files[i].path);
+            continue;
+        }
+        out->files[w++] = out->files[i];
+    }
+    out->n = w;
+    return 0;
+}
+
+void inputs_assign(input_list_t *l, int n_procs)
+{
+    size_t *order = malloc((l->n ? l->n : 1) * sizeof *order);
+    uint64_t *load = calloc((size_t)n_procs, sizeof *load);
+    if (!order || !load) {
+        /* Fall back to round robin rather than fail. */
+        for (size_t i = 0; i < l->n; i++)
+            l->files[i].owner = (int)(i % (size_t)n_procs);
+        free(order);
+        free(load);
+        return;
+    }
+    for (size_t i = 0; i < l->n; i++)
+        order[i] = i;
+    /* Insertion sort by size, descending (stable: ties keep path order). */
+    for (size_t i = 1; i < l->n; i++) {
+        size_t k = order[i], j = i;
+        while (j && l->files[order[j - 1]].bytes < l->files[k].bytes) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = k;
+    }
+    for (size_t i = 0; i < l->n; i++) {
+        int best = 0;
+        for (int p = 1; p < n_procs; p++)
+            if (load[p] < load[best])
+                best = p;
+        l->files[order[i]].owner = best;
+        load[best] += l->files[order[i]].bytes + 1;
+    }
+    free(order);
+    free(load);
+}
+
+void inputs_free(input_list_t *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->files[i].path);
+    free(l->files);
+    memset(l, 0, sizeof *l);
+}

@@ -1,0 +1,32 @@
+/* Input files: expanding the command line into a list of trace files, and
+ * sharing them among processes by size. */
+#ifndef MT_MPI_INPUTS_H
+#define MT_MPI_INPUTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct input_file {
+    char *path;
+    uint64_t bytes;
+    int owner;        /* process that loads it */
+} input_file_t;
+
+typedef struct input_list {
+    input_file_t *files;
+    size_t n, cap;
+} input_list_t;
+
+/* Expand paths: files as given, directories to their *.json / *.json.gz
+ * entries (sub-directories too when recursive), sorted by path. On error
+ * writes a one-line message to msg and returns non-zero. */
+int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *out,
+                   char *msg, size_t msg_cap);
+
+/* Largest file first onto the least-loaded process (ties: lowest process). */
+void inputs_assign(input_list_t *l, int n_procs);
+
+void inputs_free(input_list_t *l);
+
+#endif

@@ -1,0 +1,212 @@
+/* Plain or gzip input for the loader, read in chunks so memory stays bounded
+ * by the chunk size and the largest single event, not by the file size. */
+#define _POSIX_C_SOURCE 200809L
+#include "input.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define ZBUF (256u * 1024u)
+
+struct mt_input {
+    int fd;                 /* -1 for memory input */
+    const unsigned char *mem;
+    size_t mem_len, mem_pos;
+    bool gzip;
+    bool z_live;            /* inflate state initialised */
+    bool z_member_done;     /* last member ended; next bytes must start a new one */
+    bool eof_raw;
+    z_stream z;
+    unsigned char *zbuf;    /* compressed bytes read from the file */
+    uint64_t raw_bytes;
+    unsigned char peek[2];
+    size_t n_peek;          /* bytes of peek[] not yet handed out (plain files) */
+};
+
+/* Raw bytes from the file or memory. */
+static mt_status_t raw_read(mt_input_t *in, unsigned char *dst, size_t cap, size_t *n, mt_error_t *err)
+{
+    if (in->fd < 0) {
+        size_t k = in->mem_len - in->mem_pos;
+        if (k > cap)
+            k = cap;
+        memcpy(dst, in->mem + in->mem_pos, k);
+        in->mem_pos += k;
+        *n = k;
+        in->raw_bytes += k;
+        return MT_OK;
+    }
+    for (;;) {
+        ssize_t r = read(in->fd, dst, cap);
+        if (r >= 0) {
+            *n = (size_t)r;
+            in->raw_bytes += (uint64_t)r;
+            return MT_OK;
+        }
+        if (errno == EINTR)
+            continue;
+        if (err)
+            err->sys_errno = errno;
+        return mt_error_set(err, MT_ERR_IO, "read failed");
+    }
+}
+
+mt_status_t mt_input_open(const char *path, const void *mem, size_t len, mt_input_t **out, mt_error_t *err)
+{
+    *out = NULL;
+    mt_input_t *in = calloc(1, sizeof *in);
+    if (!in)
+        return mt_error_set(err, MT_ERR_NOMEM, "allocating the input");
+    in->fd = -1;
+    if (path) {
+        in->fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (in->fd < 0) {
+            if (err)
+                err->sys_errno = errno;
+            free(in);
+            return mt_error_set(err, MT_ERR_IO, "cannot open");
+        }
+#ifdef POSIX_FADV_SEQUENTIAL
+        (void)posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+    } else {
+        in->mem = mem;
+        in->mem_len = len;
+    }
+    /* Sniff the gzip magic (1f 8b); the name says nothing. */
+    size_t got = 0, n;
+    while (got < 2) {
+        mt_status_t st = raw_read(in, in->peek + got, 2 - got, &n, err);
+        if (st) {
+            mt_input_close(in);
+            return st;
+        }
+        if (!n)
+            break;
+        got += n;
+    }
+    in->n_peek = got;
+    if (got == 2 && in->peek[0] == 0x1f && in->peek[1] == 0x8b) {
+        in->gzip = true;
+        in->zbuf = malloc(ZBUF);
+        if (!in->zbuf) {
+            mt_input_close(in);
+            return mt_error_set(err, MT_ERR_NOMEM, "allocating the inflate buffer");
+        }
+        /* 16 + MAX_WBITS: gzip wrapper only. */
+        if (inflateInit2(&in->z, 16 + MAX_WBITS) != Z_OK) {
+            mt_input_close(in);
+            return mt_error_set(err, MT_ERR_NOMEM, "initialising inflate");
+        }
+        in->z_live = true;
+        in->zbuf[0] = in->peek[0];
+        in->zbuf[1] = in->peek[1];
+        in->z.next_in = in->zbuf;
+        in->z.avail_in = 2;
+        in->n_peek = 0;
+    }
+    *out = in;
+    return MT_OK;
+}
+
+static mt_status_t gz_read(mt_input_t *in, char *dst, size_t cap, size_t *n, bool *truncated, mt_error_t *err)
+{
+    in->z.next_out = (unsigned char *)dst;
+    in->z.avail_out = cap > UINT32_MAX ? UINT32_MAX : (uInt)cap;
+    while (in->z.avail_out) {
+        if (in->z.avail_in == 0 && !in->eof_raw) {
+            size_t k;
+            mt_status_t st = raw_read(in, in->zbuf, ZBUF, &k, err);
+            if (st)
+                return st;
+            if (!k)
+                in->eof_raw = true;
+            in->z.next_in = in->zbuf;
+            in->z.avail_in = (uInt)k;
+        }
+        if (in->z_member_done) {
+            if (in->z.avail_in == 0 && in->eof_raw)
+                break; /* clean end after the last member */
+            /* Another member must follow (concatenated gzip is valid). */
+            if (in->z.next_in[0] != 0x1f) {
+                if (err)
+                    err->offset = -1;
+                return mt_error_set(err, MT_ERR_GZIP,
+                                    "unexpected bytes after gzip member at compressed offset %llu",
+                                    (unsigned long long)(in->raw_bytes - in->z.avail_in));
+            }
+            inflateReset(&in->z);
+            in->z_member_done = false;
+        }
+        if (in->z.avail_in == 0 && in->eof_raw) {
+            /* The stream stopped before its trailer: a partial copy. */
+            *truncated = true;
+            break;
+        }
+        int r = inflate(&in->z, Z_NO_FLUSH);
+        if (r == Z_STREAM_END) {
+            in->z_member_done = true;
+            continue;
+        }
+        if (r == Z_BUF_ERROR)
+            continue; /* needs more input; loop reads it */
+        if (r != Z_OK) {
+            return mt_error_set(err, MT_ERR_GZIP, "%s at compressed offset %llu",
+                                in->z.msg ? in->z.msg : "inflate failed",
+                                (unsigned long long)(in->raw_bytes - in->z.avail_in));
+        }
+    }
+    *n = cap - in->z.avail_out;
+    return MT_OK;
+}
+
+mt_status_t mt_input_read(mt_input_t *in, char *dst, size_t cap, size_t *n, bool *truncated, mt_error_t *err)
+{
+    *n = 0;
+    if (in->gzip)
+        return gz_read(in, dst, cap, n, truncated, err);
+    size_t k = 0;
+    while (in->n_peek && k < cap) {
+        dst[k++] = (char)in->peek[0];
+        in->peek[0] = in->peek[1];
+        in->n_peek--;
+    }
+    /* Fill as much as asked: fewer, larger reads. */
+    while (k < cap) {
+        size_t r;
+        mt_status_t st = raw_read(in, (unsigned char *)dst + k, cap - k, &r, err);
+        if (st)
+            return st;
+        if (!r)
+            break;
+        k += r;
+    }
+    *n = k;
+    return MT_OK;
+}
+
+bool mt_input_is_gzip(const mt_input_t *in)
+{
+    return in->gzip;
+}
+
+uint64_t mt_input_raw_bytes(const mt_input_t *in)
+{
+    return in->raw_bytes;
+}
+
+void mt_input_close(mt_input_t *in)
+{
+    if (!in)
+        return;
+    if (in->z_live)
+        inflateEnd(&in->z);
+    if (in->fd >= 0)
+        close(in->fd);
+    free(in->zbuf);
+    free(in);
+}

@@ -1,0 +1,29 @@
+/* Internal: a byte source that yields the uncompressed JSON of a trace from a
+ * file or a memory buffer, inflating gzip (any number of members) on the fly. */
+#ifndef MT_SRC_INPUT_H
+#define MT_SRC_INPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mergetrace/status.h"
+
+typedef struct mt_input mt_input_t;
+
+/* Open path (or mem/len when path is NULL; mem is borrowed until close).
+ * err gets the path and errno on failure. */
+mt_status_t mt_input_open(const char *path, const void *mem, size_t len,
+                          mt_input_t **out, mt_error_t *err);
+
+/* Read up to cap uncompressed bytes into dst; *n = 0 means end of input.
+ * A gzip stream that ends before its trailer sets *truncated and returns
+ * the bytes it could inflate (then 0). Corrupt data: MT_ERR_GZIP. */
+mt_status_t mt_input_read(mt_input_t *in, char *dst, size_t cap, size_t *n,
+                          bool *truncated, mt_error_t *err);
+
+bool mt_input_is_gzip(const mt_input_t *in);
+uint64_t mt_input_raw_bytes(const mt_input_t *in); /* bytes taken from the file */
+void mt_input_close(mt_input_t *in);
+
+#endif

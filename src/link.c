@@ -1,0 +1,310 @@
+/* Linking: GPU activity -> launch call (correlation), communication kernel ->
+ * its collective (FORMAT.md 6.3), in that order of preference:
+ *   1. metadata on the kernel itself (PyTorch >= 2.2);
+ *   2. External id -> a record_param_comms cpu_op that carries metadata;
+ *   3. the launch call's innermost enclosing nccl:* / record_param_comms /
+ *      c10d:: range on the launching thread (unlinked kernels, pre-2.2);
+ *   4. an enclosing gpu_user_annotation nccl:* on the kernel's own stream
+ *      (ROCm kernels captured without their launch). */
+#include "mergetrace/link.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a small open-addressing map uint64 -> uint32 (value 0 = absent) ---- */
+typedef struct u64map {
+    uint64_t *keys;
+    uint32_t *vals;
+    size_t mask;
+} u64map_t;
+
+static int map_init(u64map_t *m, size_t n)
+{
+    size_t cap = 16;
+    while (cap < n * 2)
+        cap *= 2;
+    m->keys = malloc(cap * sizeof *m->keys);
+    m->vals = calloc(cap, sizeof *m->vals);
+    m->mask = cap - 1;
+    return m->keys && m->vals ? 0 : -1;
+}
+
+static void map_free(u64map_t *m)
+{
+    free(m->keys);
+    free(m->vals);
+}
+
+static inline size_t map_slot(uint64_t k, size_t mask)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return (size_t)k & mask;
+}
+
+/* Insert unless present (the first event with a key wins). */
+static void map_put(u64map_t *m, uint64_t k, uint32_t v)
+{
+    for (size_t i = map_slot(k, m->mask);; i = (i + 1) & m->mask) {
+        if (!m->vals[i]) {
+            m->keys[i] = k;
+            m->vals[i] = v;
+            return;
+        }
+        if (m->keys[i] == k)
+            return;
+    }
+}
+
+static uint32_t map_get(const u64map_t *m, uint64_t k)
+{
+    for (size_t i = map_slot(k, m->mask);; i = (i + 1) & m->mask) {
+        if (!m->vals[i])
+            return 0;
+        if (m->keys[i] == k)
+            return m->vals[i];
+    }
+}
+
+/* ---- ranges that can own a collective ---- */
+typedef struct range {
+    int64_t pid, tid, ts, end;
+    uint32_t ev;  /* 0-based event index */
+} range_t;
+
+static int range_cmp(const void *a, const void *b)
+{
+    const range_t *x = a, *y = b;
+    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    /* Same start: the longer (outer) range first, so walking backwards
+     * meets the inner one first. */
+    if (x->end != y->end) return x->end > y->end ? -1 : 1;
+    return x->ev < y->ev ? -1 : (x->ev > y->ev);
+}
+
+static bool name_starts(const mt_trace_t *t, uint32_t name, const char *lit, size_t l)
+{
+    size_t n;
+    const char *s = mt_strtab_get(t->strings, name, &n);
+    return n >= l && memcmp(s, lit, l) == 0;
+}
+
+static bool is_cpu_coll_range(const mt_trace_t *t, const mt_event_t *e)
+{
+    if (e->ph != MT_PH_X)
+        return false;
+    mt_cat_t c = mt_cat_normal((mt_cat_t)e->cat);
+    if (c == MT_CAT_USER_ANNOTATION)
+        return name_starts(t, e->name, "nccl:", 5);
+    if (c == MT_CAT_CPU_OP)
+        return name_starts(t, e->name, "record_param_comms", 18) || name_starts(t, e->name, "c10d::", 6);
+    return false;
+}
+
+/* Does this collective record say what the collective is (not just a size)? */
+static bool coll_named(const mt_coll_t *c)
+{
+    return c && (c->fields & MT_COLL_F_NAME) && !(c->fields & (MT_COLL_F_INPUT_DIMS | MT_COLL_F_FROM_RANGE)) &&
+           c->name != MT_STR_NONE;
+}
+
+static mt_status_t add_coll(mt_trace_t *t, const mt_coll_t *c, uint32_t *idx1)
+{
+    if (t->n_colls == t->cap_colls) {
+        size_t nc = t->cap_colls ? t->cap_colls * 2 : 64;
+        mt_coll_t *a = realloc(t->colls, nc * sizeof *a);
+        if (!a)
+            return MT_ERR_NOMEM;
+        t->colls = a;
+        t->cap_colls = nc;
+    }
+    t->colls[t->n_colls++] = *c;
+    *idx1 = (uint32_t)t->n_colls;
+    return MT_OK;
+}
+
+/* The collective of range event ri: its own record, or one made from its
+ * name ("nccl:all_reduce" -> "all_reduce"; c10d::allreduce_ -> "allreduce_"). */
+static mt_status_t range_coll(mt_trace_t *t, uint32_t ri, uint32_t *idx1)
+{
+    mt_event_t *r = &t->events[ri];
+    if (r->coll) {
+        *idx1 = r->coll;
+        return MT_OK;
+    }
+    size_t n;
+    const char *s = mt_strtab_get(t->strings, r->name, &n);
+    size_t skip = 0;
+    if (n > 5 && memcmp(s, "nccl:", 5) == 0)
+        skip = 5;
+    else if (n > 6 && memcmp(s, "c10d::", 6) == 0)
+        skip = 6;
+    mt_coll_t c = {.seq = -1, .in_nelems = -1, .out_nelems = -1, .group_size = -1, .pg_id = -1,
+                   .src_rank = -1, .dst_rank = -1, .rank = -1, .grank_start = -1, .grank_stride = -1,
+                   .event = ri + 1, .fields = MT_COLL_F_FROM_RANGE};
+    if (skip) {
+        /* Copy the suffix first: interning may move the string arena. */
+        char buf[128];
+        size_t l = n - skip < sizeof buf ? n - skip : sizeof buf;
+        memcpy(buf, s + skip, l);
+        mt_status_t st = mt_strtab_intern(t->strings, buf, l, &c.name);
+        if (st)
+            return st;
+        c.fields |= MT_COLL_F_NAME;
+    }
+    mt_status_t st = add_coll(t, &c, idx1);
+    if (st)
+        return st;
+    t->events[ri].coll = *idx1;
+    return MT_OK;
+}
+
+/* Innermost-first walk over ranges of (pid, tid) containing [ts, end]:
+ * pick the first with a named (metadata) collective, else the innermost. */
+static mt_status_t find_in_ranges(mt_trace_t *t, const range_t *rs, size_t n, int64_t pid, int64_t tid,
+                                  int64_t ts, int64_t end, uint32_t *coll1)
+{
+    *coll1 = 0;
+    /* Last range with key <= (pid, tid, ts). */
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const range_t *r = &rs[mid];
+        bool le = r->pid < pid || (r->pid == pid && (r->tid < tid || (r->tid == tid && r->ts <= ts)));
+        if (le)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint32_t innermost = UINT32_MAX;
+    int steps = 0;
+    for (size_t i = lo; i-- > 0 && steps < 256; steps++) {
+        const range_t *r = &rs[i];
+        if (r->pid != pid || r->tid != tid)
+            break;
+        if (r->end < end)
+            continue;
+        if (innermost == UINT32_MAX)
+            innermost = r->ev;
+        const mt_event_t *e = &t->events[r->ev];
+        if (e->coll && coll_named(&t->colls[e->coll - 1])) {
+            *coll1 = e->coll;
+            return MT_OK;
+        }
+    }
+    if (innermost != UINT32_MAX)
+        return range_coll(t, innermost, coll1);
+    return MT_OK;
+}
+
+mt_status_t mt_trace_link(mt_trace_t *t, mt_link_stats_t *stats)
+{
+    mt_link_stats_t s = {0};
+    mt_status_t st = MT_OK;
+    size_t n_launch = 0, n_ext = 0, n_cr = 0, n_gr = 0;
+    for (size_t i = 0; i < t->n_events; i++) {
+        const mt_event_t *e = &t->events[i];
+        mt_cat_t c = mt_cat_normal((mt_cat_t)e->cat);
+        if ((c == MT_CAT_CUDA_RUNTIME || c == MT_CAT_CUDA_DRIVER || c == MT_CAT_MTIA_RUNTIME) &&
+            (e->flags & MT_EV_HAS_CORR))
+            n_launch++;
+        if (c == MT_CAT_CPU_OP && e->coll && (e->flags & MT_EV_HAS_EXT))
+            n_ext++;
+        if (is_cpu_coll_range(t, e))
+            n_cr++;
+        if (e->cls == MT_CLASS_GPU_ANNOTATION && name_starts(t, e->name, "nccl:", 5))
+            n_gr++;
+    }
+    u64map_t launch = {0}, ext = {0};
+    range_t *cr = NULL, *gr = NULL;
+    if (map_init(&launch, n_launch) || map_init(&ext, n_ext) ||
+        !(cr = malloc((n_cr ? n_cr : 1) * sizeof *cr)) || !(gr = malloc((n_gr ? n_gr : 1) * sizeof *gr))) {
+        st = MT_ERR_NOMEM;
+        goto out;
+    }
+    n_cr = n_gr = 0;
+    for (size_t i = 0; i < t->n_events; i++) {
+        const mt_event_t *e = &t->events[i];
+        mt_cat_t c = mt_cat_normal((mt_cat_t)e->cat);
+        if ((c == MT_CAT_CUDA_RUNTIME || c == MT_CAT_CUDA_DRIVER || c == MT_CAT_MTIA_RUNTIME) &&
+            (e->flags & MT_EV_HAS_CORR))
+            map_put(&launch, e->corr, (uint32_t)i + 1);
+        if (c == MT_CAT_CPU_OP && e->coll && (e->flags & MT_EV_HAS_EXT) && coll_named(&t->colls[e->coll - 1]))
+            map_put(&ext, e->ext, (uint32_t)i + 1);
+        if (is_cpu_coll_range(t, e))
+            cr[n_cr++] = (range_t){e->pid, e->tid, e->ts, e->ts + e->dur, (uint32_t)i};
+        if (e->cls == MT_CLASS_GPU_ANNOTATION && name_starts(t, e->name, "nccl:", 5))
+            gr[n_gr++] = (range_t){e->pid, e->tid, e->ts, e->ts + e->dur, (uint32_t)i};
+    }
+    qsort(cr, n_cr, sizeof *cr, range_cmp);
+    qsort(gr, n_gr, sizeof *gr, range_cmp);
+
+    for (size_t i = 0; i < t->n_events; i++) {
+        mt_event_t *e = &t->events[i];
+        if (e->cls != MT_CLASS_COMPUTE && e->cls != MT_CLASS_COMM && e->cls != MT_CLASS_MEMCPY &&
+            e->cls != MT_CLASS_MEMSET)
+            continue;
+        s.gpu_activities++;
+        if (e->flags & MT_EV_HAS_CORR) {
+            uint32_t l = map_get(&launch, e->corr);
+            if (l) {
+                e->aux = l;
+                s.launched++;
+            }
+        }
+        if (e->cls != MT_CLASS_COMM)
+            continue;
+        s.comm_kernels++;
+        if (e->coll && coll_named(&t->colls[e->coll - 1]) && (e->flags & MT_EV_COLL_OWN)) {
+            s.by_own_meta++;
+            s.comm_with_coll++;
+            continue;
+        }
+        /* Kineto's fallback for unlinked kernels writes the correlation as
+         * External id: such an id names no op, so do not look it up. */
+        bool linked_ext = (e->flags & MT_EV_HAS_EXT) && !((e->flags & MT_EV_HAS_CORR) && e->ext == e->corr);
+        if (linked_ext) {
+            uint32_t op = map_get(&ext, e->ext);
+            if (op) {
+                e->coll = t->events[op - 1].coll;
+                s.by_ext_id++;
+                s.comm_with_coll++;
+                continue;
+            }
+        }
+        if (e->aux) {
+            const mt_event_t *l = &t->events[e->aux - 1];
+            uint32_t c1;
+            if ((st = find_in_ranges(t, cr, n_cr, l->pid, l->tid, l->ts, l->ts + l->dur, &c1)))
+                goto out;
+            if (c1) {
+                e = &t->events[i]; /* the event table does not move, but be plain about it */
+                e->coll = c1;
+                s.by_cpu_range++;
+                s.comm_with_coll++;
+                continue;
+            }
+        }
+        {
+            uint32_t c1;
+            if ((st = find_in_ranges(t, gr, n_gr, e->pid, e->tid, e->ts, e->ts + e->dur, &c1)))
+                goto out;
+            if (c1) {
+                e->coll = c1;
+                s.by_gpu_range++;
+                s.comm_with_coll++;
+            }
+        }
+    }
+out:
+    map_free(&launch);
+    map_free(&ext);
+    free(cr);
+    free(gr);
+    if (stats)
+        *stats = s;
+    return st;
+}

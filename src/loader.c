@@ -1,0 +1,1729 @@
+/* The trace loader: a single streaming pass over the JSON bytes that builds
+ * the compact per-rank model (mt_trace_t) without a DOM.
+ *
+ * Shape of the hot path (why it looks like this):
+ * - Input arrives in chunks (read() or inflate) into one buffer that always
+ *   has MT_PAD zero bytes after the valid data. Every scanner stops at a
+ *   byte < 0x20, so the NUL sentinel ends any scan without a bounds check in
+ *   the inner loops; only the slow path asks "was that the end?".
+ * - Parsing is restartable at "units": one trace event, or one top-level
+ *   member. A unit that runs past the buffered bytes returns NEED_MORE; the
+ *   driver keeps the unit's bytes, reads more and parses the unit again from
+ *   its start. Units are small, so the rare re-parse costs nothing, and
+ *   memory is bounded by the chunk size plus the largest unit.
+ * - Strings are found 16 bytes at a time (SSE2 on x86-64, a byte loop
+ *   elsewhere); names are interned on the raw bytes when they hold no escape.
+ * - Keys are dispatched by length first, then one memcmp.
+ * - Numbers are converted exactly from their decimal text (numparse.c). */
+#define _POSIX_C_SOURCE 200809L
+#include "mergetrace/loader.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "input.h"
+#include "mergetrace/classify.h"
+#include "mergetrace/link.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#define MT_PAD 64u
+#define DEFAULT_CHUNK (4u << 20)
+
+/* Internal result of a unit parse: MT_OK, an mt_status_t error, or this. */
+#define NEED_MORE (-1)
+
+enum state {
+    ST_START,      /* before the top-level value */
+    ST_OBJ_FIRST,  /* after '{' of the top-level object */
+    ST_OBJ_NEXT,   /* after a top-level member */
+    ST_EV_FIRST,   /* after '[' of the event array */
+    ST_EV_NEXT,    /* after an event */
+    ST_END,        /* after the top-level value */
+    ST_DONE,
+};
+
+typedef struct parser {
+    mt_trace_t *t;
+    mt_error_t *err;
+    const mt_load_opts_t *opts;
+    mt_input_t *in;
+    char *buf;
+    size_t cap;          /* bytes allocated for data (MT_PAD more are allocated) */
+    size_t len;          /* valid bytes in buf */
+    uint64_t base_off;   /* input offset of buf[0] */
+    bool eof;
+    bool gz_truncated;
+    enum state state;
+    bool saw_events;     /* a traceEvents array was found */
+    bool saw_fraction;   /* some ts had a fractional part */
+    const char *fail_at; /* where a syntax error was found */
+    /* Unescape scratch. */
+    char *scratch;
+    size_t scratch_cap;
+    /* Depth stack for skipping nested values (1 = object, 0 = array). */
+    unsigned char *stack;
+    size_t stack_cap;
+    /* Category cache: id of the last unknown category string seen. */
+    mt_status_t oom;
+} parser_t;
+
+/* ---------------------------------------------------------------- growth */
+
+#define GROW(ps, arr, n, capv)                                                  \
+    (((n) < (capv)) ? 0 : grow_array((void **)&(arr), &(capv), sizeof *(arr)))
+
+static int grow_array(void **arr, size_t *cap, size_t elem)
+{
+    size_t nc = *cap ? *cap * 2 : 64;
+    void *p = realloc(*arr, nc * elem);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = nc;
+    return 0;
+}
+
+/* ------------------------------------------------------------- scanning */
+
+static inline const char *skip_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+        p++;
+    return p;
+}
+
+/* p points just after an opening quote. Returns a pointer to the closing
+ * quote, or to the first byte that stops the scan otherwise (a control
+ * byte, which includes the NUL sentinel at the end of the data). *esc is
+ * set when a backslash was seen. Escapes are checked for form here so that
+ * skipped strings are validated too. */
+static inline const char *scan_string(const char *p, bool *esc)
+{
+    for (;;) {
+#if defined(__SSE2__)
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        const __m128i q = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+        const __m128i b = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+        /* v <= 0x1f (unsigned): max(v, 0x1f) == 0x1f */
+        const __m128i c = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c));
+        if (!m) {
+            p += 16;
+            continue;
+        }
+        p += __builtin_ctz(m);
+#else
+        while ((unsigned char)*p >= 0x20 && *p != '"' && *p != '\\')
+            p++;
+#endif
+        if (*p != '\\')
+            return p;
+        *esc = true;
+        switch (p[1]) {
+        case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+            p += 2;
+            break;
+        case 'u':
+            for (int i = 2; i < 6; i++) {
+                unsigned char h = (unsigned char)p[i];
+                if (!((h >= '0' && h <= '9') || ((h | 0x20) >= 'a' && (h | 0x20) <= 'f')))
+                    return p + i; /* bad \u escape (or the end): stop here */
+            }
+            p += 6;
+            break;
+        default:
+            return p + 1; /* bad escape character (or the end) */
+        }
+    }
+}
+
+static const unsigned char num_char[256] = {
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1,
+    ['7'] = 1, ['8'] = 1, ['9'] = 1, ['-'] = 1, ['+'] = 1, ['.'] = 1, ['e'] = 1, ['E'] = 1,
+};
+
+static inline const char *scan_number(const char *p)
+{
+    while (num_char[(unsigned char)*p])
+        p++;
+    return p;
+}
+
+/* ------------------------------------------------------------ errors */
+
+static inline const char *data_end(const parser_t *ps)
+{
+    return ps->buf + ps->len;
+}
+
+/* A parse stops at p. If p is at (or past) the end of the buffered data the
+ * unit is incomplete, else the input is wrong there. */
+static int fail(parser_t *ps, const char *p, const char *what)
+{
+    if (p >= data_end(ps))
+        return NEED_MORE;
+    ps->fail_at = p;
+    if (ps->err) {
+        ps->err->offset = (int64_t)(ps->base_off + (uint64_t)(p - ps->buf));
+        unsigned char c = (unsigned char)*p;
+        if (c >= 0x20 && c < 0x7f)
+            mt_error_set(ps->err, MT_ERR_SYNTAX, "expected %s, found '%c'", what, c);
+        else
+            mt_error_set(ps->err, MT_ERR_SYNTAX, "expected %s, found byte 0x%02x", what, c);
+    }
+    return MT_ERR_SYNTAX;
+}
+
+static int fail_code(parser_t *ps, const char *p, mt_status_t code, const char *what)
+{
+    ps->fail_at = p;
+    if (ps->err) {
+        ps->err->offset = (int64_t)(ps->base_off + (uint64_t)(p - ps->buf));
+        mt_error_set(ps->err, code, "%s", what);
+    }
+    return (int)code;
+}
+
+/* ------------------------------------------------------------ values */
+
+/* Skip one JSON value starting at p (after whitespace), validating it. No
+ * recursion: nesting depth is limited only by memory. *out = after it. */
+static int skip_value(parser_t *ps, const char *p, const char **out)
+{
+    size_t depth = 0;
+    for (;;) {
+        p = skip_ws(p);
+        /* A value. */
+        switch (*p) {
+        case '"': {
+            bool esc = false;
+            p = scan_string(p + 1, &esc);
+            if (*p != '"')
+                return fail(ps, p, "a string character or '\"'");
+            p++;
+            break;
+        }
+        case '{':
+        case '[': {
+            bool obj = *p == '{';
+            if (depth == ps->stack_cap) {
+                size_t nc = ps->stack_cap ? ps->stack_cap * 2 : 256;
+                unsigned char *s = realloc(ps->stack, nc);
+                if (!s)
+                    return fail_code(ps, p, MT_ERR_NOMEM, "nesting stack");
+                ps->stack = s;
+                ps->stack_cap = nc;
+            }
+            ps->stack[depth++] = obj;
+            p = skip_ws(p + 1);
+            if (*p == (obj ? '}' : ']')) {
+                p++;
+                depth--;
+                break;
+            }
+            if (obj) {
+                if (*p != '"')
+                    return fail(ps, p, "an object key");
+                bool esc = false;
+                p = scan_string(p + 1, &esc);
+                if (*p != '"')
+                    return fail(ps, p, "a string character or '\"'");
+                p = skip_ws(p + 1);
+                if (*p != ':')
+                    return fail(ps, p, "':'");
+                p++;
+            }
+            continue; /* the first element is a value */
+        }
+        case 't':
+            if (memcmp(p, "true", 4))
+                return fail(ps, p, "a JSON value");
+            p += 4;
+            break;
+        case 'f':
+            if (memcmp(p, "false", 5))
+                return fail(ps, p, "a JSON value");
+            p += 5;
+            break;
+        case 'n':
+            if (memcmp(p, "null", 4))
+                return fail(ps, p, "a JSON value");
+            p += 4;
+            break;
+        default: {
+            const char *e = scan_number(p);
+            if (e == p)
+                return fail(ps, p, "a JSON value");
+            if (*e == '\0' && e >= data_end(ps))
+                return NEED_MORE;
+            int64_t dummy;
+            /* Validate the grammar only; range does not matter for a skip. */
+            mt_status_t st = mt_parse_us_to_ns(p, (size_t)(e - p), &dummy);
+            if (st == MT_ERR_SYNTAX)
+                return fail_code(ps, p, MT_ERR_SYNTAX, "malformed number");
+            p = e;
+            break;
+        }
+        }
+        /* After a value: close containers or move to the next element. */
+        for (;;) {
+            if (!depth) {
+                *out = p;
+                return MT_OK;
+            }
+            p = skip_ws(p);
+            bool obj = ps->stack[depth - 1];
+            if (*p == ',') {
+                p = skip_ws(p + 1);
+                if (obj) {
+                    if (*p != '"')
+                        return fail(ps, p, "an object key");
+                    bool esc = false;
+                    p = scan_string(p + 1, &esc);
+                    if (*p != '"')
+                        return fail(ps, p, "a string character or '\"'");
+                    p = skip_ws(p + 1);
+                    if (*p != ':')
+                        return fail(ps, p, "':'");
+                    p++;
+                }
+                break; /* next value */
+            }
+            if (*p == (obj ? '}' : ']')) {
+                p++;
+                depth--;
+                continue;
+            }
+            return fail(ps, p, obj ? "',' or '}'" : "',' or ']'");
+        }
+    }
+}
+
+/* A string token: raw bytes between the quotes, and whether it had escapes. */
+typedef struct strtok {
+    const char *s;
+    size_t len;
+    bool esc;
+} strtok_t;
+
+/* p at the opening quote. */
+static inline int parse_string(parser_t *ps, const char *p, strtok_t *tok, const char **out)
+{
+    if (*p != '"')
+        return fail(ps, p, "'\"'");
+    bool esc = false;
+    const char *e = scan_string(p + 1, &esc);
+    if (*e != '"')
+        return fail(ps, e, "a string character or '\"'");
+    tok->s = p + 1;
+    tok->len = (size_t)(e - p - 1);
+    tok->esc = esc;
+    *out = e + 1;
+    return MT_OK;
+}
+
+static void put_utf8(char **q, unsigned cp)
+{
+    unsigned char *o = (unsigned char *)*q;
+    if (cp < 0x80) {
+        *o++ = (unsigned char)cp;
+    } else if (cp < 0x800) {
+        *o++ = (unsigned char)(0xc0 | cp >> 6);
+        *o++ = (unsigned char)(0x80 | (cp & 0x3f));
+    } else if (cp < 0x10000) {
+        *o++ = (unsigned char)(0xe0 | cp >> 12);
+        *o++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+        *o++ = (unsigned char)(0x80 | (cp & 0x3f));
+    } else {
+        *o++ = (unsigned char)(0xf0 | cp >> 18);
+        *o++ = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
+        *o++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+        *o++ = (unsigned char)(0x80 | (cp & 0x3f));
+    }
+    *q = (char *)o;
+}
+
+static unsigned hex4(const char *s)
+{
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned c = (unsigned char)s[i];
+        v = v * 16 + (c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+    }
+    return v;
+}
+
+/* Length of a valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t k;
+    unsigned min;
+    if (c >= 0xc2 && c <= 0xdf) { k = 2; min = 0x80; }
+    else if (c >= 0xe0 && c <= 0xef) { k = 3; min = 0x800; }
+    else if (c >= 0xf0 && c <= 0xf4) { k = 4; min = 0x10000; }
+    else return 0;
+    if (n < k)
+        return 0;
+    unsigned cp = c & (0xff >> (k + 1));
+    for (size_t i = 1; i < k; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return k;
+}
+
+static bool has_high(const char *s, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (w & 0x8080808080808080ull)
+            return true;
+    }
+    for (; i < n; i++)
+        if ((unsigned char)s[i] & 0x80)
+            return true;
+    return false;
+}
+
+static int ensure_scratch(parser_t *ps, size_t need)
+{
+    if (need <= ps->scratch_cap)
+        return 0;
+    size_t nc = ps->scratch_cap ? ps->scratch_cap : 256;
+    while (nc < need)
+        nc *= 2;
+    char *s = realloc(ps->scratch, nc);
+    if (!s)
+        return -1;
+    ps->scratch = s;
+    ps->scratch_cap = nc;
+    return 0;
+}
+
+/* Decode escapes and repair invalid UTF-8 (each bad byte -> U+FFFD), then
+ * intern. The common case (no escape, ASCII) interns the raw bytes. */
+static int intern_tok(parser_t *ps, const strtok_t *tok, uint32_t *id)
+{
+    const char *s = tok->s;
+    size_t n = tok->len;
+    if (!tok->esc && !has_high(s, n))
+        goto intern;
+    /* Worst case growth: every byte -> 3 bytes of U+FFFD. */
+    if (ensure_scratch(ps, n * 3 + 8))
+        return fail_code(ps, s, MT_ERR_NOMEM, "string scratch");
+    char *q = ps->scratch;
+    bool bad = false;
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '\\') {
+            char e = s[i + 1];
+            i += 2;
+            switch (e) {
+            case 'b': *q++ = '\b'; break;
+            case 'f': *q++ = '\f'; break;
+            case 'n': *q++ = '\n'; break;
+            case 'r': *q++ = '\r'; break;
+            case 't': *q++ = '\t'; break;
+            case 'u': {
+                unsigned cp = hex4(s + i);
+                i += 4;
+                if (cp >= 0xd800 && cp <= 0xdbff && i + 6 <= n && s[i] == '\\' && s[i + 1] == 'u') {
+                    unsigned lo = hex4(s + i + 2);
+                    if (lo >= 0xdc00 && lo <= 0xdfff) {
+                        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+                        i += 6;
+                    }
+                }
+                if (cp >= 0xd800 && cp <= 0xdfff) {
+                    cp = 0xfffd; /* lone surrogate */
+                    bad = true;
+                }
+                put_utf8(&q, cp);
+                break;
+            }
+            default: *q++ = e; break; /* " \ / */
+            }
+        } else if (c < 0x80) {
+            *q++ = (char)c;
+            i++;
+        } else {
+            size_t k = utf8_seq((const unsigned char *)s + i, n - i);
+            if (k) {
+                memcpy(q, s + i, k);
+                q += k;
+                i += k;
+            } else {
+                put_utf8(&q, 0xfffd);
+                bad = true;
+                i++;
+            }
+        }
+    }
+    if (bad)
+        ps->t->stats.bad_utf8++;
+    s = ps->scratch;
+    n = (size_t)(q - ps->scratch);
+intern:;
+    mt_status_t st = mt_strtab_intern(ps->t->strings, s, n, id);
+    if (st)
+        return fail_code(ps, tok->s, st, st == MT_ERR_NOMEM ? "interning a string" : "string too long");
+    return MT_OK;
+}
+
+/* A number token at p. */
+static inline int number_tok(parser_t *ps, const char *p, strtok_t *tok, const char **out)
+{
+    const char *e = scan_number(p);
+    if (e == p)
+        return fail(ps, p, "a number");
+    if (e >= data_end(ps))
+        return NEED_MORE;
+    tok->s = p;
+    tok->len = (size_t)(e - p);
+    tok->esc = false;
+    *out = e;
+    return MT_OK;
+}
+
+static int num_error(parser_t *ps, const char *p, mt_status_t st, const char *what)
+{
+    char msg[128];
+    if (st == MT_ERR_RANGE)
+        snprintf(msg, sizeof msg, "%s does not fit a 64-bit integer", what);
+    else
+        snprintf(msg, sizeof msg, "malformed number in %s", what);
+    return fail_code(ps, p, st, msg);
+}
+
+/* An integer value (int64); a string value or a non-integer is counted as a
+ * bad value and skipped (*ok = false). */
+static int value_int64(parser_t *ps, const char *p, int64_t *v, bool *ok, const char **out, const char *what)
+{
+    *ok = false;
+    if (*p == '-' || (unsigned)(*p - '0') <= 9) {
+        strtok_t tok = {0};
+        int r = number_tok(ps, p, &tok, out);
+        if (r)
+            return r;
+        mt_status_t st = mt_parse_int64(tok.s, tok.len, v);
+        if (st == MT_ERR_SYNTAX)
+            return num_error(ps, p, st, what);
+        if (st == MT_OK)
+            *ok = true;
+        else
+            ps->t->stats.bad_values++; /* fractional or too large: not an id we can use */
+        return MT_OK;
+    }
+    ps->t->stats.bad_values++;
+    return skip_value(ps, p, out);
+}
+
+static int value_uint64(parser_t *ps, const char *p, uint64_t *v, bool *ok, const char **out, const char *what)
+{
+    *ok = false;
+    if (*p == '-' || (unsigned)(*p - '0') <= 9) {
+        strtok_t tok = {0};
+        int r = number_tok(ps, p, &tok, out);
+        if (r)
+            return r;
+        mt_status_t st = mt_parse_uint64(tok.s, tok.len, v);
+        if (st == MT_ERR_SYNTAX)
+            return num_error(ps, p, st, what);
+        if (st == MT_OK) {
+            *ok = true;
+        } else {
+            /* Negative ids (seen for some correlation fallbacks): keep the
+             * two's complement so equal inputs stay equal. */
+            int64_t s;
+            if (mt_parse_int64(tok.s, tok.len, &s) == MT_OK) {
+                *v = (uint64_t)s;
+                *ok = true;
+            } else {
+                ps->t->stats.bad_values++;
+            }
+        }
+        return MT_OK;
+    }
+    ps->t->stats.bad_values++;
+    return skip_value(ps, p, out);
+}
+
+static int value_str(parser_t *ps, const char *p, uint32_t *id, bool *ok, const char **out)
+{
+    *ok = false;
+    if (*p == '"') {
+        strtok_t tok = {0};
+        int r = parse_string(ps, p, &tok, out);
+        if (r)
+            return r;
+        r = intern_tok(ps, &tok, id);
+        if (r)
+            return r;
+        *ok = true;
+        return MT_OK;
+    }
+    ps->t->stats.bad_values++;
+    return skip_value(ps, p, out);
+}
+
+/* A string or a number as a string id (pg names appear as both). */
+static int value_str_or_num(parser_t *ps, const char *p, uint32_t *id, bool *ok, const char **out)
+{
+    if (*p == '-' || (unsigned)(*p - '0') <= 9) {
+        strtok_t tok = {0};
+        int r = number_tok(ps, p, &tok, out);
+        if (r)
+            return r;
+        r = intern_tok(ps, &tok, id);
+        *ok = r == MT_OK;
+        return r;
+    }
+    return value_str(ps, p, id, ok, out);
+}
+
+/* ---------------------------------------------------------- key matching */
+
+#define KEY_IS(tok, lit) ((tok).len == sizeof(lit) - 1 && memcmp((tok).s, lit, sizeof(lit) - 1) == 0)
+
+/* Object iteration helpers. p at '{'. */
+static inline int obj_begin(parser_t *ps, const char *p, const char **out, bool *empty)
+{
+    if (*p != '{')
+        return fail(ps, p, "'{'");
+    p = skip_ws(p + 1);
+    *empty = *p == '}';
+    *out = *empty ? p + 1 : p;
+    return MT_OK;
+}
+
+/* Read `"key" :` at p (after whitespace); *out after the colon + ws. */
+static inline int obj_key(parser_t *ps, const char *p, strtok_t *key, const char **out)
+{
+    int r = parse_string(ps, p, key, &p);
+    if (r)
+        return r;
+    p = skip_ws(p);
+    if (*p != ':')
+        return fail(ps, p, "':'");
+    *out = skip_ws(p + 1);
+    return MT_OK;
+}
+
+/* After a member value: ',' -> *more = true, '}' -> false. */
+static inline int obj_next(parser_t *ps, const char *p, bool *more, const char **out)
+{
+    p = skip_ws(p);
+    if (*p == ',') {
+        *more = true;
+        *out = skip_ws(p + 1);
+        return MT_OK;
+    }
+    if (*p == '}') {
+        *more = false;
+        *out = p + 1;
+        return MT_OK;
+    }
+    return fail(ps, p, "',' or '}'");
+}
+
+/* --------------------------------------------------------------- args */
+
+typedef struct ev_extra {
+    mt_coll_t coll;          /* collective fields found in args */
+    uint32_t meta_str;       /* args.name / args.labels */
+    int64_t meta_value;      /* args.sort_index */
+    bool has_meta;
+    const char *dims;        /* "Input Dims" value span (buffer stays valid for the unit) */
+    size_t dims_len;
+    uint32_t input_type;     /* first "Input type" string */
+} ev_extra_t;
+
+/* Product of the first inner list of an "Input Dims" value, e.g.
+ * [[394241]] -> 394241, [[8, 16], []] -> 128. -1 when not of that shape. */
+static int64_t dims_nelems(const char *s, size_t n)
+{
+    const char *p = s, *e = s + n;
+    while (p < e && *p != '[')
+        p++;
+    p++;
+    while (p < e && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
+        p++;
+    if (p >= e || *p != '[')
+        return -1;
+    p++;
+    int64_t prod = 1;
+    bool any = false;
+    while (p < e && *p != ']') {
+        if ((unsigned)(*p - '0') <= 9) {
+            int64_t v = 0;
+            while (p < e && (unsigned)(*p - '0') <= 9) {
+                if (v > INT64_MAX / 10)
+                    return -1;
+                v = v * 10 + (*p++ - '0');
+            }
+            if (v && prod > INT64_MAX / v)
+                return -1;
+            prod *= v;
+            any = true;
+        } else {
+            p++;
+        }
+    }
+    return any ? prod : -1;
+}
+
+/* p at '{' of "args". */
+static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x, const char **out)
+{
+    bool empty = false, more = true, ok = false;
+    int r = obj_begin(ps, p, &p, &empty);
+    if (r)
+        return r;
+    if (empty) {
+        *out = p;
+        return MT_OK;
+    }
+    mt_coll_t *c = &x->coll;
+    while (more) {
+        strtok_t k = {0};
+        if ((r = obj_key(ps, p, &k, &p)))
+            return r;
+        r = -2; /* "not handled" */
+        switch (k.len) {
+        case 3:
+            if (KEY_IS(k, "Seq")) {
+                r = value_int64(ps, p, &c->seq, &ok, &p, "Seq");
+                if (ok) c->fields |= MT_COLL_F_SEQ;
+            }
+            break;
+        case 4:
+            if (KEY_IS(k, "name")) {
+                r = value_str(ps, p, &x->meta_str, &ok, &p);
+                if (ok) x->has_meta = true;
+            } else if (KEY_IS(k, "Rank")) {
+                r = value_int64(ps, p, &c->rank, &ok, &p, "Rank");
+                if (ok) c->fields |= MT_COLL_F_RANK;
+            }
+            break;
+        case 5:
+            if (KEY_IS(k, "dtype")) {
+                r = value_str(ps, p, &c->dtype, &ok, &p);
+                if (ok) c->fields |= MT_COLL_F_DTYPE;
+            }
+            break;
+        case 6:
+            if (KEY_IS(k, "labels")) {
+                r = value_str(ps, p, &x->meta_str, &ok, &p);
+                if (ok) x->has_meta = true;
+            }
+            break;
+        case 8:
+            if (KEY_IS(k, "Comms Id")) {
+                r = value_uint64(ps, p, &c->comms_id, &ok, &p, "Comms Id");
+                if (ok) c->fields |= MT_COLL_F_COMMS_ID;
+            } else if (KEY_IS(k, "Src Rank")) {
+                r = value_int64(ps, p, &c->src_rank, &ok, &p, "Src Rank");
+                if (ok) c->fields |= MT_COLL_F_SRC_RANK;
+            } else if (KEY_IS(k, "Dst Rank")) {
+                r = value_int64(ps, p, &c->dst_rank, &ok, &p, "Dst Rank");
+                if (ok) c->fields |= MT_COLL_F_DST_RANK;
+            }
+            break;
+        case 10:
+            if (KEY_IS(k, "Group size")) {
+                r = value_int64(ps, p, &c->group_size, &ok, &p, "Group size");
+                if (ok) c->fields |= MT_COLL_F_GROUP_SIZE;
+            } else if (KEY_IS(k, "sort_index")) {
+                r = value_int64(ps, p, &x->meta_value, &ok, &p, "sort_index");
+                if (ok) x->has_meta = true;
+            } else if (KEY_IS(k, "Input Dims")) {
+                const char *v0 = p;
+                r = skip_value(ps, p, &p);
+                if (!r) {
+                    x->dims = v0;
+                    x->dims_len = (size_t)(p - v0);
+                }
+            } else if (KEY_IS(k, "Input type")) {
+                /* Keep the first string of the list: the dtype of input 0. */
+                const char *v0 = p;
+                r = skip_value(ps, p, &p);
+                if (!r && *v0 == '[') {
+                    const char *q = skip_ws(v0 + 1);
+                    strtok_t s = {0};
+                    const char *dummy;
+                    if (*q == '"' && parse_string(ps, q, &s, &dummy) == MT_OK)
+                        r = intern_tok(ps, &s, &x->input_type);
+                }
+            }
+            break;
+        case 11:
+            if (KEY_IS(k, "External id") || KEY_IS(k, "external id")) {
+                r = value_uint64(ps, p, &ev->ext, &ok, &p, "External id");
+                if (ok) ev->flags |= MT_EV_HAS_EXT;
+            } else if (KEY_IS(k, "correlation")) {
+                r = value_uint64(ps, p, &ev->corr, &ok, &p, "correlation");
+                if (ok) ev->flags |= MT_EV_HAS_CORR;
+            }
+            break;
+        case 13:
+            if (KEY_IS(k, "In msg nelems")) {
+                r = value_int64(ps, p, &c->in_nelems, &ok, &p, "In msg nelems");
+                if (ok) c->fields |= MT_COLL_F_IN_NELEMS;
+            } else if (KEY_IS(k, "In split size")) {
+                r = value_str(ps, p, &c->in_split, &ok, &p);
+                if (ok) c->fields |= MT_COLL_F_SPLITS;
+            }
+            break;
+        case 14:
+            if (KEY_IS(k, "Out msg nelems")) {
+                r = value_int64(ps, p, &c->out_nelems, &ok, &p, "Out msg nelems");
+                if (ok) c->fields |= MT_COLL_F_OUT_NELEMS;
+            } else if (KEY_IS(k, "Out split size")) {
+                r = value_str(ps, p, &c->out_split, &ok, &p);
+                if (ok) c->fields |= MT_COLL_F_SPLITS;
+            }
+            break;
+        case 15:
+            if (KEY_IS(k, "Collective name")) {
+                r = value_str(ps, p, &c->name, &ok, &p);
+                if (ok) c->fields |= MT_COLL_F_NAME;
+            }
+            break;
+        case 16:
+            if (KEY_IS(k, "Process Group ID")) {
+                r = value_int64(ps, p, &c->pg_id, &ok, &p, "Process Group ID");
+                if (ok) c->fields |= MT_COLL_F_PG_ID;
+            }
+            break;
+        case 17:
+            if (KEY_IS(k, "Global rank start")) {
+                r = value_int64(ps, p, &c->grank_start, &ok, &p, "Global rank start");
+                if (ok) c->fields |= MT_COLL_F_GRANK_START;
+            }
+            break;
+        case 18:
+            if (KEY_IS(k, "Process Group Name")) {
+                r = value_str_or_num(ps, p, &c->pg_name, &ok, &p);
+                if (ok) c->fields |= MT_COLL_F_PG_NAME;
+            } else if (KEY_IS(k, "Global rank stride")) {
+                r = value_int64(ps, p, &c->grank_stride, &ok, &p, "Global rank stride");
+                if (ok) c->fields |= MT_COLL_F_GRANK_STRIDE;
+            }
+            break;
+        case 19:
+            if (KEY_IS(k, "Process Group Ranks")) {
+                r = value_str(ps, p, &c->pg_ranks, &ok, &p);
+                if (ok) c->fields |= MT_COLL_F_PG_RANKS;
+            }
+            break;
+        case 25:
+            if (KEY_IS(k, "Process Group Description")) {
+                r = value_str(ps, p, &c->pg_desc, &ok, &p);
+                if (ok) c->fields |= MT_COLL_F_PG_DESC;
+            }
+            break;
+        default:
+            break;
+        }
+        if (r == -2)
+            r = skip_value(ps, p, &p);
+        if (r)
+            return r;
+        if ((r = obj_next(ps, p, &more, &p)))
+            return r;
+    }
+    *out = p;
+    return MT_OK;
+}
+
+/* ------------------------------------------------------------- events */
+
+static mt_phase_t phase_of(const strtok_t *t)
+{
+    if (t->len != 1)
+        return MT_PH_OTHER;
+    switch (t->s[0]) {
+    case 'X': return MT_PH_X;
+    case 'i': case 'I': return MT_PH_I;
+    case 's': return MT_PH_S;
+    case 'f': return MT_PH_F;
+    case 't': return MT_PH_T;
+    case 'M': return MT_PH_M;
+    case 'C': return MT_PH_C;
+    default: return MT_PH_OTHER;
+    }
+}
+
+/* "stream 7" -> 7 (legacy GPU tids); a plain numeric string -> its value. */
+static bool numeric_id_string(const strtok_t *t, int64_t *v)
+{
+    const char *s = t->s;
+    size_t n = t->len;
+    if (n > 7 && memcmp(s, "stream ", 7) == 0) {
+        s += 7;
+        n -= 7;
+    }
+    if (!n || n > 18)
+        return false;
+    int64_t x = 0;
+    size_t i = 0;
+    bool neg = s[0] == '-';
+    if (neg)
+        i = 1;
+    if (i == n)
+        return false;
+    for (; i < n; i++) {
+        if ((unsigned)(s[i] - '0') > 9)
+            return false;
+        x = x * 10 + (s[i] - '0');
+    }
+    *v = neg ? -x : x;
+    return true;
+}
+
+/* pid / tid: a number, or a string (numeric strings become numbers). */
+static int parse_id_field(parser_t *ps, const char *p, int64_t *v, bool *is_str, const char **out, const char *what)
+{
+    *is_str = false;
+    if (*p == '"') {
+        strtok_t tok = {0};
+        int r = parse_string(ps, p, &tok, out);
+        if (r)
+            return r;
+        if (!tok.esc && numeric_id_string(&tok, v))
+            return MT_OK;
+        uint32_t id;
+        r = intern_tok(ps, &tok, &id);
+        if (r)
+            return r;
+        *v = id;
+        *is_str = true;
+        return MT_OK;
+    }
+    bool ok;
+    int r = value_int64(ps, p, v, &ok, out, what);
+    if (!r && !ok)
+        *v = 0;
+    return r;
+}
+
+static int add_other_cat(parser_t *ps, uint32_t name, const char *p)
+{
+    mt_trace_t *t = ps->t;
+    for (size_t i = 0; i < t->n_other_cats; i++)
+        if (t->other_cat_names[i] == name) {
+            t->other_cat_counts[i]++;
+            return MT_OK;
+        }
+    if (t->n_other_cats == t->cap_other_cats) {
+        size_t nc = t->cap_other_cats ? t->cap_other_cats * 2 : 8;
+        uint32_t *a = realloc(t->other_cat_names, nc * sizeof *a);
+        if (!a)
+            return fail_code(ps, p, MT_ERR_NOMEM, "category table");
+        t->other_cat_names = a;
+        uint64_t *b = realloc(t->other_cat_counts, nc * sizeof *b);
+        if (!b)
+            return fail_code(ps, p, MT_ERR_NOMEM, "category table");
+        t->other_cat_counts = b;
+        t->cap_other_cats = nc;
+    }
+    t->other_cat_names[t->n_other_cats] = name;
+    t->other_cat_counts[t->n_other_cats++] = 1;
+    return MT_OK;
+}
+
+/* One element of traceEvents, p at its first byte. */
+static int parse_event(parser_t *ps, const char *p, const char **out)
+{
+    mt_trace_t *t = ps->t;
+    const char *start = p;
+    if (*p != '{') {
+        if (*p == '\0' && p >= data_end(ps))
+            return NEED_MORE;
+        return fail(ps, p, "'{' (a trace event)");
+    }
+    mt_event_t ev = {.ph = MT_PH_NONE, .cat = MT_CAT_NONE};
+    ev_extra_t x = {.coll = {.seq = -1, .in_nelems = -1, .out_nelems = -1, .group_size = -1,
+                             .pg_id = -1, .src_rank = -1, .dst_rank = -1, .rank = -1,
+                             .grank_start = -1, .grank_stride = -1}};
+    uint32_t other_cat = 0;
+    bool has_other_cat = false;
+    bool empty = false, more = true, ok = false, is_str = false;
+    int r = obj_begin(ps, p, &p, &empty);
+    if (r)
+        return r;
+    more = !empty;
+    while (more) {
+        strtok_t k = {0};
+        if ((r = obj_key(ps, p, &k, &p)))
+            return r;
+        r = -2;
+        switch (k.len) {
+        case 2:
+            if (k.s[0] == 'p' && k.s[1] == 'h') {
+                strtok_t v = {0};
+                if (*p == '"') {
+                    r = parse_string(ps, p, &v, &p);
+                    if (!r)
+                        ev.ph = (uint8_t)phase_of(&v);
+                }
+            } else if (k.s[0] == 't' && k.s[1] == 's' && (*p == '-' || (unsigned)(*p - '0') <= 9)) {
+                strtok_t v = {0};
+                if ((r = number_tok(ps, p, &v, &p)) == MT_OK) {
+                    mt_status_t st = mt_parse_us_to_ns(v.s, v.len, &ev.ts);
+                    if (st)
+                        return num_error(ps, v.s, st, "\"ts\"");
+                    if (memchr(v.s, '.', v.len))
+                        ps->saw_fraction = true;
+                }
+            } else if (k.s[0] == 'i' && k.s[1] == 'd') {
+                if (*p == '"') {
+                    strtok_t v = {0};
+                    if ((r = parse_string(ps, p, &v, &p)) == MT_OK) {
+                        int64_t nv;
+                        if (!v.esc && numeric_id_string(&v, &nv)) {
+                            ev.corr = (uint64_t)nv;
+                        } else {
+                            uint32_t id;
+                            if ((r = intern_tok(ps, &v, &id)))
+                                return r;
+                            ev.corr = id;
+                            ev.flags |= MT_EV_ID_STR;
+                        }
+                        ev.flags |= MT_EV_HAS_CORR;
+                    }
+                } else {
+                    r = value_uint64(ps, p, &ev.corr, &ok, &p, "\"id\"");
+                    if (!r && ok)
+                        ev.flags |= MT_EV_HAS_CORR;
+                }
+            }
+            break;
+        case 3:
+            if (memcmp(k.s, "cat", 3) == 0) {
+                strtok_t v = {0};
+                if (*p == '"' && (r = parse_string(ps, p, &v, &p)) == MT_OK) {
+                    ev.cat = (uint8_t)mt_cat_lookup(v.s, v.len);
+                    if (ev.cat == MT_CAT_OTHER) {
+                        if ((r = intern_tok(ps, &v, &other_cat)))
+                            return r;
+                        has_other_cat = true;
+                    }
+                }
+            } else if (memcmp(k.s, "pid", 3) == 0) {
+                r = parse_id_field(ps, p, &ev.pid, &is_str, &p, "\"pid\"");
+                if (!r && is_str)
+                    ev.flags |= MT_EV_PID_STR;
+            } else if (memcmp(k.s, "tid", 3) == 0) {
+                r = parse_id_field(ps, p, &ev.tid, &is_str, &p, "\"tid\"");
+                if (!r && is_str)
+                    ev.flags |= MT_EV_TID_STR;
+            } else if (memcmp(k.s, "dur", 3) == 0 && (*p == '-' || (unsigned)(*p - '0') <= 9)) {
+                strtok_t v = {0};
+                if ((r = number_tok(ps, p, &v, &p)) == MT_OK) {
+                    mt_status_t st = mt_parse_us_to_ns(v.s, v.len, &ev.dur);
+                    if (st)
+                        return num_error(ps, v.s, st, "\"dur\"");
+                    ev.flags |= MT_EV_HAS_DUR;
+                    if (ev.dur < 0) {
+                        ev.dur = 0;
+                        ev.flags |= MT_EV_NEG_DUR;
+                    }
+                }
+            }
+            break;
+        case 4:
+            if (memcmp(k.s, "name", 4) == 0) {
+                strtok_t v = {0};
+                if (*p == '"' && (r = parse_string(ps, p, &v, &p)) == MT_OK)
+                    r = intern_tok(ps, &v, &ev.name);
+            } else if (memcmp(k.s, "args", 4) == 0) {
+                if (*p == '{')
+                    r = parse_args(ps, p, &ev, &x, &p);
+            }
+            break;
+        default:
+            break;
+        }
+        if (r == -2) {
+            /* An unknown key, or a known key with a value of another type. */
+            if (!(k.len == 1 && k.s[0] == 's') && !(k.len == 2 && k.s[0] == 'b' && k.s[1] == 'p'))
+                t->stats.unknown_fields++;
+            r = skip_value(ps, p, &p);
+        }
+        if (r)
+            return r;
+        if ((r = obj_next(ps, p, &more, &p)))
+            return r;
+    }
+
+    /* The event is complete: commit it and its side records. */
+    if (GROW(ps, t->events, t->n_events, t->cap_events))
+        return fail_code(ps, start, MT_ERR_NOMEM, "event table");
+    size_t idx = t->n_events;
+    if (x.coll.fields) {
+        if (GROW(ps, t->colls, t->n_colls, t->cap_colls))
+            return fail_code(ps, start, MT_ERR_NOMEM, "collective table");
+        x.coll.event = (uint32_t)idx + 1;
+        t->colls[t->n_colls++] = x.coll;
+        ev.coll = (uint32_t)t->n_colls;
+        ev.flags |= MT_EV_COLL_OWN;
+    } else if (x.dims) {
+        /* Pre-2.2 traces: the message size of an nccl:* range comes from
+         * its "Input Dims" (FORMAT.md 6.2). */
+        size_t nlen;
+        const char *nm = mt_strtab_get(t->strings, ev.name, &nlen);
+        if (nlen > 5 && memcmp(nm, "nccl:", 5) == 0) {
+            mt_coll_t c = x.coll;
+            c.in_nelems = dims_nelems(x.dims, x.dims_len);
+            c.fields = MT_COLL_F_INPUT_DIMS | (c.in_nelems >= 0 ? MT_COLL_F_IN_NELEMS : 0);
+            uint32_t cn;
+            mt_status_t st = mt_strtab_intern(t->strings, nm + 5, nlen - 5, &cn);
+            if (st)
+                return fail_code(ps, start, st, "interning a string");
+            c.name = cn;
+            c.fields |= MT_COLL_F_NAME;
+            if (x.input_type) {
+                c.dtype = x.input_type;
+                c.fields |= MT_COLL_F_DTYPE;
+            }
+            if (GROW(ps, t->colls, t->n_colls, t->cap_colls))
+                return fail_code(ps, start, MT_ERR_NOMEM, "collective table");
+            c.event = (uint32_t)idx + 1;
+            t->colls[t->n_colls++] = c;
+            ev.coll = (uint32_t)t->n_colls;
+            ev.flags |= MT_EV_COLL_OWN;
+        }
+    }
+    if (ev.ph == MT_PH_M) {
+        if (GROW(ps, t->meta, t->n_meta, t->cap_meta))
+            return fail_code(ps, start, MT_ERR_NOMEM, "metadata table");
+        t->meta[t->n_meta++] = (mt_meta_t){.event = (uint32_t)idx + 1, .str = x.meta_str,
+                                           .value = x.meta_value};
+        ev.aux = (uint32_t)t->n_meta;
+    }
+    if (has_other_cat && (r = add_other_cat(ps, other_cat, start)))
+        return r;
+    if (ev.flags & MT_EV_NEG_DUR)
+        t->stats.neg_dur++;
+    t->stats.by_ph[ev.ph]++;
+    t->stats.by_cat[ev.cat]++;
+    t->events[t->n_events++] = ev;
+    *out = p;
+    return MT_OK;
+}
+
+/* ------------------------------------------------------- header values */
+
+/* A list of ints given as a JSON array or as a string "[0, 1, 2]". */
+static int parse_rank_list(parser_t *ps, const char *p, mt_pg_t *pg, const char **out)
+{
+    mt_trace_t *t = ps->t;
+    pg->rank_off = (uint32_t)t->n_pg_rank_pool;
+    pg->n_ranks = 0;
+    const char *s, *e;
+    if (*p == '"') {
+        strtok_t tok = {0};
+        int r = parse_string(ps, p, &tok, out);
+        if (r)
+            return r;
+        s = tok.s;
+        e = tok.s + tok.len;
+    } else if (*p == '[') {
+        s = p;
+        int r = skip_value(ps, p, out);
+        if (r)
+            return r;
+        e = *out;
+    } else {
+        t->stats.bad_values++;
+        return skip_value(ps, p, out);
+    }
+    for (const char *q = s; q < e;) {
+        if ((unsigned)(*q - '0') <= 9 || *q == '-') {
+            const char *n0 = q;
+            q++;
+            while (q < e && (unsigned)(*q - '0') <= 9)
+                q++;
+            int64_t v;
+            if (mt_parse_int64(n0, (size_t)(q - n0), &v) != MT_OK) {
+                t->stats.bad_values++;
+                continue;
+            }
+            if (GROW(ps, t->pg_rank_pool, t->n_pg_rank_pool, t->cap_pg_rank_pool))
+                return fail_code(ps, p, MT_ERR_NOMEM, "process group table");
+            t->pg_rank_pool[t->n_pg_rank_pool++] = v;
+            pg->n_ranks++;
+        } else {
+            q++;
+        }
+    }
+    return MT_OK;
+}
+
+static int parse_pg_config(parser_t *ps, const char *p, const char **out)
+{
+    mt_trace_t *t = ps->t;
+    if (*p != '[') {
+        t->stats.bad_values++;
+        return skip_value(ps, p, out);
+    }
+    p = skip_ws(p + 1);
+    if (*p == ']') {
+        *out = p + 1;
+        return MT_OK;
+    }
+    for (;;) {
+        int r;
+        if (*p != '{') {
+            t->stats.bad_values++;
+            if ((r = skip_value(ps, p, &p)))
+                return r;
+        } else {
+            mt_pg_t pg = {.size = -1};
+            bool empty = false, more = false, ok = false;
+            if ((r = obj_begin(ps, p, &p, &empty)))
+                return r;
+            more = !empty;
+            while (more) {
+                strtok_t k = {0};
+                if ((r = obj_key(ps, p, &k, &p)))
+                    return r;
+                if (KEY_IS(k, "pg_name"))
+                    r = value_str_or_num(ps, p, &pg.name, &ok, &p);
+                else if (KEY_IS(k, "pg_desc"))
+                    r = value_str(ps, p, &pg.desc, &ok, &p);
+                else if (KEY_IS(k, "backend_config"))
+                    r = value_str(ps, p, &pg.backend, &ok, &p);
+                else if (KEY_IS(k, "pg_size"))
+                    r = value_int64(ps, p, &pg.size, &ok, &p, "pg_size");
+                else if (KEY_IS(k, "ranks"))
+                    r = parse_rank_list(ps, p, &pg, &p);
+                else
+                    r = skip_value(ps, p, &p);
+                if (r)
+                    return r;
+                if ((r = obj_next(ps, p, &more, &p)))
+                    return r;
+            }
+            if (GROW(ps, t->pgs, t->n_pgs, t->cap_pgs))
+                return fail_code(ps, p, MT_ERR_NOMEM, "process group table");
+            t->pgs[t->n_pgs++] = pg;
+        }
+        p = skip_ws(p);
+        if (*p == ',') {
+            p = skip_ws(p + 1);
+            continue;
+        }
+        if (*p == ']') {
+            *out = p + 1;
+            return MT_OK;
+        }
+        return fail(ps, p, "',' or ']'");
+    }
+}
+
+static int parse_dist_info(parser_t *ps, const char *p, const char **out)
+{
+    mt_trace_t *t = ps->t;
+    bool empty = false, more = false, ok = false;
+    int r;
+    if (*p != '{') {
+        t->stats.bad_values++;
+        return skip_value(ps, p, out);
+    }
+    if ((r = obj_begin(ps, p, &p, &empty)))
+        return r;
+    t->info.has_dist_info = true;
+    more = !empty;
+    while (more) {
+        strtok_t k = {0};
+        if ((r = obj_key(ps, p, &k, &p)))
+            return r;
+        if (KEY_IS(k, "rank")) {
+            r = value_int64(ps, p, &t->info.rank, &ok, &p, "rank");
+            if (!ok)
+                t->info.rank = -1;
+        } else if (KEY_IS(k, "world_size")) {
+            r = value_int64(ps, p, &t->info.world_size, &ok, &p, "world_size");
+            if (!ok)
+                t->info.world_size = -1;
+        } else if (KEY_IS(k, "backend")) {
+            r = value_str(ps, p, &t->info.backend, &ok, &p);
+        } else if (KEY_IS(k, "nccl_version")) {
+            r = value_str_or_num(ps, p, &t->info.nccl_version, &ok, &p);
+        } else if (KEY_IS(k, "pg_config")) {
+            r = parse_pg_config(ps, p, &p);
+        } else {
+            r = skip_value(ps, p, &p);
+        }
+        if (r)
+            return r;
+        if ((r = obj_next(ps, p, &more, &p)))
+            return r;
+    }
+    *out = p;
+    return MT_OK;
+}
+
+static int parse_devices(parser_t *ps, const char *p, const char **out)
+{
+    mt_trace_t *t = ps->t;
+    int r;
+    if (*p != '[') {
+        t->stats.bad_values++;
+        return skip_value(ps, p, out);
+    }
+    p = skip_ws(p + 1);
+    if (*p == ']') {
+        *out = p + 1;
+        return MT_OK;
+    }
+    for (;;) {
+        if (*p == '{') {
+            mt_device_t d = {.id = -1, .total_mem = -1, .num_sms = -1, .compute_major = -1, .compute_minor = -1};
+            bool empty = false, more = false, ok = false;
+            if ((r = obj_begin(ps, p, &p, &empty)))
+                return r;
+            more = !empty;
+            while (more) {
+                strtok_t k = {0};
+                if ((r = obj_key(ps, p, &k, &p)))
+                    return r;
+                if (KEY_IS(k, "id"))
+                    r = value_int64(ps, p, &d.id, &ok, &p, "id");
+                else if (KEY_IS(k, "name"))
+                    r = value_str(ps, p, &d.name, &ok, &p);
+                else if (KEY_IS(k, "totalGlobalMem"))
+                    r = value_int64(ps, p, &d.total_mem, &ok, &p, "totalGlobalMem");
+                else if (KEY_IS(k, "numSms"))
+                    r = value_int64(ps, p, &d.num_sms, &ok, &p, "numSms");
+                else if (KEY_IS(k, "computeMajor"))
+                    r = value_int64(ps, p, &d.compute_major, &ok, &p, "computeMajor");
+                else if (KEY_IS(k, "computeMinor"))
+                    r = value_int64(ps, p, &d.compute_minor, &ok, &p, "computeMinor");
+                else
+                    r = skip_value(ps, p, &p);
+                if (r)
+                    return r;
+                if ((r = obj_next(ps, p, &more, &p)))
+                    return r;
+            }
+            if (GROW(ps, t->devices, t->n_devices, t->cap_devices))
+                return fail_code(ps, p, MT_ERR_NOMEM, "device table");
+            t->devices[t->n_devices++] = d;
+        } else {
+            t->stats.bad_values++;
+            if ((r = skip_value(ps, p, &p)))
+                return r;
+        }
+        p = skip_ws(p);
+        if (*p == ',') {
+            p = skip_ws(p + 1);
+            continue;
+        }
+        if (*p == ']') {
+            *out = p + 1;
+            return MT_OK;
+        }
+        return fail(ps, p, "',' or ']'");
+    }
+}
+
+/* One top-level member, p at its key. Sets *events_next when the member is
+ * "traceEvents" (then p is left just after its '['). */
+static int parse_member(parser_t *ps, const char *p, bool *events_next, const char **out)
+{
+    mt_trace_t *t = ps->t;
+    strtok_t k = {0};
+    bool ok;
+    int r = obj_key(ps, p, &k, &p);
+    if (r)
+        return r;
+    *events_next = false;
+    if (KEY_IS(k, "traceEvents")) {
+        if (*p != '[')
+            return fail(ps, p, "'[' (the traceEvents array)");
+        if (ps->saw_events)
+            return fail_code(ps, p, MT_ERR_FORMAT, "a second \"traceEvents\" array");
+        *events_next = true;
+        *out = p + 1;
+        return MT_OK;
+    }
+    if (KEY_IS(k, "baseTimeNanoseconds")) {
+        int64_t v;
+        r = value_int64(ps, p, &v, &ok, &p, "baseTimeNanoseconds");
+        if (!r && ok) {
+            t->info.base_ns = v;
+            t->info.has_base = true;
+        }
+    } else if (KEY_IS(k, "distributedInfo")) {
+        r = parse_dist_info(ps, p, &p);
+    } else if (KEY_IS(k, "deviceProperties")) {
+        r = parse_devices(ps, p, &p);
+    } else if (KEY_IS(k, "traceName")) {
+        r = value_str(ps, p, &t->info.trace_name, &ok, &p);
+    } else if (KEY_IS(k, "schemaVersion")) {
+        r = value_int64(ps, p, &t->info.schema_version, &ok, &p, "schemaVersion");
+    } else {
+        t->stats.unknown_top_keys++;
+        r = skip_value(ps, p, &p);
+    }
+    if (r)
+        return r;
+    *out = p;
+    return MT_OK;
+}
+
+/* ------------------------------------------------------------- driver */
+
+/* Sizes of the side tables at a unit start, to undo a partial unit. */
+typedef struct mark {
+    size_t n_colls, n_meta, n_pgs, n_pool, n_devices;
+    mt_trace_info_t info;
+    uint64_t unknown_fields, unknown_top_keys, bad_values, bad_utf8;
+} mark_t;
+
+static void mark_take(const mt_trace_t *t, mark_t *m)
+{
+    *m = (mark_t){t->n_colls, t->n_meta, t->n_pgs, t->n_pg_rank_pool, t->n_devices, t->info,
+                  t->stats.unknown_fields, t->stats.unknown_top_keys, t->stats.bad_values,
+                  t->stats.bad_utf8};
+}
+
+static void mark_restore(mt_trace_t *t, const mark_t *m)
+{
+    t->n_colls = m->n_colls;
+    t->n_meta = m->n_meta;
+    t->n_pgs = m->n_pgs;
+    t->n_pg_rank_pool = m->n_pool;
+    t->n_devices = m->n_devices;
+    t->info = m->info;
+    t->stats.unknown_fields = m->unknown_fields;
+    t->stats.unknown_top_keys = m->unknown_top_keys;
+    t->stats.bad_values = m->bad_values;
+    t->stats.bad_utf8 = m->bad_utf8;
+}
+
+/* Parse one unit at p according to the state. */
+static int step(parser_t *ps, const char *p, const char **out)
+{
+    int r;
+    bool events_next;
+    p = skip_ws(p);
+    switch (ps->state) {
+    case ST_START:
+        /* A UTF-8 byte order mark is tolerated. */
+        if ((unsigned char)p[0] == 0xef && (unsigned char)p[1] == 0xbb && (unsigned char)p[2] == 0xbf)
+            p = skip_ws(p + 3);
+        if (*p == '{') {
+            ps->state = ST_OBJ_FIRST;
+        } else if (*p == '[') {
+            ps->t->info.bare_array = true;
+            ps->saw_events = true;
+            ps->state = ST_EV_FIRST;
+        } else {
+            return fail(ps, p, "'{' or '[' at the start of a trace");
+        }
+        *out = p + 1;
+        return MT_OK;
+    case ST_OBJ_FIRST:
+    case ST_OBJ_NEXT:
+        if (*p == '}') {
+            ps->state = ST_END;
+            *out = p + 1;
+            return MT_OK;
+        }
+        if (ps->state == ST_OBJ_NEXT) {
+            if (*p != ',')
+                return fail(ps, p, "',' or '}'");
+            p = skip_ws(p + 1);
+        }
+        if ((r = parse_member(ps, p, &events_next, out)))
+            return r;
+        if (events_next) {
+            ps->saw_events = true;
+            ps->state = ST_EV_FIRST;
+        } else {
+            ps->state = ST_OBJ_NEXT;
+        }
+        return MT_OK;
+    case ST_EV_FIRST:
+    case ST_EV_NEXT:
+        if (*p == ']') {
+            ps->state = ps->t->info.bare_array ? ST_END : ST_OBJ_NEXT;
+            *out = p + 1;
+            return MT_OK;
+        }
+        if (ps->state == ST_EV_NEXT) {
+            if (*p != ',')
+                return fail(ps, p, "',' or ']'");
+            p = skip_ws(p + 1);
+        }
+        if ((r = parse_event(ps, p, out)))
+            return r;
+        ps->state = ST_EV_NEXT;
+        return MT_OK;
+    case ST_END:
+        if (p >= data_end(ps))
+            return NEED_MORE;
+        return fail(ps, p, "end of input after the top-level value");
+    case ST_DONE:
+        break;
+    }
+    return MT_OK;
+}
+
+/* Make room and read more input after keeping buf[keep..len). */
+static mt_status_t refill(parser_t *ps, size_t keep)
+{
+    size_t live = ps->len - keep;
+    if (keep) {
+        memmove(ps->buf, ps->buf + keep, live);
+        ps->base_off += keep;
+        ps->len = live;
+    }
+    size_t chunk = ps->opts->chunk_bytes ? ps->opts->chunk_bytes : DEFAULT_CHUNK;
+    if (ps->cap - ps->len < chunk / 2) {
+        /* One unit is bigger than what is free: grow. */
+        size_t nc = ps->cap * 2;
+        while (nc - ps->len < chunk)
+            nc *= 2;
+        char *b = realloc(ps->buf, nc + MT_PAD);
+        if (!b)
+            return mt_error_set(ps->err, MT_ERR_NOMEM, "growing the read buffer to %zu bytes", nc);
+        ps->buf = b;
+        ps->cap = nc;
+    }
+    size_t n;
+    bool trunc = false;
+    mt_status_t st = mt_input_read(ps->in, ps->buf + ps->len, ps->cap - ps->len, &n, &trunc, ps->err);
+    if (st) {
+        if (ps->err && ps->err->offset < 0 && st != MT_ERR_GZIP)
+            ps->err->offset = (int64_t)(ps->base_off + ps->len);
+        return st;
+    }
+    if (trunc)
+        ps->gz_truncated = true;
+    if (!n)
+        ps->eof = true;
+    ps->len += n;
+    memset(ps->buf + ps->len, 0, MT_PAD);
+    return MT_OK;
+}
+
+static mt_status_t run(parser_t *ps)
+{
+    size_t unit = 0; /* start of the current unit in buf */
+    mark_t mk;
+    mt_status_t st = refill(ps, 0);
+    if (st)
+        return st;
+    if (ps->len == 0)
+        return mt_error_set(ps->err, MT_ERR_FORMAT, "empty file");
+    while (ps->state != ST_DONE) {
+        if (ps->state == ST_END) {
+            const char *p = skip_ws(ps->buf + unit);
+            if (p >= data_end(ps)) {
+                if (ps->eof)
+                    break;
+                st = refill(ps, ps->len);
+                if (st)
+                    return st;
+                unit = 0;
+                continue;
+            }
+        }
+        const char *out = NULL;
+        size_t n_ev = ps->t->n_events;
+        mark_take(ps->t, &mk);
+        int r = step(ps, ps->buf + unit, &out);
+        if (r == MT_OK) {
+            unit = (size_t)(out - ps->buf);
+            continue;
+        }
+        ps->t->n_events = n_ev;
+        mark_restore(ps->t, &mk);
+        if (r != NEED_MORE)
+            return (mt_status_t)r;
+        if (ps->eof) {
+            if (ps->state == ST_START)
+                return mt_error_set(ps->err, MT_ERR_FORMAT, "no JSON value in the file");
+            /* The input ends inside a unit: a partial copy or a killed job. */
+            ps->t->stats.truncated = true;
+            ps->t->stats.truncated_at = ps->base_off + unit;
+            break;
+        }
+        st = refill(ps, unit);
+        if (st)
+            return st;
+        unit = 0;
+    }
+    if (ps->gz_truncated && !ps->t->stats.truncated) {
+        ps->t->stats.truncated = true;
+        ps->t->stats.truncated_at = ps->base_off + ps->len;
+    }
+    return MT_OK;
+}
+
+/* Count lines up to offset by reading the input again: errors are rare, so
+ * the hot path never tracks line numbers. */
+static void locate(const char *path, const void *mem, size_t len, int64_t offset, mt_error_t *err)
+{
+    mt_input_t *in;
+    if (offset < 0 || mt_input_open(path, mem, len, &in, NULL) != MT_OK)
+        return;
+    char *b = malloc(1 << 16);
+    int64_t pos = 0, line = 1, col = 1;
+    bool trunc = false;
+    while (b && pos < offset) {
+        size_t n;
+        if (mt_input_read(in, b, 1 << 16, &n, &trunc, NULL) != MT_OK || !n)
+            break;
+        for (size_t i = 0; i < n && pos < offset; i++, pos++) {
+            if (b[i] == '\n') {
+                line++;
+                col = 1;
+            } else {
+                col++;
+            }
+        }
+    }
+    if (pos == offset) {
+        err->line = line;
+        err->col = col;
+    }
+    free(b);
+    mt_input_close(in);
+}
+
+void mt_load_opts_init(mt_load_opts_t *o)
+{
+    *o = (mt_load_opts_t){.chunk_bytes = DEFAULT_CHUNK, .rank_hint = -1};
+}
+
+static mt_status_t finish(mt_trace_t *t, parser_t *ps)
+{
+    mt_trace_info_t *in = &t->info;
+    if (in->has_base) {
+        in->ts_style = MT_TS_REL;
+        /* Relative ts + base: shift once, now that the base is known (it may
+         * come after traceEvents). */
+        for (size_t i = 0; i < t->n_events; i++) {
+            int64_t v;
+            if (__builtin_add_overflow(t->events[i].ts, in->base_ns, &v))
+                return mt_error_set(ps->err, MT_ERR_RANGE,
+                                    "event %zu: ts + baseTimeNanoseconds does not fit 64-bit nanoseconds", i);
+            t->events[i].ts = v;
+        }
+    } else {
+        in->ts_style = ps->saw_fraction ? MT_TS_ABS_FRAC : (t->n_events ? MT_TS_ABS_INT : MT_TS_UNKNOWN);
+    }
+    return MT_OK;
+}
+
+static mt_status_t load(const char *path, const void *mem, size_t len, const char *name,
+                        const mt_load_opts_t *opts, mt_trace_t **out, mt_error_t *err)
+{
+    mt_load_opts_t defaults;
+    if (!opts) {
+        mt_load_opts_init(&defaults);
+        opts = &defaults;
+    }
+    *out = NULL;
+    mt_error_t local;
+    if (!err)
+        err = &local;
+    mt_error_clear(err);
+    err->rank = opts->rank_hint;
+    if (name)
+        snprintf(err->path, sizeof err->path, "%s", name);
+
+    mt_trace_t *t = calloc(1, sizeof *t);
+    parser_t ps = {.t = t, .err = err, .opts = opts};
+    mt_status_t st = MT_ERR_NOMEM;
+    if (!t)
+        goto fail;
+    t->info.rank = t->info.world_size = t->info.schema_version = -1;
+    t->strings = mt_strtab_create();
+    if (name && !(t->path = strdup(name)))
+        goto fail;
+    size_t chunk = opts->chunk_bytes ? opts->chunk_bytes : DEFAULT_CHUNK;
+    ps.cap = chunk;
+    ps.buf = malloc(ps.cap + MT_PAD);
+    if (!t->strings || !ps.buf) {
+        mt_error_set(err, MT_ERR_NOMEM, "allocating the loader");
+        goto fail;
+    }
+    st = mt_input_open(path, mem, len, &ps.in, err);
+    if (st)
+        goto fail;
+    st = run(&ps);
+    if (st == MT_OK && ps.t->stats.truncated && opts->strict) {
+        err->offset = (int64_t)ps.t->stats.truncated_at;
+        st = mt_error_set(err, MT_ERR_TRUNCATED,
+                          "input ends inside the trace (%zu events before the cut; without --strict they are kept)",
+                          t->n_events);
+    }
+    if (st == MT_OK && !ps.saw_events && !t->stats.truncated) {
+        st = mt_error_set(err, MT_ERR_FORMAT, "no \"traceEvents\" array: not a Chrome/Kineto trace");
+    }
+    if (st == MT_OK)
+        st = finish(t, &ps);
+    if (st == MT_OK) {
+        t->stats.bytes_in = mt_input_raw_bytes(ps.in);
+        t->stats.bytes_json = ps.base_off + ps.len;
+    }
+    mt_input_close(ps.in);
+    ps.in = NULL;
+    if (st == MT_OK && !opts->no_classify)
+        st = mt_trace_classify(t);
+    if (st == MT_OK && !opts->no_classify && !opts->no_link)
+        st = mt_trace_link(t, NULL);
+    if (st)
+        goto fail;
+    if (t->info.rank >= 0 && t->info.rank <= INT32_MAX)
+        err->rank = (int)t->info.rank;
+    free(ps.buf);
+    free(ps.scratch);
+    free(ps.stack);
+    *out = t;
+    return MT_OK;
+
+fail:
+    if (st == MT_ERR_SYNTAX || st == MT_ERR_RANGE || st == MT_ERR_FORMAT)
+        locate(path, mem, len, err->offset, err);
+    if (t && t->info.rank >= 0 && t->info.rank <= INT32_MAX)
+        err->rank = (int)t->info.rank;
+    if (err->code == MT_OK)
+        mt_error_set(err, st, "%s", "");
+    mt_input_close(ps.in);
+    free(ps.buf);
+    free(ps.scratch);
+    free(ps.stack);
+    mt_trace_free(t);
+    return st;
+}
+
+mt_status_t mt_trace_load(const char *path, const mt_load_opts_t *opts, mt_trace_t **out, mt_error_t *err)
+{
+    return load(path, NULL, 0, path, opts, out, err);
+}
+
+mt_status_t mt_trace_load_buffer(const void *buf, size_t len, const char *name, const mt_load_opts_t *opts,
+                                 mt_trace_t **out, mt_error_t *err)
+{
+    return load(NULL, buf ? buf : "", len, name, opts, out, err);
+}

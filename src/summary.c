@@ -1,0 +1,48 @@
+/* Per-trace summary numbers (counts, time range, link coverage). */
+#include "mergetrace/summary.h"
+
+#include <string.h>
+
+mt_status_t mt_trace_summarize(mt_trace_t *t, mt_trace_summary_t *s)
+{
+    memset(s, 0, sizeof *s);
+    s->events = t->n_events;
+    s->bytes_in = t->stats.bytes_in;
+    s->bytes_json = t->stats.bytes_json;
+    memcpy(s->by_ph, t->stats.by_ph, sizeof s->by_ph);
+    memcpy(s->by_cat, t->stats.by_cat, sizeof s->by_cat);
+    for (size_t i = 0; i < t->n_other_cats; i++)
+        s->other_cats += t->other_cat_counts[i];
+    s->collectives = t->n_colls;
+    s->rank = t->info.rank;
+    s->world_size = t->info.world_size;
+    s->ts_style = (int32_t)t->info.ts_style;
+    s->truncated = t->stats.truncated;
+    s->truncated_at = t->stats.truncated_at;
+    s->unknown_fields = t->stats.unknown_fields;
+    s->bad_values = t->stats.bad_values;
+    s->bad_utf8 = t->stats.bad_utf8;
+    s->neg_dur = t->stats.neg_dur;
+    bool any = false, gany = false;
+    for (size_t i = 0; i < t->n_events; i++) {
+        const mt_event_t *e = &t->events[i];
+        s->by_class[e->cls]++;
+        if (e->ph != MT_PH_X)
+            continue;
+        int64_t end = e->ts + e->dur;
+        if (!any || e->ts < s->first_ns)
+            s->first_ns = e->ts;
+        if (!any || end > s->last_ns)
+            s->last_ns = end;
+        any = true;
+        if (e->cls == MT_CLASS_COMPUTE || e->cls == MT_CLASS_COMM || e->cls == MT_CLASS_MEMCPY ||
+            e->cls == MT_CLASS_MEMSET) {
+            if (!gany || e->ts < s->gpu_first_ns)
+                s->gpu_first_ns = e->ts;
+            if (!gany || end > s->gpu_last_ns)
+                s->gpu_last_ns = end;
+            gany = true;
+        }
+    }
+    return mt_trace_link(t, &s->link);
+}
