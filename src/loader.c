@@ -1496,7 +1496,7 @@ static mt_status_t refill(parser_t *ps, size_t keep)
         ps->len = live;
     }
     size_t chunk = ps->opts->chunk_bytes ? ps->opts->chunk_bytes : DEFAULT_CHUNK;
-    if (ps->cap - ps->len < chunk / 2) {
+    if (ps->cap - ps->len < (chunk / 2 ? chunk / 2 : 1)) {
         /* One unit is bigger than what is free: grow. */
         size_t nc = ps->cap * 2;
         while (nc - ps->len < chunk)

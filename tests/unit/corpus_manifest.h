@@ -1,0 +1,60 @@
+/* Independent event counts of ../shared/corpus, transcribed from its
+ * MANIFEST.tsv (counted there with Python's json module by whoever built
+ * the corpus): events, per phase, per category (non-M events), and NCCL
+ * kernels per collective. Regenerate with scripts/corpus_manifest.py. */
+typedef struct corpus_row {
+    const char *path;
+    long events, ph_x, ph_i, ph_s, ph_f, ph_m;
+    const char *cats;   /* "cat:count,..." ("None" = no cat) */
+    const char *nccl;   /* "Kind:count,..." or "" */
+} corpus_row_t;
+
+static const corpus_row_t corpus_rows[] = {
+    {"AMD-AGI__TraceLens/tests/traces/mi210/gpu_only_trace/gpu_only_trace.json.gz", 2443, 1194, 2, 562, 631, 54, "ac2g:1193,cuda_runtime:631,kernel:562,None:2,Trace:1", ""},
+    {"AMD-AGI__TraceLens/tests/traces/mi300/ddp_resnet18_no_pool/train_resnet18.json.gz", 29746, 20802, 212, 5540, 3132, 60, "ac2g:7962,python_function:6649,cpu_op:6175,cuda_runtime:5587,kernel:2360,fwdbwd:710,cpu_instant_event:210,user_annotation:10,gpu_memset:10,gpu_memcpy:5,gpu_user_annotation:5,None:2,Trace:1", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz", 220, 113, 2, 20, 25, 60, "cpu_op:70,ac2g:37,cuda_runtime:21,kernel:14,fwdbwd:8,user_annotation:3,gpu_memcpy:2,gpu_user_annotation:2,None:2,Trace:1", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/call_stack/backward_thread.json", 7, 7, 0, 0, 0, 0, "cpu_op:3,user_annotation:2,kernel:1,cuda_runtime:1", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", 30, 16, 2, 0, 0, 12, "user_annotation:11,cpu_op:4,None:2,Trace:1", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz", 1408, 868, 2, 155, 345, 38, "ac2g:500,cuda_runtime:361,cpu_op:359,kernel:79,cuda_sync:41,gpu_memcpy:16,user_annotation:8,gpu_memset:3,None:2,Trace:1", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/cuda_event_sync/event_sync_trace.json.gz", 92, 33, 2, 7, 14, 36, "ac2g:21,cuda_runtime:12,cpu_op:10,kernel:4,cuda_sync:4,None:2,user_annotation:1,gpu_memcpy:1,Trace:1", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz", 149, 57, 2, 8, 42, 40, "ac2g:50,cuda_runtime:39,cpu_op:6,cuda_sync:5,gpu_memset:3,kernel:3,None:2,Trace:1", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/end_to_end/simple_add/input/trace.json.gz", 1348, 838, 2, 155, 315, 38, "ac2g:470,cpu_op:359,cuda_runtime:331,kernel:79,cuda_sync:41,gpu_memcpy:16,user_annotation:8,gpu_memset:3,None:2,Trace:1", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/end_to_end/simple_add/output/overlaid_critical_path_trace.json.gz", 1732, 838, 2, 347, 507, 38, "ac2g:470,critical_path:384,cpu_op:359,cuda_runtime:331,kernel:79,cuda_sync:41,gpu_memcpy:16,user_annotation:8,gpu_memset:3,None:2,Trace:1", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz", 1348, 838, 2, 155, 315, 38, "ac2g:470,cpu_op:359,cuda_runtime:331,kernel:79,cuda_sync:41,gpu_memcpy:16,user_annotation:8,gpu_memset:3,None:2,Trace:1", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/cupti_profiler/benchmark_result_924719_1679055439_trace.json.gz", 4222, 2324, 3, 104, 1758, 33, "cuda_runtime:1862,ac2g:1862,cpu_op:375,cuda_profiler_range:77,user_annotation:8,None:3,Trace:2", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz", 216092, 123379, 28012, 22290, 42373, 38, "ac2g:64663,cpu_op:56680,cuda_runtime:42373,cpu_instant_event:28010,kernel:19370,gpu_memcpy:2040,user_annotation:2035,gpu_memset:880,None:2,Trace:1", "AllReduce:2020"},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/distributed_info_unavailable/distributed_info_not_found.json.gz", 2467, 2467, 0, 0, 0, 0, "cpu_op:2424,user_annotation:43", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/execution_trace/benchmark_simple_add_trace.json.gz", 111, 56, 2, 9, 10, 34, "cpu_op:28,ac2g:19,cuda_runtime:15,user_annotation:8,kernel:4,None:2,Trace:1", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/large_integer_trace/rank-70.Mar_25_20_48_12.2861.pt.trace.json.gz", 2, 2, 0, 0, 0, 0, "kernel:1,cpu_op:1", "AllReduce:1"},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/mixed_files/rank_non_gpu.json.gz", 2467, 2467, 0, 0, 0, 0, "cpu_op:2424,user_annotation:43", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/mtia_inference_trace/mtia_inference_rank_0.json.gz", 16158, 14179, 2, 635, 1166, 176, "cpu_op:10346,ac2g:1801,user_annotation:1696,mtia_ccp_events:1313,mtia_runtime:823,None:2,Trace:1", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/mtia_trace_single_rank/mtia_rank_0.json.gz", 455739, 138373, 4, 3658, 3658, 310046, "cpu_op:108889,mtia_ccp_events:25814,ac2g:6906,mtia_runtime:3453,fwdbwd:410,user_annotation:214,None:4,Trace:3", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz", 40573, 26933, 2, 4405, 9195, 38, "cpu_op:14346,ac2g:12514,cuda_runtime:8740,kernel:2700,fwdbwd:1086,gpu_memcpy:960,gpu_memset:114,user_annotation:42,gpu_user_annotation:30,None:2,Trace:1", "AllReduce:15,Broadcast:6"},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/negative_queue_length_values_check/rank0.json.gz", 108936, 67217, 2, 6600, 35071, 46, "ac2g:41671,cuda_runtime:33924,cpu_op:25185,kernel:6080,gpu_memcpy:1390,user_annotation:360,gpu_memset:277,None:2,Trace:1", "SendRecv:80"},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", 68692, 45420, 2, 7306, 15928, 36, "cpu_op:23910,ac2g:21424,cuda_runtime:15329,kernel:4350,fwdbwd:1810,gpu_memcpy:1600,gpu_memset:145,user_annotation:70,gpu_user_annotation:15,None:2,Trace:1", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/rank_non_gpu/rank_non_gpu.json.gz", 2467, 2467, 0, 0, 0, 0, "cpu_op:2424,user_annotation:43", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/rank_unavailable/rank_not_found.json.gz", 2467, 2467, 0, 0, 0, 0, "cpu_op:2424,user_annotation:43", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/timeline_analysis/sampled_rank-0.json.gz", 4855, 4811, 0, 0, 0, 44, "cpu_op:2329,cuda_runtime:1204,kernel:1154,user_annotation:73,gpu_memcpy:40,gpu_memset:10,Trace:1", "SendRecv:10"},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/trace_compare/base/base.json.gz", 33, 33, 0, 0, 0, 0, "cpu_op:6,gpu_memcpy:6,kernel:6,gpu_memset:6,cuda_runtime:5,user_annotation:4", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/trace_compare/test/test.json.gz", 34, 34, 0, 0, 0, 0, "cpu_op:9,gpu_memcpy:6,gpu_memset:6,kernel:5,cuda_runtime:5,user_annotation:3", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/trace_diff/control/control.json.gz", 109123, 74937, 2, 9450, 24692, 42, "cpu_op:40506,async_cpu_to_gpu:34142,cuda_runtime:24692,kernel:8568,gpu_memset:654,user_annotation:288,gpu_memcpy:228,None:2,Trace:1", "SendRecv:42,AllReduce:18"},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/trace_diff/test/test.json.gz", 105167, 68324, 2, 9984, 26815, 42, "async_cpu_to_gpu:36799,cpu_op:31236,cuda_runtime:21167,kernel:9876,gpu_memcpy:4856,gpu_memset:900,user_annotation:288,None:2,Trace:1", "SendRecv:43,AllReduce:21"},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/trace_file_list/inference_rank_1.json.gz", 54, 13, 1, 4, 4, 32, "async_gpu:8,Runtime:8,Kernel:4,Trace:1,None:1", ""},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/trace_filter/sampled_rank-0.json.gz", 4855, 4811, 0, 0, 0, 44, "cpu_op:2329,cuda_runtime:1204,kernel:1154,user_annotation:73,gpu_memcpy:40,gpu_memset:10,Trace:1", "SendRecv:10"},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/trace_filter/sampled_rank-1.json.gz", 4720, 4676, 0, 0, 0, 44, "cpu_op:2302,cuda_runtime:1154,kernel:1104,user_annotation:65,gpu_memcpy:40,gpu_memset:10,Trace:1", "SendRecv:10"},
+    {"facebookresearch__HolisticTraceAnalysis/tests/data/triton_example/triton_example.json.gz", 71, 8, 2, 2, 1, 58, "cpu_op:3,ac2g:3,None:2,user_annotation:1,kernel:1,cuda_driver:1,cuda_runtime:1,Trace:1", ""},
+    {"facebookresearch__param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json", 3290, 2460, 2, 261, 525, 42, "cpu_op:1633,ac2g:786,cuda_runtime:525,kernel:245,user_annotation:40,gpu_memcpy:16,None:2,Trace:1", "SendRecv:5,AllReduce:3"},
+    {"facebookresearch__param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto/worker1_step_12.1694128201556.pt.trace.json", 3424, 2527, 2, 262, 591, 42, "cpu_op:1633,ac2g:853,cuda_runtime:527,kernel:310,user_annotation:40,gpu_memcpy:16,None:2,Trace:1", "SendRecv:5,AllReduce:3"},
+    {"facebookresearch__param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto/worker2_step_12.1694128201554.pt.trace.json", 3268, 2449, 2, 262, 513, 42, "cpu_op:1633,ac2g:775,cuda_runtime:513,kernel:246,user_annotation:40,gpu_memcpy:16,None:2,Trace:1", "SendRecv:5,AllReduce:3"},
+    {"facebookresearch__param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto/worker3_step_12.1694128201557.pt.trace.json", 3474, 2552, 2, 273, 605, 42, "cpu_op:1633,ac2g:878,cuda_runtime:541,kernel:315,user_annotation:40,gpu_memcpy:16,gpu_memset:6,None:2,Trace:1", "SendRecv:5,AllReduce:3"},
+    {"facebookresearch__param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto/worker4_step_12.1694128201547.pt.trace.json", 3310, 2470, 2, 273, 523, 42, "cpu_op:1633,ac2g:796,cuda_runtime:523,kernel:251,user_annotation:40,gpu_memcpy:16,gpu_memset:6,None:2,Trace:1", "SendRecv:5,AllReduce:3"},
+    {"facebookresearch__param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto/worker5_step_12.1694128201549.pt.trace.json", 3250, 2440, 2, 261, 505, 42, "cpu_op:1633,ac2g:766,cuda_runtime:505,kernel:245,user_annotation:40,gpu_memcpy:16,None:2,Trace:1", "SendRecv:5,AllReduce:3"},
+    {"facebookresearch__param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto/worker6_step_12.1694128201553.pt.trace.json", 3272, 2451, 2, 262, 515, 42, "cpu_op:1633,ac2g:777,cuda_runtime:515,kernel:246,user_annotation:40,gpu_memcpy:16,None:2,Trace:1", "SendRecv:5,AllReduce:3"},
+    {"facebookresearch__param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto/worker7_step_12.1694128201553.pt.trace.json", 3250, 2440, 2, 262, 504, 42, "cpu_op:1633,ac2g:766,cuda_runtime:504,kernel:246,user_annotation:40,gpu_memcpy:16,None:2,Trace:1", "SendRecv:5,AllReduce:3"},
+    {"facebookresearch__param/et_replay/tests/inputs/linear_kineto.json.gz", 86859, 61950, 2, 10356, 14515, 36, "cpu_op:36998,ac2g:24871,cuda_runtime:14515,kernel:8716,gpu_memset:1640,user_annotation:80,None:2,Trace:1", ""},
+    {"facebookresearch__param/et_replay/tests/inputs/resnet_kineto.json.gz", 111631, 75548, 2, 10323, 25718, 40, "cpu_op:39416,ac2g:36041,cuda_runtime:25928,kernel:9628,gpu_memset:362,gpu_memcpy:123,user_annotation:90,None:2,Trace:1", ""},
+    {"pytorch__kineto/docs/traces/after_fix_trace.json", 75, 9, 2, 1, 3, 60, "cpu_op:4,ac2g:4,cuda_sync:2,None:2,cuda_runtime:1,kernel:1,Trace:1", ""},
+    {"pytorch__kineto/docs/traces/before_fix_trace.json", 75, 9, 2, 1, 3, 60, "cpu_op:4,ac2g:4,cuda_sync:2,None:2,cuda_runtime:1,kernel:1,Trace:1", ""},
+    {"pytorch__kineto/tb_plugin/samples/resnet50_autograd_api_num_workers_0/worker0.pt.trace.json.gz", 79711, 59423, 2, 10133, 10133, 20, "Operator:33535,async:20266,Runtime:15754,Kernel:9329,Memset:466,Memcpy:338,None:2,Trace:1", ""},
+    {"pytorch__kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz", 75718, 44666, 12840, 9096, 9096, 20, "Operator:23646,async:18192,None:12840,Runtime:11923,Kernel:8772,Memset:312,Memcpy:12,Trace:1", ""},
+};

@@ -1,0 +1,256 @@
+/* Every real trace in ../shared/corpus loads, with event counts per phase
+ * and per category equal to the independent counts in MANIFEST.tsv
+ * (corpus_manifest.h), NCCL kernels found and decoded as counted there, and
+ * every NCCL kernel of the param DLRM 8-rank set tied to its collective. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "corpus_manifest.h"
+#include "test_util.h"
+
+static char path_buf[4096];
+
+static const char *corpus_path(const char *rel)
+{
+    snprintf(path_buf, sizeof path_buf, "%s/%s", MT_CORPUS_DIR, rel);
+    return path_buf;
+}
+
+static long count_of(const char *list, const char *key)
+{
+    size_t kl = strlen(key);
+    for (const char *p = list; p && *p;) {
+        const char *colon = strchr(p, ':');
+        if (!colon)
+            break;
+        if ((size_t)(colon - p) == kl && memcmp(p, key, kl) == 0)
+            return atol(colon + 1);
+        p = strchr(colon, ',');
+        if (p)
+            p++;
+    }
+    return 0;
+}
+
+static const char *kernel_kind_manifest_name(mt_coll_kind_t k)
+{
+    switch (k) {
+    case MT_COLLK_ALLREDUCE: return "AllReduce";
+    case MT_COLLK_ALLGATHER: return "AllGather";
+    case MT_COLLK_REDUCESCATTER: return "ReduceScatter";
+    case MT_COLLK_BROADCAST: return "Broadcast";
+    case MT_COLLK_REDUCE: return "Reduce";
+    case MT_COLLK_SENDRECV: return "SendRecv";
+    case MT_COLLK_GENERIC: return "Generic";
+    default: return "?";
+    }
+}
+
+static void check_row(const corpus_row_t *r)
+{
+    mt_trace_t *t = NULL;
+    mt_error_t err;
+    mt_status_t st = mt_trace_load(corpus_path(r->path), NULL, &t, &err);
+    if (st != MT_OK) {
+        char b[1200];
+        fail_msg("%s: %s", r->path, mt_error_format(&err, b, sizeof b));
+    }
+    assert_false(t->stats.truncated);
+    if ((long)t->n_events != r->events)
+        fail_msg("%s: %zu events, manifest says %ld", r->path, t->n_events, r->events);
+    assert_int_equal(t->stats.by_ph[MT_PH_X], r->ph_x);
+    assert_int_equal(t->stats.by_ph[MT_PH_I], r->ph_i);
+    assert_int_equal(t->stats.by_ph[MT_PH_S], r->ph_s);
+    assert_int_equal(t->stats.by_ph[MT_PH_F], r->ph_f);
+    assert_int_equal(t->stats.by_ph[MT_PH_M], r->ph_m);
+    /* per category over non-M events, by the spelling in the file */
+    long by_cat[MT_CAT_COUNT_] = {0};
+    long other = 0;
+    for (size_t i = 0; i < t->n_events; i++) {
+        const mt_event_t *e = &t->events[i];
+        if (e->ph == MT_PH_M)
+            continue;
+        if (e->cat == MT_CAT_OTHER)
+            other++;
+        else
+            by_cat[e->cat]++;
+    }
+    long listed = 0;
+    for (int c = MT_CAT_NONE; c < MT_CAT_COUNT_; c++) {
+        long want = count_of(r->cats, mt_cat_str((mt_cat_t)c));
+        listed += want;
+        if (by_cat[c] != want)
+            fail_msg("%s: %ld '%s' events, manifest says %ld", r->path, by_cat[c], mt_cat_str((mt_cat_t)c), want);
+    }
+    /* anything else in the manifest must be among the unknown categories */
+    long want_other = 0;
+    for (size_t i = 0; i < t->n_other_cats; i++) {
+        long w = count_of(r->cats, mt_strtab_get(t->strings, t->other_cat_names[i], NULL));
+        /* other_cat_counts include M events of that category, the manifest does not */
+        want_other += w;
+    }
+    assert_int_equal(other, want_other);
+    /* NCCL kernels by kind, decoded from their names */
+    long nccl[MT_COLLK_COUNT_] = {0};
+    long n_comm = 0;
+    for (size_t i = 0; i < t->n_events; i++) {
+        const mt_event_t *e = &t->events[i];
+        if (mt_cat_normal((mt_cat_t)e->cat) != MT_CAT_KERNEL || e->ph != MT_PH_X)
+            continue;
+        size_t len;
+        const char *nm = mt_strtab_get(t->strings, e->name, &len);
+        mt_nccl_name_t d;
+        if (mt_nccl_decode(nm, len, &d)) {
+            nccl[d.kind]++;
+            assert_int_equal(e->cls, MT_CLASS_COMM);
+        }
+        n_comm += e->cls == MT_CLASS_COMM;
+    }
+    long want_total = 0;
+    for (int k = 0; k < MT_COLLK_COUNT_; k++) {
+        long want = count_of(r->nccl, kernel_kind_manifest_name((mt_coll_kind_t)k));
+        want_total += want;
+        if (nccl[k] != want)
+            fail_msg("%s: %ld %s kernels, manifest says %ld", r->path, nccl[k], mt_coll_kind_str((mt_coll_kind_t)k), want);
+    }
+    assert_true(n_comm >= want_total);
+    (void)listed;
+    mt_trace_free(t);
+}
+
+static void test_corpus_counts(void **state)
+{
+    (void)state;
+    size_t n = sizeof corpus_rows / sizeof corpus_rows[0];
+    assert_true(n >= 40);
+    for (size_t i = 0; i < n; i++)
+        check_row(&corpus_rows[i]);
+}
+
+#define DLRM "facebookresearch__param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto/"
+
+/* FORMAT.md 6.3: in DLRM all 64 NCCL kernels (8 per rank) resolve to their
+ * collective by time containment of the launch in the nccl:* range. */
+static void test_dlrm_links(void **state)
+{
+    (void)state;
+    static const char *const files[8] = {
+        "worker0_step_12.1694128201545.pt.trace.json", "worker1_step_12.1694128201556.pt.trace.json",
+        "worker2_step_12.1694128201554.pt.trace.json", "worker3_step_12.1694128201557.pt.trace.json",
+        "worker4_step_12.1694128201547.pt.trace.json", "worker5_step_12.1694128201549.pt.trace.json",
+        "worker6_step_12.1694128201553.pt.trace.json", "worker7_step_12.1694128201553.pt.trace.json",
+    };
+    int total = 0;
+    for (int r = 0; r < 8; r++) {
+        char rel[512];
+        snprintf(rel, sizeof rel, DLRM "%s", files[r]);
+        mt_trace_t *t = NULL;
+        mt_error_t err;
+        assert_int_equal(mt_trace_load(corpus_path(rel), NULL, &t, &err), MT_OK);
+        assert_int_equal(t->info.rank, r);
+        assert_int_equal(t->info.world_size, 8);
+        mt_link_stats_t ls;
+        assert_int_equal(mt_trace_link(t, &ls), MT_OK);
+        assert_int_equal(ls.comm_kernels, 8);
+        assert_int_equal(ls.comm_with_coll, 8);
+        assert_int_equal(ls.by_cpu_range, 8); /* no metadata in 2023: containment only */
+        int a2a = 0, ar = 0;
+        for (size_t i = 0; i < t->n_events; i++) {
+            const mt_event_t *e = &t->events[i];
+            if (e->cls != MT_CLASS_COMM)
+                continue;
+            total++;
+            const mt_coll_t *c = mt_event_coll(t, e);
+            assert_non_null(c);
+            size_t n;
+            const char *cn = mt_strtab_get(t->strings, c->name, &n);
+            mt_coll_kind_t k = mt_coll_kind_from_name(cn, n);
+            /* the kernel name agrees with the CPU side: SendRecv <-> all_to_all */
+            mt_nccl_name_t d;
+            size_t kl;
+            const char *kn = mt_strtab_get(t->strings, e->name, &kl);
+            assert_true(mt_nccl_decode(kn, kl, &d));
+            if (d.kind == MT_COLLK_SENDRECV) {
+                assert_int_equal(k, MT_COLLK_ALLTOALL);
+                a2a++;
+            } else {
+                assert_int_equal(d.kind, MT_COLLK_ALLREDUCE);
+                assert_int_equal(k, MT_COLLK_ALLREDUCE);
+                ar++;
+            }
+            /* every kernel is linked to its launch call */
+            assert_int_not_equal(e->aux, 0);
+            /* the enclosing nccl:* range gave the message size */
+            assert_true(c->in_nelems > 0);
+        }
+        assert_int_equal(a2a, 5);
+        assert_int_equal(ar, 3);
+        mt_trace_free(t);
+    }
+    assert_int_equal(total, 64);
+}
+
+/* HTA-NCCL-2024: metadata on the kernels themselves. */
+static void test_nccl_metadata_2024(void **state)
+{
+    (void)state;
+    mt_trace_t *t = NULL;
+    mt_error_t err;
+    assert_int_equal(mt_trace_load(corpus_path("facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz"),
+                                   NULL, &t, &err),
+                     MT_OK);
+    mt_link_stats_t ls;
+    assert_int_equal(mt_trace_link(t, &ls), MT_OK);
+    assert_int_equal(ls.comm_kernels, 21);
+    assert_int_equal(ls.comm_with_coll, 21);
+    assert_int_equal(ls.by_own_meta, 21);
+    assert_int_equal(t->info.rank, 0);
+    assert_int_equal(t->n_pgs, 1);
+    assert_string_equal(mt_strtab_get(t->strings, t->pgs[0].desc, NULL), "default_pg");
+    assert_int_equal(t->info.ts_style, MT_TS_REL);
+    assert_true(t->info.has_base);
+    mt_trace_free(t);
+}
+
+/* HTA large_integer_trace: a Comms Id above INT64_MAX survives exactly. */
+static void test_large_comms_id(void **state)
+{
+    (void)state;
+    mt_trace_t *t = NULL;
+    mt_error_t err;
+    assert_int_equal(mt_trace_load(corpus_path("facebookresearch__HolisticTraceAnalysis/tests/data/large_integer_trace/"
+                                               "rank-70.Mar_25_20_48_12.2861.pt.trace.json.gz"),
+                                   NULL, &t, &err),
+                     MT_OK);
+    bool found = false;
+    for (size_t i = 0; i < t->n_colls; i++)
+        if (t->colls[i].fields & MT_COLL_F_COMMS_ID) {
+            assert_true(t->colls[i].comms_id > (uint64_t)INT64_MAX);
+            found = true;
+        }
+    assert_true(found);
+    mt_trace_free(t);
+}
+
+int main(void)
+{
+    if (access(MT_CORPUS_DIR "/MANIFEST.tsv", R_OK) != 0) {
+        printf("SKIP: %s not found (the corpus lives in ../shared/corpus beside the checkout)\n", MT_CORPUS_DIR);
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_corpus_counts),
+        cmocka_unit_test(test_dlrm_links),
+        cmocka_unit_test(test_nccl_metadata_2024),
+        cmocka_unit_test(test_large_comms_id),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

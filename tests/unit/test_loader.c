@@ -1,0 +1,631 @@
+/* The loader on hand-written traces of every format generation, on chunk
+ * boundaries everywhere, and on broken input. Expected numbers are written
+ * out by hand from the JSON text in each test. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "test_util.h"
+
+/* 2024+ Kineto: relative 3-decimal ts, baseTimeNanoseconds AFTER
+ * traceEvents (as in HTA-NCCL-2024), collective metadata on the kernel. */
+static const char modern[] =
+    "{\"schemaVersion\": 1,\n"
+    " \"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA B200\", \"totalGlobalMem\": 191000000000, \"numSms\": 148,"
+    " \"computeMajor\": 10, \"computeMinor\": 0}],\n"
+    " \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 3, \"world_size\": 8, \"pg_count\": 2,"
+    "  \"pg_config\": [{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"cuda:nccl\", \"pg_size\": 8,"
+    " \"ranks\": [0, 1, 2, 3, 4, 5, 6, 7]},"
+    " {\"pg_name\": \"3\", \"pg_desc\": \"tp\", \"pg_size\": 2, \"ranks\": \"[2, 3]\"}], \"nccl_version\": \"2.21.5\"},\n"
+    " \"traceEvents\": [\n"
+    "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 6583, \"tid\": 6583,"
+    " \"ts\": 1365627949735.404, \"dur\": 190.881, \"args\": {\"External id\": 4802, \"Collective name\": \"_allgather_base\","
+    " \"dtype\": \"BFloat16\", \"In msg nelems\": 25136, \"Out msg nelems\": 201088, \"Group size\": 8,"
+    " \"Process Group Name\": \"0\", \"Process Group Description\": \"default_pg\","
+    " \"Process Group Ranks\": \"[0, 1, 2, 3, 4, 5, 6, 7]\", \"Rank\": 3, \"Global rank start\": 0,"
+    " \"Global rank stride\": 1, \"Seq\": 17, \"Comms Id\": 10159970886766084423}},\n"
+    "  {\"ph\": \"X\", \"cat\": \"cuda_driver\", \"name\": \"cuLaunchKernelEx\", \"pid\": 6583, \"tid\": 6583,"
+    " \"ts\": 1365627949842.376, \"dur\": 20.094, \"args\": {\"External id\": 4802, \"cbid\": 652, \"correlation\": 15270}},\n"
+    "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)\","
+    " \"pid\": 0, \"tid\": 7, \"ts\": 1365627949863.953, \"dur\": 21.953, \"args\": {\"External id\": 4802, \"device\": 0,"
+    " \"stream\": 7, \"correlation\": 15270, \"grid\": [8, 1, 1], \"Collective name\": \"_allgather_base\","
+    " \"In msg nelems\": 25136, \"Out msg nelems\": 201088, \"Group size\": 8, \"dtype\": \"BFloat16\","
+    " \"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1, 2, 3, 4, 5, 6, 7]\","
+    " \"Seq\": 17, \"Comms Id\": 10159970886766084423}},\n"
+    "  {\"ph\": \"f\", \"id\": 15270, \"pid\": 0, \"tid\": 7, \"ts\": 1365627949863.953, \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"},\n"
+    "  {\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD (Pinned -> Device)\", \"pid\": 0, \"tid\": 7,"
+    " \"ts\": 1365627949900.000, \"dur\": 1.5, \"args\": {\"correlation\": 15271, \"bytes\": 4096}},\n"
+    "  {\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Stream Sync\", \"pid\": 0, \"tid\": 7,"
+    " \"ts\": 1365627949950.001, \"dur\": 3.000, \"args\": {\"correlation\": 15272}},\n"
+    "  {\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": 0.000, \"pid\": 0, \"tid\": 0, \"args\": {\"labels\": \"GPU 0\"}},\n"
+    "  {\"name\": \"process_sort_index\", \"ph\": \"M\", \"ts\": 0.000, \"pid\": 0, \"tid\": 0, \"args\": {\"sort_index\": 5000000}},\n"
+    "  {\"ph\": \"X\", \"cat\": \"Trace\", \"ts\": 1365627949000.000, \"dur\": 2000.5, \"pid\": \"Spans\", \"tid\": \"PyTorch Profiler\","
+    " \"name\": \"PyTorch Profiler (0)\", \"args\": {\"Op count\": 0}},\n"
+    "  {\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", \"tid\": \"\", \"ts\": 1365627951000.123}\n"
+    " ],\n"
+    " \"traceName\": \"/tmp/x.json\", \"displayTimeUnit\": \"ms\", \"baseTimeNanoseconds\": 1767189312000000000}\n";
+
+static void test_modern_trace(void **state)
+{
+    (void)state;
+    mt_trace_t *t = load_str(modern);
+    assert_int_equal(t->n_events, 10);
+    assert_int_equal(t->info.rank, 3);
+    assert_int_equal(t->info.world_size, 8);
+    assert_true(t->info.has_base);
+    assert_int_equal(t->info.ts_style, MT_TS_REL);
+    assert_string_equal(mt_strtab_get(t->strings, t->info.backend, NULL), "nccl");
+    assert_string_equal(mt_strtab_get(t->strings, t->info.nccl_version, NULL), "2.21.5");
+    assert_int_equal(t->info.schema_version, 1);
+    /* pg_config: ranks as a list and as a string */
+    assert_int_equal(t->n_pgs, 2);
+    assert_int_equal(t->pgs[0].n_ranks, 8);
+    assert_int_equal(t->pgs[0].size, 8);
+    assert_int_equal(t->pgs[1].n_ranks, 2);
+    assert_int_equal(t->pg_rank_pool[t->pgs[1].rank_off + 1], 3);
+    assert_string_equal(mt_strtab_get(t->strings, t->pgs[1].name, NULL), "3");
+    assert_string_equal(mt_strtab_get(t->strings, t->pgs[1].desc, NULL), "tp");
+    assert_int_equal(t->n_devices, 1);
+    assert_int_equal(t->devices[0].num_sms, 148);
+    assert_int_equal(t->devices[0].total_mem, 191000000000LL);
+
+    /* abs = base + ts*1000, exactly */
+    const mt_event_t *k = find_event(t, "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+    assert_non_null(k);
+    assert_int_equal(k->ts, 1767189312000000000LL + 1365627949863953LL);
+    assert_int_equal(k->dur, 21953);
+    assert_int_equal(k->pid, 0);
+    assert_int_equal(k->tid, 7);
+    assert_int_equal(k->corr, 15270);
+    assert_int_equal(k->ext, 4802);
+    assert_int_equal(k->cls, MT_CLASS_COMM);
+    assert_true(k->flags & MT_EV_COLL_OWN);
+    const mt_coll_t *c = mt_event_coll(t, k);
+    assert_non_null(c);
+    assert_true(c->comms_id == 10159970886766084423ull);
+    assert_int_equal(c->seq, 17);
+    assert_int_equal(c->in_nelems, 25136);
+    assert_int_equal(c->out_nelems, 201088);
+    assert_int_equal(c->group_size, 8);
+    assert_string_equal(mt_strtab_get(t->strings, c->name, NULL), "_allgather_base");
+    assert_string_equal(mt_strtab_get(t->strings, c->dtype, NULL), "BFloat16");
+    assert_string_equal(mt_strtab_get(t->strings, c->pg_ranks, NULL), "[0, 1, 2, 3, 4, 5, 6, 7]");
+    /* linked to its launch */
+    assert_int_not_equal(k->aux, 0);
+    assert_string_equal(mt_event_name(t, &t->events[k->aux - 1]), "cuLaunchKernelEx");
+
+    const mt_event_t *op = find_event(t, "record_param_comms");
+    const mt_coll_t *oc = mt_event_coll(t, op);
+    assert_int_equal(oc->rank, 3);
+    assert_int_equal(oc->grank_stride, 1);
+    assert_int_equal(op->cls, MT_CLASS_NONE);
+
+    const mt_event_t *m = find_event(t, "Memcpy HtoD (Pinned -> Device)");
+    assert_int_equal(m->cls, MT_CLASS_MEMCPY);
+    assert_int_equal(m->dur, 1500);
+    assert_int_equal(find_event(t, "Stream Sync")->cls, MT_CLASS_SYNC);
+
+    /* string pids/tids */
+    const mt_event_t *tr = find_event(t, "PyTorch Profiler (0)");
+    assert_true(tr->flags & MT_EV_PID_STR);
+    assert_string_equal(mt_strtab_get(t->strings, (uint32_t)tr->pid, NULL), "Spans");
+    const mt_event_t *rw = find_event(t, "Record Window End");
+    assert_int_equal(rw->ph, MT_PH_I);
+    assert_true(rw->flags & MT_EV_PID_STR);
+    assert_int_equal(rw->pid, MT_STR_NONE);
+
+    /* metadata payloads */
+    const mt_event_t *lab = find_event(t, "process_labels");
+    assert_int_equal(lab->ph, MT_PH_M);
+    assert_int_not_equal(lab->aux, 0);
+    assert_string_equal(mt_strtab_get(t->strings, t->meta[lab->aux - 1].str, NULL), "GPU 0");
+    assert_int_equal(t->meta[find_event(t, "process_sort_index")->aux - 1].value, 5000000);
+
+    /* flows */
+    const mt_event_t *f = find_event(t, "ac2g");
+    assert_int_equal(f->ph, MT_PH_F);
+    assert_int_equal(f->corr, 15270);
+    assert_int_equal(t->stats.by_ph[MT_PH_X], 6);
+    assert_int_equal(t->stats.by_ph[MT_PH_M], 2);
+    assert_int_equal(t->stats.by_cat[MT_CAT_NONE], 3);
+    mt_trace_free(t);
+}
+
+/* 2021 TensorBoard-plugin era: capitalised categories, string tids,
+ * lower-case "external id", flow cat "async", absolute integer us. */
+static void test_legacy_2021(void **state)
+{
+    (void)state;
+    const char *json =
+        "{\"traceEvents\": [\n"
+        "{\"ph\": \"X\", \"cat\": \"Operator\", \"name\": \"aten::conv2d\", \"pid\": 25738, \"tid\": \"25738\","
+        " \"ts\": 1623143089861000, \"dur\": 120, \"args\": {\"Device\": 25738, \"External id\": 5}},\n"
+        "{\"ph\": \"X\", \"cat\": \"Runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 25738, \"tid\": \"25738\","
+        " \"ts\": 1623143089861010, \"dur\": 8, \"args\": {\"correlation\": 311, \"external id\": 5}},\n"
+        "{\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": \"volta_sgemm_128x64_nn\", \"pid\": 0, \"tid\": \"stream 7\","
+        " \"ts\": 1623143089861030, \"dur\": 55, \"args\": {\"correlation\": 311, \"external id\": 5}},\n"
+        "{\"ph\": \"X\", \"cat\": \"Memset\", \"name\": \"Memset (Device)\", \"pid\": 0, \"tid\": \"stream 7\","
+        " \"ts\": 1623143089861090, \"dur\": 2, \"args\": {}},\n"
+        "{\"ph\": \"s\", \"id\": 311, \"pid\": 25738, \"tid\": \"25738\", \"ts\": 1623143089861010, \"cat\": \"async\", \"name\": \"launch\"}\n"
+        "]}";
+    mt_trace_t *t = load_str(json);
+    assert_int_equal(t->n_events, 5);
+    assert_int_equal(t->info.ts_style, MT_TS_ABS_INT);
+    assert_int_equal(t->info.rank, -1);
+    assert_false(t->info.has_dist_info);
+    const mt_event_t *k = find_event(t, "volta_sgemm_128x64_nn");
+    assert_int_equal(k->cat, MT_CAT_LEGACY_KERNEL);
+    assert_int_equal(k->cls, MT_CLASS_COMPUTE);
+    assert_int_equal(k->tid, 7); /* "stream 7" */
+    assert_false(k->flags & MT_EV_TID_STR);
+    assert_int_equal(k->ts, 1623143089861030000LL);
+    assert_int_equal(k->ext, 5);
+    assert_string_equal(mt_event_name(t, &t->events[k->aux - 1]), "cudaLaunchKernel");
+    assert_int_equal(find_event(t, "aten::conv2d")->tid, 25738);
+    assert_int_equal(find_event(t, "Memset (Device)")->cls, MT_CLASS_MEMSET);
+    assert_int_equal(find_event(t, "launch")->cat, MT_CAT_LEGACY_ASYNC);
+    assert_int_equal(mt_cat_normal(MT_CAT_LEGACY_ASYNC), MT_CAT_AC2G);
+    mt_trace_free(t);
+}
+
+static void test_abs_frac_and_bare_array(void **state)
+{
+    (void)state;
+    mt_trace_t *t = load_str("[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+                             "\"ts\":1712195495519695.8,\"dur\":1.2},"
+                             "{\"ph\":\"B\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":1}]");
+    assert_true(t->info.bare_array);
+    assert_int_equal(t->n_events, 2);
+    assert_int_equal(t->info.ts_style, MT_TS_ABS_FRAC);
+    assert_int_equal(t->events[0].ts, 1712195495519695800LL);
+    assert_int_equal(t->events[0].dur, 1200);
+    assert_int_equal(t->events[1].ph, MT_PH_OTHER);
+    assert_int_equal(t->stats.by_ph[MT_PH_OTHER], 1);
+    mt_trace_free(t);
+}
+
+static void test_unknown_things_are_counted(void **state)
+{
+    (void)state;
+    mt_trace_t *t = load_str("{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"my_new_cat\",\"name\":\"a\",\"ts\":1,\"dur\":1,"
+                             "\"cname\":\"good\",\"pid\":1,\"tid\":1},"
+                             "{\"ph\":\"C\",\"cat\":\"my_new_cat\",\"name\":\"ctr\",\"ts\":2,\"pid\":1,\"args\":{\"v\":3}},"
+                             "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"b\",\"ts\":1,\"dur\":-5,\"pid\":1,\"tid\":1,"
+                             "\"args\":{\"External id\":\"oops\",\"correlation\":99999999999999999999999}}],"
+                             "\"somethingElse\":{\"x\":[1,2,{\"y\":null}]}}");
+    assert_int_equal(t->n_events, 3);
+    assert_int_equal(t->stats.by_cat[MT_CAT_OTHER], 2);
+    assert_int_equal(t->n_other_cats, 1);
+    assert_string_equal(mt_strtab_get(t->strings, t->other_cat_names[0], NULL), "my_new_cat");
+    assert_int_equal(t->other_cat_counts[0], 2);
+    assert_int_equal(t->stats.by_ph[MT_PH_C], 1);
+    assert_int_equal(t->stats.unknown_fields, 1); /* cname */
+    assert_int_equal(t->stats.unknown_top_keys, 1);
+    assert_int_equal(t->stats.bad_values, 2);     /* a string External id, a correlation beyond uint64 */
+    assert_int_equal(t->stats.neg_dur, 1);
+    const mt_event_t *b = find_event(t, "b");
+    assert_int_equal(b->dur, 0);
+    assert_true(b->flags & MT_EV_NEG_DUR);
+    assert_false(b->flags & (MT_EV_HAS_EXT | MT_EV_HAS_CORR));
+    mt_trace_free(t);
+}
+
+static void test_strings_escapes_utf8(void **state)
+{
+    (void)state;
+    /* escapes, a surrogate pair, raw UTF-8, and one invalid byte (0xff) */
+    const char json[] = "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\\\"b\\\\c\\n\\u00e9\\ud83d\\ude00\",\"ts\":0,\"pid\":1,\"tid\":1},"
+                        "{\"ph\":\"X\",\"name\":\"caf\xc3\xa9\",\"ts\":0,\"pid\":1,\"tid\":1},"
+                        "{\"ph\":\"X\",\"name\":\"bad\xff!\",\"ts\":0,\"pid\":1,\"tid\":1}]}";
+    mt_trace_t *t = load_str(json);
+    assert_string_equal(mt_event_name(t, &t->events[0]), "a\"b\\c\n\xc3\xa9\xf0\x9f\x98\x80");
+    assert_string_equal(mt_event_name(t, &t->events[1]), "caf\xc3\xa9");
+    assert_string_equal(mt_event_name(t, &t->events[2]), "bad\xef\xbf\xbd!");
+    assert_int_equal(t->stats.bad_utf8, 1);
+    mt_trace_free(t);
+}
+
+static void test_input_dims_for_old_nccl_ranges(void **state)
+{
+    (void)state;
+    /* "args" before "name": key order is not fixed in re-serialised files */
+    mt_trace_t *t = load_str("{\"traceEvents\":[{\"args\":{\"Input Dims\":[[394241]],\"Input type\":[\"float\"]},"
+                             "\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"nccl:all_reduce\",\"ts\":1,\"dur\":5,"
+                             "\"pid\":1,\"tid\":1},"
+                             "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"ts\":1,\"dur\":5,\"pid\":1,\"tid\":1,"
+                             "\"args\":{\"Input Dims\":[[8,16],[16,4]]}}]}");
+    const mt_coll_t *c = mt_event_coll(t, &t->events[0]);
+    assert_non_null(c);
+    assert_int_equal(c->in_nelems, 394241);
+    assert_true(c->fields & MT_COLL_F_INPUT_DIMS);
+    assert_string_equal(mt_strtab_get(t->strings, c->name, NULL), "all_reduce");
+    assert_string_equal(mt_strtab_get(t->strings, c->dtype, NULL), "float");
+    assert_null(mt_event_coll(t, &t->events[1])); /* not an nccl:* range */
+    mt_trace_free(t);
+}
+
+/* Build a larger trace that exercises every kind of unit. */
+static char *make_big(size_t n_events, size_t *len)
+{
+    size_t cap = n_events * 400 + 4096, n = 0;
+    char *b = malloc(cap);
+    n += (size_t)snprintf(b + n, cap - n, "{\"distributedInfo\": {\"rank\": 1, \"world_size\": 2,"
+                          " \"pg_config\": [{\"pg_name\": \"0\", \"ranks\": [0, 1]}]},\n\"traceEvents\": [\n");
+    for (size_t i = 0; i < n_events; i++) {
+        const char *sep = i + 1 < n_events ? ",\n" : "\n";
+        switch (i % 5) {
+        case 0:
+            n += (size_t)snprintf(b + n, cap - n,
+                                  "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::op_%zu\", \"pid\": 10, \"tid\": 11,"
+                                  " \"ts\": %zu.%03zu, \"dur\": 3.250, \"args\": {\"External id\": %zu, \"Input Dims\":"
+                                  " [[1, 2], [3]], \"Concrete Inputs\": [\"\", \"x\\\"y\"]}}%s",
+                                  i % 37, 1000 + i, i % 1000, i, sep);
+            break;
+        case 1:
+            n += (size_t)snprintf(b + n, cap - n,
+                                  "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 10,"
+                                  " \"tid\": 11, \"ts\": %zu.500, \"dur\": 1.000, \"args\": {\"correlation\": %zu, \"cbid\": 211}}%s",
+                                  1000 + i, i, sep);
+            break;
+        case 2:
+            n += (size_t)snprintf(b + n, cap - n,
+                                  "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,"
+                                  " \"ts\": %zu.900, \"dur\": 2.125, \"args\": {\"correlation\": %zu, \"grid\": [1, 2, 3],"
+                                  " \"Collective name\": \"allreduce\", \"Seq\": %zu, \"Process Group Name\": \"0\"}}%s",
+                                  i % 2 ? "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+                                        : "sm90_xmma_gemm_\\u00e9",
+                                  i % 2 ? 20 : 7, 1000 + i, i - 1, i, sep);
+            break;
+        case 3:
+            n += (size_t)snprintf(b + n, cap - n,
+                                  "{\"ph\": \"s\", \"id\": %zu, \"pid\": 10, \"tid\": 11, \"ts\": %zu.500,"
+                                  " \"cat\": \"ac2g\", \"name\": \"ac2g\"}%s",
+                                  i, 1000 + i, sep);
+            break;
+        default:
+            n += (size_t)snprintf(b + n, cap - n,
+                                  "{\"name\": \"thread_name\", \"ph\": \"M\", \"ts\": 0, \"pid\": 10, \"tid\": %zu,"
+                                  " \"args\": {\"name\": \"thread %zu\"}}%s",
+                                  i, i, sep);
+        }
+    }
+    n += (size_t)snprintf(b + n, cap - n, "],\n\"traceName\": \"x\", \"baseTimeNanoseconds\": 1767189312000000000}\n");
+    *len = n;
+    return b;
+}
+
+static void assert_same_trace(const mt_trace_t *a, const mt_trace_t *b)
+{
+    assert_int_equal(a->n_events, b->n_events);
+    assert_memory_equal(a->events, b->events, a->n_events * sizeof *a->events);
+    assert_int_equal(a->n_colls, b->n_colls);
+    assert_memory_equal(a->colls, b->colls, a->n_colls * sizeof *a->colls);
+    assert_int_equal(a->n_meta, b->n_meta);
+    assert_memory_equal(a->meta, b->meta, a->n_meta * sizeof *a->meta);
+    assert_int_equal(mt_strtab_count(a->strings), mt_strtab_count(b->strings));
+    assert_int_equal(a->n_pgs, b->n_pgs);
+    assert_int_equal(a->info.base_ns, b->info.base_ns);
+    assert_int_equal(a->stats.bad_values, b->stats.bad_values);
+    assert_int_equal(a->stats.unknown_fields, b->stats.unknown_fields);
+}
+
+/* Units cut at every possible place by tiny read chunks must give the
+ * same table as one big read. */
+static void test_chunk_boundaries(void **state)
+{
+    (void)state;
+    size_t len;
+    char *big = make_big(300, &len);
+    mt_load_opts_t o;
+    mt_load_opts_init(&o);
+    o.chunk_bytes = 1 << 24;
+    mt_trace_t *ref = NULL;
+    mt_error_t err;
+    assert_int_equal(mt_trace_load_buffer(big, len, "big.json", &o, &ref, &err), MT_OK);
+    assert_int_equal(ref->n_events, 300);
+    assert_int_equal(ref->info.rank, 1);
+    assert_int_equal(ref->events[2].ts, 1767189312000000000LL + 1002900);
+    const size_t chunks[] = {1, 2, 3, 5, 7, 16, 17, 61, 64, 1000, 4093};
+    for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
+        o.chunk_bytes = chunks[i];
+        mt_trace_t *t = NULL;
+        assert_int_equal(mt_trace_load_buffer(big, len, "big.json", &o, &t, &err), MT_OK);
+        assert_same_trace(ref, t);
+        mt_trace_free(t);
+    }
+    /* and gzip, with a small chunk */
+    size_t zlen;
+    unsigned char *z = gzip_bytes(big, len, &zlen);
+    o.chunk_bytes = 13;
+    mt_trace_t *t = NULL;
+    assert_int_equal(mt_trace_load_buffer(z, zlen, "big.json.gz", &o, &t, &err), MT_OK);
+    assert_same_trace(ref, t);
+    assert_int_equal(t->stats.bytes_in, zlen);
+    assert_int_equal(t->stats.bytes_json, len);
+    mt_trace_free(t);
+    free(z);
+    mt_trace_free(ref);
+    free(big);
+}
+
+/* Two gzip members concatenated are one valid gzip file. */
+static void test_gzip_members(void **state)
+{
+    (void)state;
+    size_t len;
+    char *big = make_big(50, &len);
+    size_t half = len / 2, z1, z2;
+    unsigned char *a = gzip_bytes(big, half, &z1), *b = gzip_bytes(big + half, len - half, &z2);
+    unsigned char *cat = malloc(z1 + z2);
+    memcpy(cat, a, z1);
+    memcpy(cat + z1, b, z2);
+    mt_trace_t *t = NULL;
+    mt_error_t err;
+    assert_int_equal(mt_trace_load_buffer(cat, z1 + z2, "two.json.gz", NULL, &t, &err), MT_OK);
+    assert_int_equal(t->n_events, 50);
+    assert_false(t->stats.truncated);
+    mt_trace_free(t);
+    /* garbage after the last member */
+    unsigned char *g = malloc(z1 + z2 + 3);
+    memcpy(g, cat, z1 + z2);
+    memcpy(g + z1 + z2, "xyz", 3);
+    assert_int_equal(mt_trace_load_buffer(g, z1 + z2 + 3, "g.json.gz", NULL, &t, &err), MT_ERR_GZIP);
+    /* a corrupt member: flip bytes in the middle of the deflate data */
+    memcpy(g, cat, z1 + z2);
+    for (size_t i = z1 / 2; i < z1 / 2 + 8; i++)
+        g[i] ^= 0x5a;
+    mt_status_t st = mt_trace_load_buffer(g, z1 + z2, "c.json.gz", NULL, &t, &err);
+    assert_true(st == MT_ERR_GZIP || st == MT_ERR_SYNTAX);
+    free(a);
+    free(b);
+    free(cat);
+    free(g);
+    free(big);
+}
+
+/* A file cut anywhere loads the complete events before the cut and says
+ * it was truncated; --strict makes that an error. */
+static void test_truncation_everywhere(void **state)
+{
+    (void)state;
+    size_t len;
+    char *big = make_big(40, &len);
+    mt_trace_t *full = load_str(big);
+    /* event end offsets in the text, to know how many are complete at a cut */
+    size_t ends[64], n_ends = 0;
+    {
+        const char *p = strstr(big, "\"traceEvents\": [") + 16;
+        int depth = 0;
+        bool in_str = false;
+        for (; *p && n_ends < 40; p++) {
+            if (in_str) {
+                if (*p == '\\')
+                    p++;
+                else if (*p == '"')
+                    in_str = false;
+                continue;
+            }
+            if (*p == '"')
+                in_str = true;
+            else if (*p == '{')
+                depth++;
+            else if (*p == '}' && --depth == 0)
+                ends[n_ends++] = (size_t)(p - big) + 1;
+        }
+    }
+    assert_int_equal(n_ends, 40);
+    size_t events_end = (size_t)(strstr(big, "],\n\"traceName\"") - big);
+    mt_load_opts_t strict;
+    mt_load_opts_init(&strict);
+    strict.strict = true;
+    for (size_t cut = 1; cut < len; cut += (cut < 400 ? 1 : 7)) {
+        mt_trace_t *t = NULL;
+        mt_error_t err;
+        mt_status_t st = mt_trace_load_buffer(big, cut, "cut.json", NULL, &t, &err);
+        if (cut <= events_end) {
+            assert_int_equal(st, MT_OK);
+            size_t expect = 0;
+            while (expect < n_ends && ends[expect] <= cut)
+                expect++;
+            assert_int_equal(t->n_events, expect);
+            assert_true(t->stats.truncated);
+            /* The loaded events are the first ones of the full load (the base
+             * comes after the events, so only ts differs). */
+            for (size_t e = 0; e < t->n_events; e++) {
+                assert_string_equal(mt_event_name(t, &t->events[e]), mt_event_name(full, &full->events[e]));
+                assert_int_equal(t->events[e].dur, full->events[e].dur);
+                assert_int_equal(t->events[e].ts + 1767189312000000000LL, full->events[e].ts);
+            }
+        } else {
+            /* cut after the event array: only the trailer is lost */
+            assert_int_equal(st, MT_OK);
+            assert_int_equal(t->n_events, 40);
+            assert_true(t->stats.truncated || cut >= len - 1);
+        }
+        mt_trace_free(t);
+        st = mt_trace_load_buffer(big, cut, "cut.json", &strict, &t, &err);
+        if (cut < len - 1) {
+            assert_int_equal(st, MT_ERR_TRUNCATED);
+            assert_null(t);
+            assert_true(err.offset >= 0 && (size_t)err.offset <= cut);
+        } else {
+            mt_trace_free(t);
+        }
+    }
+    /* gzip cut at many places: never a crash, always truncated or an error */
+    size_t zlen;
+    unsigned char *z = gzip_bytes(big, len, &zlen);
+    for (size_t cut = 0; cut < zlen; cut += 3) {
+        mt_trace_t *t = NULL;
+        mt_error_t err;
+        mt_status_t st = mt_trace_load_buffer(z, cut, "cut.json.gz", NULL, &t, &err);
+        if (st == MT_OK) {
+            assert_true(t->stats.truncated);
+            assert_true(t->n_events <= 40);
+        } else {
+            assert_true(st == MT_ERR_FORMAT || st == MT_ERR_GZIP);
+        }
+        mt_trace_free(t);
+    }
+    free(z);
+    mt_trace_free(full);
+    free(big);
+}
+
+typedef struct bad_case {
+    const char *json;
+    mt_status_t code;
+    int64_t offset;   /* -1: do not check */
+    const char *msg;  /* substring of the message, or NULL */
+} bad_case_t;
+
+static void test_malformed(void **state)
+{
+    (void)state;
+    const bad_case_t cases[] = {
+        {"", MT_ERR_FORMAT, -1, "empty file"},
+        {"   \n ", MT_ERR_FORMAT, -1, "no JSON value"},
+        {"{\"a\": 1}", MT_ERR_FORMAT, -1, "traceEvents"},
+        {"nope", MT_ERR_SYNTAX, 0, "'{' or '['"},
+        {"{\"traceEvents\": [{\"ph\": \"X\" \"ts\": 1}]}", MT_ERR_SYNTAX, 28, "',' or '}'"},
+        {"{\"traceEvents\": [{\"name\": \"a\\qb\"}]}", MT_ERR_SYNTAX, 29, NULL},
+        {"{\"traceEvents\": [{\"name\": \"a\\u12g4\"}]}", MT_ERR_SYNTAX, -1, NULL},
+        {"{\"traceEvents\": [{\"name\": \"a\tb\"}]}", MT_ERR_SYNTAX, 28, "byte 0x09"},
+        {"{\"traceEvents\": [{\"ts\": 1e400}]}", MT_ERR_RANGE, 24, "ts"},
+        {"{\"traceEvents\": [{\"ts\": 9223372036854775.808}]}", MT_ERR_RANGE, 24, NULL},
+        {"{\"traceEvents\": [{\"ts\": 1.}]}", MT_ERR_SYNTAX, 24, NULL},
+        {"{\"traceEvents\": [{\"ts\": 1}]} x", MT_ERR_SYNTAX, 29, "end of input"},
+        {"{\"traceEvents\": [1, 2]}", MT_ERR_SYNTAX, 17, "trace event"},
+        {"{\"traceEvents\": {}}", MT_ERR_SYNTAX, 16, "traceEvents array"},
+        {"{\"traceEvents\": [], \"traceEvents\": []}", MT_ERR_FORMAT, -1, "second"},
+        {"{\"traceEvents\": [{\"args\": {\"x\": [1, 2}}]}", MT_ERR_SYNTAX, 37, "',' or ']'"},
+        {"{\"traceEvents\": [{\"args\": {\"x\": tru}}]}", MT_ERR_SYNTAX, 32, NULL},
+        {"{\"traceEvents\": [{\"ts\": 1, \"pid\": nul}]}", MT_ERR_SYNTAX, -1, NULL},
+        {"{\"traceEvents\": [{\"ts\": 1}],\n\"baseTimeNanoseconds\": 9223372036854775807}", MT_ERR_RANGE, -1,
+         "baseTimeNanoseconds"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const bad_case_t *c = &cases[i];
+        mt_error_t err;
+        mt_status_t st = load_str_err(c->json, strlen(c->json), NULL, &err);
+        char b[1200];
+        mt_error_format(&err, b, sizeof b);
+        if (st != c->code)
+            fail_msg("case %zu: got status %d (%s), want %d", i, st, b, c->code);
+        if (c->offset >= 0 && err.offset != c->offset)
+            fail_msg("case %zu: offset %lld, want %lld (%s)", i, (long long)err.offset, (long long)c->offset, b);
+        if (c->msg && !strstr(b, c->msg))
+            fail_msg("case %zu: message '%s' lacks '%s'", i, b, c->msg);
+        assert_non_null(strstr(b, "bad.json"));
+    }
+}
+
+/* A NUL byte inside the data is an error at its offset, with line:col. */
+static void test_nul_and_line_col(void **state)
+{
+    (void)state;
+    const char json[] = "{\"traceEvents\": [\n  {\"ph\": \"X\"},\n  {\"ph\": \0\"X\"}]}";
+    mt_error_t err;
+    mt_status_t st = load_str_err(json, sizeof json - 1, NULL, &err);
+    assert_int_equal(st, MT_ERR_SYNTAX);
+    assert_int_equal(err.offset, 42);
+    assert_int_equal(err.line, 3);
+    assert_int_equal(err.col, 10);
+    char b[1200];
+    assert_non_null(strstr(mt_error_format(&err, b, sizeof b), "(line 3:10)"));
+}
+
+/* Deep nesting in args: no recursion, so no stack overflow. */
+static void test_deep_nesting(void **state)
+{
+    (void)state;
+    const size_t depth = 200000;
+    size_t cap = depth * 6 + 256, n = 0;
+    char *b = malloc(cap);
+    n += (size_t)sprintf(b, "{\"traceEvents\": [{\"ph\": \"X\", \"args\": {\"deep\": ");
+    /* alternate objects {"k": and arrays [ , then close them in reverse */
+    for (size_t i = 0; i < depth; i++) {
+        if (i % 2) {
+            b[n++] = '[';
+        } else {
+            memcpy(b + n, "{\"k\":", 5);
+            n += 5;
+        }
+    }
+    for (size_t i = depth; i-- > 0;)
+        b[n++] = i % 2 ? ']' : '}';
+    n += (size_t)sprintf(b + n, "}}]}");
+    mt_trace_t *t = NULL;
+    mt_error_t err;
+    assert_int_equal(mt_trace_load_buffer(b, n, "deep.json", NULL, &t, &err), MT_OK);
+    assert_int_equal(t->n_events, 1);
+    mt_trace_free(t);
+    /* unbalanced: an error or a truncation, never a crash */
+    mt_status_t st = mt_trace_load_buffer(b, n - 10, "deep.json", NULL, &t, &err);
+    if (st == MT_OK) {
+        assert_true(t->stats.truncated);
+        mt_trace_free(t);
+    }
+    free(b);
+}
+
+/* A huge single string (larger than the read chunk) grows the buffer. */
+static void test_huge_string(void **state)
+{
+    (void)state;
+    const size_t big = 9u << 20;
+    char *b = malloc(big + 200);
+    size_t n = (size_t)sprintf(b, "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"");
+    memset(b + n, 'a', big);
+    n += big;
+    n += (size_t)sprintf(b + n, "\", \"ts\": 5}]}");
+    mt_trace_t *t = NULL;
+    mt_error_t err;
+    assert_int_equal(mt_trace_load_buffer(b, n, "huge.json", NULL, &t, &err), MT_OK);
+    size_t len;
+    mt_strtab_get(t->strings, t->events[0].name, &len);
+    assert_int_equal(len, big);
+    assert_int_equal(t->events[0].ts, 5000);
+    mt_trace_free(t);
+    free(b);
+}
+
+static void test_missing_file(void **state)
+{
+    (void)state;
+    mt_trace_t *t = NULL;
+    mt_error_t err;
+    assert_int_equal(mt_trace_load("/nonexistent/dir/rank-3.json", NULL, &t, &err), MT_ERR_IO);
+    assert_null(t);
+    char b[1200];
+    mt_error_format(&err, b, sizeof b);
+    assert_non_null(strstr(b, "/nonexistent/dir/rank-3.json"));
+    assert_non_null(strstr(b, "No such file"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_modern_trace),
+        cmocka_unit_test(test_legacy_2021),
+        cmocka_unit_test(test_abs_frac_and_bare_array),
+        cmocka_unit_test(test_unknown_things_are_counted),
+        cmocka_unit_test(test_strings_escapes_utf8),
+        cmocka_unit_test(test_input_dims_for_old_nccl_ranges),
+        cmocka_unit_test(test_chunk_boundaries),
+        cmocka_unit_test(test_gzip_members),
+        cmocka_unit_test(test_truncation_everywhere),
+        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_nul_and_line_col),
+        cmocka_unit_test(test_deep_nesting),
+        cmocka_unit_test(test_huge_string),
+        cmocka_unit_test(test_missing_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,28 @@
+/* Helpers shared by the unit tests. */
+#ifndef MT_TEST_UTIL_H
+#define MT_TEST_UTIL_H
+
+#include <stddef.h>
+
+#include "mergetrace/mergetrace.h"
+
+/* Load a trace from a NUL-terminated JSON string with default options;
+ * asserts success. */
+mt_trace_t *load_str(const char *json);
+
+/* Load; returns the status and fills err (trace freed). */
+mt_status_t load_str_err(const char *json, size_t len, const mt_load_opts_t *o, mt_error_t *err);
+
+/* Read a whole file; NULL if it cannot be read. *len gets the size. */
+char *read_file(const char *path, size_t *len);
+
+/* gzip-compress buf (one member) with zlib; caller frees. */
+unsigned char *gzip_bytes(const void *buf, size_t len, size_t *out_len);
+
+/* Count of events with a given normalised category and phase X. */
+size_t count_cat(const mt_trace_t *t, mt_cat_t c);
+
+/* The first event with this name, or NULL. */
+const mt_event_t *find_event(const mt_trace_t *t, const char *name);
+
+#endif
