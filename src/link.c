@@ -92,15 +92,32 @@ static bool name_starts(const mt_trace_t *t, uint32_t name, const char *lit, siz
     return n >= l && memcmp(s, lit, l) == 0;
 }
 
-static bool is_cpu_coll_range(const mt_trace_t *t, const mt_event_t *e)
+/* Per distinct name: 1 = "nccl:*", 2 = record_param_comms or c10d::*.
+ * Names repeat, so this is computed once per name, not per event. */
+static unsigned char *name_kinds(const mt_trace_t *t)
 {
-    if (e->ph != MT_PH_X)
+    uint32_t n = mt_strtab_count(t->strings);
+    unsigned char *k = calloc(n ? n : 1, 1);
+    if (!k)
+        return NULL;
+    for (uint32_t id = 0; id < n; id++) {
+        if (name_starts(t, id, "nccl:", 5))
+            k[id] = 1;
+        else if (name_starts(t, id, "record_param_comms", 18) || name_starts(t, id, "c10d::", 6))
+            k[id] = 2;
+    }
+    return k;
+}
+
+static bool is_cpu_coll_range(const unsigned char *kinds, const mt_event_t *e)
+{
+    if (e->ph != MT_PH_X || !kinds[e->name])
         return false;
     mt_cat_t c = mt_cat_normal((mt_cat_t)e->cat);
     if (c == MT_CAT_USER_ANNOTATION)
-        return name_starts(t, e->name, "nccl:", 5);
+        return kinds[e->name] == 1;
     if (c == MT_CAT_CPU_OP)
-        return name_starts(t, e->name, "record_param_comms", 18) || name_starts(t, e->name, "c10d::", 6);
+        return kinds[e->name] == 2;
     return false;
 }
 
@@ -205,6 +222,9 @@ mt_status_t mt_trace_link(mt_trace_t *t, mt_link_stats_t *stats)
     mt_link_stats_t s = {0};
     mt_status_t st = MT_OK;
     size_t n_launch = 0, n_ext = 0, n_cr = 0, n_gr = 0;
+    unsigned char *kinds = name_kinds(t);
+    if (!kinds)
+        return MT_ERR_NOMEM;
     for (size_t i = 0; i < t->n_events; i++) {
         const mt_event_t *e = &t->events[i];
         mt_cat_t c = mt_cat_normal((mt_cat_t)e->cat);
@@ -213,9 +233,9 @@ mt_status_t mt_trace_link(mt_trace_t *t, mt_link_stats_t *stats)
             n_launch++;
         if (c == MT_CAT_CPU_OP && e->coll && (e->flags & MT_EV_HAS_EXT))
             n_ext++;
-        if (is_cpu_coll_range(t, e))
+        if (is_cpu_coll_range(kinds, e))
             n_cr++;
-        if (e->cls == MT_CLASS_GPU_ANNOTATION && name_starts(t, e->name, "nccl:", 5))
+        if (e->cls == MT_CLASS_GPU_ANNOTATION && kinds[e->name] == 1)
             n_gr++;
     }
     u64map_t launch = {0}, ext = {0};
@@ -234,9 +254,9 @@ mt_status_t mt_trace_link(mt_trace_t *t, mt_link_stats_t *stats)
             map_put(&launch, e->corr, (uint32_t)i + 1);
         if (c == MT_CAT_CPU_OP && e->coll && (e->flags & MT_EV_HAS_EXT) && coll_named(&t->colls[e->coll - 1]))
             map_put(&ext, e->ext, (uint32_t)i + 1);
-        if (is_cpu_coll_range(t, e))
+        if (is_cpu_coll_range(kinds, e))
             cr[n_cr++] = (range_t){e->pid, e->tid, e->ts, e->ts + e->dur, (uint32_t)i};
-        if (e->cls == MT_CLASS_GPU_ANNOTATION && name_starts(t, e->name, "nccl:", 5))
+        if (e->cls == MT_CLASS_GPU_ANNOTATION && kinds[e->name] == 1)
             gr[n_gr++] = (range_t){e->pid, e->tid, e->ts, e->ts + e->dur, (uint32_t)i};
     }
     qsort(cr, n_cr, sizeof *cr, range_cmp);
@@ -300,6 +320,7 @@ mt_status_t mt_trace_link(mt_trace_t *t, mt_link_stats_t *stats)
         }
     }
 out:
+    free(kinds);
     map_free(&launch);
     map_free(&ext);
     free(cr);

@@ -260,10 +260,8 @@ static int skip_value(parser_t *ps, const char *p, const char **out)
                 return fail(ps, p, "a JSON value");
             if (*e == '\0' && e >= data_end(ps))
                 return NEED_MORE;
-            int64_t dummy;
             /* Validate the grammar only; range does not matter for a skip. */
-            mt_status_t st = mt_parse_us_to_ns(p, (size_t)(e - p), &dummy);
-            if (st == MT_ERR_SYNTAX)
+            if (!mt_number_valid(p, (size_t)(e - p)))
                 return fail_code(ps, p, MT_ERR_SYNTAX, "malformed number");
             p = e;
             break;
@@ -641,6 +639,7 @@ static inline int obj_next(parser_t *ps, const char *p, bool *more, const char *
 /* --------------------------------------------------------------- args */
 
 typedef struct ev_extra {
+    bool coll_init;          /* coll holds its defaults (set on first use: most events have none) */
     mt_coll_t coll;          /* collective fields found in args */
     uint32_t meta_str;       /* args.name / args.labels */
     int64_t meta_value;      /* args.sort_index */
@@ -684,6 +683,19 @@ static int64_t dims_nelems(const char *s, size_t n)
     return any ? prod : -1;
 }
 
+static const mt_coll_t coll_defaults = {.seq = -1, .in_nelems = -1, .out_nelems = -1, .group_size = -1,
+                                        .pg_id = -1, .src_rank = -1, .dst_rank = -1, .rank = -1,
+                                        .grank_start = -1, .grank_stride = -1};
+
+static inline mt_coll_t *xcoll(ev_extra_t *x)
+{
+    if (!x->coll_init) {
+        x->coll = coll_defaults;
+        x->coll_init = true;
+    }
+    return &x->coll;
+}
+
 /* p at '{' of "args". */
 static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x, const char **out)
 {
@@ -695,7 +707,6 @@ static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x
         *out = p;
         return MT_OK;
     }
-    mt_coll_t *c = &x->coll;
     while (more) {
         strtok_t k = {0};
         if ((r = obj_key(ps, p, &k, &p)))
@@ -704,8 +715,8 @@ static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x
         switch (k.len) {
         case 3:
             if (KEY_IS(k, "Seq")) {
-                r = value_int64(ps, p, &c->seq, &ok, &p, "Seq");
-                if (ok) c->fields |= MT_COLL_F_SEQ;
+                r = value_int64(ps, p, &xcoll(x)->seq, &ok, &p, "Seq");
+                if (ok) xcoll(x)->fields |= MT_COLL_F_SEQ;
             }
             break;
         case 4:
@@ -713,14 +724,14 @@ static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x
                 r = value_str(ps, p, &x->meta_str, &ok, &p);
                 if (ok) x->has_meta = true;
             } else if (KEY_IS(k, "Rank")) {
-                r = value_int64(ps, p, &c->rank, &ok, &p, "Rank");
-                if (ok) c->fields |= MT_COLL_F_RANK;
+                r = value_int64(ps, p, &xcoll(x)->rank, &ok, &p, "Rank");
+                if (ok) xcoll(x)->fields |= MT_COLL_F_RANK;
             }
             break;
         case 5:
             if (KEY_IS(k, "dtype")) {
-                r = value_str(ps, p, &c->dtype, &ok, &p);
-                if (ok) c->fields |= MT_COLL_F_DTYPE;
+                r = value_str(ps, p, &xcoll(x)->dtype, &ok, &p);
+                if (ok) xcoll(x)->fields |= MT_COLL_F_DTYPE;
             }
             break;
         case 6:
@@ -731,20 +742,20 @@ static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x
             break;
         case 8:
             if (KEY_IS(k, "Comms Id")) {
-                r = value_uint64(ps, p, &c->comms_id, &ok, &p, "Comms Id");
-                if (ok) c->fields |= MT_COLL_F_COMMS_ID;
+                r = value_uint64(ps, p, &xcoll(x)->comms_id, &ok, &p, "Comms Id");
+                if (ok) xcoll(x)->fields |= MT_COLL_F_COMMS_ID;
             } else if (KEY_IS(k, "Src Rank")) {
-                r = value_int64(ps, p, &c->src_rank, &ok, &p, "Src Rank");
-                if (ok) c->fields |= MT_COLL_F_SRC_RANK;
+                r = value_int64(ps, p, &xcoll(x)->src_rank, &ok, &p, "Src Rank");
+                if (ok) xcoll(x)->fields |= MT_COLL_F_SRC_RANK;
             } else if (KEY_IS(k, "Dst Rank")) {
-                r = value_int64(ps, p, &c->dst_rank, &ok, &p, "Dst Rank");
-                if (ok) c->fields |= MT_COLL_F_DST_RANK;
+                r = value_int64(ps, p, &xcoll(x)->dst_rank, &ok, &p, "Dst Rank");
+                if (ok) xcoll(x)->fields |= MT_COLL_F_DST_RANK;
             }
             break;
         case 10:
             if (KEY_IS(k, "Group size")) {
-                r = value_int64(ps, p, &c->group_size, &ok, &p, "Group size");
-                if (ok) c->fields |= MT_COLL_F_GROUP_SIZE;
+                r = value_int64(ps, p, &xcoll(x)->group_size, &ok, &p, "Group size");
+                if (ok) xcoll(x)->fields |= MT_COLL_F_GROUP_SIZE;
             } else if (KEY_IS(k, "sort_index")) {
                 r = value_int64(ps, p, &x->meta_value, &ok, &p, "sort_index");
                 if (ok) x->has_meta = true;
@@ -779,59 +790,59 @@ static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x
             break;
         case 13:
             if (KEY_IS(k, "In msg nelems")) {
-                r = value_int64(ps, p, &c->in_nelems, &ok, &p, "In msg nelems");
-                if (ok) c->fields |= MT_COLL_F_IN_NELEMS;
+                r = value_int64(ps, p, &xcoll(x)->in_nelems, &ok, &p, "In msg nelems");
+                if (ok) xcoll(x)->fields |= MT_COLL_F_IN_NELEMS;
             } else if (KEY_IS(k, "In split size")) {
-                r = value_str(ps, p, &c->in_split, &ok, &p);
-                if (ok) c->fields |= MT_COLL_F_SPLITS;
+                r = value_str(ps, p, &xcoll(x)->in_split, &ok, &p);
+                if (ok) xcoll(x)->fields |= MT_COLL_F_SPLITS;
             }
             break;
         case 14:
             if (KEY_IS(k, "Out msg nelems")) {
-                r = value_int64(ps, p, &c->out_nelems, &ok, &p, "Out msg nelems");
-                if (ok) c->fields |= MT_COLL_F_OUT_NELEMS;
+                r = value_int64(ps, p, &xcoll(x)->out_nelems, &ok, &p, "Out msg nelems");
+                if (ok) xcoll(x)->fields |= MT_COLL_F_OUT_NELEMS;
             } else if (KEY_IS(k, "Out split size")) {
-                r = value_str(ps, p, &c->out_split, &ok, &p);
-                if (ok) c->fields |= MT_COLL_F_SPLITS;
+                r = value_str(ps, p, &xcoll(x)->out_split, &ok, &p);
+                if (ok) xcoll(x)->fields |= MT_COLL_F_SPLITS;
             }
             break;
         case 15:
             if (KEY_IS(k, "Collective name")) {
-                r = value_str(ps, p, &c->name, &ok, &p);
-                if (ok) c->fields |= MT_COLL_F_NAME;
+                r = value_str(ps, p, &xcoll(x)->name, &ok, &p);
+                if (ok) xcoll(x)->fields |= MT_COLL_F_NAME;
             }
             break;
         case 16:
             if (KEY_IS(k, "Process Group ID")) {
-                r = value_int64(ps, p, &c->pg_id, &ok, &p, "Process Group ID");
-                if (ok) c->fields |= MT_COLL_F_PG_ID;
+                r = value_int64(ps, p, &xcoll(x)->pg_id, &ok, &p, "Process Group ID");
+                if (ok) xcoll(x)->fields |= MT_COLL_F_PG_ID;
             }
             break;
         case 17:
             if (KEY_IS(k, "Global rank start")) {
-                r = value_int64(ps, p, &c->grank_start, &ok, &p, "Global rank start");
-                if (ok) c->fields |= MT_COLL_F_GRANK_START;
+                r = value_int64(ps, p, &xcoll(x)->grank_start, &ok, &p, "Global rank start");
+                if (ok) xcoll(x)->fields |= MT_COLL_F_GRANK_START;
             }
             break;
         case 18:
             if (KEY_IS(k, "Process Group Name")) {
-                r = value_str_or_num(ps, p, &c->pg_name, &ok, &p);
-                if (ok) c->fields |= MT_COLL_F_PG_NAME;
+                r = value_str_or_num(ps, p, &xcoll(x)->pg_name, &ok, &p);
+                if (ok) xcoll(x)->fields |= MT_COLL_F_PG_NAME;
             } else if (KEY_IS(k, "Global rank stride")) {
-                r = value_int64(ps, p, &c->grank_stride, &ok, &p, "Global rank stride");
-                if (ok) c->fields |= MT_COLL_F_GRANK_STRIDE;
+                r = value_int64(ps, p, &xcoll(x)->grank_stride, &ok, &p, "Global rank stride");
+                if (ok) xcoll(x)->fields |= MT_COLL_F_GRANK_STRIDE;
             }
             break;
         case 19:
             if (KEY_IS(k, "Process Group Ranks")) {
-                r = value_str(ps, p, &c->pg_ranks, &ok, &p);
-                if (ok) c->fields |= MT_COLL_F_PG_RANKS;
+                r = value_str(ps, p, &xcoll(x)->pg_ranks, &ok, &p);
+                if (ok) xcoll(x)->fields |= MT_COLL_F_PG_RANKS;
             }
             break;
         case 25:
             if (KEY_IS(k, "Process Group Description")) {
-                r = value_str(ps, p, &c->pg_desc, &ok, &p);
-                if (ok) c->fields |= MT_COLL_F_PG_DESC;
+                r = value_str(ps, p, &xcoll(x)->pg_desc, &ok, &p);
+                if (ok) xcoll(x)->fields |= MT_COLL_F_PG_DESC;
             }
             break;
         default:
@@ -955,9 +966,15 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
         return fail(ps, p, "'{' (a trace event)");
     }
     mt_event_t ev = {.ph = MT_PH_NONE, .cat = MT_CAT_NONE};
-    ev_extra_t x = {.coll = {.seq = -1, .in_nelems = -1, .out_nelems = -1, .group_size = -1,
-                             .pg_id = -1, .src_rank = -1, .dst_rank = -1, .rank = -1,
-                             .grank_start = -1, .grank_stride = -1}};
+    ev_extra_t x;
+    x.coll_init = false;
+    x.coll.fields = 0;
+    x.meta_str = 0;
+    x.meta_value = 0;
+    x.has_meta = false;
+    x.dims = NULL;
+    x.dims_len = 0;
+    x.input_type = 0;
     uint32_t other_cat = 0;
     bool has_other_cat = false;
     bool empty = false, more = true, ok = false, is_str = false;
@@ -1086,7 +1103,7 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
         size_t nlen;
         const char *nm = mt_strtab_get(t->strings, ev.name, &nlen);
         if (nlen > 5 && memcmp(nm, "nccl:", 5) == 0) {
-            mt_coll_t c = x.coll;
+            mt_coll_t c = *xcoll(&x);
             c.in_nelems = dims_nelems(x.dims, x.dims_len);
             c.fields = MT_COLL_F_INPUT_DIMS | (c.in_nelems >= 0 ? MT_COLL_F_IN_NELEMS : 0);
             uint32_t cn;
@@ -1396,21 +1413,32 @@ typedef struct mark {
     uint64_t unknown_fields, unknown_top_keys, bad_values, bad_utf8;
 } mark_t;
 
-static void mark_take(const mt_trace_t *t, mark_t *m)
+/* Events touch only the event-level tables and counters; header members
+ * can touch everything, so only they pay for a copy of the header info. */
+static void mark_take(const mt_trace_t *t, mark_t *m, bool header)
 {
-    *m = (mark_t){t->n_colls, t->n_meta, t->n_pgs, t->n_pg_rank_pool, t->n_devices, t->info,
-                  t->stats.unknown_fields, t->stats.unknown_top_keys, t->stats.bad_values,
-                  t->stats.bad_utf8};
+    m->n_colls = t->n_colls;
+    m->n_meta = t->n_meta;
+    m->n_pgs = t->n_pgs;
+    m->n_pool = t->n_pg_rank_pool;
+    m->n_devices = t->n_devices;
+    if (header)
+        m->info = t->info;
+    m->unknown_fields = t->stats.unknown_fields;
+    m->unknown_top_keys = t->stats.unknown_top_keys;
+    m->bad_values = t->stats.bad_values;
+    m->bad_utf8 = t->stats.bad_utf8;
 }
 
-static void mark_restore(mt_trace_t *t, const mark_t *m)
+static void mark_restore(mt_trace_t *t, const mark_t *m, bool header)
 {
     t->n_colls = m->n_colls;
     t->n_meta = m->n_meta;
     t->n_pgs = m->n_pgs;
     t->n_pg_rank_pool = m->n_pool;
     t->n_devices = m->n_devices;
-    t->info = m->info;
+    if (header)
+        t->info = m->info;
     t->stats.unknown_fields = m->unknown_fields;
     t->stats.unknown_top_keys = m->unknown_top_keys;
     t->stats.bad_values = m->bad_values;
@@ -1548,14 +1576,15 @@ static mt_status_t run(parser_t *ps)
         }
         const char *out = NULL;
         size_t n_ev = ps->t->n_events;
-        mark_take(ps->t, &mk);
+        bool header = ps->state != ST_EV_FIRST && ps->state != ST_EV_NEXT;
+        mark_take(ps->t, &mk, header);
         int r = step(ps, ps->buf + unit, &out);
         if (r == MT_OK) {
             unit = (size_t)(out - ps->buf);
             continue;
         }
         ps->t->n_events = n_ev;
-        mark_restore(ps->t, &mk);
+        mark_restore(ps->t, &mk, header);
         if (r != NEED_MORE)
             return (mt_status_t)r;
         if (ps->eof) {

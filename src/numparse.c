@@ -147,6 +147,41 @@ static mt_status_t to_int64(const decimal_t *d, uint64_t mag, int64_t *v)
     return MT_OK;
 }
 
+bool mt_number_valid(const char *s, size_t len)
+{
+    const char *p = s, *e = s + len;
+    if (p < e && *p == '-')
+        p++;
+    if (p == e)
+        return false;
+    if (*p == '0') {
+        p++;
+    } else if ((unsigned)(*p - '1') <= 8) {
+        while (p < e && (unsigned)(*p - '0') <= 9)
+            p++;
+    } else {
+        return false;
+    }
+    if (p < e && *p == '.') {
+        const char *f = ++p;
+        while (p < e && (unsigned)(*p - '0') <= 9)
+            p++;
+        if (p == f)
+            return false;
+    }
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < e && (*p == '+' || *p == '-'))
+            p++;
+        const char *x = p;
+        while (p < e && (unsigned)(*p - '0') <= 9)
+            p++;
+        if (p == x)
+            return false;
+    }
+    return p == e;
+}
+
 mt_status_t mt_parse_us_to_ns(const char *s, size_t len, int64_t *ns)
 {
     /* Fast path for what Kineto writes: [-]digits[.digits] with at most 18
@@ -195,8 +230,35 @@ mt_status_t mt_parse_us_to_ns(const char *s, size_t len, int64_t *ns)
     return to_int64(&d, mag, ns);
 }
 
+/* Plain digits, at most 18 of them: no overflow possible (ids, counts). */
+static inline bool small_digits(const char *s, size_t len, uint64_t *v)
+{
+    if (!len || len > 18)
+        return false;
+    uint64_t x = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned d = (unsigned)(s[i] - '0');
+        if (d > 9)
+            return false;
+        x = x * 10 + d;
+    }
+    if (s[0] == '0' && len > 1)
+        return false; /* leading zero: leave it to the general path */
+    *v = x;
+    return true;
+}
+
 mt_status_t mt_parse_int64(const char *s, size_t len, int64_t *v)
 {
+    uint64_t u;
+    if (small_digits(s, len, &u)) {
+        *v = (int64_t)u;
+        return MT_OK;
+    }
+    if (len > 1 && s[0] == '-' && small_digits(s + 1, len - 1, &u)) {
+        *v = -(int64_t)u;
+        return MT_OK;
+    }
     decimal_t d;
     mt_status_t st = split_decimal(s, len, &d);
     if (st)
@@ -213,6 +275,8 @@ mt_status_t mt_parse_int64(const char *s, size_t len, int64_t *v)
 
 mt_status_t mt_parse_uint64(const char *s, size_t len, uint64_t *v)
 {
+    if (small_digits(s, len, v))
+        return MT_OK;
     decimal_t d;
     mt_status_t st = split_decimal(s, len, &d);
     if (st)

@@ -49,6 +49,9 @@ mt_status_t mt_parse_us_to_ns(const char *s, size_t len, int64_t *ns);
 /* Parse a JSON integer (no fraction/exponent... unless its value is an exact
  * integer, like 30669.0 or 1e3) into int64 / uint64. MT_ERR_RANGE on
  * overflow or a negative value for the unsigned form. */
+/* True when s[0..len) is exactly one number in strict JSON syntax. */
+bool mt_number_valid(const char *s, size_t len);
+
 mt_status_t mt_parse_int64(const char *s, size_t len, int64_t *v);
 mt_status_t mt_parse_uint64(const char *s, size_t len, uint64_t *v);
 

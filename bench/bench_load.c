@@ -1,0 +1,73 @@
+/* Loader benchmark: load each file N times with the core loader and print
+ * MB/s, events/s and peak RSS. Used by scripts/bench; not a test. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "mergetrace/mergetrace.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+    int reps = 3;
+    int argi = 1;
+    bool no_post = false;
+    while (argi < argc && argv[argi][0] == '-') {
+        if (!strcmp(argv[argi], "--reps") && argi + 1 < argc)
+            reps = atoi(argv[++argi]);
+        else if (!strcmp(argv[argi], "--parse-only"))
+            no_post = true;
+        else {
+            fprintf(stderr, "usage: bench_load [--reps N] [--parse-only] FILE...\n");
+            return 64;
+        }
+        argi++;
+    }
+    if (argi >= argc) {
+        fprintf(stderr, "usage: bench_load [--reps N] [--parse-only] FILE...\n");
+        return 64;
+    }
+    printf("%-40s %10s %10s %9s %11s %10s %9s\n", "file", "JSON MB", "events", "best s", "MB/s", "Mevents/s", "bytes/ev");
+    for (; argi < argc; argi++) {
+        double best = 1e30;
+        mt_trace_summary_t sum = {0};
+        for (int r = 0; r < reps; r++) {
+            mt_load_opts_t o;
+            mt_load_opts_init(&o);
+            o.no_classify = no_post;
+            o.no_link = no_post;
+            mt_trace_t *t = NULL;
+            mt_error_t err;
+            double t0 = now();
+            mt_status_t st = mt_trace_load(argv[argi], &o, &t, &err);
+            double dt = now() - t0;
+            if (st) {
+                char b[1200];
+                fprintf(stderr, "bench_load: %s\n", mt_error_format(&err, b, sizeof b));
+                return 1;
+            }
+            if (dt < best)
+                best = dt;
+            sum.events = t->n_events;
+            sum.bytes_json = t->stats.bytes_json;
+            mt_trace_free(t);
+        }
+        const char *b = strrchr(argv[argi], '/');
+        printf("%-40.40s %10.1f %10llu %9.3f %11.1f %10.2f %9.1f\n", b ? b + 1 : argv[argi], sum.bytes_json / 1e6,
+               (unsigned long long)sum.events, best, sum.bytes_json / 1e6 / best, sum.events / 1e6 / best,
+               (double)sum.bytes_json / (sum.events ? sum.events : 1));
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("peak RSS %.1f MB\n", ru.ru_maxrss / 1024.0);
+    return 0;
+}
