@@ -135,7 +135,7 @@ static int bcast_inputs(input_list_t *l, int me)
 }
 
 static void load_one(const input_file_t *f, int32_t index, const options_t *o, const mt_rankmap_t *map,
-                     file_result_t *r)
+                     bool only_file, file_result_t *r)
 {
     memset(r, 0, sizeof *r);
     r->index = index;
@@ -153,6 +153,12 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
     if (st == MT_OK) {
         mt_rank_source_t src;
         st = mt_rank_resolve(t, f->path, map, &r->rank, &src, &err);
+        if (st == MT_ERR_NO_RANK && only_file) {
+            /* One trace alone needs no rank to be analysed: call it 0. */
+            r->rank = 0;
+            src = MT_RANK_FROM_DEFAULT;
+            st = MT_OK;
+        }
         r->rank_source = (int32_t)src;
         if (st == MT_OK)
             st = mt_trace_summarize(t, &r->sum);
@@ -333,6 +339,11 @@ static int report(const options_t *o, const input_list_t *l, file_result_t *res,
                 WARN("rank %lld: %s is truncated at byte %llu: %llu events loaded, the rest is lost (--strict makes "
                      "this an error)\n",
                      (long long)r->rank, p, (unsigned long long)s->truncated_at, (unsigned long long)s->events);
+            if (s->events && s->first_ns < 100000000000000000LL && s->ts_style != MT_TS_REL)
+                WARN("rank %lld: %s: timestamps are not on the Unix epoch%s; they cannot be compared with other "
+                     "ranks until aligned\n",
+                     (long long)r->rank, short_path(p),
+                     s->truncated ? " (baseTimeNanoseconds was probably in the lost tail)" : "");
             if (s->world_size > 0 && r->rank >= s->world_size)
                 WARN("rank %lld: %s: rank is not below the trace's world_size %lld\n", (long long)r->rank, p,
                      (long long)s->world_size);
@@ -351,6 +362,8 @@ static int report(const options_t *o, const input_list_t *l, file_result_t *res,
             if (r->rank_source == MT_RANK_FROM_FILENAME)
                 WARN("rank %lld: %s has no distributedInfo.rank; rank taken from the file name\n",
                      (long long)r->rank, short_path(p));
+            if (r->rank_source == MT_RANK_FROM_DEFAULT)
+                WARN("%s names no rank; as the only input it is taken as rank 0\n", short_path(p));
         }
 #undef WARN
     }
@@ -435,7 +448,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; res && i < files.n; i++) {
         if (files.files[i].owner != me)
             continue;
-        load_one(&files.files[i], (int32_t)i, &o, map, &res[k]);
+        load_one(&files.files[i], (int32_t)i, &o, map, files.n == 1, &res[k]);
         done_bytes += res[k].sum.bytes_json;
         if (res[k].status != MT_OK) {
             local_status = res[k].status;

@@ -251,9 +251,7 @@ class Rank:
             self.sep, self.evpre = ", ", ""
         else:
             self.sep, self.evpre = ",\n  ", "\n  "
-        self.nev = 0
-        self.cph = {}
-        self.ccat = {}
+        self.cnt = {}     # (ph, cat) -> events written
         # stats (written ns)
         self.ivs = (array("q"), array("q"), array("q"))
         self.ive = (array("q"), array("q"), array("q"))
@@ -342,11 +340,9 @@ class Rank:
     def put(self, ph, cat, top, br, args):
         """Render one event. top: fragments in Kineto key order; br: where
         Kineto starts its second line; args: fragments or None."""
-        self.nev += 1
-        c = self.cph
-        c[ph] = c.get(ph, 0) + 1
-        c = self.ccat
-        c[cat] = c.get(cat, 0) + 1
+        c = self.cnt
+        k = (ph, cat)
+        c[k] = c.get(k, 0) + 1
         if self.krng is not None:
             sh = self.krng.shuffle
             if args:
@@ -384,20 +380,23 @@ class Rank:
         ls = self.loc(t)
         if self.new:
             r = ls - self.base
-            return ls, "%d.%03d" % (r // 1000, r % 1000)
+            return ls, "%d.%03d" % divmod(r, 1000)
         tu = ls // 1000
         return tu * 1000, str(tu)
 
     def X(self, cat, name, pid, tid, s, e, args):
         """A complete (ph X) event from true [s, e]; returns (written start
         ns, written end ns, ts text)."""
-        ls = self.loc(s)
-        le = self.loc(e)
+        off = self.off
+        dp = self.dppb
+        t0 = self.T0
+        ls = s + off + (dp * (s - t0) + HALF_BIL) // BIL
+        le = e + off + (dp * (e - t0) + HALF_BIL) // BIL
         if self.new:
             r = ls - self.base
             d = le - ls
-            ts = "%d.%03d" % (r // 1000, r % 1000)
-            du = "%d.%03d" % (d // 1000, d % 1000)
+            ts = "%d.%03d" % divmod(r, 1000)
+            du = "%d.%03d" % divmod(d, 1000)
             ws, we = ls, le
         else:
             tu = ls // 1000
@@ -406,8 +405,8 @@ class Rank:
             du = str(dd)
             ws = tu * 1000
             we = ws + dd * 1000
-        self.put("X", cat, ['"ph": "X"', catf(cat), nm(name), '"pid": %s' % pid, '"tid": %s' % tid,
-                            '"ts": ' + ts, '"dur": ' + du], 5, args)
+        self.put("X", cat, ['"ph": "X"', _CAT.get(cat) or catf(cat), _NAME.get(name) or nm(name),
+                            '"pid": %s' % pid, '"tid": %s' % tid, '"ts": ' + ts, '"dur": ' + du], 5, args)
         return ws, we, ts
 
     def ua(self, name, tid, s, e, ext, extra=None):
@@ -853,13 +852,15 @@ class Rank:
         busy_all = union_measure(list(self.ivs[0]) + list(self.ivs[1]) + list(self.ivs[2]),
                                  list(self.ive[0]) + list(self.ive[1]) + list(self.ive[2]))[0]
         span = (self.gpu_hi - self.gpu_lo) if self.gpu_lo is not None else 0
-        cats = {}
-        for k in sorted(self.ccat, key=lambda x: (x is None, x or "")):
-            cats["None" if k is None else k] = self.ccat[k]
+        ph = {k: 0 for k in ("X", "s", "f", "i", "M")}
+        cat = {}
+        for (p, c), n in self.cnt.items():
+            ph[p] = ph.get(p, 0) + n
+            c = "None" if c is None else c
+            cat[c] = cat.get(c, 0) + n
         return {
-            "counts": {"events": self.nev,
-                       "ph": {k: self.cph.get(k, 0) for k in ("X", "s", "f", "i", "M")},
-                       "cat": cats},
+            "counts": {"events": sum(self.cnt.values()), "ph": ph,
+                       "cat": {k: cat[k] for k in sorted(cat, key=lambda x: (x == "None", x))}},
             "gpu": {"kernels_compute": self.n_kernel[0], "kernels_comm": self.n_kernel[1],
                     "memcpy": self.n_memcpy, "memset": self.n_memset, "sync": self.n_sync,
                     "span_ns": span, "compute_ns": compute_ns, "comm_ns": comm_total - overlap,

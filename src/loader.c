@@ -609,6 +609,8 @@ static inline int obj_begin(parser_t *ps, const char *p, const char **out, bool 
 /* Read `"key" :` at p (after whitespace); *out after the colon + ws. */
 static inline int obj_key(parser_t *ps, const char *p, strtok_t *key, const char **out)
 {
+    if (*p != '"')
+        return fail(ps, p, "an object key");
     int r = parse_string(ps, p, key, &p);
     if (r)
         return r;
@@ -1707,7 +1709,7 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
                           t->n_events);
     }
     if (st == MT_OK && !ps.saw_events && !t->stats.truncated) {
-        st = mt_error_set(err, MT_ERR_FORMAT, "no \"traceEvents\" array: not a Chrome/Kineto trace");
+        st = mt_error_set(err, MT_ERR_FORMAT, "no \"traceEvents\" array (is this a PyTorch profiler trace?)");
     }
     if (st == MT_OK)
         st = finish(t, &ps);
