@@ -78,7 +78,6 @@ NCCL_OLD = {
 }
 NCCL_KARGS = ['"registers per thread": 96', '"shared memory": 0', '"grid": [16, 1, 1]',
               '"block": [512, 1, 1]']
-DTYPE_SIZE = {"Float": 4, "BFloat16": 2}
 OLD_TYPE = {"Float": "float", "BFloat16": "c10::Half"}
 
 # Launch APIs: (cat, name, cbid).
@@ -199,9 +198,19 @@ class Job:
         self.collectives = []
         self.keep_coll = not a.no_collective_truth
         self.pgs = []   # (name, desc, ranks)
+        self.wait = [[0, 0, 0] for _ in range(self.W)]   # count, arrived last, wait ns
         self.pgs.append(("0", "default_pg", list(range(self.W))))
 
     def log_coll(self, rec):
+        # Who waited for whom, in true time: a participant's kernel starts when
+        # it arrives and ends with everyone, so max(start) - start is its wait.
+        st = rec["true_start_ns"]
+        last = max(st.values())
+        for r, v in st.items():
+            w = self.wait[int(r)]
+            w[0] += 1
+            w[1] += v == last
+            w[2] += last - v
         if self.keep_coll:
             self.collectives.append(rec)
 
@@ -242,7 +251,6 @@ class Rank:
         self.base = (self.loc(self.win_s) // QUARTER_NS) * QUARTER_NS
         # writer
         self.path = path
-        self.gz = a.gzip
         self.f = gzip.open(path, "wb", compresslevel=6) if a.gzip else open(path, "wb")
         self.nbytes = 0
         self.buf = []
@@ -659,8 +667,8 @@ class Rank:
         for _ in range(cfg.layers):
             x, _, _ = self.launch_compute(M, x, [("cpu_op", "aten::linear", None), ("cpu_op", "aten::addmm", None)],
                                           K_GEMM_F32, self.vary(cfg.gemm_ns) + strag_extra)
-            x, _, _ = self.launch_compute(M, x, [("cpu_op", "aten::relu", None)], K_RELU,
-                                          self.vary(cfg.relu_ns) + strag_extra)
+        x, _, _ = self.launch_compute(M, x, [("cpu_op", "aten::relu", None)], K_RELU,
+                                      self.vary(cfg.relu_ns) + strag_extra)
         f1 = x + self.ri(3000, 8000)
         self.ua("## forward ##", M, f0, f1, fext)
         self.pyfunc("torch/nn/modules/module.py(1747): _call_impl", f0 + 1000, f1 - 1000, 1)
@@ -670,29 +678,30 @@ class Rank:
         self.used_ag = True
         A = self.tid_ag
         y = max(b0 + self.ri(10000, 25000), getattr(self, "ag_t", 0))
-        nbw = 2 * cfg.layers
+        y, _, _ = self.launch_compute(A, y, [("cpu_op", "autograd::engine::evaluate_function: ReluBackward0", None),
+                                             ("cpu_op", "aten::threshold_backward", None)],
+                                      K_THRESH_BW, self.vary(cfg.relu_ns))
+        y += self.ri(4000, 12000)
+        # DDP buckets fill as weight gradients appear: bucket b is launched
+        # after weight-gradient GEMM number after[b].
+        L = cfg.layers
         B = cfg.buckets
-        after = [max(0, -(-(b + 1) * nbw // B) - 1) for b in range(B)]
+        after = [-(-(b + 1) * L // B) - 1 for b in range(B)]
         self.pend = []
         bi = 0
-        opi = 0
-        for _ in range(cfg.layers):
-            for frames, ks, dur in (
-                    ([("cpu_op", "autograd::engine::evaluate_function: ReluBackward0", None),
-                      ("cpu_op", "aten::threshold_backward", None)], K_THRESH_BW, cfg.relu_ns),
-                    ([("cpu_op", "autograd::engine::evaluate_function: AddmmBackward0", None),
-                      ("cpu_op", "aten::mm", None)], K_GEMM_F32_BW, 2 * cfg.gemm_ns)):
-                y, _, _ = self.launch_compute(A, y, frames, ks, self.vary(dur))
-                while bi < B and after[bi] == opi:
-                    y += self.ri(3000, 8000)
-                    y, p = self.launch_comm(A, y, "allreduce", "0", cfg.all_ranks, "Float",
-                                            cfg.bucket_nelems[bi], self.s_nccl)
-                    # The NCCL stream waits for the gradients on the compute stream.
-                    p["lb"] = max(p["lb"], self.free.get(self.s_comp, 0))
-                    self.pend.append(p)
-                    bi += 1
-                opi += 1
-                y += self.ri(4000, 12000)
+        for li in range(L):
+            y, _, _ = self.launch_compute(A, y, [("cpu_op", "autograd::engine::evaluate_function: AddmmBackward0", None),
+                                                 ("cpu_op", "aten::mm", None)],
+                                          K_GEMM_F32_BW, self.vary(2 * cfg.gemm_ns))
+            while bi < B and after[bi] == li:
+                y += self.ri(3000, 8000)
+                y, p = self.launch_comm(A, y, "allreduce", "0", cfg.all_ranks, "Float",
+                                        cfg.bucket_nelems[bi], self.s_nccl)
+                # The NCCL stream waits for the gradients on the compute stream.
+                p["lb"] = max(p["lb"], self.free.get(self.s_comp, 0))
+                self.pend.append(p)
+                bi += 1
+            y += self.ri(4000, 12000)
         self.ag_t = y
         b1 = y + self.ri(5000, 10000)
         self.ua("## backward ##", M, b0, b1, bext)
@@ -930,12 +939,12 @@ def run_dp(job, ranks):
     cfg.input_bytes = 1572864
     cfg.memset_bytes = 4194304
     cfg.act_bytes = 33554432
-    cfg.bucket_nelems = [rng.choice((2097152, 4194304, 6291456, 6553600)) for _ in range(a.buckets)]
+    cfg.bucket_nelems = [rng.choice((1572864, 2097152, 2621440, 3145728)) for _ in range(a.buckets)]
     job.pg_desc = {"0": "default_pg"}
     strag = a.straggler
     d_ns = int(round(a.straggler_delay_us * 1000))
     srange = parse_range(a.straggler_steps) if a.straggler_steps else None
-    nfwd = 2 * cfg.layers
+    nfwd = cfg.layers + 1
     for R in ranks:
         R.header()
     step = a.first_step
@@ -1130,8 +1139,8 @@ def build_parser():
         prog=PROG,
         description="Write synthetic per-rank Kineto traces of a data- or pipeline-parallel job "
                     "(each rank in its own skewed clock) and truth.json with the exact answers.",
-        epilog="Times: --size-mb counts uncompressed bytes of the largest rank file (MB = 10^6 B). "
-               "Same seed and options give byte-identical files.")
+        epilog="Notes: --size-mb counts uncompressed bytes of the largest rank file (MB = 10^6 B) "
+               "and wins over --steps/--chunks. Same seed and options give byte-identical files.")
     g = p.add_argument_group("job")
     g.add_argument("--kind", choices=("dp", "pp"), default="dp", help="data parallel (default) or pipeline parallel")
     g.add_argument("--ranks", type=int, default=8, metavar="W", help="world size (default 8)")
@@ -1151,7 +1160,8 @@ def build_parser():
     c.add_argument("--max-drift-ppm", type=float, default=50.0, metavar="PPM",
                    help="node clock drifts uniform in +-PPM (default 50)")
     d = p.add_argument_group("data parallel")
-    d.add_argument("--layers", type=int, default=2, metavar="L", help="linear+relu layers (default 2)")
+    d.add_argument("--layers", type=int, default=4, metavar="L",
+                   help="linear layers, one weight-gradient GEMM each (default 4)")
     d.add_argument("--buckets", type=int, default=4, metavar="B", help="allreduce buckets per step (default 4)")
     d.add_argument("--straggler", type=int, default=None, metavar="R", help="rank whose compute is slower")
     d.add_argument("--straggler-delay-us", type=float, default=0.0, metavar="D",
@@ -1272,6 +1282,8 @@ def main(argv=None):
               "clock_offset_ns": R.off, "clock_drift_ppm": R.dppb / 1000.0, "clock_drift_ppb": R.dppb,
               "bytes": R.nbytes}
         rt.update(R.truth())
+        w = job.wait[R.rank]
+        rt["collective_wait"] = {"count": w[0], "arrived_last": w[1], "wait_ns": w[2]}
         truth["ranks"].append(rt)
     if job.keep_coll:
         truth["collectives"] = job.collectives

@@ -89,9 +89,15 @@ static int grow_array(void **arr, size_t *cap, size_t elem)
 
 /* ------------------------------------------------------------- scanning */
 
+static const unsigned char ws_char[256] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1};
+
+/* Most calls find no blank or exactly one (": ", ", "), so test the first
+ * byte before looping. */
 static inline const char *skip_ws(const char *p)
 {
-    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+    if ((unsigned char)*p > ' ')
+        return p;
+    while (ws_char[(unsigned char)*p])
         p++;
     return p;
 }
@@ -480,6 +486,43 @@ intern:;
     return MT_OK;
 }
 
+/* "ts"/"dur" in the forms Kineto writes: digits (at most 15) and an
+ * optional fraction of 1 to 3 digits, then a byte that cannot continue a
+ * number. Converted to ns in the same pass; NULL means "take the general
+ * path" (sign, exponent, more digits, leading zero, end of buffer). */
+static inline const char *fast_us(const parser_t *ps, const char *p, int64_t *ns, bool *frac)
+{
+    const char *s = p;
+    uint64_t x = 0;
+    unsigned d;
+    while ((d = (unsigned)(*p - '0')) <= 9) {
+        x = x * 10 + d;
+        p++;
+    }
+    size_t n = (size_t)(p - s);
+    if (!n || n > 15 || (*s == '0' && n > 1))
+        return NULL;
+    uint64_t f = 0;
+    size_t nf = 0;
+    if (*p == '.') {
+        p++;
+        while (nf < 3 && (d = (unsigned)(*p - '0')) <= 9) {
+            f = f * 10 + d;
+            p++;
+            nf++;
+        }
+        if (!nf)
+            return NULL;
+        static const uint64_t scale[4] = {1000, 100, 10, 1};
+        f *= scale[nf];
+        *frac = true;
+    }
+    if (num_char[(unsigned char)*p] || p >= data_end(ps))
+        return NULL;
+    *ns = (int64_t)(x * 1000 + f);
+    return p;
+}
+
 /* A number token at p. */
 static inline int number_tok(parser_t *ps, const char *p, strtok_t *tok, const char **out)
 {
@@ -507,9 +550,37 @@ static int num_error(parser_t *ps, const char *p, mt_status_t st, const char *wh
 
 /* An integer value (int64); a string value or a non-integer is counted as a
  * bad value and skipped (*ok = false). */
+/* Digits only (at most 18, no leading zero) followed by a byte that cannot
+ * continue a number: the value, in one pass over the bytes. Anything else
+ * (sign, fraction, exponent, long, the end of the buffer) returns NULL and
+ * the caller takes the general path. */
+static inline const char *fast_digits(const parser_t *ps, const char *p, uint64_t *v)
+{
+    const char *s = p;
+    uint64_t x = 0;
+    unsigned d;
+    while ((d = (unsigned)(*p - '0')) <= 9) {
+        x = x * 10 + d;
+        p++;
+    }
+    size_t n = (size_t)(p - s);
+    if (!n || n > 18 || num_char[(unsigned char)*p] || (*s == '0' && n > 1) || p >= data_end(ps))
+        return NULL;
+    *v = x;
+    return p;
+}
+
 static int value_int64(parser_t *ps, const char *p, int64_t *v, bool *ok, const char **out, const char *what)
 {
     *ok = false;
+    uint64_t u;
+    const char *e = fast_digits(ps, p, &u);
+    if (e) {
+        *v = (int64_t)u;
+        *ok = true;
+        *out = e;
+        return MT_OK;
+    }
     if (*p == '-' || (unsigned)(*p - '0') <= 9) {
         strtok_t tok = {0};
         int r = number_tok(ps, p, &tok, out);
@@ -531,6 +602,12 @@ static int value_int64(parser_t *ps, const char *p, int64_t *v, bool *ok, const 
 static int value_uint64(parser_t *ps, const char *p, uint64_t *v, bool *ok, const char **out, const char *what)
 {
     *ok = false;
+    const char *e = fast_digits(ps, p, v);
+    if (e) {
+        *ok = true;
+        *out = e;
+        return MT_OK;
+    }
     if (*p == '-' || (unsigned)(*p - '0') <= 9) {
         strtok_t tok = {0};
         int r = number_tok(ps, p, &tok, out);
@@ -1000,7 +1077,11 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
                 }
             } else if (k.s[0] == 't' && k.s[1] == 's' && (*p == '-' || (unsigned)(*p - '0') <= 9)) {
                 strtok_t v = {0};
-                if ((r = number_tok(ps, p, &v, &p)) == MT_OK) {
+                const char *e = fast_us(ps, p, &ev.ts, &ps->saw_fraction);
+                if (e) {
+                    p = e;
+                    r = MT_OK;
+                } else if ((r = number_tok(ps, p, &v, &p)) == MT_OK) {
                     mt_status_t st = mt_parse_us_to_ns(v.s, v.len, &ev.ts);
                     if (st)
                         return num_error(ps, v.s, st, "\"ts\"");
@@ -1051,7 +1132,12 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
                     ev.flags |= MT_EV_TID_STR;
             } else if (memcmp(k.s, "dur", 3) == 0 && (*p == '-' || (unsigned)(*p - '0') <= 9)) {
                 strtok_t v = {0};
-                if ((r = number_tok(ps, p, &v, &p)) == MT_OK) {
+                const char *e = fast_us(ps, p, &ev.dur, &(bool){false});
+                if (e) {
+                    p = e;
+                    ev.flags |= MT_EV_HAS_DUR;
+                    r = MT_OK;
+                } else if ((r = number_tok(ps, p, &v, &p)) == MT_OK) {
                     mt_status_t st = mt_parse_us_to_ns(v.s, v.len, &ev.dur);
                     if (st)
                         return num_error(ps, v.s, st, "\"dur\"");

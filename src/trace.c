@@ -4,52 +4,73 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const cat_text[MT_CAT_COUNT_] = {
-    [MT_CAT_OTHER] = "other",
-    [MT_CAT_NONE] = "None",
-    [MT_CAT_CPU_OP] = "cpu_op",
-    [MT_CAT_USER_ANNOTATION] = "user_annotation",
-    [MT_CAT_GPU_USER_ANNOTATION] = "gpu_user_annotation",
-    [MT_CAT_CUDA_RUNTIME] = "cuda_runtime",
-    [MT_CAT_CUDA_DRIVER] = "cuda_driver",
-    [MT_CAT_KERNEL] = "kernel",
-    [MT_CAT_GPU_MEMCPY] = "gpu_memcpy",
-    [MT_CAT_GPU_MEMSET] = "gpu_memset",
-    [MT_CAT_CUDA_SYNC] = "cuda_sync",
-    [MT_CAT_AC2G] = "ac2g",
-    [MT_CAT_FWDBWD] = "fwdbwd",
-    [MT_CAT_PYTHON_FUNCTION] = "python_function",
-    [MT_CAT_CPU_INSTANT_EVENT] = "cpu_instant_event",
-    [MT_CAT_TRACE] = "Trace",
-    [MT_CAT_OVERHEAD] = "overhead",
-    [MT_CAT_CUDA_PROFILER_RANGE] = "cuda_profiler_range",
-    [MT_CAT_MTIA_RUNTIME] = "mtia_runtime",
-    [MT_CAT_MTIA_CCP_EVENTS] = "mtia_ccp_events",
-    [MT_CAT_CRITICAL_PATH] = "critical_path",
-    [MT_CAT_LEGACY_OPERATOR] = "Operator",
-    [MT_CAT_LEGACY_RUNTIME] = "Runtime",
-    [MT_CAT_LEGACY_KERNEL] = "Kernel",
-    [MT_CAT_LEGACY_MEMCPY] = "Memcpy",
-    [MT_CAT_LEGACY_MEMSET] = "Memset",
-    [MT_CAT_LEGACY_ASYNC] = "async",
-    [MT_CAT_LEGACY_ASYNC_CPU_TO_GPU] = "async_cpu_to_gpu",
-    [MT_CAT_LEGACY_ASYNC_GPU] = "async_gpu",
+/* Spelling and length of each category (the length saves a strlen per event). */
+static const struct { const char *s; unsigned char len; } cats[MT_CAT_COUNT_] = {
+    [MT_CAT_OTHER] = {"other", sizeof "other" - 1},
+    [MT_CAT_NONE] = {"None", sizeof "None" - 1},
+    [MT_CAT_CPU_OP] = {"cpu_op", sizeof "cpu_op" - 1},
+    [MT_CAT_USER_ANNOTATION] = {"user_annotation", sizeof "user_annotation" - 1},
+    [MT_CAT_GPU_USER_ANNOTATION] = {"gpu_user_annotation", sizeof "gpu_user_annotation" - 1},
+    [MT_CAT_CUDA_RUNTIME] = {"cuda_runtime", sizeof "cuda_runtime" - 1},
+    [MT_CAT_CUDA_DRIVER] = {"cuda_driver", sizeof "cuda_driver" - 1},
+    [MT_CAT_KERNEL] = {"kernel", sizeof "kernel" - 1},
+    [MT_CAT_GPU_MEMCPY] = {"gpu_memcpy", sizeof "gpu_memcpy" - 1},
+    [MT_CAT_GPU_MEMSET] = {"gpu_memset", sizeof "gpu_memset" - 1},
+    [MT_CAT_CUDA_SYNC] = {"cuda_sync", sizeof "cuda_sync" - 1},
+    [MT_CAT_AC2G] = {"ac2g", sizeof "ac2g" - 1},
+    [MT_CAT_FWDBWD] = {"fwdbwd", sizeof "fwdbwd" - 1},
+    [MT_CAT_PYTHON_FUNCTION] = {"python_function", sizeof "python_function" - 1},
+    [MT_CAT_CPU_INSTANT_EVENT] = {"cpu_instant_event", sizeof "cpu_instant_event" - 1},
+    [MT_CAT_TRACE] = {"Trace", sizeof "Trace" - 1},
+    [MT_CAT_OVERHEAD] = {"overhead", sizeof "overhead" - 1},
+    [MT_CAT_CUDA_PROFILER_RANGE] = {"cuda_profiler_range", sizeof "cuda_profiler_range" - 1},
+    [MT_CAT_MTIA_RUNTIME] = {"mtia_runtime", sizeof "mtia_runtime" - 1},
+    [MT_CAT_MTIA_CCP_EVENTS] = {"mtia_ccp_events", sizeof "mtia_ccp_events" - 1},
+    [MT_CAT_CRITICAL_PATH] = {"critical_path", sizeof "critical_path" - 1},
+    [MT_CAT_LEGACY_OPERATOR] = {"Operator", sizeof "Operator" - 1},
+    [MT_CAT_LEGACY_RUNTIME] = {"Runtime", sizeof "Runtime" - 1},
+    [MT_CAT_LEGACY_KERNEL] = {"Kernel", sizeof "Kernel" - 1},
+    [MT_CAT_LEGACY_MEMCPY] = {"Memcpy", sizeof "Memcpy" - 1},
+    [MT_CAT_LEGACY_MEMSET] = {"Memset", sizeof "Memset" - 1},
+    [MT_CAT_LEGACY_ASYNC] = {"async", sizeof "async" - 1},
+    [MT_CAT_LEGACY_ASYNC_CPU_TO_GPU] = {"async_cpu_to_gpu", sizeof "async_cpu_to_gpu" - 1},
+    [MT_CAT_LEGACY_ASYNC_GPU] = {"async_gpu", sizeof "async_gpu" - 1},
 };
 
 const char *mt_cat_str(mt_cat_t c)
 {
-    return (unsigned)c < MT_CAT_COUNT_ ? cat_text[c] : "other";
+    return (unsigned)c < MT_CAT_COUNT_ ? cats[c].s : "other";
 }
 
+/* Called once per event: compare length and first byte before memcmp. */
 mt_cat_t mt_cat_lookup(const char *s, size_t len)
 {
-    /* Linear over ~30 entries, but first on length, which almost always
-     * decides; the loader caches the result per distinct spelling anyway. */
-    for (int c = MT_CAT_CPU_OP; c < MT_CAT_COUNT_; c++) {
-        const char *t = cat_text[c];
-        if (strlen(t) == len && memcmp(t, s, len) == 0)
-            return (mt_cat_t)c;
+#define TRY(c)                                          \
+    do {                                                \
+        if (cats[c].len == len && memcmp(cats[c].s, s, len) == 0) \
+            return c;                                   \
+    } while (0)
+    switch (len) {
+    case 4: TRY(MT_CAT_AC2G); break;
+    case 5: TRY(MT_CAT_TRACE); TRY(MT_CAT_LEGACY_ASYNC); break;
+    case 6:
+        TRY(MT_CAT_CPU_OP); TRY(MT_CAT_KERNEL); TRY(MT_CAT_FWDBWD); TRY(MT_CAT_LEGACY_KERNEL);
+        TRY(MT_CAT_LEGACY_MEMCPY); TRY(MT_CAT_LEGACY_MEMSET);
+        break;
+    case 7: TRY(MT_CAT_LEGACY_RUNTIME); break;
+    case 8: TRY(MT_CAT_OVERHEAD); TRY(MT_CAT_LEGACY_OPERATOR); break;
+    case 9: TRY(MT_CAT_CUDA_SYNC); TRY(MT_CAT_LEGACY_ASYNC_GPU); break;
+    case 10: TRY(MT_CAT_GPU_MEMCPY); TRY(MT_CAT_GPU_MEMSET); break;
+    case 11: TRY(MT_CAT_CUDA_DRIVER); break;
+    case 12: TRY(MT_CAT_CUDA_RUNTIME); TRY(MT_CAT_MTIA_RUNTIME); break;
+    case 13: TRY(MT_CAT_CRITICAL_PATH); break;
+    case 15: TRY(MT_CAT_USER_ANNOTATION); TRY(MT_CAT_PYTHON_FUNCTION); TRY(MT_CAT_MTIA_CCP_EVENTS); break;
+    case 16: TRY(MT_CAT_LEGACY_ASYNC_CPU_TO_GPU); break;
+    case 17: TRY(MT_CAT_CPU_INSTANT_EVENT); break;
+    case 19: TRY(MT_CAT_GPU_USER_ANNOTATION); TRY(MT_CAT_CUDA_PROFILER_RANGE); break;
+    default: break;
     }
+#undef TRY
     return MT_CAT_OTHER;
 }
 

@@ -95,7 +95,8 @@ class Checker:
 
     def run(self):
         d = self.d
-        truth = json.load(open(d + "/truth.json"))
+        with open(d + "/truth.json") as f:
+            truth = json.load(f)
         self.truth = truth
         new = truth["format"] == "new"
         self.new = new
@@ -250,7 +251,7 @@ class Checker:
             self.notes.append("no collectives in truth (--no-collective-truth)")
             return
         jit = truth["end_jitter_ns"]
-        tol = 2 if self.new else 2000   # old files keep whole microseconds
+        tol = 2 if self.new else 2003   # old files floor to whole us (start and duration), +-1 ns inverse
         by_id = {}
         for i, c in enumerate(colls):
             self.expect(c["comms_id"] not in by_id, "duplicate comms_id %d" % c["comms_id"])
@@ -303,6 +304,25 @@ class Checker:
             if ends:
                 self.expect(max(ends) - min(ends) <= jit + 2 * tol,
                             "collective %d: ends from files spread %d ns" % (i, max(ends) - min(ends)))
+        # waiting per rank, from the start times found in the files
+        wait = {r: [0, 0, 0] for r in self.ranks}
+        for i, c in enumerate(colls):
+            st = {int(rs): mapped[(i, int(rs))][0] for rs in c["true_start_ns"] if (i, int(rs)) in mapped}
+            if len(st) != len(c["true_start_ns"]):
+                continue
+            last = max(st.values())
+            for r, v in st.items():
+                wait[r][0] += 1
+                wait[r][1] += v == last
+                wait[r][2] += last - v
+        for rt in truth["ranks"]:
+            w = rt["collective_wait"]
+            g = wait[rt["rank"]]
+            self.expect(w["count"] == g[0] and abs(w["wait_ns"] - g[2]) <= 2 * tol * max(1, g[0]),
+                        "rank %d: collective_wait %r, from files %r" % (rt["rank"], w, g))
+            if self.new:
+                self.expect(w["arrived_last"] == g[1], "rank %d: arrived_last %d, from files %d"
+                            % (rt["rank"], w["arrived_last"], g[1]))
         self.notes.append("%d collectives, %d with Comms Id > 2^63, worst end error %d ns"
                           % (len(colls), self.big_ids, worst))
 
@@ -330,7 +350,7 @@ class Checker:
         self.expect(p["period_ns"]["p50"] == per[(len(per) - 1) // 2], "period p50")
         self.expect(abs(p["period_ns"]["mean"] - sum(per) / len(per)) <= 0.5, "period mean")
         # stage_ns and emit_ns again, from the leaders' files
-        tol1 = 2 if self.new else 2000
+        tol1 = 2 if self.new else 2003
         worst = 0
         for s, members in enumerate(p["stages"]):
             info = self.ranks[members[0]]

@@ -105,12 +105,27 @@ static void test_classes(void **state)
     mt_trace_free(t);
 }
 
+/* Every spelling maps back to its own category (the lookup is hand-switched). */
+static void test_cat_lookup_roundtrip(void **state)
+{
+    (void)state;
+    for (int c = MT_CAT_NONE + 1; c < MT_CAT_COUNT_; c++) {
+        const char *s = mt_cat_str((mt_cat_t)c);
+        if (mt_cat_lookup(s, strlen(s)) != (mt_cat_t)c)
+            fail_msg("%s does not map back", s);
+    }
+    assert_int_equal(mt_cat_lookup("kernel2", 7), MT_CAT_OTHER);
+    assert_int_equal(mt_cat_lookup("", 0), MT_CAT_OTHER);
+    assert_int_equal(mt_cat_lookup("None", 4), MT_CAT_OTHER); /* "None" is our name for "no cat", not a spelling */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decode_generations),
         cmocka_unit_test(test_coll_kind_names),
         cmocka_unit_test(test_classes),
+        cmocka_unit_test(test_cat_lookup_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

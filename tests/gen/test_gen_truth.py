@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Self-test of scripts/gen_traces.py: small jobs of every kind and layout are
+generated into a temporary directory and checked by check_truth.py; also
+determinism, format independence of the simulation, the straggler, the
+pipeline modes, usage errors, and that the checker notices a wrong truth.
+Standard library only: python3 tests/gen/test_gen_truth.py"""
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GEN = os.path.join(HERE, "..", "..", "scripts", "gen_traces.py")
+
+_spec = importlib.util.spec_from_file_location("check_truth", os.path.join(HERE, "check_truth.py"))
+check_truth = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(check_truth)
+
+
+def gen(out, *args, expect_rc=0):
+    p = subprocess.run([sys.executable, GEN, "--out", out, "--quiet"] + list(args),
+                       capture_output=True, text=True)
+    if p.returncode != expect_rc:
+        raise AssertionError("gen_traces.py %s: rc %d\n%s" % (" ".join(args), p.returncode, p.stderr))
+    return p
+
+
+def truth(d):
+    with open(os.path.join(d, "truth.json")) as f:
+        return json.load(f)
+
+
+class GenTruth(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="gen_truth_")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def dir(self, name):
+        return os.path.join(self.tmp, name)
+
+    def assertChecks(self, d):
+        errs = check_truth.Checker(d).run()
+        self.assertEqual(errs, [], "\n".join(errs[:20]))
+
+    def test_layouts(self):
+        cases = {
+            "dp_new": ["--steps", "3"],
+            "dp_old": ["--format", "old", "--steps", "3", "--ranks", "4"],
+            "dp_gz_shuffled": ["--gzip", "--shuffle-keys", "--indent", "0", "--steps", "2"],
+            "dp_kineto_layout": ["--indent", "2", "--steps", "2", "--ranks", "3", "--ranks-per-node", "2"],
+            "dp_old_unlinked": ["--format", "old", "--unlinked", "--steps", "2", "--ranks", "5"],
+            "dp_one_rank": ["--ranks", "1", "--buckets", "6", "--steps", "2"],
+            "pp_overlapped": ["--kind", "pp", "--chunks", "5"],
+            "pp_old_4stages": ["--kind", "pp", "--format", "old", "--pp-stages", "4", "--chunks", "5",
+                               "--pp-mode", "partial"],
+            "pp_no_tp": ["--kind", "pp", "--ranks", "3", "--pp-stages", "3", "--chunks", "4",
+                         "--shuffle-keys", "--gzip"],
+        }
+        for name, args in cases.items():
+            with self.subTest(name):
+                d = self.dir(name)
+                gen(d, *args)
+                self.assertChecks(d)
+
+    def test_deterministic_and_format_independent(self):
+        a, b, c = self.dir("det_a"), self.dir("det_b"), self.dir("det_c")
+        gen(a, "--seed", "9", "--steps", "2")
+        gen(b, "--seed", "9", "--steps", "2")
+        gen(c, "--seed", "9", "--steps", "2", "--format", "old", "--gzip", "--shuffle-keys", "--indent", "2")
+        for f in sorted(os.listdir(a)):
+            with open(os.path.join(a, f), "rb") as x, open(os.path.join(b, f), "rb") as y:
+                self.assertEqual(x.read(), y.read(), f)
+        self.assertEqual(truth(a)["collectives"], truth(c)["collectives"])
+
+    def test_straggler_late_everywhere(self):
+        d = self.dir("strag")
+        gen(d, "--steps", "6", "--straggler", "5", "--straggler-delay-us", "300")
+        t = truth(d)
+        late = []
+        last = 0
+        for c in t["collectives"][4:]:          # after the first step
+            st = c["true_start_ns"]
+            others = sorted(v for k, v in st.items() if k != "5")
+            late.append(st["5"] - others[len(others) // 2])
+            last += st["5"] == max(st.values())
+        mean = sum(late) / len(late)
+        self.assertTrue(200000 < mean < 360000, late)
+        self.assertGreaterEqual(last, 0.9 * len(late))
+        waits = [r["collective_wait"] for r in t["ranks"]]
+        self.assertEqual(max(range(8), key=lambda r: waits[r]["arrived_last"]), 5)
+        self.assertEqual(min(range(8), key=lambda r: waits[r]["wait_ns"]), 5)
+        for c in t["collectives"]:
+            ends = list(c["true_end_ns"].values())
+            self.assertLessEqual(max(ends) - min(ends), t["end_jitter_ns"])
+
+    def test_pipeline_modes(self):
+        score = {}
+        for mode in ("overlapped", "partial", "serialized"):
+            d = self.dir("pp_" + mode)
+            gen(d, "--kind", "pp", "--pp-mode", mode, "--chunks", "8")
+            self.assertChecks(d)
+            score[mode] = truth(d)["pipeline"]["overlap_score"]
+        self.assertGreater(score["overlapped"], 0.9)
+        self.assertLess(score["serialized"], 0.05)
+        self.assertTrue(0.2 < score["partial"] < 0.7, score)
+
+    def test_size_target(self):
+        d = self.dir("size")
+        gen(d, "--size-mb", "1")
+        sizes = [os.path.getsize(os.path.join(d, f)) for f in os.listdir(d) if f.startswith("rank-")]
+        self.assertGreaterEqual(max(sizes), 1000000)
+        self.assertLess(max(sizes), 1200000)
+
+    def test_checker_catches_wrong_truth(self):
+        d = self.dir("mut")
+        gen(d, "--steps", "2", "--ranks", "2")
+        t = truth(d)
+        t["ranks"][1]["counts"]["cat"]["kernel"] += 1
+        t["ranks"][0]["gpu"]["overlap_ns"] += 1
+        t["collectives"][0]["true_end_ns"]["1"] += 5000
+        with open(os.path.join(d, "truth.json"), "w") as f:
+            json.dump(t, f)
+        errs = check_truth.Checker(d).run()
+        self.assertTrue(any("cat" in e for e in errs), errs)
+        self.assertTrue(any("overlap_ns" in e for e in errs), errs)
+        self.assertTrue(any("collective 0" in e for e in errs), errs)
+
+    def test_usage_errors(self):
+        d = self.dir("bad")
+        for args, opt in ((["--straggler", "8"], "--straggler"),
+                          (["--kind", "pp", "--ranks", "6", "--pp-stages", "4"], "--pp-stages"),
+                          (["--straggler-steps", "x"], "--straggler-steps"),
+                          (["--kind", "pp", "--stage-us", "4000,abc"], "--stage-us")):
+            p = gen(d, *args, expect_rc=2)
+            self.assertTrue(p.stderr.startswith("gen_traces.py: " + opt + ":"), p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
