@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int add(input_list_t *l, const char *path, uint64_t bytes)
+static int add(input_list_t *l, const char *path, uint64_t bytes, bool from_dir)
 {
     if (l->n == l->cap) {
         size_t nc = l->cap ? l->cap * 2 : 16;
@@ -22,7 +22,7 @@ static int add(input_list_t *l, const char *path, uint64_t bytes)
     char *p = strdup(path);
     if (!p)
         return -1;
-    l->files[l->n++] = (input_file_t){.path = p, .bytes = bytes};
+    l->files[l->n++] = (input_file_t){.path = p, .bytes = bytes, .from_dir = from_dir};
     return 0;
 }
 
@@ -58,7 +58,7 @@ static int walk(const char *dir, bool recursive, input_list_t *l, char *msg, siz
                 if (recursive)
                     rc = walk(p, recursive, l, msg, cap);
             } else if (S_ISREG(st.st_mode) && (ends_with(de->d_name, ".json") || ends_with(de->d_name, ".json.gz"))) {
-                if (add(l, p, (uint64_t)st.st_size)) {
+                if (add(l, p, (uint64_t)st.st_size, true)) {
                     snprintf(msg, cap, "out of memory");
                     rc = 1;
                 }
@@ -93,7 +93,7 @@ int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *o
                          recursive ? " or below" : " (use -r for sub-directories)");
                 return 2;
             }
-        } else if (add(out, paths[i], (uint64_t)st.st_size)) {
+        } else if (add(out, paths[i], (uint64_t)st.st_size, false)) {
             snprintf(msg, msg_cap, "out of memory");
             return 1;
         }
@@ -103,6 +103,7 @@ int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *o
     size_t w = 0;
     for (size_t i = 0; i < out->n; i++) {
         if (w && strcmp(out->files[w - 1].path, out->files[i].path) == 0) {
+            out->files[w - 1].from_dir &= out->files[i].from_dir; /* named explicitly wins */
             free(out->files[i].path);
             continue;
         }

@@ -11,6 +11,7 @@ typedef struct input_file {
     char *path;
     uint64_t bytes;
     int owner;        /* process that loads it */
+    bool from_dir;    /* found in a directory (not named on the command line) */
 } input_file_t;
 
 typedef struct input_list {

@@ -18,7 +18,7 @@ typedef struct file_result {
     int32_t status;         /* mt_status_t */
     int64_t rank;
     int32_t rank_source;    /* mt_rank_source_t */
-    int32_t pad_;
+    int32_t skipped;        /* found in a directory but not a trace: left out, reported */
     double load_s;
     mt_trace_summary_t sum;
     char message[1024];     /* the formatted error, when status != MT_OK */
@@ -34,7 +34,8 @@ static int exit_code_for(mt_status_t st)
     case MT_ERR_TRUNCATED:
     case MT_ERR_GZIP:
     case MT_ERR_NO_RANK:
-    case MT_ERR_LIMIT: return MT_EXIT_BAD_INPUT;
+    case MT_ERR_LIMIT:
+    case MT_ERR_NOT_TRACE: return MT_EXIT_BAD_INPUT;
     case MT_ERR_USAGE: return MT_EXIT_USAGE;
     default: return MT_EXIT_ERROR;
     }
@@ -93,7 +94,7 @@ static int bcast_inputs(input_list_t *l, int me)
     n = hdr[0];
     bytes = hdr[1];
     char *names = malloc(bytes ? bytes : 1);
-    uint64_t *sizes = malloc((n ? n : 1) * sizeof *sizes);
+    uint64_t *sizes = malloc((n ? n : 1) * 2 * sizeof *sizes); /* sizes, then from_dir flags */
     if (me == 0 && names && sizes) {
         char *p = names;
         for (size_t i = 0; i < l->n; i++) {
@@ -101,6 +102,7 @@ static int bcast_inputs(input_list_t *l, int me)
             memcpy(p, l->files[i].path, k);
             p += k;
             sizes[i] = l->files[i].bytes;
+            sizes[n + i] = l->files[i].from_dir;
         }
     }
     int ok = names && sizes, all_ok;
@@ -111,7 +113,7 @@ static int bcast_inputs(input_list_t *l, int me)
         return 1;
     }
     MPI_Bcast(names, (int)bytes, MPI_CHAR, 0, MPI_COMM_WORLD);
-    MPI_Bcast(sizes, (int)n, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    MPI_Bcast(sizes, (int)(2 * n), MPI_UINT64_T, 0, MPI_COMM_WORLD);
     int rc = 0;
     if (me != 0) {
         memset(l, 0, sizeof *l);
@@ -121,6 +123,7 @@ static int bcast_inputs(input_list_t *l, int me)
         for (uint64_t i = 0; !rc && i < n; i++) {
             l->files[i].path = strdup(p);
             l->files[i].bytes = sizes[i];
+            l->files[i].from_dir = sizes[n + i] != 0;
             if (!l->files[i].path)
                 rc = 1;
             p += strlen(p) + 1;
@@ -150,6 +153,14 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
     mt_trace_t *t = NULL;
     double t0 = MPI_Wtime();
     mt_status_t st = mt_trace_load(f->path, &lo, &t, &err);
+    if (st == MT_ERR_NOT_TRACE && f->from_dir) {
+        /* Other JSON beside the traces (a config, a truth file): leave it
+         * out and say so, rather than fail the run. */
+        r->skipped = 1;
+        snprintf(r->message, sizeof r->message, "valid JSON but no \"traceEvents\" array");
+        r->load_s = MPI_Wtime() - t0;
+        return;
+    }
     if (st == MT_OK) {
         mt_rank_source_t src;
         st = mt_rank_resolve(t, f->path, map, &r->rank, &src, &err);
@@ -212,9 +223,24 @@ static int by_rank(const void *a, const void *b)
 }
 
 /* Process 0: check the rank set and print the report. Returns the exit code. */
-static int report(const options_t *o, const input_list_t *l, file_result_t *res, int n_procs, double wall_s)
+static int report(const options_t *o, const input_list_t *l, file_result_t *res, size_t n_res, int n_procs,
+                  double wall_s)
 {
-    size_t n = l->n;
+    /* Skipped files (not traces) go to the end, in file order. */
+    size_t n = 0;
+    for (size_t i = 0; i < n_res; i++)
+        if (!res[i].skipped) {
+            file_result_t tmp = res[n];
+            res[n++] = res[i];
+            res[i] = tmp;
+        }
+    file_result_t *skipped = res + n;
+    size_t n_skipped = n_res - n;
+    if (!n) {
+        fprintf(stderr, "mergetrace: no trace among the %zu JSON file%s found (%s: %s)\n", n_res, n_res == 1 ? "" : "s",
+                l->files[skipped[0].index].path, skipped[0].message);
+        return MT_EXIT_BAD_INPUT;
+    }
     qsort(res, n, sizeof *res, by_rank);
     /* Duplicate ranks: an error naming both files. */
     for (size_t i = 1; i < n; i++)
@@ -280,7 +306,7 @@ static int report(const options_t *o, const input_list_t *l, file_result_t *res,
                     ", \"kernels_compute\": %llu, \"kernels_comm\": %llu, \"comm_with_collective\": %llu"
                     ", \"memcpy\": %llu, \"memset\": %llu, \"sync\": %llu, \"gpu_launched\": %llu"
                     ", \"gpu_activities\": %llu, \"first_ns\": %lld, \"last_ns\": %lld, \"truncated\": %s"
-                    ", \"load_s\": %.6f}%s\n",
+                    ", \"load_s\": %.6f%s,\n",
                     (unsigned long long)s->bytes_in, (unsigned long long)s->bytes_json,
                     (unsigned long long)s->events, ts_style_str(s->ts_style),
                     (unsigned long long)s->by_class[MT_CLASS_COMPUTE], (unsigned long long)s->by_class[MT_CLASS_COMM],
@@ -288,11 +314,38 @@ static int report(const options_t *o, const input_list_t *l, file_result_t *res,
                     (unsigned long long)s->by_class[MT_CLASS_MEMSET], (unsigned long long)s->by_class[MT_CLASS_SYNC],
                     (unsigned long long)s->link.launched, (unsigned long long)s->link.gpu_activities,
                     (long long)s->first_ns, (long long)s->last_ns, s->truncated ? "true" : "false", r->load_s,
-                    i + 1 < n ? "," : "");
+                    "");
+            /* Events by phase and by category, as spelled in the file. */
+            fprintf(out, "   \"ph\": {");
+            const char *sep = "";
+            for (int ph = 0; ph < MT_PH_COUNT_; ph++)
+                if (s->by_ph[ph]) {
+                    fprintf(out, "%s\"%s\": %llu", sep, mt_phase_str((mt_phase_t)ph), (unsigned long long)s->by_ph[ph]);
+                    sep = ", ";
+                }
+            fprintf(out, "}, \"cat\": {");
+            sep = "";
+            for (int c = 0; c < MT_CAT_COUNT_; c++)
+                if (s->by_cat[c]) {
+                    fprintf(out, "%s\"%s\": %llu", sep, mt_cat_str((mt_cat_t)c), (unsigned long long)s->by_cat[c]);
+                    sep = ", ";
+                }
+            fprintf(out, "}}%s\n", i + 1 < n ? "," : "");
         }
-        fprintf(out, " ],\n \"load_wall_s\": %.6f}\n", wall_s);
+        fprintf(out, " ],\n \"skipped\": [");
+        for (size_t i = 0; i < n_skipped; i++) {
+            fprintf(out, "%s{\"path\": ", i ? ", " : "");
+            json_str(out, l->files[skipped[i].index].path);
+            fprintf(out, ", \"reason\": ");
+            json_str(out, skipped[i].message);
+            fprintf(out, "}");
+        }
+        fprintf(out, "],\n \"load_wall_s\": %.6f}\n", wall_s);
     } else if (!o->quiet) {
-        bool color = o->color == 1 || (o->color < 0 && isatty(1));
+        /* Under mpirun stdout is often a pseudo-terminal even when the
+         * user pipes mpirun's output, so "auto" means no colour there. */
+        bool under_mpirun = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
+        bool color = o->color == 1 || (o->color < 0 && isatty(1) && !under_mpirun && !getenv("NO_COLOR"));
         const char *B = color ? "\033[1m" : "", *Y = color ? "\033[33m" : "", *N = color ? "\033[0m" : "";
         fprintf(out, "%smergetrace %s%s: %zu trace%s, world size %lld, %d process%s\n", B, MERGETRACE_VERSION, N, n,
                 n == 1 ? "" : "s", (long long)world, n_procs, n_procs == 1 ? "" : "es");
@@ -329,6 +382,8 @@ static int report(const options_t *o, const input_list_t *l, file_result_t *res,
                 fprintf(out, " %lld", (long long)missing[i]);
             fprintf(out, "%s\n", n_missing > 32 ? " ..." : "");
         }
+        for (size_t i = 0; i < n_skipped; i++)
+            WARN("skipped %s: not a trace (%s)\n", l->files[skipped[i].index].path, skipped[i].message);
         if (world_disagree)
             WARN("the traces disagree on world_size; using the largest, %lld\n", (long long)world);
         for (size_t i = 0; i < n; i++) {
@@ -510,7 +565,7 @@ int main(int argc, char **argv)
                 code = MT_EXIT_ERROR;
             }
         } else {
-            code = report(&o, &files, all, n_procs, max_wall);
+            code = report(&o, &files, all, n_all, n_procs, max_wall);
         }
     }
     MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -1795,7 +1795,7 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
                           t->n_events);
     }
     if (st == MT_OK && !ps.saw_events && !t->stats.truncated) {
-        st = mt_error_set(err, MT_ERR_FORMAT, "no \"traceEvents\" array (is this a PyTorch profiler trace?)");
+        st = mt_error_set(err, MT_ERR_NOT_TRACE, "valid JSON, but no \"traceEvents\" array");
     }
     if (st == MT_OK)
         st = finish(t, &ps);

@@ -17,6 +17,7 @@ static const char *const status_text[MT_STATUS_COUNT_] = {
     [MT_ERR_NO_RANK] = "unknown rank",
     [MT_ERR_USAGE] = "usage error",
     [MT_ERR_LIMIT] = "input exceeds a limit",
+    [MT_ERR_NOT_TRACE] = "not a trace",
 };
 
 const char *mt_status_str(mt_status_t st)

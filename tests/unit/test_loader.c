@@ -491,7 +491,7 @@ static void test_malformed(void **state)
     const bad_case_t cases[] = {
         {"", MT_ERR_FORMAT, -1, "empty file"},
         {"   \n ", MT_ERR_FORMAT, -1, "no JSON value"},
-        {"{\"a\": 1}", MT_ERR_FORMAT, -1, "traceEvents"},
+        {"{\"a\": 1}", MT_ERR_NOT_TRACE, -1, "traceEvents"},
         {"nope", MT_ERR_SYNTAX, 0, "'{' or '['"},
         {"{\"traceEvents\": [{\"ph\": \"X\" \"ts\": 1}]}", MT_ERR_SYNTAX, 28, "',' or '}'"},
         {"{\"traceEvents\": [{\"name\": \"a\\qb\"}]}", MT_ERR_SYNTAX, 29, NULL},
