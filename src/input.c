@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -40,6 +41,7 @@ struct mt_input {
     z_stream z;
     unsigned char *zbuf;    /* compressed bytes read from the file */
     uint64_t raw_bytes;
+    uint64_t size;          /* file or buffer size, 0 if unknown */
     unsigned char peek[2];
     size_t n_peek;          /* bytes of peek[] not yet handed out (plain files) */
     /* Inflate thread (gzip only). */
@@ -191,12 +193,16 @@ mt_status_t mt_input_open(const char *path, const void *mem, size_t len, mt_inpu
             free(in);
             return mt_error_set(err, MT_ERR_IO, "cannot open");
         }
+        struct stat sb;
+        if (fstat(in->fd, &sb) == 0 && S_ISREG(sb.st_mode))
+            in->size = (uint64_t)sb.st_size;
 #ifdef POSIX_FADV_SEQUENTIAL
         (void)posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
     } else {
         in->mem = mem;
         in->mem_len = len;
+        in->size = len;
     }
     /* Sniff the gzip magic (1f 8b); the name says nothing. */
     size_t got = 0, n;
@@ -312,6 +318,11 @@ mt_status_t mt_input_read(mt_input_t *in, char *dst, size_t cap, size_t *n, bool
     }
     *n = k;
     return MT_OK;
+}
+
+uint64_t mt_input_size_hint(const mt_input_t *in)
+{
+    return in->gzip ? in->size * 8 : in->size;
 }
 
 bool mt_input_is_gzip(const mt_input_t *in)

@@ -16,6 +16,7 @@ typedef struct u64map {
     uint64_t *keys;
     uint32_t *vals;
     size_t mask;
+    size_t n;
 } u64map_t;
 
 static int map_init(u64map_t *m, size_t n)
@@ -26,6 +27,7 @@ static int map_init(u64map_t *m, size_t n)
     m->keys = malloc(cap * sizeof *m->keys);
     m->vals = calloc(cap, sizeof *m->vals);
     m->mask = cap - 1;
+    m->n = 0;
     return m->keys && m->vals ? 0 : -1;
 }
 
@@ -33,6 +35,8 @@ static void map_free(u64map_t *m)
 {
     free(m->keys);
     free(m->vals);
+    m->keys = NULL;
+    m->vals = NULL;
 }
 
 static inline size_t map_slot(uint64_t k, size_t mask)
@@ -43,18 +47,36 @@ static inline size_t map_slot(uint64_t k, size_t mask)
     return (size_t)k & mask;
 }
 
-/* Insert unless present (the first event with a key wins). */
-static void map_put(u64map_t *m, uint64_t k, uint32_t v)
+static void map_put_nogrow(u64map_t *m, uint64_t k, uint32_t v)
 {
     for (size_t i = map_slot(k, m->mask);; i = (i + 1) & m->mask) {
         if (!m->vals[i]) {
             m->keys[i] = k;
             m->vals[i] = v;
+            m->n++;
             return;
         }
         if (m->keys[i] == k)
             return;
     }
+}
+
+/* Insert unless present (the first event with a key wins). Grows at half
+ * full, so the table is never full. -1 on allocation failure. */
+static int map_put(u64map_t *m, uint64_t k, uint32_t v)
+{
+    if ((m->n + 1) * 2 > m->mask + 1) {
+        u64map_t g = {0};
+        if (map_init(&g, (m->mask + 1)))
+            return -1;
+        for (size_t i = 0; i <= m->mask; i++)
+            if (m->vals[i])
+                map_put_nogrow(&g, m->keys[i], m->vals[i]);
+        map_free(m);
+        *m = g;
+    }
+    map_put_nogrow(m, k, v);
+    return 0;
 }
 
 static uint32_t map_get(const u64map_t *m, uint64_t k)
@@ -221,43 +243,53 @@ mt_status_t mt_trace_link(mt_trace_t *t, mt_link_stats_t *stats)
 {
     mt_link_stats_t s = {0};
     mt_status_t st = MT_OK;
-    size_t n_launch = 0, n_ext = 0, n_cr = 0, n_gr = 0;
+    size_t n_cr = 0, n_gr = 0, cap_cr = 64, cap_gr = 64;
     unsigned char *kinds = name_kinds(t);
     if (!kinds)
         return MT_ERR_NOMEM;
-    for (size_t i = 0; i < t->n_events; i++) {
-        const mt_event_t *e = &t->events[i];
-        mt_cat_t c = mt_cat_normal((mt_cat_t)e->cat);
-        if ((c == MT_CAT_CUDA_RUNTIME || c == MT_CAT_CUDA_DRIVER || c == MT_CAT_MTIA_RUNTIME) &&
-            (e->flags & MT_EV_HAS_CORR))
-            n_launch++;
-        if (c == MT_CAT_CPU_OP && e->coll && (e->flags & MT_EV_HAS_EXT))
-            n_ext++;
-        if (is_cpu_coll_range(kinds, e))
-            n_cr++;
-        if (e->cls == MT_CLASS_GPU_ANNOTATION && kinds[e->name] == 1)
-            n_gr++;
-    }
+    /* One pass builds every index. The loader's category counts size the
+     * launch table up front (it grows if they undercount). */
+    const uint64_t *bc = t->stats.by_cat;
+    size_t n_launch = bc[MT_CAT_CUDA_RUNTIME] + bc[MT_CAT_CUDA_DRIVER] + bc[MT_CAT_MTIA_RUNTIME] +
+                      bc[MT_CAT_LEGACY_RUNTIME];
     u64map_t launch = {0}, ext = {0};
-    range_t *cr = NULL, *gr = NULL;
-    if (map_init(&launch, n_launch) || map_init(&ext, n_ext) ||
-        !(cr = malloc((n_cr ? n_cr : 1) * sizeof *cr)) || !(gr = malloc((n_gr ? n_gr : 1) * sizeof *gr))) {
+    range_t *cr = malloc(cap_cr * sizeof *cr), *gr = malloc(cap_gr * sizeof *gr);
+    if (map_init(&launch, n_launch) || map_init(&ext, t->n_colls) || !cr || !gr) {
         st = MT_ERR_NOMEM;
         goto out;
     }
-    n_cr = n_gr = 0;
     for (size_t i = 0; i < t->n_events; i++) {
         const mt_event_t *e = &t->events[i];
         mt_cat_t c = mt_cat_normal((mt_cat_t)e->cat);
+        int bad = 0;
         if ((c == MT_CAT_CUDA_RUNTIME || c == MT_CAT_CUDA_DRIVER || c == MT_CAT_MTIA_RUNTIME) &&
             (e->flags & MT_EV_HAS_CORR))
-            map_put(&launch, e->corr, (uint32_t)i + 1);
+            bad |= map_put(&launch, e->corr, (uint32_t)i + 1);
         if (c == MT_CAT_CPU_OP && e->coll && (e->flags & MT_EV_HAS_EXT) && coll_named(&t->colls[e->coll - 1]))
-            map_put(&ext, e->ext, (uint32_t)i + 1);
+            bad |= map_put(&ext, e->ext, (uint32_t)i + 1);
+        range_t **arr = NULL;
+        size_t *n = NULL, *cap = NULL;
         if (is_cpu_coll_range(kinds, e))
-            cr[n_cr++] = (range_t){e->pid, e->tid, e->ts, e->ts + e->dur, (uint32_t)i};
-        if (e->cls == MT_CLASS_GPU_ANNOTATION && kinds[e->name] == 1)
-            gr[n_gr++] = (range_t){e->pid, e->tid, e->ts, e->ts + e->dur, (uint32_t)i};
+            arr = &cr, n = &n_cr, cap = &cap_cr;
+        else if (e->cls == MT_CLASS_GPU_ANNOTATION && kinds[e->name] == 1)
+            arr = &gr, n = &n_gr, cap = &cap_gr;
+        if (arr) {
+            if (*n == *cap) {
+                range_t *g = realloc(*arr, *cap * 2 * sizeof *g);
+                if (!g) {
+                    bad = 1;
+                } else {
+                    *arr = g;
+                    *cap *= 2;
+                }
+            }
+            if (*n < *cap)
+                (*arr)[(*n)++] = (range_t){e->pid, e->tid, e->ts, e->ts + e->dur, (uint32_t)i};
+        }
+        if (bad) {
+            st = MT_ERR_NOMEM;
+            goto out;
+        }
     }
     qsort(cr, n_cr, sizeof *cr, range_cmp);
     qsort(gr, n_gr, sizeof *gr, range_cmp);

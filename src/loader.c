@@ -69,6 +69,10 @@ typedef struct parser {
     size_t stack_cap;
     /* Category cache: id of the last unknown category string seen. */
     mt_status_t oom;
+    /* Classification at commit time, cached per name id. */
+    bool classify;
+    unsigned char *name_cls;   /* 0 unknown, 1 compute, 2 comm */
+    size_t cap_name_cls;
 } parser_t;
 
 /* ---------------------------------------------------------------- growth */
@@ -389,6 +393,19 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
 static bool has_high(const char *s, size_t n)
 {
     size_t i = 0;
+#if defined(__SSE2__)
+    /* The token lies inside the buffer, which has MT_PAD readable bytes
+     * after the data, so 16-byte loads may run past the token's end; the
+     * mask drops those bytes. */
+    for (; i < n; i += 16) {
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)(s + i)));
+        if (n - i < 16)
+            m &= (1u << (n - i)) - 1;
+        if (m)
+            return true;
+    }
+    return false;
+#endif
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, s + i, 8);
@@ -570,17 +587,11 @@ static inline const char *fast_digits(const parser_t *ps, const char *p, uint64_
     return p;
 }
 
-static int value_int64(parser_t *ps, const char *p, int64_t *v, bool *ok, const char **out, const char *what)
+/* The general paths live apart from the inline fast paths below, so the
+ * common case (plain digits) pays for no stack frame. */
+__attribute__((noinline)) static int value_int64_slow(parser_t *ps, const char *p, int64_t *v, bool *ok,
+                                                       const char **out, const char *what)
 {
-    *ok = false;
-    uint64_t u;
-    const char *e = fast_digits(ps, p, &u);
-    if (e) {
-        *v = (int64_t)u;
-        *ok = true;
-        *out = e;
-        return MT_OK;
-    }
     if (*p == '-' || (unsigned)(*p - '0') <= 9) {
         strtok_t tok = {0};
         int r = number_tok(ps, p, &tok, out);
@@ -599,15 +610,9 @@ static int value_int64(parser_t *ps, const char *p, int64_t *v, bool *ok, const 
     return skip_value(ps, p, out);
 }
 
-static int value_uint64(parser_t *ps, const char *p, uint64_t *v, bool *ok, const char **out, const char *what)
+__attribute__((noinline)) static int value_uint64_slow(parser_t *ps, const char *p, uint64_t *v, bool *ok,
+                                                        const char **out, const char *what)
 {
-    *ok = false;
-    const char *e = fast_digits(ps, p, v);
-    if (e) {
-        *ok = true;
-        *out = e;
-        return MT_OK;
-    }
     if (*p == '-' || (unsigned)(*p - '0') <= 9) {
         strtok_t tok = {0};
         int r = number_tok(ps, p, &tok, out);
@@ -633,6 +638,32 @@ static int value_uint64(parser_t *ps, const char *p, uint64_t *v, bool *ok, cons
     }
     ps->t->stats.bad_values++;
     return skip_value(ps, p, out);
+}
+
+static inline int value_int64(parser_t *ps, const char *p, int64_t *v, bool *ok, const char **out, const char *what)
+{
+    uint64_t u;
+    const char *e = fast_digits(ps, p, &u);
+    if (e) {
+        *v = (int64_t)u;
+        *ok = true;
+        *out = e;
+        return MT_OK;
+    }
+    *ok = false;
+    return value_int64_slow(ps, p, v, ok, out, what);
+}
+
+static inline int value_uint64(parser_t *ps, const char *p, uint64_t *v, bool *ok, const char **out, const char *what)
+{
+    const char *e = fast_digits(ps, p, v);
+    if (e) {
+        *ok = true;
+        *out = e;
+        return MT_OK;
+    }
+    *ok = false;
+    return value_uint64_slow(ps, p, v, ok, out, what);
 }
 
 static int value_str(parser_t *ps, const char *p, uint32_t *id, bool *ok, const char **out)
@@ -1034,6 +1065,43 @@ static int add_other_cat(parser_t *ps, uint32_t name, const char *p)
     return MT_OK;
 }
 
+/* The class of one event, as mt_trace_classify would set it; done here so
+ * the table is not walked again. Kernel names are decoded once per name. */
+static int classify_event(parser_t *ps, mt_event_t *ev, const char *at)
+{
+    switch (mt_cat_normal((mt_cat_t)ev->cat)) {
+    case MT_CAT_KERNEL: {
+        if (ev->name >= ps->cap_name_cls) {
+            size_t nc = ps->cap_name_cls ? ps->cap_name_cls : 1024;
+            while (nc <= ev->name)
+                nc *= 2;
+            unsigned char *a = realloc(ps->name_cls, nc);
+            if (!a)
+                return fail_code(ps, at, MT_ERR_NOMEM, "class cache");
+            memset(a + ps->cap_name_cls, 0, nc - ps->cap_name_cls);
+            ps->name_cls = a;
+            ps->cap_name_cls = nc;
+        }
+        unsigned char *c = &ps->name_cls[ev->name];
+        if (!*c) {
+            size_t len;
+            const char *nm = mt_strtab_get(ps->t->strings, ev->name, &len);
+            *c = mt_nccl_decode(nm, len, NULL) ? 2 : 1;
+        }
+        const mt_coll_t *co = ev->coll ? &ps->t->colls[ev->coll - 1] : NULL;
+        bool meta = co && (co->fields & (MT_COLL_F_NAME | MT_COLL_F_PG_NAME | MT_COLL_F_COMMS_ID));
+        ev->cls = (uint8_t)(*c == 2 || meta ? MT_CLASS_COMM : MT_CLASS_COMPUTE);
+        break;
+    }
+    case MT_CAT_GPU_MEMCPY: ev->cls = MT_CLASS_MEMCPY; break;
+    case MT_CAT_GPU_MEMSET: ev->cls = MT_CLASS_MEMSET; break;
+    case MT_CAT_CUDA_SYNC: ev->cls = MT_CLASS_SYNC; break;
+    case MT_CAT_GPU_USER_ANNOTATION: ev->cls = MT_CLASS_GPU_ANNOTATION; break;
+    default: break;
+    }
+    return MT_OK;
+}
+
 /* One element of traceEvents, p at its first byte. */
 static int parse_event(parser_t *ps, const char *p, const char **out)
 {
@@ -1220,6 +1288,8 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
         ev.aux = (uint32_t)t->n_meta;
     }
     if (has_other_cat && (r = add_other_cat(ps, other_cat, start)))
+        return r;
+    if (ps->classify && ev.ph == MT_PH_X && (r = classify_event(ps, &ev, start)))
         return r;
     if (ev.flags & MT_EV_NEG_DUR)
         t->stats.neg_dur++;
@@ -1787,6 +1857,18 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
     st = mt_input_open(path, mem, len, &ps.in, err);
     if (st)
         goto fail;
+    /* Size the event table from the input size (Kineto spends 150-300
+     * bytes per event): no copying regrowth on the way. Pages are only
+     * touched as events arrive, so an overestimate costs address space. */
+    {
+        uint64_t guess = mt_input_size_hint(ps.in) / 160 + 64;
+        if (guess > ((uint64_t)1 << 32))
+            guess = (uint64_t)1 << 32;
+        t->events = malloc((size_t)guess * sizeof *t->events);
+        if (t->events)
+            t->cap_events = (size_t)guess;
+    }
+    ps.classify = !opts->no_classify;
     st = run(&ps);
     if (st == MT_OK && ps.t->stats.truncated && opts->strict) {
         err->offset = (int64_t)ps.t->stats.truncated_at;
@@ -1805,8 +1887,7 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
     }
     mt_input_close(ps.in);
     ps.in = NULL;
-    if (st == MT_OK && !opts->no_classify)
-        st = mt_trace_classify(t);
+    /* (classification already happened event by event) */
     if (st == MT_OK && !opts->no_classify && !opts->no_link)
         st = mt_trace_link(t, NULL);
     if (st)
@@ -1816,6 +1897,7 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
     free(ps.buf);
     free(ps.scratch);
     free(ps.stack);
+    free(ps.name_cls);
     *out = t;
     return MT_OK;
 
@@ -1830,6 +1912,7 @@ fail:
     free(ps.buf);
     free(ps.scratch);
     free(ps.stack);
+    free(ps.name_cls);
     mt_trace_free(t);
     return st;
 }

@@ -46,8 +46,15 @@ static uint64_t hash_bytes(const char *s, size_t len)
         i += 8;
     }
     uint64_t tail = 0;
-    for (size_t j = 0; i + j < len; j++)
-        tail |= (uint64_t)(unsigned char)s[i + j] << (8 * j);
+    if (len >= 8) {
+        /* The last 8 bytes, overlapping what was already mixed: one load
+         * instead of a byte loop. */
+        if (i < len)
+            tail = load64(s + len - 8);
+    } else {
+        for (size_t j = 0; i + j < len; j++)
+            tail |= (uint64_t)(unsigned char)s[i + j] << (8 * j);
+    }
     h = mix(h ^ tail, k0 ^ len);
     return mix(h, k1);
 }
