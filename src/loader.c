@@ -1113,6 +1113,9 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
         return fail(ps, p, "'{' (a trace event)");
     }
     mt_event_t ev = {.ph = MT_PH_NONE, .cat = MT_CAT_NONE};
+    /* Value spans of the keys a pass-through writer rewrites. */
+    const char *sp_ts = NULL, *sp_ts_e = NULL, *sp_dur = NULL, *sp_dur_e = NULL, *sp_pid = NULL, *sp_pid_e = NULL;
+    const char *sp_tid = NULL, *sp_tid_e = NULL, *sp_id = NULL, *sp_id_e = NULL;
     ev_extra_t x;
     x.coll_init = false;
     x.coll.fields = 0;
@@ -1134,6 +1137,7 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
         if ((r = obj_key(ps, p, &k, &p)))
             return r;
         r = -2;
+        const char *v0 = p;
         switch (k.len) {
         case 2:
             if (k.s[0] == 'p' && k.s[1] == 'h') {
@@ -1238,6 +1242,16 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
         }
         if (r)
             return r;
+        if (k.len == 2 && k.s[0] == 't' && k.s[1] == 's')
+            sp_ts = v0, sp_ts_e = p;
+        else if (k.len == 2 && k.s[0] == 'i' && k.s[1] == 'd')
+            sp_id = v0, sp_id_e = p;
+        else if (k.len == 3 && k.s[0] == 'p' && k.s[1] == 'i' && k.s[2] == 'd')
+            sp_pid = v0, sp_pid_e = p;
+        else if (k.len == 3 && k.s[0] == 't' && k.s[1] == 'i' && k.s[2] == 'd')
+            sp_tid = v0, sp_tid_e = p;
+        else if (k.len == 3 && k.s[0] == 'd' && k.s[1] == 'u' && k.s[2] == 'r')
+            sp_dur = v0, sp_dur_e = p;
         if ((r = obj_next(ps, p, &more, &p)))
             return r;
     }
@@ -1295,7 +1309,29 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
         t->stats.neg_dur++;
     t->stats.by_ph[ev.ph]++;
     t->stats.by_cat[ev.cat]++;
-    t->events[t->n_events++] = ev;
+    if (!ps->opts->no_store)
+        t->events[t->n_events++] = ev;
+    if (ps->opts->on_event) {
+        mt_raw_event_t raw = {.text = start, .len = (size_t)(p - start)};
+#define SPAN(a, b, off, len)                                  \
+    if (a) {                                                  \
+        raw.off = (size_t)(a - start);                        \
+        raw.len = (size_t)(b - a);                            \
+    }
+        SPAN(sp_ts, sp_ts_e, ts_off, ts_len)
+        SPAN(sp_dur, sp_dur_e, dur_off, dur_len)
+        SPAN(sp_pid, sp_pid_e, pid_off, pid_len)
+        SPAN(sp_tid, sp_tid_e, tid_off, tid_len)
+        SPAN(sp_id, sp_id_e, id_off, id_len)
+#undef SPAN
+        mt_status_t cst = ps->opts->on_event(ps->opts->on_event_ctx, t, &ev, &raw, ps->err);
+        if (cst != MT_OK) {
+            ps->fail_at = start;
+            if (ps->err && ps->err->offset < 0)
+                ps->err->offset = (int64_t)(ps->base_off + (uint64_t)(start - ps->buf));
+            return (int)cst;
+        }
+    }
     *out = p;
     return MT_OK;
 }
@@ -1860,7 +1896,7 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
     /* Size the event table from the input size (Kineto spends 150-300
      * bytes per event): no copying regrowth on the way. Pages are only
      * touched as events arrive, so an overestimate costs address space. */
-    {
+    if (!opts->no_store) {
         uint64_t guess = mt_input_size_hint(ps.in) / 160 + 64;
         if (guess > ((uint64_t)1 << 32))
             guess = (uint64_t)1 << 32;

@@ -14,12 +14,37 @@
 extern "C" {
 #endif
 
+/* Where one event sits in the input, for writers that copy events through
+ * (the merged timeline): the whole object and the value spans of the keys
+ * they rewrite. Offsets are relative to text; a length of 0 means the key
+ * was absent. Borrowed: valid during the callback only. */
+typedef struct mt_raw_event {
+    const char *text;
+    size_t len;
+    size_t ts_off, ts_len;
+    size_t dur_off, dur_len;
+    size_t pid_off, pid_len;
+    size_t tid_off, tid_len;
+    size_t id_off, id_len;
+} mt_raw_event_t;
+
+/* Called once per event, in file order, after the event is complete. ev->ts
+ * is as written in the file, converted to ns but WITHOUT baseTimeNanoseconds
+ * (that key may come later in the file); t->info.has_base tells only at the
+ * end. Return MT_OK to go on; anything else stops the load with that status
+ * (set a message in err). */
+typedef mt_status_t (*mt_event_fn)(void *ctx, const mt_trace_t *t, const mt_event_t *ev, const mt_raw_event_t *raw,
+                                   mt_error_t *err);
+
 typedef struct mt_load_opts {
     bool strict;            /* a truncated input is an error (else: keep what loaded, stats.truncated) */
     bool no_classify;       /* skip mt_trace_classify() after parsing */
     bool no_link;           /* skip mt_trace_link() after parsing */
     size_t chunk_bytes;     /* read/inflate granularity; 0 = default (4 MiB) */
     int rank_hint;          /* rank used in error messages before the header is read; -1 if unknown */
+    mt_event_fn on_event;   /* optional per-event callback (see mt_event_fn) */
+    void *on_event_ctx;
+    bool no_store;          /* keep no event table (the callback sees every event; counts are kept) */
 } mt_load_opts_t;
 
 /* Defaults: not strict, classify + link on, 4 MiB chunks, rank_hint -1. */

@@ -596,6 +596,60 @@ static void test_huge_string(void **state)
     free(b);
 }
 
+typedef struct spans_ctx {
+    int n;
+    char got[8][160];
+} spans_ctx_t;
+
+static mt_status_t collect_spans(void *ctx, const mt_trace_t *t, const mt_event_t *ev, const mt_raw_event_t *raw,
+                                 mt_error_t *err)
+{
+    (void)t;
+    (void)ev;
+    (void)err;
+    spans_ctx_t *c = ctx;
+    if (c->n >= 8)
+        return MT_OK;
+    snprintf(c->got[c->n++], sizeof c->got[0], "%.*s|%.*s|%.*s|%.*s|%.*s|%.*s", (int)raw->len, raw->text,
+             (int)raw->ts_len, raw->text + raw->ts_off, (int)raw->dur_len, raw->text + raw->dur_off,
+             (int)raw->pid_len, raw->text + raw->pid_off, (int)raw->tid_len, raw->text + raw->tid_off,
+             (int)raw->id_len, raw->text + raw->id_off);
+    return c->n == 3 ? MT_ERR_LIMIT : MT_OK;
+}
+
+/* The per-event callback sees each event's text and the value spans of
+ * ts/dur/pid/tid/id, whatever the key order; it can stop the load. */
+static void test_event_callback(void **state)
+{
+    (void)state;
+    const char json[] = "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 12.500, \"dur\": 3, \"pid\": 7, \"tid\": \"stream 9\"},"
+                        " {\"args\": {\"ts\": 99}, \"id\": 41, \"pid\": \"Spans\", \"ts\": 1e3, \"ph\": \"s\"},"
+                        " {\"ph\": \"i\"}, {\"ph\": \"i\"}]}";
+    spans_ctx_t c = {0};
+    mt_load_opts_t o;
+    mt_load_opts_init(&o);
+    o.on_event = collect_spans;
+    o.on_event_ctx = &c;
+    o.no_store = true;
+    mt_trace_t *t = NULL;
+    mt_error_t err;
+    assert_int_equal(mt_trace_load_buffer(json, sizeof json - 1, "cb.json", &o, &t, &err), MT_ERR_LIMIT);
+    assert_int_equal(c.n, 3);
+    assert_string_equal(c.got[0], "{\"ph\": \"X\", \"ts\": 12.500, \"dur\": 3, \"pid\": 7, \"tid\": \"stream 9\"}"
+                                   "|12.500|3|7|\"stream 9\"|");
+    assert_string_equal(c.got[1], "{\"args\": {\"ts\": 99}, \"id\": 41, \"pid\": \"Spans\", \"ts\": 1e3, \"ph\": \"s\"}"
+                                   "|1e3||\"Spans\"||41");
+    assert_string_equal(c.got[2], "{\"ph\": \"i\"}|||||");
+    assert_int_equal(err.offset, 153); /* the event where the callback said stop */
+    /* without stopping, nothing is stored but everything is counted */
+    c.n = 0;
+    o.on_event = NULL;
+    assert_int_equal(mt_trace_load_buffer(json, sizeof json - 1, "cb.json", &o, &t, &err), MT_OK);
+    assert_int_equal(t->n_events, 0);
+    assert_int_equal(t->stats.by_ph[MT_PH_I], 2);
+    mt_trace_free(t);
+}
+
 static void test_missing_file(void **state)
 {
     (void)state;
@@ -625,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_nul_and_line_col),
         cmocka_unit_test(test_deep_nesting),
         cmocka_unit_test(test_huge_string),
+        cmocka_unit_test(test_event_callback),
         cmocka_unit_test(test_missing_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,147 @@
+/* The per-rank collective table (one row per communication kernel), the
+ * matching of one collective instance across its participants, and the
+ * clock fit computed from the matched instances' end times. All serial and
+ * plain data: the program gathers the rows of every rank (they are
+ * self-contained, no pointers, no per-rank string ids) and calls these. */
+#ifndef MERGETRACE_COLLECTIVES_H
+#define MERGETRACE_COLLECTIVES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mergetrace/status.h"
+#include "mergetrace/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* mt_cinst_t.flags */
+enum {
+    MT_CI_COMMS_ID = 1u << 0,  /* comms_id is set ("Comms Id") */
+    MT_CI_SEQ = 1u << 1,       /* seq is set ("Seq") */
+    MT_CI_PG = 1u << 2,        /* group came from process-group metadata (name or ranks) */
+    MT_CI_STREAM = 1u << 3,    /* no group metadata: group is the NCCL stream */
+    MT_CI_SEND = 1u << 4,      /* P2P send to peer */
+    MT_CI_RECV = 1u << 5,      /* P2P receive from peer */
+    MT_CI_NO_COLL = 1u << 6,   /* a communication kernel with no collective found */
+    MT_CI_STEP = 1u << 7,      /* step is set (launched inside ProfilerStep#N) */
+};
+
+#define MT_CI_LABEL 24
+
+/* One collective instance as one rank saw it: one communication kernel.
+ * Times are this rank's own clock, ns since the epoch. */
+typedef struct mt_cinst {
+    int64_t start_ns, end_ns;   /* the kernel */
+    int64_t launch_ns;          /* start of its launch call, -1 when not linked */
+    int64_t step;               /* N of the ProfilerStep#N that contains the launch (or kernel), -1 */
+    uint64_t comms_id;          /* "Comms Id" */
+    int64_t seq;                /* "Seq", -1 */
+    uint64_t group;             /* hash of the group identity (see mt_cinst_extract) */
+    uint64_t sig;               /* hash of kind + sizes + dtype: equal across participants of one instance */
+    int64_t in_nelems, out_nelems; /* -1 unknown */
+    int64_t group_size;         /* -1 unknown */
+    int64_t peer;               /* P2P: the peer's global rank, else -1 */
+    int64_t stream;             /* GPU stream (tid) */
+    int32_t rank;               /* global rank of the trace */
+    uint32_t ordinal;           /* position among this rank's instances of the same group, in kernel order */
+    uint32_t step_ordinal;      /* position within (group, step), when MT_CI_STEP */
+    uint16_t flags;             /* MT_CI_* */
+    uint8_t kind;               /* mt_coll_kind_t: from the collective name, else the kernel name */
+    uint8_t pad_;
+    char pg[MT_CI_LABEL];       /* process group label for reports ("0", "tp", "stream 84"), truncated */
+    char dtype[12];             /* "Float", "BFloat16", ... truncated; "" unknown */
+} mt_cinst_t;
+
+/* Append the collective instances of trace t (global rank `rank`) to
+ * *rows / *n (realloc'd; *cap is the capacity). Rows are in kernel start
+ * order. Group identity, best first: "Process Group Name", else
+ * "Process Group Ranks", else "Process Group ID", else the NCCL stream.
+ * Returns MT_OK or MT_ERR_NOMEM (rows unchanged then). Not collective. */
+mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_cinst_t **rows, size_t *n, size_t *cap);
+
+/* Which key matched an instance (FORMAT.md 7.1). */
+typedef enum mt_match_key {
+    MT_KEY_COMMS_ID = 0,
+    MT_KEY_PG_SEQ,
+    MT_KEY_PG_ORDINAL,     /* process group + ordinal (anchored) */
+    MT_KEY_STREAM_ORDINAL, /* no metadata: NCCL stream paired by kernel sequence + ordinal */
+    MT_KEY_P2P,            /* send/recv pair */
+    MT_KEY_COUNT_
+} mt_match_key_t;
+
+/* The matching result: instances as groups of row indices. */
+typedef struct mt_match {
+    size_t n_inst;
+    uint32_t *first;      /* n_inst + 1 offsets into members */
+    uint32_t *members;    /* row indices, by rank within an instance */
+    uint8_t *key;         /* mt_match_key_t per instance */
+    uint8_t *status;      /* MT_INST_* per instance */
+    int32_t *expected;    /* participants expected (group size), per instance */
+} mt_match_t;
+
+enum {
+    MT_INST_FULL = 0,       /* every expected participant present */
+    MT_INST_PARTIAL = 1,    /* some missing (rank not loaded or outside its window) */
+    MT_INST_UNMATCHED = 2,  /* a single row: nobody else has it */
+    MT_INST_MISMATCH = 3,   /* participants disagree on collective or size */
+};
+
+typedef struct mt_match_stats {
+    uint64_t full, partial, unmatched, mismatched;
+    uint64_t by_key[MT_KEY_COUNT_];
+    uint64_t rows;
+} mt_match_stats_t;
+
+/* Match rows across ranks. rows is reordered (sorted) in place; the result
+ * refers to the new order. world_size bounds the expected participants when
+ * a group's size is unknown. Runs in O(n log n). *out is owned by the
+ * caller (mt_match_free). Not collective. */
+mt_status_t mt_match(mt_cinst_t *rows, size_t n, int32_t world_size, mt_match_t **out, mt_match_stats_t *stats);
+
+void mt_match_free(mt_match_t *m);
+
+/* One rank's clock correction onto the reference rank's clock:
+ *   corrected(t) = t + offset + drift * (t - anchor)
+ * (offset in ns, drift as a fraction: ppm * 1e-6). */
+typedef struct mt_clock {
+    int32_t rank;
+    bool reference;
+    bool connected;          /* reached from the reference through shared instances */
+    double offset_ns;
+    double drift_ppm;
+    int64_t anchor_ns;       /* a time in this rank's own clock (median of its instance ends) */
+    uint64_t matched;        /* instances used for the fit */
+    uint64_t rejected;       /* instances left out as outliers */
+    double residual_p50_ns, residual_p99_ns; /* |corrected end - consensus end| after the fit */
+    uint64_t violations;     /* instances this rank ends before the last participant started (beyond tolerance) */
+} mt_clock_t;
+
+typedef struct mt_clock_opts {
+    int32_t ref_rank;        /* -1: the lowest rank present */
+    bool no_drift;           /* fit offsets only */
+    bool no_align;           /* identity corrections (still reports residuals) */
+} mt_clock_opts_t;
+
+/* Fit a correction for every rank in ranks[0..n_ranks) from the matched
+ * instances (full and partial ones; mismatched are not used). out must hold
+ * n_ranks entries, in the same order as ranks. Robust: instances whose end
+ * disagrees with the consensus by far more than the typical residual are
+ * dropped and the fit repeated. Ranks not connected to the reference get an
+ * identity correction and connected = false. Not collective. */
+mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t *m, const int32_t *ranks,
+                         size_t n_ranks, const mt_clock_opts_t *opts, mt_clock_t *out);
+
+/* The corrected time of t (ns, the rank's own clock), rounded to 1 ns. */
+int64_t mt_clock_apply(const mt_clock_t *c, int64_t t);
+
+/* 64-bit FNV-1a hash used for group and signature keys (stable across
+ * processes and runs). */
+uint64_t mt_hash64(const void *data, size_t len, uint64_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MERGETRACE_COLLECTIVES_H */
