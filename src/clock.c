@@ -1,1 +1,401 @@
-/* placeholder: being written */
+/* Clock alignment from collective end times. A blocking collective ends at
+ * (almost) the same true moment on every participant, so for every matched
+ * instance each rank's corrected end should equal the others'. Each rank
+ * gets corrected(t) = t + offset + drift * (t - anchor), fitted against the
+ * consensus (median) of the other participants' corrected ends, rank by
+ * rank in breadth-first order from the reference and then a few sweeps over
+ * all, with outliers (mismatched or coalesced instances) rejected by a
+ * median-absolute-deviation test. The reference rank keeps its own clock. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mergetrace/collectives.h"
+
+#define SWEEPS 12
+#define MIN_TOL_NS 2000.0     /* never reject within 2 us of the fit */
+#define MIN_DRIFT_POINTS 8
+#define MIN_DRIFT_SPAN_NS 1e6 /* need 1 ms of spread to fit a drift */
+#define CAUSAL_TOL_NS 2000.0
+
+int64_t mt_clock_apply(const mt_clock_t *c, int64_t t)
+{
+    if (!c)
+        return t;
+    double d = c->offset_ns + c->drift_ppm * 1e-6 * (double)(t - c->anchor_ns);
+    return t + (int64_t)llround(d);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median of v[0..n) (reorders v). */
+static double median(double *v, size_t n)
+{
+    if (!n)
+        return 0;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double quantile_sorted(const double *v, size_t n, double q)
+{
+    if (!n)
+        return 0;
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    double f = pos - (double)i;
+    return i + 1 < n ? v[i] * (1 - f) + v[i + 1] * f : v[i];
+}
+
+/* Per rank: which instance memberships it has. */
+typedef struct member {
+    uint32_t inst;
+    uint32_t row;
+} member_t;
+
+typedef struct ctx {
+    const mt_cinst_t *rows;
+    const mt_match_t *m;
+    size_t n_ranks;
+    const int32_t *ranks;
+    mt_clock_t *out;
+    int32_t *rank_slot;       /* global rank -> slot in ranks[] (or -1), over [0, max_rank] */
+    int32_t max_rank;
+    member_t *mem;            /* memberships grouped by slot */
+    size_t *mem_first;        /* n_ranks + 1 */
+    bool *usable;             /* per instance */
+    bool *fitted;             /* per slot: has a correction to trust */
+    double *xs, *ys, *tmp;    /* scratch, sized to the largest rank */
+    bool *keep;
+} ctx_t;
+
+static int32_t slot_of(const ctx_t *c, int32_t rank)
+{
+    return rank >= 0 && rank <= c->max_rank ? c->rank_slot[rank] : -1;
+}
+
+/* The consensus end of instance i without rank `self`: median of the other
+ * fitted participants' corrected ends. Returns false when none. */
+static bool consensus(const ctx_t *c, uint32_t inst, int32_t self_slot, double *out)
+{
+    double v[64];
+    size_t k = 0;
+    for (uint32_t p = c->m->first[inst]; p < c->m->first[inst + 1]; p++) {
+        const mt_cinst_t *r = &c->rows[c->m->members[p]];
+        int32_t s = slot_of(c, r->rank);
+        if (s < 0 || s == self_slot || !c->fitted[s])
+            continue;
+        if (k < 64)
+            v[k++] = (double)mt_clock_apply(&c->out[s], r->end_ns);
+    }
+    if (!k)
+        return false;
+    *out = median(v, k);
+    return true;
+}
+
+/* Robust straight-line fit y = a + b x: least squares, then drop points
+ * beyond max(5 * 1.4826 * MAD, MIN_TOL_NS) of the fit and refit, 3 times. */
+static void robust_fit(ctx_t *c, size_t n, bool fit_drift, double *a, double *b, size_t *used)
+{
+    double *x = c->xs, *y = c->ys;
+    bool *keep = c->keep;
+    for (size_t i = 0; i < n; i++)
+        keep[i] = true;
+    double xmin = INFINITY, xmax = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        xmin = x[i] < xmin ? x[i] : xmin;
+        xmax = x[i] > xmax ? x[i] : xmax;
+    }
+    bool drift = fit_drift && n >= MIN_DRIFT_POINTS && xmax - xmin >= MIN_DRIFT_SPAN_NS;
+    /* Start from the median offset: least squares on raw data would let one
+     * wild point steer the first rejection. */
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        c->tmp[k++] = y[i];
+    *a = median(c->tmp, k);
+    *b = 0;
+    for (int round = 0; round < 4; round++) {
+        /* residuals and their MAD */
+        k = 0;
+        for (size_t i = 0; i < n; i++)
+            c->tmp[k++] = fabs(y[i] - (*a + *b * x[i]));
+        double mad = median(c->tmp, k);
+        double tol = 5 * 1.4826 * mad;
+        if (tol < MIN_TOL_NS)
+            tol = MIN_TOL_NS;
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            keep[i] = fabs(y[i] - (*a + *b * x[i])) <= tol;
+            m += keep[i];
+        }
+        if (!m) {
+            for (size_t i = 0; i < n; i++)
+                keep[i] = true;
+            m = n;
+        }
+        if (drift && m >= MIN_DRIFT_POINTS) {
+            double sx = 0, sy = 0;
+            for (size_t i = 0; i < n; i++)
+                if (keep[i]) {
+                    sx += x[i];
+                    sy += y[i];
+                }
+            double mx = sx / (double)m, my = sy / (double)m, sxx = 0, sxy = 0;
+            for (size_t i = 0; i < n; i++)
+                if (keep[i]) {
+                    sxx += (x[i] - mx) * (x[i] - mx);
+                    sxy += (x[i] - mx) * (y[i] - my);
+                }
+            *b = sxx > 0 ? sxy / sxx : 0;
+            *a = my - *b * mx;
+        } else {
+            k = 0;
+            for (size_t i = 0; i < n; i++)
+                if (keep[i])
+                    c->tmp[k++] = y[i];
+            *a = median(c->tmp, k);
+            *b = 0;
+        }
+    }
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        u += keep[i];
+    *used = u;
+}
+
+/* Fit slot s against the current corrections of everyone else. Returns the
+ * number of points. */
+static size_t fit_rank(ctx_t *c, size_t s, const mt_clock_opts_t *o)
+{
+    size_t n = 0;
+    mt_clock_t *ck = &c->out[s];
+    for (size_t k = c->mem_first[s]; k < c->mem_first[s + 1]; k++) {
+        const member_t *mb = &c->mem[k];
+        double target;
+        if (!c->usable[mb->inst] || !consensus(c, mb->inst, (int32_t)s, &target))
+            continue;
+        double end = (double)c->rows[mb->row].end_ns;
+        c->xs[n] = (double)(c->rows[mb->row].end_ns - ck->anchor_ns);
+        c->ys[n] = target - end;
+        n++;
+    }
+    if (!n)
+        return 0;
+    double a, b;
+    size_t used;
+    robust_fit(c, n, !o->no_drift, &a, &b, &used);
+    ck->offset_ns = a;
+    ck->drift_ppm = b * 1e6;
+    ck->matched = used;
+    ck->rejected = n - used;
+    c->fitted[s] = true;
+    return n;
+}
+
+mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t *m, const int32_t *ranks,
+                         size_t n_ranks, const mt_clock_opts_t *opts, mt_clock_t *out)
+{
+    mt_clock_opts_t defaults = {.ref_rank = -1};
+    if (!opts)
+        opts = &defaults;
+    ctx_t c = {.rows = rows, .m = m, .n_ranks = n_ranks, .ranks = ranks, .out = out, .max_rank = -1};
+    mt_status_t rc = MT_ERR_NOMEM;
+    for (size_t i = 0; i < n_ranks; i++)
+        c.max_rank = ranks[i] > c.max_rank ? ranks[i] : c.max_rank;
+    c.rank_slot = malloc(((size_t)c.max_rank + 2) * sizeof *c.rank_slot);
+    c.mem_first = calloc(n_ranks + 1, sizeof *c.mem_first);
+    c.usable = calloc(m->n_inst + 1, sizeof *c.usable);
+    c.fitted = calloc(n_ranks + 1, sizeof *c.fitted);
+    size_t *fill = calloc(n_ranks + 1, sizeof *fill);
+    int32_t *queue = malloc((n_ranks + 1) * sizeof *queue);
+    bool *seen = calloc(n_ranks + 1, sizeof *seen);
+    if (!c.rank_slot || !c.mem_first || !c.usable || !c.fitted || !fill || !queue || !seen)
+        goto done;
+    for (int32_t r = 0; r <= c.max_rank; r++)
+        c.rank_slot[r] = -1;
+    for (size_t i = 0; i < n_ranks; i++)
+        if (ranks[i] >= 0)
+            c.rank_slot[ranks[i]] = (int32_t)i;
+
+    /* Usable instances: matched (fully or partly), at least two members. */
+    for (size_t i = 0; i < m->n_inst; i++)
+        c.usable[i] = (m->status[i] == MT_INST_FULL || m->status[i] == MT_INST_PARTIAL) &&
+                      m->first[i + 1] - m->first[i] >= 2;
+    for (size_t i = 0; i < m->n_inst; i++) {
+        if (!c.usable[i])
+            continue;
+        for (uint32_t p = m->first[i]; p < m->first[i + 1]; p++) {
+            int32_t s = slot_of(&c, rows[m->members[p]].rank);
+            if (s >= 0)
+                c.mem_first[s + 1]++;
+        }
+    }
+    for (size_t s = 0; s < n_ranks; s++)
+        c.mem_first[s + 1] += c.mem_first[s];
+    size_t total = c.mem_first[n_ranks], biggest = 0;
+    for (size_t s = 0; s < n_ranks; s++)
+        if (c.mem_first[s + 1] - c.mem_first[s] > biggest)
+            biggest = c.mem_first[s + 1] - c.mem_first[s];
+    c.mem = malloc((total ? total : 1) * sizeof *c.mem);
+    c.xs = malloc((biggest + 1) * sizeof *c.xs);
+    c.ys = malloc((biggest + 1) * sizeof *c.ys);
+    c.tmp = malloc((biggest + 1) * sizeof *c.tmp);
+    c.keep = malloc((biggest + 1) * sizeof *c.keep);
+    if (!c.mem || !c.xs || !c.ys || !c.tmp || !c.keep)
+        goto done;
+    for (size_t i = 0; i < m->n_inst; i++) {
+        if (!c.usable[i])
+            continue;
+        for (uint32_t p = m->first[i]; p < m->first[i + 1]; p++) {
+            int32_t s = slot_of(&c, rows[m->members[p]].rank);
+            if (s >= 0)
+                c.mem[c.mem_first[s] + fill[s]++] = (member_t){(uint32_t)i, m->members[p]};
+        }
+    }
+
+    /* Identity to start; anchors at the median of each rank's instance ends.
+     * The reference: --ref-rank when it is loaded, else the lowest rank. */
+    int32_t ref_slot = -1, lowest = -1;
+    for (size_t s = 0; s < n_ranks; s++) {
+        mt_clock_t *ck = &out[s];
+        memset(ck, 0, sizeof *ck);
+        ck->rank = ranks[s];
+        size_t k = 0;
+        int64_t *ends = (int64_t *)(void *)c.xs; /* same size as doubles */
+        for (size_t j = c.mem_first[s]; j < c.mem_first[s + 1]; j++)
+            ends[k++] = rows[c.mem[j].row].end_ns;
+        if (k) {
+            qsort(ends, k, sizeof *ends, cmp_i64);
+            ck->anchor_ns = ends[k / 2];
+        }
+        if (opts->ref_rank >= 0 && ranks[s] == opts->ref_rank)
+            ref_slot = (int32_t)s;
+        if (lowest < 0 || ranks[s] < ranks[lowest])
+            lowest = (int32_t)s;
+    }
+    if (ref_slot < 0)
+        ref_slot = lowest;
+    if (ref_slot < 0) {
+        rc = MT_OK; /* no ranks */
+        goto done;
+    }
+    out[ref_slot].reference = true;
+    out[ref_slot].connected = true;
+    c.fitted[ref_slot] = true;
+
+    /* Breadth-first over ranks that share instances, from the reference. */
+    size_t qh = 0, qt = 0;
+    queue[qt++] = ref_slot;
+    seen[ref_slot] = true;
+    while (qh < qt) {
+        int32_t s = queue[qh++];
+        for (size_t j = c.mem_first[s]; j < c.mem_first[s + 1]; j++) {
+            uint32_t inst = c.mem[j].inst;
+            for (uint32_t p = m->first[inst]; p < m->first[inst + 1]; p++) {
+                int32_t o = slot_of(&c, rows[m->members[p]].rank);
+                if (o >= 0 && !seen[o]) {
+                    seen[o] = true;
+                    queue[qt++] = o;
+                }
+            }
+        }
+    }
+    if (!opts->no_align) {
+        /* First pass in BFS order: each rank sees fitted neighbours. */
+        for (size_t q = 1; q < qt; q++)
+            fit_rank(&c, (size_t)queue[q], opts);
+        /* Sweeps: every rank against everyone's latest correction. */
+        for (int sweep = 0; sweep < SWEEPS; sweep++)
+            for (size_t q = 1; q < qt; q++)
+                fit_rank(&c, (size_t)queue[q], opts);
+    }
+    for (size_t q = 0; q < qt; q++)
+        out[queue[q]].connected = true;
+    for (size_t s = 0; s < n_ranks; s++)
+        if (!seen[s]) {
+            out[s].offset_ns = 0;
+            out[s].drift_ppm = 0;
+        }
+    for (size_t s = 0; s < n_ranks; s++)
+        c.fitted[s] = seen[s];
+    if (opts->no_align)
+        for (size_t s = 0; s < n_ranks; s++)
+            out[s].offset_ns = out[s].drift_ppm = 0;
+
+    /* Residuals against the consensus of the others, and causality: nobody
+     * ends an instance before the last participant started it. */
+    for (size_t s = 0; s < n_ranks; s++) {
+        size_t k = 0;
+        for (size_t j = c.mem_first[s]; j < c.mem_first[s + 1]; j++) {
+            double target;
+            if (!consensus(&c, c.mem[j].inst, (int32_t)s, &target))
+                continue;
+            c.tmp[k++] = fabs((double)mt_clock_apply(&out[s], rows[c.mem[j].row].end_ns) - target);
+        }
+        qsort(c.tmp, k, sizeof *c.tmp, cmp_double);
+        /* Over the points the fit kept (the same rejection rule), so a few
+         * rejected outliers do not pose as the residual; they are counted
+         * in `rejected`. */
+        double mad = quantile_sorted(c.tmp, k, 0.5), tol = 5 * 1.4826 * mad;
+        if (tol < MIN_TOL_NS)
+            tol = MIN_TOL_NS;
+        size_t kept = k;
+        while (kept && c.tmp[kept - 1] > tol)
+            kept--;
+        out[s].residual_p50_ns = quantile_sorted(c.tmp, kept, 0.5);
+        out[s].residual_p99_ns = quantile_sorted(c.tmp, kept, 0.99);
+        if (!out[s].matched && !out[s].reference)
+            out[s].matched = 0;
+        if (out[s].reference)
+            out[s].matched = c.mem_first[s + 1] - c.mem_first[s];
+    }
+    for (size_t i = 0; i < m->n_inst; i++) {
+        if (!c.usable[i])
+            continue;
+        int64_t last_start = INT64_MIN;
+        for (uint32_t p = m->first[i]; p < m->first[i + 1]; p++) {
+            const mt_cinst_t *r = &rows[m->members[p]];
+            int32_t s = slot_of(&c, r->rank);
+            if (s < 0 || !seen[s])
+                continue;
+            int64_t st = mt_clock_apply(&out[s], r->start_ns);
+            last_start = st > last_start ? st : last_start;
+        }
+        for (uint32_t p = m->first[i]; p < m->first[i + 1]; p++) {
+            const mt_cinst_t *r = &rows[m->members[p]];
+            int32_t s = slot_of(&c, r->rank);
+            if (s < 0 || !seen[s])
+                continue;
+            double tol = CAUSAL_TOL_NS + out[s].residual_p99_ns;
+            if ((double)mt_clock_apply(&out[s], r->end_ns) + tol < (double)last_start)
+                out[s].violations++;
+        }
+    }
+    rc = MT_OK;
+done:
+    (void)n_rows;
+    free(c.rank_slot);
+    free(c.mem_first);
+    free(c.usable);
+    free(c.fitted);
+    free(c.mem);
+    free(c.xs);
+    free(c.ys);
+    free(c.tmp);
+    free(c.keep);
+    free(fill);
+    free(queue);
+    free(seen);
+    return rc;
+}

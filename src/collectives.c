@@ -1,1 +1,282 @@
-/* placeholder: being written */
+/* The per-rank collective table: one self-contained row per communication
+ * kernel, with what matching and alignment need (times, group, sequence,
+ * sizes, ProfilerStep), and no pointer into the trace. */
+#include "mergetrace/collectives.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mergetrace/classify.h"
+
+uint64_t mt_hash64(const void *data, size_t len, uint64_t seed)
+{
+    /* FNV-1a, 64-bit: simple and the same everywhere (keys travel between
+     * processes). */
+    const unsigned char *p = data;
+    uint64_t h = 0xcbf29ce484222325ull ^ seed;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static uint64_t hash_str(const char *tag, const char *s, size_t n)
+{
+    return mt_hash64(s, n, mt_hash64(tag, strlen(tag), 0));
+}
+
+static void label(char *dst, size_t cap, const char *s, size_t n)
+{
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, s, n);
+    dst[n] = '\0';
+}
+
+/* A ProfilerStep#N range of the CPU side. */
+typedef struct step_range {
+    int64_t ts, end, n;
+} step_range_t;
+
+static int step_cmp(const void *a, const void *b)
+{
+    const step_range_t *x = a, *y = b;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static int row_cmp_start(const void *a, const void *b)
+{
+    const mt_cinst_t *x = a, *y = b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    return x->end_ns < y->end_ns ? -1 : x->end_ns > y->end_ns;
+}
+
+/* The step whose range contains t: the latest-starting one that does. */
+static int64_t find_step(const step_range_t *s, size_t n, int64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s[mid].ts <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i-- > 0;) {
+        if (s[i].end >= t)
+            return s[i].n;
+        if (lo - i > 8)
+            break;
+    }
+    return -1;
+}
+
+/* Sizes that must agree across the participants of one instance. all_to_all
+ * splits differ per rank, and a P2P pair sees send and receive sides, so
+ * those sign with their kind and dtype only. */
+static uint64_t signature(mt_coll_kind_t kind, const mt_cinst_t *r)
+{
+    int64_t v[4] = {kind, -1, -1, 0};
+    if (kind != MT_COLLK_ALLTOALL && kind != MT_COLLK_SEND && kind != MT_COLLK_RECV && kind != MT_COLLK_SENDRECV) {
+        v[1] = r->in_nelems;
+        v[2] = r->out_nelems;
+    }
+    if (kind == MT_COLLK_SEND || kind == MT_COLLK_RECV)
+        v[0] = MT_COLLK_SENDRECV;
+    return mt_hash64(v, sizeof v, mt_hash64(r->dtype, strlen(r->dtype), 7));
+}
+
+mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_cinst_t **rows, size_t *n, size_t *cap)
+{
+    /* ProfilerStep#N ranges on the CPU side. */
+    size_t n_steps = 0, cap_steps = 0;
+    step_range_t *steps = NULL;
+    for (size_t i = 0; i < t->n_events; i++) {
+        const mt_event_t *e = &t->events[i];
+        if (e->ph != MT_PH_X || mt_cat_normal((mt_cat_t)e->cat) != MT_CAT_USER_ANNOTATION)
+            continue;
+        size_t len;
+        const char *nm = mt_strtab_get(t->strings, e->name, &len);
+        if (len <= 13 || memcmp(nm, "ProfilerStep#", 13) != 0)
+            continue;
+        int64_t v = 0;
+        size_t k = 13;
+        for (; k < len && (unsigned)(nm[k] - '0') <= 9 && v < INT64_MAX / 10; k++)
+            v = v * 10 + (nm[k] - '0');
+        if (k != len)
+            continue;
+        if (n_steps == cap_steps) {
+            size_t nc = cap_steps ? cap_steps * 2 : 64;
+            step_range_t *s = realloc(steps, nc * sizeof *s);
+            if (!s) {
+                free(steps);
+                return MT_ERR_NOMEM;
+            }
+            steps = s;
+            cap_steps = nc;
+        }
+        steps[n_steps++] = (step_range_t){e->ts, e->ts + e->dur, v};
+    }
+    qsort(steps, n_steps, sizeof *steps, step_cmp);
+
+    size_t first = *n;
+    for (size_t i = 0; i < t->n_events; i++) {
+        const mt_event_t *e = &t->events[i];
+        if (e->cls != MT_CLASS_COMM || e->ph != MT_PH_X)
+            continue;
+        if (*n == *cap) {
+            size_t nc = *cap ? *cap * 2 : 256;
+            mt_cinst_t *a = realloc(*rows, nc * sizeof *a);
+            if (!a) {
+                free(steps);
+                *n = first;
+                return MT_ERR_NOMEM;
+            }
+            *rows = a;
+            *cap = nc;
+        }
+        mt_cinst_t *r = &(*rows)[*n];
+        memset(r, 0, sizeof *r);
+        r->rank = rank;
+        r->start_ns = e->ts;
+        r->end_ns = e->ts + e->dur;
+        r->stream = e->tid;
+        r->launch_ns = e->aux ? t->events[e->aux - 1].ts : -1;
+        r->seq = r->in_nelems = r->out_nelems = r->group_size = r->peer = -1;
+        r->step = find_step(steps, n_steps, r->launch_ns >= 0 ? r->launch_ns : r->start_ns);
+        if (r->step >= 0)
+            r->flags |= MT_CI_STEP;
+
+        const mt_coll_t *c = mt_event_coll(t, e);
+        mt_coll_kind_t kind = MT_COLLK_UNKNOWN;
+        if (c && (c->fields & MT_COLL_F_NAME)) {
+            size_t l;
+            const char *s = mt_strtab_get(t->strings, c->name, &l);
+            kind = mt_coll_kind_from_name(s, l);
+        }
+        if (kind == MT_COLLK_UNKNOWN) {
+            size_t l;
+            const char *s = mt_strtab_get(t->strings, e->name, &l);
+            mt_nccl_name_t d;
+            if (mt_nccl_decode(s, l, &d))
+                kind = d.kind;
+        }
+        if (!c)
+            r->flags |= MT_CI_NO_COLL;
+        if (c) {
+            if (c->fields & MT_COLL_F_COMMS_ID) {
+                r->comms_id = c->comms_id;
+                r->flags |= MT_CI_COMMS_ID;
+            }
+            if (c->fields & MT_COLL_F_SEQ) {
+                r->seq = c->seq;
+                r->flags |= MT_CI_SEQ;
+            }
+            if (c->fields & MT_COLL_F_IN_NELEMS)
+                r->in_nelems = c->in_nelems;
+            if (c->fields & MT_COLL_F_OUT_NELEMS)
+                r->out_nelems = c->out_nelems;
+            if (c->fields & MT_COLL_F_GROUP_SIZE)
+                r->group_size = c->group_size;
+            if (c->fields & MT_COLL_F_DTYPE) {
+                size_t l;
+                const char *s = mt_strtab_get(t->strings, c->dtype, &l);
+                label(r->dtype, sizeof r->dtype, s, l);
+            }
+            /* P2P: PyTorch puts the peer's global rank in "Dst Rank" on
+             * send and "Src Rank" on recv. */
+            if (kind == MT_COLLK_SEND && (c->fields & MT_COLL_F_DST_RANK)) {
+                r->peer = c->dst_rank;
+                r->flags |= MT_CI_SEND;
+            } else if (kind == MT_COLLK_RECV && (c->fields & MT_COLL_F_SRC_RANK)) {
+                r->peer = c->src_rank;
+                r->flags |= MT_CI_RECV;
+            }
+            size_t l;
+            if (c->fields & MT_COLL_F_PG_NAME) {
+                const char *s = mt_strtab_get(t->strings, c->pg_name, &l);
+                r->group = hash_str("pg:", s, l);
+                r->flags |= MT_CI_PG;
+                if (c->fields & MT_COLL_F_PG_DESC) {
+                    size_t dl;
+                    const char *d = mt_strtab_get(t->strings, c->pg_desc, &dl);
+                    char b[64];
+                    int w = snprintf(b, sizeof b, "%.*s (%.*s)", (int)(l > 20 ? 20 : l), s, (int)(dl > 30 ? 30 : dl), d);
+                    label(r->pg, sizeof r->pg, b, w > 0 ? (size_t)w : 0);
+                } else {
+                    label(r->pg, sizeof r->pg, s, l);
+                }
+            } else if (c->fields & MT_COLL_F_PG_RANKS) {
+                const char *s = mt_strtab_get(t->strings, c->pg_ranks, &l);
+                r->group = hash_str("ranks:", s, l);
+                r->flags |= MT_CI_PG;
+                label(r->pg, sizeof r->pg, s, l);
+            } else if (c->fields & MT_COLL_F_PG_ID) {
+                char b[32];
+                int w = snprintf(b, sizeof b, "%lld", (long long)c->pg_id);
+                r->group = hash_str("pgid:", b, (size_t)w);
+                r->flags |= MT_CI_PG;
+                label(r->pg, sizeof r->pg, b, (size_t)w);
+            }
+        }
+        if (!(r->flags & MT_CI_PG)) {
+            char b[32];
+            int w = snprintf(b, sizeof b, "stream %lld", (long long)e->tid);
+            r->group = hash_str("stream:", b, (size_t)w);
+            r->flags |= MT_CI_STREAM;
+            label(r->pg, sizeof r->pg, b, (size_t)w);
+        }
+        r->kind = (uint8_t)kind;
+        r->sig = signature(kind, r);
+        (*n)++;
+    }
+    free(steps);
+
+    /* Kernel order, then ordinals per group and per (group, step). */
+    mt_cinst_t *base = *rows + first;
+    size_t cnt = *n - first;
+    qsort(base, cnt, sizeof *base, row_cmp_start);
+    /* A rank has few communicators: a small table of counters per group. */
+    {
+        typedef struct gcount {
+            uint64_t group;
+            int64_t step;
+            uint32_t n, n_step;
+        } gcount_t;
+        gcount_t *g = NULL;
+        size_t ng = 0, capg = 0;
+        for (size_t i = 0; i < cnt; i++) {
+            mt_cinst_t *r = &base[i];
+            size_t j = 0;
+            for (; j < ng && g[j].group != r->group; j++)
+                ;
+            if (j == ng) {
+                if (ng == capg) {
+                    size_t nc = capg ? capg * 2 : 16;
+                    gcount_t *a = realloc(g, nc * sizeof *a);
+                    if (!a) {
+                        free(g);
+                        *n = first;
+                        return MT_ERR_NOMEM;
+                    }
+                    g = a;
+                    capg = nc;
+                }
+                g[ng++] = (gcount_t){r->group, INT64_MIN, 0, 0};
+            }
+            r->ordinal = g[j].n++;
+            if (g[j].step != r->step) {
+                g[j].step = r->step;
+                g[j].n_step = 0;
+            }
+            r->step_ordinal = g[j].n_step++;
+        }
+        free(g);
+    }
+    return MT_OK;
+}

@@ -1,1 +1,423 @@
-/* placeholder: being written */
+/* Matching one collective instance across its participants (FORMAT.md 7.1),
+ * best key first: Comms Id; (process group, Seq); P2P pairs by direction and
+ * order; (process group, ordinal); and for traces without metadata the NCCL
+ * stream, paired across ranks by kernel sequence, with its ordinal. Ordinals
+ * are anchored: profiling windows start at different collectives on
+ * different ranks, so each rank's sequence is shifted onto a reference
+ * sequence where kinds, sizes and ProfilerStep numbers agree. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mergetrace/classify.h"
+#include "mergetrace/collectives.h"
+
+#define MAX_SHIFT 32
+#define SHIFT_WINDOW 512
+
+typedef struct mkey {
+    uint8_t tier;     /* mt_match_key_t */
+    uint64_t a, b, c;
+    uint32_t row;
+} mkey_t;
+
+static int mkey_cmp(const void *x, const void *y)
+{
+    const mkey_t *p = x, *q = y;
+    if (p->tier != q->tier) return p->tier < q->tier ? -1 : 1;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    if (p->b != q->b) return p->b < q->b ? -1 : 1;
+    if (p->c != q->c) return p->c < q->c ? -1 : 1;
+    return p->row < q->row ? -1 : p->row > q->row;
+}
+
+static bool is_p2p(const mt_cinst_t *r)
+{
+    return (r->flags & (MT_CI_SEND | MT_CI_RECV)) && r->peer >= 0;
+}
+
+static uint64_t pair_key(const mt_cinst_t *r)
+{
+    uint64_t lo = (uint64_t)(uint32_t)(r->rank < r->peer ? r->rank : r->peer);
+    uint64_t hi = (uint64_t)(uint32_t)(r->rank < r->peer ? r->peer : r->rank);
+    return lo << 32 | hi;
+}
+
+/* ---- ordinal sequences per (group, rank) ---- */
+
+typedef struct seqent {
+    uint64_t group;  /* matching group (after stream pairing) */
+    int32_t rank;
+    uint32_t ordinal;
+    uint32_t row;
+} seqent_t;
+
+static int seqent_cmp(const void *x, const void *y)
+{
+    const seqent_t *p = x, *q = y;
+    if (p->group != q->group) return p->group < q->group ? -1 : 1;
+    if (p->rank != q->rank) return p->rank < q->rank ? -1 : 1;
+    return p->ordinal < q->ordinal ? -1 : p->ordinal > q->ordinal;
+}
+
+static int seqent_rank_cmp(const void *x, const void *y)
+{
+    const seqent_t *p = x, *q = y;
+    if (p->rank != q->rank) return p->rank < q->rank ? -1 : 1;
+    if (p->group != q->group) return p->group < q->group ? -1 : 1;
+    return p->ordinal < q->ordinal ? -1 : p->ordinal > q->ordinal;
+}
+
+static bool same_instance_hint(const mt_cinst_t *a, const mt_cinst_t *b)
+{
+    if (a->sig != b->sig)
+        return false;
+    if ((a->flags & MT_CI_STEP) && (b->flags & MT_CI_STEP) && a->step != b->step)
+        return false;
+    return true;
+}
+
+/* Best shift s so that seq[i] lines up with ref[i + s]; score = matches. */
+static int best_shift(const mt_cinst_t *rows, const seqent_t *seq, size_t n, const seqent_t *ref, size_t nref,
+                      int *score_out)
+{
+    int best = 0, best_score = -1;
+    size_t lim = n < SHIFT_WINDOW ? n : SHIFT_WINDOW;
+    for (int s = -MAX_SHIFT; s <= MAX_SHIFT; s++) {
+        int score = 0;
+        for (size_t i = 0; i < lim; i++) {
+            long j = (long)i + s;
+            if (j < 0 || (size_t)j >= nref)
+                continue;
+            score += same_instance_hint(&rows[seq[i].row], &rows[ref[j].row]);
+        }
+        int as = s < 0 ? -s : s, ab = best < 0 ? -best : best;
+        if (score > best_score || (score == best_score && as < ab)) {
+            best = s;
+            best_score = score;
+        }
+    }
+    if (score_out)
+        *score_out = best_score;
+    return best;
+}
+
+/* Traces without group metadata: NCCL streams are numbered differently on
+ * every rank. Pair each rank's streams with the reference rank's streams by
+ * how well their kernel sequences agree, and give paired streams one group. */
+static int pair_streams(const mt_cinst_t *rows, seqent_t *se, size_t n)
+{
+    if (!n)
+        return 0;
+    qsort(se, n, sizeof *se, seqent_rank_cmp);
+    /* The reference: the rank with the most rows. */
+    int32_t ref = se[0].rank;
+    size_t best_cnt = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && se[j].rank == se[i].rank)
+            j++;
+        if (j - i > best_cnt) {
+            best_cnt = j - i;
+            ref = se[i].rank;
+        }
+        i = j;
+    }
+    /* The reference rank's groups: [start, end) ranges in se. */
+    size_t rs = 0;
+    while (rs < n && se[rs].rank != ref)
+        rs++;
+    size_t re = rs;
+    while (re < n && se[re].rank == ref)
+        re++;
+    size_t n_ref_groups = 0;
+    size_t ref_gs[64], ref_ge[64];
+    for (size_t i = rs; i < re && n_ref_groups < 64;) {
+        size_t j = i;
+        while (j < re && se[j].group == se[i].group)
+            j++;
+        ref_gs[n_ref_groups] = i;
+        ref_ge[n_ref_groups++] = j;
+        i = j;
+    }
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && se[j].rank == se[i].rank)
+            j++;
+        if (se[i].rank != ref) {
+            bool taken[64] = {false};
+            for (size_t a = i; a < j;) {
+                size_t b = a;
+                while (b < j && se[b].group == se[a].group)
+                    b++;
+                int best_g = -1;
+                double best_q = -1;
+                for (size_t g = 0; g < n_ref_groups; g++) {
+                    if (taken[g])
+                        continue;
+                    int sc;
+                    best_shift(rows, se + a, b - a, se + ref_gs[g], ref_ge[g] - ref_gs[g], &sc);
+                    size_t m = b - a < ref_ge[g] - ref_gs[g] ? b - a : ref_ge[g] - ref_gs[g];
+                    if (m > SHIFT_WINDOW)
+                        m = SHIFT_WINDOW;
+                    double q = m ? (double)sc / (double)m : 0;
+                    if (q > best_q) {
+                        best_q = q;
+                        best_g = (int)g;
+                    }
+                }
+                if (best_g >= 0 && best_q > 0) {
+                    taken[best_g] = true;
+                    uint64_t ng = se[ref_gs[best_g]].group;
+                    for (size_t k = a; k < b; k++)
+                        se[k].group = ng;
+                }
+                a = b;
+            }
+        }
+        i = j;
+    }
+    return 0;
+}
+
+/* Anchored ordinals: for each group, shift every rank's sequence onto the
+ * rank with the longest one. anch[row] receives ordinal + shift (biased to
+ * stay non-negative). */
+static void anchor_ordinals(const mt_cinst_t *rows, seqent_t *se, size_t n, uint64_t *anch, uint64_t *grp)
+{
+    qsort(se, n, sizeof *se, seqent_cmp);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && se[j].group == se[i].group)
+            j++;
+        /* ranks of this group: find the longest sequence */
+        size_t ref_s = i, ref_e = i, best = 0;
+        for (size_t a = i; a < j;) {
+            size_t b = a;
+            while (b < j && se[b].rank == se[a].rank)
+                b++;
+            if (b - a > best) {
+                best = b - a;
+                ref_s = a;
+                ref_e = b;
+            }
+            a = b;
+        }
+        for (size_t a = i; a < j;) {
+            size_t b = a;
+            while (b < j && se[b].rank == se[a].rank)
+                b++;
+            int s = a == ref_s ? 0 : best_shift(rows, se + a, b - a, se + ref_s, ref_e - ref_s, NULL);
+            for (size_t k = a; k < b; k++) {
+                anch[se[k].row] = (uint64_t)((int64_t)(k - a) + s + MAX_SHIFT);
+                grp[se[k].row] = se[k].group;
+            }
+            a = b;
+        }
+        i = j;
+    }
+}
+
+void mt_match_free(mt_match_t *m)
+{
+    if (!m)
+        return;
+    free(m->first);
+    free(m->members);
+    free(m->key);
+    free(m->status);
+    free(m->expected);
+    free(m);
+}
+
+/* Ranks per group, for the expected size of groups without "Group size". */
+typedef struct grank {
+    uint64_t group;
+    int32_t rank;
+} grank_t;
+
+static int grank_cmp(const void *x, const void *y)
+{
+    const grank_t *p = x, *q = y;
+    if (p->group != q->group) return p->group < q->group ? -1 : 1;
+    return p->rank < q->rank ? -1 : p->rank > q->rank;
+}
+
+static int32_t ranks_in_group(const grank_t *g, size_t n, uint64_t group)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (g[mid].group < group)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int32_t c = 0;
+    for (size_t i = lo; i < n && g[i].group == group; i++)
+        c += i == lo || g[i].rank != g[i - 1].rank;
+    return c;
+}
+
+mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_match_stats_t *stats)
+{
+    *out = NULL;
+    mt_match_stats_t st = {.rows = n};
+    mt_status_t rc = MT_ERR_NOMEM;
+    mkey_t *keys = malloc((n ? n : 1) * sizeof *keys);
+    uint64_t *anch = calloc(n ? n : 1, sizeof *anch);
+    uint64_t *grp = calloc(n ? n : 1, sizeof *grp);
+    seqent_t *se = malloc((n ? n : 1) * sizeof *se);
+    grank_t *gr = malloc((n ? n : 1) * sizeof *gr);
+    mt_match_t *m = calloc(1, sizeof *m);
+    if (!keys || !anch || !grp || !se || !gr || !m)
+        goto done;
+
+    /* Ordinal keys need anchoring; stream groups need pairing first. */
+    size_t ns = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((rows[i].flags & MT_CI_STREAM) && !(rows[i].flags & MT_CI_COMMS_ID) && !is_p2p(&rows[i]))
+            se[ns++] = (seqent_t){rows[i].group, rows[i].rank, rows[i].ordinal, (uint32_t)i};
+    pair_streams(rows, se, ns);
+    size_t np = ns;
+    for (size_t i = 0; i < n; i++)
+        if ((rows[i].flags & MT_CI_PG) && !(rows[i].flags & (MT_CI_COMMS_ID | MT_CI_SEQ)) && !is_p2p(&rows[i]))
+            se[np++] = (seqent_t){rows[i].group, rows[i].rank, rows[i].ordinal, (uint32_t)i};
+    anchor_ordinals(rows, se, np, anch, grp);
+
+    /* P2P without ids: the k-th send from s to d is the k-th receive at d
+     * from s. Count per (rank, peer, direction) in kernel order. */
+    uint32_t *p2p_ord = calloc(n ? n : 1, sizeof *p2p_ord);
+    if (!p2p_ord)
+        goto done;
+    {
+        size_t n2 = 0;
+        for (size_t i = 0; i < n; i++)
+            if (is_p2p(&rows[i]) && !(rows[i].flags & (MT_CI_COMMS_ID | MT_CI_SEQ)))
+                se[n2++] = (seqent_t){(uint64_t)rows[i].peer << 1 | ((rows[i].flags & MT_CI_SEND) != 0), rows[i].rank,
+                                      rows[i].ordinal, (uint32_t)i};
+        qsort(se, n2, sizeof *se, seqent_rank_cmp);
+        for (size_t i = 0; i < n2;) {
+            size_t j = i;
+            while (j < n2 && se[j].rank == se[i].rank && se[j].group == se[i].group)
+                j++;
+            for (size_t k = i; k < j; k++)
+                p2p_ord[se[k].row] = (uint32_t)(k - i);
+            i = j;
+        }
+    }
+
+    for (size_t i = 0; i < n; i++) {
+        const mt_cinst_t *r = &rows[i];
+        mkey_t *k = &keys[i];
+        k->row = (uint32_t)i;
+        k->a = k->b = k->c = 0;
+        if (r->flags & MT_CI_COMMS_ID) {
+            k->tier = MT_KEY_COMMS_ID;
+            k->a = r->comms_id;
+        } else if ((r->flags & MT_CI_SEQ) && (r->flags & MT_CI_PG)) {
+            k->tier = MT_KEY_PG_SEQ;
+            k->a = r->group;
+            k->b = (uint64_t)r->seq;
+            k->c = is_p2p(r) ? pair_key(r) : 0;
+        } else if (is_p2p(r)) {
+            k->tier = MT_KEY_P2P;
+            k->a = pair_key(r);
+            k->b = (uint64_t)(uint32_t)((r->flags & MT_CI_SEND) ? r->rank : r->peer); /* the sender */
+            k->c = p2p_ord[i];
+        } else if (r->flags & MT_CI_PG) {
+            k->tier = MT_KEY_PG_ORDINAL;
+            k->a = grp[i];
+            k->b = anch[i];
+        } else {
+            k->tier = MT_KEY_STREAM_ORDINAL;
+            k->a = grp[i];
+            k->b = anch[i];
+        }
+        gr[i] = (grank_t){k->tier >= MT_KEY_PG_ORDINAL ? grp[i] : r->group, r->rank};
+    }
+    free(p2p_ord);
+    qsort(keys, n, sizeof *keys, mkey_cmp);
+    qsort(gr, n, sizeof *gr, grank_cmp);
+
+    /* Instances are runs of equal keys. */
+    size_t n_inst = 0;
+    for (size_t i = 0; i < n; i++)
+        n_inst += i == 0 || mkey_cmp(&(mkey_t){keys[i].tier, keys[i].a, keys[i].b, keys[i].c, 0},
+                                     &(mkey_t){keys[i - 1].tier, keys[i - 1].a, keys[i - 1].b, keys[i - 1].c, 0});
+    m->n_inst = n_inst;
+    m->first = malloc((n_inst + 1) * sizeof *m->first);
+    m->members = malloc((n ? n : 1) * sizeof *m->members);
+    m->key = malloc((n_inst ? n_inst : 1) * sizeof *m->key);
+    m->status = malloc((n_inst ? n_inst : 1) * sizeof *m->status);
+    m->expected = malloc((n_inst ? n_inst : 1) * sizeof *m->expected);
+    if (!m->first || !m->members || !m->key || !m->status || !m->expected)
+        goto done;
+    size_t inst = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && keys[j].tier == keys[i].tier && keys[j].a == keys[i].a && keys[j].b == keys[i].b &&
+               keys[j].c == keys[i].c)
+            j++;
+        m->first[inst] = (uint32_t)i;
+        /* members by rank (insertion sort: instances are small) */
+        for (size_t k = i; k < j; k++) {
+            uint32_t row = keys[k].row;
+            size_t p = k;
+            while (p > i && rows[m->members[p - 1]].rank > rows[row].rank) {
+                m->members[p] = m->members[p - 1];
+                p--;
+            }
+            m->members[p] = row;
+        }
+        const mt_cinst_t *r0 = &rows[m->members[i]];
+        int32_t expected;
+        if (is_p2p(r0))
+            expected = 2;
+        else if (r0->group_size > 0)
+            expected = (int32_t)r0->group_size;
+        else
+            expected = ranks_in_group(gr, n, keys[i].tier >= MT_KEY_PG_ORDINAL ? keys[i].a : r0->group);
+        size_t cnt = j - i;
+        bool dup = false, differ = false;
+        for (size_t k = i + 1; k < j; k++) {
+            const mt_cinst_t *a = &rows[m->members[k - 1]], *b = &rows[m->members[k]];
+            dup |= a->rank == b->rank;
+            differ |= b->sig != r0->sig;
+        }
+        uint8_t status;
+        if (cnt == 1)
+            status = MT_INST_UNMATCHED;
+        else if (dup || differ || (int32_t)cnt > expected)
+            status = MT_INST_MISMATCH;
+        else if ((int32_t)cnt == expected)
+            status = MT_INST_FULL;
+        else
+            status = MT_INST_PARTIAL;
+        m->key[inst] = keys[i].tier;
+        m->status[inst] = status;
+        m->expected[inst] = expected;
+        st.by_key[keys[i].tier]++;
+        switch (status) {
+        case MT_INST_FULL: st.full++; break;
+        case MT_INST_PARTIAL: st.partial++; break;
+        case MT_INST_UNMATCHED: st.unmatched++; break;
+        default: st.mismatched++; break;
+        }
+        inst++;
+        i = j;
+    }
+    m->first[inst] = (uint32_t)n;
+    *out = m;
+    m = NULL;
+    rc = MT_OK;
+done:
+    mt_match_free(m);
+    free(keys);
+    free(anch);
+    free(grp);
+    free(se);
+    free(gr);
+    if (stats)
+        *stats = st;
+    return rc;
+}

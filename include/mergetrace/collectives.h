@@ -95,11 +95,13 @@ typedef struct mt_match_stats {
     uint64_t rows;
 } mt_match_stats_t;
 
-/* Match rows across ranks. rows is reordered (sorted) in place; the result
- * refers to the new order. world_size bounds the expected participants when
- * a group's size is unknown. Runs in O(n log n). *out is owned by the
- * caller (mt_match_free). Not collective. */
-mt_status_t mt_match(mt_cinst_t *rows, size_t n, int32_t world_size, mt_match_t **out, mt_match_stats_t *stats);
+/* Match rows (the tables of all ranks, concatenated) across ranks. The
+ * result refers to rows by index; rows are not changed. The expected
+ * participants of an instance are its "Group size", 2 for P2P, else the
+ * number of ranks that have rows of that group. Sorting dominates: O(n log n)
+ * plus a bounded shift search per (rank, group) for ordinal keys. *out is
+ * owned by the caller (mt_match_free). Not collective. */
+mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_match_stats_t *stats);
 
 void mt_match_free(mt_match_t *m);
 

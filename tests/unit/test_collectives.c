@@ -1,2 +1,383 @@
-int main(void);
-int main(void) { return 77; }
+/* Collective tables, matching across ranks and the clock fit: on synthetic
+ * rows whose true clocks are set in the test, and on the real DLRM 8-rank
+ * set (one node, one clock: every correction must be ~0, and offsets
+ * injected by the test must come back). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mergetrace/collectives.h"
+#include "test_util.h"
+
+static uint64_t rng_state = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+static double urand(void) { return (double)(rnd() >> 11) / 9007199254740992.0; }
+
+/* A rank's true clock: local(t) = t + off + drift_ppm * 1e-6 * (t - T0). */
+typedef struct tclock {
+    double off_ns, drift_ppm;
+} tclock_t;
+
+static const int64_t T0 = 1767189312000000000LL + 3600LL * 1000000000LL;
+
+static int64_t local_of(const tclock_t *c, int64_t t)
+{
+    return t + (int64_t)llround(c->off_ns + c->drift_ppm * 1e-6 * (double)(t - T0));
+}
+
+/* p99 over sample points of |corrected(local_r(t)) - local_ref(t)| in ns. */
+static double align_error_p99(const mt_clock_t *fit, const tclock_t *truth, const tclock_t *ref, int64_t t_from,
+                              int64_t t_to)
+{
+    double e[201];
+    for (int i = 0; i <= 200; i++) {
+        int64_t t = t_from + (t_to - t_from) / 200 * i;
+        e[i] = fabs((double)(mt_clock_apply(fit, local_of(truth, t)) - local_of(ref, t)));
+    }
+    for (int i = 1; i <= 200; i++)
+        for (int j = i; j > 0 && e[j - 1] > e[j]; j--) {
+            double x = e[j];
+            e[j] = e[j - 1];
+            e[j - 1] = x;
+        }
+    return e[198];
+}
+
+static mt_cinst_t row(int32_t rank, int64_t start, int64_t end, uint64_t comms_id, const char *pg, uint32_t ordinal)
+{
+    mt_cinst_t r;
+    memset(&r, 0, sizeof r);
+    r.rank = rank;
+    r.start_ns = start;
+    r.end_ns = end;
+    r.launch_ns = -1;
+    r.step = -1;
+    r.seq = -1;
+    r.in_nelems = r.out_nelems = 1024;
+    r.group_size = -1;
+    r.peer = -1;
+    r.kind = MT_COLLK_ALLREDUCE;
+    r.ordinal = ordinal;
+    if (comms_id) {
+        r.comms_id = comms_id;
+        r.flags |= MT_CI_COMMS_ID;
+    }
+    snprintf(r.pg, sizeof r.pg, "%s", pg);
+    r.group = mt_hash64(pg, strlen(pg), 1);
+    r.flags |= MT_CI_PG;
+    r.sig = mt_hash64(&r.in_nelems, sizeof r.in_nelems, r.kind);
+    return r;
+}
+
+/* 4 ranks on two "nodes" with offsets of tens of ms and drift of tens of
+ * ppm, 300 allreduces over 3 s, ends equal up to 2 us of jitter, starts
+ * spread by waiting; a few wild rows on rank 2. */
+static void test_fit_offsets_and_drift(void **state)
+{
+    (void)state;
+    const tclock_t clk[4] = {{12.5e6, 10}, {12.5e6 + 800, 10}, {-37.25e6, -42}, {48e6, 35}};
+    mt_cinst_t rows[4 * 300];
+    size_t n = 0;
+    for (int i = 0; i < 300; i++) {
+        int64_t t_end = T0 + (int64_t)i * 10000000 + (int64_t)(urand() * 3e6);
+        for (int r = 0; r < 4; r++) {
+            int64_t e = t_end + (int64_t)(urand() * 2000);
+            int64_t s = t_end - 50000 - (int64_t)(urand() * 400000);
+            if (r == 2 && i % 60 == 7)
+                e += 3000000; /* a coalesced / mis-stamped kernel */
+            rows[n++] = row(r, local_of(&clk[r], s), local_of(&clk[r], e), 1000 + (uint64_t)i, "0", (uint32_t)i);
+        }
+    }
+    mt_match_t *m = NULL;
+    mt_match_stats_t ms;
+    assert_int_equal(mt_match(rows, n, &m, &ms), MT_OK);
+    assert_int_equal(ms.full, 300);
+    assert_int_equal(ms.by_key[MT_KEY_COMMS_ID], 300);
+    int32_t ranks[4] = {0, 1, 2, 3};
+    mt_clock_t fit[4];
+    mt_clock_opts_t o = {.ref_rank = -1};
+    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 4, &o, fit), MT_OK);
+    assert_true(fit[0].reference);
+    for (int r = 0; r < 4; r++) {
+        assert_true(fit[r].connected);
+        double err = align_error_p99(&fit[r], &clk[r], &clk[0], T0, T0 + 3000000000LL);
+        if (err > 5000)
+            fail_msg("rank %d: p99 alignment error %.0f ns (offset %.0f ns, drift %.3f ppm)", r, err, fit[r].offset_ns,
+                     fit[r].drift_ppm);
+        assert_true(fit[r].residual_p99_ns < 5000);
+        assert_int_equal(fit[r].violations, 0);
+    }
+    /* the wild rows were rejected, not fitted */
+    assert_int_equal(fit[2].rejected, 5);
+    /* rank 2 runs 42 ppm slow, rank 0 10 ppm fast: its correction must
+     * stretch by 52 ppm (to 0.5 ppm) */
+    if (fabs(fit[2].drift_ppm - 52.0) > 0.5)
+        fail_msg("rank 2 drift %.3f ppm, want 52", fit[2].drift_ppm);
+    /* without alignment the offset is left in */
+    o.no_align = true;
+    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 4, &o, fit), MT_OK);
+    assert_true(fit[2].offset_ns == 0 && fit[2].residual_p50_ns > 1e6);
+    mt_match_free(m);
+}
+
+/* Pipeline: two groups that share no collective, joined only by P2P
+ * send/recv pairs between rank 1 and rank 2; rank 4 shares nothing. */
+static void test_fit_through_p2p_and_disconnected(void **state)
+{
+    (void)state;
+    const tclock_t clk[5] = {{0, 0}, {300, 0}, {25e6, 20}, {25e6 + 500, 20}, {-5e6, 0}};
+    mt_cinst_t rows[2000];
+    size_t n = 0;
+    for (int i = 0; i < 100; i++) {
+        int64_t t = T0 + (int64_t)i * 5000000;
+        for (int r = 0; r < 2; r++)
+            rows[n++] = row(r, local_of(&clk[r], t - 20000), local_of(&clk[r], t + (int64_t)(urand() * 1500)),
+                            5000 + (uint64_t)i, "stage0", (uint32_t)i);
+        for (int r = 2; r < 4; r++)
+            rows[n++] = row(r, local_of(&clk[r], t + 1000000), local_of(&clk[r], t + 1100000 + (int64_t)(urand() * 1500)),
+                            9000 + (uint64_t)i, "stage1", (uint32_t)i);
+        /* P2P without ids: send 1 -> 2, matched by pair, direction and order */
+        int64_t pe = t + 2500000;
+        mt_cinst_t s = row(1, local_of(&clk[1], pe - 30000), local_of(&clk[1], pe + (int64_t)(urand() * 1000)), 0, "p2p",
+                           (uint32_t)i);
+        mt_cinst_t v = row(2, local_of(&clk[2], pe - 90000), local_of(&clk[2], pe + (int64_t)(urand() * 1000)), 0, "p2p",
+                           (uint32_t)i);
+        s.flags |= MT_CI_SEND;
+        s.peer = 2;
+        s.kind = MT_COLLK_SEND;
+        v.flags |= MT_CI_RECV;
+        v.peer = 1;
+        v.kind = MT_COLLK_RECV;
+        s.sig = v.sig = 42;
+        rows[n++] = s;
+        rows[n++] = v;
+        rows[n++] = row(4, local_of(&clk[4], t), local_of(&clk[4], t + 10), 77000 + (uint64_t)i, "alone", (uint32_t)i);
+    }
+    mt_match_t *m = NULL;
+    mt_match_stats_t ms;
+    assert_int_equal(mt_match(rows, n, &m, &ms), MT_OK);
+    assert_int_equal(ms.by_key[MT_KEY_P2P], 100);
+    assert_int_equal(ms.unmatched, 100); /* rank 4's */
+    assert_int_equal(ms.full, 300);
+    int32_t ranks[5] = {0, 1, 2, 3, 4};
+    mt_clock_t fit[5];
+    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 5, NULL, fit), MT_OK);
+    for (int r = 0; r < 4; r++) {
+        assert_true(fit[r].connected);
+        double err = align_error_p99(&fit[r], &clk[r], &clk[0], T0, T0 + 500000000LL);
+        if (err > 5000)
+            fail_msg("rank %d: p99 alignment error %.0f ns", r, err);
+    }
+    assert_false(fit[4].connected);
+    assert_true(fit[4].offset_ns == 0 && fit[4].drift_ppm == 0);
+    /* another reference */
+    mt_clock_opts_t o = {.ref_rank = 3};
+    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 5, &o, fit), MT_OK);
+    assert_true(fit[3].reference);
+    assert_true(fabs(align_error_p99(&fit[0], &clk[0], &clk[3], T0, T0 + 500000000LL)) < 5000);
+    mt_match_free(m);
+}
+
+/* Ordinal keys: no ids, no Seq. Rank 1's profiling window starts 3
+ * collectives later than rank 0's; the shift search lines them up. */
+static void test_match_ordinals_anchored(void **state)
+{
+    (void)state;
+    mt_cinst_t rows[200];
+    size_t n = 0;
+    static const int64_t sizes[] = {10, 20, 30, 40, 50, 60, 70};
+    for (int r = 0; r < 2; r++) {
+        uint32_t ord = 0;
+        for (int i = r ? 3 : 0; i < 40; i++) {
+            mt_cinst_t x = row(r, T0 + i * 1000, T0 + i * 1000 + 500, 0, "0", ord++);
+            x.in_nelems = x.out_nelems = sizes[i % 7];
+            x.sig = mt_hash64(&x.in_nelems, sizeof x.in_nelems, x.kind);
+            rows[n++] = x;
+        }
+    }
+    mt_match_t *m = NULL;
+    mt_match_stats_t ms;
+    assert_int_equal(mt_match(rows, n, &m, &ms), MT_OK);
+    assert_int_equal(ms.by_key[MT_KEY_PG_ORDINAL], 40);
+    assert_int_equal(ms.full, 37);
+    assert_int_equal(ms.partial, 0); /* the group size is unknown: 2 ranks have it, the first 3 have one row */
+    assert_int_equal(ms.unmatched, 3);
+    assert_int_equal(ms.mismatched, 0);
+    /* every full instance pairs equal sizes */
+    for (size_t i = 0; i < m->n_inst; i++)
+        if (m->status[i] == MT_INST_FULL)
+            assert_int_equal(rows[m->members[m->first[i]]].in_nelems, rows[m->members[m->first[i] + 1]].in_nelems);
+    mt_match_free(m);
+}
+
+/* Without any group metadata the NCCL streams stand in for groups, and they
+ * are numbered differently on each rank. */
+static void test_match_streams_paired(void **state)
+{
+    (void)state;
+    mt_cinst_t rows[400];
+    size_t n = 0;
+    const int64_t streams[2][2] = {{84, 203}, {40, 77}};
+    for (int r = 0; r < 2; r++)
+        for (int s = 0; s < 2; s++)
+            for (int i = 0; i < 30; i++) {
+                mt_cinst_t x = row(r, T0 + i * 1000 + s, T0 + i * 1000 + 500 + s, 0, "", (uint32_t)i);
+                x.flags = (uint16_t)((x.flags & ~MT_CI_PG) | MT_CI_STREAM);
+                x.stream = streams[r][s];
+                char b[32];
+                snprintf(b, sizeof b, "stream %lld", (long long)x.stream);
+                x.group = mt_hash64(b, strlen(b), 3);
+                /* stream 0 carries allreduces of varying size, stream 1 all_to_alls */
+                x.kind = s ? MT_COLLK_SENDRECV : MT_COLLK_ALLREDUCE;
+                x.in_nelems = s ? -1 : 100 + i % 5;
+                int64_t v[2] = {x.kind, x.in_nelems};
+                x.sig = mt_hash64(v, sizeof v, 0);
+                rows[n++] = x;
+            }
+    /* list rank 1's streams in the opposite order so pairing is not by position */
+    mt_match_t *m = NULL;
+    mt_match_stats_t ms;
+    assert_int_equal(mt_match(rows, n, &m, &ms), MT_OK);
+    assert_int_equal(ms.by_key[MT_KEY_STREAM_ORDINAL], 60);
+    assert_int_equal(ms.full, 60);
+    for (size_t i = 0; i < m->n_inst; i++) {
+        const mt_cinst_t *a = &rows[m->members[m->first[i]]], *b = &rows[m->members[m->first[i] + 1]];
+        assert_int_equal(a->kind, b->kind);
+        assert_int_equal(a->start_ns, b->start_ns);
+    }
+    mt_match_free(m);
+}
+
+#define DLRM "facebookresearch__param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto/"
+
+/* The real 8-rank DLRM set: one node, so one clock. All 8 collectives per
+ * rank match across the 8 ranks; every correction is within 5 us of zero;
+ * offsets injected by shifting a rank's rows come back within 5 us. */
+static void test_dlrm_real(void **state)
+{
+    (void)state;
+    static const char *const files[8] = {
+        "worker0_step_12.1694128201545.pt.trace.json", "worker1_step_12.1694128201556.pt.trace.json",
+        "worker2_step_12.1694128201554.pt.trace.json", "worker3_step_12.1694128201557.pt.trace.json",
+        "worker4_step_12.1694128201547.pt.trace.json", "worker5_step_12.1694128201549.pt.trace.json",
+        "worker6_step_12.1694128201553.pt.trace.json", "worker7_step_12.1694128201553.pt.trace.json",
+    };
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s%s", MT_CORPUS_DIR, DLRM, files[0]);
+    if (access(path, R_OK) != 0)
+        skip();
+    mt_cinst_t *rows = NULL;
+    size_t n = 0, cap = 0;
+    for (int r = 0; r < 8; r++) {
+        snprintf(path, sizeof path, "%s/%s%s", MT_CORPUS_DIR, DLRM, files[r]);
+        mt_trace_t *t = NULL;
+        mt_error_t err;
+        assert_int_equal(mt_trace_load(path, NULL, &t, &err), MT_OK);
+        assert_int_equal(mt_cinst_extract(t, r, &rows, &n, &cap), MT_OK);
+        mt_trace_free(t);
+    }
+    assert_int_equal(n, 64);
+    mt_match_t *m = NULL;
+    mt_match_stats_t ms;
+    assert_int_equal(mt_match(rows, n, &m, &ms), MT_OK);
+    assert_int_equal(ms.full, 8);
+    assert_int_equal(ms.by_key[MT_KEY_STREAM_ORDINAL], 8);
+    int32_t ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    mt_clock_t fit[8];
+    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 8, NULL, fit), MT_OK);
+    for (int r = 0; r < 8; r++) {
+        if (fabs(fit[r].offset_ns) > 5000)
+            fail_msg("rank %d: offset %.0f ns on a shared clock", r, fit[r].offset_ns);
+        assert_true(fit[r].connected);
+        assert_int_equal(fit[r].violations, 0);
+    }
+    /* inject known offsets (rank r shifted by r * 7.3 ms - 20 ms) */
+    for (size_t i = 0; i < n; i++) {
+        int64_t d = (int64_t)rows[i].rank * 7300000 - 20000000;
+        rows[i].start_ns += d;
+        rows[i].end_ns += d;
+    }
+    mt_match_free(m);
+    assert_int_equal(mt_match(rows, n, &m, &ms), MT_OK);
+    assert_int_equal(ms.full, 8);
+    mt_clock_t fit2[8];
+    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 8, NULL, fit2), MT_OK);
+    for (int r = 0; r < 8; r++) {
+        double want = -((double)r * 7300000 - 20000000) + (0 * 7300000 - 20000000.0);
+        double got = fit2[r].offset_ns;
+        /* the recovered offset equals the injected one up to the shared-clock fit above */
+        if (fabs(got - (want + fit[r].offset_ns)) > 5000)
+            fail_msg("rank %d: recovered %.0f ns, injected %.0f ns", r, got, want);
+    }
+    mt_match_free(m);
+    free(rows);
+}
+
+/* Extraction from a loaded trace: groups, sequence, steps, P2P peers. */
+static void test_extract(void **state)
+{
+    (void)state;
+    mt_trace_t *t = load_str(
+        "{\"distributedInfo\": {\"rank\": 1}, \"traceEvents\": [\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#7\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1000},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":2,"
+        "\"args\":{\"correlation\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)\",\"pid\":0,\"tid\":20,"
+        "\"ts\":20,\"dur\":5,\"args\":{\"correlation\":1,\"Collective name\":\"allreduce\",\"Process Group Name\":\"3\","
+        "\"Process Group Description\":\"tp\",\"Seq\":4,\"In msg nelems\":8,\"Out msg nelems\":8,\"dtype\":\"Float\","
+        "\"Group size\":4}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_SendRecv(x)\",\"pid\":0,\"tid\":21,\"ts\":30,\"dur\":5,"
+        "\"args\":{\"Collective name\":\"send\",\"Dst Rank\":5,\"Process Group Name\":\"0\",\"dtype\":\"Float\"}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclKernel_AllReduce_RING_LL_Sum_float(x)\",\"pid\":0,\"tid\":22,"
+        "\"ts\":2000,\"dur\":5}\n]}");
+    mt_cinst_t *rows = NULL;
+    size_t n = 0, cap = 0;
+    assert_int_equal(mt_cinst_extract(t, 1, &rows, &n, &cap), MT_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(rows[0].rank, 1);
+    assert_int_equal(rows[0].kind, MT_COLLK_ALLREDUCE);
+    assert_int_equal(rows[0].seq, 4);
+    assert_int_equal(rows[0].group_size, 4);
+    assert_int_equal(rows[0].step, 7);
+    assert_int_equal(rows[0].launch_ns, 10000);
+    assert_string_equal(rows[0].pg, "3 (tp)");
+    assert_string_equal(rows[0].dtype, "Float");
+    assert_true(rows[0].flags & MT_CI_SEQ);
+    assert_int_equal(rows[1].kind, MT_COLLK_SEND);
+    assert_int_equal(rows[1].peer, 5);
+    assert_true(rows[1].flags & MT_CI_SEND);
+    assert_int_equal(rows[1].step, 7); /* no launch: the kernel start is inside the step */
+    assert_true(rows[2].flags & MT_CI_STREAM);
+    assert_true(rows[2].flags & MT_CI_NO_COLL);
+    assert_string_equal(rows[2].pg, "stream 22");
+    assert_int_equal(rows[2].step, -1);
+    free(rows);
+    mt_trace_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_extract),
+        cmocka_unit_test(test_fit_offsets_and_drift),
+        cmocka_unit_test(test_fit_through_p2p_and_disconnected),
+        cmocka_unit_test(test_match_ordinals_anchored),
+        cmocka_unit_test(test_match_streams_paired),
+        cmocka_unit_test(test_dlrm_real),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
