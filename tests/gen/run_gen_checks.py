@@ -5,14 +5,18 @@
    shuffled keys, one-line layout, unlinked kernels, pipeline) are checked
    against their truth by tests/gen/check_truth.py, which re-reads the
    traces with Python's json module.
-2. mergetrace --json loads each job, and its per-rank numbers (events per
-   phase and category, compute / comm kernels, memcpy, memset, sync,
-   communication kernels tied to a collective, world size) must equal the
-   truth, which the generator computed from its simulation.
+2. mergetrace --json loads each job; its report.json must agree with the
+   truth, which the generator computed from its simulation: per-rank events
+   per phase and category, compute / comm kernels, memcpy, memset, sync,
+   communication kernels tied to a collective, world size; every collective
+   instance matched fully; and each rank's clock correction within 5 us
+   (p99 over the rank's collective end times) of the true mapping from its
+   clock onto the reference rank's clock.
 Standard library only. Exit 0 pass, 1 fail, 77 skip."""
 
 import argparse
 import json
+from decimal import Decimal
 import os
 import subprocess
 import sys
@@ -32,15 +36,62 @@ JOBS = {
 }
 
 
-def run_mergetrace(mt, d):
+def run_mergetrace(mt, d, out):
     env = dict(os.environ)
     if os.geteuid() == 0:
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     env["ASAN_OPTIONS"] = "detect_leaks=0"  # Open MPI's allocations, not ours
-    p = subprocess.run([mt, "--json", "--no-progress", d], capture_output=True, text=True, env=env)
+    p = subprocess.run([mt, "--json", "--no-progress", "--no-merge", "-o", out, d], capture_output=True, text=True,
+                       env=env)
     if p.returncode != 0:
         raise AssertionError("mergetrace %s: exit %d\n%s" % (d, p.returncode, p.stderr))
     return json.loads(p.stdout)
+
+
+def us_to_ns(v):
+    """A report number in microseconds (with 3 decimals) as integer ns, exactly."""
+    return int((Decimal(str(v)) * 1000).to_integral_value())
+
+
+def local_clock(rt, t0):
+    off, dppb = rt["clock_offset_ns"], rt["clock_drift_ppb"]
+    return lambda t: t + off + (dppb * (t - t0) + 500000000) // 1000000000
+
+
+def clock_errors(name, got, truth):
+    """p99 over each rank's collective end times of |corrected(local_r(t)) - local_ref(t)|."""
+    errors = []
+    t0 = truth["true_t0_ns"]
+    ref = got["clock"]["reference_rank"]
+    tr_by_rank = {r["rank"]: r for r in truth["ranks"]}
+    ref_local = local_clock(tr_by_rank[ref], t0)
+    worst = 0
+    for c in got["clock"]["ranks"]:
+        r = c["rank"]
+        loc = local_clock(tr_by_rank[r], t0)
+        off = Decimal(str(c["offset_us"])) * 1000
+        drift = Decimal(str(c["drift_ppm"])) / 1000000
+        anchor = us_to_ns(c["anchor_us"])
+        errs = []
+        for inst in truth.get("collectives", []):
+            t = inst["true_end_ns"].get(str(r))
+            if t is None:
+                continue
+            x = loc(t)
+            corrected = x + off + drift * (x - anchor)
+            errs.append(abs(float(corrected) - ref_local(t)))
+        if not errs:
+            errors.append("%s: rank %d: no collectives in the truth to check the clock with" % (name, r))
+            continue
+        errs.sort()
+        p99 = errs[min(len(errs) - 1, int(0.99 * (len(errs) - 1) + 0.5))]
+        worst = max(worst, p99)
+        if p99 > 5000:
+            errors.append("%s: rank %d: clock error p99 %.0f ns > 5 us (offset %s us, drift %s ppm)"
+                          % (name, r, p99, c["offset_us"], c["drift_ppm"]))
+        if not c["connected"]:
+            errors.append("%s: rank %d not connected" % (name, r))
+    return errors, worst
 
 
 def compare(name, d, got, truth):
@@ -60,19 +111,27 @@ def compare(name, d, got, truth):
             errors.append("%s: rank %d missing" % (name, tr["rank"]))
             continue
         r = "rank %d" % tr["rank"]
+        c = g["counts"]
         eq(r + " events", g["events"], tr["counts"]["events"])
-        eq(r + " events by phase", g["ph"], {k: v for k, v in tr["counts"]["ph"].items() if v})
-        eq(r + " events by category", g["cat"], {k: v for k, v in tr["counts"]["cat"].items() if v})
+        eq(r + " events by phase", c["ph"], {k: v for k, v in tr["counts"]["ph"].items() if v})
+        eq(r + " events by category", c["cat"], {k: v for k, v in tr["counts"]["cat"].items() if v})
         gpu = tr["gpu"]
-        eq(r + " compute kernels", g["kernels_compute"], gpu["kernels_compute"])
-        eq(r + " comm kernels", g["kernels_comm"], gpu["kernels_comm"])
-        eq(r + " memcpy", g["memcpy"], gpu["memcpy"])
-        eq(r + " memset", g["memset"], gpu["memset"])
-        eq(r + " sync", g["sync"], gpu["sync"])
-        eq(r + " comm kernels with their collective", g["comm_with_collective"], tr["collective_kernels"])
+        eq(r + " compute kernels", c["kernels_compute"], gpu["kernels_compute"])
+        eq(r + " comm kernels", c["kernels_comm"], gpu["kernels_comm"])
+        eq(r + " memcpy", c["memcpy"], gpu["memcpy"])
+        eq(r + " memset", c["memset"], gpu["memset"])
+        eq(r + " sync", c["sync"], gpu["sync"])
+        eq(r + " comm kernels with their collective", c["comm_with_collective"], tr["collective_kernels"])
         eq(r + " truncated", g["truncated"], False)
         eq(r + " json bytes", g["json_bytes"], tr["bytes"])
-    return errors
+    # every collective instance of the truth is matched fully
+    n_inst = len(truth.get("collectives", []))
+    m = got["matching"]
+    eq("instances matched fully", m["full"], n_inst)
+    eq("instances partial/unmatched/mismatched", (m["partial"], m["unmatched"], m["mismatched"]), (0, 0, 0))
+    cerr, worst = clock_errors(name, got, truth)
+    errors += cerr
+    return errors, worst
 
 
 def main():
@@ -105,8 +164,9 @@ def main():
     for name, d in dirs:
         with open(os.path.join(d, "truth.json")) as f:
             truth = json.load(f)
+        worst = 0
         try:
-            errs = compare(name, d, run_mergetrace(a.mergetrace, d), truth)
+            errs, worst = compare(name, d, run_mergetrace(a.mergetrace, d, os.path.join(a.out, "out-" + name)), truth)
         except AssertionError as e:
             errs = [str(e)]
         if errs:
@@ -116,7 +176,7 @@ def main():
                 print("  " + e)
         else:
             passed += 1
-            print("ok   " + name)
+            print("ok   %s (clock error p99 %.2f us)" % (name, worst / 1000))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
