@@ -1,15 +1,25 @@
 /* mergetrace: the program. Shares the trace files among MPI processes, has
- * each process load its share with the serial core, agrees on errors, and
- * prints the per-rank summary from process 0. */
+ * each process load its share with the serial core (one trace at a time,
+ * keeping compact per-rank results), agrees on errors, aligns the clocks
+ * from the collectives, writes the merged timeline through MPI-IO and
+ * report.json, and prints the summary from process 0. */
+#define _DEFAULT_SOURCE /* realpath */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "comm_mpi.h"
 #include "inputs.h"
+#include "merged_io.h"
 #include "mergetrace/mergetrace.h"
+#include "mergetrace/report.h"
 #include "options.h"
 
 /* What one process learned about one file; sent to process 0 as bytes. */
@@ -21,7 +31,7 @@ typedef struct file_result {
     int32_t skipped;        /* found in a directory but not a trace: left out, reported */
     double load_s;
     mt_trace_summary_t sum;
-    char message[1024];     /* the formatted error, when status != MT_OK */
+    char message[1024];     /* the formatted error (or the skip reason) */
 } file_result_t;
 
 static int exit_code_for(mt_status_t st)
@@ -41,7 +51,7 @@ static int exit_code_for(mt_status_t st)
     }
 }
 
-/* Process 0 reads small text files (the rank map) and broadcasts them, so
+/* Process 0 reads a small text file (the rank map) and broadcasts it, so
  * every process sees the same bytes. Collective. */
 static int bcast_file(const char *path, char **text, size_t *len, char *msg, size_t cap, int me)
 {
@@ -82,7 +92,7 @@ static int bcast_file(const char *path, char **text, size_t *len, char *msg, siz
     return 0;
 }
 
-/* Broadcast the input list from process 0 (paths and sizes). Collective. */
+/* Broadcast the input list from process 0 (paths, sizes, flags). Collective. */
 static int bcast_inputs(input_list_t *l, int me)
 {
     uint64_t n = l->n, bytes = 0;
@@ -137,8 +147,19 @@ static int bcast_inputs(input_list_t *l, int me)
     return any_bad;
 }
 
+/* This process's compact state: results per file, collective rows and
+ * ProfilerStep ranges of the ranks it loaded. */
+typedef struct local {
+    file_result_t *res;
+    size_t n_res;
+    mt_cinst_t *rows;
+    size_t n_rows, cap_rows;
+    mt_step_t *steps;
+    size_t n_steps, cap_steps;
+} local_t;
+
 static void load_one(const input_file_t *f, int32_t index, const options_t *o, const mt_rankmap_t *map,
-                     bool only_file, file_result_t *r)
+                     bool only_file, local_t *L, file_result_t *r)
 {
     memset(r, 0, sizeof *r);
     r->index = index;
@@ -171,8 +192,15 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
             st = MT_OK;
         }
         r->rank_source = (int32_t)src;
+        if (st == MT_OK && r->rank > INT32_MAX - 1) {
+            st = mt_error_set(&err, MT_ERR_RANGE, "rank %lld is too large", (long long)r->rank);
+        }
         if (st == MT_OK)
             st = mt_trace_summarize(t, &r->sum);
+        if (st == MT_OK)
+            st = mt_cinst_extract(t, (int32_t)r->rank, &L->rows, &L->n_rows, &L->cap_rows);
+        if (st == MT_OK)
+            st = mt_trace_steps(t, (int32_t)r->rank, &L->steps, &L->n_steps, &L->cap_steps);
         if (st == MT_ERR_NOMEM)
             mt_error_set(&err, st, "summarising the trace");
     }
@@ -183,35 +211,10 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
     mt_trace_free(t);
 }
 
-static const char *ts_style_str(int s)
-{
-    switch (s) {
-    case MT_TS_ABS_INT: return "abs-int";
-    case MT_TS_ABS_FRAC: return "abs-frac";
-    case MT_TS_REL: return "relative";
-    default: return "-";
-    }
-}
-
 static const char *short_path(const char *p)
 {
     const char *b = strrchr(p, '/');
     return b ? b + 1 : p;
-}
-
-static void json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
 }
 
 static int by_rank(const void *a, const void *b)
@@ -222,11 +225,23 @@ static int by_rank(const void *a, const void *b)
     return x->index - y->index;
 }
 
-/* Process 0: check the rank set and print the report. Returns the exit code. */
-static int report(const options_t *o, const input_list_t *l, file_result_t *res, size_t n_res, int n_procs,
-                  double wall_s)
+/* Process 0's view of the job after loading. */
+typedef struct job {
+    file_result_t *res;      /* traces sorted by rank, then the skipped files */
+    size_t n;                /* traces */
+    file_result_t *skipped;
+    size_t n_skipped;
+    int64_t world;
+    bool world_disagree;
+    int64_t *missing;
+    size_t n_missing;
+} job_t;
+
+/* Process 0: order the results and check the rank set. Returns an exit
+ * code (0 to go on). */
+static int check_job(const input_list_t *l, file_result_t *res, size_t n_res, job_t *j)
 {
-    /* Skipped files (not traces) go to the end, in file order. */
+    memset(j, 0, sizeof *j);
     size_t n = 0;
     for (size_t i = 0; i < n_res; i++)
         if (!res[i].skipped) {
@@ -234,15 +249,16 @@ static int report(const options_t *o, const input_list_t *l, file_result_t *res,
             res[n++] = res[i];
             res[i] = tmp;
         }
-    file_result_t *skipped = res + n;
-    size_t n_skipped = n_res - n;
+    j->res = res;
+    j->n = n;
+    j->skipped = res + n;
+    j->n_skipped = n_res - n;
     if (!n) {
         fprintf(stderr, "mergetrace: no trace among the %zu JSON file%s found (%s: %s)\n", n_res, n_res == 1 ? "" : "s",
-                l->files[skipped[0].index].path, skipped[0].message);
+                l->files[j->skipped[0].index].path, j->skipped[0].message);
         return MT_EXIT_BAD_INPUT;
     }
     qsort(res, n, sizeof *res, by_rank);
-    /* Duplicate ranks: an error naming both files. */
     for (size_t i = 1; i < n; i++)
         if (res[i].rank == res[i - 1].rank) {
             fprintf(stderr, "mergetrace: rank %lld appears twice: %s and %s (use --rank-map to say which is which)\n",
@@ -250,124 +266,119 @@ static int report(const options_t *o, const input_list_t *l, file_result_t *res,
             return MT_EXIT_BAD_INPUT;
         }
     int64_t world = -1;
-    bool world_disagree = false;
     for (size_t i = 0; i < n; i++) {
         int64_t w = res[i].sum.world_size;
         if (w <= 0)
             continue;
-        if (world < 0)
-            world = w;
-        else if (w != world)
-            world_disagree = true;
+        if (world >= 0 && w != world)
+            j->world_disagree = true;
         if (w > world)
             world = w;
     }
-    if (world < 0)
-        world = n ? res[n - 1].rank + 1 : 0;
-    uint64_t bytes = 0, json = 0, events = 0;
-    for (size_t i = 0; i < n; i++) {
-        bytes += res[i].sum.bytes_in;
-        json += res[i].sum.bytes_json;
-        events += res[i].sum.events;
-    }
-    /* Missing ranks: listed, a warning. */
-    size_t n_missing = 0;
-    int64_t *missing = NULL;
-    if (world > 0 && world <= (int64_t)1 << 24) {
-        missing = malloc((size_t)world * sizeof *missing);
-        size_t j = 0;
-        for (int64_t r = 0; missing && r < world; r++) {
-            while (j < n && res[j].rank < r)
-                j++;
-            if (j >= n || res[j].rank != r)
-                missing[n_missing++] = r;
+    if (world < res[n - 1].rank + 1)
+        world = res[n - 1].rank + 1;
+    j->world = world;
+    if (world <= (int64_t)1 << 24) {
+        j->missing = malloc((size_t)world * sizeof *j->missing);
+        size_t k = 0;
+        for (int64_t r = 0; j->missing && r < world; r++) {
+            while (k < n && res[k].rank < r)
+                k++;
+            if (k >= n || res[k].rank != r)
+                j->missing[j->n_missing++] = r;
         }
     }
+    return MT_EXIT_OK;
+}
+
+static mt_status_t file_write(void *ctx, const void *data, size_t len)
+{
+    return fwrite(data, 1, len, (FILE *)ctx) == len ? MT_OK : MT_ERR_IO;
+}
+
+/* Write report.json under a temporary name, then rename. */
+static int write_report(const char *dir, const mt_report_t *rep, char *msg, size_t cap)
+{
+    char path[PATH_MAX], tmp[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        snprintf(msg, cap, "%.900s: cannot create (%s)", tmp, strerror(errno));
+        return 1;
+    }
+    mt_status_t st = mt_report_json(rep, file_write, f);
+    if (fclose(f) != 0)
+        st = MT_ERR_IO;
+    if (st != MT_OK || rename(tmp, path) != 0) {
+        snprintf(msg, cap, "%.900s: write failed (%s)", path, strerror(errno));
+        remove(tmp);
+        return 1;
+    }
+    return 0;
+}
+
+static mt_status_t stdout_write(void *ctx, const void *data, size_t len)
+{
+    (void)ctx;
+    return fwrite(data, 1, len, stdout) == len ? MT_OK : MT_ERR_IO;
+}
+
+/* The terminal summary (process 0). */
+static void print_summary(const options_t *o, const input_list_t *l, const job_t *j, const mt_align_result_t *al,
+                          int n_procs, double t_load, double t_align, double t_merge, const char *merged_path,
+                          uint64_t merged_events, bool merge_failed)
+{
     FILE *out = stdout;
-    if (o->json) {
-        fprintf(out, "{\"schema\": \"mergetrace.load/1\", \"world_size\": %lld, \"processes\": %d,\n",
-                (long long)world, n_procs);
-        fprintf(out, " \"ranks\": {\"loaded\": [");
-        for (size_t i = 0; i < n; i++)
-            fprintf(out, "%s%lld", i ? ", " : "", (long long)res[i].rank);
-        fprintf(out, "], \"missing\": [");
-        for (size_t i = 0; i < n_missing; i++)
-            fprintf(out, "%s%lld", i ? ", " : "", (long long)missing[i]);
-        fprintf(out, "]},\n \"inputs\": [\n");
-        for (size_t i = 0; i < n; i++) {
-            const file_result_t *r = &res[i];
-            const mt_trace_summary_t *s = &r->sum;
-            fprintf(out, "  {\"rank\": %lld, \"rank_source\": ", (long long)r->rank);
-            json_str(out, mt_rank_source_str((mt_rank_source_t)r->rank_source));
-            fprintf(out, ", \"path\": ");
-            json_str(out, l->files[r->index].path);
-            fprintf(out,
-                    ", \"bytes\": %llu, \"json_bytes\": %llu, \"events\": %llu, \"ts_style\": \"%s\""
-                    ", \"kernels_compute\": %llu, \"kernels_comm\": %llu, \"comm_with_collective\": %llu"
-                    ", \"memcpy\": %llu, \"memset\": %llu, \"sync\": %llu, \"gpu_launched\": %llu"
-                    ", \"gpu_activities\": %llu, \"first_ns\": %lld, \"last_ns\": %lld, \"truncated\": %s"
-                    ", \"load_s\": %.6f%s,\n",
-                    (unsigned long long)s->bytes_in, (unsigned long long)s->bytes_json,
-                    (unsigned long long)s->events, ts_style_str(s->ts_style),
-                    (unsigned long long)s->by_class[MT_CLASS_COMPUTE], (unsigned long long)s->by_class[MT_CLASS_COMM],
-                    (unsigned long long)s->link.comm_with_coll, (unsigned long long)s->by_class[MT_CLASS_MEMCPY],
-                    (unsigned long long)s->by_class[MT_CLASS_MEMSET], (unsigned long long)s->by_class[MT_CLASS_SYNC],
-                    (unsigned long long)s->link.launched, (unsigned long long)s->link.gpu_activities,
-                    (long long)s->first_ns, (long long)s->last_ns, s->truncated ? "true" : "false", r->load_s,
-                    "");
-            /* Events by phase and by category, as spelled in the file. */
-            fprintf(out, "   \"ph\": {");
-            const char *sep = "";
-            for (int ph = 0; ph < MT_PH_COUNT_; ph++)
-                if (s->by_ph[ph]) {
-                    fprintf(out, "%s\"%s\": %llu", sep, mt_phase_str((mt_phase_t)ph), (unsigned long long)s->by_ph[ph]);
-                    sep = ", ";
-                }
-            fprintf(out, "}, \"cat\": {");
-            sep = "";
-            for (int c = 0; c < MT_CAT_COUNT_; c++)
-                if (s->by_cat[c]) {
-                    fprintf(out, "%s\"%s\": %llu", sep, mt_cat_str((mt_cat_t)c), (unsigned long long)s->by_cat[c]);
-                    sep = ", ";
-                }
-            fprintf(out, "}}%s\n", i + 1 < n ? "," : "");
-        }
-        fprintf(out, " ],\n \"skipped\": [");
-        for (size_t i = 0; i < n_skipped; i++) {
-            fprintf(out, "%s{\"path\": ", i ? ", " : "");
-            json_str(out, l->files[skipped[i].index].path);
-            fprintf(out, ", \"reason\": ");
-            json_str(out, skipped[i].message);
-            fprintf(out, "}");
-        }
-        fprintf(out, "],\n \"load_wall_s\": %.6f}\n", wall_s);
-    } else if (!o->quiet) {
-        /* Under mpirun stdout is often a pseudo-terminal even when the
-         * user pipes mpirun's output, so "auto" means no colour there. */
-        bool under_mpirun = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
-        bool color = o->color == 1 || (o->color < 0 && isatty(1) && !under_mpirun && !getenv("NO_COLOR"));
-        const char *B = color ? "\033[1m" : "", *Y = color ? "\033[33m" : "", *N = color ? "\033[0m" : "";
-        fprintf(out, "%smergetrace %s%s: %zu trace%s, world size %lld, %d process%s\n", B, MERGETRACE_VERSION, N, n,
-                n == 1 ? "" : "s", (long long)world, n_procs, n_procs == 1 ? "" : "es");
-        fprintf(out, "loaded %.1f MB of JSON (%.1f MB on disk), %llu events in %.3f s (%.0f MB/s)\n\n", json / 1e6,
-                bytes / 1e6, (unsigned long long)events, wall_s, wall_s > 0 ? json / 1e6 / wall_s : 0.0);
-        fprintf(out, "%s%5s  %-28s %8s %9s %8s %6s %9s %7s %10s  %-8s%s\n", B, "rank", "file", "MB", "events",
-                "compute", "comm", "comm+coll", "memcpy", "span ms", "ts", N);
-        for (size_t i = 0; i < n; i++) {
-            const file_result_t *r = &res[i];
-            const mt_trace_summary_t *s = &r->sum;
-            char cc[32];
-            snprintf(cc, sizeof cc, "%llu/%llu", (unsigned long long)s->link.comm_with_coll,
-                     (unsigned long long)s->by_class[MT_CLASS_COMM]);
-            const char *name = short_path(l->files[r->index].path);
-            fprintf(out, "%5lld  %-28.28s %8.2f %9llu %8llu %6llu %9s %7llu %10.3f  %-8s\n", (long long)r->rank, name,
-                    s->bytes_json / 1e6, (unsigned long long)s->events,
-                    (unsigned long long)s->by_class[MT_CLASS_COMPUTE], (unsigned long long)s->by_class[MT_CLASS_COMM],
-                    cc, (unsigned long long)(s->by_class[MT_CLASS_MEMCPY] + s->by_class[MT_CLASS_MEMSET]),
-                    (s->last_ns - s->first_ns) / 1e6, ts_style_str(s->ts_style));
-        }
-        /* Warnings: everything skipped or doubtful, so the numbers can be trusted. */
-        bool head = false;
+    /* Under mpirun stdout is often a pseudo-terminal even when the user
+     * pipes mpirun's output, so "auto" means no colour there. */
+    bool under_mpirun = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
+    bool color = o->color == 1 || (o->color < 0 && isatty(1) && !under_mpirun && !getenv("NO_COLOR"));
+    const char *B = color ? "\033[1m" : "", *Y = color ? "\033[33m" : "", *N = color ? "\033[0m" : "";
+    uint64_t json = 0, events = 0, kernels = 0;
+    for (size_t i = 0; i < j->n; i++) {
+        json += j->res[i].sum.bytes_json;
+        events += j->res[i].sum.events;
+        kernels += j->res[i].sum.by_class[MT_CLASS_COMM];
+    }
+    fprintf(out, "%smergetrace %s%s: %zu rank%s of world size %lld, %d process%s\n", B, MERGETRACE_VERSION, N, j->n,
+            j->n == 1 ? "" : "s", (long long)j->world, n_procs, n_procs == 1 ? "" : "es");
+    fprintf(out, "loaded %.1f MB of JSON, %llu events in %.3f s (%.0f MB/s); aligned in %.3f s", json / 1e6,
+            (unsigned long long)events, t_load, t_load > 0 ? json / 1e6 / t_load : 0.0, t_align);
+    if (merged_path)
+        fprintf(out, "; merged trace in %.3f s", t_merge);
+    fprintf(out, "\n\n");
+    const mt_match_stats_t *m = &al->match;
+    uint64_t inst = m->full + m->partial + m->unmatched + m->mismatched;
+    fprintf(out, "collectives: %llu kernel%s -> %llu instance%s: %llu full, %llu partial, %llu unmatched, %llu mismatched\n",
+            (unsigned long long)m->rows, m->rows == 1 ? "" : "s", (unsigned long long)inst, inst == 1 ? "" : "s",
+            (unsigned long long)m->full,
+            (unsigned long long)m->partial, (unsigned long long)m->unmatched, (unsigned long long)m->mismatched);
+    static const char *const key_names[MT_KEY_COUNT_] = {"Comms Id", "group+Seq", "group+order", "stream+order", "P2P"};
+    fprintf(out, "  matched by:");
+    for (int k = 0; k < MT_KEY_COUNT_; k++)
+        if (m->by_key[k])
+            fprintf(out, " %s %llu", key_names[k], (unsigned long long)m->by_key[k]);
+    fprintf(out, "%s\n\n", inst ? "" : " (none)");
+    int32_t ref = -1;
+    for (size_t i = 0; i < al->n_clocks; i++)
+        if (al->clocks[i].reference)
+            ref = al->clocks[i].rank;
+    fprintf(out, "%sclock alignment%s onto rank %d%s\n", B, N, ref, o->no_align ? " (disabled: --no-align)" : "");
+    fprintf(out, "%s%5s  %-26s %9s %11s %10s %8s %17s %5s%s\n", B, "rank", "file", "events", "offset ms", "drift ppm",
+            "matched", "resid p50/p99 us", "viol", N);
+    for (size_t i = 0; i < j->n; i++) {
+        const file_result_t *r = &j->res[i];
+        const mt_clock_t *c = &al->clocks[i];
+        char resid[32];
+        snprintf(resid, sizeof resid, "%.1f / %.1f", c->residual_p50_ns / 1e3, c->residual_p99_ns / 1e3);
+        fprintf(out, "%5lld  %-26.26s %9llu %11.3f %10.3f %8llu %17s %5llu  %s\n", (long long)r->rank,
+                short_path(l->files[r->index].path), (unsigned long long)r->sum.events, c->offset_ns / 1e6,
+                c->drift_ppm, (unsigned long long)c->matched, resid, (unsigned long long)c->violations,
+                c->reference ? "ref" : c->connected ? "" : "NOT CONNECTED");
+    }
+    /* Warnings: everything skipped or doubtful, so the numbers can be trusted. */
+    bool head = false;
 #define WARN(...)                                                      \
     do {                                                               \
         if (!head) {                                                   \
@@ -376,86 +387,163 @@ static int report(const options_t *o, const input_list_t *l, file_result_t *res,
         }                                                              \
         fprintf(out, "  " __VA_ARGS__);                                \
     } while (0)
-        if (n_missing) {
-            WARN("%zu of %lld ranks have no trace:", n_missing, (long long)world);
-            for (size_t i = 0; i < n_missing && i < 32; i++)
-                fprintf(out, " %lld", (long long)missing[i]);
-            fprintf(out, "%s\n", n_missing > 32 ? " ..." : "");
-        }
-        for (size_t i = 0; i < n_skipped; i++)
-            WARN("skipped %s: not a trace (%s)\n", l->files[skipped[i].index].path, skipped[i].message);
-        if (world_disagree)
-            WARN("the traces disagree on world_size; using the largest, %lld\n", (long long)world);
-        for (size_t i = 0; i < n; i++) {
-            const file_result_t *r = &res[i];
-            const mt_trace_summary_t *s = &r->sum;
-            const char *p = l->files[r->index].path;
-            if (s->truncated)
-                WARN("rank %lld: %s is truncated at byte %llu: %llu events loaded, the rest is lost (--strict makes "
-                     "this an error)\n",
-                     (long long)r->rank, p, (unsigned long long)s->truncated_at, (unsigned long long)s->events);
-            if (s->events && s->first_ns < 100000000000000000LL && s->ts_style != MT_TS_REL)
-                WARN("rank %lld: %s: timestamps are not on the Unix epoch%s; they cannot be compared with other "
-                     "ranks until aligned\n",
-                     (long long)r->rank, short_path(p),
-                     s->truncated ? " (baseTimeNanoseconds was probably in the lost tail)" : "");
-            if (s->world_size > 0 && r->rank >= s->world_size)
-                WARN("rank %lld: %s: rank is not below the trace's world_size %lld\n", (long long)r->rank, p,
-                     (long long)s->world_size);
-            if (s->other_cats)
-                WARN("rank %lld: %llu events of unknown categories kept but not analysed\n", (long long)r->rank,
-                     (unsigned long long)s->other_cats);
-            if (s->bad_utf8)
-                WARN("rank %lld: %llu strings held invalid UTF-8 (replaced by U+FFFD)\n", (long long)r->rank,
-                     (unsigned long long)s->bad_utf8);
-            if (s->neg_dur)
-                WARN("rank %lld: %llu events had a negative duration (taken as 0)\n", (long long)r->rank,
-                     (unsigned long long)s->neg_dur);
-            if (s->by_class[MT_CLASS_COMM] > s->link.comm_with_coll)
-                WARN("rank %lld: %llu communication kernels could not be tied to a collective\n", (long long)r->rank,
-                     (unsigned long long)(s->by_class[MT_CLASS_COMM] - s->link.comm_with_coll));
-            if (r->rank_source == MT_RANK_FROM_FILENAME)
-                WARN("rank %lld: %s has no distributedInfo.rank; rank taken from the file name\n",
-                     (long long)r->rank, short_path(p));
-            if (r->rank_source == MT_RANK_FROM_DEFAULT)
-                WARN("%s names no rank; as the only input it is taken as rank 0\n", short_path(p));
-        }
+    if (j->n_missing) {
+        WARN("%zu of %lld ranks have no trace:", j->n_missing, (long long)j->world);
+        for (size_t i = 0; i < j->n_missing && i < 32; i++)
+            fprintf(out, " %lld", (long long)j->missing[i]);
+        fprintf(out, "%s\n", j->n_missing > 32 ? " ..." : "");
+    }
+    for (size_t i = 0; i < j->n_skipped; i++)
+        WARN("skipped %s: not a trace (%s)\n", l->files[j->skipped[i].index].path, j->skipped[i].message);
+    if (j->world_disagree)
+        WARN("the traces disagree on world_size; using the largest, %lld\n", (long long)j->world);
+    if (kernels == 0)
+        WARN("no communication kernels in any trace: nothing to align the clocks with\n");
+    for (size_t i = 0; i < j->n; i++) {
+        const file_result_t *r = &j->res[i];
+        const mt_trace_summary_t *s = &r->sum;
+        const mt_clock_t *c = &al->clocks[i];
+        const char *p = l->files[r->index].path;
+        if (!c->connected)
+            WARN("rank %lld shares no matched collective with rank %d: its clock is left uncorrected\n",
+                 (long long)r->rank, ref);
+        if (c->violations)
+            WARN("rank %lld: %llu collectives end before their last participant started, beyond the residual "
+                 "(clock fit doubtful)\n",
+                 (long long)r->rank, (unsigned long long)c->violations);
+        if (s->truncated)
+            WARN("rank %lld: %s is truncated at byte %llu: %llu events loaded, the rest is lost (--strict makes "
+                 "this an error)\n",
+                 (long long)r->rank, p, (unsigned long long)s->truncated_at, (unsigned long long)s->events);
+        if (s->events && s->first_ns < 100000000000000000LL && s->ts_style != MT_TS_REL)
+            WARN("rank %lld: %s: timestamps are not on the Unix epoch%s\n", (long long)r->rank, short_path(p),
+                 s->truncated ? " (baseTimeNanoseconds was probably in the lost tail)" : "");
+        if (s->world_size > 0 && r->rank >= s->world_size)
+            WARN("rank %lld: %s: rank is not below the trace's world_size %lld\n", (long long)r->rank, p,
+                 (long long)s->world_size);
+        if (s->other_cats)
+            WARN("rank %lld: %llu events of unknown categories kept but not analysed\n", (long long)r->rank,
+                 (unsigned long long)s->other_cats);
+        if (s->bad_utf8)
+            WARN("rank %lld: %llu strings held invalid UTF-8 (replaced by U+FFFD)\n", (long long)r->rank,
+                 (unsigned long long)s->bad_utf8);
+        if (s->neg_dur)
+            WARN("rank %lld: %llu events had a negative duration (taken as 0)\n", (long long)r->rank,
+                 (unsigned long long)s->neg_dur);
+        if (s->by_class[MT_CLASS_COMM] > s->link.comm_with_coll)
+            WARN("rank %lld: %llu communication kernels could not be tied to a collective\n", (long long)r->rank,
+                 (unsigned long long)(s->by_class[MT_CLASS_COMM] - s->link.comm_with_coll));
+        if (r->rank_source == MT_RANK_FROM_FILENAME)
+            WARN("rank %lld: %s has no distributedInfo.rank; rank taken from the file name\n", (long long)r->rank,
+                 short_path(p));
+        if (r->rank_source == MT_RANK_FROM_DEFAULT)
+            WARN("%s names no rank; as the only input it is taken as rank 0\n", short_path(p));
+    }
+    if (m->mismatched)
+        WARN("%llu collective instances disagree across ranks (collective or size): not used for alignment\n",
+             (unsigned long long)m->mismatched);
+    if (merge_failed)
+        WARN("the merged trace was not written (see the error above)\n");
 #undef WARN
+    fprintf(out, "\nwrote %s/report.json", o->out_dir);
+    if (merged_path)
+        fprintf(out, " and %s (%llu events)", merged_path, (unsigned long long)merged_events);
+    fprintf(out, "\n");
+}
+
+/* The window in corrected ns, from seconds after the job's start or from
+ * ProfilerStep numbers. Process 0 only; returns false when the steps are
+ * not in any trace. */
+static bool compute_window(const options_t *o, const job_t *j, const mt_align_result_t *al, const mt_step_t *steps,
+                           size_t n_steps, int64_t *a, int64_t *b)
+{
+    if (!o->window_steps) {
+        int64_t start = INT64_MAX;
+        for (size_t i = 0; i < j->n; i++)
+            if (j->res[i].sum.events) {
+                int64_t s = mt_clock_apply(&al->clocks[i], j->res[i].sum.first_ns);
+                start = s < start ? s : start;
+            }
+        if (start == INT64_MAX)
+            start = 0;
+        *a = start + (int64_t)llround(o->window_a * 1e9);
+        *b = start + (int64_t)llround(o->window_b * 1e9);
+        return true;
     }
-    free(missing);
-    if (fflush(out) || ferror(out)) {
-        fprintf(stderr, "mergetrace: stdout: write error\n");
-        return MT_EXIT_ERROR;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < n_steps; i++) {
+        const mt_step_t *s = &steps[i];
+        if ((double)s->step < o->window_a || (double)s->step > o->window_b)
+            continue;
+        const mt_clock_t *c = NULL;
+        for (size_t k = 0; k < j->n; k++)
+            if (j->res[k].rank == s->rank)
+                c = &al->clocks[k];
+        int64_t x = mt_clock_apply(c, s->start_ns), y = mt_clock_apply(c, s->end_ns);
+        lo = x < lo ? x : lo;
+        hi = y > hi ? y : hi;
     }
-    return MT_EXIT_OK;
+    if (lo > hi)
+        return false;
+    *a = lo;
+    *b = hi;
+    return true;
+}
+
+static int make_dir(const char *d, char *msg, size_t cap)
+{
+    if (mkdir(d, 0777) == 0 || errno == EEXIST) {
+        struct stat st;
+        if (stat(d, &st) == 0 && S_ISDIR(st.st_mode))
+            return 0;
+        snprintf(msg, cap, "%s: exists and is not a directory", d);
+        return 1;
+    }
+    snprintf(msg, cap, "%s: cannot create the output directory (%s)", d, strerror(errno));
+    return 1;
+}
+
+/* The outputs must never overwrite an input. */
+static int output_is_input(const char *out_path, const input_list_t *l)
+{
+    char a[PATH_MAX], b[PATH_MAX];
+    if (!realpath(out_path, a))
+        return 0; /* does not exist yet: cannot be an input */
+    for (size_t i = 0; i < l->n; i++)
+        if (realpath(l->files[i].path, b) && !strcmp(a, b))
+            return 1;
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    MPI_Comm world_comm = MPI_COMM_WORLD;
     int me, n_procs;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &n_procs);
+    MPI_Comm_rank(world_comm, &me);
+    MPI_Comm_size(world_comm, &n_procs);
+    mt_comm_t comm;
+    comm_mpi_init(&comm, &world_comm);
 
     options_t o;
     int code = options_parse(argc, argv, &o, me == 0);
     if (code >= 0) {
-        free(o.inputs);
+        options_free(&o);
         MPI_Finalize();
         return code;
     }
 
-    char msg[1200] = "";
+    char msg[1400] = "";
     input_list_t files = {0};
     int rc = 0;
     if (me == 0)
         rc = inputs_collect(o.inputs, o.n_inputs, o.recursive, &files, msg, sizeof msg);
-    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&rc, 1, MPI_INT, 0, world_comm);
     if (rc) {
         if (me == 0)
             fprintf(stderr, "mergetrace: %s\n", msg);
         inputs_free(&files);
-        free(o.inputs);
+        options_free(&o);
         MPI_Finalize();
         return rc == 2 ? MT_EXIT_BAD_INPUT : MT_EXIT_ERROR;
     }
@@ -463,7 +551,7 @@ int main(int argc, char **argv)
         if (me == 0)
             fprintf(stderr, "mergetrace: out of memory sharing the file list\n");
         inputs_free(&files);
-        free(o.inputs);
+        options_free(&o);
         MPI_Finalize();
         return MT_EXIT_ERROR;
     }
@@ -484,36 +572,34 @@ int main(int argc, char **argv)
             if (me == 0)
                 fprintf(stderr, "mergetrace: %s\n", msg);
             inputs_free(&files);
-            free(o.inputs);
+            options_free(&o);
             MPI_Finalize();
             return bad == 2 ? MT_EXIT_BAD_INPUT : MT_EXIT_ERROR;
         }
     }
 
-    /* Load this process's share, one trace at a time: only the compact
-     * summary of each is kept, so memory follows the largest trace. */
+    /* ---- load this process's share, one trace at a time ---- */
+    local_t L = {0};
     size_t mine = 0;
     for (size_t i = 0; i < files.n; i++)
         mine += files.files[i].owner == me;
-    file_result_t *res = calloc(mine ? mine : 1, sizeof *res);
-    int local_status = res ? MT_OK : MT_ERR_NOMEM;
+    L.res = calloc(mine ? mine : 1, sizeof *L.res);
+    int local_status = L.res ? MT_OK : MT_ERR_NOMEM;
     double t0 = MPI_Wtime();
-    size_t k = 0;
     uint64_t done_bytes = 0;
-    for (size_t i = 0; res && i < files.n; i++) {
+    for (size_t i = 0; L.res && i < files.n; i++) {
         if (files.files[i].owner != me)
             continue;
-        load_one(&files.files[i], (int32_t)i, &o, map, files.n == 1, &res[k]);
-        done_bytes += res[k].sum.bytes_json;
-        if (res[k].status != MT_OK) {
-            local_status = res[k].status;
-            k++;
+        file_result_t *r = &L.res[L.n_res++];
+        load_one(&files.files[i], (int32_t)i, &o, map, files.n == 1, &L, r);
+        done_bytes += r->sum.bytes_json;
+        if (r->status != MT_OK) {
+            local_status = r->status;
             break; /* the first error is the one reported */
         }
-        k++;
         if (o.progress && me == 0) {
             double dt = MPI_Wtime() - t0;
-            fprintf(stderr, "\rmergetrace: process 0 loaded %zu/%zu files, %.1f MB/s   ", k, mine,
+            fprintf(stderr, "\rmergetrace: process 0 loaded %zu/%zu files, %.1f MB/s   ", L.n_res, mine,
                     dt > 0 ? done_bytes / 1e6 / dt : 0.0);
         }
     }
@@ -522,35 +608,21 @@ int main(int argc, char **argv)
 
     /* Everyone learns whether anyone failed before going on (no hangs). */
     int any_fail = local_status != MT_OK, all_fail;
-    MPI_Allreduce(&any_fail, &all_fail, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    MPI_Allreduce(&any_fail, &all_fail, 1, MPI_INT, MPI_LOR, world_comm);
 
-    /* Gather the results on process 0. */
-    int my_bytes = (int)(k * sizeof(file_result_t));
-    int *counts = NULL, *displs = NULL;
-    file_result_t *all = NULL;
-    if (me == 0) {
-        counts = calloc((size_t)n_procs, sizeof *counts);
-        displs = calloc((size_t)n_procs, sizeof *displs);
-    }
-    MPI_Gather(&my_bytes, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (me == 0) {
-        long total = 0;
-        for (int p = 0; p < n_procs; p++) {
-            displs[p] = (int)total;
-            total += counts[p];
-        }
-        all = malloc(total ? (size_t)total : 1);
-    }
-    MPI_Gatherv(res, my_bytes, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
-    double wall = MPI_Wtime() - t0;
-    double max_wall;
-    MPI_Reduce(&wall, &max_wall, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    /* Gather the per-file results on process 0. */
+    void *all_bytes = NULL;
+    size_t all_len = 0;
+    if (comm.gatherv(comm.ctx, L.res, L.n_res * sizeof *L.res, &all_bytes, &all_len, 0) != MT_OK)
+        all_fail = 1;
+    double t_load = MPI_Wtime() - t0;
+    MPI_Allreduce(MPI_IN_PLACE, &t_load, 1, MPI_DOUBLE, MPI_MAX, world_comm);
 
+    job_t job = {0};
     code = MT_EXIT_OK;
     if (me == 0) {
-        size_t n_all = 0;
-        for (int p = 0; p < n_procs; p++)
-            n_all += (size_t)counts[p] / sizeof(file_result_t);
+        file_result_t *all = all_bytes;
+        size_t n_all = all_len / sizeof *all;
         if (all_fail) {
             /* One message: the failed file with the lowest index. */
             const file_result_t *first = NULL;
@@ -565,18 +637,202 @@ int main(int argc, char **argv)
                 code = MT_EXIT_ERROR;
             }
         } else {
-            code = report(&o, &files, all, n_all, n_procs, max_wall);
+            code = check_job(&files, all, n_all, &job);
         }
     }
-    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&code, 1, MPI_INT, 0, world_comm);
 
-    free(all);
-    free(counts);
-    free(displs);
-    free(res);
+    /* ---- align: every rank's collectives on process 0, clocks to all ---- */
+    int32_t *ranks = NULL;
+    uint64_t n_ranks = 0;
+    mt_align_result_t al = {0};
+    double t_align = 0, t_merge = 0;
+    if (code == MT_EXIT_OK) {
+        if (me == 0)
+            n_ranks = job.n;
+        MPI_Bcast(&n_ranks, 1, MPI_UINT64_T, 0, world_comm);
+        ranks = malloc((n_ranks ? n_ranks : 1) * sizeof *ranks);
+        if (me == 0 && ranks)
+            for (size_t i = 0; i < job.n; i++)
+                ranks[i] = (int32_t)job.res[i].rank;
+        int ok = ranks != NULL;
+        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, world_comm);
+        if (!ok) {
+            code = MT_EXIT_ERROR;
+            if (me == 0)
+                fprintf(stderr, "mergetrace: out of memory\n");
+        } else {
+            MPI_Bcast(ranks, (int)n_ranks, MPI_INT32_T, 0, world_comm);
+            double ta = MPI_Wtime();
+            mt_clock_opts_t co = {.ref_rank = o.ref_rank, .no_drift = o.no_drift, .no_align = o.no_align};
+            mt_status_t st = mt_align_job(&comm, L.rows, L.n_rows, ranks, (size_t)n_ranks, &co, &al);
+            t_align = MPI_Wtime() - ta;
+            if (st != MT_OK) {
+                if (me == 0)
+                    fprintf(stderr, "mergetrace: aligning the clocks: %s\n", mt_status_str(st));
+                code = exit_code_for(st);
+            }
+        }
+    }
+
+    /* ---- the merged timeline ---- */
+    char merged_path[PATH_MAX] = "";
+    uint64_t merged_events = 0;
+    bool merge_failed = false;
+    if (code == MT_EXIT_OK) {
+        int bad = 0;
+        if (me == 0) {
+            bad = make_dir(o.out_dir, msg, sizeof msg);
+            snprintf(merged_path, sizeof merged_path, "%s/%s", o.out_dir, o.merged_gzip ? "merged.json.gz" : "merged.json");
+            if (!bad && !o.no_merge && output_is_input(merged_path, &files)) {
+                snprintf(msg, sizeof msg, "%s is one of the inputs: choose another -o", merged_path);
+                bad = 1;
+            }
+            if (!bad && output_is_input(o.out_dir, &files)) {
+                snprintf(msg, sizeof msg, "%s is one of the inputs", o.out_dir);
+                bad = 1;
+            }
+            if (bad)
+                fprintf(stderr, "mergetrace: %s\n", msg);
+        }
+        MPI_Bcast(&bad, 1, MPI_INT, 0, world_comm);
+        if (bad)
+            code = MT_EXIT_ERROR;
+    }
+    if (code == MT_EXIT_OK && !o.no_merge) {
+        double tm = MPI_Wtime();
+        mt_merge_opts_t mo = {.gpu_only = o.gpu_only};
+        if (o.has_window) {
+            /* The window needs every rank's steps on process 0. */
+            void *sb = NULL;
+            size_t sl = 0;
+            int64_t win[3] = {0, 0, 1};
+            mt_status_t st = comm.gatherv(comm.ctx, L.steps, L.n_steps * sizeof *L.steps, &sb, &sl, 0);
+            if (me == 0 && st == MT_OK)
+                win[2] = compute_window(&o, &job, &al, sb, sl / sizeof(mt_step_t), &win[0], &win[1]);
+            free(sb);
+            MPI_Bcast(win, 3, MPI_INT64_T, 0, world_comm);
+            if (!win[2]) {
+                if (me == 0)
+                    fprintf(stderr, "mergetrace: --window: no ProfilerStep#%.0f..#%.0f in any trace\n", o.window_a,
+                            o.window_b);
+                code = MT_EXIT_USAGE;
+            }
+            mo.window_start_ns = win[0];
+            mo.window_end_ns = win[1];
+            if (mo.window_start_ns == 0 && mo.window_end_ns == 0)
+                mo.window_end_ns = 1; /* an empty window, not "everything" */
+        }
+        if (code == MT_EXIT_OK) {
+            MPI_Bcast(merged_path, (int)sizeof merged_path, MPI_CHAR, 0, world_comm);
+            merged_input_t *mi = calloc(L.n_res ? L.n_res : 1, sizeof *mi);
+            size_t n_mi = 0;
+            for (size_t i = 0; mi && i < L.n_res; i++) {
+                const file_result_t *r = &L.res[i];
+                if (r->skipped || r->status != MT_OK)
+                    continue;
+                if (o.merge_ranks) {
+                    bool want = false;
+                    for (size_t k = 0; k < o.n_merge_ranks; k++)
+                        want |= o.merge_ranks[k] == r->rank;
+                    if (!want)
+                        continue;
+                }
+                mi[n_mi].path = files.files[r->index].path;
+                mi[n_mi].rank = (int32_t)r->rank;
+                for (size_t k = 0; k < al.n_clocks; k++)
+                    if (al.clocks[k].rank == r->rank) {
+                        mi[n_mi].clock = al.clocks[k];
+                        mi[n_mi].has_clock = true;
+                    }
+                n_mi++;
+            }
+            char mmsg[1024] = "";
+            int mrc = merged_write(world_comm, merged_path, o.merged_gzip, mi, n_mi, &mo, &merged_events, mmsg,
+                                   sizeof mmsg);
+            free(mi);
+            if (mrc) {
+                if (me == 0)
+                    fprintf(stderr, "mergetrace: %s: %s\n", merged_path, mmsg[0] ? mmsg : "write failed");
+                merge_failed = true;
+                code = MT_EXIT_ERROR;
+            }
+            t_merge = MPI_Wtime() - tm;
+        }
+    }
+
+    /* ---- report.json and the summary ---- */
+    if (me == 0 && (code == MT_EXIT_OK || merge_failed)) {
+        mt_report_input_t *ri = calloc(job.n ? job.n : 1, sizeof *ri);
+        mt_report_skip_t *rs = calloc(job.n_skipped ? job.n_skipped : 1, sizeof *rs);
+        if (!ri || !rs) {
+            fprintf(stderr, "mergetrace: out of memory\n");
+            code = MT_EXIT_ERROR;
+        } else {
+            for (size_t i = 0; i < job.n; i++) {
+                const file_result_t *r = &job.res[i];
+                ri[i] = (mt_report_input_t){.rank = (int32_t)r->rank,
+                                            .rank_source = mt_rank_source_str((mt_rank_source_t)r->rank_source),
+                                            .path = files.files[r->index].path,
+                                            .bytes = r->sum.bytes_in,
+                                            .json_bytes = r->sum.bytes_json,
+                                            .events = r->sum.events,
+                                            .truncated = r->sum.truncated,
+                                            .truncated_at = r->sum.truncated_at,
+                                            .summary = &r->sum};
+            }
+            for (size_t i = 0; i < job.n_skipped; i++)
+                rs[i] = (mt_report_skip_t){files.files[job.skipped[i].index].path, job.skipped[i].message};
+            int32_t ref = -1;
+            for (size_t i = 0; i < al.n_clocks; i++)
+                if (al.clocks[i].reference)
+                    ref = al.clocks[i].rank;
+            mt_report_t rep = {.version = MERGETRACE_VERSION,
+                               .world_size = job.world,
+                               .inputs = ri,
+                               .n_inputs = job.n,
+                               .missing = job.missing,
+                               .n_missing = job.n_missing,
+                               .skipped = rs,
+                               .n_skipped = job.n_skipped,
+                               .aligned = !o.no_align,
+                               .reference_rank = ref,
+                               .clocks = al.clocks,
+                               .n_clocks = al.n_clocks,
+                               .match = &al.match,
+                               .merged = (!o.no_merge && !merge_failed) ? short_path(merged_path) : NULL,
+                               .merged_events = merged_events};
+            if (write_report(o.out_dir, &rep, msg, sizeof msg)) {
+                fprintf(stderr, "mergetrace: %s\n", msg);
+                code = MT_EXIT_ERROR;
+            }
+            if (o.json) {
+                if (mt_report_json(&rep, stdout_write, NULL) != MT_OK)
+                    code = MT_EXIT_ERROR;
+            } else if (!o.quiet) {
+                print_summary(&o, &files, &job, &al, n_procs, t_load, t_align, t_merge,
+                              (!o.no_merge && !merge_failed) ? merged_path : NULL, merged_events, merge_failed);
+            }
+            if (fflush(stdout) || ferror(stdout)) {
+                fprintf(stderr, "mergetrace: stdout: write error\n");
+                code = MT_EXIT_ERROR;
+            }
+        }
+        free(ri);
+        free(rs);
+    }
+    MPI_Bcast(&code, 1, MPI_INT, 0, world_comm);
+
+    mt_align_result_free(&al);
+    free(ranks);
+    free(job.missing);
+    free(all_bytes);
+    free(L.res);
+    free(L.rows);
+    free(L.steps);
     mt_rankmap_free(map);
     inputs_free(&files);
-    free(o.inputs);
+    options_free(&o);
     MPI_Finalize();
     return code;
 }

@@ -3,6 +3,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "options.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,17 +16,36 @@ static const char usage_text[] =
     "Usage: mergetrace [OPTIONS] PATH...\n"
     "       mpirun -n N mergetrace [OPTIONS] PATH...\n"
     "\n"
-    "Load the per-rank PyTorch profiler (Kineto) traces of a distributed GPU job\n"
-    "and report what each rank holds. PATH is a trace file (plain JSON or gzip,\n"
-    "recognised by content) or a directory, of which every *.json and *.json.gz\n"
-    "file is read. Under mpirun the files are shared among the processes by size.\n"
+    "Load the per-rank PyTorch profiler (Kineto) traces of a distributed GPU job,\n"
+    "match the NCCL collectives across ranks, align every rank's clock onto a\n"
+    "reference rank from the collectives' end times, and write one merged,\n"
+    "clock-corrected trace for Perfetto plus report.json. PATH is a trace file\n"
+    "(plain JSON or gzip, recognised by content) or a directory, of which every\n"
+    "*.json and *.json.gz file is read (other JSON there is skipped and listed).\n"
+    "Under mpirun the files are shared among the processes by size.\n"
     "\n"
-    "Options:\n"
+    "Input:\n"
     "  -r, --recursive      descend into sub-directories of directory arguments\n"
     "      --rank-map FILE  ranks of files that name none: lines \"path rank\"\n"
     "      --strict         a truncated trace is an error (default: use what loaded\n"
     "                       and warn)\n"
-    "      --json           print the summary as JSON on stdout\n"
+    "\n"
+    "Alignment:\n"
+    "      --ref-rank R     align onto rank R's clock (default: the lowest rank)\n"
+    "      --no-align       keep every rank's raw timestamps\n"
+    "      --no-drift       fit clock offsets only, no drift\n"
+    "\n"
+    "Output:\n"
+    "  -o, --output DIR     where report.json and the merged trace go\n"
+    "                       (default: mergetrace-out)\n"
+    "      --merged-format FORMAT\n"
+    "                       gzip (merged.json.gz, default) or json (merged.json)\n"
+    "      --no-merge       do not write the merged trace\n"
+    "      --ranks LIST     only these ranks in the merged trace, e.g. 0-3,8\n"
+    "      --window A:B     only events between A and B seconds from the start of\n"
+    "                       the job, or #A:#B for ProfilerStep#A to #B\n"
+    "      --gpu-only       only GPU tracks in the merged trace\n"
+    "      --json           print report.json on stdout instead of the summary\n"
     "  -q, --quiet          print nothing but errors\n"
     "      --progress       show progress on stderr even when it is not a terminal\n"
     "      --no-progress    never show progress\n"
@@ -33,7 +54,8 @@ static const char usage_text[] =
     "      --version        show the version and exit\n"
     "\n"
     "Exit codes: 0 success; 1 I/O or internal error; 2 invalid input (not JSON,\n"
-    "not a trace, unknown rank, truncated with --strict); 64 usage error.\n";
+    "not a trace, unknown rank, duplicate ranks, truncated with --strict);\n"
+    "64 usage error.\n";
 
 static int usage_error(bool print, const char *opt, const char *what)
 {
@@ -42,10 +64,151 @@ static int usage_error(bool print, const char *opt, const char *what)
     return MT_EXIT_USAGE;
 }
 
+int parse_rank_list(const char *s, int32_t **out, size_t *n, char *msg, size_t cap)
+{
+    *out = NULL;
+    *n = 0;
+    size_t cap_l = 0;
+    const char *p = s;
+    if (!*p) {
+        snprintf(msg, cap, "expected ranks like 0-3,8");
+        return -1;
+    }
+    while (*p) {
+        char *e;
+        errno = 0;
+        long a = strtol(p, &e, 10), b;
+        if (e == p || a < 0 || a > INT32_MAX || errno) {
+            snprintf(msg, cap, "expected ranks like 0-3,8 at \"%s\"", p);
+            free(*out);
+            *out = NULL;
+            return -1;
+        }
+        p = e;
+        b = a;
+        if (*p == '-') {
+            p++;
+            b = strtol(p, &e, 10);
+            if (e == p || b < a || b > INT32_MAX || errno || b - a > (1 << 24)) {
+                snprintf(msg, cap, "expected a range A-B with A <= B at \"%s\"", p);
+                free(*out);
+                *out = NULL;
+                return -1;
+            }
+            p = e;
+        }
+        for (long r = a; r <= b; r++) {
+            if (*n == cap_l) {
+                cap_l = cap_l ? cap_l * 2 : 16;
+                int32_t *g = realloc(*out, cap_l * sizeof *g);
+                if (!g) {
+                    free(*out);
+                    *out = NULL;
+                    snprintf(msg, cap, "out of memory");
+                    return -1;
+                }
+                *out = g;
+            }
+            (*out)[(*n)++] = (int32_t)r;
+        }
+        if (*p == ',')
+            p++;
+        else if (*p) {
+            snprintf(msg, cap, "expected ',' or '-' at \"%s\"", p);
+            free(*out);
+            *out = NULL;
+            return -1;
+        }
+    }
+    /* sort + unique (insertion sort: lists are short) */
+    size_t w = 0;
+    for (size_t i = 0; i < *n; i++) {
+        int32_t v = (*out)[i];
+        size_t j = w;
+        while (j > 0 && (*out)[j - 1] > v) {
+            (*out)[j] = (*out)[j - 1];
+            j--;
+        }
+        if (j > 0 && (*out)[j - 1] == v) {
+            memmove(*out + j, *out + j + 1, (w - j) * sizeof **out);
+            continue;
+        }
+        (*out)[j] = v;
+        w++;
+    }
+    *n = w;
+    return 0;
+}
+
+int parse_window(const char *s, bool *steps, double *a, double *b, char *msg, size_t cap)
+{
+    const char *colon = strchr(s, ':');
+    if (!colon) {
+        snprintf(msg, cap, "expected START:END (seconds) or #A:#B (ProfilerStep numbers)");
+        return -1;
+    }
+    *steps = s[0] == '#';
+    char *e;
+    const char *p = s + *steps;
+    errno = 0;
+    *a = strtod(p, &e);
+    if (e == p || e != colon || errno || !isfinite(*a)) {
+        snprintf(msg, cap, "expected a number before ':'");
+        return -1;
+    }
+    p = colon + 1;
+    if (*steps) {
+        if (*p != '#') {
+            snprintf(msg, cap, "expected #A:#B (ProfilerStep numbers)");
+            return -1;
+        }
+        p++;
+    }
+    *b = strtod(p, &e);
+    if (e == p || *e || errno || !isfinite(*b)) {
+        snprintf(msg, cap, "expected a number after ':'");
+        return -1;
+    }
+    if (*b < *a || *a < 0) {
+        snprintf(msg, cap, "expected 0 <= START <= END");
+        return -1;
+    }
+    if (*steps && (*a != floor(*a) || *b != floor(*b))) {
+        snprintf(msg, cap, "ProfilerStep numbers are integers");
+        return -1;
+    }
+    return 0;
+}
+
+void options_free(options_t *o)
+{
+    free(o->inputs);
+    free(o->merge_ranks);
+    free(o->command_line);
+    memset(o, 0, sizeof *o);
+}
+
 int options_parse(int argc, char **argv, options_t *o, bool print)
 {
     memset(o, 0, sizeof *o);
     o->color = -1;
+    o->ref_rank = -1;
+    o->merged_gzip = true;
+    o->out_dir = "mergetrace-out";
+    {
+        size_t len = 1;
+        for (int i = 0; i < argc; i++)
+            len += strlen(argv[i]) + 1;
+        o->command_line = malloc(len);
+        if (!o->command_line)
+            return MT_EXIT_ERROR;
+        o->command_line[0] = '\0';
+        for (int i = 0; i < argc; i++) {
+            if (i)
+                strcat(o->command_line, " ");
+            strcat(o->command_line, argv[i]);
+        }
+    }
     o->progress = isatty(2);
     o->inputs = calloc((size_t)argc + 1, sizeof *o->inputs);
     if (!o->inputs)
@@ -125,6 +288,51 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
             if (!*val)
                 return usage_error(print, name, "expected a file name");
             o->rank_map = val;
+        } else if (!strcmp(name, "-o") || !strcmp(name, "--output")) {
+            TAKES_VALUE();
+            if (!*val)
+                return usage_error(print, name, "expected a directory");
+            o->out_dir = val;
+        } else if (!strcmp(name, "--ref-rank")) {
+            TAKES_VALUE();
+            char *e;
+            errno = 0;
+            long r = strtol(val, &e, 10);
+            if (e == val || *e || errno || r < 0 || r > INT32_MAX)
+                return usage_error(print, name, "expected a rank (an integer >= 0)");
+            o->ref_rank = (int)r;
+        } else if (!strcmp(name, "--no-align")) {
+            NO_VALUE();
+            o->no_align = true;
+        } else if (!strcmp(name, "--no-drift")) {
+            NO_VALUE();
+            o->no_drift = true;
+        } else if (!strcmp(name, "--no-merge")) {
+            NO_VALUE();
+            o->no_merge = true;
+        } else if (!strcmp(name, "--gpu-only")) {
+            NO_VALUE();
+            o->gpu_only = true;
+        } else if (!strcmp(name, "--merged-format")) {
+            TAKES_VALUE();
+            if (!strcmp(val, "gzip"))
+                o->merged_gzip = true;
+            else if (!strcmp(val, "json"))
+                o->merged_gzip = false;
+            else
+                return usage_error(print, name, "expected gzip or json");
+        } else if (!strcmp(name, "--ranks")) {
+            TAKES_VALUE();
+            char msg[256];
+            free(o->merge_ranks);
+            if (parse_rank_list(val, &o->merge_ranks, &o->n_merge_ranks, msg, sizeof msg))
+                return usage_error(print, name, msg);
+        } else if (!strcmp(name, "--window")) {
+            TAKES_VALUE();
+            char msg[256];
+            if (parse_window(val, &o->window_steps, &o->window_a, &o->window_b, msg, sizeof msg))
+                return usage_error(print, name, msg);
+            o->has_window = true;
         } else if (!strcmp(name, "--color") || !strcmp(name, "--colour")) {
             TAKES_VALUE();
             if (!strcmp(val, "auto"))

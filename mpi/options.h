@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Exit codes (documented in README.md). */
 enum {
@@ -23,9 +24,33 @@ typedef struct options {
     bool json;
     bool progress;          /* progress on stderr (default: when stderr is a terminal) */
     const char *rank_map;
-    const char *out_dir;
+    const char *out_dir;    /* -o DIR, default "mergetrace-out" */
     int color;              /* -1 auto, 0 never, 1 always */
+    int ref_rank;           /* --ref-rank, -1 = lowest loaded */
+    bool no_align;
+    bool no_drift;
+    bool no_merge;
+    bool merged_gzip;       /* --merged-format gzip (default) | json */
+    bool gpu_only;
+    /* --ranks LIST: ranks in the merged timeline (NULL = all) */
+    int32_t *merge_ranks;
+    size_t n_merge_ranks;
+    /* --window: seconds from the start (window_steps false) or ProfilerStep
+     * numbers (true), inclusive; has_window false = everything */
+    bool has_window, window_steps;
+    double window_a, window_b;
+    char *command_line;     /* argv joined, for the report */
 } options_t;
+
+/* Free what options_parse allocated. */
+void options_free(options_t *o);
+
+/* Parse "0-3,8,10-11" into a sorted, de-duplicated list. Returns 0 or -1
+ * (with a message in msg). The list is malloc'd. */
+int parse_rank_list(const char *s, int32_t **out, size_t *n, char *msg, size_t cap);
+
+/* Parse "A:B" (seconds, A < B) or "#A:#B" (ProfilerStep numbers). 0 or -1. */
+int parse_window(const char *s, bool *steps, double *a, double *b, char *msg, size_t cap);
 
 /* Parse argv. Returns -1 to continue, or an exit code to stop with (after
  * printing --help / --version to stdout or a usage error to stderr). Only

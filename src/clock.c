@@ -85,8 +85,10 @@ static int32_t slot_of(const ctx_t *c, int32_t rank)
 }
 
 /* The consensus end of instance i without rank `self`: median of the other
- * fitted participants' corrected ends. Returns false when none. */
-static bool consensus(const ctx_t *c, uint32_t inst, int32_t self_slot, double *out)
+ * fitted participants' corrected ends, returned relative to `base` (ns).
+ * Absolute ns since the epoch (~1.8e18) do not fit a double's 53 bits, so
+ * every difference is taken in int64 first. Returns false when none. */
+static bool consensus(const ctx_t *c, uint32_t inst, int32_t self_slot, int64_t base, double *out)
 {
     double v[64];
     size_t k = 0;
@@ -96,7 +98,7 @@ static bool consensus(const ctx_t *c, uint32_t inst, int32_t self_slot, double *
         if (s < 0 || s == self_slot || !c->fitted[s])
             continue;
         if (k < 64)
-            v[k++] = (double)mt_clock_apply(&c->out[s], r->end_ns);
+            v[k++] = (double)(mt_clock_apply(&c->out[s], r->end_ns) - base);
     }
     if (!k)
         return false;
@@ -159,6 +161,24 @@ static void robust_fit(ctx_t *c, size_t n, bool fit_drift, double *a, double *b,
                 }
             *b = sxx > 0 ? sxy / sxx : 0;
             *a = my - *b * mx;
+            /* Keep the slope only when the data can tell it: over a short
+             * trace, microseconds of jitter look like tens of ppm. Drop it
+             * unless it exceeds 3 standard errors. */
+            double rss = 0;
+            for (size_t i = 0; i < n; i++)
+                if (keep[i]) {
+                    double r = y[i] - (*a + *b * x[i]);
+                    rss += r * r;
+                }
+            double se = m > 2 && sxx > 0 ? sqrt(rss / (double)(m - 2) / sxx) : INFINITY;
+            if (!(fabs(*b) > 3 * se)) {
+                k = 0;
+                for (size_t i = 0; i < n; i++)
+                    if (keep[i])
+                        c->tmp[k++] = y[i];
+                *a = median(c->tmp, k);
+                *b = 0;
+            }
         } else {
             k = 0;
             for (size_t i = 0; i < n; i++)
@@ -182,12 +202,11 @@ static size_t fit_rank(ctx_t *c, size_t s, const mt_clock_opts_t *o)
     mt_clock_t *ck = &c->out[s];
     for (size_t k = c->mem_first[s]; k < c->mem_first[s + 1]; k++) {
         const member_t *mb = &c->mem[k];
-        double target;
-        if (!c->usable[mb->inst] || !consensus(c, mb->inst, (int32_t)s, &target))
+        double delta; /* consensus end - this rank's raw end */
+        if (!c->usable[mb->inst] || !consensus(c, mb->inst, (int32_t)s, c->rows[mb->row].end_ns, &delta))
             continue;
-        double end = (double)c->rows[mb->row].end_ns;
         c->xs[n] = (double)(c->rows[mb->row].end_ns - ck->anchor_ns);
-        c->ys[n] = target - end;
+        c->ys[n] = delta;
         n++;
     }
     if (!n)
@@ -329,6 +348,13 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
         }
     for (size_t s = 0; s < n_ranks; s++)
         c.fitted[s] = seen[s];
+    /* Quantise to what report.json prints (offset in whole ns, drift in
+     * micro-ppm), so anyone applying the reported numbers gets exactly the
+     * timestamps of the merged trace. */
+    for (size_t s = 0; s < n_ranks; s++) {
+        out[s].offset_ns = (double)llround(out[s].offset_ns);
+        out[s].drift_ppm = (double)llround(out[s].drift_ppm * 1e6) / 1e6;
+    }
     if (opts->no_align)
         for (size_t s = 0; s < n_ranks; s++)
             out[s].offset_ns = out[s].drift_ppm = 0;
@@ -338,10 +364,11 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
     for (size_t s = 0; s < n_ranks; s++) {
         size_t k = 0;
         for (size_t j = c.mem_first[s]; j < c.mem_first[s + 1]; j++) {
-            double target;
-            if (!consensus(&c, c.mem[j].inst, (int32_t)s, &target))
+            double delta;
+            int64_t mine = mt_clock_apply(&out[s], rows[c.mem[j].row].end_ns);
+            if (!consensus(&c, c.mem[j].inst, (int32_t)s, mine, &delta))
                 continue;
-            c.tmp[k++] = fabs((double)mt_clock_apply(&out[s], rows[c.mem[j].row].end_ns) - target);
+            c.tmp[k++] = fabs(delta);
         }
         qsort(c.tmp, k, sizeof *c.tmp, cmp_double);
         /* Over the points the fit kept (the same rejection rule), so a few
@@ -377,8 +404,8 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
             int32_t s = slot_of(&c, r->rank);
             if (s < 0 || !seen[s])
                 continue;
-            double tol = CAUSAL_TOL_NS + out[s].residual_p99_ns;
-            if ((double)mt_clock_apply(&out[s], r->end_ns) + tol < (double)last_start)
+            int64_t tol = (int64_t)llround(CAUSAL_TOL_NS + out[s].residual_p99_ns);
+            if (mt_clock_apply(&out[s], r->end_ns) + tol < last_start)
                 out[s].violations++;
         }
     }

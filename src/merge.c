@@ -1,1 +1,752 @@
-/* placeholder: being written */
+/* The merged-timeline writer: two loader passes over one rank's file. Pass 1
+ * learns the time base and the pids (which are GPUs, which have real
+ * events); pass 2 copies every event's text through, replacing only the
+ * value spans of "ts", "dur", "pid" and "id". */
+#include "mergetrace/merge.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mergetrace/loader.h"
+#include "mergetrace/mergetrace.h"
+
+/* Output is staged and handed to the write callback in pieces of about
+ * this size: few calls, bounded memory. */
+#define FLUSH_BYTES ((size_t)1 << 20)
+
+/* ------------------------------------------------------------ mt_buf_t */
+
+mt_status_t mt_buf_append(mt_buf_t *b, const void *data, size_t len)
+{
+    if (len > b->cap - b->len) {
+        size_t nc = b->cap ? b->cap : 256;
+        while (nc - b->len < len) {
+            if (nc > SIZE_MAX / 2)
+                return MT_ERR_NOMEM;
+            nc *= 2;
+        }
+        char *d = realloc(b->data, nc);
+        if (!d)
+            return MT_ERR_NOMEM;
+        b->data = d;
+        b->cap = nc;
+    }
+    if (len)
+        memcpy(b->data + b->len, data, len);
+    b->len += len;
+    return MT_OK;
+}
+
+void mt_buf_free(mt_buf_t *b)
+{
+    if (!b)
+        return;
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+mt_status_t mt_buf_write(void *ctx, const void *data, size_t len)
+{
+    return mt_buf_append(ctx, data, len);
+}
+
+/* ---------------------------------------------------------- formatting */
+
+/* Decimal digits of v, written backwards ending at end; returns the start. */
+static char *u64_digits(uint64_t v, char *end)
+{
+    do {
+        *--end = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return end;
+}
+
+/* v in decimal into buf (24 bytes), NUL-terminated; returns the length. */
+static size_t fmt_i64(int64_t v, char *buf)
+{
+    char tmp[24];
+    char *e = tmp + sizeof tmp;
+    uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    char *s = u64_digits(mag, e);
+    if (v < 0)
+        *--s = '-';
+    size_t n = (size_t)(e - s);
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return n;
+}
+
+static size_t fmt_u64(uint64_t v, char *buf)
+{
+    char tmp[24];
+    char *e = tmp + sizeof tmp;
+    char *s = u64_digits(v, e);
+    size_t n = (size_t)(e - s);
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return n;
+}
+
+size_t mt_merge_format_us(int64_t ns, char *buf)
+{
+    /* The magnitude as uint64 so that INT64_MIN has one too. */
+    uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    char tmp[32];
+    char *e = tmp + sizeof tmp;
+    uint64_t frac = mag % 1000;
+    *--e = (char)('0' + frac % 10);
+    *--e = (char)('0' + frac / 10 % 10);
+    *--e = (char)('0' + frac / 100);
+    *--e = '.';
+    char *s = u64_digits(mag / 1000, e);
+    if (ns < 0)
+        *--s = '-';
+    size_t n = (size_t)(tmp + sizeof tmp - s);
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return n;
+}
+
+/* Append s to b as the inside of a JSON string (no quotes added). */
+static mt_status_t append_json_chars(mt_buf_t *b, const char *s, size_t n)
+{
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        mt_status_t st = mt_buf_append(b, s + run, i - run);
+        if (st)
+            return st;
+        char esc[8];
+        size_t k;
+        if (c == '"' || c == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)c;
+            k = 2;
+        } else {
+            static const char hex[] = "0123456789abcdef";
+            memcpy(esc, "\\u00", 4);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            k = 6;
+        }
+        if ((st = mt_buf_append(b, esc, k)))
+            return st;
+        run = i + 1;
+    }
+    return mt_buf_append(b, s + run, n - run);
+}
+
+static mt_status_t append_str(mt_buf_t *b, const char *s)
+{
+    return mt_buf_append(b, s, strlen(s));
+}
+
+/* ---------------------------------------------------------- pid table */
+
+typedef struct pid_ent {
+    int64_t num;        /* numeric pid (when str is NULL) */
+    char *str;          /* string pid, decoded (owned); NULL for numeric pids */
+    size_t str_len;
+    uint64_t hash;
+    int64_t device;     /* from a "GPU n" process label, -1 if none */
+    uint32_t first;     /* order of first appearance */
+    int32_t slot;       /* -1: no slot (only M events) */
+    bool gpu, live;     /* live: has a non-M event */
+} pid_ent_t;
+
+typedef struct pid_tab {
+    pid_ent_t *e;
+    size_t n, cap;
+    uint32_t *idx;      /* open addressing: entry index + 1, 0 = empty */
+    size_t idx_cap;     /* power of two */
+} pid_tab_t;
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static uint64_t str_hash(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    return mix64(h ^ 0x5bd1e9955bd1e995ULL);
+}
+
+static void pid_tab_free(pid_tab_t *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->e[i].str);
+    free(t->e);
+    free(t->idx);
+    memset(t, 0, sizeof *t);
+}
+
+static bool ent_equal(const pid_ent_t *e, uint64_t h, const char *s, size_t n, int64_t num)
+{
+    if (e->hash != h)
+        return false;
+    if (s)
+        return e->str && e->str_len == n && memcmp(e->str, s, n) == 0;
+    return !e->str && e->num == num;
+}
+
+static mt_status_t pid_tab_rehash(pid_tab_t *t, size_t cap)
+{
+    uint32_t *idx = calloc(cap, sizeof *idx);
+    if (!idx)
+        return MT_ERR_NOMEM;
+    for (size_t i = 0; i < t->n; i++) {
+        size_t j = (size_t)t->e[i].hash & (cap - 1);
+        while (idx[j])
+            j = (j + 1) & (cap - 1);
+        idx[j] = (uint32_t)i + 1;
+    }
+    free(t->idx);
+    t->idx = idx;
+    t->idx_cap = cap;
+    return MT_OK;
+}
+
+/* The entry of a pid (s == NULL: numeric num), created when create is set.
+ * *out = NULL when absent and not created. */
+static mt_status_t pid_tab_get(pid_tab_t *t, const char *s, size_t n, int64_t num, bool create, pid_ent_t **out)
+{
+    *out = NULL;
+    uint64_t h = s ? str_hash(s, n) : mix64((uint64_t)num);
+    if (t->idx_cap) {
+        size_t j = (size_t)h & (t->idx_cap - 1);
+        for (; t->idx[j]; j = (j + 1) & (t->idx_cap - 1)) {
+            pid_ent_t *e = &t->e[t->idx[j] - 1];
+            if (ent_equal(e, h, s, n, num)) {
+                *out = e;
+                return MT_OK;
+            }
+        }
+    }
+    if (!create)
+        return MT_OK;
+    if (t->n >= UINT32_MAX - 1)
+        return MT_ERR_LIMIT;
+    if ((t->n + 1) * 2 > t->idx_cap) {
+        mt_status_t st = pid_tab_rehash(t, t->idx_cap ? t->idx_cap * 2 : 64);
+        if (st)
+            return st;
+    }
+    if (t->n == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 16;
+        pid_ent_t *e = realloc(t->e, nc * sizeof *e);
+        if (!e)
+            return MT_ERR_NOMEM;
+        t->e = e;
+        t->cap = nc;
+    }
+    pid_ent_t *e = &t->e[t->n];
+    *e = (pid_ent_t){.num = s ? 0 : num, .hash = h, .device = -1, .first = (uint32_t)t->n, .slot = -1};
+    if (s) {
+        if (!(e->str = malloc(n ? n : 1)))
+            return MT_ERR_NOMEM;
+        memcpy(e->str, s, n);
+        e->str_len = n;
+    }
+    size_t j = (size_t)h & (t->idx_cap - 1);
+    while (t->idx[j])
+        j = (j + 1) & (t->idx_cap - 1);
+    t->idx[j] = (uint32_t)++t->n;
+    *out = e;
+    return MT_OK;
+}
+
+/* --------------------------------------------------------- the writer */
+
+typedef struct merge_ctx {
+    pid_tab_t pids;
+    int32_t rank;
+    const mt_clock_t *clock;
+    bool gpu_only, window;
+    int64_t win_start, win_end;
+    int64_t base_ns;
+    mt_write_fn write;
+    void *wctx;
+    mt_buf_t out;
+    uint64_t n_written;
+    mt_status_t write_st;  /* what the write callback returned, when it failed */
+    mt_status_t out_st;    /* a failure of our own while producing output */
+    pid_ent_t *last;       /* the last pid looked up (events come in runs) */
+    pid_ent_t **slots;     /* the live pids by slot */
+    size_t n_slots;
+} merge_ctx_t;
+
+static bool name_is(const mt_trace_t *t, const mt_event_t *ev, const char *s)
+{
+    size_t n;
+    const char *nm = mt_strtab_get(t->strings, ev->name, &n);
+    return nm && n == strlen(s) && memcmp(nm, s, n) == 0;
+}
+
+static bool is_process_meta(const mt_trace_t *t, const mt_event_t *ev)
+{
+    return name_is(t, ev, "process_name") || name_is(t, ev, "process_labels") || name_is(t, ev, "process_sort_index");
+}
+
+/* The pid entry of an event (an absent "pid" counts as 0, as viewers take it). */
+static mt_status_t event_pid(merge_ctx_t *c, const mt_trace_t *t, const mt_event_t *ev, const mt_raw_event_t *raw,
+                             bool create, pid_ent_t **out)
+{
+    if (raw->pid_len && (ev->flags & MT_EV_PID_STR)) {
+        size_t n;
+        const char *s = mt_strtab_get(t->strings, (uint32_t)ev->pid, &n);
+        if (!s) {
+            s = "";
+            n = 0;
+        }
+        if (c->last && c->last->str && c->last->str_len == n && memcmp(c->last->str, s, n) == 0) {
+            *out = c->last;
+            return MT_OK;
+        }
+        mt_status_t st = pid_tab_get(&c->pids, s, n, 0, create, out);
+        if (!st && *out)
+            c->last = *out;
+        return st;
+    }
+    int64_t num = raw->pid_len ? ev->pid : 0;
+    if (c->last && !c->last->str && c->last->num == num) {
+        *out = c->last;
+        return MT_OK;
+    }
+    mt_status_t st = pid_tab_get(&c->pids, NULL, 0, num, create, out);
+    if (!st && *out)
+        c->last = *out;
+    return st;
+}
+
+static bool gpu_category(mt_cat_t cat)
+{
+    switch (mt_cat_normal(cat)) {
+    case MT_CAT_KERNEL:
+    case MT_CAT_GPU_MEMCPY:
+    case MT_CAT_GPU_MEMSET:
+    case MT_CAT_CUDA_SYNC:
+    case MT_CAT_GPU_USER_ANNOTATION: return true;
+    default: return false;
+    }
+}
+
+/* "GPU n" (Kineto's process label of a device) -> n, else -1. */
+static int64_t gpu_label(const char *s, size_t n)
+{
+    if (!s || n < 5 || memcmp(s, "GPU ", 4) != 0)
+        return -1;
+    int64_t v = 0;
+    size_t i = 4;
+    for (; i < n && (unsigned)(s[i] - '0') <= 9 && v < 100000000; i++)
+        v = v * 10 + (s[i] - '0');
+    return i == 4 ? -1 : v;
+}
+
+static mt_status_t pass1_event(void *ctx, const mt_trace_t *t, const mt_event_t *ev, const mt_raw_event_t *raw,
+                               mt_error_t *err)
+{
+    merge_ctx_t *c = ctx;
+    pid_ent_t *p;
+    mt_status_t st = event_pid(c, t, ev, raw, true, &p);
+    if (st == MT_ERR_NOMEM)
+        return mt_error_set(err, st, "pid table");
+    if (st)
+        return mt_error_set(err, st, "too many distinct pids");
+    if (ev->ph != MT_PH_M)
+        p->live = true;
+    if (!p->str) {
+        if (ev->cls != MT_CLASS_NONE || gpu_category((mt_cat_t)ev->cat))
+            p->gpu = true;
+        if (ev->ph == MT_PH_M && ev->aux && name_is(t, ev, "process_labels")) {
+            size_t n;
+            const char *lab = mt_strtab_get(t->strings, t->meta[ev->aux - 1].str, &n);
+            int64_t dev = gpu_label(lab, n);
+            if (dev >= 0) {
+                p->gpu = true;
+                p->device = dev;
+            }
+        }
+    }
+    return MT_OK;
+}
+
+/* Slot order: GPU pids by device, numeric CPU pids ascending, string pids
+ * by first appearance. */
+static int slot_class(const pid_ent_t *e)
+{
+    return e->str ? 2 : e->gpu ? 0 : 1;
+}
+
+static int slot_cmp(const void *a, const void *b)
+{
+    const pid_ent_t *x = *(const pid_ent_t *const *)a, *y = *(const pid_ent_t *const *)b;
+    int cx = slot_class(x), cy = slot_class(y);
+    if (cx != cy)
+        return cx < cy ? -1 : 1;
+    if (cx == 0) {
+        int64_t dx = x->device >= 0 ? x->device : x->num, dy = y->device >= 0 ? y->device : y->num;
+        if (dx != dy)
+            return dx < dy ? -1 : 1;
+    }
+    if (cx != 2 && x->num != y->num)
+        return x->num < y->num ? -1 : 1;
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static mt_status_t assign_slots(merge_ctx_t *c, const char *path, mt_error_t *err)
+{
+    size_t n_live = 0;
+    for (size_t i = 0; i < c->pids.n; i++)
+        n_live += c->pids.e[i].live;
+    if (n_live > MT_MERGE_PIDS_PER_RANK) {
+        mt_error_clear(err);
+        if (err) {
+            snprintf(err->path, sizeof err->path, "%s", path);
+            err->rank = c->rank;
+        }
+        return mt_error_set(err, MT_ERR_LIMIT, "%zu distinct pids in one rank's trace (the merged trace has room for %d)",
+                            n_live, MT_MERGE_PIDS_PER_RANK);
+    }
+    pid_ent_t **order = malloc((n_live ? n_live : 1) * sizeof *order);
+    if (!order)
+        return mt_error_set(err, MT_ERR_NOMEM, "pid table");
+    size_t k = 0;
+    for (size_t i = 0; i < c->pids.n; i++)
+        if (c->pids.e[i].live)
+            order[k++] = &c->pids.e[i];
+    qsort(order, n_live, sizeof *order, slot_cmp);
+    for (size_t i = 0; i < n_live; i++)
+        order[i]->slot = (int32_t)i;
+    c->slots = order;
+    c->n_slots = n_live;
+    return MT_OK;
+}
+
+static mt_status_t flush(merge_ctx_t *c)
+{
+    if (!c->out.len)
+        return MT_OK;
+    mt_status_t st = c->write(c->wctx, c->out.data, c->out.len);
+    c->out.len = 0;
+    if (st)
+        c->write_st = st;
+    return st;
+}
+
+/* The process metadata of one slot: name, (labels), sort index. */
+static mt_status_t write_process_meta(merge_ctx_t *c, const pid_ent_t *p)
+{
+    char pid[24], num[24];
+    fmt_i64(mt_merge_pid(c->rank, (uint32_t)p->slot), pid);
+    fmt_i64(c->rank, num);
+    mt_buf_t *b = &c->out;
+    mt_status_t st = MT_OK;
+#define A(s) \
+    if (!st) \
+    st = append_str(b, s)
+    A(",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
+    A(pid);
+    A(",\"tid\":0,\"args\":{\"name\":\"rank ");
+    A(num);
+    if (p->str) {
+        A(" ");
+        if (!st)
+            st = p->str_len ? append_json_chars(b, p->str, p->str_len) : append_str(b, "(empty pid)");
+    } else if (p->gpu) {
+        char dev[24];
+        fmt_i64(p->device >= 0 ? p->device : p->num, dev);
+        A(" GPU ");
+        A(dev);
+    } else {
+        A(" CPU");
+    }
+    A("\"}}");
+    if (!p->str && !p->gpu) {
+        char opid[24];
+        fmt_i64(p->num, opid);
+        A(",\n{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":");
+        A(pid);
+        A(",\"tid\":0,\"args\":{\"labels\":\"pid ");
+        A(opid);
+        A("\"}}");
+        c->n_written++;
+    }
+    A(",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":");
+    A(pid);
+    A(",\"tid\":0,\"args\":{\"sort_index\":");
+    A(pid);
+    A("}}");
+#undef A
+    c->n_written += 2;
+    return st;
+}
+
+/* One replacement of a value span: text[off, off+len) becomes rep. */
+typedef struct span_rep {
+    size_t off, len;
+    const char *rep;
+    size_t rep_len;
+    const char *pre, *post; /* optional text around rep (string ids) */
+    size_t pre_len, post_len;
+} span_rep_t;
+
+static bool number_start(char ch)
+{
+    return ch == '-' || (unsigned)(ch - '0') <= 9;
+}
+
+static mt_status_t corrected(const merge_ctx_t *c, int64_t raw_ns, int64_t *out)
+{
+    int64_t abs_ns;
+    if (__builtin_add_overflow(raw_ns, c->base_ns, &abs_ns))
+        return MT_ERR_RANGE;
+    *out = c->clock ? mt_clock_apply(c->clock, abs_ns) : abs_ns;
+    return MT_OK;
+}
+
+static mt_status_t pass2_event(void *ctx, const mt_trace_t *t, const mt_event_t *ev, const mt_raw_event_t *raw,
+                               mt_error_t *err)
+{
+    merge_ctx_t *c = ctx;
+    pid_ent_t *p;
+    mt_status_t st = event_pid(c, t, ev, raw, false, &p);
+    if (st)
+        return mt_error_set(err, st, "pid table");
+    if (!p)
+        return mt_error_set(err, MT_ERR_FORMAT, "the file changed while it was merged (a pid not seen before)");
+    if (p->slot < 0 || (c->gpu_only && !p->gpu))
+        return MT_OK;
+    if (ev->ph == MT_PH_M && is_process_meta(t, ev))
+        return MT_OK;
+
+    span_rep_t rep[4];
+    size_t n_rep = 0;
+    char ts_txt[32], dur_txt[32], pid_txt[32], id_txt[32], id_pre[32];
+
+    bool has_ts = raw->ts_len && number_start(raw->text[raw->ts_off]);
+    bool has_dur = has_ts && raw->dur_len && number_start(raw->text[raw->dur_off]);
+    if (has_ts) {
+        int64_t cts, cend = 0, cdur = 0;
+        if (corrected(c, ev->ts, &cts))
+            return mt_error_set(err, MT_ERR_RANGE, "\"ts\" + baseTimeNanoseconds does not fit int64 ns");
+        if (has_dur) {
+            int64_t end;
+            if (__builtin_add_overflow(ev->ts, ev->dur, &end) || corrected(c, end, &cend))
+                return mt_error_set(err, MT_ERR_RANGE, "\"ts\" + \"dur\" does not fit int64 ns");
+            if (__builtin_sub_overflow(cend, cts, &cdur) || cdur < 0)
+                cdur = 0;
+        }
+        if (c->window && ev->ph != MT_PH_M) {
+            int64_t e = has_dur ? cend : cts;
+            if (has_dur && e < cts)
+                e = cts;
+            if (e < c->win_start || cts > c->win_end)
+                return MT_OK;
+        }
+        rep[n_rep++] = (span_rep_t){.off = raw->ts_off, .len = raw->ts_len, .rep = ts_txt,
+                                    .rep_len = mt_merge_format_us(cts, ts_txt)};
+        if (has_dur)
+            rep[n_rep++] = (span_rep_t){.off = raw->dur_off, .len = raw->dur_len, .rep = dur_txt,
+                                        .rep_len = mt_merge_format_us(cdur, dur_txt)};
+    }
+
+    size_t pl = fmt_i64(mt_merge_pid(c->rank, (uint32_t)p->slot), pid_txt);
+    bool empty_obj = false;
+    if (raw->pid_len) {
+        rep[n_rep++] = (span_rep_t){.off = raw->pid_off, .len = raw->pid_len, .rep = pid_txt, .rep_len = pl};
+    } else {
+        /* No "pid" key: add one right after the '{'. */
+        size_t i = 1;
+        while (i < raw->len && (raw->text[i] == ' ' || raw->text[i] == '\t' || raw->text[i] == '\n' || raw->text[i] == '\r'))
+            i++;
+        empty_obj = i < raw->len && raw->text[i] == '}';
+        rep[n_rep++] = (span_rep_t){.off = 1, .len = 0, .pre = "\"pid\":", .pre_len = 6, .rep = pid_txt, .rep_len = pl};
+        if (!empty_obj) {
+            pid_txt[pl++] = ',';
+            pid_txt[pl] = '\0';
+            rep[n_rep - 1].rep_len = pl;
+        }
+    }
+
+    if (raw->id_len) {
+        const char *v = raw->text + raw->id_off;
+        span_rep_t r = {.off = raw->id_off, .len = raw->id_len};
+        size_t rl = fmt_i64(c->rank, id_pre + 2);
+        id_pre[0] = '"';
+        id_pre[1] = 'r';
+        id_pre[2 + rl] = ':';
+        r.pre = id_pre;
+        r.pre_len = rl + 3;
+        if (v[0] == '"') {
+            /* "x" -> "r<rank>:x": the original's escapes are kept as they are. */
+            r.rep = v + 1;
+            r.rep_len = raw->id_len - 1;
+            rep[n_rep++] = r;
+        } else if (number_start(v[0])) {
+            uint64_t u;
+            int64_t s;
+            if (mt_parse_uint64(v, raw->id_len, &u) == MT_OK || (mt_parse_int64(v, raw->id_len, &s) == MT_OK &&
+                                                                  (u = (uint64_t)s, true))) {
+                /* Two's complement makes (uint64_t)s mod 2^32 the true residue. */
+                uint64_t nid = ((uint64_t)c->rank << 32) | (u & 0xffffffffu);
+                r.pre_len = 0;
+                r.rep = id_txt;
+                r.rep_len = fmt_u64(nid, id_txt);
+                rep[n_rep++] = r;
+            } else {
+                /* A fraction or beyond 64 bits: keep it apart as a string. */
+                r.rep = v;
+                r.rep_len = raw->id_len;
+                r.post = "\"";
+                r.post_len = 1;
+                rep[n_rep++] = r;
+            }
+        }
+    }
+
+    /* Replacements in text order (at most 4: insertion sort). */
+    for (size_t i = 1; i < n_rep; i++)
+        for (size_t j = i; j > 0 && rep[j].off < rep[j - 1].off; j--) {
+            span_rep_t tmp = rep[j];
+            rep[j] = rep[j - 1];
+            rep[j - 1] = tmp;
+        }
+
+    mt_buf_t *b = &c->out;
+    st = mt_buf_append(b, ",\n", 2);
+    size_t at = 0;
+    for (size_t i = 0; i < n_rep && !st; i++) {
+        st = mt_buf_append(b, raw->text + at, rep[i].off - at);
+        if (!st && rep[i].pre_len)
+            st = mt_buf_append(b, rep[i].pre, rep[i].pre_len);
+        if (!st)
+            st = mt_buf_append(b, rep[i].rep, rep[i].rep_len);
+        if (!st && rep[i].post_len)
+            st = mt_buf_append(b, rep[i].post, rep[i].post_len);
+        at = rep[i].off + rep[i].len;
+    }
+    if (!st)
+        st = mt_buf_append(b, raw->text + at, raw->len - at);
+    if (st) {
+        c->out_st = st;
+        return mt_error_set(err, st, "output buffer");
+    }
+    c->n_written++;
+    if (b->len >= FLUSH_BYTES && (st = flush(c)))
+        return mt_error_set(err, st, "writing the merged trace");
+    return MT_OK;
+}
+
+mt_status_t mt_merge_rank(const char *path, int32_t rank, const mt_clock_t *clock, const mt_merge_opts_t *opts,
+                          mt_write_fn write, void *ctx, uint64_t *n_written, mt_error_t *err)
+{
+    if (n_written)
+        *n_written = 0;
+    mt_error_clear(err);
+    if (err) {
+        snprintf(err->path, sizeof err->path, "%s", path ? path : "");
+        err->rank = rank;
+    }
+    if (rank < 0 || rank > MT_MERGE_MAX_RANK)
+        return mt_error_set(err, MT_ERR_LIMIT, "rank %d is outside what the merged trace can hold (0..%d)", (int)rank,
+                            MT_MERGE_MAX_RANK);
+    merge_ctx_t c = {.rank = rank, .clock = clock, .write = write, .wctx = ctx};
+    if (opts) {
+        c.gpu_only = opts->gpu_only;
+        c.window = opts->window_start_ns != 0 || opts->window_end_ns != 0;
+        c.win_start = opts->window_start_ns;
+        c.win_end = opts->window_end_ns;
+        if (c.window && c.win_end < c.win_start)
+            return mt_error_set(err, MT_ERR_USAGE, "the time window ends before it starts");
+    }
+
+    /* Pass 1: time base, pids, which pids are GPUs. */
+    mt_load_opts_t lo;
+    mt_load_opts_init(&lo);
+    lo.no_store = true;
+    lo.no_link = true;
+    lo.rank_hint = rank;
+    lo.on_event = pass1_event;
+    lo.on_event_ctx = &c;
+    mt_trace_t *t = NULL;
+    mt_status_t st = mt_trace_load(path, &lo, &t, err);
+    if (st)
+        goto done;
+    c.base_ns = t->info.has_base ? t->info.base_ns : 0;
+    mt_trace_free(t);
+    t = NULL;
+    if ((st = assign_slots(&c, path, err)))
+        goto done;
+
+    /* Pass 2: the new process metadata, then every event. */
+    for (size_t i = 0; i < c.n_slots && !st; i++)
+        if (!c.gpu_only || c.slots[i]->gpu)
+            st = write_process_meta(&c, c.slots[i]);
+    if (st) {
+        st = mt_error_set(err, st, "output buffer");
+        goto done;
+    }
+    c.last = NULL;
+    lo.on_event = pass2_event;
+    lo.no_classify = true;
+    st = mt_trace_load(path, &lo, &t, err);
+    mt_trace_free(t);
+    if (!st && (st = flush(&c)))
+        mt_error_set(err, st, "writing the merged trace");
+    if (st && (c.write_st || c.out_st)) {
+        /* Not the input's fault: no byte offset into it. */
+        mt_status_t code = c.write_st ? c.write_st : c.out_st;
+        mt_error_clear(err);
+        if (err)
+            err->rank = rank;
+        st = mt_error_set(err, code, "writing the merged events of %s", path ? path : "(null)");
+    }
+done:
+    if (n_written)
+        *n_written = c.n_written;
+    mt_buf_free(&c.out);
+    free(c.slots);
+    pid_tab_free(&c.pids);
+    return st;
+}
+
+mt_status_t mt_merge_header(mt_write_fn write, void *ctx)
+{
+    static const char h[] = "{\"traceEvents\":[\n"
+                            "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,"
+                            "\"args\":{\"name\":\"mergetrace merged timeline\"}}";
+    return write(ctx, h, sizeof h - 1);
+}
+
+mt_status_t mt_merge_footer(const int32_t *ranks, size_t n_ranks, mt_write_fn write, void *ctx)
+{
+    mt_buf_t b = {0};
+    mt_status_t st = append_str(&b, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"generator\":\"mergetrace "
+                                    MERGETRACE_VERSION "\",\"ranks\":[");
+    for (size_t i = 0; i < n_ranks && !st; i++) {
+        char num[24];
+        size_t n = fmt_i64(ranks[i], num);
+        if (i)
+            st = mt_buf_append(&b, ",", 1);
+        if (!st)
+            st = mt_buf_append(&b, num, n);
+    }
+    if (!st)
+        st = append_str(&b, "]}\n}\n");
+    if (!st)
+        st = write(ctx, b.data, b.len);
+    mt_buf_free(&b);
+    return st;
+}

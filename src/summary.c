@@ -1,7 +1,40 @@
 /* Per-trace summary numbers (counts, time range, link coverage). */
 #include "mergetrace/summary.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+mt_status_t mt_trace_steps(const mt_trace_t *t, int32_t rank, mt_step_t **steps, size_t *n, size_t *cap)
+{
+    size_t first = *n;
+    for (size_t i = 0; i < t->n_events; i++) {
+        const mt_event_t *e = &t->events[i];
+        if (e->ph != MT_PH_X || mt_cat_normal((mt_cat_t)e->cat) != MT_CAT_USER_ANNOTATION)
+            continue;
+        size_t len;
+        const char *nm = mt_strtab_get(t->strings, e->name, &len);
+        if (len <= 13 || len > 13 + 18 || memcmp(nm, "ProfilerStep#", 13) != 0)
+            continue;
+        int64_t v = 0;
+        size_t k = 13;
+        for (; k < len && (unsigned)(nm[k] - '0') <= 9; k++)
+            v = v * 10 + (nm[k] - '0');
+        if (k != len)
+            continue;
+        if (*n == *cap) {
+            size_t nc = *cap ? *cap * 2 : 64;
+            mt_step_t *a = realloc(*steps, nc * sizeof *a);
+            if (!a) {
+                *n = first;
+                return MT_ERR_NOMEM;
+            }
+            *steps = a;
+            *cap = nc;
+        }
+        (*steps)[(*n)++] = (mt_step_t){.step = v, .start_ns = e->ts, .end_ns = e->ts + e->dur, .rank = rank};
+    }
+    return MT_OK;
+}
 
 mt_status_t mt_trace_summarize(mt_trace_t *t, mt_trace_summary_t *s)
 {

@@ -112,8 +112,8 @@ typedef struct mt_clock {
     int32_t rank;
     bool reference;
     bool connected;          /* reached from the reference through shared instances */
-    double offset_ns;
-    double drift_ppm;
+    double offset_ns;        /* whole ns after mt_clock_fit */
+    double drift_ppm;        /* a multiple of 1e-6 ppm after mt_clock_fit */
     int64_t anchor_ns;       /* a time in this rank's own clock (median of its instance ends) */
     uint64_t matched;        /* instances used for the fit */
     uint64_t rejected;       /* instances left out as outliers */
@@ -138,6 +138,31 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
 
 /* The corrected time of t (ns, the rank's own clock), rounded to 1 ns. */
 int64_t mt_clock_apply(const mt_clock_t *c, int64_t t);
+
+/* The job-wide alignment, as the program runs it. */
+typedef struct mt_align_result {
+    mt_clock_t *clocks;        /* one per rank, in the order of ranks[] */
+    size_t n_clocks;
+    mt_match_stats_t match;
+    /* On the root only (NULL elsewhere): every rank's rows and the match,
+     * for the passes that need them. Owned by the result. */
+    mt_cinst_t *rows;
+    size_t n_rows;
+    mt_match_t *m;
+} mt_align_result_t;
+
+struct mt_comm;
+
+/* Collective over comm. Every process passes the rows of the ranks it
+ * loaded, and the list of all loaded ranks (the same list everywhere).
+ * Process 0 gathers the rows, matches them and fits the clocks; the clocks
+ * and match counts are broadcast, so every process returns the same
+ * status and the same clocks. res is owned by the caller
+ * (mt_align_result_free). */
+mt_status_t mt_align_job(const struct mt_comm *comm, const mt_cinst_t *rows, size_t n_rows, const int32_t *ranks,
+                         size_t n_ranks, const mt_clock_opts_t *opts, mt_align_result_t *res);
+
+void mt_align_result_free(mt_align_result_t *res);
 
 /* 64-bit FNV-1a hash used for group and signature keys (stable across
  * processes and runs). */

@@ -10,6 +10,8 @@
 #include "mergetrace/link.h"
 #include "mergetrace/rank.h"
 #include "mergetrace/summary.h"
+#include "mergetrace/collectives.h"
+#include "mergetrace/comm.h"
 
 #define MERGETRACE_VERSION "0.1.0"
 

@@ -30,6 +30,18 @@ typedef struct mt_trace_summary {
     uint64_t unknown_fields, bad_values, bad_utf8, neg_dur;
 } mt_trace_summary_t;
 
+/* One ProfilerStep#N range of a rank (CPU side), for step windows. */
+typedef struct mt_step {
+    int64_t step, start_ns, end_ns;
+    int32_t rank;
+    int32_t pad_;
+} mt_step_t;
+
+/* Append the ProfilerStep#N user_annotation ranges of t (global rank
+ * `rank`) to *steps (realloc'd; *cap is its capacity). MT_OK or
+ * MT_ERR_NOMEM (unchanged then). */
+mt_status_t mt_trace_steps(const mt_trace_t *t, int32_t rank, mt_step_t **steps, size_t *n, size_t *cap);
+
 /* Fill *s from t. Re-runs the link statistics (cheap; t is not changed
  * beyond what mt_trace_link does idempotently). Returns MT_OK or
  * MT_ERR_NOMEM. */

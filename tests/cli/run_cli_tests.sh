@@ -12,8 +12,8 @@ if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_RO
 export ASAN_OPTIONS=detect_leaks=0
 cd "$root" || exit 1
 mask() {
-  sed -E 's/[0-9]+\.[0-9]+ s \([0-9]+ MB\/s\)/T s (R MB\/s)/; s/"(load_s|load_wall_s)": [0-9.]+/"\1": T/g' \
-    | sed -E "s#$work/empty#@empty#g"
+  sed -E 's/[0-9]+\.[0-9]+ s \([0-9]+ MB\/s\)/T s (R MB\/s)/; s/(aligned in|merged trace in) [0-9.]+ s/\1 T s/g' \
+    | sed -E "s#$work/empty#@empty#g; s#$work/#@work/#g"
 }
 fail=0 n=0
 while IFS= read -r line; do
@@ -24,7 +24,7 @@ while IFS= read -r line; do
   args=${args//@empty/$work/empty}
   n=$((n + 1))
   # shellcheck disable=SC2086
-  "$bin" --no-progress $args >"$work/$name.out.raw" 2>"$work/$name.err.raw" </dev/null
+  "$bin" --no-progress -o "$work/out-$name" $args >"$work/$name.out.raw" 2>"$work/$name.err.raw" </dev/null
   code=$?
   mask <"$work/$name.out.raw" >"$work/$name.out"
   mask <"$work/$name.err.raw" >"$work/$name.err"

@@ -369,10 +369,31 @@ static void test_extract(void **state)
     mt_trace_free(t);
 }
 
+/* Real epoch nanoseconds (~1.8e18) do not fit a double exactly; the fit
+ * must still be exact to the nanosecond: two ranks, one instance, ends
+ * 4750 ns apart -> offset exactly 4750 ns, residual 0. */
+static void test_fit_exact_ns(void **state)
+{
+    (void)state;
+    mt_cinst_t rows[2] = {row(0, T0 + 130000, T0 + 140500, 9, "0", 0), row(1, T0 + 125250, T0 + 135750, 9, "0", 0)};
+    mt_match_t *m = NULL;
+    mt_match_stats_t ms;
+    assert_int_equal(mt_match(rows, 2, &m, &ms), MT_OK);
+    int32_t ranks[2] = {0, 1};
+    mt_clock_t fit[2];
+    assert_int_equal(mt_clock_fit(rows, 2, m, ranks, 2, NULL, fit), MT_OK);
+    assert_true(fit[1].offset_ns == 4750.0);
+    assert_true(fit[1].residual_p99_ns == 0.0);
+    assert_int_equal(mt_clock_apply(&fit[1], T0 + 135750), T0 + 140500);
+    assert_int_equal(fit[1].anchor_ns, T0 + 135750);
+    mt_match_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_extract),
+        cmocka_unit_test(test_fit_exact_ns),
         cmocka_unit_test(test_fit_offsets_and_drift),
         cmocka_unit_test(test_fit_through_p2p_and_disconnected),
         cmocka_unit_test(test_match_ordinals_anchored),

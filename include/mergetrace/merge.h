@@ -1,0 +1,120 @@
+/* The merged timeline: every rank's events copied through byte for byte,
+ * with only the time stamps (clock-corrected), pids (made unique across
+ * ranks) and flow ids (kept from joining across ranks) rewritten, into one
+ * Chrome-trace JSON that Perfetto and chrome://tracing open. Serial: the
+ * program decides how the pieces reach a file (mpi/merged_io.c). */
+#ifndef MERGETRACE_MERGE_H
+#define MERGETRACE_MERGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mergetrace/collectives.h"
+#include "mergetrace/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Pids per rank in the merged trace: rank R's pids are
+ * (R + 1) * MT_MERGE_PIDS_PER_RANK + slot, slot < MT_MERGE_PIDS_PER_RANK. */
+#define MT_MERGE_PIDS_PER_RANK 4096
+/* The largest rank mt_merge_rank accepts: its pids still fit a signed
+ * 32-bit integer (what trace viewers store) and its flow ids stay below
+ * 2^53 (what JavaScript viewers represent exactly). */
+#define MT_MERGE_MAX_RANK 524286
+
+/* The merged pid of slot `slot` of rank `rank`. */
+static inline int64_t mt_merge_pid(int32_t rank, uint32_t slot)
+{
+    return ((int64_t)rank + 1) * MT_MERGE_PIDS_PER_RANK + (int64_t)slot;
+}
+
+/* Where merged bytes go. Called with pieces of the output in order; data is
+ * borrowed for the call only. Return MT_OK to go on; anything else stops
+ * the writer, which returns that status. */
+typedef mt_status_t (*mt_write_fn)(void *ctx, const void *data, size_t len);
+
+/* A growable byte buffer: plain data, zero-initialise it ({0}) to start.
+ * data is owned by the buffer (free with mt_buf_free) and is not
+ * NUL-terminated. */
+typedef struct mt_buf {
+    char *data;
+    size_t len, cap;
+} mt_buf_t;
+
+/* Append len bytes. MT_OK, or MT_ERR_NOMEM with the buffer unchanged. */
+mt_status_t mt_buf_append(mt_buf_t *b, const void *data, size_t len);
+
+/* Free the bytes and reset to empty. NULL does nothing. */
+void mt_buf_free(mt_buf_t *b);
+
+/* An mt_write_fn that appends to the mt_buf_t passed as ctx. */
+mt_status_t mt_buf_write(void *ctx, const void *data, size_t len);
+
+typedef struct mt_merge_opts {
+    bool gpu_only;            /* only GPU pids' events (and their metadata) */
+    /* Corrected absolute ns, inclusive; both 0 = everything. Events (not M)
+     * whose [ts, ts + dur] does not meet [start, end] are dropped; the ones
+     * that overlap it are kept whole. Events without "ts" are kept. */
+    int64_t window_start_ns, window_end_ns;
+} mt_merge_opts_t;
+
+/* Write every event of one rank's trace file (plain JSON or gzip) as merged
+ * events, each preceded by ",\n" (the caller has written a header whose
+ * last thing is an event: mt_merge_header). Reads the file twice: pass 1
+ * learns the time base and the pids, pass 2 writes. Per event:
+ *  - "ts" becomes the absolute time (+ baseTimeNanoseconds when the file
+ *    has it) corrected with clock, in microseconds with exactly 3 decimals;
+ *    "dur" becomes corrected(ts + dur) - corrected(ts). A "ts"/"dur" that
+ *    is not a number, or absent, is left as it is.
+ *  - "pid" becomes mt_merge_pid(rank, slot); slots number the rank's pids
+ *    that have at least one non-M event: GPU pids first (by device index,
+ *    from a "GPU n" process label, else the pid), then numeric CPU pids
+ *    ascending, then string pids in order of first appearance. An event
+ *    without "pid" is taken as pid 0 and gets a "pid" key.
+ *  - a flow "id" that is a number becomes rank * 2^32 + (id mod 2^32); a
+ *    string id "x" becomes "r<rank>:x". "tid" and everything else is kept
+ *    byte for byte.
+ *  - the file's process_name / process_labels / process_sort_index M events
+ *    are dropped; for each slot new ones come first: process_name
+ *    "rank R GPU D" / "rank R CPU" (with process_labels "pid P") /
+ *    "rank R <string pid>", process_sort_index = the merged pid. Every M
+ *    event of a pid that has only M events (Kineto lists all GPUs of a node)
+ *    is dropped. Other M events (thread_name, ...) are kept.
+ * A GPU pid is one with a GPU activity (kernel, memcpy, memset, sync,
+ * gpu_user_annotation) or a "GPU n" process label.
+ * clock: the rank's correction (mt_clock_apply); NULL = identity. Borrowed.
+ * opts: NULL = everything. n_written (may be NULL) gets the events written,
+ * added M events included. A truncated input is merged up to its last
+ * complete event.
+ * Errors: the loader's (MT_ERR_IO, MT_ERR_SYNTAX, ..., with file and
+ * position in err); MT_ERR_LIMIT when the rank has more than
+ * MT_MERGE_PIDS_PER_RANK pids or rank is outside [0, MT_MERGE_MAX_RANK];
+ * MT_ERR_RANGE when a corrected time does not fit int64 ns; MT_ERR_USAGE
+ * for a window whose end precedes its start; whatever write returned.
+ * On error part of the output may have been written. Not collective. */
+mt_status_t mt_merge_rank(const char *path, int32_t rank, const mt_clock_t *clock, const mt_merge_opts_t *opts,
+                          mt_write_fn write, void *ctx, uint64_t *n_written, mt_error_t *err);
+
+/* The opening of the merged file: the object, the "traceEvents" array and
+ * one metadata event naming the merged trace (process_name of pid 0, which
+ * no rank uses). Returns MT_OK or what write returned. */
+mt_status_t mt_merge_header(mt_write_fn write, void *ctx);
+
+/* The end: the array's close, "displayTimeUnit" and "otherData":
+ * {"generator": "mergetrace <version>", "ranks": [ranks...]} (in the order
+ * given; ranks borrowed, may be NULL when n_ranks is 0). Returns MT_OK or
+ * what write returned. */
+mt_status_t mt_merge_footer(const int32_t *ranks, size_t n_ranks, mt_write_fn write, void *ctx);
+
+/* Format ns as microseconds with exactly 3 decimals ("-1.500" for -1500),
+ * by integer arithmetic. buf must hold 24 bytes; it is NUL-terminated.
+ * Returns the length. */
+size_t mt_merge_format_us(int64_t ns, char *buf);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MERGETRACE_MERGE_H */

@@ -1,0 +1,67 @@
+/* report.json (schema "mergetrace.report/1"): what the run found, written
+ * through a sink so the core never touches stdout. Keys are documented in
+ * docs/report-schema.md. The output is deterministic: it does not depend
+ * on how many processes ran or how long they took. */
+#ifndef MERGETRACE_REPORT_H
+#define MERGETRACE_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mergetrace/collectives.h"
+#include "mergetrace/merge.h"
+#include "mergetrace/status.h"
+#include "mergetrace/summary.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mt_report_input {
+    int32_t rank;
+    const char *rank_source;  /* "distributedInfo", "rank-map", "file name", "default" */
+    const char *path;
+    uint64_t bytes;           /* on disk */
+    uint64_t json_bytes;
+    uint64_t events;
+    bool truncated;
+    uint64_t truncated_at;
+    const mt_trace_summary_t *summary; /* counts per phase, category, GPU class; may be NULL */
+} mt_report_input_t;
+
+typedef struct mt_report_skip {
+    const char *path;
+    const char *reason;
+} mt_report_skip_t;
+
+/* Everything report.json says. All pointers are borrowed for the call. */
+typedef struct mt_report {
+    const char *version;
+    int64_t world_size;
+    const mt_report_input_t *inputs;   /* sorted by rank */
+    size_t n_inputs;
+    const int64_t *missing;            /* ranks below world_size with no trace */
+    size_t n_missing;
+    const mt_report_skip_t *skipped;
+    size_t n_skipped;
+    bool aligned;                      /* false with --no-align */
+    int32_t reference_rank;
+    const mt_clock_t *clocks;          /* one per input, same order */
+    size_t n_clocks;
+    const mt_match_stats_t *match;
+    const char *merged;                /* merged trace file name, NULL when not written */
+    uint64_t merged_events;
+} mt_report_t;
+
+/* Write report.json to the sink. Returns MT_OK or the sink's error. */
+mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx);
+
+/* JSON string escaping into the sink (UTF-8 passed through, control
+ * characters and quotes escaped). */
+mt_status_t mt_json_string(const char *s, size_t len, mt_write_fn write, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,94 @@
+/* mt_comm_t over MPI: gatherv of bytes (sizes first, in 1 GiB pieces so no
+ * count overflows an int), bcast, allreduce of int64 maxima. */
+#include "comm_mpi.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+static MPI_Comm comm_of(void *ctx)
+{
+    return *(MPI_Comm *)ctx;
+}
+
+static mt_status_t m_gatherv(void *ctx, const void *send, size_t len, void **recv, size_t *recv_len, int root)
+{
+    MPI_Comm comm = comm_of(ctx);
+    int me, n;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n);
+    *recv = NULL;
+    *recv_len = 0;
+    /* Sizes travel as 64-bit; the payload in chunks below INT_MAX. */
+    unsigned long long mine = len, *sizes = NULL;
+    if (me == root)
+        sizes = malloc((size_t)n * sizeof *sizes);
+    int ok = me != root || sizes != NULL;
+    MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, sizes, 1, MPI_UNSIGNED_LONG_LONG, root, comm);
+    char *all = NULL;
+    size_t total = 0;
+    if (me == root && ok) {
+        for (int p = 0; p < n; p++)
+            total += sizes[p];
+        all = malloc(total ? total : 1);
+        ok = all != NULL;
+    }
+    int all_ok;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
+    if (!all_ok) {
+        free(sizes);
+        free(all);
+        return MT_ERR_NOMEM;
+    }
+    const size_t piece = (size_t)1 << 30;
+    if (me == root) {
+        size_t off = 0;
+        for (int p = 0; p < n; p++) {
+            for (size_t done = 0; done < sizes[p];) {
+                size_t k = sizes[p] - done < piece ? sizes[p] - done : piece;
+                if (p == me)
+                    __builtin_memcpy(all + off + done, (const char *)send + done, k);
+                else
+                    MPI_Recv(all + off + done, (int)k, MPI_BYTE, p, 77, comm, MPI_STATUS_IGNORE);
+                done += k;
+            }
+            off += sizes[p];
+        }
+        *recv = all;
+        *recv_len = total;
+    } else {
+        for (size_t done = 0; done < len;) {
+            size_t k = len - done < piece ? len - done : piece;
+            MPI_Send((const char *)send + done, (int)k, MPI_BYTE, root, 77, comm);
+            done += k;
+        }
+    }
+    free(sizes);
+    return MT_OK;
+}
+
+static mt_status_t m_bcast(void *ctx, void *buf, size_t len, int root)
+{
+    const size_t piece = (size_t)1 << 30;
+    for (size_t done = 0; done < len;) {
+        size_t k = len - done < piece ? len - done : piece;
+        MPI_Bcast((char *)buf + done, (int)k, MPI_BYTE, root, comm_of(ctx));
+        done += k;
+    }
+    return MT_OK;
+}
+
+static mt_status_t m_allreduce_max(void *ctx, int64_t *v, size_t n)
+{
+    MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_INT64_T, MPI_MAX, comm_of(ctx));
+    return MT_OK;
+}
+
+void comm_mpi_init(mt_comm_t *c, MPI_Comm *comm)
+{
+    MPI_Comm_rank(*comm, &c->rank);
+    MPI_Comm_size(*comm, &c->size);
+    c->ctx = comm;
+    c->gatherv = m_gatherv;
+    c->bcast = m_bcast;
+    c->allreduce_max = m_allreduce_max;
+}

@@ -1,0 +1,49 @@
+/* Writing the merged timeline (mt_merge_*) to one file with MPI-IO: every
+ * process serialises the ranks it loaded, offsets come from a prefix sum of
+ * the sizes, and the file appears under its name only when everyone
+ * succeeded. */
+#ifndef MT_MPI_MERGED_IO_H
+#define MT_MPI_MERGED_IO_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mergetrace/collectives.h"
+#include "mergetrace/merge.h"
+
+/* zlib level of the gzip output (see merged_io.c for the measurements). */
+#ifndef MERGED_GZIP_LEVEL
+#define MERGED_GZIP_LEVEL 3
+#endif
+
+/* One rank this process merges. path borrowed; clock used only when
+ * has_clock (else the identity). */
+typedef struct merged_input {
+    const char *path;
+    int32_t rank;
+    mt_clock_t clock;
+    bool has_clock;
+} merged_input_t;
+
+/* Collective over comm: every process calls it, each with the ranks it
+ * loaded (mine[0..n_mine), borrowed; n_mine may be 0). Writes out_path as
+ * gzip (independent members, which concatenate into one valid gzip file)
+ * when gzip is set, else plain JSON. Within the file the header comes first,
+ * then process 0's ranks, process 1's, ... (each process's by rank), then
+ * the footer, whose "ranks" list holds every rank in ascending order.
+ * The bytes go to "<out_path>.tmp.<unique>" in the same directory, which
+ * process 0 renames to out_path once every process succeeded, and deletes
+ * otherwise. opts: NULL = everything.
+ * Memory: gzip keeps this process's compressed output; plain JSON
+ * serialises twice (counting, then writing in ~4 MiB pieces).
+ * Returns 0 on every process on success, with *events_written (may be
+ * NULL) = events written by all processes together. On failure returns the
+ * same non-zero mt_status_t on every process, and msg (msg_cap bytes, may
+ * be 0) holds the one-line message of the lowest failing process; every
+ * process returns, none hangs. Never prints. */
+int merged_write(MPI_Comm comm, const char *out_path, bool gzip, const merged_input_t *mine, size_t n_mine,
+                 const mt_merge_opts_t *opts, uint64_t *events_written, char *msg, size_t msg_cap);
+
+#endif

@@ -1,0 +1,54 @@
+/* The job-wide alignment step: gather every rank's collective rows on
+ * process 0, match and fit there (n log n in the rows), broadcast the
+ * clocks. Collective through mt_comm_t; serial under mt_comm_serial(). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mergetrace/collectives.h"
+#include "mergetrace/comm.h"
+
+void mt_align_result_free(mt_align_result_t *res)
+{
+    if (!res)
+        return;
+    free(res->clocks);
+    free(res->rows);
+    mt_match_free(res->m);
+    memset(res, 0, sizeof *res);
+}
+
+mt_status_t mt_align_job(const mt_comm_t *comm, const mt_cinst_t *rows, size_t n_rows, const int32_t *ranks,
+                         size_t n_ranks, const mt_clock_opts_t *opts, mt_align_result_t *res)
+{
+    memset(res, 0, sizeof *res);
+    void *all = NULL;
+    size_t all_len = 0;
+    mt_status_t st = comm->gatherv(comm->ctx, rows, n_rows * sizeof *rows, &all, &all_len, 0);
+    if (st)
+        return st;
+    res->clocks = calloc(n_ranks ? n_ranks : 1, sizeof *res->clocks);
+    res->n_clocks = n_ranks;
+    int64_t status = res->clocks ? MT_OK : MT_ERR_NOMEM;
+    if (comm->rank == 0 && status == MT_OK) {
+        res->rows = all;
+        res->n_rows = all_len / sizeof *rows;
+        all = NULL;
+        status = mt_match(res->rows, res->n_rows, &res->m, &res->match);
+        if (status == MT_OK)
+            status = mt_clock_fit(res->rows, res->n_rows, res->m, ranks, n_ranks, opts, res->clocks);
+    }
+    free(all);
+    /* Everyone learns the root's status before anyone waits on a bcast. */
+    if ((st = comm->allreduce_max(comm->ctx, &status, 1)))
+        status = st;
+    if (status != MT_OK) {
+        mt_align_result_free(res);
+        return (mt_status_t)status;
+    }
+    if ((st = comm->bcast(comm->ctx, res->clocks, n_ranks * sizeof *res->clocks, 0)) ||
+        (st = comm->bcast(comm->ctx, &res->match, sizeof res->match, 0))) {
+        mt_align_result_free(res);
+        return st;
+    }
+    return MT_OK;
+}

@@ -1,0 +1,186 @@
+/* report.json writer. */
+#include "mergetrace/report.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct jw {
+    mt_write_fn write;
+    void *ctx;
+    mt_status_t st;
+} jw_t;
+
+static void put(jw_t *j, const char *s, size_t n)
+{
+    if (j->st == MT_OK && n)
+        j->st = j->write(j->ctx, s, n);
+}
+
+static void putf(jw_t *j, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void putf(jw_t *j, const char *fmt, ...)
+{
+    char b[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        put(j, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
+}
+
+mt_status_t mt_json_string(const char *s, size_t len, mt_write_fn write, void *ctx)
+{
+    jw_t j = {write, ctx, MT_OK};
+    put(&j, "\"", 1);
+    size_t run = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        put(&j, s + run, i - run);
+        run = i + 1;
+        char e[8];
+        if (c == '"' || c == '\\') {
+            e[0] = '\\';
+            e[1] = (char)c;
+            put(&j, e, 2);
+        } else {
+            snprintf(e, sizeof e, "\\u%04x", c);
+            put(&j, e, 6);
+        }
+    }
+    put(&j, s + run, len - run);
+    put(&j, "\"", 1);
+    return j.st;
+}
+
+static void str(jw_t *j, const char *s)
+{
+    if (j->st == MT_OK)
+        j->st = mt_json_string(s ? s : "", s ? strlen(s) : 0, j->write, j->ctx);
+}
+
+/* ns as microseconds with 3 decimals, exactly. */
+static void us_ns(jw_t *j, int64_t ns)
+{
+    uint64_t m = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    putf(j, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(m / 1000), (unsigned long long)(m % 1000));
+}
+
+/* A double number of ns as us with 3 decimals (JSON has no NaN/Inf). */
+static void us_d(jw_t *j, double ns)
+{
+    if (!isfinite(ns))
+        ns = 0;
+    us_ns(j, (int64_t)llround(ns));
+}
+
+mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
+{
+    jw_t j = {write, ctx, MT_OK};
+    putf(&j, "{\n \"schema\": \"mergetrace.report/1\",\n \"generator\": ");
+    char gen[64];
+    snprintf(gen, sizeof gen, "mergetrace %s", r->version ? r->version : "");
+    str(&j, gen);
+    putf(&j, ",\n \"world_size\": %lld,\n \"ranks\": {\"loaded\": [", (long long)r->world_size);
+    for (size_t i = 0; i < r->n_inputs; i++)
+        putf(&j, "%s%d", i ? ", " : "", r->inputs[i].rank);
+    putf(&j, "], \"missing\": [");
+    for (size_t i = 0; i < r->n_missing; i++)
+        putf(&j, "%s%lld", i ? ", " : "", (long long)r->missing[i]);
+    putf(&j, "]},\n \"inputs\": [");
+    for (size_t i = 0; i < r->n_inputs; i++) {
+        const mt_report_input_t *in = &r->inputs[i];
+        putf(&j, "%s\n  {\"rank\": %d, \"path\": ", i ? "," : "", in->rank);
+        str(&j, in->path);
+        putf(&j, ", \"rank_source\": ");
+        str(&j, in->rank_source);
+        putf(&j, ", \"bytes\": %llu, \"json_bytes\": %llu, \"events\": %llu, \"truncated\": %s",
+             (unsigned long long)in->bytes, (unsigned long long)in->json_bytes, (unsigned long long)in->events,
+             in->truncated ? "true" : "false");
+        if (in->truncated)
+            putf(&j, ", \"truncated_at\": %llu", (unsigned long long)in->truncated_at);
+        const mt_trace_summary_t *s = in->summary;
+        if (s) {
+            putf(&j, ",\n   \"counts\": {\"kernels_compute\": %llu, \"kernels_comm\": %llu, \"comm_with_collective\": %llu,"
+                     " \"memcpy\": %llu, \"memset\": %llu, \"sync\": %llu, \"gpu_activities\": %llu, \"gpu_launched\": %llu,",
+                 (unsigned long long)s->by_class[MT_CLASS_COMPUTE], (unsigned long long)s->by_class[MT_CLASS_COMM],
+                 (unsigned long long)s->link.comm_with_coll, (unsigned long long)s->by_class[MT_CLASS_MEMCPY],
+                 (unsigned long long)s->by_class[MT_CLASS_MEMSET], (unsigned long long)s->by_class[MT_CLASS_SYNC],
+                 (unsigned long long)s->link.gpu_activities, (unsigned long long)s->link.launched);
+            putf(&j, " \"ph\": {");
+            const char *sep = "";
+            for (int ph = 0; ph < MT_PH_COUNT_; ph++)
+                if (s->by_ph[ph]) {
+                    putf(&j, "%s\"%s\": %llu", sep, mt_phase_str((mt_phase_t)ph), (unsigned long long)s->by_ph[ph]);
+                    sep = ", ";
+                }
+            putf(&j, "}, \"cat\": {");
+            sep = "";
+            for (int c = 0; c < MT_CAT_COUNT_; c++)
+                if (s->by_cat[c]) {
+                    putf(&j, "%s\"%s\": %llu", sep, mt_cat_str((mt_cat_t)c), (unsigned long long)s->by_cat[c]);
+                    sep = ", ";
+                }
+            putf(&j, "}}");
+        }
+        putf(&j, "}");
+    }
+    putf(&j, "\n ],\n \"skipped\": [");
+    for (size_t i = 0; i < r->n_skipped; i++) {
+        putf(&j, "%s{\"path\": ", i ? ", " : "");
+        str(&j, r->skipped[i].path);
+        putf(&j, ", \"reason\": ");
+        str(&j, r->skipped[i].reason);
+        putf(&j, "}");
+    }
+    putf(&j, "],\n \"clock\": {\"aligned\": %s, \"reference_rank\": %d, \"formula\": ",
+         r->aligned ? "true" : "false", r->reference_rank);
+    str(&j, "corrected(t) = t + offset_us + drift_ppm * 1e-6 * (t - anchor_us), t in us since the Unix epoch");
+    putf(&j, ", \"ranks\": [");
+    for (size_t i = 0; i < r->n_clocks; i++) {
+        const mt_clock_t *c = &r->clocks[i];
+        putf(&j, "%s\n  {\"rank\": %d, \"offset_us\": ", i ? "," : "", c->rank);
+        us_d(&j, c->offset_ns);
+        putf(&j, ", \"drift_ppm\": %.6f, \"anchor_us\": ", isfinite(c->drift_ppm) ? c->drift_ppm : 0.0);
+        us_ns(&j, c->anchor_ns);
+        putf(&j, ", \"matched\": %llu, \"rejected\": %llu, \"residual_p50_us\": ", (unsigned long long)c->matched,
+             (unsigned long long)c->rejected);
+        us_d(&j, c->residual_p50_ns);
+        putf(&j, ", \"residual_p99_us\": ");
+        us_d(&j, c->residual_p99_ns);
+        putf(&j, ", \"violations\": %llu, \"connected\": %s, \"reference\": %s}", (unsigned long long)c->violations,
+             c->connected ? "true" : "false", c->reference ? "true" : "false");
+    }
+    putf(&j, "\n ]},\n");
+    const mt_match_stats_t *m = r->match;
+    mt_match_stats_t zero = {0};
+    if (!m)
+        m = &zero;
+    putf(&j,
+         " \"matching\": {\"rows\": %llu, \"full\": %llu, \"partial\": %llu, \"unmatched\": %llu, \"mismatched\": %llu,"
+         " \"by_key\": {\"comms_id\": %llu, \"pg_seq\": %llu, \"pg_ordinal\": %llu, \"stream_ordinal\": %llu,"
+         " \"p2p\": %llu}},\n",
+         (unsigned long long)m->rows, (unsigned long long)m->full, (unsigned long long)m->partial,
+         (unsigned long long)m->unmatched, (unsigned long long)m->mismatched,
+         (unsigned long long)m->by_key[MT_KEY_COMMS_ID], (unsigned long long)m->by_key[MT_KEY_PG_SEQ],
+         (unsigned long long)m->by_key[MT_KEY_PG_ORDINAL], (unsigned long long)m->by_key[MT_KEY_STREAM_ORDINAL],
+         (unsigned long long)m->by_key[MT_KEY_P2P]);
+    putf(&j, " \"merged\": ");
+    if (r->merged) {
+        putf(&j, "{\"path\": ");
+        str(&j, r->merged);
+        putf(&j, ", \"events\": %llu}", (unsigned long long)r->merged_events);
+    } else {
+        putf(&j, "null");
+    }
+    putf(&j, "\n}\n");
+    return j.st;
+}
