@@ -205,7 +205,7 @@ mt_status_t mt_input_open(const char *path, const void *mem, size_t len, mt_inpu
         in->size = len;
     }
     /* Sniff the gzip magic (1f 8b); the name says nothing. */
-    size_t got = 0, n;
+    size_t got = 0, n = 0;
     while (got < 2) {
         mt_status_t st = raw_read(in, in->peek + got, 2 - got, &n, err);
         if (st) {
@@ -248,7 +248,7 @@ static mt_status_t gz_read(mt_input_t *in, char *dst, size_t cap, size_t *n, boo
     in->z.avail_out = cap > UINT32_MAX ? UINT32_MAX : (uInt)cap;
     while (in->z.avail_out) {
         if (in->z.avail_in == 0 && !in->eof_raw) {
-            size_t k;
+            size_t k = 0;
             mt_status_t st = raw_read(in, in->zbuf, ZBUF, &k, err);
             if (st)
                 return st;
@@ -308,7 +308,7 @@ mt_status_t mt_input_read(mt_input_t *in, char *dst, size_t cap, size_t *n, bool
     }
     /* Fill as much as asked: fewer, larger reads. */
     while (k < cap) {
-        size_t r;
+        size_t r = 0;
         mt_status_t st = raw_read(in, (unsigned char *)dst + k, cap - k, &r, err);
         if (st)
             return st;
