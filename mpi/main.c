@@ -496,10 +496,10 @@ static int make_dir(const char *d, char *msg, size_t cap)
         struct stat st;
         if (stat(d, &st) == 0 && S_ISDIR(st.st_mode))
             return 0;
-        snprintf(msg, cap, "%s: exists and is not a directory", d);
+        snprintf(msg, cap, "%.900s: exists and is not a directory", d);
         return 1;
     }
-    snprintf(msg, cap, "%s: cannot create the output directory (%s)", d, strerror(errno));
+    snprintf(msg, cap, "%.900s: cannot create the output directory (%s)", d, strerror(errno));
     return 1;
 }
 
@@ -683,13 +683,14 @@ int main(int argc, char **argv)
         int bad = 0;
         if (me == 0) {
             bad = make_dir(o.out_dir, msg, sizeof msg);
-            snprintf(merged_path, sizeof merged_path, "%s/%s", o.out_dir, o.merged_gzip ? "merged.json.gz" : "merged.json");
+            snprintf(merged_path, sizeof merged_path, "%.4000s/%s", o.out_dir,
+                     o.merged_gzip ? "merged.json.gz" : "merged.json");
             if (!bad && !o.no_merge && output_is_input(merged_path, &files)) {
-                snprintf(msg, sizeof msg, "%s is one of the inputs: choose another -o", merged_path);
+                snprintf(msg, sizeof msg, "%.900s is one of the inputs: choose another -o", merged_path);
                 bad = 1;
             }
             if (!bad && output_is_input(o.out_dir, &files)) {
-                snprintf(msg, sizeof msg, "%s is one of the inputs", o.out_dir);
+                snprintf(msg, sizeof msg, "%.900s is one of the inputs", o.out_dir);
                 bad = 1;
             }
             if (bad)
@@ -753,7 +754,7 @@ int main(int argc, char **argv)
             free(mi);
             if (mrc) {
                 if (me == 0)
-                    fprintf(stderr, "mergetrace: %s: %s\n", merged_path, mmsg[0] ? mmsg : "write failed");
+                    fprintf(stderr, "mergetrace: %s\n", mmsg[0] ? mmsg : "writing the merged trace failed");
                 merge_failed = true;
                 code = MT_EXIT_ERROR;
             }

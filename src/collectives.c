@@ -122,7 +122,8 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_cinst_t **row
         }
         steps[n_steps++] = (step_range_t){e->ts, e->ts + e->dur, v};
     }
-    qsort(steps, n_steps, sizeof *steps, step_cmp);
+    if (n_steps)
+        qsort(steps, n_steps, sizeof *steps, step_cmp);
 
     size_t first = *n;
     for (size_t i = 0; i < t->n_events; i++) {
@@ -238,8 +239,10 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_cinst_t **row
     free(steps);
 
     /* Kernel order, then ordinals per group and per (group, step). */
-    mt_cinst_t *base = *rows + first;
     size_t cnt = *n - first;
+    if (!cnt)
+        return MT_OK;
+    mt_cinst_t *base = *rows + first;
     qsort(base, cnt, sizeof *base, row_cmp_start);
     /* A rank has few communicators: a small table of counters per group. */
     {

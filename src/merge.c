@@ -285,6 +285,9 @@ typedef struct merge_ctx {
     pid_ent_t *last;       /* the last pid looked up (events come in runs) */
     pid_ent_t **slots;     /* the live pids by slot */
     size_t n_slots;
+    int64_t min_ts;        /* the earliest raw "ts" of a non-M event */
+    bool has_min_ts;
+    char meta_ts[32];      /* "ts" of the process metadata we add */
 } merge_ctx_t;
 
 static bool name_is(const mt_trace_t *t, const mt_event_t *ev, const char *s)
@@ -330,6 +333,11 @@ static mt_status_t event_pid(merge_ctx_t *c, const mt_trace_t *t, const mt_event
     return st;
 }
 
+static bool number_start(char ch)
+{
+    return ch == '-' || (unsigned)(ch - '0') <= 9;
+}
+
 static bool gpu_category(mt_cat_t cat)
 {
     switch (mt_cat_normal(cat)) {
@@ -364,8 +372,13 @@ static mt_status_t pass1_event(void *ctx, const mt_trace_t *t, const mt_event_t 
         return mt_error_set(err, st, "pid table");
     if (st)
         return mt_error_set(err, st, "too many distinct pids");
-    if (ev->ph != MT_PH_M)
+    if (ev->ph != MT_PH_M) {
         p->live = true;
+        if (raw->ts_len && number_start(raw->text[raw->ts_off]) && (!c->has_min_ts || ev->ts < c->min_ts)) {
+            c->min_ts = ev->ts;
+            c->has_min_ts = true;
+        }
+    }
     if (!p->str) {
         if (ev->cls != MT_CLASS_NONE || gpu_category((mt_cat_t)ev->cat))
             p->gpu = true;
@@ -456,7 +469,9 @@ static mt_status_t write_process_meta(merge_ctx_t *c, const pid_ent_t *p)
 #define A(s) \
     if (!st) \
     st = append_str(b, s)
-    A(",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
+    A(",\n{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":");
+    A(c->meta_ts);
+    A(",\"pid\":");
     A(pid);
     A(",\"tid\":0,\"args\":{\"name\":\"rank ");
     A(num);
@@ -476,14 +491,18 @@ static mt_status_t write_process_meta(merge_ctx_t *c, const pid_ent_t *p)
     if (!p->str && !p->gpu) {
         char opid[24];
         fmt_i64(p->num, opid);
-        A(",\n{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":");
+        A(",\n{\"name\":\"process_labels\",\"ph\":\"M\",\"ts\":");
+        A(c->meta_ts);
+        A(",\"pid\":");
         A(pid);
         A(",\"tid\":0,\"args\":{\"labels\":\"pid ");
         A(opid);
         A("\"}}");
         c->n_written++;
     }
-    A(",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":");
+    A(",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"ts\":");
+    A(c->meta_ts);
+    A(",\"pid\":");
     A(pid);
     A(",\"tid\":0,\"args\":{\"sort_index\":");
     A(pid);
@@ -501,11 +520,6 @@ typedef struct span_rep {
     const char *pre, *post; /* optional text around rep (string ids) */
     size_t pre_len, post_len;
 } span_rep_t;
-
-static bool number_start(char ch)
-{
-    return ch == '-' || (unsigned)(ch - '0') <= 9;
-}
 
 static mt_status_t corrected(const merge_ctx_t *c, int64_t raw_ns, int64_t *out)
 {
@@ -690,7 +704,15 @@ mt_status_t mt_merge_rank(const char *path, int32_t rank, const mt_clock_t *cloc
     if ((st = assign_slots(&c, path, err)))
         goto done;
 
-    /* Pass 2: the new process metadata, then every event. */
+    /* Pass 2: the new process metadata, then every event. The metadata
+     * gets a "ts" (some viewer versions reject M events without one): the
+     * rank's first event, so it stretches no timeline. */
+    int64_t mts;
+    if (corrected(&c, c.has_min_ts ? c.min_ts : 0, &mts)) {
+        st = mt_error_set(err, MT_ERR_RANGE, "\"ts\" + baseTimeNanoseconds does not fit int64 ns");
+        goto done;
+    }
+    mt_merge_format_us(mts, c.meta_ts);
     for (size_t i = 0; i < c.n_slots && !st; i++)
         if (!c.gpu_only || c.slots[i]->gpu)
             st = write_process_meta(&c, c.slots[i]);

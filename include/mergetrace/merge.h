@@ -80,7 +80,8 @@ typedef struct mt_merge_opts {
  *  - the file's process_name / process_labels / process_sort_index M events
  *    are dropped; for each slot new ones come first: process_name
  *    "rank R GPU D" / "rank R CPU" (with process_labels "pid P") /
- *    "rank R <string pid>", process_sort_index = the merged pid. Every M
+ *    "rank R <string pid>", process_sort_index = the merged pid, all with
+ *    the "ts" of the rank's first (corrected) event. Every M
  *    event of a pid that has only M events (Kineto lists all GPUs of a node)
  *    is dropped. Other M events (thread_name, ...) are kept.
  * A GPU pid is one with a GPU activity (kernel, memcpy, memset, sync,

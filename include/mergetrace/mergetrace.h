@@ -12,6 +12,8 @@
 #include "mergetrace/summary.h"
 #include "mergetrace/collectives.h"
 #include "mergetrace/comm.h"
+#include "mergetrace/merge.h"
+#include "mergetrace/report.h"
 
 #define MERGETRACE_VERSION "0.1.0"
 

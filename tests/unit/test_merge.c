@@ -280,6 +280,9 @@ static void test_two_rank_job(void **state)
         assert_int_equal(v, all[i]);
     }
     assert_string_equal(meta_of(t, "thread_name", gpu1, NULL), "stream 84 ");
+    /* the new metadata sits at the rank's first event (the Trace spans) */
+    assert_int_equal(find(t, "process_name", MT_PH_M, empty)->ts, B0 + 990000 + 1234567);
+    assert_int_equal(find(t, "process_sort_index", MT_PH_M, cpu1)->ts, A1 - 2500);
     /* no event keeps an original pid */
     for (size_t i = 0; i < t->n_events; i++) {
         const mt_event_t *e = &t->events[i];
