@@ -158,8 +158,64 @@ typedef struct local {
     size_t n_steps, cap_steps;
 } local_t;
 
+/* A process that fails tells every other process at once (tag FAIL_TAG),
+ * so they stop loading within one read chunk instead of finishing their
+ * share first; the agreement on status afterwards is unchanged. */
+#define FAIL_TAG 9001
+
+typedef struct fail_note {
+    int me, n_procs;
+    bool sent, seen;
+    int payload;
+    MPI_Request *reqs;
+} fail_note_t;
+
+static bool other_failed(void *ctx)
+{
+    fail_note_t *fn = ctx;
+    if (!fn->seen) {
+        int flag = 0;
+        MPI_Iprobe(MPI_ANY_SOURCE, FAIL_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        fn->seen = flag != 0;
+    }
+    return fn->seen;
+}
+
+static void tell_others(fail_note_t *fn)
+{
+    if (fn->sent || fn->n_procs < 2)
+        return;
+    fn->reqs = malloc((size_t)fn->n_procs * sizeof *fn->reqs);
+    if (!fn->reqs)
+        return; /* the status agreement still ends everyone, only later */
+    for (int p = 0; p < fn->n_procs; p++)
+        if (p == fn->me)
+            fn->reqs[p] = MPI_REQUEST_NULL;
+        else
+            MPI_Isend(&fn->payload, 1, MPI_INT, p, FAIL_TAG, MPI_COMM_WORLD, &fn->reqs[p]);
+    fn->sent = true;
+}
+
+/* After the status agreement: complete our sends and receive exactly the
+ * notes the other failed processes sent us, so none is left in flight. */
+static void settle_notes(fail_note_t *fn)
+{
+    int sent = fn->sent, senders = 0;
+    MPI_Allreduce(&sent, &senders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (fn->sent) {
+        MPI_Waitall(fn->n_procs, fn->reqs, MPI_STATUSES_IGNORE);
+        senders--;
+    }
+    for (int i = 0; i < senders; i++) {
+        int x;
+        MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, FAIL_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    free(fn->reqs);
+    fn->reqs = NULL;
+}
+
 static void load_one(const input_file_t *f, int32_t index, const options_t *o, const mt_rankmap_t *map,
-                     bool only_file, local_t *L, file_result_t *r)
+                     bool only_file, fail_note_t *fn, local_t *L, file_result_t *r)
 {
     memset(r, 0, sizeof *r);
     r->index = index;
@@ -167,6 +223,8 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
     mt_load_opts_t lo;
     mt_load_opts_init(&lo);
     lo.strict = o->strict;
+    lo.should_stop = other_failed;
+    lo.should_stop_ctx = fn;
     lo.rank_hint = (int)mt_rankmap_lookup(map, f->path);
     if (lo.rank_hint < 0)
         lo.rank_hint = (int)mt_rank_from_filename(f->path);
@@ -587,14 +645,22 @@ int main(int argc, char **argv)
     int local_status = L.res ? MT_OK : MT_ERR_NOMEM;
     double t0 = MPI_Wtime();
     uint64_t done_bytes = 0;
+    fail_note_t fn = {.me = me, .n_procs = n_procs};
     for (size_t i = 0; L.res && i < files.n; i++) {
         if (files.files[i].owner != me)
             continue;
+        if (other_failed(&fn))
+            break; /* someone else failed: no point loading more */
         file_result_t *r = &L.res[L.n_res++];
-        load_one(&files.files[i], (int32_t)i, &o, map, files.n == 1, &L, r);
+        load_one(&files.files[i], (int32_t)i, &o, map, files.n == 1, &fn, &L, r);
         done_bytes += r->sum.bytes_json;
+        if (r->status == MT_ERR_CANCELLED) {
+            L.n_res--; /* not this file's fault: the real error comes from elsewhere */
+            break;
+        }
         if (r->status != MT_OK) {
             local_status = r->status;
+            tell_others(&fn);
             break; /* the first error is the one reported */
         }
         if (o.progress && me == 0) {
@@ -607,8 +673,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "\r%60s\r", "");
 
     /* Everyone learns whether anyone failed before going on (no hangs). */
-    int any_fail = local_status != MT_OK, all_fail;
+    int any_fail = local_status != MT_OK || fn.seen, all_fail;
     MPI_Allreduce(&any_fail, &all_fail, 1, MPI_INT, MPI_LOR, world_comm);
+    settle_notes(&fn);
 
     /* Gather the per-file results on process 0. */
     void *all_bytes = NULL;

@@ -1711,6 +1711,8 @@ static int step(parser_t *ps, const char *p, const char **out)
 /* Make room and read more input after keeping buf[keep..len). */
 static mt_status_t refill(parser_t *ps, size_t keep)
 {
+    if (ps->opts->should_stop && ps->opts->should_stop(ps->opts->should_stop_ctx))
+        return mt_error_set(ps->err, MT_ERR_CANCELLED, "stopped: another process failed");
     size_t live = ps->len - keep;
     if (keep) {
         memmove(ps->buf, ps->buf + keep, live);

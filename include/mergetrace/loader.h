@@ -45,6 +45,11 @@ typedef struct mt_load_opts {
     mt_event_fn on_event;   /* optional per-event callback (see mt_event_fn) */
     void *on_event_ctx;
     bool no_store;          /* keep no event table (the callback sees every event; counts are kept) */
+    /* Asked before each read of the next chunk (every few MiB): returning
+     * true stops the load with MT_ERR_CANCELLED. Lets a program stop work
+     * promptly when another process has already failed. May be NULL. */
+    bool (*should_stop)(void *ctx);
+    void *should_stop_ctx;
 } mt_load_opts_t;
 
 /* Defaults: not strict, classify + link on, 4 MiB chunks, rank_hint -1. */

@@ -26,6 +26,7 @@ typedef enum mt_status {
     MT_ERR_USAGE = 9,      /* bad option or argument */
     MT_ERR_LIMIT = 10,     /* an input exceeds a hard limit of the tool */
     MT_ERR_NOT_TRACE = 11, /* valid JSON without a traceEvents array */
+    MT_ERR_CANCELLED = 12, /* stopped on request (another process failed) */
     MT_STATUS_COUNT_
 } mt_status_t;
 
