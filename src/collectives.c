@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mergetrace/classify.h"
+#include "mergetrace/summary.h"
 
 uint64_t mt_hash64(const void *data, size_t len, uint64_t seed)
 {
@@ -35,15 +36,10 @@ static void label(char *dst, size_t cap, const char *s, size_t n)
     dst[n] = '\0';
 }
 
-/* A ProfilerStep#N range of the CPU side. */
-typedef struct step_range {
-    int64_t ts, end, n;
-} step_range_t;
-
 static int step_cmp(const void *a, const void *b)
 {
-    const step_range_t *x = a, *y = b;
-    return x->ts < y->ts ? -1 : x->ts > y->ts;
+    const mt_step_t *x = a, *y = b;
+    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
 static int row_cmp_start(const void *a, const void *b)
@@ -57,19 +53,19 @@ static int row_cmp_start(const void *a, const void *b)
 }
 
 /* The step whose range contains t: the latest-starting one that does. */
-static int64_t find_step(const step_range_t *s, size_t n, int64_t t)
+static int64_t find_step(const mt_step_t *s, size_t n, int64_t t)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (s[mid].ts <= t)
+        if (s[mid].start_ns <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
     for (size_t i = lo; i-- > 0;) {
-        if (s[i].end >= t)
-            return s[i].n;
+        if (s[i].end_ns >= t)
+            return s[i].step;
         if (lo - i > 8)
             break;
     }
@@ -93,34 +89,12 @@ static uint64_t signature(mt_coll_kind_t kind, const mt_cinst_t *r)
 
 mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_cinst_t **rows, size_t *n, size_t *cap)
 {
-    /* ProfilerStep#N ranges on the CPU side. */
+    /* ProfilerStep#N ranges on the CPU side, by start. */
     size_t n_steps = 0, cap_steps = 0;
-    step_range_t *steps = NULL;
-    for (size_t i = 0; i < t->n_events; i++) {
-        const mt_event_t *e = &t->events[i];
-        if (e->ph != MT_PH_X || mt_cat_normal((mt_cat_t)e->cat) != MT_CAT_USER_ANNOTATION)
-            continue;
-        size_t len;
-        const char *nm = mt_strtab_get(t->strings, e->name, &len);
-        if (len <= 13 || memcmp(nm, "ProfilerStep#", 13) != 0)
-            continue;
-        int64_t v = 0;
-        size_t k = 13;
-        for (; k < len && (unsigned)(nm[k] - '0') <= 9 && v < INT64_MAX / 10; k++)
-            v = v * 10 + (nm[k] - '0');
-        if (k != len)
-            continue;
-        if (n_steps == cap_steps) {
-            size_t nc = cap_steps ? cap_steps * 2 : 64;
-            step_range_t *s = realloc(steps, nc * sizeof *s);
-            if (!s) {
-                free(steps);
-                return MT_ERR_NOMEM;
-            }
-            steps = s;
-            cap_steps = nc;
-        }
-        steps[n_steps++] = (step_range_t){e->ts, e->ts + e->dur, v};
+    mt_step_t *steps = NULL;
+    if (mt_trace_steps(t, rank, &steps, &n_steps, &cap_steps) != MT_OK) {
+        free(steps);
+        return MT_ERR_NOMEM;
     }
     if (n_steps)
         qsort(steps, n_steps, sizeof *steps, step_cmp);
