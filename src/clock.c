@@ -38,13 +38,53 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The k-th smallest of v[0..n) (reorders v): Hoare's selection, O(n) on
+ * average. The fit takes many medians of every rank's points; sorting each
+ * time made it the slowest step of a run. */
+static double select_kth(double *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        double pivot = v[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return v[k];
+    }
+    return v[k];
+}
+
 /* Median of v[0..n) (reorders v). */
 static double median(double *v, size_t n)
 {
     if (!n)
         return 0;
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    double hi = select_kth(v, n, n / 2);
+    if (n % 2)
+        return hi;
+    /* the lower middle is the largest of v[0 .. n/2) after the selection */
+    double lo = v[0];
+    for (size_t i = 1; i < n / 2; i++)
+        lo = v[i] > lo ? v[i] : lo;
+    return 0.5 * (lo + hi);
 }
 
 static double quantile_sorted(const double *v, size_t n, double q)
@@ -334,10 +374,22 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
         /* First pass in BFS order: each rank sees fitted neighbours. */
         for (size_t q = 1; q < qt; q++)
             fit_rank(&c, (size_t)queue[q], opts);
-        /* Sweeps: every rank against everyone's latest correction. */
-        for (int sweep = 0; sweep < SWEEPS; sweep++)
-            for (size_t q = 1; q < qt; q++)
+        /* Sweeps: every rank against everyone's latest correction, until
+         * nothing moves by a nanosecond (or SWEEPS). */
+        for (int sweep = 0; sweep < SWEEPS; sweep++) {
+            double moved = 0;
+            for (size_t q = 1; q < qt; q++) {
+                mt_clock_t before = out[queue[q]];
                 fit_rank(&c, (size_t)queue[q], opts);
+                const mt_clock_t *after = &out[queue[q]];
+                /* the change, measured over a second around the anchor */
+                double d = fabs(after->offset_ns - before.offset_ns) +
+                           fabs(after->drift_ppm - before.drift_ppm) * 1e3;
+                moved = d > moved ? d : moved;
+            }
+            if (moved < 0.5)
+                break;
+        }
     }
     for (size_t q = 0; q < qt; q++)
         out[queue[q]].connected = true;

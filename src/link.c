@@ -357,6 +357,10 @@ out:
     map_free(&ext);
     free(cr);
     free(gr);
+    if (st == MT_OK) {
+        t->link = s;
+        t->linked = true;
+    }
     if (stats)
         *stats = s;
     return st;

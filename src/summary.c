@@ -77,5 +77,10 @@ mt_status_t mt_trace_summarize(mt_trace_t *t, mt_trace_summary_t *s)
             gany = true;
         }
     }
+    /* The loader linked already; link only a trace that was not. */
+    if (t->linked) {
+        s->link = t->link;
+        return MT_OK;
+    }
     return mt_trace_link(t, &s->link);
 }

@@ -42,8 +42,8 @@ typedef struct mt_step {
  * MT_ERR_NOMEM (unchanged then). */
 mt_status_t mt_trace_steps(const mt_trace_t *t, int32_t rank, mt_step_t **steps, size_t *n, size_t *cap);
 
-/* Fill *s from t. Re-runs the link statistics (cheap; t is not changed
- * beyond what mt_trace_link does idempotently). Returns MT_OK or
+/* Fill *s from t. Uses t's link statistics, linking first when the trace
+ * was loaded without it (mt_trace_link is idempotent). Returns MT_OK or
  * MT_ERR_NOMEM. */
 mt_status_t mt_trace_summarize(mt_trace_t *t, mt_trace_summary_t *s);
 

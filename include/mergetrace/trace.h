@@ -216,6 +216,18 @@ typedef struct mt_load_stats {
     uint64_t truncated_at;    /* byte offset where the usable input stopped */
 } mt_load_stats_t;
 
+/* What linking achieved (filled by mt_trace_link, see link.h). */
+typedef struct mt_link_stats {
+    uint64_t gpu_activities;   /* kernels + memcpy + memset */
+    uint64_t launched;         /* of those, with a launch event found by correlation */
+    uint64_t comm_kernels;
+    uint64_t comm_with_coll;   /* communication kernels that got a collective */
+    uint64_t by_own_meta;      /* ... from metadata on the kernel itself */
+    uint64_t by_ext_id;        /* ... from record_param_comms via External id */
+    uint64_t by_cpu_range;     /* ... by containment of the launch in an nccl:* / record_param_comms range */
+    uint64_t by_gpu_range;     /* ... by containment in a gpu_user_annotation nccl:* on the stream */
+} mt_link_stats_t;
+
 /* A loaded trace. Plain data owned by the trace: free with mt_trace_free().
  * Index arrays are 0-based; 1-based references (coll, aux, event) use 0 for
  * "none". */
@@ -240,6 +252,8 @@ typedef struct mt_trace {
     uint64_t *other_cat_counts;
     size_t n_other_cats, cap_other_cats;
     mt_load_stats_t stats;
+    mt_link_stats_t link;    /* from the last mt_trace_link */
+    bool linked;
 } mt_trace_t;
 
 _Static_assert(sizeof(mt_event_t) == 64, "mt_event_t must stay 64 bytes: it dominates memory");
