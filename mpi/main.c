@@ -152,6 +152,8 @@ static int bcast_inputs(input_list_t *l, int me)
 typedef struct local {
     file_result_t *res;
     size_t n_res;
+    mt_analysis_opts_t aopts;
+    mt_buf_t analyses;      /* packed mt_rank_analysis_t of each loaded rank */
     mt_cinst_t *rows;
     size_t n_rows, cap_rows;
     mt_step_t *steps;
@@ -259,6 +261,20 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
             st = mt_cinst_extract(t, (int32_t)r->rank, &L->rows, &L->n_rows, &L->cap_rows);
         if (st == MT_OK)
             st = mt_trace_steps(t, (int32_t)r->rank, &L->steps, &L->n_steps, &L->cap_steps);
+        if (st == MT_OK) {
+            /* The per-rank passes run here, while the trace is in memory;
+             * only their compact result travels. */
+            mt_rank_analysis_t *a = NULL;
+            void *bytes = NULL;
+            size_t len = 0;
+            st = mt_analyze_rank(t, (int32_t)r->rank, &L->aopts, &a);
+            if (st == MT_OK)
+                st = mt_rank_analysis_pack(a, &bytes, &len);
+            if (st == MT_OK)
+                st = mt_buf_append(&L->analyses, bytes, len);
+            free(bytes);
+            mt_rank_analysis_free(a);
+        }
         if (st == MT_ERR_NOMEM)
             mt_error_set(&err, st, "summarising the trace");
     }
@@ -383,8 +399,75 @@ static mt_status_t stdout_write(void *ctx, const void *data, size_t len)
 }
 
 /* The terminal summary (process 0). */
+static double pct(int64_t part, int64_t whole)
+{
+    return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* Per-rank GPU time and the heaviest annotations, at a glance. */
+static void print_analyses(FILE *out, const char *B, const char *N, const job_t *j,
+                           const mt_rank_analysis_t *const *an)
+{
+    if (!an)
+        return;
+    fprintf(out, "\n%sGPU time per rank%s (%% of the span from first to last GPU activity)\n", B, N);
+    fprintf(out, "%s%5s %10s %8s %8s %8s %8s %9s %13s %11s%s\n", B, "rank", "span ms", "compute", "comm", "memory",
+            "idle", "overlap", "host wait ms", "launch-bd", N);
+    for (size_t i = 0; i < j->n; i++) {
+        const mt_rank_analysis_t *a = an[i];
+        if (!a)
+            continue;
+        /* host wait is summed over streams, so it can exceed the rank's idle time */
+        fprintf(out, "%5d %10.3f %7.1f%% %7.1f%% %7.1f%% %7.1f%% %8.1f%% %13.3f %10.1f%%\n", a->rank, a->span_ns / 1e6,
+                pct(a->compute_ns, a->span_ns), pct(a->comm_ns, a->span_ns), pct(a->memory_ns, a->span_ns),
+                pct(a->idle_ns, a->span_ns), pct(a->overlap_ns, a->comm_total_ns), a->host_wait_ns / 1e6,
+                pct(a->launch_bound_ns, a->idle_ns));
+    }
+    /* The heaviest annotations summed over ranks (GPU time they caused). */
+    typedef struct tot {
+        const char *name;
+        uint64_t count;
+        int64_t cpu, gpu;
+    } tot_t;
+    tot_t t[8];
+    size_t nt = 0;
+    int64_t busy = 0;
+    for (size_t i = 0; i < j->n; i++)
+        if (an[i])
+            busy += an[i]->busy_ns;
+    /* names of rank order's first result with the most GPU time; sum each over ranks */
+    for (size_t i = 0; i < j->n && nt < 8; i++) {
+        const mt_rank_analysis_t *a = an[i];
+        for (size_t p = 0; a && p < a->n_proj && nt < 8; p++) {
+            const char *nm = a->strings + a->proj[p].name.off;
+            bool seen = false;
+            for (size_t k = 0; k < nt; k++)
+                seen |= !strcmp(t[k].name, nm);
+            if (seen)
+                continue;
+            tot_t x = {nm, 0, 0, 0};
+            for (size_t r = 0; r < j->n; r++)
+                for (size_t q = 0; an[r] && q < an[r]->n_proj; q++)
+                    if (!strcmp(an[r]->strings + an[r]->proj[q].name.off, nm)) {
+                        x.count += an[r]->proj[q].count;
+                        x.cpu += an[r]->proj[q].cpu_ns;
+                        x.gpu += an[r]->proj[q].gpu_ns;
+                    }
+            t[nt++] = x;
+        }
+        break; /* the first rank's list names the candidates */
+    }
+    if (!nt)
+        return;
+    fprintf(out, "\n%sGPU projection%s (GPU work launched inside each annotation, all ranks)\n", B, N);
+    fprintf(out, "%s%-40s %8s %12s %12s %8s%s\n", B, "annotation", "count", "CPU ms", "GPU ms", "GPU %", N);
+    for (size_t k = 0; k < nt && k < 6; k++)
+        fprintf(out, "%-40.40s %8llu %12.3f %12.3f %7.1f%%\n", t[k].name, (unsigned long long)t[k].count,
+                t[k].cpu / 1e6, t[k].gpu / 1e6, pct(t[k].gpu, busy));
+}
+
 static void print_summary(const options_t *o, const input_list_t *l, const job_t *j, const mt_align_result_t *al,
-                          int n_procs, double t_load, double t_align, double t_merge, const char *merged_path,
+                          const mt_rank_analysis_t *const *an, int n_procs, double t_load, double t_align, double t_merge, const char *merged_path,
                           uint64_t merged_events, bool merge_failed)
 {
     FILE *out = stdout;
@@ -435,6 +518,7 @@ static void print_summary(const options_t *o, const input_list_t *l, const job_t
                 c->drift_ppm, (unsigned long long)c->matched, resid, (unsigned long long)c->violations,
                 c->reference ? "ref" : c->connected ? "" : "NOT CONNECTED");
     }
+    print_analyses(out, B, N, j, an);
     /* Warnings: everything skipped or doubtful, so the numbers can be trusted. */
     bool head = false;
 #define WARN(...)                                                      \
@@ -638,6 +722,10 @@ int main(int argc, char **argv)
 
     /* ---- load this process's share, one trace at a time ---- */
     local_t L = {0};
+    mt_analysis_opts_init(&L.aopts);
+    L.aopts.kernel_wait_ns = o.kernel_wait_ns;
+    L.aopts.project_ops = o.project_ops;
+    L.aopts.top_kernels = o.top_kernels;
     size_t mine = 0;
     for (size_t i = 0; i < files.n; i++)
         mine += files.files[i].owner == me;
@@ -708,6 +796,46 @@ int main(int argc, char **argv)
         }
     }
     MPI_Bcast(&code, 1, MPI_INT, 0, world_comm);
+
+    /* ---- the per-rank analyses, gathered on process 0 in rank order ---- */
+    mt_rank_analysis_t **an = NULL;
+    size_t n_an = 0;
+    if (code == MT_EXIT_OK) {
+        void *ab = NULL;
+        size_t al_len = 0;
+        int bad = comm.gatherv(comm.ctx, L.analyses.data, L.analyses.len, &ab, &al_len, 0) != MT_OK;
+        if (me == 0 && !bad) {
+            an = calloc(job.n ? job.n : 1, sizeof *an);
+            bad = !an;
+            for (size_t off = 0; !bad && off < al_len;) {
+                mt_rank_analysis_t *a = NULL;
+                size_t used = 0;
+                if (mt_rank_analysis_unpack((const char *)ab + off, al_len - off, &a, &used) != MT_OK || !used) {
+                    bad = 1;
+                    break;
+                }
+                off += used;
+                /* place it at its rank's position in job.res */
+                size_t k = 0;
+                while (k < job.n && job.res[k].rank != a->rank)
+                    k++;
+                if (k < job.n && !an[k]) {
+                    an[k] = a;
+                    n_an++;
+                } else {
+                    mt_rank_analysis_free(a);
+                }
+            }
+            if (!bad && n_an != job.n)
+                bad = 1;
+            if (bad)
+                fprintf(stderr, "mergetrace: gathering the per-rank analyses failed\n");
+        }
+        free(ab);
+        MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_LOR, world_comm);
+        if (bad)
+            code = MT_EXIT_ERROR;
+    }
 
     /* ---- align: every rank's collectives on process 0, clocks to all ---- */
     int32_t *ranks = NULL;
@@ -869,7 +997,9 @@ int main(int argc, char **argv)
                                .n_clocks = al.n_clocks,
                                .match = &al.match,
                                .merged = (!o.no_merge && !merge_failed) ? short_path(merged_path) : NULL,
-                               .merged_events = merged_events};
+                               .merged_events = merged_events,
+                               .analyses = (const mt_rank_analysis_t *const *)an,
+                               .n_analyses = n_an};
             if (write_report(o.out_dir, &rep, msg, sizeof msg)) {
                 fprintf(stderr, "mergetrace: %s\n", msg);
                 code = MT_EXIT_ERROR;
@@ -878,8 +1008,9 @@ int main(int argc, char **argv)
                 if (mt_report_json(&rep, stdout_write, NULL) != MT_OK)
                     code = MT_EXIT_ERROR;
             } else if (!o.quiet) {
-                print_summary(&o, &files, &job, &al, n_procs, t_load, t_align, t_merge,
-                              (!o.no_merge && !merge_failed) ? merged_path : NULL, merged_events, merge_failed);
+                print_summary(&o, &files, &job, &al, (const mt_rank_analysis_t *const *)an, n_procs, t_load, t_align,
+                              t_merge, (!o.no_merge && !merge_failed) ? merged_path : NULL, merged_events,
+                              merge_failed);
             }
             if (fflush(stdout) || ferror(stdout)) {
                 fprintf(stderr, "mergetrace: stdout: write error\n");
@@ -898,6 +1029,10 @@ int main(int argc, char **argv)
     free(L.res);
     free(L.rows);
     free(L.steps);
+    mt_buf_free(&L.analyses);
+    for (size_t i = 0; an && i < job.n; i++)
+        mt_rank_analysis_free(an[i]);
+    free(an);
     mt_rankmap_free(map);
     inputs_free(&files);
     options_free(&o);

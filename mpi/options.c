@@ -46,6 +46,14 @@ static const char usage_text[] =
     "                       the job, or #A:#B for ProfilerStep#A to #B\n"
     "      --gpu-only       only GPU tracks in the merged trace\n"
     "      --json           print report.json on stdout instead of the summary\n"
+    "\n"
+    "Analysis:\n"
+    "      --kernel-wait-us N  idle gaps on a stream shorter than N us count as\n"
+    "                       kernel wait (default 30)\n"
+    "      --project-ops    also project cpu_op ranges onto the GPU, not only\n"
+    "                       user annotations (record_function ranges)\n"
+    "      --top-kernels N  kernels listed per class (compute, comm, memory;\n"
+    "                       default 10)\n"
     "  -q, --quiet          print nothing but errors\n"
     "      --progress       show progress on stderr even when it is not a terminal\n"
     "      --no-progress    never show progress\n"
@@ -195,6 +203,8 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
     o->ref_rank = -1;
     o->merged_gzip = true;
     o->out_dir = "mergetrace-out";
+    o->kernel_wait_ns = 30000;
+    o->top_kernels = 10;
     {
         size_t len = 1;
         for (int i = 0; i < argc; i++)
@@ -301,6 +311,25 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
             if (e == val || *e || errno || r < 0 || r > INT32_MAX)
                 return usage_error(print, name, "expected a rank (an integer >= 0)");
             o->ref_rank = (int)r;
+        } else if (!strcmp(name, "--kernel-wait-us")) {
+            TAKES_VALUE();
+            char *e;
+            errno = 0;
+            double v = strtod(val, &e);
+            if (e == val || *e || errno || !(v >= 0) || v > 1e9)
+                return usage_error(print, name, "expected microseconds (a number >= 0)");
+            o->kernel_wait_ns = (int64_t)llround(v * 1000);
+        } else if (!strcmp(name, "--project-ops")) {
+            NO_VALUE();
+            o->project_ops = true;
+        } else if (!strcmp(name, "--top-kernels")) {
+            TAKES_VALUE();
+            char *e;
+            errno = 0;
+            long v = strtol(val, &e, 10);
+            if (e == val || *e || errno || v < 0 || v > 100000)
+                return usage_error(print, name, "expected a count (0 to 100000)");
+            o->top_kernels = (int)v;
         } else if (!strcmp(name, "--no-align")) {
             NO_VALUE();
             o->no_align = true;

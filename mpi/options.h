@@ -40,6 +40,9 @@ typedef struct options {
     bool has_window, window_steps;
     double window_a, window_b;
     char *command_line;     /* argv joined, for the report */
+    int64_t kernel_wait_ns; /* --kernel-wait-us (default 30 us) */
+    bool project_ops;       /* --project-ops */
+    int top_kernels;        /* --top-kernels (default 10) */
 } options_t;
 
 /* Free what options_parse allocated. */

@@ -173,6 +173,12 @@ mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
          (unsigned long long)m->by_key[MT_KEY_COMMS_ID], (unsigned long long)m->by_key[MT_KEY_PG_SEQ],
          (unsigned long long)m->by_key[MT_KEY_PG_ORDINAL], (unsigned long long)m->by_key[MT_KEY_STREAM_ORDINAL],
          (unsigned long long)m->by_key[MT_KEY_P2P]);
+    if (r->analyses && r->n_analyses) {
+        putf(&j, " ");
+        if (j.st == MT_OK)
+            j.st = mt_report_rank_sections(r->analyses, r->n_analyses, write, ctx);
+        putf(&j, ",\n");
+    }
     putf(&j, " \"merged\": ");
     if (r->merged) {
         putf(&j, "{\"path\": ");

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mergetrace/analysis.h"
 #include "mergetrace/collectives.h"
 #include "mergetrace/merge.h"
 #include "mergetrace/status.h"
@@ -52,6 +53,8 @@ typedef struct mt_report {
     const mt_match_stats_t *match;
     const char *merged;                /* merged trace file name, NULL when not written */
     uint64_t merged_events;
+    const mt_rank_analysis_t *const *analyses; /* per-rank passes, sorted by rank; NULL = none */
+    size_t n_analyses;
 } mt_report_t;
 
 /* Write report.json to the sink. Returns MT_OK or the sink's error. */

@@ -1,0 +1,324 @@
+/* The per-rank analyses: what one trace says about its own GPU, on its own
+ * clock (no alignment needed), with definitions comparable to Holistic
+ * Trace Analysis (HTA). Run once per rank by the process that loaded the
+ * trace; the result (mt_rank_analysis_t) is compact, self-contained plain
+ * data (no pointers into the trace) that packs to bytes so the program can
+ * gather every rank's result on process 0 and write report.json.
+ *
+ * Definitions (all times integer ns on the rank's own clock; an interval is
+ * [start, start + dur), so zero-length activities never count as busy):
+ *
+ *  GPU activity   an X event of class MT_CLASS_COMPUTE, MT_CLASS_COMM,
+ *                 MT_CLASS_MEMCPY or MT_CLASS_MEMSET (kernels, memcpy,
+ *                 memset). cuda_sync and gpu_user_annotation events are
+ *                 never GPU activity and never busy.
+ *  launch call    the cuda_runtime / cuda_driver event a GPU activity is
+ *                 linked to by correlation (mt_event_t.aux, src/link.c).
+ *  several GPUs   when a trace holds activities of more than one device
+ *                 (pid), the busy-time measures take the union across all
+ *                 of them: a rank is "busy" when any of its GPUs is.
+ *
+ *  temporal       span = last activity end - first activity start;
+ *                 compute = |U(compute kernels)|;
+ *                 comm = |U(comm kernels) \ U(compute)| (comm not hidden
+ *                 behind compute); memory = |U(memcpy, memset) \ (U(compute)
+ *                 u U(comm))|; idle = span - |U(all activities)|, so that
+ *                 compute + comm + memory + idle = span.
+ *  overlap        comm_total = |U(comm)|; overlapped = |U(comm) n U(compute)|;
+ *                 overlap_pct = overlapped / comm_total * 100.
+ *  idle (streams) HTA's idle-time categories per (device, stream): the
+ *                 stream's activities sorted by start; a gap is the time from
+ *                 the latest end so far to the next start, counted only when
+ *                 positive. A gap is host wait when the next activity's
+ *                 launch call started strictly after that latest end (the
+ *                 GPU waited for the CPU to launch); else kernel wait when it
+ *                 is shorter than kernel_wait_ns; else other. Unlinked
+ *                 activities are never host wait. The rank's numbers are the
+ *                 sums over its streams; time before a stream's first and
+ *                 after its last activity is not a gap of that stream (so the
+ *                 sum is not the temporal idle time, which is over the union).
+ *  projection     the CPU ranges are user_annotation X events (and cpu_op X
+ *                 events with project_ops). An activity belongs to a range
+ *                 when its launch call started inside the range, both ends
+ *                 inclusive, on the same (pid, tid); it counts even when it
+ *                 runs after the range ended. Ranges are grouped by name
+ *                 ("ProfilerStep#N" -> "ProfilerStep#*"). Per name: count of
+ *                 ranges; cpu = sum of the ranges' durations (nested ranges of
+ *                 one name are each counted); gpu = |union of the intervals of
+ *                 every activity of every range of the name| (an activity
+ *                 counts once however many of the name's ranges hold it);
+ *                 gpu_span = sum over the ranges that hold at least one
+ *                 activity of (last end - first start of its activities);
+ *                 gpu_pct = gpu / busy * 100 where busy = |U(all
+ *                 activities)| of the rank. Sorted by gpu descending, then
+ *                 name. Cost O(n log n + c log c), c = sum over activities of
+ *                 the number of distinct names enclosing their launch.
+ *  kernels        per class (compute, comm, memory = memcpy + memset) and
+ *                 name: count, total, mean (total / count rounded half up),
+ *                 p50, p99, max of the durations; the top `top_kernels` per
+ *                 class by total (ties: name bytes ascending). Names are
+ *                 truncated to MT_AN_NAME_MAX bytes without splitting a UTF-8
+ *                 sequence (activities are grouped on the full name).
+ *  launch         kernels_launched = GPU activities (kernels, memcpy, memset)
+ *                 with a launch call; delay = activity start - launch call
+ *                 start over those (may be negative on a skewed trace).
+ *                 launch_bound: the idle gaps are the complement of U(all
+ *                 activities) within the span; a gap is ended by the
+ *                 activity that starts at its end (the first linked one in
+ *                 (start, end, event index) order when several start there;
+ *                 none linked: the gap adds nothing). The launching thread
+ *                 of that activity (the (pid, tid) of its launch call) is
+ *                 "launch busy" while inside a launch call (a cuda_runtime /
+ *                 cuda_driver X event whose name contains "Launch":
+ *                 cudaLaunchKernel, cuLaunchKernelEx, hipExtLaunchKernel, ...)
+ *                 or in a gap between consecutive launch calls of that thread
+ *                 shorter than kernel_wait_ns. launch_bound = sum over gaps
+ *                 of |gap n launch busy of its thread|; launch_bound_pct =
+ *                 launch_bound / idle * 100: the share of GPU idle time
+ *                 during which the CPU was busy launching, i.e. the GPU was
+ *                 starved by launch overhead rather than by the program.
+ *  percentiles    nearest rank on the sorted values: p-th = v[ceil(p * n /
+ *                 100) - 1] (the smallest value with at least p % of the
+ *                 values at or below it); max = v[n - 1]; 0 when n = 0.
+ *  percentages    in report.json, 0 when the denominator is 0. */
+#ifndef MERGETRACE_ANALYSIS_H
+#define MERGETRACE_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mergetrace/merge.h"
+#include "mergetrace/status.h"
+#include "mergetrace/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Kernel names in mt_rank_analysis_t are cut to at most this many bytes. */
+#define MT_AN_NAME_MAX 200
+
+typedef struct mt_analysis_opts {
+    int64_t kernel_wait_ns; /* --kernel-wait-us: gaps shorter than this are kernel wait; default 30 us */
+    bool project_ops;       /* --project-ops: also project cpu_op ranges, not only user_annotation */
+    int top_kernels;        /* kernels kept per class, default 10; <= 0 keeps none */
+} mt_analysis_opts_t;
+
+/* Defaults: kernel_wait_ns 30000, project_ops false, top_kernels 10. */
+void mt_analysis_opts_init(mt_analysis_opts_t *o);
+
+/* Kernel classes of mt_an_kernel_t.cls. */
+typedef enum mt_an_class {
+    MT_AN_COMPUTE = 0,
+    MT_AN_COMM = 1,
+    MT_AN_MEMORY = 2, /* memcpy + memset */
+    MT_AN_CLASS_COUNT_
+} mt_an_class_t;
+
+/* Text of a class: "compute", "comm", "memory". Never NULL. */
+const char *mt_an_class_str(mt_an_class_t c);
+
+/* A string of mt_rank_analysis_t.strings: bytes [off, off + len), followed
+ * by a NUL that is not part of it (a name may itself hold NUL bytes). */
+typedef struct mt_an_str {
+    uint32_t off, len;
+} mt_an_str_t;
+
+/* Idle time of one GPU stream (see "idle (streams)" above). */
+typedef struct mt_an_stream {
+    int64_t device;          /* pid of the activities */
+    int64_t stream;          /* tid (stream id); meaningless when name.len > 0 */
+    int64_t host_wait_ns, kernel_wait_ns, other_ns;
+    mt_an_str_t name;        /* the tid text when the trace gave the stream as a string, else {0, 0} */
+} mt_an_stream_t;
+
+/* The GPU projection of one CPU range name (see "projection" above). */
+typedef struct mt_an_proj {
+    mt_an_str_t name;        /* "ProfilerStep#*" for every ProfilerStep#N */
+    uint64_t count;          /* ranges */
+    int64_t cpu_ns;          /* sum of the ranges' durations */
+    int64_t gpu_ns;          /* measure of the union of their activities */
+    int64_t gpu_span_ns;     /* sum over ranges of (last end - first start) */
+} mt_an_proj_t;
+
+/* One kernel name of the top list of a class (see "kernels" above). */
+typedef struct mt_an_kernel {
+    uint32_t cls;            /* mt_an_class_t */
+    uint32_t pad_;           /* 0 */
+    mt_an_str_t name;        /* truncated to MT_AN_NAME_MAX bytes */
+    uint64_t count;
+    int64_t total_ns, mean_ns, p50_ns, p99_ns, max_ns;
+} mt_an_kernel_t;
+
+_Static_assert(sizeof(mt_an_str_t) == 8, "packed as bytes: no padding");
+_Static_assert(sizeof(mt_an_stream_t) == 48, "packed as bytes: no padding");
+_Static_assert(sizeof(mt_an_proj_t) == 40, "packed as bytes: no padding");
+_Static_assert(sizeof(mt_an_kernel_t) == 64, "packed as bytes: no padding");
+
+/* Everything the per-rank passes found. Plain data: the struct owns its
+ * arrays and the string pool (free with mt_rank_analysis_free); nothing
+ * points into the trace. Times in ns on the rank's own clock. */
+typedef struct mt_rank_analysis {
+    int32_t rank;             /* global rank, as passed to mt_analyze_rank */
+    int32_t opt_project_ops;  /* the options used: 1 when cpu_op ranges were projected */
+    int64_t opt_kernel_wait_ns; /* the options used: the kernel-wait threshold */
+    /* temporal + overlap */
+    uint64_t gpu_activities;  /* kernels + memcpy + memset */
+    int64_t gpu_first_ns, gpu_last_ns; /* first start, last end (0, 0 without activity) */
+    int64_t span_ns;          /* gpu_last_ns - gpu_first_ns */
+    int64_t busy_ns;          /* |U(all activities)| */
+    int64_t compute_ns;       /* |U(compute)| */
+    int64_t comm_ns;          /* |U(comm) \ U(compute)| */
+    int64_t comm_total_ns;    /* |U(comm)| */
+    int64_t overlap_ns;       /* |U(comm) n U(compute)| */
+    int64_t memory_ns;        /* |U(memcpy, memset) \ (U(compute) u U(comm))| */
+    int64_t idle_ns;          /* span_ns - busy_ns */
+    /* idle categories: sums over streams[] */
+    int64_t host_wait_ns, kernel_wait_ns, other_ns;
+    mt_an_stream_t *streams;  /* sorted by (device, stream) */
+    size_t n_streams;
+    /* projection, sorted by gpu_ns descending then name */
+    mt_an_proj_t *proj;
+    size_t n_proj;
+    /* kernels: the top lists of the classes, class by class, each by total descending */
+    mt_an_kernel_t *kernels;
+    size_t n_kernels;
+    /* launch */
+    uint64_t launched;        /* GPU activities with a launch call */
+    int64_t delay_p50_ns, delay_p90_ns, delay_p99_ns, delay_max_ns;
+    int64_t launch_bound_ns;  /* part of idle_ns with the launching thread busy launching */
+    /* the string pool every mt_an_str_t indexes */
+    char *strings;
+    size_t strings_len;
+    size_t strings_cap;       /* bytes allocated for strings (not packed) */
+} mt_rank_analysis_t;
+
+/* Run every per-rank pass over t (global rank `rank`) and return the result
+ * in *out (owned by the caller: mt_rank_analysis_free). t must be classified
+ * and linked (the loader does both unless told not to); it is only read.
+ * o may be NULL for defaults. Returns MT_OK, MT_ERR_NOMEM, or MT_ERR_LIMIT
+ * when the string pool would pass 4 GiB; *out is NULL on error. Not
+ * collective; cost O(n log n) in the events of t. */
+mt_status_t mt_analyze_rank(const mt_trace_t *t, int32_t rank, const mt_analysis_opts_t *o,
+                            mt_rank_analysis_t **out);
+
+/* Free a result and everything it owns. NULL does nothing. */
+void mt_rank_analysis_free(mt_rank_analysis_t *a);
+
+/* Self-contained bytes of a, for gathering between the processes of one
+ * run (same binary, same machine type: native byte order, no versioning
+ * across builds beyond a magic number and a format number). *bytes is
+ * malloc'd and owned by the caller (free()); *len gets its size. Returns
+ * MT_OK or MT_ERR_NOMEM (then *bytes is NULL). */
+mt_status_t mt_rank_analysis_pack(const mt_rank_analysis_t *a, void **bytes, size_t *len);
+
+/* Read one packed result from the start of bytes[0..len) (several may be
+ * concatenated, as gatherv delivers them); *consumed (may be NULL) gets the
+ * bytes it used. bytes is borrowed for the call. *out is owned by the
+ * caller. Returns MT_OK, MT_ERR_NOMEM, or MT_ERR_FORMAT for bytes that are
+ * not a complete, consistent packed result (*out NULL then). */
+mt_status_t mt_rank_analysis_unpack(const void *bytes, size_t len, mt_rank_analysis_t **out, size_t *consumed);
+
+/* The report.json sections of the per-rank analyses, given every rank's
+ * result sorted by rank (a[0..n), borrowed). Writes
+ *   "temporal": [...], "overlap": [...], "idle": [...], "projection": [...],
+ *   "projection_total": [...], "kernels": [...], "launch": [...]
+ * with no leading or trailing comma, so the caller places them inside its
+ * object. Times are microseconds with 3 decimals (exact from integer ns),
+ * percentages have 2 decimals. projection_total sums count, cpu and gpu of
+ * each name over the ranks; its gpu_pct is of the summed busy time of all
+ * ranks. Returns MT_OK, MT_ERR_NOMEM, or what w returned. */
+mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n, mt_write_fn w, void *ctx);
+
+/* ---- The pass interface ------------------------------------------------
+ * mt_analyze_rank is all the program needs. The passes and their shared
+ * input are declared here for src/analysis.c, the unit tests and later
+ * analyses; each pass fills its part of an mt_rank_analysis_t. */
+
+/* One GPU activity of a trace, with what the passes need of its launch
+ * call copied in (so they do not chase it through the event table). */
+typedef struct mt_gpu_act {
+    int64_t start_ns, end_ns;
+    int64_t device, stream;  /* the activity's pid and tid */
+    int64_t launch_ns;       /* start of its launch call; the launch fields are 0 when launch == 0 */
+    int64_t launch_pid, launch_tid; /* the launching CPU thread */
+    uint32_t event;          /* 0-based index of the activity in the trace */
+    uint32_t launch;         /* 1-based index of its launch call, 0 = not linked */
+    uint32_t name;           /* strtab id in the trace */
+    uint8_t cls;             /* mt_class_t: COMPUTE, COMM, MEMCPY or MEMSET */
+    uint8_t flags;           /* the event's MT_EV_PID_STR | MT_EV_TID_STR bits */
+    uint8_t launch_flags;    /* the same bits of the launch call */
+    uint8_t pad_;
+} mt_gpu_act_t;
+
+/* A half-open time interval [start, end) in ns. */
+typedef struct mt_interval {
+    int64_t start, end;
+} mt_interval_t;
+
+/* What every pass reads. Built by mt_an_input_build, freed by
+ * mt_an_input_free; t and o are borrowed and must outlive it. */
+typedef struct mt_an_input {
+    const mt_trace_t *t;
+    const mt_analysis_opts_t *o;
+    mt_gpu_act_t *acts;                 /* sorted by (start, end, event) */
+    size_t n_acts;
+    mt_interval_t *u[MT_AN_CLASS_COUNT_]; /* unions per class, sorted and disjoint */
+    size_t n_u[MT_AN_CLASS_COUNT_];
+    mt_interval_t *busy;                /* union of every activity */
+    size_t n_busy;
+    uint32_t *ranges;                   /* event indices of the CPU ranges to project: user_annotation X */
+    size_t n_ranges;                    /* (and cpu_op X with o->project_ops) events, in file order */
+    uint32_t *launch_calls;             /* event indices of the cuda_runtime / cuda_driver X events whose */
+    size_t n_launch_calls;              /* name contains "Launch", in file order */
+} mt_an_input_t;
+
+/* Collect t's GPU activities (sorted), their unions, the CPU ranges and the
+ * launch calls, in one pass over the events. MT_OK or MT_ERR_NOMEM (in left
+ * empty then). */
+mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, mt_an_input_t *in);
+void mt_an_input_free(mt_an_input_t *in);
+
+/* Append len bytes (copied) to a's string pool, NUL added; *s gets where.
+ * MT_OK, MT_ERR_NOMEM or MT_ERR_LIMIT (pool beyond 4 GiB). */
+mt_status_t mt_an_string_add(mt_rank_analysis_t *a, const char *s, size_t len, mt_an_str_t *out);
+
+/* Interval helpers. Sort iv[0..*n) by start and merge overlapping or
+ * touching intervals in place, dropping empty ones; *n gets the new count.
+ * MT_OK or MT_ERR_NOMEM (iv and *n unchanged then). */
+mt_status_t mt_iv_union(mt_interval_t *iv, size_t *n);
+/* Total length of sorted disjoint intervals. */
+int64_t mt_iv_measure(const mt_interval_t *iv, size_t n);
+/* |a n b| of two sorted disjoint lists. */
+int64_t mt_iv_overlap(const mt_interval_t *a, size_t na, const mt_interval_t *b, size_t nb);
+
+/* The passes: each reads in and fills its fields of a (temporal: span ..
+ * idle; idle: host/kernel/other and streams; projection: proj; kernels:
+ * kernels; launch: launched .. launch_bound). Projection uses a->busy_ns, so
+ * temporal runs first. MT_OK, MT_ERR_NOMEM or MT_ERR_LIMIT. */
+mt_status_t mt_an_temporal(const mt_an_input_t *in, mt_rank_analysis_t *a);
+mt_status_t mt_an_idle(const mt_an_input_t *in, mt_rank_analysis_t *a);
+mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a);
+mt_status_t mt_an_kernels(const mt_an_input_t *in, mt_rank_analysis_t *a);
+mt_status_t mt_an_launch(const mt_an_input_t *in, mt_rank_analysis_t *a);
+
+/* Sort keys[0..n) ascending, carrying vals[] along; stable, so sorting by
+ * the least significant field first and the most significant last sorts by
+ * several fields. An LSD radix sort: O(n) per byte in which the keys
+ * differ. MT_OK or MT_ERR_NOMEM (arrays unchanged then). */
+mt_status_t mt_an_sort_u64(uint64_t *keys, uint32_t *vals, size_t n);
+
+/* A signed value as a key that sorts in the same order. */
+static inline uint64_t mt_an_key_i64(int64_t x)
+{
+    return (uint64_t)x ^ (UINT64_C(1) << 63);
+}
+
+/* Nearest-rank percentile p (0 < p <= 100) of sorted v[0..n); 0 when n = 0. */
+int64_t mt_an_percentile(const int64_t *v, size_t n, int p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MERGETRACE_ANALYSIS_H */

@@ -1,0 +1,602 @@
+/* The per-rank analysis driver: collects a trace's GPU activities once,
+ * runs the passes (pass_*.c) over them, and packs / unpacks the result to
+ * self-contained bytes for gathering between processes. */
+#include "mergetrace/analysis.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+void mt_analysis_opts_init(mt_analysis_opts_t *o)
+{
+    *o = (mt_analysis_opts_t){.kernel_wait_ns = 30000, .project_ops = false, .top_kernels = 10};
+}
+
+const char *mt_an_class_str(mt_an_class_t c)
+{
+    switch (c) {
+    case MT_AN_COMPUTE: return "compute";
+    case MT_AN_COMM: return "comm";
+    case MT_AN_MEMORY: return "memory";
+    default: return "unknown";
+    }
+}
+
+/* ---- intervals ---- */
+
+/* Merge intervals already sorted by start, in place. */
+static size_t iv_merge_sorted(mt_interval_t *iv, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (iv[i].end <= iv[i].start)
+            continue;
+        if (k && iv[i].start <= iv[k - 1].end) {
+            if (iv[i].end > iv[k - 1].end)
+                iv[k - 1].end = iv[i].end;
+        } else {
+            iv[k++] = iv[i];
+        }
+    }
+    return k;
+}
+
+mt_status_t mt_iv_union(mt_interval_t *iv, size_t *n)
+{
+    size_t m = *n;
+    uint64_t *key = malloc((m ? m : 1) * sizeof *key);
+    uint32_t *perm = malloc((m ? m : 1) * sizeof *perm);
+    mt_interval_t *tmp = malloc((m ? m : 1) * sizeof *tmp);
+    mt_status_t st = key && perm && tmp ? MT_OK : MT_ERR_NOMEM;
+    for (size_t i = 0; st == MT_OK && i < m; i++) {
+        perm[i] = (uint32_t)i;
+        key[i] = mt_an_key_i64(iv[i].start);
+    }
+    if (st == MT_OK)
+        st = mt_an_sort_u64(key, perm, m);
+    if (st == MT_OK) {
+        for (size_t i = 0; i < m; i++)
+            tmp[i] = iv[perm[i]];
+        memcpy(iv, tmp, m * sizeof *iv);
+        *n = iv_merge_sorted(iv, m);
+    }
+    free(key);
+    free(perm);
+    free(tmp);
+    return st;
+}
+
+int64_t mt_iv_measure(const mt_interval_t *iv, size_t n)
+{
+    int64_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        m += iv[i].end - iv[i].start;
+    return m;
+}
+
+int64_t mt_iv_overlap(const mt_interval_t *a, size_t na, const mt_interval_t *b, size_t nb)
+{
+    int64_t m = 0;
+    size_t i = 0, j = 0;
+    while (i < na && j < nb) {
+        int64_t s = a[i].start > b[j].start ? a[i].start : b[j].start;
+        int64_t e = a[i].end < b[j].end ? a[i].end : b[j].end;
+        if (e > s)
+            m += e - s;
+        if (a[i].end < b[j].end)
+            i++;
+        else
+            j++;
+    }
+    return m;
+}
+
+int64_t mt_an_percentile(const int64_t *v, size_t n, int p)
+{
+    if (!n)
+        return 0;
+    if (p < 1)
+        p = 1;
+    if (p > 100)
+        p = 100;
+    size_t k = ((size_t)p * n + 99) / 100; /* ceil(p * n / 100) >= 1 */
+    return v[k - 1];
+}
+
+/* ---- sorting ---- */
+
+mt_status_t mt_an_sort_u64(uint64_t *keys, uint32_t *vals, size_t n)
+{
+    size_t i0 = 1;
+    while (i0 < n && keys[i0 - 1] <= keys[i0])
+        i0++;
+    if (i0 >= n)
+        return MT_OK; /* already sorted: common for time keys of one thread */
+    if (n < 32) { /* insertion sort: stable */
+        for (size_t i = 1; i < n; i++) {
+            uint64_t k = keys[i];
+            uint32_t v = vals[i];
+            size_t j = i;
+            for (; j > 0 && keys[j - 1] > k; j--) {
+                keys[j] = keys[j - 1];
+                vals[j] = vals[j - 1];
+            }
+            keys[j] = k;
+            vals[j] = v;
+        }
+        return MT_OK;
+    }
+    uint64_t *tk = malloc(n * sizeof *tk);
+    uint32_t *tv = malloc(n * sizeof *tv);
+    if (!tk || !tv) {
+        free(tk);
+        free(tv);
+        return MT_ERR_NOMEM;
+    }
+    /* All eight byte histograms in one read; a byte in which every key
+     * agrees needs no pass (time keys differ only in their low bytes). */
+    size_t (*cnt)[256] = calloc(8, sizeof *cnt);
+    if (!cnt) {
+        free(tk);
+        free(tv);
+        return MT_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = keys[i];
+        for (int d = 0; d < 8; d++)
+            cnt[d][(k >> (8 * d)) & 0xff]++;
+    }
+    uint64_t *sk = keys, *dk = tk;
+    uint32_t *sv = vals, *dv = tv;
+    for (int d = 0; d < 8; d++) {
+        size_t *c = cnt[d];
+        if (c[(keys[0] >> (8 * d)) & 0xff] == n)
+            continue;
+        size_t sum = 0;
+        for (int b = 0; b < 256; b++) {
+            size_t x = c[b];
+            c[b] = sum;
+            sum += x;
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t at = c[(sk[i] >> (8 * d)) & 0xff]++;
+            dk[at] = sk[i];
+            dv[at] = sv[i];
+        }
+        uint64_t *xk = sk;
+        sk = dk;
+        dk = xk;
+        uint32_t *xv = sv;
+        sv = dv;
+        dv = xv;
+    }
+    if (sk != keys) {
+        memcpy(keys, sk, n * sizeof *keys);
+        memcpy(vals, sv, n * sizeof *vals);
+    }
+    free(cnt);
+    free(tk);
+    free(tv);
+    return MT_OK;
+}
+
+/* ---- the shared input ---- */
+
+static int an_class(uint8_t cls)
+{
+    switch (cls) {
+    case MT_CLASS_COMPUTE: return MT_AN_COMPUTE;
+    case MT_CLASS_COMM: return MT_AN_COMM;
+    case MT_CLASS_MEMCPY:
+    case MT_CLASS_MEMSET: return MT_AN_MEMORY;
+    default: return -1;
+    }
+}
+
+void mt_an_input_free(mt_an_input_t *in)
+{
+    if (!in)
+        return;
+    free(in->acts);
+    for (int c = 0; c < MT_AN_CLASS_COUNT_; c++)
+        free(in->u[c]);
+    free(in->busy);
+    free(in->ranges);
+    free(in->launch_calls);
+    memset(in, 0, sizeof *in);
+}
+
+/* Append v to a growing uint32 array. -1 on allocation failure. */
+static int push_u32(uint32_t **a, size_t *n, size_t *cap, uint32_t v)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 1024;
+        uint32_t *g = realloc(*a, nc * sizeof *g);
+        if (!g)
+            return -1;
+        *a = g;
+        *cap = nc;
+    }
+    (*a)[(*n)++] = v;
+    return 0;
+}
+
+static int has_launch(const char *s, size_t len)
+{
+    for (size_t i = 0; i + 6 <= len; i++)
+        if (s[i] == 'L' && memcmp(s + i, "Launch", 6) == 0)
+            return 1;
+    return 0;
+}
+
+mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, mt_an_input_t *in)
+{
+    memset(in, 0, sizeof *in);
+    in->t = t;
+    in->o = o;
+    mt_status_t st = MT_ERR_NOMEM;
+    uint32_t *idx = NULL, *perm = NULL;
+    uint64_t *key = NULL;
+    size_t n = 0, cap = 0, cap_r = 0, cap_l = 0, per[MT_AN_CLASS_COUNT_] = {0};
+    uint32_t n_names = mt_strtab_count(t->strings);
+    unsigned char *is_launch = calloc(n_names ? n_names : 1, 1); /* per name: 0 unknown, 1 no, 2 yes */
+    if (!is_launch)
+        goto fail;
+    /* What each category is to us: 1 a range to project, 2 a runtime or
+     * driver call (a launch call when its name says so). */
+    unsigned char kind[MT_CAT_COUNT_] = {0};
+    for (int c = 0; c < MT_CAT_COUNT_; c++) {
+        mt_cat_t m = mt_cat_normal((mt_cat_t)c);
+        kind[c] = m == MT_CAT_USER_ANNOTATION || (o->project_ops && m == MT_CAT_CPU_OP) ? 1
+                  : m == MT_CAT_CUDA_RUNTIME || m == MT_CAT_CUDA_DRIVER              ? 2
+                                                                                     : 0;
+    }
+
+    /* The one pass over the events that every pass shares. */
+    for (size_t i = 0; i < t->n_events; i++) {
+        const mt_event_t *e = &t->events[i];
+        if (e->ph != MT_PH_X)
+            continue;
+        int c = an_class(e->cls);
+        if (c >= 0) {
+            per[c]++;
+            if (push_u32(&idx, &n, &cap, (uint32_t)i))
+                goto fail;
+            continue;
+        }
+        unsigned char k = e->cat < MT_CAT_COUNT_ ? kind[e->cat] : 0;
+        if (k == 1) {
+            if (push_u32(&in->ranges, &in->n_ranges, &cap_r, (uint32_t)i))
+                goto fail;
+        } else if (k == 2 && e->name < n_names) {
+            if (!is_launch[e->name]) {
+                size_t len;
+                const char *nm = mt_strtab_get(t->strings, e->name, &len);
+                is_launch[e->name] = has_launch(nm, len) ? 2 : 1;
+            }
+            if (is_launch[e->name] == 2 && push_u32(&in->launch_calls, &in->n_launch_calls, &cap_l, (uint32_t)i))
+                goto fail;
+        }
+    }
+
+    key = malloc((n ? n : 1) * sizeof *key);
+    perm = malloc((n ? n : 1) * sizeof *perm);
+    in->acts = malloc((n ? n : 1) * sizeof *in->acts);
+    in->busy = malloc((n ? n : 1) * sizeof *in->busy);
+    for (int c = 0; c < MT_AN_CLASS_COUNT_; c++)
+        in->u[c] = malloc((per[c] ? per[c] : 1) * sizeof *in->u[c]);
+    if (!key || !perm || !in->acts || !in->busy || !in->u[0] || !in->u[1] || !in->u[2])
+        goto fail;
+    /* Activities by (start, end, event): a stable sort by start of the
+     * event-ordered list is enough unless two activities start together
+     * in the wrong end order; then sort by end first (both sorts stable). */
+    for (int by_end = 0; by_end < 2; by_end++) {
+        for (size_t i = 0; i < n; i++) {
+            perm[i] = (uint32_t)i;
+            key[i] = mt_an_key_i64(t->events[idx[i]].ts + (by_end ? t->events[idx[i]].dur : 0));
+        }
+        if (by_end) {
+            if (mt_an_sort_u64(key, perm, n))
+                goto fail;
+            for (size_t i = 0; i < n; i++)
+                key[i] = mt_an_key_i64(t->events[idx[perm[i]]].ts);
+        }
+        if (mt_an_sort_u64(key, perm, n))
+            goto fail;
+        size_t k = 1;
+        for (; k < n; k++) {
+            const mt_event_t *x = &t->events[idx[perm[k - 1]]], *y = &t->events[idx[perm[k]]];
+            if (x->ts == y->ts && x->dur > y->dur)
+                break;
+        }
+        if (k >= n)
+            break;
+    }
+    for (size_t k = 0; k < n; k++) {
+        uint32_t i = idx[perm[k]];
+        const mt_event_t *e = &t->events[i];
+        mt_gpu_act_t *a = &in->acts[k];
+        *a = (mt_gpu_act_t){.start_ns = e->ts,
+                            .end_ns = e->ts + e->dur,
+                            .device = e->pid,
+                            .stream = e->tid,
+                            .event = i,
+                            .name = e->name,
+                            .cls = e->cls,
+                            .flags = (uint8_t)(e->flags & (MT_EV_PID_STR | MT_EV_TID_STR))};
+        /* aux is only trusted when it names an event that exists. */
+        if (e->aux && e->aux <= t->n_events) {
+            const mt_event_t *l = &t->events[e->aux - 1];
+            a->launch = e->aux;
+            a->launch_ns = l->ts;
+            a->launch_pid = l->pid;
+            a->launch_tid = l->tid;
+            a->launch_flags = (uint8_t)(l->flags & (MT_EV_PID_STR | MT_EV_TID_STR));
+        }
+    }
+    for (size_t k = 0; k < n; k++) {
+        /* In start order, every union below is a linear merge. */
+        const mt_gpu_act_t *a = &in->acts[k];
+        mt_interval_t v = {a->start_ns, a->end_ns};
+        in->busy[k] = v;
+        int c = an_class(a->cls);
+        in->u[c][in->n_u[c]++] = v;
+    }
+    in->n_acts = n;
+    in->n_busy = iv_merge_sorted(in->busy, n);
+    for (int c = 0; c < MT_AN_CLASS_COUNT_; c++)
+        in->n_u[c] = iv_merge_sorted(in->u[c], in->n_u[c]);
+    st = MT_OK;
+fail:
+    free(is_launch);
+    free(idx);
+    free(perm);
+    free(key);
+    if (st != MT_OK)
+        mt_an_input_free(in);
+    return st;
+}
+
+/* ---- the result ---- */
+
+mt_status_t mt_an_string_add(mt_rank_analysis_t *a, const char *s, size_t len, mt_an_str_t *out)
+{
+    size_t need = a->strings_len + len + 1;
+    if (len > UINT32_MAX || need > UINT32_MAX)
+        return MT_ERR_LIMIT;
+    if (need > a->strings_cap) {
+        size_t cap = a->strings_cap ? a->strings_cap : 64;
+        while (cap < need)
+            cap *= 2;
+        char *g = realloc(a->strings, cap);
+        if (!g)
+            return MT_ERR_NOMEM;
+        a->strings = g;
+        a->strings_cap = cap;
+    }
+    if (len)
+        memcpy(a->strings + a->strings_len, s, len);
+    a->strings[a->strings_len + len] = '\0';
+    out->off = (uint32_t)a->strings_len;
+    out->len = (uint32_t)len;
+    a->strings_len = need;
+    return MT_OK;
+}
+
+void mt_rank_analysis_free(mt_rank_analysis_t *a)
+{
+    if (!a)
+        return;
+    free(a->streams);
+    free(a->proj);
+    free(a->kernels);
+    free(a->strings);
+    free(a);
+}
+
+mt_status_t mt_analyze_rank(const mt_trace_t *t, int32_t rank, const mt_analysis_opts_t *o,
+                            mt_rank_analysis_t **out)
+{
+    *out = NULL;
+    mt_analysis_opts_t def;
+    if (!o) {
+        mt_analysis_opts_init(&def);
+        o = &def;
+    }
+    mt_rank_analysis_t *a = calloc(1, sizeof *a);
+    if (!a)
+        return MT_ERR_NOMEM;
+    a->rank = rank;
+    a->opt_project_ops = o->project_ops;
+    a->opt_kernel_wait_ns = o->kernel_wait_ns;
+    mt_an_input_t in;
+    mt_status_t st = mt_an_input_build(t, o, &in);
+    if (st == MT_OK)
+        st = mt_an_temporal(&in, a);
+    if (st == MT_OK)
+        st = mt_an_idle(&in, a);
+    if (st == MT_OK)
+        st = mt_an_projection(&in, a);
+    if (st == MT_OK)
+        st = mt_an_kernels(&in, a);
+    if (st == MT_OK)
+        st = mt_an_launch(&in, a);
+    mt_an_input_free(&in);
+    if (st != MT_OK) {
+        mt_rank_analysis_free(a);
+        return st;
+    }
+    *out = a;
+    return MT_OK;
+}
+
+/* ---- packing ----
+ * Layout (native byte order): magic, format, total length (u64), the scalar
+ * fields below in this order at their own sizes, then each array as a u64
+ * count followed by its elements' bytes (the element structs have no
+ * padding), then the string pool as a u64 length and its bytes. */
+
+#define MT_AN_MAGIC 0x4e41544du /* "MTAN" */
+#define MT_AN_FORMAT 1u
+
+#define MT_AN_SCALARS(X)                                                                                      \
+    X(rank) X(opt_project_ops) X(opt_kernel_wait_ns) X(gpu_activities) X(gpu_first_ns) X(gpu_last_ns)       \
+    X(span_ns) X(busy_ns) X(compute_ns) X(comm_ns) X(comm_total_ns) X(overlap_ns) X(memory_ns) X(idle_ns)   \
+    X(host_wait_ns) X(kernel_wait_ns) X(other_ns) X(launched) X(delay_p50_ns) X(delay_p90_ns)               \
+    X(delay_p99_ns) X(delay_max_ns) X(launch_bound_ns)
+
+static size_t packed_size(const mt_rank_analysis_t *a)
+{
+    size_t n = 4 + 4 + 8;
+#define X(f) n += sizeof a->f;
+    MT_AN_SCALARS(X)
+#undef X
+    n += 8 + a->n_streams * sizeof *a->streams;
+    n += 8 + a->n_proj * sizeof *a->proj;
+    n += 8 + a->n_kernels * sizeof *a->kernels;
+    n += 8 + a->strings_len;
+    return n;
+}
+
+static char *put(char *p, const void *v, size_t n)
+{
+    if (n)
+        memcpy(p, v, n);
+    return p + n;
+}
+
+static char *put_u64(char *p, uint64_t v)
+{
+    return put(p, &v, sizeof v);
+}
+
+mt_status_t mt_rank_analysis_pack(const mt_rank_analysis_t *a, void **bytes, size_t *len)
+{
+    *bytes = NULL;
+    *len = 0;
+    size_t total = packed_size(a);
+    char *b = malloc(total);
+    if (!b)
+        return MT_ERR_NOMEM;
+    char *p = b;
+    uint32_t magic = MT_AN_MAGIC, format = MT_AN_FORMAT;
+    p = put(p, &magic, 4);
+    p = put(p, &format, 4);
+    p = put_u64(p, total);
+#define X(f) p = put(p, &a->f, sizeof a->f);
+    MT_AN_SCALARS(X)
+#undef X
+    p = put_u64(p, a->n_streams);
+    p = put(p, a->streams, a->n_streams * sizeof *a->streams);
+    p = put_u64(p, a->n_proj);
+    p = put(p, a->proj, a->n_proj * sizeof *a->proj);
+    p = put_u64(p, a->n_kernels);
+    p = put(p, a->kernels, a->n_kernels * sizeof *a->kernels);
+    p = put_u64(p, a->strings_len);
+    p = put(p, a->strings, a->strings_len);
+    (void)p;
+    *bytes = b;
+    *len = total;
+    return MT_OK;
+}
+
+/* A bounds-checked reader over the packed bytes. */
+typedef struct rd {
+    const char *p;
+    size_t left;
+    int bad;
+} rd_t;
+
+static void get(rd_t *r, void *v, size_t n)
+{
+    if (r->bad || n > r->left) {
+        r->bad = 1;
+        memset(v, 0, n);
+        return;
+    }
+    if (n)
+        memcpy(v, r->p, n);
+    r->p += n;
+    r->left -= n;
+}
+
+/* An array of count elements of size sz: count checked against what is
+ * left before anything is allocated. */
+static void *get_array(rd_t *r, size_t sz, size_t *count, int *nomem)
+{
+    uint64_t n = 0;
+    get(r, &n, sizeof n);
+    *count = 0;
+    if (r->bad || n > r->left / sz) {
+        r->bad = 1;
+        return NULL;
+    }
+    if (!n)
+        return NULL;
+    void *v = malloc((size_t)n * sz);
+    if (!v) {
+        *nomem = 1;
+        return NULL;
+    }
+    get(r, v, (size_t)n * sz);
+    *count = (size_t)n;
+    return v;
+}
+
+static int str_ok(const mt_rank_analysis_t *a, mt_an_str_t s)
+{
+    if (!s.len)
+        return 1;
+    return (size_t)s.off + s.len < a->strings_len && a->strings[s.off + s.len] == '\0';
+}
+
+mt_status_t mt_rank_analysis_unpack(const void *bytes, size_t len, mt_rank_analysis_t **out, size_t *consumed)
+{
+    *out = NULL;
+    if (consumed)
+        *consumed = 0;
+    rd_t r = {bytes, len, 0};
+    uint32_t magic = 0, format = 0;
+    uint64_t total = 0;
+    get(&r, &magic, 4);
+    get(&r, &format, 4);
+    get(&r, &total, 8);
+    if (r.bad || magic != MT_AN_MAGIC || format != MT_AN_FORMAT || total > len || total < 16)
+        return MT_ERR_FORMAT;
+    r.left = (size_t)total - 16; /* read nothing beyond this result */
+    mt_rank_analysis_t *a = calloc(1, sizeof *a);
+    if (!a)
+        return MT_ERR_NOMEM;
+#define X(f) get(&r, &a->f, sizeof a->f);
+    MT_AN_SCALARS(X)
+#undef X
+    int nomem = 0;
+    if (!r.bad)
+        a->streams = get_array(&r, sizeof *a->streams, &a->n_streams, &nomem);
+    if (!r.bad && !nomem)
+        a->proj = get_array(&r, sizeof *a->proj, &a->n_proj, &nomem);
+    if (!r.bad && !nomem)
+        a->kernels = get_array(&r, sizeof *a->kernels, &a->n_kernels, &nomem);
+    if (!r.bad && !nomem)
+        a->strings = get_array(&r, 1, &a->strings_len, &nomem);
+    a->strings_cap = a->strings_len;
+    if (nomem) {
+        mt_rank_analysis_free(a);
+        return MT_ERR_NOMEM;
+    }
+    int ok = !r.bad && r.left == 0;
+    for (size_t i = 0; ok && i < a->n_streams; i++)
+        ok = str_ok(a, a->streams[i].name);
+    for (size_t i = 0; ok && i < a->n_proj; i++)
+        ok = str_ok(a, a->proj[i].name);
+    for (size_t i = 0; ok && i < a->n_kernels; i++)
+        ok = a->kernels[i].cls < MT_AN_CLASS_COUNT_ && str_ok(a, a->kernels[i].name);
+    if (!ok) {
+        mt_rank_analysis_free(a);
+        return MT_ERR_FORMAT;
+    }
+    *out = a;
+    if (consumed)
+        *consumed = (size_t)total;
+    return MT_OK;
+}

@@ -1,0 +1,268 @@
+/* report.json sections of the per-rank analyses: temporal, overlap, idle,
+ * projection (per rank and summed over ranks), kernels, launch. */
+#include "mergetrace/analysis.h"
+#include "mergetrace/report.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct out {
+    mt_write_fn w;
+    void *ctx;
+    mt_status_t st; /* the first error; later writes do nothing */
+} out_t;
+
+static void put(out_t *o, const char *s, size_t n)
+{
+    if (o->st == MT_OK && n)
+        o->st = o->w(o->ctx, s, n);
+}
+
+static void putf(out_t *o, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void putf(out_t *o, const char *fmt, ...)
+{
+    char b[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        put(o, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
+}
+
+/* `, "key": <us>` with exactly 3 decimals from integer ns. */
+static void us(out_t *o, const char *key, int64_t ns)
+{
+    uint64_t m = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    putf(o, ", \"%s\": %s%llu.%03llu", key, ns < 0 ? "-" : "", (unsigned long long)(m / 1000),
+         (unsigned long long)(m % 1000));
+}
+
+/* `, "key": <num / den * 100>` with 2 decimals; 0 when den is not positive. */
+static void pct(out_t *o, const char *key, int64_t num, int64_t den)
+{
+    putf(o, ", \"%s\": %.2f", key, den > 0 ? 100.0 * (double)num / (double)den : 0.0);
+}
+
+static void str(out_t *o, const mt_rank_analysis_t *a, mt_an_str_t s)
+{
+    if (o->st == MT_OK)
+        o->st = mt_json_string(s.len ? a->strings + s.off : "", s.len, o->w, o->ctx);
+}
+
+/* "key": [ then rows; each row starts with "\n  {" after a comma when not first. */
+static void open_list(out_t *o, const char *key, int first_section)
+{
+    putf(o, "%s\"%s\": [", first_section ? "" : ",\n ", key);
+}
+
+static void row(out_t *o, int *first, int32_t rank)
+{
+    putf(o, "%s\n  {\"rank\": %d", *first ? "" : ",", rank);
+    *first = 0;
+}
+
+static void close_list(out_t *o, int first)
+{
+    put(o, first ? "]" : "\n ]", first ? 1 : 3);
+}
+
+/* One name's totals across ranks. */
+typedef struct tot {
+    const char *nm;
+    size_t len;
+    uint64_t count;
+    int64_t cpu, gpu;
+} tot_t;
+
+static int tot_name_cmp(const void *pa, const void *pb)
+{
+    const tot_t *a = pa, *b = pb;
+    int c = memcmp(a->nm, b->nm, a->len < b->len ? a->len : b->len);
+    if (c)
+        return c;
+    return (a->len > b->len) - (a->len < b->len);
+}
+
+static int tot_gpu_cmp(const void *pa, const void *pb)
+{
+    const tot_t *a = pa, *b = pb;
+    if (a->gpu != b->gpu)
+        return a->gpu > b->gpu ? -1 : 1;
+    return tot_name_cmp(pa, pb);
+}
+
+static void projection_total(out_t *o, const mt_rank_analysis_t *const *a, size_t n)
+{
+    size_t nt = 0;
+    int64_t busy = 0;
+    for (size_t r = 0; r < n; r++) {
+        nt += a[r]->n_proj;
+        busy += a[r]->busy_ns;
+    }
+    tot_t *t = malloc((nt ? nt : 1) * sizeof *t);
+    if (!t) {
+        if (o->st == MT_OK)
+            o->st = MT_ERR_NOMEM;
+        return;
+    }
+    nt = 0;
+    for (size_t r = 0; r < n; r++)
+        for (size_t i = 0; i < a[r]->n_proj; i++) {
+            const mt_an_proj_t *p = &a[r]->proj[i];
+            t[nt++] = (tot_t){p->name.len ? a[r]->strings + p->name.off : "", p->name.len, p->count, p->cpu_ns,
+                              p->gpu_ns};
+        }
+    qsort(t, nt, sizeof *t, tot_name_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < nt; i++) {
+        if (k && tot_name_cmp(&t[k - 1], &t[i]) == 0) {
+            t[k - 1].count += t[i].count;
+            t[k - 1].cpu += t[i].cpu;
+            t[k - 1].gpu += t[i].gpu;
+        } else {
+            t[k++] = t[i];
+        }
+    }
+    qsort(t, k, sizeof *t, tot_gpu_cmp);
+    open_list(o, "projection_total", 0);
+    for (size_t i = 0; i < k; i++) {
+        putf(o, "%s\n  {\"name\": ", i ? "," : "");
+        if (o->st == MT_OK)
+            o->st = mt_json_string(t[i].nm, t[i].len, o->w, o->ctx);
+        putf(o, ", \"count\": %llu", (unsigned long long)t[i].count);
+        us(o, "cpu_us", t[i].cpu);
+        us(o, "gpu_us", t[i].gpu);
+        pct(o, "gpu_pct", t[i].gpu, busy);
+        put(o, "}", 1);
+    }
+    close_list(o, k == 0);
+    free(t);
+}
+
+mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n, mt_write_fn w, void *ctx)
+{
+    out_t o = {w, ctx, MT_OK};
+    int first;
+
+    open_list(&o, "temporal", 1);
+    first = 1;
+    for (size_t r = 0; r < n; r++) {
+        const mt_rank_analysis_t *x = a[r];
+        row(&o, &first, x->rank);
+        us(&o, "span_us", x->span_ns);
+        us(&o, "compute_us", x->compute_ns);
+        us(&o, "comm_us", x->comm_ns);
+        us(&o, "memory_us", x->memory_ns);
+        us(&o, "idle_us", x->idle_ns);
+        pct(&o, "compute_pct", x->compute_ns, x->span_ns);
+        pct(&o, "comm_pct", x->comm_ns, x->span_ns);
+        pct(&o, "memory_pct", x->memory_ns, x->span_ns);
+        pct(&o, "idle_pct", x->idle_ns, x->span_ns);
+        put(&o, "}", 1);
+    }
+    close_list(&o, first);
+
+    open_list(&o, "overlap", 0);
+    first = 1;
+    for (size_t r = 0; r < n; r++) {
+        const mt_rank_analysis_t *x = a[r];
+        row(&o, &first, x->rank);
+        us(&o, "comm_us", x->comm_total_ns);
+        us(&o, "overlapped_us", x->overlap_ns);
+        pct(&o, "overlap_pct", x->overlap_ns, x->comm_total_ns);
+        put(&o, "}", 1);
+    }
+    close_list(&o, first);
+
+    open_list(&o, "idle", 0);
+    first = 1;
+    for (size_t r = 0; r < n; r++) {
+        const mt_rank_analysis_t *x = a[r];
+        row(&o, &first, x->rank);
+        us(&o, "host_wait_us", x->host_wait_ns);
+        us(&o, "kernel_wait_us", x->kernel_wait_ns);
+        us(&o, "other_us", x->other_ns);
+        putf(&o, ", \"streams\": [");
+        for (size_t i = 0; i < x->n_streams; i++) {
+            const mt_an_stream_t *s = &x->streams[i];
+            putf(&o, "%s{\"device\": %lld, \"stream\": ", i ? ", " : "", (long long)s->device);
+            if (s->name.len)
+                str(&o, x, s->name);
+            else
+                putf(&o, "%lld", (long long)s->stream);
+            us(&o, "host_wait_us", s->host_wait_ns);
+            us(&o, "kernel_wait_us", s->kernel_wait_ns);
+            us(&o, "other_us", s->other_ns);
+            put(&o, "}", 1);
+        }
+        put(&o, "]}", 2);
+    }
+    close_list(&o, first);
+
+    open_list(&o, "projection", 0);
+    first = 1;
+    for (size_t r = 0; r < n; r++) {
+        const mt_rank_analysis_t *x = a[r];
+        for (size_t i = 0; i < x->n_proj; i++) {
+            const mt_an_proj_t *p = &x->proj[i];
+            row(&o, &first, x->rank);
+            put(&o, ", \"name\": ", 10);
+            str(&o, x, p->name);
+            putf(&o, ", \"count\": %llu", (unsigned long long)p->count);
+            us(&o, "cpu_us", p->cpu_ns);
+            us(&o, "gpu_us", p->gpu_ns);
+            us(&o, "gpu_span_us", p->gpu_span_ns);
+            pct(&o, "gpu_pct", p->gpu_ns, x->busy_ns);
+            put(&o, "}", 1);
+        }
+    }
+    close_list(&o, first);
+
+    projection_total(&o, a, n);
+
+    open_list(&o, "kernels", 0);
+    first = 1;
+    for (size_t r = 0; r < n; r++) {
+        const mt_rank_analysis_t *x = a[r];
+        for (size_t i = 0; i < x->n_kernels; i++) {
+            const mt_an_kernel_t *k = &x->kernels[i];
+            row(&o, &first, x->rank);
+            putf(&o, ", \"class\": \"%s\", \"name\": ", mt_an_class_str((mt_an_class_t)k->cls));
+            str(&o, x, k->name);
+            putf(&o, ", \"count\": %llu", (unsigned long long)k->count);
+            us(&o, "total_us", k->total_ns);
+            us(&o, "mean_us", k->mean_ns);
+            us(&o, "p50_us", k->p50_ns);
+            us(&o, "p99_us", k->p99_ns);
+            us(&o, "max_us", k->max_ns);
+            put(&o, "}", 1);
+        }
+    }
+    close_list(&o, first);
+
+    open_list(&o, "launch", 0);
+    first = 1;
+    for (size_t r = 0; r < n; r++) {
+        const mt_rank_analysis_t *x = a[r];
+        row(&o, &first, x->rank);
+        putf(&o, ", \"kernels_launched\": %llu", (unsigned long long)x->launched);
+        us(&o, "delay_p50_us", x->delay_p50_ns);
+        us(&o, "delay_p90_us", x->delay_p90_ns);
+        us(&o, "delay_p99_us", x->delay_p99_ns);
+        us(&o, "delay_max_us", x->delay_max_ns);
+        us(&o, "idle_us", x->idle_ns);
+        us(&o, "launch_bound_us", x->launch_bound_ns);
+        pct(&o, "launch_bound_pct", x->launch_bound_ns, x->idle_ns);
+        put(&o, "}", 1);
+    }
+    close_list(&o, first);
+    return o.st;
+}
