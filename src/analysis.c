@@ -229,13 +229,38 @@ static int has_launch(const char *s, size_t len)
     return 0;
 }
 
+/* The activity record of event i, its launch fields filled from aux. */
+static mt_gpu_act_t act_of(const mt_trace_t *t, size_t i)
+{
+    const mt_event_t *e = &t->events[i];
+    mt_gpu_act_t a = {.start_ns = e->ts,
+                      .end_ns = e->ts + e->dur,
+                      .device = e->pid,
+                      .stream = e->tid,
+                      .event = (uint32_t)i,
+                      .name = e->name,
+                      .cls = e->cls,
+                      .flags = (uint8_t)(e->flags & (MT_EV_PID_STR | MT_EV_TID_STR))};
+    /* aux is only trusted when it names an event that exists. */
+    if (e->aux && e->aux <= t->n_events) {
+        const mt_event_t *l = &t->events[e->aux - 1];
+        a.launch = e->aux;
+        a.launch_ns = l->ts;
+        a.launch_pid = l->pid;
+        a.launch_tid = l->tid;
+        a.launch_flags = (uint8_t)(l->flags & (MT_EV_PID_STR | MT_EV_TID_STR));
+    }
+    return a;
+}
+
 mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, mt_an_input_t *in)
 {
     memset(in, 0, sizeof *in);
     in->t = t;
     in->o = o;
     mt_status_t st = MT_ERR_NOMEM;
-    uint32_t *idx = NULL, *perm = NULL;
+    mt_gpu_act_t *raw = NULL; /* activities in event order */
+    uint32_t *perm = NULL;
     uint64_t *key = NULL;
     size_t n = 0, cap = 0, cap_r = 0, cap_l = 0, per[MT_AN_CLASS_COUNT_] = {0};
     uint32_t n_names = mt_strtab_count(t->strings);
@@ -259,9 +284,16 @@ mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, 
             continue;
         int c = an_class(e->cls);
         if (c >= 0) {
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 1024;
+                mt_gpu_act_t *g = realloc(raw, nc * sizeof *g);
+                if (!g)
+                    goto fail;
+                raw = g;
+                cap = nc;
+            }
+            raw[n++] = act_of(t, i);
             per[c]++;
-            if (push_u32(&idx, &n, &cap, (uint32_t)i))
-                goto fail;
             continue;
         }
         unsigned char k = e->cat < MT_CAT_COUNT_ ? kind[e->cat] : 0;
@@ -293,50 +325,29 @@ mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, 
     for (int by_end = 0; by_end < 2; by_end++) {
         for (size_t i = 0; i < n; i++) {
             perm[i] = (uint32_t)i;
-            key[i] = mt_an_key_i64(t->events[idx[i]].ts + (by_end ? t->events[idx[i]].dur : 0));
+            key[i] = mt_an_key_i64(by_end ? raw[i].end_ns : raw[i].start_ns);
         }
         if (by_end) {
             if (mt_an_sort_u64(key, perm, n))
                 goto fail;
             for (size_t i = 0; i < n; i++)
-                key[i] = mt_an_key_i64(t->events[idx[perm[i]]].ts);
+                key[i] = mt_an_key_i64(raw[perm[i]].start_ns);
         }
         if (mt_an_sort_u64(key, perm, n))
             goto fail;
         size_t k = 1;
         for (; k < n; k++) {
-            const mt_event_t *x = &t->events[idx[perm[k - 1]]], *y = &t->events[idx[perm[k]]];
-            if (x->ts == y->ts && x->dur > y->dur)
+            const mt_gpu_act_t *x = &raw[perm[k - 1]], *y = &raw[perm[k]];
+            if (x->start_ns == y->start_ns && x->end_ns > y->end_ns)
                 break;
         }
         if (k >= n)
             break;
     }
     for (size_t k = 0; k < n; k++) {
-        uint32_t i = idx[perm[k]];
-        const mt_event_t *e = &t->events[i];
-        mt_gpu_act_t *a = &in->acts[k];
-        *a = (mt_gpu_act_t){.start_ns = e->ts,
-                            .end_ns = e->ts + e->dur,
-                            .device = e->pid,
-                            .stream = e->tid,
-                            .event = i,
-                            .name = e->name,
-                            .cls = e->cls,
-                            .flags = (uint8_t)(e->flags & (MT_EV_PID_STR | MT_EV_TID_STR))};
-        /* aux is only trusted when it names an event that exists. */
-        if (e->aux && e->aux <= t->n_events) {
-            const mt_event_t *l = &t->events[e->aux - 1];
-            a->launch = e->aux;
-            a->launch_ns = l->ts;
-            a->launch_pid = l->pid;
-            a->launch_tid = l->tid;
-            a->launch_flags = (uint8_t)(l->flags & (MT_EV_PID_STR | MT_EV_TID_STR));
-        }
-    }
-    for (size_t k = 0; k < n; k++) {
         /* In start order, every union below is a linear merge. */
-        const mt_gpu_act_t *a = &in->acts[k];
+        const mt_gpu_act_t *a = &raw[perm[k]];
+        in->acts[k] = *a;
         mt_interval_t v = {a->start_ns, a->end_ns};
         in->busy[k] = v;
         int c = an_class(a->cls);
@@ -349,7 +360,7 @@ mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, 
     st = MT_OK;
 fail:
     free(is_launch);
-    free(idx);
+    free(raw);
     free(perm);
     free(key);
     if (st != MT_OK)
