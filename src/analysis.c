@@ -313,11 +313,10 @@ mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, 
 
     key = malloc((n ? n : 1) * sizeof *key);
     perm = malloc((n ? n : 1) * sizeof *perm);
-    in->acts = malloc((n ? n : 1) * sizeof *in->acts);
     in->busy = malloc((n ? n : 1) * sizeof *in->busy);
     for (int c = 0; c < MT_AN_CLASS_COUNT_; c++)
         in->u[c] = malloc((per[c] ? per[c] : 1) * sizeof *in->u[c]);
-    if (!key || !perm || !in->acts || !in->busy || !in->u[0] || !in->u[1] || !in->u[2])
+    if (!key || !perm || !in->busy || !in->u[0] || !in->u[1] || !in->u[2])
         goto fail;
     /* Activities by (start, end, event): a stable sort by start of the
      * event-ordered list is enough unless two activities start together
@@ -344,10 +343,29 @@ mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, 
         if (k >= n)
             break;
     }
+    /* raw[k] = raw[perm[k]] in place, cycle by cycle (a used perm entry
+     * becomes its own index), so no second array of activities is needed. */
+    for (size_t i = 0; i < n; i++) {
+        if (perm[i] == i)
+            continue;
+        mt_gpu_act_t first = raw[i];
+        size_t j = i;
+        while (perm[j] != i) {
+            size_t nx = perm[j];
+            raw[j] = raw[nx];
+            perm[j] = (uint32_t)j;
+            j = nx;
+        }
+        raw[j] = first;
+        perm[j] = (uint32_t)j;
+    }
+    in->acts = raw;
+    raw = NULL;
+    if (!in->acts && !(in->acts = malloc(sizeof *in->acts))) /* no activity: still a valid pointer */
+        goto fail;
     for (size_t k = 0; k < n; k++) {
         /* In start order, every union below is a linear merge. */
-        const mt_gpu_act_t *a = &raw[perm[k]];
-        in->acts[k] = *a;
+        const mt_gpu_act_t *a = &in->acts[k];
         mt_interval_t v = {a->start_ns, a->end_ns};
         in->busy[k] = v;
         int c = an_class(a->cls);

@@ -129,6 +129,43 @@ def compare(name, d, got, truth):
     m = got["matching"]
     eq("instances matched fully", m["full"], n_inst)
     eq("instances partial/unmatched/mismatched", (m["partial"], m["unmatched"], m["mismatched"]), (0, 0, 0))
+    # the per-rank analyses against the simulation, to the nanosecond
+    temporal = {t["rank"]: t for t in got.get("temporal", [])}
+    overlap = {t["rank"]: t for t in got.get("overlap", [])}
+    proj = {}
+    for p in got.get("projection", []):
+        proj[(p["rank"], p["name"])] = p
+    for tr in truth["ranks"]:
+        r, gpu = tr["rank"], tr["gpu"]
+        t = temporal.get(r)
+        if t is None:
+            errors.append("%s: rank %d: no temporal breakdown" % (name, r))
+            continue
+        for key, tkey in (("span_us", "span_ns"), ("compute_us", "compute_ns"), ("comm_us", "comm_ns"),
+                          ("memory_us", "memory_ns"), ("idle_us", "idle_ns")):
+            eq("rank %d temporal %s (ns)" % (r, key), us_to_ns(t[key]), gpu[tkey])
+        eq("rank %d overlap comm (ns)" % r, us_to_ns(overlap[r]["comm_us"]), gpu["comm_total_ns"])
+        eq("rank %d overlap overlapped (ns)" % r, us_to_ns(overlap[r]["overlapped_us"]), gpu["overlap_ns"])
+        for pname, pt in tr.get("projection", {}).items():
+            p = proj.get((r, pname))
+            if p is None:
+                if pt["gpu_ns"] or pt["count"]:
+                    errors.append("%s: rank %d: no projection for %r" % (name, r, pname))
+                continue
+            eq("rank %d projection %r count" % (r, pname), p["count"], pt["count"])
+            eq("rank %d projection %r cpu (ns)" % (r, pname), us_to_ns(p["cpu_us"]), pt["cpu_ns"])
+            if pname == "ProfilerStep#*" and truth["kind"] == "pp":
+                # The generator sums the union of each step range separately;
+                # mergetrace takes one union over all ranges of the name (the
+                # GPU time the name caused). They agree when steps do not
+                # overlap on the GPU (every dp job); in an overlapped pipeline
+                # chunk k's P2P runs beside chunk k+1's compute, and the
+                # per-range sum counts that time twice.
+                if not us_to_ns(p["gpu_us"]) <= pt["gpu_ns"]:
+                    errors.append("%s: rank %d projection %r gpu %s us above the per-range sum %d ns"
+                                  % (name, r, pname, p["gpu_us"], pt["gpu_ns"]))
+                continue
+            eq("rank %d projection %r gpu (ns)" % (r, pname), us_to_ns(p["gpu_us"]), pt["gpu_ns"])
     cerr, worst = clock_errors(name, got, truth)
     errors += cerr
     return errors, worst
