@@ -3,6 +3,7 @@
  * self-contained bytes for gathering between processes. */
 #include "mergetrace/analysis.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,30 @@ mt_status_t mt_an_sort_u64(uint64_t *keys, uint32_t *vals, size_t n)
     return MT_OK;
 }
 
+void mt_an_permute(void *base, size_t size, uint32_t *perm, size_t n)
+{
+    char *b = base;
+    unsigned char first[128];
+    assert(size <= sizeof first);
+    if (size > sizeof first)
+        return;
+    /* Cycle by cycle; a used perm entry becomes its own index. */
+    for (size_t i = 0; i < n; i++) {
+        if (perm[i] == i)
+            continue;
+        memcpy(first, b + i * size, size);
+        size_t j = i;
+        while (perm[j] != i) {
+            size_t nx = perm[j];
+            memcpy(b + j * size, b + nx * size, size);
+            perm[j] = (uint32_t)j;
+            j = nx;
+        }
+        memcpy(b + j * size, first, size);
+        perm[j] = (uint32_t)j;
+    }
+}
+
 /* ---- the shared input ---- */
 
 static int an_class(uint8_t cls)
@@ -343,22 +368,7 @@ mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, 
         if (k >= n)
             break;
     }
-    /* raw[k] = raw[perm[k]] in place, cycle by cycle (a used perm entry
-     * becomes its own index), so no second array of activities is needed. */
-    for (size_t i = 0; i < n; i++) {
-        if (perm[i] == i)
-            continue;
-        mt_gpu_act_t first = raw[i];
-        size_t j = i;
-        while (perm[j] != i) {
-            size_t nx = perm[j];
-            raw[j] = raw[nx];
-            perm[j] = (uint32_t)j;
-            j = nx;
-        }
-        raw[j] = first;
-        perm[j] = (uint32_t)j;
-    }
+    mt_an_permute(raw, sizeof *raw, perm, n);
     in->acts = raw;
     raw = NULL;
     if (!in->acts && !(in->acts = malloc(sizeof *in->acts))) /* no activity: still a valid pointer */

@@ -80,9 +80,8 @@ mt_status_t mt_an_launch(const mt_an_input_t *in, mt_rank_analysis_t *a)
      * across gaps shorter than kernel_wait_ns. */
     st = MT_ERR_NOMEM;
     size_t nw = in->n_launch_calls;
-    w = malloc((nw ? nw : 1) * sizeof *w);
     wt = malloc((nw ? nw : 1) * sizeof *wt);
-    if (!w || !wt)
+    if (!wt)
         goto out;
     for (size_t i = 0; i < nw; i++) {
         const mt_event_t *e = &t->events[in->launch_calls[i]];
@@ -106,15 +105,18 @@ mt_status_t mt_an_launch(const mt_an_input_t *in, mt_rank_analysis_t *a)
     if (mt_an_sort_u64(key, perm, nw))
         goto out;
     st = MT_OK;
+    mt_an_permute(wt, sizeof *wt, perm, nw);
+    w = wt; /* joined in place: the write index never passes the read index */
+    wt = NULL;
     size_t k = 0;
     for (size_t i = 0; i < nw; i++) {
-        const wrec_t *x = &wt[perm[i]];
-        if (k && key_cmp(x->pid, x->flags, x->tid, w[k - 1].pid, w[k - 1].flags, w[k - 1].tid) == 0 &&
-            x->start - w[k - 1].end < kw) {
-            if (x->end > w[k - 1].end)
-                w[k - 1].end = x->end;
+        const wrec_t x = w[i];
+        if (k && key_cmp(x.pid, x.flags, x.tid, w[k - 1].pid, w[k - 1].flags, w[k - 1].tid) == 0 &&
+            x.start - w[k - 1].end < kw) {
+            if (x.end > w[k - 1].end)
+                w[k - 1].end = x.end;
         } else {
-            w[k++] = *x;
+            w[k++] = x;
         }
     }
     nw = k;

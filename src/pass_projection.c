@@ -1,8 +1,8 @@
 /* GPU projection of CPU ranges: for each user_annotation (and, on request,
  * cpu_op) name, the GPU time of the activities launched inside its ranges
- * on the same thread. Launches and ranges are sorted by (thread, time) and
- * each range finds its launches by binary search, so the cost is
- * O(n log n) plus the activities each distinct name covers. */
+ * on the same thread. Launches are sorted by (thread, time) and each range
+ * finds its own by binary search, so the cost is O(n log n) plus, per
+ * name, sorting the activities its ranges hold (each once per name). */
 #include "mergetrace/analysis.h"
 
 #include <stdlib.h>
@@ -188,12 +188,11 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
     r = malloc(nr * sizeof *r);
     gid = malloc((n_names ? n_names : 1) * sizeof *gid);
     g = malloc(nr * sizeof *g); /* at most one group per range */
-    l = malloc((in->n_acts ? in->n_acts : 1) * sizeof *l);
     lt = malloc((in->n_acts ? in->n_acts : 1) * sizeof *lt);
     lts = malloc((in->n_acts ? in->n_acts : 1) * sizeof *lts);
     key = malloc(nmax * sizeof *key);
     perm = malloc(nmax * sizeof *perm);
-    if (!r || !gid || !g || !l || !lt || !lts || !key || !perm)
+    if (!r || !gid || !g || !lt || !lts || !key || !perm)
         goto out;
     memset(gid, 0xff, (n_names ? n_names : 1) * sizeof *gid);
     uint32_t step_group = UINT32_MAX;
@@ -252,9 +251,11 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
         key[i] = mt_an_key_i64(lt[perm[i]].pid);
     if (mt_an_sort_u64(key, perm, nl))
         goto out;
+    mt_an_permute(lt, sizeof *lt, perm, nl);
+    l = lt;
+    lt = NULL;
     size_t nb = 0;
     for (size_t i = 0; i < nl; i++) {
-        l[i] = lt[perm[i]];
         lts[i] = l[i].ts;
         nb += !i || key_cmp(l[i].pid, l[i].flags, l[i].tid, l[i - 1].pid, l[i - 1].flags, l[i - 1].tid) != 0;
     }
@@ -267,9 +268,8 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
             blk[nb++] = (tblock_t){.pid = l[i].pid, .tid = l[i].tid, .flags = l[i].flags, .begin = i};
         blk[nb - 1].end = i + 1;
     }
-    sg = malloc(nr * sizeof *sg);
     sgt = malloc(nr * sizeof *sgt);
-    if (!sg || !sgt)
+    if (!sgt)
         goto out;
     for (size_t k = 0; k < nr; k++) {
         /* Launches on the range's thread whose call started in [ts, end],
@@ -295,8 +295,9 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
         key[k] = sgt[perm[k]].group;
     if (mt_an_sort_u64(key, perm, nsg))
         goto out;
-    for (size_t k = 0; k < nsg; k++)
-        sg[k] = sgt[perm[k]];
+    mt_an_permute(sgt, sizeof *sgt, perm, nsg);
+    sg = sgt;
+    sgt = NULL;
 
     /* Per group: the union of its launch index segments is the set of its
      * activities (each once), whose intervals are then unioned in time. */

@@ -63,17 +63,21 @@
  *                 with a launch call; delay = activity start - launch call
  *                 start over those (may be negative on a skewed trace).
  *                 launch_bound: the idle gaps are the complement of U(all
- *                 activities) within the span; a gap is ended by the
- *                 activity that starts at its end (the first linked one in
- *                 (start, end, event index) order when several start there;
- *                 none linked: the gap adds nothing). The launching thread
- *                 of that activity (the (pid, tid) of its launch call) is
- *                 "launch busy" while inside a launch call (a cuda_runtime /
+ *                 activities) within the span (their sum is the temporal
+ *                 idle time); a gap is ended by the activity that starts at
+ *                 its end (the first linked, non-empty one in (start, end,
+ *                 event index) order when several start there; none linked:
+ *                 the gap adds nothing). The launching thread of that
+ *                 activity (the (pid, tid) of its launch call) is "launch
+ *                 busy" while inside a Launch call (a cuda_runtime /
  *                 cuda_driver X event whose name contains "Launch":
- *                 cudaLaunchKernel, cuLaunchKernelEx, hipExtLaunchKernel, ...)
- *                 or in a gap between consecutive launch calls of that thread
- *                 shorter than kernel_wait_ns. launch_bound = sum over gaps
- *                 of |gap n launch busy of its thread|; launch_bound_pct =
+ *                 cudaLaunchKernel, cuLaunchKernelEx, cudaLaunchKernelExC,
+ *                 hipExtLaunchKernel, ...; whether or not the trace holds
+ *                 what it launched; cudaMemcpyAsync and the like are not
+ *                 Launch calls) or in a gap between consecutive Launch calls
+ *                 of that thread (next start - latest end so far) shorter
+ *                 than kernel_wait_ns. launch_bound = sum over gaps of
+ *                 |gap n launch busy of its thread|; launch_bound_pct =
  *                 launch_bound / idle * 100: the share of GPU idle time
  *                 during which the CPU was busy launching, i.e. the GPU was
  *                 starved by launch overhead rather than by the program.
@@ -127,7 +131,7 @@ typedef struct mt_an_str {
 
 /* Idle time of one GPU stream (see "idle (streams)" above). */
 typedef struct mt_an_stream {
-    int64_t device;          /* pid of the activities */
+    int64_t device;          /* pid of the activities (the device index) */
     int64_t stream;          /* tid (stream id); meaningless when name.len > 0 */
     int64_t host_wait_ns, kernel_wait_ns, other_ns;
     mt_an_str_t name;        /* the tid text when the trace gave the stream as a string, else {0, 0} */
@@ -280,7 +284,7 @@ typedef struct mt_an_input {
 mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, mt_an_input_t *in);
 void mt_an_input_free(mt_an_input_t *in);
 
-/* Append len bytes (copied) to a's string pool, NUL added; *s gets where.
+/* Append len bytes (copied) to a's string pool, NUL added; *out gets where.
  * MT_OK, MT_ERR_NOMEM or MT_ERR_LIMIT (pool beyond 4 GiB). */
 mt_status_t mt_an_string_add(mt_rank_analysis_t *a, const char *s, size_t len, mt_an_str_t *out);
 
@@ -293,10 +297,11 @@ int64_t mt_iv_measure(const mt_interval_t *iv, size_t n);
 /* |a n b| of two sorted disjoint lists. */
 int64_t mt_iv_overlap(const mt_interval_t *a, size_t na, const mt_interval_t *b, size_t nb);
 
-/* The passes: each reads in and fills its fields of a (temporal: span ..
- * idle; idle: host/kernel/other and streams; projection: proj; kernels:
- * kernels; launch: launched .. launch_bound). Projection uses a->busy_ns, so
- * temporal runs first. MT_OK, MT_ERR_NOMEM or MT_ERR_LIMIT. */
+/* The passes: each reads in and fills only its own fields of a (temporal:
+ * gpu_activities .. idle_ns; idle: host/kernel/other and streams;
+ * projection: proj; kernels: kernels; launch: launched .. launch_bound_ns),
+ * so they may run in any order. Arrays a pass adds are owned by a. MT_OK,
+ * MT_ERR_NOMEM or MT_ERR_LIMIT. */
 mt_status_t mt_an_temporal(const mt_an_input_t *in, mt_rank_analysis_t *a);
 mt_status_t mt_an_idle(const mt_an_input_t *in, mt_rank_analysis_t *a);
 mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a);
@@ -308,6 +313,11 @@ mt_status_t mt_an_launch(const mt_an_input_t *in, mt_rank_analysis_t *a);
  * several fields. An LSD radix sort: O(n) per byte in which the keys
  * differ. MT_OK or MT_ERR_NOMEM (arrays unchanged then). */
 mt_status_t mt_an_sort_u64(uint64_t *keys, uint32_t *vals, size_t n);
+
+/* Reorder base[0..n) (elements of `size` bytes, at most 128) in place so
+ * that element k becomes the old base[perm[k]]; perm must be a
+ * permutation of 0..n-1 and is left as the identity. */
+void mt_an_permute(void *base, size_t size, uint32_t *perm, size_t n);
 
 /* A signed value as a key that sorts in the same order. */
 static inline uint64_t mt_an_key_i64(int64_t x)

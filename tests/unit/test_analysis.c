@@ -259,6 +259,12 @@ static void test_hand_trace(void **state)
 
 /* Append printf output to a growing string. */
 static void app(char **s, size_t *len, size_t *cap, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static void app(char **s, size_t *len, size_t *cap, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
