@@ -467,7 +467,7 @@ static void print_analyses(FILE *out, const char *B, const char *N, const job_t 
 }
 
 static void print_summary(const options_t *o, const input_list_t *l, const job_t *j, const mt_align_result_t *al,
-                          const mt_rank_analysis_t *const *an, int n_procs, double t_load, double t_align, double t_merge, const char *merged_path,
+                          const mt_rank_analysis_t *const *an, const mt_cross_t *cross, int n_procs, double t_load, double t_align, double t_merge, const char *merged_path,
                           uint64_t merged_events, bool merge_failed)
 {
     FILE *out = stdout;
@@ -519,6 +519,10 @@ static void print_summary(const options_t *o, const input_list_t *l, const job_t
                 c->reference ? "ref" : c->connected ? "" : "NOT CONNECTED");
     }
     print_analyses(out, B, N, j, an);
+    if (cross) {
+        fprintf(out, "\n");
+        (void)mt_report_cross_text(cross, stdout_write, NULL);
+    }
     /* Warnings: everything skipped or doubtful, so the numbers can be trusted. */
     bool head = false;
 #define WARN(...)                                                      \
@@ -870,6 +874,17 @@ int main(int argc, char **argv)
         }
     }
 
+    /* ---- cross-rank analyses on process 0, over the gathered rows ---- */
+    mt_cross_t *cross = NULL;
+    if (code == MT_EXIT_OK && me == 0) {
+        mt_status_t st = mt_cross_analyze(al.rows, al.n_rows, al.m, al.clocks, ranks, (size_t)n_ranks, &cross);
+        if (st != MT_OK) {
+            fprintf(stderr, "mergetrace: cross-rank analysis: %s\n", mt_status_str(st));
+            code = exit_code_for(st);
+        }
+    }
+    MPI_Bcast(&code, 1, MPI_INT, 0, world_comm);
+
     /* ---- the merged timeline ---- */
     char merged_path[PATH_MAX] = "";
     uint64_t merged_events = 0;
@@ -999,7 +1014,8 @@ int main(int argc, char **argv)
                                .merged = (!o.no_merge && !merge_failed) ? short_path(merged_path) : NULL,
                                .merged_events = merged_events,
                                .analyses = (const mt_rank_analysis_t *const *)an,
-                               .n_analyses = n_an};
+                               .n_analyses = n_an,
+                               .cross = cross};
             if (write_report(o.out_dir, &rep, msg, sizeof msg)) {
                 fprintf(stderr, "mergetrace: %s\n", msg);
                 code = MT_EXIT_ERROR;
@@ -1008,8 +1024,8 @@ int main(int argc, char **argv)
                 if (mt_report_json(&rep, stdout_write, NULL) != MT_OK)
                     code = MT_EXIT_ERROR;
             } else if (!o.quiet) {
-                print_summary(&o, &files, &job, &al, (const mt_rank_analysis_t *const *)an, n_procs, t_load, t_align,
-                              t_merge, (!o.no_merge && !merge_failed) ? merged_path : NULL, merged_events,
+                print_summary(&o, &files, &job, &al, (const mt_rank_analysis_t *const *)an, cross, n_procs, t_load,
+                              t_align, t_merge, (!o.no_merge && !merge_failed) ? merged_path : NULL, merged_events,
                               merge_failed);
             }
             if (fflush(stdout) || ferror(stdout)) {
@@ -1022,6 +1038,7 @@ int main(int argc, char **argv)
     }
     MPI_Bcast(&code, 1, MPI_INT, 0, world_comm);
 
+    mt_cross_free(cross);
     mt_align_result_free(&al);
     free(ranks);
     free(job.missing);

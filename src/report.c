@@ -179,6 +179,12 @@ mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
             j.st = mt_report_rank_sections(r->analyses, r->n_analyses, write, ctx);
         putf(&j, ",\n");
     }
+    if (r->cross) {
+        putf(&j, " ");
+        if (j.st == MT_OK)
+            j.st = mt_report_cross_sections(r->cross, write, ctx);
+        putf(&j, ",\n");
+    }
     putf(&j, " \"merged\": ");
     if (r->merged) {
         putf(&j, "{\"path\": ");

@@ -14,6 +14,8 @@
 #include "mergetrace/comm.h"
 #include "mergetrace/merge.h"
 #include "mergetrace/report.h"
+#include "mergetrace/analysis.h"
+#include "mergetrace/crossrank.h"
 
 #define MERGETRACE_VERSION "0.1.0"
 

@@ -11,6 +11,7 @@
 
 #include "mergetrace/analysis.h"
 #include "mergetrace/collectives.h"
+#include "mergetrace/crossrank.h"
 #include "mergetrace/merge.h"
 #include "mergetrace/status.h"
 #include "mergetrace/summary.h"
@@ -55,6 +56,7 @@ typedef struct mt_report {
     uint64_t merged_events;
     const mt_rank_analysis_t *const *analyses; /* per-rank passes, sorted by rank; NULL = none */
     size_t n_analyses;
+    const mt_cross_t *cross;           /* cross-rank passes; NULL = none */
 } mt_report_t;
 
 /* Write report.json to the sink. Returns MT_OK or the sink's error. */

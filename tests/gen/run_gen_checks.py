@@ -166,6 +166,9 @@ def compare(name, d, got, truth):
                                   % (name, r, pname, p["gpu_us"], pt["gpu_ns"]))
                 continue
             eq("rank %d projection %r gpu (ns)" % (r, pname), us_to_ns(p["gpu_us"]), pt["gpu_ns"])
+    # the straggler the generator planted is the one named
+    if truth.get("straggler") is not None:
+        eq("straggler suspects", got["stragglers"]["suspects"], [truth["straggler"]])
     cerr, worst = clock_errors(name, got, truth)
     errors += cerr
     return errors, worst

@@ -1,0 +1,569 @@
+/* Stragglers across ranks: who arrives last at the collectives, on the
+ * aligned clock, and how much waiting that causes; checked against the
+ * clock-free signal (the straggler's kernels are the shortest, because it
+ * waits least) and broken down per ProfilerStep. Also mt_cross_analyze,
+ * which runs the cross-rank passes. Definitions in
+ * include/mergetrace/crossrank.h. */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mergetrace/analysis.h"
+#include "mergetrace/crossrank.h"
+
+#define Q24 (UINT64_C(1) << 24)
+#define WAIT_SHARE 0.20     /* rule (2): more than 20 % of the wait caused */
+#define STEP_SHARE 0.25     /* rule (3): at least 1/4 of the mean wait of a step */
+#define MIN_LAST_JOB 3      /* rule (0): last arrivals needed to name a rank of the job */
+#define MIN_LAST_STEP 2     /* ... of a step */
+
+/* One participant of one instance that lies in a ProfilerStep. */
+typedef struct srec {
+    int64_t step;
+    uint32_t slot;
+    uint16_t last;     /* 1 when it arrived last */
+    uint16_t head;     /* 1 for one participant of each instance: counts instances */
+    uint64_t chance;   /* Q24 / participants */
+    int64_t wait;      /* wait caused (when last) */
+} srec_t;
+
+static int i64_cmp(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+static int i32_cmp(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* The k-th smallest of v[0..n) (0-based; reorders v so that v[0..k) are
+ * <= it): Hoare's selection, O(n) on average. Only order statistics are
+ * needed (medians, p99), and sorting every rank's values cost more than
+ * the rest of the pass. */
+static int64_t kth(int64_t *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int64_t a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];
+        int64_t pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                int64_t t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return v[k];
+    }
+    return v[k];
+}
+
+/* Nearest-rank percentile p of v[0..n) (reorders v); as mt_an_percentile
+ * on the sorted values. n > 0. */
+static int64_t percentile(int64_t *v, size_t n, int p)
+{
+    return kth(v, n, ((size_t)p * n + 99) / 100 - 1);
+}
+
+/* Rules (0) to (2) of crossrank.h over one scope: n instances of the
+ * rank, its last arrivals (at least min_last), its chance share * 2^24, the
+ * wait it caused, all wait caused in the scope. Integer sums are exact, so
+ * the result does not depend on the order of the rows. */
+static bool is_suspect(uint64_t n, uint64_t last, uint64_t min_last, uint64_t chance, int64_t wait,
+                       int64_t wait_total)
+{
+    if (!n || last < min_last || !last || wait <= 0)
+        return false;
+    uint64_t nq = n * Q24;
+    uint64_t t1 = 2 * chance, t2 = nq - (nq - (chance < nq ? chance : nq)) / 4;
+    if (last * Q24 < (t1 < t2 ? t1 : t2))
+        return false;
+    return (double)wait > WAIT_SHARE * (double)wait_total;
+}
+
+/* ---- evidence text ---- */
+
+static void fmt_time(char *b, size_t cap, int64_t ns)
+{
+    double a = (double)(ns < 0 ? -ns : ns);
+    if (a < 1e3)
+        snprintf(b, cap, "%lld ns", (long long)ns);
+    else if (a < 1e6)
+        snprintf(b, cap, "%.1f us", (double)ns / 1e3);
+    else if (a < 1e9)
+        snprintf(b, cap, "%.2f ms", (double)ns / 1e6);
+    else
+        snprintf(b, cap, "%.2f s", (double)ns / 1e9);
+}
+
+static double pct(double a, double b)
+{
+    return b > 0 ? 100.0 * a / b : 0.0;
+}
+
+/* "[1, 2, 3]" in at most cap - 1 bytes (cap >= 8), cut with ", ...". */
+static void fmt_ranks(char *b, size_t cap, const int32_t *r, size_t n)
+{
+    size_t w = 0;
+    b[w++] = '[';
+    for (size_t i = 0; i < n; i++) {
+        char t[16];
+        int k = snprintf(t, sizeof t, "%s%d", i ? ", " : "", r[i]);
+        /* room for this one, and for ", ...]" after it unless it is the last */
+        if (w + (size_t)k + (i + 1 < n ? 6 : 1) >= cap) {
+            const char *more = i ? ", ..." : "...";
+            memcpy(b + w, more, strlen(more));
+            w += strlen(more);
+            break;
+        }
+        memcpy(b + w, t, (size_t)k);
+        w += (size_t)k;
+    }
+    b[w++] = ']';
+    b[w] = '\0';
+}
+
+static mt_status_t add_line(mt_cross_t *x, size_t *cap, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static mt_status_t add_line(mt_cross_t *x, size_t *cap, const char *fmt, ...)
+{
+    char b[98]; /* every line below is written to fit; longer ones are cut */
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    size_t len = (size_t)n < sizeof b ? (size_t)n : sizeof b - 1;
+    if (x->n_evidence == *cap) {
+        size_t nc = *cap ? *cap * 2 : 8;
+        char **a = realloc(x->evidence, nc * sizeof *a);
+        if (!a)
+            return MT_ERR_NOMEM;
+        x->evidence = a;
+        *cap = nc;
+    }
+    char *s = malloc(len + 1);
+    if (!s)
+        return MT_ERR_NOMEM;
+    memcpy(s, b, len);
+    s[len] = '\0';
+    x->evidence[x->n_evidence++] = s;
+    return MT_OK;
+}
+
+static const mt_cross_rank_t *find_rank(const mt_cross_t *x, int32_t rank)
+{
+    size_t lo = 0, hi = x->n_ranks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->ranks[mid].rank < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < x->n_ranks && x->ranks[lo].rank == rank ? &x->ranks[lo] : NULL;
+}
+
+static bool same_set(const int32_t *a, size_t na, const int32_t *b, size_t nb)
+{
+    return na == nb && (na == 0 || memcmp(a, b, na * sizeof *a) == 0);
+}
+
+static mt_status_t evidence(mt_cross_t *x)
+{
+    size_t cap = 0;
+    mt_status_t st = MT_OK;
+    char t1[32], t2[32];
+    if (!x->instances)
+        return add_line(x, &cap, "no collective with 2 or more participants: no arrivals to compare");
+    /* the median over ranks of their mean kernel duration */
+    int64_t *md = malloc(x->n_ranks * sizeof *md);
+    if (!md)
+        return MT_ERR_NOMEM;
+    size_t nmd = 0;
+    for (size_t i = 0; i < x->n_ranks; i++)
+        if (x->ranks[i].instances)
+            md[nmd++] = x->ranks[i].mean_duration_ns;
+    qsort(md, nmd, sizeof *md, i64_cmp);
+    int64_t med_dur = mt_an_percentile(md, nmd, 50);
+    free(md);
+
+    for (size_t s = 0; s < x->n_suspects && st == MT_OK; s++) {
+        const mt_cross_rank_t *k = find_rank(x, x->suspects[s]);
+        double chance = (double)k->chance_q24 / (double)Q24;
+        st = add_line(x, &cap, "rank %d: last to arrive at %llu of %llu collectives (%.1f%%; %.1f%% by chance)",
+                      k->rank, (unsigned long long)k->last, (unsigned long long)k->instances,
+                      pct((double)k->last, (double)k->instances), pct(chance, (double)k->instances));
+        fmt_time(t1, sizeof t1, k->wait_caused_ns);
+        fmt_time(t2, sizeof t2, x->wait_total_ns);
+        if (st == MT_OK)
+            st = add_line(x, &cap, "rank %d: caused %s of the %s the ranks spent waiting (%.0f%%)", k->rank, t1, t2,
+                          pct((double)k->wait_caused_ns, (double)x->wait_total_ns));
+        if (st == MT_OK && x->spread_ns > 0) {
+            int64_t ml = k->late_when_last_ns / (int64_t)k->last;
+            fmt_time(t1, sizeof t1, ml);
+            fmt_time(t2, sizeof t2, x->spread_ns);
+            st = add_line(x, &cap, "rank %d: %s behind the median arrival when last (%.1fx the usual %s)", k->rank,
+                          t1, (double)ml / (double)x->spread_ns, t2);
+        }
+        fmt_time(t1, sizeof t1, k->mean_duration_ns);
+        fmt_time(t2, sizeof t2, med_dur);
+        if (st == MT_OK)
+            st = add_line(x, &cap, "rank %d: shortest kernel at %llu of %llu; mean %s vs median rank %s", k->rank,
+                          (unsigned long long)k->shortest, (unsigned long long)k->instances, t1, t2);
+    }
+    if (st == MT_OK && !x->n_suspects) {
+        st = add_line(x, &cap, "no straggler: no rank is last clearly more often than chance with most of the wait");
+        const mt_cross_rank_t *top = NULL;
+        for (size_t i = 0; i < x->n_ranks; i++)
+            if (x->ranks[i].wait_caused_ns > 0 && (!top || x->ranks[i].wait_caused_ns > top->wait_caused_ns))
+                top = &x->ranks[i];
+        if (top && st == MT_OK) {
+            fmt_time(t1, sizeof t1, top->wait_caused_ns);
+            fmt_time(t2, sizeof t2, x->wait_total_ns);
+            st = add_line(x, &cap, "most wait caused: rank %d, %s of %s (%.0f%%), last at %llu of %llu", top->rank, t1,
+                          t2, pct((double)top->wait_caused_ns, (double)x->wait_total_ns),
+                          (unsigned long long)top->last, (unsigned long long)top->instances);
+        }
+    }
+    if (st == MT_OK && !same_set(x->suspects, x->n_suspects, x->cf_suspects, x->n_cf_suspects)) {
+        char a[24], b[24];
+        fmt_ranks(a, sizeof a, x->suspects, x->n_suspects);
+        fmt_ranks(b, sizeof b, x->cf_suspects, x->n_cf_suspects);
+        st = add_line(x, &cap, "signals disagree: arrivals name %s, kernel durations %s", a, b);
+        size_t shown = 0;
+        for (size_t i = 0; i < x->n_ranks && st == MT_OK; i++)
+            if (x->ranks[i].has_clock && !x->ranks[i].connected && x->ranks[i].instances && shown++ < 3)
+                st = add_line(x, &cap, "rank %d's clock is not aligned (nothing links it to the reference rank)",
+                              x->ranks[i].rank);
+        if (st == MT_OK && !shown)
+            st = add_line(x, &cap, "check the clock fit (clock.ranks[].residual_p99_us) and whether these "
+                                   "collectives end together");
+    }
+    return st;
+}
+
+/* ---- the pass ---- */
+
+mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, const uint32_t *slot,
+                                const mt_clock_t *const *clk, mt_cross_t *x)
+{
+    size_t ni = m ? m->n_inst : 0, nmem = ni ? m->first[ni] : 0, maxk = 1;
+    for (size_t i = 0; i < ni; i++)
+        if (m->first[i + 1] - m->first[i] > maxk)
+            maxk = m->first[i + 1] - m->first[i];
+    mt_status_t st = MT_ERR_NOMEM;
+    int64_t *arr = malloc(maxk * sizeof *arr), *arrs = malloc(maxk * sizeof *arrs);
+    int64_t *d = malloc(maxk * sizeof *d);
+    int64_t *lat = malloc((nmem ? nmem : 1) * sizeof *lat), *lv = malloc((nmem ? nmem : 1) * sizeof *lv);
+    uint32_t *lslot = malloc((nmem ? nmem : 1) * sizeof *lslot);
+    int64_t *dev = malloc((nmem ? nmem : 1) * sizeof *dev);
+    srec_t *sr = malloc((nmem ? nmem : 1) * sizeof *sr);
+    uint64_t *skey = malloc((nmem ? nmem : 1) * sizeof *skey);
+    uint32_t *sidx = malloc((nmem ? nmem : 1) * sizeof *sidx);
+    size_t *loff = calloc(x->n_ranks + 1, sizeof *loff);
+    if (!arr || !arrs || !d || !lat || !lv || !lslot || !dev || !sr || !skey || !sidx || !loff)
+        goto done;
+    size_t nl = 0, ndev = 0, nsr = 0;
+    int64_t cf_wait_total = 0;
+    for (size_t i = 0; i < ni; i++) {
+        uint32_t f = m->first[i], e = m->first[i + 1], k = e - f;
+        if (k < 2 || (m->status[i] != MT_INST_FULL && m->status[i] != MT_INST_PARTIAL))
+            continue;
+        x->instances++;
+        int64_t step = -1;
+        size_t il = 0, is = 0; /* the last to arrive, the shortest kernel (lowest rank on ties) */
+        int64_t amin = INT64_MAX, dmax = INT64_MIN;
+        for (uint32_t p = 0; p < k; p++) {
+            const mt_cinst_t *r = &rows[m->members[f + p]];
+            arr[p] = mt_clock_apply(clk[slot[m->members[f + p]]], r->start_ns);
+            d[p] = r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
+            arrs[p] = arr[p];
+            if (arr[p] > arr[il])
+                il = p;
+            if (d[p] < d[is])
+                is = p;
+            amin = arr[p] < amin ? arr[p] : amin;
+            dmax = d[p] > dmax ? d[p] : dmax;
+            if (r->step >= 0 && (step < 0 || r->step < step))
+                step = r->step;
+        }
+        /* members are by rank, so "first maximum" is the lowest rank on
+         * ties. The median: the middle one, or the mean of the two middle
+         * ones (the upper by selection, the lower the largest below it). */
+        int64_t hi = kth(arrs, k, k / 2), lo = hi;
+        if (k % 2 == 0) {
+            lo = arrs[0];
+            for (uint32_t p = 1; p < k / 2; p++)
+                lo = arrs[p] > lo ? arrs[p] : lo;
+        }
+        int64_t med = lo + (hi - lo) / 2;
+        /* everyone at the same moment: nobody is last (or shortest) */
+        size_t last_p = arr[il] > amin ? il : SIZE_MAX, short_p = d[is] < dmax ? is : SIZE_MAX;
+        int64_t caused = 0, cf_caused = 0;
+        for (uint32_t p = 0; p < k; p++) {
+            caused += arr[il] - arr[p];
+            cf_caused += d[p] - d[is];
+        }
+        x->wait_total_ns += caused;
+        cf_wait_total += cf_caused;
+        uint64_t chance = Q24 / k;
+        for (uint32_t p = 0; p < k; p++) {
+            uint32_t s = slot[m->members[f + p]];
+            mt_cross_rank_t *rk = &x->ranks[s];
+            int64_t late = arr[p] - med;
+            rk->instances++;
+            rk->chance_q24 += chance;
+            rk->lateness_sum_ns += late;
+            rk->waited_ns += arr[il] - arr[p];
+            rk->duration_sum_ns += d[p];
+            lslot[nl] = s;
+            lat[nl++] = late;
+            if (k >= 3)
+                dev[ndev++] = late < 0 ? -late : late;
+            if (p == last_p) {
+                rk->last++;
+                rk->wait_caused_ns += caused;
+                rk->late_when_last_ns += late;
+            }
+            if (p == short_p) {
+                rk->shortest++;
+                rk->cf_wait_caused_ns += cf_caused;
+            }
+            if (step >= 0)
+                sr[nsr++] = (srec_t){step, s, p == last_p, p == 0, chance, p == last_p ? caused : 0};
+        }
+    }
+
+    /* per-rank means and p99 (the lateness grouped by rank: a counting
+     * sort), the job's spread */
+    for (size_t i = 0; i < x->n_ranks; i++)
+        loff[i + 1] = loff[i] + x->ranks[i].instances;
+    for (size_t i = 0; i < nl; i++)
+        lv[loff[lslot[i]]++] = lat[i];
+    for (size_t i = 0, o = 0; i < x->n_ranks; i++) {
+        mt_cross_rank_t *rk = &x->ranks[i];
+        if (rk->instances) {
+            rk->p99_lateness_ns = percentile(lv + o, rk->instances, 99);
+            rk->mean_lateness_ns = rk->lateness_sum_ns / (int64_t)rk->instances;
+            rk->mean_duration_ns = rk->duration_sum_ns / (int64_t)rk->instances;
+        }
+        o += rk->instances;
+    }
+    x->spread_ns = ndev ? percentile(dev, ndev, 50) : -1;
+
+    /* the job's suspects, on the aligned clock and clock-free */
+    x->suspects = malloc((x->n_ranks ? x->n_ranks : 1) * sizeof *x->suspects);
+    x->cf_suspects = malloc((x->n_ranks ? x->n_ranks : 1) * sizeof *x->cf_suspects);
+    if (!x->suspects || !x->cf_suspects)
+        goto done;
+    for (size_t i = 0; i < x->n_ranks; i++) {
+        const mt_cross_rank_t *rk = &x->ranks[i];
+        if (is_suspect(rk->instances, rk->last, MIN_LAST_JOB, rk->chance_q24, rk->wait_caused_ns, x->wait_total_ns))
+            x->suspects[x->n_suspects++] = rk->rank;
+        if (is_suspect(rk->instances, rk->shortest, MIN_LAST_JOB, rk->chance_q24, rk->cf_wait_caused_ns,
+                       cf_wait_total))
+            x->cf_suspects[x->n_cf_suspects++] = rk->rank;
+    }
+
+    /* per step: the records by (step, rank), two stable radix sorts (the
+     * sums over a group are exact integers: their order does not matter) */
+    for (size_t i = 0; i < nsr; i++) {
+        skey[i] = sr[i].slot;
+        sidx[i] = (uint32_t)i;
+    }
+    if (mt_an_sort_u64(skey, sidx, nsr) != MT_OK)
+        goto done;
+    for (size_t i = 0; i < nsr; i++)
+        skey[i] = mt_an_key_i64(sr[sidx[i]].step);
+    if (mt_an_sort_u64(skey, sidx, nsr) != MT_OK)
+        goto done;
+    {
+        srec_t *t = malloc((nsr ? nsr : 1) * sizeof *t);
+        if (!t)
+            goto done;
+        for (size_t i = 0; i < nsr; i++)
+            t[i] = sr[sidx[i]];
+        free(sr);
+        sr = t;
+    }
+    size_t nsteps = 0;
+    int64_t steps_wait = 0; /* all wait caused in the steps */
+    for (size_t i = 0; i < nsr; i++) {
+        nsteps += i == 0 || sr[i].step != sr[i - 1].step;
+        steps_wait += sr[i].wait;
+    }
+    x->steps = calloc(nsteps ? nsteps : 1, sizeof *x->steps);
+    x->step_suspects = malloc((nsr ? nsr : 1) * sizeof *x->step_suspects);
+    if (!x->steps || !x->step_suspects)
+        goto done;
+    for (size_t i = 0; i < nsr;) {
+        size_t j = i;
+        mt_cross_step_t *sp = &x->steps[x->n_steps++];
+        sp->step = sr[i].step;
+        for (; j < nsr && sr[j].step == sp->step; j++) {
+            sp->instances += sr[j].head;
+            sp->wait_ns += sr[j].wait;
+        }
+        sp->first_suspect = (uint32_t)x->n_step_suspects;
+        for (size_t a = i; a < j;) {
+            size_t b = a;
+            uint64_t n = 0, last = 0, chance = 0;
+            int64_t wait = 0;
+            for (; b < j && sr[b].slot == sr[a].slot; b++) {
+                n++;
+                last += sr[b].last;
+                chance += sr[b].chance;
+                wait += sr[b].wait;
+            }
+            int32_t rank = x->ranks[sr[a].slot].rank;
+            /* rule (3): leave out steps whose hold-up is small next to a
+             * typical step's */
+            if (is_suspect(n, last, MIN_LAST_STEP, chance, wait, sp->wait_ns) &&
+                (double)wait * (double)nsteps >= STEP_SHARE * (double)steps_wait)
+                x->step_suspects[x->n_step_suspects++] = rank;
+            if (wait > 0) {
+                /* keep the top MT_CROSS_TOP by wait, ties to the lower rank
+                 * (slots ascend with rank, so an equal later one loses) */
+                mt_cross_top_t t = {rank, (uint32_t)n, (uint32_t)last, wait};
+                uint32_t q = sp->n_top < MT_CROSS_TOP ? sp->n_top++ : MT_CROSS_TOP;
+                while (q > 0 && sp->top[q - 1].ns < t.ns) {
+                    if (q < MT_CROSS_TOP)
+                        sp->top[q] = sp->top[q - 1];
+                    q--;
+                }
+                if (q < MT_CROSS_TOP)
+                    sp->top[q] = t;
+            }
+            a = b;
+        }
+        sp->n_suspects = (uint32_t)(x->n_step_suspects - sp->first_suspect);
+        sp->differs = !same_set(x->step_suspects + sp->first_suspect, sp->n_suspects, x->suspects, x->n_suspects);
+        i = j;
+    }
+    st = evidence(x);
+done:
+    free(arr);
+    free(arrs);
+    free(d);
+    free(lat);
+    free(lv);
+    free(lslot);
+    free(skey);
+    free(sidx);
+    free(loff);
+    free(dev);
+    free(sr);
+    return st;
+}
+
+/* ---- the analysis ---- */
+
+void mt_cross_free(mt_cross_t *x)
+{
+    if (!x)
+        return;
+    free(x->colls);
+    free(x->ranks);
+    free(x->suspects);
+    free(x->cf_suspects);
+    for (size_t i = 0; i < x->n_evidence; i++)
+        free(x->evidence[i]);
+    free(x->evidence);
+    free(x->steps);
+    free(x->step_suspects);
+    free(x);
+}
+
+static size_t slot_of(const mt_cross_t *x, int32_t rank)
+{
+    return (size_t)(find_rank(x, rank) - x->ranks);
+}
+
+mt_status_t mt_cross_analyze(const mt_cinst_t *rows, size_t n_rows, const mt_match_t *m, const mt_clock_t *clocks,
+                             const int32_t *ranks, size_t n_ranks, mt_cross_t **out)
+{
+    *out = NULL;
+    mt_status_t st = MT_ERR_NOMEM;
+    mt_cross_t *x = calloc(1, sizeof *x);
+    int32_t *all = malloc((n_rows + n_ranks ? n_rows + n_ranks : 1) * sizeof *all);
+    uint32_t *slot = malloc((n_rows ? n_rows : 1) * sizeof *slot);
+    const mt_clock_t **clk = NULL;
+    if (!x || !all || !slot)
+        goto done;
+    /* every rank passed in or seen in the rows, once, ascending; rows of
+     * ranks not passed in are rare, so only those are sorted in */
+    size_t na = 0, nu = 0;
+    for (size_t i = 0; i < n_ranks; i++)
+        all[na++] = ranks[i];
+    qsort(all, na, sizeof *all, i32_cmp);
+    for (size_t i = 0; i < na; i++)
+        if (!nu || all[i] != all[nu - 1])
+            all[nu++] = all[i];
+    na = nu;
+    for (size_t i = 0; i < n_rows; i++) {
+        int32_t *hit = bsearch(&rows[i].rank, all, nu, sizeof *all, i32_cmp);
+        if (!hit && (na == nu || all[na - 1] != rows[i].rank))
+            all[na++] = rows[i].rank;
+    }
+    if (na > nu) {
+        qsort(all, na, sizeof *all, i32_cmp);
+        nu = 0;
+        for (size_t i = 0; i < na; i++)
+            if (!nu || all[i] != all[nu - 1])
+                all[nu++] = all[i];
+    }
+    x->ranks = calloc(nu ? nu : 1, sizeof *x->ranks);
+    clk = calloc(nu ? nu : 1, sizeof *clk);
+    if (!x->ranks || !clk)
+        goto done;
+    x->n_ranks = nu;
+    for (size_t i = 0; i < nu; i++)
+        x->ranks[i].rank = all[i];
+    for (size_t i = 0; clocks && i < n_ranks; i++) {
+        size_t s = slot_of(x, ranks[i]);
+        clk[s] = &clocks[i];
+        x->ranks[s].has_clock = true;
+        x->ranks[s].connected = clocks[i].reference || clocks[i].connected;
+    }
+    for (size_t i = 0; i < n_rows; i++)
+        slot[i] = (uint32_t)slot_of(x, rows[i].rank);
+    x->spread_ns = -1;
+    if ((st = mt_cross_colltable(rows, m, slot, x)) != MT_OK)
+        goto done;
+    st = mt_cross_stragglers(rows, m, slot, (const mt_clock_t *const *)clk, x);
+done:
+    free(all);
+    free(slot);
+    free(clk);
+    if (st != MT_OK) {
+        mt_cross_free(x);
+        return st;
+    }
+    *out = x;
+    return MT_OK;
+}
