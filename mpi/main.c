@@ -20,6 +20,7 @@
 #include "merged_io.h"
 #include "mergetrace/mergetrace.h"
 #include "mergetrace/report.h"
+#include "mergetrace/report_html.h"
 #include "options.h"
 
 /* What one process learned about one file; sent to process 0 as bytes. */
@@ -370,18 +371,19 @@ static mt_status_t file_write(void *ctx, const void *data, size_t len)
     return fwrite(data, 1, len, (FILE *)ctx) == len ? MT_OK : MT_ERR_IO;
 }
 
-/* Write report.json under a temporary name, then rename. */
-static int write_report(const char *dir, const mt_report_t *rep, char *msg, size_t cap)
+/* Write report.json (html NULL) or report.html under a temporary name,
+ * then rename. */
+static int write_report(const char *dir, const mt_report_t *rep, const mt_html_opts_t *html, char *msg, size_t cap)
 {
     char path[PATH_MAX], tmp[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/report.json", dir);
+    snprintf(path, sizeof path, "%s/%s", dir, html ? "report.html" : "report.json");
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     if (!f) {
         snprintf(msg, cap, "%.900s: cannot create (%s)", tmp, strerror(errno));
         return 1;
     }
-    mt_status_t st = mt_report_json(rep, file_write, f);
+    mt_status_t st = html ? mt_report_html(rep, html, file_write, f) : mt_report_json(rep, file_write, f);
     if (fclose(f) != 0)
         st = MT_ERR_IO;
     if (st != MT_OK || rename(tmp, path) != 0) {
@@ -883,6 +885,15 @@ int main(int argc, char **argv)
             code = exit_code_for(st);
         }
     }
+    /* the pictures of report.html: sample instances and the lateness grid */
+    mt_report_views_t *views = NULL;
+    if (code == MT_EXIT_OK && me == 0 && !o.no_html) {
+        mt_status_t st = mt_report_views_build(al.rows, al.n_rows, al.m, al.clocks, ranks, (size_t)n_ranks, 4, &views);
+        if (st != MT_OK) {
+            fprintf(stderr, "mergetrace: report.html views: %s\n", mt_status_str(st));
+            code = exit_code_for(st);
+        }
+    }
     MPI_Bcast(&code, 1, MPI_INT, 0, world_comm);
 
     /* ---- the merged timeline ---- */
@@ -1015,8 +1026,14 @@ int main(int argc, char **argv)
                                .merged_events = merged_events,
                                .analyses = (const mt_rank_analysis_t *const *)an,
                                .n_analyses = n_an,
-                               .cross = cross};
-            if (write_report(o.out_dir, &rep, msg, sizeof msg)) {
+                               .cross = cross,
+                               .views = views};
+            if (write_report(o.out_dir, &rep, NULL, msg, sizeof msg)) {
+                fprintf(stderr, "mergetrace: %s\n", msg);
+                code = MT_EXIT_ERROR;
+            }
+            mt_html_opts_t ho = {.command_line = o.command_line};
+            if (!o.no_html && write_report(o.out_dir, &rep, &ho, msg, sizeof msg)) {
                 fprintf(stderr, "mergetrace: %s\n", msg);
                 code = MT_EXIT_ERROR;
             }
@@ -1039,6 +1056,7 @@ int main(int argc, char **argv)
     MPI_Bcast(&code, 1, MPI_INT, 0, world_comm);
 
     mt_cross_free(cross);
+    mt_report_views_free(views);
     mt_align_result_free(&al);
     free(ranks);
     free(job.missing);

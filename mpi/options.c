@@ -36,8 +36,9 @@ static const char usage_text[] =
     "      --no-drift       fit clock offsets only, no drift\n"
     "\n"
     "Output:\n"
-    "  -o, --output DIR     where report.json and the merged trace go\n"
+    "  -o, --output DIR     where report.json, report.html and the merged trace go\n"
     "                       (default: mergetrace-out)\n"
+    "      --no-html        do not write report.html (the report as a web page)\n"
     "      --merged-format FORMAT\n"
     "                       gzip (merged.json.gz, default) or json (merged.json)\n"
     "      --no-merge       do not write the merged trace\n"
@@ -339,6 +340,9 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         } else if (!strcmp(name, "--no-merge")) {
             NO_VALUE();
             o->no_merge = true;
+        } else if (!strcmp(name, "--no-html")) {
+            NO_VALUE();
+            o->no_html = true;
         } else if (!strcmp(name, "--gpu-only")) {
             NO_VALUE();
             o->gpu_only = true;

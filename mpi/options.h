@@ -30,6 +30,7 @@ typedef struct options {
     bool no_align;
     bool no_drift;
     bool no_merge;
+    bool no_html;           /* --no-html: do not write report.html */
     bool merged_gzip;       /* --merged-format gzip (default) | json */
     bool gpu_only;
     /* --ranks LIST: ranks in the merged timeline (NULL = all) */

@@ -32,6 +32,8 @@ typedef struct mt_report_input {
     const mt_trace_summary_t *summary; /* counts per phase, category, GPU class; may be NULL */
 } mt_report_input_t;
 
+struct mt_report_views;
+
 typedef struct mt_report_skip {
     const char *path;
     const char *reason;
@@ -57,6 +59,7 @@ typedef struct mt_report {
     const mt_rank_analysis_t *const *analyses; /* per-rank passes, sorted by rank; NULL = none */
     size_t n_analyses;
     const mt_cross_t *cross;           /* cross-rank passes; NULL = none */
+    const struct mt_report_views *views; /* pictures of report.html (report_html.h); NULL = none */
 } mt_report_t;
 
 /* Write report.json to the sink. Returns MT_OK or the sink's error. */

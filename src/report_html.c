@@ -1,0 +1,1062 @@
+/* report.html writer: one self-contained page, one static function per
+ * section (see include/mergetrace/report_html.h). */
+#include "mergetrace/report_html.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mergetrace/analysis.h"
+#include "mergetrace/classify.h"
+#include "mergetrace/crossrank.h"
+
+/* Okabe-Ito colours (safe for the common colour-vision deficiencies); each
+ * series also has its own pattern or marker shape and a label. */
+#define C_BLUE "#0072B2"
+#define C_VERMILLION "#D55E00"
+#define C_GREEN "#009E73"
+#define C_ORANGE "#E69F00"
+#define C_SKY "#56B4E9"
+#define C_PURPLE "#CC79A7"
+#define C_IDLE "#E4E4E4"
+
+typedef struct hw {
+    mt_write_fn w;
+    void *ctx;
+    mt_status_t st; /* the first error; later writes do nothing */
+} hw_t;
+
+static void put(hw_t *h, const char *s, size_t n)
+{
+    if (h->st == MT_OK && n)
+        h->st = h->w(h->ctx, s, n);
+}
+
+static void puts_(hw_t *h, const char *s)
+{
+    put(h, s, strlen(s));
+}
+
+static void putf(hw_t *h, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void putf(hw_t *h, const char *fmt, ...)
+{
+    char b[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        put(h, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
+}
+
+mt_status_t mt_html_escape(const char *s, size_t len, mt_write_fn write, void *ctx)
+{
+    hw_t h = {write, ctx, MT_OK};
+    size_t run = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *e;
+        switch (c) {
+        case '&': e = "&amp;"; break;
+        case '<': e = "&lt;"; break;
+        case '>': e = "&gt;"; break;
+        case '"': e = "&quot;"; break;
+        case '\'': e = "&#39;"; break;
+        default:
+            if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
+                e = "\xef\xbf\xbd"; /* U+FFFD */
+            else
+                continue;
+        }
+        put(&h, s + run, i - run);
+        puts_(&h, e);
+        run = i + 1;
+    }
+    put(&h, s + run, len - run);
+    return h.st;
+}
+
+static void escn(hw_t *h, const char *s, size_t n)
+{
+    if (h->st == MT_OK && s)
+        h->st = mt_html_escape(s, n, h->w, h->ctx);
+}
+
+static void esc(hw_t *h, const char *s)
+{
+    if (s)
+        escn(h, s, strlen(s));
+}
+
+/* A fixed-size label field (NUL-terminated or full). */
+static void esc_field(hw_t *h, const char *s, size_t cap)
+{
+    size_t n = 0;
+    while (n < cap && s[n])
+        n++;
+    escn(h, s, n);
+}
+
+/* At most max bytes of s[0..n) without splitting a UTF-8 sequence, and
+ * "..." when cut; for labels inside pictures (the full text goes in a
+ * <title> or a table). */
+static void esc_cut(hw_t *h, const char *s, size_t n, size_t max)
+{
+    if (n <= max) {
+        escn(h, s, n);
+        return;
+    }
+    size_t k = max;
+    while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
+        k--;
+    escn(h, s, k);
+    puts_(h, "\xe2\x80\xa6"); /* U+2026 */
+}
+
+/* ---- numbers ---------------------------------------------------------- */
+
+/* ns / unit with `dec` decimals, rounded half away from zero, exactly. */
+static void fmt_fixed(char *b, size_t cap, int64_t ns, int64_t unit, int dec)
+{
+    int64_t p10 = 1;
+    for (int i = 0; i < dec; i++)
+        p10 *= 10;
+    uint64_t div = (uint64_t)(unit / p10);
+    uint64_t m = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    uint64_t q = m / div + (m % div >= (div + 1) / 2);
+    if (dec)
+        snprintf(b, cap, "%s%llu.%0*llu", ns < 0 && q ? "-" : "", (unsigned long long)(q / (uint64_t)p10), dec,
+                 (unsigned long long)(q % (uint64_t)p10));
+    else
+        snprintf(b, cap, "%s%llu", ns < 0 && q ? "-" : "", (unsigned long long)q);
+}
+
+typedef struct num {
+    char s[48];
+} num_t;
+
+static num_t ms3(int64_t ns)
+{
+    num_t n;
+    fmt_fixed(n.s, sizeof n.s, ns, 1000000, 3);
+    return n;
+}
+
+static num_t us1(int64_t ns)
+{
+    num_t n;
+    fmt_fixed(n.s, sizeof n.s, ns, 1000, 1);
+    return n;
+}
+
+static num_t us0(int64_t ns)
+{
+    num_t n;
+    fmt_fixed(n.s, sizeof n.s, ns, 1000, 0);
+    return n;
+}
+
+static double pct(double a, double b)
+{
+    return b > 0 ? a / b * 100.0 : 0.0;
+}
+
+static num_t pct1(double a, double b)
+{
+    num_t n;
+    snprintf(n.s, sizeof n.s, "%.1f", pct(a, b));
+    return n;
+}
+
+static num_t bytes_h(uint64_t v)
+{
+    num_t n;
+    if (v < 1024)
+        snprintf(n.s, sizeof n.s, "%llu B", (unsigned long long)v);
+    else if (v < 1024 * 1024)
+        snprintf(n.s, sizeof n.s, "%.2f KiB", (double)v / 1024);
+    else if (v < 1024ULL * 1024 * 1024)
+        snprintf(n.s, sizeof n.s, "%.2f MiB", (double)v / (1024.0 * 1024));
+    else
+        snprintf(n.s, sizeof n.s, "%.2f GiB", (double)v / (1024.0 * 1024 * 1024));
+    return n;
+}
+
+/* A round tick step for about n ticks over span. */
+static double nice_step(double span, int n)
+{
+    if (!(span > 0) || !isfinite(span))
+        return 1;
+    double raw = span / n, p = pow(10, floor(log10(raw))), f = raw / p;
+    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
+}
+
+/* Tick label: %g with the noise of repeated additions removed. */
+static num_t tick(double v, double step)
+{
+    num_t n;
+    if (fabs(v) < step * 1e-6)
+        v = 0;
+    snprintf(n.s, sizeof n.s, "%.6g", v);
+    return n;
+}
+
+/* An x axis from value lo to hi drawn over [x0, x0 + w] at y, with ticks,
+ * grid lines up to y_top and a title below. */
+static void x_axis(hw_t *h, double x0, double w, double y, double y_top, double lo, double hi, const char *title)
+{
+    if (!(hi > lo))
+        hi = lo + 1;
+    double st = nice_step(hi - lo, w < 250 ? 3 : 5);
+    putf(h, "<g class=\"axis\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", x0, y, x0 + w,
+         y);
+    for (double v = ceil(lo / st - 1e-9) * st; v <= hi + st * 1e-9; v += st) {
+        double x = x0 + (v - lo) / (hi - lo) * w;
+        putf(h,
+             "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+             "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>"
+             "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
+             x, y_top, x, y, x, y, x, y + 4, x, y + 16, tick(v, st).s);
+    }
+    putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"at\">%s</text></g>", x0 + w / 2, y + 32,
+         title);
+}
+
+/* A legend entry: a swatch (fill may be a url(#pattern)) and a label. */
+static double legend(hw_t *h, double x, double y, const char *fill, const char *label)
+{
+    putf(h,
+         "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#333\" stroke-width=\"0.5\"/>"
+         "<text x=\"%.1f\" y=\"%.1f\">%s</text>",
+         x, y - 11, fill, x + 18, y, label);
+    return x + 32 + 7.2 * (double)strlen(label);
+}
+
+static void svg_open(hw_t *h, double w, double hgt, const char *label)
+{
+    putf(h,
+         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+         "role=\"img\" aria-label=\"%s\">",
+         w, hgt, w, hgt, label);
+}
+
+/* ---- the page --------------------------------------------------------- */
+
+static const char css[] =
+    ":root{color-scheme:light}\n"
+    "body{font-family:system-ui,-apple-system,\"Segoe UI\",\"DejaVu Sans\",Arial,sans-serif;color:#1a1a1a;"
+    "background:#fff;margin:0 auto;max-width:1240px;padding:0 16px 48px;line-height:1.4}\n"
+    "h1{font-size:1.6em;margin:.6em 0 .2em}\n"
+    "h2{font-size:1.3em;border-bottom:2px solid #333;padding-bottom:2px;margin-top:1.8em}\n"
+    "h3{font-size:1.05em;margin:1.2em 0 .3em}\n"
+    "nav{position:sticky;top:0;background:#fff;border-bottom:1px solid #ccc;padding:6px 0;z-index:1}\n"
+    "nav a{margin-right:1.2em;color:#0b4f8a}\n"
+    "table{border-collapse:collapse;font-size:13px;margin:.4em 0}\n"
+    "th,td{border:1px solid #c8c8c8;padding:2px 7px;text-align:left;vertical-align:top}\n"
+    "th{background:#eee}\n"
+    "td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
+    "td.name{max-width:520px;overflow-wrap:anywhere}\n"
+    "th[data-sort]{cursor:pointer}\n"
+    "th[data-sort]::after{content:\" \\2195\";color:#888}\n"
+    "svg{display:block;max-width:100%;height:auto;font-size:12px;margin:.4em 0}\n"
+    "svg text{fill:#1a1a1a}\n"
+    "svg .at{font-weight:600}\n"
+    "svg .cell{font-size:11px}\n"
+    "pre.cmd{white-space:pre-wrap;overflow-wrap:anywhere;background:#f5f5f5;border:1px solid #ddd;padding:6px}\n"
+    ".note{color:#555;font-size:13px}\n"
+    ".bar{display:inline-block;height:9px;background:" C_BLUE ";margin-right:6px;vertical-align:middle}\n"
+    ".ev li{font-family:ui-monospace,\"DejaVu Sans Mono\",monospace;font-size:13px}\n"
+    "figure{margin:0;break-inside:avoid}\n"
+    "section,header{scroll-margin-top:40px}\n"
+    ".defs{position:absolute;width:0;height:0;overflow:hidden}\n"
+    "@media print{nav{display:none}body{max-width:none;padding:0}h2{break-after:avoid}"
+    "section{break-before:auto}th[data-sort]::after{content:none}"
+    "*{-webkit-print-color-adjust:exact;print-color-adjust:exact}}\n";
+
+/* Table sorting: click a header with data-sort. Cells sort on data-v when
+ * they have it (numbers), else on their text. Nothing else depends on it. */
+static const char script[] =
+    "(function(){\n"
+    "function key(c){var v=c.getAttribute('data-v');return v===null?c.textContent:parseFloat(v);}\n"
+    "var hs=document.querySelectorAll('th[data-sort]');\n"
+    "for(var k=0;k<hs.length;k++){hs[k].addEventListener('click',function(ev){\n"
+    " var th=ev.currentTarget,t=th.closest('table'),b=t.tBodies[0],i=th.cellIndex;\n"
+    " var d=th.getAttribute('data-dir')==='d'?'a':'d';th.setAttribute('data-dir',d);\n"
+    " var rs=Array.prototype.slice.call(b.rows);\n"
+    " rs.sort(function(x,y){var p=key(x.cells[i]),q=key(y.cells[i]);\n"
+    "  var c=(typeof p==='number'&&typeof q==='number')?p-q:String(p).localeCompare(String(q));\n"
+    "  return d==='a'?c:-c;});\n"
+    " for(var j=0;j<rs.length;j++)b.appendChild(rs[j]);});}\n"
+    "})();\n";
+
+/* Patterns shared by every picture of the page. */
+static void defs(hw_t *h)
+{
+    puts_(h, "<svg class=\"defs\" xmlns=\"http://www.w3.org/2000/svg\" aria-hidden=\"true\"><defs>"
+             "<pattern id=\"p-comm\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\">"
+             "<rect width=\"6\" height=\"6\" fill=\"" C_VERMILLION "\"/>"
+             "<path d=\"M-1,1 l2,-2 M0,6 l6,-6 M5,7 l2,-2\" stroke=\"#fff\" stroke-width=\"1.3\"/></pattern>"
+             "<pattern id=\"p-mem\" width=\"5\" height=\"5\" patternUnits=\"userSpaceOnUse\">"
+             "<rect width=\"5\" height=\"5\" fill=\"" C_GREEN "\"/>"
+             "<circle cx=\"2.5\" cy=\"2.5\" r=\"1.1\" fill=\"#fff\"/></pattern>"
+             "<pattern id=\"p-idle\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\">"
+             "<rect width=\"6\" height=\"6\" fill=\"" C_IDLE "\"/>"
+             "<path d=\"M0,3 h6\" stroke=\"#b0b0b0\" stroke-width=\"1\"/></pattern>"
+             "<pattern id=\"p-gpu\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\">"
+             "<rect width=\"6\" height=\"6\" fill=\"" C_BLUE "\"/>"
+             "<path d=\"M-1,5 l2,2 M0,0 l6,6 M5,-1 l2,2\" stroke=\"#fff\" stroke-width=\"1.2\"/></pattern>"
+             "<pattern id=\"p-p99\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\">"
+             "<rect width=\"6\" height=\"6\" fill=\"" C_PURPLE "\"/>"
+             "<path d=\"M-1,1 l2,-2 M0,6 l6,-6 M5,7 l2,-2\" stroke=\"#fff\" stroke-width=\"1.2\"/></pattern>"
+             "<linearGradient id=\"g-late\" x1=\"0\" x2=\"1\" y1=\"0\" y2=\"0\">"
+             "<stop offset=\"0\" stop-color=\"" C_BLUE "\"/><stop offset=\"0.5\" stop-color=\"#fff\"/>"
+             "<stop offset=\"1\" stop-color=\"" C_VERMILLION "\"/></linearGradient>"
+             "</defs></svg>\n");
+}
+
+/* ---- header: inputs and command line ------------------------------------ */
+
+static void section_header(hw_t *h, const mt_report_t *r, const mt_html_opts_t *o)
+{
+    puts_(h, "<header id=\"inputs\"><h1>mergetrace report</h1>\n<p>");
+    putf(h, "mergetrace ");
+    esc(h, r->version);
+    uint64_t bytes = 0, events = 0;
+    for (size_t i = 0; i < r->n_inputs; i++) {
+        bytes += r->inputs[i].bytes;
+        events += r->inputs[i].events;
+    }
+    putf(h, " &middot; world size %lld &middot; %zu rank%s loaded (%zu file%s, %s, %llu events)", (long long)r->world_size,
+         r->n_inputs, r->n_inputs == 1 ? "" : "s", r->n_inputs, r->n_inputs == 1 ? "" : "s", bytes_h(bytes).s,
+         (unsigned long long)events);
+    if (r->n_missing) {
+        putf(h, " &middot; <strong>missing ranks:");
+        for (size_t i = 0; i < r->n_missing && i < 64; i++)
+            putf(h, " %lld", (long long)r->missing[i]);
+        putf(h, "%s</strong>", r->n_missing > 64 ? " &hellip;" : "");
+    }
+    puts_(h, "</p>\n");
+    if (o && o->command_line) {
+        puts_(h, "<p class=\"note\">Command line:</p><pre class=\"cmd\">");
+        esc(h, o->command_line);
+        puts_(h, "</pre>\n");
+    }
+    if (r->match) {
+        const mt_match_stats_t *m = r->match;
+        putf(h,
+             "<p>Collectives: %llu kernels matched into %llu full, %llu partial, %llu unmatched and %llu "
+             "mismatched instances.",
+             (unsigned long long)m->rows, (unsigned long long)m->full, (unsigned long long)m->partial,
+             (unsigned long long)m->unmatched, (unsigned long long)m->mismatched);
+        if (r->merged) {
+            puts_(h, " Merged trace: <code>");
+            esc(h, r->merged);
+            putf(h, "</code> (%llu events).", (unsigned long long)r->merged_events);
+        }
+        puts_(h, "</p>\n");
+    }
+    puts_(h, "<table class=\"inputs\"><thead><tr><th class=\"n\">rank</th><th>file</th><th class=\"n\">size</th>"
+             "<th class=\"n\">JSON bytes</th><th class=\"n\">events</th><th>rank from</th><th>note</th></tr>"
+             "</thead><tbody>\n");
+    for (size_t i = 0; i < r->n_inputs; i++) {
+        const mt_report_input_t *in = &r->inputs[i];
+        putf(h, "<tr><td class=\"n\">%d</td><td class=\"name\">", in->rank);
+        esc(h, in->path);
+        putf(h, "</td><td class=\"n\">%s</td><td class=\"n\">%llu</td><td class=\"n\">%llu</td><td>",
+             bytes_h(in->bytes).s, (unsigned long long)in->json_bytes, (unsigned long long)in->events);
+        esc(h, in->rank_source);
+        puts_(h, "</td><td>");
+        if (in->truncated)
+            putf(h, "truncated at byte %llu", (unsigned long long)in->truncated_at);
+        puts_(h, "</td></tr>\n");
+    }
+    puts_(h, "</tbody></table>\n");
+    if (r->n_skipped) {
+        puts_(h, "<p>Skipped (not traces):</p><ul>");
+        for (size_t i = 0; i < r->n_skipped; i++) {
+            puts_(h, "<li><code>");
+            esc(h, r->skipped[i].path);
+            puts_(h, "</code>: ");
+            esc(h, r->skipped[i].reason);
+            puts_(h, "</li>");
+        }
+        puts_(h, "</ul>\n");
+    }
+    puts_(h, "</header>\n");
+}
+
+/* ---- per-rank GPU time ------------------------------------------------ */
+
+static void bar_seg(hw_t *h, double x, double y, double w, double bh, const char *fill, int32_t rank,
+                    const char *what, int64_t ns, int64_t span)
+{
+    if (w <= 0)
+        return;
+    putf(h, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\"><title>rank %d %s: %s ms (%s%%)</title></rect>",
+         x, y, w, bh, fill, rank, what, ms3(ns).s, pct1((double)ns, (double)span).s);
+}
+
+static void section_gpu_time(hw_t *h, const mt_report_t *r)
+{
+    puts_(h, "<section id=\"gpu-time\"><h2>GPU time per rank</h2>\n");
+    if (!r->analyses || !r->n_analyses) {
+        puts_(h, "<p class=\"note\">No per-rank analysis in this report.</p></section>\n");
+        return;
+    }
+    puts_(h, "<p class=\"note\">Share of each rank's GPU span (first to last GPU activity, on its own clock): "
+             "compute kernels; communication not hidden behind compute; memory copies and sets not hidden "
+             "behind either; idle. Overlap: the share of communication time that runs under compute.</p>\n");
+    size_t n = r->n_analyses;
+    double rh = n > 32 ? 14 : 22, bh = rh - 6, top = 52, lx = 70, bw = 640, ox = 790, ow = 160;
+    double H = top + rh * (double)n + 44, W = 1000;
+    puts_(h, "<figure>");
+    svg_open(h, W, H, "stacked bars of compute, communication, memory and idle time per rank, and overlap");
+    double x = lx;
+    x = legend(h, x, 16, C_BLUE, "compute");
+    x = legend(h, x, 16, "url(#p-comm)", "communication");
+    x = legend(h, x, 16, "url(#p-mem)", "memory");
+    x = legend(h, x, 16, "url(#p-idle)", "idle");
+    (void)legend(h, ox, 16, C_ORANGE, "overlap");
+    putf(h, "<text x=\"%.1f\" y=\"40\" class=\"at\">share of the GPU span</text>", lx);
+    putf(h, "<text x=\"%.1f\" y=\"40\" class=\"at\">comm under compute</text>", ox);
+    double ay = top + rh * (double)n + 2;
+    x_axis(h, lx, bw, ay, top - 4, 0, 100, "% of span");
+    x_axis(h, ox, ow, ay, top - 4, 0, 100, "% of comm time");
+    for (size_t i = 0; i < n; i++) {
+        const mt_rank_analysis_t *a = r->analyses[i];
+        double y = top + rh * (double)i;
+        putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">rank %d</text>", lx - 6, y + bh - 2, a->rank);
+        if (a->span_ns <= 0) {
+            putf(h, "<text x=\"%.1f\" y=\"%.1f\" class=\"note\">no GPU activity</text>", lx + 4, y + bh - 2);
+            continue;
+        }
+        double s = (double)a->span_ns, cx = lx;
+        const int64_t part[4] = {a->compute_ns, a->comm_ns, a->memory_ns, a->idle_ns};
+        const char *fill[4] = {C_BLUE, "url(#p-comm)", "url(#p-mem)", "url(#p-idle)"};
+        const char *what[4] = {"compute", "communication", "memory", "idle"};
+        for (int k = 0; k < 4; k++) {
+            double w = (double)part[k] / s * bw;
+            bar_seg(h, cx, y, w, bh, fill[k], a->rank, what[k], part[k], a->span_ns);
+            cx += w > 0 ? w : 0;
+        }
+        double op = pct((double)a->overlap_ns, (double)a->comm_total_ns);
+        putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"" C_ORANGE "\">"
+                "<title>rank %d overlap %.1f%%</title></rect>",
+             ox, y, op / 100 * ow, bh, a->rank, op);
+        putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#999\" "
+                "stroke-width=\"0.5\"/>",
+             ox, y, ow, bh);
+        putf(h, "<text x=\"%.1f\" y=\"%.1f\">%.1f%%</text>", ox + ow + 6, y + bh - 2, op);
+    }
+    puts_(h, "</svg></figure>\n");
+
+    puts_(h, "<table class=\"sortable\"><thead><tr><th class=\"n\" data-sort>rank</th>"
+             "<th class=\"n\" data-sort>span ms</th><th class=\"n\" data-sort>compute %</th>"
+             "<th class=\"n\" data-sort>comm %</th><th class=\"n\" data-sort>memory %</th>"
+             "<th class=\"n\" data-sort>idle %</th><th class=\"n\" data-sort>overlap %</th>"
+             "<th class=\"n\" data-sort>comm total ms</th><th class=\"n\" data-sort>host wait ms</th>"
+             "</tr></thead><tbody>\n");
+    for (size_t i = 0; i < n; i++) {
+        const mt_rank_analysis_t *a = r->analyses[i];
+        double s = (double)a->span_ns;
+        num_t c = pct1((double)a->compute_ns, s), m = pct1((double)a->comm_ns, s),
+              y = pct1((double)a->memory_ns, s), d = pct1((double)a->idle_ns, s),
+              ov = pct1((double)a->overlap_ns, (double)a->comm_total_ns);
+        putf(h,
+             "<tr><td class=\"n\" data-v=\"%d\">%d</td><td class=\"n\" data-v=\"%lld\">%s</td>"
+             "<td class=\"n\" data-v=\"%s\">%s</td><td class=\"n\" data-v=\"%s\">%s</td>"
+             "<td class=\"n\" data-v=\"%s\">%s</td><td class=\"n\" data-v=\"%s\">%s</td>"
+             "<td class=\"n\" data-v=\"%s\">%s</td>",
+             a->rank, a->rank, (long long)a->span_ns, ms3(a->span_ns).s, c.s, c.s, m.s, m.s, y.s, y.s, d.s, d.s,
+             ov.s, ov.s);
+        putf(h, "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%lld\">%s</td></tr>\n",
+             (long long)a->comm_total_ns, ms3(a->comm_total_ns).s, (long long)a->host_wait_ns,
+             ms3(a->host_wait_ns).s);
+    }
+    puts_(h, "</tbody></table></section>\n");
+}
+
+/* ---- stragglers -------------------------------------------------------- */
+
+/* The colour of lateness v on a blue - white - vermillion scale with
+ * |v| = max at the ends. */
+static void late_colour(char *b, size_t cap, int64_t v, int64_t max, bool *dark)
+{
+    double t = max > 0 ? fabs((double)v) / (double)max : 0;
+    if (t > 1)
+        t = 1;
+    int r0, g0, b0;
+    if (v >= 0) {
+        r0 = 0xD5;
+        g0 = 0x5E;
+        b0 = 0x00;
+    } else {
+        r0 = 0x00;
+        g0 = 0x72;
+        b0 = 0xB2;
+    }
+    int rr = (int)lround(255 + (r0 - 255) * t), gg = (int)lround(255 + (g0 - 255) * t),
+        bb = (int)lround(255 + (b0 - 255) * t);
+    snprintf(b, cap, "#%02X%02X%02X", rr, gg, bb);
+    *dark = t > 0.6;
+}
+
+static bool step_suspect(const mt_cross_t *x, int64_t step, int32_t rank)
+{
+    if (!x)
+        return false;
+    for (size_t s = 0; s < x->n_steps; s++)
+        if (x->steps[s].step == step) {
+            const mt_cross_step_t *sp = &x->steps[s];
+            for (uint32_t k = 0; k < sp->n_suspects; k++)
+                if (x->step_suspects[sp->first_suspect + k] == rank)
+                    return true;
+        }
+    return false;
+}
+
+static void rank_list(hw_t *h, const int32_t *v, size_t n)
+{
+    if (!n)
+        puts_(h, "none");
+    for (size_t i = 0; i < n; i++)
+        putf(h, "%s%d", i ? ", " : "", v[i]);
+}
+
+static void heat_map(hw_t *h, const mt_report_t *r)
+{
+    const mt_report_views_t *v = r->views;
+    size_t nr = v->n_grid_ranks, ns = v->n_grid_steps;
+    int64_t max = 0;
+    for (size_t c = 0; c < nr * ns; c++)
+        if (v->grid_ns[c] != MT_VIEW_NONE) {
+            int64_t a = v->grid_ns[c] < 0 ? -v->grid_ns[c] : v->grid_ns[c];
+            max = a > max ? a : max;
+        }
+    double lx = 70, top = 70, cw = 880.0 / (double)ns, ch = nr > 40 ? 12 : 22;
+    cw = cw > 72 ? 72 : cw < 12 ? 12 : cw;
+    bool text = cw >= 40 && ch >= 18;
+    double W = lx + cw * (double)ns + 20, H = top + ch * (double)nr + 20;
+    if (W < 620)
+        W = 620;
+    puts_(h, "<figure>");
+    svg_open(h, W, H, "heat map of mean lateness per rank and ProfilerStep");
+    /* colour scale */
+    putf(h, "<rect x=\"%.1f\" y=\"6\" width=\"200\" height=\"12\" fill=\"url(#g-late)\" stroke=\"#333\" "
+            "stroke-width=\"0.5\"/>",
+         lx);
+    putf(h, "<text x=\"%.1f\" y=\"31\" text-anchor=\"middle\">-%s us (early)</text>", lx, us0(max).s);
+    putf(h, "<text x=\"%.1f\" y=\"31\" text-anchor=\"middle\">0</text>", lx + 100);
+    putf(h, "<text x=\"%.1f\" y=\"31\" text-anchor=\"middle\">+%s us (late)</text>", lx + 200, us0(max).s);
+    putf(h, "<rect x=\"%.1f\" y=\"6\" width=\"14\" height=\"12\" fill=\"#fff\" stroke=\"#000\" stroke-width=\"2.5\"/>"
+            "<text x=\"%.1f\" y=\"16\">outlined: suspect of the step</text>",
+         lx + 290, lx + 310);
+    putf(h, "<text x=\"%.1f\" y=\"%.1f\" class=\"at\">ProfilerStep</text>", lx, top - 22);
+    putf(h, "<text x=\"%.1f\" y=\"%.1f\" class=\"at\" text-anchor=\"end\">rank</text>", lx - 8, top - 6);
+    for (size_t s = 0; s < ns; s++)
+        if (cw >= 24 || s % (size_t)ceil(24 / cw) == 0)
+            putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%lld</text>", lx + cw * ((double)s + 0.5),
+                 top - 6, (long long)v->grid_steps[s]);
+    for (size_t i = 0; i < nr; i++) {
+        double y = top + ch * (double)i;
+        if (ch >= 18 || i % 2 == 0)
+            putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%d</text>", lx - 8, y + ch - 6,
+                 v->grid_ranks[i]);
+        for (size_t s = 0; s < ns; s++) {
+            int64_t val = v->grid_ns[i * ns + s];
+            double x = lx + cw * (double)s;
+            if (val == MT_VIEW_NONE) {
+                putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#f6f6f6\" stroke=\"#fff\">"
+                        "<title>rank %d step %lld: no collective</title></rect>",
+                     x, y, cw, ch, v->grid_ranks[i], (long long)v->grid_steps[s]);
+                continue;
+            }
+            char col[16];
+            bool dark;
+            late_colour(col, sizeof col, val, max, &dark);
+            bool sus = step_suspect(r->cross, v->grid_steps[s], v->grid_ranks[i]);
+            putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" stroke=\"%s\" "
+                    "stroke-width=\"%s\"><title>rank %d step %lld: mean lateness %s%s us%s</title></rect>",
+                 x, y, cw, ch, col, sus ? "#000" : "#fff", sus ? "2.5" : "1", v->grid_ranks[i],
+                 (long long)v->grid_steps[s], val > 0 ? "+" : "", us1(val).s, sus ? " (suspect of the step)" : "");
+            num_t t = us0(val);
+            if (text)
+                putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"cell\"%s>%s%s</text>",
+                     x + cw / 2, y + ch - 7, dark ? " style=\"fill:#fff\"" : "", val > 0 && strcmp(t.s, "0") ? "+" : "",
+                     t.s);
+        }
+    }
+    puts_(h, "</svg></figure>\n");
+    putf(h, "<p class=\"note\">Each cell: the rank's mean lateness in the step, in microseconds: its arrival at each "
+            "collective (kernel start on the aligned clock) minus the median arrival of the participants, "
+            "averaged over the step's collectives.");
+    if (v->n_steps_total > ns)
+        putf(h, " The first %zu of %zu steps are shown.", ns, v->n_steps_total);
+    puts_(h, "</p>\n");
+}
+
+static void section_stragglers(hw_t *h, const mt_report_t *r)
+{
+    puts_(h, "<section id=\"stragglers\"><h2>Stragglers</h2>\n");
+    const mt_cross_t *x = r->cross;
+    if (r->views && r->views->n_grid_steps && r->views->n_grid_ranks)
+        heat_map(h, r);
+    else
+        puts_(h, "<p class=\"note\">No collective inside a ProfilerStep: no heat map.</p>\n");
+    if (!x) {
+        puts_(h, "<p class=\"note\">No cross-rank analysis in this report.</p></section>\n");
+        return;
+    }
+    putf(h, "<h3>Suspects</h3><p>Over %llu collectives of two or more ranks (%s ms waited in all): suspects on the "
+            "aligned clock: <strong>",
+         (unsigned long long)x->instances, ms3(x->wait_total_ns).s);
+    rank_list(h, x->suspects, x->n_suspects);
+    puts_(h, "</strong>; by the clock-free check (shortest kernel): <strong>");
+    rank_list(h, x->cf_suspects, x->n_cf_suspects);
+    puts_(h, "</strong>.</p>\n");
+    if (x->n_evidence) {
+        puts_(h, "<ul class=\"ev\">");
+        for (size_t i = 0; i < x->n_evidence; i++) {
+            puts_(h, "<li>");
+            esc(h, x->evidence[i]);
+            puts_(h, "</li>");
+        }
+        puts_(h, "</ul>\n");
+    }
+    bool any = false;
+    for (size_t s = 0; s < x->n_steps; s++) {
+        const mt_cross_step_t *sp = &x->steps[s];
+        if (!sp->differs)
+            continue;
+        if (!any)
+            puts_(h, "<p>Steps whose suspects differ from the job's:</p><ul>");
+        any = true;
+        putf(h, "<li>step %lld: suspects ", (long long)sp->step);
+        rank_list(h, x->step_suspects + sp->first_suspect, sp->n_suspects);
+        putf(h, " (%s ms of wait in the step", ms3(sp->wait_ns).s);
+        if (sp->n_top)
+            putf(h, "; most caused by rank %d: %s ms, last at %u of %u", sp->top[0].rank, ms3(sp->top[0].ns).s,
+                 sp->top[0].last, sp->top[0].instances);
+        puts_(h, ")</li>");
+    }
+    if (any)
+        puts_(h, "</ul>\n");
+    puts_(h, "<table class=\"sortable\"><thead><tr><th class=\"n\" data-sort>rank</th>"
+             "<th class=\"n\" data-sort>collectives</th><th class=\"n\" data-sort>last</th>"
+             "<th class=\"n\" data-sort>last by chance</th><th class=\"n\" data-sort>wait caused ms</th>"
+             "<th class=\"n\" data-sort>waited ms</th><th class=\"n\" data-sort>mean lateness us</th>"
+             "<th class=\"n\" data-sort>p99 lateness us</th><th class=\"n\" data-sort>shortest kernel</th>"
+             "</tr></thead><tbody>\n");
+    for (size_t i = 0; i < x->n_ranks; i++) {
+        const mt_cross_rank_t *k = &x->ranks[i];
+        double chance = (double)k->chance_q24 / (double)(1u << 24);
+        putf(h,
+             "<tr><td class=\"n\" data-v=\"%d\">%d</td><td class=\"n\" data-v=\"%llu\">%llu</td>"
+             "<td class=\"n\" data-v=\"%llu\">%llu</td><td class=\"n\" data-v=\"%.2f\">%.2f</td>",
+             k->rank, k->rank, (unsigned long long)k->instances, (unsigned long long)k->instances,
+             (unsigned long long)k->last, (unsigned long long)k->last, chance, chance);
+        putf(h,
+             "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%lld\">%s</td>"
+             "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%lld\">%s</td>"
+             "<td class=\"n\" data-v=\"%llu\">%llu</td></tr>\n",
+             (long long)k->wait_caused_ns, ms3(k->wait_caused_ns).s, (long long)k->waited_ns, ms3(k->waited_ns).s,
+             (long long)k->mean_lateness_ns, us1(k->mean_lateness_ns).s, (long long)k->p99_lateness_ns,
+             us1(k->p99_lateness_ns).s, (unsigned long long)k->shortest, (unsigned long long)k->shortest);
+    }
+    puts_(h, "</tbody></table></section>\n");
+}
+
+/* ---- collectives --------------------------------------------------------- */
+
+#define MAX_COLL_ROWS 500
+
+static void section_collectives(hw_t *h, const mt_report_t *r)
+{
+    puts_(h, "<section id=\"collectives\"><h2>Collectives</h2>\n");
+    const mt_cross_t *x = r->cross;
+    if (!x || !x->n_colls) {
+        puts_(h, "<p class=\"note\">No collective instances.</p></section>\n");
+        return;
+    }
+    putf(h, "<p class=\"note\">Every instance of one process group, collective, message size and dtype, by total "
+            "time (the sum of the instances' spans, first arrival to common end). Transfer: the shortest "
+            "participant's kernel. Bandwidths as nccl-tests defines them. %llu one-rank and %llu mismatched "
+            "instances.</p>\n",
+         (unsigned long long)x->singles, (unsigned long long)x->mismatched);
+    int64_t top = x->colls[0].total_ns > 0 ? x->colls[0].total_ns : 1;
+    puts_(h, "<table class=\"sortable\"><thead><tr><th data-sort>process group</th><th data-sort>collective</th>"
+             "<th class=\"n\" data-sort>bytes</th><th data-sort>dtype</th><th class=\"n\" data-sort>count</th>"
+             "<th class=\"n\" data-sort>ranks</th><th class=\"n\" data-sort>total ms</th>"
+             "<th class=\"n\" data-sort>mean us</th><th class=\"n\" data-sort>transfer ms</th>"
+             "<th class=\"n\" data-sort>algbw GB/s</th><th class=\"n\" data-sort>busbw GB/s</th>"
+             "</tr></thead><tbody>\n");
+    size_t n = x->n_colls < MAX_COLL_ROWS ? x->n_colls : MAX_COLL_ROWS;
+    for (size_t i = 0; i < n; i++) {
+        const mt_cross_coll_t *c = &x->colls[i];
+        puts_(h, "<tr><td class=\"name\">");
+        esc_field(h, c->pg, sizeof c->pg);
+        puts_(h, "</td><td>");
+        esc(h, mt_coll_kind_str((mt_coll_kind_t)c->kind));
+        putf(h, "</td><td class=\"n\" data-v=\"%lld\">%s</td><td>", (long long)c->bytes,
+             c->bytes > 0 ? bytes_h((uint64_t)c->bytes).s : "?");
+        esc_field(h, c->dtype, sizeof c->dtype);
+        putf(h,
+             "</td><td class=\"n\" data-v=\"%llu\">%llu</td><td class=\"n\" data-v=\"%d\">%d</td>"
+             "<td class=\"n\" data-v=\"%lld\"><span class=\"bar\" style=\"width:%.0fpx\"></span>%s</td>"
+             "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%lld\">%s</td>",
+             (unsigned long long)c->count, (unsigned long long)c->count, c->ranks, c->ranks, (long long)c->total_ns,
+             60.0 * (double)c->total_ns / (double)top, ms3(c->total_ns).s, (long long)c->mean_ns, us1(c->mean_ns).s,
+             (long long)c->transfer_ns, ms3(c->transfer_ns).s);
+        if (c->algbw_gbps >= 0)
+            putf(h, "<td class=\"n\" data-v=\"%.3f\">%.2f</td>", c->algbw_gbps, c->algbw_gbps);
+        else
+            puts_(h, "<td class=\"n\" data-v=\"-1\">?</td>");
+        if (c->busbw_gbps >= 0)
+            putf(h, "<td class=\"n\" data-v=\"%.3f\">%.2f</td></tr>\n", c->busbw_gbps, c->busbw_gbps);
+        else
+            puts_(h, "<td class=\"n\" data-v=\"-1\">?</td></tr>\n");
+    }
+    puts_(h, "</tbody></table>\n");
+    if (x->n_colls > n)
+        putf(h, "<p class=\"note\">The first %zu of %zu lines are shown; report.json has them all.</p>\n", n,
+             x->n_colls);
+    puts_(h, "</section>\n");
+}
+
+/* ---- GPU projection ------------------------------------------------------ */
+
+typedef struct pname {
+    const char *s;
+    uint32_t len;
+    uint64_t count;
+    int64_t cpu_ns, gpu_ns;
+} pname_t;
+
+static int pname_by_name(const void *x, const void *y)
+{
+    const pname_t *a = x, *b = y;
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = memcmp(a->s, b->s, n);
+    return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+static int pname_by_gpu(const void *x, const void *y)
+{
+    const pname_t *a = x, *b = y;
+    if (a->gpu_ns != b->gpu_ns)
+        return a->gpu_ns < b->gpu_ns ? 1 : -1;
+    return pname_by_name(x, y);
+}
+
+#define MAX_PROJ_BARS 20
+
+static void section_projection(hw_t *h, const mt_report_t *r)
+{
+    puts_(h, "<section id=\"projection\"><h2>GPU projection by annotation</h2>\n");
+    size_t total = 0;
+    for (size_t i = 0; r->analyses && i < r->n_analyses; i++)
+        total += r->analyses[i]->n_proj;
+    if (!total) {
+        puts_(h, "<p class=\"note\">No annotation ranges with GPU work.</p></section>\n");
+        return;
+    }
+    pname_t *p = malloc(total * sizeof *p);
+    if (!p) {
+        h->st = h->st == MT_OK ? MT_ERR_NOMEM : h->st;
+        return;
+    }
+    size_t n = 0;
+    int64_t busy = 0;
+    for (size_t i = 0; i < r->n_analyses; i++) {
+        const mt_rank_analysis_t *a = r->analyses[i];
+        busy += a->busy_ns;
+        for (size_t k = 0; k < a->n_proj; k++)
+            p[n++] = (pname_t){a->strings + a->proj[k].name.off, a->proj[k].name.len, a->proj[k].count,
+                               a->proj[k].cpu_ns, a->proj[k].gpu_ns};
+    }
+    qsort(p, n, sizeof *p, pname_by_name);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (u && !pname_by_name(&p[u - 1], &p[i])) {
+            p[u - 1].count += p[i].count;
+            p[u - 1].cpu_ns += p[i].cpu_ns;
+            p[u - 1].gpu_ns += p[i].gpu_ns;
+        } else {
+            p[u++] = p[i];
+        }
+    }
+    qsort(p, u, sizeof *p, pname_by_gpu);
+    size_t nb = u < MAX_PROJ_BARS ? u : MAX_PROJ_BARS;
+    int64_t max = 1;
+    for (size_t i = 0; i < nb; i++) {
+        max = p[i].cpu_ns > max ? p[i].cpu_ns : max;
+        max = p[i].gpu_ns > max ? p[i].gpu_ns : max;
+    }
+    puts_(h, "<p class=\"note\">Per annotation name, summed over ranks: CPU time inside the ranges, and GPU time "
+             "of the work launched inside them (the union of its intervals, however long after the range it "
+             "ran). GPU % is of all ranks' busy GPU time.</p>\n");
+    double lx = 340, bw = 540, top = 40, rh = 34, W = 1000, H = top + rh * (double)nb + 44;
+    double xmax = (double)max / 1e6;
+    double st = nice_step(xmax, 5), hi = ceil(xmax / st - 1e-9) * st;
+    puts_(h, "<figure>");
+    svg_open(h, W, H, "CPU time and GPU time per annotation");
+    double lxx = legend(h, lx, 16, C_ORANGE, "CPU time in the ranges");
+    (void)legend(h, lxx, 16, "url(#p-gpu)", "GPU time of their kernels");
+    x_axis(h, lx, bw, top + rh * (double)nb + 2, top - 2, 0, hi, "ms (summed over ranks)");
+    for (size_t i = 0; i < nb; i++) {
+        double y = top + rh * (double)i;
+        puts_(h, "<g><title>");
+        escn(h, p[i].s, p[i].len);
+        putf(h, ": %llu ranges, CPU %s ms, GPU %s ms</title>", (unsigned long long)p[i].count, ms3(p[i].cpu_ns).s,
+             ms3(p[i].gpu_ns).s);
+        putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", lx - 8, y + 19);
+        esc_cut(h, p[i].s, p[i].len, 46);
+        puts_(h, "</text>");
+        double wc = (double)p[i].cpu_ns / 1e6 / hi * bw, wg = (double)p[i].gpu_ns / 1e6 / hi * bw;
+        putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"12\" fill=\"" C_ORANGE "\"/>", lx, y + 3, wc);
+        putf(h, "<text x=\"%.1f\" y=\"%.1f\">CPU %s ms</text>", lx + wc + 4, y + 13, ms3(p[i].cpu_ns).s);
+        putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"12\" fill=\"url(#p-gpu)\"/>", lx, y + 16, wg);
+        putf(h, "<text x=\"%.1f\" y=\"%.1f\">GPU %s ms</text></g>", lx + wg + 4, y + 26, ms3(p[i].gpu_ns).s);
+    }
+    puts_(h, "</svg></figure>\n");
+    puts_(h, "<table class=\"sortable\"><thead><tr><th data-sort>annotation</th><th class=\"n\" data-sort>ranges</th>"
+             "<th class=\"n\" data-sort>CPU ms</th><th class=\"n\" data-sort>GPU ms</th>"
+             "<th class=\"n\" data-sort>GPU %</th></tr></thead><tbody>\n");
+    size_t nt = u < 200 ? u : 200;
+    for (size_t i = 0; i < nt; i++) {
+        puts_(h, "<tr><td class=\"name\">");
+        escn(h, p[i].s, p[i].len);
+        num_t g = pct1((double)p[i].gpu_ns, (double)busy);
+        putf(h,
+             "</td><td class=\"n\" data-v=\"%llu\">%llu</td><td class=\"n\" data-v=\"%lld\">%s</td>"
+             "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%s\">%s</td></tr>\n",
+             (unsigned long long)p[i].count, (unsigned long long)p[i].count, (long long)p[i].cpu_ns,
+             ms3(p[i].cpu_ns).s, (long long)p[i].gpu_ns, ms3(p[i].gpu_ns).s, g.s, g.s);
+    }
+    puts_(h, "</tbody></table>\n");
+    if (u > nt)
+        putf(h, "<p class=\"note\">The first %zu of %zu annotation names are listed.</p>\n", nt, u);
+    puts_(h, "</section>\n");
+    free(p);
+}
+
+/* ---- clock alignment ----------------------------------------------------- */
+
+static int i64_cmp(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Median (upper middle) of v[0..n), n >= 1; v is not changed. */
+static int64_t median(const int64_t *v, size_t n, int64_t *tmp)
+{
+    memcpy(tmp, v, n * sizeof *v);
+    qsort(tmp, n, sizeof *tmp, i64_cmp);
+    return tmp[n / 2];
+}
+
+#define MAX_SAMPLE_RANKS 64
+
+/* One panel of dots: end - median end per rank. */
+static void dots(hw_t *h, const mt_report_sample_t *sp, const int64_t *end, size_t nr, double x0, double w,
+                 double top, double rh, const char *title, bool square, int64_t *tmp)
+{
+    int64_t med = median(end, sp->n, tmp);
+    int64_t amax = 0;
+    for (size_t i = 0; i < nr; i++) {
+        int64_t d = end[i] - med;
+        d = d < 0 ? -d : d;
+        amax = d > amax ? d : amax;
+    }
+    double unit = amax >= 2000000000 ? 1e9 : amax >= 2000000 ? 1e6 : 1e3;
+    const char *un = unit == 1e9 ? "s" : unit == 1e6 ? "ms" : "us";
+    double span = (double)amax / unit;
+    if (span <= 0)
+        span = 1;
+    double st = nice_step(2 * span, 6), hi = ceil(span / st - 1e-9) * st, lo = -hi;
+    double ay = top + rh * (double)nr + 2;
+    char at[64];
+    snprintf(at, sizeof at, "end - median end (%s)", un);
+    x_axis(h, x0, w, ay, top, lo, hi, at);
+    putf(h, "<text x=\"%.1f\" y=\"%.1f\" class=\"at\" text-anchor=\"middle\">%s</text>", x0 + w / 2, top - 8, title);
+    double zx = x0 + (0 - lo) / (hi - lo) * w;
+    putf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"3,3\"/>", zx,
+         top, zx, ay);
+    for (size_t i = 0; i < nr; i++) {
+        double y = top + rh * ((double)i + 0.5);
+        double x = x0 + ((double)(end[i] - med) / unit - lo) / (hi - lo) * w;
+        putf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>", x0, y, x0 + w, y);
+        if (square)
+            putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"8\" height=\"8\" fill=\"" C_BLUE "\">", x - 4, y - 4);
+        else
+            putf(h, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"" C_VERMILLION "\">", x, y);
+        putf(h, "<title>rank %d: %s%s us from the median end</title>%s", sp->ranks[i], end[i] - med > 0 ? "+" : "",
+             us1(end[i] - med).s, square ? "</rect>" : "</circle>");
+    }
+}
+
+static void samples(hw_t *h, const mt_report_t *r)
+{
+    const mt_report_views_t *v = r->views;
+    if (!v || !v->n_samples) {
+        puts_(h, "<p class=\"note\">No full collective instance to show.</p>\n");
+        return;
+    }
+    puts_(h, "<h3>End times of a few collectives, before and after correction</h3>\n"
+             "<p class=\"note\">The kernels of one collective end together, so after a good correction every "
+             "rank's end sits on the median. Left: each rank's own clock (circles); right: the aligned clock "
+             "(squares). Note the different scales.</p>\n");
+    size_t maxn = 1;
+    for (size_t s = 0; s < v->n_samples; s++)
+        maxn = v->samples[s].n > maxn ? v->samples[s].n : maxn;
+    int64_t *tmp = malloc(maxn * sizeof *tmp);
+    if (!tmp) {
+        h->st = h->st == MT_OK ? MT_ERR_NOMEM : h->st;
+        return;
+    }
+    for (size_t s = 0; s < v->n_samples; s++) {
+        const mt_report_sample_t *sp = &v->samples[s];
+        size_t nr = sp->n < MAX_SAMPLE_RANKS ? sp->n : MAX_SAMPLE_RANKS;
+        double rh = nr > 24 ? 9 : 16, top = 48, lx = 70, pw = 400, H = top + rh * (double)nr + 44;
+        puts_(h, "<figure>");
+        svg_open(h, 1000, H, "end times of one collective across ranks before and after clock correction");
+        putf(h, "<text x=\"4\" y=\"16\" class=\"at\">");
+        esc(h, mt_coll_kind_str((mt_coll_kind_t)sp->kind));
+        puts_(h, " on process group ");
+        esc_field(h, sp->pg, sizeof sp->pg);
+        if (sp->step >= 0)
+            putf(h, ", ProfilerStep %lld", (long long)sp->step);
+        putf(h, ", %zu ranks%s</text>", sp->n, nr < sp->n ? " (the first 64 shown)" : "");
+        for (size_t i = 0; i < nr; i++)
+            if (rh >= 12 || i % 2 == 0)
+                putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">rank %d</text>", lx - 6,
+                     top + rh * ((double)i + 0.5) + 4, sp->ranks[i]);
+        dots(h, sp, sp->raw_end_ns, nr, lx, pw, top, rh, "before: own clocks", false, tmp);
+        dots(h, sp, sp->end_ns, nr, lx + pw + 90, pw, top, rh, "after: aligned clock", true, tmp);
+        puts_(h, "</svg></figure>\n");
+    }
+    free(tmp);
+}
+
+static void section_clocks(hw_t *h, const mt_report_t *r)
+{
+    puts_(h, "<section id=\"clocks\"><h2>Clock alignment</h2>\n");
+    if (!r->n_clocks) {
+        puts_(h, "<p class=\"note\">No clocks.</p></section>\n");
+        return;
+    }
+    putf(h, "<p>%s onto rank %d: corrected(t) = t + offset + drift &times; (t &minus; anchor). Residual: "
+            "|corrected end &minus; median end of the other participants| over the instances kept.</p>\n",
+         r->aligned ? "Aligned" : "Not aligned (--no-align): residuals of the raw clocks", r->reference_rank);
+    /* offsets and residuals per rank */
+    size_t n = r->n_clocks;
+    double rh = n > 32 ? 12 : 20, bh = rh - 6, top = 52, lx = 70, pw = 380, rx = 560;
+    double H = top + rh * (double)n + 44;
+    double omax = 0, rmax = 0;
+    for (size_t i = 0; i < n; i++) {
+        double o = fabs(r->clocks[i].offset_ns) / 1e6;
+        omax = o > omax ? o : omax;
+        double p = r->clocks[i].residual_p99_ns / 1e3;
+        rmax = isfinite(p) && p > rmax ? p : rmax;
+    }
+    if (!(omax > 0))
+        omax = 1;
+    if (!(rmax > 0))
+        rmax = 1;
+    double ost = nice_step(2 * omax, 6), ohi = ceil(omax / ost - 1e-9) * ost;
+    double rst = nice_step(rmax, 5), rhi = ceil(rmax / rst - 1e-9) * rst;
+    puts_(h, "<figure>");
+    svg_open(h, 1000, H, "clock offset and residuals per rank");
+    putf(h, "<text x=\"%.1f\" y=\"16\" class=\"at\">offset</text>", lx);
+    double lgx = legend(h, rx, 16, C_GREEN, "residual p50");
+    (void)legend(h, lgx, 16, "url(#p-p99)", "residual p99");
+    double zx = lx + pw / 2, ay = top + rh * (double)n + 2;
+    x_axis(h, lx, pw, ay, top - 4, -ohi, ohi, "offset (ms)");
+    x_axis(h, rx, pw, ay, top - 4, 0, rhi, "residual (us)");
+    for (size_t i = 0; i < n; i++) {
+        const mt_clock_t *c = &r->clocks[i];
+        double y = top + rh * (double)i;
+        putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">rank %d</text>", lx - 6, y + bh - 1, c->rank);
+        double o = c->offset_ns / 1e6, w = o / ohi * (pw / 2);
+        putf(h, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"" C_SKY "\" stroke=\"#333\" "
+                "stroke-width=\"0.5\"><title>rank %d offset %.6f ms</title></rect>",
+             w < 0 ? zx + w : zx, y, fabs(w), bh, c->rank, o);
+        double p50 = c->residual_p50_ns / 1e3, p99 = c->residual_p99_ns / 1e3;
+        p50 = isfinite(p50) ? p50 : 0;
+        p99 = isfinite(p99) ? p99 : 0;
+        putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"url(#p-p99)\">"
+                "<title>rank %d residual p99 %.1f us</title></rect>",
+             rx, y, p99 / rhi * pw, bh, c->rank, p99);
+        putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"" C_GREEN "\">"
+                "<title>rank %d residual p50 %.1f us</title></rect>",
+             rx, y + bh * 0.25, p50 / rhi * pw, bh * 0.5, c->rank, p50);
+        if (c->reference)
+            putf(h, "<text x=\"%.1f\" y=\"%.1f\">reference</text>", zx + 4, y + bh - 1);
+        else if (!c->connected)
+            putf(h, "<text x=\"%.1f\" y=\"%.1f\">not connected</text>", zx + 4, y + bh - 1);
+    }
+    putf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", zx, top - 4, zx, ay);
+    puts_(h, "</svg></figure>\n");
+
+    puts_(h, "<table class=\"sortable\"><thead><tr><th class=\"n\" data-sort>rank</th>"
+             "<th class=\"n\" data-sort>offset ms</th><th class=\"n\" data-sort>drift ppm</th>"
+             "<th class=\"n\" data-sort>matched</th><th class=\"n\" data-sort>rejected</th>"
+             "<th class=\"n\" data-sort>residual p50 us</th><th class=\"n\" data-sort>residual p99 us</th>"
+             "<th class=\"n\" data-sort>violations</th><th data-sort>note</th></tr></thead><tbody>\n");
+    for (size_t i = 0; i < n; i++) {
+        const mt_clock_t *c = &r->clocks[i];
+        double off = isfinite(c->offset_ns) ? c->offset_ns : 0, dr = isfinite(c->drift_ppm) ? c->drift_ppm : 0;
+        double p50 = isfinite(c->residual_p50_ns) ? c->residual_p50_ns : 0,
+               p99 = isfinite(c->residual_p99_ns) ? c->residual_p99_ns : 0;
+        int64_t oi = (int64_t)llround(off);
+        putf(h,
+             "<tr><td class=\"n\" data-v=\"%d\">%d</td><td class=\"n\" data-v=\"%lld\">%s</td>"
+             "<td class=\"n\" data-v=\"%.6f\">%.3f</td><td class=\"n\" data-v=\"%llu\">%llu</td>"
+             "<td class=\"n\" data-v=\"%llu\">%llu</td>",
+             c->rank, c->rank, (long long)oi, ms3(oi).s, dr, dr, (unsigned long long)c->matched,
+             (unsigned long long)c->matched, (unsigned long long)c->rejected, (unsigned long long)c->rejected);
+        putf(h,
+             "<td class=\"n\" data-v=\"%.0f\">%s</td><td class=\"n\" data-v=\"%.0f\">%s</td>"
+             "<td class=\"n\" data-v=\"%llu\">%llu</td><td>%s</td></tr>\n",
+             p50, us1((int64_t)llround(p50)).s, p99, us1((int64_t)llround(p99)).s, (unsigned long long)c->violations,
+             (unsigned long long)c->violations,
+             c->reference ? "reference" : c->connected ? "" : "not connected: left uncorrected");
+    }
+    puts_(h, "</tbody></table>\n");
+    samples(h, r);
+    puts_(h, "</section>\n");
+}
+
+/* ---- the document --------------------------------------------------------- */
+
+mt_status_t mt_report_html(const mt_report_t *r, const mt_html_opts_t *o, mt_write_fn write, void *ctx)
+{
+    hw_t h = {write, ctx, MT_OK};
+    puts_(&h, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+              "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+              "<title>mergetrace report</title>\n<style>\n");
+    puts_(&h, css);
+    puts_(&h, "</style></head>\n<body>\n");
+    defs(&h);
+    puts_(&h, "<nav><a href=\"#inputs\">Inputs</a><a href=\"#gpu-time\">GPU time</a>"
+              "<a href=\"#stragglers\">Stragglers</a><a href=\"#collectives\">Collectives</a>"
+              "<a href=\"#projection\">Projection</a><a href=\"#clocks\">Clocks</a></nav>\n");
+    section_header(&h, r, o);
+    section_gpu_time(&h, r);
+    section_stragglers(&h, r);
+    section_collectives(&h, r);
+    section_projection(&h, r);
+    section_clocks(&h, r);
+    puts_(&h, "<script>\n");
+    puts_(&h, script);
+    puts_(&h, "</script>\n</body></html>\n");
+    return h.st;
+}
