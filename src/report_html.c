@@ -847,6 +847,101 @@ static void section_projection(hw_t *h, const mt_report_t *r)
     free(p);
 }
 
+/* ---- top kernels ----------------------------------------------------------- */
+
+typedef struct kname {
+    uint32_t cls;
+    const char *s;
+    uint32_t len;
+    uint32_t ranks;
+    uint64_t count;
+    int64_t total_ns, max_ns;
+} kname_t;
+
+static int kname_by_name(const void *x, const void *y)
+{
+    const kname_t *a = x, *b = y;
+    if (a->cls != b->cls)
+        return a->cls < b->cls ? -1 : 1;
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = memcmp(a->s, b->s, n);
+    return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+static int kname_by_total(const void *x, const void *y)
+{
+    const kname_t *a = x, *b = y;
+    if (a->cls != b->cls)
+        return a->cls < b->cls ? -1 : 1;
+    if (a->total_ns != b->total_ns)
+        return a->total_ns < b->total_ns ? 1 : -1;
+    return kname_by_name(x, y);
+}
+
+#define MAX_KERNELS_PER_CLASS 10
+
+static void section_kernels(hw_t *h, const mt_report_t *r)
+{
+    puts_(h, "<section id=\"kernels\"><h2>Top kernels</h2>\n");
+    size_t total = 0;
+    for (size_t i = 0; r->analyses && i < r->n_analyses; i++)
+        total += r->analyses[i]->n_kernels;
+    if (!total) {
+        puts_(h, "<p class=\"note\">No kernel lists in this report.</p></section>\n");
+        return;
+    }
+    kname_t *k = malloc(total * sizeof *k);
+    if (!k) {
+        h->st = h->st == MT_OK ? MT_ERR_NOMEM : h->st;
+        return;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_analyses; i++) {
+        const mt_rank_analysis_t *a = r->analyses[i];
+        for (size_t j = 0; j < a->n_kernels; j++) {
+            const mt_an_kernel_t *q = &a->kernels[j];
+            k[n++] = (kname_t){q->cls, a->strings + q->name.off, q->name.len, 1, q->count, q->total_ns, q->max_ns};
+        }
+    }
+    qsort(k, n, sizeof *k, kname_by_name);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (u && !kname_by_name(&k[u - 1], &k[i])) {
+            k[u - 1].ranks++;
+            k[u - 1].count += k[i].count;
+            k[u - 1].total_ns += k[i].total_ns;
+            k[u - 1].max_ns = k[i].max_ns > k[u - 1].max_ns ? k[i].max_ns : k[u - 1].max_ns;
+        } else {
+            k[u++] = k[i];
+        }
+    }
+    qsort(k, u, sizeof *k, kname_by_total);
+    puts_(h, "<p class=\"note\">The kernels each rank listed among its top ones, summed over the ranks that "
+             "listed them, by class and total time (the first 10 per class).</p>\n");
+    puts_(h, "<table class=\"sortable\"><thead><tr><th data-sort>class</th><th data-sort>kernel</th>"
+             "<th class=\"n\" data-sort>ranks</th><th class=\"n\" data-sort>count</th>"
+             "<th class=\"n\" data-sort>total ms</th><th class=\"n\" data-sort>mean us</th>"
+             "<th class=\"n\" data-sort>max us</th></tr></thead><tbody>\n");
+    size_t shown = 0;
+    for (size_t i = 0; i < u; i++) {
+        shown = i && k[i].cls == k[i - 1].cls ? shown + 1 : 0;
+        if (shown >= MAX_KERNELS_PER_CLASS)
+            continue;
+        int64_t mean = k[i].count ? k[i].total_ns / (int64_t)k[i].count : 0;
+        putf(h, "<tr><td>%s</td><td class=\"name\">", mt_an_class_str((mt_an_class_t)k[i].cls));
+        escn(h, k[i].s, k[i].len);
+        putf(h,
+             "</td><td class=\"n\" data-v=\"%u\">%u</td><td class=\"n\" data-v=\"%llu\">%llu</td>"
+             "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%lld\">%s</td>"
+             "<td class=\"n\" data-v=\"%lld\">%s</td></tr>\n",
+             k[i].ranks, k[i].ranks, (unsigned long long)k[i].count, (unsigned long long)k[i].count,
+             (long long)k[i].total_ns, ms3(k[i].total_ns).s, (long long)mean, us1(mean).s, (long long)k[i].max_ns,
+             us1(k[i].max_ns).s);
+    }
+    puts_(h, "</tbody></table></section>\n");
+    free(k);
+}
+
 /* ---- clock alignment ----------------------------------------------------- */
 
 static int i64_cmp(const void *x, const void *y)
@@ -1048,12 +1143,14 @@ mt_status_t mt_report_html(const mt_report_t *r, const mt_html_opts_t *o, mt_wri
     defs(&h);
     puts_(&h, "<nav><a href=\"#inputs\">Inputs</a><a href=\"#gpu-time\">GPU time</a>"
               "<a href=\"#stragglers\">Stragglers</a><a href=\"#collectives\">Collectives</a>"
-              "<a href=\"#projection\">Projection</a><a href=\"#clocks\">Clocks</a></nav>\n");
+              "<a href=\"#projection\">Projection</a><a href=\"#kernels\">Kernels</a>"
+              "<a href=\"#clocks\">Clocks</a></nav>\n");
     section_header(&h, r, o);
     section_gpu_time(&h, r);
     section_stragglers(&h, r);
     section_collectives(&h, r);
     section_projection(&h, r);
+    section_kernels(&h, r);
     section_clocks(&h, r);
     puts_(&h, "<script>\n");
     puts_(&h, script);

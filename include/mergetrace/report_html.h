@@ -9,6 +9,7 @@
  *   collectives  the collective table by total time (r->cross)
  *   projection   CPU vs GPU time per annotation, summed over ranks
  *                (r->analyses)
+ *   kernels      the ranks' top kernels per class, summed over ranks
  *   clocks       offset and residual per rank (r->clocks) and a few
  *                collectives' end times before and after correction
  *                (r->views)

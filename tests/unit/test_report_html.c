@@ -1,0 +1,396 @@
+/* report.html: escaping, sections, numbers and hostile names in a
+ * hand-built report; the views (lateness grid, before/after samples) from
+ * hand-built rows. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "mergetrace/mergetrace.h"
+#include "mergetrace/report_html.h"
+
+static char *escape_str(const char *s, size_t len)
+{
+    mt_buf_t b = {0};
+    assert_int_equal(mt_html_escape(s, len, mt_buf_write, &b), MT_OK);
+    assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
+    return b.data;
+}
+
+static void test_escape(void **state)
+{
+    (void)state;
+    char *e = escape_str("a&b<c>d\"e'f", 11);
+    assert_string_equal(e, "a&amp;b&lt;c&gt;d&quot;e&#39;f");
+    free(e);
+    e = escape_str("<script>alert(1)</script>", 25);
+    assert_string_equal(e, "&lt;script&gt;alert(1)&lt;/script&gt;");
+    free(e);
+    e = escape_str("&amp;", 5);
+    assert_string_equal(e, "&amp;amp;");
+    free(e);
+    /* UTF-8 passes through; tab, LF, CR stay; NUL and other controls become U+FFFD */
+    e = escape_str("\xc3\xa9\t\n\r", 5);
+    assert_string_equal(e, "\xc3\xa9\t\n\r");
+    free(e);
+    e = escape_str("a\0b\x01" "c\x7f", 6);
+    assert_string_equal(e, "a\xef\xbf\xbd" "b\xef\xbf\xbd" "c\xef\xbf\xbd");
+    free(e);
+    e = escape_str("", 0);
+    assert_string_equal(e, "");
+    free(e);
+    e = escape_str("plain text", 10);
+    assert_string_equal(e, "plain text");
+    free(e);
+}
+
+static mt_status_t failing_sink(void *ctx, const void *data, size_t len)
+{
+    (void)data;
+    (void)len;
+    int *calls = ctx;
+    return ++*calls >= 3 ? MT_ERR_IO : MT_OK;
+}
+
+static void test_escape_sink_error(void **state)
+{
+    (void)state;
+    int calls = 0;
+    assert_int_equal(mt_html_escape("a<b<c<d", 7, failing_sink, &calls), MT_ERR_IO);
+    calls = 0;
+    mt_report_t r = {.version = "0"};
+    assert_int_equal(mt_report_html(&r, NULL, failing_sink, &calls), MT_ERR_IO);
+}
+
+/* ---- a hand-built report ---------------------------------------------- */
+
+#define H_SCRIPT "<script>alert(1)</script>"
+#define H_IMG "\"><img src=x onerror=alert(1)>"
+#define H_PG "<b>&amp;</b>"
+
+static void set_str(mt_rank_analysis_t *a, mt_an_str_t *s, const char *text)
+{
+    size_t n = strlen(text);
+    s->off = (uint32_t)a->strings_len;
+    s->len = (uint32_t)n;
+    memcpy(a->strings + a->strings_len, text, n + 1);
+    a->strings_len += n + 1;
+}
+
+typedef struct fixture {
+    mt_rank_analysis_t an[2];
+    const mt_rank_analysis_t *anp[2];
+    char pool[2][256];
+    mt_an_proj_t proj[2];
+    mt_an_kernel_t kern[2];
+    mt_report_input_t in[2];
+    mt_clock_t clk[2];
+    mt_match_stats_t match;
+    mt_cross_t cross;
+    mt_cross_coll_t coll;
+    mt_cross_rank_t xr[2];
+    mt_cross_step_t step;
+    int32_t suspects[1], step_suspects[1];
+    char *evidence[1];
+    char ev0[128];
+    mt_report_views_t views;
+    int32_t grid_ranks[2];
+    int64_t grid_steps[1], grid_ns[2];
+    mt_report_sample_t sample;
+    int32_t s_ranks[2];
+    int64_t s_raw[2], s_end[2];
+    mt_report_t r;
+} fixture_t;
+
+static void build(fixture_t *f)
+{
+    memset(f, 0, sizeof *f);
+    for (int i = 0; i < 2; i++) {
+        mt_rank_analysis_t *a = &f->an[i];
+        a->rank = i;
+        a->strings = f->pool[i];
+        a->span_ns = 1000000;
+        a->compute_ns = 600000;
+        a->comm_ns = 250000;
+        a->memory_ns = 50000;
+        a->idle_ns = 100000;
+        a->busy_ns = 900000;
+        a->comm_total_ns = 400000;
+        a->overlap_ns = 150000; /* 37.5 % */
+        a->proj = &f->proj[i];
+        a->n_proj = 1;
+        set_str(a, &f->proj[i].name, H_IMG);
+        f->proj[i].count = 4;
+        f->proj[i].cpu_ns = i ? 1000000 : 2000000; /* 3.000 ms together */
+        f->proj[i].gpu_ns = i ? 500000 : 1500000;  /* 2.000 ms together */
+        a->kernels = &f->kern[i];
+        a->n_kernels = 1;
+        f->kern[i].cls = MT_AN_COMPUTE;
+        set_str(a, &f->kern[i].name, H_SCRIPT);
+        f->kern[i].count = 3;
+        f->kern[i].total_ns = 450000; /* 0.900 ms together, mean 150.0 us */
+        f->kern[i].max_ns = i ? 170000 : 160000;
+        f->anp[i] = a;
+        f->in[i] = (mt_report_input_t){.rank = i, .rank_source = "distributedInfo",
+                                       .path = "/tmp/" H_SCRIPT "/rank.json", .bytes = 1536,
+                                       .json_bytes = 1536, .events = 100};
+        f->clk[i] = (mt_clock_t){.rank = i, .reference = i == 0, .connected = true, .matched = 24,
+                                 .residual_p50_ns = 400, .residual_p99_ns = 1100};
+    }
+    f->clk[1].offset_ns = -7356000.0; /* -7.356 ms */
+    f->match = (mt_match_stats_t){.full = 24, .rows = 48};
+
+    memcpy(f->coll.pg, H_PG, sizeof H_PG);
+    strcpy(f->coll.dtype, "Float");
+    f->coll.kind = MT_COLLK_ALLREDUCE;
+    f->coll.bytes = 6 * 1024 * 1024;
+    f->coll.count = 18;
+    f->coll.ranks = 2;
+    f->coll.total_ns = 11500000;
+    f->coll.mean_ns = 638888;
+    f->coll.transfer_ns = 2355000;
+    f->coll.algbw_gbps = 48.09;
+    f->coll.busbw_gbps = 84.16;
+    f->cross.colls = &f->coll;
+    f->cross.n_colls = 1;
+    f->xr[0] = (mt_cross_rank_t){.rank = 0, .instances = 24, .chance_q24 = 12u << 24};
+    f->xr[1] = (mt_cross_rank_t){.rank = 1, .instances = 24, .last = 19, .chance_q24 = 12u << 24,
+                                 .wait_caused_ns = 40641000};
+    f->cross.ranks = f->xr;
+    f->cross.n_ranks = 2;
+    f->cross.instances = 24;
+    f->suspects[0] = 1;
+    f->cross.suspects = f->suspects;
+    f->cross.n_suspects = 1;
+    strcpy(f->ev0, "rank 1: " H_SCRIPT " & \"x\"");
+    f->evidence[0] = f->ev0;
+    f->cross.evidence = f->evidence;
+    f->cross.n_evidence = 1;
+    f->step = (mt_cross_step_t){.step = 7, .instances = 4, .first_suspect = 0, .n_suspects = 1};
+    f->step_suspects[0] = 1;
+    f->cross.steps = &f->step;
+    f->cross.n_steps = 1;
+    f->cross.step_suspects = f->step_suspects;
+    f->cross.n_step_suspects = 1;
+
+    f->grid_ranks[0] = 0;
+    f->grid_ranks[1] = 1;
+    f->grid_steps[0] = 7;
+    f->grid_ns[0] = -12345;  /* -12.3 us */
+    f->grid_ns[1] = 293400;  /* +293.4 us */
+    f->views.grid_ranks = f->grid_ranks;
+    f->views.n_grid_ranks = 2;
+    f->views.grid_steps = f->grid_steps;
+    f->views.n_grid_steps = 1;
+    f->views.n_steps_total = 1;
+    f->views.grid_ns = f->grid_ns;
+    f->s_ranks[0] = 0;
+    f->s_ranks[1] = 1;
+    f->s_raw[0] = 1000;
+    f->s_raw[1] = 7357000;
+    f->s_end[0] = 1000;
+    f->s_end[1] = 1200;
+    f->sample = (mt_report_sample_t){.kind = MT_COLLK_ALLREDUCE, .pg = "0", .step = 7, .n = 2,
+                                     .ranks = f->s_ranks, .raw_end_ns = f->s_raw, .end_ns = f->s_end};
+    f->views.samples = &f->sample;
+    f->views.n_samples = 1;
+
+    f->r = (mt_report_t){.version = "0.1.0", .world_size = 2, .inputs = f->in, .n_inputs = 2, .aligned = true,
+                         .reference_rank = 0, .clocks = f->clk, .n_clocks = 2, .match = &f->match,
+                         .analyses = f->anp, .n_analyses = 2, .cross = &f->cross, .views = &f->views};
+}
+
+static char *render(const mt_report_t *r, const mt_html_opts_t *o)
+{
+    mt_buf_t b = {0};
+    assert_int_equal(mt_report_html(r, o, mt_buf_write, &b), MT_OK);
+    assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
+    return b.data;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+static void has(const char *page, const char *needle)
+{
+    if (!strstr(page, needle))
+        fail_msg("report.html lacks \"%s\"", needle);
+}
+
+static void test_report(void **state)
+{
+    (void)state;
+    fixture_t *f = malloc(sizeof *f);
+    assert_non_null(f);
+    build(f);
+    mt_html_opts_t o = {.command_line = "mergetrace -o '" H_IMG "' ./traces"};
+    char *p = render(&f->r, &o);
+
+    /* nothing from the hostile names became markup */
+    assert_null(strstr(p, "<script>alert"));
+    assert_null(strstr(p, "<img"));
+    assert_null(strstr(p, "<b>"));
+    assert_int_equal(count(p, "<script"), 1); /* the page's own sorting script */
+    assert_int_equal(count(p, "onerror=alert(1)&gt;"), count(p, "onerror"));
+    /* ... and they are there as text */
+    has(p, "&lt;script&gt;alert(1)&lt;/script&gt;");
+    has(p, "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;");
+    has(p, "<td class=\"name\">&lt;b&gt;&amp;amp;&lt;/b&gt;</td>");
+    has(p, "<li>rank 1: &lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;x&quot;</li>");
+    has(p, "<pre class=\"cmd\">mergetrace -o &#39;&quot;&gt;&lt;img src=x onerror=alert(1)&gt;&#39; ./traces</pre>");
+    has(p, "<td class=\"name\">/tmp/&lt;script&gt;alert(1)&lt;/script&gt;/rank.json</td>");
+
+    /* every section */
+    const char *ids[] = {"inputs", "gpu-time", "stragglers", "collectives", "projection", "kernels", "clocks"};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "id=\"%s\"", ids[i]);
+        has(p, want);
+    }
+    has(p, "<h2>GPU time per rank</h2>");
+    has(p, "<h2>Stragglers</h2>");
+    has(p, "<h2>Collectives</h2>");
+    has(p, "<h2>GPU projection by annotation</h2>");
+    has(p, "<h2>Top kernels</h2>");
+    has(p, "<h2>Clock alignment</h2>");
+
+    /* the numbers put in, formatted */
+    has(p, "2 ranks loaded (2 files, 3.00 KiB, 200 events)");
+    has(p, "<td class=\"n\">1.50 KiB</td>");
+    has(p, "<td class=\"n\" data-v=\"60.0\">60.0</td><td class=\"n\" data-v=\"25.0\">25.0</td>"
+           "<td class=\"n\" data-v=\"5.0\">5.0</td><td class=\"n\" data-v=\"10.0\">10.0</td>"
+           "<td class=\"n\" data-v=\"37.5\">37.5</td>");
+    has(p, ">37.5%</text>");
+    has(p, "<title>rank 0 compute: 0.600 ms (60.0%)</title>");
+    has(p, "<title>rank 1 step 7: mean lateness +293.4 us (suspect of the step)</title>");
+    has(p, "<title>rank 0 step 7: mean lateness -12.3 us</title>");
+    has(p, ">+293</text>");
+    has(p, "suspects on the aligned clock: <strong>1</strong>");
+    has(p, "<td class=\"n\" data-v=\"11500000\"><span class=\"bar\" style=\"width:60px\"></span>11.500</td>");
+    has(p, "<td class=\"n\" data-v=\"638888\">638.9</td>");
+    has(p, ">84.16</td>");
+    has(p, "6.00 MiB");
+    /* projection summed over ranks: CPU 3.000 ms, GPU 2.000 ms of 1.800 ms busy... */
+    has(p, "<td class=\"n\" data-v=\"8\">8</td><td class=\"n\" data-v=\"3000000\">3.000</td>"
+           "<td class=\"n\" data-v=\"2000000\">2.000</td><td class=\"n\" data-v=\"111.1\">111.1</td>");
+    /* kernels summed: 2 ranks, 6 launches, 0.900 ms, mean 150.0 us, max 170.0 us */
+    has(p, "<td class=\"n\" data-v=\"2\">2</td><td class=\"n\" data-v=\"6\">6</td>"
+           "<td class=\"n\" data-v=\"900000\">0.900</td><td class=\"n\" data-v=\"150000\">150.0</td>"
+           "<td class=\"n\" data-v=\"170000\">170.0</td>");
+    has(p, "<td class=\"n\" data-v=\"-7356000\">-7.356</td>");
+    has(p, "<td class=\"n\" data-v=\"400\">0.4</td><td class=\"n\" data-v=\"1100\">1.1</td>");
+    /* the sample: the median of two ends is the upper one */
+    has(p, "<title>rank 0: -7356.0 us from the median end</title>");
+    has(p, "<title>rank 1: 0.0 us from the median end</title>");
+    has(p, "<title>rank 0: -0.2 us from the median end</title>");
+    has(p, "allreduce on process group 0, ProfilerStep 7, 2 ranks");
+    /* deterministic */
+    char *again = render(&f->r, &o);
+    assert_string_equal(p, again);
+    free(again);
+    free(p);
+    free(f);
+}
+
+static void test_report_empty(void **state)
+{
+    (void)state;
+    mt_report_t r = {.version = "0.1.0", .world_size = 1};
+    char *p = render(&r, NULL);
+    has(p, "No per-rank analysis in this report.");
+    has(p, "No collective inside a ProfilerStep: no heat map.");
+    has(p, "No cross-rank analysis in this report.");
+    has(p, "No collective instances.");
+    has(p, "No annotation ranges with GPU work.");
+    has(p, "No kernel lists in this report.");
+    has(p, "No clocks.");
+    has(p, "</html>\n");
+    assert_null(strstr(p, "<pre class=\"cmd\">"));
+    free(p);
+}
+
+/* ---- views ------------------------------------------------------------- */
+
+static void test_views(void **state)
+{
+    (void)state;
+    /* one instance of three ranks in step 5 and one of two (ranks 0, 2) in
+     * step 6; rank 1's clock is 10 ns behind */
+    mt_cinst_t rows[5];
+    memset(rows, 0, sizeof rows);
+    const int32_t rk[5] = {0, 1, 2, 0, 2};
+    const int64_t start[5] = {100, 150, 400, 2000, 2300}, end[5] = {1000, 990, 1000, 3000, 3000};
+    for (int i = 0; i < 5; i++) {
+        rows[i].rank = rk[i];
+        rows[i].start_ns = start[i];
+        rows[i].end_ns = end[i];
+        rows[i].step = i < 3 ? 5 : 6;
+        rows[i].kind = MT_COLLK_ALLREDUCE;
+        strcpy(rows[i].pg, H_PG);
+    }
+    uint32_t first[3] = {0, 3, 5}, members[5] = {0, 1, 2, 3, 4};
+    uint8_t key[2] = {MT_KEY_PG_SEQ, MT_KEY_PG_SEQ}, status[2] = {MT_INST_FULL, MT_INST_PARTIAL};
+    int32_t expected[2] = {3, 3};
+    mt_match_t m = {.n_inst = 2, .first = first, .members = members, .key = key, .status = status,
+                    .expected = expected};
+    const int32_t ranks[3] = {2, 0, 1}; /* any order */
+    mt_clock_t clocks[3] = {{.rank = 2, .connected = true}, {.rank = 0, .reference = true, .connected = true},
+                            {.rank = 1, .connected = true, .offset_ns = 10}};
+    mt_report_views_t *v = NULL;
+    assert_int_equal(mt_report_views_build(rows, 5, &m, clocks, ranks, 3, 4, &v), MT_OK);
+    assert_non_null(v);
+    assert_int_equal(v->n_grid_ranks, 3);
+    assert_int_equal(v->grid_ranks[0], 0);
+    assert_int_equal(v->grid_ranks[2], 2);
+    assert_int_equal(v->n_grid_steps, 2);
+    assert_int_equal(v->n_steps_total, 2);
+    assert_int_equal(v->grid_steps[0], 5);
+    assert_int_equal(v->grid_steps[1], 6);
+    /* step 5: arrivals 100, 160, 400, median 160: lateness -60, 0, 240 */
+    assert_int_equal(v->grid_ns[0 * 2 + 0], -60);
+    assert_int_equal(v->grid_ns[1 * 2 + 0], 0);
+    assert_int_equal(v->grid_ns[2 * 2 + 0], 240);
+    /* step 6: arrivals 2000, 2300, median their mean 2150; rank 1 absent */
+    assert_int_equal(v->grid_ns[0 * 2 + 1], -150);
+    assert_true(v->grid_ns[1 * 2 + 1] == MT_VIEW_NONE);
+    assert_int_equal(v->grid_ns[2 * 2 + 1], 150);
+    /* the one full instance with the most participants */
+    assert_int_equal(v->n_samples, 1);
+    const mt_report_sample_t *s = &v->samples[0];
+    assert_int_equal(s->n, 3);
+    assert_int_equal(s->step, 5);
+    assert_int_equal(s->kind, MT_COLLK_ALLREDUCE);
+    assert_string_equal(s->pg, H_PG);
+    assert_int_equal(s->ranks[1], 1);
+    assert_int_equal(s->raw_end_ns[1], 990);
+    assert_int_equal(s->end_ns[1], 1000);
+    assert_int_equal(s->end_ns[0], 1000);
+    mt_report_views_free(v);
+    mt_report_views_free(NULL);
+
+    /* no match: empty views */
+    assert_int_equal(mt_report_views_build(NULL, 0, NULL, NULL, ranks, 3, 4, &v), MT_OK);
+    assert_int_equal(v->n_samples, 0);
+    assert_int_equal(v->n_grid_steps, 0);
+    mt_report_views_free(v);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_escape),         cmocka_unit_test(test_escape_sink_error),
+        cmocka_unit_test(test_report),         cmocka_unit_test(test_report_empty),
+        cmocka_unit_test(test_views),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
