@@ -638,8 +638,13 @@ static void section_stragglers(hw_t *h, const mt_report_t *r)
         if (!any)
             puts_(h, "<p>Steps whose suspects differ from the job's:</p><ul>");
         any = true;
-        putf(h, "<li>step %lld: suspects ", (long long)sp->step);
-        rank_list(h, x->step_suspects + sp->first_suspect, sp->n_suspects);
+        putf(h, "<li>step %lld: ", (long long)sp->step);
+        if (sp->n_suspects) {
+            puts_(h, "suspects ");
+            rank_list(h, x->step_suspects + sp->first_suspect, sp->n_suspects);
+        } else {
+            puts_(h, "no suspect");
+        }
         putf(h, " (%s ms of wait in the step", ms3(sp->wait_ns).s);
         if (sp->n_top)
             putf(h, "; most caused by rank %d: %s ms, last at %u of %u", sp->top[0].rank, ms3(sp->top[0].ns).s,
