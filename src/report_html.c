@@ -189,6 +189,12 @@ static num_t bytes_h(uint64_t v)
     return n;
 }
 
+static int i64_cmp(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
 /* A round tick step for about n ticks over span. */
 static double nice_step(double span, int n)
 {
@@ -262,9 +268,9 @@ static const char css[] =
     "th,td{border:1px solid #c8c8c8;padding:2px 7px;text-align:left;vertical-align:top}\n"
     "th{background:#eee}\n"
     "td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
-    "td.name{max-width:520px;overflow-wrap:anywhere}\n"
-    "th[data-sort]{cursor:pointer}\n"
-    "th[data-sort]::after{content:\" \\2195\";color:#888}\n"
+    "td.name{max-width:760px;overflow-wrap:anywhere}\n"
+    ".js th[data-sort]{cursor:pointer}\n"
+    ".js th[data-sort]::after{content:\" \\2195\";color:#888}\n"
     "svg{display:block;max-width:100%;height:auto;font-size:12px;margin:.4em 0}\n"
     "svg text{fill:#1a1a1a}\n"
     "svg .at{font-weight:600}\n"
@@ -277,11 +283,13 @@ static const char css[] =
     "section,header{scroll-margin-top:40px}\n"
     ".defs{position:absolute;width:0;height:0;overflow:hidden}\n"
     "@media print{nav{display:none}body{max-width:none;padding:0}h2{break-after:avoid}"
-    "section{break-before:auto}th[data-sort]::after{content:none}"
+    "section{break-before:auto}.js th[data-sort]::after{content:none}"
     "*{-webkit-print-color-adjust:exact;print-color-adjust:exact}}\n";
 
 /* Table sorting: click a header with data-sort. Cells sort on data-v when
- * they have it (numbers), else on their text. Nothing else depends on it. */
+ * they have it (numbers), else on their text. Nothing else depends on it;
+ * the class "js" it sets on <html> shows the sort arrows (and tells the
+ * browser test that the script ran to its end). */
 static const char script[] =
     "(function(){\n"
     "function key(c){var v=c.getAttribute('data-v');return v===null?c.textContent:parseFloat(v);}\n"
@@ -294,6 +302,7 @@ static const char script[] =
     "  var c=(typeof p==='number'&&typeof q==='number')?p-q:String(p).localeCompare(String(q));\n"
     "  return d==='a'?c:-c;});\n"
     " for(var j=0;j<rs.length;j++)b.appendChild(rs[j]);});}\n"
+    "document.documentElement.className='js';\n"
     "})();\n";
 
 /* Patterns shared by every picture of the page. */
@@ -534,12 +543,29 @@ static void heat_map(hw_t *h, const mt_report_t *r)
 {
     const mt_report_views_t *v = r->views;
     size_t nr = v->n_grid_ranks, ns = v->n_grid_steps;
-    int64_t max = 0;
+    /* the colour scale ends at the 98th percentile of |lateness|, so that
+     * one extreme step (a warm-up) does not wash out the rest; cells beyond
+     * it get the full colour and keep their number */
+    size_t cells = nr * ns;
+    int64_t *abs_v = malloc((cells ? cells : 1) * sizeof *abs_v);
+    if (!abs_v) {
+        h->st = h->st == MT_OK ? MT_ERR_NOMEM : h->st;
+        return;
+    }
+    size_t na = 0;
+    int64_t top_abs = 0;
     for (size_t c = 0; c < nr * ns; c++)
         if (v->grid_ns[c] != MT_VIEW_NONE) {
-            int64_t a = v->grid_ns[c] < 0 ? -v->grid_ns[c] : v->grid_ns[c];
-            max = a > max ? a : max;
+            abs_v[na] = v->grid_ns[c] < 0 ? -v->grid_ns[c] : v->grid_ns[c];
+            top_abs = abs_v[na] > top_abs ? abs_v[na] : top_abs;
+            na++;
         }
+    qsort(abs_v, na, sizeof *abs_v, i64_cmp);
+    int64_t max = na ? abs_v[(na * 98 + 99) / 100 - 1] : 0;
+    free(abs_v);
+    if (max <= 0)
+        max = top_abs > 0 ? top_abs : 1;
+    const char *beyond = top_abs > max ? " or more" : "";
     double lx = 70, top = 70, cw = 880.0 / (double)ns, ch = nr > 40 ? 12 : 22;
     cw = cw > 72 ? 72 : cw < 12 ? 12 : cw;
     bool text = cw >= 40 && ch >= 18;
@@ -552,9 +578,10 @@ static void heat_map(hw_t *h, const mt_report_t *r)
     putf(h, "<rect x=\"%.1f\" y=\"6\" width=\"200\" height=\"12\" fill=\"url(#g-late)\" stroke=\"#333\" "
             "stroke-width=\"0.5\"/>",
          lx);
-    putf(h, "<text x=\"%.1f\" y=\"31\" text-anchor=\"middle\">-%s us (early)</text>", lx, us0(max).s);
+    putf(h, "<text x=\"%.1f\" y=\"31\" text-anchor=\"middle\">-%s us%s (early)</text>", lx, us0(max).s, beyond);
     putf(h, "<text x=\"%.1f\" y=\"31\" text-anchor=\"middle\">0</text>", lx + 100);
-    putf(h, "<text x=\"%.1f\" y=\"31\" text-anchor=\"middle\">+%s us (late)</text>", lx + 200, us0(max).s);
+    putf(h, "<text x=\"%.1f\" y=\"31\" text-anchor=\"middle\">+%s us%s (late)</text>", lx + 200, us0(max).s,
+         beyond);
     putf(h, "<rect x=\"%.1f\" y=\"6\" width=\"14\" height=\"12\" fill=\"#fff\" stroke=\"#000\" stroke-width=\"2.5\"/>"
             "<text x=\"%.1f\" y=\"16\">outlined: suspect of the step</text>",
          lx + 290, lx + 310);
@@ -567,7 +594,7 @@ static void heat_map(hw_t *h, const mt_report_t *r)
     for (size_t i = 0; i < nr; i++) {
         double y = top + ch * (double)i;
         if (ch >= 18 || i % 2 == 0)
-            putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%d</text>", lx - 8, y + ch - 6,
+            putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%d</text>", lx - 8, y + ch / 2 + 4,
                  v->grid_ranks[i]);
         for (size_t s = 0; s < ns; s++) {
             int64_t val = v->grid_ns[i * ns + s];
@@ -948,12 +975,6 @@ static void section_kernels(hw_t *h, const mt_report_t *r)
 }
 
 /* ---- clock alignment ----------------------------------------------------- */
-
-static int i64_cmp(const void *x, const void *y)
-{
-    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-    return (a > b) - (a < b);
-}
 
 /* Median (upper middle) of v[0..n), n >= 1; v is not changed. */
 static int64_t median(const int64_t *v, size_t n, int64_t *tmp)

@@ -271,6 +271,8 @@ def cmd_browser(args):
             if "CONSOLE" in line or "Uncaught" in line:
                 fail(f"{name}: the page logged: {line.strip()}")
         check_page(name + " (DOM)", r.stdout, s.endswith("hostile"))
+        if not re.search(r'<html[^>]*class="js"', r.stdout):
+            fail(f"{name}: the page's script did not run to its end (no class js on <html>)")
     return 1 if failures else 0
 
 
