@@ -539,6 +539,27 @@ static void rank_list(hw_t *h, const int32_t *v, size_t n)
         putf(h, "%s%d", i ? ", " : "", v[i]);
 }
 
+#define MAX_HEAT_RANKS 128
+
+typedef struct heat_key {
+    int64_t late; /* the rank's latest cell */
+    size_t index;
+} heat_key_t;
+
+static int heat_key_cmp(const void *x, const void *y)
+{
+    const heat_key_t *a = x, *b = y;
+    if (a->late != b->late)
+        return a->late < b->late ? 1 : -1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+static int size_cmp(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    return (a > b) - (a < b);
+}
+
 static void heat_map(hw_t *h, const mt_report_t *r)
 {
     const mt_report_views_t *v = r->views;
@@ -566,10 +587,31 @@ static void heat_map(hw_t *h, const mt_report_t *r)
     if (max <= 0)
         max = top_abs > 0 ? top_abs : 1;
     const char *beyond = top_abs > max ? " or more" : "";
-    double lx = 70, top = 70, cw = 880.0 / (double)ns, ch = nr > 40 ? 12 : 22;
+    /* many ranks: the MAX_HEAT_RANKS with the latest cells, by rank */
+    size_t *show = malloc((nr ? nr : 1) * sizeof *show), nshow = 0;
+    heat_key_t *key = malloc((nr ? nr : 1) * sizeof *key);
+    if (!show || !key) {
+        free(show);
+        free(key);
+        h->st = h->st == MT_OK ? MT_ERR_NOMEM : h->st;
+        return;
+    }
+    for (size_t i = 0; i < nr; i++) {
+        key[i] = (heat_key_t){INT64_MIN, i};
+        for (size_t s = 0; s < ns; s++)
+            if (v->grid_ns[i * ns + s] != MT_VIEW_NONE && v->grid_ns[i * ns + s] > key[i].late)
+                key[i].late = v->grid_ns[i * ns + s];
+    }
+    if (nr > MAX_HEAT_RANKS)
+        qsort(key, nr, sizeof *key, heat_key_cmp);
+    for (size_t i = 0; i < nr && i < MAX_HEAT_RANKS; i++)
+        show[nshow++] = key[i].index;
+    qsort(show, nshow, sizeof *show, size_cmp);
+    free(key);
+    double lx = 70, top = 70, cw = 880.0 / (double)ns, ch = nshow > 40 ? 12 : 22;
     cw = cw > 72 ? 72 : cw < 12 ? 12 : cw;
     bool text = cw >= 40 && ch >= 18;
-    double W = lx + cw * (double)ns + 20, H = top + ch * (double)nr + 20;
+    double W = lx + cw * (double)ns + 20, H = top + ch * (double)nshow + 20;
     if (W < 620)
         W = 620;
     puts_(h, "<figure>");
@@ -591,9 +633,10 @@ static void heat_map(hw_t *h, const mt_report_t *r)
         if (cw >= 24 || s % (size_t)ceil(24 / cw) == 0)
             putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%lld</text>", lx + cw * ((double)s + 0.5),
                  top - 6, (long long)v->grid_steps[s]);
-    for (size_t i = 0; i < nr; i++) {
-        double y = top + ch * (double)i;
-        if (ch >= 18 || i % 2 == 0)
+    for (size_t q = 0; q < nshow; q++) {
+        size_t i = show[q];
+        double y = top + ch * (double)q;
+        if (ch >= 18 || q % 2 == 0)
             putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%d</text>", lx - 8, y + ch / 2 + 4,
                  v->grid_ranks[i]);
         for (size_t s = 0; s < ns; s++) {
@@ -626,6 +669,9 @@ static void heat_map(hw_t *h, const mt_report_t *r)
             "averaged over the step's collectives.");
     if (v->n_steps_total > ns)
         putf(h, " The first %zu of %zu steps are shown.", ns, v->n_steps_total);
+    if (nshow < nr)
+        putf(h, " The %zu of %zu ranks with the latest cells are shown (report.json has every rank).", nshow, nr);
+    free(show);
     puts_(h, "</p>\n");
 }
 

@@ -319,6 +319,31 @@ static void test_report_empty(void **state)
     free(p);
 }
 
+/* More ranks than the heat map draws: the 128 with the latest cells. */
+static void test_heat_cap(void **state)
+{
+    (void)state;
+    enum { N = 130 };
+    int32_t ranks[N];
+    int64_t steps[1] = {3}, ns[N];
+    for (int i = 0; i < N; i++) {
+        ranks[i] = i;
+        ns[i] = (int64_t)(i ^ 1) * 1000; /* ranks 1 and 0 have the two earliest cells */
+    }
+    mt_report_views_t v = {.grid_ranks = ranks, .n_grid_ranks = N, .grid_steps = steps, .n_grid_steps = 1,
+                           .n_steps_total = 1, .grid_ns = ns};
+    mt_report_t r = {.version = "0.1.0", .world_size = N, .views = &v};
+    char *p = render(&r, NULL);
+    assert_null(strstr(p, "<title>rank 0 step 3:"));
+    assert_null(strstr(p, "<title>rank 1 step 3:"));
+    has(p, "<title>rank 2 step 3: mean lateness +3.0 us</title>");
+    has(p, "<title>rank 129 step 3: mean lateness +128.0 us</title>");
+    has(p, "The 128 of 130 ranks with the latest cells are shown");
+    /* drawn by rank: rank 2's row comes before rank 3's, which is later */
+    assert_true(strstr(p, "<title>rank 2 step 3:") < strstr(p, "<title>rank 3 step 3:"));
+    free(p);
+}
+
 /* ---- views ------------------------------------------------------------- */
 
 static void test_views(void **state)
@@ -390,7 +415,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escape),         cmocka_unit_test(test_escape_sink_error),
         cmocka_unit_test(test_report),         cmocka_unit_test(test_report_empty),
-        cmocka_unit_test(test_views),
+        cmocka_unit_test(test_views),         cmocka_unit_test(test_heat_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
