@@ -14,7 +14,8 @@
       The same three pages rendered by headless Chromium (/usr/bin/chromium):
       the screenshot is not blank, the DOM after load holds the sections and
       the hostile names as text and no injected element, and the console
-      logged nothing. Exits 77 (skipped) without Chromium.
+      logged nothing, and clicking a table header sorts the table. Exits 77
+      (skipped) without Chromium.
 """
 import argparse
 import glob
@@ -273,7 +274,43 @@ def cmd_browser(args):
         check_page(name + " (DOM)", r.stdout, s.endswith("hostile"))
         if not re.search(r'<html[^>]*class="js"', r.stdout):
             fail(f"{name}: the page's script did not run to its end (no class js on <html>)")
+    if "sample_traces/pp8" in pages:
+        check_sorting(pages["sample_traces/pp8"], out)
     return 1 if failures else 0
+
+
+# Appended to a copy of a page: click the "span ms" header of the GPU time
+# table twice and write the column after each click into <pre id="probe">.
+SORT_PROBE = """<script>
+(function(){
+var t=document.querySelector('#gpu-time table'),th=t.tHead.rows[0].cells[1],out=[];
+function col(){var r=t.tBodies[0].rows,v=[];for(var i=0;i<r.length;i++)v.push(parseFloat(r[i].cells[1].getAttribute('data-v')));return v;}
+out.push(col());th.click();out.push(col());th.click();out.push(col());
+var p=document.createElement('pre');p.id='probe';p.textContent=JSON.stringify(out);document.body.appendChild(p);
+})();
+</script>"""
+
+
+def check_sorting(path, out):
+    """The page's table sorting, in the browser: one click sorts
+    descending, the next ascending."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    probe = os.path.join(out, "sort_probe.html")
+    with open(probe, "w", encoding="utf-8") as f:
+        f.write(text.replace("</body>", SORT_PROBE + "</body>"))
+    with tempfile.TemporaryDirectory() as prof:
+        r = run(chromium_cmd(prof) + ["--dump-dom", "file://" + os.path.abspath(probe)], timeout=120)
+    m = re.search(r'<pre id="probe">([^<]*)</pre>', r.stdout)
+    if not m:
+        fail(f"sorting probe: no result ({r.stderr[-400:]})")
+        return
+    import json
+    before, down, up = json.loads(m.group(1))
+    if down != sorted(before, reverse=True) or up != sorted(before) or len(before) < 2:
+        fail(f"sorting probe: {before} -> {down} -> {up}")
+    else:
+        print(f"sorting: {len(before)} rows sorted descending, then ascending")
 
 
 def main():
