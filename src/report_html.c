@@ -223,7 +223,8 @@ static void x_axis(hw_t *h, double x0, double w, double y, double y_top, double 
     double st = nice_step(hi - lo, w < 250 ? 3 : 5);
     putf(h, "<g class=\"axis\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", x0, y, x0 + w,
          y);
-    for (double v = ceil(lo / st - 1e-9) * st; v <= hi + st * 1e-9; v += st) {
+    int k = 0; /* bounded: st is at least a fifth of the span */
+    for (double v = ceil(lo / st - 1e-9) * st; v <= hi + st * 1e-9 && k < 40; v += st, k++) {
         double x = x0 + (v - lo) / (hi - lo) * w;
         putf(h,
              "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
@@ -441,6 +442,8 @@ static void section_gpu_time(hw_t *h, const mt_report_t *r)
     for (size_t i = 0; i < n; i++) {
         const mt_rank_analysis_t *a = r->analyses[i];
         double y = top + rh * (double)i;
+        if (!a)
+            continue;
         putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">rank %d</text>", lx - 6, y + bh - 2, a->rank);
         if (a->span_ns <= 0) {
             putf(h, "<text x=\"%.1f\" y=\"%.1f\" class=\"note\">no GPU activity</text>", lx + 4, y + bh - 2);
@@ -474,6 +477,8 @@ static void section_gpu_time(hw_t *h, const mt_report_t *r)
              "</tr></thead><tbody>\n");
     for (size_t i = 0; i < n; i++) {
         const mt_rank_analysis_t *a = r->analyses[i];
+        if (!a)
+            continue;
         double s = (double)a->span_ns;
         num_t c = pct1((double)a->compute_ns, s), m = pct1((double)a->comm_ns, s),
               y = pct1((double)a->memory_ns, s), d = pct1((double)a->idle_ns, s),
@@ -840,7 +845,7 @@ static void section_projection(hw_t *h, const mt_report_t *r)
     puts_(h, "<section id=\"projection\"><h2>GPU projection by annotation</h2>\n");
     size_t total = 0;
     for (size_t i = 0; r->analyses && i < r->n_analyses; i++)
-        total += r->analyses[i]->n_proj;
+        total += r->analyses[i] ? r->analyses[i]->n_proj : 0;
     if (!total) {
         puts_(h, "<p class=\"note\">No annotation ranges with GPU work.</p></section>\n");
         return;
@@ -854,6 +859,8 @@ static void section_projection(hw_t *h, const mt_report_t *r)
     int64_t busy = 0;
     for (size_t i = 0; i < r->n_analyses; i++) {
         const mt_rank_analysis_t *a = r->analyses[i];
+        if (!a)
+            continue;
         busy += a->busy_ns;
         for (size_t k = 0; k < a->n_proj; k++)
             p[n++] = (pname_t){a->strings + a->proj[k].name.off, a->proj[k].name.len, a->proj[k].count,
@@ -963,7 +970,7 @@ static void section_kernels(hw_t *h, const mt_report_t *r)
     puts_(h, "<section id=\"kernels\"><h2>Top kernels</h2>\n");
     size_t total = 0;
     for (size_t i = 0; r->analyses && i < r->n_analyses; i++)
-        total += r->analyses[i]->n_kernels;
+        total += r->analyses[i] ? r->analyses[i]->n_kernels : 0;
     if (!total) {
         puts_(h, "<p class=\"note\">No kernel lists in this report.</p></section>\n");
         return;
@@ -976,7 +983,7 @@ static void section_kernels(hw_t *h, const mt_report_t *r)
     size_t n = 0;
     for (size_t i = 0; i < r->n_analyses; i++) {
         const mt_rank_analysis_t *a = r->analyses[i];
-        for (size_t j = 0; j < a->n_kernels; j++) {
+        for (size_t j = 0; a && j < a->n_kernels; j++) {
             const mt_an_kernel_t *q = &a->kernels[j];
             k[n++] = (kname_t){q->cls, a->strings + q->name.off, q->name.len, 1, q->count, q->total_ns, q->max_ns};
         }
