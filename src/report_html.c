@@ -343,9 +343,9 @@ static void section_header(hw_t *h, const mt_report_t *r, const mt_html_opts_t *
         bytes += r->inputs[i].bytes;
         events += r->inputs[i].events;
     }
-    putf(h, " &middot; world size %lld &middot; %zu rank%s loaded (%zu file%s, %s, %llu events)", (long long)r->world_size,
-         r->n_inputs, r->n_inputs == 1 ? "" : "s", r->n_inputs, r->n_inputs == 1 ? "" : "s", bytes_h(bytes).s,
-         (unsigned long long)events);
+    putf(h, " &middot; world size %lld &middot; %zu rank%s loaded (%zu file%s, %s, %llu events)",
+         (long long)r->world_size, r->n_inputs, r->n_inputs == 1 ? "" : "s", r->n_inputs,
+         r->n_inputs == 1 ? "" : "s", bytes_h(bytes).s, (unsigned long long)events);
     if (r->n_missing) {
         putf(h, " &middot; <strong>missing ranks:");
         for (size_t i = 0; i < r->n_missing && i < 64; i++)
@@ -409,7 +409,9 @@ static void bar_seg(hw_t *h, double x, double y, double w, double bh, const char
 {
     if (w <= 0)
         return;
-    putf(h, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\"><title>rank %d %s: %s ms (%s%%)</title></rect>",
+    putf(h,
+         "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\">"
+         "<title>rank %d %s: %s ms (%s%%)</title></rect>",
          x, y, w, bh, fill, rank, what, ms3(ns).s, pct1((double)ns, (double)span).s);
 }
 
