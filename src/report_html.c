@@ -659,10 +659,10 @@ static void heat_map(hw_t *h, const mt_report_t *r)
             bool dark;
             late_colour(col, sizeof col, val, max, &dark);
             bool sus = step_suspect(r->cross, v->grid_steps[s], v->grid_ranks[i]);
-            putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" stroke=\"%s\" "
-                    "stroke-width=\"%s\"><title>rank %d step %lld: mean lateness %s%s us%s</title></rect>",
-                 x, y, cw, ch, col, sus ? "#000" : "#fff", sus ? "2.5" : "1", v->grid_ranks[i],
-                 (long long)v->grid_steps[s], val > 0 ? "+" : "", us1(val).s, sus ? " (suspect of the step)" : "");
+            putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" stroke=\"#fff\">"
+                    "<title>rank %d step %lld: mean lateness %s%s us%s</title></rect>",
+                 x, y, cw, ch, col, v->grid_ranks[i], (long long)v->grid_steps[s], val > 0 ? "+" : "", us1(val).s,
+                 sus ? " (suspect of the step)" : "");
             num_t t = us0(val);
             if (text)
                 putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"cell\"%s>%s%s</text>",
@@ -670,6 +670,14 @@ static void heat_map(hw_t *h, const mt_report_t *r)
                      t.s);
         }
     }
+    /* the suspects' outlines last, so no neighbour covers them */
+    for (size_t q = 0; r->cross && q < nshow; q++)
+        for (size_t s = 0; s < ns; s++)
+            if (v->grid_ns[show[q] * ns + s] != MT_VIEW_NONE &&
+                step_suspect(r->cross, v->grid_steps[s], v->grid_ranks[show[q]]))
+                putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#000\" "
+                        "stroke-width=\"2.5\" pointer-events=\"none\"/>",
+                     lx + cw * (double)s + 1.25, top + ch * (double)q + 1.25, cw - 2.5, ch - 2.5);
     puts_(h, "</svg></figure>\n");
     putf(h, "<p class=\"note\">Each cell: the rank's mean lateness in the step, in microseconds: its arrival at each "
             "collective (kernel start on the aligned clock) minus the median arrival of the participants, "

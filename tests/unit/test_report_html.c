@@ -274,6 +274,9 @@ static void test_report(void **state)
     has(p, "<title>rank 0 compute: 0.600 ms (60.0%)</title>");
     has(p, "<title>rank 1 step 7: mean lateness +293.4 us (suspect of the step)</title>");
     has(p, "<title>rank 0 step 7: mean lateness -12.3 us</title>");
+    /* one outline: rank 1 is the step's suspect (second row of 22 px from y 70) */
+    assert_int_equal(count(p, "pointer-events=\"none\""), 1);
+    has(p, "<rect x=\"71.2\" y=\"93.2\" width=\"69.5\" height=\"19.5\" fill=\"none\" stroke=\"#000\"");
     has(p, ">+293</text>");
     has(p, "suspects on the aligned clock: <strong>1</strong>");
     has(p, "<td class=\"n\" data-v=\"11500000\"><span class=\"bar\" style=\"width:60px\"></span>11.500</td>");
