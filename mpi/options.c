@@ -90,78 +90,10 @@ static int usage_error(bool print, const char *opt, const char *what)
 
 int parse_rank_list(const char *s, int32_t **out, size_t *n, char *msg, size_t cap)
 {
-    *out = NULL;
-    *n = 0;
-    size_t cap_l = 0;
-    const char *p = s;
-    if (!*p) {
-        snprintf(msg, cap, "expected ranks like 0-3,8");
-        return -1;
-    }
-    while (*p) {
-        char *e;
-        errno = 0;
-        long a = strtol(p, &e, 10), b;
-        if (e == p || a < 0 || a > INT32_MAX || errno) {
-            snprintf(msg, cap, "expected ranks like 0-3,8 at \"%s\"", p);
-            free(*out);
-            *out = NULL;
-            return -1;
-        }
-        p = e;
-        b = a;
-        if (*p == '-') {
-            p++;
-            b = strtol(p, &e, 10);
-            if (e == p || b < a || b > INT32_MAX || errno || b - a > (1 << 24)) {
-                snprintf(msg, cap, "expected a range A-B with A <= B at \"%s\"", p);
-                free(*out);
-                *out = NULL;
-                return -1;
-            }
-            p = e;
-        }
-        for (long r = a; r <= b; r++) {
-            if (*n == cap_l) {
-                cap_l = cap_l ? cap_l * 2 : 16;
-                int32_t *g = realloc(*out, cap_l * sizeof *g);
-                if (!g) {
-                    free(*out);
-                    *out = NULL;
-                    snprintf(msg, cap, "out of memory");
-                    return -1;
-                }
-                *out = g;
-            }
-            (*out)[(*n)++] = (int32_t)r;
-        }
-        if (*p == ',')
-            p++;
-        else if (*p) {
-            snprintf(msg, cap, "expected ',' or '-' at \"%s\"", p);
-            free(*out);
-            *out = NULL;
-            return -1;
-        }
-    }
-    /* sort + unique (insertion sort: lists are short) */
-    size_t w = 0;
-    for (size_t i = 0; i < *n; i++) {
-        int32_t v = (*out)[i];
-        size_t j = w;
-        while (j > 0 && (*out)[j - 1] > v) {
-            (*out)[j] = (*out)[j - 1];
-            j--;
-        }
-        if (j > 0 && (*out)[j - 1] == v) {
-            memmove(*out + j, *out + j + 1, (w - j) * sizeof **out);
-            continue;
-        }
-        (*out)[j] = v;
-        w++;
-    }
-    *n = w;
-    return 0;
+    mt_status_t st = mt_pp_ranks_parse(s, out, n, msg, cap);
+    if (st == MT_ERR_NOMEM)
+        snprintf(msg, cap, "out of memory");
+    return st == MT_OK ? 0 : -1;
 }
 
 int parse_window(const char *s, bool *steps, double *a, double *b, char *msg, size_t cap)

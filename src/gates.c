@@ -72,8 +72,32 @@ mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, char *msg, size_t cap)
     return MT_OK;
 }
 
+/* The largest of some values, and whether there was any. */
+typedef struct maxof {
+    bool any;
+    double mx;
+} maxof_t;
+
+static void maxof_add(maxof_t *m, double x)
+{
+    if (!m->any || x > m->mx)
+        m->mx = x;
+    m->any = true;
+}
+
+static bool maxof_get(const maxof_t *m, double scale, double *v, const char **why, const char *none)
+{
+    if (!m->any) {
+        *why = none;
+        return false;
+    }
+    *v = m->mx * scale;
+    return true;
+}
+
 static bool measure(const mt_gate_inputs_t *in, mt_gate_metric_t m, double *v, const char **why)
 {
+    maxof_t mo = {false, 0};
     switch (m) {
     case MT_GATE_OVERLAP:
     case MT_GATE_PERIOD_P99_US:
@@ -87,63 +111,27 @@ static bool measure(const mt_gate_inputs_t *in, mt_gate_metric_t m, double *v, c
         }
         *v = m == MT_GATE_OVERLAP ? in->pipeline->sum.overlap_score : (double)in->pipeline->sum.period_p99_ns / 1e3;
         return true;
-    case MT_GATE_STRAGGLER_WAIT_PCT: {
-        bool any = false;
-        double mx = 0;
+    case MT_GATE_STRAGGLER_WAIT_PCT:
         for (size_t i = 0; in->cross && i < in->cross->n_ranks; i++) {
             const mt_cross_rank_t *r = &in->cross->ranks[i];
             double d = (double)r->kernel_wait_ns + (double)r->kernel_transfer_ns;
-            if (!r->kernels || d <= 0)
-                continue;
-            double x = (double)r->kernel_wait_ns * 100.0 / d;
-            if (!any || x > mx)
-                mx = x;
-            any = true;
+            if (r->kernels && d > 0)
+                maxof_add(&mo, (double)r->kernel_wait_ns * 100.0 / d);
         }
-        if (!any) {
-            *why = "no collective kernels";
-            return false;
-        }
-        *v = mx;
-        return true;
-    }
-    case MT_GATE_IDLE_PCT: {
-        bool any = false;
-        double mx = 0;
+        return maxof_get(&mo, 1, v, why, "no collective kernels");
+    case MT_GATE_IDLE_PCT:
         for (size_t i = 0; i < in->n_analyses; i++) {
             const mt_rank_analysis_t *a = in->analyses[i];
-            if (!a || a->span_ns <= 0)
-                continue;
-            double x = (double)a->idle_ns * 100.0 / (double)a->span_ns;
-            if (!any || x > mx)
-                mx = x;
-            any = true;
+            if (a && a->span_ns > 0)
+                maxof_add(&mo, (double)a->idle_ns * 100.0 / (double)a->span_ns);
         }
-        if (!any) {
-            *why = "no GPU activity";
-            return false;
-        }
-        *v = mx;
-        return true;
-    }
-    case MT_GATE_ALIGNMENT_P99_US: {
-        bool any = false;
-        double mx = 0;
-        for (size_t i = 0; in->aligned && i < in->n_clocks; i++) {
-            const mt_clock_t *c = &in->clocks[i];
-            if (!c->matched)
-                continue;
-            if (!any || c->residual_p99_ns > mx)
-                mx = c->residual_p99_ns;
-            any = true;
-        }
-        if (!any) {
-            *why = in->aligned ? "no rank's clock was fitted from collectives" : "clocks not aligned (--no-align)";
-            return false;
-        }
-        *v = mx / 1e3;
-        return true;
-    }
+        return maxof_get(&mo, 1, v, why, "no GPU activity");
+    case MT_GATE_ALIGNMENT_P99_US:
+        for (size_t i = 0; in->aligned && i < in->n_clocks; i++)
+            if (in->clocks[i].matched)
+                maxof_add(&mo, in->clocks[i].residual_p99_ns);
+        return maxof_get(&mo, 1e-3, v, why,
+                         in->aligned ? "no rank's clock was fitted from collectives" : "clocks not aligned (--no-align)");
     default:
         *why = "unknown metric";
         return false;

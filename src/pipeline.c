@@ -112,79 +112,73 @@ static mt_status_t parse_item(const char **p, int32_t **r, size_t *n, size_t *ca
     return MT_OK;
 }
 
-mt_status_t mt_pp_ranks_parse(const char *text, int32_t **ranks, size_t *n, char *msg, size_t cap)
+/* Ranks in groups: items ("A" or "A-B") joined by `join` within a group,
+ * groups separated by `split` (0: one group). r[] gets every rank in order,
+ * ends[g] the end of group g in r[]. */
+static mt_status_t parse_groups(const char *text, char join, char split, int32_t **r, size_t *n, size_t **ends,
+                                size_t *ns, char *msg, size_t cap)
 {
-    *ranks = NULL;
-    *n = 0;
-    size_t c = 0;
+    size_t rc = 0, sc = 0;
     const char *p = text;
-    mt_status_t st = MT_OK;
+    *r = NULL;
+    *ends = NULL;
+    *n = *ns = 0;
     for (;;) {
-        st = parse_item(&p, ranks, n, &c, msg, cap, text);
+        mt_status_t st = parse_item(&p, r, n, &rc, msg, cap, text);
         if (st != MT_OK)
-            break;
-        if (*p == ',') {
+            return st;
+        if (*p && *p == join) {
+            p++;
+            continue;
+        }
+        if (*ns == sc) {
+            size_t nc = sc ? sc * 2 : 8;
+            size_t *q = realloc(*ends, nc * sizeof *q);
+            if (!q)
+                return MT_ERR_NOMEM;
+            *ends = q;
+            sc = nc;
+        }
+        (*ends)[(*ns)++] = *n;
+        if (*p && *p == split) {
             p++;
             continue;
         }
         if (*p) {
             snprintf(msg, cap, "\"%s\": unexpected '%c' at offset %td", text, *p, p - text);
-            st = MT_ERR_USAGE;
+            return MT_ERR_USAGE;
         }
-        break;
-    }
-    if (st == MT_OK) {
-        qsort(*ranks, *n, sizeof **ranks, i32_cmp);
-        size_t k = 0;
-        for (size_t i = 0; i < *n; i++)
-            if (!k || (*ranks)[k - 1] != (*ranks)[i])
-                (*ranks)[k++] = (*ranks)[i];
-        *n = k;
         return MT_OK;
     }
-    free(*ranks);
-    *ranks = NULL;
-    *n = 0;
-    return st;
+}
+
+mt_status_t mt_pp_ranks_parse(const char *text, int32_t **ranks, size_t *n, char *msg, size_t cap)
+{
+    size_t *ends = NULL, ns = 0;
+    mt_status_t st = parse_groups(text, ',', 0, ranks, n, &ends, &ns, msg, cap);
+    free(ends);
+    if (st != MT_OK) {
+        free(*ranks);
+        *ranks = NULL;
+        *n = 0;
+        return st;
+    }
+    qsort(*ranks, *n, sizeof **ranks, i32_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++)
+        if (!k || (*ranks)[k - 1] != (*ranks)[i])
+            (*ranks)[k++] = (*ranks)[i];
+    *n = k;
+    return MT_OK;
 }
 
 mt_status_t mt_pp_stages_parse(const char *text, mt_pp_stages_t *out, char *msg, size_t cap)
 {
     memset(out, 0, sizeof *out);
     int32_t *r = NULL;
-    size_t n = 0, rc = 0, ns = 0, sc = 0;
+    size_t n = 0, ns = 0;
     size_t *ends = NULL;
-    const char *p = text;
-    mt_status_t st = MT_OK;
-    for (;;) {
-        st = parse_item(&p, &r, &n, &rc, msg, cap, text);
-        if (st != MT_OK)
-            break;
-        if (*p == '+') {
-            p++;
-            continue;
-        }
-        if (ns == sc) {
-            size_t nc = sc ? sc * 2 : 8;
-            size_t *q = realloc(ends, nc * sizeof *q);
-            if (!q) {
-                st = MT_ERR_NOMEM;
-                break;
-            }
-            ends = q;
-            sc = nc;
-        }
-        ends[ns++] = n;
-        if (*p == ',') {
-            p++;
-            continue;
-        }
-        if (*p) {
-            snprintf(msg, cap, "\"%s\": unexpected '%c' at offset %td", text, *p, p - text);
-            st = MT_ERR_USAGE;
-        }
-        break;
-    }
+    mt_status_t st = parse_groups(text, '+', ',', &r, &n, &ends, &ns, msg, cap);
     if (st == MT_OK && ns < 2) {
         snprintf(msg, cap, "\"%s\": a pipeline needs at least 2 stages (separate them with ',')", text);
         st = MT_ERR_USAGE;
