@@ -438,7 +438,8 @@ mt_status_t mt_an_chunks(const mt_an_input_t *in, mt_rank_analysis_t *a)
                                                        .acts = acts};
         }
     }
-    qsort(a->chunks, a->n_chunks, sizeof *a->chunks, chunk_cmp);
+    if (a->n_chunks > 1)
+        qsort(a->chunks, a->n_chunks, sizeof *a->chunks, chunk_cmp);
     for (size_t c = 0; c < a->n_chunks; c++)
         a->chunks[c].ordinal = c && a->chunks[c - 1].marker == a->chunks[c].marker ? a->chunks[c - 1].ordinal + 1 : 0;
     st = MT_OK;
