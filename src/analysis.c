@@ -45,6 +45,8 @@ static size_t iv_merge_sorted(mt_interval_t *iv, size_t n)
 mt_status_t mt_iv_union(mt_interval_t *iv, size_t *n)
 {
     size_t m = *n;
+    if (!m)
+        return MT_OK; /* iv may be NULL then */
     uint64_t *key = malloc((m ? m : 1) * sizeof *key);
     uint32_t *perm = malloc((m ? m : 1) * sizeof *perm);
     mt_interval_t *tmp = malloc((m ? m : 1) * sizeof *tmp);
