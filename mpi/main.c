@@ -258,6 +258,7 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
         }
         if (st == MT_OK)
             st = mt_trace_summarize(t, &r->sum);
+        size_t rows_before = L->n_rows;
         if (st == MT_OK)
             st = mt_cinst_extract(t, (int32_t)r->rank, &L->rows, &L->n_rows, &L->cap_rows);
         if (st == MT_OK)
@@ -268,7 +269,10 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
             mt_rank_analysis_t *a = NULL;
             void *bytes = NULL;
             size_t len = 0;
-            st = mt_analyze_rank(t, (int32_t)r->rank, &L->aopts, &a);
+            mt_analysis_opts_t ao = L->aopts;
+            ao.rows = L->rows + rows_before; /* this rank's rows tell all_to_all from P2P kernels */
+            ao.n_rows = L->n_rows - rows_before;
+            st = mt_analyze_rank(t, (int32_t)r->rank, &ao, &a);
             if (st == MT_OK)
                 st = mt_rank_analysis_pack(a, &bytes, &len);
             if (st == MT_OK)
@@ -469,8 +473,10 @@ static void print_analyses(FILE *out, const char *B, const char *N, const job_t 
 }
 
 static void print_summary(const options_t *o, const input_list_t *l, const job_t *j, const mt_align_result_t *al,
-                          const mt_rank_analysis_t *const *an, const mt_cross_t *cross, int n_procs, double t_load, double t_align, double t_merge, const char *merged_path,
-                          uint64_t merged_events, bool merge_failed)
+                          const mt_rank_analysis_t *const *an, const mt_cross_t *cross, const mt_pipeline_t *pipe,
+                          const char *pipe_note, const mt_gate_t *gates, size_t n_gates, int n_procs, double t_load,
+                          double t_align, double t_merge, const char *merged_path, uint64_t merged_events,
+                          bool merge_failed)
 {
     FILE *out = stdout;
     /* Under mpirun stdout is often a pseudo-terminal even when the user
@@ -524,6 +530,24 @@ static void print_summary(const options_t *o, const input_list_t *l, const job_t
     if (cross) {
         fprintf(out, "\n");
         (void)mt_report_cross_text(cross, stdout_write, NULL);
+    }
+    if (pipe) {
+        fprintf(out, "\n");
+        (void)mt_report_pipeline_text(pipe, stdout_write, NULL);
+    }
+    if (pipe_note)
+        fprintf(out, "%spipeline: %s\n", pipe ? "" : "\n", pipe_note);
+    if (n_gates) {
+        size_t passed = 0;
+        for (size_t i = 0; i < n_gates; i++)
+            passed += gates[i].pass;
+        fprintf(out, "\n%sgates%s: %zu of %zu passed\n", B, N, passed, n_gates);
+        for (size_t i = 0; i < n_gates; i++) {
+            if (gates[i].measured)
+                fprintf(out, "  %s %s (%.6g)\n", gates[i].pass ? "pass" : "FAIL", gates[i].expr, gates[i].value);
+            else
+                fprintf(out, "  FAIL %s (not measured: %s)\n", gates[i].expr, gates[i].why);
+        }
     }
     /* Warnings: everything skipped or doubtful, so the numbers can be trusted. */
     bool head = false;
@@ -663,6 +687,99 @@ static int output_is_input(const char *out_path, const input_list_t *l)
     return 0;
 }
 
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The stages to measure, from the options or the point-to-point traffic,
+ * then the pipeline numbers. *pipe stays NULL when there is no pipeline;
+ * note gets a line for the report when something was left out. */
+static mt_status_t run_pipeline(const options_t *o, const int32_t *ranks, size_t n_ranks, const mt_align_result_t *al,
+                                const mt_rank_analysis_t *const *an, size_t n_an, mt_pipeline_t **pipe, char *note,
+                                size_t cap)
+{
+    *pipe = NULL;
+    mt_pp_stages_t st = {0};
+    mt_status_t rc = MT_OK;
+    char msg[256] = "";
+    if (o->n_stage) {
+        size_t total = 0;
+        for (size_t s = 0; s < o->n_stage; s++)
+            total += o->stage_ranks[s] ? o->stage_n_ranks[s] : n_ranks;
+        st.first = calloc(o->n_stage + 1, sizeof *st.first);
+        st.ranks = malloc((total ? total : 1) * sizeof *st.ranks);
+        st.marker = calloc(o->n_stage, sizeof *st.marker);
+        st.name = calloc(o->n_stage, sizeof *st.name);
+        if (!st.first || !st.ranks || !st.marker || !st.name) {
+            mt_pp_stages_free(&st);
+            return MT_ERR_NOMEM;
+        }
+        st.n = o->n_stage;
+        st.source = MT_PP_FROM_ANNOTATIONS;
+        size_t b = 0;
+        for (size_t s = 0; s < o->n_stage; s++) {
+            st.first[s] = b;
+            st.marker[s] = (uint32_t)(s + 1);
+            snprintf(st.name[s], sizeof st.name[s], "%s", o->stage_name[s]);
+            const int32_t *r = o->stage_ranks[s] ? o->stage_ranks[s] : ranks;
+            size_t n = o->stage_ranks[s] ? o->stage_n_ranks[s] : n_ranks;
+            memcpy(st.ranks + b, r, n * sizeof *r);
+            b += n;
+        }
+        st.first[o->n_stage] = b;
+        if (o->pp_stages || o->pp_blocks)
+            snprintf(note, cap, "both --stage and %s were given: the OverlapScore uses the --stage annotation stages",
+                     o->pp_stages ? "--pp-stages" : "--pp");
+    } else if (o->pp_stages) {
+        rc = mt_pp_stages_parse(o->pp_stages, &st, msg, sizeof msg);
+    } else if (o->pp_blocks) {
+        rc = mt_pp_stages_blocks(ranks, n_ranks, o->pp_blocks, &st, msg, sizeof msg);
+        if (rc == MT_ERR_USAGE) {
+            snprintf(note, cap, "%s: no pipeline section", msg);
+            return MT_OK;
+        }
+    } else {
+        rc = mt_pp_stages_infer(al->rows, al->n_rows, al->clocks, al->n_clocks, &st);
+    }
+    if (rc != MT_OK) {
+        mt_pp_stages_free(&st);
+        return rc;
+    }
+    if (st.n < 2 && !(st.n == 1 && st.source == MT_PP_FROM_ANNOTATIONS)) {
+        mt_pp_stages_free(&st);
+        return MT_OK; /* no pipeline */
+    }
+    /* Every stage's leader must be a loaded rank. */
+    for (size_t s = 0; s < st.n; s++) {
+        size_t k = st.first[s];
+        while (k < st.first[s + 1] && !bsearch(&st.ranks[k], ranks, n_ranks, sizeof *ranks, cmp_i32))
+            k++;
+        if (k == st.first[s + 1]) {
+            snprintf(note, cap, "no rank of %s was loaded: no pipeline section", st.name[s]);
+            mt_pp_stages_free(&st);
+            return MT_OK;
+        }
+        if (k > st.first[s]) {
+            /* leading ranks that were not loaded: the lowest loaded rank leads */
+            size_t miss = k - st.first[s];
+            memmove(st.ranks + st.first[s], st.ranks + k, (st.first[s + 1] - k) * sizeof *st.ranks);
+            size_t total = st.first[st.n];
+            memmove(st.ranks + st.first[s + 1] - miss, st.ranks + st.first[s + 1],
+                    (total - st.first[s + 1]) * sizeof *st.ranks);
+            for (size_t t = s + 1; t <= st.n; t++)
+                st.first[t] -= miss;
+            snprintf(note, cap, "%zu rank%s of %s had no trace: the stage is led by rank %d", miss,
+                     miss == 1 ? "" : "s", st.name[s], (int)st.ranks[st.first[s]]);
+        }
+    }
+    mt_pp_opts_t po = {.warmup = o->warmup};
+    rc = mt_pipeline_analyze(&st, &po, an, n_an, al->clocks, al->n_clocks, pipe);
+    mt_pp_stages_free(&st);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -732,6 +849,19 @@ int main(int argc, char **argv)
     L.aopts.kernel_wait_ns = o.kernel_wait_ns;
     L.aopts.project_ops = o.project_ops;
     L.aopts.top_kernels = o.top_kernels;
+    mt_pp_markers_t *markers = NULL;
+    if (mt_pp_markers_compile(o.chunk_regex, (const char *const *)o.stage_regex, o.n_stage,
+                              (const int32_t *const *)o.stage_ranks, o.stage_n_ranks, &markers, msg,
+                              sizeof msg) != MT_OK) {
+        if (me == 0)
+            fprintf(stderr, "mergetrace: %s\n", msg[0] ? msg : "out of memory");
+        mt_rankmap_free(map);
+        inputs_free(&files);
+        options_free(&o);
+        MPI_Finalize();
+        return MT_EXIT_ERROR;
+    }
+    L.aopts.markers = markers;
     size_t mine = 0;
     for (size_t i = 0; i < files.n; i++)
         mine += files.files[i].owner == me;
@@ -885,6 +1015,28 @@ int main(int argc, char **argv)
             code = exit_code_for(st);
         }
     }
+    /* ---- pipeline and gates on process 0 ---- */
+    mt_pipeline_t *pipe = NULL;
+    char pipe_note[512] = "";
+    if (code == MT_EXIT_OK && me == 0) {
+        mt_status_t st = run_pipeline(&o, ranks, (size_t)n_ranks, &al, (const mt_rank_analysis_t *const *)an, n_an,
+                                      &pipe, pipe_note, sizeof pipe_note);
+        if (st != MT_OK) {
+            fprintf(stderr, "mergetrace: pipeline analysis: %s\n", mt_status_str(st));
+            code = exit_code_for(st);
+        }
+    }
+    size_t gates_failed = 0;
+    if (code == MT_EXIT_OK && me == 0 && o.n_gates) {
+        mt_gate_inputs_t gi = {.pipeline = pipe,
+                               .cross = cross,
+                               .analyses = (const mt_rank_analysis_t *const *)an,
+                               .n_analyses = n_an,
+                               .clocks = al.clocks,
+                               .n_clocks = al.n_clocks,
+                               .aligned = !o.no_align};
+        gates_failed = mt_gates_eval(o.gates, o.n_gates, &gi);
+    }
     /* the pictures of report.html: sample instances and the lateness grid */
     mt_report_views_t *views = NULL;
     if (code == MT_EXIT_OK && me == 0 && !o.no_html) {
@@ -1027,6 +1179,10 @@ int main(int argc, char **argv)
                                .analyses = (const mt_rank_analysis_t *const *)an,
                                .n_analyses = n_an,
                                .cross = cross,
+                               .pipeline = pipe,
+                               .pipeline_note = pipe_note[0] ? pipe_note : NULL,
+                               .gates = o.gates,
+                               .n_gates = o.n_gates,
                                .views = views};
             if (write_report(o.out_dir, &rep, NULL, msg, sizeof msg)) {
                 fprintf(stderr, "mergetrace: %s\n", msg);
@@ -1041,10 +1197,22 @@ int main(int argc, char **argv)
                 if (mt_report_json(&rep, stdout_write, NULL) != MT_OK)
                     code = MT_EXIT_ERROR;
             } else if (!o.quiet) {
-                print_summary(&o, &files, &job, &al, (const mt_rank_analysis_t *const *)an, cross, n_procs, t_load,
-                              t_align, t_merge, (!o.no_merge && !merge_failed) ? merged_path : NULL, merged_events,
-                              merge_failed);
+                print_summary(&o, &files, &job, &al, (const mt_rank_analysis_t *const *)an, cross, pipe,
+                              pipe_note[0] ? pipe_note : NULL, o.gates, o.n_gates, n_procs, t_load, t_align, t_merge,
+                              (!o.no_merge && !merge_failed) ? merged_path : NULL, merged_events, merge_failed);
             }
+            /* Failed gates are errors a CI log must show even with -q or --json. */
+            for (size_t i = 0; i < o.n_gates; i++)
+                if (!o.gates[i].pass) {
+                    if (o.gates[i].measured)
+                        fprintf(stderr, "mergetrace: gate failed: %s (value %.6g)\n", o.gates[i].expr,
+                                o.gates[i].value);
+                    else
+                        fprintf(stderr, "mergetrace: gate failed: %s (not measured: %s)\n", o.gates[i].expr,
+                                o.gates[i].why);
+                }
+            if (gates_failed && code == MT_EXIT_OK)
+                code = MT_EXIT_GATE;
             if (fflush(stdout) || ferror(stdout)) {
                 fprintf(stderr, "mergetrace: stdout: write error\n");
                 code = MT_EXIT_ERROR;
@@ -1057,6 +1225,8 @@ int main(int argc, char **argv)
 
     mt_cross_free(cross);
     mt_report_views_free(views);
+    mt_pipeline_free(pipe);
+    mt_pp_markers_free(markers);
     mt_align_result_free(&al);
     free(ranks);
     free(job.missing);

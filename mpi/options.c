@@ -55,6 +55,22 @@ static const char usage_text[] =
     "                       user annotations (record_function ranges)\n"
     "      --top-kernels N  kernels listed per class (compute, comm, memory;\n"
     "                       default 10)\n"
+    "\n"
+    "Pipeline (a pipeline section appears when stages are given or the\n"
+    "point-to-point traffic shows them):\n"
+    "      --pp-stages LIST stages in pipeline order, e.g. 0-3,4-7 (',' between\n"
+    "                       stages; '+' joins ranks of one stage: 0+2,1+3)\n"
+    "      --pp N           N stages of contiguous rank blocks\n"
+    "      --chunk REGEX    the CPU range that delimits one chunk of work on each\n"
+    "                       stage (default: ProfilerStep#N)\n"
+    "      --stage NAME=REGEX[@RANKS]\n"
+    "                       a stage made of annotation ranges instead of ranks\n"
+    "                       (repeatable, in pipeline order), e.g. A=encode@0\n"
+    "      --warmup W       chunks left out of the summary (default 1)\n"
+    "      --gate EXPR      fail with exit code 3 unless EXPR holds (repeatable):\n"
+    "                       overlap>=X, period_p99_us<=X, straggler_wait_pct<=X,\n"
+    "                       idle_pct<=X, alignment_p99_us<=X\n"
+    "\n"
     "  -q, --quiet          print nothing but errors\n"
     "      --progress       show progress on stderr even when it is not a terminal\n"
     "      --no-progress    never show progress\n"
@@ -64,7 +80,7 @@ static const char usage_text[] =
     "\n"
     "Exit codes: 0 success; 1 I/O or internal error; 2 invalid input (not JSON,\n"
     "not a trace, unknown rank, duplicate ranks, truncated with --strict);\n"
-    "64 usage error.\n";
+    "3 a --gate failed; 64 usage error.\n";
 
 static int usage_error(bool print, const char *opt, const char *what)
 {
@@ -75,78 +91,10 @@ static int usage_error(bool print, const char *opt, const char *what)
 
 int parse_rank_list(const char *s, int32_t **out, size_t *n, char *msg, size_t cap)
 {
-    *out = NULL;
-    *n = 0;
-    size_t cap_l = 0;
-    const char *p = s;
-    if (!*p) {
-        snprintf(msg, cap, "expected ranks like 0-3,8");
-        return -1;
-    }
-    while (*p) {
-        char *e;
-        errno = 0;
-        long a = strtol(p, &e, 10), b;
-        if (e == p || a < 0 || a > INT32_MAX || errno) {
-            snprintf(msg, cap, "expected ranks like 0-3,8 at \"%s\"", p);
-            free(*out);
-            *out = NULL;
-            return -1;
-        }
-        p = e;
-        b = a;
-        if (*p == '-') {
-            p++;
-            b = strtol(p, &e, 10);
-            if (e == p || b < a || b > INT32_MAX || errno || b - a > (1 << 24)) {
-                snprintf(msg, cap, "expected a range A-B with A <= B at \"%s\"", p);
-                free(*out);
-                *out = NULL;
-                return -1;
-            }
-            p = e;
-        }
-        for (long r = a; r <= b; r++) {
-            if (*n == cap_l) {
-                cap_l = cap_l ? cap_l * 2 : 16;
-                int32_t *g = realloc(*out, cap_l * sizeof *g);
-                if (!g) {
-                    free(*out);
-                    *out = NULL;
-                    snprintf(msg, cap, "out of memory");
-                    return -1;
-                }
-                *out = g;
-            }
-            (*out)[(*n)++] = (int32_t)r;
-        }
-        if (*p == ',')
-            p++;
-        else if (*p) {
-            snprintf(msg, cap, "expected ',' or '-' at \"%s\"", p);
-            free(*out);
-            *out = NULL;
-            return -1;
-        }
-    }
-    /* sort + unique (insertion sort: lists are short) */
-    size_t w = 0;
-    for (size_t i = 0; i < *n; i++) {
-        int32_t v = (*out)[i];
-        size_t j = w;
-        while (j > 0 && (*out)[j - 1] > v) {
-            (*out)[j] = (*out)[j - 1];
-            j--;
-        }
-        if (j > 0 && (*out)[j - 1] == v) {
-            memmove(*out + j, *out + j + 1, (w - j) * sizeof **out);
-            continue;
-        }
-        (*out)[j] = v;
-        w++;
-    }
-    *n = w;
-    return 0;
+    mt_status_t st = mt_pp_ranks_parse(s, out, n, msg, cap);
+    if (st == MT_ERR_NOMEM)
+        snprintf(msg, cap, "out of memory");
+    return st == MT_OK ? 0 : -1;
 }
 
 int parse_window(const char *s, bool *steps, double *a, double *b, char *msg, size_t cap)
@@ -189,11 +137,72 @@ int parse_window(const char *s, bool *steps, double *a, double *b, char *msg, si
     return 0;
 }
 
+/* --stage NAME=REGEX[@RANKS]: returns -1 when added, else an exit code. */
+static int add_stage(options_t *o, const char *val, bool print, const char *opt)
+{
+    const char *eq = strchr(val, '=');
+    if (!eq || eq == val || (size_t)(eq - val) > 31)
+        return usage_error(print, opt, "expected NAME=REGEX[@RANKS] with a NAME of 1 to 31 characters");
+    const char *re = eq + 1, *at = strrchr(re, '@');
+    int32_t *ranks = NULL;
+    size_t n_ranks = 0;
+    size_t re_len = strlen(re);
+    if (at) {
+        char msg[256];
+        mt_status_t rc = mt_pp_ranks_parse(at + 1, &ranks, &n_ranks, msg, sizeof msg);
+        if (rc == MT_ERR_NOMEM)
+            return MT_EXIT_ERROR;
+        if (rc != MT_OK)
+            return usage_error(print, opt, msg);
+        re_len = (size_t)(at - re);
+    }
+    if (!re_len) {
+        free(ranks);
+        return usage_error(print, opt, "expected a regular expression after NAME=");
+    }
+    size_t n = o->n_stage + 1;
+    char **nm = realloc(o->stage_name, n * sizeof *nm);
+    if (nm)
+        o->stage_name = nm;
+    char **rx = realloc(o->stage_regex, n * sizeof *rx);
+    if (rx)
+        o->stage_regex = rx;
+    int32_t **rk = realloc(o->stage_ranks, n * sizeof *rk);
+    if (rk)
+        o->stage_ranks = rk;
+    size_t *nr = realloc(o->stage_n_ranks, n * sizeof *nr);
+    if (nr)
+        o->stage_n_ranks = nr;
+    char *name = strndup(val, (size_t)(eq - val)), *regex = strndup(re, re_len);
+    if (!nm || !rx || !rk || !nr || !name || !regex) {
+        free(name);
+        free(regex);
+        free(ranks);
+        return MT_EXIT_ERROR;
+    }
+    o->stage_name[o->n_stage] = name;
+    o->stage_regex[o->n_stage] = regex;
+    o->stage_ranks[o->n_stage] = ranks;
+    o->stage_n_ranks[o->n_stage] = n_ranks;
+    o->n_stage = n;
+    return -1;
+}
+
 void options_free(options_t *o)
 {
     free(o->inputs);
     free(o->merge_ranks);
     free(o->command_line);
+    for (size_t i = 0; i < o->n_stage; i++) {
+        free(o->stage_name[i]);
+        free(o->stage_regex[i]);
+        free(o->stage_ranks[i]);
+    }
+    free(o->stage_name);
+    free(o->stage_regex);
+    free(o->stage_ranks);
+    free(o->stage_n_ranks);
+    free(o->gates);
     memset(o, 0, sizeof *o);
 }
 
@@ -206,6 +215,7 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
     o->out_dir = "mergetrace-out";
     o->kernel_wait_ns = 30000;
     o->top_kernels = 10;
+    o->warmup = 1;
     {
         size_t len = 1;
         for (int i = 0; i < argc; i++)
@@ -331,6 +341,54 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
             if (e == val || *e || errno || v < 0 || v > 100000)
                 return usage_error(print, name, "expected a count (0 to 100000)");
             o->top_kernels = (int)v;
+        } else if (!strcmp(name, "--pp-stages")) {
+            TAKES_VALUE();
+            char msg[256];
+            mt_pp_stages_t st;
+            mt_status_t rc = mt_pp_stages_parse(val, &st, msg, sizeof msg);
+            mt_pp_stages_free(&st);
+            if (rc == MT_ERR_NOMEM)
+                return MT_EXIT_ERROR;
+            if (rc != MT_OK)
+                return usage_error(print, name, msg);
+            o->pp_stages = val;
+        } else if (!strcmp(name, "--pp")) {
+            TAKES_VALUE();
+            char *e;
+            errno = 0;
+            long v = strtol(val, &e, 10);
+            if (e == val || *e || errno || v < 2 || v > 1000000)
+                return usage_error(print, name, "expected a number of stages (2 or more)");
+            o->pp_blocks = (int)v;
+        } else if (!strcmp(name, "--chunk")) {
+            TAKES_VALUE();
+            if (!*val)
+                return usage_error(print, name, "expected a regular expression");
+            o->chunk_regex = val;
+        } else if (!strcmp(name, "--warmup")) {
+            TAKES_VALUE();
+            char *e;
+            errno = 0;
+            long v = strtol(val, &e, 10);
+            if (e == val || *e || errno || v < 0 || v > 1000000)
+                return usage_error(print, name, "expected a number of chunks (0 or more)");
+            o->warmup = (int)v;
+        } else if (!strcmp(name, "--stage")) {
+            TAKES_VALUE();
+            int rc = add_stage(o, val, print, name);
+            if (rc >= 0)
+                return rc;
+        } else if (!strcmp(name, "--gate")) {
+            TAKES_VALUE();
+            char msg[256];
+            mt_gate_t g;
+            if (mt_gate_parse(val, &g, msg, sizeof msg) != MT_OK)
+                return usage_error(print, name, msg);
+            mt_gate_t *ng = realloc(o->gates, (o->n_gates + 1) * sizeof *ng);
+            if (!ng)
+                return MT_EXIT_ERROR;
+            o->gates = ng;
+            o->gates[o->n_gates++] = g;
         } else if (!strcmp(name, "--no-align")) {
             NO_VALUE();
             o->no_align = true;
@@ -386,5 +444,20 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         return usage_error(print, "PATH", "expected at least one trace file or directory");
     if (o->quiet)
         o->progress = false;
+    if ((o->pp_stages != NULL) + (o->pp_blocks > 0) > 1)
+        return usage_error(print, "--pp", "give either --pp-stages or --pp, not both");
+    {
+        /* The regexes must compile; main compiles them again for the run. */
+        char msg[256];
+        mt_pp_markers_t *mk = NULL;
+        mt_status_t rc = mt_pp_markers_compile(o->chunk_regex, (const char *const *)o->stage_regex, o->n_stage,
+                                               (const int32_t *const *)o->stage_ranks, o->stage_n_ranks, &mk, msg,
+                                               sizeof msg);
+        mt_pp_markers_free(mk);
+        if (rc == MT_ERR_NOMEM)
+            return MT_EXIT_ERROR;
+        if (rc != MT_OK)
+            return usage_error(print, o->n_stage ? "--stage / --chunk" : "--chunk", msg);
+    }
     return -1;
 }

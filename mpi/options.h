@@ -6,12 +6,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mergetrace/gates.h"
+
 /* Exit codes (documented in README.md). */
 enum {
     MT_EXIT_OK = 0,
     MT_EXIT_ERROR = 1,     /* I/O error, out of memory, internal error */
     MT_EXIT_BAD_INPUT = 2, /* a trace is not valid JSON / not a trace / no rank / truncated with --strict */
-    MT_EXIT_GATE = 3,      /* reserved: a --gate check failed */
+    MT_EXIT_GATE = 3,      /* a --gate check failed (the report is still written) */
     MT_EXIT_USAGE = 64,    /* bad command line */
 };
 
@@ -44,6 +46,18 @@ typedef struct options {
     int64_t kernel_wait_ns; /* --kernel-wait-us (default 30 us) */
     bool project_ops;       /* --project-ops */
     int top_kernels;        /* --top-kernels (default 10) */
+    /* pipeline */
+    const char *pp_stages;  /* --pp-stages LIST (validated), NULL = none */
+    int pp_blocks;          /* --pp N, 0 = none */
+    const char *chunk_regex;/* --chunk REGEX, NULL = ProfilerStep#N */
+    int warmup;             /* --warmup W (default 1) */
+    size_t n_stage;         /* --stage NAME=REGEX[@RANKS], repeatable */
+    char **stage_name;      /* each malloc'd */
+    char **stage_regex;     /* each malloc'd */
+    int32_t **stage_ranks;  /* each malloc'd, sorted; NULL = every rank */
+    size_t *stage_n_ranks;
+    mt_gate_t *gates;       /* --gate EXPR, repeatable */
+    size_t n_gates;
 } options_t;
 
 /* Free what options_parse allocated. */

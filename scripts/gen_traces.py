@@ -1084,6 +1084,7 @@ def run_pp(job, ranks):
         stage_ns = [L.chunk_busy for L in leaders]
         emit = leaders[-1].chunk_gpu[1]
         rec = {"k": k, "chunk_step": step, "emit_ns": emit, "stage_ns": stage_ns,
+               "latency_ns": emit - leaders[0].chunk_gpu[0],
                "period_ns": None, "hidden_ns": None, "overlap_score": None}
         if emit_prev is not None:
             period = emit - emit_prev
@@ -1124,11 +1125,13 @@ def run_pp(job, ranks):
         pipe["overlap_score"] = min(1.0, max(0.0, hid / den)) if den > 0 else 0.0
         per = [c["period_ns"] for c in after]
         pipe["period_ns"] = {"p50": median_lo(per), "mean": mean_int(per)}
+        pipe["latency_ns"] = {"p50": median_lo([c["latency_ns"] for c in after])}
         pipe["stage_busy_ns"] = [{"p50": median_lo([c["stage_ns"][s] for c in after]),
                                   "mean": mean_int([c["stage_ns"][s] for c in after])} for s in range(S)]
     else:
         pipe["overlap_score"] = None
         pipe["period_ns"] = None
+        pipe["latency_ns"] = None
         pipe["stage_busy_ns"] = None
     return k, pipe
 

@@ -45,6 +45,8 @@ static size_t iv_merge_sorted(mt_interval_t *iv, size_t n)
 mt_status_t mt_iv_union(mt_interval_t *iv, size_t *n)
 {
     size_t m = *n;
+    if (!m)
+        return MT_OK; /* iv may be NULL then */
     uint64_t *key = malloc((m ? m : 1) * sizeof *key);
     uint32_t *perm = malloc((m ? m : 1) * sizeof *perm);
     mt_interval_t *tmp = malloc((m ? m : 1) * sizeof *tmp);
@@ -429,6 +431,7 @@ void mt_rank_analysis_free(mt_rank_analysis_t *a)
     free(a->streams);
     free(a->proj);
     free(a->kernels);
+    free(a->chunks);
     free(a->strings);
     free(a);
 }
@@ -460,6 +463,8 @@ mt_status_t mt_analyze_rank(const mt_trace_t *t, int32_t rank, const mt_analysis
         st = mt_an_kernels(&in, a);
     if (st == MT_OK)
         st = mt_an_launch(&in, a);
+    if (st == MT_OK)
+        st = mt_an_chunks(&in, a);
     mt_an_input_free(&in);
     if (st != MT_OK) {
         mt_rank_analysis_free(a);
@@ -476,7 +481,7 @@ mt_status_t mt_analyze_rank(const mt_trace_t *t, int32_t rank, const mt_analysis
  * padding), then the string pool as a u64 length and its bytes. */
 
 #define MT_AN_MAGIC 0x4e41544du /* "MTAN" */
-#define MT_AN_FORMAT 1u
+#define MT_AN_FORMAT 2u
 
 #define MT_AN_SCALARS(X)                                                                                      \
     X(rank) X(opt_project_ops) X(opt_kernel_wait_ns) X(gpu_activities) X(gpu_first_ns) X(gpu_last_ns)       \
@@ -493,6 +498,7 @@ static size_t packed_size(const mt_rank_analysis_t *a)
     n += 8 + a->n_streams * sizeof *a->streams;
     n += 8 + a->n_proj * sizeof *a->proj;
     n += 8 + a->n_kernels * sizeof *a->kernels;
+    n += 8 + a->n_chunks * sizeof *a->chunks;
     n += 8 + a->strings_len;
     return n;
 }
@@ -531,6 +537,8 @@ mt_status_t mt_rank_analysis_pack(const mt_rank_analysis_t *a, void **bytes, siz
     p = put(p, a->proj, a->n_proj * sizeof *a->proj);
     p = put_u64(p, a->n_kernels);
     p = put(p, a->kernels, a->n_kernels * sizeof *a->kernels);
+    p = put_u64(p, a->n_chunks);
+    p = put(p, a->chunks, a->n_chunks * sizeof *a->chunks);
     p = put_u64(p, a->strings_len);
     p = put(p, a->strings, a->strings_len);
     (void)p;
@@ -616,6 +624,8 @@ mt_status_t mt_rank_analysis_unpack(const void *bytes, size_t len, mt_rank_analy
         a->proj = get_array(&r, sizeof *a->proj, &a->n_proj, &nomem);
     if (!r.bad && !nomem)
         a->kernels = get_array(&r, sizeof *a->kernels, &a->n_kernels, &nomem);
+    if (!r.bad && !nomem)
+        a->chunks = get_array(&r, sizeof *a->chunks, &a->n_chunks, &nomem);
     if (!r.bad && !nomem)
         a->strings = get_array(&r, 1, &a->strings_len, &nomem);
     a->strings_cap = a->strings_len;

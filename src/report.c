@@ -185,6 +185,23 @@ mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
             j.st = mt_report_cross_sections(r->cross, write, ctx);
         putf(&j, ",\n");
     }
+    if (r->pipeline) {
+        putf(&j, " ");
+        if (j.st == MT_OK)
+            j.st = mt_report_pipeline_json(r->pipeline, write, ctx);
+        putf(&j, ",\n");
+    }
+    if (r->pipeline_note) {
+        putf(&j, " \"pipeline_note\": ");
+        str(&j, r->pipeline_note);
+        putf(&j, ",\n");
+    }
+    if (r->n_gates) {
+        putf(&j, " ");
+        if (j.st == MT_OK)
+            j.st = mt_report_gates_json(r->gates, r->n_gates, write, ctx);
+        putf(&j, ",\n");
+    }
     putf(&j, " \"merged\": ");
     if (r->merged) {
         putf(&j, "{\"path\": ");

@@ -92,7 +92,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mergetrace/collectives.h"
 #include "mergetrace/merge.h"
+#include "mergetrace/pipeline.h"
 #include "mergetrace/status.h"
 #include "mergetrace/trace.h"
 
@@ -107,9 +109,13 @@ typedef struct mt_analysis_opts {
     int64_t kernel_wait_ns; /* --kernel-wait-us: gaps shorter than this are kernel wait; default 30 us */
     bool project_ops;       /* --project-ops: also project cpu_op ranges, not only user_annotation */
     int top_kernels;        /* kernels kept per class, default 10; <= 0 keeps none */
+    const mt_pp_markers_t *markers; /* chunk and stage markers for the pipeline pass (borrowed); NULL: none */
+    const mt_cinst_t *rows; /* collective rows of the rank (mt_cinst_extract; borrowed, may hold other */
+    size_t n_rows;          /* ranks' rows too): tell all_to_all from point-to-point kernels; NULL: names only */
 } mt_analysis_opts_t;
 
-/* Defaults: kernel_wait_ns 30000, project_ops false, top_kernels 10. */
+/* Defaults: kernel_wait_ns 30000, project_ops false, top_kernels 10, no
+ * markers, no rows. */
 void mt_analysis_opts_init(mt_analysis_opts_t *o);
 
 /* Kernel classes of mt_an_kernel_t.cls. */
@@ -192,6 +198,9 @@ typedef struct mt_rank_analysis {
     uint64_t launched;        /* GPU activities with a launch call */
     int64_t delay_p50_ns, delay_p90_ns, delay_p99_ns, delay_max_ns;
     int64_t launch_bound_ns;  /* part of idle_ns with the launching thread busy launching */
+    /* pipeline markers: every marker range with its work, by (marker, start) */
+    mt_pp_chunk_t *chunks;
+    size_t n_chunks;
     /* the string pool every mt_an_str_t indexes */
     char *strings;
     size_t strings_len;
@@ -299,7 +308,8 @@ int64_t mt_iv_overlap(const mt_interval_t *a, size_t na, const mt_interval_t *b,
 
 /* The passes: each reads in and fills only its own fields of a (temporal:
  * gpu_activities .. idle_ns; idle: host/kernel/other and streams;
- * projection: proj; kernels: kernels; launch: launched .. launch_bound_ns),
+ * projection: proj; kernels: kernels; launch: launched .. launch_bound_ns;
+ * chunks (mt_an_chunks, pipeline.h): chunks),
  * so they may run in any order. Arrays a pass adds are owned by a. MT_OK,
  * MT_ERR_NOMEM or MT_ERR_LIMIT. */
 mt_status_t mt_an_temporal(const mt_an_input_t *in, mt_rank_analysis_t *a);

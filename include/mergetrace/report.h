@@ -12,7 +12,9 @@
 #include "mergetrace/analysis.h"
 #include "mergetrace/collectives.h"
 #include "mergetrace/crossrank.h"
+#include "mergetrace/gates.h"
 #include "mergetrace/merge.h"
+#include "mergetrace/pipeline.h"
 #include "mergetrace/status.h"
 #include "mergetrace/summary.h"
 
@@ -60,6 +62,10 @@ typedef struct mt_report {
     size_t n_analyses;
     const mt_cross_t *cross;           /* cross-rank passes; NULL = none */
     const struct mt_report_views *views; /* pictures of report.html (report_html.h); NULL = none */
+    const mt_pipeline_t *pipeline;     /* NULL = no pipeline (the key is left out) */
+    const char *pipeline_note;         /* why there is no pipeline section, or which stages it used; may be NULL */
+    const mt_gate_t *gates;            /* evaluated (mt_gates_eval) */
+    size_t n_gates;
 } mt_report_t;
 
 /* Write report.json to the sink. Returns MT_OK or the sink's error. */

@@ -30,18 +30,99 @@ JOBS = {
     "dp-old-unlinked": ["--kind", "dp", "--ranks", "4", "--steps", "3", "--seed", "12", "--format", "old",
                         "--unlinked"],
     "pp-serialized": ["--kind", "pp", "--ranks", "4", "--pp-stages", "2", "--pp-mode", "serialized", "--chunks", "5",
-                      "--seed", "13"],
+                      "--seed", "13", "--ranks-per-node", "2"],
     "pp-3stage-kineto-layout": ["--kind", "pp", "--ranks", "6", "--pp-stages", "3", "--chunks", "4", "--seed", "14",
-                                "--indent", "2"],
+                                "--indent", "2", "--ranks-per-node", "2"],
+    "pp-partial-unequal": ["--kind", "pp", "--ranks", "4", "--pp-stages", "2", "--pp-mode", "partial",
+                           "--pp-partial", "0.5", "--stage-us", "3000,5000", "--chunks", "6", "--seed", "15",
+                           "--ranks-per-node", "2"],
+    "pp-4stage-skewed": ["--kind", "pp", "--ranks", "4", "--pp-stages", "4", "--chunks", "6", "--seed", "16",
+                         "--ranks-per-node", "1", "--max-offset-ms", "200", "--stage-us", "2000,3500,2500,3000"],
 }
 
+# Pipeline tolerances. The truth is in true time; mergetrace measures on the
+# ranks' clocks mapped onto the reference rank's, which run up to 2 x 50 ppm
+# apart from true time and each other (the clock fit keeps a drift only when
+# it stands out of the collectives' end-time jitter), and the clock offset
+# itself is fitted within a few us.
+PPM = 120e-6
 
-def run_mergetrace(mt, d, out):
+
+def close(a_ns, b_ns, abs_ns):
+    return abs(a_ns - b_ns) <= abs_ns + PPM * abs(b_ns)
+
+
+def compare_pipeline(name, got, truth, errors):
+    tp = truth.get("pipeline")
+    if not tp:
+        if got.get("pipeline") is not None:
+            errors.append("%s: a pipeline section for a job without one" % name)
+        return
+    gp = got.get("pipeline")
+    if gp is None:
+        errors.append("%s: no pipeline section" % name)
+        return
+
+    def eq(what, a, b):
+        if a != b:
+            errors.append("%s: pipeline %s: mergetrace %r, truth %r" % (name, what, a, b))
+
+    def near(what, a_us, b_ns, abs_ns):
+        a_ns = us_to_ns(a_us)
+        if not close(a_ns, b_ns, abs_ns):
+            errors.append("%s: pipeline %s: mergetrace %d ns, truth %d ns" % (name, what, a_ns, b_ns))
+
+    eq("stages", gp["stages"], tp["stages"])
+    eq("stage source", gp["stage_source"], "p2p")
+    eq("chunks", gp["chunks"], tp["chunks"])
+    eq("warmup", gp["warmup"], tp["warmup"])
+    tc = {c["chunk_step"]: c for c in tp["per_chunk"]}
+    eq("chunk numbers", [c["k"] for c in gp["per_chunk"]], sorted(tc))
+    for c in gp["per_chunk"]:
+        t = tc.get(c["k"])
+        if t is None:
+            continue
+        w = "chunk %d" % c["k"]
+        for s, (a, b) in enumerate(zip(c["stage_us"], t["stage_ns"])):
+            near("%s stage %d busy" % (w, s), a, b, 50)
+        if (c["period_us"] is None) != (t["period_ns"] is None):
+            errors.append("%s: pipeline %s period: mergetrace %r, truth %r" % (name, w, c["period_us"], t["period_ns"]))
+        elif t["period_ns"] is not None:
+            near(w + " period", c["period_us"], t["period_ns"], 200)
+            g, x = float(c["overlap_score"]), t["overlap_score"]
+            if abs(g - x) > 0.01:
+                errors.append("%s: pipeline %s OverlapScore: mergetrace %.4f, truth %.4f" % (name, w, g, x))
+        near(w + " latency", c["latency_us"], t["latency_ns"], 5000)
+    g, x = float(gp["overlap_score"]), tp["overlap_score"]
+    if abs(g - x) > 0.005:
+        errors.append("%s: pipeline OverlapScore: mergetrace %.4f, truth %.4f" % (name, g, x))
+    near("period p50", gp["period_us"]["p50"], tp["period_ns"]["p50"], 200)
+    near("period mean", gp["period_us"]["mean"], tp["period_ns"]["mean"], 200)
+    near("latency p50", gp["latency_us"]["p50"], tp["latency_ns"]["p50"], 5000)
+    for s, (a, b) in enumerate(zip(gp["stage_busy_us"], tp["stage_busy_ns"])):
+        near("stage %d busy p50" % s, a["p50"], b["p50"], 50)
+        near("stage %d busy mean" % s, a["mean"], b["mean"], 50)
+    means = [b["mean"] for b in tp["stage_busy_ns"]]
+    eq("critical stage", gp["critical_stage"], means.index(max(means)))
+    # Without alignment the cross-stage number is wrong by the clock offset
+    # between the first and the last stage leader (when their nodes differ).
+    ranks = {r["rank"]: r for r in truth["ranks"]}
+    first, last = ranks[tp["stages"][0][0]], ranks[tp["stages"][-1][0]]
+    skew = abs(first["clock_offset_ns"] - last["clock_offset_ns"])
+    if skew > 100000:
+        raw = us_to_ns(gp["raw_clock"]["latency_us"]["p50"])
+        if close(raw, tp["latency_ns"]["p50"], skew // 2):
+            errors.append("%s: pipeline latency on raw clocks %d ns is near the truth %d ns despite a %d ns skew: "
+                          "the test shows nothing" % (name, raw, tp["latency_ns"]["p50"], skew))
+
+
+def run_mergetrace(mt, d, out, extra=()):
     env = dict(os.environ)
     if os.geteuid() == 0:
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     env["ASAN_OPTIONS"] = "detect_leaks=0"  # Open MPI's allocations, not ours
-    p = subprocess.run([mt, "--json", "--no-progress", "--no-merge", "-o", out, d], capture_output=True, text=True,
+    p = subprocess.run([mt, "--json", "--no-progress", "--no-merge", "-o", out] + list(extra) + [d],
+                       capture_output=True, text=True,
                        env=env)
     if p.returncode != 0:
         raise AssertionError("mergetrace %s: exit %d\n%s" % (d, p.returncode, p.stderr))
@@ -169,6 +250,7 @@ def compare(name, d, got, truth):
     # the straggler the generator planted is the one named
     if truth.get("straggler") is not None:
         eq("straggler suspects", got["stragglers"]["suspects"], [truth["straggler"]])
+    compare_pipeline(name, got, truth, errors)
     cerr, worst = clock_errors(name, got, truth)
     errors += cerr
     return errors, worst
@@ -258,6 +340,27 @@ def main():
         else:
             passed += 1
             print("ok   %s (clock error p99 %.2f us)" % (name, worst / 1000))
+    # The stages inferred from the P2P traffic of the sample pipeline are the
+    # ones --pp-stages and --pp name, and give the same numbers.
+    pp8 = os.path.join(ROOT, "sample_traces", "pp8")
+    if os.path.isdir(pp8):
+        base = run_mergetrace(a.mergetrace, pp8, os.path.join(a.out, "out-pp8-inferred"))["pipeline"]
+        errs = []
+        for extra, src in ((["--pp-stages", "0-3,4-7"], "flag"), (["--pp", "2"], "blocks")):
+            got = run_mergetrace(a.mergetrace, pp8, os.path.join(a.out, "out-pp8-" + src), extra)["pipeline"]
+            if got["stage_source"] != src:
+                errs.append("%s: stage_source %r" % (" ".join(extra), got["stage_source"]))
+            got["stage_source"] = base["stage_source"]
+            if got != base:
+                errs.append("%s: pipeline differs from the inferred one" % " ".join(extra))
+        if errs:
+            failed += 1
+            print("FAIL pp8 stages")
+            for e in errs:
+                print("  " + e)
+        else:
+            passed += 1
+            print("ok   pp8: inferred stages = --pp-stages 0-3,4-7 = --pp 2")
     errs = dlrm_injected(a.mergetrace, a.out)
     if errs is None:
         print("skip dlrm-shifted (no ../shared/corpus)")

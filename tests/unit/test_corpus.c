@@ -1,7 +1,8 @@
 /* Every real trace in ../shared/corpus loads, with event counts per phase
  * and per category equal to the independent counts in MANIFEST.tsv
  * (corpus_manifest.h), NCCL kernels found and decoded as counted there, and
- * every NCCL kernel of the param DLRM 8-rank set tied to its collective. */
+ * every NCCL kernel of the param DLRM 8-rank set tied to its collective;
+ * every trace through the per-rank passes against an independent sweep. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include "corpus_manifest.h"
+#include "mergetrace/analysis.h"
 #include "test_util.h"
 
 static char path_buf[4096];
@@ -135,6 +137,147 @@ static void test_corpus_counts(void **state)
         check_row(&corpus_rows[i]);
 }
 
+/* A boundary of a GPU activity for the sweep below. */
+typedef struct bnd {
+    int64_t t;
+    int delta;  /* +1 start, -1 end */
+    int cls;    /* 0 compute, 1 comm, 2 memory */
+} bnd_t;
+
+static int bnd_cmp(const void *pa, const void *pb)
+{
+    const bnd_t *a = pa, *b = pb;
+    return (a->t > b->t) - (a->t < b->t);
+}
+
+/* HTA's temporal breakdown by an independent method: sweep the start and
+ * end points of every GPU activity, counting how many of each class run in
+ * each elementary segment (the passes use sorted interval unions). */
+static void sweep(const mt_trace_t *t, int64_t *span, int64_t *busy, int64_t *compute, int64_t *comm,
+                  int64_t *memory, int64_t *overlap, size_t *acts)
+{
+    bnd_t *b = malloc((2 * t->n_events + 1) * sizeof *b);
+    assert_non_null(b);
+    size_t n = 0;
+    int64_t lo = 0, hi = 0;
+    *acts = 0;
+    for (size_t i = 0; i < t->n_events; i++) {
+        const mt_event_t *e = &t->events[i];
+        int c = e->cls == MT_CLASS_COMPUTE ? 0 : e->cls == MT_CLASS_COMM ? 1
+              : (e->cls == MT_CLASS_MEMCPY || e->cls == MT_CLASS_MEMSET) ? 2 : -1;
+        if (e->ph != MT_PH_X || c < 0)
+            continue;
+        if (!*acts || e->ts < lo)
+            lo = e->ts;
+        if (!*acts || e->ts + e->dur > hi)
+            hi = e->ts + e->dur;
+        (*acts)++;
+        if (e->dur <= 0)
+            continue;
+        b[n++] = (bnd_t){e->ts, 1, c};
+        b[n++] = (bnd_t){e->ts + e->dur, -1, c};
+    }
+    qsort(b, n, sizeof *b, bnd_cmp);
+    int run[3] = {0, 0, 0};
+    *busy = *compute = *comm = *memory = *overlap = 0;
+    for (size_t i = 0; i < n; i++) {
+        run[b[i].cls] += b[i].delta;
+        if (i + 1 < n && b[i + 1].t > b[i].t) {
+            int64_t d = b[i + 1].t - b[i].t;
+            if (run[0] || run[1] || run[2])
+                *busy += d;
+            if (run[0])
+                *compute += d;
+            else if (run[1])
+                *comm += d;
+            else if (run[2])
+                *memory += d;
+            if (run[0] && run[1])
+                *overlap += d;
+        }
+    }
+    *span = *acts ? hi - lo : 0;
+    free(b);
+}
+
+/* Every corpus trace through the per-rank passes: the temporal breakdown
+ * and overlap equal the independent sweep to the ns, and no section is
+ * empty when the trace has what it needs (kernels -> top kernels and
+ * launch numbers, annotations with launches -> projection, ProfilerSteps
+ * -> one chunk each). */
+static void test_corpus_analyses(void **state)
+{
+    (void)state;
+    size_t n = sizeof corpus_rows / sizeof corpus_rows[0];
+    mt_pp_markers_t *mk = NULL;
+    char msg[256];
+    assert_int_equal(mt_pp_markers_compile(NULL, NULL, 0, NULL, NULL, &mk, msg, sizeof msg), MT_OK);
+    mt_analysis_opts_t o;
+    mt_analysis_opts_init(&o);
+    o.markers = mk;
+    size_t with_gpu = 0, with_proj = 0, with_chunks = 0;
+    for (size_t i = 0; i < n; i++) {
+        const corpus_row_t *r = &corpus_rows[i];
+        mt_trace_t *t = NULL;
+        mt_error_t err;
+        assert_int_equal(mt_trace_load(corpus_path(r->path), NULL, &t, &err), MT_OK);
+        mt_rank_analysis_t *a = NULL;
+        if (mt_analyze_rank(t, 0, &o, &a) != MT_OK)
+            fail_msg("%s: mt_analyze_rank failed", r->path);
+        int64_t span, busy, compute, comm, memory, overlap;
+        size_t acts;
+        sweep(t, &span, &busy, &compute, &comm, &memory, &overlap, &acts);
+        if (a->span_ns != span || a->busy_ns != busy || a->compute_ns != compute || a->comm_ns != comm ||
+            a->memory_ns != memory || a->overlap_ns != overlap || a->gpu_activities != acts)
+            fail_msg("%s: analysis span %lld busy %lld compute %lld comm %lld memory %lld overlap %lld acts %llu; "
+                     "sweep %lld %lld %lld %lld %lld %lld %zu",
+                     r->path, (long long)a->span_ns, (long long)a->busy_ns, (long long)a->compute_ns,
+                     (long long)a->comm_ns, (long long)a->memory_ns, (long long)a->overlap_ns,
+                     (unsigned long long)a->gpu_activities, (long long)span, (long long)busy, (long long)compute,
+                     (long long)comm, (long long)memory, (long long)overlap, acts);
+        assert_int_equal(a->idle_ns, span - busy);
+        assert_int_equal(a->compute_ns + a->comm_ns + a->memory_ns + a->idle_ns, a->span_ns);
+        if (acts) {
+            with_gpu++;
+            if (!a->n_kernels || !a->n_streams)
+                fail_msg("%s: %zu GPU activities but an empty kernel or stream list", r->path, acts);
+        }
+        assert_true(a->launched <= acts);
+        /* Projection: whenever an annotation range holds a launch. */
+        size_t steps = 0;
+        for (size_t k = 0; k < t->n_events; k++) {
+            const mt_event_t *e = &t->events[k];
+            if (e->ph != MT_PH_X || mt_cat_normal((mt_cat_t)e->cat) != MT_CAT_USER_ANNOTATION)
+                continue;
+            size_t len;
+            const char *nm = mt_strtab_get(t->strings, e->name, &len);
+            steps += len > 13 && len <= 31 && !memcmp(nm, "ProfilerStep#", 13) && strspn(nm + 13, "0123456789") == len - 13;
+        }
+        for (size_t k = 0; k < a->n_proj; k++) {
+            assert_true(a->proj[k].count > 0);
+            assert_true(a->proj[k].gpu_ns <= a->busy_ns);
+        }
+        with_proj += a->n_proj > 0;
+        if (a->n_chunks != steps)
+            fail_msg("%s: %zu chunks for %zu ProfilerStep ranges", r->path, a->n_chunks, steps);
+        for (size_t k = 0; k < a->n_chunks; k++) {
+            const mt_pp_chunk_t *c = &a->chunks[k];
+            assert_true(c->busy_ns <= (c->acts ? c->last_ns - c->first_ns : 0));
+            assert_true(c->busy_ns <= a->busy_ns);
+        }
+        with_chunks += a->n_chunks > 0;
+        mt_rank_analysis_free(a);
+        mt_trace_free(t);
+    }
+    /* The corpus has GPU traces, annotated ones and profiled steps. */
+    assert_true(with_gpu >= 35); /* 39 of 47 when written */
+    assert_true(with_proj >= 35); /* 39 */
+    assert_true(with_chunks >= 25); /* 29 */
+    printf("corpus analyses: %zu traces, %zu with GPU activity, %zu with projections, %zu with ProfilerSteps\n", n,
+           with_gpu, with_proj, with_chunks);
+    mt_pp_markers_free(mk);
+}
+
 #define DLRM "facebookresearch__param/et_replay/tests/inputs/dlrm_kineto.tar.gz.extracted/dlrm_kineto/"
 
 /* FORMAT.md 6.3: in DLRM all 64 NCCL kernels (8 per rank) resolve to their
@@ -248,6 +391,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corpus_counts),
+        cmocka_unit_test(test_corpus_analyses),
         cmocka_unit_test(test_dlrm_links),
         cmocka_unit_test(test_nccl_metadata_2024),
         cmocka_unit_test(test_large_comms_id),

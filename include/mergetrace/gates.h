@@ -1,0 +1,83 @@
+/* CI gates: "--gate overlap>=0.30" and the like, checked against what the
+ * run measured, so a CI job can fail on a regression (exit code 3).
+ *
+ * Metrics (the value a gate compares):
+ *  overlap             the pipeline OverlapScore (0..1)
+ *  period_p99_us       the pipeline period p99, us
+ *  straggler_wait_pct  the largest share, over the ranks, of collective
+ *                      kernel time spent waiting for the last participant:
+ *                      wait / (wait + transfer) * 100 (report.json "wait")
+ *  idle_pct            the largest GPU idle share over the ranks:
+ *                      idle / span * 100 (report.json "temporal")
+ *  alignment_p99_us    the largest p99 clock residual over the ranks, us
+ * Operators: <=, >=, <, >, ==. A gate whose metric the run could not
+ * measure (no pipeline, no collectives, no GPU activity) fails: a CI gate
+ * that silently passes on missing data would hide a broken job. */
+#ifndef MERGETRACE_GATES_H
+#define MERGETRACE_GATES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "mergetrace/analysis.h"
+#include "mergetrace/collectives.h"
+#include "mergetrace/crossrank.h"
+#include "mergetrace/merge.h"
+#include "mergetrace/pipeline.h"
+#include "mergetrace/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum mt_gate_metric {
+    MT_GATE_OVERLAP = 0,
+    MT_GATE_PERIOD_P99_US,
+    MT_GATE_STRAGGLER_WAIT_PCT,
+    MT_GATE_IDLE_PCT,
+    MT_GATE_ALIGNMENT_P99_US,
+    MT_GATE_METRIC_COUNT_
+} mt_gate_metric_t;
+
+typedef enum mt_gate_op { MT_GATE_LE = 0, MT_GATE_GE, MT_GATE_LT, MT_GATE_GT, MT_GATE_EQ } mt_gate_op_t;
+
+typedef struct mt_gate {
+    char expr[96];          /* the expression as given (cut to fit) */
+    mt_gate_metric_t metric;
+    mt_gate_op_t op;
+    double threshold;
+    bool measured;          /* mt_gates_eval found a value */
+    double value;
+    bool pass;
+    const char *why;        /* when not measured: a static reason */
+} mt_gate_t;
+
+/* Parse "metric OP number" (spaces allowed around the operator). MT_OK, or
+ * MT_ERR_USAGE with what was expected in msg. */
+mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, char *msg, size_t cap);
+
+/* Name of a metric ("overlap", ...). */
+const char *mt_gate_metric_str(mt_gate_metric_t m);
+
+/* What the gates look at; any pointer may be NULL (not measured). */
+typedef struct mt_gate_inputs {
+    const mt_pipeline_t *pipeline;
+    const mt_cross_t *cross;
+    const mt_rank_analysis_t *const *analyses;
+    size_t n_analyses;
+    const mt_clock_t *clocks;
+    size_t n_clocks;
+    bool aligned;
+} mt_gate_inputs_t;
+
+/* Fill measured, value, pass and why of g[0..n). Returns how many failed. */
+size_t mt_gates_eval(mt_gate_t *g, size_t n, const mt_gate_inputs_t *in);
+
+/* report.json: `"gates": [{"expr", "metric", "op", "threshold", "value",
+ * "pass"}]` (no comma around); value null when not measured, with "why". */
+mt_status_t mt_report_gates_json(const mt_gate_t *g, size_t n, mt_write_fn w, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

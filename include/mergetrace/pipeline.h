@@ -1,0 +1,232 @@
+/* Pipeline-parallel analysis: per chunk of work flowing through the stages,
+ * each stage's busy GPU time, the period between chunks leaving the last
+ * stage, and how much of the stages' work was hidden by running at once
+ * (OverlapScore). Two halves:
+ *
+ *  per rank  (mt_an_chunks, run by mt_analyze_rank on the loading process):
+ *            the marker ranges of the trace (ProfilerStep#N by default, a
+ *            --chunk regex, or a --stage annotation regex) and, for each, the
+ *            GPU work launched inside it, on the rank's own clock;
+ *  job       (mt_pipeline_analyze, on process 0 after alignment): stages,
+ *            chunks matched across stages, corrected times, the numbers.
+ *
+ * Definitions (ns; a chunk's "work" of one marker range on one rank):
+ *  work       the GPU activities (kernels, memcpy, memset) whose launch call
+ *             started inside the range, both ends inclusive; for the default
+ *             ProfilerStep#N marker the launch may be on any thread of the
+ *             range's process (backward runs on the autograd thread), for a
+ *             regex marker it must be on the range's own thread (as in the
+ *             GPU projection). Point-to-point kernels (send, recv, SendRecv
+ *             without an all_to_all collective record) are not work: waiting
+ *             for the neighbouring stage is not work. Collectives within a
+ *             stage (tensor parallel allreduce) are work.
+ *  busy       |U(work)|; first / last = first start / last end of the work.
+ *  stage_s_k  busy of the leader (lowest rank) of stage s on chunk k, scaled
+ *             by the leader's clock rate (1 + drift); stage_max_s_k = the
+ *             largest over the stage's ranks.
+ *  emit_k     corrected last end of the last stage leader's work on chunk k.
+ *  period_k   emit_k - emit_(k-1), for consecutive matched chunks.
+ *  hidden_k   sum_s stage_s_k - period_k.
+ *  score_k    clamp(hidden_k / (sum_s stage_s_k - max_s stage_s_k), 0, 1); 0
+ *             when the denominator is 0 (one stage).
+ *  latency_k  emit_k - corrected first start of the first stage leader's
+ *             work on chunk k: how long the chunk took through the whole
+ *             pipeline. It compares clocks of different ranks, so it is the
+ *             number alignment changes most (the raw-clock value is kept).
+ *  summary    over the chunks after the first `warmup` (those with a period):
+ *             period p50/p90/p99 (nearest rank) and mean (rounded down);
+ *             stage busy p50 and mean; OverlapScore = clamp(sum hidden /
+ *             sum (sum_s stage - max_s stage), 0, 1); the critical stage =
+ *             largest mean busy (lowest index on ties); bubble_s = (sum period
+ *             - sum stage_s) / sum period * 100, at least 0; spikes = chunks
+ *             whose period is at least the p99 and above the p50, largest
+ *             first (at most MT_PP_SPIKES).
+ * Chunks are matched across stages by the number after the marker's last '#'
+ * (ProfilerStep#12 -> 12) when every leader's ranges carry one, else by
+ * order. */
+#ifndef MERGETRACE_PIPELINE_H
+#define MERGETRACE_PIPELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mergetrace/collectives.h"
+#include "mergetrace/merge.h"
+#include "mergetrace/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct mt_rank_analysis;
+struct mt_an_input;
+
+/* ---- markers: which CPU ranges delimit chunks ---------------------------- */
+
+/* A compiled set of markers (opaque). Marker 0 is the chunk marker: the
+ * --chunk regex, or ProfilerStep#N when none is given; markers 1.. are the
+ * --stage annotation regexes, in the order given. */
+typedef struct mt_pp_markers mt_pp_markers_t;
+
+/* Compile the markers. chunk_regex may be NULL (ProfilerStep#N); stage
+ * regexes[0..n_stage) are POSIX extended regexes matched anywhere in a
+ * range's name (anchor with ^...$ to match whole names). ranks_of_stage[i]
+ * (may be NULL, or an entry NULL) limits stage marker i + 1 to the sorted
+ * ranks[0..n_ranks_of_stage[i]) so other ranks skip it; copied. Returns
+ * MT_OK, MT_ERR_NOMEM, or MT_ERR_USAGE with the regex error in msg. *out
+ * owned by the caller (mt_pp_markers_free). */
+mt_status_t mt_pp_markers_compile(const char *chunk_regex, const char *const *stage_regexes, size_t n_stage,
+                                  const int32_t *const *ranks_of_stage, const size_t *n_ranks_of_stage,
+                                  mt_pp_markers_t **out, char *msg, size_t cap);
+void mt_pp_markers_free(mt_pp_markers_t *m);
+size_t mt_pp_markers_count(const mt_pp_markers_t *m);
+
+/* One marker range of one rank and its work (see "work" above). Plain,
+ * packed data of mt_rank_analysis_t. */
+typedef struct mt_pp_chunk {
+    int64_t key;            /* the number after the name's last '#', -1 none */
+    int64_t cpu_start_ns, cpu_end_ns;
+    int64_t busy_ns;        /* |U(work)| */
+    int64_t first_ns, last_ns; /* first start, last end of the work; 0, 0 without work */
+    int64_t p2p_ns;         /* |U(point-to-point kernels launched inside)|, left out of busy */
+    uint32_t marker;        /* marker index */
+    uint32_t ordinal;       /* 0-based position among this marker's ranges on the rank, by start */
+    uint32_t acts;          /* activities of the work */
+    uint32_t pad_;
+} mt_pp_chunk_t;
+
+_Static_assert(sizeof(mt_pp_chunk_t) == 72, "packed as bytes: no padding");
+
+/* The per-rank pass: fills a->chunks from in (see "work"), with the
+ * markers in->o->markers (nothing when NULL) and the rank's collective
+ * rows in->o->rows (to tell all_to_all from point-to-point; may be NULL).
+ * MT_OK or MT_ERR_NOMEM. */
+mt_status_t mt_an_chunks(const struct mt_an_input *in, struct mt_rank_analysis *a);
+
+/* ---- stages -------------------------------------------------------------- */
+
+typedef enum mt_pp_source {
+    MT_PP_FROM_FLAG = 0,    /* --pp-stages */
+    MT_PP_FROM_BLOCKS,      /* --pp N */
+    MT_PP_FROM_P2P,         /* inferred from point-to-point traffic */
+    MT_PP_FROM_ANNOTATIONS  /* --stage NAME=REGEX[@RANKS] */
+} mt_pp_source_t;
+
+/* Text of a source: "flag", "blocks", "p2p", "annotations". */
+const char *mt_pp_source_str(mt_pp_source_t s);
+
+/* Stages in pipeline order: stage s holds ranks[first[s] .. first[s+1]),
+ * ascending; its leader is the lowest. marker[s] is the marker its chunks
+ * come from (0 for rank stages). name[s] is "stage<s>" or the --stage NAME. */
+typedef struct mt_pp_stages {
+    size_t n;
+    size_t *first;          /* n + 1 */
+    int32_t *ranks;
+    uint32_t *marker;
+    char (*name)[32];
+    mt_pp_source_t source;
+} mt_pp_stages_t;
+
+void mt_pp_stages_free(mt_pp_stages_t *s);
+
+/* Parse --pp-stages "0-3,4-7" (stages separated by ',', each a rank, a
+ * range A-B, or ranks joined by '+': "0+2,1+3"). A rank may appear once.
+ * MT_OK, MT_ERR_NOMEM, or MT_ERR_USAGE with the reason in msg. */
+mt_status_t mt_pp_stages_parse(const char *text, mt_pp_stages_t *out, char *msg, size_t cap);
+
+/* Parse a rank set "4-7", "0", "0,2,4-5" into a sorted, duplicate-free
+ * array (*ranks malloc'd). MT_OK, MT_ERR_NOMEM or MT_ERR_USAGE. */
+mt_status_t mt_pp_ranks_parse(const char *text, int32_t **ranks, size_t *n, char *msg, size_t cap);
+
+/* --pp N: n_stages contiguous blocks of the ranks present (sorted
+ * ranks[0..n_ranks)); n_ranks must be a multiple of n_stages. MT_OK,
+ * MT_ERR_NOMEM, or MT_ERR_USAGE (msg). */
+mt_status_t mt_pp_stages_blocks(const int32_t *ranks, size_t n_ranks, int n_stages, mt_pp_stages_t *out, char *msg,
+                                size_t cap);
+
+/* Infer stages from the point-to-point rows (kind send / recv with a peer)
+ * of every rank: each pair of ranks that exchanged data gets one direction,
+ * the one more of its transfers went (on a tie, the direction of its
+ * earliest transfer by corrected kernel start: a chunk's activations go
+ * forward before its gradients come back); ranks are then layered by the
+ * longest forward path reaching them, and each layer is a stage. Ranks
+ * without point-to-point traffic are in no stage. clocks[0..n_clocks) (may
+ * be NULL) correct the kernel starts. *out->n is 0 when fewer than two
+ * stages come out (no pipeline). MT_OK or MT_ERR_NOMEM. */
+mt_status_t mt_pp_stages_infer(const mt_cinst_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
+                               mt_pp_stages_t *out);
+
+/* ---- the job ------------------------------------------------------------- */
+
+#define MT_PP_SPIKES 5
+
+typedef struct mt_pp_stage_sum {
+    int64_t busy_p50_ns, busy_mean_ns;
+    int64_t max_p50_ns, max_mean_ns; /* of stage_max (the slowest rank of the stage) */
+    double bubble_pct;
+} mt_pp_stage_sum_t;
+
+/* The numbers of one pass over the chunks with one set of clocks. */
+typedef struct mt_pp_summary {
+    size_t used;            /* chunks after the warm-up that have a period */
+    int64_t period_p50_ns, period_p90_ns, period_p99_ns, period_mean_ns;
+    int64_t latency_p50_ns, latency_p99_ns;
+    double overlap_score;   /* < 0 when used == 0 */
+    int64_t hidden_ns, hideable_ns; /* sums of its numerator and denominator */
+} mt_pp_summary_t;
+
+typedef struct mt_pipeline {
+    mt_pp_stages_t stages;  /* owned */
+    int warmup;
+    size_t n_chunks;        /* chunks matched on every stage */
+    size_t unmatched;       /* marker ranges of the leaders left without a partner on another stage */
+    bool by_key;            /* chunks matched by their #N (else by order) */
+    /* per chunk c (0..n_chunks), in pipeline order */
+    int64_t *key;           /* #N, or the ordinal when !by_key */
+    int64_t *emit_ns;       /* corrected */
+    int64_t *period_ns;     /* -1 for the first chunk */
+    int64_t *hidden_ns;     /* meaningful when period_ns >= 0 */
+    double *score;          /* -1 when no period */
+    int64_t *latency_ns;    /* corrected */
+    int64_t *latency_raw_ns;/* on the ranks' own clocks */
+    int64_t *stage_ns;      /* [c * n + s] */
+    int64_t *stage_max_ns;  /* [c * n + s] */
+    /* summary */
+    mt_pp_summary_t sum;    /* aligned clocks */
+    mt_pp_summary_t raw;    /* the same on the ranks' own clocks */
+    mt_pp_stage_sum_t *stage_sum; /* n */
+    int critical_stage;     /* -1 when used == 0 */
+    size_t n_spikes;
+    size_t spikes[MT_PP_SPIKES]; /* chunk indices */
+} mt_pipeline_t;
+
+typedef struct mt_pp_opts {
+    int warmup;             /* --warmup, default 1 */
+} mt_pp_opts_t;
+
+/* Measure the pipeline of `stages` (taken over: *stages is emptied) from the
+ * gathered per-rank results an[0..n_an) (sorted by rank; their chunks) and
+ * the clocks clocks[0..n_clocks) (by rank; NULL = own clocks). A stage
+ * whose leader has no result makes the chunk count 0 (the pipeline is then
+ * reported without chunks). *out owned by the caller (mt_pipeline_free).
+ * MT_OK or MT_ERR_NOMEM. Not collective; O(c log c) in the chunks. */
+mt_status_t mt_pipeline_analyze(mt_pp_stages_t *stages, const mt_pp_opts_t *o,
+                                const struct mt_rank_analysis *const *an, size_t n_an, const mt_clock_t *clocks,
+                                size_t n_clocks, mt_pipeline_t **out);
+void mt_pipeline_free(mt_pipeline_t *p);
+
+/* The one-line verdict ("period 4.31 ms ~ stage0 (4.22 ms); OverlapScore
+ * 0.98 -- overlapped") into buf (always NUL-terminated). */
+void mt_pipeline_verdict(const mt_pipeline_t *p, char *buf, size_t cap);
+
+/* report.json: writes `"pipeline": {...}` (no comma around). */
+mt_status_t mt_report_pipeline_json(const mt_pipeline_t *p, mt_write_fn w, void *ctx);
+
+/* The terminal section (plain text, fits 100 columns). */
+mt_status_t mt_report_pipeline_text(const mt_pipeline_t *p, mt_write_fn w, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MERGETRACE_PIPELINE_H */

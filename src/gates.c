@@ -1,0 +1,187 @@
+/* CI gates: parse "metric OP number", evaluate against the run's results
+ * (include/mergetrace/gates.h). */
+#include "mergetrace/gates.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_out.h"
+
+static const char *const k_metric[MT_GATE_METRIC_COUNT_] = {"overlap", "period_p99_us", "straggler_wait_pct",
+                                                             "idle_pct", "alignment_p99_us"};
+static const char *const k_op[] = {"<=", ">=", "<", ">", "=="};
+
+const char *mt_gate_metric_str(mt_gate_metric_t m)
+{
+    return (unsigned)m < MT_GATE_METRIC_COUNT_ ? k_metric[m] : "?";
+}
+
+mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, char *msg, size_t cap)
+{
+    memset(g, 0, sizeof *g);
+    snprintf(g->expr, sizeof g->expr, "%s", text);
+    const char *p = text;
+    while (*p == ' ')
+        p++;
+    size_t n = 0;
+    while ((p[n] >= 'a' && p[n] <= 'z') || (p[n] >= '0' && p[n] <= '9') || p[n] == '_')
+        n++;
+    int m = -1;
+    for (int i = 0; i < MT_GATE_METRIC_COUNT_; i++)
+        if (strlen(k_metric[i]) == n && !memcmp(p, k_metric[i], n))
+            m = i;
+    if (m < 0) {
+        snprintf(msg, cap,
+                 "\"%s\": expected a metric first: overlap, period_p99_us, straggler_wait_pct, idle_pct or "
+                 "alignment_p99_us",
+                 text);
+        return MT_ERR_USAGE;
+    }
+    p += n;
+    while (*p == ' ')
+        p++;
+    int op = -1;
+    for (int i = 0; i < 5 && op < 0; i++) /* two-character operators are tried first */
+        if (!strncmp(p, k_op[i], strlen(k_op[i])))
+            op = i;
+    if (op < 0) {
+        snprintf(msg, cap, "\"%s\": expected <=, >=, <, > or == after %s", text, k_metric[m]);
+        return MT_ERR_USAGE;
+    }
+    p += strlen(k_op[op]);
+    while (*p == ' ')
+        p++;
+    char *end = NULL;
+    errno = 0;
+    double v = *p ? strtod(p, &end) : 0;
+    if (!*p || end == p || errno || !isfinite(v)) {
+        snprintf(msg, cap, "\"%s\": expected a finite number after %s", text, k_op[op]);
+        return MT_ERR_USAGE;
+    }
+    while (*end == ' ')
+        end++;
+    if (*end) {
+        snprintf(msg, cap, "\"%s\": unexpected \"%s\" after the number", text, end);
+        return MT_ERR_USAGE;
+    }
+    g->metric = (mt_gate_metric_t)m;
+    g->op = (mt_gate_op_t)op;
+    g->threshold = v;
+    return MT_OK;
+}
+
+/* The largest of some values, and whether there was any. */
+typedef struct maxof {
+    bool any;
+    double mx;
+} maxof_t;
+
+static void maxof_add(maxof_t *m, double x)
+{
+    if (!m->any || x > m->mx)
+        m->mx = x;
+    m->any = true;
+}
+
+static bool maxof_get(const maxof_t *m, double scale, double *v, const char **why, const char *none)
+{
+    if (!m->any) {
+        *why = none;
+        return false;
+    }
+    *v = m->mx * scale;
+    return true;
+}
+
+static bool measure(const mt_gate_inputs_t *in, mt_gate_metric_t m, double *v, const char **why)
+{
+    maxof_t mo = {false, 0};
+    switch (m) {
+    case MT_GATE_OVERLAP:
+    case MT_GATE_PERIOD_P99_US:
+        if (!in->pipeline) {
+            *why = "no pipeline in this job";
+            return false;
+        }
+        if (!in->pipeline->sum.used) {
+            *why = "no pipeline chunk after the warm-up";
+            return false;
+        }
+        *v = m == MT_GATE_OVERLAP ? in->pipeline->sum.overlap_score : (double)in->pipeline->sum.period_p99_ns / 1e3;
+        return true;
+    case MT_GATE_STRAGGLER_WAIT_PCT:
+        for (size_t i = 0; in->cross && i < in->cross->n_ranks; i++) {
+            const mt_cross_rank_t *r = &in->cross->ranks[i];
+            double d = (double)r->kernel_wait_ns + (double)r->kernel_transfer_ns;
+            if (r->kernels && d > 0)
+                maxof_add(&mo, (double)r->kernel_wait_ns * 100.0 / d);
+        }
+        return maxof_get(&mo, 1, v, why, "no collective kernels");
+    case MT_GATE_IDLE_PCT:
+        for (size_t i = 0; i < in->n_analyses; i++) {
+            const mt_rank_analysis_t *a = in->analyses[i];
+            if (a && a->span_ns > 0)
+                maxof_add(&mo, (double)a->idle_ns * 100.0 / (double)a->span_ns);
+        }
+        return maxof_get(&mo, 1, v, why, "no GPU activity");
+    case MT_GATE_ALIGNMENT_P99_US:
+        for (size_t i = 0; in->aligned && i < in->n_clocks; i++)
+            if (in->clocks[i].matched)
+                maxof_add(&mo, in->clocks[i].residual_p99_ns);
+        return maxof_get(&mo, 1e-3, v, why,
+                         in->aligned ? "no rank's clock was fitted from collectives" : "clocks not aligned (--no-align)");
+    default:
+        *why = "unknown metric";
+        return false;
+    }
+}
+
+size_t mt_gates_eval(mt_gate_t *g, size_t n, const mt_gate_inputs_t *in)
+{
+    size_t failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        g[i].why = NULL;
+        g[i].value = 0;
+        g[i].measured = measure(in, g[i].metric, &g[i].value, &g[i].why);
+        double v = g[i].value, t = g[i].threshold;
+        bool ok = false;
+        if (g[i].measured) {
+            switch (g[i].op) {
+            case MT_GATE_LE: ok = v <= t; break;
+            case MT_GATE_GE: ok = v >= t; break;
+            case MT_GATE_LT: ok = v < t; break;
+            case MT_GATE_GT: ok = v > t; break;
+            case MT_GATE_EQ: ok = v == t; break;
+            }
+        }
+        g[i].pass = ok;
+        failed += !ok;
+    }
+    return failed;
+}
+
+mt_status_t mt_report_gates_json(const mt_gate_t *g, size_t n, mt_write_fn w, void *ctx)
+{
+    mt_out_t o = {w, ctx, MT_OK};
+    mt_out_puts(&o, "\"gates\": [");
+    for (size_t i = 0; i < n; i++) {
+        mt_out_puts(&o, i ? ",\n  {\"expr\": " : "\n  {\"expr\": ");
+        mt_out_str(&o, g[i].expr, sizeof g[i].expr);
+        mt_out_printf(&o, ", \"metric\": \"%s\", \"op\": \"%s\", \"threshold\": %.17g, \"value\": ",
+                      mt_gate_metric_str(g[i].metric), k_op[g[i].op], g[i].threshold);
+        if (g[i].measured)
+            mt_out_printf(&o, "%.6g", g[i].value);
+        else
+            mt_out_puts(&o, "null");
+        mt_out_printf(&o, ", \"pass\": %s", g[i].pass ? "true" : "false");
+        if (!g[i].measured) {
+            mt_out_puts(&o, ", \"why\": ");
+            mt_out_str(&o, g[i].why ? g[i].why : "", 200);
+        }
+        mt_out_puts(&o, "}");
+    }
+    mt_out_puts(&o, n ? "\n ]" : "]");
+    return o.st;
+}
