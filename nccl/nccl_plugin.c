@@ -124,6 +124,7 @@ static _Atomic uint64_t g_drop_pool, g_drop_no_ring, g_unhandled, g_bad_handle;
 static FILE *g_out;
 static char g_tmp_path[PATH_MAX + 64], g_final_path[PATH_MAX + 64];
 static bool g_renamed, g_write_failed;
+static pid_t g_owner_pid;        /* a forked child must not touch our file */
 static int64_t g_last_clock_ns;
 
 /* The writer thread. */
@@ -532,7 +533,7 @@ static uint64_t count_live(void)
  * g_io_lock. */
 static void drain_locked(const char *why, bool at_end)
 {
-    if (!g_out)
+    if (!g_out || getpid() != g_owner_pid)
         return;
     uint64_t ring_drops = 0, records = 0;
     int n = atomic_load_explicit(&g_nrings, memory_order_acquire);
@@ -553,9 +554,10 @@ static void drain_locked(const char *why, bool at_end)
     }
     int64_t mono = now_ns(CLOCK_MONOTONIC);
     bool clock_due = g_cfg.clock_ms > 0 && mono - g_last_clock_ns >= g_cfg.clock_ms * 1000000LL;
-    if (clock_due || at_end)
+    bool at_finalize = strcmp(why, "finalize") == 0;
+    if (clock_due || at_end || at_finalize)
         put_clock(g_out);
-    if (records || at_end || clock_due) {
+    if (records || clock_due || at_end || at_finalize) {
         fprintf(g_out,
                 "{\"type\":\"stats\",\"why\":\"%s\",\"dropped_ring_full\":%" PRIu64
                 ",\"dropped_no_ring\":%" PRIu64 ",\"dropped_pool_full\":%" PRIu64
@@ -643,9 +645,14 @@ static int start_process(const char **why)
     for (char *p = host; *p; p++)
         if (*p == '/')
             *p = '_';
-    long pid = (long)getpid();
-    snprintf(g_final_path, sizeof g_final_path, "%s/%s-pid%ld.jsonl", g_cfg.dir, host, pid);
-    snprintf(g_tmp_path, sizeof g_tmp_path, "%s/.%s-pid%ld.jsonl.tmp", g_cfg.dir, host, pid);
+    g_owner_pid = getpid();
+    long pid = (long)g_owner_pid;
+    int nf = snprintf(g_final_path, sizeof g_final_path, "%s/%s-pid%ld.jsonl", g_cfg.dir, host, pid);
+    int nt = snprintf(g_tmp_path, sizeof g_tmp_path, "%s/.%s-pid%ld.jsonl.tmp", g_cfg.dir, host, pid);
+    if (nf < 0 || nt < 0 || (size_t)nf >= sizeof g_final_path || (size_t)nt >= sizeof g_tmp_path) {
+        *why = "MERGETRACE_NCCL_DIR is too long";
+        goto fail;
+    }
     if (!make_dirs(g_cfg.dir)) {
         *why = "MERGETRACE_NCCL_DIR cannot be created";
         goto fail;
@@ -757,6 +764,10 @@ static int finalize(void *context)
  * in place. Memory is not freed: another thread may still call in. */
 __attribute__((destructor)) static void at_exit_flush(void)
 {
+    /* A child forked from the job (a data-loader worker) has no writer
+     * thread and shares our file descriptor: leave both alone. */
+    if (g_out && getpid() != g_owner_pid)
+        return;
     if (g_writer_running) {
         pthread_mutex_lock(&g_writer_lock);
         g_writer_stop = true;
