@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -433,16 +434,58 @@ static int record_state(void *handle, int state, mt_nccl_state_args_t *args)
 
 /* ---- output ---- */
 
+/* Length of the valid UTF-8 sequence at p (1-4), or 0 if it is not one
+ * (overlong forms and surrogates included). */
+static int utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    int n;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        if (c == 0xF4)
+            hi = 0x8F;
+    } else
+        return 0;
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (int i = 2; i < n; i++)
+        if (p[i] < 0x80 || p[i] > 0xBF)
+            return 0;
+    return n;
+}
+
+/* Writes s as a JSON string: valid UTF-8 is kept, a byte that is not
+ * part of one is written as \u00XX (its value), so every line stays
+ * strict JSON. */
 static void put_json_str(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int n;
         if (*p == '"' || *p == '\\')
             fprintf(f, "\\%c", *p);
-        else if (*p < 0x20 || *p >= 0x7f)
-            fprintf(f, "\\u%04x", *p); /* bytes, not characters: keeps every line valid JSON */
-        else
+        else if (*p < 0x20 || *p == 0x7f)
+            fprintf(f, "\\u%04x", *p);
+        else if (*p < 0x80)
             fputc(*p, f);
+        else if ((n = utf8_len(p)) > 0) {
+            fwrite(p, 1, (size_t)n, f);
+            p += n;
+            continue;
+        } else
+            fprintf(f, "\\u%04x", *p);
+        p++;
     }
     fputc('"', f);
 }
@@ -670,8 +713,17 @@ static int start_process(const char **why)
     fprintf(g_out, ",\"pid\":%ld,\"abi\":%d,\"mask\":%d}\n", pid, g_abi, g_cfg.mask);
     put_clock(g_out);
     fflush(g_out);
-    if (g_cfg.flush_ms > 0 && pthread_create(&g_writer, NULL, writer_main, NULL) == 0)
-        g_writer_running = true;
+    if (g_cfg.flush_ms > 0) {
+        /* The writer takes no signals meant for the application. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        if (pthread_create(&g_writer, NULL, writer_main, NULL) == 0) {
+            g_writer_running = true;
+            pthread_setname_np(g_writer, "mt-nccl-writer");
+        }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
     return MT_NCCL_SUCCESS;
 fail:
     free(g_pool);

@@ -226,7 +226,7 @@ static void *drive_thread(void *arg)
     void *ctx = NULL;
     int mask = -1;
     char name[32];
-    snprintf(name, sizeof name, "comm \"%d\"\\", t);
+    snprintf(name, sizeof name, "comm \"%d\"\\\t\xc3\xa9\xff", t);
     if (api_init(a, &ctx, comm_hash(t), &mask, name, 2, 16, t) != 0 || !ctx)
         die("init failed");
     if (mask != (T_COLL | T_P2P | T_KCH))
@@ -534,6 +534,20 @@ static const char *gets_(const obj_t *o, const char *key)
 
 static bool is_type(const obj_t *o, const char *type) { return !strcmp(gets_(o, "type"), type); }
 
+/* Every record of a driving thread carries that thread's id, and no two
+ * threads share one. */
+static void check_tid(int64_t tids[], int t, const obj_t *o)
+{
+    int64_t tid = geti(o, "tid");
+    assert_true(tid > 0);
+    if (tids[t] == 0) {
+        for (int u = 0; u < NTHREADS; u++)
+            assert_true(tids[u] != tid);
+        tids[t] = tid;
+    }
+    assert_int_equal(tids[t], tid);
+}
+
 static int thread_of_comm(const char *hex)
 {
     for (int t = 0; t < NTHREADS; t++) {
@@ -579,6 +593,7 @@ static void check_threads_file(int abi, const char *dir, int pid, int64_t t0, in
                                bool lossy)
 {
     int64_t records = 0, final_drops = -1;
+    int64_t tids[NTHREADS] = {0};
     size_t n;
     char **lines = read_lines(dir, pid, &n);
     static obj_t o;
@@ -617,6 +632,7 @@ static void check_threads_file(int abi, const char *dir, int pid, int64_t t0, in
             coll_in_t c = coll_of(t, ci);
             assert_int_equal(colls[t][ci]++, 0);
             records++;
+            check_tid(tids, t, &o);
             coll_id[t][ci] = getu(&o, "id");
             assert_int_equal(geti(&o, "rank"), t);
             assert_string_equal(gets_(&o, "func"), c.func);
@@ -636,6 +652,7 @@ static void check_threads_file(int abi, const char *dir, int pid, int64_t t0, in
             int pi = (int)(cnt / 4096) - 1;
             assert_int_equal(p2ps[t][pi]++, 0);
             records++;
+            check_tid(tids, t, &o);
             p2p_id[t][pi] = getu(&o, "id");
             assert_int_equal(geti(&o, "rank"), t);
             assert_string_equal(gets_(&o, "func"), pi % 2 ? "Recv" : "Send");
@@ -652,8 +669,9 @@ static void check_threads_file(int abi, const char *dir, int pid, int64_t t0, in
             int t = thread_of_comm(gets_(&o, "comm"));
             inits[t]++;
             records++;
+            check_tid(tids, t, &o);
             char name[32];
-            snprintf(name, sizeof name, "comm \"%d\"\\", t);
+            snprintf(name, sizeof name, "comm \"%d\"\\\t\xc3\xa9\xff", t);
             assert_string_equal(gets_(&o, "name"), name);
             assert_int_equal(geti(&o, "rank"), t);
             assert_int_equal(geti(&o, "nranks"), 16);
@@ -665,6 +683,7 @@ static void check_threads_file(int abi, const char *dir, int pid, int64_t t0, in
             int t = thread_of_comm(gets_(&o, "comm"));
             assert_int_equal(geti(&o, "rank"), t);
             records++;
+            check_tid(tids, t, &o);
             int ch = (int)geti(&o, "channel");
             uint64_t gs = getu(&o, "gpu_start_ns");
             int64_t seen_s = geti(&o, "gpu_start_seen_ns"), seen_e = geti(&o, "gpu_stop_seen_ns");
