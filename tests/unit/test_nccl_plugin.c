@@ -25,6 +25,9 @@
 
 #include <cmocka.h>
 
+#include "mergetrace/collectives.h"
+#include "mergetrace/nccl_input.h"
+
 #ifndef MT_NCCL_PLUGIN_PATH
 #error "MT_NCCL_PLUGIN_PATH must name the built plugin"
 #endif
@@ -993,6 +996,91 @@ static void test_bad_env(void **state)
     assert_int_equal(stat(dir, &st), -1);
 }
 
+/* Two processes as ranks 0 and 1 of one communicator, GPU clocks 777 ns
+ * apart; their files, read back with mt_nccl_load, match instance by
+ * instance on (communicator, func, seq). */
+#define E2E_N 6
+static int e2e_rank;
+static void child_rank(int abi, const char *dir)
+{
+    child_env(dir, NULL, NULL);
+    child_open(abi);
+    const api_t *a = &g_api;
+    void *ctx = NULL;
+    int mask = 0;
+    if (api_init(a, &ctx, 0x1122334455667788ULL, &mask, "world", 1, 2, e2e_rank) != 0)
+        die("init");
+    for (int i = 0; i < 2 * E2E_N; i++) {
+        coll_in_t c = coll_of(0, i % 2); /* AllReduce, AllGather, AllReduce, ... */
+        c.seq = (uint64_t)(i / 2);
+        c.rank = e2e_rank;
+        c.count = 64;
+        descr_t d;
+        make_coll(&d, a->abi, &c);
+        void *h = NULL, *k[2];
+        a->start(ctx, &h, &d);
+        for (int j = 0; j < 2; j++) {
+            uint64_t gs = 9000000000ULL + (uint64_t)i * 100000 + (uint64_t)e2e_rank * 777;
+            make_kch(&d, a->abi, h, e2e_rank, (uint8_t)j, gs + (uint64_t)j);
+            a->start(ctx, &k[j], &d);
+            kch_stop(a, k[j], gs + 40000 - (uint64_t)j);
+        }
+        a->stop(h);
+        a->stop(k[0]);
+        a->stop(k[1]);
+    }
+    a->fin(ctx);
+    exit(0);
+}
+
+static void test_two_ranks_match(void **state)
+{
+    (void)state;
+    char dir[512], host[256] = "unknown-host", path[1024];
+    gethostname(host, sizeof host - 1);
+    fresh_dir(dir, sizeof dir, "e2e");
+    mt_cinst_t *rows = NULL;
+    size_t n = 0, cap = 0;
+    int64_t bound[2];
+    for (int r = 0; r < 2; r++) {
+        e2e_rank = r;
+        int pid = run_child(child_rank, 6, dir);
+        snprintf(path, sizeof path, "%s/%s-pid%d.jsonl", dir, host, pid);
+        mt_nccl_file_t *f = NULL;
+        mt_error_t err;
+        mt_error_clear(&err);
+        assert_int_equal(mt_nccl_load(path, &f, &err), MT_OK);
+        assert_false(f->truncated);
+        assert_int_equal(f->n_tasks, 2 * E2E_N);
+        assert_int_equal(f->orphan_kch, 0);
+        assert_int_equal(f->dropped, 0);
+        assert_int_equal(mt_nccl_world_rank(f, NULL), r);
+        assert_true(f->has_offset_bound);
+        bound[r] = f->gpu_offset_bound_ns;
+        for (size_t i = 0; i < f->n_tasks; i++)
+            assert_int_equal(f->tasks[i].n_kch, 2);
+        assert_int_equal(mt_nccl_cinst_extract(f, r, &rows, &n, &cap, NULL), MT_OK);
+        mt_nccl_file_free(f);
+    }
+    assert_int_equal(n, 4 * E2E_N);
+    mt_match_t *m = NULL;
+    mt_match_stats_t ms;
+    assert_int_equal(mt_match(rows, n, &m, &ms), MT_OK);
+    assert_int_equal(m->n_inst, 2 * E2E_N);
+    assert_int_equal(ms.full, 2 * E2E_N);
+    assert_int_equal(ms.by_key[MT_KEY_COMMS_ID], 2 * E2E_N);
+    for (size_t i = 0; i < m->n_inst; i++) {
+        const mt_cinst_t *x = &rows[m->members[m->first[i]]];
+        const mt_cinst_t *y = &rows[m->members[m->first[i] + 1]];
+        assert_int_equal(x->seq, y->seq);
+        assert_int_equal(x->kind, y->kind);
+        /* GPU stop on each rank mapped with its own bound */
+        assert_int_equal((y->end_ns - bound[1]) - (x->end_ns - bound[0]), 777);
+    }
+    mt_match_free(m);
+    free(rows);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1005,6 +1093,7 @@ int main(void)
         cmocka_unit_test(test_overflow_v4),
         cmocka_unit_test(test_exit_flush),
         cmocka_unit_test(test_bad_env),
+        cmocka_unit_test(test_two_ranks_match),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
