@@ -540,7 +540,8 @@ static mt_status_t finish(builder_t *b, const pos_t *ps, mt_nccl_file_t **out)
     for (size_t j = 0; j < b->ch.cap; j++)
         all += b->ch.s[j].id ? b->ch.s[j].n : 0;
     f->orphan_kch += all - joined;
-    qsort(f->tasks, f->n_tasks, sizeof *f->tasks, task_cmp);
+    if (f->n_tasks)
+        qsort(f->tasks, f->n_tasks, sizeof *f->tasks, task_cmp);
     *out = f;
     b->f = NULL;
     return MT_OK;
