@@ -137,8 +137,13 @@ static bool consensus(const ctx_t *c, uint32_t inst, int32_t self_slot, int64_t 
         int32_t s = slot_of(c, r->rank);
         if (s < 0 || s == self_slot || !c->fitted[s])
             continue;
-        if (k < 64)
-            v[k++] = (double)(mt_clock_apply(&c->out[s], r->end_ns) - base);
+        v[k++] = (double)(mt_clock_apply(&c->out[s], r->end_ns) - base);
+        /* The consensus is over the first 64 fitted others in member order.
+         * Stopping here, not just ignoring the rest, keeps a fit pass linear
+         * in the rows: otherwise every member of a world-wide collective
+         * walks all W members, W^2 per instance. */
+        if (k == 64)
+            break;
     }
     if (!k)
         return false;
