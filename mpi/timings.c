@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 uint64_t timings_peak_rss(void)
@@ -16,6 +17,14 @@ uint64_t timings_peak_rss(void)
     if (getrusage(RUSAGE_SELF, &ru) != 0)
         return 0;
     return (uint64_t)ru.ru_maxrss * 1024u; /* Linux reports KiB */
+}
+
+double timings_cpu(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 #define N_PHASES 11
@@ -70,6 +79,8 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
     for (int i = 0; i < N_PHASES; i++)
         fprintf(stderr, "  %-13s %9.3f s%s\n", phase_names[i], maxed[i],
                 root_only[i] ? "  (process 0)" : (i == 1 || i == 2) ? "  (max over processes)" : "");
+    fprintf(stderr, "  CPU s on process 0: match %.3f, clock_fit %.3f, cross_rank %.3f\n", mine->match_cpu,
+            mine->clock_fit_cpu, mine->cross_rank_cpu);
     fprintf(stderr, "  load rate     %9.1f MB/s, %.2f M events/s\n", load > 0 ? mb / load : 0.0,
             load > 0 ? (double)size->events / 1e6 / load : 0.0);
     fprintf(stderr, "  peak RSS      %9.1f MB on process %d (%.2fx its largest trace, %.1f MB)\n", peak.v / 1e6,
@@ -91,6 +102,8 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
     fprintf(f, "  \"seconds\": {");
     for (int i = 0; i < N_PHASES; i++)
         fprintf(f, "%s\"%s\": %.6f", i ? ", " : "", phase_names[i], maxed[i]);
+    fprintf(f, "},\n  \"cpu_seconds\": {\"match\": %.6f, \"clock_fit\": %.6f, \"cross_rank\": %.6f",
+            mine->match_cpu, mine->clock_fit_cpu, mine->cross_rank_cpu);
     fprintf(f, "},\n  \"peak_rss_bytes\": %ld,\n  \"peak_rss_process\": %d,\n", peak.v, peak.who);
     fprintf(f, "  \"largest_trace_bytes\": %llu,\n  \"largest_trace_on_peak_process_bytes\": %llu\n}\n",
             (unsigned long long)largest_all, (unsigned long long)largest_on_peak);

@@ -22,6 +22,9 @@ typedef struct phase_times {
     double merged_write; /* the merged timeline (all processes, max) */
     double report;       /* process 0: report.json and the terminal summary */
     double total;        /* from after MPI_Init to the end */
+    /* process 0's CPU seconds in its own steps: steadier than wall time
+     * when other work shares the cores */
+    double match_cpu, clock_fit_cpu, cross_rank_cpu;
 } phase_times_t;
 
 /* What the job handled, for rates and the memory ratio. */
@@ -32,6 +35,9 @@ typedef struct job_size {
 
 /* Peak resident set of this process so far, in bytes (getrusage). */
 uint64_t timings_peak_rss(void);
+
+/* CPU seconds this process has used so far (all its threads). */
+double timings_cpu(void);
 
 /* Collective over comm: reduce the times, the peak RSS (max, and which
  * process) and the largest trace; process 0 prints a table on stderr and
