@@ -115,6 +115,12 @@ typedef struct ctx {
     size_t *mem_first;        /* n_ranks + 1 */
     bool *usable;             /* per instance */
     bool *fitted;             /* per slot: has a correction to trust */
+    /* Per row: its rank's slot (-1 when not loaded) and its end on the
+     * rank's current correction. Every consensus reads the corrected ends
+     * of up to 64 others; caching them makes that a load instead of a
+     * clock application, and a rank's rows are refreshed when it is refit. */
+    int32_t *row_slot;
+    int64_t *row_end;
     double *xs, *ys, *tmp;    /* scratch, sized to the largest rank */
     bool *keep;
 } ctx_t;
@@ -133,11 +139,11 @@ static bool consensus(const ctx_t *c, uint32_t inst, int32_t self_slot, int64_t 
     double v[64];
     size_t k = 0;
     for (uint32_t p = c->m->first[inst]; p < c->m->first[inst + 1]; p++) {
-        const mt_cinst_t *r = &c->rows[c->m->members[p]];
-        int32_t s = slot_of(c, r->rank);
+        uint32_t row = c->m->members[p];
+        int32_t s = c->row_slot[row];
         if (s < 0 || s == self_slot || !c->fitted[s])
             continue;
-        v[k++] = (double)(mt_clock_apply(&c->out[s], r->end_ns) - base);
+        v[k++] = (double)(c->row_end[row] - base);
         /* The consensus is over the first 64 fitted others in member order.
          * Stopping here, not just ignoring the rest, keeps a fit pass linear
          * in the rows: otherwise every member of a world-wide collective
@@ -239,6 +245,21 @@ static void robust_fit(ctx_t *c, size_t n, bool fit_drift, double *a, double *b,
     *used = u;
 }
 
+/* Refresh the cached corrected ends of slot s's rows. */
+static void refresh_rows(ctx_t *c, size_t s)
+{
+    for (size_t k = c->mem_first[s]; k < c->mem_first[s + 1]; k++) {
+        uint32_t row = c->mem[k].row;
+        c->row_end[row] = mt_clock_apply(&c->out[s], c->rows[row].end_ns);
+    }
+}
+
+static void refresh_all(ctx_t *c)
+{
+    for (size_t s = 0; s < c->n_ranks; s++)
+        refresh_rows(c, s);
+}
+
 /* Fit slot s against the current corrections of everyone else. Returns the
  * number of points. */
 static size_t fit_rank(ctx_t *c, size_t s, const mt_clock_opts_t *o)
@@ -264,6 +285,7 @@ static size_t fit_rank(ctx_t *c, size_t s, const mt_clock_opts_t *o)
     ck->matched = used;
     ck->rejected = n - used;
     c->fitted[s] = true;
+    refresh_rows(c, s);
     return n;
 }
 
@@ -284,13 +306,18 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
     size_t *fill = calloc(n_ranks + 1, sizeof *fill);
     int32_t *queue = malloc((n_ranks + 1) * sizeof *queue);
     bool *seen = calloc(n_ranks + 1, sizeof *seen);
-    if (!c.rank_slot || !c.mem_first || !c.usable || !c.fitted || !fill || !queue || !seen)
+    c.row_slot = malloc((n_rows ? n_rows : 1) * sizeof *c.row_slot);
+    c.row_end = malloc((n_rows ? n_rows : 1) * sizeof *c.row_end);
+    if (!c.rank_slot || !c.mem_first || !c.usable || !c.fitted || !fill || !queue || !seen || !c.row_slot ||
+        !c.row_end)
         goto done;
     for (int32_t r = 0; r <= c.max_rank; r++)
         c.rank_slot[r] = -1;
     for (size_t i = 0; i < n_ranks; i++)
         if (ranks[i] >= 0)
             c.rank_slot[ranks[i]] = (int32_t)i;
+    for (size_t i = 0; i < n_rows; i++)
+        c.row_slot[i] = slot_of(&c, rows[i].rank);
 
     /* Usable instances: matched (fully or partly), at least two members. */
     for (size_t i = 0; i < m->n_inst; i++)
@@ -354,6 +381,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
         rc = MT_OK; /* no ranks */
         goto done;
     }
+    refresh_all(&c); /* identity corrections */
     out[ref_slot].reference = true;
     out[ref_slot].connected = true;
     c.fitted[ref_slot] = true;
@@ -415,6 +443,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
     if (opts->no_align)
         for (size_t s = 0; s < n_ranks; s++)
             out[s].offset_ns = out[s].drift_ppm = 0;
+    refresh_all(&c); /* the final, quantised corrections */
 
     /* Residuals against the consensus of the others, and causality: nobody
      * ends an instance before the last participant started it. */
@@ -468,7 +497,8 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
     }
     rc = MT_OK;
 done:
-    (void)n_rows;
+    free(c.row_slot);
+    free(c.row_end);
     free(c.rank_slot);
     free(c.mem_first);
     free(c.usable);
