@@ -7,6 +7,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <limits.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -22,6 +25,7 @@
 #include "mergetrace/report.h"
 #include "mergetrace/report_html.h"
 #include "options.h"
+#include "timings.h"
 
 /* What one process learned about one file; sent to process 0 as bytes. */
 typedef struct file_result {
@@ -159,6 +163,8 @@ typedef struct local {
     size_t n_rows, cap_rows;
     mt_step_t *steps;
     size_t n_steps, cap_steps;
+    double parse_s, passes_s; /* --timings: time in the loader and in the per-rank passes */
+    uint64_t largest;         /* JSON bytes of the largest trace loaded here */
 } local_t;
 
 /* A process that fails tells every other process at once (tag FAIL_TAG),
@@ -269,6 +275,8 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
             mt_rank_analysis_t *a = NULL;
             void *bytes = NULL;
             size_t len = 0;
+            double tp = MPI_Wtime();
+            L->parse_s += tp - t0;
             mt_analysis_opts_t ao = L->aopts;
             ao.rows = L->rows + rows_before; /* this rank's rows tell all_to_all from P2P kernels */
             ao.n_rows = L->n_rows - rows_before;
@@ -279,6 +287,9 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
                 st = mt_buf_append(&L->analyses, bytes, len);
             free(bytes);
             mt_rank_analysis_free(a);
+            L->passes_s += MPI_Wtime() - tp;
+            if (r->sum.bytes_json > L->largest)
+                L->largest = r->sum.bytes_json;
         }
         if (st == MT_ERR_NOMEM)
             mt_error_set(&err, st, "summarising the trace");
@@ -782,7 +793,17 @@ static mt_status_t run_pipeline(const options_t *o, const int32_t *ranks, size_t
 
 int main(int argc, char **argv)
 {
+#if defined(__GLIBC__)
+    /* A process loads its traces one after another. glibc raises its mmap
+     * threshold whenever a large mapped block is freed, so from the second
+     * trace on the event table would come from the heap, which keeps the
+     * high-water mark of every trace: peak memory grew with the ranks per
+     * process (59 vs 47 MB for 4 vs 1 64-MB traces). A fixed threshold keeps
+     * big tables mapped and returned on free. */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
     MPI_Init(&argc, &argv);
+    double t_start = MPI_Wtime();
     MPI_Comm world_comm = MPI_COMM_WORLD;
     int me, n_procs;
     MPI_Comm_rank(world_comm, &me);
@@ -936,7 +957,9 @@ int main(int argc, char **argv)
     /* ---- the per-rank analyses, gathered on process 0 in rank order ---- */
     mt_rank_analysis_t **an = NULL;
     size_t n_an = 0;
+    phase_times_t pt = {.load = t_load};
     if (code == MT_EXIT_OK) {
+        double tg = MPI_Wtime();
         void *ab = NULL;
         size_t al_len = 0;
         int bad = comm.gatherv(comm.ctx, L.analyses.data, L.analyses.len, &ab, &al_len, 0) != MT_OK;
@@ -971,6 +994,7 @@ int main(int argc, char **argv)
         MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_LOR, world_comm);
         if (bad)
             code = MT_EXIT_ERROR;
+        pt.gather = MPI_Wtime() - tg;
     }
 
     /* ---- align: every rank's collectives on process 0, clocks to all ---- */
@@ -1009,22 +1033,28 @@ int main(int argc, char **argv)
     /* ---- cross-rank analyses on process 0, over the gathered rows ---- */
     mt_cross_t *cross = NULL;
     if (code == MT_EXIT_OK && me == 0) {
+        double tc = MPI_Wtime(), cc = timings_cpu();
         mt_status_t st = mt_cross_analyze(al.rows, al.n_rows, al.m, al.clocks, ranks, (size_t)n_ranks, &cross);
         if (st != MT_OK) {
             fprintf(stderr, "mergetrace: cross-rank analysis: %s\n", mt_status_str(st));
             code = exit_code_for(st);
         }
+        pt.cross_rank = MPI_Wtime() - tc;
+        pt.cross_rank_cpu = timings_cpu() - cc;
     }
     /* ---- pipeline and gates on process 0 ---- */
     mt_pipeline_t *pipe = NULL;
     char pipe_note[512] = "";
     if (code == MT_EXIT_OK && me == 0) {
+        double tq = MPI_Wtime(), cq = timings_cpu(); /* counted with the cross-rank phase */
         mt_status_t st = run_pipeline(&o, ranks, (size_t)n_ranks, &al, (const mt_rank_analysis_t *const *)an, n_an,
                                       &pipe, pipe_note, sizeof pipe_note);
         if (st != MT_OK) {
             fprintf(stderr, "mergetrace: pipeline analysis: %s\n", mt_status_str(st));
             code = exit_code_for(st);
         }
+        pt.cross_rank += MPI_Wtime() - tq;
+        pt.cross_rank_cpu += timings_cpu() - cq;
     }
     size_t gates_failed = 0;
     if (code == MT_EXIT_OK && me == 0 && o.n_gates) {
@@ -1136,6 +1166,8 @@ int main(int argc, char **argv)
     }
 
     /* ---- report.json and the summary ---- */
+    double tr = MPI_Wtime();
+    bool wrote_outputs = me == 0 && (code == MT_EXIT_OK || merge_failed);
     if (me == 0 && (code == MT_EXIT_OK || merge_failed)) {
         mt_report_input_t *ri = calloc(job.n ? job.n : 1, sizeof *ri);
         mt_report_skip_t *rs = calloc(job.n_skipped ? job.n_skipped : 1, sizeof *rs);
@@ -1220,6 +1252,29 @@ int main(int argc, char **argv)
         }
         free(ri);
         free(rs);
+    }
+    pt.report = MPI_Wtime() - tr;
+    if (o.timings) {
+        /* Collective; every process gets here whatever happened above. */
+        pt.parse = L.parse_s;
+        pt.rank_passes = L.passes_s;
+        pt.align = t_align;
+        pt.match = al.match_s;
+        pt.clock_fit = al.fit_s;
+        pt.match_cpu = al.match_cpu_s;
+        pt.clock_fit_cpu = al.fit_cpu_s;
+        pt.merged_write = t_merge;
+        pt.total = MPI_Wtime() - t_start;
+        job_size_t js = {.ranks = job.n, .largest_trace = L.largest};
+        for (size_t i = 0; me == 0 && i < job.n; i++) {
+            js.json_bytes += job.res[i].sum.bytes_json;
+            js.events += job.res[i].sum.events;
+        }
+        if (timings_report(world_comm, &pt, &js, n_procs, wrote_outputs ? o.out_dir : NULL, msg, sizeof msg)) {
+            fprintf(stderr, "mergetrace: %s\n", msg);
+            if (code == MT_EXIT_OK)
+                code = MT_EXIT_ERROR;
+        }
     }
     MPI_Bcast(&code, 1, MPI_INT, 0, world_comm);
 

@@ -74,6 +74,9 @@ static const char usage_text[] =
     "  -q, --quiet          print nothing but errors\n"
     "      --progress       show progress on stderr even when it is not a terminal\n"
     "      --no-progress    never show progress\n"
+    "      --timings        print wall time per phase and the peak memory of the\n"
+    "                       largest process on stderr, and write them to\n"
+    "                       DIR/timings.json (never into report.json)\n"
     "      --color WHEN     colour in the terminal report: auto, always, never\n"
     "  -h, --help           show this help and exit\n"
     "      --version        show the version and exit\n"
@@ -301,6 +304,9 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         } else if (!strcmp(name, "--progress")) {
             NO_VALUE();
             o->progress = true;
+        } else if (!strcmp(name, "--timings")) {
+            NO_VALUE();
+            o->timings = true;
         } else if (!strcmp(name, "--no-progress")) {
             NO_VALUE();
             o->progress = false;

@@ -25,6 +25,7 @@ typedef struct options {
     bool quiet;
     bool json;
     bool progress;          /* progress on stderr (default: when stderr is a terminal) */
+    bool timings;           /* --timings: phase times and peak RSS on stderr and in timings.json */
     const char *rank_map;
     const char *out_dir;    /* -o DIR, default "mergetrace-out" */
     int color;              /* -1 auto, 0 never, 1 always */

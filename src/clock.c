@@ -101,7 +101,21 @@ static double quantile_sorted(const double *v, size_t n, double q)
 typedef struct member {
     uint32_t inst;
     uint32_t row;
+    uint32_t pos;   /* index into m->members */
 } member_t;
+
+/* The consensus of an instance wider than CONS_CAP + 1 ranks is the median
+ * of its first CONS_CAP fitted members other than the rank being fitted;
+ * for every rank outside those CONS_CAP it is the same set, so it is kept
+ * here until one of them is refit. Values are absolute corrected ends: the
+ * two middle ones (equal for an odd count). */
+#define CONS_CAP 64
+typedef struct cons_cache {
+    bool valid, any;
+    uint32_t end;        /* members[first .. end) hold the set */
+    int64_t lo, hi;
+    uint32_t k;
+} cons_cache_t;
 
 typedef struct ctx {
     const mt_cinst_t *rows;
@@ -115,6 +129,13 @@ typedef struct ctx {
     size_t *mem_first;        /* n_ranks + 1 */
     bool *usable;             /* per instance */
     bool *fitted;             /* per slot: has a correction to trust */
+    /* Per row: its rank's slot (-1 when not loaded) and its end on the
+     * rank's current correction. Every consensus reads the corrected ends
+     * of up to 64 others; caching them makes that a load instead of a
+     * clock application, and a rank's rows are refreshed when it is refit. */
+    int32_t *row_slot;
+    int64_t *row_end;
+    cons_cache_t *cache;      /* per instance */
     double *xs, *ys, *tmp;    /* scratch, sized to the largest rank */
     bool *keep;
 } ctx_t;
@@ -128,17 +149,68 @@ static int32_t slot_of(const ctx_t *c, int32_t rank)
  * fitted participants' corrected ends, returned relative to `base` (ns).
  * Absolute ns since the epoch (~1.8e18) do not fit a double's 53 bits, so
  * every difference is taken in int64 first. Returns false when none. */
-static bool consensus(const ctx_t *c, uint32_t inst, int32_t self_slot, int64_t base, double *out)
+/* The median of the set in cache form, exactly as median() of the same
+ * values relative to base gives it: the values are whole ns far below 2^53
+ * apart, so every step below is exact. */
+static void fill_cache(const ctx_t *c, uint32_t inst, cons_cache_t *cc)
 {
-    double v[64];
+    double v[CONS_CAP];
+    size_t k = 0;
+    uint32_t p = c->m->first[inst], e = c->m->first[inst + 1];
+    int64_t b0 = 0;
+    for (; p < e && k < CONS_CAP; p++) {
+        uint32_t row = c->m->members[p];
+        int32_t s = c->row_slot[row];
+        if (s < 0 || !c->fitted[s])
+            continue;
+        if (!k)
+            b0 = c->row_end[row];
+        v[k++] = (double)(c->row_end[row] - b0);
+    }
+    cc->valid = true;
+    cc->end = p;
+    cc->k = (uint32_t)k;
+    cc->any = k > 0;
+    if (!k)
+        return;
+    double hi = select_kth(v, k, k / 2), lo = hi;
+    if (k % 2 == 0) {
+        lo = v[0];
+        for (size_t i = 1; i < k / 2; i++)
+            lo = v[i] > lo ? v[i] : lo;
+    }
+    cc->lo = b0 + (int64_t)lo;
+    cc->hi = b0 + (int64_t)hi;
+}
+
+static bool consensus(ctx_t *c, uint32_t inst, uint32_t self_pos, int32_t self_slot, int64_t base, double *out)
+{
+    if (c->m->first[inst + 1] - c->m->first[inst] > CONS_CAP + 1) {
+        cons_cache_t *cc = &c->cache[inst];
+        if (!cc->valid)
+            fill_cache(c, inst, cc);
+        /* self is in the set when it is fitted and lies before its end */
+        if (!(c->fitted[self_slot] && self_pos < cc->end)) {
+            if (!cc->any)
+                return false;
+            *out = cc->k % 2 ? (double)(cc->hi - base) : 0.5 * ((double)(cc->lo - base) + (double)(cc->hi - base));
+            return true;
+        }
+    }
+    double v[CONS_CAP];
     size_t k = 0;
     for (uint32_t p = c->m->first[inst]; p < c->m->first[inst + 1]; p++) {
-        const mt_cinst_t *r = &c->rows[c->m->members[p]];
-        int32_t s = slot_of(c, r->rank);
+        uint32_t row = c->m->members[p];
+        int32_t s = c->row_slot[row];
         if (s < 0 || s == self_slot || !c->fitted[s])
             continue;
-        if (k < 64)
-            v[k++] = (double)(mt_clock_apply(&c->out[s], r->end_ns) - base);
+        v[k++] = (double)(c->row_end[row] - base);
+        /* The consensus is over the first 64 fitted others in member order.
+         * Stopping here, not just ignoring the rest, keeps a fit pass linear
+         * in the rows: otherwise every member of a world-wide collective
+         * walks all W members, W^2 per instance. */
+        if (k == CONS_CAP)
+            break;
     }
     if (!k)
         return false;
@@ -234,6 +306,27 @@ static void robust_fit(ctx_t *c, size_t n, bool fit_drift, double *a, double *b,
     *used = u;
 }
 
+/* Refresh the cached corrected ends of slot s's rows, and drop the cached
+ * consensus of every instance whose set s is in (or may now join: s may
+ * just have become fitted). */
+static void refresh_rows(ctx_t *c, size_t s)
+{
+    for (size_t k = c->mem_first[s]; k < c->mem_first[s + 1]; k++) {
+        const member_t *mb = &c->mem[k];
+        c->row_end[mb->row] = mt_clock_apply(&c->out[s], c->rows[mb->row].end_ns);
+        if (mb->pos < c->cache[mb->inst].end)
+            c->cache[mb->inst].valid = false;
+    }
+}
+
+static void refresh_all(ctx_t *c)
+{
+    for (size_t s = 0; s < c->n_ranks; s++)
+        refresh_rows(c, s);
+    for (size_t i = 0; i < c->m->n_inst; i++)
+        c->cache[i].valid = false;
+}
+
 /* Fit slot s against the current corrections of everyone else. Returns the
  * number of points. */
 static size_t fit_rank(ctx_t *c, size_t s, const mt_clock_opts_t *o)
@@ -243,7 +336,7 @@ static size_t fit_rank(ctx_t *c, size_t s, const mt_clock_opts_t *o)
     for (size_t k = c->mem_first[s]; k < c->mem_first[s + 1]; k++) {
         const member_t *mb = &c->mem[k];
         double delta; /* consensus end - this rank's raw end */
-        if (!c->usable[mb->inst] || !consensus(c, mb->inst, (int32_t)s, c->rows[mb->row].end_ns, &delta))
+        if (!c->usable[mb->inst] || !consensus(c, mb->inst, mb->pos, (int32_t)s, c->rows[mb->row].end_ns, &delta))
             continue;
         c->xs[n] = (double)(c->rows[mb->row].end_ns - ck->anchor_ns);
         c->ys[n] = delta;
@@ -259,6 +352,7 @@ static size_t fit_rank(ctx_t *c, size_t s, const mt_clock_opts_t *o)
     ck->matched = used;
     ck->rejected = n - used;
     c->fitted[s] = true;
+    refresh_rows(c, s);
     return n;
 }
 
@@ -279,13 +373,19 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
     size_t *fill = calloc(n_ranks + 1, sizeof *fill);
     int32_t *queue = malloc((n_ranks + 1) * sizeof *queue);
     bool *seen = calloc(n_ranks + 1, sizeof *seen);
-    if (!c.rank_slot || !c.mem_first || !c.usable || !c.fitted || !fill || !queue || !seen)
+    c.row_slot = malloc((n_rows ? n_rows : 1) * sizeof *c.row_slot);
+    c.row_end = malloc((n_rows ? n_rows : 1) * sizeof *c.row_end);
+    c.cache = calloc(m->n_inst + 1, sizeof *c.cache);
+    if (!c.rank_slot || !c.mem_first || !c.usable || !c.fitted || !fill || !queue || !seen || !c.row_slot ||
+        !c.row_end || !c.cache)
         goto done;
     for (int32_t r = 0; r <= c.max_rank; r++)
         c.rank_slot[r] = -1;
     for (size_t i = 0; i < n_ranks; i++)
         if (ranks[i] >= 0)
             c.rank_slot[ranks[i]] = (int32_t)i;
+    for (size_t i = 0; i < n_rows; i++)
+        c.row_slot[i] = slot_of(&c, rows[i].rank);
 
     /* Usable instances: matched (fully or partly), at least two members. */
     for (size_t i = 0; i < m->n_inst; i++)
@@ -319,7 +419,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
         for (uint32_t p = m->first[i]; p < m->first[i + 1]; p++) {
             int32_t s = slot_of(&c, rows[m->members[p]].rank);
             if (s >= 0)
-                c.mem[c.mem_first[s] + fill[s]++] = (member_t){(uint32_t)i, m->members[p]};
+                c.mem[c.mem_first[s] + fill[s]++] = (member_t){(uint32_t)i, m->members[p], p};
         }
     }
 
@@ -349,6 +449,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
         rc = MT_OK; /* no ranks */
         goto done;
     }
+    refresh_all(&c); /* identity corrections */
     out[ref_slot].reference = true;
     out[ref_slot].connected = true;
     c.fitted[ref_slot] = true;
@@ -410,6 +511,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
     if (opts->no_align)
         for (size_t s = 0; s < n_ranks; s++)
             out[s].offset_ns = out[s].drift_ppm = 0;
+    refresh_all(&c); /* the final, quantised corrections */
 
     /* Residuals against the consensus of the others, and causality: nobody
      * ends an instance before the last participant started it. */
@@ -418,7 +520,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
         for (size_t j = c.mem_first[s]; j < c.mem_first[s + 1]; j++) {
             double delta;
             int64_t mine = mt_clock_apply(&out[s], rows[c.mem[j].row].end_ns);
-            if (!consensus(&c, c.mem[j].inst, (int32_t)s, mine, &delta))
+            if (!consensus(&c, c.mem[j].inst, c.mem[j].pos, (int32_t)s, mine, &delta))
                 continue;
             c.tmp[k++] = fabs(delta);
         }
@@ -463,7 +565,9 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
     }
     rc = MT_OK;
 done:
-    (void)n_rows;
+    free(c.row_slot);
+    free(c.row_end);
+    free(c.cache);
     free(c.rank_slot);
     free(c.mem_first);
     free(c.usable);

@@ -26,7 +26,11 @@
 #include "mergetrace/classify.h"
 #include "mergetrace/link.h"
 
-#if defined(__SSE2__)
+/* MT_PORTABLE_SCAN (cmake -DMT_PORTABLE_SCAN=ON, and the test build's
+ * mergetrace_portable) forces the byte loops, so tests can check that both
+ * scanners give the same tables. */
+#if defined(__SSE2__) && !defined(MT_PORTABLE_SCAN)
+#define MT_SSE2 1
 #include <emmintrin.h>
 #endif
 
@@ -114,7 +118,7 @@ static inline const char *skip_ws(const char *p)
 static inline const char *scan_string(const char *p, bool *esc)
 {
     for (;;) {
-#if defined(__SSE2__)
+#if defined(MT_SSE2)
         const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
         const __m128i q = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
         const __m128i b = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
@@ -393,7 +397,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
 static bool has_high(const char *s, size_t n)
 {
     size_t i = 0;
-#if defined(__SSE2__)
+#if defined(MT_SSE2)
     /* The token lies inside the buffer, which has MT_PAD readable bytes
      * after the data, so 16-byte loads may run past the token's end; the
      * mask drops those bytes. */

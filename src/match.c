@@ -16,10 +16,14 @@
 
 typedef struct mkey {
     uint8_t tier;     /* mt_match_key_t */
+    int32_t rank;     /* of the row: orders an instance's members */
     uint64_t a, b, c;
     uint32_t row;
 } mkey_t;
 
+/* The key, then rank, then row: an instance (a run of equal keys) comes out
+ * with its members in rank order. Sorting them afterwards, one instance at
+ * a time, cost W^2 for a W-rank collective. */
 static int mkey_cmp(const void *x, const void *y)
 {
     const mkey_t *p = x, *q = y;
@@ -27,7 +31,14 @@ static int mkey_cmp(const void *x, const void *y)
     if (p->a != q->a) return p->a < q->a ? -1 : 1;
     if (p->b != q->b) return p->b < q->b ? -1 : 1;
     if (p->c != q->c) return p->c < q->c ? -1 : 1;
+    if (p->rank != q->rank) return p->rank < q->rank ? -1 : 1;
     return p->row < q->row ? -1 : p->row > q->row;
+}
+
+/* Same instance: the key without rank and row. */
+static bool same_key(const mkey_t *p, const mkey_t *q)
+{
+    return p->tier == q->tier && p->a == q->a && p->b == q->b && p->c == q->c;
 }
 
 static bool is_p2p(const mt_cinst_t *r)
@@ -310,6 +321,7 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
         const mt_cinst_t *r = &rows[i];
         mkey_t *k = &keys[i];
         k->row = (uint32_t)i;
+        k->rank = r->rank;
         k->a = k->b = k->c = 0;
         if (r->flags & MT_CI_COMMS_ID) {
             k->tier = MT_KEY_COMMS_ID;
@@ -342,8 +354,7 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
     /* Instances are runs of equal keys. */
     size_t n_inst = 0;
     for (size_t i = 0; i < n; i++)
-        n_inst += i == 0 || mkey_cmp(&(mkey_t){keys[i].tier, keys[i].a, keys[i].b, keys[i].c, 0},
-                                     &(mkey_t){keys[i - 1].tier, keys[i - 1].a, keys[i - 1].b, keys[i - 1].c, 0});
+        n_inst += i == 0 || !same_key(&keys[i], &keys[i - 1]);
     m->n_inst = n_inst;
     m->first = malloc((n_inst + 1) * sizeof *m->first);
     m->members = malloc((n ? n : 1) * sizeof *m->members);
@@ -355,20 +366,11 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
     size_t inst = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
-        while (j < n && keys[j].tier == keys[i].tier && keys[j].a == keys[i].a && keys[j].b == keys[i].b &&
-               keys[j].c == keys[i].c)
+        while (j < n && same_key(&keys[j], &keys[i]))
             j++;
         m->first[inst] = (uint32_t)i;
-        /* members by rank (insertion sort: instances are small) */
-        for (size_t k = i; k < j; k++) {
-            uint32_t row = keys[k].row;
-            size_t p = k;
-            while (p > i && rows[m->members[p - 1]].rank > rows[row].rank) {
-                m->members[p] = m->members[p - 1];
-                p--;
-            }
-            m->members[p] = row;
-        }
+        for (size_t k = i; k < j; k++) /* in rank order already (mkey_cmp) */
+            m->members[k] = keys[k].row;
         const mt_cinst_t *r0 = &rows[m->members[i]];
         int32_t expected;
         if (is_p2p(r0))

@@ -461,16 +461,50 @@ static void marker_span(const mt_rank_analysis_t *a, uint32_t marker, size_t *b,
     *e = i;
 }
 
-/* The chunk with key k (by_key) or ordinal k in [b, e), or NULL. Keys may
- * repeat on a non-leader rank: the first wins. */
-static const mt_pp_chunk_t *chunk_find(const mt_rank_analysis_t *a, size_t b, size_t e, int by_key, int64_t k)
+/* A key index of one rank's chunks of one marker: (key, position) sorted,
+ * so finding chunk #N costs O(log c) instead of a scan. */
+typedef struct kidx {
+    int64_t key;
+    size_t i;   /* index into a->chunks */
+} kidx_t;
+
+static int kidx_cmp(const void *pa, const void *pb)
+{
+    const kidx_t *x = pa, *y = pb;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* The index of a->chunks[b, e) (never NULL on success, even when empty). */
+static kidx_t *kidx_build(const mt_rank_analysis_t *a, size_t b, size_t e)
+{
+    kidx_t *k = malloc((e > b ? e - b : 1) * sizeof *k);
+    if (!k)
+        return NULL;
+    for (size_t i = b; i < e; i++)
+        k[i - b] = (kidx_t){a->chunks[i].key, i};
+    if (e - b > 1)
+        qsort(k, e - b, sizeof *k, kidx_cmp);
+    return k;
+}
+
+/* The chunk with key k (by_key: the earliest when a key repeats) or with
+ * ordinal k among a->chunks[b, e), or NULL. */
+static const mt_pp_chunk_t *chunk_find(const mt_rank_analysis_t *a, size_t b, size_t e, const kidx_t *ix, int by_key,
+                                       int64_t k)
 {
     if (!by_key)
         return k >= 0 && (size_t)k < e - b ? &a->chunks[b + (size_t)k] : NULL;
-    for (size_t i = b; i < e; i++) /* chunks are by start: keys usually ascend, so a linear scan from a guess */
-        if (a->chunks[i].key == k)
-            return &a->chunks[i];
-    return NULL;
+    size_t lo = 0, hi = e - b;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (ix[m].key < k)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo < e - b && ix[lo].key == k ? &a->chunks[ix[lo].i] : NULL;
 }
 
 static int i64_cmp(const void *a, const void *b)
@@ -594,14 +628,16 @@ mt_status_t mt_pipeline_analyze(mt_pp_stages_t *stages, const mt_pp_opts_t *o, c
     clk_ix_t *ix = clocks ? clock_index(clocks, n_clocks) : NULL;
     const mt_rank_analysis_t **lead = calloc(S ? S : 1, sizeof *lead);
     size_t *lb = calloc(S ? S : 1, sizeof *lb), *le = calloc(S ? S : 1, sizeof *le);
+    kidx_t **lix = calloc(S ? S : 1, sizeof *lix);
     int64_t *keys = NULL, *tmp = NULL, *raw_emit = NULL, *raw_period = NULL, *raw_hidden = NULL;
     double *raw_score = NULL;
     const mt_pp_chunk_t **cf = NULL, **cl = NULL;
     p->stage_sum = calloc(S ? S : 1, sizeof *p->stage_sum);
-    if ((clocks && !ix) || !lead || !lb || !le || !p->stage_sum)
+    if ((clocks && !ix) || !lead || !lb || !le || !lix || !p->stage_sum)
         goto out;
 
-    /* The leaders' chunk lists, and whether they all carry #N keys. */
+    /* The leaders' chunk lists, and whether they all carry #N keys (each
+     * key once on a leader). */
     int by_key = 1;
     size_t min_count = SIZE_MAX, total = 0;
     for (size_t s = 0; s < S; s++) {
@@ -612,13 +648,12 @@ mt_status_t mt_pipeline_analyze(mt_pp_stages_t *stages, const mt_pp_opts_t *o, c
         total += cnt;
         if (cnt < min_count)
             min_count = cnt;
-        for (size_t i = lb[s]; i < le[s] && by_key; i++) {
-            if (lead[s]->chunks[i].key < 0)
+        lix[s] = lead[s] ? kidx_build(lead[s], lb[s], le[s]) : calloc(1, sizeof **lix);
+        if (!lix[s])
+            goto out;
+        for (size_t i = 0; i < cnt && by_key; i++)
+            if (lix[s][i].key < 0 || (i && lix[s][i].key == lix[s][i - 1].key))
                 by_key = 0;
-            for (size_t j = lb[s]; j < i && by_key; j++) /* keys must be unique on a leader */
-                if (lead[s]->chunks[j].key == lead[s]->chunks[i].key)
-                    by_key = 0;
-        }
     }
     if (!S || min_count == 0 || min_count == SIZE_MAX) {
         p->unmatched = total;
@@ -639,7 +674,7 @@ mt_status_t mt_pipeline_analyze(mt_pp_stages_t *stages, const mt_pp_opts_t *o, c
         for (size_t i = 0; i < n0; i++) {
             int all = 1;
             for (size_t s = 1; s < S && all; s++)
-                all = chunk_find(lead[s], lb[s], le[s], 1, tmp[i]) != NULL;
+                all = chunk_find(lead[s], lb[s], le[s], lix[s], 1, tmp[i]) != NULL;
             if (all && C < min_count)
                 keys[C++] = tmp[i];
         }
@@ -676,26 +711,30 @@ mt_status_t mt_pipeline_analyze(mt_pp_stages_t *stages, const mt_pp_opts_t *o, c
         int32_t leader = p->stages.ranks[p->stages.first[s]];
         const mt_clock_t *lc = ix ? clock_of(ix, n_clocks, clocks, leader) : NULL;
         for (size_t c = 0; c < C; c++) {
-            const mt_pp_chunk_t *ch = chunk_find(lead[s], lb[s], le[s], by_key, keys[c]);
-            int64_t v = scaled(lc, ch->busy_ns), mx = v;
-            for (size_t r = p->stages.first[s] + 1; r < p->stages.first[s + 1]; r++) {
-                const mt_rank_analysis_t *a = analysis_of(an, n_an, p->stages.ranks[r]);
-                size_t b, e;
-                marker_span(a, p->stages.marker[s], &b, &e);
-                const mt_pp_chunk_t *x = a ? chunk_find(a, b, e, by_key, keys[c]) : NULL;
-                if (x) {
-                    const mt_clock_t *xc = ix ? clock_of(ix, n_clocks, clocks, p->stages.ranks[r]) : NULL;
-                    int64_t w = scaled(xc, x->busy_ns);
-                    if (w > mx)
-                        mx = w;
-                }
-            }
-            p->stage_ns[c * S + s] = v;
-            p->stage_max_ns[c * S + s] = mx;
+            const mt_pp_chunk_t *ch = chunk_find(lead[s], lb[s], le[s], lix[s], by_key, keys[c]);
+            p->stage_ns[c * S + s] = p->stage_max_ns[c * S + s] = scaled(lc, ch->busy_ns);
             if (s == 0)
                 cf[c] = ch;
             if (s == S - 1)
                 cl[c] = ch;
+        }
+        for (size_t r = p->stages.first[s] + 1; r < p->stages.first[s + 1]; r++) {
+            const mt_rank_analysis_t *a = analysis_of(an, n_an, p->stages.ranks[r]);
+            if (!a)
+                continue;
+            size_t b, e;
+            marker_span(a, p->stages.marker[s], &b, &e);
+            kidx_t *rx = kidx_build(a, b, e);
+            if (!rx)
+                goto out;
+            const mt_clock_t *xc = ix ? clock_of(ix, n_clocks, clocks, p->stages.ranks[r]) : NULL;
+            for (size_t c = 0; c < C; c++) {
+                const mt_pp_chunk_t *x = chunk_find(a, b, e, rx, by_key, keys[c]);
+                int64_t w = x ? scaled(xc, x->busy_ns) : 0;
+                if (x && w > p->stage_max_ns[c * S + s])
+                    p->stage_max_ns[c * S + s] = w;
+            }
+            free(rx);
         }
     }
     int32_t r_first = p->stages.ranks[p->stages.first[0]], r_last = p->stages.ranks[p->stages.first[S - 1]];
@@ -769,6 +808,9 @@ out:
     free(lead);
     free(lb);
     free(le);
+    for (size_t s = 0; lix && s < S; s++)
+        free(lix[s]);
+    free(lix);
     free(keys);
     free(tmp);
     free(raw_emit);

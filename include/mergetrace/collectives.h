@@ -149,6 +149,9 @@ typedef struct mt_align_result {
     mt_cinst_t *rows;
     size_t n_rows;
     mt_match_t *m;
+    /* On the root: wall and CPU seconds spent matching and fitting (for
+     * --timings; never part of report.json). 0 elsewhere. */
+    double match_s, fit_s, match_cpu_s, fit_cpu_s;
 } mt_align_result_t;
 
 struct mt_comm;

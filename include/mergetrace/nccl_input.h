@@ -1,0 +1,101 @@
+/* Reading the JSON lines that libnccl-profiler-mergetrace.so writes (one
+ * file per process, docs/FORMATS.md "NCCL plugin JSON lines"): tasks with
+ * their kernel channels joined, and their rows for collective matching.
+ * Serial; not yet called by the program (issue #7 part 2). */
+#ifndef MERGETRACE_NCCL_INPUT_H
+#define MERGETRACE_NCCL_INPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mergetrace/collectives.h"
+#include "mergetrace/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One communicator, from its "init" line. */
+typedef struct mt_nccl_comm {
+    uint64_t hash;
+    int32_t rank, nranks, n_nodes;
+    char name[48];            /* truncated */
+} mt_nccl_comm_t;
+
+/* One collective or P2P task ("coll"/"p2p" line) with the summary of its
+ * kernel channels ("kch" lines whose parent is the task). GPU times are
+ * the GPU's clock; host times CLOCK_REALTIME; all ns. */
+typedef struct mt_nccl_task {
+    uint64_t comm;            /* communicator hash */
+    uint64_t id;              /* the plugin's id, unique in the file */
+    int64_t seq;              /* NCCL's sequence number; -1 for P2P */
+    int64_t count;            /* elements */
+    int64_t host_start_ns, host_stop_ns;  /* host-side enqueue */
+    int64_t gpu_start_ns;     /* earliest channel start; -1 without channels */
+    int64_t gpu_stop_ns;      /* latest channel stop; -1 when none stopped */
+    int32_t rank;             /* rank within the communicator */
+    int32_t root_or_peer;     /* coll: root; p2p: peer (rank within the communicator) */
+    uint32_t n_kch;           /* channel lines seen */
+    uint32_t n_kch_open;      /* of them, without a stop stamp */
+    uint8_t kind;             /* mt_coll_kind_t from func */
+    uint8_t is_p2p;
+    uint8_t n_channels;
+    char func[16], datatype[16], algo[16], proto[16]; /* truncated */
+} mt_nccl_task_t;
+
+/* One plugin file. Owned by the caller: mt_nccl_file_free(). */
+typedef struct mt_nccl_file {
+    char host[64];
+    int64_t pid;
+    int32_t abi;              /* NCCL profiler interface version */
+    mt_nccl_comm_t *comms;
+    size_t n_comms;
+    mt_nccl_task_t *tasks;    /* by host_start_ns, then id */
+    size_t n_tasks;
+    /* min over every channel stamp of (host time seen - GPU stamp): the
+     * GPU-to-host offset of this process is at most this. */
+    int64_t gpu_offset_bound_ns;
+    bool has_offset_bound;
+    uint64_t dropped;         /* sum of the drop counters of the last stats line */
+    uint64_t orphan_kch;      /* channel lines whose task line is not in the file */
+    uint64_t skipped_lines;   /* lines of a type this reader does not know */
+    bool truncated;           /* the last line had no newline (ignored) */
+} mt_nccl_file_t;
+
+/* Parse buf[0..len) (the whole file's text) as plugin JSON lines; path
+ * only names the input in errors. Errors: MT_ERR_SYNTAX (not a flat JSON
+ * object; offset and line:col of the byte), MT_ERR_FORMAT (a key missing
+ * or of the wrong type, first line not "process"), MT_ERR_RANGE,
+ * MT_ERR_LIMIT (a line over 64 KiB), MT_ERR_NOMEM. A last line without
+ * its newline (a killed process) is ignored and flagged. *out is set on
+ * MT_OK only. Not collective. */
+mt_status_t mt_nccl_parse(const char *buf, size_t len, const char *path, mt_nccl_file_t **out,
+                          mt_error_t *err);
+
+/* Read and parse a file (plain or gzip). As mt_nccl_parse, plus MT_ERR_IO
+ * and MT_ERR_GZIP. */
+mt_status_t mt_nccl_load(const char *path, mt_nccl_file_t **out, mt_error_t *err);
+
+/* free(NULL)-like: f may be NULL. */
+void mt_nccl_file_free(mt_nccl_file_t *f);
+
+/* The process's rank in its largest communicator (the first such one
+ * initialised) and that communicator's size; -1 (and 0) without any. */
+int32_t mt_nccl_world_rank(const mt_nccl_file_t *f, int32_t *world_size);
+
+/* Append one row per task that has GPU times, on the host clock
+ * (GPU stamp + gpu_offset_bound_ns), to *rows, *n, *cap (realloc'd) as
+ * global rank `rank`. Collectives are keyed by (communicator hash, func,
+ * seq), which is the same on every rank (MT_CI_COMMS_ID). P2P tasks of the
+ * largest communicator become send/recv rows with the peer as a global
+ * rank; P2P tasks of other communicators are left out (their peers' global
+ * ranks are unknown) and counted in *skipped. Returns MT_OK or
+ * MT_ERR_NOMEM (rows unchanged then). Not collective. */
+mt_status_t mt_nccl_cinst_extract(const mt_nccl_file_t *f, int32_t rank, mt_cinst_t **rows,
+                                  size_t *n, size_t *cap, uint64_t *skipped);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MERGETRACE_NCCL_INPUT_H */

@@ -1,0 +1,118 @@
+/* --timings: phase wall times and peak RSS over all processes, on stderr and
+ * in timings.json next to report.json. */
+#define _POSIX_C_SOURCE 200809L
+#include "timings.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t timings_peak_rss(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (uint64_t)ru.ru_maxrss * 1024u; /* Linux reports KiB */
+}
+
+double timings_cpu(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+#define N_PHASES 11
+
+static void to_array(const phase_times_t *t, double *a)
+{
+    const double v[N_PHASES] = {t->load,       t->parse,      t->rank_passes,  t->gather, t->align, t->match,
+                                t->clock_fit,  t->cross_rank, t->merged_write, t->report, t->total};
+    memcpy(a, v, sizeof v);
+}
+
+static const char *const phase_names[N_PHASES] = {"load",      "parse",      "rank_passes",  "gather",
+                                                  "align",     "match",      "clock_fit",    "cross_rank",
+                                                  "merged_write", "report",  "total"};
+/* Phases measured on process 0 only: their value comes from there. */
+static const int root_only[N_PHASES] = {[5] = 1, [6] = 1, [7] = 1, [9] = 1};
+
+int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *size, int n_procs, const char *dir,
+                   char *msg, size_t cap)
+{
+    int me;
+    MPI_Comm_rank(comm, &me);
+    double local[N_PHASES], maxed[N_PHASES];
+    to_array(mine, local);
+    MPI_Reduce(local, maxed, N_PHASES, MPI_DOUBLE, MPI_MAX, 0, comm);
+    /* MPI_LONG_INT pairs a long with the process that holds it. */
+    struct {
+        long v;
+        int who;
+    } rss = {(long)timings_peak_rss(), me}, peak;
+    MPI_Reduce(&rss, &peak, 1, MPI_LONG_INT, MPI_MAXLOC, 0, comm);
+    uint64_t largest = size->largest_trace, largest_all = 0, largest_on_peak = 0;
+    MPI_Reduce(&largest, &largest_all, 1, MPI_UINT64_T, MPI_MAX, 0, comm);
+    /* the largest trace that the process with the highest peak handled */
+    MPI_Bcast(&peak.who, 1, MPI_INT, 0, comm);
+    if (me == peak.who && me != 0)
+        MPI_Send(&largest, 1, MPI_UINT64_T, 0, 9002, comm);
+    if (me == 0)
+        largest_on_peak = largest;
+    if (me == 0 && peak.who != 0)
+        MPI_Recv(&largest_on_peak, 1, MPI_UINT64_T, peak.who, 9002, comm, MPI_STATUS_IGNORE);
+    if (me != 0)
+        return 0;
+    for (int i = 0; i < N_PHASES; i++)
+        if (root_only[i])
+            maxed[i] = local[i];
+
+    double mb = (double)size->json_bytes / 1e6, load = maxed[0];
+    fprintf(stderr, "mergetrace: timings (%d process%s, %llu rank%s, %.1f MB of JSON, %llu events)\n", n_procs,
+            n_procs == 1 ? "" : "es", (unsigned long long)size->ranks, size->ranks == 1 ? "" : "s", mb,
+            (unsigned long long)size->events);
+    for (int i = 0; i < N_PHASES; i++)
+        fprintf(stderr, "  %-13s %9.3f s%s\n", phase_names[i], maxed[i],
+                root_only[i] ? "  (process 0)" : (i == 1 || i == 2) ? "  (max over processes)" : "");
+    fprintf(stderr, "  CPU s on process 0: match %.3f, clock_fit %.3f, cross_rank %.3f\n", mine->match_cpu,
+            mine->clock_fit_cpu, mine->cross_rank_cpu);
+    fprintf(stderr, "  load rate     %9.1f MB/s, %.2f M events/s\n", load > 0 ? mb / load : 0.0,
+            load > 0 ? (double)size->events / 1e6 / load : 0.0);
+    fprintf(stderr, "  peak RSS      %9.1f MB on process %d (%.2fx its largest trace, %.1f MB)\n", peak.v / 1e6,
+            peak.who, largest_on_peak ? (double)peak.v / (double)largest_on_peak : 0.0, largest_on_peak / 1e6);
+
+    if (!dir)
+        return 0; /* the run failed before its output directory existed */
+    char path[PATH_MAX], tmp[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%.4000s/timings.json", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        snprintf(msg, cap, "%.900s: cannot create (%s)", tmp, strerror(errno));
+        return 1;
+    }
+    fprintf(f, "{\n  \"processes\": %d,\n  \"ranks\": %llu,\n  \"json_bytes\": %llu,\n  \"events\": %llu,\n", n_procs,
+            (unsigned long long)size->ranks, (unsigned long long)size->json_bytes,
+            (unsigned long long)size->events);
+    fprintf(f, "  \"seconds\": {");
+    for (int i = 0; i < N_PHASES; i++)
+        fprintf(f, "%s\"%s\": %.6f", i ? ", " : "", phase_names[i], maxed[i]);
+    fprintf(f, "},\n  \"cpu_seconds\": {\"match\": %.6f, \"clock_fit\": %.6f, \"cross_rank\": %.6f",
+            mine->match_cpu, mine->clock_fit_cpu, mine->cross_rank_cpu);
+    fprintf(f, "},\n  \"peak_rss_bytes\": %ld,\n  \"peak_rss_process\": %d,\n", peak.v, peak.who);
+    fprintf(f, "  \"largest_trace_bytes\": %llu,\n  \"largest_trace_on_peak_process_bytes\": %llu\n}\n",
+            (unsigned long long)largest_all, (unsigned long long)largest_on_peak);
+    int bad = ferror(f) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        snprintf(msg, cap, "%.900s: write failed (%s)", path, strerror(errno));
+        remove(tmp);
+        return 1;
+    }
+    return 0;
+}

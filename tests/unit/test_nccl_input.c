@@ -1,0 +1,320 @@
+/* Tests of the NCCL plugin JSON-lines reader (src/nccl_input.c): fields,
+ * the join of kernel channels with their task in either order, the clock
+ * offset bound, errors with positions, and two ranks' files matched and
+ * aligned with the known offset between them. */
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "mergetrace/classify.h"
+#include "mergetrace/collectives.h"
+#include "mergetrace/nccl_input.h"
+
+#define GPU0 1000000000LL   /* rank-clock time of task k's start: GPU0 + k*100000 */
+#define DELAY_START 2000    /* host sees a start stamp this much later (the minimum) */
+#define DELAY_STOP 3500
+
+static size_t add(char *buf, size_t cap, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static size_t add(char *buf, size_t cap, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(buf + n, cap - n, fmt, ap);
+    va_end(ap);
+    assert_true(w > 0 && (size_t)w < cap - n);
+    return n + (size_t)w;
+}
+
+static size_t kch(char *b, size_t cap, size_t n, int rank, uint64_t parent, int ch, int64_t gs,
+                  int64_t ge, bool stopped)
+{
+    n = add(b, cap, n,
+            "{\"type\":\"kch\",\"comm\":\"00000000000000aa\",\"rank\":%d,\"parent\":%llu,"
+            "\"parent_type\":\"coll\",\"func\":\"AllReduce\",\"seq\":0,\"channel\":%d,"
+            "\"gpu_start_ns\":%lld,\"gpu_start_seen_ns\":%lld,",
+            rank, (unsigned long long)parent, ch, (long long)gs, (long long)(gs + DELAY_START + ch));
+    if (stopped)
+        n = add(b, cap, n, "\"gpu_stop_ns\":%lld,\"gpu_stop_seen_ns\":%lld,\"tid\":7}\n", (long long)ge,
+                (long long)(ge + DELAY_STOP));
+    else
+        n = add(b, cap, n, "\"gpu_stop_ns\":null,\"gpu_stop_seen_ns\":null,\"tid\":7}\n");
+    return n;
+}
+
+static size_t coll(char *b, size_t cap, size_t n, int rank, uint64_t id, const char *func, int seq,
+                   int64_t host)
+{
+    return add(b, cap, n,
+               "{\"type\":\"coll\",\"comm\":\"00000000000000aa\",\"rank\":%d,\"id\":%llu,\"func\":\"%s\","
+               "\"seq\":%d,\"count\":%llu,\"datatype\":\"ncclBfloat16\",\"root\":-1,\"algo\":\"RING\","
+               "\"proto\":\"LL128\",\"nChannels\":2,\"nWarps\":16,\"host_start_ns\":%lld,"
+               "\"host_stop_ns\":%lld,\"tid\":5}\n",
+               rank, (unsigned long long)id, func, seq, 1000ULL * id, (long long)host,
+               (long long)(host + 700));
+}
+
+/* One rank's file. Its clocks (host and GPU) run `skew` ns ahead of rank
+ * 0's. Every task k ends at the same true time on both ranks. Channels of
+ * task 1 come before its line (another thread's buffer drained first). */
+static char *rank_file(int rank, int64_t skew, bool array_value, size_t *len)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *b = malloc(cap);
+    assert_non_null(b);
+    n = add(b, cap, n,
+            "{\"type\":\"process\",\"format\":\"mergetrace-nccl\",\"version\":1,\"host\":\"node%d\","
+            "\"pid\":%d,\"abi\":6,\"mask\":70}\n",
+            rank, 100 + rank);
+    n = add(b, cap, n, "{\"type\":\"clock\",\"realtime_ns\":5,\"monotonic_ns\":6}\n");
+    n = add(b, cap, n,
+            "{\"type\":\"init\",\"comm\":\"00000000000000aa\",\"name\":\"world\\\"\",\"rank\":%d,"
+            "\"nranks\":2,\"nNodes\":2,\"realtime_ns\":1,\"monotonic_ns\":2,\"tid\":5}\n",
+            rank);
+    n = add(b, cap, n,
+            "{\"type\":\"init\",\"comm\":\"00000000000000bb\",\"name\":\"solo\",\"rank\":0,"
+            "\"nranks\":1,\"nNodes\":1,\"realtime_ns\":1,\"monotonic_ns\":2,\"tid\":5}\n");
+    int64_t t1 = GPU0 + 100000 + skew; /* task 1's start on this rank's clocks */
+    n = kch(b, cap, n, rank, 1, 0, t1, t1 + 40000, true);
+    n = kch(b, cap, n, rank, 1, 1, t1 + 10, t1 + 50000, true);
+    n = coll(b, cap, n, rank, 1, "AllReduce", 0, t1 - 9000);
+    n = coll(b, cap, n, rank, 2, "AllGather", 0, t1 + 91000);
+    n = coll(b, cap, n, rank, 3, "AllReduce", 1, t1 + 191000);
+    n = add(b, cap, n,
+            "{\"type\":\"p2p\",\"comm\":\"00000000000000aa\",\"rank\":%d,\"id\":4,\"func\":\"%s\","
+            "\"count\":4096,\"datatype\":\"ncclInt8\",\"peer\":%d,\"nChannels\":1,"
+            "\"host_start_ns\":%lld,\"host_stop_ns\":%lld,\"tid\":5}\n",
+            rank, rank == 0 ? "Send" : "Recv", 1 - rank, (long long)(t1 + 291000),
+            (long long)(t1 + 291500));
+    n = add(b, cap, n,
+            "{\"type\":\"p2p\",\"comm\":\"00000000000000bb\",\"rank\":0,\"id\":5,\"func\":\"Send\","
+            "\"count\":1,\"datatype\":\"ncclInt8\",\"peer\":0,\"nChannels\":1,"
+            "\"host_start_ns\":%lld,\"host_stop_ns\":%lld,\"tid\":5}\n",
+            (long long)(t1 + 391000), (long long)(t1 + 391500));
+    n = coll(b, cap, n, rank, 6, "Broadcast", 0, t1 + 491000); /* no channels */
+    n = kch(b, cap, n, rank, 2, 0, t1 + 100000, t1 + 150000, true);
+    n = kch(b, cap, n, rank, 3, 0, t1 + 200000, t1 + 250000, true);
+    n = kch(b, cap, n, rank, 3, 1, t1 + 200005, 0, false); /* stop stamp never came */
+    n = kch(b, cap, n, rank, 4, 0, t1 + 300000, t1 + 350000, true);
+    n = kch(b, cap, n, rank, 5, 0, t1 + 400000, t1 + 450000, true);
+    n = kch(b, cap, n, rank, 99, 0, t1 + 500000, t1 + 550000, true); /* parent not in the file */
+    /* a type this reader does not know: skipped, unless its value is not
+     * flat (arrays are not part of the format) */
+    n = add(b, cap, n, "{\"type\":\"future\",\"x\":%s}\n", array_value ? "[1]" : "1");
+    n = add(b, cap, n,
+            "{\"type\":\"stats\",\"why\":\"exit\",\"dropped_ring_full\":2,\"dropped_no_ring\":0,"
+            "\"dropped_pool_full\":1,\"unhandled_events\":0,\"unknown_handles\":0,\"threads\":2,"
+            "\"open_events\":0}\n");
+    n = add(b, cap, n, "{\"type\":\"coll\",\"comm\":\"00000000"); /* killed while writing */
+    *len = n;
+    return b;
+}
+
+static const mt_nccl_task_t *task(const mt_nccl_file_t *f, uint64_t id)
+{
+    for (size_t i = 0; i < f->n_tasks; i++)
+        if (f->tasks[i].id == id)
+            return &f->tasks[i];
+    fail_msg("no task %llu", (unsigned long long)id);
+    return NULL;
+}
+
+static void test_fields(void **state)
+{
+    (void)state;
+    size_t len;
+    char *text = rank_file(1, 5000, true, &len);
+    mt_nccl_file_t *f = NULL;
+    mt_error_t err;
+    mt_error_clear(&err);
+    assert_int_equal(mt_nccl_parse(text, len, "r1.jsonl", &f, &err), MT_ERR_SYNTAX);
+    assert_null(f);
+    free(text);
+    text = rank_file(1, 5000, false, &len);
+    assert_int_equal(mt_nccl_parse(text, len, "r1.jsonl", &f, &err), MT_OK);
+    assert_string_equal(f->host, "node1");
+    assert_int_equal(f->pid, 101);
+    assert_int_equal(f->abi, 6);
+    assert_int_equal(f->n_comms, 2);
+    assert_int_equal(f->comms[0].hash, 0xaa);
+    assert_string_equal(f->comms[0].name, "world\"");
+    assert_int_equal(f->comms[0].rank, 1);
+    assert_int_equal(f->comms[0].nranks, 2);
+    assert_int_equal(f->comms[0].n_nodes, 2);
+    assert_int_equal(f->comms[1].hash, 0xbb);
+    int32_t ws = 0;
+    assert_int_equal(mt_nccl_world_rank(f, &ws), 1);
+    assert_int_equal(ws, 2);
+    assert_int_equal(f->n_tasks, 6);
+    int64_t t1 = GPU0 + 100000 + 5000;
+    /* tasks sorted by host start: ids 1..6 in order */
+    for (size_t i = 0; i < 6; i++)
+        assert_int_equal(f->tasks[i].id, i + 1);
+    const mt_nccl_task_t *a = task(f, 1);
+    assert_string_equal(a->func, "AllReduce");
+    assert_int_equal(a->kind, MT_COLLK_ALLREDUCE);
+    assert_int_equal(a->seq, 0);
+    assert_int_equal(a->count, 1000);
+    assert_string_equal(a->datatype, "ncclBfloat16");
+    assert_string_equal(a->algo, "RING");
+    assert_string_equal(a->proto, "LL128");
+    assert_int_equal(a->root_or_peer, -1);
+    assert_int_equal(a->n_channels, 2);
+    assert_int_equal(a->host_start_ns, t1 - 9000);
+    assert_int_equal(a->host_stop_ns, t1 - 9000 + 700);
+    assert_int_equal(a->gpu_start_ns, t1);          /* min of t1, t1 + 10 */
+    assert_int_equal(a->gpu_stop_ns, t1 + 50000);   /* max of the two stops */
+    assert_int_equal(a->n_kch, 2);
+    assert_int_equal(a->n_kch_open, 0);
+    const mt_nccl_task_t *c = task(f, 3);
+    assert_int_equal(c->seq, 1);
+    assert_int_equal(c->n_kch, 2);
+    assert_int_equal(c->n_kch_open, 1);
+    assert_int_equal(c->gpu_start_ns, t1 + 200000);
+    assert_int_equal(c->gpu_stop_ns, t1 + 250000);
+    const mt_nccl_task_t *p = task(f, 4);
+    assert_true(p->is_p2p);
+    assert_int_equal(p->kind, MT_COLLK_RECV);
+    assert_int_equal(p->seq, -1);
+    assert_int_equal(p->root_or_peer, 0);
+    assert_int_equal(p->count, 4096);
+    const mt_nccl_task_t *b6 = task(f, 6);
+    assert_int_equal(b6->kind, MT_COLLK_BROADCAST);
+    assert_int_equal(b6->gpu_start_ns, -1);
+    assert_int_equal(b6->gpu_stop_ns, -1);
+    assert_int_equal(f->orphan_kch, 1);
+    assert_int_equal(f->skipped_lines, 1);
+    assert_int_equal(f->dropped, 3);
+    assert_true(f->truncated);
+    assert_true(f->has_offset_bound);
+    assert_int_equal(f->gpu_offset_bound_ns, DELAY_START); /* channel 0's start delay */
+    mt_nccl_file_free(f);
+    free(text);
+}
+
+static void expect_error(const char *text, mt_status_t code, int64_t offset, int64_t line,
+                         int64_t col, const char *msg_part)
+{
+    mt_nccl_file_t *f = (mt_nccl_file_t *)1;
+    mt_error_t err;
+    mt_error_clear(&err);
+    assert_int_equal(mt_nccl_parse(text, strlen(text), "x.jsonl", &f, &err), code);
+    assert_null(f);
+    assert_int_equal(err.code, code);
+    assert_int_equal(err.offset, offset);
+    assert_int_equal(err.line, line);
+    assert_int_equal(err.col, col);
+    assert_string_equal(err.path, "x.jsonl");
+    if (!strstr(err.msg, msg_part))
+        fail_msg("message '%s' lacks '%s'", err.msg, msg_part);
+}
+
+#define PROC "{\"type\":\"process\",\"format\":\"mergetrace-nccl\",\"version\":1,\"host\":\"h\",\"pid\":1,\"abi\":5,\"mask\":70}\n"
+
+static void test_errors(void **state)
+{
+    (void)state;
+    /* PROC is 95 bytes: line 2 starts at byte 95 */
+    assert_int_equal(strlen(PROC), 95);
+    expect_error(PROC "{\"type\":\"clock\",\"realtime_ns\":1.5,\"monotonic_ns\":2}\n", MT_ERR_SYNTAX,
+                 95 + 31, 2, 32, "expected an integer");
+    expect_error(PROC "{\"type\":\"init\",\"comm\":\"00000000000000aa\",\"name\":\"w\",\"rank\":0,"
+                      "\"nNodes\":1,\"realtime_ns\":1,\"monotonic_ns\":2,\"tid\":5}\n",
+                 MT_ERR_FORMAT, 95, 2, 1, "key \"nranks\" is missing");
+    expect_error(PROC "{\"type\":\"init\",\"comm\":\"aa\",\"name\":\"w\",\"rank\":0,\"nranks\":2,"
+                      "\"nNodes\":1,\"realtime_ns\":1,\"monotonic_ns\":2,\"tid\":5}\n",
+                 MT_ERR_FORMAT, 95, 2, 1, "16 hex digits");
+    expect_error("{\"type\":\"clock\",\"realtime_ns\":1,\"monotonic_ns\":2}\n", MT_ERR_FORMAT, 0, 1, 1,
+                 "first line");
+    expect_error(PROC "{\"type\":\"clock\",\"realtime_ns\":99999999999999999999,\"monotonic_ns\":2}\n",
+                 MT_ERR_RANGE, 95 + 49, 2, 50, "64 bits");
+    expect_error(PROC "{\"type\":\"clock\" ,\"realtime_ns\":1}\n", MT_ERR_SYNTAX, 95 + 15, 2, 16,
+                 "expected ',' or '}'");
+    expect_error(PROC "{\"type\" :\"clock\"}\n", MT_ERR_SYNTAX, 95 + 7, 2, 8, "expected ':'");
+    expect_error(PROC "{\"type\":\"clock\",\"realtime_ns\":01,\"monotonic_ns\":2}\n", MT_ERR_SYNTAX,
+                 95 + 30, 2, 31, "leading zero");
+    expect_error(PROC PROC, MT_ERR_FORMAT, 95, 2, 1, "second");
+    expect_error("", MT_ERR_FORMAT, 0, 0, 1, "no \"process\" line");
+}
+
+/* Two ranks: rank 1's clocks are 5000 ns ahead. Collectives match by
+ * (communicator, func, seq) although AllReduce and AllGather share seq 0;
+ * the P2P pair matches; the fit puts rank 1 at -5000 ns. */
+static void test_match_and_align(void **state)
+{
+    (void)state;
+    mt_cinst_t *rows = NULL;
+    size_t n = 0, cap = 0;
+    uint64_t skipped = 0;
+    for (int r = 0; r < 2; r++) {
+        size_t len;
+        char *text = rank_file(r, r ? 5000 : 0, false, &len);
+        mt_nccl_file_t *f = NULL;
+        mt_error_t err;
+        assert_int_equal(mt_nccl_parse(text, len, "r.jsonl", &f, &err), MT_OK);
+        assert_int_equal(mt_nccl_world_rank(f, NULL), r);
+        size_t before = n;
+        assert_int_equal(mt_nccl_cinst_extract(f, r, &rows, &n, &cap, &skipped), MT_OK);
+        /* tasks 1, 2, 3 and the P2P 4 of the world communicator */
+        assert_int_equal(n - before, 4);
+        const mt_cinst_t *a = &rows[before];
+        int64_t t1 = GPU0 + 100000 + (r ? 5000 : 0);
+        assert_int_equal(a->start_ns, t1 + DELAY_START);
+        assert_int_equal(a->end_ns, t1 + 50000 + DELAY_START);
+        assert_int_equal(a->launch_ns, t1 - 9000);
+        assert_int_equal(a->rank, r);
+        assert_int_equal(a->group_size, 2);
+        assert_int_equal(a->seq, 0);
+        assert_int_equal(a->in_nelems, 1000);
+        assert_string_equal(a->dtype, "Bfloat16");
+        assert_string_equal(a->pg, "world\"");
+        assert_int_equal(a->ordinal, 0);
+        assert_int_equal(rows[before + 3].ordinal, 3);
+        assert_int_equal(rows[before + 3].peer, 1 - r);
+        assert_true(rows[before + 3].flags & (r == 0 ? MT_CI_SEND : MT_CI_RECV));
+        mt_nccl_file_free(f);
+        free(text);
+    }
+    assert_int_equal(skipped, 2); /* the P2P task of the one-rank communicator, per rank */
+
+    mt_match_t *m = NULL;
+    mt_match_stats_t ms;
+    assert_int_equal(mt_match(rows, n, &m, &ms), MT_OK);
+    assert_int_equal(m->n_inst, 4);
+    assert_int_equal(ms.full, 4);
+    assert_int_equal(ms.by_key[MT_KEY_COMMS_ID], 3);
+    assert_int_equal(ms.by_key[MT_KEY_P2P], 1);
+    for (size_t i = 0; i < m->n_inst; i++) {
+        assert_int_equal(m->first[i + 1] - m->first[i], 2);
+        const mt_cinst_t *x = &rows[m->members[m->first[i]]], *y = &rows[m->members[m->first[i] + 1]];
+        assert_int_equal(x->rank, 0);
+        assert_int_equal(y->rank, 1);
+        assert_int_equal(y->end_ns - x->end_ns, 5000); /* the same instance on both */
+    }
+    int32_t ranks[2] = {0, 1};
+    mt_clock_t clk[2];
+    mt_clock_opts_t co = {.ref_rank = 0, .no_drift = true};
+    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 2, &co, clk), MT_OK);
+    assert_true(clk[0].reference);
+    assert_true(clk[1].connected);
+    assert_true(clk[1].offset_ns == -5000.0);
+    mt_match_free(m);
+    free(rows);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fields),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_match_and_align),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
