@@ -1221,6 +1221,237 @@ static void section_clocks(hw_t *h, const mt_report_t *r)
 
 /* ---- the document --------------------------------------------------------- */
 
+/* ---- pipeline -------------------------------------------------------- */
+
+/* One series of the chunk chart: a polyline and a marker shape per point. */
+static void series(hw_t *h, const int64_t *v, size_t stride, size_t off, size_t n, double x0, double w, double y0,
+                   double ht, double hi_ms, const char *colour, int shape, const char *what, const int64_t *key)
+{
+    puts_(h, "<polyline fill=\"none\" stroke-width=\"1.5\" stroke=\"");
+    puts_(h, colour);
+    puts_(h, "\" points=\"");
+    for (size_t c = 0; c < n; c++) {
+        int64_t x = v[c * stride + off];
+        if (x < 0)
+            continue;
+        putf(h, "%.1f,%.1f ", x0 + (n > 1 ? (double)c / (double)(n - 1) : 0.5) * w,
+             y0 - (double)x / 1e6 / hi_ms * ht);
+    }
+    puts_(h, "\"/>");
+    for (size_t c = 0; c < n; c++) {
+        int64_t x = v[c * stride + off];
+        if (x < 0)
+            continue;
+        double px = x0 + (n > 1 ? (double)c / (double)(n - 1) : 0.5) * w, py = y0 - (double)x / 1e6 / hi_ms * ht;
+        if (shape == 0)
+            putf(h, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\">", px, py, colour);
+        else if (shape == 1)
+            putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" fill=\"%s\">", px - 3.5, py - 3.5,
+                 colour);
+        else
+            putf(h, "<path d=\"M%.1f %.1fl4 7h-8z\" fill=\"%s\">", px, py - 4.5, colour);
+        putf(h, "<title>chunk %lld: ", (long long)key[c]);
+        esc(h, what);
+        putf(h, " %s ms</title>%s", ms3(x).s, shape == 0 ? "</circle>" : shape == 1 ? "</rect>" : "</path>");
+    }
+}
+
+static void section_pipeline(hw_t *h, const mt_report_t *r)
+{
+    const mt_pipeline_t *p = r->pipeline;
+    if (!p && !r->pipeline_note)
+        return;
+    puts_(h, "<section id=\"pipeline\"><h2>Pipeline</h2>\n");
+    if (r->pipeline_note) {
+        puts_(h, "<p class=\"note\">");
+        esc(h, r->pipeline_note);
+        puts_(h, "</p>\n");
+    }
+    if (!p) {
+        puts_(h, "</section>\n");
+        return;
+    }
+    const mt_pp_stages_t *g = &p->stages;
+    size_t S = g->n, C = p->n_chunks;
+    static const char *const src[] = {"--pp-stages", "--pp blocks", "point-to-point traffic", "--stage annotations"};
+    putf(h, "<p>%zu stages from %s; %zu chunks matched by %s, %zu measured after %d warm-up.</p>\n", S,
+         src[g->source <= MT_PP_FROM_ANNOTATIONS ? g->source : 0], C, p->by_key ? "#number" : "order", p->sum.used,
+         p->warmup);
+    char v[256];
+    mt_pipeline_verdict(p, v, sizeof v);
+    puts_(h, "<p class=\"verdict\"><strong>");
+    esc(h, v);
+    puts_(h, "</strong></p>\n");
+    if (p->sum.used) {
+        puts_(h, "<table><thead><tr><th></th><th class=\"n\">OverlapScore</th><th class=\"n\">period p50 ms</th>"
+                 "<th class=\"n\">p90 ms</th><th class=\"n\">p99 ms</th><th class=\"n\">mean ms</th>"
+                 "<th class=\"n\">latency p50 ms</th><th class=\"n\">latency p99 ms</th></tr></thead><tbody>\n");
+        const mt_pp_summary_t *sm[2] = {&p->sum, &p->raw};
+        const char *lab[2] = {"aligned clocks", "ranks' own clocks"};
+        for (int i = 0; i < 2; i++)
+            putf(h,
+                 "<tr><td>%s</td><td class=\"n\">%.3f</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
+                 "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
+                 "</tr>\n",
+                 lab[i], sm[i]->overlap_score, ms3(sm[i]->period_p50_ns).s, ms3(sm[i]->period_p90_ns).s,
+                 ms3(sm[i]->period_p99_ns).s, ms3(sm[i]->period_mean_ns).s, ms3(sm[i]->latency_p50_ns).s,
+                 ms3(sm[i]->latency_p99_ns).s);
+        puts_(h, "</tbody></table>\n");
+    }
+    /* Stages. */
+    puts_(h, "<table><thead><tr><th>stage</th><th>ranks</th><th class=\"n\">leader</th>"
+             "<th class=\"n\">busy p50 ms</th><th class=\"n\">busy mean ms</th>"
+             "<th class=\"n\">slowest rank mean ms</th><th class=\"n\">bubble %</th><th></th></tr></thead><tbody>\n");
+    for (size_t s = 0; s < S; s++) {
+        puts_(h, "<tr><td>");
+        esc_field(h, g->name[s], sizeof g->name[s]);
+        puts_(h, "</td><td>");
+        size_t nr = g->first[s + 1] - g->first[s];
+        rank_list(h, g->ranks + g->first[s], nr);
+        putf(h, "</td><td class=\"n\">%d</td>", (int)g->ranks[g->first[s]]);
+        if (p->sum.used) {
+            const mt_pp_stage_sum_t *q = &p->stage_sum[s];
+            putf(h, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%.1f</td>",
+                 ms3(q->busy_p50_ns).s, ms3(q->busy_mean_ns).s, ms3(q->max_mean_ns).s, q->bubble_pct);
+        } else {
+            puts_(h, "<td></td><td></td><td></td><td></td>");
+        }
+        putf(h, "<td>%s</td></tr>\n", (int)s == p->critical_stage ? "critical" : "");
+    }
+    puts_(h, "</tbody></table>\n");
+    if (!C) {
+        puts_(h, "</section>\n");
+        return;
+    }
+    /* Per-chunk chart: period and each stage's busy time. */
+    size_t n = C > 2000 ? 2000 : C;
+    int64_t hi = 0;
+    for (size_t c = 0; c < n; c++) {
+        if (p->period_ns[c] > hi)
+            hi = p->period_ns[c];
+        for (size_t s = 0; s < S; s++)
+            if (p->stage_ns[c * S + s] > hi)
+                hi = p->stage_ns[c * S + s];
+    }
+    double hi_ms = (double)hi / 1e6;
+    double st = nice_step(hi_ms > 0 ? hi_ms : 1, 5);
+    hi_ms = ceil((hi_ms > 0 ? hi_ms : 1) / st - 1e-9) * st;
+    double x0 = 70, w = 860, top = 50, ht = 240, y0 = top + ht, W = 1000, H = y0 + 50;
+    puts_(h, "<figure>");
+    svg_open(h, W, H, "period and stage busy time per chunk");
+    const char *col[] = {C_BLUE, C_GREEN, C_PURPLE, C_SKY, C_ORANGE};
+    double lx = x0;
+    lx = legend(h, lx, 16, C_VERMILLION, "period");
+    for (size_t s = 0; s < S && s < 8; s++) {
+        char lab[48];
+        snprintf(lab, sizeof lab, "%.31s busy", g->name[s]);
+        /* the legend text is escaped: names come from the command line */
+        putf(h, "<rect x=\"%.1f\" y=\"5\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#333\" "
+                "stroke-width=\"0.5\"/><text x=\"%.1f\" y=\"16\">",
+             lx, col[s % 5], lx + 18);
+        esc(h, lab);
+        puts_(h, "</text>");
+        lx += 32 + 7.2 * (double)strlen(lab);
+    }
+    /* y axis */
+    putf(h, "<g class=\"axis\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", x0, top,
+         x0, y0);
+    int k = 0;
+    for (double t = 0; t <= hi_ms + st * 1e-9 && k < 40; t += st, k++) {
+        double y = y0 - t / hi_ms * ht;
+        putf(h,
+             "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+             "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
+             x0, y, x0 + w, y, x0 - 6, y + 4, tick(t, st).s);
+    }
+    putf(h, "<text x=\"14\" y=\"%.1f\" class=\"at\" transform=\"rotate(-90 14 %.1f)\" "
+            "text-anchor=\"middle\">ms</text></g>",
+         top + ht / 2, top + ht / 2);
+    /* warm-up shading */
+    if (p->warmup > 0 && n > 1) {
+        double wx = x0 + ((double)((size_t)p->warmup < n ? (size_t)p->warmup : n) - 0.5) / (double)(n - 1) * w;
+        putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#f2f2f2\">"
+                "<title>warm-up: left out of the summary</title></rect>",
+             x0, top, wx - x0 > 0 ? wx - x0 : 0, ht);
+    }
+    series(h, p->period_ns, 1, 0, n, x0, w, y0, ht, hi_ms, C_VERMILLION, 0, "period", p->key);
+    for (size_t s = 0; s < S && s < 8; s++) {
+        char lab[48];
+        snprintf(lab, sizeof lab, "%.31s busy", g->name[s]);
+        series(h, p->stage_ns, S, s, n, x0, w, y0, ht, hi_ms, col[s % 5], 1 + (int)(s % 2), lab, p->key);
+    }
+    putf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", x0, y0, x0 + w, y0);
+    putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">chunk %lld</text>", x0, y0 + 16,
+         (long long)p->key[0]);
+    putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">chunk %lld</text>", x0 + w, y0 + 16,
+         (long long)p->key[n - 1]);
+    putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"at\">chunks in pipeline order%s</text>",
+         x0 + w / 2, y0 + 34, n < C ? " (first 2000)" : "");
+    puts_(h, "</svg></figure>\n");
+    /* Per-chunk table. */
+    puts_(h, "<table class=\"sortable\"><thead><tr><th class=\"n\" data-sort>chunk</th>"
+             "<th class=\"n\" data-sort>period ms</th>");
+    for (size_t s = 0; s < S; s++) {
+        puts_(h, "<th class=\"n\" data-sort>");
+        esc_field(h, g->name[s], sizeof g->name[s]);
+        puts_(h, " ms</th>");
+    }
+    puts_(h, "<th class=\"n\" data-sort>hidden ms</th><th class=\"n\" data-sort>OverlapScore</th>"
+             "<th class=\"n\" data-sort>latency ms</th></tr></thead><tbody>\n");
+    size_t rows = C > 500 ? 500 : C;
+    for (size_t c = 0; c < rows; c++) {
+        putf(h, "<tr><td class=\"n\" data-v=\"%lld\">%lld%s</td>", (long long)p->key[c], (long long)p->key[c],
+             c < (size_t)(p->warmup > 0 ? p->warmup : 0) ? " (warm-up)" : "");
+        if (p->period_ns[c] < 0)
+            puts_(h, "<td class=\"n\" data-v=\"-1\"></td>");
+        else
+            putf(h, "<td class=\"n\" data-v=\"%lld\">%s</td>", (long long)p->period_ns[c], ms3(p->period_ns[c]).s);
+        for (size_t s = 0; s < S; s++)
+            putf(h, "<td class=\"n\" data-v=\"%lld\">%s</td>", (long long)p->stage_ns[c * S + s],
+                 ms3(p->stage_ns[c * S + s]).s);
+        if (p->period_ns[c] < 0)
+            puts_(h, "<td class=\"n\" data-v=\"0\"></td><td class=\"n\" data-v=\"-1\"></td>");
+        else
+            putf(h, "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%.4f\">%.3f</td>",
+                 (long long)p->hidden_ns[c], ms3(p->hidden_ns[c]).s, p->score[c], p->score[c]);
+        putf(h, "<td class=\"n\" data-v=\"%lld\">%s</td></tr>\n", (long long)p->latency_ns[c],
+             ms3(p->latency_ns[c]).s);
+    }
+    puts_(h, "</tbody></table>\n");
+    if (rows < C)
+        putf(h, "<p class=\"note\">The first 500 of %zu chunks; report.json has them all.</p>\n", C);
+    puts_(h, "</section>\n");
+}
+
+static void section_gates(hw_t *h, const mt_report_t *r)
+{
+    if (!r->n_gates)
+        return;
+    size_t passed = 0;
+    for (size_t i = 0; i < r->n_gates; i++)
+        passed += r->gates[i].pass;
+    putf(h, "<section id=\"gates\"><h2>Gates</h2>\n<p>%zu of %zu passed.</p>\n", passed, r->n_gates);
+    puts_(h, "<table><thead><tr><th>gate</th><th class=\"n\">value</th><th>result</th></tr></thead><tbody>\n");
+    for (size_t i = 0; i < r->n_gates; i++) {
+        const mt_gate_t *q = &r->gates[i];
+        puts_(h, "<tr><td><code>");
+        esc_field(h, q->expr, sizeof q->expr);
+        puts_(h, "</code></td><td class=\"n\">");
+        if (q->measured)
+            putf(h, "%.6g", q->value);
+        else
+            puts_(h, "not measured");
+        putf(h, "</td><td><strong>%s</strong>", q->pass ? "pass" : "FAIL");
+        if (!q->measured && q->why) {
+            puts_(h, " (");
+            esc(h, q->why);
+            puts_(h, ")");
+        }
+        puts_(h, "</td></tr>\n");
+    }
+    puts_(h, "</tbody></table></section>\n");
+}
+
 mt_status_t mt_report_html(const mt_report_t *r, const mt_html_opts_t *o, mt_write_fn write, void *ctx)
 {
     hw_t h = {write, ctx, MT_OK};
@@ -1233,7 +1464,12 @@ mt_status_t mt_report_html(const mt_report_t *r, const mt_html_opts_t *o, mt_wri
     puts_(&h, "<nav><a href=\"#inputs\">Inputs</a><a href=\"#gpu-time\">GPU time</a>"
               "<a href=\"#stragglers\">Stragglers</a><a href=\"#collectives\">Collectives</a>"
               "<a href=\"#projection\">Projection</a><a href=\"#kernels\">Kernels</a>"
-              "<a href=\"#clocks\">Clocks</a></nav>\n");
+              "<a href=\"#clocks\">Clocks</a>");
+    if (r->pipeline || r->pipeline_note)
+        puts_(&h, "<a href=\"#pipeline\">Pipeline</a>");
+    if (r->n_gates)
+        puts_(&h, "<a href=\"#gates\">Gates</a>");
+    puts_(&h, "</nav>\n");
     section_header(&h, r, o);
     section_gpu_time(&h, r);
     section_stragglers(&h, r);
@@ -1241,6 +1477,8 @@ mt_status_t mt_report_html(const mt_report_t *r, const mt_html_opts_t *o, mt_wri
     section_projection(&h, r);
     section_kernels(&h, r);
     section_clocks(&h, r);
+    section_pipeline(&h, r);
+    section_gates(&h, r);
     puts_(&h, "<script>\n");
     puts_(&h, script);
     puts_(&h, "</script>\n</body></html>\n");

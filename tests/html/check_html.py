@@ -20,6 +20,7 @@
 import argparse
 import glob
 import html.parser
+import json
 import os
 import re
 import shutil
@@ -176,6 +177,20 @@ def cmd_static(args):
         for bad in ("<script>alert", "<img", "<svg onload"):
             if bad in text:
                 fail(f"{s}: unescaped {bad!r} in report.html")
+        if s.endswith("pp8"):
+            # the pipeline section shows report.json's verdict and numbers
+            with open(os.path.join(os.path.dirname(path), "report.json"), encoding="utf-8") as f:
+                pipe = json.load(f)["pipeline"]
+            if "pipeline" not in p.ids:
+                fail(f"{s}: no pipeline section")
+            joined = "".join(p.text)
+            if pipe["verdict"] not in joined:
+                fail(f"{s}: the verdict {pipe['verdict']!r} is not on the page")
+            for c in pipe["per_chunk"]:
+                if c["period_us"] is not None and "%.3f" % (c["period_us"] / 1000) not in joined:
+                    fail(f"{s}: chunk {c['k']}'s period is not in the chunk table")
+        elif "pipeline" in p.ids:
+            fail(f"{s}: a pipeline section for a job without a pipeline")
         if hostile:
             truth = lateness_truth()
             titles = "\n".join(p.titles)

@@ -322,6 +322,60 @@ static void test_report_empty(void **state)
     free(p);
 }
 
+/* The pipeline and gates sections: a hand-built two-stage pipeline of
+ * three chunks (the first a warm-up) whose stage names and note carry
+ * markup, and one gate of each outcome. */
+static void test_pipeline_section(void **state)
+{
+    (void)state;
+    int64_t key[3] = {7, 8, 9}, emit[3] = {1000000, 3000000, 5500000}, period[3] = {-1, 2000000, 2500000};
+    int64_t hidden[3] = {0, 1000000, 500000}, lat[3] = {4000000, 4100000, 4200000};
+    int64_t stage[6] = {2000000, 1000000, 2000000, 1000000, 2000000, 1000000};
+    double score[3] = {-1, 1.0, 0.5};
+    size_t first[3] = {0, 1, 2};
+    int32_t ranks[2] = {0, 1};
+    uint32_t marker[2] = {1, 2};
+    char names[2][32] = {"<b>enc</b>", "dec&co"};
+    mt_pp_stage_sum_t ss[2] = {{.busy_p50_ns = 2000000, .busy_mean_ns = 2000000, .max_mean_ns = 2000000},
+                               {.busy_p50_ns = 1000000, .busy_mean_ns = 1000000, .max_mean_ns = 1000000,
+                                .bubble_pct = 55.5}};
+    mt_pipeline_t p = {.stages = {.n = 2, .first = first, .ranks = ranks, .marker = marker, .name = names,
+                                  .source = MT_PP_FROM_ANNOTATIONS},
+                       .warmup = 1, .n_chunks = 3, .by_key = true, .key = key, .emit_ns = emit,
+                       .period_ns = period, .hidden_ns = hidden, .score = score, .latency_ns = lat,
+                       .latency_raw_ns = lat, .stage_ns = stage, .stage_max_ns = stage, .stage_sum = ss,
+                       .critical_stage = 0};
+    p.sum = (mt_pp_summary_t){.used = 2, .period_p50_ns = 2000000, .period_p90_ns = 2500000,
+                              .period_p99_ns = 2500000, .period_mean_ns = 2250000, .overlap_score = 0.75};
+    p.raw = p.sum;
+    mt_gate_t g[2];
+    char msg[128];
+    assert_int_equal(mt_gate_parse("overlap>=0.5", &g[0], msg, sizeof msg), MT_OK);
+    assert_int_equal(mt_gate_parse("idle_pct<=1", &g[1], msg, sizeof msg), MT_OK);
+    g[0].measured = true, g[0].value = 0.75, g[0].pass = true;
+    g[1].measured = false, g[1].pass = false, g[1].why = "no GPU <activity>";
+    mt_report_t r = {.version = "0", .world_size = 2, .pipeline = &p, .pipeline_note = "note <i>x</i>",
+                     .gates = g, .n_gates = 2};
+    char *h = render(&r, NULL);
+    has(h, "<section id=\"pipeline\">");
+    has(h, "<a href=\"#pipeline\">Pipeline</a>");
+    has(h, "note &lt;i&gt;x&lt;/i&gt;");
+    has(h, "&lt;b&gt;enc&lt;/b&gt;");
+    has(h, "dec&amp;co ms</th>");
+    assert_null(strstr(h, "<b>enc"));
+    has(h, "2 stages from --stage annotations; 3 chunks matched by #number, 2 measured after 1 warm-up.");
+    /* the verdict: 0.75 is partly overlapped, the critical stage is "<b>enc</b>" (escaped) */
+    has(h, "OverlapScore 0.75 -- partly overlapped");
+    has(h, "7 (warm-up)");
+    has(h, "<td class=\"n\" data-v=\"2500000\">2.500</td>"); /* chunk 9's period */
+    has(h, "<td class=\"n\" data-v=\"0.5000\">0.500</td>");  /* chunk 9's score */
+    has(h, "<td class=\"n\">55.5</td>");                       /* stage 1's bubble */
+    has(h, "<section id=\"gates\"><h2>Gates</h2>\n<p>1 of 2 passed.</p>");
+    has(h, "<code>overlap&gt;=0.5</code></td><td class=\"n\">0.75</td><td><strong>pass</strong>");
+    has(h, "not measured</td><td><strong>FAIL</strong> (no GPU &lt;activity&gt;)");
+    free(h);
+}
+
 /* More ranks than the heat map draws: the 128 with the latest cells. */
 static void test_heat_cap(void **state)
 {
@@ -419,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_escape),         cmocka_unit_test(test_escape_sink_error),
         cmocka_unit_test(test_report),         cmocka_unit_test(test_report_empty),
         cmocka_unit_test(test_views),         cmocka_unit_test(test_heat_cap),
+        cmocka_unit_test(test_pipeline_section),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
