@@ -1761,6 +1761,11 @@ static mt_status_t run(parser_t *ps)
     mt_status_t st = refill(ps, 0);
     if (st)
         return st;
+    if (ps->len == 0 && ps->gz_truncated) {
+        if (ps->err)
+            ps->err->offset = 0;
+        return mt_error_set(ps->err, MT_ERR_TRUNCATED, "the gzip stream is cut short before any JSON");
+    }
     if (ps->len == 0)
         return mt_error_set(ps->err, MT_ERR_FORMAT, "empty file");
     while (ps->state != ST_DONE) {
