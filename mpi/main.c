@@ -466,6 +466,41 @@ static void print_analyses(FILE *out, const char *B, const char *N, const job_t 
                 t[k].cpu / 1e6, t[k].gpu / 1e6, pct(t[k].gpu, busy));
 }
 
+/* Ranks that share no collective with the reference's group cannot be
+ * aligned with it; when they form groups of their own, the directory most
+ * likely holds traces of more than one job. Say so, with the groups. */
+static void warn_groups(FILE *out, const job_t *j, const mt_align_result_t *al, bool *head, const char *Y,
+                        const char *N)
+{
+    int32_t n_groups = 0, multi = 0;
+    for (size_t i = 0; i < al->n_clocks; i++)
+        n_groups = al->clocks[i].group + 1 > n_groups ? al->clocks[i].group + 1 : n_groups;
+    for (int32_t g = 0; g < n_groups; g++) {
+        size_t k = 0;
+        for (size_t i = 0; i < al->n_clocks; i++)
+            k += al->clocks[i].group == g;
+        multi += k >= 2;
+    }
+    if (multi < 2)
+        return;
+    if (!*head) {
+        fprintf(out, "\n%swarnings%s\n", Y, N);
+        *head = true;
+    }
+    fprintf(out, "  the ranks form %d groups that share no collective:", (int)n_groups);
+    for (int32_t g = 0; g < n_groups; g++) {
+        fprintf(out, "%s ranks", g ? " |" : "");
+        size_t shown = 0;
+        for (size_t i = 0; i < al->n_clocks && i < j->n; i++)
+            if (al->clocks[i].group == g && shown++ < 8)
+                fprintf(out, " %lld", (long long)j->res[i].rank);
+        if (shown > 8)
+            fprintf(out, " ...");
+    }
+    fprintf(out, "\n  they look like traces of different jobs%s: only group 0 (with the reference rank) is aligned\n",
+            j->world_disagree ? " (their world sizes differ too)" : "");
+}
+
 static void print_summary(const options_t *o, const input_list_t *l, const job_t *j, const mt_align_result_t *al,
                           const mt_rank_analysis_t *const *an, const mt_cross_t *cross, int n_procs, double t_load, double t_align, double t_merge, const char *merged_path,
                           uint64_t merged_events, bool merge_failed)
@@ -585,6 +620,11 @@ static void print_summary(const options_t *o, const input_list_t *l, const job_t
         if (r->rank_source == MT_RANK_FROM_DEFAULT)
             WARN("%s names no rank; as the only input it is taken as rank 0\n", short_path(p));
     }
+    warn_groups(out, j, al, &head, Y, N);
+    if (m->partial)
+        WARN("%llu collective instances lack some participants (those ranks' traces miss the kernels: cut short, "
+             "dropped events, or not the same job)\n",
+             (unsigned long long)m->partial);
     if (m->mismatched)
         WARN("%llu collective instances disagree across ranks (collective or size): not used for alignment\n",
              (unsigned long long)m->mismatched);
