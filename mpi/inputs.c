@@ -63,8 +63,12 @@ static int walk(const char *dir, bool recursive, input_list_t *l, char *msg, siz
                 rc = 1;
             }
         } else if (S_ISDIR(st.st_mode)) {
-            if (recursive)
+            if (recursive) {
                 rc = walk(p, recursive, l, msg, cap);
+            } else if (named) {
+                snprintf(msg, cap, "%s: a directory named like a trace (-r looks inside)", p);
+                rc = 2;
+            }
         } else if (named) {
             if (!S_ISREG(st.st_mode)) {
                 snprintf(msg, cap, "%s: not a regular file", p);

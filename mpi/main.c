@@ -385,7 +385,7 @@ static int write_report(const char *dir, const mt_report_t *rep, char *msg, size
     if (fclose(f) != 0)
         st = MT_ERR_IO;
     if (st != MT_OK || rename(tmp, path) != 0) {
-        snprintf(msg, cap, "%.900s: write failed (%s)", path, strerror(errno));
+        snprintf(msg, cap, "%.900s: write failed (%s)", path, st == MT_ERR_NOMEM ? "out of memory" : strerror(errno));
         remove(tmp);
         return 1;
     }
@@ -847,14 +847,17 @@ int main(int argc, char **argv)
     if (code == MT_EXIT_OK) {
         void *ab = NULL;
         size_t al_len = 0;
-        int bad = comm.gatherv(comm.ctx, L.analyses.data, L.analyses.len, &ab, &al_len, 0) != MT_OK;
+        mt_status_t gst = comm.gatherv(comm.ctx, L.analyses.data, L.analyses.len, &ab, &al_len, 0);
+        int bad = gst != MT_OK;
         if (me == 0 && !bad) {
             an = calloc(job.n ? job.n : 1, sizeof *an);
             bad = !an;
+            gst = an ? MT_OK : MT_ERR_NOMEM;
             for (size_t off = 0; !bad && off < al_len;) {
                 mt_rank_analysis_t *a = NULL;
                 size_t used = 0;
-                if (mt_rank_analysis_unpack((const char *)ab + off, al_len - off, &a, &used) != MT_OK || !used) {
+                gst = mt_rank_analysis_unpack((const char *)ab + off, al_len - off, &a, &used);
+                if (gst != MT_OK || !used) {
                     bad = 1;
                     break;
                 }
@@ -872,9 +875,10 @@ int main(int argc, char **argv)
             }
             if (!bad && n_an != job.n)
                 bad = 1;
-            if (bad)
-                fprintf(stderr, "mergetrace: gathering the per-rank analyses failed\n");
         }
+        if (me == 0 && bad)
+            fprintf(stderr, "mergetrace: gathering the per-rank analyses: %s\n",
+                    gst == MT_ERR_NOMEM ? "out of memory" : "failed");
         free(ab);
         MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_LOR, world_comm);
         if (bad)
@@ -1017,7 +1021,8 @@ int main(int argc, char **argv)
         mt_report_input_t *ri = calloc(job.n ? job.n : 1, sizeof *ri);
         mt_report_skip_t *rs = calloc(job.n_skipped ? job.n_skipped : 1, sizeof *rs);
         if (!ri || !rs) {
-            fprintf(stderr, "mergetrace: out of memory\n");
+            if (!merge_failed) /* one message: the merge's error came first */
+                fprintf(stderr, "mergetrace: out of memory\n");
             code = MT_EXIT_ERROR;
         } else {
             for (size_t i = 0; i < job.n; i++) {
@@ -1057,7 +1062,8 @@ int main(int argc, char **argv)
                                .n_analyses = n_an,
                                .cross = cross};
             if (write_report(o.out_dir, &rep, msg, sizeof msg)) {
-                fprintf(stderr, "mergetrace: %s\n", msg);
+                if (!merge_failed)
+                    fprintf(stderr, "mergetrace: %s\n", msg);
                 code = MT_EXIT_ERROR;
             }
             if (o.json) {
