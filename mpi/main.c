@@ -713,6 +713,16 @@ int main(int argc, char **argv)
 
     options_t o;
     int code = options_parse(argc, argv, &o, me == 0);
+    /* Every process parses the same arguments, but only process 0 speaks:
+     * agree, so one that failed alone (out of memory) cannot leave the
+     * others waiting in a collective call. */
+    int agreed = code;
+    MPI_Allreduce(&code, &agreed, 1, MPI_INT, MPI_MAX, world_comm);
+    if (agreed >= 0 && code < 0) {
+        if (me == 0)
+            fprintf(stderr, "mergetrace: out of memory (reading the command line on another process)\n");
+        code = agreed;
+    }
     if (code >= 0) {
         options_free(&o);
         MPI_Finalize();
