@@ -329,15 +329,28 @@ def case_nul_bytes(R):
 
 def case_bad_utf8(R):
     d = R.d("utf8")
-    raw = trace([ev(name="bad\udcff\udcfename"), ev(ts=5, name="ok"), ev(ts=6, name="\udcc0\udcaf")])
+    def raw_ev(**kw):  # the surrogates become raw bytes 0xff, 0xc0 ... when written
+        return json.dumps(dict({"ph": "X", "cat": "kernel", "pid": 0, "tid": 7, "dur": 1}, **kw), ensure_ascii=False)
+    raw = trace([raw_ev(ts=1, name="bad\udcff\udcfename", args={"k\udcff": "v\udced\udca0\udc80"}),
+                 raw_ev(ts=5, name="ok"), raw_ev(ts=6, name="\udcc0\udcaf"),
+                 ev(ts=7, name="esc\udcff")])  # json.dumps escapes this one: a lone surrogate escape
     R.write(d + "/rank-0.json", raw)
     code, out, err = R.run([d])
     expect(code, err, 0, None)
-    has_line(out, re.escape("  rank 0: 2 strings held invalid UTF-8 (replaced by U+FFFD)"))
+    has_line(out, re.escape("  rank 0: 3 strings held invalid UTF-8 (replaced by U+FFFD)"))
     r = R.report()  # strict UTF-8 and JSON
     names = json.dumps(r, ensure_ascii=False, default=str)
     if "bad\ufffd\ufffdname" not in names:
         raise Fail("report.json does not show the replaced name (top kernels)")
+    # the merged trace too is strict UTF-8 JSON, with the same replacement
+    merged = json.loads(gzip.open(R.out + "/merged.json.gz").read().decode("utf-8"))
+    got = sorted(e["name"] for e in merged["traceEvents"] if e.get("ph") == "X")
+    want = sorted(["bad\ufffd\ufffdname", "ok", "\ufffd\ufffd", "esc\udcff"])  # escapes are copied as written
+    if got != want:
+        raise Fail("merged names %r, want %r" % (got, want))
+    args = [e["args"] for e in merged["traceEvents"] if e.get("name", "").startswith("bad")]
+    if args != [{"k\ufffd": "v\ufffd\ufffd\ufffd"}]:
+        raise Fail("merged args %r" % args)
 
 
 def case_deep_nesting(R):
