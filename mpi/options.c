@@ -72,6 +72,12 @@ static int usage_error(bool print, const char *opt, const char *what)
     return MT_EXIT_USAGE;
 }
 
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
 int parse_rank_list(const char *s, int32_t **out, size_t *n, char *msg, size_t cap)
 {
     *out = NULL;
@@ -105,6 +111,13 @@ int parse_rank_list(const char *s, int32_t **out, size_t *n, char *msg, size_t c
             }
             p = e;
         }
+        if (*n + (size_t)(b - a) >= (size_t)1 << 20) {
+            /* a bound on memory and time, far above any job's rank count */
+            snprintf(msg, cap, "more than 1048576 ranks listed");
+            free(*out);
+            *out = NULL;
+            return -1;
+        }
         for (long r = a; r <= b; r++) {
             if (*n == cap_l) {
                 cap_l = cap_l ? cap_l * 2 : 16;
@@ -128,22 +141,12 @@ int parse_rank_list(const char *s, int32_t **out, size_t *n, char *msg, size_t c
             return -1;
         }
     }
-    /* sort + unique (insertion sort: lists are short) */
+    /* sort + unique: a range can list millions */
+    qsort(*out, *n, sizeof **out, cmp_i32);
     size_t w = 0;
-    for (size_t i = 0; i < *n; i++) {
-        int32_t v = (*out)[i];
-        size_t j = w;
-        while (j > 0 && (*out)[j - 1] > v) {
-            (*out)[j] = (*out)[j - 1];
-            j--;
-        }
-        if (j > 0 && (*out)[j - 1] == v) {
-            memmove(*out + j, *out + j + 1, (w - j) * sizeof **out);
-            continue;
-        }
-        (*out)[j] = v;
-        w++;
-    }
+    for (size_t i = 0; i < *n; i++)
+        if (!w || (*out)[w - 1] != (*out)[i])
+            (*out)[w++] = (*out)[i];
     *n = w;
     return 0;
 }
