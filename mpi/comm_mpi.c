@@ -22,7 +22,13 @@ static mt_status_t m_gatherv(void *ctx, const void *send, size_t len, void **rec
     unsigned long long mine = len, *sizes = NULL;
     if (me == root)
         sizes = malloc((size_t)n * sizeof *sizes);
-    int ok = me != root || sizes != NULL;
+    int ok = me != root || sizes != NULL, all_ok;
+    /* Agree before the gather: the root cannot receive into NULL. */
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
+    if (!all_ok) {
+        free(sizes);
+        return MT_ERR_NOMEM;
+    }
     MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, sizes, 1, MPI_UNSIGNED_LONG_LONG, root, comm);
     char *all = NULL;
     size_t total = 0;
@@ -32,7 +38,6 @@ static mt_status_t m_gatherv(void *ctx, const void *send, size_t len, void **rec
         all = malloc(total ? total : 1);
         ok = all != NULL;
     }
-    int all_ok;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
     if (!all_ok) {
         free(sizes);

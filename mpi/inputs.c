@@ -53,15 +53,29 @@ static int walk(const char *dir, bool recursive, input_list_t *l, char *msg, siz
         }
         snprintf(p, n, "%s%s%s", dir, ends_with(dir, "/") ? "" : "/", de->d_name);
         struct stat st;
-        if (stat(p, &st) == 0) {
-            if (S_ISDIR(st.st_mode)) {
-                if (recursive)
-                    rc = walk(p, recursive, l, msg, cap);
-            } else if (S_ISREG(st.st_mode) && (ends_with(de->d_name, ".json") || ends_with(de->d_name, ".json.gz"))) {
-                if (add(l, p, (uint64_t)st.st_size, true)) {
-                    snprintf(msg, cap, "out of memory");
-                    rc = 1;
-                }
+        bool named = ends_with(de->d_name, ".json") || ends_with(de->d_name, ".json.gz");
+        if (stat(p, &st) != 0) {
+            /* A trace name we cannot follow (a dangling link): an error,
+             * never a rank silently left out. Pipes and devices named like
+             * traces are errors too: each file is read twice. */
+            if (named) {
+                snprintf(msg, cap, "%s: cannot read (%s)", p, strerror(errno));
+                rc = 1;
+            }
+        } else if (S_ISDIR(st.st_mode)) {
+            if (recursive) {
+                rc = walk(p, recursive, l, msg, cap);
+            } else if (named) {
+                snprintf(msg, cap, "%s: a directory named like a trace (-r looks inside)", p);
+                rc = 2;
+            }
+        } else if (named) {
+            if (!S_ISREG(st.st_mode)) {
+                snprintf(msg, cap, "%s: not a regular file", p);
+                rc = 2;
+            } else if (add(l, p, (uint64_t)st.st_size, true)) {
+                snprintf(msg, cap, "out of memory");
+                rc = 1;
             }
         }
         free(p);
@@ -86,13 +100,18 @@ int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *o
         }
         if (S_ISDIR(st.st_mode)) {
             size_t before = out->n;
-            if (walk(paths[i], recursive, out, msg, msg_cap))
-                return 1;
+            int w = walk(paths[i], recursive, out, msg, msg_cap);
+            if (w)
+                return w;
             if (out->n == before) {
                 snprintf(msg, msg_cap, "%s: no *.json or *.json.gz trace files in this directory%s", paths[i],
                          recursive ? " or below" : " (use -r for sub-directories)");
                 return 2;
             }
+        } else if (!S_ISREG(st.st_mode)) {
+            /* Each file is read twice (load, then merge): no pipes. */
+            snprintf(msg, msg_cap, "%s: not a regular file", paths[i]);
+            return 2;
         } else if (add(out, paths[i], (uint64_t)st.st_size, false)) {
             snprintf(msg, msg_cap, "out of memory");
             return 1;

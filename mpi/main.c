@@ -402,7 +402,7 @@ static int write_report(const char *dir, const mt_report_t *rep, const mt_html_o
     if (fclose(f) != 0)
         st = MT_ERR_IO;
     if (st != MT_OK || rename(tmp, path) != 0) {
-        snprintf(msg, cap, "%.900s: write failed (%s)", path, strerror(errno));
+        snprintf(msg, cap, "%.900s: write failed (%s)", path, st == MT_ERR_NOMEM ? "out of memory" : strerror(errno));
         remove(tmp);
         return 1;
     }
@@ -481,6 +481,41 @@ static void print_analyses(FILE *out, const char *B, const char *N, const job_t 
     for (size_t k = 0; k < nt && k < 6; k++)
         fprintf(out, "%-40.40s %8llu %12.3f %12.3f %7.1f%%\n", t[k].name, (unsigned long long)t[k].count,
                 t[k].cpu / 1e6, t[k].gpu / 1e6, pct(t[k].gpu, busy));
+}
+
+/* Ranks that share no collective with the reference's group cannot be
+ * aligned with it; when they form groups of their own, the directory most
+ * likely holds traces of more than one job. Say so, with the groups. */
+static void warn_groups(FILE *out, const job_t *j, const mt_align_result_t *al, bool *head, const char *Y,
+                        const char *N)
+{
+    int32_t n_groups = 0, multi = 0;
+    for (size_t i = 0; i < al->n_clocks; i++)
+        n_groups = al->clocks[i].group + 1 > n_groups ? al->clocks[i].group + 1 : n_groups;
+    for (int32_t g = 0; g < n_groups; g++) {
+        size_t k = 0;
+        for (size_t i = 0; i < al->n_clocks; i++)
+            k += al->clocks[i].group == g;
+        multi += k >= 2;
+    }
+    if (multi < 2)
+        return;
+    if (!*head) {
+        fprintf(out, "\n%swarnings%s\n", Y, N);
+        *head = true;
+    }
+    fprintf(out, "  the ranks form %d groups that share no collective:", (int)n_groups);
+    for (int32_t g = 0; g < n_groups; g++) {
+        fprintf(out, "%s ranks", g ? " |" : "");
+        size_t shown = 0;
+        for (size_t i = 0; i < al->n_clocks && i < j->n; i++)
+            if (al->clocks[i].group == g && shown++ < 8)
+                fprintf(out, " %lld", (long long)j->res[i].rank);
+        if (shown > 8)
+            fprintf(out, " ...");
+    }
+    fprintf(out, "\n  they look like traces of different jobs%s: only group 0 (with the reference rank) is aligned\n",
+            j->world_disagree ? " (their world sizes differ too)" : "");
 }
 
 static void print_summary(const options_t *o, const input_list_t *l, const job_t *j, const mt_align_result_t *al,
@@ -622,6 +657,11 @@ static void print_summary(const options_t *o, const input_list_t *l, const job_t
         if (r->rank_source == MT_RANK_FROM_DEFAULT)
             WARN("%s names no rank; as the only input it is taken as rank 0\n", short_path(p));
     }
+    warn_groups(out, j, al, &head, Y, N);
+    if (m->partial)
+        WARN("%llu collective instances lack some participants (those ranks' traces miss the kernels: cut short, "
+             "dropped events, or not the same job)\n",
+             (unsigned long long)m->partial);
     if (m->mismatched)
         WARN("%llu collective instances disagree across ranks (collective or size): not used for alignment\n",
              (unsigned long long)m->mismatched);
@@ -813,6 +853,16 @@ int main(int argc, char **argv)
 
     options_t o;
     int code = options_parse(argc, argv, &o, me == 0);
+    /* Every process parses the same arguments, but only process 0 speaks:
+     * agree, so one that failed alone (out of memory) cannot leave the
+     * others waiting in a collective call. */
+    int agreed = code;
+    MPI_Allreduce(&code, &agreed, 1, MPI_INT, MPI_MAX, world_comm);
+    if (agreed >= 0 && code < 0) {
+        if (me == 0)
+            fprintf(stderr, "mergetrace: out of memory (reading the command line on another process)\n");
+        code = agreed;
+    }
     if (code >= 0) {
         options_free(&o);
         MPI_Finalize();
@@ -962,14 +1012,17 @@ int main(int argc, char **argv)
         double tg = MPI_Wtime();
         void *ab = NULL;
         size_t al_len = 0;
-        int bad = comm.gatherv(comm.ctx, L.analyses.data, L.analyses.len, &ab, &al_len, 0) != MT_OK;
+        mt_status_t gst = comm.gatherv(comm.ctx, L.analyses.data, L.analyses.len, &ab, &al_len, 0);
+        int bad = gst != MT_OK;
         if (me == 0 && !bad) {
             an = calloc(job.n ? job.n : 1, sizeof *an);
             bad = !an;
+            gst = an ? MT_OK : MT_ERR_NOMEM;
             for (size_t off = 0; !bad && off < al_len;) {
                 mt_rank_analysis_t *a = NULL;
                 size_t used = 0;
-                if (mt_rank_analysis_unpack((const char *)ab + off, al_len - off, &a, &used) != MT_OK || !used) {
+                gst = mt_rank_analysis_unpack((const char *)ab + off, al_len - off, &a, &used);
+                if (gst != MT_OK || !used) {
                     bad = 1;
                     break;
                 }
@@ -987,9 +1040,10 @@ int main(int argc, char **argv)
             }
             if (!bad && n_an != job.n)
                 bad = 1;
-            if (bad)
-                fprintf(stderr, "mergetrace: gathering the per-rank analyses failed\n");
         }
+        if (me == 0 && bad)
+            fprintf(stderr, "mergetrace: gathering the per-rank analyses: %s\n",
+                    gst == MT_ERR_NOMEM ? "out of memory" : "failed");
         free(ab);
         MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_LOR, world_comm);
         if (bad)
@@ -1172,7 +1226,8 @@ int main(int argc, char **argv)
         mt_report_input_t *ri = calloc(job.n ? job.n : 1, sizeof *ri);
         mt_report_skip_t *rs = calloc(job.n_skipped ? job.n_skipped : 1, sizeof *rs);
         if (!ri || !rs) {
-            fprintf(stderr, "mergetrace: out of memory\n");
+            if (!merge_failed) /* one message: the merge's error came first */
+                fprintf(stderr, "mergetrace: out of memory\n");
             code = MT_EXIT_ERROR;
         } else {
             for (size_t i = 0; i < job.n; i++) {
@@ -1216,13 +1271,18 @@ int main(int argc, char **argv)
                                .gates = o.gates,
                                .n_gates = o.n_gates,
                                .views = views};
-            if (write_report(o.out_dir, &rep, NULL, msg, sizeof msg)) {
-                fprintf(stderr, "mergetrace: %s\n", msg);
+            /* One message per run: after a failed merge (or report.json)
+             * the reason has been said once already. */
+            int rj = write_report(o.out_dir, &rep, NULL, msg, sizeof msg);
+            if (rj) {
+                if (!merge_failed)
+                    fprintf(stderr, "mergetrace: %s\n", msg);
                 code = MT_EXIT_ERROR;
             }
             mt_html_opts_t ho = {.command_line = o.command_line};
-            if (!o.no_html && write_report(o.out_dir, &rep, &ho, msg, sizeof msg)) {
-                fprintf(stderr, "mergetrace: %s\n", msg);
+            if (!rj && !o.no_html && write_report(o.out_dir, &rep, &ho, msg, sizeof msg)) {
+                if (!merge_failed)
+                    fprintf(stderr, "mergetrace: %s\n", msg);
                 code = MT_EXIT_ERROR;
             }
             if (o.json) {

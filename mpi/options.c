@@ -224,8 +224,11 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         for (int i = 0; i < argc; i++)
             len += strlen(argv[i]) + 1;
         o->command_line = malloc(len);
-        if (!o->command_line)
+        if (!o->command_line) {
+            if (print)
+                fputs("mergetrace: out of memory\n", stderr);
             return MT_EXIT_ERROR;
+        }
         o->command_line[0] = '\0';
         for (int i = 0; i < argc; i++) {
             if (i)
@@ -235,8 +238,11 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
     }
     o->progress = isatty(2);
     o->inputs = calloc((size_t)argc + 1, sizeof *o->inputs);
-    if (!o->inputs)
+    if (!o->inputs) {
+        if (print)
+            fputs("mergetrace: out of memory\n", stderr);
         return MT_EXIT_ERROR;
+    }
     bool end_of_opts = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];

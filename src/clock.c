@@ -494,6 +494,32 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
     }
     for (size_t q = 0; q < qt; q++)
         out[queue[q]].connected = true;
+    /* The other components, for the report: traces that share nothing with
+     * the reference's group are not aligned, and the user must hear why. */
+    for (size_t s = 0; s < n_ranks; s++)
+        out[s].group = seen[s] ? 0 : -1;
+    int32_t groups = 1;
+    for (size_t s0 = 0; s0 < n_ranks; s0++) {
+        if (out[s0].group >= 0)
+            continue;
+        size_t h = 0, t = 0;
+        queue[t++] = (int32_t)s0;
+        out[s0].group = groups;
+        while (h < t) {
+            int32_t s = queue[h++];
+            for (size_t j = c.mem_first[s]; j < c.mem_first[s + 1]; j++) {
+                uint32_t inst = c.mem[j].inst;
+                for (uint32_t p = m->first[inst]; p < m->first[inst + 1]; p++) {
+                    int32_t o = slot_of(&c, rows[m->members[p]].rank);
+                    if (o >= 0 && out[o].group < 0) {
+                        out[o].group = groups;
+                        queue[t++] = o;
+                    }
+                }
+            }
+        }
+        groups++;
+    }
     for (size_t s = 0; s < n_ranks; s++)
         if (!seen[s]) {
             out[s].offset_ns = 0;

@@ -1467,14 +1467,20 @@ static int parse_dist_info(parser_t *ps, const char *p, const char **out)
         strtok_t k = {0};
         if ((r = obj_key(ps, p, &k, &p)))
             return r;
-        if (KEY_IS(k, "rank")) {
-            r = value_int64(ps, p, &t->info.rank, &ok, &p, "rank");
-            if (!ok)
-                t->info.rank = -1;
-        } else if (KEY_IS(k, "world_size")) {
-            r = value_int64(ps, p, &t->info.world_size, &ok, &p, "world_size");
-            if (!ok)
-                t->info.world_size = -1;
+        if (KEY_IS(k, "rank") || KEY_IS(k, "world_size")) {
+            /* These decide where the trace goes in the job: a value we
+             * cannot use is an error here, never a silent fall-back to the
+             * file name. */
+            bool is_rank = KEY_IS(k, "rank");
+            int64_t *dst = is_rank ? &t->info.rank : &t->info.world_size;
+            const char *at = p;
+            r = value_int64(ps, p, dst, &ok, &p, is_rank ? "rank" : "world_size");
+            if (!r && (!ok || *dst < (is_rank ? 0 : 1) || *dst > INT32_MAX - 1)) {
+                *dst = -1;
+                return fail_code(ps, at, MT_ERR_RANGE,
+                                 is_rank ? "distributedInfo.rank: expected an integer from 0 to 2147483646"
+                                         : "distributedInfo.world_size: expected an integer from 1 to 2147483646");
+            }
         } else if (KEY_IS(k, "backend")) {
             r = value_str(ps, p, &t->info.backend, &ok, &p);
         } else if (KEY_IS(k, "nccl_version")) {
@@ -1759,6 +1765,11 @@ static mt_status_t run(parser_t *ps)
     mt_status_t st = refill(ps, 0);
     if (st)
         return st;
+    if (ps->len == 0 && ps->gz_truncated) {
+        if (ps->err)
+            ps->err->offset = 0;
+        return mt_error_set(ps->err, MT_ERR_TRUNCATED, "the gzip stream is cut short before any JSON");
+    }
     if (ps->len == 0)
         return mt_error_set(ps->err, MT_ERR_FORMAT, "empty file");
     while (ps->state != ST_DONE) {

@@ -141,6 +141,62 @@ static mt_status_t append_json_chars(mt_buf_t *b, const char *s, size_t n)
     return mt_buf_append(b, s + run, n - run);
 }
 
+/* Length of the valid UTF-8 sequence at s[0..n), 0 when invalid there. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    size_t k;
+    unsigned lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        k = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        k = 3;
+        lo = c == 0xE0 ? 0xA0 : 0x80; /* no overlong forms */
+        hi = c == 0xED ? 0x9F : 0xBF; /* no surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        k = 4;
+        lo = c == 0xF0 ? 0x90 : 0x80;
+        hi = c == 0xF4 ? 0x8F : 0xBF; /* nothing above U+10FFFF */
+    } else
+        return 0;
+    if (n < k || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < k; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return k;
+}
+
+/* Event text copied through, except that bytes which are not UTF-8 (the
+ * loader accepts them inside strings) become U+FFFD, so the merged trace is
+ * valid JSON for strict readers. Structure bytes are ASCII, so only string
+ * contents change. */
+static mt_status_t append_utf8(mt_buf_t *b, const char *text, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t run = 0, i = 0;
+    while (i < n) {
+        if (s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t k = utf8_len(s + i, n - i);
+        if (k) {
+            i += k;
+            continue;
+        }
+        mt_status_t st = mt_buf_append(b, text + run, i - run);
+        if (!st)
+            st = mt_buf_append(b, "\xEF\xBF\xBD", 3);
+        if (st)
+            return st;
+        run = ++i;
+    }
+    return mt_buf_append(b, text + run, n - run);
+}
+
 static mt_status_t append_str(mt_buf_t *b, const char *s)
 {
     return mt_buf_append(b, s, strlen(s));
@@ -642,7 +698,7 @@ static mt_status_t pass2_event(void *ctx, const mt_trace_t *t, const mt_event_t 
     st = mt_buf_append(b, ",\n", 2);
     size_t at = 0;
     for (size_t i = 0; i < n_rep && !st; i++) {
-        st = mt_buf_append(b, raw->text + at, rep[i].off - at);
+        st = append_utf8(b, raw->text + at, rep[i].off - at);
         if (!st && rep[i].pre_len)
             st = mt_buf_append(b, rep[i].pre, rep[i].pre_len);
         if (!st)
@@ -652,7 +708,7 @@ static mt_status_t pass2_event(void *ctx, const mt_trace_t *t, const mt_event_t 
         at = rep[i].off + rep[i].len;
     }
     if (!st)
-        st = mt_buf_append(b, raw->text + at, raw->len - at);
+        st = append_utf8(b, raw->text + at, raw->len - at);
     if (st) {
         c->out_st = st;
         return mt_error_set(err, st, "output buffer");

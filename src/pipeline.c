@@ -94,8 +94,8 @@ static mt_status_t parse_item(const char **p, int32_t **r, size_t *n, size_t *ca
             return MT_ERR_USAGE;
         }
     }
-    if ((uint64_t)b - (uint64_t)a > (1u << 20)) {
-        snprintf(msg, mcap, "\"%s\": range of more than 2^20 ranks", text);
+    if ((uint64_t)b - (uint64_t)a + *n >= (1u << 20)) {
+        snprintf(msg, mcap, "\"%s\": more than 1048576 ranks listed", text);
         return MT_ERR_USAGE;
     }
     for (int64_t x = a; x <= b; x++) {

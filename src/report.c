@@ -156,8 +156,9 @@ mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
         us_d(&j, c->residual_p50_ns);
         putf(&j, ", \"residual_p99_us\": ");
         us_d(&j, c->residual_p99_ns);
-        putf(&j, ", \"violations\": %llu, \"connected\": %s, \"reference\": %s}", (unsigned long long)c->violations,
-             c->connected ? "true" : "false", c->reference ? "true" : "false");
+        putf(&j, ", \"violations\": %llu, \"connected\": %s, \"reference\": %s, \"group\": %d}",
+             (unsigned long long)c->violations, c->connected ? "true" : "false", c->reference ? "true" : "false",
+             c->group);
     }
     putf(&j, "\n ]},\n");
     const mt_match_stats_t *m = r->match;

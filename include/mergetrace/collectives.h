@@ -119,6 +119,10 @@ typedef struct mt_clock {
     uint64_t rejected;       /* instances left out as outliers */
     double residual_p50_ns, residual_p99_ns; /* |corrected end - consensus end| after the fit */
     uint64_t violations;     /* instances this rank ends before the last participant started (beyond tolerance) */
+    int32_t group;           /* ranks that share matched instances, directly or through others, have the same
+                              * group: 0 is the reference's, then numbered in rank order; a rank that shares
+                              * nothing is a group of its own. Two groups of several ranks each usually mean
+                              * traces of different jobs. */
 } mt_clock_t;
 
 typedef struct mt_clock_opts {

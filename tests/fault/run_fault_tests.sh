@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Faults under MPI, with mergetrace_faults (tests/fault/fault_inject.c):
+#  1. allocations fail on one process from the Nth on, for N spread over the
+#     whole run: every process ends (a `timeout` turns a hang into a
+#     failure), exit 1, exactly one "mergetrace:" line saying "out of
+#     memory", no temporary file left behind;
+#  2. one process killed with SIGKILL (by the injector mid-load, and from
+#     outside by pid, with the real mergetrace): mpirun ends, non-zero;
+#  3. killed during the merged write or just before a rename: the previous
+#     outputs are untouched (same bytes) and no final name holds a half file;
+#  4. the inputs have the same checksums after all of it.
+# Usage: run_fault_tests.sh MPIEXEC MERGETRACE_FAULTS MERGETRACE REPO_ROOT WORKDIR
+set -u
+mpiexec=$1 fbin=$2 bin=$3 root=$4 work=$5
+rm -rf "$work" && mkdir -p "$work" && work=$(cd "$work" && pwd)
+if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+export ASAN_OPTIONS=detect_leaks=0
+cd "$root" || exit 1
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+check() { if "$@"; then ok; else bad "$*"; fi; }
+# run NP OUT [ENV=V...] -- ARGS: the fault build under mpirun, within 60 s
+frun() {
+  local np=$1 out=$2; shift 2
+  local envs=() xs=()
+  while [ "$1" != -- ]; do envs+=("$1"); xs+=(-x "${1%%=*}"); shift; done
+  shift
+  env "${envs[@]}" timeout 60 "$mpiexec" --oversubscribe -n "$np" "${xs[@]}" "$fbin" --no-progress -q -o "$out" "$@"
+}
+set_in=sample_traces/dp8
+sums() { sha256sum "$set_in"/* tests/data/tiny/*; }
+sums >"$work/inputs.before"
+
+# ---- 1. allocation failures on one process ----
+for np in 2 4; do
+  for proc in 0 $((np - 1)); do
+    frun "$np" "$work/count" MERGETRACE_FAULT_PROC=$proc MERGETRACE_FAULT_COUNT=1 -- "$set_in" 2>"$work/count.err"
+    total=$(sed -n "s/^fault_inject: process $proc: \([0-9]*\) allocations$/\1/p" "$work/count.err")
+    if [ -z "$total" ]; then bad "np $np proc $proc: no allocation count"; continue; fi
+    for i in 0 1 2 3 4 5 6 7 8 9 10 11; do
+      n=$((total * i / 12))
+      out="$work/oom-$np-$proc-$n"
+      frun "$np" "$out" MERGETRACE_FAULT_PROC=$proc MERGETRACE_FAIL_ALLOC_AFTER=$n -- "$set_in" \
+        >"$out.stdout" 2>"$out.err"
+      code=$?
+      lines=$(grep -c '^mergetrace:' "$out.err")
+      if [ "$code" != 1 ] || [ "$lines" != 1 ] || ! grep -q '^mergetrace: .*out of memory' "$out.err"; then
+        bad "np $np, process $proc out of memory after $n of $total allocations: exit $code, $lines messages:"
+        grep -v '^---\|^$' "$out.err" | head -5
+      else
+        ok
+      fi
+      if ls -a "$out" 2>/dev/null | grep -q '\.tmp\.'; then bad "np $np proc $proc n $n: temporary file left: $(ls -a "$out")"; else ok; fi
+    done
+  done
+done
+
+# ---- 2. a process killed with SIGKILL ----
+frun 4 "$work/killed" MERGETRACE_FAULT_PROC=1 MERGETRACE_KILL_AFTER_ALLOC=100 -- "$set_in" >/dev/null 2>"$work/killed.err"
+code=$?
+check test "$code" != 0
+check test "$code" != 124
+check test ! -e "$work/killed/report.json"
+check grep -q 'signal 9' "$work/killed.err"
+
+# From outside, with the real program: kill one process by pid as soon as
+# it exists. Ends with mpirun's own report, non-zero, within the timeout.
+timeout 60 "$mpiexec" --oversubscribe -n 4 "$bin" --no-progress -q -o "$work/ext" "$set_in" >/dev/null 2>"$work/ext.err" &
+mp=$!
+victim=""
+for _ in $(seq 1 300); do
+  victim=$(ps -o pid= --ppid "$mp" 2>/dev/null | head -1 | tr -d ' ')
+  kids=$(ps -o pid=,comm= --ppid "$victim" 2>/dev/null | awk '$2 ~ /mergetrace/ {print $1}' | sed -n 2p)
+  [ -n "$kids" ] && { victim=$kids; break; }
+  kids=$(ps -o pid=,comm= --ppid "$mp" 2>/dev/null | awk '$2 ~ /mergetrace/ {print $1}' | sed -n 2p)
+  [ -n "$kids" ] && { victim=$kids; break; }
+  victim=""
+  sleep 0.05
+done
+if [ -n "$victim" ]; then
+  kill -9 "$victim" 2>/dev/null
+  wait "$mp"
+  code=$?
+  if [ "$code" = 0 ] && [ -e "$work/ext/report.json" ]; then
+    echo "note: the external kill came after the run had finished; not counted"
+  else
+    check test "$code" != 0
+    check test "$code" != 124
+  fi
+else
+  wait "$mp"
+  bad "no mergetrace process seen under mpirun"
+fi
+
+# ---- 3. killed while writing: the previous outputs survive, whole ----
+for fmt in gzip json; do
+  name=merged.json.gz
+  [ $fmt = json ] && name=merged.json
+  out="$work/write-$fmt"
+  timeout 60 "$mpiexec" --oversubscribe -n 2 "$bin" --no-progress -q --merged-format $fmt -o "$out" "$set_in"
+  check test -s "$out/$name"
+  (cd "$out" && sha256sum report.json "$name") >"$work/prev.sum"
+  # every process writes its part; process 0 alone renames
+  for hook in MERGETRACE_KILL_IN_WRITE:0 MERGETRACE_KILL_IN_WRITE:1 MERGETRACE_KILL_BEFORE_RENAME:0; do
+    proc=${hook#*:} hook=${hook%:*}
+    {
+      frun 2 "$out" MERGETRACE_FAULT_PROC=$proc "$hook=1" -- --merged-format $fmt "$set_in" >/dev/null 2>&1
+      code=$?
+      check test "$code" != 0
+      check test "$code" != 124
+      (cd "$out" && sha256sum -c --quiet "$work/prev.sum") || bad "$fmt $hook proc $proc: previous outputs changed"
+      # nothing but the previous outputs under final names
+      extra=$(ls "$out" | grep -v '\.tmp\.' | grep -vx "report.json\|$name")
+      check test -z "$extra"
+    }
+  done
+  # into an empty directory: no final name at all
+  rm -rf "$out"
+  frun 2 "$out" MERGETRACE_FAULT_PROC=1 MERGETRACE_KILL_IN_WRITE=1 -- --merged-format $fmt "$set_in" >/dev/null 2>&1
+  check test ! -e "$out/$name"
+  check test ! -e "$out/report.json"
+done
+
+# ---- 4. the inputs were never written ----
+sums >"$work/inputs.after"
+check cmp -s "$work/inputs.before" "$work/inputs.after"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
