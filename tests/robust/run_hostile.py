@@ -516,14 +516,14 @@ def case_two_jobs(R):
 
 def case_output_paths(R):
     """Names in the trace never become output paths: the output directory
-    holds report.json and merged.json.gz only, and nothing else appears."""
+    holds report.json, report.html and merged.json.gz only, and nothing else appears."""
     d = R.d("paths")
     meta = '{"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "../../escape.json"}}'
     R.write(d + "/rank-0.json", trace([meta, ev(name="/tmp/evil.json"), ev(ts=200, name="../x")]))
     before = sorted(os.listdir(R.work))
     code, _, err = R.run([d])
     expect(code, err, 0, None)
-    if sorted(os.listdir(R.out)) != ["merged.json.gz", "report.json"]:
+    if sorted(os.listdir(R.out)) != ["merged.json.gz", "report.html", "report.json"]:
         raise Fail("output directory holds %s" % os.listdir(R.out))
     if sorted(os.listdir(R.work)) != sorted(set(before) | {"out"}):
         raise Fail("new files beside the outputs: %s" % (set(os.listdir(R.work)) - set(before)))
