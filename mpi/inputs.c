@@ -32,6 +32,13 @@ static bool ends_with(const char *s, const char *suf)
     return n >= m && strcmp(s + n - m, suf) == 0;
 }
 
+/* Kineto traces (.json, .json.gz) and NCCL plugin files (.jsonl,
+ * .jsonl.gz); what a file is gets decided by its content when loaded. */
+static bool is_input_name(const char *n)
+{
+    return ends_with(n, ".json") || ends_with(n, ".json.gz") || ends_with(n, ".jsonl") || ends_with(n, ".jsonl.gz");
+}
+
 static int walk(const char *dir, bool recursive, input_list_t *l, char *msg, size_t cap)
 {
     DIR *d = opendir(dir);
@@ -57,7 +64,7 @@ static int walk(const char *dir, bool recursive, input_list_t *l, char *msg, siz
             if (S_ISDIR(st.st_mode)) {
                 if (recursive)
                     rc = walk(p, recursive, l, msg, cap);
-            } else if (S_ISREG(st.st_mode) && (ends_with(de->d_name, ".json") || ends_with(de->d_name, ".json.gz"))) {
+            } else if (S_ISREG(st.st_mode) && is_input_name(de->d_name)) {
                 if (add(l, p, (uint64_t)st.st_size, true)) {
                     snprintf(msg, cap, "out of memory");
                     rc = 1;
@@ -89,7 +96,7 @@ int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *o
             if (walk(paths[i], recursive, out, msg, msg_cap))
                 return 1;
             if (out->n == before) {
-                snprintf(msg, msg_cap, "%s: no *.json or *.json.gz trace files in this directory%s", paths[i],
+                snprintf(msg, msg_cap, "%s: no *.json, *.json.gz, *.jsonl or *.jsonl.gz files in this directory%s", paths[i],
                          recursive ? " or below" : " (use -r for sub-directories)");
                 return 2;
             }

@@ -16,6 +16,7 @@
 #include "mergetrace/report.h"
 #include "mergetrace/analysis.h"
 #include "mergetrace/crossrank.h"
+#include "mergetrace/nccl_input.h"
 
 #define MERGETRACE_VERSION "0.1.0"
 
