@@ -31,6 +31,7 @@ mt_status_t nccl_load_file(const char *path, const mt_rankmap_t *map, bool only_
                            nccl_info_t *info, mt_error_t *err)
 {
     memset(info, 0, sizeof *info);
+    mt_error_clear(err);
     info->is_nccl = 1;
     *rank = -1;
     *src = MT_RANK_FROM_NONE;
@@ -247,9 +248,12 @@ void nccl_print(FILE *out, const char *B, const char *N, const nccl_job_t *nj, c
 {
     if (!nj->n)
         return;
-    fprintf(out, "\n%sNCCL plugin files%s (clocks aligned on %s rows; agreement: |NCCL GPU - Kineto kernel| after "
+    const char *src = !strcmp(nj->source, "mixed") ? "Kineto rows where a rank has a trace, else NCCL"
+                      : !strcmp(nj->source, "nccl") ? "NCCL rows"
+                                                     : "Kineto rows";
+    fprintf(out, "\n%sNCCL plugin files%s (clocks aligned on %s; agreement: |NCCL GPU - Kineto kernel| after "
                  "alignment)\n",
-            B, N, nj->source);
+            B, N, src);
     fprintf(out, "%s%5s  %-26s %7s %7s %-8s %7s %17s %17s%s\n", B, "rank", "file", "tasks", "rows", "aligns", "pairs",
             "start p50/p99 us", "end p50/p99 us", N);
     for (size_t i = 0; i < nj->n; i++) {
