@@ -32,11 +32,13 @@ static bool ends_with(const char *s, const char *suf)
     return n >= m && strcmp(s + n - m, suf) == 0;
 }
 
-/* Kineto traces (.json, .json.gz) and NCCL plugin files (.jsonl,
- * .jsonl.gz); what a file is gets decided by its content when loaded. */
+/* Kineto traces (.json, .json.gz), NCCL plugin files (.jsonl, .jsonl.gz)
+ * and NCCL Inspector logs (.log, .log.gz); what a file is gets decided by
+ * its content when loaded. */
 static bool is_input_name(const char *n)
 {
-    return ends_with(n, ".json") || ends_with(n, ".json.gz") || ends_with(n, ".jsonl") || ends_with(n, ".jsonl.gz");
+    return ends_with(n, ".json") || ends_with(n, ".json.gz") || ends_with(n, ".jsonl") || ends_with(n, ".jsonl.gz") ||
+           ends_with(n, ".log") || ends_with(n, ".log.gz");
 }
 
 static int walk(const char *dir, bool recursive, input_list_t *l, char *msg, size_t cap)
@@ -96,7 +98,7 @@ int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *o
             if (walk(paths[i], recursive, out, msg, msg_cap))
                 return 1;
             if (out->n == before) {
-                snprintf(msg, msg_cap, "%s: no *.json, *.json.gz, *.jsonl or *.jsonl.gz files in this directory%s", paths[i],
+                snprintf(msg, msg_cap, "%s: no *.json, *.jsonl or *.log files (or .gz) in this directory%s", paths[i],
                          recursive ? " or below" : " (use -r for sub-directories)");
                 return 2;
             }

@@ -15,15 +15,83 @@ static bool ends_with(const char *s, const char *suf)
 
 int nccl_classify(const char *path, bool from_dir, char *why, size_t cap)
 {
-    bool yes = false;
+    mt_nccl_format_t fmt = MT_NCCL_FMT_NONE;
     mt_error_t err;
-    if (mt_nccl_probe(path, &yes, &err) == MT_OK && yes)
+    if (mt_nccl_probe(path, &fmt, &err) == MT_OK && fmt != MT_NCCL_FMT_NONE)
         return NCCL_FILE_PLUGIN;
-    if (from_dir && (ends_with(path, ".jsonl") || ends_with(path, ".jsonl.gz"))) {
-        snprintf(why, cap, "JSON lines, but the first line is not the NCCL plugin's \"process\" line");
+    if (from_dir && (ends_with(path, ".jsonl") || ends_with(path, ".jsonl.gz") || ends_with(path, ".log") ||
+                     ends_with(path, ".log.gz"))) {
+        snprintf(why, cap, "the first line is neither the NCCL plugin's \"process\" line nor an NCCL Inspector "
+                           "record");
         return NCCL_FILE_SKIP;
     }
     return NCCL_FILE_OTHER;
+}
+
+/* The rank of a file: --rank-map, else from its communicators, else 0 for
+ * the only input. */
+static mt_status_t pick_rank(const char *path, const mt_rankmap_t *map, bool only_file, int32_t from_comm,
+                             int64_t *rank, mt_rank_source_t *src, mt_error_t *err)
+{
+    int64_t mapped = mt_rankmap_lookup(map, path);
+    mt_status_t st = MT_OK;
+    if (mapped >= 0) {
+        *rank = mapped;
+        *src = MT_RANK_FROM_MAP;
+    } else if (from_comm >= 0) {
+        *rank = from_comm;
+        *src = MT_RANK_FROM_NCCL;
+    } else if (only_file) {
+        *rank = 0;
+        *src = MT_RANK_FROM_DEFAULT;
+    } else {
+        st = mt_error_set(err, MT_ERR_NO_RANK, "no communicator gives the rank of this NCCL file (use --rank-map)");
+        snprintf(err->path, sizeof err->path, "%s", path);
+    }
+    if (st == MT_OK && *rank > INT32_MAX - 1) {
+        st = mt_error_set(err, MT_ERR_RANGE, "rank %lld is too large", (long long)*rank);
+        snprintf(err->path, sizeof err->path, "%s", path);
+    }
+    return st;
+}
+
+static mt_status_t load_inspector(const char *path, const mt_rankmap_t *map, bool only_file, mt_cinst_t **rows,
+                                  size_t *n_rows, size_t *cap_rows, int64_t *rank, mt_rank_source_t *src,
+                                  nccl_info_t *info, mt_error_t *err)
+{
+    info->is_nccl = MT_NCCL_FMT_INSPECTOR;
+    mt_insp_file_t *f = NULL;
+    mt_status_t st = mt_insp_load(path, &f, err);
+    if (st != MT_OK)
+        return st;
+    int32_t size = 0, r = mt_insp_world_rank(f, &size);
+    st = pick_rank(path, map, only_file, r, rank, src, err);
+    size_t before = *n_rows;
+    if (st == MT_OK) {
+        st = mt_insp_cinst_extract(f, (int32_t)*rank, rows, n_rows, cap_rows, &info->untimed);
+        if (st != MT_OK)
+            mt_error_set(err, st, "%s: NCCL Inspector rows", path);
+    }
+    if (st == MT_OK) {
+        info->comm_size = size;
+        info->truncated = f->truncated;
+        info->pid = f->pid;
+        /* communicators: distinct ids */
+        for (size_t i = 0; i < f->n_colls; i++) {
+            size_t k = 0;
+            while (k < i && (f->colls[k].comm != f->colls[i].comm || f->colls[k].comm_digits != f->colls[i].comm_digits))
+                k++;
+            info->comms += k == i;
+            if (info->comms > 64)
+                break; /* a label, not a count that matters: keep it cheap */
+        }
+        info->tasks = f->n_colls;
+        info->rows = *n_rows - before;
+        info->unknown_lines = f->skipped_lines;
+        snprintf(info->host, sizeof info->host, "%s", f->host);
+    }
+    mt_insp_file_free(f);
+    return st;
 }
 
 mt_status_t nccl_load_file(const char *path, const mt_rankmap_t *map, bool only_file, mt_cinst_t **rows,
@@ -32,34 +100,19 @@ mt_status_t nccl_load_file(const char *path, const mt_rankmap_t *map, bool only_
 {
     memset(info, 0, sizeof *info);
     mt_error_clear(err);
-    info->is_nccl = 1;
+    info->is_nccl = MT_NCCL_FMT_PLUGIN;
     *rank = -1;
     *src = MT_RANK_FROM_NONE;
+    mt_nccl_format_t fmt = MT_NCCL_FMT_NONE;
+    if (mt_nccl_probe(path, &fmt, err) == MT_OK && fmt == MT_NCCL_FMT_INSPECTOR)
+        return load_inspector(path, map, only_file, rows, n_rows, cap_rows, rank, src, info, err);
+    mt_error_clear(err);
     mt_nccl_file_t *f = NULL;
     mt_status_t st = mt_nccl_load(path, &f, err);
     if (st != MT_OK)
         return st;
     int32_t size = 0, r = mt_nccl_world_rank(f, &size);
-    int64_t mapped = mt_rankmap_lookup(map, path);
-    if (mapped >= 0) {
-        *rank = mapped;
-        *src = MT_RANK_FROM_MAP;
-    } else if (r >= 0) {
-        *rank = r;
-        *src = MT_RANK_FROM_NCCL;
-    } else if (only_file) {
-        *rank = 0;
-        *src = MT_RANK_FROM_DEFAULT;
-    } else {
-        st = mt_error_set(err, MT_ERR_NO_RANK,
-                          "NCCL plugin file without an \"init\" line: no communicator gives its rank "
-                          "(use --rank-map)");
-        snprintf(err->path, sizeof err->path, "%s", path);
-    }
-    if (st == MT_OK && *rank > INT32_MAX - 1) {
-        st = mt_error_set(err, MT_ERR_RANGE, "rank %lld is too large", (long long)*rank);
-        snprintf(err->path, sizeof err->path, "%s", path);
-    }
+    st = pick_rank(path, map, only_file, r, rank, src, err);
     size_t before = *n_rows;
     if (st == MT_OK) {
         st = mt_nccl_cinst_extract(f, (int32_t)*rank, rows, n_rows, cap_rows, &info->p2p_left_out);
@@ -210,6 +263,8 @@ int nccl_job_report(nccl_job_t *nj, const input_list_t *l)
         const nccl_rank_t *r = &nj->r[i];
         nj->rep[i] = (mt_report_nccl_t){.rank = r->rank,
                                         .path = l->files[r->file_index].path,
+                                        .format = r->info.is_nccl == MT_NCCL_FMT_INSPECTOR ? "inspector" : "plugin",
+                                        .untimed = r->info.untimed,
                                         .host = r->info.host,
                                         .pid = r->info.pid,
                                         .comm_size = r->info.comm_size,
@@ -251,7 +306,7 @@ void nccl_print(FILE *out, const char *B, const char *N, const nccl_job_t *nj, c
     const char *src = !strcmp(nj->source, "mixed") ? "Kineto rows where a rank has a trace, else NCCL"
                       : !strcmp(nj->source, "nccl") ? "NCCL rows"
                                                      : "Kineto rows";
-    fprintf(out, "\n%sNCCL plugin files%s (clocks aligned on %s; agreement: |NCCL GPU - Kineto kernel| after "
+    fprintf(out, "\n%sNCCL files%s (plugin or Inspector; clocks aligned on %s; agreement: |NCCL GPU - Kineto kernel| after "
                  "alignment)\n",
             B, N, src);
     fprintf(out, "%s%5s  %-26s %7s %7s %-8s %7s %17s %17s%s\n", B, "rank", "file", "tasks", "rows", "aligns", "pairs",
@@ -303,7 +358,11 @@ void nccl_warn(FILE *out, const char *Y, const char *N, bool *head, const nccl_j
             NWARN("rank %d: %s: %llu P2P tasks of communicators other than the largest were left out (peer's global "
                   "rank unknown)\n",
                   r->rank, p, (unsigned long long)r->info.p2p_left_out);
-        if (r->info.tasks && !r->info.rows)
+        if (r->info.untimed)
+            NWARN("rank %d: %s: %llu Inspector records have no kernel times (verbose logs have them: "
+                  "NCCL_INSPECTOR_DUMP_VERBOSE=1)\n",
+                  r->rank, p, (unsigned long long)r->info.untimed);
+        if (r->info.tasks && !r->info.rows && !r->info.untimed)
             NWARN("rank %d: %s: no task has GPU times (was the KernelCh bit off in MERGETRACE_NCCL_MASK?)\n", r->rank,
                   p);
     }

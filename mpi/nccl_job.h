@@ -16,24 +16,26 @@
 /* What a process learned about one NCCL plugin file (plain bytes: it
  * travels inside the per-file result to process 0). */
 typedef struct nccl_info {
-    int32_t is_nccl;          /* 0: the file is not an NCCL plugin file */
+    int32_t is_nccl;          /* 0: the file is not an NCCL file; else mt_nccl_format_t */
     int32_t comm_size;        /* nranks of the largest communicator */
     int32_t has_bound, truncated;
     int64_t pid, offset_bound_ns;
     uint64_t comms, tasks, rows, p2p_left_out, dropped, orphan, unknown_lines;
+    uint64_t untimed;         /* Inspector records without kernel times (not verbose) */
     char host[64];
 } nccl_info_t;
 
-/* What path is, by its first line: NCCL_FILE_PLUGIN (an NCCL plugin
- * file), NCCL_FILE_SKIP (found in a directory, named *.jsonl or
- * *.jsonl.gz, but not the plugin's: left out, why says so), or
+/* What path is, by its first line: NCCL_FILE_PLUGIN (an NCCL plugin file
+ * or an NCCL Inspector log), NCCL_FILE_SKIP (found in a directory, named
+ * *.jsonl, *.jsonl.gz or *.log, but neither: left out, why says so), or
  * NCCL_FILE_OTHER (for the trace loader, which also reports an unreadable
  * file). */
 enum { NCCL_FILE_OTHER = 0, NCCL_FILE_PLUGIN, NCCL_FILE_SKIP };
 int nccl_classify(const char *path, bool from_dir, char *why, size_t cap);
 
-/* Load an NCCL plugin file: its rank (the --rank-map entry, else its rank
- * in its largest communicator, else 0 when it is the only input), its
+/* Load an NCCL plugin file or Inspector log: its rank (the --rank-map
+ * entry, else its rank in its largest communicator, else 0 when it is the
+ * only input), its
  * collective rows appended to *rows (flag MT_CI_NCCL), facts in *info.
  * Returns MT_OK or an error described in err (MT_ERR_NO_RANK when no
  * communicator gives the rank). Not collective. */

@@ -9,6 +9,7 @@
 
 #include "input.h"
 #include "mergetrace/classify.h"
+#include "mergetrace/nccl_inspector.h"
 
 #define MAX_LINE (64 * 1024)
 #define MAX_KEYS 40
@@ -726,9 +727,9 @@ bool mt_nccl_sniff(const char *buf, size_t len)
     return ll >= hn + fn && memcmp(buf + hn, fmt, fn) == 0;
 }
 
-mt_status_t mt_nccl_probe(const char *path, bool *is_nccl, mt_error_t *err)
+mt_status_t mt_nccl_probe(const char *path, mt_nccl_format_t *fmt, mt_error_t *err)
 {
-    *is_nccl = false;
+    *fmt = MT_NCCL_FMT_NONE;
     mt_input_t *in = NULL;
     mt_status_t st = mt_input_open(path, NULL, 0, &in, err);
     if (st != MT_OK)
@@ -745,6 +746,8 @@ mt_status_t mt_nccl_probe(const char *path, bool *is_nccl, mt_error_t *err)
     }
     mt_input_close(in);
     if (st == MT_OK)
-        *is_nccl = mt_nccl_sniff(buf, len);
+        *fmt = mt_nccl_sniff(buf, len) ? MT_NCCL_FMT_PLUGIN
+               : mt_insp_sniff(buf, len) ? MT_NCCL_FMT_INSPECTOR
+                                         : MT_NCCL_FMT_NONE;
     return st;
 }

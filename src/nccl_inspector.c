@@ -606,7 +606,11 @@ mt_status_t mt_insp_cinst_extract(const mt_insp_file_t *f, int32_t rank, mt_cins
         uint64_t key[4] = {c->comm, c->comm_digits, c->kind, (uint64_t)c->sn};
         r->comms_id = mt_hash64(key, sizeof key, 0x696e7370);
         r->seq = c->sn;
-        r->in_nelems = r->out_nelems = -1;
+        /* the size as the Inspector reports it, in bytes (it gives no
+         * element type) */
+        r->in_nelems = r->out_nelems = c->msg_bytes > 0 ? c->msg_bytes : -1;
+        if (c->msg_bytes > 0)
+            memcpy(r->dtype, "byte", 5);
         r->group_size = c->nranks > 0 ? c->nranks : -1;
         r->peer = -1;
         r->stream = -1;

@@ -93,13 +93,17 @@ static void nccl_section(jw_t *j, const mt_report_t *r)
         const mt_report_nccl_t *f = &r->nccl[i];
         putf(j, "%s\n  {\"rank\": %d, \"path\": ", i ? "," : "", f->rank);
         str(j, f->path);
+        putf(j, ", \"format\": ");
+        str(j, f->format);
         putf(j, ", \"host\": ");
         str(j, f->host);
         putf(j, ", \"pid\": %lld, \"comm_size\": %d, \"communicators\": %llu, \"tasks\": %llu, \"rows\": %llu,"
-                " \"p2p_left_out\": %llu, \"dropped\": %llu, \"orphan_channels\": %llu, \"unknown_lines\": %llu,"
+                " \"p2p_left_out\": %llu, \"untimed\": %llu, \"dropped\": %llu, \"orphan_channels\": %llu,"
+                " \"unknown_lines\": %llu,"
                 " \"truncated\": %s, \"gpu_offset_bound_us\": ",
              (long long)f->pid, f->comm_size, (unsigned long long)f->comms, (unsigned long long)f->tasks,
-             (unsigned long long)f->rows, (unsigned long long)f->p2p_left_out, (unsigned long long)f->dropped,
+             (unsigned long long)f->rows, (unsigned long long)f->p2p_left_out, (unsigned long long)f->untimed,
+             (unsigned long long)f->dropped,
              (unsigned long long)f->orphan_channels, (unsigned long long)f->unknown_lines,
              f->truncated ? "true" : "false");
         if (f->has_offset_bound)

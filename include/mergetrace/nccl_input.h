@@ -102,10 +102,17 @@ mt_status_t mt_nccl_cinst_extract(const mt_nccl_file_t *f, int32_t rank, mt_cins
  * already says so. Decides by content, never by the file name. */
 bool mt_nccl_sniff(const char *buf, size_t len);
 
-/* Reads the first bytes of path (plain or gzip) and applies
- * mt_nccl_sniff. Errors: MT_ERR_IO, MT_ERR_GZIP, MT_ERR_NOMEM (*is_nccl
- * false then). Not collective. */
-mt_status_t mt_nccl_probe(const char *path, bool *is_nccl, mt_error_t *err);
+/* What an NCCL-side file is, by content. */
+typedef enum mt_nccl_format {
+    MT_NCCL_FMT_NONE = 0,
+    MT_NCCL_FMT_PLUGIN,      /* libnccl-profiler-mergetrace.so's JSON lines (mt_nccl_sniff) */
+    MT_NCCL_FMT_INSPECTOR,   /* an NCCL Inspector log (mt_insp_sniff, nccl_inspector.h) */
+} mt_nccl_format_t;
+
+/* Reads the first bytes of path (plain or gzip) and sniffs them. Errors:
+ * MT_ERR_IO, MT_ERR_GZIP, MT_ERR_NOMEM (*fmt MT_NCCL_FMT_NONE then). Not
+ * collective. */
+mt_status_t mt_nccl_probe(const char *path, mt_nccl_format_t *fmt, mt_error_t *err);
 
 /* How NCCL's GPU times and Kineto's kernel times of one rank agree once
  * both are on the corrected clock. Pairs are mutual nearest neighbours by

@@ -40,6 +40,8 @@ typedef struct mt_report_input {
 typedef struct mt_report_nccl {
     int32_t rank;
     const char *path;
+    const char *format;       /* "plugin" (libnccl-profiler-mergetrace.so) or "inspector" (NCCL Inspector log) */
+    uint64_t untimed;         /* Inspector records without kernel times (no rows) */
     const char *host;
     int64_t pid;
     int32_t comm_size;        /* nranks of the largest communicator, which gave the rank */
