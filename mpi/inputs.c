@@ -32,6 +32,15 @@ static bool ends_with(const char *s, const char *suf)
     return n >= m && strcmp(s + n - m, suf) == 0;
 }
 
+/* Kineto traces (.json, .json.gz), NCCL plugin files (.jsonl, .jsonl.gz)
+ * and NCCL Inspector logs (.log, .log.gz); what a file is gets decided by
+ * its content when loaded. */
+static bool is_input_name(const char *n)
+{
+    return ends_with(n, ".json") || ends_with(n, ".json.gz") || ends_with(n, ".jsonl") || ends_with(n, ".jsonl.gz") ||
+           ends_with(n, ".log") || ends_with(n, ".log.gz");
+}
+
 static int walk(const char *dir, bool recursive, input_list_t *l, char *msg, size_t cap)
 {
     DIR *d = opendir(dir);
@@ -53,7 +62,7 @@ static int walk(const char *dir, bool recursive, input_list_t *l, char *msg, siz
         }
         snprintf(p, n, "%s%s%s", dir, ends_with(dir, "/") ? "" : "/", de->d_name);
         struct stat st;
-        bool named = ends_with(de->d_name, ".json") || ends_with(de->d_name, ".json.gz");
+        bool named = is_input_name(de->d_name);
         if (stat(p, &st) != 0) {
             /* A trace name we cannot follow (a dangling link): an error,
              * never a rank silently left out. Pipes and devices named like
@@ -104,7 +113,7 @@ int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *o
             if (w)
                 return w;
             if (out->n == before) {
-                snprintf(msg, msg_cap, "%s: no *.json or *.json.gz trace files in this directory%s", paths[i],
+                snprintf(msg, msg_cap, "%s: no *.json, *.jsonl or *.log files (or .gz) in this directory%s", paths[i],
                          recursive ? " or below" : " (use -r for sub-directories)");
                 return 2;
             }

@@ -19,8 +19,8 @@ typedef struct input_list {
     size_t n, cap;
 } input_list_t;
 
-/* Expand paths: files as given, directories to their *.json / *.json.gz
- * entries (sub-directories too when recursive), sorted by path. On error
+/* Expand paths: files as given, directories to their *.json, *.jsonl and
+ * *.log entries (and those with .gz) (sub-directories too when recursive), sorted by path. On error
  * writes a one-line message to msg and returns non-zero. */
 int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *out,
                    char *msg, size_t msg_cap);

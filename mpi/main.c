@@ -24,6 +24,7 @@
 #include "mergetrace/mergetrace.h"
 #include "mergetrace/report.h"
 #include "mergetrace/report_html.h"
+#include "nccl_job.h"
 #include "options.h"
 #include "timings.h"
 
@@ -36,6 +37,7 @@ typedef struct file_result {
     int32_t skipped;        /* found in a directory but not a trace: left out, reported */
     double load_s;
     mt_trace_summary_t sum;
+    nccl_info_t nccl;       /* an NCCL plugin file: nccl.is_nccl */
     char message[1024];     /* the formatted error (or the skip reason) */
 } file_result_t;
 
@@ -240,6 +242,24 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
     mt_error_t err;
     mt_trace_t *t = NULL;
     double t0 = MPI_Wtime();
+    int kind = nccl_classify(f->path, f->from_dir, r->message, sizeof r->message);
+    if (kind == NCCL_FILE_SKIP) {
+        r->skipped = 1;
+        return;
+    }
+    if (kind == NCCL_FILE_PLUGIN) {
+        mt_rank_source_t src;
+        mt_status_t st = nccl_load_file(f->path, map, only_file, &L->rows, &L->n_rows, &L->cap_rows, &r->rank, &src,
+                                        &r->nccl, &err);
+        r->rank_source = (int32_t)src;
+        r->sum.bytes_in = f->bytes;
+        r->sum.world_size = r->nccl.comm_size;
+        r->load_s = MPI_Wtime() - t0;
+        r->status = (int32_t)st;
+        if (st != MT_OK)
+            mt_error_format(&err, r->message, sizeof r->message);
+        return;
+    }
     mt_status_t st = mt_trace_load(f->path, &lo, &t, &err);
     if (st == MT_ERR_NOT_TRACE && f->from_dir) {
         /* Other JSON beside the traces (a config, a truth file): leave it
@@ -325,7 +345,41 @@ typedef struct job {
     bool world_disagree;
     int64_t *missing;
     size_t n_missing;
+    nccl_job_t nccl;         /* the NCCL plugin files, by rank */
 } job_t;
+
+/* Process 0: a rank's NCCL plugin file joins its Kineto trace. Each NCCL
+ * file is recorded in j->nccl; one that has a Kineto trace of the same rank
+ * beside it leaves res[], so res[] keeps one entry per rank (the Kineto
+ * trace when there is one). Two files of one kind for a rank stay, for the
+ * duplicate check. res[0..*n) is sorted by rank. */
+static int nccl_split(file_result_t *res, size_t *n, job_t *j)
+{
+    size_t w = 0;
+    for (size_t a = 0; a < *n;) {
+        size_t b = a, nn = 0, nk = 0; /* this rank's NCCL files and traces */
+        while (b < *n && res[b].rank == res[a].rank) {
+            nn += res[b].nccl.is_nccl != 0;
+            nk += !res[b].nccl.is_nccl;
+            b++;
+        }
+        for (size_t i = a; i < b; i++) {
+            if (res[i].nccl.is_nccl && nn == 1) {
+                if (nccl_job_add(&j->nccl, (int32_t)res[i].rank, res[i].index, &res[i].nccl, nk > 0)) {
+                    fprintf(stderr, "mergetrace: out of memory\n");
+                    return 1;
+                }
+                if (nk == 1)
+                    continue; /* joins the rank's trace */
+            }
+            res[w++] = res[i];
+        }
+        a = b;
+    }
+    *n = w;
+    nccl_job_decide(&j->nccl, w);
+    return 0;
+}
 
 /* Process 0: order the results and check the rank set. Returns an exit
  * code (0 to go on). */
@@ -349,6 +403,9 @@ static int check_job(const input_list_t *l, file_result_t *res, size_t n_res, jo
         return MT_EXIT_BAD_INPUT;
     }
     qsort(res, n, sizeof *res, by_rank);
+    if (nccl_split(res, &n, j) || !n) /* n > 0: a trace that an NCCL file joins stays */
+        return MT_EXIT_ERROR;
+    j->n = n;
     for (size_t i = 1; i < n; i++)
         if (res[i].rank == res[i - 1].rank) {
             fprintf(stderr, "mergetrace: rank %lld appears twice: %s and %s (use --rank-map to say which is which)\n",
@@ -425,8 +482,8 @@ static double pct(int64_t part, int64_t whole)
 static void print_analyses(FILE *out, const char *B, const char *N, const job_t *j,
                            const mt_rank_analysis_t *const *an)
 {
-    if (!an)
-        return;
+    if (!an || !an[0])
+        return; /* none, or NCCL data only (results come first) */
     fprintf(out, "\n%sGPU time per rank%s (%% of the span from first to last GPU activity)\n", B, N);
     fprintf(out, "%s%5s %10s %8s %8s %8s %8s %9s %13s %11s%s\n", B, "rank", "span ms", "compute", "comm", "memory",
             "idle", "overlap", "host wait ms", "launch-bd", N);
@@ -572,6 +629,7 @@ static void print_summary(const options_t *o, const input_list_t *l, const job_t
                 c->drift_ppm, (unsigned long long)c->matched, resid, (unsigned long long)c->violations,
                 c->reference ? "ref" : c->connected ? "" : "NOT CONNECTED");
     }
+    nccl_print(out, B, N, &j->nccl, l);
     print_analyses(out, B, N, j, an);
     if (cross) {
         fprintf(out, "\n");
@@ -615,8 +673,9 @@ static void print_summary(const options_t *o, const input_list_t *l, const job_t
         WARN("skipped %s: not a trace (%s)\n", l->files[j->skipped[i].index].path, j->skipped[i].message);
     if (j->world_disagree)
         WARN("the traces disagree on world_size; using the largest, %lld\n", (long long)j->world);
-    if (kernels == 0)
+    if (kernels == 0 && nccl_job_rows(&j->nccl) == 0)
         WARN("no communication kernels in any trace: nothing to align the clocks with\n");
+    nccl_warn(out, Y, N, &head, &j->nccl, l);
     for (size_t i = 0; i < j->n; i++) {
         const file_result_t *r = &j->res[i];
         const mt_trace_summary_t *s = &r->sum;
@@ -826,8 +885,19 @@ static mt_status_t run_pipeline(const options_t *o, const int32_t *ranks, size_t
         }
     }
     mt_pp_opts_t po = {.warmup = o->warmup};
+    mt_pp_source_t source = st.source;
     rc = mt_pipeline_analyze(&st, &po, an, n_an, al->clocks, al->n_clocks, pipe);
     mt_pp_stages_free(&st);
+    if (rc == MT_OK && source == MT_PP_FROM_P2P && (*pipe)->n_chunks == 0) {
+        /* Stages guessed from the traffic but nothing to measure them by:
+         * say so in a line rather than print an empty section. */
+        snprintf(note, cap,
+                 "point-to-point traffic suggests %zu stages, but no chunk marker (ProfilerStep#N, or --chunk) is "
+                 "on every stage leader: no pipeline numbers",
+                 (*pipe)->stages.n);
+        mt_pipeline_free(*pipe);
+        *pipe = NULL;
+    }
     return rc;
 }
 
@@ -1038,8 +1108,15 @@ int main(int argc, char **argv)
                     mt_rank_analysis_free(a);
                 }
             }
-            if (!bad && n_an != job.n)
+            if (!bad && n_an != job.n - job.nccl.n_only)
                 bad = 1;
+            /* ranks with NCCL data only have none: the results first, by rank */
+            for (size_t k = 0, w = 0; !bad && k < job.n; k++)
+                if (an[k]) {
+                    mt_rank_analysis_t *x = an[k];
+                    an[k] = NULL;
+                    an[w++] = x;
+                }
         }
         if (me == 0 && bad)
             fprintf(stderr, "mergetrace: gathering the per-rank analyses: %s\n",
@@ -1074,7 +1151,12 @@ int main(int argc, char **argv)
             MPI_Bcast(ranks, (int)n_ranks, MPI_INT32_T, 0, world_comm);
             double ta = MPI_Wtime();
             mt_clock_opts_t co = {.ref_rank = o.ref_rank, .no_drift = o.no_drift, .no_align = o.no_align};
-            mt_status_t st = mt_align_job(&comm, L.rows, L.n_rows, ranks, (size_t)n_ranks, &co, &al);
+            size_t n_use = L.n_rows; /* rows that align: one source per rank */
+            mt_status_t st = nccl_rows_select(&comm, me == 0 ? &job.nccl : NULL, L.rows, L.n_rows, &n_use);
+            if (st == MT_OK)
+                st = mt_align_job(&comm, L.rows, n_use, ranks, (size_t)n_ranks, &co, &al);
+            if (st == MT_OK)
+                st = nccl_compare(&comm, L.rows + n_use, L.n_rows - n_use, &al, me == 0 ? &job.nccl : NULL);
             t_align = MPI_Wtime() - ta;
             if (st != MT_OK) {
                 if (me == 0)
@@ -1187,8 +1269,8 @@ int main(int argc, char **argv)
             size_t n_mi = 0;
             for (size_t i = 0; mi && i < L.n_res; i++) {
                 const file_result_t *r = &L.res[i];
-                if (r->skipped || r->status != MT_OK)
-                    continue;
+                if (r->skipped || r->status != MT_OK || r->nccl.is_nccl)
+                    continue; /* NCCL plugin files are not part of the merged trace (yet) */
                 if (o.merge_ranks) {
                     bool want = false;
                     for (size_t k = 0; k < o.n_merge_ranks; k++)
@@ -1240,7 +1322,8 @@ int main(int argc, char **argv)
                                             .events = r->sum.events,
                                             .truncated = r->sum.truncated,
                                             .truncated_at = r->sum.truncated_at,
-                                            .summary = &r->sum};
+                                            .summary = r->nccl.is_nccl ? NULL : &r->sum,
+                                            .nccl_only = r->nccl.is_nccl != 0};
             }
             for (size_t i = 0; i < job.n_skipped; i++)
                 rs[i] = (mt_report_skip_t){files.files[job.skipped[i].index].path, job.skipped[i].message};
@@ -1270,11 +1353,20 @@ int main(int argc, char **argv)
                                .pipeline_note = pipe_note[0] ? pipe_note : NULL,
                                .gates = o.gates,
                                .n_gates = o.n_gates,
-                               .views = views};
+                               .views = views,
+                               .nccl = job.nccl.rep,
+                               .n_nccl = job.nccl.n,
+                               .nccl_source = job.nccl.source};
+            int rj = 0;
+            if (nccl_job_report(&job.nccl, &files)) {
+                fprintf(stderr, "mergetrace: out of memory\n");
+                code = MT_EXIT_ERROR;
+                rj = 1;
+            }
+            rep.nccl = job.nccl.rep;
             /* One message per run: after a failed merge (or report.json)
              * the reason has been said once already. */
-            int rj = write_report(o.out_dir, &rep, NULL, msg, sizeof msg);
-            if (rj) {
+            if (!rj && (rj = write_report(o.out_dir, &rep, NULL, msg, sizeof msg)) != 0) {
                 if (!merge_failed)
                     fprintf(stderr, "mergetrace: %s\n", msg);
                 code = MT_EXIT_ERROR;
@@ -1345,6 +1437,7 @@ int main(int argc, char **argv)
     mt_align_result_free(&al);
     free(ranks);
     free(job.missing);
+    nccl_job_free(&job.nccl);
     free(all_bytes);
     free(L.res);
     free(L.rows);

@@ -9,6 +9,7 @@
 
 #include "input.h"
 #include "mergetrace/classify.h"
+#include "mergetrace/nccl_inspector.h"
 
 #define MAX_LINE (64 * 1024)
 #define MAX_KEYS 40
@@ -675,7 +676,7 @@ mt_status_t mt_nccl_cinst_extract(const mt_nccl_file_t *f, int32_t rank, mt_cins
         r->stream = -1;
         r->rank = rank;
         r->kind = t->kind;
-        r->flags = MT_CI_PG;
+        r->flags = MT_CI_PG | MT_CI_NCCL;
         r->seq = t->seq;
         if (t->is_p2p) {
             r->peer = t->root_or_peer;
@@ -711,4 +712,42 @@ mt_status_t mt_nccl_cinst_extract(const mt_nccl_file_t *f, int32_t rank, mt_cins
     }
     free(seen);
     return MT_OK;
+}
+
+bool mt_nccl_sniff(const char *buf, size_t len)
+{
+    static const char head[] = "{\"type\":\"process\",";
+    static const char fmt[] = "\"format\":\"mergetrace-nccl\"";
+    size_t hn = sizeof head - 1, fn = sizeof fmt - 1;
+    if (len < hn || memcmp(buf, head, hn) != 0)
+        return false;
+    const char *nl = memchr(buf, '\n', len);
+    size_t ll = nl ? (size_t)(nl - buf) : len;
+    /* the plugin writes "format" right after "type" */
+    return ll >= hn + fn && memcmp(buf + hn, fmt, fn) == 0;
+}
+
+mt_status_t mt_nccl_probe(const char *path, mt_nccl_format_t *fmt, mt_error_t *err)
+{
+    *fmt = MT_NCCL_FMT_NONE;
+    mt_input_t *in = NULL;
+    mt_status_t st = mt_input_open(path, NULL, 0, &in, err);
+    if (st != MT_OK)
+        return st;
+    char buf[256];
+    size_t len = 0;
+    bool truncated = false;
+    while (st == MT_OK && len < sizeof buf) {
+        size_t got = 0;
+        st = mt_input_read(in, buf + len, sizeof buf - len, &got, &truncated, err);
+        if (got == 0)
+            break;
+        len += got;
+    }
+    mt_input_close(in);
+    if (st == MT_OK)
+        *fmt = mt_nccl_sniff(buf, len) ? MT_NCCL_FMT_PLUGIN
+               : mt_insp_sniff(buf, len) ? MT_NCCL_FMT_INSPECTOR
+                                         : MT_NCCL_FMT_NONE;
+    return st;
 }

@@ -13,6 +13,7 @@ const char *mt_rank_source_str(mt_rank_source_t s)
     case MT_RANK_FROM_MAP: return "rank-map";
     case MT_RANK_FROM_FILENAME: return "file name";
     case MT_RANK_FROM_DEFAULT: return "default";
+    case MT_RANK_FROM_NCCL: return "NCCL communicator";
     default: return "none";
     }
 }

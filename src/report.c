@@ -82,6 +82,57 @@ static void us_d(jw_t *j, double ns)
     us_ns(j, (int64_t)llround(ns));
 }
 
+/* "nccl": the plugin files, which rows aligned each rank, and how NCCL's
+ * GPU times agree with Kineto's kernels. */
+static void nccl_section(jw_t *j, const mt_report_t *r)
+{
+    putf(j, " \"nccl\": {\"alignment_source\": ");
+    str(j, r->nccl_source);
+    putf(j, ", \"files\": [");
+    for (size_t i = 0; i < r->n_nccl; i++) {
+        const mt_report_nccl_t *f = &r->nccl[i];
+        putf(j, "%s\n  {\"rank\": %d, \"path\": ", i ? "," : "", f->rank);
+        str(j, f->path);
+        putf(j, ", \"format\": ");
+        str(j, f->format);
+        putf(j, ", \"host\": ");
+        str(j, f->host);
+        putf(j, ", \"pid\": %lld, \"comm_size\": %d, \"communicators\": %llu, \"tasks\": %llu, \"rows\": %llu,"
+                " \"p2p_left_out\": %llu, \"untimed\": %llu, \"dropped\": %llu, \"orphan_channels\": %llu,"
+                " \"unknown_lines\": %llu,"
+                " \"truncated\": %s, \"gpu_offset_bound_us\": ",
+             (long long)f->pid, f->comm_size, (unsigned long long)f->comms, (unsigned long long)f->tasks,
+             (unsigned long long)f->rows, (unsigned long long)f->p2p_left_out, (unsigned long long)f->untimed,
+             (unsigned long long)f->dropped,
+             (unsigned long long)f->orphan_channels, (unsigned long long)f->unknown_lines,
+             f->truncated ? "true" : "false");
+        if (f->has_offset_bound)
+            us_ns(j, f->gpu_offset_bound_ns);
+        else
+            putf(j, "null");
+        putf(j, ", \"with_kineto\": %s, \"aligned_on\": \"%s\",\n   \"agreement\": ",
+             f->with_kineto ? "true" : "false", f->aligned_on_nccl ? "nccl" : "kineto");
+        const mt_nccl_agree_t *a = f->agree;
+        if (!a) {
+            putf(j, "null}");
+            continue;
+        }
+        putf(j, "{\"nccl_rows\": %llu, \"kineto_rows\": %llu, \"pairs\": %llu, \"start_p50_us\": ",
+             (unsigned long long)a->nccl_rows, (unsigned long long)a->kineto_rows, (unsigned long long)a->pairs);
+        us_ns(j, a->start_p50_ns);
+        putf(j, ", \"start_p99_us\": ");
+        us_ns(j, a->start_p99_ns);
+        putf(j, ", \"end_p50_us\": ");
+        us_ns(j, a->end_p50_ns);
+        putf(j, ", \"end_p99_us\": ");
+        us_ns(j, a->end_p99_ns);
+        putf(j, ", \"start_median_us\": ");
+        us_ns(j, a->start_median_ns);
+        putf(j, "}}");
+    }
+    putf(j, "\n ]},\n");
+}
+
 mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
 {
     jw_t j = {write, ctx, MT_OK};
@@ -107,6 +158,8 @@ mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
              in->truncated ? "true" : "false");
         if (in->truncated)
             putf(&j, ", \"truncated_at\": %llu", (unsigned long long)in->truncated_at);
+        if (in->nccl_only)
+            putf(&j, ", \"nccl_only\": true");
         const mt_trace_summary_t *s = in->summary;
         if (s) {
             putf(&j, ",\n   \"counts\": {\"kernels_compute\": %llu, \"kernels_comm\": %llu, \"comm_with_collective\": %llu,"
@@ -174,6 +227,8 @@ mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
          (unsigned long long)m->by_key[MT_KEY_COMMS_ID], (unsigned long long)m->by_key[MT_KEY_PG_SEQ],
          (unsigned long long)m->by_key[MT_KEY_PG_ORDINAL], (unsigned long long)m->by_key[MT_KEY_STREAM_ORDINAL],
          (unsigned long long)m->by_key[MT_KEY_P2P]);
+    if (r->n_nccl)
+        nccl_section(&j, r);
     if (r->analyses && r->n_analyses) {
         putf(&j, " ");
         if (j.st == MT_OK)

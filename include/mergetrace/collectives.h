@@ -27,6 +27,7 @@ enum {
     MT_CI_RECV = 1u << 5,      /* P2P receive from peer */
     MT_CI_NO_COLL = 1u << 6,   /* a communication kernel with no collective found */
     MT_CI_STEP = 1u << 7,      /* step is set (launched inside ProfilerStep#N) */
+    MT_CI_NCCL = 1u << 8,      /* from an NCCL plugin file (mt_nccl_cinst_extract), not a Kineto kernel */
 };
 
 #define MT_CI_LABEL 24

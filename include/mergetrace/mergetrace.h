@@ -17,6 +17,8 @@
 #include "mergetrace/analysis.h"
 #include "mergetrace/crossrank.h"
 #include "mergetrace/report_html.h"
+#include "mergetrace/nccl_input.h"
+#include "mergetrace/nccl_inspector.h"
 
 #define MERGETRACE_VERSION "0.1.0"
 

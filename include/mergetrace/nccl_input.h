@@ -1,7 +1,8 @@
 /* Reading the JSON lines that libnccl-profiler-mergetrace.so writes (one
  * file per process, docs/FORMATS.md "NCCL plugin JSON lines"): tasks with
  * their kernel channels joined, and their rows for collective matching.
- * Serial; not yet called by the program (issue #7 part 2). */
+ * Serial. The program reads these files beside (or instead of) Kineto
+ * traces; mt_nccl_agree compares the two sources of a rank. */
 #ifndef MERGETRACE_NCCL_INPUT_H
 #define MERGETRACE_NCCL_INPUT_H
 
@@ -94,6 +95,47 @@ int32_t mt_nccl_world_rank(const mt_nccl_file_t *f, int32_t *world_size);
  * MT_ERR_NOMEM (rows unchanged then). Not collective. */
 mt_status_t mt_nccl_cinst_extract(const mt_nccl_file_t *f, int32_t rank, mt_cinst_t **rows,
                                   size_t *n, size_t *cap, uint64_t *skipped);
+
+/* Whether buf[0..len) (the start of a file, uncompressed) is the plugin's
+ * format: its first line is a "process" object with "format" set to
+ * "mergetrace-nccl". A first line cut by len counts when what is there
+ * already says so. Decides by content, never by the file name. */
+bool mt_nccl_sniff(const char *buf, size_t len);
+
+/* What an NCCL-side file is, by content. */
+typedef enum mt_nccl_format {
+    MT_NCCL_FMT_NONE = 0,
+    MT_NCCL_FMT_PLUGIN,      /* libnccl-profiler-mergetrace.so's JSON lines (mt_nccl_sniff) */
+    MT_NCCL_FMT_INSPECTOR,   /* an NCCL Inspector log (mt_insp_sniff, nccl_inspector.h) */
+} mt_nccl_format_t;
+
+/* Reads the first bytes of path (plain or gzip) and sniffs them. Errors:
+ * MT_ERR_IO, MT_ERR_GZIP, MT_ERR_NOMEM (*fmt MT_NCCL_FMT_NONE then). Not
+ * collective. */
+mt_status_t mt_nccl_probe(const char *path, mt_nccl_format_t *fmt, mt_error_t *err);
+
+/* How NCCL's GPU times and Kineto's kernel times of one rank agree once
+ * both are on the corrected clock. Pairs are mutual nearest neighbours by
+ * corrected start among rows of the same collective kind (Send, Recv and
+ * SendRecv count as one kind), so a Kineto trace that covers a window of
+ * the run pairs only inside that window. Differences are NCCL - Kineto. */
+typedef struct mt_nccl_agree {
+    int32_t rank;
+    uint64_t nccl_rows, kineto_rows;   /* of this rank */
+    uint64_t pairs;
+    int64_t start_p50_ns, start_p99_ns;  /* |start difference|, nearest-rank percentiles; 0 without pairs */
+    int64_t end_p50_ns, end_p99_ns;      /* |end difference| */
+    int64_t start_median_ns;             /* signed median start difference (a constant shift shows here) */
+} mt_nccl_agree_t;
+
+/* For every rank that has both rows with MT_CI_NCCL and rows without it in
+ * rows[0..n_rows) (any order), one mt_nccl_agree_t, by rank ascending, in
+ * *out (malloc'd, caller frees; NULL with *n_out = 0 when no rank has
+ * both). Times are corrected with the rank's entry of clocks[0..n_clocks)
+ * (found by rank; identity when absent). Returns MT_OK or MT_ERR_NOMEM.
+ * Not collective. */
+mt_status_t mt_nccl_agree(const mt_cinst_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
+                          mt_nccl_agree_t **out, size_t *n_out);
 
 #ifdef __cplusplus
 }

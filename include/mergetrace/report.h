@@ -14,6 +14,7 @@
 #include "mergetrace/crossrank.h"
 #include "mergetrace/gates.h"
 #include "mergetrace/merge.h"
+#include "mergetrace/nccl_input.h"
 #include "mergetrace/pipeline.h"
 #include "mergetrace/status.h"
 #include "mergetrace/summary.h"
@@ -32,9 +33,30 @@ typedef struct mt_report_input {
     bool truncated;
     uint64_t truncated_at;
     const mt_trace_summary_t *summary; /* counts per phase, category, GPU class; may be NULL */
+    bool nccl_only;           /* the rank has an NCCL plugin file and no Kineto trace (path is that file) */
 } mt_report_input_t;
 
 struct mt_report_views;
+
+/* One NCCL plugin file of the job (report.json "nccl"). */
+typedef struct mt_report_nccl {
+    int32_t rank;
+    const char *path;
+    const char *format;       /* "plugin" (libnccl-profiler-mergetrace.so) or "inspector" (NCCL Inspector log) */
+    uint64_t untimed;         /* Inspector records without kernel times (no rows) */
+    const char *host;
+    int64_t pid;
+    int32_t comm_size;        /* nranks of the largest communicator, which gave the rank */
+    uint64_t comms, tasks, rows;
+    uint64_t p2p_left_out;    /* P2P tasks of other communicators (peer's global rank unknown) */
+    uint64_t dropped, orphan_channels, unknown_lines;
+    bool truncated;
+    bool has_offset_bound;
+    int64_t gpu_offset_bound_ns;
+    bool with_kineto;         /* the rank has a Kineto trace too */
+    bool aligned_on_nccl;     /* its NCCL rows, not Kineto's, went into matching and the clock fit */
+    const mt_nccl_agree_t *agree; /* NULL: no comparison (no Kineto trace, or no rows on one side) */
+} mt_report_nccl_t;
 
 typedef struct mt_report_skip {
     const char *path;
@@ -66,6 +88,9 @@ typedef struct mt_report {
     const char *pipeline_note;         /* why there is no pipeline section, or which stages it used; may be NULL */
     const mt_gate_t *gates;            /* evaluated (mt_gates_eval) */
     size_t n_gates;
+    const mt_report_nccl_t *nccl;      /* NCCL plugin files by rank; none: the key is left out */
+    size_t n_nccl;
+    const char *nccl_source;           /* "kineto", "nccl" or "mixed": which rows aligned the clocks */
 } mt_report_t;
 
 /* Write report.json to the sink. Returns MT_OK or the sink's error. */

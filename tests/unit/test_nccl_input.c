@@ -309,12 +309,89 @@ static void test_match_and_align(void **state)
     free(rows);
 }
 
+/* Sniffing by the first line, not the name. */
+static void test_sniff(void **state)
+{
+    (void)state;
+    const char *ok = "{\"type\":\"process\",\"format\":\"mergetrace-nccl\",\"version\":1}\n{";
+    assert_true(mt_nccl_sniff(ok, strlen(ok)));
+    assert_false(mt_nccl_sniff(ok, 20));                       /* cut before "format" */
+    const char *other = "{\"type\":\"process\",\"format\":\"other\"}\n";
+    assert_false(mt_nccl_sniff(other, strlen(other)));
+    const char *kineto = "{\"traceEvents\":[]}";
+    assert_false(mt_nccl_sniff(kineto, strlen(kineto)));
+    assert_false(mt_nccl_sniff("", 0));
+}
+
+static mt_cinst_t arow(int32_t rank, bool nccl, uint8_t kind, int64_t s, int64_t e)
+{
+    mt_cinst_t r;
+    memset(&r, 0, sizeof r);
+    r.rank = rank;
+    r.flags = nccl ? MT_CI_NCCL : 0;
+    r.kind = kind;
+    r.start_ns = s;
+    r.end_ns = e;
+    return r;
+}
+
+/* Agreement: mutual nearest pairs per kind, percentiles worked out by hand. */
+static void test_agree(void **state)
+{
+    (void)state;
+    mt_cinst_t rows[12];
+    size_t n = 0;
+    /* rank 1: Kineto allreduces at 1000, 2000, 3000; NCCL ones 10, 30 and
+     * 70 ns later (ends 5, 5, 9 later) plus one at 9000 with no partner
+     * nearer than the one at 3000 (which pairs with 3070: mutual). A Send
+     * pairs with a SendRecv kernel (one kind). */
+    rows[n++] = arow(1, false, MT_COLLK_ALLREDUCE, 1000, 1500);
+    rows[n++] = arow(1, false, MT_COLLK_ALLREDUCE, 2000, 2500);
+    rows[n++] = arow(1, false, MT_COLLK_ALLREDUCE, 3000, 3500);
+    rows[n++] = arow(1, true, MT_COLLK_ALLREDUCE, 1010, 1505);
+    rows[n++] = arow(1, true, MT_COLLK_ALLREDUCE, 2030, 2505);
+    rows[n++] = arow(1, true, MT_COLLK_ALLREDUCE, 3070, 3509);
+    rows[n++] = arow(1, true, MT_COLLK_ALLREDUCE, 9000, 9100);
+    rows[n++] = arow(1, false, MT_COLLK_SENDRECV, 5000, 5100);
+    rows[n++] = arow(1, true, MT_COLLK_SEND, 4990, 5101);
+    /* rank 0: NCCL only; rank 2: Kineto only: no entries */
+    rows[n++] = arow(0, true, MT_COLLK_ALLREDUCE, 1000, 1500);
+    rows[n++] = arow(2, false, MT_COLLK_ALLREDUCE, 1000, 1500);
+    /* rank 1's clock: +100 ns, applied to both sources alike */
+    mt_clock_t clocks[1];
+    memset(clocks, 0, sizeof clocks);
+    clocks[0].rank = 1;
+    clocks[0].offset_ns = 100;
+    mt_nccl_agree_t *a = NULL;
+    size_t na = 0;
+    assert_int_equal(mt_nccl_agree(rows, n, clocks, 1, &a, &na), MT_OK);
+    assert_int_equal(na, 1);
+    assert_int_equal(a[0].rank, 1);
+    assert_int_equal(a[0].nccl_rows, 5);
+    assert_int_equal(a[0].kineto_rows, 4);
+    assert_int_equal(a[0].pairs, 4);
+    /* |start| differences 10, 30, 70, 10 -> sorted 10 10 30 70: p50 = 10
+     * (2nd of 4), p99 = 70; ends 5, 5, 9, 1 -> 1 5 5 9: p50 5, p99 9;
+     * signed starts -10 10 30 70: median (2nd) 10 */
+    assert_int_equal(a[0].start_p50_ns, 10);
+    assert_int_equal(a[0].start_p99_ns, 70);
+    assert_int_equal(a[0].end_p50_ns, 5);
+    assert_int_equal(a[0].end_p99_ns, 9);
+    assert_int_equal(a[0].start_median_ns, 10);
+    free(a);
+    assert_int_equal(mt_nccl_agree(rows, 0, NULL, 0, &a, &na), MT_OK);
+    assert_null(a);
+    assert_int_equal(na, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fields),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_match_and_align),
+        cmocka_unit_test(test_sniff),
+        cmocka_unit_test(test_agree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

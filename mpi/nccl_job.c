@@ -1,0 +1,378 @@
+/* NCCL plugin files in the program: load, join with Kineto traces by rank,
+ * pick the rows that align each rank, compare the two sources, and say so
+ * in the summary. The core does the reading (src/nccl_input.c) and the
+ * comparison (src/nccl_agree.c); this file is the glue. */
+#include "nccl_job.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool ends_with(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+int nccl_classify(const char *path, bool from_dir, char *why, size_t cap)
+{
+    mt_nccl_format_t fmt = MT_NCCL_FMT_NONE;
+    mt_error_t err;
+    if (mt_nccl_probe(path, &fmt, &err) == MT_OK && fmt != MT_NCCL_FMT_NONE)
+        return NCCL_FILE_PLUGIN;
+    if (from_dir && (ends_with(path, ".jsonl") || ends_with(path, ".jsonl.gz") || ends_with(path, ".log") ||
+                     ends_with(path, ".log.gz"))) {
+        snprintf(why, cap, "the first line is neither the NCCL plugin's \"process\" line nor an NCCL Inspector "
+                           "record");
+        return NCCL_FILE_SKIP;
+    }
+    return NCCL_FILE_OTHER;
+}
+
+/* The rank of a file: --rank-map, else from its communicators, else 0 for
+ * the only input. */
+static mt_status_t pick_rank(const char *path, const mt_rankmap_t *map, bool only_file, int32_t from_comm,
+                             int64_t *rank, mt_rank_source_t *src, mt_error_t *err)
+{
+    int64_t mapped = mt_rankmap_lookup(map, path);
+    mt_status_t st = MT_OK;
+    if (mapped >= 0) {
+        *rank = mapped;
+        *src = MT_RANK_FROM_MAP;
+    } else if (from_comm >= 0) {
+        *rank = from_comm;
+        *src = MT_RANK_FROM_NCCL;
+    } else if (only_file) {
+        *rank = 0;
+        *src = MT_RANK_FROM_DEFAULT;
+    } else {
+        st = mt_error_set(err, MT_ERR_NO_RANK, "no communicator gives the rank of this NCCL file (use --rank-map)");
+        snprintf(err->path, sizeof err->path, "%s", path);
+    }
+    if (st == MT_OK && *rank > INT32_MAX - 1) {
+        st = mt_error_set(err, MT_ERR_RANGE, "rank %lld is too large", (long long)*rank);
+        snprintf(err->path, sizeof err->path, "%s", path);
+    }
+    return st;
+}
+
+static mt_status_t load_inspector(const char *path, const mt_rankmap_t *map, bool only_file, mt_cinst_t **rows,
+                                  size_t *n_rows, size_t *cap_rows, int64_t *rank, mt_rank_source_t *src,
+                                  nccl_info_t *info, mt_error_t *err)
+{
+    info->is_nccl = MT_NCCL_FMT_INSPECTOR;
+    mt_insp_file_t *f = NULL;
+    mt_status_t st = mt_insp_load(path, &f, err);
+    if (st != MT_OK)
+        return st;
+    int32_t size = 0, r = mt_insp_world_rank(f, &size);
+    st = pick_rank(path, map, only_file, r, rank, src, err);
+    size_t before = *n_rows;
+    if (st == MT_OK) {
+        st = mt_insp_cinst_extract(f, (int32_t)*rank, rows, n_rows, cap_rows, &info->untimed);
+        if (st != MT_OK)
+            mt_error_set(err, st, "%s: NCCL Inspector rows", path);
+    }
+    if (st == MT_OK) {
+        info->comm_size = size;
+        info->truncated = f->truncated;
+        info->pid = f->pid;
+        /* communicators: distinct ids */
+        for (size_t i = 0; i < f->n_colls; i++) {
+            size_t k = 0;
+            while (k < i && (f->colls[k].comm != f->colls[i].comm || f->colls[k].comm_digits != f->colls[i].comm_digits))
+                k++;
+            info->comms += k == i;
+            if (info->comms > 64)
+                break; /* a label, not a count that matters: keep it cheap */
+        }
+        info->tasks = f->n_colls;
+        info->rows = *n_rows - before;
+        info->unknown_lines = f->skipped_lines;
+        snprintf(info->host, sizeof info->host, "%s", f->host);
+    }
+    mt_insp_file_free(f);
+    return st;
+}
+
+mt_status_t nccl_load_file(const char *path, const mt_rankmap_t *map, bool only_file, mt_cinst_t **rows,
+                           size_t *n_rows, size_t *cap_rows, int64_t *rank, mt_rank_source_t *src,
+                           nccl_info_t *info, mt_error_t *err)
+{
+    memset(info, 0, sizeof *info);
+    mt_error_clear(err);
+    info->is_nccl = MT_NCCL_FMT_PLUGIN;
+    *rank = -1;
+    *src = MT_RANK_FROM_NONE;
+    mt_nccl_format_t fmt = MT_NCCL_FMT_NONE;
+    if (mt_nccl_probe(path, &fmt, err) == MT_OK && fmt == MT_NCCL_FMT_INSPECTOR)
+        return load_inspector(path, map, only_file, rows, n_rows, cap_rows, rank, src, info, err);
+    mt_error_clear(err);
+    mt_nccl_file_t *f = NULL;
+    mt_status_t st = mt_nccl_load(path, &f, err);
+    if (st != MT_OK)
+        return st;
+    int32_t size = 0, r = mt_nccl_world_rank(f, &size);
+    st = pick_rank(path, map, only_file, r, rank, src, err);
+    size_t before = *n_rows;
+    if (st == MT_OK) {
+        st = mt_nccl_cinst_extract(f, (int32_t)*rank, rows, n_rows, cap_rows, &info->p2p_left_out);
+        if (st != MT_OK)
+            mt_error_set(err, st, "%s: NCCL collective rows", path);
+    }
+    if (st == MT_OK) {
+        info->comm_size = size;
+        info->has_bound = f->has_offset_bound;
+        info->offset_bound_ns = f->gpu_offset_bound_ns;
+        info->truncated = f->truncated;
+        info->pid = f->pid;
+        info->comms = f->n_comms;
+        info->tasks = f->n_tasks;
+        info->rows = *n_rows - before;
+        info->dropped = f->dropped;
+        info->orphan = f->orphan_kch;
+        info->unknown_lines = f->skipped_lines;
+        snprintf(info->host, sizeof info->host, "%s", f->host);
+    }
+    mt_nccl_file_free(f);
+    return st;
+}
+
+int nccl_job_add(nccl_job_t *nj, int32_t rank, int32_t file_index, const nccl_info_t *info, bool with_kineto)
+{
+    nccl_rank_t *r = realloc(nj->r, (nj->n + 1) * sizeof *r);
+    if (!r)
+        return 1;
+    nj->r = r;
+    nj->r[nj->n++] = (nccl_rank_t){.rank = rank, .file_index = file_index, .info = *info, .with_kineto = with_kineto};
+    nj->n_only += !with_kineto;
+    return 0;
+}
+
+void nccl_job_decide(nccl_job_t *nj, size_t n_loaded_ranks)
+{
+    if (!nj->n_only)
+        nj->source = "kineto";
+    else if (nj->n == n_loaded_ranks)
+        nj->source = "nccl";
+    else
+        nj->source = "mixed";
+    for (size_t i = 0; i < nj->n; i++)
+        nj->r[i].aligned_on_nccl = nj->source[0] == 'n' || !nj->r[i].with_kineto;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+mt_status_t nccl_rows_select(const mt_comm_t *comm, const nccl_job_t *nj, mt_cinst_t *rows, size_t n_rows,
+                             size_t *n_use)
+{
+    *n_use = n_rows;
+    /* how many ranks align on NCCL rows, and whether any file is NCCL */
+    int64_t hdr[2] = {0, 0};
+    if (comm->rank == 0 && nj) {
+        for (size_t i = 0; i < nj->n; i++)
+            hdr[0] += nj->r[i].aligned_on_nccl;
+        hdr[1] = (int64_t)nj->n;
+    }
+    mt_status_t st = comm->bcast(comm->ctx, hdr, sizeof hdr, 0);
+    if (st != MT_OK || hdr[1] == 0)
+        return st; /* no NCCL file anywhere: every row aligns */
+    size_t k = (size_t)hdr[0];
+    int32_t *on = malloc((k ? k : 1) * sizeof *on);
+    mt_cinst_t *tmp = malloc((n_rows ? n_rows : 1) * sizeof *tmp);
+    int64_t bad = !on || !tmp;
+    if (!bad && comm->rank == 0) {
+        size_t w = 0;
+        for (size_t i = 0; i < nj->n; i++)
+            if (nj->r[i].aligned_on_nccl)
+                on[w++] = nj->r[i].rank;
+        qsort(on, k, sizeof *on, cmp_i32);
+    }
+    st = comm->allreduce_max(comm->ctx, &bad, 1);
+    if (st == MT_OK && bad)
+        st = MT_ERR_NOMEM;
+    if (st == MT_OK)
+        st = comm->bcast(comm->ctx, on, k * sizeof *on, 0);
+    if (st == MT_OK) {
+        /* stable: the aligning rows first, in their order, then the rest */
+        size_t w = 0;
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t i = 0; i < n_rows; i++) {
+                bool nccl_row = (rows[i].flags & MT_CI_NCCL) != 0;
+                bool nccl_rank = k && bsearch(&rows[i].rank, on, k, sizeof *on, cmp_i32);
+                if ((nccl_row == nccl_rank) == (pass == 0))
+                    tmp[w++] = rows[i];
+                if (pass == 0 && i + 1 == n_rows)
+                    *n_use = w;
+            }
+        if (n_rows)
+            memcpy(rows, tmp, n_rows * sizeof *rows);
+    }
+    free(on);
+    free(tmp);
+    return st;
+}
+
+mt_status_t nccl_compare(const mt_comm_t *comm, const mt_cinst_t *rows, size_t n, const mt_align_result_t *al,
+                         nccl_job_t *nj)
+{
+    void *got = NULL;
+    size_t len = 0;
+    mt_status_t st = comm->gatherv(comm->ctx, rows, n * sizeof *rows, &got, &len, 0);
+    if (st != MT_OK || comm->rank != 0 || !nj) {
+        free(got);
+        return st;
+    }
+    size_t m = len / sizeof(mt_cinst_t);
+    mt_cinst_t *all = malloc((al->n_rows + m ? al->n_rows + m : 1) * sizeof *all);
+    if (!all) {
+        free(got);
+        return MT_ERR_NOMEM;
+    }
+    /* only the aligned rows of ranks that have the other source too */
+    size_t w = 0;
+    for (size_t i = 0; i < al->n_rows; i++)
+        for (size_t k = 0; k < nj->n; k++)
+            if (nj->r[k].rank == al->rows[i].rank && nj->r[k].with_kineto) {
+                all[w++] = al->rows[i];
+                break;
+            }
+    if (m)
+        memcpy(all + w, got, m * sizeof *all);
+    free(got);
+    st = mt_nccl_agree(all, w + m, al->clocks, al->n_clocks, &nj->agree, &nj->n_agree);
+    free(all);
+    for (size_t k = 0; st == MT_OK && k < nj->n; k++)
+        for (size_t a = 0; a < nj->n_agree; a++)
+            if (nj->agree[a].rank == nj->r[k].rank)
+                nj->r[k].agree = &nj->agree[a];
+    return st;
+}
+
+int nccl_job_report(nccl_job_t *nj, const input_list_t *l)
+{
+    if (!nj->n)
+        return 0;
+    nj->rep = calloc(nj->n, sizeof *nj->rep);
+    if (!nj->rep)
+        return 1;
+    for (size_t i = 0; i < nj->n; i++) {
+        const nccl_rank_t *r = &nj->r[i];
+        nj->rep[i] = (mt_report_nccl_t){.rank = r->rank,
+                                        .path = l->files[r->file_index].path,
+                                        .format = r->info.is_nccl == MT_NCCL_FMT_INSPECTOR ? "inspector" : "plugin",
+                                        .untimed = r->info.untimed,
+                                        .host = r->info.host,
+                                        .pid = r->info.pid,
+                                        .comm_size = r->info.comm_size,
+                                        .comms = r->info.comms,
+                                        .tasks = r->info.tasks,
+                                        .rows = r->info.rows,
+                                        .p2p_left_out = r->info.p2p_left_out,
+                                        .dropped = r->info.dropped,
+                                        .orphan_channels = r->info.orphan,
+                                        .unknown_lines = r->info.unknown_lines,
+                                        .truncated = r->info.truncated != 0,
+                                        .has_offset_bound = r->info.has_bound != 0,
+                                        .gpu_offset_bound_ns = r->info.offset_bound_ns,
+                                        .with_kineto = r->with_kineto,
+                                        .aligned_on_nccl = r->aligned_on_nccl,
+                                        .agree = r->agree};
+    }
+    return 0;
+}
+
+uint64_t nccl_job_rows(const nccl_job_t *nj)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < nj->n; i++)
+        n += nj->r[i].info.rows;
+    return n;
+}
+
+static const char *base(const char *p)
+{
+    const char *b = strrchr(p, '/');
+    return b ? b + 1 : p;
+}
+
+void nccl_print(FILE *out, const char *B, const char *N, const nccl_job_t *nj, const input_list_t *l)
+{
+    if (!nj->n)
+        return;
+    const char *src = !strcmp(nj->source, "mixed") ? "Kineto rows where a rank has a trace, else NCCL"
+                      : !strcmp(nj->source, "nccl") ? "NCCL rows"
+                                                     : "Kineto rows";
+    fprintf(out, "\n%sNCCL files%s (plugin or Inspector; clocks aligned on %s; agreement: |NCCL GPU - Kineto kernel| after "
+                 "alignment)\n",
+            B, N, src);
+    fprintf(out, "%s%5s  %-26s %7s %7s %-8s %7s %17s %17s%s\n", B, "rank", "file", "tasks", "rows", "aligns", "pairs",
+            "start p50/p99 us", "end p50/p99 us", N);
+    for (size_t i = 0; i < nj->n; i++) {
+        const nccl_rank_t *r = &nj->r[i];
+        char s[32] = "-", e[32] = "-", p[24] = "-";
+        if (r->agree) {
+            snprintf(p, sizeof p, "%llu", (unsigned long long)r->agree->pairs);
+            if (r->agree->pairs) {
+                snprintf(s, sizeof s, "%.1f / %.1f", r->agree->start_p50_ns / 1e3, r->agree->start_p99_ns / 1e3);
+                snprintf(e, sizeof e, "%.1f / %.1f", r->agree->end_p50_ns / 1e3, r->agree->end_p99_ns / 1e3);
+            }
+        }
+        fprintf(out, "%5d  %-26.26s %7llu %7llu %-8s %7s %17s %17s%s\n", r->rank, base(l->files[r->file_index].path),
+                (unsigned long long)r->info.tasks, (unsigned long long)r->info.rows,
+                r->aligned_on_nccl ? "nccl" : "kineto", p, s, e, r->with_kineto ? "" : "  NCCL only");
+    }
+}
+
+void nccl_warn(FILE *out, const char *Y, const char *N, bool *head, const nccl_job_t *nj, const input_list_t *l)
+{
+#define NWARN(...)                                                     \
+    do {                                                               \
+        if (!*head) {                                                  \
+            fprintf(out, "\n%swarnings%s\n", Y, N);                    \
+            *head = true;                                              \
+        }                                                              \
+        fprintf(out, "  " __VA_ARGS__);                                \
+    } while (0)
+    if (nj->n && !strcmp(nj->source, "mixed"))
+        NWARN("some ranks have only a Kineto trace and some only NCCL data: their collectives have different keys, "
+              "so the two groups may not be aligned with each other\n");
+    for (size_t i = 0; i < nj->n; i++) {
+        const nccl_rank_t *r = &nj->r[i];
+        const char *p = base(l->files[r->file_index].path);
+        if (!r->with_kineto)
+            NWARN("rank %d has NCCL data only (%s): collectives, clock and stragglers, no per-rank GPU analyses\n",
+                  r->rank, p);
+        if (r->info.dropped)
+            NWARN("rank %d: %s: the plugin dropped %llu events (buffers full)\n", r->rank, p,
+                  (unsigned long long)r->info.dropped);
+        if (r->info.truncated)
+            NWARN("rank %d: %s: the last line is incomplete (process killed?) and was ignored\n", r->rank, p);
+        if (r->info.orphan)
+            NWARN("rank %d: %s: %llu kernel channel lines have no task line\n", r->rank, p,
+                  (unsigned long long)r->info.orphan);
+        if (r->info.p2p_left_out)
+            NWARN("rank %d: %s: %llu P2P tasks of communicators other than the largest were left out (peer's global "
+                  "rank unknown)\n",
+                  r->rank, p, (unsigned long long)r->info.p2p_left_out);
+        if (r->info.untimed)
+            NWARN("rank %d: %s: %llu Inspector records have no kernel times (verbose logs have them: "
+                  "NCCL_INSPECTOR_DUMP_VERBOSE=1)\n",
+                  r->rank, p, (unsigned long long)r->info.untimed);
+        if (r->info.tasks && !r->info.rows && !r->info.untimed)
+            NWARN("rank %d: %s: no task has GPU times (was the KernelCh bit off in MERGETRACE_NCCL_MASK?)\n", r->rank,
+                  p);
+    }
+#undef NWARN
+}
+
+void nccl_job_free(nccl_job_t *nj)
+{
+    free(nj->r);
+    free(nj->agree);
+    free(nj->rep);
+    memset(nj, 0, sizeof *nj);
+}

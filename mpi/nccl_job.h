@@ -1,0 +1,105 @@
+/* NCCL plugin files as inputs of the program: loading one on its process,
+ * joining it with its rank's Kineto trace, choosing which rows align the
+ * clocks, comparing the two sources, and what the summary says about them. */
+#ifndef MT_MPI_NCCL_JOB_H
+#define MT_MPI_NCCL_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "inputs.h"
+#include "mergetrace/mergetrace.h"
+#include "mergetrace/report.h"
+
+/* What a process learned about one NCCL plugin file (plain bytes: it
+ * travels inside the per-file result to process 0). */
+typedef struct nccl_info {
+    int32_t is_nccl;          /* 0: the file is not an NCCL file; else mt_nccl_format_t */
+    int32_t comm_size;        /* nranks of the largest communicator */
+    int32_t has_bound, truncated;
+    int64_t pid, offset_bound_ns;
+    uint64_t comms, tasks, rows, p2p_left_out, dropped, orphan, unknown_lines;
+    uint64_t untimed;         /* Inspector records without kernel times (not verbose) */
+    char host[64];
+} nccl_info_t;
+
+/* What path is, by its first line: NCCL_FILE_PLUGIN (an NCCL plugin file
+ * or an NCCL Inspector log), NCCL_FILE_SKIP (found in a directory, named
+ * *.jsonl, *.jsonl.gz or *.log, but neither: left out, why says so), or
+ * NCCL_FILE_OTHER (for the trace loader, which also reports an unreadable
+ * file). */
+enum { NCCL_FILE_OTHER = 0, NCCL_FILE_PLUGIN, NCCL_FILE_SKIP };
+int nccl_classify(const char *path, bool from_dir, char *why, size_t cap);
+
+/* Load an NCCL plugin file or Inspector log: its rank (the --rank-map
+ * entry, else its rank in its largest communicator, else 0 when it is the
+ * only input), its
+ * collective rows appended to *rows (flag MT_CI_NCCL), facts in *info.
+ * Returns MT_OK or an error described in err (MT_ERR_NO_RANK when no
+ * communicator gives the rank). Not collective. */
+mt_status_t nccl_load_file(const char *path, const mt_rankmap_t *map, bool only_file, mt_cinst_t **rows,
+                           size_t *n_rows, size_t *cap_rows, int64_t *rank, mt_rank_source_t *src,
+                           nccl_info_t *info, mt_error_t *err);
+
+/* Process 0's view of the NCCL files of the job, by rank. */
+typedef struct nccl_rank {
+    int32_t rank;
+    int32_t file_index;       /* into the input list */
+    nccl_info_t info;
+    bool with_kineto;         /* the rank has a Kineto trace too */
+    bool aligned_on_nccl;     /* its NCCL rows align its clock */
+    const mt_nccl_agree_t *agree;
+} nccl_rank_t;
+
+typedef struct nccl_job {
+    nccl_rank_t *r;
+    size_t n;
+    size_t n_only;            /* ranks with NCCL data and no Kineto trace */
+    const char *source;       /* "kineto", "nccl" or "mixed" */
+    mt_nccl_agree_t *agree;
+    size_t n_agree;
+    mt_report_nccl_t *rep;    /* for report.json */
+} nccl_job_t;
+
+/* Process 0: add rank's NCCL file (with_kineto: it joins a Kineto trace of
+ * the same rank). Returns non-zero when out of memory. */
+int nccl_job_add(nccl_job_t *nj, int32_t rank, int32_t file_index, const nccl_info_t *info, bool with_kineto);
+
+/* Process 0, after every file was added: which rows align each rank.
+ * Every rank has a Kineto trace: Kineto rows (NCCL data only compared).
+ * Otherwise, when every rank has NCCL data: NCCL rows for all, so every
+ * rank's collectives share one key space. Otherwise ("mixed"): Kineto rows
+ * where there is a trace, NCCL rows for the NCCL-only ranks. */
+void nccl_job_decide(nccl_job_t *nj, size_t n_loaded_ranks);
+
+/* Collective over comm: process 0's decision reaches every process, which
+ * reorders its rows so that the ones that align come first (*n_use of
+ * them; the rest are the other source of ranks that have both). Returns
+ * MT_OK or MT_ERR_NOMEM, the same everywhere. */
+mt_status_t nccl_rows_select(const mt_comm_t *comm, const nccl_job_t *nj, mt_cinst_t *rows, size_t n_rows,
+                             size_t *n_use);
+
+/* Collective over comm: the rows that did not align (rows[0..n)) are
+ * gathered on process 0 and compared with the aligned ones of the same
+ * rank (al->rows, root only). Results in nj (root only). */
+mt_status_t nccl_compare(const mt_comm_t *comm, const mt_cinst_t *rows, size_t n, const mt_align_result_t *al,
+                         nccl_job_t *nj);
+
+/* Process 0: nj->rep filled for report.json (paths from l).
+ * Returns non-zero when out of memory. */
+int nccl_job_report(nccl_job_t *nj, const input_list_t *l);
+
+/* The rows of NCCL files in the job (the summary's "nothing to align" check). */
+uint64_t nccl_job_rows(const nccl_job_t *nj);
+
+/* The terminal summary's NCCL table, and its warnings (printed under the
+ * "warnings" head, which *head says is already out). */
+void nccl_print(FILE *out, const char *B, const char *N, const nccl_job_t *nj, const input_list_t *l);
+void nccl_warn(FILE *out, const char *Y, const char *N, bool *head, const nccl_job_t *nj,
+               const input_list_t *l);
+
+void nccl_job_free(nccl_job_t *nj);
+
+#endif
