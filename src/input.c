@@ -357,3 +357,43 @@ void mt_input_close(mt_input_t *in)
     free(in->zbuf);
     free(in);
 }
+
+mt_status_t mt_input_read_file(const char *path, char **buf, size_t *len, bool *truncated, mt_error_t *err)
+{
+    *buf = NULL;
+    *len = 0;
+    *truncated = false;
+    mt_input_t *in = NULL;
+    mt_status_t st = mt_input_open(path, NULL, 0, &in, err);
+    if (st != MT_OK)
+        return st;
+    size_t cap = 1 << 20, n = 0;
+    char *b = malloc(cap);
+    while (b) {
+        if (cap - n < (1 << 16)) {
+            char *nb = realloc(b, cap * 2);
+            if (!nb) {
+                free(b);
+                b = NULL;
+                break;
+            }
+            b = nb;
+            cap *= 2;
+        }
+        size_t got = 0;
+        st = mt_input_read(in, b + n, cap - n, &got, truncated, err);
+        if (st != MT_OK || got == 0)
+            break;
+        n += got;
+    }
+    mt_input_close(in);
+    if (!b)
+        return mt_error_set(err, MT_ERR_NOMEM, "reading %s", path);
+    if (st != MT_OK) {
+        free(b);
+        return st;
+    }
+    *buf = b;
+    *len = n;
+    return MT_OK;
+}

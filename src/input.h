@@ -29,4 +29,10 @@ uint64_t mt_input_size_hint(const mt_input_t *in);
 uint64_t mt_input_raw_bytes(const mt_input_t *in); /* bytes taken from the file */
 void mt_input_close(mt_input_t *in);
 
+/* Read a whole file (plain or gzip) into *buf (malloc'd, owned by the
+ * caller; *len bytes). *truncated is set when a gzip stream ends early.
+ * For the small side inputs (NCCL files), whose error offsets then count
+ * from the start. MT_OK, or the open/read error in err (*buf NULL). */
+mt_status_t mt_input_read_file(const char *path, char **buf, size_t *len, bool *truncated, mt_error_t *err);
+
 #endif

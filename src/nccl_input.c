@@ -570,37 +570,12 @@ mt_status_t mt_nccl_parse(const char *buf, size_t len, const char *path, mt_nccl
 mt_status_t mt_nccl_load(const char *path, mt_nccl_file_t **out, mt_error_t *err)
 {
     *out = NULL;
-    mt_input_t *in = NULL;
-    mt_status_t st = mt_input_open(path, NULL, 0, &in, err);
-    if (st != MT_OK)
-        return st;
     /* Read it all: the byte offsets in errors then count from the start,
      * and the files are small next to a Kineto trace. */
-    size_t cap = 1 << 20, len = 0;
-    char *buf = malloc(cap);
+    char *buf = NULL;
+    size_t len = 0;
     bool truncated = false;
-    for (;;) {
-        if (!buf) {
-            st = mt_error_set(err, MT_ERR_NOMEM, "reading %s", path);
-            break;
-        }
-        if (cap - len < (1 << 16)) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                continue;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = 0;
-        st = mt_input_read(in, buf + len, cap - len, &got, &truncated, err);
-        if (st != MT_OK || got == 0)
-            break;
-        len += got;
-    }
-    mt_input_close(in);
+    mt_status_t st = mt_input_read_file(path, &buf, &len, &truncated, err);
     if (st == MT_OK)
         st = mt_nccl_parse(buf, len, path, out, err);
     if (st == MT_OK && truncated)

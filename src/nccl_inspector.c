@@ -502,33 +502,12 @@ mt_status_t mt_insp_parse(const char *buf, size_t len, const char *path, mt_insp
 mt_status_t mt_insp_load(const char *path, mt_insp_file_t **out, mt_error_t *err)
 {
     *out = NULL;
-    mt_input_t *in = NULL;
-    mt_status_t st = mt_input_open(path, NULL, 0, &in, err);
-    if (st != MT_OK)
-        return st;
-    size_t cap = 1 << 20, len = 0;
-    char *buf = malloc(cap);
+    /* Read it all: the byte offsets in errors then count from the start,
+     * and the files are small next to a Kineto trace. */
+    char *buf = NULL;
+    size_t len = 0;
     bool truncated = false;
-    while (buf) {
-        if (cap - len < (1 << 16)) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = 0;
-        st = mt_input_read(in, buf + len, cap - len, &got, &truncated, err);
-        if (st != MT_OK || got == 0)
-            break;
-        len += got;
-    }
-    mt_input_close(in);
-    if (!buf)
-        return mt_error_set(err, MT_ERR_NOMEM, "reading %s", path);
+    mt_status_t st = mt_input_read_file(path, &buf, &len, &truncated, err);
     if (st == MT_OK)
         st = mt_insp_parse(buf, len, path, out, err);
     if (st == MT_OK && truncated)
