@@ -183,3 +183,19 @@ void inputs_free(input_list_t *l)
     free(l->files);
     memset(l, 0, sizeof *l);
 }
+
+const char *inputs_label(const char *path, size_t width, char *buf, size_t cap)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    size_t n = strlen(b);
+    if (width >= cap)
+        width = cap - 1;
+    if (n <= width || width < 12) {
+        snprintf(buf, cap, "%.*s", (int)width, b);
+        return buf;
+    }
+    size_t head = 10, tail = width - head - 1;
+    snprintf(buf, cap, "%.*s~%s", (int)head, b, b + n - tail);
+    return buf;
+}

@@ -28,6 +28,11 @@ int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *o
 /* Largest file first onto the least-loaded process (ties: lowest process). */
 void inputs_assign(input_list_t *l, int n_procs);
 
+/* A file's base name in at most width bytes for a table column: names
+ * that are longer keep their start and their end (where ranks are
+ * numbered) around a '~'. Returns buf. */
+const char *inputs_label(const char *path, size_t width, char *buf, size_t cap);
+
 void inputs_free(input_list_t *l);
 
 #endif

@@ -167,6 +167,7 @@ typedef struct local {
     size_t n_steps, cap_steps;
     double parse_s, passes_s; /* --timings: time in the loader and in the per-rank passes */
     uint64_t largest;         /* JSON bytes of the largest trace loaded here */
+    nccl_xworld_t xw;         /* the job's communicator among NCCL example profiler files */
 } local_t;
 
 /* A process that fails tells every other process at once (tag FAIL_TAG),
@@ -249,8 +250,18 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
     }
     if (kind == NCCL_FILE_PLUGIN) {
         mt_rank_source_t src;
-        mt_status_t st = nccl_load_file(f->path, map, only_file, &L->rows, &L->n_rows, &L->cap_rows, &r->rank, &src,
-                                        &r->nccl, &err);
+        mt_status_t st = nccl_load_file(f->path, map, only_file, &L->xw, &L->rows, &L->n_rows, &L->cap_rows,
+                                        &r->rank, &src, &r->nccl, &err);
+        if (st == MT_OK && r->nccl.left_out) {
+            r->skipped = 1;
+            r->load_s = MPI_Wtime() - t0;
+            snprintf(r->message, sizeof r->message,
+                     "NCCL example profiler file of communicator %llu, not the job's %llu (%u files): its %llu "
+                     "tasks are left out",
+                     (unsigned long long)r->nccl.comm_hash, (unsigned long long)L->xw.hash, (unsigned)L->xw.files,
+                     (unsigned long long)r->nccl.tasks);
+            return;
+        }
         r->rank_source = (int32_t)src;
         r->sum.bytes_in = f->bytes;
         r->sum.world_size = r->nccl.comm_size;
@@ -622,10 +633,10 @@ static void print_summary(const options_t *o, const input_list_t *l, const job_t
     for (size_t i = 0; i < j->n; i++) {
         const file_result_t *r = &j->res[i];
         const mt_clock_t *c = &al->clocks[i];
-        char resid[32];
+        char resid[32], name[32];
         snprintf(resid, sizeof resid, "%.1f / %.1f", c->residual_p50_ns / 1e3, c->residual_p99_ns / 1e3);
         fprintf(out, "%5lld  %-26.26s %9llu %11.3f %10.3f %8llu %17s %5llu  %s\n", (long long)r->rank,
-                short_path(l->files[r->index].path), (unsigned long long)r->sum.events, c->offset_ns / 1e6,
+                inputs_label(l->files[r->index].path, 26, name, sizeof name), (unsigned long long)r->sum.events, c->offset_ns / 1e6,
                 c->drift_ppm, (unsigned long long)c->matched, resid, (unsigned long long)c->violations,
                 c->reference ? "ref" : c->connected ? "" : "NOT CONNECTED");
     }
@@ -670,7 +681,10 @@ static void print_summary(const options_t *o, const input_list_t *l, const job_t
         fprintf(out, "%s\n", j->n_missing > 32 ? " ..." : "");
     }
     for (size_t i = 0; i < j->n_skipped; i++)
-        WARN("skipped %s: not a trace (%s)\n", l->files[j->skipped[i].index].path, j->skipped[i].message);
+        if (j->skipped[i].nccl.left_out)
+            WARN("left out %s: %s\n", l->files[j->skipped[i].index].path, j->skipped[i].message);
+        else
+            WARN("skipped %s: not a trace (%s)\n", l->files[j->skipped[i].index].path, j->skipped[i].message);
     if (j->world_disagree)
         WARN("the traces disagree on world_size; using the largest, %lld\n", (long long)j->world);
     if (kernels == 0 && nccl_job_rows(&j->nccl) == 0)
@@ -1003,6 +1017,7 @@ int main(int argc, char **argv)
         return MT_EXIT_ERROR;
     }
     L.aopts.markers = markers;
+    nccl_example_world(&files, &L.xw);
     size_t mine = 0;
     for (size_t i = 0; i < files.n; i++)
         mine += files.files[i].owner == me;

@@ -7,6 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 static bool ends_with(const char *s, const char *suf)
 {
     size_t n = strlen(s), m = strlen(suf);
@@ -94,8 +100,95 @@ static mt_status_t load_inspector(const char *path, const mt_rankmap_t *map, boo
     return st;
 }
 
-mt_status_t nccl_load_file(const char *path, const mt_rankmap_t *map, bool only_file, mt_cinst_t **rows,
-                           size_t *n_rows, size_t *cap_rows, int64_t *rank, mt_rank_source_t *src,
+void nccl_example_world(const input_list_t *l, nccl_xworld_t *w)
+{
+    memset(w, 0, sizeof *w);
+    uint64_t *h = malloc((l->n ? l->n : 1) * sizeof *h);
+    if (!h)
+        return; /* then every example file stands alone: still correct, only less helpful */
+    size_t n = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        int32_t r;
+        if (mt_nccl_example_name(l->files[i].path, &h[n], &r))
+            n++;
+    }
+    qsort(h, n, sizeof *h, cmp_u64);
+    for (size_t a = 0; a < n;) {
+        size_t b = a;
+        while (b < n && h[b] == h[a])
+            b++;
+        w->n_hashes++;
+        if (b - a > w->files) { /* ascending: the first of equal counts is the smaller hash */
+            w->files = (uint32_t)(b - a);
+            w->hash = h[a];
+        }
+        a = b;
+    }
+    free(h);
+}
+
+static mt_status_t load_example(const char *path, const mt_rankmap_t *map, bool only_file, const nccl_xworld_t *xw,
+                                mt_cinst_t **rows, size_t *n_rows, size_t *cap_rows, int64_t *rank,
+                                mt_rank_source_t *src, nccl_info_t *info, mt_error_t *err)
+{
+    info->is_nccl = MT_NCCL_FMT_EXAMPLE;
+    mt_nccl_file_t *f = NULL;
+    mt_status_t st = mt_nccl_example_load(path, &f, err);
+    if (st != MT_OK)
+        return st;
+    /* the file's communicator and rank in it: content first, else its name */
+    uint64_t hash = 0;
+    int32_t r = -1;
+    bool known = false;
+    if (f->n_comms) {
+        hash = f->comms[0].hash;
+        r = f->comms[0].rank;
+        known = true;
+    } else {
+        known = mt_nccl_example_name(path, &hash, &r);
+    }
+    info->comm_hash = hash;
+    if (known && xw && xw->files && xw->n_hashes > 1 && hash != xw->hash && mt_rankmap_lookup(map, path) < 0) {
+        info->left_out = 1;
+        info->tasks = f->n_tasks;
+        mt_nccl_file_free(f);
+        return MT_OK;
+    }
+    /* The file does not say how many ranks the communicator has: the
+     * number of its files among the inputs does, when it is the job's. */
+    int32_t size = known && xw && xw->files && hash == xw->hash ? (int32_t)xw->files : 0;
+    if (size && known && r >= size)
+        size = r + 1; /* some of its files are not among the inputs */
+    for (size_t i = 0; i < f->n_comms; i++) {
+        f->comms[i].nranks = size;
+        /* a label for reports, as Inspector ids are shown */
+        snprintf(f->comms[i].name, sizeof f->comms[i].name, "0x%llx", (unsigned long long)f->comms[i].hash);
+    }
+    st = pick_rank(path, map, only_file, known ? r : -1, rank, src, err);
+    size_t before = *n_rows;
+    if (st == MT_OK) {
+        st = mt_nccl_cinst_extract(f, (int32_t)*rank, rows, n_rows, cap_rows, &info->p2p_left_out);
+        if (st != MT_OK)
+            mt_error_set(err, st, "%s: NCCL example profiler rows", path);
+    }
+    if (st == MT_OK) {
+        for (size_t i = 0; i < f->n_tasks; i++)
+            info->untimed += f->tasks[i].gpu_start_ns < 0 || f->tasks[i].gpu_stop_ns < 0;
+        info->comm_size = size;
+        info->truncated = f->truncated;
+        info->pid = f->pid;
+        info->comms = f->n_comms;
+        info->tasks = f->n_tasks;
+        info->rows = *n_rows - before;
+        info->orphan = f->orphan_kch;
+        info->unknown_lines = f->skipped_lines;
+    }
+    mt_nccl_file_free(f);
+    return st;
+}
+
+mt_status_t nccl_load_file(const char *path, const mt_rankmap_t *map, bool only_file, const nccl_xworld_t *xw,
+                           mt_cinst_t **rows, size_t *n_rows, size_t *cap_rows, int64_t *rank, mt_rank_source_t *src,
                            nccl_info_t *info, mt_error_t *err)
 {
     memset(info, 0, sizeof *info);
@@ -106,6 +199,8 @@ mt_status_t nccl_load_file(const char *path, const mt_rankmap_t *map, bool only_
     mt_nccl_format_t fmt = MT_NCCL_FMT_NONE;
     if (mt_nccl_probe(path, &fmt, err) == MT_OK && fmt == MT_NCCL_FMT_INSPECTOR)
         return load_inspector(path, map, only_file, rows, n_rows, cap_rows, rank, src, info, err);
+    if (fmt == MT_NCCL_FMT_EXAMPLE)
+        return load_example(path, map, only_file, xw, rows, n_rows, cap_rows, rank, src, info, err);
     mt_error_clear(err);
     mt_nccl_file_t *f = NULL;
     mt_status_t st = mt_nccl_load(path, &f, err);
@@ -263,7 +358,9 @@ int nccl_job_report(nccl_job_t *nj, const input_list_t *l)
         const nccl_rank_t *r = &nj->r[i];
         nj->rep[i] = (mt_report_nccl_t){.rank = r->rank,
                                         .path = l->files[r->file_index].path,
-                                        .format = r->info.is_nccl == MT_NCCL_FMT_INSPECTOR ? "inspector" : "plugin",
+                                        .format = r->info.is_nccl == MT_NCCL_FMT_INSPECTOR ? "inspector"
+                                                  : r->info.is_nccl == MT_NCCL_FMT_EXAMPLE ? "example"
+                                                                                           : "plugin",
                                         .untimed = r->info.untimed,
                                         .host = r->info.host,
                                         .pid = r->info.pid,
@@ -306,7 +403,7 @@ void nccl_print(FILE *out, const char *B, const char *N, const nccl_job_t *nj, c
     const char *src = !strcmp(nj->source, "mixed") ? "Kineto rows where a rank has a trace, else NCCL"
                       : !strcmp(nj->source, "nccl") ? "NCCL rows"
                                                      : "Kineto rows";
-    fprintf(out, "\n%sNCCL files%s (plugin or Inspector; clocks aligned on %s; agreement: |NCCL GPU - Kineto kernel| after "
+    fprintf(out, "\n%sNCCL files%s (plugin, Inspector or example profiler; clocks aligned on %s; agreement: |NCCL GPU - Kineto kernel| after "
                  "alignment)\n",
             B, N, src);
     fprintf(out, "%s%5s  %-26s %7s %7s %-8s %7s %17s %17s%s\n", B, "rank", "file", "tasks", "rows", "aligns", "pairs",
@@ -321,7 +418,9 @@ void nccl_print(FILE *out, const char *B, const char *N, const nccl_job_t *nj, c
                 snprintf(e, sizeof e, "%.1f / %.1f", r->agree->end_p50_ns / 1e3, r->agree->end_p99_ns / 1e3);
             }
         }
-        fprintf(out, "%5d  %-26.26s %7llu %7llu %-8s %7s %17s %17s%s\n", r->rank, base(l->files[r->file_index].path),
+        char name[32];
+        fprintf(out, "%5d  %-26.26s %7llu %7llu %-8s %7s %17s %17s%s\n", r->rank,
+                inputs_label(l->files[r->file_index].path, 26, name, sizeof name),
                 (unsigned long long)r->info.tasks, (unsigned long long)r->info.rows,
                 r->aligned_on_nccl ? "nccl" : "kineto", p, s, e, r->with_kineto ? "" : "  NCCL only");
     }
@@ -349,16 +448,25 @@ void nccl_warn(FILE *out, const char *Y, const char *N, bool *head, const nccl_j
         if (r->info.dropped)
             NWARN("rank %d: %s: the plugin dropped %llu events (buffers full)\n", r->rank, p,
                   (unsigned long long)r->info.dropped);
-        if (r->info.truncated)
+        if (r->info.truncated && r->info.is_nccl == MT_NCCL_FMT_EXAMPLE)
+            NWARN("rank %d: %s: the file ends before its closing ']' (copied while written?); its complete events "
+                  "were used\n",
+                  r->rank, p);
+        else if (r->info.truncated)
             NWARN("rank %d: %s: the last line is incomplete (process killed?) and was ignored\n", r->rank, p);
         if (r->info.orphan)
-            NWARN("rank %d: %s: %llu kernel channel lines have no task line\n", r->rank, p,
-                  (unsigned long long)r->info.orphan);
+            NWARN("rank %d: %s: %llu kernel channel %s\n", r->rank, p, (unsigned long long)r->info.orphan,
+                  r->info.is_nccl == MT_NCCL_FMT_EXAMPLE ? "events are outside any COLL/P2P task"
+                                                         : "lines have no task line");
         if (r->info.p2p_left_out)
             NWARN("rank %d: %s: %llu P2P tasks of communicators other than the largest were left out (peer's global "
                   "rank unknown)\n",
                   r->rank, p, (unsigned long long)r->info.p2p_left_out);
-        if (r->info.untimed)
+        if (r->info.untimed && r->info.is_nccl == MT_NCCL_FMT_EXAMPLE)
+            NWARN("rank %d: %s: %llu tasks have no kernel-channel GPU times (NCCL_PROFILE_EVENT_MASK needs the "
+                  "KernelCh bit, 64)\n",
+                  r->rank, p, (unsigned long long)r->info.untimed);
+        else if (r->info.untimed)
             NWARN("rank %d: %s: %llu Inspector records have no kernel times (verbose logs have them: "
                   "NCCL_INSPECTOR_DUMP_VERBOSE=1)\n",
                   r->rank, p, (unsigned long long)r->info.untimed);

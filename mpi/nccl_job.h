@@ -21,7 +21,11 @@ typedef struct nccl_info {
     int32_t has_bound, truncated;
     int64_t pid, offset_bound_ns;
     uint64_t comms, tasks, rows, p2p_left_out, dropped, orphan, unknown_lines;
-    uint64_t untimed;         /* Inspector records without kernel times (not verbose) */
+    uint64_t untimed;         /* Inspector records without kernel times (not verbose); example
+                               * profiler tasks without kernel-channel GPU stamps */
+    uint64_t comm_hash;       /* example profiler: the file's communicator */
+    int32_t left_out;         /* example profiler: a communicator other than the job's largest */
+    int32_t pad_;
     char host[64];
 } nccl_info_t;
 
@@ -33,14 +37,27 @@ typedef struct nccl_info {
 enum { NCCL_FILE_OTHER = 0, NCCL_FILE_PLUGIN, NCCL_FILE_SKIP };
 int nccl_classify(const char *path, bool from_dir, char *why, size_t cap);
 
-/* Load an NCCL plugin file or Inspector log: its rank (the --rank-map
+/* NCCL's example profiler writes one file per process and communicator,
+ * ..._<commHash>_<rank>.json. The job's communicator is the one with the
+ * most such file names among the inputs (ties: the smaller hash); files of
+ * the others are left out, so that every rank has one file. Computed the
+ * same on every process from the shared input list. */
+typedef struct nccl_xworld {
+    uint64_t hash;            /* valid when files > 0 */
+    uint32_t files;           /* file names of that communicator */
+    uint32_t n_hashes;        /* distinct communicators among the names */
+} nccl_xworld_t;
+void nccl_example_world(const input_list_t *l, nccl_xworld_t *w);
+
+/* Load an NCCL plugin file, Inspector log or example profiler trace: its rank (the --rank-map
  * entry, else its rank in its largest communicator, else 0 when it is the
- * only input), its
- * collective rows appended to *rows (flag MT_CI_NCCL), facts in *info.
- * Returns MT_OK or an error described in err (MT_ERR_NO_RANK when no
- * communicator gives the rank). Not collective. */
-mt_status_t nccl_load_file(const char *path, const mt_rankmap_t *map, bool only_file, mt_cinst_t **rows,
-                           size_t *n_rows, size_t *cap_rows, int64_t *rank, mt_rank_source_t *src,
+ * only input), its collective rows appended to *rows (flag MT_CI_NCCL),
+ * facts in *info. An example profiler file of another communicator than
+ * xw's returns MT_OK with info->left_out set and no rows. Returns MT_OK or
+ * an error described in err (MT_ERR_NO_RANK when no communicator gives the
+ * rank). Not collective. */
+mt_status_t nccl_load_file(const char *path, const mt_rankmap_t *map, bool only_file, const nccl_xworld_t *xw,
+                           mt_cinst_t **rows, size_t *n_rows, size_t *cap_rows, int64_t *rank, mt_rank_source_t *src,
                            nccl_info_t *info, mt_error_t *err);
 
 /* Process 0's view of the NCCL files of the job, by rank. */

@@ -722,7 +722,8 @@ mt_status_t mt_nccl_probe(const char *path, mt_nccl_format_t *fmt, mt_error_t *e
     mt_input_close(in);
     if (st == MT_OK)
         *fmt = mt_nccl_sniff(buf, len) ? MT_NCCL_FMT_PLUGIN
-               : mt_insp_sniff(buf, len) ? MT_NCCL_FMT_INSPECTOR
-                                         : MT_NCCL_FMT_NONE;
+               : mt_insp_sniff(buf, len)         ? MT_NCCL_FMT_INSPECTOR
+               : mt_nccl_example_sniff(buf, len) ? MT_NCCL_FMT_EXAMPLE
+                                                 : MT_NCCL_FMT_NONE;
     return st;
 }

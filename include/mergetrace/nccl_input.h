@@ -102,11 +102,45 @@ mt_status_t mt_nccl_cinst_extract(const mt_nccl_file_t *f, int32_t rank, mt_cins
  * already says so. Decides by content, never by the file name. */
 bool mt_nccl_sniff(const char *buf, size_t len);
 
+/* NCCL's example profiler plugin (ext-profiler/example in NCCL's sources)
+ * writes at finalize, per process and communicator,
+ * <NCCL_PROFILE_DUMP_FILE>_<commHash>_<rank>.json: a JSON array of
+ * Chrome-trace "b"/"e" events, one per line, ending with "{}]"
+ * (docs/FORMATS.md "NCCL example profiler traces"). mt_nccl_example_parse
+ * reads it into an mt_nccl_file_t: a task per "COLL"/"P2P" begin event,
+ * the GPU start/stop of the kernel channels ("GPU" events) it encloses,
+ * one communicator per distinct CommHash with its Rank (its size and name
+ * are not in the file: nranks 0, name ""). GPU times stay on the GPU's
+ * clock (has_offset_bound false); host times are the file's "ts", ns
+ * since the plugin started. Unquoted labels (datatypes, stream pointers)
+ * and "nan" times are tolerated. A file that ends early (no closing ']')
+ * keeps its complete events and is flagged truncated. Errors carry the
+ * byte offset and line:col: MT_ERR_FORMAT (not an array; a task without
+ * CommHash/Rank/SeqNum), MT_ERR_SYNTAX, MT_ERR_RANGE, MT_ERR_LIMIT,
+ * MT_ERR_NOMEM. Not collective. */
+mt_status_t mt_nccl_example_parse(const char *buf, size_t len, const char *path, mt_nccl_file_t **out,
+                                  mt_error_t *err);
+
+/* Read (plain or gzip) and parse. As mt_nccl_example_parse, plus
+ * MT_ERR_IO and MT_ERR_GZIP. */
+mt_status_t mt_nccl_example_load(const char *path, mt_nccl_file_t **out, mt_error_t *err);
+
+/* Whether buf[0..len) (the start of a file) is such a trace: a '[' and a
+ * first event whose "cat" is one of the plugin's categories and whose
+ * "ph" is "b", written as the plugin writes them. */
+bool mt_nccl_example_sniff(const char *buf, size_t len);
+
+/* The communicator hash and rank in a file name of the plugin's pattern,
+ * ..._<hash>_<rank>.json or .json.gz, the hash in decimal (10 to 20
+ * digits). False when the name does not fit. */
+bool mt_nccl_example_name(const char *path, uint64_t *hash, int32_t *rank);
+
 /* What an NCCL-side file is, by content. */
 typedef enum mt_nccl_format {
     MT_NCCL_FMT_NONE = 0,
     MT_NCCL_FMT_PLUGIN,      /* libnccl-profiler-mergetrace.so's JSON lines (mt_nccl_sniff) */
     MT_NCCL_FMT_INSPECTOR,   /* an NCCL Inspector log (mt_insp_sniff, nccl_inspector.h) */
+    MT_NCCL_FMT_EXAMPLE,     /* a trace of NCCL's example profiler plugin (mt_nccl_example_sniff) */
 } mt_nccl_format_t;
 
 /* Reads the first bytes of path (plain or gzip) and sniffs them. Errors:

@@ -42,7 +42,7 @@ struct mt_report_views;
 typedef struct mt_report_nccl {
     int32_t rank;
     const char *path;
-    const char *format;       /* "plugin" (libnccl-profiler-mergetrace.so) or "inspector" (NCCL Inspector log) */
+    const char *format;       /* "plugin" (libnccl-profiler-mergetrace.so), "inspector" (NCCL Inspector log) or "example" (NCCL example profiler trace) */
     uint64_t untimed;         /* Inspector records without kernel times (no rows) */
     const char *host;
     int64_t pid;

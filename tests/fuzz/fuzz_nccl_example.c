@@ -1,0 +1,53 @@
+/* libFuzzer target: the reader of NCCL example profiler traces on arbitrary bytes,
+ * then everything that consumes a parsed file (rows, matching). Must never
+ * crash, hang or read out of bounds; any status is fine. Built with clang
+ * when MT_FUZZ=ON; replayed over tests/fuzz/corpus_nccl_example by
+ * fuzz_replay.c as an ordinary test. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mergetrace/collectives.h"
+#include "mergetrace/nccl_input.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    /* An exact-size copy, so reading one byte too far is caught by ASan. */
+    char *buf = malloc(size ? size : 1);
+    if (!buf)
+        return 0;
+    if (size)
+        memcpy(buf, data, size);
+    /* the file-name pattern, on the first bytes as a name */
+    char name[128];
+    size_t nl = size < sizeof name - 1 ? size : sizeof name - 1;
+    for (size_t i = 0; i < nl; i++)
+        name[i] = data[i] ? (char)data[i] : '_';
+    name[nl] = '\0';
+    uint64_t hash;
+    int32_t rank;
+    (void)mt_nccl_example_name(name, &hash, &rank);
+    mt_nccl_file_t *f = NULL;
+    mt_error_t err;
+    if (mt_nccl_example_parse(buf, size, "fuzz", &f, &err) == MT_OK) {
+        mt_cinst_t *rows = NULL;
+        size_t n = 0, cap = 0;
+        uint64_t skipped = 0;
+        int32_t r = f->n_comms ? f->comms[0].rank : -1;
+        (void)mt_nccl_example_sniff(buf, size);
+        if (mt_nccl_cinst_extract(f, r < 0 ? 0 : r, &rows, &n, &cap, &skipped) == MT_OK &&
+            mt_nccl_cinst_extract(f, r < 0 ? 1 : r + 1, &rows, &n, &cap, &skipped) == MT_OK) {
+            mt_match_t *m = NULL;
+            mt_match_stats_t st;
+            if (mt_match(rows, n, &m, &st) == MT_OK)
+                mt_match_free(m);
+        }
+        free(rows);
+        mt_nccl_file_free(f);
+    }
+    free(buf);
+    return 0;
+}
