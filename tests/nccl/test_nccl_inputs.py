@@ -16,6 +16,12 @@ Checked:
   generator's truth (offset_r = clock_offset_0 - clock_offset_r), the
   collective table and the stragglers cover all 4 ranks, and report.json
   equals the one of a single process.
+- The same two jobs with the files of NCCL's example profiler instead
+  (<dump>_<hash>_<rank>.json; GPU clock AHEAD_NS[r] ahead of the rank's
+  host clock; plus two files of a sub-communicator, which must be left
+  out): Kineto + example: every |difference| is AHEAD_NS[r] and the signed
+  median +AHEAD_NS[r]; example only, -n 2 equal to -n 1: offsets equal
+  truth + AHEAD_NS[0] - AHEAD_NS[r].
 Usage: test_nccl_inputs.py MERGETRACE MPIEXEC REPO_ROOT WORKDIR"""
 import json
 import os
@@ -77,6 +83,48 @@ def write_nccl(path, r, kernels, off_ns, off0_ns, first_true):
                                    e + SEEN_NS + 500))
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
+
+
+AHEAD_NS = [3000, 3250, 2500, 4125]
+WORLD_DEC = 12715772615376301750
+SUB_DEC = 4432120985773260157
+
+
+def ev(name, cat, ph, pid, ts_us, args=None):
+    s = '{"name": "%s", "cat": "%s", "ph": "%s", "id": 0, "pid": %d, "tid": 1, "ts": %.6f' % (name, cat, ph, pid, ts_us)
+    return s + (', "args": {%s}},\n' % args if args is not None else "},\n")
+
+
+def write_example(path, r, kernels, off_ns, first_true, comm=WORLD_DEC, only_extra=False):
+    """The example profiler's file of rank r: every task with one kernel
+    channel on a GPU clock AHEAD_NS[r] ahead of the rank's host clock; host
+    ts counted from an arbitrary plugin start."""
+    start0 = first_true - 60000000 + off_ns
+    tasks = []
+    for k in range(EXTRA):
+        end_true = first_true - 50000000 + k * 1000000
+        tasks.append((end_true - 300000 + off_ns, end_true + off_ns, "AllReduce", 1024))
+    if not only_extra:
+        tasks += kernels
+    out = ["[\n"]
+    seqs = {}
+    pid = 300 + r
+    for s, e, func, count in tasks:
+        seq = seqs.get(func, 0)
+        seqs[func] = seq + 1
+        out.append(ev(func, "COLL_API", "b", pid, 0.0, '"count": %d, "datatype": ncclFloat32, "root": 0, '
+                      '"GraphCaptured": 0, "Stream": 0x1234' % count))
+        out.append(ev(func, "COLL", "b", pid, (s - 9000 - start0) / 1000.0,
+                      '"SeqNum": %d, "CommHash": %d, "Rank": %d, "Count": %d, "Datatype": "ncclFloat32", '
+                      '"Algorithm": "RING", "Protocol": "LL", "nChannels": 1' % (seq, comm, r, count)))
+        out.append(ev("KernelCh", "GPU", "b", pid, (s + 2000 - start0) / 1000.0,
+                      '"Channel": 0, "StartGpuClk": %d, "StopGpuClk": %d' % (s + AHEAD_NS[r], e + AHEAD_NS[r])))
+        out.append(ev("KernelCh", "GPU", "e", pid, (e + 2500 - start0) / 1000.0))
+        out.append(ev(func, "COLL", "e", pid, (e + 3000 - start0) / 1000.0))
+        out.append(ev(func, "COLL_API", "e", pid, (s - 8000 - start0) / 1000.0))
+    out.append("{}]\n")
+    with open(path, "w") as f:
+        f.write("".join(out))
 
 
 def run(cmd):
@@ -151,6 +199,45 @@ def main():
     check(n_inst == len(kern[0]) + EXTRA, "only: %d instances in the collective table, expected %d"
           % (n_inst, len(kern[0]) + EXTRA))
     check(r2["matching"]["full"] == len(kern[0]) + EXTRA, "only: every instance full")
+    # NCCL's example profiler: with Kineto, then alone (-n 2 and -n 1)
+    bx, ox = os.path.join(work, "both-x"), os.path.join(work, "only-x")
+    os.makedirs(bx)
+    os.makedirs(ox)
+    for r in range(4):
+        shutil.copy(os.path.join(gen, "rank-%d.json" % r), bx)
+        for d in (bx, ox):
+            write_example(os.path.join(d, "nccl_%d_%d.json" % (WORLD_DEC, r)), r, kern[r], offs[r], first_true)
+            if r < 2:
+                write_example(os.path.join(d, "nccl_%d_%d.json" % (SUB_DEC, r)), r, kern[r], offs[r], first_true,
+                              comm=SUB_DEC, only_extra=True)
+    run([bin_] + env_args + ["-o", os.path.join(work, "o-both-x"), bx])
+    rb = json.load(open(os.path.join(work, "o-both-x/report.json")), parse_float=Decimal)
+    check(rb["nccl"]["alignment_source"] == "kineto", "both-x: aligned on kineto")
+    check(offsets(rb) == offsets(ref), "both-x: offsets equal the Kineto-only run's")
+    check(rb["ranks"]["loaded"] == [0, 1, 2, 3], "both-x: 4 ranks loaded")
+    check(sorted(os.path.basename(x["path"]) for x in rb["skipped"])
+          == ["nccl_%d_0.json" % SUB_DEC, "nccl_%d_1.json" % SUB_DEC], "both-x: the sub-communicator's files left out")
+    for f in rb["nccl"]["files"]:
+        a, r = f["agreement"], f["rank"]
+        check(f["format"] == "example" and f["comm_size"] == 4, "both-x: rank %d format and size" % r)
+        check(f["with_kineto"] and f["aligned_on"] == "kineto", "both-x: rank %d joined, aligned on kineto" % r)
+        check(a is not None and a["pairs"] == len(kern[r]) and a["nccl_rows"] == len(kern[r]) + EXTRA,
+              "both-x: rank %d pairs %s == %d kernels" % (r, a and a["pairs"], len(kern[r])))
+        want = Decimal(AHEAD_NS[r]) / 1000
+        for k in ("start_p50_us", "start_p99_us", "end_p50_us", "end_p99_us", "start_median_us"):
+            check(a is not None and a[k] == want, "both-x: rank %d %s = %s, expected %s" % (r, k, a and a[k], want))
+    run([mpiexec, "--oversubscribe", "-n", "2", bin_] + env_args + ["-o", os.path.join(work, "o-only-x2"), ox])
+    run([bin_] + env_args + ["-o", os.path.join(work, "o-only-x1"), ox])
+    r2 = json.load(open(os.path.join(work, "o-only-x2/report.json")), parse_float=Decimal)
+    check(open(os.path.join(work, "o-only-x1/report.json")).read()
+          == open(os.path.join(work, "o-only-x2/report.json")).read(), "only-x: report.json of -n 2 equals -n 1")
+    check(r2["ranks"]["loaded"] == [0, 1, 2, 3] and all(i["nccl_only"] for i in r2["inputs"]),
+          "only-x: 4 ranks, all NCCL only")
+    check(len(r2["skipped"]) == 2, "only-x: 2 files left out")
+    for r, o in offsets(r2).items():
+        want = offs[0] + AHEAD_NS[0] - offs[r] - AHEAD_NS[r]
+        check(o * 1000 == want, "only-x: rank %d offset %s us, expected %d ns" % (r, o, want))
+    check(r2["matching"]["full"] == len(kern[0]) + EXTRA, "only-x: every instance full")
     print("%s: %d failure(s)" % (os.path.basename(sys.argv[0]), len(fails)))
     return 1 if fails else 0
 
