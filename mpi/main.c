@@ -346,6 +346,12 @@ static int by_rank(const void *a, const void *b)
     return x->index - y->index;
 }
 
+static int by_index(const void *a, const void *b)
+{
+    const file_result_t *x = a, *y = b;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
 /* Process 0's view of the job after loading. */
 typedef struct job {
     file_result_t *res;      /* traces sorted by rank, then the skipped files */
@@ -380,6 +386,9 @@ static int nccl_split(file_result_t *res, size_t *n, job_t *j)
                     fprintf(stderr, "mergetrace: out of memory\n");
                     return 1;
                 }
+                for (size_t k = a; nk == 1 && k < b; k++)
+                    if (!res[k].nccl.is_nccl)
+                        nccl_job_kineto(&j->nccl, (int32_t)res[i].rank, res[k].sum.host_pid, res[k].sum.world_size);
                 if (nk == 1)
                     continue; /* joins the rank's trace */
             }
@@ -408,6 +417,8 @@ static int check_job(const input_list_t *l, file_result_t *res, size_t n_res, jo
     j->n = n;
     j->skipped = res + n;
     j->n_skipped = n_res - n;
+    /* in input order, whichever process loaded them */
+    qsort(j->skipped, j->n_skipped, sizeof *j->skipped, by_index);
     if (!n) {
         fprintf(stderr, "mergetrace: no trace among the %zu JSON file%s found (%s: %s)\n", n_res, n_res == 1 ? "" : "s",
                 l->files[j->skipped[0].index].path, j->skipped[0].message);

@@ -238,9 +238,31 @@ int nccl_job_add(nccl_job_t *nj, int32_t rank, int32_t file_index, const nccl_in
     if (!r)
         return 1;
     nj->r = r;
-    nj->r[nj->n++] = (nccl_rank_t){.rank = rank, .file_index = file_index, .info = *info, .with_kineto = with_kineto};
+    nj->r[nj->n++] = (nccl_rank_t){.rank = rank, .file_index = file_index, .info = *info, .with_kineto = with_kineto,
+                                   .kineto_pid = -1, .kineto_world = -1};
     nj->n_only += !with_kineto;
     return 0;
+}
+
+void nccl_job_kineto(nccl_job_t *nj, int32_t rank, int64_t pid, int64_t world)
+{
+    for (size_t i = 0; i < nj->n; i++)
+        if (nj->r[i].rank == rank) {
+            nj->r[i].kineto_pid = pid;
+            nj->r[i].kineto_world = world;
+        }
+}
+
+/* The join of a rank's two sources, by rank, checked: a different process
+ * or job size says the files are not of the same process. */
+static bool pid_differs(const nccl_rank_t *r)
+{
+    return r->with_kineto && r->kineto_pid > 0 && r->info.pid > 0 && r->kineto_pid != r->info.pid;
+}
+
+static bool size_differs(const nccl_rank_t *r)
+{
+    return r->with_kineto && r->kineto_world > 0 && r->info.comm_size > 0 && r->kineto_world != r->info.comm_size;
 }
 
 void nccl_job_decide(nccl_job_t *nj, size_t n_loaded_ranks)
@@ -371,6 +393,9 @@ int nccl_job_report(nccl_job_t *nj, const input_list_t *l)
                                         .p2p_left_out = r->info.p2p_left_out,
                                         .dropped = r->info.dropped,
                                         .orphan_channels = r->info.orphan,
+                                        .pid_differs = pid_differs(r),
+                                        .size_differs = size_differs(r),
+                                        .kineto_pid = r->kineto_pid,
                                         .unknown_lines = r->info.unknown_lines,
                                         .truncated = r->info.truncated != 0,
                                         .has_offset_bound = r->info.has_bound != 0,
@@ -442,6 +467,13 @@ void nccl_warn(FILE *out, const char *Y, const char *N, bool *head, const nccl_j
     for (size_t i = 0; i < nj->n; i++) {
         const nccl_rank_t *r = &nj->r[i];
         const char *p = base(l->files[r->file_index].path);
+        if (pid_differs(r))
+            NWARN("rank %d: %s is of pid %lld, its Kineto trace of pid %lld: not the same process? (joined by rank)\n",
+                  r->rank, p, (long long)r->info.pid, (long long)r->kineto_pid);
+        if (size_differs(r))
+            NWARN("rank %d: %s: the largest communicator has %d ranks, the Kineto trace's world %lld (joined by "
+                  "rank)\n",
+                  r->rank, p, r->info.comm_size, (long long)r->kineto_world);
         if (!r->with_kineto)
             NWARN("rank %d has NCCL data only (%s): collectives, clock and stragglers, no per-rank GPU analyses\n",
                   r->rank, p);

@@ -66,6 +66,8 @@ typedef struct nccl_rank {
     int32_t file_index;       /* into the input list */
     nccl_info_t info;
     bool with_kineto;         /* the rank has a Kineto trace too */
+    int64_t kineto_pid;       /* with_kineto: the trace's process (-1 unknown) */
+    int64_t kineto_world;     /* with_kineto: its distributedInfo world size (-1 unknown) */
     bool aligned_on_nccl;     /* its NCCL rows align its clock */
     const mt_nccl_agree_t *agree;
 } nccl_rank_t;
@@ -83,6 +85,10 @@ typedef struct nccl_job {
 /* Process 0: add rank's NCCL file (with_kineto: it joins a Kineto trace of
  * the same rank). Returns non-zero when out of memory. */
 int nccl_job_add(nccl_job_t *nj, int32_t rank, int32_t file_index, const nccl_info_t *info, bool with_kineto);
+
+/* Process 0: what the rank's Kineto trace says of its process, to check
+ * the join (same pid, same job size). */
+void nccl_job_kineto(nccl_job_t *nj, int32_t rank, int64_t pid, int64_t world);
 
 /* Process 0, after every file was added: which rows align each rank.
  * Every rank has a Kineto trace: Kineto rows (NCCL data only compared).

@@ -110,8 +110,14 @@ static void nccl_section(jw_t *j, const mt_report_t *r)
             us_ns(j, f->gpu_offset_bound_ns);
         else
             putf(j, "null");
-        putf(j, ", \"with_kineto\": %s, \"aligned_on\": \"%s\",\n   \"agreement\": ",
-             f->with_kineto ? "true" : "false", f->aligned_on_nccl ? "nccl" : "kineto");
+        putf(j, ", \"with_kineto\": %s, \"kineto_pid\": ", f->with_kineto ? "true" : "false");
+        if (f->with_kineto && f->kineto_pid > 0)
+            putf(j, "%lld", (long long)f->kineto_pid);
+        else
+            putf(j, "null");
+        putf(j, ", \"join_pid_differs\": %s, \"join_size_differs\": %s, \"aligned_on\": \"%s\",\n   \"agreement\": ",
+             f->pid_differs ? "true" : "false", f->size_differs ? "true" : "false",
+             f->aligned_on_nccl ? "nccl" : "kineto");
         const mt_nccl_agree_t *a = f->agree;
         if (!a) {
             putf(j, "null}");

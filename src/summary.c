@@ -57,9 +57,16 @@ mt_status_t mt_trace_summarize(mt_trace_t *t, mt_trace_summary_t *s)
     s->bad_utf8 = t->stats.bad_utf8;
     s->neg_dur = t->stats.neg_dur;
     bool any = false, gany = false;
+    int64_t rt_pid = -1, op_pid = -1;
     for (size_t i = 0; i < t->n_events; i++) {
         const mt_event_t *e = &t->events[i];
         s->by_class[e->cls]++;
+        if (!(e->flags & MT_EV_PID_STR) && e->pid > 0) {
+            if (rt_pid < 0 && e->cat == MT_CAT_CUDA_RUNTIME)
+                rt_pid = e->pid;
+            else if (op_pid < 0 && e->cat == MT_CAT_CPU_OP)
+                op_pid = e->pid;
+        }
         if (e->ph != MT_PH_X)
             continue;
         int64_t end = e->ts + e->dur;
@@ -77,6 +84,7 @@ mt_status_t mt_trace_summarize(mt_trace_t *t, mt_trace_summary_t *s)
             gany = true;
         }
     }
+    s->host_pid = rt_pid >= 0 ? rt_pid : op_pid;
     /* The loader linked already; link only a trace that was not. */
     if (t->linked) {
         s->link = t->link;

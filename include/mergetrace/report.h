@@ -54,6 +54,9 @@ typedef struct mt_report_nccl {
     bool has_offset_bound;
     int64_t gpu_offset_bound_ns;
     bool with_kineto;         /* the rank has a Kineto trace too */
+    bool pid_differs;         /* with_kineto: the trace's process id is not pid */
+    bool size_differs;        /* with_kineto: the trace's world size is not comm_size */
+    int64_t kineto_pid;       /* with_kineto: the trace's process id, -1 unknown */
     bool aligned_on_nccl;     /* its NCCL rows, not Kineto's, went into matching and the clock fit */
     const mt_nccl_agree_t *agree; /* NULL: no comparison (no Kineto trace, or no rows on one side) */
 } mt_report_nccl_t;

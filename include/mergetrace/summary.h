@@ -28,6 +28,8 @@ typedef struct mt_trace_summary {
     int32_t truncated;                    /* 1 when the input ended early */
     uint64_t truncated_at;
     uint64_t unknown_fields, bad_values, bad_utf8, neg_dur;
+    int64_t host_pid;                     /* the process: pid of the CUDA runtime calls, else of the CPU
+                                           * ops; -1 when neither has a numeric pid */
 } mt_trace_summary_t;
 
 /* One ProfilerStep#N range of a rank (CPU side), for step windows. */

@@ -19,8 +19,9 @@ Checked:
 - The same two jobs with the files of NCCL's example profiler instead
   (<dump>_<hash>_<rank>.json; GPU clock AHEAD_NS[r] ahead of the rank's
   host clock; plus two files of a sub-communicator, which must be left
-  out): Kineto + example: every |difference| is AHEAD_NS[r] and the signed
-  median +AHEAD_NS[r]; example only, -n 2 equal to -n 1: offsets equal
+  out; rank 3's file names another pid than its trace): Kineto + example:
+  every |difference| is AHEAD_NS[r] and the signed median +AHEAD_NS[r],
+  the pid mismatch of rank 3 (only) reported and warned about; example only, -n 2 equal to -n 1: offsets equal
   truth + AHEAD_NS[0] - AHEAD_NS[r].
 Usage: test_nccl_inputs.py MERGETRACE MPIEXEC REPO_ROOT WORKDIR"""
 import json
@@ -45,6 +46,11 @@ def check(cond, what):
         print("FAIL:", what)
 
 
+def trace_pid(path):
+    t = json.load(open(path))
+    return next(e["pid"] for e in t["traceEvents"] if e.get("cat") == "cuda_runtime")
+
+
 def comm_kernels(path):
     t = json.load(open(path), parse_float=Decimal)
     base = int(t.get("baseTimeNanoseconds", 0))
@@ -57,10 +63,10 @@ def comm_kernels(path):
     return sorted(out)
 
 
-def write_nccl(path, r, kernels, off_ns, off0_ns, first_true):
+def write_nccl(path, r, kernels, off_ns, off0_ns, first_true, pid):
     gpu_off = 1000000000 * (r + 1) + 17 * r
     lines = ['{"type":"process","format":"mergetrace-nccl","version":1,"host":"n%d","pid":%d,"abi":6,"mask":70}'
-             % (r, 100 + r),
+             % (r, pid),
              '{"type":"init","comm":"%s","name":"default_pg","rank":%d,"nranks":4,"nNodes":1,"realtime_ns":1,'
              '"monotonic_ns":1,"tid":1}' % (WORLD, r)]
     # the EXTRA collectives before the window: same true times on every rank
@@ -95,7 +101,7 @@ def ev(name, cat, ph, pid, ts_us, args=None):
     return s + (', "args": {%s}},\n' % args if args is not None else "},\n")
 
 
-def write_example(path, r, kernels, off_ns, first_true, comm=WORLD_DEC, only_extra=False):
+def write_example(path, r, kernels, off_ns, first_true, pid, comm=WORLD_DEC, only_extra=False):
     """The example profiler's file of rank r: every task with one kernel
     channel on a GPU clock AHEAD_NS[r] ahead of the rank's host clock; host
     ts counted from an arbitrary plugin start."""
@@ -108,7 +114,6 @@ def write_example(path, r, kernels, off_ns, first_true, comm=WORLD_DEC, only_ext
         tasks += kernels
     out = ["[\n"]
     seqs = {}
-    pid = 300 + r
     for s, e, func, count in tasks:
         seq = seqs.get(func, 0)
         seqs[func] = seq + 1
@@ -155,12 +160,14 @@ def main():
     os.makedirs(both)
     os.makedirs(only)
     kern = {r: comm_kernels(os.path.join(gen, "rank-%d.json" % r)) for r in range(4)}
+    pids = {r: trace_pid(os.path.join(gen, "rank-%d.json" % r)) for r in range(4)}
     # the first kernel's true end on rank 0: every rank's extra tasks sit before it
     first_true = kern[0][0][1] - offs[0]
     for r in range(4):
         shutil.copy(os.path.join(gen, "rank-%d.json" % r), both)
         for d in (both, only):
-            write_nccl(os.path.join(d, "n%d-pid%d.jsonl" % (r, 100 + r)), r, kern[r], offs[r], offs[0], first_true)
+            write_nccl(os.path.join(d, "n%d-pid%d.jsonl" % (r, 100 + r)), r, kern[r], offs[r], offs[0], first_true,
+                       pids[r])
     env_args = ["--no-progress", "-q", "--no-merge"]
     run([bin_] + env_args + ["-o", os.path.join(work, "o-gen"), gen])
     run([bin_] + env_args + ["-o", os.path.join(work, "o-both"), both])
@@ -173,6 +180,8 @@ def main():
     for f in rb["nccl"]["files"]:
         a, r = f["agreement"], f["rank"]
         check(f["with_kineto"] and f["aligned_on"] == "kineto", "both: rank %d joined, aligned on kineto" % r)
+        check(f["kineto_pid"] == pids[r] and not f["join_pid_differs"] and not f["join_size_differs"],
+              "both: rank %d join checks agree" % r)
         check(a is not None and a["pairs"] == len(kern[r]), "both: rank %d pairs %s == %d kernels"
               % (r, a and a["pairs"], len(kern[r])))
         check(a is not None and a["nccl_rows"] == len(kern[r]) + EXTRA and a["kineto_rows"] == len(kern[r]),
@@ -206,11 +215,15 @@ def main():
     for r in range(4):
         shutil.copy(os.path.join(gen, "rank-%d.json" % r), bx)
         for d in (bx, ox):
-            write_example(os.path.join(d, "nccl_%d_%d.json" % (WORLD_DEC, r)), r, kern[r], offs[r], first_true)
+            # rank 3's file is of another process: joined by rank, with a warning
+            write_example(os.path.join(d, "nccl_%d_%d.json" % (WORLD_DEC, r)), r, kern[r], offs[r], first_true,
+                          pids[r] if r != 3 else 4242)
             if r < 2:
                 write_example(os.path.join(d, "nccl_%d_%d.json" % (SUB_DEC, r)), r, kern[r], offs[r], first_true,
-                              comm=SUB_DEC, only_extra=True)
-    run([bin_] + env_args + ["-o", os.path.join(work, "o-both-x"), bx])
+                              pids[r], comm=SUB_DEC, only_extra=True)
+    px = run([bin_, "--no-progress", "--no-merge", "--color=never", "-o", os.path.join(work, "o-both-x"), bx])
+    check("rank 3: nccl_%d_3.json is of pid 4242, its Kineto trace of pid %d: not the same process?" % (WORLD_DEC, pids[3])
+          in px.stdout, "both-x: the stray pid is warned about")
     rb = json.load(open(os.path.join(work, "o-both-x/report.json")), parse_float=Decimal)
     check(rb["nccl"]["alignment_source"] == "kineto", "both-x: aligned on kineto")
     check(offsets(rb) == offsets(ref), "both-x: offsets equal the Kineto-only run's")
@@ -220,6 +233,7 @@ def main():
     for f in rb["nccl"]["files"]:
         a, r = f["agreement"], f["rank"]
         check(f["format"] == "example" and f["comm_size"] == 4, "both-x: rank %d format and size" % r)
+        check(f["join_pid_differs"] == (r == 3) and not f["join_size_differs"], "both-x: rank %d join checks" % r)
         check(f["with_kineto"] and f["aligned_on"] == "kineto", "both-x: rank %d joined, aligned on kineto" % r)
         check(a is not None and a["pairs"] == len(kern[r]) and a["nccl_rows"] == len(kern[r]) + EXTRA,
               "both-x: rank %d pairs %s == %d kernels" % (r, a and a["pairs"], len(kern[r])))
