@@ -168,6 +168,7 @@ typedef struct local {
     double parse_s, passes_s; /* --timings: time in the loader and in the per-rank passes */
     uint64_t largest;         /* JSON bytes of the largest trace loaded here */
     nccl_xworld_t xw;         /* the job's communicator among NCCL example profiler files */
+    mt_merge_facts_t **facts; /* per res[]: the merged write's first pass, done while loading (NULL: none) */
 } local_t;
 
 /* A process that fails tells every other process at once (tag FAIL_TAG),
@@ -271,7 +272,20 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
             mt_error_format(&err, r->message, sizeof r->message);
         return;
     }
+    /* The merged write needs the file's pids and time base: learn them in
+     * this parse rather than in one more of its own. */
+    mt_merge_facts_t *facts = NULL;
+    if (!o->no_merge && mt_merge_facts_new(&facts) == MT_OK) {
+        lo.on_event = mt_merge_facts_event;
+        lo.on_event_ctx = facts;
+    }
     mt_status_t st = mt_trace_load(f->path, &lo, &t, &err);
+    if (st == MT_OK && facts) {
+        mt_merge_facts_finish(facts, t);
+        L->facts[r - L->res] = facts;
+    } else {
+        mt_merge_facts_free(facts);
+    }
     if (st == MT_ERR_NOT_TRACE && f->from_dir) {
         /* Other JSON beside the traces (a config, a truth file): leave it
          * out and say so, rather than fail the run. */
@@ -1033,6 +1047,14 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < files.n; i++)
         mine += files.files[i].owner == me;
     L.res = calloc(mine ? mine : 1, sizeof *L.res);
+    L.facts = calloc(mine ? mine : 1, sizeof *L.facts);
+    if (!L.facts) {
+        for (size_t i = 0; L.facts && i < L.n_res; i++)
+        mt_merge_facts_free(L.facts[i]);
+    free(L.facts);
+    free(L.res);
+        L.res = NULL;
+    }
     int local_status = L.res ? MT_OK : MT_ERR_NOMEM;
     double t0 = MPI_Wtime();
     uint64_t done_bytes = 0;
@@ -1306,6 +1328,7 @@ int main(int argc, char **argv)
                 }
                 mi[n_mi].path = files.files[r->index].path;
                 mi[n_mi].rank = (int32_t)r->rank;
+                mi[n_mi].facts = L.facts[i];
                 for (size_t k = 0; k < al.n_clocks; k++)
                     if (al.clocks[k].rank == r->rank) {
                         mi[n_mi].clock = al.clocks[k];

@@ -310,7 +310,8 @@ static uint64_t merge_one(job_t *j, const merged_input_t *in, const mt_merge_opt
 {
     mt_error_t err;
     uint64_t n = 0;
-    mt_status_t st = mt_merge_rank(in->path, in->rank, in->has_clock ? &in->clock : NULL, opts, write, ctx, &n, &err);
+    mt_status_t st = mt_merge_rank_with(in->path, in->rank, in->has_clock ? &in->clock : NULL, opts, in->facts, write,
+                                        ctx, &n, &err);
     if (st)
         job_fail_mt(j, &err);
     return n;

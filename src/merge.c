@@ -719,8 +719,56 @@ static mt_status_t pass2_event(void *ctx, const mt_trace_t *t, const mt_event_t 
     return MT_OK;
 }
 
+struct mt_merge_facts {
+    merge_ctx_t c;      /* pids, last, min_ts: what pass 1 fills */
+    int64_t base_ns;
+    bool finished, unusable;
+};
+
+mt_status_t mt_merge_facts_new(mt_merge_facts_t **out)
+{
+    *out = calloc(1, sizeof **out);
+    return *out ? MT_OK : MT_ERR_NOMEM;
+}
+
+mt_status_t mt_merge_facts_event(void *facts, const mt_trace_t *t, const mt_event_t *ev, const mt_raw_event_t *raw,
+                                 mt_error_t *err)
+{
+    mt_merge_facts_t *f = facts;
+    if (f->unusable)
+        return MT_OK;
+    mt_error_t e2;
+    if (pass1_event(&f->c, t, ev, raw, &e2) != MT_OK)
+        f->unusable = true; /* the merged write finds out again by itself */
+    (void)err;
+    return MT_OK;
+}
+
+void mt_merge_facts_finish(mt_merge_facts_t *f, const mt_trace_t *t)
+{
+    if (!f)
+        return;
+    f->base_ns = t->info.has_base ? t->info.base_ns : 0;
+    f->finished = true;
+}
+
+void mt_merge_facts_free(mt_merge_facts_t *f)
+{
+    if (!f)
+        return;
+    pid_tab_free(&f->c.pids);
+    free(f);
+}
+
 mt_status_t mt_merge_rank(const char *path, int32_t rank, const mt_clock_t *clock, const mt_merge_opts_t *opts,
                           mt_write_fn write, void *ctx, uint64_t *n_written, mt_error_t *err)
+{
+    return mt_merge_rank_with(path, rank, clock, opts, NULL, write, ctx, n_written, err);
+}
+
+mt_status_t mt_merge_rank_with(const char *path, int32_t rank, const mt_clock_t *clock, const mt_merge_opts_t *opts,
+                               mt_merge_facts_t *facts, mt_write_fn write, void *ctx, uint64_t *n_written,
+                               mt_error_t *err)
 {
     if (n_written)
         *n_written = 0;
@@ -742,21 +790,32 @@ mt_status_t mt_merge_rank(const char *path, int32_t rank, const mt_clock_t *cloc
             return mt_error_set(err, MT_ERR_USAGE, "the time window ends before it starts");
     }
 
-    /* Pass 1: time base, pids, which pids are GPUs. */
+    /* Pass 1: time base, pids, which pids are GPUs; or what the load for
+     * the analyses collected of them (the same events, the same code). */
     mt_load_opts_t lo;
     mt_load_opts_init(&lo);
     lo.no_store = true;
     lo.no_link = true;
     lo.rank_hint = rank;
-    lo.on_event = pass1_event;
-    lo.on_event_ctx = &c;
     mt_trace_t *t = NULL;
-    mt_status_t st = mt_trace_load(path, &lo, &t, err);
-    if (st)
-        goto done;
-    c.base_ns = t->info.has_base ? t->info.base_ns : 0;
-    mt_trace_free(t);
-    t = NULL;
+    mt_status_t st = MT_OK;
+    if (facts && facts->finished && !facts->unusable) {
+        c.pids = facts->c.pids;
+        memset(&facts->c.pids, 0, sizeof facts->c.pids);
+        facts->unusable = true; /* used up */
+        c.min_ts = facts->c.min_ts;
+        c.has_min_ts = facts->c.has_min_ts;
+        c.base_ns = facts->base_ns;
+    } else {
+        lo.on_event = pass1_event;
+        lo.on_event_ctx = &c;
+        st = mt_trace_load(path, &lo, &t, err);
+        if (st)
+            goto done;
+        c.base_ns = t->info.has_base ? t->info.base_ns : 0;
+        mt_trace_free(t);
+        t = NULL;
+    }
     if ((st = assign_slots(&c, path, err)))
         goto done;
 
@@ -778,6 +837,7 @@ mt_status_t mt_merge_rank(const char *path, int32_t rank, const mt_clock_t *cloc
     }
     c.last = NULL;
     lo.on_event = pass2_event;
+    lo.on_event_ctx = &c;
     lo.no_classify = true;
     st = mt_trace_load(path, &lo, &t, err);
     mt_trace_free(t);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "mergetrace/collectives.h"
+#include "mergetrace/loader.h"
 #include "mergetrace/status.h"
 
 #ifdef __cplusplus
@@ -98,6 +99,37 @@ typedef struct mt_merge_opts {
  * On error part of the output may have been written. Not collective. */
 mt_status_t mt_merge_rank(const char *path, int32_t rank, const mt_clock_t *clock, const mt_merge_opts_t *opts,
                           mt_write_fn write, void *ctx, uint64_t *n_written, mt_error_t *err);
+
+/* What the merged write's first pass learns of a rank's file (its pids,
+ * which are GPUs, the earliest "ts", the time base), collected instead
+ * while the file is loaded for the analyses: the merged write then parses
+ * the file once more, not twice. Opaque; not thread-safe. */
+typedef struct mt_merge_facts mt_merge_facts_t;
+
+/* A new, empty collector (*out NULL on MT_ERR_NOMEM). */
+mt_status_t mt_merge_facts_new(mt_merge_facts_t **out);
+
+/* An mt_event_fn (loader.h) for mt_load_opts_t.on_event with the facts as
+ * its context. It never fails the load: a collector that runs out of memory
+ * marks itself unusable, and mt_merge_rank_with then reads the file twice
+ * as mt_merge_rank does. */
+mt_status_t mt_merge_facts_event(void *facts, const mt_trace_t *t, const mt_event_t *ev, const mt_raw_event_t *raw,
+                                 mt_error_t *err);
+
+/* After the load returned MT_OK: take the time base from t. A collector
+ * never finished is not used. */
+void mt_merge_facts_finish(mt_merge_facts_t *f, const mt_trace_t *t);
+
+/* free(NULL)-like. */
+void mt_merge_facts_free(mt_merge_facts_t *f);
+
+/* mt_merge_rank with the first pass's facts collected at load time (facts
+ * may be NULL: then exactly mt_merge_rank). The output is byte for byte
+ * the same. The facts are used up (their pid table moves into the writer);
+ * free them afterwards all the same. */
+mt_status_t mt_merge_rank_with(const char *path, int32_t rank, const mt_clock_t *clock, const mt_merge_opts_t *opts,
+                               mt_merge_facts_t *facts, mt_write_fn write, void *ctx, uint64_t *n_written,
+                               mt_error_t *err);
 
 /* The opening of the merged file: the object, the "traceEvents" array and
  * one metadata event naming the merged trace (process_name of pid 0, which

@@ -102,11 +102,34 @@ static void merge_ok(const char *path, int32_t rank, const mt_clock_t *clk, cons
                      uint64_t *n)
 {
     mt_error_t err;
+    size_t before = b->len;
     mt_status_t st = mt_merge_rank(path, rank, clk, o, mt_buf_write, b, n, &err);
     if (st != MT_OK) {
         char m[1200];
         fail_msg("merge failed: %s", mt_error_format(&err, m, sizeof m));
     }
+    /* The same bytes when the first pass's facts come from a load for the
+     * analyses (the program's path). */
+    mt_merge_facts_t *facts = NULL;
+    assert_int_equal(mt_merge_facts_new(&facts), MT_OK);
+    mt_load_opts_t lo;
+    mt_load_opts_init(&lo);
+    lo.rank_hint = rank;
+    lo.on_event = mt_merge_facts_event;
+    lo.on_event_ctx = facts;
+    mt_trace_t *t = NULL;
+    assert_int_equal(mt_trace_load(path, &lo, &t, &err), MT_OK);
+    mt_merge_facts_finish(facts, t);
+    mt_trace_free(t);
+    mt_buf_t again = {0};
+    uint64_t n2 = 0;
+    assert_int_equal(mt_merge_rank_with(path, rank, clk, o, facts, mt_buf_write, &again, &n2, &err), MT_OK);
+    assert_int_equal(again.len, b->len - before);
+    assert_memory_equal(again.data, b->data + before, again.len);
+    if (n)
+        assert_int_equal(n2, *n);
+    mt_buf_free(&again);
+    mt_merge_facts_free(facts);
 }
 
 /* Load the merged bytes with the strict loader. */
