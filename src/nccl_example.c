@@ -247,8 +247,10 @@ static mt_status_t take(ctx_t *x, ev_t *e, int depth, const char *k, size_t kn, 
     return MT_OK;
 }
 
-/* An object: x->p at '{'. */
-static mt_status_t read_object(ctx_t *x, ev_t *e, int depth)
+/* An object: x->p at '{'. depth 0 is the event; is_args: this object is
+ * the event's "args". Deeper objects than MAX_DEPTH are skipped without
+ * recursion. */
+static mt_status_t read_object(ctx_t *x, ev_t *e, int depth, bool is_args)
 {
     const char *open = x->p++;
     skip_ws(x);
@@ -281,7 +283,7 @@ static mt_status_t read_object(ctx_t *x, ev_t *e, int depth)
             if (depth + 1 >= MAX_DEPTH) {
                 if (skip_nested(x) != MT_OK)
                     return x->st;
-            } else if (read_object(x, e, depth == 0 && is(k, kn, "args") ? 1 : 2) != MT_OK) {
+            } else if (read_object(x, e, depth + 1, depth == 0 && is(k, kn, "args")) != MT_OK) {
                 return x->st;
             }
         } else if (*x->p == '[') {
@@ -291,7 +293,7 @@ static mt_status_t read_object(ctx_t *x, ev_t *e, int depth)
             bool quoted = *x->p == '"';
             if ((quoted ? read_string(x, &v, &vn) : read_bare(x, &v, &vn)) != MT_OK)
                 return x->st;
-            if (take(x, e, depth, k, kn, v, vn, quoted) != MT_OK)
+            if (take(x, e, depth == 0 ? 0 : is_args ? 1 : 2, k, kn, v, vn, quoted) != MT_OK)
                 return x->st;
         }
         skip_ws(x);
@@ -396,7 +398,7 @@ mt_status_t mt_nccl_example_parse(const char *buf, size_t len, const char *path,
             break;
         }
         ev_t e = {.at = x.p};
-        if (read_object(&x, &e, 0) != MT_OK)
+        if (read_object(&x, &e, 0, false) != MT_OK)
             break;
         if (e.empty)
             continue;

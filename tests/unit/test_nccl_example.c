@@ -258,6 +258,33 @@ static void test_errors(void **state)
                  MT_ERR_RANGE, 56, 3, 1, "Rank");
     expect_error(E0 "{}]\n{}\n", MT_ERR_SYNTAX, 56 + 4, 4, 1, "after the closing");
     expect_error(E0 "{\"a\": \"b\nc\"}]", MT_ERR_SYNTAX, 56 + 8, 3, 9, "end of line");
+    /* nesting: skipped without recursion, up to 64 levels */
+    size_t deep = 100000, cap = 64 + 8 * deep;
+    char *d = malloc(cap);
+    assert_non_null(d);
+    size_t n = (size_t)snprintf(d, cap, "[\n{\"args\": {\"x\": ");
+    for (size_t i = 0; i < deep; i++)
+        n += (size_t)snprintf(d + n, cap - n, "{\"a\": ");
+    n += (size_t)snprintf(d + n, cap - n, "1");
+    for (size_t i = 0; i < deep; i++)
+        d[n++] = '}';
+    memcpy(d + n, "}}]\n", 5);
+    mt_nccl_file_t *f = NULL;
+    mt_error_t err;
+    assert_int_equal(mt_nccl_example_parse(d, strlen(d), "deep.json", &f, &err), MT_ERR_LIMIT);
+    assert_null(f);
+    /* 40 levels are fine */
+    n = (size_t)snprintf(d, cap, "[\n{\"args\": {\"x\": ");
+    for (size_t i = 0; i < 40; i++)
+        n += (size_t)snprintf(d + n, cap - n, "{\"a\": ");
+    n += (size_t)snprintf(d + n, cap - n, "1");
+    for (size_t i = 0; i < 40; i++)
+        d[n++] = '}';
+    memcpy(d + n, "}}]\n", 5);
+    assert_int_equal(mt_nccl_example_parse(d, strlen(d), "deep.json", &f, &err), MT_OK);
+    assert_int_equal(f->n_tasks, 0);
+    mt_nccl_file_free(f);
+    free(d);
 #undef E0
 }
 
