@@ -25,7 +25,7 @@ typedef struct merged_input {
     int32_t rank;
     mt_clock_t clock;
     bool has_clock;
-    mt_merge_facts_t *facts;  /* what the load learned for the first pass, or NULL (used up by the write) */
+    mt_merge_facts_t *facts;  /* what the load learned for the first pass, or NULL */
 } merged_input_t;
 
 /* Collective over comm: every process calls it, each with the ranks it

@@ -799,10 +799,13 @@ mt_status_t mt_merge_rank_with(const char *path, int32_t rank, const mt_clock_t 
     lo.rank_hint = rank;
     mt_trace_t *t = NULL;
     mt_status_t st = MT_OK;
+    bool borrowed = false;
     if (facts && facts->finished && !facts->unusable) {
+        /* Borrowed: pass 2 only looks pids up, and the slots it assigns
+         * below are the same every time, so the facts serve again (the
+         * plain output merges each rank twice: to measure, then to write). */
         c.pids = facts->c.pids;
-        memset(&facts->c.pids, 0, sizeof facts->c.pids);
-        facts->unusable = true; /* used up */
+        borrowed = true;
         c.min_ts = facts->c.min_ts;
         c.has_min_ts = facts->c.has_min_ts;
         c.base_ns = facts->base_ns;
@@ -856,7 +859,8 @@ done:
         *n_written = c.n_written;
     mt_buf_free(&c.out);
     free(c.slots);
-    pid_tab_free(&c.pids);
+    if (!borrowed)
+        pid_tab_free(&c.pids);
     return st;
 }
 

@@ -125,8 +125,8 @@ void mt_merge_facts_free(mt_merge_facts_t *f);
 
 /* mt_merge_rank with the first pass's facts collected at load time (facts
  * may be NULL: then exactly mt_merge_rank). The output is byte for byte
- * the same. The facts are used up (their pid table moves into the writer);
- * free them afterwards all the same. */
+ * the same. The facts are only read: they serve any number of writes of
+ * the same file; free them after the last. */
 mt_status_t mt_merge_rank_with(const char *path, int32_t rank, const mt_clock_t *clock, const mt_merge_opts_t *opts,
                                mt_merge_facts_t *facts, mt_write_fn write, void *ctx, uint64_t *n_written,
                                mt_error_t *err);
