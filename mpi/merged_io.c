@@ -1,7 +1,9 @@
-/* The merged timeline to one file through MPI-IO. Every process produces
- * its own part (its ranks, serialised one at a time), a prefix sum of the
- * part sizes gives each part's offset, and the file is renamed into place
- * only when every process succeeded. Collective throughout: every step that
+/* The merged timeline to one file through MPI-IO. Plain JSON: every
+ * process measures its part (its ranks, serialised one at a time), a prefix
+ * sum of the part sizes gives each part's offset, and each process writes
+ * its part there. gzip: the ranks go out in rounds, one compressed member
+ * per process per round at prefix-sum offsets (gzip_rounds). The file is
+ * renamed into place only when every process succeeded. Collective throughout: every step that
  * can fail on one process is followed by an agreement (allreduce), so a
  * failure anywhere makes every process return the same status, never hang. */
 #define _POSIX_C_SOURCE 200809L
@@ -317,34 +319,6 @@ static uint64_t merge_one(job_t *j, const merged_input_t *in, const mt_merge_opt
     return n;
 }
 
-/* gzip: every process compresses its part in memory (one member per rank;
- * the header and footer are members of their own), then writes it with
- * collective calls at its offset. Returns the part's size; *part holds it. */
-static void gzip_part(job_t *j, const merged_input_t *const *in, size_t n, const mt_merge_opts_t *opts, mt_buf_t *part,
-                      uint64_t *events)
-{
-    zsink_t z;
-    if (j->me == 0) {
-        mt_status_t st = zsink_open(&z, part);
-        if (!st)
-            st = mt_merge_header(zsink_write, &z);
-        mt_status_t cst = zsink_close(&z, st == MT_OK);
-        if (st || cst)
-            job_fail(j, st ? st : cst, "compressing the merged trace: %s", mt_status_str(st ? st : cst));
-    }
-    for (size_t i = 0; i < n && !j->st; i++) {
-        mt_status_t st = zsink_open(&z, part);
-        if (st) {
-            job_fail(j, st, "compressing the merged trace: %s", mt_status_str(st));
-            break;
-        }
-        *events += merge_one(j, in[i], opts, zsink_write, &z);
-        mt_status_t cst = zsink_close(&z, !j->st);
-        if (cst)
-            job_fail(j, cst, "compressing the merged trace: %s", mt_status_str(cst));
-    }
-}
-
 /* Collective: write part at off with MPI_File_write_at_all, in rounds of at
  * most MAX_CALL_BYTES, the same number of rounds on every process. */
 static void write_all(job_t *j, MPI_File fh, MPI_Offset off, const char *data, size_t len, const char *path)
@@ -365,6 +339,59 @@ static void write_all(job_t *j, MPI_File fh, MPI_Offset off, const char *data, s
             job_fail(j, MT_ERR_IO, "%s: short write (%d of %zu bytes; disk full?)", path, got, k);
         done += k;
     }
+}
+
+/* gzip, collective: in round r every process compresses its r-th rank into
+ * one gzip member (process 0's round 0 starts with the header's member),
+ * and the round's members are written at offsets from a prefix sum of
+ * their sizes. A process holds one compressed member at a time, whatever
+ * number of ranks it has; the ranks of different processes interleave in
+ * the file, which readers do not mind (members concatenate). *end gets the
+ * bytes written: where the footer goes. */
+static void gzip_rounds(job_t *j, MPI_File fh, const merged_input_t *const *in, size_t n, const mt_merge_opts_t *opts,
+                        uint64_t *events, unsigned long long *end, const char *path)
+{
+    unsigned long long mine = n, rounds = 0, base = 0;
+    MPI_Allreduce(&mine, &rounds, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, j->comm);
+    if (rounds == 0)
+        rounds = 1; /* the header still goes out */
+    mt_buf_t buf = {0};
+    for (unsigned long long r = 0; r < rounds; r++) {
+        buf.len = 0;
+        zsink_t z;
+        if (r == 0 && j->me == 0) {
+            mt_status_t st = zsink_open(&z, &buf);
+            if (!st)
+                st = mt_merge_header(zsink_write, &z);
+            mt_status_t cst = zsink_close(&z, st == MT_OK);
+            if (st || cst)
+                job_fail(j, st ? st : cst, "compressing the merged trace: %s", mt_status_str(st ? st : cst));
+        }
+        if (r < n && !j->st) {
+            mt_status_t st = zsink_open(&z, &buf);
+            if (st) {
+                job_fail(j, st, "compressing the merged trace: %s", mt_status_str(st));
+            } else {
+                *events += merge_one(j, in[r], opts, zsink_write, &z);
+                mt_status_t cst = zsink_close(&z, !j->st);
+                if (cst)
+                    job_fail(j, cst, "compressing the merged trace: %s", mt_status_str(cst));
+            }
+        }
+        if (job_agree(j))
+            break;
+        unsigned long long mb = buf.len, before = 0, total = 0;
+        MPI_Exscan(&mb, &before, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, j->comm);
+        if (j->me == 0)
+            before = 0;
+        MPI_Allreduce(&mb, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, j->comm);
+        write_all(j, fh, (MPI_Offset)(base + before), buf.data, buf.len, path);
+        if (job_agree(j))
+            break;
+        base += total;
+    }
+    *end = base;
+    mt_buf_free(&buf);
 }
 
 int merged_write(MPI_Comm comm, const char *out_path, bool gzip, const merged_input_t *mine, size_t n_mine,
@@ -394,15 +421,13 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, const merged_in
     gather_ranks(&j, in, n_mine, &ranks, &n_ranks);
     char *tmp = temp_name(&j, out_path);
 
-    /* Part 1: produce (gzip) or measure (plain) this process's part. */
-    mt_buf_t part = {0}, footer = {0};
+    /* Part 1: measure this process's part (plain), and the footer. */
+    mt_buf_t footer = {0};
     uint64_t *sizes = calloc(n_mine ? n_mine : 1, sizeof *sizes);
     uint64_t events = 0, my_bytes = 0, header_bytes = 0;
     if (!sizes)
         job_fail(&j, MT_ERR_NOMEM, "out of memory");
     if (!j.st && gzip) {
-        gzip_part(&j, in, n_mine, opts, &part, &events);
-        my_bytes = part.len;
         if (j.me == 0 && !j.st) {
             zsink_t z;
             mt_status_t st = zsink_open(&z, &footer);
@@ -426,7 +451,7 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, const merged_in
     }
     int rc = job_agree(&j);
 
-    /* Offsets: a prefix sum of the part sizes. */
+    /* Offsets (plain): a prefix sum of the part sizes. */
     unsigned long long mb = my_bytes, before = 0, total = 0;
     MPI_Exscan(&mb, &before, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
     if (j.me == 0)
@@ -455,7 +480,7 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, const merged_in
     if (!rc) {
         MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
         if (gzip) {
-            write_all(&j, fh, (MPI_Offset)before, part.data, part.len, out_path);
+            gzip_rounds(&j, fh, in, n_mine, opts, &events, &total, out_path);
         } else {
             fsink_t fs = {.fh = fh, .off = (MPI_Offset)before};
             if (j.me == 0 && mt_merge_header(fsink_write, &fs))
@@ -514,7 +539,6 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, const merged_in
     free(ranks);
     free(tmp);
     free(sizes);
-    mt_buf_free(&part);
     mt_buf_free(&footer);
     return rc;
 }

@@ -32,12 +32,14 @@ typedef struct merged_input {
  * loaded (mine[0..n_mine), borrowed; n_mine may be 0). Writes out_path as
  * gzip (independent members, which concatenate into one valid gzip file)
  * when gzip is set, else plain JSON. Within the file the header comes first,
- * then process 0's ranks, process 1's, ... (each process's by rank), then
- * the footer, whose "ranks" list holds every rank in ascending order.
+ * then, plain: process 0's ranks, process 1's, ... (each process's by rank);
+ * gzip: the first rank of each process (process order), then the second of
+ * each, ...; then the footer, whose "ranks" list holds every rank in
+ * ascending order.
  * The bytes go to "<out_path>.tmp.<unique>" in the same directory, which
  * process 0 renames to out_path once every process succeeded, and deletes
  * otherwise. opts: NULL = everything.
- * Memory: gzip keeps this process's compressed output; plain JSON
+ * Memory: gzip keeps one rank's compressed member at a time; plain JSON
  * serialises twice (counting, then writing in ~4 MiB pieces).
  * Returns 0 on every process on success, with *events_written (may be
  * NULL) = events written by all processes together. On failure returns the
