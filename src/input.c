@@ -13,6 +13,8 @@
 #include <zlib.h>
 
 #define ZBUF (256u * 1024u)
+/* gzip inputs smaller than this are inflated without the thread below. */
+#define SMALL_GZIP (64u * 1024u)
 
 /* gzip input is inflated by a second thread into a small ring of slots
  * while the loader parses, so that a gzip trace loads about as fast as it
@@ -40,6 +42,7 @@ struct mt_input {
     bool eof_raw;
     z_stream z;
     unsigned char *zbuf;    /* compressed bytes read from the file */
+    size_t zbuf_cap;        /* ZBUF, or less for a small input */
     uint64_t raw_bytes;
     uint64_t size;          /* file or buffer size, 0 if unknown */
     unsigned char peek[2];
@@ -219,7 +222,13 @@ mt_status_t mt_input_open(const char *path, const void *mem, size_t len, mt_inpu
     in->n_peek = got;
     if (got == 2 && in->peek[0] == 0x1f && in->peek[1] == 0x8b) {
         in->gzip = true;
-        in->zbuf = malloc(ZBUF);
+        /* A small input gets a small buffer and no thread: the buffers and
+         * the thread would cost more than inflating it (thousands of small
+         * rank files, and the fuzzer, which loads tiny inputs millions of
+         * times). */
+        bool small = in->size && in->size < SMALL_GZIP;
+        in->zbuf_cap = small ? (size_t)in->size + 16 : ZBUF;
+        in->zbuf = malloc(in->zbuf_cap);
         if (!in->zbuf) {
             mt_input_close(in);
             return mt_error_set(err, MT_ERR_NOMEM, "allocating the inflate buffer");
@@ -236,7 +245,8 @@ mt_status_t mt_input_open(const char *path, const void *mem, size_t len, mt_inpu
         in->z.avail_in = 2;
         in->n_peek = 0;
         /* Without a thread the input still works, only slower. */
-        (void)start_thread(in);
+        if (!small)
+            (void)start_thread(in);
     }
     *out = in;
     return MT_OK;
@@ -249,7 +259,7 @@ static mt_status_t gz_read(mt_input_t *in, char *dst, size_t cap, size_t *n, boo
     while (in->z.avail_out) {
         if (in->z.avail_in == 0 && !in->eof_raw) {
             size_t k = 0;
-            mt_status_t st = raw_read(in, in->zbuf, ZBUF, &k, err);
+            mt_status_t st = raw_read(in, in->zbuf, in->zbuf_cap, &k, err);
             if (st)
                 return st;
             if (!k)
