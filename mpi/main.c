@@ -661,8 +661,8 @@ static void print_summary(const options_t *o, const input_list_t *l, const job_t
         char resid[32], name[32];
         snprintf(resid, sizeof resid, "%.1f / %.1f", c->residual_p50_ns / 1e3, c->residual_p99_ns / 1e3);
         fprintf(out, "%5lld  %-26.26s %9llu %11.3f %10.3f %8llu %17s %5llu  %s\n", (long long)r->rank,
-                inputs_label(l->files[r->index].path, 26, name, sizeof name), (unsigned long long)r->sum.events, c->offset_ns / 1e6,
-                c->drift_ppm, (unsigned long long)c->matched, resid, (unsigned long long)c->violations,
+                inputs_label(l->files[r->index].path, 26, name, sizeof name), (unsigned long long)r->sum.events,
+                c->offset_ns / 1e6, c->drift_ppm, (unsigned long long)c->matched, resid, (unsigned long long)c->violations,
                 c->reference ? "ref" : c->connected ? "" : "NOT CONNECTED");
     }
     nccl_print(out, B, N, &j->nccl, l);
@@ -1049,10 +1049,7 @@ int main(int argc, char **argv)
     L.res = calloc(mine ? mine : 1, sizeof *L.res);
     L.facts = calloc(mine ? mine : 1, sizeof *L.facts);
     if (!L.facts) {
-        for (size_t i = 0; L.facts && i < L.n_res; i++)
-        mt_merge_facts_free(L.facts[i]);
-    free(L.facts);
-    free(L.res);
+        free(L.res);
         L.res = NULL;
     }
     int local_status = L.res ? MT_OK : MT_ERR_NOMEM;
@@ -1488,6 +1485,9 @@ int main(int argc, char **argv)
     free(job.missing);
     nccl_job_free(&job.nccl);
     free(all_bytes);
+    for (size_t i = 0; L.facts && i < L.n_res; i++)
+        mt_merge_facts_free(L.facts[i]);
+    free(L.facts);
     free(L.res);
     free(L.rows);
     free(L.steps);
