@@ -1,103 +1,69 @@
 /* report.json writer. */
 #include "mergetrace/report.h"
 
+#include "report_out.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-typedef struct jw {
-    mt_write_fn write;
-    void *ctx;
-    mt_status_t st;
-} jw_t;
-
-static void put(jw_t *j, const char *s, size_t n)
-{
-    if (j->st == MT_OK && n)
-        j->st = j->write(j->ctx, s, n);
-}
-
-static void putf(jw_t *j, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void putf(jw_t *j, const char *fmt, ...)
-{
-    char b[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b, sizeof b, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        put(j, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
-}
-
 mt_status_t mt_json_string(const char *s, size_t len, mt_write_fn write, void *ctx)
 {
-    jw_t j = {write, ctx, MT_OK};
-    put(&j, "\"", 1);
+    mt_out_t j = {write, ctx, MT_OK};
+    mt_out_put(&j, "\"", 1);
     size_t run = 0;
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
-        put(&j, s + run, i - run);
+        mt_out_put(&j, s + run, i - run);
         run = i + 1;
         char e[8];
         if (c == '"' || c == '\\') {
             e[0] = '\\';
             e[1] = (char)c;
-            put(&j, e, 2);
+            mt_out_put(&j, e, 2);
         } else {
             snprintf(e, sizeof e, "\\u%04x", c);
-            put(&j, e, 6);
+            mt_out_put(&j, e, 6);
         }
     }
-    put(&j, s + run, len - run);
-    put(&j, "\"", 1);
+    mt_out_put(&j, s + run, len - run);
+    mt_out_put(&j, "\"", 1);
     return j.st;
 }
 
-static void str(jw_t *j, const char *s)
+static void str(mt_out_t *j, const char *s)
 {
     if (j->st == MT_OK)
-        j->st = mt_json_string(s ? s : "", s ? strlen(s) : 0, j->write, j->ctx);
-}
-
-/* ns as microseconds with 3 decimals, exactly. */
-static void us_ns(jw_t *j, int64_t ns)
-{
-    uint64_t m = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    putf(j, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(m / 1000), (unsigned long long)(m % 1000));
+        j->st = mt_json_string(s ? s : "", s ? strlen(s) : 0, j->w, j->ctx);
 }
 
 /* A double number of ns as us with 3 decimals (JSON has no NaN/Inf). */
-static void us_d(jw_t *j, double ns)
+static void us_d(mt_out_t *j, double ns)
 {
     if (!isfinite(ns))
         ns = 0;
-    us_ns(j, (int64_t)llround(ns));
+    mt_out_us(j, (int64_t)llround(ns));
 }
 
 /* "nccl": the plugin files, which rows aligned each rank, and how NCCL's
  * GPU times agree with Kineto's kernels. */
-static void nccl_section(jw_t *j, const mt_report_t *r)
+static void nccl_section(mt_out_t *j, const mt_report_t *r)
 {
-    putf(j, " \"nccl\": {\"alignment_source\": ");
+    mt_out_printf(j, " \"nccl\": {\"alignment_source\": ");
     str(j, r->nccl_source);
-    putf(j, ", \"files\": [");
+    mt_out_printf(j, ", \"files\": [");
     for (size_t i = 0; i < r->n_nccl; i++) {
         const mt_report_nccl_t *f = &r->nccl[i];
-        putf(j, "%s\n  {\"rank\": %d, \"path\": ", i ? "," : "", f->rank);
+        mt_out_printf(j, "%s\n  {\"rank\": %d, \"path\": ", i ? "," : "", f->rank);
         str(j, f->path);
-        putf(j, ", \"format\": ");
+        mt_out_printf(j, ", \"format\": ");
         str(j, f->format);
-        putf(j, ", \"host\": ");
+        mt_out_printf(j, ", \"host\": ");
         str(j, f->host);
-        putf(j, ", \"pid\": %lld, \"comm_size\": %d, \"communicators\": %llu, \"tasks\": %llu, \"rows\": %llu,"
+        mt_out_printf(j, ", \"pid\": %lld, \"comm_size\": %d, \"communicators\": %llu, \"tasks\": %llu, \"rows\": %llu,"
                 " \"p2p_left_out\": %llu, \"untimed\": %llu, \"dropped\": %llu, \"orphan_channels\": %llu,"
                 " \"unknown_lines\": %llu,"
                 " \"truncated\": %s, \"gpu_offset_bound_us\": ",
@@ -107,171 +73,171 @@ static void nccl_section(jw_t *j, const mt_report_t *r)
              (unsigned long long)f->orphan_channels, (unsigned long long)f->unknown_lines,
              f->truncated ? "true" : "false");
         if (f->has_offset_bound)
-            us_ns(j, f->gpu_offset_bound_ns);
+            mt_out_us(j, f->gpu_offset_bound_ns);
         else
-            putf(j, "null");
-        putf(j, ", \"with_kineto\": %s, \"kineto_pid\": ", f->with_kineto ? "true" : "false");
+            mt_out_printf(j, "null");
+        mt_out_printf(j, ", \"with_kineto\": %s, \"kineto_pid\": ", f->with_kineto ? "true" : "false");
         if (f->with_kineto && f->kineto_pid > 0)
-            putf(j, "%lld", (long long)f->kineto_pid);
+            mt_out_printf(j, "%lld", (long long)f->kineto_pid);
         else
-            putf(j, "null");
-        putf(j, ", \"join_pid_differs\": %s, \"join_size_differs\": %s, \"aligned_on\": \"%s\",\n   \"agreement\": ",
-             f->pid_differs ? "true" : "false", f->size_differs ? "true" : "false",
-             f->aligned_on_nccl ? "nccl" : "kineto");
+            mt_out_printf(j, "null");
+        mt_out_printf(j, ", \"join_pid_differs\": %s, \"join_size_differs\": %s, \"aligned_on\": \"%s\",\n   \"agreement\": ",
+                      f->pid_differs ? "true" : "false", f->size_differs ? "true" : "false",
+                      f->aligned_on_nccl ? "nccl" : "kineto");
         const mt_nccl_agree_t *a = f->agree;
         if (!a) {
-            putf(j, "null}");
+            mt_out_printf(j, "null}");
             continue;
         }
-        putf(j, "{\"nccl_rows\": %llu, \"kineto_rows\": %llu, \"pairs\": %llu, \"start_p50_us\": ",
-             (unsigned long long)a->nccl_rows, (unsigned long long)a->kineto_rows, (unsigned long long)a->pairs);
-        us_ns(j, a->start_p50_ns);
-        putf(j, ", \"start_p99_us\": ");
-        us_ns(j, a->start_p99_ns);
-        putf(j, ", \"end_p50_us\": ");
-        us_ns(j, a->end_p50_ns);
-        putf(j, ", \"end_p99_us\": ");
-        us_ns(j, a->end_p99_ns);
-        putf(j, ", \"start_median_us\": ");
-        us_ns(j, a->start_median_ns);
-        putf(j, "}}");
+        mt_out_printf(j, "{\"nccl_rows\": %llu, \"kineto_rows\": %llu, \"pairs\": %llu, \"start_p50_us\": ",
+                      (unsigned long long)a->nccl_rows, (unsigned long long)a->kineto_rows, (unsigned long long)a->pairs);
+        mt_out_us(j, a->start_p50_ns);
+        mt_out_printf(j, ", \"start_p99_us\": ");
+        mt_out_us(j, a->start_p99_ns);
+        mt_out_printf(j, ", \"end_p50_us\": ");
+        mt_out_us(j, a->end_p50_ns);
+        mt_out_printf(j, ", \"end_p99_us\": ");
+        mt_out_us(j, a->end_p99_ns);
+        mt_out_printf(j, ", \"start_median_us\": ");
+        mt_out_us(j, a->start_median_ns);
+        mt_out_printf(j, "}}");
     }
-    putf(j, "\n ]},\n");
+    mt_out_printf(j, "\n ]},\n");
 }
 
 mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
 {
-    jw_t j = {write, ctx, MT_OK};
-    putf(&j, "{\n \"schema\": \"mergetrace.report/1\",\n \"generator\": ");
+    mt_out_t j = {write, ctx, MT_OK};
+    mt_out_printf(&j, "{\n \"schema\": \"mergetrace.report/1\",\n \"generator\": ");
     char gen[64];
     snprintf(gen, sizeof gen, "mergetrace %s", r->version ? r->version : "");
     str(&j, gen);
-    putf(&j, ",\n \"world_size\": %lld,\n \"ranks\": {\"loaded\": [", (long long)r->world_size);
+    mt_out_printf(&j, ",\n \"world_size\": %lld,\n \"ranks\": {\"loaded\": [", (long long)r->world_size);
     for (size_t i = 0; i < r->n_inputs; i++)
-        putf(&j, "%s%d", i ? ", " : "", r->inputs[i].rank);
-    putf(&j, "], \"missing\": [");
+        mt_out_printf(&j, "%s%d", i ? ", " : "", r->inputs[i].rank);
+    mt_out_printf(&j, "], \"missing\": [");
     for (size_t i = 0; i < r->n_missing; i++)
-        putf(&j, "%s%lld", i ? ", " : "", (long long)r->missing[i]);
-    putf(&j, "]},\n \"inputs\": [");
+        mt_out_printf(&j, "%s%lld", i ? ", " : "", (long long)r->missing[i]);
+    mt_out_printf(&j, "]},\n \"inputs\": [");
     for (size_t i = 0; i < r->n_inputs; i++) {
         const mt_report_input_t *in = &r->inputs[i];
-        putf(&j, "%s\n  {\"rank\": %d, \"path\": ", i ? "," : "", in->rank);
+        mt_out_printf(&j, "%s\n  {\"rank\": %d, \"path\": ", i ? "," : "", in->rank);
         str(&j, in->path);
-        putf(&j, ", \"rank_source\": ");
+        mt_out_printf(&j, ", \"rank_source\": ");
         str(&j, in->rank_source);
-        putf(&j, ", \"bytes\": %llu, \"json_bytes\": %llu, \"events\": %llu, \"truncated\": %s",
-             (unsigned long long)in->bytes, (unsigned long long)in->json_bytes, (unsigned long long)in->events,
-             in->truncated ? "true" : "false");
+        mt_out_printf(&j, ", \"bytes\": %llu, \"json_bytes\": %llu, \"events\": %llu, \"truncated\": %s",
+                      (unsigned long long)in->bytes, (unsigned long long)in->json_bytes, (unsigned long long)in->events,
+                      in->truncated ? "true" : "false");
         if (in->truncated)
-            putf(&j, ", \"truncated_at\": %llu", (unsigned long long)in->truncated_at);
+            mt_out_printf(&j, ", \"truncated_at\": %llu", (unsigned long long)in->truncated_at);
         if (in->nccl_only)
-            putf(&j, ", \"nccl_only\": true");
+            mt_out_printf(&j, ", \"nccl_only\": true");
         const mt_trace_summary_t *s = in->summary;
         if (s) {
-            putf(&j, ",\n   \"counts\": {\"kernels_compute\": %llu, \"kernels_comm\": %llu, \"comm_with_collective\": %llu,"
+            mt_out_printf(&j, ",\n   \"counts\": {\"kernels_compute\": %llu, \"kernels_comm\": %llu, \"comm_with_collective\": %llu,"
                      " \"memcpy\": %llu, \"memset\": %llu, \"sync\": %llu, \"gpu_activities\": %llu, \"gpu_launched\": %llu,",
                  (unsigned long long)s->by_class[MT_CLASS_COMPUTE], (unsigned long long)s->by_class[MT_CLASS_COMM],
                  (unsigned long long)s->link.comm_with_coll, (unsigned long long)s->by_class[MT_CLASS_MEMCPY],
                  (unsigned long long)s->by_class[MT_CLASS_MEMSET], (unsigned long long)s->by_class[MT_CLASS_SYNC],
                  (unsigned long long)s->link.gpu_activities, (unsigned long long)s->link.launched);
-            putf(&j, " \"ph\": {");
+            mt_out_printf(&j, " \"ph\": {");
             const char *sep = "";
             for (int ph = 0; ph < MT_PH_COUNT_; ph++)
                 if (s->by_ph[ph]) {
-                    putf(&j, "%s\"%s\": %llu", sep, mt_phase_str((mt_phase_t)ph), (unsigned long long)s->by_ph[ph]);
+                    mt_out_printf(&j, "%s\"%s\": %llu", sep, mt_phase_str((mt_phase_t)ph), (unsigned long long)s->by_ph[ph]);
                     sep = ", ";
                 }
-            putf(&j, "}, \"cat\": {");
+            mt_out_printf(&j, "}, \"cat\": {");
             sep = "";
             for (int c = 0; c < MT_CAT_COUNT_; c++)
                 if (s->by_cat[c]) {
-                    putf(&j, "%s\"%s\": %llu", sep, mt_cat_str((mt_cat_t)c), (unsigned long long)s->by_cat[c]);
+                    mt_out_printf(&j, "%s\"%s\": %llu", sep, mt_cat_str((mt_cat_t)c), (unsigned long long)s->by_cat[c]);
                     sep = ", ";
                 }
-            putf(&j, "}}");
+            mt_out_printf(&j, "}}");
         }
-        putf(&j, "}");
+        mt_out_printf(&j, "}");
     }
-    putf(&j, "\n ],\n \"skipped\": [");
+    mt_out_printf(&j, "\n ],\n \"skipped\": [");
     for (size_t i = 0; i < r->n_skipped; i++) {
-        putf(&j, "%s{\"path\": ", i ? ", " : "");
+        mt_out_printf(&j, "%s{\"path\": ", i ? ", " : "");
         str(&j, r->skipped[i].path);
-        putf(&j, ", \"reason\": ");
+        mt_out_printf(&j, ", \"reason\": ");
         str(&j, r->skipped[i].reason);
-        putf(&j, "}");
+        mt_out_printf(&j, "}");
     }
-    putf(&j, "],\n \"clock\": {\"aligned\": %s, \"reference_rank\": %d, \"formula\": ",
-         r->aligned ? "true" : "false", r->reference_rank);
+    mt_out_printf(&j, "],\n \"clock\": {\"aligned\": %s, \"reference_rank\": %d, \"formula\": ",
+                  r->aligned ? "true" : "false", r->reference_rank);
     str(&j, "corrected(t) = t + offset_us + drift_ppm * 1e-6 * (t - anchor_us), t in us since the Unix epoch");
-    putf(&j, ", \"ranks\": [");
+    mt_out_printf(&j, ", \"ranks\": [");
     for (size_t i = 0; i < r->n_clocks; i++) {
         const mt_clock_t *c = &r->clocks[i];
-        putf(&j, "%s\n  {\"rank\": %d, \"offset_us\": ", i ? "," : "", c->rank);
+        mt_out_printf(&j, "%s\n  {\"rank\": %d, \"offset_us\": ", i ? "," : "", c->rank);
         us_d(&j, c->offset_ns);
-        putf(&j, ", \"drift_ppm\": %.6f, \"anchor_us\": ", isfinite(c->drift_ppm) ? c->drift_ppm : 0.0);
-        us_ns(&j, c->anchor_ns);
-        putf(&j, ", \"matched\": %llu, \"rejected\": %llu, \"residual_p50_us\": ", (unsigned long long)c->matched,
-             (unsigned long long)c->rejected);
+        mt_out_printf(&j, ", \"drift_ppm\": %.6f, \"anchor_us\": ", isfinite(c->drift_ppm) ? c->drift_ppm : 0.0);
+        mt_out_us(&j, c->anchor_ns);
+        mt_out_printf(&j, ", \"matched\": %llu, \"rejected\": %llu, \"residual_p50_us\": ", (unsigned long long)c->matched,
+                      (unsigned long long)c->rejected);
         us_d(&j, c->residual_p50_ns);
-        putf(&j, ", \"residual_p99_us\": ");
+        mt_out_printf(&j, ", \"residual_p99_us\": ");
         us_d(&j, c->residual_p99_ns);
-        putf(&j, ", \"violations\": %llu, \"connected\": %s, \"reference\": %s, \"group\": %d}",
-             (unsigned long long)c->violations, c->connected ? "true" : "false", c->reference ? "true" : "false",
-             c->group);
+        mt_out_printf(&j, ", \"violations\": %llu, \"connected\": %s, \"reference\": %s, \"group\": %d}",
+                      (unsigned long long)c->violations, c->connected ? "true" : "false", c->reference ? "true" : "false",
+                      c->group);
     }
-    putf(&j, "\n ]},\n");
+    mt_out_printf(&j, "\n ]},\n");
     const mt_match_stats_t *m = r->match;
     mt_match_stats_t zero = {0};
     if (!m)
         m = &zero;
-    putf(&j,
-         " \"matching\": {\"rows\": %llu, \"full\": %llu, \"partial\": %llu, \"unmatched\": %llu, \"mismatched\": %llu,"
-         " \"by_key\": {\"comms_id\": %llu, \"pg_seq\": %llu, \"pg_ordinal\": %llu, \"stream_ordinal\": %llu,"
-         " \"p2p\": %llu}},\n",
-         (unsigned long long)m->rows, (unsigned long long)m->full, (unsigned long long)m->partial,
-         (unsigned long long)m->unmatched, (unsigned long long)m->mismatched,
-         (unsigned long long)m->by_key[MT_KEY_COMMS_ID], (unsigned long long)m->by_key[MT_KEY_PG_SEQ],
-         (unsigned long long)m->by_key[MT_KEY_PG_ORDINAL], (unsigned long long)m->by_key[MT_KEY_STREAM_ORDINAL],
-         (unsigned long long)m->by_key[MT_KEY_P2P]);
+    mt_out_printf(&j,
+                  " \"matching\": {\"rows\": %llu, \"full\": %llu, \"partial\": %llu, \"unmatched\": %llu, \"mismatched\": %llu,"
+                  " \"by_key\": {\"comms_id\": %llu, \"pg_seq\": %llu, \"pg_ordinal\": %llu, \"stream_ordinal\": %llu,"
+                  " \"p2p\": %llu}},\n",
+                  (unsigned long long)m->rows, (unsigned long long)m->full, (unsigned long long)m->partial,
+                  (unsigned long long)m->unmatched, (unsigned long long)m->mismatched,
+                  (unsigned long long)m->by_key[MT_KEY_COMMS_ID], (unsigned long long)m->by_key[MT_KEY_PG_SEQ],
+                  (unsigned long long)m->by_key[MT_KEY_PG_ORDINAL], (unsigned long long)m->by_key[MT_KEY_STREAM_ORDINAL],
+                  (unsigned long long)m->by_key[MT_KEY_P2P]);
     if (r->n_nccl)
         nccl_section(&j, r);
     if (r->analyses && r->n_analyses) {
-        putf(&j, " ");
+        mt_out_printf(&j, " ");
         if (j.st == MT_OK)
             j.st = mt_report_rank_sections(r->analyses, r->n_analyses, write, ctx);
-        putf(&j, ",\n");
+        mt_out_printf(&j, ",\n");
     }
     if (r->cross) {
-        putf(&j, " ");
+        mt_out_printf(&j, " ");
         if (j.st == MT_OK)
             j.st = mt_report_cross_sections(r->cross, write, ctx);
-        putf(&j, ",\n");
+        mt_out_printf(&j, ",\n");
     }
     if (r->pipeline) {
-        putf(&j, " ");
+        mt_out_printf(&j, " ");
         if (j.st == MT_OK)
             j.st = mt_report_pipeline_json(r->pipeline, write, ctx);
-        putf(&j, ",\n");
+        mt_out_printf(&j, ",\n");
     }
     if (r->pipeline_note) {
-        putf(&j, " \"pipeline_note\": ");
+        mt_out_printf(&j, " \"pipeline_note\": ");
         str(&j, r->pipeline_note);
-        putf(&j, ",\n");
+        mt_out_printf(&j, ",\n");
     }
     if (r->n_gates) {
-        putf(&j, " ");
+        mt_out_printf(&j, " ");
         if (j.st == MT_OK)
             j.st = mt_report_gates_json(r->gates, r->n_gates, write, ctx);
-        putf(&j, ",\n");
+        mt_out_printf(&j, ",\n");
     }
-    putf(&j, " \"merged\": ");
+    mt_out_printf(&j, " \"merged\": ");
     if (r->merged) {
-        putf(&j, "{\"path\": ");
+        mt_out_printf(&j, "{\"path\": ");
         str(&j, r->merged);
-        putf(&j, ", \"events\": %llu}", (unsigned long long)r->merged_events);
+        mt_out_printf(&j, ", \"events\": %llu}", (unsigned long long)r->merged_events);
     } else {
-        putf(&j, "null");
+        mt_out_printf(&j, "null");
     }
-    putf(&j, "\n}\n");
+    mt_out_printf(&j, "\n}\n");
     return j.st;
 }

@@ -7,114 +7,71 @@
 
 #include "mergetrace/crossrank.h"
 #include "mergetrace/report.h"
-
-typedef struct out {
-    mt_write_fn w;
-    void *ctx;
-    mt_status_t st; /* the first error; later writes do nothing */
-} out_t;
-
-static void put(out_t *o, const char *s, size_t n)
-{
-    if (o->st == MT_OK && n)
-        o->st = o->w(o->ctx, s, n);
-}
-
-static void puts_(out_t *o, const char *s)
-{
-    put(o, s, strlen(s));
-}
-
-static void putf(out_t *o, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void putf(out_t *o, const char *fmt, ...)
-{
-    char b[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b, sizeof b, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        put(o, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
-}
-
-static void str(out_t *o, const char *s, size_t cap)
-{
-    size_t n = 0;
-    while (n < cap && s[n])
-        n++;
-    if (o->st == MT_OK)
-        o->st = mt_json_string(s, n, o->w, o->ctx);
-}
+#include "report_out.h"
 
 /* `, "key": <us>` with exactly 3 decimals from integer ns. */
-static void us(out_t *o, const char *key, int64_t ns)
+static void us(mt_out_t *o, const char *key, int64_t ns)
 {
-    uint64_t m = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    putf(o, ", \"%s\": %s%llu.%03llu", key, ns < 0 ? "-" : "", (unsigned long long)(m / 1000),
-         (unsigned long long)(m % 1000));
+    mt_out_printf(o, ", \"%s\": ", key);
+    mt_out_us(o, ns);
 }
 
 /* `, "key": <num / den * 100>` with 2 decimals; 0 when den is not positive. */
-static void pct(out_t *o, const char *key, double num, double den)
+static void pct(mt_out_t *o, const char *key, double num, double den)
 {
-    putf(o, ", \"%s\": %.2f", key, den > 0 ? 100.0 * num / den : 0.0);
+    mt_out_printf(o, ", \"%s\": %.2f", key, den > 0 ? 100.0 * num / den : 0.0);
 }
 
-static void gbps(out_t *o, const char *key, double v)
+static void gbps(mt_out_t *o, const char *key, double v)
 {
     if (v < 0)
-        putf(o, ", \"%s\": null", key);
+        mt_out_printf(o, ", \"%s\": null", key);
     else
-        putf(o, ", \"%s\": %.3f", key, v);
+        mt_out_printf(o, ", \"%s\": %.3f", key, v);
 }
 
-static void rank_list(out_t *o, const int32_t *r, size_t n)
+static void rank_list(mt_out_t *o, const int32_t *r, size_t n)
 {
-    put(o, "[", 1);
+    mt_out_put(o, "[", 1);
     for (size_t i = 0; i < n; i++)
-        putf(o, "%s%d", i ? ", " : "", r[i]);
-    put(o, "]", 1);
+        mt_out_printf(o, "%s%d", i ? ", " : "", r[i]);
+    mt_out_put(o, "]", 1);
 }
 
 mt_status_t mt_report_cross_sections(const mt_cross_t *x, mt_write_fn w, void *ctx)
 {
-    out_t o = {w, ctx, MT_OK};
+    mt_out_t o = {w, ctx, MT_OK};
 
-    puts_(&o, "\"collectives\": [");
+    mt_out_puts(&o, "\"collectives\": [");
     for (size_t i = 0; i < x->n_colls; i++) {
         const mt_cross_coll_t *c = &x->colls[i];
-        putf(&o, "%s\n  {\"pg\": ", i ? "," : "");
-        str(&o, c->pg, sizeof c->pg);
-        putf(&o, ", \"collective\": \"%s\", \"bytes\": %lld, \"dtype\": ", mt_coll_kind_str((mt_coll_kind_t)c->kind),
-             (long long)c->bytes);
-        str(&o, c->dtype, sizeof c->dtype);
-        putf(&o, ", \"count\": %llu, \"ranks\": %d", (unsigned long long)c->count, c->ranks);
+        mt_out_printf(&o, "%s\n  {\"pg\": ", i ? "," : "");
+        mt_out_str(&o, c->pg, sizeof c->pg);
+        mt_out_printf(&o, ", \"collective\": \"%s\", \"bytes\": %lld, \"dtype\": ", mt_coll_kind_str((mt_coll_kind_t)c->kind),
+                      (long long)c->bytes);
+        mt_out_str(&o, c->dtype, sizeof c->dtype);
+        mt_out_printf(&o, ", \"count\": %llu, \"ranks\": %d", (unsigned long long)c->count, c->ranks);
         us(&o, "total_us", c->total_ns);
         us(&o, "mean_us", c->mean_ns);
         us(&o, "transfer_us", c->transfer_ns);
         gbps(&o, "algbw_gbps", c->algbw_gbps);
         gbps(&o, "busbw_gbps", c->busbw_gbps);
-        puts_(&o, "}");
+        mt_out_puts(&o, "}");
     }
-    puts_(&o, x->n_colls ? "\n ]" : "]");
+    mt_out_puts(&o, x->n_colls ? "\n ]" : "]");
 
-    putf(&o, ",\n \"stragglers\": {\"collectives\": %llu", (unsigned long long)x->instances);
+    mt_out_printf(&o, ",\n \"stragglers\": {\"collectives\": %llu", (unsigned long long)x->instances);
     us(&o, "wait_us", x->wait_total_ns);
     if (x->spread_ns >= 0)
         us(&o, "spread_us", x->spread_ns);
     else
-        puts_(&o, ", \"spread_us\": null");
-    puts_(&o, ", \"ranks\": [");
+        mt_out_puts(&o, ", \"spread_us\": null");
+    mt_out_puts(&o, ", \"ranks\": [");
     for (size_t i = 0; i < x->n_ranks; i++) {
         const mt_cross_rank_t *k = &x->ranks[i];
         double n = (double)k->instances;
-        putf(&o, "%s\n  {\"rank\": %d, \"instances\": %llu, \"last_arrivals\": %llu", i ? "," : "", k->rank,
-             (unsigned long long)k->instances, (unsigned long long)k->last);
+        mt_out_printf(&o, "%s\n  {\"rank\": %d, \"instances\": %llu, \"last_arrivals\": %llu", i ? "," : "", k->rank,
+                      (unsigned long long)k->instances, (unsigned long long)k->last);
         pct(&o, "last_arrival_pct", (double)k->last, n);
         pct(&o, "chance_pct", (double)k->chance_q24 / (double)(UINT64_C(1) << 24), n);
         us(&o, "mean_lateness_us", k->mean_lateness_ns);
@@ -123,47 +80,47 @@ mt_status_t mt_report_cross_sections(const mt_cross_t *x, mt_write_fn w, void *c
         us(&o, "waited_us", k->waited_ns);
         us(&o, "mean_duration_us", k->mean_duration_ns);
         pct(&o, "shortest_kernel_pct", (double)k->shortest, n);
-        puts_(&o, "}");
+        mt_out_puts(&o, "}");
     }
-    puts_(&o, x->n_ranks ? "\n ]" : "]");
-    puts_(&o, ",\n \"suspects\": ");
+    mt_out_puts(&o, x->n_ranks ? "\n ]" : "]");
+    mt_out_puts(&o, ",\n \"suspects\": ");
     rank_list(&o, x->suspects, x->n_suspects);
-    puts_(&o, ", \"suspects_clock_free\": ");
+    mt_out_puts(&o, ", \"suspects_clock_free\": ");
     rank_list(&o, x->cf_suspects, x->n_cf_suspects);
-    puts_(&o, ",\n \"evidence\": [");
+    mt_out_puts(&o, ",\n \"evidence\": [");
     for (size_t i = 0; i < x->n_evidence; i++) {
-        puts_(&o, i ? ",\n  " : "\n  ");
-        str(&o, x->evidence[i], strlen(x->evidence[i]));
+        mt_out_puts(&o, i ? ",\n  " : "\n  ");
+        mt_out_str(&o, x->evidence[i], strlen(x->evidence[i]));
     }
-    puts_(&o, x->n_evidence ? "\n ]" : "]");
-    puts_(&o, ",\n \"by_step\": [");
+    mt_out_puts(&o, x->n_evidence ? "\n ]" : "]");
+    mt_out_puts(&o, ",\n \"by_step\": [");
     for (size_t i = 0; i < x->n_steps; i++) {
         const mt_cross_step_t *s = &x->steps[i];
-        putf(&o, "%s\n  {\"step\": %lld, \"instances\": %llu", i ? "," : "", (long long)s->step,
-             (unsigned long long)s->instances);
+        mt_out_printf(&o, "%s\n  {\"step\": %lld, \"instances\": %llu", i ? "," : "", (long long)s->step,
+                      (unsigned long long)s->instances);
         us(&o, "wait_us", s->wait_ns);
-        puts_(&o, ", \"suspects\": ");
+        mt_out_puts(&o, ", \"suspects\": ");
         rank_list(&o, x->step_suspects + s->first_suspect, s->n_suspects);
-        putf(&o, ", \"differs\": %s, \"wait_caused_us\": [", s->differs ? "true" : "false");
+        mt_out_printf(&o, ", \"differs\": %s, \"wait_caused_us\": [", s->differs ? "true" : "false");
         for (uint32_t t = 0; t < s->n_top; t++) {
-            putf(&o, "%s{\"rank\": %d", t ? ", " : "", s->top[t].rank);
+            mt_out_printf(&o, "%s{\"rank\": %d", t ? ", " : "", s->top[t].rank);
             us(&o, "us", s->top[t].ns);
-            putf(&o, ", \"last\": %u, \"instances\": %u}", s->top[t].last, s->top[t].instances);
+            mt_out_printf(&o, ", \"last\": %u, \"instances\": %u}", s->top[t].last, s->top[t].instances);
         }
-        puts_(&o, "]}");
+        mt_out_puts(&o, "]}");
     }
-    puts_(&o, x->n_steps ? "\n ]}" : "]}");
+    mt_out_puts(&o, x->n_steps ? "\n ]}" : "]}");
 
-    puts_(&o, ",\n \"wait\": [");
+    mt_out_puts(&o, ",\n \"wait\": [");
     for (size_t i = 0; i < x->n_ranks; i++) {
         const mt_cross_rank_t *k = &x->ranks[i];
-        putf(&o, "%s\n  {\"rank\": %d, \"kernels\": %llu", i ? "," : "", k->rank, (unsigned long long)k->kernels);
+        mt_out_printf(&o, "%s\n  {\"rank\": %d, \"kernels\": %llu", i ? "," : "", k->rank, (unsigned long long)k->kernels);
         us(&o, "wait_us", k->kernel_wait_ns);
         us(&o, "transfer_us", k->kernel_transfer_ns);
         pct(&o, "wait_pct", (double)k->kernel_wait_ns, (double)k->kernel_wait_ns + (double)k->kernel_transfer_ns);
-        puts_(&o, "}");
+        mt_out_puts(&o, "}");
     }
-    puts_(&o, x->n_ranks ? "\n ]" : "]");
+    mt_out_puts(&o, x->n_ranks ? "\n ]" : "]");
     return o.st;
 }
 
@@ -233,24 +190,24 @@ static void ranks_text(char *b, size_t cap, const int32_t *r, size_t n)
 
 mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx)
 {
-    out_t o = {w, ctx, MT_OK};
+    mt_out_t o = {w, ctx, MT_OK};
     char a[64], b[64], c[64];
 
     uint64_t inst = 0;
     for (size_t i = 0; i < x->n_colls; i++)
         inst += x->colls[i].count;
     if (!inst && !x->mismatched) {
-        puts_(&o, "collectives: none\n");
+        mt_out_puts(&o, "collectives: none\n");
         return o.st;
     }
-    putf(&o, "collectives: %llu instance%s by group, kind, size and dtype in %llu line%s", (unsigned long long)inst,
-         inst == 1 ? "" : "s", (unsigned long long)x->n_colls, x->n_colls == 1 ? "" : "s");
+    mt_out_printf(&o, "collectives: %llu instance%s by group, kind, size and dtype in %llu line%s", (unsigned long long)inst,
+                  inst == 1 ? "" : "s", (unsigned long long)x->n_colls, x->n_colls == 1 ? "" : "s");
     if (x->mismatched)
-        putf(&o, " (%llu mismatched left out)", (unsigned long long)x->mismatched);
-    puts_(&o, "\n");
+        mt_out_printf(&o, " (%llu mismatched left out)", (unsigned long long)x->mismatched);
+    mt_out_puts(&o, "\n");
     if (x->n_colls) {
-        putf(&o, "  %-14s %-13s %10s %-8s %7s %5s %10s %11s %10s\n", "pg", "collective", "bytes", "dtype", "count",
-             "ranks", "total ms", "transfer ms", "busbw GB/s");
+        mt_out_printf(&o, "  %-14s %-13s %10s %-8s %7s %5s %10s %11s %10s\n", "pg", "collective", "bytes", "dtype", "count",
+                      "ranks", "total ms", "transfer ms", "busbw GB/s");
         for (size_t i = 0; i < x->n_colls && i < TOP_COLLS; i++) {
             const mt_cross_coll_t *k = &x->colls[i];
             char pg[16], dt[16], bw[24];
@@ -261,31 +218,31 @@ mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx)
                 snprintf(bw, sizeof bw, "%10.2f", k->busbw_gbps);
             else
                 snprintf(bw, sizeof bw, "%10s", "-");
-            putf(&o, "  %s %-13s %10s %s %7llu %5d %10.3f %11.3f %s\n", pg, mt_coll_kind_str((mt_coll_kind_t)k->kind),
-                 a, dt, (unsigned long long)k->count, k->ranks, (double)k->total_ns / 1e6,
-                 (double)k->transfer_ns / 1e6, bw);
+            mt_out_printf(&o, "  %s %-13s %10s %s %7llu %5d %10.3f %11.3f %s\n", pg, mt_coll_kind_str((mt_coll_kind_t)k->kind),
+                          a, dt, (unsigned long long)k->count, k->ranks, (double)k->total_ns / 1e6,
+                          (double)k->transfer_ns / 1e6, bw);
         }
         if (x->n_colls > TOP_COLLS)
-            putf(&o, "  ... %llu more in report.json\n", (unsigned long long)(x->n_colls - TOP_COLLS));
+            mt_out_printf(&o, "  ... %llu more in report.json\n", (unsigned long long)(x->n_colls - TOP_COLLS));
     }
 
     fmt_time(a, sizeof a, x->wait_total_ns);
     if (x->n_suspects) {
         ranks_text(b, 26, x->suspects, x->n_suspects);
-        putf(&o, "stragglers: suspect%s %s; %llu collectives of 2+ ranks, %s waited\n", x->n_suspects > 1 ? "s" : "",
-             b, (unsigned long long)x->instances, a);
+        mt_out_printf(&o, "stragglers: suspect%s %s; %llu collectives of 2+ ranks, %s waited\n", x->n_suspects > 1 ? "s" : "",
+                      b, (unsigned long long)x->instances, a);
     } else {
-        putf(&o, "stragglers: none; %llu collectives of 2+ ranks, %s waited\n", (unsigned long long)x->instances, a);
+        mt_out_printf(&o, "stragglers: none; %llu collectives of 2+ ranks, %s waited\n", (unsigned long long)x->instances, a);
     }
     for (size_t i = 0; i < x->n_evidence; i++)
-        putf(&o, "  %s\n", x->evidence[i]);
+        mt_out_printf(&o, "  %s\n", x->evidence[i]);
 
     size_t nd = 0;
     for (size_t i = 0; i < x->n_steps; i++)
         nd += x->steps[i].differs;
     if (nd) {
-        putf(&o, "steps whose suspects differ from the job's (%llu of %llu):\n", (unsigned long long)nd,
-             (unsigned long long)x->n_steps);
+        mt_out_printf(&o, "steps whose suspects differ from the job's (%llu of %llu):\n", (unsigned long long)nd,
+                      (unsigned long long)x->n_steps);
         size_t shown = 0;
         for (size_t i = 0; i < x->n_steps && shown < TOP_STEPS; i++) {
             const mt_cross_step_t *s = &x->steps[i];
@@ -301,14 +258,14 @@ mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx)
             if (s->n_top) {
                 fmt_time(a, sizeof a, s->top[0].ns);
                 fmt_time(c, sizeof c, s->wait_ns);
-                putf(&o, "  step %lld: %s; rank %d caused %s of %s wait, last at %u of %u\n", (long long)s->step, b,
-                     s->top[0].rank, a, c, s->top[0].last, s->top[0].instances);
+                mt_out_printf(&o, "  step %lld: %s; rank %d caused %s of %s wait, last at %u of %u\n", (long long)s->step, b,
+                              s->top[0].rank, a, c, s->top[0].last, s->top[0].instances);
             } else {
-                putf(&o, "  step %lld: %s; no wait\n", (long long)s->step, b);
+                mt_out_printf(&o, "  step %lld: %s; no wait\n", (long long)s->step, b);
             }
         }
         if (nd > shown)
-            putf(&o, "  ... %llu more in report.json\n", (unsigned long long)(nd - shown));
+            mt_out_printf(&o, "  ... %llu more in report.json\n", (unsigned long long)(nd - shown));
     }
 
     /* who spends the largest and smallest share of its collective time waiting */
@@ -332,9 +289,9 @@ mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx)
         }
     }
     if (hi && tw <= 0)
-        puts_(&o, "wait: no rank waits at its collectives\n");
+        mt_out_puts(&o, "wait: no rank waits at its collectives\n");
     else if (hi)
-        putf(&o, "wait: %.1f%% of comm kernel time is waiting; most: rank %d (%.1f%%), least: rank %d (%.1f%%)\n",
-             100.0 * tw / tt, hi->rank, hs, lo->rank, ls);
+        mt_out_printf(&o, "wait: %.1f%% of comm kernel time is waiting; most: rank %d (%.1f%%), least: rank %d (%.1f%%)\n",
+                      100.0 * tw / tt, hi->rank, hs, lo->rank, ls);
     return o.st;
 }

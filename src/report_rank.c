@@ -2,76 +2,47 @@
  * projection (per rank and summed over ranks), kernels, launch. */
 #include "mergetrace/analysis.h"
 #include "mergetrace/report.h"
+#include "report_out.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct out {
-    mt_write_fn w;
-    void *ctx;
-    mt_status_t st; /* the first error; later writes do nothing */
-} out_t;
-
-static void put(out_t *o, const char *s, size_t n)
-{
-    if (o->st == MT_OK && n)
-        o->st = o->w(o->ctx, s, n);
-}
-
-static void putf(out_t *o, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void putf(out_t *o, const char *fmt, ...)
-{
-    char b[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b, sizeof b, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        put(o, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
-}
-
 /* `, "key": <us>` with exactly 3 decimals from integer ns. */
-static void us(out_t *o, const char *key, int64_t ns)
+static void us(mt_out_t *o, const char *key, int64_t ns)
 {
-    uint64_t m = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    putf(o, ", \"%s\": %s%llu.%03llu", key, ns < 0 ? "-" : "", (unsigned long long)(m / 1000),
-         (unsigned long long)(m % 1000));
+    mt_out_printf(o, ", \"%s\": ", key);
+    mt_out_us(o, ns);
 }
 
 /* `, "key": <num / den * 100>` with 2 decimals; 0 when den is not positive. */
-static void pct(out_t *o, const char *key, int64_t num, int64_t den)
+static void pct(mt_out_t *o, const char *key, int64_t num, int64_t den)
 {
-    putf(o, ", \"%s\": %.2f", key, den > 0 ? 100.0 * (double)num / (double)den : 0.0);
+    mt_out_printf(o, ", \"%s\": %.2f", key, den > 0 ? 100.0 * (double)num / (double)den : 0.0);
 }
 
-static void str(out_t *o, const mt_rank_analysis_t *a, mt_an_str_t s)
+static void str(mt_out_t *o, const mt_rank_analysis_t *a, mt_an_str_t s)
 {
     if (o->st == MT_OK)
         o->st = mt_json_string(s.len ? a->strings + s.off : "", s.len, o->w, o->ctx);
 }
 
 /* "key": [ then rows; each row starts with "\n  {" after a comma when not first. */
-static void open_list(out_t *o, const char *key, int first_section)
+static void open_list(mt_out_t *o, const char *key, int first_section)
 {
-    putf(o, "%s\"%s\": [", first_section ? "" : ",\n ", key);
+    mt_out_printf(o, "%s\"%s\": [", first_section ? "" : ",\n ", key);
 }
 
-static void row(out_t *o, int *first, int32_t rank)
+static void row(mt_out_t *o, int *first, int32_t rank)
 {
-    putf(o, "%s\n  {\"rank\": %d", *first ? "" : ",", rank);
+    mt_out_printf(o, "%s\n  {\"rank\": %d", *first ? "" : ",", rank);
     *first = 0;
 }
 
-static void close_list(out_t *o, int first)
+static void close_list(mt_out_t *o, int first)
 {
-    put(o, first ? "]" : "\n ]", first ? 1 : 3);
+    mt_out_put(o, first ? "]" : "\n ]", first ? 1 : 3);
 }
 
 /* One name's totals across ranks. */
@@ -99,7 +70,7 @@ static int tot_gpu_cmp(const void *pa, const void *pb)
     return tot_name_cmp(pa, pb);
 }
 
-static void projection_total(out_t *o, const mt_rank_analysis_t *const *a, size_t n)
+static void projection_total(mt_out_t *o, const mt_rank_analysis_t *const *a, size_t n)
 {
     size_t nt = 0;
     int64_t busy = 0;
@@ -134,14 +105,14 @@ static void projection_total(out_t *o, const mt_rank_analysis_t *const *a, size_
     qsort(t, k, sizeof *t, tot_gpu_cmp);
     open_list(o, "projection_total", 0);
     for (size_t i = 0; i < k; i++) {
-        putf(o, "%s\n  {\"name\": ", i ? "," : "");
+        mt_out_printf(o, "%s\n  {\"name\": ", i ? "," : "");
         if (o->st == MT_OK)
             o->st = mt_json_string(t[i].nm, t[i].len, o->w, o->ctx);
-        putf(o, ", \"count\": %llu", (unsigned long long)t[i].count);
+        mt_out_printf(o, ", \"count\": %llu", (unsigned long long)t[i].count);
         us(o, "cpu_us", t[i].cpu);
         us(o, "gpu_us", t[i].gpu);
         pct(o, "gpu_pct", t[i].gpu, busy);
-        put(o, "}", 1);
+        mt_out_put(o, "}", 1);
     }
     close_list(o, k == 0);
     free(t);
@@ -149,7 +120,7 @@ static void projection_total(out_t *o, const mt_rank_analysis_t *const *a, size_
 
 mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n, mt_write_fn w, void *ctx)
 {
-    out_t o = {w, ctx, MT_OK};
+    mt_out_t o = {w, ctx, MT_OK};
     int first;
 
     open_list(&o, "temporal", 1);
@@ -166,7 +137,7 @@ mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n
         pct(&o, "comm_pct", x->comm_ns, x->span_ns);
         pct(&o, "memory_pct", x->memory_ns, x->span_ns);
         pct(&o, "idle_pct", x->idle_ns, x->span_ns);
-        put(&o, "}", 1);
+        mt_out_put(&o, "}", 1);
     }
     close_list(&o, first);
 
@@ -178,7 +149,7 @@ mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n
         us(&o, "comm_us", x->comm_total_ns);
         us(&o, "overlapped_us", x->overlap_ns);
         pct(&o, "overlap_pct", x->overlap_ns, x->comm_total_ns);
-        put(&o, "}", 1);
+        mt_out_put(&o, "}", 1);
     }
     close_list(&o, first);
 
@@ -190,20 +161,20 @@ mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n
         us(&o, "host_wait_us", x->host_wait_ns);
         us(&o, "kernel_wait_us", x->kernel_wait_ns);
         us(&o, "other_us", x->other_ns);
-        putf(&o, ", \"streams\": [");
+        mt_out_printf(&o, ", \"streams\": [");
         for (size_t i = 0; i < x->n_streams; i++) {
             const mt_an_stream_t *s = &x->streams[i];
-            putf(&o, "%s{\"device\": %lld, \"stream\": ", i ? ", " : "", (long long)s->device);
+            mt_out_printf(&o, "%s{\"device\": %lld, \"stream\": ", i ? ", " : "", (long long)s->device);
             if (s->name.len)
                 str(&o, x, s->name);
             else
-                putf(&o, "%lld", (long long)s->stream);
+                mt_out_printf(&o, "%lld", (long long)s->stream);
             us(&o, "host_wait_us", s->host_wait_ns);
             us(&o, "kernel_wait_us", s->kernel_wait_ns);
             us(&o, "other_us", s->other_ns);
-            put(&o, "}", 1);
+            mt_out_put(&o, "}", 1);
         }
-        put(&o, "]}", 2);
+        mt_out_put(&o, "]}", 2);
     }
     close_list(&o, first);
 
@@ -214,14 +185,14 @@ mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n
         for (size_t i = 0; i < x->n_proj; i++) {
             const mt_an_proj_t *p = &x->proj[i];
             row(&o, &first, x->rank);
-            put(&o, ", \"name\": ", 10);
+            mt_out_put(&o, ", \"name\": ", 10);
             str(&o, x, p->name);
-            putf(&o, ", \"count\": %llu", (unsigned long long)p->count);
+            mt_out_printf(&o, ", \"count\": %llu", (unsigned long long)p->count);
             us(&o, "cpu_us", p->cpu_ns);
             us(&o, "gpu_us", p->gpu_ns);
             us(&o, "gpu_span_us", p->gpu_span_ns);
             pct(&o, "gpu_pct", p->gpu_ns, x->busy_ns);
-            put(&o, "}", 1);
+            mt_out_put(&o, "}", 1);
         }
     }
     close_list(&o, first);
@@ -235,15 +206,15 @@ mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n
         for (size_t i = 0; i < x->n_kernels; i++) {
             const mt_an_kernel_t *k = &x->kernels[i];
             row(&o, &first, x->rank);
-            putf(&o, ", \"class\": \"%s\", \"name\": ", mt_an_class_str((mt_an_class_t)k->cls));
+            mt_out_printf(&o, ", \"class\": \"%s\", \"name\": ", mt_an_class_str((mt_an_class_t)k->cls));
             str(&o, x, k->name);
-            putf(&o, ", \"count\": %llu", (unsigned long long)k->count);
+            mt_out_printf(&o, ", \"count\": %llu", (unsigned long long)k->count);
             us(&o, "total_us", k->total_ns);
             us(&o, "mean_us", k->mean_ns);
             us(&o, "p50_us", k->p50_ns);
             us(&o, "p99_us", k->p99_ns);
             us(&o, "max_us", k->max_ns);
-            put(&o, "}", 1);
+            mt_out_put(&o, "}", 1);
         }
     }
     close_list(&o, first);
@@ -253,7 +224,7 @@ mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n
     for (size_t r = 0; r < n; r++) {
         const mt_rank_analysis_t *x = a[r];
         row(&o, &first, x->rank);
-        putf(&o, ", \"kernels_launched\": %llu", (unsigned long long)x->launched);
+        mt_out_printf(&o, ", \"kernels_launched\": %llu", (unsigned long long)x->launched);
         us(&o, "delay_p50_us", x->delay_p50_ns);
         us(&o, "delay_p90_us", x->delay_p90_ns);
         us(&o, "delay_p99_us", x->delay_p99_ns);
@@ -261,7 +232,7 @@ mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n
         us(&o, "idle_us", x->idle_ns);
         us(&o, "launch_bound_us", x->launch_bound_ns);
         pct(&o, "launch_bound_pct", x->launch_bound_ns, x->idle_ns);
-        put(&o, "}", 1);
+        mt_out_put(&o, "}", 1);
     }
     close_list(&o, first);
     return o.st;
