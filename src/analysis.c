@@ -2,6 +2,7 @@
  * runs the passes (pass_*.c) over them, and packs / unpacks the result to
  * self-contained bytes for gathering between processes. */
 #include "mergetrace/analysis.h"
+#include "bigmem.h"
 
 #include <assert.h>
 #include <limits.h>
@@ -47,9 +48,9 @@ mt_status_t mt_iv_union(mt_interval_t *iv, size_t *n)
     size_t m = *n;
     if (!m)
         return MT_OK; /* iv may be NULL then */
-    uint64_t *key = malloc((m ? m : 1) * sizeof *key);
-    uint32_t *perm = malloc((m ? m : 1) * sizeof *perm);
-    mt_interval_t *tmp = malloc((m ? m : 1) * sizeof *tmp);
+    uint64_t *key = mt_big_malloc((m ? m : 1) * sizeof *key);
+    uint32_t *perm = mt_big_malloc((m ? m : 1) * sizeof *perm);
+    mt_interval_t *tmp = mt_big_malloc((m ? m : 1) * sizeof *tmp);
     mt_status_t st = key && perm && tmp ? MT_OK : MT_ERR_NOMEM;
     for (size_t i = 0; st == MT_OK && i < m; i++) {
         perm[i] = (uint32_t)i;
@@ -129,8 +130,8 @@ mt_status_t mt_an_sort_u64(uint64_t *keys, uint32_t *vals, size_t n)
         }
         return MT_OK;
     }
-    uint64_t *tk = malloc(n * sizeof *tk);
-    uint32_t *tv = malloc(n * sizeof *tv);
+    uint64_t *tk = mt_big_malloc(n * sizeof *tk);
+    uint32_t *tv = mt_big_malloc(n * sizeof *tv);
     if (!tk || !tv) {
         free(tk);
         free(tv);
@@ -238,7 +239,7 @@ static int push_u32(uint32_t **a, size_t *n, size_t *cap, uint32_t v)
 {
     if (*n == *cap) {
         size_t nc = *cap ? *cap * 2 : 1024;
-        uint32_t *g = realloc(*a, nc * sizeof *g);
+        uint32_t *g = mt_big_realloc(*a, nc * sizeof *g);
         if (!g)
             return -1;
         *a = g;
@@ -313,7 +314,7 @@ mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, 
         if (c >= 0) {
             if (n == cap) {
                 size_t nc = cap ? cap * 2 : 1024;
-                mt_gpu_act_t *g = realloc(raw, nc * sizeof *g);
+                mt_gpu_act_t *g = mt_big_realloc(raw, nc * sizeof *g);
                 if (!g)
                     goto fail;
                 raw = g;
@@ -338,11 +339,11 @@ mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, 
         }
     }
 
-    key = malloc((n ? n : 1) * sizeof *key);
-    perm = malloc((n ? n : 1) * sizeof *perm);
-    in->busy = malloc((n ? n : 1) * sizeof *in->busy);
+    key = mt_big_malloc((n ? n : 1) * sizeof *key);
+    perm = mt_big_malloc((n ? n : 1) * sizeof *perm);
+    in->busy = mt_big_malloc((n ? n : 1) * sizeof *in->busy);
     for (int c = 0; c < MT_AN_CLASS_COUNT_; c++)
-        in->u[c] = malloc((per[c] ? per[c] : 1) * sizeof *in->u[c]);
+        in->u[c] = mt_big_malloc((per[c] ? per[c] : 1) * sizeof *in->u[c]);
     if (!key || !perm || !in->busy || !in->u[0] || !in->u[1] || !in->u[2])
         goto fail;
     /* Activities by (start, end, event): a stable sort by start of the
@@ -580,7 +581,7 @@ static void *get_array(rd_t *r, size_t sz, size_t *count, int *nomem)
     }
     if (!n)
         return NULL;
-    void *v = malloc((size_t)n * sz);
+    void *v = mt_big_malloc((size_t)n * sz);
     if (!v) {
         *nomem = 1;
         return NULL;

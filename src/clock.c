@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "mergetrace/collectives.h"
+#include "bigmem.h"
 
 #define SWEEPS 12
 #define MIN_TOL_NS 2000.0     /* never reject within 2 us of the fit */
@@ -373,9 +374,9 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
     size_t *fill = calloc(n_ranks + 1, sizeof *fill);
     int32_t *queue = malloc((n_ranks + 1) * sizeof *queue);
     bool *seen = calloc(n_ranks + 1, sizeof *seen);
-    c.row_slot = malloc((n_rows ? n_rows : 1) * sizeof *c.row_slot);
-    c.row_end = malloc((n_rows ? n_rows : 1) * sizeof *c.row_end);
-    c.cache = calloc(m->n_inst + 1, sizeof *c.cache);
+    c.row_slot = mt_big_malloc((n_rows ? n_rows : 1) * sizeof *c.row_slot);
+    c.row_end = mt_big_malloc((n_rows ? n_rows : 1) * sizeof *c.row_end);
+    c.cache = mt_big_calloc(m->n_inst + 1, sizeof *c.cache);
     if (!c.rank_slot || !c.mem_first || !c.usable || !c.fitted || !fill || !queue || !seen || !c.row_slot ||
         !c.row_end || !c.cache)
         goto done;
@@ -406,11 +407,11 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
     for (size_t s = 0; s < n_ranks; s++)
         if (c.mem_first[s + 1] - c.mem_first[s] > biggest)
             biggest = c.mem_first[s + 1] - c.mem_first[s];
-    c.mem = malloc((total ? total : 1) * sizeof *c.mem);
-    c.xs = malloc((biggest + 1) * sizeof *c.xs);
-    c.ys = malloc((biggest + 1) * sizeof *c.ys);
-    c.tmp = malloc((biggest + 1) * sizeof *c.tmp);
-    c.keep = malloc((biggest + 1) * sizeof *c.keep);
+    c.mem = mt_big_malloc((total ? total : 1) * sizeof *c.mem);
+    c.xs = mt_big_malloc((biggest + 1) * sizeof *c.xs);
+    c.ys = mt_big_malloc((biggest + 1) * sizeof *c.ys);
+    c.tmp = mt_big_malloc((biggest + 1) * sizeof *c.tmp);
+    c.keep = mt_big_malloc((biggest + 1) * sizeof *c.keep);
     if (!c.mem || !c.xs || !c.ys || !c.tmp || !c.keep)
         goto done;
     for (size_t i = 0; i < m->n_inst; i++) {

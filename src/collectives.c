@@ -9,6 +9,7 @@
 
 #include "mergetrace/classify.h"
 #include "mergetrace/summary.h"
+#include "bigmem.h"
 
 uint64_t mt_hash64(const void *data, size_t len, uint64_t seed)
 {
@@ -106,7 +107,7 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_cinst_t **row
             continue;
         if (*n == *cap) {
             size_t nc = *cap ? *cap * 2 : 256;
-            mt_cinst_t *a = realloc(*rows, nc * sizeof *a);
+            mt_cinst_t *a = mt_big_realloc(*rows, nc * sizeof *a);
             if (!a) {
                 free(steps);
                 *n = first;

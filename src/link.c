@@ -7,6 +7,7 @@
  *   4. an enclosing gpu_user_annotation nccl:* on the kernel's own stream
  *      (ROCm kernels captured without their launch). */
 #include "mergetrace/link.h"
+#include "bigmem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +25,8 @@ static int map_init(u64map_t *m, size_t n)
     size_t cap = 16;
     while (cap < n * 2)
         cap *= 2;
-    m->keys = malloc(cap * sizeof *m->keys);
-    m->vals = calloc(cap, sizeof *m->vals);
+    m->keys = mt_big_malloc(cap * sizeof *m->keys);
+    m->vals = mt_big_calloc(cap, sizeof *m->vals);
     m->mask = cap - 1;
     m->n = 0;
     return m->keys && m->vals ? 0 : -1;
@@ -119,7 +120,7 @@ static bool name_starts(const mt_trace_t *t, uint32_t name, const char *lit, siz
 static unsigned char *name_kinds(const mt_trace_t *t)
 {
     uint32_t n = mt_strtab_count(t->strings);
-    unsigned char *k = calloc(n ? n : 1, 1);
+    unsigned char *k = mt_big_calloc(n ? n : 1, 1);
     if (!k)
         return NULL;
     for (uint32_t id = 0; id < n; id++) {
@@ -154,7 +155,7 @@ static mt_status_t add_coll(mt_trace_t *t, const mt_coll_t *c, uint32_t *idx1)
 {
     if (t->n_colls == t->cap_colls) {
         size_t nc = t->cap_colls ? t->cap_colls * 2 : 64;
-        mt_coll_t *a = realloc(t->colls, nc * sizeof *a);
+        mt_coll_t *a = mt_big_realloc(t->colls, nc * sizeof *a);
         if (!a)
             return MT_ERR_NOMEM;
         t->colls = a;
@@ -253,7 +254,7 @@ mt_status_t mt_trace_link(mt_trace_t *t, mt_link_stats_t *stats)
     size_t n_launch = bc[MT_CAT_CUDA_RUNTIME] + bc[MT_CAT_CUDA_DRIVER] + bc[MT_CAT_MTIA_RUNTIME] +
                       bc[MT_CAT_LEGACY_RUNTIME];
     u64map_t launch = {0}, ext = {0};
-    range_t *cr = malloc(cap_cr * sizeof *cr), *gr = malloc(cap_gr * sizeof *gr);
+    range_t *cr = mt_big_malloc(cap_cr * sizeof *cr), *gr = mt_big_malloc(cap_gr * sizeof *gr);
     if (map_init(&launch, n_launch) || map_init(&ext, t->n_colls) || !cr || !gr) {
         st = MT_ERR_NOMEM;
         goto out;
@@ -275,7 +276,7 @@ mt_status_t mt_trace_link(mt_trace_t *t, mt_link_stats_t *stats)
             arr = &gr, n = &n_gr, cap = &cap_gr;
         if (arr) {
             if (*n == *cap) {
-                range_t *g = realloc(*arr, *cap * 2 * sizeof *g);
+                range_t *g = mt_big_realloc(*arr, *cap * 2 * sizeof *g);
                 if (!g) {
                     bad = 1;
                 } else {

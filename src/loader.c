@@ -25,6 +25,7 @@
 #include "input.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/link.h"
+#include "bigmem.h"
 
 /* MT_PORTABLE_SCAN (cmake -DMT_PORTABLE_SCAN=ON, and the test build's
  * mergetrace_portable) forces the byte loops, so tests can check that both
@@ -87,7 +88,7 @@ typedef struct parser {
 static int grow_array(void **arr, size_t *cap, size_t elem)
 {
     size_t nc = *cap ? *cap * 2 : 64;
-    void *p = realloc(*arr, nc * elem);
+    void *p = mt_big_realloc(*arr, nc * elem);
     if (!p)
         return -1;
     *arr = p;
@@ -1917,7 +1918,7 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
         uint64_t guess = mt_input_size_hint(ps.in) / 160 + 64;
         if (guess > ((uint64_t)1 << 32))
             guess = (uint64_t)1 << 32;
-        t->events = malloc((size_t)guess * sizeof *t->events);
+        t->events = mt_big_malloc((size_t)guess * sizeof *t->events);
         if (t->events)
             t->cap_events = (size_t)guess;
     }

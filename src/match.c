@@ -10,6 +10,7 @@
 
 #include "mergetrace/classify.h"
 #include "mergetrace/collectives.h"
+#include "bigmem.h"
 
 #define MAX_SHIFT 32
 #define SHIFT_WINDOW 512
@@ -274,11 +275,11 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
     *out = NULL;
     mt_match_stats_t st = {.rows = n};
     mt_status_t rc = MT_ERR_NOMEM;
-    mkey_t *keys = malloc((n ? n : 1) * sizeof *keys);
-    uint64_t *anch = calloc(n ? n : 1, sizeof *anch);
-    uint64_t *grp = calloc(n ? n : 1, sizeof *grp);
-    seqent_t *se = malloc((n ? n : 1) * sizeof *se);
-    grank_t *gr = malloc((n ? n : 1) * sizeof *gr);
+    mkey_t *keys = mt_big_malloc((n ? n : 1) * sizeof *keys);
+    uint64_t *anch = mt_big_calloc(n ? n : 1, sizeof *anch);
+    uint64_t *grp = mt_big_calloc(n ? n : 1, sizeof *grp);
+    seqent_t *se = mt_big_malloc((n ? n : 1) * sizeof *se);
+    grank_t *gr = mt_big_malloc((n ? n : 1) * sizeof *gr);
     mt_match_t *m = calloc(1, sizeof *m);
     if (!keys || !anch || !grp || !se || !gr || !m)
         goto done;
@@ -297,7 +298,7 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
 
     /* P2P without ids: the k-th send from s to d is the k-th receive at d
      * from s. Count per (rank, peer, direction) in kernel order. */
-    uint32_t *p2p_ord = calloc(n ? n : 1, sizeof *p2p_ord);
+    uint32_t *p2p_ord = mt_big_calloc(n ? n : 1, sizeof *p2p_ord);
     if (!p2p_ord)
         goto done;
     {
@@ -356,11 +357,11 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
     for (size_t i = 0; i < n; i++)
         n_inst += i == 0 || !same_key(&keys[i], &keys[i - 1]);
     m->n_inst = n_inst;
-    m->first = malloc((n_inst + 1) * sizeof *m->first);
-    m->members = malloc((n ? n : 1) * sizeof *m->members);
-    m->key = malloc((n_inst ? n_inst : 1) * sizeof *m->key);
-    m->status = malloc((n_inst ? n_inst : 1) * sizeof *m->status);
-    m->expected = malloc((n_inst ? n_inst : 1) * sizeof *m->expected);
+    m->first = mt_big_malloc((n_inst + 1) * sizeof *m->first);
+    m->members = mt_big_malloc((n ? n : 1) * sizeof *m->members);
+    m->key = mt_big_malloc((n_inst ? n_inst : 1) * sizeof *m->key);
+    m->status = mt_big_malloc((n_inst ? n_inst : 1) * sizeof *m->status);
+    m->expected = mt_big_malloc((n_inst ? n_inst : 1) * sizeof *m->expected);
     if (!m->first || !m->members || !m->key || !m->status || !m->expected)
         goto done;
     size_t inst = 0;

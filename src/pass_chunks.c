@@ -13,6 +13,7 @@
 #include "mergetrace/analysis.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/strtab.h"
+#include "bigmem.h"
 
 typedef struct marker {
     int is_step;          /* the default: ProfilerStep#N */
@@ -290,12 +291,12 @@ mt_status_t mt_an_chunks(const mt_an_input_t *in, mt_rank_analysis_t *a)
     /* Which activities are point-to-point: by the collective record of the
      * kernel when the rank has one (an all_to_all runs as SendRecv kernels
      * but is a collective), else by the kernel name. */
-    is_p2p = calloc(na ? na : 1, 1);
+    is_p2p = mt_big_calloc(na ? na : 1, 1);
     p2p_name = calloc(n_names ? n_names : 1, 1); /* 0 unknown, 1 no, 2 yes */
     if (!is_p2p || !p2p_name)
         goto out;
     if (in->o->rows && in->o->n_rows) {
-        rk = malloc(in->o->n_rows * sizeof *rk);
+        rk = mt_big_malloc(in->o->n_rows * sizeof *rk);
         if (!rk)
             goto out;
         for (size_t i = 0; i < in->o->n_rows; i++) {
@@ -327,10 +328,10 @@ mt_status_t mt_an_chunks(const mt_an_input_t *in, mt_rank_analysis_t *a)
     }
 
     /* Launches, by thread and by process. */
-    lt = malloc((na ? na : 1) * sizeof *lt);
-    lp = malloc((na ? na : 1) * sizeof *lp);
-    key = malloc((na ? na : 1) * sizeof *key);
-    perm = malloc((na ? na : 1) * sizeof *perm);
+    lt = mt_big_malloc((na ? na : 1) * sizeof *lt);
+    lp = mt_big_malloc((na ? na : 1) * sizeof *lp);
+    key = mt_big_malloc((na ? na : 1) * sizeof *key);
+    perm = mt_big_malloc((na ? na : 1) * sizeof *perm);
     match = calloc((size_t)(n_names ? n_names : 1) * nm, 1); /* per name and marker: 0 unknown, 1 no, 2 yes */
     if (!lt || !lp || !key || !perm || !match)
         goto out;
@@ -389,14 +390,14 @@ mt_status_t mt_an_chunks(const mt_an_input_t *in, mt_rank_analysis_t *a)
             size_t i, j;
             find_launches(l, nl, e->pid, e->tid, e->flags, by_thread, e->ts, e->ts + e->dur, &i, &j);
             if (j - i > cap_w) {
-                mt_interval_t *w = realloc(work, (j - i) * sizeof *w);
+                mt_interval_t *w = mt_big_realloc(work, (j - i) * sizeof *w);
                 if (!w)
                     goto out;
                 work = w;
                 cap_w = j - i;
             }
             if (j - i > cap_p) {
-                mt_interval_t *w = realloc(p2p, (j - i) * sizeof *w);
+                mt_interval_t *w = mt_big_realloc(p2p, (j - i) * sizeof *w);
                 if (!w)
                     goto out;
                 p2p = w;

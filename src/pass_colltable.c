@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mergetrace/crossrank.h"
+#include "bigmem.h"
 
 typedef struct dsize {
     const char *name;
@@ -162,7 +163,7 @@ static void copy_label(char *dst, size_t cap, const char *src, size_t src_cap)
 mt_status_t mt_cross_colltable(const mt_cinst_t *rows, const mt_match_t *m, const uint32_t *slot, mt_cross_t *x)
 {
     size_t ni = m ? m->n_inst : 0;
-    crec_t *rec = malloc((ni ? ni : 1) * sizeof *rec);
+    crec_t *rec = mt_big_malloc((ni ? ni : 1) * sizeof *rec);
     if (!rec)
         return MT_ERR_NOMEM;
     size_t nr = 0;

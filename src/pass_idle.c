@@ -2,6 +2,7 @@
  * the CPU to launch), kernel wait (a short gap between back-to-back work)
  * and other, from the gaps between a stream's consecutive activities. */
 #include "mergetrace/analysis.h"
+#include "bigmem.h"
 
 #include <stdlib.h>
 
@@ -19,8 +20,8 @@ mt_status_t mt_an_idle(const mt_an_input_t *in, mt_rank_analysis_t *a)
     if (!n)
         return MT_OK;
     mt_status_t st = MT_ERR_NOMEM;
-    uint64_t *key = malloc(n * sizeof *key);
-    uint32_t *k = malloc(n * sizeof *k);
+    uint64_t *key = mt_big_malloc(n * sizeof *key);
+    uint32_t *k = mt_big_malloc(n * sizeof *k);
     if (!key || !k)
         goto out;
     /* Activity positions by (device, flags, stream), each stream keeping

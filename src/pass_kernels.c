@@ -1,6 +1,7 @@
 /* Top kernels per class (compute, comm, memory) by total GPU time, with
  * count, mean and nearest-rank percentiles of their durations. */
 #include "mergetrace/analysis.h"
+#include "bigmem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -59,8 +60,8 @@ mt_status_t mt_an_kernels(const mt_an_input_t *in, mt_rank_analysis_t *a)
     int top = in->o->top_kernels;
     if (!n || top <= 0)
         return MT_OK;
-    uint64_t *key = malloc(n * sizeof *key);
-    uint32_t *r = malloc(n * sizeof *r);
+    uint64_t *key = mt_big_malloc(n * sizeof *key);
+    uint32_t *r = mt_big_malloc(n * sizeof *r);
     kcand_t *c = NULL;
     mt_status_t st = MT_ERR_NOMEM;
     if (!key || !r)

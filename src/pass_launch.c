@@ -2,6 +2,7 @@
  * and how much of the GPU's idle time the launching CPU thread spent
  * launching (launch-bound idle time: the GPU starved by launch overhead). */
 #include "mergetrace/analysis.h"
+#include "bigmem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -49,8 +50,8 @@ mt_status_t mt_an_launch(const mt_an_input_t *in, mt_rank_analysis_t *a)
     a->launch_bound_ns = 0;
     mt_status_t st = MT_ERR_NOMEM;
     size_t nmax = in->n_acts > in->n_launch_calls ? in->n_acts : in->n_launch_calls;
-    uint64_t *key = malloc((nmax ? nmax : 1) * sizeof *key);
-    uint32_t *perm = malloc((nmax ? nmax : 1) * sizeof *perm);
+    uint64_t *key = mt_big_malloc((nmax ? nmax : 1) * sizeof *key);
+    uint32_t *perm = mt_big_malloc((nmax ? nmax : 1) * sizeof *perm);
     wrec_t *w = NULL, *wt = NULL;
     if (!key || !perm)
         goto out;
@@ -80,7 +81,7 @@ mt_status_t mt_an_launch(const mt_an_input_t *in, mt_rank_analysis_t *a)
      * across gaps shorter than kernel_wait_ns. */
     st = MT_ERR_NOMEM;
     size_t nw = in->n_launch_calls;
-    wt = malloc((nw ? nw : 1) * sizeof *wt);
+    wt = mt_big_malloc((nw ? nw : 1) * sizeof *wt);
     if (!wt)
         goto out;
     for (size_t i = 0; i < nw; i++) {

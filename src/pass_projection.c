@@ -4,6 +4,7 @@
  * finds its own by binary search, so the cost is O(n log n) plus, per
  * name, sorting the activities its ranges hold (each once per name). */
 #include "mergetrace/analysis.h"
+#include "bigmem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -125,8 +126,8 @@ typedef struct span_tree {
 static int span_tree_build(span_tree_t *st, const lrec_t *l, size_t n)
 {
     st->n = n;
-    st->mn = malloc(2 * (n ? n : 1) * sizeof *st->mn);
-    st->mx = malloc(2 * (n ? n : 1) * sizeof *st->mx);
+    st->mn = mt_big_malloc(2 * (n ? n : 1) * sizeof *st->mn);
+    st->mx = mt_big_malloc(2 * (n ? n : 1) * sizeof *st->mx);
     if (!st->mn || !st->mx)
         return -1;
     for (size_t i = 0; i < n; i++) {
@@ -185,13 +186,13 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
     size_t nmax = nr > in->n_acts ? nr : in->n_acts;
 
     uint32_t n_names = mt_strtab_count(t->strings);
-    r = malloc(nr * sizeof *r);
+    r = mt_big_malloc(nr * sizeof *r);
     gid = malloc((n_names ? n_names : 1) * sizeof *gid);
-    g = malloc(nr * sizeof *g); /* at most one group per range */
-    lt = malloc((in->n_acts ? in->n_acts : 1) * sizeof *lt);
-    lts = malloc((in->n_acts ? in->n_acts : 1) * sizeof *lts);
-    key = malloc(nmax * sizeof *key);
-    perm = malloc(nmax * sizeof *perm);
+    g = mt_big_malloc(nr * sizeof *g); /* at most one group per range */
+    lt = mt_big_malloc((in->n_acts ? in->n_acts : 1) * sizeof *lt);
+    lts = mt_big_malloc((in->n_acts ? in->n_acts : 1) * sizeof *lts);
+    key = mt_big_malloc(nmax * sizeof *key);
+    perm = mt_big_malloc(nmax * sizeof *perm);
     if (!r || !gid || !g || !lt || !lts || !key || !perm)
         goto out;
     memset(gid, 0xff, (n_names ? n_names : 1) * sizeof *gid);
@@ -259,7 +260,7 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
         lts[i] = l[i].ts;
         nb += !i || key_cmp(l[i].pid, l[i].flags, l[i].tid, l[i - 1].pid, l[i - 1].flags, l[i - 1].tid) != 0;
     }
-    blk = malloc((nb ? nb : 1) * sizeof *blk);
+    blk = mt_big_malloc((nb ? nb : 1) * sizeof *blk);
     if (!blk || span_tree_build(&tree, l, nl))
         goto out;
     nb = 0;
@@ -268,7 +269,7 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
             blk[nb++] = (tblock_t){.pid = l[i].pid, .tid = l[i].tid, .flags = l[i].flags, .begin = i};
         blk[nb - 1].end = i + 1;
     }
-    sgt = malloc(nr * sizeof *sgt);
+    sgt = mt_big_malloc(nr * sizeof *sgt);
     if (!sgt)
         goto out;
     for (size_t k = 0; k < nr; k++) {
@@ -314,7 +315,7 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
                 size_t nc = cap ? cap : 256;
                 while (nc < m + (j - i))
                     nc *= 2;
-                mt_interval_t *b = realloc(buf, nc * sizeof *b);
+                mt_interval_t *b = mt_big_realloc(buf, nc * sizeof *b);
                 if (!b)
                     goto out;
                 buf = b;

@@ -12,6 +12,7 @@
 
 #include "mergetrace/analysis.h"
 #include "mergetrace/crossrank.h"
+#include "bigmem.h"
 
 #define Q24 (UINT64_C(1) << 24)
 #define WAIT_SHARE 0.20     /* rule (2): more than 20 % of the wait caused */
@@ -277,14 +278,14 @@ mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, con
         if (m->first[i + 1] - m->first[i] > maxk)
             maxk = m->first[i + 1] - m->first[i];
     mt_status_t st = MT_ERR_NOMEM;
-    int64_t *arr = malloc(maxk * sizeof *arr), *arrs = malloc(maxk * sizeof *arrs);
-    int64_t *d = malloc(maxk * sizeof *d);
-    int64_t *lat = malloc((nmem ? nmem : 1) * sizeof *lat), *lv = malloc((nmem ? nmem : 1) * sizeof *lv);
-    uint32_t *lslot = malloc((nmem ? nmem : 1) * sizeof *lslot);
-    int64_t *dev = malloc((nmem ? nmem : 1) * sizeof *dev);
-    srec_t *sr = malloc((nmem ? nmem : 1) * sizeof *sr);
-    uint64_t *skey = malloc((nmem ? nmem : 1) * sizeof *skey);
-    uint32_t *sidx = malloc((nmem ? nmem : 1) * sizeof *sidx);
+    int64_t *arr = mt_big_malloc(maxk * sizeof *arr), *arrs = mt_big_malloc(maxk * sizeof *arrs);
+    int64_t *d = mt_big_malloc(maxk * sizeof *d);
+    int64_t *lat = mt_big_malloc((nmem ? nmem : 1) * sizeof *lat), *lv = mt_big_malloc((nmem ? nmem : 1) * sizeof *lv);
+    uint32_t *lslot = mt_big_malloc((nmem ? nmem : 1) * sizeof *lslot);
+    int64_t *dev = mt_big_malloc((nmem ? nmem : 1) * sizeof *dev);
+    srec_t *sr = mt_big_malloc((nmem ? nmem : 1) * sizeof *sr);
+    uint64_t *skey = mt_big_malloc((nmem ? nmem : 1) * sizeof *skey);
+    uint32_t *sidx = mt_big_malloc((nmem ? nmem : 1) * sizeof *sidx);
     size_t *loff = calloc(x->n_ranks + 1, sizeof *loff);
     if (!arr || !arrs || !d || !lat || !lv || !lslot || !dev || !sr || !skey || !sidx || !loff)
         goto done;
@@ -403,7 +404,7 @@ mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, con
     if (mt_an_sort_u64(skey, sidx, nsr) != MT_OK)
         goto done;
     {
-        srec_t *t = malloc((nsr ? nsr : 1) * sizeof *t);
+        srec_t *t = mt_big_malloc((nsr ? nsr : 1) * sizeof *t);
         if (!t)
             goto done;
         for (size_t i = 0; i < nsr; i++)
@@ -418,7 +419,7 @@ mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, con
         steps_wait += sr[i].wait;
     }
     x->steps = calloc(nsteps ? nsteps : 1, sizeof *x->steps);
-    x->step_suspects = malloc((nsr ? nsr : 1) * sizeof *x->step_suspects);
+    x->step_suspects = mt_big_malloc((nsr ? nsr : 1) * sizeof *x->step_suspects);
     if (!x->steps || !x->step_suspects)
         goto done;
     for (size_t i = 0; i < nsr;) {
@@ -510,8 +511,8 @@ mt_status_t mt_cross_analyze(const mt_cinst_t *rows, size_t n_rows, const mt_mat
     *out = NULL;
     mt_status_t st = MT_ERR_NOMEM;
     mt_cross_t *x = calloc(1, sizeof *x);
-    int32_t *all = malloc((n_rows + n_ranks ? n_rows + n_ranks : 1) * sizeof *all);
-    uint32_t *slot = malloc((n_rows ? n_rows : 1) * sizeof *slot);
+    int32_t *all = mt_big_malloc((n_rows + n_ranks ? n_rows + n_ranks : 1) * sizeof *all);
+    uint32_t *slot = mt_big_malloc((n_rows ? n_rows : 1) * sizeof *slot);
     const mt_clock_t **clk = NULL;
     if (!x || !all || !slot)
         goto done;

@@ -2,6 +2,7 @@
  * idle over its span) and the comm-compute overlap, from the per-class
  * unions of mt_an_input_t. */
 #include "mergetrace/analysis.h"
+#include "bigmem.h"
 
 #include <stdlib.h>
 
@@ -28,7 +29,7 @@ mt_status_t mt_an_temporal(const mt_an_input_t *in, mt_rank_analysis_t *a)
     a->comm_ns = a->comm_total_ns - a->overlap_ns;
     /* memory minus (compute u comm): |Y n (C u M)| = |Y n C| + |Y n M| - |Y n C n M|,
      * and the last term needs C n M as a list; simpler to build C u M. */
-    mt_interval_t *cm = malloc((ncu + nmu ? ncu + nmu : 1) * sizeof *cm);
+    mt_interval_t *cm = mt_big_malloc((ncu + nmu ? ncu + nmu : 1) * sizeof *cm);
     if (!cm)
         return MT_ERR_NOMEM;
     size_t i = 0, j = 0, k = 0;

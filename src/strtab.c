@@ -1,5 +1,6 @@
 /* String interning with an open-addressing hash table over one byte arena. */
 #include "mergetrace/strtab.h"
+#include "bigmem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -65,11 +66,11 @@ mt_strtab_t *mt_strtab_create(void)
     if (!st)
         return NULL;
     st->n_slots = 1024;
-    st->slots = calloc(st->n_slots, sizeof *st->slots);
+    st->slots = mt_big_calloc(st->n_slots, sizeof *st->slots);
     st->cap_ents = 256;
-    st->ents = malloc(st->cap_ents * sizeof *st->ents);
+    st->ents = mt_big_malloc(st->cap_ents * sizeof *st->ents);
     st->arena_cap = 16384;
-    st->arena = malloc(st->arena_cap);
+    st->arena = mt_big_malloc(st->arena_cap);
     if (!st->slots || !st->ents || !st->arena) {
         mt_strtab_free(st);
         return NULL;
@@ -151,7 +152,7 @@ mt_status_t mt_strtab_intern(mt_strtab_t *st, const char *s, size_t len, uint32_
         size_t cap = st->arena_cap * 2;
         while (cap < st->arena_len + len + 1)
             cap *= 2;
-        char *a = realloc(st->arena, cap);
+        char *a = mt_big_realloc(st->arena, cap);
         if (!a)
             return MT_ERR_NOMEM;
         st->arena = a;
@@ -159,7 +160,7 @@ mt_status_t mt_strtab_intern(mt_strtab_t *st, const char *s, size_t len, uint32_
     }
     if (st->n_ents == st->cap_ents) {
         uint32_t cap = st->cap_ents > UINT32_MAX / 2 ? UINT32_MAX : st->cap_ents * 2;
-        entry_t *e = realloc(st->ents, (size_t)cap * sizeof *e);
+        entry_t *e = mt_big_realloc(st->ents, (size_t)cap * sizeof *e);
         if (!e)
             return MT_ERR_NOMEM;
         st->ents = e;
