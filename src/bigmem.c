@@ -1,18 +1,19 @@
 /* Huge-page hints for the big per-trace tables.
  *
- * Why: every rank's tables are new memory (glibc maps blocks over 1 MiB
- * afresh and unmaps them on free, which keeps a process's peak flat over
- * its ranks; mpi/main.c), so each 4 KiB page of them is faulted in once per
- * rank. On the project's 2-core VM those faults were 19% of all samples of
- * a whole run (`perf record`, 8 x 157 MB, `-n 1 --no-merge`). With the
- * blocks marked MADV_HUGEPAGE the kernel fills them 2 MiB at a time
- * (246 k -> 67 k minor faults; load 4.7 -> 2.7 s on that run).
+ * Why: a table that glibc maps on its own (one bigger than the free top of
+ * the program's heap reserve, mpi/main.c heap_setup: the tables of a trace
+ * of several hundred MB) is new memory for every rank, and each of its 4 KiB
+ * pages is faulted in once per rank; page faults are dear on virtual
+ * machines. Marked MADV_HUGEPAGE, the kernel fills it 2 MiB at a time.
+ * Measured before the heap reserve existed, when every table over 1 MiB was
+ * mapped (8 x 157 MB, -n 1 --no-merge, the project's 2-core VM): minor
+ * faults 246 k -> 131 k, whole run 5.45 -> 3.9 s.
  *
  * The hint covers the whole pages around the block: for a block glibc
  * mapped on its own that is exactly its mapping (so the mapping is not
  * split and realloc can still mremap it); for a block inside the heap it
- * only marks neighbouring heap pages, which is harmless: the hint never
- * changes contents. Where the kernel or libc lacks it, the calls are plain
+ * marks heap pages, which is harmless: the hint never changes contents.
+ * Where the kernel or libc lacks it, the calls are plain
  * malloc/calloc/realloc. */
 #define _DEFAULT_SOURCE
 #include "bigmem.h"
@@ -23,21 +24,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #endif
-
-/* Round a big request so that glibc's own mapping for it (the request plus
- * a 16-byte chunk header, in whole pages) is a whole number of huge pages:
- * Linux places such mappings on a huge-page boundary, so every page of the
- * block can be a huge one (without it the unaligned head and tail of each
- * block, half of a 4 MiB one, were still filled 4 KiB at a time). Other
- * allocators just get a slightly bigger request. */
-#define HUGE_PAGE ((size_t)2 << 20)
-
-static size_t round_big(size_t bytes)
-{
-    if (bytes < MT_BIGMEM_MIN || bytes > SIZE_MAX / 2)
-        return bytes;
-    return ((bytes + 32 + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1)) - 32;
-}
 
 static void hint(void *p, size_t bytes)
 {
@@ -59,7 +45,6 @@ static void hint(void *p, size_t bytes)
 
 void *mt_big_malloc(size_t bytes)
 {
-    bytes = round_big(bytes);
     void *p = malloc(bytes);
     hint(p, bytes);
     return p;
@@ -67,17 +52,14 @@ void *mt_big_malloc(size_t bytes)
 
 void *mt_big_calloc(size_t n, size_t size)
 {
-    if (n && size > SIZE_MAX / n)
-        return NULL;
-    size_t bytes = round_big(n * size);
-    void *p = calloc(1, bytes ? bytes : 1);
-    hint(p, bytes);
+    void *p = calloc(n, size);
+    if (p && n)
+        hint(p, n * size); /* calloc checked n * size */
     return p;
 }
 
 void *mt_big_realloc(void *p, size_t bytes)
 {
-    bytes = round_big(bytes);
     void *q = realloc(p, bytes);
     hint(q, bytes);
     return q;

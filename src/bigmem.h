@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 /* Below this a block gets no hint (one huge page). */
-#define MT_BIGMEM_MIN ((size_t)1 << 20)
+#define MT_BIGMEM_MIN ((size_t)2 << 20)
 
 /* As malloc/calloc/realloc (NULL on failure, the old block kept by a failed
  * realloc); blocks of MT_BIGMEM_MIN bytes or more are marked for huge pages
