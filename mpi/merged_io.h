@@ -13,9 +13,9 @@
 #include "mergetrace/collectives.h"
 #include "mergetrace/merge.h"
 
-/* zlib level of the gzip output (see merged_io.c for the measurements). */
+/* libdeflate level of the gzip output (see merged_io.c for the measurements). */
 #ifndef MERGED_GZIP_LEVEL
-#define MERGED_GZIP_LEVEL 3
+#define MERGED_GZIP_LEVEL 1
 #endif
 
 /* One rank this process merges. path borrowed; clock used only when
@@ -30,8 +30,8 @@ typedef struct merged_input {
 
 /* Collective over comm: every process calls it, each with the ranks it
  * loaded (mine[0..n_mine), borrowed; n_mine may be 0). Writes out_path as
- * gzip (independent members, which concatenate into one valid gzip file)
- * when gzip is set, else plain JSON. Within the file the header comes first,
+ * gzip (independent members of at most 1 MiB of JSON each, which
+ * concatenate into one valid gzip file) when gzip is set, else plain JSON. Within the file the header comes first,
  * then, plain: process 0's ranks, process 1's, ... (each process's by rank);
  * gzip: the first rank of each process (process order), then the second of
  * each, ...; then the footer, whose "ranks" list holds every rank in

@@ -3,7 +3,7 @@
 # Sourced, not run.
 
 MT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-MT_PACKAGES="build-essential cmake pkg-config libopenmpi-dev openmpi-bin libcmocka-dev zlib1g-dev python3"
+MT_PACKAGES="build-essential cmake pkg-config libopenmpi-dev openmpi-bin libcmocka-dev zlib1g-dev libdeflate-dev python3"
 # Nice to have: the report.html browser test (ctest html_browser) renders the
 # pages with chromium and is skipped without it.
 MT_OPTIONAL_PACKAGES="chromium"
