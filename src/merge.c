@@ -178,6 +178,14 @@ static mt_status_t append_utf8(mt_buf_t *b, const char *text, size_t n)
     const unsigned char *s = (const unsigned char *)text;
     size_t run = 0, i = 0;
     while (i < n) {
+        /* Event text is nearly all ASCII: test eight bytes at a time (this
+         * scan was 5% of a run with the merged trace when it went byte by
+         * byte). */
+        uint64_t w;
+        while (n - i >= 8 && (memcpy(&w, s + i, 8), (w & 0x8080808080808080ULL) == 0))
+            i += 8;
+        if (i == n)
+            break;
         if (s[i] < 0x80) {
             i++;
             continue;

@@ -481,6 +481,32 @@ static bool buf_has(const mt_buf_t *b, const char *s)
     return false;
 }
 
+/* Bytes that are not UTF-8 inside a string become U+FFFD in the merged
+ * trace and valid UTF-8 passes unchanged, wherever they fall relative to the
+ * eight-byte steps of the scan: names padded by 0..15 ASCII bytes. */
+static void test_utf8_repair(void **state)
+{
+    (void)state;
+    for (int pad = 0; pad < 16; pad++) {
+        char name[64];
+        memset(name, 'a', (size_t)pad);
+        /* a stray continuation byte, a valid e-acute, a cut 3-byte lead, 0xFF */
+        strcpy(name + pad, "\x80x\xC3\xA9y\xE2\x82z\xFF");
+        char json[256];
+        int len = snprintf(json, sizeof json, "[{\"name\": \"%s\", \"ph\": \"i\", \"ts\": 1, \"pid\": 1, \"tid\": 1}]",
+                           name);
+        const char *p = tmp_file("utf8.json", json, (size_t)len);
+        mt_buf_t b = {0};
+        merge_ok(p, 0, NULL, NULL, &b, NULL);
+        char want[64];
+        memset(want, 'a', (size_t)pad);
+        /* E2 82 then 'z': the lead and the continuation each replaced */
+        strcpy(want + pad, "\xEF\xBF\xBDx\xC3\xA9y\xEF\xBF\xBD\xEF\xBF\xBDz\xEF\xBF\xBD\"");
+        assert_true(buf_has(&b, want));
+        mt_buf_free(&b);
+    }
+}
+
 static mt_status_t fail_write(void *ctx, const void *data, size_t len)
 {
     (void)data;
@@ -557,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_two_rank_job),     cmocka_unit_test(test_gpu_only_and_window),
         cmocka_unit_test(test_gzip_and_identity), cmocka_unit_test(test_odd_events),
         cmocka_unit_test(test_format_us),         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_utf8_repair),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
