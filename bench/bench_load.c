@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "heap.h"
 #include "input.h"
 #include "mergetrace/mergetrace.h"
 
@@ -19,6 +20,7 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
+    heap_setup(); /* the memory policy of mergetrace itself */
     int reps = 3;
     int argi = 1;
     bool no_post = false, inflate_only = false;
@@ -81,6 +83,7 @@ int main(int argc, char **argv)
             sum.events = t->n_events;
             sum.bytes_json = t->stats.bytes_json;
             mt_trace_free(t);
+            heap_release(); /* as after each rank in mergetrace */
         }
         const char *b = strrchr(argv[argi], '/');
         printf("%-40.40s %10.1f %10llu %9.3f %11.1f %10.2f %9.1f\n", b ? b + 1 : argv[argi], sum.bytes_json / 1e6,
