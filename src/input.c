@@ -45,6 +45,7 @@ struct mt_input {
     size_t zbuf_cap;        /* ZBUF, or less for a small input */
     uint64_t raw_bytes;
     uint64_t size;          /* file or buffer size, 0 if unknown */
+    uint64_t isize;         /* gzip: the last member's ISIZE trailer field, 0 if unknown */
     unsigned char peek[2];
     size_t n_peek;          /* bytes of peek[] not yet handed out (plain files) */
     /* Inflate thread (gzip only). */
@@ -239,6 +240,17 @@ mt_status_t mt_input_open(const char *path, const void *mem, size_t len, mt_inpu
             return mt_error_set(err, MT_ERR_NOMEM, "initialising inflate");
         }
         in->z_live = true;
+        /* The gzip trailer's ISIZE (last 4 bytes, little-endian) is the
+         * uncompressed size mod 2^32 of the last member: for the usual
+         * one-member file, the JSON's size, which sizes the event table. */
+        const unsigned char *tail = NULL;
+        unsigned char tb[4];
+        if (in->fd >= 0 && in->size >= 18 && pread(in->fd, tb, 4, (off_t)(in->size - 4)) == 4)
+            tail = tb;
+        else if (in->mem && in->mem_len >= 18)
+            tail = in->mem + in->mem_len - 4;
+        if (tail)
+            in->isize = (uint64_t)tail[0] | (uint64_t)tail[1] << 8 | (uint64_t)tail[2] << 16 | (uint64_t)tail[3] << 24;
         in->zbuf[0] = in->peek[0];
         in->zbuf[1] = in->peek[1];
         in->z.next_in = in->zbuf;
@@ -332,7 +344,12 @@ mt_status_t mt_input_read(mt_input_t *in, char *dst, size_t cap, size_t *n, bool
 
 uint64_t mt_input_size_hint(const mt_input_t *in)
 {
-    return in->gzip ? in->size * 8 : in->size;
+    if (!in->gzip)
+        return in->size;
+    /* ISIZE wraps above 4 GiB and covers only the last member: never below
+     * the old guess of 8x the compressed bytes. */
+    uint64_t guess = in->size * 8;
+    return in->isize > guess ? in->isize : guess;
 }
 
 bool mt_input_is_gzip(const mt_input_t *in)

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "input.h"
 #include "test_util.h"
 
 /* 2024+ Kineto: relative 3-decimal ts, baseTimeNanoseconds AFTER
@@ -354,6 +355,50 @@ static void test_chunk_boundaries(void **state)
     free(big);
 }
 
+/* The size guess that presizes the event table: the bytes for plain input;
+ * for gzip the trailer's ISIZE when it exceeds 8x the compressed bytes
+ * (JSON compresses 10-15x), from memory and from a file. */
+static void test_size_hint(void **state)
+{
+    (void)state;
+    size_t len, zlen;
+    char *big = make_big(400, &len);
+    unsigned char *z = gzip_bytes(big, len, &zlen);
+    assert_true(len > 8 * zlen); /* else the test proves nothing */
+    mt_input_t *in = NULL;
+    mt_error_t err;
+    assert_int_equal(mt_input_open(NULL, big, len, &in, &err), MT_OK);
+    assert_int_equal(mt_input_size_hint(in), len);
+    mt_input_close(in);
+    assert_int_equal(mt_input_open(NULL, z, zlen, &in, &err), MT_OK);
+    assert_int_equal(mt_input_size_hint(in), len);
+    mt_input_close(in);
+    char path[512];
+    snprintf(path, sizeof path, "%s/size_hint.json.gz", MT_TEST_TMP);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(z, 1, zlen, f), zlen);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(mt_input_open(path, NULL, 0, &in, &err), MT_OK);
+    assert_int_equal(mt_input_size_hint(in), len);
+    mt_input_close(in);
+    /* two members: the last one's ISIZE (half) is below 8x: the old guess */
+    size_t half = len / 2, z1, z2;
+    unsigned char *a = gzip_bytes(big, half, &z1), *b = gzip_bytes(big + half, len - half, &z2);
+    unsigned char *cat = malloc(z1 + z2);
+    memcpy(cat, a, z1);
+    memcpy(cat + z1, b, z2);
+    assert_int_equal(mt_input_open(NULL, cat, z1 + z2, &in, &err), MT_OK);
+    uint64_t want = (uint64_t)(len - half) > 8 * (uint64_t)(z1 + z2) ? len - half : 8 * (uint64_t)(z1 + z2);
+    assert_int_equal(mt_input_size_hint(in), want);
+    mt_input_close(in);
+    free(cat);
+    free(a);
+    free(b);
+    free(z);
+    free(big);
+}
+
 /* Two gzip members concatenated are one valid gzip file. */
 static void test_gzip_members(void **state)
 {
@@ -679,6 +724,7 @@ int main(void)
         cmocka_unit_test(test_input_dims_for_old_nccl_ranges),
         cmocka_unit_test(test_chunk_boundaries),
         cmocka_unit_test(test_gzip_members),
+        cmocka_unit_test(test_size_hint),
         cmocka_unit_test(test_truncation_everywhere),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_nul_and_line_col),
