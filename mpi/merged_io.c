@@ -24,7 +24,7 @@
 
 /* Plain output is handed to MPI-IO in pieces of about this size. */
 #define PIECE_BYTES ((size_t)4 << 20)
-/* The most one MPI_File_write_at_all moves (its count is an int). */
+/* The most one MPI_File_write_at moves (its count is an int). */
 #define MAX_CALL_BYTES ((size_t)1 << 30)
 
 typedef struct job {
@@ -327,17 +327,16 @@ static uint64_t merge_one(job_t *j, const merged_input_t *in, const mt_merge_opt
     return n;
 }
 
-/* Collective: write part at off with MPI_File_write_at_all, in rounds of at
- * most MAX_CALL_BYTES, the same number of rounds on every process. */
-static void write_all(job_t *j, MPI_File fh, MPI_Offset off, const char *data, size_t len, const char *path)
+/* Write part at off with independent MPI_File_write_at calls of at most
+ * MAX_CALL_BYTES. Each process's part is one contiguous range that no
+ * other process touches, so nothing is gained from a collective write,
+ * whose two-phase buffering moved the bytes between processes first. */
+static void write_part(job_t *j, MPI_File fh, MPI_Offset off, const char *data, size_t len, const char *path)
 {
-    unsigned long long mine = (len + MAX_CALL_BYTES - 1) / MAX_CALL_BYTES, rounds;
-    MPI_Allreduce(&mine, &rounds, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, j->comm);
-    size_t done = 0;
-    for (unsigned long long r = 0; r < rounds; r++) {
+    for (size_t done = 0; done < len && !j->st;) {
         size_t k = len - done > MAX_CALL_BYTES ? MAX_CALL_BYTES : len - done;
         MPI_Status ms;
-        int rc = MPI_File_write_at_all(fh, off + (MPI_Offset)done, data ? data + done : "", (int)k, MPI_BYTE, &ms);
+        int rc = MPI_File_write_at(fh, off + (MPI_Offset)done, data + done, (int)k, MPI_BYTE, &ms);
         int got = 0;
         if (rc == MPI_SUCCESS)
             MPI_Get_count(&ms, MPI_BYTE, &got);
@@ -352,7 +351,7 @@ static void write_all(job_t *j, MPI_File fh, MPI_Offset off, const char *data, s
 /* gzip, collective: in round r every process compresses its r-th rank into
  * gzip members (process 0's round 0 starts with the header's member), and
  * the round's parts are written at offsets from a prefix sum of their
- * sizes. A process holds one compressed rank at a time, whatever
+ * sizes (each process its own range, independently). A process holds one compressed rank at a time, whatever
  * number of ranks it has; the ranks of different processes interleave in
  * the file, which readers do not mind (members concatenate). *end gets the
  * bytes written: where the footer goes. */
@@ -393,7 +392,7 @@ static void gzip_rounds(job_t *j, MPI_File fh, const merged_input_t *const *in, 
         if (j->me == 0)
             before = 0;
         MPI_Allreduce(&mb, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, j->comm);
-        write_all(j, fh, (MPI_Offset)(base + before), buf.data, buf.len, path);
+        write_part(j, fh, (MPI_Offset)(base + before), buf.data, buf.len, path);
         if (job_agree(j))
             break;
         base += total;
