@@ -489,7 +489,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
                            fabs(after->drift_ppm - before.drift_ppm) * 1e3;
                 moved = d > moved ? d : moved;
             }
-            if (moved < 0.5)
+            if (moved < 1.0)
                 break;
         }
     }
