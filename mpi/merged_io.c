@@ -115,17 +115,8 @@ static mt_status_t zsink_compress(zsink_t *s)
     if (!s->len)
         return MT_OK;
     mt_buf_t *b = s->out;
-    size_t bound = libdeflate_gzip_compress_bound(s->c, s->len);
-    if (b->cap - b->len < bound) {
-        size_t nc = b->cap ? b->cap : (size_t)1 << 20;
-        while (nc - b->len < bound)
-            nc *= 2;
-        char *d = realloc(b->data, nc);
-        if (!d)
-            return MT_ERR_NOMEM;
-        b->data = d;
-        b->cap = nc;
-    }
+    if (mt_buf_reserve(b, libdeflate_gzip_compress_bound(s->c, s->len)))
+        return MT_ERR_NOMEM;
     size_t got = libdeflate_gzip_compress(s->c, s->stage, s->len, b->data + b->len, b->cap - b->len);
     if (!got)
         return MT_ERR_GZIP; /* cannot happen with the bound's room */

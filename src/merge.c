@@ -17,7 +17,7 @@
 
 /* ------------------------------------------------------------ mt_buf_t */
 
-mt_status_t mt_buf_append(mt_buf_t *b, const void *data, size_t len)
+mt_status_t mt_buf_reserve(mt_buf_t *b, size_t len)
 {
     if (len > b->cap - b->len) {
         size_t nc = b->cap ? b->cap : 256;
@@ -32,6 +32,13 @@ mt_status_t mt_buf_append(mt_buf_t *b, const void *data, size_t len)
         b->data = d;
         b->cap = nc;
     }
+    return MT_OK;
+}
+
+mt_status_t mt_buf_append(mt_buf_t *b, const void *data, size_t len)
+{
+    if (mt_buf_reserve(b, len))
+        return MT_ERR_NOMEM;
     if (len)
         memcpy(b->data + b->len, data, len);
     b->len += len;

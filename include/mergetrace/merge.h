@@ -48,6 +48,11 @@ typedef struct mt_buf {
 /* Append len bytes. MT_OK, or MT_ERR_NOMEM with the buffer unchanged. */
 mt_status_t mt_buf_append(mt_buf_t *b, const void *data, size_t len);
 
+/* Make room for len more bytes after data + len (cap grows, len does not),
+ * for writers that fill the buffer in place. MT_OK, or MT_ERR_NOMEM with
+ * the buffer unchanged. */
+mt_status_t mt_buf_reserve(mt_buf_t *b, size_t len);
+
 /* Free the bytes and reset to empty. NULL does nothing. */
 void mt_buf_free(mt_buf_t *b);
 

@@ -481,6 +481,26 @@ static bool buf_has(const mt_buf_t *b, const char *s)
     return false;
 }
 
+/* mt_buf_reserve makes room without changing len; append fills it. */
+static void test_buf_reserve(void **state)
+{
+    (void)state;
+    mt_buf_t b = {0};
+    assert_int_equal(mt_buf_append(&b, "abc", 3), MT_OK);
+    assert_int_equal(mt_buf_reserve(&b, 1000), MT_OK);
+    assert_int_equal(b.len, 3);
+    assert_true(b.cap - b.len >= 1000);
+    char *before = b.data;
+    size_t cap = b.cap;
+    memset(b.data + b.len, 'x', 1000); /* the room is writable */
+    assert_int_equal(mt_buf_reserve(&b, cap - 3), MT_OK); /* fits: no move */
+    assert_ptr_equal(b.data, before);
+    assert_int_equal(mt_buf_reserve(&b, (size_t)-1), MT_ERR_NOMEM);
+    assert_int_equal(b.len, 3);
+    assert_memory_equal(b.data, "abc", 3);
+    mt_buf_free(&b);
+}
+
 /* Bytes that are not UTF-8 inside a string become U+FFFD in the merged
  * trace and valid UTF-8 passes unchanged, wherever they fall relative to the
  * eight-byte steps of the scan: names padded by 0..15 ASCII bytes. */
@@ -583,7 +603,7 @@ int main(void)
         cmocka_unit_test(test_two_rank_job),     cmocka_unit_test(test_gpu_only_and_window),
         cmocka_unit_test(test_gzip_and_identity), cmocka_unit_test(test_odd_events),
         cmocka_unit_test(test_format_us),         cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_utf8_repair),
+        cmocka_unit_test(test_utf8_repair),        cmocka_unit_test(test_buf_reserve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
