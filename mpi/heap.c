@@ -16,19 +16,20 @@
 
 /* Memory policy of the program (glibc; elsewhere the allocator's defaults).
  *
- * The heap is reserved once at start: HEAP_RESERVE bytes of address space,
- * marked for transparent huge pages, never trimmed by free(); each rank's
- * memory goes back to the kernel with one malloc_trim once the rank is done
- * (mpi/main.c load_one, heap_release), so a process's peak stays one rank's, whatever
- * number of ranks it holds. Why: the loader and the passes allocate and free blocks
- * by the thousand (sort buffers per stream, link and pass scratch); with
- * glibc's defaults the heap top went back to the kernel after each and was
- * faulted in again 4 KiB at a time, and page faults are dear on virtual
- * machines. 8 x 157 MB, -n 2 --no-merge, the project's 2-core VM: load
+ * The heap is reserved once at start: HEAP_RESERVE bytes of address
+ * space, marked for transparent huge pages, never trimmed by free();
+ * each rank's memory goes back to the kernel with one malloc_trim once
+ * the rank is done (mpi/main.c load_one, heap_release), so a process's
+ * peak stays one rank's, whatever number of ranks it holds. Why: the
+ * loader and the passes allocate and free blocks by the thousand (sort
+ * buffers per stream, link and pass scratch); with glibc's defaults the
+ * heap top went back to the kernel after each and was faulted in again
+ * 4 KiB at a time, and page faults are dear on virtual machines.
+ * 8 x 157 MB, -n 2 --no-merge, the project's 2-core VM: load
  * 2.5 -> 1.3 s, per-rank passes 1.05 -> 0.35 s, whole run 3.4 -> 1.9 s,
- * peak RSS 100 -> 110 MB (-n 8: 105 MB). Without the per-rank trim the run
- * took 1.5 s but the peak grew with the ranks per process (154 MB with 4,
- * 128 MB with 1). Untouched reserve costs no memory.
+ * peak RSS 100 -> 110 MB (-n 8: 105 MB). Without the per-rank trim the
+ * run took 1.5 s but the peak grew with the ranks per process (154 MB
+ * with 4, 128 MB with 1). Untouched reserve costs no memory.
  *
  * Blocks of 1 MiB and more that do not fit in the reserve's free top are
  * mapped on their own and unmapped on free: a fixed mmap threshold, as
@@ -47,7 +48,9 @@ static void heap_reserve(void)
     char *end = sbrk(0);
     mallopt(M_TOP_PAD, 1 << 20);
     if (p && end != (char *)-1 && (char *)p < end && (size_t)(end - (char *)p) >= HEAP_RESERVE) {
-        uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+        long pg = sysconf(_SC_PAGESIZE);
+        uintptr_t m = (uintptr_t)(pg > 0 ? pg : 4096) - 1;
+        uintptr_t a = ((uintptr_t)p + m) & ~m;
         (void)madvise((void *)a, (size_t)((uintptr_t)end - a), MADV_HUGEPAGE);
     }
     free(p);
