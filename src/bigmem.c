@@ -1,13 +1,15 @@
 /* Huge-page hints for the big per-trace tables.
  *
  * Why: a table that glibc maps on its own (one bigger than the free top of
- * the program's heap reserve, mpi/main.c heap_setup: the tables of a trace
- * of several hundred MB) is new memory for every rank, and each of its 4 KiB
+ * the program's heap reserve, mpi/heap.c: the tables of a trace of several
+ * hundred MB) is new memory for every rank, and each of its 4 KiB
  * pages is faulted in once per rank; page faults are dear on virtual
  * machines. Marked MADV_HUGEPAGE, the kernel fills it 2 MiB at a time.
  * Measured before the heap reserve existed, when every table over 1 MiB was
- * mapped (8 x 157 MB, -n 1 --no-merge, the project's 2-core VM): minor
- * faults 246 k -> 131 k, whole run 5.45 -> 3.9 s.
+ * mapped and the requests were rounded to whole 2 MiB mappings (8 x 157 MB,
+ * -n 1 --no-merge, the project's 2-core VM): minor faults 246 k -> 131 k,
+ * whole run 5.45 -> 3.9 s. The rounding went with the reserve: it cost
+ * memory once most tables lived in the heap.
  *
  * The hint covers the whole pages around the block: for a block glibc
  * mapped on its own that is exactly its mapping (so the mapping is not
