@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "input.h"
+#include "nccl_file.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/loader.h"
 
@@ -515,17 +515,7 @@ mt_status_t mt_nccl_example_parse(const char *buf, size_t len, const char *path,
 
 mt_status_t mt_nccl_example_load(const char *path, mt_nccl_file_t **out, mt_error_t *err)
 {
-    *out = NULL;
-    char *buf = NULL;
-    size_t len = 0;
-    bool truncated = false;
-    mt_status_t st = mt_input_read_file(path, &buf, &len, &truncated, err);
-    if (st == MT_OK)
-        st = mt_nccl_example_parse(buf, len, path, out, err);
-    if (st == MT_OK && truncated)
-        (*out)->truncated = true;
-    free(buf);
-    return st;
+    return mt_nccl_load_with(path, mt_nccl_example_parse, out, err);
 }
 
 bool mt_nccl_example_sniff(const char *buf, size_t len)

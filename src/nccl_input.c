@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "input.h"
+#include "nccl_file.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/nccl_inspector.h"
 
@@ -567,21 +568,24 @@ mt_status_t mt_nccl_parse(const char *buf, size_t len, const char *path, mt_nccl
     return st;
 }
 
-mt_status_t mt_nccl_load(const char *path, mt_nccl_file_t **out, mt_error_t *err)
+mt_status_t mt_nccl_load_with(const char *path, mt_nccl_parse_fn parse, mt_nccl_file_t **out, mt_error_t *err)
 {
     *out = NULL;
-    /* Read it all: the byte offsets in errors then count from the start,
-     * and the files are small next to a Kineto trace. */
     char *buf = NULL;
     size_t len = 0;
     bool truncated = false;
     mt_status_t st = mt_input_read_file(path, &buf, &len, &truncated, err);
     if (st == MT_OK)
-        st = mt_nccl_parse(buf, len, path, out, err);
+        st = parse(buf, len, path, out, err);
     if (st == MT_OK && truncated)
         (*out)->truncated = true;
     free(buf);
     return st;
+}
+
+mt_status_t mt_nccl_load(const char *path, mt_nccl_file_t **out, mt_error_t *err)
+{
+    return mt_nccl_load_with(path, mt_nccl_parse, out, err);
 }
 
 int32_t mt_nccl_world_rank(const mt_nccl_file_t *f, int32_t *world_size)
