@@ -18,8 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <libdeflate.h>
-
+#include "mergetrace/gzout.h"
 #include "mergetrace/mergetrace.h"
 
 /* Plain output is handed to MPI-IO in pieces of about this size. */
@@ -94,17 +93,17 @@ static mt_status_t count_write(void *ctx, const void *data, size_t len)
 }
 
 /* gzip: the bytes are staged in ZCHUNK pieces and each piece becomes one
- * gzip member (libdeflate compresses whole buffers only) appended to out.
- * Why members of 1 MiB rather than one zlib stream: on the merged JSON of
- * the 8 x 157 MB benchmark job (200 MB of it, one core of the project's
- * 2-core VM, best of 3) zlib level 3 streamed 261 MB/s -> 18.2 MB, libdeflate
- * level 1 in 1 MiB members 578 MB/s -> 19.0 MB (level 2: 388 MB/s -> 18.7
- * MB; 256 KiB members 586 MB/s -> 19.8 MB; 4 MiB 596 MB/s -> 18.8 MB):
- * twice the speed for 4% more bytes, with 1 MiB of staging per process. */
+ * gzip member (mt_gz_member: ISA-L or libdeflate, whole buffers) appended
+ * to out. Why members of 1 MiB rather than one zlib stream: on the merged
+ * JSON of the 8 x 157 MB benchmark job (200 MB of it, one core of the
+ * project's 2-core VM, best of 3) zlib level 3 streamed 261 MB/s -> 18.2
+ * MB, libdeflate level 1 in 1 MiB members 578 MB/s -> 19.0 MB (256 KiB
+ * members 586 MB/s -> 19.8 MB; 4 MiB 596 MB/s -> 18.8 MB); ISA-L in 1 MiB
+ * members is faster again (src/gzout.c). 1 MiB of staging per process. */
 #define ZCHUNK ((size_t)1 << 20)
 
 typedef struct zsink {
-    struct libdeflate_compressor *c;
+    mt_gz_t *gz;
     mt_buf_t *out;
     char *stage;   /* ZCHUNK bytes */
     size_t len;    /* staged so far */
@@ -114,15 +113,9 @@ static mt_status_t zsink_compress(zsink_t *s)
 {
     if (!s->len)
         return MT_OK;
-    mt_buf_t *b = s->out;
-    if (mt_buf_reserve(b, libdeflate_gzip_compress_bound(s->c, s->len)))
-        return MT_ERR_NOMEM;
-    size_t got = libdeflate_gzip_compress(s->c, s->stage, s->len, b->data + b->len, b->cap - b->len);
-    if (!got)
-        return MT_ERR_GZIP; /* cannot happen with the bound's room */
-    b->len += got;
+    mt_status_t st = mt_gz_member(s->gz, s->stage, s->len, s->out);
     s->len = 0;
-    return MT_OK;
+    return st;
 }
 
 static mt_status_t zsink_write(void *ctx, const void *data, size_t len)
@@ -149,8 +142,7 @@ static mt_status_t zsink_open(zsink_t *s, mt_buf_t *out)
     memset(s, 0, sizeof *s);
     s->out = out;
     s->stage = malloc(ZCHUNK);
-    s->c = s->stage ? libdeflate_alloc_compressor(MERGED_GZIP_LEVEL) : NULL;
-    if (!s->c) {
+    if (!s->stage || mt_gz_new(MT_GZ_AUTO, &s->gz)) {
         free(s->stage);
         s->stage = NULL;
         return MT_ERR_NOMEM;
@@ -162,9 +154,9 @@ static mt_status_t zsink_open(zsink_t *s, mt_buf_t *out)
 static mt_status_t zsink_close(zsink_t *s, bool ok)
 {
     mt_status_t st = ok ? zsink_compress(s) : MT_OK;
-    libdeflate_free_compressor(s->c);
+    mt_gz_free(s->gz);
     free(s->stage);
-    s->c = NULL;
+    s->gz = NULL;
     s->stage = NULL;
     return st;
 }

@@ -13,11 +13,6 @@
 #include "mergetrace/collectives.h"
 #include "mergetrace/merge.h"
 
-/* libdeflate level of the gzip output (see merged_io.c for the measurements). */
-#ifndef MERGED_GZIP_LEVEL
-#define MERGED_GZIP_LEVEL 1
-#endif
-
 /* One rank this process merges. path borrowed; clock used only when
  * has_clock (else the identity). */
 typedef struct merged_input {

@@ -1,0 +1,54 @@
+/* gzip output in whole members: each buffer handed over becomes one complete
+ * gzip member (header, deflate data, CRC-32 and length) appended to an
+ * mt_buf_t. Concatenated members are one valid gzip file (RFC 1952), which
+ * zlib, zcat, Python and Perfetto read as one stream. Two engines: ISA-L's
+ * igzip (when the build found it) and libdeflate (always there). Serial. */
+#ifndef MERGETRACE_GZOUT_H
+#define MERGETRACE_GZOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "mergetrace/merge.h"
+#include "mergetrace/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum mt_gz_engine {
+    MT_GZ_AUTO = 0,       /* the fastest built in: ISA-L, else libdeflate */
+    MT_GZ_LIBDEFLATE = 1, /* libdeflate, level 1 */
+    MT_GZ_ISAL = 2        /* ISA-L igzip, level 2 (only when built with it) */
+} mt_gz_engine_t;
+
+/* The largest buffer mt_gz_member takes (ISA-L counts bytes in 32 bits). */
+#define MT_GZ_MAX_MEMBER ((size_t)1 << 30)
+
+typedef struct mt_gz mt_gz_t;
+
+/* Whether this build has the engine (MT_GZ_AUTO and MT_GZ_LIBDEFLATE: always). */
+bool mt_gz_available(mt_gz_engine_t e);
+
+/* A compressor with its working memory (a few hundred KiB). *out is NULL on
+ * error: MT_ERR_USAGE for an engine this build does not have, MT_ERR_NOMEM. */
+mt_status_t mt_gz_new(mt_gz_engine_t e, mt_gz_t **out);
+
+/* The engine a compressor uses (never MT_GZ_AUTO) and its name
+ * ("isa-l" or "libdeflate"; static text). */
+mt_gz_engine_t mt_gz_engine(const mt_gz_t *z);
+const char *mt_gz_engine_name(mt_gz_engine_t e);
+
+/* Compress in[0, n) into one gzip member appended to out (in is borrowed;
+ * n may be 0: an empty member). MT_OK; MT_ERR_NOMEM with out unchanged;
+ * MT_ERR_LIMIT when n > MT_GZ_MAX_MEMBER; MT_ERR_GZIP if the engine failed
+ * (out unchanged). */
+mt_status_t mt_gz_member(mt_gz_t *z, const void *in, size_t n, mt_buf_t *out);
+
+/* free(NULL)-like. */
+void mt_gz_free(mt_gz_t *z);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MERGETRACE_GZOUT_H */
