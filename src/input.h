@@ -25,7 +25,8 @@ mt_status_t mt_input_read(mt_input_t *in, char *dst, size_t cap, size_t *n,
 bool mt_input_is_gzip(const mt_input_t *in);
 /* A guess of the uncompressed size, for sizing tables: the file or buffer
  * size; for gzip the larger of 8 times that and the trailer's ISIZE (exact
- * for one member under 4 GiB). 0 when unknown. */
+ * for one member under 4 GiB), ISIZE taken at most as 1032 times the size
+ * (deflate's limit; a forged trailer reserves no more). 0 when unknown. */
 uint64_t mt_input_size_hint(const mt_input_t *in);
 uint64_t mt_input_raw_bytes(const mt_input_t *in); /* bytes taken from the file */
 void mt_input_close(mt_input_t *in);

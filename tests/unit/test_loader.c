@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "input.h"
+#include "mergetrace/merge.h"
 #include "test_util.h"
 
 /* 2024+ Kineto: relative 3-decimal ts, baseTimeNanoseconds AFTER
@@ -357,7 +358,8 @@ static void test_chunk_boundaries(void **state)
 
 /* The size guess that presizes the event table: the bytes for plain input;
  * for gzip the trailer's ISIZE when it exceeds 8x the compressed bytes
- * (JSON compresses 10-15x), from memory and from a file. */
+ * (JSON compresses 10-15x), up to 1032x (deflate's limit), from memory and
+ * from a file. */
 static void test_size_hint(void **state)
 {
     (void)state;
@@ -392,11 +394,89 @@ static void test_size_hint(void **state)
     uint64_t want = (uint64_t)(len - half) > 8 * (uint64_t)(z1 + z2) ? len - half : 8 * (uint64_t)(z1 + z2);
     assert_int_equal(mt_input_size_hint(in), want);
     mt_input_close(in);
+    /* a forged ISIZE (4 GiB - 1 on a 20-byte file, as a fuzzer writes it):
+     * no more than deflate's 1032:1 can give */
+    unsigned char forged[20] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff};
+    assert_int_equal(mt_input_open(NULL, forged, sizeof forged, &in, &err), MT_OK);
+    assert_int_equal(mt_input_size_hint(in), 1032 * sizeof forged);
+    mt_input_close(in);
     free(cat);
     free(a);
     free(b);
     free(z);
     free(big);
+}
+
+/* Everything the byte source yields for mem[0, len), read cap bytes at a
+ * time; the status of the last read. */
+static mt_status_t read_all(const void *mem, size_t len, size_t cap, mt_buf_t *out, bool *truncated)
+{
+    mt_input_t *in = NULL;
+    mt_error_t err;
+    *truncated = false;
+    out->len = 0;
+    mt_status_t st = mt_input_open(NULL, mem, len, &in, &err);
+    if (st)
+        return st;
+    size_t n;
+    do {
+        assert_int_equal(mt_buf_reserve(out, cap), MT_OK);
+        st = mt_input_read(in, out->data + out->len, cap, &n, truncated, &err);
+        out->len += n;
+    } while (!st && n);
+    mt_input_close(in);
+    return st;
+}
+
+/* The inflater (ISA-L or zlib, whichever the build has) through every read
+ * size: three members (one of them empty) inline (under 64 KiB of gzip)
+ * and on the inflate thread (a bigger file), read 1, 7, 4096 and 1 MiB
+ * bytes at a time; then every cut of the small stream gives a prefix of the
+ * JSON and is flagged as cut (or fails as corrupt), never more bytes. */
+static void test_gzip_reads(void **state)
+{
+    (void)state;
+    for (int big_one = 0; big_one < 2; big_one++) {
+        size_t len, z1, z2, z3;
+        char *json = make_big(big_one ? 40000 : 1500, &len);
+        size_t half = len / 2;
+        unsigned char *a = gzip_bytes(json, half, &z1), *e = gzip_bytes(json, 0, &z2),
+                      *b = gzip_bytes(json + half, len - half, &z3);
+        size_t zlen = z1 + z2 + z3;
+        assert_true(big_one ? zlen > 64 * 1024 : zlen < 64 * 1024);
+        unsigned char *z = malloc(zlen);
+        memcpy(z, a, z1);
+        memcpy(z + z1, e, z2);
+        memcpy(z + z1 + z2, b, z3);
+        mt_buf_t out = {0};
+        bool cut;
+        size_t caps[] = {1, 7, 4096, (size_t)1 << 20};
+        for (size_t c = 0; c < sizeof caps / sizeof *caps; c++) {
+            if (big_one && caps[c] < 4096)
+                continue; /* a million one-byte reads prove nothing more */
+            assert_int_equal(read_all(z, zlen, caps[c], &out, &cut), MT_OK);
+            assert_false(cut);
+            assert_int_equal(out.len, len);
+            assert_memory_equal(out.data, json, len);
+        }
+        if (!big_one) {
+            for (size_t at = 2; at < zlen; at += 1 + at / 64) { /* under 2 bytes: no gzip magic, plain input */
+                mt_status_t st = read_all(z, at, 4096, &out, &cut);
+                assert_true(out.len <= len);
+                assert_memory_equal(out.data, json, out.len);
+                if (st == MT_OK) /* a cut after a complete member is a clean end */
+                    assert_true(cut || at == z1 || at == z1 + z2);
+                else
+                    assert_int_equal(st, MT_ERR_GZIP);
+            }
+        }
+        mt_buf_free(&out);
+        free(z);
+        free(a);
+        free(e);
+        free(b);
+        free(json);
+    }
 }
 
 /* Two gzip members concatenated are one valid gzip file. */
@@ -724,6 +804,7 @@ int main(void)
         cmocka_unit_test(test_input_dims_for_old_nccl_ranges),
         cmocka_unit_test(test_chunk_boundaries),
         cmocka_unit_test(test_gzip_members),
+        cmocka_unit_test(test_gzip_reads),
         cmocka_unit_test(test_size_hint),
         cmocka_unit_test(test_truncation_everywhere),
         cmocka_unit_test(test_malformed),
