@@ -1232,7 +1232,9 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
                 if (*p == '"' && (r = parse_string(ps, p, &v, &p)) == MT_OK)
                     r = intern_tok(ps, &v, &ev.name);
             } else if (memcmp(k.s, "args", 4) == 0) {
-                if (*p == '{')
+                if (ps->opts->skim_args)
+                    r = skip_value(ps, p, &p);
+                else if (*p == '{')
                     r = parse_args(ps, p, &ev, &x, &p);
             }
             break;

@@ -857,6 +857,7 @@ mt_status_t mt_merge_rank_with(const char *path, int32_t rank, const mt_clock_t 
     lo.on_event = pass2_event;
     lo.on_event_ctx = &c;
     lo.no_classify = true;
+    lo.skim_args = true; /* pass 2 reads only top-level keys; args is copied as text */
     st = mt_trace_load(path, &lo, &t, err);
     mt_trace_free(t);
     if (!st && (st = flush(&c)))

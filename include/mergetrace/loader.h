@@ -45,6 +45,10 @@ typedef struct mt_load_opts {
     mt_event_fn on_event;   /* optional per-event callback (see mt_event_fn) */
     void *on_event_ctx;
     bool no_store;          /* keep no event table (the callback sees every event; counts are kept) */
+    /* Validate each event's "args" object but do not read it: no collective
+     * records, metadata values or ids from args (for a second pass over a
+     * file whose args were read before: the merged write's). */
+    bool skim_args;
     /* Asked before each read of the next chunk (every few MiB): returning
      * true stops the load with MT_ERR_CANCELLED. Lets a program stop work
      * promptly when another process has already failed. May be NULL. */

@@ -780,6 +780,39 @@ static void test_event_callback(void **state)
     mt_trace_free(t);
 }
 
+/* skim_args: args are checked but not read (the merged write's pass 2). */
+static void test_skim_args(void **state)
+{
+    (void)state;
+    const char json[] = "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\","
+                        " \"ts\": 5, \"dur\": 2, \"pid\": 1, \"tid\": 1, \"args\": {\"Collective name\": \"allreduce\","
+                        " \"In msg nelems\": 4, \"External id\": 9, \"x\": [1, {\"y\": \"\\u00e9\"}]}},"
+                        " {\"ph\": \"M\", \"name\": \"process_labels\", \"pid\": 0, \"args\": {\"labels\": \"GPU 0\"}}]}";
+    mt_load_opts_t o;
+    mt_load_opts_init(&o);
+    mt_trace_t *full = NULL, *t = NULL;
+    mt_error_t err;
+    assert_int_equal(mt_trace_load_buffer(json, sizeof json - 1, "a.json", &o, &full, &err), MT_OK);
+    assert_int_equal(full->n_colls, 1); /* read: a collective record and the label */
+    assert_int_not_equal(full->meta[0].str, 0);
+    o.skim_args = true;
+    assert_int_equal(mt_trace_load_buffer(json, sizeof json - 1, "a.json", &o, &t, &err), MT_OK);
+    assert_int_equal(t->n_events, full->n_events);
+    assert_int_equal(t->n_colls, 0);
+    assert_int_equal(t->meta[0].str, 0);
+    for (size_t i = 0; i < t->n_events; i++) {
+        assert_int_equal(t->events[i].ts, full->events[i].ts);
+        assert_int_equal(t->events[i].dur, full->events[i].dur);
+        assert_int_equal(t->events[i].ph, full->events[i].ph);
+    }
+    mt_trace_free(t);
+    mt_trace_free(full);
+    /* still validated: a broken value inside args is the same syntax error */
+    const char bad[] = "{\"traceEvents\": [{\"ph\": \"X\", \"args\": {\"a\": tru}}]}";
+    assert_int_equal(mt_trace_load_buffer(bad, sizeof bad - 1, "b.json", &o, &t, &err), MT_ERR_SYNTAX);
+    assert_int_equal(err.offset, strstr(bad, "tru") - bad); /* at the broken value */
+}
+
 static void test_missing_file(void **state)
 {
     (void)state;
@@ -805,6 +838,7 @@ int main(void)
         cmocka_unit_test(test_chunk_boundaries),
         cmocka_unit_test(test_gzip_members),
         cmocka_unit_test(test_gzip_reads),
+        cmocka_unit_test(test_skim_args),
         cmocka_unit_test(test_size_hint),
         cmocka_unit_test(test_truncation_everywhere),
         cmocka_unit_test(test_malformed),
