@@ -50,6 +50,7 @@ struct mt_input {
     bool eof_raw;
 #ifdef MT_HAVE_ISAL
     struct inflate_state *iz; /* ~100 KiB: on the heap */
+    bool z_member_start;      /* the next bytes begin a member (its FLG not checked yet) */
 #else
     z_stream z;
 #endif
@@ -253,6 +254,7 @@ mt_status_t mt_input_open(const char *path, const void *mem, size_t len, mt_inpu
         }
         isal_inflate_init(in->iz);
         in->iz->crc_flag = ISAL_GZIP; /* gzip header and trailer (CRC-32, length) */
+        in->z_member_start = true;
 #else
         /* 16 + MAX_WBITS: gzip wrapper only. */
         if (inflateInit2(&in->z, 16 + MAX_WBITS) != Z_OK) {
@@ -304,6 +306,26 @@ static const char *isal_error_text(int r)
     }
 }
 
+/* At least k bytes of input at s->next_in, unless the file ends first (the
+ * rest moved to the front of the buffer, more read after it). */
+static mt_status_t isal_fill(mt_input_t *in, struct inflate_state *s, uint32_t k, mt_error_t *err)
+{
+    if (s->avail_in >= k || in->eof_raw)
+        return MT_OK;
+    memmove(in->zbuf, s->next_in, s->avail_in);
+    s->next_in = in->zbuf;
+    while (s->avail_in < k && !in->eof_raw) {
+        size_t got = 0;
+        mt_status_t st = raw_read(in, in->zbuf + s->avail_in, in->zbuf_cap - s->avail_in, &got, err);
+        if (st)
+            return st;
+        if (!got)
+            in->eof_raw = true;
+        s->avail_in += (uint32_t)got;
+    }
+    return MT_OK;
+}
+
 /* As the zlib version below, with one difference in the shape: igzip reads
  * input ahead into its bit buffer and may hold decoded bytes back when the
  * output is full, so a stream is taken as cut short only when a call with
@@ -347,6 +369,18 @@ static mt_status_t gz_read(mt_input_t *in, char *dst, size_t cap, size_t *n, boo
             s->next_out = no;
             s->avail_out = ao;
             in->z_member_done = false;
+            in->z_member_start = true;
+        }
+        if (in->z_member_start) {
+            /* igzip skips a header's reserved flag bits; RFC 1952 (and
+             * zlib) reject a member that sets any. */
+            mt_status_t st = isal_fill(in, s, 4, err);
+            if (st)
+                return st;
+            if (s->avail_in >= 4 && (s->next_in[3] & 0xe0))
+                return mt_error_set(err, MT_ERR_GZIP, "unknown header flags set at compressed offset %llu",
+                                    (unsigned long long)(in->raw_bytes - s->avail_in + 3));
+            in->z_member_start = false;
         }
         uint32_t in_before = s->avail_in, out_before = s->avail_out;
         int r = isal_inflate(s);

@@ -110,13 +110,38 @@ for f in sample_traces/*/rank-*.json tests/data/*/*.json tests/fuzz/corpus_loade
 done
 "$dig" "${inputs[@]}" >"$work/digest.sse2" 2>&1 || bad "trace_digest exited $?"
 "$pdig" "${inputs[@]}" >"$work/digest.portable" 2>&1 || bad "trace_digest_portable exited $?"
-# The portable build also inflates with zlib where the other may use ISA-L:
-# a broken gzip input fails in both, but each inflater words it its own way
-# (and may notice at another byte), so such lines compare as "gzip error".
-gz_norm() { sed -E 's/^([^ ]+) error: .*(gzip|inflate).*$/\1 error: gzip/' "$1" >"$1.norm"; }
-gz_norm "$work/digest.sse2"
-gz_norm "$work/digest.portable"
-same "$work/digest.sse2.norm" "$work/digest.portable.norm" "loader tables, SSE2 + ISA-L vs portable scanner + zlib"
+# The portable build also inflates with zlib where the other may use ISA-L.
+# A broken gzip input fails in both, but each inflater words it its own way
+# (and may notice at another byte), so two gzip errors compare equal. And
+# igzip is more lenient than zlib with a dynamic block whose Huffman code
+# set is incomplete: zlib stops there ("invalid distances set"), igzip
+# decodes on, and the bytes fail as JSON, or, in a copy cut before its
+# trailer, even load. Such pairs (a zlib gzip error against anything from
+# the other build, on a gzip input) are counted and listed, not failed;
+# every other line must be identical.
+python3 - "$work/digest.sse2" "$work/digest.portable" <<'PY' && ok || bad "loader tables, SSE2 + ISA-L vs portable scanner + zlib"
+import sys
+a = open(sys.argv[1]).read().splitlines()
+b = open(sys.argv[2]).read().splitlines()
+assert len(a) == len(b), (len(a), len(b))
+def gz_error(line):
+    return " error: " in line and ("gzip" in line or "inflate" in line)
+lenient = []
+for x, y in zip(a, b):
+    path = x.split(" ", 1)[0]
+    assert y.split(" ", 1)[0] == path, (x, y)
+    if x == y or (gz_error(x) and gz_error(y)):
+        continue
+    with open(path, "rb") as f:
+        is_gzip = f.read(2) == b"\x1f\x8b"
+    if is_gzip and gz_error(y):
+        lenient.append(path)
+        continue
+    sys.exit("differ:\n  %s\n  %s" % (x, y))
+print("loader tables agree; %d broken gzip inputs that zlib rejects and igzip decodes on" % len(lenient))
+for p in lenient:
+    print("  " + p)
+PY
 n=$(wc -l <"$work/digest.sse2")
 if [ "$n" -eq "${#inputs[@]}" ] && [ "$(grep -c ' events=' "$work/digest.sse2")" -ge 24 ] &&
    [ "$(grep -c ' error: ' "$work/digest.sse2")" -ge 1 ]; then ok; else bad "digest lines: $n for ${#inputs[@]} inputs"; fi

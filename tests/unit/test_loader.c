@@ -507,6 +507,14 @@ static void test_gzip_members(void **state)
         g[i] ^= 0x5a;
     mt_status_t st = mt_trace_load_buffer(g, z1 + z2, "c.json.gz", NULL, &t, &err);
     assert_true(st == MT_ERR_GZIP || st == MT_ERR_SYNTAX);
+    /* a reserved header flag bit (RFC 1952: must be zero), in the first
+     * member and in the second: both inflaters stop there */
+    for (int m = 0; m < 2; m++) {
+        memcpy(g, cat, z1 + z2);
+        g[(m ? z1 : 0) + 3] |= 0x20;
+        assert_int_equal(mt_trace_load_buffer(g, z1 + z2, "f.json.gz", NULL, &t, &err), MT_ERR_GZIP);
+        assert_non_null(strstr(err.msg, "header flags"));
+    }
     free(a);
     free(b);
     free(cat);
