@@ -292,6 +292,25 @@ mt_status_t mt_input_open(const char *path, const void *mem, size_t len, mt_inpu
     return MT_OK;
 }
 
+/* The next piece of the compressed file into zbuf (both inflaters). */
+static mt_status_t zbuf_refill(mt_input_t *in, size_t *k, mt_error_t *err)
+{
+    *k = 0;
+    mt_status_t st = raw_read(in, in->zbuf, in->zbuf_cap, k, err);
+    if (!st && !*k)
+        in->eof_raw = true;
+    return st;
+}
+
+/* Bytes after a member that do not start another one. */
+static mt_status_t trailing_bytes(const mt_input_t *in, uint64_t avail_in, mt_error_t *err)
+{
+    if (err)
+        err->offset = -1;
+    return mt_error_set(err, MT_ERR_GZIP, "unexpected bytes after gzip member at compressed offset %llu",
+                        (unsigned long long)(in->raw_bytes - avail_in));
+}
+
 #ifdef MT_HAVE_ISAL
 static const char *isal_error_text(int r)
 {
@@ -339,12 +358,10 @@ static mt_status_t gz_read(mt_input_t *in, char *dst, size_t cap, size_t *n, boo
     s->avail_out = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
     while (s->avail_out) {
         if (s->avail_in == 0 && !in->eof_raw) {
-            size_t k = 0;
-            mt_status_t st = raw_read(in, in->zbuf, in->zbuf_cap, &k, err);
+            size_t k;
+            mt_status_t st = zbuf_refill(in, &k, err);
             if (st)
                 return st;
-            if (!k)
-                in->eof_raw = true;
             s->next_in = in->zbuf;
             s->avail_in = (uint32_t)k;
         }
@@ -352,13 +369,8 @@ static mt_status_t gz_read(mt_input_t *in, char *dst, size_t cap, size_t *n, boo
             if (s->avail_in == 0 && in->eof_raw)
                 break; /* clean end after the last member */
             /* Another member must follow (concatenated gzip is valid). */
-            if (s->next_in[0] != 0x1f) {
-                if (err)
-                    err->offset = -1;
-                return mt_error_set(err, MT_ERR_GZIP,
-                                    "unexpected bytes after gzip member at compressed offset %llu",
-                                    (unsigned long long)(in->raw_bytes - s->avail_in));
-            }
+            if (s->next_in[0] != 0x1f)
+                return trailing_bytes(in, s->avail_in, err);
             /* The reset keeps neither the cursors nor the wrapper flag. */
             uint8_t *ni = s->next_in, *no = s->next_out;
             uint32_t ai = s->avail_in, ao = s->avail_out;
@@ -412,12 +424,10 @@ static mt_status_t gz_read(mt_input_t *in, char *dst, size_t cap, size_t *n, boo
     in->z.avail_out = cap > UINT32_MAX ? UINT32_MAX : (uInt)cap;
     while (in->z.avail_out) {
         if (in->z.avail_in == 0 && !in->eof_raw) {
-            size_t k = 0;
-            mt_status_t st = raw_read(in, in->zbuf, in->zbuf_cap, &k, err);
+            size_t k;
+            mt_status_t st = zbuf_refill(in, &k, err);
             if (st)
                 return st;
-            if (!k)
-                in->eof_raw = true;
             in->z.next_in = in->zbuf;
             in->z.avail_in = (uInt)k;
         }
@@ -425,13 +435,8 @@ static mt_status_t gz_read(mt_input_t *in, char *dst, size_t cap, size_t *n, boo
             if (in->z.avail_in == 0 && in->eof_raw)
                 break; /* clean end after the last member */
             /* Another member must follow (concatenated gzip is valid). */
-            if (in->z.next_in[0] != 0x1f) {
-                if (err)
-                    err->offset = -1;
-                return mt_error_set(err, MT_ERR_GZIP,
-                                    "unexpected bytes after gzip member at compressed offset %llu",
-                                    (unsigned long long)(in->raw_bytes - in->z.avail_in));
-            }
+            if (in->z.next_in[0] != 0x1f)
+                return trailing_bytes(in, in->z.avail_in, err);
             inflateReset(&in->z);
             in->z_member_done = false;
         }
