@@ -25,7 +25,7 @@ typedef struct merged_input {
 
 /* Collective over comm: every process calls it, each with the ranks it
  * loaded (mine[0..n_mine), borrowed; n_mine may be 0). Writes out_path as
- * gzip (independent members of at most 1 MiB of JSON each, which
+ * gzip (independent members of 1-2 MiB of JSON each, which
  * concatenate into one valid gzip file) when gzip is set, else plain JSON. Within the file the header comes first,
  * then, plain: process 0's ranks, process 1's, ... (each process's by rank);
  * gzip: the first rank of each process (process order), then the second of

@@ -808,6 +808,10 @@ static void test_skim_args(void **state)
     assert_int_equal(t->n_events, full->n_events);
     assert_int_equal(t->n_colls, 0);
     assert_int_equal(t->meta[0].str, 0);
+    /* the top-level fields as written: ts 5 us, dur 2 us */
+    assert_int_equal(t->events[0].ts, 5000);
+    assert_int_equal(t->events[0].dur, 2000);
+    assert_int_equal(t->events[1].ph, MT_PH_M);
     for (size_t i = 0; i < t->n_events; i++) {
         assert_int_equal(t->events[i].ts, full->events[i].ts);
         assert_int_equal(t->events[i].dur, full->events[i].dur);
