@@ -98,8 +98,12 @@ static double quantile_sorted(const double *v, size_t n, double q)
     return i + 1 < n ? v[i] * (1 - f) + v[i + 1] * f : v[i];
 }
 
-/* Per rank: which instance memberships it has. */
+/* Per rank: which instance memberships it has, with the row's raw end: the
+ * rows are wide (mt_cinst_t, 160 bytes) and a fit reads only this field, so
+ * a copy here keeps each rank's walk sequential instead of one cache miss
+ * per point (42% of the fit's samples went to that load). */
 typedef struct member {
+    int64_t end_ns;
     uint32_t inst;
     uint32_t row;
     uint32_t pos;   /* index into m->members */
@@ -250,15 +254,25 @@ static void robust_fit(ctx_t *c, size_t n, bool fit_drift, double *a, double *b,
         if (tol < MIN_TOL_NS)
             tol = MIN_TOL_NS;
         size_t m = 0;
+        bool changed = false;
         for (size_t i = 0; i < n; i++) {
-            keep[i] = fabs(y[i] - (*a + *b * x[i])) <= tol;
-            m += keep[i];
+            bool kp = fabs(y[i] - (*a + *b * x[i])) <= tol;
+            changed |= kp != keep[i];
+            keep[i] = kp;
+            m += kp;
         }
         if (!m) {
             for (size_t i = 0; i < n; i++)
                 keep[i] = true;
             m = n;
         }
+        /* From the second round on (a, b) is the fit over the previous
+         * round's points; the same points again give the same fit and the
+         * same residuals, so the remaining rounds could change nothing.
+         * (A fallback to all points counts as changed: not stopping is
+         * always safe.) */
+        if (round > 0 && !changed)
+            break;
         if (drift && m >= MIN_DRIFT_POINTS) {
             double sx = 0, sy = 0;
             for (size_t i = 0; i < n; i++)
@@ -314,7 +328,7 @@ static void refresh_rows(ctx_t *c, size_t s)
 {
     for (size_t k = c->mem_first[s]; k < c->mem_first[s + 1]; k++) {
         const member_t *mb = &c->mem[k];
-        c->row_end[mb->row] = mt_clock_apply(&c->out[s], c->rows[mb->row].end_ns);
+        c->row_end[mb->row] = mt_clock_apply(&c->out[s], mb->end_ns);
         if (mb->pos < c->cache[mb->inst].end)
             c->cache[mb->inst].valid = false;
     }
@@ -337,9 +351,9 @@ static size_t fit_rank(ctx_t *c, size_t s, const mt_clock_opts_t *o)
     for (size_t k = c->mem_first[s]; k < c->mem_first[s + 1]; k++) {
         const member_t *mb = &c->mem[k];
         double delta; /* consensus end - this rank's raw end */
-        if (!c->usable[mb->inst] || !consensus(c, mb->inst, mb->pos, (int32_t)s, c->rows[mb->row].end_ns, &delta))
+        if (!c->usable[mb->inst] || !consensus(c, mb->inst, mb->pos, (int32_t)s, mb->end_ns, &delta))
             continue;
-        c->xs[n] = (double)(c->rows[mb->row].end_ns - ck->anchor_ns);
+        c->xs[n] = (double)(mb->end_ns - ck->anchor_ns);
         c->ys[n] = delta;
         n++;
     }
@@ -396,7 +410,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
         if (!c.usable[i])
             continue;
         for (uint32_t p = m->first[i]; p < m->first[i + 1]; p++) {
-            int32_t s = slot_of(&c, rows[m->members[p]].rank);
+            int32_t s = c.row_slot[m->members[p]];
             if (s >= 0)
                 c.mem_first[s + 1]++;
         }
@@ -418,9 +432,9 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
         if (!c.usable[i])
             continue;
         for (uint32_t p = m->first[i]; p < m->first[i + 1]; p++) {
-            int32_t s = slot_of(&c, rows[m->members[p]].rank);
+            int32_t s = c.row_slot[m->members[p]];
             if (s >= 0)
-                c.mem[c.mem_first[s] + fill[s]++] = (member_t){(uint32_t)i, m->members[p], p};
+                c.mem[c.mem_first[s] + fill[s]++] = (member_t){rows[m->members[p]].end_ns, (uint32_t)i, m->members[p], p};
         }
     }
 
@@ -434,7 +448,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
         size_t k = 0;
         int64_t *ends = (int64_t *)(void *)c.xs; /* same size as doubles */
         for (size_t j = c.mem_first[s]; j < c.mem_first[s + 1]; j++)
-            ends[k++] = rows[c.mem[j].row].end_ns;
+            ends[k++] = c.mem[j].end_ns;
         if (k) {
             qsort(ends, k, sizeof *ends, cmp_i64);
             ck->anchor_ns = ends[k / 2];
@@ -464,7 +478,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
         for (size_t j = c.mem_first[s]; j < c.mem_first[s + 1]; j++) {
             uint32_t inst = c.mem[j].inst;
             for (uint32_t p = m->first[inst]; p < m->first[inst + 1]; p++) {
-                int32_t o = slot_of(&c, rows[m->members[p]].rank);
+                int32_t o = c.row_slot[m->members[p]];
                 if (o >= 0 && !seen[o]) {
                     seen[o] = true;
                     queue[qt++] = o;
@@ -511,7 +525,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
             for (size_t j = c.mem_first[s]; j < c.mem_first[s + 1]; j++) {
                 uint32_t inst = c.mem[j].inst;
                 for (uint32_t p = m->first[inst]; p < m->first[inst + 1]; p++) {
-                    int32_t o = slot_of(&c, rows[m->members[p]].rank);
+                    int32_t o = c.row_slot[m->members[p]];
                     if (o >= 0 && out[o].group < 0) {
                         out[o].group = groups;
                         queue[t++] = o;
@@ -546,7 +560,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
         size_t k = 0;
         for (size_t j = c.mem_first[s]; j < c.mem_first[s + 1]; j++) {
             double delta;
-            int64_t mine = mt_clock_apply(&out[s], rows[c.mem[j].row].end_ns);
+            int64_t mine = c.row_end[c.mem[j].row]; /* refreshed with the final corrections */
             if (!consensus(&c, c.mem[j].inst, c.mem[j].pos, (int32_t)s, mine, &delta))
                 continue;
             c.tmp[k++] = fabs(delta);
@@ -574,7 +588,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
         int64_t last_start = INT64_MIN;
         for (uint32_t p = m->first[i]; p < m->first[i + 1]; p++) {
             const mt_cinst_t *r = &rows[m->members[p]];
-            int32_t s = slot_of(&c, r->rank);
+            int32_t s = c.row_slot[m->members[p]];
             if (s < 0 || !seen[s])
                 continue;
             int64_t st = mt_clock_apply(&out[s], r->start_ns);
@@ -582,7 +596,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
         }
         for (uint32_t p = m->first[i]; p < m->first[i + 1]; p++) {
             const mt_cinst_t *r = &rows[m->members[p]];
-            int32_t s = slot_of(&c, r->rank);
+            int32_t s = c.row_slot[m->members[p]];
             if (s < 0 || !seen[s])
                 continue;
             int64_t tol = (int64_t)llround(CAUSAL_TOL_NS + out[s].residual_p99_ns);
