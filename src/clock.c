@@ -109,18 +109,23 @@ typedef struct member {
     uint32_t pos;   /* index into m->members */
 } member_t;
 
-/* The consensus of an instance wider than CONS_CAP + 1 ranks is the median
- * of its first CONS_CAP fitted members other than the rank being fitted;
- * for every rank outside those CONS_CAP it is the same set, so it is kept
- * here until one of them is refit. Values are absolute corrected ends: the
- * two middle ones (equal for an odd count). */
+/* The consensus of an instance for a rank is the median of the corrected
+ * ends of its first CONS_CAP fitted members other than that rank, in member
+ * order. That set is always S minus one value, where S is the instance's
+ * first CONS_CAP + 1 fitted members (all of them when there are fewer):
+ * minus the rank itself when it is in S, else minus the last member of S
+ * when S is full, else nothing. So each instance keeps S's values sorted
+ * (in `set`, at the instance's member offset), a refit rank moves its value
+ * in the sorted order (at most 65 entries), and a query is one binary
+ * search (for the value left out) and two loads, instead of a selection over
+ * up to 64 values: at 256 ranks the selections were most of the fit's time. Instances go dirty, rebuilt on
+ * the next query, when a rank becomes fitted for the first time. */
 #define CONS_CAP 64
-typedef struct cons_cache {
-    bool valid, any;
-    uint32_t end;        /* members[first .. end) hold the set */
-    int64_t lo, hi;
-    uint32_t k;
-} cons_cache_t;
+typedef struct cons_set {
+    uint32_t end;   /* member position after S's last member */
+    uint8_t n;      /* values in S (<= CONS_CAP + 1) */
+    bool dirty;
+} cons_set_t;
 
 typedef struct ctx {
     const mt_cinst_t *rows;
@@ -140,7 +145,8 @@ typedef struct ctx {
      * clock application, and a rank's rows are refreshed when it is refit. */
     int32_t *row_slot;
     int64_t *row_end;
-    cons_cache_t *cache;      /* per instance */
+    cons_set_t *cs;           /* per instance */
+    int64_t *set;             /* S's sorted values, instance i's at m->first[i] */
     double *xs, *ys, *tmp;    /* scratch, sized to the largest rank */
     bool *keep;
 } ctx_t;
@@ -150,77 +156,98 @@ static int32_t slot_of(const ctx_t *c, int32_t rank)
     return rank >= 0 && rank <= c->max_rank ? c->rank_slot[rank] : -1;
 }
 
-/* The consensus end of instance i without rank `self`: median of the other
- * fitted participants' corrected ends, returned relative to `base` (ns).
- * Absolute ns since the epoch (~1.8e18) do not fit a double's 53 bits, so
- * every difference is taken in int64 first. Returns false when none. */
-/* The median of the set in cache form, exactly as median() of the same
- * values relative to base gives it: the values are whole ns far below 2^53
- * apart, so every step below is exact. */
-static void fill_cache(const ctx_t *c, uint32_t inst, cons_cache_t *cc)
+static void set_rebuild(const ctx_t *c, uint32_t inst)
 {
-    double v[CONS_CAP];
-    size_t k = 0;
+    cons_set_t *cs = &c->cs[inst];
+    int64_t *v = c->set + c->m->first[inst];
     uint32_t p = c->m->first[inst], e = c->m->first[inst + 1];
-    int64_t b0 = 0;
-    for (; p < e && k < CONS_CAP; p++) {
+    size_t k = 0;
+    for (; p < e && k < CONS_CAP + 1; p++) {
         uint32_t row = c->m->members[p];
         int32_t s = c->row_slot[row];
         if (s < 0 || !c->fitted[s])
             continue;
-        if (!k)
-            b0 = c->row_end[row];
-        v[k++] = (double)(c->row_end[row] - b0);
+        /* insertion into the sorted prefix: k <= 65 */
+        int64_t x = c->row_end[row];
+        size_t j = k++;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
     }
-    cc->valid = true;
-    cc->end = p;
-    cc->k = (uint32_t)k;
-    cc->any = k > 0;
-    if (!k)
-        return;
-    double hi = select_kth(v, k, k / 2), lo = hi;
-    if (k % 2 == 0) {
-        lo = v[0];
-        for (size_t i = 1; i < k / 2; i++)
-            lo = v[i] > lo ? v[i] : lo;
-    }
-    cc->lo = b0 + (int64_t)lo;
-    cc->hi = b0 + (int64_t)hi;
+    cs->end = p;
+    cs->n = (uint8_t)k;
+    cs->dirty = false;
 }
 
-static bool consensus(ctx_t *c, uint32_t inst, uint32_t self_pos, int32_t self_slot, int64_t base, double *out)
+#if defined(MT_CLOCK_SELFCHECK)
+/* Test builds only (tests/unit/test_clock_check.c compiles this file with
+ * MT_CLOCK_SELFCHECK): every consensus is also taken from its definition,
+ * the median of the first CONS_CAP fitted others in member order, and the
+ * two must agree exactly. */
+size_t mt_clock_selfcheck_calls, mt_clock_selfcheck_bad;
+
+static void consensus_check(const ctx_t *c, uint32_t inst, int32_t self_slot, int64_t base, bool any, double got)
 {
-    if (c->m->first[inst + 1] - c->m->first[inst] > CONS_CAP + 1) {
-        cons_cache_t *cc = &c->cache[inst];
-        if (!cc->valid)
-            fill_cache(c, inst, cc);
-        /* self is in the set when it is fitted and lies before its end */
-        if (!(c->fitted[self_slot] && self_pos < cc->end)) {
-            if (!cc->any)
-                return false;
-            *out = cc->k % 2 ? (double)(cc->hi - base) : 0.5 * ((double)(cc->lo - base) + (double)(cc->hi - base));
-            return true;
-        }
-    }
     double v[CONS_CAP];
     size_t k = 0;
-    for (uint32_t p = c->m->first[inst]; p < c->m->first[inst + 1]; p++) {
+    for (uint32_t p = c->m->first[inst]; p < c->m->first[inst + 1] && k < CONS_CAP; p++) {
         uint32_t row = c->m->members[p];
         int32_t s = c->row_slot[row];
-        if (s < 0 || s == self_slot || !c->fitted[s])
-            continue;
-        v[k++] = (double)(c->row_end[row] - base);
-        /* The consensus is over the first 64 fitted others in member order.
-         * Stopping here, not just ignoring the rest, keeps a fit pass linear
-         * in the rows: otherwise every member of a world-wide collective
-         * walks all W members, W^2 per instance. */
-        if (k == CONS_CAP)
-            break;
+        if (s >= 0 && s != self_slot && c->fitted[s])
+            v[k++] = (double)(c->row_end[row] - base);
     }
-    if (!k)
-        return false;
-    *out = median(v, k);
-    return true;
+    mt_clock_selfcheck_calls++;
+    if ((k > 0) != any || (k && median(v, k) != got))
+        mt_clock_selfcheck_bad++;
+}
+#endif
+
+/* First index in v[0..n) whose value is >= x. */
+static size_t lower_bound(const int64_t *v, size_t n, int64_t x)
+{
+    size_t lo = 0;
+    while (n) {
+        size_t h = n / 2;
+        if (v[lo + h] < x) {
+            lo += h + 1;
+            n -= h + 1;
+        } else {
+            n = h;
+        }
+    }
+    return lo;
+}
+
+/* The consensus end of instance i without rank `self` (see cons_set_t),
+ * returned relative to `base` (ns). Absolute ns since the epoch (~1.8e18)
+ * do not fit a double's 53 bits, so every difference is taken in int64
+ * first; the two middle values are whole ns far below 2^53 apart, so the
+ * result is exactly the median of the same values as doubles. Returns false
+ * when there are none. */
+static bool consensus(ctx_t *c, uint32_t inst, uint32_t self_pos, int32_t self_slot, int64_t base, double *out)
+{
+    cons_set_t *cs = &c->cs[inst];
+    if (cs->dirty)
+        set_rebuild(c, inst);
+    const int64_t *v = c->set + c->m->first[inst];
+    size_t n = cs->n, drop = n; /* index of the value left out; n = none */
+    if (c->fitted[self_slot] && self_pos < cs->end)
+        drop = lower_bound(v, n, c->row_end[c->m->members[self_pos]]);
+    else if (n == CONS_CAP + 1)
+        drop = lower_bound(v, n, c->row_end[c->m->members[cs->end - 1]]);
+    size_t k = n - (drop < n);
+    bool any = k > 0;
+    if (any) {
+        /* the i-th smallest of S without v[drop] */
+#define AT(i) ((i) < drop ? v[(i)] : v[(i) + 1])
+        double hi = (double)(AT(k / 2) - base);
+        *out = k % 2 ? hi : 0.5 * ((double)(AT(k / 2 - 1) - base) + hi);
+#undef AT
+    }
+#if defined(MT_CLOCK_SELFCHECK)
+    consensus_check(c, inst, self_slot, base, any, *out);
+#endif
+    return any;
 }
 
 /* Robust straight-line fit y = a + b x: least squares, then drop points
@@ -321,25 +348,44 @@ static void robust_fit(ctx_t *c, size_t n, bool fit_drift, double *a, double *b,
     *used = u;
 }
 
-/* Refresh the cached corrected ends of slot s's rows, and drop the cached
- * consensus of every instance whose set s is in (or may now join: s may
- * just have become fitted). */
-static void refresh_rows(ctx_t *c, size_t s)
+/* Refresh the cached corrected ends of slot s's rows and move them in the
+ * sorted sets they belong to; `was_fitted`: s had a correction before this
+ * one (else s may just have joined sets: they are rebuilt when next read). */
+static void refresh_rows(ctx_t *c, size_t s, bool was_fitted)
 {
     for (size_t k = c->mem_first[s]; k < c->mem_first[s + 1]; k++) {
         const member_t *mb = &c->mem[k];
-        c->row_end[mb->row] = mt_clock_apply(&c->out[s], mb->end_ns);
-        if (mb->pos < c->cache[mb->inst].end)
-            c->cache[mb->inst].valid = false;
+        int64_t old = c->row_end[mb->row];
+        int64_t x = mt_clock_apply(&c->out[s], mb->end_ns);
+        c->row_end[mb->row] = x;
+        cons_set_t *cs = &c->cs[mb->inst];
+        if (cs->dirty || mb->pos >= cs->end)
+            continue;
+        if (!was_fitted) {
+            cs->dirty = true;
+            continue;
+        }
+        if (old == x)
+            continue;
+        int64_t *v = c->set + c->m->first[mb->inst];
+        size_t j = lower_bound(v, cs->n, old);
+        /* slide the entries between the old and the new place by one */
+        if (x > old)
+            for (; j + 1 < cs->n && v[j + 1] < x; j++)
+                v[j] = v[j + 1];
+        else
+            for (; j > 0 && v[j - 1] > x; j--)
+                v[j] = v[j - 1];
+        v[j] = x;
     }
 }
 
 static void refresh_all(ctx_t *c)
 {
     for (size_t s = 0; s < c->n_ranks; s++)
-        refresh_rows(c, s);
+        refresh_rows(c, s, false);
     for (size_t i = 0; i < c->m->n_inst; i++)
-        c->cache[i].valid = false;
+        c->cs[i].dirty = true;
 }
 
 /* Fit slot s against the current corrections of everyone else. Returns the
@@ -366,8 +412,9 @@ static size_t fit_rank(ctx_t *c, size_t s, const mt_clock_opts_t *o)
     ck->drift_ppm = b * 1e6;
     ck->matched = used;
     ck->rejected = n - used;
+    bool was_fitted = c->fitted[s];
     c->fitted[s] = true;
-    refresh_rows(c, s);
+    refresh_rows(c, s, was_fitted);
     return n;
 }
 
@@ -390,9 +437,10 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
     bool *seen = calloc(n_ranks + 1, sizeof *seen);
     c.row_slot = mt_big_malloc((n_rows ? n_rows : 1) * sizeof *c.row_slot);
     c.row_end = mt_big_malloc((n_rows ? n_rows : 1) * sizeof *c.row_end);
-    c.cache = mt_big_calloc(m->n_inst + 1, sizeof *c.cache);
+    c.cs = mt_big_calloc(m->n_inst + 1, sizeof *c.cs);
+    c.set = mt_big_malloc((m->first[m->n_inst] ? m->first[m->n_inst] : 1) * sizeof *c.set);
     if (!c.rank_slot || !c.mem_first || !c.usable || !c.fitted || !fill || !queue || !seen || !c.row_slot ||
-        !c.row_end || !c.cache)
+        !c.row_end || !c.cs || !c.set)
         goto done;
     for (int32_t r = 0; r <= c.max_rank; r++)
         c.rank_slot[r] = -1;
@@ -608,7 +656,8 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
 done:
     free(c.row_slot);
     free(c.row_end);
-    free(c.cache);
+    free(c.cs);
+    free(c.set);
     free(c.rank_slot);
     free(c.mem_first);
     free(c.usable);
