@@ -1253,6 +1253,7 @@ int main(int argc, char **argv)
     /* ---- the merged timeline ---- */
     char merged_path[PATH_MAX] = "";
     uint64_t merged_events = 0;
+    bool merged_helper = false;
     bool merge_failed = false;
     if (code == MT_EXIT_OK) {
         int bad = 0;
@@ -1325,8 +1326,8 @@ int main(int argc, char **argv)
                 n_mi++;
             }
             char mmsg[1024] = "";
-            int mrc = merged_write(world_comm, merged_path, o.merged_gzip, mi, n_mi, &mo, &merged_events, mmsg,
-                                   sizeof mmsg);
+            int mrc = merged_write(world_comm, merged_path, o.merged_gzip, mi, n_mi, &mo, &merged_events,
+                                   &merged_helper, mmsg, sizeof mmsg);
             free(mi);
             if (mrc) {
                 if (me == 0)
@@ -1453,6 +1454,7 @@ int main(int argc, char **argv)
         pt.match_cpu = al.match_cpu_s;
         pt.clock_fit_cpu = al.fit_cpu_s;
         pt.merged_write = t_merge;
+        pt.merged_helper = merged_helper;
         pt.total = MPI_Wtime() - t_start;
         job_size_t js = {.ranks = job.n, .largest_trace = L.largest};
         for (size_t i = 0; me == 0 && i < job.n; i++) {

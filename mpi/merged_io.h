@@ -40,8 +40,9 @@ typedef struct merged_input {
  * NULL) = events written by all processes together. On failure returns the
  * same non-zero mt_status_t on every process, and msg (msg_cap bytes, may
  * be 0) holds the one-line message of the lowest failing process; every
- * process returns, none hangs. Never prints. */
+ * process returns, none hangs. Never prints. *helper (may be NULL): whether
+ * this process deflated on a helper thread (gzip, with a core to spare). */
 int merged_write(MPI_Comm comm, const char *out_path, bool gzip, const merged_input_t *mine, size_t n_mine,
-                 const mt_merge_opts_t *opts, uint64_t *events_written, char *msg, size_t msg_cap);
+                 const mt_merge_opts_t *opts, uint64_t *events_written, bool *helper, char *msg, size_t msg_cap);
 
 #endif

@@ -58,6 +58,8 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
     MPI_Reduce(&rss, &peak, 1, MPI_LONG_INT, MPI_MAXLOC, 0, comm);
     uint64_t largest = size->largest_trace, largest_all = 0, largest_on_peak = 0;
     MPI_Reduce(&largest, &largest_all, 1, MPI_UINT64_T, MPI_MAX, 0, comm);
+    int helpers = 0;
+    MPI_Reduce(&mine->merged_helper, &helpers, 1, MPI_INT, MPI_SUM, 0, comm);
     /* the largest trace that the process with the highest peak handled */
     MPI_Bcast(&peak.who, 1, MPI_INT, 0, comm);
     if (me == peak.who && me != 0)
@@ -78,7 +80,12 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
             (unsigned long long)size->events);
     for (int i = 0; i < N_PHASES; i++)
         fprintf(stderr, "  %-13s %9.3f s%s\n", phase_names[i], maxed[i],
-                root_only[i] ? "  (process 0)" : (i == 1 || i == 2) ? "  (max over processes)" : "");
+                root_only[i]             ? "  (process 0)"
+                : (i == 1 || i == 2)     ? "  (max over processes)"
+                : i == 8 && helpers > 0 ? "  (deflated on a helper thread)"
+                                         : "");
+    if (helpers > 0 && helpers < n_procs)
+        fprintf(stderr, "  helper threads for the merged trace's deflate: %d of %d processes\n", helpers, n_procs);
     fprintf(stderr, "  CPU s on process 0: match %.3f, clock_fit %.3f, cross_rank %.3f\n", mine->match_cpu,
             mine->clock_fit_cpu, mine->cross_rank_cpu);
     fprintf(stderr, "  load rate     %9.1f MB/s, %.2f M events/s\n", load > 0 ? mb / load : 0.0,
@@ -104,7 +111,8 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
         fprintf(f, "%s\"%s\": %.6f", i ? ", " : "", phase_names[i], maxed[i]);
     fprintf(f, "},\n  \"cpu_seconds\": {\"match\": %.6f, \"clock_fit\": %.6f, \"cross_rank\": %.6f",
             mine->match_cpu, mine->clock_fit_cpu, mine->cross_rank_cpu);
-    fprintf(f, "},\n  \"peak_rss_bytes\": %ld,\n  \"peak_rss_process\": %d,\n", peak.v, peak.who);
+    fprintf(f, "},\n  \"merged_deflate_threads\": %d,\n", helpers);
+    fprintf(f, "  \"peak_rss_bytes\": %ld,\n  \"peak_rss_process\": %d,\n", peak.v, peak.who);
     fprintf(f, "  \"largest_trace_bytes\": %llu,\n  \"largest_trace_on_peak_process_bytes\": %llu\n}\n",
             (unsigned long long)largest_all, (unsigned long long)largest_on_peak);
     int bad = ferror(f) != 0;

@@ -20,6 +20,7 @@ typedef struct phase_times {
     double clock_fit;    /* process 0: the clock fit */
     double cross_rank;   /* process 0: collective table, stragglers, pipeline */
     double merged_write; /* the merged timeline (all processes, max) */
+    int merged_helper;   /* this process deflated the merged trace on a helper thread (0/1; summed) */
     double report;       /* process 0: report.json and the terminal summary */
     double total;        /* from after MPI_Init to the end */
     /* process 0's CPU seconds in its own steps: steadier than wall time

@@ -8,8 +8,10 @@
  * architecture). */
 #include "mergetrace/gzout.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <libdeflate.h>
 #ifdef MT_HAVE_ISAL
@@ -152,4 +154,146 @@ void mt_gz_free(mt_gz_t *z)
     free(z->level_buf);
 #endif
     free(z);
+}
+
+/* ------------------------------------------------------------ the pipe */
+
+#define PIPE_SLOTS 3
+
+typedef struct pipe_slot {
+    char *data;
+    size_t len;
+    mt_buf_t *out;
+} pipe_slot_t;
+
+struct mt_gz_pipe {
+    mt_gz_t *z;
+    size_t max_piece;
+    pipe_slot_t slot[PIPE_SLOTS];
+    /* Guarded by mu: the queue is slot[head], slot[head + 1], ... (mod
+     * PIPE_SLOTS), `count` of them; the thread works on slot[head] while it
+     * is still counted, so the caller never refills a slot in use. */
+    size_t head, count;
+    bool stop;
+    mt_status_t st;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t thread;
+};
+
+static void *pipe_main(void *arg)
+{
+    mt_gz_pipe_t *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->count && !p->stop)
+            pthread_cond_wait(&p->cv, &p->mu);
+        if (!p->count)
+            break; /* stopped with nothing queued */
+        pipe_slot_t *sl = &p->slot[p->head];
+        bool failed = p->st != MT_OK;
+        pthread_mutex_unlock(&p->mu);
+        mt_status_t st = failed ? MT_OK : mt_gz_member(p->z, sl->data, sl->len, sl->out);
+        pthread_mutex_lock(&p->mu);
+        if (st && !p->st)
+            p->st = st;
+        p->head = (p->head + 1) % PIPE_SLOTS;
+        p->count--;
+        pthread_cond_broadcast(&p->cv);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+mt_status_t mt_gz_pipe_new(mt_gz_engine_t e, size_t max_piece, mt_gz_pipe_t **out)
+{
+    *out = NULL;
+    if (!max_piece || max_piece > MT_GZ_MAX_MEMBER)
+        return MT_ERR_USAGE;
+    mt_gz_pipe_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return MT_ERR_NOMEM;
+    mt_status_t st = mt_gz_new(e, &p->z);
+    if (st) {
+        free(p);
+        return st;
+    }
+    p->max_piece = max_piece;
+    for (int i = 0; i < PIPE_SLOTS; i++)
+        if (!(p->slot[i].data = malloc(max_piece)))
+            goto nomem;
+    if (pthread_mutex_init(&p->mu, NULL))
+        goto nomem;
+    if (pthread_cond_init(&p->cv, NULL)) {
+        pthread_mutex_destroy(&p->mu);
+        goto nomem;
+    }
+    if (pthread_create(&p->thread, NULL, pipe_main, p)) {
+        pthread_cond_destroy(&p->cv);
+        pthread_mutex_destroy(&p->mu);
+        for (int i = 0; i < PIPE_SLOTS; i++)
+            free(p->slot[i].data);
+        mt_gz_free(p->z);
+        free(p);
+        return MT_ERR_IO;
+    }
+    *out = p;
+    return MT_OK;
+nomem:
+    for (int i = 0; i < PIPE_SLOTS; i++)
+        free(p->slot[i].data);
+    mt_gz_free(p->z);
+    free(p);
+    return MT_ERR_NOMEM;
+}
+
+mt_status_t mt_gz_pipe_member(mt_gz_pipe_t *p, const void *in, size_t n, mt_buf_t *out)
+{
+    if (n > p->max_piece)
+        return MT_ERR_LIMIT;
+    pthread_mutex_lock(&p->mu);
+    while (p->count == PIPE_SLOTS)
+        pthread_cond_wait(&p->cv, &p->mu);
+    mt_status_t st = p->st;
+    pipe_slot_t *sl = &p->slot[(p->head + p->count) % PIPE_SLOTS];
+    pthread_mutex_unlock(&p->mu);
+    if (st)
+        return st;
+    /* The slot is not queued yet: the thread does not look at it. */
+    if (n)
+        memcpy(sl->data, in, n);
+    sl->len = n;
+    sl->out = out;
+    pthread_mutex_lock(&p->mu);
+    p->count++;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    return MT_OK;
+}
+
+mt_status_t mt_gz_pipe_finish(mt_gz_pipe_t *p)
+{
+    pthread_mutex_lock(&p->mu);
+    while (p->count)
+        pthread_cond_wait(&p->cv, &p->mu);
+    mt_status_t st = p->st;
+    pthread_mutex_unlock(&p->mu);
+    return st;
+}
+
+void mt_gz_pipe_free(mt_gz_pipe_t *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = true;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->thread, NULL);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    for (int i = 0; i < PIPE_SLOTS; i++)
+        free(p->slot[i].data);
+    mt_gz_free(p->z);
+    free(p);
 }

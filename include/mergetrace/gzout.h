@@ -2,7 +2,8 @@
  * gzip member (header, deflate data, CRC-32 and length) appended to an
  * mt_buf_t. Concatenated members are one valid gzip file (RFC 1952), which
  * zlib, zcat, Python and Perfetto read as one stream. Two engines: ISA-L's
- * igzip (when the build found it) and libdeflate (always there). Serial. */
+ * igzip (when the build found it) and libdeflate (always there). Serial,
+ * but for mt_gz_pipe_t: the same on a thread of its own. */
 #ifndef MERGETRACE_GZOUT_H
 #define MERGETRACE_GZOUT_H
 
@@ -47,6 +48,34 @@ mt_status_t mt_gz_member(mt_gz_t *z, const void *in, size_t n, mt_buf_t *out);
 
 /* free(NULL)-like. */
 void mt_gz_free(mt_gz_t *z);
+
+/* A compressor on a thread of its own, for a caller with a core to spare:
+ * the caller hands over pieces (copied into one of a few slots; the call
+ * waits while all are taken) and goes on producing the next while the
+ * thread makes each piece, in order, one gzip member appended to the
+ * mt_buf_t given with it, as mt_gz_member would: the same members, holding
+ * the same bytes once inflated. (Not always the same compressed bytes:
+ * igzip's output for a given input can vary by a few bytes from call to
+ * call, as the tests found; every variant is valid.) The buffers given
+ * must not be touched by the caller until mt_gz_pipe_finish has returned.
+ * Memory: the compressor and 3 slots of max_piece bytes. */
+typedef struct mt_gz_pipe mt_gz_pipe_t;
+
+/* *out is NULL on error: MT_ERR_USAGE (engine not built in; max_piece 0 or
+ * over MT_GZ_MAX_MEMBER), MT_ERR_NOMEM, MT_ERR_IO (no thread). */
+mt_status_t mt_gz_pipe_new(mt_gz_engine_t e, size_t max_piece, mt_gz_pipe_t **out);
+
+/* Queue in[0, n) as one member for out. MT_ERR_LIMIT when n > max_piece;
+ * otherwise the first error of the thread so far (MT_OK if none): after an
+ * error, later pieces are dropped. */
+mt_status_t mt_gz_pipe_member(mt_gz_pipe_t *p, const void *in, size_t n, mt_buf_t *out);
+
+/* Wait until every queued piece is in its buffer; the first error, if any
+ * (the pipe then stays failed). */
+mt_status_t mt_gz_pipe_finish(mt_gz_pipe_t *p);
+
+/* Waits for the thread; free(NULL)-like. */
+void mt_gz_pipe_free(mt_gz_pipe_t *p);
 
 #ifdef __cplusplus
 }

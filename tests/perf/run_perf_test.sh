@@ -6,7 +6,9 @@
 #    the portable-scanner build (for gzip inputs it differs only in the input
 #    paths and compressed sizes); the merged trace is byte-identical for the
 #    same process count (run to run, portable vs SSE2, gzip vs plain) and
-#    holds the same events for -n 1 and -n 2;
+#    holds the same events for -n 1 and -n 2; the gzip merged trace of -n 1
+#    deflated on a helper thread (--bind-to none) and in line (--bind-to
+#    core) inflates to the plain one, and timings.json says which was used;
 #  - timings.json holds every phase, the process count and the job's size
 #    (JSON bytes = the files' sizes), and report.json holds no timing;
 #  - the loader's tables (trace_digest) are identical with the SSE2 and the
@@ -101,6 +103,31 @@ for run, np in (("n1", 1), ("n1b", 1), ("n2", 2), ("p2", 2), ("gz1", 1), ("gz2",
     text = open("%s/%s/report.json" % (work, run)).read()
     assert "timings" not in r and "seconds" not in text and "rss" not in text, run
 print("report.json gzip vs plain and timings.json: ok")
+PY
+
+# The gzip merged trace deflated on a helper thread (the program takes one
+# when the process may run on two CPUs and the node has two per process:
+# here with --bind-to none) holds the same JSON as deflated in line
+# (--bind-to core: one CPU) and as the plain output. Compared inflated:
+# igzip does not promise the same compressed bytes twice.
+for b in core none; do
+  if timeout 120 "$mpiexec" --oversubscribe --bind-to "$b" -n 1 "$bin" --timings --no-progress -q \
+      -o "$work/z$b" "$job"/rank-*.json 2>"$work/z$b.err"; then ok
+  else bad "mpirun --bind-to $b -n 1 (gzip merged output)"; cat "$work/z$b.err"; fi
+done
+for b in core none; do
+  gzip -dc "$work/z$b/merged.json.gz" >"$work/z$b/merged.json" || bad "gzip -d of merged.json.gz (--bind-to $b)"
+  same "$work/n1/merged.json" "$work/z$b/merged.json" "merged trace (gzip, --bind-to $b, vs plain output)"
+done
+python3 - "$work" <<'PY' && ok || bad "timings.json merged_deflate_threads"
+import json, os, sys
+work = sys.argv[1]
+spare = len(os.sched_getaffinity(0)) >= 2 and os.cpu_count() >= 2
+core = json.load(open(work + "/zcore/timings.json"))["merged_deflate_threads"]
+none = json.load(open(work + "/znone/timings.json"))["merged_deflate_threads"]
+assert core == 0, core
+assert none == (1 if spare else 0), (none, spare)
+print("merged_deflate_threads: bound %d, unbound %d (a core to spare: %s)" % (core, none, spare))
 PY
 
 # The loader's tables: SSE2 vs the portable scanner, on everything we have.

@@ -181,12 +181,93 @@ static void test_auto(void **state)
     mt_gz_free(NULL);
 }
 
+/* The pipe (a compressor on its own thread) makes one member per piece, in
+ * order, each into the buffer it was given with, and zlib inflates every
+ * buffer back to its pieces; pieces of every size up to its limit, many
+ * small ones (the caller waits for slots), a pipe reused after finish and
+ * freed with pieces still queued. Compressed bytes are not compared with
+ * mt_gz_member's: igzip does not promise the same bytes twice (seen here:
+ * small members a few bytes apart between two calls on the same input). */
+static void pipe_case(mt_gz_engine_t e)
+{
+    const size_t max = (size_t)1 << 20;
+    char *text = make_text((size_t)5 << 20), *rnd = make_random(300000);
+    mt_gz_pipe_t *p = NULL;
+    assert_int_equal(mt_gz_pipe_new(e, max, &p), MT_OK);
+    mt_buf_t got[2] = {{0}}, plain[2] = {{0}};
+    int pieces[2] = {0, 0};
+    size_t at = 0, k = 0;
+    const size_t sizes[] = {0, 1, 7, 65536, max, 333333, max - 1, 12345};
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 40; i++, k++) {
+            size_t n = sizes[k % (sizeof sizes / sizeof *sizes)];
+            const char *src = k % 5 == 3 ? rnd : text + at % ((size_t)4 << 20);
+            if (src == rnd && n > 300000)
+                n = 300000;
+            at += n;
+            mt_buf_t *out = &got[k % 2];
+            assert_int_equal(mt_gz_pipe_member(p, src, n, out), MT_OK);
+            assert_int_equal(mt_buf_append(&plain[k % 2], src, n), MT_OK);
+            pieces[k % 2]++;
+        }
+        for (int i = 0; i < 2000; i++, k++) { /* small pieces: the caller outruns the thread */
+            size_t n = (size_t)(i % 97);
+            assert_int_equal(mt_gz_pipe_member(p, text + i, n, &got[0]), MT_OK);
+            assert_int_equal(mt_buf_append(&plain[0], text + i, n), MT_OK);
+            pieces[0]++;
+        }
+        assert_int_equal(mt_gz_pipe_finish(p), MT_OK);
+        for (int b = 0; b < 2; b++) {
+            mt_buf_t back = {0};
+            assert_int_equal(inflate_members((const unsigned char *)got[b].data, got[b].len, &back), pieces[b]);
+            assert_int_equal(back.len, plain[b].len);
+            assert_memory_equal(back.data, plain[b].data, back.len);
+            mt_buf_free(&back);
+        }
+    }
+    assert_int_equal(mt_gz_pipe_member(p, text, max + 1, &got[0]), MT_ERR_LIMIT);
+    /* freed with pieces queued: the thread finishes them, then stops */
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(mt_gz_pipe_member(p, text, max, &got[1]), MT_OK);
+        assert_int_equal(mt_buf_append(&plain[1], text, max), MT_OK);
+        pieces[1]++;
+    }
+    mt_gz_pipe_free(p);
+    mt_buf_t back = {0};
+    assert_int_equal(inflate_members((const unsigned char *)got[1].data, got[1].len, &back), pieces[1]);
+    assert_int_equal(back.len, plain[1].len);
+    assert_memory_equal(back.data, plain[1].data, back.len);
+    mt_buf_free(&back);
+    for (int b = 0; b < 2; b++) {
+        mt_buf_free(&got[b]);
+        mt_buf_free(&plain[b]);
+    }
+    free(text);
+    free(rnd);
+}
+
+static void test_pipe(void **state)
+{
+    (void)state;
+    mt_gz_pipe_t *p = (mt_gz_pipe_t *)1;
+    assert_int_equal(mt_gz_pipe_new(MT_GZ_AUTO, 0, &p), MT_ERR_USAGE);
+    assert_null(p);
+    assert_int_equal(mt_gz_pipe_new(MT_GZ_AUTO, MT_GZ_MAX_MEMBER + 1, &p), MT_ERR_USAGE);
+    if (!mt_gz_available(MT_GZ_ISAL))
+        assert_int_equal(mt_gz_pipe_new(MT_GZ_ISAL, 1024, &p), MT_ERR_USAGE);
+    else
+        pipe_case(MT_GZ_ISAL);
+    pipe_case(MT_GZ_LIBDEFLATE);
+    mt_gz_pipe_free(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_libdeflate),
         cmocka_unit_test(test_isal),
         cmocka_unit_test(test_auto),
+        cmocka_unit_test(test_pipe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
