@@ -219,32 +219,30 @@ mt_status_t mt_gz_pipe_new(mt_gz_engine_t e, size_t max_piece, mt_gz_pipe_t **ou
         return st;
     }
     p->max_piece = max_piece;
+    st = MT_ERR_NOMEM;
     for (int i = 0; i < PIPE_SLOTS; i++)
         if (!(p->slot[i].data = malloc(max_piece)))
-            goto nomem;
+            goto fail;
     if (pthread_mutex_init(&p->mu, NULL))
-        goto nomem;
+        goto fail;
     if (pthread_cond_init(&p->cv, NULL)) {
         pthread_mutex_destroy(&p->mu);
-        goto nomem;
+        goto fail;
     }
     if (pthread_create(&p->thread, NULL, pipe_main, p)) {
         pthread_cond_destroy(&p->cv);
         pthread_mutex_destroy(&p->mu);
-        for (int i = 0; i < PIPE_SLOTS; i++)
-            free(p->slot[i].data);
-        mt_gz_free(p->z);
-        free(p);
-        return MT_ERR_IO;
+        st = MT_ERR_IO;
+        goto fail;
     }
     *out = p;
     return MT_OK;
-nomem:
+fail:
     for (int i = 0; i < PIPE_SLOTS; i++)
         free(p->slot[i].data);
     mt_gz_free(p->z);
     free(p);
-    return MT_ERR_NOMEM;
+    return st;
 }
 
 mt_status_t mt_gz_pipe_member(mt_gz_pipe_t *p, const void *in, size_t n, mt_buf_t *out)

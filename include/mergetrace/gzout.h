@@ -74,7 +74,8 @@ mt_status_t mt_gz_pipe_member(mt_gz_pipe_t *p, const void *in, size_t n, mt_buf_
  * (the pipe then stays failed). */
 mt_status_t mt_gz_pipe_finish(mt_gz_pipe_t *p);
 
-/* Waits for the thread; free(NULL)-like. */
+/* The pieces still queued are compressed first (their buffers must still be
+ * valid), then the thread stops; free(NULL)-like. */
 void mt_gz_pipe_free(mt_gz_pipe_t *p);
 
 #ifdef __cplusplus
