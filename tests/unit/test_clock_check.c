@@ -20,18 +20,12 @@
 
 #include "mergetrace/classify.h"
 #include "mergetrace/collectives.h"
+#include "test_util.h"
 
 extern size_t mt_clock_selfcheck_calls, mt_clock_selfcheck_bad;
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-static double urand(void) { return (double)(rnd() >> 11) / 9007199254740992.0; }
+static double urand(void) { return tu_unit(&rng_state); }
 
 typedef struct tclock {
     double off_ns, drift_ppm;

@@ -18,14 +18,7 @@
 #include "test_util.h"
 
 static uint64_t rng_state = 88172645463325252ull;
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-static double urand(void) { return (double)(rnd() >> 11) / 9007199254740992.0; }
+static double urand(void) { return tu_unit(&rng_state); }
 
 /* A rank's true clock: local(t) = t + off + drift_ppm * 1e-6 * (t - T0). */
 typedef struct tclock {

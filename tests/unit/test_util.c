@@ -88,3 +88,17 @@ const mt_event_t *find_event(const mt_trace_t *t, const char *name)
             return &t->events[i];
     return NULL;
 }
+
+uint64_t tu_rand(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *state = x;
+}
+
+double tu_unit(uint64_t *state)
+{
+    return (double)(tu_rand(state) >> 11) / 9007199254740992.0;
+}

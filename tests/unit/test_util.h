@@ -3,6 +3,7 @@
 #define MT_TEST_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mergetrace/mergetrace.h"
 
@@ -24,5 +25,10 @@ size_t count_cat(const mt_trace_t *t, mt_cat_t c);
 
 /* The first event with this name, or NULL. */
 const mt_event_t *find_event(const mt_trace_t *t, const char *name);
+
+/* Seeded pseudo-random numbers for test data (xorshift64; *state must not
+ * be 0): the next 64 bits, and a double in [0, 1). */
+uint64_t tu_rand(uint64_t *state);
+double tu_unit(uint64_t *state);
 
 #endif
