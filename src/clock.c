@@ -117,9 +117,11 @@ typedef struct member {
  * when S is full, else nothing. So each instance keeps S's values sorted
  * (in `set`, at the instance's member offset), a refit rank moves its value
  * in the sorted order (at most 65 entries), and a query is one binary
- * search (for the value left out) and two loads, instead of a selection over
- * up to 64 values: at 256 ranks the selections were most of the fit's time. Instances go dirty, rebuilt on
- * the next query, when a rank becomes fitted for the first time. */
+ * search (for the value left out) and two loads, instead of a selection
+ * over up to 64 values: at 256 ranks the selections were most of the fit's
+ * time. Instances go dirty, rebuilt on the next query, when a rank becomes
+ * fitted for the first time. The set stops at 65 members whatever the
+ * instance's width, so a fit pass stays linear in the rows. */
 #define CONS_CAP 64
 typedef struct cons_set {
     uint32_t end;   /* member position after S's last member */
@@ -480,9 +482,10 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
         if (!c.usable[i])
             continue;
         for (uint32_t p = m->first[i]; p < m->first[i + 1]; p++) {
-            int32_t s = c.row_slot[m->members[p]];
+            uint32_t row = m->members[p];
+            int32_t s = c.row_slot[row];
             if (s >= 0)
-                c.mem[c.mem_first[s] + fill[s]++] = (member_t){rows[m->members[p]].end_ns, (uint32_t)i, m->members[p], p};
+                c.mem[c.mem_first[s] + fill[s]++] = (member_t){rows[row].end_ns, (uint32_t)i, row, p};
         }
     }
 
