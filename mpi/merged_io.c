@@ -94,8 +94,8 @@ static mt_status_t count_write(void *ctx, const void *data, size_t len)
 }
 
 /* gzip: the bytes are staged in ZCHUNK pieces (or taken as they come, see
- * zsink_write) and each piece becomes one gzip member (mt_gz_member: ISA-L or libdeflate, whole buffers) appended
- * to out. Why members of 1 MiB rather than one zlib stream: on the merged
+ * zsink_write) and each piece becomes one gzip member appended to out
+ * (mt_gz_member: ISA-L or libdeflate, whole buffers). Why members of 1 MiB rather than one zlib stream: on the merged
  * JSON of the 8 x 157 MB benchmark job (200 MB of it, one core of the
  * project's 2-core VM, best of 3) zlib level 3 streamed 261 MB/s -> 18.2
  * MB, libdeflate level 1 in 1 MiB members 578 MB/s -> 19.0 MB (256 KiB

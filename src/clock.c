@@ -130,10 +130,8 @@ typedef struct cons_set {
 } cons_set_t;
 
 typedef struct ctx {
-    const mt_cinst_t *rows;
     const mt_match_t *m;
     size_t n_ranks;
-    const int32_t *ranks;
     mt_clock_t *out;
     int32_t *rank_slot;       /* global rank -> slot in ranks[] (or -1), over [0, max_rank] */
     int32_t max_rank;
@@ -426,7 +424,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
     mt_clock_opts_t defaults = {.ref_rank = -1};
     if (!opts)
         opts = &defaults;
-    ctx_t c = {.rows = rows, .m = m, .n_ranks = n_ranks, .ranks = ranks, .out = out, .max_rank = -1};
+    ctx_t c = {.m = m, .n_ranks = n_ranks, .out = out, .max_rank = -1};
     mt_status_t rc = MT_ERR_NOMEM;
     for (size_t i = 0; i < n_ranks; i++)
         c.max_rank = ranks[i] > c.max_rank ? ranks[i] : c.max_rank;
