@@ -2,7 +2,7 @@
  * the CPU to launch), kernel wait (a short gap between back-to-back work)
  * and other, from the gaps between a stream's consecutive activities. */
 #include "mergetrace/analysis.h"
-#include "bigmem.h"
+#include "base/bigmem.h"
 
 #include <stdlib.h>
 

@@ -9,7 +9,7 @@
 
 #include "mergetrace/classify.h"
 #include "mergetrace/summary.h"
-#include "bigmem.h"
+#include "base/bigmem.h"
 
 uint64_t mt_hash64(const void *data, size_t len, uint64_t seed)
 {

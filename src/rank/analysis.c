@@ -2,7 +2,7 @@
  * runs the passes (pass_*.c) over them, and packs / unpacks the result to
  * self-contained bytes for gathering between processes. */
 #include "mergetrace/analysis.h"
-#include "bigmem.h"
+#include "base/bigmem.h"
 
 #include <assert.h>
 #include <limits.h>

@@ -22,10 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "input.h"
+#include "io/input.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/link.h"
-#include "bigmem.h"
+#include "base/bigmem.h"
 
 /* MT_PORTABLE_SCAN (cmake -DMT_PORTABLE_SCAN=ON, and the test build's
  * mergetrace_portable) forces the byte loops, so tests can check that both

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_out.h"
+#include "report/report_out.h"
 
 static const char *const k_metric[MT_GATE_METRIC_COUNT_] = {"overlap", "period_p99_us", "straggler_wait_pct",
                                                              "idle_pct", "alignment_p99_us"};

@@ -2,7 +2,7 @@
  * projection (per rank and summed over ranks), kernels, launch. */
 #include "mergetrace/analysis.h"
 #include "mergetrace/report.h"
-#include "report_out.h"
+#include "report/report_out.h"
 
 #include <stdarg.h>
 #include <stdio.h>

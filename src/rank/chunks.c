@@ -13,7 +13,7 @@
 #include "mergetrace/analysis.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/strtab.h"
-#include "bigmem.h"
+#include "base/bigmem.h"
 
 typedef struct marker {
     int is_step;          /* the default: ProfilerStep#N */

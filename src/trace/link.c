@@ -7,7 +7,7 @@
  *   4. an enclosing gpu_user_annotation nccl:* on the kernel's own stream
  *      (ROCm kernels captured without their launch). */
 #include "mergetrace/link.h"
-#include "bigmem.h"
+#include "base/bigmem.h"
 
 #include <stdlib.h>
 #include <string.h>

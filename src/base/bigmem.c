@@ -18,7 +18,7 @@
  * Where the kernel or libc lacks it, the calls are plain
  * malloc/calloc/realloc. */
 #define _DEFAULT_SOURCE
-#include "bigmem.h"
+#include "base/bigmem.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * idle over its span) and the comm-compute overlap, from the per-class
  * unions of mt_an_input_t. */
 #include "mergetrace/analysis.h"
-#include "bigmem.h"
+#include "base/bigmem.h"
 
 #include <stdlib.h>
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nccl_file.h"
+#include "nccl/nccl_file.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/loader.h"
 

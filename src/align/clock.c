@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "mergetrace/collectives.h"
-#include "bigmem.h"
+#include "base/bigmem.h"
 
 #define SWEEPS 12
 #define MIN_TOL_NS 2000.0     /* never reject within 2 us of the fit */

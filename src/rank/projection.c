@@ -4,7 +4,7 @@
  * finds its own by binary search, so the cost is O(n log n) plus, per
  * name, sorting the activities its ranges hold (each once per name). */
 #include "mergetrace/analysis.h"
-#include "bigmem.h"
+#include "base/bigmem.h"
 
 #include <stdlib.h>
 #include <string.h>

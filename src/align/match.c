@@ -10,7 +10,7 @@
 
 #include "mergetrace/classify.h"
 #include "mergetrace/collectives.h"
-#include "bigmem.h"
+#include "base/bigmem.h"
 
 #define MAX_SHIFT 32
 #define SHIFT_WINDOW 512

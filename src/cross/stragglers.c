@@ -12,7 +12,7 @@
 
 #include "mergetrace/analysis.h"
 #include "mergetrace/crossrank.h"
-#include "bigmem.h"
+#include "base/bigmem.h"
 
 #define Q24 (UINT64_C(1) << 24)
 #define WAIT_SHARE 0.20     /* rule (2): more than 20 % of the wait caused */

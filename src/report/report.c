@@ -1,7 +1,7 @@
 /* report.json writer. */
 #include "mergetrace/report.h"
 
-#include "report_out.h"
+#include "report/report_out.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* Top kernels per class (compute, comm, memory) by total GPU time, with
  * count, mean and nearest-rank percentiles of their durations. */
 #include "mergetrace/analysis.h"
-#include "bigmem.h"
+#include "base/bigmem.h"
 
 #include <stdlib.h>
 #include <string.h>

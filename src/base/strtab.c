@@ -1,6 +1,6 @@
 /* String interning with an open-addressing hash table over one byte arena. */
 #include "mergetrace/strtab.h"
-#include "bigmem.h"
+#include "base/bigmem.h"
 
 #include <stdlib.h>
 #include <string.h>

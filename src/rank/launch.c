@@ -2,7 +2,7 @@
  * and how much of the GPU's idle time the launching CPU thread spent
  * launching (launch-bound idle time: the GPU starved by launch overhead). */
 #include "mergetrace/analysis.h"
-#include "bigmem.h"
+#include "base/bigmem.h"
 
 #include <stdlib.h>
 #include <string.h>

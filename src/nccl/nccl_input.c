@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "input.h"
-#include "nccl_file.h"
+#include "io/input.h"
+#include "nccl/nccl_file.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/nccl_inspector.h"
 

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "mergetrace/pipeline.h"
-#include "report_out.h"
+#include "report/report_out.h"
 
 /* `, "key": <us>` */
 static void kus(mt_out_t *o, const char *key, int64_t ns)

@@ -7,7 +7,7 @@
 
 #include "mergetrace/crossrank.h"
 #include "mergetrace/report.h"
-#include "report_out.h"
+#include "report/report_out.h"
 
 /* `, "key": <us>` with exactly 3 decimals from integer ns. */
 static void us(mt_out_t *o, const char *key, int64_t ns)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "mergetrace/crossrank.h"
-#include "bigmem.h"
+#include "base/bigmem.h"
 
 typedef struct dsize {
     const char *name;
