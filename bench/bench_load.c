@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "heap.h"
-#include "io/input.h"
+#include "mergetrace/input.h"
 #include "mergetrace/mergetrace.h"
 
 static double now(void)

@@ -93,8 +93,8 @@
 #include <stdint.h>
 
 #include "mergetrace/collectives.h"
-#include "mergetrace/merge.h"
-#include "mergetrace/pipeline.h"
+#include "mergetrace/buf.h"
+#include "mergetrace/chunks.h"
 #include "mergetrace/status.h"
 #include "mergetrace/trace.h"
 
@@ -233,110 +233,6 @@ mt_status_t mt_rank_analysis_pack(const mt_rank_analysis_t *a, void **bytes, siz
  * not a complete, consistent packed result (*out NULL then). */
 mt_status_t mt_rank_analysis_unpack(const void *bytes, size_t len, mt_rank_analysis_t **out, size_t *consumed);
 
-/* The report.json sections of the per-rank analyses, given every rank's
- * result sorted by rank (a[0..n), borrowed). Writes
- *   "temporal": [...], "overlap": [...], "idle": [...], "projection": [...],
- *   "projection_total": [...], "kernels": [...], "launch": [...]
- * with no leading or trailing comma, so the caller places them inside its
- * object. Times are microseconds with 3 decimals (exact from integer ns),
- * percentages have 2 decimals. projection_total sums count, cpu and gpu of
- * each name over the ranks; its gpu_pct is of the summed busy time of all
- * ranks. Returns MT_OK, MT_ERR_NOMEM, or what w returned. */
-mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n, mt_write_fn w, void *ctx);
-
-/* ---- The pass interface ------------------------------------------------
- * mt_analyze_rank is all the program needs. The passes and their shared
- * input are declared here for src/analysis.c, the unit tests and later
- * analyses; each pass fills its part of an mt_rank_analysis_t. */
-
-/* One GPU activity of a trace, with what the passes need of its launch
- * call copied in (so they do not chase it through the event table). */
-typedef struct mt_gpu_act {
-    int64_t start_ns, end_ns;
-    int64_t device, stream;  /* the activity's pid and tid */
-    int64_t launch_ns;       /* start of its launch call; the launch fields are 0 when launch == 0 */
-    int64_t launch_pid, launch_tid; /* the launching CPU thread */
-    uint32_t event;          /* 0-based index of the activity in the trace */
-    uint32_t launch;         /* 1-based index of its launch call, 0 = not linked */
-    uint32_t name;           /* strtab id in the trace */
-    uint8_t cls;             /* mt_class_t: COMPUTE, COMM, MEMCPY or MEMSET */
-    uint8_t flags;           /* the event's MT_EV_PID_STR | MT_EV_TID_STR bits */
-    uint8_t launch_flags;    /* the same bits of the launch call */
-    uint8_t pad_;
-} mt_gpu_act_t;
-
-/* A half-open time interval [start, end) in ns. */
-typedef struct mt_interval {
-    int64_t start, end;
-} mt_interval_t;
-
-/* What every pass reads. Built by mt_an_input_build, freed by
- * mt_an_input_free; t and o are borrowed and must outlive it. */
-typedef struct mt_an_input {
-    const mt_trace_t *t;
-    const mt_analysis_opts_t *o;
-    mt_gpu_act_t *acts;                 /* sorted by (start, end, event) */
-    size_t n_acts;
-    mt_interval_t *u[MT_AN_CLASS_COUNT_]; /* unions per class, sorted and disjoint */
-    size_t n_u[MT_AN_CLASS_COUNT_];
-    mt_interval_t *busy;                /* union of every activity */
-    size_t n_busy;
-    uint32_t *ranges;                   /* event indices of the CPU ranges to project: user_annotation X */
-    size_t n_ranges;                    /* (and cpu_op X with o->project_ops) events, in file order */
-    uint32_t *launch_calls;             /* event indices of the cuda_runtime / cuda_driver X events whose */
-    size_t n_launch_calls;              /* name contains "Launch", in file order */
-} mt_an_input_t;
-
-/* Collect t's GPU activities (sorted), their unions, the CPU ranges and the
- * launch calls, in one pass over the events. MT_OK or MT_ERR_NOMEM (in left
- * empty then). */
-mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, mt_an_input_t *in);
-void mt_an_input_free(mt_an_input_t *in);
-
-/* Append len bytes (copied) to a's string pool, NUL added; *out gets where.
- * MT_OK, MT_ERR_NOMEM or MT_ERR_LIMIT (pool beyond 4 GiB). */
-mt_status_t mt_an_string_add(mt_rank_analysis_t *a, const char *s, size_t len, mt_an_str_t *out);
-
-/* Interval helpers. Sort iv[0..*n) by start and merge overlapping or
- * touching intervals in place, dropping empty ones; *n gets the new count.
- * MT_OK or MT_ERR_NOMEM (iv and *n unchanged then). */
-mt_status_t mt_iv_union(mt_interval_t *iv, size_t *n);
-/* Total length of sorted disjoint intervals. */
-int64_t mt_iv_measure(const mt_interval_t *iv, size_t n);
-/* |a n b| of two sorted disjoint lists. */
-int64_t mt_iv_overlap(const mt_interval_t *a, size_t na, const mt_interval_t *b, size_t nb);
-
-/* The passes: each reads in and fills only its own fields of a (temporal:
- * gpu_activities .. idle_ns; idle: host/kernel/other and streams;
- * projection: proj; kernels: kernels; launch: launched .. launch_bound_ns;
- * chunks (mt_an_chunks, pipeline.h): chunks),
- * so they may run in any order. Arrays a pass adds are owned by a. MT_OK,
- * MT_ERR_NOMEM or MT_ERR_LIMIT. */
-mt_status_t mt_an_temporal(const mt_an_input_t *in, mt_rank_analysis_t *a);
-mt_status_t mt_an_idle(const mt_an_input_t *in, mt_rank_analysis_t *a);
-mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a);
-mt_status_t mt_an_kernels(const mt_an_input_t *in, mt_rank_analysis_t *a);
-mt_status_t mt_an_launch(const mt_an_input_t *in, mt_rank_analysis_t *a);
-
-/* Sort keys[0..n) ascending, carrying vals[] along; stable, so sorting by
- * the least significant field first and the most significant last sorts by
- * several fields. An LSD radix sort: O(n) per byte in which the keys
- * differ. MT_OK or MT_ERR_NOMEM (arrays unchanged then). */
-mt_status_t mt_an_sort_u64(uint64_t *keys, uint32_t *vals, size_t n);
-
-/* Reorder base[0..n) (elements of `size` bytes, at most 128) in place so
- * that element k becomes the old base[perm[k]]; perm must be a
- * permutation of 0..n-1 and is left as the identity. */
-void mt_an_permute(void *base, size_t size, uint32_t *perm, size_t n);
-
-/* A signed value as a key that sorts in the same order. */
-static inline uint64_t mt_an_key_i64(int64_t x)
-{
-    return (uint64_t)x ^ (UINT64_C(1) << 63);
-}
-
-/* Nearest-rank percentile p (0 < p <= 100) of sorted v[0..n); 0 when n = 0. */
-int64_t mt_an_percentile(const int64_t *v, size_t n, int p);
 
 #ifdef __cplusplus
 }

@@ -108,7 +108,7 @@
 
 #include "mergetrace/classify.h"
 #include "mergetrace/collectives.h"
-#include "mergetrace/merge.h"
+#include "mergetrace/buf.h"
 #include "mergetrace/status.h"
 
 #ifdef __cplusplus
@@ -217,20 +217,6 @@ mt_status_t mt_cross_analyze(const mt_cinst_t *rows, size_t n_rows, const mt_mat
 /* Free a result and everything it owns. NULL does nothing. */
 void mt_cross_free(mt_cross_t *x);
 
-/* The report.json sections (docs/report-schema.md):
- *   "collectives": [...], "stragglers": {...}, "wait": [...]
- * with no leading or trailing comma, so the caller places them inside its
- * object. Times are microseconds with 3 decimals (exact from integer ns),
- * percentages 2 decimals, bandwidths GB/s with 3 decimals or null. x is
- * borrowed. Returns MT_OK or what w returned. */
-mt_status_t mt_report_cross_sections(const mt_cross_t *x, mt_write_fn w, void *ctx);
-
-/* A few lines of plain text for the terminal (each at most 100 columns):
- * the top collectives, the straggler suspects with their evidence, the
- * steps whose suspects differ, the ranks that wait most. Returns MT_OK or
- * what w returned. */
-mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx);
-
 /* Size in bytes of one element of a dtype label ("Float", "bf16", ...,
  * see "dtype size"), 0 when unknown. */
 int mt_cross_dtype_size(const char *dtype);
@@ -239,15 +225,6 @@ int mt_cross_dtype_size(const char *dtype);
  * (see "busbw"); -1 when the kind has none. */
 double mt_cross_busbw_factor(mt_coll_kind_t kind, int64_t n);
 
-/* ---- The passes ---------------------------------------------------------
- * mt_cross_analyze is all the program needs; these are declared for the
- * files of src/ that implement it and for the unit tests. slot[row] is the
- * index in x->ranks of the row's rank; clk[slot] its clock (NULL: its own
- * clock). */
-
-/* The collective table (colls, singles, mismatched) and every rank's
- * kernels / kernel_wait_ns / kernel_transfer_ns. MT_OK or MT_ERR_NOMEM. */
-mt_status_t mt_cross_colltable(const mt_cinst_t *rows, const mt_match_t *m, const uint32_t *slot, mt_cross_t *x);
 
 /* The straggler statistics, suspects, evidence and steps. MT_OK or
  * MT_ERR_NOMEM. */

@@ -22,7 +22,7 @@
 #include "mergetrace/analysis.h"
 #include "mergetrace/collectives.h"
 #include "mergetrace/crossrank.h"
-#include "mergetrace/merge.h"
+#include "mergetrace/buf.h"
 #include "mergetrace/pipeline.h"
 #include "mergetrace/status.h"
 
@@ -58,6 +58,8 @@ mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, char *msg, size_t cap)
 
 /* Name of a metric ("overlap", ...). */
 const char *mt_gate_metric_str(mt_gate_metric_t m);
+/* "<=", ">=", "<", ">" or "==". */
+const char *mt_gate_op_str(mt_gate_op_t op);
 
 /* What the gates look at; any pointer may be NULL (not measured). */
 typedef struct mt_gate_inputs {
@@ -73,9 +75,6 @@ typedef struct mt_gate_inputs {
 /* Fill measured, value, pass and why of g[0..n). Returns how many failed. */
 size_t mt_gates_eval(mt_gate_t *g, size_t n, const mt_gate_inputs_t *in);
 
-/* report.json: `"gates": [{"expr", "metric", "op", "threshold", "value",
- * "pass"}]` (no comma around); value null when not measured, with "why". */
-mt_status_t mt_report_gates_json(const mt_gate_t *g, size_t n, mt_write_fn w, void *ctx);
 
 #ifdef __cplusplus
 }

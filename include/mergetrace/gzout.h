@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "mergetrace/merge.h"
+#include "mergetrace/buf.h"
 #include "mergetrace/status.h"
 
 #ifdef __cplusplus

@@ -74,21 +74,6 @@ mt_status_t mt_trace_load_buffer(const void *buf, size_t len, const char *name,
                                  const mt_load_opts_t *opts, mt_trace_t **out,
                                  mt_error_t *err);
 
-/* Parse a JSON number's text exactly into nanoseconds from microseconds:
- * round(value * 1000) with ties away from zero, no floating point.
- * Accepts JSON number syntax (sign, fraction, exponent). Returns MT_OK,
- * MT_ERR_SYNTAX (not a number) or MT_ERR_RANGE (beyond int64). */
-mt_status_t mt_parse_us_to_ns(const char *s, size_t len, int64_t *ns);
-
-/* Parse a JSON integer (no fraction/exponent... unless its value is an exact
- * integer, like 30669.0 or 1e3) into int64 / uint64. MT_ERR_RANGE on
- * overflow or a negative value for the unsigned form. */
-/* True when s[0..len) is exactly one number in strict JSON syntax. */
-bool mt_number_valid(const char *s, size_t len);
-
-mt_status_t mt_parse_int64(const char *s, size_t len, int64_t *v);
-mt_status_t mt_parse_uint64(const char *s, size_t len, uint64_t *v);
-
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mergetrace/buf.h"
 #include "mergetrace/collectives.h"
 #include "mergetrace/loader.h"
 #include "mergetrace/status.h"
@@ -31,33 +32,6 @@ static inline int64_t mt_merge_pid(int32_t rank, uint32_t slot)
 {
     return ((int64_t)rank + 1) * MT_MERGE_PIDS_PER_RANK + (int64_t)slot;
 }
-
-/* Where merged bytes go. Called with pieces of the output in order; data is
- * borrowed for the call only. Return MT_OK to go on; anything else stops
- * the writer, which returns that status. */
-typedef mt_status_t (*mt_write_fn)(void *ctx, const void *data, size_t len);
-
-/* A growable byte buffer: plain data, zero-initialise it ({0}) to start.
- * data is owned by the buffer (free with mt_buf_free) and is not
- * NUL-terminated. */
-typedef struct mt_buf {
-    char *data;
-    size_t len, cap;
-} mt_buf_t;
-
-/* Append len bytes. MT_OK, or MT_ERR_NOMEM with the buffer unchanged. */
-mt_status_t mt_buf_append(mt_buf_t *b, const void *data, size_t len);
-
-/* Make room for len more bytes after data + len (cap grows, len does not),
- * for writers that fill the buffer in place. MT_OK, or MT_ERR_NOMEM with
- * the buffer unchanged. */
-mt_status_t mt_buf_reserve(mt_buf_t *b, size_t len);
-
-/* Free the bytes and reset to empty. NULL does nothing. */
-void mt_buf_free(mt_buf_t *b);
-
-/* An mt_write_fn that appends to the mt_buf_t passed as ctx. */
-mt_status_t mt_buf_write(void *ctx, const void *data, size_t len);
 
 typedef struct mt_merge_opts {
     bool gpu_only;            /* only GPU pids' events (and their metadata) */

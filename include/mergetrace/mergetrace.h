@@ -1,25 +1,41 @@
-/* Umbrella header: the whole public API of the mergetrace core library. */
+/* Umbrella header: the whole public API of the mergetrace core library, in
+ * the order of the stages (docs/ARCHITECTURE.md). A program that embeds the
+ * core includes this one header. */
 #ifndef MERGETRACE_MERGETRACE_H
 #define MERGETRACE_MERGETRACE_H
 
+/* base: version, status and errors, byte output, string interning */
+#include "mergetrace/version.h"
 #include "mergetrace/status.h"
+#include "mergetrace/buf.h"
 #include "mergetrace/strtab.h"
+/* io: reading (plain or gzip) and gzip output */
+#include "mergetrace/input.h"
+#include "mergetrace/gzout.h"
+/* trace: the trace model and its loader */
 #include "mergetrace/trace.h"
 #include "mergetrace/loader.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/link.h"
 #include "mergetrace/rank.h"
 #include "mergetrace/summary.h"
+/* align: collective rows, matching, the clock fit, the job step */
 #include "mergetrace/collectives.h"
 #include "mergetrace/comm.h"
-#include "mergetrace/merge.h"
-#include "mergetrace/report.h"
-#include "mergetrace/analysis.h"
-#include "mergetrace/crossrank.h"
-#include "mergetrace/report_html.h"
+/* nccl: the NCCL readers */
 #include "mergetrace/nccl_input.h"
 #include "mergetrace/nccl_inspector.h"
-
-#define MERGETRACE_VERSION "0.1.0"
+/* rank: per-rank analyses */
+#include "mergetrace/analysis.h"
+#include "mergetrace/chunks.h"
+/* cross: cross-rank analyses */
+#include "mergetrace/crossrank.h"
+#include "mergetrace/pipeline.h"
+#include "mergetrace/gates.h"
+/* report: report.json, report.html, terminal text */
+#include "mergetrace/report.h"
+#include "mergetrace/report_html.h"
+/* merge: the merged trace */
+#include "mergetrace/merge.h"
 
 #endif

@@ -3,10 +3,11 @@
  * stage, and how much of the stages' work was hidden by running at once
  * (OverlapScore). Two halves:
  *
- *  per rank  (mt_an_chunks, run by mt_analyze_rank on the loading process):
- *            the marker ranges of the trace (ProfilerStep#N by default, a
- *            --chunk regex, or a --stage annotation regex) and, for each, the
- *            GPU work launched inside it, on the rank's own clock;
+ *  per rank  (mergetrace/chunks.h: the markers and the chunks pass, run by
+ *            mt_analyze_rank on the loading process): the marker ranges of
+ *            the trace (ProfilerStep#N by default, a --chunk regex, or a
+ *            --stage annotation regex) and, for each, the GPU work launched
+ *            inside it, on the rank's own clock;
  *  job       (mt_pipeline_analyze, on process 0 after alignment): stages,
  *            chunks matched across stages, corrected times, the numbers.
  *
@@ -51,8 +52,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mergetrace/buf.h"
+#include "mergetrace/chunks.h"
 #include "mergetrace/collectives.h"
-#include "mergetrace/merge.h"
 #include "mergetrace/status.h"
 
 #ifdef __cplusplus
@@ -60,49 +62,6 @@ extern "C" {
 #endif
 
 struct mt_rank_analysis;
-struct mt_an_input;
-
-/* ---- markers: which CPU ranges delimit chunks ---------------------------- */
-
-/* A compiled set of markers (opaque). Marker 0 is the chunk marker: the
- * --chunk regex, or ProfilerStep#N when none is given; markers 1.. are the
- * --stage annotation regexes, in the order given. */
-typedef struct mt_pp_markers mt_pp_markers_t;
-
-/* Compile the markers. chunk_regex may be NULL (ProfilerStep#N); stage
- * regexes[0..n_stage) are POSIX extended regexes matched anywhere in a
- * range's name (anchor with ^...$ to match whole names). ranks_of_stage[i]
- * (may be NULL, or an entry NULL) limits stage marker i + 1 to the sorted
- * ranks[0..n_ranks_of_stage[i]) so other ranks skip it; copied. Returns
- * MT_OK, MT_ERR_NOMEM, or MT_ERR_USAGE with the regex error in msg. *out
- * owned by the caller (mt_pp_markers_free). */
-mt_status_t mt_pp_markers_compile(const char *chunk_regex, const char *const *stage_regexes, size_t n_stage,
-                                  const int32_t *const *ranks_of_stage, const size_t *n_ranks_of_stage,
-                                  mt_pp_markers_t **out, char *msg, size_t cap);
-void mt_pp_markers_free(mt_pp_markers_t *m);
-size_t mt_pp_markers_count(const mt_pp_markers_t *m);
-
-/* One marker range of one rank and its work (see "work" above). Plain,
- * packed data of mt_rank_analysis_t. */
-typedef struct mt_pp_chunk {
-    int64_t key;            /* the number after the name's last '#', -1 none */
-    int64_t cpu_start_ns, cpu_end_ns;
-    int64_t busy_ns;        /* |U(work)| */
-    int64_t first_ns, last_ns; /* first start, last end of the work; 0, 0 without work */
-    int64_t p2p_ns;         /* |U(point-to-point kernels launched inside)|, left out of busy */
-    uint32_t marker;        /* marker index */
-    uint32_t ordinal;       /* 0-based position among this marker's ranges on the rank, by start */
-    uint32_t acts;          /* activities of the work */
-    uint32_t pad_;
-} mt_pp_chunk_t;
-
-_Static_assert(sizeof(mt_pp_chunk_t) == 72, "packed as bytes: no padding");
-
-/* The per-rank pass: fills a->chunks from in (see "work"), with the
- * markers in->o->markers (nothing when NULL) and the rank's collective
- * rows in->o->rows (to tell all_to_all from point-to-point; may be NULL).
- * MT_OK or MT_ERR_NOMEM. */
-mt_status_t mt_an_chunks(const struct mt_an_input *in, struct mt_rank_analysis *a);
 
 /* ---- stages -------------------------------------------------------------- */
 
@@ -220,11 +179,6 @@ void mt_pipeline_free(mt_pipeline_t *p);
  * 0.98 -- overlapped") into buf (always NUL-terminated). */
 void mt_pipeline_verdict(const mt_pipeline_t *p, char *buf, size_t cap);
 
-/* report.json: writes `"pipeline": {...}` (no comma around). */
-mt_status_t mt_report_pipeline_json(const mt_pipeline_t *p, mt_write_fn w, void *ctx);
-
-/* The terminal section (plain text, fits 100 columns). */
-mt_status_t mt_report_pipeline_text(const mt_pipeline_t *p, mt_write_fn w, void *ctx);
 
 #ifdef __cplusplus
 }

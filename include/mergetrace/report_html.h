@@ -15,7 +15,7 @@
  *                (r->views)
  * A section whose data is absent says so instead of drawing. Every string
  * that comes from a trace, a file name or the command line is escaped
- * with mt_html_escape. The page is deterministic (no date, no timings). */
+ * with mt_html_escape (src/base/text.h). The page is deterministic (no date, no timings). */
 #ifndef MERGETRACE_REPORT_HTML_H
 #define MERGETRACE_REPORT_HTML_H
 
@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "mergetrace/collectives.h"
-#include "mergetrace/merge.h"
+#include "mergetrace/buf.h"
 #include "mergetrace/report.h"
 #include "mergetrace/status.h"
 
@@ -35,11 +35,6 @@ typedef struct mt_html_opts {
     const char *command_line; /* argv joined by spaces, shown in the header; NULL = not shown */
 } mt_html_opts_t;
 
-/* Write s[0..len) as HTML text or attribute value: & < > " ' become
- * &amp; &lt; &gt; &quot; &#39;; NUL and other control bytes except tab,
- * LF and CR become U+FFFD (they are parse errors in HTML). Other bytes,
- * UTF-8 included, pass through. Returns MT_OK or the sink's error. */
-mt_status_t mt_html_escape(const char *s, size_t len, mt_write_fn write, void *ctx);
 
 /* Write report.html for r (the same data as report.json, plus r->views for
  * the pictures report.json does not hold). Everything is borrowed for the

@@ -12,6 +12,7 @@
 
 #include "mergetrace/collectives.h"
 #include "base/bigmem.h"
+#include "base/stats.h"
 
 #define SWEEPS 12
 #define MIN_TOL_NS 2000.0     /* never reject within 2 us of the fit */
@@ -37,55 +38,6 @@ static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? -1 : x > y;
-}
-
-/* The k-th smallest of v[0..n) (reorders v): Hoare's selection, O(n) on
- * average. The fit takes many medians of every rank's points; sorting each
- * time made it the slowest step of a run. */
-static double select_kth(double *v, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        double pivot = v[lo + (hi - lo) / 2];
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] < pivot)
-                i++;
-            while (v[j] > pivot)
-                j--;
-            if (i <= j) {
-                double t = v[i];
-                v[i] = v[j];
-                v[j] = t;
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            return v[k];
-    }
-    return v[k];
-}
-
-/* Median of v[0..n) (reorders v). */
-static double median(double *v, size_t n)
-{
-    if (!n)
-        return 0;
-    double hi = select_kth(v, n, n / 2);
-    if (n % 2)
-        return hi;
-    /* the lower middle is the largest of v[0 .. n/2) after the selection */
-    double lo = v[0];
-    for (size_t i = 1; i < n / 2; i++)
-        lo = v[i] > lo ? v[i] : lo;
-    return 0.5 * (lo + hi);
 }
 
 static double quantile_sorted(const double *v, size_t n, double q)
@@ -197,7 +149,7 @@ static void consensus_check(const ctx_t *c, uint32_t inst, int32_t self_slot, in
             v[k++] = (double)(c->row_end[row] - base);
     }
     mt_clock_selfcheck_calls++;
-    if ((k > 0) != any || (k && median(v, k) != got))
+    if ((k > 0) != any || (k && mt_stats_median_f64(v, k) != got))
         mt_clock_selfcheck_bad++;
 }
 #endif
@@ -269,14 +221,14 @@ static void robust_fit(ctx_t *c, size_t n, bool fit_drift, double *a, double *b,
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         c->tmp[k++] = y[i];
-    *a = median(c->tmp, k);
+    *a = mt_stats_median_f64(c->tmp, k);
     *b = 0;
     for (int round = 0; round < 4; round++) {
         /* residuals and their MAD */
         k = 0;
         for (size_t i = 0; i < n; i++)
             c->tmp[k++] = fabs(y[i] - (*a + *b * x[i]));
-        double mad = median(c->tmp, k);
+        double mad = mt_stats_median_f64(c->tmp, k);
         double tol = 5 * 1.4826 * mad;
         if (tol < MIN_TOL_NS)
             tol = MIN_TOL_NS;
@@ -330,7 +282,7 @@ static void robust_fit(ctx_t *c, size_t n, bool fit_drift, double *a, double *b,
                 for (size_t i = 0; i < n; i++)
                     if (keep[i])
                         c->tmp[k++] = y[i];
-                *a = median(c->tmp, k);
+                *a = mt_stats_median_f64(c->tmp, k);
                 *b = 0;
             }
         } else {
@@ -338,7 +290,7 @@ static void robust_fit(ctx_t *c, size_t n, bool fit_drift, double *a, double *b,
             for (size_t i = 0; i < n; i++)
                 if (keep[i])
                     c->tmp[k++] = y[i];
-            *a = median(c->tmp, k);
+            *a = mt_stats_median_f64(c->tmp, k);
             *b = 0;
         }
     }

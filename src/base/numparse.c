@@ -1,6 +1,6 @@
 /* Exact decimal parsing: JSON number text -> int64 nanoseconds (from
  * microseconds) or int64/uint64 integers, without going through double. */
-#include "mergetrace/loader.h"
+#include "base/numparse.h"
 
 #include <stdbool.h>
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mergetrace/crossrank.h"
+#include "cross/passes.h"
 #include "base/bigmem.h"
 
 typedef struct dsize {

@@ -7,11 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/report_out.h"
+#include "base/text.h"
 
 static const char *const k_metric[MT_GATE_METRIC_COUNT_] = {"overlap", "period_p99_us", "straggler_wait_pct",
                                                              "idle_pct", "alignment_p99_us"};
 static const char *const k_op[] = {"<=", ">=", "<", ">", "=="};
+
+const char *mt_gate_op_str(mt_gate_op_t op)
+{
+    return (unsigned)op < sizeof k_op / sizeof *k_op ? k_op[op] : "?";
+}
 
 const char *mt_gate_metric_str(mt_gate_metric_t m)
 {
@@ -160,28 +165,4 @@ size_t mt_gates_eval(mt_gate_t *g, size_t n, const mt_gate_inputs_t *in)
         failed += !ok;
     }
     return failed;
-}
-
-mt_status_t mt_report_gates_json(const mt_gate_t *g, size_t n, mt_write_fn w, void *ctx)
-{
-    mt_out_t o = {w, ctx, MT_OK};
-    mt_out_puts(&o, "\"gates\": [");
-    for (size_t i = 0; i < n; i++) {
-        mt_out_puts(&o, i ? ",\n  {\"expr\": " : "\n  {\"expr\": ");
-        mt_out_str(&o, g[i].expr, sizeof g[i].expr);
-        mt_out_printf(&o, ", \"metric\": \"%s\", \"op\": \"%s\", \"threshold\": %.17g, \"value\": ",
-                      mt_gate_metric_str(g[i].metric), k_op[g[i].op], g[i].threshold);
-        if (g[i].measured)
-            mt_out_printf(&o, "%.6g", g[i].value);
-        else
-            mt_out_puts(&o, "null");
-        mt_out_printf(&o, ", \"pass\": %s", g[i].pass ? "true" : "false");
-        if (!g[i].measured) {
-            mt_out_puts(&o, ", \"why\": ");
-            mt_out_str(&o, g[i].why ? g[i].why : "", 200);
-        }
-        mt_out_puts(&o, "}");
-    }
-    mt_out_puts(&o, n ? "\n ]" : "]");
-    return o.st;
 }

@@ -3,6 +3,8 @@
  * chunks matched across the stage leaders, corrected emit times, period,
  * hidden time and OverlapScore per chunk and over the run. */
 #include "mergetrace/pipeline.h"
+#include "base/sort.h"
+#include "base/stats.h"
 
 #include <errno.h>
 #include <math.h>
@@ -597,11 +599,11 @@ static mt_status_t measure(mt_pipeline_t *p, const mt_pp_chunk_t *const *lead_fi
     sum->period_mean_ns = mean_i64(v, n);
     qsort(v, n, sizeof *v, i64_cmp);
     qsort(lat, n, sizeof *lat, i64_cmp);
-    sum->period_p50_ns = mt_an_percentile(v, n, 50);
-    sum->period_p90_ns = mt_an_percentile(v, n, 90);
-    sum->period_p99_ns = mt_an_percentile(v, n, 99);
-    sum->latency_p50_ns = mt_an_percentile(lat, n, 50);
-    sum->latency_p99_ns = mt_an_percentile(lat, n, 99);
+    sum->period_p50_ns = mt_stats_pct_sorted(v, n, 50);
+    sum->period_p90_ns = mt_stats_pct_sorted(v, n, 90);
+    sum->period_p99_ns = mt_stats_pct_sorted(v, n, 99);
+    sum->latency_p50_ns = mt_stats_pct_sorted(lat, n, 50);
+    sum->latency_p99_ns = mt_stats_pct_sorted(lat, n, 99);
     sum->hidden_ns = hid;
     sum->hideable_ns = den;
     double sc = den > 0 ? (double)hid / (double)den : 0.0;
@@ -770,12 +772,12 @@ mt_status_t mt_pipeline_analyze(mt_pp_stages_t *stages, const mt_pp_opts_t *o, c
             }
             q->busy_mean_ns = mean_i64(v, n);
             qsort(v, n, sizeof *v, i64_cmp);
-            q->busy_p50_ns = mt_an_percentile(v, n, 50);
+            q->busy_p50_ns = mt_stats_pct_sorted(v, n, 50);
             for (size_t c = from; c < C; c++)
                 v[c - from] = p->stage_max_ns[c * S + s];
             q->max_mean_ns = mean_i64(v, n);
             qsort(v, n, sizeof *v, i64_cmp);
-            q->max_p50_ns = mt_an_percentile(v, n, 50);
+            q->max_p50_ns = mt_stats_pct_sorted(v, n, 50);
             double b = per_sum > 0 ? (double)(per_sum - busy_sum) * 100.0 / (double)per_sum : 0.0;
             q->bubble_pct = b > 0 ? b : 0;
             if (q->busy_mean_ns > best) {

@@ -1,8 +1,7 @@
 /* Stragglers across ranks: who arrives last at the collectives, on the
  * aligned clock, and how much waiting that causes; checked against the
  * clock-free signal (the straggler's kernels are the shortest, because it
- * waits least) and broken down per ProfilerStep. Also mt_cross_analyze,
- * which runs the cross-rank passes. Definitions in
+ * waits least) and broken down per ProfilerStep. Definitions in
  * include/mergetrace/crossrank.h. */
 #include <stdarg.h>
 #include <stdint.h>
@@ -12,7 +11,11 @@
 
 #include "mergetrace/analysis.h"
 #include "mergetrace/crossrank.h"
+#include "cross/passes.h"
 #include "base/bigmem.h"
+#include "base/sort.h"
+#include "base/stats.h"
+#include "base/text.h"
 
 #define Q24 (UINT64_C(1) << 24)
 #define WAIT_SHARE 0.20     /* rule (2): more than 20 % of the wait caused */
@@ -36,55 +39,6 @@ static int i64_cmp(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-static int i32_cmp(const void *x, const void *y)
-{
-    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-    return (a > b) - (a < b);
-}
-
-/* The k-th smallest of v[0..n) (0-based; reorders v so that v[0..k) are
- * <= it): Hoare's selection, O(n) on average. Only order statistics are
- * needed (medians, p99), and sorting every rank's values cost more than
- * the rest of the pass. */
-static int64_t kth(int64_t *v, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        int64_t a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];
-        int64_t pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] < pivot)
-                i++;
-            while (v[j] > pivot)
-                j--;
-            if (i <= j) {
-                int64_t t = v[i];
-                v[i] = v[j];
-                v[j] = t;
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            return v[k];
-    }
-    return v[k];
-}
-
-/* Nearest-rank percentile p of v[0..n) (reorders v); as mt_an_percentile
- * on the sorted values. n > 0. */
-static int64_t percentile(int64_t *v, size_t n, int p)
-{
-    return kth(v, n, ((size_t)p * n + 99) / 100 - 1);
-}
-
 /* Rules (0) to (2) of crossrank.h over one scope: n instances of the
  * rank, its last arrivals (at least min_last), its chance share * 2^24, the
  * wait it caused, all wait caused in the scope. Integer sums are exact, so
@@ -102,19 +56,6 @@ static bool is_suspect(uint64_t n, uint64_t last, uint64_t min_last, uint64_t ch
 }
 
 /* ---- evidence text ---- */
-
-static void fmt_time(char *b, size_t cap, int64_t ns)
-{
-    double a = (double)(ns < 0 ? -ns : ns);
-    if (a < 1e3)
-        snprintf(b, cap, "%lld ns", (long long)ns);
-    else if (a < 1e6)
-        snprintf(b, cap, "%.1f us", (double)ns / 1e3);
-    else if (a < 1e9)
-        snprintf(b, cap, "%.2f ms", (double)ns / 1e6);
-    else
-        snprintf(b, cap, "%.2f s", (double)ns / 1e9);
-}
 
 static double pct(double a, double b)
 {
@@ -176,19 +117,6 @@ static mt_status_t add_line(mt_cross_t *x, size_t *cap, const char *fmt, ...)
     return MT_OK;
 }
 
-static const mt_cross_rank_t *find_rank(const mt_cross_t *x, int32_t rank)
-{
-    size_t lo = 0, hi = x->n_ranks;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (x->ranks[mid].rank < rank)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < x->n_ranks && x->ranks[lo].rank == rank ? &x->ranks[lo] : NULL;
-}
-
 static bool same_set(const int32_t *a, size_t na, const int32_t *b, size_t nb)
 {
     return na == nb && (na == 0 || memcmp(a, b, na * sizeof *a) == 0);
@@ -210,29 +138,29 @@ static mt_status_t evidence(mt_cross_t *x)
         if (x->ranks[i].instances)
             md[nmd++] = x->ranks[i].mean_duration_ns;
     qsort(md, nmd, sizeof *md, i64_cmp);
-    int64_t med_dur = mt_an_percentile(md, nmd, 50);
+    int64_t med_dur = mt_stats_pct_sorted(md, nmd, 50);
     free(md);
 
     for (size_t s = 0; s < x->n_suspects && st == MT_OK; s++) {
-        const mt_cross_rank_t *k = find_rank(x, x->suspects[s]);
+        const mt_cross_rank_t *k = mt_cross_rank_find(x, x->suspects[s]);
         double chance = (double)k->chance_q24 / (double)Q24;
         st = add_line(x, &cap, "rank %d: last to arrive at %llu of %llu collectives (%.1f%%; %.1f%% by chance)",
                       k->rank, (unsigned long long)k->last, (unsigned long long)k->instances,
                       pct((double)k->last, (double)k->instances), pct(chance, (double)k->instances));
-        fmt_time(t1, sizeof t1, k->wait_caused_ns);
-        fmt_time(t2, sizeof t2, x->wait_total_ns);
+        mt_fmt_time(t1, sizeof t1, k->wait_caused_ns);
+        mt_fmt_time(t2, sizeof t2, x->wait_total_ns);
         if (st == MT_OK)
             st = add_line(x, &cap, "rank %d: caused %s of the %s the ranks spent waiting (%.0f%%)", k->rank, t1, t2,
                           pct((double)k->wait_caused_ns, (double)x->wait_total_ns));
         if (st == MT_OK && x->spread_ns > 0) {
             int64_t ml = k->late_when_last_ns / (int64_t)k->last;
-            fmt_time(t1, sizeof t1, ml);
-            fmt_time(t2, sizeof t2, x->spread_ns);
+            mt_fmt_time(t1, sizeof t1, ml);
+            mt_fmt_time(t2, sizeof t2, x->spread_ns);
             st = add_line(x, &cap, "rank %d: %s behind the median arrival when last (%.1fx the usual %s)", k->rank,
                           t1, (double)ml / (double)x->spread_ns, t2);
         }
-        fmt_time(t1, sizeof t1, k->mean_duration_ns);
-        fmt_time(t2, sizeof t2, med_dur);
+        mt_fmt_time(t1, sizeof t1, k->mean_duration_ns);
+        mt_fmt_time(t2, sizeof t2, med_dur);
         if (st == MT_OK)
             st = add_line(x, &cap, "rank %d: shortest kernel at %llu of %llu; mean %s vs median rank %s", k->rank,
                           (unsigned long long)k->shortest, (unsigned long long)k->instances, t1, t2);
@@ -244,8 +172,8 @@ static mt_status_t evidence(mt_cross_t *x)
             if (x->ranks[i].wait_caused_ns > 0 && (!top || x->ranks[i].wait_caused_ns > top->wait_caused_ns))
                 top = &x->ranks[i];
         if (top && st == MT_OK) {
-            fmt_time(t1, sizeof t1, top->wait_caused_ns);
-            fmt_time(t2, sizeof t2, x->wait_total_ns);
+            mt_fmt_time(t1, sizeof t1, top->wait_caused_ns);
+            mt_fmt_time(t2, sizeof t2, x->wait_total_ns);
             st = add_line(x, &cap, "most wait caused: rank %d, %s of %s (%.0f%%), last at %llu of %llu", top->rank, t1,
                           t2, pct((double)top->wait_caused_ns, (double)x->wait_total_ns),
                           (unsigned long long)top->last, (unsigned long long)top->instances);
@@ -316,7 +244,7 @@ mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, con
         /* members are by rank, so "first maximum" is the lowest rank on
          * ties. The median: the middle one, or the mean of the two middle
          * ones (the upper by selection, the lower the largest below it). */
-        int64_t hi = kth(arrs, k, k / 2), lo = hi;
+        int64_t hi = mt_stats_kth_i64(arrs, k, k / 2), lo = hi;
         if (k % 2 == 0) {
             lo = arrs[0];
             for (uint32_t p = 1; p < k / 2; p++)
@@ -369,13 +297,13 @@ mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, con
     for (size_t i = 0, o = 0; i < x->n_ranks; i++) {
         mt_cross_rank_t *rk = &x->ranks[i];
         if (rk->instances) {
-            rk->p99_lateness_ns = percentile(lv + o, rk->instances, 99);
+            rk->p99_lateness_ns = mt_stats_pct_i64(lv + o, rk->instances, 99);
             rk->mean_lateness_ns = rk->lateness_sum_ns / (int64_t)rk->instances;
             rk->mean_duration_ns = rk->duration_sum_ns / (int64_t)rk->instances;
         }
         o += rk->instances;
     }
-    x->spread_ns = ndev ? percentile(dev, ndev, 50) : -1;
+    x->spread_ns = ndev ? mt_stats_pct_i64(dev, ndev, 50) : -1;
 
     /* the job's suspects, on the aligned clock and clock-free */
     x->suspects = malloc((x->n_ranks ? x->n_ranks : 1) * sizeof *x->suspects);
@@ -397,11 +325,11 @@ mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, con
         skey[i] = sr[i].slot;
         sidx[i] = (uint32_t)i;
     }
-    if (mt_an_sort_u64(skey, sidx, nsr) != MT_OK)
+    if (mt_sort_u64(skey, sidx, nsr) != MT_OK)
         goto done;
     for (size_t i = 0; i < nsr; i++)
-        skey[i] = mt_an_key_i64(sr[sidx[i]].step);
-    if (mt_an_sort_u64(skey, sidx, nsr) != MT_OK)
+        skey[i] = mt_sort_key_i64(sr[sidx[i]].step);
+    if (mt_sort_u64(skey, sidx, nsr) != MT_OK)
         goto done;
     {
         srec_t *t = mt_big_malloc((nsr ? nsr : 1) * sizeof *t);
@@ -480,91 +408,4 @@ done:
     free(dev);
     free(sr);
     return st;
-}
-
-/* ---- the analysis ---- */
-
-void mt_cross_free(mt_cross_t *x)
-{
-    if (!x)
-        return;
-    free(x->colls);
-    free(x->ranks);
-    free(x->suspects);
-    free(x->cf_suspects);
-    for (size_t i = 0; i < x->n_evidence; i++)
-        free(x->evidence[i]);
-    free(x->evidence);
-    free(x->steps);
-    free(x->step_suspects);
-    free(x);
-}
-
-static size_t slot_of(const mt_cross_t *x, int32_t rank)
-{
-    return (size_t)(find_rank(x, rank) - x->ranks);
-}
-
-mt_status_t mt_cross_analyze(const mt_cinst_t *rows, size_t n_rows, const mt_match_t *m, const mt_clock_t *clocks,
-                             const int32_t *ranks, size_t n_ranks, mt_cross_t **out)
-{
-    *out = NULL;
-    mt_status_t st = MT_ERR_NOMEM;
-    mt_cross_t *x = calloc(1, sizeof *x);
-    int32_t *all = mt_big_malloc((n_rows + n_ranks ? n_rows + n_ranks : 1) * sizeof *all);
-    uint32_t *slot = mt_big_malloc((n_rows ? n_rows : 1) * sizeof *slot);
-    const mt_clock_t **clk = NULL;
-    if (!x || !all || !slot)
-        goto done;
-    /* every rank passed in or seen in the rows, once, ascending; rows of
-     * ranks not passed in are rare, so only those are sorted in */
-    size_t na = 0, nu = 0;
-    for (size_t i = 0; i < n_ranks; i++)
-        all[na++] = ranks[i];
-    qsort(all, na, sizeof *all, i32_cmp);
-    for (size_t i = 0; i < na; i++)
-        if (!nu || all[i] != all[nu - 1])
-            all[nu++] = all[i];
-    na = nu;
-    for (size_t i = 0; i < n_rows; i++) {
-        int32_t *hit = bsearch(&rows[i].rank, all, nu, sizeof *all, i32_cmp);
-        if (!hit && (na == nu || all[na - 1] != rows[i].rank))
-            all[na++] = rows[i].rank;
-    }
-    if (na > nu) {
-        qsort(all, na, sizeof *all, i32_cmp);
-        nu = 0;
-        for (size_t i = 0; i < na; i++)
-            if (!nu || all[i] != all[nu - 1])
-                all[nu++] = all[i];
-    }
-    x->ranks = calloc(nu ? nu : 1, sizeof *x->ranks);
-    clk = calloc(nu ? nu : 1, sizeof *clk);
-    if (!x->ranks || !clk)
-        goto done;
-    x->n_ranks = nu;
-    for (size_t i = 0; i < nu; i++)
-        x->ranks[i].rank = all[i];
-    for (size_t i = 0; clocks && i < n_ranks; i++) {
-        size_t s = slot_of(x, ranks[i]);
-        clk[s] = &clocks[i];
-        x->ranks[s].has_clock = true;
-        x->ranks[s].connected = clocks[i].reference || clocks[i].connected;
-    }
-    for (size_t i = 0; i < n_rows; i++)
-        slot[i] = (uint32_t)slot_of(x, rows[i].rank);
-    x->spread_ns = -1;
-    if ((st = mt_cross_colltable(rows, m, slot, x)) != MT_OK)
-        goto done;
-    st = mt_cross_stragglers(rows, m, slot, (const mt_clock_t *const *)clk, x);
-done:
-    free(all);
-    free(slot);
-    free(clk);
-    if (st != MT_OK) {
-        mt_cross_free(x);
-        return st;
-    }
-    *out = x;
-    return MT_OK;
 }

@@ -1,7 +1,7 @@
 /* Plain or gzip input for the loader, read in chunks so memory stays bounded
  * by the chunk size and the largest single event, not by the file size. */
 #define _POSIX_C_SOURCE 200809L
-#include "io/input.h"
+#include "mergetrace/input.h"
 
 #include <errno.h>
 #include <fcntl.h>

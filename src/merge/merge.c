@@ -3,61 +3,18 @@
  * events); pass 2 copies every event's text through, replacing only the
  * value spans of "ts", "dur", "pid" and "id". */
 #include "mergetrace/merge.h"
+#include "base/numparse.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mergetrace/loader.h"
-#include "mergetrace/mergetrace.h"
+#include "mergetrace/version.h"
 
 /* Output is staged and handed to the write callback in pieces of about
  * this size: few calls, bounded memory. */
 #define FLUSH_BYTES ((size_t)1 << 20)
-
-/* ------------------------------------------------------------ mt_buf_t */
-
-mt_status_t mt_buf_reserve(mt_buf_t *b, size_t len)
-{
-    if (len > b->cap - b->len) {
-        size_t nc = b->cap ? b->cap : 256;
-        while (nc - b->len < len) {
-            if (nc > SIZE_MAX / 2)
-                return MT_ERR_NOMEM;
-            nc *= 2;
-        }
-        char *d = realloc(b->data, nc);
-        if (!d)
-            return MT_ERR_NOMEM;
-        b->data = d;
-        b->cap = nc;
-    }
-    return MT_OK;
-}
-
-mt_status_t mt_buf_append(mt_buf_t *b, const void *data, size_t len)
-{
-    if (mt_buf_reserve(b, len))
-        return MT_ERR_NOMEM;
-    if (len)
-        memcpy(b->data + b->len, data, len);
-    b->len += len;
-    return MT_OK;
-}
-
-void mt_buf_free(mt_buf_t *b)
-{
-    if (!b)
-        return;
-    free(b->data);
-    b->data = NULL;
-    b->len = b->cap = 0;
-}
-
-mt_status_t mt_buf_write(void *ctx, const void *data, size_t len)
-{
-    return mt_buf_append(ctx, data, len);
-}
 
 /* ---------------------------------------------------------- formatting */
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mergetrace/analysis.h"
+#include "base/stats.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/nccl_input.h"
 
@@ -102,11 +102,11 @@ static void agree_rank(const ev_t *nv, size_t nn, const ev_t *kv, size_t kn, int
     qsort(ds, np, sizeof *ds, i64_cmp);
     qsort(de, np, sizeof *de, i64_cmp);
     qsort(sd, np, sizeof *sd, i64_cmp);
-    a->start_p50_ns = mt_an_percentile(ds, np, 50);
-    a->start_p99_ns = mt_an_percentile(ds, np, 99);
-    a->end_p50_ns = mt_an_percentile(de, np, 50);
-    a->end_p99_ns = mt_an_percentile(de, np, 99);
-    a->start_median_ns = mt_an_percentile(sd, np, 50);
+    a->start_p50_ns = mt_stats_pct_sorted(ds, np, 50);
+    a->start_p99_ns = mt_stats_pct_sorted(ds, np, 99);
+    a->end_p50_ns = mt_stats_pct_sorted(de, np, 50);
+    a->end_p99_ns = mt_stats_pct_sorted(de, np, 99);
+    a->start_median_ns = mt_stats_pct_sorted(sd, np, 50);
 }
 
 mt_status_t mt_nccl_agree(const mt_cinst_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,

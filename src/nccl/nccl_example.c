@@ -12,6 +12,7 @@
  * to: "ts" counts microseconds from the plugin's start on CLOCK_MONOTONIC).
  * docs/FORMATS.md "NCCL example profiler traces". */
 #include "mergetrace/nccl_input.h"
+#include "base/numparse.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/input.h"
+#include "mergetrace/input.h"
 #include "nccl/nccl_file.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/nccl_inspector.h"
@@ -479,15 +479,6 @@ static int task_cmp(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
-void mt_nccl_file_free(mt_nccl_file_t *f)
-{
-    if (!f)
-        return;
-    free(f->comms);
-    free(f->tasks);
-    free(f);
-}
-
 /* Feeds the complete lines of buf[*done..len) to the builder; at_end: the
  * input ends at len. */
 static mt_status_t feed(builder_t *b, pos_t *ps, const char *buf, size_t len, size_t *done,
@@ -565,21 +556,6 @@ mt_status_t mt_nccl_parse(const char *buf, size_t len, const char *path, mt_nccl
         mt_error_set(err, st, "NCCL plugin file");
     mt_nccl_file_free(b.f);
     free(b.ch.s);
-    return st;
-}
-
-mt_status_t mt_nccl_load_with(const char *path, mt_nccl_parse_fn parse, mt_nccl_file_t **out, mt_error_t *err)
-{
-    *out = NULL;
-    char *buf = NULL;
-    size_t len = 0;
-    bool truncated = false;
-    mt_status_t st = mt_input_read_file(path, &buf, &len, &truncated, err);
-    if (st == MT_OK)
-        st = parse(buf, len, path, out, err);
-    if (st == MT_OK && truncated)
-        (*out)->truncated = true;
-    free(buf);
     return st;
 }
 
@@ -706,28 +682,3 @@ bool mt_nccl_sniff(const char *buf, size_t len)
     return ll >= hn + fn && memcmp(buf + hn, fmt, fn) == 0;
 }
 
-mt_status_t mt_nccl_probe(const char *path, mt_nccl_format_t *fmt, mt_error_t *err)
-{
-    *fmt = MT_NCCL_FMT_NONE;
-    mt_input_t *in = NULL;
-    mt_status_t st = mt_input_open(path, NULL, 0, &in, err);
-    if (st != MT_OK)
-        return st;
-    char buf[256];
-    size_t len = 0;
-    bool truncated = false;
-    while (st == MT_OK && len < sizeof buf) {
-        size_t got = 0;
-        st = mt_input_read(in, buf + len, sizeof buf - len, &got, &truncated, err);
-        if (got == 0)
-            break;
-        len += got;
-    }
-    mt_input_close(in);
-    if (st == MT_OK)
-        *fmt = mt_nccl_sniff(buf, len) ? MT_NCCL_FMT_PLUGIN
-               : mt_insp_sniff(buf, len)         ? MT_NCCL_FMT_INSPECTOR
-               : mt_nccl_example_sniff(buf, len) ? MT_NCCL_FMT_EXAMPLE
-                                                 : MT_NCCL_FMT_NONE;
-    return st;
-}

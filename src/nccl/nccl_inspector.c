@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/input.h"
+#include "mergetrace/input.h"
 #include "mergetrace/classify.h"
 
 #define MAX_LINE (1 << 20)

@@ -1,7 +1,7 @@
 /* The per-rank analysis driver: collects a trace's GPU activities once,
  * runs the passes (pass_*.c) over them, and packs / unpacks the result to
  * self-contained bytes for gathering between processes. */
-#include "mergetrace/analysis.h"
+#include "rank/passes.h"
 #include "base/bigmem.h"
 
 #include <assert.h>
@@ -21,190 +21,6 @@ const char *mt_an_class_str(mt_an_class_t c)
     case MT_AN_COMM: return "comm";
     case MT_AN_MEMORY: return "memory";
     default: return "unknown";
-    }
-}
-
-/* ---- intervals ---- */
-
-/* Merge intervals already sorted by start, in place. */
-static size_t iv_merge_sorted(mt_interval_t *iv, size_t n)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (iv[i].end <= iv[i].start)
-            continue;
-        if (k && iv[i].start <= iv[k - 1].end) {
-            if (iv[i].end > iv[k - 1].end)
-                iv[k - 1].end = iv[i].end;
-        } else {
-            iv[k++] = iv[i];
-        }
-    }
-    return k;
-}
-
-mt_status_t mt_iv_union(mt_interval_t *iv, size_t *n)
-{
-    size_t m = *n;
-    if (!m)
-        return MT_OK; /* iv may be NULL then */
-    uint64_t *key = mt_big_malloc((m ? m : 1) * sizeof *key);
-    uint32_t *perm = mt_big_malloc((m ? m : 1) * sizeof *perm);
-    mt_interval_t *tmp = mt_big_malloc((m ? m : 1) * sizeof *tmp);
-    mt_status_t st = key && perm && tmp ? MT_OK : MT_ERR_NOMEM;
-    for (size_t i = 0; st == MT_OK && i < m; i++) {
-        perm[i] = (uint32_t)i;
-        key[i] = mt_an_key_i64(iv[i].start);
-    }
-    if (st == MT_OK)
-        st = mt_an_sort_u64(key, perm, m);
-    if (st == MT_OK) {
-        for (size_t i = 0; i < m; i++)
-            tmp[i] = iv[perm[i]];
-        memcpy(iv, tmp, m * sizeof *iv);
-        *n = iv_merge_sorted(iv, m);
-    }
-    free(key);
-    free(perm);
-    free(tmp);
-    return st;
-}
-
-int64_t mt_iv_measure(const mt_interval_t *iv, size_t n)
-{
-    int64_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        m += iv[i].end - iv[i].start;
-    return m;
-}
-
-int64_t mt_iv_overlap(const mt_interval_t *a, size_t na, const mt_interval_t *b, size_t nb)
-{
-    int64_t m = 0;
-    size_t i = 0, j = 0;
-    while (i < na && j < nb) {
-        int64_t s = a[i].start > b[j].start ? a[i].start : b[j].start;
-        int64_t e = a[i].end < b[j].end ? a[i].end : b[j].end;
-        if (e > s)
-            m += e - s;
-        if (a[i].end < b[j].end)
-            i++;
-        else
-            j++;
-    }
-    return m;
-}
-
-int64_t mt_an_percentile(const int64_t *v, size_t n, int p)
-{
-    if (!n)
-        return 0;
-    if (p < 1)
-        p = 1;
-    if (p > 100)
-        p = 100;
-    size_t k = ((size_t)p * n + 99) / 100; /* ceil(p * n / 100) >= 1 */
-    return v[k - 1];
-}
-
-/* ---- sorting ---- */
-
-mt_status_t mt_an_sort_u64(uint64_t *keys, uint32_t *vals, size_t n)
-{
-    size_t i0 = 1;
-    while (i0 < n && keys[i0 - 1] <= keys[i0])
-        i0++;
-    if (i0 >= n)
-        return MT_OK; /* already sorted: common for time keys of one thread */
-    if (n < 32) { /* insertion sort: stable */
-        for (size_t i = 1; i < n; i++) {
-            uint64_t k = keys[i];
-            uint32_t v = vals[i];
-            size_t j = i;
-            for (; j > 0 && keys[j - 1] > k; j--) {
-                keys[j] = keys[j - 1];
-                vals[j] = vals[j - 1];
-            }
-            keys[j] = k;
-            vals[j] = v;
-        }
-        return MT_OK;
-    }
-    uint64_t *tk = mt_big_malloc(n * sizeof *tk);
-    uint32_t *tv = mt_big_malloc(n * sizeof *tv);
-    if (!tk || !tv) {
-        free(tk);
-        free(tv);
-        return MT_ERR_NOMEM;
-    }
-    /* All eight byte histograms in one read; a byte in which every key
-     * agrees needs no pass (time keys differ only in their low bytes). */
-    size_t (*cnt)[256] = calloc(8, sizeof *cnt);
-    if (!cnt) {
-        free(tk);
-        free(tv);
-        return MT_ERR_NOMEM;
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k = keys[i];
-        for (int d = 0; d < 8; d++)
-            cnt[d][(k >> (8 * d)) & 0xff]++;
-    }
-    uint64_t *sk = keys, *dk = tk;
-    uint32_t *sv = vals, *dv = tv;
-    for (int d = 0; d < 8; d++) {
-        size_t *c = cnt[d];
-        if (c[(keys[0] >> (8 * d)) & 0xff] == n)
-            continue;
-        size_t sum = 0;
-        for (int b = 0; b < 256; b++) {
-            size_t x = c[b];
-            c[b] = sum;
-            sum += x;
-        }
-        for (size_t i = 0; i < n; i++) {
-            size_t at = c[(sk[i] >> (8 * d)) & 0xff]++;
-            dk[at] = sk[i];
-            dv[at] = sv[i];
-        }
-        uint64_t *xk = sk;
-        sk = dk;
-        dk = xk;
-        uint32_t *xv = sv;
-        sv = dv;
-        dv = xv;
-    }
-    if (sk != keys) {
-        memcpy(keys, sk, n * sizeof *keys);
-        memcpy(vals, sv, n * sizeof *vals);
-    }
-    free(cnt);
-    free(tk);
-    free(tv);
-    return MT_OK;
-}
-
-void mt_an_permute(void *base, size_t size, uint32_t *perm, size_t n)
-{
-    char *b = base;
-    unsigned char first[128];
-    assert(size <= sizeof first);
-    if (size > sizeof first)
-        return;
-    /* Cycle by cycle; a used perm entry becomes its own index. */
-    for (size_t i = 0; i < n; i++) {
-        if (perm[i] == i)
-            continue;
-        memcpy(first, b + i * size, size);
-        size_t j = i;
-        while (perm[j] != i) {
-            size_t nx = perm[j];
-            memcpy(b + j * size, b + nx * size, size);
-            perm[j] = (uint32_t)j;
-            j = nx;
-        }
-        memcpy(b + j * size, first, size);
-        perm[j] = (uint32_t)j;
     }
 }
 
@@ -352,15 +168,15 @@ mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, 
     for (int by_end = 0; by_end < 2; by_end++) {
         for (size_t i = 0; i < n; i++) {
             perm[i] = (uint32_t)i;
-            key[i] = mt_an_key_i64(by_end ? raw[i].end_ns : raw[i].start_ns);
+            key[i] = mt_sort_key_i64(by_end ? raw[i].end_ns : raw[i].start_ns);
         }
         if (by_end) {
-            if (mt_an_sort_u64(key, perm, n))
+            if (mt_sort_u64(key, perm, n))
                 goto fail;
             for (size_t i = 0; i < n; i++)
-                key[i] = mt_an_key_i64(raw[perm[i]].start_ns);
+                key[i] = mt_sort_key_i64(raw[perm[i]].start_ns);
         }
-        if (mt_an_sort_u64(key, perm, n))
+        if (mt_sort_u64(key, perm, n))
             goto fail;
         size_t k = 1;
         for (; k < n; k++) {
@@ -371,7 +187,7 @@ mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, 
         if (k >= n)
             break;
     }
-    mt_an_permute(raw, sizeof *raw, perm, n);
+    mt_sort_permute(raw, sizeof *raw, perm, n);
     in->acts = raw;
     raw = NULL;
     if (!in->acts && !(in->acts = malloc(sizeof *in->acts))) /* no activity: still a valid pointer */
@@ -385,9 +201,9 @@ mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, 
         in->u[c][in->n_u[c]++] = v;
     }
     in->n_acts = n;
-    in->n_busy = iv_merge_sorted(in->busy, n);
+    in->n_busy = mt_iv_merge_sorted(in->busy, n);
     for (int c = 0; c < MT_AN_CLASS_COUNT_; c++)
-        in->n_u[c] = iv_merge_sorted(in->u[c], in->n_u[c]);
+        in->n_u[c] = mt_iv_merge_sorted(in->u[c], in->n_u[c]);
     st = MT_OK;
 fail:
     free(is_launch);

@@ -3,14 +3,13 @@
  * work launched inside each, point-to-point kernels left out (see
  * include/mergetrace/pipeline.h for the definitions). Also the markers
  * themselves: compiled regexes with the ranks they apply to. */
-#include "mergetrace/pipeline.h"
+#include "rank/passes.h"
 
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mergetrace/analysis.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/strtab.h"
 #include "base/bigmem.h"
@@ -176,12 +175,12 @@ static int kind_is_p2p(int k)
  * never equals a numeric one, so the flag goes into the key. */
 static uint64_t pid_key(int64_t pid, uint32_t flags)
 {
-    return mt_an_key_i64(pid) ^ ((uint64_t)(flags & MT_EV_PID_STR ? 1 : 0) << 62);
+    return mt_sort_key_i64(pid) ^ ((uint64_t)(flags & MT_EV_PID_STR ? 1 : 0) << 62);
 }
 
 static uint64_t tid_key(int64_t tid, uint32_t flags)
 {
-    return mt_an_key_i64(tid) ^ ((uint64_t)(flags & MT_EV_TID_STR ? 1 : 0) << 62);
+    return mt_sort_key_i64(tid) ^ ((uint64_t)(flags & MT_EV_TID_STR ? 1 : 0) << 62);
 }
 
 /* Sort launches by (pid, [tid,] ts) with the stable radix sort;
@@ -190,21 +189,21 @@ static mt_status_t sort_launches(lrec_t *l, size_t n, int by_thread, uint64_t *k
 {
     for (size_t i = 0; i < n; i++) {
         perm[i] = (uint32_t)i;
-        key[i] = mt_an_key_i64(l[i].ts);
+        key[i] = mt_sort_key_i64(l[i].ts);
     }
-    if (mt_an_sort_u64(key, perm, n))
+    if (mt_sort_u64(key, perm, n))
         return MT_ERR_NOMEM;
     if (by_thread) {
         for (size_t i = 0; i < n; i++)
             key[i] = tid_key(l[perm[i]].tid, l[perm[i]].flags);
-        if (mt_an_sort_u64(key, perm, n))
+        if (mt_sort_u64(key, perm, n))
             return MT_ERR_NOMEM;
     }
     for (size_t i = 0; i < n; i++)
         key[i] = pid_key(l[perm[i]].pid, l[perm[i]].flags);
-    if (mt_an_sort_u64(key, perm, n))
+    if (mt_sort_u64(key, perm, n))
         return MT_ERR_NOMEM;
-    mt_an_permute(l, sizeof *l, perm, n);
+    mt_sort_permute(l, sizeof *l, perm, n);
     return MT_OK;
 }
 

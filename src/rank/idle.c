@@ -1,7 +1,7 @@
 /* HTA's idle-time categories per GPU stream: host wait (the GPU waited for
  * the CPU to launch), kernel wait (a short gap between back-to-back work)
  * and other, from the gaps between a stream's consecutive activities. */
-#include "mergetrace/analysis.h"
+#include "rank/passes.h"
 #include "base/bigmem.h"
 
 #include <stdlib.h>
@@ -29,17 +29,17 @@ mt_status_t mt_an_idle(const mt_an_input_t *in, mt_rank_analysis_t *a)
      * significant field first. */
     for (size_t i = 0; i < n; i++) {
         k[i] = (uint32_t)i;
-        key[i] = mt_an_key_i64(acts[i].stream);
+        key[i] = mt_sort_key_i64(acts[i].stream);
     }
-    if (mt_an_sort_u64(key, k, n))
+    if (mt_sort_u64(key, k, n))
         goto out;
     for (size_t i = 0; i < n; i++)
         key[i] = acts[k[i]].flags;
-    if (mt_an_sort_u64(key, k, n))
+    if (mt_sort_u64(key, k, n))
         goto out;
     for (size_t i = 0; i < n; i++)
-        key[i] = mt_an_key_i64(acts[k[i]].device);
-    if (mt_an_sort_u64(key, k, n))
+        key[i] = mt_sort_key_i64(acts[k[i]].device);
+    if (mt_sort_u64(key, k, n))
         goto out;
     size_t ns = 1;
     for (size_t i = 1; i < n; i++)

@@ -1,6 +1,6 @@
 /* Top kernels per class (compute, comm, memory) by total GPU time, with
  * count, mean and nearest-rank percentiles of their durations. */
-#include "mergetrace/analysis.h"
+#include "rank/passes.h"
 #include "base/bigmem.h"
 
 #include <stdlib.h>
@@ -70,17 +70,17 @@ mt_status_t mt_an_kernels(const mt_an_input_t *in, mt_rank_analysis_t *a)
      * significant field first. */
     for (size_t i = 0; i < n; i++) {
         r[i] = (uint32_t)i;
-        key[i] = mt_an_key_i64(DUR(r[i]));
+        key[i] = mt_sort_key_i64(DUR(r[i]));
     }
-    if (mt_an_sort_u64(key, r, n))
+    if (mt_sort_u64(key, r, n))
         goto out;
     for (size_t i = 0; i < n; i++)
         key[i] = in->acts[r[i]].name;
-    if (mt_an_sort_u64(key, r, n))
+    if (mt_sort_u64(key, r, n))
         goto out;
     for (size_t i = 0; i < n; i++)
         key[i] = CLS(r[i]);
-    if (mt_an_sort_u64(key, r, n))
+    if (mt_sort_u64(key, r, n))
         goto out;
     size_t nc = 1;
     for (size_t i = 1; i < n; i++)

@@ -1,7 +1,7 @@
 /* Launch behaviour: the delay from each launch call to its GPU activity,
  * and how much of the GPU's idle time the launching CPU thread spent
  * launching (launch-bound idle time: the GPU starved by launch overhead). */
-#include "mergetrace/analysis.h"
+#include "rank/passes.h"
 #include "base/bigmem.h"
 
 #include <stdlib.h>
@@ -61,17 +61,17 @@ mt_status_t mt_an_launch(const mt_an_input_t *in, mt_rank_analysis_t *a)
     for (size_t i = 0; i < in->n_acts; i++)
         if (in->acts[i].launch) {
             perm[nd] = (uint32_t)i;
-            key[nd++] = mt_an_key_i64(in->acts[i].start_ns - in->acts[i].launch_ns);
+            key[nd++] = mt_sort_key_i64(in->acts[i].start_ns - in->acts[i].launch_ns);
         }
-    if (mt_an_sort_u64(key, perm, nd))
+    if (mt_sort_u64(key, perm, nd))
         goto out;
     int64_t *d = (int64_t *)key; /* back to values, in place */
     for (size_t i = 0; i < nd; i++)
         d[i] = (int64_t)(key[i] ^ (UINT64_C(1) << 63));
     a->launched = nd;
-    a->delay_p50_ns = mt_an_percentile(d, nd, 50);
-    a->delay_p90_ns = mt_an_percentile(d, nd, 90);
-    a->delay_p99_ns = mt_an_percentile(d, nd, 99);
+    a->delay_p50_ns = mt_stats_pct_sorted(d, nd, 50);
+    a->delay_p90_ns = mt_stats_pct_sorted(d, nd, 90);
+    a->delay_p99_ns = mt_stats_pct_sorted(d, nd, 99);
     a->delay_max_ns = nd ? d[nd - 1] : 0;
     st = MT_OK;
     if (in->n_busy < 2 || !nd)
@@ -89,24 +89,24 @@ mt_status_t mt_an_launch(const mt_an_input_t *in, mt_rank_analysis_t *a)
         wt[i] = (wrec_t){.pid = e->pid, .tid = e->tid, .start = e->ts, .end = e->ts + e->dur,
                          .flags = e->flags & (MT_EV_PID_STR | MT_EV_TID_STR)};
         perm[i] = (uint32_t)i;
-        key[i] = mt_an_key_i64(e->ts);
+        key[i] = mt_sort_key_i64(e->ts);
     }
-    if (mt_an_sort_u64(key, perm, nw))
+    if (mt_sort_u64(key, perm, nw))
         goto out;
     for (size_t i = 0; i < nw; i++)
-        key[i] = mt_an_key_i64(wt[perm[i]].tid);
-    if (mt_an_sort_u64(key, perm, nw))
+        key[i] = mt_sort_key_i64(wt[perm[i]].tid);
+    if (mt_sort_u64(key, perm, nw))
         goto out;
     for (size_t i = 0; i < nw; i++)
         key[i] = wt[perm[i]].flags;
-    if (mt_an_sort_u64(key, perm, nw))
+    if (mt_sort_u64(key, perm, nw))
         goto out;
     for (size_t i = 0; i < nw; i++)
-        key[i] = mt_an_key_i64(wt[perm[i]].pid);
-    if (mt_an_sort_u64(key, perm, nw))
+        key[i] = mt_sort_key_i64(wt[perm[i]].pid);
+    if (mt_sort_u64(key, perm, nw))
         goto out;
     st = MT_OK;
-    mt_an_permute(wt, sizeof *wt, perm, nw);
+    mt_sort_permute(wt, sizeof *wt, perm, nw);
     w = wt; /* joined in place: the write index never passes the read index */
     wt = NULL;
     size_t k = 0;

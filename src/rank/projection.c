@@ -3,7 +3,7 @@
  * on the same thread. Launches are sorted by (thread, time) and each range
  * finds its own by binary search, so the cost is O(n log n) plus, per
  * name, sorting the activities its ranges hold (each once per name). */
-#include "mergetrace/analysis.h"
+#include "rank/passes.h"
 #include "base/bigmem.h"
 
 #include <stdlib.h>
@@ -236,23 +236,23 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
      * ranges, so their order among themselves changes no result. */
     for (size_t i = 0; i < nl; i++) {
         perm[i] = (uint32_t)i;
-        key[i] = mt_an_key_i64(lt[i].ts);
+        key[i] = mt_sort_key_i64(lt[i].ts);
     }
-    if (mt_an_sort_u64(key, perm, nl))
+    if (mt_sort_u64(key, perm, nl))
         goto out;
     for (size_t i = 0; i < nl; i++)
-        key[i] = mt_an_key_i64(lt[perm[i]].tid);
-    if (mt_an_sort_u64(key, perm, nl))
+        key[i] = mt_sort_key_i64(lt[perm[i]].tid);
+    if (mt_sort_u64(key, perm, nl))
         goto out;
     for (size_t i = 0; i < nl; i++)
         key[i] = lt[perm[i]].flags;
-    if (mt_an_sort_u64(key, perm, nl))
+    if (mt_sort_u64(key, perm, nl))
         goto out;
     for (size_t i = 0; i < nl; i++)
-        key[i] = mt_an_key_i64(lt[perm[i]].pid);
-    if (mt_an_sort_u64(key, perm, nl))
+        key[i] = mt_sort_key_i64(lt[perm[i]].pid);
+    if (mt_sort_u64(key, perm, nl))
         goto out;
-    mt_an_permute(lt, sizeof *lt, perm, nl);
+    mt_sort_permute(lt, sizeof *lt, perm, nl);
     l = lt;
     lt = NULL;
     size_t nb = 0;
@@ -290,13 +290,13 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
         perm[k] = (uint32_t)k;
         key[k] = sgt[k].i;
     }
-    if (mt_an_sort_u64(key, perm, nsg))
+    if (mt_sort_u64(key, perm, nsg))
         goto out;
     for (size_t k = 0; k < nsg; k++)
         key[k] = sgt[perm[k]].group;
-    if (mt_an_sort_u64(key, perm, nsg))
+    if (mt_sort_u64(key, perm, nsg))
         goto out;
-    mt_an_permute(sgt, sizeof *sgt, perm, nsg);
+    mt_sort_permute(sgt, sizeof *sgt, perm, nsg);
     sg = sgt;
     sgt = NULL;
 

@@ -1,7 +1,7 @@
 /* The temporal breakdown of a rank's GPU time (compute / comm / memory /
  * idle over its span) and the comm-compute overlap, from the per-class
  * unions of mt_an_input_t. */
-#include "mergetrace/analysis.h"
+#include "rank/passes.h"
 #include "base/bigmem.h"
 
 #include <stdlib.h>

@@ -1,38 +1,12 @@
 /* report.json writer. */
 #include "mergetrace/report.h"
 
-#include "report/report_out.h"
+#include "base/text.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-mt_status_t mt_json_string(const char *s, size_t len, mt_write_fn write, void *ctx)
-{
-    mt_out_t j = {write, ctx, MT_OK};
-    mt_out_put(&j, "\"", 1);
-    size_t run = 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
-        mt_out_put(&j, s + run, i - run);
-        run = i + 1;
-        char e[8];
-        if (c == '"' || c == '\\') {
-            e[0] = '\\';
-            e[1] = (char)c;
-            mt_out_put(&j, e, 2);
-        } else {
-            snprintf(e, sizeof e, "\\u%04x", c);
-            mt_out_put(&j, e, 6);
-        }
-    }
-    mt_out_put(&j, s + run, len - run);
-    mt_out_put(&j, "\"", 1);
-    return j.st;
-}
 
 static void str(mt_out_t *j, const char *s)
 {

@@ -7,7 +7,7 @@
 
 #include "mergetrace/crossrank.h"
 #include "mergetrace/report.h"
-#include "report/report_out.h"
+#include "base/text.h"
 
 /* `, "key": <us>` with exactly 3 decimals from integer ns. */
 static void us(mt_out_t *o, const char *key, int64_t ns)
@@ -143,19 +143,6 @@ static void fmt_bytes(char *b, size_t cap, int64_t v)
         snprintf(b, cap, "%.2f GiB", (double)v / (1024.0 * 1024 * 1024));
 }
 
-static void fmt_time(char *b, size_t cap, int64_t ns)
-{
-    double a = (double)(ns < 0 ? -ns : ns);
-    if (a < 1e3)
-        snprintf(b, cap, "%lld ns", (long long)ns);
-    else if (a < 1e6)
-        snprintf(b, cap, "%.1f us", (double)ns / 1e3);
-    else if (a < 1e9)
-        snprintf(b, cap, "%.2f ms", (double)ns / 1e6);
-    else
-        snprintf(b, cap, "%.2f s", (double)ns / 1e9);
-}
-
 /* A label cut to w bytes (without splitting a UTF-8 sequence) and padded. */
 static void cell(char *b, const char *s, size_t cap, int w)
 {
@@ -226,7 +213,7 @@ mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx)
             mt_out_printf(&o, "  ... %llu more in report.json\n", (unsigned long long)(x->n_colls - TOP_COLLS));
     }
 
-    fmt_time(a, sizeof a, x->wait_total_ns);
+    mt_fmt_time(a, sizeof a, x->wait_total_ns);
     if (x->n_suspects) {
         ranks_text(b, 26, x->suspects, x->n_suspects);
         mt_out_printf(&o, "stragglers: suspect%s %s; %llu collectives of 2+ ranks, %s waited\n", x->n_suspects > 1 ? "s" : "",
@@ -256,8 +243,8 @@ mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx)
                 snprintf(b, sizeof b, "no suspect");
             }
             if (s->n_top) {
-                fmt_time(a, sizeof a, s->top[0].ns);
-                fmt_time(c, sizeof c, s->wait_ns);
+                mt_fmt_time(a, sizeof a, s->top[0].ns);
+                mt_fmt_time(c, sizeof c, s->wait_ns);
                 mt_out_printf(&o, "  step %lld: %s; rank %d caused %s of %s wait, last at %u of %u\n", (long long)s->step, b,
                               s->top[0].rank, a, c, s->top[0].last, s->top[0].instances);
             } else {

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/stats.h"
+#include "base/text.h"
 #include "mergetrace/analysis.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/crossrank.h"
@@ -22,81 +24,19 @@
 #define C_PURPLE "#CC79A7"
 #define C_IDLE "#E4E4E4"
 
-typedef struct hw {
-    mt_write_fn w;
-    void *ctx;
-    mt_status_t st; /* the first error; later writes do nothing */
-} hw_t;
-
-static void put(hw_t *h, const char *s, size_t n)
+static void escn(mt_out_t *h, const char *s, size_t n)
 {
-    if (h->st == MT_OK && n)
-        h->st = h->w(h->ctx, s, n);
+    mt_out_html(h, s, n);
 }
 
-static void puts_(hw_t *h, const char *s)
-{
-    put(h, s, strlen(s));
-}
-
-static void putf(hw_t *h, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void putf(hw_t *h, const char *fmt, ...)
-{
-    char b[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b, sizeof b, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        put(h, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
-}
-
-mt_status_t mt_html_escape(const char *s, size_t len, mt_write_fn write, void *ctx)
-{
-    hw_t h = {write, ctx, MT_OK};
-    size_t run = 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        const char *e;
-        switch (c) {
-        case '&': e = "&amp;"; break;
-        case '<': e = "&lt;"; break;
-        case '>': e = "&gt;"; break;
-        case '"': e = "&quot;"; break;
-        case '\'': e = "&#39;"; break;
-        default:
-            if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
-                e = "\xef\xbf\xbd"; /* U+FFFD */
-            else
-                continue;
-        }
-        put(&h, s + run, i - run);
-        puts_(&h, e);
-        run = i + 1;
-    }
-    put(&h, s + run, len - run);
-    return h.st;
-}
-
-static void escn(hw_t *h, const char *s, size_t n)
-{
-    if (h->st == MT_OK && s)
-        h->st = mt_html_escape(s, n, h->w, h->ctx);
-}
-
-static void esc(hw_t *h, const char *s)
+static void esc(mt_out_t *h, const char *s)
 {
     if (s)
         escn(h, s, strlen(s));
 }
 
 /* A fixed-size label field (NUL-terminated or full). */
-static void esc_field(hw_t *h, const char *s, size_t cap)
+static void esc_field(mt_out_t *h, const char *s, size_t cap)
 {
     size_t n = 0;
     while (n < cap && s[n])
@@ -107,7 +47,7 @@ static void esc_field(hw_t *h, const char *s, size_t cap)
 /* At most max bytes of s[0..n) without splitting a UTF-8 sequence, and
  * "..." when cut; for labels inside pictures (the full text goes in a
  * <title> or a table). */
-static void esc_cut(hw_t *h, const char *s, size_t n, size_t max)
+static void esc_cut(mt_out_t *h, const char *s, size_t n, size_t max)
 {
     if (n <= max) {
         escn(h, s, n);
@@ -117,7 +57,7 @@ static void esc_cut(hw_t *h, const char *s, size_t n, size_t max)
     while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
         k--;
     escn(h, s, k);
-    puts_(h, "\xe2\x80\xa6"); /* U+2026 */
+    mt_out_puts(h, "\xe2\x80\xa6"); /* U+2026 */
 }
 
 /* ---- numbers ---------------------------------------------------------- */
@@ -216,39 +156,39 @@ static num_t tick(double v, double step)
 
 /* An x axis from value lo to hi drawn over [x0, x0 + w] at y, with ticks,
  * grid lines up to y_top and a title below. */
-static void x_axis(hw_t *h, double x0, double w, double y, double y_top, double lo, double hi, const char *title)
+static void x_axis(mt_out_t *h, double x0, double w, double y, double y_top, double lo, double hi, const char *title)
 {
     if (!(hi > lo))
         hi = lo + 1;
     double st = nice_step(hi - lo, w < 250 ? 3 : 5);
-    putf(h, "<g class=\"axis\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", x0, y, x0 + w,
+    mt_out_printf(h, "<g class=\"axis\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", x0, y, x0 + w,
          y);
     int k = 0; /* bounded: st is at least a fifth of the span */
     for (double v = ceil(lo / st - 1e-9) * st; v <= hi + st * 1e-9 && k < 40; v += st, k++) {
         double x = x0 + (v - lo) / (hi - lo) * w;
-        putf(h,
+        mt_out_printf(h,
              "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
              "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>"
              "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
              x, y_top, x, y, x, y, x, y + 4, x, y + 16, tick(v, st).s);
     }
-    putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"at\">%s</text></g>", x0 + w / 2, y + 32,
+    mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"at\">%s</text></g>", x0 + w / 2, y + 32,
          title);
 }
 
 /* A legend entry: a swatch (fill may be a url(#pattern)) and a label. */
-static double legend(hw_t *h, double x, double y, const char *fill, const char *label)
+static double legend(mt_out_t *h, double x, double y, const char *fill, const char *label)
 {
-    putf(h,
+    mt_out_printf(h,
          "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#333\" stroke-width=\"0.5\"/>"
          "<text x=\"%.1f\" y=\"%.1f\">%s</text>",
          x, y - 11, fill, x + 18, y, label);
     return x + 32 + 7.2 * (double)strlen(label);
 }
 
-static void svg_open(hw_t *h, double w, double hgt, const char *label)
+static void svg_open(mt_out_t *h, double w, double hgt, const char *label)
 {
-    putf(h,
+    mt_out_printf(h,
          "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
          "role=\"img\" aria-label=\"%s\">",
          w, hgt, w, hgt, label);
@@ -307,9 +247,9 @@ static const char script[] =
     "})();\n";
 
 /* Patterns shared by every picture of the page. */
-static void defs(hw_t *h)
+static void defs(mt_out_t *h)
 {
-    puts_(h, "<svg class=\"defs\" xmlns=\"http://www.w3.org/2000/svg\" aria-hidden=\"true\"><defs>"
+    mt_out_puts(h, "<svg class=\"defs\" xmlns=\"http://www.w3.org/2000/svg\" aria-hidden=\"true\"><defs>"
              "<pattern id=\"p-comm\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\">"
              "<rect width=\"6\" height=\"6\" fill=\"" C_VERMILLION "\"/>"
              "<path d=\"M-1,1 l2,-2 M0,6 l6,-6 M5,7 l2,-2\" stroke=\"#fff\" stroke-width=\"1.3\"/></pattern>"
@@ -333,102 +273,102 @@ static void defs(hw_t *h)
 
 /* ---- header: inputs and command line ------------------------------------ */
 
-static void section_header(hw_t *h, const mt_report_t *r, const mt_html_opts_t *o)
+static void section_header(mt_out_t *h, const mt_report_t *r, const mt_html_opts_t *o)
 {
-    puts_(h, "<header id=\"inputs\"><h1>mergetrace report</h1>\n<p>");
-    putf(h, "mergetrace ");
+    mt_out_puts(h, "<header id=\"inputs\"><h1>mergetrace report</h1>\n<p>");
+    mt_out_printf(h, "mergetrace ");
     esc(h, r->version);
     uint64_t bytes = 0, events = 0;
     for (size_t i = 0; i < r->n_inputs; i++) {
         bytes += r->inputs[i].bytes;
         events += r->inputs[i].events;
     }
-    putf(h, " &middot; world size %lld &middot; %zu rank%s loaded (%zu file%s, %s, %llu events)",
+    mt_out_printf(h, " &middot; world size %lld &middot; %zu rank%s loaded (%zu file%s, %s, %llu events)",
          (long long)r->world_size, r->n_inputs, r->n_inputs == 1 ? "" : "s", r->n_inputs,
          r->n_inputs == 1 ? "" : "s", bytes_h(bytes).s, (unsigned long long)events);
     if (r->n_missing) {
-        putf(h, " &middot; <strong>missing ranks:");
+        mt_out_printf(h, " &middot; <strong>missing ranks:");
         for (size_t i = 0; i < r->n_missing && i < 64; i++)
-            putf(h, " %lld", (long long)r->missing[i]);
-        putf(h, "%s</strong>", r->n_missing > 64 ? " &hellip;" : "");
+            mt_out_printf(h, " %lld", (long long)r->missing[i]);
+        mt_out_printf(h, "%s</strong>", r->n_missing > 64 ? " &hellip;" : "");
     }
-    puts_(h, "</p>\n");
+    mt_out_puts(h, "</p>\n");
     if (o && o->command_line) {
-        puts_(h, "<p class=\"note\">Command line:</p><pre class=\"cmd\">");
+        mt_out_puts(h, "<p class=\"note\">Command line:</p><pre class=\"cmd\">");
         esc(h, o->command_line);
-        puts_(h, "</pre>\n");
+        mt_out_puts(h, "</pre>\n");
     }
     if (r->match) {
         const mt_match_stats_t *m = r->match;
-        putf(h,
+        mt_out_printf(h,
              "<p>Collectives: %llu kernels matched into %llu full, %llu partial, %llu unmatched and %llu "
              "mismatched instances.",
              (unsigned long long)m->rows, (unsigned long long)m->full, (unsigned long long)m->partial,
              (unsigned long long)m->unmatched, (unsigned long long)m->mismatched);
         if (r->merged) {
-            puts_(h, " Merged trace: <code>");
+            mt_out_puts(h, " Merged trace: <code>");
             esc(h, r->merged);
-            putf(h, "</code> (%llu events).", (unsigned long long)r->merged_events);
+            mt_out_printf(h, "</code> (%llu events).", (unsigned long long)r->merged_events);
         }
-        puts_(h, "</p>\n");
+        mt_out_puts(h, "</p>\n");
     }
-    puts_(h, "<table class=\"inputs\"><thead><tr><th class=\"n\">rank</th><th>file</th><th class=\"n\">size</th>"
+    mt_out_puts(h, "<table class=\"inputs\"><thead><tr><th class=\"n\">rank</th><th>file</th><th class=\"n\">size</th>"
              "<th class=\"n\">JSON bytes</th><th class=\"n\">events</th><th>rank from</th><th>note</th></tr>"
              "</thead><tbody>\n");
     for (size_t i = 0; i < r->n_inputs; i++) {
         const mt_report_input_t *in = &r->inputs[i];
-        putf(h, "<tr><td class=\"n\">%d</td><td class=\"name\">", in->rank);
+        mt_out_printf(h, "<tr><td class=\"n\">%d</td><td class=\"name\">", in->rank);
         esc(h, in->path);
-        putf(h, "</td><td class=\"n\">%s</td><td class=\"n\">%llu</td><td class=\"n\">%llu</td><td>",
+        mt_out_printf(h, "</td><td class=\"n\">%s</td><td class=\"n\">%llu</td><td class=\"n\">%llu</td><td>",
              bytes_h(in->bytes).s, (unsigned long long)in->json_bytes, (unsigned long long)in->events);
         esc(h, in->rank_source);
-        puts_(h, "</td><td>");
+        mt_out_puts(h, "</td><td>");
         if (in->truncated)
-            putf(h, "truncated at byte %llu", (unsigned long long)in->truncated_at);
-        puts_(h, "</td></tr>\n");
+            mt_out_printf(h, "truncated at byte %llu", (unsigned long long)in->truncated_at);
+        mt_out_puts(h, "</td></tr>\n");
     }
-    puts_(h, "</tbody></table>\n");
+    mt_out_puts(h, "</tbody></table>\n");
     if (r->n_skipped) {
-        puts_(h, "<p>Skipped (not traces):</p><ul>");
+        mt_out_puts(h, "<p>Skipped (not traces):</p><ul>");
         for (size_t i = 0; i < r->n_skipped; i++) {
-            puts_(h, "<li><code>");
+            mt_out_puts(h, "<li><code>");
             esc(h, r->skipped[i].path);
-            puts_(h, "</code>: ");
+            mt_out_puts(h, "</code>: ");
             esc(h, r->skipped[i].reason);
-            puts_(h, "</li>");
+            mt_out_puts(h, "</li>");
         }
-        puts_(h, "</ul>\n");
+        mt_out_puts(h, "</ul>\n");
     }
-    puts_(h, "</header>\n");
+    mt_out_puts(h, "</header>\n");
 }
 
 /* ---- per-rank GPU time ------------------------------------------------ */
 
-static void bar_seg(hw_t *h, double x, double y, double w, double bh, const char *fill, int32_t rank,
+static void bar_seg(mt_out_t *h, double x, double y, double w, double bh, const char *fill, int32_t rank,
                     const char *what, int64_t ns, int64_t span)
 {
     if (w <= 0)
         return;
-    putf(h,
+    mt_out_printf(h,
          "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\">"
          "<title>rank %d %s: %s ms (%s%%)</title></rect>",
          x, y, w, bh, fill, rank, what, ms3(ns).s, pct1((double)ns, (double)span).s);
 }
 
-static void section_gpu_time(hw_t *h, const mt_report_t *r)
+static void section_gpu_time(mt_out_t *h, const mt_report_t *r)
 {
-    puts_(h, "<section id=\"gpu-time\"><h2>GPU time per rank</h2>\n");
+    mt_out_puts(h, "<section id=\"gpu-time\"><h2>GPU time per rank</h2>\n");
     if (!r->analyses || !r->n_analyses) {
-        puts_(h, "<p class=\"note\">No per-rank analysis in this report.</p></section>\n");
+        mt_out_puts(h, "<p class=\"note\">No per-rank analysis in this report.</p></section>\n");
         return;
     }
-    puts_(h, "<p class=\"note\">Share of each rank's GPU span (first to last GPU activity, on its own clock): "
+    mt_out_puts(h, "<p class=\"note\">Share of each rank's GPU span (first to last GPU activity, on its own clock): "
              "compute kernels; communication not hidden behind compute; memory copies and sets not hidden "
              "behind either; idle. Overlap: the share of communication time that runs under compute.</p>\n");
     size_t n = r->n_analyses;
     double rh = n > 32 ? 14 : 22, bh = rh - 6, top = 52, lx = 70, bw = 640, ox = 790, ow = 160;
     double H = top + rh * (double)n + 44, W = 1000;
-    puts_(h, "<figure>");
+    mt_out_puts(h, "<figure>");
     svg_open(h, W, H, "stacked bars of compute, communication, memory and idle time per rank, and overlap");
     double x = lx;
     x = legend(h, x, 16, C_BLUE, "compute");
@@ -436,8 +376,8 @@ static void section_gpu_time(hw_t *h, const mt_report_t *r)
     x = legend(h, x, 16, "url(#p-mem)", "memory");
     x = legend(h, x, 16, "url(#p-idle)", "idle");
     (void)legend(h, ox, 16, C_ORANGE, "overlap");
-    putf(h, "<text x=\"%.1f\" y=\"40\" class=\"at\">share of the GPU span</text>", lx);
-    putf(h, "<text x=\"%.1f\" y=\"40\" class=\"at\">comm under compute</text>", ox);
+    mt_out_printf(h, "<text x=\"%.1f\" y=\"40\" class=\"at\">share of the GPU span</text>", lx);
+    mt_out_printf(h, "<text x=\"%.1f\" y=\"40\" class=\"at\">comm under compute</text>", ox);
     double ay = top + rh * (double)n + 2;
     x_axis(h, lx, bw, ay, top - 4, 0, 100, "% of span");
     x_axis(h, ox, ow, ay, top - 4, 0, 100, "% of comm time");
@@ -446,9 +386,9 @@ static void section_gpu_time(hw_t *h, const mt_report_t *r)
         double y = top + rh * (double)i;
         if (!a)
             continue;
-        putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">rank %d</text>", lx - 6, y + bh - 2, a->rank);
+        mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">rank %d</text>", lx - 6, y + bh - 2, a->rank);
         if (a->span_ns <= 0) {
-            putf(h, "<text x=\"%.1f\" y=\"%.1f\" class=\"note\">no GPU activity</text>", lx + 4, y + bh - 2);
+            mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" class=\"note\">no GPU activity</text>", lx + 4, y + bh - 2);
             continue;
         }
         double s = (double)a->span_ns, cx = lx;
@@ -461,17 +401,17 @@ static void section_gpu_time(hw_t *h, const mt_report_t *r)
             cx += w > 0 ? w : 0;
         }
         double op = pct((double)a->overlap_ns, (double)a->comm_total_ns);
-        putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"" C_ORANGE "\">"
+        mt_out_printf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"" C_ORANGE "\">"
                 "<title>rank %d overlap %.1f%%</title></rect>",
              ox, y, op / 100 * ow, bh, a->rank, op);
-        putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#999\" "
+        mt_out_printf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#999\" "
                 "stroke-width=\"0.5\"/>",
              ox, y, ow, bh);
-        putf(h, "<text x=\"%.1f\" y=\"%.1f\">%.1f%%</text>", ox + ow + 6, y + bh - 2, op);
+        mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\">%.1f%%</text>", ox + ow + 6, y + bh - 2, op);
     }
-    puts_(h, "</svg></figure>\n");
+    mt_out_puts(h, "</svg></figure>\n");
 
-    puts_(h, "<table class=\"sortable\"><thead><tr><th class=\"n\" data-sort>rank</th>"
+    mt_out_puts(h, "<table class=\"sortable\"><thead><tr><th class=\"n\" data-sort>rank</th>"
              "<th class=\"n\" data-sort>span ms</th><th class=\"n\" data-sort>compute %</th>"
              "<th class=\"n\" data-sort>comm %</th><th class=\"n\" data-sort>memory %</th>"
              "<th class=\"n\" data-sort>idle %</th><th class=\"n\" data-sort>overlap %</th>"
@@ -485,18 +425,18 @@ static void section_gpu_time(hw_t *h, const mt_report_t *r)
         num_t c = pct1((double)a->compute_ns, s), m = pct1((double)a->comm_ns, s),
               y = pct1((double)a->memory_ns, s), d = pct1((double)a->idle_ns, s),
               ov = pct1((double)a->overlap_ns, (double)a->comm_total_ns);
-        putf(h,
+        mt_out_printf(h,
              "<tr><td class=\"n\" data-v=\"%d\">%d</td><td class=\"n\" data-v=\"%lld\">%s</td>"
              "<td class=\"n\" data-v=\"%s\">%s</td><td class=\"n\" data-v=\"%s\">%s</td>"
              "<td class=\"n\" data-v=\"%s\">%s</td><td class=\"n\" data-v=\"%s\">%s</td>"
              "<td class=\"n\" data-v=\"%s\">%s</td>",
              a->rank, a->rank, (long long)a->span_ns, ms3(a->span_ns).s, c.s, c.s, m.s, m.s, y.s, y.s, d.s, d.s,
              ov.s, ov.s);
-        putf(h, "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%lld\">%s</td></tr>\n",
+        mt_out_printf(h, "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%lld\">%s</td></tr>\n",
              (long long)a->comm_total_ns, ms3(a->comm_total_ns).s, (long long)a->host_wait_ns,
              ms3(a->host_wait_ns).s);
     }
-    puts_(h, "</tbody></table></section>\n");
+    mt_out_puts(h, "</tbody></table></section>\n");
 }
 
 /* ---- stragglers -------------------------------------------------------- */
@@ -538,12 +478,12 @@ static bool step_suspect(const mt_cross_t *x, int64_t step, int32_t rank)
     return false;
 }
 
-static void rank_list(hw_t *h, const int32_t *v, size_t n)
+static void rank_list(mt_out_t *h, const int32_t *v, size_t n)
 {
     if (!n)
-        puts_(h, "none");
+        mt_out_puts(h, "none");
     for (size_t i = 0; i < n; i++)
-        putf(h, "%s%d", i ? ", " : "", v[i]);
+        mt_out_printf(h, "%s%d", i ? ", " : "", v[i]);
 }
 
 #define MAX_HEAT_RANKS 128
@@ -567,7 +507,7 @@ static int size_cmp(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-static void heat_map(hw_t *h, const mt_report_t *r)
+static void heat_map(mt_out_t *h, const mt_report_t *r)
 {
     const mt_report_views_t *v = r->views;
     size_t nr = v->n_grid_ranks, ns = v->n_grid_steps;
@@ -621,36 +561,36 @@ static void heat_map(hw_t *h, const mt_report_t *r)
     double W = lx + cw * (double)ns + 20, H = top + ch * (double)nshow + 20;
     if (W < 620)
         W = 620;
-    puts_(h, "<figure>");
+    mt_out_puts(h, "<figure>");
     svg_open(h, W, H, "heat map of mean lateness per rank and ProfilerStep");
     /* colour scale */
-    putf(h, "<rect x=\"%.1f\" y=\"6\" width=\"200\" height=\"12\" fill=\"url(#g-late)\" stroke=\"#333\" "
+    mt_out_printf(h, "<rect x=\"%.1f\" y=\"6\" width=\"200\" height=\"12\" fill=\"url(#g-late)\" stroke=\"#333\" "
             "stroke-width=\"0.5\"/>",
          lx);
-    putf(h, "<text x=\"%.1f\" y=\"31\" text-anchor=\"middle\">-%s us%s (early)</text>", lx, us0(max).s, beyond);
-    putf(h, "<text x=\"%.1f\" y=\"31\" text-anchor=\"middle\">0</text>", lx + 100);
-    putf(h, "<text x=\"%.1f\" y=\"31\" text-anchor=\"middle\">+%s us%s (late)</text>", lx + 200, us0(max).s,
+    mt_out_printf(h, "<text x=\"%.1f\" y=\"31\" text-anchor=\"middle\">-%s us%s (early)</text>", lx, us0(max).s, beyond);
+    mt_out_printf(h, "<text x=\"%.1f\" y=\"31\" text-anchor=\"middle\">0</text>", lx + 100);
+    mt_out_printf(h, "<text x=\"%.1f\" y=\"31\" text-anchor=\"middle\">+%s us%s (late)</text>", lx + 200, us0(max).s,
          beyond);
-    putf(h, "<rect x=\"%.1f\" y=\"6\" width=\"14\" height=\"12\" fill=\"#fff\" stroke=\"#000\" stroke-width=\"2.5\"/>"
+    mt_out_printf(h, "<rect x=\"%.1f\" y=\"6\" width=\"14\" height=\"12\" fill=\"#fff\" stroke=\"#000\" stroke-width=\"2.5\"/>"
             "<text x=\"%.1f\" y=\"16\">outlined: suspect of the step</text>",
          lx + 290, lx + 310);
-    putf(h, "<text x=\"%.1f\" y=\"%.1f\" class=\"at\">ProfilerStep</text>", lx, top - 22);
-    putf(h, "<text x=\"%.1f\" y=\"%.1f\" class=\"at\" text-anchor=\"end\">rank</text>", lx - 8, top - 6);
+    mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" class=\"at\">ProfilerStep</text>", lx, top - 22);
+    mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" class=\"at\" text-anchor=\"end\">rank</text>", lx - 8, top - 6);
     for (size_t s = 0; s < ns; s++)
         if (cw >= 24 || s % (size_t)ceil(24 / cw) == 0)
-            putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%lld</text>", lx + cw * ((double)s + 0.5),
+            mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%lld</text>", lx + cw * ((double)s + 0.5),
                  top - 6, (long long)v->grid_steps[s]);
     for (size_t q = 0; q < nshow; q++) {
         size_t i = show[q];
         double y = top + ch * (double)q;
         if (ch >= 18 || q % 2 == 0)
-            putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%d</text>", lx - 8, y + ch / 2 + 4,
+            mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%d</text>", lx - 8, y + ch / 2 + 4,
                  v->grid_ranks[i]);
         for (size_t s = 0; s < ns; s++) {
             int64_t val = v->grid_ns[i * ns + s];
             double x = lx + cw * (double)s;
             if (val == MT_VIEW_NONE) {
-                putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#f6f6f6\" stroke=\"#fff\">"
+                mt_out_printf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#f6f6f6\" stroke=\"#fff\">"
                         "<title>rank %d step %lld: no collective</title></rect>",
                      x, y, cw, ch, v->grid_ranks[i], (long long)v->grid_steps[s]);
                 continue;
@@ -659,13 +599,13 @@ static void heat_map(hw_t *h, const mt_report_t *r)
             bool dark;
             late_colour(col, sizeof col, val, max, &dark);
             bool sus = step_suspect(r->cross, v->grid_steps[s], v->grid_ranks[i]);
-            putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" stroke=\"#fff\">"
+            mt_out_printf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" stroke=\"#fff\">"
                     "<title>rank %d step %lld: mean lateness %s%s us%s</title></rect>",
                  x, y, cw, ch, col, v->grid_ranks[i], (long long)v->grid_steps[s], val > 0 ? "+" : "", us1(val).s,
                  sus ? " (suspect of the step)" : "");
             num_t t = us0(val);
             if (text)
-                putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"cell\"%s>%s%s</text>",
+                mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"cell\"%s>%s%s</text>",
                      x + cw / 2, y + ch - 7, dark ? " style=\"fill:#fff\"" : "", val > 0 && strcmp(t.s, "0") ? "+" : "",
                      t.s);
         }
@@ -675,48 +615,48 @@ static void heat_map(hw_t *h, const mt_report_t *r)
         for (size_t s = 0; s < ns; s++)
             if (v->grid_ns[show[q] * ns + s] != MT_VIEW_NONE &&
                 step_suspect(r->cross, v->grid_steps[s], v->grid_ranks[show[q]]))
-                putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#000\" "
+                mt_out_printf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#000\" "
                         "stroke-width=\"2.5\" pointer-events=\"none\"/>",
                      lx + cw * (double)s + 1.25, top + ch * (double)q + 1.25, cw - 2.5, ch - 2.5);
-    puts_(h, "</svg></figure>\n");
-    putf(h, "<p class=\"note\">Each cell: the rank's mean lateness in the step, in microseconds: its arrival at each "
+    mt_out_puts(h, "</svg></figure>\n");
+    mt_out_printf(h, "<p class=\"note\">Each cell: the rank's mean lateness in the step, in microseconds: its arrival at each "
             "collective (kernel start on the aligned clock) minus the median arrival of the participants, "
             "averaged over the step's collectives.");
     if (v->n_steps_total > ns)
-        putf(h, " The first %zu of %zu steps are shown.", ns, v->n_steps_total);
+        mt_out_printf(h, " The first %zu of %zu steps are shown.", ns, v->n_steps_total);
     if (nshow < nr)
-        putf(h, " The %zu of %zu ranks with the latest cells are shown (report.json has every rank).", nshow, nr);
+        mt_out_printf(h, " The %zu of %zu ranks with the latest cells are shown (report.json has every rank).", nshow, nr);
     free(show);
-    puts_(h, "</p>\n");
+    mt_out_puts(h, "</p>\n");
 }
 
-static void section_stragglers(hw_t *h, const mt_report_t *r)
+static void section_stragglers(mt_out_t *h, const mt_report_t *r)
 {
-    puts_(h, "<section id=\"stragglers\"><h2>Stragglers</h2>\n");
+    mt_out_puts(h, "<section id=\"stragglers\"><h2>Stragglers</h2>\n");
     const mt_cross_t *x = r->cross;
     if (r->views && r->views->n_grid_steps && r->views->n_grid_ranks)
         heat_map(h, r);
     else
-        puts_(h, "<p class=\"note\">No collective inside a ProfilerStep: no heat map.</p>\n");
+        mt_out_puts(h, "<p class=\"note\">No collective inside a ProfilerStep: no heat map.</p>\n");
     if (!x) {
-        puts_(h, "<p class=\"note\">No cross-rank analysis in this report.</p></section>\n");
+        mt_out_puts(h, "<p class=\"note\">No cross-rank analysis in this report.</p></section>\n");
         return;
     }
-    putf(h, "<h3>Suspects</h3><p>Over %llu collectives of two or more ranks (%s ms waited in all): suspects on the "
+    mt_out_printf(h, "<h3>Suspects</h3><p>Over %llu collectives of two or more ranks (%s ms waited in all): suspects on the "
             "aligned clock: <strong>",
          (unsigned long long)x->instances, ms3(x->wait_total_ns).s);
     rank_list(h, x->suspects, x->n_suspects);
-    puts_(h, "</strong>; by the clock-free check (shortest kernel): <strong>");
+    mt_out_puts(h, "</strong>; by the clock-free check (shortest kernel): <strong>");
     rank_list(h, x->cf_suspects, x->n_cf_suspects);
-    puts_(h, "</strong>.</p>\n");
+    mt_out_puts(h, "</strong>.</p>\n");
     if (x->n_evidence) {
-        puts_(h, "<ul class=\"ev\">");
+        mt_out_puts(h, "<ul class=\"ev\">");
         for (size_t i = 0; i < x->n_evidence; i++) {
-            puts_(h, "<li>");
+            mt_out_puts(h, "<li>");
             esc(h, x->evidence[i]);
-            puts_(h, "</li>");
+            mt_out_puts(h, "</li>");
         }
-        puts_(h, "</ul>\n");
+        mt_out_puts(h, "</ul>\n");
     }
     bool any = false;
     for (size_t s = 0; s < x->n_steps; s++) {
@@ -724,24 +664,24 @@ static void section_stragglers(hw_t *h, const mt_report_t *r)
         if (!sp->differs)
             continue;
         if (!any)
-            puts_(h, "<p>Steps whose suspects differ from the job's:</p><ul>");
+            mt_out_puts(h, "<p>Steps whose suspects differ from the job's:</p><ul>");
         any = true;
-        putf(h, "<li>step %lld: ", (long long)sp->step);
+        mt_out_printf(h, "<li>step %lld: ", (long long)sp->step);
         if (sp->n_suspects) {
-            puts_(h, "suspects ");
+            mt_out_puts(h, "suspects ");
             rank_list(h, x->step_suspects + sp->first_suspect, sp->n_suspects);
         } else {
-            puts_(h, "no suspect");
+            mt_out_puts(h, "no suspect");
         }
-        putf(h, " (%s ms of wait in the step", ms3(sp->wait_ns).s);
+        mt_out_printf(h, " (%s ms of wait in the step", ms3(sp->wait_ns).s);
         if (sp->n_top)
-            putf(h, "; most caused by rank %d: %s ms, last at %u of %u", sp->top[0].rank, ms3(sp->top[0].ns).s,
+            mt_out_printf(h, "; most caused by rank %d: %s ms, last at %u of %u", sp->top[0].rank, ms3(sp->top[0].ns).s,
                  sp->top[0].last, sp->top[0].instances);
-        puts_(h, ")</li>");
+        mt_out_puts(h, ")</li>");
     }
     if (any)
-        puts_(h, "</ul>\n");
-    puts_(h, "<table class=\"sortable\"><thead><tr><th class=\"n\" data-sort>rank</th>"
+        mt_out_puts(h, "</ul>\n");
+    mt_out_puts(h, "<table class=\"sortable\"><thead><tr><th class=\"n\" data-sort>rank</th>"
              "<th class=\"n\" data-sort>collectives</th><th class=\"n\" data-sort>last</th>"
              "<th class=\"n\" data-sort>last by chance</th><th class=\"n\" data-sort>wait caused ms</th>"
              "<th class=\"n\" data-sort>waited ms</th><th class=\"n\" data-sort>mean lateness us</th>"
@@ -750,12 +690,12 @@ static void section_stragglers(hw_t *h, const mt_report_t *r)
     for (size_t i = 0; i < x->n_ranks; i++) {
         const mt_cross_rank_t *k = &x->ranks[i];
         double chance = (double)k->chance_q24 / (double)(1u << 24);
-        putf(h,
+        mt_out_printf(h,
              "<tr><td class=\"n\" data-v=\"%d\">%d</td><td class=\"n\" data-v=\"%llu\">%llu</td>"
              "<td class=\"n\" data-v=\"%llu\">%llu</td><td class=\"n\" data-v=\"%.2f\">%.2f</td>",
              k->rank, k->rank, (unsigned long long)k->instances, (unsigned long long)k->instances,
              (unsigned long long)k->last, (unsigned long long)k->last, chance, chance);
-        putf(h,
+        mt_out_printf(h,
              "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%lld\">%s</td>"
              "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%lld\">%s</td>"
              "<td class=\"n\" data-v=\"%llu\">%llu</td></tr>\n",
@@ -763,28 +703,28 @@ static void section_stragglers(hw_t *h, const mt_report_t *r)
              (long long)k->mean_lateness_ns, us1(k->mean_lateness_ns).s, (long long)k->p99_lateness_ns,
              us1(k->p99_lateness_ns).s, (unsigned long long)k->shortest, (unsigned long long)k->shortest);
     }
-    puts_(h, "</tbody></table></section>\n");
+    mt_out_puts(h, "</tbody></table></section>\n");
 }
 
 /* ---- collectives --------------------------------------------------------- */
 
 #define MAX_COLL_ROWS 500
 
-static void section_collectives(hw_t *h, const mt_report_t *r)
+static void section_collectives(mt_out_t *h, const mt_report_t *r)
 {
-    puts_(h, "<section id=\"collectives\"><h2>Collectives</h2>\n");
+    mt_out_puts(h, "<section id=\"collectives\"><h2>Collectives</h2>\n");
     const mt_cross_t *x = r->cross;
     if (!x || !x->n_colls) {
-        puts_(h, "<p class=\"note\">No collective instances.</p></section>\n");
+        mt_out_puts(h, "<p class=\"note\">No collective instances.</p></section>\n");
         return;
     }
-    putf(h, "<p class=\"note\">Every instance of one process group, collective, message size and dtype, by total "
+    mt_out_printf(h, "<p class=\"note\">Every instance of one process group, collective, message size and dtype, by total "
             "time (the sum of the instances' spans, first arrival to common end). Transfer: the shortest "
             "participant's kernel. Bandwidths as nccl-tests defines them. %llu one-rank and %llu mismatched "
             "instances.</p>\n",
          (unsigned long long)x->singles, (unsigned long long)x->mismatched);
     int64_t top = x->colls[0].total_ns > 0 ? x->colls[0].total_ns : 1;
-    puts_(h, "<table class=\"sortable\"><thead><tr><th data-sort>process group</th><th data-sort>collective</th>"
+    mt_out_puts(h, "<table class=\"sortable\"><thead><tr><th data-sort>process group</th><th data-sort>collective</th>"
              "<th class=\"n\" data-sort>bytes</th><th data-sort>dtype</th><th class=\"n\" data-sort>count</th>"
              "<th class=\"n\" data-sort>ranks</th><th class=\"n\" data-sort>total ms</th>"
              "<th class=\"n\" data-sort>mean us</th><th class=\"n\" data-sort>transfer ms</th>"
@@ -793,14 +733,14 @@ static void section_collectives(hw_t *h, const mt_report_t *r)
     size_t n = x->n_colls < MAX_COLL_ROWS ? x->n_colls : MAX_COLL_ROWS;
     for (size_t i = 0; i < n; i++) {
         const mt_cross_coll_t *c = &x->colls[i];
-        puts_(h, "<tr><td class=\"name\">");
+        mt_out_puts(h, "<tr><td class=\"name\">");
         esc_field(h, c->pg, sizeof c->pg);
-        puts_(h, "</td><td>");
+        mt_out_puts(h, "</td><td>");
         esc(h, mt_coll_kind_str((mt_coll_kind_t)c->kind));
-        putf(h, "</td><td class=\"n\" data-v=\"%lld\">%s</td><td>", (long long)c->bytes,
+        mt_out_printf(h, "</td><td class=\"n\" data-v=\"%lld\">%s</td><td>", (long long)c->bytes,
              c->bytes > 0 ? bytes_h((uint64_t)c->bytes).s : "?");
         esc_field(h, c->dtype, sizeof c->dtype);
-        putf(h,
+        mt_out_printf(h,
              "</td><td class=\"n\" data-v=\"%llu\">%llu</td><td class=\"n\" data-v=\"%d\">%d</td>"
              "<td class=\"n\" data-v=\"%lld\"><span class=\"bar\" style=\"width:%.0fpx\"></span>%s</td>"
              "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%lld\">%s</td>",
@@ -808,19 +748,19 @@ static void section_collectives(hw_t *h, const mt_report_t *r)
              60.0 * (double)c->total_ns / (double)top, ms3(c->total_ns).s, (long long)c->mean_ns, us1(c->mean_ns).s,
              (long long)c->transfer_ns, ms3(c->transfer_ns).s);
         if (c->algbw_gbps >= 0)
-            putf(h, "<td class=\"n\" data-v=\"%.3f\">%.2f</td>", c->algbw_gbps, c->algbw_gbps);
+            mt_out_printf(h, "<td class=\"n\" data-v=\"%.3f\">%.2f</td>", c->algbw_gbps, c->algbw_gbps);
         else
-            puts_(h, "<td class=\"n\" data-v=\"-1\">?</td>");
+            mt_out_puts(h, "<td class=\"n\" data-v=\"-1\">?</td>");
         if (c->busbw_gbps >= 0)
-            putf(h, "<td class=\"n\" data-v=\"%.3f\">%.2f</td></tr>\n", c->busbw_gbps, c->busbw_gbps);
+            mt_out_printf(h, "<td class=\"n\" data-v=\"%.3f\">%.2f</td></tr>\n", c->busbw_gbps, c->busbw_gbps);
         else
-            puts_(h, "<td class=\"n\" data-v=\"-1\">?</td></tr>\n");
+            mt_out_puts(h, "<td class=\"n\" data-v=\"-1\">?</td></tr>\n");
     }
-    puts_(h, "</tbody></table>\n");
+    mt_out_puts(h, "</tbody></table>\n");
     if (x->n_colls > n)
-        putf(h, "<p class=\"note\">The first %zu of %zu lines are shown; report.json has them all.</p>\n", n,
+        mt_out_printf(h, "<p class=\"note\">The first %zu of %zu lines are shown; report.json has them all.</p>\n", n,
              x->n_colls);
-    puts_(h, "</section>\n");
+    mt_out_puts(h, "</section>\n");
 }
 
 /* ---- GPU projection ------------------------------------------------------ */
@@ -850,14 +790,14 @@ static int pname_by_gpu(const void *x, const void *y)
 
 #define MAX_PROJ_BARS 20
 
-static void section_projection(hw_t *h, const mt_report_t *r)
+static void section_projection(mt_out_t *h, const mt_report_t *r)
 {
-    puts_(h, "<section id=\"projection\"><h2>GPU projection by annotation</h2>\n");
+    mt_out_puts(h, "<section id=\"projection\"><h2>GPU projection by annotation</h2>\n");
     size_t total = 0;
     for (size_t i = 0; r->analyses && i < r->n_analyses; i++)
         total += r->analyses[i] ? r->analyses[i]->n_proj : 0;
     if (!total) {
-        puts_(h, "<p class=\"note\">No annotation ranges with GPU work.</p></section>\n");
+        mt_out_puts(h, "<p class=\"note\">No annotation ranges with GPU work.</p></section>\n");
         return;
     }
     pname_t *p = malloc(total * sizeof *p);
@@ -894,51 +834,51 @@ static void section_projection(hw_t *h, const mt_report_t *r)
         max = p[i].cpu_ns > max ? p[i].cpu_ns : max;
         max = p[i].gpu_ns > max ? p[i].gpu_ns : max;
     }
-    puts_(h, "<p class=\"note\">Per annotation name, summed over ranks: CPU time inside the ranges, and GPU time "
+    mt_out_puts(h, "<p class=\"note\">Per annotation name, summed over ranks: CPU time inside the ranges, and GPU time "
              "of the work launched inside them (the union of its intervals, however long after the range it "
              "ran). GPU % is of all ranks' busy GPU time.</p>\n");
     double lx = 340, bw = 540, top = 40, rh = 34, W = 1000, H = top + rh * (double)nb + 44;
     double xmax = (double)max / 1e6;
     double st = nice_step(xmax, 5), hi = ceil(xmax / st - 1e-9) * st;
-    puts_(h, "<figure>");
+    mt_out_puts(h, "<figure>");
     svg_open(h, W, H, "CPU time and GPU time per annotation");
     double lxx = legend(h, lx, 16, C_ORANGE, "CPU time in the ranges");
     (void)legend(h, lxx, 16, "url(#p-gpu)", "GPU time of their kernels");
     x_axis(h, lx, bw, top + rh * (double)nb + 2, top - 2, 0, hi, "ms (summed over ranks)");
     for (size_t i = 0; i < nb; i++) {
         double y = top + rh * (double)i;
-        puts_(h, "<g><title>");
+        mt_out_puts(h, "<g><title>");
         escn(h, p[i].s, p[i].len);
-        putf(h, ": %llu ranges, CPU %s ms, GPU %s ms</title>", (unsigned long long)p[i].count, ms3(p[i].cpu_ns).s,
+        mt_out_printf(h, ": %llu ranges, CPU %s ms, GPU %s ms</title>", (unsigned long long)p[i].count, ms3(p[i].cpu_ns).s,
              ms3(p[i].gpu_ns).s);
-        putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", lx - 8, y + 19);
+        mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", lx - 8, y + 19);
         esc_cut(h, p[i].s, p[i].len, 46);
-        puts_(h, "</text>");
+        mt_out_puts(h, "</text>");
         double wc = (double)p[i].cpu_ns / 1e6 / hi * bw, wg = (double)p[i].gpu_ns / 1e6 / hi * bw;
-        putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"12\" fill=\"" C_ORANGE "\"/>", lx, y + 3, wc);
-        putf(h, "<text x=\"%.1f\" y=\"%.1f\">CPU %s ms</text>", lx + wc + 4, y + 13, ms3(p[i].cpu_ns).s);
-        putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"12\" fill=\"url(#p-gpu)\"/>", lx, y + 16, wg);
-        putf(h, "<text x=\"%.1f\" y=\"%.1f\">GPU %s ms</text></g>", lx + wg + 4, y + 26, ms3(p[i].gpu_ns).s);
+        mt_out_printf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"12\" fill=\"" C_ORANGE "\"/>", lx, y + 3, wc);
+        mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\">CPU %s ms</text>", lx + wc + 4, y + 13, ms3(p[i].cpu_ns).s);
+        mt_out_printf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"12\" fill=\"url(#p-gpu)\"/>", lx, y + 16, wg);
+        mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\">GPU %s ms</text></g>", lx + wg + 4, y + 26, ms3(p[i].gpu_ns).s);
     }
-    puts_(h, "</svg></figure>\n");
-    puts_(h, "<table class=\"sortable\"><thead><tr><th data-sort>annotation</th><th class=\"n\" data-sort>ranges</th>"
+    mt_out_puts(h, "</svg></figure>\n");
+    mt_out_puts(h, "<table class=\"sortable\"><thead><tr><th data-sort>annotation</th><th class=\"n\" data-sort>ranges</th>"
              "<th class=\"n\" data-sort>CPU ms</th><th class=\"n\" data-sort>GPU ms</th>"
              "<th class=\"n\" data-sort>GPU %</th></tr></thead><tbody>\n");
     size_t nt = u < 200 ? u : 200;
     for (size_t i = 0; i < nt; i++) {
-        puts_(h, "<tr><td class=\"name\">");
+        mt_out_puts(h, "<tr><td class=\"name\">");
         escn(h, p[i].s, p[i].len);
         num_t g = pct1((double)p[i].gpu_ns, (double)busy);
-        putf(h,
+        mt_out_printf(h,
              "</td><td class=\"n\" data-v=\"%llu\">%llu</td><td class=\"n\" data-v=\"%lld\">%s</td>"
              "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%s\">%s</td></tr>\n",
              (unsigned long long)p[i].count, (unsigned long long)p[i].count, (long long)p[i].cpu_ns,
              ms3(p[i].cpu_ns).s, (long long)p[i].gpu_ns, ms3(p[i].gpu_ns).s, g.s, g.s);
     }
-    puts_(h, "</tbody></table>\n");
+    mt_out_puts(h, "</tbody></table>\n");
     if (u > nt)
-        putf(h, "<p class=\"note\">The first %zu of %zu annotation names are listed.</p>\n", nt, u);
-    puts_(h, "</section>\n");
+        mt_out_printf(h, "<p class=\"note\">The first %zu of %zu annotation names are listed.</p>\n", nt, u);
+    mt_out_puts(h, "</section>\n");
     free(p);
 }
 
@@ -975,14 +915,14 @@ static int kname_by_total(const void *x, const void *y)
 
 #define MAX_KERNELS_PER_CLASS 10
 
-static void section_kernels(hw_t *h, const mt_report_t *r)
+static void section_kernels(mt_out_t *h, const mt_report_t *r)
 {
-    puts_(h, "<section id=\"kernels\"><h2>Top kernels</h2>\n");
+    mt_out_puts(h, "<section id=\"kernels\"><h2>Top kernels</h2>\n");
     size_t total = 0;
     for (size_t i = 0; r->analyses && i < r->n_analyses; i++)
         total += r->analyses[i] ? r->analyses[i]->n_kernels : 0;
     if (!total) {
-        puts_(h, "<p class=\"note\">No kernel lists in this report.</p></section>\n");
+        mt_out_puts(h, "<p class=\"note\">No kernel lists in this report.</p></section>\n");
         return;
     }
     kname_t *k = malloc(total * sizeof *k);
@@ -1011,9 +951,9 @@ static void section_kernels(hw_t *h, const mt_report_t *r)
         }
     }
     qsort(k, u, sizeof *k, kname_by_total);
-    puts_(h, "<p class=\"note\">The kernels each rank listed among its top ones, summed over the ranks that "
+    mt_out_puts(h, "<p class=\"note\">The kernels each rank listed among its top ones, summed over the ranks that "
              "listed them, by class and total time (the first 10 per class).</p>\n");
-    puts_(h, "<table class=\"sortable\"><thead><tr><th data-sort>class</th><th data-sort>kernel</th>"
+    mt_out_puts(h, "<table class=\"sortable\"><thead><tr><th data-sort>class</th><th data-sort>kernel</th>"
              "<th class=\"n\" data-sort>ranks</th><th class=\"n\" data-sort>count</th>"
              "<th class=\"n\" data-sort>total ms</th><th class=\"n\" data-sort>mean us</th>"
              "<th class=\"n\" data-sort>max us</th></tr></thead><tbody>\n");
@@ -1023,9 +963,9 @@ static void section_kernels(hw_t *h, const mt_report_t *r)
         if (shown >= MAX_KERNELS_PER_CLASS)
             continue;
         int64_t mean = k[i].count ? k[i].total_ns / (int64_t)k[i].count : 0;
-        putf(h, "<tr><td>%s</td><td class=\"name\">", mt_an_class_str((mt_an_class_t)k[i].cls));
+        mt_out_printf(h, "<tr><td>%s</td><td class=\"name\">", mt_an_class_str((mt_an_class_t)k[i].cls));
         escn(h, k[i].s, k[i].len);
-        putf(h,
+        mt_out_printf(h,
              "</td><td class=\"n\" data-v=\"%u\">%u</td><td class=\"n\" data-v=\"%llu\">%llu</td>"
              "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%lld\">%s</td>"
              "<td class=\"n\" data-v=\"%lld\">%s</td></tr>\n",
@@ -1033,7 +973,7 @@ static void section_kernels(hw_t *h, const mt_report_t *r)
              (long long)k[i].total_ns, ms3(k[i].total_ns).s, (long long)mean, us1(mean).s, (long long)k[i].max_ns,
              us1(k[i].max_ns).s);
     }
-    puts_(h, "</tbody></table></section>\n");
+    mt_out_puts(h, "</tbody></table></section>\n");
     free(k);
 }
 
@@ -1043,14 +983,13 @@ static void section_kernels(hw_t *h, const mt_report_t *r)
 static int64_t median(const int64_t *v, size_t n, int64_t *tmp)
 {
     memcpy(tmp, v, n * sizeof *v);
-    qsort(tmp, n, sizeof *tmp, i64_cmp);
-    return tmp[n / 2];
+    return mt_stats_kth_i64(tmp, n, n / 2);
 }
 
 #define MAX_SAMPLE_RANKS 64
 
 /* One panel of dots: end - median end per rank. */
-static void dots(hw_t *h, const mt_report_sample_t *sp, const int64_t *end, size_t nr, double x0, double w,
+static void dots(mt_out_t *h, const mt_report_sample_t *sp, const int64_t *end, size_t nr, double x0, double w,
                  double top, double rh, const char *title, bool square, int64_t *tmp)
 {
     int64_t med = median(end, sp->n, tmp);
@@ -1070,31 +1009,31 @@ static void dots(hw_t *h, const mt_report_sample_t *sp, const int64_t *end, size
     char at[64];
     snprintf(at, sizeof at, "end - median end (%s)", un);
     x_axis(h, x0, w, ay, top, lo, hi, at);
-    putf(h, "<text x=\"%.1f\" y=\"%.1f\" class=\"at\" text-anchor=\"middle\">%s</text>", x0 + w / 2, top - 8, title);
+    mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" class=\"at\" text-anchor=\"middle\">%s</text>", x0 + w / 2, top - 8, title);
     double zx = x0 + (0 - lo) / (hi - lo) * w;
-    putf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"3,3\"/>", zx,
+    mt_out_printf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"3,3\"/>", zx,
          top, zx, ay);
     for (size_t i = 0; i < nr; i++) {
         double y = top + rh * ((double)i + 0.5);
         double x = x0 + ((double)(end[i] - med) / unit - lo) / (hi - lo) * w;
-        putf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>", x0, y, x0 + w, y);
+        mt_out_printf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>", x0, y, x0 + w, y);
         if (square)
-            putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"8\" height=\"8\" fill=\"" C_BLUE "\">", x - 4, y - 4);
+            mt_out_printf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"8\" height=\"8\" fill=\"" C_BLUE "\">", x - 4, y - 4);
         else
-            putf(h, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"" C_VERMILLION "\">", x, y);
-        putf(h, "<title>rank %d: %s%s us from the median end</title>%s", sp->ranks[i], end[i] - med > 0 ? "+" : "",
+            mt_out_printf(h, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"" C_VERMILLION "\">", x, y);
+        mt_out_printf(h, "<title>rank %d: %s%s us from the median end</title>%s", sp->ranks[i], end[i] - med > 0 ? "+" : "",
              us1(end[i] - med).s, square ? "</rect>" : "</circle>");
     }
 }
 
-static void samples(hw_t *h, const mt_report_t *r)
+static void samples(mt_out_t *h, const mt_report_t *r)
 {
     const mt_report_views_t *v = r->views;
     if (!v || !v->n_samples) {
-        puts_(h, "<p class=\"note\">No full collective instance to show.</p>\n");
+        mt_out_puts(h, "<p class=\"note\">No full collective instance to show.</p>\n");
         return;
     }
-    puts_(h, "<h3>End times of a few collectives, before and after correction</h3>\n"
+    mt_out_puts(h, "<h3>End times of a few collectives, before and after correction</h3>\n"
              "<p class=\"note\">The kernels of one collective end together, so after a good correction every "
              "rank's end sits on the median. Left: each rank's own clock (circles); right: the aligned clock "
              "(squares). Note the different scales.</p>\n");
@@ -1110,34 +1049,34 @@ static void samples(hw_t *h, const mt_report_t *r)
         const mt_report_sample_t *sp = &v->samples[s];
         size_t nr = sp->n < MAX_SAMPLE_RANKS ? sp->n : MAX_SAMPLE_RANKS;
         double rh = nr > 24 ? 9 : 16, top = 48, lx = 70, pw = 400, H = top + rh * (double)nr + 44;
-        puts_(h, "<figure>");
+        mt_out_puts(h, "<figure>");
         svg_open(h, 1000, H, "end times of one collective across ranks before and after clock correction");
-        putf(h, "<text x=\"4\" y=\"16\" class=\"at\">");
+        mt_out_printf(h, "<text x=\"4\" y=\"16\" class=\"at\">");
         esc(h, mt_coll_kind_str((mt_coll_kind_t)sp->kind));
-        puts_(h, " on process group ");
+        mt_out_puts(h, " on process group ");
         esc_field(h, sp->pg, sizeof sp->pg);
         if (sp->step >= 0)
-            putf(h, ", ProfilerStep %lld", (long long)sp->step);
-        putf(h, ", %zu ranks%s</text>", sp->n, nr < sp->n ? " (the first 64 shown)" : "");
+            mt_out_printf(h, ", ProfilerStep %lld", (long long)sp->step);
+        mt_out_printf(h, ", %zu ranks%s</text>", sp->n, nr < sp->n ? " (the first 64 shown)" : "");
         for (size_t i = 0; i < nr; i++)
             if (rh >= 12 || i % 2 == 0)
-                putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">rank %d</text>", lx - 6,
+                mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">rank %d</text>", lx - 6,
                      top + rh * ((double)i + 0.5) + 4, sp->ranks[i]);
         dots(h, sp, sp->raw_end_ns, nr, lx, pw, top, rh, "before: own clocks", false, tmp);
         dots(h, sp, sp->end_ns, nr, lx + pw + 90, pw, top, rh, "after: aligned clock", true, tmp);
-        puts_(h, "</svg></figure>\n");
+        mt_out_puts(h, "</svg></figure>\n");
     }
     free(tmp);
 }
 
-static void section_clocks(hw_t *h, const mt_report_t *r)
+static void section_clocks(mt_out_t *h, const mt_report_t *r)
 {
-    puts_(h, "<section id=\"clocks\"><h2>Clock alignment</h2>\n");
+    mt_out_puts(h, "<section id=\"clocks\"><h2>Clock alignment</h2>\n");
     if (!r->n_clocks) {
-        puts_(h, "<p class=\"note\">No clocks.</p></section>\n");
+        mt_out_puts(h, "<p class=\"note\">No clocks.</p></section>\n");
         return;
     }
-    putf(h, "<p>%s onto rank %d: corrected(t) = t + offset + drift &times; (t &minus; anchor). Residual: "
+    mt_out_printf(h, "<p>%s onto rank %d: corrected(t) = t + offset + drift &times; (t &minus; anchor). Residual: "
             "|corrected end &minus; median end of the other participants| over the instances kept.</p>\n",
          r->aligned ? "Aligned" : "Not aligned (--no-align): residuals of the raw clocks", r->reference_rank);
     /* offsets and residuals per rank */
@@ -1157,9 +1096,9 @@ static void section_clocks(hw_t *h, const mt_report_t *r)
         rmax = 1;
     double ost = nice_step(2 * omax, 6), ohi = ceil(omax / ost - 1e-9) * ost;
     double rst = nice_step(rmax, 5), rhi = ceil(rmax / rst - 1e-9) * rst;
-    puts_(h, "<figure>");
+    mt_out_puts(h, "<figure>");
     svg_open(h, 1000, H, "clock offset and residuals per rank");
-    putf(h, "<text x=\"%.1f\" y=\"16\" class=\"at\">offset</text>", lx);
+    mt_out_printf(h, "<text x=\"%.1f\" y=\"16\" class=\"at\">offset</text>", lx);
     double lgx = legend(h, rx, 16, C_GREEN, "residual p50");
     (void)legend(h, lgx, 16, "url(#p-p99)", "residual p99");
     double zx = lx + pw / 2, ay = top + rh * (double)n + 2;
@@ -1168,29 +1107,29 @@ static void section_clocks(hw_t *h, const mt_report_t *r)
     for (size_t i = 0; i < n; i++) {
         const mt_clock_t *c = &r->clocks[i];
         double y = top + rh * (double)i;
-        putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">rank %d</text>", lx - 6, y + bh - 1, c->rank);
+        mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">rank %d</text>", lx - 6, y + bh - 1, c->rank);
         double o = c->offset_ns / 1e6, w = o / ohi * (pw / 2);
-        putf(h, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"" C_SKY "\" stroke=\"#333\" "
+        mt_out_printf(h, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"" C_SKY "\" stroke=\"#333\" "
                 "stroke-width=\"0.5\"><title>rank %d offset %.6f ms</title></rect>",
              w < 0 ? zx + w : zx, y, fabs(w), bh, c->rank, o);
         double p50 = c->residual_p50_ns / 1e3, p99 = c->residual_p99_ns / 1e3;
         p50 = isfinite(p50) ? p50 : 0;
         p99 = isfinite(p99) ? p99 : 0;
-        putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"url(#p-p99)\">"
+        mt_out_printf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"url(#p-p99)\">"
                 "<title>rank %d residual p99 %.1f us</title></rect>",
              rx, y, p99 / rhi * pw, bh, c->rank, p99);
-        putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"" C_GREEN "\">"
+        mt_out_printf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"" C_GREEN "\">"
                 "<title>rank %d residual p50 %.1f us</title></rect>",
              rx, y + bh * 0.25, p50 / rhi * pw, bh * 0.5, c->rank, p50);
         if (c->reference)
-            putf(h, "<text x=\"%.1f\" y=\"%.1f\">reference</text>", zx + 4, y + bh - 1);
+            mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\">reference</text>", zx + 4, y + bh - 1);
         else if (!c->connected)
-            putf(h, "<text x=\"%.1f\" y=\"%.1f\">not connected</text>", zx + 4, y + bh - 1);
+            mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\">not connected</text>", zx + 4, y + bh - 1);
     }
-    putf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", zx, top - 4, zx, ay);
-    puts_(h, "</svg></figure>\n");
+    mt_out_printf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", zx, top - 4, zx, ay);
+    mt_out_puts(h, "</svg></figure>\n");
 
-    puts_(h, "<table class=\"sortable\"><thead><tr><th class=\"n\" data-sort>rank</th>"
+    mt_out_puts(h, "<table class=\"sortable\"><thead><tr><th class=\"n\" data-sort>rank</th>"
              "<th class=\"n\" data-sort>offset ms</th><th class=\"n\" data-sort>drift ppm</th>"
              "<th class=\"n\" data-sort>matched</th><th class=\"n\" data-sort>rejected</th>"
              "<th class=\"n\" data-sort>residual p50 us</th><th class=\"n\" data-sort>residual p99 us</th>"
@@ -1201,22 +1140,22 @@ static void section_clocks(hw_t *h, const mt_report_t *r)
         double p50 = isfinite(c->residual_p50_ns) ? c->residual_p50_ns : 0,
                p99 = isfinite(c->residual_p99_ns) ? c->residual_p99_ns : 0;
         int64_t oi = (int64_t)llround(off);
-        putf(h,
+        mt_out_printf(h,
              "<tr><td class=\"n\" data-v=\"%d\">%d</td><td class=\"n\" data-v=\"%lld\">%s</td>"
              "<td class=\"n\" data-v=\"%.6f\">%.3f</td><td class=\"n\" data-v=\"%llu\">%llu</td>"
              "<td class=\"n\" data-v=\"%llu\">%llu</td>",
              c->rank, c->rank, (long long)oi, ms3(oi).s, dr, dr, (unsigned long long)c->matched,
              (unsigned long long)c->matched, (unsigned long long)c->rejected, (unsigned long long)c->rejected);
-        putf(h,
+        mt_out_printf(h,
              "<td class=\"n\" data-v=\"%.0f\">%s</td><td class=\"n\" data-v=\"%.0f\">%s</td>"
              "<td class=\"n\" data-v=\"%llu\">%llu</td><td>%s</td></tr>\n",
              p50, us1((int64_t)llround(p50)).s, p99, us1((int64_t)llround(p99)).s, (unsigned long long)c->violations,
              (unsigned long long)c->violations,
              c->reference ? "reference" : c->connected ? "" : "not connected: left uncorrected");
     }
-    puts_(h, "</tbody></table>\n");
+    mt_out_puts(h, "</tbody></table>\n");
     samples(h, r);
-    puts_(h, "</section>\n");
+    mt_out_puts(h, "</section>\n");
 }
 
 /* ---- the document --------------------------------------------------------- */
@@ -1224,103 +1163,103 @@ static void section_clocks(hw_t *h, const mt_report_t *r)
 /* ---- pipeline -------------------------------------------------------- */
 
 /* One series of the chunk chart: a polyline and a marker shape per point. */
-static void series(hw_t *h, const int64_t *v, size_t stride, size_t off, size_t n, double x0, double w, double y0,
+static void series(mt_out_t *h, const int64_t *v, size_t stride, size_t off, size_t n, double x0, double w, double y0,
                    double ht, double hi_ms, const char *colour, int shape, const char *what, const int64_t *key)
 {
-    puts_(h, "<polyline fill=\"none\" stroke-width=\"1.5\" stroke=\"");
-    puts_(h, colour);
-    puts_(h, "\" points=\"");
+    mt_out_puts(h, "<polyline fill=\"none\" stroke-width=\"1.5\" stroke=\"");
+    mt_out_puts(h, colour);
+    mt_out_puts(h, "\" points=\"");
     for (size_t c = 0; c < n; c++) {
         int64_t x = v[c * stride + off];
         if (x < 0)
             continue;
-        putf(h, "%.1f,%.1f ", x0 + (n > 1 ? (double)c / (double)(n - 1) : 0.5) * w,
+        mt_out_printf(h, "%.1f,%.1f ", x0 + (n > 1 ? (double)c / (double)(n - 1) : 0.5) * w,
              y0 - (double)x / 1e6 / hi_ms * ht);
     }
-    puts_(h, "\"/>");
+    mt_out_puts(h, "\"/>");
     for (size_t c = 0; c < n; c++) {
         int64_t x = v[c * stride + off];
         if (x < 0)
             continue;
         double px = x0 + (n > 1 ? (double)c / (double)(n - 1) : 0.5) * w, py = y0 - (double)x / 1e6 / hi_ms * ht;
         if (shape == 0)
-            putf(h, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\">", px, py, colour);
+            mt_out_printf(h, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\">", px, py, colour);
         else if (shape == 1)
-            putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" fill=\"%s\">", px - 3.5, py - 3.5,
+            mt_out_printf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" fill=\"%s\">", px - 3.5, py - 3.5,
                  colour);
         else
-            putf(h, "<path d=\"M%.1f %.1fl4 7h-8z\" fill=\"%s\">", px, py - 4.5, colour);
-        putf(h, "<title>chunk %lld: ", (long long)key[c]);
+            mt_out_printf(h, "<path d=\"M%.1f %.1fl4 7h-8z\" fill=\"%s\">", px, py - 4.5, colour);
+        mt_out_printf(h, "<title>chunk %lld: ", (long long)key[c]);
         esc(h, what);
-        putf(h, " %s ms</title>%s", ms3(x).s, shape == 0 ? "</circle>" : shape == 1 ? "</rect>" : "</path>");
+        mt_out_printf(h, " %s ms</title>%s", ms3(x).s, shape == 0 ? "</circle>" : shape == 1 ? "</rect>" : "</path>");
     }
 }
 
-static void section_pipeline(hw_t *h, const mt_report_t *r)
+static void section_pipeline(mt_out_t *h, const mt_report_t *r)
 {
     const mt_pipeline_t *p = r->pipeline;
     if (!p && !r->pipeline_note)
         return;
-    puts_(h, "<section id=\"pipeline\"><h2>Pipeline</h2>\n");
+    mt_out_puts(h, "<section id=\"pipeline\"><h2>Pipeline</h2>\n");
     if (r->pipeline_note) {
-        puts_(h, "<p class=\"note\">");
+        mt_out_puts(h, "<p class=\"note\">");
         esc(h, r->pipeline_note);
-        puts_(h, "</p>\n");
+        mt_out_puts(h, "</p>\n");
     }
     if (!p) {
-        puts_(h, "</section>\n");
+        mt_out_puts(h, "</section>\n");
         return;
     }
     const mt_pp_stages_t *g = &p->stages;
     size_t S = g->n, C = p->n_chunks;
     static const char *const src[] = {"--pp-stages", "--pp blocks", "point-to-point traffic", "--stage annotations"};
-    putf(h, "<p>%zu stages from %s; %zu chunks matched by %s, %zu measured after %d warm-up.</p>\n", S,
+    mt_out_printf(h, "<p>%zu stages from %s; %zu chunks matched by %s, %zu measured after %d warm-up.</p>\n", S,
          src[g->source <= MT_PP_FROM_ANNOTATIONS ? g->source : 0], C, p->by_key ? "#number" : "order", p->sum.used,
          p->warmup);
     char v[256];
     mt_pipeline_verdict(p, v, sizeof v);
-    puts_(h, "<p class=\"verdict\"><strong>");
+    mt_out_puts(h, "<p class=\"verdict\"><strong>");
     esc(h, v);
-    puts_(h, "</strong></p>\n");
+    mt_out_puts(h, "</strong></p>\n");
     if (p->sum.used) {
-        puts_(h, "<table><thead><tr><th></th><th class=\"n\">OverlapScore</th><th class=\"n\">period p50 ms</th>"
+        mt_out_puts(h, "<table><thead><tr><th></th><th class=\"n\">OverlapScore</th><th class=\"n\">period p50 ms</th>"
                  "<th class=\"n\">p90 ms</th><th class=\"n\">p99 ms</th><th class=\"n\">mean ms</th>"
                  "<th class=\"n\">latency p50 ms</th><th class=\"n\">latency p99 ms</th></tr></thead><tbody>\n");
         const mt_pp_summary_t *sm[2] = {&p->sum, &p->raw};
         const char *lab[2] = {"aligned clocks", "ranks' own clocks"};
         for (int i = 0; i < 2; i++)
-            putf(h,
+            mt_out_printf(h,
                  "<tr><td>%s</td><td class=\"n\">%.3f</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
                  "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
                  "</tr>\n",
                  lab[i], sm[i]->overlap_score, ms3(sm[i]->period_p50_ns).s, ms3(sm[i]->period_p90_ns).s,
                  ms3(sm[i]->period_p99_ns).s, ms3(sm[i]->period_mean_ns).s, ms3(sm[i]->latency_p50_ns).s,
                  ms3(sm[i]->latency_p99_ns).s);
-        puts_(h, "</tbody></table>\n");
+        mt_out_puts(h, "</tbody></table>\n");
     }
     /* Stages. */
-    puts_(h, "<table><thead><tr><th>stage</th><th>ranks</th><th class=\"n\">leader</th>"
+    mt_out_puts(h, "<table><thead><tr><th>stage</th><th>ranks</th><th class=\"n\">leader</th>"
              "<th class=\"n\">busy p50 ms</th><th class=\"n\">busy mean ms</th>"
              "<th class=\"n\">slowest rank mean ms</th><th class=\"n\">bubble %</th><th></th></tr></thead><tbody>\n");
     for (size_t s = 0; s < S; s++) {
-        puts_(h, "<tr><td>");
+        mt_out_puts(h, "<tr><td>");
         esc_field(h, g->name[s], sizeof g->name[s]);
-        puts_(h, "</td><td>");
+        mt_out_puts(h, "</td><td>");
         size_t nr = g->first[s + 1] - g->first[s];
         rank_list(h, g->ranks + g->first[s], nr);
-        putf(h, "</td><td class=\"n\">%d</td>", (int)g->ranks[g->first[s]]);
+        mt_out_printf(h, "</td><td class=\"n\">%d</td>", (int)g->ranks[g->first[s]]);
         if (p->sum.used) {
             const mt_pp_stage_sum_t *q = &p->stage_sum[s];
-            putf(h, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%.1f</td>",
+            mt_out_printf(h, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%.1f</td>",
                  ms3(q->busy_p50_ns).s, ms3(q->busy_mean_ns).s, ms3(q->max_mean_ns).s, q->bubble_pct);
         } else {
-            puts_(h, "<td></td><td></td><td></td><td></td>");
+            mt_out_puts(h, "<td></td><td></td><td></td><td></td>");
         }
-        putf(h, "<td>%s</td></tr>\n", (int)s == p->critical_stage ? "critical" : "");
+        mt_out_printf(h, "<td>%s</td></tr>\n", (int)s == p->critical_stage ? "critical" : "");
     }
-    puts_(h, "</tbody></table>\n");
+    mt_out_puts(h, "</tbody></table>\n");
     if (!C) {
-        puts_(h, "</section>\n");
+        mt_out_puts(h, "</section>\n");
         return;
     }
     /* Per-chunk chart: period and each stage's busy time. */
@@ -1337,7 +1276,7 @@ static void section_pipeline(hw_t *h, const mt_report_t *r)
     double st = nice_step(hi_ms > 0 ? hi_ms : 1, 5);
     hi_ms = ceil((hi_ms > 0 ? hi_ms : 1) / st - 1e-9) * st;
     double x0 = 70, w = 860, top = 50, ht = 240, y0 = top + ht, W = 1000, H = y0 + 50;
-    puts_(h, "<figure>");
+    mt_out_puts(h, "<figure>");
     svg_open(h, W, H, "period and stage busy time per chunk");
     const char *col[] = {C_BLUE, C_GREEN, C_PURPLE, C_SKY, C_ORANGE};
     double lx = x0;
@@ -1346,31 +1285,31 @@ static void section_pipeline(hw_t *h, const mt_report_t *r)
         char lab[48];
         snprintf(lab, sizeof lab, "%.31s busy", g->name[s]);
         /* the legend text is escaped: names come from the command line */
-        putf(h, "<rect x=\"%.1f\" y=\"5\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#333\" "
+        mt_out_printf(h, "<rect x=\"%.1f\" y=\"5\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#333\" "
                 "stroke-width=\"0.5\"/><text x=\"%.1f\" y=\"16\">",
              lx, col[s % 5], lx + 18);
         esc(h, lab);
-        puts_(h, "</text>");
+        mt_out_puts(h, "</text>");
         lx += 32 + 7.2 * (double)strlen(lab);
     }
     /* y axis */
-    putf(h, "<g class=\"axis\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", x0, top,
+    mt_out_printf(h, "<g class=\"axis\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", x0, top,
          x0, y0);
     int k = 0;
     for (double t = 0; t <= hi_ms + st * 1e-9 && k < 40; t += st, k++) {
         double y = y0 - t / hi_ms * ht;
-        putf(h,
+        mt_out_printf(h,
              "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
              "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
              x0, y, x0 + w, y, x0 - 6, y + 4, tick(t, st).s);
     }
-    putf(h, "<text x=\"14\" y=\"%.1f\" class=\"at\" transform=\"rotate(-90 14 %.1f)\" "
+    mt_out_printf(h, "<text x=\"14\" y=\"%.1f\" class=\"at\" transform=\"rotate(-90 14 %.1f)\" "
             "text-anchor=\"middle\">ms</text></g>",
          top + ht / 2, top + ht / 2);
     /* warm-up shading */
     if (p->warmup > 0 && n > 1) {
         double wx = x0 + ((double)((size_t)p->warmup < n ? (size_t)p->warmup : n) - 0.5) / (double)(n - 1) * w;
-        putf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#f2f2f2\">"
+        mt_out_printf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#f2f2f2\">"
                 "<title>warm-up: left out of the summary</title></rect>",
              x0, top, wx - x0 > 0 ? wx - x0 : 0, ht);
     }
@@ -1380,96 +1319,96 @@ static void section_pipeline(hw_t *h, const mt_report_t *r)
         snprintf(lab, sizeof lab, "%.31s busy", g->name[s]);
         series(h, p->stage_ns, S, s, n, x0, w, y0, ht, hi_ms, col[s % 5], 1 + (int)(s % 2), lab, p->key);
     }
-    putf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", x0, y0, x0 + w, y0);
-    putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">chunk %lld</text>", x0, y0 + 16,
+    mt_out_printf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", x0, y0, x0 + w, y0);
+    mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">chunk %lld</text>", x0, y0 + 16,
          (long long)p->key[0]);
-    putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">chunk %lld</text>", x0 + w, y0 + 16,
+    mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">chunk %lld</text>", x0 + w, y0 + 16,
          (long long)p->key[n - 1]);
-    putf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"at\">chunks in pipeline order%s</text>",
+    mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"at\">chunks in pipeline order%s</text>",
          x0 + w / 2, y0 + 34, n < C ? " (first 2000)" : "");
-    puts_(h, "</svg></figure>\n");
+    mt_out_puts(h, "</svg></figure>\n");
     /* Per-chunk table. */
-    puts_(h, "<table class=\"sortable\"><thead><tr><th class=\"n\" data-sort>chunk</th>"
+    mt_out_puts(h, "<table class=\"sortable\"><thead><tr><th class=\"n\" data-sort>chunk</th>"
              "<th class=\"n\" data-sort>period ms</th>");
     for (size_t s = 0; s < S; s++) {
-        puts_(h, "<th class=\"n\" data-sort>");
+        mt_out_puts(h, "<th class=\"n\" data-sort>");
         esc_field(h, g->name[s], sizeof g->name[s]);
-        puts_(h, " ms</th>");
+        mt_out_puts(h, " ms</th>");
     }
-    puts_(h, "<th class=\"n\" data-sort>hidden ms</th><th class=\"n\" data-sort>OverlapScore</th>"
+    mt_out_puts(h, "<th class=\"n\" data-sort>hidden ms</th><th class=\"n\" data-sort>OverlapScore</th>"
              "<th class=\"n\" data-sort>latency ms</th></tr></thead><tbody>\n");
     size_t rows = C > 500 ? 500 : C;
     for (size_t c = 0; c < rows; c++) {
-        putf(h, "<tr><td class=\"n\" data-v=\"%lld\">%lld%s</td>", (long long)p->key[c], (long long)p->key[c],
+        mt_out_printf(h, "<tr><td class=\"n\" data-v=\"%lld\">%lld%s</td>", (long long)p->key[c], (long long)p->key[c],
              c < (size_t)(p->warmup > 0 ? p->warmup : 0) ? " (warm-up)" : "");
         if (p->period_ns[c] < 0)
-            puts_(h, "<td class=\"n\" data-v=\"-1\"></td>");
+            mt_out_puts(h, "<td class=\"n\" data-v=\"-1\"></td>");
         else
-            putf(h, "<td class=\"n\" data-v=\"%lld\">%s</td>", (long long)p->period_ns[c], ms3(p->period_ns[c]).s);
+            mt_out_printf(h, "<td class=\"n\" data-v=\"%lld\">%s</td>", (long long)p->period_ns[c], ms3(p->period_ns[c]).s);
         for (size_t s = 0; s < S; s++)
-            putf(h, "<td class=\"n\" data-v=\"%lld\">%s</td>", (long long)p->stage_ns[c * S + s],
+            mt_out_printf(h, "<td class=\"n\" data-v=\"%lld\">%s</td>", (long long)p->stage_ns[c * S + s],
                  ms3(p->stage_ns[c * S + s]).s);
         if (p->period_ns[c] < 0)
-            puts_(h, "<td class=\"n\" data-v=\"0\"></td><td class=\"n\" data-v=\"-1\"></td>");
+            mt_out_puts(h, "<td class=\"n\" data-v=\"0\"></td><td class=\"n\" data-v=\"-1\"></td>");
         else
-            putf(h, "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%.4f\">%.3f</td>",
+            mt_out_printf(h, "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%.4f\">%.3f</td>",
                  (long long)p->hidden_ns[c], ms3(p->hidden_ns[c]).s, p->score[c], p->score[c]);
-        putf(h, "<td class=\"n\" data-v=\"%lld\">%s</td></tr>\n", (long long)p->latency_ns[c],
+        mt_out_printf(h, "<td class=\"n\" data-v=\"%lld\">%s</td></tr>\n", (long long)p->latency_ns[c],
              ms3(p->latency_ns[c]).s);
     }
-    puts_(h, "</tbody></table>\n");
+    mt_out_puts(h, "</tbody></table>\n");
     if (rows < C)
-        putf(h, "<p class=\"note\">The first 500 of %zu chunks; report.json has them all.</p>\n", C);
-    puts_(h, "</section>\n");
+        mt_out_printf(h, "<p class=\"note\">The first 500 of %zu chunks; report.json has them all.</p>\n", C);
+    mt_out_puts(h, "</section>\n");
 }
 
-static void section_gates(hw_t *h, const mt_report_t *r)
+static void section_gates(mt_out_t *h, const mt_report_t *r)
 {
     if (!r->n_gates)
         return;
     size_t passed = 0;
     for (size_t i = 0; i < r->n_gates; i++)
         passed += r->gates[i].pass;
-    putf(h, "<section id=\"gates\"><h2>Gates</h2>\n<p>%zu of %zu passed.</p>\n", passed, r->n_gates);
-    puts_(h, "<table><thead><tr><th>gate</th><th class=\"n\">value</th><th>result</th></tr></thead><tbody>\n");
+    mt_out_printf(h, "<section id=\"gates\"><h2>Gates</h2>\n<p>%zu of %zu passed.</p>\n", passed, r->n_gates);
+    mt_out_puts(h, "<table><thead><tr><th>gate</th><th class=\"n\">value</th><th>result</th></tr></thead><tbody>\n");
     for (size_t i = 0; i < r->n_gates; i++) {
         const mt_gate_t *q = &r->gates[i];
-        puts_(h, "<tr><td><code>");
+        mt_out_puts(h, "<tr><td><code>");
         esc_field(h, q->expr, sizeof q->expr);
-        puts_(h, "</code></td><td class=\"n\">");
+        mt_out_puts(h, "</code></td><td class=\"n\">");
         if (q->measured)
-            putf(h, "%.6g", q->value);
+            mt_out_printf(h, "%.6g", q->value);
         else
-            puts_(h, "not measured");
-        putf(h, "</td><td><strong>%s</strong>", q->pass ? "pass" : "FAIL");
+            mt_out_puts(h, "not measured");
+        mt_out_printf(h, "</td><td><strong>%s</strong>", q->pass ? "pass" : "FAIL");
         if (!q->measured && q->why) {
-            puts_(h, " (");
+            mt_out_puts(h, " (");
             esc(h, q->why);
-            puts_(h, ")");
+            mt_out_puts(h, ")");
         }
-        puts_(h, "</td></tr>\n");
+        mt_out_puts(h, "</td></tr>\n");
     }
-    puts_(h, "</tbody></table></section>\n");
+    mt_out_puts(h, "</tbody></table></section>\n");
 }
 
 mt_status_t mt_report_html(const mt_report_t *r, const mt_html_opts_t *o, mt_write_fn write, void *ctx)
 {
-    hw_t h = {write, ctx, MT_OK};
-    puts_(&h, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+    mt_out_t h = {write, ctx, MT_OK};
+    mt_out_puts(&h, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
               "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
               "<title>mergetrace report</title>\n<style>\n");
-    puts_(&h, css);
-    puts_(&h, "</style></head>\n<body>\n");
+    mt_out_puts(&h, css);
+    mt_out_puts(&h, "</style></head>\n<body>\n");
     defs(&h);
-    puts_(&h, "<nav><a href=\"#inputs\">Inputs</a><a href=\"#gpu-time\">GPU time</a>"
+    mt_out_puts(&h, "<nav><a href=\"#inputs\">Inputs</a><a href=\"#gpu-time\">GPU time</a>"
               "<a href=\"#stragglers\">Stragglers</a><a href=\"#collectives\">Collectives</a>"
               "<a href=\"#projection\">Projection</a><a href=\"#kernels\">Kernels</a>"
               "<a href=\"#clocks\">Clocks</a>");
     if (r->pipeline || r->pipeline_note)
-        puts_(&h, "<a href=\"#pipeline\">Pipeline</a>");
+        mt_out_puts(&h, "<a href=\"#pipeline\">Pipeline</a>");
     if (r->n_gates)
-        puts_(&h, "<a href=\"#gates\">Gates</a>");
-    puts_(&h, "</nav>\n");
+        mt_out_puts(&h, "<a href=\"#gates\">Gates</a>");
+    mt_out_puts(&h, "</nav>\n");
     section_header(&h, r, o);
     section_gpu_time(&h, r);
     section_stragglers(&h, r);
@@ -1479,8 +1418,8 @@ mt_status_t mt_report_html(const mt_report_t *r, const mt_html_opts_t *o, mt_wri
     section_clocks(&h, r);
     section_pipeline(&h, r);
     section_gates(&h, r);
-    puts_(&h, "<script>\n");
-    puts_(&h, script);
-    puts_(&h, "</script>\n</body></html>\n");
+    mt_out_puts(&h, "<script>\n");
+    mt_out_puts(&h, script);
+    mt_out_puts(&h, "</script>\n</body></html>\n");
     return h.st;
 }

@@ -3,7 +3,8 @@
 #include <string.h>
 
 #include "mergetrace/pipeline.h"
-#include "report/report_out.h"
+#include "mergetrace/report.h"
+#include "base/text.h"
 
 /* `, "key": <us>` */
 static void kus(mt_out_t *o, const char *key, int64_t ns)

@@ -2,7 +2,7 @@
  * projection (per rank and summed over ranks), kernels, launch. */
 #include "mergetrace/analysis.h"
 #include "mergetrace/report.h"
-#include "report/report_out.h"
+#include "base/text.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -17,12 +17,13 @@
  * - Numbers are converted exactly from their decimal text (numparse.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "mergetrace/loader.h"
+#include "base/numparse.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/input.h"
+#include "mergetrace/input.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/link.h"
 #include "base/bigmem.h"

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "mergetrace/analysis.h"
+#include "rank/passes.h"
 #include "sample_truth.h"
 #include "test_util.h"
 
@@ -342,10 +343,10 @@ static void test_kernels_percentiles(void **state)
     mt_trace_free(t);
 
     int64_t v[7] = {1, 2, 3, 4, 5, 6, 7};
-    assert_int_equal(mt_an_percentile(v, 7, 50), 4); /* ceil(3.5) = 4th */
-    assert_int_equal(mt_an_percentile(v, 7, 90), 7); /* ceil(6.3) = 7th */
-    assert_int_equal(mt_an_percentile(v, 1, 99), 1);
-    assert_int_equal(mt_an_percentile(v, 0, 50), 0);
+    assert_int_equal(mt_stats_pct_sorted(v, 7, 50), 4); /* ceil(3.5) = 4th */
+    assert_int_equal(mt_stats_pct_sorted(v, 7, 90), 7); /* ceil(6.3) = 7th */
+    assert_int_equal(mt_stats_pct_sorted(v, 1, 99), 1);
+    assert_int_equal(mt_stats_pct_sorted(v, 0, 50), 0);
 }
 
 /* Two GPUs in one trace: device 0 [0,100), device 1 [50,150) on stream 7

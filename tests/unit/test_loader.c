@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "io/input.h"
+#include "mergetrace/input.h"
 #include "mergetrace/merge.h"
 #include "test_util.h"
 

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "mergetrace/loader.h"
+#include "base/numparse.h"
 
 static int64_t ns(const char *s)
 {

@@ -12,6 +12,8 @@
 #include <cmocka.h>
 
 #include "mergetrace/mergetrace.h"
+#include "base/text.h"
+#include "rank/passes.h"
 #include "mergetrace/report_html.h"
 
 static char *escape_str(const char *s, size_t len)

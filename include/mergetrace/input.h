@@ -1,7 +1,7 @@
-/* Internal: a byte source that yields the uncompressed JSON of a trace from a
+/* A byte source that yields the uncompressed JSON of a trace from a
  * file or a memory buffer, inflating gzip (any number of members) on the fly. */
-#ifndef MT_SRC_INPUT_H
-#define MT_SRC_INPUT_H
+#ifndef MERGETRACE_INPUT_H
+#define MERGETRACE_INPUT_H
 
 #include <stdbool.h>
 #include <stddef.h>

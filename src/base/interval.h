@@ -1,0 +1,27 @@
+/* Half-open time intervals: union, measure and overlap of sorted lists. */
+#ifndef MT_BASE_INTERVAL_H
+#define MT_BASE_INTERVAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mergetrace/status.h"
+
+/* A half-open time interval [start, end) in ns. */
+typedef struct mt_interval {
+    int64_t start, end;
+} mt_interval_t;
+
+/* Sort iv[0..*n) by start and merge overlapping or touching intervals in
+ * place, dropping empty ones; *n gets the new count. MT_OK or MT_ERR_NOMEM
+ * (iv and *n unchanged then). */
+mt_status_t mt_iv_union(mt_interval_t *iv, size_t *n);
+/* Merge intervals already sorted by start in place (as mt_iv_union without
+ * the sort); returns the new count. */
+size_t mt_iv_merge_sorted(mt_interval_t *iv, size_t n);
+/* Total length of sorted disjoint intervals. */
+int64_t mt_iv_measure(const mt_interval_t *iv, size_t n);
+/* |a n b| of two sorted disjoint lists. */
+int64_t mt_iv_overlap(const mt_interval_t *a, size_t na, const mt_interval_t *b, size_t nb);
+
+#endif

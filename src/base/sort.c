@@ -1,0 +1,108 @@
+/* Radix sort and permutation (see sort.h). */
+#include "base/sort.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/bigmem.h"
+
+mt_status_t mt_sort_u64(uint64_t *keys, uint32_t *vals, size_t n)
+{
+    size_t i0 = 1;
+    while (i0 < n && keys[i0 - 1] <= keys[i0])
+        i0++;
+    if (i0 >= n)
+        return MT_OK; /* already sorted: common for time keys of one thread */
+    if (n < 32) { /* insertion sort: stable */
+        for (size_t i = 1; i < n; i++) {
+            uint64_t k = keys[i];
+            uint32_t v = vals[i];
+            size_t j = i;
+            for (; j > 0 && keys[j - 1] > k; j--) {
+                keys[j] = keys[j - 1];
+                vals[j] = vals[j - 1];
+            }
+            keys[j] = k;
+            vals[j] = v;
+        }
+        return MT_OK;
+    }
+    uint64_t *tk = mt_big_malloc(n * sizeof *tk);
+    uint32_t *tv = mt_big_malloc(n * sizeof *tv);
+    if (!tk || !tv) {
+        free(tk);
+        free(tv);
+        return MT_ERR_NOMEM;
+    }
+    /* All eight byte histograms in one read; a byte in which every key
+     * agrees needs no pass (time keys differ only in their low bytes). */
+    size_t (*cnt)[256] = calloc(8, sizeof *cnt);
+    if (!cnt) {
+        free(tk);
+        free(tv);
+        return MT_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = keys[i];
+        for (int d = 0; d < 8; d++)
+            cnt[d][(k >> (8 * d)) & 0xff]++;
+    }
+    uint64_t *sk = keys, *dk = tk;
+    uint32_t *sv = vals, *dv = tv;
+    for (int d = 0; d < 8; d++) {
+        size_t *c = cnt[d];
+        if (c[(keys[0] >> (8 * d)) & 0xff] == n)
+            continue;
+        size_t sum = 0;
+        for (int b = 0; b < 256; b++) {
+            size_t x = c[b];
+            c[b] = sum;
+            sum += x;
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t at = c[(sk[i] >> (8 * d)) & 0xff]++;
+            dk[at] = sk[i];
+            dv[at] = sv[i];
+        }
+        uint64_t *xk = sk;
+        sk = dk;
+        dk = xk;
+        uint32_t *xv = sv;
+        sv = dv;
+        dv = xv;
+    }
+    if (sk != keys) {
+        memcpy(keys, sk, n * sizeof *keys);
+        memcpy(vals, sv, n * sizeof *vals);
+    }
+    free(cnt);
+    free(tk);
+    free(tv);
+    return MT_OK;
+}
+
+void mt_sort_permute(void *base, size_t size, uint32_t *perm, size_t n)
+{
+    char *b = base;
+    unsigned char first[128];
+    assert(size <= sizeof first);
+    if (size > sizeof first)
+        return;
+    /* Cycle by cycle; a used perm entry becomes its own index. */
+    for (size_t i = 0; i < n; i++) {
+        if (perm[i] == i)
+            continue;
+        memcpy(first, b + i * size, size);
+        size_t j = i;
+        while (perm[j] != i) {
+            size_t nx = perm[j];
+            memcpy(b + j * size, b + nx * size, size);
+            perm[j] = (uint32_t)j;
+            j = nx;
+        }
+        memcpy(b + j * size, first, size);
+        perm[j] = (uint32_t)j;
+    }
+}
+

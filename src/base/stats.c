@@ -1,0 +1,77 @@
+/* Order statistics (see stats.h). */
+#include "base/stats.h"
+
+/* One body for both element types: a selection is the same code over
+ * int64_t (percentiles of durations) and double (the clock fit). */
+#define MT_KTH_BODY(T)                                                                             \
+    size_t lo = 0, hi = n - 1;                                                                     \
+    while (lo < hi) {                                                                              \
+        T a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];                                         \
+        T pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));           \
+        size_t i = lo, j = hi;                                                                     \
+        while (i <= j) {                                                                           \
+            while (v[i] < pivot)                                                                   \
+                i++;                                                                               \
+            while (v[j] > pivot)                                                                   \
+                j--;                                                                               \
+            if (i <= j) {                                                                          \
+                T t = v[i];                                                                        \
+                v[i] = v[j];                                                                       \
+                v[j] = t;                                                                          \
+                i++;                                                                               \
+                if (j == 0)                                                                        \
+                    break;                                                                         \
+                j--;                                                                               \
+            }                                                                                      \
+        }                                                                                          \
+        if (k <= j)                                                                                \
+            hi = j;                                                                                \
+        else if (k >= i)                                                                           \
+            lo = i;                                                                                \
+        else                                                                                       \
+            return v[k];                                                                           \
+    }                                                                                              \
+    return v[k];
+
+int64_t mt_stats_kth_i64(int64_t *v, size_t n, size_t k)
+{
+    MT_KTH_BODY(int64_t)
+}
+
+double mt_stats_kth_f64(double *v, size_t n, size_t k)
+{
+    MT_KTH_BODY(double)
+}
+
+double mt_stats_median_f64(double *v, size_t n)
+{
+    if (!n)
+        return 0;
+    double hi = mt_stats_kth_f64(v, n, n / 2);
+    if (n % 2)
+        return hi;
+    /* the lower middle is the largest of v[0 .. n/2) after the selection */
+    double lo = v[0];
+    for (size_t i = 1; i < n / 2; i++)
+        lo = v[i] > lo ? v[i] : lo;
+    return 0.5 * (lo + hi);
+}
+
+static size_t nearest_rank(size_t n, int p)
+{
+    if (p < 1)
+        p = 1;
+    if (p > 100)
+        p = 100;
+    return ((size_t)p * n + 99) / 100 - 1; /* ceil(p * n / 100) - 1 */
+}
+
+int64_t mt_stats_pct_sorted(const int64_t *v, size_t n, int p)
+{
+    return n ? v[nearest_rank(n, p)] : 0;
+}
+
+int64_t mt_stats_pct_i64(int64_t *v, size_t n, int p)
+{
+    return n ? mt_stats_kth_i64(v, n, nearest_rank(n, p)) : 0;
+}

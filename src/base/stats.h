@@ -1,0 +1,27 @@
+/* Order statistics: k-th smallest by selection, medians and nearest-rank
+ * percentiles. The one implementation of each for the whole core. */
+#ifndef MT_BASE_STATS_H
+#define MT_BASE_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The k-th smallest (0-based, k < n) of v[0..n), which is reordered: every
+ * element before position k is <= v[k] and every one after it >= v[k]
+ * afterwards. Hoare's selection with a median-of-three pivot, O(n) on
+ * average: the clock fit takes many medians of every rank's points, and
+ * sorting each time made it the slowest step of a run. */
+int64_t mt_stats_kth_i64(int64_t *v, size_t n, size_t k);
+double mt_stats_kth_f64(double *v, size_t n, size_t k);
+
+/* Median of v[0..n) (reorders v): the mean of the two middle values when n
+ * is even; 0 when n = 0. */
+double mt_stats_median_f64(double *v, size_t n);
+
+/* Nearest-rank percentile p (1..100; clamped) of v[0..n): the value at
+ * position ceil(p * n / 100) - 1 of the sorted values; 0 when n = 0.
+ * _sorted reads v as sorted already; _i64 selects it (reorders v). */
+int64_t mt_stats_pct_sorted(const int64_t *v, size_t n, int p);
+int64_t mt_stats_pct_i64(int64_t *v, size_t n, int p);
+
+#endif

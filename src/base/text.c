@@ -1,0 +1,96 @@
+/* Text output helpers (see text.h). */
+#include "base/text.h"
+
+#include <stdlib.h>
+
+void mt_out_printf(mt_out_t *o, const char *fmt, ...)
+{
+    char b[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    if (n <= 0 || o->st != MT_OK)
+        return;
+    if ((size_t)n < sizeof b) {
+        mt_out_put(o, b, (size_t)n);
+        return;
+    }
+    /* longer than the stack buffer: format again into one of its size */
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        o->st = MT_ERR_NOMEM;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    mt_out_put(o, big, (size_t)n);
+    free(big);
+}
+
+mt_status_t mt_json_string(const char *s, size_t len, mt_write_fn write, void *ctx)
+{
+    mt_out_t j = {write, ctx, MT_OK};
+    mt_out_put(&j, "\"", 1);
+    size_t run = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        mt_out_put(&j, s + run, i - run);
+        run = i + 1;
+        char e[8];
+        if (c == '"' || c == '\\') {
+            e[0] = '\\';
+            e[1] = (char)c;
+            mt_out_put(&j, e, 2);
+        } else {
+            snprintf(e, sizeof e, "\\u%04x", c);
+            mt_out_put(&j, e, 6);
+        }
+    }
+    mt_out_put(&j, s + run, len - run);
+    mt_out_put(&j, "\"", 1);
+    return j.st;
+}
+
+mt_status_t mt_html_escape(const char *s, size_t len, mt_write_fn write, void *ctx)
+{
+    mt_out_t h = {write, ctx, MT_OK};
+    size_t run = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *e;
+        switch (c) {
+        case '&': e = "&amp;"; break;
+        case '<': e = "&lt;"; break;
+        case '>': e = "&gt;"; break;
+        case '"': e = "&quot;"; break;
+        case '\'': e = "&#39;"; break;
+        default:
+            if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
+                e = "\xef\xbf\xbd"; /* U+FFFD */
+            else
+                continue;
+        }
+        mt_out_put(&h, s + run, i - run);
+        mt_out_puts(&h, e);
+        run = i + 1;
+    }
+    mt_out_put(&h, s + run, len - run);
+    return h.st;
+}
+
+void mt_fmt_time(char *b, size_t cap, int64_t ns)
+{
+    double a = (double)(ns < 0 ? -ns : ns);
+    if (a < 1e3)
+        snprintf(b, cap, "%lld ns", (long long)ns);
+    else if (a < 1e6)
+        snprintf(b, cap, "%.1f us", (double)ns / 1e3);
+    else if (a < 1e9)
+        snprintf(b, cap, "%.2f ms", (double)ns / 1e6);
+    else
+        snprintf(b, cap, "%.2f s", (double)ns / 1e9);
+}

@@ -1,0 +1,77 @@
+/* Text output, the one writer of the core's reports (report.json, report.html,
+ * the terminal text, gates): mt_out_t over an mt_write_fn keeps the first
+ * error so callers write on and check once; JSON and HTML escaping; time
+ * formatting for people. */
+#ifndef MT_BASE_TEXT_H
+#define MT_BASE_TEXT_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mergetrace/buf.h"
+
+/* JSON string (quotes included) of s[0..len) into the sink: UTF-8 passed
+ * through, control characters, quotes and backslashes escaped. MT_OK or the
+ * sink's error. */
+mt_status_t mt_json_string(const char *s, size_t len, mt_write_fn write, void *ctx);
+
+/* s[0..len) as HTML text or attribute value: & < > " ' become &amp; &lt;
+ * &gt; &quot; &#39;; NUL and other control bytes except tab, LF and CR become
+ * U+FFFD (they are parse errors in HTML). Other bytes, UTF-8 included, pass
+ * through. MT_OK or the sink's error. */
+mt_status_t mt_html_escape(const char *s, size_t len, mt_write_fn write, void *ctx);
+
+/* A duration for people: "850 ns", "12.3 us", "4.56 ms", "1.23 s". */
+void mt_fmt_time(char *b, size_t cap, int64_t ns);
+
+typedef struct mt_out {
+    mt_write_fn w;
+    void *ctx;
+    mt_status_t st; /* the first error; later writes do nothing */
+} mt_out_t;
+
+static inline void mt_out_put(mt_out_t *o, const char *s, size_t n)
+{
+    if (o->st == MT_OK && n)
+        o->st = o->w(o->ctx, s, n);
+}
+
+static inline void mt_out_puts(mt_out_t *o, const char *s)
+{
+    mt_out_put(o, s, strlen(s));
+}
+
+/* printf into the sink; any length (a long result is formatted twice). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void mt_out_printf(mt_out_t *o, const char *fmt, ...);
+
+/* A JSON string of at most cap bytes of s (stops at a NUL). */
+static inline void mt_out_str(mt_out_t *o, const char *s, size_t cap)
+{
+    size_t n = 0;
+    while (n < cap && s[n])
+        n++;
+    if (o->st == MT_OK)
+        o->st = mt_json_string(s, n, o->w, o->ctx);
+}
+
+/* Microseconds with exactly 3 decimals from integer ns (no key). */
+static inline void mt_out_us(mt_out_t *o, int64_t ns)
+{
+    uint64_t m = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    mt_out_printf(o, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(m / 1000),
+                  (unsigned long long)(m % 1000));
+}
+
+/* s[0..len) HTML-escaped (mt_html_escape); nothing for NULL. */
+static inline void mt_out_html(mt_out_t *o, const char *s, size_t len)
+{
+    if (o->st == MT_OK && s)
+        o->st = mt_html_escape(s, len, o->w, o->ctx);
+}
+
+#endif

@@ -1,0 +1,24 @@
+/* The cross-rank passes behind mt_cross_analyze: internal to the core (the
+ * public side is include/mergetrace/crossrank.h). */
+#ifndef MT_CROSS_PASSES_H
+#define MT_CROSS_PASSES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mergetrace/crossrank.h"
+
+/* ---- The passes ---------------------------------------------------------
+ * mt_cross_analyze (mergetrace/crossrank.h) is all the program needs;
+ * these are internal to src/cross/ and the unit tests. slot[row] is the
+ * index in x->ranks of the row's rank; clk[slot] its clock (NULL: its own
+ * clock). */
+
+/* The collective table (colls, singles, mismatched) and every rank's
+ * kernels / kernel_wait_ns / kernel_transfer_ns. MT_OK or MT_ERR_NOMEM. */
+mt_status_t mt_cross_colltable(const mt_cinst_t *rows, const mt_match_t *m, const uint32_t *slot, mt_cross_t *x);
+
+/* The entry of x->ranks (sorted by rank) for rank, NULL when absent. */
+const mt_cross_rank_t *mt_cross_rank_find(const mt_cross_t *x, int32_t rank);
+
+#endif
