@@ -172,9 +172,6 @@ mt_status_t mt_align_job(const struct mt_comm *comm, const mt_cinst_t *rows, siz
 
 void mt_align_result_free(mt_align_result_t *res);
 
-/* 64-bit FNV-1a hash used for group and signature keys (stable across
- * processes and runs). */
-uint64_t mt_hash64(const void *data, size_t len, uint64_t seed);
 
 #ifdef __cplusplus
 }

@@ -217,13 +217,6 @@ mt_status_t mt_cross_analyze(const mt_cinst_t *rows, size_t n_rows, const mt_mat
 /* Free a result and everything it owns. NULL does nothing. */
 void mt_cross_free(mt_cross_t *x);
 
-/* Size in bytes of one element of a dtype label ("Float", "bf16", ...,
- * see "dtype size"), 0 when unknown. */
-int mt_cross_dtype_size(const char *dtype);
-
-/* nccl-tests' bus bandwidth factor of kind for a communicator of n ranks
- * (see "busbw"); -1 when the kind has none. */
-double mt_cross_busbw_factor(mt_coll_kind_t kind, int64_t n);
 
 
 /* The straggler statistics, suspects, evidence and steps. MT_OK or

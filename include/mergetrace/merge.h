@@ -121,11 +121,6 @@ mt_status_t mt_merge_header(mt_write_fn write, void *ctx);
  * what write returned. */
 mt_status_t mt_merge_footer(const int32_t *ranks, size_t n_ranks, mt_write_fn write, void *ctx);
 
-/* Format ns as microseconds with exactly 3 decimals ("-1.500" for -1500),
- * by integer arithmetic. buf must hold 24 bytes; it is NUL-terminated.
- * Returns the length. */
-size_t mt_merge_format_us(int64_t ns, char *buf);
-
 #ifdef __cplusplus
 }
 #endif

@@ -96,11 +96,6 @@ int32_t mt_nccl_world_rank(const mt_nccl_file_t *f, int32_t *world_size);
 mt_status_t mt_nccl_cinst_extract(const mt_nccl_file_t *f, int32_t rank, mt_cinst_t **rows,
                                   size_t *n, size_t *cap, uint64_t *skipped);
 
-/* Whether buf[0..len) (the start of a file, uncompressed) is the plugin's
- * format: its first line is a "process" object with "format" set to
- * "mergetrace-nccl". A first line cut by len counts when what is there
- * already says so. Decides by content, never by the file name. */
-bool mt_nccl_sniff(const char *buf, size_t len);
 
 /* NCCL's example profiler plugin (ext-profiler/example in NCCL's sources)
  * writes at finalize, per process and communicator,
@@ -125,10 +120,6 @@ mt_status_t mt_nccl_example_parse(const char *buf, size_t len, const char *path,
  * MT_ERR_IO and MT_ERR_GZIP. */
 mt_status_t mt_nccl_example_load(const char *path, mt_nccl_file_t **out, mt_error_t *err);
 
-/* Whether buf[0..len) (the start of a file) is such a trace: a '[' and a
- * first event whose "cat" is one of the plugin's categories and whose
- * "ph" is "b", written as the plugin writes them. */
-bool mt_nccl_example_sniff(const char *buf, size_t len);
 
 /* The communicator hash and rank in a file name of the plugin's pattern,
  * ..._<hash>_<rank>.json or .json.gz, the hash in decimal (10 to 20
@@ -138,8 +129,8 @@ bool mt_nccl_example_name(const char *path, uint64_t *hash, int32_t *rank);
 /* What an NCCL-side file is, by content. */
 typedef enum mt_nccl_format {
     MT_NCCL_FMT_NONE = 0,
-    MT_NCCL_FMT_PLUGIN,      /* libnccl-profiler-mergetrace.so's JSON lines (mt_nccl_sniff) */
-    MT_NCCL_FMT_INSPECTOR,   /* an NCCL Inspector log (mt_insp_sniff, nccl_inspector.h) */
+    MT_NCCL_FMT_PLUGIN,      /* libnccl-profiler-mergetrace.so's JSON lines (first bytes; src/nccl/probe.h) */
+    MT_NCCL_FMT_INSPECTOR,   /* an NCCL Inspector log (first bytes) */
     MT_NCCL_FMT_EXAMPLE,     /* a trace of NCCL's example profiler plugin (mt_nccl_example_sniff) */
 } mt_nccl_format_t;
 

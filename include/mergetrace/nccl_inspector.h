@@ -57,10 +57,6 @@ typedef struct mt_insp_file {
     bool truncated;           /* the last line had no newline (ignored) */
 } mt_insp_file_t;
 
-/* Whether buf[0..len) (the start of a file) is an Inspector log: its first
- * line is an object whose first key is "header" and that holds
- * "coll_perf" or "metadata" (what is there, when the line is cut). */
-bool mt_insp_sniff(const char *buf, size_t len);
 
 /* Parse buf[0..len) as Inspector JSON lines; path names the input in
  * errors. Each line is strict JSON (nesting up to 8 levels; numbers may
@@ -82,10 +78,6 @@ void mt_insp_file_free(mt_insp_file_t *f);
  * the file) and that size; -1 (and 0) without records. */
 int32_t mt_insp_world_rank(const mt_insp_file_t *f, int32_t *world_size);
 
-/* Whether the Inspector id (comm, digits) names the communicator whose
- * full hash is `hash` (as the NCCL plugin writes it): the id is the
- * leading digits of the hash's unpadded hex. */
-bool mt_insp_comm_is(uint64_t comm, uint8_t digits, uint64_t hash);
 
 /* Append one row per record with kernel times (verbose logs) as global
  * rank `rank`, keyed by (communicator id, coll, coll_sn), the same on

@@ -96,26 +96,7 @@ typedef struct mt_report {
     const char *nccl_source;           /* "kineto", "nccl" or "mixed": which rows aligned the clocks */
 } mt_report_t;
 
-/* ---- the sections, each from its stage's results ---- */
-
-/* The report.json sections of the per-rank analyses, given every rank's
- * result sorted by rank (a[0..n), borrowed). Writes
- *   "temporal": [...], "overlap": [...], "idle": [...], "projection": [...],
- *   "projection_total": [...], "kernels": [...], "launch": [...]
- * with no leading or trailing comma, so the caller places them inside its
- * object. Times are microseconds with 3 decimals (exact from integer ns),
- * percentages have 2 decimals. projection_total sums count, cpu and gpu of
- * each name over the ranks; its gpu_pct is of the summed busy time of all
- * ranks. Returns MT_OK, MT_ERR_NOMEM, or what w returned. */
-mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n, mt_write_fn w, void *ctx);
-
-/* The report.json sections (docs/report-schema.md):
- *   "collectives": [...], "stragglers": {...}, "wait": [...]
- * with no leading or trailing comma, so the caller places them inside its
- * object. Times are microseconds with 3 decimals (exact from integer ns),
- * percentages 2 decimals, bandwidths GB/s with 3 decimals or null. x is
- * borrowed. Returns MT_OK or what w returned. */
-mt_status_t mt_report_cross_sections(const mt_cross_t *x, mt_write_fn w, void *ctx);
+/* ---- terminal text of the cross-rank and pipeline results ---- */
 
 /* A few lines of plain text for the terminal (each at most 100 columns):
  * the top collectives, the straggler suspects with their evidence, the
@@ -123,15 +104,8 @@ mt_status_t mt_report_cross_sections(const mt_cross_t *x, mt_write_fn w, void *c
  * what w returned. */
 mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx);
 
-/* report.json: writes `"pipeline": {...}` (no comma around). */
-mt_status_t mt_report_pipeline_json(const mt_pipeline_t *p, mt_write_fn w, void *ctx);
-
 /* The terminal section (plain text, fits 100 columns). */
 mt_status_t mt_report_pipeline_text(const mt_pipeline_t *p, mt_write_fn w, void *ctx);
-
-/* report.json: `"gates": [{"expr", "metric", "op", "threshold", "value",
- * "pass"}]` (no comma around); value null when not measured, with "why". */
-mt_status_t mt_report_gates_json(const mt_gate_t *g, size_t n, mt_write_fn w, void *ctx);
 
 /* Write report.json to the sink. Returns MT_OK or the sink's error. */
 mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx);

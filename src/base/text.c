@@ -3,6 +3,64 @@
 
 #include <stdlib.h>
 
+/* ---- integers and microseconds without printf: the merged trace writes
+ * several per event, and printf cost a tenth of the whole write ---- */
+
+/* Decimal digits of v, written backwards ending at end; returns the start. */
+static char *u64_digits(uint64_t v, char *end)
+{
+    do {
+        *--end = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return end;
+}
+
+size_t mt_fmt_i64(int64_t v, char *buf)
+{
+    char tmp[24];
+    char *e = tmp + sizeof tmp;
+    uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    char *s = u64_digits(mag, e);
+    if (v < 0)
+        *--s = '-';
+    size_t n = (size_t)(e - s);
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return n;
+}
+
+size_t mt_fmt_u64(uint64_t v, char *buf)
+{
+    char tmp[24];
+    char *e = tmp + sizeof tmp;
+    char *s = u64_digits(v, e);
+    size_t n = (size_t)(e - s);
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return n;
+}
+
+size_t mt_fmt_us(int64_t ns, char *buf)
+{
+    /* The magnitude as uint64 so that INT64_MIN has one too. */
+    uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    char tmp[32];
+    char *e = tmp + sizeof tmp;
+    uint64_t frac = mag % 1000;
+    *--e = (char)('0' + frac % 10);
+    *--e = (char)('0' + frac / 10 % 10);
+    *--e = (char)('0' + frac / 100);
+    *--e = '.';
+    char *s = u64_digits(mag / 1000, e);
+    if (ns < 0)
+        *--s = '-';
+    size_t n = (size_t)(tmp + sizeof tmp - s);
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return n;
+}
+
 void mt_out_printf(mt_out_t *o, const char *fmt, ...)
 {
     char b[1024];

@@ -23,6 +23,15 @@ mt_status_t mt_json_string(const char *s, size_t len, mt_write_fn write, void *c
  * through. MT_OK or the sink's error. */
 mt_status_t mt_html_escape(const char *s, size_t len, mt_write_fn write, void *ctx);
 
+/* v in decimal into buf (24 bytes at least), NUL-terminated; returns the
+ * length. No printf: the merged-trace writer formats several per event. */
+size_t mt_fmt_i64(int64_t v, char *buf);
+size_t mt_fmt_u64(uint64_t v, char *buf);
+/* ns as microseconds with exactly three decimals ("-1234.567"), exact from
+ * the integer, into buf (32 bytes at least), NUL-terminated; returns the
+ * length. */
+size_t mt_fmt_us(int64_t ns, char *buf);
+
 /* A duration for people: "850 ns", "12.3 us", "4.56 ms", "1.23 s". */
 void mt_fmt_time(char *b, size_t cap, int64_t ns);
 
@@ -62,9 +71,8 @@ static inline void mt_out_str(mt_out_t *o, const char *s, size_t cap)
 /* Microseconds with exactly 3 decimals from integer ns (no key). */
 static inline void mt_out_us(mt_out_t *o, int64_t ns)
 {
-    uint64_t m = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    mt_out_printf(o, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(m / 1000),
-                  (unsigned long long)(m % 1000));
+    char b[32];
+    mt_out_put(o, b, mt_fmt_us(ns, b));
 }
 
 /* s[0..len) HTML-escaped (mt_html_escape); nothing for NULL. */

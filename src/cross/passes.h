@@ -18,6 +18,16 @@
  * kernels / kernel_wait_ns / kernel_transfer_ns. MT_OK or MT_ERR_NOMEM. */
 mt_status_t mt_cross_colltable(const mt_cinst_t *rows, const mt_match_t *m, const uint32_t *slot, mt_cross_t *x);
 
+/* ---- collective table helpers ---- */
+
+/* Size in bytes of one element of a dtype label ("Float", "bf16", ...,
+ * see "dtype size"), 0 when unknown. */
+int mt_cross_dtype_size(const char *dtype);
+
+/* nccl-tests' bus bandwidth factor of kind for a communicator of n ranks
+ * (see "busbw"); -1 when the kind has none. */
+double mt_cross_busbw_factor(mt_coll_kind_t kind, int64_t n);
+
 /* The entry of x->ranks (sorted by rank) for rank, NULL when absent. */
 const mt_cross_rank_t *mt_cross_rank_find(const mt_cross_t *x, int32_t rank);
 

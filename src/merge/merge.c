@@ -11,68 +11,11 @@
 
 #include "mergetrace/loader.h"
 #include "mergetrace/version.h"
+#include "base/text.h"
 
 /* Output is staged and handed to the write callback in pieces of about
  * this size: few calls, bounded memory. */
 #define FLUSH_BYTES ((size_t)1 << 20)
-
-/* ---------------------------------------------------------- formatting */
-
-/* Decimal digits of v, written backwards ending at end; returns the start. */
-static char *u64_digits(uint64_t v, char *end)
-{
-    do {
-        *--end = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    return end;
-}
-
-/* v in decimal into buf (24 bytes), NUL-terminated; returns the length. */
-static size_t fmt_i64(int64_t v, char *buf)
-{
-    char tmp[24];
-    char *e = tmp + sizeof tmp;
-    uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    char *s = u64_digits(mag, e);
-    if (v < 0)
-        *--s = '-';
-    size_t n = (size_t)(e - s);
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    return n;
-}
-
-static size_t fmt_u64(uint64_t v, char *buf)
-{
-    char tmp[24];
-    char *e = tmp + sizeof tmp;
-    char *s = u64_digits(v, e);
-    size_t n = (size_t)(e - s);
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    return n;
-}
-
-size_t mt_merge_format_us(int64_t ns, char *buf)
-{
-    /* The magnitude as uint64 so that INT64_MIN has one too. */
-    uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    char tmp[32];
-    char *e = tmp + sizeof tmp;
-    uint64_t frac = mag % 1000;
-    *--e = (char)('0' + frac % 10);
-    *--e = (char)('0' + frac / 10 % 10);
-    *--e = (char)('0' + frac / 100);
-    *--e = '.';
-    char *s = u64_digits(mag / 1000, e);
-    if (ns < 0)
-        *--s = '-';
-    size_t n = (size_t)(tmp + sizeof tmp - s);
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    return n;
-}
 
 /* Append s to b as the inside of a JSON string (no quotes added). */
 static mt_status_t append_json_chars(mt_buf_t *b, const char *s, size_t n)
@@ -490,8 +433,8 @@ static mt_status_t flush(merge_ctx_t *c)
 static mt_status_t write_process_meta(merge_ctx_t *c, const pid_ent_t *p)
 {
     char pid[24], num[24];
-    fmt_i64(mt_merge_pid(c->rank, (uint32_t)p->slot), pid);
-    fmt_i64(c->rank, num);
+    mt_fmt_i64(mt_merge_pid(c->rank, (uint32_t)p->slot), pid);
+    mt_fmt_i64(c->rank, num);
     mt_buf_t *b = &c->out;
     mt_status_t st = MT_OK;
 #define A(s) \
@@ -509,7 +452,7 @@ static mt_status_t write_process_meta(merge_ctx_t *c, const pid_ent_t *p)
             st = p->str_len ? append_json_chars(b, p->str, p->str_len) : append_str(b, "(empty pid)");
     } else if (p->gpu) {
         char dev[24];
-        fmt_i64(p->device >= 0 ? p->device : p->num, dev);
+        mt_fmt_i64(p->device >= 0 ? p->device : p->num, dev);
         A(" GPU ");
         A(dev);
     } else {
@@ -518,7 +461,7 @@ static mt_status_t write_process_meta(merge_ctx_t *c, const pid_ent_t *p)
     A("\"}}");
     if (!p->str && !p->gpu) {
         char opid[24];
-        fmt_i64(p->num, opid);
+        mt_fmt_i64(p->num, opid);
         A(",\n{\"name\":\"process_labels\",\"ph\":\"M\",\"ts\":");
         A(c->meta_ts);
         A(",\"pid\":");
@@ -598,13 +541,13 @@ static mt_status_t pass2_event(void *ctx, const mt_trace_t *t, const mt_event_t 
                 return MT_OK;
         }
         rep[n_rep++] = (span_rep_t){.off = raw->ts_off, .len = raw->ts_len, .rep = ts_txt,
-                                    .rep_len = mt_merge_format_us(cts, ts_txt)};
+                                    .rep_len = mt_fmt_us(cts, ts_txt)};
         if (has_dur)
             rep[n_rep++] = (span_rep_t){.off = raw->dur_off, .len = raw->dur_len, .rep = dur_txt,
-                                        .rep_len = mt_merge_format_us(cdur, dur_txt)};
+                                        .rep_len = mt_fmt_us(cdur, dur_txt)};
     }
 
-    size_t pl = fmt_i64(mt_merge_pid(c->rank, (uint32_t)p->slot), pid_txt);
+    size_t pl = mt_fmt_i64(mt_merge_pid(c->rank, (uint32_t)p->slot), pid_txt);
     bool empty_obj = false;
     if (raw->pid_len) {
         rep[n_rep++] = (span_rep_t){.off = raw->pid_off, .len = raw->pid_len, .rep = pid_txt, .rep_len = pl};
@@ -625,7 +568,7 @@ static mt_status_t pass2_event(void *ctx, const mt_trace_t *t, const mt_event_t 
     if (raw->id_len) {
         const char *v = raw->text + raw->id_off;
         span_rep_t r = {.off = raw->id_off, .len = raw->id_len};
-        size_t rl = fmt_i64(c->rank, id_pre + 2);
+        size_t rl = mt_fmt_i64(c->rank, id_pre + 2);
         id_pre[0] = '"';
         id_pre[1] = 'r';
         id_pre[2 + rl] = ':';
@@ -645,7 +588,7 @@ static mt_status_t pass2_event(void *ctx, const mt_trace_t *t, const mt_event_t 
                 uint64_t nid = ((uint64_t)c->rank << 32) | (u & 0xffffffffu);
                 r.pre_len = 0;
                 r.rep = id_txt;
-                r.rep_len = fmt_u64(nid, id_txt);
+                r.rep_len = mt_fmt_u64(nid, id_txt);
                 rep[n_rep++] = r;
             } else {
                 /* A fraction or beyond 64 bits: keep it apart as a string. */
@@ -802,7 +745,7 @@ mt_status_t mt_merge_rank_with(const char *path, int32_t rank, const mt_clock_t 
         st = mt_error_set(err, MT_ERR_RANGE, "\"ts\" + baseTimeNanoseconds does not fit int64 ns");
         goto done;
     }
-    mt_merge_format_us(mts, c.meta_ts);
+    mt_fmt_us(mts, c.meta_ts);
     for (size_t i = 0; i < c.n_slots && !st; i++)
         if (!c.gpu_only || c.slots[i]->gpu)
             st = write_process_meta(&c, c.slots[i]);
@@ -852,7 +795,7 @@ mt_status_t mt_merge_footer(const int32_t *ranks, size_t n_ranks, mt_write_fn wr
                                     MERGETRACE_VERSION "\",\"ranks\":[");
     for (size_t i = 0; i < n_ranks && !st; i++) {
         char num[24];
-        size_t n = fmt_i64(ranks[i], num);
+        size_t n = mt_fmt_i64(ranks[i], num);
         if (i)
             st = mt_buf_append(&b, ",", 1);
         if (!st)

@@ -21,6 +21,7 @@
 #include "nccl/nccl_file.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/loader.h"
+#include "nccl/probe.h"
 
 #define MAX_DEPTH 4
 

@@ -11,6 +11,8 @@
 #include "nccl/nccl_file.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/nccl_inspector.h"
+#include "base/hash.h"
+#include "nccl/probe.h"
 
 #define MAX_LINE (64 * 1024)
 #define MAX_KEYS 40

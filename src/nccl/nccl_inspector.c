@@ -10,6 +10,8 @@
 
 #include "mergetrace/input.h"
 #include "mergetrace/classify.h"
+#include "base/hash.h"
+#include "nccl/probe.h"
 
 #define MAX_LINE (1 << 20)
 #define MAX_DEPTH 8

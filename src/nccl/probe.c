@@ -7,6 +7,7 @@
 #include "mergetrace/input.h"
 #include "mergetrace/nccl_input.h"
 #include "mergetrace/nccl_inspector.h"
+#include "nccl/probe.h"
 
 mt_status_t mt_nccl_probe(const char *path, mt_nccl_format_t *fmt, mt_error_t *err)
 {

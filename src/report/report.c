@@ -2,6 +2,7 @@
 #include "mergetrace/report.h"
 
 #include "base/text.h"
+#include "report/sections.h"
 
 #include <math.h>
 #include <stdarg.h>

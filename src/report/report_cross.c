@@ -8,6 +8,7 @@
 #include "mergetrace/crossrank.h"
 #include "mergetrace/report.h"
 #include "base/text.h"
+#include "report/sections.h"
 
 /* `, "key": <us>` with exactly 3 decimals from integer ns. */
 static void us(mt_out_t *o, const char *key, int64_t ns)

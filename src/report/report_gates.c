@@ -2,6 +2,7 @@
 #include "base/text.h"
 #include "mergetrace/gates.h"
 #include "mergetrace/report.h"
+#include "report/sections.h"
 
 mt_status_t mt_report_gates_json(const mt_gate_t *g, size_t n, mt_write_fn w, void *ctx)
 {

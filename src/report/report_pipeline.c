@@ -5,6 +5,7 @@
 #include "mergetrace/pipeline.h"
 #include "mergetrace/report.h"
 #include "base/text.h"
+#include "report/sections.h"
 
 /* `, "key": <us>` */
 static void kus(mt_out_t *o, const char *key, int64_t ns)

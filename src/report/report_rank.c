@@ -3,6 +3,7 @@
 #include "mergetrace/analysis.h"
 #include "mergetrace/report.h"
 #include "base/text.h"
+#include "report/sections.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -10,6 +10,7 @@
 
 #include "mergetrace/collectives.h"
 #include "mergetrace/nccl_input.h"
+#include "nccl/probe.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,9 @@ below) and obey the same rule; they never include src/ headers. mpi/ and
 bench/ use the public headers only; nothing in src/ or include/ includes
 <mpi.h>. Exit 0 when every include obeys, else 1 with one line per breach.
 
-Usage: check_layers.py [REPO_ROOT]"""
+Usage: check_layers.py [REPO_ROOT]
+       check_layers.py --self-test [REPO_ROOT]   (the rule must catch
+       deliberately wrong includes in a copy of the tree)"""
 import os
 import re
 import sys
@@ -136,9 +138,45 @@ def check(root):
     return bad
 
 
+def self_test(root):
+    """Copy the tree, break the rule in several ways, and expect each caught."""
+    import shutil
+    import tempfile
+    cases = [
+        ("src/base/buf.c", '#include "cross/passes.h"\n', "base/ may not use cross/"),
+        ("src/trace/loader.c", '#include "mergetrace/report.h"\n', "trace/ may not use report/"),
+        ("src/align/clock.c", "#include <mpi.h>\n", "never includes <mpi.h>"),
+        ("include/mergetrace/trace.h", '#include "base/grow.h"\n', "only public headers"),
+        ("include/mergetrace/buf.h", '#include "mergetrace/merge.h"\n', "may not use merge"),
+        ("mpi/options.c", '#include "rank/passes.h"\n', "public API (include/mergetrace/) only"),
+    ]
+    failed = 0
+    for rel, line, expect in cases:
+        with tempfile.TemporaryDirectory() as tmp:
+            for top in ("src", "include", "mpi", "bench"):
+                shutil.copytree(os.path.join(root, top), os.path.join(tmp, top))
+            with open(os.path.join(tmp, rel), "a", encoding="utf-8") as f:
+                f.write(line)
+            bad = check(tmp)
+            hit = [b for b in bad if b.startswith(rel + ":") and expect in b]
+            if hit and len(bad) == 1:
+                print("caught: %s" % hit[0])
+            else:
+                failed += 1
+                print("NOT CAUGHT as expected: %s in %s -> %s" % (line.strip(), rel, bad))
+    print("%d passed, %d failed" % (len(cases) - failed, failed))
+    return 1 if failed else 0
+
+
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    args = sys.argv[1:]
+    test = bool(args) and args[0] == "--self-test"
+    if test:
+        args = args[1:]
+    root = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     root = os.path.abspath(root)
+    if test:
+        return self_test(root)
     bad = check(root)
     for b in bad:
         print(b)

@@ -17,6 +17,7 @@
 #include "rank/passes.h"
 #include "sample_truth.h"
 #include "test_util.h"
+#include "report/sections.h"
 
 /* One rank, absolute integer us (so ns = us * 1000). CPU pid 10, threads 1
  * and 2; GPU device 0, streams 7 and 8 (compute), 20 (NCCL), 9 (copies).

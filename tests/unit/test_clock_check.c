@@ -21,6 +21,7 @@
 #include "mergetrace/classify.h"
 #include "mergetrace/collectives.h"
 #include "test_util.h"
+#include "base/hash.h"
 
 extern size_t mt_clock_selfcheck_calls, mt_clock_selfcheck_bad;
 

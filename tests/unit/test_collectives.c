@@ -16,6 +16,7 @@
 
 #include "mergetrace/collectives.h"
 #include "test_util.h"
+#include "base/hash.h"
 
 static uint64_t rng_state = 88172645463325252ull;
 static double urand(void) { return tu_unit(&rng_state); }

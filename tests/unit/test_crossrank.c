@@ -19,6 +19,9 @@
 #include "mergetrace/crossrank.h"
 #include "mergetrace/report.h"
 #include "test_util.h"
+#include "base/hash.h"
+#include "report/sections.h"
+#include "cross/passes.h"
 
 static const int64_t T0 = 1767189312000000000LL;
 #define US 1000LL

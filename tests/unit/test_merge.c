@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "mergetrace/merge.h"
+#include "base/text.h"
 #include "test_util.h"
 
 /* Rank 0: PyTorch 2.4+ style, relative 3-decimal ts, baseTimeNanoseconds
@@ -467,7 +468,7 @@ static void test_format_us(void **state)
         {INT64_MIN, "-9223372036854775.808"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        assert_int_equal(mt_merge_format_us(cases[i].ns, b), strlen(cases[i].s));
+        assert_int_equal(mt_fmt_us(cases[i].ns, b), strlen(cases[i].s));
         assert_string_equal(b, cases[i].s);
     }
 }

@@ -19,6 +19,7 @@
 #include "mergetrace/classify.h"
 #include "mergetrace/collectives.h"
 #include "mergetrace/nccl_input.h"
+#include "nccl/probe.h"
 
 #define HASH "12715772615376301750"
 #define HASH_U 12715772615376301750ULL

@@ -16,6 +16,7 @@
 #include "mergetrace/classify.h"
 #include "mergetrace/collectives.h"
 #include "mergetrace/nccl_input.h"
+#include "nccl/probe.h"
 
 #define GPU0 1000000000LL   /* rank-clock time of task k's start: GPU0 + k*100000 */
 #define DELAY_START 2000    /* host sees a start stamp this much later (the minimum) */

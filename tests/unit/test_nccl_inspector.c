@@ -17,6 +17,7 @@
 #include "mergetrace/classify.h"
 #include "mergetrace/collectives.h"
 #include "mergetrace/nccl_inspector.h"
+#include "nccl/probe.h"
 
 #define T0_US 1752867229000000LL
 

@@ -18,6 +18,7 @@
 #include "mergetrace/pipeline.h"
 #include "mergetrace/report.h"
 #include "test_util.h"
+#include "report/sections.h"
 
 #define US 1000
 

@@ -1,0 +1,35 @@
+/* The report.json sections, each written from its stage's results and
+ * assembled by mt_report_json (report.c): internal to src/report/ and the
+ * unit tests. */
+#ifndef MT_REPORT_SECTIONS_H
+#define MT_REPORT_SECTIONS_H
+
+#include "mergetrace/report.h"
+
+/* The report.json sections of the per-rank analyses, given every rank's
+ * result sorted by rank (a[0..n), borrowed). Writes
+ *   "temporal": [...], "overlap": [...], "idle": [...], "projection": [...],
+ *   "projection_total": [...], "kernels": [...], "launch": [...]
+ * with no leading or trailing comma, so the caller places them inside its
+ * object. Times are microseconds with 3 decimals (exact from integer ns),
+ * percentages have 2 decimals. projection_total sums count, cpu and gpu of
+ * each name over the ranks; its gpu_pct is of the summed busy time of all
+ * ranks. Returns MT_OK, MT_ERR_NOMEM, or what w returned. */
+mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n, mt_write_fn w, void *ctx);
+
+/* The report.json sections (docs/report-schema.md):
+ *   "collectives": [...], "stragglers": {...}, "wait": [...]
+ * with no leading or trailing comma, so the caller places them inside its
+ * object. Times are microseconds with 3 decimals (exact from integer ns),
+ * percentages 2 decimals, bandwidths GB/s with 3 decimals or null. x is
+ * borrowed. Returns MT_OK or what w returned. */
+mt_status_t mt_report_cross_sections(const mt_cross_t *x, mt_write_fn w, void *ctx);
+
+/* report.json: writes `"pipeline": {...}` (no comma around). */
+mt_status_t mt_report_pipeline_json(const mt_pipeline_t *p, mt_write_fn w, void *ctx);
+
+/* report.json: `"gates": [{"expr", "metric", "op", "threshold", "value",
+ * "pass"}]` (no comma around); value null when not measured, with "why". */
+mt_status_t mt_report_gates_json(const mt_gate_t *g, size_t n, mt_write_fn w, void *ctx);
+
+#endif
