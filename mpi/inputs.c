@@ -9,16 +9,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "mergetrace/buf.h"
+
 static int add(input_list_t *l, const char *path, uint64_t bytes, bool from_dir)
 {
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 16;
-        input_file_t *f = realloc(l->files, nc * sizeof *f);
-        if (!f)
-            return -1;
-        l->files = f;
-        l->cap = nc;
-    }
+    if (MT_GROW(l->files, l->cap, l->n + 1, 16))
+        return -1;
     char *p = strdup(path);
     if (!p)
         return -1;

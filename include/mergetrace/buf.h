@@ -39,6 +39,19 @@ void mt_buf_free(mt_buf_t *b);
 /* An mt_write_fn that appends to the mt_buf_t passed as ctx. */
 mt_status_t mt_buf_write(void *ctx, const void *data, size_t len);
 
+/* Growth of arrays by doubling, the one helper for it: make *arr (capacity
+ * *cap elements of `size` bytes) hold at least `need` elements; the
+ * capacity doubles, from `first` when it is 0, until it does. Nothing
+ * happens when it already does. MT_OK, or MT_ERR_NOMEM with *arr and *cap
+ * unchanged (also when the byte count would overflow). realloc'd: free
+ * with free(). */
+mt_status_t mt_grow(void **arr, size_t *cap, size_t need, size_t size, size_t first);
+
+/* The same for a typed pointer lvalue: MT_GROW(p, cap, n + 1, 64). The test
+ * is in line so that the common case (room left) costs one compare. */
+#define MT_GROW(arr, cap, need, first)                                                             \
+    ((need) <= (cap) ? MT_OK : mt_grow((void **)&(arr), &(cap), (need), sizeof *(arr), (first)))
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,7 @@
 
 #include "mergetrace/classify.h"
 #include "mergetrace/summary.h"
+#include "mergetrace/buf.h"
 #include "base/bigmem.h"
 #include "base/hash.h"
 
@@ -93,16 +94,10 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_cinst_t **row
         const mt_event_t *e = &t->events[i];
         if (e->cls != MT_CLASS_COMM || e->ph != MT_PH_X)
             continue;
-        if (*n == *cap) {
-            size_t nc = *cap ? *cap * 2 : 256;
-            mt_cinst_t *a = mt_big_realloc(*rows, nc * sizeof *a);
-            if (!a) {
-                free(steps);
-                *n = first;
-                return MT_ERR_NOMEM;
-            }
-            *rows = a;
-            *cap = nc;
+        if (MT_GROW_BIG(*rows, *cap, *n + 1, 256)) {
+            free(steps);
+            *n = first;
+            return MT_ERR_NOMEM;
         }
         mt_cinst_t *r = &(*rows)[*n];
         memset(r, 0, sizeof *r);
@@ -222,16 +217,10 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_cinst_t **row
             for (; j < ng && g[j].group != r->group; j++)
                 ;
             if (j == ng) {
-                if (ng == capg) {
-                    size_t nc = capg ? capg * 2 : 16;
-                    gcount_t *a = realloc(g, nc * sizeof *a);
-                    if (!a) {
-                        free(g);
-                        *n = first;
-                        return MT_ERR_NOMEM;
-                    }
-                    g = a;
-                    capg = nc;
+                if (MT_GROW(g, capg, ng + 1, 16)) {
+                    free(g);
+                    *n = first;
+                    return MT_ERR_NOMEM;
                 }
                 g[ng++] = (gcount_t){r->group, INT64_MIN, 0, 0};
             }

@@ -1,8 +1,6 @@
 /* The growable byte buffer of mergetrace/buf.h. */
 #include "mergetrace/buf.h"
 
-#include "base/grow.h"
-
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

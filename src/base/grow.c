@@ -1,5 +1,6 @@
-/* Doubling growth of arrays (see grow.h). */
-#include "base/grow.h"
+/* Doubling growth of arrays: mt_grow (mergetrace/buf.h) and mt_grow_big
+ * (base/bigmem.h), one implementation over either reallocator. */
+#include "mergetrace/buf.h"
 
 #include <stdint.h>
 #include <stdlib.h>

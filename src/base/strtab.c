@@ -148,16 +148,8 @@ mt_status_t mt_strtab_intern(mt_strtab_t *st, const char *s, size_t len, uint32_
     if (st->n_ents == UINT32_MAX)
         return MT_ERR_LIMIT;
     /* Make room before touching anything, so failure leaves the table as it was. */
-    if (st->arena_len + len + 1 > st->arena_cap) {
-        size_t cap = st->arena_cap * 2;
-        while (cap < st->arena_len + len + 1)
-            cap *= 2;
-        char *a = mt_big_realloc(st->arena, cap);
-        if (!a)
-            return MT_ERR_NOMEM;
-        st->arena = a;
-        st->arena_cap = cap;
-    }
+    if (len > SIZE_MAX - 1 - st->arena_len || MT_GROW_BIG(st->arena, st->arena_cap, st->arena_len + len + 1, 4096))
+        return MT_ERR_NOMEM;
     if (st->n_ents == st->cap_ents) {
         uint32_t cap = st->cap_ents > UINT32_MAX / 2 ? UINT32_MAX : st->cap_ents * 2;
         entry_t *e = mt_big_realloc(st->ents, (size_t)cap * sizeof *e);

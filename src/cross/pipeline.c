@@ -14,6 +14,7 @@
 
 #include "mergetrace/analysis.h"
 #include "mergetrace/classify.h"
+#include "mergetrace/buf.h"
 
 const char *mt_pp_source_str(mt_pp_source_t s)
 {
@@ -101,14 +102,8 @@ static mt_status_t parse_item(const char **p, int32_t **r, size_t *n, size_t *ca
         return MT_ERR_USAGE;
     }
     for (int64_t x = a; x <= b; x++) {
-        if (*n == *cap) {
-            size_t nc = *cap ? *cap * 2 : 16;
-            int32_t *q = realloc(*r, nc * sizeof *q);
-            if (!q)
-                return MT_ERR_NOMEM;
-            *r = q;
-            *cap = nc;
-        }
+        if (MT_GROW(*r, *cap, *n + 1, 16))
+            return MT_ERR_NOMEM;
         (*r)[(*n)++] = (int32_t)x;
     }
     return MT_OK;
@@ -133,14 +128,8 @@ static mt_status_t parse_groups(const char *text, char join, char split, int32_t
             p++;
             continue;
         }
-        if (*ns == sc) {
-            size_t nc = sc ? sc * 2 : 8;
-            size_t *q = realloc(*ends, nc * sizeof *q);
-            if (!q)
-                return MT_ERR_NOMEM;
-            *ends = q;
-            sc = nc;
-        }
+        if (MT_GROW(*ends, sc, *ns + 1, 8))
+            return MT_ERR_NOMEM;
         (*ends)[(*ns)++] = *n;
         if (*p && *p == split) {
             p++;

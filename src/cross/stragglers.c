@@ -100,14 +100,8 @@ static mt_status_t add_line(mt_cross_t *x, size_t *cap, const char *fmt, ...)
     if (n < 0)
         n = 0;
     size_t len = (size_t)n < sizeof b ? (size_t)n : sizeof b - 1;
-    if (x->n_evidence == *cap) {
-        size_t nc = *cap ? *cap * 2 : 8;
-        char **a = realloc(x->evidence, nc * sizeof *a);
-        if (!a)
-            return MT_ERR_NOMEM;
-        x->evidence = a;
-        *cap = nc;
-    }
+    if (MT_GROW(x->evidence, *cap, x->n_evidence + 1, 8))
+        return MT_ERR_NOMEM;
     char *s = malloc(len + 1);
     if (!s)
         return MT_ERR_NOMEM;

@@ -11,6 +11,7 @@
 
 #include "mergetrace/loader.h"
 #include "mergetrace/version.h"
+#include "mergetrace/buf.h"
 #include "base/text.h"
 
 /* Output is staged and handed to the write callback in pieces of about
@@ -214,14 +215,8 @@ static mt_status_t pid_tab_get(pid_tab_t *t, const char *s, size_t n, int64_t nu
         if (st)
             return st;
     }
-    if (t->n == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 16;
-        pid_ent_t *e = realloc(t->e, nc * sizeof *e);
-        if (!e)
-            return MT_ERR_NOMEM;
-        t->e = e;
-        t->cap = nc;
-    }
+    if (MT_GROW(t->e, t->cap, t->n + 1, 16))
+        return MT_ERR_NOMEM;
     pid_ent_t *e = &t->e[t->n];
     *e = (pid_ent_t){.num = s ? 0 : num, .hash = h, .device = -1, .first = (uint32_t)t->n, .slot = -1};
     if (s) {

@@ -21,7 +21,9 @@
 #include "nccl/nccl_file.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/loader.h"
+#include "mergetrace/buf.h"
 #include "nccl/probe.h"
+#include "base/errpos.h"
 
 #define MAX_DEPTH 4
 
@@ -61,19 +63,7 @@ static mt_status_t fail(ctx_t *x, const char *at, mt_status_t code, const char *
     if (x->st != MT_OK)
         return x->st;
     mt_error_set(x->err, code, "%s", what);
-    if (x->err) {
-        snprintf(x->err->path, sizeof x->err->path, "%s", x->path ? x->path : "");
-        x->err->offset = (int64_t)(at - x->buf);
-        int64_t line = 1;
-        const char *ls = x->buf;
-        for (const char *q = x->buf; q < at; q++)
-            if (*q == '\n') {
-                line++;
-                ls = q + 1;
-            }
-        x->err->line = line;
-        x->err->col = (int64_t)(at - ls) + 1;
-    }
+    mt_errpos_in(x->err, x->path ? x->path : "", x->buf, (size_t)(at - x->buf));
     x->st = code;
     return code;
 }
@@ -335,14 +325,8 @@ static mt_status_t add_comm(grow_t *g, uint64_t hash, int32_t rank)
     for (size_t i = 0; i < f->n_comms; i++)
         if (f->comms[i].hash == hash)
             return MT_OK;
-    if (f->n_comms == g->cap_comms) {
-        size_t nc = g->cap_comms ? g->cap_comms * 2 : 4;
-        mt_nccl_comm_t *c = realloc(f->comms, nc * sizeof *c);
-        if (!c)
-            return MT_ERR_NOMEM;
-        f->comms = c;
-        g->cap_comms = nc;
-    }
+    if (MT_GROW(f->comms, g->cap_comms, f->n_comms + 1, 4))
+        return MT_ERR_NOMEM;
     /* The file names neither the communicator's size nor its name. */
     f->comms[f->n_comms++] = (mt_nccl_comm_t){.hash = hash, .rank = rank};
     return MT_OK;
@@ -456,16 +440,12 @@ mt_status_t mt_nccl_example_parse(const char *buf, size_t len, const char *path,
         if (open)
             close_task(open); /* its "e" never came */
         if (f->n_tasks == g.cap_tasks) {
-            size_t nc = g.cap_tasks ? g.cap_tasks * 2 : 64;
-            mt_nccl_task_t *t = realloc(f->tasks, nc * sizeof *t);
-            if (!t) {
+            if (MT_GROW(f->tasks, g.cap_tasks, f->n_tasks + 1, 64)) {
                 mt_error_set(err, MT_ERR_NOMEM, "%s: out of memory", path);
                 x.st = MT_ERR_NOMEM;
                 break;
             }
-            f->tasks = t;
-            g.cap_tasks = nc;
-            open = NULL;
+            open = NULL; /* it pointed into the old array */
         }
         if (add_comm(&g, e.comm, (int32_t)e.rank) != MT_OK) {
             mt_error_set(err, MT_ERR_NOMEM, "%s: out of memory", path);

@@ -11,8 +11,10 @@
 #include "nccl/nccl_file.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/nccl_inspector.h"
+#include "mergetrace/buf.h"
 #include "base/hash.h"
 #include "nccl/probe.h"
+#include "base/errpos.h"
 
 #define MAX_LINE (64 * 1024)
 #define MAX_KEYS 40
@@ -46,12 +48,8 @@ typedef struct pos {
 static mt_status_t fail_at(const pos_t *ps, const char *p, mt_status_t code, const char *what)
 {
     mt_error_set(ps->err, code, "%s", what);
-    if (ps->err) {
-        snprintf(ps->err->path, sizeof ps->err->path, "%s", ps->path ? ps->path : "");
-        ps->err->offset = (int64_t)(p - ps->buf);
-        ps->err->line = ps->line_no;
-        ps->err->col = (int64_t)((size_t)(p - ps->buf) - ps->line_off) + 1;
-    }
+    mt_errpos_set(ps->err, ps->path ? ps->path : "", (int64_t)(p - ps->buf), ps->line_no,
+                  (int64_t)((size_t)(p - ps->buf) - ps->line_off) + 1);
     return code;
 }
 
@@ -306,7 +304,7 @@ static uint64_t mix(uint64_t x)
 
 static chsum_t *chmap_get(chmap_t *m, uint64_t id)
 {
-    if ((m->n + 1) * 2 > m->cap) {
+    if ((m->n + 1) * 2 > m->cap) { /* rehash into a table twice the size (not an array: no mt_grow) */
         size_t nc = m->cap ? m->cap * 2 : 1024;
         chsum_t *ns = calloc(nc, sizeof *ns);
         if (!ns)
@@ -340,17 +338,6 @@ typedef struct builder {
     chmap_t ch;
     bool saw_process;
 } builder_t;
-
-static void *grow(void *p, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap)
-        return p;
-    size_t nc = *cap ? *cap * 2 : 64;
-    void *q = realloc(p, nc * size);
-    if (q)
-        *cap = nc;
-    return q;
-}
 
 static void note_bound(mt_nccl_file_t *f, int64_t seen, int64_t gpu)
 {
@@ -389,11 +376,9 @@ static mt_status_t take_line(builder_t *b, const pos_t *ps, const char *p, const
         return g.st;
     }
     if (!strcmp(type, "init")) {
-        mt_nccl_comm_t *c = grow(f->comms, &b->cap_comms, f->n_comms, sizeof *c);
-        if (!c)
+        if (MT_GROW(f->comms, b->cap_comms, f->n_comms + 1, 64))
             return MT_ERR_NOMEM;
-        f->comms = c;
-        c = &f->comms[f->n_comms];
+        mt_nccl_comm_t *c = &f->comms[f->n_comms];
         memset(c, 0, sizeof *c);
         c->hash = get_hex(&g, "comm");
         get_str(&g, "name", c->name, sizeof c->name);
@@ -404,11 +389,9 @@ static mt_status_t take_line(builder_t *b, const pos_t *ps, const char *p, const
             f->n_comms++;
     } else if (!strcmp(type, "coll") || !strcmp(type, "p2p")) {
         bool p2p = type[0] == 'p';
-        mt_nccl_task_t *t = grow(f->tasks, &b->cap_tasks, f->n_tasks, sizeof *t);
-        if (!t)
+        if (MT_GROW(f->tasks, b->cap_tasks, f->n_tasks + 1, 64))
             return MT_ERR_NOMEM;
-        f->tasks = t;
-        t = &f->tasks[f->n_tasks];
+        mt_nccl_task_t *t = &f->tasks[f->n_tasks];
         memset(t, 0, sizeof *t);
         t->is_p2p = p2p;
         t->comm = get_hex(&g, "comm");
@@ -610,15 +593,9 @@ mt_status_t mt_nccl_cinst_extract(const mt_nccl_file_t *f, int32_t rank, mt_cins
                 (*skipped)++;
             continue;
         }
-        if (*n == *cap) {
-            size_t nc = *cap ? *cap * 2 : 256;
-            mt_cinst_t *nr = realloc(*rows, nc * sizeof *nr);
-            if (!nr) {
-                *n = first;
-                return MT_ERR_NOMEM;
-            }
-            *rows = nr;
-            *cap = nc;
+        if (MT_GROW(*rows, *cap, *n + 1, 256)) {
+            *n = first;
+            return MT_ERR_NOMEM;
         }
         mt_cinst_t *r = &(*rows)[(*n)++];
         memset(r, 0, sizeof *r);

@@ -10,8 +10,10 @@
 
 #include "mergetrace/input.h"
 #include "mergetrace/classify.h"
+#include "mergetrace/buf.h"
 #include "base/hash.h"
 #include "nccl/probe.h"
+#include "base/errpos.h"
 
 #define MAX_LINE (1 << 20)
 #define MAX_DEPTH 8
@@ -39,12 +41,8 @@ static mt_status_t fail(ctx_t *x, const char *at, mt_status_t code, const char *
     if (x->st != MT_OK)
         return x->st;
     mt_error_set(x->err, code, "%s", what);
-    if (x->err) {
-        snprintf(x->err->path, sizeof x->err->path, "%s", x->path ? x->path : "");
-        x->err->offset = (int64_t)(at - x->buf);
-        x->err->line = x->line_no;
-        x->err->col = (int64_t)((size_t)(at - x->buf) - x->line_off) + 1;
-    }
+    mt_errpos_set(x->err, x->path ? x->path : "", (int64_t)(at - x->buf), x->line_no,
+                  (int64_t)((size_t)(at - x->buf) - x->line_off) + 1);
     x->st = code;
     return code;
 }
@@ -409,17 +407,6 @@ static void parse_value(ctx_t *x)
     }
 }
 
-static void *grow(void *p, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap)
-        return p;
-    size_t nc = *cap ? *cap * 2 : 256;
-    void *q = realloc(p, nc * size);
-    if (q)
-        *cap = nc;
-    return q;
-}
-
 void mt_insp_file_free(mt_insp_file_t *f)
 {
     if (!f)
@@ -481,12 +468,10 @@ mt_status_t mt_insp_parse(const char *buf, size_t len, const char *path, mt_insp
         if (!x.has_perf) {
             f->skipped_lines++;
         } else {
-            mt_insp_coll_t *c = grow(f->colls, &cap, f->n_colls, sizeof *c);
-            if (!c) {
+            if (MT_GROW(f->colls, cap, f->n_colls + 1, 256)) {
                 x.st = mt_error_set(err, MT_ERR_NOMEM, "NCCL Inspector log");
                 break;
             }
-            f->colls = c;
             f->colls[f->n_colls++] = x.c;
         }
         i += ll + 1;
@@ -566,15 +551,9 @@ mt_status_t mt_insp_cinst_extract(const mt_insp_file_t *f, int32_t rank, mt_cins
                 (*no_times)++;
             continue;
         }
-        if (*n == *cap) {
-            size_t nc = *cap ? *cap * 2 : 256;
-            mt_cinst_t *nr = realloc(*rows, nc * sizeof *nr);
-            if (!nr) {
-                *n = first;
-                return MT_ERR_NOMEM;
-            }
-            *rows = nr;
-            *cap = nc;
+        if (MT_GROW(*rows, *cap, *n + 1, 256)) {
+            *n = first;
+            return MT_ERR_NOMEM;
         }
         mt_cinst_t *r = &(*rows)[(*n)++];
         memset(r, 0, sizeof *r);
@@ -613,20 +592,15 @@ mt_status_t mt_insp_cinst_extract(const mt_insp_file_t *f, int32_t rank, mt_cins
             g++;
         if (g == ng) {
             if (ng == gcap) {
-                size_t nc = gcap ? gcap * 2 : 8;
-                uint64_t *a = realloc(gid, nc * sizeof *a);
-                if (a)
-                    gid = a;
-                uint32_t *b = a ? realloc(cnt, nc * sizeof *b) : NULL;
-                if (b)
-                    cnt = b;
-                if (!a || !b) {
+                /* two arrays, one capacity */
+                size_t ca = gcap, cb = gcap;
+                if (MT_GROW(gid, ca, ng + 1, 8) || MT_GROW(cnt, cb, ca, 8)) {
                     free(gid);
                     free(cnt);
                     *n = first;
                     return MT_ERR_NOMEM;
                 }
-                gcap = nc;
+                gcap = ca;
             }
             gid[ng] = (*rows)[i].group;
             cnt[ng++] = 0;

@@ -53,14 +53,8 @@ void mt_an_input_free(mt_an_input_t *in)
 /* Append v to a growing uint32 array. -1 on allocation failure. */
 static int push_u32(uint32_t **a, size_t *n, size_t *cap, uint32_t v)
 {
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 1024;
-        uint32_t *g = mt_big_realloc(*a, nc * sizeof *g);
-        if (!g)
-            return -1;
-        *a = g;
-        *cap = nc;
-    }
+    if (MT_GROW_BIG(*a, *cap, *n + 1, 1024))
+        return -1;
     (*a)[(*n)++] = v;
     return 0;
 }
@@ -128,14 +122,8 @@ mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, 
             continue;
         int c = an_class(e->cls);
         if (c >= 0) {
-            if (n == cap) {
-                size_t nc = cap ? cap * 2 : 1024;
-                mt_gpu_act_t *g = mt_big_realloc(raw, nc * sizeof *g);
-                if (!g)
-                    goto fail;
-                raw = g;
-                cap = nc;
-            }
+            if (MT_GROW_BIG(raw, cap, n + 1, 1024))
+                goto fail;
             raw[n++] = act_of(t, i);
             per[c]++;
             continue;

@@ -12,6 +12,7 @@
 
 #include "mergetrace/classify.h"
 #include "mergetrace/strtab.h"
+#include "mergetrace/buf.h"
 #include "base/bigmem.h"
 
 typedef struct marker {
@@ -419,14 +420,8 @@ mt_status_t mt_an_chunks(const mt_an_input_t *in, mt_rank_analysis_t *a)
             uint32_t acts = (uint32_t)nw;
             if (mt_iv_union(work, &nw) || mt_iv_union(p2p, &np))
                 goto out;
-            if (a->n_chunks == cap_c) {
-                size_t nc = cap_c ? cap_c * 2 : 64;
-                mt_pp_chunk_t *b = realloc(a->chunks, nc * sizeof *b);
-                if (!b)
-                    goto out;
-                a->chunks = b;
-                cap_c = nc;
-            }
+            if (MT_GROW(a->chunks, cap_c, a->n_chunks + 1, 64))
+                goto out;
             a->chunks[a->n_chunks++] = (mt_pp_chunk_t){.key = key_of(s, len),
                                                        .cpu_start_ns = e->ts,
                                                        .cpu_end_ns = e->ts + e->dur,

@@ -153,14 +153,8 @@ static bool coll_named(const mt_coll_t *c)
 
 static mt_status_t add_coll(mt_trace_t *t, const mt_coll_t *c, uint32_t *idx1)
 {
-    if (t->n_colls == t->cap_colls) {
-        size_t nc = t->cap_colls ? t->cap_colls * 2 : 64;
-        mt_coll_t *a = mt_big_realloc(t->colls, nc * sizeof *a);
-        if (!a)
-            return MT_ERR_NOMEM;
-        t->colls = a;
-        t->cap_colls = nc;
-    }
+    if (MT_GROW_BIG(t->colls, t->cap_colls, t->n_colls + 1, 64))
+        return MT_ERR_NOMEM;
     t->colls[t->n_colls++] = *c;
     *idx1 = (uint32_t)t->n_colls;
     return MT_OK;

@@ -17,6 +17,7 @@
  * - Numbers are converted exactly from their decimal text (numparse.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "mergetrace/loader.h"
+#include "mergetrace/buf.h"
 #include "base/numparse.h"
 
 #include <stdio.h>
@@ -27,6 +28,7 @@
 #include "mergetrace/classify.h"
 #include "mergetrace/link.h"
 #include "base/bigmem.h"
+#include "base/errpos.h"
 
 /* MT_PORTABLE_SCAN (cmake -DMT_PORTABLE_SCAN=ON, and the test build's
  * mergetrace_portable) forces the byte loops, so tests can check that both
@@ -82,20 +84,6 @@ typedef struct parser {
 } parser_t;
 
 /* ---------------------------------------------------------------- growth */
-
-#define GROW(ps, arr, n, capv)                                                  \
-    (((n) < (capv)) ? 0 : grow_array((void **)&(arr), &(capv), sizeof *(arr)))
-
-static int grow_array(void **arr, size_t *cap, size_t elem)
-{
-    size_t nc = *cap ? *cap * 2 : 64;
-    void *p = mt_big_realloc(*arr, nc * elem);
-    if (!p)
-        return -1;
-    *arr = p;
-    *cap = nc;
-    return 0;
-}
 
 /* ------------------------------------------------------------- scanning */
 
@@ -226,14 +214,8 @@ static int skip_value(parser_t *ps, const char *p, const char **out)
         case '{':
         case '[': {
             bool obj = *p == '{';
-            if (depth == ps->stack_cap) {
-                size_t nc = ps->stack_cap ? ps->stack_cap * 2 : 256;
-                unsigned char *s = realloc(ps->stack, nc);
-                if (!s)
-                    return fail_code(ps, p, MT_ERR_NOMEM, "nesting stack");
-                ps->stack = s;
-                ps->stack_cap = nc;
-            }
+            if (MT_GROW(ps->stack, ps->stack_cap, depth + 1, 256))
+                return fail_code(ps, p, MT_ERR_NOMEM, "nesting stack");
             ps->stack[depth++] = obj;
             p = skip_ws(p + 1);
             if (*p == (obj ? '}' : ']')) {
@@ -1055,16 +1037,12 @@ static int add_other_cat(parser_t *ps, uint32_t name, const char *p)
             return MT_OK;
         }
     if (t->n_other_cats == t->cap_other_cats) {
-        size_t nc = t->cap_other_cats ? t->cap_other_cats * 2 : 8;
-        uint32_t *a = realloc(t->other_cat_names, nc * sizeof *a);
-        if (!a)
+        /* two arrays, one capacity: grow the names, then the counts to the same */
+        size_t cn = t->cap_other_cats, cc = t->cap_other_cats;
+        if (MT_GROW(t->other_cat_names, cn, t->n_other_cats + 1, 8) ||
+            MT_GROW(t->other_cat_counts, cc, cn, 8))
             return fail_code(ps, p, MT_ERR_NOMEM, "category table");
-        t->other_cat_names = a;
-        uint64_t *b = realloc(t->other_cat_counts, nc * sizeof *b);
-        if (!b)
-            return fail_code(ps, p, MT_ERR_NOMEM, "category table");
-        t->other_cat_counts = b;
-        t->cap_other_cats = nc;
+        t->cap_other_cats = cn;
     }
     t->other_cat_names[t->n_other_cats] = name;
     t->other_cat_counts[t->n_other_cats++] = 1;
@@ -1265,11 +1243,11 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
     }
 
     /* The event is complete: commit it and its side records. */
-    if (GROW(ps, t->events, t->n_events, t->cap_events))
+    if (MT_GROW_BIG(t->events, t->cap_events, t->n_events + 1, 64))
         return fail_code(ps, start, MT_ERR_NOMEM, "event table");
     size_t idx = t->n_events;
     if (x.coll.fields) {
-        if (GROW(ps, t->colls, t->n_colls, t->cap_colls))
+        if (MT_GROW_BIG(t->colls, t->cap_colls, t->n_colls + 1, 64))
             return fail_code(ps, start, MT_ERR_NOMEM, "collective table");
         x.coll.event = (uint32_t)idx + 1;
         t->colls[t->n_colls++] = x.coll;
@@ -1294,7 +1272,7 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
                 c.dtype = x.input_type;
                 c.fields |= MT_COLL_F_DTYPE;
             }
-            if (GROW(ps, t->colls, t->n_colls, t->cap_colls))
+            if (MT_GROW_BIG(t->colls, t->cap_colls, t->n_colls + 1, 64))
                 return fail_code(ps, start, MT_ERR_NOMEM, "collective table");
             c.event = (uint32_t)idx + 1;
             t->colls[t->n_colls++] = c;
@@ -1303,7 +1281,7 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
         }
     }
     if (ev.ph == MT_PH_M) {
-        if (GROW(ps, t->meta, t->n_meta, t->cap_meta))
+        if (MT_GROW_BIG(t->meta, t->cap_meta, t->n_meta + 1, 64))
             return fail_code(ps, start, MT_ERR_NOMEM, "metadata table");
         t->meta[t->n_meta++] = (mt_meta_t){.event = (uint32_t)idx + 1, .str = x.meta_str,
                                            .value = x.meta_value};
@@ -1381,7 +1359,7 @@ static int parse_rank_list(parser_t *ps, const char *p, mt_pg_t *pg, const char 
                 t->stats.bad_values++;
                 continue;
             }
-            if (GROW(ps, t->pg_rank_pool, t->n_pg_rank_pool, t->cap_pg_rank_pool))
+            if (MT_GROW_BIG(t->pg_rank_pool, t->cap_pg_rank_pool, t->n_pg_rank_pool + 1, 64))
                 return fail_code(ps, p, MT_ERR_NOMEM, "process group table");
             t->pg_rank_pool[t->n_pg_rank_pool++] = v;
             pg->n_ranks++;
@@ -1437,7 +1415,7 @@ static int parse_pg_config(parser_t *ps, const char *p, const char **out)
                 if ((r = obj_next(ps, p, &more, &p)))
                     return r;
             }
-            if (GROW(ps, t->pgs, t->n_pgs, t->cap_pgs))
+            if (MT_GROW_BIG(t->pgs, t->cap_pgs, t->n_pgs + 1, 64))
                 return fail_code(ps, p, MT_ERR_NOMEM, "process group table");
             t->pgs[t->n_pgs++] = pg;
         }
@@ -1546,7 +1524,7 @@ static int parse_devices(parser_t *ps, const char *p, const char **out)
                 if ((r = obj_next(ps, p, &more, &p)))
                     return r;
             }
-            if (GROW(ps, t->devices, t->n_devices, t->cap_devices))
+            if (MT_GROW_BIG(t->devices, t->cap_devices, t->n_devices + 1, 64))
                 return fail_code(ps, p, MT_ERR_NOMEM, "device table");
             t->devices[t->n_devices++] = d;
         } else {
@@ -1735,7 +1713,8 @@ static mt_status_t refill(parser_t *ps, size_t keep)
     }
     size_t chunk = ps->opts->chunk_bytes ? ps->opts->chunk_bytes : DEFAULT_CHUNK;
     if (ps->cap - ps->len < (chunk / 2 ? chunk / 2 : 1)) {
-        /* One unit is bigger than what is free: grow. */
+        /* One unit is bigger than what is free: grow. Not mt_grow: the
+         * buffer keeps MT_PAD zero bytes beyond its capacity. */
         size_t nc = ps->cap * 2;
         while (nc - ps->len < chunk)
             nc *= 2;
@@ -1830,25 +1809,19 @@ static void locate(const char *path, const void *mem, size_t len, int64_t offset
     if (offset < 0 || mt_input_open(path, mem, len, &in, NULL) != MT_OK)
         return;
     char *b = malloc(1 << 16);
-    int64_t pos = 0, line = 1, col = 1;
+    int64_t pos = 0;
+    mt_errpos_t p = {1, 1};
     bool trunc = false;
     while (b && pos < offset) {
         size_t n;
         if (mt_input_read(in, b, 1 << 16, &n, &trunc, NULL) != MT_OK || !n)
             break;
-        for (size_t i = 0; i < n && pos < offset; i++, pos++) {
-            if (b[i] == '\n') {
-                line++;
-                col = 1;
-            } else {
-                col++;
-            }
-        }
+        size_t use = (uint64_t)(offset - pos) < n ? (size_t)(offset - pos) : n;
+        mt_errpos_count(&p, b, use);
+        pos += (int64_t)use;
     }
-    if (pos == offset) {
-        err->line = line;
-        err->col = col;
-    }
+    if (pos == offset)
+        mt_errpos_set(err, NULL, offset, p.line, p.col);
     free(b);
     mt_input_close(in);
 }

@@ -1,6 +1,8 @@
 /* Rank of a trace file: rank map, distributedInfo.rank, or the file name. */
 #define _POSIX_C_SOURCE 200809L
 #include "mergetrace/rank.h"
+#include "mergetrace/buf.h"
+#include "base/errpos.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,8 +118,7 @@ mt_status_t mt_rankmap_parse(const char *text, size_t len, const char *name, mt_
             continue;
         if (memchr(s, '\0', (size_t)(e - s))) {
             mt_rankmap_free(m);
-            if (err)
-                err->offset = (int64_t)line_off, err->line = (int64_t)lineno, err->col = 1;
+            mt_errpos_set(err, NULL, (int64_t)line_off, (int64_t)lineno, 1);
             return mt_error_set(err, MT_ERR_FORMAT, "line %zu: NUL byte in the rank map", lineno);
         }
         /* The rank is the last field, so paths may hold spaces. */
@@ -129,22 +130,16 @@ mt_status_t mt_rankmap_parse(const char *text, size_t len, const char *name, mt_
             pe--;
         if (r == e || pe == r || pe == s || e - r > 9) {
             mt_rankmap_free(m);
-            if (err)
-                err->offset = (int64_t)line_off, err->line = (int64_t)lineno, err->col = 1;
+            mt_errpos_set(err, NULL, (int64_t)line_off, (int64_t)lineno, 1);
             return mt_error_set(err, MT_ERR_FORMAT, "line %zu: expected \"path rank\" (a path, blanks, a rank from 0 to 999999999)",
                                 lineno);
         }
         int64_t rank = 0;
         for (const char *q = r; q < e; q++)
             rank = rank * 10 + (*q - '0');
-        if (m->n == cap) {
-            cap = cap ? cap * 2 : 16;
-            entry_t *a = realloc(m->ents, cap * sizeof *a);
-            if (!a) {
-                mt_rankmap_free(m);
-                return mt_error_set(err, MT_ERR_NOMEM, "rank map");
-            }
-            m->ents = a;
+        if (MT_GROW(m->ents, cap, m->n + 1, 16)) {
+            mt_rankmap_free(m);
+            return mt_error_set(err, MT_ERR_NOMEM, "rank map");
         }
         m->ents[m->n].path = strndup(s, (size_t)(pe - s));
         if (!m->ents[m->n].path) {

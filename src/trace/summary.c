@@ -1,5 +1,6 @@
 /* Per-trace summary numbers (counts, time range, link coverage). */
 #include "mergetrace/summary.h"
+#include "mergetrace/buf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,15 +22,9 @@ mt_status_t mt_trace_steps(const mt_trace_t *t, int32_t rank, mt_step_t **steps,
             v = v * 10 + (nm[k] - '0');
         if (k != len)
             continue;
-        if (*n == *cap) {
-            size_t nc = *cap ? *cap * 2 : 64;
-            mt_step_t *a = realloc(*steps, nc * sizeof *a);
-            if (!a) {
-                *n = first;
-                return MT_ERR_NOMEM;
-            }
-            *steps = a;
-            *cap = nc;
+        if (MT_GROW(*steps, *cap, *n + 1, 64)) {
+            *n = first;
+            return MT_ERR_NOMEM;
         }
         (*steps)[(*n)++] = (mt_step_t){.step = v, .start_ns = e->ts, .end_ns = e->ts + e->dur, .rank = rank};
     }

@@ -1,0 +1,185 @@
+/* Unit tests of the base layer (src/base/): array growth, order
+ * statistics, error positions and the number formatters, each against
+ * values worked out by hand or a plain sort. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/bigmem.h"
+#include "base/errpos.h"
+#include "base/stats.h"
+#include "base/text.h"
+#include "mergetrace/buf.h"
+#include "test_util.h"
+
+static void test_grow(void **state)
+{
+    (void)state;
+    int *a = NULL;
+    size_t cap = 0;
+    assert_int_equal(MT_GROW(a, cap, 1, 4), MT_OK);
+    assert_int_equal(cap, 4); /* from `first` */
+    assert_int_equal(MT_GROW(a, cap, 4, 4), MT_OK);
+    assert_int_equal(cap, 4); /* room already */
+    assert_int_equal(MT_GROW(a, cap, 5, 4), MT_OK);
+    assert_int_equal(cap, 8); /* doubled */
+    assert_int_equal(MT_GROW(a, cap, 33, 4), MT_OK);
+    assert_int_equal(cap, 64); /* doubled until it holds 33 */
+    for (int i = 0; i < 64; i++)
+        a[i] = i; /* all of it is ours (ASan) */
+    /* a byte count that overflows: refused, nothing changed */
+    int *keep = a;
+    assert_int_equal(mt_grow((void **)&a, &cap, SIZE_MAX / 2, sizeof *a, 4), MT_ERR_NOMEM);
+    assert_ptr_equal(a, keep);
+    assert_int_equal(cap, 64);
+    free(a);
+    uint64_t *b = NULL;
+    size_t cb = 0;
+    assert_int_equal(MT_GROW_BIG(b, cb, 3, 0), MT_OK); /* first 0 counts as 1 */
+    assert_int_equal(cb, 4);
+    free(b);
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+static int cmp_f64(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static void test_stats(void **state)
+{
+    (void)state;
+    /* by hand */
+    int64_t v[] = {5, 1, 4, 2, 3};
+    assert_int_equal(mt_stats_kth_i64(v, 5, 0), 1);
+    assert_int_equal(mt_stats_kth_i64(v, 5, 4), 5);
+    int64_t s[] = {10, 20, 30, 40};
+    assert_int_equal(mt_stats_pct_sorted(s, 4, 50), 20); /* ceil(2) - 1 = 1 */
+    assert_int_equal(mt_stats_pct_sorted(s, 4, 51), 30);
+    assert_int_equal(mt_stats_pct_sorted(s, 4, 99), 40);
+    assert_int_equal(mt_stats_pct_sorted(s, 4, 0), 10);   /* clamped to 1 */
+    assert_int_equal(mt_stats_pct_sorted(s, 4, 250), 40); /* clamped to 100 */
+    assert_int_equal(mt_stats_pct_sorted(s, 0, 50), 0);
+    double d[] = {4, 1, 3, 2};
+    assert_true(mt_stats_median_f64(d, 4) == 2.5);
+    double e[] = {7, -1, 3};
+    assert_true(mt_stats_median_f64(e, 3) == 3);
+    /* against a plain sort, with many ties and sorted runs */
+    uint64_t r = 88172645463325252ull;
+    for (int round = 0; round < 200; round++) {
+        size_t n = 1 + (size_t)(tu_rand(&r) % 300);
+        int64_t *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+        double *fx = malloc(n * sizeof *fx), *fy = malloc(n * sizeof *fy);
+        for (size_t i = 0; i < n; i++) {
+            x[i] = round % 3 == 0 ? (int64_t)i : (int64_t)(tu_rand(&r) % 17) - 8;
+            fx[i] = (double)x[i] * 0.5;
+        }
+        memcpy(y, x, n * sizeof *x);
+        qsort(y, n, sizeof *y, cmp_i64);
+        memcpy(fy, fx, n * sizeof *fx);
+        qsort(fy, n, sizeof *fy, cmp_f64);
+        size_t k = (size_t)(tu_rand(&r) % n);
+        int p = 1 + (int)(tu_rand(&r) % 100);
+        int64_t *t = malloc(n * sizeof *t);
+        memcpy(t, x, n * sizeof *x);
+        assert_int_equal(mt_stats_kth_i64(t, n, k), y[k]);
+        for (size_t i = 0; i < k; i++)
+            assert_true(t[i] <= t[k]); /* the partition the median relies on */
+        memcpy(t, x, n * sizeof *x);
+        assert_int_equal(mt_stats_pct_i64(t, n, p), mt_stats_pct_sorted(y, n, p));
+        double want = n % 2 ? fy[n / 2] : 0.5 * (fy[n / 2 - 1] + fy[n / 2]);
+        assert_true(mt_stats_median_f64(fx, n) == want);
+        free(x), free(y), free(fx), free(fy), free(t);
+    }
+}
+
+static void test_errpos(void **state)
+{
+    (void)state;
+    const char *text = "ab\ncd\n\nxyz";
+    mt_error_t err;
+    mt_error_clear(&err);
+    mt_errpos_in(&err, "f.json", text, 8); /* 'y' */
+    assert_string_equal(err.path, "f.json");
+    assert_int_equal(err.offset, 8);
+    assert_int_equal(err.line, 4);
+    assert_int_equal(err.col, 2);
+    mt_errpos_in(&err, NULL, text, 0);
+    assert_int_equal(err.line, 1);
+    assert_int_equal(err.col, 1);
+    assert_string_equal(err.path, "f.json"); /* NULL path: kept */
+    /* counted in pieces as a streaming reader does: the same */
+    for (size_t cut = 0; cut <= 8; cut++) {
+        mt_errpos_t p = {1, 1};
+        mt_errpos_count(&p, text, cut);
+        mt_errpos_count(&p, text + cut, 8 - cut);
+        assert_int_equal(p.line, 4);
+        assert_int_equal(p.col, 2);
+    }
+    mt_errpos_set(NULL, "x", 1, 1, 1); /* no error to fill: nothing */
+}
+
+static void test_formatters(void **state)
+{
+    (void)state;
+    char b[40];
+    assert_int_equal(mt_fmt_us(0, b), 5);
+    assert_string_equal(b, "0.000");
+    mt_fmt_us(-1, b);
+    assert_string_equal(b, "-0.001");
+    mt_fmt_us(1234567, b);
+    assert_string_equal(b, "1234.567");
+    mt_fmt_us(INT64_MIN, b);
+    assert_string_equal(b, "-9223372036854775.808");
+    assert_int_equal(mt_fmt_i64(INT64_MIN, b), 20);
+    assert_string_equal(b, "-9223372036854775808");
+    mt_fmt_u64(UINT64_MAX, b);
+    assert_string_equal(b, "18446744073709551615");
+    mt_fmt_time(b, sizeof b, 850);
+    assert_string_equal(b, "850 ns");
+    mt_fmt_time(b, sizeof b, 12345);
+    assert_string_equal(b, "12.3 us");
+    mt_fmt_time(b, sizeof b, -4560000);
+    assert_string_equal(b, "-4.56 ms");
+    mt_fmt_time(b, sizeof b, 1230000000);
+    assert_string_equal(b, "1.23 s");
+    /* the writer: escaping and a line longer than its stack buffer */
+    mt_buf_t out = {0};
+    mt_out_t o = {mt_buf_write, &out, MT_OK};
+    mt_out_str(&o, "a\"b\\c\n", 10);
+    mt_out_puts(&o, " ");
+    mt_out_html(&o, "<&'>", 4);
+    char big[3000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    mt_out_printf(&o, "[%s]", big);
+    mt_out_us(&o, 1500);
+    assert_int_equal(o.st, MT_OK);
+    const char *want = "\"a\\\"b\\\\c\\u000a\" &lt;&amp;&#39;&gt;[";
+    assert_true(out.len == strlen(want) + 2999 + 1 + 5);
+    assert_memory_equal(out.data, want, strlen(want));
+    assert_memory_equal(out.data + out.len - 6, "]1.500", 6);
+    mt_buf_free(&out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_grow),
+        cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_errpos),
+        cmocka_unit_test(test_formatters),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
