@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "fake_comm.h"
+#include "base/hash.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/collectives.h"
 #include "test_util.h"
