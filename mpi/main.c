@@ -835,110 +835,6 @@ static int output_is_input(const char *out_path, const input_list_t *l)
     return 0;
 }
 
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* The stages to measure, from the options or the point-to-point traffic,
- * then the pipeline numbers. *pipe stays NULL when there is no pipeline;
- * note gets a line for the report when something was left out. */
-static mt_status_t run_pipeline(const options_t *o, const int32_t *ranks, size_t n_ranks, const mt_align_result_t *al,
-                                const mt_rank_analysis_t *const *an, size_t n_an, mt_pipeline_t **pipe, char *note,
-                                size_t cap)
-{
-    *pipe = NULL;
-    mt_pp_stages_t st = {0};
-    mt_status_t rc = MT_OK;
-    char msg[256] = "";
-    if (o->n_stage) {
-        size_t total = 0;
-        for (size_t s = 0; s < o->n_stage; s++)
-            total += o->stage_ranks[s] ? o->stage_n_ranks[s] : n_ranks;
-        st.first = calloc(o->n_stage + 1, sizeof *st.first);
-        st.ranks = malloc((total ? total : 1) * sizeof *st.ranks);
-        st.marker = calloc(o->n_stage, sizeof *st.marker);
-        st.name = calloc(o->n_stage, sizeof *st.name);
-        if (!st.first || !st.ranks || !st.marker || !st.name) {
-            mt_pp_stages_free(&st);
-            return MT_ERR_NOMEM;
-        }
-        st.n = o->n_stage;
-        st.source = MT_PP_FROM_ANNOTATIONS;
-        size_t b = 0;
-        for (size_t s = 0; s < o->n_stage; s++) {
-            st.first[s] = b;
-            st.marker[s] = (uint32_t)(s + 1);
-            snprintf(st.name[s], sizeof st.name[s], "%s", o->stage_name[s]);
-            const int32_t *r = o->stage_ranks[s] ? o->stage_ranks[s] : ranks;
-            size_t n = o->stage_ranks[s] ? o->stage_n_ranks[s] : n_ranks;
-            memcpy(st.ranks + b, r, n * sizeof *r);
-            b += n;
-        }
-        st.first[o->n_stage] = b;
-        if (o->pp_stages || o->pp_blocks)
-            snprintf(note, cap, "both --stage and %s were given: the OverlapScore uses the --stage annotation stages",
-                     o->pp_stages ? "--pp-stages" : "--pp");
-    } else if (o->pp_stages) {
-        rc = mt_pp_stages_parse(o->pp_stages, &st, msg, sizeof msg);
-    } else if (o->pp_blocks) {
-        rc = mt_pp_stages_blocks(ranks, n_ranks, o->pp_blocks, &st, msg, sizeof msg);
-        if (rc == MT_ERR_USAGE) {
-            snprintf(note, cap, "%s: no pipeline section", msg);
-            return MT_OK;
-        }
-    } else {
-        rc = mt_pp_stages_infer(al->rows, al->n_rows, al->clocks, al->n_clocks, &st);
-    }
-    if (rc != MT_OK) {
-        mt_pp_stages_free(&st);
-        return rc;
-    }
-    if (st.n < 2 && !(st.n == 1 && st.source == MT_PP_FROM_ANNOTATIONS)) {
-        mt_pp_stages_free(&st);
-        return MT_OK; /* no pipeline */
-    }
-    /* Every stage's leader must be a loaded rank. */
-    for (size_t s = 0; s < st.n; s++) {
-        size_t k = st.first[s];
-        while (k < st.first[s + 1] && !bsearch(&st.ranks[k], ranks, n_ranks, sizeof *ranks, cmp_i32))
-            k++;
-        if (k == st.first[s + 1]) {
-            snprintf(note, cap, "no rank of %s was loaded: no pipeline section", st.name[s]);
-            mt_pp_stages_free(&st);
-            return MT_OK;
-        }
-        if (k > st.first[s]) {
-            /* leading ranks that were not loaded: the lowest loaded rank leads */
-            size_t miss = k - st.first[s];
-            memmove(st.ranks + st.first[s], st.ranks + k, (st.first[s + 1] - k) * sizeof *st.ranks);
-            size_t total = st.first[st.n];
-            memmove(st.ranks + st.first[s + 1] - miss, st.ranks + st.first[s + 1],
-                    (total - st.first[s + 1]) * sizeof *st.ranks);
-            for (size_t t = s + 1; t <= st.n; t++)
-                st.first[t] -= miss;
-            snprintf(note, cap, "%zu rank%s of %s had no trace: the stage is led by rank %d", miss,
-                     miss == 1 ? "" : "s", st.name[s], (int)st.ranks[st.first[s]]);
-        }
-    }
-    mt_pp_opts_t po = {.warmup = o->warmup};
-    mt_pp_source_t source = st.source;
-    rc = mt_pipeline_analyze(&st, &po, an, n_an, al->clocks, al->n_clocks, pipe);
-    mt_pp_stages_free(&st);
-    if (rc == MT_OK && source == MT_PP_FROM_P2P && (*pipe)->n_chunks == 0) {
-        /* Stages guessed from the traffic but nothing to measure them by:
-         * say so in a line rather than print an empty section. */
-        snprintf(note, cap,
-                 "point-to-point traffic suggests %zu stages, but no chunk marker (ProfilerStep#N, or --chunk) is "
-                 "on every stage leader: no pipeline numbers",
-                 (*pipe)->stages.n);
-        mt_pipeline_free(*pipe);
-        *pipe = NULL;
-    }
-    return rc;
-}
-
 int main(int argc, char **argv)
 {
     heap_setup();
@@ -1219,8 +1115,15 @@ int main(int argc, char **argv)
     char pipe_note[512] = "";
     if (code == MT_EXIT_OK && me == 0) {
         double tq = MPI_Wtime(), cq = timings_cpu(); /* counted with the cross-rank phase */
-        mt_status_t st = run_pipeline(&o, ranks, (size_t)n_ranks, &al, (const mt_rank_analysis_t *const *)an, n_an,
-                                      &pipe, pipe_note, sizeof pipe_note);
+        mt_pp_request_t rq = {.n_stage = o.n_stage,
+                              .stage_name = (const char *const *)o.stage_name,
+                              .stage_ranks = (const int32_t *const *)o.stage_ranks,
+                              .stage_n_ranks = o.stage_n_ranks,
+                              .pp_stages = o.pp_stages,
+                              .pp_blocks = o.pp_blocks,
+                              .warmup = o.warmup};
+        mt_status_t st = mt_pp_run(&rq, ranks, (size_t)n_ranks, al.rows, al.n_rows, al.clocks, al.n_clocks,
+                                   (const mt_rank_analysis_t *const *)an, n_an, &pipe, pipe_note, sizeof pipe_note);
         if (st != MT_OK) {
             fprintf(stderr, "mergetrace: pipeline analysis: %s\n", mt_status_str(st));
             code = exit_code_for(st);
