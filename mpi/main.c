@@ -83,9 +83,7 @@ static int bcast_file(const char *path, char **text, size_t *len, char *msg, siz
     }
     if (me != 0)
         buf = malloc((size_t)n + 1);
-    int ok = buf != NULL, all_ok;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (!all_ok) {
+    if (comm_mpi_agree(MPI_COMM_WORLD, buf == NULL)) {
         free(buf);
         snprintf(msg, cap, "out of memory");
         return 1;
@@ -120,9 +118,7 @@ static int bcast_inputs(input_list_t *l, int me)
             sizes[n + i] = l->files[i].from_dir;
         }
     }
-    int ok = names && sizes, all_ok;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (!all_ok) {
+    if (comm_mpi_agree(MPI_COMM_WORLD, !names || !sizes)) {
         free(names);
         free(sizes);
         return 1;
@@ -147,9 +143,7 @@ static int bcast_inputs(input_list_t *l, int me)
     }
     free(names);
     free(sizes);
-    int bad = rc, any_bad;
-    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
-    return any_bad;
+    return comm_mpi_agree(MPI_COMM_WORLD, rc);
 }
 
 /* This process's compact state: results per file, collective rows and
@@ -852,8 +846,7 @@ int main(int argc, char **argv)
     /* Every process parses the same arguments, but only process 0 speaks:
      * agree, so one that failed alone (out of memory) cannot leave the
      * others waiting in a collective call. */
-    int agreed = code;
-    MPI_Allreduce(&code, &agreed, 1, MPI_INT, MPI_MAX, world_comm);
+    int agreed = comm_mpi_agree(world_comm, code);
     if (agreed >= 0 && code < 0) {
         if (me == 0)
             fprintf(stderr, "mergetrace: out of memory (reading the command line on another process)\n");
@@ -970,8 +963,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "\r%60s\r", "");
 
     /* Everyone learns whether anyone failed before going on (no hangs). */
-    int any_fail = local_status != MT_OK || fn.seen, all_fail;
-    MPI_Allreduce(&any_fail, &all_fail, 1, MPI_INT, MPI_LOR, world_comm);
+    int all_fail = comm_mpi_agree(world_comm, local_status != MT_OK || fn.seen);
     settle_notes(&fn);
 
     /* Gather the per-file results on process 0. */
@@ -1054,8 +1046,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "mergetrace: gathering the per-rank analyses: %s\n",
                     gst == MT_ERR_NOMEM ? "out of memory" : "failed");
         free(ab);
-        MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_LOR, world_comm);
-        if (bad)
+        if (comm_mpi_agree(world_comm, bad))
             code = MT_EXIT_ERROR;
         pt.gather = MPI_Wtime() - tg;
     }
@@ -1073,9 +1064,7 @@ int main(int argc, char **argv)
         if (me == 0 && ranks)
             for (size_t i = 0; i < job.n; i++)
                 ranks[i] = (int32_t)job.res[i].rank;
-        int ok = ranks != NULL;
-        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, world_comm);
-        if (!ok) {
+        if (comm_mpi_agree(world_comm, ranks == NULL)) {
             code = MT_EXIT_ERROR;
             if (me == 0)
                 fprintf(stderr, "mergetrace: out of memory\n");
