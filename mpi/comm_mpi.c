@@ -1,5 +1,6 @@
 /* mt_comm_t over MPI: gatherv of bytes (sizes first, in 1 GiB pieces so no
- * count overflows an int), bcast, allreduce of int64 maxima. */
+ * count overflows an int), bcast, allreduce of int64 maxima; and
+ * comm_mpi_agree, the agreement on a status. */
 #include "comm_mpi.h"
 
 #include <limits.h>
@@ -22,10 +23,9 @@ static mt_status_t m_gatherv(void *ctx, const void *send, size_t len, void **rec
     unsigned long long mine = len, *sizes = NULL;
     if (me == root)
         sizes = malloc((size_t)n * sizeof *sizes);
-    int ok = me != root || sizes != NULL, all_ok;
+    int ok = me != root || sizes != NULL;
     /* Agree before the gather: the root cannot receive into NULL. */
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
-    if (!all_ok) {
+    if (comm_mpi_agree(comm, !ok)) {
         free(sizes);
         return MT_ERR_NOMEM;
     }
@@ -38,8 +38,7 @@ static mt_status_t m_gatherv(void *ctx, const void *send, size_t len, void **rec
         all = malloc(total ? total : 1);
         ok = all != NULL;
     }
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
-    if (!all_ok) {
+    if (comm_mpi_agree(comm, !ok)) {
         free(sizes);
         free(all);
         return MT_ERR_NOMEM;
@@ -96,4 +95,11 @@ void comm_mpi_init(mt_comm_t *c, MPI_Comm *comm)
     c->gatherv = m_gatherv;
     c->bcast = m_bcast;
     c->allreduce_max = m_allreduce_max;
+}
+
+int comm_mpi_agree(MPI_Comm comm, int status)
+{
+    int worst = status;
+    MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, comm);
+    return worst;
 }

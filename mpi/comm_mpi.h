@@ -1,4 +1,5 @@
-/* The MPI implementation of the core's mt_comm_t. */
+/* The MPI implementation of the core's mt_comm_t, and the program's one way
+ * for every process to agree on a status. */
 #ifndef MT_MPI_COMM_MPI_H
 #define MT_MPI_COMM_MPI_H
 
@@ -8,5 +9,11 @@
 
 /* Fill *c for comm (which must outlive *c). */
 void comm_mpi_init(mt_comm_t *c, MPI_Comm *comm);
+
+/* Collective over comm: every process gives its status (0 = fine, larger =
+ * worse: a failure flag, or an exit code with -1 for "go on") and gets the
+ * largest, the same everywhere, so that no process goes on into a
+ * collective call that another one, having failed, never makes. */
+int comm_mpi_agree(MPI_Comm comm, int status);
 
 #endif

@@ -180,6 +180,12 @@ void inputs_free(input_list_t *l)
     memset(l, 0, sizeof *l);
 }
 
+const char *inputs_base(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
 const char *inputs_label(const char *path, size_t width, char *buf, size_t cap)
 {
     const char *b = strrchr(path, '/');

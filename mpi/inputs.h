@@ -33,6 +33,9 @@ void inputs_assign(input_list_t *l, int n_procs);
  * numbered) around a '~'. Returns buf. */
 const char *inputs_label(const char *path, size_t width, char *buf, size_t cap);
 
+/* The base name of path (what follows its last '/'), within path. */
+const char *inputs_base(const char *path);
+
 void inputs_free(input_list_t *l);
 
 #endif

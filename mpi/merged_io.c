@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "comm_mpi.h"
 #include "mergetrace/gzout.h"
 #include "mergetrace/mergetrace.h"
 
@@ -311,9 +312,7 @@ static char *temp_name(job_t *j, const char *out_path)
     }
     if (j->me != 0)
         name = malloc((size_t)len + 1);
-    int ok = name != NULL, all_ok;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, j->comm);
-    if (!all_ok) {
+    if (comm_mpi_agree(j->comm, name == NULL)) {
         free(name);
         job_fail(j, MT_ERR_NOMEM, "out of memory");
         return NULL;

@@ -1,5 +1,5 @@
 /* Option parsing for mergetrace: long options, usage errors as
- * "mergetrace: <option>: <what was expected>". */
+ * "mergetrace: <option>: <what was expected>"; the exit codes. */
 #define _POSIX_C_SOURCE 200809L
 #include "options.h"
 
@@ -195,6 +195,23 @@ static int add_stage(options_t *o, const char *val, bool print, const char *opt)
     o->stage_n_ranks[o->n_stage] = n_ranks;
     o->n_stage = n;
     return -1;
+}
+
+int options_exit_code(mt_status_t st)
+{
+    switch (st) {
+    case MT_OK: return MT_EXIT_OK;
+    case MT_ERR_SYNTAX:
+    case MT_ERR_FORMAT:
+    case MT_ERR_RANGE:
+    case MT_ERR_TRUNCATED:
+    case MT_ERR_GZIP:
+    case MT_ERR_NO_RANK:
+    case MT_ERR_LIMIT:
+    case MT_ERR_NOT_TRACE: return MT_EXIT_BAD_INPUT;
+    case MT_ERR_USAGE: return MT_EXIT_USAGE;
+    default: return MT_EXIT_ERROR;
+    }
 }
 
 void options_free(options_t *o)

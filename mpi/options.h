@@ -17,6 +17,10 @@ enum {
     MT_EXIT_USAGE = 64,    /* bad command line */
 };
 
+/* The exit code for a status of the core: bad input, usage, or any other
+ * error. */
+int options_exit_code(mt_status_t st);
+
 typedef struct options {
     char **inputs;          /* files and directories, borrowed from argv */
     size_t n_inputs;

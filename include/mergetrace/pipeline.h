@@ -116,6 +116,56 @@ mt_status_t mt_pp_stages_blocks(const int32_t *ranks, size_t n_ranks, int n_stag
 mt_status_t mt_pp_stages_infer(const mt_cinst_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
                                mt_pp_stages_t *out);
 
+/* Stages from the command line (src/cross/stages.c). */
+
+/* What the command line asks of the pipeline analysis; everything borrowed.
+ * --stage NAME=REGEX[@RANKS] stages come first (stage i's chunks from marker
+ * i + 1, see mt_pp_markers_compile), then --pp-stages, then --pp; with none
+ * of them the stages are inferred from the point-to-point rows. */
+typedef struct mt_pp_request {
+    size_t n_stage;                     /* --stage options, in the order given */
+    const char *const *stage_name;      /* n_stage names (cut to 31 bytes) */
+    const int32_t *const *stage_ranks;  /* n_stage sorted rank sets; NULL, or an entry NULL: every loaded rank */
+    const size_t *stage_n_ranks;
+    const char *pp_stages;              /* --pp-stages LIST, NULL = none */
+    int pp_blocks;                      /* --pp N, 0 = none */
+    int warmup;                         /* --warmup */
+} mt_pp_request_t;
+
+/* --stage stages: stage s is names[s] with the ranks ranks_of_stage[s][0 ..
+ * n_ranks_of_stage[s]) (sorted), or every loaded rank ranks[0..n_ranks)
+ * (sorted) where ranks_of_stage or its entry is NULL; marker s + 1, source
+ * MT_PP_FROM_ANNOTATIONS. Names and ranks copied. n_stage 0 gives no stage.
+ * MT_OK or MT_ERR_NOMEM (*out empty). */
+mt_status_t mt_pp_stages_annotations(const char *const *names, const int32_t *const *ranks_of_stage,
+                                     const size_t *n_ranks_of_stage, size_t n_stage, const int32_t *ranks,
+                                     size_t n_ranks, mt_pp_stages_t *out);
+
+/* Every stage must be led by a loaded rank (ranks[0..n_ranks), sorted):
+ * a stage's leading ranks that were not loaded are dropped from it, so its
+ * lowest loaded rank leads (ranks after that one stay, loaded or not).
+ * note[0..cap) gets a line for the report for each stage changed (the last
+ * one stays) or for a stage none of whose ranks was loaded; untouched
+ * otherwise. Returns false when such a stage was found (then there is no
+ * pipeline: *s is left half-changed, for mt_pp_stages_free), true else. */
+bool mt_pp_stages_lead_loaded(mt_pp_stages_t *s, const int32_t *ranks, size_t n_ranks, char *note, size_t cap);
+
+/* The stages to measure: from rq (--stage over --pp-stages over --pp; a note
+ * when --stage overrides one of the others), else inferred from the
+ * point-to-point rows rows[0..n_rows) with clocks[0..n_clocks) (see
+ * mt_pp_stages_infer), each led by a loaded rank (mt_pp_stages_lead_loaded).
+ * out->n is 0 when there is no pipeline: fewer than two stages (one --stage
+ * is enough), a --pp N that does not divide the loaded ranks, or a stage
+ * without a loaded rank. note[0..cap) gets a line for the report when
+ * something was overridden or left out (--stage beside --pp-stages or --pp,
+ * a --pp N that does not fit, a stage led by another rank or without a
+ * loaded rank; the last line written stays), else is untouched. MT_OK,
+ * MT_ERR_NOMEM, or MT_ERR_USAGE for a --pp-stages list that does not parse
+ * (*out empty on errors). Not collective. */
+mt_status_t mt_pp_stages_choose(const mt_pp_request_t *rq, const int32_t *ranks, size_t n_ranks,
+                                const mt_cinst_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
+                                mt_pp_stages_t *out, char *note, size_t cap);
+
 /* ---- the job ------------------------------------------------------------- */
 
 #define MT_PP_SPIKES 5
@@ -174,6 +224,18 @@ mt_status_t mt_pipeline_analyze(mt_pp_stages_t *stages, const mt_pp_opts_t *o,
                                 const struct mt_rank_analysis *const *an, size_t n_an, const mt_clock_t *clocks,
                                 size_t n_clocks, mt_pipeline_t **out);
 void mt_pipeline_free(mt_pipeline_t *p);
+
+/* The job's pipeline step: the stages of mt_pp_stages_choose measured by
+ * mt_pipeline_analyze over an[0..n_an) and the clocks. *out stays NULL when
+ * there is no pipeline, and also when the stages were inferred from the
+ * traffic but no chunk was matched on every stage leader (note says so: no
+ * empty section). note[0..cap) as for mt_pp_stages_choose; untouched when
+ * there is nothing to say. *out owned by the caller (mt_pipeline_free).
+ * MT_OK, MT_ERR_NOMEM or MT_ERR_USAGE. Not collective. */
+mt_status_t mt_pp_run(const mt_pp_request_t *rq, const int32_t *ranks, size_t n_ranks, const mt_cinst_t *rows,
+                      size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
+                      const struct mt_rank_analysis *const *an, size_t n_an, mt_pipeline_t **out, char *note,
+                      size_t cap);
 
 /* The one-line verdict ("period 4.31 ms ~ stage0 (4.22 ms); OverlapScore
  * 0.98 -- overlapped") into buf (always NUL-terminated). */

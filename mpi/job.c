@@ -1,0 +1,268 @@
+/* The job after loading (job.h): the rank checks and the NCCL join on
+ * process 0, the per-rank analyses gathered there, the clock alignment on
+ * every process, then process 0's cross-rank, pipeline, gate and
+ * report.html view steps. */
+#include "job.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm_mpi.h"
+
+static int by_rank(const void *a, const void *b)
+{
+    const file_result_t *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return x->index - y->index;
+}
+
+static int by_index(const void *a, const void *b)
+{
+    const file_result_t *x = a, *y = b;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Process 0: a rank's NCCL plugin file joins its Kineto trace. Each NCCL
+ * file is recorded in j->nccl; one that has a Kineto trace of the same rank
+ * beside it leaves res[], so res[] keeps one entry per rank (the Kineto
+ * trace when there is one). Two files of one kind for a rank stay, for the
+ * duplicate check. res[0..*n) is sorted by rank. */
+static int nccl_split(file_result_t *res, size_t *n, job_t *j)
+{
+    size_t w = 0;
+    for (size_t a = 0; a < *n;) {
+        size_t b = a, nn = 0, nk = 0; /* this rank's NCCL files and traces */
+        while (b < *n && res[b].rank == res[a].rank) {
+            nn += res[b].nccl.is_nccl != 0;
+            nk += !res[b].nccl.is_nccl;
+            b++;
+        }
+        for (size_t i = a; i < b; i++) {
+            if (res[i].nccl.is_nccl && nn == 1) {
+                if (nccl_job_add(&j->nccl, (int32_t)res[i].rank, res[i].index, &res[i].nccl, nk > 0)) {
+                    fprintf(stderr, "mergetrace: out of memory\n");
+                    return 1;
+                }
+                for (size_t k = a; nk == 1 && k < b; k++)
+                    if (!res[k].nccl.is_nccl)
+                        nccl_job_kineto(&j->nccl, (int32_t)res[i].rank, res[k].sum.host_pid, res[k].sum.world_size);
+                if (nk == 1)
+                    continue; /* joins the rank's trace */
+            }
+            res[w++] = res[i];
+        }
+        a = b;
+    }
+    *n = w;
+    nccl_job_decide(&j->nccl, w);
+    return 0;
+}
+
+int job_check(const input_list_t *l, file_result_t *res, size_t n_res, job_t *j)
+{
+    memset(j, 0, sizeof *j);
+    size_t n = 0;
+    for (size_t i = 0; i < n_res; i++)
+        if (!res[i].skipped) {
+            file_result_t tmp = res[n];
+            res[n++] = res[i];
+            res[i] = tmp;
+        }
+    j->res = res;
+    j->n = n;
+    j->skipped = res + n;
+    j->n_skipped = n_res - n;
+    /* in input order, whichever process loaded them */
+    qsort(j->skipped, j->n_skipped, sizeof *j->skipped, by_index);
+    if (!n) {
+        fprintf(stderr, "mergetrace: no trace among the %zu JSON file%s found (%s: %s)\n", n_res, n_res == 1 ? "" : "s",
+                l->files[j->skipped[0].index].path, j->skipped[0].message);
+        return MT_EXIT_BAD_INPUT;
+    }
+    qsort(res, n, sizeof *res, by_rank);
+    if (nccl_split(res, &n, j) || !n) /* n > 0: a trace that an NCCL file joins stays */
+        return MT_EXIT_ERROR;
+    j->n = n;
+    for (size_t i = 1; i < n; i++)
+        if (res[i].rank == res[i - 1].rank) {
+            fprintf(stderr, "mergetrace: rank %lld appears twice: %s and %s (use --rank-map to say which is which)\n",
+                    (long long)res[i].rank, l->files[res[i - 1].index].path, l->files[res[i].index].path);
+            return MT_EXIT_BAD_INPUT;
+        }
+    int64_t world = -1;
+    for (size_t i = 0; i < n; i++) {
+        int64_t w = res[i].sum.world_size;
+        if (w <= 0)
+            continue;
+        if (world >= 0 && w != world)
+            j->world_disagree = true;
+        if (w > world)
+            world = w;
+    }
+    if (world < res[n - 1].rank + 1)
+        world = res[n - 1].rank + 1;
+    j->world = world;
+    if (world <= (int64_t)1 << 24) {
+        j->missing = malloc((size_t)world * sizeof *j->missing);
+        size_t k = 0;
+        for (int64_t r = 0; j->missing && r < world; r++) {
+            while (k < n && res[k].rank < r)
+                k++;
+            if (k >= n || res[k].rank != r)
+                j->missing[j->n_missing++] = r;
+        }
+    }
+    return MT_EXIT_OK;
+}
+
+int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, const local_t *L, job_t *j, phase_times_t *pt)
+{
+    double tg = MPI_Wtime();
+    void *ab = NULL;
+    size_t al_len = 0;
+    mt_status_t gst = mc->gatherv(mc->ctx, L->analyses.data, L->analyses.len, &ab, &al_len, 0);
+    int bad = gst != MT_OK;
+    if (mc->rank == 0 && !bad) {
+        j->an = calloc(j->n ? j->n : 1, sizeof *j->an);
+        bad = !j->an;
+        gst = j->an ? MT_OK : MT_ERR_NOMEM;
+        for (size_t off = 0; !bad && off < al_len;) {
+            mt_rank_analysis_t *a = NULL;
+            size_t used = 0;
+            gst = mt_rank_analysis_unpack((const char *)ab + off, al_len - off, &a, &used);
+            if (gst != MT_OK || !used) {
+                bad = 1;
+                break;
+            }
+            off += used;
+            /* place it at its rank's position in j->res */
+            size_t k = 0;
+            while (k < j->n && j->res[k].rank != a->rank)
+                k++;
+            if (k < j->n && !j->an[k]) {
+                j->an[k] = a;
+                j->n_an++;
+            } else {
+                mt_rank_analysis_free(a);
+            }
+        }
+        if (!bad && j->n_an != j->n - j->nccl.n_only)
+            bad = 1;
+        /* ranks with NCCL data only have none: the results first, by rank */
+        for (size_t k = 0, w = 0; !bad && k < j->n; k++)
+            if (j->an[k]) {
+                mt_rank_analysis_t *x = j->an[k];
+                j->an[k] = NULL;
+                j->an[w++] = x;
+            }
+    }
+    if (mc->rank == 0 && bad)
+        fprintf(stderr, "mergetrace: gathering the per-rank analyses: %s\n",
+                gst == MT_ERR_NOMEM ? "out of memory" : "failed");
+    free(ab);
+    bad = comm_mpi_agree(comm, bad);
+    pt->gather = MPI_Wtime() - tg;
+    return bad ? MT_EXIT_ERROR : MT_EXIT_OK;
+}
+
+int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L, job_t *j, phase_times_t *pt)
+{
+    int me = mc->rank;
+    if (me == 0)
+        j->n_ranks = j->n;
+    MPI_Bcast(&j->n_ranks, 1, MPI_UINT64_T, 0, comm);
+    j->ranks = malloc((j->n_ranks ? j->n_ranks : 1) * sizeof *j->ranks);
+    if (me == 0 && j->ranks)
+        for (size_t i = 0; i < j->n; i++)
+            j->ranks[i] = (int32_t)j->res[i].rank;
+    if (comm_mpi_agree(comm, j->ranks == NULL)) {
+        if (me == 0)
+            fprintf(stderr, "mergetrace: out of memory\n");
+        return MT_EXIT_ERROR;
+    }
+    MPI_Bcast(j->ranks, (int)j->n_ranks, MPI_INT32_T, 0, comm);
+    double ta = MPI_Wtime();
+    mt_clock_opts_t co = {.ref_rank = o->ref_rank, .no_drift = o->no_drift, .no_align = o->no_align};
+    size_t n_use = L->n_rows; /* rows that align: one source per rank */
+    mt_status_t st = nccl_rows_select(mc, me == 0 ? &j->nccl : NULL, L->rows, L->n_rows, &n_use);
+    if (st == MT_OK)
+        st = mt_align_job(mc, L->rows, n_use, j->ranks, (size_t)j->n_ranks, &co, &j->al);
+    if (st == MT_OK)
+        st = nccl_compare(mc, L->rows + n_use, L->n_rows - n_use, &j->al, me == 0 ? &j->nccl : NULL);
+    pt->align = MPI_Wtime() - ta;
+    if (st != MT_OK) {
+        if (me == 0)
+            fprintf(stderr, "mergetrace: aligning the clocks: %s\n", mt_status_str(st));
+        return options_exit_code(st);
+    }
+    return MT_EXIT_OK;
+}
+
+int job_cross(const options_t *o, job_t *j, phase_times_t *pt)
+{
+    const mt_align_result_t *al = &j->al;
+    const mt_rank_analysis_t *const *an = (const mt_rank_analysis_t *const *)j->an;
+    /* ---- cross-rank analyses, over the gathered rows ---- */
+    double tc = MPI_Wtime(), cc = timings_cpu();
+    mt_status_t st = mt_cross_analyze(al->rows, al->n_rows, al->m, al->clocks, j->ranks, (size_t)j->n_ranks, &j->cross);
+    pt->cross_rank = MPI_Wtime() - tc;
+    pt->cross_rank_cpu = timings_cpu() - cc;
+    if (st != MT_OK) {
+        fprintf(stderr, "mergetrace: cross-rank analysis: %s\n", mt_status_str(st));
+        return options_exit_code(st);
+    }
+    /* ---- pipeline and gates ---- */
+    double tq = MPI_Wtime(), cq = timings_cpu(); /* counted with the cross-rank phase */
+    mt_pp_request_t rq = {.n_stage = o->n_stage,
+                          .stage_name = (const char *const *)o->stage_name,
+                          .stage_ranks = (const int32_t *const *)o->stage_ranks,
+                          .stage_n_ranks = o->stage_n_ranks,
+                          .pp_stages = o->pp_stages,
+                          .pp_blocks = o->pp_blocks,
+                          .warmup = o->warmup};
+    st = mt_pp_run(&rq, j->ranks, (size_t)j->n_ranks, al->rows, al->n_rows, al->clocks, al->n_clocks, an, j->n_an,
+                   &j->pipe, j->pipe_note, sizeof j->pipe_note);
+    pt->cross_rank += MPI_Wtime() - tq;
+    pt->cross_rank_cpu += timings_cpu() - cq;
+    if (st != MT_OK) {
+        fprintf(stderr, "mergetrace: pipeline analysis: %s\n", mt_status_str(st));
+        return options_exit_code(st);
+    }
+    if (o->n_gates) {
+        mt_gate_inputs_t gi = {.pipeline = j->pipe,
+                               .cross = j->cross,
+                               .analyses = an,
+                               .n_analyses = j->n_an,
+                               .clocks = al->clocks,
+                               .n_clocks = al->n_clocks,
+                               .aligned = !o->no_align};
+        j->gates_failed = mt_gates_eval(o->gates, o->n_gates, &gi);
+    }
+    /* ---- the pictures of report.html: sample instances and the lateness grid ---- */
+    if (!o->no_html) {
+        st = mt_report_views_build(al->rows, al->n_rows, al->m, al->clocks, j->ranks, (size_t)j->n_ranks, 4,
+                                   &j->views);
+        if (st != MT_OK) {
+            fprintf(stderr, "mergetrace: report.html views: %s\n", mt_status_str(st));
+            return options_exit_code(st);
+        }
+    }
+    return MT_EXIT_OK;
+}
+
+void job_free(job_t *j)
+{
+    mt_cross_free(j->cross);
+    mt_report_views_free(j->views);
+    mt_pipeline_free(j->pipe);
+    mt_align_result_free(&j->al);
+    free(j->ranks);
+    free(j->missing);
+    nccl_job_free(&j->nccl);
+    for (size_t i = 0; j->an && i < j->n; i++)
+        mt_rank_analysis_free(j->an[i]);
+    free(j->an);
+    memset(j, 0, sizeof *j);
+}

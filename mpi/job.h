@@ -1,0 +1,73 @@
+/* The job after loading: process 0 checks the ranks and joins NCCL files to
+ * their traces, gathers the per-rank analyses; every process takes part in
+ * aligning the clocks; process 0 runs the cross-rank, pipeline and gate
+ * steps and builds the pictures of report.html. */
+#ifndef MT_MPI_JOB_H
+#define MT_MPI_JOB_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "inputs.h"
+#include "load.h"
+#include "mergetrace/mergetrace.h"
+#include "nccl_job.h"
+#include "options.h"
+#include "timings.h"
+
+/* Process 0's view of the job after loading, and what the steps after it
+ * computed. Zeroed elsewhere but for ranks, n_ranks and al. */
+typedef struct job {
+    file_result_t *res;      /* traces sorted by rank, then the skipped files (borrowed: load_share's *all) */
+    size_t n;                /* traces */
+    file_result_t *skipped;
+    size_t n_skipped;
+    int64_t world;
+    bool world_disagree;
+    int64_t *missing;
+    size_t n_missing;
+    nccl_job_t nccl;         /* the NCCL plugin files, by rank */
+    /* every process: the loaded ranks, sorted, and the alignment (clocks
+     * everywhere; rows and the match on process 0 only) */
+    int32_t *ranks;
+    uint64_t n_ranks;
+    mt_align_result_t al;
+    /* process 0 */
+    mt_rank_analysis_t **an; /* n slots: the n_an results first, by rank (ranks with NCCL data only have none) */
+    size_t n_an;
+    mt_cross_t *cross;
+    mt_pipeline_t *pipe;     /* NULL: no pipeline section */
+    char pipe_note[512];     /* a line for the report about the pipeline, "" none */
+    mt_report_views_t *views;
+    size_t gates_failed;
+} job_t;
+
+/* Process 0: order the gathered results res[0..n_res) (skipped files
+ * last, in input order; traces by rank), join NCCL files to their rank's
+ * trace, check the rank set (duplicates, world size, missing ranks) into
+ * *j (zeroed first). Returns an exit code (MT_EXIT_OK to go on), after
+ * printing why. */
+int job_check(const input_list_t *l, file_result_t *res, size_t n_res, job_t *j);
+
+/* Collective: the packed per-rank analyses of every process (L->analyses)
+ * gathered on process 0 into j->an. MT_EXIT_OK or MT_EXIT_ERROR (process 0
+ * printed why), the same everywhere; pt->gather. */
+int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, const local_t *L, job_t *j, phase_times_t *pt);
+
+/* Collective: the loaded ranks reach every process (j->ranks), the rows
+ * that align each rank are chosen (L->rows reordered), the clocks fitted
+ * (j->al), and NCCL rows compared with Kineto ones. An exit code, the same
+ * everywhere (process 0 printed why); pt->align. */
+int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L, job_t *j, phase_times_t *pt);
+
+/* Process 0: the cross-rank analyses, the pipeline (mt_pp_run), the gates
+ * (o->gates evaluated in place) and the views of report.html, into *j. An
+ * exit code (printed why); pt->cross_rank and its CPU time. */
+int job_cross(const options_t *o, job_t *j, phase_times_t *pt);
+
+/* Free what the steps above put in *j (not res: load_share's). */
+void job_free(job_t *j);
+
+#endif

@@ -1,0 +1,430 @@
+/* Loading (load.h): process 0 lists the inputs and reads the rank map,
+ * every process gets both and loads its share of the files one trace at a
+ * time, keeping compact per-rank results (summary, collective rows,
+ * ProfilerStep ranges, packed analyses, the merged write's first pass); a
+ * process that fails tells the others at once, everyone agrees on failure,
+ * and the per-file results are gathered on process 0. */
+#define _POSIX_C_SOURCE 200809L /* strdup */
+#include "load.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm_mpi.h"
+#include "heap.h"
+
+/* Process 0 reads a small text file (the rank map) and broadcasts it, so
+ * every process sees the same bytes. Collective. */
+static int bcast_file(MPI_Comm comm, const char *path, char **text, size_t *len, char *msg, size_t cap, int me)
+{
+    long n = -1;
+    char *buf = NULL;
+    if (me == 0) {
+        FILE *f = fopen(path, "rb");
+        if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+            buf = malloc((size_t)n + 1);
+            if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
+                n = -1;
+        } else {
+            n = -1;
+        }
+        if (f)
+            fclose(f);
+        if (n < 0)
+            snprintf(msg, cap, "--rank-map: %s: cannot read the file", path);
+    }
+    MPI_Bcast(&n, 1, MPI_LONG, 0, comm);
+    if (n < 0) {
+        free(buf);
+        return 1;
+    }
+    if (me != 0)
+        buf = malloc((size_t)n + 1);
+    if (comm_mpi_agree(comm, buf == NULL)) {
+        free(buf);
+        snprintf(msg, cap, "out of memory");
+        return 1;
+    }
+    MPI_Bcast(buf, (int)n, MPI_CHAR, 0, comm);
+    buf[n] = '\0';
+    *text = buf;
+    *len = (size_t)n;
+    return 0;
+}
+
+/* Broadcast the input list from process 0 (paths, sizes, flags). Collective. */
+static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
+{
+    uint64_t n = l->n, bytes = 0;
+    if (me == 0)
+        for (size_t i = 0; i < l->n; i++)
+            bytes += strlen(l->files[i].path) + 1;
+    uint64_t hdr[2] = {n, bytes};
+    MPI_Bcast(hdr, 2, MPI_UINT64_T, 0, comm);
+    n = hdr[0];
+    bytes = hdr[1];
+    char *names = malloc(bytes ? bytes : 1);
+    uint64_t *sizes = malloc((n ? n : 1) * 2 * sizeof *sizes); /* sizes, then from_dir flags */
+    if (me == 0 && names && sizes) {
+        char *p = names;
+        for (size_t i = 0; i < l->n; i++) {
+            size_t k = strlen(l->files[i].path) + 1;
+            memcpy(p, l->files[i].path, k);
+            p += k;
+            sizes[i] = l->files[i].bytes;
+            sizes[n + i] = l->files[i].from_dir;
+        }
+    }
+    if (comm_mpi_agree(comm, !names || !sizes)) {
+        free(names);
+        free(sizes);
+        return 1;
+    }
+    MPI_Bcast(names, (int)bytes, MPI_CHAR, 0, comm);
+    MPI_Bcast(sizes, (int)(2 * n), MPI_UINT64_T, 0, comm);
+    int rc = 0;
+    if (me != 0) {
+        memset(l, 0, sizeof *l);
+        l->files = calloc(n ? n : 1, sizeof *l->files);
+        rc = !l->files;
+        const char *p = names;
+        for (uint64_t i = 0; !rc && i < n; i++) {
+            l->files[i].path = strdup(p);
+            l->files[i].bytes = sizes[i];
+            l->files[i].from_dir = sizes[n + i] != 0;
+            if (!l->files[i].path)
+                rc = 1;
+            p += strlen(p) + 1;
+            l->n = i + 1;
+        }
+    }
+    free(names);
+    free(sizes);
+    return comm_mpi_agree(comm, rc);
+}
+
+/* A process that fails tells every other process at once (tag FAIL_TAG),
+ * so they stop loading within one read chunk instead of finishing their
+ * share first; the agreement on status afterwards is unchanged. */
+#define FAIL_TAG 9001
+
+typedef struct fail_note {
+    MPI_Comm comm;
+    int me, n_procs;
+    bool sent, seen;
+    int payload;
+    MPI_Request *reqs;
+} fail_note_t;
+
+static bool other_failed(void *ctx)
+{
+    fail_note_t *fn = ctx;
+    if (!fn->seen) {
+        int flag = 0;
+        MPI_Iprobe(MPI_ANY_SOURCE, FAIL_TAG, fn->comm, &flag, MPI_STATUS_IGNORE);
+        fn->seen = flag != 0;
+    }
+    return fn->seen;
+}
+
+static void tell_others(fail_note_t *fn)
+{
+    if (fn->sent || fn->n_procs < 2)
+        return;
+    fn->reqs = malloc((size_t)fn->n_procs * sizeof *fn->reqs);
+    if (!fn->reqs)
+        return; /* the status agreement still ends everyone, only later */
+    for (int p = 0; p < fn->n_procs; p++)
+        if (p == fn->me)
+            fn->reqs[p] = MPI_REQUEST_NULL;
+        else
+            MPI_Isend(&fn->payload, 1, MPI_INT, p, FAIL_TAG, fn->comm, &fn->reqs[p]);
+    fn->sent = true;
+}
+
+/* After the status agreement: complete our sends and receive exactly the
+ * notes the other failed processes sent us, so none is left in flight. */
+static void settle_notes(fail_note_t *fn)
+{
+    int sent = fn->sent, senders = 0;
+    MPI_Allreduce(&sent, &senders, 1, MPI_INT, MPI_SUM, fn->comm);
+    if (fn->sent) {
+        MPI_Waitall(fn->n_procs, fn->reqs, MPI_STATUSES_IGNORE);
+        senders--;
+    }
+    for (int i = 0; i < senders; i++) {
+        int x;
+        MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, FAIL_TAG, fn->comm, MPI_STATUS_IGNORE);
+    }
+    free(fn->reqs);
+    fn->reqs = NULL;
+}
+
+/* Load file f (input number index) into *r and this process's tables in
+ * L, with its per-rank analyses packed while the trace is in memory; the
+ * trace is freed before returning. Stops early (MT_ERR_CANCELLED) when
+ * another process said it failed. */
+static void load_one(const input_file_t *f, int32_t index, const options_t *o, const mt_rankmap_t *map,
+                     bool only_file, fail_note_t *fn, local_t *L, file_result_t *r)
+{
+    memset(r, 0, sizeof *r);
+    r->index = index;
+    r->rank = -1;
+    mt_load_opts_t lo;
+    mt_load_opts_init(&lo);
+    lo.strict = o->strict;
+    lo.should_stop = other_failed;
+    lo.should_stop_ctx = fn;
+    lo.rank_hint = (int)mt_rankmap_lookup(map, f->path);
+    if (lo.rank_hint < 0)
+        lo.rank_hint = (int)mt_rank_from_filename(f->path);
+    mt_error_t err;
+    mt_trace_t *t = NULL;
+    double t0 = MPI_Wtime();
+    int kind = nccl_classify(f->path, f->from_dir, r->message, sizeof r->message);
+    if (kind == NCCL_FILE_SKIP) {
+        r->skipped = 1;
+        return;
+    }
+    if (kind == NCCL_FILE_PLUGIN) {
+        mt_rank_source_t src;
+        mt_status_t st = nccl_load_file(f->path, map, only_file, &L->xw, &L->rows, &L->n_rows, &L->cap_rows,
+                                        &r->rank, &src, &r->nccl, &err);
+        if (st == MT_OK && r->nccl.left_out) {
+            r->skipped = 1;
+            r->load_s = MPI_Wtime() - t0;
+            snprintf(r->message, sizeof r->message,
+                     "NCCL example profiler file of communicator %llu, not the job's %llu (%u files): its %llu "
+                     "tasks are left out",
+                     (unsigned long long)r->nccl.comm_hash, (unsigned long long)L->xw.hash, (unsigned)L->xw.files,
+                     (unsigned long long)r->nccl.tasks);
+            return;
+        }
+        r->rank_source = (int32_t)src;
+        r->sum.bytes_in = f->bytes;
+        r->sum.world_size = r->nccl.comm_size;
+        r->load_s = MPI_Wtime() - t0;
+        r->status = (int32_t)st;
+        if (st != MT_OK)
+            mt_error_format(&err, r->message, sizeof r->message);
+        return;
+    }
+    /* The merged write needs the file's pids and time base: learn them in
+     * this parse rather than in one more of its own. */
+    mt_merge_facts_t *facts = NULL;
+    if (!o->no_merge && mt_merge_facts_new(&facts) == MT_OK) {
+        lo.on_event = mt_merge_facts_event;
+        lo.on_event_ctx = facts;
+    }
+    mt_status_t st = mt_trace_load(f->path, &lo, &t, &err);
+    if (st == MT_OK && facts) {
+        mt_merge_facts_finish(facts, t);
+        L->facts[r - L->res] = facts;
+    } else {
+        mt_merge_facts_free(facts);
+    }
+    if (st == MT_ERR_NOT_TRACE && f->from_dir) {
+        /* Other JSON beside the traces (a config, a truth file): leave it
+         * out and say so, rather than fail the run. */
+        r->skipped = 1;
+        snprintf(r->message, sizeof r->message, "valid JSON but no \"traceEvents\" array");
+        r->load_s = MPI_Wtime() - t0;
+        return;
+    }
+    if (st == MT_OK) {
+        mt_rank_source_t src;
+        st = mt_rank_resolve(t, f->path, map, &r->rank, &src, &err);
+        if (st == MT_ERR_NO_RANK && only_file) {
+            /* One trace alone needs no rank to be analysed: call it 0. */
+            r->rank = 0;
+            src = MT_RANK_FROM_DEFAULT;
+            st = MT_OK;
+        }
+        r->rank_source = (int32_t)src;
+        if (st == MT_OK && r->rank > INT32_MAX - 1) {
+            st = mt_error_set(&err, MT_ERR_RANGE, "rank %lld is too large", (long long)r->rank);
+        }
+        if (st == MT_OK)
+            st = mt_trace_summarize(t, &r->sum);
+        size_t rows_before = L->n_rows;
+        if (st == MT_OK)
+            st = mt_cinst_extract(t, (int32_t)r->rank, &L->rows, &L->n_rows, &L->cap_rows);
+        if (st == MT_OK)
+            st = mt_trace_steps(t, (int32_t)r->rank, &L->steps, &L->n_steps, &L->cap_steps);
+        if (st == MT_OK) {
+            /* The per-rank passes run here, while the trace is in memory;
+             * only their compact result travels. */
+            mt_rank_analysis_t *a = NULL;
+            void *bytes = NULL;
+            size_t len = 0;
+            double tp = MPI_Wtime();
+            L->parse_s += tp - t0;
+            mt_analysis_opts_t ao = L->aopts;
+            ao.rows = L->rows + rows_before; /* this rank's rows tell all_to_all from P2P kernels */
+            ao.n_rows = L->n_rows - rows_before;
+            st = mt_analyze_rank(t, (int32_t)r->rank, &ao, &a);
+            if (st == MT_OK)
+                st = mt_rank_analysis_pack(a, &bytes, &len);
+            if (st == MT_OK)
+                st = mt_buf_append(&L->analyses, bytes, len);
+            free(bytes);
+            mt_rank_analysis_free(a);
+            L->passes_s += MPI_Wtime() - tp;
+            if (r->sum.bytes_json > L->largest)
+                L->largest = r->sum.bytes_json;
+        }
+        if (st == MT_ERR_NOMEM)
+            mt_error_set(&err, st, "summarising the trace");
+    }
+    r->load_s = MPI_Wtime() - t0;
+    r->status = (int32_t)st;
+    if (st != MT_OK)
+        mt_error_format(&err, r->message, sizeof r->message);
+    mt_trace_free(t);
+    heap_release();
+}
+
+int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rankmap_t **map,
+                 mt_pp_markers_t **markers)
+{
+    int me, n_procs;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n_procs);
+    char msg[1400] = "";
+    int rc = 0;
+    if (me == 0)
+        rc = inputs_collect(o->inputs, o->n_inputs, o->recursive, files, msg, sizeof msg);
+    MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+    if (rc) {
+        if (me == 0)
+            fprintf(stderr, "mergetrace: %s\n", msg);
+        return rc == 2 ? MT_EXIT_BAD_INPUT : MT_EXIT_ERROR;
+    }
+    if (bcast_inputs(comm, files, me)) {
+        if (me == 0)
+            fprintf(stderr, "mergetrace: out of memory sharing the file list\n");
+        return MT_EXIT_ERROR;
+    }
+    inputs_assign(files, n_procs);
+
+    if (o->rank_map) {
+        char *text = NULL;
+        size_t len = 0;
+        int bad = bcast_file(comm, o->rank_map, &text, &len, msg, sizeof msg, me);
+        mt_error_t err;
+        if (!bad && mt_rankmap_parse(text, len, o->rank_map, map, &err) != MT_OK) {
+            mt_error_format(&err, msg, sizeof msg);
+            bad = 2;
+        }
+        free(text);
+        if (bad) {
+            if (me == 0)
+                fprintf(stderr, "mergetrace: %s\n", msg);
+            return bad == 2 ? MT_EXIT_BAD_INPUT : MT_EXIT_ERROR;
+        }
+    }
+    /* Every process compiles the same options: the same outcome everywhere. */
+    if (mt_pp_markers_compile(o->chunk_regex, (const char *const *)o->stage_regex, o->n_stage,
+                              (const int32_t *const *)o->stage_ranks, o->stage_n_ranks, markers, msg,
+                              sizeof msg) != MT_OK) {
+        if (me == 0)
+            fprintf(stderr, "mergetrace: %s\n", msg[0] ? msg : "out of memory");
+        return MT_EXIT_ERROR;
+    }
+    return -1;
+}
+
+int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const input_list_t *files,
+               const mt_rankmap_t *map, const mt_pp_markers_t *markers, local_t *L, file_result_t **all,
+               size_t *n_all, phase_times_t *pt)
+{
+    int me = mc->rank, n_procs = mc->size;
+    memset(L, 0, sizeof *L);
+    *all = NULL;
+    *n_all = 0;
+    mt_analysis_opts_init(&L->aopts);
+    L->aopts.kernel_wait_ns = o->kernel_wait_ns;
+    L->aopts.project_ops = o->project_ops;
+    L->aopts.top_kernels = o->top_kernels;
+    L->aopts.markers = markers;
+    nccl_example_world(files, &L->xw);
+    size_t mine = 0;
+    for (size_t i = 0; i < files->n; i++)
+        mine += files->files[i].owner == me;
+    L->res = calloc(mine ? mine : 1, sizeof *L->res);
+    L->facts = calloc(mine ? mine : 1, sizeof *L->facts);
+    if (!L->facts) {
+        free(L->res);
+        L->res = NULL;
+    }
+    int local_status = L->res ? MT_OK : MT_ERR_NOMEM;
+    double t0 = MPI_Wtime();
+    uint64_t done_bytes = 0;
+    fail_note_t fn = {.comm = comm, .me = me, .n_procs = n_procs};
+    for (size_t i = 0; L->res && i < files->n; i++) {
+        if (files->files[i].owner != me)
+            continue;
+        if (other_failed(&fn))
+            break; /* someone else failed: no point loading more */
+        file_result_t *r = &L->res[L->n_res++];
+        load_one(&files->files[i], (int32_t)i, o, map, files->n == 1, &fn, L, r);
+        done_bytes += r->sum.bytes_json;
+        if (r->status == MT_ERR_CANCELLED) {
+            L->n_res--; /* not this file's fault: the real error comes from elsewhere */
+            break;
+        }
+        if (r->status != MT_OK) {
+            local_status = r->status;
+            tell_others(&fn);
+            break; /* the first error is the one reported */
+        }
+        if (o->progress && me == 0) {
+            double dt = MPI_Wtime() - t0;
+            fprintf(stderr, "\rmergetrace: process 0 loaded %zu/%zu files, %.1f MB/s   ", L->n_res, mine,
+                    dt > 0 ? done_bytes / 1e6 / dt : 0.0);
+        }
+    }
+    if (o->progress && me == 0)
+        fprintf(stderr, "\r%60s\r", "");
+
+    /* Everyone learns whether anyone failed before going on (no hangs). */
+    int all_fail = comm_mpi_agree(comm, local_status != MT_OK || fn.seen);
+    settle_notes(&fn);
+
+    /* Gather the per-file results on process 0. */
+    void *all_bytes = NULL;
+    size_t all_len = 0;
+    if (mc->gatherv(mc->ctx, L->res, L->n_res * sizeof *L->res, &all_bytes, &all_len, 0) != MT_OK)
+        all_fail = 1;
+    double t_load = MPI_Wtime() - t0;
+    MPI_Allreduce(MPI_IN_PLACE, &t_load, 1, MPI_DOUBLE, MPI_MAX, comm);
+    pt->load = t_load;
+    *all = all_bytes;
+    *n_all = all_len / sizeof **all;
+    if (me != 0 || !all_fail)
+        return MT_EXIT_OK;
+    /* One message: the failed file with the lowest index. */
+    const file_result_t *first = NULL;
+    for (size_t i = 0; i < *n_all; i++)
+        if ((*all)[i].status != MT_OK && (!first || (*all)[i].index < first->index))
+            first = &(*all)[i];
+    if (first) {
+        fprintf(stderr, "mergetrace: %s\n", first->message);
+        return options_exit_code((mt_status_t)first->status);
+    }
+    fprintf(stderr, "mergetrace: out of memory\n");
+    return MT_EXIT_ERROR;
+}
+
+void load_free(local_t *L)
+{
+    for (size_t i = 0; L->facts && i < L->n_res; i++)
+        mt_merge_facts_free(L->facts[i]);
+    free(L->facts);
+    free(L->res);
+    free(L->rows);
+    free(L->steps);
+    mt_buf_free(&L->analyses);
+    memset(L, 0, sizeof *L);
+}

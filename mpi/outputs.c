@@ -1,0 +1,334 @@
+/* The outputs of a run (outputs.h): the output directory checked against
+ * the inputs, the --window in corrected time, the merged trace through
+ * mpi/merged_io.c, report.json and report.html under temporary names then
+ * renamed, the summary or report.json on stdout, the failed gates, and
+ * --timings. */
+#define _DEFAULT_SOURCE /* realpath */
+#define _POSIX_C_SOURCE 200809L
+#include "outputs.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "merged_io.h"
+#include "terminal.h"
+
+static mt_status_t file_write(void *ctx, const void *data, size_t len)
+{
+    return fwrite(data, 1, len, (FILE *)ctx) == len ? MT_OK : MT_ERR_IO;
+}
+
+/* Write report.json (html NULL) or report.html under a temporary name,
+ * then rename. */
+static int write_report(const char *dir, const mt_report_t *rep, const mt_html_opts_t *html, char *msg, size_t cap)
+{
+    char path[PATH_MAX], tmp[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/%s", dir, html ? "report.html" : "report.json");
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        snprintf(msg, cap, "%.900s: cannot create (%s)", tmp, strerror(errno));
+        return 1;
+    }
+    mt_status_t st = html ? mt_report_html(rep, html, file_write, f) : mt_report_json(rep, file_write, f);
+    if (fclose(f) != 0)
+        st = MT_ERR_IO;
+    if (st != MT_OK || rename(tmp, path) != 0) {
+        snprintf(msg, cap, "%.900s: write failed (%s)", path, st == MT_ERR_NOMEM ? "out of memory" : strerror(errno));
+        remove(tmp);
+        return 1;
+    }
+    return 0;
+}
+
+/* The window in corrected ns, from seconds after the job's start or from
+ * ProfilerStep numbers. Process 0 only; returns false when the steps are
+ * not in any trace. */
+static bool compute_window(const options_t *o, const job_t *j, const mt_step_t *steps, size_t n_steps, int64_t *a,
+                           int64_t *b)
+{
+    const mt_align_result_t *al = &j->al;
+    if (!o->window_steps) {
+        int64_t start = INT64_MAX;
+        for (size_t i = 0; i < j->n; i++)
+            if (j->res[i].sum.events) {
+                int64_t s = mt_clock_apply(&al->clocks[i], j->res[i].sum.first_ns);
+                start = s < start ? s : start;
+            }
+        if (start == INT64_MAX)
+            start = 0;
+        *a = start + (int64_t)llround(o->window_a * 1e9);
+        *b = start + (int64_t)llround(o->window_b * 1e9);
+        return true;
+    }
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < n_steps; i++) {
+        const mt_step_t *s = &steps[i];
+        if ((double)s->step < o->window_a || (double)s->step > o->window_b)
+            continue;
+        const mt_clock_t *c = NULL;
+        for (size_t k = 0; k < j->n; k++)
+            if (j->res[k].rank == s->rank)
+                c = &al->clocks[k];
+        int64_t x = mt_clock_apply(c, s->start_ns), y = mt_clock_apply(c, s->end_ns);
+        lo = x < lo ? x : lo;
+        hi = y > hi ? y : hi;
+    }
+    if (lo > hi)
+        return false;
+    *a = lo;
+    *b = hi;
+    return true;
+}
+
+static int make_dir(const char *d, char *msg, size_t cap)
+{
+    if (mkdir(d, 0777) == 0 || errno == EEXIST) {
+        struct stat st;
+        if (stat(d, &st) == 0 && S_ISDIR(st.st_mode))
+            return 0;
+        snprintf(msg, cap, "%.900s: exists and is not a directory", d);
+        return 1;
+    }
+    snprintf(msg, cap, "%.900s: cannot create the output directory (%s)", d, strerror(errno));
+    return 1;
+}
+
+/* The outputs must never overwrite an input. */
+static int output_is_input(const char *out_path, const input_list_t *l)
+{
+    char a[PATH_MAX], b[PATH_MAX];
+    if (!realpath(out_path, a))
+        return 0; /* does not exist yet: cannot be an input */
+    for (size_t i = 0; i < l->n; i++)
+        if (realpath(l->files[i].path, b) && !strcmp(a, b))
+            return 1;
+    return 0;
+}
+
+int outputs_prepare(MPI_Comm comm, const options_t *o, const input_list_t *files, merged_out_t *m)
+{
+    int me, bad = 0;
+    MPI_Comm_rank(comm, &me);
+    if (me == 0) {
+        char msg[1400] = "";
+        bad = make_dir(o->out_dir, msg, sizeof msg);
+        snprintf(m->path, sizeof m->path, "%.4000s/%s", o->out_dir, o->merged_gzip ? "merged.json.gz" : "merged.json");
+        if (!bad && !o->no_merge && output_is_input(m->path, files)) {
+            snprintf(msg, sizeof msg, "%.900s is one of the inputs: choose another -o", m->path);
+            bad = 1;
+        }
+        if (!bad && output_is_input(o->out_dir, files)) {
+            snprintf(msg, sizeof msg, "%.900s is one of the inputs", o->out_dir);
+            bad = 1;
+        }
+        if (bad)
+            fprintf(stderr, "mergetrace: %s\n", msg);
+    }
+    MPI_Bcast(&bad, 1, MPI_INT, 0, comm);
+    return bad ? MT_EXIT_ERROR : MT_EXIT_OK;
+}
+
+int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const input_list_t *files,
+                   const local_t *L, const job_t *j, merged_out_t *m, phase_times_t *pt)
+{
+    int me = mc->rank;
+    double tm = MPI_Wtime();
+    mt_merge_opts_t mo = {.gpu_only = o->gpu_only};
+    if (o->has_window) {
+        /* The window needs every rank's steps on process 0. */
+        void *sb = NULL;
+        size_t sl = 0;
+        int64_t win[3] = {0, 0, 1};
+        mt_status_t st = mc->gatherv(mc->ctx, L->steps, L->n_steps * sizeof *L->steps, &sb, &sl, 0);
+        if (me == 0 && st == MT_OK)
+            win[2] = compute_window(o, j, sb, sl / sizeof(mt_step_t), &win[0], &win[1]);
+        free(sb);
+        MPI_Bcast(win, 3, MPI_INT64_T, 0, comm);
+        if (!win[2]) {
+            if (me == 0)
+                fprintf(stderr, "mergetrace: --window: no ProfilerStep#%.0f..#%.0f in any trace\n", o->window_a,
+                        o->window_b);
+            return MT_EXIT_USAGE;
+        }
+        mo.window_start_ns = win[0];
+        mo.window_end_ns = win[1];
+        if (mo.window_start_ns == 0 && mo.window_end_ns == 0)
+            mo.window_end_ns = 1; /* an empty window, not "everything" */
+    }
+    MPI_Bcast(m->path, (int)sizeof m->path, MPI_CHAR, 0, comm);
+    merged_input_t *mi = calloc(L->n_res ? L->n_res : 1, sizeof *mi);
+    size_t n_mi = 0;
+    for (size_t i = 0; mi && i < L->n_res; i++) {
+        const file_result_t *r = &L->res[i];
+        if (r->skipped || r->status != MT_OK || r->nccl.is_nccl)
+            continue; /* NCCL plugin files are not part of the merged trace (yet) */
+        if (o->merge_ranks) {
+            bool want = false;
+            for (size_t k = 0; k < o->n_merge_ranks; k++)
+                want |= o->merge_ranks[k] == r->rank;
+            if (!want)
+                continue;
+        }
+        mi[n_mi].path = files->files[r->index].path;
+        mi[n_mi].rank = (int32_t)r->rank;
+        mi[n_mi].facts = L->facts[i];
+        for (size_t k = 0; k < j->al.n_clocks; k++)
+            if (j->al.clocks[k].rank == r->rank) {
+                mi[n_mi].clock = j->al.clocks[k];
+                mi[n_mi].has_clock = true;
+            }
+        n_mi++;
+    }
+    char mmsg[1024] = "";
+    int mrc = merged_write(comm, m->path, o->merged_gzip, mi, n_mi, &mo, &m->events, &m->helper, mmsg, sizeof mmsg);
+    free(mi);
+    pt->merged_write = MPI_Wtime() - tm;
+    if (mrc) {
+        if (me == 0)
+            fprintf(stderr, "mergetrace: %s\n", mmsg[0] ? mmsg : "writing the merged trace failed");
+        m->failed = true;
+        return MT_EXIT_ERROR;
+    }
+    return MT_EXIT_OK;
+}
+
+int outputs_report(const options_t *o, const input_list_t *files, job_t *j, const merged_out_t *m,
+                   const phase_times_t *pt, int n_procs, int code)
+{
+    char msg[1400] = "";
+    bool merge_failed = m->failed;
+    const char *merged_path = m->path;
+    mt_report_input_t *ri = calloc(j->n ? j->n : 1, sizeof *ri);
+    mt_report_skip_t *rs = calloc(j->n_skipped ? j->n_skipped : 1, sizeof *rs);
+    if (!ri || !rs) {
+        if (!merge_failed) /* one message: the merge's error came first */
+            fprintf(stderr, "mergetrace: out of memory\n");
+        free(ri);
+        free(rs);
+        return MT_EXIT_ERROR;
+    }
+    for (size_t i = 0; i < j->n; i++) {
+        const file_result_t *r = &j->res[i];
+        ri[i] = (mt_report_input_t){.rank = (int32_t)r->rank,
+                                    .rank_source = mt_rank_source_str((mt_rank_source_t)r->rank_source),
+                                    .path = files->files[r->index].path,
+                                    .bytes = r->sum.bytes_in,
+                                    .json_bytes = r->sum.bytes_json,
+                                    .events = r->sum.events,
+                                    .truncated = r->sum.truncated,
+                                    .truncated_at = r->sum.truncated_at,
+                                    .summary = r->nccl.is_nccl ? NULL : &r->sum,
+                                    .nccl_only = r->nccl.is_nccl != 0};
+    }
+    for (size_t i = 0; i < j->n_skipped; i++)
+        rs[i] = (mt_report_skip_t){files->files[j->skipped[i].index].path, j->skipped[i].message};
+    int32_t ref = -1;
+    for (size_t i = 0; i < j->al.n_clocks; i++)
+        if (j->al.clocks[i].reference)
+            ref = j->al.clocks[i].rank;
+    mt_report_t rep = {.version = MERGETRACE_VERSION,
+                       .world_size = j->world,
+                       .inputs = ri,
+                       .n_inputs = j->n,
+                       .missing = j->missing,
+                       .n_missing = j->n_missing,
+                       .skipped = rs,
+                       .n_skipped = j->n_skipped,
+                       .aligned = !o->no_align,
+                       .reference_rank = ref,
+                       .clocks = j->al.clocks,
+                       .n_clocks = j->al.n_clocks,
+                       .match = &j->al.match,
+                       .merged = (!o->no_merge && !merge_failed) ? inputs_base(merged_path) : NULL,
+                       .merged_events = m->events,
+                       .analyses = (const mt_rank_analysis_t *const *)j->an,
+                       .n_analyses = j->n_an,
+                       .cross = j->cross,
+                       .pipeline = j->pipe,
+                       .pipeline_note = j->pipe_note[0] ? j->pipe_note : NULL,
+                       .gates = o->gates,
+                       .n_gates = o->n_gates,
+                       .views = j->views,
+                       .nccl = j->nccl.rep,
+                       .n_nccl = j->nccl.n,
+                       .nccl_source = j->nccl.source};
+    int rj = 0;
+    if (nccl_job_report(&j->nccl, files)) {
+        fprintf(stderr, "mergetrace: out of memory\n");
+        code = MT_EXIT_ERROR;
+        rj = 1;
+    }
+    rep.nccl = j->nccl.rep;
+    /* One message per run: after a failed merge (or report.json)
+     * the reason has been said once already. */
+    if (!rj && (rj = write_report(o->out_dir, &rep, NULL, msg, sizeof msg)) != 0) {
+        if (!merge_failed)
+            fprintf(stderr, "mergetrace: %s\n", msg);
+        code = MT_EXIT_ERROR;
+    }
+    mt_html_opts_t ho = {.command_line = o->command_line};
+    if (!rj && !o->no_html && write_report(o->out_dir, &rep, &ho, msg, sizeof msg)) {
+        if (!merge_failed)
+            fprintf(stderr, "mergetrace: %s\n", msg);
+        code = MT_EXIT_ERROR;
+    }
+    if (o->json) {
+        if (mt_report_json(&rep, terminal_write, NULL) != MT_OK)
+            code = MT_EXIT_ERROR;
+    } else if (!o->quiet) {
+        terminal_summary(o, files, j, pt, n_procs, (!o->no_merge && !merge_failed) ? merged_path : NULL, m->events,
+                         merge_failed);
+    }
+    /* Failed gates are errors a CI log must show even with -q or --json. */
+    for (size_t i = 0; i < o->n_gates; i++)
+        if (!o->gates[i].pass) {
+            if (o->gates[i].measured)
+                fprintf(stderr, "mergetrace: gate failed: %s (value %.6g)\n", o->gates[i].expr, o->gates[i].value);
+            else
+                fprintf(stderr, "mergetrace: gate failed: %s (not measured: %s)\n", o->gates[i].expr,
+                        o->gates[i].why);
+        }
+    if (j->gates_failed && code == MT_EXIT_OK)
+        code = MT_EXIT_GATE;
+    if (fflush(stdout) || ferror(stdout)) {
+        fprintf(stderr, "mergetrace: stdout: write error\n");
+        code = MT_EXIT_ERROR;
+    }
+    free(ri);
+    free(rs);
+    return code;
+}
+
+int outputs_timings(MPI_Comm comm, const options_t *o, const local_t *L, const job_t *j, const merged_out_t *m,
+                    phase_times_t *pt, double t_start, bool wrote_outputs, int code)
+{
+    int me, n_procs;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n_procs);
+    pt->parse = L->parse_s;
+    pt->rank_passes = L->passes_s;
+    pt->match = j->al.match_s;
+    pt->clock_fit = j->al.fit_s;
+    pt->match_cpu = j->al.match_cpu_s;
+    pt->clock_fit_cpu = j->al.fit_cpu_s;
+    pt->merged_helper = m->helper;
+    pt->total = MPI_Wtime() - t_start;
+    job_size_t js = {.ranks = j->n, .largest_trace = L->largest};
+    for (size_t i = 0; me == 0 && i < j->n; i++) {
+        js.json_bytes += j->res[i].sum.bytes_json;
+        js.events += j->res[i].sum.events;
+    }
+    char msg[1400] = "";
+    if (timings_report(comm, pt, &js, n_procs, wrote_outputs ? o->out_dir : NULL, msg, sizeof msg)) {
+        fprintf(stderr, "mergetrace: %s\n", msg);
+        if (code == MT_EXIT_OK)
+            code = MT_EXIT_ERROR;
+    }
+    return code;
+}

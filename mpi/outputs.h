@@ -1,0 +1,59 @@
+/* The outputs of a run: the output directory, the merged trace written by
+ * every process (mpi/merged_io.c), report.json and report.html with the
+ * summary on process 0, and --timings. */
+#ifndef MT_MPI_OUTPUTS_H
+#define MT_MPI_OUTPUTS_H
+
+#include <limits.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "inputs.h"
+#include "job.h"
+#include "load.h"
+#include "mergetrace/mergetrace.h"
+#include "options.h"
+#include "timings.h"
+
+/* The merged trace: where, and how its write went. */
+typedef struct merged_out {
+    char path[PATH_MAX];     /* DIR/merged.json.gz or DIR/merged.json ("" until outputs_prepare) */
+    uint64_t events;
+    bool helper;             /* this process deflated on a helper thread */
+    bool failed;             /* the write failed (said on stderr); the report is still written */
+} merged_out_t;
+
+/* Collective: process 0 creates the output directory o->out_dir, names the
+ * merged trace in m->path, and checks that neither is one of the inputs.
+ * MT_EXIT_OK or MT_EXIT_ERROR (process 0 printed why), the same
+ * everywhere. */
+int outputs_prepare(MPI_Comm comm, const options_t *o, const input_list_t *files, merged_out_t *m);
+
+/* Collective: the --window turned into corrected times (from every rank's
+ * ProfilerStep ranges when it names steps), then every process writes the
+ * ranks it loaded (L) into the merged trace m->path with the clocks of
+ * j->al. MT_EXIT_OK, MT_EXIT_USAGE (the window's steps are in no trace) or
+ * MT_EXIT_ERROR (m->failed), the same everywhere; process 0 printed why.
+ * pt->merged_write. */
+int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const input_list_t *files,
+                   const local_t *L, const job_t *j, merged_out_t *m, phase_times_t *pt);
+
+/* Process 0, when the run got this far (code MT_EXIT_OK, or a failed merged
+ * write): report.json and report.html, then report.json or the summary on
+ * stdout (none with -q), the failed gates on stderr, and stdout checked
+ * for write errors. Returns the run's exit code from code: MT_EXIT_GATE
+ * when a gate failed, MT_EXIT_ERROR on an error (printed, once). */
+int outputs_report(const options_t *o, const input_list_t *files, job_t *j, const merged_out_t *m,
+                   const phase_times_t *pt, int n_procs, int code);
+
+/* Collective, with --timings only: the phase times of every process (pt,
+ * completed from L, j->al, m and t_start, the MPI_Wtime of the start)
+ * reduced and printed on stderr by process 0, and written into
+ * timings.json beside the outputs when wrote_outputs. Returns code, or
+ * MT_EXIT_ERROR when timings.json could not be written on a run that had
+ * succeeded. */
+int outputs_timings(MPI_Comm comm, const options_t *o, const local_t *L, const job_t *j, const merged_out_t *m,
+                    phase_times_t *pt, double t_start, bool wrote_outputs, int code);
+
+#endif
