@@ -23,7 +23,7 @@ extern "C" {
 bool mt_nsys_sniff(const void *head, size_t n);
 
 /* Was the core built with SQLite (CMake MT_SQLITE)? Without it every
- * function below fails with MT_ERR_FORMAT and a message saying so. */
+ * function below fails with MT_ERR_NSYS and a message saying so. */
 bool mt_nsys_available(void);
 
 /* One process of an export that has GPU activity. */
@@ -52,7 +52,7 @@ size_t mt_nsys_part_path(char *dst, size_t cap, const char *path, int64_t pid);
  * a file with one GPU process needs none. info.rank is set from NVTX "MPI
  * Rank N", else (several GPU processes in the file) from the process's
  * place in mt_nsys_procs' order; info.base_ns is the session's UTC start.
- * Errors (MT_ERR_FORMAT, one line each): not an nsys export, no GPU
+ * Errors (MT_ERR_NSYS, one line each): not an nsys export, no GPU
  * tables, a truncated or corrupt database, a file with several GPU
  * processes named without a part, a part that is not in the file. */
 mt_status_t mt_nsys_load(const char *path, const mt_load_opts_t *opts, mt_trace_t **out, mt_error_t *err);

@@ -37,7 +37,7 @@ static mt_status_t no_sqlite(const char *name, mt_error_t *err)
     mt_error_clear(err);
     if (err)
         snprintf(err->path, sizeof err->path, "%s", name ? name : "");
-    return mt_error_set(err, MT_ERR_FORMAT,
+    return mt_error_set(err, MT_ERR_NSYS,
                         "an SQLite file (Nsight Systems export?), but this mergetrace was built without SQLite "
                         "(install libsqlite3-dev and rebuild)");
 }
@@ -115,7 +115,7 @@ static mt_status_t db_fail(rd_t *r, const char *what)
 {
     int code = sqlite3_errcode(r->db);
     if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
-        return mt_error_set(r->err, MT_ERR_FORMAT, "the SQLite database is truncated or corrupt (%s, %s)",
+        return mt_error_set(r->err, MT_ERR_NSYS, "the SQLite database is truncated or corrupt (%s, %s)",
                             sqlite3_errmsg(r->db), what);
     if (code == SQLITE_NOMEM)
         return mt_error_set(r->err, MT_ERR_NOMEM, "SQLite: %s", what);
@@ -180,7 +180,7 @@ static mt_status_t prepare_select(rd_t *r, const char *table, const char *const 
     for (size_t i = 0; i < n && !st; i++) {
         if (!have[i] && required[i]) {
             mt_buf_free(&q);
-            return mt_error_set(r->err, MT_ERR_FORMAT, "table %s has no column %s (an nsys export schema we do not know)",
+            return mt_error_set(r->err, MT_ERR_NSYS, "table %s has no column %s (an nsys export schema we do not know)",
                                 table, want[i]);
         }
         char part[80];
@@ -738,18 +738,18 @@ static mt_status_t check_export(rd_t *r)
     if (st)
         return st;
     if (!strings && !meta)
-        return mt_error_set(r->err, MT_ERR_FORMAT,
+        return mt_error_set(r->err, MT_ERR_NSYS,
                             "an SQLite database, but not an Nsight Systems export (no StringIds or export metadata "
                             "table)");
     bool kernels = has_table(r, "CUPTI_ACTIVITY_KIND_KERNEL", &st);
     if (st)
         return st;
     if (!kernels)
-        return mt_error_set(r->err, MT_ERR_FORMAT,
+        return mt_error_set(r->err, MT_ERR_NSYS,
                             "an Nsight Systems export without GPU activity (no CUPTI_ACTIVITY_KIND_KERNEL table: "
                             "profile with --trace=cuda)");
     if (!strings)
-        return mt_error_set(r->err, MT_ERR_FORMAT, "an Nsight Systems export without its StringIds table");
+        return mt_error_set(r->err, MT_ERR_NSYS, "an Nsight Systems export without its StringIds table");
     return MT_OK;
 }
 
@@ -883,11 +883,11 @@ static mt_status_t read_export(rd_t *r, int64_t want_pid, const char *name)
         for (idx = 0; idx < n_procs && procs[idx].pid != want_pid; idx++)
             ;
         if (idx == n_procs) {
-            st = mt_error_set(r->err, MT_ERR_FORMAT, "no GPU process with pid %lld in this export", (long long)want_pid);
+            st = mt_error_set(r->err, MT_ERR_NSYS, "no GPU process with pid %lld in this export", (long long)want_pid);
             goto out;
         }
     } else if (n_procs > 1) {
-        st = mt_error_set(r->err, MT_ERR_FORMAT,
+        st = mt_error_set(r->err, MT_ERR_NSYS,
                           "%zu GPU processes in this export: name one as %s#pid<N> (the program lists them itself)",
                           n_procs, name ? name : "FILE");
         goto out;
