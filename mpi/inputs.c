@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "mergetrace/buf.h"
+#include "mergetrace/nsys.h"
 
 static int add(input_list_t *l, const char *path, uint64_t bytes, bool from_dir)
 {
@@ -28,13 +29,59 @@ static bool ends_with(const char *s, const char *suf)
     return n >= m && strcmp(s + n - m, suf) == 0;
 }
 
-/* Kineto traces (.json, .json.gz), NCCL plugin files (.jsonl, .jsonl.gz)
- * and NCCL Inspector logs (.log, .log.gz); what a file is gets decided by
- * its content when loaded. */
+/* Kineto traces (.json, .json.gz), NCCL plugin files (.jsonl, .jsonl.gz),
+ * NCCL Inspector logs (.log, .log.gz) and Nsight Systems exports (.sqlite);
+ * what a file is gets decided by its content when loaded. */
 static bool is_input_name(const char *n)
 {
     return ends_with(n, ".json") || ends_with(n, ".json.gz") || ends_with(n, ".jsonl") || ends_with(n, ".jsonl.gz") ||
-           ends_with(n, ".log") || ends_with(n, ".log.gz");
+           ends_with(n, ".log") || ends_with(n, ".log.gz") || ends_with(n, ".sqlite") || ends_with(n, ".sqlite3");
+}
+
+/* An Nsight Systems export with several GPU processes (one report of a
+ * whole node) becomes one input per process, "<file>#pid<N>", each loaded
+ * as a rank of its own (mt_nsys_load). A file SQLite cannot list is left
+ * whole: its load says what is wrong. -1 on allocation failure. */
+static int split_nsys(input_list_t *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        FILE *f = fopen(l->files[i].path, "rb");
+        unsigned char head[16];
+        size_t got = f ? fread(head, 1, sizeof head, f) : 0;
+        if (f)
+            fclose(f);
+        mt_nsys_proc_t *procs = NULL;
+        size_t np = 0;
+        if (!mt_nsys_sniff(head, got) || mt_nsys_procs(l->files[i].path, &procs, &np, NULL) != MT_OK || np < 2) {
+            free(procs);
+            continue;
+        }
+        char **parts = calloc(np, sizeof *parts);
+        bool ok = parts && !MT_GROW(l->files, l->cap, l->n + np - 1, 16);
+        for (size_t k = 0; ok && k < np; k++) {
+            size_t need = mt_nsys_part_path(NULL, 0, l->files[i].path, procs[k].pid) + 1;
+            if ((parts[k] = malloc(need)))
+                mt_nsys_part_path(parts[k], need, l->files[i].path, procs[k].pid);
+            ok = parts[k] != NULL;
+        }
+        if (!ok) {
+            for (size_t k = 0; parts && k < np; k++)
+                free(parts[k]);
+            free(parts);
+            free(procs);
+            return -1;
+        }
+        input_file_t whole = l->files[i];
+        memmove(&l->files[i + np], &l->files[i + 1], (l->n - i - 1) * sizeof *l->files);
+        for (size_t k = 0; k < np; k++)
+            l->files[i + k] = (input_file_t){.path = parts[k], .bytes = whole.bytes / np, .from_dir = whole.from_dir};
+        free(parts);
+        l->n += np - 1;
+        i += np - 1;
+        free(whole.path);
+        free(procs);
+    }
+    return 0;
 }
 
 static int walk(const char *dir, bool recursive, input_list_t *l, char *msg, size_t cap)
@@ -134,6 +181,10 @@ int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *o
         out->files[w++] = out->files[i];
     }
     out->n = w;
+    if (split_nsys(out)) {
+        snprintf(msg, msg_cap, "out of memory");
+        return 1;
+    }
     return 0;
 }
 

@@ -208,7 +208,8 @@ int options_exit_code(mt_status_t st)
     case MT_ERR_GZIP:
     case MT_ERR_NO_RANK:
     case MT_ERR_LIMIT:
-    case MT_ERR_NOT_TRACE: return MT_EXIT_BAD_INPUT;
+    case MT_ERR_NOT_TRACE:
+    case MT_ERR_NSYS: return MT_EXIT_BAD_INPUT;
     case MT_ERR_USAGE: return MT_EXIT_USAGE;
     default: return MT_EXIT_ERROR;
     }

@@ -8,7 +8,8 @@ MT_PACKAGES="build-essential cmake pkg-config libopenmpi-dev openmpi-bin libcmoc
 # pages with chromium and is skipped without it; ISA-L (libisal-dev) inflates
 # gzip inputs 3x faster than zlib and deflates the gzip merged trace 2.8x
 # faster than libdeflate; the build falls back to those two without it.
-MT_OPTIONAL_PACKAGES="chromium libisal-dev"
+# SQLite (libsqlite3-dev) reads Nsight Systems exports (*.sqlite).
+MT_OPTIONAL_PACKAGES="chromium libisal-dev libsqlite3-dev"
 
 mt_say() { printf '%s\n' "$*" >&2; }
 

@@ -37,5 +37,6 @@
 #include "mergetrace/report_html.h"
 /* merge: the merged trace */
 #include "mergetrace/merge.h"
+#include "mergetrace/nsys.h"
 
 #endif

@@ -27,6 +27,7 @@ typedef enum mt_status {
     MT_ERR_LIMIT = 10,     /* an input exceeds a hard limit of the tool */
     MT_ERR_NOT_TRACE = 11, /* valid JSON without a traceEvents array */
     MT_ERR_CANCELLED = 12, /* stopped on request (another process failed) */
+    MT_ERR_NSYS = 13,      /* an SQLite file that is not a usable Nsight Systems export */
     MT_STATUS_COUNT_
 } mt_status_t;
 

@@ -27,6 +27,7 @@
 #include "mergetrace/input.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/link.h"
+#include "mergetrace/nsys.h"
 #include "base/bigmem.h"
 #include "base/errpos.h"
 
@@ -1947,13 +1948,32 @@ fail:
     return st;
 }
 
+/* An Nsight Systems export (SQLite's first bytes), or one process of one
+ * ("<file>#pid<N>", which is no file of its own): src/trace/nsys.c reads it. */
+static bool nsys_input(const char *path)
+{
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    if (!f) {
+        const char *h = path ? strrchr(path, '#') : NULL;
+        return h && strncmp(h, "#pid", 4) == 0;
+    }
+    unsigned char head[16];
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return mt_nsys_sniff(head, n);
+}
+
 mt_status_t mt_trace_load(const char *path, const mt_load_opts_t *opts, mt_trace_t **out, mt_error_t *err)
 {
+    if (nsys_input(path))
+        return mt_nsys_load(path, opts, out, err);
     return load(path, NULL, 0, path, opts, out, err);
 }
 
 mt_status_t mt_trace_load_buffer(const void *buf, size_t len, const char *name, const mt_load_opts_t *opts,
                                  mt_trace_t **out, mt_error_t *err)
 {
+    if (mt_nsys_sniff(buf, len))
+        return mt_nsys_load_buffer(buf, len, name, opts, out, err);
     return load(NULL, buf ? buf : "", len, name, opts, out, err);
 }

@@ -23,7 +23,7 @@ PUBLIC = {
     "version.h": "base", "status.h": "base", "buf.h": "base", "strtab.h": "base",
     "input.h": "io", "gzout.h": "io",
     "trace.h": "trace", "loader.h": "trace", "classify.h": "trace",
-    "link.h": "trace", "rank.h": "trace", "summary.h": "trace",
+    "link.h": "trace", "rank.h": "trace", "summary.h": "trace", "nsys.h": "trace",
     "collectives.h": "align", "comm.h": "align",
     "nccl_input.h": "nccl", "nccl_inspector.h": "nccl",
     "analysis.h": "rank", "chunks.h": "rank",

@@ -1,0 +1,1045 @@
+/* The Nsight Systems reader: one process of an `nsys export --type sqlite`
+ * file becomes an mt_trace_t shaped like a Kineto trace of that process
+ * (docs/FORMATS.md, "Nsight Systems exports"). Tables and columns are found
+ * by name, so exports of several schema eras load; one pass per table with
+ * prepared statements, in the table's own (time) order. */
+#define _POSIX_C_SOURCE 200809L
+#include "mergetrace/nsys.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "mergetrace/buf.h"
+
+size_t mt_nsys_part_path(char *dst, size_t cap, const char *path, int64_t pid)
+{
+    int n = snprintf(dst, cap, "%s#pid%lld", path, (long long)pid);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+bool mt_nsys_sniff(const void *head, size_t n)
+{
+    static const char magic[16] = "SQLite format 3"; /* and its NUL */
+    return head && n >= sizeof magic && memcmp(head, magic, sizeof magic) == 0;
+}
+
+#ifndef MT_HAVE_SQLITE
+
+bool mt_nsys_available(void)
+{
+    return false;
+}
+
+static mt_status_t no_sqlite(const char *name, mt_error_t *err)
+{
+    mt_error_clear(err);
+    if (err)
+        snprintf(err->path, sizeof err->path, "%s", name ? name : "");
+    return mt_error_set(err, MT_ERR_NSYS,
+                        "an SQLite file (Nsight Systems export?), but this mergetrace was built without SQLite "
+                        "(install libsqlite3-dev and rebuild)");
+}
+
+mt_status_t mt_nsys_procs(const char *path, mt_nsys_proc_t **procs, size_t *n, mt_error_t *err)
+{
+    *procs = NULL;
+    *n = 0;
+    return no_sqlite(path, err);
+}
+
+mt_status_t mt_nsys_load(const char *path, const mt_load_opts_t *opts, mt_trace_t **out, mt_error_t *err)
+{
+    (void)opts;
+    *out = NULL;
+    return no_sqlite(path, err);
+}
+
+mt_status_t mt_nsys_load_buffer(const void *buf, size_t len, const char *name, const mt_load_opts_t *opts,
+                                mt_trace_t **out, mt_error_t *err)
+{
+    (void)buf;
+    (void)len;
+    (void)opts;
+    *out = NULL;
+    return no_sqlite(name, err);
+}
+
+#else /* MT_HAVE_SQLITE */
+
+#include <sqlite3.h>
+
+#include "base/bigmem.h"
+#include "base/text.h"
+#include "mergetrace/classify.h"
+#include "mergetrace/link.h"
+
+bool mt_nsys_available(void)
+{
+    return true;
+}
+
+/* nsys's serialised ids: bits 24..47 hold the OS pid, 0..23 the tid. */
+#define GID_PID(g) (((g) >> 24) & 0xFFFFFF)
+#define GID_TID(g) ((g)&0xFFFFFF)
+#define GID_PROC(g) ((g) & ~(int64_t)0xFFFFFF)
+
+/* StringIds id -> strtab id + 1; 0 = not read yet. Ids are dense in real
+ * exports; ids beyond the cap are looked up every time. */
+#define SMAP_CAP ((int64_t)1 << 24)
+
+typedef struct smap {
+    uint32_t *v;
+    size_t n;
+} smap_t;
+
+typedef struct rd {
+    sqlite3 *db;
+    mt_error_t *err;
+    const mt_load_opts_t *opts;
+    mt_trace_t *t;
+    bool filter;           /* read only the rows of process gpid */
+    int64_t gpid;
+    sqlite3_stmt *str_stmt;
+    smap_t names, api_names;
+    uint32_t *domains;     /* NVTX domainId -> strtab id (DomainCreate rows), small ids only */
+    size_t n_domains;
+    mt_buf_t raw;          /* one event as Kineto JSON, for on_event */
+    uint64_t rows;
+    uint64_t open_ranges;  /* NVTX ranges without an end: left out */
+    int64_t mpi_rank;      /* from NVTX "MPI Rank N", -1 */
+} rd_t;
+
+static mt_status_t db_fail(rd_t *r, const char *what)
+{
+    int code = sqlite3_errcode(r->db);
+    if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
+        return mt_error_set(r->err, MT_ERR_NSYS, "the SQLite database is truncated or corrupt (%s, %s)",
+                            sqlite3_errmsg(r->db), what);
+    if (code == SQLITE_NOMEM)
+        return mt_error_set(r->err, MT_ERR_NOMEM, "SQLite: %s", what);
+    if (code == SQLITE_INTERRUPT)
+        return mt_error_set(r->err, MT_ERR_CANCELLED, "stopped: another process failed");
+    return mt_error_set(r->err, MT_ERR_IO, "SQLite: %s (%s)", sqlite3_errmsg(r->db), what);
+}
+
+static bool has_table(rd_t *r, const char *name, mt_status_t *st)
+{
+    sqlite3_stmt *s = NULL;
+    bool yes = false;
+    *st = MT_OK;
+    if (sqlite3_prepare_v2(r->db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?1", -1, &s, NULL) !=
+        SQLITE_OK) {
+        *st = db_fail(r, "reading the schema");
+        return false;
+    }
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        yes = true;
+    else if (rc != SQLITE_DONE)
+        *st = db_fail(r, "reading the schema");
+    sqlite3_finalize(s);
+    return yes;
+}
+
+/* Which of want[0..n) the table has (have[i]). */
+static mt_status_t columns(rd_t *r, const char *table, const char *const *want, size_t n, bool *have)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "PRAGMA table_info(\"%s\")", table);
+    sqlite3_stmt *s = NULL;
+    memset(have, 0, n * sizeof *have);
+    if (sqlite3_prepare_v2(r->db, sql, -1, &s, NULL) != SQLITE_OK)
+        return db_fail(r, table);
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *c = (const char *)sqlite3_column_text(s, 1);
+        for (size_t i = 0; c && i < n; i++)
+            if (strcmp(c, want[i]) == 0)
+                have[i] = true;
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? MT_OK : db_fail(r, table);
+}
+
+/* SELECT of want[] (NULL for the columns the table lacks) from table,
+ * restricted to the process when filtering: by globalPid, or by the
+ * process bits of globalTid. required[i]: a missing column is an error. */
+static mt_status_t prepare_select(rd_t *r, const char *table, const char *const *want, const bool *required,
+                                  size_t n, const char *proc_col, sqlite3_stmt **out)
+{
+    bool have[24];
+    *out = NULL;
+    mt_status_t st = columns(r, table, want, n, have);
+    if (st)
+        return st;
+    mt_buf_t q = {0};
+    st = mt_buf_append(&q, "SELECT ", 7);
+    for (size_t i = 0; i < n && !st; i++) {
+        if (!have[i] && required[i]) {
+            mt_buf_free(&q);
+            return mt_error_set(r->err, MT_ERR_NSYS, "table %s has no column %s (an nsys export schema we do not know)",
+                                table, want[i]);
+        }
+        char part[80];
+        int k = snprintf(part, sizeof part, "%s%s", i ? "," : "", have[i] ? want[i] : "NULL");
+        st = mt_buf_append(&q, part, (size_t)k);
+    }
+    char tail[200];
+    bool by_pid = proc_col && r->filter;
+    size_t pc = 0;
+    for (; by_pid && pc < n && strcmp(want[pc], proc_col) != 0; pc++)
+        ;
+    if (by_pid && (pc == n || !have[pc]))
+        by_pid = false; /* no such column: the table is not split by process */
+    int k;
+    if (by_pid && strcmp(proc_col, "globalPid") == 0)
+        k = snprintf(tail, sizeof tail, " FROM %s WHERE globalPid = ?1", table);
+    else if (by_pid)
+        k = snprintf(tail, sizeof tail, " FROM %s WHERE %s >= ?1 AND %s <= ?1 + 16777215", table, proc_col, proc_col);
+    else
+        k = snprintf(tail, sizeof tail, " FROM %s", table);
+    if (!st)
+        st = mt_buf_append(&q, tail, (size_t)k + 1);
+    if (st) {
+        mt_buf_free(&q);
+        return mt_error_set(r->err, MT_ERR_NOMEM, "query text");
+    }
+    int rc = sqlite3_prepare_v2(r->db, q.data, -1, out, NULL);
+    mt_buf_free(&q);
+    if (rc != SQLITE_OK)
+        return db_fail(r, table);
+    if (by_pid)
+        sqlite3_bind_int64(*out, 1, r->gpid);
+    return MT_OK;
+}
+
+/* Strip nsys's API version suffix: "cudaLaunchKernel_v7000" ->
+ * "cudaLaunchKernel", as Kineto names the call. */
+static size_t api_len(const char *s, size_t n)
+{
+    size_t i = n;
+    while (i > 0 && (unsigned)(s[i - 1] - '0') <= 9)
+        i--;
+    if (i < n && i >= 2 && s[i - 1] == 'v' && s[i - 2] == '_')
+        return i - 2;
+    return n;
+}
+
+/* The strtab id of StringIds row id (an API name when api). */
+static mt_status_t string_id(rd_t *r, int64_t id, bool api, uint32_t *out)
+{
+    smap_t *m = api ? &r->api_names : &r->names;
+    *out = MT_STR_NONE;
+    if (id >= 0 && id < SMAP_CAP && (size_t)id < m->n && m->v[id]) {
+        *out = m->v[id] - 1;
+        return MT_OK;
+    }
+    if (!r->str_stmt &&
+        sqlite3_prepare_v2(r->db, "SELECT value FROM StringIds WHERE id = ?1", -1, &r->str_stmt, NULL) != SQLITE_OK)
+        return db_fail(r, "StringIds");
+    sqlite3_reset(r->str_stmt);
+    sqlite3_bind_int64(r->str_stmt, 1, id);
+    int rc = sqlite3_step(r->str_stmt);
+    const char *s = "";
+    size_t n = 0;
+    if (rc == SQLITE_ROW) {
+        s = (const char *)sqlite3_column_text(r->str_stmt, 0);
+        n = (size_t)sqlite3_column_bytes(r->str_stmt, 0);
+        if (!s)
+            s = "", n = 0;
+    } else if (rc != SQLITE_DONE) {
+        return db_fail(r, "StringIds");
+    }
+    if (api)
+        n = api_len(s, n);
+    mt_status_t st = mt_strtab_intern(r->t->strings, s, n, out);
+    if (st)
+        return mt_error_set(r->err, st, "string table");
+    if (id >= 0 && id < SMAP_CAP) {
+        if ((size_t)id >= m->n) {
+            size_t nn = m->n ? m->n : 256;
+            while (nn <= (size_t)id)
+                nn *= 2;
+            uint32_t *g = realloc(m->v, nn * sizeof *g);
+            if (!g)
+                return mt_error_set(r->err, MT_ERR_NOMEM, "string map");
+            memset(g + m->n, 0, (nn - m->n) * sizeof *g);
+            m->v = g;
+            m->n = nn;
+        }
+        m->v[id] = *out + 1;
+    }
+    return MT_OK;
+}
+
+/* ------------------------------------------------------------ events */
+
+static mt_status_t raw_put(rd_t *r, const char *s)
+{
+    return mt_buf_append(&r->raw, s, strlen(s));
+}
+
+static mt_status_t raw_num(rd_t *r, int64_t v, size_t *off, size_t *len)
+{
+    char b[32];
+    size_t n = mt_fmt_i64(v, b);
+    if (off)
+        *off = r->raw.len, *len = n;
+    return mt_buf_append(&r->raw, b, n);
+}
+
+static mt_status_t raw_us(rd_t *r, int64_t ns, size_t *off, size_t *len)
+{
+    char b[32];
+    size_t n = mt_fmt_us(ns, b);
+    *off = r->raw.len;
+    *len = n;
+    return mt_buf_append(&r->raw, b, n);
+}
+
+/* One event: counted, handed to on_event as Kineto JSON (args: a JSON
+ * object's inside, or NULL), stored unless no_store. */
+static mt_status_t emit(rd_t *r, const mt_event_t *e, const char *args)
+{
+    mt_trace_t *t = r->t;
+    t->stats.by_ph[e->ph]++;
+    t->stats.by_cat[e->cat]++;
+    if (r->opts->on_event) {
+        mt_raw_event_t raw = {0};
+        mt_status_t st = MT_OK;
+        r->raw.len = 0;
+        size_t nl;
+        const char *nm = mt_strtab_get(t->strings, e->name, &nl);
+        if (e->ph == MT_PH_M) {
+            st = raw_put(r, "{\"name\":");
+        } else {
+            st = raw_put(r, e->ph == MT_PH_X ? "{\"ph\":\"X\",\"cat\":\"" : "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"");
+            if (!st)
+                st = raw_put(r, mt_cat_str((mt_cat_t)e->cat));
+            if (!st)
+                st = raw_put(r, "\",\"name\":");
+        }
+        if (!st)
+            st = mt_json_string(nm, nl, mt_buf_write, &r->raw);
+        if (!st && e->ph == MT_PH_M)
+            st = raw_put(r, ",\"ph\":\"M\"");
+        if (!st)
+            st = raw_put(r, ",\"pid\":");
+        if (!st)
+            st = raw_num(r, e->pid, &raw.pid_off, &raw.pid_len);
+        if (!st)
+            st = raw_put(r, ",\"tid\":");
+        if (!st)
+            st = raw_num(r, e->tid, &raw.tid_off, &raw.tid_len);
+        if (!st && e->ph != MT_PH_M) {
+            st = raw_put(r, ",\"ts\":");
+            if (!st)
+                st = raw_us(r, e->ts, &raw.ts_off, &raw.ts_len);
+            if (!st && e->ph == MT_PH_X) {
+                st = raw_put(r, ",\"dur\":");
+                if (!st)
+                    st = raw_us(r, e->dur, &raw.dur_off, &raw.dur_len);
+            }
+        }
+        if (!st && args) {
+            st = raw_put(r, ",\"args\":{");
+            if (!st)
+                st = raw_put(r, args);
+            if (!st)
+                st = raw_put(r, "}");
+        }
+        if (!st)
+            st = raw_put(r, "}");
+        if (st)
+            return mt_error_set(r->err, st, "event text");
+        raw.text = r->raw.data;
+        raw.len = r->raw.len;
+        st = r->opts->on_event(r->opts->on_event_ctx, t, e, &raw, r->err);
+        if (st)
+            return st;
+    }
+    if (!r->opts->no_store) {
+        if (t->n_events >= UINT32_MAX - 1)
+            return mt_error_set(r->err, MT_ERR_LIMIT, "more than 2^32 events in one process");
+        if (MT_GROW_BIG(t->events, t->cap_events, t->n_events + 1, 4096))
+            return mt_error_set(r->err, MT_ERR_NOMEM, "event table");
+        mt_event_t *d = &t->events[t->n_events++];
+        *d = *e;
+    }
+    return MT_OK;
+}
+
+static bool should_stop(rd_t *r)
+{
+    return (++r->rows & 0xFFFF) == 0 && r->opts->should_stop && r->opts->should_stop(r->opts->should_stop_ctx);
+}
+
+static int64_t col_i64(sqlite3_stmt *s, int i, int64_t dflt)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(s, i);
+}
+
+static void set_times(rd_t *r, mt_event_t *e, int64_t start, int64_t end)
+{
+    e->ts = start;
+    if (end < start) {
+        r->t->stats.neg_dur++;
+        e->flags |= MT_EV_NEG_DUR;
+        e->dur = 0;
+    } else {
+        e->dur = end - start;
+    }
+    e->flags |= MT_EV_HAS_DUR;
+}
+
+static mt_status_t step_done(rd_t *r, sqlite3_stmt *s, int rc, const char *table)
+{
+    mt_status_t st = rc == SQLITE_DONE ? MT_OK : db_fail(r, table);
+    sqlite3_finalize(s);
+    return st;
+}
+
+typedef enum gpu_kind { GK_KERNEL, GK_MEMCPY, GK_MEMSET, GK_SYNC } gpu_kind_t;
+
+static const char *memcpy_name(int64_t kind)
+{
+    static const char *const n[] = {"Memcpy", "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA", "Memcpy AtoH",
+                                    "Memcpy AtoA", "Memcpy AtoD", "Memcpy DtoA", "Memcpy DtoD", "Memcpy HtoH",
+                                    "Memcpy PtoP", "Memcpy HtoD (unified)", "Memcpy DtoH (unified)",
+                                    "Memcpy DtoD (unified)"};
+    return kind >= 0 && kind < (int64_t)(sizeof n / sizeof n[0]) ? n[kind] : n[0];
+}
+
+static const char *sync_name(int64_t kind)
+{
+    static const char *const n[] = {"Unknown Sync", "Event Sync", "Stream Wait Event", "Stream Sync", "Context Sync"};
+    return kind >= 0 && kind < (int64_t)(sizeof n / sizeof n[0]) ? n[kind] : n[0];
+}
+
+/* Kernels, memcpy, memset, synchronisation: GPU activity on (device,
+ * stream), as Kineto writes it (pid = device, tid = stream). */
+static mt_status_t read_gpu(rd_t *r, const char *table, gpu_kind_t kind)
+{
+    mt_status_t st;
+    bool present = has_table(r, table, &st);
+    if (st || !present)
+        return st;
+    /* 0 start, 1 end, 2 deviceId, 3 streamId, 4 correlationId, 5 globalPid, then per kind */
+    const char *want[12] = {"start", "end", "deviceId", "streamId", "correlationId", "globalPid"};
+    bool req[12] = {true, true, true, true, false, false};
+    size_t n = 6;
+    switch (kind) {
+    case GK_KERNEL:
+        want[n] = "demangledName", req[n++] = false;
+        want[n] = "shortName", req[n++] = false;
+        want[n] = "gridX", req[n++] = false;
+        want[n] = "gridY", req[n++] = false;
+        want[n] = "gridZ", req[n++] = false;
+        want[n] = "blockX", req[n++] = false;
+        break;
+    case GK_MEMCPY:
+        want[n] = "copyKind", req[n++] = false;
+        want[n] = "bytes", req[n++] = false;
+        break;
+    case GK_MEMSET: want[n] = "bytes", req[n++] = false; break;
+    case GK_SYNC: want[n] = "syncType", req[n++] = false; break;
+    }
+    sqlite3_stmt *s;
+    if ((st = prepare_select(r, table, want, req, n, "globalPid", &s)))
+        return st;
+    static const uint8_t cats[] = {MT_CAT_KERNEL, MT_CAT_GPU_MEMCPY, MT_CAT_GPU_MEMSET, MT_CAT_CUDA_SYNC};
+    uint32_t fixed = 0;
+    if (kind == GK_MEMSET && (st = mt_strtab_intern(r->t->strings, "Memset (Device)", 15, &fixed)))
+        return st;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (should_stop(r)) {
+            sqlite3_finalize(s);
+            return mt_error_set(r->err, MT_ERR_CANCELLED, "stopped: another process failed");
+        }
+        mt_event_t e = {.ph = MT_PH_X, .cat = cats[kind]};
+        set_times(r, &e, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+        e.pid = sqlite3_column_int64(s, 2);
+        e.tid = sqlite3_column_int64(s, 3);
+        if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
+            e.corr = (uint64_t)sqlite3_column_int64(s, 4);
+            e.flags |= MT_EV_HAS_CORR;
+        }
+        /* args only for a callback (the merged writer): formatting them
+         * for every row was a third of the load. */
+        char args[256] = "";
+        bool fmt = r->opts->on_event != NULL;
+        int k = 0;
+        if (fmt) {
+            k = snprintf(args, sizeof args, "\"device\":%lld,\"stream\":%lld", (long long)e.pid, (long long)e.tid);
+            if (e.flags & MT_EV_HAS_CORR)
+                k += snprintf(args + k, sizeof args - (size_t)k, ",\"correlation\":%llu", (unsigned long long)e.corr);
+        }
+        switch (kind) {
+        case GK_KERNEL: {
+            /* Kineto names a kernel by its demangled name; old exports
+             * may have only the short one. */
+            int c = sqlite3_column_type(s, 6) != SQLITE_NULL ? 6 : 7;
+            if (sqlite3_column_type(s, c) != SQLITE_NULL) {
+                if ((st = string_id(r, sqlite3_column_int64(s, c), false, &e.name)))
+                    goto fail;
+            }
+            if (fmt && sqlite3_column_type(s, 8) != SQLITE_NULL)
+                snprintf(args + k, sizeof args - (size_t)k, ",\"grid\":[%lld,%lld,%lld],\"block\":[%lld,1,1]",
+                         (long long)col_i64(s, 8, 0), (long long)col_i64(s, 9, 0), (long long)col_i64(s, 10, 0),
+                         (long long)col_i64(s, 11, 0));
+            break;
+        }
+        case GK_MEMCPY: {
+            const char *nm = memcpy_name(col_i64(s, 6, 0));
+            if ((st = mt_strtab_intern(r->t->strings, nm, strlen(nm), &e.name)))
+                goto nomem;
+            if (fmt)
+                snprintf(args + k, sizeof args - (size_t)k, ",\"bytes\":%lld", (long long)col_i64(s, 7, 0));
+            break;
+        }
+        case GK_MEMSET:
+            e.name = fixed;
+            if (fmt)
+                snprintf(args + k, sizeof args - (size_t)k, ",\"bytes\":%lld", (long long)col_i64(s, 6, 0));
+            break;
+        case GK_SYNC: {
+            const char *nm = sync_name(col_i64(s, 6, 0));
+            if ((st = mt_strtab_intern(r->t->strings, nm, strlen(nm), &e.name)))
+                goto nomem;
+            break;
+        }
+        }
+        if ((st = emit(r, &e, fmt ? args : NULL)))
+            goto fail;
+    }
+    return step_done(r, s, rc, table);
+nomem:
+    st = mt_error_set(r->err, st, "string table");
+fail:
+    sqlite3_finalize(s);
+    return st;
+}
+
+/* CUDA runtime and driver calls on the process's threads. */
+static mt_status_t read_api(rd_t *r)
+{
+    static const char table[] = "CUPTI_ACTIVITY_KIND_RUNTIME";
+    mt_status_t st;
+    bool present = has_table(r, table, &st);
+    if (st || !present)
+        return st;
+    static const char *const want[] = {"start", "end", "globalTid", "correlationId", "nameId"};
+    static const bool req[] = {true, true, false, false, true};
+    sqlite3_stmt *s;
+    if ((st = prepare_select(r, table, want, req, 5, "globalTid", &s)))
+        return st;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (should_stop(r)) {
+            sqlite3_finalize(s);
+            return mt_error_set(r->err, MT_ERR_CANCELLED, "stopped: another process failed");
+        }
+        mt_event_t e = {.ph = MT_PH_X};
+        set_times(r, &e, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+        int64_t g = col_i64(s, 2, 0);
+        e.pid = GID_PID(g);
+        e.tid = GID_TID(g);
+        if ((st = string_id(r, sqlite3_column_int64(s, 4), true, &e.name))) {
+            sqlite3_finalize(s);
+            return st;
+        }
+        size_t nl;
+        const char *nm = mt_strtab_get(r->t->strings, e.name, &nl);
+        /* The driver API ("cuLaunchKernelEx") shares the table. */
+        e.cat = nl >= 4 && memcmp(nm, "cuda", 4) == 0 ? MT_CAT_CUDA_RUNTIME : MT_CAT_CUDA_DRIVER;
+        char args[64] = "";
+        if (sqlite3_column_type(s, 3) != SQLITE_NULL) {
+            e.corr = (uint64_t)sqlite3_column_int64(s, 3);
+            e.flags |= MT_EV_HAS_CORR;
+            if (r->opts->on_event)
+                snprintf(args, sizeof args, "\"correlation\":%llu", (unsigned long long)e.corr);
+        }
+        if ((st = emit(r, &e, args[0] ? args : NULL))) {
+            sqlite3_finalize(s);
+            return st;
+        }
+    }
+    return step_done(r, s, rc, table);
+}
+
+/* NVTX event types (ENUM_NSYS_EVENT_TYPE, stable across eras). */
+enum { NVTX_MARK = 34, NVTX_THREAD = 39, NVTX_PUSHPOP = 59, NVTX_STARTEND = 60, NVTX_DOMAIN_CREATE = 75 };
+
+/* "MPI Rank N" (what MPI wrappers and nsys's MPI tracing name a rank). */
+static int64_t mpi_rank_text(const char *s, size_t n)
+{
+    if (n <= 9 || memcmp(s, "MPI Rank ", 9) != 0)
+        return -1;
+    int64_t v = 0;
+    for (size_t i = 9; i < n; i++) {
+        if ((unsigned)(s[i] - '0') > 9 || v > 100000000)
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v;
+}
+
+/* NVTX ranges (push/pop and start/end) become user annotations on the
+ * thread that opened them, marks instants; domain names and "MPI Rank N"
+ * are remembered. */
+static mt_status_t read_nvtx(rd_t *r)
+{
+    static const char table[] = "NVTX_EVENTS";
+    mt_status_t st;
+    bool present = has_table(r, table, &st);
+    if (st || !present)
+        return st;
+    static const char *const want[] = {"start", "end", "eventType", "text", "textId", "globalTid", "domainId"};
+    static const bool req[] = {true, false, true, false, false, false, false};
+    sqlite3_stmt *s;
+    if ((st = prepare_select(r, table, want, req, 7, "globalTid", &s)))
+        return st;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (should_stop(r)) {
+            sqlite3_finalize(s);
+            return mt_error_set(r->err, MT_ERR_CANCELLED, "stopped: another process failed");
+        }
+        int64_t type = sqlite3_column_int64(s, 2);
+        uint32_t name = MT_STR_NONE;
+        if (sqlite3_column_type(s, 3) != SQLITE_NULL) {
+            const char *txt = (const char *)sqlite3_column_text(s, 3);
+            size_t n = (size_t)sqlite3_column_bytes(s, 3);
+            if ((st = mt_strtab_intern(r->t->strings, txt ? txt : "", txt ? n : 0, &name))) {
+                st = mt_error_set(r->err, st, "string table");
+                break;
+            }
+        } else if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
+            if ((st = string_id(r, sqlite3_column_int64(s, 4), false, &name)))
+                break;
+        }
+        size_t nl;
+        const char *nm = mt_strtab_get(r->t->strings, name, &nl);
+        int64_t dom = col_i64(s, 6, 0);
+        int64_t mr = mpi_rank_text(nm, nl);
+        if (mr >= 0 && r->mpi_rank < 0)
+            r->mpi_rank = mr;
+        if (type == NVTX_DOMAIN_CREATE) {
+            if (dom > 0 && dom < 4096) {
+                if ((size_t)dom >= r->n_domains) {
+                    uint32_t *g = realloc(r->domains, 4096 * sizeof *g);
+                    if (!g) {
+                        st = mt_error_set(r->err, MT_ERR_NOMEM, "NVTX domains");
+                        break;
+                    }
+                    memset(g + r->n_domains, 0, (4096 - r->n_domains) * sizeof *g);
+                    r->domains = g;
+                    r->n_domains = 4096;
+                }
+                r->domains[dom] = name;
+            }
+            continue;
+        }
+        if (type != NVTX_PUSHPOP && type != NVTX_STARTEND && type != NVTX_MARK)
+            continue;
+        mt_event_t e = {.cat = MT_CAT_USER_ANNOTATION, .name = name};
+        int64_t g = col_i64(s, 5, 0);
+        e.pid = GID_PID(g);
+        e.tid = GID_TID(g);
+        if (type == NVTX_MARK) {
+            e.ph = MT_PH_I;
+            e.ts = sqlite3_column_int64(s, 0);
+        } else if (sqlite3_column_type(s, 1) == SQLITE_NULL) {
+            r->open_ranges++; /* never closed before the capture ended */
+            continue;
+        } else {
+            e.ph = MT_PH_X;
+            set_times(r, &e, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+        }
+        char args[300] = "";
+        if (r->opts->on_event && dom > 0 && (size_t)dom < r->n_domains && r->domains[dom]) {
+            size_t dl;
+            const char *d = mt_strtab_get(r->t->strings, r->domains[dom], &dl);
+            mt_buf_t b = {0};
+            if (mt_json_string(d, dl > 200 ? 200 : dl, mt_buf_write, &b) == MT_OK && b.len < 250)
+                snprintf(args, sizeof args, "\"domain\":%.*s", (int)b.len, b.data);
+            mt_buf_free(&b);
+        }
+        if ((st = emit(r, &e, args[0] ? args : NULL)))
+            break;
+    }
+    if (rc == SQLITE_ROW) {
+        sqlite3_finalize(s);
+        return st;
+    }
+    return step_done(r, s, rc, table);
+}
+
+/* Thread names of the process, as Kineto's thread_name metadata. */
+static mt_status_t read_threads(rd_t *r)
+{
+    static const char table[] = "ThreadNames";
+    mt_status_t st;
+    bool present = has_table(r, table, &st);
+    if (st || !present)
+        return st;
+    static const char *const want[] = {"nameId", "globalTid"};
+    static const bool req[] = {true, true};
+    sqlite3_stmt *s;
+    if ((st = prepare_select(r, table, want, req, 2, "globalTid", &s)))
+        return st;
+    uint32_t tn;
+    if ((st = mt_strtab_intern(r->t->strings, "thread_name", 11, &tn))) {
+        sqlite3_finalize(s);
+        return st;
+    }
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t g = sqlite3_column_int64(s, 1);
+        uint32_t name;
+        if ((st = string_id(r, sqlite3_column_int64(s, 0), false, &name)))
+            break;
+        mt_trace_t *t = r->t;
+        if (MT_GROW(t->meta, t->cap_meta, t->n_meta + 1, 64)) {
+            st = mt_error_set(r->err, MT_ERR_NOMEM, "metadata");
+            break;
+        }
+        mt_event_t e = {.ph = MT_PH_M, .name = tn, .pid = GID_PID(g), .tid = GID_TID(g)};
+        t->meta[t->n_meta++] = (mt_meta_t){.event = (uint32_t)t->n_events + 1, .str = name};
+        e.aux = (uint32_t)t->n_meta;
+        size_t nl;
+        const char *nm = mt_strtab_get(t->strings, name, &nl);
+        mt_buf_t b = {0};
+        char args[300] = "";
+        if (mt_json_string(nm, nl > 200 ? 200 : nl, mt_buf_write, &b) == MT_OK && b.len < 250)
+            snprintf(args, sizeof args, "\"name\":%.*s", (int)b.len, b.data);
+        mt_buf_free(&b);
+        if ((st = emit(r, &e, args[0] ? args : NULL)))
+            break;
+    }
+    if (rc == SQLITE_ROW) {
+        sqlite3_finalize(s);
+        return st;
+    }
+    return step_done(r, s, rc, table);
+}
+
+static int proc_cmp(const void *a, const void *b)
+{
+    const mt_nsys_proc_t *x = a, *y = b;
+    if (x->device != y->device)
+        return x->device < y->device ? -1 : 1;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* Is this an nsys export with GPU tables? One clear line when not. */
+static mt_status_t check_export(rd_t *r)
+{
+    mt_status_t st;
+    bool strings = has_table(r, "StringIds", &st);
+    if (st)
+        return st;
+    bool meta = has_table(r, "META_DATA_EXPORT", &st) || (!st && has_table(r, "EXPORT_META_DATA", &st));
+    if (st)
+        return st;
+    if (!strings && !meta)
+        return mt_error_set(r->err, MT_ERR_NSYS,
+                            "an SQLite database, but not an Nsight Systems export (no StringIds or export metadata "
+                            "table)");
+    bool kernels = has_table(r, "CUPTI_ACTIVITY_KIND_KERNEL", &st);
+    if (st)
+        return st;
+    if (!kernels)
+        return mt_error_set(r->err, MT_ERR_NSYS,
+                            "an Nsight Systems export without GPU activity (no CUPTI_ACTIVITY_KIND_KERNEL table: "
+                            "profile with --trace=cuda)");
+    if (!strings)
+        return mt_error_set(r->err, MT_ERR_NSYS, "an Nsight Systems export without its StringIds table");
+    return MT_OK;
+}
+
+/* The GPU processes, by device then pid. */
+static mt_status_t list_procs(rd_t *r, mt_nsys_proc_t **procs, size_t *n)
+{
+    *procs = NULL;
+    *n = 0;
+    static const char *const want[] = {"globalPid", "deviceId"};
+    bool have[2];
+    mt_status_t st = columns(r, "CUPTI_ACTIVITY_KIND_KERNEL", want, 2, have);
+    if (st)
+        return st;
+    const char *sql = have[0] ? "SELECT globalPid, min(deviceId), count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY "
+                                "globalPid"
+                              : "SELECT NULL, min(deviceId), count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL";
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(r->db, sql, -1, &s, NULL) != SQLITE_OK)
+        return db_fail(r, "CUPTI_ACTIVITY_KIND_KERNEL");
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (sqlite3_column_int64(s, 2) == 0)
+            continue;
+        if (MT_GROW(*procs, cap, *n + 1, 8)) {
+            sqlite3_finalize(s);
+            return mt_error_set(r->err, MT_ERR_NOMEM, "process list");
+        }
+        int64_t g = col_i64(s, 0, -1);
+        (*procs)[(*n)++] = (mt_nsys_proc_t){.global_pid = g,
+                                            .pid = g >= 0 ? GID_PID(g) : -1,
+                                            .device = col_i64(s, 1, -1),
+                                            .kernels = (uint64_t)sqlite3_column_int64(s, 2)};
+    }
+    st = step_done(r, s, rc, "CUPTI_ACTIVITY_KIND_KERNEL");
+    if (st == MT_OK && *n > 1)
+        qsort(*procs, *n, sizeof **procs, proc_cmp);
+    return st;
+}
+
+static mt_status_t session_start(rd_t *r)
+{
+    mt_status_t st;
+    if (!has_table(r, "TARGET_INFO_SESSION_START_TIME", &st))
+        return st; /* 2020-era exports: no absolute time; the clock fit aligns from the collectives alone */
+    static const char *const want[] = {"utcEpochNs"};
+    bool have[1];
+    if ((st = columns(r, "TARGET_INFO_SESSION_START_TIME", want, 1, have)) || !have[0])
+        return st;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(r->db, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME", -1, &s, NULL) != SQLITE_OK)
+        return db_fail(r, "TARGET_INFO_SESSION_START_TIME");
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) {
+        r->t->info.base_ns = sqlite3_column_int64(s, 0);
+        r->t->info.has_base = true;
+    }
+    if (rc == SQLITE_ROW)
+        rc = SQLITE_DONE;
+    return step_done(r, s, rc, "TARGET_INFO_SESSION_START_TIME");
+}
+
+static int progress(void *ctx)
+{
+    const rd_t *r = ctx;
+    return r->opts->should_stop && r->opts->should_stop(r->opts->should_stop_ctx);
+}
+
+/* Split "<file>#pid<N>" (when path itself is not a file). */
+static mt_status_t split_part(const char *path, char **file, int64_t *pid)
+{
+    *file = NULL;
+    *pid = -1;
+    const char *h = path ? strrchr(path, '#') : NULL;
+    struct stat sb;
+    if (!h || strncmp(h, "#pid", 4) != 0 || !h[4] || stat(path, &sb) == 0)
+        return MT_OK;
+    int64_t v = 0;
+    for (const char *p = h + 4; *p; p++) {
+        if ((unsigned)(*p - '0') > 9 || v > 100000000)
+            return MT_OK;
+        v = v * 10 + (*p - '0');
+    }
+    if (!(*file = strndup(path, (size_t)(h - path))))
+        return MT_ERR_NOMEM;
+    *pid = v;
+    return MT_OK;
+}
+
+static mt_status_t open_db(const char *file, const void *mem, size_t len, rd_t *r)
+{
+    int rc;
+    if (mem) {
+        rc = sqlite3_open_v2(":memory:", &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+        unsigned char *copy = rc == SQLITE_OK ? sqlite3_malloc64(len ? len : 1) : NULL;
+        if (rc == SQLITE_OK && !copy)
+            rc = SQLITE_NOMEM;
+        if (copy) {
+            memcpy(copy, mem, len);
+            rc = sqlite3_deserialize(r->db, "main", copy, (sqlite3_int64)len, (sqlite3_int64)len,
+                                     SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY);
+        }
+    } else {
+        rc = sqlite3_open_v2(file, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    }
+    if (rc != SQLITE_OK) {
+        mt_status_t st = r->db ? db_fail(r, "opening") : mt_error_set(r->err, MT_ERR_NOMEM, "SQLite");
+        return st;
+    }
+    /* A hostile file must not make SQLite write, run schema code or
+     * follow corrupt records far. */
+    sqlite3_db_config(r->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+    sqlite3_db_config(r->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+    sqlite3_exec(r->db, "PRAGMA cell_size_check=ON", NULL, NULL, NULL);
+    sqlite3_progress_handler(r->db, 100000, progress, r);
+    return MT_OK;
+}
+
+static mt_status_t read_export(rd_t *r, int64_t want_pid, const char *name)
+{
+    mt_trace_t *t = r->t;
+    mt_status_t st = check_export(r);
+    mt_nsys_proc_t *procs = NULL;
+    size_t n_procs = 0;
+    if (!st)
+        st = list_procs(r, &procs, &n_procs);
+    if (st)
+        goto out;
+    size_t idx = 0;
+    if (want_pid >= 0) {
+        for (idx = 0; idx < n_procs && procs[idx].pid != want_pid; idx++)
+            ;
+        if (idx == n_procs) {
+            st = mt_error_set(r->err, MT_ERR_NSYS, "no GPU process with pid %lld in this export", (long long)want_pid);
+            goto out;
+        }
+    } else if (n_procs > 1) {
+        st = mt_error_set(r->err, MT_ERR_NSYS,
+                          "%zu GPU processes in this export: name one as %s#pid<N> (the program lists them itself)",
+                          n_procs, name ? name : "FILE");
+        goto out;
+    }
+    if (n_procs && procs[idx].global_pid >= 0 && (n_procs > 1 || want_pid >= 0)) {
+        r->filter = true;
+        r->gpid = GID_PROC(procs[idx].global_pid);
+    }
+    if ((st = session_start(r)))
+        goto out;
+    if ((st = read_threads(r)) || (st = read_nvtx(r)) || (st = read_api(r)) ||
+        (st = read_gpu(r, "CUPTI_ACTIVITY_KIND_KERNEL", GK_KERNEL)) ||
+        (st = read_gpu(r, "CUPTI_ACTIVITY_KIND_MEMCPY", GK_MEMCPY)) ||
+        (st = read_gpu(r, "CUPTI_ACTIVITY_KIND_MEMSET", GK_MEMSET)) ||
+        (st = read_gpu(r, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", GK_SYNC)))
+        goto out;
+    if (r->mpi_rank >= 0)
+        t->info.rank = r->mpi_rank;
+    else if (n_procs > 1)
+        t->info.rank = (int64_t)idx;
+    t->info.has_dist_info = t->info.rank >= 0;
+    if (t->info.has_base) {
+        t->info.ts_style = MT_TS_REL;
+        for (size_t i = 0; i < t->n_events; i++)
+            if (t->events[i].ph != MT_PH_M && __builtin_add_overflow(t->events[i].ts, t->info.base_ns, &t->events[i].ts)) {
+                st = mt_error_set(r->err, MT_ERR_RANGE, "a time stamp + the session's UTC start does not fit int64 ns");
+                goto out;
+            }
+    } else {
+        t->info.ts_style = MT_TS_ABS_INT;
+    }
+out:
+    free(procs);
+    return st;
+}
+
+static mt_status_t load(const char *path, const void *mem, size_t len, const char *name, const mt_load_opts_t *opts,
+                        mt_trace_t **out, mt_error_t *err)
+{
+    mt_load_opts_t defaults;
+    if (!opts) {
+        mt_load_opts_init(&defaults);
+        opts = &defaults;
+    }
+    *out = NULL;
+    mt_error_t local;
+    if (!err)
+        err = &local;
+    mt_error_clear(err);
+    err->rank = opts->rank_hint;
+    if (name)
+        snprintf(err->path, sizeof err->path, "%s", name);
+    char *file = NULL;
+    int64_t want_pid = -1;
+    rd_t r = {.err = err, .opts = opts, .mpi_rank = -1};
+    mt_status_t st = mem ? MT_OK : split_part(path, &file, &want_pid);
+    mt_trace_t *t = st ? NULL : calloc(1, sizeof *t);
+    if (!t) {
+        free(file);
+        return mt_error_set(err, MT_ERR_NOMEM, "allocating the trace");
+    }
+    r.t = t;
+    t->info.rank = t->info.world_size = t->info.schema_version = -1;
+    t->strings = mt_strtab_create();
+    if (!t->strings || (name && !(t->path = strdup(name)))) {
+        st = mt_error_set(err, MT_ERR_NOMEM, "allocating the trace");
+        goto fail;
+    }
+    if ((st = open_db(file ? file : path, mem, len, &r)))
+        goto fail;
+    if ((st = read_export(&r, want_pid, file ? file : name)))
+        goto fail;
+    struct stat sb;
+    t->stats.bytes_in = mem ? len : (stat(file ? file : path, &sb) == 0 ? (uint64_t)sb.st_size : 0);
+    t->stats.bytes_json = t->stats.bytes_in;
+    if (!opts->no_classify && (st = mt_trace_classify(t))) {
+        st = mt_error_set(err, st, "classifying");
+        goto fail;
+    }
+    if (!opts->no_classify && !opts->no_link && (st = mt_trace_link(t, NULL))) {
+        st = mt_error_set(err, st, "linking");
+        goto fail;
+    }
+    if (t->info.rank >= 0 && t->info.rank <= INT32_MAX)
+        err->rank = (int)t->info.rank;
+    sqlite3_finalize(r.str_stmt);
+    sqlite3_close(r.db);
+    free(r.names.v);
+    free(r.api_names.v);
+    free(r.domains);
+    mt_buf_free(&r.raw);
+    free(file);
+    *out = t;
+    return MT_OK;
+fail:
+    if (err->code == MT_OK)
+        mt_error_set(err, st, "%s", "");
+    sqlite3_finalize(r.str_stmt);
+    sqlite3_close(r.db);
+    free(r.names.v);
+    free(r.api_names.v);
+    free(r.domains);
+    mt_buf_free(&r.raw);
+    free(file);
+    mt_trace_free(t);
+    return st;
+}
+
+mt_status_t mt_nsys_load(const char *path, const mt_load_opts_t *opts, mt_trace_t **out, mt_error_t *err)
+{
+    return load(path, NULL, 0, path, opts, out, err);
+}
+
+mt_status_t mt_nsys_load_buffer(const void *buf, size_t len, const char *name, const mt_load_opts_t *opts,
+                                mt_trace_t **out, mt_error_t *err)
+{
+    return load(NULL, buf ? buf : "", len, name, opts, out, err);
+}
+
+mt_status_t mt_nsys_procs(const char *path, mt_nsys_proc_t **procs, size_t *n, mt_error_t *err)
+{
+    *procs = NULL;
+    *n = 0;
+    mt_error_t local;
+    if (!err)
+        err = &local;
+    mt_error_clear(err);
+    snprintf(err->path, sizeof err->path, "%s", path);
+    mt_load_opts_t o;
+    mt_load_opts_init(&o);
+    rd_t r = {.err = err, .opts = &o, .mpi_rank = -1};
+    mt_status_t st = open_db(path, NULL, 0, &r);
+    if (!st)
+        st = check_export(&r);
+    if (!st)
+        st = list_procs(&r, procs, n);
+    if (st) {
+        free(*procs);
+        *procs = NULL;
+        *n = 0;
+    }
+    sqlite3_close(r.db);
+    return st;
+}
+
+#endif /* MT_HAVE_SQLITE */

@@ -1,0 +1,201 @@
+/* Nsight Systems SQLite exports: the small exports of tests/fuzz/corpus_nsys
+ * (tests/nsys/make_nsys_seeds.py, numbers below from that script) and the
+ * real ones in ../shared/corpus (counts from SQL queries run by hand with
+ * sqlite3; tests/nsys/check_nsys.py checks the program against its own). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mergetrace/mergetrace.h"
+#include "test_util.h"
+
+#define SEEDS MT_SAMPLES_DIR "/../tests/fuzz/corpus_nsys/"
+
+static size_t count_class(const mt_trace_t *t, mt_class_t c)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_events; i++)
+        n += t->events[i].cls == c;
+    return n;
+}
+
+static void test_sniff(void **state)
+{
+    (void)state;
+    assert_true(mt_nsys_sniff("SQLite format 3\0xxxx", 20));
+    assert_false(mt_nsys_sniff("SQLite format 3", 15));
+    assert_false(mt_nsys_sniff("{\"traceEvents\":[]}", 18));
+    char b[64];
+    assert_int_equal(mt_nsys_part_path(b, sizeof b, "a/b.sqlite", 144), strlen("a/b.sqlite#pid144"));
+    assert_string_equal(b, "a/b.sqlite#pid144");
+}
+
+static void test_two_procs(void **state)
+{
+    (void)state;
+    mt_nsys_proc_t *p = NULL;
+    size_t n = 0;
+    mt_error_t err;
+    assert_int_equal(mt_nsys_procs(SEEDS "two_procs.sqlite", &p, &n, &err), MT_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(p[0].pid, 100);
+    assert_int_equal(p[0].device, 0);
+    assert_int_equal(p[1].pid, 101);
+    assert_int_equal(p[1].kernels, 3);
+    free(p);
+
+    /* The whole file has two GPU processes: one must be named. */
+    mt_trace_t *t = NULL;
+    assert_int_equal(mt_trace_load(SEEDS "two_procs.sqlite", NULL, &t, &err), MT_ERR_NSYS);
+    assert_null(t);
+    assert_non_null(strstr(err.msg, "2 GPU processes"));
+
+    assert_int_equal(mt_trace_load(SEEDS "two_procs.sqlite#pid101", NULL, &t, &err), MT_OK);
+    assert_int_equal(t->info.rank, 1); /* NVTX "MPI Rank 1" */
+    assert_true(t->info.has_base);
+    assert_int_equal(t->info.base_ns, 1700000000000000000LL);
+    assert_int_equal(count_cat(t, MT_CAT_KERNEL), 3);
+    assert_int_equal(count_class(t, MT_CLASS_COMM), 1);
+    assert_int_equal(count_cat(t, MT_CAT_CUDA_RUNTIME), 3);
+    /* Two closed ranges (the open start/end range is left out). */
+    assert_int_equal(count_cat(t, MT_CAT_USER_ANNOTATION), 2);
+    assert_int_equal(t->link.launched, 3);
+    const mt_event_t *k = find_event(t, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+    assert_non_null(k);
+    assert_int_equal(k->ts, 1700000000000000000LL + 1101);
+    assert_int_equal(k->dur, 1150 - 1101);
+    assert_int_equal(k->pid, 1);
+    assert_int_equal(k->tid, 7);
+    assert_non_null(find_event(t, "cudaLaunchKernel")); /* the _v7000 suffix dropped */
+    const mt_event_t *r = find_event(t, "ncclAllReduce");
+    assert_non_null(r);
+    assert_int_equal(r->pid, 101);
+    assert_int_equal(r->tid, 1);
+    assert_int_equal(t->n_meta, 1);
+    mt_trace_free(t);
+
+    assert_int_equal(mt_trace_load(SEEDS "two_procs.sqlite#pid7", NULL, &t, &err), MT_ERR_NSYS);
+    assert_non_null(strstr(err.msg, "no GPU process with pid 7"));
+}
+
+static void test_schema_2022(void **state)
+{
+    (void)state;
+    mt_trace_t *t = NULL;
+    mt_error_t err;
+    assert_int_equal(mt_trace_load(SEEDS "schema_2022.sqlite#pid100", NULL, &t, &err), MT_OK);
+    assert_int_equal(t->info.rank, 0);
+    assert_int_equal(count_cat(t, MT_CAT_KERNEL), 3);
+    assert_int_equal(count_class(t, MT_CLASS_COMM), 1);
+    mt_trace_free(t);
+}
+
+/* The merged writer takes an export like a Kineto file: the events it
+ * writes are the stored ones plus its own process metadata. */
+static void test_merge(void **state)
+{
+    (void)state;
+    mt_trace_t *t = NULL;
+    mt_error_t err;
+    assert_int_equal(mt_trace_load(SEEDS "two_procs.sqlite#pid100", NULL, &t, &err), MT_OK);
+    mt_buf_t b = {0};
+    uint64_t n = 0;
+    assert_int_equal(mt_merge_rank(SEEDS "two_procs.sqlite#pid100", 0, NULL, NULL, mt_buf_write, &b, &n, &err), MT_OK);
+    /* 2 pids (GPU 0, CPU 100): name + sort index each, labels for the CPU. */
+    assert_int_equal(n, t->n_events + 5);
+    assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
+    assert_non_null(strstr(b.data, "\"ts\":1700000000000001.000,\"dur\":0.050"));
+    assert_non_null(strstr(b.data, "\"name\":\"rank 0 GPU 0\""));
+    mt_buf_free(&b);
+    mt_trace_free(t);
+}
+
+static void expect_error(const char *file, mt_status_t code, const char *text)
+{
+    mt_trace_t *t = NULL;
+    mt_error_t err;
+    char path[512];
+    snprintf(path, sizeof path, "%s%s", SEEDS, file);
+    mt_status_t st = mt_trace_load(path, NULL, &t, &err);
+    if (st != code || !strstr(err.msg, text))
+        fail_msg("%s: status %d, message '%s'", file, (int)st, err.msg);
+    assert_null(t);
+    size_t len;
+    char *buf = read_file(path, &len);
+    assert_non_null(buf);
+    assert_int_equal(mt_trace_load_buffer(buf, len, file, NULL, &t, &err), code);
+    free(buf);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    expect_error("not_nsys.sqlite", MT_ERR_NSYS, "not an Nsight Systems export");
+    expect_error("no_gpu.sqlite", MT_ERR_NSYS, "without GPU activity");
+    expect_error("cut_1024.sqlite", MT_ERR_NSYS, "truncated or corrupt");
+    expect_error("cut_3072.sqlite", MT_ERR_NSYS, "truncated or corrupt");
+    expect_error("empty.sqlite", MT_ERR_FORMAT, "empty file");
+}
+
+/* The real exports. Counts: SELECT count(*), sum(end - start) FROM
+ * CUPTI_ACTIVITY_KIND_KERNEL GROUP BY globalPid, and the NCCL kernels by
+ * their StringIds name, run with the sqlite3 shell. */
+static void test_corpus(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        int64_t pid, rank;
+        size_t kernels, comm;
+        int64_t kernel_ns;
+    } cases[] = {
+        {"GindaChen__nsys-ai/tests/fixtures/mfu_2gpu_before.sqlite", 144, 0, 1993, 33, 270875926},
+        {"GindaChen__nsys-ai/tests/fixtures/mfu_2gpu_before.sqlite", 145, 1, 2017, 33, 264324724},
+        {"GindaChen__nsys-ai/tests/fixtures/h100_2gpu_1s.sqlite", 111, 0, 1721, 0, 22385163},
+        {"GindaChen__nsys-ai/tests/fixtures/h100_2gpu_1s.sqlite", 112, 1, 1721, 0, 22444359},
+        {"GindaChen__nsys-ai/tests/fixtures/mock.sqlite", -1, -1, 2, 0, 4129},
+        {"hpcgroup__pipit/pipit/tests/data/saxpy-mpi-cuda_nsys_perlmutter0.sqlite", -1, 0, 5, 0, 88573480},
+        {"brycelelbach__nsightful/tests/power_iteration__baseline.sqlite", -1, -1, 3689, 0, 1131742684},
+    };
+    if (access(MT_CORPUS_DIR "/GindaChen__nsys-ai/tests/fixtures/mock.sqlite", R_OK) != 0)
+        skip();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[1024];
+        int k = snprintf(path, sizeof path, "%s/%s", MT_CORPUS_DIR, cases[i].file);
+        if (cases[i].pid >= 0)
+            mt_nsys_part_path(path + k, sizeof path - (size_t)k, "", cases[i].pid);
+        mt_trace_t *t = NULL;
+        mt_error_t err;
+        mt_status_t st = mt_trace_load(path, NULL, &t, &err);
+        if (st != MT_OK)
+            fail_msg("%s: %s", path, err.msg);
+        int64_t ns = 0;
+        for (size_t e = 0; e < t->n_events; e++)
+            if (t->events[e].cat == MT_CAT_KERNEL)
+                ns += t->events[e].dur;
+        if (count_cat(t, MT_CAT_KERNEL) != cases[i].kernels || count_class(t, MT_CLASS_COMM) != cases[i].comm ||
+            ns != cases[i].kernel_ns || t->info.rank != cases[i].rank)
+            fail_msg("%s: kernels %zu comm %zu ns %lld rank %lld", path, count_cat(t, MT_CAT_KERNEL),
+                     count_class(t, MT_CLASS_COMM), (long long)ns, (long long)t->info.rank);
+        mt_trace_free(t);
+    }
+}
+
+int main(void)
+{
+    if (!mt_nsys_available()) {
+        printf("SKIP: built without SQLite (MT_SQLITE=OFF or libsqlite3-dev missing)\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sniff),     cmocka_unit_test(test_two_procs), cmocka_unit_test(test_schema_2022),
+        cmocka_unit_test(test_merge),     cmocka_unit_test(test_errors),    cmocka_unit_test(test_corpus),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
