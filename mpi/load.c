@@ -325,11 +325,12 @@ int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rank
         }
     }
     /* Every process compiles the same options: the same outcome everywhere. */
+    mt_error_t err;
+    mt_error_clear(&err);
     if (mt_pp_markers_compile(o->chunk_regex, (const char *const *)o->stage_regex, o->n_stage,
-                              (const int32_t *const *)o->stage_ranks, o->stage_n_ranks, markers, msg,
-                              sizeof msg) != MT_OK) {
+                              (const int32_t *const *)o->stage_ranks, o->stage_n_ranks, markers, &err) != MT_OK) {
         if (me == 0)
-            fprintf(stderr, "mergetrace: %s\n", msg[0] ? msg : "out of memory");
+            fprintf(stderr, "mergetrace: %s\n", err.msg[0] ? err.msg : "out of memory");
         return MT_EXIT_ERROR;
     }
     return -1;

@@ -100,9 +100,11 @@ static int usage_error(bool print, const char *opt, const char *what)
 
 int parse_rank_list(const char *s, int32_t **out, size_t *n, char *msg, size_t cap)
 {
-    mt_status_t st = mt_pp_ranks_parse(s, out, n, msg, cap);
-    if (st == MT_ERR_NOMEM)
-        snprintf(msg, cap, "out of memory");
+    mt_error_t err;
+    mt_error_clear(&err);
+    mt_status_t st = mt_pp_ranks_parse(s, out, n, &err);
+    if (st != MT_OK)
+        snprintf(msg, cap, "%s", st == MT_ERR_NOMEM ? "out of memory" : err.msg);
     return st == MT_OK ? 0 : -1;
 }
 
@@ -157,12 +159,13 @@ static int add_stage(options_t *o, const char *val, bool print, const char *opt)
     size_t n_ranks = 0;
     size_t re_len = strlen(re);
     if (at) {
-        char msg[256];
-        mt_status_t rc = mt_pp_ranks_parse(at + 1, &ranks, &n_ranks, msg, sizeof msg);
+        mt_error_t err;
+        mt_error_clear(&err);
+        mt_status_t rc = mt_pp_ranks_parse(at + 1, &ranks, &n_ranks, &err);
         if (rc == MT_ERR_NOMEM)
             return MT_EXIT_ERROR;
         if (rc != MT_OK)
-            return usage_error(print, opt, msg);
+            return usage_error(print, opt, err.msg);
         re_len = (size_t)(at - re);
     }
     if (!re_len) {
@@ -379,14 +382,15 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
             o->top_kernels = (int)v;
         } else if (!strcmp(name, "--pp-stages")) {
             TAKES_VALUE();
-            char msg[256];
+            mt_error_t err;
+            mt_error_clear(&err);
             mt_pp_stages_t st;
-            mt_status_t rc = mt_pp_stages_parse(val, &st, msg, sizeof msg);
+            mt_status_t rc = mt_pp_stages_parse(val, &st, &err);
             mt_pp_stages_free(&st);
             if (rc == MT_ERR_NOMEM)
                 return MT_EXIT_ERROR;
             if (rc != MT_OK)
-                return usage_error(print, name, msg);
+                return usage_error(print, name, err.msg);
             o->pp_stages = val;
         } else if (!strcmp(name, "--pp")) {
             TAKES_VALUE();
@@ -416,10 +420,11 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
                 return rc;
         } else if (!strcmp(name, "--gate")) {
             TAKES_VALUE();
-            char msg[256];
+            mt_error_t err;
+            mt_error_clear(&err);
             mt_gate_t g;
-            if (mt_gate_parse(val, &g, msg, sizeof msg) != MT_OK)
-                return usage_error(print, name, msg);
+            if (mt_gate_parse(val, &g, &err) != MT_OK)
+                return usage_error(print, name, err.msg);
             mt_gate_t *ng = realloc(o->gates, (o->n_gates + 1) * sizeof *ng);
             if (!ng)
                 return MT_EXIT_ERROR;
@@ -484,16 +489,16 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         return usage_error(print, "--pp", "give either --pp-stages or --pp, not both");
     {
         /* The regexes must compile; main compiles them again for the run. */
-        char msg[256];
+        mt_error_t err;
+        mt_error_clear(&err);
         mt_pp_markers_t *mk = NULL;
         mt_status_t rc = mt_pp_markers_compile(o->chunk_regex, (const char *const *)o->stage_regex, o->n_stage,
-                                               (const int32_t *const *)o->stage_ranks, o->stage_n_ranks, &mk, msg,
-                                               sizeof msg);
+                                               (const int32_t *const *)o->stage_ranks, o->stage_n_ranks, &mk, &err);
         mt_pp_markers_free(mk);
         if (rc == MT_ERR_NOMEM)
             return MT_EXIT_ERROR;
         if (rc != MT_OK)
-            return usage_error(print, o->n_stage ? "--stage / --chunk" : "--chunk", msg);
+            return usage_error(print, o->n_stage ? "--stage / --chunk" : "--chunk", err.msg);
     }
     return -1;
 }

@@ -53,8 +53,8 @@ typedef struct mt_gate {
 } mt_gate_t;
 
 /* Parse "metric OP number" (spaces allowed around the operator). MT_OK, or
- * MT_ERR_USAGE with what was expected in msg. */
-mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, char *msg, size_t cap);
+ * MT_ERR_USAGE with what was expected in err->msg (err may be NULL). */
+mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, mt_error_t *err);
 
 /* Name of a metric ("overlap", ...). */
 const char *mt_gate_metric_str(mt_gate_metric_t m);

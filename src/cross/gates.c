@@ -23,7 +23,7 @@ const char *mt_gate_metric_str(mt_gate_metric_t m)
     return (unsigned)m < MT_GATE_METRIC_COUNT_ ? k_metric[m] : "?";
 }
 
-mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, char *msg, size_t cap)
+mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, mt_error_t *err)
 {
     memset(g, 0, sizeof *g);
     snprintf(g->expr, sizeof g->expr, "%s", text);
@@ -38,8 +38,7 @@ mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, char *msg, size_t cap)
         if (strlen(k_metric[i]) == n && !memcmp(p, k_metric[i], n))
             m = i;
     if (m < 0) {
-        snprintf(msg, cap,
-                 "\"%s\": expected a metric first: overlap, period_p99_us, straggler_wait_pct, idle_pct or "
+        mt_error_set(err, MT_ERR_USAGE, "\"%s\": expected a metric first: overlap, period_p99_us, straggler_wait_pct, idle_pct or "
                  "alignment_p99_us",
                  text);
         return MT_ERR_USAGE;
@@ -52,7 +51,7 @@ mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, char *msg, size_t cap)
         if (!strncmp(p, k_op[i], strlen(k_op[i])))
             op = i;
     if (op < 0) {
-        snprintf(msg, cap, "\"%s\": expected <=, >=, <, > or == after %s", text, k_metric[m]);
+        mt_error_set(err, MT_ERR_USAGE, "\"%s\": expected <=, >=, <, > or == after %s", text, k_metric[m]);
         return MT_ERR_USAGE;
     }
     p += strlen(k_op[op]);
@@ -62,13 +61,13 @@ mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, char *msg, size_t cap)
     errno = 0;
     double v = *p ? strtod(p, &end) : 0;
     if (!*p || end == p || errno || !isfinite(v)) {
-        snprintf(msg, cap, "\"%s\": expected a finite number after %s", text, k_op[op]);
+        mt_error_set(err, MT_ERR_USAGE, "\"%s\": expected a finite number after %s", text, k_op[op]);
         return MT_ERR_USAGE;
     }
     while (*end == ' ')
         end++;
     if (*end) {
-        snprintf(msg, cap, "\"%s\": unexpected \"%s\" after the number", text, end);
+        mt_error_set(err, MT_ERR_USAGE, "\"%s\": unexpected \"%s\" after the number", text, end);
         return MT_ERR_USAGE;
     }
     g->metric = (mt_gate_metric_t)m;

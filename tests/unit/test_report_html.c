@@ -351,9 +351,10 @@ static void test_pipeline_section(void **state)
                               .period_p99_ns = 2500000, .period_mean_ns = 2250000, .overlap_score = 0.75};
     p.raw = p.sum;
     mt_gate_t g[2];
-    char msg[128];
-    assert_int_equal(mt_gate_parse("overlap>=0.5", &g[0], msg, sizeof msg), MT_OK);
-    assert_int_equal(mt_gate_parse("idle_pct<=1", &g[1], msg, sizeof msg), MT_OK);
+    mt_error_t err;
+    mt_error_clear(&err);
+    assert_int_equal(mt_gate_parse("overlap>=0.5", &g[0], &err), MT_OK);
+    assert_int_equal(mt_gate_parse("idle_pct<=1", &g[1], &err), MT_OK);
     g[0].measured = true, g[0].value = 0.75, g[0].pass = true;
     g[1].measured = false, g[1].pass = false, g[1].why = "no GPU <activity>";
     mt_report_t r = {.version = "0", .world_size = 2, .pipeline = &p, .pipeline_note = "note <i>x</i>",
