@@ -38,9 +38,10 @@ mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, mt_error_t *err)
         if (strlen(k_metric[i]) == n && !memcmp(p, k_metric[i], n))
             m = i;
     if (m < 0) {
-        mt_error_set(err, MT_ERR_USAGE, "\"%s\": expected a metric first: overlap, period_p99_us, straggler_wait_pct, idle_pct or "
-                 "alignment_p99_us",
-                 text);
+        mt_error_set(err, MT_ERR_USAGE,
+                     "\"%s\": expected a metric first: overlap, period_p99_us, straggler_wait_pct, idle_pct or "
+                     "alignment_p99_us",
+                     text);
         return MT_ERR_USAGE;
     }
     p += n;

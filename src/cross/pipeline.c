@@ -212,8 +212,9 @@ mt_status_t mt_pp_stages_blocks(const int32_t *ranks, size_t n_ranks, int n_stag
 {
     memset(out, 0, sizeof *out);
     if (n_stages < 2 || (size_t)n_stages > n_ranks || n_ranks % (size_t)n_stages) {
-        mt_error_set(err, MT_ERR_USAGE, "--pp %d: needs 2 or more stages that divide the %zu ranks present into equal blocks",
-                 n_stages, n_ranks);
+        mt_error_set(err, MT_ERR_USAGE,
+                     "--pp %d: needs 2 or more stages that divide the %zu ranks present into equal blocks", n_stages,
+                     n_ranks);
         return MT_ERR_USAGE;
     }
     mt_status_t st = stages_alloc(out, (size_t)n_stages, n_ranks);
