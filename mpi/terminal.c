@@ -1,17 +1,65 @@
 /* The terminal summary on process 0 (terminal.h): what was loaded and
  * matched, the clock of every rank, NCCL data, per-rank GPU time, the
  * cross-rank and pipeline sections, the gates, and every warning. */
+#define _POSIX_C_SOURCE 200809L /* gmtime_r */
 #include "terminal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 mt_status_t terminal_write(void *ctx, const void *data, size_t len)
 {
     (void)ctx;
     return fwrite(data, 1, len, stdout) == len ? MT_OK : MT_ERR_IO;
+}
+
+/* Nsight Systems exports: their time stamps are the session's UTC start plus
+ * nsys's own clock, so the fitted offsets are how far aligning by UTC alone
+ * would have been off. */
+static void nsys_print(FILE *out, const job_t *j, const mt_align_result_t *al)
+{
+    size_t n = 0, i_max = 0;
+    int64_t worst = 0, first = INT64_MAX, last = INT64_MIN;
+    for (size_t i = 0; i < j->n; i++) {
+        const mt_trace_summary_t *s = &j->res[i].sum;
+        if (!s->nsys || j->res[i].nccl.is_nccl)
+            continue;
+        n++;
+        if (s->session_start_ns >= 0) {
+            first = s->session_start_ns < first ? s->session_start_ns : first;
+            last = s->session_start_ns > last ? s->session_start_ns : last;
+        }
+        const mt_clock_t *c = &al->clocks[i];
+        int64_t off = c->offset_ns < 0 ? -c->offset_ns : c->offset_ns;
+        if (c->connected && !c->reference && off >= worst) {
+            worst = off;
+            i_max = i;
+        }
+    }
+    if (!n)
+        return;
+    if (first != INT64_MAX && n == 1) {
+        time_t sec = (time_t)(first / 1000000000);
+        struct tm tm;
+        char when[32] = "?";
+        if (gmtime_r(&sec, &tm))
+            strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+        fprintf(out, "Nsight Systems: 1 rank; its session started %s.%03lld UTC\n", when,
+                (long long)(first / 1000000 % 1000));
+    } else if (first == INT64_MAX)
+        fprintf(out, "Nsight Systems: %zu rank%s; no session start times (an export of before 2021)\n", n,
+                n == 1 ? "" : "s");
+    else if (!worst)
+        fprintf(out, "Nsight Systems: %zu rank%s; sessions started within %.3f ms of each other (UTC)\n", n,
+                n == 1 ? "" : "s", (double)(last - first) / 1e6);
+    else
+        fprintf(out,
+                "Nsight Systems: %zu rank%s; sessions started within %.3f ms of each other (UTC); aligning by UTC "
+                "alone would have been off by up to %.3f ms (rank %lld)\n",
+                n, n == 1 ? "" : "s", (double)(last - first) / 1e6, (double)worst / 1e6, (long long)j->res[i_max].rank);
 }
 
 static double pct(int64_t part, int64_t whole)
@@ -175,6 +223,7 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
                 c->offset_ns / 1e6, c->drift_ppm, (unsigned long long)c->matched, resid, (unsigned long long)c->violations,
                 c->reference ? "ref" : c->connected ? "" : "NOT CONNECTED");
     }
+    nsys_print(out, j, al);
     nccl_print(out, B, N, &j->nccl, l);
     print_analyses(out, B, N, j, an);
     if (cross) {

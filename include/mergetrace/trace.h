@@ -193,6 +193,7 @@ typedef struct mt_trace_info {
     int64_t base_ns;       /* baseTimeNanoseconds (0 when absent) */
     bool has_base;
     bool bare_array;       /* the file was a top-level array of events */
+    bool nsys;             /* from an Nsight Systems export: base_ns is the session's UTC start */
     bool has_dist_info;
     mt_ts_style_t ts_style;
     uint32_t backend;      /* distributedInfo.backend */

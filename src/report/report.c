@@ -107,6 +107,13 @@ mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
             mt_out_printf(&j, ", \"truncated_at\": %llu", (unsigned long long)in->truncated_at);
         if (in->nccl_only)
             mt_out_printf(&j, ", \"nccl_only\": true");
+        if (in->summary && in->summary->nsys) {
+            mt_out_printf(&j, ", \"format\": \"nsys\", \"session_start_utc_ns\": ");
+            if (in->summary->session_start_ns >= 0)
+                mt_out_printf(&j, "%lld", (long long)in->summary->session_start_ns);
+            else
+                mt_out_puts(&j, "null");
+        }
         const mt_trace_summary_t *s = in->summary;
         if (s) {
             mt_out_printf(&j, ",\n   \"counts\": {\"kernels_compute\": %llu, \"kernels_comm\": %llu, \"comm_with_collective\": %llu,"
