@@ -82,14 +82,18 @@
  *                Each gives the p50 over used steps of the projected step
  *                times; a projection assumes the dependencies stay the
  *                same.
- *  root causes   each wait of a participant of a matched instance (last
+ *  root causes   each wait of a participant p of a matched instance (last
  *                arrival - its arrival) is charged to the last arrival's
- *                rank q: the work q did since the previous instance both
- *                took part in (or the step start) is compared by activity
- *                name with the waiting rank's over the same span; the
- *                positive excess per name (and the excess of q's idle
- *                time) shares the wait in proportion, at most the wait;
- *                the rest is unattributed. Summed per (rank, name).
+ *                rank q (Scalasca's delay costs): short term, q's compute
+ *                and memory activities since the previous instance both
+ *                took part in (or the step start), per name, against p's
+ *                activities of that name over its own span at p's mean
+ *                duration (excess = q's time - q's count x p's mean); the
+ *                positive excesses share the wait in proportion, at most
+ *                the wait. Long term, the rest of the wait is lateness q
+ *                carried from earlier: it is charged to the short-term
+ *                causes last found for q, in the same proportions. What
+ *                neither explains is unattributed. Summed per (rank, name).
  *
  * Cost: O(n log n) in the activities of all ranks. */
 #ifndef MERGETRACE_CRITPATH_H
@@ -203,7 +207,8 @@ typedef struct mt_critpath {
     mt_cp_whatif_t whatif[MT_WI_COUNT_];
     /* root causes */
     int64_t wait_ns;           /* all waiting in matched instances of the used steps */
-    int64_t attributed_ns;
+    int64_t attributed_ns;     /* short_ns + long_ns */
+    int64_t short_ns, long_ns; /* short-term and propagated (long-term) */
     mt_cp_name_t *causes;      /* (rank, name) most first; kind idle = the late rank's idle time */
     size_t n_causes;
 } mt_critpath_t;

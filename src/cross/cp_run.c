@@ -490,12 +490,12 @@ static int straggler_factors(const cp_graph_t *g, const mt_cp_request_t *rq, dou
 typedef struct prof {
     const char *name;
     uint32_t len;
-    int32_t rank_i;
+    uint32_t cnt;
     int64_t ns;
 } prof_t;
 
-/* Time per activity name of rank R's compute and memory activities in
- * [a, b) (clipped), into p (at most cap entries: the rest is left out). */
+/* Time and count per activity name of rank R's compute and memory
+ * activities that lie within [a, b], into p (at most cap entries: the rest is left out). */
 static size_t profile(const cp_graph_t *g, const cp_rank_t *R, int64_t a, int64_t b, prof_t *p, size_t cap)
 {
     size_t np = 0;
@@ -514,18 +514,19 @@ static size_t profile(const cp_graph_t *g, const cp_rank_t *R, int64_t a, int64_
         const cp_node_t *n = &nodes[k];
         if (n->cls == MT_AN_COMM)
             continue;
-        int64_t s = n->s > a ? n->s : a, e = n->e < b ? n->e : b;
-        if (e <= s)
-            continue;
+        if (n->s < a || n->e > b || n->e <= n->s)
+            continue; /* whole activities only: a clipped one would look short */
+        int64_t s = n->s, e = n->e;
         size_t q = 0;
         while (q < np && !(p[q].len == n->name_len && (p[q].name == n->name || !memcmp(p[q].name, n->name, n->name_len))))
             q++;
         if (q == np) {
             if (np == cap)
                 continue;
-            p[np++] = (prof_t){n->name, n->name_len, n->rank_i, 0};
+            p[np++] = (prof_t){n->name, n->name_len, 0, 0};
         }
         p[q].ns += e - s;
+        p[q].cnt++;
     }
     return np;
 }
@@ -554,14 +555,24 @@ static int add_cause(cause_t **cs, size_t *n, size_t *cap, const char *name, uin
     return 0;
 }
 
+/* The short-term causes last found for a rank: where its propagated
+ * (long-term) lateness is charged. */
+#define CP_DIST 16
+typedef struct dist {
+    prof_t v[CP_DIST];
+    size_t n;
+    int64_t sum;
+} dist_t;
+
 static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
 {
     enum { PCAP = 256 };
     prof_t *pq = malloc(PCAP * sizeof *pq), *pp = malloc(PCAP * sizeof *pp);
+    dist_t *last = calloc(g->n_ranks ? g->n_ranks : 1, sizeof *last);
     cause_t *cs = NULL;
     size_t ncs = 0, capcs = 0;
     mt_status_t st = MT_ERR_NOMEM;
-    if (!pq || !pp)
+    if (!pq || !pp || !last)
         goto out;
     for (size_t ii = 0; ii < g->n_inst; ii++) {
         const cp_inst_t *I = &g->inst[ii];
@@ -570,8 +581,6 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
             continue;
         const cp_rank_t *Q = &g->ranks[qn->rank_i];
         int64_t t0 = c->steps[g->rs[qn->rstep].job].start_ns;
-        size_t nq = 0;
-        int have_q = 0;
         for (uint32_t k = 0; k < I->n; k++) {
             int32_t pid = g->imem[I->m0 + k];
             const cp_node_t *pn = &g->nodes[pid];
@@ -598,40 +607,50 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
                     break;
                 }
             }
-            if (!have_q || 1) {
-                nq = profile(g, Q, w0, I->maxstart, pq, PCAP);
-                have_q = 1;
-            }
+            /* short term: q's activities since then against p's of the
+             * same name, at p's mean duration per activity */
+            size_t nq = profile(g, Q, w0, I->maxstart, pq, PCAP);
             size_t np = profile(g, &g->ranks[pn->rank_i], w0, pn->s, pp, PCAP);
-            int64_t pos = 0, busy_q = 0, busy_p = 0;
+            int64_t pos = 0;
             for (size_t a = 0; a < nq; a++) {
-                busy_q += pq[a].ns;
-                int64_t other = 0;
+                int64_t ex = 0;
                 for (size_t b = 0; b < np; b++)
-                    if (pp[b].len == pq[a].len && !memcmp(pp[b].name, pq[a].name, pq[a].len))
-                        other = pp[b].ns;
-                pq[a].ns -= other; /* excess, may be negative */
-                if (pq[a].ns > 0)
-                    pos += pq[a].ns;
+                    if (pp[b].len == pq[a].len && pp[b].cnt && !memcmp(pp[b].name, pq[a].name, pq[a].len))
+                        ex = pq[a].ns - (int64_t)((double)pq[a].cnt * (double)pp[b].ns / (double)pp[b].cnt);
+                pq[a].ns = ex;
+                if (ex > 0)
+                    pos += ex;
             }
-            for (size_t b = 0; b < np; b++)
-                busy_p += pp[b].ns;
-            /* the rest of the window: host gaps and idle time */
-            int64_t gap = ((I->maxstart - w0) - busy_q) - ((pn->s - w0) - busy_p);
-            if (gap > 0)
-                pos += gap;
-            if (pos <= 0)
-                continue;
             int64_t att = pos < wait ? pos : wait;
+            if (att > 0) {
+                dist_t *d = &last[qn->rank_i];
+                d->n = 0;
+                d->sum = 0;
+                for (size_t a = 0; a < nq; a++)
+                    if (pq[a].ns > 0) {
+                        int64_t v = (int64_t)((double)att * (double)pq[a].ns / (double)pos);
+                        if (add_cause(&cs, &ncs, &capcs, pq[a].name, pq[a].len, qn->rank_i, MT_CP_COMPUTE, v))
+                            goto out;
+                        if (d->n < CP_DIST) {
+                            d->v[d->n++] = (prof_t){pq[a].name, pq[a].len, 0, pq[a].ns};
+                            d->sum += pq[a].ns;
+                        }
+                    }
+                c->short_ns += att;
+            }
+            /* long term: the rest was lateness q carried from earlier:
+             * charged to the causes last found for q */
+            int64_t rest = wait - att;
+            const dist_t *d = &last[qn->rank_i];
+            if (rest > 0 && d->sum > 0) {
+                for (size_t a = 0; a < d->n; a++)
+                    if (add_cause(&cs, &ncs, &capcs, d->v[a].name, d->v[a].len, qn->rank_i, MT_CP_COMPUTE,
+                                  (int64_t)((double)rest * (double)d->v[a].ns / (double)d->sum)))
+                        goto out;
+                c->long_ns += rest;
+                att += rest;
+            }
             c->attributed_ns += att;
-            for (size_t a = 0; a < nq; a++)
-                if (pq[a].ns > 0 &&
-                    add_cause(&cs, &ncs, &capcs, pq[a].name, pq[a].len, qn->rank_i, MT_CP_COMPUTE,
-                              (int64_t)((double)att * (double)pq[a].ns / (double)pos)))
-                    goto out;
-            if (gap > 0 && add_cause(&cs, &ncs, &capcs, "", 0, qn->rank_i, MT_CP_HOST,
-                                     (int64_t)((double)att * (double)gap / (double)pos)))
-                goto out;
             for (size_t r = 0; r < c->n_ranks; r++)
                 if (c->ranks[r].rank == Q->rank)
                     c->ranks[r].caused_ns += att;
@@ -661,6 +680,7 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
 out:
     free(pq);
     free(pp);
+    free(last);
     free(cs);
     return st;
 }

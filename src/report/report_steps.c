@@ -89,6 +89,8 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
     mt_out_puts(&o, "\"wait_us\": ");
     mt_out_us(&o, c->wait_ns);
     us(&o, "attributed_us", c->attributed_ns);
+    us(&o, "short_term_us", c->short_ns);
+    us(&o, "long_term_us", c->long_ns);
     us(&o, "unattributed_us", c->wait_ns - c->attributed_ns);
     mt_out_printf(&o, ", \"attributed_pct\": %.2f",
                   c->wait_ns > 0 ? 100.0 * (double)c->attributed_ns / (double)c->wait_ns : 0.0);
