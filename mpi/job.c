@@ -213,6 +213,21 @@ int job_cross(const options_t *o, job_t *j, phase_times_t *pt)
         fprintf(stderr, "mergetrace: cross-rank analysis: %s\n", mt_status_str(st));
         return options_exit_code(st);
     }
+    /* ---- steps, critical path, what-ifs ---- */
+    double tp = MPI_Wtime(), cp = timings_cpu();
+    mt_cp_request_t cpr = {.warmup = o->warmup,
+                          .stragglers = j->cross->suspects,
+                          .n_stragglers = j->cross->n_suspects,
+                          .pattern = o->what_if_pattern,
+                          .factor = o->what_if_factor};
+    st = mt_critpath_run(&cpr, an, j->n_an, al->clocks, j->ranks, (size_t)j->n_ranks, al->rows, al->n_rows, al->m,
+                         &j->cp);
+    pt->cross_rank += MPI_Wtime() - tp;
+    pt->cross_rank_cpu += timings_cpu() - cp;
+    if (st != MT_OK) {
+        fprintf(stderr, "mergetrace: critical path: %s\n", mt_status_str(st));
+        return options_exit_code(st);
+    }
     /* ---- pipeline and gates ---- */
     double tq = MPI_Wtime(), cq = timings_cpu(); /* counted with the cross-rank phase */
     mt_pp_request_t rq = {.n_stage = o->n_stage,
@@ -257,6 +272,7 @@ void job_free(job_t *j)
     mt_cross_free(j->cross);
     mt_report_views_free(j->views);
     mt_pipeline_free(j->pipe);
+    mt_critpath_free(j->cp);
     mt_align_result_free(&j->al);
     free(j->ranks);
     free(j->missing);

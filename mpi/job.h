@@ -39,6 +39,7 @@ typedef struct job {
     size_t n_an;
     mt_cross_t *cross;
     mt_pipeline_t *pipe;     /* NULL: no pipeline section */
+    mt_critpath_t *cp;       /* steps and critical path; NULL: no ProfilerStep */
     char pipe_note[512];     /* a line for the report about the pipeline, "" none */
     mt_report_views_t *views;
     size_t gates_failed;

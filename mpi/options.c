@@ -72,7 +72,10 @@ static const char usage_text[] =
     "      --stage NAME=REGEX[@RANKS]\n"
     "                       a stage made of annotation ranges instead of ranks\n"
     "                       (repeatable, in pipeline order), e.g. A=encode@0\n"
-    "      --warmup W       chunks left out of the summary (default 1)\n"
+    "      --warmup W       chunks (and steps) left out of the summary (default 1)\n"
+    "      --what-if kernel:GLOB=F\n"
+    "                       project the step time with the kernels whose name\n"
+    "                       matches GLOB lasting F times as long (0 < F <= 100)\n"
     "      --gate EXPR      fail with exit code 3 unless EXPR holds (repeatable):\n"
     "                       overlap>=X, period_p99_us<=X, straggler_wait_pct<=X,\n"
     "                       idle_pct<=X, alignment_p99_us<=X\n"
@@ -221,6 +224,7 @@ int options_exit_code(mt_status_t st)
 void options_free(options_t *o)
 {
     free(o->inputs);
+    free(o->what_if_pattern);
     free(o->merge_ranks);
     free(o->command_line);
     for (size_t i = 0; i < o->n_stage; i++) {
@@ -413,6 +417,23 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
             if (e == val || *e || errno || v < 0 || v > 1000000)
                 return usage_error(print, name, "expected a number of chunks (0 or more)");
             o->warmup = (int)v;
+        } else if (!strcmp(name, "--what-if")) {
+            TAKES_VALUE();
+            const char *fe = strrchr(val, '=');
+            char *e = NULL;
+            double f = 0;
+            if (fe) {
+                errno = 0;
+                f = strtod(fe + 1, &e);
+            }
+            if (strncmp(val, "kernel:", 7) || !fe || fe == val + 7 || e == fe + 1 || *e || errno || !(f > 0) ||
+                f > 100)
+                return usage_error(print, name, "expected kernel:GLOB=F with a factor 0 < F <= 100");
+            free(o->what_if_pattern);
+            o->what_if_pattern = strndup(val + 7, (size_t)(fe - val - 7));
+            if (!o->what_if_pattern)
+                return usage_error(print, name, "out of memory");
+            o->what_if_factor = f;
         } else if (!strcmp(name, "--stage")) {
             TAKES_VALUE();
             int rc = add_stage(o, val, print, name);

@@ -56,6 +56,8 @@ typedef struct options {
     int pp_blocks;          /* --pp N, 0 = none */
     const char *chunk_regex;/* --chunk REGEX, NULL = ProfilerStep#N */
     int warmup;             /* --warmup W (default 1) */
+    char *what_if_pattern;  /* --what-if kernel:GLOB=F: the glob, NULL none */
+    double what_if_factor;  /* ... and F */
     size_t n_stage;         /* --stage NAME=REGEX[@RANKS], repeatable */
     char **stage_name;      /* each malloc'd */
     char **stage_regex;     /* each malloc'd */

@@ -230,6 +230,10 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
         fprintf(out, "\n");
         (void)mt_report_cross_text(cross, terminal_write, NULL);
     }
+    if (j->cp) {
+        fprintf(out, "\n");
+        (void)mt_report_steps_text(j->cp, terminal_write, NULL);
+    }
     if (pipe) {
         fprintf(out, "\n");
         (void)mt_report_pipeline_text(pipe, terminal_write, NULL);

@@ -274,6 +274,9 @@ class Rank:
         self.step_launch = []
         self.proj = {}
         self.chunk_iv = []
+        # steps: (step, true start, true end = max(range end, last GPU end of its launches))
+        self.step_hi = 0
+        self.step_times = []
 
     # ---------------------------------------------------------------- clock
     def loc(self, t):
@@ -511,6 +514,8 @@ class Rank:
         if self.gpu_hi is None or we > self.gpu_hi:
             self.gpu_hi = we
         self.step_launch.append((tid, lws, ws, we))
+        if e > self.step_hi:
+            self.step_hi = e
         if not p2p:
             self.chunk_iv.append((s, e))
         f = self.free
@@ -614,6 +619,8 @@ class Rank:
     def end_step(self, step, end_t):
         """Emit the ProfilerStep range and fold this step's projection."""
         self.ua("ProfilerStep#%d" % step, self.tid_main, self.step_s, end_t, self.step_ext)
+        self.step_times.append((step, self.step_s, max(end_t, self.step_hi)))
+        self.step_hi = 0
         self.fold_projection()
         self.flush()
 
@@ -1288,6 +1295,15 @@ def main(argv=None):
         w = job.wait[R.rank]
         rt["collective_wait"] = {"count": w[0], "arrived_last": w[1], "wait_ns": w[2]}
         truth["ranks"].append(rt)
+    # Job step times in true time: the earliest rank start to the latest
+    # rank end (range end, or the last end of the GPU work launched in it).
+    st = {}
+    for R in ranks:
+        for step, s0, s1 in R.step_times:
+            lo, hi = st.get(step, (s0, s1))
+            st[step] = (min(lo, s0), max(hi, s1))
+    truth["step_times"] = [{"step": k, "start_ns": v[0], "end_ns": v[1], "time_ns": v[1] - v[0]}
+                           for k, v in sorted(st.items())]
     if job.keep_coll:
         truth["collectives"] = job.collectives
     if pipe is not None:

@@ -81,6 +81,23 @@
  *                 launch_bound / idle * 100: the share of GPU idle time
  *                 during which the CPU was busy launching, i.e. the GPU was
  *                 starved by launch overhead rather than by the program.
+ *  steps          one entry per ProfilerStep#N user_annotation range of the
+ *                 trace (sorted by start; a step number seen twice keeps
+ *                 both). An activity belongs to the step whose range holds
+ *                 its launch call's start (unlinked: its own start); end =
+ *                 max(range end, last end of its activities). Over the
+ *                 window [range start, end): compute = |U(compute) n W|,
+ *                 comm = |(U(compute) u U(comm)) n W| - compute, memory =
+ *                 |U(all) n W| - |(U(compute) u U(comm)) n W|, idle = |W| -
+ *                 |U(all) n W|: the temporal breakdown of the step window.
+ *  graph          what the cross-rank dependency graph needs of the rank
+ *                 (include/mergetrace/critpath.h): every GPU activity in
+ *                 (start, end, event) order with its stream (numbered from
+ *                 0 in order of first appearance), class, launch call
+ *                 (start and end, -1 when not linked) and name (cut to
+ *                 MT_AN_NAME_MAX bytes); and every host synchronisation
+ *                 call (a cuda_runtime / cuda_driver X event whose name
+ *                 contains "Synchronize") by start.
  *  percentiles    nearest rank on the sorted values: p-th = v[ceil(p * n /
  *                 100) - 1] (the smallest value with at least p % of the
  *                 values at or below it); max = v[n - 1]; 0 when n = 0.
@@ -161,6 +178,31 @@ typedef struct mt_an_kernel {
     int64_t total_ns, mean_ns, p50_ns, p99_ns, max_ns;
 } mt_an_kernel_t;
 
+/* One ProfilerStep of a rank (see "steps" above); times on its own clock. */
+typedef struct mt_an_step {
+    int64_t step;            /* N of ProfilerStep#N */
+    int64_t cpu_start_ns, cpu_end_ns; /* the range */
+    int64_t end_ns;          /* max(cpu_end_ns, last end of the step's activities) */
+    int64_t compute_ns, comm_ns, memory_ns, idle_ns; /* over [cpu_start_ns, end_ns) */
+} mt_an_step_t;
+
+/* One GPU activity of the graph (see "graph" above). */
+typedef struct mt_an_gact {
+    int64_t start_ns, end_ns;
+    int64_t launch_ns, launch_end_ns; /* the launch call; both -1 when not linked */
+    mt_an_str_t name;        /* the activity's name, cut to MT_AN_NAME_MAX bytes */
+    uint32_t stream;         /* 0.. in order of first appearance of (device, stream) */
+    uint32_t cls;            /* mt_an_class_t */
+} mt_an_gact_t;
+
+/* One host synchronisation call (see "graph" above). */
+typedef struct mt_an_sync {
+    int64_t start_ns, end_ns;
+} mt_an_sync_t;
+
+_Static_assert(sizeof(mt_an_step_t) == 64, "packed as bytes: no padding");
+_Static_assert(sizeof(mt_an_gact_t) == 48, "packed as bytes: no padding");
+_Static_assert(sizeof(mt_an_sync_t) == 16, "packed as bytes: no padding");
 _Static_assert(sizeof(mt_an_str_t) == 8, "packed as bytes: no padding");
 _Static_assert(sizeof(mt_an_stream_t) == 48, "packed as bytes: no padding");
 _Static_assert(sizeof(mt_an_proj_t) == 40, "packed as bytes: no padding");
@@ -201,6 +243,14 @@ typedef struct mt_rank_analysis {
     /* pipeline markers: every marker range with its work, by (marker, start) */
     mt_pp_chunk_t *chunks;
     size_t n_chunks;
+    /* steps: the ProfilerStep ranges by start */
+    mt_an_step_t *steps;
+    size_t n_steps;
+    /* graph: GPU activities by (start, end, event), host syncs by start */
+    mt_an_gact_t *gacts;
+    size_t n_gacts;
+    mt_an_sync_t *syncs;
+    size_t n_syncs;
     /* the string pool every mt_an_str_t indexes */
     char *strings;
     size_t strings_len;

@@ -30,6 +30,7 @@
 #include "mergetrace/chunks.h"
 /* cross: cross-rank analyses */
 #include "mergetrace/crossrank.h"
+#include "mergetrace/critpath.h"
 #include "mergetrace/pipeline.h"
 #include "mergetrace/gates.h"
 /* report: report.json, report.html, terminal text */

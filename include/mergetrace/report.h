@@ -12,6 +12,7 @@
 #include "mergetrace/analysis.h"
 #include "mergetrace/collectives.h"
 #include "mergetrace/crossrank.h"
+#include "mergetrace/critpath.h"
 #include "mergetrace/gates.h"
 #include "mergetrace/buf.h"
 #include "mergetrace/nccl_input.h"
@@ -88,6 +89,7 @@ typedef struct mt_report {
     const mt_cross_t *cross;           /* cross-rank passes; NULL = none */
     const struct mt_report_views *views; /* pictures of report.html (report_html.h); NULL = none */
     const mt_pipeline_t *pipeline;     /* NULL = no pipeline (the key is left out) */
+    const mt_critpath_t *critpath;     /* steps, critical path, what-ifs; NULL = no step (the key is left out) */
     const char *pipeline_note;         /* why there is no pipeline section, or which stages it used; may be NULL */
     const mt_gate_t *gates;            /* evaluated (mt_gates_eval) */
     size_t n_gates;
@@ -103,6 +105,12 @@ typedef struct mt_report {
  * steps whose suspects differ, the ranks that wait most. Returns MT_OK or
  * what w returned. */
 mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx);
+
+/* At most four lines for the terminal (each at most about 100 columns):
+ * step time p50 / p99, what gates the step and communication on the
+ * critical path, the best what-if with the replay error, the first root
+ * cause of waiting. Returns MT_OK or what w returned. */
+mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ctx);
 
 /* The terminal section (plain text, fits 100 columns). */
 mt_status_t mt_report_pipeline_text(const mt_pipeline_t *p, mt_write_fn w, void *ctx);

@@ -237,6 +237,9 @@ void mt_rank_analysis_free(mt_rank_analysis_t *a)
     free(a->proj);
     free(a->kernels);
     free(a->chunks);
+    free(a->steps);
+    free(a->gacts);
+    free(a->syncs);
     free(a->strings);
     free(a);
 }
@@ -270,6 +273,8 @@ mt_status_t mt_analyze_rank(const mt_trace_t *t, int32_t rank, const mt_analysis
         st = mt_an_launch(&in, a);
     if (st == MT_OK)
         st = mt_an_chunks(&in, a);
+    if (st == MT_OK)
+        st = mt_an_steps(&in, a);
     mt_an_input_free(&in);
     if (st != MT_OK) {
         mt_rank_analysis_free(a);
@@ -286,7 +291,7 @@ mt_status_t mt_analyze_rank(const mt_trace_t *t, int32_t rank, const mt_analysis
  * padding), then the string pool as a u64 length and its bytes. */
 
 #define MT_AN_MAGIC 0x4e41544du /* "MTAN" */
-#define MT_AN_FORMAT 2u
+#define MT_AN_FORMAT 3u
 
 #define MT_AN_SCALARS(X)                                                                                      \
     X(rank) X(opt_project_ops) X(opt_kernel_wait_ns) X(gpu_activities) X(gpu_first_ns) X(gpu_last_ns)       \
@@ -304,6 +309,9 @@ static size_t packed_size(const mt_rank_analysis_t *a)
     n += 8 + a->n_proj * sizeof *a->proj;
     n += 8 + a->n_kernels * sizeof *a->kernels;
     n += 8 + a->n_chunks * sizeof *a->chunks;
+    n += 8 + a->n_steps * sizeof *a->steps;
+    n += 8 + a->n_gacts * sizeof *a->gacts;
+    n += 8 + a->n_syncs * sizeof *a->syncs;
     n += 8 + a->strings_len;
     return n;
 }
@@ -344,6 +352,12 @@ mt_status_t mt_rank_analysis_pack(const mt_rank_analysis_t *a, void **bytes, siz
     p = put(p, a->kernels, a->n_kernels * sizeof *a->kernels);
     p = put_u64(p, a->n_chunks);
     p = put(p, a->chunks, a->n_chunks * sizeof *a->chunks);
+    p = put_u64(p, a->n_steps);
+    p = put(p, a->steps, a->n_steps * sizeof *a->steps);
+    p = put_u64(p, a->n_gacts);
+    p = put(p, a->gacts, a->n_gacts * sizeof *a->gacts);
+    p = put_u64(p, a->n_syncs);
+    p = put(p, a->syncs, a->n_syncs * sizeof *a->syncs);
     p = put_u64(p, a->strings_len);
     p = put(p, a->strings, a->strings_len);
     (void)p;
@@ -432,6 +446,12 @@ mt_status_t mt_rank_analysis_unpack(const void *bytes, size_t len, mt_rank_analy
     if (!r.bad && !nomem)
         a->chunks = get_array(&r, sizeof *a->chunks, &a->n_chunks, &nomem);
     if (!r.bad && !nomem)
+        a->steps = get_array(&r, sizeof *a->steps, &a->n_steps, &nomem);
+    if (!r.bad && !nomem)
+        a->gacts = get_array(&r, sizeof *a->gacts, &a->n_gacts, &nomem);
+    if (!r.bad && !nomem)
+        a->syncs = get_array(&r, sizeof *a->syncs, &a->n_syncs, &nomem);
+    if (!r.bad && !nomem)
         a->strings = get_array(&r, 1, &a->strings_len, &nomem);
     a->strings_cap = a->strings_len;
     if (nomem) {
@@ -445,6 +465,8 @@ mt_status_t mt_rank_analysis_unpack(const void *bytes, size_t len, mt_rank_analy
         ok = str_ok(a, a->proj[i].name);
     for (size_t i = 0; ok && i < a->n_kernels; i++)
         ok = a->kernels[i].cls < MT_AN_CLASS_COUNT_ && str_ok(a, a->kernels[i].name);
+    for (size_t i = 0; ok && i < a->n_gacts; i++)
+        ok = a->gacts[i].cls < MT_AN_CLASS_COUNT_ && str_ok(a, a->gacts[i].name);
     if (!ok) {
         mt_rank_analysis_free(a);
         return MT_ERR_FORMAT;

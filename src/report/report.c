@@ -195,6 +195,12 @@ mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
             j.st = mt_report_cross_sections(r->cross, write, ctx);
         mt_out_printf(&j, ",\n");
     }
+    if (r->critpath) {
+        mt_out_printf(&j, " ");
+        if (j.st == MT_OK)
+            j.st = mt_report_steps_json(r->critpath, write, ctx);
+        mt_out_printf(&j, ",\n");
+    }
     if (r->pipeline) {
         mt_out_printf(&j, " ");
         if (j.st == MT_OK)

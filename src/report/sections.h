@@ -25,6 +25,9 @@ mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n
  * borrowed. Returns MT_OK or what w returned. */
 mt_status_t mt_report_cross_sections(const mt_cross_t *x, mt_write_fn w, void *ctx);
 
+/* report.json: writes `"steps": {...}` (no comma around; docs/report-schema.md). */
+mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ctx);
+
 /* report.json: writes `"pipeline": {...}` (no comma around). */
 mt_status_t mt_report_pipeline_json(const mt_pipeline_t *p, mt_write_fn w, void *ctx);
 
