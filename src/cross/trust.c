@@ -357,8 +357,8 @@ mt_status_t mt_trust_annotate(mt_cross_t *x, const mt_trust_t *t, bool aligned, 
     if (forced && t->mixed && (st = add_line(x, "different runs (--force): %s", t->why)) != MT_OK)
         return st;
     if (!aligned)
-        return add_line(x, "clocks not aligned (--no-align): arrivals are compared on raw clocks; only the "
-                           "kernel durations hold");
+        return add_line(x, "--no-align: arrivals compared on the ranks' raw clocks; only the kernel "
+                           "durations hold");
     if (!t->poor_fit)
         return MT_OK;
     char e[32], l[32];
