@@ -35,6 +35,8 @@ static const char usage_text[] =
     "      --rank-map FILE  ranks of files that name none: lines \"path rank\"\n"
     "      --strict         a truncated trace is an error (default: use what loaded\n"
     "                       and warn)\n"
+    "      --force          merge traces that look like different runs (world\n"
+    "                       sizes, clock fit, collectives disagree; default: exit 2)\n"
     "\n"
     "Alignment:\n"
     "      --ref-rank R     align onto rank R's clock (default: the lowest rank)\n"
@@ -91,7 +93,8 @@ static const char usage_text[] =
     "      --version        show the version and exit\n"
     "\n"
     "Exit codes: 0 success; 1 I/O or internal error; 2 invalid input (not JSON,\n"
-    "not a trace, unknown rank, duplicate ranks, truncated with --strict);\n"
+    "not a trace, unknown rank, duplicate ranks, truncated with --strict,\n"
+    "traces of different runs without --force);\n"
     "3 a --gate failed; 64 usage error.\n";
 
 static int usage_error(bool print, const char *opt, const char *what)
@@ -332,6 +335,9 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         } else if (!strcmp(name, "--strict")) {
             NO_VALUE();
             o->strict = true;
+        } else if (!strcmp(name, "--force")) {
+            NO_VALUE();
+            o->force = true;
         } else if (!strcmp(name, "-q") || !strcmp(name, "--quiet")) {
             NO_VALUE();
             o->quiet = true;

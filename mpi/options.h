@@ -12,7 +12,8 @@
 enum {
     MT_EXIT_OK = 0,
     MT_EXIT_ERROR = 1,     /* I/O error, out of memory, internal error */
-    MT_EXIT_BAD_INPUT = 2, /* a trace is not valid JSON / not a trace / no rank / truncated with --strict */
+    MT_EXIT_BAD_INPUT = 2, /* a trace is not valid JSON / not a trace / no rank / truncated with --strict; traces of
+                            * different runs without --force */
     MT_EXIT_GATE = 3,      /* a --gate check failed (the report is still written) */
     MT_EXIT_USAGE = 64,    /* bad command line */
 };
@@ -26,6 +27,7 @@ typedef struct options {
     size_t n_inputs;
     bool recursive;
     bool strict;
+    bool force;             /* --force: merge traces that look like different runs (warned) */
     bool quiet;
     bool json;
     bool progress;          /* progress on stderr (default: when stderr is a terminal) */

@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L /* gmtime_r */
 #include "terminal.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,11 +130,32 @@ static void print_analyses(FILE *out, const char *B, const char *N, const job_t 
                 t[k].cpu / 1e6, t[k].gpu / 1e6, pct(t[k].gpu, busy));
 }
 
+/* A bounded one-line text built in pieces (cut when full). */
+typedef struct line {
+    char b[1024];
+    size_t n;
+} line_t;
+
+static void line_add(line_t *t, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void line_add(line_t *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(t->b + t->n, sizeof t->b - t->n, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        t->n = t->n + (size_t)k < sizeof t->b ? t->n + (size_t)k : sizeof t->b - 1;
+}
+
 /* Ranks that share no collective with the reference's group cannot be
  * aligned with it; when they form groups of their own, the directory most
  * likely holds traces of more than one job. Say so, with the groups. */
-static void warn_groups(FILE *out, const job_t *j, const mt_align_result_t *al, bool *head, const char *Y,
-                        const char *N)
+static void warn_groups(mt_warnings_t *w, const job_t *j, const mt_align_result_t *al)
 {
     int32_t n_groups = 0, multi = 0;
     for (size_t i = 0; i < al->n_clocks; i++)
@@ -146,26 +168,138 @@ static void warn_groups(FILE *out, const job_t *j, const mt_align_result_t *al, 
     }
     if (multi < 2)
         return;
-    if (!*head) {
-        fprintf(out, "\n%swarnings%s\n", Y, N);
-        *head = true;
-    }
-    fprintf(out, "  the ranks form %d groups that share no collective:", (int)n_groups);
+    line_t t = {.n = 0};
+    line_add(&t, "the ranks form %d groups that share no collective:", (int)n_groups);
     for (int32_t g = 0; g < n_groups; g++) {
-        fprintf(out, "%s ranks", g ? " |" : "");
+        line_add(&t, "%s ranks", g ? " |" : "");
         size_t shown = 0;
         for (size_t i = 0; i < al->n_clocks && i < j->n; i++)
             if (al->clocks[i].group == g && shown++ < 8)
-                fprintf(out, " %lld", (long long)j->res[i].rank);
+                line_add(&t, " %lld", (long long)j->res[i].rank);
         if (shown > 8)
-            fprintf(out, " ...");
+            line_add(&t, " ...");
     }
-    fprintf(out, "\n  they look like traces of different jobs%s: only group 0 (with the reference rank) is aligned\n",
-            j->world_disagree ? " (their world sizes differ too)" : "");
+    mt_warnings_add(w, "clock_groups", -1, "%s", t.b);
+    mt_warnings_add(w, "clock_groups", -1,
+                    "they look like traces of different jobs%s: only group 0 (with the reference rank) is aligned",
+                    j->world_disagree ? " (their world sizes differ too)" : "");
+}
+
+/* Process 0: every warning of the run into *w, in the order the terminal
+ * prints them. */
+void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j, bool merge_failed,
+                       mt_warnings_t *w)
+{
+    const mt_align_result_t *al = &j->al;
+    const mt_match_stats_t *m = &al->match;
+    uint64_t kernels = 0;
+    for (size_t i = 0; i < j->n; i++)
+        kernels += j->res[i].sum.by_class[MT_CLASS_COMM];
+    int32_t ref = -1;
+    for (size_t i = 0; i < al->n_clocks; i++)
+        if (al->clocks[i].reference)
+            ref = al->clocks[i].rank;
+#define WARN(code, rank, ...) mt_warnings_add(w, code, rank, __VA_ARGS__)
+    if (j->n_missing) {
+        line_t t = {.n = 0};
+        line_add(&t, "%zu of %lld ranks have no trace:", j->n_missing, (long long)j->world);
+        for (size_t i = 0; i < j->n_missing && i < 32; i++)
+            line_add(&t, " %lld", (long long)j->missing[i]);
+        WARN("missing_ranks", -1, "%s%s", t.b, j->n_missing > 32 ? " ..." : "");
+    }
+    for (size_t i = 0; i < j->n_skipped; i++)
+        if (j->skipped[i].nccl.left_out)
+            WARN("left_out_file", -1, "left out %s: %s\n", l->files[j->skipped[i].index].path, j->skipped[i].message);
+        else
+            WARN("skipped_file", -1, "skipped %s: not a trace (%s)\n", l->files[j->skipped[i].index].path, j->skipped[i].message);
+    if (j->world_disagree)
+        WARN("world_size_disagree", -1, "the traces disagree on world_size; using the largest, %lld\n", (long long)j->world);
+    if (kernels == 0 && nccl_job_rows(&j->nccl) == 0)
+        WARN("no_comm_kernels", -1, "no communication kernels in any trace: nothing to align the clocks with\n");
+    nccl_warn(w, &j->nccl, l);
+    for (size_t i = 0; i < j->n; i++) {
+        const file_result_t *r = &j->res[i];
+        const mt_trace_summary_t *s = &r->sum;
+        const mt_clock_t *c = &al->clocks[i];
+        const char *p = l->files[r->index].path;
+        if (!c->connected)
+            WARN("not_connected", (int32_t)r->rank, "rank %lld shares no matched collective with rank %d: its clock is left uncorrected\n",
+                 (long long)r->rank, ref);
+        if (c->violations)
+            WARN("clock_violations", (int32_t)r->rank, "rank %lld: %llu collectives end before their last participant started, beyond the residual "
+                 "(clock fit doubtful)\n",
+                 (long long)r->rank, (unsigned long long)c->violations);
+        if (s->truncated)
+            WARN("truncated", (int32_t)r->rank, "rank %lld: %s is truncated at byte %llu: %llu events loaded, the rest is lost (--strict makes "
+                 "this an error)\n",
+                 (long long)r->rank, p, (unsigned long long)s->truncated_at, (unsigned long long)s->events);
+        if (s->events && s->first_ns < 100000000000000000LL && s->ts_style != MT_TS_REL)
+            WARN("not_epoch", (int32_t)r->rank, "rank %lld: %s: timestamps are not on the Unix epoch%s\n", (long long)r->rank, inputs_base(p),
+                 s->truncated ? " (baseTimeNanoseconds was probably in the lost tail)" : "");
+        if (s->world_size > 0 && r->rank >= s->world_size)
+            WARN("rank_outside_world", (int32_t)r->rank, "rank %lld: %s: rank is not below the trace's world_size %lld\n", (long long)r->rank, p,
+                 (long long)s->world_size);
+        if (s->other_cats)
+            WARN("unknown_categories", (int32_t)r->rank, "rank %lld: %llu events of unknown categories kept but not analysed\n", (long long)r->rank,
+                 (unsigned long long)s->other_cats);
+        if (s->bad_utf8)
+            WARN("bad_utf8", (int32_t)r->rank, "rank %lld: %llu strings held invalid UTF-8 (replaced by U+FFFD)\n", (long long)r->rank,
+                 (unsigned long long)s->bad_utf8);
+        if (s->neg_dur)
+            WARN("negative_duration", (int32_t)r->rank, "rank %lld: %llu events had a negative duration (taken as 0)\n", (long long)r->rank,
+                 (unsigned long long)s->neg_dur);
+        if (s->by_class[MT_CLASS_COMM] > s->link.comm_with_coll)
+            WARN("unlinked_comm_kernels", (int32_t)r->rank, "rank %lld: %llu communication kernels could not be tied to a collective\n", (long long)r->rank,
+                 (unsigned long long)(s->by_class[MT_CLASS_COMM] - s->link.comm_with_coll));
+        if (r->rank_source == MT_RANK_FROM_FILENAME)
+            WARN("rank_from_file_name", (int32_t)r->rank, "rank %lld: %s has no distributedInfo.rank; rank taken from the file name\n", (long long)r->rank,
+                 inputs_base(p));
+        if (r->rank_source == MT_RANK_FROM_DEFAULT)
+            WARN("rank_default", (int32_t)r->rank, "%s names no rank; as the only input it is taken as rank 0\n", inputs_base(p));
+    }
+    warn_groups(w, j, al);
+    /* one run?  how good is the fit? */
+    const mt_trust_t *tr = &j->trust;
+    if (tr->mixed)
+        WARN(mt_trust_code_str(tr->mixed), -1, "%s and %s are not of one run: %s; merged anyway (--force): the "
+             "cross-rank results compare different runs",
+             inputs_base(l->files[j->res[tr->a].index].path), inputs_base(l->files[j->res[tr->b].index].path),
+             tr->why);
+    if (tr->poor_fit) {
+        char e[32];
+        if (tr->fit_error_ns >= 1e6)
+            snprintf(e, sizeof e, "%.2f ms", tr->fit_error_ns / 1e6);
+        else
+            snprintf(e, sizeof e, "%.1f us", tr->fit_error_ns / 1e3);
+        WARN("poor_clock_fit", al->clocks[tr->worst].rank, "rank %d: the clock fit is poor (residual p99 %s from %llu "
+             "collectives): arrivals and waits may be off by that much", al->clocks[tr->worst].rank, e,
+             (unsigned long long)tr->worst_matched);
+    }
+    if (o->no_align && j->n > 1)
+        WARN("no_align", -1, "clocks not aligned (--no-align): stragglers and waits compare raw clocks");
+    if (m->partial)
+        WARN("partial_collectives", -1, "%llu collective instances lack some participants (those ranks' traces miss the kernels: cut short, "
+             "dropped events, or not the same job)\n",
+             (unsigned long long)m->partial);
+    if (m->mismatched)
+        WARN("mismatched_collectives", -1, "%llu collective instances disagree across ranks (collective or size): not used for alignment\n",
+             (unsigned long long)m->mismatched);
+    if (merge_failed)
+        WARN("merge_failed", -1, "the merged trace was not written (see the error above)\n");
+#undef WARN
+}
+
+void terminal_warnings_print(FILE *out, const mt_warnings_t *w, const char *Y, const char *N)
+{
+    if (!w || !w->n)
+        return;
+    fprintf(out, "\n%swarnings%s\n", Y, N);
+    for (size_t i = 0; i < w->n; i++)
+        fprintf(out, "  %s\n", w->v[i].text);
 }
 
 void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j, const phase_times_t *pt, int n_procs,
-                      const char *merged_path, uint64_t merged_events, bool merge_failed)
+                      const char *merged_path, uint64_t merged_events, const mt_warnings_t *w)
 {
     const mt_align_result_t *al = &j->al;
     const mt_rank_analysis_t *const *an = (const mt_rank_analysis_t *const *)j->an;
@@ -211,23 +345,32 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
         if (al->clocks[i].reference)
             ref = al->clocks[i].rank;
     fprintf(out, "%sclock alignment%s onto rank %d%s\n", B, N, ref, o->no_align ? " (disabled: --no-align)" : "");
-    fprintf(out, "%s%5s  %-26s %9s %11s %10s %8s %17s %5s%s\n", B, "rank", "file", "events", "offset ms", "drift ppm",
-            "matched", "resid p50/p99 us", "viol", N);
+    fprintf(out, "%s%5s  %-26s %9s %11s %13s %8s %17s %5s%s\n", B, "rank", "file", "events", "offset ms",
+            "drift ppm", "matched", "resid p50/p99 us", "viol", N);
     for (size_t i = 0; i < j->n; i++) {
         const file_result_t *r = &j->res[i];
         const mt_clock_t *c = &al->clocks[i];
-        char resid[32], name[32];
+        char resid[32], name[32], drift[24];
         snprintf(resid, sizeof resid, "%.1f / %.1f", c->residual_p50_ns / 1e3, c->residual_p99_ns / 1e3);
-        fprintf(out, "%5lld  %-26.26s %9llu %11.3f %10.3f %8llu %17s %5llu  %s\n", (long long)r->rank,
+        fprintf(out, "%5lld  %-26.26s %9llu %11.3f %13s %8llu %17s %5llu  %s\n", (long long)r->rank,
                 inputs_label(l->files[r->index].path, 26, name, sizeof name), (unsigned long long)r->sum.events,
-                c->offset_ns / 1e6, c->drift_ppm, (unsigned long long)c->matched, resid, (unsigned long long)c->violations,
+                c->offset_ns / 1e6, mt_clock_drift_text(c, drift, sizeof drift), (unsigned long long)c->matched, resid,
+                (unsigned long long)c->violations,
                 c->reference ? "ref" : c->connected ? "" : "NOT CONNECTED");
     }
+    bool ns = false;
+    for (size_t i = 0; i < j->n; i++)
+        ns |= !al->clocks[i].drift_significant && al->clocks[i].drift_fit_ppm != 0;
+    if (ns)
+        fprintf(out, "  n.s.: the fitted drift is not significant (under 3 standard errors, or under 8 points over 1 ms)"
+                     " and was not applied\n");
     nsys_print(out, j, al);
     nccl_print(out, B, N, &j->nccl, l);
     print_analyses(out, B, N, j, an);
     if (cross) {
         fprintf(out, "\n");
+        if (j->trust.mixed) /* --force: every cross-rank section says what it compares */
+            fprintf(out, "%scross-rank results below compare traces of different runs (--force)%s\n", Y, N);
         (void)mt_report_cross_text(cross, terminal_write, NULL);
     }
     if (j->cp) {
@@ -236,6 +379,8 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
     }
     if (pipe) {
         fprintf(out, "\n");
+        if (j->trust.mixed)
+            fprintf(out, "%sthe pipeline below mixes traces of different runs (--force)%s\n", Y, N);
         (void)mt_report_pipeline_text(pipe, terminal_write, NULL);
     }
     if (pipe_note)
@@ -252,83 +397,7 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
                 fprintf(out, "  FAIL %s (not measured: %s)\n", gates[i].expr, gates[i].why);
         }
     }
-    /* Warnings: everything skipped or doubtful, so the numbers can be trusted. */
-    bool head = false;
-#define WARN(...)                                                      \
-    do {                                                               \
-        if (!head) {                                                   \
-            fprintf(out, "\n%swarnings%s\n", Y, N);                    \
-            head = true;                                               \
-        }                                                              \
-        fprintf(out, "  " __VA_ARGS__);                                \
-    } while (0)
-    if (j->n_missing) {
-        WARN("%zu of %lld ranks have no trace:", j->n_missing, (long long)j->world);
-        for (size_t i = 0; i < j->n_missing && i < 32; i++)
-            fprintf(out, " %lld", (long long)j->missing[i]);
-        fprintf(out, "%s\n", j->n_missing > 32 ? " ..." : "");
-    }
-    for (size_t i = 0; i < j->n_skipped; i++)
-        if (j->skipped[i].nccl.left_out)
-            WARN("left out %s: %s\n", l->files[j->skipped[i].index].path, j->skipped[i].message);
-        else
-            WARN("skipped %s: not a trace (%s)\n", l->files[j->skipped[i].index].path, j->skipped[i].message);
-    if (j->world_disagree)
-        WARN("the traces disagree on world_size; using the largest, %lld\n", (long long)j->world);
-    if (kernels == 0 && nccl_job_rows(&j->nccl) == 0)
-        WARN("no communication kernels in any trace: nothing to align the clocks with\n");
-    nccl_warn(out, Y, N, &head, &j->nccl, l);
-    for (size_t i = 0; i < j->n; i++) {
-        const file_result_t *r = &j->res[i];
-        const mt_trace_summary_t *s = &r->sum;
-        const mt_clock_t *c = &al->clocks[i];
-        const char *p = l->files[r->index].path;
-        if (!c->connected)
-            WARN("rank %lld shares no matched collective with rank %d: its clock is left uncorrected\n",
-                 (long long)r->rank, ref);
-        if (c->violations)
-            WARN("rank %lld: %llu collectives end before their last participant started, beyond the residual "
-                 "(clock fit doubtful)\n",
-                 (long long)r->rank, (unsigned long long)c->violations);
-        if (s->truncated)
-            WARN("rank %lld: %s is truncated at byte %llu: %llu events loaded, the rest is lost (--strict makes "
-                 "this an error)\n",
-                 (long long)r->rank, p, (unsigned long long)s->truncated_at, (unsigned long long)s->events);
-        if (s->events && s->first_ns < 100000000000000000LL && s->ts_style != MT_TS_REL)
-            WARN("rank %lld: %s: timestamps are not on the Unix epoch%s\n", (long long)r->rank, inputs_base(p),
-                 s->truncated ? " (baseTimeNanoseconds was probably in the lost tail)" : "");
-        if (s->world_size > 0 && r->rank >= s->world_size)
-            WARN("rank %lld: %s: rank is not below the trace's world_size %lld\n", (long long)r->rank, p,
-                 (long long)s->world_size);
-        if (s->other_cats)
-            WARN("rank %lld: %llu events of unknown categories kept but not analysed\n", (long long)r->rank,
-                 (unsigned long long)s->other_cats);
-        if (s->bad_utf8)
-            WARN("rank %lld: %llu strings held invalid UTF-8 (replaced by U+FFFD)\n", (long long)r->rank,
-                 (unsigned long long)s->bad_utf8);
-        if (s->neg_dur)
-            WARN("rank %lld: %llu events had a negative duration (taken as 0)\n", (long long)r->rank,
-                 (unsigned long long)s->neg_dur);
-        if (s->by_class[MT_CLASS_COMM] > s->link.comm_with_coll)
-            WARN("rank %lld: %llu communication kernels could not be tied to a collective\n", (long long)r->rank,
-                 (unsigned long long)(s->by_class[MT_CLASS_COMM] - s->link.comm_with_coll));
-        if (r->rank_source == MT_RANK_FROM_FILENAME)
-            WARN("rank %lld: %s has no distributedInfo.rank; rank taken from the file name\n", (long long)r->rank,
-                 inputs_base(p));
-        if (r->rank_source == MT_RANK_FROM_DEFAULT)
-            WARN("%s names no rank; as the only input it is taken as rank 0\n", inputs_base(p));
-    }
-    warn_groups(out, j, al, &head, Y, N);
-    if (m->partial)
-        WARN("%llu collective instances lack some participants (those ranks' traces miss the kernels: cut short, "
-             "dropped events, or not the same job)\n",
-             (unsigned long long)m->partial);
-    if (m->mismatched)
-        WARN("%llu collective instances disagree across ranks (collective or size): not used for alignment\n",
-             (unsigned long long)m->mismatched);
-    if (merge_failed)
-        WARN("the merged trace was not written (see the error above)\n");
-#undef WARN
+    terminal_warnings_print(out, w, Y, N);
     fprintf(out, "\nwrote %s/report.json", o->out_dir);
     if (merged_path)
         fprintf(out, " and %s (%llu events)", merged_path, (unsigned long long)merged_events);

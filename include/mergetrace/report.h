@@ -19,6 +19,7 @@
 #include "mergetrace/pipeline.h"
 #include "mergetrace/status.h"
 #include "mergetrace/summary.h"
+#include "mergetrace/warnings.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -96,6 +97,7 @@ typedef struct mt_report {
     const mt_report_nccl_t *nccl;      /* NCCL plugin files by rank; none: the key is left out */
     size_t n_nccl;
     const char *nccl_source;           /* "kineto", "nccl" or "mixed": which rows aligned the clocks */
+    const mt_warnings_t *warnings;     /* every warning of the run, in the terminal's order; NULL = none */
 } mt_report_t;
 
 /* ---- terminal text of the cross-rank and pipeline results ---- */

@@ -1136,15 +1136,17 @@ static void section_clocks(mt_out_t *h, const mt_report_t *r)
              "<th class=\"n\" data-sort>violations</th><th data-sort>note</th></tr></thead><tbody>\n");
     for (size_t i = 0; i < n; i++) {
         const mt_clock_t *c = &r->clocks[i];
+        char dtext[24];
         double off = isfinite(c->offset_ns) ? c->offset_ns : 0, dr = isfinite(c->drift_ppm) ? c->drift_ppm : 0;
         double p50 = isfinite(c->residual_p50_ns) ? c->residual_p50_ns : 0,
                p99 = isfinite(c->residual_p99_ns) ? c->residual_p99_ns : 0;
         int64_t oi = (int64_t)llround(off);
         mt_out_printf(h,
              "<tr><td class=\"n\" data-v=\"%d\">%d</td><td class=\"n\" data-v=\"%lld\">%s</td>"
-             "<td class=\"n\" data-v=\"%.6f\">%.3f</td><td class=\"n\" data-v=\"%llu\">%llu</td>"
+             "<td class=\"n\" data-v=\"%.6f\">%s</td><td class=\"n\" data-v=\"%llu\">%llu</td>"
              "<td class=\"n\" data-v=\"%llu\">%llu</td>",
-             c->rank, c->rank, (long long)oi, ms3(oi).s, dr, dr, (unsigned long long)c->matched,
+             c->rank, c->rank, (long long)oi, ms3(oi).s, dr, mt_clock_drift_text(c, dtext, sizeof dtext),
+             (unsigned long long)c->matched,
              (unsigned long long)c->matched, (unsigned long long)c->rejected, (unsigned long long)c->rejected);
         mt_out_printf(h,
              "<td class=\"n\" data-v=\"%.0f\">%s</td><td class=\"n\" data-v=\"%.0f\">%s</td>"
