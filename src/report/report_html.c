@@ -623,7 +623,8 @@ static void heat_map(mt_out_t *h, const mt_report_t *r)
             "collective (kernel start on the aligned clock) minus the median arrival of the participants, "
             "averaged over the step's collectives.");
     if (v->n_steps_total > ns)
-        mt_out_printf(h, " The first %zu of %zu steps are shown.", ns, v->n_steps_total);
+        mt_out_printf(h, " Steps %lld-%lld of %zu are shown: the %zu consecutive steps with the most waiting.",
+                      (long long)v->grid_steps[0], (long long)v->grid_steps[ns - 1], v->n_steps_total, ns);
     if (nshow < nr)
         mt_out_printf(h, " The %zu of %zu ranks with the latest cells are shown (report.json has every rank).", nshow, nr);
     free(show);
