@@ -130,7 +130,7 @@ extern "C" {
  * kind, bytes, dtype). */
 typedef struct mt_cross_coll {
     char pg[MT_CI_LABEL];      /* process group label of the lowest participating rank */
-    char dtype[12];            /* "" unknown */
+    char dtype[MT_CI_DTYPE];   /* "" unknown */
     uint8_t kind;              /* mt_coll_kind_t */
     int64_t bytes;             /* message bytes (see "bytes"); 0 unknown */
     uint64_t count;            /* instances */

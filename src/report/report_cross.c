@@ -162,20 +162,6 @@ static void fmt_bytes(char *b, size_t cap, int64_t v)
 }
 
 /* A label cut to w bytes (without splitting a UTF-8 sequence) and padded. */
-static void cell(char *b, const char *s, size_t cap, int w)
-{
-    size_t n = 0;
-    while (n < cap && s[n])
-        n++;
-    if (n > (size_t)w) {
-        n = (size_t)w;
-        while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-            n--;
-    }
-    memcpy(b, s, n);
-    memset(b + n, ' ', (size_t)w - n);
-    b[w] = '\0';
-}
 
 static void ranks_text(char *b, size_t cap, const int32_t *r, size_t n)
 {
@@ -215,9 +201,9 @@ mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx)
                       "ranks", "total ms", "transfer ms", "busbw GB/s");
         for (size_t i = 0; i < x->n_colls && i < TOP_COLLS; i++) {
             const mt_cross_coll_t *k = &x->colls[i];
-            char pg[16], dt[16], bw[24];
-            cell(pg, k->pg, sizeof k->pg, 14);
-            cell(dt, k->dtype[0] ? k->dtype : "?", sizeof k->dtype, 8);
+            char pg[4 * 14 + 1], dt[4 * 8 + 1], bw[24];
+            mt_fmt_cell(pg, sizeof pg, k->pg, sizeof k->pg, 14);
+            mt_fmt_cell(dt, sizeof dt, k->dtype[0] ? k->dtype : "?", sizeof k->dtype, 8);
             fmt_bytes(a, sizeof a, k->bytes);
             if (k->busbw_gbps >= 0)
                 snprintf(bw, sizeof bw, "%10.2f", k->busbw_gbps);
