@@ -142,19 +142,20 @@ mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const m
             if (!usable(m, i))
                 continue;
             uint32_t f = m->first[i], k = m->first[i + 1] - f;
-            int64_t step = -1, amax = INT64_MIN, asum = 0;
+            int64_t step = -1, amax = INT64_MIN, wait = 0;
             for (uint32_t p = 0; p < k; p++) {
                 const mt_cinst_t *r = &rows[m->members[f + p]];
                 size_t g = find_i32(v->grid_ranks, v->n_grid_ranks, r->rank);
                 arr[p] = corrected(g == SIZE_MAX ? NULL : clk[g], r->start_ns);
                 amax = arr[p] > amax ? arr[p] : amax;
-                asum += arr[p];
                 if (r->step >= 0 && (step < 0 || r->step < step))
                     step = r->step;
             }
             int64_t *si = step >= 0 ? bsearch(&step, steps, nu, sizeof step, i64_cmp) : NULL;
+            for (uint32_t p = 0; p < k; p++) /* differences: epoch ns times k would overflow */
+                wait += amax - arr[p];
             if (si)
-                wsum[si - steps] += amax * (int64_t)k - asum;
+                wsum[si - steps] += wait;
         }
         int64_t cur = 0, best = -1;
         for (size_t i = 0; i < nu; i++) {
