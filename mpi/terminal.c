@@ -63,73 +63,6 @@ static void nsys_print(FILE *out, const job_t *j, const mt_align_result_t *al)
                 n, n == 1 ? "" : "s", (double)(last - first) / 1e6, (double)worst / 1e6, (long long)j->res[i_max].rank);
 }
 
-static double pct(int64_t part, int64_t whole)
-{
-    return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
-/* Per-rank GPU time and the heaviest annotations, at a glance. */
-static void print_analyses(FILE *out, const char *B, const char *N, const job_t *j,
-                           const mt_rank_analysis_t *const *an)
-{
-    if (!an || !an[0])
-        return; /* none, or NCCL data only (results come first) */
-    fprintf(out, "\n%sGPU time per rank%s (%% of the span from first to last GPU activity)\n", B, N);
-    fprintf(out, "%s%5s %10s %8s %8s %8s %8s %9s %13s %11s%s\n", B, "rank", "span ms", "compute", "comm", "memory",
-            "idle", "overlap", "host wait ms", "launch-bd", N);
-    for (size_t i = 0; i < j->n; i++) {
-        const mt_rank_analysis_t *a = an[i];
-        if (!a)
-            continue;
-        /* host wait is summed over streams, so it can exceed the rank's idle time */
-        fprintf(out, "%5d %10.3f %7.1f%% %7.1f%% %7.1f%% %7.1f%% %8.1f%% %13.3f %10.1f%%\n", a->rank, a->span_ns / 1e6,
-                pct(a->compute_ns, a->span_ns), pct(a->comm_ns, a->span_ns), pct(a->memory_ns, a->span_ns),
-                pct(a->idle_ns, a->span_ns), pct(a->overlap_ns, a->comm_total_ns), a->host_wait_ns / 1e6,
-                pct(a->launch_bound_ns, a->idle_ns));
-    }
-    /* The heaviest annotations summed over ranks (GPU time they caused). */
-    typedef struct tot {
-        const char *name;
-        uint64_t count;
-        int64_t cpu, gpu;
-    } tot_t;
-    tot_t t[8];
-    size_t nt = 0;
-    int64_t busy = 0;
-    for (size_t i = 0; i < j->n; i++)
-        if (an[i])
-            busy += an[i]->busy_ns;
-    /* names of rank order's first result with the most GPU time; sum each over ranks */
-    for (size_t i = 0; i < j->n && nt < 8; i++) {
-        const mt_rank_analysis_t *a = an[i];
-        for (size_t p = 0; a && p < a->n_proj && nt < 8; p++) {
-            const char *nm = a->strings + a->proj[p].name.off;
-            bool seen = false;
-            for (size_t k = 0; k < nt; k++)
-                seen |= !strcmp(t[k].name, nm);
-            if (seen)
-                continue;
-            tot_t x = {nm, 0, 0, 0};
-            for (size_t r = 0; r < j->n; r++)
-                for (size_t q = 0; an[r] && q < an[r]->n_proj; q++)
-                    if (!strcmp(an[r]->strings + an[r]->proj[q].name.off, nm)) {
-                        x.count += an[r]->proj[q].count;
-                        x.cpu += an[r]->proj[q].cpu_ns;
-                        x.gpu += an[r]->proj[q].gpu_ns;
-                    }
-            t[nt++] = x;
-        }
-        break; /* the first rank's list names the candidates */
-    }
-    if (!nt)
-        return;
-    fprintf(out, "\n%sGPU projection%s (GPU work launched inside each annotation, all ranks)\n", B, N);
-    fprintf(out, "%s%-40s %8s %12s %12s %8s%s\n", B, "annotation", "count", "CPU ms", "GPU ms", "GPU %", N);
-    for (size_t k = 0; k < nt && k < 6; k++)
-        fprintf(out, "%-40.40s %8llu %12.3f %12.3f %7.1f%%\n", t[k].name, (unsigned long long)t[k].count,
-                t[k].cpu / 1e6, t[k].gpu / 1e6, pct(t[k].gpu, busy));
-}
-
 /* A bounded one-line text built in pieces (cut when full). */
 typedef struct line {
     char b[1024];
@@ -366,7 +299,10 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
                      " and was not applied\n");
     nsys_print(out, j, al);
     nccl_print(out, B, N, &j->nccl, l);
-    print_analyses(out, B, N, j, an);
+    if (an && an[0]) { /* none, or NCCL data only (results come first) */
+        fprintf(out, "\n");
+        (void)mt_report_rank_text(an, j->n, terminal_write, NULL);
+    }
     if (cross) {
         fprintf(out, "\n");
         if (j->trust.mixed) /* --force: every cross-rank section says what it compares */

@@ -40,13 +40,22 @@
  *  projection     the CPU ranges are user_annotation X events (and cpu_op X
  *                 events with project_ops). An activity belongs to a range
  *                 when its launch call started inside the range, both ends
- *                 inclusive, on the same (pid, tid); it counts even when it
- *                 runs after the range ended. Ranges are grouped by name
+ *                 inclusive, on any thread of the range's process (same
+ *                 pid); it counts even when it runs after the range ended.
+ *                 Any thread, because PyTorch launches the backward pass's
+ *                 kernels from the autograd engine's thread while the main
+ *                 thread sits in "## backward ##" (or whatever annotation
+ *                 encloses loss.backward()), and DDP's all-reduces from
+ *                 there too: a range's GPU work is what the process launched
+ *                 while it was open. gpu_same_thread counts only launches
+ *                 on the range's own (pid, tid), the rule of earlier
+ *                 versions and of HTA. Ranges are grouped by name
  *                 ("ProfilerStep#N" -> "ProfilerStep#*"). Per name: count of
  *                 ranges; cpu = sum of the ranges' durations (nested ranges of
  *                 one name are each counted); gpu = |union of the intervals of
  *                 every activity of every range of the name| (an activity
  *                 counts once however many of the name's ranges hold it);
+ *                 gpu_same_thread the same over same-thread launches;
  *                 gpu_span = sum over the ranges that hold at least one
  *                 activity of (last end - first start of its activities);
  *                 gpu_pct = gpu / busy * 100 where busy = |U(all
@@ -165,8 +174,9 @@ typedef struct mt_an_proj {
     mt_an_str_t name;        /* "ProfilerStep#*" for every ProfilerStep#N */
     uint64_t count;          /* ranges */
     int64_t cpu_ns;          /* sum of the ranges' durations */
-    int64_t gpu_ns;          /* measure of the union of their activities */
+    int64_t gpu_ns;          /* measure of the union of their activities (launched on any thread) */
     int64_t gpu_span_ns;     /* sum over ranges of (last end - first start) */
+    int64_t gpu_same_thread_ns; /* gpu_ns over the launches on the ranges' own threads only */
 } mt_an_proj_t;
 
 /* One kernel name of the top list of a class (see "kernels" above). */
@@ -205,7 +215,7 @@ _Static_assert(sizeof(mt_an_gact_t) == 48, "packed as bytes: no padding");
 _Static_assert(sizeof(mt_an_sync_t) == 16, "packed as bytes: no padding");
 _Static_assert(sizeof(mt_an_str_t) == 8, "packed as bytes: no padding");
 _Static_assert(sizeof(mt_an_stream_t) == 48, "packed as bytes: no padding");
-_Static_assert(sizeof(mt_an_proj_t) == 40, "packed as bytes: no padding");
+_Static_assert(sizeof(mt_an_proj_t) == 48, "packed as bytes: no padding");
 _Static_assert(sizeof(mt_an_kernel_t) == 64, "packed as bytes: no padding");
 
 /* Everything the per-rank passes found. Plain data: the struct owns its

@@ -30,7 +30,11 @@ enum {
     MT_CI_NCCL = 1u << 8,      /* from an NCCL plugin file (mt_nccl_cinst_extract), not a Kineto kernel */
 };
 
-#define MT_CI_LABEL 24
+/* Label sizes: every process group name PyTorch and Megatron write ("5
+ * (PIPELINE_MODEL_PARALLEL_GROUP)") and every dtype name ("Float8_e5m2fnuz")
+ * fits; a longer one (a long "Process Group Ranks" list) ends in "…". */
+#define MT_CI_LABEL 64
+#define MT_CI_DTYPE 16
 
 /* One collective instance as one rank saw it: one communication kernel.
  * Times are this rank's own clock, ns since the epoch. */
@@ -52,8 +56,8 @@ typedef struct mt_cinst {
     uint16_t flags;             /* MT_CI_* */
     uint8_t kind;               /* mt_coll_kind_t: from the collective name, else the kernel name */
     uint8_t pad_;
-    char pg[MT_CI_LABEL];       /* process group label for reports ("0", "tp", "stream 84"), truncated */
-    char dtype[12];             /* "Float", "BFloat16", ... truncated; "" unknown */
+    char pg[MT_CI_LABEL];       /* process group label for reports ("0", "tp", "stream 84"; see MT_CI_LABEL) */
+    char dtype[MT_CI_DTYPE];    /* "Float", "BFloat16", ...; "" unknown */
 } mt_cinst_t;
 
 /* Append the collective instances of trace t (global rank `rank`) to

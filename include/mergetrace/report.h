@@ -114,6 +114,13 @@ mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx);
  * cause of waiting. Returns MT_OK or what w returned. */
 mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ctx);
 
+/* The per-rank GPU time table and the heaviest annotations' GPU projection,
+ * for the terminal (plain text, fits 100 columns; long names cut with "…").
+ * a[0..n) is every rank's result sorted by rank, borrowed; NULL entries
+ * (ranks without a Kineto trace) are skipped; nothing when all are NULL.
+ * Returns MT_OK or what w returned. */
+mt_status_t mt_report_rank_text(const mt_rank_analysis_t *const *a, size_t n, mt_write_fn w, void *ctx);
+
 /* The terminal section (plain text, fits 100 columns). */
 mt_status_t mt_report_pipeline_text(const mt_pipeline_t *p, mt_write_fn w, void *ctx);
 

@@ -66,7 +66,7 @@ static double quantile_sorted(const double *v, size_t n, double q)
 }
 
 /* Per rank: which instance memberships it has, with the row's raw end: the
- * rows are wide (mt_cinst_t, 160 bytes) and a fit reads only this field, so
+ * rows are wide (mt_cinst_t, 200 bytes) and a fit reads only this field, so
  * a copy here keeps each rank's walk sequential instead of one cache miss
  * per point (42% of the fit's samples went to that load). */
 typedef struct member {

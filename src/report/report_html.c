@@ -623,7 +623,8 @@ static void heat_map(mt_out_t *h, const mt_report_t *r)
             "collective (kernel start on the aligned clock) minus the median arrival of the participants, "
             "averaged over the step's collectives.");
     if (v->n_steps_total > ns)
-        mt_out_printf(h, " The first %zu of %zu steps are shown.", ns, v->n_steps_total);
+        mt_out_printf(h, " Steps %lld-%lld of %zu are shown: the %zu consecutive steps with the most waiting.",
+                      (long long)v->grid_steps[0], (long long)v->grid_steps[ns - 1], v->n_steps_total, ns);
     if (nshow < nr)
         mt_out_printf(h, " The %zu of %zu ranks with the latest cells are shown (report.json has every rank).", nshow, nr);
     free(show);
@@ -835,8 +836,10 @@ static void section_projection(mt_out_t *h, const mt_report_t *r)
         max = p[i].gpu_ns > max ? p[i].gpu_ns : max;
     }
     mt_out_puts(h, "<p class=\"note\">Per annotation name, summed over ranks: CPU time inside the ranges, and GPU time "
-             "of the work launched inside them (the union of its intervals, however long after the range it "
-             "ran). GPU % is of all ranks' busy GPU time.</p>\n");
+             "of the work launched while they were open, on any thread of their process (the backward pass is "
+             "launched from the autograd thread while the main thread sits in <code>## backward ##</code>); the "
+             "union of its intervals, however long after the range it ran. GPU % is of all ranks' busy GPU "
+             "time.</p>\n");
     double lx = 340, bw = 540, top = 40, rh = 34, W = 1000, H = top + rh * (double)nb + 44;
     double xmax = (double)max / 1e6;
     double st = nice_step(xmax, 5), hi = ceil(xmax / st - 1e-9) * st;

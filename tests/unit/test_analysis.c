@@ -46,16 +46,20 @@
  *       C..D gap 50 >= 30, D launched 258 < 350: other 50.
  *   s9: G..H gap 40, H launched 270 < 560, >= 30: other 40.
  *   s8, s20: one activity each, no gap. Rank: host 60, kernel 10, other 90.
- * projection (user_annotation ranges on pid 10):
+ * projection (user_annotation ranges on pid 10; a launch counts for a range
+ * of its process on any thread, "own" counts only the range's thread):
  *   ProfilerStep#1 tid 1 [80,256]: launches 90 95 250 255 -> A E B C
  *   ProfilerStep#2 tid 1 [257,400]: launches 258 260 262 (300 has no
- *     activity) -> D F G; H's launch (270) is inside but on tid 2: not counted.
- *   -> "ProfilerStep#*": count 2, cpu 176 + 143 = 319, gpu = |A..G| =
- *      [100,250) + [260,300) + [310,350) + [400,560) = 390, gpu_span =
- *      (350 - 100) + (560 - 400) = 410, gpu_pct 390 / 400 = 97.50.
+ *     activity) -> D F G, and H's launch (270) on tid 2 -> H (not own).
+ *   -> "ProfilerStep#*": count 2, cpu 176 + 143 = 319, gpu = |A..H| =
+ *      [100,250) + [260,300) + [310,350) + [400,560) + [600,610) = 400,
+ *      own = 400 - H 10 = 390, gpu_span = (350 - 100) + (610 - 400) = 460,
+ *      gpu_pct 400 / 400 = 100.00.
  *   "## forward ##" tid 1 [85,100] (nested in step 1): A E, which run after
- *      the range ended: count 1, cpu 15, gpu [100,250) 150, span 150, 37.50.
- *   "## memset ##" tid 2 [265,280]: H: count 1, cpu 15, gpu 10, span 10, 2.50.
+ *      the range ended: count 1, cpu 15, gpu [100,250) 150 (own the same),
+ *      span 150, 37.50.
+ *   "## memset ##" tid 2 [265,280]: H (tid 1's launches 258..262 are
+ *      before it): count 1, cpu 15, gpu 10 (own 10), span 10, 2.50.
  *   with project_ops also cpu_op "aten::mm" tid 1 [254,256]: C: cpu 2, gpu 40.
  * kernels: compute gemm_b (D, E: 100, 100) total 200, mean 100, p50 100,
  *   p99 100; gemm_a (100, 40, 40 -> sorted 40 40 100) total 180, mean 60,
@@ -205,17 +209,20 @@ static void test_hand_trace(void **state)
     assert_string_equal(sname(a, a->proj[0].name), "ProfilerStep#*");
     assert_int_equal(a->proj[0].count, 2);
     assert_int_equal(a->proj[0].cpu_ns, 319 * US);
-    assert_int_equal(a->proj[0].gpu_ns, 390 * US);
-    assert_int_equal(a->proj[0].gpu_span_ns, 410 * US);
+    assert_int_equal(a->proj[0].gpu_ns, 400 * US);
+    assert_int_equal(a->proj[0].gpu_same_thread_ns, 390 * US);
+    assert_int_equal(a->proj[0].gpu_span_ns, 460 * US);
     assert_string_equal(sname(a, a->proj[1].name), "## forward ##");
     assert_int_equal(a->proj[1].count, 1);
     assert_int_equal(a->proj[1].cpu_ns, 15 * US);
     assert_int_equal(a->proj[1].gpu_ns, 150 * US);
+    assert_int_equal(a->proj[1].gpu_same_thread_ns, 150 * US);
     assert_int_equal(a->proj[1].gpu_span_ns, 150 * US);
     assert_string_equal(sname(a, a->proj[2].name), "## memset ##");
     assert_int_equal(a->proj[2].count, 1);
     assert_int_equal(a->proj[2].cpu_ns, 15 * US);
     assert_int_equal(a->proj[2].gpu_ns, 10 * US);
+    assert_int_equal(a->proj[2].gpu_same_thread_ns, 10 * US);
     assert_int_equal(a->proj[2].gpu_span_ns, 10 * US);
     assert_null(find_proj(a, "aten::mm"));
     mt_rank_analysis_free(a);
@@ -485,15 +492,16 @@ static void test_report_sections(void **state)
         "\"idle\": [\n  {\"rank\": 0, \"host_wait_us\": 60.000, \"kernel_wait_us\": 10.000, \"other_us\": 90.000,"
         " \"streams\": [{\"device\": 0, \"stream\": 7, \"host_wait_us\": 60.000, \"kernel_wait_us\": 10.000,"
         " \"other_us\": 50.000}, {\"device\": 0, \"stream\": 8,",
-        "{\"rank\": 1, \"name\": \"ProfilerStep#*\", \"count\": 2, \"cpu_us\": 319.000, \"gpu_us\": 390.000,"
-        " \"gpu_span_us\": 410.000, \"gpu_pct\": 97.50}",
+        "{\"rank\": 1, \"name\": \"ProfilerStep#*\", \"count\": 2, \"cpu_us\": 319.000, \"gpu_us\": 400.000,"
+        " \"gpu_span_us\": 460.000, \"gpu_pct\": 100.00, \"gpu_same_thread_us\": 390.000}",
         "{\"rank\": 0, \"name\": \"## forward ##\", \"count\": 1, \"cpu_us\": 15.000, \"gpu_us\": 150.000,"
-        " \"gpu_span_us\": 150.000, \"gpu_pct\": 37.50}",
-        /* summed over both ranks: gpu 780 of 800 busy */
+        " \"gpu_span_us\": 150.000, \"gpu_pct\": 37.50, \"gpu_same_thread_us\": 150.000}",
+        /* summed over both ranks: gpu 800 of 800 busy, 780 on the ranges' own thread */
         "\"projection_total\": [\n  {\"name\": \"ProfilerStep#*\", \"count\": 4, \"cpu_us\": 638.000,"
-        " \"gpu_us\": 780.000, \"gpu_pct\": 97.50},\n  {\"name\": \"## forward ##\", \"count\": 2,"
-        " \"cpu_us\": 30.000, \"gpu_us\": 300.000, \"gpu_pct\": 37.50},\n  {\"name\": \"## memset ##\", \"count\": 2,"
-        " \"cpu_us\": 30.000, \"gpu_us\": 20.000, \"gpu_pct\": 2.50}\n ]",
+        " \"gpu_us\": 800.000, \"gpu_pct\": 100.00, \"gpu_same_thread_us\": 780.000},\n"
+        "  {\"name\": \"## forward ##\", \"count\": 2, \"cpu_us\": 30.000, \"gpu_us\": 300.000,"
+        " \"gpu_pct\": 37.50, \"gpu_same_thread_us\": 300.000},\n  {\"name\": \"## memset ##\", \"count\": 2,"
+        " \"cpu_us\": 30.000, \"gpu_us\": 20.000, \"gpu_pct\": 2.50, \"gpu_same_thread_us\": 20.000}\n ]",
         "{\"rank\": 0, \"class\": \"compute\", \"name\": \"gemm_a\", \"count\": 3, \"total_us\": 180.000,"
         " \"mean_us\": 60.000, \"p50_us\": 40.000, \"p99_us\": 100.000, \"max_us\": 100.000}",
         "\"class\": \"memory\", \"name\": \"Memset (Device)\"",
@@ -522,7 +530,7 @@ static void test_report_sections(void **state)
 /* A plain, quadratic reference of the projection of one name on t, both
  * ways: *sum = sum over ranges of |union of the range's activities| (the
  * generator's truth), *uni = |union over all ranges| (ours). */
-static void ref_projection(const mt_trace_t *t, const char *name, int64_t *sum, int64_t *uni)
+static void ref_projection(const mt_trace_t *t, const char *name, int any_thread, int64_t *sum, int64_t *uni)
 {
     size_t cap = 0, n_all = 0;
     for (size_t i = 0; i < t->n_events; i++)
@@ -545,7 +553,7 @@ static void ref_projection(const mt_trace_t *t, const char *name, int64_t *sum, 
                   g->cls == MT_CLASS_MEMSET))
                 continue;
             const mt_event_t *l = &t->events[g->aux - 1];
-            if (l->pid != e->pid || l->tid != e->tid || l->ts < e->ts || l->ts > e->ts + e->dur)
+            if (l->pid != e->pid || (!any_thread && l->tid != e->tid) || l->ts < e->ts || l->ts > e->ts + e->dur)
                 continue;
             one[n_one++] = (mt_interval_t){g->ts, g->ts + g->dur};
             all[n_all++] = one[n_one - 1];
@@ -564,7 +572,7 @@ static void ref_projection(const mt_trace_t *t, const char *name, int64_t *sum, 
 static void test_sample_truth(void **state)
 {
     (void)state;
-    size_t checked = 0, proj_checked = 0, differ = 0;
+    size_t checked = 0, proj_checked = 0, differ = 0, backward_any = 0;
     for (size_t i = 0; i < sizeof st_ranks / sizeof *st_ranks; i++) {
         const st_rank_t *tr = &st_ranks[i];
         char path[1024];
@@ -604,11 +612,18 @@ static void test_sample_truth(void **state)
              * are recomputed here by brute force: the sum must equal the
              * truth (checking the reference), the union must equal ours. */
             int64_t sum, uni;
-            ref_projection(t, p->name, &sum, &uni);
+            ref_projection(t, p->name, 0, &sum, &uni);
             assert_int_equal(sum, p->gpu_ns);
+            assert_int_equal(q->gpu_same_thread_ns, uni);
+            assert_true(q->gpu_same_thread_ns <= p->gpu_ns);
+            /* The same for launches on any thread of the process (the
+             * autograd thread's backward kernels count for "## backward ##"). */
+            ref_projection(t, p->name, 1, &sum, &uni);
+            assert_int_equal(sum, p->gpu_ns_any_thread);
             assert_int_equal(q->gpu_ns, uni);
-            assert_true(q->gpu_ns <= p->gpu_ns);
-            differ += q->gpu_ns != p->gpu_ns;
+            assert_true(q->gpu_ns <= p->gpu_ns_any_thread);
+            differ += q->gpu_ns != p->gpu_ns_any_thread;
+            backward_any += !strcmp(p->name, "## backward ##") && q->gpu_ns > 0;
             proj_checked++;
         }
         assert_int_equal(a->n_proj, n_names);
@@ -620,6 +635,8 @@ static void test_sample_truth(void **state)
         checked++;
     }
     assert_int_equal(checked, 20);
+    /* Before the any-thread rule "## backward ##" had no GPU time in any sample job. */
+    assert_true(backward_any >= 8);
     /* dp8 and dp4-old: the definitions coincide; pp8: they differ. */
     print_message("sample truth: %zu ranks, %zu projections (%zu where the truth's per-range sum exceeds the union)\n",
                   checked, proj_checked, differ);

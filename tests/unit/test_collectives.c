@@ -376,10 +376,10 @@ static void test_extract(void **state)
         "\"args\":{\"correlation\":1}},\n"
         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)\",\"pid\":0,\"tid\":20,"
         "\"ts\":20,\"dur\":5,\"args\":{\"correlation\":1,\"Collective name\":\"allreduce\",\"Process Group Name\":\"3\","
-        "\"Process Group Description\":\"tp\",\"Seq\":4,\"In msg nelems\":8,\"Out msg nelems\":8,\"dtype\":\"Float\","
+        "\"Process Group Description\":\"TENSOR_MODEL_PARALLEL_GROUP\",\"Seq\":4,\"In msg nelems\":8,\"Out msg nelems\":8,\"dtype\":\"Float\","
         "\"Group size\":4}},\n"
         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_SendRecv(x)\",\"pid\":0,\"tid\":21,\"ts\":30,\"dur\":5,"
-        "\"args\":{\"Collective name\":\"send\",\"Dst Rank\":5,\"Process Group Name\":\"0\",\"dtype\":\"Float\"}},\n"
+        "\"args\":{\"Collective name\":\"send\",\"Dst Rank\":5,\"Process Group Name\":\"0\",\"dtype\":\"Float8_e5m2fnuz\"}},\n"
         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclKernel_AllReduce_RING_LL_Sum_float(x)\",\"pid\":0,\"tid\":22,"
         "\"ts\":2000,\"dur\":5}\n]}");
     mt_cinst_t *rows = NULL;
@@ -392,12 +392,15 @@ static void test_extract(void **state)
     assert_int_equal(rows[0].group_size, 4);
     assert_int_equal(rows[0].step, 7);
     assert_int_equal(rows[0].launch_ns, 10000);
-    assert_string_equal(rows[0].pg, "3 (tp)");
+    /* labels whole (issue 19: "TENSOR_MODEL_PARALLE", "signed c" were cut) */
+    assert_string_equal(rows[0].pg, "3 (TENSOR_MODEL_PARALLEL_GROUP)");
     assert_string_equal(rows[0].dtype, "Float");
     assert_true(rows[0].flags & MT_CI_SEQ);
     assert_int_equal(rows[1].kind, MT_COLLK_SEND);
     assert_int_equal(rows[1].peer, 5);
     assert_true(rows[1].flags & MT_CI_SEND);
+    assert_string_equal(rows[1].dtype, "Float8_e5m2fnuz");
+    assert_string_equal(rows[1].pg, "0");
     assert_int_equal(rows[1].step, 7); /* no launch: the kernel start is inside the step */
     assert_true(rows[2].flags & MT_CI_STREAM);
     assert_true(rows[2].flags & MT_CI_NO_COLL);

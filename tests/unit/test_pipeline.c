@@ -387,12 +387,27 @@ static void test_gates(void **state)
     assert_int_equal(mt_gate_parse("alignment_p99_us<=2", &g[3], &err), MT_OK);
     assert_int_equal(mt_gate_parse("straggler_wait_pct<=50", &g[4], &err), MT_OK);
     assert_int_equal(mt_gate_parse("idle_pct==25", &g[5], &err), MT_OK);
+    /* The OverlapScore's own name; "overlap" above is its old alias. */
+    mt_gate_t y;
+    assert_int_equal(mt_gate_parse("pipeline_overlap_score>=1", &y, &err), MT_OK);
+    assert_int_equal(y.metric, MT_GATE_OVERLAP);
+    assert_string_equal(mt_gate_metric_str(y.metric), "pipeline_overlap_score");
+    assert_int_equal(mt_gate_parse("straggler_wait_pct<=100", &y, &err), MT_OK);
+    assert_int_equal(mt_gate_parse("idle_pct>=0", &y, &err), MT_OK);
     static const char *bad[] = {"overlap", "overlap=>1", "speed>=1", "overlap>=", "overlap>=1x", "overlap>=nan",
-                                ">=1", "overlap>=1e999"};
+                                ">=1", "overlap>=1e999",
+                                /* out of range: a percentage for the 0..1 score, a share above 100 %, a
+                                 * negative time */
+                                "overlap>=30", "pipeline_overlap_score>=1.01", "pipeline_overlap_score>-0.1",
+                                "idle_pct<=101", "straggler_wait_pct<-1", "period_p99_us<=-5",
+                                "alignment_p99_us<-0.001"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         mt_gate_t x;
         assert_int_equal(mt_gate_parse(bad[i], &x, &err), MT_ERR_USAGE);
     }
+    assert_int_equal(mt_gate_parse("overlap>=30", &y, &err), MT_ERR_USAGE);
+    assert_string_equal(err.msg, "\"overlap>=30\": pipeline_overlap_score is a score from 0 to 1; 30 is out of "
+                                 "range (a percentage? write it as a fraction)");
     /* Values: a pipeline with OverlapScore 0.5 and period p99 4000 ns;
      * ranks idle 10 of 40 (25 %) and 5 of 50 (10 %): idle_pct = 25; clocks
      * p99 1500 and 3000 ns, the second fitted: 3 us (and a rank with no
@@ -441,7 +456,7 @@ static void test_gates(void **state)
     assert_int_equal(mt_report_gates_json(g, 1, mt_buf_write, &b), MT_OK);
     assert_int_equal(mt_buf_write(&b, "", 1), MT_OK);
     assert_string_equal((const char *)b.data,
-                        "\"gates\": [\n  {\"expr\": \"overlap>=0.30\", \"metric\": \"overlap\", \"op\": \">=\", "
+                        "\"gates\": [\n  {\"expr\": \"overlap>=0.30\", \"metric\": \"pipeline_overlap_score\", \"op\": \">=\", "
                         "\"threshold\": 0.29999999999999999, \"value\": null, \"pass\": false, \"why\": \"no pipeline "
                         "in this job\"}\n ]");
     mt_buf_free(&b);
