@@ -39,6 +39,7 @@ typedef struct job {
     size_t n_an;
     mt_cross_t *cross;
     mt_pipeline_t *pipe;     /* NULL: no pipeline section */
+    mt_mem_cross_t *memory;  /* NULL: no memory events in any trace */
     char pipe_note[512];     /* a line for the report about the pipeline, "" none */
     mt_report_views_t *views;
     size_t gates_failed;

@@ -251,6 +251,7 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
                        .n_analyses = j->n_an,
                        .cross = j->cross,
                        .pipeline = j->pipe,
+                       .memory = j->memory,
                        .pipeline_note = j->pipe_note[0] ? j->pipe_note : NULL,
                        .gates = o->gates,
                        .n_gates = o->n_gates,

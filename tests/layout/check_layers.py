@@ -27,7 +27,7 @@ PUBLIC = {
     "collectives.h": "align", "comm.h": "align",
     "nccl_input.h": "nccl", "nccl_inspector.h": "nccl",
     "analysis.h": "rank", "chunks.h": "rank",
-    "crossrank.h": "cross", "pipeline.h": "cross", "gates.h": "cross",
+    "crossrank.h": "cross", "pipeline.h": "cross", "gates.h": "cross", "memory.h": "cross",
     "report.h": "report", "report_html.h": "report",
     "merge.h": "merge",
     "mergetrace.h": None,  # the umbrella: every public header, for programs
