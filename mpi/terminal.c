@@ -263,10 +263,10 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
         for (size_t k = 0; an && k < j->n_an; k++) {
             /* the [memory] events that could not be used as they are */
             static const char *const what[MT_AN_MEM_ISSUE_COUNT_] = {
-                "had a negative \"Total Allocated\" or \"Total Reserved\" (left out)",
-                "had no \"Total Allocated\" where the device's others have it (left out)",
-                "are earlier than the memory event before them on the same thread (taken in time order)",
-                "name a GPU device id that no GPU activity of the trace has"};
+                "with a negative \"Total Allocated\" or \"Total Reserved\" (left out)",
+                "without \"Total Allocated\" where the device's others have it (left out)",
+                "earlier than the memory event before it on the same thread (taken in time order)",
+                "of a GPU device id that no GPU activity of the trace has"};
             if (an[k]->rank != (int32_t)r->rank)
                 continue;
             for (int q = 0; q < MT_AN_MEM_ISSUE_COUNT_; q++) {
