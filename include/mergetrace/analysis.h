@@ -114,8 +114,9 @@
  *                 bytes per step (rounded to nearest); grows_every_step
  *                 when there are 2 or more such steps and each alloc_end
  *                 exceeds the one before (including the warm-up step's).
- *                 series: the states in time order, at most MT_AN_MEM_POINTS
- *                 per device; beyond that, equal-count buckets of events
+ *                 series: the states in time order, at most a budget per
+ *                 device (MT_AN_MEM_POINTS and below); beyond that,
+ *                 equal-count buckets of events
  *                 each keep the states of largest and smallest allocated
  *                 and largest reserved (so the peaks stay), plus the last.
  *                 Issues: MT_AN_MEM_ORDER counts events whose ts is before
@@ -202,8 +203,12 @@ typedef struct mt_an_kernel {
     int64_t total_ns, mean_ns, p50_ns, p99_ns, max_ns;
 } mt_an_kernel_t;
 
-/* Memory: at most this many series points per device. */
+/* Memory: at most this many series points per device; fewer in a small
+ * trace (2 % of its JSON bytes at MT_AN_MEM_POINT_BYTES per point, for
+ * every device together, at least 16 per device): the merged trace writes
+ * each point as a counter event of about that size. */
 #define MT_AN_MEM_POINTS 512
+#define MT_AN_MEM_POINT_BYTES 130
 
 /* mt_an_mem_dev_t.flags */
 enum {

@@ -147,17 +147,18 @@ static int step_cmp(const void *pa, const void *pb)
     return (x->step > y->step) - (x->step < y->step);
 }
 
-/* Indices of the series points of states st[0..n): all of them when they
- * fit, else per bucket the largest and smallest allocated and the largest
- * reserved, and the last state. Ascending, unique; returns the count. */
-static size_t downsample(const state_t *st, size_t n, uint32_t *keep)
+/* Indices of the series points of states st[0..n): all of them when at
+ * most `budget` (>= 4), else per bucket the largest and smallest allocated
+ * and the largest reserved, and the last state. Ascending, unique; returns
+ * the count. */
+static size_t downsample(const state_t *st, size_t n, uint32_t *keep, size_t budget)
 {
-    if (n <= MT_AN_MEM_POINTS) {
+    if (n <= budget) {
         for (size_t i = 0; i < n; i++)
             keep[i] = (uint32_t)i;
         return n;
     }
-    size_t buckets = (MT_AN_MEM_POINTS - 1) / 3, k = 0;
+    size_t buckets = (budget - 1) / 3, k = 0;
     for (size_t b = 0; b < buckets; b++) {
         size_t lo = n * b / buckets, hi = n * (b + 1) / buckets;
         size_t mx = lo, mn = lo, rx = lo;
@@ -390,6 +391,15 @@ mt_status_t mt_an_memory(const mt_an_input_t *in, mt_rank_analysis_t *a)
     keep = malloc(MT_AN_MEM_POINTS * sizeof *keep);
     if (!keep)
         goto out;
+    /* Points per device: the merged trace writes each as a counter event
+     * of about MT_AN_MEM_POINT_BYTES, and all of them together should add
+     * at most 2 % to the rank's share of it; at least 16 so that a small
+     * trace still draws its shape (peaks are kept whatever the budget). */
+    size_t used = 0;
+    for (size_t d = 0; d < n_devs; d++)
+        used += devs[d].n > 0;
+    size_t budget = (size_t)(t->stats.bytes_json / 50 / MT_AN_MEM_POINT_BYTES / (used ? used : 1));
+    budget = budget < 16 ? 16 : budget > MT_AN_MEM_POINTS ? MT_AN_MEM_POINTS : budget;
     for (size_t d = 0; d < n_devs; d++) {
         dev_t_ *dv = &devs[d];
         if (!dv->n)
@@ -400,7 +410,7 @@ mt_status_t mt_an_memory(const mt_an_input_t *in, mt_rank_analysis_t *a)
         if ((st = device_result(in, a, dv, steps, n_steps, &cap_steps_out, r)))
             goto out;
         st = MT_ERR_NOMEM;
-        size_t kn = downsample(dv->st, dv->n, keep);
+        size_t kn = downsample(dv->st, dv->n, keep, budget);
         if (MT_GROW(a->mem_points, cap_pts, a->n_mem_points + kn, 64))
             goto out;
         r->first_point = (uint32_t)a->n_mem_points;

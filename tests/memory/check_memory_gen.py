@@ -10,6 +10,9 @@ warnings on broken [memory] events.
   step" (rank 2 only), the peak's aligned time within 5 us of the truth's
   true time on the reference rank's clock; the summary's top rank, max /
   median; the terminal names the leaking rank.
+* the merged trace's counter track per rank: on the rank's GPU process,
+  peak and reserved at the peak as the truth, at the truth's time (5 us),
+  under 3 % of the file;
 * pp, 4 ranks in 2 stages (stage 0 holds twice the activations): per-stage
   max and top rank from the truth; the summary's top rank is in stage 0.
 * one trace edited by this script: a negative "Total Allocated", a missing
@@ -72,6 +75,34 @@ def compare_rank(tag, d, m):
         failures.append("%s: aligned peak time %s us is %s ns from the truth" % (tag, d["peak_allocated_us"], err))
 
 
+def merged_counters(o, truth):
+    """The merged trace's counter track of each rank: on the rank's GPU
+    process, its largest "allocated" the truth's peak, at the peak's true
+    time on the reference clock (5 us), and all of it under 3 % of the file."""
+    with open(os.path.join(o, "merged.json"), "rb") as f:
+        raw = f.read()
+    d = json.loads(raw, parse_float=Decimal)
+    names = {e["pid"]: e["args"]["name"] for e in d["traceEvents"] if e.get("ph") == "M"
+             and e.get("name") == "process_name"}
+    cs = [e for e in d["traceEvents"] if e.get("ph") == "C"]
+    size = sum(len(json.dumps(e, separators=(",", ":"), default=str)) + 2 for e in cs)
+    if size > 0.03 * len(raw):
+        failures.append("merged: counter events are %d of %d bytes" % (size, len(raw)))
+    for rt in truth["ranks"]:
+        m = rt["memory"]
+        mine = [e for e in cs if names.get(e["pid"]) == "rank %d GPU %d" % (rt["rank"], m["device"])]
+        check("merged rank %d track names" % rt["rank"], sorted({e["name"] for e in mine}),
+              ["memory GPU %d" % m["device"]])
+        if not mine:
+            continue
+        top = max(mine, key=lambda e: (e["args"]["allocated"], -e["ts"]))
+        check("merged rank %d peak" % rt["rank"], top["args"]["allocated"], m["peak_allocated"])
+        check("merged rank %d reserved at peak" % rt["rank"], top["args"]["reserved"], m["reserved_at_peak"])
+        if abs(top["ts"] * 1000 - m["peak_ref_clock_ns"]) > 5000:
+            failures.append("merged rank %d: peak at %s us, truth %d ns" % (rt["rank"], top["ts"],
+                                                                          m["peak_ref_clock_ns"]))
+
+
 def by_rank(rep):
     return {r["rank"]: r for r in rep["memory"]["ranks"]}
 
@@ -80,11 +111,12 @@ def dp_case(exe, py, work):
     out = os.path.join(work, "dp")
     truth = gen(py, out, ["--kind", "dp", "--ranks", "4", "--steps", "6", "--mem-leak-rank", "2"])
     o = os.path.join(work, "dp-out")
-    p = run(exe, ["--no-merge", "--no-html", "-o", o, out])
+    p = run(exe, ["--merged-format", "json", "--no-html", "-o", o, out])
     if p.returncode:
         failures.append("dp: exit %d %s" % (p.returncode, p.stderr))
         return
     rep = report(o)
+    merged_counters(o, truth)
     got = by_rank(rep)
     peaks = []
     for rt in truth["ranks"]:
