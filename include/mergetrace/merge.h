@@ -104,7 +104,8 @@ void mt_merge_facts_finish(mt_merge_facts_t *f, const mt_trace_t *t);
 void mt_merge_facts_free(mt_merge_facts_t *f);
 
 /* The rank's memory series (a->mem_devs and mem_points, copied) for the
- * merged write: after the rank's events, one counter track per device,
+ * merged write: after the rank's process metadata, before its events, one
+ * counter track per device,
  * "C" events named "memory GPU <d>" (on the rank's GPU process of that
  * device, else its CPU process) or "memory CPU" (on its CPU process), args
  * {"allocated": bytes, "reserved": bytes} (reserved left out when

@@ -680,7 +680,7 @@ static const pid_ent_t *counter_slot(const merge_ctx_t *c, const mt_an_mem_dev_t
     return c->gpu_only ? NULL : cpu;
 }
 
-/* The memory counter tracks of mt_merge_facts_memory, after the events. */
+/* The memory counter tracks of mt_merge_facts_memory. */
 static mt_status_t write_counters(merge_ctx_t *c, const mt_merge_facts_t *f)
 {
     mt_buf_t *b = &c->out;
@@ -844,6 +844,12 @@ mt_status_t mt_merge_rank_with(const char *path, int32_t rank, const mt_clock_t 
     for (size_t i = 0; i < c.n_slots && !st; i++)
         if (!c.gpu_only || c.slots[i]->gpu)
             st = write_process_meta(&c, c.slots[i]);
+    /* the memory counter tracks, next to the metadata: the rank's events
+     * then end the rank's part as they always did */
+    if (!st && facts && facts->n_mdevs && (st = write_counters(&c, facts)) && c.write_st) {
+        st = mt_error_set(err, c.write_st, "writing the merged trace");
+        goto done;
+    }
     if (st) {
         st = mt_error_set(err, st, "output buffer");
         goto done;
@@ -855,8 +861,6 @@ mt_status_t mt_merge_rank_with(const char *path, int32_t rank, const mt_clock_t 
     lo.skim_args = true; /* pass 2 reads only top-level keys; args is copied as text */
     st = mt_trace_load(path, &lo, &t, err);
     mt_trace_free(t);
-    if (!st && facts && facts->n_mdevs && (st = write_counters(&c, facts)) && !c.write_st)
-        c.out_st = st;
     if (!st && (st = flush(&c)))
         mt_error_set(err, st, "writing the merged trace");
     if (st && (c.write_st || c.out_st)) {
