@@ -286,6 +286,11 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
         fprintf(stderr, "mergetrace: pipeline analysis: %s\n", mt_status_str(st));
         return options_exit_code(st);
     }
+    st = mt_cross_memory(an, j->n_an, j->pipe ? &j->pipe->stages : NULL, &j->memory);
+    if (st != MT_OK) {
+        fprintf(stderr, "mergetrace: memory across ranks: %s\n", mt_status_str(st));
+        return options_exit_code(st);
+    }
     if (o->n_gates) {
         mt_gate_inputs_t gi = {.pipeline = j->pipe,
                                .cross = j->cross,
@@ -314,6 +319,7 @@ void job_free(job_t *j)
     mt_report_views_free(j->views);
     mt_pipeline_free(j->pipe);
     mt_critpath_free(j->cp);
+    mt_mem_cross_free(j->memory);
     mt_align_result_free(&j->al);
     free(j->ranks);
     free(j->missing);

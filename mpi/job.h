@@ -40,6 +40,7 @@ typedef struct job {
     mt_cross_t *cross;
     mt_pipeline_t *pipe;     /* NULL: no pipeline section */
     mt_critpath_t *cp;       /* steps and critical path; NULL: no ProfilerStep */
+    mt_mem_cross_t *memory;  /* NULL: no memory events in any trace */
     char pipe_note[512];     /* a line for the report about the pipeline, "" none */
     mt_report_views_t *views;
     size_t gates_failed;

@@ -264,6 +264,8 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
             ao.rows = L->rows + rows_before; /* this rank's rows tell all_to_all from P2P kernels */
             ao.n_rows = L->n_rows - rows_before;
             st = mt_analyze_rank(t, (int32_t)r->rank, &ao, &a);
+            if (st == MT_OK && L->facts[r - L->res])
+                st = mt_merge_facts_memory(L->facts[r - L->res], a); /* the merged trace's counter tracks */
             if (st == MT_OK)
                 st = mt_rank_analysis_pack(a, &bytes, &len);
             if (st == MT_OK)

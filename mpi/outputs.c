@@ -252,6 +252,7 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
                        .cross = j->cross,
                        .pipeline = j->pipe,
                        .critpath = j->cp,
+                       .memory = j->memory,
                        .pipeline_note = j->pipe_note[0] ? j->pipe_note : NULL,
                        .gates = o->gates,
                        .n_gates = o->n_gates,

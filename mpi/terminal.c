@@ -181,6 +181,28 @@ void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j
         if (s->neg_dur)
             WARN("negative_duration", (int32_t)r->rank, "rank %lld: %llu events had a negative duration (taken as 0)\n", (long long)r->rank,
                  (unsigned long long)s->neg_dur);
+        for (size_t k = 0; j->an && k < j->n_an; k++) {
+            /* the [memory] events that could not be used as they are */
+            static const char *const what[MT_AN_MEM_ISSUE_COUNT_] = {
+                "with a negative \"Total Allocated\" or \"Total Reserved\" (left out)",
+                "without \"Total Allocated\" where the device's others have it (left out)",
+                "earlier than the memory event before it on the same thread (taken in time order)",
+                "of a GPU device id that no GPU activity of the trace has"};
+            static const char *const code[MT_AN_MEM_ISSUE_COUNT_] = {"memory_negative", "memory_missing_total",
+                                                                     "memory_out_of_order", "memory_no_gpu"};
+            if (j->an[k]->rank != (int32_t)r->rank)
+                continue;
+            for (int q = 0; q < MT_AN_MEM_ISSUE_COUNT_; q++) {
+                const mt_an_mem_issue_t *is = &j->an[k]->mem_issues[q];
+                if (is->count)
+                    WARN(code[q], (int32_t)r->rank,
+                         "rank %lld: %s: %llu [memory] event%s %s; first: traceEvents[%lld] (ts %s%lld.%03lld us, "
+                         "device %lld)",
+                         (long long)r->rank, p, (unsigned long long)is->count, is->count == 1 ? "" : "s", what[q],
+                         (long long)is->event, is->ts_ns < 0 ? "-" : "", llabs(is->ts_ns / 1000),
+                         llabs(is->ts_ns % 1000), (long long)is->device);
+            }
+        }
         if (s->by_class[MT_CLASS_COMM] > s->link.comm_with_coll)
             WARN("unlinked_comm_kernels", (int32_t)r->rank, "rank %lld: %llu communication kernels could not be tied to a collective\n", (long long)r->rank,
                  (unsigned long long)(s->by_class[MT_CLASS_COMM] - s->link.comm_with_coll));
@@ -321,6 +343,10 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
     }
     if (pipe_note)
         fprintf(out, "%spipeline: %s\n", pipe ? "" : "\n", pipe_note);
+    if (j->memory && j->memory->n_peaks) {
+        fprintf(out, "\n");
+        (void)mt_report_memory_text(j->memory, an, j->n_an, terminal_write, NULL);
+    }
     if (n_gates) {
         size_t passed = 0;
         for (size_t i = 0; i < n_gates; i++)

@@ -25,6 +25,9 @@ PROG = "gen_traces.py"
 QUARTER_NS = 7889238000000000          # Kineto's ChromeTraceBaseTime interval
 EPOCH_2026_NS = 1767189312000000000    # an exact multiple of QUARTER_NS
 BIL = 1000000000
+MIB = 1 << 20
+MEM_BASE = 512 * MIB                   # --memory: weights allocated before the window
+MEM_UNIT = 8 * MIB                     # --memory: the schedule's allocation unit
 HALF_BIL = 500000000
 
 # GPU activity classes used for the truth breakdown.
@@ -245,6 +248,21 @@ class Rank:
         self.indent = a.indent
         self.used_ag = False
         self.mem_total = 0
+        # --memory: a known allocation schedule (see mem_on_call); its own
+        # random numbers, so the job's timing is the same as without it
+        self.memsim = a.memory
+        self.mem_log = []
+        self.mem_reserved = 1 << 34
+        if self.memsim:
+            self.mrng = random.Random(a.seed * 7919 + rank)
+            self.mem_total = MEM_BASE          # weights, allocated before the profiling window
+            self.mem_reserved = MEM_BASE
+            self.mem_ann = None
+            self.mem_fwd = []
+            self.mem_grads = []
+            self.mem_relu = 0
+            self.mem_blocks = []
+            self.mem_leak = a.mem_leak_mb * MIB if a.mem_leak_rank == rank else 0
         # profiling window
         self.win_s = job.T0 + self.ri(0, 3000000)
         self.next_start = self.win_s + self.ri(300000, 2000000)
@@ -277,6 +295,9 @@ class Rank:
         # steps: (step, true start, true end = max(range end, last GPU end of its launches))
         self.step_hi = 0
         self.step_times = []
+        self.step_ranges = []   # (step, written start ns, written end ns)
+        self.step_no = None
+        self.kind = a.kind
 
     # ---------------------------------------------------------------- clock
     def loc(self, t):
@@ -435,16 +456,101 @@ class Rank:
         self.X("python_function", name, self.pid, self.tid_main, s, e,
                ['"Python parent id": %d' % parent, '"Python id": %d' % self.pyid])
 
-    def mem_instant(self, t, nbytes):
-        addr = 0x7F0000000000 + (self.ri(0, 1 << 24) << 9)
+    def mem_instant(self, t, nbytes, tid=None, op=None, ann=None):
+        if tid is None:
+            addr = 0x7F0000000000 + (self.ri(0, 1 << 24) << 9)
+            tid = self.tid_main
+        else:
+            addr = 0x7E0000000000 + (self.mrng.randrange(1 << 24) << 9)
         self.mem_total += nbytes
-        _, ts = self.tsw(t)
+        if self.memsim:
+            # the caching allocator: reserved grows in 32 MiB segments, never shrinks
+            self.mem_reserved = max(self.mem_reserved, -(-self.mem_total // (32 * MIB)) * 32 * MIB)
+            if self.mem_log and t <= self.mem_log[-1]["t"]:
+                raise AssertionError("memory schedule out of time order")
+            self.mem_log.append({"t": t, "written_ns": self.loc(t), "bytes": nbytes, "total": self.mem_total,
+                                 "reserved": self.mem_reserved, "op": op,
+                                 "ann": ann or "ProfilerStep#%d" % self.step_no, "step": self.step_no})
+        ws, ts = self.tsw(t)
         self.put("i", "cpu_instant_event",
                  ['"ph": "i"', '"cat": "cpu_instant_event"', '"s": "t"', '"name": "[memory]"',
-                  '"pid": %d' % self.pid, '"tid": %d' % self.tid_main, '"ts": ' + ts], 4,
+                  '"pid": %d' % self.pid, '"tid": %d' % tid, '"ts": ' + ts], 4,
                  ['"Device Type": 1', '"Device Id": %d' % self.dev, '"Addr": %d' % addr,
                   '"Bytes": %d' % nbytes, '"Total Allocated": %d' % self.mem_total,
-                  '"Total Reserved": %d' % (1 << 34)])
+                  '"Total Reserved": %d' % self.mem_reserved])
+
+    def mem_on_call(self, tid, op, t0, t1):
+        """--memory: the allocations and frees of the innermost op `op`,
+        running in (t0, t1) on thread tid. Forward GEMMs keep activations
+        of growing size, relu one more; backward frees them and allocates
+        gradients, which the optimizer frees; the leaking rank allocates in
+        the optimizer and never frees. Pipeline stages hold activations in
+        proportion to how early they are (stage 0 the most)."""
+        acts = []
+        if op == "aten::addmm":
+            b = MEM_UNIT * (len(self.mem_fwd) + 1)
+            self.mem_fwd.append(b)
+            acts = [b]
+        elif op == "aten::relu":
+            self.mem_relu = 2 * MEM_UNIT
+            acts = [self.mem_relu]
+        elif op == "aten::threshold_backward":
+            acts = [-self.mem_relu]
+        elif op == "aten::mm" and self.kind == "dp":
+            g = MEM_UNIT // 2
+            self.mem_grads.append(g)
+            acts = [g, -self.mem_fwd.pop()]
+        elif op == "aten::_foreach_mul_" and self.mem_leak:
+            acts = [self.mem_leak]
+        elif op == "aten::_foreach_add_":
+            acts = [-g for g in self.mem_grads]
+            self.mem_grads = []
+        elif op == "aten::mm":
+            b = MEM_UNIT * (self.S - self.stage)
+            self.mem_blocks.append(b)
+            acts = [b]
+        elif op == "aten::add" and self.kind == "pp":
+            acts = [-b for b in self.mem_blocks]
+            self.mem_blocks = []
+        if not acts:
+            return
+        gap = min(100, (t1 - t0 - 1000) // (len(acts) + 1))
+        for k, b in enumerate(acts):
+            self.mem_instant(t0 + 1000 + k * gap, b, tid, op, self.mem_ann)
+
+    def mem_truth(self):
+        """The schedule's numbers (analysis.h "memory"), from mem_log."""
+        log = self.mem_log
+        if not log:
+            return None
+        pk = max(range(len(log)), key=lambda k: (log[k]["total"], -k))
+        pr = max(range(len(log)), key=lambda k: (log[k]["reserved"], -k))
+        steps = []
+        for num, s0, s1 in self.step_ranges:
+            inside = [m for m in log if s0 <= m["written_ns"] < s1]
+            upto = [m for m in log if m["written_ns"] <= s1]
+            steps.append({"step": num, "allocated_end": upto[-1]["total"] if upto else None,
+                          "allocs": sum(1 for m in inside if m["bytes"] > 0),
+                          "frees": sum(1 for m in inside if m["bytes"] < 0),
+                          "peak_allocated": max((m["total"] for m in inside), default=None)})
+        ends = [(k, st["allocated_end"]) for k, st in enumerate(steps) if st["allocated_end"] is not None]
+        used = [(k, e) for k, e in ends if k >= 1]
+        trend = None
+        if len(used) >= 2:
+            n = len(used)
+            sx = sum(k for k, _ in used)
+            sy = sum(e for _, e in used)
+            sxx = sum(k * k for k, _ in used)
+            sxy = sum(k * e for k, e in used)
+            trend = round((n * sxy - sx * sy) / (n * sxx - sx * sx))
+        grows = len(used) >= 2 and all(ends[i][1] > ends[i - 1][1] for i in range(1, len(ends)))
+        m = log[pk]
+        return {"device": self.dev, "events": len(log), "peak_allocated": m["total"], "peak_true_ns": m["t"],
+                "peak_written_ns": m["written_ns"], "peak_step": m["step"], "peak_op": m["op"],
+                "peak_annotation": m["ann"], "peak_bytes": m["bytes"], "reserved_at_peak": m["reserved"],
+                "peak_reserved": log[pr]["reserved"], "peak_reserved_true_ns": log[pr]["t"],
+                "end_allocated": log[-1]["total"], "steps": steps, "trend_bytes_per_step": trend,
+                "trend_steps": len(used), "grows_every_step": grows, "leak_bytes_per_step": self.mem_leak}
 
     # ---------------------------------------------------------------- CPU stacks
     def call(self, tid, t, frames, api):
@@ -461,6 +567,8 @@ class Rank:
             starts.append(x)
             x += 2000 + int(6000 * rnd())
         ls = x
+        if self.memsim:
+            self.mem_on_call(tid, frames[-1][1], starts[-1], ls)
         le = ls + 3000 + int(6000 * rnd())
         x = le
         ends = [0] * n
@@ -621,6 +729,7 @@ class Rank:
         self.ua("ProfilerStep#%d" % step, self.tid_main, self.step_s, end_t, self.step_ext)
         self.step_times.append((step, self.step_s, max(end_t, self.step_hi)))
         self.step_hi = 0
+        self.step_ranges.append((step, self.loc(self.step_s), self.loc(end_t)))
         self.fold_projection()
         self.flush()
 
@@ -671,6 +780,7 @@ class Rank:
         f0 = t + self.ri(3000, 8000)
         fext = self.next_ext()
         x = f0 + self.ri(5000, 10000)
+        self.mem_ann = "## forward ##"
         for _ in range(cfg.layers):
             x, _, _ = self.launch_compute(M, x, [("cpu_op", "aten::linear", None), ("cpu_op", "aten::addmm", None)],
                                           K_GEMM_F32, self.vary(cfg.gemm_ns) + strag_extra)
@@ -684,6 +794,7 @@ class Rank:
         bext = self.next_ext()
         self.used_ag = True
         A = self.tid_ag
+        self.mem_ann = "## backward ##"
         y = max(b0 + self.ri(10000, 25000), getattr(self, "ag_t", 0))
         y, _, _ = self.launch_compute(A, y, [("cpu_op", "autograd::engine::evaluate_function: ReluBackward0", None),
                                              ("cpu_op", "aten::threshold_backward", None)],
@@ -719,6 +830,7 @@ class Rank:
         t = self.main_t + self.ri(5000, 15000)
         o0 = t
         oext = self.next_ext()
+        self.mem_ann = "Optimizer.step#SGD.step"
         x = o0 + self.ri(5000, 10000)
         x, _, _ = self.launch_compute(M, x, [("cpu_op", "aten::_foreach_mul_", None)], K_FOREACH,
                                       self.vary(cfg.opt_ns), dep=ar_end)
@@ -735,6 +847,7 @@ class Rank:
         tail = max(self.free.get(self.s_comp, 0), self.free.get(self.s_nccl, 0))
         x = self.sync(x, API_DEVSYNC, tail, self.step_ext)
         x += self.ri(2000, 5000)
+        self.mem_ann = None
         self.mem_instant(x, -cfg.act_bytes)
         end = x + self.ri(10000, 30000)
         self.end_step(self.step_no, end)
@@ -750,7 +863,10 @@ class Rank:
         self.step_s = t
         self.step_ext = self.next_ext()
         t += self.ri(5000, 15000)
-        self.mem_instant(t, cfg.act_bytes)
+        self.mem_ann = None
+        # --memory: earlier stages keep more activations
+        self.pp_act = cfg.act_bytes * (cfg.S - self.stage) if self.memsim else cfg.act_bytes
+        self.mem_instant(t, self.pp_act)
         t += self.ri(2000, 5000)
         self.dep = 0
         self.pend_recv = None
@@ -764,6 +880,7 @@ class Rank:
                                     self.s_p2p, peer=peer, seq_key=(peer, self.rank))
             self.pend_recv = p
         self.cpu_t = t + self.ri(3000, 8000)
+        self.mem_ann = "## forward ##"
         self.fwd_ext = self.next_ext()
         self.fwd_s = self.cpu_t
         self.cpu_t += self.ri(3000, 6000)
@@ -804,7 +921,8 @@ class Rank:
         x += self.ri(3000, 8000)
         x = self.sync(x, API_STREAMSYNC, self.free.get(self.s_comp, 0), self.step_ext)
         x += self.ri(2000, 5000)
-        self.mem_instant(x, -cfg.act_bytes)
+        self.mem_ann = None
+        self.mem_instant(x, -self.pp_act)
         self.cpu_end = x
         self.chunk_gpu = (min(s for s, _ in self.chunk_iv), max(e for _, e in self.chunk_iv))
         self.chunk_busy = merged_of(self.chunk_iv)[0]
@@ -1030,6 +1148,7 @@ def run_pp(job, ranks):
         s = R.rank // G
         i = R.rank % G
         R.stage = s
+        R.S = S
         R.tp_pg = str(1 + s)
         R.tp_ranks = stages[s]
         R.pp_pg = str(1 + S + i)
@@ -1189,6 +1308,13 @@ def build_parser():
     q.add_argument("--chunks", type=int, default=None, metavar="N", help="chunks = ProfilerSteps (default 12)")
     q.add_argument("--pp-blocks", type=int, default=2, metavar="N",
                    help="layer blocks per chunk, one TP allreduce each (default 2)")
+    m = p.add_argument_group("memory")
+    m.add_argument("--memory", action="store_true",
+                   help="[memory] events from a known allocation schedule per rank (truth.json ranks[].memory); "
+                        "pipeline stage s holds (stages - s) times the activations of the last")
+    m.add_argument("--mem-leak-rank", type=int, default=None, metavar="R",
+                   help="with --memory: rank that allocates --mem-leak-mb in every optimizer step and never frees it")
+    m.add_argument("--mem-leak-mb", type=int, default=16, metavar="MB", help="the leak per step in MiB (default 16)")
     o = p.add_argument_group("output")
     o.add_argument("--format", choices=("new", "old"), default="new",
                    help="new: PyTorch>=2.4 style (relative ns ts, metadata); old: pre-2.2 (integer us, none)")
@@ -1257,6 +1383,10 @@ def check_args(a):
             usage_error("--pp-blocks", "expected an integer >= 1")
         if a.straggler is not None:
             usage_error("--straggler", "only for --kind dp")
+    if a.mem_leak_rank is not None and not (a.memory and 0 <= a.mem_leak_rank < a.ranks and a.kind == "dp"):
+        usage_error("--mem-leak-rank", "expected a rank in 0..%d, with --memory and --kind dp" % (a.ranks - 1))
+    if a.mem_leak_mb < 1:
+        usage_error("--mem-leak-mb", "expected an integer >= 1")
     if a.indent == 2 and a.shuffle_keys:
         pass  # shuffled events are written one per line whatever the indent
 
@@ -1292,6 +1422,10 @@ def main(argv=None):
               "clock_offset_ns": R.off, "clock_drift_ppm": R.dppb / 1000.0, "clock_drift_ppb": R.dppb,
               "bytes": R.nbytes}
         rt.update(R.truth())
+        if a.memory:
+            rt["memory"] = R.mem_truth()
+            if rt["memory"]:
+                rt["memory"]["peak_ref_clock_ns"] = ranks[0].loc(rt["memory"]["peak_true_ns"])
         w = job.wait[R.rank]
         rt["collective_wait"] = {"count": w[0], "arrived_last": w[1], "wait_ns": w[2]}
         truth["ranks"].append(rt)

@@ -35,6 +35,7 @@
 #include "mergetrace/trust.h"
 #include "mergetrace/pipeline.h"
 #include "mergetrace/gates.h"
+#include "mergetrace/memory.h"
 /* report: report.json, report.html, terminal text */
 #include "mergetrace/report.h"
 #include "mergetrace/report_html.h"

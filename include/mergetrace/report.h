@@ -14,6 +14,7 @@
 #include "mergetrace/crossrank.h"
 #include "mergetrace/critpath.h"
 #include "mergetrace/gates.h"
+#include "mergetrace/memory.h"
 #include "mergetrace/buf.h"
 #include "mergetrace/nccl_input.h"
 #include "mergetrace/pipeline.h"
@@ -91,6 +92,7 @@ typedef struct mt_report {
     const struct mt_report_views *views; /* pictures of report.html (report_html.h); NULL = none */
     const mt_pipeline_t *pipeline;     /* NULL = no pipeline (the key is left out) */
     const mt_critpath_t *critpath;     /* steps, critical path, what-ifs; NULL = no step (the key is left out) */
+    const mt_mem_cross_t *memory;      /* memory across ranks (mt_cross_memory); NULL = no memory events (key left out) */
     const char *pipeline_note;         /* why there is no pipeline section, or which stages it used; may be NULL */
     const mt_gate_t *gates;            /* evaluated (mt_gates_eval) */
     size_t n_gates;
@@ -123,6 +125,14 @@ mt_status_t mt_report_rank_text(const mt_rank_analysis_t *const *a, size_t n, mt
 
 /* The terminal section (plain text, fits 100 columns). */
 mt_status_t mt_report_pipeline_text(const mt_pipeline_t *p, mt_write_fn w, void *ctx);
+
+/* The memory section for the terminal, at most 4 lines of plain text
+ * (100 columns): the highest peak and where, max / median, per stage, and
+ * the devices whose allocated memory grows on every step. an[0..n) are the
+ * results m was computed from (borrowed). Writes nothing when m is NULL.
+ * MT_OK or what w returned. */
+mt_status_t mt_report_memory_text(const mt_mem_cross_t *m, const mt_rank_analysis_t *const *an, size_t n,
+                                  mt_write_fn w, void *ctx);
 
 /* Write report.json to the sink. Returns MT_OK or the sink's error. */
 mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx);

@@ -93,4 +93,10 @@ mt_status_t mt_an_steps(const mt_an_input_t *in, mt_rank_analysis_t *a);
  * MT_OK or MT_ERR_NOMEM. */
 mt_status_t mt_an_chunks(const mt_an_input_t *in, mt_rank_analysis_t *a);
 
+/* The memory pass (analysis.h, "memory"): fills a->mem_devs, mem_steps,
+ * mem_points and mem_issues from in->t's [memory] events; nothing to do
+ * (and no cost) when the trace has none. MT_OK, MT_ERR_NOMEM or
+ * MT_ERR_LIMIT. */
+mt_status_t mt_an_memory(const mt_an_input_t *in, mt_rank_analysis_t *a);
+
 #endif

@@ -222,6 +222,12 @@ mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
             j.st = mt_report_pipeline_json(r->pipeline, write, ctx);
         mt_out_printf(&j, ",\n");
     }
+    if (r->memory && r->analyses) {
+        mt_out_printf(&j, " ");
+        if (j.st == MT_OK)
+            j.st = mt_report_memory_json(r, write, ctx);
+        mt_out_printf(&j, ",\n");
+    }
     if (r->pipeline_note) {
         mt_out_printf(&j, " \"pipeline_note\": ");
         str(&j, r->pipeline_note);

@@ -28,6 +28,7 @@ PUBLIC = {
     "nccl_input.h": "nccl", "nccl_inspector.h": "nccl",
     "analysis.h": "rank", "chunks.h": "rank",
     "crossrank.h": "cross", "critpath.h": "cross", "pipeline.h": "cross", "gates.h": "cross", "trust.h": "cross",
+    "memory.h": "cross",
     "report.h": "report", "report_html.h": "report",
     "merge.h": "merge",
     "mergetrace.h": None,  # the umbrella: every public header, for programs

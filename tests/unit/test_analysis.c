@@ -642,12 +642,138 @@ static void test_sample_truth(void **state)
                   checked, proj_checked, differ);
 }
 
+/* The memory pass on a hand-written trace (absolute integer us). Steps
+ * #1 [0,100) #2 [100,200) #3 [200,300) #4 [300,400) on tid 1; "## fwd ##"
+ * [110,150), aten::mm [120,140) holding aten::empty [125,130), all tid 1;
+ * one kernel on GPU 0. [memory] events of GPU 0 (type 1), in file order:
+ *   [8]  ts  10  +100  alloc 1100 reserved 2048
+ *   [9]  ts  50  -100  alloc 1000
+ *   [10] ts 127  +500  alloc 1500 reserved 4096  addr 4660: the peak
+ *   [11] ts 160  -490  alloc 1010
+ *   [12] ts 250   +10  alloc 1020
+ *   [13] ts 360   +10  alloc -5: negative, left out
+ *   [14] ts 370   +10  no "Total Allocated": missing, left out
+ *   [15] ts 380    +1  device 5: no GPU activity has pid 5 (its own device)
+ *   [16] ts 350   +10  alloc 1030: before [15] on the same thread (order)
+ * Device 0: 6 events; peak 1500 at 127 us, step 2, op aten::empty (the
+ * innermost), annotation "## fwd ##", Bytes 500, reserved 4096 there and
+ * its peak; end 1030. Steps: #1 1 alloc 1 free, end 1000, peak 1100; #2 1/1,
+ * end 1010, peak 1500; #3 1/0 end 1020; #4 1/0 end 1030 (the left-out ones
+ * do not count). Trend over #2..#4 (1010, 1020, 1030): +10 per step, grows
+ * on every step (1000 < 1010 < 1020 < 1030). */
+static const char mem_json[] =
+    "{\"traceEvents\": ["
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 120, \"dur\": 10},"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 10, \"tid\": 1, \"ts\": 0, \"dur\": 100},"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#2\", \"pid\": 10, \"tid\": 1, \"ts\": 100, \"dur\": 100},"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#3\", \"pid\": 10, \"tid\": 1, \"ts\": 200, \"dur\": 100},"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#4\", \"pid\": 10, \"tid\": 1, \"ts\": 300, \"dur\": 100},"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"## fwd ##\", \"pid\": 10, \"tid\": 1, \"ts\": 110, \"dur\": 40},"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 10, \"tid\": 1, \"ts\": 120, \"dur\": 20},"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::empty\", \"pid\": 10, \"tid\": 1, \"ts\": 125, \"dur\": 5},"
+#define MEM(ts, rest) "{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", " \
+                      "\"pid\": 10, \"tid\": 1, \"ts\": " #ts ", \"args\": {\"Device Type\": 1, " rest "}}"
+    MEM(10, "\"Device Id\": 0, \"Bytes\": 100, \"Total Allocated\": 1100, \"Total Reserved\": 2048") ","
+    MEM(50, "\"Device Id\": 0, \"Bytes\": -100, \"Total Allocated\": 1000, \"Total Reserved\": 2048") ","
+    MEM(127, "\"Device Id\": 0, \"Addr\": 4660, \"Bytes\": 500, \"Total Allocated\": 1500, \"Total Reserved\": 4096") ","
+    MEM(160, "\"Device Id\": 0, \"Bytes\": -490, \"Total Allocated\": 1010, \"Total Reserved\": 4096") ","
+    MEM(250, "\"Device Id\": 0, \"Bytes\": 10, \"Total Allocated\": 1020, \"Total Reserved\": 4096") ","
+    MEM(360, "\"Device Id\": 0, \"Bytes\": 10, \"Total Allocated\": -5, \"Total Reserved\": 4096") ","
+    MEM(370, "\"Device Id\": 0, \"Bytes\": 10, \"Total Reserved\": 4096") ","
+    MEM(380, "\"Device Id\": 5, \"Bytes\": 1, \"Total Allocated\": 1, \"Total Reserved\": 1") ","
+    MEM(350, "\"Device Id\": 0, \"Bytes\": 10, \"Total Allocated\": 1030, \"Total Reserved\": 4096")
+#undef MEM
+    "]}";
+
+static void check_mem(const mt_rank_analysis_t *a)
+{
+    assert_int_equal(a->n_mem_devs, 2);
+    const mt_an_mem_dev_t *d = &a->mem_devs[0];
+    assert_int_equal(d->device, 0);
+    assert_int_equal(d->device_type, 1);
+    assert_int_equal(d->flags, 0);
+    assert_int_equal(d->events, 6);
+    assert_int_equal(d->peak_alloc, 1500);
+    assert_int_equal(d->peak_alloc_ns, 127 * US);
+    assert_int_equal(d->peak_alloc_step, 2);
+    assert_string_equal(sname(a, d->peak_op), "aten::empty");
+    assert_string_equal(sname(a, d->peak_annotation), "## fwd ##");
+    assert_int_equal(d->peak_alloc_bytes, 500);
+    assert_int_equal(d->peak_alloc_addr, 4660);
+    assert_int_equal(d->peak_alloc_reserved, 4096);
+    assert_int_equal(d->peak_reserved, 4096);
+    assert_int_equal(d->peak_reserved_ns, 127 * US);
+    assert_int_equal(d->end_alloc, 1030);
+    assert_int_equal(d->trend_bytes_per_step, 10);
+    assert_int_equal(d->trend_steps, 3);
+    assert_int_equal(d->grows_every_step, 1);
+    assert_int_equal(d->n_steps, 4);
+    static const int64_t end[4] = {1000, 1010, 1020, 1030}, peak[4] = {1100, 1500, 1020, 1030};
+    static const uint64_t allocs[4] = {1, 1, 1, 1}, frees[4] = {1, 1, 0, 0};
+    for (int k = 0; k < 4; k++) {
+        const mt_an_mem_step_t *s = &a->mem_steps[d->first_step + k];
+        assert_int_equal(s->step, k + 1);
+        assert_int_equal(s->alloc_end, end[k]);
+        assert_int_equal(s->peak_alloc, peak[k]);
+        assert_int_equal(s->allocs, allocs[k]);
+        assert_int_equal(s->frees, frees[k]);
+    }
+    assert_int_equal(d->n_points, 6); /* a small trace keeps every state */
+    assert_int_equal(a->mem_points[d->first_point + 2].alloc, 1500);
+    assert_int_equal(a->mem_devs[1].device, 5);
+    assert_int_equal(a->mem_devs[1].peak_alloc, 1);
+    static const int64_t first[MT_AN_MEM_ISSUE_COUNT_] = {13, 14, 16, 15};
+    for (int k = 0; k < MT_AN_MEM_ISSUE_COUNT_; k++) {
+        assert_int_equal(a->mem_issues[k].count, 1);
+        assert_int_equal(a->mem_issues[k].event, first[k]);
+    }
+    assert_int_equal(a->mem_issues[MT_AN_MEM_NO_GPU].device, 5);
+}
+
+static void test_memory(void **state)
+{
+    (void)state;
+    mt_trace_t *t = load_str(mem_json);
+    assert_int_equal(t->n_mems, 9);
+    mt_rank_analysis_t *a = analyze(t, 0, NULL);
+    mt_trace_free(t);
+    check_mem(a);
+    void *bytes;
+    size_t len;
+    assert_int_equal(mt_rank_analysis_pack(a, &bytes, &len), MT_OK);
+    mt_rank_analysis_t *u = NULL;
+    assert_int_equal(mt_rank_analysis_unpack(bytes, len, &u, NULL), MT_OK);
+    check_mem(u);
+    /* a device index beyond the steps or points is a format error */
+    mt_rank_analysis_t *bad = u;
+    bad->mem_devs[0].n_points = 1000;
+    void *b2;
+    size_t l2;
+    assert_int_equal(mt_rank_analysis_pack(bad, &b2, &l2), MT_OK);
+    mt_rank_analysis_t *x = NULL;
+    assert_int_equal(mt_rank_analysis_unpack(b2, l2, &x, NULL), MT_ERR_FORMAT);
+    free(b2);
+    free(bytes);
+    mt_rank_analysis_free(u);
+    mt_rank_analysis_free(a);
+
+    /* no [memory] events: nothing, no issue */
+    t = load_str(t1_json);
+    a = analyze(t, 0, NULL);
+    assert_int_equal(a->n_mem_devs, 0);
+    for (int k = 0; k < MT_AN_MEM_ISSUE_COUNT_; k++)
+        assert_int_equal(a->mem_issues[k].count, 0);
+    mt_rank_analysis_free(a);
+    mt_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_trace),          cmocka_unit_test(test_kernels_percentiles),
         cmocka_unit_test(test_two_gpus_and_empty),  cmocka_unit_test(test_pack_roundtrip),
         cmocka_unit_test(test_report_sections),     cmocka_unit_test(test_sample_truth),
+        cmocka_unit_test(test_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
