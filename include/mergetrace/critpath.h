@@ -27,27 +27,37 @@
  *                1 us, the latest end of an activity on another stream of
  *                the rank no later than s (an inferred event record /
  *                stream wait). The candidate with the latest time (each
- *                taken as at most s) binds; the measured s - that time is
- *                its edge's extra weight, every other edge weighs nothing.
- *                A communication activity that is a member of a matched
- *                instance of two or more participants (collective or
- *                send/recv) ends at max(its own start, the instance's last
- *                arrival + T) with T = e - last arrival (its transfer); any
- *                other activity ends at s + (e - s). A host sync waits for
- *                the latest-ending activity of its rank that was launched
- *                before the sync started and ended before it returned; it
- *                is GPU-bound when that activity ended after the sync
- *                started (it returns at that end + the measured lag), else
- *                CPU-bound (it lasts its measured duration). Every host
- *                time of the rank after a sync's end shifts with it (the
- *                host process waited), launch calls and step ranges
- *                included.
- *  replay        the graph evaluated in order of measured time with the
- *                durations of a scenario; with the measured durations it
- *                gives back each measured time, so the replay error
- *                (|replayed - measured| / measured step time) shows where
- *                the trace contradicts the graph. Projections are refused
- *                (not printed) for steps whose replay error is above 5 %.
+ *                taken as at most s) binds: the critical path follows it,
+ *                and the measured s - that time is an idle or host segment
+ *                of the path. A communication activity that is a member of
+ *                a matched instance of two or more participants (collective
+ *                or send/recv) ends at max(its own start, the instance's
+ *                last arrival + T) with T = e - last arrival (its
+ *                transfer); any other activity ends at s + (e - s). A host
+ *                sync waits for the latest-ending activity of its rank that
+ *                was launched before the sync started and ended before it
+ *                returned; it is GPU-bound when that activity ended after
+ *                the sync started, else CPU-bound (it lasts its measured
+ *                duration). Every host time of the rank after a sync's end
+ *                shifts with it (the host process waited), launch calls and
+ *                step ranges included.
+ *  replay        the graph evaluated in order of measured time, each step
+ *                from its measured start, with only what the model can
+ *                justify: measured durations of activities and host calls,
+ *                and the dependencies. An activity starts at the latest of
+ *                its stream predecessor's replayed end, its launch call's
+ *                end + the rank's launch latency (the median start - launch
+ *                end over its launch-bound activities: those bound by
+ *                their launch, not by another stream), and its inferred
+ *                stream-wait predecessor's end; a GPU-bound sync returns at
+ *                the replayed end of what it waited for + the rank's sync
+ *                lag (the median over its GPU-bound syncs). No edge carries
+ *                its own measured slack, so time the graph cannot explain
+ *                (a dependency the trace does not show, a launch slower
+ *                than usual) shows as replay error, |replayed - measured| /
+ *                measured step time, per step and as median and maximum
+ *                over the used steps. Projections are refused (not
+ *                printed) for steps whose replay error is above 5 %.
  *  critical path of a step: from the job step end backward along the
  *                binding edges to the job step start. Segments: compute
  *                and memory (activity durations), comm (the transfer of a
@@ -79,9 +89,11 @@
  *                            the host to launch);
  *                pattern     activities whose name matches the glob
  *                            (fnmatch) scaled by the factor.
- *                Each gives the p50 over used steps of the projected step
- *                times; a projection assumes the dependencies stay the
- *                same.
+ *                A step's projected time is its measured time + (the
+ *                scenario's replay - the unchanged replay), so the model's
+ *                own error on the step cancels to first order. Each gives
+ *                the p50 over used steps of the projected step times; a
+ *                projection assumes the dependencies stay the same.
  *  root causes   each wait of a participant p of a matched instance (last
  *                arrival - its arrival) is charged to the last arrival's
  *                rank q (Scalasca's delay costs): short term, q's compute

@@ -73,27 +73,26 @@ static int64_t end_in(const cp_graph_t *g, const rp_t *r, int32_t p, int32_t job
     return g->nodes[p].job == job ? r->e[p] : g->nodes[p].e;
 }
 
+/* The replayed start: the latest of its dependencies (stream order, its
+ * launch + the rank's launch latency, an inferred stream wait), each with
+ * no measured slack: what the model cannot explain shows as replay error. */
 static void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
 {
     const cp_node_t *n = &g->nodes[id];
     const cp_rank_t *R = &g->ranks[n->rank_i];
     int64_t best = INT64_MIN;
     if (n->pstream >= 0) {
-        int64_t c = g->nodes[n->pstream].e;
-        int64_t w = n->bind == CP_B_STREAM ? n->extra : (n->s - c < 0 ? n->s - c : 0);
-        int64_t v = end_in(g, r, n->pstream, n->job) + w;
+        int64_t v = end_in(g, r, n->pstream, n->job);
         if (v > best)
             best = v;
     }
     if (n->L != INT64_MIN && !sc->drop_launch) {
-        int64_t c = n->L + R->lambda;
-        int64_t w = n->bind == CP_B_LAUNCH ? n->extra : (n->s - c < 0 ? n->s - c : 0);
-        int64_t v = c + delta(g, r, R, n->L, n->job) + w;
+        int64_t v = n->L + delta(g, r, R, n->L, n->job) + R->lat;
         if (v > best)
             best = v;
     }
-    if (n->bind == CP_B_X && end_in(g, r, n->px, n->job) + n->extra > best)
-        best = end_in(g, r, n->px, n->job) + n->extra;
+    if (n->px >= 0 && end_in(g, r, n->px, n->job) > best)
+        best = end_in(g, r, n->px, n->job);
     r->s[id] = best == INT64_MIN ? n->s : best;
     r->sdone[id] = 1;
 }
@@ -138,7 +137,7 @@ static void sync_of(const cp_graph_t *g, rp_t *r, const cp_rank_t *R, size_t j)
     int64_t s1 = s->s + delta(g, r, R, s->s, s->job);
     int64_t v;
     if (s->w >= 0 && g->nodes[s->w].e >= s->s) {
-        v = end_in(g, r, s->w, s->job) + (s->e - g->nodes[s->w].e);
+        v = end_in(g, r, s->w, s->job) + R->sync_lag;
         if (v < s1)
             v = s1;
     } else {
@@ -983,9 +982,12 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             mt_cp_step_t *s = &c->steps[j];
             if (s->refused)
                 continue;
-            s->whatif_ns[wi] = times[j];
+            /* the change the model predicts, on the measured time: the
+             * model's own error on the step cancels to first order */
+            int64_t v = s->time_ns + (times[j] - s->replay_ns);
+            s->whatif_ns[wi] = v > 0 ? v : 0;
             if (s->used) {
-                tmp[n1] = times[j];
+                tmp[n1] = s->whatif_ns[wi];
                 meas[n1++] = s->time_ns;
             }
         }

@@ -172,9 +172,15 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
     if (bw >= 0) {
         mt_fmt_time(a, sizeof a, c->whatif[bw].p50_ns);
         mt_fmt_time(b, sizeof b, c->whatif[bw].gain_ns);
-        mt_out_printf(&o, "best what-if: %s -> step p50 %s (%s faster); replay error %.2f %% median, %.2f %% max\n",
-                      c->whatif[bw].label, a, b, 100.0 * c->replay_err_median, 100.0 * c->replay_err_max);
+        mt_out_printf(&o, "best what-if: %s -> step p50 %s (%s faster), if the dependencies stay the same\n",
+                      c->whatif[bw].label, a, b);
     }
+    if (c->used)
+        mt_out_printf(&o,
+                      "replay: the dependency graph reproduces the measured step times within %.2f %% (median), "
+                      "%.2f %% (worst); %llu step%s above 5 %% without projection\n",
+                      100.0 * c->replay_err_median, 100.0 * c->replay_err_max, (unsigned long long)c->refused,
+                      c->refused == 1 ? "" : "s");
     if (c->n_causes && c->wait_ns > 0) {
         mt_fmt_time(a, sizeof a, c->causes[0].ns);
         mt_fmt_time(b, sizeof b, c->wait_ns);
