@@ -87,6 +87,17 @@
  *                            participant duration) and waits for nobody;
  *                launch      launch edges dropped (the GPU never waits for
  *                            the host to launch);
+ *                stage       (pipelines) for each stage, the compute and
+ *                            memory activities of its ranks 10 % shorter
+ *                            (the request's stage_factor), replayed
+ *                            as one run (shifts carry over from step to
+ *                            step, so a stage that finishes a chunk sooner
+ *                            starts the next sooner); the period is the
+ *                            time between consecutive job step ends, and a
+ *                            projected period = the measured one + (its
+ *                            change in the scenario's run - its change in
+ *                            the unchanged run); p50 over the used steps
+ *                            whose predecessor is a step too;
  *                pattern     activities whose name matches the glob
  *                            (fnmatch) scaled by the factor.
  *                A step's projected time is its measured time + (the
@@ -189,6 +200,13 @@ typedef struct mt_cp_whatif {
     uint64_t steps;            /* steps projected */
 } mt_cp_whatif_t;
 
+/* What-if "stage" for one pipeline stage. */
+typedef struct mt_cp_stage_wi {
+    uint32_t stage;            /* index into the request's stages */
+    int64_t p50_ns;            /* p50 of the projected periods */
+    int64_t gain_ns;           /* the measured period p50 - p50_ns */
+} mt_cp_stage_wi_t;
+
 /* Per rank over the used steps. */
 typedef struct mt_cp_rank {
     int32_t rank;
@@ -223,6 +241,11 @@ typedef struct mt_critpath {
     int64_t short_ns, long_ns; /* short-term and propagated (long-term) */
     mt_cp_name_t *causes;      /* (rank, name) most first; kind idle = the late rank's idle time */
     size_t n_causes;
+    /* pipelines: what-if "stage" (see above), one per stage of the request */
+    int64_t period_p50_ns;     /* measured: p50 of job step end - the previous step's end */
+    uint64_t periods;          /* periods in it */
+    mt_cp_stage_wi_t *stage_wi; /* n_stage_wi = the request's n_stages when run */
+    size_t n_stage_wi;
 } mt_critpath_t;
 
 /* What to compute. */
@@ -232,6 +255,12 @@ typedef struct mt_cp_request {
     size_t n_stragglers;
     const char *pattern;       /* glob over activity names for the pattern what-if; NULL none */
     double factor;             /* its duration factor (> 0) */
+    /* pipeline stages for what-if "stage" (borrowed): stage s holds
+     * stage_ranks[stage_first[s] .. stage_first[s + 1]); n_stages < 2: not run */
+    const int32_t *stage_ranks;
+    const size_t *stage_first;
+    size_t n_stages;
+    double stage_factor;       /* duration factor of the stage's activities; 0: 0.9 */
 } mt_cp_request_t;
 
 /* Steps, critical path, replay, what-ifs and root causes of the job.

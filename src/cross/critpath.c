@@ -39,6 +39,7 @@ void mt_critpath_free(mt_critpath_t *c)
     free(c->steps);
     free(c->rank_steps);
     free(c->ranks);
+    free(c->stage_wi);
     free(c);
 }
 
