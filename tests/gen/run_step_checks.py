@@ -9,6 +9,8 @@ and without. Checked, for both jobs and a pipeline job:
     end of each ProfilerStep) within 0.5 %;
   - the replay with measured durations gives every step time back within
     0.5 % (median) and 1 % (worst);
+  - communication on the critical path equals the generator's (truth.json
+    critical_path: walked from its schedule's own bindings) within 1 point;
   - the critical path tiles each step (its kinds sum to the step time) and
     the ranks' shares sum to 100 %;
   - what-if "straggler at the median speed" on the straggler job equals the
@@ -83,6 +85,18 @@ def main():
         cp = got["critical_path"]
         if abs(cp["length_us"] - sum(t for s, t in zip(got["per_step"], times) if s["used"])) > 0.01:
             errors.append("%s: path length %.3f" % (name, cp["length_us"]))
+        # communication on the critical path against the generator's own
+        # path (truth.json critical_path: the bindings its schedule used)
+        tcp = truth["critical_path"][1:]
+        tlen = sum(sum(c["kind_ns"].values()) for c in tcp)
+        tcomm = 100.0 * sum(c["kind_ns"]["comm"] for c in tcp) / tlen
+        tkinds = {k: sum(c["kind_ns"][k] for c in tcp) / 1000.0 for k in tcp[0]["kind_ns"]}
+        print("%s: critical path by kind %s us; truth %s us" % (name, cp["by_kind_us"], tkinds))
+        for k, v in tkinds.items():  # every kind, far tighter (seen: within 2 us of 30-90 ms)
+            if abs(cp["by_kind_us"][k] - v) > 0.001 * tlen / 1000.0:
+                errors.append("%s: %s on the critical path %.3f us, truth %.3f us" % (name, k, cp["by_kind_us"][k], v))
+        if abs(cp["comm_pct"] - tcomm) > 1.0:
+            errors.append("%s: comm on the critical path %.2f %%, truth %.2f %%" % (name, cp["comm_pct"], tcomm))
         share = sum(r["path_pct"] for r in cp["ranks"])
         if abs(share - 100.0) > 0.1:
             errors.append("%s: rank shares sum to %.2f" % (name, share))
