@@ -294,10 +294,17 @@ class Rank:
         self.chunk_iv = []
         # steps: (step, true start, true end = max(range end, last GPU end of its launches))
         self.step_hi = 0
+        self.step_hi_node = None
         self.step_times = []
         self.step_ranges = []   # (step, written start ns, written end ns)
         self.step_no = None
         self.kind = a.kind
+        # the schedule's own dependency graph, for the critical-path truth:
+        # GPU nodes (s, e, cls, bind, pred, le, m, last) and syncs
+        self.gnodes = []
+        self.slast = {}
+        self.last_comm = None
+        self.gsyncs = []
 
     # ---------------------------------------------------------------- clock
     def loc(self, t):
@@ -594,7 +601,7 @@ class Rank:
         return x, ls, le, corr, inner, lws
 
     # ---------------------------------------------------------------- GPU side
-    def gpu(self, cat, name, stream, s, e, ext, corr, extra, tid, ls, lws, cls, p2p=False):
+    def gpu(self, cat, name, stream, s, e, ext, corr, extra, tid, ls, lws, cls, p2p=False, bind=None, le=None):
         if cat == "kernel":
             args = ['"External id": %d' % ext, '"queued": 0', '"device": %d' % self.dev, '"context": 1',
                     '"stream": %d' % stream, '"correlation": %d' % corr] + extra
@@ -622,8 +629,17 @@ class Rank:
         if self.gpu_hi is None or we > self.gpu_hi:
             self.gpu_hi = we
         self.step_launch.append((tid, lws, ws, we))
+        # what bound the start (the schedule knows): ("stream"|"launch"|"x", pred node)
+        node = {"s": s, "e": e, "cls": cls, "bind": bind[0] if bind else None,
+                "pred": bind[1] if bind else None, "le": le, "m": None, "last": None}
+        self.gnodes.append(node)
+        idx = len(self.gnodes) - 1
+        self.slast[stream] = idx
+        if cls == CLS_COMM:
+            self.last_comm = idx
         if e > self.step_hi:
             self.step_hi = e
+            self.step_hi_node = idx
         if not p2p:
             self.chunk_iv.append((s, e))
         f = self.free
@@ -636,12 +652,20 @@ class Rank:
         Returns (t_after, gpu_start, gpu_end)."""
         x, ls, le, corr, ext, lws = self.call(tid, t, frames, api)
         st = self.s_comp
-        gs = max(self.free.get(st, 0), le + self.ri(2500, 7000), dep)
+        fs = self.free.get(st, 0)
+        ln = le + self.ri(2500, 7000)
+        gs = max(fs, ln, dep)
         ge = gs + dur
-        if kind == "kernel":
-            self.gpu("kernel", kspec[0], st, gs, ge, ext, corr, kspec[1], tid, ls, lws, CLS_COMPUTE)
+        if gs == fs and st in self.slast:
+            bind = ("stream", self.slast[st])
+        elif gs == ln:
+            bind = ("launch", None)
         else:
-            self.gpu(kind, kspec, st, gs, ge, ext, corr, nbytes, tid, ls, lws, CLS_MEM)
+            bind = ("x", self.last_comm)   # dep: the end of this rank's last collective
+        if kind == "kernel":
+            self.gpu("kernel", kspec[0], st, gs, ge, ext, corr, kspec[1], tid, ls, lws, CLS_COMPUTE, bind=bind, le=le)
+        else:
+            self.gpu(kind, kspec, st, gs, ge, ext, corr, nbytes, tid, ls, lws, CLS_MEM, bind=bind, le=le)
         return x, gs, ge
 
     def comm_frames(self, coll, pg, ranks, dtype, nelems, seq, cid, peer=None):
@@ -689,8 +713,9 @@ class Rank:
         frames, kmeta = self.comm_frames(coll, pg, ranks, dtype, nelems, seq, cid, peer)
         api = API_NCCL_NEW if self.new else API_KERNEL
         x, ls, le, corr, ext, lws = self.call(tid, t, frames, api)
-        lb = max(le + self.ri(3000, 8000), self.free.get(stream, 0))
-        pend = dict(coll=coll, pg=pg, seq=seq, cid=cid, stream=stream, ext=ext, corr=corr,
+        ln = le + self.ri(3000, 8000)
+        lb = max(ln, self.free.get(stream, 0))
+        pend = dict(ln=ln, le=le, comp_node=self.slast.get(self.s_comp), coll=coll, pg=pg, seq=seq, cid=cid, stream=stream, ext=ext, corr=corr,
                     ls=ls, lws=lws, tid=tid, lb=lb, kmeta=kmeta, dtype=dtype, nelems=nelems,
                     ua_ext=self.ext, ann="nccl:all_reduce" if coll == "allreduce" else "nccl:" + coll)
         return x, pend
@@ -699,18 +724,35 @@ class Rank:
         kind = "p2p" if p["coll"] in ("send", "recv") else "allreduce"
         names = NCCL_NEW if self.new else NCCL_OLD
         kname = names[(kind, None if kind == "p2p" else p["dtype"])]
-        self.gpu("kernel", kname, p["stream"], s, e, p["ext"], p["corr"], NCCL_KARGS + p["kmeta"],
-                 p["tid"], p["ls"], p["lws"], CLS_COMM, p2p=(kind == "p2p"))
+        st = p["stream"]
+        if st in self.slast and s == self.free.get(st, 0):
+            bind = ("stream", self.slast[st])
+        elif s == p["ln"]:
+            bind = ("launch", None)
+        elif p["comp_node"] is not None and s == self.gnodes[p["comp_node"]]["e"]:
+            bind = ("x", p["comp_node"])
+        else:
+            bind = None
+        self.gpu("kernel", kname, st, s, e, p["ext"], p["corr"], NCCL_KARGS + p["kmeta"],
+                 p["tid"], p["ls"], p["lws"], CLS_COMM, p2p=(kind == "p2p"), bind=bind, le=p["le"])
         if self.new:
             # Kineto widens GPU user annotations by 1 ns on each side.
             self.X("gpu_user_annotation", p["ann"], self.dev, p["stream"], s - 1, e + 1,
                    ['"External id": %d' % p["ua_ext"]])
+        return len(self.gnodes) - 1
 
     def sync(self, t, api, stream_wait, ext):
         """A CPU sync call that returns once the GPU work it waits for ended."""
         corr = self.next_corr()
         s0 = t
-        s1 = max(s0 + self.ri(3000, 6000), stream_wait + self.ri(2000, 5000))
+        cpu = s0 + self.ri(3000, 6000)
+        s1 = max(cpu, stream_wait + self.ri(2000, 5000))
+        w = None   # GPU-bound: the node that ended last (at stream_wait)
+        if s1 > cpu:
+            w = max((i for i in self.slast.values()), key=lambda i: self.gnodes[i]["e"], default=None)
+            if w is not None and self.gnodes[w]["e"] != stream_wait:
+                w = max((i for i in self.slast.values() if self.gnodes[i]["e"] == stream_wait), default=None)
+        self.gsyncs.append((s0, s1, w))
         self.X(api[0], api[1], self.pid, self.tid_main, s0, s1,
                ['"External id": %d' % ext, '"cbid": %d' % api[2], '"correlation": %d' % corr])
         if self.new:
@@ -727,9 +769,11 @@ class Rank:
     def end_step(self, step, end_t):
         """Emit the ProfilerStep range and fold this step's projection."""
         self.ua("ProfilerStep#%d" % step, self.tid_main, self.step_s, end_t, self.step_ext)
-        self.step_times.append((step, self.step_s, max(end_t, self.step_hi)))
+        self.step_times.append((step, self.step_s, max(end_t, self.step_hi),
+                                None if end_t >= self.step_hi else self.step_hi_node))
         self.step_hi = 0
         self.step_ranges.append((step, self.loc(self.step_s), self.loc(end_t)))
+        self.step_hi_node = None
         self.fold_projection()
         self.flush()
 
@@ -1049,6 +1093,76 @@ def size_done(job, ranks, done_steps):
     return done_steps >= job.nsteps
 
 
+def link_instance(made, arrivals):
+    """One collective / send-recv instance in the schedule's graph: every
+    participant's node ends at the last arrival + its transfer."""
+    m = max(arrivals)
+    i = arrivals.index(m)
+    last = (made[i][0].rank, made[i][1])
+    for R, idx in made:
+        R.gnodes[idx]["m"] = m
+        R.gnodes[idx]["last"] = last
+
+
+def critical_path_truth(ranks, steps):
+    """The critical path of each job step from the schedule's own bindings
+    (what the simulation used to place each start): back from the job step
+    end to its start, segments by kind as mergetrace defines them
+    (critpath.h): compute, comm (a collective's transfer after its last
+    arrival), memory, host (launch delay, host time back to a sync or the
+    step start, a sync's lag), idle (stream and cross-stream waits)."""
+    byr = {R.rank: R for R in ranks}
+    kinds = {CLS_COMPUTE: "compute", CLS_COMM: "comm", CLS_MEM: "memory"}
+    out = []
+    for step, (t0, t1, rk, node) in steps:
+        seg = {"compute": 0, "comm": 0, "memory": 0, "host": 0, "idle": 0}
+        cur = [t1]
+
+        def go(kind, a):
+            a = min(max(a, t0), cur[0])
+            seg[kind] += cur[0] - a
+            cur[0] = a
+        R = byr[rk]
+        where, i = ("end", node) if node is not None else ("host", None)
+        guard = 100000
+        while cur[0] > t0 and guard:
+            guard -= 1
+            if where == "host":
+                sy = [x for x in R.gsyncs if x[1] <= cur[0]]
+                if not sy or sy[-1][1] <= t0:
+                    go("host", t0)
+                    break
+                s0, s1, w = sy[-1]
+                go("host", s1)
+                if w is not None and R.gnodes[w]["e"] >= s0:
+                    go("host", R.gnodes[w]["e"])
+                    where, i = "end", w
+                else:
+                    go("host", s0)
+            elif where == "end":
+                n = R.gnodes[i]
+                if n["m"] is not None and n["m"] <= cur[0]:
+                    go("comm", n["m"])
+                    R = byr[n["last"][0]]
+                    i = n["last"][1]
+                else:
+                    go(kinds[n["cls"]], n["s"])
+                where = "start"
+            else:
+                n = R.gnodes[i]
+                if n["bind"] in ("stream", "x") and n["pred"] is not None:
+                    go("idle", R.gnodes[n["pred"]]["e"])
+                    where, i = "end", n["pred"]
+                elif n["bind"] == "launch":
+                    go("host", n["le"])
+                    where = "host"
+                else:
+                    go("idle", t0)
+                    break
+        out.append({"step": step, "kind_ns": seg})
+    return out
+
+
 def run_dp(job, ranks):
     a = job.a
     rng = job.rng
@@ -1090,11 +1204,13 @@ def run_dp(job, ranks):
             T = 12000 + nbytes // 80 + (nbytes // 160 if job.W > job.rpn else 0)
             m = max(ready)
             ends = {}
+            made = []
             for p, R, rd in zip(ps, ranks, ready):
                 e = m + T + int(job.jitter_ns * rng.random())
-                R.emit_comm(p, rd, e)
+                made.append((R, R.emit_comm(p, rd, e)))
                 ends[R.rank] = e
                 ar_end[R.rank] = e
+            link_instance(made, ready)
             job.log_coll({"pg": "0", "seq": ps[0]["seq"], "comms_id": ps[0]["cid"], "kind": "allreduce",
                           "participants": list(range(job.W)), "nelems": ps[0]["nelems"], "dtype": "Float",
                           "true_start_ns": {str(r.rank): rd for r, rd in zip(ranks, ready)},
@@ -1174,8 +1290,7 @@ def run_pp(job, ranks):
                     m = max(ss, rr) + p2p_T
                     es = m + int(job.jitter_ns * rng.random())
                     er = m + int(job.jitter_ns * rng.random())
-                    P.emit_comm(ps, ss, es)
-                    R.emit_comm(pr, rr, er)
+                    link_instance([(P, P.emit_comm(ps, ss, es)), (R, R.emit_comm(pr, rr, er))], [ss, rr])
                     R.dep = er
                     job.log_coll({"pg": ps["pg"], "seq": ps["seq"], "comms_id": ps["cid"], "kind": "sendrecv",
                                   "src": P.rank, "dst": R.rank, "participants": [P.rank, R.rank],
@@ -1190,11 +1305,13 @@ def run_pp(job, ranks):
                     ready = [max(p["lb"], R.free.get(R.s_nccl, 0)) for p, R in zip(ps, rs)]
                     m = max(ready) + tp_T
                     ends = {}
+                    made = []
                     for p, R, rd in zip(ps, rs, ready):
                         e = m + int(job.jitter_ns * rng.random())
-                        R.emit_comm(p, rd, e)
+                        made.append((R, R.emit_comm(p, rd, e)))
                         R.dep = e
                         ends[R.rank] = e
+                    link_instance(made, ready)
                     job.log_coll({"pg": ps[0]["pg"], "seq": ps[0]["seq"], "comms_id": ps[0]["cid"],
                                   "kind": "allreduce", "participants": list(stages[s]),
                                   "nelems": cfg.tp_nelems, "dtype": "BFloat16",
@@ -1433,11 +1550,14 @@ def main(argv=None):
     # rank end (range end, or the last end of the GPU work launched in it).
     st = {}
     for R in ranks:
-        for step, s0, s1 in R.step_times:
-            lo, hi = st.get(step, (s0, s1))
-            st[step] = (min(lo, s0), max(hi, s1))
+        for step, s0, s1, node in R.step_times:
+            lo, hi, rk, nd = st.get(step, (s0, s1, R.rank, node))
+            if s1 > hi:
+                rk, nd = R.rank, node
+            st[step] = (min(lo, s0), max(hi, s1), rk, nd)
     truth["step_times"] = [{"step": k, "start_ns": v[0], "end_ns": v[1], "time_ns": v[1] - v[0]}
                            for k, v in sorted(st.items())]
+    truth["critical_path"] = critical_path_truth(ranks, sorted(st.items()))
     if job.keep_coll:
         truth["collectives"] = job.collectives
     if pipe is not None:

@@ -27,27 +27,37 @@
  *                1 us, the latest end of an activity on another stream of
  *                the rank no later than s (an inferred event record /
  *                stream wait). The candidate with the latest time (each
- *                taken as at most s) binds; the measured s - that time is
- *                its edge's extra weight, every other edge weighs nothing.
- *                A communication activity that is a member of a matched
- *                instance of two or more participants (collective or
- *                send/recv) ends at max(its own start, the instance's last
- *                arrival + T) with T = e - last arrival (its transfer); any
- *                other activity ends at s + (e - s). A host sync waits for
- *                the latest-ending activity of its rank that was launched
- *                before the sync started and ended before it returned; it
- *                is GPU-bound when that activity ended after the sync
- *                started (it returns at that end + the measured lag), else
- *                CPU-bound (it lasts its measured duration). Every host
- *                time of the rank after a sync's end shifts with it (the
- *                host process waited), launch calls and step ranges
- *                included.
- *  replay        the graph evaluated in order of measured time with the
- *                durations of a scenario; with the measured durations it
- *                gives back each measured time, so the replay error
- *                (|replayed - measured| / measured step time) shows where
- *                the trace contradicts the graph. Projections are refused
- *                (not printed) for steps whose replay error is above 5 %.
+ *                taken as at most s) binds: the critical path follows it,
+ *                and the measured s - that time is an idle or host segment
+ *                of the path. A communication activity that is a member of
+ *                a matched instance of two or more participants (collective
+ *                or send/recv) ends at max(its own start, the instance's
+ *                last arrival + T) with T = e - last arrival (its
+ *                transfer); any other activity ends at s + (e - s). A host
+ *                sync waits for the latest-ending activity of its rank that
+ *                was launched before the sync started and ended before it
+ *                returned; it is GPU-bound when that activity ended after
+ *                the sync started, else CPU-bound (it lasts its measured
+ *                duration). Every host time of the rank after a sync's end
+ *                shifts with it (the host process waited), launch calls and
+ *                step ranges included.
+ *  replay        the graph evaluated in order of measured time, each step
+ *                from its measured start, with only what the model can
+ *                justify: measured durations of activities and host calls,
+ *                and the dependencies. An activity starts at the latest of
+ *                its stream predecessor's replayed end, its launch call's
+ *                end + the rank's launch latency (the median start - launch
+ *                end over its launch-bound activities: those bound by
+ *                their launch, not by another stream), and its inferred
+ *                stream-wait predecessor's end; a GPU-bound sync returns at
+ *                the replayed end of what it waited for + the rank's sync
+ *                lag (the median over its GPU-bound syncs). No edge carries
+ *                its own measured slack, so time the graph cannot explain
+ *                (a dependency the trace does not show, a launch slower
+ *                than usual) shows as replay error, |replayed - measured| /
+ *                measured step time, per step and as median and maximum
+ *                over the used steps. Projections are refused (not
+ *                printed) for steps whose replay error is above 5 %.
  *  critical path of a step: from the job step end backward along the
  *                binding edges to the job step start. Segments: compute
  *                and memory (activity durations), comm (the transfer of a
@@ -77,11 +87,24 @@
  *                            participant duration) and waits for nobody;
  *                launch      launch edges dropped (the GPU never waits for
  *                            the host to launch);
+ *                stage       (pipelines) for each stage, the compute and
+ *                            memory activities of its ranks 10 % shorter
+ *                            (the request's stage_factor), replayed
+ *                            as one run (shifts carry over from step to
+ *                            step, so a stage that finishes a chunk sooner
+ *                            starts the next sooner); the period is the
+ *                            time between consecutive job step ends, and a
+ *                            projected period = the measured one + (its
+ *                            change in the scenario's run - its change in
+ *                            the unchanged run); p50 over the used steps
+ *                            whose predecessor is a step too;
  *                pattern     activities whose name matches the glob
  *                            (fnmatch) scaled by the factor.
- *                Each gives the p50 over used steps of the projected step
- *                times; a projection assumes the dependencies stay the
- *                same.
+ *                A step's projected time is its measured time + (the
+ *                scenario's replay - the unchanged replay), so the model's
+ *                own error on the step cancels to first order. Each gives
+ *                the p50 over used steps of the projected step times; a
+ *                projection assumes the dependencies stay the same.
  *  root causes   each wait of a participant p of a matched instance (last
  *                arrival - its arrival) is charged to the last arrival's
  *                rank q (Scalasca's delay costs): short term, q's compute
@@ -177,6 +200,13 @@ typedef struct mt_cp_whatif {
     uint64_t steps;            /* steps projected */
 } mt_cp_whatif_t;
 
+/* What-if "stage" for one pipeline stage. */
+typedef struct mt_cp_stage_wi {
+    uint32_t stage;            /* index into the request's stages */
+    int64_t p50_ns;            /* p50 of the projected periods */
+    int64_t gain_ns;           /* the measured period p50 - p50_ns */
+} mt_cp_stage_wi_t;
+
 /* Per rank over the used steps. */
 typedef struct mt_cp_rank {
     int32_t rank;
@@ -211,6 +241,11 @@ typedef struct mt_critpath {
     int64_t short_ns, long_ns; /* short-term and propagated (long-term) */
     mt_cp_name_t *causes;      /* (rank, name) most first; kind idle = the late rank's idle time */
     size_t n_causes;
+    /* pipelines: what-if "stage" (see above), one per stage of the request */
+    int64_t period_p50_ns;     /* measured: p50 of job step end - the previous step's end */
+    uint64_t periods;          /* periods in it */
+    mt_cp_stage_wi_t *stage_wi; /* n_stage_wi = the request's n_stages when run */
+    size_t n_stage_wi;
 } mt_critpath_t;
 
 /* What to compute. */
@@ -220,6 +255,12 @@ typedef struct mt_cp_request {
     size_t n_stragglers;
     const char *pattern;       /* glob over activity names for the pattern what-if; NULL none */
     double factor;             /* its duration factor (> 0) */
+    /* pipeline stages for what-if "stage" (borrowed): stage s holds
+     * stage_ranks[stage_first[s] .. stage_first[s + 1]); n_stages < 2: not run */
+    const int32_t *stage_ranks;
+    const size_t *stage_first;
+    size_t n_stages;
+    double stage_factor;       /* duration factor of the stage's activities; 0: 0.9 */
 } mt_cp_request_t;
 
 /* Steps, critical path, replay, what-ifs and root causes of the job.

@@ -20,11 +20,14 @@ typedef struct scen {
     const double *factor; /* per node duration factor; NULL: 1 */
     int drop_launch;
     int comm_transfer;
+    int carry;            /* one replay of the whole run: shifts carry over from step to step */
 } scen_t;
 
 typedef struct rp {
     int64_t *s, *e, *sd, *ims; /* replayed starts, ends, sync shifts, instance last arrivals */
     uint8_t *sdone, *idone;
+    int carry;            /* the scenario's carry */
+    int64_t *jend;        /* replayed job step ends */
 } rp_t;
 
 static void rp_free(rp_t *r)
@@ -35,6 +38,7 @@ static void rp_free(rp_t *r)
     free(r->ims);
     free(r->sdone);
     free(r->idone);
+    free(r->jend);
 }
 
 static int rp_alloc(const cp_graph_t *g, rp_t *r)
@@ -46,7 +50,8 @@ static int rp_alloc(const cp_graph_t *g, rp_t *r)
     r->sd = malloc((g->n_syncs ? g->n_syncs : 1) * sizeof *r->sd);
     r->ims = malloc((g->n_inst ? g->n_inst : 1) * sizeof *r->ims);
     r->idone = malloc(g->n_inst ? g->n_inst : 1);
-    return r->s && r->e && r->sdone && r->sd && r->ims && r->idone ? 0 : -1;
+    r->jend = malloc((g->n_rs ? g->n_rs : 1) * sizeof *r->jend);
+    return r->s && r->e && r->sdone && r->sd && r->ims && r->idone && r->jend ? 0 : -1;
 }
 
 /* The host shift of rank R at aligned time t in job step job: the shift
@@ -63,37 +68,36 @@ static int64_t delta(const cp_graph_t *g, const rp_t *r, const cp_rank_t *R, int
         else
             hi = mid;
     }
-    return lo && g->syncs[R->sync0 + lo - 1].job == job ? r->sd[R->sync0 + lo - 1] : 0;
+    return lo && (r->carry || g->syncs[R->sync0 + lo - 1].job == job) ? r->sd[R->sync0 + lo - 1] : 0;
 }
 
 /* The replayed end of node p as seen from job step job: a node of
  * another step keeps its measured end. */
 static int64_t end_in(const cp_graph_t *g, const rp_t *r, int32_t p, int32_t job)
 {
-    return g->nodes[p].job == job ? r->e[p] : g->nodes[p].e;
+    return r->carry || g->nodes[p].job == job ? r->e[p] : g->nodes[p].e;
 }
 
+/* The replayed start: the latest of its dependencies (stream order, its
+ * launch + the rank's launch latency, an inferred stream wait), each with
+ * no measured slack: what the model cannot explain shows as replay error. */
 static void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
 {
     const cp_node_t *n = &g->nodes[id];
     const cp_rank_t *R = &g->ranks[n->rank_i];
     int64_t best = INT64_MIN;
     if (n->pstream >= 0) {
-        int64_t c = g->nodes[n->pstream].e;
-        int64_t w = n->bind == CP_B_STREAM ? n->extra : (n->s - c < 0 ? n->s - c : 0);
-        int64_t v = end_in(g, r, n->pstream, n->job) + w;
+        int64_t v = end_in(g, r, n->pstream, n->job);
         if (v > best)
             best = v;
     }
     if (n->L != INT64_MIN && !sc->drop_launch) {
-        int64_t c = n->L + R->lambda;
-        int64_t w = n->bind == CP_B_LAUNCH ? n->extra : (n->s - c < 0 ? n->s - c : 0);
-        int64_t v = c + delta(g, r, R, n->L, n->job) + w;
+        int64_t v = n->L + delta(g, r, R, n->L, n->job) + R->lat;
         if (v > best)
             best = v;
     }
-    if (n->bind == CP_B_X && end_in(g, r, n->px, n->job) + n->extra > best)
-        best = end_in(g, r, n->px, n->job) + n->extra;
+    if (n->px >= 0 && end_in(g, r, n->px, n->job) > best)
+        best = end_in(g, r, n->px, n->job);
     r->s[id] = best == INT64_MIN ? n->s : best;
     r->sdone[id] = 1;
 }
@@ -115,7 +119,7 @@ static void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
                 int32_t mm = g->imem[I->m0 + k];
                 if (!r->sdone[mm])
                     start_of(g, sc, r, mm);
-                int64_t v = g->nodes[mm].job == n->job ? r->s[mm] : g->nodes[mm].s;
+                int64_t v = r->carry || g->nodes[mm].job == n->job ? r->s[mm] : g->nodes[mm].s;
                 if (v > ms)
                     ms = v;
             }
@@ -138,7 +142,7 @@ static void sync_of(const cp_graph_t *g, rp_t *r, const cp_rank_t *R, size_t j)
     int64_t s1 = s->s + delta(g, r, R, s->s, s->job);
     int64_t v;
     if (s->w >= 0 && g->nodes[s->w].e >= s->s) {
-        v = end_in(g, r, s->w, s->job) + (s->e - g->nodes[s->w].e);
+        v = end_in(g, r, s->w, s->job) + R->sync_lag;
         if (v < s1)
             v = s1;
     } else {
@@ -202,6 +206,7 @@ static void replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_crit
     memset(r->sdone, 0, g->n_nodes ? g->n_nodes : 1);
     memset(r->idone, 0, g->n_inst ? g->n_inst : 1);
     memset(r->sd, 0, (g->n_syncs ? g->n_syncs : 1) * sizeof *r->sd);
+    r->carry = sc->carry;
     for (size_t k = 0; k < g->n_ev; k++) {
         int64_t v = g->ev[k];
         int type = (int)(v >> 32);
@@ -217,8 +222,10 @@ static void replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_crit
     /* rank step ends: the host end shifted, or the latest replayed end of its activities */
     int64_t *rend = malloc((g->n_rs ? g->n_rs : 1) * sizeof *rend);
     if (!rend) {
-        for (size_t j = 0; j < c->n_steps; j++)
+        for (size_t j = 0; j < c->n_steps; j++) {
             times[j] = c->steps[j].time_ns;
+            r->jend[j] = c->steps[j].end_ns;
+        }
         return;
     }
     for (size_t i = 0; i < g->n_rs; i++) {
@@ -244,6 +251,7 @@ static void replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_crit
                 hi = rend[q];
         }
         times[j] = hi - lo;
+        r->jend[j] = hi;
     }
     free(rend);
 }
@@ -983,9 +991,12 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             mt_cp_step_t *s = &c->steps[j];
             if (s->refused)
                 continue;
-            s->whatif_ns[wi] = times[j];
+            /* the change the model predicts, on the measured time: the
+             * model's own error on the step cancels to first order */
+            int64_t v = s->time_ns + (times[j] - s->replay_ns);
+            s->whatif_ns[wi] = v > 0 ? v : 0;
             if (s->used) {
-                tmp[n1] = times[j];
+                tmp[n1] = s->whatif_ns[wi];
                 meas[n1++] = s->time_ns;
             }
         }
@@ -995,6 +1006,46 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             x->p50_ns = p50_of(tmp, n1);
             x->gain_ns = p50_of(meas, n1) - x->p50_ns;
         }
+    }
+    /* ---- what-if "stage": one run per stage, shifts carried over ---- */
+    if (rq->n_stages >= 2 && rq->stage_ranks && rq->stage_first && c->n_steps >= 2) {
+        int64_t *b_end = malloc(c->n_steps * sizeof *b_end);
+        c->stage_wi = calloc(rq->n_stages, sizeof *c->stage_wi);
+        if (!b_end || !c->stage_wi) {
+            free(b_end);
+            goto out;
+        }
+        double f = rq->stage_factor > 0 ? rq->stage_factor : 0.9;
+        scen_t base = {.carry = 1};
+        replay(&g, &base, &r, c, times);
+        memcpy(b_end, r.jend, c->n_steps * sizeof *b_end);
+        size_t np = 0; /* the measured periods */
+        for (size_t j = 1; j < c->n_steps; j++)
+            if (c->steps[j].used && c->steps[j].step == c->steps[j - 1].step + 1)
+                tmp[np++] = c->steps[j].end_ns - c->steps[j - 1].end_ns;
+        c->periods = np;
+        c->period_p50_ns = np ? p50_of(tmp, np) : 0;
+        for (size_t q = 0; np && q < rq->n_stages; q++) {
+            for (size_t i = 0; i < g.n_nodes; i++) {
+                int32_t rk = g.ranks[g.nodes[i].rank_i].rank;
+                int in = 0;
+                for (size_t k = rq->stage_first[q]; k < rq->stage_first[q + 1] && !in; k++)
+                    in = rq->stage_ranks[k] == rk;
+                fac[i] = in && g.nodes[i].cls != MT_AN_COMM ? f : 1.0;
+            }
+            scen_t sc = {.factor = fac, .carry = 1};
+            replay(&g, &sc, &r, c, times);
+            size_t n1 = 0;
+            for (size_t j = 1; j < c->n_steps; j++)
+                if (c->steps[j].used && c->steps[j].step == c->steps[j - 1].step + 1)
+                    tmp[n1++] = c->steps[j].end_ns - c->steps[j - 1].end_ns + (r.jend[j] - r.jend[j - 1]) -
+                                (b_end[j] - b_end[j - 1]);
+            mt_cp_stage_wi_t *x = &c->stage_wi[c->n_stage_wi++];
+            x->stage = (uint32_t)q;
+            x->p50_ns = p50_of(tmp, n1);
+            x->gain_ns = c->period_p50_ns - x->p50_ns;
+        }
+        free(b_end);
     }
     /* ---- root causes ---- */
     if ((st = root_causes(&g, c)) != MT_OK)

@@ -39,6 +39,7 @@ void mt_critpath_free(mt_critpath_t *c)
     free(c->steps);
     free(c->rank_steps);
     free(c->ranks);
+    free(c->stage_wi);
     free(c);
 }
 
@@ -406,6 +407,24 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         if (lastv != last_on)
             free(lastv);
     }
+    /* the replay's per-rank latencies: what the model may carry instead of
+     * each edge's measured slack (critpath.h "replay") */
+    {
+        int64_t *v = mt_big_malloc((nn + ns ? nn + ns : 1) * sizeof *v);
+        if (!v)
+            goto out;
+        for (size_t i = 0; i < n_an; i++) {
+            cp_rank_t *R = &g->ranks[i];
+            size_t nv = 0;
+            for (size_t k = 0; k < R->n_nodes; k++) {
+                const cp_node_t *n = &g->nodes[R->node0 + k];
+                if (n->bind == CP_B_LAUNCH && n->px < 0 && n->s >= n->L)
+                    v[nv++] = n->s - n->L;
+            }
+            R->lat = nv ? mt_stats_pct_i64(v, nv, 50) : R->lambda;
+        }
+        free(v);
+    }
     /* syncs: what each waited for */
     for (size_t i = 0; i < n_an; i++) {
         cp_rank_t *R = &g->ranks[i];
@@ -430,6 +449,17 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
                 }
             }
         }
+        int64_t *v = malloc((R->n_syncs ? R->n_syncs : 1) * sizeof *v);
+        if (!v)
+            goto out;
+        size_t nv = 0;
+        for (size_t k = 0; k < R->n_syncs; k++) {
+            const cp_sync_t *s = &g->syncs[R->sync0 + k];
+            if (s->w >= 0 && g->nodes[s->w].e >= s->s)
+                v[nv++] = s->e - g->nodes[s->w].e;
+        }
+        R->sync_lag = nv ? mt_stats_pct_i64(v, nv, 50) : 0;
+        free(v);
     }
     st = MT_OK;
 out:

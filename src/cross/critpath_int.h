@@ -52,7 +52,11 @@ typedef struct cp_rank {
     const mt_clock_t *clk; /* NULL: own clock */
     int32_t rank;
     size_t node0, n_nodes, sync0, n_syncs, rs0;
-    int64_t lambda;       /* smallest start - launch end */
+    int64_t lambda;       /* smallest start - launch end: which edge binds (the path) */
+    int64_t lat;          /* the replay's launch latency: median start - launch end
+                           * of its launch-bound activities (lambda when none) */
+    int64_t sync_lag;     /* the replay's sync return lag: median sync end - end
+                           * of the activity waited for, over its GPU-bound syncs */
     int64_t *cmap;        /* (raw start, node) of its comm activities, by start */
     size_t n_cmap;
 } cp_rank_t;

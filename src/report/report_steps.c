@@ -85,7 +85,21 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
         mt_out_puts(&o, "}");
         first = 0;
     }
-    mt_out_puts(&o, "],\n  \"root_causes\": {");
+    mt_out_puts(&o, "]");
+    if (c->n_stage_wi) {
+        mt_out_printf(&o, ",\n  \"period_what_if\": {\"periods\": %llu", (unsigned long long)c->periods);
+        us(&o, "period_p50_us", c->period_p50_ns);
+        mt_out_puts(&o, ", \"stages\": [");
+        for (size_t i = 0; i < c->n_stage_wi; i++) {
+            const mt_cp_stage_wi_t *x = &c->stage_wi[i];
+            mt_out_printf(&o, "%s\n    {\"stage\": %u", i ? "," : "", x->stage);
+            us(&o, "p50_us", x->p50_ns);
+            us(&o, "gain_us", x->gain_ns);
+            mt_out_puts(&o, "}");
+        }
+        mt_out_puts(&o, "]}");
+    }
+    mt_out_puts(&o, ",\n  \"root_causes\": {");
     mt_out_puts(&o, "\"wait_us\": ");
     mt_out_us(&o, c->wait_ns);
     us(&o, "attributed_us", c->attributed_ns);
@@ -172,9 +186,26 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
     if (bw >= 0) {
         mt_fmt_time(a, sizeof a, c->whatif[bw].p50_ns);
         mt_fmt_time(b, sizeof b, c->whatif[bw].gain_ns);
-        mt_out_printf(&o, "best what-if: %s -> step p50 %s (%s faster); replay error %.2f %% median, %.2f %% max\n",
-                      c->whatif[bw].label, a, b, 100.0 * c->replay_err_median, 100.0 * c->replay_err_max);
+        mt_out_printf(&o, "best what-if: %s -> step p50 %s (%s faster), if the dependencies stay the same\n",
+                      c->whatif[bw].label, a, b);
     }
+    if (c->n_stage_wi) {
+        size_t bs = 0;
+        for (size_t i = 1; i < c->n_stage_wi; i++)
+            if (c->stage_wi[i].gain_ns > c->stage_wi[bs].gain_ns)
+                bs = i;
+        mt_fmt_time(a, sizeof a, c->stage_wi[bs].p50_ns);
+        mt_fmt_time(b, sizeof b, c->stage_wi[bs].gain_ns);
+        mt_fmt_time(d, sizeof d, c->period_p50_ns);
+        mt_out_printf(&o, "pipeline what-if: stage %u 10 %% faster -> period p50 %s (now %s; %s faster), the best stage\n",
+                      c->stage_wi[bs].stage, a, d, b);
+    }
+    if (c->used)
+        mt_out_printf(&o,
+                      "replay: the dependency graph reproduces the measured step times within %.2f %% (median), "
+                      "%.2f %% (worst); %llu step%s above 5 %% without projection\n",
+                      100.0 * c->replay_err_median, 100.0 * c->replay_err_max, (unsigned long long)c->refused,
+                      c->refused == 1 ? "" : "s");
     if (c->n_causes && c->wait_ns > 0) {
         mt_fmt_time(a, sizeof a, c->causes[0].ns);
         mt_fmt_time(b, sizeof b, c->wait_ns);
