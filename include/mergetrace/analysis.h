@@ -251,6 +251,14 @@ typedef struct mt_rank_analysis {
     size_t n_gacts;
     mt_an_sync_t *syncs;
     size_t n_syncs;
+    /* explicit dependencies of the graph, set only by importers that know
+     * them (the operation-level timelines, cross/timeline_job.c) and never
+     * packed: per activity k, gdeps[2k] and gdeps[2k + 1] are indices of
+     * activities of the same rank it waits for (-1 none), and gstep[k] is
+     * its step's index in steps (-1 none). NULL: dependencies are inferred
+     * from the times (critpath.h "graph"). */
+    int32_t *gdeps;
+    int32_t *gstep;
     /* the string pool every mt_an_str_t indexes */
     char *strings;
     size_t strings_len;

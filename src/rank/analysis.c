@@ -240,6 +240,8 @@ void mt_rank_analysis_free(mt_rank_analysis_t *a)
     free(a->steps);
     free(a->gacts);
     free(a->syncs);
+    free(a->gdeps);
+    free(a->gstep);
     free(a->strings);
     free(a);
 }
