@@ -219,7 +219,8 @@ int job_cross(const options_t *o, job_t *j, phase_times_t *pt)
                           .stragglers = j->cross->suspects,
                           .n_stragglers = j->cross->n_suspects,
                           .pattern = o->what_if_pattern,
-                          .factor = o->what_if_factor};
+                          .factor = o->what_if_factor,
+                          .ideal = true}; /* workers = ranks, stages unknown */
     st = mt_critpath_run(&cpr, an, j->n_an, al->clocks, j->ranks, (size_t)j->n_ranks, al->rows, al->n_rows, al->m,
                          &j->cp);
     pt->cross_rank += MPI_Wtime() - tp;

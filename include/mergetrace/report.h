@@ -106,10 +106,11 @@ typedef struct mt_report {
  * what w returned. */
 mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx);
 
-/* At most four lines for the terminal (each at most about 100 columns):
+/* At most six lines for the terminal (each at most about 100 columns):
  * step time p50 / p99, what gates the step and communication on the
- * critical path, the best what-if with the replay error, the first root
- * cause of waiting. Returns MT_OK or what w returned. */
+ * critical path, the best what-if with the replay error, the ideal
+ * what-if (S, blamed stage, M_S, M_W; S by type and by stage or the worst
+ * rank) when it ran, the first root cause of waiting. Returns MT_OK or what w returned. */
 mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ctx);
 
 /* The terminal section (plain text, fits 100 columns). */
