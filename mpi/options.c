@@ -35,6 +35,9 @@ static const char usage_text[] =
     "      --rank-map FILE  ranks of files that name none: lines \"path rank\"\n"
     "      --strict         a truncated trace is an error (default: use what loaded\n"
     "                       and warn)\n"
+    "      --timeline-map FILE  read the one PATH as an operation-level timeline of\n"
+    "                       every rank with this mapping of its threads, names and\n"
+    "                       args (a JSON array with args.step is recognised without)\n"
     "\n"
     "Alignment:\n"
     "      --ref-rank R     align onto rank R's clock (default: the lowest rank)\n"
@@ -344,6 +347,11 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         } else if (!strcmp(name, "--no-progress")) {
             NO_VALUE();
             o->progress = false;
+        } else if (!strcmp(name, "--timeline-map")) {
+            TAKES_VALUE();
+            if (!*val)
+                return usage_error(print, name, "expected a file name");
+            o->timeline_map = val;
         } else if (!strcmp(name, "--rank-map")) {
             TAKES_VALUE();
             if (!*val)

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mergetrace/timeline.h"
+#include "mergetrace/tljob.h"
 #include "mergetrace/analysis.h"
 #include "mergetrace/collectives.h"
 #include "mergetrace/crossrank.h"
@@ -115,6 +117,14 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
 
 /* The terminal section (plain text, fits 100 columns). */
 mt_status_t mt_report_pipeline_text(const mt_pipeline_t *p, mt_write_fn w, void *ctx);
+
+/* report.json of an operation-level timeline (docs/report-schema.md,
+ * "Operation-level timelines"): version, input (path, counts, sizes,
+ * operation types, ranks), clock (no fit, and why), matching (instances),
+ * steps (the "steps" section, with "ideal"; null when c is NULL). All
+ * borrowed. Returns MT_OK or the sink's error. */
+mt_status_t mt_report_timeline_json(const char *path, const mt_timeline_t *tl, const mt_tl_job_t *j,
+                                    const mt_critpath_t *c, mt_write_fn w, void *ctx);
 
 /* Write report.json to the sink. Returns MT_OK or the sink's error. */
 mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx);

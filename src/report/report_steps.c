@@ -6,6 +6,7 @@
 
 #include "mergetrace/critpath.h"
 #include "mergetrace/report.h"
+#include "mergetrace/version.h"
 #include "base/text.h"
 #include "report/sections.h"
 
@@ -265,5 +266,35 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
                       c->causes[0].rank, nm, a, b, 100.0 * (double)c->causes[0].ns / (double)c->wait_ns,
                       100.0 * (double)c->attributed_ns / (double)c->wait_ns);
     }
+    return o.st;
+}
+
+mt_status_t mt_report_timeline_json(const char *path, const mt_timeline_t *tl, const mt_tl_job_t *j,
+                                    const mt_critpath_t *c, mt_write_fn w, void *ctx)
+{
+    mt_out_t o = {w, ctx, MT_OK};
+    mt_out_printf(&o, "{\"version\": \"%s\", \"input\": {\"path\": ", MERGETRACE_VERSION);
+    mt_out_str(&o, path, strlen(path));
+    mt_out_printf(&o, ", \"format\": \"operation-level timeline\", \"operations\": %zu, \"other_events\": %llu"
+                      ", \"dp_size\": %d, \"pp_size\": %d, \"tp_size\": %d, \"types\": [",
+                  tl->n_ops, (unsigned long long)tl->skipped, tl->dp_size, tl->pp_size, tl->tp_size);
+    for (size_t i = 0; i < tl->n_types; i++) {
+        mt_out_puts(&o, i ? ", " : "");
+        mt_out_str(&o, tl->types[i], strlen(tl->types[i]));
+    }
+    mt_out_puts(&o, "], \"ranks\": [");
+    for (size_t i = 0; i < tl->n_ranks; i++)
+        mt_out_printf(&o, "%s{\"rank\": %d, \"dp\": %d, \"stage\": %d, \"tp\": %d}", i ? ", " : "", tl->ranks[i].rank,
+                      tl->ranks[i].dp, tl->ranks[i].stage, tl->ranks[i].tp);
+    mt_out_printf(&o, "]},\n\"clock\": {\"fit\": false, \"reason\": \"one file on one clock: the timeline's times "
+                      "are used as they are\"},\n\"matching\": {\"p2p_pairs\": %llu, \"collectives\": %llu, "
+                      "\"dependencies_dropped\": %llu},\n",
+                  (unsigned long long)j->p2p_pairs, (unsigned long long)j->collectives,
+                  (unsigned long long)j->dropped_deps);
+    if (o.st == MT_OK && c)
+        o.st = mt_report_steps_json(c, w, ctx);
+    else
+        mt_out_puts(&o, "\"steps\": null");
+    mt_out_puts(&o, "\n}\n");
     return o.st;
 }
