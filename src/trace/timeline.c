@@ -478,7 +478,8 @@ mt_status_t mt_timeline_load(const char *path, const mt_timeline_map_t *map, mt_
         if (th[k].pp < 0)
             th[k].pp = 0;
     }
-    qsort(th, nth, sizeof *th, thr_cmp);
+    if (nth)
+        qsort(th, nth, sizeof *th, thr_cmp);
     if (!c.n) {
         st = mt_error_set(err, MT_ERR_FORMAT, "an operation-level timeline with no operation (\"X\" events)");
         mt_errpos_set(err, path, -1, -1, -1);
@@ -492,7 +493,7 @@ mt_status_t mt_timeline_load(const char *path, const mt_timeline_map_t *map, mt_
     int32_t mdp = 0, mpp = 0, mtp = 0;
     for (size_t i = 0; i < c.n; i++) {
         thr_t key = {.pid = c.ops[i].pid, .tid = c.ops[i].tid};
-        thr_t *x = bsearch(&key, th, nth, sizeof *th, thr_cmp);
+        thr_t *x = nth ? bsearch(&key, th, nth, sizeof *th, thr_cmp) : NULL;
         if (!x || x->track < 0) {
             st = at_op(err, path, &c.ops[i],
                        x ? "an operation on a thread whose name gives no track (compute, pp-comm, tp-comm, dp-comm, "
