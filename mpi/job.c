@@ -282,7 +282,8 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
                           .stragglers = j->cross->suspects,
                           .n_stragglers = j->cross->n_suspects,
                           .pattern = o->what_if_pattern,
-                          .factor = o->what_if_factor};
+                          .factor = o->what_if_factor,
+                          .ideal = true}; /* the ideal what-if: workers = ranks, stages unknown */
     if (j->pipe) { /* what-if "stage": each pipeline stage 10 % faster */
         cpr.stage_ranks = j->pipe->stages.ranks;
         cpr.stage_first = j->pipe->stages.first;

@@ -28,6 +28,7 @@
 #include "mergetrace/mergetrace.h"
 #include "options.h"
 #include "outputs.h"
+#include "timeline_run.h"
 #include "timings.h"
 
 int main(int argc, char **argv)
@@ -53,6 +54,14 @@ int main(int argc, char **argv)
             fprintf(stderr, "mergetrace: out of memory (reading the command line on another process)\n");
         code = agreed;
     }
+    if (code >= 0) {
+        options_free(&o);
+        MPI_Finalize();
+        return code;
+    }
+
+    /* ---- an operation-level timeline: its own short path ---- */
+    code = timeline_run(world_comm, &o);
     if (code >= 0) {
         options_free(&o);
         MPI_Finalize();

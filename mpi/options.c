@@ -37,6 +37,9 @@ static const char usage_text[] =
     "                       and warn)\n"
     "      --force          merge traces that look like different runs (world\n"
     "                       sizes, clock fit, collectives disagree; default: exit 2)\n"
+    "      --timeline-map FILE  read the one PATH as an operation-level timeline of\n"
+    "                       every rank with this mapping of its threads, names and\n"
+    "                       args (a JSON array with args.step is recognised without)\n"
     "\n"
     "Alignment:\n"
     "      --ref-rank R     align onto rank R's clock (default: the lowest rank)\n"
@@ -360,6 +363,11 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         } else if (!strcmp(name, "--no-progress")) {
             NO_VALUE();
             o->progress = false;
+        } else if (!strcmp(name, "--timeline-map")) {
+            TAKES_VALUE();
+            if (!*val)
+                return usage_error(print, name, "expected a file name");
+            o->timeline_map = val;
         } else if (!strcmp(name, "--rank-map")) {
             TAKES_VALUE();
             if (!*val)

@@ -33,6 +33,7 @@ typedef struct options {
     bool progress;          /* progress on stderr (default: when stderr is a terminal) */
     bool timings;           /* --timings: phase times and peak RSS on stderr and in timings.json */
     const char *rank_map;
+    const char *timeline_map; /* --timeline-map FILE */
     const char *out_dir;    /* -o DIR, default "mergetrace-out" */
     int color;              /* -1 auto, 0 never, 1 always */
     int ref_rank;           /* --ref-rank, -1 = lowest loaded */

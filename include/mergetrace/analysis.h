@@ -378,6 +378,14 @@ typedef struct mt_rank_analysis {
     mt_an_mem_point_t *mem_points;
     size_t n_mem_points;
     mt_an_mem_issue_t mem_issues[MT_AN_MEM_ISSUE_COUNT_];
+    /* explicit dependencies of the graph, set only by importers that know
+     * them (the operation-level timelines, cross/timeline_job.c) and never
+     * packed: per activity k, gdeps[2k] and gdeps[2k + 1] are indices of
+     * activities of the same rank it waits for (-1 none), and gstep[k] is
+     * its step's index in steps (-1 none). NULL: dependencies are inferred
+     * from the times (critpath.h "graph"). */
+    int32_t *gdeps;
+    int32_t *gstep;
     /* the string pool every mt_an_str_t indexes */
     char *strings;
     size_t strings_len;

@@ -216,6 +216,60 @@ typedef struct mt_cp_rank {
     int64_t caused_ns;         /* root causes: wait charged to it */
 } mt_cp_rank_t;
 
+/* Where a rank sits in the job, for the ideal what-if: its worker (the
+ * paper's data-parallel rank; a Kineto job without one: the rank itself)
+ * and its pipeline stage (-1 unknown). */
+typedef struct mt_cp_coord {
+    int32_t rank, worker, stage;
+} mt_cp_coord_t;
+
+/* One group's slowdown in the ideal what-if. */
+typedef struct mt_cp_share {
+    char name[64];             /* operation type; "" for workers and stages */
+    int32_t id;                /* worker or stage; -1 for types */
+    double s;                  /* mean step time with this group restored / ideal mean */
+} mt_cp_share_t;
+
+/* The ideal what-if of "Understanding Stragglers in Large Model Training
+ * Using What-if Analysis" (OSDI 2025), on the same graph (docs/whatif.md):
+ *  no-delay      the replay with measured durations and no gaps: each
+ *                activity starts when its last predecessor of the same step
+ *                ends (the step's start when it has none); a communication
+ *                activity ends at its instance's last arrival + its own
+ *                transfer (measured end - last arrival).
+ *  ideal         the same with every activity at its type's typical value
+ *                over all ranks and used steps: computation at the mean
+ *                duration, communication at the median transfer (median
+ *                duration when unmatched).
+ *  S             mean no-delay step time / mean ideal step time, over the
+ *                used steps not refused.
+ *  S per group   the ideal with one group (operation type, worker, stage)
+ *                at its measured values; types: the timeline's operation
+ *                types with send and receive of a direction together
+ *                ("forward-pp-comm"), or for Kineto jobs the classes
+ *                (compute, comm, memory).
+ *  M_S           (T_nodelay - T_rem) / (T_nodelay - T_ideal), T_rem the
+ *                no-delay replay with the last stage at the ideal values:
+ *                the share of the slowdown the last stage explains.
+ *  M_W           the same for the worker on the stage with the largest
+ *                min(S_worker, S_stage) (ties: the lowest rank).
+ *  heat          per (worker, stage): min(S_worker, S_stage). */
+typedef struct mt_cp_ideal {
+    bool run;
+    uint64_t steps;            /* steps in the means */
+    int64_t nodelay_ns, ideal_ns; /* mean step times */
+    double s;
+    mt_cp_share_t *by_type, *by_worker, *by_stage; /* by_type: largest S first; the others by id */
+    size_t n_type, n_worker, n_stage;
+    double *heat;              /* n_worker x n_stage, row = worker (by_worker order) */
+    int32_t blamed_stage;      /* the stage with the largest S; -1 none */
+    bool has_ms, has_mw;
+    double ms, mw;
+    int32_t ms_stage;          /* the last stage */
+    int32_t mw_rank, mw_worker, mw_stage;
+    int64_t ms_rem_ns, mw_rem_ns; /* T_rem of each */
+} mt_cp_ideal_t;
+
 typedef struct mt_critpath {
     mt_cp_step_t *steps;       /* by step number */
     size_t n_steps;
@@ -246,6 +300,7 @@ typedef struct mt_critpath {
     uint64_t periods;          /* periods in it */
     mt_cp_stage_wi_t *stage_wi; /* n_stage_wi = the request's n_stages when run */
     size_t n_stage_wi;
+    mt_cp_ideal_t ideal;       /* see mt_cp_ideal_t; run only when requested */
 } mt_critpath_t;
 
 /* What to compute. */
@@ -261,6 +316,9 @@ typedef struct mt_cp_request {
     const size_t *stage_first;
     size_t n_stages;
     double stage_factor;       /* duration factor of the stage's activities; 0: 0.9 */
+    bool ideal;                /* run the ideal what-if (mt_critpath_t.ideal) */
+    const mt_cp_coord_t *coords; /* per rank (borrowed); a rank not listed: worker = rank, stage -1 */
+    size_t n_coords;
 } mt_cp_request_t;
 
 /* Steps, critical path, replay, what-ifs and root causes of the job.

@@ -42,5 +42,7 @@
 /* merge: the merged trace */
 #include "mergetrace/merge.h"
 #include "mergetrace/nsys.h"
+#include "mergetrace/timeline.h"
+#include "mergetrace/tljob.h"
 
 #endif

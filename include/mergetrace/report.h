@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mergetrace/timeline.h"
+#include "mergetrace/tljob.h"
 #include "mergetrace/analysis.h"
 #include "mergetrace/collectives.h"
 #include "mergetrace/crossrank.h"
@@ -110,10 +112,11 @@ typedef struct mt_report {
  * what w returned. */
 mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx);
 
-/* At most four lines for the terminal (each at most about 100 columns):
+/* At most six lines for the terminal (each at most about 100 columns):
  * step time p50 / p99, what gates the step and communication on the
- * critical path, the best what-if with the replay error, the first root
- * cause of waiting. Returns MT_OK or what w returned. */
+ * critical path, the best what-if with the replay error, the ideal
+ * what-if (S, blamed stage, M_S, M_W; S by type and by stage or the worst
+ * rank) when it ran, the first root cause of waiting. Returns MT_OK or what w returned. */
 mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ctx);
 
 /* The per-rank GPU time table and the heaviest annotations' GPU projection,
@@ -133,6 +136,13 @@ mt_status_t mt_report_pipeline_text(const mt_pipeline_t *p, mt_write_fn w, void 
  * MT_OK or what w returned. */
 mt_status_t mt_report_memory_text(const mt_mem_cross_t *m, const mt_rank_analysis_t *const *an, size_t n,
                                   mt_write_fn w, void *ctx);
+/* report.json of an operation-level timeline (docs/report-schema.md,
+ * "Operation-level timelines"): version, input (path, counts, sizes,
+ * operation types, ranks), clock (no fit, and why), matching (instances),
+ * steps (the "steps" section, with "ideal"; null when c is NULL). All
+ * borrowed. Returns MT_OK or the sink's error. */
+mt_status_t mt_report_timeline_json(const char *path, const mt_timeline_t *tl, const mt_tl_job_t *j,
+                                    const mt_critpath_t *c, mt_write_fn w, void *ctx);
 
 /* Write report.json to the sink. Returns MT_OK or the sink's error. */
 mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx);

@@ -16,19 +16,8 @@
 
 /* ---- replay ---- */
 
-typedef struct scen {
-    const double *factor; /* per node duration factor; NULL: 1 */
-    int drop_launch;
-    int comm_transfer;
-    int carry;            /* one replay of the whole run: shifts carry over from step to step */
-} scen_t;
-
-typedef struct rp {
-    int64_t *s, *e, *sd, *ims; /* replayed starts, ends, sync shifts, instance last arrivals */
-    uint8_t *sdone, *idone;
-    int carry;            /* the scenario's carry */
-    int64_t *jend;        /* replayed job step ends */
-} rp_t;
+typedef cp_scen_t scen_t;
+typedef cp_rp_t rp_t;
 
 static void rp_free(rp_t *r)
 {
@@ -78,6 +67,15 @@ static int64_t end_in(const cp_graph_t *g, const rp_t *r, int32_t p, int32_t job
     return r->carry || g->nodes[p].job == job ? r->e[p] : g->nodes[p].e;
 }
 
+/* A predecessor p of node n: its replayed end + weight w, or nothing
+ * (INT64_MIN) under nodelay when it belongs to another step. */
+static int64_t pred_at(const cp_graph_t *g, const scen_t *sc, const rp_t *r, const cp_node_t *n, int32_t p, int64_t w)
+{
+    if (sc->nodelay)
+        return g->nodes[p].job == n->job && n->job >= 0 ? r->e[p] : INT64_MIN;
+    return end_in(g, r, p, n->job) + w;
+}
+
 /* The replayed start: the latest of its dependencies (stream order, its
  * launch + the rank's launch latency, an inferred stream wait), each with
  * no measured slack: what the model cannot explain shows as replay error. */
@@ -87,7 +85,7 @@ static void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
     const cp_rank_t *R = &g->ranks[n->rank_i];
     int64_t best = INT64_MIN;
     if (n->pstream >= 0) {
-        int64_t v = end_in(g, r, n->pstream, n->job);
+        int64_t v = pred_at(g, sc, r, n, n->pstream, 0);
         if (v > best)
             best = v;
     }
@@ -96,8 +94,16 @@ static void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
         if (v > best)
             best = v;
     }
-    if (n->px >= 0 && end_in(g, r, n->px, n->job) > best)
-        best = end_in(g, r, n->px, n->job);
+    for (int q = 0; q < 2; q++) { /* the inferred (or explicit) cross dependencies */
+        int32_t p = q ? n->px2 : n->px;
+        if (p < 0)
+            continue;
+        int64_t v = pred_at(g, sc, r, n, p, 0);
+        if (v > best)
+            best = v;
+    }
+    if (sc->nodelay && best == INT64_MIN && n->job >= 0 && sc->job_start)
+        best = sc->job_start[n->job];
     r->s[id] = best == INT64_MIN ? n->s : best;
     r->sdone[id] = 1;
 }
@@ -126,11 +132,11 @@ static void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
             r->ims[n->inst] = ms;
             r->idone[n->inst] = 1;
         }
-        int64_t v = r->ims[n->inst] + n->T;
+        int64_t v = r->ims[n->inst] + (sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : n->T);
         r->e[id] = v > r->s[id] ? v : r->s[id];
         return;
     }
-    int64_t d = n->e - n->s;
+    int64_t d = sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : n->e - n->s;
     if (sc->factor && sc->factor[id] != 1.0)
         d = (int64_t)((double)d * sc->factor[id] + 0.5);
     r->e[id] = r->s[id] + d;
@@ -151,8 +157,84 @@ static void sync_of(const cp_graph_t *g, rp_t *r, const cp_rank_t *R, size_t j)
     r->sd[j] = v - s->e;
 }
 
+/* The replay order of a graph with explicit dependencies (and no host
+ * syncs): Kahn's topological order over the events start(n) (after the
+ * ends of its predecessors), end(n) (after start(n) and, for an instance
+ * member, the starts of every member: through one event per instance).
+ * Explicit dependencies need not agree with the measured order (a receive
+ * posted before the compute it follows has ended), so time order would
+ * not do. Returns 1 when the dependencies hold a cycle (the caller falls
+ * back to time order), -1 out of memory. */
+static int topo_order(cp_graph_t *g)
+{
+    size_t N = g->n_nodes, NI = g->n_inst, NE = 2 * N + NI;
+    uint32_t *indeg = calloc(NE ? NE : 1, sizeof *indeg);
+    size_t *off = calloc(NE + 1, sizeof *off);
+    uint32_t *adj = NULL, *q = NULL;
+    int ret = -1;
+    if (!indeg || !off)
+        goto out;
+    /* edges: end(p) -> start(n); start(n) -> end(n); start(m) -> inst(I) -> end(x) */
+#define EDGES(ADD)                                                                  \
+    for (size_t i = 0; i < N; i++) {                                                \
+        const cp_node_t *x = &g->nodes[i];                                          \
+        if (x->pstream >= 0)                                                        \
+            ADD(N + (size_t)x->pstream, i);                                         \
+        if (x->px >= 0)                                                             \
+            ADD(N + (size_t)x->px, i);                                              \
+        if (x->px2 >= 0)                                                            \
+            ADD(N + (size_t)x->px2, i);                                             \
+        ADD(i, N + i);                                                              \
+        if (x->inst >= 0) {                                                         \
+            ADD(i, 2 * N + (size_t)x->inst);                                        \
+            ADD(2 * N + (size_t)x->inst, N + i);                                    \
+        }                                                                           \
+    }
+#define COUNT(a, b) (off[(a) + 1]++, indeg[(b)]++)
+    EDGES(COUNT)
+    for (size_t i = 0; i < NE; i++)
+        off[i + 1] += off[i];
+    adj = mt_big_malloc((off[NE] ? off[NE] : 1) * sizeof *adj);
+    q = mt_big_malloc((NE ? NE : 1) * sizeof *q);
+    size_t *fill = malloc((NE ? NE : 1) * sizeof *fill);
+    if (!adj || !q || !fill) {
+        free(fill);
+        goto out;
+    }
+    memcpy(fill, off, NE * sizeof *fill);
+#define PUT(a, b) (adj[fill[(a)]++] = (uint32_t)(b))
+    EDGES(PUT)
+#undef PUT
+#undef COUNT
+#undef EDGES
+    free(fill);
+    size_t head = 0, tail = 0, k = 0;
+    for (size_t i = 0; i < NE; i++)
+        if (!indeg[i])
+            q[tail++] = (uint32_t)i;
+    while (head < tail) {
+        size_t v = q[head++];
+        if (v < N)
+            g->ev[k++] = ((int64_t)2 << 32) | (int64_t)v;
+        else if (v < 2 * N)
+            g->ev[k++] = (int64_t)(v - N);
+        for (size_t e = off[v]; e < off[v + 1]; e++)
+            if (!--indeg[adj[e]])
+                q[tail++] = adj[e];
+    }
+    g->n_ev = k;
+    ret = k == 2 * N ? 0 : 1;
+out:
+    free(indeg);
+    free(off);
+    free(adj);
+    free(q);
+    return ret;
+}
+
 /* The replay order: node ends (key max(e, last arrival)), sync ends, node
- * starts; by key, in that type order at equal keys. */
+ * starts; by key, in that type order at equal keys. With explicit
+ * dependencies and no syncs: topo_order. */
 static int build_order(cp_graph_t *g)
 {
     size_t n = 2 * g->n_nodes + g->n_syncs;
@@ -163,6 +245,15 @@ static int build_order(cp_graph_t *g)
         free(key);
         free(perm);
         return -1;
+    }
+    if (g->explicit_deps && !g->n_syncs) {
+        int t = topo_order(g);
+        if (t <= 0) {
+            free(key);
+            free(perm);
+            return t;
+        }
+        g->topo_cycle = true; /* time order below */
     }
     size_t k = 0;
     for (size_t i = 0; i < g->n_nodes; i++) {
@@ -197,7 +288,7 @@ static int build_order(cp_graph_t *g)
 }
 
 /* Replay under sc; times[j] gets the job step time of job step j. */
-static void replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath_t *c, int64_t *times)
+void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath_t *c, int64_t *times)
 {
     for (size_t i = 0; i < g->n_nodes; i++) {
         r->s[i] = g->nodes[i].s;
@@ -826,7 +917,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     if (!times || !meas || !tmp || !err || !node_ns || !fac || !nh)
         goto out;
     scen_t sc0 = {0};
-    replay(&g, &sc0, &r, c, times);
+    cp_replay(&g, &sc0, &r, c, times);
     size_t ne = 0;
     for (size_t j = 0; j < c->n_steps; j++) {
         mt_cp_step_t *s = &c->steps[j];
@@ -985,7 +1076,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             sc.factor = fac;
             snprintf(x->label, sizeof x->label, "kernels %.60s x %.3g", rq->pattern, rq->factor);
         }
-        replay(&g, &sc, &r, c, times);
+        cp_replay(&g, &sc, &r, c, times);
         size_t n1 = 0;
         for (size_t j = 0; j < c->n_steps; j++) {
             mt_cp_step_t *s = &c->steps[j];
@@ -1017,7 +1108,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         }
         double f = rq->stage_factor > 0 ? rq->stage_factor : 0.9;
         scen_t base = {.carry = 1};
-        replay(&g, &base, &r, c, times);
+        cp_replay(&g, &base, &r, c, times);
         memcpy(b_end, r.jend, c->n_steps * sizeof *b_end);
         size_t np = 0; /* the measured periods */
         for (size_t j = 1; j < c->n_steps; j++)
@@ -1034,7 +1125,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
                 fac[i] = in && g.nodes[i].cls != MT_AN_COMM ? f : 1.0;
             }
             scen_t sc = {.factor = fac, .carry = 1};
-            replay(&g, &sc, &r, c, times);
+            cp_replay(&g, &sc, &r, c, times);
             size_t n1 = 0;
             for (size_t j = 1; j < c->n_steps; j++)
                 if (c->steps[j].used && c->steps[j].step == c->steps[j - 1].step + 1)
@@ -1049,6 +1140,9 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     }
     /* ---- root causes ---- */
     if ((st = root_causes(&g, c)) != MT_OK)
+        goto out;
+    /* ---- the ideal what-if ---- */
+    if (rq->ideal && (st = cp_ideal_run(&g, rq, &r, c)) != MT_OK)
         goto out;
     st = MT_OK;
 out:

@@ -36,6 +36,10 @@ void mt_critpath_free(mt_critpath_t *c)
         free(c->causes[i].name);
     free(c->top);
     free(c->causes);
+    free(c->ideal.by_type);
+    free(c->ideal.by_worker);
+    free(c->ideal.by_stage);
+    free(c->ideal.heat);
     free(c->steps);
     free(c->rank_steps);
     free(c->ranks);
@@ -187,8 +191,11 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
             n->rank_i = (int32_t)i;
             n->cls = (uint8_t)x->cls;
             n->stream = x->stream;
-            n->pstream = n->px = n->inst = n->job = -1;
-            n->rstep = (int32_t)(x->launch_ns >= 0 ? rank_step_of(a, x->launch_ns) : rank_step_of(a, x->start_ns));
+            n->pstream = n->px = n->px2 = n->inst = n->job = -1;
+            if (a->gstep)
+                n->rstep = a->gstep[k] >= 0 && (size_t)a->gstep[k] < a->n_steps ? a->gstep[k] : -1;
+            else
+                n->rstep = (int32_t)(x->launch_ns >= 0 ? rank_step_of(a, x->launch_ns) : rank_step_of(a, x->start_ns));
             if (n->rstep >= 0)
                 n->rstep += (int32_t)rb;
             n->name = a->strings ? a->strings + x->name.off : "";
@@ -379,7 +386,29 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
                     bind = CP_B_LAUNCH;
                 }
             }
-            if (bind == CP_B_NONE || n->s - best > 1000) {
+            if (R->an->gdeps) {
+                /* explicit predecessors: the latest end binds */
+                g->explicit_deps = true;
+                for (int q = 0; q < 2; q++) {
+                    int32_t d = R->an->gdeps[2 * k + (size_t)q];
+                    if (d < 0 || (size_t)d >= R->n_nodes || (size_t)d == k)
+                        continue;
+                    int32_t p = (int32_t)(R->node0 + (size_t)d);
+                    if (q == 0)
+                        n->px = p;
+                    else
+                        n->px2 = p;
+                    int64_t c = g->nodes[p].e < n->s ? g->nodes[p].e : n->s;
+                    if (bind == CP_B_NONE || c > best) {
+                        best = c;
+                        bind = CP_B_X;
+                        if (q == 1) { /* the binding one is px */
+                            n->px2 = n->px;
+                            n->px = p;
+                        }
+                    }
+                }
+            } else if (bind == CP_B_NONE || n->s - best > 1000) {
                 /* the latest end on another stream of the rank, no later than s */
                 size_t lo = 0, hi = R->n_nodes;
                 while (lo < hi) {

@@ -4,6 +4,7 @@
 #ifndef MT_CROSS_CRITPATH_INT_H
 #define MT_CROSS_CRITPATH_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,7 +24,8 @@ typedef struct cp_node {
     uint32_t stream;
     int32_t rank_i;       /* index into cp_graph_t.ranks */
     int32_t pstream;      /* previous activity on the stream, -1 */
-    int32_t px;           /* inferred stream-wait predecessor, -1 */
+    int32_t px;           /* inferred stream-wait predecessor, or the first explicit one; -1 */
+    int32_t px2;          /* the second explicit predecessor (mt_rank_analysis_t.gdeps), -1 */
     int32_t inst;         /* instance (cp_graph_t.inst), -1 */
     int32_t rstep;        /* rank step (cp_graph_t.rs), -1 */
     int32_t job;          /* job step (cp_run.c), -1 */
@@ -87,7 +89,36 @@ typedef struct cp_graph {
     int32_t *js;          /* rank steps ordered by (step, rank) (cp_run.c) */
     int64_t *ev;          /* replay order (cp_run.c) */
     size_t n_ev;
+    bool explicit_deps;   /* some rank gave its dependencies (gdeps): replay in topological order */
+    bool topo_cycle;      /* ... but they hold a cycle: replayed in time order */
 } cp_graph_t;
+
+/* A replay scenario (cp_run.c). */
+typedef struct cp_scen {
+    const double *factor; /* per node duration factor; NULL: 1 */
+    const int64_t *dur;   /* per node: its duration, or for a member of an instance its transfer; NULL: measured */
+    int drop_launch;
+    int comm_transfer;
+    int nodelay;          /* no gaps: start at the latest predecessor end of the same step (else the step start) */
+    const int64_t *job_start; /* per job step: its measured start (for nodelay) */
+    int carry;            /* one replay of the whole run: shifts carry over from step to step */
+} cp_scen_t;
+
+/* Replayed times of one scenario (cp_run.c). */
+typedef struct cp_rp {
+    int64_t *s, *e, *sd, *ims; /* replayed starts, ends, sync shifts, instance last arrivals */
+    uint8_t *sdone, *idone;
+    int carry;            /* the scenario's carry */
+    int64_t *jend;        /* replayed job step ends */
+} cp_rp_t;
+
+/* Replay g under sc; times[j] gets the time of job step j of c (c's steps
+ * and g's job fields set by mt_critpath_run). */
+void cp_replay(const cp_graph_t *g, const cp_scen_t *sc, cp_rp_t *r, const mt_critpath_t *c, int64_t *times);
+
+/* The ideal what-if (critpath.h mt_cp_ideal_t) into c->ideal. MT_OK or
+ * MT_ERR_NOMEM. */
+mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t *r, mt_critpath_t *c);
 
 /* Build the graph from the ranks' results (see mt_critpath_run for the
  * arguments; all borrowed and must outlive g). MT_OK, MT_ERR_NOMEM or

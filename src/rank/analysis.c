@@ -243,6 +243,8 @@ void mt_rank_analysis_free(mt_rank_analysis_t *a)
     free(a->mem_devs);
     free(a->mem_steps);
     free(a->mem_points);
+    free(a->gdeps);
+    free(a->gstep);
     free(a->strings);
     free(a);
 }

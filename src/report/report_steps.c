@@ -6,6 +6,7 @@
 
 #include "mergetrace/critpath.h"
 #include "mergetrace/report.h"
+#include "mergetrace/version.h"
 #include "base/text.h"
 #include "report/sections.h"
 
@@ -38,6 +39,57 @@ static void names(mt_out_t *o, const char *key, const mt_cp_name_t *v, size_t n)
         mt_out_puts(o, "}");
     }
     mt_out_puts(o, "]");
+}
+
+static void shares(mt_out_t *o, const char *key, const char *idk, const mt_cp_share_t *v, size_t n)
+{
+    mt_out_printf(o, ", \"%s\": [", key);
+    for (size_t i = 0; i < n; i++) {
+        if (idk) {
+            mt_out_printf(o, "%s{\"%s\": %d", i ? ", " : "", idk, v[i].id);
+        } else {
+            mt_out_printf(o, "%s{\"type\": ", i ? ", " : "");
+            mt_out_str(o, v[i].name, strlen(v[i].name));
+        }
+        mt_out_printf(o, ", \"s\": %.4f}", v[i].s);
+    }
+    mt_out_puts(o, "]");
+}
+
+/* "ideal": the ideal what-if (critpath.h mt_cp_ideal_t). */
+static void ideal_json(mt_out_t *o, const mt_cp_ideal_t *I)
+{
+    mt_out_printf(o, ",\n  \"ideal\": {\"steps\": %llu", (unsigned long long)I->steps);
+    us(o, "no_delay_mean_us", I->nodelay_ns);
+    us(o, "ideal_mean_us", I->ideal_ns);
+    mt_out_printf(o, ", \"s\": %.4f", I->s);
+    shares(o, "by_type", NULL, I->by_type, I->n_type);
+    shares(o, "by_worker", "worker", I->by_worker, I->n_worker);
+    shares(o, "by_stage", "stage", I->by_stage, I->n_stage);
+    if (I->blamed_stage >= 0)
+        mt_out_printf(o, ", \"blamed_stage\": %d", I->blamed_stage);
+    if (I->has_ms) {
+        mt_out_printf(o, ", \"m_s\": {\"stage\": %d, \"value\": %.4f", I->ms_stage, I->ms);
+        us(o, "removed_mean_us", I->ms_rem_ns);
+        mt_out_puts(o, "}");
+    }
+    if (I->has_mw) {
+        mt_out_printf(o, ", \"m_w\": {\"rank\": %d, \"worker\": %d, \"stage\": %d, \"value\": %.4f", I->mw_rank,
+                      I->mw_worker, I->mw_stage, I->mw);
+        us(o, "removed_mean_us", I->mw_rem_ns);
+        mt_out_puts(o, "}");
+    }
+    if (I->n_stage) {
+        mt_out_puts(o, ", \"heat\": [");
+        for (size_t a = 0; a < I->n_worker; a++) {
+            mt_out_puts(o, a ? ", [" : "[");
+            for (size_t b = 0; b < I->n_stage; b++)
+                mt_out_printf(o, "%s%.4f", b ? ", " : "", I->heat[a * I->n_stage + b]);
+            mt_out_puts(o, "]");
+        }
+        mt_out_puts(o, "]");
+    }
+    mt_out_puts(o, "}");
 }
 
 mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ctx)
@@ -109,7 +161,10 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
     mt_out_printf(&o, ", \"attributed_pct\": %.2f",
                   c->wait_ns > 0 ? 100.0 * (double)c->attributed_ns / (double)c->wait_ns : 0.0);
     names(&o, "causes", c->causes, c->n_causes);
-    mt_out_puts(&o, "},\n  \"per_step\": [");
+    mt_out_puts(&o, "}");
+    if (c->ideal.run)
+        ideal_json(&o, &c->ideal);
+    mt_out_puts(&o, ",\n  \"per_step\": [");
     for (size_t j = 0; j < c->n_steps; j++) {
         const mt_cp_step_t *s = &c->steps[j];
         mt_out_printf(&o, "%s\n    {\"step\": %lld, \"used\": %s", j ? "," : "", (long long)s->step,
@@ -206,6 +261,34 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
                       "%.2f %% (worst); %llu step%s above 5 %% without projection\n",
                       100.0 * c->replay_err_median, 100.0 * c->replay_err_max, (unsigned long long)c->refused,
                       c->refused == 1 ? "" : "s");
+    const mt_cp_ideal_t *I = &c->ideal;
+    if (I->run) {
+        mt_fmt_time(a, sizeof a, I->nodelay_ns);
+        mt_fmt_time(b, sizeof b, I->ideal_ns);
+        mt_out_printf(&o, "straggler slowdown S %.3f (no-delay mean %s, ideal %s)", I->s, a, b);
+        if (I->blamed_stage >= 0)
+            mt_out_printf(&o, "; blamed stage %d", I->blamed_stage);
+        if (I->has_ms)
+            mt_out_printf(&o, "; M_S %.3f", I->ms);
+        if (I->has_mw)
+            mt_out_printf(&o, "; M_W %.3f (rank %d)", I->mw, I->mw_rank);
+        mt_out_puts(&o, "\n  S by type:");
+        for (size_t k = 0; k < I->n_type && k < 3; k++)
+            mt_out_printf(&o, " %.32s %.3f%s", I->by_type[k].name, I->by_type[k].s, k + 1 < I->n_type && k < 2 ? "," : "");
+        if (I->n_stage) {
+            mt_out_puts(&o, "; by stage:");
+            for (size_t k = 0; k < I->n_stage && k < 8; k++)
+                mt_out_printf(&o, " %d %.3f", I->by_stage[k].id, I->by_stage[k].s);
+        } else {
+            size_t wk = 0;
+            for (size_t k = 1; k < I->n_worker; k++)
+                if (I->by_worker[k].s > I->by_worker[wk].s)
+                    wk = k;
+            if (I->n_worker)
+                mt_out_printf(&o, "; worst rank %d %.3f", I->by_worker[wk].id, I->by_worker[wk].s);
+        }
+        mt_out_puts(&o, "\n");
+    }
     if (c->n_causes && c->wait_ns > 0) {
         mt_fmt_time(a, sizeof a, c->causes[0].ns);
         mt_fmt_time(b, sizeof b, c->wait_ns);
@@ -214,5 +297,35 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
                       c->causes[0].rank, nm, a, b, 100.0 * (double)c->causes[0].ns / (double)c->wait_ns,
                       100.0 * (double)c->attributed_ns / (double)c->wait_ns);
     }
+    return o.st;
+}
+
+mt_status_t mt_report_timeline_json(const char *path, const mt_timeline_t *tl, const mt_tl_job_t *j,
+                                    const mt_critpath_t *c, mt_write_fn w, void *ctx)
+{
+    mt_out_t o = {w, ctx, MT_OK};
+    mt_out_printf(&o, "{\"version\": \"%s\", \"input\": {\"path\": ", MERGETRACE_VERSION);
+    mt_out_str(&o, path, strlen(path));
+    mt_out_printf(&o, ", \"format\": \"operation-level timeline\", \"operations\": %zu, \"other_events\": %llu"
+                      ", \"dp_size\": %d, \"pp_size\": %d, \"tp_size\": %d, \"types\": [",
+                  tl->n_ops, (unsigned long long)tl->skipped, tl->dp_size, tl->pp_size, tl->tp_size);
+    for (size_t i = 0; i < tl->n_types; i++) {
+        mt_out_puts(&o, i ? ", " : "");
+        mt_out_str(&o, tl->types[i], strlen(tl->types[i]));
+    }
+    mt_out_puts(&o, "], \"ranks\": [");
+    for (size_t i = 0; i < tl->n_ranks; i++)
+        mt_out_printf(&o, "%s{\"rank\": %d, \"dp\": %d, \"stage\": %d, \"tp\": %d}", i ? ", " : "", tl->ranks[i].rank,
+                      tl->ranks[i].dp, tl->ranks[i].stage, tl->ranks[i].tp);
+    mt_out_printf(&o, "]},\n\"clock\": {\"fit\": false, \"reason\": \"one file on one clock: the timeline's times "
+                      "are used as they are\"},\n\"matching\": {\"p2p_pairs\": %llu, \"collectives\": %llu, "
+                      "\"dependencies_dropped\": %llu},\n",
+                  (unsigned long long)j->p2p_pairs, (unsigned long long)j->collectives,
+                  (unsigned long long)j->dropped_deps);
+    if (o.st == MT_OK && c)
+        o.st = mt_report_steps_json(c, w, ctx);
+    else
+        mt_out_puts(&o, "\"steps\": null");
+    mt_out_puts(&o, "\n}\n");
     return o.st;
 }

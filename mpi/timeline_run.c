@@ -1,0 +1,164 @@
+/* An operation-level timeline through the program (timeline_run.h):
+ * recognised by its first bytes (a JSON array whose first event has
+ * args.step) or named by --timeline-map; read and analysed on process 0. */
+#define _POSIX_C_SOURCE 200809L
+#include "timeline_run.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "mergetrace/mergetrace.h"
+
+static mt_status_t file_write(void *ctx, const void *data, size_t len)
+{
+    return fwrite(data, 1, len, (FILE *)ctx) == len ? MT_OK : MT_ERR_IO;
+}
+
+/* Is path a timeline? Reads (inflates) its first 64 KiB. */
+static bool probe(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return false;
+    mt_input_t *in = NULL;
+    mt_error_t err;
+    mt_error_clear(&err);
+    if (mt_input_open(path, NULL, 0, &in, &err) != MT_OK)
+        return false;
+    char *buf = malloc(65536);
+    size_t n = 0;
+    bool yes = false;
+    if (buf) {
+        while (n < 65536) {
+            size_t got = 0;
+            bool trunc = false;
+            if (mt_input_read(in, buf + n, 65536 - n, &got, &trunc, &err) != MT_OK || !got)
+                break;
+            n += got;
+        }
+        yes = mt_timeline_probe(buf, n);
+    }
+    free(buf);
+    mt_input_close(in);
+    return yes;
+}
+
+static void print_err(const mt_error_t *err)
+{
+    char line[1400];
+    mt_error_format(err, line, sizeof line);
+    fprintf(stderr, "mergetrace: %s\n", line);
+}
+
+/* Process 0's work; the exit code. */
+static int run0(const options_t *o)
+{
+    const char *path = o->inputs[0];
+    mt_error_t err;
+    mt_error_clear(&err);
+    mt_timeline_map_t *map = NULL;
+    mt_timeline_t *tl = NULL;
+    mt_tl_job_t *j = NULL;
+    mt_critpath_t *c = NULL;
+    int code = MT_EXIT_ERROR;
+    if (o->timeline_map) {
+        char *text = NULL;
+        size_t len = 0;
+        bool trunc = false;
+        mt_status_t st = mt_input_read_file(o->timeline_map, &text, &len, &trunc, &err);
+        if (st == MT_OK)
+            st = mt_timeline_map_parse(text, len, o->timeline_map, &map, &err);
+        free(text);
+        if (st != MT_OK) {
+            print_err(&err);
+            return options_exit_code(st);
+        }
+    }
+    mt_status_t st = mt_timeline_load(path, map, &tl, &err);
+    if (st != MT_OK) {
+        print_err(&err);
+        code = options_exit_code(st);
+        goto out;
+    }
+    if ((st = mt_tl_job_build(tl, &j)) != MT_OK) {
+        fprintf(stderr, "mergetrace: %s: building the job model: %s\n", path, mt_status_str(st));
+        code = options_exit_code(st);
+        goto out;
+    }
+    mt_cp_request_t rq = {.warmup = 0, .ideal = true, .coords = j->coords, .n_coords = j->n_an};
+    if ((st = mt_critpath_run(&rq, (const mt_rank_analysis_t *const *)j->an, j->n_an, NULL, NULL, 0, j->rows,
+                              j->n_rows, j->match, &c)) != MT_OK) {
+        fprintf(stderr, "mergetrace: critical path: %s\n", mt_status_str(st));
+        code = options_exit_code(st);
+        goto out;
+    }
+    if (o->json) {
+        st = mt_report_timeline_json(path, tl, j, c, file_write, stdout);
+    } else {
+        if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "mergetrace: %s: cannot create the output directory (%s)\n", o->out_dir, strerror(errno));
+            goto out;
+        }
+        char rp[PATH_MAX], tmp[PATH_MAX + 16];
+        snprintf(rp, sizeof rp, "%s/report.json", o->out_dir);
+        snprintf(tmp, sizeof tmp, "%s.tmp", rp);
+        FILE *f = fopen(tmp, "w");
+        if (!f) {
+            fprintf(stderr, "mergetrace: %s: %s\n", tmp, strerror(errno));
+            goto out;
+        }
+        st = mt_report_timeline_json(path, tl, j, c, file_write, f);
+        if (fclose(f) != 0 && st == MT_OK)
+            st = MT_ERR_IO;
+        if (st != MT_OK || rename(tmp, rp) != 0) {
+            fprintf(stderr, "mergetrace: %s: cannot write\n", rp);
+            remove(tmp);
+            goto out;
+        }
+        if (!o->quiet) {
+            printf("%s: operation-level timeline, %zu ranks (DP %d x PP %d x TP %d), %zu operations, "
+                   "%llu send/recv pairs, %llu collectives; no clock fit (one clock)\n",
+                   path, tl->n_ranks, tl->dp_size, tl->pp_size, tl->tp_size, tl->n_ops,
+                   (unsigned long long)j->p2p_pairs, (unsigned long long)j->collectives);
+            if (c)
+                st = mt_report_steps_text(c, file_write, stdout);
+            printf("wrote %s\n", rp);
+        }
+    }
+    code = st == MT_OK && fflush(stdout) == 0 ? MT_EXIT_OK : MT_EXIT_ERROR;
+out:
+    mt_critpath_free(c);
+    mt_tl_job_free(j);
+    mt_timeline_free(tl);
+    mt_timeline_map_free(map);
+    return code;
+}
+
+int timeline_run(MPI_Comm comm, const options_t *o)
+{
+    int me;
+    MPI_Comm_rank(comm, &me);
+    int mode = 0; /* 0: not a timeline; 1: one; 2: --timeline-map with other than one file */
+    if (me == 0) {
+        if (o->timeline_map)
+            mode = o->n_inputs == 1 ? 1 : 2;
+        else if (o->n_inputs == 1 && probe(o->inputs[0]))
+            mode = 1;
+    }
+    MPI_Bcast(&mode, 1, MPI_INT, 0, comm);
+    if (!mode)
+        return -1;
+    int code = MT_EXIT_USAGE;
+    if (me == 0) {
+        if (mode == 2)
+            fprintf(stderr, "mergetrace: --timeline-map: expected exactly one timeline file\n");
+        else
+            code = run0(o);
+    }
+    MPI_Bcast(&code, 1, MPI_INT, 0, comm);
+    return code;
+}

@@ -1,0 +1,248 @@
+/* The ideal what-if against the published results of "Understanding
+ * Stragglers in Large Model Training Using What-if Analysis" (OSDI 2025):
+ * its job ST (DP 2 x PP 4, last stage too long), from the artifact's
+ * timeline (../shared/corpus/ByteDance-Seed__StragglerAnalysis). The
+ * expected values are the artifact's own outputs, data/result-ST.json,
+ * ms-ST.json and mw-ST.json. Also: the timeline reader's errors, the
+ * --timeline-map parser, and the job model's instances. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "test_util.h"
+
+#include "mergetrace/critpath.h"
+#include "mergetrace/timeline.h"
+#include "mergetrace/tljob.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ST_DIR MT_CORPUS_DIR "/ByteDance-Seed__StragglerAnalysis/data"
+
+static void near_rel(double got, double want, double tol, const char *what)
+{
+    double rel = fabs(got - want) / want;
+    printf("  %-32s ours %.4f  paper %.4f  (%.2f %%)\n", what, got, want, 100 * rel);
+    assert_true(rel <= tol);
+}
+
+static double share(const mt_cp_share_t *v, size_t n, const char *name, int32_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (name ? strcmp(v[i].name, name) == 0 : v[i].id == id)
+            return v[i].s;
+    fail_msg("no share %s %d", name ? name : "", id);
+    return 0;
+}
+
+static void test_st(void **state)
+{
+    (void)state;
+    if (access(ST_DIR "/timeline-ST.json.gz", R_OK) != 0)
+        skip();
+    mt_error_t err;
+    mt_error_clear(&err);
+    mt_timeline_t *tl = NULL;
+    assert_int_equal(mt_timeline_load(ST_DIR "/timeline-ST.json.gz", NULL, &tl, &err), MT_OK);
+    /* 6866 events: 82 metadata, 6784 operations (Python's json on the file) */
+    assert_int_equal(tl->n_ops, 6784);
+    assert_int_equal(tl->skipped, 82);
+    assert_int_equal(tl->n_ranks, 8);
+    assert_int_equal(tl->dp_size, 2);
+    assert_int_equal(tl->pp_size, 4);
+    mt_tl_job_t *j = NULL;
+    assert_int_equal(mt_tl_job_build(tl, &j), MT_OK);
+    /* per step and DP rank: 3 forward and 3 backward pairs per stage
+     * boundary x 3 boundaries = 24 pairs, x 2 DP ranks x 32 steps */
+    assert_int_equal(j->p2p_pairs, 24 * 2 * 32);
+    /* per step: params-all-gather and grads-reduce-scatter per stage (8),
+     * clip (1), embedding per DP rank (2) */
+    assert_int_equal(j->collectives, 11 * 32);
+    assert_int_equal(j->dropped_deps, 0);
+    mt_cp_request_t rq = {.ideal = true, .coords = j->coords, .n_coords = j->n_an};
+    mt_critpath_t *c = NULL;
+    assert_int_equal(mt_critpath_run(&rq, (const mt_rank_analysis_t *const *)j->an, j->n_an, NULL, NULL, 0, j->rows,
+                                     j->n_rows, j->match, &c),
+                     MT_OK);
+    assert_non_null(c);
+    assert_int_equal(c->n_steps, 32);
+    /* The operation-level timeline has no host events: the gaps between
+     * operations (data loading, Python) are not in the graph, so a replay
+     * from the dependencies alone is shorter than the measured steps and
+     * they are refused for projections from measured time. S does not use
+     * the measurement (no delay vs ideal, both replays). */
+    assert_true(c->replay_err_median > 0.05);
+    const mt_cp_ideal_t *I = &c->ideal;
+    assert_true(I->run);
+    assert_int_equal(I->steps, 32);
+    /* result-ST.json */
+    near_rel(I->s, 1.1787021836556841, 0.02, "S (blocking_slowdown)");
+    near_rel(share(I->by_stage, I->n_stage, NULL, 3), 1.2322559543157936, 0.03, "S stage 3");
+    near_rel(share(I->by_stage, I->n_stage, NULL, 0), 0.9980450635272368, 0.03, "S stage 0");
+    near_rel(share(I->by_stage, I->n_stage, NULL, 1), 0.9830562530894704, 0.03, "S stage 1");
+    near_rel(share(I->by_stage, I->n_stage, NULL, 2), 0.9824931309511952, 0.03, "S stage 2");
+    near_rel(share(I->by_worker, I->n_worker, NULL, 0), 1.1730828198099532, 0.03, "S DP rank 0");
+    near_rel(share(I->by_worker, I->n_worker, NULL, 1), 1.1778704237064905, 0.03, "S DP rank 1");
+    static const struct {
+        const char *type;
+        double s;
+    } types[] = {
+        {"forward-compute", 1.0874989663025318},
+        {"backward-compute", 1.074156472437866},
+        {"embedding-grads-all-reduce", 1.0095504024370303},
+        {"grads-reduce-scatter", 1.00266695254219},
+        {"optimizer-clip-main-grad", 1.0023506224771044},
+        {"optimizer", 1.0014767395023902},
+        {"params-all-gather", 1.0011307740825817},
+        {"layernorm-grads-all-reduce", 1.0000026919173086},
+        {"gc", 1.0},
+        {"backward-pp-comm", 0.999992994223364},
+        {"forward-pp-comm", 0.9998586213458615},
+    };
+    assert_int_equal(I->n_type, sizeof types / sizeof types[0]);
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
+        near_rel(share(I->by_type, I->n_type, types[k].type, -1), types[k].s, 0.03, types[k].type);
+    /* the stage the paper blames */
+    assert_int_equal(I->blamed_stage, 3);
+    /* ms-ST.json, mw-ST.json: within 0.05 absolute */
+    printf("  M_S ours %.4f paper 1.2194; M_W ours %.4f paper 0.0314 (rank %d)\n", I->ms, I->mw, I->mw_rank);
+    assert_true(I->has_ms && fabs(I->ms - 1.2193563788811714) <= 0.05);
+    assert_true(I->has_mw && fabs(I->mw - 0.031404269124045224) <= 0.05);
+    assert_int_equal(I->mw_stage, 3);
+    assert_int_equal(I->mw_worker, 1);
+    /* the means behind them: tori, tideal (ms-ST.json, seconds) */
+    near_rel((double)I->nodelay_ns / 1e9, 2.172696813310722, 0.001, "no-delay mean step (tori)");
+    near_rel((double)I->ideal_ns / 1e9, 1.843295824372035, 0.001, "ideal mean step (tideal)");
+    mt_critpath_free(c);
+    mt_tl_job_free(j);
+    mt_timeline_free(tl);
+}
+
+/* A small timeline by hand: two DP ranks of one stage; one is slow. */
+static const char two[] =
+    "[{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"PP rank 0, TP rank 0, compute\"}},\n"
+    "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":1,\"args\":{\"name\":\"PP rank 0, TP rank 0, dp-comm\"}},\n"
+    "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"PP rank 0, TP rank 0, compute\"}},\n"
+    "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":3,\"args\":{\"name\":\"PP rank 0, TP rank 0, dp-comm\"}},\n"
+    "{\"name\":\"forward-compute\",\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":0,\"dur\":100,\"args\":{\"step\":1,\"seq_id\":0,\"mb_id\":0,\"model_chunk\":0}},\n"
+    "{\"name\":\"forward-compute\",\"ph\":\"X\",\"pid\":1,\"tid\":2,\"ts\":0,\"dur\":300,\"args\":{\"step\":1,\"seq_id\":0,\"mb_id\":0,\"model_chunk\":0}},\n"
+    "{\"name\":\"grads-reduce-scatter\",\"ph\":\"X\",\"pid\":0,\"tid\":1,\"ts\":100,\"dur\":210,\"args\":{\"step\":1,\"seq_id\":0}},\n"
+    "{\"name\":\"grads-reduce-scatter\",\"ph\":\"X\",\"pid\":1,\"tid\":3,\"ts\":300,\"dur\":10,\"args\":{\"step\":1,\"seq_id\":0}},\n"
+    "{\"name\":\"optimizer\",\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":310,\"dur\":50,\"args\":{\"step\":1,\"seq_id\":0}},\n"
+    "{\"name\":\"optimizer\",\"ph\":\"X\",\"pid\":1,\"tid\":2,\"ts\":310,\"dur\":50,\"args\":{\"step\":1,\"seq_id\":0}}]\n";
+
+static const char *write_tmp(const char *name, const char *text)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", MT_TEST_TMP, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void test_small(void **state)
+{
+    (void)state;
+    mt_error_t err;
+    mt_error_clear(&err);
+    mt_timeline_t *tl = NULL;
+    assert_int_equal(mt_timeline_load(write_tmp("tl_two.json", two), NULL, &tl, &err), MT_OK);
+    assert_int_equal(tl->n_ops, 6);
+    assert_int_equal(tl->dp_size, 2);
+    mt_tl_job_t *j = NULL;
+    assert_int_equal(mt_tl_job_build(tl, &j), MT_OK);
+    assert_int_equal(j->collectives, 1);
+    mt_cp_request_t rq = {.ideal = true, .coords = j->coords, .n_coords = j->n_an};
+    mt_critpath_t *c = NULL;
+    assert_int_equal(mt_critpath_run(&rq, (const mt_rank_analysis_t *const *)j->an, j->n_an, NULL, NULL, 0, j->rows,
+                                     j->n_rows, j->match, &c),
+                     MT_OK);
+    const mt_cp_ideal_t *I = &c->ideal;
+    /* measured (us): 300 + 10 + 50 = 360. Ideal: compute at the mean (200),
+     * the reduce-scatter at the median transfer (10), optimizer 50: 260 */
+    assert_int_equal(c->steps[0].time_ns, 360000);
+    assert_int_equal(I->nodelay_ns, 360000);
+    assert_int_equal(I->ideal_ns, 260000);
+    /* worker 1 restored: 300 + 10 + 50; worker 0 restored: 200 + 10 + 50
+     * (its 210 us reduce-scatter was waiting, its transfer is 10) */
+    assert_int_equal((int64_t)(I->by_worker[1].s * 260 + 0.5), 360);
+    assert_int_equal((int64_t)(I->by_worker[0].s * 260 + 0.5), 260);
+    assert_int_equal(I->mw_rank, 1);
+    mt_critpath_free(c);
+    mt_tl_job_free(j);
+    mt_timeline_free(tl);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    mt_error_t err;
+    mt_timeline_t *tl = NULL;
+    /* an operation without args.step: the loader names the event's byte */
+    mt_error_clear(&err);
+    const char *p = write_tmp("tl_nostep.json",
+                              "[{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"PP rank 0, TP rank 0, compute\"}},\n"
+                              "{\"name\":\"forward-compute\",\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":0,\"dur\":1,\"args\":{\"seq_id\":0}}]");
+    assert_int_equal(mt_timeline_load(p, NULL, &tl, &err), MT_ERR_FORMAT);
+    assert_null(tl);
+    assert_non_null(strstr(err.msg, "args.step"));
+    assert_true(err.offset > 90);
+    /* an operation on a thread without a name */
+    mt_error_clear(&err);
+    p = write_tmp("tl_noname.json", "[{\"name\":\"forward-compute\",\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":0,\"dur\":1,"
+                                    "\"args\":{\"step\":1}}]");
+    assert_int_equal(mt_timeline_load(p, NULL, &tl, &err), MT_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "thread_name"));
+    /* the probe */
+    assert_true(mt_timeline_probe(two, sizeof two - 1));
+    assert_false(mt_timeline_probe("{\"traceEvents\":[]}", 18));
+}
+
+static void test_map(void **state)
+{
+    (void)state;
+    mt_error_t err;
+    mt_error_clear(&err);
+    mt_timeline_map_t *m = NULL;
+    const char *text = "# a framework's timer timeline\n"
+                       "track ^stage ([0-9]+) dp ([0-9]+) gpu$ compute\n"
+                       "type fwd forward-compute\n"
+                       "arg iteration step\n";
+    assert_int_equal(mt_timeline_map_parse(text, strlen(text), "m.txt", &m, &err), MT_OK);
+    const char *tlx = "[{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"stage 1 dp 0 gpu\"}},\n"
+                      "{\"name\":\"fwd\",\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":0,\"dur\":5,\"args\":{\"iteration\":7}}]";
+    mt_timeline_t *tl = NULL;
+    assert_int_equal(mt_timeline_load(write_tmp("tl_map.json", tlx), m, &tl, &err), MT_OK);
+    assert_int_equal(tl->n_ops, 1);
+    assert_string_equal(tl->types[tl->ops[0].type], "forward-compute");
+    assert_int_equal(tl->ops[0].step, 7);
+    assert_int_equal(tl->ranks[0].stage, 1);
+    assert_int_equal(tl->pp_size, 2);
+    assert_int_equal(tl->ranks[0].rank, 1); /* (stage 1 * dp 1 + dp 0) * tp 1 */
+    mt_timeline_free(tl);
+    mt_timeline_map_free(m);
+    /* a bad line: its line:col */
+    mt_error_clear(&err);
+    const char *bad = "type fwd forward-compute\ntrack x nowhere\n";
+    assert_int_equal(mt_timeline_map_parse(bad, strlen(bad), "m.txt", &m, &err), MT_ERR_FORMAT);
+    assert_int_equal(err.line, 2);
+    assert_non_null(strstr(err.msg, "track <regex>"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_st),
+        cmocka_unit_test(test_small),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_map),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
