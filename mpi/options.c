@@ -94,7 +94,7 @@ static const char usage_text[] =
 static int usage_error(bool print, const char *opt, const char *what)
 {
     if (print)
-        fprintf(stderr, "mergetrace: %s: %s\nTry 'mergetrace --help'.\n", opt, what);
+        fprintf(stderr, "mergetrace: %s: %s\n", opt, what);
     return MT_EXIT_USAGE;
 }
 
@@ -459,12 +459,14 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
             free(o->merge_ranks);
             if (parse_rank_list(val, &o->merge_ranks, &o->n_merge_ranks, msg, sizeof msg))
                 return usage_error(print, name, msg);
+            o->ranks_arg = val;
         } else if (!strcmp(name, "--window")) {
             TAKES_VALUE();
             char msg[256];
             if (parse_window(val, &o->window_steps, &o->window_a, &o->window_b, msg, sizeof msg))
                 return usage_error(print, name, msg);
             o->has_window = true;
+            o->window_arg = val;
         } else if (!strcmp(name, "--color") || !strcmp(name, "--colour")) {
             TAKES_VALUE();
             if (!strcmp(val, "auto"))

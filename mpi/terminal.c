@@ -117,7 +117,7 @@ static void warn_groups(FILE *out, const job_t *j, const mt_align_result_t *al, 
 }
 
 void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j, const phase_times_t *pt, int n_procs,
-                      const char *merged_path, uint64_t merged_events, bool merge_failed)
+                      const char *merged_path, uint64_t merged_events, bool merge_failed, const char *removed)
 {
     const mt_align_result_t *al = &j->al;
     const mt_rank_analysis_t *const *an = (const mt_rank_analysis_t *const *)j->an;
@@ -220,6 +220,11 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
             WARN("left out %s: %s\n", l->files[j->skipped[i].index].path, j->skipped[i].message);
         else
             WARN("skipped %s: not a trace (%s)\n", l->files[j->skipped[i].index].path, j->skipped[i].message);
+    for (size_t i = 0; i < l->n_skipped; i++)
+        if (l->skipped[i].first)
+            WARN("did not follow %s: a link to %s, read already\n", l->skipped[i].path, l->skipped[i].first);
+        else
+            WARN("skipped %s: %s\n", l->skipped[i].path, l->skipped[i].why);
     if (j->world_disagree)
         WARN("the traces disagree on world_size; using the largest, %lld\n", (long long)j->world);
     if (kernels == 0 && nccl_job_rows(&j->nccl) == 0)
@@ -256,6 +261,12 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
         if (s->neg_dur)
             WARN("rank %lld: %llu events had a negative duration (taken as 0)\n", (long long)r->rank,
                  (unsigned long long)s->neg_dur);
+        if (s->no_ts_kernels)
+            WARN("rank %lld: %llu kernel%s no \"ts\" (placed at time 0: this rank's GPU numbers are wrong)\n",
+                 (long long)r->rank, (unsigned long long)s->no_ts_kernels, s->no_ts_kernels == 1 ? " has" : "s have");
+        if (s->no_ts > s->no_ts_kernels)
+            WARN("rank %lld: %llu other complete event%s no \"ts\" (placed at time 0)\n", (long long)r->rank,
+                 (unsigned long long)(s->no_ts - s->no_ts_kernels), s->no_ts - s->no_ts_kernels == 1 ? " has" : "s have");
         if (s->by_class[MT_CLASS_COMM] > s->link.comm_with_coll)
             WARN("rank %lld: %llu communication kernels could not be tied to a collective\n", (long long)r->rank,
                  (unsigned long long)(s->by_class[MT_CLASS_COMM] - s->link.comm_with_coll));
@@ -277,8 +288,13 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
         WARN("the merged trace was not written (see the error above)\n");
 #undef WARN
     fprintf(out, "\nwrote %s/report.json", o->out_dir);
+    if (!o->no_html)
+        fprintf(out, "%s%s/report.html", merged_path ? ", " : " and ", o->out_dir);
     if (merged_path)
         fprintf(out, " and %s (%llu events)", merged_path, (unsigned long long)merged_events);
     fprintf(out, "\n");
+    if (removed && removed[0])
+        fprintf(out, "removed %s of an earlier run from %s (this run does not write %s)\n", removed, o->out_dir,
+                strstr(removed, " and ") ? "them" : "it");
 }
 
