@@ -1,4 +1,5 @@
-/* Expanding PATH arguments into trace files and sharing them by size. */
+/* Expanding PATH arguments into trace files (each directory read once,
+ * mergetrace's own outputs left out) and sharing them by size. */
 #define _DEFAULT_SOURCE
 #include "inputs.h"
 
@@ -10,6 +11,8 @@
 #include <sys/stat.h>
 
 #include "mergetrace/buf.h"
+#include "mergetrace/input.h"
+#include "mergetrace/merge.h"
 #include "mergetrace/nsys.h"
 
 static int add(input_list_t *l, const char *path, uint64_t bytes, bool from_dir)
@@ -84,24 +87,75 @@ static int split_nsys(input_list_t *l)
     return 0;
 }
 
-static int walk(const char *dir, bool recursive, input_list_t *l, char *msg, size_t cap)
+/* The directories read so far, by device and inode, with the path each
+ * was read by: -r reads each once, so links cannot lead it round a loop. */
+typedef struct walk {
+    bool recursive;
+    struct seen {
+        dev_t dev;
+        ino_t ino;
+        char *path;
+    } *seen;
+    size_t n_seen, cap_seen;
+    input_list_t *l;
+    char *msg;
+    size_t cap;
+} walk_t;
+
+static const char *seen_before(const walk_t *w, const struct stat *st)
 {
-    DIR *d = opendir(dir);
-    if (!d) {
-        snprintf(msg, cap, "%s: cannot open directory (%s)", dir, strerror(errno));
+    for (size_t i = 0; i < w->n_seen; i++)
+        if (w->seen[i].dev == st->st_dev && w->seen[i].ino == st->st_ino)
+            return w->seen[i].path;
+    return NULL;
+}
+
+static int skip_add(input_list_t *l, const char *path, const char *why, const char *first)
+{
+    if (MT_GROW(l->skipped, l->cap_skipped, l->n_skipped + 1, 8))
+        return -1;
+    input_skip_t k = {.path = strdup(path), .why = why, .first = first ? strdup(first) : NULL};
+    if (!k.path || (first && !k.first)) {
+        free(k.path);
+        free(k.first);
+        return -1;
+    }
+    l->skipped[l->n_skipped++] = k;
+    return 0;
+}
+
+static int oom(walk_t *w)
+{
+    snprintf(w->msg, w->cap, "out of memory");
+    return 1;
+}
+
+/* Read directory dir (st: its stat), entries in name order so that which
+ * of two links to one directory is followed does not depend on the file
+ * system. */
+static int walk(walk_t *w, const char *dir, const struct stat *dst)
+{
+    if (MT_GROW(w->seen, w->cap_seen, w->n_seen + 1, 16))
+        return oom(w);
+    w->seen[w->n_seen] = (struct seen){dst->st_dev, dst->st_ino, strdup(dir)};
+    if (!w->seen[w->n_seen++].path)
+        return oom(w);
+    struct dirent **ents = NULL;
+    int n_ents = scandir(dir, &ents, NULL, alphasort);
+    if (n_ents < 0) {
+        snprintf(w->msg, w->cap, "%s: cannot open directory (%s)", dir, strerror(errno));
         return 1;
     }
-    struct dirent *de;
     int rc = 0;
-    while (!rc && (de = readdir(d))) {
-        if (de->d_name[0] == '.')
+    for (int e = 0; e < n_ents; e++) {
+        const struct dirent *de = ents[e];
+        if (rc || de->d_name[0] == '.')
             continue;
         size_t n = strlen(dir) + strlen(de->d_name) + 2;
         char *p = malloc(n);
         if (!p) {
-            snprintf(msg, cap, "out of memory");
-            rc = 1;
-            break;
+            rc = oom(w);
+            continue;
         }
         snprintf(p, n, "%s%s%s", dir, ends_with(dir, "/") ? "" : "/", de->d_name);
         struct stat st;
@@ -111,28 +165,33 @@ static int walk(const char *dir, bool recursive, input_list_t *l, char *msg, siz
              * never a rank silently left out. Pipes and devices named like
              * traces are errors too: each file is read twice. */
             if (named) {
-                snprintf(msg, cap, "%s: cannot read (%s)", p, strerror(errno));
+                snprintf(w->msg, w->cap, "%s: cannot read (%s)", p, strerror(errno));
                 rc = 1;
             }
         } else if (S_ISDIR(st.st_mode)) {
-            if (recursive) {
-                rc = walk(p, recursive, l, msg, cap);
+            if (w->recursive) {
+                const char *first = seen_before(w, &st);
+                if (!first)
+                    rc = walk(w, p, &st);
+                else if (skip_add(w->l, p, "a link to a directory read already: not followed", first))
+                    rc = oom(w);
             } else if (named) {
-                snprintf(msg, cap, "%s: a directory named like a trace (-r looks inside)", p);
+                snprintf(w->msg, w->cap, "%s: a directory named like a trace (-r looks inside)", p);
                 rc = 2;
             }
         } else if (named) {
             if (!S_ISREG(st.st_mode)) {
-                snprintf(msg, cap, "%s: not a regular file", p);
+                snprintf(w->msg, w->cap, "%s: not a regular file", p);
                 rc = 2;
-            } else if (add(l, p, (uint64_t)st.st_size, true)) {
-                snprintf(msg, cap, "out of memory");
-                rc = 1;
+            } else if (add(w->l, p, (uint64_t)st.st_size, true)) {
+                rc = oom(w);
             }
         }
         free(p);
     }
-    closedir(d);
+    for (int e = 0; e < n_ents; e++)
+        free(ents[e]);
+    free(ents);
     return rc;
 }
 
@@ -141,50 +200,94 @@ static int by_path(const void *a, const void *b)
     return strcmp(((const input_file_t *)a)->path, ((const input_file_t *)b)->path);
 }
 
+/* mergetrace's own outputs (a run with -o inside its input directory, or a
+ * second run into the first one's): left out and listed. Only JSON names
+ * are read; a file whose head cannot be read is left for the load to
+ * report. -1 on allocation failure. */
+static int skip_own_outputs(input_list_t *l)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const char *p = l->files[i].path;
+        const char *what = NULL;
+        if (ends_with(p, ".json") || ends_with(p, ".json.gz")) {
+            char head[256];
+            size_t len = 0;
+            mt_error_t err;
+            if (mt_input_read_head(p, head, sizeof head, &len, &err) == MT_OK)
+                what = mt_merge_sniff_output(head, len);
+        }
+        if (!what) {
+            l->files[w++] = l->files[i];
+            continue;
+        }
+        if (skip_add(l, p, what, NULL)) {
+            for (size_t k = i; k < l->n; k++) /* keep the rest, so inputs_free frees every path */
+                l->files[w++] = l->files[k];
+            l->n = w;
+            return -1;
+        }
+        free(l->files[i].path);
+    }
+    l->n = w;
+    return 0;
+}
+
 int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *out, char *msg, size_t msg_cap)
 {
     memset(out, 0, sizeof *out);
-    for (size_t i = 0; i < n_paths; i++) {
+    walk_t w = {.recursive = recursive, .l = out, .msg = msg, .cap = msg_cap};
+    int rc = 0;
+    for (size_t i = 0; !rc && i < n_paths; i++) {
         struct stat st;
         if (stat(paths[i], &st) != 0) {
             snprintf(msg, msg_cap, "%s: %s", paths[i], strerror(errno));
-            return 1;
-        }
-        if (S_ISDIR(st.st_mode)) {
+            rc = 1;
+        } else if (S_ISDIR(st.st_mode)) {
+            if (seen_before(&w, &st))
+                continue; /* named twice, or inside a directory named before (-r): read once */
             size_t before = out->n;
-            int w = walk(paths[i], recursive, out, msg, msg_cap);
-            if (w)
-                return w;
-            if (out->n == before) {
+            rc = walk(&w, paths[i], &st);
+            if (!rc && out->n == before) {
                 snprintf(msg, msg_cap, "%s: no *.json, *.jsonl or *.log files (or .gz) in this directory%s", paths[i],
                          recursive ? " or below" : " (use -r for sub-directories)");
-                return 2;
+                rc = 2;
             }
         } else if (!S_ISREG(st.st_mode)) {
             /* Each file is read twice (load, then merge): no pipes. */
             snprintf(msg, msg_cap, "%s: not a regular file", paths[i]);
-            return 2;
+            rc = 2;
         } else if (add(out, paths[i], (uint64_t)st.st_size, false)) {
             snprintf(msg, msg_cap, "out of memory");
-            return 1;
+            rc = 1;
         }
     }
+    for (size_t i = 0; i < w.n_seen; i++)
+        free(w.seen[i].path);
+    free(w.seen);
+    if (rc)
+        return rc;
     qsort(out->files, out->n, sizeof *out->files, by_path);
     /* The same file named twice (a file and its directory) is loaded once. */
-    size_t w = 0;
+    size_t k = 0;
     for (size_t i = 0; i < out->n; i++) {
-        if (w && strcmp(out->files[w - 1].path, out->files[i].path) == 0) {
-            out->files[w - 1].from_dir &= out->files[i].from_dir; /* named explicitly wins */
+        if (k && strcmp(out->files[k - 1].path, out->files[i].path) == 0) {
+            out->files[k - 1].from_dir &= out->files[i].from_dir; /* named explicitly wins */
             free(out->files[i].path);
             continue;
         }
-        out->files[w++] = out->files[i];
+        out->files[k++] = out->files[i];
     }
-    out->n = w;
-    if (split_nsys(out)) {
+    out->n = k;
+    if (skip_own_outputs(out) || split_nsys(out)) {
         snprintf(msg, msg_cap, "out of memory");
         return 1;
     }
+    for (size_t i = 0; !out->n && i < out->n_skipped; i++)
+        if (!out->skipped[i].first) { /* nothing left but mergetrace's own outputs */
+            snprintf(msg, msg_cap, "%s: %s, not a trace to read", out->skipped[i].path, out->skipped[i].why);
+            return 2;
+        }
     return 0;
 }
 
@@ -228,6 +331,11 @@ void inputs_free(input_list_t *l)
     for (size_t i = 0; i < l->n; i++)
         free(l->files[i].path);
     free(l->files);
+    for (size_t i = 0; i < l->n_skipped; i++) {
+        free(l->skipped[i].path);
+        free(l->skipped[i].first);
+    }
+    free(l->skipped);
     memset(l, 0, sizeof *l);
 }
 

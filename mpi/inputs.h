@@ -14,14 +14,29 @@ typedef struct input_file {
     bool from_dir;    /* found in a directory (not named on the command line) */
 } input_file_t;
 
+/* A path left out before loading, to be listed: one of mergetrace's own
+ * outputs, or a link to a directory that -r had read already. */
+typedef struct input_skip {
+    char *path;
+    const char *why;  /* static text ("a merged trace written by mergetrace") */
+    char *first;      /* a link not followed: the path by which the directory was read; else NULL */
+} input_skip_t;
+
 typedef struct input_list {
     input_file_t *files;
     size_t n, cap;
+    input_skip_t *skipped; /* process 0 only (not broadcast) */
+    size_t n_skipped, cap_skipped;
 } input_list_t;
 
-/* Expand paths: files as given, directories to their *.json, *.jsonl and
- * *.log entries (and those with .gz) (sub-directories too when recursive), sorted by path. On error
- * writes a one-line message to msg and returns non-zero. */
+/* Expand paths: files as given, directories to their *.json, *.jsonl,
+ * *.log and *.sqlite entries (and those with .gz) (sub-directories too
+ * when recursive: each directory once, by device and inode, so a link
+ * into a directory already read is not followed, and listed in
+ * out->skipped), sorted by path. Files that are mergetrace's own outputs
+ * (report.json, the merged trace, timings.json: by their first bytes) go
+ * to out->skipped instead. On error writes a one-line message to msg and
+ * returns 1 (I/O) or 2 (bad input). */
 int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *out,
                    char *msg, size_t msg_cap);
 

@@ -32,6 +32,8 @@ static const char usage_text[] =
     "\n"
     "Input:\n"
     "  -r, --recursive      descend into sub-directories of directory arguments\n"
+    "                       (each directory once: links to one read already are\n"
+    "                       not followed, and listed)\n"
     "      --rank-map FILE  ranks of files that name none: lines \"path rank\"\n"
     "      --strict         a truncated trace is an error (default: use what loaded\n"
     "                       and warn)\n"
@@ -48,7 +50,10 @@ static const char usage_text[] =
     "\n"
     "Output:\n"
     "  -o, --output DIR     where report.json, report.html and the merged trace go\n"
-    "                       (default: mergetrace-out)\n"
+    "                       (default: mergetrace-out; created with its parents).\n"
+    "                       Those of an earlier run that this run does not write\n"
+    "                       are removed; mergetrace's own outputs among the\n"
+    "                       inputs are skipped\n"
     "      --no-html        do not write report.html (the report as a web page)\n"
     "      --merged-format FORMAT\n"
     "                       gzip (merged.json.gz, default) or json (merged.json)\n"
@@ -102,15 +107,15 @@ static const char usage_text[] =
     "  -h, --help           show this help and exit\n"
     "      --version        show the version and exit\n"
     "\n"
-    "Exit codes: 0 success; 1 I/O or internal error; 2 invalid input (not JSON,\n"
-    "not a trace, unknown rank, duplicate ranks, truncated with --strict,\n"
-    "traces of different runs without --force);\n"
-    "3 a --gate failed; 64 usage error.\n";
+    "Exit codes: 0 success; 1 I/O or internal error, or a --ranks / --window that\n"
+    "selects nothing; 2 invalid input (not JSON, not a trace, unknown rank,\n"
+    "duplicate ranks, truncated with --strict, traces of different runs without\n"
+    "--force); 3 a --gate failed; 64 usage error.\n";
 
 static int usage_error(bool print, const char *opt, const char *what)
 {
     if (print)
-        fprintf(stderr, "mergetrace: %s: %s\nTry 'mergetrace --help'.\n", opt, what);
+        fprintf(stderr, "mergetrace: %s: %s\n", opt, what);
     return MT_EXIT_USAGE;
 }
 
@@ -501,12 +506,14 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
             free(o->merge_ranks);
             if (parse_rank_list(val, &o->merge_ranks, &o->n_merge_ranks, msg, sizeof msg))
                 return usage_error(print, name, msg);
+            o->ranks_arg = val;
         } else if (!strcmp(name, "--window")) {
             TAKES_VALUE();
             char msg[256];
             if (parse_window(val, &o->window_steps, &o->window_a, &o->window_b, msg, sizeof msg))
                 return usage_error(print, name, msg);
             o->has_window = true;
+            o->window_arg = val;
         } else if (!strcmp(name, "--color") || !strcmp(name, "--colour")) {
             TAKES_VALUE();
             if (!strcmp(val, "auto"))

@@ -46,6 +46,8 @@ typedef struct options {
     /* --ranks LIST: ranks in the merged timeline (NULL = all) */
     int32_t *merge_ranks;
     size_t n_merge_ranks;
+    const char *ranks_arg;  /* --ranks as given (borrowed from argv), for messages */
+    const char *window_arg; /* --window as given, likewise */
     /* --window: seconds from the start (window_steps false) or ProfilerStep
      * numbers (true), inclusive; has_window false = everything */
     bool has_window, window_steps;

@@ -86,17 +86,34 @@ static bool compute_window(const options_t *o, const job_t *j, const mt_step_t *
     return true;
 }
 
+/* mkdir -p: the parents of d are created too (-o a/b/c). */
 static int make_dir(const char *d, char *msg, size_t cap)
 {
-    if (mkdir(d, 0777) == 0 || errno == EEXIST) {
-        struct stat st;
-        if (stat(d, &st) == 0 && S_ISDIR(st.st_mode))
-            return 0;
-        snprintf(msg, cap, "%.900s: exists and is not a directory", d);
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s", d) >= (int)sizeof path) {
+        snprintf(msg, cap, "%.900s: the path is too long", d);
         return 1;
     }
-    snprintf(msg, cap, "%.900s: cannot create the output directory (%s)", d, strerror(errno));
-    return 1;
+    for (char *s = path + 1;; s++) {
+        bool last = *s == '\0';
+        if (!last && *s != '/')
+            continue;
+        *s = '\0';
+        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+            snprintf(msg, cap, "%.900s: cannot create the output directory (%s)", path, strerror(errno));
+            return 1;
+        }
+        struct stat st;
+        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            snprintf(msg, cap, "%.900s: exists and is not a directory", path);
+            return 1;
+        }
+        if (last)
+            return 0;
+        *s = '/';
+        while (s[1] == '/')
+            s++; /* a//b */
+    }
 }
 
 /* The outputs must never overwrite an input. */
@@ -134,6 +151,72 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const input_list_t *files
     return bad ? MT_EXIT_ERROR : MT_EXIT_OK;
 }
 
+/* "0-7", "0-3, 5, 8-9": the sorted ranks r[0..n) as ranges, cut with
+ * "..." to fit cap. */
+static void rank_ranges(char *b, size_t cap, const int32_t *r, size_t n)
+{
+    size_t w = 0;
+    b[0] = '\0';
+    for (size_t i = 0; i < n && w + 1 < cap; i++) {
+        size_t k = i;
+        while (k + 1 < n && r[k + 1] == r[k] + 1)
+            k++;
+        int len = k > i ? snprintf(b + w, cap - w, "%s%d-%d", i ? ", " : "", r[i], r[k])
+                        : snprintf(b + w, cap - w, "%s%d", i ? ", " : "", r[i]);
+        if (len < 0 || (size_t)len >= cap - w) {
+            snprintf(b + (cap > 4 ? cap - 4 : 0), cap > 4 ? 4 : cap, "...");
+            return;
+        }
+        w += (size_t)len;
+        i = k;
+    }
+}
+
+/* Process 0: a --ranks or --window that selects nothing of the job is an
+ * error that says what there is (the ranks with a trace, the job's span),
+ * rather than an empty merged trace. win: the window in corrected ns (NULL
+ * without one). Returns true when the selection is empty (printed). */
+static bool selection_empty(const options_t *o, const job_t *j, const int64_t *win)
+{
+    int32_t *ranks = malloc((j->n ? j->n : 1) * sizeof *ranks);
+    size_t n = 0;
+    bool hit = o->merge_ranks == NULL;
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    for (size_t i = 0; ranks && i < j->n; i++) {
+        const file_result_t *r = &j->res[i];
+        if (r->nccl.is_nccl)
+            continue; /* NCCL plugin files are not part of the merged trace */
+        ranks[n++] = (int32_t)r->rank;
+        for (size_t k = 0; k < o->n_merge_ranks; k++)
+            hit |= o->merge_ranks[k] == r->rank;
+        if (r->sum.events) {
+            int64_t a = mt_clock_apply(&j->al.clocks[i], r->sum.first_ns);
+            int64_t b = mt_clock_apply(&j->al.clocks[i], r->sum.last_ns);
+            first = a < first ? a : first;
+            last = b > last ? b : last;
+        }
+    }
+    bool empty = false;
+    if (!ranks || !n) {
+        empty = false; /* nothing to say it against: the merged trace says it */
+    } else if (!hit) {
+        char list[256];
+        rank_ranges(list, sizeof list, ranks, n);
+        fprintf(stderr, "mergetrace: --ranks %s: selects no rank of this job; its traces are of rank%s %s\n",
+                o->ranks_arg, n > 1 ? "s" : "", list);
+        empty = true;
+    } else if (win && first <= last && (win[0] > last || win[1] < first)) {
+        if (o->window_steps)
+            fprintf(stderr, "mergetrace: --window %s: selects nothing\n", o->window_arg);
+        else
+            fprintf(stderr, "mergetrace: --window %s: selects nothing; the job spans 0 to %.6f s from its start\n",
+                    o->window_arg, (double)(last - first) / 1e9);
+        empty = true;
+    }
+    free(ranks);
+    return empty;
+}
+
 int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const input_list_t *files,
                    const local_t *L, const job_t *j, merged_out_t *m, phase_times_t *pt)
 {
@@ -146,10 +229,15 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
         size_t sl = 0;
         int64_t win[3] = {0, 0, 1};
         mt_status_t st = mc->gatherv(mc->ctx, L->steps, L->n_steps * sizeof *L->steps, &sb, &sl, 0);
-        if (me == 0 && st == MT_OK)
+        if (me == 0 && st == MT_OK) {
             win[2] = compute_window(o, j, sb, sl / sizeof(mt_step_t), &win[0], &win[1]);
+            if (win[2] && selection_empty(o, j, win))
+                win[2] = 2;
+        }
         free(sb);
         MPI_Bcast(win, 3, MPI_INT64_T, 0, comm);
+        if (win[2] == 2)
+            return MT_EXIT_ERROR; /* the selection is empty: process 0 said what there is */
         if (!win[2]) {
             if (me == 0)
                 fprintf(stderr, "mergetrace: --window: no ProfilerStep#%.0f..#%.0f in any trace\n", o->window_a,
@@ -160,6 +248,11 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
         mo.window_end_ns = win[1];
         if (mo.window_start_ns == 0 && mo.window_end_ns == 0)
             mo.window_end_ns = 1; /* an empty window, not "everything" */
+    } else if (o->merge_ranks) {
+        int empty = me == 0 && selection_empty(o, j, NULL);
+        MPI_Bcast(&empty, 1, MPI_INT, 0, comm);
+        if (empty)
+            return MT_EXIT_ERROR;
     }
     MPI_Bcast(m->path, (int)sizeof m->path, MPI_CHAR, 0, comm);
     merged_input_t *mi = calloc(L->n_res ? L->n_res : 1, sizeof *mi);
@@ -198,6 +291,50 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
     return MT_EXIT_OK;
 }
 
+/* The names of the outputs a run may write into DIR. A run removes those
+ * it did not write this time (--no-html, --no-merge, the other
+ * --merged-format, no --timings), so that DIR never holds two jobs' files;
+ * never an input, never another name. Process 0, after the reports were
+ * written. Appends the removed names to removed ("a, b"); a file that
+ * cannot be removed is said on stderr. */
+static void remove_stale(const options_t *o, const input_list_t *files, const merged_out_t *m, char *removed,
+                         size_t cap)
+{
+    const struct {
+        const char *name;
+        bool written;
+    } owned[] = {
+        {"report.json", true},
+        {"report.html", !o->no_html},
+        {"merged.json.gz", !o->no_merge && o->merged_gzip && !m->failed},
+        {"merged.json", !o->no_merge && !o->merged_gzip && !m->failed},
+        {"timings.json", o->timings},
+    };
+    removed[0] = '\0';
+    for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++) {
+        char path[PATH_MAX];
+        struct stat st;
+        if (owned[i].written || (owned[i].name[0] == 'm' && m->failed))
+            continue; /* a failed merge keeps the previous merged trace, as an interrupted run does */
+        snprintf(path, sizeof path, "%.4000s/%s", o->out_dir, owned[i].name);
+        if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || output_is_input(path, files))
+            continue;
+        if (remove(path) != 0) {
+            fprintf(stderr, "mergetrace: %.900s: cannot remove this output of an earlier run (%s)\n", path,
+                    strerror(errno));
+            continue;
+        }
+        size_t n = strlen(removed);
+        snprintf(removed + n, cap - n, "%s%s", n ? ", " : "", owned[i].name);
+    }
+    char *last = strrchr(removed, ',');
+    if (last) { /* "a, b, c" -> "a, b and c" */
+        char tail[64];
+        snprintf(tail, sizeof tail, " and%s", last + 1);
+        snprintf(last, cap - (size_t)(last - removed), "%s", tail);
+    }
+}
+
 int outputs_report(const options_t *o, const input_list_t *files, job_t *j, const merged_out_t *m,
                    const phase_times_t *pt, int n_procs, int code)
 {
@@ -205,7 +342,8 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
     bool merge_failed = m->failed;
     const char *merged_path = m->path;
     mt_report_input_t *ri = calloc(j->n ? j->n : 1, sizeof *ri);
-    mt_report_skip_t *rs = calloc(j->n_skipped ? j->n_skipped : 1, sizeof *rs);
+    size_t n_rs = j->n_skipped + files->n_skipped;
+    mt_report_skip_t *rs = calloc(n_rs ? n_rs : 1, sizeof *rs);
     if (!ri || !rs) {
         if (!merge_failed) /* one message: the merge's error came first */
             fprintf(stderr, "mergetrace: out of memory\n");
@@ -228,6 +366,8 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
     }
     for (size_t i = 0; i < j->n_skipped; i++)
         rs[i] = (mt_report_skip_t){files->files[j->skipped[i].index].path, j->skipped[i].message};
+    for (size_t i = 0; i < files->n_skipped; i++) /* own outputs, links not followed */
+        rs[j->n_skipped + i] = (mt_report_skip_t){files->skipped[i].path, files->skipped[i].why};
     int32_t ref = -1;
     for (size_t i = 0; i < j->al.n_clocks; i++)
         if (j->al.clocks[i].reference)
@@ -239,7 +379,7 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
                        .missing = j->missing,
                        .n_missing = j->n_missing,
                        .skipped = rs,
-                       .n_skipped = j->n_skipped,
+                       .n_skipped = n_rs,
                        .aligned = !o->no_align,
                        .reference_rank = ref,
                        .clocks = j->al.clocks,
@@ -283,12 +423,18 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
             fprintf(stderr, "mergetrace: %s\n", msg);
         code = MT_EXIT_ERROR;
     }
+    char removed[128] = "";
+    if (!rj)
+        remove_stale(o, files, m, removed, sizeof removed);
     if (o->json) {
         if (mt_report_json(&rep, terminal_write, NULL) != MT_OK)
             code = MT_EXIT_ERROR;
+        if (removed[0] && !o->quiet)
+            fprintf(stderr, "mergetrace: removed %s of an earlier run from %s (this run does not write %s)\n",
+                    removed, o->out_dir, strstr(removed, " and ") ? "them" : "it");
     } else if (!o->quiet) {
         terminal_summary(o, files, j, pt, n_procs, (!o->no_merge && !merge_failed) ? merged_path : NULL, m->events,
-                         &warn);
+                         &warn, removed);
     }
     /* Failed gates are errors a CI log must show even with -q or --json. */
     for (size_t i = 0; i < o->n_gates; i++)

@@ -145,6 +145,12 @@ void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j
             WARN("left_out_file", -1, "left out %s: %s\n", l->files[j->skipped[i].index].path, j->skipped[i].message);
         else
             WARN("skipped_file", -1, "skipped %s: not a trace (%s)\n", l->files[j->skipped[i].index].path, j->skipped[i].message);
+    for (size_t i = 0; i < l->n_skipped; i++)
+        if (l->skipped[i].first)
+            WARN("link_not_followed", -1, "did not follow %s: a link to %s, read already", l->skipped[i].path,
+                 l->skipped[i].first);
+        else
+            WARN("skipped_input", -1, "skipped %s: %s", l->skipped[i].path, l->skipped[i].why);
     if (j->world_disagree)
         WARN("world_size_disagree", -1, "the traces disagree on world_size; using the largest, %lld\n", (long long)j->world);
     if (kernels == 0 && nccl_job_rows(&j->nccl) == 0)
@@ -203,6 +209,14 @@ void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j
                          llabs(is->ts_ns % 1000), (long long)is->device);
             }
         }
+        if (s->no_ts_kernels)
+            WARN("kernels_without_ts", (int32_t)r->rank,
+                 "rank %lld: %llu kernel%s no \"ts\" (placed at time 0: this rank's GPU numbers are wrong)",
+                 (long long)r->rank, (unsigned long long)s->no_ts_kernels, s->no_ts_kernels == 1 ? " has" : "s have");
+        if (s->no_ts > s->no_ts_kernels)
+            WARN("events_without_ts", (int32_t)r->rank, "rank %lld: %llu other complete event%s no \"ts\" (placed at time 0)",
+                 (long long)r->rank, (unsigned long long)(s->no_ts - s->no_ts_kernels),
+                 s->no_ts - s->no_ts_kernels == 1 ? " has" : "s have");
         if (s->by_class[MT_CLASS_COMM] > s->link.comm_with_coll)
             WARN("unlinked_comm_kernels", (int32_t)r->rank, "rank %lld: %llu communication kernels could not be tied to a collective\n", (long long)r->rank,
                  (unsigned long long)(s->by_class[MT_CLASS_COMM] - s->link.comm_with_coll));
@@ -254,7 +268,7 @@ void terminal_warnings_print(FILE *out, const mt_warnings_t *w, const char *Y, c
 }
 
 void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j, const phase_times_t *pt, int n_procs,
-                      const char *merged_path, uint64_t merged_events, const mt_warnings_t *w)
+                      const char *merged_path, uint64_t merged_events, const mt_warnings_t *w, const char *removed)
 {
     const mt_align_result_t *al = &j->al;
     const mt_rank_analysis_t *const *an = (const mt_rank_analysis_t *const *)j->an;
@@ -361,8 +375,13 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
     }
     terminal_warnings_print(out, w, Y, N);
     fprintf(out, "\nwrote %s/report.json", o->out_dir);
+    if (!o->no_html)
+        fprintf(out, "%s%s/report.html", merged_path ? ", " : " and ", o->out_dir);
     if (merged_path)
         fprintf(out, " and %s (%llu events)", merged_path, (unsigned long long)merged_events);
     fprintf(out, "\n");
+    if (removed && removed[0])
+        fprintf(out, "removed %s of an earlier run from %s (this run does not write %s)\n", removed, o->out_dir,
+                strstr(removed, " and ") ? "them" : "it");
 }
 

@@ -30,8 +30,10 @@ void terminal_warnings_print(FILE *out, const mt_warnings_t *w, const char *Y, c
 /* Process 0: the summary of the run on stdout, in colour as o->color
  * says (auto: a terminal, not under mpirun, no NO_COLOR). merged_path is
  * NULL when no merged trace was written. Times from pt (load, align,
- * merged_write); the warnings from terminal_warnings. */
+ * merged_write); the warnings from terminal_warnings. removed: the outputs
+ * of an earlier run removed from o->out_dir ("a, b"; "" when none), said
+ * after what was written. */
 void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j, const phase_times_t *pt, int n_procs,
-                      const char *merged_path, uint64_t merged_events, const mt_warnings_t *w);
+                      const char *merged_path, uint64_t merged_events, const mt_warnings_t *w, const char *removed);
 
 #endif

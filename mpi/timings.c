@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mergetrace/version.h"
+
 uint64_t timings_peak_rss(void)
 {
     struct rusage ru;
@@ -103,7 +105,9 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
         snprintf(msg, cap, "%.900s: cannot create (%s)", tmp, strerror(errno));
         return 1;
     }
-    fprintf(f, "{\n  \"processes\": %d,\n  \"ranks\": %llu,\n  \"json_bytes\": %llu,\n  \"events\": %llu,\n", n_procs,
+    /* the generator first: mt_merge_sniff_output knows the file by it */
+    fprintf(f, "{\n  \"generator\": \"mergetrace " MERGETRACE_VERSION "\",\n");
+    fprintf(f, "  \"processes\": %d,\n  \"ranks\": %llu,\n  \"json_bytes\": %llu,\n  \"events\": %llu,\n", n_procs,
             (unsigned long long)size->ranks, (unsigned long long)size->json_bytes,
             (unsigned long long)size->events);
     fprintf(f, "  \"seconds\": {");

@@ -39,6 +39,13 @@ mt_install_optional() {
   done
 }
 
+# What scripts/demo and scripts/test install: the same set in both, so that
+# the program a user builds with either reads gzip the same way.
+mt_install_all() {
+  mt_install
+  mt_install_optional $MT_OPTIONAL_PACKAGES
+}
+
 # Open MPI refuses to run as root unless told; mpirun needs --oversubscribe
 # for more ranks than cores (8 ranks on 2 cores here).
 mt_mpi_env() {
@@ -50,10 +57,18 @@ mt_mpi_env() {
   export OMPI_MCA_rmaps_base_oversubscribe=1
 }
 
-# mt_build DIR [cmake args...]
+# mt_build DIR [cmake args...]: configure quietly but for what the build
+# found (the gzip library, SQLite), which goes to stderr; then build.
 mt_build() {
-  local dir=$1
+  local dir=$1 log
   shift
-  cmake -S "$MT_ROOT" -B "$dir" "$@" >/dev/null
+  log=$(mktemp)
+  if ! cmake -S "$MT_ROOT" -B "$dir" "$@" >"$log"; then
+    cat "$log" >&2
+    rm -f "$log"
+    return 1
+  fi
+  sed -n 's/^-- \(gzip: .*\|Nsight Systems exports: .*\)$/build: \1/p' "$log" >&2
+  rm -f "$log"
   cmake --build "$dir" -j "$(nproc)"
 }

@@ -37,4 +37,10 @@ void mt_input_close(mt_input_t *in);
  * from the start. MT_OK, or the open/read error in err (*buf NULL). */
 mt_status_t mt_input_read_file(const char *path, char **buf, size_t *len, bool *truncated, mt_error_t *err);
 
+/* The first at most cap uncompressed bytes of a file (plain or gzip) into
+ * buf, for recognising what a file is; *len bytes were read (fewer at the
+ * end of the file or of a truncated gzip stream). MT_OK, or the open/read
+ * error in err. */
+mt_status_t mt_input_read_head(const char *path, char *buf, size_t cap, size_t *len, mt_error_t *err);
+
 #endif

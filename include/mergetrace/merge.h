@@ -129,6 +129,14 @@ mt_status_t mt_merge_rank_with(const char *path, int32_t rank, const mt_clock_t 
  * no rank uses). Returns MT_OK or what write returned. */
 mt_status_t mt_merge_header(mt_write_fn write, void *ctx);
 
+/* Whether head, the first len uncompressed bytes of a file (256 are
+ * enough), is one of mergetrace's own outputs: the merged trace (it opens
+ * with mt_merge_header's event, in every version; its otherData.generator
+ * at the end names mergetrace too), report.json or timings.json. Returns
+ * what it is, as a phrase ("a merged trace written by mergetrace"; static),
+ * or NULL. */
+const char *mt_merge_sniff_output(const char *head, size_t len);
+
 /* The end: the array's close, "displayTimeUnit" and "otherData":
  * {"generator": "mergetrace <version>", "ranks": [ranks...]} (in the order
  * given; ranks borrowed, may be NULL when n_ranks is 0). Returns MT_OK or

@@ -28,6 +28,7 @@ typedef struct mt_trace_summary {
     int32_t truncated;                    /* 1 when the input ended early */
     uint64_t truncated_at;
     uint64_t unknown_fields, bad_values, bad_utf8, neg_dur;
+    uint64_t no_ts, no_ts_kernels;        /* complete events (of them kernels) without "ts" */
     int64_t host_pid;                     /* the process: pid of the CUDA runtime calls, else of the CPU
                                            * ops; -1 when neither has a numeric pid */
     int64_t session_start_ns;             /* an Nsight Systems export's UTC session start (ns since the

@@ -236,6 +236,8 @@ typedef struct mt_load_stats {
     uint64_t unknown_top_keys;
     uint64_t bad_values;      /* a known key with a value of the wrong type: skipped */
     uint64_t neg_dur;         /* negative durations, stored as 0 */
+    uint64_t no_ts;           /* complete (X) events without "ts", stored at 0 */
+    uint64_t no_ts_kernels;   /* ... of them kernels */
     uint64_t bad_utf8;        /* strings with invalid UTF-8 (bytes replaced by U+FFFD) */
     bool truncated;           /* input ended inside the event array */
     uint64_t truncated_at;    /* byte offset where the usable input stopped */

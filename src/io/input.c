@@ -581,3 +581,22 @@ mt_status_t mt_input_read_file(const char *path, char **buf, size_t *len, bool *
     *len = n;
     return MT_OK;
 }
+
+mt_status_t mt_input_read_head(const char *path, char *buf, size_t cap, size_t *len, mt_error_t *err)
+{
+    *len = 0;
+    mt_input_t *in = NULL;
+    mt_status_t st = mt_input_open(path, NULL, 0, &in, err);
+    if (st != MT_OK)
+        return st;
+    bool truncated = false;
+    while (st == MT_OK && *len < cap) {
+        size_t got = 0;
+        st = mt_input_read(in, buf + *len, cap - *len, &got, &truncated, err);
+        if (got == 0)
+            break;
+        *len += got;
+    }
+    mt_input_close(in);
+    return st;
+}

@@ -881,12 +881,33 @@ done:
     return st;
 }
 
+static const char merged_header[] = "{\"traceEvents\":[\n"
+                                    "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,"
+                                    "\"args\":{\"name\":\"mergetrace merged timeline\"}}";
+
 mt_status_t mt_merge_header(mt_write_fn write, void *ctx)
 {
-    static const char h[] = "{\"traceEvents\":[\n"
-                            "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,"
-                            "\"args\":{\"name\":\"mergetrace merged timeline\"}}";
-    return write(ctx, h, sizeof h - 1);
+    return write(ctx, merged_header, sizeof merged_header - 1);
+}
+
+/* The openings mergetrace writes: the merged trace's header (the same in
+ * every version), report.json's schema line (src/report/report.c) and
+ * timings.json's generator line (mpi/timings.c). */
+const char *mt_merge_sniff_output(const char *head, size_t len)
+{
+    static const struct {
+        const char *prefix, *what;
+    } own[] = {
+        {merged_header, "a merged trace written by mergetrace"},
+        {"{\n \"schema\": \"mergetrace.report/", "a report.json written by mergetrace"},
+        {"{\n  \"generator\": \"mergetrace ", "a timings.json written by mergetrace"},
+    };
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+        size_t n = strlen(own[i].prefix);
+        if (len >= n && memcmp(head, own[i].prefix, n) == 0)
+            return own[i].what;
+    }
+    return NULL;
 }
 
 mt_status_t mt_merge_footer(const int32_t *ranks, size_t n_ranks, mt_write_fn write, void *ctx)

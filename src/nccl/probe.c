@@ -12,21 +12,9 @@
 mt_status_t mt_nccl_probe(const char *path, mt_nccl_format_t *fmt, mt_error_t *err)
 {
     *fmt = MT_NCCL_FMT_NONE;
-    mt_input_t *in = NULL;
-    mt_status_t st = mt_input_open(path, NULL, 0, &in, err);
-    if (st != MT_OK)
-        return st;
     char buf[256];
     size_t len = 0;
-    bool truncated = false;
-    while (st == MT_OK && len < sizeof buf) {
-        size_t got = 0;
-        st = mt_input_read(in, buf + len, sizeof buf - len, &got, &truncated, err);
-        if (got == 0)
-            break;
-        len += got;
-    }
-    mt_input_close(in);
+    mt_status_t st = mt_input_read_head(path, buf, sizeof buf, &len, err);
     if (st == MT_OK)
         *fmt = mt_nccl_sniff(buf, len) ? MT_NCCL_FMT_PLUGIN
                : mt_insp_sniff(buf, len)         ? MT_NCCL_FMT_INSPECTOR

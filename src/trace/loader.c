@@ -166,8 +166,9 @@ static inline const char *data_end(const parser_t *ps)
 }
 
 /* A parse stops at p. If p is at (or past) the end of the buffered data the
- * unit is incomplete, else the input is wrong there. */
-static int fail(parser_t *ps, const char *p, const char *what)
+ * unit is incomplete, else the input is wrong there: code MT_ERR_SYNTAX
+ * (not JSON) or MT_ERR_FORMAT (JSON, but not what a trace holds there). */
+__attribute__((noinline)) static int fail_as(parser_t *ps, const char *p, mt_status_t code, const char *what)
 {
     if (p >= data_end(ps))
         return NEED_MORE;
@@ -176,11 +177,16 @@ static int fail(parser_t *ps, const char *p, const char *what)
         ps->err->offset = (int64_t)(ps->base_off + (uint64_t)(p - ps->buf));
         unsigned char c = (unsigned char)*p;
         if (c >= 0x20 && c < 0x7f)
-            mt_error_set(ps->err, MT_ERR_SYNTAX, "expected %s, found '%c'", what, c);
+            mt_error_set(ps->err, code, "expected %s, found '%c'", what, c);
         else
-            mt_error_set(ps->err, MT_ERR_SYNTAX, "expected %s, found byte 0x%02x", what, c);
+            mt_error_set(ps->err, code, "expected %s, found byte 0x%02x", what, c);
     }
-    return MT_ERR_SYNTAX;
+    return (int)code;
+}
+
+__attribute__((noinline)) static int fail(parser_t *ps, const char *p, const char *what)
+{
+    return fail_as(ps, p, MT_ERR_SYNTAX, what);
 }
 
 static int fail_code(parser_t *ps, const char *p, mt_status_t code, const char *what)
@@ -1139,7 +1145,7 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
     x.mem.fields = 0;
     uint32_t other_cat = 0;
     bool has_other_cat = false;
-    bool empty = false, more = true, ok = false, is_str = false;
+    bool empty = false, more = true, ok = false, is_str = false, has_ts = false;
     int r = obj_begin(ps, p, &p, &empty);
     if (r)
         return r;
@@ -1159,12 +1165,16 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
                     if (!r)
                         ev.ph = (uint8_t)phase_of(&v);
                 }
-            } else if (k.s[0] == 't' && k.s[1] == 's' && (*p == '-' || (unsigned)(*p - '0') <= 9)) {
+            } else if (k.s[0] == 't' && k.s[1] == 's') {
                 strtok_t v = {0};
                 const char *e = fast_us(ps, p, &ev.ts, &ps->saw_fraction);
+                has_ts = true;
                 if (e) {
                     p = e;
                     r = MT_OK;
+                } else if (*p != '-' && (unsigned)(*p - '0') > 9) {
+                    /* not a number: an error where it stands, never an event at 0 */
+                    return fail_as(ps, p, MT_ERR_FORMAT, "a number for \"ts\" (microseconds)");
                 } else if ((r = number_tok(ps, p, &v, &p)) == MT_OK) {
                     mt_status_t st = mt_parse_us_to_ns(v.s, v.len, &ev.ts);
                     if (st)
@@ -1214,13 +1224,15 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
                 r = parse_id_field(ps, p, &ev.tid, &is_str, &p, "\"tid\"");
                 if (!r && is_str)
                     ev.flags |= MT_EV_TID_STR;
-            } else if (memcmp(k.s, "dur", 3) == 0 && (*p == '-' || (unsigned)(*p - '0') <= 9)) {
+            } else if (memcmp(k.s, "dur", 3) == 0) {
                 strtok_t v = {0};
                 const char *e = fast_us(ps, p, &ev.dur, &(bool){false});
                 if (e) {
                     p = e;
                     ev.flags |= MT_EV_HAS_DUR;
                     r = MT_OK;
+                } else if (*p != '-' && (unsigned)(*p - '0') > 9) {
+                    return fail_as(ps, p, MT_ERR_FORMAT, "a number for \"dur\" (microseconds)");
                 } else if ((r = number_tok(ps, p, &v, &p)) == MT_OK) {
                     mt_status_t st = mt_parse_us_to_ns(v.s, v.len, &ev.dur);
                     if (st)
@@ -1342,6 +1354,10 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
         return r;
     if (ev.flags & MT_EV_NEG_DUR)
         t->stats.neg_dur++;
+    if (__builtin_expect(!has_ts, 0) && ev.ph == MT_PH_X) {
+        t->stats.no_ts++;
+        t->stats.no_ts_kernels += ev.cat == MT_CAT_KERNEL;
+    }
     t->stats.by_ph[ev.ph]++;
     t->stats.by_cat[ev.cat]++;
     if (!ps->opts->no_store)

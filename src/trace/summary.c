@@ -51,6 +51,8 @@ mt_status_t mt_trace_summarize(mt_trace_t *t, mt_trace_summary_t *s)
     s->bad_values = t->stats.bad_values;
     s->bad_utf8 = t->stats.bad_utf8;
     s->neg_dur = t->stats.neg_dur;
+    s->no_ts = t->stats.no_ts;
+    s->no_ts_kernels = t->stats.no_ts_kernels;
     bool any = false, gany = false;
     int64_t rt_pid = -1, op_pid = -1;
     for (size_t i = 0; i < t->n_events; i++) {

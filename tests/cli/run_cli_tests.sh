@@ -22,6 +22,9 @@ while IFS= read -r line; do
   args=${line#*|}
   args=${args# }
   args=${args//@empty/$work/empty}
+  # "@fresh": a path under WORK that does not exist when the case starts
+  rm -rf "$work/fresh-$name"
+  args=${args//@fresh/$work/fresh-$name}
   n=$((n + 1))
   # shellcheck disable=SC2086
   "$bin" --no-progress -o "$work/out-$name" $args >"$work/$name.out.raw" 2>"$work/$name.err.raw" </dev/null

@@ -69,6 +69,8 @@ int main(int argc, char **argv)
         ADD(h, st->unknown_fields);
         ADD(h, st->bad_values);
         ADD(h, st->bad_utf8);
+        ADD(h, st->no_ts);
+        ADD(h, st->no_ts_kernels);
         printf("%s events=%zu strings=%u colls=%zu meta=%zu digest=%016llx\n", argv[i], t->n_events,
                ns, t->n_colls, t->n_meta, (unsigned long long)h);
         mt_trace_free(t);

@@ -539,6 +539,101 @@ def case_output_paths(R):
         raise Fail("a trace name became a file")
 
 
+def tiny_job(R, name):
+    """Two ranks sharing one allreduce (a job that aligns), in a fresh dir."""
+    d = R.d(name)
+    for r in (0, 1):
+        R.write("%s/rank-%d.json" % (d, r), trace([
+            ev(name="ncclDevKernel_AllReduce_Sum_f32_RING_LL", ts=100 + r, dur=10,
+               args={"Collective name": "allreduce", "Process Group Name": "0", "Seq": 1, "Group size": 2,
+                     "In msg nelems": 1024, "dtype": "Float"}),
+            ev(name="gemm", ts=200, dur=5)], rank=r, world=2))
+    return d
+
+
+def case_own_outputs(R):
+    """-o into the input directory, twice: the second run skips and lists
+    what the first wrote (merged trace, report.json, timings.json) instead
+    of failing on them as traces of an unknown rank."""
+    d = tiny_job(R, "inplace")
+    cmd = [R.bin, "--no-progress", "--color=never", "-o", d, d]
+    for i in range(2):
+        p = subprocess.run(cmd + (["--timings"] if i == 0 else []), capture_output=True, env=R.env, timeout=300)
+        err = p.stderr.decode() if i == 1 else ""
+        expect(p.returncode, err, 0, None)
+    out = p.stdout.decode()
+    for name, what in (("merged.json.gz", "a merged trace"), ("report.json", "a report.json"),
+                       ("timings.json", "a timings.json")):
+        has_line(out, re.escape("  skipped %s/%s: %s written by mergetrace" % (d, name, what)))
+    R.out = d
+    skipped = sorted(k["path"] for k in R.report()["skipped"])
+    if skipped != sorted(d + "/" + n for n in ("merged.json.gz", "report.json", "timings.json")):
+        raise Fail("report.json skipped %s" % skipped)
+    # the second run wrote no timings.json: the first one's is gone, and said so
+    has_line(out, re.escape("removed timings.json of an earlier run from %s (this run does not write it)" % d))
+    if sorted(os.listdir(d)) != ["merged.json.gz", "rank-0.json", "rank-1.json", "report.html", "report.json"]:
+        raise Fail("the directory holds %s" % sorted(os.listdir(d)))
+
+
+def case_stale_outputs(R):
+    """What a run does not write among mergetrace's own names is removed
+    (and said), never another file: the directory never mixes two runs."""
+    d = tiny_job(R, "stale-in")
+    o = os.path.join(R.work, "stale-out")
+    shutil.rmtree(o, ignore_errors=True)
+    os.makedirs(o)
+    for n in ("notes.txt", "report.json.bak", "merged.json.tmp.1"):
+        R.write(os.path.join(o, n), "mine\n")
+
+    def run(*opts):
+        p = subprocess.run([R.bin, "--no-progress", "--color=never", "-o", o] + list(opts) + [d],
+                           capture_output=True, env=R.env, timeout=300)
+        expect(p.returncode, p.stderr.decode(), 0, None)
+        return p.stdout.decode()
+
+    mine = ["merged.json.tmp.1", "notes.txt", "report.json.bak"]
+    out = run()
+    if "removed" in out:
+        raise Fail("a first run removed something: %s" % out[-500:])
+    if sorted(os.listdir(o)) != sorted(mine + ["merged.json.gz", "report.html", "report.json"]):
+        raise Fail("after the first run: %s" % sorted(os.listdir(o)))
+    out = run("--no-html", "--merged-format", "json")
+    has_line(out, re.escape("removed report.html and merged.json.gz of an earlier run from %s "
+                            "(this run does not write them)" % o))
+    if sorted(os.listdir(o)) != sorted(mine + ["merged.json", "report.json"]):
+        raise Fail("after --no-html --merged-format json: %s" % sorted(os.listdir(o)))
+    out = run("--no-merge", "--no-html")
+    has_line(out, re.escape("removed merged.json of an earlier run from %s (this run does not write it)" % o))
+    if sorted(os.listdir(o)) != sorted(mine + ["report.json"]):
+        raise Fail("after --no-merge: %s" % sorted(os.listdir(o)))
+    # --json: stdout is report.json, so the note goes to stderr
+    run()
+    p = subprocess.run([R.bin, "--no-progress", "--json", "--no-merge", "-o", o, d], capture_output=True, env=R.env,
+                       timeout=300)
+    json.loads(p.stdout.decode())
+    expect(p.returncode, p.stderr.decode(), 0, re.escape(
+        "mergetrace: removed merged.json.gz of an earlier run from %s (this run does not write it)" % o))
+
+
+def case_symlink_loop(R):
+    """-r with a link back up the tree: each directory is read once (device
+    and inode), the link is listed as not followed, and a second link to a
+    directory read already is not followed either."""
+    d = tiny_job(R, "loop")
+    os.makedirs(d + "/a/b")
+    os.symlink("..", d + "/a/up")          # loop/a/up -> loop
+    os.symlink("b", d + "/a/c")            # loop/a/c -> loop/a/b (read as a/b first: names in order)
+    code, out, err = R.run(["-r", d])
+    expect(code, err, 0, None)
+    has_line(out, re.escape("  did not follow %s/a/up: a link to %s, read already" % (d, d)))
+    has_line(out, re.escape("  did not follow %s/a/c: a link to %s/a/b, read already" % (d, d)))
+    r = R.report()
+    if [i["path"] for i in r["inputs"]] != [d + "/rank-0.json", d + "/rank-1.json"]:
+        raise Fail("inputs %s" % [i["path"] for i in r["inputs"]])
+    if sorted(k["path"] for k in r["skipped"]) != [d + "/a/c", d + "/a/up"]:
+        raise Fail("skipped %s" % r["skipped"])
+
+
 CASES = [("empty_dir", case_empty_dir), ("zero_byte", case_zero_byte), ("unreadable", case_unreadable),
          ("not_a_trace", case_not_a_trace), ("truncated_plain", case_truncated_plain),
          ("truncated_gzip", case_truncated_gzip), ("corrupt_gzip", case_corrupt_gzip),
@@ -546,7 +641,9 @@ CASES = [("empty_dir", case_empty_dir), ("zero_byte", case_zero_byte), ("unreada
          ("bad_utf8", case_bad_utf8), ("deep_nesting", case_deep_nesting), ("big_numbers", case_big_numbers),
          ("duplicate_ranks", case_duplicate_ranks), ("world_size_disagree", case_world_size_disagree),
          ("half_collectives", case_half_collectives), ("mismatched_collectives", case_mismatched_collectives),
-         ("hours_offset", case_hours_offset), ("two_jobs", case_two_jobs), ("output_paths", case_output_paths)]
+         ("hours_offset", case_hours_offset), ("two_jobs", case_two_jobs), ("output_paths", case_output_paths),
+         ("own_outputs", case_own_outputs), ("stale_outputs", case_stale_outputs),
+         ("symlink_loop", case_symlink_loop)]
 BIG = [("many_args", case_many_args), ("huge_string", case_huge_string)]
 
 

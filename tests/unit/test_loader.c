@@ -664,6 +664,64 @@ static void test_malformed(void **state)
     }
 }
 
+/* "ts" and "dur" hold numbers: anything else is an error at the value's
+ * byte and line:col (not an event placed at time 0, nor a string copied
+ * into the merged trace); a complete event without "ts" is counted, its
+ * kernels apart. Offsets and lines counted by hand from the text. */
+static void test_time_fields_are_numbers(void **state)
+{
+    (void)state;
+    const bad_case_t cases[] = {
+        /* 0         1         2         3         4         5
+         * 0123456789012345678901234567890123456789012345678901234 */
+        {"{\"traceEvents\": [{\"ph\": \"X\", \"ts\": \"abc\", \"dur\": 1}]}", MT_ERR_FORMAT, 35,
+         "expected a number for \"ts\" (microseconds), found '\"'"},
+        {"{\"traceEvents\": [{\"ts\": null}]}", MT_ERR_FORMAT, 24, "found 'n'"},
+        {"{\"traceEvents\": [{\"ts\": true}]}", MT_ERR_FORMAT, 24, "\"ts\""},
+        {"{\"traceEvents\": [{\"ts\": [1]}]}", MT_ERR_FORMAT, 24, "found '['"},
+        {"{\"traceEvents\": [{\"ts\": {\"us\": 1}}]}", MT_ERR_FORMAT, 24, NULL},
+        {"{\"traceEvents\": [{\"ts\": 1, \"dur\": \"5\"}]}", MT_ERR_FORMAT, 34,
+         "expected a number for \"dur\" (microseconds), found '\"'"},
+        {"{\"traceEvents\": [{\"ts\": 1, \"dur\": null}]}", MT_ERR_FORMAT, 34, "\"dur\""},
+        {"{\"traceEvents\": [{\"ts\": +5}]}", MT_ERR_FORMAT, 24, "found '+'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const bad_case_t *c = &cases[i];
+        mt_error_t err;
+        mt_status_t st = load_str_err(c->json, strlen(c->json), NULL, &err);
+        char b[1200];
+        mt_error_format(&err, b, sizeof b);
+        if (st != c->code)
+            fail_msg("case %zu: got status %d (%s), want %d", i, st, b, c->code);
+        if (err.offset != c->offset)
+            fail_msg("case %zu: offset %lld, want %lld (%s)", i, (long long)err.offset, (long long)c->offset, b);
+        if (c->msg && !strstr(b, c->msg))
+            fail_msg("case %zu: message '%s' lacks '%s'", i, b, c->msg);
+        assert_non_null(strstr(b, "line 1:"));
+    }
+    /* On the second line: line 2, column counted from its first byte. */
+    const char two[] = "{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": \"abc\"}]}";
+    mt_error_t err;
+    assert_int_equal(load_str_err(two, sizeof two - 1, NULL, &err), MT_ERR_FORMAT);
+    assert_int_equal(err.offset, 53);
+    assert_int_equal(err.line, 2);
+    assert_int_equal(err.col, 36);
+
+    /* Without "ts": two kernels and a cpu_op counted (X only; M, i and
+     * events with "ts" are not). */
+    mt_trace_t *t = load_str("{\"traceEvents\":["
+                             "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"dur\":5},"
+                             "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2\",\"pid\":0,\"tid\":7,\"dur\":5},"
+                             "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k3\",\"pid\":0,\"tid\":7,\"ts\":0,\"dur\":5},"
+                             "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"dur\":5},"
+                             "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"x\"}},"
+                             "{\"ph\":\"i\",\"name\":\"mark\",\"pid\":1,\"tid\":1}]}");
+    assert_int_equal(t->n_events, 6);
+    assert_int_equal(t->stats.no_ts, 3);
+    assert_int_equal(t->stats.no_ts_kernels, 2);
+    mt_trace_free(t);
+}
+
 /* A NUL byte inside the data is an error at its offset, with line:col. */
 static void test_nul_and_line_col(void **state)
 {
@@ -854,6 +912,7 @@ int main(void)
         cmocka_unit_test(test_size_hint),
         cmocka_unit_test(test_truncation_everywhere),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_time_fields_are_numbers),
         cmocka_unit_test(test_nul_and_line_col),
         cmocka_unit_test(test_deep_nesting),
         cmocka_unit_test(test_huge_string),
