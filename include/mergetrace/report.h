@@ -94,6 +94,7 @@ typedef struct mt_report {
     const mt_report_nccl_t *nccl;      /* NCCL plugin files by rank; none: the key is left out */
     size_t n_nccl;
     const char *nccl_source;           /* "kineto", "nccl" or "mixed": which rows aligned the clocks */
+    const struct mt_compare *compare;  /* --baseline: the comparison (report.html only); NULL = none */
 } mt_report_t;
 
 /* ---- terminal text of the cross-rank and pipeline results ---- */

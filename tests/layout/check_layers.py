@@ -28,7 +28,7 @@ PUBLIC = {
     "nccl_input.h": "nccl", "nccl_inspector.h": "nccl",
     "analysis.h": "rank", "chunks.h": "rank",
     "crossrank.h": "cross", "pipeline.h": "cross", "gates.h": "cross",
-    "report.h": "report", "report_html.h": "report",
+    "report.h": "report", "report_html.h": "report", "compare.h": "report",
     "merge.h": "merge",
     "mergetrace.h": None,  # the umbrella: every public header, for programs
 }
