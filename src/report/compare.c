@@ -386,7 +386,8 @@ static int cmp_item(const void *x, const void *y)
 
 static void list_finish(acc_t *a, mt_cmp_list_t *l)
 {
-    qsort(a->v, a->n, sizeof *a->v, cmp_item);
+    if (a->n > 1)
+        qsort(a->v, a->n, sizeof *a->v, cmp_item);
     l->v = a->v;
     l->n = a->n;
     for (size_t i = 0; i < a->n; i++) {
@@ -509,7 +510,8 @@ static int cmp_rank(const void *x, const void *y)
 
 static void explain_job(mt_compare_t *c)
 {
-    qsort(c->ranks, c->n_ranks, sizeof *c->ranks, cmp_rank);
+    if (c->n_ranks > 1)
+        qsort(c->ranks, c->n_ranks, sizeof *c->ranks, cmp_rank);
     size_t na = 0, nb = 0;
     double worst = -1, worst_c = -1;
     c->rank_most = c->rank_most_compute = -1;
