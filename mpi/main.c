@@ -54,6 +54,12 @@ int main(int argc, char **argv)
             fprintf(stderr, "mergetrace: out of memory (reading the command line on another process)\n");
         code = agreed;
     }
+    if (code < 0 && o.baseline) { /* a bad baseline is said before the run's work */
+        int bc = me == 0 ? outputs_baseline_read(&o) : MT_EXIT_OK;
+        MPI_Bcast(&bc, 1, MPI_INT, 0, world_comm);
+        if (bc != MT_EXIT_OK)
+            code = bc;
+    }
     if (code >= 0) {
         options_free(&o);
         MPI_Finalize();

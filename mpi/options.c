@@ -96,6 +96,16 @@ static const char usage_text[] =
     "                         idle_pct                most GPU idle time of a rank,\n"
     "                                                 % of its span, 0..100\n"
     "                         alignment_p99_us        worst clock residual p99, us\n"
+    "                         step_p50_us, step_p99_us  step time p50 / p99, us (with\n"
+    "                                                 --baseline)\n"
+    "                         period_p50_us           pipeline period p50, us\n"
+    "                       X is a number, or relative to the baseline run:\n"
+    "                       1.05*baseline, baseline-0.05\n"
+    "      --baseline DIR   compare with an earlier run: DIR is its output directory\n"
+    "                       (or its report.json); writes compare.json beside\n"
+    "                       report.json and a comparison section (docs/compare.md)\n"
+    "      --strict-gates   a relative gate fails even when its metric changed\n"
+    "                       within noise\n"
     "\n"
     "  -q, --quiet          print nothing but errors\n"
     "      --progress       show progress on stderr even when it is not a terminal\n"
@@ -233,7 +243,8 @@ int options_exit_code(mt_status_t st)
     case MT_ERR_NO_RANK:
     case MT_ERR_LIMIT:
     case MT_ERR_NOT_TRACE:
-    case MT_ERR_NSYS: return MT_EXIT_BAD_INPUT;
+    case MT_ERR_NSYS:
+    case MT_ERR_NOT_REPORT: return MT_EXIT_BAD_INPUT;
     case MT_ERR_USAGE: return MT_EXIT_USAGE;
     default: return MT_EXIT_ERROR;
     }
@@ -255,6 +266,7 @@ void options_free(options_t *o)
     free(o->stage_ranks);
     free(o->stage_n_ranks);
     free(o->gates);
+    free(o->baseline_text);
     memset(o, 0, sizeof *o);
 }
 
@@ -477,6 +489,14 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
                 return MT_EXIT_ERROR;
             o->gates = ng;
             o->gates[o->n_gates++] = g;
+        } else if (!strcmp(name, "--baseline")) {
+            TAKES_VALUE();
+            if (!*val)
+                return usage_error(print, name, "expected an output directory or a report.json");
+            o->baseline = val;
+        } else if (!strcmp(name, "--strict-gates")) {
+            NO_VALUE();
+            o->strict_gates = true;
         } else if (!strcmp(name, "--no-align")) {
             NO_VALUE();
             o->no_align = true;
@@ -536,6 +556,9 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         o->progress = false;
     if ((o->pp_stages != NULL) + (o->pp_blocks > 0) > 1)
         return usage_error(print, "--pp", "give either --pp-stages or --pp, not both");
+    for (size_t i = 0; i < o->n_gates; i++)
+        if (o->gates[i].relative && !o->baseline)
+            return usage_error(print, "--gate", "a gate relative to \"baseline\" needs --baseline DIR");
     {
         /* The regexes must compile; main compiles them again for the run. */
         mt_error_t err;

@@ -15,6 +15,7 @@ enum {
     MT_EXIT_BAD_INPUT = 2, /* a trace is not valid JSON / not a trace / no rank / truncated with --strict; traces of
                             * different runs without --force */
     MT_EXIT_GATE = 3,      /* a --gate check failed (the report is still written) */
+    /* a --baseline that is not a mergetrace report.json: MT_EXIT_BAD_INPUT */
     MT_EXIT_USAGE = 64,    /* bad command line */
 };
 
@@ -70,6 +71,11 @@ typedef struct options {
     size_t *stage_n_ranks;
     mt_gate_t *gates;       /* --gate EXPR, repeatable */
     size_t n_gates;
+    const char *baseline;   /* --baseline DIR or FILE, borrowed from argv; NULL none */
+    bool strict_gates;      /* --strict-gates */
+    char *baseline_text;    /* process 0: the baseline's report.json (outputs_baseline_read) */
+    size_t baseline_len;
+    char baseline_file[4096]; /* its path */
 } options_t;
 
 /* Free what options_parse allocated. */

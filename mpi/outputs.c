@@ -46,6 +46,103 @@ static int write_report(const char *dir, const mt_report_t *rep, const mt_html_o
     return 0;
 }
 
+/* Write compare.json under a temporary name, then rename. */
+static int write_compare(const char *dir, const mt_compare_t *c, char *msg, size_t cap)
+{
+    char path[PATH_MAX], tmp[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/compare.json", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        snprintf(msg, cap, "%.900s: cannot create (%s)", tmp, strerror(errno));
+        return 1;
+    }
+    mt_status_t st = mt_compare_json(c, file_write, f);
+    if (fclose(f) != 0)
+        st = MT_ERR_IO;
+    if (st != MT_OK || rename(tmp, path) != 0) {
+        snprintf(msg, cap, "%.900s: write failed (%s)", path, strerror(errno));
+        remove(tmp);
+        return 1;
+    }
+    return 0;
+}
+
+int outputs_baseline_read(options_t *o)
+{
+    struct stat sb;
+    const char *b = o->baseline;
+    if (stat(b, &sb) != 0) {
+        fprintf(stderr, "mergetrace: --baseline %s: %s\n", b, strerror(errno));
+        return MT_EXIT_BAD_INPUT;
+    }
+    if (S_ISDIR(sb.st_mode))
+        snprintf(o->baseline_file, sizeof o->baseline_file, "%s/report.json", b);
+    else
+        snprintf(o->baseline_file, sizeof o->baseline_file, "%s", b);
+    FILE *f = fopen(o->baseline_file, "rb");
+    if (!f) {
+        if (S_ISDIR(sb.st_mode))
+            fprintf(stderr,
+                    "mergetrace: --baseline %s: no report.json in it (a directory of traces as the baseline is not "
+                    "supported yet: run mergetrace on it first)\n",
+                    b);
+        else
+            fprintf(stderr, "mergetrace: --baseline %s: %s\n", b, strerror(errno));
+        return MT_EXIT_BAD_INPUT;
+    }
+    mt_buf_t buf = {0};
+    char chunk[65536];
+    size_t n;
+    mt_status_t st = MT_OK;
+    while (st == MT_OK && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        st = mt_buf_append(&buf, chunk, n);
+    bool rd_err = ferror(f) != 0;
+    fclose(f);
+    if (st != MT_OK || rd_err) {
+        mt_buf_free(&buf);
+        fprintf(stderr, "mergetrace: --baseline %s: %s\n", o->baseline_file, rd_err ? "read error" : "out of memory");
+        return MT_EXIT_ERROR;
+    }
+    mt_error_t err;
+    mt_error_clear(&err);
+    st = mt_compare_check((const char *)buf.data, buf.len, o->baseline_file, &err);
+    if (st != MT_OK) {
+        char line[1200];
+        fprintf(stderr, "mergetrace: --baseline: %s\n", mt_error_format(&err, line, sizeof line));
+        mt_buf_free(&buf);
+        return st == MT_ERR_NOMEM ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
+    }
+    o->baseline_text = (char *)buf.data;
+    o->baseline_len = buf.len;
+    return MT_EXIT_OK;
+}
+
+/* The comparison with the baseline: this run's report.json rendered in
+ * memory and read back beside the baseline's, the gates re-evaluated
+ * against it. NULL and *code set on failure. */
+static mt_compare_t *compare_run(const options_t *o, const mt_report_t *rep, job_t *j, int *code)
+{
+    mt_buf_t buf = {0};
+    mt_compare_t *c = NULL;
+    mt_error_t err;
+    mt_error_clear(&err);
+    mt_status_t st = mt_report_json(rep, mt_buf_write, &buf);
+    if (st == MT_OK)
+        st = mt_compare_reports(o->baseline_text, o->baseline_len, o->baseline_file, (const char *)buf.data,
+                                buf.len, "report.json", NULL, &c, &err);
+    mt_buf_free(&buf);
+    if (st != MT_OK) {
+        char line[1200];
+        fprintf(stderr, "mergetrace: comparing with the baseline: %s\n", mt_error_format(&err, line, sizeof line));
+        *code = st == MT_ERR_NOMEM ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
+        return NULL;
+    }
+    if (o->n_gates)
+        j->gates_failed = mt_compare_gates(c, o->gates, o->n_gates, o->strict_gates);
+    return c;
+}
+
 /* The window in corrected ns, from seconds after the job's start or from
  * ProfilerStep numbers. Process 0 only; returns false when the steps are
  * not in any trace. */
@@ -410,6 +507,16 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
         rj = 1;
     }
     rep.nccl = j->nccl.rep;
+    mt_compare_t *cmp = NULL;
+    if (!rj && o->baseline_text) {
+        cmp = compare_run(o, &rep, j, &code);
+        rj = cmp == NULL;
+        rep.compare = cmp;
+        if (cmp && write_compare(o->out_dir, cmp, msg, sizeof msg)) {
+            fprintf(stderr, "mergetrace: %s\n", msg);
+            code = MT_EXIT_ERROR;
+        }
+    }
     /* One message per run: after a failed merge (or report.json)
      * the reason has been said once already. */
     if (!rj && (rj = write_report(o->out_dir, &rep, NULL, msg, sizeof msg)) != 0) {
@@ -435,11 +542,17 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
     } else if (!o->quiet) {
         terminal_summary(o, files, j, pt, n_procs, (!o->no_merge && !merge_failed) ? merged_path : NULL, m->events,
                          &warn, removed);
+        if (cmp)
+            mt_compare_text(cmp, terminal_write, NULL);
     }
+    mt_compare_free(cmp);
     /* Failed gates are errors a CI log must show even with -q or --json. */
     for (size_t i = 0; i < o->n_gates; i++)
         if (!o->gates[i].pass) {
-            if (o->gates[i].measured)
+            if (o->gates[i].measured && o->gates[i].relative)
+                fprintf(stderr, "mergetrace: gate failed: %s (value %.6g, baseline %.6g)\n", o->gates[i].expr,
+                        o->gates[i].value, o->gates[i].baseline);
+            else if (o->gates[i].measured)
                 fprintf(stderr, "mergetrace: gate failed: %s (value %.6g)\n", o->gates[i].expr, o->gates[i].value);
             else
                 fprintf(stderr, "mergetrace: gate failed: %s (not measured: %s)\n", o->gates[i].expr,

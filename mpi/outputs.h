@@ -44,6 +44,12 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
  * stdout (none with -q), the failed gates on stderr, and stdout checked
  * for write errors. Returns the run's exit code from code: MT_EXIT_GATE
  * when a gate failed, MT_EXIT_ERROR on an error (printed, once). */
+/* Process 0, before the run's work: read --baseline (a directory's
+ * report.json, or the file) into o->baseline_text and check that it is a
+ * mergetrace report. An exit code: MT_EXIT_OK, MT_EXIT_BAD_INPUT (missing,
+ * not JSON, not a report: one line on stderr) or MT_EXIT_ERROR. */
+int outputs_baseline_read(options_t *o);
+
 int outputs_report(const options_t *o, const input_list_t *files, job_t *j, const merged_out_t *m,
                    const phase_times_t *pt, int n_procs, int code);
 

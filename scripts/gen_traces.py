@@ -204,6 +204,16 @@ class Job:
         self.wait = [[0, 0, 0] for _ in range(self.W)]   # count, arrived last, wait ns
         self.pgs.append(("0", "default_pg", list(range(self.W))))
 
+    def scaled(self, name, dur):
+        """A compute kernel's duration after --slow-pct and --slow-kernel
+        (applied after the random draws, so a pair of jobs with one seed
+        differs only by these factors)."""
+        a = self.a
+        f = 1.0 + a.slow_pct / 100.0
+        if a.slow_kernel and a.slow_kernel[0] in name:
+            f *= a.slow_kernel[1]
+        return dur if f == 1.0 else int(round(dur * f))
+
     def log_coll(self, rec):
         # Who waited for whom, in true time: a participant's kernel starts when
         # it arrives and ends with everyone, so max(start) - start is its wait.
@@ -651,6 +661,8 @@ class Rank:
         """CPU frames + launch + one GPU activity on the compute stream.
         Returns (t_after, gpu_start, gpu_end)."""
         x, ls, le, corr, ext, lws = self.call(tid, t, frames, api)
+        if kind == "kernel":
+            dur = self.job.scaled(kspec[0], dur)
         st = self.s_comp
         fs = self.free.get(st, 0)
         ln = le + self.ri(2500, 7000)
@@ -1398,6 +1410,10 @@ def build_parser():
     g.add_argument("--size-mb", type=float, default=None, metavar="M",
                    help="instead of a step count: add steps until a rank file reaches about M MB")
     g.add_argument("--first-step", type=int, default=10, metavar="N", help="first ProfilerStep number (default 10)")
+    g.add_argument("--slow-pct", type=float, default=0.0, metavar="P",
+                   help="every compute kernel P %% slower (after the random draws: same seed, same job otherwise)")
+    g.add_argument("--slow-kernel", default=None, metavar="SUBSTR:F",
+                   help="compute kernels whose name contains SUBSTR last F times as long")
     g.add_argument("--end-jitter-us", type=float, default=2.0, metavar="US",
                    help="spread of one collective's kernel end times in true time (default 2)")
     c = p.add_argument_group("clocks")
@@ -1472,6 +1488,17 @@ def check_args(a):
         usage_error("--first-step", "expected an integer >= 0")
     if not a.end_jitter_us >= 0:
         usage_error("--end-jitter-us", "expected a number >= 0")
+    if not a.slow_pct > -100:
+        usage_error("--slow-pct", "expected a number > -100")
+    if a.slow_kernel is not None:
+        sub, _, f = a.slow_kernel.rpartition(":")
+        try:
+            fv = float(f)
+        except ValueError:
+            fv = -1.0
+        if not sub or not fv > 0:
+            usage_error("--slow-kernel", "expected SUBSTR:FACTOR with a factor > 0")
+        a.slow_kernel = (sub, fv)
     if not a.max_offset_ms >= 0:
         usage_error("--max-offset-ms", "expected a number >= 0")
     if not 0 <= a.max_drift_ppm <= 1000:

@@ -14,8 +14,15 @@
  *  idle_pct            the largest GPU idle share over the ranks:
  *                      idle / span * 100 (report.json "temporal")
  *  alignment_p99_us    the largest p99 clock residual over the ranks, us
- * Percentages are 0..100, times >= 0.
- * Operators: <=, >=, <, >, ==. A gate whose metric the run could not
+ *  step_p50_us, step_p99_us, period_p50_us
+ *                      step time p50 / p99 (measured only in a comparison,
+ *                      include/mergetrace/compare.h) and the pipeline
+ *                      period p50
+ * Percentages are 0..100, times >= 0 (for a number; a relative
+ * threshold is checked once the baseline is known).
+ * Operators: <=, >=, <, >, ==. The right-hand side is a number, or relative
+ * to the baseline run of --baseline: "baseline", "1.05*baseline",
+ * "baseline-0.05", "0.9*baseline+100" (mt_compare_gates sets it). A gate whose metric the run could not
  * measure (no pipeline, no collectives, no GPU activity) fails: a CI gate
  * that silently passes on missing data would hide a broken job. */
 #ifndef MERGETRACE_GATES_H
@@ -41,6 +48,9 @@ typedef enum mt_gate_metric {
     MT_GATE_STRAGGLER_WAIT_PCT,
     MT_GATE_IDLE_PCT,
     MT_GATE_ALIGNMENT_P99_US,
+    MT_GATE_STEP_P50_US,
+    MT_GATE_STEP_P99_US,
+    MT_GATE_PERIOD_P50_US,
     MT_GATE_METRIC_COUNT_
 } mt_gate_metric_t;
 
@@ -50,14 +60,20 @@ typedef struct mt_gate {
     char expr[96];          /* the expression as given (cut to fit) */
     mt_gate_metric_t metric;
     mt_gate_op_t op;
-    double threshold;
+    double threshold;       /* relative: mul x baseline + add, once the baseline is known */
+    bool relative;          /* the threshold names "baseline" */
+    double mul, add;
+    bool has_baseline;      /* relative: the baseline run had the metric */
+    double baseline;
+    bool noise_pass;        /* relative: passed because the change is within noise */
     bool measured;          /* mt_gates_eval found a value */
     double value;
     bool pass;
     const char *why;        /* when not measured: a static reason */
 } mt_gate_t;
 
-/* Parse "metric OP number" (spaces allowed around the operator). MT_OK, or
+/* Parse "metric OP number" or "metric OP [NUM*]baseline[(+|-)NUM]"
+ * (spaces allowed around the operator). MT_OK, or
  * MT_ERR_USAGE with what was expected in err->msg (err may be NULL): an
  * unknown metric or operator, no finite number, or a number outside the
  * metric's range. */

@@ -39,6 +39,7 @@
 /* report: report.json, report.html, terminal text */
 #include "mergetrace/report.h"
 #include "mergetrace/report_html.h"
+#include "mergetrace/compare.h"
 /* merge: the merged trace */
 #include "mergetrace/merge.h"
 #include "mergetrace/nsys.h"

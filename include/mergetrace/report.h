@@ -102,6 +102,7 @@ typedef struct mt_report {
     size_t n_nccl;
     const char *nccl_source;           /* "kineto", "nccl" or "mixed": which rows aligned the clocks */
     const mt_warnings_t *warnings;     /* every warning of the run, in the terminal's order; NULL = none */
+    const struct mt_compare *compare;  /* --baseline: the comparison (report.html only); NULL = none */
 } mt_report_t;
 
 /* ---- terminal text of the cross-rank and pipeline results ---- */

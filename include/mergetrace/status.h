@@ -28,6 +28,7 @@ typedef enum mt_status {
     MT_ERR_NOT_TRACE = 11, /* valid JSON without a traceEvents array */
     MT_ERR_CANCELLED = 12, /* stopped on request (another process failed) */
     MT_ERR_NSYS = 13,      /* an SQLite file that is not a usable Nsight Systems export */
+    MT_ERR_NOT_REPORT = 14, /* JSON that is not a mergetrace report.json (a --baseline) */
     MT_STATUS_COUNT_
 } mt_status_t;
 

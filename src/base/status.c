@@ -20,6 +20,7 @@ static const char *const status_text[MT_STATUS_COUNT_] = {
     [MT_ERR_NOT_TRACE] = "not a trace",
     [MT_ERR_CANCELLED] = "cancelled",
     [MT_ERR_NSYS] = "not a usable Nsight Systems export",
+    [MT_ERR_NOT_REPORT] = "not a mergetrace report",
 };
 
 const char *mt_status_str(mt_status_t st)

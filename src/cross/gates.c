@@ -9,8 +9,9 @@
 
 #include "base/text.h"
 
-static const char *const k_metric[MT_GATE_METRIC_COUNT_] = {"pipeline_overlap_score", "period_p99_us",
-                                                             "straggler_wait_pct", "idle_pct", "alignment_p99_us"};
+static const char *const k_metric[MT_GATE_METRIC_COUNT_] = {
+    "pipeline_overlap_score", "period_p99_us", "straggler_wait_pct", "idle_pct",
+    "alignment_p99_us",       "step_p50_us",   "step_p99_us",        "period_p50_us"};
 
 /* Older names still accepted, and the metric each means. "overlap" was the
  * first name of the OverlapScore, easily read as the terminal's
@@ -32,6 +33,9 @@ static const struct {
     {0, 100, "a percentage from 0 to 100"},
     {0, 100, "a percentage from 0 to 100"},
     {0, INFINITY, "microseconds, 0 or more"},
+    {0, INFINITY, "microseconds, 0 or more"},
+    {0, INFINITY, "microseconds, 0 or more"},
+    {0, INFINITY, "microseconds, 0 or more"},
 };
 static const char *const k_op[] = {"<=", ">=", "<", ">", "=="};
 
@@ -43,6 +47,73 @@ const char *mt_gate_op_str(mt_gate_op_t op)
 const char *mt_gate_metric_str(mt_gate_metric_t m)
 {
     return (unsigned)m < MT_GATE_METRIC_COUNT_ ? k_metric[m] : "?";
+}
+
+/* A finite number at p (strtod), or false. */
+static bool number_at(const char *p, double *v, const char **end)
+{
+    while (*p == ' ')
+        p++;
+    errno = 0;
+    char *e = NULL;
+    *v = *p ? strtod(p, &e) : 0;
+    *end = e ? e : p;
+    return *p && *end != p && !errno && isfinite(*v);
+}
+
+static bool word_at(const char **p, const char *w)
+{
+    while (**p == ' ')
+        (*p)++;
+    size_t n = strlen(w);
+    if (strncmp(*p, w, n))
+        return false;
+    *p += n;
+    return true;
+}
+
+/* The right-hand side: NUM | [NUM*]baseline[*NUM][(+|-)NUM]. */
+static bool parse_rhs(const char *p, mt_gate_t *g, const char **end)
+{
+    double v;
+    const char *q = p;
+    g->mul = 1;
+    g->add = 0;
+    if (word_at(&q, "baseline")) {
+        g->relative = true;
+        if (word_at(&q, "*")) {
+            if (!number_at(q, &v, end))
+                return false;
+            g->mul = v;
+            q = *end;
+        }
+    } else {
+        if (!number_at(p, &v, end))
+            return false;
+        q = *end;
+        const char *r = q;
+        if (!word_at(&r, "*")) {
+            g->threshold = v;
+            return true;
+        }
+        if (!word_at(&r, "baseline"))
+            return false;
+        g->relative = true;
+        g->mul = v;
+        q = r;
+    }
+    const char *r = q;
+    bool plus = word_at(&r, "+");
+    if (plus || word_at(&r, "-")) {
+        while (*r == ' ')
+            r++;
+        if (*r == '+' || *r == '-' || !number_at(r, &v, end))
+            return false;
+        g->add = plus ? v : -v;
+        q = *end;
+    }
+    *end = q;
+    return true;
 }
 
 mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, mt_error_t *err)
@@ -65,7 +136,7 @@ mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, mt_error_t *err)
     if (m < 0) {
         mt_error_set(err, MT_ERR_USAGE,
                      "\"%s\": expected a metric first: pipeline_overlap_score, period_p99_us, straggler_wait_pct, "
-                     "idle_pct or alignment_p99_us",
+                     "idle_pct, alignment_p99_us, step_p50_us, step_p99_us or period_p50_us",
                      text);
         return MT_ERR_USAGE;
     }
@@ -83,27 +154,27 @@ mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, mt_error_t *err)
     p += strlen(k_op[op]);
     while (*p == ' ')
         p++;
-    char *end = NULL;
-    errno = 0;
-    double v = *p ? strtod(p, &end) : 0;
-    if (!*p || end == p || errno || !isfinite(v)) {
-        mt_error_set(err, MT_ERR_USAGE, "\"%s\": expected a finite number after %s", text, k_op[op]);
+    const char *end = NULL;
+    if (!parse_rhs(p, g, &end)) {
+        mt_error_set(err, MT_ERR_USAGE, "\"%s\": expected a finite number or [NUM*]baseline[+-NUM] after %s", text,
+                     k_op[op]);
         return MT_ERR_USAGE;
     }
     while (*end == ' ')
         end++;
     if (*end) {
-        mt_error_set(err, MT_ERR_USAGE, "\"%s\": unexpected \"%s\" after the number", text, end);
+        mt_error_set(err, MT_ERR_USAGE, "\"%s\": unexpected \"%s\" after the %s", text, end,
+                     g->relative ? "baseline expression" : "number");
         return MT_ERR_USAGE;
     }
-    if (v < k_range[m].lo || v > k_range[m].hi) {
+    double v = g->threshold;
+    if (!g->relative && (v < k_range[m].lo || v > k_range[m].hi)) {
         mt_error_set(err, MT_ERR_USAGE, "\"%s\": %s is %s; %g is out of range%s", text, k_metric[m], k_range[m].what,
                      v, m == MT_GATE_OVERLAP && v > 1 && v <= 100 ? " (a percentage? write it as a fraction)" : "");
         return MT_ERR_USAGE;
     }
     g->metric = (mt_gate_metric_t)m;
     g->op = (mt_gate_op_t)op;
-    g->threshold = v;
     return MT_OK;
 }
 
@@ -134,8 +205,13 @@ static bool measure(const mt_gate_inputs_t *in, mt_gate_metric_t m, double *v, c
 {
     maxof_t mo = {false, 0};
     switch (m) {
+    case MT_GATE_STEP_P50_US:
+    case MT_GATE_STEP_P99_US:
+        *why = "step times are measured only in a comparison (--baseline)";
+        return false;
     case MT_GATE_OVERLAP:
     case MT_GATE_PERIOD_P99_US:
+    case MT_GATE_PERIOD_P50_US:
         if (!in->pipeline) {
             *why = "no pipeline in this job";
             return false;
@@ -144,7 +220,9 @@ static bool measure(const mt_gate_inputs_t *in, mt_gate_metric_t m, double *v, c
             *why = "no pipeline chunk after the warm-up";
             return false;
         }
-        *v = m == MT_GATE_OVERLAP ? in->pipeline->sum.overlap_score : (double)in->pipeline->sum.period_p99_ns / 1e3;
+        *v = m == MT_GATE_OVERLAP         ? in->pipeline->sum.overlap_score
+             : m == MT_GATE_PERIOD_P50_US ? (double)in->pipeline->sum.period_p50_ns / 1e3
+                                          : (double)in->pipeline->sum.period_p99_ns / 1e3;
         return true;
     case MT_GATE_STRAGGLER_WAIT_PCT:
         for (size_t i = 0; in->cross && i < in->cross->n_ranks; i++) {
@@ -180,6 +258,10 @@ size_t mt_gates_eval(mt_gate_t *g, size_t n, const mt_gate_inputs_t *in)
         g[i].why = NULL;
         g[i].value = 0;
         g[i].measured = measure(in, g[i].metric, &g[i].value, &g[i].why);
+        if (g[i].relative && g[i].measured) { /* mt_compare_gates decides, once the baseline is known */
+            g[i].measured = false;
+            g[i].why = "relative to a baseline, and no --baseline was given";
+        }
         double v = g[i].value, t = g[i].threshold;
         bool ok = false;
         if (g[i].measured) {

@@ -18,6 +18,14 @@ mt_status_t mt_report_gates_json(const mt_gate_t *g, size_t n, mt_write_fn w, vo
         else
             mt_out_puts(&o, "null");
         mt_out_printf(&o, ", \"pass\": %s", g[i].pass ? "true" : "false");
+        if (g[i].relative) {
+            mt_out_puts(&o, ", \"baseline\": ");
+            if (g[i].has_baseline)
+                mt_out_printf(&o, "%.6g", g[i].baseline);
+            else
+                mt_out_puts(&o, "null");
+            mt_out_printf(&o, ", \"within_noise\": %s", g[i].noise_pass ? "true" : "false");
+        }
         if (!g[i].measured) {
             mt_out_puts(&o, ", \"why\": ");
             mt_out_str(&o, g[i].why ? g[i].why : "", 200);

@@ -1,6 +1,7 @@
 /* report.html writer: one self-contained page, one static function per
  * section (see include/mergetrace/report_html.h). */
 #include "mergetrace/report_html.h"
+#include "mergetrace/compare.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -1555,8 +1556,12 @@ mt_status_t mt_report_html(const mt_report_t *r, const mt_html_opts_t *o, mt_wri
         mt_out_puts(&h, "<a href=\"#memory\">Memory</a>");
     if (r->n_gates)
         mt_out_puts(&h, "<a href=\"#gates\">Gates</a>");
+    if (r->compare)
+        mt_out_puts(&h, "<a href=\"#compare\">Compare</a>");
     mt_out_puts(&h, "</nav>\n");
     section_header(&h, r, o);
+    if (r->compare && h.st == MT_OK)
+        h.st = mt_compare_html(r->compare, write, ctx);
     section_gpu_time(&h, r);
     section_stragglers(&h, r);
     section_collectives(&h, r);

@@ -29,7 +29,7 @@ PUBLIC = {
     "analysis.h": "rank", "chunks.h": "rank",
     "crossrank.h": "cross", "critpath.h": "cross", "tljob.h": "cross", "pipeline.h": "cross", "gates.h": "cross",
     "trust.h": "cross", "memory.h": "cross",
-    "report.h": "report", "report_html.h": "report",
+    "report.h": "report", "report_html.h": "report", "compare.h": "report",
     "merge.h": "merge",
     "mergetrace.h": None,  # the umbrella: every public header, for programs
 }

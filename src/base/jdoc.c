@@ -1,0 +1,532 @@
+/* The JSON document reader (base/jdoc.h): one pass over the text into a
+ * flat node array and a string arena, containers kept on an explicit,
+ * bounded stack instead of recursion. */
+#include "base/jdoc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/errpos.h"
+#include "mergetrace/buf.h"
+
+struct mt_jdoc {
+    mt_jnode_t *nodes;
+    size_t n, cap;
+    char *arena; /* byte 0 is "" (the empty key) */
+    size_t alen, acap;
+};
+
+typedef struct open_ctr {
+    uint32_t node; /* the container */
+    uint32_t last; /* its last child so far; 0 none */
+} open_ctr_t;
+
+typedef struct parser {
+    const char *s;
+    size_t n, i;
+    const char *path;
+    mt_error_t *err;
+    mt_jdoc_t *d;
+} parser_t;
+
+static mt_status_t fail(parser_t *p, size_t at, mt_status_t code, const char *what)
+{
+    mt_error_set(p->err, code, "%s", what);
+    mt_errpos_in(p->err, p->path, p->s, at);
+    return code;
+}
+
+static void skip_ws(parser_t *p)
+{
+    while (p->i < p->n) {
+        char c = p->s[p->i];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+            return;
+        p->i++;
+    }
+}
+
+static mt_status_t arena_put(parser_t *p, const char *b, size_t n)
+{
+    mt_jdoc_t *d = p->d;
+    if (d->alen + n + 1 > UINT32_MAX / 2)
+        return fail(p, p->i, MT_ERR_LIMIT, "more than 2^31 bytes of strings");
+    if (MT_GROW(d->arena, d->acap, d->alen + n + 1, 4096) != MT_OK)
+        return MT_ERR_NOMEM;
+    memcpy(d->arena + d->alen, b, n);
+    d->alen += n;
+    return MT_OK;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static bool hex4(const parser_t *p, size_t at, uint32_t *v)
+{
+    if (at + 4 > p->n)
+        return false;
+    uint32_t x = 0;
+    for (int k = 0; k < 4; k++) {
+        int h = hexval(p->s[at + (size_t)k]);
+        if (h < 0)
+            return false;
+        x = x * 16 + (uint32_t)h;
+    }
+    *v = x;
+    return true;
+}
+
+/* Length of the valid UTF-8 sequence at s[0..n), 0 when invalid (overlong
+ * forms, surrogates and values above U+10FFFF included). */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    size_t k;
+    uint32_t v, min;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        k = 2, v = c & 0x1f, min = 0x80;
+    else if (c >= 0xe0 && c <= 0xef)
+        k = 3, v = c & 0x0f, min = 0x800;
+    else if (c >= 0xf0 && c <= 0xf4)
+        k = 4, v = c & 0x07, min = 0x10000;
+    else
+        return 0;
+    if (k > n)
+        return 0;
+    for (size_t j = 1; j < k; j++) {
+        if ((s[j] & 0xc0) != 0x80)
+            return 0;
+        v = (v << 6) | (s[j] & 0x3f);
+    }
+    if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+        return 0;
+    return k;
+}
+
+static size_t utf8_put(uint32_t v, char *b)
+{
+    if (v < 0x80) {
+        b[0] = (char)v;
+        return 1;
+    }
+    if (v < 0x800) {
+        b[0] = (char)(0xc0 | (v >> 6));
+        b[1] = (char)(0x80 | (v & 0x3f));
+        return 2;
+    }
+    if (v < 0x10000) {
+        b[0] = (char)(0xe0 | (v >> 12));
+        b[1] = (char)(0x80 | ((v >> 6) & 0x3f));
+        b[2] = (char)(0x80 | (v & 0x3f));
+        return 3;
+    }
+    b[0] = (char)(0xf0 | (v >> 18));
+    b[1] = (char)(0x80 | ((v >> 12) & 0x3f));
+    b[2] = (char)(0x80 | ((v >> 6) & 0x3f));
+    b[3] = (char)(0x80 | (v & 0x3f));
+    return 4;
+}
+
+/* The string starting at the quote p->s[p->i], decoded into the arena:
+ * *off and *len say where. */
+static mt_status_t parse_string(parser_t *p, uint32_t *off, uint32_t *len)
+{
+    size_t start = p->d->alen;
+    p->i++; /* the quote */
+    for (;;) {
+        size_t run = p->i;
+        while (run < p->n) {
+            unsigned char c = (unsigned char)p->s[run];
+            if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80)
+                break;
+            run++;
+        }
+        if (run > p->i) {
+            mt_status_t st = arena_put(p, p->s + p->i, run - p->i);
+            if (st != MT_OK)
+                return st;
+            p->i = run;
+        }
+        if (p->i >= p->n)
+            return fail(p, p->i, MT_ERR_SYNTAX, "the text ends inside a string");
+        unsigned char c = (unsigned char)p->s[p->i];
+        if (c == '"') {
+            p->i++;
+            break;
+        }
+        if (c < 0x20)
+            return fail(p, p->i, MT_ERR_SYNTAX, "a control character in a string (escape it)");
+        if (c >= 0x80) {
+            size_t k = utf8_len((const unsigned char *)p->s + p->i, p->n - p->i);
+            if (k == 0)
+                return fail(p, p->i, MT_ERR_SYNTAX, "invalid UTF-8 in a string");
+            mt_status_t st = arena_put(p, p->s + p->i, k);
+            if (st != MT_OK)
+                return st;
+            p->i += k;
+            continue;
+        }
+        /* a backslash */
+        size_t at = p->i;
+        if (p->i + 1 >= p->n)
+            return fail(p, at, MT_ERR_SYNTAX, "the text ends inside a string");
+        char e = p->s[p->i + 1], out[4];
+        size_t k = 1;
+        p->i += 2;
+        switch (e) {
+        case '"': out[0] = '"'; break;
+        case '\\': out[0] = '\\'; break;
+        case '/': out[0] = '/'; break;
+        case 'b': out[0] = '\b'; break;
+        case 'f': out[0] = '\f'; break;
+        case 'n': out[0] = '\n'; break;
+        case 'r': out[0] = '\r'; break;
+        case 't': out[0] = '\t'; break;
+        case 'u': {
+            uint32_t v, lo;
+            if (!hex4(p, p->i, &v))
+                return fail(p, at, MT_ERR_SYNTAX, "\\u must be followed by 4 hex digits");
+            p->i += 4;
+            if (v >= 0xdc00 && v <= 0xdfff)
+                return fail(p, at, MT_ERR_SYNTAX, "a lone low surrogate in \\u escapes");
+            if (v >= 0xd800 && v <= 0xdbff) {
+                if (p->i + 1 >= p->n || p->s[p->i] != '\\' || p->s[p->i + 1] != 'u' || !hex4(p, p->i + 2, &lo) ||
+                    lo < 0xdc00 || lo > 0xdfff)
+                    return fail(p, at, MT_ERR_SYNTAX, "a high surrogate not followed by a low one in \\u escapes");
+                p->i += 6;
+                v = 0x10000 + ((v - 0xd800) << 10) + (lo - 0xdc00);
+            }
+            k = utf8_put(v, out);
+            break;
+        }
+        default:
+            return fail(p, at, MT_ERR_SYNTAX, "unknown escape in a string");
+        }
+        mt_status_t st = arena_put(p, out, k);
+        if (st != MT_OK)
+            return st;
+    }
+    mt_status_t st = arena_put(p, "", 1); /* the NUL */
+    if (st != MT_OK)
+        return st;
+    *off = (uint32_t)start;
+    *len = (uint32_t)(p->d->alen - start - 1);
+    return MT_OK;
+}
+
+/* A number token per RFC 8259's grammar, converted with strtod. */
+static mt_status_t parse_number(parser_t *p, double *v)
+{
+    size_t a = p->i, i = p->i;
+    const char *s = p->s;
+    if (i < p->n && s[i] == '-')
+        i++;
+    if (i >= p->n || s[i] < '0' || s[i] > '9')
+        return fail(p, a, MT_ERR_SYNTAX, "expected a value");
+    if (s[i] == '0')
+        i++;
+    else
+        while (i < p->n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    if (i < p->n && s[i] == '.') {
+        i++;
+        if (i >= p->n || s[i] < '0' || s[i] > '9')
+            return fail(p, i, MT_ERR_SYNTAX, "expected a digit after the decimal point");
+        while (i < p->n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    if (i < p->n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < p->n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        if (i >= p->n || s[i] < '0' || s[i] > '9')
+            return fail(p, i, MT_ERR_SYNTAX, "expected a digit in the exponent");
+        while (i < p->n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    char buf[64];
+    size_t len = i - a;
+    if (len >= sizeof buf) {
+        char *t = malloc(len + 1);
+        if (!t)
+            return MT_ERR_NOMEM;
+        memcpy(t, s + a, len);
+        t[len] = 0;
+        *v = strtod(t, NULL);
+        free(t);
+    } else {
+        memcpy(buf, s + a, len);
+        buf[len] = 0;
+        *v = strtod(buf, NULL);
+    }
+    p->i = i;
+    return MT_OK;
+}
+
+static mt_status_t new_node(parser_t *p, uint8_t type, uint32_t *idx)
+{
+    mt_jdoc_t *d = p->d;
+    if (d->n >= INT32_MAX)
+        return fail(p, p->i, MT_ERR_LIMIT, "more than 2^31 values");
+    if (MT_GROW(d->nodes, d->cap, d->n + 1, 256) != MT_OK)
+        return MT_ERR_NOMEM;
+    d->nodes[d->n] = (mt_jnode_t){.type = type};
+    *idx = (uint32_t)d->n++;
+    return MT_OK;
+}
+
+static bool word(parser_t *p, const char *w, size_t n)
+{
+    if (p->n - p->i < n || memcmp(p->s + p->i, w, n) != 0)
+        return false;
+    p->i += n;
+    return true;
+}
+
+static mt_status_t parse_all(parser_t *p, int max_depth)
+{
+    open_ctr_t *stack = malloc(sizeof *stack * (size_t)max_depth);
+    if (!stack)
+        return MT_ERR_NOMEM;
+    int depth = 0;
+    mt_status_t st = MT_OK;
+    mt_jdoc_t *d = p->d;
+    uint32_t key = 0, key_len = 0;
+    bool have_key = false;
+    for (;;) {
+        /* expecting a value (inside an object, its key was read) */
+        skip_ws(p);
+        if (p->i >= p->n) {
+            st = fail(p, p->i, MT_ERR_SYNTAX, depth ? "the text ends inside an array or object" : "expected a value");
+            break;
+        }
+        size_t at = p->i;
+        char c = p->s[p->i];
+        uint32_t idx = 0;
+        uint8_t type;
+        switch (c) {
+        case '{': type = MT_J_OBJ; break;
+        case '[': type = MT_J_ARR; break;
+        case '"': type = MT_J_STR; break;
+        case 't': type = MT_J_TRUE; break;
+        case 'f': type = MT_J_FALSE; break;
+        case 'n': type = MT_J_NULL; break;
+        default: type = MT_J_NUM; break;
+        }
+        if ((st = new_node(p, type, &idx)) != MT_OK)
+            break;
+        if (depth > 0) {
+            open_ctr_t *o = &stack[depth - 1];
+            if (o->last)
+                d->nodes[o->last].next = idx;
+            else
+                d->nodes[o->node].child = idx;
+            o->last = idx;
+            d->nodes[o->node].len++;
+            if (have_key) {
+                d->nodes[idx].key = key;
+                d->nodes[idx].key_len = key_len;
+            }
+        }
+        have_key = false;
+        if (type == MT_J_OBJ || type == MT_J_ARR) {
+            if (depth >= max_depth) {
+                st = fail(p, at, MT_ERR_LIMIT, "nested deeper than the limit");
+                break;
+            }
+            stack[depth++] = (open_ctr_t){idx, 0};
+            p->i++;
+            skip_ws(p);
+            if (p->i < p->n && p->s[p->i] == (type == MT_J_OBJ ? '}' : ']')) {
+                p->i++;
+                depth--;
+                goto after_value;
+            }
+            if (type == MT_J_OBJ)
+                goto read_key;
+            continue;
+        }
+        if (type == MT_J_STR) {
+            uint32_t off, len;
+            if ((st = parse_string(p, &off, &len)) != MT_OK)
+                break;
+            d->nodes[idx].str = off;
+            d->nodes[idx].len = len;
+        } else if (type == MT_J_TRUE || type == MT_J_FALSE || type == MT_J_NULL) {
+            bool ok = type == MT_J_TRUE ? word(p, "true", 4) : type == MT_J_FALSE ? word(p, "false", 5)
+                                                                                   : word(p, "null", 4);
+            if (!ok) {
+                st = fail(p, at, MT_ERR_SYNTAX, "expected a value");
+                break;
+            }
+        } else {
+            double v;
+            if ((st = parse_number(p, &v)) != MT_OK)
+                break;
+            d->nodes[idx].num = v;
+        }
+    after_value:
+        /* a value ended: close containers or go on to the next member */
+        for (;;) {
+            skip_ws(p);
+            if (depth == 0)
+                goto done;
+            uint8_t t = d->nodes[stack[depth - 1].node].type;
+            if (p->i >= p->n) {
+                st = fail(p, p->i, MT_ERR_SYNTAX, "the text ends inside an array or object");
+                goto done;
+            }
+            char e = p->s[p->i];
+            if (e == (t == MT_J_OBJ ? '}' : ']')) {
+                p->i++;
+                depth--;
+                continue;
+            }
+            if (e != ',') {
+                st = fail(p, p->i, MT_ERR_SYNTAX, t == MT_J_OBJ ? "expected ',' or '}'" : "expected ',' or ']'");
+                goto done;
+            }
+            p->i++;
+            if (t == MT_J_OBJ)
+                goto read_key;
+            break;
+        }
+        continue;
+    read_key:
+        skip_ws(p);
+        if (p->i >= p->n || p->s[p->i] != '"') {
+            st = fail(p, p->i, MT_ERR_SYNTAX, "expected a member name in double quotes");
+            break;
+        }
+        if ((st = parse_string(p, &key, &key_len)) != MT_OK)
+            break;
+        skip_ws(p);
+        if (p->i >= p->n || p->s[p->i] != ':') {
+            st = fail(p, p->i, MT_ERR_SYNTAX, "expected ':' after a member name");
+            break;
+        }
+        p->i++;
+        have_key = true;
+    }
+done:
+    free(stack);
+    if (st == MT_OK && p->i < p->n)
+        st = fail(p, p->i, MT_ERR_SYNTAX, "unexpected text after the value");
+    return st;
+}
+
+mt_status_t mt_jdoc_parse(const char *text, size_t len, int max_depth, const char *path, mt_jdoc_t **out,
+                          mt_error_t *err)
+{
+    *out = NULL;
+    if (max_depth < 1)
+        max_depth = 1;
+    mt_jdoc_t *d = calloc(1, sizeof *d);
+    if (!d)
+        return mt_error_set(err, MT_ERR_NOMEM, "reading JSON");
+    parser_t p = {text, len, 0, path, err, d};
+    mt_status_t st = arena_put(&p, "", 1); /* offset 0: "" */
+    if (st == MT_OK)
+        st = parse_all(&p, max_depth);
+    if (st != MT_OK) {
+        if (st == MT_ERR_NOMEM)
+            mt_error_set(err, MT_ERR_NOMEM, "reading JSON");
+        mt_jdoc_free(d);
+        return st;
+    }
+    *out = d;
+    return MT_OK;
+}
+
+void mt_jdoc_free(mt_jdoc_t *d)
+{
+    if (!d)
+        return;
+    free(d->nodes);
+    free(d->arena);
+    free(d);
+}
+
+const mt_jnode_t *mt_jdoc_node(const mt_jdoc_t *d, uint32_t i)
+{
+    return &d->nodes[i];
+}
+
+mt_jtype_t mt_jdoc_type(const mt_jdoc_t *d, uint32_t i)
+{
+    return i < d->n ? (mt_jtype_t)d->nodes[i].type : MT_J_NULL;
+}
+
+uint32_t mt_jdoc_get(const mt_jdoc_t *d, uint32_t obj, const char *key)
+{
+    if (obj >= d->n || d->nodes[obj].type != MT_J_OBJ)
+        return 0;
+    size_t kl = strlen(key);
+    for (uint32_t c = d->nodes[obj].child; c; c = d->nodes[c].next)
+        if (d->nodes[c].key_len == kl && memcmp(d->arena + d->nodes[c].key, key, kl) == 0)
+            return c;
+    return 0;
+}
+
+uint32_t mt_jdoc_path(const mt_jdoc_t *d, uint32_t from, const char *dotted)
+{
+    uint32_t cur = from;
+    char part[128];
+    while (*dotted) {
+        const char *dot = strchr(dotted, '.');
+        size_t n = dot ? (size_t)(dot - dotted) : strlen(dotted);
+        if (n >= sizeof part)
+            return 0;
+        memcpy(part, dotted, n);
+        part[n] = 0;
+        cur = mt_jdoc_get(d, cur, part);
+        if (!cur)
+            return 0;
+        dotted += n + (dot ? 1 : 0);
+    }
+    return cur;
+}
+
+bool mt_jdoc_num(const mt_jdoc_t *d, uint32_t i, double *v)
+{
+    if (i >= d->n || d->nodes[i].type != MT_J_NUM)
+        return false;
+    *v = d->nodes[i].num;
+    return true;
+}
+
+const char *mt_jdoc_str(const mt_jdoc_t *d, uint32_t i, size_t *len)
+{
+    if (i >= d->n || d->nodes[i].type != MT_J_STR)
+        return NULL;
+    if (len)
+        *len = d->nodes[i].len;
+    return d->arena + d->nodes[i].str;
+}
+
+const char *mt_jdoc_key(const mt_jdoc_t *d, uint32_t i)
+{
+    return i < d->n ? d->arena + d->nodes[i].key : "";
+}
+
+uint32_t mt_jdoc_first(const mt_jdoc_t *d, uint32_t i)
+{
+    if (i >= d->n || (d->nodes[i].type != MT_J_ARR && d->nodes[i].type != MT_J_OBJ))
+        return 0;
+    return d->nodes[i].child;
+}
+
+uint32_t mt_jdoc_next(const mt_jdoc_t *d, uint32_t i)
+{
+    return i < d->n ? d->nodes[i].next : 0;
+}

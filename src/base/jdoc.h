@@ -1,0 +1,91 @@
+/* A small validating JSON document reader (RFC 8259) for JSON that is ours
+ * but arrives as user input: a saved report.json read back as a baseline.
+ * The whole text becomes one flat array of nodes; no recursion (nesting is
+ * kept on an explicit stack, bounded by a depth limit), errors are one line
+ * with the byte offset and line:col (base/errpos.h). The Kineto loader
+ * (trace/loader.c) is the fast, specialised reader for traces; this one is
+ * for small documents that are walked by key. */
+#ifndef MT_BASE_JDOC_H
+#define MT_BASE_JDOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mergetrace/status.h"
+
+typedef enum mt_jtype {
+    MT_J_NULL = 0,
+    MT_J_FALSE,
+    MT_J_TRUE,
+    MT_J_NUM,
+    MT_J_STR,
+    MT_J_ARR,
+    MT_J_OBJ
+} mt_jtype_t;
+
+/* One value. Node 0 is the document's root. Indices refer to the
+ * document's node array; 0 as `next` or `child` means none (the root is
+ * nobody's child or sibling). */
+typedef struct mt_jnode {
+    uint8_t type;   /* mt_jtype_t */
+    uint32_t key;   /* member of an object: its name in the string arena; else 0 */
+    uint32_t key_len;
+    uint32_t str;   /* MT_J_STR: decoded bytes in the arena (NUL after them) */
+    uint32_t len;   /* MT_J_STR: bytes; MT_J_ARR/OBJ: children */
+    uint32_t child; /* MT_J_ARR/OBJ: first child */
+    uint32_t next;  /* the next sibling */
+    double num;     /* MT_J_NUM */
+} mt_jnode_t;
+
+/* An opaque parsed document. */
+typedef struct mt_jdoc mt_jdoc_t;
+
+/* Parse text[0..len) (need not be NUL-terminated; copied from, not kept).
+ * max_depth bounds the nesting of arrays and objects (at least 1). path
+ * names the input in errors (may be NULL). Returns MT_OK with *out (free
+ * with mt_jdoc_free), or MT_ERR_SYNTAX (not JSON: err says what was
+ * expected at which byte and line:col), MT_ERR_LIMIT (nested deeper than
+ * max_depth, or more than 2^31 nodes or bytes of strings), MT_ERR_NOMEM.
+ * Strings are decoded (escapes, surrogate pairs into UTF-8); invalid UTF-8
+ * and lone surrogates are errors; a NUL escape (\u0000) is kept. Numbers
+ * are doubles (strtod on the validated token). Duplicate keys are kept;
+ * lookups find the first. */
+mt_status_t mt_jdoc_parse(const char *text, size_t len, int max_depth, const char *path, mt_jdoc_t **out,
+                          mt_error_t *err);
+
+/* Free a document. NULL does nothing. */
+void mt_jdoc_free(mt_jdoc_t *d);
+
+/* The node at index i (0 = the root), valid until mt_jdoc_free. i must be a
+ * node of d. */
+const mt_jnode_t *mt_jdoc_node(const mt_jdoc_t *d, uint32_t i);
+
+/* Member `key` of object node obj; 0 when obj is not an object or has no
+ * such key. */
+uint32_t mt_jdoc_get(const mt_jdoc_t *d, uint32_t obj, const char *key);
+
+/* Follow a dotted path of member names ("pipeline.period_us.p50") from
+ * node from; 0 when a step is missing. */
+uint32_t mt_jdoc_path(const mt_jdoc_t *d, uint32_t from, const char *dotted);
+
+/* Type of node i, or MT_J_NULL for i = 0 when 0 was returned as "missing"
+ * (callers test the index first when the root matters). */
+mt_jtype_t mt_jdoc_type(const mt_jdoc_t *d, uint32_t i);
+
+/* The number at node i into *v: true when it is a number. */
+bool mt_jdoc_num(const mt_jdoc_t *d, uint32_t i, double *v);
+
+/* The string at node i (NUL-terminated, borrowed from d) and its length in
+ * *len (may be NULL); NULL when i is not a string. */
+const char *mt_jdoc_str(const mt_jdoc_t *d, uint32_t i, size_t *len);
+
+/* The member name of node i (NUL-terminated, borrowed); "" when none. */
+const char *mt_jdoc_key(const mt_jdoc_t *d, uint32_t i);
+
+/* First child of an array/object node and the next sibling: 0 at the end.
+ * for (uint32_t c = mt_jdoc_first(d, a); c; c = mt_jdoc_next(d, c)) ... */
+uint32_t mt_jdoc_first(const mt_jdoc_t *d, uint32_t i);
+uint32_t mt_jdoc_next(const mt_jdoc_t *d, uint32_t i);
+
+#endif

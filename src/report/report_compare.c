@@ -1,0 +1,271 @@
+/* compare.json (schema "mergetrace.compare/1"), the terminal section and
+ * the report.html section of a comparison of two runs
+ * (include/mergetrace/compare.h; the comparison itself: compare.c). */
+#include <math.h>
+#include <string.h>
+
+#include "base/text.h"
+#include "mergetrace/compare.h"
+
+#define CMP_TOP 10 /* movers listed per kind */
+
+/* A number or null (NAN, infinities). */
+static void num(mt_out_t *o, double v)
+{
+    if (isfinite(v))
+        mt_out_printf(o, "%.6g", v);
+    else
+        mt_out_puts(o, "null");
+}
+
+static void key_num(mt_out_t *o, const char *key, double v)
+{
+    mt_out_printf(o, ", \"%s\": ", key);
+    num(o, v);
+}
+
+static double rel(double a, double b)
+{
+    return a != 0 ? (b - a) / fabs(a) : NAN;
+}
+
+static void list_json(mt_out_t *o, const char *key, const mt_cmp_list_t *l, bool bw)
+{
+    mt_out_printf(o, ",\n \"%s\": {\"new\": %zu, \"vanished\": %zu, \"entries\": %zu, \"top\": [", key, l->n_new,
+                  l->n_vanished, l->n);
+    size_t shown = 0;
+    for (size_t i = 0; i < l->n && shown < CMP_TOP; i++, shown++) {
+        const mt_cmp_item_t *it = &l->v[i];
+        mt_out_puts(o, shown ? ",\n  {\"name\": " : "\n  {\"name\": ");
+        mt_out_str(o, it->name, 4096);
+        mt_out_printf(o, ", \"status\": \"%s\"", it->in_a && it->in_b ? "both" : it->in_b ? "new" : "vanished");
+        key_num(o, "a_us", it->in_a ? it->a : NAN);
+        key_num(o, "b_us", it->in_b ? it->b : NAN);
+        key_num(o, "delta_us", it->b - it->a);
+        key_num(o, "rel", it->in_a && it->in_b ? rel(it->a, it->b) : NAN);
+        key_num(o, "count_a", it->count_a);
+        key_num(o, "count_b", it->count_b);
+        if (bw) {
+            key_num(o, "busbw_a_gbps", it->bw_a);
+            key_num(o, "busbw_b_gbps", it->bw_b);
+        }
+        mt_out_puts(o, "}");
+    }
+    mt_out_puts(o, shown ? "\n ]}" : "]}");
+}
+
+mt_status_t mt_compare_json(const mt_compare_t *c, mt_write_fn w, void *ctx)
+{
+    mt_out_t o = {w, ctx, MT_OK};
+    mt_out_puts(&o, "{\"schema\": \"mergetrace.compare/1\",\n \"baseline\": ");
+    mt_out_str(&o, c->baseline, 4096);
+    mt_out_printf(&o, ",\n \"method\": {\"test\": \"two-sided Mann-Whitney U\", \"alpha\": %.6g, \"min_effect\": %.6g},",
+                  c->alpha, c->min_effect);
+    mt_out_printf(&o, "\n \"world_size\": {\"a\": %lld, \"b\": %lld}, \"samples\": {\"a\": %lld, \"b\": %lld},",
+                  (long long)c->world_a, (long long)c->world_b, (long long)c->steps_a, (long long)c->steps_b);
+    mt_out_printf(&o, "\n \"pipeline\": {\"a\": %s, \"b\": %s},\n \"notes\": [", c->pipe_a ? "true" : "false",
+                  c->pipe_b ? "true" : "false");
+    for (size_t i = 0; i < c->n_notes; i++) {
+        mt_out_puts(&o, i ? ", " : "");
+        mt_out_str(&o, c->notes[i], 4096);
+    }
+    mt_out_puts(&o, "],\n \"metrics\": [");
+    for (int i = 0; i < MT_CMP_METRIC_COUNT_; i++) {
+        const mt_cmp_metric_t *m = &c->m[i];
+        mt_out_printf(&o, "%s\n  {\"name\": \"%s\"", i ? "," : "", mt_cmp_metric_str((mt_cmp_id_t)i));
+        key_num(&o, "a", m->has_a ? m->a : NAN);
+        key_num(&o, "b", m->has_b ? m->b : NAN);
+        key_num(&o, "delta", m->delta);
+        key_num(&o, "rel", m->rel);
+        mt_out_printf(&o, ", \"verdict\": \"%s\", \"samples\": \"%s\", \"n_a\": %zu, \"n_b\": %zu",
+                      mt_cmp_verdict_str(m->verdict), m->samples ? m->samples : "", m->na, m->nb);
+        if (m->verdict != MT_CMP_NA) {
+            key_num(&o, "median_a", m->med_a);
+            key_num(&o, "median_b", m->med_b);
+            key_num(&o, "p", m->p);
+            mt_out_printf(&o, ", \"batched\": %s", m->batched ? "true" : "false");
+        } else {
+            mt_out_puts(&o, ", \"why\": ");
+            mt_out_str(&o, m->why ? m->why : "", 200);
+        }
+        mt_out_puts(&o, "}");
+    }
+    mt_out_puts(&o, "\n ],\n \"explained\": {\"unit\": \"us per step, mean over ranks\"");
+    key_num(&o, "a", c->total_a);
+    key_num(&o, "b", c->total_b);
+    key_num(&o, "delta", c->total_b - c->total_a);
+    mt_out_puts(&o, ", \"parts\": [");
+    for (int k = 0; k < MT_CMP_PART_COUNT_; k++) {
+        mt_out_printf(&o, "%s{\"name\": \"%s\"", k ? ", " : "", mt_cmp_part_str(k));
+        key_num(&o, "a", c->part_a[k]);
+        key_num(&o, "b", c->part_b[k]);
+        key_num(&o, "delta", c->part_b[k] - c->part_a[k]);
+        mt_out_puts(&o, "}");
+    }
+    mt_out_printf(&o, "]},\n \"rank_most_changed\": ");
+    if (c->rank_most >= 0)
+        mt_out_printf(&o, "%d", (int)c->rank_most);
+    else
+        mt_out_puts(&o, "null");
+    mt_out_puts(&o, ", \"rank_most_changed_compute\": ");
+    if (c->rank_most_compute >= 0)
+        mt_out_printf(&o, "%d", (int)c->rank_most_compute);
+    else
+        mt_out_puts(&o, "null");
+    mt_out_puts(&o, ",\n \"ranks\": [");
+    for (size_t i = 0; i < c->n_ranks; i++) {
+        const mt_cmp_rank_t *r = &c->ranks[i];
+        mt_out_printf(&o, "%s\n  {\"rank\": %d, \"in\": \"%s\"", i ? "," : "", (int)r->rank,
+                      r->in_a && r->in_b ? "both" : r->in_a ? "baseline" : "this run");
+        key_num(&o, "step_a_us", r->in_a ? r->step_a : NAN);
+        key_num(&o, "step_b_us", r->in_b ? r->step_b : NAN);
+        key_num(&o, "delta_us", r->in_a && r->in_b ? r->step_b - r->step_a : NAN);
+        for (int k = 0; k < MT_CMP_PART_COUNT_; k++) {
+            char kk[48];
+            snprintf(kk, sizeof kk, "%s_delta_us", mt_cmp_part_str(k));
+            key_num(&o, kk, r->in_a && r->in_b ? r->part_b[k] - r->part_a[k] : NAN);
+        }
+        mt_out_puts(&o, "}");
+    }
+    mt_out_puts(&o, c->n_ranks ? "\n ]" : "]");
+    list_json(&o, "kernels", &c->kernels, false);
+    list_json(&o, "collectives", &c->collectives, true);
+    list_json(&o, "annotations", &c->annotations, false);
+    mt_out_puts(&o, "\n}\n");
+    return o.st;
+}
+
+static void fmt_val(char *b, size_t cap, double v, bool has)
+{
+    if (!has || !isfinite(v))
+        snprintf(b, cap, "-");
+    else
+        snprintf(b, cap, "%.4g", v);
+}
+
+mt_status_t mt_compare_text(const mt_compare_t *c, mt_write_fn w, void *ctx)
+{
+    mt_out_t o = {w, ctx, MT_OK};
+    mt_out_printf(&o, "compared with %s (Mann-Whitney U, alpha %.3g, min effect %.3g %%):\n", c->baseline, c->alpha,
+                  c->min_effect * 100);
+    for (size_t i = 0; i < c->n_notes; i++)
+        mt_out_printf(&o, "  note: %s\n", c->notes[i]);
+    mt_out_printf(&o, "  %-20s %12s %12s %12s %8s  %s\n", "metric", "baseline", "this run", "delta", "rel", "verdict");
+    for (int i = 0; i < MT_CMP_METRIC_COUNT_; i++) {
+        const mt_cmp_metric_t *m = &c->m[i];
+        if (!m->has_a && !m->has_b)
+            continue;
+        char a[32], b[32], d[32], r[32];
+        fmt_val(a, sizeof a, m->a, m->has_a);
+        fmt_val(b, sizeof b, m->b, m->has_b);
+        fmt_val(d, sizeof d, m->delta, true);
+        if (isfinite(m->rel))
+            snprintf(r, sizeof r, "%+.1f%%", m->rel * 100);
+        else
+            snprintf(r, sizeof r, "-");
+        mt_out_printf(&o, "  %-20s %12s %12s %12s %8s  %s\n", mt_cmp_metric_str((mt_cmp_id_t)i), a, b, d, r,
+                      mt_cmp_verdict_str(m->verdict));
+    }
+    if (c->n_ranks) {
+        mt_out_printf(&o, "  per-step GPU time %.4g -> %.4g us (%+.4g):", c->total_a, c->total_b, c->total_b - c->total_a);
+        for (int k = 0; k < MT_CMP_PART_COUNT_; k++)
+            mt_out_printf(&o, " %s %+.4g", mt_cmp_part_str(k), c->part_b[k] - c->part_a[k]);
+        mt_out_puts(&o, "\n");
+        if (c->rank_most >= 0)
+            mt_out_printf(&o, "  rank that changed most: %d (per-step time), %d (its own compute)\n", (int)c->rank_most,
+                          (int)c->rank_most_compute);
+    }
+    const struct {
+        const char *what;
+        const mt_cmp_list_t *l;
+    } lists[] = {{"kernel", &c->kernels}, {"collective", &c->collectives}, {"annotation", &c->annotations}};
+    for (size_t j = 0; j < 3; j++) {
+        const mt_cmp_list_t *l = lists[j].l;
+        for (size_t i = 0; i < l->n && i < 3; i++) {
+            const mt_cmp_item_t *it = &l->v[i];
+            if (it->a == it->b && it->in_a && it->in_b)
+                break;
+            char nm[61];
+            snprintf(nm, sizeof nm, "%s", it->name);
+            mt_out_printf(&o, "  %-10s %-60s %+.4g us%s\n", lists[j].what, nm, it->b - it->a,
+                          it->in_a && it->in_b ? "" : it->in_b ? " (new)" : " (vanished)");
+        }
+    }
+    return o.st;
+}
+
+static void h_val(mt_out_t *h, double v, bool has)
+{
+    char b[32];
+    fmt_val(b, sizeof b, v, has);
+    mt_out_puts(h, b);
+}
+
+mt_status_t mt_compare_html(const mt_compare_t *c, mt_write_fn w, void *ctx)
+{
+    mt_out_t o = {w, ctx, MT_OK};
+    mt_out_t *h = &o;
+    mt_out_puts(h, "<section id=\"compare\"><h2>Compared with the baseline</h2>\n<p>Baseline: <code>");
+    mt_out_html(h, c->baseline, strlen(c->baseline));
+    mt_out_printf(h, "</code>. Verdicts: two-sided Mann-Whitney U on the samples of both runs, alpha %.3g, "
+                     "smallest change of the medians %.3g %%.</p>\n",
+                  c->alpha, c->min_effect * 100);
+    for (size_t i = 0; i < c->n_notes; i++) {
+        mt_out_puts(h, "<p class=\"note\">");
+        mt_out_html(h, c->notes[i], strlen(c->notes[i]));
+        mt_out_puts(h, "</p>\n");
+    }
+    mt_out_puts(h, "<table><thead><tr><th>metric</th><th>baseline</th><th>this run</th><th>delta</th><th>rel</th>"
+                   "<th>verdict</th><th>samples</th><th>p</th></tr></thead><tbody>\n");
+    for (int i = 0; i < MT_CMP_METRIC_COUNT_; i++) {
+        const mt_cmp_metric_t *m = &c->m[i];
+        mt_out_printf(h, "<tr><td>%s</td><td>", mt_cmp_metric_str((mt_cmp_id_t)i));
+        h_val(h, m->a, m->has_a);
+        mt_out_puts(h, "</td><td>");
+        h_val(h, m->b, m->has_b);
+        mt_out_puts(h, "</td><td>");
+        h_val(h, m->delta, true);
+        mt_out_puts(h, "</td><td>");
+        if (isfinite(m->rel))
+            mt_out_printf(h, "%+.1f %%", m->rel * 100);
+        else
+            mt_out_puts(h, "-");
+        mt_out_printf(h, "</td><td>%s</td><td>%zu / %zu %s</td><td>", mt_cmp_verdict_str(m->verdict), m->na, m->nb,
+                      m->samples ? m->samples : "");
+        if (m->verdict != MT_CMP_NA)
+            mt_out_printf(h, "%.3g", m->p);
+        else
+            mt_out_puts(h, "-");
+        mt_out_puts(h, "</td></tr>\n");
+    }
+    mt_out_puts(h, "</tbody></table>\n<h3>Per-step GPU time explained (us per step, mean over ranks)</h3>\n"
+                   "<table><thead><tr><th>part</th><th>baseline</th><th>this run</th><th>delta</th></tr></thead><tbody>\n");
+    for (int k = 0; k < MT_CMP_PART_COUNT_; k++)
+        mt_out_printf(h, "<tr><td>%s</td><td>%.4g</td><td>%.4g</td><td>%+.4g</td></tr>\n", mt_cmp_part_str(k),
+                      c->part_a[k], c->part_b[k], c->part_b[k] - c->part_a[k]);
+    mt_out_printf(h, "<tr><td>total</td><td>%.4g</td><td>%.4g</td><td>%+.4g</td></tr>\n</tbody></table>\n",
+                  c->total_a, c->total_b, c->total_b - c->total_a);
+    const struct {
+        const char *what;
+        const mt_cmp_list_t *l;
+    } lists[] = {{"Kernels", &c->kernels}, {"Collectives", &c->collectives}, {"Annotations (GPU time)", &c->annotations}};
+    for (size_t j = 0; j < 3; j++) {
+        const mt_cmp_list_t *l = lists[j].l;
+        mt_out_printf(h, "<h3>%s: top movers (%zu new, %zu vanished)</h3>\n<table><thead><tr><th>name</th>"
+                         "<th>baseline us</th><th>this run us</th><th>delta us</th></tr></thead><tbody>\n",
+                      lists[j].what, l->n_new, l->n_vanished);
+        for (size_t i = 0; i < l->n && i < CMP_TOP; i++) {
+            const mt_cmp_item_t *it = &l->v[i];
+            mt_out_puts(h, "<tr><td>");
+            mt_out_html(h, it->name, strlen(it->name));
+            mt_out_puts(h, "</td><td>");
+            h_val(h, it->a, it->in_a);
+            mt_out_puts(h, "</td><td>");
+            h_val(h, it->b, it->in_b);
+            mt_out_printf(h, "</td><td>%+.4g</td></tr>\n", it->b - it->a);
+        }
+        mt_out_puts(h, "</tbody></table>\n");
+    }
+    mt_out_puts(h, "</section>\n");
+    return o.st;
+}

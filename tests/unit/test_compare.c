@@ -1,0 +1,295 @@
+/* The run comparison's parts: the JSON document reader (base/jdoc.c), the
+ * Mann-Whitney U test (base/ranktest.c) against values worked out by hand
+ * and the published table, relative gates, kernel-name normalisation, and
+ * mt_compare_reports on small hand-made reports. */
+#define _POSIX_C_SOURCE 200809L /* strdup */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/jdoc.h"
+#include "base/ranktest.h"
+#include "mergetrace/compare.h"
+#include "mergetrace/gates.h"
+
+static mt_status_t parse(const char *s, mt_jdoc_t **d, mt_error_t *err)
+{
+    mt_error_clear(err);
+    return mt_jdoc_parse(s, strlen(s), 8, "b.json", d, err);
+}
+
+static void test_jdoc_values(void **state)
+{
+    (void)state;
+    mt_jdoc_t *d;
+    mt_error_t err;
+    const char *s = "{\"a\": [1, -2.5e2, true, false, null], \"s\": \"x\\u00e9\\ud83d\\ude00\\n\", \"o\": {\"k\": {}},"
+                    " \"a\": 7, \"e\": []}";
+    assert_int_equal(parse(s, &d, &err), MT_OK);
+    assert_int_equal(mt_jdoc_type(d, 0), MT_J_OBJ);
+    uint32_t a = mt_jdoc_get(d, 0, "a");
+    assert_int_equal(mt_jdoc_type(d, a), MT_J_ARR); /* the first of two "a" */
+    assert_int_equal(mt_jdoc_node(d, a)->len, 5);
+    double v;
+    uint32_t c = mt_jdoc_first(d, a);
+    assert_true(mt_jdoc_num(d, c, &v));
+    assert_true(v == 1);
+    c = mt_jdoc_next(d, c);
+    assert_true(mt_jdoc_num(d, c, &v));
+    assert_true(v == -250);
+    c = mt_jdoc_next(d, c);
+    assert_int_equal(mt_jdoc_type(d, c), MT_J_TRUE);
+    c = mt_jdoc_next(d, mt_jdoc_next(d, c));
+    assert_int_equal(mt_jdoc_type(d, c), MT_J_NULL);
+    assert_int_equal(mt_jdoc_next(d, c), 0);
+    size_t len;
+    const char *str = mt_jdoc_str(d, mt_jdoc_get(d, 0, "s"), &len);
+    assert_int_equal(len, 1 + 2 + 4 + 1); /* x, U+00E9, U+1F600, \n */
+    assert_memory_equal(str, "x\xc3\xa9\xf0\x9f\x98\x80\n", len);
+    assert_int_equal(mt_jdoc_type(d, mt_jdoc_path(d, 0, "o.k")), MT_J_OBJ);
+    assert_int_equal(mt_jdoc_path(d, 0, "o.k.none"), 0);
+    assert_int_equal(mt_jdoc_first(d, mt_jdoc_get(d, 0, "e")), 0);
+    assert_string_equal(mt_jdoc_key(d, mt_jdoc_get(d, 0, "e")), "e");
+    mt_jdoc_free(d);
+    mt_jdoc_free(NULL);
+}
+
+static void test_jdoc_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        mt_status_t st;
+        int64_t line, col;
+    } cases[] = {
+        {"{\"a\": 1,\n \"b\": }", MT_ERR_SYNTAX, 2, 7},  /* expected a value at '}' */
+        {"[1, 2", MT_ERR_SYNTAX, 1, 6},                 /* ends inside */
+        {"[1,]", MT_ERR_SYNTAX, 1, 4},
+        {"{\"a\" 1}", MT_ERR_SYNTAX, 1, 6},
+        {"01", MT_ERR_SYNTAX, 1, 2},                    /* text after the value 0 */
+        {"1.", MT_ERR_SYNTAX, 1, 3},
+        {"\"a\tb\"", MT_ERR_SYNTAX, 1, 3},
+        {"\"\\ud800\"", MT_ERR_SYNTAX, 1, 2},
+        {"\"\xc0\xaf\"", MT_ERR_SYNTAX, 1, 2},          /* overlong UTF-8 */
+        {"tru", MT_ERR_SYNTAX, 1, 1},
+        {"", MT_ERR_SYNTAX, 1, 1},
+        {"[[[[[[[[[1]]]]]]]]]", MT_ERR_LIMIT, 1, 9},    /* depth 9 > 8 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        mt_jdoc_t *d = (mt_jdoc_t *)1;
+        mt_error_t err;
+        assert_int_equal(parse(cases[i].text, &d, &err), cases[i].st);
+        assert_null(d);
+        assert_int_equal(err.line, cases[i].line);
+        assert_int_equal(err.col, cases[i].col);
+        assert_string_equal(err.path, "b.json");
+        assert_true(err.msg[0]);
+    }
+    /* a depth of 8 is fine */
+    mt_jdoc_t *d;
+    mt_error_t err;
+    assert_int_equal(parse("[[[[[[[[1]]]]]]]]", &d, &err), MT_OK);
+    mt_jdoc_free(d);
+    /* deep nesting far beyond any stack: an error, not a crash */
+    size_t n = 1000000;
+    char *deep = malloc(n + 1);
+    assert_non_null(deep);
+    memset(deep, '[', n);
+    deep[n] = 0;
+    assert_int_equal(mt_jdoc_parse(deep, n, 64, NULL, &d, &err), MT_ERR_LIMIT);
+    free(deep);
+}
+
+static void test_mwu_exact(void **state)
+{
+    (void)state;
+    /* m = n = 5: C(10, 5) = 252 orderings; P(U <= 0) = 1/252,
+     * P(U <= 2) = (1 + 1 + 2)/252, P(U <= 3) = 7/252. The published
+     * two-sided 0.05 critical value for 5 and 5 is U = 2. */
+    double a[] = {1, 2, 3, 4, 5}, b[] = {6, 7, 8, 9, 10};
+    mt_mwu_t t;
+    assert_true(mt_mwu_test(a, 5, b, 5, &t));
+    assert_true(t.exact);
+    assert_true(t.u == 0);
+    assert_true(fabs(t.p - 2.0 / 252) < 1e-12);
+    double a2[] = {1, 2, 3, 4, 7}, b2[] = {5, 6, 8, 9, 10};
+    assert_true(mt_mwu_test(a2, 5, b2, 5, &t));
+    assert_true(t.u == 2);
+    assert_true(fabs(t.p - 8.0 / 252) < 1e-12);
+    assert_true(t.p < 0.05);
+    double a3[] = {1, 2, 3, 5, 7}, b3[] = {4, 6, 8, 9, 10};
+    assert_true(mt_mwu_test(a3, 5, b3, 5, &t));
+    assert_true(t.u == 3);
+    assert_true(fabs(t.p - 14.0 / 252) < 1e-12);
+    assert_true(t.p > 0.05);
+    /* symmetric: swapping the samples gives U' = mn - U and the same p */
+    assert_true(mt_mwu_test(b2, 5, a2, 5, &t));
+    assert_true(t.u == 23);
+    assert_true(fabs(t.p - 8.0 / 252) < 1e-12);
+    /* empty: p = 1 */
+    assert_true(mt_mwu_test(a, 0, b, 5, &t));
+    assert_true(t.p == 1);
+}
+
+static void test_mwu_normal(void **state)
+{
+    (void)state;
+    /* Ties: a = {1, 2, 2}, b = {2, 3, 3}. Mid-ranks 1 | 3 3 3 | 5.5 5.5,
+     * R_a = 7, U = 7 - 6 = 1, mean 4.5; tie groups 1, 3, 2: sum t^3 - t =
+     * 30; var = 9/12 (7 - 30/30) = 4.5; z = (3.5 - 0.5)/sqrt(4.5) =
+     * sqrt(2); p = erfc(1) = 0.157299... */
+    double a[] = {1, 2, 2}, b[] = {2, 3, 3};
+    mt_mwu_t t;
+    assert_true(mt_mwu_test(a, 3, b, 3, &t));
+    assert_false(t.exact);
+    assert_true(t.u == 1);
+    assert_true(fabs(t.z + sqrt(2.0)) < 1e-12);
+    assert_true(fabs(t.p - 0.1572992070502851) < 1e-12);
+    /* every value equal: no evidence */
+    double c[] = {4, 4, 4};
+    assert_true(mt_mwu_test(c, 3, c, 3, &t));
+    assert_true(t.p == 1);
+}
+
+static void test_gate_relative(void **state)
+{
+    (void)state;
+    mt_gate_t g;
+    mt_error_t err;
+    assert_int_equal(mt_gate_parse("period_p99_us<=1.05*baseline", &g, &err), MT_OK);
+    assert_true(g.relative && g.mul == 1.05 && g.add == 0);
+    assert_int_equal(mt_gate_parse("overlap >= baseline-0.05", &g, &err), MT_OK);
+    assert_true(g.relative && g.mul == 1 && g.add == -0.05);
+    assert_int_equal(mt_gate_parse("step_p50_us<=baseline", &g, &err), MT_OK);
+    assert_true(g.relative && g.metric == MT_GATE_STEP_P50_US);
+    assert_int_equal(mt_gate_parse("idle_pct<=0.9*baseline+2", &g, &err), MT_OK);
+    assert_true(g.relative && g.mul == 0.9 && g.add == 2);
+    assert_int_equal(mt_gate_parse("idle_pct<=5", &g, &err), MT_OK);
+    assert_true(!g.relative && g.threshold == 5);
+    assert_int_equal(mt_gate_parse("idle_pct<=baseline*", &g, &err), MT_ERR_USAGE);
+    assert_int_equal(mt_gate_parse("idle_pct<=2*base", &g, &err), MT_ERR_USAGE);
+    assert_int_equal(mt_gate_parse("idle_pct<=baseline--1", &g, &err), MT_ERR_USAGE);
+    assert_int_equal(mt_gate_parse("idle_pct<=baseline x", &g, &err), MT_ERR_USAGE);
+}
+
+static void test_kernel_names(void **state)
+{
+    (void)state;
+    char b[256];
+    mt_cmp_kernel_name("void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::"
+                       "gelu_functor<c10::BFloat16>, std::array<char*, 2ul> >(int, at::native::(anon",
+                       b, sizeof b);
+    assert_string_equal(b, "at::native::vectorized_elementwise_kernel");
+    mt_cmp_kernel_name("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anony", b,
+                       sizeof b);
+    assert_string_equal(b, "at::native::(anonymous namespace)::multi_tensor_apply_kernel");
+    mt_cmp_kernel_name("kernel_0x7f3a12b0(float*)", b, sizeof b);
+    assert_string_equal(b, "kernel_0x?");
+    mt_cmp_kernel_name("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_cublas", b, sizeof b);
+    assert_string_equal(b, "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_cublas");
+}
+
+/* A report with per-step times (as issue 20's "steps" section will give
+ * them), one rank's temporal breakdown and one kernel. */
+static char *report(const double *steps, size_t n, double compute, double kernel_us)
+{
+    static char buf[8192];
+    int o = snprintf(buf, sizeof buf,
+                     "{\"schema\": \"mergetrace.report/1\", \"world_size\": 1, \"ranks\": {\"loaded\": [0]},"
+                     " \"steps\": {\"per_step\": [");
+    for (size_t i = 0; i < n; i++)
+        o += snprintf(buf + o, sizeof buf - (size_t)o, "%s{\"step\": %zu, \"used\": true, \"time_us\": %.3f}",
+                      i ? ", " : "", i, steps[i]);
+    snprintf(buf + o, sizeof buf - (size_t)o,
+             "]}, \"temporal\": [{\"rank\": 0, \"span_us\": %.3f, \"compute_us\": %.3f, \"comm_us\": 100,"
+             " \"memory_us\": 10, \"idle_us\": 40, \"comm_pct\": 1, \"idle_pct\": 1}],"
+             " \"projection\": [{\"rank\": 0, \"name\": \"ProfilerStep#*\", \"count\": 10}],"
+             " \"kernels\": [{\"rank\": 0, \"class\": \"compute\", \"name\": \"k<int>(float*)\", \"count\": 10,"
+             " \"total_us\": %.3f}]}",
+             compute + 150, compute, kernel_us);
+    return strdup(buf);
+}
+
+static void test_compare_reports(void **state)
+{
+    (void)state;
+    double sa[10], sb[10];
+    for (int i = 0; i < 10; i++) {
+        sa[i] = 1000 + i;       /* 1000 .. 1009 */
+        sb[i] = 1100 + i;       /* 10 % slower: every B above every A */
+    }
+    char *a = report(sa, 10, 5000, 3000), *b = report(sb, 10, 6000, 4000);
+    mt_compare_t *c = NULL;
+    mt_error_t err;
+    mt_error_clear(&err);
+    assert_int_equal(mt_compare_reports(a, strlen(a), "A", b, strlen(b), "B", NULL, &c, &err), MT_OK);
+    const mt_cmp_metric_t *m = &c->m[MT_CMP_STEP_P50];
+    /* nearest-rank p50 of 10 values: the 5th; U = 0, exact p = 2/C(20,10) */
+    assert_true(m->a == 1004 && m->b == 1104 && m->delta == 100);
+    assert_true(fabs(m->rel - 100.0 / 1004) < 1e-12);
+    assert_int_equal(m->verdict, MT_CMP_SLOWER);
+    assert_true(fabs(m->p - 2.0 / 184756) < 1e-12);
+    assert_int_equal(c->m[MT_CMP_STEP_P99].verdict, MT_CMP_SLOWER);
+    assert_true(c->m[MT_CMP_STEP_P99].a == 1009);
+    assert_int_equal(c->m[MT_CMP_PERIOD_P50].verdict, MT_CMP_NA);
+    /* explained, per step (10 steps): compute 500 -> 600; comm 10, memory 1, idle 4 unchanged */
+    assert_true(fabs(c->total_a - 515) < 1e-9 && fabs(c->total_b - 615) < 1e-9);
+    assert_true(fabs(c->part_b[MT_CMP_PART_COMPUTE] - c->part_a[MT_CMP_PART_COMPUTE] - 100) < 1e-9);
+    assert_true(c->part_b[MT_CMP_PART_IDLE] == c->part_a[MT_CMP_PART_IDLE]);
+    /* the kernel, its name normalised, +1000 us */
+    assert_int_equal(c->kernels.n, 1);
+    assert_string_equal(c->kernels.v[0].name, "k [compute]");
+    assert_true(c->kernels.v[0].b - c->kernels.v[0].a == 1000);
+    /* gates: step_p50_us<=baseline fails (slower), <=1.2*baseline passes */
+    mt_gate_t g[2];
+    assert_int_equal(mt_gate_parse("step_p50_us<=baseline", &g[0], &err), MT_OK);
+    assert_int_equal(mt_gate_parse("step_p50_us<=1.2*baseline", &g[1], &err), MT_OK);
+    assert_int_equal(mt_compare_gates(c, g, 2, false), 1);
+    assert_false(g[0].pass);
+    assert_true(g[1].pass && g[1].threshold == 1.2 * 1004);
+    mt_compare_free(c);
+
+    /* the same run twice: zero deltas, within noise */
+    assert_int_equal(mt_compare_reports(a, strlen(a), "A", a, strlen(a), "A", NULL, &c, &err), MT_OK);
+    for (int i = 0; i < MT_CMP_METRIC_COUNT_; i++) {
+        assert_true(c->m[i].verdict == MT_CMP_NA || c->m[i].verdict == MT_CMP_NOISE);
+        assert_true(!c->m[i].has_a || c->m[i].delta == 0);
+    }
+    /* within noise, a relative gate passes unless strict */
+    assert_int_equal(mt_gate_parse("step_p50_us<baseline", &g[0], &err), MT_OK);
+    assert_int_equal(mt_compare_gates(c, g, 1, false), 0);
+    assert_true(g[0].noise_pass);
+    assert_int_equal(mt_compare_gates(c, g, 1, true), 1);
+    mt_compare_free(c);
+    mt_compare_free(NULL);
+
+    /* a foreign JSON file as the baseline, and broken JSON */
+    const char *foreign = "{\"schema\": \"other/2\"}";
+    assert_int_equal(mt_compare_reports(foreign, strlen(foreign), "x.json", b, strlen(b), "B", NULL, &c, &err),
+                     MT_ERR_NOT_REPORT);
+    assert_null(c);
+    assert_non_null(strstr(err.msg, "mergetrace.report/1"));
+    assert_int_equal(mt_compare_check("{\"schema\": ", 11, "y.json", &err), MT_ERR_SYNTAX);
+    assert_int_equal(err.line, 1);
+    assert_int_equal(err.col, 12);
+    free(a);
+    free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_jdoc_values),   cmocka_unit_test(test_jdoc_errors),
+        cmocka_unit_test(test_mwu_exact),     cmocka_unit_test(test_mwu_normal),
+        cmocka_unit_test(test_gate_relative), cmocka_unit_test(test_kernel_names),
+        cmocka_unit_test(test_compare_reports),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
