@@ -13,6 +13,7 @@
 
 #include "comm_mpi.h"
 #include "heap.h"
+#include "procs.h"
 
 /* Process 0 reads a small text file (the rank map) and broadcasts it, so
  * every process sees the same bytes. Collective. */
@@ -34,7 +35,7 @@ static int bcast_file(MPI_Comm comm, const char *path, char **text, size_t *len,
         if (n < 0)
             snprintf(msg, cap, "--rank-map: %s: cannot read the file", path);
     }
-    MPI_Bcast(&n, 1, MPI_LONG, 0, comm);
+    procs_bcast(&n, 1, MPI_LONG, 0, comm);
     if (n < 0) {
         free(buf);
         return 1;
@@ -46,7 +47,7 @@ static int bcast_file(MPI_Comm comm, const char *path, char **text, size_t *len,
         snprintf(msg, cap, "out of memory");
         return 1;
     }
-    MPI_Bcast(buf, (int)n, MPI_CHAR, 0, comm);
+    procs_bcast(buf, (int)n, MPI_CHAR, 0, comm);
     buf[n] = '\0';
     *text = buf;
     *len = (size_t)n;
@@ -61,7 +62,7 @@ static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
         for (size_t i = 0; i < l->n; i++)
             bytes += strlen(l->files[i].path) + 1;
     uint64_t hdr[2] = {n, bytes};
-    MPI_Bcast(hdr, 2, MPI_UINT64_T, 0, comm);
+    procs_bcast(hdr, 2, MPI_UINT64_T, 0, comm);
     n = hdr[0];
     bytes = hdr[1];
     char *names = malloc(bytes ? bytes : 1);
@@ -81,8 +82,8 @@ static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
         free(sizes);
         return 1;
     }
-    MPI_Bcast(names, (int)bytes, MPI_CHAR, 0, comm);
-    MPI_Bcast(sizes, (int)(2 * n), MPI_UINT64_T, 0, comm);
+    procs_bcast(names, (int)bytes, MPI_CHAR, 0, comm);
+    procs_bcast(sizes, (int)(2 * n), MPI_UINT64_T, 0, comm);
     int rc = 0;
     if (me != 0) {
         memset(l, 0, sizeof *l);
@@ -120,7 +121,7 @@ typedef struct fail_note {
 static bool other_failed(void *ctx)
 {
     fail_note_t *fn = ctx;
-    if (!fn->seen) {
+    if (!fn->seen && fn->n_procs > 1) {
         int flag = 0;
         MPI_Iprobe(MPI_ANY_SOURCE, FAIL_TAG, fn->comm, &flag, MPI_STATUS_IGNORE);
         fn->seen = flag != 0;
@@ -148,7 +149,7 @@ static void tell_others(fail_note_t *fn)
 static void settle_notes(fail_note_t *fn)
 {
     int sent = fn->sent, senders = 0;
-    MPI_Allreduce(&sent, &senders, 1, MPI_INT, MPI_SUM, fn->comm);
+    procs_allreduce(&sent, &senders, 1, MPI_INT, MPI_SUM, fn->comm);
     if (fn->sent) {
         MPI_Waitall(fn->n_procs, fn->reqs, MPI_STATUSES_IGNORE);
         senders--;
@@ -181,7 +182,7 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
         lo.rank_hint = (int)mt_rank_from_filename(f->path);
     mt_error_t err;
     mt_trace_t *t = NULL;
-    double t0 = MPI_Wtime();
+    double t0 = procs_wtime();
     int kind = nccl_classify(f->path, f->from_dir, r->message, sizeof r->message);
     if (kind == NCCL_FILE_SKIP) {
         r->skipped = 1;
@@ -193,7 +194,7 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
                                         &r->rank, &src, &r->nccl, &err);
         if (st == MT_OK && r->nccl.left_out) {
             r->skipped = 1;
-            r->load_s = MPI_Wtime() - t0;
+            r->load_s = procs_wtime() - t0;
             snprintf(r->message, sizeof r->message,
                      "NCCL example profiler file of communicator %llu, not the job's %llu (%u files): its %llu "
                      "tasks are left out",
@@ -204,7 +205,7 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
         r->rank_source = (int32_t)src;
         r->sum.bytes_in = f->bytes;
         r->sum.world_size = r->nccl.comm_size;
-        r->load_s = MPI_Wtime() - t0;
+        r->load_s = procs_wtime() - t0;
         r->status = (int32_t)st;
         if (st != MT_OK)
             mt_error_format(&err, r->message, sizeof r->message);
@@ -229,7 +230,7 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
          * out and say so, rather than fail the run. */
         r->skipped = 1;
         snprintf(r->message, sizeof r->message, "valid JSON but no \"traceEvents\" array");
-        r->load_s = MPI_Wtime() - t0;
+        r->load_s = procs_wtime() - t0;
         return;
     }
     if (st == MT_OK) {
@@ -258,7 +259,7 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
             mt_rank_analysis_t *a = NULL;
             void *bytes = NULL;
             size_t len = 0;
-            double tp = MPI_Wtime();
+            double tp = procs_wtime();
             L->parse_s += tp - t0;
             mt_analysis_opts_t ao = L->aopts;
             ao.rows = L->rows + rows_before; /* this rank's rows tell all_to_all from P2P kernels */
@@ -270,14 +271,14 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
                 st = mt_buf_append(&L->analyses, bytes, len);
             free(bytes);
             mt_rank_analysis_free(a);
-            L->passes_s += MPI_Wtime() - tp;
+            L->passes_s += procs_wtime() - tp;
             if (r->sum.bytes_json > L->largest)
                 L->largest = r->sum.bytes_json;
         }
         if (st == MT_ERR_NOMEM)
             mt_error_set(&err, st, "summarising the trace");
     }
-    r->load_s = MPI_Wtime() - t0;
+    r->load_s = procs_wtime() - t0;
     r->status = (int32_t)st;
     if (st != MT_OK)
         mt_error_format(&err, r->message, sizeof r->message);
@@ -289,13 +290,13 @@ int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rank
                  mt_pp_markers_t **markers)
 {
     int me, n_procs;
-    MPI_Comm_rank(comm, &me);
-    MPI_Comm_size(comm, &n_procs);
+    procs_comm_rank(comm, &me);
+    procs_comm_size(comm, &n_procs);
     char msg[1400] = "";
     int rc = 0;
     if (me == 0)
         rc = inputs_collect(o->inputs, o->n_inputs, o->recursive, files, msg, sizeof msg);
-    MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+    procs_bcast(&rc, 1, MPI_INT, 0, comm);
     if (rc) {
         if (me == 0)
             fprintf(stderr, "mergetrace: %s\n", msg);
@@ -359,7 +360,7 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const inp
         L->res = NULL;
     }
     int local_status = L->res ? MT_OK : MT_ERR_NOMEM;
-    double t0 = MPI_Wtime();
+    double t0 = procs_wtime();
     uint64_t done_bytes = 0;
     fail_note_t fn = {.comm = comm, .me = me, .n_procs = n_procs};
     for (size_t i = 0; L->res && i < files->n; i++) {
@@ -380,7 +381,7 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const inp
             break; /* the first error is the one reported */
         }
         if (o->progress && me == 0) {
-            double dt = MPI_Wtime() - t0;
+            double dt = procs_wtime() - t0;
             fprintf(stderr, "\rmergetrace: process 0 loaded %zu/%zu files, %.1f MB/s   ", L->n_res, mine,
                     dt > 0 ? done_bytes / 1e6 / dt : 0.0);
         }
@@ -397,8 +398,8 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const inp
     size_t all_len = 0;
     if (mc->gatherv(mc->ctx, L->res, L->n_res * sizeof *L->res, &all_bytes, &all_len, 0) != MT_OK)
         all_fail = 1;
-    double t_load = MPI_Wtime() - t0;
-    MPI_Allreduce(MPI_IN_PLACE, &t_load, 1, MPI_DOUBLE, MPI_MAX, comm);
+    double t_load = procs_wtime() - t0;
+    procs_allreduce(MPI_IN_PLACE, &t_load, 1, MPI_DOUBLE, MPI_MAX, comm);
     pt->load = t_load;
     *all = all_bytes;
     *n_all = all_len / sizeof **all;

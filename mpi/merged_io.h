@@ -1,4 +1,5 @@
-/* Writing the merged timeline (mt_merge_*) to one file with MPI-IO: every
+/* Writing the merged timeline (mt_merge_*) to one file with MPI-IO (POSIX
+ * I/O when the program runs without MPI): every
  * process serialises the ranks it loaded, offsets come from a prefix sum of
  * the sizes, and the file appears under its name only when everyone
  * succeeded. */
