@@ -54,7 +54,8 @@ static int bcast_file(MPI_Comm comm, const char *path, char **text, size_t *len,
     return 0;
 }
 
-/* Broadcast the input list from process 0 (paths, sizes, flags). Collective. */
+/* Broadcast the input list from process 0 (paths, sizes, flags, owners).
+ * Collective. */
 static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
 {
     uint64_t n = l->n, bytes = 0;
@@ -66,7 +67,7 @@ static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
     n = hdr[0];
     bytes = hdr[1];
     char *names = malloc(bytes ? bytes : 1);
-    uint64_t *sizes = malloc((n ? n : 1) * 2 * sizeof *sizes); /* sizes, then from_dir flags */
+    uint64_t *sizes = malloc((n ? n : 1) * 3 * sizeof *sizes); /* sizes, from_dir flags, owners */
     if (me == 0 && names && sizes) {
         char *p = names;
         for (size_t i = 0; i < l->n; i++) {
@@ -75,6 +76,7 @@ static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
             p += k;
             sizes[i] = l->files[i].bytes;
             sizes[n + i] = l->files[i].from_dir;
+            sizes[2 * n + i] = (uint64_t)l->files[i].owner;
         }
     }
     if (comm_mpi_agree(comm, !names || !sizes)) {
@@ -83,7 +85,7 @@ static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
         return 1;
     }
     procs_bcast(names, (int)bytes, MPI_CHAR, 0, comm);
-    procs_bcast(sizes, (int)(2 * n), MPI_UINT64_T, 0, comm);
+    procs_bcast(sizes, (int)(3 * n), MPI_UINT64_T, 0, comm);
     int rc = 0;
     if (me != 0) {
         memset(l, 0, sizeof *l);
@@ -94,6 +96,7 @@ static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
             l->files[i].path = strdup(p);
             l->files[i].bytes = sizes[i];
             l->files[i].from_dir = sizes[n + i] != 0;
+            l->files[i].owner = (int)sizes[2 * n + i];
             if (!l->files[i].path)
                 rc = 1;
             p += strlen(p) + 1;
@@ -103,6 +106,81 @@ static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
     free(names);
     free(sizes);
     return comm_mpi_agree(comm, rc);
+}
+
+static int by_path_then_owner(const void *a, const void *b)
+{
+    const input_file_t *x = a, *y = b;
+    int c = strcmp(x->path, y->path);
+    return c ? c : (x->owner > y->owner) - (x->owner < y->owner);
+}
+
+/* --local, collective: every process expands its own PATHs, and process 0
+ * gets the union, sorted by path (then process) as one process would list
+ * it, each file owned by the process that listed it. Returns 0, or the
+ * exit code (the same everywhere) after the lowest failing process said
+ * why. Records: uint64 bytes, int32 owner, uint8 from_dir, the path and
+ * its NUL. */
+static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files, int me, int n_procs)
+{
+    mt_comm_t mc = *mt_comm_serial();
+    if (procs_mpi())
+        comm_mpi_init(&mc, &comm);
+    char msg[1400] = "";
+    int rc = inputs_collect(o->inputs, o->n_inputs, o->recursive, files, msg, sizeof msg);
+    mt_buf_t b = {0};
+    for (size_t i = 0; !rc && i < files->n; i++) {
+        const input_file_t *f = &files->files[i];
+        uint64_t bytes = f->bytes;
+        int32_t owner = me;
+        uint8_t from_dir = f->from_dir;
+        if (mt_buf_append(&b, &bytes, sizeof bytes) || mt_buf_append(&b, &owner, sizeof owner) ||
+            mt_buf_append(&b, &from_dir, 1) || mt_buf_append(&b, f->path, strlen(f->path) + 1)) {
+            snprintf(msg, sizeof msg, "out of memory");
+            rc = 1;
+        }
+    }
+    int cand = rc ? me : n_procs, first = n_procs;
+    procs_allreduce(&cand, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first < n_procs) {
+        if (me == first)
+            fprintf(stderr, "mergetrace: %s%s\n", n_procs > 1 ? "--local: " : "", msg);
+        mt_buf_free(&b);
+        return comm_mpi_agree(comm, rc) == 2 ? MT_EXIT_BAD_INPUT : MT_EXIT_ERROR;
+    }
+    void *all = NULL;
+    size_t len = 0;
+    int bad = mc.gatherv(mc.ctx, b.data, b.len, &all, &len, 0) != MT_OK;
+    mt_buf_free(&b);
+    if (me == 0 && !bad) {
+        inputs_free(files);
+        for (size_t off = 0; !bad && off < len;) {
+            const char *p = (const char *)all + off;
+            input_file_t f = {0};
+            int32_t owner;
+            memcpy(&f.bytes, p, sizeof f.bytes);
+            memcpy(&owner, p + 8, sizeof owner);
+            f.owner = owner;
+            f.from_dir = p[12] != 0;
+            f.path = strdup(p + 13);
+            off += 13 + strlen(p + 13) + 1;
+            if (!f.path || MT_GROW(files->files, files->cap, files->n + 1, 64) != MT_OK) {
+                free(f.path);
+                bad = 1;
+            } else {
+                files->files[files->n++] = f;
+            }
+        }
+        if (!bad)
+            qsort(files->files, files->n, sizeof *files->files, by_path_then_owner);
+    }
+    free(all);
+    if (comm_mpi_agree(comm, bad)) {
+        if (me == 0)
+            fprintf(stderr, "mergetrace: out of memory sharing the file list\n");
+        return MT_EXIT_ERROR;
+    }
+    return 0;
 }
 
 /* A process that fails tells every other process at once (tag FAIL_TAG),
@@ -294,20 +372,34 @@ int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rank
     procs_comm_size(comm, &n_procs);
     char msg[1400] = "";
     int rc = 0;
-    if (me == 0)
-        rc = inputs_collect(o->inputs, o->n_inputs, o->recursive, files, msg, sizeof msg);
-    procs_bcast(&rc, 1, MPI_INT, 0, comm);
-    if (rc) {
+    /* --local changes who lists the files: every process or none. */
+    int some = comm_mpi_agree(comm, o->local), not_all = comm_mpi_agree(comm, !o->local);
+    if (some && not_all) {
         if (me == 0)
-            fprintf(stderr, "mergetrace: %s\n", msg);
-        return rc == 2 ? MT_EXIT_BAD_INPUT : MT_EXIT_ERROR;
+            fprintf(stderr, "mergetrace: --local: give it to every process or to none\n");
+        return MT_EXIT_USAGE;
+    }
+    if (o->local) {
+        rc = collect_local(comm, o, files, me, n_procs);
+        if (rc)
+            return rc;
+    } else {
+        if (me == 0)
+            rc = inputs_collect(o->inputs, o->n_inputs, o->recursive, files, msg, sizeof msg);
+        procs_bcast(&rc, 1, MPI_INT, 0, comm);
+        if (rc) {
+            if (me == 0)
+                fprintf(stderr, "mergetrace: %s\n", msg);
+            return rc == 2 ? MT_EXIT_BAD_INPUT : MT_EXIT_ERROR;
+        }
     }
     if (bcast_inputs(comm, files, me)) {
         if (me == 0)
             fprintf(stderr, "mergetrace: out of memory sharing the file list\n");
         return MT_EXIT_ERROR;
     }
-    inputs_assign(files, n_procs);
+    if (!o->local) /* --local: each file stays with the process that listed it */
+        inputs_assign(files, n_procs);
 
     if (o->rank_map) {
         char *text = NULL;

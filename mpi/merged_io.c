@@ -90,54 +90,121 @@ static int job_agree(job_t *j)
 
 /* ------------------------------------------------------------ the file */
 
-/* The temporary file: MPI-IO when the program runs under MPI, a plain file
- * descriptor in a run without MPI (one process; procs.h). */
+/* How this process writes the temporary file: MPI-IO (under MPI, the
+ * directory shared), a plain file descriptor (without MPI: one process;
+ * or process 0 of a --local job whose output directory the others do not
+ * see, which writes their parts too), or by sending its parts to process
+ * 0 (the others of such a job). */
+enum { OUT_MPI, OUT_POSIX, OUT_SEND };
+
+/* Tags of the parts sent to process 0: a header {offset, length} (length
+ * UINT64_MAX: this process has sent all it had for now), then the bytes. */
+#define TAG_PART_HEAD 9101
+#define TAG_PART_DATA 9102
+
 typedef struct out_file {
+    int mode;
+    bool serve;   /* process 0 of a sent-parts write: writes what the others send */
     MPI_File fh;
     int fd;
+    char *piece;  /* serve: one received piece, PIECE_BYTES */
 } out_file_t;
 
-/* Collective: create name exclusively on every process. Returns how many
- * processes opened it (the file exists when > 0); failures recorded in j. */
-static int out_open(job_t *j, out_file_t *f, const char *name, const char *out_path)
+/* --local, collective: whether every process sees the file process 0
+ * creates at name (the temporary name, unique to this run; it stays, as
+ * the file to write). *created: process 0 created it. Failures in j.
+ * MERGETRACE_SEND_PARTS=1 says no (to test the sent parts on one machine). */
+static bool out_dir_shared(job_t *j, const char *name, const char *out_path, bool *created)
 {
+    int ok = 1;
+    if (j->me == 0) {
+        int fd = open(name, O_CREAT | O_WRONLY | O_EXCL | O_CLOEXEC, 0666);
+        ok = fd >= 0;
+        if (!ok)
+            job_fail(j, MT_ERR_IO, "%s: creating %.500s: %s", out_path, name, strerror(errno));
+        else
+            close(fd);
+    }
+    procs_bcast(&ok, 1, MPI_INT, 0, j->comm);
+    *created = ok;
+    const char *force = getenv("MERGETRACE_SEND_PARTS");
+    int seen = ok && (j->me == 0 || access(name, F_OK) == 0) && !(force && !strcmp(force, "1")), all = 0;
+    procs_allreduce(&seen, &all, 1, MPI_INT, MPI_MIN, j->comm);
+    return all != 0;
+}
+
+/* Collective: open name for writing on every process; send: the others'
+ * parts go to process 0 (see OUT_SEND); exists: out_dir_shared created it.
+ * Returns how many processes opened it; failures recorded in j. */
+static int out_open(job_t *j, out_file_t *f, const char *name, const char *out_path, bool send, bool exists)
+{
+    f->mode = !procs_mpi() ? OUT_POSIX : !send ? OUT_MPI : j->me == 0 ? OUT_POSIX : OUT_SEND;
+    f->serve = send && j->me == 0;
     f->fh = MPI_FILE_NULL;
     f->fd = -1;
+    f->piece = NULL;
     char what[600];
     snprintf(what, sizeof what, "creating %.500s", name);
-    if (!procs_mpi()) {
-        f->fd = open(name, O_CREAT | O_WRONLY | O_EXCL | O_CLOEXEC, 0666);
+    int ok = 1;
+    if (f->mode == OUT_POSIX) {
+        f->fd = open(name, exists ? O_WRONLY | O_CLOEXEC : O_CREAT | O_WRONLY | O_EXCL | O_CLOEXEC, 0666);
         if (f->fd < 0)
             job_fail(j, MT_ERR_IO, "%s: %s: %s", out_path, what, strerror(errno));
-        return f->fd >= 0;
+        ok = f->fd >= 0;
+        if (ok && f->serve && !(f->piece = malloc(PIECE_BYTES))) {
+            job_fail(j, MT_ERR_NOMEM, "out of memory");
+            close(f->fd);
+            f->fd = -1;
+            ok = 0;
+        }
+    } else if (f->mode == OUT_MPI) {
+        int amode = MPI_MODE_WRONLY | (exists ? 0 : MPI_MODE_CREATE | MPI_MODE_EXCL);
+        int orc = MPI_File_open(j->comm, name, amode, MPI_INFO_NULL, &f->fh);
+        if (orc != MPI_SUCCESS)
+            job_fail_mpi(j, orc, what, out_path);
+        else
+            MPI_File_set_errhandler(f->fh, MPI_ERRORS_RETURN);
+        ok = orc == MPI_SUCCESS;
     }
-    int orc = MPI_File_open(j->comm, name, MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_EXCL, MPI_INFO_NULL, &f->fh);
-    if (orc != MPI_SUCCESS)
-        job_fail_mpi(j, orc, what, out_path);
-    else
-        MPI_File_set_errhandler(f->fh, MPI_ERRORS_RETURN);
-    int ok = orc == MPI_SUCCESS, n_ok = 0;
+    if (!procs_mpi())
+        return ok;
+    int n_ok = 0;
     procs_allreduce(&ok, &n_ok, 1, MPI_INT, MPI_SUM, j->comm);
     return n_ok;
 }
 
-/* Write len bytes (at most MAX_CALL_BYTES) at off, independently. Returns
- * whether all went; a failure is recorded in j with its reason. */
+static bool pwrite_all(job_t *j, int fd, uint64_t off, const char *data, size_t len, const char *path)
+{
+    for (size_t done = 0; done < len;) {
+        ssize_t w = pwrite(fd, data + done, len - done, (off_t)(off + done));
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w < 0)
+                job_fail(j, MT_ERR_IO, "%s: writing: %s", path, strerror(errno));
+            else
+                job_fail(j, MT_ERR_IO, "%s: short write (%zu of %zu bytes; disk full?)", path, done, len);
+            return false;
+        }
+        done += (size_t)w;
+    }
+    return true;
+}
+
+/* Write len bytes (at most MAX_CALL_BYTES) at off, independently (OUT_SEND:
+ * to process 0, which writes them in out_drain). Returns whether all went;
+ * a failure is recorded in j with its reason. */
 static bool out_write_at(job_t *j, out_file_t *f, uint64_t off, const void *data, size_t len, const char *path)
 {
-    if (!procs_mpi()) {
+    if (f->mode == OUT_POSIX)
+        return pwrite_all(j, f->fd, off, data, len, path);
+    if (f->mode == OUT_SEND) {
         for (size_t done = 0; done < len;) {
-            ssize_t w = pwrite(f->fd, (const char *)data + done, len - done, (off_t)(off + done));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0) {
-                if (w < 0)
-                    job_fail(j, MT_ERR_IO, "%s: writing: %s", path, strerror(errno));
-                else
-                    job_fail(j, MT_ERR_IO, "%s: short write (%zu of %zu bytes; disk full?)", path, done, len);
-                return false;
-            }
-            done += (size_t)w;
+            size_t k = len - done < PIECE_BYTES ? len - done : PIECE_BYTES;
+            uint64_t head[2] = {off + done, k};
+            MPI_Send(head, 2, MPI_UINT64_T, 0, TAG_PART_HEAD, j->comm);
+            MPI_Send((const char *)data + done, (int)k, MPI_BYTE, 0, TAG_PART_DATA, j->comm);
+            done += k;
         }
         return true;
     }
@@ -153,18 +220,49 @@ static bool out_write_at(job_t *j, out_file_t *f, uint64_t off, const void *data
     return rc == MPI_SUCCESS && (size_t)got == len;
 }
 
-/* Collective (MPI_File_close): close what out_open opened. */
-static void out_close(job_t *j, out_file_t *f, const char *path)
+/* Collective when parts are sent: every other process says it has sent
+ * all it had; process 0 writes each piece as it comes (after its own
+ * writes; after a failure it goes on receiving, so no sender waits
+ * forever). Nothing otherwise. */
+static void out_drain(job_t *j, out_file_t *f, const char *path)
 {
-    if (!procs_mpi()) {
-        if (f->fd >= 0 && close(f->fd) != 0)
-            job_fail(j, MT_ERR_IO, "%s: closing: %s", path, strerror(errno));
-        f->fd = -1;
+    if (f->mode == OUT_SEND) {
+        uint64_t head[2] = {0, UINT64_MAX};
+        MPI_Send(head, 2, MPI_UINT64_T, 0, TAG_PART_HEAD, j->comm);
         return;
     }
-    int crc = MPI_File_close(&f->fh);
-    if (crc != MPI_SUCCESS)
-        job_fail_mpi(j, crc, "closing", path);
+    if (!f->serve)
+        return;
+    for (int left = j->n_procs - 1; left > 0;) {
+        uint64_t head[2];
+        MPI_Status ms;
+        MPI_Recv(head, 2, MPI_UINT64_T, MPI_ANY_SOURCE, TAG_PART_HEAD, j->comm, &ms);
+        if (head[1] == UINT64_MAX) {
+            left--;
+            continue;
+        }
+        /* A sender's pieces arrive in order (MPI does not overtake between
+         * two processes), so its data message is the next one. */
+        MPI_Recv(f->piece, (int)head[1], MPI_BYTE, ms.MPI_SOURCE, TAG_PART_DATA, j->comm, MPI_STATUS_IGNORE);
+        if (!j->st)
+            pwrite_all(j, f->fd, head[0], f->piece, (size_t)head[1], path);
+    }
+}
+
+/* Collective under MPI-IO (MPI_File_close): close what out_open opened. */
+static void out_close(job_t *j, out_file_t *f, const char *path)
+{
+    if (f->mode == OUT_MPI) {
+        int crc = MPI_File_close(&f->fh);
+        if (crc != MPI_SUCCESS)
+            job_fail_mpi(j, crc, "closing", path);
+        return;
+    }
+    if (f->fd >= 0 && close(f->fd) != 0)
+        job_fail(j, MT_ERR_IO, "%s: closing: %s", path, strerror(errno));
+    f->fd = -1;
+    free(f->piece);
+    f->piece = NULL;
 }
 
 /* ------------------------------------------------------------ sinks */
@@ -503,6 +601,7 @@ static void gzip_rounds(job_t *j, out_file_t *fh, const merged_input_t *const *i
             before = 0;
         procs_allreduce(&mb, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, j->comm);
         write_part(j, fh, base + before, buf.data, buf.len, path);
+        out_drain(j, fh, path);
         if (job_agree(j))
             break;
         base += total;
@@ -512,8 +611,8 @@ static void gzip_rounds(job_t *j, out_file_t *fh, const merged_input_t *const *i
     mt_buf_free(&buf);
 }
 
-int merged_write(MPI_Comm comm, const char *out_path, bool gzip, const merged_input_t *mine, size_t n_mine,
-                 const mt_merge_opts_t *opts, uint64_t *events_written, bool *helper, char *msg, size_t msg_cap)
+int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, const merged_input_t *mine,
+                 size_t n_mine, const mt_merge_opts_t *opts, uint64_t *events_written, bool *helper, char *msg, size_t msg_cap)
 {
     bool used_helper = false;
     job_t j = {.comm = comm};
@@ -539,6 +638,10 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, const merged_in
     size_t n_ranks = 0;
     gather_ranks(&j, in, n_mine, &ranks, &n_ranks);
     char *tmp = temp_name(&j, out_path);
+    /* --local: the output directory may be on process 0's disk alone. */
+    bool send = false, exists = false;
+    if (local && procs_mpi() && job_agree(&j) == 0)
+        send = !out_dir_shared(&j, tmp, out_path, &exists);
 
     /* Part 1: measure this process's part (plain), and the footer. */
     mt_buf_t footer = {0};
@@ -579,14 +682,14 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, const merged_in
 
     /* Part 2: open the temporary file and write. */
     out_file_t fh = {.fh = MPI_FILE_NULL, .fd = -1};
-    bool opened = false, created = false;
+    bool opened = false, created = exists;
     if (!rc) {
-        int n_ok = out_open(&j, &fh, tmp, out_path);
+        int n_ok = out_open(&j, &fh, tmp, out_path, send, exists);
         /* Close only what everyone opened: closing is collective. Should
          * only some have opened it, their handles are left open (a leak
          * rather than a hang) and process 0 removes the file. */
         opened = n_ok == j.n_procs;
-        created = n_ok > 0;
+        created = created || n_ok > 0;
         rc = job_agree(&j);
     }
     if (!rc) {
@@ -604,6 +707,7 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, const merged_in
             }
             if (!j.st)
                 fsink_flush(&fs);
+            out_drain(&j, &fh, out_path);
             mt_buf_free(&fs.buf);
         }
         /* The footer after everything: process 0, independently. */

@@ -187,7 +187,7 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
         n_mi++;
     }
     char mmsg[1024] = "";
-    int mrc = merged_write(comm, m->path, o->merged_gzip, mi, n_mi, &mo, &m->events, &m->helper, mmsg, sizeof mmsg);
+    int mrc = merged_write(comm, m->path, o->merged_gzip, o->local, mi, n_mi, &mo, &m->events, &m->helper, mmsg, sizeof mmsg);
     free(mi);
     pt->merged_write = procs_wtime() - tm;
     if (mrc) {
