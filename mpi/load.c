@@ -152,6 +152,8 @@ static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files,
     size_t len = 0;
     int bad = mc.gatherv(mc.ctx, b.data, b.len, &all, &len, 0) != MT_OK;
     mt_buf_free(&b);
+    if (me != 0)
+        inputs_free(files); /* the shared list comes from process 0 */
     if (me == 0 && !bad) {
         inputs_free(files);
         for (size_t off = 0; !bad && off < len;) {
@@ -361,7 +363,7 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
     if (st != MT_OK)
         mt_error_format(&err, r->message, sizeof r->message);
     mt_trace_free(t);
-    heap_release();
+    heap_release(r->sum.bytes_json > f->bytes ? r->sum.bytes_json : f->bytes);
 }
 
 int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rankmap_t **map,
