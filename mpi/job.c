@@ -201,13 +201,54 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L
     return MT_EXIT_OK;
 }
 
-int job_cross(const options_t *o, job_t *j, phase_times_t *pt)
+/* Process 0: j->trust from the traces' header facts and the alignment.
+ * MT_ERR_FORMAT after printing the one line when the traces are of
+ * different runs and --force was not given. */
+static mt_status_t job_trust(const options_t *o, const input_list_t *l, job_t *j)
+{
+    const mt_align_result_t *al = &j->al;
+    mt_trust_trace_t *tt = calloc(j->n ? j->n : 1, sizeof *tt);
+    if (!tt) {
+        fprintf(stderr, "mergetrace: out of memory\n");
+        return MT_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < j->n; i++) {
+        const mt_trace_summary_t *s = &j->res[i].sum;
+        bool kineto = !j->res[i].nccl.is_nccl; /* an NCCL file's communicator size is not a world size */
+        tt[i] = (mt_trust_trace_t){.rank = (int32_t)j->res[i].rank,
+                                   .world_size = kineto ? s->world_size : -1,
+                                   .first_ns = s->events ? s->first_ns : 0,
+                                   .last_ns = s->events ? s->last_ns : -1};
+    }
+    mt_status_t st = mt_trust_check(tt, al->clocks, j->n < al->n_clocks ? j->n : al->n_clocks, al->rows, al->n_rows,
+                                     al->m, !o->no_align, &j->trust);
+    free(tt);
+    if (st != MT_OK) {
+        fprintf(stderr, "mergetrace: checking the traces belong together: %s\n", mt_status_str(st));
+        return st;
+    }
+    const mt_trust_t *t = &j->trust;
+    if (t->mixed && !o->force) {
+        fprintf(stderr, "mergetrace: %s and %s are not of one run: %s (--force merges them anyway)\n",
+                l->files[j->res[t->a].index].path, l->files[j->res[t->b].index].path, t->why);
+        return MT_ERR_FORMAT;
+    }
+    return MT_OK;
+}
+
+int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t *pt)
 {
     const mt_align_result_t *al = &j->al;
     const mt_rank_analysis_t *const *an = (const mt_rank_analysis_t *const *)j->an;
-    /* ---- cross-rank analyses, over the gathered rows ---- */
+    /* ---- one run? ---- */
     double tc = procs_wtime(), cc = timings_cpu();
-    mt_status_t st = mt_cross_analyze(al->rows, al->n_rows, al->m, al->clocks, j->ranks, (size_t)j->n_ranks, &j->cross);
+    mt_status_t st = job_trust(o, l, j);
+    if (st != MT_OK)
+        return st == MT_ERR_NOMEM ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
+    /* ---- cross-rank analyses, over the gathered rows ---- */
+    st = mt_cross_analyze(al->rows, al->n_rows, al->m, al->clocks, j->ranks, (size_t)j->n_ranks, &j->cross);
+    if (st == MT_OK)
+        st = mt_trust_annotate(j->cross, &j->trust, !o->no_align, o->force);
     pt->cross_rank = procs_wtime() - tc;
     pt->cross_rank_cpu = timings_cpu() - cc;
     if (st != MT_OK) {
@@ -229,6 +270,31 @@ int job_cross(const options_t *o, job_t *j, phase_times_t *pt)
     pt->cross_rank_cpu += timings_cpu() - cq;
     if (st != MT_OK) {
         fprintf(stderr, "mergetrace: pipeline analysis: %s\n", mt_status_str(st));
+        return options_exit_code(st);
+    }
+    st = mt_cross_memory(an, j->n_an, j->pipe ? &j->pipe->stages : NULL, &j->memory);
+    if (st != MT_OK) {
+        fprintf(stderr, "mergetrace: memory across ranks: %s\n", mt_status_str(st));
+        return options_exit_code(st);
+    }
+    /* ---- steps, critical path, what-ifs (after the pipeline: its stages) ---- */
+    double tp = procs_wtime(), cp = timings_cpu();
+    mt_cp_request_t cpr = {.warmup = o->warmup,
+                          .stragglers = j->cross->suspects,
+                          .n_stragglers = j->cross->n_suspects,
+                          .pattern = o->what_if_pattern,
+                          .factor = o->what_if_factor};
+    if (j->pipe) { /* what-if "stage": each pipeline stage 10 % faster */
+        cpr.stage_ranks = j->pipe->stages.ranks;
+        cpr.stage_first = j->pipe->stages.first;
+        cpr.n_stages = j->pipe->stages.n;
+    }
+    st = mt_critpath_run(&cpr, an, j->n_an, al->clocks, j->ranks, (size_t)j->n_ranks, al->rows, al->n_rows, al->m,
+                         &j->cp);
+    pt->cross_rank += procs_wtime() - tp;
+    pt->cross_rank_cpu += timings_cpu() - cp;
+    if (st != MT_OK) {
+        fprintf(stderr, "mergetrace: critical path: %s\n", mt_status_str(st));
         return options_exit_code(st);
     }
     if (o->n_gates) {
@@ -258,6 +324,8 @@ void job_free(job_t *j)
     mt_cross_free(j->cross);
     mt_report_views_free(j->views);
     mt_pipeline_free(j->pipe);
+    mt_critpath_free(j->cp);
+    mt_mem_cross_free(j->memory);
     mt_align_result_free(&j->al);
     free(j->ranks);
     free(j->missing);

@@ -39,9 +39,12 @@ typedef struct job {
     size_t n_an;
     mt_cross_t *cross;
     mt_pipeline_t *pipe;     /* NULL: no pipeline section */
+    mt_critpath_t *cp;       /* steps and critical path; NULL: no ProfilerStep */
+    mt_mem_cross_t *memory;  /* NULL: no memory events in any trace */
     char pipe_note[512];     /* a line for the report about the pipeline, "" none */
     mt_report_views_t *views;
     size_t gates_failed;
+    mt_trust_t trust;        /* do the traces belong to one run; how good is the fit */
 } job_t;
 
 /* Process 0: order the gathered results res[0..n_res) (skipped files
@@ -62,10 +65,13 @@ int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, const local_t *L, jo
  * everywhere (process 0 printed why); pt->align. */
 int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L, job_t *j, phase_times_t *pt);
 
-/* Process 0: the cross-rank analyses, the pipeline (mt_pp_run), the gates
- * (o->gates evaluated in place) and the views of report.html, into *j. An
- * exit code (printed why); pt->cross_rank and its CPU time. */
-int job_cross(const options_t *o, job_t *j, phase_times_t *pt);
+/* Process 0: whether the traces belong to one run (mt_trust_check: traces
+ * of different runs are MT_EXIT_BAD_INPUT with one line naming two of
+ * them, unless --force), the cross-rank analyses, the pipeline
+ * (mt_pp_run), the gates (o->gates evaluated in place) and the views of
+ * report.html, into *j. An exit code (printed why); pt->cross_rank and its
+ * CPU time. */
+int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t *pt);
 
 /* Free what the steps above put in *j (not res: load_share's). */
 void job_free(job_t *j);

@@ -345,6 +345,8 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
             ao.rows = L->rows + rows_before; /* this rank's rows tell all_to_all from P2P kernels */
             ao.n_rows = L->n_rows - rows_before;
             st = mt_analyze_rank(t, (int32_t)r->rank, &ao, &a);
+            if (st == MT_OK && L->facts[r - L->res])
+                st = mt_merge_facts_memory(L->facts[r - L->res], a); /* the merged trace's counter tracks */
             if (st == MT_OK)
                 st = mt_rank_analysis_pack(a, &bytes, &len);
             if (st == MT_OK)
@@ -420,11 +422,12 @@ int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rank
         }
     }
     /* Every process compiles the same options: the same outcome everywhere. */
+    mt_error_t err;
+    mt_error_clear(&err);
     if (mt_pp_markers_compile(o->chunk_regex, (const char *const *)o->stage_regex, o->n_stage,
-                              (const int32_t *const *)o->stage_ranks, o->stage_n_ranks, markers, msg,
-                              sizeof msg) != MT_OK) {
+                              (const int32_t *const *)o->stage_ranks, o->stage_n_ranks, markers, &err) != MT_OK) {
         if (me == 0)
-            fprintf(stderr, "mergetrace: %s\n", msg[0] ? msg : "out of memory");
+            fprintf(stderr, "mergetrace: %s\n", err.msg[0] ? err.msg : "out of memory");
         return MT_EXIT_ERROR;
     }
     return -1;

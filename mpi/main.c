@@ -107,7 +107,7 @@ int main(int argc, char **argv)
 
     /* ---- cross-rank analyses, pipeline, gates and views on process 0 ---- */
     if (code == MT_EXIT_OK && me == 0)
-        code = job_cross(&o, &job, &pt);
+        code = job_cross(&o, &files, &job, &pt);
     procs_bcast(&code, 1, MPI_INT, 0, world_comm);
 
     /* ---- the merged timeline ---- */

@@ -451,59 +451,52 @@ void nccl_print(FILE *out, const char *B, const char *N, const nccl_job_t *nj, c
     }
 }
 
-void nccl_warn(FILE *out, const char *Y, const char *N, bool *head, const nccl_job_t *nj, const input_list_t *l)
+void nccl_warn(mt_warnings_t *w, const nccl_job_t *nj, const input_list_t *l)
 {
-#define NWARN(...)                                                     \
-    do {                                                               \
-        if (!*head) {                                                  \
-            fprintf(out, "\n%swarnings%s\n", Y, N);                    \
-            *head = true;                                              \
-        }                                                              \
-        fprintf(out, "  " __VA_ARGS__);                                \
-    } while (0)
+#define NWARN(code, rank, ...) mt_warnings_add(w, code, rank, __VA_ARGS__)
     if (nj->n && !strcmp(nj->source, "mixed"))
-        NWARN("some ranks have only a Kineto trace and some only NCCL data: their collectives have different keys, "
+        NWARN("nccl_mixed_sources", -1, "some ranks have only a Kineto trace and some only NCCL data: their collectives have different keys, "
               "so the two groups may not be aligned with each other\n");
     for (size_t i = 0; i < nj->n; i++) {
         const nccl_rank_t *r = &nj->r[i];
         const char *p = base(l->files[r->file_index].path);
         if (pid_differs(r))
-            NWARN("rank %d: %s is of pid %lld, its Kineto trace of pid %lld: not the same process? (joined by rank)\n",
+            NWARN("nccl_pid_differs", r->rank, "rank %d: %s is of pid %lld, its Kineto trace of pid %lld: not the same process? (joined by rank)\n",
                   r->rank, p, (long long)r->info.pid, (long long)r->kineto_pid);
         if (size_differs(r))
-            NWARN("rank %d: %s: the largest communicator has %d ranks, the Kineto trace's world %lld (joined by "
+            NWARN("nccl_size_differs", r->rank, "rank %d: %s: the largest communicator has %d ranks, the Kineto trace's world %lld (joined by "
                   "rank)\n",
                   r->rank, p, r->info.comm_size, (long long)r->kineto_world);
         if (!r->with_kineto)
-            NWARN("rank %d has NCCL data only (%s): collectives, clock and stragglers, no per-rank GPU analyses\n",
+            NWARN("nccl_only", r->rank, "rank %d has NCCL data only (%s): collectives, clock and stragglers, no per-rank GPU analyses\n",
                   r->rank, p);
         if (r->info.dropped)
-            NWARN("rank %d: %s: the plugin dropped %llu events (buffers full)\n", r->rank, p,
+            NWARN("nccl_dropped", r->rank, "rank %d: %s: the plugin dropped %llu events (buffers full)\n", r->rank, p,
                   (unsigned long long)r->info.dropped);
         if (r->info.truncated && r->info.is_nccl == MT_NCCL_FMT_EXAMPLE)
-            NWARN("rank %d: %s: the file ends before its closing ']' (copied while written?); its complete events "
+            NWARN("nccl_truncated", r->rank, "rank %d: %s: the file ends before its closing ']' (copied while written?); its complete events "
                   "were used\n",
                   r->rank, p);
         else if (r->info.truncated)
-            NWARN("rank %d: %s: the last line is incomplete (process killed?) and was ignored\n", r->rank, p);
+            NWARN("nccl_truncated", r->rank, "rank %d: %s: the last line is incomplete (process killed?) and was ignored\n", r->rank, p);
         if (r->info.orphan)
-            NWARN("rank %d: %s: %llu kernel channel %s\n", r->rank, p, (unsigned long long)r->info.orphan,
+            NWARN("nccl_orphan_channels", r->rank, "rank %d: %s: %llu kernel channel %s\n", r->rank, p, (unsigned long long)r->info.orphan,
                   r->info.is_nccl == MT_NCCL_FMT_EXAMPLE ? "events are outside any COLL/P2P task"
                                                          : "lines have no task line");
         if (r->info.p2p_left_out)
-            NWARN("rank %d: %s: %llu P2P tasks of communicators other than the largest were left out (peer's global "
+            NWARN("nccl_p2p_left_out", r->rank, "rank %d: %s: %llu P2P tasks of communicators other than the largest were left out (peer's global "
                   "rank unknown)\n",
                   r->rank, p, (unsigned long long)r->info.p2p_left_out);
         if (r->info.untimed && r->info.is_nccl == MT_NCCL_FMT_EXAMPLE)
-            NWARN("rank %d: %s: %llu tasks have no kernel-channel GPU times (NCCL_PROFILE_EVENT_MASK needs the "
+            NWARN("nccl_untimed", r->rank, "rank %d: %s: %llu tasks have no kernel-channel GPU times (NCCL_PROFILE_EVENT_MASK needs the "
                   "KernelCh bit, 64)\n",
                   r->rank, p, (unsigned long long)r->info.untimed);
         else if (r->info.untimed)
-            NWARN("rank %d: %s: %llu Inspector records have no kernel times (verbose logs have them: "
+            NWARN("nccl_untimed", r->rank, "rank %d: %s: %llu Inspector records have no kernel times (verbose logs have them: "
                   "NCCL_INSPECTOR_DUMP_VERBOSE=1)\n",
                   r->rank, p, (unsigned long long)r->info.untimed);
         if (r->info.tasks && !r->info.rows && !r->info.untimed)
-            NWARN("rank %d: %s: no task has GPU times (was the KernelCh bit off in MERGETRACE_NCCL_MASK?)\n", r->rank,
+            NWARN("nccl_no_gpu_times", r->rank, "rank %d: %s: no task has GPU times (was the KernelCh bit off in MERGETRACE_NCCL_MASK?)\n", r->rank,
                   p);
     }
 #undef NWARN

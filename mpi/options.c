@@ -35,6 +35,8 @@ static const char usage_text[] =
     "      --rank-map FILE  ranks of files that name none: lines \"path rank\"\n"
     "      --strict         a truncated trace is an error (default: use what loaded\n"
     "                       and warn)\n"
+    "      --force          merge traces that look like different runs (world\n"
+    "                       sizes, clock fit, collectives disagree; default: exit 2)\n"
     "      --local          each process reads only the PATHs on its own command\n"
     "                       line, e.g. traces on node-local disks (mpirun -n 1\n"
     "                       mergetrace --local /local/a : -n 1 mergetrace --local\n"
@@ -77,10 +79,20 @@ static const char usage_text[] =
     "      --stage NAME=REGEX[@RANKS]\n"
     "                       a stage made of annotation ranges instead of ranks\n"
     "                       (repeatable, in pipeline order), e.g. A=encode@0\n"
-    "      --warmup W       chunks left out of the summary (default 1)\n"
-    "      --gate EXPR      fail with exit code 3 unless EXPR holds (repeatable):\n"
-    "                       overlap>=X, period_p99_us<=X, straggler_wait_pct<=X,\n"
-    "                       idle_pct<=X, alignment_p99_us<=X\n"
+    "      --warmup W       chunks (and steps) left out of the summary (default 1)\n"
+    "      --what-if kernel:GLOB=F\n"
+    "                       project the step time with the kernels whose name\n"
+    "                       matches GLOB lasting F times as long (0 < F <= 100)\n"
+    "      --gate EXPR      fail with exit code 3 unless EXPR holds (repeatable);\n"
+    "                       EXPR is METRIC OP X, OP one of <= >= < > ==:\n"
+    "                         pipeline_overlap_score  OverlapScore, 0..1 (old name:\n"
+    "                                                 overlap)\n"
+    "                         period_p99_us           pipeline period p99, us\n"
+    "                         straggler_wait_pct      most collective time a rank\n"
+    "                                                 spent waiting, 0..100\n"
+    "                         idle_pct                most GPU idle time of a rank,\n"
+    "                                                 % of its span, 0..100\n"
+    "                         alignment_p99_us        worst clock residual p99, us\n"
     "\n"
     "  -q, --quiet          print nothing but errors\n"
     "      --progress       show progress on stderr even when it is not a terminal\n"
@@ -93,7 +105,8 @@ static const char usage_text[] =
     "      --version        show the version and exit\n"
     "\n"
     "Exit codes: 0 success; 1 I/O or internal error; 2 invalid input (not JSON,\n"
-    "not a trace, unknown rank, duplicate ranks, truncated with --strict);\n"
+    "not a trace, unknown rank, duplicate ranks, truncated with --strict,\n"
+    "traces of different runs without --force);\n"
     "3 a --gate failed; 64 usage error.\n";
 
 static int usage_error(bool print, const char *opt, const char *what)
@@ -105,9 +118,11 @@ static int usage_error(bool print, const char *opt, const char *what)
 
 int parse_rank_list(const char *s, int32_t **out, size_t *n, char *msg, size_t cap)
 {
-    mt_status_t st = mt_pp_ranks_parse(s, out, n, msg, cap);
-    if (st == MT_ERR_NOMEM)
-        snprintf(msg, cap, "out of memory");
+    mt_error_t err;
+    mt_error_clear(&err);
+    mt_status_t st = mt_pp_ranks_parse(s, out, n, &err);
+    if (st != MT_OK)
+        snprintf(msg, cap, "%s", st == MT_ERR_NOMEM ? "out of memory" : err.msg);
     return st == MT_OK ? 0 : -1;
 }
 
@@ -162,12 +177,13 @@ static int add_stage(options_t *o, const char *val, bool print, const char *opt)
     size_t n_ranks = 0;
     size_t re_len = strlen(re);
     if (at) {
-        char msg[256];
-        mt_status_t rc = mt_pp_ranks_parse(at + 1, &ranks, &n_ranks, msg, sizeof msg);
+        mt_error_t err;
+        mt_error_clear(&err);
+        mt_status_t rc = mt_pp_ranks_parse(at + 1, &ranks, &n_ranks, &err);
         if (rc == MT_ERR_NOMEM)
             return MT_EXIT_ERROR;
         if (rc != MT_OK)
-            return usage_error(print, opt, msg);
+            return usage_error(print, opt, err.msg);
         re_len = (size_t)(at - re);
     }
     if (!re_len) {
@@ -223,6 +239,7 @@ int options_exit_code(mt_status_t st)
 void options_free(options_t *o)
 {
     free(o->inputs);
+    free(o->what_if_pattern);
     free(o->merge_ranks);
     free(o->command_line);
     for (size_t i = 0; i < o->n_stage; i++) {
@@ -330,6 +347,9 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         } else if (!strcmp(name, "--strict")) {
             NO_VALUE();
             o->strict = true;
+        } else if (!strcmp(name, "--force")) {
+            NO_VALUE();
+            o->force = true;
         } else if (!strcmp(name, "-q") || !strcmp(name, "--quiet")) {
             NO_VALUE();
             o->quiet = true;
@@ -384,14 +404,15 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
             o->top_kernels = (int)v;
         } else if (!strcmp(name, "--pp-stages")) {
             TAKES_VALUE();
-            char msg[256];
+            mt_error_t err;
+            mt_error_clear(&err);
             mt_pp_stages_t st;
-            mt_status_t rc = mt_pp_stages_parse(val, &st, msg, sizeof msg);
+            mt_status_t rc = mt_pp_stages_parse(val, &st, &err);
             mt_pp_stages_free(&st);
             if (rc == MT_ERR_NOMEM)
                 return MT_EXIT_ERROR;
             if (rc != MT_OK)
-                return usage_error(print, name, msg);
+                return usage_error(print, name, err.msg);
             o->pp_stages = val;
         } else if (!strcmp(name, "--pp")) {
             TAKES_VALUE();
@@ -414,6 +435,23 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
             if (e == val || *e || errno || v < 0 || v > 1000000)
                 return usage_error(print, name, "expected a number of chunks (0 or more)");
             o->warmup = (int)v;
+        } else if (!strcmp(name, "--what-if")) {
+            TAKES_VALUE();
+            const char *fe = strrchr(val, '=');
+            char *e = NULL;
+            double f = 0;
+            if (fe) {
+                errno = 0;
+                f = strtod(fe + 1, &e);
+            }
+            if (strncmp(val, "kernel:", 7) || !fe || fe == val + 7 || e == fe + 1 || *e || errno || !(f > 0) ||
+                f > 100)
+                return usage_error(print, name, "expected kernel:GLOB=F with a factor 0 < F <= 100");
+            free(o->what_if_pattern);
+            o->what_if_pattern = strndup(val + 7, (size_t)(fe - val - 7));
+            if (!o->what_if_pattern)
+                return usage_error(print, name, "out of memory");
+            o->what_if_factor = f;
         } else if (!strcmp(name, "--stage")) {
             TAKES_VALUE();
             int rc = add_stage(o, val, print, name);
@@ -421,10 +459,11 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
                 return rc;
         } else if (!strcmp(name, "--gate")) {
             TAKES_VALUE();
-            char msg[256];
+            mt_error_t err;
+            mt_error_clear(&err);
             mt_gate_t g;
-            if (mt_gate_parse(val, &g, msg, sizeof msg) != MT_OK)
-                return usage_error(print, name, msg);
+            if (mt_gate_parse(val, &g, &err) != MT_OK)
+                return usage_error(print, name, err.msg);
             mt_gate_t *ng = realloc(o->gates, (o->n_gates + 1) * sizeof *ng);
             if (!ng)
                 return MT_EXIT_ERROR;
@@ -492,16 +531,16 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         return usage_error(print, "--pp", "give either --pp-stages or --pp, not both");
     {
         /* The regexes must compile; main compiles them again for the run. */
-        char msg[256];
+        mt_error_t err;
+        mt_error_clear(&err);
         mt_pp_markers_t *mk = NULL;
         mt_status_t rc = mt_pp_markers_compile(o->chunk_regex, (const char *const *)o->stage_regex, o->n_stage,
-                                               (const int32_t *const *)o->stage_ranks, o->stage_n_ranks, &mk, msg,
-                                               sizeof msg);
+                                               (const int32_t *const *)o->stage_ranks, o->stage_n_ranks, &mk, &err);
         mt_pp_markers_free(mk);
         if (rc == MT_ERR_NOMEM)
             return MT_EXIT_ERROR;
         if (rc != MT_OK)
-            return usage_error(print, o->n_stage ? "--stage / --chunk" : "--chunk", msg);
+            return usage_error(print, o->n_stage ? "--stage / --chunk" : "--chunk", err.msg);
     }
     return -1;
 }

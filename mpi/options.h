@@ -12,7 +12,8 @@
 enum {
     MT_EXIT_OK = 0,
     MT_EXIT_ERROR = 1,     /* I/O error, out of memory, internal error */
-    MT_EXIT_BAD_INPUT = 2, /* a trace is not valid JSON / not a trace / no rank / truncated with --strict */
+    MT_EXIT_BAD_INPUT = 2, /* a trace is not valid JSON / not a trace / no rank / truncated with --strict; traces of
+                            * different runs without --force */
     MT_EXIT_GATE = 3,      /* a --gate check failed (the report is still written) */
     MT_EXIT_USAGE = 64,    /* bad command line */
 };
@@ -27,6 +28,7 @@ typedef struct options {
     bool recursive;
     bool local;             /* --local: each process reads only its own PATHs; the job is their union */
     bool strict;
+    bool force;             /* --force: merge traces that look like different runs (warned) */
     bool quiet;
     bool json;
     bool progress;          /* progress on stderr (default: when stderr is a terminal) */
@@ -57,6 +59,8 @@ typedef struct options {
     int pp_blocks;          /* --pp N, 0 = none */
     const char *chunk_regex;/* --chunk REGEX, NULL = ProfilerStep#N */
     int warmup;             /* --warmup W (default 1) */
+    char *what_if_pattern;  /* --what-if kernel:GLOB=F: the glob, NULL none */
+    double what_if_factor;  /* ... and F */
     size_t n_stage;         /* --stage NAME=REGEX[@RANKS], repeatable */
     char **stage_name;      /* each malloc'd */
     char **stage_regex;     /* each malloc'd */

@@ -252,6 +252,8 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
                        .n_analyses = j->n_an,
                        .cross = j->cross,
                        .pipeline = j->pipe,
+                       .critpath = j->cp,
+                       .memory = j->memory,
                        .pipeline_note = j->pipe_note[0] ? j->pipe_note : NULL,
                        .gates = o->gates,
                        .n_gates = o->n_gates,
@@ -259,8 +261,11 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
                        .nccl = j->nccl.rep,
                        .n_nccl = j->nccl.n,
                        .nccl_source = j->nccl.source};
+    mt_warnings_t warn = {0};
+    terminal_warnings(o, files, j, merge_failed, &warn);
+    rep.warnings = &warn;
     int rj = 0;
-    if (nccl_job_report(&j->nccl, files)) {
+    if (warn.st != MT_OK || nccl_job_report(&j->nccl, files)) {
         fprintf(stderr, "mergetrace: out of memory\n");
         code = MT_EXIT_ERROR;
         rj = 1;
@@ -284,7 +289,7 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
             code = MT_EXIT_ERROR;
     } else if (!o->quiet) {
         terminal_summary(o, files, j, pt, n_procs, (!o->no_merge && !merge_failed) ? merged_path : NULL, m->events,
-                         merge_failed);
+                         &warn);
     }
     /* Failed gates are errors a CI log must show even with -q or --json. */
     for (size_t i = 0; i < o->n_gates; i++)
@@ -301,6 +306,7 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
         fprintf(stderr, "mergetrace: stdout: write error\n");
         code = MT_EXIT_ERROR;
     }
+    mt_warnings_free(&warn);
     free(ri);
     free(rs);
     return code;

@@ -1,11 +1,14 @@
 /* The terminal summary on process 0 (terminal.h): what was loaded and
  * matched, the clock of every rank, NCCL data, per-rank GPU time, the
  * cross-rank and pipeline sections, the gates, and every warning. */
+#define _POSIX_C_SOURCE 200809L /* gmtime_r */
 #include "terminal.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "procs.h"
@@ -16,78 +19,78 @@ mt_status_t terminal_write(void *ctx, const void *data, size_t len)
     return fwrite(data, 1, len, stdout) == len ? MT_OK : MT_ERR_IO;
 }
 
-static double pct(int64_t part, int64_t whole)
+/* Nsight Systems exports: their time stamps are the session's UTC start plus
+ * nsys's own clock, so the fitted offsets are how far aligning by UTC alone
+ * would have been off. */
+static void nsys_print(FILE *out, const job_t *j, const mt_align_result_t *al)
 {
-    return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+    size_t n = 0, i_max = 0;
+    int64_t worst = 0, first = INT64_MAX, last = INT64_MIN;
+    for (size_t i = 0; i < j->n; i++) {
+        const mt_trace_summary_t *s = &j->res[i].sum;
+        if (!s->nsys || j->res[i].nccl.is_nccl)
+            continue;
+        n++;
+        if (s->session_start_ns >= 0) {
+            first = s->session_start_ns < first ? s->session_start_ns : first;
+            last = s->session_start_ns > last ? s->session_start_ns : last;
+        }
+        const mt_clock_t *c = &al->clocks[i];
+        int64_t off = c->offset_ns < 0 ? -c->offset_ns : c->offset_ns;
+        if (c->connected && !c->reference && off >= worst) {
+            worst = off;
+            i_max = i;
+        }
+    }
+    if (!n)
+        return;
+    if (first != INT64_MAX && n == 1) {
+        time_t sec = (time_t)(first / 1000000000);
+        struct tm tm;
+        char when[32] = "?";
+        if (gmtime_r(&sec, &tm))
+            strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+        fprintf(out, "Nsight Systems: 1 rank; its session started %s.%03lld UTC\n", when,
+                (long long)(first / 1000000 % 1000));
+    } else if (first == INT64_MAX)
+        fprintf(out, "Nsight Systems: %zu rank%s; no session start times (an export of before 2021)\n", n,
+                n == 1 ? "" : "s");
+    else if (!worst)
+        fprintf(out, "Nsight Systems: %zu rank%s; sessions started within %.3f ms of each other (UTC)\n", n,
+                n == 1 ? "" : "s", (double)(last - first) / 1e6);
+    else
+        fprintf(out,
+                "Nsight Systems: %zu rank%s; sessions started within %.3f ms of each other (UTC); aligning by UTC "
+                "alone would have been off by up to %.3f ms (rank %lld)\n",
+                n, n == 1 ? "" : "s", (double)(last - first) / 1e6, (double)worst / 1e6, (long long)j->res[i_max].rank);
 }
 
-/* Per-rank GPU time and the heaviest annotations, at a glance. */
-static void print_analyses(FILE *out, const char *B, const char *N, const job_t *j,
-                           const mt_rank_analysis_t *const *an)
+/* A bounded one-line text built in pieces (cut when full). */
+typedef struct line {
+    char b[1024];
+    size_t n;
+} line_t;
+
+static void line_add(line_t *t, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void line_add(line_t *t, const char *fmt, ...)
 {
-    if (!an || !an[0])
-        return; /* none, or NCCL data only (results come first) */
-    fprintf(out, "\n%sGPU time per rank%s (%% of the span from first to last GPU activity)\n", B, N);
-    fprintf(out, "%s%5s %10s %8s %8s %8s %8s %9s %13s %11s%s\n", B, "rank", "span ms", "compute", "comm", "memory",
-            "idle", "overlap", "host wait ms", "launch-bd", N);
-    for (size_t i = 0; i < j->n; i++) {
-        const mt_rank_analysis_t *a = an[i];
-        if (!a)
-            continue;
-        /* host wait is summed over streams, so it can exceed the rank's idle time */
-        fprintf(out, "%5d %10.3f %7.1f%% %7.1f%% %7.1f%% %7.1f%% %8.1f%% %13.3f %10.1f%%\n", a->rank, a->span_ns / 1e6,
-                pct(a->compute_ns, a->span_ns), pct(a->comm_ns, a->span_ns), pct(a->memory_ns, a->span_ns),
-                pct(a->idle_ns, a->span_ns), pct(a->overlap_ns, a->comm_total_ns), a->host_wait_ns / 1e6,
-                pct(a->launch_bound_ns, a->idle_ns));
-    }
-    /* The heaviest annotations summed over ranks (GPU time they caused). */
-    typedef struct tot {
-        const char *name;
-        uint64_t count;
-        int64_t cpu, gpu;
-    } tot_t;
-    tot_t t[8];
-    size_t nt = 0;
-    int64_t busy = 0;
-    for (size_t i = 0; i < j->n; i++)
-        if (an[i])
-            busy += an[i]->busy_ns;
-    /* names of rank order's first result with the most GPU time; sum each over ranks */
-    for (size_t i = 0; i < j->n && nt < 8; i++) {
-        const mt_rank_analysis_t *a = an[i];
-        for (size_t p = 0; a && p < a->n_proj && nt < 8; p++) {
-            const char *nm = a->strings + a->proj[p].name.off;
-            bool seen = false;
-            for (size_t k = 0; k < nt; k++)
-                seen |= !strcmp(t[k].name, nm);
-            if (seen)
-                continue;
-            tot_t x = {nm, 0, 0, 0};
-            for (size_t r = 0; r < j->n; r++)
-                for (size_t q = 0; an[r] && q < an[r]->n_proj; q++)
-                    if (!strcmp(an[r]->strings + an[r]->proj[q].name.off, nm)) {
-                        x.count += an[r]->proj[q].count;
-                        x.cpu += an[r]->proj[q].cpu_ns;
-                        x.gpu += an[r]->proj[q].gpu_ns;
-                    }
-            t[nt++] = x;
-        }
-        break; /* the first rank's list names the candidates */
-    }
-    if (!nt)
-        return;
-    fprintf(out, "\n%sGPU projection%s (GPU work launched inside each annotation, all ranks)\n", B, N);
-    fprintf(out, "%s%-40s %8s %12s %12s %8s%s\n", B, "annotation", "count", "CPU ms", "GPU ms", "GPU %", N);
-    for (size_t k = 0; k < nt && k < 6; k++)
-        fprintf(out, "%-40.40s %8llu %12.3f %12.3f %7.1f%%\n", t[k].name, (unsigned long long)t[k].count,
-                t[k].cpu / 1e6, t[k].gpu / 1e6, pct(t[k].gpu, busy));
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(t->b + t->n, sizeof t->b - t->n, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        t->n = t->n + (size_t)k < sizeof t->b ? t->n + (size_t)k : sizeof t->b - 1;
 }
 
 /* Ranks that share no collective with the reference's group cannot be
  * aligned with it; when they form groups of their own, the directory most
  * likely holds traces of more than one job. Say so, with the groups. */
-static void warn_groups(FILE *out, const job_t *j, const mt_align_result_t *al, bool *head, const char *Y,
-                        const char *N)
+static void warn_groups(mt_warnings_t *w, const job_t *j, const mt_align_result_t *al)
 {
     int32_t n_groups = 0, multi = 0;
     for (size_t i = 0; i < al->n_clocks; i++)
@@ -100,26 +103,160 @@ static void warn_groups(FILE *out, const job_t *j, const mt_align_result_t *al, 
     }
     if (multi < 2)
         return;
-    if (!*head) {
-        fprintf(out, "\n%swarnings%s\n", Y, N);
-        *head = true;
-    }
-    fprintf(out, "  the ranks form %d groups that share no collective:", (int)n_groups);
+    line_t t = {.n = 0};
+    line_add(&t, "the ranks form %d groups that share no collective:", (int)n_groups);
     for (int32_t g = 0; g < n_groups; g++) {
-        fprintf(out, "%s ranks", g ? " |" : "");
+        line_add(&t, "%s ranks", g ? " |" : "");
         size_t shown = 0;
         for (size_t i = 0; i < al->n_clocks && i < j->n; i++)
             if (al->clocks[i].group == g && shown++ < 8)
-                fprintf(out, " %lld", (long long)j->res[i].rank);
+                line_add(&t, " %lld", (long long)j->res[i].rank);
         if (shown > 8)
-            fprintf(out, " ...");
+            line_add(&t, " ...");
     }
-    fprintf(out, "\n  they look like traces of different jobs%s: only group 0 (with the reference rank) is aligned\n",
-            j->world_disagree ? " (their world sizes differ too)" : "");
+    mt_warnings_add(w, "clock_groups", -1, "%s", t.b);
+    mt_warnings_add(w, "clock_groups", -1,
+                    "they look like traces of different jobs%s: only group 0 (with the reference rank) is aligned",
+                    j->world_disagree ? " (their world sizes differ too)" : "");
+}
+
+/* Process 0: every warning of the run into *w, in the order the terminal
+ * prints them. */
+void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j, bool merge_failed,
+                       mt_warnings_t *w)
+{
+    const mt_align_result_t *al = &j->al;
+    const mt_match_stats_t *m = &al->match;
+    uint64_t kernels = 0;
+    for (size_t i = 0; i < j->n; i++)
+        kernels += j->res[i].sum.by_class[MT_CLASS_COMM];
+    int32_t ref = -1;
+    for (size_t i = 0; i < al->n_clocks; i++)
+        if (al->clocks[i].reference)
+            ref = al->clocks[i].rank;
+#define WARN(code, rank, ...) mt_warnings_add(w, code, rank, __VA_ARGS__)
+    if (j->n_missing) {
+        line_t t = {.n = 0};
+        line_add(&t, "%zu of %lld ranks have no trace:", j->n_missing, (long long)j->world);
+        for (size_t i = 0; i < j->n_missing && i < 32; i++)
+            line_add(&t, " %lld", (long long)j->missing[i]);
+        WARN("missing_ranks", -1, "%s%s", t.b, j->n_missing > 32 ? " ..." : "");
+    }
+    for (size_t i = 0; i < j->n_skipped; i++)
+        if (j->skipped[i].nccl.left_out)
+            WARN("left_out_file", -1, "left out %s: %s\n", l->files[j->skipped[i].index].path, j->skipped[i].message);
+        else
+            WARN("skipped_file", -1, "skipped %s: not a trace (%s)\n", l->files[j->skipped[i].index].path, j->skipped[i].message);
+    if (j->world_disagree)
+        WARN("world_size_disagree", -1, "the traces disagree on world_size; using the largest, %lld\n", (long long)j->world);
+    if (kernels == 0 && nccl_job_rows(&j->nccl) == 0)
+        WARN("no_comm_kernels", -1, "no communication kernels in any trace: nothing to align the clocks with\n");
+    nccl_warn(w, &j->nccl, l);
+    for (size_t i = 0; i < j->n; i++) {
+        const file_result_t *r = &j->res[i];
+        const mt_trace_summary_t *s = &r->sum;
+        const mt_clock_t *c = &al->clocks[i];
+        const char *p = l->files[r->index].path;
+        if (!c->connected)
+            WARN("not_connected", (int32_t)r->rank, "rank %lld shares no matched collective with rank %d: its clock is left uncorrected\n",
+                 (long long)r->rank, ref);
+        if (c->violations)
+            WARN("clock_violations", (int32_t)r->rank, "rank %lld: %llu collectives end before their last participant started, beyond the residual "
+                 "(clock fit doubtful)\n",
+                 (long long)r->rank, (unsigned long long)c->violations);
+        if (s->truncated)
+            WARN("truncated", (int32_t)r->rank, "rank %lld: %s is truncated at byte %llu: %llu events loaded, the rest is lost (--strict makes "
+                 "this an error)\n",
+                 (long long)r->rank, p, (unsigned long long)s->truncated_at, (unsigned long long)s->events);
+        if (s->events && s->first_ns < 100000000000000000LL && s->ts_style != MT_TS_REL)
+            WARN("not_epoch", (int32_t)r->rank, "rank %lld: %s: timestamps are not on the Unix epoch%s\n", (long long)r->rank, inputs_base(p),
+                 s->truncated ? " (baseTimeNanoseconds was probably in the lost tail)" : "");
+        if (s->world_size > 0 && r->rank >= s->world_size)
+            WARN("rank_outside_world", (int32_t)r->rank, "rank %lld: %s: rank is not below the trace's world_size %lld\n", (long long)r->rank, p,
+                 (long long)s->world_size);
+        if (s->other_cats)
+            WARN("unknown_categories", (int32_t)r->rank, "rank %lld: %llu events of unknown categories kept but not analysed\n", (long long)r->rank,
+                 (unsigned long long)s->other_cats);
+        if (s->bad_utf8)
+            WARN("bad_utf8", (int32_t)r->rank, "rank %lld: %llu strings held invalid UTF-8 (replaced by U+FFFD)\n", (long long)r->rank,
+                 (unsigned long long)s->bad_utf8);
+        if (s->neg_dur)
+            WARN("negative_duration", (int32_t)r->rank, "rank %lld: %llu events had a negative duration (taken as 0)\n", (long long)r->rank,
+                 (unsigned long long)s->neg_dur);
+        for (size_t k = 0; j->an && k < j->n_an; k++) {
+            /* the [memory] events that could not be used as they are */
+            static const char *const what[MT_AN_MEM_ISSUE_COUNT_] = {
+                "with a negative \"Total Allocated\" or \"Total Reserved\" (left out)",
+                "without \"Total Allocated\" where the device's others have it (left out)",
+                "earlier than the memory event before it on the same thread (taken in time order)",
+                "of a GPU device id that no GPU activity of the trace has"};
+            static const char *const code[MT_AN_MEM_ISSUE_COUNT_] = {"memory_negative", "memory_missing_total",
+                                                                     "memory_out_of_order", "memory_no_gpu"};
+            if (j->an[k]->rank != (int32_t)r->rank)
+                continue;
+            for (int q = 0; q < MT_AN_MEM_ISSUE_COUNT_; q++) {
+                const mt_an_mem_issue_t *is = &j->an[k]->mem_issues[q];
+                if (is->count)
+                    WARN(code[q], (int32_t)r->rank,
+                         "rank %lld: %s: %llu [memory] event%s %s; first: traceEvents[%lld] (ts %s%lld.%03lld us, "
+                         "device %lld)",
+                         (long long)r->rank, p, (unsigned long long)is->count, is->count == 1 ? "" : "s", what[q],
+                         (long long)is->event, is->ts_ns < 0 ? "-" : "", llabs(is->ts_ns / 1000),
+                         llabs(is->ts_ns % 1000), (long long)is->device);
+            }
+        }
+        if (s->by_class[MT_CLASS_COMM] > s->link.comm_with_coll)
+            WARN("unlinked_comm_kernels", (int32_t)r->rank, "rank %lld: %llu communication kernels could not be tied to a collective\n", (long long)r->rank,
+                 (unsigned long long)(s->by_class[MT_CLASS_COMM] - s->link.comm_with_coll));
+        if (r->rank_source == MT_RANK_FROM_FILENAME)
+            WARN("rank_from_file_name", (int32_t)r->rank, "rank %lld: %s has no distributedInfo.rank; rank taken from the file name\n", (long long)r->rank,
+                 inputs_base(p));
+        if (r->rank_source == MT_RANK_FROM_DEFAULT)
+            WARN("rank_default", (int32_t)r->rank, "%s names no rank; as the only input it is taken as rank 0\n", inputs_base(p));
+    }
+    warn_groups(w, j, al);
+    /* one run?  how good is the fit? */
+    const mt_trust_t *tr = &j->trust;
+    if (tr->mixed)
+        WARN(mt_trust_code_str(tr->mixed), -1, "%s and %s are not of one run: %s; merged anyway (--force): the "
+             "cross-rank results compare different runs",
+             inputs_base(l->files[j->res[tr->a].index].path), inputs_base(l->files[j->res[tr->b].index].path),
+             tr->why);
+    if (tr->poor_fit) {
+        char e[32];
+        if (tr->fit_error_ns >= 1e6)
+            snprintf(e, sizeof e, "%.2f ms", tr->fit_error_ns / 1e6);
+        else
+            snprintf(e, sizeof e, "%.1f us", tr->fit_error_ns / 1e3);
+        WARN("poor_clock_fit", al->clocks[tr->worst].rank, "rank %d: the clock fit is poor (residual p99 %s from %llu "
+             "collectives): arrivals and waits may be off by that much", al->clocks[tr->worst].rank, e,
+             (unsigned long long)tr->worst_matched);
+    }
+    if (o->no_align && j->n > 1)
+        WARN("no_align", -1, "clocks not aligned (--no-align): stragglers and waits compare raw clocks");
+    if (m->partial)
+        WARN("partial_collectives", -1, "%llu collective instances lack some participants (those ranks' traces miss the kernels: cut short, "
+             "dropped events, or not the same job)\n",
+             (unsigned long long)m->partial);
+    if (m->mismatched)
+        WARN("mismatched_collectives", -1, "%llu collective instances disagree across ranks (collective or size): not used for alignment\n",
+             (unsigned long long)m->mismatched);
+    if (merge_failed)
+        WARN("merge_failed", -1, "the merged trace was not written (see the error above)\n");
+#undef WARN
+}
+
+void terminal_warnings_print(FILE *out, const mt_warnings_t *w, const char *Y, const char *N)
+{
+    if (!w || !w->n)
+        return;
+    fprintf(out, "\n%swarnings%s\n", Y, N);
+    for (size_t i = 0; i < w->n; i++)
+        fprintf(out, "  %s\n", w->v[i].text);
 }
 
 void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j, const phase_times_t *pt, int n_procs,
-                      const char *merged_path, uint64_t merged_events, bool merge_failed)
+                      const char *merged_path, uint64_t merged_events, const mt_warnings_t *w)
 {
     const mt_align_result_t *al = &j->al;
     const mt_rank_analysis_t *const *an = (const mt_rank_analysis_t *const *)j->an;
@@ -165,30 +302,53 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
         if (al->clocks[i].reference)
             ref = al->clocks[i].rank;
     fprintf(out, "%sclock alignment%s onto rank %d%s\n", B, N, ref, o->no_align ? " (disabled: --no-align)" : "");
-    fprintf(out, "%s%5s  %-26s %9s %11s %10s %8s %17s %5s%s\n", B, "rank", "file", "events", "offset ms", "drift ppm",
-            "matched", "resid p50/p99 us", "viol", N);
+    fprintf(out, "%s%5s  %-26s %9s %11s %13s %8s %17s %5s%s\n", B, "rank", "file", "events", "offset ms",
+            "drift ppm", "matched", "resid p50/p99 us", "viol", N);
     for (size_t i = 0; i < j->n; i++) {
         const file_result_t *r = &j->res[i];
         const mt_clock_t *c = &al->clocks[i];
-        char resid[32], name[32];
+        char resid[32], name[32], drift[24];
         snprintf(resid, sizeof resid, "%.1f / %.1f", c->residual_p50_ns / 1e3, c->residual_p99_ns / 1e3);
-        fprintf(out, "%5lld  %-26.26s %9llu %11.3f %10.3f %8llu %17s %5llu  %s\n", (long long)r->rank,
+        fprintf(out, "%5lld  %-26.26s %9llu %11.3f %13s %8llu %17s %5llu  %s\n", (long long)r->rank,
                 inputs_label(l->files[r->index].path, 26, name, sizeof name), (unsigned long long)r->sum.events,
-                c->offset_ns / 1e6, c->drift_ppm, (unsigned long long)c->matched, resid, (unsigned long long)c->violations,
+                c->offset_ns / 1e6, mt_clock_drift_text(c, drift, sizeof drift), (unsigned long long)c->matched, resid,
+                (unsigned long long)c->violations,
                 c->reference ? "ref" : c->connected ? "" : "NOT CONNECTED");
     }
+    bool ns = false;
+    for (size_t i = 0; i < j->n; i++)
+        ns |= !al->clocks[i].drift_significant && al->clocks[i].drift_fit_ppm != 0;
+    if (ns)
+        fprintf(out, "  n.s.: the fitted drift is not significant (under 3 standard errors, or under 8 points over 1 ms)"
+                     " and was not applied\n");
+    nsys_print(out, j, al);
     nccl_print(out, B, N, &j->nccl, l);
-    print_analyses(out, B, N, j, an);
+    if (an && an[0]) { /* none, or NCCL data only (results come first) */
+        fprintf(out, "\n");
+        (void)mt_report_rank_text(an, j->n, terminal_write, NULL);
+    }
     if (cross) {
         fprintf(out, "\n");
+        if (j->trust.mixed) /* --force: every cross-rank section says what it compares */
+            fprintf(out, "%scross-rank results below compare traces of different runs (--force)%s\n", Y, N);
         (void)mt_report_cross_text(cross, terminal_write, NULL);
+    }
+    if (j->cp) {
+        fprintf(out, "\n");
+        (void)mt_report_steps_text(j->cp, terminal_write, NULL);
     }
     if (pipe) {
         fprintf(out, "\n");
+        if (j->trust.mixed)
+            fprintf(out, "%sthe pipeline below mixes traces of different runs (--force)%s\n", Y, N);
         (void)mt_report_pipeline_text(pipe, terminal_write, NULL);
     }
     if (pipe_note)
         fprintf(out, "%spipeline: %s\n", pipe ? "" : "\n", pipe_note);
+    if (j->memory && j->memory->n_peaks) {
+        fprintf(out, "\n");
+        (void)mt_report_memory_text(j->memory, an, j->n_an, terminal_write, NULL);
+    }
     if (n_gates) {
         size_t passed = 0;
         for (size_t i = 0; i < n_gates; i++)
@@ -201,83 +361,7 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
                 fprintf(out, "  FAIL %s (not measured: %s)\n", gates[i].expr, gates[i].why);
         }
     }
-    /* Warnings: everything skipped or doubtful, so the numbers can be trusted. */
-    bool head = false;
-#define WARN(...)                                                      \
-    do {                                                               \
-        if (!head) {                                                   \
-            fprintf(out, "\n%swarnings%s\n", Y, N);                    \
-            head = true;                                               \
-        }                                                              \
-        fprintf(out, "  " __VA_ARGS__);                                \
-    } while (0)
-    if (j->n_missing) {
-        WARN("%zu of %lld ranks have no trace:", j->n_missing, (long long)j->world);
-        for (size_t i = 0; i < j->n_missing && i < 32; i++)
-            fprintf(out, " %lld", (long long)j->missing[i]);
-        fprintf(out, "%s\n", j->n_missing > 32 ? " ..." : "");
-    }
-    for (size_t i = 0; i < j->n_skipped; i++)
-        if (j->skipped[i].nccl.left_out)
-            WARN("left out %s: %s\n", l->files[j->skipped[i].index].path, j->skipped[i].message);
-        else
-            WARN("skipped %s: not a trace (%s)\n", l->files[j->skipped[i].index].path, j->skipped[i].message);
-    if (j->world_disagree)
-        WARN("the traces disagree on world_size; using the largest, %lld\n", (long long)j->world);
-    if (kernels == 0 && nccl_job_rows(&j->nccl) == 0)
-        WARN("no communication kernels in any trace: nothing to align the clocks with\n");
-    nccl_warn(out, Y, N, &head, &j->nccl, l);
-    for (size_t i = 0; i < j->n; i++) {
-        const file_result_t *r = &j->res[i];
-        const mt_trace_summary_t *s = &r->sum;
-        const mt_clock_t *c = &al->clocks[i];
-        const char *p = l->files[r->index].path;
-        if (!c->connected)
-            WARN("rank %lld shares no matched collective with rank %d: its clock is left uncorrected\n",
-                 (long long)r->rank, ref);
-        if (c->violations)
-            WARN("rank %lld: %llu collectives end before their last participant started, beyond the residual "
-                 "(clock fit doubtful)\n",
-                 (long long)r->rank, (unsigned long long)c->violations);
-        if (s->truncated)
-            WARN("rank %lld: %s is truncated at byte %llu: %llu events loaded, the rest is lost (--strict makes "
-                 "this an error)\n",
-                 (long long)r->rank, p, (unsigned long long)s->truncated_at, (unsigned long long)s->events);
-        if (s->events && s->first_ns < 100000000000000000LL && s->ts_style != MT_TS_REL)
-            WARN("rank %lld: %s: timestamps are not on the Unix epoch%s\n", (long long)r->rank, inputs_base(p),
-                 s->truncated ? " (baseTimeNanoseconds was probably in the lost tail)" : "");
-        if (s->world_size > 0 && r->rank >= s->world_size)
-            WARN("rank %lld: %s: rank is not below the trace's world_size %lld\n", (long long)r->rank, p,
-                 (long long)s->world_size);
-        if (s->other_cats)
-            WARN("rank %lld: %llu events of unknown categories kept but not analysed\n", (long long)r->rank,
-                 (unsigned long long)s->other_cats);
-        if (s->bad_utf8)
-            WARN("rank %lld: %llu strings held invalid UTF-8 (replaced by U+FFFD)\n", (long long)r->rank,
-                 (unsigned long long)s->bad_utf8);
-        if (s->neg_dur)
-            WARN("rank %lld: %llu events had a negative duration (taken as 0)\n", (long long)r->rank,
-                 (unsigned long long)s->neg_dur);
-        if (s->by_class[MT_CLASS_COMM] > s->link.comm_with_coll)
-            WARN("rank %lld: %llu communication kernels could not be tied to a collective\n", (long long)r->rank,
-                 (unsigned long long)(s->by_class[MT_CLASS_COMM] - s->link.comm_with_coll));
-        if (r->rank_source == MT_RANK_FROM_FILENAME)
-            WARN("rank %lld: %s has no distributedInfo.rank; rank taken from the file name\n", (long long)r->rank,
-                 inputs_base(p));
-        if (r->rank_source == MT_RANK_FROM_DEFAULT)
-            WARN("%s names no rank; as the only input it is taken as rank 0\n", inputs_base(p));
-    }
-    warn_groups(out, j, al, &head, Y, N);
-    if (m->partial)
-        WARN("%llu collective instances lack some participants (those ranks' traces miss the kernels: cut short, "
-             "dropped events, or not the same job)\n",
-             (unsigned long long)m->partial);
-    if (m->mismatched)
-        WARN("%llu collective instances disagree across ranks (collective or size): not used for alignment\n",
-             (unsigned long long)m->mismatched);
-    if (merge_failed)
-        WARN("the merged trace was not written (see the error above)\n");
-#undef WARN
+    terminal_warnings_print(out, w, Y, N);
     fprintf(out, "\nwrote %s/report.json", o->out_dir);
     if (merged_path)
         fprintf(out, " and %s (%llu events)", merged_path, (unsigned long long)merged_events);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "inputs.h"
 #include "job.h"
@@ -16,11 +17,21 @@
 /* An mt_write_fn onto stdout (ctx unused); MT_ERR_IO when fwrite fails. */
 mt_status_t terminal_write(void *ctx, const void *data, size_t len);
 
+/* Process 0: every warning of the run appended to *w (codes in
+ * docs/report-schema.md): what the terminal prints under "warnings" and
+ * report.json lists. merge_failed: the merged trace was not written. */
+void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j, bool merge_failed,
+                       mt_warnings_t *w);
+
+/* The "warnings" head and one indented line per warning; nothing when w
+ * is empty. */
+void terminal_warnings_print(FILE *out, const mt_warnings_t *w, const char *Y, const char *N);
+
 /* Process 0: the summary of the run on stdout, in colour as o->color
  * says (auto: a terminal, not under mpirun, no NO_COLOR). merged_path is
- * NULL when no merged trace was written (merge_failed: because it failed,
- * which the warnings repeat). Times from pt (load, align, merged_write). */
+ * NULL when no merged trace was written. Times from pt (load, align,
+ * merged_write); the warnings from terminal_warnings. */
 void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j, const phase_times_t *pt, int n_procs,
-                      const char *merged_path, uint64_t merged_events, bool merge_failed);
+                      const char *merged_path, uint64_t merged_events, const mt_warnings_t *w);
 
 #endif

@@ -25,6 +25,9 @@ PROG = "gen_traces.py"
 QUARTER_NS = 7889238000000000          # Kineto's ChromeTraceBaseTime interval
 EPOCH_2026_NS = 1767189312000000000    # an exact multiple of QUARTER_NS
 BIL = 1000000000
+MIB = 1 << 20
+MEM_BASE = 512 * MIB                   # --memory: weights allocated before the window
+MEM_UNIT = 8 * MIB                     # --memory: the schedule's allocation unit
 HALF_BIL = 500000000
 
 # GPU activity classes used for the truth breakdown.
@@ -245,6 +248,21 @@ class Rank:
         self.indent = a.indent
         self.used_ag = False
         self.mem_total = 0
+        # --memory: a known allocation schedule (see mem_on_call); its own
+        # random numbers, so the job's timing is the same as without it
+        self.memsim = a.memory
+        self.mem_log = []
+        self.mem_reserved = 1 << 34
+        if self.memsim:
+            self.mrng = random.Random(a.seed * 7919 + rank)
+            self.mem_total = MEM_BASE          # weights, allocated before the profiling window
+            self.mem_reserved = MEM_BASE
+            self.mem_ann = None
+            self.mem_fwd = []
+            self.mem_grads = []
+            self.mem_relu = 0
+            self.mem_blocks = []
+            self.mem_leak = a.mem_leak_mb * MIB if a.mem_leak_rank == rank else 0
         # profiling window
         self.win_s = job.T0 + self.ri(0, 3000000)
         self.next_start = self.win_s + self.ri(300000, 2000000)
@@ -274,6 +292,19 @@ class Rank:
         self.step_launch = []
         self.proj = {}
         self.chunk_iv = []
+        # steps: (step, true start, true end = max(range end, last GPU end of its launches))
+        self.step_hi = 0
+        self.step_hi_node = None
+        self.step_times = []
+        self.step_ranges = []   # (step, written start ns, written end ns)
+        self.step_no = None
+        self.kind = a.kind
+        # the schedule's own dependency graph, for the critical-path truth:
+        # GPU nodes (s, e, cls, bind, pred, le, m, last) and syncs
+        self.gnodes = []
+        self.slast = {}
+        self.last_comm = None
+        self.gsyncs = []
 
     # ---------------------------------------------------------------- clock
     def loc(self, t):
@@ -432,16 +463,101 @@ class Rank:
         self.X("python_function", name, self.pid, self.tid_main, s, e,
                ['"Python parent id": %d' % parent, '"Python id": %d' % self.pyid])
 
-    def mem_instant(self, t, nbytes):
-        addr = 0x7F0000000000 + (self.ri(0, 1 << 24) << 9)
+    def mem_instant(self, t, nbytes, tid=None, op=None, ann=None):
+        if tid is None:
+            addr = 0x7F0000000000 + (self.ri(0, 1 << 24) << 9)
+            tid = self.tid_main
+        else:
+            addr = 0x7E0000000000 + (self.mrng.randrange(1 << 24) << 9)
         self.mem_total += nbytes
-        _, ts = self.tsw(t)
+        if self.memsim:
+            # the caching allocator: reserved grows in 32 MiB segments, never shrinks
+            self.mem_reserved = max(self.mem_reserved, -(-self.mem_total // (32 * MIB)) * 32 * MIB)
+            if self.mem_log and t <= self.mem_log[-1]["t"]:
+                raise AssertionError("memory schedule out of time order")
+            self.mem_log.append({"t": t, "written_ns": self.loc(t), "bytes": nbytes, "total": self.mem_total,
+                                 "reserved": self.mem_reserved, "op": op,
+                                 "ann": ann or "ProfilerStep#%d" % self.step_no, "step": self.step_no})
+        ws, ts = self.tsw(t)
         self.put("i", "cpu_instant_event",
                  ['"ph": "i"', '"cat": "cpu_instant_event"', '"s": "t"', '"name": "[memory]"',
-                  '"pid": %d' % self.pid, '"tid": %d' % self.tid_main, '"ts": ' + ts], 4,
+                  '"pid": %d' % self.pid, '"tid": %d' % tid, '"ts": ' + ts], 4,
                  ['"Device Type": 1', '"Device Id": %d' % self.dev, '"Addr": %d' % addr,
                   '"Bytes": %d' % nbytes, '"Total Allocated": %d' % self.mem_total,
-                  '"Total Reserved": %d' % (1 << 34)])
+                  '"Total Reserved": %d' % self.mem_reserved])
+
+    def mem_on_call(self, tid, op, t0, t1):
+        """--memory: the allocations and frees of the innermost op `op`,
+        running in (t0, t1) on thread tid. Forward GEMMs keep activations
+        of growing size, relu one more; backward frees them and allocates
+        gradients, which the optimizer frees; the leaking rank allocates in
+        the optimizer and never frees. Pipeline stages hold activations in
+        proportion to how early they are (stage 0 the most)."""
+        acts = []
+        if op == "aten::addmm":
+            b = MEM_UNIT * (len(self.mem_fwd) + 1)
+            self.mem_fwd.append(b)
+            acts = [b]
+        elif op == "aten::relu":
+            self.mem_relu = 2 * MEM_UNIT
+            acts = [self.mem_relu]
+        elif op == "aten::threshold_backward":
+            acts = [-self.mem_relu]
+        elif op == "aten::mm" and self.kind == "dp":
+            g = MEM_UNIT // 2
+            self.mem_grads.append(g)
+            acts = [g, -self.mem_fwd.pop()]
+        elif op == "aten::_foreach_mul_" and self.mem_leak:
+            acts = [self.mem_leak]
+        elif op == "aten::_foreach_add_":
+            acts = [-g for g in self.mem_grads]
+            self.mem_grads = []
+        elif op == "aten::mm":
+            b = MEM_UNIT * (self.S - self.stage)
+            self.mem_blocks.append(b)
+            acts = [b]
+        elif op == "aten::add" and self.kind == "pp":
+            acts = [-b for b in self.mem_blocks]
+            self.mem_blocks = []
+        if not acts:
+            return
+        gap = min(100, (t1 - t0 - 1000) // (len(acts) + 1))
+        for k, b in enumerate(acts):
+            self.mem_instant(t0 + 1000 + k * gap, b, tid, op, self.mem_ann)
+
+    def mem_truth(self):
+        """The schedule's numbers (analysis.h "memory"), from mem_log."""
+        log = self.mem_log
+        if not log:
+            return None
+        pk = max(range(len(log)), key=lambda k: (log[k]["total"], -k))
+        pr = max(range(len(log)), key=lambda k: (log[k]["reserved"], -k))
+        steps = []
+        for num, s0, s1 in self.step_ranges:
+            inside = [m for m in log if s0 <= m["written_ns"] < s1]
+            upto = [m for m in log if m["written_ns"] <= s1]
+            steps.append({"step": num, "allocated_end": upto[-1]["total"] if upto else None,
+                          "allocs": sum(1 for m in inside if m["bytes"] > 0),
+                          "frees": sum(1 for m in inside if m["bytes"] < 0),
+                          "peak_allocated": max((m["total"] for m in inside), default=None)})
+        ends = [(k, st["allocated_end"]) for k, st in enumerate(steps) if st["allocated_end"] is not None]
+        used = [(k, e) for k, e in ends if k >= 1]
+        trend = None
+        if len(used) >= 2:
+            n = len(used)
+            sx = sum(k for k, _ in used)
+            sy = sum(e for _, e in used)
+            sxx = sum(k * k for k, _ in used)
+            sxy = sum(k * e for k, e in used)
+            trend = round((n * sxy - sx * sy) / (n * sxx - sx * sx))
+        grows = len(used) >= 2 and all(ends[i][1] > ends[i - 1][1] for i in range(1, len(ends)))
+        m = log[pk]
+        return {"device": self.dev, "events": len(log), "peak_allocated": m["total"], "peak_true_ns": m["t"],
+                "peak_written_ns": m["written_ns"], "peak_step": m["step"], "peak_op": m["op"],
+                "peak_annotation": m["ann"], "peak_bytes": m["bytes"], "reserved_at_peak": m["reserved"],
+                "peak_reserved": log[pr]["reserved"], "peak_reserved_true_ns": log[pr]["t"],
+                "end_allocated": log[-1]["total"], "steps": steps, "trend_bytes_per_step": trend,
+                "trend_steps": len(used), "grows_every_step": grows, "leak_bytes_per_step": self.mem_leak}
 
     # ---------------------------------------------------------------- CPU stacks
     def call(self, tid, t, frames, api):
@@ -458,6 +574,8 @@ class Rank:
             starts.append(x)
             x += 2000 + int(6000 * rnd())
         ls = x
+        if self.memsim:
+            self.mem_on_call(tid, frames[-1][1], starts[-1], ls)
         le = ls + 3000 + int(6000 * rnd())
         x = le
         ends = [0] * n
@@ -483,7 +601,7 @@ class Rank:
         return x, ls, le, corr, inner, lws
 
     # ---------------------------------------------------------------- GPU side
-    def gpu(self, cat, name, stream, s, e, ext, corr, extra, tid, ls, lws, cls, p2p=False):
+    def gpu(self, cat, name, stream, s, e, ext, corr, extra, tid, ls, lws, cls, p2p=False, bind=None, le=None):
         if cat == "kernel":
             args = ['"External id": %d' % ext, '"queued": 0', '"device": %d' % self.dev, '"context": 1',
                     '"stream": %d' % stream, '"correlation": %d' % corr] + extra
@@ -511,6 +629,17 @@ class Rank:
         if self.gpu_hi is None or we > self.gpu_hi:
             self.gpu_hi = we
         self.step_launch.append((tid, lws, ws, we))
+        # what bound the start (the schedule knows): ("stream"|"launch"|"x", pred node)
+        node = {"s": s, "e": e, "cls": cls, "bind": bind[0] if bind else None,
+                "pred": bind[1] if bind else None, "le": le, "m": None, "last": None}
+        self.gnodes.append(node)
+        idx = len(self.gnodes) - 1
+        self.slast[stream] = idx
+        if cls == CLS_COMM:
+            self.last_comm = idx
+        if e > self.step_hi:
+            self.step_hi = e
+            self.step_hi_node = idx
         if not p2p:
             self.chunk_iv.append((s, e))
         f = self.free
@@ -523,12 +652,20 @@ class Rank:
         Returns (t_after, gpu_start, gpu_end)."""
         x, ls, le, corr, ext, lws = self.call(tid, t, frames, api)
         st = self.s_comp
-        gs = max(self.free.get(st, 0), le + self.ri(2500, 7000), dep)
+        fs = self.free.get(st, 0)
+        ln = le + self.ri(2500, 7000)
+        gs = max(fs, ln, dep)
         ge = gs + dur
-        if kind == "kernel":
-            self.gpu("kernel", kspec[0], st, gs, ge, ext, corr, kspec[1], tid, ls, lws, CLS_COMPUTE)
+        if gs == fs and st in self.slast:
+            bind = ("stream", self.slast[st])
+        elif gs == ln:
+            bind = ("launch", None)
         else:
-            self.gpu(kind, kspec, st, gs, ge, ext, corr, nbytes, tid, ls, lws, CLS_MEM)
+            bind = ("x", self.last_comm)   # dep: the end of this rank's last collective
+        if kind == "kernel":
+            self.gpu("kernel", kspec[0], st, gs, ge, ext, corr, kspec[1], tid, ls, lws, CLS_COMPUTE, bind=bind, le=le)
+        else:
+            self.gpu(kind, kspec, st, gs, ge, ext, corr, nbytes, tid, ls, lws, CLS_MEM, bind=bind, le=le)
         return x, gs, ge
 
     def comm_frames(self, coll, pg, ranks, dtype, nelems, seq, cid, peer=None):
@@ -576,8 +713,9 @@ class Rank:
         frames, kmeta = self.comm_frames(coll, pg, ranks, dtype, nelems, seq, cid, peer)
         api = API_NCCL_NEW if self.new else API_KERNEL
         x, ls, le, corr, ext, lws = self.call(tid, t, frames, api)
-        lb = max(le + self.ri(3000, 8000), self.free.get(stream, 0))
-        pend = dict(coll=coll, pg=pg, seq=seq, cid=cid, stream=stream, ext=ext, corr=corr,
+        ln = le + self.ri(3000, 8000)
+        lb = max(ln, self.free.get(stream, 0))
+        pend = dict(ln=ln, le=le, comp_node=self.slast.get(self.s_comp), coll=coll, pg=pg, seq=seq, cid=cid, stream=stream, ext=ext, corr=corr,
                     ls=ls, lws=lws, tid=tid, lb=lb, kmeta=kmeta, dtype=dtype, nelems=nelems,
                     ua_ext=self.ext, ann="nccl:all_reduce" if coll == "allreduce" else "nccl:" + coll)
         return x, pend
@@ -586,18 +724,35 @@ class Rank:
         kind = "p2p" if p["coll"] in ("send", "recv") else "allreduce"
         names = NCCL_NEW if self.new else NCCL_OLD
         kname = names[(kind, None if kind == "p2p" else p["dtype"])]
-        self.gpu("kernel", kname, p["stream"], s, e, p["ext"], p["corr"], NCCL_KARGS + p["kmeta"],
-                 p["tid"], p["ls"], p["lws"], CLS_COMM, p2p=(kind == "p2p"))
+        st = p["stream"]
+        if st in self.slast and s == self.free.get(st, 0):
+            bind = ("stream", self.slast[st])
+        elif s == p["ln"]:
+            bind = ("launch", None)
+        elif p["comp_node"] is not None and s == self.gnodes[p["comp_node"]]["e"]:
+            bind = ("x", p["comp_node"])
+        else:
+            bind = None
+        self.gpu("kernel", kname, st, s, e, p["ext"], p["corr"], NCCL_KARGS + p["kmeta"],
+                 p["tid"], p["ls"], p["lws"], CLS_COMM, p2p=(kind == "p2p"), bind=bind, le=p["le"])
         if self.new:
             # Kineto widens GPU user annotations by 1 ns on each side.
             self.X("gpu_user_annotation", p["ann"], self.dev, p["stream"], s - 1, e + 1,
                    ['"External id": %d' % p["ua_ext"]])
+        return len(self.gnodes) - 1
 
     def sync(self, t, api, stream_wait, ext):
         """A CPU sync call that returns once the GPU work it waits for ended."""
         corr = self.next_corr()
         s0 = t
-        s1 = max(s0 + self.ri(3000, 6000), stream_wait + self.ri(2000, 5000))
+        cpu = s0 + self.ri(3000, 6000)
+        s1 = max(cpu, stream_wait + self.ri(2000, 5000))
+        w = None   # GPU-bound: the node that ended last (at stream_wait)
+        if s1 > cpu:
+            w = max((i for i in self.slast.values()), key=lambda i: self.gnodes[i]["e"], default=None)
+            if w is not None and self.gnodes[w]["e"] != stream_wait:
+                w = max((i for i in self.slast.values() if self.gnodes[i]["e"] == stream_wait), default=None)
+        self.gsyncs.append((s0, s1, w))
         self.X(api[0], api[1], self.pid, self.tid_main, s0, s1,
                ['"External id": %d' % ext, '"cbid": %d' % api[2], '"correlation": %d' % corr])
         if self.new:
@@ -614,6 +769,11 @@ class Rank:
     def end_step(self, step, end_t):
         """Emit the ProfilerStep range and fold this step's projection."""
         self.ua("ProfilerStep#%d" % step, self.tid_main, self.step_s, end_t, self.step_ext)
+        self.step_times.append((step, self.step_s, max(end_t, self.step_hi),
+                                None if end_t >= self.step_hi else self.step_hi_node))
+        self.step_hi = 0
+        self.step_ranges.append((step, self.loc(self.step_s), self.loc(end_t)))
+        self.step_hi_node = None
         self.fold_projection()
         self.flush()
 
@@ -664,6 +824,7 @@ class Rank:
         f0 = t + self.ri(3000, 8000)
         fext = self.next_ext()
         x = f0 + self.ri(5000, 10000)
+        self.mem_ann = "## forward ##"
         for _ in range(cfg.layers):
             x, _, _ = self.launch_compute(M, x, [("cpu_op", "aten::linear", None), ("cpu_op", "aten::addmm", None)],
                                           K_GEMM_F32, self.vary(cfg.gemm_ns) + strag_extra)
@@ -677,6 +838,7 @@ class Rank:
         bext = self.next_ext()
         self.used_ag = True
         A = self.tid_ag
+        self.mem_ann = "## backward ##"
         y = max(b0 + self.ri(10000, 25000), getattr(self, "ag_t", 0))
         y, _, _ = self.launch_compute(A, y, [("cpu_op", "autograd::engine::evaluate_function: ReluBackward0", None),
                                              ("cpu_op", "aten::threshold_backward", None)],
@@ -712,6 +874,7 @@ class Rank:
         t = self.main_t + self.ri(5000, 15000)
         o0 = t
         oext = self.next_ext()
+        self.mem_ann = "Optimizer.step#SGD.step"
         x = o0 + self.ri(5000, 10000)
         x, _, _ = self.launch_compute(M, x, [("cpu_op", "aten::_foreach_mul_", None)], K_FOREACH,
                                       self.vary(cfg.opt_ns), dep=ar_end)
@@ -728,6 +891,7 @@ class Rank:
         tail = max(self.free.get(self.s_comp, 0), self.free.get(self.s_nccl, 0))
         x = self.sync(x, API_DEVSYNC, tail, self.step_ext)
         x += self.ri(2000, 5000)
+        self.mem_ann = None
         self.mem_instant(x, -cfg.act_bytes)
         end = x + self.ri(10000, 30000)
         self.end_step(self.step_no, end)
@@ -743,7 +907,10 @@ class Rank:
         self.step_s = t
         self.step_ext = self.next_ext()
         t += self.ri(5000, 15000)
-        self.mem_instant(t, cfg.act_bytes)
+        self.mem_ann = None
+        # --memory: earlier stages keep more activations
+        self.pp_act = cfg.act_bytes * (cfg.S - self.stage) if self.memsim else cfg.act_bytes
+        self.mem_instant(t, self.pp_act)
         t += self.ri(2000, 5000)
         self.dep = 0
         self.pend_recv = None
@@ -757,6 +924,7 @@ class Rank:
                                     self.s_p2p, peer=peer, seq_key=(peer, self.rank))
             self.pend_recv = p
         self.cpu_t = t + self.ri(3000, 8000)
+        self.mem_ann = "## forward ##"
         self.fwd_ext = self.next_ext()
         self.fwd_s = self.cpu_t
         self.cpu_t += self.ri(3000, 6000)
@@ -797,7 +965,8 @@ class Rank:
         x += self.ri(3000, 8000)
         x = self.sync(x, API_STREAMSYNC, self.free.get(self.s_comp, 0), self.step_ext)
         x += self.ri(2000, 5000)
-        self.mem_instant(x, -cfg.act_bytes)
+        self.mem_ann = None
+        self.mem_instant(x, -self.pp_act)
         self.cpu_end = x
         self.chunk_gpu = (min(s for s, _ in self.chunk_iv), max(e for _, e in self.chunk_iv))
         self.chunk_busy = merged_of(self.chunk_iv)[0]
@@ -924,6 +1093,76 @@ def size_done(job, ranks, done_steps):
     return done_steps >= job.nsteps
 
 
+def link_instance(made, arrivals):
+    """One collective / send-recv instance in the schedule's graph: every
+    participant's node ends at the last arrival + its transfer."""
+    m = max(arrivals)
+    i = arrivals.index(m)
+    last = (made[i][0].rank, made[i][1])
+    for R, idx in made:
+        R.gnodes[idx]["m"] = m
+        R.gnodes[idx]["last"] = last
+
+
+def critical_path_truth(ranks, steps):
+    """The critical path of each job step from the schedule's own bindings
+    (what the simulation used to place each start): back from the job step
+    end to its start, segments by kind as mergetrace defines them
+    (critpath.h): compute, comm (a collective's transfer after its last
+    arrival), memory, host (launch delay, host time back to a sync or the
+    step start, a sync's lag), idle (stream and cross-stream waits)."""
+    byr = {R.rank: R for R in ranks}
+    kinds = {CLS_COMPUTE: "compute", CLS_COMM: "comm", CLS_MEM: "memory"}
+    out = []
+    for step, (t0, t1, rk, node) in steps:
+        seg = {"compute": 0, "comm": 0, "memory": 0, "host": 0, "idle": 0}
+        cur = [t1]
+
+        def go(kind, a):
+            a = min(max(a, t0), cur[0])
+            seg[kind] += cur[0] - a
+            cur[0] = a
+        R = byr[rk]
+        where, i = ("end", node) if node is not None else ("host", None)
+        guard = 100000
+        while cur[0] > t0 and guard:
+            guard -= 1
+            if where == "host":
+                sy = [x for x in R.gsyncs if x[1] <= cur[0]]
+                if not sy or sy[-1][1] <= t0:
+                    go("host", t0)
+                    break
+                s0, s1, w = sy[-1]
+                go("host", s1)
+                if w is not None and R.gnodes[w]["e"] >= s0:
+                    go("host", R.gnodes[w]["e"])
+                    where, i = "end", w
+                else:
+                    go("host", s0)
+            elif where == "end":
+                n = R.gnodes[i]
+                if n["m"] is not None and n["m"] <= cur[0]:
+                    go("comm", n["m"])
+                    R = byr[n["last"][0]]
+                    i = n["last"][1]
+                else:
+                    go(kinds[n["cls"]], n["s"])
+                where = "start"
+            else:
+                n = R.gnodes[i]
+                if n["bind"] in ("stream", "x") and n["pred"] is not None:
+                    go("idle", R.gnodes[n["pred"]]["e"])
+                    where, i = "end", n["pred"]
+                elif n["bind"] == "launch":
+                    go("host", n["le"])
+                    where = "host"
+                else:
+                    go("idle", t0)
+                    break
+        out.append({"step": step, "kind_ns": seg})
+    return out
+
+
 def run_dp(job, ranks):
     a = job.a
     rng = job.rng
@@ -965,11 +1204,13 @@ def run_dp(job, ranks):
             T = 12000 + nbytes // 80 + (nbytes // 160 if job.W > job.rpn else 0)
             m = max(ready)
             ends = {}
+            made = []
             for p, R, rd in zip(ps, ranks, ready):
                 e = m + T + int(job.jitter_ns * rng.random())
-                R.emit_comm(p, rd, e)
+                made.append((R, R.emit_comm(p, rd, e)))
                 ends[R.rank] = e
                 ar_end[R.rank] = e
+            link_instance(made, ready)
             job.log_coll({"pg": "0", "seq": ps[0]["seq"], "comms_id": ps[0]["cid"], "kind": "allreduce",
                           "participants": list(range(job.W)), "nelems": ps[0]["nelems"], "dtype": "Float",
                           "true_start_ns": {str(r.rank): rd for r, rd in zip(ranks, ready)},
@@ -1023,6 +1264,7 @@ def run_pp(job, ranks):
         s = R.rank // G
         i = R.rank % G
         R.stage = s
+        R.S = S
         R.tp_pg = str(1 + s)
         R.tp_ranks = stages[s]
         R.pp_pg = str(1 + S + i)
@@ -1048,8 +1290,7 @@ def run_pp(job, ranks):
                     m = max(ss, rr) + p2p_T
                     es = m + int(job.jitter_ns * rng.random())
                     er = m + int(job.jitter_ns * rng.random())
-                    P.emit_comm(ps, ss, es)
-                    R.emit_comm(pr, rr, er)
+                    link_instance([(P, P.emit_comm(ps, ss, es)), (R, R.emit_comm(pr, rr, er))], [ss, rr])
                     R.dep = er
                     job.log_coll({"pg": ps["pg"], "seq": ps["seq"], "comms_id": ps["cid"], "kind": "sendrecv",
                                   "src": P.rank, "dst": R.rank, "participants": [P.rank, R.rank],
@@ -1064,11 +1305,13 @@ def run_pp(job, ranks):
                     ready = [max(p["lb"], R.free.get(R.s_nccl, 0)) for p, R in zip(ps, rs)]
                     m = max(ready) + tp_T
                     ends = {}
+                    made = []
                     for p, R, rd in zip(ps, rs, ready):
                         e = m + int(job.jitter_ns * rng.random())
-                        R.emit_comm(p, rd, e)
+                        made.append((R, R.emit_comm(p, rd, e)))
                         R.dep = e
                         ends[R.rank] = e
+                    link_instance(made, ready)
                     job.log_coll({"pg": ps[0]["pg"], "seq": ps[0]["seq"], "comms_id": ps[0]["cid"],
                                   "kind": "allreduce", "participants": list(stages[s]),
                                   "nelems": cfg.tp_nelems, "dtype": "BFloat16",
@@ -1182,6 +1425,13 @@ def build_parser():
     q.add_argument("--chunks", type=int, default=None, metavar="N", help="chunks = ProfilerSteps (default 12)")
     q.add_argument("--pp-blocks", type=int, default=2, metavar="N",
                    help="layer blocks per chunk, one TP allreduce each (default 2)")
+    m = p.add_argument_group("memory")
+    m.add_argument("--memory", action="store_true",
+                   help="[memory] events from a known allocation schedule per rank (truth.json ranks[].memory); "
+                        "pipeline stage s holds (stages - s) times the activations of the last")
+    m.add_argument("--mem-leak-rank", type=int, default=None, metavar="R",
+                   help="with --memory: rank that allocates --mem-leak-mb in every optimizer step and never frees it")
+    m.add_argument("--mem-leak-mb", type=int, default=16, metavar="MB", help="the leak per step in MiB (default 16)")
     o = p.add_argument_group("output")
     o.add_argument("--format", choices=("new", "old"), default="new",
                    help="new: PyTorch>=2.4 style (relative ns ts, metadata); old: pre-2.2 (integer us, none)")
@@ -1250,6 +1500,10 @@ def check_args(a):
             usage_error("--pp-blocks", "expected an integer >= 1")
         if a.straggler is not None:
             usage_error("--straggler", "only for --kind dp")
+    if a.mem_leak_rank is not None and not (a.memory and 0 <= a.mem_leak_rank < a.ranks and a.kind == "dp"):
+        usage_error("--mem-leak-rank", "expected a rank in 0..%d, with --memory and --kind dp" % (a.ranks - 1))
+    if a.mem_leak_mb < 1:
+        usage_error("--mem-leak-mb", "expected an integer >= 1")
     if a.indent == 2 and a.shuffle_keys:
         pass  # shuffled events are written one per line whatever the indent
 
@@ -1285,9 +1539,25 @@ def main(argv=None):
               "clock_offset_ns": R.off, "clock_drift_ppm": R.dppb / 1000.0, "clock_drift_ppb": R.dppb,
               "bytes": R.nbytes}
         rt.update(R.truth())
+        if a.memory:
+            rt["memory"] = R.mem_truth()
+            if rt["memory"]:
+                rt["memory"]["peak_ref_clock_ns"] = ranks[0].loc(rt["memory"]["peak_true_ns"])
         w = job.wait[R.rank]
         rt["collective_wait"] = {"count": w[0], "arrived_last": w[1], "wait_ns": w[2]}
         truth["ranks"].append(rt)
+    # Job step times in true time: the earliest rank start to the latest
+    # rank end (range end, or the last end of the GPU work launched in it).
+    st = {}
+    for R in ranks:
+        for step, s0, s1, node in R.step_times:
+            lo, hi, rk, nd = st.get(step, (s0, s1, R.rank, node))
+            if s1 > hi:
+                rk, nd = R.rank, node
+            st[step] = (min(lo, s0), max(hi, s1), rk, nd)
+    truth["step_times"] = [{"step": k, "start_ns": v[0], "end_ns": v[1], "time_ns": v[1] - v[0]}
+                           for k, v in sorted(st.items())]
+    truth["critical_path"] = critical_path_truth(ranks, sorted(st.items()))
     if job.keep_coll:
         truth["collectives"] = job.collectives
     if pipe is not None:

@@ -40,13 +40,22 @@
  *  projection     the CPU ranges are user_annotation X events (and cpu_op X
  *                 events with project_ops). An activity belongs to a range
  *                 when its launch call started inside the range, both ends
- *                 inclusive, on the same (pid, tid); it counts even when it
- *                 runs after the range ended. Ranges are grouped by name
+ *                 inclusive, on any thread of the range's process (same
+ *                 pid); it counts even when it runs after the range ended.
+ *                 Any thread, because PyTorch launches the backward pass's
+ *                 kernels from the autograd engine's thread while the main
+ *                 thread sits in "## backward ##" (or whatever annotation
+ *                 encloses loss.backward()), and DDP's all-reduces from
+ *                 there too: a range's GPU work is what the process launched
+ *                 while it was open. gpu_same_thread counts only launches
+ *                 on the range's own (pid, tid), the rule of earlier
+ *                 versions and of HTA. Ranges are grouped by name
  *                 ("ProfilerStep#N" -> "ProfilerStep#*"). Per name: count of
  *                 ranges; cpu = sum of the ranges' durations (nested ranges of
  *                 one name are each counted); gpu = |union of the intervals of
  *                 every activity of every range of the name| (an activity
  *                 counts once however many of the name's ranges hold it);
+ *                 gpu_same_thread the same over same-thread launches;
  *                 gpu_span = sum over the ranges that hold at least one
  *                 activity of (last end - first start of its activities);
  *                 gpu_pct = gpu / busy * 100 where busy = |U(all
@@ -81,6 +90,65 @@
  *                 launch_bound / idle * 100: the share of GPU idle time
  *                 during which the CPU was busy launching, i.e. the GPU was
  *                 starved by launch overhead rather than by the program.
+ *  steps          one entry per ProfilerStep#N user_annotation range of the
+ *                 trace (sorted by start; a step number seen twice keeps
+ *                 both). An activity belongs to the step whose range holds
+ *                 its launch call's start (unlinked: its own start); end =
+ *                 max(range end, last end of its activities). Over the
+ *                 window [range start, end): compute = |U(compute) n W|,
+ *                 comm = |(U(compute) u U(comm)) n W| - compute, memory =
+ *                 |U(all) n W| - |(U(compute) u U(comm)) n W|, idle = |W| -
+ *                 |U(all) n W|: the temporal breakdown of the step window.
+ *  graph          what the cross-rank dependency graph needs of the rank
+ *                 (include/mergetrace/critpath.h): every GPU activity in
+ *                 (start, end, event) order with its stream (numbered from
+ *                 0 in order of first appearance), class, launch call
+ *                 (start and end, -1 when not linked) and name (cut to
+ *                 MT_AN_NAME_MAX bytes); and every host synchronisation
+ *                 call (a cuda_runtime / cuda_driver X event whose name
+ *                 contains "Synchronize") by start.
+ *  memory         from the [memory] instant events (mt_trace_t.mems), per
+ *                 device (Device Type, Device Id). Each event is a state:
+ *                 allocated = "Total Allocated", reserved = "Total
+ *                 Reserved" after it. Events are taken in (ts, file order):
+ *                 Kineto writes them thread by thread, so file order is not
+ *                 time order across threads. An event without "Total
+ *                 Allocated" on a device where others have it, or with a
+ *                 negative total, is left out (counted: MT_AN_MEM_MISSING,
+ *                 MT_AN_MEM_NEGATIVE). A device where no event has the
+ *                 totals (2021 traces) gets allocated reconstructed as the
+ *                 running sum of "Bytes" from 0 at its first event, reserved
+ *                 unknown (-1), and the flag MT_AN_MEM_RECONSTRUCTED.
+ *                 peak allocated: the largest allocated, at its first
+ *                 event in time order; step: the ProfilerStep#N range that
+ *                 holds its ts (start <= ts < end; the latest-starting
+ *                 when nested; -1 none); op: the innermost cpu_op X event
+ *                 on the event's (pid, tid) holding ts (start <= ts <=
+ *                 end; innermost = latest start, then shortest);
+ *                 annotation: the innermost user_annotation the same way
+ *                 on the event's thread, else on any thread of its pid
+ *                 (the autograd thread allocates under the main thread's
+ *                 annotations); the allocation: that event's Bytes and
+ *                 Addr. peak reserved likewise over reserved.
+ *                 per step (ProfilerStep#N ranges sorted by start): allocs
+ *                 / frees = events with Bytes > 0 / < 0 and ts in [start,
+ *                 end); alloc_end = allocated after the last event with ts
+ *                 <= end (-1 when none yet); peak = the largest allocated
+ *                 in [start, end) (-1 none). trend: over the steps after
+ *                 the first (warm-up) with alloc_end >= 0, the least-
+ *                 squares slope of alloc_end against the step's position,
+ *                 bytes per step (rounded to nearest); grows_every_step
+ *                 when there are 2 or more such steps and each alloc_end
+ *                 exceeds the one before (including the warm-up step's).
+ *                 series: the states in time order, at most a budget per
+ *                 device (MT_AN_MEM_POINTS and below); beyond that,
+ *                 equal-count buckets of events
+ *                 each keep the states of largest and smallest allocated
+ *                 and largest reserved (so the peaks stay), plus the last.
+ *                 Issues: MT_AN_MEM_ORDER counts events whose ts is before
+ *                 the previous memory event of the same (pid, tid) in file
+ *                 order; MT_AN_MEM_NO_GPU the events of a non-CPU device
+ *                 whose id is no pid of a GPU activity in the trace.
  *  percentiles    nearest rank on the sorted values: p-th = v[ceil(p * n /
  *                 100) - 1] (the smallest value with at least p % of the
  *                 values at or below it); max = v[n - 1]; 0 when n = 0.
@@ -148,8 +216,9 @@ typedef struct mt_an_proj {
     mt_an_str_t name;        /* "ProfilerStep#*" for every ProfilerStep#N */
     uint64_t count;          /* ranges */
     int64_t cpu_ns;          /* sum of the ranges' durations */
-    int64_t gpu_ns;          /* measure of the union of their activities */
+    int64_t gpu_ns;          /* measure of the union of their activities (launched on any thread) */
     int64_t gpu_span_ns;     /* sum over ranges of (last end - first start) */
+    int64_t gpu_same_thread_ns; /* gpu_ns over the launches on the ranges' own threads only */
 } mt_an_proj_t;
 
 /* One kernel name of the top list of a class (see "kernels" above). */
@@ -161,9 +230,101 @@ typedef struct mt_an_kernel {
     int64_t total_ns, mean_ns, p50_ns, p99_ns, max_ns;
 } mt_an_kernel_t;
 
+/* One ProfilerStep of a rank (see "steps" above); times on its own clock. */
+typedef struct mt_an_step {
+    int64_t step;            /* N of ProfilerStep#N */
+    int64_t cpu_start_ns, cpu_end_ns; /* the range */
+    int64_t end_ns;          /* max(cpu_end_ns, last end of the step's activities) */
+    int64_t compute_ns, comm_ns, memory_ns, idle_ns; /* over [cpu_start_ns, end_ns) */
+} mt_an_step_t;
+
+/* One GPU activity of the graph (see "graph" above). */
+typedef struct mt_an_gact {
+    int64_t start_ns, end_ns;
+    int64_t launch_ns, launch_end_ns; /* the launch call; both -1 when not linked */
+    mt_an_str_t name;        /* the activity's name, cut to MT_AN_NAME_MAX bytes */
+    uint32_t stream;         /* 0.. in order of first appearance of (device, stream) */
+    uint32_t cls;            /* mt_an_class_t */
+} mt_an_gact_t;
+
+/* One host synchronisation call (see "graph" above). */
+typedef struct mt_an_sync {
+    int64_t start_ns, end_ns;
+} mt_an_sync_t;
+
+_Static_assert(sizeof(mt_an_step_t) == 64, "packed as bytes: no padding");
+_Static_assert(sizeof(mt_an_gact_t) == 48, "packed as bytes: no padding");
+_Static_assert(sizeof(mt_an_sync_t) == 16, "packed as bytes: no padding");
+/* Memory: at most this many series points per device; fewer in a small
+ * trace (2 % of its JSON bytes at MT_AN_MEM_POINT_BYTES per point, for
+ * every device together, at least 16 per device): the merged trace writes
+ * each point as a counter event of about that size. */
+#define MT_AN_MEM_POINTS 512
+#define MT_AN_MEM_POINT_BYTES 130
+
+/* mt_an_mem_dev_t.flags */
+enum {
+    MT_AN_MEM_RECONSTRUCTED = 1u << 0, /* no totals in the trace: allocated = running sum of Bytes */
+    MT_AN_MEM_NO_RESERVED = 1u << 1,   /* no "Total Reserved": reserved values are -1 */
+};
+
+/* Memory of one device of a rank (see "memory" above). Times in ns on the
+ * rank's own clock. */
+typedef struct mt_an_mem_dev {
+    int64_t device;          /* "Device Id" (-1: the CPU) */
+    int32_t device_type;     /* "Device Type": 0 CPU, 1 CUDA/ROCm */
+    uint32_t flags;          /* MT_AN_MEM_* */
+    uint64_t events;         /* memory events used */
+    int64_t peak_alloc, peak_alloc_ns, peak_alloc_step;
+    int64_t peak_alloc_reserved; /* reserved at that event (-1 unknown) */
+    int64_t peak_alloc_bytes;    /* the event's Bytes: the allocation that made the peak */
+    uint64_t peak_alloc_addr;
+    int64_t peak_reserved, peak_reserved_ns, peak_reserved_step; /* -1 when unknown */
+    int64_t end_alloc, end_reserved; /* after the last event */
+    mt_an_str_t peak_op, peak_annotation; /* {0, 0}: none active */
+    int64_t trend_bytes_per_step;
+    uint32_t trend_steps;    /* steps the trend is over (0 or 1: no trend) */
+    uint32_t grows_every_step;
+    uint32_t first_step, n_steps;   /* a->mem_steps[first_step ..] */
+    uint32_t first_point, n_points; /* a->mem_points[first_point ..] */
+} mt_an_mem_dev_t;
+
+/* One ProfilerStep of one device. */
+typedef struct mt_an_mem_step {
+    int64_t step, start_ns, end_ns;
+    int64_t alloc_end, reserved_end; /* -1: no memory event yet */
+    int64_t peak_alloc;              /* -1: no event inside the step */
+    uint64_t allocs, frees;
+    int64_t bytes_alloc, bytes_freed; /* sums of Bytes of those (frees as a positive number) */
+} mt_an_mem_step_t;
+
+/* One point of a device's downsampled series. */
+typedef struct mt_an_mem_point {
+    int64_t ns, alloc, reserved; /* reserved -1 unknown */
+} mt_an_mem_point_t;
+
+/* Bad or doubtful memory events of a rank: how many, and the first. */
+typedef enum mt_an_mem_issue_kind {
+    MT_AN_MEM_NEGATIVE = 0, /* a negative "Total Allocated" or "Total Reserved": left out */
+    MT_AN_MEM_MISSING,      /* no "Total Allocated" where the device's other events have it: left out */
+    MT_AN_MEM_ORDER,        /* ts before the previous memory event of the same thread */
+    MT_AN_MEM_NO_GPU,       /* a GPU device id that no GPU activity of the trace has */
+    MT_AN_MEM_ISSUE_COUNT_
+} mt_an_mem_issue_kind_t;
+
+typedef struct mt_an_mem_issue {
+    uint64_t count;
+    int64_t event;           /* 0-based index in the file's traceEvents of the first (-1 none) */
+    int64_t ts_ns;           /* its ts (rank's own clock) */
+    int64_t device;          /* its Device Id */
+} mt_an_mem_issue_t;
+
 _Static_assert(sizeof(mt_an_str_t) == 8, "packed as bytes: no padding");
+_Static_assert(sizeof(mt_an_mem_dev_t) == 160, "packed as bytes: no padding");
+_Static_assert(sizeof(mt_an_mem_step_t) == 80, "packed as bytes: no padding");
+_Static_assert(sizeof(mt_an_mem_point_t) == 24, "packed as bytes: no padding");
 _Static_assert(sizeof(mt_an_stream_t) == 48, "packed as bytes: no padding");
-_Static_assert(sizeof(mt_an_proj_t) == 40, "packed as bytes: no padding");
+_Static_assert(sizeof(mt_an_proj_t) == 48, "packed as bytes: no padding");
 _Static_assert(sizeof(mt_an_kernel_t) == 64, "packed as bytes: no padding");
 
 /* Everything the per-rank passes found. Plain data: the struct owns its
@@ -201,6 +362,22 @@ typedef struct mt_rank_analysis {
     /* pipeline markers: every marker range with its work, by (marker, start) */
     mt_pp_chunk_t *chunks;
     size_t n_chunks;
+    /* steps: the ProfilerStep ranges by start */
+    mt_an_step_t *steps;
+    size_t n_steps;
+    /* graph: GPU activities by (start, end, event), host syncs by start */
+    mt_an_gact_t *gacts;
+    size_t n_gacts;
+    mt_an_sync_t *syncs;
+    size_t n_syncs;
+    /* memory, per device by (device type, device id) */
+    mt_an_mem_dev_t *mem_devs;
+    size_t n_mem_devs;
+    mt_an_mem_step_t *mem_steps;
+    size_t n_mem_steps;
+    mt_an_mem_point_t *mem_points;
+    size_t n_mem_points;
+    mt_an_mem_issue_t mem_issues[MT_AN_MEM_ISSUE_COUNT_];
     /* the string pool every mt_an_str_t indexes */
     char *strings;
     size_t strings_len;

@@ -4,6 +4,7 @@
 #define MERGETRACE_BUF_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include "mergetrace/status.h"
 
@@ -25,13 +26,25 @@ typedef struct mt_buf {
     size_t len, cap;
 } mt_buf_t;
 
-/* Append len bytes. MT_OK, or MT_ERR_NOMEM with the buffer unchanged. */
-mt_status_t mt_buf_append(mt_buf_t *b, const void *data, size_t len);
 
 /* Make room for len more bytes after data + len (cap grows, len does not),
  * for writers that fill the buffer in place. MT_OK, or MT_ERR_NOMEM with
  * the buffer unchanged. */
 mt_status_t mt_buf_reserve(mt_buf_t *b, size_t len);
+
+/* Append len bytes. MT_OK, or MT_ERR_NOMEM with the buffer unchanged. In
+ * line because the merged-trace writer appends several short pieces per
+ * event: as a call into another file it cost 2.5% of a run's instructions
+ * (callgrind, 2 x 10 MB job). */
+static inline mt_status_t mt_buf_append(mt_buf_t *b, const void *data, size_t len)
+{
+    if (len > b->cap - b->len && mt_buf_reserve(b, len))
+        return MT_ERR_NOMEM;
+    if (len)
+        memcpy(b->data + b->len, data, len);
+    b->len += len;
+    return MT_OK;
+}
 
 /* Free the bytes and reset to empty. NULL does nothing. */
 void mt_buf_free(mt_buf_t *b);

@@ -28,11 +28,11 @@ typedef struct mt_pp_markers mt_pp_markers_t;
  * range's name (anchor with ^...$ to match whole names). ranks_of_stage[i]
  * (may be NULL, or an entry NULL) limits stage marker i + 1 to the sorted
  * ranks[0..n_ranks_of_stage[i]) so other ranks skip it; copied. Returns
- * MT_OK, MT_ERR_NOMEM, or MT_ERR_USAGE with the regex error in msg. *out
+ * MT_OK, MT_ERR_NOMEM, or MT_ERR_USAGE with the regex error in err->msg. *out
  * owned by the caller (mt_pp_markers_free). */
 mt_status_t mt_pp_markers_compile(const char *chunk_regex, const char *const *stage_regexes, size_t n_stage,
                                   const int32_t *const *ranks_of_stage, const size_t *n_ranks_of_stage,
-                                  mt_pp_markers_t **out, char *msg, size_t cap);
+                                  mt_pp_markers_t **out, mt_error_t *err);
 void mt_pp_markers_free(mt_pp_markers_t *m);
 size_t mt_pp_markers_count(const mt_pp_markers_t *m);
 

@@ -30,7 +30,11 @@ enum {
     MT_CI_NCCL = 1u << 8,      /* from an NCCL plugin file (mt_nccl_cinst_extract), not a Kineto kernel */
 };
 
-#define MT_CI_LABEL 24
+/* Label sizes: every process group name PyTorch and Megatron write ("5
+ * (PIPELINE_MODEL_PARALLEL_GROUP)") and every dtype name ("Float8_e5m2fnuz")
+ * fits; a longer one (a long "Process Group Ranks" list) ends in "…". */
+#define MT_CI_LABEL 64
+#define MT_CI_DTYPE 16
 
 /* One collective instance as one rank saw it: one communication kernel.
  * Times are this rank's own clock, ns since the epoch. */
@@ -52,8 +56,8 @@ typedef struct mt_cinst {
     uint16_t flags;             /* MT_CI_* */
     uint8_t kind;               /* mt_coll_kind_t: from the collective name, else the kernel name */
     uint8_t pad_;
-    char pg[MT_CI_LABEL];       /* process group label for reports ("0", "tp", "stream 84"), truncated */
-    char dtype[12];             /* "Float", "BFloat16", ... truncated; "" unknown */
+    char pg[MT_CI_LABEL];       /* process group label for reports ("0", "tp", "stream 84"; see MT_CI_LABEL) */
+    char dtype[MT_CI_DTYPE];    /* "Float", "BFloat16", ...; "" unknown */
 } mt_cinst_t;
 
 /* Append the collective instances of trace t (global rank `rank`) to
@@ -114,7 +118,13 @@ typedef struct mt_clock {
     bool reference;
     bool connected;          /* reached from the reference through shared instances */
     double offset_ns;        /* whole ns after mt_clock_fit */
-    double drift_ppm;        /* a multiple of 1e-6 ppm after mt_clock_fit */
+    double drift_ppm;        /* a multiple of 1e-6 ppm after mt_clock_fit; 0 when the drift is not
+                              * significant (drift_significant false) */
+    double drift_fit_ppm;    /* the least-squares slope of the kept points, applied or not (equal to
+                              * drift_ppm when significant; 0 with fewer than 3 points, no spread in
+                              * time, --no-drift, --no-align, or not connected) */
+    bool drift_significant;  /* the slope was applied: at least 8 points over 1 ms or more, and more
+                              * than 3 standard errors from 0 */
     int64_t anchor_ns;       /* a time in this rank's own clock (median of its instance ends) */
     uint64_t matched;        /* instances used for the fit */
     uint64_t rejected;       /* instances left out as outliers */
@@ -143,6 +153,13 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
 
 /* The corrected time of t (ns, the rank's own clock), rounded to 1 ns. */
 int64_t mt_clock_apply(const mt_clock_t *c, int64_t t);
+
+/* The drift of c as reports show it, into buf (cap bytes, 16 are enough),
+ * returned: the applied drift ("52.003"; 3 significant digits below 0.001
+ * ppm), or the fitted slope marked as not applied ("0.412 n.s."), or "-"
+ * for a connected rank with too few points to fit one, "0.000" for the
+ * reference and unconnected ranks. */
+const char *mt_clock_drift_text(const mt_clock_t *c, char *buf, size_t cap);
 
 /* The job-wide alignment, as the program runs it. */
 typedef struct mt_align_result {

@@ -96,6 +96,17 @@
  *                bucket), so being last in all of them is weak evidence;
  *                (3) keeps the steps whose hold-up is small next to a
  *                typical step's from naming anyone.
+ *  episode       a run of consecutive step numbers whose step suspects
+ *                are the same non-empty set (an intermittent straggler:
+ *                rank 2 slow in steps 250-260 only); episodes are ranked
+ *                by the wait their suspects caused, so a long hold-up
+ *                comes before one-step noise however late it happened.
+ *  step time     the median over consecutive step numbers of the time
+ *                between their first arrivals (aligned clock): what a
+ *                step's wait compares with.
+ *  wait units    wait is summed over the ranks that waited: rank-time
+ *                (8 ranks waiting 1 ms each is 8 ms), so the wait of a
+ *                job or a step can exceed its duration.
  *  percentiles   nearest rank, as mt_an_percentile (analysis.h).
  *
  * Cost: O(n log n) in the rows. */
@@ -119,7 +130,7 @@ extern "C" {
  * kind, bytes, dtype). */
 typedef struct mt_cross_coll {
     char pg[MT_CI_LABEL];      /* process group label of the lowest participating rank */
-    char dtype[12];            /* "" unknown */
+    char dtype[MT_CI_DTYPE];   /* "" unknown */
     uint8_t kind;              /* mt_coll_kind_t */
     int64_t bytes;             /* message bytes (see "bytes"); 0 unknown */
     uint64_t count;            /* instances */
@@ -177,7 +188,21 @@ typedef struct mt_cross_step {
     bool differs;              /* the suspect set is not the job's */
     uint32_t n_top;            /* entries of top[] used */
     mt_cross_top_t top[MT_CROSS_TOP]; /* most wait caused first (ties: lower rank), only ranks with wait > 0 */
+    int64_t suspect_wait_ns;   /* wait caused in the step by its suspects */
+    int64_t first_arrival_ns;  /* earliest aligned arrival at one of its instances */
 } mt_cross_step_t;
+
+/* A straggler episode: consecutive ProfilerSteps (numbers n, n + 1, ...)
+ * with the same non-empty suspect set. */
+typedef struct mt_cross_episode {
+    int64_t first_step, last_step;
+    uint32_t n_steps;
+    uint32_t first_suspect;    /* the suspects: step_suspects[first_suspect .. + n_suspects) */
+    uint32_t n_suspects;
+    uint32_t pad_;
+    int64_t wait_caused_ns;    /* wait its suspects caused over its steps */
+    int64_t wait_ns;           /* all wait caused in its steps */
+} mt_cross_episode_t;
 
 /* Everything the cross-rank analyses found. Plain data: the struct owns
  * every array and string (free with mt_cross_free). */
@@ -201,6 +226,9 @@ typedef struct mt_cross {
     size_t n_steps;
     int32_t *step_suspects;
     size_t n_step_suspects;
+    mt_cross_episode_t *episodes; /* by wait_caused_ns descending, then first_step */
+    size_t n_episodes;
+    int64_t step_time_ns;      /* median time between the first arrivals of consecutive steps; -1 unknown */
 } mt_cross_t;
 
 /* Analyse the gathered collective rows of every rank. rows[0..n_rows) and

@@ -1,15 +1,20 @@
-/* CI gates: "--gate overlap>=0.30" and the like, checked against what the
- * run measured, so a CI job can fail on a regression (exit code 3).
+/* CI gates: "--gate pipeline_overlap_score>=0.30" and the like, checked
+ * against what the run measured, so a CI job can fail on a regression (exit
+ * code 3).
  *
- * Metrics (the value a gate compares):
- *  overlap             the pipeline OverlapScore (0..1)
- *  period_p99_us       the pipeline period p99, us
+ * Metrics (the value a gate compares; a threshold outside its range is a
+ * usage error):
+ *  pipeline_overlap_score  the pipeline OverlapScore, 0..1 ("overlap" is
+ *                      accepted as its old name; it is not the terminal's
+ *                      comm/compute overlap, a percentage)
+ *  period_p99_us       the pipeline period p99, us (>= 0)
  *  straggler_wait_pct  the largest share, over the ranks, of collective
  *                      kernel time spent waiting for the last participant:
  *                      wait / (wait + transfer) * 100 (report.json "wait")
  *  idle_pct            the largest GPU idle share over the ranks:
  *                      idle / span * 100 (report.json "temporal")
  *  alignment_p99_us    the largest p99 clock residual over the ranks, us
+ * Percentages are 0..100, times >= 0.
  * Operators: <=, >=, <, >, ==. A gate whose metric the run could not
  * measure (no pipeline, no collectives, no GPU activity) fails: a CI gate
  * that silently passes on missing data would hide a broken job. */
@@ -53,10 +58,12 @@ typedef struct mt_gate {
 } mt_gate_t;
 
 /* Parse "metric OP number" (spaces allowed around the operator). MT_OK, or
- * MT_ERR_USAGE with what was expected in msg. */
-mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, char *msg, size_t cap);
+ * MT_ERR_USAGE with what was expected in err->msg (err may be NULL): an
+ * unknown metric or operator, no finite number, or a number outside the
+ * metric's range. */
+mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, mt_error_t *err);
 
-/* Name of a metric ("overlap", ...). */
+/* Name of a metric ("pipeline_overlap_score", ...; never an old alias). */
 const char *mt_gate_metric_str(mt_gate_metric_t m);
 /* "<=", ">=", "<", ">" or "==". */
 const char *mt_gate_op_str(mt_gate_op_t op);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mergetrace/analysis.h"
 #include "mergetrace/buf.h"
 #include "mergetrace/collectives.h"
 #include "mergetrace/loader.h"
@@ -101,6 +102,19 @@ void mt_merge_facts_finish(mt_merge_facts_t *f, const mt_trace_t *t);
 
 /* free(NULL)-like. */
 void mt_merge_facts_free(mt_merge_facts_t *f);
+
+/* The rank's memory series (a->mem_devs and mem_points, copied) for the
+ * merged write: after the rank's process metadata, before its events, one
+ * counter track per device,
+ * "C" events named "memory GPU <d>" (on the rank's GPU process of that
+ * device, else its CPU process) or "memory CPU" (on its CPU process), args
+ * {"allocated": bytes, "reserved": bytes} (reserved left out when
+ * unknown), ts corrected like the events; points outside --window, and
+ * CPU tracks with --gpu-only, are left out. The series are the analysis's
+ * downsampled ones (at most MT_AN_MEM_POINTS per device, peaks kept), so
+ * the track adds little to the file. Without this call (or without facts)
+ * no counters are written. MT_OK or MT_ERR_NOMEM (nothing kept then). */
+mt_status_t mt_merge_facts_memory(mt_merge_facts_t *f, const mt_rank_analysis_t *a);
 
 /* mt_merge_rank with the first pass's facts collected at load time (facts
  * may be NULL: then exactly mt_merge_rank). The output is byte for byte

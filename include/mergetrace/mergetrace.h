@@ -7,6 +7,7 @@
 /* base: version, status and errors, byte output, string interning */
 #include "mergetrace/version.h"
 #include "mergetrace/status.h"
+#include "mergetrace/warnings.h"
 #include "mergetrace/buf.h"
 #include "mergetrace/strtab.h"
 /* io: reading (plain or gzip) and gzip output */
@@ -30,8 +31,11 @@
 #include "mergetrace/chunks.h"
 /* cross: cross-rank analyses */
 #include "mergetrace/crossrank.h"
+#include "mergetrace/critpath.h"
+#include "mergetrace/trust.h"
 #include "mergetrace/pipeline.h"
 #include "mergetrace/gates.h"
+#include "mergetrace/memory.h"
 /* report: report.json, report.html, terminal text */
 #include "mergetrace/report.h"
 #include "mergetrace/report_html.h"

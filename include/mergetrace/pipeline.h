@@ -91,18 +91,18 @@ void mt_pp_stages_free(mt_pp_stages_t *s);
 
 /* Parse --pp-stages "0-3,4-7" (stages separated by ',', each a rank, a
  * range A-B, or ranks joined by '+': "0+2,1+3"). A rank may appear once.
- * MT_OK, MT_ERR_NOMEM, or MT_ERR_USAGE with the reason in msg. */
-mt_status_t mt_pp_stages_parse(const char *text, mt_pp_stages_t *out, char *msg, size_t cap);
+ * MT_OK, MT_ERR_NOMEM, or MT_ERR_USAGE with the reason in err->msg. */
+mt_status_t mt_pp_stages_parse(const char *text, mt_pp_stages_t *out, mt_error_t *err);
 
 /* Parse a rank set "4-7", "0", "0,2,4-5" into a sorted, duplicate-free
  * array (*ranks malloc'd). MT_OK, MT_ERR_NOMEM or MT_ERR_USAGE. */
-mt_status_t mt_pp_ranks_parse(const char *text, int32_t **ranks, size_t *n, char *msg, size_t cap);
+mt_status_t mt_pp_ranks_parse(const char *text, int32_t **ranks, size_t *n, mt_error_t *err);
 
 /* --pp N: n_stages contiguous blocks of the ranks present (sorted
  * ranks[0..n_ranks)); n_ranks must be a multiple of n_stages. MT_OK,
- * MT_ERR_NOMEM, or MT_ERR_USAGE (msg). */
-mt_status_t mt_pp_stages_blocks(const int32_t *ranks, size_t n_ranks, int n_stages, mt_pp_stages_t *out, char *msg,
-                                size_t cap);
+ * MT_ERR_NOMEM, or MT_ERR_USAGE (err->msg). */
+mt_status_t mt_pp_stages_blocks(const int32_t *ranks, size_t n_ranks, int n_stages, mt_pp_stages_t *out,
+                                mt_error_t *err);
 
 /* Infer stages from the point-to-point rows (kind send / recv with a peer)
  * of every rank: each pair of ranks that exchanged data gets one direction,

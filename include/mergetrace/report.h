@@ -12,12 +12,15 @@
 #include "mergetrace/analysis.h"
 #include "mergetrace/collectives.h"
 #include "mergetrace/crossrank.h"
+#include "mergetrace/critpath.h"
 #include "mergetrace/gates.h"
+#include "mergetrace/memory.h"
 #include "mergetrace/buf.h"
 #include "mergetrace/nccl_input.h"
 #include "mergetrace/pipeline.h"
 #include "mergetrace/status.h"
 #include "mergetrace/summary.h"
+#include "mergetrace/warnings.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -88,12 +91,15 @@ typedef struct mt_report {
     const mt_cross_t *cross;           /* cross-rank passes; NULL = none */
     const struct mt_report_views *views; /* pictures of report.html (report_html.h); NULL = none */
     const mt_pipeline_t *pipeline;     /* NULL = no pipeline (the key is left out) */
+    const mt_critpath_t *critpath;     /* steps, critical path, what-ifs; NULL = no step (the key is left out) */
+    const mt_mem_cross_t *memory;      /* memory across ranks (mt_cross_memory); NULL = no memory events (key left out) */
     const char *pipeline_note;         /* why there is no pipeline section, or which stages it used; may be NULL */
     const mt_gate_t *gates;            /* evaluated (mt_gates_eval) */
     size_t n_gates;
     const mt_report_nccl_t *nccl;      /* NCCL plugin files by rank; none: the key is left out */
     size_t n_nccl;
     const char *nccl_source;           /* "kineto", "nccl" or "mixed": which rows aligned the clocks */
+    const mt_warnings_t *warnings;     /* every warning of the run, in the terminal's order; NULL = none */
 } mt_report_t;
 
 /* ---- terminal text of the cross-rank and pipeline results ---- */
@@ -104,8 +110,29 @@ typedef struct mt_report {
  * what w returned. */
 mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx);
 
+/* At most four lines for the terminal (each at most about 100 columns):
+ * step time p50 / p99, what gates the step and communication on the
+ * critical path, the best what-if with the replay error, the first root
+ * cause of waiting. Returns MT_OK or what w returned. */
+mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ctx);
+
+/* The per-rank GPU time table and the heaviest annotations' GPU projection,
+ * for the terminal (plain text, fits 100 columns; long names cut with "…").
+ * a[0..n) is every rank's result sorted by rank, borrowed; NULL entries
+ * (ranks without a Kineto trace) are skipped; nothing when all are NULL.
+ * Returns MT_OK or what w returned. */
+mt_status_t mt_report_rank_text(const mt_rank_analysis_t *const *a, size_t n, mt_write_fn w, void *ctx);
+
 /* The terminal section (plain text, fits 100 columns). */
 mt_status_t mt_report_pipeline_text(const mt_pipeline_t *p, mt_write_fn w, void *ctx);
+
+/* The memory section for the terminal, at most 4 lines of plain text
+ * (100 columns): the highest peak and where, max / median, per stage, and
+ * the devices whose allocated memory grows on every step. an[0..n) are the
+ * results m was computed from (borrowed). Writes nothing when m is NULL.
+ * MT_OK or what w returned. */
+mt_status_t mt_report_memory_text(const mt_mem_cross_t *m, const mt_rank_analysis_t *const *an, size_t n,
+                                  mt_write_fn w, void *ctx);
 
 /* Write report.json to the sink. Returns MT_OK or the sink's error. */
 mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx);

@@ -68,7 +68,8 @@ typedef struct mt_report_views {
      * (>= 2 participants, not mismatched) of the step, rounded toward 0 */
     int32_t *grid_ranks;       /* ascending */
     size_t n_grid_ranks;
-    int64_t *grid_steps;       /* ascending, at most MT_VIEW_MAX_STEPS */
+    int64_t *grid_steps;       /* ascending, at most MT_VIEW_MAX_STEPS consecutive ones: with more, the
+                                * window with the most waiting (summed over its instances) */
     size_t n_grid_steps;
     size_t n_steps_total;      /* steps with an instance, before the cap */
     int64_t *grid_ns;          /* [rank index * n_grid_steps + step index], MT_VIEW_NONE = no instance */

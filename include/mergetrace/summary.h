@@ -30,6 +30,10 @@ typedef struct mt_trace_summary {
     uint64_t unknown_fields, bad_values, bad_utf8, neg_dur;
     int64_t host_pid;                     /* the process: pid of the CUDA runtime calls, else of the CPU
                                            * ops; -1 when neither has a numeric pid */
+    int64_t session_start_ns;             /* an Nsight Systems export's UTC session start (ns since the
+                                           * epoch; the trace's times count from it); -1 otherwise */
+    int32_t nsys;                         /* 1: the trace came from an Nsight Systems export */
+    int32_t pad_;
 } mt_trace_summary_t;
 
 /* One ProfilerStep#N range of a rank (CPU side), for step windows. */

@@ -152,6 +152,30 @@ typedef struct mt_coll {
     uint32_t pad_;
 } mt_coll_t;
 
+/* Which fields of an mt_mem_t were present (bit set). */
+enum {
+    MT_MEM_F_ALLOC = 1u << 0,    /* "Total Allocated" */
+    MT_MEM_F_RESERVED = 1u << 1, /* "Total Reserved" */
+    MT_MEM_F_BYTES = 1u << 2,    /* "Bytes" */
+    MT_MEM_F_DEV_ID = 1u << 3,   /* "Device Id" */
+    MT_MEM_F_DEV_TYPE = 1u << 4, /* "Device Type" */
+    MT_MEM_F_ADDR = 1u << 5,     /* "Addr" */
+};
+
+/* The args of one [memory] instant event (profile_memory=True; FORMAT.md
+ * 5): the allocator's totals after the allocation (Bytes > 0) or free
+ * (Bytes < 0). Values as written (a negative total is kept: bad input
+ * that the memory pass reports); fields says which were present. */
+typedef struct mt_mem {
+    int64_t total_allocated, total_reserved, bytes;
+    int64_t device_id;    /* -1 for the CPU */
+    uint64_t addr;
+    int32_t device_type;  /* 0 CPU, 1 CUDA (ROCm writes 1 too) */
+    uint32_t event;       /* 1-based index of the event */
+    uint32_t fields;      /* MT_MEM_F_* */
+    uint32_t pad_;
+} mt_mem_t;
+
 /* One "M" metadata event's payload. */
 typedef struct mt_meta {
     uint32_t event;    /* 1-based event index */
@@ -193,6 +217,7 @@ typedef struct mt_trace_info {
     int64_t base_ns;       /* baseTimeNanoseconds (0 when absent) */
     bool has_base;
     bool bare_array;       /* the file was a top-level array of events */
+    bool nsys;             /* from an Nsight Systems export: base_ns is the session's UTC start */
     bool has_dist_info;
     mt_ts_style_t ts_style;
     uint32_t backend;      /* distributedInfo.backend */
@@ -241,6 +266,8 @@ typedef struct mt_trace {
     size_t n_colls, cap_colls;
     mt_meta_t *meta;
     size_t n_meta, cap_meta;
+    mt_mem_t *mems;          /* [memory] instant events, in file order */
+    size_t n_mems, cap_mems;
     mt_pg_t *pgs;
     size_t n_pgs, cap_pgs;
     int64_t *pg_rank_pool;

@@ -7,6 +7,7 @@
  * all, with outliers (mismatched or coalesced instances) rejected by a
  * median-absolute-deviation test. The reference rank keeps its own clock. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,20 @@ int64_t mt_clock_apply(const mt_clock_t *c, int64_t t)
         return t;
     double d = c->offset_ns + c->drift_ppm * 1e-6 * (double)(t - c->anchor_ns);
     return t + (int64_t)llround(d);
+}
+
+const char *mt_clock_drift_text(const mt_clock_t *c, char *buf, size_t cap)
+{
+    double d = isfinite(c->drift_ppm) ? c->drift_ppm : 0, f = isfinite(c->drift_fit_ppm) ? c->drift_fit_ppm : 0;
+    if (c->drift_significant && d != 0)
+        snprintf(buf, cap, fabs(d) >= 0.001 ? "%.3f" : "%.3g", d);
+    else if (f != 0)
+        snprintf(buf, cap, "%.3g n.s.", f);
+    else if (!c->reference && c->connected && c->matched)
+        snprintf(buf, cap, "-");
+    else
+        snprintf(buf, cap, "%.3f", d);
+    return buf;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -51,7 +66,7 @@ static double quantile_sorted(const double *v, size_t n, double q)
 }
 
 /* Per rank: which instance memberships it has, with the row's raw end: the
- * rows are wide (mt_cinst_t, 160 bytes) and a fit reads only this field, so
+ * rows are wide (mt_cinst_t, 200 bytes) and a fit reads only this field, so
  * a copy here keeps each rank's walk sequential instead of one cache miss
  * per point (42% of the fit's samples went to that load). */
 typedef struct member {
@@ -202,9 +217,45 @@ static bool consensus(ctx_t *c, uint32_t inst, uint32_t self_pos, int32_t self_s
     return any;
 }
 
+/* The least-squares slope of the kept points and its standard error; 0 and
+ * INFINITY when fewer than 3 points or no spread in x. */
+static double ls_slope(const double *x, const double *y, const bool *keep, size_t n, double *se)
+{
+    double sx = 0, sy = 0;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (keep[i]) {
+            sx += x[i];
+            sy += y[i];
+            m++;
+        }
+    *se = INFINITY;
+    if (m < 3)
+        return 0;
+    double mx = sx / (double)m, my = sy / (double)m, sxx = 0, sxy = 0;
+    for (size_t i = 0; i < n; i++)
+        if (keep[i]) {
+            sxx += (x[i] - mx) * (x[i] - mx);
+            sxy += (x[i] - mx) * (y[i] - my);
+        }
+    if (!(sxx > 0))
+        return 0;
+    double b = sxy / sxx, a = my - b * mx, rss = 0;
+    for (size_t i = 0; i < n; i++)
+        if (keep[i]) {
+            double r = y[i] - (a + b * x[i]);
+            rss += r * r;
+        }
+    *se = sqrt(rss / (double)(m - 2) / sxx);
+    return b;
+}
+
 /* Robust straight-line fit y = a + b x: least squares, then drop points
- * beyond max(5 * 1.4826 * MAD, MIN_TOL_NS) of the fit and refit, 3 times. */
-static void robust_fit(ctx_t *c, size_t n, bool fit_drift, double *a, double *b, size_t *used)
+ * beyond max(5 * 1.4826 * MAD, MIN_TOL_NS) of the fit and refit, 3 times.
+ * *b_fit is the least-squares slope of the kept points even when the fit
+ * does not use it (*b = 0: too few points, too short a span, or not 3
+ * standard errors from 0), so the report can show what was left out. */
+static void robust_fit(ctx_t *c, size_t n, bool fit_drift, double *a, double *b, double *b_fit, size_t *used)
 {
     double *x = c->xs, *y = c->ys;
     bool *keep = c->keep;
@@ -298,6 +349,8 @@ static void robust_fit(ctx_t *c, size_t n, bool fit_drift, double *a, double *b,
     for (size_t i = 0; i < n; i++)
         u += keep[i];
     *used = u;
+    double se;
+    *b_fit = *b != 0 ? *b : fit_drift ? ls_slope(x, y, keep, n, &se) : 0;
 }
 
 /* Refresh the cached corrected ends of slot s's rows and move them in the
@@ -357,11 +410,13 @@ static size_t fit_rank(ctx_t *c, size_t s, const mt_clock_opts_t *o)
     }
     if (!n)
         return 0;
-    double a, b;
+    double a, b, b_fit;
     size_t used;
-    robust_fit(c, n, !o->no_drift, &a, &b, &used);
+    robust_fit(c, n, !o->no_drift, &a, &b, &b_fit, &used);
     ck->offset_ns = a;
     ck->drift_ppm = b * 1e6;
+    ck->drift_fit_ppm = b_fit * 1e6;
+    ck->drift_significant = b != 0;
     ck->matched = used;
     ck->rejected = n - used;
     bool was_fitted = c->fitted[s];
@@ -547,7 +602,8 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
     for (size_t s = 0; s < n_ranks; s++)
         if (!seen[s]) {
             out[s].offset_ns = 0;
-            out[s].drift_ppm = 0;
+            out[s].drift_ppm = out[s].drift_fit_ppm = 0;
+            out[s].drift_significant = false;
         }
     for (size_t s = 0; s < n_ranks; s++)
         c.fitted[s] = seen[s];
@@ -557,10 +613,13 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
     for (size_t s = 0; s < n_ranks; s++) {
         out[s].offset_ns = (double)llround(out[s].offset_ns);
         out[s].drift_ppm = (double)llround(out[s].drift_ppm * 1e6) / 1e6;
+        out[s].drift_fit_ppm = (double)llround(out[s].drift_fit_ppm * 1e6) / 1e6;
     }
     if (opts->no_align)
-        for (size_t s = 0; s < n_ranks; s++)
-            out[s].offset_ns = out[s].drift_ppm = 0;
+        for (size_t s = 0; s < n_ranks; s++) {
+            out[s].offset_ns = out[s].drift_ppm = out[s].drift_fit_ppm = 0;
+            out[s].drift_significant = false;
+        }
     refresh_all(&c); /* the final, quantised corrections */
 
     /* Residuals against the consensus of the others, and causality: nobody

@@ -18,12 +18,20 @@ static uint64_t hash_str(const char *tag, const char *s, size_t n)
     return mt_hash64(s, n, mt_hash64(tag, strlen(tag), 0));
 }
 
+/* s[0..n) into dst, or, when it does not fit, as much as fits whole
+ * (UTF-8 sequences are not split) and "…", so a cut label says so. */
 static void label(char *dst, size_t cap, const char *s, size_t n)
 {
-    if (n >= cap)
-        n = cap - 1;
+    if (n < cap) {
+        memcpy(dst, s, n);
+        dst[n] = '\0';
+        return;
+    }
+    n = cap - 4;
+    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+        n--;
     memcpy(dst, s, n);
-    dst[n] = '\0';
+    memcpy(dst + n, "\xe2\x80\xa6", 4); /* U+2026 and the NUL */
 }
 
 static int step_cmp(const void *a, const void *b)
@@ -166,8 +174,9 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_cinst_t **row
                 if (c->fields & MT_COLL_F_PG_DESC) {
                     size_t dl;
                     const char *d = mt_strtab_get(t->strings, c->pg_desc, &dl);
-                    char b[64];
-                    int w = snprintf(b, sizeof b, "%.*s (%.*s)", (int)(l > 20 ? 20 : l), s, (int)(dl > 30 ? 30 : dl), d);
+                    char b[2 * MT_CI_LABEL + 8];
+                    int w = snprintf(b, sizeof b, "%.*s (%.*s)", (int)(l < MT_CI_LABEL ? l : MT_CI_LABEL), s,
+                                     (int)(dl < MT_CI_LABEL ? dl : MT_CI_LABEL), d);
                     label(r->pg, sizeof r->pg, b, w > 0 ? (size_t)w : 0);
                 } else {
                     label(r->pg, sizeof r->pg, s, l);

@@ -12,16 +12,6 @@ mt_status_t mt_buf_reserve(mt_buf_t *b, size_t len)
     return mt_grow((void **)&b->data, &b->cap, b->len + len, 1, 256);
 }
 
-mt_status_t mt_buf_append(mt_buf_t *b, const void *data, size_t len)
-{
-    if (mt_buf_reserve(b, len))
-        return MT_ERR_NOMEM;
-    if (len)
-        memcpy(b->data + b->len, data, len);
-    b->len += len;
-    return MT_OK;
-}
-
 void mt_buf_free(mt_buf_t *b)
 {
     if (!b)

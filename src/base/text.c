@@ -152,3 +152,43 @@ void mt_fmt_time(char *b, size_t cap, int64_t ns)
     else
         snprintf(b, cap, "%.2f s", (double)ns / 1e9);
 }
+
+/* Length of the UTF-8 sequence that starts with byte c (1 for a stray
+ * continuation or an invalid lead byte, which then counts as a character). */
+static size_t u8_len(unsigned char c)
+{
+    return c >= 0xf0 && c < 0xf8 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+}
+
+size_t mt_fmt_cell(char *b, size_t cap, const char *s, size_t len, int w)
+{
+    size_t n = 0;
+    while (n < len && s[n])
+        n++;
+    len = n;
+    size_t chars = 0;
+    for (size_t i = 0; i < len; chars++)
+        i += u8_len((unsigned char)s[i]);
+    size_t keep = chars > (size_t)w ? (size_t)(w > 1 ? w - 1 : 0) : chars, o = 0;
+    for (size_t i = 0, c = 0; i < len && c < keep; c++) {
+        size_t k = u8_len((unsigned char)s[i]);
+        if (i + k > len)
+            k = len - i;
+        if (o + k + 1 > cap)
+            break;
+        for (size_t q = 0; q < k; q++) {
+            unsigned char ch = (unsigned char)s[i + q];
+            b[o++] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+        }
+        i += k;
+    }
+    if (chars > (size_t)w && o + 4 <= cap) {
+        memcpy(b + o, "\xe2\x80\xa6", 3);
+        o += 3;
+    }
+    for (size_t c = chars > (size_t)w ? (size_t)w : chars; c < (size_t)w && o + 1 < cap; c++)
+        b[o++] = ' ';
+    if (cap)
+        b[o < cap ? o : cap - 1] = '\0';
+    return o;
+}

@@ -35,6 +35,14 @@ size_t mt_fmt_us(int64_t ns, char *buf);
 /* A duration for people: "850 ns", "12.3 us", "4.56 ms", "1.23 s". */
 void mt_fmt_time(char *b, size_t cap, int64_t ns);
 
+/* A terminal column of w characters (w >= 1): s[0..len) (stopping at a NUL)
+ * padded with spaces, or, when longer than w characters, its first w - 1
+ * characters and "…" (U+2026). Characters are UTF-8 sequences, never split;
+ * control bytes become '?'. Writes at most 4 * w + 1 bytes into b (cap must
+ * allow that; less is cut short safely) and returns the byte length. Only
+ * terminal text is cut: report.json and report.html keep names whole. */
+size_t mt_fmt_cell(char *b, size_t cap, const char *s, size_t len, int w);
+
 typedef struct mt_out {
     mt_write_fn w;
     void *ctx;

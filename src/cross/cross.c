@@ -40,6 +40,7 @@ void mt_cross_free(mt_cross_t *x)
     free(x->evidence);
     free(x->steps);
     free(x->step_suspects);
+    free(x->episodes);
     free(x);
 }
 

@@ -9,8 +9,30 @@
 
 #include "base/text.h"
 
-static const char *const k_metric[MT_GATE_METRIC_COUNT_] = {"overlap", "period_p99_us", "straggler_wait_pct",
-                                                             "idle_pct", "alignment_p99_us"};
+static const char *const k_metric[MT_GATE_METRIC_COUNT_] = {"pipeline_overlap_score", "period_p99_us",
+                                                             "straggler_wait_pct", "idle_pct", "alignment_p99_us"};
+
+/* Older names still accepted, and the metric each means. "overlap" was the
+ * first name of the OverlapScore, easily read as the terminal's
+ * comm/compute overlap (a percentage). */
+static const struct {
+    const char *name;
+    mt_gate_metric_t metric;
+} k_alias[] = {{"overlap", MT_GATE_OVERLAP}};
+
+/* The values a metric can take, so a threshold outside them (a percentage
+ * given for a score, a negative time) is refused instead of silently
+ * passing or failing forever. */
+static const struct {
+    double lo, hi;
+    const char *what;
+} k_range[MT_GATE_METRIC_COUNT_] = {
+    {0, 1, "a score from 0 to 1"},
+    {0, INFINITY, "microseconds, 0 or more"},
+    {0, 100, "a percentage from 0 to 100"},
+    {0, 100, "a percentage from 0 to 100"},
+    {0, INFINITY, "microseconds, 0 or more"},
+};
 static const char *const k_op[] = {"<=", ">=", "<", ">", "=="};
 
 const char *mt_gate_op_str(mt_gate_op_t op)
@@ -23,7 +45,7 @@ const char *mt_gate_metric_str(mt_gate_metric_t m)
     return (unsigned)m < MT_GATE_METRIC_COUNT_ ? k_metric[m] : "?";
 }
 
-mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, char *msg, size_t cap)
+mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, mt_error_t *err)
 {
     memset(g, 0, sizeof *g);
     snprintf(g->expr, sizeof g->expr, "%s", text);
@@ -37,11 +59,14 @@ mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, char *msg, size_t cap)
     for (int i = 0; i < MT_GATE_METRIC_COUNT_; i++)
         if (strlen(k_metric[i]) == n && !memcmp(p, k_metric[i], n))
             m = i;
+    for (size_t i = 0; m < 0 && i < sizeof k_alias / sizeof *k_alias; i++)
+        if (strlen(k_alias[i].name) == n && !memcmp(p, k_alias[i].name, n))
+            m = (int)k_alias[i].metric;
     if (m < 0) {
-        snprintf(msg, cap,
-                 "\"%s\": expected a metric first: overlap, period_p99_us, straggler_wait_pct, idle_pct or "
-                 "alignment_p99_us",
-                 text);
+        mt_error_set(err, MT_ERR_USAGE,
+                     "\"%s\": expected a metric first: pipeline_overlap_score, period_p99_us, straggler_wait_pct, "
+                     "idle_pct or alignment_p99_us",
+                     text);
         return MT_ERR_USAGE;
     }
     p += n;
@@ -52,7 +77,7 @@ mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, char *msg, size_t cap)
         if (!strncmp(p, k_op[i], strlen(k_op[i])))
             op = i;
     if (op < 0) {
-        snprintf(msg, cap, "\"%s\": expected <=, >=, <, > or == after %s", text, k_metric[m]);
+        mt_error_set(err, MT_ERR_USAGE, "\"%s\": expected <=, >=, <, > or == after %.*s", text, (int)n, p - n);
         return MT_ERR_USAGE;
     }
     p += strlen(k_op[op]);
@@ -62,13 +87,18 @@ mt_status_t mt_gate_parse(const char *text, mt_gate_t *g, char *msg, size_t cap)
     errno = 0;
     double v = *p ? strtod(p, &end) : 0;
     if (!*p || end == p || errno || !isfinite(v)) {
-        snprintf(msg, cap, "\"%s\": expected a finite number after %s", text, k_op[op]);
+        mt_error_set(err, MT_ERR_USAGE, "\"%s\": expected a finite number after %s", text, k_op[op]);
         return MT_ERR_USAGE;
     }
     while (*end == ' ')
         end++;
     if (*end) {
-        snprintf(msg, cap, "\"%s\": unexpected \"%s\" after the number", text, end);
+        mt_error_set(err, MT_ERR_USAGE, "\"%s\": unexpected \"%s\" after the number", text, end);
+        return MT_ERR_USAGE;
+    }
+    if (v < k_range[m].lo || v > k_range[m].hi) {
+        mt_error_set(err, MT_ERR_USAGE, "\"%s\": %s is %s; %g is out of range%s", text, k_metric[m], k_range[m].what,
+                     v, m == MT_GATE_OVERLAP && v > 1 && v <= 100 ? " (a percentage? write it as a fraction)" : "");
         return MT_ERR_USAGE;
     }
     g->metric = (mt_gate_metric_t)m;

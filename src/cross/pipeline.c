@@ -81,24 +81,24 @@ static int parse_rank(const char **p, int32_t *out)
 }
 
 /* Append the ranks of an item "A" or "A-B" at *p to r[]. */
-static mt_status_t parse_item(const char **p, int32_t **r, size_t *n, size_t *cap, char *msg, size_t mcap,
+static mt_status_t parse_item(const char **p, int32_t **r, size_t *n, size_t *cap, mt_error_t *err,
                               const char *text)
 {
     int32_t a, b;
     if (!parse_rank(p, &a)) {
-        snprintf(msg, mcap, "\"%s\": expected a rank number at offset %td", text, *p - text);
+        mt_error_set(err, MT_ERR_USAGE, "\"%s\": expected a rank number at offset %td", text, *p - text);
         return MT_ERR_USAGE;
     }
     b = a;
     if (**p == '-') {
         (*p)++;
         if (!parse_rank(p, &b) || b < a) {
-            snprintf(msg, mcap, "\"%s\": expected a range A-B with B >= A at offset %td", text, *p - text);
+            mt_error_set(err, MT_ERR_USAGE, "\"%s\": expected a range A-B with B >= A at offset %td", text, *p - text);
             return MT_ERR_USAGE;
         }
     }
     if ((uint64_t)b - (uint64_t)a + *n >= (1u << 20)) {
-        snprintf(msg, mcap, "\"%s\": more than 1048576 ranks listed", text);
+        mt_error_set(err, MT_ERR_USAGE, "\"%s\": more than 1048576 ranks listed", text);
         return MT_ERR_USAGE;
     }
     for (int64_t x = a; x <= b; x++) {
@@ -113,7 +113,7 @@ static mt_status_t parse_item(const char **p, int32_t **r, size_t *n, size_t *ca
  * groups separated by `split` (0: one group). r[] gets every rank in order,
  * ends[g] the end of group g in r[]. */
 static mt_status_t parse_groups(const char *text, char join, char split, int32_t **r, size_t *n, size_t **ends,
-                                size_t *ns, char *msg, size_t cap)
+                                size_t *ns, mt_error_t *err)
 {
     size_t rc = 0, sc = 0;
     const char *p = text;
@@ -121,7 +121,7 @@ static mt_status_t parse_groups(const char *text, char join, char split, int32_t
     *ends = NULL;
     *n = *ns = 0;
     for (;;) {
-        mt_status_t st = parse_item(&p, r, n, &rc, msg, cap, text);
+        mt_status_t st = parse_item(&p, r, n, &rc, err, text);
         if (st != MT_OK)
             return st;
         if (*p && *p == join) {
@@ -136,17 +136,17 @@ static mt_status_t parse_groups(const char *text, char join, char split, int32_t
             continue;
         }
         if (*p) {
-            snprintf(msg, cap, "\"%s\": unexpected '%c' at offset %td", text, *p, p - text);
+            mt_error_set(err, MT_ERR_USAGE, "\"%s\": unexpected '%c' at offset %td", text, *p, p - text);
             return MT_ERR_USAGE;
         }
         return MT_OK;
     }
 }
 
-mt_status_t mt_pp_ranks_parse(const char *text, int32_t **ranks, size_t *n, char *msg, size_t cap)
+mt_status_t mt_pp_ranks_parse(const char *text, int32_t **ranks, size_t *n, mt_error_t *err)
 {
     size_t *ends = NULL, ns = 0;
-    mt_status_t st = parse_groups(text, ',', 0, ranks, n, &ends, &ns, msg, cap);
+    mt_status_t st = parse_groups(text, ',', 0, ranks, n, &ends, &ns, err);
     free(ends);
     if (st != MT_OK) {
         free(*ranks);
@@ -163,15 +163,15 @@ mt_status_t mt_pp_ranks_parse(const char *text, int32_t **ranks, size_t *n, char
     return MT_OK;
 }
 
-mt_status_t mt_pp_stages_parse(const char *text, mt_pp_stages_t *out, char *msg, size_t cap)
+mt_status_t mt_pp_stages_parse(const char *text, mt_pp_stages_t *out, mt_error_t *err)
 {
     memset(out, 0, sizeof *out);
     int32_t *r = NULL;
     size_t n = 0, ns = 0;
     size_t *ends = NULL;
-    mt_status_t st = parse_groups(text, '+', ',', &r, &n, &ends, &ns, msg, cap);
+    mt_status_t st = parse_groups(text, '+', ',', &r, &n, &ends, &ns, err);
     if (st == MT_OK && ns < 2) {
-        snprintf(msg, cap, "\"%s\": a pipeline needs at least 2 stages (separate them with ',')", text);
+        mt_error_set(err, MT_ERR_USAGE, "\"%s\": a pipeline needs at least 2 stages (separate them with ',')", text);
         st = MT_ERR_USAGE;
     }
     if (st == MT_OK) {
@@ -183,7 +183,7 @@ mt_status_t mt_pp_stages_parse(const char *text, mt_pp_stages_t *out, char *msg,
             qsort(sorted, n, sizeof *sorted, i32_cmp);
             for (size_t i = 1; i < n && st == MT_OK; i++)
                 if (sorted[i] == sorted[i - 1]) {
-                    snprintf(msg, cap, "\"%s\": rank %d is in more than one place", text, (int)sorted[i]);
+                    mt_error_set(err, MT_ERR_USAGE, "\"%s\": rank %d is in more than one place", text, (int)sorted[i]);
                     st = MT_ERR_USAGE;
                 }
             free(sorted);
@@ -207,13 +207,14 @@ mt_status_t mt_pp_stages_parse(const char *text, mt_pp_stages_t *out, char *msg,
     return st;
 }
 
-mt_status_t mt_pp_stages_blocks(const int32_t *ranks, size_t n_ranks, int n_stages, mt_pp_stages_t *out, char *msg,
-                                size_t cap)
+mt_status_t mt_pp_stages_blocks(const int32_t *ranks, size_t n_ranks, int n_stages, mt_pp_stages_t *out,
+                                mt_error_t *err)
 {
     memset(out, 0, sizeof *out);
     if (n_stages < 2 || (size_t)n_stages > n_ranks || n_ranks % (size_t)n_stages) {
-        snprintf(msg, cap, "--pp %d: needs 2 or more stages that divide the %zu ranks present into equal blocks",
-                 n_stages, n_ranks);
+        mt_error_set(err, MT_ERR_USAGE,
+                     "--pp %d: needs 2 or more stages that divide the %zu ranks present into equal blocks", n_stages,
+                     n_ranks);
         return MT_ERR_USAGE;
     }
     mt_status_t st = stages_alloc(out, (size_t)n_stages, n_ranks);

@@ -82,7 +82,8 @@ mt_status_t mt_pp_stages_choose(const mt_pp_request_t *rq, const int32_t *ranks,
 {
     memset(out, 0, sizeof *out);
     mt_status_t rc;
-    char msg[256] = "";
+    mt_error_t err;
+    mt_error_clear(&err);
     if (rq->n_stage) {
         rc = mt_pp_stages_annotations(rq->stage_name, rq->stage_ranks, rq->stage_n_ranks, rq->n_stage, ranks,
                                       n_ranks, out);
@@ -90,12 +91,12 @@ mt_status_t mt_pp_stages_choose(const mt_pp_request_t *rq, const int32_t *ranks,
             snprintf(note, cap, "both --stage and %s were given: the OverlapScore uses the --stage annotation stages",
                      rq->pp_stages ? "--pp-stages" : "--pp");
     } else if (rq->pp_stages) {
-        rc = mt_pp_stages_parse(rq->pp_stages, out, msg, sizeof msg);
+        rc = mt_pp_stages_parse(rq->pp_stages, out, &err);
     } else if (rq->pp_blocks) {
-        rc = mt_pp_stages_blocks(ranks, n_ranks, rq->pp_blocks, out, msg, sizeof msg);
+        rc = mt_pp_stages_blocks(ranks, n_ranks, rq->pp_blocks, out, &err);
         if (rc == MT_ERR_USAGE) {
             /* a block count that does not fit the ranks present: said, not fatal */
-            snprintf(note, cap, "%s: no pipeline section", msg);
+            snprintf(note, cap, "%s: no pipeline section", err.msg);
             return MT_OK;
         }
     } else {

@@ -31,6 +31,7 @@ typedef struct srec {
     uint16_t head;     /* 1 for one participant of each instance: counts instances */
     uint64_t chance;   /* Q24 / participants */
     int64_t wait;      /* wait caused (when last) */
+    int64_t arrival;   /* aligned */
 } srec_t;
 
 static int i64_cmp(const void *x, const void *y)
@@ -144,7 +145,7 @@ static mt_status_t evidence(mt_cross_t *x)
         mt_fmt_time(t1, sizeof t1, k->wait_caused_ns);
         mt_fmt_time(t2, sizeof t2, x->wait_total_ns);
         if (st == MT_OK)
-            st = add_line(x, &cap, "rank %d: caused %s of the %s the ranks spent waiting (%.0f%%)", k->rank, t1, t2,
+            st = add_line(x, &cap, "rank %d: caused %s of the %s of waiting, summed over the ranks (%.0f%%)", k->rank, t1, t2,
                           pct((double)k->wait_caused_ns, (double)x->wait_total_ns));
         if (st == MT_OK && x->spread_ns > 0) {
             int64_t ml = k->late_when_last_ns / (int64_t)k->last;
@@ -188,6 +189,61 @@ static mt_status_t evidence(mt_cross_t *x)
                                    "collectives end together");
     }
     return st;
+}
+
+/* ---- episodes and step time ---- */
+
+static int ep_cmp(const void *pa, const void *pb)
+{
+    const mt_cross_episode_t *a = pa, *b = pb;
+    if (a->wait_caused_ns != b->wait_caused_ns)
+        return a->wait_caused_ns > b->wait_caused_ns ? -1 : 1;
+    return (a->first_step > b->first_step) - (a->first_step < b->first_step);
+}
+
+/* Runs of consecutive steps with one suspect set, ranked by the wait their
+ * suspects caused (crossrank.h "episode"); the step time. */
+static mt_status_t episodes(mt_cross_t *x)
+{
+    x->step_time_ns = -1;
+    x->episodes = malloc((x->n_steps ? x->n_steps : 1) * sizeof *x->episodes);
+    int64_t *gap = malloc((x->n_steps ? x->n_steps : 1) * sizeof *gap);
+    if (!x->episodes || !gap) {
+        free(gap);
+        return MT_ERR_NOMEM;
+    }
+    size_t ng = 0;
+    for (size_t i = 0; i < x->n_steps; i++) {
+        const mt_cross_step_t *s = &x->steps[i];
+        if (i && s->step == s[-1].step + 1 && s->first_arrival_ns > s[-1].first_arrival_ns)
+            gap[ng++] = s->first_arrival_ns - s[-1].first_arrival_ns;
+        if (!s->n_suspects)
+            continue;
+        mt_cross_episode_t *e = x->n_episodes ? &x->episodes[x->n_episodes - 1] : NULL;
+        if (e && s->step == e->last_step + 1 &&
+            same_set(x->step_suspects + e->first_suspect, e->n_suspects, x->step_suspects + s->first_suspect,
+                     s->n_suspects)) {
+            e->last_step = s->step;
+            e->n_steps++;
+            e->wait_caused_ns += s->suspect_wait_ns;
+            e->wait_ns += s->wait_ns;
+        } else {
+            x->episodes[x->n_episodes++] = (mt_cross_episode_t){.first_step = s->step,
+                                                                .last_step = s->step,
+                                                                .n_steps = 1,
+                                                                .first_suspect = s->first_suspect,
+                                                                .n_suspects = s->n_suspects,
+                                                                .wait_caused_ns = s->suspect_wait_ns,
+                                                                .wait_ns = s->wait_ns};
+        }
+    }
+    qsort(x->episodes, x->n_episodes, sizeof *x->episodes, ep_cmp);
+    if (ng) {
+        qsort(gap, ng, sizeof *gap, i64_cmp);
+        x->step_time_ns = mt_stats_pct_sorted(gap, ng, 50);
+    }
+    free(gap);
+    return MT_OK;
 }
 
 /* ---- the pass ---- */
@@ -278,7 +334,7 @@ mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, con
                 rk->cf_wait_caused_ns += cf_caused;
             }
             if (step >= 0)
-                sr[nsr++] = (srec_t){step, s, p == last_p, p == 0, chance, p == last_p ? caused : 0};
+                sr[nsr++] = (srec_t){step, s, p == last_p, p == 0, chance, p == last_p ? caused : 0, arr[p]};
         }
     }
 
@@ -348,9 +404,12 @@ mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, con
         size_t j = i;
         mt_cross_step_t *sp = &x->steps[x->n_steps++];
         sp->step = sr[i].step;
+        sp->first_arrival_ns = sr[i].arrival;
         for (; j < nsr && sr[j].step == sp->step; j++) {
             sp->instances += sr[j].head;
             sp->wait_ns += sr[j].wait;
+            if (sr[j].arrival < sp->first_arrival_ns)
+                sp->first_arrival_ns = sr[j].arrival;
         }
         sp->first_suspect = (uint32_t)x->n_step_suspects;
         for (size_t a = i; a < j;) {
@@ -367,8 +426,10 @@ mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, con
             /* rule (3): leave out steps whose hold-up is small next to a
              * typical step's */
             if (is_suspect(n, last, MIN_LAST_STEP, chance, wait, sp->wait_ns) &&
-                (double)wait * (double)nsteps >= STEP_SHARE * (double)steps_wait)
+                (double)wait * (double)nsteps >= STEP_SHARE * (double)steps_wait) {
                 x->step_suspects[x->n_step_suspects++] = rank;
+                sp->suspect_wait_ns += wait;
+            }
             if (wait > 0) {
                 /* keep the top MT_CROSS_TOP by wait, ties to the lower rank
                  * (slots ascend with rank, so an equal later one loses) */
@@ -388,7 +449,9 @@ mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, con
         sp->differs = !same_set(x->step_suspects + sp->first_suspect, sp->n_suspects, x->suspects, x->n_suspects);
         i = j;
     }
-    st = evidence(x);
+    st = episodes(x);
+    if (st == MT_OK)
+        st = evidence(x);
 done:
     free(arr);
     free(arrs);

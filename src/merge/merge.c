@@ -633,7 +633,105 @@ struct mt_merge_facts {
     merge_ctx_t c;      /* pids, last, min_ts: what pass 1 fills */
     int64_t base_ns;
     bool finished, unusable;
+    mt_an_mem_dev_t *mdevs; /* memory counter tracks (mt_merge_facts_memory), owned */
+    size_t n_mdevs;
+    mt_an_mem_point_t *mpts;
+    size_t n_mpts;
 };
+
+mt_status_t mt_merge_facts_memory(mt_merge_facts_t *f, const mt_rank_analysis_t *a)
+{
+    if (!f || !a->n_mem_devs)
+        return MT_OK;
+    mt_an_mem_dev_t *d = malloc(a->n_mem_devs * sizeof *d);
+    mt_an_mem_point_t *p = malloc((a->n_mem_points ? a->n_mem_points : 1) * sizeof *p);
+    if (!d || !p) {
+        free(d);
+        free(p);
+        return MT_ERR_NOMEM;
+    }
+    memcpy(d, a->mem_devs, a->n_mem_devs * sizeof *d);
+    if (a->n_mem_points)
+        memcpy(p, a->mem_points, a->n_mem_points * sizeof *p);
+    free(f->mdevs);
+    free(f->mpts);
+    f->mdevs = d;
+    f->n_mdevs = a->n_mem_devs;
+    f->mpts = p;
+    f->n_mpts = a->n_mem_points;
+    return MT_OK;
+}
+
+/* The slot a memory device's counters go on: its GPU process, else the
+ * first numeric CPU process; NULL when the rank has neither (or only the
+ * other with --gpu-only). */
+static const pid_ent_t *counter_slot(const merge_ctx_t *c, const mt_an_mem_dev_t *d)
+{
+    const pid_ent_t *cpu = NULL;
+    for (size_t i = 0; i < c->n_slots; i++) {
+        const pid_ent_t *p = c->slots[i];
+        if (p->gpu && d->device_type != 0 && (p->device >= 0 ? p->device : p->num) == d->device)
+            return p;
+        if (!cpu && !p->gpu && !p->str)
+            cpu = p;
+    }
+    if (!cpu && c->n_slots)
+        cpu = c->slots[0]; /* no CPU process of its own (the rank's pids are all labelled GPUs) */
+    return c->gpu_only ? NULL : cpu;
+}
+
+/* The memory counter tracks of mt_merge_facts_memory. */
+static mt_status_t write_counters(merge_ctx_t *c, const mt_merge_facts_t *f)
+{
+    mt_buf_t *b = &c->out;
+    mt_status_t st = MT_OK;
+    for (size_t k = 0; k < f->n_mdevs && !st; k++) {
+        const mt_an_mem_dev_t *d = &f->mdevs[k];
+        if (c->gpu_only && d->device_type == 0)
+            continue;
+        const pid_ent_t *p = counter_slot(c, d);
+        if (!p || (size_t)d->first_point + d->n_points > f->n_mpts)
+            continue;
+        char pid[24], dev[24], num[24], ts[32];
+        mt_fmt_i64(mt_merge_pid(c->rank, (uint32_t)p->slot), pid);
+        mt_fmt_i64(d->device, dev);
+        for (uint32_t i = 0; i < d->n_points && !st; i++) {
+            const mt_an_mem_point_t *q = &f->mpts[d->first_point + i];
+            int64_t t = c->clock ? mt_clock_apply(c->clock, q->ns) : q->ns; /* points hold absolute ns */
+            if (c->window && (t < c->win_start || t > c->win_end))
+                continue;
+            mt_fmt_us(t, ts);
+#define A(s) \
+    if (!st) \
+    st = append_str(b, s)
+            A(",\n{\"name\":\"memory ");
+            if (d->device_type == 0) {
+                A("CPU");
+            } else {
+                A("GPU ");
+                A(dev);
+            }
+            A("\",\"ph\":\"C\",\"ts\":");
+            A(ts);
+            A(",\"pid\":");
+            A(pid);
+            A(",\"tid\":0,\"args\":{\"allocated\":");
+            mt_fmt_i64(q->alloc, num);
+            A(num);
+            if (q->reserved >= 0) {
+                A(",\"reserved\":");
+                mt_fmt_i64(q->reserved, num);
+                A(num);
+            }
+            A("}}");
+#undef A
+            c->n_written++;
+            if (!st && b->len >= FLUSH_BYTES)
+                st = flush(c);
+        }
+    }
+    return st;
+}
 
 mt_status_t mt_merge_facts_new(mt_merge_facts_t **out)
 {
@@ -667,6 +765,8 @@ void mt_merge_facts_free(mt_merge_facts_t *f)
     if (!f)
         return;
     pid_tab_free(&f->c.pids);
+    free(f->mdevs);
+    free(f->mpts);
     free(f);
 }
 
@@ -744,6 +844,12 @@ mt_status_t mt_merge_rank_with(const char *path, int32_t rank, const mt_clock_t 
     for (size_t i = 0; i < c.n_slots && !st; i++)
         if (!c.gpu_only || c.slots[i]->gpu)
             st = write_process_meta(&c, c.slots[i]);
+    /* the memory counter tracks, next to the metadata: the rank's events
+     * then end the rank's part as they always did */
+    if (!st && facts && facts->n_mdevs && (st = write_counters(&c, facts)) && c.write_st) {
+        st = mt_error_set(err, c.write_st, "writing the merged trace");
+        goto done;
+    }
     if (st) {
         st = mt_error_set(err, st, "output buffer");
         goto done;

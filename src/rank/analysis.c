@@ -237,6 +237,12 @@ void mt_rank_analysis_free(mt_rank_analysis_t *a)
     free(a->proj);
     free(a->kernels);
     free(a->chunks);
+    free(a->steps);
+    free(a->gacts);
+    free(a->syncs);
+    free(a->mem_devs);
+    free(a->mem_steps);
+    free(a->mem_points);
     free(a->strings);
     free(a);
 }
@@ -270,6 +276,10 @@ mt_status_t mt_analyze_rank(const mt_trace_t *t, int32_t rank, const mt_analysis
         st = mt_an_launch(&in, a);
     if (st == MT_OK)
         st = mt_an_chunks(&in, a);
+    if (st == MT_OK)
+        st = mt_an_steps(&in, a);
+    if (st == MT_OK)
+        st = mt_an_memory(&in, a);
     mt_an_input_free(&in);
     if (st != MT_OK) {
         mt_rank_analysis_free(a);
@@ -286,7 +296,7 @@ mt_status_t mt_analyze_rank(const mt_trace_t *t, int32_t rank, const mt_analysis
  * padding), then the string pool as a u64 length and its bytes. */
 
 #define MT_AN_MAGIC 0x4e41544du /* "MTAN" */
-#define MT_AN_FORMAT 2u
+#define MT_AN_FORMAT 4u /* 3: steps and graph (issue 20) or memory (issue 26); 4: both */
 
 #define MT_AN_SCALARS(X)                                                                                      \
     X(rank) X(opt_project_ops) X(opt_kernel_wait_ns) X(gpu_activities) X(gpu_first_ns) X(gpu_last_ns)       \
@@ -304,6 +314,13 @@ static size_t packed_size(const mt_rank_analysis_t *a)
     n += 8 + a->n_proj * sizeof *a->proj;
     n += 8 + a->n_kernels * sizeof *a->kernels;
     n += 8 + a->n_chunks * sizeof *a->chunks;
+    n += 8 + a->n_steps * sizeof *a->steps;
+    n += 8 + a->n_gacts * sizeof *a->gacts;
+    n += 8 + a->n_syncs * sizeof *a->syncs;
+    n += 8 + a->n_mem_devs * sizeof *a->mem_devs;
+    n += 8 + a->n_mem_steps * sizeof *a->mem_steps;
+    n += 8 + a->n_mem_points * sizeof *a->mem_points;
+    n += sizeof a->mem_issues;
     n += 8 + a->strings_len;
     return n;
 }
@@ -344,6 +361,19 @@ mt_status_t mt_rank_analysis_pack(const mt_rank_analysis_t *a, void **bytes, siz
     p = put(p, a->kernels, a->n_kernels * sizeof *a->kernels);
     p = put_u64(p, a->n_chunks);
     p = put(p, a->chunks, a->n_chunks * sizeof *a->chunks);
+    p = put_u64(p, a->n_steps);
+    p = put(p, a->steps, a->n_steps * sizeof *a->steps);
+    p = put_u64(p, a->n_gacts);
+    p = put(p, a->gacts, a->n_gacts * sizeof *a->gacts);
+    p = put_u64(p, a->n_syncs);
+    p = put(p, a->syncs, a->n_syncs * sizeof *a->syncs);
+    p = put_u64(p, a->n_mem_devs);
+    p = put(p, a->mem_devs, a->n_mem_devs * sizeof *a->mem_devs);
+    p = put_u64(p, a->n_mem_steps);
+    p = put(p, a->mem_steps, a->n_mem_steps * sizeof *a->mem_steps);
+    p = put_u64(p, a->n_mem_points);
+    p = put(p, a->mem_points, a->n_mem_points * sizeof *a->mem_points);
+    p = put(p, a->mem_issues, sizeof a->mem_issues);
     p = put_u64(p, a->strings_len);
     p = put(p, a->strings, a->strings_len);
     (void)p;
@@ -432,6 +462,20 @@ mt_status_t mt_rank_analysis_unpack(const void *bytes, size_t len, mt_rank_analy
     if (!r.bad && !nomem)
         a->chunks = get_array(&r, sizeof *a->chunks, &a->n_chunks, &nomem);
     if (!r.bad && !nomem)
+        a->steps = get_array(&r, sizeof *a->steps, &a->n_steps, &nomem);
+    if (!r.bad && !nomem)
+        a->gacts = get_array(&r, sizeof *a->gacts, &a->n_gacts, &nomem);
+    if (!r.bad && !nomem)
+        a->syncs = get_array(&r, sizeof *a->syncs, &a->n_syncs, &nomem);
+    if (!r.bad && !nomem)
+        a->mem_devs = get_array(&r, sizeof *a->mem_devs, &a->n_mem_devs, &nomem);
+    if (!r.bad && !nomem)
+        a->mem_steps = get_array(&r, sizeof *a->mem_steps, &a->n_mem_steps, &nomem);
+    if (!r.bad && !nomem)
+        a->mem_points = get_array(&r, sizeof *a->mem_points, &a->n_mem_points, &nomem);
+    if (!r.bad && !nomem)
+        get(&r, a->mem_issues, sizeof a->mem_issues);
+    if (!r.bad && !nomem)
         a->strings = get_array(&r, 1, &a->strings_len, &nomem);
     a->strings_cap = a->strings_len;
     if (nomem) {
@@ -445,6 +489,14 @@ mt_status_t mt_rank_analysis_unpack(const void *bytes, size_t len, mt_rank_analy
         ok = str_ok(a, a->proj[i].name);
     for (size_t i = 0; ok && i < a->n_kernels; i++)
         ok = a->kernels[i].cls < MT_AN_CLASS_COUNT_ && str_ok(a, a->kernels[i].name);
+    for (size_t i = 0; ok && i < a->n_gacts; i++)
+        ok = a->gacts[i].cls < MT_AN_CLASS_COUNT_ && str_ok(a, a->gacts[i].name);
+    for (size_t i = 0; ok && i < a->n_mem_devs; i++) {
+        const mt_an_mem_dev_t *d = &a->mem_devs[i];
+        ok = str_ok(a, d->peak_op) && str_ok(a, d->peak_annotation) &&
+             (size_t)d->first_step + d->n_steps <= a->n_mem_steps &&
+             (size_t)d->first_point + d->n_points <= a->n_mem_points;
+    }
     if (!ok) {
         mt_rank_analysis_free(a);
         return MT_ERR_FORMAT;

@@ -45,14 +45,13 @@ size_t mt_pp_markers_count(const mt_pp_markers_t *m)
     return m ? m->n : 0;
 }
 
-static mt_status_t compile_one(marker_t *mk, const char *re, char *msg, size_t cap)
+static mt_status_t compile_one(marker_t *mk, const char *re, mt_error_t *err)
 {
     int rc = regcomp(&mk->re, re, REG_EXTENDED | REG_NOSUB);
     if (rc) {
         char e[128];
         regerror(rc, &mk->re, e, sizeof e);
-        if (msg && cap)
-            snprintf(msg, cap, "bad regular expression \"%s\": %s", re, e);
+        mt_error_set(err, MT_ERR_USAGE, "bad regular expression \"%s\": %s", re, e);
         return MT_ERR_USAGE;
     }
     return MT_OK;
@@ -60,7 +59,7 @@ static mt_status_t compile_one(marker_t *mk, const char *re, char *msg, size_t c
 
 mt_status_t mt_pp_markers_compile(const char *chunk_regex, const char *const *stage_regexes, size_t n_stage,
                                   const int32_t *const *ranks_of_stage, const size_t *n_ranks_of_stage,
-                                  mt_pp_markers_t **out, char *msg, size_t cap)
+                                  mt_pp_markers_t **out, mt_error_t *err)
 {
     *out = NULL;
     mt_pp_markers_t *ms = calloc(1, sizeof *ms);
@@ -74,12 +73,12 @@ mt_status_t mt_pp_markers_compile(const char *chunk_regex, const char *const *st
     mt_status_t st = MT_OK;
     ms->m[0].is_step = chunk_regex == NULL;
     if (chunk_regex)
-        st = compile_one(&ms->m[0], chunk_regex, msg, cap);
+        st = compile_one(&ms->m[0], chunk_regex, err);
     if (st == MT_OK)
         ms->n = 1;
     for (size_t i = 0; i < n_stage && st == MT_OK; i++) {
         marker_t *mk = &ms->m[1 + i];
-        st = compile_one(mk, stage_regexes[i], msg, cap);
+        st = compile_one(mk, stage_regexes[i], err);
         if (st != MT_OK)
             break;
         ms->n++;

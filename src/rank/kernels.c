@@ -41,18 +41,6 @@ static int kcand_cmp(const void *pa, const void *pb)
     return name_cmp(a->nm, a->nm_len, b->nm, b->nm_len);
 }
 
-/* The longest prefix of s[0..len) of at most max bytes that does not end
- * inside a UTF-8 sequence. */
-static size_t utf8_cut(const char *s, size_t len, size_t max)
-{
-    if (len <= max)
-        return len;
-    size_t cut = max;
-    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
-        cut--;
-    return cut;
-}
-
 mt_status_t mt_an_kernels(const mt_an_input_t *in, mt_rank_analysis_t *a)
 {
     const size_t n = in->n_acts;
@@ -127,7 +115,7 @@ mt_status_t mt_an_kernels(const mt_an_input_t *in, mt_rank_analysis_t *a)
             continue;
         mt_an_kernel_t *k = &a->kernels[a->n_kernels++];
         *k = c[i].k;
-        st = mt_an_string_add(a, c[i].nm, utf8_cut(c[i].nm, c[i].nm_len, MT_AN_NAME_MAX), &k->name);
+        st = mt_an_string_add(a, c[i].nm, mt_an_name_cut(c[i].nm, c[i].nm_len, MT_AN_NAME_MAX), &k->name);
     }
 out:
     free(key);

@@ -60,6 +60,18 @@ void mt_an_input_free(mt_an_input_t *in);
  * MT_OK, MT_ERR_NOMEM or MT_ERR_LIMIT (pool beyond 4 GiB). */
 mt_status_t mt_an_string_add(mt_rank_analysis_t *a, const char *s, size_t len, mt_an_str_t *out);
 
+/* The longest prefix of s[0..len) of at most max bytes that does not end
+ * inside a UTF-8 sequence (names cut to MT_AN_NAME_MAX). */
+static inline size_t mt_an_name_cut(const char *s, size_t len, size_t max)
+{
+    if (len <= max)
+        return len;
+    size_t cut = max;
+    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
+        cut--;
+    return cut;
+}
+
 /* The passes: each reads in and fills only its own fields of a (temporal:
  * gpu_activities .. idle_ns; idle: host/kernel/other and streams;
  * projection: proj; kernels: kernels; launch: launched .. launch_bound_ns;
@@ -71,11 +83,20 @@ mt_status_t mt_an_idle(const mt_an_input_t *in, mt_rank_analysis_t *a);
 mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a);
 mt_status_t mt_an_kernels(const mt_an_input_t *in, mt_rank_analysis_t *a);
 mt_status_t mt_an_launch(const mt_an_input_t *in, mt_rank_analysis_t *a);
+/* steps and graph (analysis.h "steps", "graph"): fills a->steps, a->gacts,
+ * a->syncs. MT_OK, MT_ERR_NOMEM or MT_ERR_LIMIT. */
+mt_status_t mt_an_steps(const mt_an_input_t *in, mt_rank_analysis_t *a);
 
 /* The per-rank pass: fills a->chunks from in (see "work"), with the
  * markers in->o->markers (nothing when NULL) and the rank's collective
  * rows in->o->rows (to tell all_to_all from point-to-point; may be NULL).
  * MT_OK or MT_ERR_NOMEM. */
 mt_status_t mt_an_chunks(const mt_an_input_t *in, mt_rank_analysis_t *a);
+
+/* The memory pass (analysis.h, "memory"): fills a->mem_devs, mem_steps,
+ * mem_points and mem_issues from in->t's [memory] events; nothing to do
+ * (and no cost) when the trace has none. MT_OK, MT_ERR_NOMEM or
+ * MT_ERR_LIMIT. */
+mt_status_t mt_an_memory(const mt_an_input_t *in, mt_rank_analysis_t *a);
 
 #endif

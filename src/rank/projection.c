@@ -1,8 +1,10 @@
 /* GPU projection of CPU ranges: for each user_annotation (and, on request,
  * cpu_op) name, the GPU time of the activities launched inside its ranges
- * on the same thread. Launches are sorted by (thread, time) and each range
- * finds its own by binary search, so the cost is O(n log n) plus, per
- * name, sorting the activities its ranges hold (each once per name). */
+ * on any thread of its process, and on its own thread alone (definitions in
+ * include/mergetrace/analysis.h). Per rule, launches are sorted by (thread
+ * or process, time) and each range finds its own by binary search, so the
+ * cost is O(n log n) plus, per name, sorting the activities its ranges hold
+ * (each once per name). */
 #include "rank/passes.h"
 #include "base/bigmem.h"
 
@@ -38,6 +40,7 @@ typedef struct group {
     uint32_t pad_;
     uint64_t count;
     int64_t cpu, gpu, span;
+    int64_t gpu_same;    /* gpu counting the ranges' own thread's launches only */
     const char *nm;      /* borrowed name bytes */
     size_t nm_len;
 } group_t;
@@ -164,72 +167,36 @@ static int64_t span_tree_query(const span_tree_t *st, size_t i, size_t j)
     return mx - mn;
 }
 
-mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
+/* Measures of every group under one attribution rule: by_thread 1 counts a
+ * launch for the ranges of its own (pid, tid), by_thread 0 for the ranges
+ * of its process (pid) on any thread. Writes g[].gpu_same (by_thread) or
+ * g[].gpu and g[].span. key and perm hold max(nr, n_acts) entries. */
+static mt_status_t attribute(const mt_an_input_t *in, const rrec_t *r, size_t nr, group_t *g, int by_thread,
+                             uint64_t *key, uint32_t *perm)
 {
-    const mt_trace_t *t = in->t;
-    a->n_proj = 0;
-    const size_t nr = in->n_ranges;
-    if (!nr)
-        return MT_OK;
     mt_status_t st = MT_ERR_NOMEM;
     lrec_t *l = NULL, *lt = NULL;
     int64_t *lts = NULL;
     tblock_t *blk = NULL;
-    rrec_t *r = NULL;
     seg_t *sg = NULL, *sgt = NULL;
-    group_t *g = NULL;
-    uint32_t *gid = NULL, *perm = NULL;
-    uint64_t *key = NULL;
     mt_interval_t *buf = NULL;
     span_tree_t tree = {0};
-    size_t nl = 0, ng = 0, nsg = 0;
-    size_t nmax = nr > in->n_acts ? nr : in->n_acts;
+    size_t nl = 0, nsg = 0;
+    const uint32_t fmask = by_thread ? (MT_EV_PID_STR | MT_EV_TID_STR) : MT_EV_PID_STR;
 
-    uint32_t n_names = mt_strtab_count(t->strings);
-    r = mt_big_malloc(nr * sizeof *r);
-    gid = malloc((n_names ? n_names : 1) * sizeof *gid);
-    g = mt_big_malloc(nr * sizeof *g); /* at most one group per range */
     lt = mt_big_malloc((in->n_acts ? in->n_acts : 1) * sizeof *lt);
     lts = mt_big_malloc((in->n_acts ? in->n_acts : 1) * sizeof *lts);
-    key = mt_big_malloc(nmax * sizeof *key);
-    perm = mt_big_malloc(nmax * sizeof *perm);
-    if (!r || !gid || !g || !lt || !lts || !key || !perm)
+    if (!lt || !lts)
         goto out;
-    memset(gid, 0xff, (n_names ? n_names : 1) * sizeof *gid);
-    uint32_t step_group = UINT32_MAX;
-    for (size_t k = 0; k < nr; k++) {
-        const mt_event_t *e = &t->events[in->ranges[k]];
-        uint32_t gi = e->name < n_names ? gid[e->name] : UINT32_MAX;
-        if (gi == UINT32_MAX) {
-            size_t len;
-            const char *nm = mt_strtab_get(t->strings, e->name, &len);
-            if (is_step_name(nm, len)) {
-                if (step_group == UINT32_MAX) {
-                    step_group = (uint32_t)ng;
-                    g[ng++] = (group_t){.name = UINT32_MAX, .nm = k_step, .nm_len = sizeof k_step - 1};
-                }
-                gi = step_group;
-            } else {
-                gi = (uint32_t)ng;
-                g[ng++] = (group_t){.name = e->name, .nm = nm, .nm_len = len};
-            }
-            if (e->name < n_names)
-                gid[e->name] = gi;
-        }
-        g[gi].count++;
-        g[gi].cpu += e->dur;
-        r[k] = (rrec_t){e->pid, e->tid, e->ts, e->ts + e->dur, e->flags & (MT_EV_PID_STR | MT_EV_TID_STR), gi};
-    }
-
     for (size_t i = 0; i < in->n_acts; i++) {
         const mt_gpu_act_t *x = &in->acts[i];
         if (x->launch)
             lt[nl++] = (lrec_t){.pid = x->launch_pid,
-                                .tid = x->launch_tid,
+                                .tid = by_thread ? x->launch_tid : 0,
                                 .ts = x->launch_ns,
                                 .gs = x->start_ns,
                                 .ge = x->end_ns,
-                                .flags = x->launch_flags};
+                                .flags = x->launch_flags & fmask};
     }
     /* Launches by (pid, flags, tid, ts): stable sorts, least significant
      * field first. Launches with equal (thread, ts) always fall in the same
@@ -275,14 +242,16 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
     for (size_t k = 0; k < nr; k++) {
         /* Launches on the range's thread whose call started in [ts, end],
          * both inclusive. */
-        const tblock_t *b = find_block(blk, nb, &r[k]);
+        const rrec_t rk = {.pid = r[k].pid, .tid = by_thread ? r[k].tid : 0, .flags = r[k].flags & fmask};
+        const tblock_t *b = find_block(blk, nb, &rk);
         if (!b)
             continue;
         size_t i = ts_bound(lts, b->begin, b->end, r[k].ts, 0);
         size_t j = ts_bound(lts, i, b->end, r[k].end, 1);
         if (j <= i)
             continue;
-        g[r[k].group].span += span_tree_query(&tree, i, j);
+        if (!by_thread)
+            g[r[k].group].span += span_tree_query(&tree, i, j);
         sgt[nsg++] = (seg_t){.group = r[k].group, .i = i, .j = j};
     }
     /* Segments by (group, i). */
@@ -326,9 +295,79 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
         }
         if (mt_iv_union(buf, &m))
             goto out;
-        g[grp].gpu = mt_iv_measure(buf, m);
+        if (by_thread)
+            g[grp].gpu_same = mt_iv_measure(buf, m);
+        else
+            g[grp].gpu = mt_iv_measure(buf, m);
     }
 
+    st = MT_OK;
+out:
+    free(l);
+    free(lt);
+    free(lts);
+    free(blk);
+    free(sg);
+    free(sgt);
+    free(buf);
+    free(tree.mn);
+    free(tree.mx);
+    return st;
+}
+
+mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
+{
+    const mt_trace_t *t = in->t;
+    a->n_proj = 0;
+    const size_t nr = in->n_ranges;
+    if (!nr)
+        return MT_OK;
+    mt_status_t st = MT_ERR_NOMEM;
+    rrec_t *r = NULL;
+    group_t *g = NULL;
+    uint32_t *gid = NULL, *perm = NULL;
+    uint64_t *key = NULL;
+    size_t ng = 0;
+    size_t nmax = nr > in->n_acts ? nr : in->n_acts;
+
+    uint32_t n_names = mt_strtab_count(t->strings);
+    r = mt_big_malloc(nr * sizeof *r);
+    gid = malloc((n_names ? n_names : 1) * sizeof *gid);
+    g = mt_big_malloc(nr * sizeof *g); /* at most one group per range */
+    key = mt_big_malloc(nmax * sizeof *key);
+    perm = mt_big_malloc(nmax * sizeof *perm);
+    if (!r || !gid || !g || !key || !perm)
+        goto out;
+    memset(gid, 0xff, (n_names ? n_names : 1) * sizeof *gid);
+    uint32_t step_group = UINT32_MAX;
+    for (size_t k = 0; k < nr; k++) {
+        const mt_event_t *e = &t->events[in->ranges[k]];
+        uint32_t gi = e->name < n_names ? gid[e->name] : UINT32_MAX;
+        if (gi == UINT32_MAX) {
+            size_t len;
+            const char *nm = mt_strtab_get(t->strings, e->name, &len);
+            if (is_step_name(nm, len)) {
+                if (step_group == UINT32_MAX) {
+                    step_group = (uint32_t)ng;
+                    g[ng++] = (group_t){.name = UINT32_MAX, .nm = k_step, .nm_len = sizeof k_step - 1};
+                }
+                gi = step_group;
+            } else {
+                gi = (uint32_t)ng;
+                g[ng++] = (group_t){.name = e->name, .nm = nm, .nm_len = len};
+            }
+            if (e->name < n_names)
+                gid[e->name] = gi;
+        }
+        g[gi].count++;
+        g[gi].cpu += e->dur;
+        r[k] = (rrec_t){e->pid, e->tid, e->ts, e->ts + e->dur, e->flags & (MT_EV_PID_STR | MT_EV_TID_STR), gi};
+    }
+
+    if ((st = attribute(in, r, nr, g, 1, key, perm)) != MT_OK ||
+        (st = attribute(in, r, nr, g, 0, key, perm)) != MT_OK)
+        goto out;
+    st = MT_ERR_NOMEM;
     qsort(g, ng, sizeof *g, group_cmp);
     a->proj = calloc(ng ? ng : 1, sizeof *a->proj);
     if (!a->proj)
@@ -336,23 +375,18 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
     st = MT_OK;
     for (size_t k = 0; k < ng && st == MT_OK; k++) {
         mt_an_proj_t *p = &a->proj[a->n_proj++];
-        *p = (mt_an_proj_t){.count = g[k].count, .cpu_ns = g[k].cpu, .gpu_ns = g[k].gpu, .gpu_span_ns = g[k].span};
+        *p = (mt_an_proj_t){.count = g[k].count,
+                            .cpu_ns = g[k].cpu,
+                            .gpu_ns = g[k].gpu,
+                            .gpu_span_ns = g[k].span,
+                            .gpu_same_thread_ns = g[k].gpu_same};
         st = mt_an_string_add(a, g[k].nm, g[k].nm_len, &p->name);
     }
 out:
-    free(l);
-    free(lt);
-    free(lts);
-    free(blk);
     free(r);
-    free(sg);
-    free(sgt);
     free(g);
     free(gid);
     free(perm);
     free(key);
-    free(buf);
-    free(tree.mn);
-    free(tree.mx);
     return st;
 }

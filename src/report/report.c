@@ -107,6 +107,13 @@ mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
             mt_out_printf(&j, ", \"truncated_at\": %llu", (unsigned long long)in->truncated_at);
         if (in->nccl_only)
             mt_out_printf(&j, ", \"nccl_only\": true");
+        if (in->summary && in->summary->nsys) {
+            mt_out_printf(&j, ", \"format\": \"nsys\", \"session_start_utc_ns\": ");
+            if (in->summary->session_start_ns >= 0)
+                mt_out_printf(&j, "%lld", (long long)in->summary->session_start_ns);
+            else
+                mt_out_puts(&j, "null");
+        }
         const mt_trace_summary_t *s = in->summary;
         if (s) {
             mt_out_printf(&j, ",\n   \"counts\": {\"kernels_compute\": %llu, \"kernels_comm\": %llu, \"comm_with_collective\": %llu,"
@@ -141,15 +148,30 @@ mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
         str(&j, r->skipped[i].reason);
         mt_out_printf(&j, "}");
     }
-    mt_out_printf(&j, "],\n \"clock\": {\"aligned\": %s, \"reference_rank\": %d, \"formula\": ",
-                  r->aligned ? "true" : "false", r->reference_rank);
+    mt_out_printf(&j, "],\n \"warnings\": [");
+    for (size_t i = 0; r->warnings && i < r->warnings->n; i++) {
+        const mt_warning_t *w = &r->warnings->v[i];
+        mt_out_printf(&j, "%s\n  {\"code\": ", i ? "," : "");
+        str(&j, w->code);
+        if (w->rank >= 0)
+            mt_out_printf(&j, ", \"rank\": %d", w->rank);
+        else
+            mt_out_printf(&j, ", \"rank\": null");
+        mt_out_printf(&j, ", \"message\": ");
+        str(&j, w->text);
+        mt_out_printf(&j, "}");
+    }
+    mt_out_printf(&j, "%s],\n \"clock\": {\"aligned\": %s, \"reference_rank\": %d, \"formula\": ",
+                  r->warnings && r->warnings->n ? "\n " : "", r->aligned ? "true" : "false", r->reference_rank);
     str(&j, "corrected(t) = t + offset_us + drift_ppm * 1e-6 * (t - anchor_us), t in us since the Unix epoch");
     mt_out_printf(&j, ", \"ranks\": [");
     for (size_t i = 0; i < r->n_clocks; i++) {
         const mt_clock_t *c = &r->clocks[i];
         mt_out_printf(&j, "%s\n  {\"rank\": %d, \"offset_us\": ", i ? "," : "", c->rank);
         us_d(&j, c->offset_ns);
-        mt_out_printf(&j, ", \"drift_ppm\": %.6f, \"anchor_us\": ", isfinite(c->drift_ppm) ? c->drift_ppm : 0.0);
+        mt_out_printf(&j, ", \"drift_ppm\": %.6f, \"drift_fit_ppm\": %.6f, \"drift_significant\": %s, \"anchor_us\": ",
+                      isfinite(c->drift_ppm) ? c->drift_ppm : 0.0, isfinite(c->drift_fit_ppm) ? c->drift_fit_ppm : 0.0,
+                      c->drift_significant ? "true" : "false");
         mt_out_us(&j, c->anchor_ns);
         mt_out_printf(&j, ", \"matched\": %llu, \"rejected\": %llu, \"residual_p50_us\": ", (unsigned long long)c->matched,
                       (unsigned long long)c->rejected);
@@ -188,10 +210,22 @@ mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
             j.st = mt_report_cross_sections(r->cross, write, ctx);
         mt_out_printf(&j, ",\n");
     }
+    if (r->critpath) {
+        mt_out_printf(&j, " ");
+        if (j.st == MT_OK)
+            j.st = mt_report_steps_json(r->critpath, write, ctx);
+        mt_out_printf(&j, ",\n");
+    }
     if (r->pipeline) {
         mt_out_printf(&j, " ");
         if (j.st == MT_OK)
             j.st = mt_report_pipeline_json(r->pipeline, write, ctx);
+        mt_out_printf(&j, ",\n");
+    }
+    if (r->memory && r->analyses) {
+        mt_out_printf(&j, " ");
+        if (j.st == MT_OK)
+            j.st = mt_report_memory_json(r, write, ctx);
         mt_out_printf(&j, ",\n");
     }
     if (r->pipeline_note) {

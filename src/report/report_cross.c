@@ -110,7 +110,24 @@ mt_status_t mt_report_cross_sections(const mt_cross_t *x, mt_write_fn w, void *c
         }
         mt_out_puts(&o, "]}");
     }
-    mt_out_puts(&o, x->n_steps ? "\n ]}" : "]}");
+    mt_out_puts(&o, x->n_steps ? "\n ]" : "]");
+    mt_out_puts(&o, ",\n \"step_time_us\": ");
+    if (x->step_time_ns >= 0)
+        mt_out_us(&o, x->step_time_ns);
+    else
+        mt_out_puts(&o, "null");
+    mt_out_puts(&o, ",\n \"episodes\": [");
+    for (size_t i = 0; i < x->n_episodes; i++) {
+        const mt_cross_episode_t *e = &x->episodes[i];
+        mt_out_printf(&o, "%s\n  {\"first_step\": %lld, \"last_step\": %lld, \"steps\": %u, \"suspects\": ",
+                      i ? "," : "", (long long)e->first_step, (long long)e->last_step, e->n_steps);
+        rank_list(&o, x->step_suspects + e->first_suspect, e->n_suspects);
+        us(&o, "wait_caused_us", e->wait_caused_ns);
+        us(&o, "wait_caused_per_step_us", e->wait_caused_ns / (int64_t)e->n_steps);
+        us(&o, "wait_us", e->wait_ns);
+        mt_out_puts(&o, "}");
+    }
+    mt_out_puts(&o, x->n_episodes ? "\n ]}" : "]}");
 
     mt_out_puts(&o, ",\n \"wait\": [");
     for (size_t i = 0; i < x->n_ranks; i++) {
@@ -145,20 +162,6 @@ static void fmt_bytes(char *b, size_t cap, int64_t v)
 }
 
 /* A label cut to w bytes (without splitting a UTF-8 sequence) and padded. */
-static void cell(char *b, const char *s, size_t cap, int w)
-{
-    size_t n = 0;
-    while (n < cap && s[n])
-        n++;
-    if (n > (size_t)w) {
-        n = (size_t)w;
-        while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-            n--;
-    }
-    memcpy(b, s, n);
-    memset(b + n, ' ', (size_t)w - n);
-    b[w] = '\0';
-}
 
 static void ranks_text(char *b, size_t cap, const int32_t *r, size_t n)
 {
@@ -198,9 +201,9 @@ mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx)
                       "ranks", "total ms", "transfer ms", "busbw GB/s");
         for (size_t i = 0; i < x->n_colls && i < TOP_COLLS; i++) {
             const mt_cross_coll_t *k = &x->colls[i];
-            char pg[16], dt[16], bw[24];
-            cell(pg, k->pg, sizeof k->pg, 14);
-            cell(dt, k->dtype[0] ? k->dtype : "?", sizeof k->dtype, 8);
+            char pg[4 * 14 + 1], dt[4 * 8 + 1], bw[24];
+            mt_fmt_cell(pg, sizeof pg, k->pg, sizeof k->pg, 14);
+            mt_fmt_cell(dt, sizeof dt, k->dtype[0] ? k->dtype : "?", sizeof k->dtype, 8);
             fmt_bytes(a, sizeof a, k->bytes);
             if (k->busbw_gbps >= 0)
                 snprintf(bw, sizeof bw, "%10.2f", k->busbw_gbps);
@@ -214,46 +217,55 @@ mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx)
             mt_out_printf(&o, "  ... %llu more in report.json\n", (unsigned long long)(x->n_colls - TOP_COLLS));
     }
 
+    /* wait is rank-time (summed over the ranks that waited), so it is put
+     * next to the step time, per step and per rank */
+    size_t nr = 0;
+    for (size_t i = 0; i < x->n_ranks; i++)
+        nr += x->ranks[i].instances > 0;
     mt_fmt_time(a, sizeof a, x->wait_total_ns);
     if (x->n_suspects) {
         ranks_text(b, 26, x->suspects, x->n_suspects);
-        mt_out_printf(&o, "stragglers: suspect%s %s; %llu collectives of 2+ ranks, %s waited\n", x->n_suspects > 1 ? "s" : "",
-                      b, (unsigned long long)x->instances, a);
+        mt_out_printf(&o, "stragglers: suspect%s %s; %llu collectives of 2+ ranks, %s of waiting summed over %zu ranks\n",
+                      x->n_suspects > 1 ? "s" : "", b, (unsigned long long)x->instances, a, nr);
     } else {
-        mt_out_printf(&o, "stragglers: none; %llu collectives of 2+ ranks, %s waited\n", (unsigned long long)x->instances, a);
+        mt_out_printf(&o, "stragglers: none over the whole job; %llu collectives of 2+ ranks, %s of waiting summed "
+                      "over %zu ranks\n", (unsigned long long)x->instances, a, nr);
+    }
+    if (x->n_steps && nr) {
+        int64_t sw = 0;
+        for (size_t i = 0; i < x->n_steps; i++)
+            sw += x->steps[i].wait_ns;
+        mt_fmt_time(a, sizeof a, sw / (int64_t)x->n_steps);
+        mt_fmt_time(b, sizeof b, sw / (int64_t)x->n_steps / (int64_t)nr);
+        mt_out_printf(&o, "  per step: %s of waiting summed over the ranks, %s per rank", a, b);
+        if (x->step_time_ns > 0) {
+            mt_fmt_time(c, sizeof c, x->step_time_ns);
+            mt_out_printf(&o, "; a step takes %s", c);
+        }
+        mt_out_puts(&o, "\n");
     }
     for (size_t i = 0; i < x->n_evidence; i++)
         mt_out_printf(&o, "  %s\n", x->evidence[i]);
 
-    size_t nd = 0;
-    for (size_t i = 0; i < x->n_steps; i++)
-        nd += x->steps[i].differs;
-    if (nd) {
-        mt_out_printf(&o, "steps whose suspects differ from the job's (%llu of %llu):\n", (unsigned long long)nd,
-                      (unsigned long long)x->n_steps);
+    if (x->n_episodes) {
+        mt_out_printf(&o, "straggler episodes (runs of steps with the same suspect), most waiting caused first:\n");
         size_t shown = 0;
-        for (size_t i = 0; i < x->n_steps && shown < TOP_STEPS; i++) {
-            const mt_cross_step_t *s = &x->steps[i];
-            if (!s->differs)
-                continue;
-            shown++;
-            if (s->n_suspects) {
-                memcpy(b, "suspect ", 8);
-                ranks_text(b + 8, 20, x->step_suspects + s->first_suspect, s->n_suspects);
+        for (size_t i = 0; i < x->n_episodes && shown < TOP_STEPS; i++, shown++) {
+            const mt_cross_episode_t *e = &x->episodes[i];
+            ranks_text(b, 20, x->step_suspects + e->first_suspect, e->n_suspects);
+            mt_fmt_time(a, sizeof a, e->wait_caused_ns / (int64_t)e->n_steps);
+            if (e->n_steps > 1) {
+                mt_fmt_time(c, sizeof c, e->wait_caused_ns);
+                mt_out_printf(&o, "  steps %lld-%lld: rank%s %s%s %s of wait per step (%s over %u steps)\n",
+                              (long long)e->first_step, (long long)e->last_step, e->n_suspects > 1 ? "s" : "", b,
+                              e->n_suspects > 1 ? ";" : ",", a, c, e->n_steps);
             } else {
-                snprintf(b, sizeof b, "no suspect");
-            }
-            if (s->n_top) {
-                mt_fmt_time(a, sizeof a, s->top[0].ns);
-                mt_fmt_time(c, sizeof c, s->wait_ns);
-                mt_out_printf(&o, "  step %lld: %s; rank %d caused %s of %s wait, last at %u of %u\n", (long long)s->step, b,
-                              s->top[0].rank, a, c, s->top[0].last, s->top[0].instances);
-            } else {
-                mt_out_printf(&o, "  step %lld: %s; no wait\n", (long long)s->step, b);
+                mt_out_printf(&o, "  step %lld: rank%s %s%s %s of wait\n", (long long)e->first_step,
+                              e->n_suspects > 1 ? "s" : "", b, e->n_suspects > 1 ? ";" : ",", a);
             }
         }
-        if (nd > shown)
-            mt_out_printf(&o, "  ... %llu more in report.json\n", (unsigned long long)(nd - shown));
+        if (x->n_episodes > shown)
+            mt_out_printf(&o, "  ... %llu more in report.json\n", (unsigned long long)(x->n_episodes - shown));
     }
 
     /* who spends the largest and smallest share of its collective time waiting */

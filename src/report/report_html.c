@@ -10,6 +10,7 @@
 
 #include "base/stats.h"
 #include "base/text.h"
+#include "report/sections.h"
 #include "mergetrace/analysis.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/crossrank.h"
@@ -623,7 +624,8 @@ static void heat_map(mt_out_t *h, const mt_report_t *r)
             "collective (kernel start on the aligned clock) minus the median arrival of the participants, "
             "averaged over the step's collectives.");
     if (v->n_steps_total > ns)
-        mt_out_printf(h, " The first %zu of %zu steps are shown.", ns, v->n_steps_total);
+        mt_out_printf(h, " Steps %lld-%lld of %zu are shown: the %zu consecutive steps with the most waiting.",
+                      (long long)v->grid_steps[0], (long long)v->grid_steps[ns - 1], v->n_steps_total, ns);
     if (nshow < nr)
         mt_out_printf(h, " The %zu of %zu ranks with the latest cells are shown (report.json has every rank).", nshow, nr);
     free(show);
@@ -835,8 +837,10 @@ static void section_projection(mt_out_t *h, const mt_report_t *r)
         max = p[i].gpu_ns > max ? p[i].gpu_ns : max;
     }
     mt_out_puts(h, "<p class=\"note\">Per annotation name, summed over ranks: CPU time inside the ranges, and GPU time "
-             "of the work launched inside them (the union of its intervals, however long after the range it "
-             "ran). GPU % is of all ranks' busy GPU time.</p>\n");
+             "of the work launched while they were open, on any thread of their process (the backward pass is "
+             "launched from the autograd thread while the main thread sits in <code>## backward ##</code>); the "
+             "union of its intervals, however long after the range it ran. GPU % is of all ranks' busy GPU "
+             "time.</p>\n");
     double lx = 340, bw = 540, top = 40, rh = 34, W = 1000, H = top + rh * (double)nb + 44;
     double xmax = (double)max / 1e6;
     double st = nice_step(xmax, 5), hi = ceil(xmax / st - 1e-9) * st;
@@ -1136,15 +1140,17 @@ static void section_clocks(mt_out_t *h, const mt_report_t *r)
              "<th class=\"n\" data-sort>violations</th><th data-sort>note</th></tr></thead><tbody>\n");
     for (size_t i = 0; i < n; i++) {
         const mt_clock_t *c = &r->clocks[i];
+        char dtext[24];
         double off = isfinite(c->offset_ns) ? c->offset_ns : 0, dr = isfinite(c->drift_ppm) ? c->drift_ppm : 0;
         double p50 = isfinite(c->residual_p50_ns) ? c->residual_p50_ns : 0,
                p99 = isfinite(c->residual_p99_ns) ? c->residual_p99_ns : 0;
         int64_t oi = (int64_t)llround(off);
         mt_out_printf(h,
              "<tr><td class=\"n\" data-v=\"%d\">%d</td><td class=\"n\" data-v=\"%lld\">%s</td>"
-             "<td class=\"n\" data-v=\"%.6f\">%.3f</td><td class=\"n\" data-v=\"%llu\">%llu</td>"
+             "<td class=\"n\" data-v=\"%.6f\">%s</td><td class=\"n\" data-v=\"%llu\">%llu</td>"
              "<td class=\"n\" data-v=\"%llu\">%llu</td>",
-             c->rank, c->rank, (long long)oi, ms3(oi).s, dr, dr, (unsigned long long)c->matched,
+             c->rank, c->rank, (long long)oi, ms3(oi).s, dr, mt_clock_drift_text(c, dtext, sizeof dtext),
+             (unsigned long long)c->matched,
              (unsigned long long)c->matched, (unsigned long long)c->rejected, (unsigned long long)c->rejected);
         mt_out_printf(h,
              "<td class=\"n\" data-v=\"%.0f\">%s</td><td class=\"n\" data-v=\"%.0f\">%s</td>"
@@ -1362,6 +1368,145 @@ static void section_pipeline(mt_out_t *h, const mt_report_t *r)
     mt_out_puts(h, "</section>\n");
 }
 
+/* Memory: allocated (solid) and reserved (dashed) over the aligned clock,
+ * one colour per rank (the 8 ranks with the highest peaks), each rank's
+ * peak marked; the per-rank peak table. The series are the memory pass's
+ * downsampled ones (peaks kept). */
+static void section_memory(mt_out_t *h, const mt_report_t *r)
+{
+    const mt_mem_cross_t *m = r->memory;
+    if (!m || !m->n_peaks)
+        return;
+    mt_out_puts(h, "<section id=\"memory\"><h2>Memory</h2>\n");
+    const mt_mem_peak_t *top = &m->peaks[m->top];
+    mt_out_printf(h, "<p>Highest peak: rank %d, %s allocated; max / median of the %zu ranks' peaks %.2f (%s memory).</p>\n",
+                  top->rank, bytes_h((uint64_t)top->peak).s, m->n_peaks, m->max_over_median, m->gpu ? "GPU" : "CPU");
+    /* the ranks drawn: highest peaks first, at most 8 */
+    size_t pick[8], np = 0;
+    for (size_t k = 0; k < m->n_peaks; k++) {
+        size_t at = np < 8 ? np++ : 8;
+        while (at > 0 && m->peaks[k].peak > m->peaks[pick[at - 1]].peak) {
+            if (at < 8)
+                pick[at] = pick[at - 1];
+            at--;
+        }
+        if (at < 8)
+            pick[at] = k;
+    }
+    int64_t t_lo = INT64_MAX, t_hi = INT64_MIN, y_hi = 1;
+    for (size_t q = 0; q < np; q++) {
+        const mt_rank_analysis_t *a = r->analyses[m->peaks[pick[q]].an];
+        const mt_an_mem_dev_t *d = &a->mem_devs[m->peaks[pick[q]].dev];
+        for (uint32_t i = 0; i < d->n_points; i++) {
+            const mt_an_mem_point_t *pt = &a->mem_points[d->first_point + i];
+            int64_t t = mt_report_aligned(r->clocks, r->n_clocks, a->rank, pt->ns);
+            t_lo = t < t_lo ? t : t_lo;
+            t_hi = t > t_hi ? t : t_hi;
+            y_hi = pt->alloc > y_hi ? pt->alloc : y_hi;
+            y_hi = pt->reserved > y_hi ? pt->reserved : y_hi;
+        }
+    }
+    if (t_lo <= t_hi) {
+        const char *col[] = {C_BLUE, C_VERMILLION, C_GREEN, C_ORANGE, C_SKY, C_PURPLE, "#000000", "#999933"};
+        double gib = (double)y_hi / (1024.0 * 1024 * 1024), st = nice_step(gib, 5);
+        double hi = ceil(gib / st - 1e-9) * st, span_ms = (double)(t_hi - t_lo) / 1e6;
+        double x0 = 70, w = 860, tp = 50, ht = 240, y0 = tp + ht;
+        mt_out_puts(h, "<figure>");
+        svg_open(h, 1000, y0 + 50, "allocated and reserved memory over time per rank");
+        double lx = x0;
+        for (size_t q = 0; q < np; q++) {
+            char lab[32];
+            snprintf(lab, sizeof lab, "rank %d", m->peaks[pick[q]].rank);
+            lx = legend(h, lx, 16, col[q], lab);
+        }
+        mt_out_printf(h, "<text x=\"%.1f\" y=\"16\">solid: allocated, dashed: reserved</text>", lx);
+        mt_out_printf(h, "<g class=\"axis\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", x0,
+                      tp, x0, y0);
+        int k = 0;
+        for (double v = 0; v <= hi + st * 1e-9 && k < 40; v += st, k++) {
+            double y = y0 - v / hi * ht;
+            mt_out_printf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                             "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
+                          x0, y, x0 + w, y, x0 - 6, y + 4, tick(v, st).s);
+        }
+        mt_out_printf(h, "<text x=\"14\" y=\"%.1f\" class=\"at\" transform=\"rotate(-90 14 %.1f)\" "
+                         "text-anchor=\"middle\">GiB</text></g>",
+                      tp + ht / 2, tp + ht / 2);
+        x_axis(h, x0, w, y0, tp, 0, span_ms > 0 ? span_ms : 1, "ms from the first point (aligned clocks)");
+        for (size_t q = np; q-- > 0;) {
+            const mt_rank_analysis_t *a = r->analyses[m->peaks[pick[q]].an];
+            const mt_an_mem_dev_t *d = &a->mem_devs[m->peaks[pick[q]].dev];
+            for (int res = 1; res >= 0; res--) {
+                if (res && (d->flags & MT_AN_MEM_NO_RESERVED))
+                    continue;
+                mt_out_printf(h, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s points=\"", col[q],
+                              res ? " stroke-dasharray=\"5 3\"" : "");
+                for (uint32_t i = 0; i < d->n_points; i++) {
+                    const mt_an_mem_point_t *pt = &a->mem_points[d->first_point + i];
+                    int64_t t = mt_report_aligned(r->clocks, r->n_clocks, a->rank, pt->ns);
+                    double v = (double)(res ? pt->reserved : pt->alloc) / (1024.0 * 1024 * 1024);
+                    mt_out_printf(h, "%.1f,%.1f ", x0 + (double)(t - t_lo) / 1e6 / (span_ms > 0 ? span_ms : 1) * w,
+                                  y0 - v / hi * ht);
+                }
+                mt_out_puts(h, "\"/>");
+            }
+            int64_t t = mt_report_aligned(r->clocks, r->n_clocks, a->rank, d->peak_alloc_ns);
+            mt_out_printf(h, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\" stroke=\"#333\"><title>rank %d peak %s",
+                          x0 + (double)(t - t_lo) / 1e6 / (span_ms > 0 ? span_ms : 1) * w,
+                          y0 - (double)d->peak_alloc / (1024.0 * 1024 * 1024) / hi * ht, col[q], a->rank,
+                          bytes_h((uint64_t)d->peak_alloc).s);
+            if (d->peak_op.len) {
+                mt_out_puts(h, " in ");
+                esc_cut(h, a->strings + d->peak_op.off, d->peak_op.len, 80);
+            }
+            mt_out_puts(h, "</title></circle>");
+        }
+        mt_out_puts(h, "</svg></figure>\n");
+    }
+    mt_out_puts(h, "<table><thead><tr><th class=\"n\">rank</th><th>device</th><th class=\"n\">peak allocated</th>"
+                   "<th class=\"n\">step</th><th>op at the peak</th><th>annotation</th><th class=\"n\">allocation</th>"
+                   "<th class=\"n\">reserved - allocated</th><th class=\"n\">peak reserved</th>"
+                   "<th class=\"n\">trend per step</th><th>stage</th></tr></thead><tbody>\n");
+    for (size_t i = 0; i < r->n_analyses; i++) {
+        const mt_rank_analysis_t *a = r->analyses[i];
+        for (size_t k = 0; k < a->n_mem_devs; k++) {
+            const mt_an_mem_dev_t *d = &a->mem_devs[k];
+            const char *stage = NULL;
+            for (size_t q = 0; q < m->n_peaks; q++)
+                if (m->peaks[q].an == i && m->peaks[q].dev == k && m->peaks[q].stage >= 0)
+                    stage = m->stages[m->peaks[q].stage].name;
+            mt_out_printf(h, "<tr><td class=\"n\">%d</td><td>%s %lld</td><td class=\"n\">%s</td><td class=\"n\">", a->rank,
+                          d->device_type == 0 ? "CPU" : "GPU", (long long)d->device, bytes_h((uint64_t)d->peak_alloc).s);
+            if (d->peak_alloc_step >= 0)
+                mt_out_printf(h, "%lld", (long long)d->peak_alloc_step);
+            mt_out_puts(h, "</td><td>");
+            if (d->peak_op.len)
+                esc_cut(h, a->strings + d->peak_op.off, d->peak_op.len, 80);
+            mt_out_puts(h, "</td><td>");
+            if (d->peak_annotation.len)
+                esc_cut(h, a->strings + d->peak_annotation.off, d->peak_annotation.len, 80);
+            mt_out_printf(h, "</td><td class=\"n\">%s</td><td class=\"n\">",
+                          bytes_h((uint64_t)(d->peak_alloc_bytes > 0 ? d->peak_alloc_bytes : 0)).s);
+            if (d->peak_alloc_reserved >= d->peak_alloc)
+                mt_out_puts(h, bytes_h((uint64_t)(d->peak_alloc_reserved - d->peak_alloc)).s);
+            mt_out_puts(h, "</td><td class=\"n\">");
+            if (d->peak_reserved >= 0)
+                mt_out_puts(h, bytes_h((uint64_t)d->peak_reserved).s);
+            mt_out_puts(h, "</td><td class=\"n\">");
+            if (d->trend_steps >= 2)
+                mt_out_printf(h, "%s%s%s", d->trend_bytes_per_step < 0 ? "-" : "+",
+                              bytes_h((uint64_t)(d->trend_bytes_per_step < 0 ? -d->trend_bytes_per_step
+                                                                             : d->trend_bytes_per_step)).s,
+                              d->grows_every_step ? " (grows every step)" : "");
+            mt_out_puts(h, "</td><td>");
+            if (stage)
+                esc_field(h, stage, 32);
+            mt_out_puts(h, "</td></tr>\n");
+        }
+    }
+    mt_out_puts(h, "</tbody></table>\n</section>\n");
+}
+
 static void section_gates(mt_out_t *h, const mt_report_t *r)
 {
     if (!r->n_gates)
@@ -1406,6 +1551,8 @@ mt_status_t mt_report_html(const mt_report_t *r, const mt_html_opts_t *o, mt_wri
               "<a href=\"#clocks\">Clocks</a>");
     if (r->pipeline || r->pipeline_note)
         mt_out_puts(&h, "<a href=\"#pipeline\">Pipeline</a>");
+    if (r->memory && r->memory->n_peaks)
+        mt_out_puts(&h, "<a href=\"#memory\">Memory</a>");
     if (r->n_gates)
         mt_out_puts(&h, "<a href=\"#gates\">Gates</a>");
     mt_out_puts(&h, "</nav>\n");
@@ -1417,6 +1564,7 @@ mt_status_t mt_report_html(const mt_report_t *r, const mt_html_opts_t *o, mt_wri
     section_kernels(&h, r);
     section_clocks(&h, r);
     section_pipeline(&h, r);
+    section_memory(&h, r);
     section_gates(&h, r);
     mt_out_puts(&h, "<script>\n");
     mt_out_puts(&h, script);

@@ -51,7 +51,7 @@ typedef struct tot {
     const char *nm;
     size_t len;
     uint64_t count;
-    int64_t cpu, gpu;
+    int64_t cpu, gpu, gpu_same;
 } tot_t;
 
 static int tot_name_cmp(const void *pa, const void *pb)
@@ -90,7 +90,7 @@ static void projection_total(mt_out_t *o, const mt_rank_analysis_t *const *a, si
         for (size_t i = 0; i < a[r]->n_proj; i++) {
             const mt_an_proj_t *p = &a[r]->proj[i];
             t[nt++] = (tot_t){p->name.len ? a[r]->strings + p->name.off : "", p->name.len, p->count, p->cpu_ns,
-                              p->gpu_ns};
+                              p->gpu_ns, p->gpu_same_thread_ns};
         }
     qsort(t, nt, sizeof *t, tot_name_cmp);
     size_t k = 0;
@@ -99,6 +99,7 @@ static void projection_total(mt_out_t *o, const mt_rank_analysis_t *const *a, si
             t[k - 1].count += t[i].count;
             t[k - 1].cpu += t[i].cpu;
             t[k - 1].gpu += t[i].gpu;
+            t[k - 1].gpu_same += t[i].gpu_same;
         } else {
             t[k++] = t[i];
         }
@@ -113,6 +114,7 @@ static void projection_total(mt_out_t *o, const mt_rank_analysis_t *const *a, si
         us(o, "cpu_us", t[i].cpu);
         us(o, "gpu_us", t[i].gpu);
         pct(o, "gpu_pct", t[i].gpu, busy);
+        us(o, "gpu_same_thread_us", t[i].gpu_same);
         mt_out_put(o, "}", 1);
     }
     close_list(o, k == 0);
@@ -193,6 +195,7 @@ mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n
             us(&o, "gpu_us", p->gpu_ns);
             us(&o, "gpu_span_us", p->gpu_span_ns);
             pct(&o, "gpu_pct", p->gpu_ns, x->busy_ns);
+            us(&o, "gpu_same_thread_us", p->gpu_same_thread_ns);
             mt_out_put(&o, "}", 1);
         }
     }
@@ -236,5 +239,102 @@ mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n
         mt_out_put(&o, "}", 1);
     }
     close_list(&o, first);
+    return o.st;
+}
+
+/* ---- terminal text ---- */
+
+/* Idle or communication time below this is a few launch latencies (5-10 us
+ * each) or a few short gaps: a share of it would describe a handful of
+ * events, not the rank, so the terminal prints "-" instead (report.json
+ * keeps the number). Shares of the span are always printed: the span is
+ * the whole of the rank's GPU timeline, however short. */
+#define TEXT_PCT_MIN_NS 100000
+
+/* "  61.2%" right-aligned in w columns, or "-" when den < min (or 0). */
+static void text_pct(mt_out_t *o, int w, int64_t num, int64_t den, int64_t min)
+{
+    if (den <= 0 || den < min)
+        mt_out_printf(o, " %*s", w, "-");
+    else
+        mt_out_printf(o, " %*.1f%%", w - 1, 100.0 * (double)num / (double)den);
+}
+
+mt_status_t mt_report_rank_text(const mt_rank_analysis_t *const *a, size_t n, mt_write_fn w, void *ctx)
+{
+    mt_out_t o = {w, ctx, MT_OK};
+    size_t first = 0;
+    while (first < n && !a[first])
+        first++;
+    if (first == n)
+        return MT_OK;
+    mt_out_puts(&o, "GPU time per rank (% of the span from the rank's first to its last GPU activity)\n");
+    mt_out_printf(&o, "%5s %10s %8s %13s %8s %8s %12s %10s %13s\n", "rank", "span ms", "compute", "exposed comm",
+                  "memory", "idle", "comm hidden", "host wait", "launch-bound");
+    for (size_t i = first; i < n; i++) {
+        const mt_rank_analysis_t *x = a[i];
+        if (!x)
+            continue;
+        int64_t hw = 0; /* the stream that waited longest for the host: a share of the span, never above 100 % */
+        for (size_t s = 0; s < x->n_streams; s++)
+            hw = x->streams[s].host_wait_ns > hw ? x->streams[s].host_wait_ns : hw;
+        mt_out_printf(&o, "%5d %10.3f", x->rank, (double)x->span_ns / 1e6);
+        text_pct(&o, 8, x->compute_ns, x->span_ns, 1);
+        text_pct(&o, 13, x->comm_ns, x->span_ns, 1);
+        text_pct(&o, 8, x->memory_ns, x->span_ns, 1);
+        text_pct(&o, 8, x->idle_ns, x->span_ns, 1);
+        text_pct(&o, 12, x->overlap_ns, x->comm_total_ns, TEXT_PCT_MIN_NS);
+        text_pct(&o, 10, hw, x->span_ns, 1);
+        text_pct(&o, 13, x->launch_bound_ns, x->idle_ns, TEXT_PCT_MIN_NS);
+        mt_out_puts(&o, "\n");
+    }
+    mt_out_puts(&o, "  compute + exposed comm (communication not hidden behind compute) + memory + idle = 100 %;\n"
+                    "  comm hidden: share of the communication time that ran under compute; host wait: the\n"
+                    "  stream that waited longest for the CPU to launch work, % of the span; launch-bound: share\n"
+                    "  of the idle time with the CPU busy launching; -: communication or idle time under 100 us\n"
+                    "  (a few launch latencies), too little for a share of it to mean anything\n");
+
+    /* The heaviest annotations of the first rank with results, each summed
+     * over the ranks (the GPU time they caused). */
+    typedef struct ttot {
+        const char *nm;
+        size_t len;
+        uint64_t count;
+        int64_t cpu, gpu, same;
+    } ttot_t;
+    ttot_t t[6];
+    size_t nt = 0;
+    int64_t busy = 0;
+    for (size_t i = first; i < n; i++)
+        busy += a[i] ? a[i]->busy_ns : 0;
+    const mt_rank_analysis_t *f = a[first];
+    for (size_t p = 0; p < f->n_proj && nt < 6; p++) {
+        ttot_t x = {f->strings + f->proj[p].name.off, f->proj[p].name.len, 0, 0, 0, 0};
+        for (size_t r = first; r < n; r++)
+            for (size_t q = 0; a[r] && q < a[r]->n_proj; q++) {
+                const mt_an_proj_t *y = &a[r]->proj[q];
+                if (y->name.len == x.len && !memcmp(a[r]->strings + y->name.off, x.nm, x.len)) {
+                    x.count += y->count;
+                    x.cpu += y->cpu_ns;
+                    x.gpu += y->gpu_ns;
+                    x.same += y->gpu_same_thread_ns;
+                }
+            }
+        t[nt++] = x;
+    }
+    if (!nt)
+        return o.st;
+    mt_out_puts(&o, "\nGPU projection (GPU work launched while each annotation was open, on any thread of its\n"
+                    "process; all ranks)\n");
+    char cell[4 * 40 + 1];
+    mt_fmt_cell(cell, sizeof cell, "annotation", 10, 40);
+    mt_out_printf(&o, "%s %8s %11s %11s %7s %13s\n", cell, "count", "CPU ms", "GPU ms", "GPU %", "own thread ms");
+    for (size_t k = 0; k < nt; k++) {
+        mt_fmt_cell(cell, sizeof cell, t[k].nm, t[k].len, 40);
+        mt_out_printf(&o, "%s %8llu %11.3f %11.3f %6.1f%% %13.3f\n", cell, (unsigned long long)t[k].count,
+                      (double)t[k].cpu / 1e6, (double)t[k].gpu / 1e6,
+                      busy > 0 ? 100.0 * (double)t[k].gpu / (double)busy : 0.0, (double)t[k].same / 1e6);
+    }
+    mt_out_puts(&o, "  own thread ms: only the work launched from the annotation's own thread (HTA's rule)\n");
     return o.st;
 }

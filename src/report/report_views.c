@@ -129,6 +129,46 @@ mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const m
             steps[nu++] = steps[i];
     v->n_steps_total = nu;
     v->n_grid_steps = nu < MT_VIEW_MAX_STEPS ? nu : MT_VIEW_MAX_STEPS;
+    /* More steps than the grid holds: show the MT_VIEW_MAX_STEPS
+     * consecutive ones with the most waiting (sum over instances of last
+     * arrival - each arrival), so an intermittent straggler late in a long
+     * job is in view; the earliest such window on ties. */
+    size_t w0 = 0;
+    if (nu > v->n_grid_steps) {
+        int64_t *wsum = calloc(nu, sizeof *wsum);
+        if (!wsum)
+            goto fail;
+        for (size_t i = 0; i < ni; i++) {
+            if (!usable(m, i))
+                continue;
+            uint32_t f = m->first[i], k = m->first[i + 1] - f;
+            int64_t step = -1, amax = INT64_MIN, wait = 0;
+            for (uint32_t p = 0; p < k; p++) {
+                const mt_cinst_t *r = &rows[m->members[f + p]];
+                size_t g = find_i32(v->grid_ranks, v->n_grid_ranks, r->rank);
+                arr[p] = corrected(g == SIZE_MAX ? NULL : clk[g], r->start_ns);
+                amax = arr[p] > amax ? arr[p] : amax;
+                if (r->step >= 0 && (step < 0 || r->step < step))
+                    step = r->step;
+            }
+            int64_t *si = step >= 0 ? bsearch(&step, steps, nu, sizeof step, i64_cmp) : NULL;
+            for (uint32_t p = 0; p < k; p++) /* differences: epoch ns times k would overflow */
+                wait += amax - arr[p];
+            if (si)
+                wsum[si - steps] += wait;
+        }
+        int64_t cur = 0, best = -1;
+        for (size_t i = 0; i < nu; i++) {
+            cur += wsum[i];
+            if (i >= v->n_grid_steps)
+                cur -= wsum[i - v->n_grid_steps];
+            if (i + 1 >= v->n_grid_steps && cur > best) {
+                best = cur;
+                w0 = i + 1 - v->n_grid_steps;
+            }
+        }
+        free(wsum);
+    }
     v->grid_steps = malloc((v->n_grid_steps ? v->n_grid_steps : 1) * sizeof *v->grid_steps);
     size_t cells = v->n_grid_ranks * v->n_grid_steps;
     v->grid_ns = malloc((cells ? cells : 1) * sizeof *v->grid_ns);
@@ -136,7 +176,7 @@ mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const m
     cnt = calloc(cells ? cells : 1, sizeof *cnt);
     if (!v->grid_steps || !v->grid_ns || !sum || !cnt)
         goto fail;
-    memcpy(v->grid_steps, steps, v->n_grid_steps * sizeof *steps);
+    memcpy(v->grid_steps, steps + w0, v->n_grid_steps * sizeof *steps);
 
     /* lateness per participant, summed per (rank, step) */
     size_t ncand = 0;

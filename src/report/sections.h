@@ -25,11 +25,23 @@ mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n
  * borrowed. Returns MT_OK or what w returned. */
 mt_status_t mt_report_cross_sections(const mt_cross_t *x, mt_write_fn w, void *ctx);
 
+/* report.json: writes `"steps": {...}` (no comma around; docs/report-schema.md). */
+mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ctx);
+
 /* report.json: writes `"pipeline": {...}` (no comma around). */
 mt_status_t mt_report_pipeline_json(const mt_pipeline_t *p, mt_write_fn w, void *ctx);
 
 /* report.json: `"gates": [{"expr", "metric", "op", "threshold", "value",
  * "pass"}]` (no comma around); value null when not measured, with "why". */
 mt_status_t mt_report_gates_json(const mt_gate_t *g, size_t n, mt_write_fn w, void *ctx);
+
+/* report.json: writes `"memory": {...}` (no comma around) from
+ * r->memory, r->analyses and r->clocks (docs/report-schema.md, "memory").
+ * MT_OK or what w returned. */
+mt_status_t mt_report_memory_json(const mt_report_t *r, mt_write_fn w, void *ctx);
+
+/* The corrected time of ns on rank's clock: clocks[0..n) searched by rank;
+ * ns unchanged when the rank has none (or clocks is NULL). */
+int64_t mt_report_aligned(const mt_clock_t *clocks, size_t n, int32_t rank, int64_t ns);
 
 #endif

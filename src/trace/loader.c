@@ -794,6 +794,7 @@ typedef struct ev_extra {
     const char *dims;        /* "Input Dims" value span (buffer stays valid for the unit) */
     size_t dims_len;
     uint32_t input_type;     /* first "Input type" string */
+    mt_mem_t mem;            /* [memory] args; only mem.fields is set before the first one */
 } ev_extra_t;
 
 /* Product of the first inner list of an "Input Dims" value, e.g.
@@ -873,12 +874,18 @@ static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x
             } else if (KEY_IS(k, "Rank")) {
                 r = value_int64(ps, p, &xcoll(x)->rank, &ok, &p, "Rank");
                 if (ok) xcoll(x)->fields |= MT_COLL_F_RANK;
+            } else if (KEY_IS(k, "Addr")) {
+                r = value_uint64(ps, p, &x->mem.addr, &ok, &p, "Addr");
+                if (ok) x->mem.fields |= MT_MEM_F_ADDR;
             }
             break;
         case 5:
             if (KEY_IS(k, "dtype")) {
                 r = value_str(ps, p, &xcoll(x)->dtype, &ok, &p);
                 if (ok) xcoll(x)->fields |= MT_COLL_F_DTYPE;
+            } else if (KEY_IS(k, "Bytes")) {
+                r = value_int64(ps, p, &x->mem.bytes, &ok, &p, "Bytes");
+                if (ok) x->mem.fields |= MT_MEM_F_BYTES;
             }
             break;
         case 6:
@@ -897,6 +904,12 @@ static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x
             } else if (KEY_IS(k, "Dst Rank")) {
                 r = value_int64(ps, p, &xcoll(x)->dst_rank, &ok, &p, "Dst Rank");
                 if (ok) xcoll(x)->fields |= MT_COLL_F_DST_RANK;
+            }
+            break;
+        case 9:
+            if (KEY_IS(k, "Device Id")) {
+                r = value_int64(ps, p, &x->mem.device_id, &ok, &p, "Device Id");
+                if (ok) x->mem.fields |= MT_MEM_F_DEV_ID;
             }
             break;
         case 10:
@@ -933,6 +946,13 @@ static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x
             } else if (KEY_IS(k, "correlation")) {
                 r = value_uint64(ps, p, &ev->corr, &ok, &p, "correlation");
                 if (ok) ev->flags |= MT_EV_HAS_CORR;
+            } else if (KEY_IS(k, "Device Type")) {
+                int64_t v = 0;
+                r = value_int64(ps, p, &v, &ok, &p, "Device Type");
+                if (ok && v >= INT32_MIN && v <= INT32_MAX) {
+                    x->mem.device_type = (int32_t)v;
+                    x->mem.fields |= MT_MEM_F_DEV_TYPE;
+                }
             }
             break;
         case 13:
@@ -951,12 +971,18 @@ static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x
             } else if (KEY_IS(k, "Out split size")) {
                 r = value_str(ps, p, &xcoll(x)->out_split, &ok, &p);
                 if (ok) xcoll(x)->fields |= MT_COLL_F_SPLITS;
+            } else if (KEY_IS(k, "Total Reserved")) {
+                r = value_int64(ps, p, &x->mem.total_reserved, &ok, &p, "Total Reserved");
+                if (ok) x->mem.fields |= MT_MEM_F_RESERVED;
             }
             break;
         case 15:
             if (KEY_IS(k, "Collective name")) {
                 r = value_str(ps, p, &xcoll(x)->name, &ok, &p);
                 if (ok) xcoll(x)->fields |= MT_COLL_F_NAME;
+            } else if (KEY_IS(k, "Total Allocated")) {
+                r = value_int64(ps, p, &x->mem.total_allocated, &ok, &p, "Total Allocated");
+                if (ok) x->mem.fields |= MT_MEM_F_ALLOC;
             }
             break;
         case 16:
@@ -1158,6 +1184,7 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
     x.dims = NULL;
     x.dims_len = 0;
     x.input_type = 0;
+    x.mem.fields = 0;
     uint32_t other_cat = 0;
     bool has_other_cat = false;
     bool empty = false, more = true, ok = false, is_str = false;
@@ -1328,6 +1355,27 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
             ev.coll = (uint32_t)t->n_colls;
             ev.flags |= MT_EV_COLL_OWN;
         }
+    }
+    if (x.mem.fields && ev.ph == MT_PH_I) {
+        /* A [memory] event (only instants carry these args): its record. */
+        if (MT_GROW_BIG(t->mems, t->cap_mems, t->n_mems + 1, 256))
+            return fail_code(ps, start, MT_ERR_NOMEM, "memory event table");
+        mt_mem_t *m = &t->mems[t->n_mems++];
+        *m = x.mem;
+        if (!(m->fields & MT_MEM_F_ALLOC))
+            m->total_allocated = 0;
+        if (!(m->fields & MT_MEM_F_RESERVED))
+            m->total_reserved = 0;
+        if (!(m->fields & MT_MEM_F_BYTES))
+            m->bytes = 0;
+        if (!(m->fields & MT_MEM_F_DEV_ID))
+            m->device_id = -1;
+        if (!(m->fields & MT_MEM_F_DEV_TYPE))
+            m->device_type = 0;
+        if (!(m->fields & MT_MEM_F_ADDR))
+            m->addr = 0;
+        m->event = (uint32_t)idx + 1;
+        m->pad_ = 0;
     }
     if (ev.ph == MT_PH_M) {
         if (MT_GROW_BIG(t->meta, t->cap_meta, t->n_meta + 1, 64))
@@ -1643,7 +1691,7 @@ static int parse_member(parser_t *ps, const char *p, bool *events_next, const ch
 
 /* Sizes of the side tables at a unit start, to undo a partial unit. */
 typedef struct mark {
-    size_t n_colls, n_meta, n_pgs, n_pool, n_devices;
+    size_t n_colls, n_meta, n_mems, n_pgs, n_pool, n_devices;
     mt_trace_info_t info;
     uint64_t unknown_fields, unknown_top_keys, bad_values, bad_utf8;
 } mark_t;
@@ -1654,6 +1702,7 @@ static void mark_take(const mt_trace_t *t, mark_t *m, bool header)
 {
     m->n_colls = t->n_colls;
     m->n_meta = t->n_meta;
+    m->n_mems = t->n_mems;
     m->n_pgs = t->n_pgs;
     m->n_pool = t->n_pg_rank_pool;
     m->n_devices = t->n_devices;
@@ -1669,6 +1718,7 @@ static void mark_restore(mt_trace_t *t, const mark_t *m, bool header)
 {
     t->n_colls = m->n_colls;
     t->n_meta = m->n_meta;
+    t->n_mems = m->n_mems;
     t->n_pgs = m->n_pgs;
     t->n_pg_rank_pool = m->n_pool;
     t->n_devices = m->n_devices;

@@ -960,6 +960,7 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
     }
     r.t = t;
     t->info.rank = t->info.world_size = t->info.schema_version = -1;
+    t->info.nsys = true;
     t->strings = mt_strtab_create();
     if (!t->strings || (name && !(t->path = strdup(name)))) {
         st = mt_error_set(err, MT_ERR_NOMEM, "allocating the trace");

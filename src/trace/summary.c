@@ -80,6 +80,8 @@ mt_status_t mt_trace_summarize(mt_trace_t *t, mt_trace_summary_t *s)
         }
     }
     s->host_pid = rt_pid >= 0 ? rt_pid : op_pid;
+    s->nsys = t->info.nsys;
+    s->session_start_ns = t->info.nsys && t->info.has_base ? t->info.base_ns : -1;
     /* The loader linked already; link only a trace that was not. */
     if (t->linked) {
         s->link = t->link;

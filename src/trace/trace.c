@@ -117,6 +117,7 @@ void mt_trace_free(mt_trace_t *t)
     mt_strtab_free(t->strings);
     free(t->events);
     free(t->colls);
+    free(t->mems);
     free(t->meta);
     free(t->pgs);
     free(t->pg_rank_pool);

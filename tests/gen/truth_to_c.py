@@ -27,9 +27,10 @@ def main():
               "#ifndef MT_SAMPLE_TRUTH_H\n#define MT_SAMPLE_TRUTH_H\n\n#include <stdint.h>\n\n"
               "typedef struct st_rank {\n    const char *set;\n    int rank;\n"
               "    int64_t %s;\n} st_rank_t;\n\n" % ", ".join(GPU))
-    out.write("/* gpu_ns is the generator's: the sum over ranges of the union of each range's activities. */\n"
+    out.write("/* gpu_ns and gpu_ns_any_thread are the generator's: the sum over ranges of the union of each\n"
+              " * range's activities launched on the range's thread / on any thread of the process. */\n"
               "typedef struct st_proj {\n    const char *set;\n    int rank;\n    const char *name;\n"
-              "    int64_t count, cpu_ns, gpu_ns;\n} st_proj_t;\n\n")
+              "    int64_t count, cpu_ns, gpu_ns, gpu_ns_any_thread;\n} st_proj_t;\n\n")
     ranks, projs = [], []
     for s in SETS:
         with open(os.path.join(root, s, "truth.json")) as f:
@@ -39,8 +40,9 @@ def main():
             ranks.append("    {%s, %d, %s}," % (cstr(s), r["rank"], ", ".join("%dLL" % g[k] for k in GPU)))
             for name in sorted(r["projection"]):
                 p = r["projection"][name]
-                projs.append("    {%s, %d, %s, %dLL, %dLL, %dLL}," % (cstr(s), r["rank"], cstr(name), p["count"],
-                                                                     p["cpu_ns"], p["gpu_ns"]))
+                projs.append("    {%s, %d, %s, %dLL, %dLL, %dLL, %dLL}," % (cstr(s), r["rank"], cstr(name), p["count"],
+                                                                           p["cpu_ns"], p["gpu_ns"],
+                                                                           p["gpu_ns_any_thread"]))
     out.write("static const st_rank_t st_ranks[] = {\n%s\n};\n\n" % "\n".join(ranks))
     out.write("static const st_proj_t st_projs[] = {\n%s\n};\n\n#endif\n" % "\n".join(projs))
 

@@ -20,14 +20,15 @@ LAYERS = ["base", "io", "trace", "align", "nccl", "rank", "cross", "report", "me
 
 # Each public header and the folder whose code it fronts.
 PUBLIC = {
-    "version.h": "base", "status.h": "base", "buf.h": "base", "strtab.h": "base",
+    "version.h": "base", "status.h": "base", "buf.h": "base", "strtab.h": "base", "warnings.h": "base",
     "input.h": "io", "gzout.h": "io",
     "trace.h": "trace", "loader.h": "trace", "classify.h": "trace",
     "link.h": "trace", "rank.h": "trace", "summary.h": "trace", "nsys.h": "trace",
     "collectives.h": "align", "comm.h": "align",
     "nccl_input.h": "nccl", "nccl_inspector.h": "nccl",
     "analysis.h": "rank", "chunks.h": "rank",
-    "crossrank.h": "cross", "pipeline.h": "cross", "gates.h": "cross",
+    "crossrank.h": "cross", "critpath.h": "cross", "pipeline.h": "cross", "gates.h": "cross", "trust.h": "cross",
+    "memory.h": "cross",
     "report.h": "report", "report_html.h": "report",
     "merge.h": "merge",
     "mergetrace.h": None,  # the umbrella: every public header, for programs

@@ -23,8 +23,12 @@ Checks, for every input rank:
     (t - anchor_ns)) on absolute ns (ts * 1000 + baseTimeNanoseconds),
     rebuilt with Python ints (the double expression evaluated as C does);
   * no merged event of the rank is left over besides the new process
-    metadata, and each merged pid has one process_name and a
+    metadata and the memory counter tracks ("C" events "memory GPU d" /
+    "memory CPU"), and each merged pid has one process_name and a
     process_sort_index equal to the pid;
+  * every counter point is the state ("Total Allocated", "Total Reserved")
+    of one of the rank's [memory] events at its corrected ts, and without
+    --window a track's largest allocated is the device's peak;
   * the file's envelope: displayTimeUnit, otherData.generator and ranks.
 Prints the first failures, then "N passed, M failed"; exits 1 on failure.
 """
@@ -378,9 +382,29 @@ def main():
                     rest["dur"] = ev["dur"]
             exp[canon(rest)].append((ts, dur, ev))
 
+        # [memory] states of the input, for the counter tracks mergetrace
+        # adds: (track name, allocated, reserved) -> corrected ts
+        mem_states = defaultdict(list)
+        mem_peak = {}
+        for ev in evs:
+            if not isinstance(ev, dict) or ev.get("name") != "[memory]" or ev.get("ph") != "i":
+                continue
+            ag = ev.get("args") or {}
+            if "Total Allocated" not in ag or "ts" not in ev:
+                continue
+            track = "memory CPU" if ag.get("Device Type", 0) == 0 else "memory GPU %s" % ag.get("Device Id")
+            t = clk.apply(us_to_ns(ev["ts"]) + base)
+            mem_states[(track, ag["Total Allocated"], ag.get("Total Reserved"))].append(t)
+            if ag["Total Allocated"] >= 0:
+                mem_peak[track] = max(mem_peak.get(track, 0), ag["Total Allocated"])
+        counters = defaultdict(list)
+
         got = defaultdict(list)
         names, sorts = defaultdict(int), {}
         for ev in by_rank.get(rank, []):
+            if ev.get("ph") == "C" and str(ev.get("name", "")).startswith("memory "):
+                counters[ev["name"]].append(ev)
+                continue
             if ev.get("ph") == "M" and ev.get("name") in PROCESS_META:
                 if ev["name"] == "process_name":
                     names[ev["pid"]] += 1
@@ -412,6 +436,27 @@ def main():
                          % (path, rank, canon(ev)[:200], ts, dur, hint))
             for ts, dur, ev in extra:
                 res.fail("%s: rank %d: unexpected merged event: %s" % (path, rank, canon(ev)[:200]))
+
+        # the memory counter tracks: every point is a state of one of the
+        # rank's [memory] events (time corrected), and the track keeps the
+        # device's peak unless a window or --gpu-only cut it
+        for track, cs in counters.items():
+            for ev in cs:
+                ag = ev.get("args") or {}
+                ts = mem_states.get((track, ag.get("allocated"), ag.get("reserved")), [])
+                t = us_to_ns(ev["ts"])
+                if any(abs(t - x) <= a.tol_ns for x in ts):
+                    res.ok()
+                elif mem_states and any(k[0] == track for k in mem_states):
+                    res.fail("%s: rank %d: counter %s is no [memory] state of the input" % (path, rank,
+                                                                                           canon(ev)[:200]))
+            if not a.window and track in mem_peak:
+                top = max(ev["args"]["allocated"] for ev in cs)
+                if top == mem_peak[track]:
+                    res.ok()
+                else:
+                    res.fail("%s: rank %d: %s peaks at %d, the input at %d" % (path, rank, track, top,
+                                                                           mem_peak[track]))
 
         # the new process metadata: one name and the sort index per pid
         used = sorted(set(first + s for k, s in slots.items() if not a.gpu_only or gpu[k]))

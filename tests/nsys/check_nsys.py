@@ -173,6 +173,15 @@ def main():
             want = {"kernels": kernels, "nccl": tr["nccl"], "memcpy": tr["memcpy"], "memset": tr["memset"],
                     "sync": tr["sync"], "api": tr["api"], "nvtx": tr["nvtx"]}
             check(got == want, "%s pid %d: report %s, SQL %s" % (rel, pid, got, want))
+            # the session's UTC start, straight from its table (absent before 2021)
+            with sqlite3.connect("file:%s?mode=ro" % path, uri=True) as db:
+                start = None
+                if "TARGET_INFO_SESSION_START_TIME" in tables(db):
+                    row = db.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()
+                    start = row[0] if row else None
+            check(inp.get("format") == "nsys" and inp.get("session_start_utc_ns") == start,
+                  "%s pid %d: session start %s in report.json, %s in the export" %
+                  (rel, pid, inp.get("session_start_utc_ns"), start))
             for (dev, stream), (n, ns) in sorted(tr["streams"].items()):
                 m = stream_sums.get((r, dev, stream), [0, 0])
                 check(m == [n, ns], "%s pid %d device %d stream %d: merged %s, SQL %s" % (rel, pid, dev, stream,

@@ -414,6 +414,9 @@ def case_world_size_disagree(R):
     R.write(d + "/rank-0.json", trace([ev()], 0, 2))
     R.write(d + "/rank-1.json", trace([ev()], 1, 4))
     code, out, err = R.run([d])
+    expect(code, err, 2, re.escape("mergetrace: %s/rank-0.json and %s/rank-1.json are not of one run: world sizes 2 "
+                                   "and 4 (--force merges them anyway)" % (d, d)))
+    code, out, err = R.run([d, "--force"])
     expect(code, err, 0, None)
     has_line(out, re.escape("  the traces disagree on world_size; using the largest, 4"))
     has_line(out, re.escape("  2 of 4 ranks have no trace: 2 3"))
@@ -496,7 +499,12 @@ def case_two_jobs(R):
     d = R.d("two-jobs")
     for src, r in ((a, 0), (a, 1), (b, 2), (b, 3)):
         shutil.copy("%s/rank-%d.json" % (src, r), d)
+    # both halves ran the default group's collectives, and share none: two runs
     code, out, err = R.run([d])
+    expect(code, err, 2, re.escape("mergetrace: %s/rank-1.json and %s/rank-2.json are not of one run: ranks 1 and 2 "
+                                   "share a process group but none of its collectives (--force merges them anyway)"
+                                   % (d, d)))
+    code, out, err = R.run([d, "--force"])
     expect(code, err, 0, None)
     has_line(out, re.escape("  the ranks form 2 groups that share no collective: ranks 0 1 | ranks 2 3"))
     has_line(out, re.escape("  they look like traces of different jobs: only group 0 (with the reference rank) is "

@@ -46,16 +46,20 @@
  *       C..D gap 50 >= 30, D launched 258 < 350: other 50.
  *   s9: G..H gap 40, H launched 270 < 560, >= 30: other 40.
  *   s8, s20: one activity each, no gap. Rank: host 60, kernel 10, other 90.
- * projection (user_annotation ranges on pid 10):
+ * projection (user_annotation ranges on pid 10; a launch counts for a range
+ * of its process on any thread, "own" counts only the range's thread):
  *   ProfilerStep#1 tid 1 [80,256]: launches 90 95 250 255 -> A E B C
  *   ProfilerStep#2 tid 1 [257,400]: launches 258 260 262 (300 has no
- *     activity) -> D F G; H's launch (270) is inside but on tid 2: not counted.
- *   -> "ProfilerStep#*": count 2, cpu 176 + 143 = 319, gpu = |A..G| =
- *      [100,250) + [260,300) + [310,350) + [400,560) = 390, gpu_span =
- *      (350 - 100) + (560 - 400) = 410, gpu_pct 390 / 400 = 97.50.
+ *     activity) -> D F G, and H's launch (270) on tid 2 -> H (not own).
+ *   -> "ProfilerStep#*": count 2, cpu 176 + 143 = 319, gpu = |A..H| =
+ *      [100,250) + [260,300) + [310,350) + [400,560) + [600,610) = 400,
+ *      own = 400 - H 10 = 390, gpu_span = (350 - 100) + (610 - 400) = 460,
+ *      gpu_pct 400 / 400 = 100.00.
  *   "## forward ##" tid 1 [85,100] (nested in step 1): A E, which run after
- *      the range ended: count 1, cpu 15, gpu [100,250) 150, span 150, 37.50.
- *   "## memset ##" tid 2 [265,280]: H: count 1, cpu 15, gpu 10, span 10, 2.50.
+ *      the range ended: count 1, cpu 15, gpu [100,250) 150 (own the same),
+ *      span 150, 37.50.
+ *   "## memset ##" tid 2 [265,280]: H (tid 1's launches 258..262 are
+ *      before it): count 1, cpu 15, gpu 10 (own 10), span 10, 2.50.
  *   with project_ops also cpu_op "aten::mm" tid 1 [254,256]: C: cpu 2, gpu 40.
  * kernels: compute gemm_b (D, E: 100, 100) total 200, mean 100, p50 100,
  *   p99 100; gemm_a (100, 40, 40 -> sorted 40 40 100) total 180, mean 60,
@@ -205,17 +209,20 @@ static void test_hand_trace(void **state)
     assert_string_equal(sname(a, a->proj[0].name), "ProfilerStep#*");
     assert_int_equal(a->proj[0].count, 2);
     assert_int_equal(a->proj[0].cpu_ns, 319 * US);
-    assert_int_equal(a->proj[0].gpu_ns, 390 * US);
-    assert_int_equal(a->proj[0].gpu_span_ns, 410 * US);
+    assert_int_equal(a->proj[0].gpu_ns, 400 * US);
+    assert_int_equal(a->proj[0].gpu_same_thread_ns, 390 * US);
+    assert_int_equal(a->proj[0].gpu_span_ns, 460 * US);
     assert_string_equal(sname(a, a->proj[1].name), "## forward ##");
     assert_int_equal(a->proj[1].count, 1);
     assert_int_equal(a->proj[1].cpu_ns, 15 * US);
     assert_int_equal(a->proj[1].gpu_ns, 150 * US);
+    assert_int_equal(a->proj[1].gpu_same_thread_ns, 150 * US);
     assert_int_equal(a->proj[1].gpu_span_ns, 150 * US);
     assert_string_equal(sname(a, a->proj[2].name), "## memset ##");
     assert_int_equal(a->proj[2].count, 1);
     assert_int_equal(a->proj[2].cpu_ns, 15 * US);
     assert_int_equal(a->proj[2].gpu_ns, 10 * US);
+    assert_int_equal(a->proj[2].gpu_same_thread_ns, 10 * US);
     assert_int_equal(a->proj[2].gpu_span_ns, 10 * US);
     assert_null(find_proj(a, "aten::mm"));
     mt_rank_analysis_free(a);
@@ -485,15 +492,16 @@ static void test_report_sections(void **state)
         "\"idle\": [\n  {\"rank\": 0, \"host_wait_us\": 60.000, \"kernel_wait_us\": 10.000, \"other_us\": 90.000,"
         " \"streams\": [{\"device\": 0, \"stream\": 7, \"host_wait_us\": 60.000, \"kernel_wait_us\": 10.000,"
         " \"other_us\": 50.000}, {\"device\": 0, \"stream\": 8,",
-        "{\"rank\": 1, \"name\": \"ProfilerStep#*\", \"count\": 2, \"cpu_us\": 319.000, \"gpu_us\": 390.000,"
-        " \"gpu_span_us\": 410.000, \"gpu_pct\": 97.50}",
+        "{\"rank\": 1, \"name\": \"ProfilerStep#*\", \"count\": 2, \"cpu_us\": 319.000, \"gpu_us\": 400.000,"
+        " \"gpu_span_us\": 460.000, \"gpu_pct\": 100.00, \"gpu_same_thread_us\": 390.000}",
         "{\"rank\": 0, \"name\": \"## forward ##\", \"count\": 1, \"cpu_us\": 15.000, \"gpu_us\": 150.000,"
-        " \"gpu_span_us\": 150.000, \"gpu_pct\": 37.50}",
-        /* summed over both ranks: gpu 780 of 800 busy */
+        " \"gpu_span_us\": 150.000, \"gpu_pct\": 37.50, \"gpu_same_thread_us\": 150.000}",
+        /* summed over both ranks: gpu 800 of 800 busy, 780 on the ranges' own thread */
         "\"projection_total\": [\n  {\"name\": \"ProfilerStep#*\", \"count\": 4, \"cpu_us\": 638.000,"
-        " \"gpu_us\": 780.000, \"gpu_pct\": 97.50},\n  {\"name\": \"## forward ##\", \"count\": 2,"
-        " \"cpu_us\": 30.000, \"gpu_us\": 300.000, \"gpu_pct\": 37.50},\n  {\"name\": \"## memset ##\", \"count\": 2,"
-        " \"cpu_us\": 30.000, \"gpu_us\": 20.000, \"gpu_pct\": 2.50}\n ]",
+        " \"gpu_us\": 800.000, \"gpu_pct\": 100.00, \"gpu_same_thread_us\": 780.000},\n"
+        "  {\"name\": \"## forward ##\", \"count\": 2, \"cpu_us\": 30.000, \"gpu_us\": 300.000,"
+        " \"gpu_pct\": 37.50, \"gpu_same_thread_us\": 300.000},\n  {\"name\": \"## memset ##\", \"count\": 2,"
+        " \"cpu_us\": 30.000, \"gpu_us\": 20.000, \"gpu_pct\": 2.50, \"gpu_same_thread_us\": 20.000}\n ]",
         "{\"rank\": 0, \"class\": \"compute\", \"name\": \"gemm_a\", \"count\": 3, \"total_us\": 180.000,"
         " \"mean_us\": 60.000, \"p50_us\": 40.000, \"p99_us\": 100.000, \"max_us\": 100.000}",
         "\"class\": \"memory\", \"name\": \"Memset (Device)\"",
@@ -522,7 +530,7 @@ static void test_report_sections(void **state)
 /* A plain, quadratic reference of the projection of one name on t, both
  * ways: *sum = sum over ranges of |union of the range's activities| (the
  * generator's truth), *uni = |union over all ranges| (ours). */
-static void ref_projection(const mt_trace_t *t, const char *name, int64_t *sum, int64_t *uni)
+static void ref_projection(const mt_trace_t *t, const char *name, int any_thread, int64_t *sum, int64_t *uni)
 {
     size_t cap = 0, n_all = 0;
     for (size_t i = 0; i < t->n_events; i++)
@@ -545,7 +553,7 @@ static void ref_projection(const mt_trace_t *t, const char *name, int64_t *sum, 
                   g->cls == MT_CLASS_MEMSET))
                 continue;
             const mt_event_t *l = &t->events[g->aux - 1];
-            if (l->pid != e->pid || l->tid != e->tid || l->ts < e->ts || l->ts > e->ts + e->dur)
+            if (l->pid != e->pid || (!any_thread && l->tid != e->tid) || l->ts < e->ts || l->ts > e->ts + e->dur)
                 continue;
             one[n_one++] = (mt_interval_t){g->ts, g->ts + g->dur};
             all[n_all++] = one[n_one - 1];
@@ -564,7 +572,7 @@ static void ref_projection(const mt_trace_t *t, const char *name, int64_t *sum, 
 static void test_sample_truth(void **state)
 {
     (void)state;
-    size_t checked = 0, proj_checked = 0, differ = 0;
+    size_t checked = 0, proj_checked = 0, differ = 0, backward_any = 0;
     for (size_t i = 0; i < sizeof st_ranks / sizeof *st_ranks; i++) {
         const st_rank_t *tr = &st_ranks[i];
         char path[1024];
@@ -604,11 +612,18 @@ static void test_sample_truth(void **state)
              * are recomputed here by brute force: the sum must equal the
              * truth (checking the reference), the union must equal ours. */
             int64_t sum, uni;
-            ref_projection(t, p->name, &sum, &uni);
+            ref_projection(t, p->name, 0, &sum, &uni);
             assert_int_equal(sum, p->gpu_ns);
+            assert_int_equal(q->gpu_same_thread_ns, uni);
+            assert_true(q->gpu_same_thread_ns <= p->gpu_ns);
+            /* The same for launches on any thread of the process (the
+             * autograd thread's backward kernels count for "## backward ##"). */
+            ref_projection(t, p->name, 1, &sum, &uni);
+            assert_int_equal(sum, p->gpu_ns_any_thread);
             assert_int_equal(q->gpu_ns, uni);
-            assert_true(q->gpu_ns <= p->gpu_ns);
-            differ += q->gpu_ns != p->gpu_ns;
+            assert_true(q->gpu_ns <= p->gpu_ns_any_thread);
+            differ += q->gpu_ns != p->gpu_ns_any_thread;
+            backward_any += !strcmp(p->name, "## backward ##") && q->gpu_ns > 0;
             proj_checked++;
         }
         assert_int_equal(a->n_proj, n_names);
@@ -620,9 +635,136 @@ static void test_sample_truth(void **state)
         checked++;
     }
     assert_int_equal(checked, 20);
+    /* Before the any-thread rule "## backward ##" had no GPU time in any sample job. */
+    assert_true(backward_any >= 8);
     /* dp8 and dp4-old: the definitions coincide; pp8: they differ. */
     print_message("sample truth: %zu ranks, %zu projections (%zu where the truth's per-range sum exceeds the union)\n",
                   checked, proj_checked, differ);
+}
+
+/* The memory pass on a hand-written trace (absolute integer us). Steps
+ * #1 [0,100) #2 [100,200) #3 [200,300) #4 [300,400) on tid 1; "## fwd ##"
+ * [110,150), aten::mm [120,140) holding aten::empty [125,130), all tid 1;
+ * one kernel on GPU 0. [memory] events of GPU 0 (type 1), in file order:
+ *   [8]  ts  10  +100  alloc 1100 reserved 2048
+ *   [9]  ts  50  -100  alloc 1000
+ *   [10] ts 127  +500  alloc 1500 reserved 4096  addr 4660: the peak
+ *   [11] ts 160  -490  alloc 1010
+ *   [12] ts 250   +10  alloc 1020
+ *   [13] ts 360   +10  alloc -5: negative, left out
+ *   [14] ts 370   +10  no "Total Allocated": missing, left out
+ *   [15] ts 380    +1  device 5: no GPU activity has pid 5 (its own device)
+ *   [16] ts 350   +10  alloc 1030: before [15] on the same thread (order)
+ * Device 0: 6 events; peak 1500 at 127 us, step 2, op aten::empty (the
+ * innermost), annotation "## fwd ##", Bytes 500, reserved 4096 there and
+ * its peak; end 1030. Steps: #1 1 alloc 1 free, end 1000, peak 1100; #2 1/1,
+ * end 1010, peak 1500; #3 1/0 end 1020; #4 1/0 end 1030 (the left-out ones
+ * do not count). Trend over #2..#4 (1010, 1020, 1030): +10 per step, grows
+ * on every step (1000 < 1010 < 1020 < 1030). */
+static const char mem_json[] =
+    "{\"traceEvents\": ["
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 120, \"dur\": 10},"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 10, \"tid\": 1, \"ts\": 0, \"dur\": 100},"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#2\", \"pid\": 10, \"tid\": 1, \"ts\": 100, \"dur\": 100},"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#3\", \"pid\": 10, \"tid\": 1, \"ts\": 200, \"dur\": 100},"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#4\", \"pid\": 10, \"tid\": 1, \"ts\": 300, \"dur\": 100},"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"## fwd ##\", \"pid\": 10, \"tid\": 1, \"ts\": 110, \"dur\": 40},"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 10, \"tid\": 1, \"ts\": 120, \"dur\": 20},"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::empty\", \"pid\": 10, \"tid\": 1, \"ts\": 125, \"dur\": 5},"
+#define MEM(ts, rest) "{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", " \
+                      "\"pid\": 10, \"tid\": 1, \"ts\": " #ts ", \"args\": {\"Device Type\": 1, " rest "}}"
+    MEM(10, "\"Device Id\": 0, \"Bytes\": 100, \"Total Allocated\": 1100, \"Total Reserved\": 2048") ","
+    MEM(50, "\"Device Id\": 0, \"Bytes\": -100, \"Total Allocated\": 1000, \"Total Reserved\": 2048") ","
+    MEM(127, "\"Device Id\": 0, \"Addr\": 4660, \"Bytes\": 500, \"Total Allocated\": 1500, \"Total Reserved\": 4096") ","
+    MEM(160, "\"Device Id\": 0, \"Bytes\": -490, \"Total Allocated\": 1010, \"Total Reserved\": 4096") ","
+    MEM(250, "\"Device Id\": 0, \"Bytes\": 10, \"Total Allocated\": 1020, \"Total Reserved\": 4096") ","
+    MEM(360, "\"Device Id\": 0, \"Bytes\": 10, \"Total Allocated\": -5, \"Total Reserved\": 4096") ","
+    MEM(370, "\"Device Id\": 0, \"Bytes\": 10, \"Total Reserved\": 4096") ","
+    MEM(380, "\"Device Id\": 5, \"Bytes\": 1, \"Total Allocated\": 1, \"Total Reserved\": 1") ","
+    MEM(350, "\"Device Id\": 0, \"Bytes\": 10, \"Total Allocated\": 1030, \"Total Reserved\": 4096")
+#undef MEM
+    "]}";
+
+static void check_mem(const mt_rank_analysis_t *a)
+{
+    assert_int_equal(a->n_mem_devs, 2);
+    const mt_an_mem_dev_t *d = &a->mem_devs[0];
+    assert_int_equal(d->device, 0);
+    assert_int_equal(d->device_type, 1);
+    assert_int_equal(d->flags, 0);
+    assert_int_equal(d->events, 6);
+    assert_int_equal(d->peak_alloc, 1500);
+    assert_int_equal(d->peak_alloc_ns, 127 * US);
+    assert_int_equal(d->peak_alloc_step, 2);
+    assert_string_equal(sname(a, d->peak_op), "aten::empty");
+    assert_string_equal(sname(a, d->peak_annotation), "## fwd ##");
+    assert_int_equal(d->peak_alloc_bytes, 500);
+    assert_int_equal(d->peak_alloc_addr, 4660);
+    assert_int_equal(d->peak_alloc_reserved, 4096);
+    assert_int_equal(d->peak_reserved, 4096);
+    assert_int_equal(d->peak_reserved_ns, 127 * US);
+    assert_int_equal(d->end_alloc, 1030);
+    assert_int_equal(d->trend_bytes_per_step, 10);
+    assert_int_equal(d->trend_steps, 3);
+    assert_int_equal(d->grows_every_step, 1);
+    assert_int_equal(d->n_steps, 4);
+    static const int64_t end[4] = {1000, 1010, 1020, 1030}, peak[4] = {1100, 1500, 1020, 1030};
+    static const uint64_t allocs[4] = {1, 1, 1, 1}, frees[4] = {1, 1, 0, 0};
+    for (int k = 0; k < 4; k++) {
+        const mt_an_mem_step_t *s = &a->mem_steps[d->first_step + k];
+        assert_int_equal(s->step, k + 1);
+        assert_int_equal(s->alloc_end, end[k]);
+        assert_int_equal(s->peak_alloc, peak[k]);
+        assert_int_equal(s->allocs, allocs[k]);
+        assert_int_equal(s->frees, frees[k]);
+    }
+    assert_int_equal(d->n_points, 6); /* a small trace keeps every state */
+    assert_int_equal(a->mem_points[d->first_point + 2].alloc, 1500);
+    assert_int_equal(a->mem_devs[1].device, 5);
+    assert_int_equal(a->mem_devs[1].peak_alloc, 1);
+    static const int64_t first[MT_AN_MEM_ISSUE_COUNT_] = {13, 14, 16, 15};
+    for (int k = 0; k < MT_AN_MEM_ISSUE_COUNT_; k++) {
+        assert_int_equal(a->mem_issues[k].count, 1);
+        assert_int_equal(a->mem_issues[k].event, first[k]);
+    }
+    assert_int_equal(a->mem_issues[MT_AN_MEM_NO_GPU].device, 5);
+}
+
+static void test_memory(void **state)
+{
+    (void)state;
+    mt_trace_t *t = load_str(mem_json);
+    assert_int_equal(t->n_mems, 9);
+    mt_rank_analysis_t *a = analyze(t, 0, NULL);
+    mt_trace_free(t);
+    check_mem(a);
+    void *bytes;
+    size_t len;
+    assert_int_equal(mt_rank_analysis_pack(a, &bytes, &len), MT_OK);
+    mt_rank_analysis_t *u = NULL;
+    assert_int_equal(mt_rank_analysis_unpack(bytes, len, &u, NULL), MT_OK);
+    check_mem(u);
+    /* a device index beyond the steps or points is a format error */
+    mt_rank_analysis_t *bad = u;
+    bad->mem_devs[0].n_points = 1000;
+    void *b2;
+    size_t l2;
+    assert_int_equal(mt_rank_analysis_pack(bad, &b2, &l2), MT_OK);
+    mt_rank_analysis_t *x = NULL;
+    assert_int_equal(mt_rank_analysis_unpack(b2, l2, &x, NULL), MT_ERR_FORMAT);
+    free(b2);
+    free(bytes);
+    mt_rank_analysis_free(u);
+    mt_rank_analysis_free(a);
+
+    /* no [memory] events: nothing, no issue */
+    t = load_str(t1_json);
+    a = analyze(t, 0, NULL);
+    assert_int_equal(a->n_mem_devs, 0);
+    for (int k = 0; k < MT_AN_MEM_ISSUE_COUNT_; k++)
+        assert_int_equal(a->mem_issues[k].count, 0);
+    mt_rank_analysis_free(a);
+    mt_trace_free(t);
 }
 
 int main(void)
@@ -631,6 +773,7 @@ int main(void)
         cmocka_unit_test(test_hand_trace),          cmocka_unit_test(test_kernels_percentiles),
         cmocka_unit_test(test_two_gpus_and_empty),  cmocka_unit_test(test_pack_roundtrip),
         cmocka_unit_test(test_report_sections),     cmocka_unit_test(test_sample_truth),
+        cmocka_unit_test(test_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -154,6 +154,24 @@ static void test_formatters(void **state)
     assert_string_equal(b, "-4.56 ms");
     mt_fmt_time(b, sizeof b, 1230000000);
     assert_string_equal(b, "1.23 s");
+    /* terminal cells: padded, or cut with an ellipsis (characters, not bytes) */
+    char cb[4 * 14 + 1];
+    assert_int_equal(mt_fmt_cell(cb, sizeof cb, "tp", 2, 5), 5);
+    assert_string_equal(cb, "tp   ");
+    const char *pg = "6 (PIPELINE_MODEL_PARALLEL_GROUP)";
+    mt_fmt_cell(cb, sizeof cb, pg, strlen(pg), 14);
+    assert_string_equal(cb, "6 (PIPELINE_M\xe2\x80\xa6");
+    mt_fmt_cell(cb, sizeof cb, "signed char", 11, 8);
+    assert_string_equal(cb, "signed \xe2\x80\xa6");
+    mt_fmt_cell(cb, sizeof cb, "exactly8", 8, 8);
+    assert_string_equal(cb, "exactly8");
+    /* a 2-byte character counts as one column and is never split */
+    mt_fmt_cell(cb, sizeof cb, "\xc3\xa9t\xc3\xa9s", 6, 5);
+    assert_string_equal(cb, "\xc3\xa9t\xc3\xa9s ");
+    mt_fmt_cell(cb, sizeof cb, "\xc3\xa9t\xc3\xa9s", 6, 3);
+    assert_string_equal(cb, "\xc3\xa9t\xe2\x80\xa6");
+    mt_fmt_cell(cb, sizeof cb, "a\tb", 3, 3);
+    assert_string_equal(cb, "a?b");
     /* the writer: escaping and a line longer than its stack buffer */
     mt_buf_t out = {0};
     mt_out_t o = {mt_buf_write, &out, MT_OK};

@@ -80,6 +80,44 @@ static mt_cinst_t row(int32_t rank, int64_t start, int64_t end, uint64_t comms_i
 /* 4 ranks on two "nodes" with offsets of tens of ms and drift of tens of
  * ppm, 300 allreduces over 3 s, ends equal up to 2 us of jitter, starts
  * spread by waiting; a few wild rows on rank 2. */
+/* Issue 19 item 11: two ranks on one clock (no true drift), 20 allreduces
+ * over 20 ms with ends jittered by up to 2 us: the fitted slope, up to
+ * about 2 us / 10 ms = 200 ppm of noise, is not 3 standard errors from 0,
+ * so it is not applied (drift_ppm 0) but kept (drift_fit_ppm) and shown
+ * with "n.s." instead of "0.000". */
+static void test_drift_not_significant(void **state)
+{
+    (void)state;
+    const tclock_t clk = {5e6, 0};
+    mt_cinst_t rows[2 * 20];
+    size_t n = 0;
+    for (int i = 0; i < 20; i++) {
+        int64_t t_end = T0 + (int64_t)i * 1000000;
+        for (int r = 0; r < 2; r++) {
+            int64_t e = t_end + (int64_t)(urand() * 2000);
+            rows[n++] = row(r, local_of(&clk, t_end - 50000), local_of(&clk, e), 5000 + (uint64_t)i, "0", (uint32_t)i);
+        }
+    }
+    mt_match_t *m = NULL;
+    assert_int_equal(mt_match(rows, n, &m, NULL), MT_OK);
+    int32_t ranks[2] = {0, 1};
+    mt_clock_t fit[2];
+    mt_clock_opts_t o = {.ref_rank = -1};
+    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 2, &o, fit), MT_OK);
+    assert_false(fit[1].drift_significant);
+    assert_true(fit[1].drift_ppm == 0);
+    assert_true(fit[1].drift_fit_ppm != 0 && fabs(fit[1].drift_fit_ppm) < 1000);
+    char dt[24], want[24];
+    snprintf(want, sizeof want, "%.3g n.s.", fit[1].drift_fit_ppm);
+    assert_string_equal(mt_clock_drift_text(&fit[1], dt, sizeof dt), want);
+    assert_string_equal(mt_clock_drift_text(&fit[0], dt, sizeof dt), "0.000"); /* the reference */
+    /* --no-drift fits no slope at all */
+    o.no_drift = true;
+    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 2, &o, fit), MT_OK);
+    assert_true(fit[1].drift_fit_ppm == 0 && !fit[1].drift_significant);
+    mt_match_free(m);
+}
+
 static void test_fit_offsets_and_drift(void **state)
 {
     (void)state;
@@ -121,6 +159,12 @@ static void test_fit_offsets_and_drift(void **state)
      * stretch by 52 ppm (to 0.5 ppm) */
     if (fabs(fit[2].drift_ppm - 52.0) > 0.5)
         fail_msg("rank 2 drift %.3f ppm, want 52", fit[2].drift_ppm);
+    /* a significant drift is applied, and shown as the number it is */
+    assert_true(fit[2].drift_significant);
+    assert_true(fit[2].drift_fit_ppm == fit[2].drift_ppm);
+    char dt[24];
+    assert_true(strstr(mt_clock_drift_text(&fit[2], dt, sizeof dt), "n.s.") == NULL);
+    assert_true(fabs(atof(dt) - 52.0) < 0.5);
     /* without alignment the offset is left in */
     o.no_align = true;
     assert_int_equal(mt_clock_fit(rows, n, m, ranks, 4, &o, fit), MT_OK);
@@ -332,10 +376,10 @@ static void test_extract(void **state)
         "\"args\":{\"correlation\":1}},\n"
         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)\",\"pid\":0,\"tid\":20,"
         "\"ts\":20,\"dur\":5,\"args\":{\"correlation\":1,\"Collective name\":\"allreduce\",\"Process Group Name\":\"3\","
-        "\"Process Group Description\":\"tp\",\"Seq\":4,\"In msg nelems\":8,\"Out msg nelems\":8,\"dtype\":\"Float\","
+        "\"Process Group Description\":\"TENSOR_MODEL_PARALLEL_GROUP\",\"Seq\":4,\"In msg nelems\":8,\"Out msg nelems\":8,\"dtype\":\"Float\","
         "\"Group size\":4}},\n"
         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_SendRecv(x)\",\"pid\":0,\"tid\":21,\"ts\":30,\"dur\":5,"
-        "\"args\":{\"Collective name\":\"send\",\"Dst Rank\":5,\"Process Group Name\":\"0\",\"dtype\":\"Float\"}},\n"
+        "\"args\":{\"Collective name\":\"send\",\"Dst Rank\":5,\"Process Group Name\":\"0\",\"dtype\":\"Float8_e5m2fnuz\"}},\n"
         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclKernel_AllReduce_RING_LL_Sum_float(x)\",\"pid\":0,\"tid\":22,"
         "\"ts\":2000,\"dur\":5}\n]}");
     mt_cinst_t *rows = NULL;
@@ -348,12 +392,15 @@ static void test_extract(void **state)
     assert_int_equal(rows[0].group_size, 4);
     assert_int_equal(rows[0].step, 7);
     assert_int_equal(rows[0].launch_ns, 10000);
-    assert_string_equal(rows[0].pg, "3 (tp)");
+    /* labels whole (issue 19: "TENSOR_MODEL_PARALLE", "signed c" were cut) */
+    assert_string_equal(rows[0].pg, "3 (TENSOR_MODEL_PARALLEL_GROUP)");
     assert_string_equal(rows[0].dtype, "Float");
     assert_true(rows[0].flags & MT_CI_SEQ);
     assert_int_equal(rows[1].kind, MT_COLLK_SEND);
     assert_int_equal(rows[1].peer, 5);
     assert_true(rows[1].flags & MT_CI_SEND);
+    assert_string_equal(rows[1].dtype, "Float8_e5m2fnuz");
+    assert_string_equal(rows[1].pg, "0");
     assert_int_equal(rows[1].step, 7); /* no launch: the kernel start is inside the step */
     assert_true(rows[2].flags & MT_CI_STREAM);
     assert_true(rows[2].flags & MT_CI_NO_COLL);
@@ -389,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_extract),
         cmocka_unit_test(test_fit_exact_ns),
         cmocka_unit_test(test_fit_offsets_and_drift),
+        cmocka_unit_test(test_drift_not_significant),
         cmocka_unit_test(test_fit_through_p2p_and_disconnected),
         cmocka_unit_test(test_match_ordinals_anchored),
         cmocka_unit_test(test_match_streams_paired),

@@ -315,6 +315,17 @@ static void test_hand_built(void **state)
         assert_int_equal(sp->top[0].ns, step_wait[s]);
     }
     assert_int_equal(x->steps[1].instances, 3);
+    /* Episodes: steps 10 and 11 share suspect 2 and are consecutive: one
+     * episode of 2 steps, 1180 + 1260 = 2440 us caused by rank 2 (all of
+     * those steps' wait); step 12 has no suspect and starts none. */
+    assert_int_equal(x->n_episodes, 1);
+    assert_int_equal(x->episodes[0].first_step, 10);
+    assert_int_equal(x->episodes[0].last_step, 11);
+    assert_int_equal(x->episodes[0].n_steps, 2);
+    assert_int_equal(x->episodes[0].n_suspects, 1);
+    assert_int_equal(x->step_suspects[x->episodes[0].first_suspect], 2);
+    assert_int_equal(x->episodes[0].wait_caused_ns, 2440 * US);
+    assert_int_equal(x->episodes[0].wait_ns, 2440 * US);
     mt_cross_free(x);
 }
 

@@ -84,8 +84,9 @@ static void test_chunk_pass(void **state)
     mt_trace_t *t = load_str(chunk_json);
     const char *re[] = {"^fwd"};
     mt_pp_markers_t *mk = NULL;
-    char msg[256];
-    assert_int_equal(mt_pp_markers_compile(NULL, re, 1, NULL, NULL, &mk, msg, sizeof msg), MT_OK);
+    mt_error_t err;
+    mt_error_clear(&err);
+    assert_int_equal(mt_pp_markers_compile(NULL, re, 1, NULL, NULL, &mk, &err), MT_OK);
     assert_int_equal(mt_pp_markers_count(mk), 2);
     mt_analysis_opts_t o;
     mt_analysis_opts_init(&o);
@@ -130,7 +131,7 @@ static void test_chunk_pass(void **state)
     int32_t only[] = {4, 5};
     const int32_t *rs[] = {only};
     size_t nrs[] = {2};
-    assert_int_equal(mt_pp_markers_compile("^fwd", re, 1, rs, nrs, &mk, msg, sizeof msg), MT_OK);
+    assert_int_equal(mt_pp_markers_compile("^fwd", re, 1, rs, nrs, &mk, &err), MT_OK);
     o.markers = mk;
     o.rows = NULL;
     o.n_rows = 0;
@@ -140,9 +141,9 @@ static void test_chunk_pass(void **state)
     mt_rank_analysis_free(a);
     mt_pp_markers_free(mk);
 
-    assert_int_equal(mt_pp_markers_compile("(", NULL, 0, NULL, NULL, &mk, msg, sizeof msg), MT_ERR_USAGE);
+    assert_int_equal(mt_pp_markers_compile("(", NULL, 0, NULL, NULL, &mk, &err), MT_ERR_USAGE);
     assert_null(mk);
-    assert_non_null(strstr(msg, "bad regular expression"));
+    assert_non_null(strstr(err.msg, "bad regular expression"));
     mt_trace_free(t);
 }
 
@@ -195,8 +196,9 @@ static void test_pipeline_hand(void **state)
         clk[i].rank = i;
     clk[2].offset_ns = -1e6;
     mt_pp_stages_t st;
-    char msg[256];
-    assert_int_equal(mt_pp_stages_parse("0-1,2", &st, msg, sizeof msg), MT_OK);
+    mt_error_t err;
+    mt_error_clear(&err);
+    assert_int_equal(mt_pp_stages_parse("0-1,2", &st, &err), MT_OK);
     mt_pp_opts_t po = {.warmup = 1};
     mt_pipeline_t *p = NULL;
     assert_int_equal(mt_pipeline_analyze(&st, &po, (const mt_rank_analysis_t *const *)an, 3, clk, 3, &p), MT_OK);
@@ -257,7 +259,7 @@ static void test_pipeline_hand(void **state)
      * fewer chunk there, two pair and one range is left over. */
     an[2]->chunks[0].key = -1;
     an[2]->n_chunks = 2;
-    assert_int_equal(mt_pp_stages_parse("0-1,2", &st, msg, sizeof msg), MT_OK);
+    assert_int_equal(mt_pp_stages_parse("0-1,2", &st, &err), MT_OK);
     assert_int_equal(mt_pipeline_analyze(&st, &po, (const mt_rank_analysis_t *const *)an, 3, clk, 3, &p), MT_OK);
     assert_false(p->by_key);
     assert_int_equal(p->n_chunks, 2);
@@ -272,38 +274,39 @@ static void test_stage_parsing(void **state)
 {
     (void)state;
     mt_pp_stages_t s;
-    char msg[256];
-    assert_int_equal(mt_pp_stages_parse("0-3,4-7", &s, msg, sizeof msg), MT_OK);
+    mt_error_t err;
+    mt_error_clear(&err);
+    assert_int_equal(mt_pp_stages_parse("0-3,4-7", &s, &err), MT_OK);
     assert_int_equal(s.n, 2);
     assert_int_equal(s.first[1], 4);
     assert_int_equal(s.ranks[4], 4);
     assert_string_equal(s.name[1], "stage1");
     mt_pp_stages_free(&s);
-    assert_int_equal(mt_pp_stages_parse("2+0,3+1", &s, msg, sizeof msg), MT_OK);
+    assert_int_equal(mt_pp_stages_parse("2+0,3+1", &s, &err), MT_OK);
     assert_int_equal(s.ranks[0], 0); /* sorted within a stage: the leader first */
     assert_int_equal(s.ranks[1], 2);
     assert_int_equal(s.ranks[2], 1);
     mt_pp_stages_free(&s);
     static const char *bad[] = {"0-3", "", "0-3,3-4", "a,b", "3-1,4", "0,,1", "0-3;4-7", "99999999999,1"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        msg[0] = '\0';
-        assert_int_equal(mt_pp_stages_parse(bad[i], &s, msg, sizeof msg), MT_ERR_USAGE);
-        assert_true(msg[0] != '\0');
+        mt_error_clear(&err);
+        assert_int_equal(mt_pp_stages_parse(bad[i], &s, &err), MT_ERR_USAGE);
+        assert_true(err.msg[0] != '\0');
         assert_null(s.ranks);
     }
     int32_t *r = NULL;
     size_t n = 0;
-    assert_int_equal(mt_pp_ranks_parse("5,0-2,1", &r, &n, msg, sizeof msg), MT_OK);
+    assert_int_equal(mt_pp_ranks_parse("5,0-2,1", &r, &n, &err), MT_OK);
     assert_int_equal(n, 4);
     assert_int_equal(r[0], 0);
     assert_int_equal(r[3], 5);
     free(r);
     int32_t ranks[] = {0, 1, 2, 3, 4, 5};
-    assert_int_equal(mt_pp_stages_blocks(ranks, 6, 3, &s, msg, sizeof msg), MT_OK);
+    assert_int_equal(mt_pp_stages_blocks(ranks, 6, 3, &s, &err), MT_OK);
     assert_int_equal(s.n, 3);
     assert_int_equal(s.first[2], 4);
     mt_pp_stages_free(&s);
-    assert_int_equal(mt_pp_stages_blocks(ranks, 6, 4, &s, msg, sizeof msg), MT_ERR_USAGE);
+    assert_int_equal(mt_pp_stages_blocks(ranks, 6, 4, &s, &err), MT_ERR_USAGE);
 }
 
 static mt_cinst_t p2p_row(int32_t rank, int kind, int64_t peer, int64_t start)
@@ -371,24 +374,40 @@ static void test_gates(void **state)
 {
     (void)state;
     mt_gate_t g[6];
-    char msg[256];
-    assert_int_equal(mt_gate_parse("overlap>=0.30", &g[0], msg, sizeof msg), MT_OK);
+    mt_error_t err;
+    mt_error_clear(&err);
+    assert_int_equal(mt_gate_parse("overlap>=0.30", &g[0], &err), MT_OK);
     assert_int_equal(g[0].metric, MT_GATE_OVERLAP);
     assert_int_equal(g[0].op, MT_GATE_GE);
     assert_true(g[0].threshold == 0.30);
-    assert_int_equal(mt_gate_parse(" period_p99_us <= 5000 ", &g[1], msg, sizeof msg), MT_OK);
+    assert_int_equal(mt_gate_parse(" period_p99_us <= 5000 ", &g[1], &err), MT_OK);
     assert_int_equal(g[1].op, MT_GATE_LE);
-    assert_int_equal(mt_gate_parse("idle_pct<10", &g[2], msg, sizeof msg), MT_OK);
+    assert_int_equal(mt_gate_parse("idle_pct<10", &g[2], &err), MT_OK);
     assert_int_equal(g[2].op, MT_GATE_LT);
-    assert_int_equal(mt_gate_parse("alignment_p99_us<=2", &g[3], msg, sizeof msg), MT_OK);
-    assert_int_equal(mt_gate_parse("straggler_wait_pct<=50", &g[4], msg, sizeof msg), MT_OK);
-    assert_int_equal(mt_gate_parse("idle_pct==25", &g[5], msg, sizeof msg), MT_OK);
+    assert_int_equal(mt_gate_parse("alignment_p99_us<=2", &g[3], &err), MT_OK);
+    assert_int_equal(mt_gate_parse("straggler_wait_pct<=50", &g[4], &err), MT_OK);
+    assert_int_equal(mt_gate_parse("idle_pct==25", &g[5], &err), MT_OK);
+    /* The OverlapScore's own name; "overlap" above is its old alias. */
+    mt_gate_t y;
+    assert_int_equal(mt_gate_parse("pipeline_overlap_score>=1", &y, &err), MT_OK);
+    assert_int_equal(y.metric, MT_GATE_OVERLAP);
+    assert_string_equal(mt_gate_metric_str(y.metric), "pipeline_overlap_score");
+    assert_int_equal(mt_gate_parse("straggler_wait_pct<=100", &y, &err), MT_OK);
+    assert_int_equal(mt_gate_parse("idle_pct>=0", &y, &err), MT_OK);
     static const char *bad[] = {"overlap", "overlap=>1", "speed>=1", "overlap>=", "overlap>=1x", "overlap>=nan",
-                                ">=1", "overlap>=1e999"};
+                                ">=1", "overlap>=1e999",
+                                /* out of range: a percentage for the 0..1 score, a share above 100 %, a
+                                 * negative time */
+                                "overlap>=30", "pipeline_overlap_score>=1.01", "pipeline_overlap_score>-0.1",
+                                "idle_pct<=101", "straggler_wait_pct<-1", "period_p99_us<=-5",
+                                "alignment_p99_us<-0.001"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         mt_gate_t x;
-        assert_int_equal(mt_gate_parse(bad[i], &x, msg, sizeof msg), MT_ERR_USAGE);
+        assert_int_equal(mt_gate_parse(bad[i], &x, &err), MT_ERR_USAGE);
     }
+    assert_int_equal(mt_gate_parse("overlap>=30", &y, &err), MT_ERR_USAGE);
+    assert_string_equal(err.msg, "\"overlap>=30\": pipeline_overlap_score is a score from 0 to 1; 30 is out of "
+                                 "range (a percentage? write it as a fraction)");
     /* Values: a pipeline with OverlapScore 0.5 and period p99 4000 ns;
      * ranks idle 10 of 40 (25 %) and 5 of 50 (10 %): idle_pct = 25; clocks
      * p99 1500 and 3000 ns, the second fitted: 3 us (and a rank with no
@@ -437,7 +456,7 @@ static void test_gates(void **state)
     assert_int_equal(mt_report_gates_json(g, 1, mt_buf_write, &b), MT_OK);
     assert_int_equal(mt_buf_write(&b, "", 1), MT_OK);
     assert_string_equal((const char *)b.data,
-                        "\"gates\": [\n  {\"expr\": \"overlap>=0.30\", \"metric\": \"overlap\", \"op\": \">=\", "
+                        "\"gates\": [\n  {\"expr\": \"overlap>=0.30\", \"metric\": \"pipeline_overlap_score\", \"op\": \">=\", "
                         "\"threshold\": 0.29999999999999999, \"value\": null, \"pass\": false, \"why\": \"no pipeline "
                         "in this job\"}\n ]");
     mt_buf_free(&b);

@@ -351,9 +351,10 @@ static void test_pipeline_section(void **state)
                               .period_p99_ns = 2500000, .period_mean_ns = 2250000, .overlap_score = 0.75};
     p.raw = p.sum;
     mt_gate_t g[2];
-    char msg[128];
-    assert_int_equal(mt_gate_parse("overlap>=0.5", &g[0], msg, sizeof msg), MT_OK);
-    assert_int_equal(mt_gate_parse("idle_pct<=1", &g[1], msg, sizeof msg), MT_OK);
+    mt_error_t err;
+    mt_error_clear(&err);
+    assert_int_equal(mt_gate_parse("overlap>=0.5", &g[0], &err), MT_OK);
+    assert_int_equal(mt_gate_parse("idle_pct<=1", &g[1], &err), MT_OK);
     g[0].measured = true, g[0].value = 0.75, g[0].pass = true;
     g[1].measured = false, g[1].pass = false, g[1].why = "no GPU <activity>";
     mt_report_t r = {.version = "0", .world_size = 2, .pipeline = &p, .pipeline_note = "note <i>x</i>",
@@ -461,6 +462,47 @@ static void test_views(void **state)
     assert_int_equal(s->end_ns[0], 1000);
     mt_report_views_free(v);
     mt_report_views_free(NULL);
+
+    /* 200 steps of one two-rank instance each: rank 1 arrives 10 ns late,
+     * except 1000 ns late in steps 150-159. The grid holds 64 steps: the
+     * window with the most waiting (sum 10 * 54 + 1000 * 10 = 10540 ns) is
+     * every window that covers steps 150-159, the earliest 96-159. */
+    {
+        enum { NS = 200 };
+        mt_cinst_t *rr = calloc(2 * NS, sizeof *rr);
+        uint32_t *fi = calloc(NS + 1, sizeof *fi), *me = calloc(2 * NS, sizeof *me);
+        uint8_t *ke = calloc(NS, 1), *stt = calloc(NS, 1);
+        int32_t *ex = calloc(NS, sizeof *ex);
+        assert_non_null(rr);
+        for (int i = 0; i < NS; i++) {
+            for (int p = 0; p < 2; p++) {
+                mt_cinst_t *r = &rr[2 * i + p];
+                r->rank = p;
+                r->step = i;
+                r->start_ns = (int64_t)i * 100000 + (p ? (i >= 150 && i < 160 ? 1000 : 10) : 0);
+                r->end_ns = (int64_t)i * 100000 + 5000;
+                me[2 * i + p] = (uint32_t)(2 * i + p);
+            }
+            fi[i + 1] = (uint32_t)(2 * i + 2);
+            ke[i] = MT_KEY_PG_SEQ;
+            stt[i] = MT_INST_FULL;
+            ex[i] = 2;
+        }
+        mt_match_t mm = {.n_inst = NS, .first = fi, .members = me, .key = ke, .status = stt, .expected = ex};
+        const int32_t r2[2] = {0, 1};
+        assert_int_equal(mt_report_views_build(rr, 2 * NS, &mm, NULL, r2, 2, 4, &v), MT_OK);
+        assert_int_equal(v->n_steps_total, NS);
+        assert_int_equal(v->n_grid_steps, MT_VIEW_MAX_STEPS);
+        assert_int_equal(v->grid_steps[0], 96);
+        assert_int_equal(v->grid_steps[MT_VIEW_MAX_STEPS - 1], 159);
+        mt_report_views_free(v);
+        free(rr);
+        free(fi);
+        free(me);
+        free(ke);
+        free(stt);
+        free(ex);
+    }
 
     /* no match: empty views */
     assert_int_equal(mt_report_views_build(NULL, 0, NULL, NULL, ranks, 3, 4, &v), MT_OK);

@@ -68,13 +68,15 @@ static void test_lead_loaded(void **state)
 {
     (void)state;
     mt_pp_stages_t s;
-    char msg[256], note[256];
+    char note[256];
+    mt_error_t err;
+    mt_error_clear(&err);
 
     /* "0-1,2-3,4-5,6-7", rank 2 not loaded: stage1 {2, 3} loses its
      * leading rank 2 and is led by 3; the ranks after it move up one:
      * ranks {0, 1, 3, 4, 5, 6, 7}, first {0, 2, 3, 5, 7}; leaders 0, 3, 4, 6. */
     const int32_t no2[] = {0, 1, 3, 4, 5, 6, 7};
-    assert_int_equal(mt_pp_stages_parse("0-1,2-3,4-5,6-7", &s, msg, sizeof msg), MT_OK);
+    assert_int_equal(mt_pp_stages_parse("0-1,2-3,4-5,6-7", &s, &err), MT_OK);
     strcpy(note, UNTOUCHED);
     assert_true(mt_pp_stages_lead_loaded(&s, no2, 7, note, sizeof note));
     check_stages(&s, 4, (const size_t[]){0, 2, 3, 5, 7}, no2);
@@ -83,7 +85,7 @@ static void test_lead_loaded(void **state)
 
     /* "0-3,4-7", rank 2 not loaded: 2 is not a leader, so nothing moves
      * (it stays in stage0 behind 0 and 1) and there is nothing to say. */
-    assert_int_equal(mt_pp_stages_parse("0-3,4-7", &s, msg, sizeof msg), MT_OK);
+    assert_int_equal(mt_pp_stages_parse("0-3,4-7", &s, &err), MT_OK);
     strcpy(note, UNTOUCHED);
     assert_true(mt_pp_stages_lead_loaded(&s, no2, 7, note, sizeof note));
     check_stages(&s, 2, (const size_t[]){0, 4, 8}, (const int32_t[]){0, 1, 2, 3, 4, 5, 6, 7});
@@ -93,7 +95,7 @@ static void test_lead_loaded(void **state)
     /* "0-3,4-7", ranks 0 and 1 not loaded: stage0 is {2, 3} led by 2,
      * first {0, 2, 6}; leaders 2 and 4. */
     const int32_t from2[] = {2, 3, 4, 5, 6, 7};
-    assert_int_equal(mt_pp_stages_parse("0-3,4-7", &s, msg, sizeof msg), MT_OK);
+    assert_int_equal(mt_pp_stages_parse("0-3,4-7", &s, &err), MT_OK);
     assert_true(mt_pp_stages_lead_loaded(&s, from2, 6, note, sizeof note));
     check_stages(&s, 2, (const size_t[]){0, 2, 6}, from2);
     assert_string_equal(note, "2 ranks of stage0 had no trace: the stage is led by rank 2");
@@ -102,7 +104,7 @@ static void test_lead_loaded(void **state)
     /* "0-1,2-3" with 1 and 3 loaded: both stages move ({1}, {3}, first
      * {0, 1, 2}); the note is the last stage's. */
     const int32_t odd[] = {1, 3};
-    assert_int_equal(mt_pp_stages_parse("0-1,2-3", &s, msg, sizeof msg), MT_OK);
+    assert_int_equal(mt_pp_stages_parse("0-1,2-3", &s, &err), MT_OK);
     assert_true(mt_pp_stages_lead_loaded(&s, odd, 2, note, sizeof note));
     check_stages(&s, 2, (const size_t[]){0, 1, 2}, odd);
     assert_string_equal(note, "1 rank of stage1 had no trace: the stage is led by rank 3");
@@ -110,7 +112,7 @@ static void test_lead_loaded(void **state)
 
     /* "0-1,2-3" with 0 and 1 loaded: stage1 has no loaded rank at all. */
     const int32_t low[] = {0, 1};
-    assert_int_equal(mt_pp_stages_parse("0-1,2-3", &s, msg, sizeof msg), MT_OK);
+    assert_int_equal(mt_pp_stages_parse("0-1,2-3", &s, &err), MT_OK);
     assert_false(mt_pp_stages_lead_loaded(&s, low, 2, note, sizeof note));
     assert_string_equal(note, "no rank of stage1 was loaded: no pipeline section");
     mt_pp_stages_free(&s);

@@ -1,0 +1,282 @@
+/* Steps, the cross-rank dependency graph, its critical path, replay and
+ * what-if projections: run on process 0 after clock alignment over every
+ * rank's steps and graph summary (mt_rank_analysis_t "steps", "graph") and
+ * the matched collective rows. Serial and plain data.
+ *
+ * Definitions (integer ns on the reference clock: every time of rank r goes
+ * through mt_clock_apply with r's clock):
+ *
+ *  step          ProfilerStep#N of every rank that has it. Job step start
+ *                = the earliest rank start (range start), job step end =
+ *                the latest rank end (analysis.h "steps": max(range end,
+ *                last end of the activities launched in it)); step time =
+ *                end - start. Rank step duration = its own end - start.
+ *  used steps    all but the first `warmup` steps (in step order); every
+ *                step when there are no more than `warmup`. p50 / p90 / p99
+ *                are nearest-rank percentiles (mt_stats), mean rounded
+ *                down, over the used steps' times.
+ *  spike         a used step whose time is above 1.5 x p50; labelled with
+ *                the rank that ended last and the kind of work with the
+ *                most time on its critical path.
+ *  graph         nodes: every GPU activity of every rank (start s, end e)
+ *                and every host synchronisation call. The start of an
+ *                activity has up to three candidate predecessors: the end
+ *                of the previous activity on its stream; its launch call's
+ *                end + lambda (lambda = the rank's smallest start - launch
+ *                end, >= 0); and, when neither explains the start within
+ *                1 us, the latest end of an activity on another stream of
+ *                the rank no later than s (an inferred event record /
+ *                stream wait). The candidate with the latest time (each
+ *                taken as at most s) binds: the critical path follows it,
+ *                and the measured s - that time is an idle or host segment
+ *                of the path. A communication activity that is a member of
+ *                a matched instance of two or more participants (collective
+ *                or send/recv) ends at max(its own start, the instance's
+ *                last arrival + T) with T = e - last arrival (its
+ *                transfer); any other activity ends at s + (e - s). A host
+ *                sync waits for the latest-ending activity of its rank that
+ *                was launched before the sync started and ended before it
+ *                returned; it is GPU-bound when that activity ended after
+ *                the sync started, else CPU-bound (it lasts its measured
+ *                duration). Every host time of the rank after a sync's end
+ *                shifts with it (the host process waited), launch calls and
+ *                step ranges included.
+ *  replay        the graph evaluated in order of measured time, each step
+ *                from its measured start, with only what the model can
+ *                justify: measured durations of activities and host calls,
+ *                and the dependencies. An activity starts at the latest of
+ *                its stream predecessor's replayed end, its launch call's
+ *                end + the rank's launch latency (the median start - launch
+ *                end over its launch-bound activities: those bound by
+ *                their launch, not by another stream), and its inferred
+ *                stream-wait predecessor's end; a GPU-bound sync returns at
+ *                the replayed end of what it waited for + the rank's sync
+ *                lag (the median over its GPU-bound syncs). No edge carries
+ *                its own measured slack, so time the graph cannot explain
+ *                (a dependency the trace does not show, a launch slower
+ *                than usual) shows as replay error, |replayed - measured| /
+ *                measured step time, per step and as median and maximum
+ *                over the used steps. Projections are refused (not
+ *                printed) for steps whose replay error is above 5 %.
+ *  critical path of a step: from the job step end backward along the
+ *                binding edges to the job step start. Segments: compute
+ *                and memory (activity durations), comm (the transfer of a
+ *                matched instance, charged to the rank whose end it is, and
+ *                the whole duration of an unmatched communication
+ *                activity), host (CPU time: the time from a launch call's
+ *                end to its activity, the host time before a launch back to
+ *                the previous sync or the step start, a sync's lag), idle
+ *                (stream gaps and inferred stream waits). The segments
+ *                tile [start, end), so the path length is the step time.
+ *  near-critical ranks of a step: ranks whose step end is within the slack
+ *                (max(2 x the largest clock residual p99, 0.1 % of the step
+ *                time)) of the job step end; the end rank is undecided when
+ *                two or more are.
+ *  imbalance     per kind (Scalasca's critical-path imbalance): the kind's
+ *                time on the path minus the mean over ranks of the rank's
+ *                own time of that kind in the same steps (compute, comm,
+ *                memory, idle from the rank step breakdown; host has no
+ *                per-rank counterpart and is left out).
+ *  what-if       the replay with changed durations and the same edges:
+ *                straggler   each compute / memory activity of the ranks in
+ *                            `stragglers` scaled by median over ranks of
+ *                            the name's mean duration / the rank's own
+ *                            mean, when that is below 1;
+ *                comm        every matched communication activity lasts
+ *                            its instance's transfer (the shortest
+ *                            participant duration) and waits for nobody;
+ *                launch      launch edges dropped (the GPU never waits for
+ *                            the host to launch);
+ *                stage       (pipelines) for each stage, the compute and
+ *                            memory activities of its ranks 10 % shorter
+ *                            (the request's stage_factor), replayed
+ *                            as one run (shifts carry over from step to
+ *                            step, so a stage that finishes a chunk sooner
+ *                            starts the next sooner); the period is the
+ *                            time between consecutive job step ends, and a
+ *                            projected period = the measured one + (its
+ *                            change in the scenario's run - its change in
+ *                            the unchanged run); p50 over the used steps
+ *                            whose predecessor is a step too;
+ *                pattern     activities whose name matches the glob
+ *                            (fnmatch) scaled by the factor.
+ *                A step's projected time is its measured time + (the
+ *                scenario's replay - the unchanged replay), so the model's
+ *                own error on the step cancels to first order. Each gives
+ *                the p50 over used steps of the projected step times; a
+ *                projection assumes the dependencies stay the same.
+ *  root causes   each wait of a participant p of a matched instance (last
+ *                arrival - its arrival) is charged to the last arrival's
+ *                rank q (Scalasca's delay costs): short term, q's compute
+ *                and memory activities since the previous instance both
+ *                took part in (or the step start), per name, against p's
+ *                activities of that name over its own span at p's mean
+ *                duration (excess = q's time - q's count x p's mean); the
+ *                positive excesses share the wait in proportion, at most
+ *                the wait. Long term, the rest of the wait is lateness q
+ *                carried from earlier: it is charged to the short-term
+ *                causes last found for q, in the same proportions. What
+ *                neither explains is unattributed. Summed per (rank, name).
+ *
+ * Cost: O(n log n) in the activities of all ranks. */
+#ifndef MERGETRACE_CRITPATH_H
+#define MERGETRACE_CRITPATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mergetrace/analysis.h"
+#include "mergetrace/collectives.h"
+#include "mergetrace/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Kinds of critical-path segments. */
+typedef enum mt_cp_kind {
+    MT_CP_COMPUTE = 0,
+    MT_CP_COMM,
+    MT_CP_MEMORY,
+    MT_CP_HOST,
+    MT_CP_IDLE,
+    MT_CP_KIND_COUNT_
+} mt_cp_kind_t;
+
+/* "compute", "comm", "memory", "host", "idle". Never NULL. */
+const char *mt_cp_kind_str(mt_cp_kind_t k);
+
+/* What-if scenarios. */
+typedef enum mt_wi {
+    MT_WI_STRAGGLER = 0,
+    MT_WI_COMM,
+    MT_WI_LAUNCH,
+    MT_WI_PATTERN,
+    MT_WI_COUNT_
+} mt_wi_t;
+
+/* "straggler_at_median", "comm_at_transfer", "no_launch_gaps", "pattern". */
+const char *mt_wi_str(mt_wi_t w);
+
+/* One rank in one step. */
+typedef struct mt_cp_rank_step {
+    int32_t rank;
+    int32_t near_critical;     /* 1: within the slack of the job step end */
+    int64_t start_ns, end_ns;  /* aligned */
+    int64_t compute_ns, comm_ns, memory_ns, idle_ns; /* the rank's own breakdown of its window */
+    int64_t path_ns;           /* its segments on the step's critical path */
+} mt_cp_rank_step_t;
+
+/* One step of the job. */
+typedef struct mt_cp_step {
+    int64_t step;
+    int64_t start_ns, end_ns, time_ns; /* aligned job step */
+    int64_t replay_ns;         /* replayed step time with measured durations */
+    int64_t kind_ns[MT_CP_KIND_COUNT_]; /* the critical path by kind; sums to time_ns */
+    int64_t whatif_ns[MT_WI_COUNT_]; /* projected step times; -1 not run */
+    int32_t end_rank;          /* rank whose end is the job's */
+    bool undecided;            /* another rank's end is within the slack */
+    bool used;                 /* after the warm-up */
+    bool spike;
+    bool refused;              /* replay error > 5 %: no projection */
+    uint32_t first, n;         /* its ranks: rank_steps[first .. first + n) */
+} mt_cp_step_t;
+
+/* A name (or host gap) and time, for the top lists. */
+typedef struct mt_cp_name {
+    int32_t rank;              /* -1: summed over ranks */
+    uint32_t kind;             /* mt_cp_kind_t */
+    char *name;                /* owned; "" for host and idle segments */
+    int64_t ns;
+} mt_cp_name_t;
+
+/* One what-if result over the used steps. */
+typedef struct mt_cp_whatif {
+    bool run;                  /* false: not applicable (no straggler, no pattern) */
+    char label[96];            /* what was changed, e.g. "ranks 3 at the median speed" */
+    int64_t p50_ns;            /* p50 of the projected step times of the used steps not refused */
+    int64_t gain_ns;           /* measured p50 of the same steps - p50_ns */
+    uint64_t steps;            /* steps projected */
+} mt_cp_whatif_t;
+
+/* What-if "stage" for one pipeline stage. */
+typedef struct mt_cp_stage_wi {
+    uint32_t stage;            /* index into the request's stages */
+    int64_t p50_ns;            /* p50 of the projected periods */
+    int64_t gain_ns;           /* the measured period p50 - p50_ns */
+} mt_cp_stage_wi_t;
+
+/* Per rank over the used steps. */
+typedef struct mt_cp_rank {
+    int32_t rank;
+    uint32_t near_critical;    /* used steps where it was near-critical */
+    uint32_t end_rank;         /* used steps whose end was its own */
+    int64_t path_ns;           /* its segments on the critical paths */
+    int64_t caused_ns;         /* root causes: wait charged to it */
+} mt_cp_rank_t;
+
+typedef struct mt_critpath {
+    mt_cp_step_t *steps;       /* by step number */
+    size_t n_steps;
+    mt_cp_rank_step_t *rank_steps;
+    size_t n_rank_steps;
+    mt_cp_rank_t *ranks;       /* ascending */
+    size_t n_ranks;
+    int warmup;
+    uint64_t used;             /* used steps */
+    int64_t p50_ns, p90_ns, p99_ns, mean_ns, max_ns; /* used step times */
+    double replay_err_median, replay_err_max; /* fractions, over the used steps */
+    uint64_t refused;          /* used steps refused */
+    int64_t slack_ns;          /* the largest slack used */
+    int64_t kind_ns[MT_CP_KIND_COUNT_]; /* critical path by kind, summed over used steps */
+    int64_t path_ns;           /* sum of the used step times (= sum of kind_ns) */
+    int64_t imbalance_ns[MT_CP_KIND_COUNT_]; /* see "imbalance"; host is 0 */
+    mt_cp_name_t *top;         /* names on the path, summed over ranks, most time first */
+    size_t n_top;
+    mt_cp_whatif_t whatif[MT_WI_COUNT_];
+    /* root causes */
+    int64_t wait_ns;           /* all waiting in matched instances of the used steps */
+    int64_t attributed_ns;     /* short_ns + long_ns */
+    int64_t short_ns, long_ns; /* short-term and propagated (long-term) */
+    mt_cp_name_t *causes;      /* (rank, name) most first; kind idle = the late rank's idle time */
+    size_t n_causes;
+    /* pipelines: what-if "stage" (see above), one per stage of the request */
+    int64_t period_p50_ns;     /* measured: p50 of job step end - the previous step's end */
+    uint64_t periods;          /* periods in it */
+    mt_cp_stage_wi_t *stage_wi; /* n_stage_wi = the request's n_stages when run */
+    size_t n_stage_wi;
+} mt_critpath_t;
+
+/* What to compute. */
+typedef struct mt_cp_request {
+    int warmup;                /* steps left out of the statistics */
+    const int32_t *stragglers; /* ranks for the straggler what-if (borrowed); none: not run */
+    size_t n_stragglers;
+    const char *pattern;       /* glob over activity names for the pattern what-if; NULL none */
+    double factor;             /* its duration factor (> 0) */
+    /* pipeline stages for what-if "stage" (borrowed): stage s holds
+     * stage_ranks[stage_first[s] .. stage_first[s + 1]); n_stages < 2: not run */
+    const int32_t *stage_ranks;
+    const size_t *stage_first;
+    size_t n_stages;
+    double stage_factor;       /* duration factor of the stage's activities; 0: 0.9 */
+} mt_cp_request_t;
+
+/* Steps, critical path, replay, what-ifs and root causes of the job.
+ * an[0..n_an) are the ranks' results (any order); clocks[i] is the clock
+ * of ranks[i] (n_ranks; NULL: own clocks); rows and m the alignment's
+ * gathered rows and match (may be NULL: no instance). Everything is
+ * borrowed for the call; *out is owned by the caller (mt_critpath_free),
+ * NULL when no rank has a step. MT_OK or MT_ERR_NOMEM. Not collective. */
+mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t *const *an, size_t n_an,
+                            const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks, const mt_cinst_t *rows,
+                            size_t n_rows, const mt_match_t *m, mt_critpath_t **out);
+
+/* Free a result. NULL does nothing. */
+void mt_critpath_free(mt_critpath_t *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MERGETRACE_CRITPATH_H */

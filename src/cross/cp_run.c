@@ -1,0 +1,1070 @@
+/* mt_critpath_run: job steps from the rank steps, the replay of the graph
+ * (critpath.c builds it) under a scenario, the critical path of each step,
+ * the statistics, what-if projections and root causes of waiting
+ * (include/mergetrace/critpath.h). */
+#include "base/bigmem.h"
+#include "base/hash.h"
+#include "base/sort.h"
+#include "base/stats.h"
+#include "cross/critpath_int.h"
+
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- replay ---- */
+
+typedef struct scen {
+    const double *factor; /* per node duration factor; NULL: 1 */
+    int drop_launch;
+    int comm_transfer;
+    int carry;            /* one replay of the whole run: shifts carry over from step to step */
+} scen_t;
+
+typedef struct rp {
+    int64_t *s, *e, *sd, *ims; /* replayed starts, ends, sync shifts, instance last arrivals */
+    uint8_t *sdone, *idone;
+    int carry;            /* the scenario's carry */
+    int64_t *jend;        /* replayed job step ends */
+} rp_t;
+
+static void rp_free(rp_t *r)
+{
+    free(r->s);
+    free(r->e);
+    free(r->sd);
+    free(r->ims);
+    free(r->sdone);
+    free(r->idone);
+    free(r->jend);
+}
+
+static int rp_alloc(const cp_graph_t *g, rp_t *r)
+{
+    size_t n = g->n_nodes ? g->n_nodes : 1;
+    r->s = mt_big_malloc(n * sizeof *r->s);
+    r->e = mt_big_malloc(n * sizeof *r->e);
+    r->sdone = mt_big_malloc(n);
+    r->sd = malloc((g->n_syncs ? g->n_syncs : 1) * sizeof *r->sd);
+    r->ims = malloc((g->n_inst ? g->n_inst : 1) * sizeof *r->ims);
+    r->idone = malloc(g->n_inst ? g->n_inst : 1);
+    r->jend = malloc((g->n_rs ? g->n_rs : 1) * sizeof *r->jend);
+    return r->s && r->e && r->sdone && r->sd && r->ims && r->idone && r->jend ? 0 : -1;
+}
+
+/* The host shift of rank R at aligned time t in job step job: the shift
+ * of the latest sync ending at or before t when it belongs to the same
+ * step (each step is replayed from its measured start: shifts do not carry
+ * over from one step to the next). */
+static int64_t delta(const cp_graph_t *g, const rp_t *r, const cp_rank_t *R, int64_t t, int32_t job)
+{
+    size_t lo = 0, hi = R->n_syncs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->syncs[R->sync0 + mid].e <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && (r->carry || g->syncs[R->sync0 + lo - 1].job == job) ? r->sd[R->sync0 + lo - 1] : 0;
+}
+
+/* The replayed end of node p as seen from job step job: a node of
+ * another step keeps its measured end. */
+static int64_t end_in(const cp_graph_t *g, const rp_t *r, int32_t p, int32_t job)
+{
+    return r->carry || g->nodes[p].job == job ? r->e[p] : g->nodes[p].e;
+}
+
+/* The replayed start: the latest of its dependencies (stream order, its
+ * launch + the rank's launch latency, an inferred stream wait), each with
+ * no measured slack: what the model cannot explain shows as replay error. */
+static void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
+{
+    const cp_node_t *n = &g->nodes[id];
+    const cp_rank_t *R = &g->ranks[n->rank_i];
+    int64_t best = INT64_MIN;
+    if (n->pstream >= 0) {
+        int64_t v = end_in(g, r, n->pstream, n->job);
+        if (v > best)
+            best = v;
+    }
+    if (n->L != INT64_MIN && !sc->drop_launch) {
+        int64_t v = n->L + delta(g, r, R, n->L, n->job) + R->lat;
+        if (v > best)
+            best = v;
+    }
+    if (n->px >= 0 && end_in(g, r, n->px, n->job) > best)
+        best = end_in(g, r, n->px, n->job);
+    r->s[id] = best == INT64_MIN ? n->s : best;
+    r->sdone[id] = 1;
+}
+
+static void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
+{
+    const cp_node_t *n = &g->nodes[id];
+    if (!r->sdone[id])
+        start_of(g, sc, r, id);
+    if (n->inst >= 0 && sc->comm_transfer) {
+        r->e[id] = r->s[id] + g->inst[n->inst].transfer;
+        return;
+    }
+    if (n->inst >= 0) {
+        const cp_inst_t *I = &g->inst[n->inst];
+        if (!r->idone[n->inst]) {
+            int64_t ms = INT64_MIN;
+            for (uint32_t k = 0; k < I->n; k++) {
+                int32_t mm = g->imem[I->m0 + k];
+                if (!r->sdone[mm])
+                    start_of(g, sc, r, mm);
+                int64_t v = r->carry || g->nodes[mm].job == n->job ? r->s[mm] : g->nodes[mm].s;
+                if (v > ms)
+                    ms = v;
+            }
+            r->ims[n->inst] = ms;
+            r->idone[n->inst] = 1;
+        }
+        int64_t v = r->ims[n->inst] + n->T;
+        r->e[id] = v > r->s[id] ? v : r->s[id];
+        return;
+    }
+    int64_t d = n->e - n->s;
+    if (sc->factor && sc->factor[id] != 1.0)
+        d = (int64_t)((double)d * sc->factor[id] + 0.5);
+    r->e[id] = r->s[id] + d;
+}
+
+static void sync_of(const cp_graph_t *g, rp_t *r, const cp_rank_t *R, size_t j)
+{
+    const cp_sync_t *s = &g->syncs[j];
+    int64_t s1 = s->s + delta(g, r, R, s->s, s->job);
+    int64_t v;
+    if (s->w >= 0 && g->nodes[s->w].e >= s->s) {
+        v = end_in(g, r, s->w, s->job) + R->sync_lag;
+        if (v < s1)
+            v = s1;
+    } else {
+        v = s1 + (s->e - s->s);
+    }
+    r->sd[j] = v - s->e;
+}
+
+/* The replay order: node ends (key max(e, last arrival)), sync ends, node
+ * starts; by key, in that type order at equal keys. */
+static int build_order(cp_graph_t *g)
+{
+    size_t n = 2 * g->n_nodes + g->n_syncs;
+    uint64_t *key = mt_big_malloc((n ? n : 1) * sizeof *key);
+    uint32_t *perm = mt_big_malloc((n ? n : 1) * sizeof *perm);
+    g->ev = mt_big_malloc((n ? n : 1) * sizeof *g->ev);
+    if (!key || !perm || !g->ev) {
+        free(key);
+        free(perm);
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const cp_node_t *x = &g->nodes[i];
+        int64_t t = x->e;
+        if (x->inst >= 0 && g->inst[x->inst].maxstart > t)
+            t = g->inst[x->inst].maxstart;
+        key[k] = mt_sort_key_i64(t);
+        g->ev[k++] = (int64_t)i; /* type 0 */
+    }
+    for (size_t i = 0; i < g->n_syncs; i++) {
+        key[k] = mt_sort_key_i64(g->syncs[i].e);
+        g->ev[k++] = ((int64_t)1 << 32) | (int64_t)i;
+    }
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        key[k] = mt_sort_key_i64(g->nodes[i].s);
+        g->ev[k++] = ((int64_t)2 << 32) | (int64_t)i;
+    }
+    for (size_t i = 0; i < n; i++)
+        perm[i] = (uint32_t)i;
+    int bad = mt_sort_u64(key, perm, n) != MT_OK;
+    if (!bad) {
+        for (size_t i = 0; i < n; i++)
+            key[i] = (uint64_t)g->ev[perm[i]];
+        for (size_t i = 0; i < n; i++)
+            g->ev[i] = (int64_t)key[i];
+    }
+    g->n_ev = n;
+    free(key);
+    free(perm);
+    return bad ? -1 : 0;
+}
+
+/* Replay under sc; times[j] gets the job step time of job step j. */
+static void replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath_t *c, int64_t *times)
+{
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        r->s[i] = g->nodes[i].s;
+        r->e[i] = g->nodes[i].e;
+    }
+    memset(r->sdone, 0, g->n_nodes ? g->n_nodes : 1);
+    memset(r->idone, 0, g->n_inst ? g->n_inst : 1);
+    memset(r->sd, 0, (g->n_syncs ? g->n_syncs : 1) * sizeof *r->sd);
+    r->carry = sc->carry;
+    for (size_t k = 0; k < g->n_ev; k++) {
+        int64_t v = g->ev[k];
+        int type = (int)(v >> 32);
+        int32_t id = (int32_t)(v & 0xffffffff);
+        if (type == 0) {
+            end_of(g, sc, r, id);
+        } else if (type == 1) {
+            sync_of(g, r, &g->ranks[g->syncs[id].rank_i], (size_t)id);
+        } else if (!r->sdone[id]) {
+            start_of(g, sc, r, id);
+        }
+    }
+    /* rank step ends: the host end shifted, or the latest replayed end of its activities */
+    int64_t *rend = malloc((g->n_rs ? g->n_rs : 1) * sizeof *rend);
+    if (!rend) {
+        for (size_t j = 0; j < c->n_steps; j++) {
+            times[j] = c->steps[j].time_ns;
+            r->jend[j] = c->steps[j].end_ns;
+        }
+        return;
+    }
+    for (size_t i = 0; i < g->n_rs; i++) {
+        const cp_rs_t *x = &g->rs[i];
+        const cp_rank_t *R = &g->ranks[x->rank_i];
+        rend[i] = x->cpu_end + delta(g, r, R, x->cpu_end, x->job);
+    }
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        int32_t q = g->nodes[i].rstep;
+        if (q >= 0 && r->e[i] > rend[q])
+            rend[q] = r->e[i];
+    }
+    for (size_t j = 0; j < c->n_steps; j++) {
+        const mt_cp_step_t *s = &c->steps[j];
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        for (uint32_t k = s->first; k < s->first + s->n; k++) {
+            int32_t q = g->js[k];
+            const cp_rs_t *x = &g->rs[q];
+            int64_t st = x->start; /* each step replays from its measured start */
+            if (st < lo)
+                lo = st;
+            if (rend[q] > hi)
+                hi = rend[q];
+        }
+        times[j] = hi - lo;
+        r->jend[j] = hi;
+    }
+    free(rend);
+}
+
+/* ---- the critical path of one step ---- */
+
+typedef struct walk {
+    const cp_graph_t *g;
+    mt_critpath_t *c;
+    mt_cp_step_t *s;
+    int64_t t0, cur;
+    int64_t *node_ns;     /* per node: time on the paths of the used steps */
+} walk_t;
+
+static void seg(walk_t *w, int rank_i, int kind, int64_t a, int32_t node)
+{
+    if (a > w->cur)
+        a = w->cur;
+    if (a < w->t0)
+        a = w->t0;
+    int64_t d = w->cur - a;
+    w->cur = a;
+    if (d <= 0)
+        return;
+    w->s->kind_ns[kind] += d;
+    int32_t r = w->g->ranks[rank_i].rank;
+    for (uint32_t k = w->s->first; k < w->s->first + w->s->n; k++)
+        if (w->c->rank_steps[k].rank == r) {
+            w->c->rank_steps[k].path_ns += d;
+            break;
+        }
+    if (node >= 0 && w->s->used)
+        w->node_ns[node] += d;
+}
+
+static int node_kind(const cp_node_t *n)
+{
+    return n->cls == MT_AN_COMPUTE ? MT_CP_COMPUTE : n->cls == MT_AN_COMM ? MT_CP_COMM : MT_CP_MEMORY;
+}
+
+/* Walk back from (rank, host time t) or from a node's end. */
+static void walk_path(walk_t *w, int32_t rank_i, int64_t host_t, int32_t node_end)
+{
+    const cp_graph_t *g = w->g;
+    enum { AT_HOST, AT_END, AT_START, AT_SYNC } where = node_end >= 0 ? AT_END : AT_HOST;
+    int32_t id = node_end;
+    size_t j = 0;
+    (void)host_t;
+    size_t guard = 2 * g->n_nodes + 2 * g->n_syncs + 16;
+    while (w->cur > w->t0 && guard--) {
+        if (where == AT_HOST) {
+            const cp_rank_t *R = &g->ranks[rank_i];
+            long q = -1;
+            size_t lo = 0, hi = R->n_syncs;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (g->syncs[R->sync0 + mid].e <= w->cur)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo)
+                q = (long)(R->sync0 + lo - 1);
+            if (q < 0 || g->syncs[q].e <= w->t0) {
+                seg(w, rank_i, MT_CP_HOST, w->t0, -1);
+                break;
+            }
+            seg(w, rank_i, MT_CP_HOST, g->syncs[q].e, -1);
+            j = (size_t)q;
+            where = AT_SYNC;
+        } else if (where == AT_SYNC) {
+            const cp_sync_t *s = &g->syncs[j];
+            if (s->w >= 0 && g->nodes[s->w].e >= s->s) {
+                seg(w, rank_i, MT_CP_HOST, g->nodes[s->w].e, -1);
+                id = s->w;
+                where = AT_END;
+            } else {
+                seg(w, rank_i, MT_CP_HOST, s->s, -1);
+                where = AT_HOST;
+            }
+        } else if (where == AT_END) {
+            const cp_node_t *n = &g->nodes[id];
+            rank_i = n->rank_i;
+            if (n->inst >= 0 && g->inst[n->inst].maxstart <= w->cur) {
+                const cp_inst_t *I = &g->inst[n->inst];
+                seg(w, rank_i, MT_CP_COMM, I->maxstart, id);
+                id = I->last;
+                rank_i = g->nodes[id].rank_i;
+            } else {
+                seg(w, rank_i, node_kind(n), n->s, id);
+            }
+            where = AT_START;
+        } else {
+            const cp_node_t *n = &g->nodes[id];
+            rank_i = n->rank_i;
+            if (n->bind == CP_B_STREAM) {
+                seg(w, rank_i, MT_CP_IDLE, g->nodes[n->pstream].e, -1);
+                id = n->pstream;
+                where = AT_END;
+            } else if (n->bind == CP_B_X) {
+                seg(w, rank_i, MT_CP_IDLE, g->nodes[n->px].e, -1);
+                id = n->px;
+                where = AT_END;
+            } else if (n->bind == CP_B_LAUNCH) {
+                seg(w, rank_i, MT_CP_HOST, n->L, -1);
+                where = AT_HOST;
+            } else {
+                seg(w, rank_i, MT_CP_IDLE, w->t0, -1);
+                break;
+            }
+        }
+    }
+    if (w->cur > w->t0) /* the guard ran out: a cycle through zero-length segments */
+        seg(w, rank_i, MT_CP_IDLE, w->t0, -1);
+}
+
+/* ---- helpers ---- */
+
+static int i64_cmp(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+static int dbl_cmp(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+/* name aggregation: (hash, node) */
+typedef struct nh {
+    uint64_t h;
+    int32_t node;
+    int32_t rank_i;
+} nh_t;
+
+static int nh_cmp(const void *pa, const void *pb)
+{
+    const nh_t *a = pa, *b = pb;
+    if (a->h != b->h)
+        return a->h < b->h ? -1 : 1;
+    if (a->rank_i != b->rank_i)
+        return a->rank_i < b->rank_i ? -1 : 1;
+    return (a->node > b->node) - (a->node < b->node);
+}
+
+static int name_ns_cmp(const void *pa, const void *pb)
+{
+    const mt_cp_name_t *a = pa, *b = pb;
+    if (a->ns != b->ns)
+        return a->ns > b->ns ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+static char *dupn(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+static int64_t p50_of(int64_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, i64_cmp);
+    return mt_stats_pct_sorted(v, n, 50);
+}
+
+#define CP_TOP 10
+#define CP_CAUSES 10
+
+/* The straggler what-if's factors: see critpath.h "what-if". */
+static int straggler_factors(const cp_graph_t *g, const mt_cp_request_t *rq, double *f, nh_t *nh, size_t *n_nh)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const cp_node_t *n = &g->nodes[i];
+        f[i] = 1.0;
+        if (n->cls == MT_AN_COMM)
+            continue;
+        nh[k++] = (nh_t){mt_hash64(n->name, n->name_len, 0x9e3779b97f4a7c15ull), (int32_t)i, n->rank_i};
+    }
+    qsort(nh, k, sizeof *nh, nh_cmp);
+    *n_nh = k;
+    double *means = malloc((g->n_ranks ? g->n_ranks : 1) * sizeof *means);
+    int32_t *rk = malloc((g->n_ranks ? g->n_ranks : 1) * sizeof *rk);
+    if (!means || !rk) {
+        free(means);
+        free(rk);
+        return -1;
+    }
+    for (size_t a = 0; a < k;) {
+        size_t b = a;
+        while (b < k && nh[b].h == nh[a].h)
+            b++;
+        /* per rank mean over [a, b) */
+        size_t nr = 0;
+        for (size_t x = a; x < b;) {
+            size_t y = x;
+            double sum = 0;
+            while (y < b && nh[y].rank_i == nh[x].rank_i) {
+                const cp_node_t *n = &g->nodes[nh[y].node];
+                sum += (double)(n->e - n->s);
+                y++;
+            }
+            means[nr] = sum / (double)(y - x);
+            rk[nr++] = nh[x].rank_i;
+            x = y;
+        }
+        double *tmp = malloc(nr * sizeof *tmp);
+        if (!tmp) {
+            free(means);
+            free(rk);
+            return -1;
+        }
+        memcpy(tmp, means, nr * sizeof *tmp);
+        double med = mt_stats_median_f64(tmp, nr);
+        free(tmp);
+        for (size_t q = 0; q < nr; q++) {
+            int strag = 0;
+            for (size_t s = 0; s < rq->n_stragglers; s++)
+                strag |= g->ranks[rk[q]].rank == rq->stragglers[s];
+            if (!strag || !(means[q] > med) || nr < 2)
+                continue;
+            double fac = med / means[q];
+            for (size_t x = a; x < b; x++)
+                if (nh[x].rank_i == rk[q])
+                    f[nh[x].node] = fac;
+        }
+        a = b;
+    }
+    free(means);
+    free(rk);
+    return 0;
+}
+
+/* ---- root causes ---- */
+
+typedef struct prof {
+    const char *name;
+    uint32_t len;
+    uint32_t cnt;
+    int64_t ns;
+} prof_t;
+
+/* Time and count per activity name of rank R's compute and memory
+ * activities that lie within [a, b], into p (at most cap entries: the rest is left out). */
+static size_t profile(const cp_graph_t *g, const cp_rank_t *R, int64_t a, int64_t b, prof_t *p, size_t cap)
+{
+    size_t np = 0;
+    const cp_node_t *nodes = g->nodes + R->node0;
+    /* nodes by start: the first that ends after a is near the first starting after a - its length */
+    size_t lo = 0, hi = R->n_nodes;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (nodes[mid].s < a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t from = lo > 64 ? lo - 64 : 0;
+    for (size_t k = from; k < R->n_nodes && nodes[k].s < b && k < lo + 4096; k++) {
+        const cp_node_t *n = &nodes[k];
+        if (n->cls == MT_AN_COMM)
+            continue;
+        if (n->s < a || n->e > b || n->e <= n->s)
+            continue; /* whole activities only: a clipped one would look short */
+        int64_t s = n->s, e = n->e;
+        size_t q = 0;
+        while (q < np && !(p[q].len == n->name_len && (p[q].name == n->name || !memcmp(p[q].name, n->name, n->name_len))))
+            q++;
+        if (q == np) {
+            if (np == cap)
+                continue;
+            p[np++] = (prof_t){n->name, n->name_len, 0, 0};
+        }
+        p[q].ns += e - s;
+        p[q].cnt++;
+    }
+    return np;
+}
+
+typedef struct cause {
+    const char *name;
+    uint32_t len;
+    int32_t rank_i;
+    uint32_t kind;
+    int64_t ns;
+} cause_t;
+
+static int add_cause(cause_t **cs, size_t *n, size_t *cap, const char *name, uint32_t len, int32_t rank_i,
+                     uint32_t kind, int64_t ns)
+{
+    for (size_t i = 0; i < *n; i++) {
+        cause_t *c = &(*cs)[i];
+        if (c->rank_i == rank_i && c->kind == kind && c->len == len && (len == 0 || !memcmp(c->name, name, len))) {
+            c->ns += ns;
+            return 0;
+        }
+    }
+    if (MT_GROW(*cs, *cap, *n + 1, 32))
+        return -1;
+    (*cs)[(*n)++] = (cause_t){name, len, rank_i, kind, ns};
+    return 0;
+}
+
+/* The short-term causes last found for a rank: where its propagated
+ * (long-term) lateness is charged. */
+#define CP_DIST 16
+typedef struct dist {
+    prof_t v[CP_DIST];
+    size_t n;
+    int64_t sum;
+} dist_t;
+
+static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
+{
+    enum { PCAP = 256 };
+    prof_t *pq = malloc(PCAP * sizeof *pq), *pp = malloc(PCAP * sizeof *pp);
+    dist_t *last = calloc(g->n_ranks ? g->n_ranks : 1, sizeof *last);
+    cause_t *cs = NULL;
+    size_t ncs = 0, capcs = 0;
+    mt_status_t st = MT_ERR_NOMEM;
+    if (!pq || !pp || !last)
+        goto out;
+    for (size_t ii = 0; ii < g->n_inst; ii++) {
+        const cp_inst_t *I = &g->inst[ii];
+        const cp_node_t *qn = &g->nodes[I->last];
+        if (qn->rstep < 0 || g->rs[qn->rstep].job < 0 || !c->steps[g->rs[qn->rstep].job].used)
+            continue;
+        const cp_rank_t *Q = &g->ranks[qn->rank_i];
+        int64_t t0 = c->steps[g->rs[qn->rstep].job].start_ns;
+        for (uint32_t k = 0; k < I->n; k++) {
+            int32_t pid = g->imem[I->m0 + k];
+            const cp_node_t *pn = &g->nodes[pid];
+            int64_t wait = I->maxstart - pn->s;
+            if (pid == I->last || wait <= 0 || pn->rank_i == qn->rank_i)
+                continue;
+            c->wait_ns += wait;
+            /* the previous synchronisation point of the two: the latest
+             * end of an instance both took part in, before p arrived */
+            int64_t w0 = t0;
+            for (int32_t x = pid, tries = 0; tries < 64; tries++) {
+                x = g->nodes[x].pstream;
+                if (x < 0 || g->nodes[x].e <= w0)
+                    break;
+                const cp_node_t *xn = &g->nodes[x];
+                if (xn->inst < 0 || xn->e > pn->s)
+                    continue;
+                const cp_inst_t *J = &g->inst[xn->inst];
+                int both = 0;
+                for (uint32_t y = 0; y < J->n && !both; y++)
+                    both = g->nodes[g->imem[J->m0 + y]].rank_i == qn->rank_i;
+                if (both) {
+                    w0 = xn->e;
+                    break;
+                }
+            }
+            /* short term: q's activities since then against p's of the
+             * same name, at p's mean duration per activity */
+            size_t nq = profile(g, Q, w0, I->maxstart, pq, PCAP);
+            size_t np = profile(g, &g->ranks[pn->rank_i], w0, pn->s, pp, PCAP);
+            int64_t pos = 0;
+            for (size_t a = 0; a < nq; a++) {
+                int64_t ex = 0;
+                for (size_t b = 0; b < np; b++)
+                    if (pp[b].len == pq[a].len && pp[b].cnt && !memcmp(pp[b].name, pq[a].name, pq[a].len))
+                        ex = pq[a].ns - (int64_t)((double)pq[a].cnt * (double)pp[b].ns / (double)pp[b].cnt);
+                pq[a].ns = ex;
+                if (ex > 0)
+                    pos += ex;
+            }
+            int64_t att = pos < wait ? pos : wait;
+            if (att > 0) {
+                dist_t *d = &last[qn->rank_i];
+                d->n = 0;
+                d->sum = 0;
+                for (size_t a = 0; a < nq; a++)
+                    if (pq[a].ns > 0) {
+                        int64_t v = (int64_t)((double)att * (double)pq[a].ns / (double)pos);
+                        if (add_cause(&cs, &ncs, &capcs, pq[a].name, pq[a].len, qn->rank_i, MT_CP_COMPUTE, v))
+                            goto out;
+                        if (d->n < CP_DIST) {
+                            d->v[d->n++] = (prof_t){pq[a].name, pq[a].len, 0, pq[a].ns};
+                            d->sum += pq[a].ns;
+                        }
+                    }
+                c->short_ns += att;
+            }
+            /* long term: the rest was lateness q carried from earlier:
+             * charged to the causes last found for q */
+            int64_t rest = wait - att;
+            const dist_t *d = &last[qn->rank_i];
+            if (rest > 0 && d->sum > 0) {
+                for (size_t a = 0; a < d->n; a++)
+                    if (add_cause(&cs, &ncs, &capcs, d->v[a].name, d->v[a].len, qn->rank_i, MT_CP_COMPUTE,
+                                  (int64_t)((double)rest * (double)d->v[a].ns / (double)d->sum)))
+                        goto out;
+                c->long_ns += rest;
+                att += rest;
+            }
+            c->attributed_ns += att;
+            for (size_t r = 0; r < c->n_ranks; r++)
+                if (c->ranks[r].rank == Q->rank)
+                    c->ranks[r].caused_ns += att;
+        }
+    }
+    /* the top causes */
+    mt_cp_name_t *top = calloc(ncs ? ncs : 1, sizeof *top);
+    if (!top)
+        goto out;
+    size_t nt = 0;
+    for (size_t i = 0; i < ncs; i++) {
+        top[nt] = (mt_cp_name_t){.rank = g->ranks[cs[i].rank_i].rank, .kind = cs[i].kind, .ns = cs[i].ns};
+        if (!(top[nt].name = dupn(cs[i].name, cs[i].len))) {
+            for (size_t k = 0; k < nt; k++)
+                free(top[k].name);
+            free(top);
+            goto out;
+        }
+        nt++;
+    }
+    qsort(top, nt, sizeof *top, name_ns_cmp);
+    for (size_t k = CP_CAUSES; k < nt; k++)
+        free(top[k].name);
+    c->causes = top;
+    c->n_causes = nt < CP_CAUSES ? nt : CP_CAUSES;
+    st = MT_OK;
+out:
+    free(pq);
+    free(pp);
+    free(last);
+    free(cs);
+    return st;
+}
+
+/* ---- the driver ---- */
+
+mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t *const *an, size_t n_an,
+                            const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks, const mt_cinst_t *rows,
+                            size_t n_rows, const mt_match_t *m, mt_critpath_t **out)
+{
+    *out = NULL;
+    cp_graph_t g;
+    mt_status_t st = cp_graph_build(an, n_an, clocks, ranks, n_ranks, rows, n_rows, m, &g);
+    if (st != MT_OK)
+        return st;
+    if (!g.n_rs) {
+        cp_graph_free(&g);
+        return MT_OK;
+    }
+    st = MT_ERR_NOMEM;
+    rp_t r = {0};
+    mt_critpath_t *c = calloc(1, sizeof *c);
+    int64_t *times = NULL, *meas = NULL, *tmp = NULL, *node_ns = NULL;
+    double *fac = NULL, *err = NULL;
+    nh_t *nh = NULL;
+    if (!c || rp_alloc(&g, &r) || build_order(&g))
+        goto out;
+    c->warmup = rq->warmup;
+    /* ---- job steps ---- */
+    g.js = malloc(g.n_rs * sizeof *g.js);
+    c->rank_steps = calloc(g.n_rs, sizeof *c->rank_steps);
+    c->steps = calloc(g.n_rs, sizeof *c->steps);
+    c->ranks = calloc(g.n_ranks ? g.n_ranks : 1, sizeof *c->ranks);
+    if (!g.js || !c->rank_steps || !c->steps || !c->ranks)
+        goto out;
+    {
+        /* (step, rank, start): rank steps are rank by rank, each by start,
+         * so a stable sort by step is enough */
+        uint64_t *key = malloc(g.n_rs * sizeof *key);
+        uint32_t *perm = malloc(g.n_rs * sizeof *perm);
+        int bad = !key || !perm;
+        for (size_t i = 0; !bad && i < g.n_rs; i++) {
+            key[i] = mt_sort_key_i64(g.rs[i].step);
+            perm[i] = (uint32_t)i;
+        }
+        bad = bad || mt_sort_u64(key, perm, g.n_rs) != MT_OK;
+        for (size_t i = 0; !bad && i < g.n_rs; i++)
+            g.js[i] = (int32_t)perm[i];
+        free(key);
+        free(perm);
+        if (bad)
+            goto out;
+    }
+    int64_t residual = 0;
+    for (size_t i = 0; i < g.n_ranks; i++) {
+        c->ranks[i].rank = g.ranks[i].rank;
+        if (g.ranks[i].clk && g.ranks[i].clk->residual_p99_ns > residual)
+            residual = (int64_t)g.ranks[i].clk->residual_p99_ns;
+    }
+    c->n_ranks = g.n_ranks;
+    size_t w = 0; /* rank steps kept: one per (step, rank) */
+    for (size_t a = 0; a < g.n_rs;) {
+        size_t b = a;
+        while (b < g.n_rs && g.rs[g.js[b]].step == g.rs[g.js[a]].step)
+            b++;
+        mt_cp_step_t *s = &c->steps[c->n_steps];
+        s->step = g.rs[g.js[a]].step;
+        s->first = (uint32_t)w;
+        s->start_ns = INT64_MAX;
+        s->end_ns = INT64_MIN;
+        for (size_t k = a; k < b; k++) {
+            if (k > a && g.rs[g.js[k]].rank_i == g.rs[g.js[k - 1]].rank_i)
+                continue; /* a step number seen twice on a rank: the first */
+            const cp_rs_t *x = &g.rs[g.js[k]];
+            g.js[w] = g.js[k];
+            mt_cp_rank_step_t *y = &c->rank_steps[w++];
+            y->rank = g.ranks[x->rank_i].rank;
+            y->start_ns = x->start;
+            y->end_ns = x->end;
+            y->compute_ns = x->src->compute_ns;
+            y->comm_ns = x->src->comm_ns;
+            y->memory_ns = x->src->memory_ns;
+            y->idle_ns = x->src->idle_ns;
+            if (x->start < s->start_ns)
+                s->start_ns = x->start;
+            if (x->end > s->end_ns) {
+                s->end_ns = x->end;
+                s->end_rank = y->rank;
+            }
+        }
+        s->n = (uint32_t)(w - s->first);
+        s->time_ns = s->end_ns - s->start_ns;
+        for (uint32_t k = s->first; k < s->first + s->n; k++)
+            g.rs[g.js[k]].job = (int32_t)c->n_steps;
+        c->n_steps++;
+        a = b;
+    }
+    c->n_rank_steps = w;
+    for (size_t i = 0; i < g.n_nodes; i++)
+        g.nodes[i].job = g.nodes[i].rstep >= 0 ? g.rs[g.nodes[i].rstep].job : -1;
+    for (size_t i = 0; i < g.n_syncs; i++)
+        g.syncs[i].job = g.syncs[i].rstep >= 0 ? g.rs[g.syncs[i].rstep].job : -1;
+    for (size_t j = 0; j < c->n_steps; j++)
+        c->steps[j].used = (int)j >= rq->warmup || c->n_steps <= (size_t)(rq->warmup > 0 ? rq->warmup : 0);
+    /* ---- near-critical ranks ---- */
+    for (size_t j = 0; j < c->n_steps; j++) {
+        mt_cp_step_t *s = &c->steps[j];
+        int64_t slack = 2 * residual;
+        if (s->time_ns / 1000 > slack)
+            slack = s->time_ns / 1000;
+        if (slack > c->slack_ns)
+            c->slack_ns = slack;
+        uint32_t near = 0;
+        for (uint32_t k = s->first; k < s->first + s->n; k++) {
+            mt_cp_rank_step_t *y = &c->rank_steps[k];
+            y->near_critical = y->end_ns >= s->end_ns - slack;
+            near += (uint32_t)y->near_critical;
+            if (s->used)
+                for (size_t i = 0; i < c->n_ranks; i++)
+                    if (c->ranks[i].rank == y->rank) {
+                        c->ranks[i].near_critical += (uint32_t)y->near_critical;
+                        c->ranks[i].end_rank += y->rank == s->end_rank;
+                    }
+        }
+        s->undecided = near > 1;
+    }
+    /* ---- replay with the measured durations ---- */
+    times = malloc(c->n_steps * sizeof *times);
+    meas = malloc(c->n_steps * sizeof *meas);
+    tmp = malloc(c->n_steps * sizeof *tmp);
+    err = malloc(c->n_steps * sizeof *err);
+    node_ns = calloc(g.n_nodes ? g.n_nodes : 1, sizeof *node_ns);
+    fac = mt_big_malloc((g.n_nodes ? g.n_nodes : 1) * sizeof *fac);
+    nh = mt_big_malloc((g.n_nodes ? g.n_nodes : 1) * sizeof *nh);
+    if (!times || !meas || !tmp || !err || !node_ns || !fac || !nh)
+        goto out;
+    scen_t sc0 = {0};
+    replay(&g, &sc0, &r, c, times);
+    size_t ne = 0;
+    for (size_t j = 0; j < c->n_steps; j++) {
+        mt_cp_step_t *s = &c->steps[j];
+        s->replay_ns = times[j];
+        int64_t d = times[j] - s->time_ns;
+        double e = s->time_ns > 0 ? (double)(d < 0 ? -d : d) / (double)s->time_ns : 0.0;
+        s->refused = e > 0.05;
+        if (s->used) {
+            err[ne++] = e;
+            c->refused += s->refused;
+        }
+    }
+    if (ne) {
+        qsort(err, ne, sizeof *err, dbl_cmp);
+        c->replay_err_median = err[(ne - 1) / 2];
+        c->replay_err_max = err[ne - 1];
+    }
+    /* ---- critical paths ---- */
+    for (size_t j = 0; j < c->n_steps; j++) {
+        mt_cp_step_t *s = &c->steps[j];
+        walk_t wk = {.g = &g, .c = c, .s = s, .t0 = s->start_ns, .cur = s->end_ns, .node_ns = node_ns};
+        /* the rank step that ends the job step */
+        const cp_rs_t *x = NULL;
+        for (uint32_t k = s->first; k < s->first + s->n; k++)
+            if (c->rank_steps[k].rank == s->end_rank)
+                x = &g.rs[g.js[k]];
+        if (!x)
+            continue;
+        if (x->last >= 0 && g.nodes[x->last].e >= x->cpu_end)
+            walk_path(&wk, x->rank_i, 0, x->last);
+        else
+            walk_path(&wk, x->rank_i, x->cpu_end, -1);
+        if (!s->used)
+            continue;
+        for (int k = 0; k < MT_CP_KIND_COUNT_; k++)
+            c->kind_ns[k] += s->kind_ns[k];
+        c->path_ns += s->time_ns;
+        for (uint32_t k = s->first; k < s->first + s->n; k++)
+            for (size_t i = 0; i < c->n_ranks; i++)
+                if (c->ranks[i].rank == c->rank_steps[k].rank)
+                    c->ranks[i].path_ns += c->rank_steps[k].path_ns;
+    }
+    /* ---- statistics of the used steps ---- */
+    size_t nu = 0;
+    for (size_t j = 0; j < c->n_steps; j++)
+        if (c->steps[j].used)
+            tmp[nu++] = c->steps[j].time_ns;
+    c->used = nu;
+    if (nu) {
+        qsort(tmp, nu, sizeof *tmp, i64_cmp);
+        c->p50_ns = mt_stats_pct_sorted(tmp, nu, 50);
+        c->p90_ns = mt_stats_pct_sorted(tmp, nu, 90);
+        c->p99_ns = mt_stats_pct_sorted(tmp, nu, 99);
+        c->max_ns = tmp[nu - 1];
+        int64_t sum = 0;
+        for (size_t k = 0; k < nu; k++)
+            sum += tmp[k];
+        c->mean_ns = sum / (int64_t)nu;
+    }
+    for (size_t j = 0; j < c->n_steps; j++)
+        c->steps[j].spike = c->steps[j].used && c->steps[j].time_ns * 2 > 3 * c->p50_ns && nu >= 3;
+    /* ---- imbalance: the path's time of a kind minus the ranks' mean ---- */
+    for (int k = 0; k < MT_CP_KIND_COUNT_; k++) {
+        if (k == MT_CP_HOST)
+            continue;
+        int64_t own = 0;
+        for (size_t j = 0; j < c->n_steps; j++) {
+            const mt_cp_step_t *s = &c->steps[j];
+            if (!s->used || !s->n)
+                continue;
+            int64_t sum = 0;
+            for (uint32_t q = s->first; q < s->first + s->n; q++) {
+                const mt_cp_rank_step_t *y = &c->rank_steps[q];
+                sum += k == MT_CP_COMPUTE ? y->compute_ns
+                       : k == MT_CP_COMM  ? y->comm_ns
+                       : k == MT_CP_MEMORY ? y->memory_ns
+                                           : y->idle_ns;
+            }
+            own += sum / s->n;
+        }
+        c->imbalance_ns[k] = c->kind_ns[k] - own;
+    }
+    /* ---- top names on the path ---- */
+    {
+        size_t k = 0;
+        for (size_t i = 0; i < g.n_nodes; i++)
+            if (node_ns[i] > 0)
+                nh[k++] = (nh_t){mt_hash64(g.nodes[i].name, g.nodes[i].name_len, 0x9e3779b97f4a7c15ull),
+                                 (int32_t)i, 0};
+        qsort(nh, k, sizeof *nh, nh_cmp);
+        size_t ng = 0;
+        for (size_t a = 0; a < k;) {
+            size_t b = a;
+            while (b < k && nh[b].h == nh[a].h)
+                b++;
+            ng++;
+            a = b;
+        }
+        c->top = calloc(ng ? ng : 1, sizeof *c->top);
+        if (!c->top)
+            goto out;
+        for (size_t a = 0; a < k;) {
+            size_t b = a;
+            int64_t sum = 0;
+            while (b < k && nh[b].h == nh[a].h)
+                sum += node_ns[nh[b++].node];
+            const cp_node_t *n = &g.nodes[nh[a].node];
+            mt_cp_name_t *t = &c->top[c->n_top];
+            *t = (mt_cp_name_t){.rank = -1, .kind = (uint32_t)node_kind(n), .ns = sum};
+            if (!(t->name = dupn(n->name, n->name_len)))
+                goto out;
+            c->n_top++;
+            a = b;
+        }
+        qsort(c->top, c->n_top, sizeof *c->top, name_ns_cmp);
+        for (size_t i = CP_TOP; i < c->n_top; i++)
+            free(c->top[i].name);
+        if (c->n_top > CP_TOP)
+            c->n_top = CP_TOP;
+    }
+    /* ---- what-ifs ---- */
+    for (int wi = 0; wi < MT_WI_COUNT_; wi++) {
+        mt_cp_whatif_t *x = &c->whatif[wi];
+        scen_t sc = {0};
+        for (size_t j = 0; j < c->n_steps; j++)
+            c->steps[j].whatif_ns[wi] = -1;
+        if (wi == MT_WI_STRAGGLER) {
+            if (!rq->n_stragglers)
+                continue;
+            size_t nn = 0;
+            if (straggler_factors(&g, rq, fac, nh, &nn))
+                goto out;
+            sc.factor = fac;
+            int len = snprintf(x->label, sizeof x->label, "rank%s", rq->n_stragglers > 1 ? "s" : "");
+            for (size_t i = 0; i < rq->n_stragglers && len > 0 && (size_t)len < sizeof x->label - 24; i++)
+                len += snprintf(x->label + len, sizeof x->label - (size_t)len, " %d", rq->stragglers[i]);
+            snprintf(x->label + len, sizeof x->label - (size_t)len, " at the median rank's speed");
+        } else if (wi == MT_WI_COMM) {
+            if (!g.n_inst)
+                continue;
+            sc.comm_transfer = 1;
+            snprintf(x->label, sizeof x->label, "communication at its transfer time, no waiting");
+        } else if (wi == MT_WI_LAUNCH) {
+            sc.drop_launch = 1;
+            snprintf(x->label, sizeof x->label, "no host launch gaps");
+        } else {
+            if (!rq->pattern)
+                continue;
+            for (size_t i = 0; i < g.n_nodes; i++) {
+                char buf[MT_AN_NAME_MAX + 1];
+                const cp_node_t *n = &g.nodes[i];
+                memcpy(buf, n->name, n->name_len);
+                buf[n->name_len] = '\0';
+                fac[i] = fnmatch(rq->pattern, buf, 0) == 0 ? rq->factor : 1.0;
+            }
+            sc.factor = fac;
+            snprintf(x->label, sizeof x->label, "kernels %.60s x %.3g", rq->pattern, rq->factor);
+        }
+        replay(&g, &sc, &r, c, times);
+        size_t n1 = 0;
+        for (size_t j = 0; j < c->n_steps; j++) {
+            mt_cp_step_t *s = &c->steps[j];
+            if (s->refused)
+                continue;
+            /* the change the model predicts, on the measured time: the
+             * model's own error on the step cancels to first order */
+            int64_t v = s->time_ns + (times[j] - s->replay_ns);
+            s->whatif_ns[wi] = v > 0 ? v : 0;
+            if (s->used) {
+                tmp[n1] = s->whatif_ns[wi];
+                meas[n1++] = s->time_ns;
+            }
+        }
+        x->run = true;
+        x->steps = n1;
+        if (n1) {
+            x->p50_ns = p50_of(tmp, n1);
+            x->gain_ns = p50_of(meas, n1) - x->p50_ns;
+        }
+    }
+    /* ---- what-if "stage": one run per stage, shifts carried over ---- */
+    if (rq->n_stages >= 2 && rq->stage_ranks && rq->stage_first && c->n_steps >= 2) {
+        int64_t *b_end = malloc(c->n_steps * sizeof *b_end);
+        c->stage_wi = calloc(rq->n_stages, sizeof *c->stage_wi);
+        if (!b_end || !c->stage_wi) {
+            free(b_end);
+            goto out;
+        }
+        double f = rq->stage_factor > 0 ? rq->stage_factor : 0.9;
+        scen_t base = {.carry = 1};
+        replay(&g, &base, &r, c, times);
+        memcpy(b_end, r.jend, c->n_steps * sizeof *b_end);
+        size_t np = 0; /* the measured periods */
+        for (size_t j = 1; j < c->n_steps; j++)
+            if (c->steps[j].used && c->steps[j].step == c->steps[j - 1].step + 1)
+                tmp[np++] = c->steps[j].end_ns - c->steps[j - 1].end_ns;
+        c->periods = np;
+        c->period_p50_ns = np ? p50_of(tmp, np) : 0;
+        for (size_t q = 0; np && q < rq->n_stages; q++) {
+            for (size_t i = 0; i < g.n_nodes; i++) {
+                int32_t rk = g.ranks[g.nodes[i].rank_i].rank;
+                int in = 0;
+                for (size_t k = rq->stage_first[q]; k < rq->stage_first[q + 1] && !in; k++)
+                    in = rq->stage_ranks[k] == rk;
+                fac[i] = in && g.nodes[i].cls != MT_AN_COMM ? f : 1.0;
+            }
+            scen_t sc = {.factor = fac, .carry = 1};
+            replay(&g, &sc, &r, c, times);
+            size_t n1 = 0;
+            for (size_t j = 1; j < c->n_steps; j++)
+                if (c->steps[j].used && c->steps[j].step == c->steps[j - 1].step + 1)
+                    tmp[n1++] = c->steps[j].end_ns - c->steps[j - 1].end_ns + (r.jend[j] - r.jend[j - 1]) -
+                                (b_end[j] - b_end[j - 1]);
+            mt_cp_stage_wi_t *x = &c->stage_wi[c->n_stage_wi++];
+            x->stage = (uint32_t)q;
+            x->p50_ns = p50_of(tmp, n1);
+            x->gain_ns = c->period_p50_ns - x->p50_ns;
+        }
+        free(b_end);
+    }
+    /* ---- root causes ---- */
+    if ((st = root_causes(&g, c)) != MT_OK)
+        goto out;
+    st = MT_OK;
+out:
+    rp_free(&r);
+    free(times);
+    free(meas);
+    free(tmp);
+    free(err);
+    free(node_ns);
+    free(fac);
+    free(nh);
+    cp_graph_free(&g);
+    if (st != MT_OK) {
+        mt_critpath_free(c);
+        return st;
+    }
+    *out = c;
+    return MT_OK;
+}

@@ -1,0 +1,471 @@
+/* Steps on aligned clocks, the cross-rank dependency graph with its
+ * critical path, replay, what-if projections and root causes of waiting
+ * (definitions: include/mergetrace/critpath.h). Process 0, after the clock
+ * fit, over every rank's steps and graph summary. */
+#include "mergetrace/critpath.h"
+#include "base/bigmem.h"
+#include "base/sort.h"
+#include "base/stats.h"
+#include "cross/critpath_int.h"
+
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *mt_cp_kind_str(mt_cp_kind_t k)
+{
+    static const char *const s[] = {"compute", "comm", "memory", "host", "idle"};
+    return (unsigned)k < MT_CP_KIND_COUNT_ ? s[k] : "unknown";
+}
+
+const char *mt_wi_str(mt_wi_t w)
+{
+    static const char *const s[] = {"straggler_at_median", "comm_at_transfer", "no_launch_gaps", "pattern"};
+    return (unsigned)w < MT_WI_COUNT_ ? s[w] : "unknown";
+}
+
+void mt_critpath_free(mt_critpath_t *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n_top; i++)
+        free(c->top[i].name);
+    for (size_t i = 0; i < c->n_causes; i++)
+        free(c->causes[i].name);
+    free(c->top);
+    free(c->causes);
+    free(c->steps);
+    free(c->rank_steps);
+    free(c->ranks);
+    free(c->stage_wi);
+    free(c);
+}
+
+/* ---- building the graph ---- */
+
+static const mt_clock_t *clock_of(const mt_clock_t *clocks, const int32_t *ranks, size_t n, int32_t r)
+{
+    for (size_t i = 0; clocks && i < n; i++)
+        if (ranks[i] == r)
+            return &clocks[i];
+    return NULL;
+}
+
+static int64_t at(const cp_rank_t *R, int64_t t)
+{
+    return R->clk ? mt_clock_apply(R->clk, t) : t;
+}
+
+static int an_rank_cmp(const void *pa, const void *pb)
+{
+    const mt_rank_analysis_t *a = *(const mt_rank_analysis_t *const *)pa, *b = *(const mt_rank_analysis_t *const *)pb;
+    return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+/* The rank-step whose range holds raw time t (ranges by start). */
+static long rank_step_of(const mt_rank_analysis_t *a, int64_t t)
+{
+    size_t lo = 0, hi = a->n_steps;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->steps[mid].cpu_start_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; k-- > 0 && lo - k <= 4;)
+        if (a->steps[k].cpu_end_ns >= t)
+            return (long)k;
+    return -1;
+}
+
+/* Sort idx[0..n) by v[idx[i]] (stable; v int64). */
+static int sort_by(int32_t *idx, const int64_t *v, size_t n)
+{
+    uint64_t *key = mt_big_malloc((n ? n : 1) * sizeof *key);
+    uint32_t *perm = mt_big_malloc((n ? n : 1) * sizeof *perm);
+    int32_t *tmp = mt_big_malloc((n ? n : 1) * sizeof *tmp);
+    int bad = !key || !perm || !tmp;
+    if (!bad) {
+        for (size_t i = 0; i < n; i++) {
+            key[i] = mt_sort_key_i64(v[idx[i]]);
+            perm[i] = (uint32_t)i;
+        }
+        bad = mt_sort_u64(key, perm, n) != MT_OK;
+        for (size_t i = 0; !bad && i < n; i++)
+            tmp[i] = idx[perm[i]];
+        if (!bad)
+            memcpy(idx, tmp, n * sizeof *idx);
+    }
+    free(key);
+    free(perm);
+    free(tmp);
+    return bad ? -1 : 0;
+}
+
+void cp_graph_free(cp_graph_t *g)
+{
+    if (!g)
+        return;
+    free(g->nodes);
+    free(g->syncs);
+    free(g->inst);
+    free(g->imem);
+    free(g->by_end);
+    free(g->ev);
+    free(g->rs);
+    free(g->js);
+    for (size_t i = 0; g->ranks && i < g->n_ranks; i++)
+        free(g->ranks[i].cmap);
+    free(g->ranks);
+    memset(g, 0, sizeof *g);
+}
+
+static int node_by_start(const void *pa, const void *pb)
+{
+    const int64_t *a = pa, *b = pb;
+    return (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, const mt_clock_t *clocks,
+                           const int32_t *ranks, size_t n_ranks, const mt_cinst_t *rows, size_t n_rows,
+                           const mt_match_t *m, cp_graph_t *g)
+{
+    memset(g, 0, sizeof *g);
+    mt_status_t st = MT_ERR_NOMEM;
+    const mt_rank_analysis_t **an = malloc((n_an ? n_an : 1) * sizeof *an);
+    int64_t *cmap = NULL; /* the nodes found for one instance */
+    if (!an)
+        return st;
+    memcpy(an, an_in, n_an * sizeof *an);
+    qsort(an, n_an, sizeof *an, an_rank_cmp);
+    size_t nn = 0, ns = 0, nrs = 0;
+    for (size_t i = 0; i < n_an; i++) {
+        nn += an[i]->n_gacts;
+        ns += an[i]->n_syncs;
+        nrs += an[i]->n_steps;
+    }
+    if (nn >= INT32_MAX || nrs >= INT32_MAX) {
+        free(an);
+        return MT_ERR_LIMIT;
+    }
+    g->ranks = calloc(n_an ? n_an : 1, sizeof *g->ranks);
+    g->nodes = mt_big_malloc((nn ? nn : 1) * sizeof *g->nodes);
+    g->syncs = malloc((ns ? ns : 1) * sizeof *g->syncs);
+    g->by_end = mt_big_malloc((nn ? nn : 1) * sizeof *g->by_end);
+    g->rs = malloc((nrs ? nrs : 1) * sizeof *g->rs);
+    if (!g->ranks || !g->nodes || !g->syncs || !g->by_end || !g->rs)
+        goto out;
+    g->n_ranks = n_an;
+    g->n_nodes = nn;
+    g->n_syncs = ns;
+    /* nodes, syncs and rank steps, rank by rank */
+    size_t b = 0, sb = 0, rb = 0;
+    for (size_t i = 0; i < n_an; i++) {
+        const mt_rank_analysis_t *a = an[i];
+        cp_rank_t *R = &g->ranks[i];
+        R->an = a;
+        R->rank = a->rank;
+        R->clk = clock_of(clocks, ranks, n_ranks, a->rank);
+        R->node0 = b;
+        R->n_nodes = a->n_gacts;
+        R->sync0 = sb;
+        R->n_syncs = a->n_syncs;
+        R->rs0 = rb;
+        int64_t lambda = INT64_MAX;
+        for (size_t k = 0; k < a->n_gacts; k++) {
+            const mt_an_gact_t *x = &a->gacts[k];
+            cp_node_t *n = &g->nodes[b + k];
+            memset(n, 0, sizeof *n);
+            n->s = at(R, x->start_ns);
+            n->e = at(R, x->end_ns);
+            if (n->e < n->s)
+                n->e = n->s;
+            n->L = x->launch_ns >= 0 ? at(R, x->launch_end_ns) : INT64_MIN;
+            n->rank_i = (int32_t)i;
+            n->cls = (uint8_t)x->cls;
+            n->stream = x->stream;
+            n->pstream = n->px = n->inst = n->job = -1;
+            n->rstep = (int32_t)(x->launch_ns >= 0 ? rank_step_of(a, x->launch_ns) : rank_step_of(a, x->start_ns));
+            if (n->rstep >= 0)
+                n->rstep += (int32_t)rb;
+            n->name = a->strings ? a->strings + x->name.off : "";
+            n->name_len = x->name.len;
+            if (n->L != INT64_MIN && n->s - n->L < lambda && n->s >= n->L)
+                lambda = n->s - n->L;
+            g->by_end[b + k] = (int32_t)(b + k);
+        }
+        R->lambda = lambda == INT64_MAX ? 0 : lambda;
+        for (size_t k = 0; k < a->n_syncs; k++) {
+            long q = rank_step_of(a, a->syncs[k].start_ns);
+            g->syncs[sb + k] = (cp_sync_t){.s = at(R, a->syncs[k].start_ns),
+                                           .e = at(R, a->syncs[k].end_ns),
+                                           .w = -1,
+                                           .rank_i = (int32_t)i,
+                                           .rstep = q >= 0 ? (int32_t)(q + (long)rb) : -1,
+                                           .job = -1};
+        }
+        for (size_t k = 0; k < a->n_steps; k++) {
+            const mt_an_step_t *x = &a->steps[k];
+            g->rs[rb + k] = (cp_rs_t){.rank_i = (int32_t)i,
+                                      .step = x->step,
+                                      .start = at(R, x->cpu_start_ns),
+                                      .cpu_end = at(R, x->cpu_end_ns),
+                                      .end = at(R, x->end_ns),
+                                      .last = -1,
+                                      .job = -1,
+                                      .src = x};
+        }
+        b += a->n_gacts;
+        sb += a->n_syncs;
+        rb += a->n_steps;
+    }
+    g->n_rs = nrs;
+    /* syncs by end within each rank (insertion: nearly sorted) */
+    for (size_t i = 0; i < n_an; i++) {
+        cp_sync_t *s = g->syncs + g->ranks[i].sync0;
+        for (size_t k = 1; k < g->ranks[i].n_syncs; k++) {
+            cp_sync_t v = s[k];
+            size_t j = k;
+            for (; j > 0 && s[j - 1].e > v.e; j--)
+                s[j] = s[j - 1];
+            s[j] = v;
+        }
+    }
+    /* by_end per rank, and each rank step's last-ending node */
+    int64_t *ends = mt_big_malloc((nn ? nn : 1) * sizeof *ends);
+    if (!ends)
+        goto out;
+    for (size_t k = 0; k < nn; k++)
+        ends[k] = g->nodes[k].e;
+    for (size_t i = 0; i < n_an; i++)
+        if (sort_by(g->by_end + g->ranks[i].node0, ends, g->ranks[i].n_nodes)) {
+            free(ends);
+            goto out;
+        }
+    free(ends);
+    for (size_t k = 0; k < nn; k++) {
+        cp_node_t *n = &g->nodes[k];
+        if (n->rstep >= 0) {
+            cp_rs_t *r = &g->rs[n->rstep];
+            if (r->last < 0 || n->e > g->nodes[r->last].e)
+                r->last = (int32_t)k;
+        }
+    }
+    /* instances: comm nodes found by (rank, raw start, raw end, stream) of their rows */
+    size_t ni = m ? m->n_inst : 0, cap_i = 0;
+    for (size_t i = 0; i < n_an; i++) {
+        const mt_rank_analysis_t *a = an[i];
+        cp_rank_t *R = &g->ranks[i];
+        size_t nc = 0;
+        for (size_t k = 0; k < a->n_gacts; k++)
+            nc += a->gacts[k].cls == MT_AN_COMM;
+        int64_t *cm = malloc((nc ? nc : 1) * 2 * sizeof *cm);
+        if (!cm)
+            goto out;
+        nc = 0;
+        for (size_t k = 0; k < a->n_gacts; k++)
+            if (a->gacts[k].cls == MT_AN_COMM) {
+                cm[2 * nc] = a->gacts[k].start_ns;
+                cm[2 * nc + 1] = (int64_t)(R->node0 + k);
+                nc++;
+            }
+        qsort(cm, nc, 2 * sizeof *cm, node_by_start);
+        R->cmap = cm;
+        R->n_cmap = nc;
+    }
+    size_t cap_f = 0, cap_m = 0;
+    for (size_t ii = 0; ii < ni; ii++) {
+        if (m->status[ii] == MT_INST_MISMATCH || m->first[ii + 1] - m->first[ii] < 2)
+            continue;
+        cp_inst_t I = {.maxstart = INT64_MIN, .last = -1, .transfer = INT64_MAX};
+        size_t nfound = 0;
+        for (uint32_t k = m->first[ii]; k < m->first[ii + 1]; k++) {
+            if ((size_t)m->members[k] >= n_rows)
+                continue;
+            const mt_cinst_t *r = &rows[m->members[k]];
+            size_t lo = 0, hi = n_an; /* ranks ascending */
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (g->ranks[mid].rank < r->rank)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo >= n_an || g->ranks[lo].rank != r->rank)
+                continue;
+            const cp_rank_t *R = &g->ranks[lo];
+            int64_t key[2] = {r->start_ns, 0};
+            int64_t *hit = bsearch(key, R->cmap, R->n_cmap, 2 * sizeof *R->cmap, node_by_start);
+            if (!hit)
+                continue;
+            while (hit > R->cmap && hit[-2] == r->start_ns)
+                hit -= 2;
+            int32_t nd = -1;
+            for (; hit < R->cmap + 2 * R->n_cmap && hit[0] == r->start_ns; hit += 2) {
+                const mt_an_gact_t *x = &R->an->gacts[hit[1] - (int64_t)R->node0];
+                if (x->end_ns == r->end_ns && g->nodes[hit[1]].inst < 0) {
+                    nd = (int32_t)hit[1];
+                    break;
+                }
+            }
+            if (nd < 0)
+                continue;
+            if (MT_GROW(cmap, cap_f, nfound + 1, 64))
+                goto out;
+            cmap[nfound++] = nd;
+            g->nodes[nd].inst = (int32_t)g->n_inst; /* provisional: undone below when fewer than 2 */
+            const cp_node_t *n = &g->nodes[nd];
+            if (n->s > I.maxstart) {
+                I.maxstart = n->s;
+                I.last = nd;
+            }
+            if (n->e - n->s < I.transfer)
+                I.transfer = n->e - n->s;
+        }
+        if (nfound < 2) {
+            for (size_t q = 0; q < nfound; q++)
+                g->nodes[cmap[q]].inst = -1;
+            continue;
+        }
+        if (MT_GROW(g->inst, cap_i, g->n_inst + 1, 256) || MT_GROW(g->imem, cap_m, g->n_imem + nfound, 1024))
+            goto out;
+        for (size_t q = 0; q < nfound; q++)
+            g->imem[g->n_imem + q] = (int32_t)cmap[q];
+        I.m0 = g->n_imem;
+        g->n_imem += nfound;
+        I.n = (uint32_t)nfound;
+        g->inst[g->n_inst++] = I;
+    }
+    for (size_t k = 0; k < nn; k++) {
+        cp_node_t *n = &g->nodes[k];
+        if (n->inst >= 0)
+            n->T = n->e - g->inst[n->inst].maxstart;
+    }
+    /* start bindings: stream predecessor, launch, inferred stream wait */
+    for (size_t i = 0; i < n_an; i++) {
+        cp_rank_t *R = &g->ranks[i];
+        int32_t last_on[64];
+        size_t nstreams = 0;
+        int32_t *lastv = NULL;
+        for (size_t k = 0; k < R->n_nodes; k++)
+            if (g->nodes[R->node0 + k].stream + 1 > nstreams)
+                nstreams = g->nodes[R->node0 + k].stream + 1;
+        lastv = nstreams <= 64 ? last_on : malloc(nstreams * sizeof *lastv);
+        if (!lastv)
+            goto out;
+        for (size_t k = 0; k < nstreams; k++)
+            lastv[k] = -1;
+        const int32_t *be = g->by_end + R->node0;
+        for (size_t k = 0; k < R->n_nodes; k++) {
+            int32_t id = (int32_t)(R->node0 + k);
+            cp_node_t *n = &g->nodes[id];
+            n->pstream = lastv[n->stream];
+            lastv[n->stream] = id;
+            int64_t best = INT64_MIN;
+            uint8_t bind = CP_B_NONE;
+            if (n->pstream >= 0) {
+                int64_t c = g->nodes[n->pstream].e;
+                best = c < n->s ? c : n->s;
+                bind = CP_B_STREAM;
+            }
+            if (n->L != INT64_MIN) {
+                int64_t c = n->L + R->lambda;
+                c = c < n->s ? c : n->s;
+                if (c > best || bind == CP_B_NONE) {
+                    best = c;
+                    bind = CP_B_LAUNCH;
+                }
+            }
+            if (bind == CP_B_NONE || n->s - best > 1000) {
+                /* the latest end on another stream of the rank, no later than s */
+                size_t lo = 0, hi = R->n_nodes;
+                while (lo < hi) {
+                    size_t mid = lo + (hi - lo) / 2;
+                    if (g->nodes[be[mid]].e <= n->s)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                for (size_t j = lo, tries = 0; j-- > 0 && tries < 32; tries++) {
+                    const cp_node_t *x = &g->nodes[be[j]];
+                    if (bind != CP_B_NONE && x->e <= best)
+                        break;
+                    if (x->stream == n->stream || be[j] == id)
+                        continue;
+                    n->px = be[j];
+                    best = x->e;
+                    bind = CP_B_X;
+                    break;
+                }
+            }
+            n->bind = bind;
+            n->extra = bind == CP_B_NONE ? 0 : n->s - best;
+        }
+        if (lastv != last_on)
+            free(lastv);
+    }
+    /* the replay's per-rank latencies: what the model may carry instead of
+     * each edge's measured slack (critpath.h "replay") */
+    {
+        int64_t *v = mt_big_malloc((nn + ns ? nn + ns : 1) * sizeof *v);
+        if (!v)
+            goto out;
+        for (size_t i = 0; i < n_an; i++) {
+            cp_rank_t *R = &g->ranks[i];
+            size_t nv = 0;
+            for (size_t k = 0; k < R->n_nodes; k++) {
+                const cp_node_t *n = &g->nodes[R->node0 + k];
+                if (n->bind == CP_B_LAUNCH && n->px < 0 && n->s >= n->L)
+                    v[nv++] = n->s - n->L;
+            }
+            R->lat = nv ? mt_stats_pct_i64(v, nv, 50) : R->lambda;
+        }
+        free(v);
+    }
+    /* syncs: what each waited for */
+    for (size_t i = 0; i < n_an; i++) {
+        cp_rank_t *R = &g->ranks[i];
+        const int32_t *be = g->by_end + R->node0;
+        for (size_t k = 0; k < R->n_syncs; k++) {
+            cp_sync_t *s = &g->syncs[R->sync0 + k];
+            size_t lo = 0, hi = R->n_nodes;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (g->nodes[be[mid]].e <= s->e)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            for (size_t j = lo, tries = 0; j-- > 0 && tries < 64; tries++) {
+                const cp_node_t *x = &g->nodes[be[j]];
+                if (x->e < s->s)
+                    break;
+                if (x->L != INT64_MIN && x->L <= s->s) {
+                    s->w = be[j];
+                    break;
+                }
+            }
+        }
+        int64_t *v = malloc((R->n_syncs ? R->n_syncs : 1) * sizeof *v);
+        if (!v)
+            goto out;
+        size_t nv = 0;
+        for (size_t k = 0; k < R->n_syncs; k++) {
+            const cp_sync_t *s = &g->syncs[R->sync0 + k];
+            if (s->w >= 0 && g->nodes[s->w].e >= s->s)
+                v[nv++] = s->e - g->nodes[s->w].e;
+        }
+        R->sync_lag = nv ? mt_stats_pct_i64(v, nv, 50) : 0;
+        free(v);
+    }
+    st = MT_OK;
+out:
+    free(an);
+    free(cmap);
+    if (st != MT_OK)
+        cp_graph_free(g);
+    return st;
+}

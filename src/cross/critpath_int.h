@@ -1,0 +1,100 @@
+/* The dependency graph of mt_critpath_run (include/mergetrace/critpath.h),
+ * shared by its graph builder (critpath.c) and its replay, path and
+ * projections (cp_run.c): internal to src/cross/ and the unit tests. */
+#ifndef MT_CROSS_CRITPATH_INT_H
+#define MT_CROSS_CRITPATH_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mergetrace/critpath.h"
+
+/* What bound the start of an activity. */
+enum { CP_B_NONE = 0, CP_B_STREAM, CP_B_LAUNCH, CP_B_X };
+
+/* One GPU activity; times aligned (reference clock). */
+typedef struct cp_node {
+    int64_t s, e;
+    int64_t L;            /* launch call end, INT64_MIN when not linked */
+    int64_t extra;        /* measured s - the binding candidate */
+    int64_t T;            /* matched comm: e - the instance's last arrival */
+    const char *name;     /* borrowed from the rank's result; name_len bytes */
+    uint32_t name_len;
+    uint32_t stream;
+    int32_t rank_i;       /* index into cp_graph_t.ranks */
+    int32_t pstream;      /* previous activity on the stream, -1 */
+    int32_t px;           /* inferred stream-wait predecessor, -1 */
+    int32_t inst;         /* instance (cp_graph_t.inst), -1 */
+    int32_t rstep;        /* rank step (cp_graph_t.rs), -1 */
+    int32_t job;          /* job step (cp_run.c), -1 */
+    uint8_t cls;          /* mt_an_class_t */
+    uint8_t bind;         /* CP_B_* */
+} cp_node_t;
+
+typedef struct cp_sync {
+    int64_t s, e;
+    int32_t w;            /* the activity it waited for (GPU-bound when its end >= s), -1 */
+    int32_t rank_i;
+    int32_t rstep;        /* rank step holding its start, -1 */
+    int32_t job;          /* job step (cp_run.c), -1 */
+} cp_sync_t;
+
+typedef struct cp_inst {
+    int64_t maxstart;     /* last arrival */
+    int64_t transfer;     /* shortest participant duration */
+    int32_t last;         /* node of the last arrival */
+    uint32_t n;           /* participants found: cp_graph_t.imem[m0 .. m0 + n) */
+    size_t m0;
+} cp_inst_t;
+
+typedef struct cp_rank {
+    const mt_rank_analysis_t *an;
+    const mt_clock_t *clk; /* NULL: own clock */
+    int32_t rank;
+    size_t node0, n_nodes, sync0, n_syncs, rs0;
+    int64_t lambda;       /* smallest start - launch end: which edge binds (the path) */
+    int64_t lat;          /* the replay's launch latency: median start - launch end
+                           * of its launch-bound activities (lambda when none) */
+    int64_t sync_lag;     /* the replay's sync return lag: median sync end - end
+                           * of the activity waited for, over its GPU-bound syncs */
+    int64_t *cmap;        /* (raw start, node) of its comm activities, by start */
+    size_t n_cmap;
+} cp_rank_t;
+
+/* One rank step (aligned). */
+typedef struct cp_rs {
+    int32_t rank_i;
+    int32_t last;         /* its last-ending activity, -1 */
+    int64_t step, start, cpu_end, end;
+    int32_t job;          /* index of the job step */
+    const mt_an_step_t *src;
+} cp_rs_t;
+
+typedef struct cp_graph {
+    cp_node_t *nodes;
+    size_t n_nodes;
+    int32_t *by_end;      /* per rank (from node0), node ids by end */
+    cp_rank_t *ranks;     /* by rank */
+    size_t n_ranks;
+    cp_sync_t *syncs;     /* per rank (from sync0), by end */
+    size_t n_syncs;
+    cp_inst_t *inst;
+    size_t n_inst;
+    int32_t *imem;        /* the instances' member nodes */
+    size_t n_imem;
+    cp_rs_t *rs;          /* rank steps, rank by rank, each by start */
+    size_t n_rs;
+    int32_t *js;          /* rank steps ordered by (step, rank) (cp_run.c) */
+    int64_t *ev;          /* replay order (cp_run.c) */
+    size_t n_ev;
+} cp_graph_t;
+
+/* Build the graph from the ranks' results (see mt_critpath_run for the
+ * arguments; all borrowed and must outlive g). MT_OK, MT_ERR_NOMEM or
+ * MT_ERR_LIMIT (2^31 activities); g is empty on error. */
+mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an, size_t n_an, const mt_clock_t *clocks,
+                           const int32_t *ranks, size_t n_ranks, const mt_cinst_t *rows, size_t n_rows,
+                           const mt_match_t *m, cp_graph_t *g);
+void cp_graph_free(cp_graph_t *g);
+
+#endif

@@ -1,0 +1,256 @@
+/* The per-rank steps (ProfilerStep windows with their GPU time breakdown)
+ * and the compact graph summary the cross-rank critical path needs: every
+ * GPU activity with its stream, class, launch call and name, and the host
+ * synchronisation calls (analysis.h "steps", "graph"). */
+#include "rank/passes.h"
+#include "base/bigmem.h"
+#include "mergetrace/summary.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Prefix sums of a sorted disjoint interval list, for |U n [a, b)| in
+ * O(log n). */
+typedef struct ivsum {
+    const mt_interval_t *iv;
+    int64_t *pre; /* pre[i] = measure of iv[0..i) */
+    size_t n;
+} ivsum_t;
+
+static int ivsum_init(ivsum_t *s, const mt_interval_t *iv, size_t n)
+{
+    s->iv = iv;
+    s->n = n;
+    s->pre = malloc((n + 1) * sizeof *s->pre);
+    if (!s->pre)
+        return -1;
+    s->pre[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        s->pre[i + 1] = s->pre[i] + (iv[i].end - iv[i].start);
+    return 0;
+}
+
+/* Measure of the part of the intervals before t. */
+static int64_t ivsum_before(const ivsum_t *s, int64_t t)
+{
+    size_t lo = 0, hi = s->n; /* first interval with end > t */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->iv[mid].end > t)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    int64_t m = s->pre[lo];
+    if (lo < s->n && s->iv[lo].start < t)
+        m += t - s->iv[lo].start;
+    return m;
+}
+
+static int64_t ivsum_in(const ivsum_t *s, int64_t a, int64_t b)
+{
+    return b > a ? ivsum_before(s, b) - ivsum_before(s, a) : 0;
+}
+
+static int has_sync(const char *s, size_t len)
+{
+    for (size_t i = 0; i + 11 <= len; i++)
+        if (s[i] == 'S' && memcmp(s + i, "Synchronize", 11) == 0)
+            return 1;
+    return 0;
+}
+
+static int step_cmp(const void *pa, const void *pb)
+{
+    const mt_step_t *a = pa, *b = pb;
+    if (a->start_ns != b->start_ns)
+        return a->start_ns < b->start_ns ? -1 : 1;
+    return (a->end_ns > b->end_ns) - (a->end_ns < b->end_ns);
+}
+
+/* The step whose range holds t: the last one starting at or before t that
+ * has not ended before it; -1 none. Ranges are sorted by start and usually
+ * disjoint. */
+static long find_step(const mt_step_t *s, size_t n, int64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s[mid].start_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; k-- > 0 && lo - k <= 4;)
+        if (s[k].end_ns >= t)
+            return (long)k;
+    return -1;
+}
+
+typedef struct skey {
+    int64_t device, stream;
+    uint8_t flags;
+} skey_t;
+
+mt_status_t mt_an_steps(const mt_an_input_t *in, mt_rank_analysis_t *a)
+{
+    const mt_trace_t *t = in->t;
+    mt_status_t st = MT_ERR_NOMEM;
+    mt_step_t *rs = NULL;
+    size_t nrs = 0, caprs = 0, capsy = 0, nkeys = 0, capkeys = 0;
+    skey_t *keys = NULL;
+    mt_an_str_t *names = NULL; /* per trace string id: its copy in a's pool, len+1 (0: not yet) */
+    unsigned char *is_sync = NULL;
+    ivsum_t sc = {0}, scm = {0}, sall = {0};
+    mt_interval_t *cm = NULL;
+    uint32_t n_names = mt_strtab_count(t->strings);
+
+    if (mt_trace_steps(t, a->rank, &rs, &nrs, &caprs) != MT_OK)
+        goto out;
+    if (nrs)
+        qsort(rs, nrs, sizeof *rs, step_cmp);
+    names = calloc(n_names ? n_names : 1, sizeof *names);
+    is_sync = calloc(n_names ? n_names : 1, 1);
+    if (!names || !is_sync)
+        goto out;
+
+    /* the graph's activities, in the shared input's order */
+    a->gacts = mt_big_malloc((in->n_acts ? in->n_acts : 1) * sizeof *a->gacts);
+    if (!a->gacts)
+        goto out;
+    int64_t *last_end = calloc(nrs ? nrs : 1, sizeof *last_end);
+    if (!last_end)
+        goto out;
+    for (size_t i = 0; i < nrs; i++)
+        last_end[i] = rs[i].end_ns;
+    for (size_t i = 0; i < in->n_acts; i++) {
+        const mt_gpu_act_t *g = &in->acts[i];
+        mt_an_gact_t *o = &a->gacts[i];
+        o->start_ns = g->start_ns;
+        o->end_ns = g->end_ns;
+        o->launch_ns = o->launch_end_ns = -1;
+        if (g->launch) {
+            const mt_event_t *l = &t->events[g->launch - 1];
+            o->launch_ns = l->ts;
+            o->launch_end_ns = l->ts + l->dur;
+        }
+        o->cls = g->cls == MT_CLASS_COMPUTE ? MT_AN_COMPUTE : g->cls == MT_CLASS_COMM ? MT_AN_COMM : MT_AN_MEMORY;
+        /* streams numbered in order of first appearance; a rank has few */
+        uint8_t fl = g->flags;
+        size_t k = 0;
+        while (k < nkeys && !(keys[k].device == g->device && keys[k].stream == g->stream && keys[k].flags == fl))
+            k++;
+        if (k == nkeys) {
+            if (MT_GROW(keys, capkeys, nkeys + 1, 16)) {
+                free(last_end);
+                goto out;
+            }
+            keys[nkeys++] = (skey_t){g->device, g->stream, fl};
+        }
+        o->stream = (uint32_t)k;
+        if (g->name < n_names) {
+            if (!names[g->name].len) {
+                size_t len;
+                const char *nm = mt_strtab_get(t->strings, g->name, &len);
+                mt_an_str_t s;
+                if ((st = mt_an_string_add(a, nm, mt_an_name_cut(nm, len, MT_AN_NAME_MAX), &s)) != MT_OK) {
+                    free(last_end);
+                    goto out;
+                }
+                names[g->name] = (mt_an_str_t){s.off, s.len + 1};
+                st = MT_ERR_NOMEM;
+            }
+            o->name = (mt_an_str_t){names[g->name].off, names[g->name].len - 1};
+        } else {
+            o->name = (mt_an_str_t){0, 0};
+        }
+        long k2 = find_step(rs, nrs, g->launch ? o->launch_ns : g->start_ns);
+        if (k2 >= 0 && g->end_ns > last_end[k2])
+            last_end[k2] = g->end_ns;
+    }
+    a->n_gacts = in->n_acts;
+
+    /* host synchronisation calls */
+    unsigned char rt[MT_CAT_COUNT_];
+    for (int c = 0; c < MT_CAT_COUNT_; c++) {
+        mt_cat_t m = mt_cat_normal((mt_cat_t)c);
+        rt[c] = m == MT_CAT_CUDA_RUNTIME || m == MT_CAT_CUDA_DRIVER;
+    }
+    for (size_t i = 0; i < t->n_events; i++) {
+        const mt_event_t *e = &t->events[i];
+        if (e->ph != MT_PH_X || e->cat >= MT_CAT_COUNT_ || !rt[e->cat] || e->name >= n_names)
+            continue;
+        if (!is_sync[e->name]) {
+            size_t len;
+            const char *nm = mt_strtab_get(t->strings, e->name, &len);
+            is_sync[e->name] = has_sync(nm, len) ? 2 : 1;
+        }
+        if (is_sync[e->name] != 2)
+            continue;
+        if (MT_GROW(a->syncs, capsy, a->n_syncs + 1, 64)) {
+            free(last_end);
+            goto out;
+        }
+        a->syncs[a->n_syncs++] = (mt_an_sync_t){e->ts, e->ts + e->dur};
+    }
+    /* by start (the file is mostly in order already) */
+    for (size_t i = 1; i < a->n_syncs; i++) {
+        mt_an_sync_t v = a->syncs[i];
+        size_t k = i;
+        for (; k > 0 && a->syncs[k - 1].start_ns > v.start_ns; k--)
+            a->syncs[k] = a->syncs[k - 1];
+        a->syncs[k] = v;
+    }
+
+    /* the step windows and their breakdown */
+    const mt_interval_t *cu = in->u[MT_AN_COMPUTE], *mu = in->u[MT_AN_COMM];
+    size_t ncu = in->n_u[MT_AN_COMPUTE], nmu = in->n_u[MT_AN_COMM], k = 0;
+    cm = malloc((ncu + nmu ? ncu + nmu : 1) * sizeof *cm);
+    if (!cm) {
+        free(last_end);
+        goto out;
+    }
+    for (size_t i = 0, j = 0; i < ncu || j < nmu;) {
+        mt_interval_t v = (j >= nmu || (i < ncu && cu[i].start <= mu[j].start)) ? cu[i++] : mu[j++];
+        if (k && v.start <= cm[k - 1].end) {
+            if (v.end > cm[k - 1].end)
+                cm[k - 1].end = v.end;
+        } else {
+            cm[k++] = v;
+        }
+    }
+    if (ivsum_init(&sc, cu, ncu) || ivsum_init(&scm, cm, k) || ivsum_init(&sall, in->busy, in->n_busy)) {
+        free(last_end);
+        goto out;
+    }
+    a->steps = malloc((nrs ? nrs : 1) * sizeof *a->steps);
+    if (!a->steps) {
+        free(last_end);
+        goto out;
+    }
+    for (size_t i = 0; i < nrs; i++) {
+        int64_t s0 = rs[i].start_ns, s1 = last_end[i];
+        int64_t c = ivsum_in(&sc, s0, s1), ccm = ivsum_in(&scm, s0, s1), all = ivsum_in(&sall, s0, s1);
+        a->steps[i] = (mt_an_step_t){.step = rs[i].step,
+                                     .cpu_start_ns = s0,
+                                     .cpu_end_ns = rs[i].end_ns,
+                                     .end_ns = s1,
+                                     .compute_ns = c,
+                                     .comm_ns = ccm - c,
+                                     .memory_ns = all - ccm,
+                                     .idle_ns = (s1 - s0) - all};
+    }
+    a->n_steps = nrs;
+    free(last_end);
+    st = MT_OK;
+out:
+    free(rs);
+    free(keys);
+    free(names);
+    free(is_sync);
+    free(sc.pre);
+    free(scm.pre);
+    free(sall.pre);
+    free(cm);
+    return st;
+}

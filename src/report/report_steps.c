@@ -1,0 +1,218 @@
+/* report.json "steps" section and the terminal lines of the step times,
+ * critical path, replay, what-if projections and root causes
+ * (include/mergetrace/critpath.h; keys in docs/report-schema.md). */
+#include <stdio.h>
+#include <string.h>
+
+#include "mergetrace/critpath.h"
+#include "mergetrace/report.h"
+#include "base/text.h"
+#include "report/sections.h"
+
+static void us(mt_out_t *o, const char *key, int64_t ns)
+{
+    mt_out_printf(o, ", \"%s\": ", key);
+    mt_out_us(o, ns);
+}
+
+static void kinds(mt_out_t *o, const char *key, const int64_t *k)
+{
+    mt_out_printf(o, ", \"%s\": {", key);
+    for (int i = 0; i < MT_CP_KIND_COUNT_; i++) {
+        mt_out_printf(o, "%s\"%s\": ", i ? ", " : "", mt_cp_kind_str((mt_cp_kind_t)i));
+        mt_out_us(o, k[i]);
+    }
+    mt_out_puts(o, "}");
+}
+
+static void names(mt_out_t *o, const char *key, const mt_cp_name_t *v, size_t n)
+{
+    mt_out_printf(o, ", \"%s\": [", key);
+    for (size_t i = 0; i < n; i++) {
+        mt_out_printf(o, "%s\n    {\"name\": ", i ? "," : "");
+        mt_out_str(o, v[i].name, strlen(v[i].name) + 1);
+        mt_out_printf(o, ", \"kind\": \"%s\"", mt_cp_kind_str((mt_cp_kind_t)v[i].kind));
+        if (v[i].rank >= 0)
+            mt_out_printf(o, ", \"rank\": %d", v[i].rank);
+        us(o, "us", v[i].ns);
+        mt_out_puts(o, "}");
+    }
+    mt_out_puts(o, "]");
+}
+
+mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ctx)
+{
+    mt_out_t o = {w, ctx, MT_OK};
+    mt_out_printf(&o, "\"steps\": {\"warmup\": %d, \"used\": %llu", c->warmup, (unsigned long long)c->used);
+    us(&o, "p50_us", c->p50_ns);
+    us(&o, "p90_us", c->p90_ns);
+    us(&o, "p99_us", c->p99_ns);
+    us(&o, "mean_us", c->mean_ns);
+    us(&o, "max_us", c->max_ns);
+    mt_out_printf(&o, ", \"replay_error_pct\": {\"median\": %.3f, \"max\": %.3f}, \"refused\": %llu",
+                  100.0 * c->replay_err_median, 100.0 * c->replay_err_max, (unsigned long long)c->refused);
+    us(&o, "slack_us", c->slack_ns);
+    mt_out_puts(&o, ",\n  \"critical_path\": {");
+    mt_out_puts(&o, "\"length_us\": ");
+    mt_out_us(&o, c->path_ns);
+    kinds(&o, "by_kind_us", c->kind_ns);
+    mt_out_printf(&o, ", \"comm_pct\": %.2f", c->path_ns > 0 ? 100.0 * (double)c->kind_ns[MT_CP_COMM] / (double)c->path_ns : 0.0);
+    kinds(&o, "imbalance_us", c->imbalance_ns);
+    mt_out_puts(&o, ", \"ranks\": [");
+    for (size_t i = 0; i < c->n_ranks; i++) {
+        const mt_cp_rank_t *r = &c->ranks[i];
+        mt_out_printf(&o, "%s\n    {\"rank\": %d", i ? "," : "", r->rank);
+        us(&o, "path_us", r->path_ns);
+        mt_out_printf(&o, ", \"path_pct\": %.2f, \"near_critical_steps\": %u, \"end_steps\": %u",
+                      c->path_ns > 0 ? 100.0 * (double)r->path_ns / (double)c->path_ns : 0.0, r->near_critical,
+                      r->end_rank);
+        us(&o, "wait_caused_us", r->caused_ns);
+        mt_out_puts(&o, "}");
+    }
+    mt_out_puts(&o, "]");
+    names(&o, "top", c->top, c->n_top);
+    mt_out_puts(&o, "},\n  \"what_if\": [");
+    int first = 1;
+    for (int k = 0; k < MT_WI_COUNT_; k++) {
+        const mt_cp_whatif_t *x = &c->whatif[k];
+        if (!x->run)
+            continue;
+        mt_out_printf(&o, "%s\n    {\"scenario\": \"%s\", \"change\": ", first ? "" : ",", mt_wi_str((mt_wi_t)k));
+        mt_out_str(&o, x->label, sizeof x->label);
+        mt_out_printf(&o, ", \"steps\": %llu", (unsigned long long)x->steps);
+        us(&o, "p50_us", x->p50_ns);
+        us(&o, "gain_us", x->gain_ns);
+        mt_out_puts(&o, "}");
+        first = 0;
+    }
+    mt_out_puts(&o, "]");
+    if (c->n_stage_wi) {
+        mt_out_printf(&o, ",\n  \"period_what_if\": {\"periods\": %llu", (unsigned long long)c->periods);
+        us(&o, "period_p50_us", c->period_p50_ns);
+        mt_out_puts(&o, ", \"stages\": [");
+        for (size_t i = 0; i < c->n_stage_wi; i++) {
+            const mt_cp_stage_wi_t *x = &c->stage_wi[i];
+            mt_out_printf(&o, "%s\n    {\"stage\": %u", i ? "," : "", x->stage);
+            us(&o, "p50_us", x->p50_ns);
+            us(&o, "gain_us", x->gain_ns);
+            mt_out_puts(&o, "}");
+        }
+        mt_out_puts(&o, "]}");
+    }
+    mt_out_puts(&o, ",\n  \"root_causes\": {");
+    mt_out_puts(&o, "\"wait_us\": ");
+    mt_out_us(&o, c->wait_ns);
+    us(&o, "attributed_us", c->attributed_ns);
+    us(&o, "short_term_us", c->short_ns);
+    us(&o, "long_term_us", c->long_ns);
+    us(&o, "unattributed_us", c->wait_ns - c->attributed_ns);
+    mt_out_printf(&o, ", \"attributed_pct\": %.2f",
+                  c->wait_ns > 0 ? 100.0 * (double)c->attributed_ns / (double)c->wait_ns : 0.0);
+    names(&o, "causes", c->causes, c->n_causes);
+    mt_out_puts(&o, "},\n  \"per_step\": [");
+    for (size_t j = 0; j < c->n_steps; j++) {
+        const mt_cp_step_t *s = &c->steps[j];
+        mt_out_printf(&o, "%s\n    {\"step\": %lld, \"used\": %s", j ? "," : "", (long long)s->step,
+                      s->used ? "true" : "false");
+        us(&o, "start_us", s->start_ns);
+        us(&o, "time_us", s->time_ns);
+        us(&o, "replay_us", s->replay_ns);
+        mt_out_printf(&o, ", \"end_rank\": %d, \"undecided\": %s, \"spike\": %s, \"refused\": %s", s->end_rank,
+                      s->undecided ? "true" : "false", s->spike ? "true" : "false", s->refused ? "true" : "false");
+        if (s->spike) {
+            int best = 0;
+            for (int k = 1; k < MT_CP_KIND_COUNT_; k++)
+                if (s->kind_ns[k] > s->kind_ns[best])
+                    best = k;
+            mt_out_printf(&o, ", \"spike_kind\": \"%s\"", mt_cp_kind_str((mt_cp_kind_t)best));
+        }
+        kinds(&o, "path_us", s->kind_ns);
+        mt_out_puts(&o, ", \"what_if_us\": {");
+        int f2 = 1;
+        for (int k = 0; k < MT_WI_COUNT_; k++)
+            if (s->whatif_ns[k] >= 0) {
+                mt_out_printf(&o, "%s\"%s\": ", f2 ? "" : ", ", mt_wi_str((mt_wi_t)k));
+                mt_out_us(&o, s->whatif_ns[k]);
+                f2 = 0;
+            }
+        mt_out_puts(&o, "}, \"ranks\": [");
+        for (uint32_t k = s->first; k < s->first + s->n; k++) {
+            const mt_cp_rank_step_t *y = &c->rank_steps[k];
+            mt_out_printf(&o, "%s{\"rank\": %d", k > s->first ? ", " : "", y->rank);
+            us(&o, "duration_us", y->end_ns - y->start_ns);
+            us(&o, "compute_us", y->compute_ns);
+            us(&o, "comm_us", y->comm_ns);
+            us(&o, "memory_us", y->memory_ns);
+            us(&o, "idle_us", y->idle_ns);
+            us(&o, "path_us", y->path_ns);
+            mt_out_printf(&o, ", \"near_critical\": %s}", y->near_critical ? "true" : "false");
+        }
+        mt_out_puts(&o, "]}");
+    }
+    mt_out_puts(&o, "]}");
+    return o.st;
+}
+
+mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ctx)
+{
+    mt_out_t o = {w, ctx, MT_OK};
+    char a[32], b[32], d[32];
+    mt_fmt_time(a, sizeof a, c->p50_ns);
+    mt_fmt_time(b, sizeof b, c->p99_ns);
+    mt_fmt_time(d, sizeof d, c->mean_ns);
+    mt_out_printf(&o, "steps: %llu after %d warm-up, step time p50 %s  p99 %s  mean %s\n",
+                  (unsigned long long)c->used, c->warmup, a, b, d);
+    if (!c->path_ns)
+        return o.st;
+    int best = 0;
+    for (int k = 1; k < MT_CP_KIND_COUNT_; k++)
+        if (c->kind_ns[k] > c->kind_ns[best])
+            best = k;
+    int32_t top_rank = -1;
+    int64_t top_ns = -1;
+    for (size_t i = 0; i < c->n_ranks; i++)
+        if (c->ranks[i].path_ns > top_ns) {
+            top_ns = c->ranks[i].path_ns;
+            top_rank = c->ranks[i].rank;
+        }
+    mt_out_printf(&o, "critical path: %s %.0f %% (rank %d %.0f %% of it); communication on the critical path: %.1f %%\n",
+                  mt_cp_kind_str((mt_cp_kind_t)best), 100.0 * (double)c->kind_ns[best] / (double)c->path_ns, top_rank,
+                  100.0 * (double)top_ns / (double)c->path_ns,
+                  100.0 * (double)c->kind_ns[MT_CP_COMM] / (double)c->path_ns);
+    int bw = -1;
+    for (int k = 0; k < MT_WI_COUNT_; k++)
+        if (c->whatif[k].run && c->whatif[k].steps && (bw < 0 || c->whatif[k].gain_ns > c->whatif[bw].gain_ns))
+            bw = k;
+    if (bw >= 0) {
+        mt_fmt_time(a, sizeof a, c->whatif[bw].p50_ns);
+        mt_fmt_time(b, sizeof b, c->whatif[bw].gain_ns);
+        mt_out_printf(&o, "best what-if: %s -> step p50 %s (%s faster), if the dependencies stay the same\n",
+                      c->whatif[bw].label, a, b);
+    }
+    if (c->n_stage_wi) {
+        size_t bs = 0;
+        for (size_t i = 1; i < c->n_stage_wi; i++)
+            if (c->stage_wi[i].gain_ns > c->stage_wi[bs].gain_ns)
+                bs = i;
+        mt_fmt_time(a, sizeof a, c->stage_wi[bs].p50_ns);
+        mt_fmt_time(b, sizeof b, c->stage_wi[bs].gain_ns);
+        mt_fmt_time(d, sizeof d, c->period_p50_ns);
+        mt_out_printf(&o, "pipeline what-if: stage %u 10 %% faster -> period p50 %s (now %s; %s faster), the best stage\n",
+                      c->stage_wi[bs].stage, a, d, b);
+    }
+    if (c->used)
+        mt_out_printf(&o,
+                      "replay: the dependency graph reproduces the measured step times within %.2f %% (median), "
+                      "%.2f %% (worst); %llu step%s above 5 %% without projection\n",
+                      100.0 * c->replay_err_median, 100.0 * c->replay_err_max, (unsigned long long)c->refused,
+                      c->refused == 1 ? "" : "s");
+    if (c->n_causes && c->wait_ns > 0) {
+        mt_fmt_time(a, sizeof a, c->causes[0].ns);
+        mt_fmt_time(b, sizeof b, c->wait_ns);
+        const char *nm = c->causes[0].name[0] ? c->causes[0].name : "host gaps and idle time";
+        mt_out_printf(&o, "waiting caused by: rank %d %.48s %s of %s waited (%.0f %%; %.0f %% attributed)\n",
+                      c->causes[0].rank, nm, a, b, 100.0 * (double)c->causes[0].ns / (double)c->wait_ns,
+                      100.0 * (double)c->attributed_ns / (double)c->wait_ns);
+    }
+    return o.st;
+}
