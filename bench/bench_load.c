@@ -83,7 +83,7 @@ int main(int argc, char **argv)
             sum.events = t->n_events;
             sum.bytes_json = t->stats.bytes_json;
             mt_trace_free(t);
-            heap_release(); /* as after each rank in mergetrace */
+            heap_release(sum.bytes_json); /* as after each rank in mergetrace */
         }
         const char *b = strrchr(argv[argi], '/');
         printf("%-40.40s %10.1f %10llu %9.3f %11.1f %10.2f %9.1f\n", b ? b + 1 : argv[argi], sum.bytes_json / 1e6,

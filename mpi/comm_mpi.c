@@ -6,6 +6,8 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include "procs.h"
+
 static MPI_Comm comm_of(void *ctx)
 {
     return *(MPI_Comm *)ctx;
@@ -15,8 +17,8 @@ static mt_status_t m_gatherv(void *ctx, const void *send, size_t len, void **rec
 {
     MPI_Comm comm = comm_of(ctx);
     int me, n;
-    MPI_Comm_rank(comm, &me);
-    MPI_Comm_size(comm, &n);
+    procs_comm_rank(comm, &me);
+    procs_comm_size(comm, &n);
     *recv = NULL;
     *recv_len = 0;
     /* Sizes travel as 64-bit; the payload in chunks below INT_MAX. */
@@ -29,7 +31,7 @@ static mt_status_t m_gatherv(void *ctx, const void *send, size_t len, void **rec
         free(sizes);
         return MT_ERR_NOMEM;
     }
-    MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, sizes, 1, MPI_UNSIGNED_LONG_LONG, root, comm);
+    procs_gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, sizes, 1, MPI_UNSIGNED_LONG_LONG, root, comm);
     char *all = NULL;
     size_t total = 0;
     if (me == root && ok) {
@@ -75,7 +77,7 @@ static mt_status_t m_bcast(void *ctx, void *buf, size_t len, int root)
     const size_t piece = (size_t)1 << 30;
     for (size_t done = 0; done < len;) {
         size_t k = len - done < piece ? len - done : piece;
-        MPI_Bcast((char *)buf + done, (int)k, MPI_BYTE, root, comm_of(ctx));
+        procs_bcast((char *)buf + done, (int)k, MPI_BYTE, root, comm_of(ctx));
         done += k;
     }
     return MT_OK;
@@ -83,14 +85,14 @@ static mt_status_t m_bcast(void *ctx, void *buf, size_t len, int root)
 
 static mt_status_t m_allreduce_max(void *ctx, int64_t *v, size_t n)
 {
-    MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_INT64_T, MPI_MAX, comm_of(ctx));
+    procs_allreduce(MPI_IN_PLACE, v, (int)n, MPI_INT64_T, MPI_MAX, comm_of(ctx));
     return MT_OK;
 }
 
 void comm_mpi_init(mt_comm_t *c, MPI_Comm *comm)
 {
-    MPI_Comm_rank(*comm, &c->rank);
-    MPI_Comm_size(*comm, &c->size);
+    procs_comm_rank(*comm, &c->rank);
+    procs_comm_size(*comm, &c->size);
     c->ctx = comm;
     c->gatherv = m_gatherv;
     c->bcast = m_bcast;
@@ -100,6 +102,6 @@ void comm_mpi_init(mt_comm_t *c, MPI_Comm *comm)
 int comm_mpi_agree(MPI_Comm comm, int status)
 {
     int worst = status;
-    MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, comm);
+    procs_allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, comm);
     return worst;
 }

@@ -3,10 +3,15 @@
 #ifndef MT_MPI_HEAP_H
 #define MT_MPI_HEAP_H
 
+#include <stdint.h>
+
 /* Once, first thing in main (before MPI_Init). */
 void heap_setup(void);
 
-/* After a rank is done and its tables are freed: memory back to the kernel. */
-void heap_release(void);
+/* After a rank is done and its tables are freed (json_bytes: the size of
+ * its trace): memory back to the kernel but 8 MiB, once 64 MB of traces
+ * went through since the last time (heap.c says why not all of it after
+ * every rank). */
+void heap_release(uint64_t json_bytes);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "comm_mpi.h"
+#include "procs.h"
 
 static int by_rank(const void *a, const void *b)
 {
@@ -119,7 +120,7 @@ int job_check(const input_list_t *l, file_result_t *res, size_t n_res, job_t *j)
 
 int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, const local_t *L, job_t *j, phase_times_t *pt)
 {
-    double tg = MPI_Wtime();
+    double tg = procs_wtime();
     void *ab = NULL;
     size_t al_len = 0;
     mt_status_t gst = mc->gatherv(mc->ctx, L->analyses.data, L->analyses.len, &ab, &al_len, 0);
@@ -163,7 +164,7 @@ int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, const local_t *L, jo
                 gst == MT_ERR_NOMEM ? "out of memory" : "failed");
     free(ab);
     bad = comm_mpi_agree(comm, bad);
-    pt->gather = MPI_Wtime() - tg;
+    pt->gather = procs_wtime() - tg;
     return bad ? MT_EXIT_ERROR : MT_EXIT_OK;
 }
 
@@ -172,7 +173,7 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L
     int me = mc->rank;
     if (me == 0)
         j->n_ranks = j->n;
-    MPI_Bcast(&j->n_ranks, 1, MPI_UINT64_T, 0, comm);
+    procs_bcast(&j->n_ranks, 1, MPI_UINT64_T, 0, comm);
     j->ranks = malloc((j->n_ranks ? j->n_ranks : 1) * sizeof *j->ranks);
     if (me == 0 && j->ranks)
         for (size_t i = 0; i < j->n; i++)
@@ -182,8 +183,8 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L
             fprintf(stderr, "mergetrace: out of memory\n");
         return MT_EXIT_ERROR;
     }
-    MPI_Bcast(j->ranks, (int)j->n_ranks, MPI_INT32_T, 0, comm);
-    double ta = MPI_Wtime();
+    procs_bcast(j->ranks, (int)j->n_ranks, MPI_INT32_T, 0, comm);
+    double ta = procs_wtime();
     mt_clock_opts_t co = {.ref_rank = o->ref_rank, .no_drift = o->no_drift, .no_align = o->no_align};
     size_t n_use = L->n_rows; /* rows that align: one source per rank */
     mt_status_t st = nccl_rows_select(mc, me == 0 ? &j->nccl : NULL, L->rows, L->n_rows, &n_use);
@@ -191,7 +192,7 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L
         st = mt_align_job(mc, L->rows, n_use, j->ranks, (size_t)j->n_ranks, &co, &j->al);
     if (st == MT_OK)
         st = nccl_compare(mc, L->rows + n_use, L->n_rows - n_use, &j->al, me == 0 ? &j->nccl : NULL);
-    pt->align = MPI_Wtime() - ta;
+    pt->align = procs_wtime() - ta;
     if (st != MT_OK) {
         if (me == 0)
             fprintf(stderr, "mergetrace: aligning the clocks: %s\n", mt_status_str(st));
@@ -240,7 +241,7 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
     const mt_align_result_t *al = &j->al;
     const mt_rank_analysis_t *const *an = (const mt_rank_analysis_t *const *)j->an;
     /* ---- one run? ---- */
-    double tc = MPI_Wtime(), cc = timings_cpu();
+    double tc = procs_wtime(), cc = timings_cpu();
     mt_status_t st = job_trust(o, l, j);
     if (st != MT_OK)
         return st == MT_ERR_NOMEM ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
@@ -248,14 +249,14 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
     st = mt_cross_analyze(al->rows, al->n_rows, al->m, al->clocks, j->ranks, (size_t)j->n_ranks, &j->cross);
     if (st == MT_OK)
         st = mt_trust_annotate(j->cross, &j->trust, !o->no_align, o->force);
-    pt->cross_rank = MPI_Wtime() - tc;
+    pt->cross_rank = procs_wtime() - tc;
     pt->cross_rank_cpu = timings_cpu() - cc;
     if (st != MT_OK) {
         fprintf(stderr, "mergetrace: cross-rank analysis: %s\n", mt_status_str(st));
         return options_exit_code(st);
     }
     /* ---- pipeline and gates ---- */
-    double tq = MPI_Wtime(), cq = timings_cpu(); /* counted with the cross-rank phase */
+    double tq = procs_wtime(), cq = timings_cpu(); /* counted with the cross-rank phase */
     mt_pp_request_t rq = {.n_stage = o->n_stage,
                           .stage_name = (const char *const *)o->stage_name,
                           .stage_ranks = (const int32_t *const *)o->stage_ranks,
@@ -265,7 +266,7 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
                           .warmup = o->warmup};
     st = mt_pp_run(&rq, j->ranks, (size_t)j->n_ranks, al->rows, al->n_rows, al->clocks, al->n_clocks, an, j->n_an,
                    &j->pipe, j->pipe_note, sizeof j->pipe_note);
-    pt->cross_rank += MPI_Wtime() - tq;
+    pt->cross_rank += procs_wtime() - tq;
     pt->cross_rank_cpu += timings_cpu() - cq;
     if (st != MT_OK) {
         fprintf(stderr, "mergetrace: pipeline analysis: %s\n", mt_status_str(st));
@@ -277,7 +278,7 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
         return options_exit_code(st);
     }
     /* ---- steps, critical path, what-ifs (after the pipeline: its stages) ---- */
-    double tp = MPI_Wtime(), cp = timings_cpu();
+    double tp = procs_wtime(), cp = timings_cpu();
     mt_cp_request_t cpr = {.warmup = o->warmup,
                           .stragglers = j->cross->suspects,
                           .n_stragglers = j->cross->n_suspects,
@@ -291,7 +292,7 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
     }
     st = mt_critpath_run(&cpr, an, j->n_an, al->clocks, j->ranks, (size_t)j->n_ranks, al->rows, al->n_rows, al->m,
                          &j->cp);
-    pt->cross_rank += MPI_Wtime() - tp;
+    pt->cross_rank += procs_wtime() - tp;
     pt->cross_rank_cpu += timings_cpu() - cp;
     if (st != MT_OK) {
         fprintf(stderr, "mergetrace: critical path: %s\n", mt_status_str(st));

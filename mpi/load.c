@@ -13,6 +13,7 @@
 
 #include "comm_mpi.h"
 #include "heap.h"
+#include "procs.h"
 
 /* Process 0 reads a small text file (the rank map) and broadcasts it, so
  * every process sees the same bytes. Collective. */
@@ -34,7 +35,7 @@ static int bcast_file(MPI_Comm comm, const char *path, char **text, size_t *len,
         if (n < 0)
             snprintf(msg, cap, "--rank-map: %s: cannot read the file", path);
     }
-    MPI_Bcast(&n, 1, MPI_LONG, 0, comm);
+    procs_bcast(&n, 1, MPI_LONG, 0, comm);
     if (n < 0) {
         free(buf);
         return 1;
@@ -46,14 +47,15 @@ static int bcast_file(MPI_Comm comm, const char *path, char **text, size_t *len,
         snprintf(msg, cap, "out of memory");
         return 1;
     }
-    MPI_Bcast(buf, (int)n, MPI_CHAR, 0, comm);
+    procs_bcast(buf, (int)n, MPI_CHAR, 0, comm);
     buf[n] = '\0';
     *text = buf;
     *len = (size_t)n;
     return 0;
 }
 
-/* Broadcast the input list from process 0 (paths, sizes, flags). Collective. */
+/* Broadcast the input list from process 0 (paths, sizes, flags, owners).
+ * Collective. */
 static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
 {
     uint64_t n = l->n, bytes = 0;
@@ -61,11 +63,11 @@ static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
         for (size_t i = 0; i < l->n; i++)
             bytes += strlen(l->files[i].path) + 1;
     uint64_t hdr[2] = {n, bytes};
-    MPI_Bcast(hdr, 2, MPI_UINT64_T, 0, comm);
+    procs_bcast(hdr, 2, MPI_UINT64_T, 0, comm);
     n = hdr[0];
     bytes = hdr[1];
     char *names = malloc(bytes ? bytes : 1);
-    uint64_t *sizes = malloc((n ? n : 1) * 2 * sizeof *sizes); /* sizes, then from_dir flags */
+    uint64_t *sizes = malloc((n ? n : 1) * 3 * sizeof *sizes); /* sizes, from_dir flags, owners */
     if (me == 0 && names && sizes) {
         char *p = names;
         for (size_t i = 0; i < l->n; i++) {
@@ -74,6 +76,7 @@ static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
             p += k;
             sizes[i] = l->files[i].bytes;
             sizes[n + i] = l->files[i].from_dir;
+            sizes[2 * n + i] = (uint64_t)l->files[i].owner;
         }
     }
     if (comm_mpi_agree(comm, !names || !sizes)) {
@@ -81,8 +84,8 @@ static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
         free(sizes);
         return 1;
     }
-    MPI_Bcast(names, (int)bytes, MPI_CHAR, 0, comm);
-    MPI_Bcast(sizes, (int)(2 * n), MPI_UINT64_T, 0, comm);
+    procs_bcast(names, (int)bytes, MPI_CHAR, 0, comm);
+    procs_bcast(sizes, (int)(3 * n), MPI_UINT64_T, 0, comm);
     int rc = 0;
     if (me != 0) {
         memset(l, 0, sizeof *l);
@@ -93,6 +96,7 @@ static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
             l->files[i].path = strdup(p);
             l->files[i].bytes = sizes[i];
             l->files[i].from_dir = sizes[n + i] != 0;
+            l->files[i].owner = (int)sizes[2 * n + i];
             if (!l->files[i].path)
                 rc = 1;
             p += strlen(p) + 1;
@@ -102,6 +106,83 @@ static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
     free(names);
     free(sizes);
     return comm_mpi_agree(comm, rc);
+}
+
+static int by_path_then_owner(const void *a, const void *b)
+{
+    const input_file_t *x = a, *y = b;
+    int c = strcmp(x->path, y->path);
+    return c ? c : (x->owner > y->owner) - (x->owner < y->owner);
+}
+
+/* --local, collective: every process expands its own PATHs, and process 0
+ * gets the union, sorted by path (then process) as one process would list
+ * it, each file owned by the process that listed it. Returns 0, or the
+ * exit code (the same everywhere) after the lowest failing process said
+ * why. Records: uint64 bytes, int32 owner, uint8 from_dir, the path and
+ * its NUL. */
+static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files, int me, int n_procs)
+{
+    mt_comm_t mc = *mt_comm_serial();
+    if (procs_mpi())
+        comm_mpi_init(&mc, &comm);
+    char msg[1400] = "";
+    int rc = inputs_collect(o->inputs, o->n_inputs, o->recursive, files, msg, sizeof msg);
+    mt_buf_t b = {0};
+    for (size_t i = 0; !rc && i < files->n; i++) {
+        const input_file_t *f = &files->files[i];
+        uint64_t bytes = f->bytes;
+        int32_t owner = me;
+        uint8_t from_dir = f->from_dir;
+        if (mt_buf_append(&b, &bytes, sizeof bytes) || mt_buf_append(&b, &owner, sizeof owner) ||
+            mt_buf_append(&b, &from_dir, 1) || mt_buf_append(&b, f->path, strlen(f->path) + 1)) {
+            snprintf(msg, sizeof msg, "out of memory");
+            rc = 1;
+        }
+    }
+    int cand = rc ? me : n_procs, first = n_procs;
+    procs_allreduce(&cand, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first < n_procs) {
+        if (me == first)
+            fprintf(stderr, "mergetrace: %s%s\n", n_procs > 1 ? "--local: " : "", msg);
+        mt_buf_free(&b);
+        return comm_mpi_agree(comm, rc) == 2 ? MT_EXIT_BAD_INPUT : MT_EXIT_ERROR;
+    }
+    void *all = NULL;
+    size_t len = 0;
+    int bad = mc.gatherv(mc.ctx, b.data, b.len, &all, &len, 0) != MT_OK;
+    mt_buf_free(&b);
+    if (me != 0)
+        inputs_free(files); /* the shared list comes from process 0 */
+    if (me == 0 && !bad) {
+        inputs_free(files);
+        for (size_t off = 0; !bad && off < len;) {
+            const char *p = (const char *)all + off;
+            input_file_t f = {0};
+            int32_t owner;
+            memcpy(&f.bytes, p, sizeof f.bytes);
+            memcpy(&owner, p + 8, sizeof owner);
+            f.owner = owner;
+            f.from_dir = p[12] != 0;
+            f.path = strdup(p + 13);
+            off += 13 + strlen(p + 13) + 1;
+            if (!f.path || MT_GROW(files->files, files->cap, files->n + 1, 64) != MT_OK) {
+                free(f.path);
+                bad = 1;
+            } else {
+                files->files[files->n++] = f;
+            }
+        }
+        if (!bad)
+            qsort(files->files, files->n, sizeof *files->files, by_path_then_owner);
+    }
+    free(all);
+    if (comm_mpi_agree(comm, bad)) {
+        if (me == 0)
+            fprintf(stderr, "mergetrace: out of memory sharing the file list\n");
+        return MT_EXIT_ERROR;
+    }
+    return 0;
 }
 
 /* A process that fails tells every other process at once (tag FAIL_TAG),
@@ -120,7 +201,7 @@ typedef struct fail_note {
 static bool other_failed(void *ctx)
 {
     fail_note_t *fn = ctx;
-    if (!fn->seen) {
+    if (!fn->seen && fn->n_procs > 1) {
         int flag = 0;
         MPI_Iprobe(MPI_ANY_SOURCE, FAIL_TAG, fn->comm, &flag, MPI_STATUS_IGNORE);
         fn->seen = flag != 0;
@@ -148,7 +229,7 @@ static void tell_others(fail_note_t *fn)
 static void settle_notes(fail_note_t *fn)
 {
     int sent = fn->sent, senders = 0;
-    MPI_Allreduce(&sent, &senders, 1, MPI_INT, MPI_SUM, fn->comm);
+    procs_allreduce(&sent, &senders, 1, MPI_INT, MPI_SUM, fn->comm);
     if (fn->sent) {
         MPI_Waitall(fn->n_procs, fn->reqs, MPI_STATUSES_IGNORE);
         senders--;
@@ -181,7 +262,7 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
         lo.rank_hint = (int)mt_rank_from_filename(f->path);
     mt_error_t err;
     mt_trace_t *t = NULL;
-    double t0 = MPI_Wtime();
+    double t0 = procs_wtime();
     int kind = nccl_classify(f->path, f->from_dir, r->message, sizeof r->message);
     if (kind == NCCL_FILE_SKIP) {
         r->skipped = 1;
@@ -193,7 +274,7 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
                                         &r->rank, &src, &r->nccl, &err);
         if (st == MT_OK && r->nccl.left_out) {
             r->skipped = 1;
-            r->load_s = MPI_Wtime() - t0;
+            r->load_s = procs_wtime() - t0;
             snprintf(r->message, sizeof r->message,
                      "NCCL example profiler file of communicator %llu, not the job's %llu (%u files): its %llu "
                      "tasks are left out",
@@ -204,7 +285,7 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
         r->rank_source = (int32_t)src;
         r->sum.bytes_in = f->bytes;
         r->sum.world_size = r->nccl.comm_size;
-        r->load_s = MPI_Wtime() - t0;
+        r->load_s = procs_wtime() - t0;
         r->status = (int32_t)st;
         if (st != MT_OK)
             mt_error_format(&err, r->message, sizeof r->message);
@@ -229,7 +310,7 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
          * out and say so, rather than fail the run. */
         r->skipped = 1;
         snprintf(r->message, sizeof r->message, "valid JSON but no \"traceEvents\" array");
-        r->load_s = MPI_Wtime() - t0;
+        r->load_s = procs_wtime() - t0;
         return;
     }
     if (st == MT_OK) {
@@ -258,7 +339,7 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
             mt_rank_analysis_t *a = NULL;
             void *bytes = NULL;
             size_t len = 0;
-            double tp = MPI_Wtime();
+            double tp = procs_wtime();
             L->parse_s += tp - t0;
             mt_analysis_opts_t ao = L->aopts;
             ao.rows = L->rows + rows_before; /* this rank's rows tell all_to_all from P2P kernels */
@@ -272,43 +353,57 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
                 st = mt_buf_append(&L->analyses, bytes, len);
             free(bytes);
             mt_rank_analysis_free(a);
-            L->passes_s += MPI_Wtime() - tp;
+            L->passes_s += procs_wtime() - tp;
             if (r->sum.bytes_json > L->largest)
                 L->largest = r->sum.bytes_json;
         }
         if (st == MT_ERR_NOMEM)
             mt_error_set(&err, st, "summarising the trace");
     }
-    r->load_s = MPI_Wtime() - t0;
+    r->load_s = procs_wtime() - t0;
     r->status = (int32_t)st;
     if (st != MT_OK)
         mt_error_format(&err, r->message, sizeof r->message);
     mt_trace_free(t);
-    heap_release();
+    heap_release(r->sum.bytes_json > f->bytes ? r->sum.bytes_json : f->bytes);
 }
 
 int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rankmap_t **map,
                  mt_pp_markers_t **markers)
 {
     int me, n_procs;
-    MPI_Comm_rank(comm, &me);
-    MPI_Comm_size(comm, &n_procs);
+    procs_comm_rank(comm, &me);
+    procs_comm_size(comm, &n_procs);
     char msg[1400] = "";
     int rc = 0;
-    if (me == 0)
-        rc = inputs_collect(o->inputs, o->n_inputs, o->recursive, files, msg, sizeof msg);
-    MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
-    if (rc) {
+    /* --local changes who lists the files: every process or none. */
+    int some = comm_mpi_agree(comm, o->local), not_all = comm_mpi_agree(comm, !o->local);
+    if (some && not_all) {
         if (me == 0)
-            fprintf(stderr, "mergetrace: %s\n", msg);
-        return rc == 2 ? MT_EXIT_BAD_INPUT : MT_EXIT_ERROR;
+            fprintf(stderr, "mergetrace: --local: give it to every process or to none\n");
+        return MT_EXIT_USAGE;
+    }
+    if (o->local) {
+        rc = collect_local(comm, o, files, me, n_procs);
+        if (rc)
+            return rc;
+    } else {
+        if (me == 0)
+            rc = inputs_collect(o->inputs, o->n_inputs, o->recursive, files, msg, sizeof msg);
+        procs_bcast(&rc, 1, MPI_INT, 0, comm);
+        if (rc) {
+            if (me == 0)
+                fprintf(stderr, "mergetrace: %s\n", msg);
+            return rc == 2 ? MT_EXIT_BAD_INPUT : MT_EXIT_ERROR;
+        }
     }
     if (bcast_inputs(comm, files, me)) {
         if (me == 0)
             fprintf(stderr, "mergetrace: out of memory sharing the file list\n");
         return MT_EXIT_ERROR;
     }
-    inputs_assign(files, n_procs);
+    if (!o->local) /* --local: each file stays with the process that listed it */
+        inputs_assign(files, n_procs);
 
     if (o->rank_map) {
         char *text = NULL;
@@ -362,7 +457,7 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const inp
         L->res = NULL;
     }
     int local_status = L->res ? MT_OK : MT_ERR_NOMEM;
-    double t0 = MPI_Wtime();
+    double t0 = procs_wtime();
     uint64_t done_bytes = 0;
     fail_note_t fn = {.comm = comm, .me = me, .n_procs = n_procs};
     for (size_t i = 0; L->res && i < files->n; i++) {
@@ -383,7 +478,7 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const inp
             break; /* the first error is the one reported */
         }
         if (o->progress && me == 0) {
-            double dt = MPI_Wtime() - t0;
+            double dt = procs_wtime() - t0;
             fprintf(stderr, "\rmergetrace: process 0 loaded %zu/%zu files, %.1f MB/s   ", L->n_res, mine,
                     dt > 0 ? done_bytes / 1e6 / dt : 0.0);
         }
@@ -400,8 +495,8 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const inp
     size_t all_len = 0;
     if (mc->gatherv(mc->ctx, L->res, L->n_res * sizeof *L->res, &all_bytes, &all_len, 0) != MT_OK)
         all_fail = 1;
-    double t_load = MPI_Wtime() - t0;
-    MPI_Allreduce(MPI_IN_PLACE, &t_load, 1, MPI_DOUBLE, MPI_MAX, comm);
+    double t_load = procs_wtime() - t0;
+    procs_allreduce(MPI_IN_PLACE, &t_load, 1, MPI_DOUBLE, MPI_MAX, comm);
     pt->load = t_load;
     *all = all_bytes;
     *n_all = all_len / sizeof **all;

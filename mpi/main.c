@@ -1,4 +1,6 @@
-/* mergetrace: the program. Shares the trace files among MPI processes, has
+/* mergetrace: the program. Shares the trace files among MPI processes (or,
+ * started without an MPI launcher, is one process that never initialises
+ * MPI: procs.h), has
  * each process load its share with the serial core (one trace at a time,
  * keeping compact per-rank results), agrees on errors, aligns the clocks
  * from the collectives, writes the merged timeline through MPI-IO and
@@ -28,41 +30,54 @@
 #include "mergetrace/mergetrace.h"
 #include "options.h"
 #include "outputs.h"
+#include "procs.h"
 #include "timeline_run.h"
 #include "timings.h"
 
 int main(int argc, char **argv)
 {
     heap_setup();
-    MPI_Init(&argc, &argv);
-    double t_start = MPI_Wtime();
+    /* Without an MPI launcher this is one process and MPI is never
+     * initialised (procs.h). --help and --version do not initialise it
+     * either, but for a launch of several processes: those of an MPMD
+     * launch may have other arguments, and one that went on into MPI_Init
+     * would wait there for this one forever (seen with Open MPI 4.1:
+     * mpirun -n 1 mergetrace --help : -n 1 mergetrace DIR). */
+    bool use_mpi = procs_launched();
+    options_t o;
+    int code = options_parse(argc, argv, &o, procs_launcher_rank() == 0);
+    if ((code >= 0 && !use_mpi) || (code == MT_EXIT_OK && procs_launcher_size() == 1)) {
+        options_free(&o);
+        return code;
+    }
+    procs_start(&argc, &argv, use_mpi);
+    double t_start = procs_wtime();
     MPI_Comm world_comm = MPI_COMM_WORLD;
     int me, n_procs;
-    MPI_Comm_rank(world_comm, &me);
-    MPI_Comm_size(world_comm, &n_procs);
-    mt_comm_t comm;
-    comm_mpi_init(&comm, &world_comm);
+    procs_comm_rank(world_comm, &me);
+    procs_comm_size(world_comm, &n_procs);
+    mt_comm_t comm = *mt_comm_serial();
+    if (use_mpi)
+        comm_mpi_init(&comm, &world_comm);
 
-    options_t o;
-    int code = options_parse(argc, argv, &o, me == 0);
     /* Every process parses the same arguments, but only process 0 speaks:
      * agree, so one that failed alone (out of memory) cannot leave the
      * others waiting in a collective call. */
     int agreed = comm_mpi_agree(world_comm, code);
     if (agreed >= 0 && code < 0) {
-        if (me == 0)
+        if (me == 0 && agreed != MT_EXIT_OK) /* MT_EXIT_OK: --help or --version on another process */
             fprintf(stderr, "mergetrace: out of memory (reading the command line on another process)\n");
         code = agreed;
     }
     if (code < 0 && o.baseline) { /* a bad baseline is said before the run's work */
         int bc = me == 0 ? outputs_baseline_read(&o) : MT_EXIT_OK;
-        MPI_Bcast(&bc, 1, MPI_INT, 0, world_comm);
+        procs_bcast(&bc, 1, MPI_INT, 0, world_comm);
         if (bc != MT_EXIT_OK)
             code = bc;
     }
     if (code >= 0) {
         options_free(&o);
-        MPI_Finalize();
+        procs_end();
         return code;
     }
 
@@ -70,7 +85,7 @@ int main(int argc, char **argv)
     code = timeline_run(world_comm, &o);
     if (code >= 0) {
         options_free(&o);
-        MPI_Finalize();
+        procs_end();
         return code;
     }
 
@@ -84,7 +99,7 @@ int main(int argc, char **argv)
         mt_rankmap_free(map);
         inputs_free(&files);
         options_free(&o);
-        MPI_Finalize();
+        procs_end();
         return code;
     }
 
@@ -97,7 +112,7 @@ int main(int argc, char **argv)
     job_t job = {0};
     if (me == 0 && code == MT_EXIT_OK)
         code = job_check(&files, all, n_all, &job);
-    MPI_Bcast(&code, 1, MPI_INT, 0, world_comm); /* process 0 decided */
+    procs_bcast(&code, 1, MPI_INT, 0, world_comm); /* process 0 decided */
 
     /* ---- the per-rank analyses to process 0; the clocks aligned ---- */
     if (code == MT_EXIT_OK)
@@ -108,7 +123,7 @@ int main(int argc, char **argv)
     /* ---- cross-rank analyses, pipeline, gates and views on process 0 ---- */
     if (code == MT_EXIT_OK && me == 0)
         code = job_cross(&o, &files, &job, &pt);
-    MPI_Bcast(&code, 1, MPI_INT, 0, world_comm);
+    procs_bcast(&code, 1, MPI_INT, 0, world_comm);
 
     /* ---- the merged timeline ---- */
     merged_out_t merged = {0};
@@ -118,14 +133,14 @@ int main(int argc, char **argv)
         code = outputs_merged(world_comm, &comm, &o, &files, &L, &job, &merged, &pt);
 
     /* ---- report.json, report.html and the summary ---- */
-    double tr = MPI_Wtime();
+    double tr = procs_wtime();
     bool wrote_outputs = me == 0 && (code == MT_EXIT_OK || merged.failed);
     if (wrote_outputs)
         code = outputs_report(&o, &files, &job, &merged, &pt, n_procs, code);
-    pt.report = MPI_Wtime() - tr;
+    pt.report = procs_wtime() - tr;
     if (o.timings) /* collective; every process gets here whatever happened above */
         code = outputs_timings(world_comm, &o, &L, &job, &merged, &pt, t_start, wrote_outputs, code);
-    MPI_Bcast(&code, 1, MPI_INT, 0, world_comm);
+    procs_bcast(&code, 1, MPI_INT, 0, world_comm);
 
     job_free(&job);
     free(all);
@@ -134,6 +149,6 @@ int main(int argc, char **argv)
     mt_rankmap_free(map);
     inputs_free(&files);
     options_free(&o);
-    MPI_Finalize();
+    procs_end();
     return code;
 }

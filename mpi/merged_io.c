@@ -1,4 +1,5 @@
-/* The merged timeline to one file through MPI-IO. Plain JSON: every
+/* The merged timeline to one file through MPI-IO (plain POSIX writes in a
+ * run without MPI: one process, procs.h). Plain JSON: every
  * process measures its part (its ranks, serialised one at a time), a prefix
  * sum of the part sizes gives each part's offset, and each process writes
  * its part there. gzip: the ranks go out in rounds, one compressed rank
@@ -11,6 +12,7 @@
 #include "merged_io.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "comm_mpi.h"
+#include "procs.h"
 #include "mergetrace/gzout.h"
 #include "mergetrace/mergetrace.h"
 
@@ -59,7 +62,7 @@ static void job_fail_mt(job_t *j, const mt_error_t *err)
     job_fail(j, err->code, "%s", mt_error_format(err, b, sizeof b));
 }
 
-/* "<path>: <what>: <MPI's text for code>" */
+/* "<path>: <what>: <MPI's text for code>" (only under MPI) */
 static void job_fail_mpi(job_t *j, int code, const char *what, const char *path)
 {
     char s[MPI_MAX_ERROR_STRING + 1];
@@ -75,14 +78,191 @@ static void job_fail_mpi(job_t *j, int code, const char *what, const char *path)
 static int job_agree(job_t *j)
 {
     int cand = j->st ? j->me : j->n_procs, root;
-    MPI_Allreduce(&cand, &root, 1, MPI_INT, MPI_MIN, j->comm);
+    procs_allreduce(&cand, &root, 1, MPI_INT, MPI_MIN, j->comm);
     if (root == j->n_procs)
         return 0;
     int st = j->st;
-    MPI_Bcast(&st, 1, MPI_INT, root, j->comm);
-    MPI_Bcast(j->msg, (int)sizeof j->msg, MPI_CHAR, root, j->comm);
+    procs_bcast(&st, 1, MPI_INT, root, j->comm);
+    procs_bcast(j->msg, (int)sizeof j->msg, MPI_CHAR, root, j->comm);
     j->st = st;
     return st;
+}
+
+/* ------------------------------------------------------------ the file */
+
+/* How this process writes the temporary file: MPI-IO (under MPI, the
+ * directory shared), a plain file descriptor (without MPI: one process;
+ * or process 0 of a --local job whose output directory the others do not
+ * see, which writes their parts too), or by sending its parts to process
+ * 0 (the others of such a job). */
+enum { OUT_MPI, OUT_POSIX, OUT_SEND };
+
+/* Tags of the parts sent to process 0: a header {offset, length} (length
+ * UINT64_MAX: this process has sent all it had for now), then the bytes. */
+#define TAG_PART_HEAD 9101
+#define TAG_PART_DATA 9102
+
+typedef struct out_file {
+    int mode;
+    bool serve;   /* process 0 of a sent-parts write: writes what the others send */
+    MPI_File fh;
+    int fd;
+    char *piece;  /* serve: one received piece, PIECE_BYTES */
+} out_file_t;
+
+/* --local, collective: whether every process sees the file process 0
+ * creates at name (the temporary name, unique to this run; it stays, as
+ * the file to write). *created: process 0 created it. Failures in j.
+ * MERGETRACE_SEND_PARTS=1 says no (to test the sent parts on one machine). */
+static bool out_dir_shared(job_t *j, const char *name, const char *out_path, bool *created)
+{
+    int ok = 1;
+    if (j->me == 0) {
+        int fd = open(name, O_CREAT | O_WRONLY | O_EXCL | O_CLOEXEC, 0666);
+        ok = fd >= 0;
+        if (!ok)
+            job_fail(j, MT_ERR_IO, "%s: creating %.500s: %s", out_path, name, strerror(errno));
+        else
+            close(fd);
+    }
+    procs_bcast(&ok, 1, MPI_INT, 0, j->comm);
+    *created = ok;
+    const char *force = getenv("MERGETRACE_SEND_PARTS");
+    int seen = ok && (j->me == 0 || access(name, F_OK) == 0) && !(force && !strcmp(force, "1")), all = 0;
+    procs_allreduce(&seen, &all, 1, MPI_INT, MPI_MIN, j->comm);
+    return all != 0;
+}
+
+/* Collective: open name for writing on every process; send: the others'
+ * parts go to process 0 (see OUT_SEND); exists: out_dir_shared created it.
+ * Returns how many processes opened it; failures recorded in j. */
+static int out_open(job_t *j, out_file_t *f, const char *name, const char *out_path, bool send, bool exists)
+{
+    f->mode = !procs_mpi() ? OUT_POSIX : !send ? OUT_MPI : j->me == 0 ? OUT_POSIX : OUT_SEND;
+    f->serve = send && j->me == 0;
+    f->fh = MPI_FILE_NULL;
+    f->fd = -1;
+    f->piece = NULL;
+    char what[600];
+    snprintf(what, sizeof what, "creating %.500s", name);
+    int ok = 1;
+    if (f->mode == OUT_POSIX) {
+        f->fd = open(name, exists ? O_WRONLY | O_CLOEXEC : O_CREAT | O_WRONLY | O_EXCL | O_CLOEXEC, 0666);
+        if (f->fd < 0)
+            job_fail(j, MT_ERR_IO, "%s: %s: %s", out_path, what, strerror(errno));
+        ok = f->fd >= 0;
+        if (ok && f->serve && !(f->piece = malloc(PIECE_BYTES))) {
+            job_fail(j, MT_ERR_NOMEM, "out of memory");
+            close(f->fd);
+            f->fd = -1;
+            ok = 0;
+        }
+    } else if (f->mode == OUT_MPI) {
+        int amode = MPI_MODE_WRONLY | (exists ? 0 : MPI_MODE_CREATE | MPI_MODE_EXCL);
+        int orc = MPI_File_open(j->comm, name, amode, MPI_INFO_NULL, &f->fh);
+        if (orc != MPI_SUCCESS)
+            job_fail_mpi(j, orc, what, out_path);
+        else
+            MPI_File_set_errhandler(f->fh, MPI_ERRORS_RETURN);
+        ok = orc == MPI_SUCCESS;
+    }
+    if (!procs_mpi())
+        return ok;
+    int n_ok = 0;
+    procs_allreduce(&ok, &n_ok, 1, MPI_INT, MPI_SUM, j->comm);
+    return n_ok;
+}
+
+static bool pwrite_all(job_t *j, int fd, uint64_t off, const char *data, size_t len, const char *path)
+{
+    for (size_t done = 0; done < len;) {
+        ssize_t w = pwrite(fd, data + done, len - done, (off_t)(off + done));
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w < 0)
+                job_fail(j, MT_ERR_IO, "%s: writing: %s", path, strerror(errno));
+            else
+                job_fail(j, MT_ERR_IO, "%s: short write (%zu of %zu bytes; disk full?)", path, done, len);
+            return false;
+        }
+        done += (size_t)w;
+    }
+    return true;
+}
+
+/* Write len bytes (at most MAX_CALL_BYTES) at off, independently (OUT_SEND:
+ * to process 0, which writes them in out_drain). Returns whether all went;
+ * a failure is recorded in j with its reason. */
+static bool out_write_at(job_t *j, out_file_t *f, uint64_t off, const void *data, size_t len, const char *path)
+{
+    if (f->mode == OUT_POSIX)
+        return pwrite_all(j, f->fd, off, data, len, path);
+    if (f->mode == OUT_SEND) {
+        for (size_t done = 0; done < len;) {
+            size_t k = len - done < PIECE_BYTES ? len - done : PIECE_BYTES;
+            uint64_t head[2] = {off + done, k};
+            MPI_Send(head, 2, MPI_UINT64_T, 0, TAG_PART_HEAD, j->comm);
+            MPI_Send((const char *)data + done, (int)k, MPI_BYTE, 0, TAG_PART_DATA, j->comm);
+            done += k;
+        }
+        return true;
+    }
+    MPI_Status ms;
+    int rc = MPI_File_write_at(f->fh, (MPI_Offset)off, data, (int)len, MPI_BYTE, &ms);
+    int got = 0;
+    if (rc == MPI_SUCCESS)
+        MPI_Get_count(&ms, MPI_BYTE, &got);
+    if (rc != MPI_SUCCESS)
+        job_fail_mpi(j, rc, "writing", path);
+    else if ((size_t)got != len)
+        job_fail(j, MT_ERR_IO, "%s: short write (%d of %zu bytes; disk full?)", path, got, len);
+    return rc == MPI_SUCCESS && (size_t)got == len;
+}
+
+/* Collective when parts are sent: every other process says it has sent
+ * all it had; process 0 writes each piece as it comes (after its own
+ * writes; after a failure it goes on receiving, so no sender waits
+ * forever). Nothing otherwise. */
+static void out_drain(job_t *j, out_file_t *f, const char *path)
+{
+    if (f->mode == OUT_SEND) {
+        uint64_t head[2] = {0, UINT64_MAX};
+        MPI_Send(head, 2, MPI_UINT64_T, 0, TAG_PART_HEAD, j->comm);
+        return;
+    }
+    if (!f->serve)
+        return;
+    for (int left = j->n_procs - 1; left > 0;) {
+        uint64_t head[2];
+        MPI_Status ms;
+        MPI_Recv(head, 2, MPI_UINT64_T, MPI_ANY_SOURCE, TAG_PART_HEAD, j->comm, &ms);
+        if (head[1] == UINT64_MAX) {
+            left--;
+            continue;
+        }
+        /* A sender's pieces arrive in order (MPI does not overtake between
+         * two processes), so its data message is the next one. */
+        MPI_Recv(f->piece, (int)head[1], MPI_BYTE, ms.MPI_SOURCE, TAG_PART_DATA, j->comm, MPI_STATUS_IGNORE);
+        if (!j->st)
+            pwrite_all(j, f->fd, head[0], f->piece, (size_t)head[1], path);
+    }
+}
+
+/* Collective under MPI-IO (MPI_File_close): close what out_open opened. */
+static void out_close(job_t *j, out_file_t *f, const char *path)
+{
+    if (f->mode == OUT_MPI) {
+        int crc = MPI_File_close(&f->fh);
+        if (crc != MPI_SUCCESS)
+            job_fail_mpi(j, crc, "closing", path);
+        return;
+    }
+    if (f->fd >= 0 && close(f->fd) != 0)
+        job_fail(j, MT_ERR_IO, "%s: closing: %s", path, strerror(errno));
+    f->fd = -1;
+    free(f->piece);
+    f->piece = NULL;
 }
 
 /* ------------------------------------------------------------ sinks */
@@ -191,26 +371,20 @@ static mt_status_t zsink_close(zsink_t *s, bool ok)
 
 /* plain: staged into ~4 MiB pieces, each written at its offset. */
 typedef struct fsink {
-    MPI_File fh;
-    MPI_Offset off;     /* where the staged bytes go */
+    job_t *j;
+    out_file_t *f;
+    const char *path;   /* for messages */
+    uint64_t off;       /* where the staged bytes go */
     mt_buf_t buf;
-    int mpi_err;        /* the failed MPI call's code, 0 = none */
 } fsink_t;
 
 static mt_status_t fsink_flush(fsink_t *s)
 {
     if (!s->buf.len)
         return MT_OK;
-    MPI_Status ms;
-    int rc = MPI_File_write_at(s->fh, s->off, s->buf.data, (int)s->buf.len, MPI_BYTE, &ms);
-    int got = 0;
-    if (rc == MPI_SUCCESS)
-        MPI_Get_count(&ms, MPI_BYTE, &got);
-    if (rc != MPI_SUCCESS || (size_t)got != s->buf.len) {
-        s->mpi_err = rc != MPI_SUCCESS ? rc : MPI_ERR_IO;
+    if (!out_write_at(s->j, s->f, s->off, s->buf.data, s->buf.len, s->path))
         return MT_ERR_IO;
-    }
-    s->off += (MPI_Offset)s->buf.len;
+    s->off += s->buf.len;
     s->buf.len = 0;
     return MT_OK;
 }
@@ -242,7 +416,7 @@ static int i32_cmp(const void *a, const void *b)
 static bool root_ok(job_t *j, bool ok)
 {
     int v = ok;
-    MPI_Bcast(&v, 1, MPI_INT, 0, j->comm);
+    procs_bcast(&v, 1, MPI_INT, 0, j->comm);
     if (!v)
         job_fail(j, MT_ERR_NOMEM, "out of memory");
     return v;
@@ -267,7 +441,7 @@ static void gather_ranks(job_t *j, const merged_input_t *const *in, size_t n, in
         displs = calloc((size_t)j->n_procs, sizeof *displs);
     }
     if (root_ok(j, j->me != 0 || (counts && displs))) {
-        MPI_Gather(&cnt, 1, MPI_INT, counts, 1, MPI_INT, 0, j->comm);
+        procs_gather(&cnt, 1, MPI_INT, counts, 1, MPI_INT, 0, j->comm);
         if (j->me == 0) {
             for (int p = 0; p < j->n_procs; p++) {
                 displs[p] = (int)total;
@@ -276,7 +450,7 @@ static void gather_ranks(job_t *j, const merged_input_t *const *in, size_t n, in
             all = malloc((size_t)(total ? total : 1) * sizeof *all);
         }
         if (root_ok(j, j->me != 0 || all))
-            MPI_Gatherv(mine ? mine : (int32_t[1]){0}, cnt, MPI_INT32_T, all, counts, displs, MPI_INT32_T, 0,
+            procs_gatherv(mine ? mine : (int32_t[1]){0}, cnt, MPI_INT32_T, all, counts, displs, MPI_INT32_T, 0,
                         j->comm);
     }
     if (j->me == 0 && all) {
@@ -305,7 +479,7 @@ static char *temp_name(job_t *j, const char *out_path)
         else
             len = -1;
     }
-    MPI_Bcast(&len, 1, MPI_INT, 0, j->comm);
+    procs_bcast(&len, 1, MPI_INT, 0, j->comm);
     if (len < 0) {
         job_fail(j, MT_ERR_NOMEM, "out of memory");
         return NULL;
@@ -317,7 +491,7 @@ static char *temp_name(job_t *j, const char *out_path)
         job_fail(j, MT_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    MPI_Bcast(name, len + 1, MPI_CHAR, 0, j->comm);
+    procs_bcast(name, len + 1, MPI_CHAR, 0, j->comm);
     return name;
 }
 
@@ -336,23 +510,15 @@ static uint64_t merge_one(job_t *j, const merged_input_t *in, const mt_merge_opt
     return n;
 }
 
-/* Write part at off with independent MPI_File_write_at calls of at most
- * MAX_CALL_BYTES. Each process's part is one contiguous range that no
- * other process touches, so nothing is gained from a collective write,
- * whose two-phase buffering moved the bytes between processes first. */
-static void write_part(job_t *j, MPI_File fh, MPI_Offset off, const char *data, size_t len, const char *path)
+/* Write part at off (independent writes of at most MAX_CALL_BYTES each).
+ * Each process's part is one contiguous range that no other process
+ * touches, so nothing is gained from a collective write, whose two-phase
+ * buffering moved the bytes between processes first. */
+static void write_part(job_t *j, out_file_t *f, uint64_t off, const char *data, size_t len, const char *path)
 {
     for (size_t done = 0; done < len && !j->st;) {
         size_t k = len - done > MAX_CALL_BYTES ? MAX_CALL_BYTES : len - done;
-        MPI_Status ms;
-        int rc = MPI_File_write_at(fh, off + (MPI_Offset)done, data + done, (int)k, MPI_BYTE, &ms);
-        int got = 0;
-        if (rc == MPI_SUCCESS)
-            MPI_Get_count(&ms, MPI_BYTE, &got);
-        if (rc != MPI_SUCCESS)
-            job_fail_mpi(j, rc, "writing", path);
-        else if ((size_t)got != k)
-            job_fail(j, MT_ERR_IO, "%s: short write (%d of %zu bytes; disk full?)", path, got, k);
+        out_write_at(j, f, off + done, data + done, k, path);
         done += k;
     }
 }
@@ -366,8 +532,8 @@ static bool spare_core(job_t *j)
 {
 #if defined(__linux__) && defined(CPU_COUNT)
     MPI_Comm node;
-    int on_node = 1;
-    if (MPI_Comm_split_type(j->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    int on_node = 1; /* without MPI: this process alone */
+    if (procs_mpi() && MPI_Comm_split_type(j->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
         MPI_Comm_size(node, &on_node);
         MPI_Comm_free(&node);
     }
@@ -389,11 +555,11 @@ static bool spare_core(job_t *j)
  * number of ranks it has; the ranks of different processes interleave in
  * the file, which readers do not mind (members concatenate). *end gets the
  * bytes written: where the footer goes. */
-static void gzip_rounds(job_t *j, MPI_File fh, const merged_input_t *const *in, size_t n, const mt_merge_opts_t *opts,
+static void gzip_rounds(job_t *j, out_file_t *fh, const merged_input_t *const *in, size_t n, const mt_merge_opts_t *opts,
                         uint64_t *events, unsigned long long *end, bool *helper, const char *path)
 {
     unsigned long long mine = n, rounds = 0, base = 0;
-    MPI_Allreduce(&mine, &rounds, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, j->comm);
+    procs_allreduce(&mine, &rounds, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, j->comm);
     if (rounds == 0)
         rounds = 1; /* the header still goes out */
     mt_buf_t buf = {0};
@@ -430,11 +596,12 @@ static void gzip_rounds(job_t *j, MPI_File fh, const merged_input_t *const *in, 
         if (job_agree(j))
             break;
         unsigned long long mb = buf.len, before = 0, total = 0;
-        MPI_Exscan(&mb, &before, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, j->comm);
+        procs_exscan(&mb, &before, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, j->comm);
         if (j->me == 0)
             before = 0;
-        MPI_Allreduce(&mb, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, j->comm);
-        write_part(j, fh, (MPI_Offset)(base + before), buf.data, buf.len, path);
+        procs_allreduce(&mb, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, j->comm);
+        write_part(j, fh, base + before, buf.data, buf.len, path);
+        out_drain(j, fh, path);
         if (job_agree(j))
             break;
         base += total;
@@ -444,13 +611,13 @@ static void gzip_rounds(job_t *j, MPI_File fh, const merged_input_t *const *in, 
     mt_buf_free(&buf);
 }
 
-int merged_write(MPI_Comm comm, const char *out_path, bool gzip, const merged_input_t *mine, size_t n_mine,
-                 const mt_merge_opts_t *opts, uint64_t *events_written, bool *helper, char *msg, size_t msg_cap)
+int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, const merged_input_t *mine,
+                 size_t n_mine, const mt_merge_opts_t *opts, uint64_t *events_written, bool *helper, char *msg, size_t msg_cap)
 {
     bool used_helper = false;
     job_t j = {.comm = comm};
-    MPI_Comm_rank(comm, &j.me);
-    MPI_Comm_size(comm, &j.n_procs);
+    procs_comm_rank(comm, &j.me);
+    procs_comm_size(comm, &j.n_procs);
     if (msg_cap)
         msg[0] = '\0';
     if (events_written)
@@ -471,6 +638,10 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, const merged_in
     size_t n_ranks = 0;
     gather_ranks(&j, in, n_mine, &ranks, &n_ranks);
     char *tmp = temp_name(&j, out_path);
+    /* --local: the output directory may be on process 0's disk alone. */
+    bool send = false, exists = false;
+    if (local && procs_mpi() && job_agree(&j) == 0)
+        send = !out_dir_shared(&j, tmp, out_path, &exists);
 
     /* Part 1: measure this process's part (plain), and the footer. */
     mt_buf_t footer = {0};
@@ -504,71 +675,47 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, const merged_in
 
     /* Offsets (plain): a prefix sum of the part sizes. */
     unsigned long long mb = my_bytes, before = 0, total = 0;
-    MPI_Exscan(&mb, &before, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+    procs_exscan(&mb, &before, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
     if (j.me == 0)
         before = 0;
-    MPI_Allreduce(&mb, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+    procs_allreduce(&mb, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
 
     /* Part 2: open the temporary file and write. */
-    MPI_File fh = MPI_FILE_NULL;
-    bool opened = false, created = false;
+    out_file_t fh = {.fh = MPI_FILE_NULL, .fd = -1};
+    bool opened = false, created = exists;
     if (!rc) {
-        int orc = MPI_File_open(comm, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_EXCL, MPI_INFO_NULL, &fh);
-        if (orc != MPI_SUCCESS) {
-            char what[600];
-            snprintf(what, sizeof what, "creating %.500s", tmp);
-            job_fail_mpi(&j, orc, what, out_path);
-        }
-        int ok = orc == MPI_SUCCESS, n_ok = 0;
-        MPI_Allreduce(&ok, &n_ok, 1, MPI_INT, MPI_SUM, comm);
+        int n_ok = out_open(&j, &fh, tmp, out_path, send, exists);
         /* Close only what everyone opened: closing is collective. Should
          * only some have opened it, their handles are left open (a leak
          * rather than a hang) and process 0 removes the file. */
         opened = n_ok == j.n_procs;
-        created = n_ok > 0;
+        created = created || n_ok > 0;
         rc = job_agree(&j);
     }
     if (!rc) {
-        MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
         if (gzip) {
-            gzip_rounds(&j, fh, in, n_mine, opts, &events, &total, &used_helper, out_path);
+            gzip_rounds(&j, &fh, in, n_mine, opts, &events, &total, &used_helper, out_path);
         } else {
-            fsink_t fs = {.fh = fh, .off = (MPI_Offset)before};
+            fsink_t fs = {.j = &j, .f = &fh, .path = out_path, .off = before};
             if (j.me == 0 && mt_merge_header(fsink_write, &fs))
                 job_fail(&j, MT_ERR_NOMEM, "out of memory");
             for (size_t i = 0; i < n_mine && !j.st; i++) {
-                MPI_Offset at = fs.off + (MPI_Offset)fs.buf.len;
+                uint64_t at = fs.off + fs.buf.len;
                 events += merge_one(&j, in[i], opts, fsink_write, &fs);
-                if (!j.st && (uint64_t)(fs.off + (MPI_Offset)fs.buf.len - at) != sizes[i])
+                if (!j.st && fs.off + fs.buf.len - at != sizes[i])
                     job_fail(&j, MT_ERR_IO, "%s: the file changed while it was merged", in[i]->path);
             }
             if (!j.st)
                 fsink_flush(&fs);
-            if (fs.mpi_err) {
-                /* MPI's reason rather than the writer's "writing failed" */
-                j.st = 0;
-                job_fail_mpi(&j, fs.mpi_err, "writing", out_path);
-            }
+            out_drain(&j, &fh, out_path);
             mt_buf_free(&fs.buf);
         }
         /* The footer after everything: process 0, independently. */
-        if (j.me == 0 && !j.st && footer.len) {
-            MPI_Status ms;
-            int wrc = MPI_File_write_at(fh, (MPI_Offset)total, footer.data, (int)footer.len, MPI_BYTE, &ms);
-            int got = 0;
-            if (wrc == MPI_SUCCESS)
-                MPI_Get_count(&ms, MPI_BYTE, &got);
-            if (wrc != MPI_SUCCESS)
-                job_fail_mpi(&j, wrc, "writing", out_path);
-            else if ((size_t)got != footer.len)
-                job_fail(&j, MT_ERR_IO, "%s: short write (%d of %zu bytes; disk full?)", out_path, got, footer.len);
-        }
+        if (j.me == 0 && !j.st && footer.len)
+            out_write_at(&j, &fh, total, footer.data, footer.len, out_path);
     }
-    if (opened) {
-        int crc = MPI_File_close(&fh);
-        if (crc != MPI_SUCCESS)
-            job_fail_mpi(&j, crc, "closing", out_path);
-    }
+    if (opened)
+        out_close(&j, &fh, out_path);
     rc = job_agree(&j);
 
     /* Part 3: rename into place, or clean up. */
@@ -580,7 +727,7 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, const merged_in
         rc = job_agree(&j);
 
     unsigned long long ev = events, all_ev = 0;
-    MPI_Allreduce(&ev, &all_ev, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+    procs_allreduce(&ev, &all_ev, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
     if (!rc && events_written)
         *events_written = all_ev;
     if (helper)

@@ -1,4 +1,5 @@
-/* Writing the merged timeline (mt_merge_*) to one file with MPI-IO: every
+/* Writing the merged timeline (mt_merge_*) to one file with MPI-IO (POSIX
+ * I/O when the program runs without MPI): every
  * process serialises the ranks it loaded, offsets come from a prefix sum of
  * the sizes, and the file appears under its name only when everyone
  * succeeded. */
@@ -33,7 +34,11 @@ typedef struct merged_input {
  * ascending order.
  * The bytes go to "<out_path>.tmp.<unique>" in the same directory, which
  * process 0 renames to out_path once every process succeeded, and deletes
- * otherwise. opts: NULL = everything.
+ * otherwise. local (--local, the same on every process): the directory
+ * may be on process 0's disk alone; when another process does not see the
+ * temporary file process 0 created, process 0 writes every part, the
+ * others sending theirs (in pieces of 4 MiB; MERGETRACE_SEND_PARTS=1
+ * forces this). opts: NULL = everything.
  * Memory: gzip keeps one rank's compressed member at a time; plain JSON
  * serialises twice (counting, then writing in ~4 MiB pieces).
  * Returns 0 on every process on success, with *events_written (may be
@@ -42,7 +47,7 @@ typedef struct merged_input {
  * be 0) holds the one-line message of the lowest failing process; every
  * process returns, none hangs. Never prints. *helper (may be NULL): whether
  * this process deflated on a helper thread (gzip, with a core to spare). */
-int merged_write(MPI_Comm comm, const char *out_path, bool gzip, const merged_input_t *mine, size_t n_mine,
-                 const mt_merge_opts_t *opts, uint64_t *events_written, bool *helper, char *msg, size_t msg_cap);
+int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, const merged_input_t *mine,
+                 size_t n_mine, const mt_merge_opts_t *opts, uint64_t *events_written, bool *helper, char *msg, size_t msg_cap);
 
 #endif

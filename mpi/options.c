@@ -42,6 +42,11 @@ static const char usage_text[] =
     "      --timeline-map FILE  read the one PATH as an operation-level timeline of\n"
     "                       every rank with this mapping of its threads, names and\n"
     "                       args (a JSON array with args.step is recognised without)\n"
+    "      --local          each process reads only the PATHs on its own command\n"
+    "                       line, e.g. traces on node-local disks (mpirun -n 1\n"
+    "                       mergetrace --local /local/a : -n 1 mergetrace --local\n"
+    "                       /local/b); the job is all processes' files, and the\n"
+    "                       outputs go to -o on process 0's file system\n"
     "\n"
     "Alignment:\n"
     "      --ref-rank R     align onto rank R's clock (default: the lowest rank)\n"
@@ -503,6 +508,9 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         } else if (!strcmp(name, "--no-drift")) {
             NO_VALUE();
             o->no_drift = true;
+        } else if (!strcmp(name, "--local")) {
+            NO_VALUE();
+            o->local = true;
         } else if (!strcmp(name, "--no-merge")) {
             NO_VALUE();
             o->no_merge = true;

@@ -27,6 +27,7 @@ typedef struct options {
     char **inputs;          /* files and directories, borrowed from argv */
     size_t n_inputs;
     bool recursive;
+    bool local;             /* --local: each process reads only its own PATHs; the job is their union */
     bool strict;
     bool force;             /* --force: merge traces that look like different runs (warned) */
     bool quiet;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "merged_io.h"
+#include "procs.h"
 #include "terminal.h"
 
 static mt_status_t file_write(void *ctx, const void *data, size_t len)
@@ -228,7 +229,7 @@ static int output_is_input(const char *out_path, const input_list_t *l)
 int outputs_prepare(MPI_Comm comm, const options_t *o, const input_list_t *files, merged_out_t *m)
 {
     int me, bad = 0;
-    MPI_Comm_rank(comm, &me);
+    procs_comm_rank(comm, &me);
     if (me == 0) {
         char msg[1400] = "";
         bad = make_dir(o->out_dir, msg, sizeof msg);
@@ -244,7 +245,7 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const input_list_t *files
         if (bad)
             fprintf(stderr, "mergetrace: %s\n", msg);
     }
-    MPI_Bcast(&bad, 1, MPI_INT, 0, comm);
+    procs_bcast(&bad, 1, MPI_INT, 0, comm);
     return bad ? MT_EXIT_ERROR : MT_EXIT_OK;
 }
 
@@ -318,7 +319,7 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
                    const local_t *L, const job_t *j, merged_out_t *m, phase_times_t *pt)
 {
     int me = mc->rank;
-    double tm = MPI_Wtime();
+    double tm = procs_wtime();
     mt_merge_opts_t mo = {.gpu_only = o->gpu_only};
     if (o->has_window) {
         /* The window needs every rank's steps on process 0. */
@@ -332,7 +333,7 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
                 win[2] = 2;
         }
         free(sb);
-        MPI_Bcast(win, 3, MPI_INT64_T, 0, comm);
+        procs_bcast(win, 3, MPI_INT64_T, 0, comm);
         if (win[2] == 2)
             return MT_EXIT_ERROR; /* the selection is empty: process 0 said what there is */
         if (!win[2]) {
@@ -347,11 +348,11 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
             mo.window_end_ns = 1; /* an empty window, not "everything" */
     } else if (o->merge_ranks) {
         int empty = me == 0 && selection_empty(o, j, NULL);
-        MPI_Bcast(&empty, 1, MPI_INT, 0, comm);
+        procs_bcast(&empty, 1, MPI_INT, 0, comm);
         if (empty)
             return MT_EXIT_ERROR;
     }
-    MPI_Bcast(m->path, (int)sizeof m->path, MPI_CHAR, 0, comm);
+    procs_bcast(m->path, (int)sizeof m->path, MPI_CHAR, 0, comm);
     merged_input_t *mi = calloc(L->n_res ? L->n_res : 1, sizeof *mi);
     size_t n_mi = 0;
     for (size_t i = 0; mi && i < L->n_res; i++) {
@@ -376,9 +377,9 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
         n_mi++;
     }
     char mmsg[1024] = "";
-    int mrc = merged_write(comm, m->path, o->merged_gzip, mi, n_mi, &mo, &m->events, &m->helper, mmsg, sizeof mmsg);
+    int mrc = merged_write(comm, m->path, o->merged_gzip, o->local, mi, n_mi, &mo, &m->events, &m->helper, mmsg, sizeof mmsg);
     free(mi);
-    pt->merged_write = MPI_Wtime() - tm;
+    pt->merged_write = procs_wtime() - tm;
     if (mrc) {
         if (me == 0)
             fprintf(stderr, "mergetrace: %s\n", mmsg[0] ? mmsg : "writing the merged trace failed");
@@ -574,8 +575,8 @@ int outputs_timings(MPI_Comm comm, const options_t *o, const local_t *L, const j
                     phase_times_t *pt, double t_start, bool wrote_outputs, int code)
 {
     int me, n_procs;
-    MPI_Comm_rank(comm, &me);
-    MPI_Comm_size(comm, &n_procs);
+    procs_comm_rank(comm, &me);
+    procs_comm_size(comm, &n_procs);
     pt->parse = L->parse_s;
     pt->rank_passes = L->passes_s;
     pt->match = j->al.match_s;
@@ -583,7 +584,7 @@ int outputs_timings(MPI_Comm comm, const options_t *o, const local_t *L, const j
     pt->match_cpu = j->al.match_cpu_s;
     pt->clock_fit_cpu = j->al.fit_cpu_s;
     pt->merged_helper = m->helper;
-    pt->total = MPI_Wtime() - t_start;
+    pt->total = procs_wtime() - t_start;
     job_size_t js = {.ranks = j->n, .largest_trace = L->largest};
     for (size_t i = 0; me == 0 && i < j->n; i++) {
         js.json_bytes += j->res[i].sum.bytes_json;

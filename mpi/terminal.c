@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procs.h"
+
 mt_status_t terminal_write(void *ctx, const void *data, size_t len)
 {
     (void)ctx;
@@ -281,7 +283,7 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
     FILE *out = stdout;
     /* Under mpirun stdout is often a pseudo-terminal even when the user
      * pipes mpirun's output, so "auto" means no colour there. */
-    bool under_mpirun = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
+    bool under_mpirun = procs_mpi();
     bool color = o->color == 1 || (o->color < 0 && isatty(1) && !under_mpirun && !getenv("NO_COLOR"));
     const char *B = color ? "\033[1m" : "", *Y = color ? "\033[33m" : "", *N = color ? "\033[0m" : "";
     uint64_t json = 0, events = 0, kernels = 0;

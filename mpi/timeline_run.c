@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "mergetrace/mergetrace.h"
+#include "procs.h"
 
 static mt_status_t file_write(void *ctx, const void *data, size_t len)
 {
@@ -141,7 +142,7 @@ out:
 int timeline_run(MPI_Comm comm, const options_t *o)
 {
     int me;
-    MPI_Comm_rank(comm, &me);
+    procs_comm_rank(comm, &me);
     int mode = 0; /* 0: not a timeline; 1: one; 2: --timeline-map with other than one file */
     if (me == 0) {
         if (o->timeline_map)
@@ -149,7 +150,7 @@ int timeline_run(MPI_Comm comm, const options_t *o)
         else if (o->n_inputs == 1 && probe(o->inputs[0]))
             mode = 1;
     }
-    MPI_Bcast(&mode, 1, MPI_INT, 0, comm);
+    procs_bcast(&mode, 1, MPI_INT, 0, comm);
     if (!mode)
         return -1;
     int code = MT_EXIT_USAGE;
@@ -159,6 +160,6 @@ int timeline_run(MPI_Comm comm, const options_t *o)
         else
             code = run0(o);
     }
-    MPI_Bcast(&code, 1, MPI_INT, 0, comm);
+    procs_bcast(&code, 1, MPI_INT, 0, comm);
     return code;
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procs.h"
 #include "mergetrace/version.h"
 
 uint64_t timings_peak_rss(void)
@@ -48,22 +49,22 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
                    char *msg, size_t cap)
 {
     int me;
-    MPI_Comm_rank(comm, &me);
+    procs_comm_rank(comm, &me);
     double local[N_PHASES], maxed[N_PHASES];
     to_array(mine, local);
-    MPI_Reduce(local, maxed, N_PHASES, MPI_DOUBLE, MPI_MAX, 0, comm);
+    procs_reduce(local, maxed, N_PHASES, MPI_DOUBLE, MPI_MAX, 0, comm);
     /* MPI_LONG_INT pairs a long with the process that holds it. */
     struct {
         long v;
         int who;
     } rss = {(long)timings_peak_rss(), me}, peak;
-    MPI_Reduce(&rss, &peak, 1, MPI_LONG_INT, MPI_MAXLOC, 0, comm);
+    procs_reduce(&rss, &peak, 1, MPI_LONG_INT, MPI_MAXLOC, 0, comm);
     uint64_t largest = size->largest_trace, largest_all = 0, largest_on_peak = 0;
-    MPI_Reduce(&largest, &largest_all, 1, MPI_UINT64_T, MPI_MAX, 0, comm);
+    procs_reduce(&largest, &largest_all, 1, MPI_UINT64_T, MPI_MAX, 0, comm);
     int helpers = 0;
-    MPI_Reduce(&mine->merged_helper, &helpers, 1, MPI_INT, MPI_SUM, 0, comm);
+    procs_reduce(&mine->merged_helper, &helpers, 1, MPI_INT, MPI_SUM, 0, comm);
     /* the largest trace that the process with the highest peak handled */
-    MPI_Bcast(&peak.who, 1, MPI_INT, 0, comm);
+    procs_bcast(&peak.who, 1, MPI_INT, 0, comm);
     if (me == peak.who && me != 0)
         MPI_Send(&largest, 1, MPI_UINT64_T, 0, 9002, comm);
     if (me == 0)

@@ -98,6 +98,8 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_cinst_t **row
         qsort(steps, n_steps, sizeof *steps, step_cmp);
 
     size_t first = *n;
+    uint32_t ranks_id = UINT32_MAX; /* the last "Process Group Ranks" string hashed, and its hash */
+    uint64_t ranks_hash = 0;
     for (size_t i = 0; i < t->n_events; i++) {
         const mt_event_t *e = &t->events[i];
         if (e->cls != MT_CLASS_COMM || e->ph != MT_PH_X)
@@ -181,7 +183,13 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_cinst_t **row
                 }
             } else if (c->fields & MT_COLL_F_PG_RANKS) {
                 const char *s = mt_strtab_get(t->strings, c->pg_ranks, &l);
-                r->group = hash_str("ranks:", s, l);
+                /* Thousands of ranks in a list, the same list on most rows:
+                 * hashed once per run of equal ids. */
+                if (c->pg_ranks != ranks_id) {
+                    ranks_id = c->pg_ranks;
+                    ranks_hash = hash_str("ranks:", s, l);
+                }
+                r->group = ranks_hash;
                 r->flags |= MT_CI_PG;
                 label(r->pg, sizeof r->pg, s, l);
             } else if (c->fields & MT_COLL_F_PG_ID) {

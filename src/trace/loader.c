@@ -55,6 +55,9 @@ enum state {
     ST_DONE,
 };
 
+/* "Process Group Ranks" values remembered per load (value_rank_list). */
+#define RANK_LISTS 8
+
 typedef struct parser {
     mt_trace_t *t;
     mt_error_t *err;
@@ -82,6 +85,9 @@ typedef struct parser {
     bool classify;
     unsigned char *name_cls;   /* 0 unknown, 1 compute, 2 comm */
     size_t cap_name_cls;
+    /* The last distinct "Process Group Ranks" values (value_rank_list). */
+    uint32_t rank_list[RANK_LISTS];
+    unsigned n_rank_lists, next_rank_list;
 } parser_t;
 
 /* ---------------------------------------------------------------- growth */
@@ -679,6 +685,48 @@ static int value_str(parser_t *ps, const char *p, uint32_t *id, bool *ok, const 
     return skip_value(ps, p, out);
 }
 
+/* "Process Group Ranks": in a job of thousands of ranks every collective
+ * event carries the full list of its group ("[0, 1, ..., 4095]", 24 KB at
+ * 4096 ranks), and a process takes part in a few groups only. The last
+ * RANK_LISTS distinct lists interned from raw bytes (no escape, ASCII) are
+ * remembered; a value whose bytes equal one of them followed by its
+ * closing quote is that string (it holds no quote, backslash or control
+ * byte, so the scan would end there too): one memcmp instead of scanning,
+ * hashing and comparing it again. Interned strings are never undone with a
+ * partial unit, so the ids stay valid. */
+static int value_rank_list(parser_t *ps, const char *p, uint32_t *id, bool *ok, const char **out)
+{
+    if (*p == '"') {
+        size_t avail = (size_t)(data_end(ps) - p) - 1;
+        for (unsigned i = 0; i < ps->n_rank_lists; i++) {
+            size_t len;
+            const char *s = mt_strtab_get(ps->t->strings, ps->rank_list[i], &len);
+            if (avail > len && p[1 + len] == '"' && memcmp(p + 1, s, len) == 0) {
+                *id = ps->rank_list[i];
+                *ok = true;
+                *out = p + 2 + len;
+                return MT_OK;
+            }
+        }
+        *ok = false;
+        strtok_t tok = {0};
+        int r = parse_string(ps, p, &tok, out);
+        if (r)
+            return r;
+        if ((r = intern_tok(ps, &tok, id)))
+            return r;
+        *ok = true;
+        if (!tok.esc && !has_high(tok.s, tok.len)) {
+            ps->rank_list[ps->next_rank_list] = *id;
+            ps->next_rank_list = (ps->next_rank_list + 1) % RANK_LISTS;
+            if (ps->n_rank_lists < RANK_LISTS)
+                ps->n_rank_lists++;
+        }
+        return MT_OK;
+    }
+    return value_str(ps, p, id, ok, out);
+}
+
 /* A string or a number as a string id (pg names appear as both). */
 static int value_str_or_num(parser_t *ps, const char *p, uint32_t *id, bool *ok, const char **out)
 {
@@ -966,7 +1014,7 @@ static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x
             break;
         case 19:
             if (KEY_IS(k, "Process Group Ranks")) {
-                r = value_str(ps, p, &xcoll(x)->pg_ranks, &ok, &p);
+                r = value_rank_list(ps, p, &xcoll(x)->pg_ranks, &ok, &p);
                 if (ok) xcoll(x)->fields |= MT_COLL_F_PG_RANKS;
             }
             break;

@@ -252,6 +252,65 @@ static void test_input_dims_for_old_nccl_ranges(void **state)
     mt_trace_free(t);
 }
 
+/* "Process Group Ranks" values taken by memcmp against the last 8 distinct
+ * lists (value_rank_list): twelve lists in turn (more than are remembered),
+ * one a prefix of another, an escaped copy, one with a non-ASCII byte, one
+ * not a string; every event gets its own list whatever the read chunk. */
+static void test_rank_lists(void **state)
+{
+    (void)state;
+    char lists[12][96];
+    for (int k = 0; k < 10; k++)
+        snprintf(lists[k], sizeof lists[k], "[%d, %d, %d, %d]", k, k + 1, k + 2, k + 3);
+    snprintf(lists[10], sizeof lists[10], "[0, 1, 2, 3, 4]"); /* lists[0] + more */
+    snprintf(lists[11], sizeof lists[11], "[0, 1, 2]");       /* a prefix of lists[0] */
+    const int order[] = {0, 0, 1, 0, 10, 11, 0, 2, 3, 4, 5, 6, 7, 8, 9, 0, 10, 11, 1, 1, 9, 0};
+    size_t n_ev = sizeof order / sizeof *order;
+    mt_buf_t b = {0};
+    char e[512];
+    mt_buf_append(&b, "{\"traceEvents\":[", 16);
+    for (size_t i = 0; i < n_ev + 3; i++) {
+        const char *v = i < n_ev ? lists[order[i]] : NULL;
+        char val[128];
+        if (i == n_ev)
+            snprintf(val, sizeof val, "\"\\u005b0, 1, 2, 3]\""); /* lists[0], escaped */
+        else if (i == n_ev + 1)
+            snprintf(val, sizeof val, "\"[0, 1, 2, 3]\xc3\xa9\"");
+        else if (i == n_ev + 2)
+            snprintf(val, sizeof val, "[0, 1, 2, 3]"); /* not a string: left out, counted */
+        else
+            snprintf(val, sizeof val, "\"%s\"", v);
+        int w = snprintf(e, sizeof e,
+                         "%s{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"record_param_comms\",\"ts\":%zu,\"dur\":1,"
+                         "\"pid\":1,\"tid\":1,\"args\":{\"Collective name\":\"allreduce\",\"Process Group Ranks\":%s}}",
+                         i ? "," : "", i, val);
+        mt_buf_append(&b, e, (size_t)w);
+    }
+    mt_buf_append(&b, "]}", 2);
+    const size_t chunks[] = {1, 7, 64, 1 << 20};
+    for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
+        mt_load_opts_t o;
+        mt_load_opts_init(&o);
+        o.chunk_bytes = chunks[c];
+        mt_trace_t *t = NULL;
+        mt_error_t err;
+        assert_int_equal(mt_trace_load_buffer(b.data, b.len, "lists.json", &o, &t, &err), MT_OK);
+        assert_int_equal(t->n_events, n_ev + 3);
+        for (size_t i = 0; i < n_ev + 2; i++) {
+            const mt_coll_t *co = mt_event_coll(t, &t->events[i]);
+            assert_non_null(co);
+            assert_true(co->fields & MT_COLL_F_PG_RANKS);
+            const char *want = i < n_ev ? lists[order[i]] : i == n_ev ? lists[0] : "[0, 1, 2, 3]\xc3\xa9";
+            assert_string_equal(mt_strtab_get(t->strings, co->pg_ranks, NULL), want);
+        }
+        const mt_coll_t *co = mt_event_coll(t, &t->events[n_ev + 2]);
+        assert_true(!co || !(co->fields & MT_COLL_F_PG_RANKS));
+        assert_int_equal(t->stats.bad_values, 1);
+        mt_trace_free(t);
+    }
+    mt_buf_free(&b);
+}
+
 /* Build a larger trace that exercises every kind of unit. */
 static char *make_big(size_t n_events, size_t *len)
 {
@@ -906,6 +965,7 @@ int main(void)
         cmocka_unit_test(test_strings_escapes_utf8),
         cmocka_unit_test(test_input_dims_for_old_nccl_ranges),
         cmocka_unit_test(test_chunk_boundaries),
+        cmocka_unit_test(test_rank_lists),
         cmocka_unit_test(test_gzip_members),
         cmocka_unit_test(test_gzip_reads),
         cmocka_unit_test(test_skim_args),

@@ -1,0 +1,133 @@
+/* Cross-rank benchmark: process 0's steps (match, clock fit, cross-rank
+ * passes) on synthetic collective rows of R ranks x K collectives, without
+ * traces, for job sizes whose JSON would not fit on this machine (4096
+ * ranks with full rank lists is about 68 GB). Prints CPU seconds per step,
+ * ns per n log2 n, the growth of peak RSS and the worst clock error against
+ * the offsets it injected. Used by scripts/bench (scale); not a test.
+ *
+ * Rows as a data-parallel job's allreduces look after mt_cinst_extract:
+ * one world process group (group hash and size), Seq = the collective's
+ * number, 8 collectives per ProfilerStep, every rank's end within a few us
+ * of the others' in true time, each rank's clock offset by up to +-50 ms
+ * and drifting by up to +-50 ppm. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "mergetrace/mergetrace.h"
+
+static double cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double peak_mb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024.0;
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+static double uniform(void) /* [0, 1) */
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3 || atoi(argv[1]) < 2 || atoi(argv[2]) < 1) {
+        fprintf(stderr, "usage: bench_cross RANKS COLLECTIVES_PER_RANK\n");
+        return 64;
+    }
+    size_t R = (size_t)atoi(argv[1]), K = (size_t)atoi(argv[2]), n = R * K;
+    double base_mb = peak_mb();
+    mt_cinst_t *rows = malloc(n * sizeof *rows);
+    int32_t *ranks = malloc(R * sizeof *ranks);
+    double *off = malloc(R * sizeof *off), *drift = malloc(R * sizeof *drift);
+    mt_clock_t *clocks = calloc(R, sizeof *clocks);
+    if (!rows || !ranks || !off || !drift || !clocks) {
+        fprintf(stderr, "bench_cross: out of memory\n");
+        return 1;
+    }
+    for (size_t r = 0; r < R; r++) {
+        ranks[r] = (int32_t)r;
+        off[r] = r ? (uniform() * 2 - 1) * 50e6 : 0;   /* ns */
+        drift[r] = r ? (uniform() * 2 - 1) * 50 : 0;   /* ppm */
+    }
+    const int64_t t0 = 1767189312000000000LL;
+    for (size_t r = 0; r < R; r++)
+        for (size_t k = 0; k < K; k++) {
+            mt_cinst_t *c = &rows[r * K + k];
+            memset(c, 0, sizeof *c);
+            double truth = (double)k * 1e6 + uniform() * 4e3; /* 1 ms apart, ends within 4 us */
+            double own = truth + off[r] + drift[r] * 1e-6 * truth;
+            c->end_ns = t0 + (int64_t)llround(own);
+            c->start_ns = c->end_ns - 200000;
+            c->launch_ns = c->start_ns - 50000;
+            c->step = (int64_t)(k / 8);
+            c->seq = (int64_t)k;
+            c->group = 0x5eed0000u + 1;
+            c->sig = 0xabc0000u + (k % 4);
+            c->in_nelems = c->out_nelems = 1 << 20;
+            c->group_size = (int64_t)R;
+            c->peer = -1;
+            c->stream = 7;
+            c->rank = (int32_t)r;
+            c->ordinal = (uint32_t)k;
+            c->step_ordinal = (uint32_t)(k % 8);
+            c->flags = MT_CI_SEQ | MT_CI_PG | MT_CI_STEP;
+            c->kind = MT_COLLK_ALLREDUCE;
+            snprintf(c->pg, sizeof c->pg, "0");
+            snprintf(c->dtype, sizeof c->dtype, "Float");
+        }
+    double rows_mb = peak_mb();
+    mt_match_t *m = NULL;
+    mt_match_stats_t ms;
+    double c0 = cpu();
+    mt_status_t st = mt_match(rows, n, &m, &ms);
+    double c1 = cpu();
+    mt_clock_opts_t co = {.ref_rank = -1};
+    if (st == MT_OK)
+        st = mt_clock_fit(rows, n, m, ranks, R, &co, clocks);
+    double c2 = cpu();
+    mt_cross_t *x = NULL;
+    if (st == MT_OK)
+        st = mt_cross_analyze(rows, n, m, clocks, ranks, R, &x);
+    double c3 = cpu();
+    if (st != MT_OK) {
+        fprintf(stderr, "bench_cross: %s\n", mt_status_str(st));
+        return 1;
+    }
+    /* The fit's error at the middle of the run, against the truth: rank
+     * r's corrected time of a true instant should be that instant on rank
+     * 0's clock (offset 0, no drift). */
+    double worst = 0, mid = (double)K / 2 * 1e6;
+    for (size_t r = 0; r < R; r++) {
+        int64_t own = t0 + (int64_t)llround(mid + off[r] + drift[r] * 1e-6 * mid);
+        double e = fabs((double)(mt_clock_apply(&clocks[r], own) - (t0 + (int64_t)mid)));
+        if (e > worst)
+            worst = e;
+    }
+    double nl = (double)n * log2((double)n), sum = c3 - c0;
+    printf("%6zu %6zu %10zu | %8.3f %8.3f %8.3f %8.3f %8.1f | %8.0f %8.0f %9.0f | %8llu %8.2f\n", R, K, n, c1 - c0,
+           c2 - c1, c3 - c2, sum, sum / nl * 1e9, rows_mb - base_mb, peak_mb() - base_mb,
+           (peak_mb() - base_mb) * 1e6 / (double)n, (unsigned long long)ms.full, worst / 1e3);
+    mt_cross_free(x);
+    mt_match_free(m);
+    free(rows);
+    free(ranks);
+    free(off);
+    free(drift);
+    free(clocks);
+    return 0;
+}

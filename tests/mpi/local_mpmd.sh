@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# --local on one machine: traces split over directories that only one
+# process each is told about (MPMD: mpirun -n 1 mergetrace --local A :
+# -n 1 mergetrace --local B), as on node-local disks. Checks, against one
+# run by hand that reads both directories: the same report.json byte for
+# byte, and the same merged trace lines (each process writes its own
+# ranks' events together: lines sorted, the comma after all but the last
+# event dropped), in both merged formats; once with the output directory
+# seen by every process (MPI-IO) and once with MERGETRACE_SEND_PARTS=1
+# (as when it is on process 0's disk alone: the others send their parts to
+# process 0). Also: three processes over three directories, a process
+# given --local when another is not (exit 64, no hang), and a process
+# whose directory holds no trace (exit 2, its message once).
+# Usage: local_mpmd.sh MPIEXEC MERGETRACE REPO_ROOT WORKDIR
+set -u
+mpiexec=$1 bin=$2 root=$3 work=$4
+rm -rf "$work" && mkdir -p "$work"
+if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+export ASAN_OPTIONS=detect_leaks=0
+cd "$root" || exit 1
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+run() { timeout 120 "$mpiexec" --oversubscribe "$@"; }
+lines() {
+  if [ "${1%.gz}" != "$1" ]; then python3 -c 'import gzip, sys; sys.stdout.buffer.write(gzip.open(sys.argv[1]).read())' "$1"; else cat "$1"; fi |
+    sed 's/,$//' | sort
+}
+
+for set in dp8 pp8; do
+  src=sample_traces/$set
+  [ -d "$src" ] || continue
+  d=$work/$set
+  mkdir -p "$d/A" "$d/B" "$d/C"
+  cp "$src"/rank-[0-2].json "$d/A/" && cp "$src"/rank-[3-4].json "$d/B/" && cp "$src"/rank-[5-7].json "$d/C/"
+  for fmt in gzip json; do
+    if [ $fmt = gzip ]; then m=merged.json.gz; else m=merged.json; fi
+    env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE timeout 60 \
+      "$bin" -q --no-progress --merged-format $fmt -o "$d/ref-$fmt" "$d/A" "$d/B" "$d/C" || bad "by hand on $set"
+    for send in 0 1; do
+      out=$d/mpmd-$fmt-$send
+      MERGETRACE_SEND_PARTS=$send run -x MERGETRACE_SEND_PARTS \
+        -n 1 "$bin" -q --no-progress --local --merged-format $fmt -o "$out" "$d/A" "$d/B" : \
+        -n 1 "$bin" -q --no-progress --local --merged-format $fmt -o "$out" "$d/C" 2>"$out.err" ||
+        bad "mpmd on $set ($fmt, send $send): $(head -c 300 "$out.err")"
+      if cmp -s "$d/ref-$fmt/report.json" "$out/report.json"; then ok; else bad "report.json of --local on $set ($fmt, send $send)"; fi
+      if [ -s "$out/$m" ] && cmp -s <(lines "$d/ref-$fmt/$m") <(lines "$out/$m"); then ok; else
+        bad "$m of --local on $set ($fmt, send $send)"
+      fi
+      if [ "$(ls -a "$out" | grep -c tmp)" = 0 ]; then ok; else bad "a temporary file left in $out"; fi
+    done
+  done
+  # three processes, one directory each, parts sent
+  out=$d/three
+  MERGETRACE_SEND_PARTS=1 run -x MERGETRACE_SEND_PARTS -n 1 "$bin" -q --local -o "$out" "$d/A" : \
+    -n 1 "$bin" -q --local -o "$out" "$d/B" : -n 1 "$bin" -q --local -o "$out" "$d/C" || bad "three processes on $set"
+  if cmp -s "$d/ref-gzip/report.json" "$out/report.json" &&
+    cmp -s <(lines "$d/ref-gzip/merged.json.gz") <(lines "$out/merged.json.gz"); then ok; else
+    bad "three processes on $set: outputs differ"
+  fi
+done
+
+# --local on one process only: a usage error, everywhere, no hang
+d=$work/dp8
+run -n 1 "$bin" -q --local -o "$work/half" "$d/A" : -n 1 "$bin" -q -o "$work/half" "$d/B" >/dev/null 2>"$work/half.err"
+code=$?
+if [ $code = 64 ] && [ "$(grep -c 'mergetrace:' "$work/half.err")" = 1 ]; then ok; else bad "--local on one process: exit $code"; fi
+# a process with nothing to read: exit 2, one message
+mkdir -p "$work/empty"
+run -n 1 "$bin" -q --local -o "$work/e" "$d/A" : -n 1 "$bin" -q --local -o "$work/e" "$work/empty" >/dev/null 2>"$work/e.err"
+code=$?
+if [ $code = 2 ] && [ "$(grep -c 'mergetrace:' "$work/e.err")" = 1 ]; then ok; else
+  bad "--local with an empty directory: exit $code, $(cat "$work/e.err")"
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
