@@ -8,6 +8,7 @@
 
 #include "base/errpos.h"
 #include "mergetrace/buf.h"
+#include "base/numparse.h"
 
 struct mt_jdoc {
     mt_jnode_t *nodes;
@@ -58,24 +59,13 @@ static mt_status_t arena_put(parser_t *p, const char *b, size_t n)
     return MT_OK;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static bool hex4(const parser_t *p, size_t at, uint32_t *v)
 {
     if (at + 4 > p->n)
         return false;
     uint32_t x = 0;
     for (int k = 0; k < 4; k++) {
-        int h = hexval(p->s[at + (size_t)k]);
+        int h = mt_parse_hex_digit(p->s[at + (size_t)k]);
         if (h < 0)
             return false;
         x = x * 16 + (uint32_t)h;

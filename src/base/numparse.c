@@ -291,3 +291,14 @@ mt_status_t mt_parse_uint64(const char *s, size_t len, uint64_t *v)
     *v = mag;
     return MT_OK;
 }
+
+int mt_parse_hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}

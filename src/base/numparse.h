@@ -24,4 +24,8 @@ bool mt_number_valid(const char *s, size_t len);
 mt_status_t mt_parse_int64(const char *s, size_t len, int64_t *v);
 mt_status_t mt_parse_uint64(const char *s, size_t len, uint64_t *v);
 
+/* The value of one hexadecimal digit (0-9, a-f, A-F), -1 for any other
+ * byte. */
+int mt_parse_hex_digit(char c);
+
 #endif

@@ -15,6 +15,7 @@
 #include "base/hash.h"
 #include "nccl/probe.h"
 #include "base/errpos.h"
+#include "base/numparse.h"
 
 #define MAX_LINE (64 * 1024)
 #define MAX_KEYS 40
@@ -61,17 +62,6 @@ static void copy_trunc(char *dst, size_t cap, const char *src)
         n = cap - 1;
     memcpy(dst, src, n);
     dst[n] = '\0';
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 /* Parses [p, end) as {"key":value,...} with string, integer or null values.
@@ -126,7 +116,7 @@ static mt_status_t parse_line(const pos_t *ps, const char *p, const char *end, l
                             return fail_at(ps, p, MT_ERR_SYNTAX, "short \\u escape");
                         unsigned u = 0;
                         for (int i = 0; i < 4; i++) {
-                            int h = hexval(p[i]);
+                            int h = mt_parse_hex_digit(p[i]);
                             if (h < 0)
                                 return fail_at(ps, p + i, MT_ERR_SYNTAX, "bad \\u escape");
                             u = u * 16 + (unsigned)h;
@@ -269,7 +259,7 @@ static uint64_t get_hex(getter_t *g, const char *key)
     uint64_t h = 0;
     size_t n = strlen(v->str);
     for (size_t i = 0; i < n; i++) {
-        int d = hexval(v->str[i]);
+        int d = mt_parse_hex_digit(v->str[i]);
         if (d < 0 || n != 16) {
             g->st = fail_at(g->ps, g->line_start, MT_ERR_FORMAT, "comm is not 16 hex digits");
             return 0;

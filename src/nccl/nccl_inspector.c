@@ -14,6 +14,7 @@
 #include "base/hash.h"
 #include "nccl/probe.h"
 #include "base/errpos.h"
+#include "base/numparse.h"
 
 #define MAX_LINE (1 << 20)
 #define MAX_DEPTH 8
@@ -65,17 +66,6 @@ static void skip_ws(ctx_t *x)
         x->p++;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* A string at x->p (after the quote is checked); its first 63 decoded
  * bytes in out (escapes \uXXXX above 0x7f become '?'). */
 static void parse_string(ctx_t *x, char out[64])
@@ -111,7 +101,7 @@ static void parse_string(ctx_t *x, char out[64])
             case 'u': {
                 unsigned u = 0;
                 for (int i = 0; i < 4; i++) {
-                    int h = x->p + i < x->end ? hexval(x->p[i]) : -1;
+                    int h = x->p + i < x->end ? mt_parse_hex_digit(x->p[i]) : -1;
                     if (h < 0) {
                         fail(x, x->p + i, MT_ERR_SYNTAX, "bad \\u escape");
                         return;
@@ -249,7 +239,7 @@ static void take_string(ctx_t *x, const char *at, const char *s)
         uint64_t v = 0;
         bool ok = n >= 1 && n <= 16;
         for (size_t i = 0; ok && i < n; i++) {
-            int d = hexval(h[i]);
+            int d = mt_parse_hex_digit(h[i]);
             ok = d >= 0;
             v = v << 4 | (uint64_t)(d < 0 ? 0 : d);
         }

@@ -12,6 +12,7 @@
 
 #include "base/bigmem.h"
 #include "base/errpos.h"
+#include "base/numparse.h"
 #include "base/stats.h"
 #include "base/text.h"
 #include "mergetrace/buf.h"
@@ -128,6 +129,13 @@ static void test_errpos(void **state)
         assert_int_equal(p.col, 2);
     }
     mt_errpos_set(NULL, "x", 1, 1, 1); /* no error to fill: nothing */
+    /* the hex digit the three readers with \u escapes and hex ids share */
+    assert_int_equal(mt_parse_hex_digit('0'), 0);
+    assert_int_equal(mt_parse_hex_digit('9'), 9);
+    assert_int_equal(mt_parse_hex_digit('a'), 10);
+    assert_int_equal(mt_parse_hex_digit('F'), 15);
+    assert_int_equal(mt_parse_hex_digit('g'), -1);
+    assert_int_equal(mt_parse_hex_digit('/'), -1);
 }
 
 static void test_formatters(void **state)
