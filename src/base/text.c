@@ -192,3 +192,17 @@ size_t mt_fmt_cell(char *b, size_t cap, const char *s, size_t len, int w)
         b[o < cap ? o : cap - 1] = '\0';
     return o;
 }
+
+void mt_fmt_bytes(char *b, size_t cap, int64_t v)
+{
+    double x = v < 0 ? -(double)v : (double)v;
+    const char *sign = v < 0 ? "-" : "";
+    if (x < 1024)
+        snprintf(b, cap, "%s%.0f B", sign, x);
+    else if (x < 1024.0 * 1024)
+        snprintf(b, cap, "%s%.2f KiB", sign, x / 1024);
+    else if (x < 1024.0 * 1024 * 1024)
+        snprintf(b, cap, "%s%.2f MiB", sign, x / (1024.0 * 1024));
+    else
+        snprintf(b, cap, "%s%.2f GiB", sign, x / (1024.0 * 1024 * 1024));
+}

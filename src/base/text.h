@@ -32,6 +32,10 @@ size_t mt_fmt_u64(uint64_t v, char *buf);
  * length. */
 size_t mt_fmt_us(int64_t ns, char *buf);
 
+/* A byte count for people: "512 B", "1.50 KiB", "32.00 MiB", "-2.25 GiB"
+ * (powers of 1024, two decimals). */
+void mt_fmt_bytes(char *b, size_t cap, int64_t v);
+
 /* A duration for people: "850 ns", "12.3 us", "4.56 ms", "1.23 s". */
 void mt_fmt_time(char *b, size_t cap, int64_t ns);
 

@@ -147,20 +147,6 @@ mt_status_t mt_report_cross_sections(const mt_cross_t *x, mt_write_fn w, void *c
 #define TOP_COLLS 5
 #define TOP_STEPS 5
 
-static void fmt_bytes(char *b, size_t cap, int64_t v)
-{
-    if (v <= 0)
-        snprintf(b, cap, "?");
-    else if (v < 1024)
-        snprintf(b, cap, "%lld B", (long long)v);
-    else if (v < 1024 * 1024)
-        snprintf(b, cap, "%.2f KiB", (double)v / 1024);
-    else if (v < 1024LL * 1024 * 1024)
-        snprintf(b, cap, "%.2f MiB", (double)v / (1024.0 * 1024));
-    else
-        snprintf(b, cap, "%.2f GiB", (double)v / (1024.0 * 1024 * 1024));
-}
-
 /* A label cut to w bytes (without splitting a UTF-8 sequence) and padded. */
 
 static void ranks_text(char *b, size_t cap, const int32_t *r, size_t n)
@@ -204,7 +190,10 @@ mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx)
             char pg[4 * 14 + 1], dt[4 * 8 + 1], bw[24];
             mt_fmt_cell(pg, sizeof pg, k->pg, sizeof k->pg, 14);
             mt_fmt_cell(dt, sizeof dt, k->dtype[0] ? k->dtype : "?", sizeof k->dtype, 8);
-            fmt_bytes(a, sizeof a, k->bytes);
+            if (k->bytes > 0)
+                mt_fmt_bytes(a, sizeof a, k->bytes);
+            else
+                snprintf(a, sizeof a, "?");
             if (k->busbw_gbps >= 0)
                 snprintf(bw, sizeof bw, "%10.2f", k->busbw_gbps);
             else

@@ -120,14 +120,7 @@ static num_t pct1(double a, double b)
 static num_t bytes_h(uint64_t v)
 {
     num_t n;
-    if (v < 1024)
-        snprintf(n.s, sizeof n.s, "%llu B", (unsigned long long)v);
-    else if (v < 1024 * 1024)
-        snprintf(n.s, sizeof n.s, "%.2f KiB", (double)v / 1024);
-    else if (v < 1024ULL * 1024 * 1024)
-        snprintf(n.s, sizeof n.s, "%.2f MiB", (double)v / (1024.0 * 1024));
-    else
-        snprintf(n.s, sizeof n.s, "%.2f GiB", (double)v / (1024.0 * 1024 * 1024));
+    mt_fmt_bytes(n.s, sizeof n.s, v > INT64_MAX ? INT64_MAX : (int64_t)v);
     return n;
 }
 

@@ -166,20 +166,6 @@ mt_status_t mt_report_memory_json(const mt_report_t *r, mt_write_fn w, void *ctx
 }
 
 /* Bytes for people: "512 B", "12.0 KiB", "3.50 GiB". */
-static void fmt_bytes(char *b, size_t cap, int64_t v)
-{
-    double x = (double)(v < 0 ? -v : v);
-    const char *sign = v < 0 ? "-" : "";
-    if (x < 1024)
-        snprintf(b, cap, "%s%.0f B", sign, x);
-    else if (x < 1024.0 * 1024)
-        snprintf(b, cap, "%s%.1f KiB", sign, x / 1024);
-    else if (x < 1024.0 * 1024 * 1024)
-        snprintf(b, cap, "%s%.1f MiB", sign, x / (1024.0 * 1024));
-    else
-        snprintf(b, cap, "%s%.2f GiB", sign, x / (1024.0 * 1024 * 1024));
-}
-
 static void dev_name(char *b, size_t cap, const mt_an_mem_dev_t *d)
 {
     if (d->device_type == 0)
@@ -198,7 +184,7 @@ mt_status_t mt_report_memory_text(const mt_mem_cross_t *m, const mt_rank_analysi
     const mt_rank_analysis_t *a = an[t->an];
     const mt_an_mem_dev_t *d = &a->mem_devs[t->dev];
     char pk[32], dn[32], un[32];
-    fmt_bytes(pk, sizeof pk, d->peak_alloc);
+    mt_fmt_bytes(pk, sizeof pk, d->peak_alloc);
     dev_name(dn, sizeof dn, d);
     mt_out_printf(&o, "memory: peak allocated %s on rank %d %s", pk, a->rank, dn);
     if (d->peak_alloc_step >= 0)
@@ -207,7 +193,7 @@ mt_status_t mt_report_memory_text(const mt_mem_cross_t *m, const mt_rank_analysi
         mt_out_printf(&o, ", in %.40s", a->strings + d->peak_op.off);
     mt_out_printf(&o, "; max/median %.2f over %zu rank%s\n", m->max_over_median, m->n_peaks, m->n_peaks == 1 ? "" : "s");
     if (d->peak_alloc_reserved >= 0 && d->peak_alloc_reserved >= d->peak_alloc) {
-        fmt_bytes(un, sizeof un, d->peak_alloc_reserved - d->peak_alloc);
+        mt_fmt_bytes(un, sizeof un, d->peak_alloc_reserved - d->peak_alloc);
         mt_out_printf(&o, "  reserved but unused at that peak: %s", un);
     } else {
         mt_out_printf(&o, "  reserved memory %s", d->device_type == 0 ? "not kept for the CPU"
@@ -215,7 +201,7 @@ mt_status_t mt_report_memory_text(const mt_mem_cross_t *m, const mt_rank_analysi
     }
     for (size_t s = 0; s < m->n_stages && s < 4; s++)
         if (m->stages[s].n_ranks) {
-            fmt_bytes(pk, sizeof pk, m->stages[s].max_peak);
+            mt_fmt_bytes(pk, sizeof pk, m->stages[s].max_peak);
             mt_out_printf(&o, "%s%.16s %s", s ? ", " : "; by stage: ", m->stages[s].name, pk);
         }
     mt_out_puts(&o, "\n");
@@ -230,7 +216,7 @@ mt_status_t mt_report_memory_text(const mt_mem_cross_t *m, const mt_rank_analysi
                 more++;
                 continue;
             }
-            fmt_bytes(pk, sizeof pk, g->trend_bytes_per_step);
+            mt_fmt_bytes(pk, sizeof pk, g->trend_bytes_per_step);
             dev_name(dn, sizeof dn, g);
             mt_out_printf(&o, "  rank %d %s: allocated at step end grows on every step after warm-up, %s%s per step "
                               "(%u steps)\n",

@@ -132,7 +132,7 @@ def dp_case(exe, py, work):
     med = (v[1] + v[2]) / 2
     check("dp median_peak", Decimal(s["median_peak"]), Decimal(med))
     check("dp max_over_median", s["max_over_median"], Decimal("%.3f" % (max(v) / med)))
-    if "rank 2 GPU 2: allocated at step end grows on every step after warm-up, +16.0 MiB per step (5 steps)" \
+    if "rank 2 GPU 2: allocated at step end grows on every step after warm-up, +16.00 MiB per step (5 steps)" \
             not in p.stdout:
         failures.append("dp: the terminal does not name the leaking rank:\n" + p.stdout)
     lines = p.stdout.split("\nmemory:")[1].split("\n\n")[0].count("\n") + 1
