@@ -56,6 +56,16 @@ static void shares(mt_out_t *o, const char *key, const char *idk, const mt_cp_sh
     mt_out_puts(o, "]");
 }
 
+/* A name for a line of terminal text: at most w characters, "…" where cut
+ * (report.json keeps it whole), no padding. */
+static void name_cut(char *b, size_t cap, const char *s, int w)
+{
+    size_t n = mt_fmt_cell(b, cap, s, strlen(s), w);
+    while (n && b[n - 1] == ' ')
+        n--;
+    b[n < cap ? n : cap - 1] = '\0';
+}
+
 /* "ideal": the ideal what-if (critpath.h mt_cp_ideal_t). */
 static void ideal_json(mt_out_t *o, const mt_cp_ideal_t *I)
 {
@@ -273,8 +283,11 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
         if (I->has_mw)
             mt_out_printf(&o, "; M_W %.3f (rank %d)", I->mw, I->mw_rank);
         mt_out_puts(&o, "\n  S by type:");
-        for (size_t k = 0; k < I->n_type && k < 3; k++)
-            mt_out_printf(&o, " %.32s %.3f%s", I->by_type[k].name, I->by_type[k].s, k + 1 < I->n_type && k < 2 ? "," : "");
+        for (size_t k = 0; k < I->n_type && k < 3; k++) {
+            char cut[160];
+            name_cut(cut, sizeof cut, I->by_type[k].name, 32);
+            mt_out_printf(&o, " %s %.3f%s", cut, I->by_type[k].s, k + 1 < I->n_type && k < 2 ? "," : "");
+        }
         if (I->n_stage) {
             mt_out_puts(&o, "; by stage:");
             for (size_t k = 0; k < I->n_stage && k < 8; k++)
@@ -293,8 +306,10 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
         mt_fmt_time(a, sizeof a, c->causes[0].ns);
         mt_fmt_time(b, sizeof b, c->wait_ns);
         const char *nm = c->causes[0].name[0] ? c->causes[0].name : "host gaps and idle time";
-        mt_out_printf(&o, "waiting caused by: rank %d %.48s %s of %s waited (%.0f %%; %.0f %% attributed)\n",
-                      c->causes[0].rank, nm, a, b, 100.0 * (double)c->causes[0].ns / (double)c->wait_ns,
+        char cut[200];
+        name_cut(cut, sizeof cut, nm, 48);
+        mt_out_printf(&o, "waiting caused by: rank %d %s %s of %s waited (%.0f %%; %.0f %% attributed)\n",
+                      c->causes[0].rank, cut, a, b, 100.0 * (double)c->causes[0].ns / (double)c->wait_ns,
                       100.0 * (double)c->attributed_ns / (double)c->wait_ns);
     }
     return o.st;
