@@ -75,3 +75,17 @@ int64_t mt_iv_overlap(const mt_interval_t *a, size_t na, const mt_interval_t *b,
     return m;
 }
 
+size_t mt_iv_union2(const mt_interval_t *a, size_t na, const mt_interval_t *b, size_t nb, mt_interval_t *out)
+{
+    size_t i = 0, j = 0, k = 0;
+    while (i < na || j < nb) {
+        mt_interval_t v = (j >= nb || (i < na && a[i].start <= b[j].start)) ? a[i++] : b[j++];
+        if (k && v.start <= out[k - 1].end) {
+            if (v.end > out[k - 1].end)
+                out[k - 1].end = v.end;
+        } else {
+            out[k++] = v;
+        }
+    }
+    return k;
+}

@@ -19,6 +19,10 @@ mt_status_t mt_iv_union(mt_interval_t *iv, size_t *n);
 /* Merge intervals already sorted by start in place (as mt_iv_union without
  * the sort); returns the new count. */
 size_t mt_iv_merge_sorted(mt_interval_t *iv, size_t n);
+/* The union of two sorted disjoint lists, a[0..na) and b[0..nb), into
+ * out (room for na + nb), sorted and disjoint; returns its count. One merge
+ * pass, no sort: the per-rank passes join the compute and comm unions. */
+size_t mt_iv_union2(const mt_interval_t *a, size_t na, const mt_interval_t *b, size_t nb, mt_interval_t *out);
 /* Total length of sorted disjoint intervals. */
 int64_t mt_iv_measure(const mt_interval_t *iv, size_t n);
 /* |a n b| of two sorted disjoint lists. */

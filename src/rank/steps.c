@@ -204,21 +204,13 @@ mt_status_t mt_an_steps(const mt_an_input_t *in, mt_rank_analysis_t *a)
 
     /* the step windows and their breakdown */
     const mt_interval_t *cu = in->u[MT_AN_COMPUTE], *mu = in->u[MT_AN_COMM];
-    size_t ncu = in->n_u[MT_AN_COMPUTE], nmu = in->n_u[MT_AN_COMM], k = 0;
+    size_t ncu = in->n_u[MT_AN_COMPUTE], nmu = in->n_u[MT_AN_COMM];
     cm = malloc((ncu + nmu ? ncu + nmu : 1) * sizeof *cm);
     if (!cm) {
         free(last_end);
         goto out;
     }
-    for (size_t i = 0, j = 0; i < ncu || j < nmu;) {
-        mt_interval_t v = (j >= nmu || (i < ncu && cu[i].start <= mu[j].start)) ? cu[i++] : mu[j++];
-        if (k && v.start <= cm[k - 1].end) {
-            if (v.end > cm[k - 1].end)
-                cm[k - 1].end = v.end;
-        } else {
-            cm[k++] = v;
-        }
-    }
+    size_t k = mt_iv_union2(cu, ncu, mu, nmu, cm);
     if (ivsum_init(&sc, cu, ncu) || ivsum_init(&scm, cm, k) || ivsum_init(&sall, in->busy, in->n_busy)) {
         free(last_end);
         goto out;

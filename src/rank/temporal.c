@@ -32,17 +32,7 @@ mt_status_t mt_an_temporal(const mt_an_input_t *in, mt_rank_analysis_t *a)
     mt_interval_t *cm = mt_big_malloc((ncu + nmu ? ncu + nmu : 1) * sizeof *cm);
     if (!cm)
         return MT_ERR_NOMEM;
-    size_t i = 0, j = 0, k = 0;
-    while (i < ncu || j < nmu) {
-        /* Merge the two start-ordered lists, joining as we go. */
-        mt_interval_t v = (j >= nmu || (i < ncu && cu[i].start <= mu[j].start)) ? cu[i++] : mu[j++];
-        if (k && v.start <= cm[k - 1].end) {
-            if (v.end > cm[k - 1].end)
-                cm[k - 1].end = v.end;
-        } else {
-            cm[k++] = v;
-        }
-    }
+    size_t k = mt_iv_union2(cu, ncu, mu, nmu, cm);
     a->memory_ns = mt_iv_measure(yu, nyu) - mt_iv_overlap(yu, nyu, cm, k);
     free(cm);
     a->idle_ns = a->span_ns - a->busy_ns;

@@ -395,11 +395,26 @@ static void set_times(rd_t *r, mt_event_t *e, int64_t start, int64_t end)
     e->flags |= MT_EV_HAS_DUR;
 }
 
-static mt_status_t step_done(rd_t *r, sqlite3_stmt *s, int rc, const char *table)
+/* The end of a statement's row loop: st when the loop stopped on an error
+ * of ours, else SQLite's own verdict (rc: the last sqlite3_step). */
+static mt_status_t step_done(rd_t *r, sqlite3_stmt *s, int rc, mt_status_t st, const char *table)
 {
-    mt_status_t st = rc == SQLITE_DONE ? MT_OK : db_fail(r, table);
+    if (st == MT_OK && rc != SQLITE_DONE)
+        st = db_fail(r, table);
     sqlite3_finalize(s);
     return st;
+}
+
+/* args[0..cap) = "\"key\":" and s[0..n) as a JSON string, cut to 200 bytes
+ * (an arg for the merged trace; the model keeps the whole string); ""
+ * when it does not fit. */
+static void string_arg(char *args, size_t cap, const char *key, const char *s, size_t n)
+{
+    mt_buf_t b = {0};
+    args[0] = '\0';
+    if (mt_json_string(s, n > 200 ? 200 : n, mt_buf_write, &b) == MT_OK && b.len < 250)
+        snprintf(args, cap, "\"%s\":%.*s", key, (int)b.len, b.data);
+    mt_buf_free(&b);
 }
 
 typedef enum gpu_kind { GK_KERNEL, GK_MEMCPY, GK_MEMSET, GK_SYNC } gpu_kind_t;
@@ -516,7 +531,7 @@ static mt_status_t read_gpu(rd_t *r, const char *table, gpu_kind_t kind)
         if ((st = emit(r, &e, fmt ? args : NULL)))
             goto fail;
     }
-    return step_done(r, s, rc, table);
+    return step_done(r, s, rc, MT_OK, table);
 nomem:
     st = mt_error_set(r->err, st, "string table");
 fail:
@@ -568,7 +583,7 @@ static mt_status_t read_api(rd_t *r)
             return st;
         }
     }
-    return step_done(r, s, rc, table);
+    return step_done(r, s, rc, MT_OK, table);
 }
 
 /* NVTX event types (ENUM_NSYS_EVENT_TYPE, stable across eras). */
@@ -664,19 +679,12 @@ static mt_status_t read_nvtx(rd_t *r)
         if (r->opts->on_event && dom > 0 && (size_t)dom < r->n_domains && r->domains[dom]) {
             size_t dl;
             const char *d = mt_strtab_get(r->t->strings, r->domains[dom], &dl);
-            mt_buf_t b = {0};
-            if (mt_json_string(d, dl > 200 ? 200 : dl, mt_buf_write, &b) == MT_OK && b.len < 250)
-                snprintf(args, sizeof args, "\"domain\":%.*s", (int)b.len, b.data);
-            mt_buf_free(&b);
+            string_arg(args, sizeof args, "domain", d, dl);
         }
         if ((st = emit(r, &e, args[0] ? args : NULL)))
             break;
     }
-    if (rc == SQLITE_ROW) {
-        sqlite3_finalize(s);
-        return st;
-    }
-    return step_done(r, s, rc, table);
+    return step_done(r, s, rc, st, table);
 }
 
 /* Thread names of the process, as Kineto's thread_name metadata. */
@@ -713,19 +721,12 @@ static mt_status_t read_threads(rd_t *r)
         e.aux = (uint32_t)t->n_meta;
         size_t nl;
         const char *nm = mt_strtab_get(t->strings, name, &nl);
-        mt_buf_t b = {0};
         char args[300] = "";
-        if (mt_json_string(nm, nl > 200 ? 200 : nl, mt_buf_write, &b) == MT_OK && b.len < 250)
-            snprintf(args, sizeof args, "\"name\":%.*s", (int)b.len, b.data);
-        mt_buf_free(&b);
+        string_arg(args, sizeof args, "name", nm, nl);
         if ((st = emit(r, &e, args[0] ? args : NULL)))
             break;
     }
-    if (rc == SQLITE_ROW) {
-        sqlite3_finalize(s);
-        return st;
-    }
-    return step_done(r, s, rc, table);
+    return step_done(r, s, rc, st, table);
 }
 
 static int proc_cmp(const void *a, const void *b)
@@ -793,7 +794,7 @@ static mt_status_t list_procs(rd_t *r, mt_nsys_proc_t **procs, size_t *n)
                                             .device = col_i64(s, 1, -1),
                                             .kernels = (uint64_t)sqlite3_column_int64(s, 2)};
     }
-    st = step_done(r, s, rc, "CUPTI_ACTIVITY_KIND_KERNEL");
+    st = step_done(r, s, rc, MT_OK, "CUPTI_ACTIVITY_KIND_KERNEL");
     if (st == MT_OK && *n > 1)
         qsort(*procs, *n, sizeof **procs, proc_cmp);
     return st;
@@ -818,7 +819,7 @@ static mt_status_t session_start(rd_t *r)
     }
     if (rc == SQLITE_ROW)
         rc = SQLITE_DONE;
-    return step_done(r, s, rc, "TARGET_INFO_SESSION_START_TIME");
+    return step_done(r, s, rc, MT_OK, "TARGET_INFO_SESSION_START_TIME");
 }
 
 static int progress(void *ctx)

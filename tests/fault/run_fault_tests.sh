@@ -13,14 +13,8 @@
 set -u
 mpiexec=$1 fbin=$2 bin=$3 root=$4 work=$5
 rm -rf "$work" && mkdir -p "$work" && work=$(cd "$work" && pwd)
-if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-export ASAN_OPTIONS=detect_leaks=0
+. "$(dirname "$0")/../mpi/harness.sh" # Open MPI set-up, ok/bad/check, harness_end
 cd "$root" || exit 1
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-check() { if "$@"; then ok; else bad "$*"; fi; }
 # run NP OUT [ENV=V...] -- ARGS: the fault build under mpirun, within 60 s
 frun() {
   local np=$1 out=$2; shift 2
@@ -142,5 +136,4 @@ done
 sums >"$work/inputs.after"
 check cmp -s "$work/inputs.before" "$work/inputs.after"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+harness_end

@@ -15,13 +15,8 @@
 set -u
 mpiexec=$1 bin=$2 root=$3 work=$4
 rm -rf "$work" && mkdir -p "$work"
-if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-export ASAN_OPTIONS=detect_leaks=0
+. "$(dirname "$0")/harness.sh" # Open MPI set-up, ok/bad/check, harness_end
 cd "$root" || exit 1
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 run() { timeout 120 "$mpiexec" --oversubscribe "$@"; }
 lines() {
   if [ "${1%.gz}" != "$1" ]; then python3 -c 'import gzip, sys; sys.stdout.buffer.write(gzip.open(sys.argv[1]).read())' "$1"; else cat "$1"; fi |
@@ -73,5 +68,4 @@ code=$?
 if [ $code = 2 ] && [ "$(grep -c 'mergetrace:' "$work/e.err")" = 1 ]; then ok; else
   bad "--local with an empty directory: exit $code, $(cat "$work/e.err")"
 fi
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+harness_end

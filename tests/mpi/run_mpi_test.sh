@@ -8,14 +8,9 @@
 set -u
 mpiexec=$1 np=$2 bin=$3 root=$4 work=$5
 rm -rf "$work" && mkdir -p "$work"
-if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-# Open MPI's own allocations are not ours: no leak check under ASan here.
-export ASAN_OPTIONS=detect_leaks=0
+. "$(dirname "$0")/harness.sh" # Open MPI set-up, ok/bad/check, harness_end
 cd "$root" || exit 1
 run() { timeout 120 "$mpiexec" --oversubscribe -n "$@"; }
-pass=0 fail=0
-check() { if "$@"; then pass=$((pass + 1)); else echo "FAIL: $*"; fail=$((fail + 1)); fi; }
 
 sets="tests/data/tiny"
 for s in sample_traces/dp8 sample_traces/pp8 sample_traces/dp4-old; do [ -d "$s" ] && sets="$sets $s"; done
@@ -70,5 +65,4 @@ check test "$(grep -c 'mergetrace:' "$work/bad.err")" = 1
 check grep -q 'rank-5.json: rank 5: byte 39 (line 1:40)' "$work/bad.err"
 check test "$took" -lt 60
 check test ! -e "$work/badout/report.json"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+harness_end

@@ -16,13 +16,8 @@
 set -u
 mpiexec=$1 bin=$2 root=$3 work=$4
 rm -rf "$work" && mkdir -p "$work"
-if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-export ASAN_OPTIONS=detect_leaks=0
+. "$(dirname "$0")/harness.sh" # Open MPI set-up, ok/bad/check, harness_end
 cd "$root" || exit 1
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 # Whatever launcher this test itself runs under, the run by hand sees none.
 by_hand() {
   env -u OMPI_COMM_WORLD_SIZE -u OMPI_COMM_WORLD_RANK -u PMIX_RANK -u PMI_RANK -u PMI_SIZE -u PMI_FD \
@@ -77,5 +72,4 @@ for s in sample_traces/dp8 sample_traces/pp8 tests/data/tiny; do
     fi
   done
 done
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+harness_end

@@ -12,6 +12,7 @@
 
 #include "base/bigmem.h"
 #include "base/errpos.h"
+#include "base/interval.h"
 #include "base/numparse.h"
 #include "base/stats.h"
 #include "base/text.h"
@@ -103,6 +104,19 @@ static void test_stats(void **state)
         assert_true(mt_stats_median_f64(fx, n) == want);
         free(x), free(y), free(fx), free(fy), free(t);
     }
+}
+
+static void test_union2(void **state)
+{
+    (void)state;
+    /* by hand: [0,10) [20,30) u [5,12) [30,31) [40,50) = [0,12) [20,31) [40,50) */
+    mt_interval_t a[] = {{0, 10}, {20, 30}}, b[] = {{5, 12}, {30, 31}, {40, 50}}, out[5];
+    assert_int_equal(mt_iv_union2(a, 2, b, 3, out), 3);
+    assert_true(out[0].start == 0 && out[0].end == 12);
+    assert_true(out[1].start == 20 && out[1].end == 31);
+    assert_true(out[2].start == 40 && out[2].end == 50);
+    assert_int_equal(mt_iv_union2(a, 2, NULL, 0, out), 2);
+    assert_int_equal(mt_iv_union2(NULL, 0, NULL, 0, out), 0);
 }
 
 static void test_errpos(void **state)
@@ -204,6 +218,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grow),
         cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_union2),
         cmocka_unit_test(test_errpos),
         cmocka_unit_test(test_formatters),
     };
