@@ -61,7 +61,7 @@ static int nccl_split(file_result_t *res, size_t *n, job_t *j)
     return 0;
 }
 
-int job_check(const input_list_t *l, file_result_t *res, size_t n_res, job_t *j)
+int job_check(const options_t *o, const input_list_t *l, file_result_t *res, size_t n_res, job_t *j)
 {
     memset(j, 0, sizeof *j);
     size_t n = 0;
@@ -78,7 +78,7 @@ int job_check(const input_list_t *l, file_result_t *res, size_t n_res, job_t *j)
     /* in input order, whichever process loaded them */
     qsort(j->skipped, j->n_skipped, sizeof *j->skipped, by_index);
     if (!n) {
-        fprintf(stderr, "mergetrace: no trace among the %zu JSON file%s found (%s: %s)\n", n_res, n_res == 1 ? "" : "s",
+        fprintf(stderr, "mergetrace: %sno trace among the %zu JSON file%s found (%s: %s)\n", o->job_tag, n_res, n_res == 1 ? "" : "s",
                 l->files[j->skipped[0].index].path, j->skipped[0].message);
         return MT_EXIT_BAD_INPUT;
     }
@@ -88,8 +88,8 @@ int job_check(const input_list_t *l, file_result_t *res, size_t n_res, job_t *j)
     j->n = n;
     for (size_t i = 1; i < n; i++)
         if (res[i].rank == res[i - 1].rank) {
-            fprintf(stderr, "mergetrace: rank %lld appears twice: %s and %s (use --rank-map to say which is which)\n",
-                    (long long)res[i].rank, l->files[res[i - 1].index].path, l->files[res[i].index].path);
+            fprintf(stderr, "mergetrace: %srank %lld appears twice: %s and %s (use --rank-map to say which is which)\n",
+                    o->job_tag, (long long)res[i].rank, l->files[res[i - 1].index].path, l->files[res[i].index].path);
             return MT_EXIT_BAD_INPUT;
         }
     int64_t world = -1;
@@ -195,7 +195,7 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L
     pt->align = procs_wtime() - ta;
     if (st != MT_OK) {
         if (me == 0)
-            fprintf(stderr, "mergetrace: aligning the clocks: %s\n", mt_status_str(st));
+            fprintf(stderr, "mergetrace: %saligning the clocks: %s\n", o->job_tag, mt_status_str(st));
         return options_exit_code(st);
     }
     return MT_EXIT_OK;
@@ -224,13 +224,13 @@ static mt_status_t job_trust(const options_t *o, const input_list_t *l, job_t *j
                                      al->m, !o->no_align, &j->trust);
     free(tt);
     if (st != MT_OK) {
-        fprintf(stderr, "mergetrace: checking the traces belong together: %s\n", mt_status_str(st));
+        fprintf(stderr, "mergetrace: %schecking the traces belong together: %s\n", o->job_tag, mt_status_str(st));
         return st;
     }
     const mt_trust_t *t = &j->trust;
     if (t->mixed && !o->force) {
-        fprintf(stderr, "mergetrace: %s and %s are not of one run: %s (--force merges them anyway)\n",
-                l->files[j->res[t->a].index].path, l->files[j->res[t->b].index].path, t->why);
+        fprintf(stderr, "mergetrace: %s%s and %s are not of one run: %s (--force merges them anyway)\n",
+                o->job_tag, l->files[j->res[t->a].index].path, l->files[j->res[t->b].index].path, t->why);
         return MT_ERR_FORMAT;
     }
     return MT_OK;
@@ -252,7 +252,7 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
     pt->cross_rank = procs_wtime() - tc;
     pt->cross_rank_cpu = timings_cpu() - cc;
     if (st != MT_OK) {
-        fprintf(stderr, "mergetrace: cross-rank analysis: %s\n", mt_status_str(st));
+        fprintf(stderr, "mergetrace: %scross-rank analysis: %s\n", o->job_tag, mt_status_str(st));
         return options_exit_code(st);
     }
     /* ---- pipeline and gates ---- */
@@ -269,12 +269,12 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
     pt->cross_rank += procs_wtime() - tq;
     pt->cross_rank_cpu += timings_cpu() - cq;
     if (st != MT_OK) {
-        fprintf(stderr, "mergetrace: pipeline analysis: %s\n", mt_status_str(st));
+        fprintf(stderr, "mergetrace: %spipeline analysis: %s\n", o->job_tag, mt_status_str(st));
         return options_exit_code(st);
     }
     st = mt_cross_memory(an, j->n_an, j->pipe ? &j->pipe->stages : NULL, &j->memory);
     if (st != MT_OK) {
-        fprintf(stderr, "mergetrace: memory across ranks: %s\n", mt_status_str(st));
+        fprintf(stderr, "mergetrace: %smemory across ranks: %s\n", o->job_tag, mt_status_str(st));
         return options_exit_code(st);
     }
     /* ---- steps, critical path, what-ifs (after the pipeline: its stages) ---- */
@@ -295,7 +295,7 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
     pt->cross_rank += procs_wtime() - tp;
     pt->cross_rank_cpu += timings_cpu() - cp;
     if (st != MT_OK) {
-        fprintf(stderr, "mergetrace: critical path: %s\n", mt_status_str(st));
+        fprintf(stderr, "mergetrace: %scritical path: %s\n", o->job_tag, mt_status_str(st));
         return options_exit_code(st);
     }
     if (o->n_gates) {

@@ -51,8 +51,8 @@ typedef struct job {
  * last, in input order; traces by rank), join NCCL files to their rank's
  * trace, check the rank set (duplicates, world size, missing ranks) into
  * *j (zeroed first). Returns an exit code (MT_EXIT_OK to go on), after
- * printing why. */
-int job_check(const input_list_t *l, file_result_t *res, size_t n_res, job_t *j);
+ * printing why (after o->job_tag). */
+int job_check(const options_t *o, const input_list_t *l, file_result_t *res, size_t n_res, job_t *j);
 
 /* Collective: the packed per-rank analyses of every process (L->analyses)
  * gathered on process 0 into j->an. MT_EXIT_OK or MT_EXIT_ERROR (process 0

@@ -393,7 +393,7 @@ int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rank
         procs_bcast(&rc, 1, MPI_INT, 0, comm);
         if (rc) {
             if (me == 0)
-                fprintf(stderr, "mergetrace: %s\n", msg);
+                fprintf(stderr, "mergetrace: %s%s\n", o->job_tag, msg);
             return rc == 2 ? MT_EXIT_BAD_INPUT : MT_EXIT_ERROR;
         }
     }
@@ -508,7 +508,7 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const inp
         if ((*all)[i].status != MT_OK && (!first || (*all)[i].index < first->index))
             first = &(*all)[i];
     if (first) {
-        fprintf(stderr, "mergetrace: %s\n", first->message);
+        fprintf(stderr, "mergetrace: %s%s\n", o->job_tag, first->message);
         return options_exit_code((mt_status_t)first->status);
     }
     fprintf(stderr, "mergetrace: out of memory\n");

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "comm_mpi.h"
 #include "heap.h"
@@ -33,6 +34,93 @@
 #include "procs.h"
 #include "timeline_run.h"
 #include "timings.h"
+
+/* Collective: the job of o's PATHs listed, loaded and checked, its
+ * per-rank analyses gathered, its clocks aligned and, on process 0, its
+ * cross-rank steps run (everything before the outputs). *L and *j are
+ * zeroed first, so that what was filled can always be freed (load_free,
+ * job_free, free(*all), and load_prepare's); *listed is set once the
+ * inputs are listed and shared (load_prepare went on). Returns MT_EXIT_OK to go on,
+ * or the exit code, the same on every process, after process 0 said why. */
+static int job_run(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input_list_t *files, mt_rankmap_t **map,
+                   mt_pp_markers_t **markers, local_t *L, file_result_t **all, size_t *n_all, job_t *j,
+                   phase_times_t *pt, bool *listed)
+{
+    int me = mc->rank;
+    memset(L, 0, sizeof *L);
+    memset(j, 0, sizeof *j);
+    int code = load_prepare(comm, o, files, map, markers);
+    if (code >= 0)
+        return code;
+    *listed = true;
+    /* ---- load this process's share, one trace at a time; check the job ---- */
+    code = load_share(comm, mc, o, files, *map, *markers, L, all, n_all, pt);
+    if (me == 0 && code == MT_EXIT_OK)
+        code = job_check(o, files, *all, *n_all, j);
+    procs_bcast(&code, 1, MPI_INT, 0, comm); /* process 0 decided */
+
+    /* ---- the per-rank analyses to process 0; the clocks aligned ---- */
+    if (code == MT_EXIT_OK)
+        code = job_gather_analyses(comm, mc, L, j, pt);
+    if (code == MT_EXIT_OK)
+        code = job_align(comm, mc, o, L, j, pt);
+
+    /* ---- cross-rank analyses, pipeline, gates and views on process 0 ---- */
+    if (code == MT_EXIT_OK && me == 0)
+        code = job_cross(o, files, j, pt);
+    procs_bcast(&code, 1, MPI_INT, 0, comm);
+    return code;
+}
+
+/* Collective: --baseline names a directory of traces. Its job is analysed
+ * here, before the run's own, with the run's options but for what only
+ * concerns this run's outputs (no merged trace, no report.html pictures,
+ * no gates), and its report.json is what the comparison reads
+ * (outputs_baseline_job). Returns -1 to go on, or the exit code, the same
+ * everywhere, after process 0 said why (naming the baseline's file). All
+ * of the baseline's job is freed before the run's own is loaded. */
+static int baseline_run(MPI_Comm comm, const mt_comm_t *mc, options_t *o)
+{
+    options_t ob = *o; /* a shallow copy: borrows everything, frees nothing */
+    char *paths[1] = {strdup(o->baseline)};
+    if (comm_mpi_agree(comm, paths[0] == NULL)) {
+        if (mc->rank == 0)
+            fprintf(stderr, "mergetrace: out of memory\n");
+        free(paths[0]);
+        return MT_EXIT_ERROR;
+    }
+    ob.inputs = paths;
+    ob.n_inputs = 1;
+    ob.no_merge = true;
+    ob.no_html = true;
+    ob.gates = NULL;
+    ob.n_gates = 0;
+    ob.baseline = NULL;
+    ob.baseline_text = NULL;
+    ob.baseline_traces = false;
+    ob.job_tag = "--baseline: ";
+    input_list_t files = {0};
+    mt_rankmap_t *map = NULL;
+    mt_pp_markers_t *markers = NULL;
+    local_t L;
+    job_t job;
+    file_result_t *all = NULL;
+    size_t n_all = 0;
+    phase_times_t pt = {0};
+    bool listed = false;
+    int code = job_run(comm, mc, &ob, &files, &map, &markers, &L, &all, &n_all, &job, &pt, &listed);
+    if (code == MT_EXIT_OK && mc->rank == 0)
+        code = outputs_baseline_job(o, &ob, &files, &job);
+    procs_bcast(&code, 1, MPI_INT, 0, comm);
+    job_free(&job);
+    free(all);
+    load_free(&L);
+    mt_pp_markers_free(markers);
+    mt_rankmap_free(map);
+    inputs_free(&files);
+    free(paths[0]);
+    return code == MT_EXIT_OK ? -1 : code;
+}
 
 int main(int argc, char **argv)
 {
@@ -70,10 +158,15 @@ int main(int argc, char **argv)
         code = agreed;
     }
     if (code < 0 && o.baseline) { /* a bad baseline is said before the run's work */
-        int bc = me == 0 ? outputs_baseline_read(&o) : MT_EXIT_OK;
-        procs_bcast(&bc, 1, MPI_INT, 0, world_comm);
-        if (bc != MT_EXIT_OK)
-            code = bc;
+        int bc[2] = {MT_EXIT_OK, 0};
+        if (me == 0) {
+            bc[0] = outputs_baseline_read(&o);
+            bc[1] = o.baseline_traces;
+        }
+        procs_bcast(bc, 2, MPI_INT, 0, world_comm);
+        o.baseline_traces = bc[1] != 0;
+        if (bc[0] != MT_EXIT_OK)
+            code = bc[0];
     }
     if (code >= 0) {
         options_free(&o);
@@ -89,12 +182,27 @@ int main(int argc, char **argv)
         return code;
     }
 
-    /* ---- the inputs and the rank map, the same on every process ---- */
+    /* ---- a baseline of traces: its job analysed first, then freed ---- */
+    if (o.baseline_traces)
+        code = baseline_run(world_comm, &comm, &o);
+    if (code >= 0) {
+        options_free(&o);
+        procs_end();
+        return code;
+    }
+
+    /* ---- the job: inputs, loading, checks, alignment, cross-rank steps ---- */
     input_list_t files = {0};
     mt_rankmap_t *map = NULL;
     mt_pp_markers_t *markers = NULL;
-    code = load_prepare(world_comm, &o, &files, &map, &markers);
-    if (code >= 0) {
+    phase_times_t pt = {0};
+    local_t L;
+    job_t job;
+    file_result_t *all = NULL;
+    size_t n_all = 0;
+    bool listed = false;
+    code = job_run(world_comm, &comm, &o, &files, &map, &markers, &L, &all, &n_all, &job, &pt, &listed);
+    if (!listed) {
         mt_pp_markers_free(markers);
         mt_rankmap_free(map);
         inputs_free(&files);
@@ -102,28 +210,6 @@ int main(int argc, char **argv)
         procs_end();
         return code;
     }
-
-    /* ---- load this process's share, one trace at a time; check the job ---- */
-    phase_times_t pt = {0};
-    local_t L;
-    file_result_t *all = NULL;
-    size_t n_all = 0;
-    code = load_share(world_comm, &comm, &o, &files, map, markers, &L, &all, &n_all, &pt);
-    job_t job = {0};
-    if (me == 0 && code == MT_EXIT_OK)
-        code = job_check(&files, all, n_all, &job);
-    procs_bcast(&code, 1, MPI_INT, 0, world_comm); /* process 0 decided */
-
-    /* ---- the per-rank analyses to process 0; the clocks aligned ---- */
-    if (code == MT_EXIT_OK)
-        code = job_gather_analyses(world_comm, &comm, &L, &job, &pt);
-    if (code == MT_EXIT_OK)
-        code = job_align(world_comm, &comm, &o, &L, &job, &pt);
-
-    /* ---- cross-rank analyses, pipeline, gates and views on process 0 ---- */
-    if (code == MT_EXIT_OK && me == 0)
-        code = job_cross(&o, &files, &job, &pt);
-    procs_bcast(&code, 1, MPI_INT, 0, world_comm);
 
     /* ---- the merged timeline ---- */
     merged_out_t merged = {0};

@@ -107,8 +107,14 @@ static const char usage_text[] =
     "                       X is a number, or relative to the baseline run:\n"
     "                       1.05*baseline, baseline-0.05\n"
     "      --baseline DIR   compare with an earlier run: DIR is its output directory\n"
-    "                       (or its report.json); writes compare.json beside\n"
-    "                       report.json and a comparison section (docs/compare.md)\n"
+    "                       (or its report.json), or a directory of its traces,\n"
+    "                       which this run then analyses first with the same\n"
+    "                       Input, Alignment, Analysis and Pipeline options (-r,\n"
+    "                       --rank-map, --warmup, --chunk, ...; but --gate, and\n"
+    "                       not with --local or --timeline-map) into\n"
+    "                       baseline/report.json of -o.\n"
+    "                       Writes compare.json beside report.json and a\n"
+    "                       comparison section (docs/compare.md)\n"
     "      --strict-gates   a relative gate fails even when its metric changed\n"
     "                       within noise\n"
     "\n"
@@ -285,6 +291,7 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
     o->kernel_wait_ns = 30000;
     o->top_kernels = 10;
     o->warmup = 1;
+    o->job_tag = "";
     {
         size_t len = 1;
         for (int i = 0; i < argc; i++)
@@ -497,7 +504,7 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         } else if (!strcmp(name, "--baseline")) {
             TAKES_VALUE();
             if (!*val)
-                return usage_error(print, name, "expected an output directory or a report.json");
+                return usage_error(print, name, "expected an output directory, a report.json or a directory of traces");
             o->baseline = val;
         } else if (!strcmp(name, "--strict-gates")) {
             NO_VALUE();

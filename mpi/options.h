@@ -77,6 +77,11 @@ typedef struct options {
     char *baseline_text;    /* process 0: the baseline's report.json (outputs_baseline_read) */
     size_t baseline_len;
     char baseline_file[4096]; /* its path */
+    bool baseline_traces;   /* --baseline names a directory of traces (no report.json in it): analysed in this run */
+    /* What the error lines of a job's loading and checks start with: "" for
+     * the run's own PATHs, "--baseline: " while the baseline's traces are
+     * analysed (mpi/main.c), so that a bad file is known as the baseline's */
+    const char *job_tag;
 } options_t;
 
 /* Free what options_parse allocated. */

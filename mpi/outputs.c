@@ -82,14 +82,21 @@ int outputs_baseline_read(options_t *o)
     else
         snprintf(o->baseline_file, sizeof o->baseline_file, "%s", b);
     FILE *f = fopen(o->baseline_file, "rb");
+    if (!f && S_ISDIR(sb.st_mode) && errno == ENOENT) {
+        /* No report.json: a directory of traces, analysed in this run
+         * (mpi/main.c); its report goes to baseline/report.json of -o. */
+        if (o->local || o->timeline_map) {
+            fprintf(stderr, "mergetrace: --baseline %s: a directory of traces as the baseline does not go with %s\n",
+                    b, o->local ? "--local" : "--timeline-map");
+            return MT_EXIT_USAGE;
+        }
+        snprintf(o->baseline_file, sizeof o->baseline_file, "%.4000s/baseline/report.json", o->out_dir);
+        o->baseline_traces = true;
+        return MT_EXIT_OK;
+    }
     if (!f) {
-        if (S_ISDIR(sb.st_mode))
-            fprintf(stderr,
-                    "mergetrace: --baseline %s: no report.json in it (a directory of traces as the baseline is not "
-                    "supported yet: run mergetrace on it first)\n",
-                    b);
-        else
-            fprintf(stderr, "mergetrace: --baseline %s: %s\n", b, strerror(errno));
+        fprintf(stderr, "mergetrace: --baseline %s: %s\n", S_ISDIR(sb.st_mode) ? o->baseline_file : b,
+                strerror(errno));
         return MT_EXIT_BAD_INPUT;
     }
     mt_buf_t buf = {0};
@@ -407,6 +414,7 @@ static void remove_stale(const options_t *o, const input_list_t *files, const me
         {"merged.json.gz", !o->no_merge && o->merged_gzip && !m->failed},
         {"merged.json", !o->no_merge && !o->merged_gzip && !m->failed},
         {"timings.json", o->timings},
+        {"baseline/report.json", o->baseline_traces},
     };
     removed[0] = '\0';
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++) {
@@ -422,6 +430,10 @@ static void remove_stale(const options_t *o, const input_list_t *files, const me
                     strerror(errno));
             continue;
         }
+        if (strchr(owned[i].name, '/')) { /* baseline/: gone with its only file, kept when it holds others */
+            snprintf(path, sizeof path, "%.4000s/baseline", o->out_dir);
+            rmdir(path);
+        }
         size_t n = strlen(removed);
         snprintf(removed + n, cap - n, "%s%s", n ? ", " : "", owned[i].name);
     }
@@ -433,22 +445,19 @@ static void remove_stale(const options_t *o, const input_list_t *files, const me
     }
 }
 
-int outputs_report(const options_t *o, const input_list_t *files, job_t *j, const merged_out_t *m,
-                   const phase_times_t *pt, int n_procs, int code)
+/* The report of job j (the run's, or the baseline's) in *rep, without the
+ * merged trace, the warnings and the comparison; *ri and *rs are the
+ * arrays it points into (the caller frees them). 1 when out of memory. */
+static int report_build(const options_t *o, const input_list_t *files, const job_t *j, mt_report_input_t **ri_out,
+                        mt_report_skip_t **rs_out, mt_report_t *rep_out)
 {
-    char msg[1400] = "";
-    bool merge_failed = m->failed;
-    const char *merged_path = m->path;
     mt_report_input_t *ri = calloc(j->n ? j->n : 1, sizeof *ri);
     size_t n_rs = j->n_skipped + files->n_skipped;
     mt_report_skip_t *rs = calloc(n_rs ? n_rs : 1, sizeof *rs);
-    if (!ri || !rs) {
-        if (!merge_failed) /* one message: the merge's error came first */
-            fprintf(stderr, "mergetrace: out of memory\n");
-        free(ri);
-        free(rs);
-        return MT_EXIT_ERROR;
-    }
+    *ri_out = ri;
+    *rs_out = rs;
+    if (!ri || !rs)
+        return 1;
     for (size_t i = 0; i < j->n; i++) {
         const file_result_t *r = &j->res[i];
         ri[i] = (mt_report_input_t){.rank = (int32_t)r->rank,
@@ -483,8 +492,6 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
                        .clocks = j->al.clocks,
                        .n_clocks = j->al.n_clocks,
                        .match = &j->al.match,
-                       .merged = (!o->no_merge && !merge_failed) ? inputs_base(merged_path) : NULL,
-                       .merged_events = m->events,
                        .analyses = (const mt_rank_analysis_t *const *)j->an,
                        .n_analyses = j->n_an,
                        .cross = j->cross,
@@ -498,6 +505,68 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
                        .nccl = j->nccl.rep,
                        .n_nccl = j->nccl.n,
                        .nccl_source = j->nccl.source};
+    *rep_out = rep;
+    return 0;
+}
+
+int outputs_baseline_job(options_t *o, const options_t *ob, const input_list_t *files, job_t *j)
+{
+    char msg[1400] = "", dir[PATH_MAX];
+    mt_report_input_t *ri;
+    mt_report_skip_t *rs;
+    mt_report_t rep;
+    mt_warnings_t warn = {0};
+    mt_buf_t buf = {0};
+    int code = MT_EXIT_OK;
+    if (report_build(ob, files, j, &ri, &rs, &rep)) {
+        code = MT_EXIT_ERROR;
+    } else {
+        terminal_warnings(ob, files, j, false, &warn);
+        rep.warnings = &warn;
+        if (warn.st != MT_OK || nccl_job_report(&j->nccl, files))
+            code = MT_EXIT_ERROR;
+        rep.nccl = j->nccl.rep;
+    }
+    /* In memory for the comparison, and on disk for a later --baseline. */
+    if (code == MT_EXIT_OK && mt_report_json(&rep, mt_buf_write, &buf) != MT_OK)
+        code = MT_EXIT_ERROR;
+    if (code != MT_EXIT_OK)
+        snprintf(msg, sizeof msg, "--baseline: out of memory");
+    snprintf(dir, sizeof dir, "%.4000s/baseline", o->out_dir);
+    if (code == MT_EXIT_OK && (make_dir(dir, msg, sizeof msg) || write_report(dir, &rep, NULL, msg, sizeof msg)))
+        code = MT_EXIT_ERROR;
+    if (code != MT_EXIT_OK) {
+        fprintf(stderr, "mergetrace: %s\n", msg);
+        mt_buf_free(&buf);
+    } else {
+        free(o->baseline_text);
+        o->baseline_text = (char *)buf.data;
+        o->baseline_len = buf.len;
+    }
+    mt_warnings_free(&warn);
+    free(ri);
+    free(rs);
+    return code;
+}
+
+int outputs_report(const options_t *o, const input_list_t *files, job_t *j, const merged_out_t *m,
+                   const phase_times_t *pt, int n_procs, int code)
+{
+    char msg[1400] = "";
+    bool merge_failed = m->failed;
+    const char *merged_path = m->path;
+    mt_report_input_t *ri;
+    mt_report_skip_t *rs;
+    mt_report_t rep;
+    if (report_build(o, files, j, &ri, &rs, &rep)) {
+        if (!merge_failed) /* one message: the merge's error came first */
+            fprintf(stderr, "mergetrace: out of memory\n");
+        free(ri);
+        free(rs);
+        return MT_EXIT_ERROR;
+    }
+    rep.merged = (!o->no_merge && !merge_failed) ? inputs_base(merged_path) : NULL;
+    rep.merged_events = m->events;
     mt_warnings_t warn = {0};
     terminal_warnings(o, files, j, merge_failed, &warn);
     rep.warnings = &warn;

@@ -46,9 +46,21 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
  * when a gate failed, MT_EXIT_ERROR on an error (printed, once). */
 /* Process 0, before the run's work: read --baseline (a directory's
  * report.json, or the file) into o->baseline_text and check that it is a
- * mergetrace report. An exit code: MT_EXIT_OK, MT_EXIT_BAD_INPUT (missing,
- * not JSON, not a report: one line on stderr) or MT_EXIT_ERROR. */
+ * mergetrace report. A directory without report.json is one of traces:
+ * o->baseline_traces is set (and o->baseline_file names
+ * DIR/baseline/report.json of -o) and nothing is read; mpi/main.c analyses
+ * it. An exit code: MT_EXIT_OK, MT_EXIT_BAD_INPUT (missing, not JSON, not a
+ * report: one line on stderr), MT_EXIT_USAGE (a directory of traces with
+ * --local or --timeline-map) or MT_EXIT_ERROR. */
 int outputs_baseline_read(options_t *o);
+
+/* Process 0, after the baseline's traces were analysed into j (with the
+ * options ob, its files): the baseline's report.json, built as a run's own
+ * (no merged trace, no gates), kept in o->baseline_text for the comparison
+ * and written to o->baseline_file (DIR/baseline/report.json, temporary name
+ * then renamed) for a later --baseline. MT_EXIT_OK or MT_EXIT_ERROR (one
+ * line on stderr). */
+int outputs_baseline_job(options_t *o, const options_t *ob, const input_list_t *files, job_t *j);
 
 int outputs_report(const options_t *o, const input_list_t *files, job_t *j, const merged_out_t *m,
                    const phase_times_t *pt, int n_procs, int code);
