@@ -18,7 +18,11 @@ is known by construction, and check compare.json against it:
             a within-noise change passes unless --strict-gates;
   self      a job compared with itself: zero deltas, "within noise".
 
-Usage: check_compare.py BUILD_DIR [--pairs N] [--keep DIR]"""
+With --dirs, only the kernel, pipeline, straggler and self pairs run, each
+baseline given as its directory of traces (--baseline TRACEDIR: both jobs
+analysed in one run), against the same truths.
+
+Usage: check_compare.py BUILD_DIR [--pairs N] [--keep DIR] [--dirs]"""
 
 import argparse
 import json
@@ -74,12 +78,17 @@ def main():
     ap.add_argument("build")
     ap.add_argument("--pairs", type=int, default=20)
     ap.add_argument("--keep", default=None)
+    ap.add_argument("--dirs", action="store_true",
+                    help="only the pairs of known truth, each baseline given as its directory of traces")
     a = ap.parse_args()
     exe = os.path.join(a.build, "mergetrace")
     tmp = a.keep or tempfile.mkdtemp(prefix="mt-compare-")
     os.makedirs(tmp, exist_ok=True)
     try:
-        run(exe, tmp, a.pairs)
+        if a.dirs:
+            run_truth(exe, tmp, True)
+        else:
+            run(exe, tmp, a.pairs)
     finally:
         if not a.keep:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -136,15 +145,29 @@ def run(exe, tmp, pairs):
     med = rels[len(rels) // 2]
     check(0.01 <= med <= 0.03, "2 %% slower: median relative period delta %.4f (0.01 .. 0.03)" % med)
 
+    da, oa = run_truth(exe, tmp, False)
+    run_gates(exe, tmp, da, oa)
+
+
+def run_truth(exe, tmp, dirs):
+    """The pairs whose truth is known by construction. dirs: the baseline
+    is given as its directory of traces (analysed in the same run) rather
+    than as the output directory of an earlier run."""
+    how = " (baseline: its traces)" if dirs else ""
+
+    def base(d, o):
+        return d if dirs else o
+
     # ---- one kernel 20 % slower on every rank
     da, oa, _ = job(exe, tmp, "k0", *PP, "--seed", "7")
     dk = os.path.join(tmp, "k1")
     gen(dk, *PP, "--seed", "7", "--slow-kernel", "gemm_bf16:1.2")
-    r, cj = compare(exe, tmp, oa, dk, "k1")
+    r, cj = compare(exe, tmp, base(da, oa), dk, "k1")
+    check(r.returncode == 0, "kernel 20 %% slower%s: exit %d %s" % (how, r.returncode, r.stderr.strip()))
     top = cj["kernels"]["top"]
     gemm = [k for k in top if "gemm_bf16" in k["name"]]
     check(bool(gemm) and abs(gemm[0]["rel"] - 0.20) <= 0.001,
-          "kernel 20 %% slower: relative delta %s (0.20 +- 0.001)" % (gemm[0]["rel"] if gemm else None))
+          "kernel 20 %% slower%s: relative delta %s (0.20 +- 0.001)" % (how, gemm[0]["rel"] if gemm else None))
     check(bool(gemm) and top[0]["name"] == gemm[0]["name"] and top[0]["delta_us"] > 0,
           "kernel 20 % slower: the top mover, positive")
     # GELU and add are one template (vectorized_elementwise_kernel<...>): one entry, unchanged.
@@ -163,29 +186,40 @@ def run(exe, tmp, pairs):
     dser = os.path.join(tmp, "ser")
     tser = gen(dser, *PP, "--seed", "7", "--pp-mode", "serialized")
     tov = json.load(open(os.path.join(da, "truth.json")))
-    r, cj = compare(exe, tmp, oa, dser, "ser")
+    r, cj = compare(exe, tmp, base(da, oa), dser, "ser")
     m = metric(cj, "overlap")
     ta, tb = tov["pipeline"]["overlap_score"], tser["pipeline"]["overlap_score"]
     check(m["verdict"] == "slower", "serialized vs overlapped: overlap %s (slower)" % m["verdict"])
     check(abs(m["a"] - ta) <= 0.01 and abs(m["b"] - tb) <= 0.01,
-          "serialized vs overlapped: overlap %.4f -> %.4f, truth %.4f -> %.4f (+- 0.01)" % (m["a"], m["b"], ta, tb))
+          "serialized vs overlapped%s: overlap %.4f -> %.4f, truth %.4f -> %.4f (+- 0.01)"
+          % (how, m["a"], m["b"], ta, tb))
     check(abs(m["delta"] - (tb - ta)) <= 0.02, "serialized vs overlapped: delta %.4f, truth %.4f"
           % (m["delta"], tb - ta))
     check(metric(cj, "period_p50_us")["verdict"] == "slower", "serialized vs overlapped: period slower")
 
     # ---- a straggler removed (data parallel)
     DP = ["--kind", "dp", "--ranks", "8", "--steps", "30", "--seed", "11"]
-    _, ost, _ = job(exe, tmp, "st1", *DP, "--straggler", "3", "--straggler-delay-us", "800")
+    dst, ost, _ = job(exe, tmp, "st1", *DP, "--straggler", "3", "--straggler-delay-us", "800")
     dno = os.path.join(tmp, "st0")
     gen(dno, *DP)
-    r, cj = compare(exe, tmp, ost, dno, "st0")
+    r, cj = compare(exe, tmp, base(dst, ost), dno, "st0")
     m = metric(cj, "straggler_wait_pct")
     check(m["verdict"] == "faster" and m["delta"] < 0,
-          "straggler removed: straggler_wait_pct %s, delta %.2f (faster, < 0)" % (m["verdict"], m["delta"]))
+          "straggler removed%s: straggler_wait_pct %s, delta %.2f (faster, < 0)" % (how, m["verdict"], m["delta"]))
     check(cj["rank_most_changed_compute"] == 3,
           "straggler removed: rank whose compute changed most %s (3)" % cj["rank_most_changed_compute"])
     check(any(n.startswith("no per-step times") for n in cj["notes"]) or metric(cj, "step_p50_us")["verdict"] != "n/a",
           "straggler removed: step metrics present or said to be missing")
+
+    # ---- a job compared with itself
+    r, cj = compare(exe, tmp, base(da, oa), da, "self")
+    bad = [m["name"] for m in cj["metrics"] if m["verdict"] not in ("within noise", "n/a") or
+           (m["delta"] not in (None, 0))]
+    check(not bad, "self%s: zero deltas, within noise everywhere (%s)" % (how, bad))
+    return da, oa
+
+
+def run_gates(exe, tmp, da, oa):
 
     # ---- gates relative to the baseline (2 % slower pair of seed 7)
     dsl = os.path.join(tmp, "g1")
@@ -209,12 +243,6 @@ def run(exe, tmp, pairs):
         r, _ = compare(exe, tmp, oa, os.path.join(tmp, "gn"), "gn1", "--strict-gates", "--gate",
                        "overlap>=baseline+0.0001")
         check(r.returncode == 3, "the same gate with --strict-gates fails (exit %d)" % r.returncode)
-
-    # ---- a job compared with itself
-    r, cj = compare(exe, tmp, oa, da, "self")
-    bad = [m["name"] for m in cj["metrics"] if m["verdict"] not in ("within noise", "n/a") or
-           (m["delta"] not in (None, 0))]
-    check(not bad, "self: zero deltas, within noise everywhere (%s)" % bad)
 
 
 if __name__ == "__main__":
