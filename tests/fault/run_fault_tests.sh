@@ -3,7 +3,8 @@
 #  1. allocations fail on one process from the Nth on, for N spread over the
 #     whole run: every process ends (a `timeout` turns a hang into a
 #     failure), exit 1, exactly one "mergetrace:" line saying "out of
-#     memory", no temporary file left behind;
+#     memory", no temporary file left behind; again with --baseline DIR of
+#     traces (both jobs analysed in the run);
 #  2. one process killed with SIGKILL (by the injector mid-load, and from
 #     outside by pid, with the real mergetrace): mpirun ends, non-zero;
 #  3. killed during the merged write or just before a rename: the previous
@@ -48,6 +49,30 @@ for np in 2 4; do
       fi
       if ls -a "$out" 2>/dev/null | grep -q '\.tmp\.'; then bad "np $np proc $proc n $n: temporary file left: $(ls -a "$out")"; else ok; fi
     done
+  done
+done
+
+# ---- 1b. the same while a baseline of traces is analysed (--baseline DIR):
+# the baseline is the larger job, so most failure points fall in its part ----
+for proc in 0 1; do
+  frun 2 "$work/bcount" MERGETRACE_FAULT_PROC=$proc MERGETRACE_FAULT_COUNT=1 -- --baseline "$set_in" tests/data/tiny \
+    2>"$work/bcount.err"
+  total=$(sed -n "s/^fault_inject: process $proc: \([0-9]*\) allocations$/\1/p" "$work/bcount.err")
+  if [ -z "$total" ]; then bad "baseline, proc $proc: no allocation count"; continue; fi
+  for i in 0 1 2 3 4 5 6 7 8 9 10 11; do
+    n=$((total * i / 12))
+    out="$work/boom-$proc-$n"
+    frun 2 "$out" MERGETRACE_FAULT_PROC=$proc MERGETRACE_FAIL_ALLOC_AFTER=$n -- --baseline "$set_in" tests/data/tiny \
+      >"$out.stdout" 2>"$out.err"
+    code=$?
+    lines=$(grep -c '^mergetrace:' "$out.err")
+    if [ "$code" != 1 ] || [ "$lines" != 1 ] || ! grep -q '^mergetrace: .*out of memory' "$out.err"; then
+      bad "baseline, process $proc out of memory after $n of $total allocations: exit $code, $lines messages:"
+      grep -v '^---\|^$' "$out.err" | head -5
+    else
+      ok
+    fi
+    if ls -a "$out" "$out/baseline" 2>/dev/null | grep -q '\.tmp\.'; then bad "baseline, proc $proc n $n: temporary file left"; else ok; fi
   done
 done
 
