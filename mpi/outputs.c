@@ -398,7 +398,8 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
 
 /* The names of the outputs a run may write into DIR. A run removes those
  * it did not write this time (--no-html, --no-merge, the other
- * --merged-format, no --timings), so that DIR never holds two jobs' files;
+ * --merged-format, no --timings, no --baseline, no directory of traces as
+ * the baseline), so that DIR never holds two jobs' files;
  * never an input, never another name. Process 0, after the reports were
  * written. Appends the removed names to removed ("a, b"); a file that
  * cannot be removed is said on stderr. */
@@ -415,6 +416,7 @@ static void remove_stale(const options_t *o, const input_list_t *files, const me
         {"merged.json", !o->no_merge && !o->merged_gzip && !m->failed},
         {"timings.json", o->timings},
         {"baseline/report.json", o->baseline_traces},
+        {"compare.json", o->baseline != NULL},
     };
     removed[0] = '\0';
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++) {
@@ -425,6 +427,9 @@ static void remove_stale(const options_t *o, const input_list_t *files, const me
         snprintf(path, sizeof path, "%.4000s/%s", o->out_dir, owned[i].name);
         if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || output_is_input(path, files))
             continue;
+        char a[PATH_MAX], b[PATH_MAX];
+        if (o->baseline && realpath(path, a) && realpath(o->baseline_file, b) && !strcmp(a, b))
+            continue; /* -o DIR --baseline DIR/baseline: this run's baseline stays */
         if (remove(path) != 0) {
             fprintf(stderr, "mergetrace: %.900s: cannot remove this output of an earlier run (%s)\n", path,
                     strerror(errno));

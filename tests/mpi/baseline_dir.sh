@@ -10,8 +10,10 @@
 #     count within the timeout (no hang), one "mergetrace:" line, naming
 #     the baseline and the file;
 #  3. a baseline directory without traces: exit 2, one line saying so;
-#  4. a later run with an output directory's report.json as the baseline
-#     removes baseline/report.json of the earlier run.
+#  4. later runs into the same -o: --baseline OUT/baseline (the report
+#     written by the earlier run) keeps it and compares the same; a saved
+#     report as the baseline removes baseline/ of the earlier run; no
+#     --baseline removes compare.json.
 # Usage: baseline_dir.sh MPIEXEC MERGETRACE REPO_ROOT WORKDIR
 set -u
 mpiexec=$1 bin=$2 root=$3 work=$4
@@ -94,9 +96,18 @@ for np in 0 2; do
   fi
 done
 
-# ---- 4. a later run with a saved report as the baseline: no stale baseline/ ----
+# ---- 4. later runs into the same -o: no stale baseline/ or compare.json,
+# but the baseline this run read stays ----
+timeout 60 "$bin" --no-progress -q --no-merge -o "$work/one-3" --baseline "$work/one-3/baseline" "$work/b"
+check test -s "$work/one-3/baseline/report.json"
+check grep -q "\"baseline\": \"$work/one-3/baseline/report.json\"" "$work/one-3/compare.json"
+if same_json "$work/two-b/compare.json" "$work/one-3/compare.json" baseline; then ok; else
+  bad "--baseline OUT/baseline: compare.json differs from the two runs'"
+fi
 timeout 60 "$bin" --no-progress -q --no-merge -o "$work/one-0" --baseline "$work/two-a" "$work/b"
 check test ! -e "$work/one-0/baseline"
 check grep -q "\"baseline\": \"$work/two-a/report.json\"" "$work/one-0/compare.json"
+timeout 60 "$bin" --no-progress -q --no-merge -o "$work/one-0" "$work/b"
+check test ! -e "$work/one-0/compare.json"
 
 harness_end
