@@ -547,6 +547,9 @@ int outputs_baseline_job(options_t *o, const options_t *ob, const input_list_t *
         free(o->baseline_text);
         o->baseline_text = (char *)buf.data;
         o->baseline_len = buf.len;
+        /* The run's own warnings are in its summary; the baseline has none. */
+        for (size_t i = 0; !o->quiet && i < warn.n; i++)
+            fprintf(stderr, "mergetrace: --baseline: warning: %s\n", warn.v[i].text);
     }
     mt_warnings_free(&warn);
     free(ri);

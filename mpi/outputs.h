@@ -58,8 +58,9 @@ int outputs_baseline_read(options_t *o);
  * options ob, its files): the baseline's report.json, built as a run's own
  * (no merged trace, no gates), kept in o->baseline_text for the comparison
  * and written to o->baseline_file (DIR/baseline/report.json, temporary name
- * then renamed) for a later --baseline. MT_EXIT_OK or MT_EXIT_ERROR (one
- * line on stderr). */
+ * then renamed) for a later --baseline; its warnings (a truncated trace,
+ * skipped files, missing ranks) also on stderr unless -q. MT_EXIT_OK or
+ * MT_EXIT_ERROR (one line on stderr). */
 int outputs_baseline_job(options_t *o, const options_t *ob, const input_list_t *files, job_t *j);
 
 int outputs_report(const options_t *o, const input_list_t *files, job_t *j, const merged_out_t *m,
