@@ -61,6 +61,60 @@ static void test_jdoc_values(void **state)
     mt_jdoc_free(NULL);
 }
 
+/* Numbers: the reader's fast path (exact integer over an exact power of
+ * ten) must give the same double as strtod, bit for bit, on every form a
+ * report holds and at the edges of the fast path (2^53, 19 and 20 digits,
+ * 22 and 23 fraction digits, leading zeros, -0, exponents). */
+static void check_num(const char *text)
+{
+    mt_jdoc_t *d;
+    mt_error_t err = {0};
+    double v = 0, want = strtod(text, NULL);
+    assert_int_equal(mt_jdoc_parse(text, strlen(text), 2, "n.json", &d, &err), MT_OK);
+    assert_true(mt_jdoc_num(d, 0, &v));
+    if (memcmp(&v, &want, sizeof v) != 0)
+        fail_msg("%s: read %.17g, strtod %.17g", text, v, want);
+    mt_jdoc_free(d);
+}
+
+static void test_jdoc_numbers(void **state)
+{
+    (void)state;
+    static const char *fixed[] = {"0", "-0", "0.0", "-0.0", "1", "-1", "0.1", "0.3", "2.675", "1234.5678",
+                                  "9007199254740992", "9007199254740993", "900719925474099.3",
+                                  "9007199254740992.5", "18446744073709551615", "18446744073709551616",
+                                  "99999999999999999999", "1234567890123456789", "12345678901234567890",
+                                  "0.0000000000000000000001", "0.00000000000000000000001",
+                                  "0.1234567890123456789012", "0.12345678901234567890123", "1e3", "1.5E-7",
+                                  "-2.5e+10", "123.000", "0.000000123", "4503599627370497.5",
+                                  "1.7976931348623157e308", "5e-324", "3.14159265358979323846"};
+    for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++)
+        check_num(fixed[k]);
+    /* Generated: integer and fraction digit counts around the limits, the
+     * digits from a fixed LCG (reproducible, not from the code under test). */
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    char buf[64];
+    for (int n = 0; n < 200000; n++) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        int ni = (int)(x >> 59) % 18 + 1, nf = (int)(x >> 54) % 24, k = 0;
+        if (x & 1)
+            buf[k++] = '-';
+        for (int j = 0; j < ni; j++) {
+            x = x * 6364136223846793005u + 1442695040888963407u;
+            buf[k++] = (char)('0' + (j == 0 && ni > 1 ? 1 + (x >> 60) % 9 : (x >> 60) % 10));
+        }
+        if (nf) {
+            buf[k++] = '.';
+            for (int j = 0; j < nf; j++) {
+                x = x * 6364136223846793005u + 1442695040888963407u;
+                buf[k++] = (char)('0' + (x >> 60) % 10);
+            }
+        }
+        buf[k] = 0;
+        check_num(buf);
+    }
+}
+
 static void test_jdoc_errors(void **state)
 {
     (void)state;
@@ -287,6 +341,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_jdoc_values),   cmocka_unit_test(test_jdoc_errors),
+        cmocka_unit_test(test_jdoc_numbers),
         cmocka_unit_test(test_mwu_exact),     cmocka_unit_test(test_mwu_normal),
         cmocka_unit_test(test_gate_relative), cmocka_unit_test(test_kernel_names),
         cmocka_unit_test(test_compare_reports),
