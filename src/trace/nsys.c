@@ -805,6 +805,53 @@ static mt_status_t list_procs(rd_t *r, mt_nsys_proc_t **procs, size_t *n)
     return st;
 }
 
+/* The common case without counting rows in C: one process (one
+ * globalPid, or none, in the kernel table) or no kernels at all. SQLite
+ * answers it in one scan that hands out no row. *known: then *n (0 or 1)
+ * and proc say which, without the device and kernel count that only the
+ * process list needs. */
+static mt_status_t one_proc(rd_t *r, mt_nsys_proc_t *proc, size_t *n, bool *known)
+{
+    *known = false;
+    *n = 1;
+    static const char *const want[] = {"globalPid"};
+    bool have[1];
+    mt_status_t st = columns(r, "CUPTI_ACTIVITY_KIND_KERNEL", want, 1, have);
+    if (st)
+        return st;
+    *proc = (mt_nsys_proc_t){.global_pid = -1, .pid = -1, .device = -1};
+    if (!have[0]) {
+        *known = true;
+        return MT_OK;
+    }
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(r->db, "SELECT globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1", -1, &s, NULL) !=
+        SQLITE_OK)
+        return db_fail(r, "CUPTI_ACTIVITY_KIND_KERNEL");
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        int64_t g = col_i64(s, 0, -1);
+        *proc = (mt_nsys_proc_t){.global_pid = g, .pid = g >= 0 ? GID_PID(g) : -1, .device = -1};
+        rc = SQLITE_DONE;
+    } else if (rc == SQLITE_DONE) {
+        *known = true; /* no kernels: no process */
+        *n = 0;
+    }
+    if ((st = step_done(r, s, rc, MT_OK, "CUPTI_ACTIVITY_KIND_KERNEL")) || *known)
+        return st;
+    if (sqlite3_prepare_v2(r->db, "SELECT 1 FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid IS NOT ?1 LIMIT 1", -1,
+                           &s, NULL) != SQLITE_OK)
+        return db_fail(r, "CUPTI_ACTIVITY_KIND_KERNEL");
+    if (proc->global_pid >= 0)
+        sqlite3_bind_int64(s, 1, proc->global_pid);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_DONE)
+        *known = true;
+    else if (rc == SQLITE_ROW)
+        rc = SQLITE_DONE;
+    return step_done(r, s, rc, MT_OK, "CUPTI_ACTIVITY_KIND_KERNEL");
+}
+
 static mt_status_t session_start(rd_t *r)
 {
     mt_status_t st;
@@ -889,7 +936,17 @@ static mt_status_t read_export(rd_t *r, int64_t want_pid, const char *name)
     mt_status_t st = check_export(r);
     mt_nsys_proc_t *procs = NULL;
     size_t n_procs = 0;
+    mt_nsys_proc_t single;
+    bool known = false;
     if (!st)
+        st = one_proc(r, &single, &n_procs, &known);
+    if (!st && known && n_procs) {
+        if ((procs = malloc(sizeof *procs)))
+            procs[0] = single;
+        else
+            st = mt_error_set(r->err, MT_ERR_NOMEM, "process list");
+    }
+    if (!st && !known)
         st = list_procs(r, &procs, &n_procs);
     if (st)
         goto out;
