@@ -180,15 +180,19 @@ static mt_status_t columns(rd_t *r, const char *table, const char *const *want, 
     return rc == SQLITE_DONE ? MT_OK : db_fail(r, table);
 }
 
-/* SELECT of want[] (NULL for the columns the table lacks) from table,
- * restricted to the process when filtering: by globalPid, or by the
- * process bits of globalTid. required[i]: a missing column is an error. */
+/* SELECT of want[0..n) (NULL for the columns the table lacks; n < 24)
+ * from table, restricted to the process when filtering: by globalPid, or
+ * by the process bits of globalTid (proc_col, selected only when in want).
+ * required[i]: a missing column is an error. */
 static mt_status_t prepare_select(rd_t *r, const char *table, const char *const *want, const bool *required,
                                   size_t n, const char *proc_col, sqlite3_stmt **out)
 {
+    const char *cols[24];
     bool have[24];
     *out = NULL;
-    mt_status_t st = columns(r, table, want, n, have);
+    memcpy(cols, want, n * sizeof *cols);
+    cols[n] = proc_col ? proc_col : "";
+    mt_status_t st = columns(r, table, cols, n + 1, have);
     if (st)
         return st;
     mt_buf_t q = {0};
@@ -204,12 +208,8 @@ static mt_status_t prepare_select(rd_t *r, const char *table, const char *const 
         st = mt_buf_append(&q, part, (size_t)k);
     }
     char tail[200];
-    bool by_pid = proc_col && r->filter;
-    size_t pc = 0;
-    for (; by_pid && pc < n && strcmp(want[pc], proc_col) != 0; pc++)
-        ;
-    if (by_pid && (pc == n || !have[pc]))
-        by_pid = false; /* no such column: the table is not split by process */
+    /* Without the column the table is not split by process. */
+    bool by_pid = proc_col && r->filter && have[n];
     int k;
     if (by_pid && strcmp(proc_col, "globalPid") == 0)
         k = snprintf(tail, sizeof tail, " FROM %s WHERE globalPid = ?1", table);
@@ -447,24 +447,34 @@ static mt_status_t read_gpu(rd_t *r, const char *table, gpu_kind_t kind)
     mt_status_t st;
     if (!has_table(r, table))
         return MT_OK;
-    /* 0 start, 1 end, 2 deviceId, 3 streamId, 4 correlationId, 5 globalPid, then per kind */
-    const char *want[12] = {"start", "end", "deviceId", "streamId", "correlationId", "globalPid"};
-    bool req[12] = {true, true, true, true, false, false};
-    size_t n = 6;
+    /* args only for a callback (the merged writer): formatting them for
+     * every row was a third of the load, and SQLite decodes every column
+     * selected, so the columns only args need come last and only then. */
+    bool fmt = r->opts->on_event != NULL;
+    /* 0 start, 1 end, 2 deviceId, 3 streamId, 4 correlationId, then per kind */
+    const char *want[12] = {"start", "end", "deviceId", "streamId", "correlationId"};
+    bool req[12] = {true, true, true, true, false};
+    size_t n = 5;
     switch (kind) {
     case GK_KERNEL:
         want[n] = "demangledName", req[n++] = false;
         want[n] = "shortName", req[n++] = false;
-        want[n] = "gridX", req[n++] = false;
-        want[n] = "gridY", req[n++] = false;
-        want[n] = "gridZ", req[n++] = false;
-        want[n] = "blockX", req[n++] = false;
+        if (fmt) {
+            want[n] = "gridX", req[n++] = false;
+            want[n] = "gridY", req[n++] = false;
+            want[n] = "gridZ", req[n++] = false;
+            want[n] = "blockX", req[n++] = false;
+        }
         break;
     case GK_MEMCPY:
         want[n] = "copyKind", req[n++] = false;
-        want[n] = "bytes", req[n++] = false;
+        if (fmt)
+            want[n] = "bytes", req[n++] = false;
         break;
-    case GK_MEMSET: want[n] = "bytes", req[n++] = false; break;
+    case GK_MEMSET:
+        if (fmt)
+            want[n] = "bytes", req[n++] = false;
+        break;
     case GK_SYNC: want[n] = "syncType", req[n++] = false; break;
     }
     sqlite3_stmt *s;
@@ -488,10 +498,7 @@ static mt_status_t read_gpu(rd_t *r, const char *table, gpu_kind_t kind)
             e.corr = (uint64_t)sqlite3_column_int64(s, 4);
             e.flags |= MT_EV_HAS_CORR;
         }
-        /* args only for a callback (the merged writer): formatting them
-         * for every row was a third of the load. */
         char args[256] = "";
-        bool fmt = r->opts->on_event != NULL;
         int k = 0;
         if (fmt) {
             k = snprintf(args, sizeof args, "\"device\":%lld,\"stream\":%lld", (long long)e.pid, (long long)e.tid);
@@ -502,32 +509,32 @@ static mt_status_t read_gpu(rd_t *r, const char *table, gpu_kind_t kind)
         case GK_KERNEL: {
             /* Kineto names a kernel by its demangled name; old exports
              * may have only the short one. */
-            int c = sqlite3_column_type(s, 6) != SQLITE_NULL ? 6 : 7;
+            int c = sqlite3_column_type(s, 5) != SQLITE_NULL ? 5 : 6;
             if (sqlite3_column_type(s, c) != SQLITE_NULL) {
                 if ((st = string_id(r, sqlite3_column_int64(s, c), false, &e.name)))
                     goto fail;
             }
-            if (fmt && sqlite3_column_type(s, 8) != SQLITE_NULL)
+            if (fmt && sqlite3_column_type(s, 7) != SQLITE_NULL)
                 snprintf(args + k, sizeof args - (size_t)k, ",\"grid\":[%lld,%lld,%lld],\"block\":[%lld,1,1]",
-                         (long long)col_i64(s, 8, 0), (long long)col_i64(s, 9, 0), (long long)col_i64(s, 10, 0),
-                         (long long)col_i64(s, 11, 0));
+                         (long long)col_i64(s, 7, 0), (long long)col_i64(s, 8, 0), (long long)col_i64(s, 9, 0),
+                         (long long)col_i64(s, 10, 0));
             break;
         }
         case GK_MEMCPY: {
-            const char *nm = memcpy_name(col_i64(s, 6, 0));
+            const char *nm = memcpy_name(col_i64(s, 5, 0));
             if ((st = mt_strtab_intern(r->t->strings, nm, strlen(nm), &e.name)))
                 goto nomem;
             if (fmt)
-                snprintf(args + k, sizeof args - (size_t)k, ",\"bytes\":%lld", (long long)col_i64(s, 7, 0));
+                snprintf(args + k, sizeof args - (size_t)k, ",\"bytes\":%lld", (long long)col_i64(s, 6, 0));
             break;
         }
         case GK_MEMSET:
             e.name = fixed;
             if (fmt)
-                snprintf(args + k, sizeof args - (size_t)k, ",\"bytes\":%lld", (long long)col_i64(s, 6, 0));
+                snprintf(args + k, sizeof args - (size_t)k, ",\"bytes\":%lld", (long long)col_i64(s, 5, 0));
             break;
         case GK_SYNC: {
-            const char *nm = sync_name(col_i64(s, 6, 0));
+            const char *nm = sync_name(col_i64(s, 5, 0));
             if ((st = mt_strtab_intern(r->t->strings, nm, strlen(nm), &e.name)))
                 goto nomem;
             break;
