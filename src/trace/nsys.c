@@ -393,6 +393,8 @@ static bool should_stop(rd_t *r)
     return (++r->rows & 0xFFFF) == 0 && r->opts->should_stop && r->opts->should_stop(r->opts->should_stop_ctx);
 }
 
+/* A column that may be NULL, dflt then (sqlite3_column_int64 itself
+ * gives 0 for NULL: used directly where 0 is the default). */
 static int64_t col_i64(sqlite3_stmt *s, int i, int64_t dflt)
 {
     return sqlite3_column_type(s, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(s, i);
@@ -509,32 +511,32 @@ static mt_status_t read_gpu(rd_t *r, const char *table, gpu_kind_t kind)
         case GK_KERNEL: {
             /* Kineto names a kernel by its demangled name; old exports
              * may have only the short one. */
-            int c = sqlite3_column_type(s, 5) != SQLITE_NULL ? 5 : 6;
-            if (sqlite3_column_type(s, c) != SQLITE_NULL) {
+            int c = sqlite3_column_type(s, 5) != SQLITE_NULL ? 5 : sqlite3_column_type(s, 6) != SQLITE_NULL ? 6 : -1;
+            if (c >= 0) {
                 if ((st = string_id(r, sqlite3_column_int64(s, c), false, &e.name)))
                     goto fail;
             }
             if (fmt && sqlite3_column_type(s, 7) != SQLITE_NULL)
                 snprintf(args + k, sizeof args - (size_t)k, ",\"grid\":[%lld,%lld,%lld],\"block\":[%lld,1,1]",
-                         (long long)col_i64(s, 7, 0), (long long)col_i64(s, 8, 0), (long long)col_i64(s, 9, 0),
-                         (long long)col_i64(s, 10, 0));
+                         (long long)sqlite3_column_int64(s, 7), (long long)sqlite3_column_int64(s, 8), (long long)sqlite3_column_int64(s, 9),
+                         (long long)sqlite3_column_int64(s, 10));
             break;
         }
         case GK_MEMCPY: {
-            const char *nm = memcpy_name(col_i64(s, 5, 0));
+            const char *nm = memcpy_name(sqlite3_column_int64(s, 5));
             if ((st = mt_strtab_intern(r->t->strings, nm, strlen(nm), &e.name)))
                 goto nomem;
             if (fmt)
-                snprintf(args + k, sizeof args - (size_t)k, ",\"bytes\":%lld", (long long)col_i64(s, 6, 0));
+                snprintf(args + k, sizeof args - (size_t)k, ",\"bytes\":%lld", (long long)sqlite3_column_int64(s, 6));
             break;
         }
         case GK_MEMSET:
             e.name = fixed;
             if (fmt)
-                snprintf(args + k, sizeof args - (size_t)k, ",\"bytes\":%lld", (long long)col_i64(s, 5, 0));
+                snprintf(args + k, sizeof args - (size_t)k, ",\"bytes\":%lld", (long long)sqlite3_column_int64(s, 5));
             break;
         case GK_SYNC: {
-            const char *nm = sync_name(col_i64(s, 5, 0));
+            const char *nm = sync_name(sqlite3_column_int64(s, 5));
             if ((st = mt_strtab_intern(r->t->strings, nm, strlen(nm), &e.name)))
                 goto nomem;
             break;
@@ -571,7 +573,7 @@ static mt_status_t read_api(rd_t *r)
         }
         mt_event_t e = {.ph = MT_PH_X};
         set_times(r, &e, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
-        int64_t g = col_i64(s, 2, 0);
+        int64_t g = sqlite3_column_int64(s, 2);
         e.pid = GID_PID(g);
         e.tid = GID_TID(g);
         if ((st = string_id(r, sqlite3_column_int64(s, 4), true, &e.name))) {
@@ -649,7 +651,7 @@ static mt_status_t read_nvtx(rd_t *r)
         }
         size_t nl;
         const char *nm = mt_strtab_get(r->t->strings, name, &nl);
-        int64_t dom = col_i64(s, 6, 0);
+        int64_t dom = sqlite3_column_int64(s, 6);
         int64_t mr = mpi_rank_text(nm, nl);
         if (mr >= 0 && r->mpi_rank < 0)
             r->mpi_rank = mr;
@@ -672,7 +674,7 @@ static mt_status_t read_nvtx(rd_t *r)
         if (type != NVTX_PUSHPOP && type != NVTX_STARTEND && type != NVTX_MARK)
             continue;
         mt_event_t e = {.cat = MT_CAT_USER_ANNOTATION, .name = name};
-        int64_t g = col_i64(s, 5, 0);
+        int64_t g = sqlite3_column_int64(s, 5);
         e.pid = GID_PID(g);
         e.tid = GID_TID(g);
         if (type == NVTX_MARK) {
