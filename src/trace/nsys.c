@@ -85,13 +85,13 @@ bool mt_nsys_available(void)
 #define GID_TID(g) ((g)&0xFFFFFF)
 #define GID_PROC(g) ((g) & ~(int64_t)0xFFFFFF)
 
-/* StringIds id -> strtab id + 1; 0 = not read yet. Ids are dense in real
- * exports; ids beyond the cap are looked up every time. */
-#define SMAP_CAP ((int64_t)1 << 24)
-
+/* StringIds id -> strtab id + 1 in v[slot], 0 = not read yet. The slot
+ * of an id is the id itself when the ids are dense (sids NULL), else its
+ * index in sids, the table's ids in order: real exports number their
+ * strings sparsely too (126 strings up to id 3.4 M), and a map indexed by
+ * id then grew to 16 MB and a fifth of a load. */
 typedef struct smap {
     uint32_t *v;
-    size_t n;
 } smap_t;
 
 typedef struct rd {
@@ -103,6 +103,9 @@ typedef struct rd {
     int64_t gpid;
     sqlite3_stmt *str_stmt;
     smap_t names, api_names;
+    int64_t *sids;         /* StringIds ids in order when sparse, else NULL */
+    size_t n_slots;        /* slots of each map; 0 before string_slots */
+    bool slots_read;
     uint32_t *domains;     /* NVTX domainId -> strtab id (DomainCreate rows), small ids only */
     size_t n_domains;
     mt_buf_t raw;          /* one event as Kineto JSON, for on_event */
@@ -133,6 +136,13 @@ static mt_status_t step_done(rd_t *r, sqlite3_stmt *s, int rc, mt_status_t st, c
         st = db_fail(r, table);
     sqlite3_finalize(s);
     return st;
+}
+
+/* A column that may be NULL, dflt then (sqlite3_column_int64 itself
+ * gives 0 for NULL: used directly where 0 is the default). */
+static int64_t col_i64(sqlite3_stmt *s, int i, int64_t dflt)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(s, i);
 }
 
 /* The names of the database's tables, read once (tables: NUL-separated
@@ -244,13 +254,82 @@ static size_t api_len(const char *s, size_t n)
     return n;
 }
 
-/* The strtab id of StringIds row id (an API name when api). */
+/* How StringIds ids map to slots (see smap_t): the table's largest id
+ * (one b-tree seek); when it is large, its size (a walk over its pages),
+ * and when the ids are sparse, the ids themselves. A map is at most
+ * max(64 Ki, 4 x the strings + 4 Ki) slots. */
+static mt_status_t string_slots(rd_t *r)
+{
+    r->slots_read = true;
+    if (!has_table(r, "StringIds"))
+        return MT_OK;
+    sqlite3_stmt *s;
+    int64_t max = -1, count = 0;
+    for (int q = 0; q < 2; q++) {
+        if (sqlite3_prepare_v2(r->db, q ? "SELECT count(*) FROM StringIds" : "SELECT max(id) FROM StringIds", -1, &s,
+                               NULL) != SQLITE_OK)
+            return db_fail(r, "StringIds");
+        int rc = sqlite3_step(s);
+        if (rc == SQLITE_ROW) {
+            *(q ? &count : &max) = col_i64(s, 0, -1);
+            rc = SQLITE_DONE;
+        }
+        mt_status_t st = step_done(r, s, rc, MT_OK, "StringIds");
+        if (st || max < 0)
+            return st;
+        if (max < 65536 || (q && max < 4 * count + 4096)) {
+            r->n_slots = (size_t)max + 1;
+            return MT_OK;
+        }
+    }
+    if (count <= 0)
+        return MT_OK;
+    if (!(r->sids = malloc((size_t)count * sizeof *r->sids)))
+        return mt_error_set(r->err, MT_ERR_NOMEM, "string ids");
+    if (sqlite3_prepare_v2(r->db, "SELECT id FROM StringIds ORDER BY id", -1, &s, NULL) != SQLITE_OK)
+        return db_fail(r, "StringIds");
+    size_t n = 0;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW && n < (size_t)count)
+        r->sids[n++] = sqlite3_column_int64(s, 0);
+    if (rc == SQLITE_ROW)
+        rc = SQLITE_DONE; /* more rows than counted: cannot be, read no further */
+    r->n_slots = n;
+    return step_done(r, s, rc, MT_OK, "StringIds");
+}
+
+/* The slot of id, or false when it has none. */
+static bool string_slot(const rd_t *r, int64_t id, size_t *slot)
+{
+    if (!r->sids) {
+        *slot = (size_t)id;
+        return id >= 0 && (size_t)id < r->n_slots;
+    }
+    size_t lo = 0, hi = r->n_slots;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->sids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *slot = lo;
+    return lo < r->n_slots && r->sids[lo] == id;
+}
+
+/* The strtab id of StringIds row id (an API name when api); each id is
+ * read from SQLite once. */
 static mt_status_t string_id(rd_t *r, int64_t id, bool api, uint32_t *out)
 {
     smap_t *m = api ? &r->api_names : &r->names;
     *out = MT_STR_NONE;
-    if (id >= 0 && id < SMAP_CAP && (size_t)id < m->n && m->v[id]) {
-        *out = m->v[id] - 1;
+    mt_status_t st;
+    if (!r->slots_read && (st = string_slots(r)))
+        return st;
+    size_t slot;
+    bool cached = string_slot(r, id, &slot);
+    if (cached && m->v && m->v[slot]) {
+        *out = m->v[slot] - 1;
         return MT_OK;
     }
     if (!r->str_stmt &&
@@ -271,22 +350,12 @@ static mt_status_t string_id(rd_t *r, int64_t id, bool api, uint32_t *out)
     }
     if (api)
         n = api_len(s, n);
-    mt_status_t st = mt_strtab_intern(r->t->strings, s, n, out);
-    if (st)
+    if ((st = mt_strtab_intern(r->t->strings, s, n, out)))
         return mt_error_set(r->err, st, "string table");
-    if (id >= 0 && id < SMAP_CAP) {
-        if ((size_t)id >= m->n) {
-            size_t nn = m->n ? m->n : 256;
-            while (nn <= (size_t)id)
-                nn *= 2;
-            uint32_t *g = realloc(m->v, nn * sizeof *g);
-            if (!g)
-                return mt_error_set(r->err, MT_ERR_NOMEM, "string map");
-            memset(g + m->n, 0, (nn - m->n) * sizeof *g);
-            m->v = g;
-            m->n = nn;
-        }
-        m->v[id] = *out + 1;
+    if (cached) {
+        if (!m->v && !(m->v = calloc(r->n_slots, sizeof *m->v)))
+            return mt_error_set(r->err, MT_ERR_NOMEM, "string map");
+        m->v[slot] = *out + 1;
     }
     return MT_OK;
 }
@@ -391,13 +460,6 @@ static mt_status_t emit(rd_t *r, const mt_event_t *e, const char *args)
 static bool should_stop(rd_t *r)
 {
     return (++r->rows & 0xFFFF) == 0 && r->opts->should_stop && r->opts->should_stop(r->opts->should_stop_ctx);
-}
-
-/* A column that may be NULL, dflt then (sqlite3_column_int64 itself
- * gives 0 for NULL: used directly where 0 is the default). */
-static int64_t col_i64(sqlite3_stmt *s, int i, int64_t dflt)
-{
-    return sqlite3_column_type(s, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(s, i);
 }
 
 static void set_times(rd_t *r, mt_event_t *e, int64_t start, int64_t end)
@@ -1084,6 +1146,7 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
     sqlite3_close(r.db);
     free(r.names.v);
     free(r.api_names.v);
+    free(r.sids);
     free(r.domains);
     mt_buf_free(&r.raw);
     mt_buf_free(&r.tables);
@@ -1097,6 +1160,7 @@ fail:
     sqlite3_close(r.db);
     free(r.names.v);
     free(r.api_names.v);
+    free(r.sids);
     free(r.domains);
     mt_buf_free(&r.raw);
     mt_buf_free(&r.tables);
