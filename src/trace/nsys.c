@@ -580,8 +580,8 @@ static mt_status_t read_gpu(rd_t *r, const char *table, gpu_kind_t kind)
             }
             if (fmt && sqlite3_column_type(s, 7) != SQLITE_NULL)
                 snprintf(args + k, sizeof args - (size_t)k, ",\"grid\":[%lld,%lld,%lld],\"block\":[%lld,1,1]",
-                         (long long)sqlite3_column_int64(s, 7), (long long)sqlite3_column_int64(s, 8), (long long)sqlite3_column_int64(s, 9),
-                         (long long)sqlite3_column_int64(s, 10));
+                         (long long)sqlite3_column_int64(s, 7), (long long)sqlite3_column_int64(s, 8),
+                         (long long)sqlite3_column_int64(s, 9), (long long)sqlite3_column_int64(s, 10));
             break;
         }
         case GK_MEMCPY: {
