@@ -1197,6 +1197,7 @@ mt_status_t mt_nsys_procs(const char *path, mt_nsys_proc_t **procs, size_t *n, m
         st = check_export(&r);
     if (!st)
         st = list_procs(&r, procs, n);
+    mt_buf_free(&r.tables);
     if (st) {
         free(*procs);
         *procs = NULL;
