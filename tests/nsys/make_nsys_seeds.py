@@ -2,7 +2,9 @@
 """Writes the seed corpus of the fuzz target fuzz_nsys (tests/fuzz/corpus_nsys):
 a tiny Nsight Systems-like export made with Python's sqlite3 (two GPU
 processes, an NCCL kernel each, runtime calls, NVTX ranges, the session
-start), the same in the 2022 schema (EXPORT_META_DATA, no shortName), and
+start), the same in the 2022 schema (EXPORT_META_DATA, no shortName), one
+process alone with its StringIds numbered sparsely (ids up to 6 M, as real
+exports number them: the reader's cache by binary search), and
 broken variants: cut at several sizes, bytes flipped, a database that is
 not an export, an export without GPU tables, and an empty file.
 
@@ -14,16 +16,19 @@ import sys
 GP = [(1 << 48) | (100 << 24), (1 << 48) | (101 << 24)]
 
 
-def export(path, old=False, gpu=True):
+def export(path, old=False, gpu=True, sparse=False):
+    """sparse: the first process only, string i stored as id i * 1000003."""
     if os.path.exists(path):
         os.remove(path)
     db = sqlite3.connect(path)
     db.execute("PRAGMA page_size=512")
     db.execute("CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL)")
+    sid = (lambda i: i * 1000003) if sparse else (lambda i: i)
+    procs = GP[:1] if sparse else GP
     db.executemany("INSERT INTO StringIds VALUES (?,?)",
-                   [(1, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"),
-                    (2, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"), (3, "gemm"), (4, "cudaLaunchKernel_v7000"),
-                    (5, "ncclAllReduce"), (6, "main")])
+                   [(sid(1), "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"),
+                    (sid(2), "ncclDevKernel_AllReduce_Sum_f32_RING_LL"), (sid(3), "gemm"),
+                    (sid(4), "cudaLaunchKernel_v7000"), (sid(5), "ncclAllReduce"), (sid(6), "main")])
     meta = "EXPORT_META_DATA" if old else "META_DATA_EXPORT"
     db.execute("CREATE TABLE %s (name TEXT NOT NULL, value TEXT)" % meta)
     db.execute("INSERT INTO %s VALUES ('EXPORT_SCHEMA_VERSION', ?)" % meta, ("2.9.1" if old else "3.25.0",))
@@ -35,11 +40,11 @@ def export(path, old=False, gpu=True):
                    "deviceId INTEGER NOT NULL, contextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, "
                    "globalPid INTEGER, demangledName INTEGER NOT NULL%s, gridX INTEGER, gridY INTEGER, "
                    "gridZ INTEGER, blockX INTEGER)" % short)
-        for d, g in enumerate(GP):
+        for d, g in enumerate(procs):
             for k in range(3):
-                row = [1000 + 100 * k + d, 1050 + 100 * k, d, 1, 7, 10 + k, g, 1 if k == 1 else 3]
+                row = [1000 + 100 * k + d, 1050 + 100 * k, d, 1, 7, 10 + k, g, sid(1) if k == 1 else sid(3)]
                 if not old:
-                    row.append(2 if k == 1 else 3)
+                    row.append(sid(2) if k == 1 else sid(3))
                 row += [1, 1, 1, 128]
                 db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (%s)" % ",".join("?" * len(row)), row)
     db.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, "
@@ -47,15 +52,15 @@ def export(path, old=False, gpu=True):
     db.execute("CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, "
                "text TEXT, globalTid INTEGER, textId INTEGER, domainId INTEGER)")
     db.execute("CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER)")
-    for d, g in enumerate(GP):
+    for d, g in enumerate(procs):
         for k in range(3):
-            db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,4)", (900 + 100 * k, 920 + 100 * k,
-                                                                                   g + 1, 10 + k))
+            db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?)", (900 + 100 * k, 920 + 100 * k,
+                                                                                   g + 1, 10 + k, sid(4)))
         db.execute("INSERT INTO NVTX_EVENTS VALUES (100, NULL, 75, 'NCCL', ?, NULL, 1)", (g + 1,))
-        db.execute("INSERT INTO NVTX_EVENTS VALUES (990, 1030, 59, NULL, ?, 5, 1)", (g + 1,))
+        db.execute("INSERT INTO NVTX_EVENTS VALUES (990, 1030, 59, NULL, ?, ?, 1)", (g + 1, sid(5)))
         db.execute("INSERT INTO NVTX_EVENTS VALUES (800, 1300, 59, 'MPI Rank %d', ?, NULL, 0)" % d, (g + 1,))
         db.execute("INSERT INTO NVTX_EVENTS VALUES (850, NULL, 60, 'open', ?, NULL, 0)", (g + 1,))
-        db.execute("INSERT INTO ThreadNames VALUES (6, 0, ?)", (g + 1,))
+        db.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (sid(6), g + 1))
     db.commit()
     db.close()
 
@@ -66,6 +71,7 @@ def main():
     export(os.path.join(out, "two_procs.sqlite"))
     export(os.path.join(out, "schema_2022.sqlite"), old=True)
     export(os.path.join(out, "no_gpu.sqlite"), gpu=False)
+    export(os.path.join(out, "sparse_ids.sqlite"), sparse=True)
     with open(os.path.join(out, "two_procs.sqlite"), "rb") as f:
         data = f.read()
     for cut in (16, 100, 512, 1024, len(data) // 2, len(data) - 512):

@@ -116,6 +116,44 @@ static void test_merge(void **state)
     mt_trace_free(t);
 }
 
+/* One process whose StringIds ids are sparse (i * 1000003, up to 6 M):
+ * names come through the cache by binary search, the same as dense ids
+ * give; the file is one process without #pid, and with it. */
+static void test_sparse_ids(void **state)
+{
+    (void)state;
+    mt_nsys_proc_t *p = NULL;
+    size_t n = 0;
+    mt_error_t err;
+    assert_int_equal(mt_nsys_procs(SEEDS "sparse_ids.sqlite", &p, &n, &err), MT_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(p[0].pid, 100);
+    assert_int_equal(p[0].device, 0);
+    assert_int_equal(p[0].kernels, 3);
+    free(p);
+    static const char *const paths[] = {SEEDS "sparse_ids.sqlite", SEEDS "sparse_ids.sqlite#pid100"};
+    for (size_t i = 0; i < 2; i++) {
+        mt_trace_t *t = NULL;
+        assert_int_equal(mt_trace_load(paths[i], NULL, &t, &err), MT_OK);
+        assert_int_equal(t->info.rank, 0); /* NVTX "MPI Rank 0" */
+        assert_int_equal(count_cat(t, MT_CAT_KERNEL), 3);
+        assert_int_equal(count_class(t, MT_CLASS_COMM), 1);
+        assert_int_equal(count_cat(t, MT_CAT_CUDA_RUNTIME), 3);
+        assert_int_equal(count_cat(t, MT_CAT_USER_ANNOTATION), 2);
+        assert_non_null(
+            find_event(t, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"));
+        assert_non_null(find_event(t, "gemm"));
+        assert_non_null(find_event(t, "cudaLaunchKernel"));
+        assert_non_null(find_event(t, "ncclAllReduce"));
+        assert_int_equal(t->n_meta, 1);
+        size_t len;
+        const char *name = mt_strtab_get(t->strings, t->meta[0].str, &len);
+        assert_int_equal(len, 4);
+        assert_memory_equal(name, "main", 4);
+        mt_trace_free(t);
+    }
+}
+
 static void expect_error(const char *file, mt_status_t code, const char *text)
 {
     mt_trace_t *t = NULL;
@@ -196,6 +234,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sniff),     cmocka_unit_test(test_two_procs), cmocka_unit_test(test_schema_2022),
         cmocka_unit_test(test_merge),     cmocka_unit_test(test_errors),    cmocka_unit_test(test_corpus),
+        cmocka_unit_test(test_sparse_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
