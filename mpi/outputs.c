@@ -25,8 +25,9 @@ static mt_status_t file_write(void *ctx, const void *data, size_t len)
 }
 
 /* Write report.json (html NULL) or report.html under a temporary name,
- * then rename. */
-static int write_report(const char *dir, const mt_report_t *rep, const mt_html_opts_t *html, char *msg, size_t cap)
+ * then rename. text, when not NULL, is report.json already rendered. */
+static int write_report(const char *dir, const mt_report_t *rep, const mt_html_opts_t *html, const mt_buf_t *text,
+                        char *msg, size_t cap)
 {
     char path[PATH_MAX], tmp[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/%s", dir, html ? "report.html" : "report.json");
@@ -36,7 +37,9 @@ static int write_report(const char *dir, const mt_report_t *rep, const mt_html_o
         snprintf(msg, cap, "%.900s: cannot create (%s)", tmp, strerror(errno));
         return 1;
     }
-    mt_status_t st = html ? mt_report_html(rep, html, file_write, f) : mt_report_json(rep, file_write, f);
+    mt_status_t st = html   ? mt_report_html(rep, html, file_write, f)
+                     : text ? file_write(f, text->data, text->len)
+                            : mt_report_json(rep, file_write, f);
     if (fclose(f) != 0)
         st = MT_ERR_IO;
     if (st != MT_OK || rename(tmp, path) != 0) {
@@ -127,19 +130,17 @@ int outputs_baseline_read(options_t *o)
 }
 
 /* The comparison with the baseline: this run's report.json rendered in
- * memory and read back beside the baseline's, the gates re-evaluated
- * against it. NULL and *code set on failure. */
-static mt_compare_t *compare_run(const options_t *o, const mt_report_t *rep, job_t *j, int *code)
+ * memory (into *buf) and read back beside the baseline's, the gates
+ * re-evaluated against it. NULL and *code set on failure. */
+static mt_compare_t *compare_run(const options_t *o, const mt_report_t *rep, job_t *j, mt_buf_t *buf, int *code)
 {
-    mt_buf_t buf = {0};
     mt_compare_t *c = NULL;
     mt_error_t err;
     mt_error_clear(&err);
-    mt_status_t st = mt_report_json(rep, mt_buf_write, &buf);
+    mt_status_t st = mt_report_json(rep, mt_buf_write, buf);
     if (st == MT_OK)
-        st = mt_compare_reports(o->baseline_text, o->baseline_len, o->baseline_file, (const char *)buf.data,
-                                buf.len, "report.json", NULL, &c, &err);
-    mt_buf_free(&buf);
+        st = mt_compare_reports(o->baseline_text, o->baseline_len, o->baseline_file, (const char *)buf->data,
+                                buf->len, "report.json", NULL, &c, &err);
     if (st != MT_OK) {
         char line[1200];
         fprintf(stderr, "mergetrace: comparing with the baseline: %s\n", mt_error_format(&err, line, sizeof line));
@@ -538,7 +539,7 @@ int outputs_baseline_job(options_t *o, const options_t *ob, const input_list_t *
     if (code != MT_EXIT_OK)
         snprintf(msg, sizeof msg, "--baseline: out of memory");
     snprintf(dir, sizeof dir, "%.4000s/baseline", o->out_dir);
-    if (code == MT_EXIT_OK && (make_dir(dir, msg, sizeof msg) || write_report(dir, &rep, NULL, msg, sizeof msg)))
+    if (code == MT_EXIT_OK && (make_dir(dir, msg, sizeof msg) || write_report(dir, &rep, NULL, &buf, msg, sizeof msg)))
         code = MT_EXIT_ERROR;
     if (code != MT_EXIT_OK) {
         fprintf(stderr, "mergetrace: %s\n", msg);
@@ -586,8 +587,9 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
     }
     rep.nccl = j->nccl.rep;
     mt_compare_t *cmp = NULL;
+    mt_buf_t text = {0}; /* report.json as compared; written as it is unless gates changed it */
     if (!rj && o->baseline_text) {
-        cmp = compare_run(o, &rep, j, &code);
+        cmp = compare_run(o, &rep, j, &text, &code);
         rj = cmp == NULL;
         rep.compare = cmp;
         if (cmp && write_compare(o->out_dir, cmp, msg, sizeof msg)) {
@@ -597,13 +599,16 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
     }
     /* One message per run: after a failed merge (or report.json)
      * the reason has been said once already. */
-    if (!rj && (rj = write_report(o->out_dir, &rep, NULL, msg, sizeof msg)) != 0) {
+    /* The gates' verdicts are in report.json and the comparison may have
+     * changed them (relative gates): render it again only then. */
+    if (!rj && (rj = write_report(o->out_dir, &rep, NULL, cmp && !o->n_gates ? &text : NULL, msg, sizeof msg)) != 0) {
         if (!merge_failed)
             fprintf(stderr, "mergetrace: %s\n", msg);
         code = MT_EXIT_ERROR;
     }
     mt_html_opts_t ho = {.command_line = o->command_line};
-    if (!rj && !o->no_html && write_report(o->out_dir, &rep, &ho, msg, sizeof msg)) {
+    mt_buf_free(&text);
+    if (!rj && !o->no_html && write_report(o->out_dir, &rep, &ho, NULL, msg, sizeof msg)) {
         if (!merge_failed)
             fprintf(stderr, "mergetrace: %s\n", msg);
         code = MT_EXIT_ERROR;
