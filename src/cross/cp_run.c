@@ -656,6 +656,7 @@ typedef struct rc {
     const cp_inst_t *inst; /* the instance whose waits are charged */
     int64_t *accq, *accp; /* per key: the late rank's and the waiting rank's time */
     int32_t *touched;     /* keys with time in accq or accp */
+    uint8_t *mark;        /* per key: in touched */
     size_t n_touched;
     size_t n_walk;        /* segments of the current walk */
     rc_cause_t *cs;
@@ -803,8 +804,10 @@ static int cross_q(walk_t *w, int32_t inst)
 
 static void touch(rc_t *x, int32_t key)
 {
-    if (!x->accq[key] && !x->accp[key])
+    if (!x->mark[key]) {
+        x->mark[key] = 1;
         x->touched[x->n_touched++] = key;
+    }
 }
 
 /* The waiting rank's walk: summed per key. */
@@ -837,6 +840,7 @@ static void rc_free(rc_t *x)
     free(x->accq);
     free(x->accp);
     free(x->touched);
+    free(x->mark);
     free(x->cs);
     free(x->ctab);
 }
@@ -875,7 +879,8 @@ static int rc_init(const cp_graph_t *g, rc_t *x)
     x->accq = calloc(x->n_keys, sizeof *x->accq);
     x->accp = calloc(x->n_keys, sizeof *x->accp);
     x->touched = malloc(x->n_keys * sizeof *x->touched);
-    return x->accq && x->accp && x->touched ? 0 : -1;
+    x->mark = calloc(x->n_keys, 1);
+    return x->accq && x->accp && x->touched && x->mark ? 0 : -1;
 }
 
 /* Charge the wait of one participant (critpath.h "root causes"): the late
@@ -919,8 +924,10 @@ static int rc_charge(rc_t *x, mt_critpath_t *c, int32_t q_rank_i, size_t npos, i
             c->long_ns += v;
         c->ranks[sg->rank_i].caused_ns += v;
     }
-    for (size_t i = 0; i < x->n_touched; i++)
+    for (size_t i = 0; i < x->n_touched; i++) {
         x->accq[x->touched[i]] = x->accp[x->touched[i]] = 0;
+        x->mark[x->touched[i]] = 0;
+    }
     x->n_touched = 0;
     return 0;
 }
