@@ -86,7 +86,15 @@
  *                            its instance's transfer (the shortest
  *                            participant duration) and waits for nobody;
  *                launch      launch edges dropped (the GPU never waits for
- *                            the host to launch);
+ *                            the host to launch), no activity of a rank
+ *                            step before that step's start, and the host
+ *                            catches up: where an activity's launch (at
+ *                            its shifted time + the launch latency) is
+ *                            later than its start without it, the
+ *                            difference is host time removed, and the
+ *                            rank's later syncs and its step end move
+ *                            earlier by the sum of these since the last
+ *                            sync (a sync carries it on as its shift);
  *                stage       (pipelines) for each stage, the compute and
  *                            memory activities of its ranks 10 % shorter
  *                            (the request's stage_factor), replayed
@@ -99,7 +107,9 @@
  *                            the unchanged run); p50 over the used steps
  *                            whose predecessor is a step too;
  *                pattern     activities whose name matches the glob
- *                            (fnmatch) scaled by the factor.
+ *                            (fnmatch) scaled by the factor; for a member
+ *                            of a matched instance, its transfer T (it
+ *                            still waits for the last arrival).
  *                A step's projected time is its measured time + (the
  *                scenario's replay - the unchanged replay), so the model's
  *                own error on the step cancels to first order. Each gives

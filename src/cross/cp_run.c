@@ -28,6 +28,7 @@ static void rp_free(rp_t *r)
     free(r->sdone);
     free(r->idone);
     free(r->jend);
+    free(r->hc);
 }
 
 static int rp_alloc(const cp_graph_t *g, rp_t *r)
@@ -40,7 +41,8 @@ static int rp_alloc(const cp_graph_t *g, rp_t *r)
     r->ims = malloc((g->n_inst ? g->n_inst : 1) * sizeof *r->ims);
     r->idone = malloc(g->n_inst ? g->n_inst : 1);
     r->jend = malloc((g->n_rs ? g->n_rs : 1) * sizeof *r->jend);
-    return r->s && r->e && r->sdone && r->sd && r->ims && r->idone && r->jend ? 0 : -1;
+    r->hc = malloc((g->n_rs ? g->n_rs : 1) * sizeof *r->hc);
+    return r->s && r->e && r->sdone && r->sd && r->ims && r->idone && r->jend && r->hc ? 0 : -1;
 }
 
 /* The host shift of rank R at aligned time t in job step job: the shift
@@ -102,6 +104,19 @@ static void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
         if (v > best)
             best = v;
     }
+    if (sc->drop_launch && n->L != INT64_MIN && n->rstep >= 0) {
+        /* no launch gaps (critpath.h "what-if launch"): nothing of a step
+         * starts before its rank's step does, and the host catches up
+         * with the GPU: the time its launch would still have made the
+         * activity wait is host time removed from the rank's step, so
+         * its later syncs and its step end move earlier by it too */
+        int64_t floor = g->rs[n->rstep].start;
+        if (best < floor)
+            best = floor;
+        int64_t v = n->L + delta(g, r, R, n->L, n->job) + r->hc[n->rstep] + R->lat;
+        if (v > best)
+            r->hc[n->rstep] -= v - best;
+    }
     if (sc->nodelay && best == INT64_MIN && n->job >= 0 && sc->job_start)
         best = sc->job_start[n->job];
     r->s[id] = best == INT64_MIN ? n->s : best;
@@ -132,7 +147,10 @@ static void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
             r->ims[n->inst] = ms;
             r->idone[n->inst] = 1;
         }
-        int64_t v = r->ims[n->inst] + (sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : n->T);
+        int64_t T = sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : n->T;
+        if (sc->factor && sc->factor[id] != 1.0) /* what-if pattern: the transfer, not the wait */
+            T = (int64_t)((double)T * sc->factor[id] + 0.5);
+        int64_t v = r->ims[n->inst] + T;
         r->e[id] = v > r->s[id] ? v : r->s[id];
         return;
     }
@@ -146,6 +164,10 @@ static void sync_of(const cp_graph_t *g, rp_t *r, const cp_rank_t *R, size_t j)
 {
     const cp_sync_t *s = &g->syncs[j];
     int64_t s1 = s->s + delta(g, r, R, s->s, s->job);
+    if (s->rstep >= 0) { /* host time removed before it (no launch gaps); its shift carries it on */
+        s1 += r->hc[s->rstep];
+        r->hc[s->rstep] = 0;
+    }
     int64_t v;
     if (s->w >= 0 && g->nodes[s->w].e >= s->s) {
         v = end_in(g, r, s->w, s->job) + R->sync_lag;
@@ -297,6 +319,7 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
     memset(r->sdone, 0, g->n_nodes ? g->n_nodes : 1);
     memset(r->idone, 0, g->n_inst ? g->n_inst : 1);
     memset(r->sd, 0, (g->n_syncs ? g->n_syncs : 1) * sizeof *r->sd);
+    memset(r->hc, 0, (g->n_rs ? g->n_rs : 1) * sizeof *r->hc);
     r->carry = sc->carry;
     for (size_t k = 0; k < g->n_ev; k++) {
         int64_t v = g->ev[k];
@@ -322,7 +345,7 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
     for (size_t i = 0; i < g->n_rs; i++) {
         const cp_rs_t *x = &g->rs[i];
         const cp_rank_t *R = &g->ranks[x->rank_i];
-        rend[i] = x->cpu_end + delta(g, r, R, x->cpu_end, x->job);
+        rend[i] = x->cpu_end + delta(g, r, R, x->cpu_end, x->job) + r->hc[i];
     }
     for (size_t i = 0; i < g->n_nodes; i++) {
         int32_t q = g->nodes[i].rstep;

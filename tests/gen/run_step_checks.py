@@ -25,7 +25,13 @@ and without. Checked, for both jobs and a pipeline job:
     pipeline.stage_busy_ns);
   - what-if "stage 1 10 % faster" on the pipeline equals the period p50 the
     generator measured (truth.json pipeline.period_ns) on the same pipeline
-    written with stage 1 10 % faster, within 3 %.
+    written with stage 1 10 % faster, within 3 %;
+  - what-if "no host launch gaps" on a job whose host works 400 us before
+    every launch (--host-gap-us) equals the measured p50 step time of the
+    same job without it within 2 %;
+  - what-if "kernel:ncclDevKernel_AllReduce*=1/3" on a job whose allreduce
+    transfers take 3 times as long (--slow-comm 3) equals the measured p50
+    step time of the same job without it within 2 %.
 Standard library only. Exit 0 pass, 1 fail, 77 skip."""
 
 import argparse
@@ -41,12 +47,17 @@ JOBS = {
     # another straggler: 8 ranks, rank 5 250 us late in steps 12-15 only
     "dp-straggler-r5": ["--kind", "dp", "--ranks", "8", "--steps", "8", "--seed", "5", "--straggler", "5",
                         "--straggler-delay-us", "250", "--straggler-steps", "12-15"],
+    # twins of dp-plain: host-bound launches; allreduce transfers 3 x as long
+    "dp-hostgap": ["--kind", "dp", "--ranks", "4", "--steps", "8", "--seed", "21", "--host-gap-us", "400"],
+    "dp-slowcomm": ["--kind", "dp", "--ranks", "4", "--steps", "8", "--seed", "21", "--slow-comm", "3"],
     "pp-4stage": ["--kind", "pp", "--ranks", "4", "--pp-stages", "4", "--chunks", "6", "--seed", "16",
                   "--ranks-per-node", "1", "--stage-us", "2000,3500,2500,3000"],
     # the same pipeline with stage 1 (the slowest) 10 % faster
     "pp-4stage-fast1": ["--kind", "pp", "--ranks", "4", "--pp-stages", "4", "--chunks", "6", "--seed", "16",
                         "--ranks-per-node", "1", "--stage-us", "2000,3150,2500,3000"],
 }
+# extra mergetrace arguments per job
+MT_ARGS = {"dp-slowcomm": ["--what-if", "kernel:ncclDevKernel_AllReduce*=0.333333"]}
 FORWARD = ("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n", "void at::native::vectorized_elementwise_kernel<4, "
            "at::native::(anonymous namespace)::clamp_min_functor")
 
@@ -124,7 +135,8 @@ def main():
         d = os.path.join(a.out, name)
         subprocess.run([sys.executable, a.gen, "--out", d, "--quiet"] + args, check=True)
         o = d + "-out"
-        r = subprocess.run([a.mergetrace, "-q", "--no-merge", "--no-html", "-o", o, d], capture_output=True, text=True,
+        r = subprocess.run([a.mergetrace, "-q", "--no-merge", "--no-html", "-o", o] + MT_ARGS.get(name, []) + [d],
+                           capture_output=True, text=True,
                            env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))  # Open MPI's own allocations
         if r.returncode:
             errors.append("%s: exit %d: %s" % (name, r.returncode, r.stderr.strip()))
@@ -180,6 +192,21 @@ def main():
                   % (proj, want, 100 * (proj - want) / want))
             if abs(proj - want) > 0.02 * want:
                 errors.append("dp-straggler: what-if %.3f vs measured %.3f" % (proj, want))
+    # twins: the projection on the changed job against the plain job's measured time
+    for job, scen, what in (("dp-hostgap", "no_launch_gaps", "no host launch gaps"),
+                            ("dp-slowcomm", "pattern", "allreduce transfers x 1/3")):
+        if job not in rep or "dp-plain" not in rep:
+            continue
+        wi = {w["scenario"]: w for w in rep[job]["what_if"]}
+        want = rep["dp-plain"]["p50_us"]
+        if scen not in wi or "p50_us" not in wi[scen]:
+            errors.append("%s: no what-if %s" % (job, scen))
+            continue
+        proj = wi[scen]["p50_us"]
+        print("what-if %s on %s: %.3f us (measured %.3f); measured without the change %.3f us (%.3f %%)"
+              % (what, job, proj, rep[job]["p50_us"], want, 100 * (proj - want) / want))
+        if abs(proj - want) > 0.02 * want:
+            errors.append("%s: what-if %s %.3f vs measured %.3f" % (job, scen, proj, want))
     if "pp-4stage" in rep and "pp-4stage-fast1" in rep:
         pw = rep["pp-4stage"].get("period_what_if")
         truth = json.load(open(os.path.join(a.out, "pp-4stage-fast1", "truth.json")))

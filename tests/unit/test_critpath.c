@@ -202,17 +202,32 @@ static void test_what_ifs(void **state)
      * rank 1 unchanged (400). Replay 400: projected 415, gain 5. */
     assert_int_equal(c->whatif[MT_WI_COMM].p50_ns, 415 * US);
     assert_int_equal(c->whatif[MT_WI_COMM].gain_ns, 5 * US);
-    /* no launch edges: the only launch-bound activities (A0, A1) are the
-     * first of their ranks and keep their measured starts: replay 405,
-     * projected 420, gain 0. */
-    assert_int_equal(c->whatif[MT_WI_LAUNCH].p50_ns, 420 * US);
-    assert_int_equal(c->whatif[MT_WI_LAUNCH].gain_ns, 0);
+    /* no launch gaps: no launch edges, nothing before the rank's step
+     * start (0), and the host catches up by what a launch would still
+     * have delayed. A0 [0, 100]: its launch (20 + 10) would have held it
+     * 30, so rank 0's host is 30 earlier from there; A1 [0, 250], the
+     * same for rank 1. C0 arrives 100, C1 250: both end 250 + 50 = 300
+     * (their launches, 50 - 30 + 10 = 30, hold nothing). B0 [300, 350];
+     * sync starts 80 - 30 = 50, returns 350 + 5 = 355 (-45): rank 0 ends
+     * 375. B1 [300, 350], sync 355 (-30): rank 1 ends 370. Replay 375:
+     * projected 420 + 375 - 405 = 390, gain 30. */
+    assert_int_equal(c->whatif[MT_WI_LAUNCH].p50_ns, 390 * US);
+    assert_int_equal(c->whatif[MT_WI_LAUNCH].gain_ns, 30 * US);
     /* pattern opt x 0.5: B0 [330, 355], sync 360 (-40): rank 0 ends 380;
      * B1 [330, 355], sync 360 (-25): rank 1 ends 375. Replay 380:
      * projected 395, gain 25. */
     assert_int_equal(c->whatif[MT_WI_PATTERN].p50_ns, 395 * US);
     assert_int_equal(c->whatif[MT_WI_PATTERN].gain_ns, 25 * US);
     assert_int_equal(c->n_stage_wi, 0); /* no stages asked for */
+    mt_critpath_free(c);
+    /* pattern on the all-reduce x 2 scales its transfer, not its wait:
+     * C0 and C1 end 280 + 100 = 380; B0 [380, 430], sync 435 (+35): rank
+     * 0 ends 455; B1 [380, 430], sync 435 (+50): rank 1 ends 450. Replay
+     * 455: projected 420 + 455 - 405 = 470, gain -50. */
+    rq = (mt_cp_request_t){.warmup = 0, .pattern = "ar", .factor = 2.0};
+    c = run(&f, &rq);
+    assert_int_equal(c->whatif[MT_WI_PATTERN].p50_ns, 470 * US);
+    assert_int_equal(c->whatif[MT_WI_PATTERN].gain_ns, -50 * US);
     mt_critpath_free(c);
 }
 
