@@ -16,7 +16,8 @@ and without. Checked, for both jobs and a pipeline job:
   - what-if "straggler at the median speed" on the straggler job equals the
     measured p50 step time of the job without the straggler within 2 %;
   - root causes: on every job at least 95 % of the waiting attributed, the
-    kinds summing to the attributed time; on the data-parallel jobs the
+    kinds summing to the attributed time, each cause's kind the class of
+    the generator's activity of that name; on the data-parallel jobs the
     waiting itself equals the generator's (truth.json collectives: last
     true arrival - each participant's, over the used steps) within 1 %; on
     the straggler jobs (truth.json "straggler") the first cause is that
@@ -92,6 +93,14 @@ def root_cause_checks(name, truth, got, errors):
         errors.append("%s: root-cause kinds %s do not sum to %.3f" % (name, rc["by_kind_us"], rc["attributed_us"]))
     causes = rc["causes"]
     top = causes[0] if causes else {}
+    # each cause's kind from the class of what the generator wrote under
+    # that name (gpu_memcpy / gpu_memset events, NCCL kernels, other kernels)
+    for c in causes:
+        n = c["name"]
+        want = (("host", "idle") if not n else ("memory",) if n.startswith(("Memcpy", "Memset"))
+                else ("comm_transfer", "comm_wait") if n.startswith("nccl") else ("compute",))
+        if c["kind"] not in want:
+            errors.append("%s: cause %s of kind %s, expected %s" % (name, n[:60], c["kind"], "/".join(want)))
     print("%s: waited %.3f us, attributed %.2f %% (short %.3f, long %.3f), by kind %s; first cause %s" %
           (name, rc["wait_us"], rc["attributed_pct"], rc["short_term_us"], rc["long_term_us"], rc["by_kind_us"],
            {k: (v[:40] if k == "name" else v) for k, v in top.items()}))
