@@ -40,6 +40,10 @@ def _kspec(name, regs, smem, grid, block):
     return (name, ['"registers per thread": %d' % regs, '"shared memory": %d' % smem,
                    '"grid": [%d, %d, %d]' % grid, '"block": [%d, %d, %d]' % block])
 
+# The annotation around the forward pass of the data-parallel jobs: the
+# phase --straggler slows (truth.json "straggler_phase").
+STRAG_PHASE = "## forward ##"
+
 K_GEMM_F32 = _kspec("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_cublas",
                     168, 213248, (132, 1, 1), (384, 1, 1))
 K_GEMM_F32_BW = _kspec("sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize128x256x32_cublas",
@@ -846,14 +850,14 @@ class Rank:
         f0 = t + self.ri(3000, 8000)
         fext = self.next_ext()
         x = f0 + self.ri(5000, 10000)
-        self.mem_ann = "## forward ##"
+        self.mem_ann = STRAG_PHASE
         for _ in range(cfg.layers):
             x, _, _ = self.launch_compute(M, x, [("cpu_op", "aten::linear", None), ("cpu_op", "aten::addmm", None)],
                                           K_GEMM_F32, self.vary(cfg.gemm_ns) + strag_extra)
         x, _, _ = self.launch_compute(M, x, [("cpu_op", "aten::relu", None)], K_RELU,
                                       self.vary(cfg.relu_ns) + strag_extra)
         f1 = x + self.ri(3000, 8000)
-        self.ua("## forward ##", M, f0, f1, fext)
+        self.ua(STRAG_PHASE, M, f0, f1, fext)
         self.pyfunc("torch/nn/modules/module.py(1747): _call_impl", f0 + 1000, f1 - 1000, 1)
         # backward: the autograd thread runs the ops, the main thread waits
         b0 = f1 + self.ri(5000, 15000)
@@ -1578,6 +1582,8 @@ def main(argv=None):
              "straggler": a.straggler if (a.straggler is not None and a.straggler_delay_us > 0) else None,
              "straggler_delay_us": a.straggler_delay_us, "straggler_steps": a.straggler_steps,
              "ranks": []}
+    if truth["straggler"] is not None:
+        truth["straggler_phase"] = STRAG_PHASE
     # twin options, only when given (so jobs without them keep their bytes)
     if a.host_gap_us:
         truth["host_gap_ns"] = job.gap_ns

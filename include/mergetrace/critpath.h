@@ -142,7 +142,12 @@
  *                the excesses sum to w: all of w is attributed unless the
  *                walks were cut (below) or p's arrival is before w0. What is
  *                not attributed is reported as such. Summed per (rank, kind,
- *                name) and per kind. Limits: a walk stops after 65536
+ *                name) and per kind, and per (rank, annotation): each
+ *                segment of an activity carries the activity's annotation
+ *                (analysis.h "graph": the innermost user annotation
+ *                holding its launch); host and idle segments and
+ *                activities outside any annotation carry none. Limits: a
+ *                walk stops after 65536
  *                segments (CP_RC_SEG; the rest of that window is left out of
  *                the comparison); q's walk for an instance is made once and
  *                stops at the first instance holding all of I's participants.
@@ -343,6 +348,10 @@ typedef struct mt_critpath {
     mt_cp_name_t *causes;      /* (rank, kind, name) most first, at most 10; kind is mt_rc_kind_t,
                                 * name "" for host and idle */
     size_t n_causes;
+    mt_cp_name_t *by_annot;    /* (rank, annotation) most first, at most 10: name the annotation ("" none:
+                                * host, idle and activities outside any), kind the mt_rc_kind_t with the
+                                * most of its time */
+    size_t n_by_annot;
     /* pipelines: what-if "stage" (see above), one per stage of the request */
     int64_t period_p50_ns;     /* measured: p50 of job step end - the previous step's end */
     uint64_t periods;          /* periods in it */

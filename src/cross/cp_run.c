@@ -647,7 +647,15 @@ typedef struct rc_key {
 typedef struct rc_seg {
     int32_t key, rank_i;
     int64_t d;
+    uint32_t annot;       /* its activity's annotation (mt_an_gact_t.annot), 0 none */
+    uint32_t pad_;
 } rc_seg_t;
+
+/* Wait charged to one annotation of one rank, by kind. */
+typedef struct rc_ann {
+    int64_t ns;
+    int64_t kind_ns[MT_RC_KIND_COUNT_];
+} rc_ann_t;
 
 /* Where the late rank's walk left the transfer of an instance. */
 typedef struct rc_cross {
@@ -686,6 +694,8 @@ typedef struct rc {
     size_t n_cs, cap_cs;
     int32_t *ctab;        /* open addressing over cs, -1 empty */
     size_t ctab_cap;
+    rc_ann_t *ann;        /* per rank and annotation: ann[aoff[rank_i] + annot] */
+    size_t *aoff;
     int err;
 } rc_t;
 
@@ -787,7 +797,12 @@ static void sink_q(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
         w->stop = true;
         return;
     }
-    x->segs[x->n_segs++] = (rc_seg_t){seg_key(x, kind, node), rank_i, d};
+    uint32_t an = 0;
+    if (node >= 0 && x->g->nodes[node].rank_i == rank_i) {
+        const cp_rank_t *R = &x->g->ranks[rank_i];
+        an = R->an->gacts[(size_t)node - R->node0].annot;
+    }
+    x->segs[x->n_segs++] = (rc_seg_t){seg_key(x, kind, node), rank_i, d, an, 0};
     if (++x->n_walk >= CP_RC_SEG)
         w->stop = true;
 }
@@ -866,6 +881,8 @@ static void rc_free(rc_t *x)
     free(x->mark);
     free(x->cs);
     free(x->ctab);
+    free(x->ann);
+    free(x->aoff);
 }
 
 /* Keys of every node and the sorted member ranks of every instance. */
@@ -931,11 +948,19 @@ static int rc_init(const cp_graph_t *g, rc_t *x)
         if (k < g->inst[i].n) /* members usually come in rank order already */
             qsort(v, g->inst[i].n, sizeof *v, i32_cmp);
     }
+    /* per rank: its annotations and "none" */
+    x->aoff = malloc((g->n_ranks + 1) * sizeof *x->aoff);
+    if (!x->aoff)
+        return -1;
+    x->aoff[0] = 0;
+    for (size_t r = 0; r < g->n_ranks; r++)
+        x->aoff[r + 1] = x->aoff[r] + g->ranks[r].an->n_annots + 1;
+    x->ann = calloc(x->aoff[g->n_ranks] ? x->aoff[g->n_ranks] : 1, sizeof *x->ann);
     x->accq = calloc(x->n_keys, sizeof *x->accq);
     x->accp = calloc(x->n_keys, sizeof *x->accp);
     x->touched = malloc(x->n_keys * sizeof *x->touched);
     x->mark = calloc(x->n_keys, 1);
-    return x->accq && x->accp && x->touched && x->mark ? 0 : -1;
+    return x->ann && x->accq && x->accp && x->touched && x->mark ? 0 : -1;
 }
 
 /* Charge the wait of one participant (critpath.h "root causes"): the late
@@ -972,6 +997,9 @@ static int rc_charge(rc_t *x, mt_critpath_t *c, int32_t q_rank_i, size_t npos, i
         if (charge(x, sg->key, sg->rank_i, v))
             return -1;
         c->rc_kind_ns[x->keys[sg->key].kind] += v;
+        rc_ann_t *an = &x->ann[x->aoff[sg->rank_i] + sg->annot];
+        an->ns += v;
+        an->kind_ns[x->keys[sg->key].kind] += v;
         c->attributed_ns += v;
         if (sg->rank_i == q_rank_i)
             c->short_ns += v;
@@ -984,6 +1012,46 @@ static int rc_charge(rc_t *x, mt_critpath_t *c, int32_t q_rank_i, size_t npos, i
         x->mark[x->touched[i]] = 0;
     }
     x->n_touched = 0;
+    return 0;
+}
+
+/* The top (rank, annotation) causes into c->by_annot: kind is the kind
+ * with the most of its time (the lowest on ties). */
+static int annot_causes(const cp_graph_t *g, const rc_t *x, mt_critpath_t *c)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < x->aoff[g->n_ranks]; i++)
+        n += x->ann[i].ns > 0;
+    mt_cp_name_t *v = calloc(n ? n : 1, sizeof *v);
+    if (!v)
+        return -1;
+    size_t nv = 0;
+    for (size_t r = 0; r < g->n_ranks; r++) {
+        const mt_rank_analysis_t *a = g->ranks[r].an;
+        for (size_t k = 0; k <= a->n_annots; k++) {
+            const rc_ann_t *e = &x->ann[x->aoff[r] + k];
+            if (e->ns <= 0)
+                continue;
+            uint32_t best = 0;
+            for (uint32_t q = 1; q < MT_RC_KIND_COUNT_; q++)
+                if (e->kind_ns[q] > e->kind_ns[best])
+                    best = q;
+            mt_an_str_t nm = k ? a->annots[k - 1] : (mt_an_str_t){0, 0};
+            v[nv] = (mt_cp_name_t){.rank = g->ranks[r].rank, .kind = best, .ns = e->ns};
+            if (!(v[nv].name = dupn(nm.len ? a->strings + nm.off : "", nm.len))) {
+                for (size_t j = 0; j < nv; j++)
+                    free(v[j].name);
+                free(v);
+                return -1;
+            }
+            nv++;
+        }
+    }
+    qsort(v, nv, sizeof *v, name_ns_cmp);
+    for (size_t k = CP_CAUSES; k < nv; k++)
+        free(v[k].name);
+    c->by_annot = v;
+    c->n_by_annot = nv < CP_CAUSES ? nv : CP_CAUSES;
     return 0;
 }
 
@@ -1057,6 +1125,8 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
         free(top[k].name);
     c->causes = top;
     c->n_causes = nt < CP_CAUSES ? nt : CP_CAUSES;
+    if (annot_causes(g, &x, c))
+        goto out;
     st = MT_OK;
 out:
     rc_free(&x);

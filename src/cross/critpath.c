@@ -42,6 +42,9 @@ void mt_critpath_free(mt_critpath_t *c)
         free(c->causes[i].name);
     free(c->top);
     free(c->causes);
+    for (size_t i = 0; i < c->n_by_annot; i++)
+        free(c->by_annot[i].name);
+    free(c->by_annot);
     free(c->ideal.by_type);
     free(c->ideal.by_worker);
     free(c->ideal.by_stage);

@@ -179,7 +179,16 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
     }
     mt_out_puts(&o, "}");
     names(&o, "causes", c->causes, c->n_causes, true);
-    mt_out_puts(&o, "}");
+    mt_out_puts(&o, ", \"by_annotation\": [");
+    for (size_t i = 0; i < c->n_by_annot; i++) {
+        const mt_cp_name_t *x = &c->by_annot[i];
+        mt_out_printf(&o, "%s\n    {\"rank\": %d, \"annotation\": ", i ? "," : "", x->rank);
+        mt_out_str(&o, x->name, strlen(x->name));
+        mt_out_printf(&o, ", \"kind\": \"%s\"", mt_rc_kind_str((mt_rc_kind_t)x->kind));
+        us(&o, "us", x->ns);
+        mt_out_printf(&o, ", \"pct\": %.2f}", c->wait_ns > 0 ? 100.0 * (double)x->ns / (double)c->wait_ns : 0.0);
+    }
+    mt_out_puts(&o, "]}");
     if (c->ideal.run)
         ideal_json(&o, &c->ideal);
     mt_out_puts(&o, ",\n  \"per_step\": [");
@@ -321,6 +330,15 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
         mt_out_printf(&o, "waiting caused by: rank %d %s %s of %s waited (%.0f %%; %.0f %% attributed)\n",
                       c->causes[0].rank, cut, a, b, 100.0 * (double)c->causes[0].ns / (double)c->wait_ns,
                       100.0 * (double)c->attributed_ns / (double)c->wait_ns);
+    }
+    if (c->n_by_annot && c->wait_ns > 0) {
+        const mt_cp_name_t *x = &c->by_annot[0];
+        mt_fmt_time(a, sizeof a, x->ns);
+        mt_fmt_time(b, sizeof b, c->wait_ns);
+        char cut[200];
+        name_cut(cut, sizeof cut, x->name[0] ? x->name : "(no annotation)", 48);
+        mt_out_printf(&o, "waiting by annotation: rank %d: %s (%s) caused %s of the %s waited (%.0f %%)\n", x->rank,
+                      cut, mt_rc_kind_str((mt_rc_kind_t)x->kind), a, b, 100.0 * (double)x->ns / (double)c->wait_ns);
     }
     return o.st;
 }

@@ -21,7 +21,9 @@ and without. Checked, for both jobs and a pipeline job:
     waiting itself equals the generator's (truth.json collectives: last
     true arrival - each participant's, over the used steps) within 1 %; on
     the straggler jobs (truth.json "straggler") the first cause is that
-    rank and a forward kernel (the injected phase), on the pipelines a
+    rank and a forward kernel (the injected phase), and the first cause by
+    annotation is that rank's truth.json "straggler_phase" ("## forward
+    ##", kind compute) holding the injection within 20 %, on the pipelines a
     compute kernel of the stage with the largest busy time (truth.json
     pipeline.stage_busy_ns);
   - what-if "stage 1 10 % faster" on the pipeline equals the period p50 the
@@ -125,6 +127,19 @@ def root_cause_checks(name, truth, got, errors):
               (name, strag, fwd, injected, 100.0 * fwd / injected))
         if abs(fwd - injected) > 0.2 * injected:
             errors.append("%s: rank %d's forward kernels charged %.3f us, injected %.3f us" % (name, strag, fwd, injected))
+        # by annotation: the first is the injected phase of that rank, and
+        # it holds the injection (its kernels and whatever else ran in it)
+        ann = rc["by_annotation"]
+        atop = ann[0] if ann else {}
+        phase = truth["straggler_phase"]
+        print("%s: first annotation cause %s; injected: rank %d %s" % (name, atop, strag, phase))
+        if atop.get("rank") != strag or atop.get("annotation") != phase or atop.get("kind") != "compute":
+            errors.append("%s: first annotation cause %s, injected: rank %d %s (compute)" % (name, atop, strag, phase))
+        elif abs(atop["us"] - injected) > 0.2 * injected or atop["us"] < fwd - 0.001 * len(causes):
+            errors.append("%s: rank %d %s charged %.3f us, injected %.3f us, its forward kernels %.3f us" %
+                          (name, strag, phase, atop["us"], injected, fwd))
+        if abs(atop.get("pct", 0) - 100.0 * atop.get("us", 0) / rc["wait_us"]) > 0.01:
+            errors.append("%s: annotation pct %s of %.3f us waited" % (name, atop, rc["wait_us"]))
     if truth.get("pipeline"):
         busy = [b["p50"] for b in truth["pipeline"]["stage_busy_ns"]]
         slow = truth["pipeline"]["stages"][busy.index(max(busy))]
