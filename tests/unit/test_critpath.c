@@ -177,6 +177,12 @@ static void test_path_and_replay(void **state)
     assert_string_equal(c->causes[0].name, "gemm");
     assert_int_equal(c->causes[0].ns, 150 * US);
     assert_int_equal(c->ranks[1].caused_ns, 150 * US);
+    /* no annotations: all of it to rank 1's activities outside any */
+    assert_int_equal(c->n_by_annot, 1);
+    assert_int_equal(c->by_annot[0].rank, 1);
+    assert_string_equal(c->by_annot[0].name, "");
+    assert_int_equal(c->by_annot[0].kind, MT_RC_COMPUTE);
+    assert_int_equal(c->by_annot[0].ns, 150 * US);
     mt_critpath_free(c);
 }
 
@@ -273,7 +279,12 @@ static void test_refused(void **state)
  *     Excess: ar 30, gemm 150, host 0; 180 = the wait: A's ar 30 (short
  *     term) and B's gemm 150 (long term: A was late because it waited for
  *     B).
- * Totals: wait 330, short 180, long 150; B gemm 300, A ar 30. */
+ * Totals: wait 330, short 180, long 150; B gemm 300, A ar 30.
+ * By annotation (A: gemm "## forward ##", J0 "## backward ##", I0 none; B:
+ * gemm "## forward ##", J1 none; C none): J charges B's gemm segments (B
+ * forward 150); I charges A's J0 transfer (A backward 30) and B's gemm
+ * (B forward 150): B "## forward ##" compute 300 (300 / 330 = 90.91 %), A
+ * "## backward ##" comm_transfer 30; A's own gemm is never in excess. */
 static void test_propagation(void **state)
 {
     (void)state;
@@ -283,6 +294,11 @@ static void test_propagation(void **state)
     mt_an_gact_t g2[2] = {act(10, 20, 30, 80, GEMM, 0, MT_AN_COMPUTE), act(40, 50, 80, 290, AR, 1, MT_AN_COMM)};
     mt_an_gact_t *g[3] = {g0, g1, g2};
     size_t ng[3] = {3, 2, 2};
+    static char apool[] = "gemm\0ar\0opt\0## forward ##\0## backward ##";
+    mt_an_str_t ann[2] = {{12, 13}, {26, 14}}; /* forward, backward */
+    g0[0].annot = 1;
+    g0[1].annot = 2;
+    g1[0].annot = 1;
     mt_an_step_t st[3];
     mt_rank_analysis_t a[3];
     memset(a, 0, sizeof a);
@@ -293,8 +309,10 @@ static void test_propagation(void **state)
         a[r].n_gacts = ng[r];
         a[r].steps = &st[r];
         a[r].n_steps = 1;
-        a[r].strings = pool;
-        a[r].strings_len = sizeof pool;
+        a[r].strings = apool;
+        a[r].strings_len = sizeof apool;
+        a[r].annots = ann;
+        a[r].n_annots = r < 2 ? 2 : 0;
     }
     /* rows: J0, J1 (instance J), I0, I2 (instance I) */
     const mt_an_gact_t *rg[4] = {&g0[1], &g1[1], &g0[2], &g2[1]};
@@ -333,6 +351,15 @@ static void test_propagation(void **state)
     assert_int_equal(c->ranks[0].caused_ns, 30 * US);
     assert_int_equal(c->ranks[1].caused_ns, 300 * US);
     assert_int_equal(c->ranks[2].caused_ns, 0);
+    assert_int_equal(c->n_by_annot, 2);
+    assert_int_equal(c->by_annot[0].rank, 1);
+    assert_string_equal(c->by_annot[0].name, "## forward ##");
+    assert_int_equal(c->by_annot[0].kind, MT_RC_COMPUTE);
+    assert_int_equal(c->by_annot[0].ns, 300 * US);
+    assert_int_equal(c->by_annot[1].rank, 0);
+    assert_string_equal(c->by_annot[1].name, "## backward ##");
+    assert_int_equal(c->by_annot[1].kind, MT_RC_COMM_TRANSFER);
+    assert_int_equal(c->by_annot[1].ns, 30 * US);
     assert_string_equal(mt_rc_kind_str(MT_RC_COMM_TRANSFER), "comm_transfer");
     assert_string_equal(mt_rc_kind_str(MT_RC_KIND_COUNT_), "unknown");
     mt_critpath_free(c);
