@@ -106,18 +106,22 @@
  *                 (start and end, -1 when not linked) and name (cut to
  *                 MT_AN_NAME_MAX bytes); and every host synchronisation
  *                 call (a cuda_runtime / cuda_driver X event whose name
- *                 contains "Synchronize") by start. Each activity also
-                 names its annotation: the innermost user_annotation range
-                 other than ProfilerStep#N holding its launch call's start
-                 (both ends inclusive) on any thread of the launching
-                 process (the projection's rule, so backward kernels the
-                 autograd thread launches fall in "## backward ##");
-                 innermost = latest start, then shortest; none when not
-                 linked or no range holds it. ProfilerStep ranges are left
-                 out because the steps are already the unit of the graph;
-                 the innermost rather than the outermost because it is the
-                 most specific phase the program named. Names are kept
-                 once per rank in a table (annots) the activities index.
+ *                 contains "Synchronize") by start. Each activity also names
+ *                 its annotation: the innermost user_annotation range other
+ *                 than ProfilerStep#N and nccl:* holding its launch call's
+ *                 start (both ends inclusive) on any thread of the launching
+ *                 process (the projection's rule, so backward kernels the
+ *                 autograd thread launches fall in "## backward ##");
+ *                 innermost = latest start, then shortest; none when not
+ *                 linked or no range holds it. ProfilerStep ranges are left
+ *                 out because the steps are already the unit of the graph,
+ *                 nccl:* ranges because they are the profiler's wrapper of
+ *                 one collective, which its kernel's name already says (the
+ *                 phase that launched it says more); the innermost rather
+ *                 than the outermost because it is the most specific phase
+ *                 the program named. Names are kept once per rank in a table
+ *                 (annots) the activities index; cost O((n + r) log r) for n
+ *                 activities and r ranges.
  *  memory         from the [memory] instant events (mt_trace_t.mems), per
  *                 device (Device Type, Device Id). Each event is a state:
  *                 allocated = "Total Allocated", reserved = "Total

@@ -176,7 +176,7 @@ static mt_status_t annotate(const mt_an_input_t *in, mt_rank_analysis_t *a)
     arange_t *r = malloc((in->n_ranges ? in->n_ranges : 1) * sizeof *r);
     aquery_t *q = mt_big_malloc((in->n_acts ? in->n_acts : 1) * sizeof *q);
     uint32_t *h = malloc((in->n_ranges ? in->n_ranges : 1) * sizeof *h);
-    uint32_t *id = calloc(n_names ? n_names : 1, sizeof *id); /* per strtab id: annot, 0 not yet, UINT32_MAX a step */
+    uint32_t *id = calloc(n_names ? n_names : 1, sizeof *id); /* per strtab id: annot, 0 not yet, UINT32_MAX left out */
     if (!r || !q || !h || !id)
         goto out;
     for (size_t i = 0; i < in->n_ranges; i++) {
@@ -186,7 +186,10 @@ static mt_status_t annotate(const mt_an_input_t *in, mt_rank_analysis_t *a)
         if (!id[e->name]) {
             size_t len;
             const char *nm = mt_strtab_get(t->strings, e->name, &len);
-            if (mt_an_is_step_name(nm, len)) {
+            /* the steps are the graph's unit already, and an nccl:*
+             * range is the profiler's own wrapper of one collective, whose
+             * kernel names it already: the phase around it says more */
+            if (mt_an_is_step_name(nm, len) || (len >= 5 && !memcmp(nm, "nccl:", 5))) {
                 id[e->name] = UINT32_MAX;
             } else {
                 mt_an_str_t s;

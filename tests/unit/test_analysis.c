@@ -769,14 +769,15 @@ static void test_memory(void **state)
 
 /* The graph's annotations (analysis.h "graph"), us. Process 10: tid 1
  * holds ProfilerStep#3 [90,400], "outer" [100,300], "inner" [150,200];
- * tid 3 "same_start" [150,180]; process 11 "other pid" [100,400]. Kernels
+ * tid 3 "same_start" [150,180]; tid 2 "nccl:all_reduce" [245,255];
+ * process 11 "other pid" [100,400]. Kernels
  * k1..k6 are launched by tid 2 (the autograd thread: no range of its own)
  * at 120, 160, 190, 200, 250, 350; k7 has no launch call. Innermost = the
  * latest start holding the launch (ends inclusive), then the shortest, on
  * any thread of process 10, ProfilerStep left out:
  *   k1 120: outer.  k2 160: inner and same_start start at 150, same_start
  *   is shorter.  k3 190: inner (same_start ended at 180).  k4 200: inner
- *   (its end, inclusive).  k5 250: outer.  k6 350: only the step: none.
+ *   (its end, inclusive).  k5 250: outer (nccl:* left out).  k6 350: only the step: none.
  *   k7: none. "other pid" never counts (another process). Table: outer,
  *   inner, same_start, other pid (first seen, ranges in file order). */
 static void test_annotations(void **state)
@@ -785,7 +786,8 @@ static void test_annotations(void **state)
     struct {
         const char *name;
         int tid, ts, dur;
-    } rg[] = {{"ProfilerStep#3", 1, 90, 310}, {"outer", 1, 100, 200}, {"inner", 1, 150, 50}, {"same_start", 3, 150, 30}};
+    } rg[] = {{"ProfilerStep#3", 1, 90, 310}, {"outer", 1, 100, 200}, {"inner", 1, 150, 50}, {"same_start", 3, 150, 30},
+                {"nccl:all_reduce", 2, 245, 10}};
     const int launch[6] = {120, 160, 190, 200, 250, 350};
     char *js = malloc(8192);
     size_t n = (size_t)sprintf(js, "{\"traceEvents\": [\n");
