@@ -166,6 +166,26 @@ static void heap_pop(const arange_t *r, uint32_t *h, size_t *n)
         h[i] = v;
 }
 
+/* Order v[0..n) (elements of `size` bytes) by cmp: when all are of one
+ * process (one_proc), by the keys the caller put in key[] (their times)
+ * with the stable radix sort, since qsort's calls to cmp were most of this
+ * pass's cost (1.9 of its 2.7 M instructions on a generated 8-rank job);
+ * else with qsort. perm holds n entries. 0 or -1 out of memory. */
+static int sort_by_time(void *v, size_t n, size_t size, bool one_proc, uint64_t *key, uint32_t *perm,
+                        int (*cmp)(const void *, const void *))
+{
+    if (!one_proc) {
+        qsort(v, n, size, cmp);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        perm[i] = (uint32_t)i;
+    if (mt_sort_u64(key, perm, n))
+        return -1;
+    mt_sort_permute(v, size, perm, n);
+    return 0;
+}
+
 /* Set a->gacts[*].annot and a->annots. */
 static mt_status_t annotate(const mt_an_input_t *in, mt_rank_analysis_t *a)
 {
@@ -173,6 +193,8 @@ static mt_status_t annotate(const mt_an_input_t *in, mt_rank_analysis_t *a)
     uint32_t n_names = mt_strtab_count(t->strings);
     mt_status_t st = MT_ERR_NOMEM;
     size_t nr = 0, nq = 0, nh = 0, cap = 0;
+    uint64_t *key = NULL;
+    uint32_t *perm = NULL;
     arange_t *r = malloc((in->n_ranges ? in->n_ranges : 1) * sizeof *r);
     aquery_t *q = mt_big_malloc((in->n_acts ? in->n_acts : 1) * sizeof *q);
     uint32_t *h = malloc((in->n_ranges ? in->n_ranges : 1) * sizeof *h);
@@ -210,8 +232,24 @@ static mt_status_t annotate(const mt_an_input_t *in, mt_rank_analysis_t *a)
         if (g->launch)
             q[nq++] = (aquery_t){g->launch_pid, g->launch_ns, g->launch_flags & MT_EV_PID_STR, (uint32_t)i};
     }
-    qsort(r, nr, sizeof *r, arange_cmp);
-    qsort(q, nq, sizeof *q, aquery_cmp);
+    size_t nk = nr > nq ? nr : nq;
+    key = malloc((nk ? nk : 1) * sizeof *key);
+    perm = malloc((nk ? nk : 1) * sizeof *perm);
+    if (!key || !perm)
+        goto out;
+    bool one = true; /* ranges and launches all of one process */
+    for (size_t i = 0; i < nr; i++) {
+        one = one && r[i].pid == r[0].pid && r[i].pflag == r[0].pflag;
+        key[i] = mt_sort_key_i64(r[i].ts);
+    }
+    if (sort_by_time(r, nr, sizeof *r, one, key, perm, arange_cmp))
+        goto out;
+    for (size_t i = 0; i < nq; i++) {
+        one = one && q[i].pid == r[0].pid && q[i].pflag == r[0].pflag;
+        key[i] = mt_sort_key_i64(q[i].ts);
+    }
+    if (sort_by_time(q, nq, sizeof *q, one, key, perm, aquery_cmp))
+        goto out;
     size_t j = 0;
     for (size_t i = 0; i < nq; i++) {
         if (i == 0 || q[i].pid != q[i - 1].pid || q[i].pflag != q[i - 1].pflag) {
@@ -233,6 +271,8 @@ out:
     free(q);
     free(h);
     free(id);
+    free(key);
+    free(perm);
     return st;
 }
 
