@@ -169,7 +169,7 @@ static void heap_pop(const arange_t *r, uint32_t *h, size_t *n)
 /* Order v[0..n) (elements of `size` bytes) by cmp: when all are of one
  * process (one_proc), by the keys the caller put in key[] (their times)
  * with the stable radix sort, since qsort's calls to cmp were most of this
- * pass's cost (1.9 of its 2.7 M instructions on a generated 8-rank job);
+ * pass's cost (2.1 of its 2.7 M instructions on a generated 8-rank job);
  * else with qsort. perm holds n entries. 0 or -1 out of memory. */
 static int sort_by_time(void *v, size_t n, size_t size, bool one_proc, uint64_t *key, uint32_t *perm,
                         int (*cmp)(const void *, const void *))
