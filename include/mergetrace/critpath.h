@@ -87,7 +87,9 @@
  *                            participant duration) and waits for nobody;
  *                launch      launch edges dropped (the GPU never waits for
  *                            the host to launch), no activity of a rank
- *                            step before that step's start, and the host
+ *                            step before that step's start (on a pipeline
+ *                            that start shifted with its rank's host, see
+ *                            below), and the host
  *                            catches up: where an activity's launch (at
  *                            its shifted time + the launch latency) is
  *                            later than its start without it, the

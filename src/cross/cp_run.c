@@ -48,7 +48,8 @@ static int rp_alloc(const cp_graph_t *g, rp_t *r)
 /* The host shift of rank R at aligned time t in job step job: the shift
  * of the latest sync ending at or before t when it belongs to the same
  * step (each step is replayed from its measured start: shifts do not carry
- * over from one step to the next). */
+ * over from one step to the next), or in any step when the run carries
+ * them (a pipeline, what-if "stage"). */
 static int64_t delta(const cp_graph_t *g, const rp_t *r, const cp_rank_t *R, int64_t t, int32_t job)
 {
     size_t lo = 0, hi = R->n_syncs;
