@@ -2,7 +2,9 @@
  * file becomes an mt_trace_t shaped like a Kineto trace of that process
  * (docs/FORMATS.md, "Nsight Systems exports"). Tables and columns are found
  * by name, so exports of several schema eras load; one pass per table with
- * prepared statements, in the table's own (time) order. */
+ * prepared statements, in the table's own (time) order, for all the parts
+ * (processes) of the file read together: each row goes to its process's
+ * trace. */
 #define _POSIX_C_SOURCE 200809L
 #include "mergetrace/nsys.h"
 
@@ -308,7 +310,11 @@ static mt_status_t prepare_select(rd_t *r, const char *table, const char *const 
         st = mt_buf_append(&q, part, (size_t)k);
         *extra_col = (int)next++;
     }
-    k = snprintf(part, sizeof part, " FROM %s", table);
+    /* NOT INDEXED: rows in the table's own order, whatever indexes a tool
+     * added to the file (nsys-ai's on globalTid would otherwise order a
+     * part's rows by thread, and an or'ed WHERE may be planned otherwise
+     * than one part's). */
+    k = snprintf(part, sizeof part, " FROM %s NOT INDEXED", table);
     if (!st)
         st = mt_buf_append(&q, part, (size_t)k);
     /* The parts' processes, ?1.. ?n: the same test per row as one part's

@@ -329,6 +329,40 @@ static void test_parts(void **state)
     }
 }
 
+/* An index that a tool added (indexed.sqlite: the runtime table's
+ * (globalTid, start), its calls on threads numbered against time) does not
+ * reorder a part's rows: its calls come in the table's order, start 900,
+ * 1000, 1100 on threads 4, 3, 2, alone and read with the other part. */
+static void test_indexed(void **state)
+{
+    (void)state;
+    const char *paths[] = {SEEDS "indexed.sqlite#pid100", SEEDS "indexed.sqlite#pid101"};
+    mt_load_opts_t lo[2];
+    mt_load_opts_init(&lo[0]);
+    mt_load_opts_init(&lo[1]);
+    mt_trace_t *t[2] = {NULL, NULL}, *alone = NULL;
+    size_t failed;
+    mt_error_t err;
+    assert_int_equal(mt_trace_load(paths[0], NULL, &alone, &err), MT_OK);
+    assert_int_equal(mt_nsys_load_parts(paths, 2, lo, t, &failed, &err), MT_OK);
+    const mt_trace_t *check[] = {alone, t[0], t[1]};
+    for (int c = 0; c < 3; c++) {
+        int k = 0;
+        for (size_t i = 0; i < check[c]->n_events; i++) {
+            const mt_event_t *e = &check[c]->events[i];
+            if (e->cat != MT_CAT_CUDA_RUNTIME)
+                continue;
+            assert_int_equal(e->ts, 1700000000000000000LL + 900 + 100 * k);
+            assert_int_equal(e->tid, 4 - k);
+            k++;
+        }
+        assert_int_equal(k, 3);
+    }
+    mt_trace_free(alone);
+    mt_trace_free(t[0]);
+    mt_trace_free(t[1]);
+}
+
 int main(void)
 {
     if (!mt_nsys_available()) {
@@ -338,7 +372,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sniff),     cmocka_unit_test(test_two_procs), cmocka_unit_test(test_schema_2022),
         cmocka_unit_test(test_merge),     cmocka_unit_test(test_errors),    cmocka_unit_test(test_corpus),
-        cmocka_unit_test(test_sparse_ids), cmocka_unit_test(test_parts),
+        cmocka_unit_test(test_sparse_ids), cmocka_unit_test(test_parts),     cmocka_unit_test(test_indexed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
