@@ -284,8 +284,11 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
                           .n_stragglers = j->cross->n_suspects,
                           .pattern = o->what_if_pattern,
                           .factor = o->what_if_factor,
-                          .ideal = true}; /* the ideal what-if: workers = ranks, stages unknown */
-    if (j->pipe) { /* what-if "stage": each pipeline stage 10 % faster */
+                          .ideal = true};
+    /* what-if "stage" (each pipeline stage 10 % faster) and the ideal
+     * what-if's stages and workers; without a pipeline the ideal's workers
+     * are the ranks and stages are unknown */
+    if (j->pipe) {
         cpr.stage_ranks = j->pipe->stages.ranks;
         cpr.stage_first = j->pipe->stages.first;
         cpr.n_stages = j->pipe->stages.n;
