@@ -107,6 +107,10 @@ def main():
         check(not os.path.exists(os.path.join(ob, "merged.json.gz")) and not rb.get("merged"),
               "%s B: no merged trace written" % name)
         # exactly equal
+        wa = sorted((w["code"], w.get("rank")) for w in ra["warnings"])
+        wb = sorted((w["code"], w.get("rank")) for w in rb["warnings"])
+        check(wa == wb, "%s: the same warnings %s (e.g. no [memory] device without GPU work: the pids are back)" %
+              (name, wb))
         check(rb["steps"]["used"] == ra["steps"]["used"] and len(rb["steps"]["per_step"]) == len(ra["steps"]["per_step"]),
               "%s: steps used %d = %d" % (name, rb["steps"]["used"], ra["steps"]["used"]))
         sa, sb = ra["stragglers"], rb["stragglers"]
