@@ -94,6 +94,7 @@ typedef struct parser {
     int64_t pid_lo, pid_hi;
     uint64_t part_kept;
     int64_t *part_pid;   /* per slot: the pid the rank's own trace had (GPU: the device); INT64_MIN unknown */
+    bool part_done;      /* the rank's events are over: the rest of the file is not read */
 } parser_t;
 
 /* ---------------------------------------------------------------- growth */
@@ -1368,6 +1369,12 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
      * GPU's device from its pid. */
     if (ps->part_rank >= 0) {
         if (!sp_pid || (ev.flags & MT_EV_PID_STR) || ev.pid < ps->pid_lo || ev.pid >= ps->pid_hi) {
+            /* The merge writes each rank's events together (one
+             * mt_merge_rank call each; mt_merged_ranks refuses a file
+             * where they are not): another rank's event after ours ends
+             * them, and the rest of the file need not be read. */
+            if (ps->part_kept && sp_pid && !(ev.flags & MT_EV_PID_STR) && ev.pid >= MT_MERGE_PIDS_PER_RANK)
+                ps->part_done = true;
             *out = p;
             return MT_OK;
         }
@@ -1938,6 +1945,8 @@ static mt_status_t run(parser_t *ps)
         int r = step(ps, ps->buf + unit, &out);
         if (r == MT_OK) {
             unit = (size_t)(out - ps->buf);
+            if (ps->part_done)
+                return MT_OK; /* one rank of a merged trace, read to its last event */
             continue;
         }
         ps->t->n_events = n_ev;

@@ -56,7 +56,6 @@ static mt_status_t scan_event(void *ctx, const mt_trace_t *t, const mt_event_t *
                               mt_error_t *err)
 {
     (void)t;
-    (void)err;
     rank_scan_t *s = ctx;
     if (ev->ph == MT_PH_M || !raw->pid_len || (ev->flags & MT_EV_PID_STR) || ev->pid < MT_MERGE_PIDS_PER_RANK ||
         ev->pid / MT_MERGE_PIDS_PER_RANK - 1 > INT32_MAX)
@@ -65,10 +64,11 @@ static mt_status_t scan_event(void *ctx, const mt_trace_t *t, const mt_event_t *
     if (s->n && r == s->last) /* a rank's events come together: one entry per run */
         return MT_OK;
     for (size_t i = 0; i < s->n; i++)
-        if (s->v[i] == r) {
-            s->last = r;
-            return MT_OK;
-        }
+        if (s->v[i] == r)
+            return mt_error_set(err, MT_ERR_FORMAT,
+                                "rank %d's events are not together (as mergetrace writes a merged trace, and as "
+                                "reading one rank of it needs)",
+                                (int)r);
     if (MT_GROW(s->v, s->cap, s->n + 1, 64))
         return MT_ERR_NOMEM;
     s->v[s->n++] = s->last = r;
