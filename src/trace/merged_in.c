@@ -101,7 +101,8 @@ mt_status_t mt_merged_ranks(const char *path, int32_t **ranks, size_t *n, mt_err
         free(s.v);
         return st;
     }
-    qsort(s.v, s.n, sizeof *s.v, i32_cmp);
+    if (s.n)
+        qsort(s.v, s.n, sizeof *s.v, i32_cmp);
     *ranks = s.v;
     *n = s.n;
     return MT_OK;
