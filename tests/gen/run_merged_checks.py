@@ -36,6 +36,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zlib
 
 JOBS = {
     "dp-straggler": ["--kind", "dp", "--ranks", "4", "--steps", "8", "--seed", "21", "--straggler", "2",
@@ -64,6 +65,16 @@ def walk(x, y, path, out):
         out.append((path, x, y))
     elif x != y:
         out.append((path, "%r vs %r" % (x, y)))
+
+
+def members(path):
+    """Gzip members in a file (the merged trace is written as one per piece)."""
+    data, n = open(path, "rb").read(), 0
+    while data:
+        z = zlib.decompressobj(31)
+        z.decompress(data)
+        data, n = z.unused_data, n + 1
+    return n
 
 
 def main():
@@ -155,6 +166,17 @@ def main():
             rc = json.load(open(os.path.join(oc, "report.json")))
             same = all(rc.get(s) == rb.get(s) for s in SECTIONS)
             check(same, "%s C (mpirun -n 2): the same report sections as B" % name)
+            # the merged trace written by 2 processes (gzip members per piece) read back
+            od, oe = d + "-D", d + "-E"
+            for p in (od, oe):
+                shutil.rmtree(p, ignore_errors=True)
+            subprocess.run([a.mpiexec, "--oversubscribe", "-n", "2", a.mergetrace, d, "-o", od, "-q"],
+                           check=True, env=env, timeout=120)
+            subprocess.run([a.mergetrace, os.path.join(od, "merged.json.gz"), "-o", oe, "-q"], check=True)
+            re_ = json.load(open(os.path.join(oe, "report.json")))
+            check(all(re_.get(s) == rb.get(s) for s in SECTIONS),
+                  "%s: the merged trace written by mpirun -n 2 (%d gzip members) reads back as B" %
+                  (name, members(os.path.join(od, "merged.json.gz"))))
     if errors:
         print("%d check(s) failed" % len(errors))
         return 1
