@@ -116,9 +116,11 @@ mt_status_t mt_report_html_whatif(const mt_cp_ideal_t *I, mt_write_fn write, voi
                   "<p class=\"note\">Colour: <span style=\"background:%s;color:%s;padding:0 .4em\">%.4f</span> "
                   "(the smallest S, blue: faster than ideal) &ndash; <span style=\"background:#FFFFFF;border:1px solid #ccc;"
                   "padding:0 .4em\">1.0000</span> (no slowdown) &ndash; <span style=\"background:%s;color:%s;"
-                  "padding:0 .4em\">%.4f</span> (the largest S, orange). A worker is a data-parallel rank "
-                  "(within its stage); a cell is the smaller of its row's and its column's S.</p>\n",
-                  cl, dl ? "#fff" : "#1a1a1a", lo, ch, dh ? "#fff" : "#1a1a1a", hi);
+                  "padding:0 .4em\">%.4f</span> (the largest S, orange). %s</p>\n",
+                  cl, dl ? "#fff" : "#1a1a1a", lo, ch, dh ? "#fff" : "#1a1a1a", hi,
+                  I->n_stage ? "A worker is a data-parallel rank (its place within its stage); a cell is the smaller "
+                               "of its row's and its column's S."
+                             : "A worker is a rank.");
     mt_out_puts(&h, "<ul>");
     if (I->blamed_stage >= 0)
         mt_out_printf(&h, "<li>Blamed stage (the largest S<sub>stage</sub>): <strong>stage %d</strong></li>",
