@@ -1331,7 +1331,7 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
                 if (*p == '"' && (r = parse_string(ps, p, &v, &p)) == MT_OK)
                     r = intern_tok(ps, &v, &ev.name);
             } else if (memcmp(k.s, "args", 4) == 0) {
-                if (ps->opts->skim_args)
+                if (ps->opts->skim_args && ps->part_rank < 0) /* a part reads its process metadata's args */
                     r = skip_value(ps, p, &p);
                 else if (*p == '{')
                     r = parse_args(ps, p, &ev, &x, &p);

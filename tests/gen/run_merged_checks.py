@@ -31,6 +31,7 @@ equals run B's in those sections.
 Standard library only. Exit 0 pass, 1 fail."""
 
 import argparse
+import gzip
 import json
 import os
 import shutil
@@ -177,6 +178,25 @@ def main():
             check(all(re_.get(s) == rb.get(s) for s in SECTIONS),
                   "%s: the merged trace written by mpirun -n 2 (%d gzip members) reads back as B" %
                   (name, members(os.path.join(od, "merged.json.gz"))))
+    # a merged trace of ranks 0-1 named beside the traces of ranks 2-3: read
+    # back by rank and aligned with the others (not every input is merged),
+    # and merged again (the merge's second pass reads the parts' metadata)
+    d = os.path.join(a.out, "dp-straggler")
+    o1, o2 = d + "-half", d + "-mixed"
+    for p in (o1, o2):
+        shutil.rmtree(p, ignore_errors=True)
+    subprocess.run([a.mergetrace, "--ranks", "0-1", d, "-o", o1, "-q"], check=True)
+    r = subprocess.run([a.mergetrace, os.path.join(o1, "merged.json.gz"), os.path.join(d, "rank-2.json"),
+                        os.path.join(d, "rank-3.json"), "-o", o2, "-q"])
+    ok = r.returncode == 0 and os.path.exists(os.path.join(o2, "merged.json.gz"))
+    if ok:
+        rm = json.load(open(os.path.join(o2, "report.json")))
+        ra = json.load(open(os.path.join(d + "-A", "report.json")))
+        ok = [i["rank_source"] for i in rm["inputs"]] == ["merged trace"] * 2 + ["distributedInfo"] * 2 and \
+            rm["stragglers"]["suspects"] == ra["stragglers"]["suspects"] and "fit" not in rm["clock"]
+        with gzip.open(os.path.join(o2, "merged.json.gz"), "rt") as f:
+            ok = ok and json.load(f)["otherData"]["ranks"] == [0, 1, 2, 3]
+    check(ok, "a merged trace of ranks 0-1 beside rank-2.json and rank-3.json: analysed, aligned, merged again")
     if errors:
         print("%d check(s) failed" % len(errors))
         return 1
