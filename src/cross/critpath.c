@@ -20,6 +20,12 @@ const char *mt_cp_kind_str(mt_cp_kind_t k)
     return (unsigned)k < MT_CP_KIND_COUNT_ ? s[k] : "unknown";
 }
 
+const char *mt_rc_kind_str(mt_rc_kind_t k)
+{
+    static const char *const s[] = {"compute", "memory", "comm_wait", "comm_transfer", "host", "idle"};
+    return (unsigned)k < MT_RC_KIND_COUNT_ ? s[k] : "unknown";
+}
+
 const char *mt_wi_str(mt_wi_t w)
 {
     static const char *const s[] = {"straggler_at_median", "comm_at_transfer", "no_launch_gaps", "pattern"};

@@ -26,13 +26,15 @@ static void kinds(mt_out_t *o, const char *key, const int64_t *k)
     mt_out_puts(o, "}");
 }
 
-static void names(mt_out_t *o, const char *key, const mt_cp_name_t *v, size_t n)
+/* rc: the kinds are root-cause kinds (mt_rc_kind_t). */
+static void names(mt_out_t *o, const char *key, const mt_cp_name_t *v, size_t n, bool rc)
 {
     mt_out_printf(o, ", \"%s\": [", key);
     for (size_t i = 0; i < n; i++) {
         mt_out_printf(o, "%s\n    {\"name\": ", i ? "," : "");
         mt_out_str(o, v[i].name, strlen(v[i].name) + 1);
-        mt_out_printf(o, ", \"kind\": \"%s\"", mt_cp_kind_str((mt_cp_kind_t)v[i].kind));
+        mt_out_printf(o, ", \"kind\": \"%s\"",
+                      rc ? mt_rc_kind_str((mt_rc_kind_t)v[i].kind) : mt_cp_kind_str((mt_cp_kind_t)v[i].kind));
         if (v[i].rank >= 0)
             mt_out_printf(o, ", \"rank\": %d", v[i].rank);
         us(o, "us", v[i].ns);
@@ -132,7 +134,7 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
         mt_out_puts(&o, "}");
     }
     mt_out_puts(&o, "]");
-    names(&o, "top", c->top, c->n_top);
+    names(&o, "top", c->top, c->n_top, false);
     mt_out_puts(&o, "},\n  \"what_if\": [");
     int first = 1;
     for (int k = 0; k < MT_WI_COUNT_; k++) {
@@ -170,7 +172,13 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
     us(&o, "unattributed_us", c->wait_ns - c->attributed_ns);
     mt_out_printf(&o, ", \"attributed_pct\": %.2f",
                   c->wait_ns > 0 ? 100.0 * (double)c->attributed_ns / (double)c->wait_ns : 0.0);
-    names(&o, "causes", c->causes, c->n_causes);
+    mt_out_puts(&o, ", \"by_kind_us\": {");
+    for (int k = 0; k < MT_RC_KIND_COUNT_; k++) {
+        mt_out_printf(&o, "%s\"%s\": ", k ? ", " : "", mt_rc_kind_str((mt_rc_kind_t)k));
+        mt_out_us(&o, c->rc_kind_ns[k]);
+    }
+    mt_out_puts(&o, "}");
+    names(&o, "causes", c->causes, c->n_causes, true);
     mt_out_puts(&o, "}");
     if (c->ideal.run)
         ideal_json(&o, &c->ideal);
@@ -305,7 +313,9 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
     if (c->n_causes && c->wait_ns > 0) {
         mt_fmt_time(a, sizeof a, c->causes[0].ns);
         mt_fmt_time(b, sizeof b, c->wait_ns);
-        const char *nm = c->causes[0].name[0] ? c->causes[0].name : "host gaps and idle time";
+        const char *nm = c->causes[0].name[0]                 ? c->causes[0].name
+                         : c->causes[0].kind == MT_RC_HOST ? "host gaps"
+                                                            : "idle time";
         char cut[200];
         name_cut(cut, sizeof cut, nm, 48);
         mt_out_printf(&o, "waiting caused by: rank %d %s %s of %s waited (%.0f %%; %.0f %% attributed)\n",
