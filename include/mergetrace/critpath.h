@@ -87,7 +87,9 @@
  *                            participant duration) and waits for nobody;
  *                launch      launch edges dropped (the GPU never waits for
  *                            the host to launch), no activity of a rank
- *                            step before that step's start, and the host
+ *                            step before that step's start (on a pipeline
+ *                            that start shifted with its rank's host, see
+ *                            below), and the host
  *                            catches up: where an activity's launch (at
  *                            its shifted time + the launch latency) is
  *                            later than its start without it, the
@@ -114,7 +116,13 @@
  *                scenario's replay - the unchanged replay), so the model's
  *                own error on the step cancels to first order. Each gives
  *                the p50 over used steps of the projected step times; a
- *                projection assumes the dependencies stay the same.
+ *                projection assumes the dependencies stay the same. On a
+ *                pipeline (the request names 2 stages or more) every
+ *                scenario is replayed as one run like "stage" (a chunk
+ *                waits for the previous one, so a change to every chunk
+ *                adds up over them), compared with the unchanged run (its
+ *                step starts shifted with their ranks' host, like its
+ *                ends), and also projects the period as "stage" does.
  *  root causes   (Scalasca's delay costs) each wait of a participant p of
  *                a matched instance I (w = last arrival - p's arrival) is
  *                charged to the late rank q (the last arrival) by comparing
@@ -244,6 +252,12 @@ typedef struct mt_cp_whatif {
     int64_t p50_ns;            /* p50 of the projected step times of the used steps not refused */
     int64_t gain_ns;           /* measured p50 of the same steps - p50_ns */
     uint64_t steps;            /* steps projected */
+    /* pipelines (the request's n_stages >= 2): replayed as one run, shifts
+     * carried from step to step, and the period projected as for what-if
+     * "stage" */
+    bool carried;
+    int64_t period_p50_ns;     /* p50 of the projected periods (mt_critpath_t.periods of them) */
+    int64_t period_gain_ns;    /* mt_critpath_t.period_p50_ns - period_p50_ns */
 } mt_cp_whatif_t;
 
 /* What-if "stage" for one pipeline stage. */

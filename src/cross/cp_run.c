@@ -48,7 +48,8 @@ static int rp_alloc(const cp_graph_t *g, rp_t *r)
 /* The host shift of rank R at aligned time t in job step job: the shift
  * of the latest sync ending at or before t when it belongs to the same
  * step (each step is replayed from its measured start: shifts do not carry
- * over from one step to the next). */
+ * over from one step to the next), or in any step when the run carries
+ * them (a pipeline, what-if "stage"). */
 static int64_t delta(const cp_graph_t *g, const rp_t *r, const cp_rank_t *R, int64_t t, int32_t job)
 {
     size_t lo = 0, hi = R->n_syncs;
@@ -110,7 +111,7 @@ static void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
          * with the GPU: the time its launch would still have made the
          * activity wait is host time removed from the rank's step, so
          * its later syncs and its step end move earlier by it too */
-        int64_t floor = g->rs[n->rstep].start;
+        int64_t floor = g->rs[n->rstep].start + delta(g, r, R, g->rs[n->rstep].start, n->job);
         if (best < floor)
             best = floor;
         int64_t v = n->L + delta(g, r, R, n->L, n->job) + r->hc[n->rstep] + R->lat;
@@ -358,7 +359,9 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
         for (uint32_t k = s->first; k < s->first + s->n; k++) {
             int32_t q = g->js[k];
             const cp_rs_t *x = &g->rs[q];
-            int64_t st = x->start; /* each step replays from its measured start */
+            /* each step replays from its measured start; in one run
+             * (carry) from it shifted with its rank's host */
+            int64_t st = x->start + (r->carry ? delta(g, r, &g->ranks[x->rank_i], x->start, x->job) : 0);
             if (st < lo)
                 lo = st;
             if (rend[q] > hi)
@@ -1065,6 +1068,27 @@ out:
 
 /* ---- the driver ---- */
 
+/* Whether job step j has a period: used, and its predecessor is the
+ * step before it. */
+static bool period_of(const mt_critpath_t *c, size_t j)
+{
+    return j > 0 && c->steps[j].used && c->steps[j].step == c->steps[j - 1].step + 1;
+}
+
+/* The p50 of the projected periods of a scenario replayed as one run (its
+ * job step ends in r->jend): each the measured period + (its change in the
+ * scenario's run - its change in the unchanged run, b_end); v is scratch
+ * of c->n_steps. */
+static int64_t carried_period(const mt_critpath_t *c, const rp_t *r, const int64_t *b_end, int64_t *v)
+{
+    size_t n = 0;
+    for (size_t j = 1; j < c->n_steps; j++)
+        if (period_of(c, j))
+            v[n++] = c->steps[j].end_ns - c->steps[j - 1].end_ns + (r->jend[j] - r->jend[j - 1]) -
+                     (b_end[j] - b_end[j - 1]);
+    return n ? p50_of(v, n) : 0;
+}
+
 mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t *const *an, size_t n_an,
                             const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks, const mt_cinst_t *rows,
                             size_t n_rows, const mt_match_t *m, mt_critpath_t **out)
@@ -1082,6 +1106,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     rp_t r = {0};
     mt_critpath_t *c = calloc(1, sizeof *c);
     int64_t *times = NULL, *meas = NULL, *tmp = NULL, *node_ns = NULL;
+    int64_t *b_end = NULL, *b_time = NULL, *per = NULL; /* pipelines: the unchanged run, periods */
     double *fac = NULL, *err = NULL;
     nh_t *nh = NULL;
     if (!c || rp_alloc(&g, &r) || build_order(&g))
@@ -1318,9 +1343,33 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             c->n_top = CP_TOP;
     }
     /* ---- what-ifs ---- */
+    /* A pipeline (two stages or more) is replayed as one run with shifts
+     * carried from step to step: chunk k of a stage waits for chunk k - 1,
+     * so a change that speeds every chunk shows only when the chunks see
+     * each other's replayed times (docs/whatif.md "Pipelines"). Every
+     * scenario is then compared with the unchanged run (b_time, b_end),
+     * and also projects the period. */
+    bool pipe = rq->n_stages >= 2 && rq->stage_ranks && rq->stage_first && c->n_steps >= 2;
+    if (pipe) {
+        b_end = malloc(c->n_steps * sizeof *b_end);
+        b_time = malloc(c->n_steps * sizeof *b_time);
+        per = malloc(c->n_steps * sizeof *per);
+        c->stage_wi = calloc(rq->n_stages, sizeof *c->stage_wi);
+        if (!b_end || !b_time || !per || !c->stage_wi)
+            goto out;
+        scen_t base = {.carry = 1};
+        cp_replay(&g, &base, &r, c, b_time);
+        memcpy(b_end, r.jend, c->n_steps * sizeof *b_end);
+        size_t np = 0; /* the measured periods */
+        for (size_t j = 1; j < c->n_steps; j++)
+            if (period_of(c, j))
+                per[np++] = c->steps[j].end_ns - c->steps[j - 1].end_ns;
+        c->periods = np;
+        c->period_p50_ns = np ? p50_of(per, np) : 0;
+    }
     for (int wi = 0; wi < MT_WI_COUNT_; wi++) {
         mt_cp_whatif_t *x = &c->whatif[wi];
-        scen_t sc = {0};
+        scen_t sc = {.carry = pipe};
         for (size_t j = 0; j < c->n_steps; j++)
             c->steps[j].whatif_ns[wi] = -1;
         if (wi == MT_WI_STRAGGLER) {
@@ -1363,7 +1412,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
                 continue;
             /* the change the model predicts, on the measured time: the
              * model's own error on the step cancels to first order */
-            int64_t v = s->time_ns + (times[j] - s->replay_ns);
+            int64_t v = s->time_ns + (times[j] - (pipe ? b_time[j] : s->replay_ns));
             s->whatif_ns[wi] = v > 0 ? v : 0;
             if (s->used) {
                 tmp[n1] = s->whatif_ns[wi];
@@ -1376,26 +1425,16 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             x->p50_ns = p50_of(tmp, n1);
             x->gain_ns = p50_of(meas, n1) - x->p50_ns;
         }
+        if (pipe && c->periods) {
+            x->carried = true;
+            x->period_p50_ns = carried_period(c, &r, b_end, per);
+            x->period_gain_ns = c->period_p50_ns - x->period_p50_ns;
+        }
     }
     /* ---- what-if "stage": one run per stage, shifts carried over ---- */
-    if (rq->n_stages >= 2 && rq->stage_ranks && rq->stage_first && c->n_steps >= 2) {
-        int64_t *b_end = malloc(c->n_steps * sizeof *b_end);
-        c->stage_wi = calloc(rq->n_stages, sizeof *c->stage_wi);
-        if (!b_end || !c->stage_wi) {
-            free(b_end);
-            goto out;
-        }
+    if (pipe) {
         double f = rq->stage_factor > 0 ? rq->stage_factor : 0.9;
-        scen_t base = {.carry = 1};
-        cp_replay(&g, &base, &r, c, times);
-        memcpy(b_end, r.jend, c->n_steps * sizeof *b_end);
-        size_t np = 0; /* the measured periods */
-        for (size_t j = 1; j < c->n_steps; j++)
-            if (c->steps[j].used && c->steps[j].step == c->steps[j - 1].step + 1)
-                tmp[np++] = c->steps[j].end_ns - c->steps[j - 1].end_ns;
-        c->periods = np;
-        c->period_p50_ns = np ? p50_of(tmp, np) : 0;
-        for (size_t q = 0; np && q < rq->n_stages; q++) {
+        for (size_t q = 0; c->periods && q < rq->n_stages; q++) {
             for (size_t i = 0; i < g.n_nodes; i++) {
                 int32_t rk = g.ranks[g.nodes[i].rank_i].rank;
                 int in = 0;
@@ -1405,17 +1444,11 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             }
             scen_t sc = {.factor = fac, .carry = 1};
             cp_replay(&g, &sc, &r, c, times);
-            size_t n1 = 0;
-            for (size_t j = 1; j < c->n_steps; j++)
-                if (c->steps[j].used && c->steps[j].step == c->steps[j - 1].step + 1)
-                    tmp[n1++] = c->steps[j].end_ns - c->steps[j - 1].end_ns + (r.jend[j] - r.jend[j - 1]) -
-                                (b_end[j] - b_end[j - 1]);
             mt_cp_stage_wi_t *x = &c->stage_wi[c->n_stage_wi++];
             x->stage = (uint32_t)q;
-            x->p50_ns = p50_of(tmp, n1);
+            x->p50_ns = carried_period(c, &r, b_end, per);
             x->gain_ns = c->period_p50_ns - x->p50_ns;
         }
-        free(b_end);
     }
     /* ---- root causes ---- */
     if ((st = root_causes(&g, c)) != MT_OK)
@@ -1429,6 +1462,9 @@ out:
     free(times);
     free(meas);
     free(tmp);
+    free(b_end);
+    free(b_time);
+    free(per);
     free(err);
     free(node_ns);
     free(fac);

@@ -32,7 +32,14 @@ and without. Checked, for both jobs and a pipeline job:
     same job without it within 2 %;
   - what-if "kernel:ncclDevKernel_AllReduce*=1/3" on a job whose allreduce
     transfers take 3 times as long (--slow-comm 3) equals the measured p50
-    step time of the same job without it within 2 %.
+    step time of the same job without it within 2 %;
+  - on pipelines every what-if replays the whole run: on pp-4stage with
+    send/recv transfers 2 x as long (--slow-comm 2) "kernel:
+    ncclDevKernel_SendRecv*=0.5", and on it with 300 us of host work before
+    every launch (--host-gap-us 300) "no host launch gaps", project the
+    period p50 of pp-4stage the generator measured (truth.json
+    pipeline.period_ns) within 3 % and its step p50 (truth step_times)
+    within 2 %.
 Standard library only. Exit 0 pass, 1 fail, 77 skip."""
 
 import argparse
@@ -56,9 +63,15 @@ JOBS = {
     # the same pipeline with stage 1 (the slowest) 10 % faster
     "pp-4stage-fast1": ["--kind", "pp", "--ranks", "4", "--pp-stages", "4", "--chunks", "6", "--seed", "16",
                         "--ranks-per-node", "1", "--stage-us", "2000,3150,2500,3000"],
+    # twins of pp-4stage: send/recv transfers 2 x as long; host work before every launch
+    "pp-slowcomm": ["--kind", "pp", "--ranks", "4", "--pp-stages", "4", "--chunks", "6", "--seed", "16",
+                    "--ranks-per-node", "1", "--stage-us", "2000,3500,2500,3000", "--slow-comm", "2"],
+    "pp-hostgap": ["--kind", "pp", "--ranks", "4", "--pp-stages", "4", "--chunks", "6", "--seed", "16",
+                   "--ranks-per-node", "1", "--stage-us", "2000,3500,2500,3000", "--host-gap-us", "300"],
 }
 # extra mergetrace arguments per job
-MT_ARGS = {"dp-slowcomm": ["--what-if", "kernel:ncclDevKernel_AllReduce*=0.333333"]}
+MT_ARGS = {"dp-slowcomm": ["--what-if", "kernel:ncclDevKernel_AllReduce*=0.333333"],
+           "pp-slowcomm": ["--what-if", "kernel:ncclDevKernel_SendRecv*=0.5"]}
 FORWARD = ("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n", "void at::native::vectorized_elementwise_kernel<4, "
            "at::native::(anonymous namespace)::clamp_min_functor")
 
@@ -229,6 +242,31 @@ def main():
                   "%.3f us (%.3f %%)" % (proj, pw["period_p50_us"], want, 100 * (proj - want) / want))
             if abs(proj - want) > 0.03 * want:
                 errors.append("pp-4stage: stage what-if %.3f vs the faster pipeline's period %.3f" % (proj, want))
+    # pipeline twins: each what-if replays the whole run (a chunk waits for
+    # the previous one), so its projected period and step p50 on the changed
+    # pipeline against what the generator measured on pp-4stage (truth.json)
+    if "pp-4stage" in rep:
+        truth = json.load(open(os.path.join(a.out, "pp-4stage", "truth.json")))
+        want_per = truth["pipeline"]["period_ns"]["p50"] / 1000.0
+        want_p50 = pct([s["time_ns"] for s in truth["step_times"]][1:], 50) / 1000.0
+        for job, scen, what in (("pp-slowcomm", "pattern", "send/recv transfers x 1/2"),
+                                ("pp-hostgap", "no_launch_gaps", "no host launch gaps")):
+            if job not in rep:
+                continue
+            wi = {w["scenario"]: w for w in rep[job]["what_if"]}
+            if "period_p50_us" not in wi.get(scen, {}):
+                errors.append("%s: no period projection for what-if %s: %s" % (job, scen, wi.get(scen)))
+                continue
+            proj, per = wi[scen]["p50_us"], wi[scen]["period_p50_us"]
+            now = rep[job]["period_what_if"]["period_p50_us"]
+            print("what-if %s on %s: period %.3f us (measured %.3f), step p50 %.3f us (measured %.3f); "
+                  "pp-4stage (truth) period %.3f us (%.3f %%), step p50 %.3f us (%.3f %%)"
+                  % (what, job, per, now, proj, rep[job]["p50_us"], want_per, 100 * (per - want_per) / want_per,
+                     want_p50, 100 * (proj - want_p50) / want_p50))
+            if abs(per - want_per) > 0.03 * want_per:
+                errors.append("%s: what-if %s period %.3f vs the twin's %.3f" % (job, scen, per, want_per))
+            if abs(proj - want_p50) > 0.02 * want_p50:
+                errors.append("%s: what-if %s step p50 %.3f vs the twin's %.3f" % (job, scen, proj, want_p50))
     for e in errors:
         print("FAIL " + e)
     return 1 if errors else 0

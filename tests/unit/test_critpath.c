@@ -1,6 +1,7 @@
 /* Steps, critical path, replay, what-ifs and root causes (mt_critpath_run,
  * src/cross/critpath.c and cp_run.c) on two hand-built ranks of one step
- * (three in test_propagation), own clocks. Every expected value is worked
+ * (three in test_propagation; two stages of a pipeline in test_pipeline),
+ * own clocks. Every expected value is worked
  * out in the comments, in us
  * (the data are in ns: us x 1000, so the 1 us "explained" threshold of the
  * graph means what it says).
@@ -338,6 +339,89 @@ static void test_propagation(void **state)
     mt_critpath_free(c);
 }
 
+/* Pipelines: every what-if replays the whole run. Two ranks, one stage
+ * each, two steps (chunks), no syncs, no communication, own clocks:
+ *  rank 0 (stage 0)  steps [0, 50], [50, 100]
+ *    gemm  launch [0, 10]   GPU [20, 40]
+ *    gemm  launch [50, 60]  GPU [70, 90]
+ *  rank 1 (stage 1)  steps [0, 30], [30, 60]; its GPU queues
+ *    opt   launch [0, 10]   GPU [20, 120]
+ *    opt   launch [30, 40]  GPU [120, 220]  (after the first, on its stream)
+ * Launch latency 10 on both. Job steps: 1 [0, 120] (time 120), 2 [30, 220]
+ * (time 190); period 220 - 120 = 100. */
+static void test_pipeline(void **state)
+{
+    (void)state;
+    mt_an_gact_t g0[2] = {act(0, 10, 20, 40, GEMM, 0, MT_AN_COMPUTE), act(50, 60, 70, 90, GEMM, 0, MT_AN_COMPUTE)};
+    mt_an_gact_t g1[2] = {act(0, 10, 20, 120, OPT, 0, MT_AN_COMPUTE), act(30, 40, 120, 220, OPT, 0, MT_AN_COMPUTE)};
+    mt_an_step_t st0[2] = {{.step = 1, .cpu_start_ns = 0, .cpu_end_ns = 50 * US, .end_ns = 50 * US},
+                           {.step = 2, .cpu_start_ns = 50 * US, .cpu_end_ns = 100 * US, .end_ns = 100 * US}};
+    mt_an_step_t st1[2] = {{.step = 1, .cpu_start_ns = 0, .cpu_end_ns = 30 * US, .end_ns = 120 * US},
+                           {.step = 2, .cpu_start_ns = 30 * US, .cpu_end_ns = 60 * US, .end_ns = 220 * US}};
+    mt_rank_analysis_t a[2];
+    memset(a, 0, sizeof a);
+    mt_an_gact_t *g[2] = {g0, g1};
+    mt_an_step_t *st[2] = {st0, st1};
+    for (int r = 0; r < 2; r++) {
+        a[r].rank = r;
+        a[r].gacts = g[r];
+        a[r].n_gacts = 2;
+        a[r].steps = st[r];
+        a[r].n_steps = 2;
+        a[r].strings = pool;
+        a[r].strings_len = sizeof pool;
+    }
+    const mt_rank_analysis_t *an[2] = {&a[0], &a[1]};
+    const int32_t stage_ranks[2] = {0, 1};
+    const size_t stage_first[3] = {0, 1, 2};
+    mt_cp_request_t rq = {.warmup = 0, .pattern = "opt", .factor = 0.5};
+    mt_critpath_t *c = NULL;
+    /* Not a pipeline (no stages): each step from its measured start, the
+     * other step at its measured times. opt x 0.5: step 1 [20, 70]: ends
+     * max(50, 70) = 70, projected 70; step 2's opt after the first's
+     * measured end, [120, 170]: ends max(100, 170) = 170, projected 140. */
+    assert_int_equal(mt_critpath_run(&rq, an, 2, NULL, NULL, 0, NULL, 0, NULL, &c), MT_OK);
+    assert_int_equal(c->n_steps, 2);
+    assert_int_equal(c->steps[0].time_ns, 120 * US);
+    assert_int_equal(c->steps[1].time_ns, 190 * US);
+    assert_int_equal(c->steps[0].whatif_ns[MT_WI_PATTERN], 70 * US);
+    assert_int_equal(c->steps[1].whatif_ns[MT_WI_PATTERN], 140 * US);
+    assert_false(c->whatif[MT_WI_PATTERN].carried);
+    assert_int_equal(c->n_stage_wi, 0);
+    mt_critpath_free(c);
+    /* A pipeline: one run. opt x 0.5: [20, 70], then [70, 120]; job step
+     * ends 70 and max(100, 120) = 120: step times 70 and 120 - 30 = 90,
+     * period 50 (the unchanged run replays the measured times exactly). */
+    rq.stage_ranks = stage_ranks;
+    rq.stage_first = stage_first;
+    rq.n_stages = 2;
+    c = NULL;
+    assert_int_equal(mt_critpath_run(&rq, an, 2, NULL, NULL, 0, NULL, 0, NULL, &c), MT_OK);
+    assert_int_equal(c->periods, 1);
+    assert_int_equal(c->period_p50_ns, 100 * US);
+    assert_int_equal(c->steps[0].whatif_ns[MT_WI_PATTERN], 70 * US);
+    assert_int_equal(c->steps[1].whatif_ns[MT_WI_PATTERN], 90 * US);
+    assert_true(c->whatif[MT_WI_PATTERN].carried);
+    assert_int_equal(c->whatif[MT_WI_PATTERN].period_p50_ns, 50 * US);
+    assert_int_equal(c->whatif[MT_WI_PATTERN].period_gain_ns, 50 * US);
+    /* no launch gaps: nothing before its rank step's start. Rank 1's opt
+     * [0, 100], then [100, 200]; rank 0's gemm [0, 20], [50, 70], each
+     * launch holding 20, taken off the host: rank 0's steps end 30, 80.
+     * Job steps end 100, 200: times 100, 170, period 100 (no gain). */
+    assert_int_equal(c->steps[0].whatif_ns[MT_WI_LAUNCH], 100 * US);
+    assert_int_equal(c->steps[1].whatif_ns[MT_WI_LAUNCH], 170 * US);
+    assert_int_equal(c->whatif[MT_WI_LAUNCH].period_p50_ns, 100 * US);
+    assert_int_equal(c->whatif[MT_WI_LAUNCH].period_gain_ns, 0);
+    assert_false(c->whatif[MT_WI_COMM].run); /* no instance */
+    /* stage 1 10 % faster: opt [20, 110], [110, 200]: period 90; stage 0
+     * 10 % faster changes nothing that ends a step: 100 */
+    assert_int_equal(c->n_stage_wi, 2);
+    assert_int_equal(c->stage_wi[0].p50_ns, 100 * US);
+    assert_int_equal(c->stage_wi[1].p50_ns, 90 * US);
+    assert_int_equal(c->stage_wi[1].gain_ns, 10 * US);
+    mt_critpath_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_what_ifs),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_propagation),
+        cmocka_unit_test(test_pipeline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
