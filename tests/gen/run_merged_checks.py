@@ -197,6 +197,17 @@ def main():
         with gzip.open(os.path.join(o2, "merged.json.gz"), "rt") as f:
             ok = ok and json.load(f)["otherData"]["ranks"] == [0, 1, 2, 3]
     check(ok, "a merged trace of ranks 0-1 beside rank-2.json and rank-3.json: analysed, aligned, merged again")
+    # the merged trace against its own per-rank traces as --baseline: the
+    # baseline's job is aligned (the merged input's no-fit is not copied to it)
+    ob = d + "-baseline"
+    shutil.rmtree(ob, ignore_errors=True)
+    r = subprocess.run([a.mergetrace, "-q", "--baseline", d, os.path.join(d + "-A", "merged.json.gz"), "-o", ob])
+    ok = r.returncode == 0
+    if ok:
+        rb_ = json.load(open(os.path.join(ob, "baseline", "report.json")))
+        rr = json.load(open(os.path.join(ob, "report.json")))
+        ok = "fit" not in rb_["clock"] and rr["clock"].get("fit") is False
+    check(ok, "--baseline the per-rank traces, the merged trace as the run: the baseline fitted, the run not")
     if errors:
         print("%d check(s) failed" % len(errors))
         return 1
