@@ -12,6 +12,7 @@
 
 #include "mergetrace/buf.h"
 #include "mergetrace/input.h"
+#include "mergetrace/loader.h"
 #include "mergetrace/merge.h"
 #include "mergetrace/nsys.h"
 
@@ -200,11 +201,61 @@ static int by_path(const void *a, const void *b)
     return strcmp(((const input_file_t *)a)->path, ((const input_file_t *)b)->path);
 }
 
+/* The ranks of a merged trace named on the command line, as inputs
+ * "<file>#rank<R>" (mt_merged_part_path) sharing its size, in place of
+ * files[i]; one pass over the file finds them (mt_merged_ranks). 0; -1 on
+ * allocation failure; 2 with msg when the file cannot be read or holds no
+ * rank. */
+static int split_merged(input_list_t *l, size_t i, char *msg, size_t msg_cap)
+{
+    int32_t *ranks = NULL;
+    size_t nr = 0;
+    mt_error_t err;
+    mt_error_clear(&err);
+    mt_status_t st = mt_merged_ranks(l->files[i].path, &ranks, &nr, &err);
+    if (st == MT_ERR_NOMEM)
+        return -1;
+    if (st != MT_OK || !nr) {
+        if (st != MT_OK)
+            mt_error_format(&err, msg, msg_cap);
+        else
+            snprintf(msg, msg_cap, "%s: a merged trace written by mergetrace with no rank's events in it",
+                     l->files[i].path);
+        free(ranks);
+        return 2;
+    }
+    char **parts = calloc(nr, sizeof *parts);
+    bool ok = parts && !MT_GROW(l->files, l->cap, l->n + nr - 1, 16);
+    for (size_t k = 0; ok && k < nr; k++) {
+        size_t need = mt_merged_part_path(NULL, 0, l->files[i].path, ranks[k]) + 1;
+        if ((parts[k] = malloc(need)))
+            mt_merged_part_path(parts[k], need, l->files[i].path, ranks[k]);
+        ok = parts[k] != NULL;
+    }
+    free(ranks);
+    if (!ok) {
+        for (size_t k = 0; parts && k < nr; k++)
+            free(parts[k]);
+        free(parts);
+        return -1;
+    }
+    input_file_t whole = l->files[i];
+    memmove(&l->files[i + nr], &l->files[i + 1], (l->n - i - 1) * sizeof *l->files);
+    for (size_t k = 0; k < nr; k++)
+        l->files[i + k] = (input_file_t){.path = parts[k], .bytes = whole.bytes / nr, .from_dir = false};
+    l->n += nr - 1;
+    free(parts);
+    free(whole.path);
+    return 0;
+}
+
 /* mergetrace's own outputs (a run with -o inside its input directory, or a
  * second run into the first one's): left out and listed. Only JSON names
  * are read; a file whose head cannot be read is left for the load to
- * report. -1 on allocation failure. */
-static int skip_own_outputs(input_list_t *l)
+ * report. A merged trace named on the command line (not found in a
+ * directory) is read instead, one input per rank (split_merged). -1 on
+ * allocation failure; 2 with msg for a merged trace that cannot be read. */
+static int skip_own_outputs(input_list_t *l, char *msg, size_t msg_cap)
 {
     size_t w = 0;
     for (size_t i = 0; i < l->n; i++) {
@@ -216,6 +267,20 @@ static int skip_own_outputs(input_list_t *l)
             mt_error_t err;
             if (mt_input_read_head(p, head, sizeof head, &len, &err) == MT_OK)
                 what = mt_merge_sniff_output(head, len);
+        }
+        if (what && !l->files[i].from_dir && mt_merge_sniff_merged(what)) {
+            size_t before = l->n;
+            int rc = split_merged(l, i, msg, msg_cap);
+            if (rc) {
+                for (size_t k = i; k < l->n; k++) /* keep the rest, so inputs_free frees every path */
+                    l->files[w++] = l->files[k];
+                l->n = w;
+                return rc;
+            }
+            for (size_t k = 0; k <= l->n - before; k++)
+                l->files[w++] = l->files[i + k];
+            i += l->n - before;
+            continue;
         }
         if (!what) {
             l->files[w++] = l->files[i];
@@ -231,6 +296,21 @@ static int skip_own_outputs(input_list_t *l)
     }
     l->n = w;
     return 0;
+}
+
+bool inputs_all_merged(char *const *paths, size_t n_paths)
+{
+    for (size_t i = 0; i < n_paths; i++) {
+        struct stat st;
+        char head[256];
+        size_t len = 0;
+        mt_error_t err;
+        if (stat(paths[i], &st) != 0 || !S_ISREG(st.st_mode) ||
+            mt_input_read_head(paths[i], head, sizeof head, &len, &err) != MT_OK ||
+            !mt_merge_sniff_merged(mt_merge_sniff_output(head, len)))
+            return false;
+    }
+    return n_paths > 0;
 }
 
 int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *out, char *msg, size_t msg_cap)
@@ -279,7 +359,10 @@ int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *o
         out->files[k++] = out->files[i];
     }
     out->n = k;
-    if (skip_own_outputs(out) || split_nsys(out)) {
+    int so = skip_own_outputs(out, msg, msg_cap);
+    if (so == 2)
+        return 2;
+    if (so || split_nsys(out)) {
         snprintf(msg, msg_cap, "out of memory");
         return 1;
     }

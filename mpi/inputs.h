@@ -51,6 +51,10 @@ const char *inputs_label(const char *path, size_t width, char *buf, size_t cap);
 /* The base name of path (what follows its last '/'), within path. */
 const char *inputs_base(const char *path);
 
+/* Whether every path is a regular file that is mergetrace's own merged
+ * trace (by its first bytes): the run reads it back by rank. */
+bool inputs_all_merged(char *const *paths, size_t n_paths);
+
 void inputs_free(input_list_t *l);
 
 #endif

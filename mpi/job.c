@@ -221,7 +221,7 @@ static mt_status_t job_trust(const options_t *o, const input_list_t *l, job_t *j
                                    .last_ns = s->events ? s->last_ns : -1};
     }
     mt_status_t st = mt_trust_check(tt, al->clocks, j->n < al->n_clocks ? j->n : al->n_clocks, al->rows, al->n_rows,
-                                     al->m, !o->no_align, &j->trust);
+                                     al->m, options_one_clock(o), &j->trust);
     free(tt);
     if (st != MT_OK) {
         fprintf(stderr, "mergetrace: %schecking the traces belong together: %s\n", o->job_tag, mt_status_str(st));
@@ -248,7 +248,7 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
     /* ---- cross-rank analyses, over the gathered rows ---- */
     st = mt_cross_analyze(al->rows, al->n_rows, al->m, al->clocks, j->ranks, (size_t)j->n_ranks, &j->cross);
     if (st == MT_OK)
-        st = mt_trust_annotate(j->cross, &j->trust, !o->no_align, o->force);
+        st = mt_trust_annotate(j->cross, &j->trust, options_one_clock(o), o->force);
     pt->cross_rank = procs_wtime() - tc;
     pt->cross_rank_cpu = timings_cpu() - cc;
     if (st != MT_OK) {
@@ -284,8 +284,11 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
                           .n_stragglers = j->cross->n_suspects,
                           .pattern = o->what_if_pattern,
                           .factor = o->what_if_factor,
-                          .ideal = true}; /* the ideal what-if: workers = ranks, stages unknown */
-    if (j->pipe) { /* what-if "stage": each pipeline stage 10 % faster */
+                          .ideal = true};
+    /* what-if "stage" (each pipeline stage 10 % faster) and the ideal
+     * what-if's stages and workers; without a pipeline the ideal's workers
+     * are the ranks and stages are unknown */
+    if (j->pipe) {
         cpr.stage_ranks = j->pipe->stages.ranks;
         cpr.stage_first = j->pipe->stages.first;
         cpr.n_stages = j->pipe->stages.n;
@@ -305,7 +308,7 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
                                .n_analyses = j->n_an,
                                .clocks = al->clocks,
                                .n_clocks = al->n_clocks,
-                               .aligned = !o->no_align};
+                               .aligned = options_one_clock(o)};
         j->gates_failed = mt_gates_eval(o->gates, o->n_gates, &gi);
     }
     /* ---- the pictures of report.html: sample instances and the lateness grid ---- */

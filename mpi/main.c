@@ -191,6 +191,15 @@ int main(int argc, char **argv)
         return code;
     }
 
+    /* ---- mergetrace's own merged trace as the input: read back by rank
+     * (inputs.c), on the clock it was corrected onto when written, so no
+     * clock fit; writing it again would copy it (after the
+     * baseline's job, which copies these options) ---- */
+    int merged_in = me == 0 && !o.local && inputs_all_merged(o.inputs, o.n_inputs);
+    procs_bcast(&merged_in, 1, MPI_INT, 0, world_comm);
+    if (merged_in)
+        o.merged_input = o.no_align = o.no_merge = true;
+
     /* ---- the job: inputs, loading, checks, alignment, cross-rank steps ---- */
     input_list_t files = {0};
     mt_rankmap_t *map = NULL;

@@ -42,6 +42,12 @@ typedef struct options {
     bool no_align;
     bool no_drift;
     bool no_merge;
+    /* the PATHs are mergetrace's own merged trace(s): read back by rank, no
+     * clock fit and no merged trace written (set by main, not an option) */
+    bool merged_input;
+#define MERGED_CLOCK_NOTE                                                                                              \
+    "a merged trace written by mergetrace, read back by rank: its times were corrected onto one clock when it was "    \
+    "written, so no clock is fitted (offsets and drifts 0; the residuals are those of the corrected clocks)"
     bool no_html;           /* --no-html: do not write report.html */
     bool merged_gzip;       /* --merged-format gzip (default) | json */
     bool gpu_only;
@@ -98,5 +104,12 @@ int parse_window(const char *s, bool *steps, double *a, double *b, char *msg, si
  * printing --help / --version to stdout or a usage error to stderr). Only
  * the process that prints (print == true) writes anything. */
 int options_parse(int argc, char **argv, options_t *o, bool print);
+
+/* Whether the ranks' times are on one clock for the analyses: aligned by
+ * the fit, or a merged trace read back (corrected when it was written). */
+static inline bool options_one_clock(const options_t *o)
+{
+    return !o->no_align || o->merged_input;
+}
 
 #endif

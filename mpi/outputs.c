@@ -228,9 +228,20 @@ static int output_is_input(const char *out_path, const input_list_t *l)
     char a[PATH_MAX], b[PATH_MAX];
     if (!realpath(out_path, a))
         return 0; /* does not exist yet: cannot be an input */
-    for (size_t i = 0; i < l->n; i++)
-        if (realpath(l->files[i].path, b) && !strcmp(a, b))
+    for (size_t i = 0; i < l->n; i++) {
+        const char *p = l->files[i].path;
+        if (realpath(p, b) && !strcmp(a, b))
             return 1;
+        /* one part of a file ("<file>#rank<R>", "<file>#pid<N>"): the file */
+        const char *h = strrchr(p, '#');
+        char whole[PATH_MAX];
+        if (h && (size_t)(h - p) < sizeof whole) {
+            memcpy(whole, p, (size_t)(h - p));
+            whole[h - p] = '\0';
+            if (realpath(whole, b) && !strcmp(a, b))
+                return 1;
+        }
+    }
     return 0;
 }
 
@@ -493,7 +504,8 @@ static int report_build(const options_t *o, const input_list_t *files, const job
                        .n_missing = j->n_missing,
                        .skipped = rs,
                        .n_skipped = n_rs,
-                       .aligned = !o->no_align,
+                       .aligned = options_one_clock(o),
+                       .clock_note = o->merged_input ? MERGED_CLOCK_NOTE : NULL,
                        .reference_rank = ref,
                        .clocks = j->al.clocks,
                        .n_clocks = j->al.n_clocks,

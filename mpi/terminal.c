@@ -246,7 +246,7 @@ void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j
              "collectives): arrivals and waits may be off by that much", al->clocks[tr->worst].rank, e,
              (unsigned long long)tr->worst_matched);
     }
-    if (o->no_align && j->n > 1)
+    if (o->no_align && !o->merged_input && j->n > 1)
         WARN("no_align", -1, "clocks not aligned (--no-align): stragglers and waits compare raw clocks");
     if (m->partial)
         WARN("partial_collectives", -1, "%llu collective instances lack some participants (those ranks' traces miss the kernels: cut short, "
@@ -315,7 +315,10 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
     for (size_t i = 0; i < al->n_clocks; i++)
         if (al->clocks[i].reference)
             ref = al->clocks[i].rank;
-    fprintf(out, "%sclock alignment%s onto rank %d%s\n", B, N, ref, o->no_align ? " (disabled: --no-align)" : "");
+    fprintf(out, "%sclock alignment%s onto rank %d%s\n", B, N, ref,
+            o->merged_input ? " (none: a merged trace, on the one clock it was corrected onto when written)"
+            : o->no_align   ? " (disabled: --no-align)"
+                            : "");
     fprintf(out, "%s%5s  %-26s %9s %11s %13s %8s %17s %5s%s\n", B, "rank", "file", "events", "offset ms",
             "drift ppm", "matched", "resid p50/p99 us", "viol", N);
     for (size_t i = 0; i < j->n; i++) {

@@ -120,6 +120,24 @@ static int run0(const options_t *o)
             remove(tmp);
             goto out;
         }
+        /* report.html: the ideal what-if's section (S, the heat map) is
+         * what a timeline has; the other sections say they are empty */
+        if (!o->no_html) {
+            mt_report_t rep = {.version = MERGETRACE_VERSION, .world_size = (int64_t)tl->n_ranks, .aligned = true,
+                               .reference_rank = -1, .critpath = c};
+            char hp[PATH_MAX], htmp[PATH_MAX + 16];
+            snprintf(hp, sizeof hp, "%s/report.html", o->out_dir);
+            snprintf(htmp, sizeof htmp, "%s.tmp", hp);
+            FILE *h = fopen(htmp, "w");
+            st = h ? mt_report_html(&rep, NULL, file_write, h) : MT_ERR_IO;
+            if (h && fclose(h) != 0 && st == MT_OK)
+                st = MT_ERR_IO;
+            if (st != MT_OK || rename(htmp, hp) != 0) {
+                fprintf(stderr, "mergetrace: %s: cannot write\n", hp);
+                remove(htmp);
+                goto out;
+            }
+        }
         if (!o->quiet) {
             printf("%s: operation-level timeline, %zu ranks (DP %d x PP %d x TP %d), %zu operations, "
                    "%llu send/recv pairs, %llu collectives; no clock fit (one clock)\n",
@@ -127,7 +145,10 @@ static int run0(const options_t *o)
                    (unsigned long long)j->p2p_pairs, (unsigned long long)j->collectives);
             if (c)
                 st = mt_report_steps_text(c, file_write, stdout);
-            printf("wrote %s\n", rp);
+            if (o->no_html)
+                printf("wrote %s\n", rp);
+            else
+                printf("wrote %s and %s/report.html\n", rp, o->out_dir);
         }
     }
     code = st == MT_OK && fflush(stdout) == 0 ? MT_EXIT_OK : MT_EXIT_ERROR;

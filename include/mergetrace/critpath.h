@@ -283,7 +283,8 @@ typedef struct mt_cp_rank {
 
 /* Where a rank sits in the job, for the ideal what-if: its worker (the
  * paper's data-parallel rank; a Kineto job without one: the rank itself)
- * and its pipeline stage (-1 unknown). */
+ * and its pipeline stage (-1 unknown); for a Kineto job the request's
+ * stages give both (mt_cp_request_t.coords). */
 typedef struct mt_cp_coord {
     int32_t rank, worker, stage;
 } mt_cp_coord_t;
@@ -388,7 +389,10 @@ typedef struct mt_cp_request {
     size_t n_stages;
     double stage_factor;       /* duration factor of the stage's activities; 0: 0.9 */
     bool ideal;                /* run the ideal what-if (mt_critpath_t.ideal) */
-    const mt_cp_coord_t *coords; /* per rank (borrowed); a rank not listed: worker = rank, stage -1 */
+    /* per rank (borrowed); a rank not listed: worker = rank, stage -1. With
+     * no coords but stages (above), stage s's k-th rank is worker k of
+     * stage s; a rank in no stage: worker = rank, stage -1. */
+    const mt_cp_coord_t *coords;
     size_t n_coords;
 } mt_cp_request_t;
 

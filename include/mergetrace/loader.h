@@ -74,6 +74,37 @@ mt_status_t mt_trace_load_buffer(const void *buf, size_t len, const char *name,
                                  const mt_load_opts_t *opts, mt_trace_t **out,
                                  mt_error_t *err);
 
+/* ---- mergetrace's own merged trace, read back one rank at a time ------ */
+
+/* Pids per rank in the merged trace (src/merge/merge.c): rank R's pids are
+ * (R + 1) * MT_MERGE_PIDS_PER_RANK + slot, slot < MT_MERGE_PIDS_PER_RANK;
+ * pid 0 is the file's own process_name. */
+#define MT_MERGE_PIDS_PER_RANK 4096
+
+/* The name of rank `rank` of the merged trace at path, "<path>#rank<R>",
+ * which mt_trace_load reads as that rank's trace: the events of its pids
+ * only (times as written: clock-corrected), their pids back to those of
+ * the rank's own trace (from the merge's process metadata), with
+ * info.rank = R (the merged trace keeps no header of its ranks); the file
+ * is read up to the rank's last event (the events of a rank come
+ * together, mt_merged_ranks). Like snprintf: writes at most cap
+ * bytes (dst may be NULL with cap 0) and returns the length needed. */
+size_t mt_merged_part_path(char *dst, size_t cap, const char *path, int32_t rank);
+
+/* The rank of a "<file>#rank<R>" name whose <file> exists and whose whole
+ * name is not a file itself; *file_len gets the length of <file>. -1 for
+ * any other path. */
+int32_t mt_merged_part_parse(const char *path, size_t *file_len);
+
+/* The ranks of the merged trace at path, ascending: one pass over the file
+ * (nothing stored but the ranks), the ranks that own a pid of a non-M
+ * event. Each rank's events must come together, as the merge writes them
+ * (a rank is read up to its last event only): MT_ERR_FORMAT (err names the
+ * event) when one rank's events are split. *ranks (free()) may be NULL
+ * when *n is 0. MT_OK; what the load returned (err says where);
+ * MT_ERR_NOMEM. Not collective. */
+mt_status_t mt_merged_ranks(const char *path, int32_t **ranks, size_t *n, mt_error_t *err);
+
 #ifdef __cplusplus
 }
 #endif

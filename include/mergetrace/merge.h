@@ -20,9 +20,8 @@
 extern "C" {
 #endif
 
-/* Pids per rank in the merged trace: rank R's pids are
- * (R + 1) * MT_MERGE_PIDS_PER_RANK + slot, slot < MT_MERGE_PIDS_PER_RANK. */
-#define MT_MERGE_PIDS_PER_RANK 4096
+/* Pids per rank in the merged trace: MT_MERGE_PIDS_PER_RANK (loader.h,
+ * which reads one rank of a merged trace back). */
 /* The largest rank mt_merge_rank accepts: its pids still fit a signed
  * 32-bit integer (what trace viewers store) and its flow ids stay below
  * 2^53 (what JavaScript viewers represent exactly). */
@@ -136,6 +135,10 @@ mt_status_t mt_merge_header(mt_write_fn write, void *ctx);
  * what it is, as a phrase ("a merged trace written by mergetrace"; static),
  * or NULL. */
 const char *mt_merge_sniff_output(const char *head, size_t len);
+
+/* Whether what (mt_merge_sniff_output's answer, may be NULL) is the merged
+ * trace: the one output that is read back (by rank, loader.h). */
+bool mt_merge_sniff_merged(const char *what);
 
 /* The end: the array's close, "displayTimeUnit" and "otherData":
  * {"generator": "mergetrace <version>", "ranks": [ranks...]} (in the order

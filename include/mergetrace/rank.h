@@ -21,6 +21,7 @@ typedef enum mt_rank_source {
     MT_RANK_FROM_FILENAME,  /* rank-3, rank3, rank_3, worker3 in the base name */
     MT_RANK_FROM_DEFAULT,   /* the only input file of a run: rank 0 (decided by the program) */
     MT_RANK_FROM_NCCL,      /* an NCCL plugin file: the rank in its largest communicator */
+    MT_RANK_FROM_MERGED,    /* one rank of a merged trace ("<file>#rank<R>": its pids) */
 } mt_rank_source_t;
 
 const char *mt_rank_source_str(mt_rank_source_t s);

@@ -82,6 +82,7 @@ typedef struct mt_report {
     const mt_report_skip_t *skipped;
     size_t n_skipped;
     bool aligned;                      /* false with --no-align */
+    const char *clock_note;            /* why no clock was fitted (a merged trace read back); NULL: none */
     int32_t reference_rank;
     const mt_clock_t *clocks;          /* one per input, same order */
     size_t n_clocks;

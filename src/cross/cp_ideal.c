@@ -177,6 +177,15 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
         for (size_t q = 0; q < rq->n_coords; q++)
             if (rq->coords[q].rank == g->ranks[k].rank)
                 co[k] = (coord_t){rq->coords[q].worker, rq->coords[q].stage, g->ranks[k].rank};
+        if (rq->n_coords || !rq->stage_ranks || !rq->stage_first)
+            continue;
+        /* A Kineto job: the pipeline pass's stages; the worker is the
+         * rank's place in its stage's ranks (listed ascending), the
+         * data-parallel index when stages are blocks of DP x TP ranks. */
+        for (size_t s = 0; s < rq->n_stages; s++)
+            for (size_t q = rq->stage_first[s]; q < rq->stage_first[s + 1]; q++)
+                if (rq->stage_ranks[q] == g->ranks[k].rank)
+                    co[k] = (coord_t){(int32_t)(q - rq->stage_first[s]), (int32_t)s, g->ranks[k].rank};
     }
     /* measured values and the typical value of each name */
     size_t nk = 0;

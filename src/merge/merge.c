@@ -881,6 +881,8 @@ done:
     return st;
 }
 
+static const char merged_what[] = "a merged trace written by mergetrace";
+
 static const char merged_header[] = "{\"traceEvents\":[\n"
                                     "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,"
                                     "\"args\":{\"name\":\"mergetrace merged timeline\"}}";
@@ -898,7 +900,7 @@ const char *mt_merge_sniff_output(const char *head, size_t len)
     static const struct {
         const char *prefix, *what;
     } own[] = {
-        {merged_header, "a merged trace written by mergetrace"},
+        {merged_header, merged_what},
         {"{\n \"schema\": \"mergetrace.report/", "a report.json written by mergetrace"},
         {"{\n  \"generator\": \"mergetrace ", "a timings.json written by mergetrace"},
     };
@@ -908,6 +910,11 @@ const char *mt_merge_sniff_output(const char *head, size_t len)
             return own[i].what;
     }
     return NULL;
+}
+
+bool mt_merge_sniff_merged(const char *what)
+{
+    return what && strcmp(what, merged_what) == 0;
 }
 
 mt_status_t mt_merge_footer(const int32_t *ranks, size_t n_ranks, mt_write_fn write, void *ctx)

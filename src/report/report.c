@@ -164,6 +164,10 @@ mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
     mt_out_printf(&j, "%s],\n \"clock\": {\"aligned\": %s, \"reference_rank\": %d, \"formula\": ",
                   r->warnings && r->warnings->n ? "\n " : "", r->aligned ? "true" : "false", r->reference_rank);
     str(&j, "corrected(t) = t + offset_us + drift_ppm * 1e-6 * (t - anchor_us), t in us since the Unix epoch");
+    if (r->clock_note) {
+        mt_out_printf(&j, ", \"fit\": false, \"reason\": ");
+        str(&j, r->clock_note);
+    }
     mt_out_printf(&j, ", \"ranks\": [");
     for (size_t i = 0; i < r->n_clocks; i++) {
         const mt_clock_t *c = &r->clocks[i];

@@ -1547,6 +1547,8 @@ mt_status_t mt_report_html(const mt_report_t *r, const mt_html_opts_t *o, mt_wri
         mt_out_puts(&h, "<a href=\"#pipeline\">Pipeline</a>");
     if (r->memory && r->memory->n_peaks)
         mt_out_puts(&h, "<a href=\"#memory\">Memory</a>");
+    if (r->critpath && r->critpath->ideal.run)
+        mt_out_puts(&h, "<a href=\"#whatif\">What-if</a>");
     if (r->n_gates)
         mt_out_puts(&h, "<a href=\"#gates\">Gates</a>");
     if (r->compare)
@@ -1563,6 +1565,8 @@ mt_status_t mt_report_html(const mt_report_t *r, const mt_html_opts_t *o, mt_wri
     section_clocks(&h, r);
     section_pipeline(&h, r);
     section_memory(&h, r);
+    if (r->critpath && h.st == MT_OK)
+        h.st = mt_report_html_whatif(&r->critpath->ideal, write, ctx);
     section_gates(&h, r);
     mt_out_puts(&h, "<script>\n");
     mt_out_puts(&h, script);

@@ -40,6 +40,13 @@ mt_status_t mt_report_gates_json(const mt_gate_t *g, size_t n, mt_write_fn w, vo
  * MT_OK or what w returned. */
 mt_status_t mt_report_memory_json(const mt_report_t *r, mt_write_fn w, void *ctx);
 
+/* report.html: the "Ideal what-if" section (src/report/html_whatif.c): S,
+ * the per-worker / per-stage heat map of min(S_worker, S_stage) with its
+ * values and a colour legend, the blamed stage, M_S, M_W and S per type.
+ * Writes nothing when I is NULL or did not run. I is borrowed. MT_OK or
+ * what write returned. */
+mt_status_t mt_report_html_whatif(const mt_cp_ideal_t *I, mt_write_fn write, void *ctx);
+
 /* The corrected time of ns on rank's clock: clocks[0..n) searched by rank;
  * ns unchanged when the rank has none (or clocks is NULL). */
 int64_t mt_report_aligned(const mt_clock_t *clocks, size_t n, int32_t rank, int64_t ns);

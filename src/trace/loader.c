@@ -88,6 +88,13 @@ typedef struct parser {
     /* The last distinct "Process Group Ranks" values (value_rank_list). */
     uint32_t rank_list[RANK_LISTS];
     unsigned n_rank_lists, next_rank_list;
+    /* One rank of a merged trace ("<file>#rank<R>"): only events whose
+     * numeric pid is in [pid_lo, pid_hi) are kept; part_rank < 0: all. */
+    int32_t part_rank;
+    int64_t pid_lo, pid_hi;
+    uint64_t part_kept;
+    int64_t *part_pid;   /* per slot: the pid the rank's own trace had (GPU: the device); INT64_MIN unknown */
+    bool part_done;      /* the rank's events are over: the rest of the file is not read */
 } parser_t;
 
 /* ---------------------------------------------------------------- growth */
@@ -1168,6 +1175,31 @@ static int classify_event(parser_t *ps, mt_event_t *ev, const char *at)
 }
 
 /* One element of traceEvents, p at its first byte. */
+/* The merge's process metadata of one slot (src/merge/merge.c
+ * write_process_meta): process_name "rank R GPU d" gives the GPU's pid d,
+ * process_labels "pid N" a CPU process's own pid N. */
+static void part_meta(parser_t *ps, const mt_event_t *ev, uint32_t value, size_t slot)
+{
+    size_t nl, vl;
+    const char *nm = mt_strtab_get(ps->t->strings, ev->name, &nl);
+    const char *v = mt_strtab_get(ps->t->strings, value, &vl);
+    if (!nm || !v)
+        return;
+    const char *num = NULL;
+    size_t skip = 0;
+    if (nl == 12 && memcmp(nm, "process_name", 12) == 0) {
+        char pre[40];
+        int k = snprintf(pre, sizeof pre, "rank %d GPU ", (int)ps->part_rank);
+        if (k > 0 && vl > (size_t)k && memcmp(v, pre, (size_t)k) == 0)
+            num = v, skip = (size_t)k;
+    } else if (nl == 14 && memcmp(nm, "process_labels", 14) == 0 && vl > 4 && memcmp(v, "pid ", 4) == 0) {
+        num = v, skip = 4;
+    }
+    int64_t n;
+    if (num && mt_parse_int64(num + skip, vl - skip, &n) == MT_OK)
+        ps->part_pid[slot] = n;
+}
+
 static int parse_event(parser_t *ps, const char *p, const char **out)
 {
     mt_trace_t *t = ps->t;
@@ -1299,7 +1331,7 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
                 if (*p == '"' && (r = parse_string(ps, p, &v, &p)) == MT_OK)
                     r = intern_tok(ps, &v, &ev.name);
             } else if (memcmp(k.s, "args", 4) == 0) {
-                if (ps->opts->skim_args)
+                if (ps->opts->skim_args && ps->part_rank < 0) /* a part reads its process metadata's args */
                     r = skip_value(ps, p, &p);
                 else if (*p == '{')
                     r = parse_args(ps, p, &ev, &x, &p);
@@ -1330,6 +1362,29 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
             return r;
     }
 
+    /* One rank of a merged trace: another rank's event (or the header's
+     * pid 0) is passed over before anything of it is committed; the rank's
+     * pids get back the values of its own trace, as the merge's process
+     * metadata (written first) names them, because the analyses take a
+     * GPU's device from its pid. */
+    if (ps->part_rank >= 0) {
+        if (!sp_pid || (ev.flags & MT_EV_PID_STR) || ev.pid < ps->pid_lo || ev.pid >= ps->pid_hi) {
+            /* The merge writes each rank's events together (one
+             * mt_merge_rank call each; mt_merged_ranks refuses a file
+             * where they are not): another rank's event after ours ends
+             * them, and the rest of the file need not be read. */
+            if (ps->part_kept && sp_pid && !(ev.flags & MT_EV_PID_STR) && ev.pid >= MT_MERGE_PIDS_PER_RANK)
+                ps->part_done = true;
+            *out = p;
+            return MT_OK;
+        }
+        ps->part_kept++;
+        size_t slot = (size_t)(ev.pid - ps->pid_lo);
+        if (ev.ph == MT_PH_M && x.has_meta && x.meta_str)
+            part_meta(ps, &ev, x.meta_str, slot);
+        if (ps->part_pid[slot] != INT64_MIN)
+            ev.pid = ps->part_pid[slot];
+    }
     /* The event is complete: commit it and its side records. */
     if (MT_GROW_BIG(t->events, t->cap_events, t->n_events + 1, 64))
         return fail_code(ps, start, MT_ERR_NOMEM, "event table");
@@ -1890,6 +1945,8 @@ static mt_status_t run(parser_t *ps)
         int r = step(ps, ps->buf + unit, &out);
         if (r == MT_OK) {
             unit = (size_t)(out - ps->buf);
+            if (ps->part_done)
+                return MT_OK; /* one rank of a merged trace, read to its last event */
             continue;
         }
         ps->t->n_events = n_ev;
@@ -1966,8 +2023,9 @@ static mt_status_t finish(mt_trace_t *t, parser_t *ps)
     return MT_OK;
 }
 
+/* part_rank >= 0: only that rank of a merged trace (parser_t.part_rank). */
 static mt_status_t load(const char *path, const void *mem, size_t len, const char *name,
-                        const mt_load_opts_t *opts, mt_trace_t **out, mt_error_t *err)
+                        const mt_load_opts_t *opts, int32_t part_rank, mt_trace_t **out, mt_error_t *err)
 {
     mt_load_opts_t defaults;
     if (!opts) {
@@ -1984,10 +2042,20 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
         snprintf(err->path, sizeof err->path, "%s", name);
 
     mt_trace_t *t = calloc(1, sizeof *t);
-    parser_t ps = {.t = t, .err = err, .opts = opts};
+    parser_t ps = {.t = t, .err = err, .opts = opts, .part_rank = part_rank};
+    if (part_rank >= 0) {
+        ps.pid_lo = ((int64_t)part_rank + 1) * MT_MERGE_PIDS_PER_RANK;
+        ps.pid_hi = ps.pid_lo + MT_MERGE_PIDS_PER_RANK;
+    }
     mt_status_t st = MT_ERR_NOMEM;
     if (!t)
         goto fail;
+    if (part_rank >= 0) {
+        if (!(ps.part_pid = malloc(MT_MERGE_PIDS_PER_RANK * sizeof *ps.part_pid)))
+            goto fail;
+        for (size_t i = 0; i < MT_MERGE_PIDS_PER_RANK; i++)
+            ps.part_pid[i] = INT64_MIN;
+    }
     t->info.rank = t->info.world_size = t->info.schema_version = -1;
     t->strings = mt_strtab_create();
     if (name && !(t->path = strdup(name)))
@@ -2024,6 +2092,11 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
     if (st == MT_OK && !ps.saw_events && !t->stats.truncated) {
         st = mt_error_set(err, MT_ERR_NOT_TRACE, "valid JSON, but no \"traceEvents\" array");
     }
+    if (st == MT_OK && part_rank >= 0 && !ps.part_kept && !t->stats.truncated)
+        st = mt_error_set(err, MT_ERR_NOT_TRACE, "no event of rank %d in this merged trace (pids %lld..%lld)",
+                          (int)part_rank, (long long)ps.pid_lo, (long long)ps.pid_hi - 1);
+    if (st == MT_OK && part_rank >= 0 && t->info.rank < 0)
+        t->info.rank = part_rank; /* the merged trace keeps no header of its ranks: the pids say it */
     if (st == MT_OK)
         st = finish(t, &ps);
     if (st == MT_OK) {
@@ -2043,6 +2116,7 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
     free(ps.scratch);
     free(ps.stack);
     free(ps.name_cls);
+    free(ps.part_pid);
     *out = t;
     return MT_OK;
 
@@ -2058,6 +2132,7 @@ fail:
     free(ps.scratch);
     free(ps.stack);
     free(ps.name_cls);
+    free(ps.part_pid);
     mt_trace_free(t);
     return st;
 }
@@ -2081,7 +2156,21 @@ mt_status_t mt_trace_load(const char *path, const mt_load_opts_t *opts, mt_trace
 {
     if (nsys_input(path))
         return mt_nsys_load(path, opts, out, err);
-    return load(path, NULL, 0, path, opts, out, err);
+    size_t plen;
+    int32_t part = mt_merged_part_parse(path, &plen);
+    if (part >= 0) {
+        char *file = malloc(plen + 1);
+        if (!file) {
+            *out = NULL;
+            return mt_error_set(err, MT_ERR_NOMEM, "path");
+        }
+        memcpy(file, path, plen);
+        file[plen] = '\0';
+        mt_status_t st = load(file, NULL, 0, path, opts, part, out, err);
+        free(file);
+        return st;
+    }
+    return load(path, NULL, 0, path, opts, -1, out, err);
 }
 
 mt_status_t mt_trace_load_buffer(const void *buf, size_t len, const char *name, const mt_load_opts_t *opts,
@@ -2089,5 +2178,5 @@ mt_status_t mt_trace_load_buffer(const void *buf, size_t len, const char *name, 
 {
     if (mt_nsys_sniff(buf, len))
         return mt_nsys_load_buffer(buf, len, name, opts, out, err);
-    return load(NULL, buf ? buf : "", len, name, opts, out, err);
+    return load(NULL, buf ? buf : "", len, name, opts, -1, out, err);
 }

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "mergetrace/rank.h"
 #include "mergetrace/buf.h"
+#include "mergetrace/loader.h"
 #include "base/errpos.h"
 
 #include <stdio.h>
@@ -16,6 +17,7 @@ const char *mt_rank_source_str(mt_rank_source_t s)
     case MT_RANK_FROM_FILENAME: return "file name";
     case MT_RANK_FROM_DEFAULT: return "default";
     case MT_RANK_FROM_NCCL: return "NCCL communicator";
+    case MT_RANK_FROM_MERGED: return "merged trace";
     default: return "none";
     }
 }
@@ -173,6 +175,13 @@ mt_status_t mt_rank_resolve(const mt_trace_t *t, const char *path, const mt_rank
     if (r >= 0) {
         *rank = r;
         *src = MT_RANK_FROM_MAP;
+        return MT_OK;
+    }
+    size_t fl;
+    int32_t part = mt_merged_part_parse(path, &fl);
+    if (part >= 0) {
+        *rank = part;
+        *src = MT_RANK_FROM_MERGED;
         return MT_OK;
     }
     if (t && t->info.rank >= 0) {

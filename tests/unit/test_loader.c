@@ -955,6 +955,74 @@ static void test_missing_file(void **state)
     assert_non_null(strstr(b, "No such file"));
 }
 
+/* One rank of a merged trace (tests/data/own: merged.json.gz was written
+ * by mergetrace from rank-0.json and rank-1.json, which hold pids 0 (the
+ * GPU) and 10 (the CPU process)): "<file>#rank1" is rank 1's events only,
+ * with the pids of rank-1.json back; a rank the file lacks is an error. */
+static void test_merged_part(void **state)
+{
+    (void)state;
+    const char *file = MT_SAMPLES_DIR "/../tests/data/own/merged.json.gz";
+    char part[1024];
+    size_t need = mt_merged_part_path(part, sizeof part, file, 1);
+    assert_true(need < sizeof part);
+    assert_string_equal(part + need - 6, "#rank1");
+    size_t fl = 0;
+    assert_int_equal(mt_merged_part_parse(part, &fl), 1);
+    assert_int_equal(fl, strlen(file));
+    assert_int_equal(mt_merged_part_parse(MT_SAMPLES_DIR "/../tests/data/own/merged.json.gz#rankx", &fl), -1);
+    assert_int_equal(mt_merged_part_parse(MT_SAMPLES_DIR "/../tests/data/own/nothere.json#rank1", &fl), -1);
+    assert_int_equal(mt_merged_part_parse(file, &fl), -1);
+
+    int32_t *ranks = NULL;
+    size_t nr = 0;
+    mt_error_t err;
+    assert_int_equal(mt_merged_ranks(file, &ranks, &nr, &err), MT_OK);
+    assert_int_equal(nr, 2);
+    assert_int_equal(ranks[0], 0);
+    assert_int_equal(ranks[1], 1);
+    free(ranks);
+
+    mt_trace_t *m = NULL, *o = NULL;
+    assert_int_equal(mt_trace_load(part, NULL, &m, &err), MT_OK);
+    assert_int_equal(mt_trace_load(MT_SAMPLES_DIR "/../tests/data/own/rank-1.json", NULL, &o, &err), MT_OK);
+    assert_int_equal(m->info.rank, 1);
+    /* every non-metadata event of rank 1, with its own pid; the merge adds
+     * process metadata (name, labels, sort index), so M events differ */
+    size_t nm = 0, no = 0;
+    for (size_t i = 0; i < m->n_events; i++)
+        if (m->events[i].ph != MT_PH_M) {
+            assert_true(m->events[i].pid == 0 || m->events[i].pid == 10);
+            nm++;
+        }
+    for (size_t i = 0; i < o->n_events; i++)
+        no += o->events[i].ph != MT_PH_M;
+    assert_int_equal(nm, no);
+    for (size_t i = 0, j = 0; i < m->n_events && j < o->n_events;) {
+        if (m->events[i].ph == MT_PH_M) {
+            i++;
+            continue;
+        }
+        if (o->events[j].ph == MT_PH_M) {
+            j++;
+            continue;
+        }
+        assert_int_equal(m->events[i].pid, o->events[j].pid);
+        assert_int_equal(m->events[i].cls, o->events[j].cls);
+        i++, j++;
+    }
+    mt_trace_free(m);
+    mt_trace_free(o);
+
+    mt_load_opts_t lo;
+    mt_load_opts_init(&lo);
+    mt_merged_part_path(part, sizeof part, file, 5);
+    assert_int_equal(mt_trace_load(part, &lo, &m, &err), MT_ERR_NOT_TRACE);
+    assert_null(m);
+    assert_non_null(strstr(err.msg, "no event of rank 5 in this merged trace (pids 24576..28671)"));
+    assert_non_null(strstr(err.path, "#rank5"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -978,6 +1046,7 @@ int main(void)
         cmocka_unit_test(test_huge_string),
         cmocka_unit_test(test_event_callback),
         cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_merged_part),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,9 @@
 
 #include "test_util.h"
 
+#include "mergetrace/buf.h"
 #include "mergetrace/critpath.h"
+#include "mergetrace/report_html.h"
 #include "mergetrace/timeline.h"
 #include "mergetrace/tljob.h"
 
@@ -38,6 +40,45 @@ static double share(const mt_cp_share_t *v, size_t n, const char *name, int32_t 
             return v[i].s;
     fail_msg("no share %s %d", name ? name : "", id);
     return 0;
+}
+
+static mt_status_t buf_write(void *ctx, const void *data, size_t len)
+{
+    return mt_buf_append(ctx, data, len);
+}
+
+static void has(const char *page, const char *want)
+{
+    if (!strstr(page, want))
+        fail_msg("report.html lacks %s", want);
+}
+
+/* report.html of ST: the "Ideal what-if" section's heat map, with the
+ * paper's per-stage S (result-ST.json: stage 3 1.2323, the others below
+ * 1) in the S_stage row and min(S_worker, S_stage) in the cells (DP rank
+ * 1's S 1.1779 < stage 3's, so its stage-3 cell shows 1.1779). */
+static void st_html(const mt_critpath_t *c)
+{
+    mt_report_t r = {.version = "0.1.0", .world_size = 8, .critpath = c};
+    mt_buf_t b = {0};
+    assert_int_equal(mt_report_html(&r, NULL, buf_write, &b), MT_OK);
+    assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
+    const char *p = (const char *)b.data;
+    has(p, "<a href=\"#whatif\">What-if</a>");
+    has(p, "<section id=\"whatif\"><h2>Ideal what-if</h2>");
+    has(p, "<table class=\"whatif-heat\">");
+    has(p, "<th class=\"n\">stage 3</th>");
+    has(p, "title=\"stage 3: 1.2323\">1.2323</td>");
+    has(p, "title=\"stage 0: 0.9980\">0.9980</td>");
+    has(p, "title=\"stage 2: 0.9825\">0.9825</td>");
+    has(p, "title=\"worker 1: 1.1779\">1.1779</td>");
+    has(p, "title=\"worker 1, stage 3: 1.1779\">1.1779</td>");
+    has(p, "title=\"worker 0, stage 1: 0.9831\">0.9831</td>");
+    has(p, "<strong>stage 3</strong>");
+    has(p, "M<sub>S</sub> = 1.2194");
+    /* the largest S is orange at full strength, 1 would be white */
+    has(p, "style=\"background:#D55E00;color:#fff;min-width:4.5em\" title=\"stage 3: 1.2323\"");
+    mt_buf_free(&b);
 }
 
 static void test_st(void **state)
@@ -118,6 +159,7 @@ static void test_st(void **state)
     /* the means behind them: tori, tideal (ms-ST.json, seconds) */
     near_rel((double)I->nodelay_ns / 1e9, 2.172696813310722, 0.001, "no-delay mean step (tori)");
     near_rel((double)I->ideal_ns / 1e9, 1.843295824372035, 0.001, "ideal mean step (tideal)");
+    st_html(c);
     mt_critpath_free(c);
     mt_tl_job_free(j);
     mt_timeline_free(tl);

@@ -1,0 +1,109 @@
+/* mergetrace's own merged trace read back (loader.h): the "<file>#rank<R>"
+ * names of its ranks and the list of ranks it holds. The loader keeps only
+ * the named rank's pids (src/trace/loader.c, parser_t.part_rank). */
+#define _POSIX_C_SOURCE 200809L
+#include "mergetrace/loader.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "mergetrace/buf.h"
+
+size_t mt_merged_part_path(char *dst, size_t cap, const char *path, int32_t rank)
+{
+    int n = snprintf(dst, cap, "%s#rank%d", path, (int)rank);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+int32_t mt_merged_part_parse(const char *path, size_t *file_len)
+{
+    const char *h = path ? strrchr(path, '#') : NULL;
+    if (!h || strncmp(h, "#rank", 5) != 0 || !h[5])
+        return -1;
+    int64_t r = 0;
+    for (const char *q = h + 5; *q; q++) {
+        if (*q < '0' || *q > '9' || r > 100000000)
+            return -1;
+        r = r * 10 + (*q - '0');
+    }
+    struct stat sb;
+    if (r > INT32_MAX || stat(path, &sb) == 0) /* a file of that very name is read as it is */
+        return -1;
+    size_t n = (size_t)(h - path);
+    char *file = malloc(n + 1);
+    if (!file)
+        return -1;
+    memcpy(file, path, n);
+    file[n] = '\0';
+    bool ok = stat(file, &sb) == 0 && S_ISREG(sb.st_mode);
+    free(file);
+    if (!ok)
+        return -1;
+    *file_len = n;
+    return (int32_t)r;
+}
+
+typedef struct rank_scan {
+    int32_t *v;
+    size_t n, cap;
+    int32_t last;
+    mt_status_t st;
+} rank_scan_t;
+
+static mt_status_t scan_event(void *ctx, const mt_trace_t *t, const mt_event_t *ev, const mt_raw_event_t *raw,
+                              mt_error_t *err)
+{
+    (void)t;
+    rank_scan_t *s = ctx;
+    if (ev->ph == MT_PH_M || !raw->pid_len || (ev->flags & MT_EV_PID_STR) || ev->pid < MT_MERGE_PIDS_PER_RANK ||
+        ev->pid / MT_MERGE_PIDS_PER_RANK - 1 > INT32_MAX)
+        return MT_OK;
+    int32_t r = (int32_t)(ev->pid / MT_MERGE_PIDS_PER_RANK - 1);
+    if (s->n && r == s->last) /* a rank's events come together: one entry per run */
+        return MT_OK;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i] == r)
+            return mt_error_set(err, MT_ERR_FORMAT,
+                                "rank %d's events are not together (as mergetrace writes a merged trace, and as "
+                                "reading one rank of it needs)",
+                                (int)r);
+    if (MT_GROW(s->v, s->cap, s->n + 1, 64))
+        return MT_ERR_NOMEM;
+    s->v[s->n++] = s->last = r;
+    return MT_OK;
+}
+
+static int i32_cmp(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+mt_status_t mt_merged_ranks(const char *path, int32_t **ranks, size_t *n, mt_error_t *err)
+{
+    *ranks = NULL;
+    *n = 0;
+    rank_scan_t s = {0};
+    mt_load_opts_t lo;
+    mt_load_opts_init(&lo);
+    lo.no_store = true;
+    lo.no_classify = true;
+    lo.no_link = true;
+    lo.skim_args = true; /* only the pids are needed */
+    lo.on_event = scan_event;
+    lo.on_event_ctx = &s;
+    mt_trace_t *t = NULL;
+    mt_status_t st = mt_trace_load(path, &lo, &t, err);
+    mt_trace_free(t);
+    if (st != MT_OK) {
+        free(s.v);
+        return st;
+    }
+    if (s.n)
+        qsort(s.v, s.n, sizeof *s.v, i32_cmp);
+    *ranks = s.v;
+    *n = s.n;
+    return MT_OK;
+}
