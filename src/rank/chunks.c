@@ -4,6 +4,7 @@
  * include/mergetrace/pipeline.h for the definitions). Also the markers
  * themselves: compiled regexes with the ranks they apply to. */
 #include "rank/passes.h"
+#include "trace/stepname.h"
 
 #include <regex.h>
 #include <stdio.h>
@@ -115,16 +116,6 @@ static int marker_has_rank(const marker_t *mk, int32_t rank)
             hi = m;
     }
     return 0;
-}
-
-static int is_step_name(const char *s, size_t len)
-{
-    if (len <= 13 || len > 13 + 18 || memcmp(s, "ProfilerStep#", 13) != 0)
-        return 0;
-    for (size_t k = 13; k < len; k++)
-        if ((unsigned)(s[k] - '0') > 9)
-            return 0;
-    return 1;
 }
 
 /* The number after the last '#' when only 1..18 digits follow it, else -1. */
@@ -363,7 +354,7 @@ mt_status_t mt_an_chunks(const mt_an_input_t *in, mt_rank_analysis_t *a)
                 if (!s)
                     s = mt_strtab_get(t->strings, e->name, &len);
                 if (mk->is_step) {
-                    yes = is_step_name(s, len);
+                    yes = mt_step_name_num(s, len) >= 0;
                 } else {
                     if (len + 1 > nbuf_cap) {
                         char *b = realloc(nbuf, len + 1);

@@ -6,6 +6,7 @@
  * cost is O(n log n) plus, per name, sorting the activities its ranges hold
  * (each once per name). */
 #include "rank/passes.h"
+#include "trace/stepname.h"
 #include "base/bigmem.h"
 
 #include <stdlib.h>
@@ -106,16 +107,6 @@ static int group_cmp(const void *pa, const void *pb)
     if (c)
         return c;
     return (a->nm_len > b->nm_len) - (a->nm_len < b->nm_len);
-}
-
-static int is_step_name(const char *s, size_t len)
-{
-    if (len <= 13 || memcmp(s, "ProfilerStep#", 13) != 0)
-        return 0;
-    for (size_t k = 13; k < len; k++)
-        if ((unsigned)(s[k] - '0') > 9)
-            return 0;
-    return 1;
 }
 
 /* Min of gs and max of ge over any index range of the launches: a
@@ -346,7 +337,7 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
         if (gi == UINT32_MAX) {
             size_t len;
             const char *nm = mt_strtab_get(t->strings, e->name, &len);
-            if (is_step_name(nm, len)) {
+            if (mt_step_name_num(nm, len) >= 0) {
                 if (step_group == UINT32_MAX) {
                     step_group = (uint32_t)ng;
                     g[ng++] = (group_t){.name = UINT32_MAX, .nm = k_step, .nm_len = sizeof k_step - 1};

@@ -6,6 +6,7 @@
 #include "rank/passes.h"
 #include "base/bigmem.h"
 #include "mergetrace/summary.h"
+#include "trace/stepname.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -211,7 +212,7 @@ static mt_status_t annotate(const mt_an_input_t *in, mt_rank_analysis_t *a)
             /* the steps are the graph's unit already, and an nccl:*
              * range is the profiler's own wrapper of one collective, whose
              * kernel names it already: the phase around it says more */
-            if (mt_an_is_step_name(nm, len) || (len >= 5 && !memcmp(nm, "nccl:", 5))) {
+            if (mt_step_name_num(nm, len) >= 0 || (len >= 5 && !memcmp(nm, "nccl:", 5))) {
                 id[e->name] = UINT32_MAX;
             } else {
                 mt_an_str_t s;

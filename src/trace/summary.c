@@ -1,6 +1,7 @@
 /* Per-trace summary numbers (counts, time range, link coverage). */
 #include "mergetrace/summary.h"
 #include "mergetrace/buf.h"
+#include "trace/stepname.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +15,8 @@ mt_status_t mt_trace_steps(const mt_trace_t *t, int32_t rank, mt_step_t **steps,
             continue;
         size_t len;
         const char *nm = mt_strtab_get(t->strings, e->name, &len);
-        if (len <= 13 || len > 13 + 18 || memcmp(nm, "ProfilerStep#", 13) != 0)
-            continue;
-        int64_t v = 0;
-        size_t k = 13;
-        for (; k < len && (unsigned)(nm[k] - '0') <= 9; k++)
-            v = v * 10 + (nm[k] - '0');
-        if (k != len)
+        int64_t v = mt_step_name_num(nm, len);
+        if (v < 0)
             continue;
         if (MT_GROW(*steps, *cap, *n + 1, 64)) {
             *n = first;
