@@ -355,6 +355,10 @@ typedef struct walk {
     mt_cp_step_t *s;
     int64_t t0, cur;
     int64_t *node_ns;     /* per node: time on the paths of the used steps */
+    /* recording (cp_path_of): segments appended instead of summed */
+    cp_pseg_t *rec;
+    size_t n_rec, cap_rec;
+    bool recording, rec_fail;
 } walk_t;
 
 static void seg(walk_t *w, int rank_i, int kind, int64_t a, int32_t node)
@@ -364,9 +368,24 @@ static void seg(walk_t *w, int rank_i, int kind, int64_t a, int32_t node)
     if (a < w->t0)
         a = w->t0;
     int64_t d = w->cur - a;
+    int64_t b = w->cur;
     w->cur = a;
     if (d <= 0)
         return;
+    if (w->recording) {
+        if (w->n_rec == w->cap_rec) {
+            size_t cap = w->cap_rec ? 2 * w->cap_rec : 64;
+            cp_pseg_t *p = realloc(w->rec, cap * sizeof *p);
+            if (!p) {
+                w->rec_fail = true;
+                return;
+            }
+            w->rec = p;
+            w->cap_rec = cap;
+        }
+        w->rec[w->n_rec++] = (cp_pseg_t){a, b, rank_i, node, kind};
+        return;
+    }
     w->s->kind_ns[kind] += d;
     int32_t r = w->g->ranks[rank_i].rank;
     for (uint32_t k = w->s->first; k < w->s->first + w->s->n; k++)
@@ -459,6 +478,46 @@ static void walk_path(walk_t *w, int32_t rank_i, int64_t host_t, int32_t node_en
         seg(w, rank_i, MT_CP_IDLE, w->t0, -1);
 }
 
+/* Walk the critical path of job step j from the rank step that ends it;
+ * false when that rank step is not found. */
+static bool walk_step(walk_t *w, size_t j)
+{
+    const cp_graph_t *g = w->g;
+    const mt_critpath_t *c = w->c;
+    const mt_cp_step_t *s = &c->steps[j];
+    const cp_rs_t *x = NULL;
+    for (uint32_t k = s->first; k < s->first + s->n; k++)
+        if (c->rank_steps[k].rank == s->end_rank)
+            x = &g->rs[g->js[k]];
+    if (!x)
+        return false;
+    if (x->last >= 0 && g->nodes[x->last].e >= x->cpu_end)
+        walk_path(w, x->rank_i, 0, x->last);
+    else
+        walk_path(w, x->rank_i, x->cpu_end, -1);
+    return true;
+}
+
+int cp_path_of(const cp_graph_t *g, mt_critpath_t *c, size_t j, cp_pseg_t **out, size_t *n)
+{
+    mt_cp_step_t *s = &c->steps[j];
+    walk_t wk = {.g = g, .c = c, .s = s, .t0 = s->start_ns, .cur = s->end_ns, .recording = true};
+    walk_step(&wk, j);
+    if (wk.rec_fail) {
+        free(wk.rec);
+        return -1;
+    }
+    /* the walk goes backward */
+    for (size_t a = 0, b = wk.n_rec; a + 1 < b; a++, b--) {
+        cp_pseg_t t = wk.rec[a];
+        wk.rec[a] = wk.rec[b - 1];
+        wk.rec[b - 1] = t;
+    }
+    *out = wk.rec;
+    *n = wk.n_rec;
+    return 0;
+}
+
 /* ---- helpers ---- */
 
 static int i64_cmp(const void *pa, const void *pb)
@@ -500,7 +559,7 @@ static int name_ns_cmp(const void *pa, const void *pb)
     return strcmp(a->name, b->name);
 }
 
-static char *dupn(const char *s, size_t n)
+char *cp_dupn(const char *s, size_t n)
 {
     char *d = malloc(n + 1);
     if (d) {
@@ -762,7 +821,7 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
     size_t nt = 0;
     for (size_t i = 0; i < ncs; i++) {
         top[nt] = (mt_cp_name_t){.rank = g->ranks[cs[i].rank_i].rank, .kind = cs[i].kind, .ns = cs[i].ns};
-        if (!(top[nt].name = dupn(cs[i].name, cs[i].len))) {
+        if (!(top[nt].name = cp_dupn(cs[i].name, cs[i].len))) {
             for (size_t k = 0; k < nt; k++)
                 free(top[k].name);
             free(top);
@@ -939,17 +998,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     for (size_t j = 0; j < c->n_steps; j++) {
         mt_cp_step_t *s = &c->steps[j];
         walk_t wk = {.g = &g, .c = c, .s = s, .t0 = s->start_ns, .cur = s->end_ns, .node_ns = node_ns};
-        /* the rank step that ends the job step */
-        const cp_rs_t *x = NULL;
-        for (uint32_t k = s->first; k < s->first + s->n; k++)
-            if (c->rank_steps[k].rank == s->end_rank)
-                x = &g.rs[g.js[k]];
-        if (!x)
+        if (!walk_step(&wk, j))
             continue;
-        if (x->last >= 0 && g.nodes[x->last].e >= x->cpu_end)
-            walk_path(&wk, x->rank_i, 0, x->last);
-        else
-            walk_path(&wk, x->rank_i, x->cpu_end, -1);
         if (!s->used)
             continue;
         for (int k = 0; k < MT_CP_KIND_COUNT_; k++)
@@ -1027,7 +1077,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             const cp_node_t *n = &g.nodes[nh[a].node];
             mt_cp_name_t *t = &c->top[c->n_top];
             *t = (mt_cp_name_t){.rank = -1, .kind = (uint32_t)node_kind(n), .ns = sum};
-            if (!(t->name = dupn(n->name, n->name_len)))
+            if (!(t->name = cp_dupn(n->name, n->name_len)))
                 goto out;
             c->n_top++;
             a = b;
@@ -1138,6 +1188,9 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         }
         free(b_end);
     }
+    /* ---- the strips of report.html ---- */
+    if ((st = cp_strips_build(&g, c)) != MT_OK)
+        goto out;
     /* ---- root causes ---- */
     if ((st = root_causes(&g, c)) != MT_OK)
         goto out;

@@ -56,9 +56,7 @@ static void shares(mt_out_t *o, const char *key, const char *idk, const mt_cp_sh
     mt_out_puts(o, "]");
 }
 
-/* A name for a line of terminal text: at most w characters, "…" where cut
- * (report.json keeps it whole), no padding. */
-static void name_cut(char *b, size_t cap, const char *s, int w)
+void mt_report_name_cut(char *b, size_t cap, const char *s, int w)
 {
     size_t n = mt_fmt_cell(b, cap, s, strlen(s), w);
     while (n && b[n - 1] == ' ')
@@ -285,7 +283,7 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
         mt_out_puts(&o, "\n  S by type:");
         for (size_t k = 0; k < I->n_type && k < 3; k++) {
             char cut[160];
-            name_cut(cut, sizeof cut, I->by_type[k].name, 32);
+            mt_report_name_cut(cut, sizeof cut, I->by_type[k].name, 32);
             mt_out_printf(&o, " %s %.3f%s", cut, I->by_type[k].s, k + 1 < I->n_type && k < 2 ? "," : "");
         }
         if (I->n_stage) {
@@ -307,7 +305,7 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
         mt_fmt_time(b, sizeof b, c->wait_ns);
         const char *nm = c->causes[0].name[0] ? c->causes[0].name : "host gaps and idle time";
         char cut[200];
-        name_cut(cut, sizeof cut, nm, 48);
+        mt_report_name_cut(cut, sizeof cut, nm, 48);
         mt_out_printf(&o, "waiting caused by: rank %d %s %s of %s waited (%.0f %%; %.0f %% attributed)\n",
                       c->causes[0].rank, cut, a, b, 100.0 * (double)c->causes[0].ns / (double)c->wait_ns,
                       100.0 * (double)c->attributed_ns / (double)c->wait_ns);
