@@ -253,7 +253,13 @@ typedef struct mt_cp_share {
  *                the share of the slowdown the last stage explains.
  *  M_W           the same for the worker on the stage with the largest
  *                min(S_worker, S_stage) (ties: the lowest rank).
- *  heat          per (worker, stage): min(S_worker, S_stage). */
+ *  heat          per (worker, stage): min(S_worker, S_stage).
+ *  bound         with more than MT_CP_IDEAL_WORKERS workers, S per worker
+ *                (and heat, M_W) only for that many: those whose measured
+ *                durations exceed the ideal ones the most, summed over the
+ *                used steps (lowest id on ties), so that the what-if costs
+ *                a bounded number of replays, not one per worker. */
+#define MT_CP_IDEAL_WORKERS 16
 typedef struct mt_cp_ideal {
     bool run;
     uint64_t steps;            /* steps in the means */
@@ -261,6 +267,7 @@ typedef struct mt_cp_ideal {
     double s;
     mt_cp_share_t *by_type, *by_worker, *by_stage; /* by_type: largest S first; the others by id */
     size_t n_type, n_worker, n_stage;
+    size_t n_worker_all;       /* workers in the job; by_worker holds at most MT_CP_IDEAL_WORKERS of them */
     double *heat;              /* n_worker x n_stage, row = worker (by_worker order) */
     int32_t blamed_stage;      /* the stage with the largest S; -1 none */
     bool has_ms, has_mw;

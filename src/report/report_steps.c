@@ -73,6 +73,8 @@ static void ideal_json(mt_out_t *o, const mt_cp_ideal_t *I)
     mt_out_printf(o, ", \"s\": %.4f", I->s);
     shares(o, "by_type", NULL, I->by_type, I->n_type);
     shares(o, "by_worker", "worker", I->by_worker, I->n_worker);
+    if (I->n_worker_all > I->n_worker) /* cut to MT_CP_IDEAL_WORKERS (critpath.h "bound") */
+        mt_out_printf(o, ", \"workers\": %zu", I->n_worker_all);
     shares(o, "by_stage", "stage", I->by_stage, I->n_stage);
     if (I->blamed_stage >= 0)
         mt_out_printf(o, ", \"blamed_stage\": %d", I->blamed_stage);

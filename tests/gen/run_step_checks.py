@@ -34,6 +34,9 @@ at rank 29) and of the pipeline, parsed with html.parser:
     within 0.5 % of the truth's p50, every number equal to report.json's
     what_if; "pattern" not run with its reason; the pipeline's stage 1 row
     within 3 % of the faster pipeline's truth period.
+The ideal what-if of the straggler jobs: by_worker holds all 4 workers, or
+16 of 32 ("workers": 32), the straggler among them with the largest S, and
+M_W names it.
 Standard library only. Exit 0 pass, 1 fail, 77 skip."""
 
 import argparse
@@ -287,6 +290,22 @@ def main():
                   "%.3f us (%.3f %%)" % (proj, pw["period_p50_us"], want, 100 * (proj - want) / want))
             if abs(proj - want) > 0.03 * want:
                 errors.append("pp-4stage: stage what-if %.3f vs the faster pipeline's period %.3f" % (proj, want))
+    # the ideal what-if replays at most 16 workers (critpath.h MT_CP_IDEAL_WORKERS): the generator's
+    # straggler among them, with the largest S, and M_W's rank
+    for name, sr in STRAGGLER.items():
+        I = rep.get(name, {}).get("ideal")
+        if not I:
+            errors.append("%s: no ideal what-if" % name)
+            continue
+        n = json.load(open(os.path.join(a.out, name, "truth.json")))["world_size"]
+        ws = [w["worker"] for w in I["by_worker"]]
+        top = max(I["by_worker"], key=lambda w: w["s"])["worker"] if ws else None
+        print("%s: ideal what-if by_worker %d of %s workers, largest S worker %s, M_W rank %s"
+              % (name, len(ws), I.get("workers", len(ws)), top, I.get("m_w", {}).get("rank")))
+        if len(ws) != min(n, 16) or (n > 16) != ("workers" in I) or I.get("workers", n) != n or top != sr or \
+                I.get("m_w", {}).get("rank") != sr:
+            errors.append("%s: ideal by_worker %s, workers %s, m_w %s; straggler %d of %d ranks"
+                          % (name, ws, I.get("workers"), I.get("m_w"), sr, n))
     for name in HTML_JOBS:
         if name not in rep:
             continue
