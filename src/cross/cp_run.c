@@ -43,11 +43,9 @@ static int rp_alloc(const cp_graph_t *g, rp_t *r)
     return r->s && r->e && r->sdone && r->sd && r->ims && r->idone && r->jend ? 0 : -1;
 }
 
-/* The host shift of rank R at aligned time t in job step job: the shift
- * of the latest sync ending at or before t when it belongs to the same
- * step (each step is replayed from its measured start: shifts do not carry
- * over from one step to the next). */
-static int64_t delta(const cp_graph_t *g, const rp_t *r, const cp_rank_t *R, int64_t t, int32_t job)
+/* The latest sync of rank R ending at or before aligned time t: its
+ * index in g->syncs, or -1. */
+static long sync_before(const cp_graph_t *g, const cp_rank_t *R, int64_t t)
 {
     size_t lo = 0, hi = R->n_syncs;
     while (lo < hi) {
@@ -57,7 +55,21 @@ static int64_t delta(const cp_graph_t *g, const rp_t *r, const cp_rank_t *R, int
         else
             hi = mid;
     }
-    return lo && (r->carry || g->syncs[R->sync0 + lo - 1].job == job) ? r->sd[R->sync0 + lo - 1] : 0;
+    return lo ? (long)(R->sync0 + lo - 1) : -1;
+}
+
+/* The host shift of sync q (-1: none) as seen from job step job: its
+ * shift when it belongs to the same step (each step is replayed from its
+ * measured start: shifts do not carry over from one step to the next). */
+static int64_t shift_of(const cp_graph_t *g, const rp_t *r, long q, int32_t job)
+{
+    return q >= 0 && (r->carry || g->syncs[q].job == job) ? r->sd[q] : 0;
+}
+
+/* The host shift of rank R at aligned time t in job step job. */
+static int64_t delta(const cp_graph_t *g, const rp_t *r, const cp_rank_t *R, int64_t t, int32_t job)
+{
+    return shift_of(g, r, sync_before(g, R, t), job);
 }
 
 /* The replayed end of node p as seen from job step job: a node of
@@ -90,7 +102,9 @@ static void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
             best = v;
     }
     if (n->L != INT64_MIN && !sc->drop_launch) {
-        int64_t v = n->L + delta(g, r, R, n->L, n->job) + R->lat;
+        /* lsync: the search done once per graph, not once per replay (a
+         * run makes 20-odd replays) */
+        int64_t v = n->L + shift_of(g, r, n->lsync, n->job) + R->lat;
         if (v > best)
             best = v;
     }
@@ -866,6 +880,10 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     nh_t *nh = NULL;
     if (!c || rp_alloc(&g, &r) || build_order(&g))
         goto out;
+    for (size_t i = 0; i < g.n_nodes; i++) {
+        cp_node_t *n = &g.nodes[i];
+        n->lsync = n->L != INT64_MIN ? (int32_t)sync_before(&g, &g.ranks[n->rank_i], n->L) : -1;
+    }
     c->warmup = rq->warmup;
     /* ---- job steps ---- */
     g.js = malloc(g.n_rs * sizeof *g.js);

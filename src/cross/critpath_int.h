@@ -29,6 +29,7 @@ typedef struct cp_node {
     int32_t inst;         /* instance (cp_graph_t.inst), -1 */
     int32_t rstep;        /* rank step (cp_graph_t.rs), -1 */
     int32_t job;          /* job step (cp_run.c), -1 */
+    int32_t lsync;        /* the rank's latest sync ending at or before L, -1 (cp_run.c) */
     uint8_t cls;          /* mt_an_class_t */
     uint8_t bind;         /* CP_B_* */
 } cp_node_t;
