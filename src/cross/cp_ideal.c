@@ -26,7 +26,11 @@ typedef struct ctx {
     int64_t *times;
     int64_t *dur;        /* the scenario's durations */
     const int64_t *actual, *ideal;
+    const uint16_t *lab; /* per node: its index in the type labels, LAB_NONE */
 } ctx_t;
+
+#define LAB_CAP 257 /* a Kineto graph has 3 classes; a timeline a dozen types */
+#define LAB_NONE UINT16_MAX
 
 /* Mean step time of the used steps under durations x->dur (nodelay); *n
  * gets their count. Steps refused for other projections count too: S is the
@@ -84,7 +88,10 @@ static int i64_cmp(const void *pa, const void *pb)
 static void label_of(const cp_graph_t *g, const cp_node_t *n, char *buf, size_t cap)
 {
     if (!g->explicit_deps) {
-        snprintf(buf, cap, "%s", mt_an_class_str((mt_an_class_t)n->cls));
+        const char *s = mt_an_class_str((mt_an_class_t)n->cls);
+        size_t len = strlen(s) < cap - 1 ? strlen(s) : cap - 1;
+        memcpy(buf, s, len);
+        buf[len] = '\0';
         return;
     }
     size_t len = n->name_len < cap - 1 ? n->name_len : cap - 1;
@@ -99,11 +106,11 @@ static void label_of(const cp_graph_t *g, const cp_node_t *n, char *buf, size_t 
 }
 
 
+/* The label is found once per node (cp_ideal_run), not once per node and
+ * type: that made the by-type replays cost more than the replays. */
 static int pick_label(const ctx_t *x, size_t i, const void *arg)
 {
-    char buf[64];
-    label_of(x->g, &x->g->nodes[i], buf, sizeof buf);
-    return strcmp(buf, (const char *)arg) == 0;
+    return x->lab[i] == *(const uint16_t *)arg;
 }
 
 static const coord_t *node_coord(const ctx_t *x, size_t i)
@@ -168,6 +175,7 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
     coord_t *co = malloc((NR ? NR : 1) * sizeof *co);
     int32_t *ws = malloc((NR ? NR : 1) * sizeof *ws), *ss = malloc((NR ? NR : 1) * sizeof *ss);
     char (*labels)[64] = NULL;
+    uint16_t *lab = NULL;
     if (!job_start || !times || !dur || !actual || !ideal || !vals || !keys || !co || !ws || !ss)
         goto out;
     for (size_t j = 0; j < c->n_steps; j++)
@@ -212,7 +220,7 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
         a = b;
     }
     /* every node of the same name outside the used steps too */
-    ctx_t x = {co, g, r, c, job_start, times, dur, actual, ideal};
+    ctx_t x = {co, g, r, c, job_start, times, dur, actual, ideal, NULL};
     memcpy(dur, actual, N * sizeof *dur);
     double t_nd = mean_time(&x, &I->steps);
     memcpy(dur, ideal, N * sizeof *dur);
@@ -226,9 +234,11 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
     I->ideal_ns = (int64_t)(t_id + 0.5);
     I->s = t_nd / t_id;
     /* by type */
-    labels = malloc((N ? N : 1) * sizeof *labels);
-    if (!labels)
+    labels = malloc(LAB_CAP * sizeof *labels);
+    lab = malloc((N ? N : 1) * sizeof *lab);
+    if (!labels || !lab)
         goto out;
+    x.lab = lab;
     size_t nl = 0;
     for (size_t i = 0; i < N; i++) {
         char buf[64];
@@ -236,10 +246,9 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
         size_t k = 0;
         while (k < nl && strcmp(labels[k], buf))
             k++;
-        if (k == nl)
+        if (k == nl && nl < LAB_CAP)
             memcpy(labels[nl++], buf, sizeof buf);
-        if (nl > 256)
-            break; /* a Kineto graph has 3 classes; a timeline a dozen types */
+        lab[i] = k < nl ? (uint16_t)k : LAB_NONE;
     }
     I->by_type = calloc(nl ? nl : 1, sizeof *I->by_type);
     if (!I->by_type)
@@ -248,7 +257,8 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
         mt_cp_share_t *s = &I->by_type[I->n_type++];
         snprintf(s->name, sizeof s->name, "%s", labels[k]);
         s->id = -1;
-        s->s = mean_with(&x, pick_label, labels[k], 0) / t_id;
+        uint16_t id = (uint16_t)k;
+        s->s = mean_with(&x, pick_label, &id, 0) / t_id;
     }
     qsort(I->by_type, I->n_type, sizeof *I->by_type, share_cmp);
     /* by worker and by stage */
@@ -372,5 +382,6 @@ out:
     free(ws);
     free(ss);
     free(labels);
+    free(lab);
     return st;
 }
