@@ -6,6 +6,7 @@
  * What-if Analysis" (OSDI 2025); what differs from its artifact:
  * docs/whatif.md. */
 #include "base/hash.h"
+#include "base/sort.h"
 #include "base/stats.h"
 #include "cross/critpath_int.h"
 
@@ -61,20 +62,6 @@ static double mean_with(ctx_t *x, int (*pick)(const ctx_t *, size_t, const void 
         x->dur[i] = (invert ? !p : p) ? x->actual[i] : x->ideal[i];
     }
     return mean_time(x, NULL);
-}
-
-typedef struct nk {
-    uint64_t h;
-    uint32_t node;
-    uint32_t pad_;
-} nk_t;
-
-static int nk_cmp(const void *pa, const void *pb)
-{
-    const nk_t *a = pa, *b = pb;
-    if (a->h != b->h)
-        return a->h < b->h ? -1 : 1;
-    return (a->node > b->node) - (a->node < b->node);
 }
 
 static int i64_cmp(const void *pa, const void *pb)
@@ -171,12 +158,13 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
     int64_t *actual = malloc((N ? N : 1) * sizeof *actual);
     int64_t *ideal = malloc((N ? N : 1) * sizeof *ideal);
     int64_t *vals = malloc((N ? N : 1) * sizeof *vals);
-    nk_t *keys = malloc((N ? N : 1) * sizeof *keys);
+    uint64_t *hk = malloc((N ? N : 1) * sizeof *hk); /* name hashes of the used steps' nodes */
+    uint32_t *kn = malloc((N ? N : 1) * sizeof *kn); /* ... and the nodes */
     coord_t *co = malloc((NR ? NR : 1) * sizeof *co);
     int32_t *ws = malloc((NR ? NR : 1) * sizeof *ws), *ss = malloc((NR ? NR : 1) * sizeof *ss);
     char (*labels)[64] = NULL;
     uint16_t *lab = NULL;
-    if (!job_start || !times || !dur || !actual || !ideal || !vals || !keys || !co || !ws || !ss)
+    if (!job_start || !times || !dur || !actual || !ideal || !vals || !hk || !kn || !co || !ws || !ss)
         goto out;
     for (size_t j = 0; j < c->n_steps; j++)
         job_start[j] = c->steps[j].start_ns;
@@ -192,31 +180,36 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
         const cp_node_t *n = &g->nodes[i];
         actual[i] = n->inst >= 0 ? (n->T > 0 ? n->T : 0) : n->e - n->s;
         ideal[i] = actual[i];
-        if (n->job >= 0 && c->steps[n->job].used)
-            keys[nk++] = (nk_t){mt_hash64(n->name, n->name_len, 0x9e3779b97f4a7c15ull), (uint32_t)i, 0};
+        if (n->job >= 0 && c->steps[n->job].used) {
+            hk[nk] = mt_hash64(n->name, n->name_len, 0x9e3779b97f4a7c15ull);
+            kn[nk++] = (uint32_t)i;
+        }
     }
-    qsort(keys, nk, sizeof *keys, nk_cmp);
+    /* by (hash, node): the radix sort is stable and the nodes come in order
+     * (qsort with a comparator cost 10 % of the what-if on 256 ranks) */
+    if (mt_sort_u64(hk, kn, nk) != MT_OK)
+        goto out;
     for (size_t a = 0; a < nk;) {
         size_t b = a;
-        while (b < nk && keys[b].h == keys[a].h)
+        while (b < nk && hk[b] == hk[a])
             b++;
-        const cp_node_t *n0 = &g->nodes[keys[a].node];
+        const cp_node_t *n0 = &g->nodes[kn[a]];
         int64_t typical;
         if (n0->cls == MT_AN_COMM) {
             /* the median transfer (the mean of the two middle values) */
             for (size_t k = a; k < b; k++)
-                vals[k - a] = actual[keys[k].node];
+                vals[k - a] = actual[kn[k]];
             qsort(vals, b - a, sizeof *vals, i64_cmp);
             size_t m = b - a;
             typical = m % 2 ? vals[m / 2] : (vals[m / 2 - 1] + vals[m / 2]) / 2;
         } else {
             double sum = 0;
             for (size_t k = a; k < b; k++)
-                sum += (double)actual[keys[k].node];
+                sum += (double)actual[kn[k]];
             typical = (int64_t)(sum / (double)(b - a) + 0.5);
         }
         for (size_t k = a; k < b; k++)
-            ideal[keys[k].node] = typical;
+            ideal[kn[k]] = typical;
         a = b;
     }
     /* every node of the same name outside the used steps too */
@@ -377,7 +370,8 @@ out:
     free(actual);
     free(ideal);
     free(vals);
-    free(keys);
+    free(hk);
+    free(kn);
     free(co);
     free(ws);
     free(ss);
