@@ -174,14 +174,28 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
             if (rq->coords[q].rank == g->ranks[k].rank)
                 co[k] = (coord_t){rq->coords[q].worker, rq->coords[q].stage, g->ranks[k].rank};
     }
-    /* measured values and the typical value of each name */
+    /* measured values and the typical value of each name; the names of a
+     * rank point into its string pool, so a direct-mapped memo of pointer
+     * -> hash spares hashing the same long kernel name again and again */
+    struct {
+        const char *p;
+        uint32_t len;
+        uint64_t h;
+    } memo[1024];
+    memset(memo, 0, sizeof memo);
     size_t nk = 0;
     for (size_t i = 0; i < N; i++) {
         const cp_node_t *n = &g->nodes[i];
         actual[i] = n->inst >= 0 ? (n->T > 0 ? n->T : 0) : n->e - n->s;
         ideal[i] = actual[i];
         if (n->job >= 0 && c->steps[n->job].used) {
-            hk[nk] = mt_hash64(n->name, n->name_len, 0x9e3779b97f4a7c15ull);
+            size_t slot = ((uintptr_t)n->name >> 3) & 1023;
+            if (memo[slot].p != n->name || memo[slot].len != n->name_len) {
+                memo[slot].p = n->name;
+                memo[slot].len = n->name_len;
+                memo[slot].h = mt_hash64(n->name, n->name_len, 0x9e3779b97f4a7c15ull);
+            }
+            hk[nk] = memo[slot].h;
             kn[nk++] = (uint32_t)i;
         }
     }
