@@ -823,9 +823,7 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
                 att += rest;
             }
             c->attributed_ns += att;
-            for (size_t r = 0; r < c->n_ranks; r++)
-                if (c->ranks[r].rank == Q->rank)
-                    c->ranks[r].caused_ns += att;
+            c->ranks[qn->rank_i].caused_ns += att; /* c->ranks is g->ranks' order */
         }
     }
     /* the top causes */
@@ -974,12 +972,11 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             mt_cp_rank_step_t *y = &c->rank_steps[k];
             y->near_critical = y->end_ns >= s->end_ns - slack;
             near += (uint32_t)y->near_critical;
-            if (s->used)
-                for (size_t i = 0; i < c->n_ranks; i++)
-                    if (c->ranks[i].rank == y->rank) {
-                        c->ranks[i].near_critical += (uint32_t)y->near_critical;
-                        c->ranks[i].end_rank += y->rank == s->end_rank;
-                    }
+            if (s->used) { /* c->ranks is g.ranks' order: no search (it made this O(steps x ranks^2)) */
+                mt_cp_rank_t *cr = &c->ranks[g.rs[g.js[k]].rank_i];
+                cr->near_critical += (uint32_t)y->near_critical;
+                cr->end_rank += y->rank == s->end_rank;
+            }
         }
         s->undecided = near > 1;
     }
@@ -1024,9 +1021,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             c->kind_ns[k] += s->kind_ns[k];
         c->path_ns += s->time_ns;
         for (uint32_t k = s->first; k < s->first + s->n; k++)
-            for (size_t i = 0; i < c->n_ranks; i++)
-                if (c->ranks[i].rank == c->rank_steps[k].rank)
-                    c->ranks[i].path_ns += c->rank_steps[k].path_ns;
+            c->ranks[g.rs[g.js[k]].rank_i].path_ns += c->rank_steps[k].path_ns;
     }
     /* ---- statistics of the used steps ---- */
     size_t nu = 0;
