@@ -29,7 +29,7 @@ static void seg_title(mt_out_t *o, const char *who, const mt_cp_seg_t *s)
 {
     char t[32], nt[32], cut[4 * TITLE_CHARS + 8];
     mt_fmt_time(t, sizeof t, s->b - s->a);
-    mt_out_printf(o, "<title>%s rank %d %s %s", who, s->rank, mt_cp_kind_str((mt_cp_kind_t)s->kind), t);
+    mt_out_printf(o, "<title>%s%srank %d %s %s", who, *who ? " " : "", s->rank, mt_cp_kind_str((mt_cp_kind_t)s->kind), t);
     if (s->n > 1) {
         mt_out_printf(o, " (%u merged:", s->n);
         for (int k = 0; k < MT_CP_KIND_COUNT_; k++)
