@@ -242,6 +242,30 @@ static void settle_notes(fail_note_t *fn)
     fn->reqs = NULL;
 }
 
+/* The load options of file f, and the merged write's facts to learn in
+ * the same parse (*facts, NULL when not merging or out of memory). */
+static void load_opts(const input_file_t *f, const options_t *o, const mt_rankmap_t *map, fail_note_t *fn,
+                      mt_load_opts_t *lo, mt_merge_facts_t **facts)
+{
+    mt_load_opts_init(lo);
+    lo->strict = o->strict;
+    lo->should_stop = other_failed;
+    lo->should_stop_ctx = fn;
+    lo->rank_hint = (int)mt_rankmap_lookup(map, f->path);
+    if (lo->rank_hint < 0)
+        lo->rank_hint = (int)mt_rank_from_filename(f->path);
+    /* The merged write needs the file's pids and time base: learn them in
+     * this parse rather than in one more of its own. */
+    *facts = NULL;
+    if (!o->no_merge && mt_merge_facts_new(facts) == MT_OK) {
+        lo->on_event = mt_merge_facts_event;
+        lo->on_event_ctx = *facts;
+    }
+}
+
+static void trace_done(const input_file_t *f, const mt_rankmap_t *map, bool only_file, local_t *L, file_result_t *r,
+                       mt_trace_t *t, mt_merge_facts_t *facts, mt_status_t st, mt_error_t *err, double t0);
+
 /* Load file f (input number index) into *r and this process's tables in
  * L, with its per-rank analyses packed while the trace is in memory; the
  * trace is freed before returning. Stops early (MT_ERR_CANCELLED) when
@@ -252,14 +276,6 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
     memset(r, 0, sizeof *r);
     r->index = index;
     r->rank = -1;
-    mt_load_opts_t lo;
-    mt_load_opts_init(&lo);
-    lo.strict = o->strict;
-    lo.should_stop = other_failed;
-    lo.should_stop_ctx = fn;
-    lo.rank_hint = (int)mt_rankmap_lookup(map, f->path);
-    if (lo.rank_hint < 0)
-        lo.rank_hint = (int)mt_rank_from_filename(f->path);
     mt_error_t err;
     mt_trace_t *t = NULL;
     double t0 = procs_wtime();
@@ -291,14 +307,103 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
             mt_error_format(&err, r->message, sizeof r->message);
         return;
     }
-    /* The merged write needs the file's pids and time base: learn them in
-     * this parse rather than in one more of its own. */
-    mt_merge_facts_t *facts = NULL;
-    if (!o->no_merge && mt_merge_facts_new(&facts) == MT_OK) {
-        lo.on_event = mt_merge_facts_event;
-        lo.on_event_ctx = facts;
-    }
+    mt_load_opts_t lo;
+    mt_merge_facts_t *facts;
+    load_opts(f, o, map, fn, &lo, &facts);
     mt_status_t st = mt_trace_load(f->path, &lo, &t, &err);
+    trace_done(f, map, only_file, L, r, t, facts, st, &err, t0);
+}
+
+/* How many inputs from files[i] on are parts of files[i]'s export
+ * (consecutive in the list: inputs_collect puts them there), and how many
+ * of those this process owns (*mine); 1 and 0 or 1 for any other input. */
+static size_t part_run(const input_list_t *files, size_t i, int me, size_t *mine)
+{
+    const char *p = files->files[i].path;
+    size_t flen = mt_nsys_part_file(p), end = i + 1;
+    while (flen && end < files->n && mt_nsys_part_file(files->files[end].path) == flen &&
+           strncmp(files->files[end].path, p, flen) == 0)
+        end++;
+    *mine = 0;
+    for (size_t j = i; j < end; j++)
+        *mine += files->files[j].owner == me;
+    return end - i;
+}
+
+/* The n parts of one Nsight Systems export that this process owns among
+ * files[i..i+run): read in one pass per table (mt_nsys_load_parts) rather
+ * than a pass per part, each trace then summarised and analysed as
+ * load_one does and freed. All n traces are in memory after the read.
+ * Appends to L->res the results of the parts done, as far as the first
+ * failure (included) or another process's failure. */
+static void load_parts(const input_list_t *files, size_t i, size_t run, size_t n, int me, const options_t *o,
+                       const mt_rankmap_t *map, fail_note_t *fn, local_t *L)
+{
+    const char **paths = calloc(n, sizeof *paths);
+    mt_load_opts_t *lo = calloc(n, sizeof *lo);
+    mt_merge_facts_t **facts = calloc(n, sizeof *facts);
+    mt_trace_t **t = calloc(n, sizeof *t);
+    size_t *idx = calloc(n, sizeof *idx);
+    if (!paths || !lo || !facts || !t || !idx) {
+        /* no room for the arrays: a load per part, as for other inputs */
+        for (size_t j = i; j < i + run; j++) {
+            if (files->files[j].owner != me)
+                continue;
+            file_result_t *r = &L->res[L->n_res++];
+            load_one(&files->files[j], (int32_t)j, o, map, files->n == 1, fn, L, r);
+            if (r->status != MT_OK || other_failed(fn))
+                break;
+        }
+        goto out;
+    }
+    double t0 = procs_wtime();
+    for (size_t j = i, k = 0; j < i + run; j++) {
+        if (files->files[j].owner != me)
+            continue;
+        idx[k] = j;
+        paths[k] = files->files[j].path;
+        load_opts(&files->files[j], o, map, fn, &lo[k], &facts[k]);
+        k++;
+    }
+    mt_error_t err;
+    size_t failed = 0;
+    mt_status_t st = mt_nsys_load_parts(paths, n, lo, t, &failed, &err);
+    /* The read's time, shared out among the parts. */
+    double share = (procs_wtime() - t0) / (double)n;
+    for (size_t k = 0; k < n; k++) {
+        if (st && k != failed)
+            continue; /* the part the error belongs to reports it, as its own load would */
+        file_result_t *r = &L->res[L->n_res++];
+        memset(r, 0, sizeof *r);
+        r->index = (int32_t)idx[k];
+        r->rank = -1;
+        trace_done(&files->files[idx[k]], map, files->n == 1, L, r, t[k], facts[k], st, &err,
+                   procs_wtime() - share);
+        t[k] = NULL;
+        facts[k] = NULL;
+        if (st || r->status != MT_OK || other_failed(fn))
+            break;
+    }
+    for (size_t k = 0; k < n; k++) {
+        mt_trace_free(t[k]);
+        mt_merge_facts_free(facts[k]);
+    }
+out:
+    free(paths);
+    free(lo);
+    free(facts);
+    free(t);
+    free(idx);
+}
+
+/* The results of trace t, the load of file f into *r (st: the load's
+ * status, err its error; t0 when the load began), with the per-rank
+ * analyses packed while the trace is in memory; t and, unless kept, facts
+ * are freed. */
+static void trace_done(const input_file_t *f, const mt_rankmap_t *map, bool only_file, local_t *L, file_result_t *r,
+                       mt_trace_t *t, mt_merge_facts_t *facts, mt_status_t st, mt_error_t *errp, double t0)
+{
+    mt_error_t err = *errp;
     if (st == MT_OK && facts) {
         mt_merge_facts_finish(facts, t);
         L->facts[r - L->res] = facts;
@@ -465,18 +570,29 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const inp
             continue;
         if (other_failed(&fn))
             break; /* someone else failed: no point loading more */
-        file_result_t *r = &L->res[L->n_res++];
-        load_one(&files->files[i], (int32_t)i, o, map, files->n == 1, &fn, L, r);
-        done_bytes += r->sum.bytes_json;
-        if (r->status == MT_ERR_CANCELLED) {
-            L->n_res--; /* not this file's fault: the real error comes from elsewhere */
+        size_t first = L->n_res, owned, run = part_run(files, i, me, &owned);
+        if (owned > 1) {
+            /* several processes of one Nsight Systems export: one read */
+            load_parts(files, i, run, owned, me, o, map, &fn, L);
+            i += run - 1;
+        } else {
+            load_one(&files->files[i], (int32_t)i, o, map, files->n == 1, &fn, L, &L->res[L->n_res++]);
+        }
+        bool stop = false;
+        for (size_t k = first; k < L->n_res && !stop; k++) {
+            const file_result_t *r = &L->res[k];
+            done_bytes += r->sum.bytes_json;
+            if (r->status == MT_ERR_CANCELLED) {
+                L->n_res = k; /* not this file's fault: the real error comes from elsewhere */
+                stop = true;
+            } else if (r->status != MT_OK) {
+                local_status = r->status;
+                tell_others(&fn);
+                stop = true; /* the first error is the one reported */
+            }
+        }
+        if (stop)
             break;
-        }
-        if (r->status != MT_OK) {
-            local_status = r->status;
-            tell_others(&fn);
-            break; /* the first error is the one reported */
-        }
         if (o->progress && me == 0) {
             double dt = procs_wtime() - t0;
             fprintf(stderr, "\rmergetrace: process 0 loaded %zu/%zu files, %.1f MB/s   ", L->n_res, mine,

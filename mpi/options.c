@@ -90,7 +90,8 @@ static const char usage_text[] =
     "      --warmup W       chunks (and steps) left out of the summary (default 1)\n"
     "      --what-if kernel:GLOB=F\n"
     "                       project the step time with the kernels whose name\n"
-    "                       matches GLOB lasting F times as long (0 < F <= 100)\n"
+    "                       matches GLOB lasting F times as long (0 < F <= 100;\n"
+    "                       a collective's transfer, not its wait)\n"
     "      --gate EXPR      fail with exit code 3 unless EXPR holds (repeatable);\n"
     "                       EXPR is METRIC OP X, OP one of <= >= < > ==:\n"
     "                         pipeline_overlap_score  OverlapScore, 0..1 (old name:\n"
@@ -570,6 +571,9 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         o->progress = false;
     if ((o->pp_stages != NULL) + (o->pp_blocks > 0) > 1)
         return usage_error(print, "--pp", "give either --pp-stages or --pp, not both");
+    if (o->no_merge && (o->merge_ranks || o->has_window || o->gpu_only))
+        return usage_error(print, o->merge_ranks ? "--ranks" : o->has_window ? "--window" : "--gpu-only",
+                           "selects what goes into the merged trace, and --no-merge writes none");
     for (size_t i = 0; i < o->n_gates; i++)
         if (o->gates[i].relative && !o->baseline)
             return usage_error(print, "--gate", "a gate relative to \"baseline\" needs --baseline DIR");

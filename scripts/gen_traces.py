@@ -40,6 +40,10 @@ def _kspec(name, regs, smem, grid, block):
     return (name, ['"registers per thread": %d' % regs, '"shared memory": %d' % smem,
                    '"grid": [%d, %d, %d]' % grid, '"block": [%d, %d, %d]' % block])
 
+# The annotation around the forward pass of the data-parallel jobs: the
+# phase --straggler slows (truth.json "straggler_phase").
+STRAG_PHASE = "## forward ##"
+
 K_GEMM_F32 = _kspec("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_cublas",
                     168, 213248, (132, 1, 1), (384, 1, 1))
 K_GEMM_F32_BW = _kspec("sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize128x256x32_cublas",
@@ -198,6 +202,7 @@ class Job:
         # T0: a few hours into the 2026 quarter, plus a random ns remainder.
         self.T0 = EPOCH_2026_NS + 3 * 3600 * BIL + self.rng.randrange(3600 * BIL)
         self.jitter_ns = int(round(a.end_jitter_us * 1000))
+        self.gap_ns = int(round(a.host_gap_us * 1000))
         self.collectives = []
         self.keep_coll = not a.no_collective_truth
         self.pgs = []   # (name, desc, ranks)
@@ -213,6 +218,12 @@ class Job:
         if a.slow_kernel and a.slow_kernel[0] in name:
             f *= a.slow_kernel[1]
         return dur if f == 1.0 else int(round(dur * f))
+
+    def xfer(self, T):
+        """A collective's transfer time after --slow-comm (applied after the
+        random draws, so a pair of jobs with one seed differs only by it)."""
+        f = self.a.slow_comm
+        return T if f == 1.0 else int(round(T * f))
 
     def log_coll(self, rec):
         # Who waited for whom, in true time: a participant's kernel starts when
@@ -660,6 +671,9 @@ class Rank:
     def launch_compute(self, tid, t, frames, kspec, dur, dep=0, api=API_KERNEL, kind="kernel", nbytes=0):
         """CPU frames + launch + one GPU activity on the compute stream.
         Returns (t_after, gpu_start, gpu_end)."""
+        # --host-gap-us: host work before the launch (no random draw, so
+        # the twin without it has the same noise)
+        t += self.job.gap_ns
         x, ls, le, corr, ext, lws = self.call(tid, t, frames, api)
         if kind == "kernel":
             dur = self.job.scaled(kspec[0], dur)
@@ -836,14 +850,14 @@ class Rank:
         f0 = t + self.ri(3000, 8000)
         fext = self.next_ext()
         x = f0 + self.ri(5000, 10000)
-        self.mem_ann = "## forward ##"
+        self.mem_ann = STRAG_PHASE
         for _ in range(cfg.layers):
             x, _, _ = self.launch_compute(M, x, [("cpu_op", "aten::linear", None), ("cpu_op", "aten::addmm", None)],
                                           K_GEMM_F32, self.vary(cfg.gemm_ns) + strag_extra)
         x, _, _ = self.launch_compute(M, x, [("cpu_op", "aten::relu", None)], K_RELU,
                                       self.vary(cfg.relu_ns) + strag_extra)
         f1 = x + self.ri(3000, 8000)
-        self.ua("## forward ##", M, f0, f1, fext)
+        self.ua(STRAG_PHASE, M, f0, f1, fext)
         self.pyfunc("torch/nn/modules/module.py(1747): _call_impl", f0 + 1000, f1 - 1000, 1)
         # backward: the autograd thread runs the ops, the main thread waits
         b0 = f1 + self.ri(5000, 15000)
@@ -1213,7 +1227,7 @@ def run_dp(job, ranks):
             ps = [R.pend[b] for R in ranks]
             ready = [max(p["lb"], R.free.get(R.s_nccl, 0)) for p, R in zip(ps, ranks)]
             nbytes = ps[0]["nelems"] * 4
-            T = 12000 + nbytes // 80 + (nbytes // 160 if job.W > job.rpn else 0)
+            T = job.xfer(12000 + nbytes // 80 + (nbytes // 160 if job.W > job.rpn else 0))
             m = max(ready)
             ends = {}
             made = []
@@ -1299,7 +1313,7 @@ def run_pp(job, ranks):
                     ps, pr = P.pend_send, R.pend_recv
                     ss = ps["lb"]
                     rr = max(pr["lb"], R.free.get(R.s_p2p, 0))
-                    m = max(ss, rr) + p2p_T
+                    m = max(ss, rr) + job.xfer(p2p_T)
                     es = m + int(job.jitter_ns * rng.random())
                     er = m + int(job.jitter_ns * rng.random())
                     link_instance([(P, P.emit_comm(ps, ss, es)), (R, R.emit_comm(pr, rr, er))], [ss, rr])
@@ -1315,7 +1329,7 @@ def run_pp(job, ranks):
                 if G > 1:
                     ps = [R.pend_ar for R in rs]
                     ready = [max(p["lb"], R.free.get(R.s_nccl, 0)) for p, R in zip(ps, rs)]
-                    m = max(ready) + tp_T
+                    m = max(ready) + job.xfer(tp_T)
                     ends = {}
                     made = []
                     for p, R, rd in zip(ps, rs, ready):
@@ -1414,6 +1428,10 @@ def build_parser():
                    help="every compute kernel P %% slower (after the random draws: same seed, same job otherwise)")
     g.add_argument("--slow-kernel", default=None, metavar="SUBSTR:F",
                    help="compute kernels whose name contains SUBSTR last F times as long")
+    g.add_argument("--host-gap-us", type=float, default=0.0, metavar="US",
+                   help="host work before every compute / memory launch (default 0): host-bound launch gaps")
+    g.add_argument("--slow-comm", type=float, default=1.0, metavar="F",
+                   help="multiply every collective and send/recv transfer time by F (default 1)")
     g.add_argument("--end-jitter-us", type=float, default=2.0, metavar="US",
                    help="spread of one collective's kernel end times in true time (default 2)")
     c = p.add_argument_group("clocks")
@@ -1488,6 +1506,10 @@ def check_args(a):
         usage_error("--first-step", "expected an integer >= 0")
     if not a.end_jitter_us >= 0:
         usage_error("--end-jitter-us", "expected a number >= 0")
+    if not a.host_gap_us >= 0:
+        usage_error("--host-gap-us", "expected a number >= 0")
+    if not a.slow_comm > 0:
+        usage_error("--slow-comm", "expected a number > 0")
     if not a.slow_pct > -100:
         usage_error("--slow-pct", "expected a number > -100")
     if a.slow_kernel is not None:
@@ -1560,6 +1582,13 @@ def main(argv=None):
              "straggler": a.straggler if (a.straggler is not None and a.straggler_delay_us > 0) else None,
              "straggler_delay_us": a.straggler_delay_us, "straggler_steps": a.straggler_steps,
              "ranks": []}
+    if truth["straggler"] is not None:
+        truth["straggler_phase"] = STRAG_PHASE
+    # twin options, only when given (so jobs without them keep their bytes)
+    if a.host_gap_us:
+        truth["host_gap_ns"] = job.gap_ns
+    if a.slow_comm != 1.0:
+        truth["slow_comm"] = a.slow_comm
     for R in ranks:
         rt = {"rank": R.rank, "file": os.path.basename(R.path), "node": R.rank // job.rpn, "device": R.dev,
               "pid": R.pid, "base_time_ns": R.base if job.new else None,

@@ -106,7 +106,22 @@
  *                 (start and end, -1 when not linked) and name (cut to
  *                 MT_AN_NAME_MAX bytes); and every host synchronisation
  *                 call (a cuda_runtime / cuda_driver X event whose name
- *                 contains "Synchronize") by start.
+ *                 contains "Synchronize") by start. Each activity also names
+ *                 its annotation: the innermost user_annotation range other
+ *                 than ProfilerStep#N and nccl:* holding its launch call's
+ *                 start (both ends inclusive) on any thread of the launching
+ *                 process (the projection's rule, so backward kernels the
+ *                 autograd thread launches fall in "## backward ##");
+ *                 innermost = latest start, then shortest; none when not
+ *                 linked or no range holds it. ProfilerStep ranges are left
+ *                 out because the steps are already the unit of the graph,
+ *                 nccl:* ranges because they are the profiler's wrapper of
+ *                 one collective, which its kernel's name already says (the
+ *                 phase that launched it says more); the innermost rather
+ *                 than the outermost because it is the most specific phase
+ *                 the program named. Names are kept once per rank in a table
+ *                 (annots) the activities index; cost O((n + r) log r) for n
+ *                 activities and r ranges.
  *  memory         from the [memory] instant events (mt_trace_t.mems), per
  *                 device (Device Type, Device Id). Each event is a state:
  *                 allocated = "Total Allocated", reserved = "Total
@@ -245,6 +260,8 @@ typedef struct mt_an_gact {
     mt_an_str_t name;        /* the activity's name, cut to MT_AN_NAME_MAX bytes */
     uint32_t stream;         /* 0.. in order of first appearance of (device, stream) */
     uint32_t cls;            /* mt_an_class_t */
+    uint32_t annot;          /* its annotation: 0 none, else mt_rank_analysis_t.annots[annot - 1] */
+    uint32_t pad_;           /* 0 */
 } mt_an_gact_t;
 
 /* One host synchronisation call (see "graph" above). */
@@ -253,7 +270,7 @@ typedef struct mt_an_sync {
 } mt_an_sync_t;
 
 _Static_assert(sizeof(mt_an_step_t) == 64, "packed as bytes: no padding");
-_Static_assert(sizeof(mt_an_gact_t) == 48, "packed as bytes: no padding");
+_Static_assert(sizeof(mt_an_gact_t) == 56, "packed as bytes: no padding");
 _Static_assert(sizeof(mt_an_sync_t) == 16, "packed as bytes: no padding");
 /* Memory: at most this many series points per device; fewer in a small
  * trace (2 % of its JSON bytes at MT_AN_MEM_POINT_BYTES per point, for
@@ -370,6 +387,9 @@ typedef struct mt_rank_analysis {
     size_t n_gacts;
     mt_an_sync_t *syncs;
     size_t n_syncs;
+    /* the graph's annotation names, each once (mt_an_gact_t.annot) */
+    mt_an_str_t *annots;
+    size_t n_annots;
     /* memory, per device by (device type, device id) */
     mt_an_mem_dev_t *mem_devs;
     size_t n_mem_devs;

@@ -86,7 +86,17 @@
  *                            its instance's transfer (the shortest
  *                            participant duration) and waits for nobody;
  *                launch      launch edges dropped (the GPU never waits for
- *                            the host to launch);
+ *                            the host to launch), no activity of a rank
+ *                            step before that step's start (on a pipeline
+ *                            that start shifted with its rank's host, see
+ *                            below), and the host
+ *                            catches up: where an activity's launch (at
+ *                            its shifted time + the launch latency) is
+ *                            later than its start without it, the
+ *                            difference is host time removed, and the
+ *                            rank's later syncs and its step end move
+ *                            earlier by the sum of these since the last
+ *                            sync (a sync carries it on as its shift);
  *                stage       (pipelines) for each stage, the compute and
  *                            memory activities of its ranks 10 % shorter
  *                            (the request's stage_factor), replayed
@@ -99,26 +109,60 @@
  *                            the unchanged run); p50 over the used steps
  *                            whose predecessor is a step too;
  *                pattern     activities whose name matches the glob
- *                            (fnmatch) scaled by the factor.
+ *                            (fnmatch) scaled by the factor; for a member
+ *                            of a matched instance, its transfer T (it
+ *                            still waits for the last arrival).
  *                A step's projected time is its measured time + (the
  *                scenario's replay - the unchanged replay), so the model's
  *                own error on the step cancels to first order. Each gives
  *                the p50 over used steps of the projected step times; a
- *                projection assumes the dependencies stay the same.
- *  root causes   each wait of a participant p of a matched instance (last
- *                arrival - its arrival) is charged to the last arrival's
- *                rank q (Scalasca's delay costs): short term, q's compute
- *                and memory activities since the previous instance both
- *                took part in (or the step start), per name, against p's
- *                activities of that name over its own span at p's mean
- *                duration (excess = q's time - q's count x p's mean); the
- *                positive excesses share the wait in proportion, at most
- *                the wait. Long term, the rest of the wait is lateness q
- *                carried from earlier: it is charged to the short-term
- *                causes last found for q, in the same proportions. What
- *                neither explains is unattributed. Summed per (rank, name).
+ *                projection assumes the dependencies stay the same. On a
+ *                pipeline (the request names 2 stages or more) every
+ *                scenario is replayed as one run like "stage" (a chunk
+ *                waits for the previous one, so a change to every chunk
+ *                adds up over them), compared with the unchanged run (its
+ *                step starts shifted with their ranks' host, like its
+ *                ends), and also projects the period as "stage" does.
+ *  root causes   (Scalasca's delay costs) each wait of a participant p of
+ *                a matched instance I (w = last arrival - p's arrival) is
+ *                charged to the late rank q (the last arrival) by comparing
+ *                what q and p did since their previous synchronisation
+ *                point. q's arrival is walked back along the binding edges
+ *                (as the critical path) until the walk leaves the transfer
+ *                of an instance p took part in (w0 = that instance's last
+ *                arrival) or reaches the job step start (w0); p's arrival
+ *                is walked back to the same w0. Each walk tiles [w0, its
+ *                arrival) with segments keyed by kind and name: compute and
+ *                memory (activity time, by name), comm_transfer (a matched
+ *                instance's transfer, or an unmatched communication
+ *                activity, by name), comm_wait (a matched communication
+ *                activity the walk could not follow to its last arrival, by
+ *                name), host (host gaps: launch and sync lag, host time
+ *                before a launch), idle (stream gaps, inferred stream
+ *                waits). Where q's walk leaves a transfer for the instance's
+ *                last arrival on another rank (q itself waited), it goes on
+ *                on that rank: those segments are propagated (long-term)
+ *                costs, charged to that rank; q's own are short-term. Per
+ *                key, excess = q's time - p's time; the keys with a
+ *                positive excess share min(w, their sum) in proportion,
+ *                and within a key its segments in proportion of their time.
+ *                Since both walks end at their arrivals and start at w0,
+ *                the excesses sum to w: all of w is attributed unless the
+ *                walks were cut (below) or p's arrival is before w0. What is
+ *                not attributed is reported as such. Summed per (rank, kind,
+ *                name) and per kind, and per (rank, annotation): each
+ *                segment of an activity carries the activity's annotation
+ *                (analysis.h "graph": the innermost user annotation
+ *                holding its launch); host and idle segments and
+ *                activities outside any annotation carry none. Limits: a
+ *                walk stops after 65536
+ *                segments (CP_RC_SEG; the rest of that window is left out of
+ *                the comparison); q's walk for an instance is made once and
+ *                stops at the first instance holding all of I's participants.
+ *                Cost: per wait, the segments of the two walks.
  *
- * Cost: O(n log n) in the activities of all ranks. */
+ * Cost: O(n log n) in the activities of all ranks, plus the root causes'
+ * walks (see there). */
 #ifndef MERGETRACE_CRITPATH_H
 #define MERGETRACE_CRITPATH_H
 
@@ -146,6 +190,21 @@ typedef enum mt_cp_kind {
 
 /* "compute", "comm", "memory", "host", "idle". Never NULL. */
 const char *mt_cp_kind_str(mt_cp_kind_t k);
+
+/* Kinds of root causes of waiting (see "root causes" above). */
+typedef enum mt_rc_kind {
+    MT_RC_COMPUTE = 0,
+    MT_RC_MEMORY,
+    MT_RC_COMM_WAIT,
+    MT_RC_COMM_TRANSFER,
+    MT_RC_HOST,
+    MT_RC_IDLE,
+    MT_RC_KIND_COUNT_
+} mt_rc_kind_t;
+
+/* "compute", "memory", "comm_wait", "comm_transfer", "host", "idle". Never
+ * NULL. */
+const char *mt_rc_kind_str(mt_rc_kind_t k);
 
 /* What-if scenarios. */
 typedef enum mt_wi {
@@ -186,7 +245,7 @@ typedef struct mt_cp_step {
 /* A name (or host gap) and time, for the top lists. */
 typedef struct mt_cp_name {
     int32_t rank;              /* -1: summed over ranks */
-    uint32_t kind;             /* mt_cp_kind_t */
+    uint32_t kind;             /* mt_cp_kind_t; in mt_critpath_t.causes mt_rc_kind_t */
     char *name;                /* owned; "" for host and idle segments */
     int64_t ns;
 } mt_cp_name_t;
@@ -198,6 +257,12 @@ typedef struct mt_cp_whatif {
     int64_t p50_ns;            /* p50 of the projected step times of the used steps not refused */
     int64_t gain_ns;           /* measured p50 of the same steps - p50_ns */
     uint64_t steps;            /* steps projected */
+    /* pipelines (the request's n_stages >= 2): replayed as one run, shifts
+     * carried from step to step, and the period projected as for what-if
+     * "stage" */
+    bool carried;
+    int64_t period_p50_ns;     /* p50 of the projected periods (mt_critpath_t.periods of them) */
+    int64_t period_gain_ns;    /* mt_critpath_t.period_p50_ns - period_p50_ns */
 } mt_cp_whatif_t;
 
 /* What-if "stage" for one pipeline stage. */
@@ -213,7 +278,7 @@ typedef struct mt_cp_rank {
     uint32_t near_critical;    /* used steps where it was near-critical */
     uint32_t end_rank;         /* used steps whose end was its own */
     int64_t path_ns;           /* its segments on the critical paths */
-    int64_t caused_ns;         /* root causes: wait charged to it */
+    int64_t caused_ns;         /* root causes: wait charged to its segments (short and long term) */
 } mt_cp_rank_t;
 
 /* Where a rank sits in the job, for the ideal what-if: its worker (the
@@ -337,8 +402,14 @@ typedef struct mt_critpath {
     int64_t wait_ns;           /* all waiting in matched instances of the used steps */
     int64_t attributed_ns;     /* short_ns + long_ns */
     int64_t short_ns, long_ns; /* short-term and propagated (long-term) */
-    mt_cp_name_t *causes;      /* (rank, name) most first; kind idle = the late rank's idle time */
+    int64_t rc_kind_ns[MT_RC_KIND_COUNT_]; /* attributed wait per root-cause kind; sums to attributed_ns */
+    mt_cp_name_t *causes;      /* (rank, kind, name) most first, at most 10; kind is mt_rc_kind_t,
+                                * name "" for host and idle */
     size_t n_causes;
+    mt_cp_name_t *by_annot;    /* (rank, annotation) most first, at most 10: name the annotation ("" none:
+                                * host, idle and activities outside any), kind the mt_rc_kind_t with the
+                                * most of its time */
+    size_t n_by_annot;
     /* pipelines: what-if "stage" (see above), one per stage of the request */
     int64_t period_p50_ns;     /* measured: p50 of job step end - the previous step's end */
     uint64_t periods;          /* periods in it */

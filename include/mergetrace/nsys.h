@@ -61,6 +61,23 @@ mt_status_t mt_nsys_load(const char *path, const mt_load_opts_t *opts, mt_trace_
 mt_status_t mt_nsys_load_buffer(const void *buf, size_t len, const char *name, const mt_load_opts_t *opts,
                                 mt_trace_t **out, mt_error_t *err);
 
+/* If path is a part path ("<file>#pid<N>" where path itself is no file),
+ * the length of its <file>, else 0: parts of one file share that prefix. */
+size_t mt_nsys_part_file(const char *path);
+
+/* Load several parts of one export, paths[0..n) (each "<file>#pid<N>",
+ * one <file>), reading each table once for all of them: as n calls of
+ * mt_nsys_load with opts[k] for paths[k] (the same traces, and the same
+ * events handed to each opts[k].on_event, in each part's order; the
+ * parts' calls interleave), but every trace is in memory at once. On
+ * success out[k] is part k's trace (the caller frees each). On failure
+ * all out[k] are NULL, *failed is the part the error belongs to (0 for an
+ * error of the file itself) and err names that part; a path that is not
+ * a part of the same file as paths[0] is MT_ERR_USAGE. should_stop is
+ * taken from opts[0]. Not collective. */
+mt_status_t mt_nsys_load_parts(const char *const *paths, size_t n, const mt_load_opts_t *opts, mt_trace_t **out,
+                               size_t *failed, mt_error_t *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -28,6 +28,7 @@ static void rp_free(rp_t *r)
     free(r->sdone);
     free(r->idone);
     free(r->jend);
+    free(r->hc);
 }
 
 static int rp_alloc(const cp_graph_t *g, rp_t *r)
@@ -40,7 +41,8 @@ static int rp_alloc(const cp_graph_t *g, rp_t *r)
     r->ims = malloc((g->n_inst ? g->n_inst : 1) * sizeof *r->ims);
     r->idone = malloc(g->n_inst ? g->n_inst : 1);
     r->jend = malloc((g->n_rs ? g->n_rs : 1) * sizeof *r->jend);
-    return r->s && r->e && r->sdone && r->sd && r->ims && r->idone && r->jend ? 0 : -1;
+    r->hc = malloc((g->n_rs ? g->n_rs : 1) * sizeof *r->hc);
+    return r->s && r->e && r->sdone && r->sd && r->ims && r->idone && r->jend && r->hc ? 0 : -1;
 }
 
 /* The latest sync of rank R ending at or before aligned time t: its
@@ -60,7 +62,8 @@ static long sync_before(const cp_graph_t *g, const cp_rank_t *R, int64_t t)
 
 /* The host shift of sync q (-1: none) as seen from job step job: its
  * shift when it belongs to the same step (each step is replayed from its
- * measured start: shifts do not carry over from one step to the next). */
+ * measured start: shifts do not carry over from one step to the next), or
+ * in any step when the run carries them (a pipeline, what-if "stage"). */
 static int64_t shift_of(const cp_graph_t *g, const rp_t *r, long q, int32_t job)
 {
     return q >= 0 && (r->carry || g->syncs[q].job == job) ? r->sd[q] : 0;
@@ -116,6 +119,19 @@ static void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
         if (v > best)
             best = v;
     }
+    if (sc->drop_launch && n->L != INT64_MIN && n->rstep >= 0) {
+        /* no launch gaps (critpath.h "what-if launch"): nothing of a step
+         * starts before its rank's step does, and the host catches up
+         * with the GPU: the time its launch would still have made the
+         * activity wait is host time removed from the rank's step, so
+         * its later syncs and its step end move earlier by it too */
+        int64_t floor = g->rs[n->rstep].start + delta(g, r, R, g->rs[n->rstep].start, n->job);
+        if (best < floor)
+            best = floor;
+        int64_t v = n->L + shift_of(g, r, n->lsync, n->job) + r->hc[n->rstep] + R->lat;
+        if (v > best)
+            r->hc[n->rstep] -= v - best;
+    }
     if (sc->nodelay && best == INT64_MIN && n->job >= 0 && sc->job_start)
         best = sc->job_start[n->job];
     r->s[id] = best == INT64_MIN ? n->s : best;
@@ -146,7 +162,10 @@ static void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
             r->ims[n->inst] = ms;
             r->idone[n->inst] = 1;
         }
-        int64_t v = r->ims[n->inst] + (sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : n->T);
+        int64_t T = sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : n->T;
+        if (sc->factor && sc->factor[id] != 1.0) /* what-if pattern: the transfer, not the wait */
+            T = (int64_t)((double)T * sc->factor[id] + 0.5);
+        int64_t v = r->ims[n->inst] + T;
         r->e[id] = v > r->s[id] ? v : r->s[id];
         return;
     }
@@ -160,6 +179,10 @@ static void sync_of(const cp_graph_t *g, rp_t *r, const cp_rank_t *R, size_t j)
 {
     const cp_sync_t *s = &g->syncs[j];
     int64_t s1 = s->s + delta(g, r, R, s->s, s->job);
+    if (s->rstep >= 0) { /* host time removed before it (no launch gaps); its shift carries it on */
+        s1 += r->hc[s->rstep];
+        r->hc[s->rstep] = 0;
+    }
     int64_t v;
     if (s->w >= 0 && g->nodes[s->w].e >= s->s) {
         v = end_in(g, r, s->w, s->job) + R->sync_lag;
@@ -311,6 +334,7 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
     memset(r->sdone, 0, g->n_nodes ? g->n_nodes : 1);
     memset(r->idone, 0, g->n_inst ? g->n_inst : 1);
     memset(r->sd, 0, (g->n_syncs ? g->n_syncs : 1) * sizeof *r->sd);
+    memset(r->hc, 0, (g->n_rs ? g->n_rs : 1) * sizeof *r->hc);
     r->carry = sc->carry;
     for (size_t k = 0; k < g->n_ev; k++) {
         int64_t v = g->ev[k];
@@ -336,7 +360,7 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
     for (size_t i = 0; i < g->n_rs; i++) {
         const cp_rs_t *x = &g->rs[i];
         const cp_rank_t *R = &g->ranks[x->rank_i];
-        rend[i] = x->cpu_end + delta(g, r, R, x->cpu_end, x->job);
+        rend[i] = x->cpu_end + delta(g, r, R, x->cpu_end, x->job) + r->hc[i];
     }
     for (size_t i = 0; i < g->n_nodes; i++) {
         int32_t q = g->nodes[i].rstep;
@@ -349,7 +373,9 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
         for (uint32_t k = s->first; k < s->first + s->n; k++) {
             int32_t q = g->js[k];
             const cp_rs_t *x = &g->rs[q];
-            int64_t st = x->start; /* each step replays from its measured start */
+            /* each step replays from its measured start; in one run
+             * (carry) from it shifted with its rank's host */
+            int64_t st = x->start + (r->carry ? delta(g, r, &g->ranks[x->rank_i], x->start, x->job) : 0);
             if (st < lo)
                 lo = st;
             if (rend[q] > hi)
@@ -363,17 +389,49 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
 
 /* ---- the critical path of one step ---- */
 
+/* The walk back along the binding edges: the critical path of a step,
+ * and the root causes' walks (a sink set: segments go to it instead). */
 typedef struct walk {
     const cp_graph_t *g;
     mt_critpath_t *c;
     mt_cp_step_t *s;
     int64_t t0, cur;
     int64_t *node_ns;     /* per node: time on the paths of the used steps */
-    /* recording (cp_path_of): segments appended instead of summed */
-    cp_pseg_t *rec;
-    size_t n_rec, cap_rec;
-    bool recording, rec_fail;
+    /* root causes: each segment (kind CP_K_COMM_WAIT for a matched
+     * communication activity the walk could not follow to its last
+     * arrival); at_inst after the transfer of an instance, before the
+     * walk moves to its last arrival: nonzero stops the walk there */
+    void (*sink)(struct walk *w, int32_t rank_i, int kind, int64_t d, int32_t node);
+    int (*at_inst)(struct walk *w, int32_t inst);
+    void *ctx;
+    bool stop;
 } walk_t;
+
+enum { CP_K_COMM_WAIT = MT_CP_KIND_COUNT_ };
+
+/* cp_path_of's recording: the segments as they come (backward). */
+typedef struct rec {
+    cp_pseg_t *v;
+    size_t n, cap;
+    bool fail;
+} rec_t;
+
+static void sink_rec(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
+{
+    rec_t *x = w->ctx;
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? 2 * x->cap : 64;
+        cp_pseg_t *p = realloc(x->v, cap * sizeof *p);
+        if (!p) {
+            x->fail = true;
+            return;
+        }
+        x->v = p;
+        x->cap = cap;
+    }
+    /* seg() has moved w->cur to the segment's start already */
+    x->v[x->n++] = (cp_pseg_t){w->cur, w->cur + d, rank_i, node, kind == CP_K_COMM_WAIT ? MT_CP_COMM : kind};
+}
 
 static void seg(walk_t *w, int rank_i, int kind, int64_t a, int32_t node)
 {
@@ -382,24 +440,15 @@ static void seg(walk_t *w, int rank_i, int kind, int64_t a, int32_t node)
     if (a < w->t0)
         a = w->t0;
     int64_t d = w->cur - a;
-    int64_t b = w->cur;
     w->cur = a;
     if (d <= 0)
         return;
-    if (w->recording) {
-        if (w->n_rec == w->cap_rec) {
-            size_t cap = w->cap_rec ? 2 * w->cap_rec : 64;
-            cp_pseg_t *p = realloc(w->rec, cap * sizeof *p);
-            if (!p) {
-                w->rec_fail = true;
-                return;
-            }
-            w->rec = p;
-            w->cap_rec = cap;
-        }
-        w->rec[w->n_rec++] = (cp_pseg_t){a, b, rank_i, node, kind};
+    if (w->sink) {
+        w->sink(w, rank_i, kind, d, node);
         return;
     }
+    if (kind == CP_K_COMM_WAIT)
+        kind = MT_CP_COMM;
     w->s->kind_ns[kind] += d;
     int32_t r = w->g->ranks[rank_i].rank;
     for (uint32_t k = w->s->first; k < w->s->first + w->s->n; k++)
@@ -416,16 +465,16 @@ static int node_kind(const cp_node_t *n)
     return n->cls == MT_AN_COMPUTE ? MT_CP_COMPUTE : n->cls == MT_AN_COMM ? MT_CP_COMM : MT_CP_MEMORY;
 }
 
-/* Walk back from (rank, host time t) or from a node's end. */
-static void walk_path(walk_t *w, int32_t rank_i, int64_t host_t, int32_t node_end)
+/* Walk back from w->cur: on rank_i's host (node < 0), from the end of a
+ * node, or from its start (at_start). */
+static void walk_path(walk_t *w, int32_t rank_i, int32_t node, bool at_start)
 {
     const cp_graph_t *g = w->g;
-    enum { AT_HOST, AT_END, AT_START, AT_SYNC } where = node_end >= 0 ? AT_END : AT_HOST;
-    int32_t id = node_end;
+    enum { AT_HOST, AT_END, AT_START, AT_SYNC } where = node < 0 ? AT_HOST : at_start ? AT_START : AT_END;
+    int32_t id = node;
     size_t j = 0;
-    (void)host_t;
     size_t guard = 2 * g->n_nodes + 2 * g->n_syncs + 16;
-    while (w->cur > w->t0 && guard--) {
+    while (w->cur > w->t0 && !w->stop && guard--) {
         if (where == AT_HOST) {
             const cp_rank_t *R = &g->ranks[rank_i];
             long q = -1;
@@ -462,10 +511,14 @@ static void walk_path(walk_t *w, int32_t rank_i, int64_t host_t, int32_t node_en
             if (n->inst >= 0 && g->inst[n->inst].maxstart <= w->cur) {
                 const cp_inst_t *I = &g->inst[n->inst];
                 seg(w, rank_i, MT_CP_COMM, I->maxstart, id);
+                if (w->at_inst && w->at_inst(w, n->inst)) {
+                    w->stop = true;
+                    break;
+                }
                 id = I->last;
                 rank_i = g->nodes[id].rank_i;
             } else {
-                seg(w, rank_i, node_kind(n), n->s, id);
+                seg(w, rank_i, n->inst >= 0 && n->cls == MT_AN_COMM ? CP_K_COMM_WAIT : node_kind(n), n->s, id);
             }
             where = AT_START;
         } else {
@@ -488,7 +541,7 @@ static void walk_path(walk_t *w, int32_t rank_i, int64_t host_t, int32_t node_en
             }
         }
     }
-    if (w->cur > w->t0) /* the guard ran out: a cycle through zero-length segments */
+    if (w->cur > w->t0 && !w->stop) /* the guard ran out: a cycle through zero-length segments */
         seg(w, rank_i, MT_CP_IDLE, w->t0, -1);
 }
 
@@ -506,29 +559,29 @@ static bool walk_step(walk_t *w, size_t j)
     if (!x)
         return false;
     if (x->last >= 0 && g->nodes[x->last].e >= x->cpu_end)
-        walk_path(w, x->rank_i, 0, x->last);
+        walk_path(w, x->rank_i, x->last, false);
     else
-        walk_path(w, x->rank_i, x->cpu_end, -1);
+        walk_path(w, x->rank_i, -1, false);
     return true;
 }
 
 int cp_path_of(const cp_graph_t *g, mt_critpath_t *c, size_t j, cp_pseg_t **out, size_t *n)
 {
     mt_cp_step_t *s = &c->steps[j];
-    walk_t wk = {.g = g, .c = c, .s = s, .t0 = s->start_ns, .cur = s->end_ns, .recording = true};
+    rec_t x = {0};
+    walk_t wk = {.g = g, .c = c, .s = s, .t0 = s->start_ns, .cur = s->end_ns, .sink = sink_rec, .ctx = &x};
     walk_step(&wk, j);
-    if (wk.rec_fail) {
-        free(wk.rec);
+    if (x.fail) {
+        free(x.v);
         return -1;
     }
-    /* the walk goes backward */
-    for (size_t a = 0, b = wk.n_rec; a + 1 < b; a++, b--) {
-        cp_pseg_t t = wk.rec[a];
-        wk.rec[a] = wk.rec[b - 1];
-        wk.rec[b - 1] = t;
+    for (size_t a = 0, b = x.n; a + 1 < b; a++, b--) { /* the walk goes backward */
+        cp_pseg_t t = x.v[a];
+        x.v[a] = x.v[b - 1];
+        x.v[b - 1] = t;
     }
-    *out = wk.rec;
-    *n = wk.n_rec;
+    *out = x.v;
+    *n = x.n;
     return 0;
 }
 
@@ -570,6 +623,8 @@ static int name_ns_cmp(const void *pa, const void *pb)
         return a->ns > b->ns ? -1 : 1;
     if (a->rank != b->rank)
         return a->rank < b->rank ? -1 : 1;
+    if (a->kind != b->kind)
+        return a->kind < b->kind ? -1 : 1;
     return strcmp(a->name, b->name);
 }
 
@@ -659,113 +714,442 @@ static int straggler_factors(const cp_graph_t *g, const mt_cp_request_t *rq, dou
 
 /* ---- root causes ---- */
 
-typedef struct prof {
+/* Segments of one walk at most (critpath.h "root causes": Limits). */
+#define CP_RC_SEG 65536
+
+/* A cause key: kind and name (borrowed from a rank's result). */
+typedef struct rc_key {
     const char *name;
     uint32_t len;
-    uint32_t cnt;
-    int64_t ns;
-} prof_t;
+    uint32_t kind;        /* mt_rc_kind_t */
+} rc_key_t;
 
-/* Time and count per activity name of rank R's compute and memory
- * activities that lie within [a, b], into p (at most cap entries: the rest is left out). */
-static size_t profile(const cp_graph_t *g, const cp_rank_t *R, int64_t a, int64_t b, prof_t *p, size_t cap)
+/* One segment of the late rank's walk. */
+typedef struct rc_seg {
+    int32_t key, rank_i;
+    int64_t d;
+    uint32_t annot;       /* its activity's annotation (mt_an_gact_t.annot), 0 none */
+    uint32_t pad_;
+} rc_seg_t;
+
+/* Wait charged to one annotation of one rank, by kind. */
+typedef struct rc_ann {
+    int64_t ns;
+    int64_t kind_ns[MT_RC_KIND_COUNT_];
+} rc_ann_t;
+
+/* Where the late rank's walk left the transfer of an instance. */
+typedef struct rc_cross {
+    size_t pos;           /* segments before it */
+    int32_t inst;
+    int64_t t;            /* its last arrival (clipped to the step start) */
+} rc_cross_t;
+
+/* A (key, rank) charged: the causes before sorting. */
+typedef struct rc_cause {
+    int32_t key, rank_i;
+    int64_t ns;
+} rc_cause_t;
+
+enum { RC_KEY_HOST = 0, RC_KEY_IDLE = 1 };
+
+typedef struct rc {
+    const cp_graph_t *g;
+    rc_key_t *keys;
+    size_t n_keys, cap_keys;
+    int32_t *ktab;        /* open addressing over keys, -1 empty; ktab_cap a power of two */
+    size_t ktab_cap;
+    int32_t *nkey, *wkey; /* per node: its key; comm_wait key of a matched comm node, -1 */
+    int32_t *mr;          /* per instance member (imem order): member ranks, sorted within each instance */
+    rc_seg_t *segs;       /* the late rank's walk */
+    size_t n_segs, cap_segs;
+    rc_cross_t *cross;
+    size_t n_cross, cap_cross;
+    const cp_inst_t *inst; /* the instance whose waits are charged */
+    int64_t *accq, *accp; /* per key: the late rank's and the waiting rank's time */
+    int32_t *touched;     /* keys with time in accq or accp */
+    uint8_t *mark;        /* per key: in touched */
+    size_t n_touched;
+    size_t n_walk;        /* segments of the current walk */
+    rc_cause_t *cs;
+    size_t n_cs, cap_cs;
+    int32_t *ctab;        /* open addressing over cs, -1 empty */
+    size_t ctab_cap;
+    rc_ann_t *ann;        /* per rank and annotation: ann[aoff[rank_i] + annot] */
+    size_t *aoff;
+    int err;
+} rc_t;
+
+static uint64_t key_hash(const char *name, uint32_t len, uint32_t kind)
 {
-    size_t np = 0;
-    const cp_node_t *nodes = g->nodes + R->node0;
-    /* nodes by start: the first that ends after a is near the first starting after a - its length */
-    size_t lo = 0, hi = R->n_nodes;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (nodes[mid].s < a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t from = lo > 64 ? lo - 64 : 0;
-    for (size_t k = from; k < R->n_nodes && nodes[k].s < b && k < lo + 4096; k++) {
-        const cp_node_t *n = &nodes[k];
-        if (n->cls == MT_AN_COMM)
-            continue;
-        if (n->s < a || n->e > b || n->e <= n->s)
-            continue; /* whole activities only: a clipped one would look short */
-        int64_t s = n->s, e = n->e;
-        size_t q = 0;
-        while (q < np && !(p[q].len == n->name_len && (p[q].name == n->name || !memcmp(p[q].name, n->name, n->name_len))))
-            q++;
-        if (q == np) {
-            if (np == cap)
-                continue;
-            p[np++] = (prof_t){n->name, n->name_len, 0, 0};
-        }
-        p[q].ns += e - s;
-        p[q].cnt++;
-    }
-    return np;
+    return mt_hash64(name, len, 0x9e3779b97f4a7c15ULL * (kind + 1));
 }
 
-typedef struct cause {
-    const char *name;
-    uint32_t len;
-    int32_t rank_i;
-    uint32_t kind;
-    int64_t ns;
-} cause_t;
-
-static int add_cause(cause_t **cs, size_t *n, size_t *cap, const char *name, uint32_t len, int32_t rank_i,
-                     uint32_t kind, int64_t ns)
+static int ktab_put(int32_t *tab, size_t cap, uint64_t h, int32_t v)
 {
-    for (size_t i = 0; i < *n; i++) {
-        cause_t *c = &(*cs)[i];
-        if (c->rank_i == rank_i && c->kind == kind && c->len == len && (len == 0 || !memcmp(c->name, name, len))) {
+    for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1))
+        if (tab[i] < 0) {
+            tab[i] = v;
+            return 0;
+        }
+}
+
+/* The key of (kind, name), added when new; -1 out of memory. */
+static int32_t key_of(rc_t *x, uint32_t kind, const char *name, uint32_t len)
+{
+    uint64_t h = key_hash(name, len, kind);
+    for (size_t i = h & (x->ktab_cap - 1); x->ktab[i] >= 0; i = (i + 1) & (x->ktab_cap - 1)) {
+        const rc_key_t *k = &x->keys[x->ktab[i]];
+        if (k->kind == kind && k->len == len && (k->name == name || !memcmp(k->name, name, len)))
+            return x->ktab[i];
+    }
+    if (MT_GROW(x->keys, x->cap_keys, x->n_keys + 1, 64))
+        return -1;
+    x->keys[x->n_keys] = (rc_key_t){name, len, kind};
+    if (2 * (x->n_keys + 1) > x->ktab_cap) {
+        size_t cap = 2 * x->ktab_cap;
+        int32_t *t = malloc(cap * sizeof *t);
+        if (!t)
+            return -1;
+        memset(t, 0xff, cap * sizeof *t);
+        for (size_t k = 0; k < x->n_keys; k++)
+            ktab_put(t, cap, key_hash(x->keys[k].name, x->keys[k].len, x->keys[k].kind), (int32_t)k);
+        free(x->ktab);
+        x->ktab = t;
+        x->ktab_cap = cap;
+    }
+    ktab_put(x->ktab, x->ktab_cap, h, (int32_t)x->n_keys);
+    return (int32_t)x->n_keys++;
+}
+
+static uint64_t cause_hash(int32_t key, int32_t rank_i)
+{
+    return ((uint64_t)(uint32_t)key * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)(uint32_t)rank_i * 0xc2b2ae3d27d4eb4fULL);
+}
+
+/* Charge ns to (key, rank_i). */
+static int charge(rc_t *x, int32_t key, int32_t rank_i, int64_t ns)
+{
+    uint64_t h = cause_hash(key, rank_i);
+    for (size_t i = h & (x->ctab_cap - 1); x->ctab[i] >= 0; i = (i + 1) & (x->ctab_cap - 1)) {
+        rc_cause_t *c = &x->cs[x->ctab[i]];
+        if (c->key == key && c->rank_i == rank_i) {
             c->ns += ns;
             return 0;
         }
     }
-    if (MT_GROW(*cs, *cap, *n + 1, 32))
+    if (MT_GROW(x->cs, x->cap_cs, x->n_cs + 1, 64))
         return -1;
-    (*cs)[(*n)++] = (cause_t){name, len, rank_i, kind, ns};
+    x->cs[x->n_cs] = (rc_cause_t){key, rank_i, ns};
+    if (2 * (x->n_cs + 1) > x->ctab_cap) {
+        size_t cap = 2 * x->ctab_cap;
+        int32_t *t = malloc(cap * sizeof *t);
+        if (!t)
+            return -1;
+        memset(t, 0xff, cap * sizeof *t);
+        for (size_t k = 0; k < x->n_cs; k++)
+            ktab_put(t, cap, cause_hash(x->cs[k].key, x->cs[k].rank_i), (int32_t)k);
+        free(x->ctab);
+        x->ctab = t;
+        x->ctab_cap = cap;
+    }
+    ktab_put(x->ctab, x->ctab_cap, h, (int32_t)x->n_cs);
+    x->n_cs++;
     return 0;
 }
 
-/* The short-term causes last found for a rank: where its propagated
- * (long-term) lateness is charged. */
-#define CP_DIST 16
-typedef struct dist {
-    prof_t v[CP_DIST];
-    size_t n;
-    int64_t sum;
-} dist_t;
+static int32_t seg_key(const rc_t *x, int kind, int32_t node)
+{
+    if (kind == MT_CP_HOST)
+        return RC_KEY_HOST;
+    if (node < 0 || kind == MT_CP_IDLE)
+        return RC_KEY_IDLE;
+    if (kind == CP_K_COMM_WAIT && x->wkey[node] >= 0)
+        return x->wkey[node];
+    return x->nkey[node];
+}
+
+/* The late rank's walk: its segments kept in order. */
+static void sink_q(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
+{
+    rc_t *x = w->ctx;
+    if (MT_GROW(x->segs, x->cap_segs, x->n_segs + 1, 256)) {
+        x->err = 1;
+        w->stop = true;
+        return;
+    }
+    uint32_t an = 0;
+    if (node >= 0 && x->g->nodes[node].rank_i == rank_i) {
+        const cp_rank_t *R = &x->g->ranks[rank_i];
+        an = R->an->gacts[(size_t)node - R->node0].annot;
+    }
+    x->segs[x->n_segs++] = (rc_seg_t){seg_key(x, kind, node), rank_i, d, an, 0};
+    if (++x->n_walk >= CP_RC_SEG)
+        w->stop = true;
+}
+
+static bool inst_has(const rc_t *x, const cp_inst_t *K, int32_t rank_i)
+{
+    const int32_t *v = x->mr + K->m0;
+    size_t lo = 0, hi = K->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < rank_i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < K->n && v[lo] == rank_i;
+}
+
+/* The late rank's walk left instance K's transfer: a synchronisation point
+ * for the waiting ranks in K; the walk ends when K holds them all. */
+static int cross_q(walk_t *w, int32_t inst)
+{
+    rc_t *x = w->ctx;
+    if (MT_GROW(x->cross, x->cap_cross, x->n_cross + 1, 16)) {
+        x->err = 1;
+        return 1;
+    }
+    x->cross[x->n_cross++] = (rc_cross_t){x->n_segs, inst, w->cur};
+    const cp_inst_t *K = &x->g->inst[inst];
+    if (K->n < x->inst->n)
+        return 0;
+    for (uint32_t k = 0; k < x->inst->n; k++)
+        if (!inst_has(x, K, x->g->nodes[x->g->imem[x->inst->m0 + k]].rank_i))
+            return 0;
+    return 1;
+}
+
+static void touch(rc_t *x, int32_t key)
+{
+    if (!x->mark[key]) {
+        x->mark[key] = 1;
+        x->touched[x->n_touched++] = key;
+    }
+}
+
+/* The waiting rank's walk: summed per key. */
+static void sink_p(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
+{
+    (void)rank_i;
+    rc_t *x = w->ctx;
+    int32_t key = seg_key(x, kind, node);
+    touch(x, key);
+    x->accp[key] += d;
+    if (++x->n_walk >= CP_RC_SEG)
+        w->stop = true;
+}
+
+static int i32_cmp(const void *pa, const void *pb)
+{
+    int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+    return (a > b) - (a < b);
+}
+
+static void rc_free(rc_t *x)
+{
+    free(x->keys);
+    free(x->ktab);
+    free(x->nkey);
+    free(x->wkey);
+    free(x->mr);
+    free(x->segs);
+    free(x->cross);
+    free(x->accq);
+    free(x->accp);
+    free(x->touched);
+    free(x->mark);
+    free(x->cs);
+    free(x->ctab);
+    free(x->ann);
+    free(x->aoff);
+}
+
+/* Keys of every node and the sorted member ranks of every instance. */
+static int rc_init(const cp_graph_t *g, rc_t *x)
+{
+    size_t nn = g->n_nodes ? g->n_nodes : 1;
+    x->g = g;
+    x->ktab_cap = 64;
+    x->ctab_cap = 64;
+    x->ktab = malloc(x->ktab_cap * sizeof *x->ktab);
+    x->ctab = malloc(x->ctab_cap * sizeof *x->ctab);
+    x->nkey = mt_big_malloc(nn * sizeof *x->nkey);
+    x->wkey = mt_big_malloc(nn * sizeof *x->wkey);
+    x->mr = malloc((g->n_imem ? g->n_imem : 1) * sizeof *x->mr);
+    if (!x->ktab || !x->ctab || !x->nkey || !x->wkey || !x->mr)
+        return -1;
+    memset(x->ktab, 0xff, x->ktab_cap * sizeof *x->ktab);
+    memset(x->ctab, 0xff, x->ctab_cap * sizeof *x->ctab);
+    if (key_of(x, MT_RC_HOST, "", 0) != RC_KEY_HOST || key_of(x, MT_RC_IDLE, "", 0) != RC_KEY_IDLE)
+        return -1;
+    /* A rank's nodes borrow their names from its string pool, so a name
+     * repeats as the same pointer: a small cache by pointer spares most
+     * hashes of the bytes (they were 3/4 of the root causes' cost on a
+     * 256-rank job). */
+    enum { NC = 256 };
+    struct {
+        const char *name;
+        uint32_t len, cls;
+        int32_t key, wkey; /* wkey -1: not looked up yet */
+    } nc[NC];
+    memset(nc, 0, sizeof nc);
+    for (size_t k = 0; k < g->n_nodes; k++) {
+        const cp_node_t *n = &g->nodes[k];
+        size_t h = (size_t)(((uintptr_t)n->name >> 3) * 0x9e3779b97f4a7c15ULL >> 56) % NC;
+        if (!(nc[h].name == n->name && n->name && nc[h].len == n->name_len && nc[h].cls == n->cls)) {
+            uint32_t kind = n->cls == MT_AN_COMPUTE ? MT_RC_COMPUTE
+                            : n->cls == MT_AN_COMM  ? MT_RC_COMM_TRANSFER
+                                                    : MT_RC_MEMORY;
+            int32_t key = key_of(x, kind, n->name, n->name_len);
+            if (key < 0)
+                return -1;
+            nc[h].name = n->name;
+            nc[h].len = n->name_len;
+            nc[h].cls = n->cls;
+            nc[h].key = key;
+            nc[h].wkey = -1;
+        }
+        x->nkey[k] = nc[h].key;
+        x->wkey[k] = -1;
+        if (n->inst >= 0 && n->cls == MT_AN_COMM) {
+            if (nc[h].wkey < 0 && (nc[h].wkey = key_of(x, MT_RC_COMM_WAIT, n->name, n->name_len)) < 0)
+                return -1;
+            x->wkey[k] = nc[h].wkey;
+        }
+    }
+    for (size_t i = 0; i < g->n_imem; i++)
+        x->mr[i] = g->nodes[g->imem[i]].rank_i;
+    for (size_t i = 0; i < g->n_inst; i++) {
+        int32_t *v = x->mr + g->inst[i].m0;
+        uint32_t k = 1;
+        while (k < g->inst[i].n && v[k - 1] <= v[k])
+            k++;
+        if (k < g->inst[i].n) /* members usually come in rank order already */
+            qsort(v, g->inst[i].n, sizeof *v, i32_cmp);
+    }
+    /* per rank: its annotations and "none" */
+    x->aoff = malloc((g->n_ranks + 1) * sizeof *x->aoff);
+    if (!x->aoff)
+        return -1;
+    x->aoff[0] = 0;
+    for (size_t r = 0; r < g->n_ranks; r++)
+        x->aoff[r + 1] = x->aoff[r] + g->ranks[r].an->n_annots + 1;
+    x->ann = calloc(x->aoff[g->n_ranks] ? x->aoff[g->n_ranks] : 1, sizeof *x->ann);
+    x->accq = calloc(x->n_keys, sizeof *x->accq);
+    x->accp = calloc(x->n_keys, sizeof *x->accp);
+    x->touched = malloc(x->n_keys * sizeof *x->touched);
+    x->mark = calloc(x->n_keys, 1);
+    return x->ann && x->accq && x->accp && x->touched && x->mark ? 0 : -1;
+}
+
+/* Charge the wait of one participant (critpath.h "root causes"): the late
+ * rank's segments segs[0 .. npos) against the waiting rank's walk, whose
+ * sums are in accp. */
+static int rc_charge(rc_t *x, mt_critpath_t *c, int32_t q_rank_i, size_t npos, int64_t wait)
+{
+    for (size_t i = 0; i < npos; i++) {
+        touch(x, x->segs[i].key);
+        x->accq[x->segs[i].key] += x->segs[i].d;
+    }
+    int64_t pos = 0;
+    for (size_t i = 0; i < x->n_touched; i++) {
+        int32_t k = x->touched[i];
+        if (x->accq[k] > x->accp[k])
+            pos += x->accq[k] - x->accp[k];
+    }
+    int64_t att = pos < wait ? pos : wait;
+    double cum = 0.0; /* rounded as a running sum: the charges add up to att */
+    int64_t given = 0;
+    for (size_t i = 0; i < npos && att > 0; i++) {
+        const rc_seg_t *sg = &x->segs[i];
+        int64_t ex = x->accq[sg->key] - x->accp[sg->key];
+        if (ex <= 0)
+            continue;
+        cum += (double)att * ((double)ex / (double)pos) * ((double)sg->d / (double)x->accq[sg->key]);
+        int64_t to = (int64_t)(cum + 0.5);
+        if (to > att)
+            to = att;
+        int64_t v = to - given;
+        if (v <= 0)
+            continue;
+        given = to;
+        if (charge(x, sg->key, sg->rank_i, v))
+            return -1;
+        c->rc_kind_ns[x->keys[sg->key].kind] += v;
+        rc_ann_t *an = &x->ann[x->aoff[sg->rank_i] + sg->annot];
+        an->ns += v;
+        an->kind_ns[x->keys[sg->key].kind] += v;
+        c->attributed_ns += v;
+        if (sg->rank_i == q_rank_i)
+            c->short_ns += v;
+        else
+            c->long_ns += v;
+        c->ranks[sg->rank_i].caused_ns += v;
+    }
+    for (size_t i = 0; i < x->n_touched; i++) {
+        x->accq[x->touched[i]] = x->accp[x->touched[i]] = 0;
+        x->mark[x->touched[i]] = 0;
+    }
+    x->n_touched = 0;
+    return 0;
+}
+
+/* The top (rank, annotation) causes into c->by_annot: kind is the kind
+ * with the most of its time (the lowest on ties). */
+static int annot_causes(const cp_graph_t *g, const rc_t *x, mt_critpath_t *c)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < x->aoff[g->n_ranks]; i++)
+        n += x->ann[i].ns > 0;
+    mt_cp_name_t *v = calloc(n ? n : 1, sizeof *v);
+    if (!v)
+        return -1;
+    size_t nv = 0;
+    for (size_t r = 0; r < g->n_ranks; r++) {
+        const mt_rank_analysis_t *a = g->ranks[r].an;
+        for (size_t k = 0; k <= a->n_annots; k++) {
+            const rc_ann_t *e = &x->ann[x->aoff[r] + k];
+            if (e->ns <= 0)
+                continue;
+            uint32_t best = 0;
+            for (uint32_t q = 1; q < MT_RC_KIND_COUNT_; q++)
+                if (e->kind_ns[q] > e->kind_ns[best])
+                    best = q;
+            mt_an_str_t nm = k ? a->annots[k - 1] : (mt_an_str_t){0, 0};
+            v[nv] = (mt_cp_name_t){.rank = g->ranks[r].rank, .kind = best, .ns = e->ns};
+            if (!(v[nv].name = cp_dupn(nm.len ? a->strings + nm.off : "", nm.len))) {
+                for (size_t j = 0; j < nv; j++)
+                    free(v[j].name);
+                free(v);
+                return -1;
+            }
+            nv++;
+        }
+    }
+    qsort(v, nv, sizeof *v, name_ns_cmp);
+    for (size_t k = CP_CAUSES; k < nv; k++)
+        free(v[k].name);
+    c->by_annot = v;
+    c->n_by_annot = nv < CP_CAUSES ? nv : CP_CAUSES;
+    return 0;
+}
 
 static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
 {
-    enum { PCAP = 256 };
-    prof_t *pq = malloc(PCAP * sizeof *pq), *pp = malloc(PCAP * sizeof *pp);
-    dist_t *last = calloc(g->n_ranks ? g->n_ranks : 1, sizeof *last);
-    /* each instance's member ranks (rank_i), sorted: "did q take part?" by
-     * a binary search, not a scan of every member (all-reduces of 256 ranks) */
-    int32_t *mr = malloc((g->n_imem ? g->n_imem : 1) * sizeof *mr);
-    cause_t *cs = NULL;
-    size_t ncs = 0, capcs = 0;
+    rc_t x = {0};
     mt_status_t st = MT_ERR_NOMEM;
-    if (!pq || !pp || !last || !mr)
+    if (rc_init(g, &x))
         goto out;
-    for (size_t ii = 0; ii < g->n_inst; ii++) {
-        int32_t *v = mr + g->inst[ii].m0;
-        for (uint32_t k = 0; k < g->inst[ii].n; k++) { /* insertion: the members come nearly in rank order */
-            int32_t x = g->nodes[g->imem[g->inst[ii].m0 + k]].rank_i;
-            uint32_t q = k;
-            for (; q > 0 && v[q - 1] > x; q--)
-                v[q] = v[q - 1];
-            v[q] = x;
-        }
-    }
     for (size_t ii = 0; ii < g->n_inst; ii++) {
         const cp_inst_t *I = &g->inst[ii];
         const cp_node_t *qn = &g->nodes[I->last];
         if (qn->rstep < 0 || g->rs[qn->rstep].job < 0 || !c->steps[g->rs[qn->rstep].job].used)
             continue;
-        const cp_rank_t *Q = &g->ranks[qn->rank_i];
         int64_t t0 = c->steps[g->rs[qn->rstep].job].start_ns;
+        bool walked = false;
+        int64_t qend = t0;
         for (uint32_t k = 0; k < I->n; k++) {
             int32_t pid = g->imem[I->m0 + k];
             const cp_node_t *pn = &g->nodes[pid];
@@ -773,89 +1157,45 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
             if (pid == I->last || wait <= 0 || pn->rank_i == qn->rank_i)
                 continue;
             c->wait_ns += wait;
-            /* the previous synchronisation point of the two: the latest
-             * end of an instance both took part in, before p arrived */
-            int64_t w0 = t0;
-            for (int32_t x = pid, tries = 0; tries < 64; tries++) {
-                x = g->nodes[x].pstream;
-                if (x < 0 || g->nodes[x].e <= w0)
-                    break;
-                const cp_node_t *xn = &g->nodes[x];
-                if (xn->inst < 0 || xn->e > pn->s)
-                    continue;
-                const cp_inst_t *J = &g->inst[xn->inst];
-                const int32_t *v = mr + J->m0;
-                uint32_t lo = 0, hi = J->n;
-                while (lo < hi) {
-                    uint32_t mid = lo + (hi - lo) / 2;
-                    if (v[mid] < qn->rank_i)
-                        lo = mid + 1;
-                    else
-                        hi = mid;
-                }
-                int both = lo < J->n && v[lo] == qn->rank_i;
-                if (both) {
-                    w0 = xn->e;
+            if (!walked) {
+                /* the late rank's walk, once per instance */
+                x.n_segs = x.n_cross = x.n_walk = 0;
+                x.inst = I;
+                walk_t wq = {.g = g, .c = c, .t0 = t0, .cur = qn->s, .sink = sink_q, .at_inst = cross_q, .ctx = &x};
+                walk_path(&wq, qn->rank_i, I->last, true);
+                if (x.err)
+                    goto out;
+                qend = wq.cur;
+                walked = true;
+            }
+            /* the previous synchronisation point: the first instance on
+             * the late rank's walk that p took part in */
+            size_t npos = x.n_segs;
+            int64_t w0 = qend;
+            for (size_t y = 0; y < x.n_cross; y++)
+                if (inst_has(&x, &g->inst[x.cross[y].inst], pn->rank_i)) {
+                    npos = x.cross[y].pos;
+                    w0 = x.cross[y].t;
                     break;
                 }
-            }
-            /* short term: q's activities since then against p's of the
-             * same name, at p's mean duration per activity */
-            size_t nq = profile(g, Q, w0, I->maxstart, pq, PCAP);
-            size_t np = profile(g, &g->ranks[pn->rank_i], w0, pn->s, pp, PCAP);
-            int64_t pos = 0;
-            for (size_t a = 0; a < nq; a++) {
-                int64_t ex = 0;
-                for (size_t b = 0; b < np; b++)
-                    if (pp[b].len == pq[a].len && pp[b].cnt && !memcmp(pp[b].name, pq[a].name, pq[a].len))
-                        ex = pq[a].ns - (int64_t)((double)pq[a].cnt * (double)pp[b].ns / (double)pp[b].cnt);
-                pq[a].ns = ex;
-                if (ex > 0)
-                    pos += ex;
-            }
-            int64_t att = pos < wait ? pos : wait;
-            if (att > 0) {
-                dist_t *d = &last[qn->rank_i];
-                d->n = 0;
-                d->sum = 0;
-                for (size_t a = 0; a < nq; a++)
-                    if (pq[a].ns > 0) {
-                        int64_t v = (int64_t)((double)att * (double)pq[a].ns / (double)pos);
-                        if (add_cause(&cs, &ncs, &capcs, pq[a].name, pq[a].len, qn->rank_i, MT_CP_COMPUTE, v))
-                            goto out;
-                        if (d->n < CP_DIST) {
-                            d->v[d->n++] = (prof_t){pq[a].name, pq[a].len, 0, pq[a].ns};
-                            d->sum += pq[a].ns;
-                        }
-                    }
-                c->short_ns += att;
-            }
-            /* long term: the rest was lateness q carried from earlier:
-             * charged to the causes last found for q */
-            int64_t rest = wait - att;
-            const dist_t *d = &last[qn->rank_i];
-            if (rest > 0 && d->sum > 0) {
-                for (size_t a = 0; a < d->n; a++)
-                    if (add_cause(&cs, &ncs, &capcs, d->v[a].name, d->v[a].len, qn->rank_i, MT_CP_COMPUTE,
-                                  (int64_t)((double)rest * (double)d->v[a].ns / (double)d->sum)))
-                        goto out;
-                c->long_ns += rest;
-                att += rest;
-            }
-            c->attributed_ns += att;
-            c->ranks[qn->rank_i].caused_ns += att; /* c->ranks is g->ranks' order */
+            x.n_walk = 0;
+            walk_t wp = {.g = g, .c = c, .t0 = w0, .cur = pn->s, .sink = sink_p, .ctx = &x};
+            walk_path(&wp, pn->rank_i, pid, true);
+            if (rc_charge(&x, c, qn->rank_i, npos, wait))
+                goto out;
         }
     }
     /* the top causes */
-    mt_cp_name_t *top = calloc(ncs ? ncs : 1, sizeof *top);
+    mt_cp_name_t *top = calloc(x.n_cs ? x.n_cs : 1, sizeof *top);
     if (!top)
         goto out;
     size_t nt = 0;
-    for (size_t i = 0; i < ncs; i++) {
-        top[nt] = (mt_cp_name_t){.rank = g->ranks[cs[i].rank_i].rank, .kind = cs[i].kind, .ns = cs[i].ns};
-        if (!(top[nt].name = cp_dupn(cs[i].name, cs[i].len))) {
-            for (size_t k = 0; k < nt; k++)
-                free(top[k].name);
+    for (size_t i = 0; i < x.n_cs; i++) {
+        const rc_key_t *k = &x.keys[x.cs[i].key];
+        top[nt] = (mt_cp_name_t){.rank = g->ranks[x.cs[i].rank_i].rank, .kind = k->kind, .ns = x.cs[i].ns};
+        if (!(top[nt].name = cp_dupn(k->name, k->len))) {
+            for (size_t j = 0; j < nt; j++)
+                free(top[j].name);
             free(top);
             goto out;
         }
@@ -866,17 +1206,36 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
         free(top[k].name);
     c->causes = top;
     c->n_causes = nt < CP_CAUSES ? nt : CP_CAUSES;
+    if (annot_causes(g, &x, c))
+        goto out;
     st = MT_OK;
 out:
-    free(pq);
-    free(pp);
-    free(last);
-    free(mr);
-    free(cs);
+    rc_free(&x);
     return st;
 }
 
 /* ---- the driver ---- */
+
+/* Whether job step j has a period: used, and its predecessor is the
+ * step before it. */
+static bool period_of(const mt_critpath_t *c, size_t j)
+{
+    return j > 0 && c->steps[j].used && c->steps[j].step == c->steps[j - 1].step + 1;
+}
+
+/* The p50 of the projected periods of a scenario replayed as one run (its
+ * job step ends in r->jend): each the measured period + (its change in the
+ * scenario's run - its change in the unchanged run, b_end); v is scratch
+ * of c->n_steps. */
+static int64_t carried_period(const mt_critpath_t *c, const rp_t *r, const int64_t *b_end, int64_t *v)
+{
+    size_t n = 0;
+    for (size_t j = 1; j < c->n_steps; j++)
+        if (period_of(c, j))
+            v[n++] = c->steps[j].end_ns - c->steps[j - 1].end_ns + (r->jend[j] - r->jend[j - 1]) -
+                     (b_end[j] - b_end[j - 1]);
+    return n ? p50_of(v, n) : 0;
+}
 
 mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t *const *an, size_t n_an,
                             const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks, const mt_cinst_t *rows,
@@ -895,6 +1254,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     rp_t r = {0};
     mt_critpath_t *c = calloc(1, sizeof *c);
     int64_t *times = NULL, *meas = NULL, *tmp = NULL, *node_ns = NULL;
+    int64_t *b_end = NULL, *b_time = NULL, *per = NULL; /* pipelines: the unchanged run, periods */
     double *fac = NULL, *err = NULL;
     nh_t *nh = NULL;
     if (!c || rp_alloc(&g, &r) || build_order(&g))
@@ -1123,9 +1483,33 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             c->n_top = CP_TOP;
     }
     /* ---- what-ifs ---- */
+    /* A pipeline (two stages or more) is replayed as one run with shifts
+     * carried from step to step: chunk k of a stage waits for chunk k - 1,
+     * so a change that speeds every chunk shows only when the chunks see
+     * each other's replayed times (docs/whatif.md "Pipelines"). Every
+     * scenario is then compared with the unchanged run (b_time, b_end),
+     * and also projects the period. */
+    bool pipe = rq->n_stages >= 2 && rq->stage_ranks && rq->stage_first && c->n_steps >= 2;
+    if (pipe) {
+        b_end = malloc(c->n_steps * sizeof *b_end);
+        b_time = malloc(c->n_steps * sizeof *b_time);
+        per = malloc(c->n_steps * sizeof *per);
+        c->stage_wi = calloc(rq->n_stages, sizeof *c->stage_wi);
+        if (!b_end || !b_time || !per || !c->stage_wi)
+            goto out;
+        scen_t base = {.carry = 1};
+        cp_replay(&g, &base, &r, c, b_time);
+        memcpy(b_end, r.jend, c->n_steps * sizeof *b_end);
+        size_t np = 0; /* the measured periods */
+        for (size_t j = 1; j < c->n_steps; j++)
+            if (period_of(c, j))
+                per[np++] = c->steps[j].end_ns - c->steps[j - 1].end_ns;
+        c->periods = np;
+        c->period_p50_ns = np ? p50_of(per, np) : 0;
+    }
     for (int wi = 0; wi < MT_WI_COUNT_; wi++) {
         mt_cp_whatif_t *x = &c->whatif[wi];
-        scen_t sc = {0};
+        scen_t sc = {.carry = pipe};
         for (size_t j = 0; j < c->n_steps; j++)
             c->steps[j].whatif_ns[wi] = -1;
         if (wi == MT_WI_STRAGGLER) {
@@ -1168,7 +1552,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
                 continue;
             /* the change the model predicts, on the measured time: the
              * model's own error on the step cancels to first order */
-            int64_t v = s->time_ns + (times[j] - s->replay_ns);
+            int64_t v = s->time_ns + (times[j] - (pipe ? b_time[j] : s->replay_ns));
             s->whatif_ns[wi] = v > 0 ? v : 0;
             if (s->used) {
                 tmp[n1] = s->whatif_ns[wi];
@@ -1181,26 +1565,16 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             x->p50_ns = p50_of(tmp, n1);
             x->gain_ns = p50_of(meas, n1) - x->p50_ns;
         }
+        if (pipe && c->periods) {
+            x->carried = true;
+            x->period_p50_ns = carried_period(c, &r, b_end, per);
+            x->period_gain_ns = c->period_p50_ns - x->period_p50_ns;
+        }
     }
     /* ---- what-if "stage": one run per stage, shifts carried over ---- */
-    if (rq->n_stages >= 2 && rq->stage_ranks && rq->stage_first && c->n_steps >= 2) {
-        int64_t *b_end = malloc(c->n_steps * sizeof *b_end);
-        c->stage_wi = calloc(rq->n_stages, sizeof *c->stage_wi);
-        if (!b_end || !c->stage_wi) {
-            free(b_end);
-            goto out;
-        }
+    if (pipe) {
         double f = rq->stage_factor > 0 ? rq->stage_factor : 0.9;
-        scen_t base = {.carry = 1};
-        cp_replay(&g, &base, &r, c, times);
-        memcpy(b_end, r.jend, c->n_steps * sizeof *b_end);
-        size_t np = 0; /* the measured periods */
-        for (size_t j = 1; j < c->n_steps; j++)
-            if (c->steps[j].used && c->steps[j].step == c->steps[j - 1].step + 1)
-                tmp[np++] = c->steps[j].end_ns - c->steps[j - 1].end_ns;
-        c->periods = np;
-        c->period_p50_ns = np ? p50_of(tmp, np) : 0;
-        for (size_t q = 0; np && q < rq->n_stages; q++) {
+        for (size_t q = 0; c->periods && q < rq->n_stages; q++) {
             for (size_t i = 0; i < g.n_nodes; i++) {
                 int32_t rk = g.ranks[g.nodes[i].rank_i].rank;
                 int in = 0;
@@ -1210,17 +1584,11 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             }
             scen_t sc = {.factor = fac, .carry = 1};
             cp_replay(&g, &sc, &r, c, times);
-            size_t n1 = 0;
-            for (size_t j = 1; j < c->n_steps; j++)
-                if (c->steps[j].used && c->steps[j].step == c->steps[j - 1].step + 1)
-                    tmp[n1++] = c->steps[j].end_ns - c->steps[j - 1].end_ns + (r.jend[j] - r.jend[j - 1]) -
-                                (b_end[j] - b_end[j - 1]);
             mt_cp_stage_wi_t *x = &c->stage_wi[c->n_stage_wi++];
             x->stage = (uint32_t)q;
-            x->p50_ns = p50_of(tmp, n1);
+            x->p50_ns = carried_period(c, &r, b_end, per);
             x->gain_ns = c->period_p50_ns - x->p50_ns;
         }
-        free(b_end);
     }
     /* ---- the strips of report.html ---- */
     if ((st = cp_strips_build(&g, c)) != MT_OK)
@@ -1237,6 +1605,9 @@ out:
     free(times);
     free(meas);
     free(tmp);
+    free(b_end);
+    free(b_time);
+    free(per);
     free(err);
     free(node_ns);
     free(fac);

@@ -20,6 +20,12 @@ const char *mt_cp_kind_str(mt_cp_kind_t k)
     return (unsigned)k < MT_CP_KIND_COUNT_ ? s[k] : "unknown";
 }
 
+const char *mt_rc_kind_str(mt_rc_kind_t k)
+{
+    static const char *const s[] = {"compute", "memory", "comm_wait", "comm_transfer", "host", "idle"};
+    return (unsigned)k < MT_RC_KIND_COUNT_ ? s[k] : "unknown";
+}
+
 const char *mt_wi_str(mt_wi_t w)
 {
     static const char *const s[] = {"straggler_at_median", "comm_at_transfer", "no_launch_gaps", "pattern"};
@@ -36,6 +42,9 @@ void mt_critpath_free(mt_critpath_t *c)
         free(c->causes[i].name);
     free(c->top);
     free(c->causes);
+    for (size_t i = 0; i < c->n_by_annot; i++)
+        free(c->by_annot[i].name);
+    free(c->by_annot);
     free(c->ideal.by_type);
     free(c->ideal.by_worker);
     free(c->ideal.by_stage);

@@ -111,6 +111,7 @@ typedef struct cp_rp {
     uint8_t *sdone, *idone;
     int carry;            /* the scenario's carry */
     int64_t *jend;        /* replayed job step ends */
+    int64_t *hc;          /* per rank step: host time removed since its last sync (<= 0; what-if launch) */
 } cp_rp_t;
 
 /* Replay g under sc; times[j] gets the time of job step j of c (c's steps

@@ -240,6 +240,7 @@ void mt_rank_analysis_free(mt_rank_analysis_t *a)
     free(a->steps);
     free(a->gacts);
     free(a->syncs);
+    free(a->annots);
     free(a->mem_devs);
     free(a->mem_steps);
     free(a->mem_points);
@@ -298,7 +299,7 @@ mt_status_t mt_analyze_rank(const mt_trace_t *t, int32_t rank, const mt_analysis
  * padding), then the string pool as a u64 length and its bytes. */
 
 #define MT_AN_MAGIC 0x4e41544du /* "MTAN" */
-#define MT_AN_FORMAT 4u /* 3: steps and graph (issue 20) or memory (issue 26); 4: both */
+#define MT_AN_FORMAT 5u /* 3: steps and graph (issue 20) or memory (issue 26); 4: both; 5: annotations */
 
 #define MT_AN_SCALARS(X)                                                                                      \
     X(rank) X(opt_project_ops) X(opt_kernel_wait_ns) X(gpu_activities) X(gpu_first_ns) X(gpu_last_ns)       \
@@ -319,6 +320,7 @@ static size_t packed_size(const mt_rank_analysis_t *a)
     n += 8 + a->n_steps * sizeof *a->steps;
     n += 8 + a->n_gacts * sizeof *a->gacts;
     n += 8 + a->n_syncs * sizeof *a->syncs;
+    n += 8 + a->n_annots * sizeof *a->annots;
     n += 8 + a->n_mem_devs * sizeof *a->mem_devs;
     n += 8 + a->n_mem_steps * sizeof *a->mem_steps;
     n += 8 + a->n_mem_points * sizeof *a->mem_points;
@@ -369,6 +371,8 @@ mt_status_t mt_rank_analysis_pack(const mt_rank_analysis_t *a, void **bytes, siz
     p = put(p, a->gacts, a->n_gacts * sizeof *a->gacts);
     p = put_u64(p, a->n_syncs);
     p = put(p, a->syncs, a->n_syncs * sizeof *a->syncs);
+    p = put_u64(p, a->n_annots);
+    p = put(p, a->annots, a->n_annots * sizeof *a->annots);
     p = put_u64(p, a->n_mem_devs);
     p = put(p, a->mem_devs, a->n_mem_devs * sizeof *a->mem_devs);
     p = put_u64(p, a->n_mem_steps);
@@ -470,6 +474,8 @@ mt_status_t mt_rank_analysis_unpack(const void *bytes, size_t len, mt_rank_analy
     if (!r.bad && !nomem)
         a->syncs = get_array(&r, sizeof *a->syncs, &a->n_syncs, &nomem);
     if (!r.bad && !nomem)
+        a->annots = get_array(&r, sizeof *a->annots, &a->n_annots, &nomem);
+    if (!r.bad && !nomem)
         a->mem_devs = get_array(&r, sizeof *a->mem_devs, &a->n_mem_devs, &nomem);
     if (!r.bad && !nomem)
         a->mem_steps = get_array(&r, sizeof *a->mem_steps, &a->n_mem_steps, &nomem);
@@ -492,7 +498,10 @@ mt_status_t mt_rank_analysis_unpack(const void *bytes, size_t len, mt_rank_analy
     for (size_t i = 0; ok && i < a->n_kernels; i++)
         ok = a->kernels[i].cls < MT_AN_CLASS_COUNT_ && str_ok(a, a->kernels[i].name);
     for (size_t i = 0; ok && i < a->n_gacts; i++)
-        ok = a->gacts[i].cls < MT_AN_CLASS_COUNT_ && str_ok(a, a->gacts[i].name);
+        ok = a->gacts[i].cls < MT_AN_CLASS_COUNT_ && str_ok(a, a->gacts[i].name) &&
+             a->gacts[i].annot <= a->n_annots;
+    for (size_t i = 0; ok && i < a->n_annots; i++)
+        ok = str_ok(a, a->annots[i]);
     for (size_t i = 0; ok && i < a->n_mem_devs; i++) {
         const mt_an_mem_dev_t *d = &a->mem_devs[i];
         ok = str_ok(a, d->peak_op) && str_ok(a, d->peak_annotation) &&

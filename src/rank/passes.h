@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/interval.h"
 #include "base/sort.h"
@@ -70,6 +71,17 @@ static inline size_t mt_an_name_cut(const char *s, size_t len, size_t max)
     while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
         cut--;
     return cut;
+}
+
+/* Whether s[0..len) is ProfilerStep#N (N of 1 to 18 digits). */
+static inline int mt_an_is_step_name(const char *s, size_t len)
+{
+    if (len <= 13 || len > 13 + 18 || memcmp(s, "ProfilerStep#", 13) != 0)
+        return 0;
+    for (size_t k = 13; k < len; k++)
+        if ((unsigned)(s[k] - '0') > 9)
+            return 0;
+    return 1;
 }
 
 /* The passes: each reads in and fills only its own fields of a (temporal:

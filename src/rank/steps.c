@@ -1,7 +1,8 @@
 /* The per-rank steps (ProfilerStep windows with their GPU time breakdown)
  * and the compact graph summary the cross-rank critical path needs: every
  * GPU activity with its stream, class, launch call and name, and the host
- * synchronisation calls (analysis.h "steps", "graph"). */
+ * synchronisation calls (analysis.h "steps", "graph"), and each
+ * activity's annotation. */
 #include "rank/passes.h"
 #include "base/bigmem.h"
 #include "mergetrace/summary.h"
@@ -87,6 +88,194 @@ static long find_step(const mt_step_t *s, size_t n, int64_t t)
     return -1;
 }
 
+/* ---- annotations of the graph's activities (analysis.h "graph") ----
+ * A sweep per process over its user_annotation ranges and its launches,
+ * both by time, with a heap of the ranges opened so far ordered by latest
+ * start, then earliest end: its top is the innermost open range. Queries
+ * come in time order, so a top that ended before the current launch ended
+ * before every later one too and is dropped for good. O((n + r) log r) for
+ * n launches and r ranges. */
+
+typedef struct arange {
+    int64_t pid;
+    int64_t ts, end;
+    uint32_t pflag;      /* MT_EV_PID_STR of the range */
+    uint32_t name;       /* strtab id */
+} arange_t;
+
+typedef struct aquery {
+    int64_t pid, ts;
+    uint32_t pflag;
+    uint32_t act;        /* index into a->gacts */
+} aquery_t;
+
+static int arange_cmp(const void *pa, const void *pb)
+{
+    const arange_t *a = pa, *b = pb;
+    if (a->pflag != b->pflag)
+        return a->pflag < b->pflag ? -1 : 1;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    return (a->ts > b->ts) - (a->ts < b->ts);
+}
+
+static int aquery_cmp(const void *pa, const void *pb)
+{
+    const aquery_t *a = pa, *b = pb;
+    if (a->pflag != b->pflag)
+        return a->pflag < b->pflag ? -1 : 1;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    return (a->act > b->act) - (a->act < b->act);
+}
+
+/* Heap order: x above y when x starts later, or as late and ends sooner. */
+static int inner(const arange_t *x, const arange_t *y)
+{
+    return x->ts > y->ts || (x->ts == y->ts && x->end < y->end);
+}
+
+static void heap_push(const arange_t *r, uint32_t *h, size_t *n, uint32_t v)
+{
+    size_t i = (*n)++;
+    while (i > 0 && inner(&r[v], &r[h[(i - 1) / 2]])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = v;
+}
+
+static void heap_pop(const arange_t *r, uint32_t *h, size_t *n)
+{
+    uint32_t v = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && inner(&r[h[c + 1]], &r[h[c]]))
+            c++;
+        if (!inner(&r[h[c]], &r[v]))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n)
+        h[i] = v;
+}
+
+/* Order v[0..n) (elements of `size` bytes) by cmp: when all are of one
+ * process (one_proc), by the keys the caller put in key[] (their times)
+ * with the stable radix sort, since qsort's calls to cmp were most of this
+ * pass's cost (2.1 of its 2.7 M instructions on a generated 8-rank job);
+ * else with qsort. perm holds n entries. 0 or -1 out of memory. */
+static int sort_by_time(void *v, size_t n, size_t size, bool one_proc, uint64_t *key, uint32_t *perm,
+                        int (*cmp)(const void *, const void *))
+{
+    if (!one_proc) {
+        qsort(v, n, size, cmp);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        perm[i] = (uint32_t)i;
+    if (mt_sort_u64(key, perm, n))
+        return -1;
+    mt_sort_permute(v, size, perm, n);
+    return 0;
+}
+
+/* Set a->gacts[*].annot and a->annots. */
+static mt_status_t annotate(const mt_an_input_t *in, mt_rank_analysis_t *a)
+{
+    const mt_trace_t *t = in->t;
+    uint32_t n_names = mt_strtab_count(t->strings);
+    mt_status_t st = MT_ERR_NOMEM;
+    size_t nr = 0, nq = 0, nh = 0, cap = 0;
+    uint64_t *key = NULL;
+    uint32_t *perm = NULL;
+    arange_t *r = malloc((in->n_ranges ? in->n_ranges : 1) * sizeof *r);
+    aquery_t *q = mt_big_malloc((in->n_acts ? in->n_acts : 1) * sizeof *q);
+    uint32_t *h = malloc((in->n_ranges ? in->n_ranges : 1) * sizeof *h);
+    uint32_t *id = calloc(n_names ? n_names : 1, sizeof *id); /* per strtab id: annot, 0 not yet, UINT32_MAX left out */
+    if (!r || !q || !h || !id)
+        goto out;
+    for (size_t i = 0; i < in->n_ranges; i++) {
+        const mt_event_t *e = &t->events[in->ranges[i]];
+        if (mt_cat_normal((mt_cat_t)e->cat) != MT_CAT_USER_ANNOTATION || e->name >= n_names)
+            continue;
+        if (!id[e->name]) {
+            size_t len;
+            const char *nm = mt_strtab_get(t->strings, e->name, &len);
+            /* the steps are the graph's unit already, and an nccl:*
+             * range is the profiler's own wrapper of one collective, whose
+             * kernel names it already: the phase around it says more */
+            if (mt_an_is_step_name(nm, len) || (len >= 5 && !memcmp(nm, "nccl:", 5))) {
+                id[e->name] = UINT32_MAX;
+            } else {
+                mt_an_str_t s;
+                if (MT_GROW(a->annots, cap, a->n_annots + 1, 16))
+                    goto out;
+                if ((st = mt_an_string_add(a, nm, mt_an_name_cut(nm, len, MT_AN_NAME_MAX), &s)) != MT_OK)
+                    goto out;
+                st = MT_ERR_NOMEM;
+                a->annots[a->n_annots++] = s;
+                id[e->name] = (uint32_t)a->n_annots;
+            }
+        }
+        if (id[e->name] != UINT32_MAX)
+            r[nr++] = (arange_t){e->pid, e->ts, e->ts + e->dur, e->flags & MT_EV_PID_STR, e->name};
+    }
+    for (size_t i = 0; i < in->n_acts && nr; i++) {
+        const mt_gpu_act_t *g = &in->acts[i];
+        if (g->launch)
+            q[nq++] = (aquery_t){g->launch_pid, g->launch_ns, g->launch_flags & MT_EV_PID_STR, (uint32_t)i};
+    }
+    size_t nk = nr > nq ? nr : nq;
+    key = malloc((nk ? nk : 1) * sizeof *key);
+    perm = malloc((nk ? nk : 1) * sizeof *perm);
+    if (!key || !perm)
+        goto out;
+    bool one = true; /* ranges and launches all of one process */
+    for (size_t i = 0; i < nr; i++) {
+        one = one && r[i].pid == r[0].pid && r[i].pflag == r[0].pflag;
+        key[i] = mt_sort_key_i64(r[i].ts);
+    }
+    if (sort_by_time(r, nr, sizeof *r, one, key, perm, arange_cmp))
+        goto out;
+    for (size_t i = 0; i < nq; i++) {
+        one = one && q[i].pid == r[0].pid && q[i].pflag == r[0].pflag;
+        key[i] = mt_sort_key_i64(q[i].ts);
+    }
+    if (sort_by_time(q, nq, sizeof *q, one, key, perm, aquery_cmp))
+        goto out;
+    size_t j = 0;
+    for (size_t i = 0; i < nq; i++) {
+        if (i == 0 || q[i].pid != q[i - 1].pid || q[i].pflag != q[i - 1].pflag) {
+            /* a new process: skip the ranges of those before it */
+            nh = 0;
+            while (j < nr && (r[j].pflag < q[i].pflag || (r[j].pflag == q[i].pflag && r[j].pid < q[i].pid)))
+                j++;
+        }
+        while (j < nr && r[j].pflag == q[i].pflag && r[j].pid == q[i].pid && r[j].ts <= q[i].ts)
+            heap_push(r, h, &nh, (uint32_t)j++);
+        while (nh && r[h[0]].end < q[i].ts)
+            heap_pop(r, h, &nh);
+        if (nh)
+            a->gacts[q[i].act].annot = id[r[h[0]].name];
+    }
+    st = MT_OK;
+out:
+    free(r);
+    free(q);
+    free(h);
+    free(id);
+    free(key);
+    free(perm);
+    return st;
+}
+
 typedef struct skey {
     int64_t device, stream;
     uint8_t flags;
@@ -129,6 +318,7 @@ mt_status_t mt_an_steps(const mt_an_input_t *in, mt_rank_analysis_t *a)
         o->start_ns = g->start_ns;
         o->end_ns = g->end_ns;
         o->launch_ns = o->launch_end_ns = -1;
+        o->annot = o->pad_ = 0;
         if (g->launch) {
             const mt_event_t *l = &t->events[g->launch - 1];
             o->launch_ns = l->ts;
@@ -169,6 +359,11 @@ mt_status_t mt_an_steps(const mt_an_input_t *in, mt_rank_analysis_t *a)
             last_end[k2] = g->end_ns;
     }
     a->n_gacts = in->n_acts;
+    if ((st = annotate(in, a)) != MT_OK) {
+        free(last_end);
+        goto out;
+    }
+    st = MT_ERR_NOMEM;
 
     /* host synchronisation calls */
     unsigned char rt[MT_CAT_COUNT_];

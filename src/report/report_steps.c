@@ -26,13 +26,15 @@ static void kinds(mt_out_t *o, const char *key, const int64_t *k)
     mt_out_puts(o, "}");
 }
 
-static void names(mt_out_t *o, const char *key, const mt_cp_name_t *v, size_t n)
+/* rc: the kinds are root-cause kinds (mt_rc_kind_t). */
+static void names(mt_out_t *o, const char *key, const mt_cp_name_t *v, size_t n, bool rc)
 {
     mt_out_printf(o, ", \"%s\": [", key);
     for (size_t i = 0; i < n; i++) {
         mt_out_printf(o, "%s\n    {\"name\": ", i ? "," : "");
         mt_out_str(o, v[i].name, strlen(v[i].name) + 1);
-        mt_out_printf(o, ", \"kind\": \"%s\"", mt_cp_kind_str((mt_cp_kind_t)v[i].kind));
+        mt_out_printf(o, ", \"kind\": \"%s\"",
+                      rc ? mt_rc_kind_str((mt_rc_kind_t)v[i].kind) : mt_cp_kind_str((mt_cp_kind_t)v[i].kind));
         if (v[i].rank >= 0)
             mt_out_printf(o, ", \"rank\": %d", v[i].rank);
         us(o, "us", v[i].ns);
@@ -132,7 +134,7 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
         mt_out_puts(&o, "}");
     }
     mt_out_puts(&o, "]");
-    names(&o, "top", c->top, c->n_top);
+    names(&o, "top", c->top, c->n_top, false);
     mt_out_puts(&o, "},\n  \"what_if\": [");
     int first = 1;
     for (int k = 0; k < MT_WI_COUNT_; k++) {
@@ -144,6 +146,10 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
         mt_out_printf(&o, ", \"steps\": %llu", (unsigned long long)x->steps);
         us(&o, "p50_us", x->p50_ns);
         us(&o, "gain_us", x->gain_ns);
+        if (x->carried) { /* a pipeline: replayed as one run */
+            us(&o, "period_p50_us", x->period_p50_ns);
+            us(&o, "period_gain_us", x->period_gain_ns);
+        }
         mt_out_puts(&o, "}");
         first = 0;
     }
@@ -170,8 +176,23 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
     us(&o, "unattributed_us", c->wait_ns - c->attributed_ns);
     mt_out_printf(&o, ", \"attributed_pct\": %.2f",
                   c->wait_ns > 0 ? 100.0 * (double)c->attributed_ns / (double)c->wait_ns : 0.0);
-    names(&o, "causes", c->causes, c->n_causes);
+    mt_out_puts(&o, ", \"by_kind_us\": {");
+    for (int k = 0; k < MT_RC_KIND_COUNT_; k++) {
+        mt_out_printf(&o, "%s\"%s\": ", k ? ", " : "", mt_rc_kind_str((mt_rc_kind_t)k));
+        mt_out_us(&o, c->rc_kind_ns[k]);
+    }
     mt_out_puts(&o, "}");
+    names(&o, "causes", c->causes, c->n_causes, true);
+    mt_out_puts(&o, ", \"by_annotation\": [");
+    for (size_t i = 0; i < c->n_by_annot; i++) {
+        const mt_cp_name_t *x = &c->by_annot[i];
+        mt_out_printf(&o, "%s\n    {\"rank\": %d, \"annotation\": ", i ? "," : "", x->rank);
+        mt_out_str(&o, x->name, strlen(x->name));
+        mt_out_printf(&o, ", \"kind\": \"%s\"", mt_rc_kind_str((mt_rc_kind_t)x->kind));
+        us(&o, "us", x->ns);
+        mt_out_printf(&o, ", \"pct\": %.2f}", c->wait_ns > 0 ? 100.0 * (double)x->ns / (double)c->wait_ns : 0.0);
+    }
+    mt_out_puts(&o, "]}");
     if (c->ideal.run)
         ideal_json(&o, &c->ideal);
     mt_out_puts(&o, ",\n  \"per_step\": [");
@@ -248,7 +269,20 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
     for (int k = 0; k < MT_WI_COUNT_; k++)
         if (c->whatif[k].run && c->whatif[k].steps && (bw < 0 || c->whatif[k].gain_ns > c->whatif[bw].gain_ns))
             bw = k;
-    if (bw >= 0) {
+    if (bw >= 0 && c->whatif[bw].carried) {
+        /* a pipeline: the best by its period, the pace of the job */
+        for (int k = 0; k < MT_WI_COUNT_; k++)
+            if (c->whatif[k].run && c->whatif[k].carried &&
+                c->whatif[k].period_gain_ns > c->whatif[bw].period_gain_ns)
+                bw = k;
+        mt_fmt_time(a, sizeof a, c->whatif[bw].period_p50_ns);
+        mt_fmt_time(b, sizeof b, c->whatif[bw].period_gain_ns);
+        mt_fmt_time(d, sizeof d, c->whatif[bw].p50_ns);
+        mt_out_printf(&o,
+                      "best what-if: %s -> period p50 %s (%s faster; step p50 %s), if the dependencies stay "
+                      "the same\n",
+                      c->whatif[bw].label, a, b, d);
+    } else if (bw >= 0) {
         mt_fmt_time(a, sizeof a, c->whatif[bw].p50_ns);
         mt_fmt_time(b, sizeof b, c->whatif[bw].gain_ns);
         mt_out_printf(&o, "best what-if: %s -> step p50 %s (%s faster), if the dependencies stay the same\n",
@@ -305,12 +339,23 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
     if (c->n_causes && c->wait_ns > 0) {
         mt_fmt_time(a, sizeof a, c->causes[0].ns);
         mt_fmt_time(b, sizeof b, c->wait_ns);
-        const char *nm = c->causes[0].name[0] ? c->causes[0].name : "host gaps and idle time";
+        const char *nm = c->causes[0].name[0]                 ? c->causes[0].name
+                         : c->causes[0].kind == MT_RC_HOST ? "host gaps"
+                                                            : "idle time";
         char cut[200];
         mt_report_name_cut(cut, sizeof cut, nm, 48);
         mt_out_printf(&o, "waiting caused by: rank %d %s %s of %s waited (%.0f %%; %.0f %% attributed)\n",
                       c->causes[0].rank, cut, a, b, 100.0 * (double)c->causes[0].ns / (double)c->wait_ns,
                       100.0 * (double)c->attributed_ns / (double)c->wait_ns);
+    }
+    if (c->n_by_annot && c->wait_ns > 0) {
+        const mt_cp_name_t *x = &c->by_annot[0];
+        mt_fmt_time(a, sizeof a, x->ns);
+        mt_fmt_time(b, sizeof b, c->wait_ns);
+        char cut[200];
+        mt_report_name_cut(cut, sizeof cut, x->name[0] ? x->name : "(no annotation)", 48);
+        mt_out_printf(&o, "waiting by annotation: rank %d: %s (%s) caused %s of the %s waited (%.0f %%)\n", x->rank,
+                      cut, mt_rc_kind_str((mt_rc_kind_t)x->kind), a, b, 100.0 * (double)x->ns / (double)c->wait_ns);
     }
     return o.st;
 }

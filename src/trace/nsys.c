@@ -2,7 +2,9 @@
  * file becomes an mt_trace_t shaped like a Kineto trace of that process
  * (docs/FORMATS.md, "Nsight Systems exports"). Tables and columns are found
  * by name, so exports of several schema eras load; one pass per table with
- * prepared statements, in the table's own (time) order. */
+ * prepared statements, in the table's own (time) order, for all the parts
+ * (processes) of the file read together: each row goes to its process's
+ * trace. */
 #define _POSIX_C_SOURCE 200809L
 #include "mergetrace/nsys.h"
 
@@ -23,6 +25,38 @@ bool mt_nsys_sniff(const void *head, size_t n)
 {
     static const char magic[16] = "SQLite format 3"; /* and its NUL */
     return head && n >= sizeof magic && memcmp(head, magic, sizeof magic) == 0;
+}
+
+/* Split "<file>#pid<N>" (when path itself is not a file). */
+static mt_status_t split_part(const char *path, char **file, int64_t *pid)
+{
+    *file = NULL;
+    *pid = -1;
+    const char *h = path ? strrchr(path, '#') : NULL;
+    struct stat sb;
+    if (!h || strncmp(h, "#pid", 4) != 0 || !h[4] || stat(path, &sb) == 0)
+        return MT_OK;
+    int64_t v = 0;
+    for (const char *p = h + 4; *p; p++) {
+        if ((unsigned)(*p - '0') > 9 || v > 100000000)
+            return MT_OK;
+        v = v * 10 + (*p - '0');
+    }
+    if (!(*file = strndup(path, (size_t)(h - path))))
+        return MT_ERR_NOMEM;
+    *pid = v;
+    return MT_OK;
+}
+
+size_t mt_nsys_part_file(const char *path)
+{
+    char *file = NULL;
+    int64_t pid;
+    if (split_part(path, &file, &pid) || !file)
+        return 0;
+    size_t n = strlen(file);
+    free(file);
+    return n;
 }
 
 #ifndef MT_HAVE_SQLITE
@@ -66,6 +100,16 @@ mt_status_t mt_nsys_load_buffer(const void *buf, size_t len, const char *name, c
     return no_sqlite(name, err);
 }
 
+mt_status_t mt_nsys_load_parts(const char *const *paths, size_t n, const mt_load_opts_t *opts, mt_trace_t **out,
+                               size_t *failed, mt_error_t *err)
+{
+    (void)opts;
+    *failed = 0;
+    for (size_t k = 0; k < n; k++)
+        out[k] = NULL;
+    return no_sqlite(n ? paths[0] : NULL, err);
+}
+
 #else /* MT_HAVE_SQLITE */
 
 #include <sqlite3.h>
@@ -94,25 +138,43 @@ typedef struct smap {
     uint32_t *v;
 } smap_t;
 
+/* One process being read: its trace and what is learnt of it on the way. */
+typedef struct part {
+    mt_trace_t *t;
+    const mt_load_opts_t *opts;
+    const char *name;      /* for messages: the part path as given */
+    int64_t want_pid;      /* the OS pid asked for, -1: the file's only process */
+    int64_t gpid;          /* its process bits, when the reader filters */
+    size_t idx;            /* its place in the process list */
+    smap_t names, api_names;
+    uint32_t *domains;     /* NVTX domainId -> strtab id (DomainCreate rows), small ids only */
+    size_t n_domains;
+    uint64_t open_ranges;  /* NVTX ranges without an end: left out */
+    int64_t mpi_rank;      /* from NVTX "MPI Rank N", -1 */
+    uint32_t thread_name;  /* "thread_name" in its strings */
+} part_t;
+
+/* The reader of one file: the statements and caches its processes share;
+ * every table is read once, its rows dispatched to the parts. */
 typedef struct rd {
     sqlite3 *db;
     mt_error_t *err;
-    const mt_load_opts_t *opts;
-    mt_trace_t *t;
-    bool filter;           /* read only the rows of process gpid */
-    int64_t gpid;
+    const mt_load_opts_t *opts; /* the first part's: should_stop */
+    part_t *parts;
+    size_t n_parts;
+    part_t *p;             /* the part of the row being read */
+    bool filter;           /* read only the rows of the parts' processes */
+    bool one_check;        /* the file must hold one GPU process: checked in the kernel pass */
+    bool one_seen;         /* a kernel row's process seen (one_gpid) */
+    bool one_several;      /* ... and a kernel of another one */
+    int64_t one_gpid;
     sqlite3_stmt *str_stmt;
-    smap_t names, api_names;
     int64_t *sids;         /* StringIds ids in order when sparse, else NULL */
     size_t n_slots;        /* slots of each map; 0 before string_slots */
     bool slots_read;
-    uint32_t *domains;     /* NVTX domainId -> strtab id (DomainCreate rows), small ids only */
-    size_t n_domains;
     mt_buf_t raw;          /* one event as Kineto JSON, for on_event */
     mt_buf_t tables;       /* the database's table names, NUL-separated */
     uint64_t rows;
-    uint64_t open_ranges;  /* NVTX ranges without an end: left out */
-    int64_t mpi_rank;      /* from NVTX "MPI Rank N", -1 */
 } rd_t;
 
 static mt_status_t db_fail(rd_t *r, const char *what)
@@ -191,18 +253,27 @@ static mt_status_t columns(rd_t *r, const char *table, const char *const *want, 
 }
 
 /* SELECT of want[0..n) (NULL for the columns the table lacks; n < 24)
- * from table, restricted to the process when filtering: by globalPid, or
- * by the process bits of globalTid (proc_col, selected only when in want).
- * required[i]: a missing column is an error. */
+ * from table, restricted to the parts' processes when filtering: by
+ * globalPid, or by the process bits of globalTid (proc_col). required[i]:
+ * a missing column is an error. *pcol: the result column that says whose
+ * a row is (proc_col, selected as column n), -1 when every part takes
+ * every row (no filter, or a table not split by process); extra (may be
+ * NULL): one more column to select after want's, *extra_col its index or
+ * -1 when the table lacks it. */
 static mt_status_t prepare_select(rd_t *r, const char *table, const char *const *want, const bool *required,
-                                  size_t n, const char *proc_col, sqlite3_stmt **out)
+                                  size_t n, const char *proc_col, const char *extra, sqlite3_stmt **out, int *pcol,
+                                  int *extra_col)
 {
     const char *cols[24];
     bool have[24];
     *out = NULL;
+    *pcol = -1;
+    if (extra_col)
+        *extra_col = -1;
     memcpy(cols, want, n * sizeof *cols);
     cols[n] = proc_col ? proc_col : "";
-    mt_status_t st = columns(r, table, cols, n + 1, have);
+    cols[n + 1] = extra ? extra : "";
+    mt_status_t st = columns(r, table, cols, n + 2, have);
     if (st)
         return st;
     mt_buf_t q = {0};
@@ -217,18 +288,48 @@ static mt_status_t prepare_select(rd_t *r, const char *table, const char *const 
         int k = snprintf(part, sizeof part, "%s%s", i ? "," : "", have[i] ? want[i] : "NULL");
         st = mt_buf_append(&q, part, (size_t)k);
     }
-    char tail[200];
     /* Without the column the table is not split by process. */
     bool by_pid = proc_col && r->filter && have[n];
+    size_t next = n;
+    char part[120];
     int k;
-    if (by_pid && strcmp(proc_col, "globalPid") == 0)
-        k = snprintf(tail, sizeof tail, " FROM %s WHERE globalPid = ?1", table);
-    else if (by_pid)
-        k = snprintf(tail, sizeof tail, " FROM %s WHERE %s >= ?1 AND %s <= ?1 + 16777215", table, proc_col, proc_col);
-    else
-        k = snprintf(tail, sizeof tail, " FROM %s", table);
+    if (by_pid && r->n_parts > 1) {
+        /* several parts: say whose each row is (one part: the WHERE does),
+         * by a column already selected when there is one */
+        for (size_t i = 0; i < n && *pcol < 0; i++)
+            if (have[i] && strcmp(want[i], proc_col) == 0)
+                *pcol = (int)i;
+        if (*pcol < 0 && !st) {
+            k = snprintf(part, sizeof part, ",%s", proc_col);
+            st = mt_buf_append(&q, part, (size_t)k);
+            *pcol = (int)next++;
+        }
+    }
+    if (extra && have[n + 1] && !st) {
+        k = snprintf(part, sizeof part, ",%s", extra);
+        st = mt_buf_append(&q, part, (size_t)k);
+        *extra_col = (int)next++;
+    }
+    /* NOT INDEXED: rows in the table's own order, whatever indexes a tool
+     * added to the file (nsys-ai's on globalTid would otherwise order a
+     * part's rows by thread, and an or'ed WHERE may be planned otherwise
+     * than one part's). */
+    k = snprintf(part, sizeof part, " FROM %s NOT INDEXED", table);
     if (!st)
-        st = mt_buf_append(&q, tail, (size_t)k + 1);
+        st = mt_buf_append(&q, part, (size_t)k);
+    /* The parts' processes, ?1.. ?n: the same test per row as one part's
+     * load alone, or'ed. */
+    for (size_t i = 0; by_pid && i < r->n_parts && !st; i++) {
+        const char *pre = i ? " OR " : " WHERE ";
+        if (strcmp(proc_col, "globalPid") == 0)
+            k = snprintf(part, sizeof part, "%sglobalPid = ?%zu", pre, i + 1);
+        else
+            k = snprintf(part, sizeof part, "%s%s >= ?%zu AND %s <= ?%zu + 16777215", pre, proc_col, i + 1, proc_col,
+                         i + 1);
+        st = mt_buf_append(&q, part, (size_t)k);
+    }
+    if (!st)
+        st = mt_buf_append(&q, "", 1);
     if (st) {
         mt_buf_free(&q);
         return mt_error_set(r->err, MT_ERR_NOMEM, "query text");
@@ -237,9 +338,37 @@ static mt_status_t prepare_select(rd_t *r, const char *table, const char *const 
     mt_buf_free(&q);
     if (rc != SQLITE_OK)
         return db_fail(r, table);
-    if (by_pid)
-        sqlite3_bind_int64(*out, 1, r->gpid);
+    for (size_t i = 0; by_pid && i < r->n_parts; i++)
+        sqlite3_bind_int64(*out, (int)i + 1, r->parts[i].gpid);
     return MT_OK;
+}
+
+/* Whose the current row of s is, as the parts' gpid: its globalPid, or
+ * the process bits of its globalTid (tid); 0 when every part takes every
+ * row (pcol < 0). One integer read is exact: the row came through the
+ * WHERE of prepare_select, so its value is NULL-free and numeric, and a
+ * real one that passed (= a gpid, or within a gpid's 2^24 tids) truncates
+ * into the same part's test. */
+static inline int64_t row_key(sqlite3_stmt *s, int pcol, bool tid)
+{
+    if (pcol < 0)
+        return 0;
+    int64_t v = sqlite3_column_int64(s, pcol);
+    return tid ? GID_PROC(v) : v;
+}
+
+/* The next part, from *k on, that takes a row of key (row_key; pcol < 0:
+ * every part); sets r->p. False when none is left. Inline: it runs twice
+ * per row, and a file of one process must not pay a call for it (1.8% of
+ * a load's instructions as a call). */
+static inline bool next_part(rd_t *r, int pcol, int64_t key, size_t *k)
+{
+    for (; *k < r->n_parts; (*k)++)
+        if (pcol < 0 || r->parts[*k].gpid == key) {
+            r->p = &r->parts[(*k)++];
+            return true;
+        }
+    return false;
 }
 
 /* Strip nsys's API version suffix: "cudaLaunchKernel_v7000" ->
@@ -321,7 +450,7 @@ static bool string_slot(const rd_t *r, int64_t id, size_t *slot)
  * read from SQLite once. */
 static mt_status_t string_id(rd_t *r, int64_t id, bool api, uint32_t *out)
 {
-    smap_t *m = api ? &r->api_names : &r->names;
+    smap_t *m = api ? &r->p->api_names : &r->p->names;
     *out = MT_STR_NONE;
     mt_status_t st;
     if (!r->slots_read && (st = string_slots(r)))
@@ -350,7 +479,7 @@ static mt_status_t string_id(rd_t *r, int64_t id, bool api, uint32_t *out)
     }
     if (api)
         n = api_len(s, n);
-    if ((st = mt_strtab_intern(r->t->strings, s, n, out)))
+    if ((st = mt_strtab_intern(r->p->t->strings, s, n, out)))
         return mt_error_set(r->err, st, "string table");
     if (cached) {
         if (!m->v && !(m->v = calloc(r->n_slots, sizeof *m->v)))
@@ -389,10 +518,10 @@ static mt_status_t raw_us(rd_t *r, int64_t ns, size_t *off, size_t *len)
  * object's inside, or NULL), stored unless no_store. */
 static mt_status_t emit(rd_t *r, const mt_event_t *e, const char *args)
 {
-    mt_trace_t *t = r->t;
+    mt_trace_t *t = r->p->t;
     t->stats.by_ph[e->ph]++;
     t->stats.by_cat[e->cat]++;
-    if (r->opts->on_event) {
+    if (r->p->opts->on_event) {
         mt_raw_event_t raw = {0};
         mt_status_t st = MT_OK;
         r->raw.len = 0;
@@ -442,11 +571,11 @@ static mt_status_t emit(rd_t *r, const mt_event_t *e, const char *args)
             return mt_error_set(r->err, st, "event text");
         raw.text = r->raw.data;
         raw.len = r->raw.len;
-        st = r->opts->on_event(r->opts->on_event_ctx, t, e, &raw, r->err);
+        st = r->p->opts->on_event(r->p->opts->on_event_ctx, t, e, &raw, r->err);
         if (st)
             return st;
     }
-    if (!r->opts->no_store) {
+    if (!r->p->opts->no_store) {
         if (t->n_events >= UINT32_MAX - 1)
             return mt_error_set(r->err, MT_ERR_LIMIT, "more than 2^32 events in one process");
         if (MT_GROW_BIG(t->events, t->cap_events, t->n_events + 1, 4096))
@@ -466,7 +595,7 @@ static void set_times(rd_t *r, mt_event_t *e, int64_t start, int64_t end)
 {
     e->ts = start;
     if (end < start) {
-        r->t->stats.neg_dur++;
+        r->p->t->stats.neg_dur++;
         e->flags |= MT_EV_NEG_DUR;
         e->dur = 0;
     } else {
@@ -514,7 +643,7 @@ static mt_status_t read_gpu(rd_t *r, const char *table, gpu_kind_t kind)
     /* args only for a callback (the merged writer): formatting them for
      * every row was a third of the load, and SQLite decodes every column
      * selected, so the columns only args need come last and only then. */
-    bool fmt = r->opts->on_event != NULL;
+    bool fmt = r->p->opts->on_event != NULL;
     /* 0 start, 1 end, 2 deviceId, 3 streamId, 4 correlationId, then per kind */
     const char *want[12] = {"start", "end", "deviceId", "streamId", "correlationId"};
     bool req[12] = {true, true, true, true, false};
@@ -542,70 +671,86 @@ static mt_status_t read_gpu(rd_t *r, const char *table, gpu_kind_t kind)
     case GK_SYNC: want[n] = "syncType", req[n++] = false; break;
     }
     sqlite3_stmt *s;
-    if ((st = prepare_select(r, table, want, req, n, "globalPid", &s)))
+    int pcol, one_col;
+    /* The file's only process, when no part was named, is checked in this
+     * pass: a kernel of another process ends it (one_several). */
+    bool one = kind == GK_KERNEL && r->one_check;
+    if ((st = prepare_select(r, table, want, req, n, "globalPid", one ? "globalPid" : NULL, &s, &pcol, &one_col)))
         return st;
     static const uint8_t cats[] = {MT_CAT_KERNEL, MT_CAT_GPU_MEMCPY, MT_CAT_GPU_MEMSET, MT_CAT_CUDA_SYNC};
-    uint32_t fixed = 0;
-    if (kind == GK_MEMSET && (st = mt_strtab_intern(r->t->strings, "Memset (Device)", 15, &fixed)))
-        return st;
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         if (should_stop(r)) {
             sqlite3_finalize(s);
             return mt_error_set(r->err, MT_ERR_CANCELLED, "stopped: another process failed");
         }
-        mt_event_t e = {.ph = MT_PH_X, .cat = cats[kind]};
-        set_times(r, &e, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
-        e.pid = sqlite3_column_int64(s, 2);
-        e.tid = sqlite3_column_int64(s, 3);
-        if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
-            e.corr = (uint64_t)sqlite3_column_int64(s, 4);
-            e.flags |= MT_EV_HAS_CORR;
-        }
-        char args[256] = "";
-        int k = 0;
-        if (fmt) {
-            k = snprintf(args, sizeof args, "\"device\":%lld,\"stream\":%lld", (long long)e.pid, (long long)e.tid);
-            if (e.flags & MT_EV_HAS_CORR)
-                k += snprintf(args + k, sizeof args - (size_t)k, ",\"correlation\":%llu", (unsigned long long)e.corr);
-        }
-        switch (kind) {
-        case GK_KERNEL: {
-            /* Kineto names a kernel by its demangled name; old exports
-             * may have only the short one. */
-            int c = sqlite3_column_type(s, 5) != SQLITE_NULL ? 5 : sqlite3_column_type(s, 6) != SQLITE_NULL ? 6 : -1;
-            if (c >= 0) {
-                if ((st = string_id(r, sqlite3_column_int64(s, c), false, &e.name)))
-                    goto fail;
+        if (one && one_col >= 0) {
+            /* the process list's key: NULL counts as -1 */
+            int64_t g = col_i64(s, one_col, -1);
+            if (r->one_seen && g != r->one_gpid) {
+                r->one_several = true;
+                rc = SQLITE_DONE;
+                break;
             }
-            if (fmt && sqlite3_column_type(s, 7) != SQLITE_NULL)
-                snprintf(args + k, sizeof args - (size_t)k, ",\"grid\":[%lld,%lld,%lld],\"block\":[%lld,1,1]",
-                         (long long)sqlite3_column_int64(s, 7), (long long)sqlite3_column_int64(s, 8),
-                         (long long)sqlite3_column_int64(s, 9), (long long)sqlite3_column_int64(s, 10));
-            break;
+            r->one_seen = true;
+            r->one_gpid = g;
         }
-        case GK_MEMCPY: {
-            const char *nm = memcpy_name(sqlite3_column_int64(s, 5));
-            if ((st = mt_strtab_intern(r->t->strings, nm, strlen(nm), &e.name)))
-                goto nomem;
-            if (fmt)
-                snprintf(args + k, sizeof args - (size_t)k, ",\"bytes\":%lld", (long long)sqlite3_column_int64(s, 6));
-            break;
+        int64_t key = row_key(s, pcol, false);
+        for (size_t part = 0; next_part(r, pcol, key, &part);) {
+            mt_event_t e = {.ph = MT_PH_X, .cat = cats[kind]};
+            set_times(r, &e, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+            e.pid = sqlite3_column_int64(s, 2);
+            e.tid = sqlite3_column_int64(s, 3);
+            if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
+                e.corr = (uint64_t)sqlite3_column_int64(s, 4);
+                e.flags |= MT_EV_HAS_CORR;
+            }
+            char args[256] = "";
+            int k = 0;
+            if (fmt) {
+                k = snprintf(args, sizeof args, "\"device\":%lld,\"stream\":%lld", (long long)e.pid, (long long)e.tid);
+                if (e.flags & MT_EV_HAS_CORR)
+                    k += snprintf(args + k, sizeof args - (size_t)k, ",\"correlation\":%llu", (unsigned long long)e.corr);
+            }
+            switch (kind) {
+            case GK_KERNEL: {
+                /* Kineto names a kernel by its demangled name; old exports
+                 * may have only the short one. */
+                int c = sqlite3_column_type(s, 5) != SQLITE_NULL ? 5 : sqlite3_column_type(s, 6) != SQLITE_NULL ? 6 : -1;
+                if (c >= 0) {
+                    if ((st = string_id(r, sqlite3_column_int64(s, c), false, &e.name)))
+                        goto fail;
+                }
+                if (fmt && sqlite3_column_type(s, 7) != SQLITE_NULL)
+                    snprintf(args + k, sizeof args - (size_t)k, ",\"grid\":[%lld,%lld,%lld],\"block\":[%lld,1,1]",
+                             (long long)sqlite3_column_int64(s, 7), (long long)sqlite3_column_int64(s, 8),
+                             (long long)sqlite3_column_int64(s, 9), (long long)sqlite3_column_int64(s, 10));
+                break;
+            }
+            case GK_MEMCPY: {
+                const char *nm = memcpy_name(sqlite3_column_int64(s, 5));
+                if ((st = mt_strtab_intern(r->p->t->strings, nm, strlen(nm), &e.name)))
+                    goto nomem;
+                if (fmt)
+                    snprintf(args + k, sizeof args - (size_t)k, ",\"bytes\":%lld", (long long)sqlite3_column_int64(s, 6));
+                break;
+            }
+            case GK_MEMSET:
+                if ((st = mt_strtab_intern(r->p->t->strings, "Memset (Device)", 15, &e.name)))
+                    goto nomem;
+                if (fmt)
+                    snprintf(args + k, sizeof args - (size_t)k, ",\"bytes\":%lld", (long long)sqlite3_column_int64(s, 5));
+                break;
+            case GK_SYNC: {
+                const char *nm = sync_name(sqlite3_column_int64(s, 5));
+                if ((st = mt_strtab_intern(r->p->t->strings, nm, strlen(nm), &e.name)))
+                    goto nomem;
+                break;
+            }
+            }
+            if ((st = emit(r, &e, fmt ? args : NULL)))
+                goto fail;
         }
-        case GK_MEMSET:
-            e.name = fixed;
-            if (fmt)
-                snprintf(args + k, sizeof args - (size_t)k, ",\"bytes\":%lld", (long long)sqlite3_column_int64(s, 5));
-            break;
-        case GK_SYNC: {
-            const char *nm = sync_name(sqlite3_column_int64(s, 5));
-            if ((st = mt_strtab_intern(r->t->strings, nm, strlen(nm), &e.name)))
-                goto nomem;
-            break;
-        }
-        }
-        if ((st = emit(r, &e, fmt ? args : NULL)))
-            goto fail;
     }
     return step_done(r, s, rc, MT_OK, table);
 nomem:
@@ -625,7 +770,8 @@ static mt_status_t read_api(rd_t *r)
     static const char *const want[] = {"start", "end", "globalTid", "correlationId", "nameId"};
     static const bool req[] = {true, true, false, false, true};
     sqlite3_stmt *s;
-    if ((st = prepare_select(r, table, want, req, 5, "globalTid", &s)))
+    int pcol;
+    if ((st = prepare_select(r, table, want, req, 5, "globalTid", NULL, &s, &pcol, NULL)))
         return st;
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -633,29 +779,32 @@ static mt_status_t read_api(rd_t *r)
             sqlite3_finalize(s);
             return mt_error_set(r->err, MT_ERR_CANCELLED, "stopped: another process failed");
         }
-        mt_event_t e = {.ph = MT_PH_X};
-        set_times(r, &e, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
-        int64_t g = sqlite3_column_int64(s, 2);
-        e.pid = GID_PID(g);
-        e.tid = GID_TID(g);
-        if ((st = string_id(r, sqlite3_column_int64(s, 4), true, &e.name))) {
-            sqlite3_finalize(s);
-            return st;
-        }
-        size_t nl;
-        const char *nm = mt_strtab_get(r->t->strings, e.name, &nl);
-        /* The driver API ("cuLaunchKernelEx") shares the table. */
-        e.cat = nl >= 4 && memcmp(nm, "cuda", 4) == 0 ? MT_CAT_CUDA_RUNTIME : MT_CAT_CUDA_DRIVER;
-        char args[64] = "";
-        if (sqlite3_column_type(s, 3) != SQLITE_NULL) {
-            e.corr = (uint64_t)sqlite3_column_int64(s, 3);
-            e.flags |= MT_EV_HAS_CORR;
-            if (r->opts->on_event)
-                snprintf(args, sizeof args, "\"correlation\":%llu", (unsigned long long)e.corr);
-        }
-        if ((st = emit(r, &e, args[0] ? args : NULL))) {
-            sqlite3_finalize(s);
-            return st;
+        int64_t key = row_key(s, pcol, true);
+        for (size_t part = 0; next_part(r, pcol, key, &part);) {
+            mt_event_t e = {.ph = MT_PH_X};
+            set_times(r, &e, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+            int64_t g = sqlite3_column_int64(s, 2);
+            e.pid = GID_PID(g);
+            e.tid = GID_TID(g);
+            if ((st = string_id(r, sqlite3_column_int64(s, 4), true, &e.name))) {
+                sqlite3_finalize(s);
+                return st;
+            }
+            size_t nl;
+            const char *nm = mt_strtab_get(r->p->t->strings, e.name, &nl);
+            /* The driver API ("cuLaunchKernelEx") shares the table. */
+            e.cat = nl >= 4 && memcmp(nm, "cuda", 4) == 0 ? MT_CAT_CUDA_RUNTIME : MT_CAT_CUDA_DRIVER;
+            char args[64] = "";
+            if (sqlite3_column_type(s, 3) != SQLITE_NULL) {
+                e.corr = (uint64_t)sqlite3_column_int64(s, 3);
+                e.flags |= MT_EV_HAS_CORR;
+                if (r->p->opts->on_event)
+                    snprintf(args, sizeof args, "\"correlation\":%llu", (unsigned long long)e.corr);
+            }
+            if ((st = emit(r, &e, args[0] ? args : NULL))) {
+                sqlite3_finalize(s);
+                return st;
+            }
         }
     }
     return step_done(r, s, rc, MT_OK, table);
@@ -690,73 +839,77 @@ static mt_status_t read_nvtx(rd_t *r)
     static const char *const want[] = {"start", "end", "eventType", "text", "textId", "globalTid", "domainId"};
     static const bool req[] = {true, false, true, false, false, false, false};
     sqlite3_stmt *s;
-    if ((st = prepare_select(r, table, want, req, 7, "globalTid", &s)))
+    int pcol;
+    if ((st = prepare_select(r, table, want, req, 7, "globalTid", NULL, &s, &pcol, NULL)))
         return st;
     int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    while (!st && (rc = sqlite3_step(s)) == SQLITE_ROW) {
         if (should_stop(r)) {
             sqlite3_finalize(s);
             return mt_error_set(r->err, MT_ERR_CANCELLED, "stopped: another process failed");
         }
-        int64_t type = sqlite3_column_int64(s, 2);
-        uint32_t name = MT_STR_NONE;
-        if (sqlite3_column_type(s, 3) != SQLITE_NULL) {
-            const char *txt = (const char *)sqlite3_column_text(s, 3);
-            size_t n = (size_t)sqlite3_column_bytes(s, 3);
-            if ((st = mt_strtab_intern(r->t->strings, txt ? txt : "", txt ? n : 0, &name))) {
-                st = mt_error_set(r->err, st, "string table");
-                break;
-            }
-        } else if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
-            if ((st = string_id(r, sqlite3_column_int64(s, 4), false, &name)))
-                break;
-        }
-        size_t nl;
-        const char *nm = mt_strtab_get(r->t->strings, name, &nl);
-        int64_t dom = sqlite3_column_int64(s, 6);
-        int64_t mr = mpi_rank_text(nm, nl);
-        if (mr >= 0 && r->mpi_rank < 0)
-            r->mpi_rank = mr;
-        if (type == NVTX_DOMAIN_CREATE) {
-            if (dom > 0 && dom < 4096) {
-                if ((size_t)dom >= r->n_domains) {
-                    uint32_t *g = realloc(r->domains, 4096 * sizeof *g);
-                    if (!g) {
-                        st = mt_error_set(r->err, MT_ERR_NOMEM, "NVTX domains");
-                        break;
-                    }
-                    memset(g + r->n_domains, 0, (4096 - r->n_domains) * sizeof *g);
-                    r->domains = g;
-                    r->n_domains = 4096;
+        int64_t key = row_key(s, pcol, true);
+        for (size_t part = 0; !st && next_part(r, pcol, key, &part);) {
+            int64_t type = sqlite3_column_int64(s, 2);
+            uint32_t name = MT_STR_NONE;
+            if (sqlite3_column_type(s, 3) != SQLITE_NULL) {
+                const char *txt = (const char *)sqlite3_column_text(s, 3);
+                size_t n = (size_t)sqlite3_column_bytes(s, 3);
+                if ((st = mt_strtab_intern(r->p->t->strings, txt ? txt : "", txt ? n : 0, &name))) {
+                    st = mt_error_set(r->err, st, "string table");
+                    break;
                 }
-                r->domains[dom] = name;
+            } else if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
+                if ((st = string_id(r, sqlite3_column_int64(s, 4), false, &name)))
+                    break;
             }
-            continue;
+            size_t nl;
+            const char *nm = mt_strtab_get(r->p->t->strings, name, &nl);
+            int64_t dom = sqlite3_column_int64(s, 6);
+            int64_t mr = mpi_rank_text(nm, nl);
+            if (mr >= 0 && r->p->mpi_rank < 0)
+                r->p->mpi_rank = mr;
+            if (type == NVTX_DOMAIN_CREATE) {
+                if (dom > 0 && dom < 4096) {
+                    if ((size_t)dom >= r->p->n_domains) {
+                        uint32_t *g = realloc(r->p->domains, 4096 * sizeof *g);
+                        if (!g) {
+                            st = mt_error_set(r->err, MT_ERR_NOMEM, "NVTX domains");
+                            break;
+                        }
+                        memset(g + r->p->n_domains, 0, (4096 - r->p->n_domains) * sizeof *g);
+                        r->p->domains = g;
+                        r->p->n_domains = 4096;
+                    }
+                    r->p->domains[dom] = name;
+                }
+                continue;
+            }
+            if (type != NVTX_PUSHPOP && type != NVTX_STARTEND && type != NVTX_MARK)
+                continue;
+            mt_event_t e = {.cat = MT_CAT_USER_ANNOTATION, .name = name};
+            int64_t g = sqlite3_column_int64(s, 5);
+            e.pid = GID_PID(g);
+            e.tid = GID_TID(g);
+            if (type == NVTX_MARK) {
+                e.ph = MT_PH_I;
+                e.ts = sqlite3_column_int64(s, 0);
+            } else if (sqlite3_column_type(s, 1) == SQLITE_NULL) {
+                r->p->open_ranges++; /* never closed before the capture ended */
+                continue;
+            } else {
+                e.ph = MT_PH_X;
+                set_times(r, &e, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+            }
+            char args[300] = "";
+            if (r->p->opts->on_event && dom > 0 && (size_t)dom < r->p->n_domains && r->p->domains[dom]) {
+                size_t dl;
+                const char *d = mt_strtab_get(r->p->t->strings, r->p->domains[dom], &dl);
+                string_arg(args, sizeof args, "domain", d, dl);
+            }
+            if ((st = emit(r, &e, args[0] ? args : NULL)))
+                break;
         }
-        if (type != NVTX_PUSHPOP && type != NVTX_STARTEND && type != NVTX_MARK)
-            continue;
-        mt_event_t e = {.cat = MT_CAT_USER_ANNOTATION, .name = name};
-        int64_t g = sqlite3_column_int64(s, 5);
-        e.pid = GID_PID(g);
-        e.tid = GID_TID(g);
-        if (type == NVTX_MARK) {
-            e.ph = MT_PH_I;
-            e.ts = sqlite3_column_int64(s, 0);
-        } else if (sqlite3_column_type(s, 1) == SQLITE_NULL) {
-            r->open_ranges++; /* never closed before the capture ended */
-            continue;
-        } else {
-            e.ph = MT_PH_X;
-            set_times(r, &e, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
-        }
-        char args[300] = "";
-        if (r->opts->on_event && dom > 0 && (size_t)dom < r->n_domains && r->domains[dom]) {
-            size_t dl;
-            const char *d = mt_strtab_get(r->t->strings, r->domains[dom], &dl);
-            string_arg(args, sizeof args, "domain", d, dl);
-        }
-        if ((st = emit(r, &e, args[0] ? args : NULL)))
-            break;
     }
     return step_done(r, s, rc, st, table);
 }
@@ -771,33 +924,39 @@ static mt_status_t read_threads(rd_t *r)
     static const char *const want[] = {"nameId", "globalTid"};
     static const bool req[] = {true, true};
     sqlite3_stmt *s;
-    if ((st = prepare_select(r, table, want, req, 2, "globalTid", &s)))
+    int pcol;
+    if ((st = prepare_select(r, table, want, req, 2, "globalTid", NULL, &s, &pcol, NULL)))
         return st;
-    uint32_t tn;
-    if ((st = mt_strtab_intern(r->t->strings, "thread_name", 11, &tn))) {
+    for (size_t k = 0; k < r->n_parts && !st; k++)
+        st = mt_strtab_intern(r->parts[k].t->strings, "thread_name", 11, &r->parts[k].thread_name);
+    if (st) {
         sqlite3_finalize(s);
         return st;
     }
     int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        int64_t g = sqlite3_column_int64(s, 1);
-        uint32_t name;
-        if ((st = string_id(r, sqlite3_column_int64(s, 0), false, &name)))
-            break;
-        mt_trace_t *t = r->t;
-        if (MT_GROW(t->meta, t->cap_meta, t->n_meta + 1, 64)) {
-            st = mt_error_set(r->err, MT_ERR_NOMEM, "metadata");
-            break;
+    while (!st && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t key = row_key(s, pcol, true);
+        for (size_t part = 0; !st && next_part(r, pcol, key, &part);) {
+            uint32_t tn = r->p->thread_name;
+            int64_t g = sqlite3_column_int64(s, 1);
+            uint32_t name;
+            if ((st = string_id(r, sqlite3_column_int64(s, 0), false, &name)))
+                break;
+            mt_trace_t *t = r->p->t;
+            if (MT_GROW(t->meta, t->cap_meta, t->n_meta + 1, 64)) {
+                st = mt_error_set(r->err, MT_ERR_NOMEM, "metadata");
+                break;
+            }
+            mt_event_t e = {.ph = MT_PH_M, .name = tn, .pid = GID_PID(g), .tid = GID_TID(g)};
+            t->meta[t->n_meta++] = (mt_meta_t){.event = (uint32_t)t->n_events + 1, .str = name};
+            e.aux = (uint32_t)t->n_meta;
+            size_t nl;
+            const char *nm = mt_strtab_get(t->strings, name, &nl);
+            char args[300] = "";
+            string_arg(args, sizeof args, "name", nm, nl);
+            if ((st = emit(r, &e, args[0] ? args : NULL)))
+                break;
         }
-        mt_event_t e = {.ph = MT_PH_M, .name = tn, .pid = GID_PID(g), .tid = GID_TID(g)};
-        t->meta[t->n_meta++] = (mt_meta_t){.event = (uint32_t)t->n_events + 1, .str = name};
-        e.aux = (uint32_t)t->n_meta;
-        size_t nl;
-        const char *nm = mt_strtab_get(t->strings, name, &nl);
-        char args[300] = "";
-        string_arg(args, sizeof args, "name", nm, nl);
-        if ((st = emit(r, &e, args[0] ? args : NULL)))
-            break;
     }
     return step_done(r, s, rc, st, table);
 }
@@ -876,53 +1035,6 @@ static mt_status_t list_procs(rd_t *r, mt_nsys_proc_t **procs, size_t *n)
     return st;
 }
 
-/* The common case without counting rows in C: one process (one
- * globalPid, or none, in the kernel table) or no kernels at all. SQLite
- * answers it in one scan that hands out no row. *known: then *n (0 or 1)
- * and proc say which, without the device and kernel count that only the
- * process list needs. */
-static mt_status_t one_proc(rd_t *r, mt_nsys_proc_t *proc, size_t *n, bool *known)
-{
-    *known = false;
-    *n = 1;
-    static const char *const want[] = {"globalPid"};
-    bool have[1];
-    mt_status_t st = columns(r, "CUPTI_ACTIVITY_KIND_KERNEL", want, 1, have);
-    if (st)
-        return st;
-    *proc = (mt_nsys_proc_t){.global_pid = -1, .pid = -1, .device = -1};
-    if (!have[0]) {
-        *known = true;
-        return MT_OK;
-    }
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(r->db, "SELECT globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1", -1, &s, NULL) !=
-        SQLITE_OK)
-        return db_fail(r, "CUPTI_ACTIVITY_KIND_KERNEL");
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
-        int64_t g = col_i64(s, 0, -1);
-        *proc = (mt_nsys_proc_t){.global_pid = g, .pid = g >= 0 ? GID_PID(g) : -1, .device = -1};
-        rc = SQLITE_DONE;
-    } else if (rc == SQLITE_DONE) {
-        *known = true; /* no kernels: no process */
-        *n = 0;
-    }
-    if ((st = step_done(r, s, rc, MT_OK, "CUPTI_ACTIVITY_KIND_KERNEL")) || *known)
-        return st;
-    if (sqlite3_prepare_v2(r->db, "SELECT 1 FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid IS NOT ?1 LIMIT 1", -1,
-                           &s, NULL) != SQLITE_OK)
-        return db_fail(r, "CUPTI_ACTIVITY_KIND_KERNEL");
-    if (proc->global_pid >= 0)
-        sqlite3_bind_int64(s, 1, proc->global_pid);
-    rc = sqlite3_step(s);
-    if (rc == SQLITE_DONE)
-        *known = true;
-    else if (rc == SQLITE_ROW)
-        rc = SQLITE_DONE;
-    return step_done(r, s, rc, MT_OK, "CUPTI_ACTIVITY_KIND_KERNEL");
-}
-
 static mt_status_t session_start(rd_t *r)
 {
     mt_status_t st;
@@ -937,8 +1049,10 @@ static mt_status_t session_start(rd_t *r)
         return db_fail(r, "TARGET_INFO_SESSION_START_TIME");
     int rc = sqlite3_step(s);
     if (rc == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) {
-        r->t->info.base_ns = sqlite3_column_int64(s, 0);
-        r->t->info.has_base = true;
+        for (size_t k = 0; k < r->n_parts; k++) {
+            r->parts[k].t->info.base_ns = sqlite3_column_int64(s, 0);
+            r->parts[k].t->info.has_base = true;
+        }
     }
     if (rc == SQLITE_ROW)
         rc = SQLITE_DONE;
@@ -949,27 +1063,6 @@ static int progress(void *ctx)
 {
     const rd_t *r = ctx;
     return r->opts->should_stop && r->opts->should_stop(r->opts->should_stop_ctx);
-}
-
-/* Split "<file>#pid<N>" (when path itself is not a file). */
-static mt_status_t split_part(const char *path, char **file, int64_t *pid)
-{
-    *file = NULL;
-    *pid = -1;
-    const char *h = path ? strrchr(path, '#') : NULL;
-    struct stat sb;
-    if (!h || strncmp(h, "#pid", 4) != 0 || !h[4] || stat(path, &sb) == 0)
-        return MT_OK;
-    int64_t v = 0;
-    for (const char *p = h + 4; *p; p++) {
-        if ((unsigned)(*p - '0') > 9 || v > 100000000)
-            return MT_OK;
-        v = v * 10 + (*p - '0');
-    }
-    if (!(*file = strndup(path, (size_t)(h - path))))
-        return MT_ERR_NOMEM;
-    *pid = v;
-    return MT_OK;
 }
 
 /* "file:" URI of path, opened immutable: bytes other than letters,
@@ -1026,69 +1119,154 @@ static mt_status_t open_db(const char *file, const void *mem, size_t len, rd_t *
     return read_tables(r);
 }
 
-static mt_status_t read_export(rd_t *r, int64_t want_pid, const char *name)
+/* Errors from here on belong to part k (messages name it). */
+static void blame(rd_t *r, size_t k, size_t *failed)
 {
-    mt_trace_t *t = r->t;
+    *failed = k;
+    r->err->rank = r->parts[k].opts->rank_hint;
+    snprintf(r->err->path, sizeof r->err->path, "%s", r->parts[k].name ? r->parts[k].name : "");
+}
+
+/* Every part's trace in one pass per table. name: the file, for the
+ * message that asks for a part. */
+static mt_status_t read_export(rd_t *r, const char *name, size_t *failed)
+{
     mt_status_t st = check_export(r);
     mt_nsys_proc_t *procs = NULL;
     size_t n_procs = 0;
-    mt_nsys_proc_t single;
-    bool known = false;
-    if (!st)
-        st = one_proc(r, &single, &n_procs, &known);
-    if (!st && known && n_procs) {
-        if ((procs = malloc(sizeof *procs)))
-            procs[0] = single;
-        else
-            st = mt_error_set(r->err, MT_ERR_NOMEM, "process list");
-    }
-    if (!st && !known)
-        st = list_procs(r, &procs, &n_procs);
     if (st)
-        goto out;
-    size_t idx = 0;
-    if (want_pid >= 0) {
-        for (idx = 0; idx < n_procs && procs[idx].pid != want_pid; idx++)
-            ;
-        if (idx == n_procs) {
-            st = mt_error_set(r->err, MT_ERR_NSYS, "no GPU process with pid %lld in this export", (long long)want_pid);
+        return st;
+    if (r->parts[0].want_pid < 0) {
+        /* The whole file: it must hold one GPU process, which the kernel
+         * pass checks on its way (no scan of its own). */
+        r->one_check = true;
+    } else {
+        if ((st = list_procs(r, &procs, &n_procs)))
             goto out;
+        for (size_t k = 0; k < r->n_parts; k++) {
+            part_t *p = &r->parts[k];
+            for (p->idx = 0; p->idx < n_procs && procs[p->idx].pid != p->want_pid; p->idx++)
+                ;
+            if (p->idx == n_procs) {
+                blame(r, k, failed);
+                st = mt_error_set(r->err, MT_ERR_NSYS, "no GPU process with pid %lld in this export",
+                                  (long long)p->want_pid);
+                goto out;
+            }
+            /* a listed pid comes from a globalPid >= 0 */
+            p->gpid = GID_PROC(procs[p->idx].global_pid);
         }
-    } else if (n_procs > 1) {
-        st = mt_error_set(r->err, MT_ERR_NSYS,
-                          "%zu GPU processes in this export: name one as %s#pid<N> (the program lists them itself)",
-                          n_procs, name ? name : "FILE");
-        goto out;
-    }
-    if (n_procs && procs[idx].global_pid >= 0 && (n_procs > 1 || want_pid >= 0)) {
         r->filter = true;
-        r->gpid = GID_PROC(procs[idx].global_pid);
     }
     if ((st = session_start(r)))
         goto out;
+    r->p = &r->parts[0];
     if ((st = read_threads(r)) || (st = read_nvtx(r)) || (st = read_api(r)) ||
-        (st = read_gpu(r, "CUPTI_ACTIVITY_KIND_KERNEL", GK_KERNEL)) ||
-        (st = read_gpu(r, "CUPTI_ACTIVITY_KIND_MEMCPY", GK_MEMCPY)) ||
+        (st = read_gpu(r, "CUPTI_ACTIVITY_KIND_KERNEL", GK_KERNEL)))
+        goto out;
+    if (r->one_several) {
+        if (!(st = list_procs(r, &procs, &n_procs)))
+            st = mt_error_set(r->err, MT_ERR_NSYS,
+                              "%zu GPU processes in this export: name one as %s#pid<N> (the program lists them itself)",
+                              n_procs, name ? name : "FILE");
+        goto out;
+    }
+    if ((st = read_gpu(r, "CUPTI_ACTIVITY_KIND_MEMCPY", GK_MEMCPY)) ||
         (st = read_gpu(r, "CUPTI_ACTIVITY_KIND_MEMSET", GK_MEMSET)) ||
         (st = read_gpu(r, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", GK_SYNC)))
         goto out;
-    if (r->mpi_rank >= 0)
-        t->info.rank = r->mpi_rank;
-    else if (n_procs > 1)
-        t->info.rank = (int64_t)idx;
-    t->info.has_dist_info = t->info.rank >= 0;
-    if (t->info.has_base) {
+    for (size_t k = 0; k < r->n_parts; k++) {
+        part_t *p = &r->parts[k];
+        mt_trace_t *t = p->t;
+        if (p->mpi_rank >= 0)
+            t->info.rank = p->mpi_rank;
+        else if (n_procs > 1)
+            t->info.rank = (int64_t)p->idx;
+        t->info.has_dist_info = t->info.rank >= 0;
+        if (!t->info.has_base) {
+            t->info.ts_style = MT_TS_ABS_INT;
+            continue;
+        }
         t->info.ts_style = MT_TS_REL;
         for (size_t i = 0; i < t->n_events; i++)
             if (t->events[i].ph != MT_PH_M && __builtin_add_overflow(t->events[i].ts, t->info.base_ns, &t->events[i].ts)) {
+                blame(r, k, failed);
                 st = mt_error_set(r->err, MT_ERR_RANGE, "a time stamp + the session's UTC start does not fit int64 ns");
                 goto out;
             }
-    } else {
-        t->info.ts_style = MT_TS_ABS_INT;
     }
 out:
     free(procs);
+    return st;
+}
+
+static void parts_free(rd_t *r)
+{
+    for (size_t k = 0; k < r->n_parts; k++) {
+        free(r->parts[k].names.v);
+        free(r->parts[k].api_names.v);
+        free(r->parts[k].domains);
+    }
+}
+
+/* Load parts[0..n) of one file (file, or mem[0..len) when mem), each into
+ * its parts[k].t; all or none: on failure every trace is freed and
+ * *failed is the part the error belongs to (0 for the file's own). */
+static mt_status_t load_file(const char *file, const void *mem, size_t len, part_t *parts, size_t n,
+                             mt_error_t *err, size_t *failed)
+{
+    *failed = 0;
+    mt_error_clear(err);
+    rd_t r = {.err = err, .opts = parts[0].opts, .parts = parts, .n_parts = n};
+    mt_status_t st = MT_OK;
+    for (size_t k = 0; k < n && !st; k++) {
+        part_t *p = &parts[k];
+        p->mpi_rank = -1;
+        mt_trace_t *t = p->t = calloc(1, sizeof *t);
+        if (t) {
+            t->info.rank = t->info.world_size = t->info.schema_version = -1;
+            t->info.nsys = true;
+            t->strings = mt_strtab_create();
+        }
+        if (!t || !t->strings || (p->name && !(t->path = strdup(p->name)))) {
+            blame(&r, k, failed);
+            st = mt_error_set(err, MT_ERR_NOMEM, "allocating the trace");
+        }
+    }
+    blame(&r, 0, failed);
+    if (!st)
+        st = open_db(file, mem, len, &r);
+    if (!st)
+        st = read_export(&r, file ? file : parts[0].name, failed);
+    struct stat sb;
+    uint64_t bytes = mem ? len : (stat(file, &sb) == 0 ? (uint64_t)sb.st_size : 0);
+    for (size_t k = 0; k < n && !st; k++) {
+        mt_trace_t *t = parts[k].t;
+        const mt_load_opts_t *o = parts[k].opts;
+        t->stats.bytes_in = bytes;
+        t->stats.bytes_json = t->stats.bytes_in;
+        if (!o->no_classify && (st = mt_trace_classify(t))) {
+            blame(&r, k, failed);
+            st = mt_error_set(err, st, "classifying");
+        } else if (!o->no_classify && !o->no_link && (st = mt_trace_link(t, NULL))) {
+            blame(&r, k, failed);
+            st = mt_error_set(err, st, "linking");
+        }
+    }
+    if (st && err->code == MT_OK)
+        mt_error_set(err, st, "%s", "");
+    if (!st && n == 1 && parts[0].t->info.rank >= 0 && parts[0].t->info.rank <= INT32_MAX)
+        err->rank = (int)parts[0].t->info.rank;
+    sqlite3_finalize(r.str_stmt);
+    sqlite3_close(r.db);
+    free(r.sids);
+    mt_buf_free(&r.raw);
+    mt_buf_free(&r.tables);
+    parts_free(&r);
+    for (size_t k = 0; st && k < n; k++) {
+        mt_trace_free(parts[k].t);
+        parts[k].t = NULL;
+    }
     return st;
 }
 
@@ -1104,68 +1282,18 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
     mt_error_t local;
     if (!err)
         err = &local;
-    mt_error_clear(err);
-    err->rank = opts->rank_hint;
-    if (name)
-        snprintf(err->path, sizeof err->path, "%s", name);
     char *file = NULL;
-    int64_t want_pid = -1;
-    rd_t r = {.err = err, .opts = opts, .mpi_rank = -1};
-    mt_status_t st = mem ? MT_OK : split_part(path, &file, &want_pid);
-    mt_trace_t *t = st ? NULL : calloc(1, sizeof *t);
-    if (!t) {
-        free(file);
+    part_t p = {.opts = opts, .name = name, .want_pid = -1};
+    if (!mem && split_part(path, &file, &p.want_pid)) {
+        mt_error_clear(err);
+        err->rank = opts->rank_hint;
+        snprintf(err->path, sizeof err->path, "%s", name ? name : "");
         return mt_error_set(err, MT_ERR_NOMEM, "allocating the trace");
     }
-    r.t = t;
-    t->info.rank = t->info.world_size = t->info.schema_version = -1;
-    t->info.nsys = true;
-    t->strings = mt_strtab_create();
-    if (!t->strings || (name && !(t->path = strdup(name)))) {
-        st = mt_error_set(err, MT_ERR_NOMEM, "allocating the trace");
-        goto fail;
-    }
-    if ((st = open_db(file ? file : path, mem, len, &r)))
-        goto fail;
-    if ((st = read_export(&r, want_pid, file ? file : name)))
-        goto fail;
-    struct stat sb;
-    t->stats.bytes_in = mem ? len : (stat(file ? file : path, &sb) == 0 ? (uint64_t)sb.st_size : 0);
-    t->stats.bytes_json = t->stats.bytes_in;
-    if (!opts->no_classify && (st = mt_trace_classify(t))) {
-        st = mt_error_set(err, st, "classifying");
-        goto fail;
-    }
-    if (!opts->no_classify && !opts->no_link && (st = mt_trace_link(t, NULL))) {
-        st = mt_error_set(err, st, "linking");
-        goto fail;
-    }
-    if (t->info.rank >= 0 && t->info.rank <= INT32_MAX)
-        err->rank = (int)t->info.rank;
-    sqlite3_finalize(r.str_stmt);
-    sqlite3_close(r.db);
-    free(r.names.v);
-    free(r.api_names.v);
-    free(r.sids);
-    free(r.domains);
-    mt_buf_free(&r.raw);
-    mt_buf_free(&r.tables);
+    size_t failed;
+    mt_status_t st = load_file(file ? file : path, mem, len, &p, 1, err, &failed);
     free(file);
-    *out = t;
-    return MT_OK;
-fail:
-    if (err->code == MT_OK)
-        mt_error_set(err, st, "%s", "");
-    sqlite3_finalize(r.str_stmt);
-    sqlite3_close(r.db);
-    free(r.names.v);
-    free(r.api_names.v);
-    free(r.sids);
-    free(r.domains);
-    mt_buf_free(&r.raw);
-    mt_buf_free(&r.tables);
-    free(file);
-    mt_trace_free(t);
+    *out = p.t;
     return st;
 }
 
@@ -1180,6 +1308,55 @@ mt_status_t mt_nsys_load_buffer(const void *buf, size_t len, const char *name, c
     return load(NULL, buf ? buf : "", len, name, opts, out, err);
 }
 
+mt_status_t mt_nsys_load_parts(const char *const *paths, size_t n, const mt_load_opts_t *opts, mt_trace_t **out,
+                               size_t *failed, mt_error_t *err)
+{
+    mt_error_t local;
+    if (!err)
+        err = &local;
+    *failed = 0;
+    for (size_t k = 0; k < n; k++)
+        out[k] = NULL;
+    part_t *parts = calloc(n ? n : 1, sizeof *parts);
+    char *file = NULL;
+    mt_status_t st = parts ? MT_OK : MT_ERR_NOMEM;
+    for (size_t k = 0; k < n && !st; k++) {
+        char *f = NULL;
+        parts[k] = (part_t){.opts = &opts[k], .name = paths[k]};
+        if ((st = split_part(paths[k], &f, &parts[k].want_pid)))
+            break;
+        if (!f || (file && strcmp(f, file) != 0)) {
+            free(f);
+            mt_error_clear(err);
+            *failed = k;
+            err->rank = opts[k].rank_hint;
+            snprintf(err->path, sizeof err->path, "%s", paths[k]);
+            st = mt_error_set(err, MT_ERR_USAGE, "not a part (<file>#pid<N>) of %s", file ? file : "an export");
+            goto out;
+        }
+        if (file)
+            free(f);
+        else
+            file = f;
+    }
+    if (st || n == 0) {
+        mt_error_clear(err);
+        if (n) {
+            err->rank = opts[0].rank_hint;
+            snprintf(err->path, sizeof err->path, "%s", paths[0]);
+        }
+        st = mt_error_set(err, st ? st : MT_ERR_USAGE, st ? "allocating the traces" : "no parts to load");
+        goto out;
+    }
+    if ((st = load_file(file, NULL, 0, parts, n, err, failed)) == MT_OK)
+        for (size_t k = 0; k < n; k++)
+            out[k] = parts[k].t;
+out:
+    free(file);
+    free(parts);
+    return st;
+}
+
 mt_status_t mt_nsys_procs(const char *path, mt_nsys_proc_t **procs, size_t *n, mt_error_t *err)
 {
     *procs = NULL;
@@ -1191,7 +1368,7 @@ mt_status_t mt_nsys_procs(const char *path, mt_nsys_proc_t **procs, size_t *n, m
     snprintf(err->path, sizeof err->path, "%s", path);
     mt_load_opts_t o;
     mt_load_opts_init(&o);
-    rd_t r = {.err = err, .opts = &o, .mpi_rank = -1};
+    rd_t r = {.err = err, .opts = &o};
     mt_status_t st = open_db(path, NULL, 0, &r);
     if (!st)
         st = check_export(&r);

@@ -15,10 +15,33 @@ and without. Checked, for both jobs and a pipeline job:
     the ranks' shares sum to 100 %;
   - what-if "straggler at the median speed" on the straggler job equals the
     measured p50 step time of the job without the straggler within 2 %;
-  - root causes name rank 2 and a forward kernel (the injected phase) first;
+  - root causes: on every job at least 95 % of the waiting attributed, the
+    kinds summing to the attributed time, each cause's kind the class of
+    the generator's activity of that name; on the data-parallel jobs the
+    waiting itself equals the generator's (truth.json collectives: last
+    true arrival - each participant's, over the used steps) within 1 %; on
+    the straggler jobs (truth.json "straggler") the first cause is that
+    rank and a forward kernel (the injected phase), and the first cause by
+    annotation is that rank's truth.json "straggler_phase" ("## forward
+    ##", kind compute) holding the injection within 20 %, on the pipelines a
+    compute kernel of the stage with the largest busy time (truth.json
+    pipeline.stage_busy_ns);
   - what-if "stage 1 10 % faster" on the pipeline equals the period p50 the
     generator measured (truth.json pipeline.period_ns) on the same pipeline
-    written with stage 1 10 % faster, within 3 %.
+    written with stage 1 10 % faster, within 3 %;
+  - what-if "no host launch gaps" on a job whose host works 400 us before
+    every launch (--host-gap-us) equals the measured p50 step time of the
+    same job without it within 2 %;
+  - what-if "kernel:ncclDevKernel_AllReduce*=1/3" on a job whose allreduce
+    transfers take 3 times as long (--slow-comm 3) equals the measured p50
+    step time of the same job without it within 2 %;
+  - on pipelines every what-if replays the whole run: on pp-4stage with
+    send/recv transfers 2 x as long (--slow-comm 2) "kernel:
+    ncclDevKernel_SendRecv*=0.5", and on it with 300 us of host work before
+    every launch (--host-gap-us 300) "no host launch gaps", project the
+    period p50 of pp-4stage the generator measured (truth.json
+    pipeline.period_ns) within 3 % and its step p50 (truth step_times)
+    within 2 %.
 report.html of the straggler jobs (4 ranks, and 32 ranks with the straggler
 at rank 29) and of the pipeline, parsed with html.parser:
   - a strip of the median and of the slowest used step: the truth's time of
@@ -50,15 +73,30 @@ JOBS = {
     "dp-straggler": ["--kind", "dp", "--ranks", "4", "--steps", "8", "--seed", "21", "--straggler", "2",
                      "--straggler-delay-us", "400"],
     "dp-plain": ["--kind", "dp", "--ranks", "4", "--steps", "8", "--seed", "21"],
-    # more ranks than a strip shows (critpath.h MT_CP_STRIP_RANKS = 24)
-    "dp32-straggler": ["--kind", "dp", "--ranks", "32", "--steps", "5", "--seed", "5", "--straggler", "29",
-                       "--straggler-delay-us", "400"],
+    # another straggler: 8 ranks, rank 5 250 us late in steps 12-15 only
+    "dp-straggler-r5": ["--kind", "dp", "--ranks", "8", "--steps", "8", "--seed", "5", "--straggler", "5",
+                        "--straggler-delay-us", "250", "--straggler-steps", "12-15"],
+    # twins of dp-plain: host-bound launches; allreduce transfers 3 x as long
+    "dp-hostgap": ["--kind", "dp", "--ranks", "4", "--steps", "8", "--seed", "21", "--host-gap-us", "400"],
+    "dp-slowcomm": ["--kind", "dp", "--ranks", "4", "--steps", "8", "--seed", "21", "--slow-comm", "3"],
     "pp-4stage": ["--kind", "pp", "--ranks", "4", "--pp-stages", "4", "--chunks", "6", "--seed", "16",
                   "--ranks-per-node", "1", "--stage-us", "2000,3500,2500,3000"],
     # the same pipeline with stage 1 (the slowest) 10 % faster
     "pp-4stage-fast1": ["--kind", "pp", "--ranks", "4", "--pp-stages", "4", "--chunks", "6", "--seed", "16",
                         "--ranks-per-node", "1", "--stage-us", "2000,3150,2500,3000"],
+    # twins of pp-4stage: send/recv transfers 2 x as long; host work before every launch
+    "pp-slowcomm": ["--kind", "pp", "--ranks", "4", "--pp-stages", "4", "--chunks", "6", "--seed", "16",
+                    "--ranks-per-node", "1", "--stage-us", "2000,3500,2500,3000", "--slow-comm", "2"],
+    "pp-hostgap": ["--kind", "pp", "--ranks", "4", "--pp-stages", "4", "--chunks", "6", "--seed", "16",
+                   "--ranks-per-node", "1", "--stage-us", "2000,3500,2500,3000", "--host-gap-us", "300"],
 }
+# more ranks than a strip shows (critpath.h MT_CP_STRIP_RANKS = 24) and its twin
+DP32 = {"dp32-straggler": ["--kind", "dp", "--ranks", "32", "--steps", "5", "--seed", "5", "--straggler", "29",
+                           "--straggler-delay-us", "400"],
+        "dp32-plain": ["--kind", "dp", "--ranks", "32", "--steps", "5", "--seed", "5"]}
+# extra mergetrace arguments per job
+MT_ARGS = {"dp-slowcomm": ["--what-if", "kernel:ncclDevKernel_AllReduce*=0.333333"],
+           "pp-slowcomm": ["--what-if", "kernel:ncclDevKernel_SendRecv*=0.5"]}
 FORWARD = ("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n", "void at::native::vectorized_elementwise_kernel<4, "
            "at::native::(anonymous namespace)::clamp_min_functor")
 
@@ -67,6 +105,82 @@ def pct(v, p):
     s = sorted(v)
     k = -(-p * len(s) // 100) - 1
     return s[max(0, k)]
+
+
+def truth_wait_ns(truth):
+    """All waiting in the collectives of the used steps (after the first),
+    from the generator's true arrivals; a collective belongs to the last
+    step started by its last arrival (data-parallel steps follow each
+    other)."""
+    starts = [s["start_ns"] for s in truth["step_times"]]
+    total = 0
+    for c in truth["collectives"]:
+        ts = list(c["true_start_ns"].values())
+        last = max(ts)
+        if sum(1 for x in starts if x <= last) <= 1:
+            continue
+        total += sum(last - x for x in ts)
+    return total
+
+
+def root_cause_checks(name, truth, got, errors):
+    rc = got["root_causes"]
+    if rc["attributed_pct"] < 95.0:
+        errors.append("%s: root causes attribute %.2f %% of the waiting" % (name, rc["attributed_pct"]))
+    if abs(sum(rc["by_kind_us"].values()) - rc["attributed_us"]) > 0.001 * len(rc["by_kind_us"]):
+        errors.append("%s: root-cause kinds %s do not sum to %.3f" % (name, rc["by_kind_us"], rc["attributed_us"]))
+    causes = rc["causes"]
+    top = causes[0] if causes else {}
+    # each cause's kind from the class of what the generator wrote under
+    # that name (gpu_memcpy / gpu_memset events, NCCL kernels, other kernels)
+    for c in causes:
+        n = c["name"]
+        want = (("host", "idle") if not n else ("memory",) if n.startswith(("Memcpy", "Memset"))
+                else ("comm_transfer", "comm_wait") if n.startswith("nccl") else ("compute",))
+        if c["kind"] not in want:
+            errors.append("%s: cause %s of kind %s, expected %s" % (name, n[:60], c["kind"], "/".join(want)))
+    print("%s: waited %.3f us, attributed %.2f %% (short %.3f, long %.3f), by kind %s; first cause %s" %
+          (name, rc["wait_us"], rc["attributed_pct"], rc["short_term_us"], rc["long_term_us"], rc["by_kind_us"],
+           {k: (v[:40] if k == "name" else v) for k, v in top.items()}))
+    if truth["kind"] == "dp":
+        want = truth_wait_ns(truth) / 1000.0
+        if abs(rc["wait_us"] - want) > 0.01 * want:
+            errors.append("%s: waited %.3f us, truth %.3f us" % (name, rc["wait_us"], want))
+    if truth.get("straggler") is not None:
+        strag = truth["straggler"]
+        if top.get("rank") != strag or top.get("kind") != "compute" or not top.get("name", "").startswith(FORWARD):
+            errors.append("%s: first root cause %s, injected: rank %d forward kernels" % (name, top, strag))
+        # what the injection made the others wait: every other rank waits
+        # the delay at each collective of the straggler's used steps
+        steps = [s["step"] for s in truth["step_times"]][1:]
+        if truth.get("straggler_steps"):
+            a, b = (int(x) for x in truth["straggler_steps"].split("-"))
+            steps = [x for x in steps if a <= x <= b]
+        per_step = len(truth["collectives"]) // len(truth["step_times"])
+        injected = (truth["world_size"] - 1) * per_step * truth["straggler_delay_us"] * len(steps)
+        fwd = sum(c["us"] for c in causes if c["rank"] == strag and c["name"].startswith(FORWARD))
+        print("%s: charged to rank %d's forward kernels %.3f us of the %.3f us the injection caused (%.1f %%)" %
+              (name, strag, fwd, injected, 100.0 * fwd / injected))
+        if abs(fwd - injected) > 0.2 * injected:
+            errors.append("%s: rank %d's forward kernels charged %.3f us, injected %.3f us" % (name, strag, fwd, injected))
+        # by annotation: the first is the injected phase of that rank, and
+        # it holds the injection (its kernels and whatever else ran in it)
+        ann = rc["by_annotation"]
+        atop = ann[0] if ann else {}
+        phase = truth["straggler_phase"]
+        print("%s: first annotation cause %s; injected: rank %d %s" % (name, atop, strag, phase))
+        if atop.get("rank") != strag or atop.get("annotation") != phase or atop.get("kind") != "compute":
+            errors.append("%s: first annotation cause %s, injected: rank %d %s (compute)" % (name, atop, strag, phase))
+        elif abs(atop["us"] - injected) > 0.2 * injected or atop["us"] < fwd - 0.001 * len(causes):
+            errors.append("%s: rank %d %s charged %.3f us, injected %.3f us, its forward kernels %.3f us" %
+                          (name, strag, phase, atop["us"], injected, fwd))
+        if abs(atop.get("pct", 0) - 100.0 * atop.get("us", 0) / rc["wait_us"]) > 0.01:
+            errors.append("%s: annotation pct %s of %.3f us waited" % (name, atop, rc["wait_us"]))
+    if truth.get("pipeline"):
+        busy = [b["p50"] for b in truth["pipeline"]["stage_busy_ns"]]
+        slow = truth["pipeline"]["stages"][busy.index(max(busy))]
+        if top.get("rank") not in slow or top.get("kind") != "compute":
+            errors.append("%s: first root cause %s, slowest stage's ranks %s" % (name, top, slow))
 
 
 STRAGGLER = {"dp-straggler": 2, "dp32-straggler": 29}
@@ -219,7 +333,8 @@ def main():
         subprocess.run([sys.executable, a.gen, "--out", d, "--quiet"] + args, check=True)
         o = d + "-out"
         html_arg = [] if name in HTML_JOBS else ["--no-html"]
-        r = subprocess.run([a.mergetrace, "-q", "--no-merge"] + html_arg + ["-o", o, d], capture_output=True, text=True,
+        r = subprocess.run([a.mergetrace, "-q", "--no-merge"] + html_arg + ["-o", o] + MT_ARGS.get(name, []) + [d],
+                           capture_output=True, text=True,
                            env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))  # Open MPI's own allocations
         if r.returncode:
             errors.append("%s: exit %d: %s" % (name, r.returncode, r.stderr.strip()))
@@ -260,6 +375,7 @@ def main():
         share = sum(r["path_pct"] for r in cp["ranks"])
         if abs(share - 100.0) > 0.1:
             errors.append("%s: rank shares sum to %.2f" % (name, share))
+        root_cause_checks(name, truth, got, errors)
         print("%s: p50 %.3f us p99 %.3f us (truth %.3f, %.3f), replay error max %.4f %%, comm on path %.2f %%, "
               "attributed %.1f %%" % (name, got["p50_us"], got["p99_us"], pct(tt, 50) / 1000.0, pct(tt, 99) / 1000.0,
                                       100 * errs[-1], cp["comm_pct"], got["root_causes"]["attributed_pct"]))
@@ -274,9 +390,21 @@ def main():
                   % (proj, want, 100 * (proj - want) / want))
             if abs(proj - want) > 0.02 * want:
                 errors.append("dp-straggler: what-if %.3f vs measured %.3f" % (proj, want))
-        causes = rep["dp-straggler"]["root_causes"]["causes"]
-        if not causes or causes[0]["rank"] != 2 or not causes[0]["name"].startswith(FORWARD):
-            errors.append("dp-straggler: first root cause %s" % (causes[:1],))
+    # twins: the projection on the changed job against the plain job's measured time
+    for job, scen, what in (("dp-hostgap", "no_launch_gaps", "no host launch gaps"),
+                            ("dp-slowcomm", "pattern", "allreduce transfers x 1/3")):
+        if job not in rep or "dp-plain" not in rep:
+            continue
+        wi = {w["scenario"]: w for w in rep[job]["what_if"]}
+        want = rep["dp-plain"]["p50_us"]
+        if scen not in wi or "p50_us" not in wi[scen]:
+            errors.append("%s: no what-if %s" % (job, scen))
+            continue
+        proj = wi[scen]["p50_us"]
+        print("what-if %s on %s: %.3f us (measured %.3f); measured without the change %.3f us (%.3f %%)"
+              % (what, job, proj, rep[job]["p50_us"], want, 100 * (proj - want) / want))
+        if abs(proj - want) > 0.02 * want:
+            errors.append("%s: what-if %s %.3f vs measured %.3f" % (job, scen, proj, want))
     if "pp-4stage" in rep and "pp-4stage-fast1" in rep:
         pw = rep["pp-4stage"].get("period_what_if")
         truth = json.load(open(os.path.join(a.out, "pp-4stage-fast1", "truth.json")))
@@ -290,6 +418,44 @@ def main():
                   "%.3f us (%.3f %%)" % (proj, pw["period_p50_us"], want, 100 * (proj - want) / want))
             if abs(proj - want) > 0.03 * want:
                 errors.append("pp-4stage: stage what-if %.3f vs the faster pipeline's period %.3f" % (proj, want))
+    # pipeline twins: each what-if replays the whole run (a chunk waits for
+    # the previous one), so its projected period and step p50 on the changed
+    # pipeline against what the generator measured on pp-4stage (truth.json)
+    if "pp-4stage" in rep:
+        truth = json.load(open(os.path.join(a.out, "pp-4stage", "truth.json")))
+        want_per = truth["pipeline"]["period_ns"]["p50"] / 1000.0
+        want_p50 = pct([s["time_ns"] for s in truth["step_times"]][1:], 50) / 1000.0
+        for job, scen, what in (("pp-slowcomm", "pattern", "send/recv transfers x 1/2"),
+                                ("pp-hostgap", "no_launch_gaps", "no host launch gaps")):
+            if job not in rep:
+                continue
+            wi = {w["scenario"]: w for w in rep[job]["what_if"]}
+            if "period_p50_us" not in wi.get(scen, {}):
+                errors.append("%s: no period projection for what-if %s: %s" % (job, scen, wi.get(scen)))
+                continue
+            proj, per = wi[scen]["p50_us"], wi[scen]["period_p50_us"]
+            now = rep[job]["period_what_if"]["period_p50_us"]
+            print("what-if %s on %s: period %.3f us (measured %.3f), step p50 %.3f us (measured %.3f); "
+                  "pp-4stage (truth) period %.3f us (%.3f %%), step p50 %.3f us (%.3f %%)"
+                  % (what, job, per, now, proj, rep[job]["p50_us"], want_per, 100 * (per - want_per) / want_per,
+                     want_p50, 100 * (proj - want_p50) / want_p50))
+            if abs(per - want_per) > 0.03 * want_per:
+                errors.append("%s: what-if %s period %.3f vs the twin's %.3f" % (job, scen, per, want_per))
+            if abs(proj - want_p50) > 0.02 * want_p50:
+                errors.append("%s: what-if %s step p50 %.3f vs the twin's %.3f" % (job, scen, proj, want_p50))
+    # more ranks than a strip shows (critpath.h MT_CP_STRIP_RANKS = 24), with its twin; not in JOBS:
+    # only the strip and the ideal what-if's bound are checked on it
+    for name, args in DP32.items():
+        d = os.path.join(a.out, name)
+        subprocess.run([sys.executable, a.gen, "--out", d, "--quiet"] + args, check=True)
+        if name.endswith("plain"):
+            continue
+        r = subprocess.run([a.mergetrace, "-q", "--no-merge", "-o", d + "-out", d], capture_output=True, text=True,
+                           env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
+        if r.returncode:
+            errors.append("%s: exit %d: %s" % (name, r.returncode, r.stderr.strip()))
+            continue
+        rep[name] = json.load(open(os.path.join(d + "-out", "report.json")))["steps"]
     # the ideal what-if replays at most 16 workers (critpath.h MT_CP_IDEAL_WORKERS): the generator's
     # straggler among them, with the largest S, and M_W's rank
     for name, sr in STRAGGLER.items():
@@ -312,9 +478,7 @@ def main():
         truth = json.load(open(os.path.join(a.out, name, "truth.json")))
         plain = json.load(open(os.path.join(a.out, "dp-plain", "truth.json"))) if name == "dp-straggler" else None
         if name == "dp32-straggler":  # its twin: the same job without the straggler
-            d = os.path.join(a.out, "dp32-plain")
-            subprocess.run([sys.executable, a.gen, "--out", d, "--quiet"] + JOBS[name][:-4], check=True)
-            plain = json.load(open(os.path.join(d, "truth.json")))
+            plain = json.load(open(os.path.join(a.out, "dp32-plain", "truth.json")))
         fast = json.load(open(os.path.join(a.out, "pp-4stage-fast1", "truth.json"))) if name == "pp-4stage" else None
         check_html(name, os.path.join(a.out, name + "-out", "report.html"), truth, rep[name], plain, fast, errors)
     for e in errors:

@@ -64,6 +64,9 @@ class GenTruth(unittest.TestCase):
                                "--pp-mode", "partial"],
             "pp_no_tp": ["--kind", "pp", "--ranks", "3", "--pp-stages", "3", "--chunks", "4",
                          "--shuffle-keys", "--gzip"],
+            # the twin options of gen_steps
+            "dp_host_gap": ["--steps", "2", "--ranks", "4", "--host-gap-us", "300"],
+            "pp_slow_comm": ["--kind", "pp", "--chunks", "4", "--slow-comm", "2.5"],
         }
         for name, args in cases.items():
             with self.subTest(name):
@@ -134,12 +137,53 @@ class GenTruth(unittest.TestCase):
         self.assertTrue(any("overlap_ns" in e for e in errs), errs)
         self.assertTrue(any("collective 0" in e for e in errs), errs)
 
+    def test_twins(self):
+        """--host-gap-us and --slow-comm change nothing but the schedule:
+        the same compute kernels in the same order with the same
+        durations, transfers F times as long, and the truth says which
+        option was given."""
+        a, b, c = self.dir("tw_a"), self.dir("tw_b"), self.dir("tw_c")
+        gen(a, "--seed", "5", "--steps", "3", "--ranks", "4")
+        gen(b, "--seed", "5", "--steps", "3", "--ranks", "4", "--host-gap-us", "250")
+        gen(c, "--seed", "5", "--steps", "3", "--ranks", "4", "--slow-comm", "2")
+
+        def kernels(d):
+            with open(os.path.join(d, "rank-1.json")) as f:
+                ev = json.load(f)["traceEvents"]
+            return [(e["name"], e["dur"]) for e in ev if e.get("cat") == "kernel"]
+        def same(x, y):  # durations written in the rank's clock: 1 ns of rounding where they moved
+            self.assertEqual([n for n, _ in x], [n for n, _ in y])
+            self.assertLessEqual(max(abs(p - q) for (_, p), (_, q) in zip(x, y)), 0.0011)
+        def comp(d):  # an NCCL kernel's duration includes its wait, which the change moves
+            return [x for x in kernels(d) if not x[0].startswith("nccl")]
+        ka = comp(a)
+        same(ka, comp(b))
+        same(ka, comp(c))
+        # the allreduce of the last arrival lasts its transfer (+ <= 2 us jitter): twice as long
+        ta, tc = truth(a), truth(c)
+        for x, y in zip(ta["collectives"], tc["collectives"]):
+            last = max(x["true_start_ns"], key=x["true_start_ns"].get)
+            dx = x["true_end_ns"][last] - x["true_start_ns"][last]
+            lc = max(y["true_start_ns"], key=y["true_start_ns"].get)
+            dy = y["true_end_ns"][lc] - y["true_start_ns"][lc]
+            self.assertLess(abs(dy - 2 * dx), 2 * 2000 + 2, (dx, dy))
+        self.assertEqual(truth(b)["host_gap_ns"], 250000)
+        self.assertEqual(tc["slow_comm"], 2.0)
+        self.assertNotIn("host_gap_ns", ta)
+        self.assertNotIn("slow_comm", ta)
+        # host-bound: the steps are longer by at least one gap per launch that had to wait
+        sa = [x["time_ns"] for x in ta["step_times"]]
+        sb = [x["time_ns"] for x in truth(b)["step_times"]]
+        self.assertTrue(all(y > x + 250000 for x, y in zip(sa, sb)), (sa, sb))
+
     def test_usage_errors(self):
         d = self.dir("bad")
         for args, opt in ((["--straggler", "8"], "--straggler"),
                           (["--kind", "pp", "--ranks", "6", "--pp-stages", "4"], "--pp-stages"),
                           (["--straggler-steps", "x"], "--straggler-steps"),
-                          (["--kind", "pp", "--stage-us", "4000,abc"], "--stage-us")):
+                          (["--kind", "pp", "--stage-us", "4000,abc"], "--stage-us"),
+                          (["--host-gap-us", "-1"], "--host-gap-us"),
+                          (["--slow-comm", "0"], "--slow-comm")):
             p = gen(d, *args, expect_rc=2)
             self.assertTrue(p.stderr.startswith("gen_traces.py: " + opt + ":"), p.stderr)
 

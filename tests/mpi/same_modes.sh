@@ -8,7 +8,8 @@
 # inflated first: member boundaries follow the process count; against
 # `-n 2` its lines sorted, without the comma that ends all but the last
 # event, since each process writes its own ranks' events
-# together) and the files written; the summary on stdout of the run by hand equals that of
+# together) and the files written; also for a two-process Nsight Systems
+# export (read in one pass by one process, a part each by two); the summary on stdout of the run by hand equals that of
 # `-n 1` but for wall times. The run by hand has OMPI_MCA_pml set to a
 # component that does not exist, which makes any MPI_Init fail: it passes
 # only if MPI was never initialised. --help and --version likewise.
@@ -32,9 +33,16 @@ for what in --version --help; do
     cmp -s "$work/hand$what.out" "$work/np1$what.out"; then ok; else bad "$what by hand vs mpirun -n 1"; fi
 done
 
+# The seed export with two GPU processes (tests/nsys/make_nsys_seeds.py):
+# one process reads both of its parts in one pass per table, two read one
+# part each. Left out when the build has no SQLite.
+nsys=tests/fuzz/corpus_nsys/two_procs.sqlite
+by_hand "$bin" -q --no-html -o "$work/probe" "$nsys" 2>&1 | grep -q "built without SQLite" && nsys=
+rm -rf "$work/probe"
+
 i=0
-for s in sample_traces/dp8 sample_traces/pp8 tests/data/tiny; do
-  [ -d "$s" ] || continue
+for s in sample_traces/dp8 sample_traces/pp8 tests/data/tiny $nsys; do
+  [ -e "$s" ] || continue
   for fmt in gzip json; do
     i=$((i + 1))
     args=(--no-progress --merged-format "$fmt" -o "$work/out" "$s")

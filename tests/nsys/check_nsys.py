@@ -15,9 +15,12 @@ never through mergetrace's reader:
   Chrome trace of the same file): kernel names, counts and summed
   durations equal ours;
 * a truncated export, an SQLite database that is not an export and an
-  export without GPU tables: exit 2 and exactly one line on stderr.
+  export without GPU tables: exit 2 and exactly one line on stderr;
+* given MPIEXEC, each export with several GPU processes under `-n 2` (one
+  part per process) as under one process (all parts in one read):
+  report.json byte for byte, the merged trace's events as sorted lines.
 
-Usage: check_nsys.py MERGETRACE CORPUS_DIR WORK_DIR   (exit 77: no corpus)"""
+Usage: check_nsys.py MERGETRACE CORPUS_DIR WORK_DIR [MPIEXEC]   (exit 77: no corpus)"""
 import gzip
 import json
 import os
@@ -130,6 +133,7 @@ def run(cmd):
 
 def main():
     bin_, corpus, work = sys.argv[1:4]
+    mpiexec = sys.argv[4] if len(sys.argv) > 4 else None
     if not os.path.exists(os.path.join(corpus, FILES[0])):
         print("SKIP: no Nsight Systems exports in", corpus)
         return 77
@@ -191,6 +195,20 @@ def main():
                                                                   sum(ns for _, ns in tr["streams"].values()),
                                                                   len(tr["streams"]), tr["memcpy"], tr["memset"],
                                                                   tr["sync"], tr["api"], tr["nvtx"]))
+        if mpiexec and len(procs) > 1:
+            out2 = out + ".np2"
+            p = run([mpiexec, "--oversubscribe", "-n", "2", bin_, "-q", "--no-html", "--no-drift", "-o", out2, path])
+            check(p.returncode == 0, "%s -n 2: exit %d: %s" % (rel, p.returncode, p.stderr.strip()))
+            if p.returncode == 0:
+                same = open(os.path.join(out, "report.json"), "rb").read() == \
+                    open(os.path.join(out2, "report.json"), "rb").read()
+                check(same, "%s: report.json under -n 2 differs from one process's" % rel)
+                lines = [sorted(gzip.open(os.path.join(d, "merged.json.gz")).read().replace(b",\n", b"\n")
+                                .split(b"\n")) for d in (out, out2)]
+                check(lines[0] == lines[1], "%s: merged trace under -n 2 differs from one process's" % rel)
+                if same and lines[0] == lines[1]:
+                    print("%s: -n 2 (a part per process) = one process (one read): report.json, %d merged lines" %
+                          (os.path.basename(rel), len(lines[0])))
         if rel.endswith("mfu_2gpu_before.sqlite"):
             ranks = {pid: inp["rank"] for pid, inp in by_pid.items()}
             check(ranks == {144: 0, 145: 1}, "mfu: ranks %s" % ranks)

@@ -4,7 +4,10 @@ a tiny Nsight Systems-like export made with Python's sqlite3 (two GPU
 processes, an NCCL kernel each, runtime calls, NVTX ranges, the session
 start), the same in the 2022 schema (EXPORT_META_DATA, no shortName), one
 process alone with its StringIds numbered sparsely (ids up to 6 M, as real
-exports number them: the reader's cache by binary search), and
+exports number them: the reader's cache by binary search), the two
+processes with an index on the runtime table's (globalTid, start) as
+nsys-ai adds and their calls on threads numbered against time (an index
+walk would hand them out in reverse), and
 broken variants: cut at several sizes, bytes flipped, a database that is
 not an export, an export without GPU tables, and an empty file.
 
@@ -16,8 +19,10 @@ import sys
 GP = [(1 << 48) | (100 << 24), (1 << 48) | (101 << 24)]
 
 
-def export(path, old=False, gpu=True, sparse=False):
-    """sparse: the first process only, string i stored as id i * 1000003."""
+def export(path, old=False, gpu=True, sparse=False, indexed=False):
+    """sparse: the first process only, string i stored as id i * 1000003;
+    indexed: runtime call k on thread 4 - k, and an index on the runtime
+    table's (globalTid, start)."""
     if os.path.exists(path):
         os.remove(path)
     db = sqlite3.connect(path)
@@ -55,12 +60,15 @@ def export(path, old=False, gpu=True, sparse=False):
     for d, g in enumerate(procs):
         for k in range(3):
             db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?)", (900 + 100 * k, 920 + 100 * k,
-                                                                                   g + 1, 10 + k, sid(4)))
+                                                                                   g + (4 - k if indexed else 1),
+                                                                                   10 + k, sid(4)))
         db.execute("INSERT INTO NVTX_EVENTS VALUES (100, NULL, 75, 'NCCL', ?, NULL, 1)", (g + 1,))
         db.execute("INSERT INTO NVTX_EVENTS VALUES (990, 1030, 59, NULL, ?, ?, 1)", (g + 1, sid(5)))
         db.execute("INSERT INTO NVTX_EVENTS VALUES (800, 1300, 59, 'MPI Rank %d', ?, NULL, 0)" % d, (g + 1,))
         db.execute("INSERT INTO NVTX_EVENTS VALUES (850, NULL, 60, 'open', ?, NULL, 0)", (g + 1,))
         db.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (sid(6), g + 1))
+    if indexed:
+        db.execute("CREATE INDEX rt_tid ON CUPTI_ACTIVITY_KIND_RUNTIME(globalTid, start)")
     db.commit()
     db.close()
 
@@ -72,6 +80,7 @@ def main():
     export(os.path.join(out, "schema_2022.sqlite"), old=True)
     export(os.path.join(out, "no_gpu.sqlite"), gpu=False)
     export(os.path.join(out, "sparse_ids.sqlite"), sparse=True)
+    export(os.path.join(out, "indexed.sqlite"), indexed=True)
     with open(os.path.join(out, "two_procs.sqlite"), "rb") as f:
         data = f.read()
     for cut in (16, 100, 512, 1024, len(data) // 2, len(data) - 512):

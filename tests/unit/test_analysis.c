@@ -767,13 +767,102 @@ static void test_memory(void **state)
     mt_trace_free(t);
 }
 
+/* The graph's annotations (analysis.h "graph"), us. Process 10: tid 1
+ * holds ProfilerStep#3 [90,400], "outer" [100,300], "inner" [150,200];
+ * tid 3 "same_start" [150,180]; tid 2 "nccl:all_reduce" [245,255]; with
+ * other_pid also process 11 "other pid" [100,400]. The file has the ranges
+ * out of time order (same_start, inner, the step, outer, nccl). Kernels
+ * k1..k6 are launched by tid 2 (the autograd thread: no range of its own)
+ * at 120, 160, 190, 200, 250, 350 and run in the reverse order (k6 first),
+ * so neither the ranges nor the launches come sorted; k7 has no launch
+ * call and runs last. Innermost = the latest start holding the launch
+ * (ends inclusive), then the shortest, on any thread of process 10,
+ * ProfilerStep and nccl:* left out:
+ *   k1 120: outer.  k2 160: inner and same_start start at 150, same_start
+ *   is shorter.  k3 190: inner (same_start ended at 180).  k4 200: inner
+ *   (its end, inclusive).  k5 250: outer (nccl:* left out).  k6 350: only
+ *   the step: none.  k7: none. "other pid" never counts (another
+ *   process). Table in file order: same_start, inner, outer (, other pid).
+ * Without other_pid every range and launch is of one process (the radix
+ * sort); with it, of two (qsort). */
+static void annotations_case(bool other_pid)
+{
+    struct {
+        const char *name;
+        int tid, ts, dur;
+    } rg[] = {{"same_start", 3, 150, 30},
+              {"inner", 1, 150, 50},
+              {"ProfilerStep#3", 1, 90, 310},
+              {"outer", 1, 100, 200},
+              {"nccl:all_reduce", 2, 245, 10}};
+    const int launch[6] = {120, 160, 190, 200, 250, 350};
+    char *js = malloc(8192);
+    size_t n = (size_t)sprintf(js, "{\"traceEvents\": [\n");
+    for (size_t i = 0; i < sizeof rg / sizeof rg[0]; i++)
+        n += (size_t)sprintf(js + n,
+                             "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"%s\", \"pid\": 10, \"tid\": %d,"
+                             " \"ts\": %d, \"dur\": %d},\n",
+                             rg[i].name, rg[i].tid, rg[i].ts, rg[i].dur);
+    if (other_pid)
+        n += (size_t)sprintf(js + n, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"other pid\", \"pid\": 11,"
+                                     " \"tid\": 1, \"ts\": 100, \"dur\": 300},\n");
+    for (int k = 0; k < 6; k++)
+        n += (size_t)sprintf(js + n,
+                             "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 10,"
+                             " \"tid\": 2, \"ts\": %d, \"dur\": 1, \"args\": {\"correlation\": %d}},\n"
+                             "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"pid\": 0, \"tid\": 7, \"ts\": %d,"
+                             " \"dur\": 10, \"args\": {\"correlation\": %d}},\n",
+                             launch[k], k + 1, k + 1, 550 - 10 * k, k + 1);
+    sprintf(js + n, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k7\", \"pid\": 0, \"tid\": 7, \"ts\": 600,"
+                    " \"dur\": 10}\n]}\n");
+    mt_trace_t *t = load_str(js);
+    free(js);
+    mt_rank_analysis_t *a = analyze(t, 0, NULL);
+    mt_trace_free(t);
+    /* activities by start: k6 .. k1, k7 */
+    const char *want[7] = {"", "outer", "inner", "inner", "same_start", "outer", ""};
+    assert_int_equal(a->n_gacts, 7);
+    assert_int_equal(a->n_annots, other_pid ? 4 : 3);
+    assert_string_equal(sname(a, a->annots[0]), "same_start");
+    assert_string_equal(sname(a, a->annots[2]), "outer");
+    if (other_pid)
+        assert_string_equal(sname(a, a->annots[3]), "other pid");
+    for (int k = 0; k < 7; k++) {
+        uint32_t id = a->gacts[k].annot;
+        assert_true(id <= a->n_annots);
+        assert_string_equal(id ? sname(a, a->annots[id - 1]) : "", want[k]);
+    }
+    /* packed and back; an index beyond the table is a format error */
+    void *bytes;
+    size_t len;
+    mt_rank_analysis_t *u = NULL;
+    assert_int_equal(mt_rank_analysis_pack(a, &bytes, &len), MT_OK);
+    assert_int_equal(mt_rank_analysis_unpack(bytes, len, &u, NULL), MT_OK);
+    assert_int_equal(u->n_annots, a->n_annots);
+    assert_int_equal(u->gacts[1].annot, a->gacts[1].annot);
+    mt_rank_analysis_free(u);
+    free(bytes);
+    a->gacts[6].annot = (uint32_t)a->n_annots + 1;
+    assert_int_equal(mt_rank_analysis_pack(a, &bytes, &len), MT_OK);
+    assert_int_equal(mt_rank_analysis_unpack(bytes, len, &u, NULL), MT_ERR_FORMAT);
+    free(bytes);
+    mt_rank_analysis_free(a);
+}
+
+static void test_annotations(void **state)
+{
+    (void)state;
+    annotations_case(false);
+    annotations_case(true);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_trace),          cmocka_unit_test(test_kernels_percentiles),
         cmocka_unit_test(test_two_gpus_and_empty),  cmocka_unit_test(test_pack_roundtrip),
         cmocka_unit_test(test_report_sections),     cmocka_unit_test(test_sample_truth),
-        cmocka_unit_test(test_memory),
+        cmocka_unit_test(test_memory),              cmocka_unit_test(test_annotations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

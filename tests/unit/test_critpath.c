@@ -1,6 +1,8 @@
 /* Steps, critical path, replay, what-ifs, root causes and the report.html
- * strip (mt_critpath_run, src/cross/critpath.c, cp_run.c and cp_strip.c) on two hand-built ranks of one step,
- * own clocks. Every expected value is worked out in the comments, in us
+ * strip (mt_critpath_run, src/cross/critpath.c, cp_run.c and cp_strip.c) on two hand-built ranks of one step
+ * (three in test_propagation; two stages of a pipeline in test_pipeline),
+ * own clocks. Every expected value is worked
+ * out in the comments, in us
  * (the data are in ns: us x 1000, so the 1 us "explained" threshold of the
  * graph means what it says).
  *
@@ -160,16 +162,28 @@ static void test_path_and_replay(void **state)
     assert_int_equal(c->imbalance_ns[MT_CP_COMPUTE], 75 * US);
     assert_int_equal(c->imbalance_ns[MT_CP_COMM], -75 * US);
     assert_int_equal(c->imbalance_ns[MT_CP_IDLE], -45 * US);
-    /* Root causes: C0 waited 280 - 130 = 150 for rank 1; since the step
-     * start rank 1 ran gemm for 250 where rank 0 took 100 (excess 150):
-     * all 150 charged to rank 1's gemm, short term. */
+    /* Root causes: C0 waited 280 - 130 = 150 for rank 1. Rank 1's walk
+     * back from C1's start 280 to the step start: bound by A1 (idle 0), A1
+     * compute 250, launch 30 -> 20 host 10, host 20 -> 0; rank 0's from
+     * C0's start 130: A0 compute 100, host 10 + 20. Excess: gemm 150, host
+     * 0: all 150 charged to rank 1's gemm (compute), short term. */
     assert_int_equal(c->wait_ns, 150 * US);
+    assert_int_equal(c->attributed_ns, 150 * US);
     assert_int_equal(c->short_ns, 150 * US);
     assert_int_equal(c->long_ns, 0);
+    assert_int_equal(c->rc_kind_ns[MT_RC_COMPUTE], 150 * US);
     assert_int_equal(c->n_causes, 1);
     assert_int_equal(c->causes[0].rank, 1);
+    assert_int_equal(c->causes[0].kind, MT_RC_COMPUTE);
     assert_string_equal(c->causes[0].name, "gemm");
     assert_int_equal(c->causes[0].ns, 150 * US);
+    assert_int_equal(c->ranks[1].caused_ns, 150 * US);
+    /* no annotations: all of it to rank 1's activities outside any */
+    assert_int_equal(c->n_by_annot, 1);
+    assert_int_equal(c->by_annot[0].rank, 1);
+    assert_string_equal(c->by_annot[0].name, "");
+    assert_int_equal(c->by_annot[0].kind, MT_RC_COMPUTE);
+    assert_int_equal(c->by_annot[0].ns, 150 * US);
     mt_critpath_free(c);
 }
 
@@ -251,17 +265,32 @@ static void test_what_ifs(void **state)
      * rank 1 unchanged (400). Replay 400: projected 415, gain 5. */
     assert_int_equal(c->whatif[MT_WI_COMM].p50_ns, 415 * US);
     assert_int_equal(c->whatif[MT_WI_COMM].gain_ns, 5 * US);
-    /* no launch edges: the only launch-bound activities (A0, A1) are the
-     * first of their ranks and keep their measured starts: replay 405,
-     * projected 420, gain 0. */
-    assert_int_equal(c->whatif[MT_WI_LAUNCH].p50_ns, 420 * US);
-    assert_int_equal(c->whatif[MT_WI_LAUNCH].gain_ns, 0);
+    /* no launch gaps: no launch edges, nothing before the rank's step
+     * start (0), and the host catches up by what a launch would still
+     * have delayed. A0 [0, 100]: its launch (20 + 10) would have held it
+     * 30, so rank 0's host is 30 earlier from there; A1 [0, 250], the
+     * same for rank 1. C0 arrives 100, C1 250: both end 250 + 50 = 300
+     * (their launches, 50 - 30 + 10 = 30, hold nothing). B0 [300, 350];
+     * sync starts 80 - 30 = 50, returns 350 + 5 = 355 (-45): rank 0 ends
+     * 375. B1 [300, 350], sync 355 (-30): rank 1 ends 370. Replay 375:
+     * projected 420 + 375 - 405 = 390, gain 30. */
+    assert_int_equal(c->whatif[MT_WI_LAUNCH].p50_ns, 390 * US);
+    assert_int_equal(c->whatif[MT_WI_LAUNCH].gain_ns, 30 * US);
     /* pattern opt x 0.5: B0 [330, 355], sync 360 (-40): rank 0 ends 380;
      * B1 [330, 355], sync 360 (-25): rank 1 ends 375. Replay 380:
      * projected 395, gain 25. */
     assert_int_equal(c->whatif[MT_WI_PATTERN].p50_ns, 395 * US);
     assert_int_equal(c->whatif[MT_WI_PATTERN].gain_ns, 25 * US);
     assert_int_equal(c->n_stage_wi, 0); /* no stages asked for */
+    mt_critpath_free(c);
+    /* pattern on the all-reduce x 2 scales its transfer, not its wait:
+     * C0 and C1 end 280 + 100 = 380; B0 [380, 430], sync 435 (+35): rank
+     * 0 ends 455; B1 [380, 430], sync 435 (+50): rank 1 ends 450. Replay
+     * 455: projected 420 + 455 - 405 = 470, gain -50. */
+    rq = (mt_cp_request_t){.warmup = 0, .pattern = "ar", .factor = 2.0};
+    c = run(&f, &rq);
+    assert_int_equal(c->whatif[MT_WI_PATTERN].p50_ns, 470 * US);
+    assert_int_equal(c->whatif[MT_WI_PATTERN].gain_ns, -50 * US);
     mt_critpath_free(c);
 }
 
@@ -287,6 +316,195 @@ static void test_refused(void **state)
     mt_critpath_free(c);
 }
 
+/* Propagation (long-term costs), three ranks of one step [0, 300], no
+ * syncs, own clocks:
+ *  rank 0 (A)  gemm  stream 0 launch [10, 20] GPU [30, 80]
+ *              J0 ar stream 1 launch [40, 50] GPU [80, 260]   waits for B
+ *              I0 ar stream 1 launch [60, 70] GPU [260, 290]  after J0
+ *  rank 1 (B)  gemm  stream 0 launch [10, 20] GPU [30, 230]   (4x A's)
+ *              J1 ar stream 1 launch [40, 50] GPU [230, 260]
+ *  rank 2 (C)  gemm  stream 0 launch [10, 20] GPU [30, 80]
+ *              I2 ar stream 1 launch [40, 50] GPU [80, 290]   waits for A
+ * J = {J0, J1}: last arrival B at 230, A waited 150. I = {I0, I2}: last
+ * arrival A at 260, C waited 180. Bindings: J0, J1 and I2 by the gemm on
+ * the other stream (launch end + 10 is earlier), I0 by J0 (stream).
+ *  J: B's walk from 230: gemm 200, host 30 -> 0; A's from 80: gemm 50,
+ *     host 30. Excess gemm 150: B's gemm 150, short term.
+ *  I: A's walk from 260: J0's transfer 260 -> 230 (A, comm_transfer ar
+ *     30); J holds no C, so the walk goes on at J's last arrival, B: gemm
+ *     230 -> 30 (B, 200), host 30. C's from 80: gemm 50, host 30.
+ *     Excess: ar 30, gemm 150, host 0; 180 = the wait: A's ar 30 (short
+ *     term) and B's gemm 150 (long term: A was late because it waited for
+ *     B).
+ * Totals: wait 330, short 180, long 150; B gemm 300, A ar 30.
+ * By annotation (A: gemm "## forward ##", J0 "## backward ##", I0 none; B:
+ * gemm "## forward ##", J1 none; C none): J charges B's gemm segments (B
+ * forward 150); I charges A's J0 transfer (A backward 30) and B's gemm
+ * (B forward 150): B "## forward ##" compute 300 (300 / 330 = 90.91 %), A
+ * "## backward ##" comm_transfer 30; A's own gemm is never in excess. */
+static void test_propagation(void **state)
+{
+    (void)state;
+    mt_an_gact_t g0[3] = {act(10, 20, 30, 80, GEMM, 0, MT_AN_COMPUTE), act(40, 50, 80, 260, AR, 1, MT_AN_COMM),
+                          act(60, 70, 260, 290, AR, 1, MT_AN_COMM)};
+    mt_an_gact_t g1[2] = {act(10, 20, 30, 230, GEMM, 0, MT_AN_COMPUTE), act(40, 50, 230, 260, AR, 1, MT_AN_COMM)};
+    mt_an_gact_t g2[2] = {act(10, 20, 30, 80, GEMM, 0, MT_AN_COMPUTE), act(40, 50, 80, 290, AR, 1, MT_AN_COMM)};
+    mt_an_gact_t *g[3] = {g0, g1, g2};
+    size_t ng[3] = {3, 2, 2};
+    static char apool[] = "gemm\0ar\0opt\0## forward ##\0## backward ##";
+    mt_an_str_t ann[2] = {{12, 13}, {26, 14}}; /* forward, backward */
+    g0[0].annot = 1;
+    g0[1].annot = 2;
+    g1[0].annot = 1;
+    mt_an_step_t st[3];
+    mt_rank_analysis_t a[3];
+    memset(a, 0, sizeof a);
+    for (int r = 0; r < 3; r++) {
+        st[r] = (mt_an_step_t){.step = 3, .cpu_start_ns = 0, .cpu_end_ns = 300 * US, .end_ns = 300 * US};
+        a[r].rank = r;
+        a[r].gacts = g[r];
+        a[r].n_gacts = ng[r];
+        a[r].steps = &st[r];
+        a[r].n_steps = 1;
+        a[r].strings = apool;
+        a[r].strings_len = sizeof apool;
+        a[r].annots = ann;
+        a[r].n_annots = r < 2 ? 2 : 0;
+    }
+    /* rows: J0, J1 (instance J), I0, I2 (instance I) */
+    const mt_an_gact_t *rg[4] = {&g0[1], &g1[1], &g0[2], &g2[1]};
+    const int32_t rr[4] = {0, 1, 0, 2};
+    mt_cinst_t rows[4];
+    memset(rows, 0, sizeof rows);
+    for (int k = 0; k < 4; k++)
+        rows[k] = (mt_cinst_t){.start_ns = rg[k]->start_ns, .end_ns = rg[k]->end_ns, .rank = rr[k], .step = 3};
+    uint32_t first[3] = {0, 2, 4}, members[4] = {0, 1, 2, 3};
+    uint8_t key[2] = {0}, status[2] = {MT_INST_FULL, MT_INST_FULL};
+    int32_t expected[2] = {2, 2};
+    mt_match_t m = {.n_inst = 2, .first = first, .members = members, .key = key, .status = status,
+                    .expected = expected};
+    const mt_rank_analysis_t *an[3] = {&a[2], &a[0], &a[1]};
+    mt_cp_request_t rq = {.warmup = 0};
+    mt_critpath_t *c = NULL;
+    assert_int_equal(mt_critpath_run(&rq, an, 3, NULL, NULL, 0, rows, 4, &m, &c), MT_OK);
+    assert_non_null(c);
+    assert_int_equal(c->wait_ns, 330 * US);
+    assert_int_equal(c->attributed_ns, 330 * US);
+    assert_int_equal(c->short_ns, 180 * US);
+    assert_int_equal(c->long_ns, 150 * US);
+    assert_int_equal(c->rc_kind_ns[MT_RC_COMPUTE], 300 * US);
+    assert_int_equal(c->rc_kind_ns[MT_RC_COMM_TRANSFER], 30 * US);
+    assert_int_equal(c->rc_kind_ns[MT_RC_HOST], 0);
+    assert_int_equal(c->n_causes, 2);
+    assert_int_equal(c->causes[0].rank, 1);
+    assert_int_equal(c->causes[0].kind, MT_RC_COMPUTE);
+    assert_string_equal(c->causes[0].name, "gemm");
+    assert_int_equal(c->causes[0].ns, 300 * US);
+    assert_int_equal(c->causes[1].rank, 0);
+    assert_int_equal(c->causes[1].kind, MT_RC_COMM_TRANSFER);
+    assert_string_equal(c->causes[1].name, "ar");
+    assert_int_equal(c->causes[1].ns, 30 * US);
+    assert_int_equal(c->n_ranks, 3);
+    assert_int_equal(c->ranks[0].caused_ns, 30 * US);
+    assert_int_equal(c->ranks[1].caused_ns, 300 * US);
+    assert_int_equal(c->ranks[2].caused_ns, 0);
+    assert_int_equal(c->n_by_annot, 2);
+    assert_int_equal(c->by_annot[0].rank, 1);
+    assert_string_equal(c->by_annot[0].name, "## forward ##");
+    assert_int_equal(c->by_annot[0].kind, MT_RC_COMPUTE);
+    assert_int_equal(c->by_annot[0].ns, 300 * US);
+    assert_int_equal(c->by_annot[1].rank, 0);
+    assert_string_equal(c->by_annot[1].name, "## backward ##");
+    assert_int_equal(c->by_annot[1].kind, MT_RC_COMM_TRANSFER);
+    assert_int_equal(c->by_annot[1].ns, 30 * US);
+    assert_string_equal(mt_rc_kind_str(MT_RC_COMM_TRANSFER), "comm_transfer");
+    assert_string_equal(mt_rc_kind_str(MT_RC_KIND_COUNT_), "unknown");
+    mt_critpath_free(c);
+}
+
+/* Pipelines: every what-if replays the whole run. Two ranks, one stage
+ * each, two steps (chunks), no syncs, no communication, own clocks:
+ *  rank 0 (stage 0)  steps [0, 50], [50, 100]
+ *    gemm  launch [0, 10]   GPU [20, 40]
+ *    gemm  launch [50, 60]  GPU [70, 90]
+ *  rank 1 (stage 1)  steps [0, 30], [30, 60]; its GPU queues
+ *    opt   launch [0, 10]   GPU [20, 120]
+ *    opt   launch [30, 40]  GPU [120, 220]  (after the first, on its stream)
+ * Launch latency 10 on both. Job steps: 1 [0, 120] (time 120), 2 [30, 220]
+ * (time 190); period 220 - 120 = 100. */
+static void test_pipeline(void **state)
+{
+    (void)state;
+    mt_an_gact_t g0[2] = {act(0, 10, 20, 40, GEMM, 0, MT_AN_COMPUTE), act(50, 60, 70, 90, GEMM, 0, MT_AN_COMPUTE)};
+    mt_an_gact_t g1[2] = {act(0, 10, 20, 120, OPT, 0, MT_AN_COMPUTE), act(30, 40, 120, 220, OPT, 0, MT_AN_COMPUTE)};
+    mt_an_step_t st0[2] = {{.step = 1, .cpu_start_ns = 0, .cpu_end_ns = 50 * US, .end_ns = 50 * US},
+                           {.step = 2, .cpu_start_ns = 50 * US, .cpu_end_ns = 100 * US, .end_ns = 100 * US}};
+    mt_an_step_t st1[2] = {{.step = 1, .cpu_start_ns = 0, .cpu_end_ns = 30 * US, .end_ns = 120 * US},
+                           {.step = 2, .cpu_start_ns = 30 * US, .cpu_end_ns = 60 * US, .end_ns = 220 * US}};
+    mt_rank_analysis_t a[2];
+    memset(a, 0, sizeof a);
+    mt_an_gact_t *g[2] = {g0, g1};
+    mt_an_step_t *st[2] = {st0, st1};
+    for (int r = 0; r < 2; r++) {
+        a[r].rank = r;
+        a[r].gacts = g[r];
+        a[r].n_gacts = 2;
+        a[r].steps = st[r];
+        a[r].n_steps = 2;
+        a[r].strings = pool;
+        a[r].strings_len = sizeof pool;
+    }
+    const mt_rank_analysis_t *an[2] = {&a[0], &a[1]};
+    const int32_t stage_ranks[2] = {0, 1};
+    const size_t stage_first[3] = {0, 1, 2};
+    mt_cp_request_t rq = {.warmup = 0, .pattern = "opt", .factor = 0.5};
+    mt_critpath_t *c = NULL;
+    /* Not a pipeline (no stages): each step from its measured start, the
+     * other step at its measured times. opt x 0.5: step 1 [20, 70]: ends
+     * max(50, 70) = 70, projected 70; step 2's opt after the first's
+     * measured end, [120, 170]: ends max(100, 170) = 170, projected 140. */
+    assert_int_equal(mt_critpath_run(&rq, an, 2, NULL, NULL, 0, NULL, 0, NULL, &c), MT_OK);
+    assert_int_equal(c->n_steps, 2);
+    assert_int_equal(c->steps[0].time_ns, 120 * US);
+    assert_int_equal(c->steps[1].time_ns, 190 * US);
+    assert_int_equal(c->steps[0].whatif_ns[MT_WI_PATTERN], 70 * US);
+    assert_int_equal(c->steps[1].whatif_ns[MT_WI_PATTERN], 140 * US);
+    assert_false(c->whatif[MT_WI_PATTERN].carried);
+    assert_int_equal(c->n_stage_wi, 0);
+    mt_critpath_free(c);
+    /* A pipeline: one run. opt x 0.5: [20, 70], then [70, 120]; job step
+     * ends 70 and max(100, 120) = 120: step times 70 and 120 - 30 = 90,
+     * period 50 (the unchanged run replays the measured times exactly). */
+    rq.stage_ranks = stage_ranks;
+    rq.stage_first = stage_first;
+    rq.n_stages = 2;
+    c = NULL;
+    assert_int_equal(mt_critpath_run(&rq, an, 2, NULL, NULL, 0, NULL, 0, NULL, &c), MT_OK);
+    assert_int_equal(c->periods, 1);
+    assert_int_equal(c->period_p50_ns, 100 * US);
+    assert_int_equal(c->steps[0].whatif_ns[MT_WI_PATTERN], 70 * US);
+    assert_int_equal(c->steps[1].whatif_ns[MT_WI_PATTERN], 90 * US);
+    assert_true(c->whatif[MT_WI_PATTERN].carried);
+    assert_int_equal(c->whatif[MT_WI_PATTERN].period_p50_ns, 50 * US);
+    assert_int_equal(c->whatif[MT_WI_PATTERN].period_gain_ns, 50 * US);
+    /* no launch gaps: nothing before its rank step's start. Rank 1's opt
+     * [0, 100], then [100, 200]; rank 0's gemm [0, 20], [50, 70], each
+     * launch holding 20, taken off the host: rank 0's steps end 30, 80.
+     * Job steps end 100, 200: times 100, 170, period 100 (no gain). */
+    assert_int_equal(c->steps[0].whatif_ns[MT_WI_LAUNCH], 100 * US);
+    assert_int_equal(c->steps[1].whatif_ns[MT_WI_LAUNCH], 170 * US);
+    assert_int_equal(c->whatif[MT_WI_LAUNCH].period_p50_ns, 100 * US);
+    assert_int_equal(c->whatif[MT_WI_LAUNCH].period_gain_ns, 0);
+    assert_false(c->whatif[MT_WI_COMM].run); /* no instance */
+    /* stage 1 10 % faster: opt [20, 110], [110, 200]: period 90; stage 0
+     * 10 % faster changes nothing that ends a step: 100 */
+    assert_int_equal(c->n_stage_wi, 2);
+    assert_int_equal(c->stage_wi[0].p50_ns, 100 * US);
+    assert_int_equal(c->stage_wi[1].p50_ns, 90 * US);
+    assert_int_equal(c->stage_wi[1].gain_ns, 10 * US);
+    mt_critpath_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +512,8 @@ int main(void)
         cmocka_unit_test(test_strip),
         cmocka_unit_test(test_what_ifs),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_propagation),
+        cmocka_unit_test(test_pipeline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

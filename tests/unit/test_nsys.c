@@ -225,6 +225,144 @@ static void test_corpus(void **state)
     }
 }
 
+/* What on_event saw of one part. */
+typedef struct seen {
+    const mt_trace_t *t;
+    size_t events;
+    bool other; /* an event of another trace */
+} seen_t;
+
+static mt_status_t count_event(void *ctx, const mt_trace_t *t, const mt_event_t *e, const mt_raw_event_t *raw,
+                               mt_error_t *err)
+{
+    (void)e, (void)raw, (void)err;
+    seen_t *s = ctx;
+    if (s->t && s->t != t)
+        s->other = true;
+    s->t = t;
+    s->events++;
+    return MT_OK;
+}
+
+/* Both processes of the two-process seed in one read, named in the
+ * opposite order to the file's: each trace holds its own process's rows
+ * (numbers from make_nsys_seeds.py), each callback saw only its trace. */
+static void test_parts(void **state)
+{
+    (void)state;
+    const char *paths[] = {SEEDS "two_procs.sqlite#pid101", SEEDS "two_procs.sqlite#pid100"};
+    mt_load_opts_t lo[2];
+    seen_t seen[2] = {{0}};
+    for (int k = 0; k < 2; k++) {
+        mt_load_opts_init(&lo[k]);
+        lo[k].on_event = count_event;
+        lo[k].on_event_ctx = &seen[k];
+    }
+    mt_trace_t *t[2];
+    size_t failed = 9;
+    mt_error_t err;
+    assert_int_equal(mt_nsys_part_file(paths[0]), strlen(SEEDS "two_procs.sqlite"));
+    assert_int_equal(mt_nsys_part_file(SEEDS "two_procs.sqlite"), 0);
+    assert_int_equal(mt_nsys_load_parts(paths, 2, lo, t, &failed, &err), MT_OK);
+    for (int k = 0; k < 2; k++) {
+        int64_t pid = 101 - k, dev = 1 - k; /* process 100 ran on device 0 as "MPI Rank 0" */
+        assert_string_equal(t[k]->path, paths[k]);
+        assert_int_equal(t[k]->info.rank, dev);
+        assert_int_equal(t[k]->info.base_ns, 1700000000000000000LL);
+        assert_int_equal(count_cat(t[k], MT_CAT_KERNEL), 3);
+        assert_int_equal(count_class(t[k], MT_CLASS_COMM), 1);
+        assert_int_equal(count_cat(t[k], MT_CAT_CUDA_RUNTIME), 3);
+        assert_int_equal(count_cat(t[k], MT_CAT_USER_ANNOTATION), 2);
+        assert_int_equal(t[k]->n_meta, 1);
+        assert_int_equal(t[k]->link.launched, 3);
+        for (size_t i = 0; i < t[k]->n_events; i++) {
+            const mt_event_t *e = &t[k]->events[i];
+            assert_int_equal(e->pid, e->cat == MT_CAT_KERNEL ? dev : pid);
+        }
+        const mt_event_t *first = find_event(t[k], "gemm");
+        assert_non_null(first);
+        assert_int_equal(first->ts, 1700000000000000000LL + 1000 + dev); /* the seed's start 1000 + 100 k + d */
+        assert_int_equal(seen[k].events, t[k]->n_events);
+        assert_ptr_equal(seen[k].t, t[k]);
+        assert_false(seen[k].other);
+        mt_trace_free(t[k]);
+    }
+
+    /* A part that is not there, or of another file: nothing loaded, the
+     * error names that part. */
+    const char *bad[] = {SEEDS "two_procs.sqlite#pid100", SEEDS "two_procs.sqlite#pid7"};
+    assert_int_equal(mt_nsys_load_parts(bad, 2, lo, t, &failed, &err), MT_ERR_NSYS);
+    assert_int_equal(failed, 1);
+    assert_null(t[0]);
+    assert_null(t[1]);
+    assert_non_null(strstr(err.msg, "no GPU process with pid 7"));
+    assert_string_equal(err.path, bad[1]);
+    const char *mixed[] = {SEEDS "two_procs.sqlite#pid100", SEEDS "schema_2022.sqlite#pid100"};
+    assert_int_equal(mt_nsys_load_parts(mixed, 2, lo, t, &failed, &err), MT_ERR_USAGE);
+    assert_int_equal(failed, 1);
+    const char *whole[] = {SEEDS "two_procs.sqlite"};
+    assert_int_equal(mt_nsys_load_parts(whole, 1, lo, t, &failed, &err), MT_ERR_USAGE);
+    const char *cut[] = {SEEDS "cut_3072.sqlite#pid100", SEEDS "cut_3072.sqlite#pid101"};
+    assert_int_equal(mt_nsys_load_parts(cut, 2, lo, t, &failed, &err), MT_ERR_NSYS);
+    assert_int_equal(failed, 0);
+    assert_non_null(strstr(err.msg, "truncated or corrupt"));
+
+    /* The real two-process export, both parts in one read: the counts of
+     * test_corpus. */
+    if (access(MT_CORPUS_DIR "/GindaChen__nsys-ai/tests/fixtures/mfu_2gpu_before.sqlite", R_OK) != 0)
+        return;
+    const char *mfu[] = {MT_CORPUS_DIR "/GindaChen__nsys-ai/tests/fixtures/mfu_2gpu_before.sqlite#pid144",
+                         MT_CORPUS_DIR "/GindaChen__nsys-ai/tests/fixtures/mfu_2gpu_before.sqlite#pid145"};
+    static const size_t kernels[] = {1993, 2017};
+    static const int64_t kernel_ns[] = {270875926, 264324724};
+    assert_int_equal(mt_nsys_load_parts(mfu, 2, lo, t, &failed, &err), MT_OK);
+    for (int k = 0; k < 2; k++) {
+        int64_t ns = 0;
+        for (size_t e = 0; e < t[k]->n_events; e++)
+            if (t[k]->events[e].cat == MT_CAT_KERNEL)
+                ns += t[k]->events[e].dur;
+        assert_int_equal(count_cat(t[k], MT_CAT_KERNEL), kernels[k]);
+        assert_int_equal(count_class(t[k], MT_CLASS_COMM), 33);
+        assert_int_equal(ns, kernel_ns[k]);
+        assert_int_equal(t[k]->info.rank, k);
+        mt_trace_free(t[k]);
+    }
+}
+
+/* An index that a tool added (indexed.sqlite: the runtime table's
+ * (globalTid, start), its calls on threads numbered against time) does not
+ * reorder a part's rows: its calls come in the table's order, start 900,
+ * 1000, 1100 on threads 4, 3, 2, alone and read with the other part. */
+static void test_indexed(void **state)
+{
+    (void)state;
+    const char *paths[] = {SEEDS "indexed.sqlite#pid100", SEEDS "indexed.sqlite#pid101"};
+    mt_load_opts_t lo[2];
+    mt_load_opts_init(&lo[0]);
+    mt_load_opts_init(&lo[1]);
+    mt_trace_t *t[2] = {NULL, NULL}, *alone = NULL;
+    size_t failed;
+    mt_error_t err;
+    assert_int_equal(mt_trace_load(paths[0], NULL, &alone, &err), MT_OK);
+    assert_int_equal(mt_nsys_load_parts(paths, 2, lo, t, &failed, &err), MT_OK);
+    const mt_trace_t *check[] = {alone, t[0], t[1]};
+    for (int c = 0; c < 3; c++) {
+        int k = 0;
+        for (size_t i = 0; i < check[c]->n_events; i++) {
+            const mt_event_t *e = &check[c]->events[i];
+            if (e->cat != MT_CAT_CUDA_RUNTIME)
+                continue;
+            assert_int_equal(e->ts, 1700000000000000000LL + 900 + 100 * k);
+            assert_int_equal(e->tid, 4 - k);
+            k++;
+        }
+        assert_int_equal(k, 3);
+    }
+    mt_trace_free(alone);
+    mt_trace_free(t[0]);
+    mt_trace_free(t[1]);
+}
+
 int main(void)
 {
     if (!mt_nsys_available()) {
@@ -234,7 +372,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sniff),     cmocka_unit_test(test_two_procs), cmocka_unit_test(test_schema_2022),
         cmocka_unit_test(test_merge),     cmocka_unit_test(test_errors),    cmocka_unit_test(test_corpus),
-        cmocka_unit_test(test_sparse_ids),
+        cmocka_unit_test(test_sparse_ids), cmocka_unit_test(test_parts),     cmocka_unit_test(test_indexed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
