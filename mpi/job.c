@@ -293,10 +293,14 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
         cpr.stage_first = j->pipe->stages.first;
         cpr.n_stages = j->pipe->stages.n;
     }
+    uint64_t rss0 = timings_peak_rss();
     st = mt_critpath_run(&cpr, an, j->n_an, al->clocks, j->ranks, (size_t)j->n_ranks, al->rows, al->n_rows, al->m,
                          &j->cp);
-    pt->cross_rank += procs_wtime() - tp;
-    pt->cross_rank_cpu += timings_cpu() - cp;
+    pt->critpath = procs_wtime() - tp;
+    pt->critpath_cpu = timings_cpu() - cp;
+    pt->critpath_rss_growth = timings_peak_rss() - rss0;
+    pt->cross_rank += pt->critpath;
+    pt->cross_rank_cpu += pt->critpath_cpu;
     if (st != MT_OK) {
         fprintf(stderr, "mergetrace: %scritical path: %s\n", o->job_tag, mt_status_str(st));
         return options_exit_code(st);

@@ -562,7 +562,7 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const inp
         L->res = NULL;
     }
     int local_status = L->res ? MT_OK : MT_ERR_NOMEM;
-    double t0 = procs_wtime();
+    double t0 = procs_wtime(), c0 = timings_cpu();
     uint64_t done_bytes = 0;
     fail_note_t fn = {.comm = comm, .me = me, .n_procs = n_procs};
     for (size_t i = 0; L->res && i < files->n; i++) {
@@ -614,6 +614,7 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const inp
     double t_load = procs_wtime() - t0;
     procs_allreduce(MPI_IN_PLACE, &t_load, 1, MPI_DOUBLE, MPI_MAX, comm);
     pt->load = t_load;
+    pt->load_cpu = timings_cpu() - c0;
     *all = all_bytes;
     *n_all = all_len / sizeof **all;
     if (me != 0 || !all_fail)

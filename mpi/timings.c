@@ -89,8 +89,10 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
                                          : "");
     if (helpers > 0 && helpers < n_procs)
         fprintf(stderr, "  helper threads for the merged trace's deflate: %d of %d processes\n", helpers, n_procs);
-    fprintf(stderr, "  CPU s on process 0: match %.3f, clock_fit %.3f, cross_rank %.3f\n", mine->match_cpu,
-            mine->clock_fit_cpu, mine->cross_rank_cpu);
+    fprintf(stderr, "  CPU s on process 0: load %.3f, match %.3f, clock_fit %.3f, cross_rank %.3f (critical path %.3f)\n",
+            mine->load_cpu, mine->match_cpu, mine->clock_fit_cpu, mine->cross_rank_cpu, mine->critpath_cpu);
+    fprintf(stderr, "  critical path %9.3f s on process 0 (in cross_rank), peak RSS raised by %.1f MB\n",
+            mine->critpath, (double)mine->critpath_rss_growth / 1e6);
     fprintf(stderr, "  load rate     %9.1f MB/s, %.2f M events/s\n", load > 0 ? mb / load : 0.0,
             load > 0 ? (double)size->events / 1e6 / load : 0.0);
     fprintf(stderr, "  peak RSS      %9.1f MB on process %d (%.2fx its largest trace, %.1f MB)\n", peak.v / 1e6,
@@ -114,8 +116,11 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
     fprintf(f, "  \"seconds\": {");
     for (int i = 0; i < N_PHASES; i++)
         fprintf(f, "%s\"%s\": %.6f", i ? ", " : "", phase_names[i], maxed[i]);
-    fprintf(f, "},\n  \"cpu_seconds\": {\"match\": %.6f, \"clock_fit\": %.6f, \"cross_rank\": %.6f",
-            mine->match_cpu, mine->clock_fit_cpu, mine->cross_rank_cpu);
+    fprintf(f, "},\n  \"cpu_seconds\": {\"match\": %.6f, \"clock_fit\": %.6f, \"cross_rank\": %.6f, \"load\": %.6f, "
+               "\"critical_path\": %.6f",
+            mine->match_cpu, mine->clock_fit_cpu, mine->cross_rank_cpu, mine->load_cpu, mine->critpath_cpu);
+    fprintf(f, "},\n  \"critical_path\": {\"seconds\": %.6f, \"peak_rss_growth_bytes\": %llu",
+            mine->critpath, (unsigned long long)mine->critpath_rss_growth);
     fprintf(f, "},\n  \"merged_deflate_threads\": %d,\n", helpers);
     fprintf(f, "  \"peak_rss_bytes\": %ld,\n  \"peak_rss_process\": %d,\n", peak.v, peak.who);
     fprintf(f, "  \"largest_trace_bytes\": %llu,\n  \"largest_trace_on_peak_process_bytes\": %llu\n}\n",

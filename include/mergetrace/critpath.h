@@ -319,7 +319,13 @@ typedef struct mt_cp_share {
  *                the share of the slowdown the last stage explains.
  *  M_W           the same for the worker on the stage with the largest
  *                min(S_worker, S_stage) (ties: the lowest rank).
- *  heat          per (worker, stage): min(S_worker, S_stage). */
+ *  heat          per (worker, stage): min(S_worker, S_stage).
+ *  bound         with more than MT_CP_IDEAL_WORKERS workers, S per worker
+ *                (and heat, M_W) only for that many: those whose measured
+ *                durations exceed the ideal ones the most, summed over the
+ *                used steps (lowest id on ties), so that the what-if costs
+ *                a bounded number of replays, not one per worker. */
+#define MT_CP_IDEAL_WORKERS 16
 typedef struct mt_cp_ideal {
     bool run;
     uint64_t steps;            /* steps in the means */
@@ -327,6 +333,7 @@ typedef struct mt_cp_ideal {
     double s;
     mt_cp_share_t *by_type, *by_worker, *by_stage; /* by_type: largest S first; the others by id */
     size_t n_type, n_worker, n_stage;
+    size_t n_worker_all;       /* workers in the job; by_worker holds at most MT_CP_IDEAL_WORKERS of them */
     double *heat;              /* n_worker x n_stage, row = worker (by_worker order) */
     int32_t blamed_stage;      /* the stage with the largest S; -1 none */
     bool has_ms, has_mw;
@@ -335,6 +342,43 @@ typedef struct mt_cp_ideal {
     int32_t mw_rank, mw_worker, mw_stage;
     int64_t ms_rem_ns, mw_rem_ns; /* T_rem of each */
 } mt_cp_ideal_t;
+
+/* One drawn segment of a step strip (report.html): [a, b) aligned ns. A
+ * segment narrower than 1/MT_CP_STRIP_COLS of the step is merged with its
+ * narrow neighbours (gaps narrower than that included) until the run is
+ * that wide; kind is then the kind with most time in it. */
+typedef struct mt_cp_seg {
+    int64_t a, b;
+    int64_t kind_ns[MT_CP_KIND_COUNT_]; /* time of each kind inside (gaps not counted) */
+    int64_t name_ns;           /* duration of the named activity inside */
+    char *name;                /* owned: the longest activity inside; NULL for host and idle */
+    int32_t rank;
+    uint32_t n;                /* activities (or path segments) merged */
+    uint8_t kind;              /* mt_cp_kind_t */
+} mt_cp_seg_t;
+
+/* Bounds of a strip: rows shown and the width unit of the merging. */
+#define MT_CP_STRIP_RANKS 24
+#define MT_CP_STRIP_COLS 500
+
+/* A per-step strip (report.html): the ranks of one step on the aligned
+ * clock, each rank's GPU activities (where streams overlap, the activity
+ * that started first; the rest of the row is idle) and the step's critical
+ * path. Rows: at most MT_CP_STRIP_RANKS, ranks with most time on this
+ * step's path first, then the near-critical ones, then the latest step
+ * ends. At most 2 x MT_CP_STRIP_COLS + 1 segments per row and on the
+ * path. */
+typedef struct mt_cp_strip {
+    size_t step;               /* index into mt_critpath_t.steps */
+    const char *why;           /* static: "median" (the used step whose time is the p50), "slowest" */
+    int32_t *ranks;            /* the rows, in order (owned) */
+    size_t n_rows, n_ranks_all; /* rows shown; ranks in the step */
+    mt_cp_seg_t *segs;         /* row i: segs[row_first[i] .. row_first[i + 1]) (owned) */
+    size_t n_segs;
+    size_t *row_first;         /* n_rows + 1 (owned) */
+    mt_cp_seg_t *path;         /* the critical path in time order, tiling the step (owned) */
+    size_t n_path;
+} mt_cp_strip_t;
 
 typedef struct mt_critpath {
     mt_cp_step_t *steps;       /* by step number */
@@ -373,6 +417,8 @@ typedef struct mt_critpath {
     mt_cp_stage_wi_t *stage_wi; /* n_stage_wi = the request's n_stages when run */
     size_t n_stage_wi;
     mt_cp_ideal_t ideal;       /* see mt_cp_ideal_t; run only when requested */
+    mt_cp_strip_t strips[2];   /* the median and the slowest used step (one when they are the same step) */
+    size_t n_strips;
 } mt_critpath_t;
 
 /* What to compute. */

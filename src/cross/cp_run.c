@@ -45,12 +45,9 @@ static int rp_alloc(const cp_graph_t *g, rp_t *r)
     return r->s && r->e && r->sdone && r->sd && r->ims && r->idone && r->jend && r->hc ? 0 : -1;
 }
 
-/* The host shift of rank R at aligned time t in job step job: the shift
- * of the latest sync ending at or before t when it belongs to the same
- * step (each step is replayed from its measured start: shifts do not carry
- * over from one step to the next), or in any step when the run carries
- * them (a pipeline, what-if "stage"). */
-static int64_t delta(const cp_graph_t *g, const rp_t *r, const cp_rank_t *R, int64_t t, int32_t job)
+/* The latest sync of rank R ending at or before aligned time t: its
+ * index in g->syncs, or -1. */
+static long sync_before(const cp_graph_t *g, const cp_rank_t *R, int64_t t)
 {
     size_t lo = 0, hi = R->n_syncs;
     while (lo < hi) {
@@ -60,7 +57,22 @@ static int64_t delta(const cp_graph_t *g, const rp_t *r, const cp_rank_t *R, int
         else
             hi = mid;
     }
-    return lo && (r->carry || g->syncs[R->sync0 + lo - 1].job == job) ? r->sd[R->sync0 + lo - 1] : 0;
+    return lo ? (long)(R->sync0 + lo - 1) : -1;
+}
+
+/* The host shift of sync q (-1: none) as seen from job step job: its
+ * shift when it belongs to the same step (each step is replayed from its
+ * measured start: shifts do not carry over from one step to the next), or
+ * in any step when the run carries them (a pipeline, what-if "stage"). */
+static int64_t shift_of(const cp_graph_t *g, const rp_t *r, long q, int32_t job)
+{
+    return q >= 0 && (r->carry || g->syncs[q].job == job) ? r->sd[q] : 0;
+}
+
+/* The host shift of rank R at aligned time t in job step job. */
+static int64_t delta(const cp_graph_t *g, const rp_t *r, const cp_rank_t *R, int64_t t, int32_t job)
+{
+    return shift_of(g, r, sync_before(g, R, t), job);
 }
 
 /* The replayed end of node p as seen from job step job: a node of
@@ -93,7 +105,9 @@ static void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
             best = v;
     }
     if (n->L != INT64_MIN && !sc->drop_launch) {
-        int64_t v = n->L + delta(g, r, R, n->L, n->job) + R->lat;
+        /* lsync: the search done once per graph, not once per replay (a
+         * run makes 20-odd replays) */
+        int64_t v = n->L + shift_of(g, r, n->lsync, n->job) + R->lat;
         if (v > best)
             best = v;
     }
@@ -114,7 +128,7 @@ static void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
         int64_t floor = g->rs[n->rstep].start + delta(g, r, R, g->rs[n->rstep].start, n->job);
         if (best < floor)
             best = floor;
-        int64_t v = n->L + delta(g, r, R, n->L, n->job) + r->hc[n->rstep] + R->lat;
+        int64_t v = n->L + shift_of(g, r, n->lsync, n->job) + r->hc[n->rstep] + R->lat;
         if (v > best)
             r->hc[n->rstep] -= v - best;
     }
@@ -395,6 +409,30 @@ typedef struct walk {
 
 enum { CP_K_COMM_WAIT = MT_CP_KIND_COUNT_ };
 
+/* cp_path_of's recording: the segments as they come (backward). */
+typedef struct rec {
+    cp_pseg_t *v;
+    size_t n, cap;
+    bool fail;
+} rec_t;
+
+static void sink_rec(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
+{
+    rec_t *x = w->ctx;
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? 2 * x->cap : 64;
+        cp_pseg_t *p = realloc(x->v, cap * sizeof *p);
+        if (!p) {
+            x->fail = true;
+            return;
+        }
+        x->v = p;
+        x->cap = cap;
+    }
+    /* seg() has moved w->cur to the segment's start already */
+    x->v[x->n++] = (cp_pseg_t){w->cur, w->cur + d, rank_i, node, kind == CP_K_COMM_WAIT ? MT_CP_COMM : kind};
+}
+
 static void seg(walk_t *w, int rank_i, int kind, int64_t a, int32_t node)
 {
     if (a > w->cur)
@@ -507,6 +545,46 @@ static void walk_path(walk_t *w, int32_t rank_i, int32_t node, bool at_start)
         seg(w, rank_i, MT_CP_IDLE, w->t0, -1);
 }
 
+/* Walk the critical path of job step j from the rank step that ends it;
+ * false when that rank step is not found. */
+static bool walk_step(walk_t *w, size_t j)
+{
+    const cp_graph_t *g = w->g;
+    const mt_critpath_t *c = w->c;
+    const mt_cp_step_t *s = &c->steps[j];
+    const cp_rs_t *x = NULL;
+    for (uint32_t k = s->first; k < s->first + s->n; k++)
+        if (c->rank_steps[k].rank == s->end_rank)
+            x = &g->rs[g->js[k]];
+    if (!x)
+        return false;
+    if (x->last >= 0 && g->nodes[x->last].e >= x->cpu_end)
+        walk_path(w, x->rank_i, x->last, false);
+    else
+        walk_path(w, x->rank_i, -1, false);
+    return true;
+}
+
+int cp_path_of(const cp_graph_t *g, mt_critpath_t *c, size_t j, cp_pseg_t **out, size_t *n)
+{
+    mt_cp_step_t *s = &c->steps[j];
+    rec_t x = {0};
+    walk_t wk = {.g = g, .c = c, .s = s, .t0 = s->start_ns, .cur = s->end_ns, .sink = sink_rec, .ctx = &x};
+    walk_step(&wk, j);
+    if (x.fail) {
+        free(x.v);
+        return -1;
+    }
+    for (size_t a = 0, b = x.n; a + 1 < b; a++, b--) { /* the walk goes backward */
+        cp_pseg_t t = x.v[a];
+        x.v[a] = x.v[b - 1];
+        x.v[b - 1] = t;
+    }
+    *out = x.v;
+    *n = x.n;
+    return 0;
+}
+
 /* ---- helpers ---- */
 
 static int i64_cmp(const void *pa, const void *pb)
@@ -550,7 +628,7 @@ static int name_ns_cmp(const void *pa, const void *pb)
     return strcmp(a->name, b->name);
 }
 
-static char *dupn(const char *s, size_t n)
+char *cp_dupn(const char *s, size_t n)
 {
     char *d = malloc(n + 1);
     if (d) {
@@ -1041,7 +1119,7 @@ static int annot_causes(const cp_graph_t *g, const rc_t *x, mt_critpath_t *c)
                     best = q;
             mt_an_str_t nm = k ? a->annots[k - 1] : (mt_an_str_t){0, 0};
             v[nv] = (mt_cp_name_t){.rank = g->ranks[r].rank, .kind = best, .ns = e->ns};
-            if (!(v[nv].name = dupn(nm.len ? a->strings + nm.off : "", nm.len))) {
+            if (!(v[nv].name = cp_dupn(nm.len ? a->strings + nm.off : "", nm.len))) {
                 for (size_t j = 0; j < nv; j++)
                     free(v[j].name);
                 free(v);
@@ -1115,7 +1193,7 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
     for (size_t i = 0; i < x.n_cs; i++) {
         const rc_key_t *k = &x.keys[x.cs[i].key];
         top[nt] = (mt_cp_name_t){.rank = g->ranks[x.cs[i].rank_i].rank, .kind = k->kind, .ns = x.cs[i].ns};
-        if (!(top[nt].name = dupn(k->name, k->len))) {
+        if (!(top[nt].name = cp_dupn(k->name, k->len))) {
             for (size_t j = 0; j < nt; j++)
                 free(top[j].name);
             free(top);
@@ -1181,6 +1259,10 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     nh_t *nh = NULL;
     if (!c || rp_alloc(&g, &r) || build_order(&g))
         goto out;
+    for (size_t i = 0; i < g.n_nodes; i++) {
+        cp_node_t *n = &g.nodes[i];
+        n->lsync = n->L != INT64_MIN ? (int32_t)sync_before(&g, &g.ranks[n->rank_i], n->L) : -1;
+    }
     c->warmup = rq->warmup;
     /* ---- job steps ---- */
     g.js = malloc(g.n_rs * sizeof *g.js);
@@ -1271,12 +1353,11 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             mt_cp_rank_step_t *y = &c->rank_steps[k];
             y->near_critical = y->end_ns >= s->end_ns - slack;
             near += (uint32_t)y->near_critical;
-            if (s->used)
-                for (size_t i = 0; i < c->n_ranks; i++)
-                    if (c->ranks[i].rank == y->rank) {
-                        c->ranks[i].near_critical += (uint32_t)y->near_critical;
-                        c->ranks[i].end_rank += y->rank == s->end_rank;
-                    }
+            if (s->used) { /* c->ranks is g.ranks' order: no search (it made this O(steps x ranks^2)) */
+                mt_cp_rank_t *cr = &c->ranks[g.rs[g.js[k]].rank_i];
+                cr->near_critical += (uint32_t)y->near_critical;
+                cr->end_rank += y->rank == s->end_rank;
+            }
         }
         s->undecided = near > 1;
     }
@@ -1313,26 +1394,15 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     for (size_t j = 0; j < c->n_steps; j++) {
         mt_cp_step_t *s = &c->steps[j];
         walk_t wk = {.g = &g, .c = c, .s = s, .t0 = s->start_ns, .cur = s->end_ns, .node_ns = node_ns};
-        /* the rank step that ends the job step */
-        const cp_rs_t *x = NULL;
-        for (uint32_t k = s->first; k < s->first + s->n; k++)
-            if (c->rank_steps[k].rank == s->end_rank)
-                x = &g.rs[g.js[k]];
-        if (!x)
+        if (!walk_step(&wk, j))
             continue;
-        if (x->last >= 0 && g.nodes[x->last].e >= x->cpu_end)
-            walk_path(&wk, x->rank_i, x->last, false);
-        else
-            walk_path(&wk, x->rank_i, -1, false);
         if (!s->used)
             continue;
         for (int k = 0; k < MT_CP_KIND_COUNT_; k++)
             c->kind_ns[k] += s->kind_ns[k];
         c->path_ns += s->time_ns;
         for (uint32_t k = s->first; k < s->first + s->n; k++)
-            for (size_t i = 0; i < c->n_ranks; i++)
-                if (c->ranks[i].rank == c->rank_steps[k].rank)
-                    c->ranks[i].path_ns += c->rank_steps[k].path_ns;
+            c->ranks[g.rs[g.js[k]].rank_i].path_ns += c->rank_steps[k].path_ns;
     }
     /* ---- statistics of the used steps ---- */
     size_t nu = 0;
@@ -1401,7 +1471,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             const cp_node_t *n = &g.nodes[nh[a].node];
             mt_cp_name_t *t = &c->top[c->n_top];
             *t = (mt_cp_name_t){.rank = -1, .kind = (uint32_t)node_kind(n), .ns = sum};
-            if (!(t->name = dupn(n->name, n->name_len)))
+            if (!(t->name = cp_dupn(n->name, n->name_len)))
                 goto out;
             c->n_top++;
             a = b;
@@ -1520,6 +1590,9 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             x->gain_ns = c->period_p50_ns - x->p50_ns;
         }
     }
+    /* ---- the strips of report.html ---- */
+    if ((st = cp_strips_build(&g, c)) != MT_OK)
+        goto out;
     /* ---- root causes ---- */
     if ((st = root_causes(&g, c)) != MT_OK)
         goto out;

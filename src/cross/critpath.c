@@ -53,6 +53,17 @@ void mt_critpath_free(mt_critpath_t *c)
     free(c->rank_steps);
     free(c->ranks);
     free(c->stage_wi);
+    for (size_t i = 0; i < c->n_strips; i++) {
+        mt_cp_strip_t *t = &c->strips[i];
+        for (size_t k = 0; k < t->n_segs; k++)
+            free(t->segs[k].name);
+        for (size_t k = 0; k < t->n_path; k++)
+            free(t->path[k].name);
+        free(t->segs);
+        free(t->path);
+        free(t->ranks);
+        free(t->row_first);
+    }
     free(c);
 }
 

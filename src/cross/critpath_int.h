@@ -29,6 +29,7 @@ typedef struct cp_node {
     int32_t inst;         /* instance (cp_graph_t.inst), -1 */
     int32_t rstep;        /* rank step (cp_graph_t.rs), -1 */
     int32_t job;          /* job step (cp_run.c), -1 */
+    int32_t lsync;        /* the rank's latest sync ending at or before L, -1 (cp_run.c) */
     uint8_t cls;          /* mt_an_class_t */
     uint8_t bind;         /* CP_B_* */
 } cp_node_t;
@@ -116,6 +117,27 @@ typedef struct cp_rp {
 /* Replay g under sc; times[j] gets the time of job step j of c (c's steps
  * and g's job fields set by mt_critpath_run). */
 void cp_replay(const cp_graph_t *g, const cp_scen_t *sc, cp_rp_t *r, const mt_critpath_t *c, int64_t *times);
+
+/* One segment of a step's critical path (cp_run.c walk). */
+typedef struct cp_pseg {
+    int64_t a, b;
+    int32_t rank_i;
+    int32_t node;         /* the activity, -1 for host and idle */
+    int kind;             /* mt_cp_kind_t */
+} cp_pseg_t;
+
+/* The critical path of job step j of c (g's job fields and js set by
+ * mt_critpath_run) in time order: *out (malloc, the caller frees) and *n.
+ * 0, or -1 out of memory. */
+int cp_path_of(const cp_graph_t *g, mt_critpath_t *c, size_t j, cp_pseg_t **out, size_t *n);
+
+/* A NUL-terminated copy of s[0..n) (malloc), NULL out of memory (cp_run.c). */
+char *cp_dupn(const char *s, size_t n);
+
+/* The strips of c (critpath.h mt_cp_strip_t) for the median and the
+ * slowest used step (cp_strip.c); c's steps and statistics set. MT_OK or
+ * MT_ERR_NOMEM. */
+mt_status_t cp_strips_build(const cp_graph_t *g, mt_critpath_t *c);
 
 /* The ideal what-if (critpath.h mt_cp_ideal_t) into c->ideal. MT_OK or
  * MT_ERR_NOMEM. */

@@ -1545,6 +1545,8 @@ mt_status_t mt_report_html(const mt_report_t *r, const mt_html_opts_t *o, mt_wri
               "<a href=\"#clocks\">Clocks</a>");
     if (r->pipeline || r->pipeline_note)
         mt_out_puts(&h, "<a href=\"#pipeline\">Pipeline</a>");
+    if (r->critpath)
+        mt_out_puts(&h, "<a href=\"#steps\">Steps</a>");
     if (r->memory && r->memory->n_peaks)
         mt_out_puts(&h, "<a href=\"#memory\">Memory</a>");
     if (r->critpath && r->critpath->ideal.run)
@@ -1564,6 +1566,8 @@ mt_status_t mt_report_html(const mt_report_t *r, const mt_html_opts_t *o, mt_wri
     section_kernels(&h, r);
     section_clocks(&h, r);
     section_pipeline(&h, r);
+    if (r->critpath && h.st == MT_OK)
+        h.st = mt_report_steps_html(r->critpath, write, ctx);
     section_memory(&h, r);
     if (r->critpath && h.st == MT_OK)
         h.st = mt_report_html_whatif(&r->critpath->ideal, write, ctx);

@@ -58,9 +58,7 @@ static void shares(mt_out_t *o, const char *key, const char *idk, const mt_cp_sh
     mt_out_puts(o, "]");
 }
 
-/* A name for a line of terminal text: at most w characters, "…" where cut
- * (report.json keeps it whole), no padding. */
-static void name_cut(char *b, size_t cap, const char *s, int w)
+void mt_report_name_cut(char *b, size_t cap, const char *s, int w)
 {
     size_t n = mt_fmt_cell(b, cap, s, strlen(s), w);
     while (n && b[n - 1] == ' ')
@@ -77,6 +75,8 @@ static void ideal_json(mt_out_t *o, const mt_cp_ideal_t *I)
     mt_out_printf(o, ", \"s\": %.4f", I->s);
     shares(o, "by_type", NULL, I->by_type, I->n_type);
     shares(o, "by_worker", "worker", I->by_worker, I->n_worker);
+    if (I->n_worker_all > I->n_worker) /* cut to MT_CP_IDEAL_WORKERS (critpath.h "bound") */
+        mt_out_printf(o, ", \"workers\": %zu", I->n_worker_all);
     shares(o, "by_stage", "stage", I->by_stage, I->n_stage);
     if (I->blamed_stage >= 0)
         mt_out_printf(o, ", \"blamed_stage\": %d", I->blamed_stage);
@@ -319,7 +319,7 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
         mt_out_puts(&o, "\n  S by type:");
         for (size_t k = 0; k < I->n_type && k < 3; k++) {
             char cut[160];
-            name_cut(cut, sizeof cut, I->by_type[k].name, 32);
+            mt_report_name_cut(cut, sizeof cut, I->by_type[k].name, 32);
             mt_out_printf(&o, " %s %.3f%s", cut, I->by_type[k].s, k + 1 < I->n_type && k < 2 ? "," : "");
         }
         if (I->n_stage) {
@@ -343,7 +343,7 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
                          : c->causes[0].kind == MT_RC_HOST ? "host gaps"
                                                             : "idle time";
         char cut[200];
-        name_cut(cut, sizeof cut, nm, 48);
+        mt_report_name_cut(cut, sizeof cut, nm, 48);
         mt_out_printf(&o, "waiting caused by: rank %d %s %s of %s waited (%.0f %%; %.0f %% attributed)\n",
                       c->causes[0].rank, cut, a, b, 100.0 * (double)c->causes[0].ns / (double)c->wait_ns,
                       100.0 * (double)c->attributed_ns / (double)c->wait_ns);
@@ -353,7 +353,7 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
         mt_fmt_time(a, sizeof a, x->ns);
         mt_fmt_time(b, sizeof b, c->wait_ns);
         char cut[200];
-        name_cut(cut, sizeof cut, x->name[0] ? x->name : "(no annotation)", 48);
+        mt_report_name_cut(cut, sizeof cut, x->name[0] ? x->name : "(no annotation)", 48);
         mt_out_printf(&o, "waiting by annotation: rank %d: %s (%s) caused %s of the %s waited (%.0f %%)\n", x->rank,
                       cut, mt_rc_kind_str((mt_rc_kind_t)x->kind), a, b, 100.0 * (double)x->ns / (double)c->wait_ns);
     }

@@ -28,6 +28,16 @@ mt_status_t mt_report_cross_sections(const mt_cross_t *x, mt_write_fn w, void *c
 /* report.json: writes `"steps": {...}` (no comma around; docs/report-schema.md). */
 mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ctx);
 
+/* report.html: the `<section id="steps">` of the step strips (the median
+ * and the slowest used step: ranks x aligned time, the critical path
+ * outlined) and the what-if table; c borrowed, NULL writes a note. MT_OK or
+ * what w returned. */
+mt_status_t mt_report_steps_html(const mt_critpath_t *c, mt_write_fn w, void *ctx);
+
+/* A name for a line of text: at most w characters (mt_fmt_cell), "…" where
+ * cut, no padding; b NUL-terminated. */
+void mt_report_name_cut(char *b, size_t cap, const char *s, int w);
+
 /* report.json: writes `"pipeline": {...}` (no comma around). */
 mt_status_t mt_report_pipeline_json(const mt_pipeline_t *p, mt_write_fn w, void *ctx);
 

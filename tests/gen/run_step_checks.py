@@ -42,9 +42,28 @@ and without. Checked, for both jobs and a pipeline job:
     period p50 of pp-4stage the generator measured (truth.json
     pipeline.period_ns) within 3 % and its step p50 (truth step_times)
     within 2 %.
+report.html of the straggler jobs (4 ranks, and 32 ranks with the straggler
+at rank 29) and of the pipeline, parsed with html.parser:
+  - a strip of the median and of the slowest used step: the truth's time of
+    the step drawn is within 0.5 % of the truth's p50 (resp. max) of the
+    used steps, and the strip's time within 0.5 % of the truth's time of
+    that step;
+  - the generator's straggler is the first row and holds most of the path
+    lane; the path lane tiles the step (contiguous from 0 to the step time);
+    the strip's critical path by kind equals the truth's path of that step
+    within 0.1 % of the step; at most 24 rows (the 32-rank job: 24 of 32);
+  - the what-if table: straggler_at_median projected p50 within 2 % of the
+    truth's p50 of the twin job without the straggler, its measured p50
+    within 0.5 % of the truth's p50, every number equal to report.json's
+    what_if; "pattern" not run with its reason; the pipeline's stage 1 row
+    within 3 % of the faster pipeline's truth period.
+The ideal what-if of the straggler jobs: by_worker holds all 4 workers, or
+16 of 32 ("workers": 32), the straggler among them with the largest S, and
+M_W names it.
 Standard library only. Exit 0 pass, 1 fail, 77 skip."""
 
 import argparse
+import html.parser
 import json
 import os
 import subprocess
@@ -71,6 +90,10 @@ JOBS = {
     "pp-hostgap": ["--kind", "pp", "--ranks", "4", "--pp-stages", "4", "--chunks", "6", "--seed", "16",
                    "--ranks-per-node", "1", "--stage-us", "2000,3500,2500,3000", "--host-gap-us", "300"],
 }
+# more ranks than a strip shows (critpath.h MT_CP_STRIP_RANKS = 24) and its twin
+DP32 = {"dp32-straggler": ["--kind", "dp", "--ranks", "32", "--steps", "5", "--seed", "5", "--straggler", "29",
+                           "--straggler-delay-us", "400"],
+        "dp32-plain": ["--kind", "dp", "--ranks", "32", "--steps", "5", "--seed", "5"]}
 # extra mergetrace arguments per job
 MT_ARGS = {"dp-slowcomm": ["--what-if", "kernel:ncclDevKernel_AllReduce*=0.333333"],
            "pp-slowcomm": ["--what-if", "kernel:ncclDevKernel_SendRecv*=0.5"]}
@@ -160,6 +183,143 @@ def root_cause_checks(name, truth, got, errors):
             errors.append("%s: first root cause %s, slowest stage's ranks %s" % (name, top, slow))
 
 
+STRAGGLER = {"dp-straggler": 2, "dp32-straggler": 29}
+HTML_JOBS = ("dp-straggler", "dp32-straggler", "pp-4stage")
+STRIP_RANKS = 24
+
+
+class StepsPage(html.parser.HTMLParser):
+    """The strips and the what-if table of report.html's steps section."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.strips = []    # {step, why, time_us, path: [(rank, kind, a, b)], rows: [rank], kinds: {kind: us}}
+        self.whatif = {}    # scenario (or "stage:N") -> cell texts
+        self.cur = None     # the strip being read
+        self.cell = None    # (dict to fill, key) while in a td
+        self.tr = None
+        self.in_whatif = False
+        self.text = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        cls = a.get("class", "")
+        if tag == "figure" and cls == "strip":
+            self.cur = {"step": int(a["data-step"]), "why": a["data-why"], "time_us": float(a["data-time-us"]),
+                        "path": [], "rows": [], "kinds": {}}
+            self.strips.append(self.cur)
+        elif self.cur is not None and tag == "rect" and cls == "cp":
+            self.cur["path"].append((int(a["data-rank"]), a["data-kind"], float(a["data-a-us"]),
+                                     float(a["data-b-us"])))
+        elif self.cur is not None and tag == "g" and cls == "row":
+            self.cur["rows"].append(int(a["data-rank"]))
+        elif self.cur is not None and tag == "td" and "data-kind" in a:
+            self.cell = (self.cur["kinds"], a["data-kind"])
+            self.text = []
+        elif tag == "table" and cls == "whatif":
+            self.in_whatif = True
+        elif self.in_whatif and tag == "tr" and "data-scenario" in a:
+            key = a["data-scenario"] + (":" + a["data-stage"] if "data-stage" in a else "")
+            self.tr = self.whatif.setdefault(key, [])
+        elif self.tr is not None and tag == "td":
+            self.text = []
+            self.cell = (self.tr, None)
+
+    def handle_endtag(self, tag):
+        if tag == "figure":
+            self.cur = None
+        elif tag == "table":
+            self.in_whatif = False
+        elif tag == "tr":
+            self.tr = None
+        elif tag == "td" and self.cell:
+            box, key = self.cell
+            t = "".join(self.text).strip()
+            if key is None:
+                box.append(t)
+            else:
+                box[key] = float(t)
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell:
+            self.text.append(data)
+
+
+def check_html(name, page, truth, got, plain_truth, fast_truth, errors):
+    """report.html's steps section of one job against its truth (see the top)."""
+    p = StepsPage()
+    p.feed(open(page, encoding="utf-8").read())
+    used = truth["step_times"][1:]
+    tt = [s["time_ns"] for s in used]
+    ttime = {s["step"]: s["time_ns"] for s in truth["step_times"]}
+    tpath = {c["step"]: c["kind_ns"] for c in truth["critical_path"]}
+    whys = [s["why"] for s in p.strips]
+    if whys != ["median", "slowest"]:
+        errors.append("%s: strips %s, want median and slowest" % (name, whys))
+    for st in p.strips:
+        want = pct(tt, 50) if st["why"] == "median" else max(tt)
+        step_t = ttime.get(st["step"])
+        if step_t is None or abs(step_t - want) > 0.005 * want:
+            errors.append("%s: %s strip of step %d (truth time %s), truth's %s step time %d ns"
+                          % (name, st["why"], st["step"], step_t, st["why"], want))
+            continue
+        if abs(st["time_us"] * 1000 - step_t) > 0.005 * step_t:
+            errors.append("%s: step %d strip time %.3f us, truth %.3f us" % (name, st["step"], st["time_us"],
+                                                                             step_t / 1000.0))
+        path = st["path"]
+        ends = [(a, b) for _, _, a, b in path]
+        if not path or ends[0][0] != 0.0 or abs(ends[-1][1] - st["time_us"]) > 0.0005 or any(
+                ends[i][0] != ends[i - 1][1] for i in range(1, len(ends))):
+            errors.append("%s: step %d path lane does not tile [0, %.3f]: %s" % (name, st["step"], st["time_us"],
+                                                                                 ends[:3]))
+        by_rank = {}
+        for r, _, a, b in path:
+            by_rank[r] = by_rank.get(r, 0.0) + b - a
+        if name in STRAGGLER:
+            sr = STRAGGLER[name]
+            if not st["rows"] or st["rows"][0] != sr or by_rank.get(sr, 0.0) < 0.5 * st["time_us"]:
+                errors.append("%s: step %d strip rows %s, path by rank %s; the straggler is rank %d"
+                              % (name, st["step"], st["rows"][:4], by_rank, sr))
+        n_ranks = truth["world_size"]
+        if len(st["rows"]) != min(n_ranks, STRIP_RANKS) or len(set(st["rows"])) != len(st["rows"]):
+            errors.append("%s: step %d strip has %d rows for %d ranks" % (name, st["step"], len(st["rows"]), n_ranks))
+        for k, v in tpath[st["step"]].items():
+            if abs(st["kinds"].get(k, -1.0) * 1000 - v) > 0.001 * step_t:
+                errors.append("%s: step %d strip %s on the path %s us, truth %.3f us"
+                              % (name, st["step"], k, st["kinds"].get(k), v / 1000.0))
+        print("%s: %s strip step %d %.3f us (truth %.3f), rows %s, path by rank %s" % (
+            name, st["why"], st["step"], st["time_us"], step_t / 1000.0, st["rows"][:4],
+            {r: round(v, 3) for r, v in sorted(by_rank.items())}))
+    # the what-if table: columns steps, measured, projected, gain, gain %, replay error, status
+    wi = {w["scenario"]: w for w in got["what_if"]}
+    for sc, w in wi.items():
+        row = p.whatif.get(sc)
+        if not row or int(row[2]) != w["steps"] or float(row[4]) != w["p50_us"] or float(row[5]) != w["gain_us"] \
+                or abs(float(row[3]) - (w["p50_us"] + w["gain_us"])) > 0.0005:
+            errors.append("%s: what-if table row %s = %s; report.json %s" % (name, sc, row, w))
+    if not p.whatif.get("pattern") or not p.whatif["pattern"][-1].startswith("not run: no --what-if"):
+        errors.append("%s: what-if pattern row %s" % (name, p.whatif.get("pattern")))
+    if name in STRAGGLER:
+        row = p.whatif.get("straggler_at_median")
+        want = pct([s["time_ns"] for s in plain_truth["step_times"][1:]], 50) / 1000.0 if plain_truth else None
+        if not row or want is None:
+            errors.append("%s: no straggler what-if row (%s) or no twin truth" % (name, row))
+        else:
+            meas, proj = float(row[3]), float(row[4])
+            print("%s: what-if table straggler at median %.3f us (twin's truth p50 %.3f us), measured %.3f us "
+                  "(truth %.3f us)" % (name, proj, want, meas, pct(tt, 50) / 1000.0))
+            if abs(proj - want) > 0.02 * want or abs(meas - pct(tt, 50) / 1000.0) > 0.005 * pct(tt, 50) / 1000.0:
+                errors.append("%s: what-if table straggler row %s; twin truth p50 %.3f us" % (name, row, want))
+    if fast_truth:
+        row = p.whatif.get("stage:1")
+        want = fast_truth["pipeline"]["period_ns"]["p50"] / 1000.0
+        if not row or abs(float(row[4]) - want) > 0.03 * want:
+            errors.append("%s: what-if table stage 1 row %s; the faster pipeline's period %.3f us" % (name, row, want))
+        else:
+            print("%s: what-if table stage 1 period %s us, the faster pipeline's truth %.3f us" % (name, row[4], want))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gen", required=True)
@@ -172,7 +332,8 @@ def main():
         d = os.path.join(a.out, name)
         subprocess.run([sys.executable, a.gen, "--out", d, "--quiet"] + args, check=True)
         o = d + "-out"
-        r = subprocess.run([a.mergetrace, "-q", "--no-merge", "--no-html", "-o", o] + MT_ARGS.get(name, []) + [d],
+        html_arg = [] if name in HTML_JOBS else ["--no-html"]
+        r = subprocess.run([a.mergetrace, "-q", "--no-merge"] + html_arg + ["-o", o] + MT_ARGS.get(name, []) + [d],
                            capture_output=True, text=True,
                            env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))  # Open MPI's own allocations
         if r.returncode:
@@ -282,6 +443,44 @@ def main():
                 errors.append("%s: what-if %s period %.3f vs the twin's %.3f" % (job, scen, per, want_per))
             if abs(proj - want_p50) > 0.02 * want_p50:
                 errors.append("%s: what-if %s step p50 %.3f vs the twin's %.3f" % (job, scen, proj, want_p50))
+    # more ranks than a strip shows (critpath.h MT_CP_STRIP_RANKS = 24), with its twin; not in JOBS:
+    # only the strip and the ideal what-if's bound are checked on it
+    for name, args in DP32.items():
+        d = os.path.join(a.out, name)
+        subprocess.run([sys.executable, a.gen, "--out", d, "--quiet"] + args, check=True)
+        if name.endswith("plain"):
+            continue
+        r = subprocess.run([a.mergetrace, "-q", "--no-merge", "-o", d + "-out", d], capture_output=True, text=True,
+                           env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
+        if r.returncode:
+            errors.append("%s: exit %d: %s" % (name, r.returncode, r.stderr.strip()))
+            continue
+        rep[name] = json.load(open(os.path.join(d + "-out", "report.json")))["steps"]
+    # the ideal what-if replays at most 16 workers (critpath.h MT_CP_IDEAL_WORKERS): the generator's
+    # straggler among them, with the largest S, and M_W's rank
+    for name, sr in STRAGGLER.items():
+        I = rep.get(name, {}).get("ideal")
+        if not I:
+            errors.append("%s: no ideal what-if" % name)
+            continue
+        n = json.load(open(os.path.join(a.out, name, "truth.json")))["world_size"]
+        ws = [w["worker"] for w in I["by_worker"]]
+        top = max(I["by_worker"], key=lambda w: w["s"])["worker"] if ws else None
+        print("%s: ideal what-if by_worker %d of %s workers, largest S worker %s, M_W rank %s"
+              % (name, len(ws), I.get("workers", len(ws)), top, I.get("m_w", {}).get("rank")))
+        if len(ws) != min(n, 16) or (n > 16) != ("workers" in I) or I.get("workers", n) != n or top != sr or \
+                I.get("m_w", {}).get("rank") != sr:
+            errors.append("%s: ideal by_worker %s, workers %s, m_w %s; straggler %d of %d ranks"
+                          % (name, ws, I.get("workers"), I.get("m_w"), sr, n))
+    for name in HTML_JOBS:
+        if name not in rep:
+            continue
+        truth = json.load(open(os.path.join(a.out, name, "truth.json")))
+        plain = json.load(open(os.path.join(a.out, "dp-plain", "truth.json"))) if name == "dp-straggler" else None
+        if name == "dp32-straggler":  # its twin: the same job without the straggler
+            plain = json.load(open(os.path.join(a.out, "dp32-plain", "truth.json")))
+        fast = json.load(open(os.path.join(a.out, "pp-4stage-fast1", "truth.json"))) if name == "pp-4stage" else None
+        check_html(name, os.path.join(a.out, name + "-out", "report.html"), truth, rep[name], plain, fast, errors)
     for e in errors:
         print("FAIL " + e)
     return 1 if errors else 0

@@ -191,6 +191,11 @@ def cmd_static(args):
                     fail(f"{s}: chunk {c['k']}'s period is not in the chunk table")
         elif "pipeline" in p.ids:
             fail(f"{s}: a pipeline section for a job without a pipeline")
+        # the steps section (strips, what-if table) exactly when report.json has steps
+        with open(os.path.join(os.path.dirname(path), "report.json"), encoding="utf-8") as f:
+            has_steps = json.load(f).get("steps") is not None
+        if has_steps != ("steps" in p.ids):
+            fail(f"{s}: report.json steps {has_steps}, steps section on the page {'steps' in p.ids}")
         if hostile:
             truth = lateness_truth()
             titles = "\n".join(p.titles)

@@ -1,5 +1,5 @@
-/* Steps, critical path, replay, what-ifs and root causes (mt_critpath_run,
- * src/cross/critpath.c and cp_run.c) on two hand-built ranks of one step
+/* Steps, critical path, replay, what-ifs, root causes and the report.html
+ * strip (mt_critpath_run, src/cross/critpath.c, cp_run.c and cp_strip.c) on two hand-built ranks of one step
  * (three in test_propagation; two stages of a pipeline in test_pipeline),
  * own clocks. Every expected value is worked
  * out in the comments, in us
@@ -184,6 +184,62 @@ static void test_path_and_replay(void **state)
     assert_string_equal(c->by_annot[0].name, "");
     assert_int_equal(c->by_annot[0].kind, MT_RC_COMPUTE);
     assert_int_equal(c->by_annot[0].ns, 150 * US);
+    mt_critpath_free(c);
+}
+
+/* The report.html strip of the one used step (median and slowest at once):
+ * the path of test_path_and_replay in time order, each segment on the rank
+ * that holds it; rows by time on the path (rank 1: 280, rank 0: 140); each
+ * row its own activities (all wider than 420 / 500 us: none merged). */
+static void test_strip(void **state)
+{
+    (void)state;
+    fixture_t f;
+    build(&f);
+    mt_cp_request_t rq = {.warmup = 0};
+    mt_critpath_t *c = run(&f, &rq);
+    assert_int_equal(c->n_strips, 1);
+    const mt_cp_strip_t *t = &c->strips[0];
+    assert_string_equal(t->why, "median");
+    assert_int_equal(t->step, 0);
+    assert_int_equal(t->n_rows, 2);
+    assert_int_equal(t->n_ranks_all, 2);
+    assert_int_equal(t->ranks[0], 1);
+    assert_int_equal(t->ranks[1], 0);
+    static const struct {
+        int64_t a, b;
+        int32_t rank;
+        int kind;
+        const char *name;
+    } want[] = {{0, 20, 1, MT_CP_HOST, NULL},      {20, 30, 1, MT_CP_HOST, NULL},
+                {30, 280, 1, MT_CP_COMPUTE, "gemm"}, {280, 330, 0, MT_CP_COMM, "ar"},
+                {330, 345, 0, MT_CP_IDLE, NULL},    {345, 395, 0, MT_CP_COMPUTE, "opt"},
+                {395, 400, 0, MT_CP_HOST, NULL},    {400, 420, 0, MT_CP_HOST, NULL}};
+    assert_int_equal(t->n_path, sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < t->n_path; i++) {
+        const mt_cp_seg_t *g = &t->path[i];
+        assert_int_equal(g->a, want[i].a * US);
+        assert_int_equal(g->b, want[i].b * US);
+        assert_int_equal(g->rank, want[i].rank);
+        assert_int_equal(g->kind, want[i].kind);
+        assert_int_equal(g->n, 1);
+        if (want[i].name)
+            assert_string_equal(g->name, want[i].name);
+        else
+            assert_null(g->name);
+    }
+    /* rows: rank 1 A1 [30, 280], C1 [280, 330], B1 [330, 380]; rank 0 A0
+     * [30, 130], C0 [130, 330], B0 [345, 395] */
+    static const int64_t rows[2][3][2] = {{{30, 280}, {280, 330}, {330, 380}}, {{30, 130}, {130, 330}, {345, 395}}};
+    for (size_t r = 0; r < 2; r++) {
+        assert_int_equal(t->row_first[r + 1] - t->row_first[r], 3);
+        for (size_t k = 0; k < 3; k++) {
+            const mt_cp_seg_t *g = &t->segs[t->row_first[r] + k];
+            assert_int_equal(g->a, rows[r][k][0] * US);
+            assert_int_equal(g->b, rows[r][k][1] * US);
+            assert_int_equal(g->kind, k == 1 ? MT_CP_COMM : MT_CP_COMPUTE);
+        }
+    }
     mt_critpath_free(c);
 }
 
@@ -453,6 +509,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_path_and_replay),
+        cmocka_unit_test(test_strip),
         cmocka_unit_test(test_what_ifs),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_propagation),
