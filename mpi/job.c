@@ -118,12 +118,13 @@ int job_check(const options_t *o, const input_list_t *l, file_result_t *res, siz
     return MT_EXIT_OK;
 }
 
-int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, const local_t *L, job_t *j, phase_times_t *pt)
+int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, local_t *L, job_t *j, phase_times_t *pt)
 {
     double tg = procs_wtime();
     void *ab = NULL;
     size_t al_len = 0;
     mt_status_t gst = mc->gatherv(mc->ctx, L->analyses.data, L->analyses.len, &ab, &al_len, 0);
+    mt_buf_free(&L->analyses);
     int bad = gst != MT_OK;
     if (mc->rank == 0 && !bad) {
         j->an = calloc(j->n ? j->n : 1, sizeof *j->an);
