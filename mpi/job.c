@@ -118,12 +118,13 @@ int job_check(const options_t *o, const input_list_t *l, file_result_t *res, siz
     return MT_EXIT_OK;
 }
 
-int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, const local_t *L, job_t *j, phase_times_t *pt)
+int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, local_t *L, job_t *j, phase_times_t *pt)
 {
     double tg = procs_wtime();
     void *ab = NULL;
     size_t al_len = 0;
     mt_status_t gst = mc->gatherv(mc->ctx, L->analyses.data, L->analyses.len, &ab, &al_len, 0);
+    mt_buf_free(&L->analyses);
     int bad = gst != MT_OK;
     if (mc->rank == 0 && !bad) {
         j->an = calloc(j->n ? j->n : 1, sizeof *j->an);
@@ -188,10 +189,25 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L
     mt_clock_opts_t co = {.ref_rank = o->ref_rank, .no_drift = o->no_drift, .no_align = o->no_align};
     size_t n_use = L->n_rows; /* rows that align: one source per rank */
     mt_status_t st = nccl_rows_select(mc, me == 0 ? &j->nccl : NULL, L->rows, L->n_rows, &n_use);
+    /* The rows that align go to mt_align_job_owned, which frees them once
+     * gathered: process 0 keeps one copy of its own share, not two (at -n 2
+     * half the job's rows, 100 bytes per job row). The rest (a rank's
+     * second source, compared below) moves to a block of its own first. */
+    size_t n_rest = st == MT_OK ? L->n_rows - n_use : 0;
+    mt_cinst_t *rest = n_rest ? malloc(n_rest * sizeof *rest) : NULL;
+    if (comm_mpi_agree(comm, st == MT_OK && n_rest && !rest))
+        st = MT_ERR_NOMEM;
+    if (st == MT_OK) {
+        if (n_rest)
+            memcpy(rest, L->rows + n_use, n_rest * sizeof *rest);
+        mt_cinst_t *mine = L->rows;
+        L->rows = NULL;
+        L->n_rows = L->cap_rows = 0;
+        st = mt_align_job_owned(mc, mine, n_use, j->ranks, (size_t)j->n_ranks, &co, &j->al);
+    }
     if (st == MT_OK)
-        st = mt_align_job(mc, L->rows, n_use, j->ranks, (size_t)j->n_ranks, &co, &j->al);
-    if (st == MT_OK)
-        st = nccl_compare(mc, L->rows + n_use, L->n_rows - n_use, &j->al, me == 0 ? &j->nccl : NULL);
+        st = nccl_compare(mc, rest, n_rest, &j->al, me == 0 ? &j->nccl : NULL);
+    free(rest);
     pt->align = procs_wtime() - ta;
     if (st != MT_OK) {
         if (me == 0)

@@ -55,13 +55,15 @@ typedef struct job {
 int job_check(const options_t *o, const input_list_t *l, file_result_t *res, size_t n_res, job_t *j);
 
 /* Collective: the packed per-rank analyses of every process (L->analyses)
- * gathered on process 0 into j->an. MT_EXIT_OK or MT_EXIT_ERROR (process 0
- * printed why), the same everywhere; pt->gather. */
-int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, const local_t *L, job_t *j, phase_times_t *pt);
+ * gathered on process 0 into j->an; L->analyses is freed once sent (on
+ * process 0 it would sit beside the unpacked copy). MT_EXIT_OK or
+ * MT_EXIT_ERROR (process 0 printed why), the same everywhere; pt->gather. */
+int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, local_t *L, job_t *j, phase_times_t *pt);
 
 /* Collective: the loaded ranks reach every process (j->ranks), the rows
- * that align each rank are chosen (L->rows reordered), the clocks fitted
- * (j->al), and NCCL rows compared with Kineto ones. An exit code, the same
+ * that align each rank are chosen, the clocks fitted (j->al), and NCCL
+ * rows compared with Kineto ones. L->rows are used up (freed, n_rows 0:
+ * process 0 keeps the gathered copy in j->al). An exit code, the same
  * everywhere (process 0 printed why); pt->align. */
 int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L, job_t *j, phase_times_t *pt);
 

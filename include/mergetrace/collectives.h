@@ -187,6 +187,13 @@ struct mt_comm;
 mt_status_t mt_align_job(const struct mt_comm *comm, const mt_cinst_t *rows, size_t n_rows, const int32_t *ranks,
                          size_t n_ranks, const mt_clock_opts_t *opts, mt_align_result_t *res);
 
+/* As mt_align_job, but takes over rows (malloc'd; NULL with n_rows 0):
+ * they are freed on every process right after the gather, whatever is
+ * returned. Process 0 then holds one copy of its rows, the gathered one,
+ * while it matches and fits. Collective, as mt_align_job. */
+mt_status_t mt_align_job_owned(const struct mt_comm *comm, mt_cinst_t *rows, size_t n_rows, const int32_t *ranks,
+                               size_t n_ranks, const mt_clock_opts_t *opts, mt_align_result_t *res);
+
 void mt_align_result_free(mt_align_result_t *res);
 
 

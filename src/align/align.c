@@ -26,13 +26,18 @@ void mt_align_result_free(mt_align_result_t *res)
     memset(res, 0, sizeof *res);
 }
 
-mt_status_t mt_align_job(const mt_comm_t *comm, const mt_cinst_t *rows, size_t n_rows, const int32_t *ranks,
-                         size_t n_ranks, const mt_clock_opts_t *opts, mt_align_result_t *res)
+/* owned: rows are freed as soon as they are gathered (on every process,
+ * whatever happens), so process 0 does not hold its own share beside the
+ * gathered copy while it matches and fits. */
+static mt_status_t align_job(const mt_comm_t *comm, const mt_cinst_t *rows, mt_cinst_t *owned, size_t n_rows,
+                             const int32_t *ranks, size_t n_ranks, const mt_clock_opts_t *opts,
+                             mt_align_result_t *res)
 {
     memset(res, 0, sizeof *res);
     void *all = NULL;
     size_t all_len = 0;
     mt_status_t st = comm->gatherv(comm->ctx, rows, n_rows * sizeof *rows, &all, &all_len, 0);
+    free(owned);
     if (st)
         return st;
     res->clocks = calloc(n_ranks ? n_ranks : 1, sizeof *res->clocks);
@@ -67,4 +72,16 @@ mt_status_t mt_align_job(const mt_comm_t *comm, const mt_cinst_t *rows, size_t n
         return st;
     }
     return MT_OK;
+}
+
+mt_status_t mt_align_job(const mt_comm_t *comm, const mt_cinst_t *rows, size_t n_rows, const int32_t *ranks,
+                         size_t n_ranks, const mt_clock_opts_t *opts, mt_align_result_t *res)
+{
+    return align_job(comm, rows, NULL, n_rows, ranks, n_ranks, opts, res);
+}
+
+mt_status_t mt_align_job_owned(const mt_comm_t *comm, mt_cinst_t *rows, size_t n_rows, const int32_t *ranks,
+                               size_t n_ranks, const mt_clock_opts_t *opts, mt_align_result_t *res)
+{
+    return align_job(comm, rows, rows, n_rows, ranks, n_ranks, opts, res);
 }
