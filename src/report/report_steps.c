@@ -348,12 +348,18 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
                       c->causes[0].rank, cut, a, b, 100.0 * (double)c->causes[0].ns / (double)c->wait_ns,
                       100.0 * (double)c->attributed_ns / (double)c->wait_ns);
     }
-    if (c->n_by_annot && c->wait_ns > 0) {
-        const mt_cp_name_t *x = &c->by_annot[0];
+    /* The first annotation that has a name, when it explains a tenth of
+     * the waiting or more: time outside any annotation (host gaps, mostly)
+     * is already in the line above, and a small share is in report.json. */
+    size_t ka = 0;
+    while (ka < c->n_by_annot && !c->by_annot[ka].name[0])
+        ka++;
+    if (ka < c->n_by_annot && c->wait_ns > 0 && c->by_annot[ka].ns * 10 >= c->wait_ns) {
+        const mt_cp_name_t *x = &c->by_annot[ka];
         mt_fmt_time(a, sizeof a, x->ns);
         mt_fmt_time(b, sizeof b, c->wait_ns);
         char cut[200];
-        mt_report_name_cut(cut, sizeof cut, x->name[0] ? x->name : "(no annotation)", 48);
+        mt_report_name_cut(cut, sizeof cut, x->name, 48);
         mt_out_printf(&o, "waiting by annotation: rank %d: %s (%s) caused %s of the %s waited (%.0f %%)\n", x->rank,
                       cut, mt_rc_kind_str((mt_rc_kind_t)x->kind), a, b, 100.0 * (double)x->ns / (double)c->wait_ns);
     }
