@@ -246,8 +246,18 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
     mt_fmt_time(a, sizeof a, c->p50_ns);
     mt_fmt_time(b, sizeof b, c->p99_ns);
     mt_fmt_time(d, sizeof d, c->mean_ns);
-    mt_out_printf(&o, "steps: %llu after %d warm-up, step time p50 %s  p99 %s  mean %s\n",
-                  (unsigned long long)c->used, c->warmup, a, b, d);
+    /* At most six lines (seven for a pipeline): the rest is in report.json
+     * and report.html. */
+    mt_out_printf(&o, "steps: %llu after %d warm-up, step time p50 %s  p99 %s  mean %s", (unsigned long long)c->used,
+                  c->warmup, a, b, d);
+    if (c->used && c->path_ns) {
+        mt_out_printf(&o, "; replayed within %.2f %% (median), %.2f %% (worst)", 100.0 * c->replay_err_median,
+                      100.0 * c->replay_err_max);
+        if (c->refused)
+            mt_out_printf(&o, ", %llu step%s above 5 %% not projected", (unsigned long long)c->refused,
+                          c->refused == 1 ? "" : "s");
+    }
+    mt_out_puts(&o, "\n");
     if (!c->path_ns)
         return o.st;
     int best = 0;
@@ -299,12 +309,6 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
         mt_out_printf(&o, "pipeline what-if: stage %u 10 %% faster -> period p50 %s (now %s; %s faster), the best stage\n",
                       c->stage_wi[bs].stage, a, d, b);
     }
-    if (c->used)
-        mt_out_printf(&o,
-                      "replay: the dependency graph reproduces the measured step times within %.2f %% (median), "
-                      "%.2f %% (worst); %llu step%s above 5 %% without projection\n",
-                      100.0 * c->replay_err_median, 100.0 * c->replay_err_max, (unsigned long long)c->refused,
-                      c->refused == 1 ? "" : "s");
     const mt_cp_ideal_t *I = &c->ideal;
     if (I->run) {
         mt_fmt_time(a, sizeof a, I->nodelay_ns);
@@ -316,52 +320,45 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
             mt_out_printf(&o, "; M_S %.3f", I->ms);
         if (I->has_mw)
             mt_out_printf(&o, "; M_W %.3f (rank %d)", I->mw, I->mw_rank);
-        mt_out_puts(&o, "\n  S by type:");
+        mt_out_puts(&o, "; by type:");
         for (size_t k = 0; k < I->n_type && k < 3; k++) {
             char cut[160];
             mt_report_name_cut(cut, sizeof cut, I->by_type[k].name, 32);
             mt_out_printf(&o, " %s %.3f%s", cut, I->by_type[k].s, k + 1 < I->n_type && k < 2 ? "," : "");
         }
-        if (I->n_stage) {
-            mt_out_puts(&o, "; by stage:");
-            for (size_t k = 0; k < I->n_stage && k < 8; k++)
-                mt_out_printf(&o, " %d %.3f", I->by_stage[k].id, I->by_stage[k].s);
-        } else {
-            size_t wk = 0;
-            for (size_t k = 1; k < I->n_worker; k++)
-                if (I->by_worker[k].s > I->by_worker[wk].s)
-                    wk = k;
-            if (I->n_worker)
-                mt_out_printf(&o, "; worst rank %d %.3f", I->by_worker[wk].id, I->by_worker[wk].s);
-        }
         mt_out_puts(&o, "\n");
     }
     if (c->n_causes && c->wait_ns > 0) {
-        mt_fmt_time(a, sizeof a, c->causes[0].ns);
+        /* One line: the first annotation that has a name when it explains a
+         * tenth of the waiting or more (time outside any annotation, mostly
+         * host gaps, is the top cause's own words), then the top cause. */
+        size_t ka = 0;
+        while (ka < c->n_by_annot && !c->by_annot[ka].name[0])
+            ka++;
+        char cut[200];
         mt_fmt_time(b, sizeof b, c->wait_ns);
+        bool annot = ka < c->n_by_annot && c->by_annot[ka].ns * 10 >= c->wait_ns;
+        if (annot) {
+            const mt_cp_name_t *x = &c->by_annot[ka];
+            mt_fmt_time(a, sizeof a, x->ns);
+            mt_report_name_cut(cut, sizeof cut, x->name, 40);
+            mt_out_printf(&o, "waiting caused by: rank %d %s (%s) %s of %s waited (%.0f %%); top cause", x->rank, cut,
+                          mt_rc_kind_str((mt_rc_kind_t)x->kind), a, b, 100.0 * (double)x->ns / (double)c->wait_ns);
+        } else {
+            mt_out_puts(&o, "waiting caused by:");
+        }
         const char *nm = c->causes[0].name[0]                 ? c->causes[0].name
                          : c->causes[0].kind == MT_RC_HOST ? "host gaps"
                                                             : "idle time";
-        char cut[200];
-        mt_report_name_cut(cut, sizeof cut, nm, 48);
-        mt_out_printf(&o, "waiting caused by: rank %d %s %s of %s waited (%.0f %%; %.0f %% attributed)\n",
-                      c->causes[0].rank, cut, a, b, 100.0 * (double)c->causes[0].ns / (double)c->wait_ns,
-                      100.0 * (double)c->attributed_ns / (double)c->wait_ns);
-    }
-    /* The first annotation that has a name, when it explains a tenth of
-     * the waiting or more: time outside any annotation (host gaps, mostly)
-     * is already in the line above, and a small share is in report.json. */
-    size_t ka = 0;
-    while (ka < c->n_by_annot && !c->by_annot[ka].name[0])
-        ka++;
-    if (ka < c->n_by_annot && c->wait_ns > 0 && c->by_annot[ka].ns * 10 >= c->wait_ns) {
-        const mt_cp_name_t *x = &c->by_annot[ka];
-        mt_fmt_time(a, sizeof a, x->ns);
-        mt_fmt_time(b, sizeof b, c->wait_ns);
-        char cut[200];
-        mt_report_name_cut(cut, sizeof cut, x->name, 48);
-        mt_out_printf(&o, "waiting by annotation: rank %d: %s (%s) caused %s of the %s waited (%.0f %%)\n", x->rank,
-                      cut, mt_rc_kind_str((mt_rc_kind_t)x->kind), a, b, 100.0 * (double)x->ns / (double)c->wait_ns);
+        mt_report_name_cut(cut, sizeof cut, nm, 40);
+        mt_fmt_time(a, sizeof a, c->causes[0].ns);
+        if (annot)
+            mt_out_printf(&o, " rank %d %s %s (%.0f %%)", c->causes[0].rank, cut, a,
+                          100.0 * (double)c->causes[0].ns / (double)c->wait_ns);
+        else
+            mt_out_printf(&o, " rank %d %s %s of %s waited (%.0f %%)", c->causes[0].rank, cut, a, b,
+                          100.0 * (double)c->causes[0].ns / (double)c->wait_ns);
+        mt_out_printf(&o, "; %.0f %% attributed\n", 100.0 * (double)c->attributed_ns / (double)c->wait_ns);
     }
     return o.st;
 }
