@@ -1,6 +1,7 @@
 /* report.html "steps" section: a strip per chosen step (ranks x aligned
- * time, activities by kind, the critical path highlighted) and the what-if
- * table, from the critical-path results (include/mergetrace/critpath.h). */
+ * time, activities by kind, the critical path highlighted), the what-if
+ * table and the root causes of waiting, from the critical-path results
+ * (include/mergetrace/critpath.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,6 +267,79 @@ static void whatif_table(mt_out_t *o, const mt_critpath_t *c)
     }
 }
 
+static double pct_of(int64_t ns, int64_t of)
+{
+    return of > 0 ? 100.0 * (double)ns / (double)of : 0.0;
+}
+
+/* Root causes of waiting (critpath.h "root causes"; report.json
+ * steps.root_causes): the totals, the attributed time by kind, and the
+ * causes by activity and by annotation, most first. Names are trace text:
+ * escaped, never cut (the tables are where the full text is). */
+static void root_causes(mt_out_t *o, const mt_critpath_t *c)
+{
+    char w[32], at[32], u[32];
+    mt_out_puts(o, "<h3>Root causes of waiting</h3>\n");
+    if (c->wait_ns <= 0) {
+        mt_out_puts(o, "<p class=\"note\">No waiting in the matched collectives of the used steps.</p>\n");
+        return;
+    }
+    mt_fmt_time(w, sizeof w, c->wait_ns);
+    mt_fmt_time(at, sizeof at, c->attributed_ns);
+    mt_out_printf(o,
+                  "<p class=\"rc\">%s of the %s waited in the matched collectives of the used steps attributed "
+                  "(%.2f %%): %.2f %% short-term (the late rank's own work since the previous synchronisation), "
+                  "%.2f %% long-term (the work of the rank it waited for in turn, and so on).</p>\n",
+                  at, w, pct_of(c->attributed_ns, c->wait_ns), pct_of(c->short_ns, c->attributed_ns),
+                  pct_of(c->long_ns, c->attributed_ns));
+    /* by kind: bars scaled to the largest kind */
+    int64_t kmax = 0;
+    for (int k = 0; k < MT_RC_KIND_COUNT_; k++)
+        kmax = c->rc_kind_ns[k] > kmax ? c->rc_kind_ns[k] : kmax;
+    mt_out_puts(o, "<table class=\"rckind\"><thead><tr><th>attributed to</th><th class=\"n\">us</th>"
+                   "<th class=\"n\">% of attributed</th></tr></thead><tbody>\n");
+    for (int k = 0; k < MT_RC_KIND_COUNT_; k++) {
+        us_str(u, c->rc_kind_ns[k]);
+        mt_out_printf(o,
+                      "<tr data-kind=\"%s\"><td>%s</td><td class=\"n\"><span class=\"bar\" style=\"width:%.0fpx\">"
+                      "</span>%s</td><td class=\"n\">%.2f</td></tr>\n",
+                      mt_rc_kind_str((mt_rc_kind_t)k), mt_rc_kind_str((mt_rc_kind_t)k),
+                      kmax > 0 ? 160.0 * (double)c->rc_kind_ns[k] / (double)kmax : 0.0, u,
+                      pct_of(c->rc_kind_ns[k], c->attributed_ns));
+    }
+    mt_out_puts(o, "</tbody></table>\n");
+    mt_out_puts(o, "<table class=\"sortable rc-causes\"><thead><tr><th class=\"n\" data-sort>rank</th>"
+                   "<th data-sort>kind</th><th data-sort>activity</th><th class=\"n\" data-sort>us</th>"
+                   "<th class=\"n\" data-sort>% of wait</th></tr></thead><tbody>\n");
+    for (size_t i = 0; i < c->n_causes; i++) {
+        const mt_cp_name_t *x = &c->causes[i];
+        us_str(u, x->ns);
+        mt_out_printf(o, "<tr><td class=\"n\" data-v=\"%d\">%d</td><td>%s</td><td class=\"name\">", x->rank, x->rank,
+                      mt_rc_kind_str((mt_rc_kind_t)x->kind));
+        mt_out_html(o, x->name, strlen(x->name));
+        mt_out_printf(o, "</td><td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\">%.2f</td></tr>\n",
+                      (long long)x->ns, u, pct_of(x->ns, c->wait_ns));
+    }
+    mt_out_puts(o, "</tbody></table>\n");
+    mt_out_puts(o, "<table class=\"sortable rc-annot\"><thead><tr><th class=\"n\" data-sort>rank</th>"
+                   "<th data-sort>annotation</th><th data-sort>kind (most)</th><th class=\"n\" data-sort>us</th>"
+                   "<th class=\"n\" data-sort>% of wait</th></tr></thead><tbody>\n");
+    for (size_t i = 0; i < c->n_by_annot; i++) {
+        const mt_cp_name_t *x = &c->by_annot[i];
+        us_str(u, x->ns);
+        mt_out_printf(o, "<tr><td class=\"n\" data-v=\"%d\">%d</td><td class=\"name\">", x->rank, x->rank);
+        mt_out_html(o, x->name, strlen(x->name));
+        mt_out_printf(o, "</td><td>%s</td><td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\">%.2f</td></tr>\n",
+                      mt_rc_kind_str((mt_rc_kind_t)x->kind), (long long)x->ns, u, pct_of(x->ns, c->wait_ns));
+    }
+    mt_out_puts(o, "</tbody></table>\n");
+    mt_out_puts(o,
+                  "<p class=\"note\">Each wait of a collective is charged to the work that made its last arrival "
+                  "late (Scalasca's delay costs); the 10 largest causes by activity and by annotation, most first. "
+                  "An empty activity is host or idle time; an empty annotation, time outside any user "
+                  "annotation (ProfilerStep and nccl:* ranges are not counted as annotations).</p>\n");
+}
+
 mt_status_t mt_report_steps_html(const mt_critpath_t *c, mt_write_fn w, void *ctx)
 {
     mt_out_t o = {w, ctx, MT_OK};
@@ -298,6 +372,7 @@ mt_status_t mt_report_steps_html(const mt_critpath_t *c, mt_write_fn w, void *ct
     for (size_t i = 0; i < c->n_strips; i++)
         strip(&o, c, &c->strips[i]);
     whatif_table(&o, c);
+    root_causes(&o, c);
     mt_out_puts(&o, "</section>\n");
     return o.st;
 }

@@ -15,6 +15,7 @@
 #include "base/text.h"
 #include "rank/passes.h"
 #include "mergetrace/report_html.h"
+#include "report/sections.h"
 
 static char *escape_str(const char *s, size_t len)
 {
@@ -324,6 +325,61 @@ static void test_report_empty(void **state)
     free(p);
 }
 
+/* The steps section's root causes from a hand-built result: 1 ms waited,
+ * 0.9 ms attributed (0.6 short-term, 0.3 long-term), causes and
+ * annotations whose names are markup. */
+static void test_root_causes(void **state)
+{
+    (void)state;
+    mt_cp_name_t causes[2] = {{3, MT_RC_COMPUTE, "<script>alert(1)</script>", 600000},
+                              {1, MT_RC_HOST, "", 300000}};
+    mt_cp_name_t annot[1] = {{3, MT_RC_COMPUTE, "\"><img src=x onerror=alert(1)>", 900000}};
+    mt_critpath_t *c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    c->wait_ns = 1000000;
+    c->attributed_ns = 900000;
+    c->short_ns = 600000;
+    c->long_ns = 300000;
+    c->rc_kind_ns[MT_RC_COMPUTE] = 600000;
+    c->rc_kind_ns[MT_RC_HOST] = 300000;
+    c->causes = causes;
+    c->n_causes = 2;
+    c->by_annot = annot;
+    c->n_by_annot = 1;
+    mt_buf_t b = {0};
+    assert_int_equal(mt_report_steps_html(c, mt_buf_write, &b), MT_OK);
+    assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
+    const char *p = b.data;
+    /* 90 % attributed; of it 2/3 short-term, 1/3 long-term */
+    has(p, "attributed (90.00 %): 66.67 % short-term");
+    has(p, "33.33 % long-term");
+    /* by kind: compute 2/3 of the attributed time, host 1/3, memory none */
+    has(p, "<tr data-kind=\"compute\"><td>compute</td><td class=\"n\"><span class=\"bar\" style=\"width:160px\">"
+           "</span>600.000</td><td class=\"n\">66.67</td></tr>");
+    has(p, "<tr data-kind=\"host\"><td>host</td><td class=\"n\"><span class=\"bar\" style=\"width:80px\">"
+           "</span>300.000</td><td class=\"n\">33.33</td></tr>");
+    has(p, "<span class=\"bar\" style=\"width:0px\"></span>0.000</td><td class=\"n\">0.00</td>");
+    /* causes: 60 % and 30 % of the wait; the names as text */
+    has(p, "<tr><td class=\"n\" data-v=\"3\">3</td><td>compute</td><td class=\"name\">&lt;script&gt;alert(1)"
+           "&lt;/script&gt;</td><td class=\"n\" data-v=\"600000\">600.000</td><td class=\"n\">60.00</td></tr>");
+    has(p, "<tr><td class=\"n\" data-v=\"1\">1</td><td>host</td><td class=\"name\"></td><td class=\"n\" "
+           "data-v=\"300000\">300.000</td><td class=\"n\">30.00</td></tr>");
+    has(p, "<td class=\"name\">&quot;&gt;&lt;img src=x onerror=alert(1)&gt;</td><td>compute</td><td class=\"n\" "
+           "data-v=\"900000\">900.000</td><td class=\"n\">90.00</td>");
+    assert_null(strstr(p, "<script"));
+    assert_null(strstr(p, "<img"));
+    free(b.data);
+    /* no waiting: a note, no tables */
+    c->wait_ns = 0;
+    b = (mt_buf_t){0};
+    assert_int_equal(mt_report_steps_html(c, mt_buf_write, &b), MT_OK);
+    assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
+    has(b.data, "No waiting in the matched collectives of the used steps.");
+    assert_null(strstr(b.data, "rc-causes"));
+    free(b.data);
+    free(c);
+}
+
 /* The pipeline and gates sections: a hand-built two-stage pipeline of
  * three chunks (the first a warm-up) whose stage names and note carry
  * markup, and one gate of each outcome. */
@@ -517,7 +573,7 @@ int main(void)
         cmocka_unit_test(test_escape),         cmocka_unit_test(test_escape_sink_error),
         cmocka_unit_test(test_report),         cmocka_unit_test(test_report_empty),
         cmocka_unit_test(test_views),         cmocka_unit_test(test_heat_cap),
-        cmocka_unit_test(test_pipeline_section),
+        cmocka_unit_test(test_pipeline_section), cmocka_unit_test(test_root_causes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
