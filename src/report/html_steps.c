@@ -287,10 +287,10 @@ static void root_causes(mt_out_t *o, const mt_critpath_t *c)
     mt_fmt_time(w, sizeof w, c->wait_ns);
     mt_fmt_time(at, sizeof at, c->attributed_ns);
     mt_out_printf(o,
-                  "<p class=\"rc\">%s of the %s waited in the matched collectives of the used steps attributed "
-                  "(%.2f %%): %.2f %% short-term (the late rank's own work since the previous synchronisation), "
-                  "%.2f %% long-term (the work of the rank it waited for in turn, and so on).</p>\n",
-                  at, w, pct_of(c->attributed_ns, c->wait_ns), pct_of(c->short_ns, c->attributed_ns),
+                  "<p class=\"rc\">Of the %s waited in the matched collectives of the used steps, %s (%.2f %%) "
+                  "is attributed: %.2f %% of it short-term (the late rank's own work since the previous "
+                  "synchronisation), %.2f %% long-term (the work of the rank it waited for in turn, and so on).</p>\n",
+                  w, at, pct_of(c->attributed_ns, c->wait_ns), pct_of(c->short_ns, c->attributed_ns),
                   pct_of(c->long_ns, c->attributed_ns));
     /* by kind: bars scaled to the largest kind */
     int64_t kmax = 0;

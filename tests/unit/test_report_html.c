@@ -351,7 +351,7 @@ static void test_root_causes(void **state)
     assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
     const char *p = b.data;
     /* 90 % attributed; of it 2/3 short-term, 1/3 long-term */
-    has(p, "attributed (90.00 %): 66.67 % short-term");
+    has(p, "(90.00 %) is attributed: 66.67 % of it short-term");
     has(p, "33.33 % long-term");
     /* by kind: compute 2/3 of the attributed time, host 1/3, memory none */
     has(p, "<tr data-kind=\"compute\"><td>compute</td><td class=\"n\"><span class=\"bar\" style=\"width:160px\">"
