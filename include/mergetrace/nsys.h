@@ -72,7 +72,8 @@ size_t mt_nsys_part_file(const char *path);
  * parts' calls interleave), but every trace is in memory at once. On
  * success out[k] is part k's trace (the caller frees each). On failure
  * all out[k] are NULL, *failed is the part the error belongs to (0 for an
- * error of the file itself) and err names that part; a path that is not
+ * error of the file itself, including a bad row of a table read for all
+ * parts at once) and err names that part; a path that is not
  * a part of the same file as paths[0] is MT_ERR_USAGE. should_stop is
  * taken from opts[0]. Not collective. */
 mt_status_t mt_nsys_load_parts(const char *const *paths, size_t n, const mt_load_opts_t *opts, mt_trace_t **out,

@@ -1233,7 +1233,8 @@ static mt_status_t load_file(const char *file, const void *mem, size_t len, part
             st = mt_error_set(err, MT_ERR_NOMEM, "allocating the trace");
         }
     }
-    blame(&r, 0, failed);
+    if (!st) /* an allocation failure above names its own part */
+        blame(&r, 0, failed);
     if (!st)
         st = open_db(file, mem, len, &r);
     if (!st)
