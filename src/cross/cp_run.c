@@ -29,6 +29,7 @@ static void rp_free(rp_t *r)
     free(r->idone);
     free(r->jend);
     free(r->hc);
+    free(r->rend);
 }
 
 static int rp_alloc(const cp_graph_t *g, rp_t *r)
@@ -42,7 +43,8 @@ static int rp_alloc(const cp_graph_t *g, rp_t *r)
     r->idone = malloc(g->n_inst ? g->n_inst : 1);
     r->jend = malloc((g->n_rs ? g->n_rs : 1) * sizeof *r->jend);
     r->hc = malloc((g->n_rs ? g->n_rs : 1) * sizeof *r->hc);
-    return r->s && r->e && r->sdone && r->sd && r->ims && r->idone && r->jend && r->hc ? 0 : -1;
+    r->rend = malloc((g->n_rs ? g->n_rs : 1) * sizeof *r->rend);
+    return r->s && r->e && r->sdone && r->sd && r->ims && r->idone && r->jend && r->hc && r->rend ? 0 : -1;
 }
 
 /* The latest sync of rank R ending at or before aligned time t: its
@@ -67,12 +69,6 @@ static long sync_before(const cp_graph_t *g, const cp_rank_t *R, int64_t t)
 static int64_t shift_of(const cp_graph_t *g, const rp_t *r, long q, int32_t job)
 {
     return q >= 0 && (r->carry || g->syncs[q].job == job) ? r->sd[q] : 0;
-}
-
-/* The host shift of rank R at aligned time t in job step job. */
-static int64_t delta(const cp_graph_t *g, const rp_t *r, const cp_rank_t *R, int64_t t, int32_t job)
-{
-    return shift_of(g, r, sync_before(g, R, t), job);
 }
 
 /* The replayed end of node p as seen from job step job: a node of
@@ -125,7 +121,8 @@ static void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
          * with the GPU: the time its launch would still have made the
          * activity wait is host time removed from the rank's step, so
          * its later syncs and its step end move earlier by it too */
-        int64_t floor = g->rs[n->rstep].start + delta(g, r, R, g->rs[n->rstep].start, n->job);
+        const cp_rs_t *x = &g->rs[n->rstep];
+        int64_t floor = x->start + shift_of(g, r, x->sb_start, n->job);
         if (best < floor)
             best = floor;
         int64_t v = n->L + shift_of(g, r, n->lsync, n->job) + r->hc[n->rstep] + R->lat;
@@ -178,7 +175,7 @@ static void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
 static void sync_of(const cp_graph_t *g, rp_t *r, const cp_rank_t *R, size_t j)
 {
     const cp_sync_t *s = &g->syncs[j];
-    int64_t s1 = s->s + delta(g, r, R, s->s, s->job);
+    int64_t s1 = s->s + shift_of(g, r, s->sb, s->job);
     if (s->rstep >= 0) { /* host time removed before it (no launch gaps); its shift carries it on */
         s1 += r->hc[s->rstep];
         r->hc[s->rstep] = 0;
@@ -349,18 +346,10 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
         }
     }
     /* rank step ends: the host end shifted, or the latest replayed end of its activities */
-    int64_t *rend = malloc((g->n_rs ? g->n_rs : 1) * sizeof *rend);
-    if (!rend) {
-        for (size_t j = 0; j < c->n_steps; j++) {
-            times[j] = c->steps[j].time_ns;
-            r->jend[j] = c->steps[j].end_ns;
-        }
-        return;
-    }
+    int64_t *rend = r->rend;
     for (size_t i = 0; i < g->n_rs; i++) {
         const cp_rs_t *x = &g->rs[i];
-        const cp_rank_t *R = &g->ranks[x->rank_i];
-        rend[i] = x->cpu_end + delta(g, r, R, x->cpu_end, x->job) + r->hc[i];
+        rend[i] = x->cpu_end + shift_of(g, r, x->sb_end, x->job) + r->hc[i];
     }
     for (size_t i = 0; i < g->n_nodes; i++) {
         int32_t q = g->nodes[i].rstep;
@@ -375,7 +364,7 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
             const cp_rs_t *x = &g->rs[q];
             /* each step replays from its measured start; in one run
              * (carry) from it shifted with its rank's host */
-            int64_t st = x->start + (r->carry ? delta(g, r, &g->ranks[x->rank_i], x->start, x->job) : 0);
+            int64_t st = x->start + (r->carry ? shift_of(g, r, x->sb_start, x->job) : 0);
             if (st < lo)
                 lo = st;
             if (rend[q] > hi)
@@ -384,7 +373,6 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
         times[j] = hi - lo;
         r->jend[j] = hi;
     }
-    free(rend);
 }
 
 /* ---- the critical path of one step ---- */
@@ -1262,6 +1250,15 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     for (size_t i = 0; i < g.n_nodes; i++) {
         cp_node_t *n = &g.nodes[i];
         n->lsync = n->L != INT64_MIN ? (int32_t)sync_before(&g, &g.ranks[n->rank_i], n->L) : -1;
+    }
+    /* the same for the syncs' starts and the rank steps' starts and host
+     * ends: each replay reads a shift by index, with no search */
+    for (size_t i = 0; i < g.n_syncs; i++)
+        g.syncs[i].sb = (int32_t)sync_before(&g, &g.ranks[g.syncs[i].rank_i], g.syncs[i].s);
+    for (size_t i = 0; i < g.n_rs; i++) {
+        cp_rs_t *x = &g.rs[i];
+        x->sb_start = (int32_t)sync_before(&g, &g.ranks[x->rank_i], x->start);
+        x->sb_end = (int32_t)sync_before(&g, &g.ranks[x->rank_i], x->cpu_end);
     }
     c->warmup = rq->warmup;
     /* ---- job steps ---- */

@@ -40,6 +40,7 @@ typedef struct cp_sync {
     int32_t rank_i;
     int32_t rstep;        /* rank step holding its start, -1 */
     int32_t job;          /* job step (cp_run.c), -1 */
+    int32_t sb;           /* the rank's latest sync ending at or before s, -1 (cp_run.c) */
 } cp_sync_t;
 
 typedef struct cp_inst {
@@ -70,6 +71,8 @@ typedef struct cp_rs {
     int32_t last;         /* its last-ending activity, -1 */
     int64_t step, start, cpu_end, end;
     int32_t job;          /* index of the job step */
+    int32_t sb_start;     /* the rank's latest sync ending at or before start, -1 (cp_run.c) */
+    int32_t sb_end;       /* ... at or before cpu_end, -1 (cp_run.c) */
     const mt_an_step_t *src;
 } cp_rs_t;
 
@@ -112,6 +115,7 @@ typedef struct cp_rp {
     int carry;            /* the scenario's carry */
     int64_t *jend;        /* replayed job step ends */
     int64_t *hc;          /* per rank step: host time removed since its last sync (<= 0; what-if launch) */
+    int64_t *rend;        /* per rank step: its replayed end (cp_replay's scratch) */
 } cp_rp_t;
 
 /* Replay g under sc; times[j] gets the time of job step j of c (c's steps
