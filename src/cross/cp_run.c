@@ -78,49 +78,48 @@ static int64_t end_in(const cp_graph_t *g, const rp_t *r, int32_t p, int32_t job
     return r->carry || g->nodes[p].job == job ? r->e[p] : g->nodes[p].e;
 }
 
-/* A predecessor p of node n: its replayed end + weight w, or nothing
- * (INT64_MIN) under nodelay when it belongs to another step. */
-static int64_t pred_at(const cp_graph_t *g, const scen_t *sc, const rp_t *r, const cp_node_t *n, int32_t p, int64_t w)
+/* Predecessor q (0 pstream, 1 px, 2 px2) of the node of h: its replayed
+ * end, or nothing (INT64_MIN) under nodelay when it belongs to another
+ * step; a node of another step keeps its measured end (as end_in). */
+static int64_t pred_at(const cp_graph_t *g, const scen_t *sc, const rp_t *r, const cp_hot_t *h, int q)
 {
+    int32_t p = h->pred[q];
+    int same = h->flags >> q & 1;
     if (sc->nodelay)
-        return g->nodes[p].job == n->job && n->job >= 0 ? r->e[p] : INT64_MIN;
-    return end_in(g, r, p, n->job) + w;
+        return same && h->job >= 0 ? r->e[p] : INT64_MIN;
+    return r->carry || same ? r->e[p] : g->nodes[p].e;
 }
 
 /* The replayed start: the latest of its dependencies (stream order, its
  * launch + the rank's launch latency, an inferred stream wait), each with
- * no measured slack: what the model cannot explain shows as replay error. */
+ * no measured slack: what the model cannot explain shows as replay error.
+ * Reads the node's cp_hot_t (cp_node_t only for what-if launch). */
 static void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
 {
-    const cp_node_t *n = &g->nodes[id];
-    const cp_rank_t *R = &g->ranks[n->rank_i];
+    const cp_hot_t *h = &g->hot[id];
     int64_t best = INT64_MIN;
-    if (n->pstream >= 0) {
-        int64_t v = pred_at(g, sc, r, n, n->pstream, 0);
+    for (int q = 0; q < 3; q++) { /* stream order, the inferred (or explicit) cross dependencies */
+        if (h->pred[q] < 0)
+            continue;
+        int64_t v = pred_at(g, sc, r, h, q);
         if (v > best)
             best = v;
     }
-    if (n->L != INT64_MIN && !sc->drop_launch) {
+    if ((h->flags & CP_H_LAUNCH) && !sc->drop_launch) {
         /* lsync: the search done once per graph, not once per replay (a
          * run makes 20-odd replays) */
-        int64_t v = n->L + shift_of(g, r, n->lsync, n->job) + R->lat;
+        int64_t v = h->llat + shift_of(g, r, h->lsync, h->job);
         if (v > best)
             best = v;
     }
-    for (int q = 0; q < 2; q++) { /* the inferred (or explicit) cross dependencies */
-        int32_t p = q ? n->px2 : n->px;
-        if (p < 0)
-            continue;
-        int64_t v = pred_at(g, sc, r, n, p, 0);
-        if (v > best)
-            best = v;
-    }
+    const cp_node_t *n = &g->nodes[id];
     if (sc->drop_launch && n->L != INT64_MIN && n->rstep >= 0) {
         /* no launch gaps (critpath.h "what-if launch"): nothing of a step
          * starts before its rank's step does, and the host catches up
          * with the GPU: the time its launch would still have made the
          * activity wait is host time removed from the rank's step, so
          * its later syncs and its step end move earlier by it too */
+        const cp_rank_t *R = &g->ranks[n->rank_i];
         const cp_rs_t *x = &g->rs[n->rstep];
         int64_t floor = x->start + shift_of(g, r, x->sb_start, n->job);
         if (best < floor)
@@ -129,47 +128,69 @@ static void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
         if (v > best)
             r->hc[n->rstep] -= v - best;
     }
-    if (sc->nodelay && best == INT64_MIN && n->job >= 0 && sc->job_start)
-        best = sc->job_start[n->job];
-    r->s[id] = best == INT64_MIN ? n->s : best;
+    if (sc->nodelay && best == INT64_MIN && h->job >= 0 && sc->job_start)
+        best = sc->job_start[h->job];
+    r->s[id] = best == INT64_MIN ? h->s : best;
     r->sdone[id] = 1;
 }
 
 static void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
 {
-    const cp_node_t *n = &g->nodes[id];
+    const cp_hot_t *h = &g->hot[id];
     if (!r->sdone[id])
         start_of(g, sc, r, id);
-    if (n->inst >= 0 && sc->comm_transfer) {
-        r->e[id] = r->s[id] + g->inst[n->inst].transfer;
+    if (h->inst >= 0 && sc->comm_transfer) {
+        r->e[id] = r->s[id] + g->inst[h->inst].transfer;
         return;
     }
-    if (n->inst >= 0) {
-        const cp_inst_t *I = &g->inst[n->inst];
-        if (!r->idone[n->inst]) {
+    if (h->inst >= 0) {
+        const cp_inst_t *I = &g->inst[h->inst];
+        if (!r->idone[h->inst]) {
             int64_t ms = INT64_MIN;
             for (uint32_t k = 0; k < I->n; k++) {
                 int32_t mm = g->imem[I->m0 + k];
                 if (!r->sdone[mm])
                     start_of(g, sc, r, mm);
-                int64_t v = r->carry || g->nodes[mm].job == n->job ? r->s[mm] : g->nodes[mm].s;
+                int64_t v = r->carry || g->hot[mm].job == h->job ? r->s[mm] : g->hot[mm].s;
                 if (v > ms)
                     ms = v;
             }
-            r->ims[n->inst] = ms;
-            r->idone[n->inst] = 1;
+            r->ims[h->inst] = ms;
+            r->idone[h->inst] = 1;
         }
-        int64_t T = sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : n->T;
+        int64_t T = sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : h->T;
         if (sc->factor && sc->factor[id] != 1.0) /* what-if pattern: the transfer, not the wait */
             T = (int64_t)((double)T * sc->factor[id] + 0.5);
-        int64_t v = r->ims[n->inst] + T;
+        int64_t v = r->ims[h->inst] + T;
         r->e[id] = v > r->s[id] ? v : r->s[id];
         return;
     }
-    int64_t d = sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : n->e - n->s;
+    int64_t d = sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : h->d;
     if (sc->factor && sc->factor[id] != 1.0)
         d = (int64_t)((double)d * sc->factor[id] + 0.5);
     r->e[id] = r->s[id] + d;
+}
+
+/* Fill g->hot from g->nodes (job fields set); 0, or -1 out of memory. */
+static int cp_hot_build(cp_graph_t *g)
+{
+    g->hot = mt_big_malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *g->hot);
+    if (!g->hot)
+        return -1;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const cp_node_t *n = &g->nodes[i];
+        cp_hot_t *h = &g->hot[i];
+        *h = (cp_hot_t){.s = n->s, .d = n->e - n->s, .T = n->T, .pred = {n->pstream, n->px, n->px2},
+                        .job = n->job, .lsync = n->lsync, .inst = n->inst};
+        for (int q = 0; q < 3; q++)
+            if (h->pred[q] >= 0 && g->nodes[h->pred[q]].job == n->job)
+                h->flags |= (uint8_t)(1u << q);
+        if (n->L != INT64_MIN) {
+            h->flags |= CP_H_LAUNCH;
+            h->llat = n->L + g->ranks[n->rank_i].lat;
+        }
+    }
+    return 0;
 }
 
 static void sync_of(const cp_graph_t *g, rp_t *r, const cp_rank_t *R, size_t j)
@@ -1335,6 +1356,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         g.nodes[i].job = g.nodes[i].rstep >= 0 ? g.rs[g.nodes[i].rstep].job : -1;
     for (size_t i = 0; i < g.n_syncs; i++)
         g.syncs[i].job = g.syncs[i].rstep >= 0 ? g.rs[g.syncs[i].rstep].job : -1;
+    if (cp_hot_build(&g))
+        goto out;
     for (size_t j = 0; j < c->n_steps; j++)
         c->steps[j].used = (int)j >= rq->warmup || c->n_steps <= (size_t)(rq->warmup > 0 ? rq->warmup : 0);
     /* ---- near-critical ranks ---- */

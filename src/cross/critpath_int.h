@@ -65,6 +65,25 @@ typedef struct cp_rank {
     size_t n_cmap;
 } cp_rank_t;
 
+/* What one replay reads of a node, packed into one 64-byte record (a
+ * replay visits the nodes in time order, across ranks: one cache line per
+ * node instead of two of cp_node_t and one of each predecessor's), with
+ * what every scenario computes the same way worked out once (cp_run.c
+ * cp_hot_build, after the job steps are known). */
+typedef struct cp_hot {
+    int64_t s;            /* measured start */
+    int64_t d;            /* measured duration e - s */
+    int64_t T;            /* cp_node_t.T */
+    int64_t llat;         /* launch end + the rank's launch latency (CP_H_LAUNCH) */
+    int32_t pred[3];      /* pstream, px, px2; -1 */
+    int32_t job;          /* job step, -1 */
+    int32_t lsync;        /* cp_node_t.lsync */
+    int32_t inst;         /* instance, -1 */
+    uint8_t flags;        /* bit q: pred[q] is in the same job step; CP_H_LAUNCH */
+} cp_hot_t;
+
+enum { CP_H_LAUNCH = 8 };
+
 /* One rank step (aligned). */
 typedef struct cp_rs {
     int32_t rank_i;
@@ -92,6 +111,7 @@ typedef struct cp_graph {
     size_t n_rs;
     int32_t *js;          /* rank steps ordered by (step, rank) (cp_run.c) */
     int64_t *ev;          /* replay order (cp_run.c) */
+    cp_hot_t *hot;        /* per node: what a replay reads (cp_run.c) */
     size_t n_ev;
     bool explicit_deps;   /* some rank gave its dependencies (gdeps): replay in topological order */
     bool topo_cycle;      /* ... but they hold a cycle: replayed in time order */
