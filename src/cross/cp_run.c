@@ -78,23 +78,30 @@ static int64_t end_in(const cp_graph_t *g, const rp_t *r, int32_t p, int32_t job
     return r->carry || g->nodes[p].job == job ? r->e[p] : g->nodes[p].e;
 }
 
+/* The replay's per-event functions are inlined into sweep(), which
+ * cp_replay instantiates for the ideal what-if's scenario (nodelay and
+ * durations: most replays of a run) and the plain one with the scenario's
+ * flags as constants, so the compiler drops the tests of the others from
+ * the loop (fast path: the replays are most of mt_critpath_run). */
+#define CP_INLINE static inline __attribute__((always_inline))
+
 /* Predecessor q (0 pstream, 1 px, 2 px2) of the node of h: its replayed
  * end, or nothing (INT64_MIN) under nodelay when it belongs to another
  * step; a node of another step keeps its measured end (as end_in). */
-static int64_t pred_at(const cp_graph_t *g, const scen_t *sc, const rp_t *r, const cp_hot_t *h, int q)
+CP_INLINE int64_t pred_at(const cp_graph_t *g, const scen_t *sc, const rp_t *r, const cp_hot_t *h, int q)
 {
     int32_t p = h->pred[q];
     int same = h->flags >> q & 1;
     if (sc->nodelay)
         return same && h->job >= 0 ? r->e[p] : INT64_MIN;
-    return r->carry || same ? r->e[p] : g->nodes[p].e;
+    return sc->carry || same ? r->e[p] : g->nodes[p].e;
 }
 
 /* The replayed start: the latest of its dependencies (stream order, its
  * launch + the rank's launch latency, an inferred stream wait), each with
  * no measured slack: what the model cannot explain shows as replay error.
  * Reads the node's cp_hot_t (cp_node_t only for what-if launch). */
-static void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
+CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
 {
     const cp_hot_t *h = &g->hot[id];
     int64_t best = INT64_MIN;
@@ -134,7 +141,7 @@ static void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
     r->sdone[id] = 1;
 }
 
-static void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
+CP_INLINE void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
 {
     const cp_hot_t *h = &g->hot[id];
     if (!r->sdone[id])
@@ -151,7 +158,7 @@ static void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
                 int32_t mm = g->imem[I->m0 + k];
                 if (!r->sdone[mm])
                     start_of(g, sc, r, mm);
-                int64_t v = r->carry || g->hot[mm].job == h->job ? r->s[mm] : g->hot[mm].s;
+                int64_t v = sc->carry || g->hot[mm].job == h->job ? r->s[mm] : g->hot[mm].s;
                 if (v > ms)
                     ms = v;
             }
@@ -342,6 +349,23 @@ static int build_order(cp_graph_t *g)
     return bad ? -1 : 0;
 }
 
+/* The events of g in replay order under sc (a copy: see CP_INLINE). */
+CP_INLINE void sweep(const cp_graph_t *g, const scen_t sc, rp_t *r)
+{
+    for (size_t k = 0; k < g->n_ev; k++) {
+        int64_t v = g->ev[k];
+        int type = (int)(v >> 32);
+        int32_t id = (int32_t)(v & 0xffffffff);
+        if (type == 0) {
+            end_of(g, &sc, r, id);
+        } else if (type == 1) {
+            sync_of(g, r, &g->ranks[g->syncs[id].rank_i], (size_t)id);
+        } else if (!r->sdone[id]) {
+            start_of(g, &sc, r, id);
+        }
+    }
+}
+
 /* Replay under sc; times[j] gets the job step time of job step j. */
 void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath_t *c, int64_t *times)
 {
@@ -354,18 +378,12 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
     memset(r->sd, 0, (g->n_syncs ? g->n_syncs : 1) * sizeof *r->sd);
     memset(r->hc, 0, (g->n_rs ? g->n_rs : 1) * sizeof *r->hc);
     r->carry = sc->carry;
-    for (size_t k = 0; k < g->n_ev; k++) {
-        int64_t v = g->ev[k];
-        int type = (int)(v >> 32);
-        int32_t id = (int32_t)(v & 0xffffffff);
-        if (type == 0) {
-            end_of(g, sc, r, id);
-        } else if (type == 1) {
-            sync_of(g, r, &g->ranks[g->syncs[id].rank_i], (size_t)id);
-        } else if (!r->sdone[id]) {
-            start_of(g, sc, r, id);
-        }
-    }
+    if (sc->nodelay && !sc->factor && !sc->drop_launch && !sc->comm_transfer && !sc->carry)
+        sweep(g, (scen_t){.dur = sc->dur, .nodelay = 1, .job_start = sc->job_start}, r);
+    else if (!sc->nodelay && !sc->factor && !sc->dur && !sc->drop_launch && !sc->comm_transfer && !sc->carry)
+        sweep(g, (scen_t){0}, r);
+    else
+        sweep(g, *sc, r);
     /* rank step ends: the host end shifted, or the latest replayed end of its activities */
     int64_t *rend = r->rend;
     for (size_t i = 0; i < g->n_rs; i++) {
