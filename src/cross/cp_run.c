@@ -94,16 +94,18 @@ CP_INLINE int64_t pred_at(const cp_graph_t *g, const scen_t *sc, const rp_t *r, 
     int same = h->flags >> q & 1;
     if (sc->nodelay)
         return same && h->job >= 0 ? r->e[p] : INT64_MIN;
-    return sc->carry || same ? r->e[p] : g->nodes[p].e;
+    return sc->carry || same ? r->e[p] : g->e0[p];
 }
 
-/* The replayed start: the latest of its dependencies (stream order, its
- * launch + the rank's launch latency, an inferred stream wait), each with
- * no measured slack: what the model cannot explain shows as replay error.
- * Reads the node's cp_hot_t (cp_node_t only for what-if launch). */
-CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
+/* The replayed start of the node at hot[k]: the latest of its
+ * dependencies (stream order, its launch + the rank's launch latency, an
+ * inferred stream wait), each with no measured slack: what the model
+ * cannot explain shows as replay error. Reads the node's cp_hot_t
+ * (cp_node_t only for what-if launch). */
+CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t k)
 {
-    const cp_hot_t *h = &g->hot[id];
+    const cp_hot_t *h = &g->hot[k];
+    int32_t id = h->id;
     int64_t best = INT64_MIN;
     for (int q = 0; q < 3; q++) { /* stream order, the inferred (or explicit) cross dependencies */
         if (h->pred[q] < 0)
@@ -119,21 +121,24 @@ CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t 
         if (v > best)
             best = v;
     }
-    const cp_node_t *n = &g->nodes[id];
-    if (sc->drop_launch && n->L != INT64_MIN && n->rstep >= 0) {
-        /* no launch gaps (critpath.h "what-if launch"): nothing of a step
-         * starts before its rank's step does, and the host catches up
-         * with the GPU: the time its launch would still have made the
-         * activity wait is host time removed from the rank's step, so
-         * its later syncs and its step end move earlier by it too */
-        const cp_rank_t *R = &g->ranks[n->rank_i];
-        const cp_rs_t *x = &g->rs[n->rstep];
-        int64_t floor = x->start + shift_of(g, r, x->sb_start, n->job);
-        if (best < floor)
-            best = floor;
-        int64_t v = n->L + shift_of(g, r, n->lsync, n->job) + r->hc[n->rstep] + R->lat;
-        if (v > best)
-            r->hc[n->rstep] -= v - best;
+    if (sc->drop_launch) {
+        const cp_node_t *n = &g->nodes[id];
+        if (n->L != INT64_MIN && n->rstep >= 0) {
+            /* no launch gaps (critpath.h "what-if launch"): nothing of a
+             * step starts before its rank's step does, and the host
+             * catches up with the GPU: the time its launch would still
+             * have made the activity wait is host time removed from the
+             * rank's step, so its later syncs and its step end move
+             * earlier by it too */
+            const cp_rank_t *R = &g->ranks[n->rank_i];
+            const cp_rs_t *x = &g->rs[n->rstep];
+            int64_t floor = x->start + shift_of(g, r, x->sb_start, n->job);
+            if (best < floor)
+                best = floor;
+            int64_t v = n->L + shift_of(g, r, n->lsync, n->job) + r->hc[n->rstep] + R->lat;
+            if (v > best)
+                r->hc[n->rstep] -= v - best;
+        }
     }
     if (sc->nodelay && best == INT64_MIN && h->job >= 0 && sc->job_start)
         best = sc->job_start[h->job];
@@ -141,11 +146,13 @@ CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t 
     r->sdone[id] = 1;
 }
 
-CP_INLINE void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
+/* The replayed end of the node at hot[k]. */
+CP_INLINE void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t k)
 {
-    const cp_hot_t *h = &g->hot[id];
+    const cp_hot_t *h = &g->hot[k];
+    int32_t id = h->id;
     if (!r->sdone[id])
-        start_of(g, sc, r, id);
+        start_of(g, sc, r, k);
     if (h->inst >= 0 && sc->comm_transfer) {
         r->e[id] = r->s[id] + g->inst[h->inst].transfer;
         return;
@@ -154,41 +161,53 @@ CP_INLINE void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id
         const cp_inst_t *I = &g->inst[h->inst];
         if (!r->idone[h->inst]) {
             int64_t ms = INT64_MIN;
-            for (uint32_t k = 0; k < I->n; k++) {
-                int32_t mm = g->imem[I->m0 + k];
+            for (uint32_t m = 0; m < I->n; m++) {
+                int32_t mm = g->imem[I->m0 + m];
                 if (!r->sdone[mm])
-                    start_of(g, sc, r, mm);
-                int64_t v = sc->carry || g->hot[mm].job == h->job ? r->s[mm] : g->hot[mm].s;
+                    start_of(g, sc, r, g->pos[mm]);
+                int64_t v = sc->carry || g->nodes[mm].job == h->job ? r->s[mm] : g->nodes[mm].s;
                 if (v > ms)
                     ms = v;
             }
             r->ims[h->inst] = ms;
             r->idone[h->inst] = 1;
         }
-        int64_t T = sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : h->T;
+        int64_t T = sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : h->dt;
         if (sc->factor && sc->factor[id] != 1.0) /* what-if pattern: the transfer, not the wait */
             T = (int64_t)((double)T * sc->factor[id] + 0.5);
         int64_t v = r->ims[h->inst] + T;
         r->e[id] = v > r->s[id] ? v : r->s[id];
         return;
     }
-    int64_t d = sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : h->d;
+    int64_t d = sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : h->dt;
     if (sc->factor && sc->factor[id] != 1.0)
         d = (int64_t)((double)d * sc->factor[id] + 0.5);
     r->e[id] = r->s[id] + d;
 }
 
-/* Fill g->hot from g->nodes (job fields set); 0, or -1 out of memory. */
+/* g->hot, g->pos and g->e0 from g->nodes (job fields set) and g->ev
+ * (built), whose node events then hold indices into hot; 0, or -1 out of
+ * memory. Every node has a start event in g->ev (time order: all of them;
+ * topological order: all or a cycle, and then time order). */
 static int cp_hot_build(cp_graph_t *g)
 {
-    g->hot = mt_big_malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *g->hot);
-    if (!g->hot)
+    size_t N = g->n_nodes ? g->n_nodes : 1;
+    g->hot = mt_big_malloc(N * sizeof *g->hot);
+    g->pos = mt_big_malloc(N * sizeof *g->pos);
+    g->e0 = mt_big_malloc(N * sizeof *g->e0);
+    if (!g->hot || !g->pos || !g->e0)
         return -1;
+    size_t k = 0;
+    for (size_t j = 0; j < g->n_ev; j++)
+        if ((int)(g->ev[j] >> 32) == 2)
+            g->pos[g->ev[j] & 0xffffffff] = (int32_t)k++;
+    if (k != g->n_nodes)
+        return -1; /* not reached (see above) */
     for (size_t i = 0; i < g->n_nodes; i++) {
         const cp_node_t *n = &g->nodes[i];
-        cp_hot_t *h = &g->hot[i];
-        *h = (cp_hot_t){.s = n->s, .d = n->e - n->s, .T = n->T, .pred = {n->pstream, n->px, n->px2},
-                        .job = n->job, .lsync = n->lsync, .inst = n->inst};
+        cp_hot_t *h = &g->hot[g->pos[i]];
+        *h = (cp_hot_t){.s = n->s, .dt = n->inst >= 0 ? n->T : n->e - n->s, .pred = {n->pstream, n->px, n->px2},
+                        .job = n->job, .lsync = n->lsync, .inst = n->inst, .id = (int32_t)i, .rstep = n->rstep};
         for (int q = 0; q < 3; q++)
             if (h->pred[q] >= 0 && g->nodes[h->pred[q]].job == n->job)
                 h->flags |= (uint8_t)(1u << q);
@@ -196,6 +215,12 @@ static int cp_hot_build(cp_graph_t *g)
             h->flags |= CP_H_LAUNCH;
             h->llat = n->L + g->ranks[n->rank_i].lat;
         }
+        g->e0[i] = n->e;
+    }
+    for (size_t j = 0; j < g->n_ev; j++) {
+        int type = (int)(g->ev[j] >> 32);
+        if (type != 1)
+            g->ev[j] = ((int64_t)type << 32) | (int64_t)g->pos[g->ev[j] & 0xffffffff];
     }
     return 0;
 }
@@ -355,12 +380,12 @@ CP_INLINE void sweep(const cp_graph_t *g, const scen_t sc, rp_t *r)
     for (size_t k = 0; k < g->n_ev; k++) {
         int64_t v = g->ev[k];
         int type = (int)(v >> 32);
-        int32_t id = (int32_t)(v & 0xffffffff);
+        int32_t id = (int32_t)(v & 0xffffffff); /* a sync, or a node's index in hot */
         if (type == 0) {
             end_of(g, &sc, r, id);
         } else if (type == 1) {
             sync_of(g, r, &g->ranks[g->syncs[id].rank_i], (size_t)id);
-        } else if (!r->sdone[id]) {
+        } else if (!r->sdone[g->hot[id].id]) {
             start_of(g, &sc, r, id);
         }
     }
@@ -369,10 +394,8 @@ CP_INLINE void sweep(const cp_graph_t *g, const scen_t sc, rp_t *r)
 /* Replay under sc; times[j] gets the job step time of job step j. */
 void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath_t *c, int64_t *times)
 {
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        r->s[i] = g->nodes[i].s;
-        r->e[i] = g->nodes[i].e;
-    }
+    /* r->s needs no start: every node's start event sets it */
+    memcpy(r->e, g->e0, g->n_nodes * sizeof *r->e);
     memset(r->sdone, 0, g->n_nodes ? g->n_nodes : 1);
     memset(r->idone, 0, g->n_inst ? g->n_inst : 1);
     memset(r->sd, 0, (g->n_syncs ? g->n_syncs : 1) * sizeof *r->sd);
@@ -390,10 +413,10 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
         const cp_rs_t *x = &g->rs[i];
         rend[i] = x->cpu_end + shift_of(g, r, x->sb_end, x->job) + r->hc[i];
     }
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        int32_t q = g->nodes[i].rstep;
-        if (q >= 0 && r->e[i] > rend[q])
-            rend[q] = r->e[i];
+    for (size_t k = 0; k < g->n_nodes; k++) { /* hot: a stream; r->e: 8 bytes a node */
+        int32_t q = g->hot[k].rstep;
+        if (q >= 0 && r->e[g->hot[k].id] > rend[q])
+            rend[q] = r->e[g->hot[k].id];
     }
     for (size_t j = 0; j < c->n_steps; j++) {
         const mt_cp_step_t *s = &c->steps[j];

@@ -65,20 +65,22 @@ typedef struct cp_rank {
     size_t n_cmap;
 } cp_rank_t;
 
-/* What one replay reads of a node, packed into one 64-byte record (a
- * replay visits the nodes in time order, across ranks: one cache line per
- * node instead of two of cp_node_t and one of each predecessor's), with
- * what every scenario computes the same way worked out once (cp_run.c
- * cp_hot_build, after the job steps are known). */
+/* What one replay reads of a node, packed into one 64-byte record and
+ * stored in replay order (the order of the nodes' start events): a replay
+ * visits the nodes in time order across ranks, so reading cp_node_t (88
+ * bytes, rank by rank) missed the cache at nearly every node; the records
+ * are read as a stream. What every scenario computes the same way is
+ * worked out once (cp_run.c cp_hot_build, after the job steps are known). */
 typedef struct cp_hot {
     int64_t s;            /* measured start */
-    int64_t d;            /* measured duration e - s */
-    int64_t T;            /* cp_node_t.T */
+    int64_t dt;           /* measured duration e - s; for an instance member cp_node_t.T */
     int64_t llat;         /* launch end + the rank's launch latency (CP_H_LAUNCH) */
     int32_t pred[3];      /* pstream, px, px2; -1 */
     int32_t job;          /* job step, -1 */
     int32_t lsync;        /* cp_node_t.lsync */
     int32_t inst;         /* instance, -1 */
+    int32_t id;           /* the node */
+    int32_t rstep;        /* rank step, -1 */
     uint8_t flags;        /* bit q: pred[q] is in the same job step; CP_H_LAUNCH */
 } cp_hot_t;
 
@@ -110,8 +112,11 @@ typedef struct cp_graph {
     cp_rs_t *rs;          /* rank steps, rank by rank, each by start */
     size_t n_rs;
     int32_t *js;          /* rank steps ordered by (step, rank) (cp_run.c) */
-    int64_t *ev;          /* replay order (cp_run.c) */
-    cp_hot_t *hot;        /* per node: what a replay reads (cp_run.c) */
+    int64_t *ev;          /* replay order (cp_run.c); after cp_hot_build a node
+                           * event holds the node's index in hot, not its id */
+    cp_hot_t *hot;        /* the nodes in replay order: what a replay reads (cp_run.c) */
+    int32_t *pos;         /* per node: its index in hot */
+    int64_t *e0;          /* per node: its measured end */
     size_t n_ev;
     bool explicit_deps;   /* some rank gave its dependencies (gdeps): replay in topological order */
     bool topo_cycle;      /* ... but they hold a cycle: replayed in time order */
