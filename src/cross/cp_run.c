@@ -8,6 +8,7 @@
 #include "base/stats.h"
 #include "cross/critpath_int.h"
 
+#include <assert.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
@@ -201,8 +202,7 @@ static int cp_hot_build(cp_graph_t *g)
     for (size_t j = 0; j < g->n_ev; j++)
         if ((int)(g->ev[j] >> 32) == 2)
             g->pos[g->ev[j] & 0xffffffff] = (int32_t)k++;
-    if (k != g->n_nodes)
-        return -1; /* not reached (see above) */
+    assert(k == g->n_nodes);
     for (size_t i = 0; i < g->n_nodes; i++) {
         const cp_node_t *n = &g->nodes[i];
         cp_hot_t *h = &g->hot[g->pos[i]];

@@ -83,6 +83,7 @@ typedef struct cp_hot {
     int32_t rstep;        /* rank step, -1 */
     uint8_t flags;        /* bit q: pred[q] is in the same job step; CP_H_LAUNCH */
 } cp_hot_t;
+_Static_assert(sizeof(cp_hot_t) == 64, "cp_hot_t: one cache line a node");
 
 enum { CP_H_LAUNCH = 8 };
 
