@@ -8,6 +8,7 @@
 #include "base/stats.h"
 #include "cross/critpath_int.h"
 
+#include <assert.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@ static void rp_free(rp_t *r)
     free(r->idone);
     free(r->jend);
     free(r->hc);
+    free(r->rend);
 }
 
 static int rp_alloc(const cp_graph_t *g, rp_t *r)
@@ -42,7 +44,8 @@ static int rp_alloc(const cp_graph_t *g, rp_t *r)
     r->idone = malloc(g->n_inst ? g->n_inst : 1);
     r->jend = malloc((g->n_rs ? g->n_rs : 1) * sizeof *r->jend);
     r->hc = malloc((g->n_rs ? g->n_rs : 1) * sizeof *r->hc);
-    return r->s && r->e && r->sdone && r->sd && r->ims && r->idone && r->jend && r->hc ? 0 : -1;
+    r->rend = malloc((g->n_rs ? g->n_rs : 1) * sizeof *r->rend);
+    return r->s && r->e && r->sdone && r->sd && r->ims && r->idone && r->jend && r->hc && r->rend ? 0 : -1;
 }
 
 /* The latest sync of rank R ending at or before aligned time t: its
@@ -69,12 +72,6 @@ static int64_t shift_of(const cp_graph_t *g, const rp_t *r, long q, int32_t job)
     return q >= 0 && (r->carry || g->syncs[q].job == job) ? r->sd[q] : 0;
 }
 
-/* The host shift of rank R at aligned time t in job step job. */
-static int64_t delta(const cp_graph_t *g, const rp_t *r, const cp_rank_t *R, int64_t t, int32_t job)
-{
-    return shift_of(g, r, sync_before(g, R, t), job);
-}
-
 /* The replayed end of node p as seen from job step job: a node of
  * another step keeps its measured end. */
 static int64_t end_in(const cp_graph_t *g, const rp_t *r, int32_t p, int32_t job)
@@ -82,103 +79,156 @@ static int64_t end_in(const cp_graph_t *g, const rp_t *r, int32_t p, int32_t job
     return r->carry || g->nodes[p].job == job ? r->e[p] : g->nodes[p].e;
 }
 
-/* A predecessor p of node n: its replayed end + weight w, or nothing
- * (INT64_MIN) under nodelay when it belongs to another step. */
-static int64_t pred_at(const cp_graph_t *g, const scen_t *sc, const rp_t *r, const cp_node_t *n, int32_t p, int64_t w)
+/* The replay's per-event functions are inlined into sweep(), which
+ * cp_replay instantiates for the ideal what-if's scenario (nodelay and
+ * durations: most replays of a run) and the plain one with the scenario's
+ * flags as constants, so the compiler drops the tests of the others from
+ * the loop (fast path: the replays are most of mt_critpath_run). */
+#define CP_INLINE static inline __attribute__((always_inline))
+
+/* Predecessor q (0 pstream, 1 px, 2 px2) of the node of h: its replayed
+ * end, or nothing (INT64_MIN) under nodelay when it belongs to another
+ * step; a node of another step keeps its measured end (as end_in). */
+CP_INLINE int64_t pred_at(const cp_graph_t *g, const scen_t *sc, const rp_t *r, const cp_hot_t *h, int q)
 {
+    int32_t p = h->pred[q];
+    int same = h->flags >> q & 1;
     if (sc->nodelay)
-        return g->nodes[p].job == n->job && n->job >= 0 ? r->e[p] : INT64_MIN;
-    return end_in(g, r, p, n->job) + w;
+        return same && h->job >= 0 ? r->e[p] : INT64_MIN;
+    return sc->carry || same ? r->e[p] : g->e0[p];
 }
 
-/* The replayed start: the latest of its dependencies (stream order, its
- * launch + the rank's launch latency, an inferred stream wait), each with
- * no measured slack: what the model cannot explain shows as replay error. */
-static void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
+/* The replayed start of the node at hot[k]: the latest of its
+ * dependencies (stream order, its launch + the rank's launch latency, an
+ * inferred stream wait), each with no measured slack: what the model
+ * cannot explain shows as replay error. Reads the node's cp_hot_t
+ * (cp_node_t only for what-if launch). */
+CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t k)
 {
-    const cp_node_t *n = &g->nodes[id];
-    const cp_rank_t *R = &g->ranks[n->rank_i];
+    const cp_hot_t *h = &g->hot[k];
+    int32_t id = h->id;
     int64_t best = INT64_MIN;
-    if (n->pstream >= 0) {
-        int64_t v = pred_at(g, sc, r, n, n->pstream, 0);
+    for (int q = 0; q < 3; q++) { /* stream order, the inferred (or explicit) cross dependencies */
+        if (h->pred[q] < 0)
+            continue;
+        int64_t v = pred_at(g, sc, r, h, q);
         if (v > best)
             best = v;
     }
-    if (n->L != INT64_MIN && !sc->drop_launch) {
+    if ((h->flags & CP_H_LAUNCH) && !sc->drop_launch) {
         /* lsync: the search done once per graph, not once per replay (a
          * run makes 20-odd replays) */
-        int64_t v = n->L + shift_of(g, r, n->lsync, n->job) + R->lat;
+        int64_t v = h->llat + shift_of(g, r, h->lsync, h->job);
         if (v > best)
             best = v;
     }
-    for (int q = 0; q < 2; q++) { /* the inferred (or explicit) cross dependencies */
-        int32_t p = q ? n->px2 : n->px;
-        if (p < 0)
-            continue;
-        int64_t v = pred_at(g, sc, r, n, p, 0);
-        if (v > best)
-            best = v;
+    if (sc->drop_launch) {
+        const cp_node_t *n = &g->nodes[id];
+        if (n->L != INT64_MIN && n->rstep >= 0) {
+            /* no launch gaps (critpath.h "what-if launch"): nothing of a
+             * step starts before its rank's step does, and the host
+             * catches up with the GPU: the time its launch would still
+             * have made the activity wait is host time removed from the
+             * rank's step, so its later syncs and its step end move
+             * earlier by it too */
+            const cp_rank_t *R = &g->ranks[n->rank_i];
+            const cp_rs_t *x = &g->rs[n->rstep];
+            int64_t floor = x->start + shift_of(g, r, x->sb_start, n->job);
+            if (best < floor)
+                best = floor;
+            int64_t v = n->L + shift_of(g, r, n->lsync, n->job) + r->hc[n->rstep] + R->lat;
+            if (v > best)
+                r->hc[n->rstep] -= v - best;
+        }
     }
-    if (sc->drop_launch && n->L != INT64_MIN && n->rstep >= 0) {
-        /* no launch gaps (critpath.h "what-if launch"): nothing of a step
-         * starts before its rank's step does, and the host catches up
-         * with the GPU: the time its launch would still have made the
-         * activity wait is host time removed from the rank's step, so
-         * its later syncs and its step end move earlier by it too */
-        int64_t floor = g->rs[n->rstep].start + delta(g, r, R, g->rs[n->rstep].start, n->job);
-        if (best < floor)
-            best = floor;
-        int64_t v = n->L + shift_of(g, r, n->lsync, n->job) + r->hc[n->rstep] + R->lat;
-        if (v > best)
-            r->hc[n->rstep] -= v - best;
-    }
-    if (sc->nodelay && best == INT64_MIN && n->job >= 0 && sc->job_start)
-        best = sc->job_start[n->job];
-    r->s[id] = best == INT64_MIN ? n->s : best;
+    if (sc->nodelay && best == INT64_MIN && h->job >= 0 && sc->job_start)
+        best = sc->job_start[h->job];
+    r->s[id] = best == INT64_MIN ? h->s : best;
     r->sdone[id] = 1;
 }
 
-static void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t id)
+/* The replayed end of the node at hot[k]. */
+CP_INLINE void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t k)
 {
-    const cp_node_t *n = &g->nodes[id];
+    const cp_hot_t *h = &g->hot[k];
+    int32_t id = h->id;
     if (!r->sdone[id])
-        start_of(g, sc, r, id);
-    if (n->inst >= 0 && sc->comm_transfer) {
-        r->e[id] = r->s[id] + g->inst[n->inst].transfer;
+        start_of(g, sc, r, k);
+    if (h->inst >= 0 && sc->comm_transfer) {
+        r->e[id] = r->s[id] + g->inst[h->inst].transfer;
         return;
     }
-    if (n->inst >= 0) {
-        const cp_inst_t *I = &g->inst[n->inst];
-        if (!r->idone[n->inst]) {
+    if (h->inst >= 0) {
+        const cp_inst_t *I = &g->inst[h->inst];
+        if (!r->idone[h->inst]) {
             int64_t ms = INT64_MIN;
-            for (uint32_t k = 0; k < I->n; k++) {
-                int32_t mm = g->imem[I->m0 + k];
+            for (uint32_t m = 0; m < I->n; m++) {
+                int32_t mm = g->imem[I->m0 + m];
                 if (!r->sdone[mm])
-                    start_of(g, sc, r, mm);
-                int64_t v = r->carry || g->nodes[mm].job == n->job ? r->s[mm] : g->nodes[mm].s;
+                    start_of(g, sc, r, g->pos[mm]);
+                int64_t v = sc->carry || g->nodes[mm].job == h->job ? r->s[mm] : g->nodes[mm].s;
                 if (v > ms)
                     ms = v;
             }
-            r->ims[n->inst] = ms;
-            r->idone[n->inst] = 1;
+            r->ims[h->inst] = ms;
+            r->idone[h->inst] = 1;
         }
-        int64_t T = sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : n->T;
+        int64_t T = sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : h->dt;
         if (sc->factor && sc->factor[id] != 1.0) /* what-if pattern: the transfer, not the wait */
             T = (int64_t)((double)T * sc->factor[id] + 0.5);
-        int64_t v = r->ims[n->inst] + T;
+        int64_t v = r->ims[h->inst] + T;
         r->e[id] = v > r->s[id] ? v : r->s[id];
         return;
     }
-    int64_t d = sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : n->e - n->s;
+    int64_t d = sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : h->dt;
     if (sc->factor && sc->factor[id] != 1.0)
         d = (int64_t)((double)d * sc->factor[id] + 0.5);
     r->e[id] = r->s[id] + d;
 }
 
+/* g->hot, g->pos and g->e0 from g->nodes (job fields set) and g->ev
+ * (built), whose node events then hold indices into hot; 0, or -1 out of
+ * memory. Every node has a start event in g->ev (time order: all of them;
+ * topological order: all or a cycle, and then time order). */
+static int cp_hot_build(cp_graph_t *g)
+{
+    size_t N = g->n_nodes ? g->n_nodes : 1;
+    g->hot = mt_big_malloc(N * sizeof *g->hot);
+    g->pos = mt_big_malloc(N * sizeof *g->pos);
+    g->e0 = mt_big_malloc(N * sizeof *g->e0);
+    if (!g->hot || !g->pos || !g->e0)
+        return -1;
+    size_t k = 0;
+    for (size_t j = 0; j < g->n_ev; j++)
+        if ((int)(g->ev[j] >> 32) == 2)
+            g->pos[g->ev[j] & 0xffffffff] = (int32_t)k++;
+    assert(k == g->n_nodes);
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const cp_node_t *n = &g->nodes[i];
+        cp_hot_t *h = &g->hot[g->pos[i]];
+        *h = (cp_hot_t){.s = n->s, .dt = n->inst >= 0 ? n->T : n->e - n->s, .pred = {n->pstream, n->px, n->px2},
+                        .job = n->job, .lsync = n->lsync, .inst = n->inst, .id = (int32_t)i, .rstep = n->rstep};
+        for (int q = 0; q < 3; q++)
+            if (h->pred[q] >= 0 && g->nodes[h->pred[q]].job == n->job)
+                h->flags |= (uint8_t)(1u << q);
+        if (n->L != INT64_MIN) {
+            h->flags |= CP_H_LAUNCH;
+            h->llat = n->L + g->ranks[n->rank_i].lat;
+        }
+        g->e0[i] = n->e;
+    }
+    for (size_t j = 0; j < g->n_ev; j++) {
+        int type = (int)(g->ev[j] >> 32);
+        if (type != 1)
+            g->ev[j] = ((int64_t)type << 32) | (int64_t)g->pos[g->ev[j] & 0xffffffff];
+    }
+    return 0;
+}
+
 static void sync_of(const cp_graph_t *g, rp_t *r, const cp_rank_t *R, size_t j)
 {
     const cp_sync_t *s = &g->syncs[j];
-    int64_t s1 = s->s + delta(g, r, R, s->s, s->job);
+    int64_t s1 = s->s + shift_of(g, r, s->sb, s->job);
     if (s->rstep >= 0) { /* host time removed before it (no launch gaps); its shift carries it on */
         s1 += r->hc[s->rstep];
         r->hc[s->rstep] = 0;
@@ -324,48 +374,49 @@ static int build_order(cp_graph_t *g)
     return bad ? -1 : 0;
 }
 
+/* The events of g in replay order under sc (a copy: see CP_INLINE). */
+CP_INLINE void sweep(const cp_graph_t *g, const scen_t sc, rp_t *r)
+{
+    for (size_t k = 0; k < g->n_ev; k++) {
+        int64_t v = g->ev[k];
+        int type = (int)(v >> 32);
+        int32_t id = (int32_t)(v & 0xffffffff); /* a sync, or a node's index in hot */
+        if (type == 0) {
+            end_of(g, &sc, r, id);
+        } else if (type == 1) {
+            sync_of(g, r, &g->ranks[g->syncs[id].rank_i], (size_t)id);
+        } else if (!r->sdone[g->hot[id].id]) {
+            start_of(g, &sc, r, id);
+        }
+    }
+}
+
 /* Replay under sc; times[j] gets the job step time of job step j. */
 void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath_t *c, int64_t *times)
 {
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        r->s[i] = g->nodes[i].s;
-        r->e[i] = g->nodes[i].e;
-    }
+    /* r->s needs no start: every node's start event sets it */
+    memcpy(r->e, g->e0, g->n_nodes * sizeof *r->e);
     memset(r->sdone, 0, g->n_nodes ? g->n_nodes : 1);
     memset(r->idone, 0, g->n_inst ? g->n_inst : 1);
     memset(r->sd, 0, (g->n_syncs ? g->n_syncs : 1) * sizeof *r->sd);
     memset(r->hc, 0, (g->n_rs ? g->n_rs : 1) * sizeof *r->hc);
     r->carry = sc->carry;
-    for (size_t k = 0; k < g->n_ev; k++) {
-        int64_t v = g->ev[k];
-        int type = (int)(v >> 32);
-        int32_t id = (int32_t)(v & 0xffffffff);
-        if (type == 0) {
-            end_of(g, sc, r, id);
-        } else if (type == 1) {
-            sync_of(g, r, &g->ranks[g->syncs[id].rank_i], (size_t)id);
-        } else if (!r->sdone[id]) {
-            start_of(g, sc, r, id);
-        }
-    }
+    if (sc->nodelay && !sc->factor && !sc->drop_launch && !sc->comm_transfer && !sc->carry)
+        sweep(g, (scen_t){.dur = sc->dur, .nodelay = 1, .job_start = sc->job_start}, r);
+    else if (!sc->nodelay && !sc->factor && !sc->dur && !sc->drop_launch && !sc->comm_transfer && !sc->carry)
+        sweep(g, (scen_t){0}, r);
+    else
+        sweep(g, *sc, r);
     /* rank step ends: the host end shifted, or the latest replayed end of its activities */
-    int64_t *rend = malloc((g->n_rs ? g->n_rs : 1) * sizeof *rend);
-    if (!rend) {
-        for (size_t j = 0; j < c->n_steps; j++) {
-            times[j] = c->steps[j].time_ns;
-            r->jend[j] = c->steps[j].end_ns;
-        }
-        return;
-    }
+    int64_t *rend = r->rend;
     for (size_t i = 0; i < g->n_rs; i++) {
         const cp_rs_t *x = &g->rs[i];
-        const cp_rank_t *R = &g->ranks[x->rank_i];
-        rend[i] = x->cpu_end + delta(g, r, R, x->cpu_end, x->job) + r->hc[i];
+        rend[i] = x->cpu_end + shift_of(g, r, x->sb_end, x->job) + r->hc[i];
     }
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        int32_t q = g->nodes[i].rstep;
-        if (q >= 0 && r->e[i] > rend[q])
-            rend[q] = r->e[i];
+    for (size_t k = 0; k < g->n_nodes; k++) { /* hot: a stream; r->e: 8 bytes a node */
+        int32_t q = g->hot[k].rstep;
+        if (q >= 0 && r->e[g->hot[k].id] > rend[q])
+            rend[q] = r->e[g->hot[k].id];
     }
     for (size_t j = 0; j < c->n_steps; j++) {
         const mt_cp_step_t *s = &c->steps[j];
@@ -375,7 +426,7 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
             const cp_rs_t *x = &g->rs[q];
             /* each step replays from its measured start; in one run
              * (carry) from it shifted with its rank's host */
-            int64_t st = x->start + (r->carry ? delta(g, r, &g->ranks[x->rank_i], x->start, x->job) : 0);
+            int64_t st = x->start + (r->carry ? shift_of(g, r, x->sb_start, x->job) : 0);
             if (st < lo)
                 lo = st;
             if (rend[q] > hi)
@@ -384,7 +435,6 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
         times[j] = hi - lo;
         r->jend[j] = hi;
     }
-    free(rend);
 }
 
 /* ---- the critical path of one step ---- */
@@ -1263,6 +1313,15 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         cp_node_t *n = &g.nodes[i];
         n->lsync = n->L != INT64_MIN ? (int32_t)sync_before(&g, &g.ranks[n->rank_i], n->L) : -1;
     }
+    /* the same for the syncs' starts and the rank steps' starts and host
+     * ends: each replay reads a shift by index, with no search */
+    for (size_t i = 0; i < g.n_syncs; i++)
+        g.syncs[i].sb = (int32_t)sync_before(&g, &g.ranks[g.syncs[i].rank_i], g.syncs[i].s);
+    for (size_t i = 0; i < g.n_rs; i++) {
+        cp_rs_t *x = &g.rs[i];
+        x->sb_start = (int32_t)sync_before(&g, &g.ranks[x->rank_i], x->start);
+        x->sb_end = (int32_t)sync_before(&g, &g.ranks[x->rank_i], x->cpu_end);
+    }
     c->warmup = rq->warmup;
     /* ---- job steps ---- */
     g.js = malloc(g.n_rs * sizeof *g.js);
@@ -1338,6 +1397,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         g.nodes[i].job = g.nodes[i].rstep >= 0 ? g.rs[g.nodes[i].rstep].job : -1;
     for (size_t i = 0; i < g.n_syncs; i++)
         g.syncs[i].job = g.syncs[i].rstep >= 0 ? g.rs[g.syncs[i].rstep].job : -1;
+    if (cp_hot_build(&g))
+        goto out;
     for (size_t j = 0; j < c->n_steps; j++)
         c->steps[j].used = (int)j >= rq->warmup || c->n_steps <= (size_t)(rq->warmup > 0 ? rq->warmup : 0);
     /* ---- near-critical ranks ---- */

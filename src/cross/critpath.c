@@ -139,6 +139,9 @@ void cp_graph_free(cp_graph_t *g)
     free(g->imem);
     free(g->by_end);
     free(g->ev);
+    free(g->hot);
+    free(g->pos);
+    free(g->e0);
     free(g->rs);
     free(g->js);
     for (size_t i = 0; g->ranks && i < g->n_ranks; i++)

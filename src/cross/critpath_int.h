@@ -40,6 +40,7 @@ typedef struct cp_sync {
     int32_t rank_i;
     int32_t rstep;        /* rank step holding its start, -1 */
     int32_t job;          /* job step (cp_run.c), -1 */
+    int32_t sb;           /* the rank's latest sync ending at or before s, -1 (cp_run.c) */
 } cp_sync_t;
 
 typedef struct cp_inst {
@@ -64,12 +65,36 @@ typedef struct cp_rank {
     size_t n_cmap;
 } cp_rank_t;
 
+/* What one replay reads of a node, packed into one 64-byte record and
+ * stored in replay order (the order of the nodes' start events): a replay
+ * visits the nodes in time order across ranks, so reading cp_node_t (88
+ * bytes, rank by rank) missed the cache at nearly every node; the records
+ * are read as a stream. What every scenario computes the same way is
+ * worked out once (cp_run.c cp_hot_build, after the job steps are known). */
+typedef struct cp_hot {
+    int64_t s;            /* measured start */
+    int64_t dt;           /* measured duration e - s; for an instance member cp_node_t.T */
+    int64_t llat;         /* launch end + the rank's launch latency (CP_H_LAUNCH) */
+    int32_t pred[3];      /* pstream, px, px2; -1 */
+    int32_t job;          /* job step, -1 */
+    int32_t lsync;        /* cp_node_t.lsync */
+    int32_t inst;         /* instance, -1 */
+    int32_t id;           /* the node */
+    int32_t rstep;        /* rank step, -1 */
+    uint8_t flags;        /* bit q: pred[q] is in the same job step; CP_H_LAUNCH */
+} cp_hot_t;
+_Static_assert(sizeof(cp_hot_t) == 64, "cp_hot_t: one cache line a node");
+
+enum { CP_H_LAUNCH = 8 };
+
 /* One rank step (aligned). */
 typedef struct cp_rs {
     int32_t rank_i;
     int32_t last;         /* its last-ending activity, -1 */
     int64_t step, start, cpu_end, end;
     int32_t job;          /* index of the job step */
+    int32_t sb_start;     /* the rank's latest sync ending at or before start, -1 (cp_run.c) */
+    int32_t sb_end;       /* ... at or before cpu_end, -1 (cp_run.c) */
     const mt_an_step_t *src;
 } cp_rs_t;
 
@@ -88,7 +113,11 @@ typedef struct cp_graph {
     cp_rs_t *rs;          /* rank steps, rank by rank, each by start */
     size_t n_rs;
     int32_t *js;          /* rank steps ordered by (step, rank) (cp_run.c) */
-    int64_t *ev;          /* replay order (cp_run.c) */
+    int64_t *ev;          /* replay order (cp_run.c); after cp_hot_build a node
+                           * event holds the node's index in hot, not its id */
+    cp_hot_t *hot;        /* the nodes in replay order: what a replay reads (cp_run.c) */
+    int32_t *pos;         /* per node: its index in hot */
+    int64_t *e0;          /* per node: its measured end */
     size_t n_ev;
     bool explicit_deps;   /* some rank gave its dependencies (gdeps): replay in topological order */
     bool topo_cycle;      /* ... but they hold a cycle: replayed in time order */
@@ -112,6 +141,7 @@ typedef struct cp_rp {
     int carry;            /* the scenario's carry */
     int64_t *jend;        /* replayed job step ends */
     int64_t *hc;          /* per rank step: host time removed since its last sync (<= 0; what-if launch) */
+    int64_t *rend;        /* per rank step: its replayed end (cp_replay's scratch) */
 } cp_rp_t;
 
 /* Replay g under sc; times[j] gets the time of job step j of c (c's steps
