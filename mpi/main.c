@@ -197,6 +197,17 @@ int main(int argc, char **argv)
      * baseline's job, which copies these options) ---- */
     int merged_in = me == 0 && !o.local && inputs_all_merged(o.inputs, o.n_inputs);
     procs_bcast(&merged_in, 1, MPI_INT, 0, world_comm);
+    if (merged_in && (o.merge_ranks || o.has_window || o.gpu_only)) {
+        /* the same decision on every process: merged_in was broadcast */
+        if (me == 0)
+            fprintf(stderr,
+                    "mergetrace: %s: selects what goes into the merged trace, and a merged trace read back "
+                    "alone writes none\n",
+                    o.merge_ranks ? "--ranks" : o.has_window ? "--window" : "--gpu-only");
+        options_free(&o);
+        procs_end();
+        return MT_EXIT_USAGE;
+    }
     if (merged_in)
         o.merged_input = o.no_align = o.no_merge = true;
 
