@@ -232,12 +232,15 @@ static int output_is_input(const char *out_path, const input_list_t *l)
         const char *p = l->files[i].path;
         if (realpath(p, b) && !strcmp(a, b))
             return 1;
-        /* one part of a file ("<file>#rank<R>", "<file>#pid<N>"): the file */
-        const char *h = strrchr(p, '#');
+        /* one part of a file ("<file>#rank<R>", "<file>#pid<N>"): the file;
+         * any other '#' is part of a file's name */
+        size_t fl = 0;
+        if (mt_merged_part_parse(p, &fl) < 0)
+            fl = mt_nsys_part_file(p);
         char whole[PATH_MAX];
-        if (h && (size_t)(h - p) < sizeof whole) {
-            memcpy(whole, p, (size_t)(h - p));
-            whole[h - p] = '\0';
+        if (fl && fl < sizeof whole) {
+            memcpy(whole, p, fl);
+            whole[fl] = '\0';
             if (realpath(whole, b) && !strcmp(a, b))
                 return 1;
         }

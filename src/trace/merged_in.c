@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/partpath.h"
 #include "mergetrace/buf.h"
 
 size_t mt_merged_part_path(char *dst, size_t cap, const char *path, int32_t rank)
@@ -19,19 +20,11 @@ size_t mt_merged_part_path(char *dst, size_t cap, const char *path, int32_t rank
 
 int32_t mt_merged_part_parse(const char *path, size_t *file_len)
 {
-    const char *h = path ? strrchr(path, '#') : NULL;
-    if (!h || strncmp(h, "#rank", 5) != 0 || !h[5])
+    size_t n;
+    int64_t r = mt_part_split(path, "rank", &n);
+    if (r < 0 || r > INT32_MAX)
         return -1;
-    int64_t r = 0;
-    for (const char *q = h + 5; *q; q++) {
-        if (*q < '0' || *q > '9' || r > 100000000)
-            return -1;
-        r = r * 10 + (*q - '0');
-    }
     struct stat sb;
-    if (r > INT32_MAX || stat(path, &sb) == 0) /* a file of that very name is read as it is */
-        return -1;
-    size_t n = (size_t)(h - path);
     char *file = malloc(n + 1);
     if (!file)
         return -1;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/partpath.h"
 #include "mergetrace/buf.h"
 
 size_t mt_nsys_part_path(char *dst, size_t cap, const char *path, int64_t pid)
@@ -32,17 +33,11 @@ static mt_status_t split_part(const char *path, char **file, int64_t *pid)
 {
     *file = NULL;
     *pid = -1;
-    const char *h = path ? strrchr(path, '#') : NULL;
-    struct stat sb;
-    if (!h || strncmp(h, "#pid", 4) != 0 || !h[4] || stat(path, &sb) == 0)
+    size_t n;
+    int64_t v = mt_part_split(path, "pid", &n);
+    if (v < 0)
         return MT_OK;
-    int64_t v = 0;
-    for (const char *p = h + 4; *p; p++) {
-        if ((unsigned)(*p - '0') > 9 || v > 100000000)
-            return MT_OK;
-        v = v * 10 + (*p - '0');
-    }
-    if (!(*file = strndup(path, (size_t)(h - path))))
+    if (!(*file = strndup(path, n)))
         return MT_ERR_NOMEM;
     *pid = v;
     return MT_OK;

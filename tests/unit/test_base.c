@@ -5,8 +5,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -14,6 +16,7 @@
 #include "base/errpos.h"
 #include "base/interval.h"
 #include "base/numparse.h"
+#include "base/partpath.h"
 #include "base/stats.h"
 #include "base/text.h"
 #include "mergetrace/buf.h"
@@ -213,10 +216,41 @@ static void test_formatters(void **state)
     mt_buf_free(&out);
 }
 
+/* Part paths worked by hand; a file whose own name ends in "#pid3" is that
+ * file, not part 3 of another. */
+static void test_partpath(void **state)
+{
+    (void)state;
+    size_t n = 0;
+    assert_int_equal(mt_part_split("/no/such/x.sqlite#pid144", "pid", &n), 144);
+    assert_int_equal(n, strlen("/no/such/x.sqlite"));
+    assert_int_equal(mt_part_split("/no/such/m.json.gz#rank0", "rank", &n), 0);
+    assert_int_equal(n, strlen("/no/such/m.json.gz"));
+    assert_int_equal(mt_part_split("/no/such/a#b#rank12", "rank", &n), 12); /* the last '#' */
+    assert_int_equal(n, strlen("/no/such/a#b"));
+    assert_int_equal(mt_part_split("/no/such/x#pid", "pid", &n), -1);    /* no digits */
+    assert_int_equal(mt_part_split("/no/such/x#pid1a", "pid", &n), -1);  /* not all digits */
+    assert_int_equal(mt_part_split("/no/such/x#rank1", "pid", &n), -1);  /* another tag */
+    assert_int_equal(mt_part_split("/no/such/exp#1/r.json", "pid", &n), -1);
+    assert_int_equal(mt_part_split("/no/such/x#pid9999999999", "pid", &n), -1); /* too large */
+    assert_int_equal(mt_part_split(NULL, "pid", &n), -1);
+    char tmp[] = "/tmp/mt_partpath_XXXXXX";
+    int fd = mkstemp(tmp);
+    assert_true(fd >= 0);
+    close(fd);
+    char named[64];
+    snprintf(named, sizeof named, "%s#pid3", tmp);
+    assert_int_equal(mt_part_split(named, "pid", &n), 3); /* no such file yet */
+    assert_int_equal(rename(tmp, named), 0);
+    assert_int_equal(mt_part_split(named, "pid", &n), -1); /* now a file of that very name */
+    unlink(named);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grow),
+        cmocka_unit_test(test_partpath),
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_union2),
         cmocka_unit_test(test_errpos),
