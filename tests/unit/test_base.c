@@ -1,6 +1,7 @@
 /* Unit tests of the base layer (src/base/): array growth, order
  * statistics, error positions and the number formatters, each against
  * values worked out by hand or a plain sort. */
+#define _POSIX_C_SOURCE 200809L /* mkstemp */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
