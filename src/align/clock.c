@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mergetrace/collectives.h"
+#include "base/sort.h"
 #include "base/bigmem.h"
 #include "base/stats.h"
 
@@ -41,18 +42,6 @@ const char *mt_clock_drift_text(const mt_clock_t *c, char *buf, size_t cap)
     else
         snprintf(buf, cap, "%.3f", d);
     return buf;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
 }
 
 static double quantile_sorted(const double *v, size_t n, double q)
@@ -507,7 +496,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
         for (size_t j = c.mem_first[s]; j < c.mem_first[s + 1]; j++)
             ends[k++] = c.mem[j].end_ns;
         if (k) {
-            qsort(ends, k, sizeof *ends, cmp_i64);
+            qsort(ends, k, sizeof *ends, mt_cmp_i64);
             ck->anchor_ns = ends[k / 2];
         }
         if (opts->ref_rank >= 0 && ranks[s] == opts->ref_rank)
@@ -633,7 +622,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
                 continue;
             c.tmp[k++] = fabs(delta);
         }
-        qsort(c.tmp, k, sizeof *c.tmp, cmp_double);
+        qsort(c.tmp, k, sizeof *c.tmp, mt_cmp_dbl);
         /* Over the points the fit kept (the same rejection rule), so a few
          * rejected outliers do not pose as the residual; they are counted
          * in `rejected`. */

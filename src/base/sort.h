@@ -1,5 +1,6 @@
 /* Sorting helpers shared by the passes: a stable LSD radix sort of 64-bit
- * keys carrying 32-bit values, and an in-place permutation. */
+ * keys carrying 32-bit values, an in-place permutation, and the plain
+ * qsort comparators. */
 #ifndef MT_BASE_SORT_H
 #define MT_BASE_SORT_H
 
@@ -24,5 +25,11 @@ static inline uint64_t mt_sort_key_i64(int64_t x)
 {
     return (uint64_t)x ^ (UINT64_C(1) << 63);
 }
+
+/* qsort comparators, ascending (doubles: NaN compares equal to anything). */
+int mt_cmp_i32(const void *a, const void *b);
+int mt_cmp_i64(const void *a, const void *b);
+int mt_cmp_u64(const void *a, const void *b);
+int mt_cmp_dbl(const void *a, const void *b);
 
 #endif

@@ -64,12 +64,6 @@ static double mean_with(ctx_t *x, int (*pick)(const ctx_t *, size_t, const void 
     return mean_time(x, NULL);
 }
 
-static int i64_cmp(const void *pa, const void *pb)
-{
-    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-    return (a > b) - (a < b);
-}
-
 /* The decomposition label of a node: send and receive of a direction
  * together for timelines; the class for Kineto graphs. */
 static void label_of(const cp_graph_t *g, const cp_node_t *n, char *buf, size_t cap)
@@ -128,16 +122,10 @@ static int share_cmp(const void *pa, const void *pb)
     return strcmp(a->name, b->name);
 }
 
-static int i32_cmp(const void *pa, const void *pb)
-{
-    int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
-    return (a > b) - (a < b);
-}
-
 /* Distinct values of v[0..n) into *out (sorted); their count. */
 static size_t distinct(int32_t *v, size_t n)
 {
-    qsort(v, n, sizeof *v, i32_cmp);
+    qsort(v, n, sizeof *v, mt_cmp_i32);
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (!k || v[k - 1] != v[i])
@@ -222,7 +210,7 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
             /* the median transfer (the mean of the two middle values) */
             for (size_t k = a; k < b; k++)
                 vals[k - a] = actual[kn[k]];
-            qsort(vals, b - a, sizeof *vals, i64_cmp);
+            qsort(vals, b - a, sizeof *vals, mt_cmp_i64);
             size_t m = b - a;
             typical = m % 2 ? vals[m / 2] : (vals[m / 2 - 1] + vals[m / 2]) / 2;
         } else {
@@ -325,7 +313,7 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
         }
         free(ex);
         nw = MT_CP_IDEAL_WORKERS;
-        qsort(ws, nw, sizeof *ws, i32_cmp);
+        qsort(ws, nw, sizeof *ws, mt_cmp_i32);
     }
     I->by_worker = calloc(nw ? nw : 1, sizeof *I->by_worker);
     I->by_stage = calloc(ns ? ns : 1, sizeof *I->by_stage);

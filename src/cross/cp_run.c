@@ -637,18 +637,6 @@ int cp_path_of(const cp_graph_t *g, mt_critpath_t *c, size_t j, cp_pseg_t **out,
 
 /* ---- helpers ---- */
 
-static int i64_cmp(const void *pa, const void *pb)
-{
-    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-    return (a > b) - (a < b);
-}
-
-static int dbl_cmp(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
 /* name aggregation: (hash, node) */
 typedef struct nh {
     uint64_t h;
@@ -690,7 +678,7 @@ char *cp_dupn(const char *s, size_t n)
 
 static int64_t p50_of(int64_t *v, size_t n)
 {
-    qsort(v, n, sizeof *v, i64_cmp);
+    qsort(v, n, sizeof *v, mt_cmp_i64);
     return mt_stats_pct_sorted(v, n, 50);
 }
 
@@ -991,12 +979,6 @@ static void sink_p(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
         w->stop = true;
 }
 
-static int i32_cmp(const void *pa, const void *pb)
-{
-    int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
-    return (a > b) - (a < b);
-}
-
 static void rc_free(rc_t *x)
 {
     free(x->keys);
@@ -1077,7 +1059,7 @@ static int rc_init(const cp_graph_t *g, rc_t *x)
         while (k < g->inst[i].n && v[k - 1] <= v[k])
             k++;
         if (k < g->inst[i].n) /* members usually come in rank order already */
-            qsort(v, g->inst[i].n, sizeof *v, i32_cmp);
+            qsort(v, g->inst[i].n, sizeof *v, mt_cmp_i32);
     }
     /* per rank: its annotations and "none" */
     x->aoff = malloc((g->n_ranks + 1) * sizeof *x->aoff);
@@ -1447,7 +1429,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         }
     }
     if (ne) {
-        qsort(err, ne, sizeof *err, dbl_cmp);
+        qsort(err, ne, sizeof *err, mt_cmp_dbl);
         c->replay_err_median = err[(ne - 1) / 2];
         c->replay_err_max = err[ne - 1];
     }
@@ -1472,7 +1454,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             tmp[nu++] = c->steps[j].time_ns;
     c->used = nu;
     if (nu) {
-        qsort(tmp, nu, sizeof *tmp, i64_cmp);
+        qsort(tmp, nu, sizeof *tmp, mt_cmp_i64);
         c->p50_ns = mt_stats_pct_sorted(tmp, nu, 50);
         c->p90_ns = mt_stats_pct_sorted(tmp, nu, 90);
         c->p99_ns = mt_stats_pct_sorted(tmp, nu, 99);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "base/bigmem.h"
+#include "base/sort.h"
 #include "cross/passes.h"
 #include "mergetrace/crossrank.h"
 
@@ -19,12 +20,6 @@ const mt_cross_rank_t *mt_cross_rank_find(const mt_cross_t *x, int32_t rank)
             hi = mid;
     }
     return lo < x->n_ranks && x->ranks[lo].rank == rank ? &x->ranks[lo] : NULL;
-}
-
-static int i32_cmp(const void *x, const void *y)
-{
-    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-    return (a > b) - (a < b);
 }
 
 void mt_cross_free(mt_cross_t *x)
@@ -65,18 +60,18 @@ mt_status_t mt_cross_analyze(const mt_cinst_t *rows, size_t n_rows, const mt_mat
     size_t na = 0, nu = 0;
     for (size_t i = 0; i < n_ranks; i++)
         all[na++] = ranks[i];
-    qsort(all, na, sizeof *all, i32_cmp);
+    qsort(all, na, sizeof *all, mt_cmp_i32);
     for (size_t i = 0; i < na; i++)
         if (!nu || all[i] != all[nu - 1])
             all[nu++] = all[i];
     na = nu;
     for (size_t i = 0; i < n_rows; i++) {
-        int32_t *hit = bsearch(&rows[i].rank, all, nu, sizeof *all, i32_cmp);
+        int32_t *hit = bsearch(&rows[i].rank, all, nu, sizeof *all, mt_cmp_i32);
         if (!hit && (na == nu || all[na - 1] != rows[i].rank))
             all[na++] = rows[i].rank;
     }
     if (na > nu) {
-        qsort(all, na, sizeof *all, i32_cmp);
+        qsort(all, na, sizeof *all, mt_cmp_i32);
         nu = 0;
         for (size_t i = 0; i < na; i++)
             if (!nu || all[i] != all[nu - 1])

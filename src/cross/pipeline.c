@@ -38,12 +38,6 @@ void mt_pp_stages_free(mt_pp_stages_t *s)
     memset(s, 0, sizeof *s);
 }
 
-static int i32_cmp(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Allocate n stages with room for nr ranks; names "stage<s>", markers 0. */
 static mt_status_t stages_alloc(mt_pp_stages_t *s, size_t n, size_t nr)
 {
@@ -154,7 +148,7 @@ mt_status_t mt_pp_ranks_parse(const char *text, int32_t **ranks, size_t *n, mt_e
         *n = 0;
         return st;
     }
-    qsort(*ranks, *n, sizeof **ranks, i32_cmp);
+    qsort(*ranks, *n, sizeof **ranks, mt_cmp_i32);
     size_t k = 0;
     for (size_t i = 0; i < *n; i++)
         if (!k || (*ranks)[k - 1] != (*ranks)[i])
@@ -180,7 +174,7 @@ mt_status_t mt_pp_stages_parse(const char *text, mt_pp_stages_t *out, mt_error_t
             st = MT_ERR_NOMEM;
         } else {
             memcpy(sorted, r, n * sizeof *r);
-            qsort(sorted, n, sizeof *sorted, i32_cmp);
+            qsort(sorted, n, sizeof *sorted, mt_cmp_i32);
             for (size_t i = 1; i < n && st == MT_OK; i++)
                 if (sorted[i] == sorted[i - 1]) {
                     mt_error_set(err, MT_ERR_USAGE, "\"%s\": rank %d is in more than one place", text, (int)sorted[i]);
@@ -197,7 +191,7 @@ mt_status_t mt_pp_stages_parse(const char *text, mt_pp_stages_t *out, mt_error_t
         for (size_t s = 0; s < ns; s++) {
             out->first[s] = b;
             memcpy(out->ranks + b, r + b, (ends[s] - b) * sizeof *r);
-            qsort(out->ranks + b, ends[s] - b, sizeof *r, i32_cmp);
+            qsort(out->ranks + b, ends[s] - b, sizeof *r, mt_cmp_i32);
             b = ends[s];
         }
         out->first[ns] = n;
@@ -222,7 +216,7 @@ mt_status_t mt_pp_stages_blocks(const int32_t *ranks, size_t n_ranks, int n_stag
         return st;
     out->source = MT_PP_FROM_BLOCKS;
     memcpy(out->ranks, ranks, n_ranks * sizeof *ranks);
-    qsort(out->ranks, n_ranks, sizeof *ranks, i32_cmp);
+    qsort(out->ranks, n_ranks, sizeof *ranks, mt_cmp_i32);
     size_t per = n_ranks / (size_t)n_stages;
     for (size_t s = 0; s <= (size_t)n_stages; s++)
         out->first[s] = s * per;
@@ -335,7 +329,7 @@ mt_status_t mt_pp_stages_infer(const mt_cinst_t *rows, size_t n_rows, const mt_c
         node[nn++] = e[i].hi;
         i = j;
     }
-    qsort(node, nn, sizeof *node, i32_cmp);
+    qsort(node, nn, sizeof *node, mt_cmp_i32);
     size_t k = 0;
     for (size_t i = 0; i < nn; i++)
         if (!k || node[k - 1] != node[i])
@@ -353,8 +347,8 @@ mt_status_t mt_pp_stages_infer(const mt_cinst_t *rows, size_t n_rows, const mt_c
         moved = 0;
         rounds++;
         for (size_t i = 0; i < np; i++) {
-            int32_t *u = bsearch(&from[i], node, nn, sizeof *node, i32_cmp);
-            int32_t *v = bsearch(&to[i], node, nn, sizeof *node, i32_cmp);
+            int32_t *u = bsearch(&from[i], node, nn, sizeof *node, mt_cmp_i32);
+            int32_t *v = bsearch(&to[i], node, nn, sizeof *node, mt_cmp_i32);
             if (level[v - node] < level[u - node] + 1) {
                 level[v - node] = level[u - node] + 1;
                 moved = 1;
@@ -499,12 +493,6 @@ static const mt_pp_chunk_t *chunk_find(const mt_rank_analysis_t *a, size_t b, si
     return lo < e - b && ix[lo].key == k ? &a->chunks[ix[lo].i] : NULL;
 }
 
-static int i64_cmp(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Round-half-up mean of v[0..n) (as the generator's truth rounds). */
 static int64_t mean_i64(const int64_t *v, size_t n)
 {
@@ -587,8 +575,8 @@ static mt_status_t measure(mt_pipeline_t *p, const mt_pp_chunk_t *const *lead_fi
     }
     sum->used = n;
     sum->period_mean_ns = mean_i64(v, n);
-    qsort(v, n, sizeof *v, i64_cmp);
-    qsort(lat, n, sizeof *lat, i64_cmp);
+    qsort(v, n, sizeof *v, mt_cmp_i64);
+    qsort(lat, n, sizeof *lat, mt_cmp_i64);
     sum->period_p50_ns = mt_stats_pct_sorted(v, n, 50);
     sum->period_p90_ns = mt_stats_pct_sorted(v, n, 90);
     sum->period_p99_ns = mt_stats_pct_sorted(v, n, 99);
@@ -662,7 +650,7 @@ mt_status_t mt_pipeline_analyze(mt_pp_stages_t *stages, const mt_pp_opts_t *o, c
         size_t n0 = le[0] - lb[0];
         for (size_t i = 0; i < n0; i++)
             tmp[i] = lead[0]->chunks[lb[0] + i].key;
-        qsort(tmp, n0, sizeof *tmp, i64_cmp);
+        qsort(tmp, n0, sizeof *tmp, mt_cmp_i64);
         for (size_t i = 0; i < n0; i++) {
             int all = 1;
             for (size_t s = 1; s < S && all; s++)
@@ -761,12 +749,12 @@ mt_status_t mt_pipeline_analyze(mt_pp_stages_t *stages, const mt_pp_opts_t *o, c
                 busy_sum += v[c - from];
             }
             q->busy_mean_ns = mean_i64(v, n);
-            qsort(v, n, sizeof *v, i64_cmp);
+            qsort(v, n, sizeof *v, mt_cmp_i64);
             q->busy_p50_ns = mt_stats_pct_sorted(v, n, 50);
             for (size_t c = from; c < C; c++)
                 v[c - from] = p->stage_max_ns[c * S + s];
             q->max_mean_ns = mean_i64(v, n);
-            qsort(v, n, sizeof *v, i64_cmp);
+            qsort(v, n, sizeof *v, mt_cmp_i64);
             q->max_p50_ns = mt_stats_pct_sorted(v, n, 50);
             double b = per_sum > 0 ? (double)(per_sum - busy_sum) * 100.0 / (double)per_sum : 0.0;
             q->bubble_pct = b > 0 ? b : 0;

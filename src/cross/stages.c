@@ -4,16 +4,11 @@
  * traffic, each led by a rank that was loaded; and the job's pipeline step
  * that measures them. */
 #include "mergetrace/pipeline.h"
+#include "base/sort.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int i32_cmp(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
 
 mt_status_t mt_pp_stages_annotations(const char *const *names, const int32_t *const *ranks_of_stage,
                                      const size_t *n_ranks_of_stage, size_t n_stage, const int32_t *ranks,
@@ -53,7 +48,7 @@ bool mt_pp_stages_lead_loaded(mt_pp_stages_t *s, const int32_t *ranks, size_t n_
 {
     for (size_t i = 0; i < s->n; i++) {
         size_t k = s->first[i];
-        while (k < s->first[i + 1] && !(n_ranks && bsearch(&s->ranks[k], ranks, n_ranks, sizeof *ranks, i32_cmp)))
+        while (k < s->first[i + 1] && !(n_ranks && bsearch(&s->ranks[k], ranks, n_ranks, sizeof *ranks, mt_cmp_i32)))
             k++;
         if (k == s->first[i + 1]) {
             snprintf(note, cap, "no rank of %s was loaded: no pipeline section", s->name[i]);

@@ -34,12 +34,6 @@ typedef struct srec {
     int64_t arrival;   /* aligned */
 } srec_t;
 
-static int i64_cmp(const void *x, const void *y)
-{
-    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-    return (a > b) - (a < b);
-}
-
 /* Rules (0) to (2) of crossrank.h over one scope: n instances of the
  * rank, its last arrivals (at least min_last), its chance share * 2^24, the
  * wait it caused, all wait caused in the scope. Integer sums are exact, so
@@ -132,7 +126,7 @@ static mt_status_t evidence(mt_cross_t *x)
     for (size_t i = 0; i < x->n_ranks; i++)
         if (x->ranks[i].instances)
             md[nmd++] = x->ranks[i].mean_duration_ns;
-    qsort(md, nmd, sizeof *md, i64_cmp);
+    qsort(md, nmd, sizeof *md, mt_cmp_i64);
     int64_t med_dur = mt_stats_pct_sorted(md, nmd, 50);
     free(md);
 
@@ -239,7 +233,7 @@ static mt_status_t episodes(mt_cross_t *x)
     }
     qsort(x->episodes, x->n_episodes, sizeof *x->episodes, ep_cmp);
     if (ng) {
-        qsort(gap, ng, sizeof *gap, i64_cmp);
+        qsort(gap, ng, sizeof *gap, mt_cmp_i64);
         x->step_time_ns = mt_stats_pct_sorted(gap, ng, 50);
     }
     free(gap);

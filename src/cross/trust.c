@@ -1,6 +1,7 @@
 /* Whether the traces belong to one run, and how far the clock fit can be
  * trusted (include/mergetrace/trust.h gives the rules and their limits). */
 #include "mergetrace/trust.h"
+#include "base/sort.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -83,12 +84,6 @@ static int pg_cmp(const void *x, const void *y)
     return (a->slot > b->slot) - (a->slot < b->slot);
 }
 
-static int u64_cmp(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return (a > b) - (a < b);
-}
-
 /* Ranks of two clock groups of 2+ ranks that both ran one named process
  * group's collectives: the first such pair (lowest hash), or false. */
 static mt_status_t shared_group(const mt_clock_t *clocks, size_t n, const rank_slot_t *rs, const mt_cinst_t *rows,
@@ -161,7 +156,7 @@ static mt_status_t disagreements(const rank_slot_t *rs, size_t n, const mt_cinst
         size_t w = e - f;
         for (size_t p = 0; p < w; p++)
             sig[p] = rows[m->members[f + p]].sig;
-        qsort(sig, w, sizeof *sig, u64_cmp);
+        qsort(sig, w, sizeof *sig, mt_cmp_u64);
         uint64_t first = rows[m->members[f]].sig, mode = sig[0];
         size_t best = 0, first_count = 0;
         for (size_t p = 0; p < w;) {

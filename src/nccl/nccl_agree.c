@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/stats.h"
+#include "base/sort.h"
 #include "mergetrace/classify.h"
 #include "mergetrace/nccl_input.h"
 
@@ -29,12 +30,6 @@ static int ev_cmp(const void *a, const void *b)
     if (x->start != y->start)
         return x->start < y->start ? -1 : 1;
     return (x->end > y->end) - (x->end < y->end);
-}
-
-static int i64_cmp(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
 }
 
 static int row_rank_cmp(const void *a, const void *b)
@@ -99,9 +94,9 @@ static void agree_rank(const ev_t *nv, size_t nn, const ev_t *kv, size_t kn, int
     a->pairs = np;
     if (!np)
         return;
-    qsort(ds, np, sizeof *ds, i64_cmp);
-    qsort(de, np, sizeof *de, i64_cmp);
-    qsort(sd, np, sizeof *sd, i64_cmp);
+    qsort(ds, np, sizeof *ds, mt_cmp_i64);
+    qsort(de, np, sizeof *de, mt_cmp_i64);
+    qsort(sd, np, sizeof *sd, mt_cmp_i64);
     a->start_p50_ns = mt_stats_pct_sorted(ds, np, 50);
     a->start_p99_ns = mt_stats_pct_sorted(ds, np, 99);
     a->end_p50_ns = mt_stats_pct_sorted(de, np, 50);

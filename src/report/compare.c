@@ -4,6 +4,7 @@
  * per-step time delta by components and ranks, and list the movers. */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include "mergetrace/compare.h"
+#include "base/sort.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -91,19 +92,13 @@ static int64_t rank_of(const mt_jdoc_t *d, uint32_t obj)
 }
 
 /* Nearest-rank percentile of doubles (sorts a copy). */
-static int cmp_dbl(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 static double pct_of(const dvec_t *s, int p)
 {
     double *c = malloc(s->n * sizeof *c);
     if (!c)
         return NAN;
     memcpy(c, s->v, s->n * sizeof *c);
-    qsort(c, s->n, sizeof *c, cmp_dbl);
+    qsort(c, s->n, sizeof *c, mt_cmp_dbl);
     size_t k = ((size_t)p * s->n + 99) / 100;
     double v = c[k ? k - 1 : 0];
     free(c);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mergetrace/critpath.h"
+#include "base/sort.h"
 #include "base/text.h"
 #include "report/sections.h"
 
@@ -169,12 +170,6 @@ static const char *not_run(int k)
     }
 }
 
-static int dbl_cmp(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
 static void whatif_table(mt_out_t *o, const mt_critpath_t *c)
 {
     /* the replay error of the steps a projection uses (used, not refused) */
@@ -188,7 +183,7 @@ static void whatif_table(mt_out_t *o, const mt_critpath_t *c)
         }
     }
     if (err)
-        qsort(err, ne, sizeof *err, dbl_cmp);
+        qsort(err, ne, sizeof *err, mt_cmp_dbl);
     char e_med[32] = "", e_max[32] = "";
     if (ne) {
         snprintf(e_med, sizeof e_med, "%.3f", 100.0 * err[(ne - 1) / 2]);

@@ -1,6 +1,7 @@
 /* report.html writer: one self-contained page, one static function per
  * section (see include/mergetrace/report_html.h). */
 #include "mergetrace/report_html.h"
+#include "base/sort.h"
 #include "mergetrace/compare.h"
 
 #include <math.h>
@@ -122,12 +123,6 @@ static num_t bytes_h(uint64_t v)
     num_t n;
     mt_fmt_bytes(n.s, sizeof n.s, v > INT64_MAX ? INT64_MAX : (int64_t)v);
     return n;
-}
-
-static int i64_cmp(const void *x, const void *y)
-{
-    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-    return (a > b) - (a < b);
 }
 
 /* A round tick step for about n ticks over span. */
@@ -523,7 +518,7 @@ static void heat_map(mt_out_t *h, const mt_report_t *r)
             top_abs = abs_v[na] > top_abs ? abs_v[na] : top_abs;
             na++;
         }
-    qsort(abs_v, na, sizeof *abs_v, i64_cmp);
+    qsort(abs_v, na, sizeof *abs_v, mt_cmp_i64);
     int64_t max = na ? abs_v[(na * 98 + 99) / 100 - 1] : 0;
     free(abs_v);
     if (max <= 0)

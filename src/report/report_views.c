@@ -4,18 +4,7 @@
 #include <string.h>
 
 #include "mergetrace/report_html.h"
-
-static int i32_cmp(const void *x, const void *y)
-{
-    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-    return (a > b) - (a < b);
-}
-
-static int i64_cmp(const void *x, const void *y)
-{
-    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-    return (a > b) - (a < b);
-}
+#include "base/sort.h"
 
 typedef struct cand {
     int64_t key; /* corrected end of the lowest rank */
@@ -49,7 +38,7 @@ void mt_report_views_free(mt_report_views_t *v)
 /* Index of rank in the sorted list, or SIZE_MAX. */
 static size_t find_i32(const int32_t *v, size_t n, int32_t x)
 {
-    const int32_t *hit = bsearch(&x, v, n, sizeof *v, i32_cmp);
+    const int32_t *hit = bsearch(&x, v, n, sizeof *v, mt_cmp_i32);
     return hit ? (size_t)(hit - v) : SIZE_MAX;
 }
 
@@ -100,7 +89,7 @@ mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const m
     if (!v->grid_ranks || !clk)
         goto fail;
     memcpy(v->grid_ranks, ranks, n_ranks * sizeof *ranks);
-    qsort(v->grid_ranks, n_ranks, sizeof *v->grid_ranks, i32_cmp);
+    qsort(v->grid_ranks, n_ranks, sizeof *v->grid_ranks, mt_cmp_i32);
     for (size_t i = 0; i < n_ranks; i++)
         if (!v->n_grid_ranks || v->grid_ranks[i] != v->grid_ranks[v->n_grid_ranks - 1])
             v->grid_ranks[v->n_grid_ranks++] = v->grid_ranks[i];
@@ -122,7 +111,7 @@ mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const m
         if (step >= 0)
             steps[ns++] = step;
     }
-    qsort(steps, ns, sizeof *steps, i64_cmp);
+    qsort(steps, ns, sizeof *steps, mt_cmp_i64);
     size_t nu = 0;
     for (size_t i = 0; i < ns; i++)
         if (!nu || steps[i] != steps[nu - 1])
@@ -151,7 +140,7 @@ mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const m
                 if (r->step >= 0 && (step < 0 || r->step < step))
                     step = r->step;
             }
-            int64_t *si = step >= 0 ? bsearch(&step, steps, nu, sizeof step, i64_cmp) : NULL;
+            int64_t *si = step >= 0 ? bsearch(&step, steps, nu, sizeof step, mt_cmp_i64) : NULL;
             for (uint32_t p = 0; p < k; p++) /* differences: epoch ns times k would overflow */
                 wait += amax - arr[p];
             if (si)
@@ -200,7 +189,7 @@ mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const m
             if (r->step >= 0 && (step < 0 || r->step < step))
                 step = r->step;
         }
-        int64_t *si = step >= 0 ? bsearch(&step, v->grid_steps, v->n_grid_steps, sizeof step, i64_cmp) : NULL;
+        int64_t *si = step >= 0 ? bsearch(&step, v->grid_steps, v->n_grid_steps, sizeof step, mt_cmp_i64) : NULL;
         if (!si)
             continue;
         size_t sc = (size_t)(si - v->grid_steps);
@@ -210,7 +199,7 @@ mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const m
         if (!sv)
             goto fail;
         memcpy(sv, arr, k * sizeof *sv);
-        qsort(sv, k, sizeof *sv, i64_cmp);
+        qsort(sv, k, sizeof *sv, mt_cmp_i64);
         int64_t hi = sv[k / 2], lo = k % 2 ? hi : sv[k / 2 - 1];
         int64_t med = lo + (hi - lo) / 2;
         if (sv != srt)

@@ -3,6 +3,7 @@
  * the named rank's pids (src/trace/loader.c, parser_t.part_rank). */
 #define _POSIX_C_SOURCE 200809L
 #include "mergetrace/loader.h"
+#include "base/sort.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,12 +69,6 @@ static mt_status_t scan_event(void *ctx, const mt_trace_t *t, const mt_event_t *
     return MT_OK;
 }
 
-static int i32_cmp(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 mt_status_t mt_merged_ranks(const char *path, int32_t **ranks, size_t *n, mt_error_t *err)
 {
     *ranks = NULL;
@@ -95,7 +90,7 @@ mt_status_t mt_merged_ranks(const char *path, int32_t **ranks, size_t *n, mt_err
         return st;
     }
     if (s.n)
-        qsort(s.v, s.n, sizeof *s.v, i32_cmp);
+        qsort(s.v, s.n, sizeof *s.v, mt_cmp_i32);
     *ranks = s.v;
     *n = s.n;
     return MT_OK;
