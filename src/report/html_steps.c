@@ -230,6 +230,18 @@ static void whatif_table(mt_out_t *o, const mt_critpath_t *c)
             mt_out_printf(o, "; %llu used step%s refused (replay error above 5 %%)", (unsigned long long)c->refused,
                           c->refused == 1 ? "" : "s");
         mt_out_puts(o, "</td></tr>\n");
+        if (x->carried) { /* a pipeline: the period, the pace the terminal picks the best by */
+            us_str(m, c->period_p50_ns);
+            us_str(p, x->period_p50_ns);
+            us_str(g, x->period_gain_ns);
+            mt_out_printf(o,
+                          "<tr data-scenario=\"%s:period\"><td>%s</td><td>the same (period)</td><td class=\"n\">"
+                          "%llu</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td "
+                          "class=\"n\">%.2f</td><td class=\"n\">%s / %s</td><td>projected period</td></tr>\n",
+                          mt_wi_str((mt_wi_t)k), mt_wi_str((mt_wi_t)k), (unsigned long long)c->periods, m, p, g,
+                          c->period_p50_ns > 0 ? 100.0 * (double)x->period_gain_ns / (double)c->period_p50_ns : 0.0,
+                          e_med, e_max);
+        }
     }
     for (size_t i = 0; i < c->n_stage_wi; i++) {
         const mt_cp_stage_wi_t *x = &c->stage_wi[i];

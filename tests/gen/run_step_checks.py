@@ -320,6 +320,11 @@ def check_html(name, page, truth, got, plain_truth, fast_truth, errors):
         if not row or int(row[2]) != w["steps"] or float(row[4]) != w["p50_us"] or float(row[5]) != w["gain_us"] \
                 or abs(float(row[3]) - (w["p50_us"] + w["gain_us"])) > 0.0005:
             errors.append("%s: what-if table row %s = %s; report.json %s" % (name, sc, row, w))
+        if "period_p50_us" in w:  # a pipeline: the period row beside it
+            row = p.whatif.get(sc + ":period")
+            if not row or float(row[4]) != w["period_p50_us"] or float(row[5]) != w["period_gain_us"] \
+                    or abs(float(row[3]) - (w["period_p50_us"] + w["period_gain_us"])) > 0.0005:
+                errors.append("%s: what-if table period row %s = %s; report.json %s" % (name, sc, row, w))
     if not p.whatif.get("pattern") or not p.whatif["pattern"][-1].startswith("not run: no --what-if"):
         errors.append("%s: what-if pattern row %s" % (name, p.whatif.get("pattern")))
     if name in STRAGGLER:
