@@ -510,11 +510,6 @@ static void seg(walk_t *w, int rank_i, int kind, int64_t a, int32_t node)
         w->node_ns[node] += d;
 }
 
-static int node_kind(const cp_node_t *n)
-{
-    return n->cls == MT_AN_COMPUTE ? MT_CP_COMPUTE : n->cls == MT_AN_COMM ? MT_CP_COMM : MT_CP_MEMORY;
-}
-
 /* Walk back from w->cur: on rank_i's host (node < 0), from the end of a
  * node, or from its start (at_start). */
 static void walk_path(walk_t *w, int32_t rank_i, int32_t node, bool at_start)
@@ -568,7 +563,7 @@ static void walk_path(walk_t *w, int32_t rank_i, int32_t node, bool at_start)
                 id = I->last;
                 rank_i = g->nodes[id].rank_i;
             } else {
-                seg(w, rank_i, n->inst >= 0 && n->cls == MT_AN_COMM ? CP_K_COMM_WAIT : node_kind(n), n->s, id);
+                seg(w, rank_i, n->inst >= 0 && n->cls == MT_AN_COMM ? CP_K_COMM_WAIT : cp_node_kind(n), n->s, id);
             }
             where = AT_START;
         } else {
@@ -1513,7 +1508,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
                 sum += node_ns[nh[b++].node];
             const cp_node_t *n = &g.nodes[nh[a].node];
             mt_cp_name_t *t = &c->top[c->n_top];
-            *t = (mt_cp_name_t){.rank = -1, .kind = (uint32_t)node_kind(n), .ns = sum};
+            *t = (mt_cp_name_t){.rank = -1, .kind = (uint32_t)cp_node_kind(n), .ns = sum};
             if (!(t->name = cp_dupn(n->name, n->name_len)))
                 goto out;
             c->n_top++;

@@ -69,11 +69,6 @@ static int mg_add(merger_t *m, int64_t a, int64_t b, int kind, int32_t node, int
     return set_name(m->g, s, node, d);
 }
 
-static int node_kind(const cp_node_t *n)
-{
-    return n->cls == MT_AN_COMPUTE ? MT_CP_COMPUTE : n->cls == MT_AN_COMM ? MT_CP_COMM : MT_CP_MEMORY;
-}
-
 /* A row candidate; rows are ordered by most time on this step's path,
  * near-critical, latest end, then rank. */
 typedef struct row {
@@ -161,7 +156,7 @@ static mt_status_t build(const cp_graph_t *g, mt_critpath_t *c, size_t j, mt_cp_
             int64_t a = n->s > cur ? n->s : cur, b = n->e < s->end_ns ? n->e : s->end_ns;
             if (b <= a)
                 continue;
-            if (mg_add(&m, a, b, node_kind(n), (int32_t)q, rank)) {
+            if (mg_add(&m, a, b, cp_node_kind(n), (int32_t)q, rank)) {
                 free(idx);
                 goto nomem;
             }

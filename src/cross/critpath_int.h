@@ -87,6 +87,13 @@ _Static_assert(sizeof(cp_hot_t) == 64, "cp_hot_t: one cache line a node");
 
 enum { CP_H_LAUNCH = 8 };
 
+/* The mt_cp_kind_t of a node's time on a path: its class (mt_an_class_t)
+ * as a path kind (the walk in cp_run.c and the strips in cp_strip.c). */
+static inline int cp_node_kind(const cp_node_t *n)
+{
+    return n->cls == MT_AN_COMPUTE ? MT_CP_COMPUTE : n->cls == MT_AN_COMM ? MT_CP_COMM : MT_CP_MEMORY;
+}
+
 /* One rank step (aligned). */
 typedef struct cp_rs {
     int32_t rank_i;
