@@ -2,6 +2,7 @@
  * (critpath.c builds it) under a scenario, the critical path of each step,
  * the statistics, what-if projections and root causes of waiting
  * (include/mergetrace/critpath.h). */
+#define _POSIX_C_SOURCE 200809L /* strndup */
 #include "base/bigmem.h"
 #include "base/hash.h"
 #include "base/sort.h"
@@ -469,15 +470,9 @@ typedef struct rec {
 static void sink_rec(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
 {
     rec_t *x = w->ctx;
-    if (x->n == x->cap) {
-        size_t cap = x->cap ? 2 * x->cap : 64;
-        cp_pseg_t *p = realloc(x->v, cap * sizeof *p);
-        if (!p) {
-            x->fail = true;
-            return;
-        }
-        x->v = p;
-        x->cap = cap;
+    if (MT_GROW(x->v, x->cap, x->n + 1, 64)) {
+        x->fail = true;
+        return;
     }
     /* seg() has moved w->cur to the segment's start already */
     x->v[x->n++] = (cp_pseg_t){w->cur, w->cur + d, rank_i, node, kind == CP_K_COMM_WAIT ? MT_CP_COMM : kind};
@@ -659,22 +654,6 @@ static int name_ns_cmp(const void *pa, const void *pb)
     if (a->kind != b->kind)
         return a->kind < b->kind ? -1 : 1;
     return strcmp(a->name, b->name);
-}
-
-char *cp_dupn(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
-static int64_t p50_of(int64_t *v, size_t n)
-{
-    qsort(v, n, sizeof *v, mt_cmp_i64);
-    return mt_stats_pct_sorted(v, n, 50);
 }
 
 #define CP_TOP 10
@@ -1146,7 +1125,7 @@ static int annot_causes(const cp_graph_t *g, const rc_t *x, mt_critpath_t *c)
                     best = q;
             mt_an_str_t nm = k ? a->annots[k - 1] : (mt_an_str_t){0, 0};
             v[nv] = (mt_cp_name_t){.rank = g->ranks[r].rank, .kind = best, .ns = e->ns};
-            if (!(v[nv].name = cp_dupn(nm.len ? a->strings + nm.off : "", nm.len))) {
+            if (!(v[nv].name = strndup(nm.len ? a->strings + nm.off : "", nm.len))) {
                 for (size_t j = 0; j < nv; j++)
                     free(v[j].name);
                 free(v);
@@ -1220,7 +1199,7 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
     for (size_t i = 0; i < x.n_cs; i++) {
         const rc_key_t *k = &x.keys[x.cs[i].key];
         top[nt] = (mt_cp_name_t){.rank = g->ranks[x.cs[i].rank_i].rank, .kind = k->kind, .ns = x.cs[i].ns};
-        if (!(top[nt].name = cp_dupn(k->name, k->len))) {
+        if (!(top[nt].name = strndup(k->name, k->len))) {
             for (size_t j = 0; j < nt; j++)
                 free(top[j].name);
             free(top);
@@ -1261,7 +1240,7 @@ static int64_t carried_period(const mt_critpath_t *c, const rp_t *r, const int64
         if (period_of(c, j))
             v[n++] = c->steps[j].end_ns - c->steps[j - 1].end_ns + (r->jend[j] - r->jend[j - 1]) -
                      (b_end[j] - b_end[j - 1]);
-    return n ? p50_of(v, n) : 0;
+    return mt_stats_pct_i64(v, n, 50);
 }
 
 mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t *const *an, size_t n_an,
@@ -1509,7 +1488,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             const cp_node_t *n = &g.nodes[nh[a].node];
             mt_cp_name_t *t = &c->top[c->n_top];
             *t = (mt_cp_name_t){.rank = -1, .kind = (uint32_t)cp_node_kind(n), .ns = sum};
-            if (!(t->name = cp_dupn(n->name, n->name_len)))
+            if (!(t->name = strndup(n->name, n->name_len)))
                 goto out;
             c->n_top++;
             a = b;
@@ -1543,7 +1522,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             if (period_of(c, j))
                 per[np++] = c->steps[j].end_ns - c->steps[j - 1].end_ns;
         c->periods = np;
-        c->period_p50_ns = np ? p50_of(per, np) : 0;
+        c->period_p50_ns = mt_stats_pct_i64(per, np, 50);
     }
     for (int wi = 0; wi < MT_WI_COUNT_; wi++) {
         mt_cp_whatif_t *x = &c->whatif[wi];
@@ -1600,8 +1579,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         x->run = true;
         x->steps = n1;
         if (n1) {
-            x->p50_ns = p50_of(tmp, n1);
-            x->gain_ns = p50_of(meas, n1) - x->p50_ns;
+            x->p50_ns = mt_stats_pct_i64(tmp, n1, 50);
+            x->gain_ns = mt_stats_pct_i64(meas, n1, 50) - x->p50_ns;
         }
         if (pipe && c->periods) {
             x->carried = true;

@@ -3,7 +3,9 @@
  * involved and the step's critical path, merged to a bounded number of
  * segments so that a job of thousands of ranks and kernels still draws in
  * a few thousand rectangles. */
+#define _POSIX_C_SOURCE 200809L /* strndup */
 #include "cross/critpath_int.h"
+#include "mergetrace/buf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +25,7 @@ static int set_name(const cp_graph_t *g, mt_cp_seg_t *s, int32_t node, int64_t d
     if (node < 0 || d <= s->name_ns)
         return 0;
     const cp_node_t *n = &g->nodes[node];
-    char *nm = cp_dupn(n->name, n->name_len);
+    char *nm = strndup(n->name, n->name_len);
     if (!nm)
         return -1;
     free(s->name);
@@ -53,14 +55,8 @@ static int mg_add(merger_t *m, int64_t a, int64_t b, int kind, int32_t node, int
         m->open = L->b - L->a < m->minw;
         return set_name(m->g, L, node, d);
     }
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? 2 * m->cap : 64;
-        mt_cp_seg_t *p = realloc(m->v, cap * sizeof *p);
-        if (!p)
-            return -1;
-        m->v = p;
-        m->cap = cap;
-    }
+    if (MT_GROW(m->v, m->cap, m->n + 1, 64))
+        return -1;
     mt_cp_seg_t *s = &m->v[m->n++];
     *s = (mt_cp_seg_t){.a = a, .b = b, .rank = rank, .n = 1, .kind = (uint8_t)kind};
     s->kind_ns[kind] = d;

@@ -168,9 +168,6 @@ typedef struct cp_pseg {
  * 0, or -1 out of memory. */
 int cp_path_of(const cp_graph_t *g, mt_critpath_t *c, size_t j, cp_pseg_t **out, size_t *n);
 
-/* A NUL-terminated copy of s[0..n) (malloc), NULL out of memory (cp_run.c). */
-char *cp_dupn(const char *s, size_t n);
-
 /* The strips of c (critpath.h mt_cp_strip_t) for the median and the
  * slowest used step (cp_strip.c); c's steps and statistics set. MT_OK or
  * MT_ERR_NOMEM. */

@@ -3,6 +3,7 @@
  * operations and their args (step, microbatch, sequence id, model chunk),
  * which the event table does not keep; thread names give each operation
  * its rank and track. Also the --timeline-map parser. */
+#define _POSIX_C_SOURCE 200809L /* strndup */
 #include "mergetrace/timeline.h"
 #include "base/errpos.h"
 #include "base/numparse.h"
@@ -57,16 +58,6 @@ void mt_timeline_map_free(mt_timeline_map_t *m)
     free(m->tracks);
     free(m->types);
     free(m);
-}
-
-static char *dup_span(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = '\0';
-    }
-    return d;
 }
 
 /* The next whitespace-separated word of [*p, e); the last word of a line
@@ -144,7 +135,7 @@ mt_status_t mt_timeline_map_parse(const char *text, size_t len, const char *path
                 } else if (MT_GROW(m->tracks, m->cap_tracks, m->n_tracks + 1, 4)) {
                     st = mt_error_set(err, MT_ERR_NOMEM, "timeline map");
                 } else {
-                    char *re = dup_span(r0, (size_t)(r1 - r0));
+                    char *re = strndup(r0, (size_t)(r1 - r0));
                     if (!re) {
                         st = mt_error_set(err, MT_ERR_NOMEM, "timeline map");
                     } else if (regcomp(&m->tracks[m->n_tracks].re, re, REG_EXTENDED)) {
@@ -161,8 +152,8 @@ mt_status_t mt_timeline_map_parse(const char *text, size_t len, const char *path
                     st = mt_error_set(err, MT_ERR_NOMEM, "timeline map");
                 } else {
                     map_type_t *x = &m->types[m->n_types];
-                    x->from = dup_span(w2, n2);
-                    x->to = dup_span(w3, n3);
+                    x->from = strndup(w2, n2);
+                    x->to = strndup(w3, n3);
                     m->n_types++;
                     if (!x->from || !x->to)
                         st = mt_error_set(err, MT_ERR_NOMEM, "timeline map");
@@ -177,7 +168,7 @@ mt_status_t mt_timeline_map_parse(const char *text, size_t len, const char *path
                     st = map_fail(err, path, text, p, "expected \"arg <key> <step|mb_id|seq_id|model_chunk>\"");
                 } else {
                     free(m->args[k]);
-                    if (!(m->args[k] = dup_span(w2, n2)))
+                    if (!(m->args[k] = strndup(w2, n2)))
                         st = mt_error_set(err, MT_ERR_NOMEM, "timeline map");
                 }
             } else {
@@ -567,7 +558,7 @@ mt_status_t mt_timeline_load(const char *path, const mt_timeline_map_t *map, mt_
                     goto out;
                 }
                 tl->types = nt;
-                if (!(tl->types[k] = dup_span(s, n))) {
+                if (!(tl->types[k] = strndup(s, n))) {
                     free(idx);
                     goto out;
                 }
