@@ -765,12 +765,65 @@ typedef struct rc_cause {
 
 enum { RC_KEY_HOST = 0, RC_KEY_IDLE = 1 };
 
+/* A hash index over the entries of an array its owner keeps (the keys
+ * and the causes below): open addressing with linear probing; a slot
+ * holds an entry's index, -1 empty; cap a power of two, at least twice
+ * the entries. */
+typedef struct itab {
+    int32_t *slot;
+    size_t cap;
+} itab_t;
+
+static int itab_init(itab_t *t, size_t cap)
+{
+    t->cap = cap;
+    t->slot = malloc(cap * sizeof *t->slot);
+    if (!t->slot)
+        return -1;
+    memset(t->slot, 0xff, cap * sizeof *t->slot);
+    return 0;
+}
+
+static void itab_put(int32_t *slot, size_t cap, uint64_t h, int32_t e)
+{
+    size_t i = h & (cap - 1);
+    while (slot[i] >= 0)
+        i = (i + 1) & (cap - 1);
+    slot[i] = e;
+}
+
+/* Find-or-insert: the entry of hash h that same(ctx, e) accepts; when
+ * there is none, n (the caller then stores entry n and counts it), with
+ * the table doubled first when n + 1 entries need it (entries 0..n-1
+ * placed again by hash(ctx, e)). -1 out of memory, the table unchanged.
+ * Inline, so that each caller's same and hash are direct calls. */
+static inline int32_t itab_get(itab_t *t, uint64_t h, size_t n, bool (*same)(const void *ctx, int32_t e),
+                               uint64_t (*hash)(const void *ctx, int32_t e), const void *ctx)
+{
+    for (size_t i = h & (t->cap - 1); t->slot[i] >= 0; i = (i + 1) & (t->cap - 1))
+        if (same(ctx, t->slot[i]))
+            return t->slot[i];
+    if (2 * (n + 1) > t->cap) {
+        size_t cap = 2 * t->cap;
+        int32_t *v = malloc(cap * sizeof *v);
+        if (!v)
+            return -1;
+        memset(v, 0xff, cap * sizeof *v);
+        for (size_t k = 0; k < n; k++)
+            itab_put(v, cap, hash(ctx, (int32_t)k), (int32_t)k);
+        free(t->slot);
+        t->slot = v;
+        t->cap = cap;
+    }
+    itab_put(t->slot, t->cap, h, (int32_t)n);
+    return (int32_t)n;
+}
+
 typedef struct rc {
     const cp_graph_t *g;
     rc_key_t *keys;
     size_t n_keys, cap_keys;
-    int32_t *ktab;        /* open addressing over keys, -1 empty; ktab_cap a power of two */
-    size_t ktab_cap;
+    itab_t ktab;          /* over keys */
     int32_t *nkey, *wkey; /* per node: its key; comm_wait key of a matched comm node, -1 */
     int32_t *mr;          /* per instance member (imem order): member ranks, sorted within each instance */
     rc_seg_t *segs;       /* the late rank's walk */
@@ -785,8 +838,7 @@ typedef struct rc {
     size_t n_walk;        /* segments of the current walk */
     rc_cause_t *cs;
     size_t n_cs, cap_cs;
-    int32_t *ctab;        /* open addressing over cs, -1 empty */
-    size_t ctab_cap;
+    itab_t ctab;          /* over cs */
     rc_ann_t *ann;        /* per rank and annotation: ann[aoff[rank_i] + annot] */
     size_t *aoff;
     int err;
@@ -797,41 +849,35 @@ static uint64_t key_hash(const char *name, uint32_t len, uint32_t kind)
     return mt_hash64(name, len, 0x9e3779b97f4a7c15ULL * (kind + 1));
 }
 
-static int ktab_put(int32_t *tab, size_t cap, uint64_t h, int32_t v)
+/* A key looked up in x's keys (key_of's itab_get context). */
+typedef struct key_probe {
+    const rc_key_t *keys;
+    rc_key_t k;
+} key_probe_t;
+
+static bool key_same(const void *ctx, int32_t e)
 {
-    for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1))
-        if (tab[i] < 0) {
-            tab[i] = v;
-            return 0;
-        }
+    const key_probe_t *p = ctx;
+    const rc_key_t *k = &p->keys[e];
+    return k->kind == p->k.kind && k->len == p->k.len && (k->name == p->k.name || !memcmp(k->name, p->k.name, k->len));
+}
+
+static uint64_t key_rehash(const void *ctx, int32_t e)
+{
+    const rc_key_t *k = &((const key_probe_t *)ctx)->keys[e];
+    return key_hash(k->name, k->len, k->kind);
 }
 
 /* The key of (kind, name), added when new; -1 out of memory. */
 static int32_t key_of(rc_t *x, uint32_t kind, const char *name, uint32_t len)
 {
-    uint64_t h = key_hash(name, len, kind);
-    for (size_t i = h & (x->ktab_cap - 1); x->ktab[i] >= 0; i = (i + 1) & (x->ktab_cap - 1)) {
-        const rc_key_t *k = &x->keys[x->ktab[i]];
-        if (k->kind == kind && k->len == len && (k->name == name || !memcmp(k->name, name, len)))
-            return x->ktab[i];
-    }
     if (MT_GROW(x->keys, x->cap_keys, x->n_keys + 1, 64))
         return -1;
-    x->keys[x->n_keys] = (rc_key_t){name, len, kind};
-    if (2 * (x->n_keys + 1) > x->ktab_cap) {
-        size_t cap = 2 * x->ktab_cap;
-        int32_t *t = malloc(cap * sizeof *t);
-        if (!t)
-            return -1;
-        memset(t, 0xff, cap * sizeof *t);
-        for (size_t k = 0; k < x->n_keys; k++)
-            ktab_put(t, cap, key_hash(x->keys[k].name, x->keys[k].len, x->keys[k].kind), (int32_t)k);
-        free(x->ktab);
-        x->ktab = t;
-        x->ktab_cap = cap;
-    }
-    ktab_put(x->ktab, x->ktab_cap, h, (int32_t)x->n_keys);
-    return (int32_t)x->n_keys++;
+    key_probe_t p = {x->keys, {name, len, kind}};
+    int32_t e = itab_get(&x->ktab, key_hash(name, len, kind), x->n_keys, key_same, key_rehash, &p);
+    if (e >= 0 && (size_t)e == x->n_keys)
+        x->keys[x->n_keys++] = p.k;
+    return e;
 }
 
 static uint64_t cause_hash(int32_t key, int32_t rank_i)
@@ -839,34 +885,36 @@ static uint64_t cause_hash(int32_t key, int32_t rank_i)
     return ((uint64_t)(uint32_t)key * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)(uint32_t)rank_i * 0xc2b2ae3d27d4eb4fULL);
 }
 
+/* A cause looked up in x's causes (charge's itab_get context). */
+typedef struct cause_probe {
+    const rc_cause_t *cs;
+    int32_t key, rank_i;
+} cause_probe_t;
+
+static bool cause_same(const void *ctx, int32_t e)
+{
+    const cause_probe_t *p = ctx;
+    return p->cs[e].key == p->key && p->cs[e].rank_i == p->rank_i;
+}
+
+static uint64_t cause_rehash(const void *ctx, int32_t e)
+{
+    const rc_cause_t *c = &((const cause_probe_t *)ctx)->cs[e];
+    return cause_hash(c->key, c->rank_i);
+}
+
 /* Charge ns to (key, rank_i). */
 static int charge(rc_t *x, int32_t key, int32_t rank_i, int64_t ns)
 {
-    uint64_t h = cause_hash(key, rank_i);
-    for (size_t i = h & (x->ctab_cap - 1); x->ctab[i] >= 0; i = (i + 1) & (x->ctab_cap - 1)) {
-        rc_cause_t *c = &x->cs[x->ctab[i]];
-        if (c->key == key && c->rank_i == rank_i) {
-            c->ns += ns;
-            return 0;
-        }
-    }
     if (MT_GROW(x->cs, x->cap_cs, x->n_cs + 1, 64))
         return -1;
-    x->cs[x->n_cs] = (rc_cause_t){key, rank_i, ns};
-    if (2 * (x->n_cs + 1) > x->ctab_cap) {
-        size_t cap = 2 * x->ctab_cap;
-        int32_t *t = malloc(cap * sizeof *t);
-        if (!t)
-            return -1;
-        memset(t, 0xff, cap * sizeof *t);
-        for (size_t k = 0; k < x->n_cs; k++)
-            ktab_put(t, cap, cause_hash(x->cs[k].key, x->cs[k].rank_i), (int32_t)k);
-        free(x->ctab);
-        x->ctab = t;
-        x->ctab_cap = cap;
-    }
-    ktab_put(x->ctab, x->ctab_cap, h, (int32_t)x->n_cs);
-    x->n_cs++;
+    cause_probe_t p = {x->cs, key, rank_i};
+    int32_t e = itab_get(&x->ctab, cause_hash(key, rank_i), x->n_cs, cause_same, cause_rehash, &p);
+    if (e < 0)
+        return -1;
+    if ((size_t)e == x->n_cs)
+        x->cs[x->n_cs++] = (rc_cause_t){key, rank_i, 0};
+    x->cs[e].ns += ns;
     return 0;
 }
 
@@ -956,7 +1004,7 @@ static void sink_p(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
 static void rc_free(rc_t *x)
 {
     free(x->keys);
-    free(x->ktab);
+    free(x->ktab.slot);
     free(x->nkey);
     free(x->wkey);
     free(x->mr);
@@ -967,7 +1015,7 @@ static void rc_free(rc_t *x)
     free(x->touched);
     free(x->mark);
     free(x->cs);
-    free(x->ctab);
+    free(x->ctab.slot);
     free(x->ann);
     free(x->aoff);
 }
@@ -977,17 +1025,11 @@ static int rc_init(const cp_graph_t *g, rc_t *x)
 {
     size_t nn = g->n_nodes ? g->n_nodes : 1;
     x->g = g;
-    x->ktab_cap = 64;
-    x->ctab_cap = 64;
-    x->ktab = malloc(x->ktab_cap * sizeof *x->ktab);
-    x->ctab = malloc(x->ctab_cap * sizeof *x->ctab);
     x->nkey = mt_big_malloc(nn * sizeof *x->nkey);
     x->wkey = mt_big_malloc(nn * sizeof *x->wkey);
     x->mr = malloc((g->n_imem ? g->n_imem : 1) * sizeof *x->mr);
-    if (!x->ktab || !x->ctab || !x->nkey || !x->wkey || !x->mr)
+    if (itab_init(&x->ktab, 64) || itab_init(&x->ctab, 64) || !x->nkey || !x->wkey || !x->mr)
         return -1;
-    memset(x->ktab, 0xff, x->ktab_cap * sizeof *x->ktab);
-    memset(x->ctab, 0xff, x->ctab_cap * sizeof *x->ctab);
     if (key_of(x, MT_RC_HOST, "", 0) != RC_KEY_HOST || key_of(x, MT_RC_IDLE, "", 0) != RC_KEY_IDLE)
         return -1;
     /* A rank's nodes borrow their names from its string pool, so a name
