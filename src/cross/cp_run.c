@@ -859,7 +859,8 @@ static bool key_same(const void *ctx, int32_t e)
 {
     const key_probe_t *p = ctx;
     const rc_key_t *k = &p->keys[e];
-    return k->kind == p->k.kind && k->len == p->k.len && (k->name == p->k.name || !memcmp(k->name, p->k.name, k->len));
+    return k->kind == p->k.kind && k->len == p->k.len &&
+           (k->name == p->k.name || !memcmp(k->name, p->k.name, k->len));
 }
 
 static uint64_t key_rehash(const void *ctx, int32_t e)
