@@ -659,6 +659,24 @@ static int name_ns_cmp(const void *pa, const void *pb)
 #define CP_TOP 10
 #define CP_CAUSES 10
 
+/* Free the names of v[0..n) and v. */
+static void names_free(mt_cp_name_t *v, size_t n)
+{
+    for (size_t j = 0; j < n; j++)
+        free(v[j].name);
+    free(v);
+}
+
+/* Sort v[0..n) most first, free the names past the first CP_CAUSES and
+ * return how many are kept. */
+static size_t names_keep_top(mt_cp_name_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, name_ns_cmp);
+    for (size_t k = CP_CAUSES; k < n; k++)
+        free(v[k].name);
+    return n < CP_CAUSES ? n : CP_CAUSES;
+}
+
 /* The straggler what-if's factors: see critpath.h "what-if". */
 static int straggler_factors(const cp_graph_t *g, const mt_cp_request_t *rq, double *f, nh_t *nh, size_t *n_nh)
 {
@@ -1169,19 +1187,14 @@ static int annot_causes(const cp_graph_t *g, const rc_t *x, mt_critpath_t *c)
             mt_an_str_t nm = k ? a->annots[k - 1] : (mt_an_str_t){0, 0};
             v[nv] = (mt_cp_name_t){.rank = g->ranks[r].rank, .kind = best, .ns = e->ns};
             if (!(v[nv].name = strndup(nm.len ? a->strings + nm.off : "", nm.len))) {
-                for (size_t j = 0; j < nv; j++)
-                    free(v[j].name);
-                free(v);
+                names_free(v, nv);
                 return -1;
             }
             nv++;
         }
     }
-    qsort(v, nv, sizeof *v, name_ns_cmp);
-    for (size_t k = CP_CAUSES; k < nv; k++)
-        free(v[k].name);
     c->by_annot = v;
-    c->n_by_annot = nv < CP_CAUSES ? nv : CP_CAUSES;
+    c->n_by_annot = names_keep_top(v, nv);
     return 0;
 }
 
@@ -1243,18 +1256,13 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
         const rc_key_t *k = &x.keys[x.cs[i].key];
         top[nt] = (mt_cp_name_t){.rank = g->ranks[x.cs[i].rank_i].rank, .kind = k->kind, .ns = x.cs[i].ns};
         if (!(top[nt].name = strndup(k->name, k->len))) {
-            for (size_t j = 0; j < nt; j++)
-                free(top[j].name);
-            free(top);
+            names_free(top, nt);
             goto out;
         }
         nt++;
     }
-    qsort(top, nt, sizeof *top, name_ns_cmp);
-    for (size_t k = CP_CAUSES; k < nt; k++)
-        free(top[k].name);
     c->causes = top;
-    c->n_causes = nt < CP_CAUSES ? nt : CP_CAUSES;
+    c->n_causes = names_keep_top(top, nt);
     if (annot_causes(g, &x, c))
         goto out;
     st = MT_OK;
