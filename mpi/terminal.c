@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mergetrace/loader.h"
 #include "procs.h"
 
 mt_status_t terminal_write(void *ctx, const void *data, size_t len)
@@ -269,6 +270,49 @@ void terminal_warnings_print(FILE *out, const mt_warnings_t *w, const char *Y, c
         fprintf(out, "  %s\n", w->v[i].text);
 }
 
+/* The JSON bytes of the job with each merged trace counted once (the most
+ * any of its ranks read of it: a rank reads the file up to its part, so
+ * summed over ranks the file counts once per rank); *parts: how many ranks
+ * came from a merged trace. */
+static uint64_t json_once(const input_list_t *l, const job_t *j, size_t *parts)
+{
+    uint64_t sum = 0;
+    *parts = 0;
+    size_t *flen = malloc((j->n ? j->n : 1) * sizeof *flen); /* <file>'s length in a part's path; 0: no part */
+    for (size_t i = 0; i < j->n; i++) {
+        size_t len = 0;
+        if (!flen || mt_merged_part_parse(l->files[j->res[i].index].path, &len) < 0)
+            len = 0;
+        if (flen)
+            flen[i] = len;
+        if (len)
+            ++*parts;
+        else
+            sum += j->res[i].sum.bytes_json;
+    }
+    /* the first part of each file adds the most any part read of it; the
+     * search stops at an earlier part of the same file, so one merged trace
+     * costs one pass over the ranks */
+    for (size_t i = 0; flen && i < j->n; i++) {
+        if (!flen[i])
+            continue;
+        const char *p = l->files[j->res[i].index].path;
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = flen[k] == flen[i] && !strncmp(p, l->files[j->res[k].index].path, flen[i]);
+        if (seen)
+            continue;
+        uint64_t most = j->res[i].sum.bytes_json;
+        for (size_t k = i + 1; k < j->n; k++)
+            if (flen[k] == flen[i] && !strncmp(p, l->files[j->res[k].index].path, flen[i]) &&
+                j->res[k].sum.bytes_json > most)
+                most = j->res[k].sum.bytes_json;
+        sum += most;
+    }
+    free(flen);
+    return sum;
+}
+
 void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j, const phase_times_t *pt, int n_procs,
                       const char *merged_path, uint64_t merged_events, const mt_warnings_t *w, const char *removed)
 {
@@ -294,8 +338,16 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
     }
     fprintf(out, "%smergetrace %s%s: %zu rank%s of world size %lld, %d process%s\n", B, MERGETRACE_VERSION, N, j->n,
             j->n == 1 ? "" : "s", (long long)j->world, n_procs, n_procs == 1 ? "" : "es");
-    fprintf(out, "loaded %.1f MB of JSON, %llu events in %.3f s (%.0f MB/s); aligned in %.3f s", json / 1e6,
-            (unsigned long long)events, t_load, t_load > 0 ? json / 1e6 / t_load : 0.0, t_align);
+    size_t parts = 0;
+    uint64_t once = json_once(l, j, &parts);
+    if (parts) /* every rank of a merged trace read the file up to its part: that is the work, not the file's size */
+        fprintf(out, "loaded %.1f MB of JSON, %llu events in %.3f s; a merged trace is parsed once per rank "
+                     "(%zu part%s: %.1f MB parsed in all, %.0f MB/s); aligned in %.3f s",
+                once / 1e6, (unsigned long long)events, t_load, parts, parts == 1 ? "" : "s", json / 1e6,
+                t_load > 0 ? json / 1e6 / t_load : 0.0, t_align);
+    else
+        fprintf(out, "loaded %.1f MB of JSON, %llu events in %.3f s (%.0f MB/s); aligned in %.3f s", json / 1e6,
+                (unsigned long long)events, t_load, t_load > 0 ? json / 1e6 / t_load : 0.0, t_align);
     if (merged_path)
         fprintf(out, "; merged trace in %.3f s", t_merge);
     fprintf(out, "\n\n");
@@ -326,9 +378,12 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
         const mt_clock_t *c = &al->clocks[i];
         char resid[32], name[32], drift[24];
         snprintf(resid, sizeof resid, "%.1f / %.1f", c->residual_p50_ns / 1e3, c->residual_p99_ns / 1e3);
-        fprintf(out, "%5lld  %-26.26s %9llu %11.3f %13s %8llu %17s %5llu  %s\n", (long long)r->rank,
+        char matched[24] = "-"; /* no fit (--no-align, a merged trace): no collective was matched to fit a clock */
+        if (!o->no_align)
+            snprintf(matched, sizeof matched, "%llu", (unsigned long long)c->matched);
+        fprintf(out, "%5lld  %-26.26s %9llu %11.3f %13s %8s %17s %5llu  %s\n", (long long)r->rank,
                 inputs_label(l->files[r->index].path, 26, name, sizeof name), (unsigned long long)r->sum.events,
-                c->offset_ns / 1e6, mt_clock_drift_text(c, drift, sizeof drift), (unsigned long long)c->matched, resid,
+                c->offset_ns / 1e6, mt_clock_drift_text(c, drift, sizeof drift), matched, resid,
                 (unsigned long long)c->violations,
                 c->reference ? "ref" : c->connected ? "" : "NOT CONNECTED");
     }

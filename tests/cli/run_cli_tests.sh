@@ -13,6 +13,7 @@ export ASAN_OPTIONS=detect_leaks=0
 cd "$root" || exit 1
 mask() {
   sed -E 's/[0-9]+\.[0-9]+ s \([0-9]+ MB\/s\)/T s (R MB\/s)/; s/(aligned in|merged trace in) [0-9.]+ s/\1 T s/g' \
+    | sed -E 's/events in [0-9.]+ s; a merged trace/events in T s; a merged trace/; s/ in all, [0-9]+ MB\/s\)/ in all, R MB\/s)/' \
     | sed -E "s#$work/empty#@empty#g; s#$work/#@work/#g"
 }
 fail=0 n=0

@@ -55,7 +55,11 @@ def close(a_ns, b_ns, abs_ns):
     return abs(a_ns - b_ns) <= abs_ns + PPM * abs(b_ns)
 
 
-def compare_pipeline(name, got, truth, errors):
+def compare_pipeline(name, got, truth, errors, corrected_input=False):
+    """report.json "pipeline" against truth.json "pipeline". corrected_input:
+    the traces were written on corrected clocks (mergetrace's merged trace
+    read back), so the "raw" clocks are the aligned ones and the latency
+    on them must be the truth's too."""
     tp = truth.get("pipeline")
     if not tp:
         if got.get("pipeline") is not None:
@@ -112,7 +116,9 @@ def compare_pipeline(name, got, truth, errors):
     ranks = {r["rank"]: r for r in truth["ranks"]}
     first, last = ranks[tp["stages"][0][0]], ranks[tp["stages"][-1][0]]
     skew = abs(first["clock_offset_ns"] - last["clock_offset_ns"])
-    if skew > 100000:
+    if corrected_input:
+        near("latency p50 on the input's clocks", gp["raw_clock"]["latency_us"]["p50"], tp["latency_ns"]["p50"], 5000)
+    elif skew > 100000:
         raw = us_to_ns(gp["raw_clock"]["latency_us"]["p50"])
         if close(raw, tp["latency_ns"]["p50"], skew // 2):
             errors.append("%s: pipeline latency on raw clocks %d ns is near the truth %d ns despite a %d ns skew: "
@@ -176,6 +182,23 @@ def clock_errors(name, got, truth):
         if not c["connected"]:
             errors.append("%s: rank %d not connected" % (name, r))
     return errors, worst
+
+
+def compare_straggler(name, got, truth, errors):
+    """The straggler the generator planted (truth.json "straggler") is the
+    one named: the only suspect, or for a straggler in a few steps only
+    ("straggler_steps") the top episode."""
+    if truth.get("straggler") is not None and truth.get("straggler_steps"):
+        # an intermittent straggler: the top episode is its steps, ahead of
+        # every one-step hold-up of the noise
+        a_, b_ = (int(v) for v in truth["straggler_steps"].split("-"))
+        ep = got["stragglers"]["episodes"]
+        top = (ep[0]["first_step"], ep[0]["last_step"], ep[0]["suspects"]) if ep else None
+        if top != (a_, b_, [truth["straggler"]]):
+            errors.append("%s: top straggler episode: mergetrace %r, truth %r" % (name, top, (a_, b_, [truth["straggler"]])))
+    elif truth.get("straggler") is not None and got["stragglers"]["suspects"] != [truth["straggler"]]:
+        errors.append("%s: straggler suspects: mergetrace %r, truth %r" %
+                      (name, got["stragglers"]["suspects"], [truth["straggler"]]))
 
 
 def compare(name, d, got, truth):
@@ -252,16 +275,7 @@ def compare(name, d, got, truth):
             eq("rank %d projection %r gpu (ns)" % (r, pname), us_to_ns(p["gpu_us"]), pt["gpu_ns_any_thread"])
             eq("rank %d projection %r gpu same thread (ns)" % (r, pname), us_to_ns(p["gpu_same_thread_us"]),
                pt["gpu_ns"])
-    # the straggler the generator planted is the one named
-    if truth.get("straggler") is not None and truth.get("straggler_steps"):
-        # an intermittent straggler: the top episode is its steps, ahead of
-        # every one-step hold-up of the noise
-        a_, b_ = (int(v) for v in truth["straggler_steps"].split("-"))
-        ep = got["stragglers"]["episodes"]
-        top = (ep[0]["first_step"], ep[0]["last_step"], ep[0]["suspects"]) if ep else None
-        eq("top straggler episode", top, (a_, b_, [truth["straggler"]]))
-    elif truth.get("straggler") is not None:
-        eq("straggler suspects", got["stragglers"]["suspects"], [truth["straggler"]])
+    compare_straggler(name, got, truth, errors)
     compare_pipeline(name, got, truth, errors)
     cerr, worst = clock_errors(name, got, truth)
     errors += cerr

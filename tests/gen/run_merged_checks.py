@@ -25,6 +25,19 @@ own clocks", which for a merged trace are the corrected clock).
 Exactly equal: the step count, the suspects (whole job, clock-free, per
 step), the blamed stage, the critical path's ranks, the ideal what-if's S
 values (4 decimals) on the pipeline job.
+Run B against the generator's own truth (truth.json, written beside the
+job), with the functions and tolerances of the checks that hold the
+per-rank runs to it: steps (run_step_checks.check_steps: step time p50/p99
+within 0.5 %, the replay, the critical path by kind within 0.1 % of its
+length and its communication share within 1 point, root causes: the
+waiting within 1 % on the data-parallel job, the straggler's forward
+kernels and annotation first, the slowest stage's rank first on the
+pipeline), the straggler rank (run_gen_checks.compare_straggler), the
+pipeline (run_gen_checks.compare_pipeline: stages, chunks, stage busy,
+period, latency and OverlapScore per chunk and overall, the critical
+stage; the latency on the input's own clocks too, since they are the
+corrected ones) and the ideal what-if's blamed stage (the stage with the largest
+mean busy time, as gen_whatif_stages).
 Run B also says that no clock was fitted (clock.fit false with a reason,
 rank_source "merged trace") and writes no merged trace; run C's report
 equals run B's in those sections.
@@ -38,6 +51,10 @@ import shutil
 import subprocess
 import sys
 import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run_gen_checks import compare_pipeline, compare_straggler  # noqa: E402
+from run_step_checks import check_steps  # noqa: E402
 
 JOBS = {
     "dp-straggler": ["--kind", "dp", "--ranks", "4", "--steps", "8", "--seed", "21", "--straggler", "2",
@@ -137,6 +154,28 @@ def main():
               "%s: ideal S %s, blamed stage %s, S per stage the same" % (name, ib.get("s"), ib.get("blamed_stage")))
         if "pipeline" in ra:
             check("pipeline" in rb, "%s: pipeline section in both" % name)
+        # run B against the generator's truth, not only against run A
+        truth = json.load(open(os.path.join(d, "truth.json")))
+        terr = []
+        check_steps(name + " B", truth, rb["steps"], terr)
+        compare_straggler(name + " B", rb, truth, terr)
+        compare_pipeline(name + " B", rb, truth, terr, corrected_input=True)
+        if truth.get("pipeline"):
+            busy = [s["mean"] for s in truth["pipeline"]["stage_busy_ns"]]
+            if ib.get("blamed_stage") != busy.index(max(busy)):
+                terr.append("%s B: ideal what-if blames stage %s, the generator's slowest stage is %d (busy %s ns)" %
+                            (name, ib.get("blamed_stage"), busy.index(max(busy)), busy))
+        if truth.get("pipeline"):
+            gp, tp = rb["pipeline"], truth["pipeline"]
+            print("     %s B: period p50 %.3f us (truth %.3f), stage busy means %s us (truth %s), critical stage %s, "
+                  "blamed stage %s" % (name, gp["period_us"]["p50"], tp["period_ns"]["p50"] / 1000.0,
+                                       [b["mean"] for b in gp["stage_busy_us"]],
+                                       [round(b["mean"] / 1000.0, 3) for b in tp["stage_busy_ns"]],
+                                       gp["critical_stage"], ib.get("blamed_stage")))
+        for e in terr:
+            check(False, e)
+        check(not terr, "%s B: steps, critical path, root causes, straggler%s against truth.json" %
+              (name, ", pipeline, blamed stage" if truth.get("pipeline") else ""))
         # within the drift
         worst, n = None, 0
         for sec in SECTIONS:

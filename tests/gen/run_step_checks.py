@@ -190,6 +190,50 @@ def root_cause_checks(name, truth, got, errors):
             errors.append("%s: first root cause %s, slowest stage's ranks %s" % (name, top, slow))
 
 
+def check_steps(name, truth, got, errors):
+    """report.json "steps" of one job against its truth.json: step times,
+    replay, the critical path by kind and its communication share, the
+    ranks' shares, root causes (root_cause_checks). gen_merged runs it on a
+    merged trace read back."""
+    tt = [s["time_ns"] for s in truth["step_times"]][1:]
+    for key, p in (("p50_us", 50), ("p99_us", 99)):
+        want = pct(tt, p) / 1000.0
+        if abs(got[key] - want) > 0.005 * want:
+            errors.append("%s: %s %.3f, truth %.3f" % (name, key, got[key], want))
+    times = [s["time_us"] for s in got["per_step"]]
+    if [s["step"] for s in got["per_step"]] != [s["step"] for s in truth["step_times"]]:
+        errors.append("%s: steps %s" % (name, [s["step"] for s in got["per_step"]]))
+    errs = sorted(abs(s["replay_us"] - s["time_us"]) / s["time_us"] for s in got["per_step"] if s["used"])
+    if errs[(len(errs) - 1) // 2] > 0.005 or errs[-1] > 0.01:
+        errors.append("%s: replay errors %s" % (name, errs))
+    for s in got["per_step"]:
+        tot = sum(s["path_us"].values())
+        if abs(tot - s["time_us"]) > 0.002:
+            errors.append("%s: step %d path %.3f != time %.3f" % (name, s["step"], tot, s["time_us"]))
+    cp = got["critical_path"]
+    if abs(cp["length_us"] - sum(t for s, t in zip(got["per_step"], times) if s["used"])) > 0.01:
+        errors.append("%s: path length %.3f" % (name, cp["length_us"]))
+    # communication on the critical path against the generator's own
+    # path (truth.json critical_path: the bindings its schedule used)
+    tcp = truth["critical_path"][1:]
+    tlen = sum(sum(c["kind_ns"].values()) for c in tcp)
+    tcomm = 100.0 * sum(c["kind_ns"]["comm"] for c in tcp) / tlen
+    tkinds = {k: sum(c["kind_ns"][k] for c in tcp) / 1000.0 for k in tcp[0]["kind_ns"]}
+    print("%s: critical path by kind %s us; truth %s us" % (name, cp["by_kind_us"], tkinds))
+    for k, v in tkinds.items():  # every kind, far tighter (seen: within 2 us of 30-90 ms)
+        if abs(cp["by_kind_us"][k] - v) > 0.001 * tlen / 1000.0:
+            errors.append("%s: %s on the critical path %.3f us, truth %.3f us" % (name, k, cp["by_kind_us"][k], v))
+    if abs(cp["comm_pct"] - tcomm) > 1.0:
+        errors.append("%s: comm on the critical path %.2f %%, truth %.2f %%" % (name, cp["comm_pct"], tcomm))
+    share = sum(r["path_pct"] for r in cp["ranks"])
+    if abs(share - 100.0) > 0.1:
+        errors.append("%s: rank shares sum to %.2f" % (name, share))
+    root_cause_checks(name, truth, got, errors)
+    print("%s: p50 %.3f us p99 %.3f us (truth %.3f, %.3f), replay error max %.4f %%, comm on path %.2f %%, "
+          "attributed %.1f %%" % (name, got["p50_us"], got["p99_us"], pct(tt, 50) / 1000.0, pct(tt, 99) / 1000.0,
+                                  100 * errs[-1], cp["comm_pct"], got["root_causes"]["attributed_pct"]))
+
+
 STRAGGLER = {"dp-straggler": 2, "dp32-straggler": 29}
 HTML_JOBS = ("dp-straggler", "dp32-straggler", "pp-4stage")
 STRIP_RANKS = 24
@@ -410,43 +454,7 @@ def main():
         truth = json.load(open(os.path.join(d, "truth.json")))
         got = json.load(open(os.path.join(o, "report.json")))["steps"]
         rep[name] = got
-        tt = [s["time_ns"] for s in truth["step_times"]][1:]
-        for key, p in (("p50_us", 50), ("p99_us", 99)):
-            want = pct(tt, p) / 1000.0
-            if abs(got[key] - want) > 0.005 * want:
-                errors.append("%s: %s %.3f, truth %.3f" % (name, key, got[key], want))
-        times = [s["time_us"] for s in got["per_step"]]
-        if [s["step"] for s in got["per_step"]] != [s["step"] for s in truth["step_times"]]:
-            errors.append("%s: steps %s" % (name, [s["step"] for s in got["per_step"]]))
-        errs = sorted(abs(s["replay_us"] - s["time_us"]) / s["time_us"] for s in got["per_step"] if s["used"])
-        if errs[(len(errs) - 1) // 2] > 0.005 or errs[-1] > 0.01:
-            errors.append("%s: replay errors %s" % (name, errs))
-        for s in got["per_step"]:
-            tot = sum(s["path_us"].values())
-            if abs(tot - s["time_us"]) > 0.002:
-                errors.append("%s: step %d path %.3f != time %.3f" % (name, s["step"], tot, s["time_us"]))
-        cp = got["critical_path"]
-        if abs(cp["length_us"] - sum(t for s, t in zip(got["per_step"], times) if s["used"])) > 0.01:
-            errors.append("%s: path length %.3f" % (name, cp["length_us"]))
-        # communication on the critical path against the generator's own
-        # path (truth.json critical_path: the bindings its schedule used)
-        tcp = truth["critical_path"][1:]
-        tlen = sum(sum(c["kind_ns"].values()) for c in tcp)
-        tcomm = 100.0 * sum(c["kind_ns"]["comm"] for c in tcp) / tlen
-        tkinds = {k: sum(c["kind_ns"][k] for c in tcp) / 1000.0 for k in tcp[0]["kind_ns"]}
-        print("%s: critical path by kind %s us; truth %s us" % (name, cp["by_kind_us"], tkinds))
-        for k, v in tkinds.items():  # every kind, far tighter (seen: within 2 us of 30-90 ms)
-            if abs(cp["by_kind_us"][k] - v) > 0.001 * tlen / 1000.0:
-                errors.append("%s: %s on the critical path %.3f us, truth %.3f us" % (name, k, cp["by_kind_us"][k], v))
-        if abs(cp["comm_pct"] - tcomm) > 1.0:
-            errors.append("%s: comm on the critical path %.2f %%, truth %.2f %%" % (name, cp["comm_pct"], tcomm))
-        share = sum(r["path_pct"] for r in cp["ranks"])
-        if abs(share - 100.0) > 0.1:
-            errors.append("%s: rank shares sum to %.2f" % (name, share))
-        root_cause_checks(name, truth, got, errors)
-        print("%s: p50 %.3f us p99 %.3f us (truth %.3f, %.3f), replay error max %.4f %%, comm on path %.2f %%, "
-              "attributed %.1f %%" % (name, got["p50_us"], got["p99_us"], pct(tt, 50) / 1000.0, pct(tt, 99) / 1000.0,
-                                      100 * errs[-1], cp["comm_pct"], got["root_causes"]["attributed_pct"]))
+        check_steps(name, truth, got, errors)
     if "dp-straggler" in rep and "dp-plain" in rep:
         wi = {w["scenario"]: w for w in rep["dp-straggler"]["what_if"]}
         want = rep["dp-plain"]["p50_us"]
