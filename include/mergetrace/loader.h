@@ -81,6 +81,12 @@ mt_status_t mt_trace_load_buffer(const void *buf, size_t len, const char *name,
  * pid 0 is the file's own process_name. */
 #define MT_MERGE_PIDS_PER_RANK 4096
 
+/* The merged pid of slot `slot` of rank `rank`. */
+static inline int64_t mt_merge_pid(int32_t rank, uint32_t slot)
+{
+    return ((int64_t)rank + 1) * MT_MERGE_PIDS_PER_RANK + (int64_t)slot;
+}
+
 /* The name of rank `rank` of the merged trace at path, "<path>#rank<R>",
  * which mt_trace_load reads as that rank's trace: the events of its pids
  * only (times as written: clock-corrected), their pids back to those of

@@ -20,18 +20,12 @@
 extern "C" {
 #endif
 
-/* Pids per rank in the merged trace: MT_MERGE_PIDS_PER_RANK (loader.h,
- * which reads one rank of a merged trace back). */
+/* Pids per rank in the merged trace: MT_MERGE_PIDS_PER_RANK and
+ * mt_merge_pid in loader.h, which reads one rank of a merged trace back. */
 /* The largest rank mt_merge_rank accepts: its pids still fit a signed
  * 32-bit integer (what trace viewers store) and its flow ids stay below
  * 2^53 (what JavaScript viewers represent exactly). */
 #define MT_MERGE_MAX_RANK 524286
-
-/* The merged pid of slot `slot` of rank `rank`. */
-static inline int64_t mt_merge_pid(int32_t rank, uint32_t slot)
-{
-    return ((int64_t)rank + 1) * MT_MERGE_PIDS_PER_RANK + (int64_t)slot;
-}
 
 typedef struct mt_merge_opts {
     bool gpu_only;            /* only GPU pids' events (and their metadata) */

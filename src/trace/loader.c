@@ -1174,7 +1174,6 @@ static int classify_event(parser_t *ps, mt_event_t *ev, const char *at)
     return MT_OK;
 }
 
-/* One element of traceEvents, p at its first byte. */
 /* The merge's process metadata of one slot (src/merge/merge.c
  * write_process_meta): process_name "rank R GPU d" gives the GPU's pid d,
  * process_labels "pid N" a CPU process's own pid N. */
@@ -1200,6 +1199,7 @@ static void part_meta(parser_t *ps, const mt_event_t *ev, uint32_t value, size_t
         ps->part_pid[slot] = n;
 }
 
+/* One element of traceEvents, p at its first byte. */
 static int parse_event(parser_t *ps, const char *p, const char **out)
 {
     mt_trace_t *t = ps->t;
@@ -2044,8 +2044,8 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
     mt_trace_t *t = calloc(1, sizeof *t);
     parser_t ps = {.t = t, .err = err, .opts = opts, .part_rank = part_rank};
     if (part_rank >= 0) {
-        ps.pid_lo = ((int64_t)part_rank + 1) * MT_MERGE_PIDS_PER_RANK;
-        ps.pid_hi = ps.pid_lo + MT_MERGE_PIDS_PER_RANK;
+        ps.pid_lo = mt_merge_pid(part_rank, 0);
+        ps.pid_hi = mt_merge_pid(part_rank, MT_MERGE_PIDS_PER_RANK);
     }
     mt_status_t st = MT_ERR_NOMEM;
     if (!t)
