@@ -81,21 +81,18 @@ static int64_t end_in(const cp_graph_t *g, const rp_t *r, int32_t p, int32_t job
 }
 
 /* The replay's per-event functions are inlined into sweep(), which
- * cp_replay instantiates for the ideal what-if's scenario (nodelay and
- * durations: most replays of a run) and the plain one with the scenario's
- * flags as constants, so the compiler drops the tests of the others from
- * the loop (fast path: the replays are most of mt_critpath_run). */
-#define CP_INLINE static inline __attribute__((always_inline))
+ * cp_replay instantiates for the plain scenario (the measured replay) with
+ * the scenario's flags as constants, so the compiler drops the tests of
+ * the others from the loop (fast path: the replays are most of
+ * mt_critpath_run). The ideal what-if's no-delay scenarios have their own
+ * replay of many scenarios at once (cp_ideal.c). */
 
 /* Predecessor q (0 pstream, 1 px, 2 px2) of the node of h: its replayed
- * end, or nothing (INT64_MIN) under nodelay when it belongs to another
- * step; a node of another step keeps its measured end (as end_in). */
+ * end; a node of another step keeps its measured end (as end_in). */
 CP_INLINE int64_t pred_at(const cp_graph_t *g, const scen_t *sc, const rp_t *r, const cp_hot_t *h, int q)
 {
     int32_t p = h->pred[q];
     int same = h->flags >> q & 1;
-    if (sc->nodelay)
-        return same && h->job >= 0 ? r->e[p] : INT64_MIN;
     return sc->carry || same ? r->e[p] : g->e0[p];
 }
 
@@ -142,8 +139,6 @@ CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t 
                 r->hc[n->rstep] -= v - best;
         }
     }
-    if (sc->nodelay && best == INT64_MIN && h->job >= 0 && sc->job_start)
-        best = sc->job_start[h->job];
     r->s[id] = best == INT64_MIN ? h->s : best;
     r->sdone[id] = 1;
 }
@@ -174,14 +169,14 @@ CP_INLINE void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t k)
             r->ims[h->inst] = ms;
             r->idone[h->inst] = 1;
         }
-        int64_t T = sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : h->dt;
+        int64_t T = h->dt;
         if (sc->factor && sc->factor[id] != 1.0) /* what-if pattern: the transfer, not the wait */
             T = (int64_t)((double)T * sc->factor[id] + 0.5);
         int64_t v = r->ims[h->inst] + T;
         r->e[id] = v > r->s[id] ? v : r->s[id];
         return;
     }
-    int64_t d = sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : h->dt;
+    int64_t d = h->dt;
     if (sc->factor && sc->factor[id] != 1.0)
         d = (int64_t)((double)d * sc->factor[id] + 0.5);
     r->e[id] = r->s[id] + d;
@@ -402,9 +397,7 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
     memset(r->sd, 0, (g->n_syncs ? g->n_syncs : 1) * sizeof *r->sd);
     memset(r->hc, 0, (g->n_rs ? g->n_rs : 1) * sizeof *r->hc);
     r->carry = sc->carry;
-    if (sc->nodelay && !sc->factor && !sc->drop_launch && !sc->comm_transfer && !sc->carry)
-        sweep(g, (scen_t){.dur = sc->dur, .nodelay = 1, .job_start = sc->job_start}, r);
-    else if (!sc->nodelay && !sc->factor && !sc->dur && !sc->drop_launch && !sc->comm_transfer && !sc->carry)
+    if (!sc->factor && !sc->drop_launch && !sc->comm_transfer && !sc->carry)
         sweep(g, (scen_t){0}, r);
     else
         sweep(g, *sc, r);
@@ -1665,7 +1658,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     if ((st = root_causes(&g, c)) != MT_OK)
         goto out;
     /* ---- the ideal what-if ---- */
-    if (rq->ideal && (st = cp_ideal_run(&g, rq, &r, c)) != MT_OK)
+    if (rq->ideal && (st = cp_ideal_run(&g, rq, c)) != MT_OK)
         goto out;
     st = MT_OK;
 out:
