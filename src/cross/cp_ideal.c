@@ -48,7 +48,17 @@ typedef struct lanes {
     const int64_t *actual, *ideal;
     const uint32_t *mask;
     const int64_t *job_start;  /* per job step: its measured start */
-    int64_t *s, *e;            /* per node, K lanes each */
+    int64_t *e;                /* per node, K lanes each */
+    /* a node's replayed start lives from its start event to its end event
+     * (nothing reads it later): in a slot of a pool (K lanes a slot) that
+     * holds the nodes open at one time, not a row per node, which halves
+     * the lanes' memory and the fresh pages the kernel zeroes for them */
+    int32_t *slot;             /* per node: its slot while open */
+    int64_t *pool;             /* cap slots of stride lanes (the widest sweep's K) */
+    int32_t *free_slots;       /* the free slots below top */
+    size_t cap, top, n_free, stride;
+    int64_t spare[LANES_MAX];  /* where a start goes when the pool could not grow */
+    bool fail;
     int64_t *sd;               /* per host sync: its replayed shift, K lanes */
     int64_t *ims;              /* per instance: its last replayed arrival, K lanes */
     int64_t *rend;             /* per rank step: its replayed end, K lanes */
@@ -83,6 +93,50 @@ CP_INLINE void lane_fill(int64_t *restrict a, int64_t v, const int K)
     FOR_LANES a[l] = v;
 }
 
+/* The start row of node id (open). */
+CP_INLINE int64_t *slot_of(lanes_t *x, int32_t id, const int K)
+{
+    int32_t q = x->slot[id];
+    (void)K;
+    return q >= 0 ? x->pool + (size_t)q * x->stride : x->spare;
+}
+
+/* A slot for node id's start (its row); the pool doubles when full (on
+ * failure: x->fail, and the spare row). */
+CP_INLINE int64_t *slot_take(lanes_t *x, int32_t id)
+{
+    size_t q;
+    if (x->n_free) {
+        q = (size_t)x->free_slots[--x->n_free];
+    } else {
+        if (x->top == x->cap) {
+            size_t nc = x->cap * 2;
+            int64_t *p = nc <= INT32_MAX ? mt_big_realloc(x->pool, nc * x->stride * sizeof *p) : NULL;
+            if (p)
+                x->pool = p;
+            int32_t *f = p ? realloc(x->free_slots, nc * sizeof *f) : NULL;
+            if (!p || !f) {
+                x->fail = true;
+                x->slot[id] = -1;
+                return x->spare;
+            }
+            x->free_slots = f;
+            x->cap = nc;
+        }
+        q = x->top++;
+    }
+    x->slot[id] = (int32_t)q;
+    return x->pool + q * x->stride;
+}
+
+/* Node id has ended: its slot is free. */
+CP_INLINE void slot_give(lanes_t *x, int32_t id)
+{
+    if (x->slot[id] >= 0)
+        x->free_slots[x->n_free++] = x->slot[id];
+    x->slot[id] = -1;
+}
+
 /* The replayed start of the node at hot[k] (cp_run.c start_of, no delay). */
 CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K)
 {
@@ -109,7 +163,7 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K)
     int64_t fb = h->job >= 0 && x->job_start ? x->job_start[h->job] : INT64_MIN;
     if (fb == INT64_MIN)
         fb = h->s;
-    int64_t *restrict s = x->s + (size_t)h->id * (size_t)K;
+    int64_t *restrict s = slot_take(x, h->id);
     FOR_LANES s[l] = best[l] == INT64_MIN ? fb : best[l];
     x->sdone[h->id] = 1;
 }
@@ -127,10 +181,11 @@ CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K)
     uint32_t m = x->mask[id];
     int64_t d[LANES_MAX];
     FOR_LANES d[l] = m >> l & 1 ? da : di;
-    const int64_t *restrict s = x->s + (size_t)id * (size_t)K;
     int64_t *restrict e = x->e + (size_t)id * (size_t)K;
     if (h->inst < 0) {
+        const int64_t *restrict s = slot_of(x, id, K);
         FOR_LANES e[l] = s[l] + d[l];
+        slot_give(x, id);
         return;
     }
     const cp_inst_t *I = &g->inst[h->inst];
@@ -142,7 +197,7 @@ CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K)
             if (!x->sdone[mm])
                 ln_start(x, g->pos[mm], K);
             if (g->nodes[mm].job == h->job) {
-                lane_max(ims, x->s + (size_t)mm * (size_t)K, K);
+                lane_max(ims, slot_of(x, mm, K), K);
             } else {
                 int64_t v = g->nodes[mm].s; /* another step: as measured */
                 FOR_LANES MAX_TO(ims[l], v);
@@ -150,7 +205,8 @@ CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K)
         }
         x->idone[h->inst] = 1;
     }
-    lane_add_max(e, ims, d, s, K);
+    lane_add_max(e, ims, d, slot_of(x, id, K), K); /* the members' starts may have moved the pool */
+    slot_give(x, id);
 }
 
 /* The replayed shift of host sync j (cp_run.c sync_of, no delay). */
@@ -191,6 +247,7 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
     for (size_t i = 0; i < N; i++) /* a node not replayed yet keeps its measured end */
         lane_fill(x->e + i * (size_t)K, g->e0[i], K);
     memset(x->sdone, 0, N ? N : 1);
+    x->top = x->n_free = 0;
     memset(x->idone, 0, g->n_inst ? g->n_inst : 1);
     for (size_t k = 0; k < g->n_ev; k++) {
         int64_t v = g->ev[k];
@@ -298,7 +355,11 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
     uint32_t *mask = malloc((N ? N : 1) * sizeof *mask);
     uint32_t *rm = malloc((NR ? NR : 1) * sizeof *rm);
     uint32_t *lm = malloc((LAB_CAP + 1) * sizeof *lm);
-    L.s = mt_big_malloc((N ? N : 1) * W * sizeof *L.s);
+    L.stride = W;
+    L.cap = N < 1024 ? (N ? N : 1) : 1024; /* doubles as needed */
+    L.pool = malloc(L.cap * W * sizeof *L.pool);
+    L.free_slots = malloc(L.cap * sizeof *L.free_slots);
+    L.slot = malloc((N ? N : 1) * sizeof *L.slot);
     L.e = mt_big_malloc((N ? N : 1) * W * sizeof *L.e);
     L.sd = malloc((g->n_syncs ? g->n_syncs : 1) * W * sizeof *L.sd);
     L.ims = malloc((g->n_inst ? g->n_inst : 1) * W * sizeof *L.ims);
@@ -306,7 +367,7 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
     L.sdone = malloc(N ? N : 1);
     L.idone = malloc(g->n_inst ? g->n_inst : 1);
     int ret = -1;
-    if (!mask || !rm || !lm || !L.s || !L.e || !L.sd || !L.ims || !L.rend || !L.sdone || !L.idone)
+    if (!mask || !rm || !lm || !L.pool || !L.free_slots || !L.slot || !L.e || !L.sd || !L.ims || !L.rend || !L.sdone || !L.idone)
         goto out;
     L.mask = mask;
     for (size_t a = 0; a < n;) {
@@ -351,12 +412,14 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
             v[a + l].mean = mean[l];
         a += k_used;
     }
-    ret = 0;
+    ret = L.fail ? -1 : 0;
 out:
     free(mask);
     free(rm);
     free(lm);
-    free(L.s);
+    free(L.pool);
+    free(L.free_slots);
+    free(L.slot);
     free(L.e);
     free(L.sd);
     free(L.ims);
@@ -585,10 +648,12 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
     /* The scenarios that need no other's result, replayed together: no
      * delay (all measured), ideal (none), one per type, worker and stage
      * (that group measured), and M_S's (the last stage at its ideal
-     * values). Lanes: at most LANES_MAX, fewer where their replay state (16
-     * bytes per node and lane) would pass 128 MiB: on 8 x 157 MB (0.76 M
-     * kernels) 64 MiB took 1.2x the CPU time of 128, 256 MiB 1.4x (its fresh
-     * pages are zeroed by the kernel: dear on virtual machines). */
+     * values). Lanes: at most LANES_MAX, fewer where their ends (8 bytes per
+     * node and lane; the starts live in a small pool) would pass 64 MiB:
+     * process 0 holds them beside the job's rows, and their fresh pages
+     * are zeroed by the kernel, dear on virtual machines (8 x 157 MB, 0.76
+     * M kernels, when the starts took as much as the ends: a 64 MiB bound
+     * took 1.2x the CPU time of 128, 256 MiB 1.4x). */
     size_t n_sc = 2 + nl + nw + ns + (ns ? 1 : 0);
     sc = malloc(n_sc * sizeof *sc);
     if (!sc)
@@ -604,7 +669,7 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
         sc[q++] = (scen_t){SC_STAGE, ss[k], 0, 0};
     if (ns)
         sc[q++] = (scen_t){SC_STAGE, ss[ns - 1], 1, 0};
-    size_t k_max = N ? ((size_t)128 << 20) / (16 * N) : LANES_MAX;
+    size_t k_max = N ? ((size_t)64 << 20) / (8 * N) : LANES_MAX;
     int rr = replay_all(&x, c, actual, ideal, job_start, sc, n_sc, k_max, &I->steps);
     if (rr)
         goto out;
