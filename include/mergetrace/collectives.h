@@ -35,7 +35,7 @@ enum {
 /* Label sizes, with the NUL: every process group name PyTorch and Megatron
  * write ("5 (PIPELINE_MODEL_PARALLEL_GROUP)") and every dtype name
  * ("Float8_e5m2fnuz") fits; a longer one (a long "Process Group Ranks" list)
- * is cut to fit and ends in "…" (mt_cinst_label). */
+ * is cut to fit and ends in "…" (mt_cinst_extract). */
 #define MT_CI_LABEL 64
 #define MT_CI_DTYPE 16
 
@@ -68,12 +68,6 @@ typedef struct mt_cinst {
 } mt_cinst_t;
 
 _Static_assert(sizeof(mt_cinst_t) == 128, "mt_cinst_t: 128 bytes a row, gathered on process 0");
-
-/* Intern s[0..n) into labels as a label of at most cap - 1 bytes (cap is
- * MT_CI_LABEL or MT_CI_DTYPE): whole when it fits, else as much as fits
- * without splitting a UTF-8 sequence, then "…". The label ends at the first
- * NUL of s. *id gets its id. MT_OK or MT_ERR_NOMEM. Not collective. */
-mt_status_t mt_cinst_label(mt_strtab_t *labels, const char *s, size_t n, size_t cap, uint32_t *id);
 
 /* Append the collective instances of trace t (global rank `rank`) to
  * *rows / *n (realloc'd; *cap is the capacity), their labels interned into

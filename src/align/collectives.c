@@ -34,16 +34,6 @@ static void label(char *dst, size_t cap, const char *s, size_t n)
     memcpy(dst + n, "\xe2\x80\xa6", 4); /* U+2026 and the NUL */
 }
 
-mt_status_t mt_cinst_label(mt_strtab_t *labels, const char *s, size_t n, size_t cap, uint32_t *id)
-{
-    char b[MT_CI_LABEL > MT_CI_DTYPE ? MT_CI_LABEL : MT_CI_DTYPE];
-    if (cap > sizeof b)
-        cap = sizeof b;
-    label(b, cap, s, n);
-    /* up to the first NUL: what a fixed char field held and printed */
-    return mt_strtab_intern(labels, b, strlen(b), id);
-}
-
 static int step_cmp(const void *a, const void *b)
 {
     const mt_step_t *x = a, *y = b;
@@ -221,6 +211,8 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_strtab_t *lab
         }
         r->kind = (uint8_t)kind;
         r->sig = signature(kind, r, dtype);
+        /* up to the first NUL, as the fixed char fields the ids replace
+         * held and printed them */
         if (mt_strtab_intern(labels, pg, strlen(pg), &r->pg_id) != MT_OK ||
             mt_strtab_intern(labels, dtype, strlen(dtype), &r->dtype_id) != MT_OK) {
             free(steps);
