@@ -92,11 +92,13 @@ static mt_status_t labels_unpack(const unsigned char *blk, size_t blk_len, mt_ci
         }
         memcpy(&h, blk + o, sizeof h);
         o += sizeof h;
-        if (h.n_labels == 0 || h.n_rows > n_rows - row) {
+        /* every label past id 0 takes at least its 4-byte length: a count
+         * the block cannot hold is refused before the map is allocated */
+        if (h.n_labels == 0 || h.n_labels - 1 > (blk_len - o) / 4 || h.n_rows > n_rows - row) {
             st = mt_error_set(err, MT_ERR_FORMAT,
                               "process %d: label table says %" PRIu64 " rows and %" PRIu32
-                              " labels; %zu rows are left and id 0 is always there",
-                              proc, h.n_rows, h.n_labels, n_rows - row);
+                              " labels in %zu bytes; %zu rows are left and id 0 is always there",
+                              proc, h.n_rows, h.n_labels, blk_len - o, n_rows - row);
             break;
         }
         if (h.n_labels > cap_map) {

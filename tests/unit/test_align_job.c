@@ -683,6 +683,107 @@ static void test_align_bad_label(void **state)
     free_job(&j);
 }
 
+/* A one-process comm whose first gatherv (the label blocks) returns the
+ * bytes a test wrote instead of what was sent, as a peer's broken block
+ * would arrive; the rest as mt_comm_serial(). */
+typedef struct forged {
+    const void *blk;
+    size_t len;
+    int calls;
+} forged_t;
+
+static mt_status_t forged_gatherv(void *ctx, const void *send, size_t len, void **recv, size_t *recv_len, int root)
+{
+    forged_t *f = ctx;
+    if (f->calls++ == 0) {
+        send = f->blk;
+        len = f->len;
+    }
+    return mt_comm_serial()->gatherv(NULL, send, len, recv, recv_len, root);
+}
+
+static mt_status_t forged_bcast(void *ctx, void *buf, size_t len, int root)
+{
+    (void)ctx;
+    return mt_comm_serial()->bcast(NULL, buf, len, root);
+}
+
+static mt_status_t forged_allreduce(void *ctx, int64_t *v, size_t n)
+{
+    (void)ctx;
+    return mt_comm_serial()->allreduce_max(NULL, v, n);
+}
+
+/* Label blocks that do not parse (align.c's layout: a uint64 row count,
+ * a uint32 label count with id 0, 4 bytes of padding, then per label a
+ * uint32 length and its bytes): MT_ERR_FORMAT with what was wrong, never
+ * a read past the block. Two rows are gathered, both with labels 0 and 1. */
+static void test_align_bad_block(void **state)
+{
+    (void)state;
+    mt_cinst_t rows[2];
+    memset(rows, 0, sizeof rows);
+    for (int i = 0; i < 2; i++) {
+        rows[i].rank = i;
+        rows[i].pg_id = 1;
+        rows[i].end_ns = rows[i].start_ns = 1000 * (i + 1);
+    }
+    static const int32_t ranks[2] = {0, 1};
+    static const mt_clock_opts_t opts = {.ref_rank = -1};
+    typedef struct bad {
+        uint64_t n_rows;
+        uint32_t n_labels, pad, len;
+        char text[4];
+        size_t bytes; /* of the block: 16 header, 4 + 1 for the label, zeros after */
+        const char *want;
+    } bad_t;
+    static const bad_t cases[] = {
+        {2, 2, 0, 1, "w", 12, "label table header cut at byte 0 of 12"},
+        {2, 3, 0, 1, "w", 24, "label 2 runs past its table (byte 21)"}, /* 3 bytes where its length goes */
+        {2, 2, 0, 9, "w", 21, "label 1 runs past its table (byte 16)"},
+        {2, 0xffffffffu, 0, 1, "w", 21, "4294967295 labels in 5 bytes"},
+        {1, 2, 0, 1, "w", 21, "label tables account for 1 of the 2 gathered rows"},
+        {3, 2, 0, 1, "w", 21, "says 3 rows and 2 labels"},
+        {2, 1, 0, 1, "w", 16, "process 0: row 0 (rank 0): label id 1 out of range (the process sent 1 labels)"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        unsigned char blk[32] = {0};
+        memcpy(blk, &cases[c].n_rows, 8);
+        memcpy(blk + 8, &cases[c].n_labels, 4);
+        memcpy(blk + 12, &cases[c].pad, 4);
+        memcpy(blk + 16, &cases[c].len, 4);
+        memcpy(blk + 20, cases[c].text, 1);
+        forged_t f = {blk, cases[c].bytes, 0};
+        mt_comm_t comm = {.ctx = &f, .rank = 0, .size = 1, .gatherv = forged_gatherv, .bcast = forged_bcast,
+                          .allreduce_max = forged_allreduce};
+        mt_align_result_t res;
+        mt_error_t err;
+        mt_error_clear(&err);
+        assert_int_equal(mt_align_job(&comm, rows, 2, tu_labels(), ranks, 2, &opts, &res, &err), MT_ERR_FORMAT);
+        if (!strstr(err.msg, cases[c].want))
+            fail_msg("case %zu: error \"%s\" does not say \"%s\"", c, err.msg, cases[c].want);
+        assert_null(res.rows);
+        assert_null(res.labels);
+    }
+    /* and the same block whole: accepted, label 1 is "w" in the job table */
+    unsigned char blk[21];
+    const bad_t ok = {2, 2, 0, 1, "w", 21, ""};
+    memcpy(blk, &ok.n_rows, 8);
+    memcpy(blk + 8, &ok.n_labels, 4);
+    memcpy(blk + 12, &ok.pad, 4);
+    memcpy(blk + 16, &ok.len, 4);
+    memcpy(blk + 20, ok.text, 1);
+    forged_t f = {blk, sizeof blk, 0};
+    mt_comm_t comm = {.ctx = &f, .rank = 0, .size = 1, .gatherv = forged_gatherv, .bcast = forged_bcast,
+                      .allreduce_max = forged_allreduce};
+    mt_align_result_t res;
+    assert_int_equal(mt_align_job(&comm, rows, 2, tu_labels(), ranks, 2, &opts, &res, NULL), MT_OK);
+    assert_int_equal(res.n_rows, 2);
+    assert_string_equal(mt_strtab_get(res.labels, res.rows[0].pg_id, NULL), "w");
+    assert_string_equal(mt_strtab_get(res.labels, res.rows[1].pg_id, NULL), "w");
+    mt_align_result_free(&res);
+}
+
 static void watchdog(int sig)
 {
     (void)sig;
@@ -704,6 +805,7 @@ int main(void)
         cmocka_unit_test(test_align_split),
         cmocka_unit_test(test_align_fault),
         cmocka_unit_test(test_align_bad_label),
+        cmocka_unit_test(test_align_bad_block),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
