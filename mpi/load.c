@@ -286,7 +286,7 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
     }
     if (kind == NCCL_FILE_PLUGIN) {
         mt_rank_source_t src;
-        mt_status_t st = nccl_load_file(f->path, map, only_file, &L->xw, &L->rows, &L->n_rows, &L->cap_rows,
+        mt_status_t st = nccl_load_file(f->path, map, only_file, &L->xw, L->labels, &L->rows, &L->n_rows, &L->cap_rows,
                                         &r->rank, &src, &r->nccl, &err);
         if (st == MT_OK && r->nccl.left_out) {
             r->skipped = 1;
@@ -435,7 +435,7 @@ static void trace_done(const input_file_t *f, const mt_rankmap_t *map, bool only
             st = mt_trace_summarize(t, &r->sum);
         size_t rows_before = L->n_rows;
         if (st == MT_OK)
-            st = mt_cinst_extract(t, (int32_t)r->rank, &L->rows, &L->n_rows, &L->cap_rows);
+            st = mt_cinst_extract(t, (int32_t)r->rank, L->labels, &L->rows, &L->n_rows, &L->cap_rows);
         if (st == MT_OK)
             st = mt_trace_steps(t, (int32_t)r->rank, &L->steps, &L->n_steps, &L->cap_steps);
         if (st == MT_OK) {
@@ -557,7 +557,8 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const inp
         mine += files->files[i].owner == me;
     L->res = calloc(mine ? mine : 1, sizeof *L->res);
     L->facts = calloc(mine ? mine : 1, sizeof *L->facts);
-    if (!L->facts) {
+    L->labels = mt_strtab_create();
+    if (!L->facts || !L->labels) {
         free(L->res);
         L->res = NULL;
     }
@@ -639,6 +640,7 @@ void load_free(local_t *L)
     free(L->facts);
     free(L->res);
     free(L->rows);
+    mt_strtab_free(L->labels);
     free(L->steps);
     mt_buf_free(&L->analyses);
     memset(L, 0, sizeof *L);
