@@ -101,17 +101,44 @@ typedef struct parser {
 
 /* ------------------------------------------------------------- scanning */
 
-static const unsigned char ws_char[256] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1};
 
-/* Most calls find no blank or exactly one (": ", ", "), so test the first
- * byte before looping. */
+/* A run of blanks: Kineto indents every line ("\n    " between the
+ * members of an event, more inside "args"), and those runs were a sixth of
+ * a load's instructions byte by byte. 16 bytes are tested at once with
+ * SSE2 (part of every x86-64 CPU, so no run-time check). The load may read
+ * past the data: the scan ends at the NUL sentinel at the latest, and the
+ * buffer has MT_PAD readable bytes after it. */
+__attribute__((noinline)) static const char *skip_ws_run(const char *p)
+{
+#if defined(MT_SSE2)
+    for (;;) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        const __m128i w = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+                                        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')),
+                                                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+        unsigned m = ~(unsigned)_mm_movemask_epi8(w) & 0xffffu;
+        if (m)
+            return p + __builtin_ctz(m);
+        p += 16;
+    }
+#else
+    static const unsigned char ws_char[256] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1};
+    while (ws_char[(unsigned char)*p])
+        p++;
+    return p;
+#endif
+}
+
+/* Most calls find no blank or exactly one space (": ", ", "), so those two
+ * cases are tested before the run scanner. */
 static inline const char *skip_ws(const char *p)
 {
     if ((unsigned char)*p > ' ')
         return p;
-    while (ws_char[(unsigned char)*p])
-        p++;
-    return p;
+    if (*p == ' ' && (unsigned char)p[1] > ' ')
+        return p + 1;
+    return skip_ws_run(p);
 }
 
 /* p points just after an opening quote. Returns a pointer to the closing
@@ -214,6 +241,8 @@ static int fail_code(parser_t *ps, const char *p, mt_status_t code, const char *
 
 /* ------------------------------------------------------------ values */
 
+static inline const char *fast_digits(const parser_t *ps, const char *p, uint64_t *v);
+
 /* Skip one JSON value starting at p (after whitespace), validating it. No
  * recursion: nesting depth is limited only by memory. *out = after it. */
 static int skip_value(parser_t *ps, const char *p, const char **out)
@@ -273,7 +302,14 @@ static int skip_value(parser_t *ps, const char *p, const char **out)
             p += 4;
             break;
         default: {
-            const char *e = scan_number(p);
+            /* Plain digits ("grid": [132, 1, 1]) need no grammar check. */
+            uint64_t u;
+            const char *e = fast_digits(ps, p, &u);
+            if (e) {
+                p = e;
+                break;
+            }
+            e = scan_number(p);
             if (e == p)
                 return fail(ps, p, "a JSON value");
             if (*e == '\0' && e >= data_end(ps))
@@ -674,6 +710,31 @@ static inline int value_uint64(parser_t *ps, const char *p, uint64_t *v, bool *o
     return value_uint64_slow(ps, p, v, ok, out, what);
 }
 
+/* The value of a member nobody reads ("queued": 0, "stream": 7, "device":
+ * 0 in a kernel's args): plain digits and strings without the general
+ * skipper's call and grammar check. Both are validated as skip_value would
+ * (fast_digits takes only a valid number followed by a byte that cannot
+ * continue it; a string must end at its quote); anything else goes there. */
+static inline int skip_fast(parser_t *ps, const char *p, const char **out)
+{
+    if ((unsigned)(*p - '0') <= 9) {
+        uint64_t u;
+        const char *e = fast_digits(ps, p, &u);
+        if (e) {
+            *out = e;
+            return MT_OK;
+        }
+    } else if (*p == '"') {
+        bool esc = false;
+        const char *e = scan_string(p + 1, &esc);
+        if (*e == '"') {
+            *out = e + 1;
+            return MT_OK;
+        }
+    }
+    return skip_value(ps, p, out);
+}
+
 static int value_str(parser_t *ps, const char *p, uint32_t *id, bool *ok, const char **out)
 {
     *ok = false;
@@ -1035,7 +1096,7 @@ static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x
             break;
         }
         if (r == -2)
-            r = skip_value(ps, p, &p);
+            r = skip_fast(ps, p, &p);
         if (r)
             return r;
         if ((r = obj_next(ps, p, &more, &p)))
@@ -1199,6 +1260,76 @@ static void part_meta(parser_t *ps, const mt_event_t *ev, uint32_t value, size_t
         ps->part_pid[slot] = n;
 }
 
+/* The keys of an event that the loader reads or knows. */
+enum ev_key { EK_NONE, EK_OTHER, EK_PH, EK_TS, EK_ID, EK_CAT, EK_PID, EK_TID, EK_DUR, EK_NAME, EK_ARGS, EK_S, EK_BP };
+
+/* A key token (raw bytes, as the old length-then-memcmp dispatch compared
+ * them: an escaped spelling is another key). */
+static int ev_key_of(const strtok_t *k)
+{
+    switch (k->len) {
+    case 1:
+        return k->s[0] == 's' ? EK_S : EK_OTHER;
+    case 2:
+        if (k->s[0] == 'p' && k->s[1] == 'h')
+            return EK_PH;
+        if (k->s[0] == 't' && k->s[1] == 's')
+            return EK_TS;
+        if (k->s[0] == 'i' && k->s[1] == 'd')
+            return EK_ID;
+        if (k->s[0] == 'b' && k->s[1] == 'p')
+            return EK_BP;
+        return EK_OTHER;
+    case 3:
+        if (memcmp(k->s, "cat", 3) == 0)
+            return EK_CAT;
+        if (memcmp(k->s, "pid", 3) == 0)
+            return EK_PID;
+        if (memcmp(k->s, "tid", 3) == 0)
+            return EK_TID;
+        if (memcmp(k->s, "dur", 3) == 0)
+            return EK_DUR;
+        return EK_OTHER;
+    case 4:
+        if (memcmp(k->s, "name", 4) == 0)
+            return EK_NAME;
+        if (memcmp(k->s, "args", 4) == 0)
+            return EK_ARGS;
+        return EK_OTHER;
+    default:
+        return EK_OTHER;
+    }
+}
+
+/* Why: every event spells the same few keys, and finding a key's closing
+ * quote with the vector scan, then its colon, is a chain of dependent
+ * loads (perf put a fifth of parse_event's samples on the load after the
+ * scan). Here the key, its quotes and its colon are compared with the
+ * bytes at p as one constant of 5 to 7 bytes, chosen by the key's first
+ * letter, and p moves on by a length known in advance. p at the opening
+ * quote; on a match *out is after the colon and any blanks, else EK_NONE
+ * and obj_key reads the key (any other key, blanks before the colon). */
+static inline int ev_key_fast(const char *p, const char **out)
+{
+#define EK_AT(lit, id)                                  \
+    if (memcmp(p, lit, sizeof(lit) - 1) == 0) {          \
+        *out = skip_ws(p + sizeof(lit) - 1);            \
+        return id;                                      \
+    }
+    switch (p[1]) {
+    case 'p': EK_AT("\"ph\":", EK_PH) EK_AT("\"pid\":", EK_PID) break;
+    case 't': EK_AT("\"tid\":", EK_TID) EK_AT("\"ts\":", EK_TS) break;
+    case 'c': EK_AT("\"cat\":", EK_CAT) break;
+    case 'n': EK_AT("\"name\":", EK_NAME) break;
+    case 'd': EK_AT("\"dur\":", EK_DUR) break;
+    case 'a': EK_AT("\"args\":", EK_ARGS) break;
+    case 'i': EK_AT("\"id\":", EK_ID) break;
+    default: break;
+    }
+#undef EK_AT
+    return EK_NONE;
+}
+
 /* One element of traceEvents, p at its first byte. */
 static int parse_event(parser_t *ps, const char *p, const char **out)
 {
@@ -1232,20 +1363,25 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
     more = !empty;
     while (more) {
         strtok_t k = {0};
-        if ((r = obj_key(ps, p, &k, &p)))
-            return r;
+        int key = ev_key_fast(p, &p);
+        if (key == EK_NONE) {
+            if ((r = obj_key(ps, p, &k, &p)))
+                return r;
+            key = ev_key_of(&k);
+        }
         r = -2;
         const char *v0 = p;
-        switch (k.len) {
-        case 2:
-            if (k.s[0] == 'p' && k.s[1] == 'h') {
+        switch (key) {
+        case EK_PH: {
                 strtok_t v = {0};
                 if (*p == '"') {
                     r = parse_string(ps, p, &v, &p);
                     if (!r)
                         ev.ph = (uint8_t)phase_of(&v);
                 }
-            } else if (k.s[0] == 't' && k.s[1] == 's') {
+            break;
+        }
+        case EK_TS: {
                 strtok_t v = {0};
                 const char *e = fast_us(ps, p, &ev.ts, &ps->saw_fraction);
                 has_ts = true;
@@ -1262,7 +1398,9 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
                     if (memchr(v.s, '.', v.len))
                         ps->saw_fraction = true;
                 }
-            } else if (k.s[0] == 'i' && k.s[1] == 'd') {
+            break;
+        }
+        case EK_ID:
                 if (*p == '"') {
                     strtok_t v = {0};
                     if ((r = parse_string(ps, p, &v, &p)) == MT_OK) {
@@ -1283,10 +1421,8 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
                     if (!r && ok)
                         ev.flags |= MT_EV_HAS_CORR;
                 }
-            }
             break;
-        case 3:
-            if (memcmp(k.s, "cat", 3) == 0) {
+        case EK_CAT: {
                 strtok_t v = {0};
                 if (*p == '"' && (r = parse_string(ps, p, &v, &p)) == MT_OK) {
                     ev.cat = (uint8_t)mt_cat_lookup(v.s, v.len);
@@ -1296,15 +1432,19 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
                         has_other_cat = true;
                     }
                 }
-            } else if (memcmp(k.s, "pid", 3) == 0) {
+            break;
+        }
+        case EK_PID:
                 r = parse_id_field(ps, p, &ev.pid, &is_str, &p, "\"pid\"");
                 if (!r && is_str)
                     ev.flags |= MT_EV_PID_STR;
-            } else if (memcmp(k.s, "tid", 3) == 0) {
+            break;
+        case EK_TID:
                 r = parse_id_field(ps, p, &ev.tid, &is_str, &p, "\"tid\"");
                 if (!r && is_str)
                     ev.flags |= MT_EV_TID_STR;
-            } else if (memcmp(k.s, "dur", 3) == 0) {
+            break;
+        case EK_DUR: {
                 strtok_t v = {0};
                 const char *e = fast_us(ps, p, &ev.dur, &(bool){false});
                 if (e) {
@@ -1323,41 +1463,39 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
                         ev.flags |= MT_EV_NEG_DUR;
                     }
                 }
-            }
             break;
-        case 4:
-            if (memcmp(k.s, "name", 4) == 0) {
+        }
+        case EK_NAME: {
                 strtok_t v = {0};
                 if (*p == '"' && (r = parse_string(ps, p, &v, &p)) == MT_OK)
                     r = intern_tok(ps, &v, &ev.name);
-            } else if (memcmp(k.s, "args", 4) == 0) {
+            break;
+        }
+        case EK_ARGS:
                 if (ps->opts->skim_args && ps->part_rank < 0) /* a part reads its process metadata's args */
                     r = skip_value(ps, p, &p);
                 else if (*p == '{')
                     r = parse_args(ps, p, &ev, &x, &p);
-            }
             break;
         default:
             break;
         }
         if (r == -2) {
             /* An unknown key, or a known key with a value of another type. */
-            if (!(k.len == 1 && k.s[0] == 's') && !(k.len == 2 && k.s[0] == 'b' && k.s[1] == 'p'))
+            if (key != EK_S && key != EK_BP)
                 t->stats.unknown_fields++;
-            r = skip_value(ps, p, &p);
+            r = skip_fast(ps, p, &p);
         }
         if (r)
             return r;
-        if (k.len == 2 && k.s[0] == 't' && k.s[1] == 's')
-            sp_ts = v0, sp_ts_e = p;
-        else if (k.len == 2 && k.s[0] == 'i' && k.s[1] == 'd')
-            sp_id = v0, sp_id_e = p;
-        else if (k.len == 3 && k.s[0] == 'p' && k.s[1] == 'i' && k.s[2] == 'd')
-            sp_pid = v0, sp_pid_e = p;
-        else if (k.len == 3 && k.s[0] == 't' && k.s[1] == 'i' && k.s[2] == 'd')
-            sp_tid = v0, sp_tid_e = p;
-        else if (k.len == 3 && k.s[0] == 'd' && k.s[1] == 'u' && k.s[2] == 'r')
-            sp_dur = v0, sp_dur_e = p;
+        switch (key) {
+        case EK_TS: sp_ts = v0, sp_ts_e = p; break;
+        case EK_ID: sp_id = v0, sp_id_e = p; break;
+        case EK_PID: sp_pid = v0, sp_pid_e = p; break;
+        case EK_TID: sp_tid = v0, sp_tid_e = p; break;
+        case EK_DUR: sp_dur = v0, sp_dur_e = p; break;
+        default: break;
+        }
         if ((r = obj_next(ps, p, &more, &p)))
             return r;
     }
