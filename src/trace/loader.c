@@ -731,6 +731,22 @@ static inline int skip_fast(parser_t *ps, const char *p, const char **out)
             *out = e + 1;
             return MT_OK;
         }
+    } else if (*p == '[') {
+        /* A list of plain digits ("grid": [132, 1, 1]): valid JSON when
+         * it closes; anything else is skipped again from its '['. */
+        const char *q = skip_ws(p + 1);
+        uint64_t u;
+        const char *e;
+        while ((e = fast_digits(ps, q, &u))) {
+            q = skip_ws(e);
+            if (*q == ']') {
+                *out = q + 1;
+                return MT_OK;
+            }
+            if (*q != ',')
+                break;
+            q = skip_ws(q + 1);
+        }
     }
     return skip_value(ps, p, out);
 }
@@ -918,6 +934,268 @@ static inline mt_coll_t *xcoll(ev_extra_t *x)
     return &x->coll;
 }
 
+/* The args keys the loader reads. */
+enum arg_key {
+    AK_NONE,
+    AK_OTHER,
+    AK_SEQ, AK_NAME, AK_RANK, AK_ADDR,
+    AK_DTYPE, AK_BYTES, AK_LABELS, AK_COMMS_ID,
+    AK_SRC_RANK, AK_DST_RANK, AK_DEVICE_ID, AK_GROUP_SIZE,
+    AK_SORT_INDEX, AK_INPUT_DIMS, AK_INPUT_TYPE, AK_EXTERNAL_ID,
+    AK_CORRELATION, AK_DEVICE_TYPE, AK_IN_MSG_NELEMS, AK_IN_SPLIT_SIZE,
+    AK_OUT_MSG_NELEMS, AK_OUT_SPLIT_SIZE, AK_TOTAL_RESERVED, AK_COLLECTIVE_NAME,
+    AK_TOTAL_ALLOCATED, AK_PROCESS_GROUP_ID, AK_GLOBAL_RANK_START, AK_PROCESS_GROUP_NAME,
+    AK_GLOBAL_RANK_STRIDE, AK_PROCESS_GROUP_RANKS, AK_PROCESS_GROUP_DESCRIPTION,
+};
+
+/* An args key token to its id (raw bytes, as before: an escaped spelling
+ * is another key). */
+static int arg_key_of(const strtok_t *k)
+{
+    switch (k->len) {
+    case 3:
+        if (memcmp(k->s, "Seq", 3) == 0)
+            return AK_SEQ;
+        return AK_OTHER;
+    case 4:
+        if (memcmp(k->s, "name", 4) == 0)
+            return AK_NAME;
+        if (memcmp(k->s, "Rank", 4) == 0)
+            return AK_RANK;
+        if (memcmp(k->s, "Addr", 4) == 0)
+            return AK_ADDR;
+        return AK_OTHER;
+    case 5:
+        if (memcmp(k->s, "dtype", 5) == 0)
+            return AK_DTYPE;
+        if (memcmp(k->s, "Bytes", 5) == 0)
+            return AK_BYTES;
+        return AK_OTHER;
+    case 6:
+        if (memcmp(k->s, "labels", 6) == 0)
+            return AK_LABELS;
+        return AK_OTHER;
+    case 8:
+        if (memcmp(k->s, "Comms Id", 8) == 0)
+            return AK_COMMS_ID;
+        if (memcmp(k->s, "Src Rank", 8) == 0)
+            return AK_SRC_RANK;
+        if (memcmp(k->s, "Dst Rank", 8) == 0)
+            return AK_DST_RANK;
+        return AK_OTHER;
+    case 9:
+        if (memcmp(k->s, "Device Id", 9) == 0)
+            return AK_DEVICE_ID;
+        return AK_OTHER;
+    case 10:
+        if (memcmp(k->s, "Group size", 10) == 0)
+            return AK_GROUP_SIZE;
+        if (memcmp(k->s, "sort_index", 10) == 0)
+            return AK_SORT_INDEX;
+        if (memcmp(k->s, "Input Dims", 10) == 0)
+            return AK_INPUT_DIMS;
+        if (memcmp(k->s, "Input type", 10) == 0)
+            return AK_INPUT_TYPE;
+        return AK_OTHER;
+    case 11:
+        if (memcmp(k->s, "External id", 11) == 0)
+            return AK_EXTERNAL_ID;
+        if (memcmp(k->s, "external id", 11) == 0)
+            return AK_EXTERNAL_ID;
+        if (memcmp(k->s, "correlation", 11) == 0)
+            return AK_CORRELATION;
+        if (memcmp(k->s, "Device Type", 11) == 0)
+            return AK_DEVICE_TYPE;
+        return AK_OTHER;
+    case 13:
+        if (memcmp(k->s, "In msg nelems", 13) == 0)
+            return AK_IN_MSG_NELEMS;
+        if (memcmp(k->s, "In split size", 13) == 0)
+            return AK_IN_SPLIT_SIZE;
+        return AK_OTHER;
+    case 14:
+        if (memcmp(k->s, "Out msg nelems", 14) == 0)
+            return AK_OUT_MSG_NELEMS;
+        if (memcmp(k->s, "Out split size", 14) == 0)
+            return AK_OUT_SPLIT_SIZE;
+        if (memcmp(k->s, "Total Reserved", 14) == 0)
+            return AK_TOTAL_RESERVED;
+        return AK_OTHER;
+    case 15:
+        if (memcmp(k->s, "Collective name", 15) == 0)
+            return AK_COLLECTIVE_NAME;
+        if (memcmp(k->s, "Total Allocated", 15) == 0)
+            return AK_TOTAL_ALLOCATED;
+        return AK_OTHER;
+    case 16:
+        if (memcmp(k->s, "Process Group ID", 16) == 0)
+            return AK_PROCESS_GROUP_ID;
+        return AK_OTHER;
+    case 17:
+        if (memcmp(k->s, "Global rank start", 17) == 0)
+            return AK_GLOBAL_RANK_START;
+        return AK_OTHER;
+    case 18:
+        if (memcmp(k->s, "Process Group Name", 18) == 0)
+            return AK_PROCESS_GROUP_NAME;
+        if (memcmp(k->s, "Global rank stride", 18) == 0)
+            return AK_GLOBAL_RANK_STRIDE;
+        return AK_OTHER;
+    case 19:
+        if (memcmp(k->s, "Process Group Ranks", 19) == 0)
+            return AK_PROCESS_GROUP_RANKS;
+        return AK_OTHER;
+    case 25:
+        if (memcmp(k->s, "Process Group Description", 25) == 0)
+            return AK_PROCESS_GROUP_DESCRIPTION;
+        return AK_OTHER;
+    default:
+        return AK_OTHER;
+    }
+}
+
+/* Why: as ev_key_fast, for the keys Kineto writes in args. Those the
+ * loader reads, and the frequent ones it passes over (AK_OTHER: a kernel's
+ * "queued", "device", "stream", "grid", ...; a CPU op's "Ev Idx", "Call
+ * stack", ...), are compared whole with their quotes and colon; any other
+ * key, or blanks before the colon, returns AK_NONE and obj_key reads it. */
+static inline int arg_key_fast(const char *p, const char **out)
+{
+#define AK_AT(lit, id)                                  \
+    if (memcmp(p, "\"" lit "\":", sizeof(lit) + 2) == 0) { \
+        *out = skip_ws(p + sizeof(lit) + 2);            \
+        return id;                                      \
+    }
+    switch (p[1]) {
+    case 'E':
+        AK_AT("External id", AK_EXTERNAL_ID)
+        AK_AT("Ev Idx", AK_OTHER)
+        break;
+    case 'c':
+        AK_AT("correlation", AK_CORRELATION)
+        AK_AT("cbid", AK_OTHER)
+        AK_AT("context", AK_OTHER)
+        AK_AT("cuda_sync_kind", AK_OTHER)
+        break;
+    case 'd':
+        AK_AT("device", AK_OTHER)
+        AK_AT("dtype", AK_DTYPE)
+        AK_AT("direction", AK_OTHER)
+        break;
+    case 's':
+        AK_AT("stream", AK_OTHER)
+        AK_AT("shared memory", AK_OTHER)
+        AK_AT("sort_index", AK_SORT_INDEX)
+        AK_AT("size", AK_OTHER)
+        AK_AT("sqid", AK_OTHER)
+        break;
+    case 'q':
+        AK_AT("queued", AK_OTHER)
+        break;
+    case 'r':
+        AK_AT("registers per thread", AK_OTHER)
+        AK_AT("row", AK_OTHER)
+        break;
+    case 'g':
+        AK_AT("grid", AK_OTHER)
+        break;
+    case 'b':
+        AK_AT("block", AK_OTHER)
+        AK_AT("blocks per SM", AK_OTHER)
+        AK_AT("bytes", AK_OTHER)
+        break;
+    case 'w':
+        AK_AT("warps per SM", AK_OTHER)
+        break;
+    case 'e':
+        AK_AT("est. achieved occupancy %", AK_OTHER)
+        AK_AT("external id", AK_EXTERNAL_ID)
+        break;
+    case 'I':
+        AK_AT("Input Dims", AK_INPUT_DIMS)
+        AK_AT("Input type", AK_INPUT_TYPE)
+        AK_AT("In msg nelems", AK_IN_MSG_NELEMS)
+        AK_AT("In split size", AK_IN_SPLIT_SIZE)
+        break;
+    case 'O':
+        AK_AT("Out msg nelems", AK_OUT_MSG_NELEMS)
+        AK_AT("Out split size", AK_OUT_SPLIT_SIZE)
+        AK_AT("Op count", AK_OTHER)
+        break;
+    case 'C':
+        AK_AT("Collective name", AK_COLLECTIVE_NAME)
+        AK_AT("Comms Id", AK_COMMS_ID)
+        AK_AT("Call stack", AK_OTHER)
+        AK_AT("Concrete Inputs", AK_OTHER)
+        break;
+    case 'G':
+        AK_AT("Group size", AK_GROUP_SIZE)
+        AK_AT("Global rank start", AK_GLOBAL_RANK_START)
+        AK_AT("Global rank stride", AK_GLOBAL_RANK_STRIDE)
+        break;
+    case 'P':
+        AK_AT("Process Group Name", AK_PROCESS_GROUP_NAME)
+        AK_AT("Process Group Description", AK_PROCESS_GROUP_DESCRIPTION)
+        AK_AT("Process Group Ranks", AK_PROCESS_GROUP_RANKS)
+        AK_AT("Process Group ID", AK_PROCESS_GROUP_ID)
+        AK_AT("Profiler Event Index", AK_OTHER)
+        AK_AT("Python parent id", AK_OTHER)
+        AK_AT("Python id", AK_OTHER)
+        break;
+    case 'S':
+        AK_AT("Seq", AK_SEQ)
+        AK_AT("Sequence number", AK_OTHER)
+        AK_AT("Src Rank", AK_SRC_RANK)
+        break;
+    case 'R':
+        AK_AT("Rank", AK_RANK)
+        AK_AT("Record function id", AK_OTHER)
+        break;
+    case 'F':
+        AK_AT("Fwd thread id", AK_OTHER)
+        break;
+    case 'T':
+        AK_AT("Trace name", AK_OTHER)
+        AK_AT("Trace iteration", AK_OTHER)
+        AK_AT("Total Allocated", AK_TOTAL_ALLOCATED)
+        AK_AT("Total Reserved", AK_TOTAL_RESERVED)
+        break;
+    case 'M':
+        AK_AT("Module Hierarchy", AK_OTHER)
+        break;
+    case 'D':
+        AK_AT("Device Type", AK_DEVICE_TYPE)
+        AK_AT("Device Id", AK_DEVICE_ID)
+        AK_AT("Dst Rank", AK_DST_RANK)
+        break;
+    case 'A':
+        AK_AT("Addr", AK_ADDR)
+        break;
+    case 'B':
+        AK_AT("Bytes", AK_BYTES)
+        break;
+    case 'm':
+        AK_AT("memory bandwidth (GB/s)", AK_OTHER)
+        break;
+    case 'n':
+        AK_AT("name", AK_NAME)
+        break;
+    case 'l':
+        AK_AT("labels", AK_LABELS)
+        break;
+    case 'p':
+        AK_AT("packet_ptr", AK_OTHER)
+        break;
+    case 'k':
+        AK_AT("k_work_ptr", AK_OTHER)
+        break;
+    default:
+        break;
+    }
+#undef AK_AT
+    return AK_NONE;
+}
+
 /* p at '{' of "args". */
 static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x, const char **out)
 {
@@ -930,168 +1208,186 @@ static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x
         return MT_OK;
     }
     while (more) {
-        strtok_t k = {0};
-        if ((r = obj_key(ps, p, &k, &p)))
-            return r;
+        int key = arg_key_fast(p, &p);
+        if (key == AK_NONE) {
+            strtok_t k = {0};
+            if ((r = obj_key(ps, p, &k, &p)))
+                return r;
+            key = arg_key_of(&k);
+        }
         r = -2; /* "not handled" */
-        switch (k.len) {
-        case 3:
-            if (KEY_IS(k, "Seq")) {
-                r = value_int64(ps, p, &xcoll(x)->seq, &ok, &p, "Seq");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_SEQ;
+        switch (key) {
+        case AK_SEQ: {
+            r = value_int64(ps, p, &xcoll(x)->seq, &ok, &p, "Seq");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_SEQ;
+            break;
+        }
+        case AK_NAME: {
+            r = value_str(ps, p, &x->meta_str, &ok, &p);
+            if (ok) x->has_meta = true;
+            break;
+        }
+        case AK_RANK: {
+            r = value_int64(ps, p, &xcoll(x)->rank, &ok, &p, "Rank");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_RANK;
+            break;
+        }
+        case AK_ADDR: {
+            r = value_uint64(ps, p, &x->mem.addr, &ok, &p, "Addr");
+            if (ok) x->mem.fields |= MT_MEM_F_ADDR;
+            break;
+        }
+        case AK_DTYPE: {
+            r = value_str(ps, p, &xcoll(x)->dtype, &ok, &p);
+            if (ok) xcoll(x)->fields |= MT_COLL_F_DTYPE;
+            break;
+        }
+        case AK_BYTES: {
+            r = value_int64(ps, p, &x->mem.bytes, &ok, &p, "Bytes");
+            if (ok) x->mem.fields |= MT_MEM_F_BYTES;
+            break;
+        }
+        case AK_LABELS: {
+            r = value_str(ps, p, &x->meta_str, &ok, &p);
+            if (ok) x->has_meta = true;
+            break;
+        }
+        case AK_COMMS_ID: {
+            r = value_uint64(ps, p, &xcoll(x)->comms_id, &ok, &p, "Comms Id");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_COMMS_ID;
+            break;
+        }
+        case AK_SRC_RANK: {
+            r = value_int64(ps, p, &xcoll(x)->src_rank, &ok, &p, "Src Rank");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_SRC_RANK;
+            break;
+        }
+        case AK_DST_RANK: {
+            r = value_int64(ps, p, &xcoll(x)->dst_rank, &ok, &p, "Dst Rank");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_DST_RANK;
+            break;
+        }
+        case AK_DEVICE_ID: {
+            r = value_int64(ps, p, &x->mem.device_id, &ok, &p, "Device Id");
+            if (ok) x->mem.fields |= MT_MEM_F_DEV_ID;
+            break;
+        }
+        case AK_GROUP_SIZE: {
+            r = value_int64(ps, p, &xcoll(x)->group_size, &ok, &p, "Group size");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_GROUP_SIZE;
+            break;
+        }
+        case AK_SORT_INDEX: {
+            r = value_int64(ps, p, &x->meta_value, &ok, &p, "sort_index");
+            if (ok) x->has_meta = true;
+            break;
+        }
+        case AK_INPUT_DIMS: {
+            const char *v0 = p;
+            r = skip_value(ps, p, &p);
+            if (!r) {
+                x->dims = v0;
+                x->dims_len = (size_t)(p - v0);
             }
             break;
-        case 4:
-            if (KEY_IS(k, "name")) {
-                r = value_str(ps, p, &x->meta_str, &ok, &p);
-                if (ok) x->has_meta = true;
-            } else if (KEY_IS(k, "Rank")) {
-                r = value_int64(ps, p, &xcoll(x)->rank, &ok, &p, "Rank");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_RANK;
-            } else if (KEY_IS(k, "Addr")) {
-                r = value_uint64(ps, p, &x->mem.addr, &ok, &p, "Addr");
-                if (ok) x->mem.fields |= MT_MEM_F_ADDR;
+        }
+        case AK_INPUT_TYPE: {
+            /* Keep the first string of the list: the dtype of input 0. */
+            const char *v0 = p;
+            r = skip_value(ps, p, &p);
+            if (!r && *v0 == '[') {
+                const char *q = skip_ws(v0 + 1);
+                strtok_t s = {0};
+                const char *dummy;
+                if (*q == '"' && parse_string(ps, q, &s, &dummy) == MT_OK)
+                    r = intern_tok(ps, &s, &x->input_type);
             }
             break;
-        case 5:
-            if (KEY_IS(k, "dtype")) {
-                r = value_str(ps, p, &xcoll(x)->dtype, &ok, &p);
-                if (ok) xcoll(x)->fields |= MT_COLL_F_DTYPE;
-            } else if (KEY_IS(k, "Bytes")) {
-                r = value_int64(ps, p, &x->mem.bytes, &ok, &p, "Bytes");
-                if (ok) x->mem.fields |= MT_MEM_F_BYTES;
+        }
+        case AK_EXTERNAL_ID: {
+            r = value_uint64(ps, p, &ev->ext, &ok, &p, "External id");
+            if (ok) ev->flags |= MT_EV_HAS_EXT;
+            break;
+        }
+        case AK_CORRELATION: {
+            r = value_uint64(ps, p, &ev->corr, &ok, &p, "correlation");
+            if (ok) ev->flags |= MT_EV_HAS_CORR;
+            break;
+        }
+        case AK_DEVICE_TYPE: {
+            int64_t v = 0;
+            r = value_int64(ps, p, &v, &ok, &p, "Device Type");
+            if (ok && v >= INT32_MIN && v <= INT32_MAX) {
+                x->mem.device_type = (int32_t)v;
+                x->mem.fields |= MT_MEM_F_DEV_TYPE;
             }
             break;
-        case 6:
-            if (KEY_IS(k, "labels")) {
-                r = value_str(ps, p, &x->meta_str, &ok, &p);
-                if (ok) x->has_meta = true;
-            }
+        }
+        case AK_IN_MSG_NELEMS: {
+            r = value_int64(ps, p, &xcoll(x)->in_nelems, &ok, &p, "In msg nelems");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_IN_NELEMS;
             break;
-        case 8:
-            if (KEY_IS(k, "Comms Id")) {
-                r = value_uint64(ps, p, &xcoll(x)->comms_id, &ok, &p, "Comms Id");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_COMMS_ID;
-            } else if (KEY_IS(k, "Src Rank")) {
-                r = value_int64(ps, p, &xcoll(x)->src_rank, &ok, &p, "Src Rank");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_SRC_RANK;
-            } else if (KEY_IS(k, "Dst Rank")) {
-                r = value_int64(ps, p, &xcoll(x)->dst_rank, &ok, &p, "Dst Rank");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_DST_RANK;
-            }
+        }
+        case AK_IN_SPLIT_SIZE: {
+            r = value_str(ps, p, &xcoll(x)->in_split, &ok, &p);
+            if (ok) xcoll(x)->fields |= MT_COLL_F_SPLITS;
             break;
-        case 9:
-            if (KEY_IS(k, "Device Id")) {
-                r = value_int64(ps, p, &x->mem.device_id, &ok, &p, "Device Id");
-                if (ok) x->mem.fields |= MT_MEM_F_DEV_ID;
-            }
+        }
+        case AK_OUT_MSG_NELEMS: {
+            r = value_int64(ps, p, &xcoll(x)->out_nelems, &ok, &p, "Out msg nelems");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_OUT_NELEMS;
             break;
-        case 10:
-            if (KEY_IS(k, "Group size")) {
-                r = value_int64(ps, p, &xcoll(x)->group_size, &ok, &p, "Group size");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_GROUP_SIZE;
-            } else if (KEY_IS(k, "sort_index")) {
-                r = value_int64(ps, p, &x->meta_value, &ok, &p, "sort_index");
-                if (ok) x->has_meta = true;
-            } else if (KEY_IS(k, "Input Dims")) {
-                const char *v0 = p;
-                r = skip_value(ps, p, &p);
-                if (!r) {
-                    x->dims = v0;
-                    x->dims_len = (size_t)(p - v0);
-                }
-            } else if (KEY_IS(k, "Input type")) {
-                /* Keep the first string of the list: the dtype of input 0. */
-                const char *v0 = p;
-                r = skip_value(ps, p, &p);
-                if (!r && *v0 == '[') {
-                    const char *q = skip_ws(v0 + 1);
-                    strtok_t s = {0};
-                    const char *dummy;
-                    if (*q == '"' && parse_string(ps, q, &s, &dummy) == MT_OK)
-                        r = intern_tok(ps, &s, &x->input_type);
-                }
-            }
+        }
+        case AK_OUT_SPLIT_SIZE: {
+            r = value_str(ps, p, &xcoll(x)->out_split, &ok, &p);
+            if (ok) xcoll(x)->fields |= MT_COLL_F_SPLITS;
             break;
-        case 11:
-            if (KEY_IS(k, "External id") || KEY_IS(k, "external id")) {
-                r = value_uint64(ps, p, &ev->ext, &ok, &p, "External id");
-                if (ok) ev->flags |= MT_EV_HAS_EXT;
-            } else if (KEY_IS(k, "correlation")) {
-                r = value_uint64(ps, p, &ev->corr, &ok, &p, "correlation");
-                if (ok) ev->flags |= MT_EV_HAS_CORR;
-            } else if (KEY_IS(k, "Device Type")) {
-                int64_t v = 0;
-                r = value_int64(ps, p, &v, &ok, &p, "Device Type");
-                if (ok && v >= INT32_MIN && v <= INT32_MAX) {
-                    x->mem.device_type = (int32_t)v;
-                    x->mem.fields |= MT_MEM_F_DEV_TYPE;
-                }
-            }
+        }
+        case AK_TOTAL_RESERVED: {
+            r = value_int64(ps, p, &x->mem.total_reserved, &ok, &p, "Total Reserved");
+            if (ok) x->mem.fields |= MT_MEM_F_RESERVED;
             break;
-        case 13:
-            if (KEY_IS(k, "In msg nelems")) {
-                r = value_int64(ps, p, &xcoll(x)->in_nelems, &ok, &p, "In msg nelems");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_IN_NELEMS;
-            } else if (KEY_IS(k, "In split size")) {
-                r = value_str(ps, p, &xcoll(x)->in_split, &ok, &p);
-                if (ok) xcoll(x)->fields |= MT_COLL_F_SPLITS;
-            }
+        }
+        case AK_COLLECTIVE_NAME: {
+            r = value_str(ps, p, &xcoll(x)->name, &ok, &p);
+            if (ok) xcoll(x)->fields |= MT_COLL_F_NAME;
             break;
-        case 14:
-            if (KEY_IS(k, "Out msg nelems")) {
-                r = value_int64(ps, p, &xcoll(x)->out_nelems, &ok, &p, "Out msg nelems");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_OUT_NELEMS;
-            } else if (KEY_IS(k, "Out split size")) {
-                r = value_str(ps, p, &xcoll(x)->out_split, &ok, &p);
-                if (ok) xcoll(x)->fields |= MT_COLL_F_SPLITS;
-            } else if (KEY_IS(k, "Total Reserved")) {
-                r = value_int64(ps, p, &x->mem.total_reserved, &ok, &p, "Total Reserved");
-                if (ok) x->mem.fields |= MT_MEM_F_RESERVED;
-            }
+        }
+        case AK_TOTAL_ALLOCATED: {
+            r = value_int64(ps, p, &x->mem.total_allocated, &ok, &p, "Total Allocated");
+            if (ok) x->mem.fields |= MT_MEM_F_ALLOC;
             break;
-        case 15:
-            if (KEY_IS(k, "Collective name")) {
-                r = value_str(ps, p, &xcoll(x)->name, &ok, &p);
-                if (ok) xcoll(x)->fields |= MT_COLL_F_NAME;
-            } else if (KEY_IS(k, "Total Allocated")) {
-                r = value_int64(ps, p, &x->mem.total_allocated, &ok, &p, "Total Allocated");
-                if (ok) x->mem.fields |= MT_MEM_F_ALLOC;
-            }
+        }
+        case AK_PROCESS_GROUP_ID: {
+            r = value_int64(ps, p, &xcoll(x)->pg_id, &ok, &p, "Process Group ID");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_PG_ID;
             break;
-        case 16:
-            if (KEY_IS(k, "Process Group ID")) {
-                r = value_int64(ps, p, &xcoll(x)->pg_id, &ok, &p, "Process Group ID");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_PG_ID;
-            }
+        }
+        case AK_GLOBAL_RANK_START: {
+            r = value_int64(ps, p, &xcoll(x)->grank_start, &ok, &p, "Global rank start");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_GRANK_START;
             break;
-        case 17:
-            if (KEY_IS(k, "Global rank start")) {
-                r = value_int64(ps, p, &xcoll(x)->grank_start, &ok, &p, "Global rank start");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_GRANK_START;
-            }
+        }
+        case AK_PROCESS_GROUP_NAME: {
+            r = value_str_or_num(ps, p, &xcoll(x)->pg_name, &ok, &p);
+            if (ok) xcoll(x)->fields |= MT_COLL_F_PG_NAME;
             break;
-        case 18:
-            if (KEY_IS(k, "Process Group Name")) {
-                r = value_str_or_num(ps, p, &xcoll(x)->pg_name, &ok, &p);
-                if (ok) xcoll(x)->fields |= MT_COLL_F_PG_NAME;
-            } else if (KEY_IS(k, "Global rank stride")) {
-                r = value_int64(ps, p, &xcoll(x)->grank_stride, &ok, &p, "Global rank stride");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_GRANK_STRIDE;
-            }
+        }
+        case AK_GLOBAL_RANK_STRIDE: {
+            r = value_int64(ps, p, &xcoll(x)->grank_stride, &ok, &p, "Global rank stride");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_GRANK_STRIDE;
             break;
-        case 19:
-            if (KEY_IS(k, "Process Group Ranks")) {
-                r = value_rank_list(ps, p, &xcoll(x)->pg_ranks, &ok, &p);
-                if (ok) xcoll(x)->fields |= MT_COLL_F_PG_RANKS;
-            }
+        }
+        case AK_PROCESS_GROUP_RANKS: {
+            r = value_rank_list(ps, p, &xcoll(x)->pg_ranks, &ok, &p);
+            if (ok) xcoll(x)->fields |= MT_COLL_F_PG_RANKS;
             break;
-        case 25:
-            if (KEY_IS(k, "Process Group Description")) {
-                r = value_str(ps, p, &xcoll(x)->pg_desc, &ok, &p);
-                if (ok) xcoll(x)->fields |= MT_COLL_F_PG_DESC;
-            }
+        }
+        case AK_PROCESS_GROUP_DESCRIPTION: {
+            r = value_str(ps, p, &xcoll(x)->pg_desc, &ok, &p);
+            if (ok) xcoll(x)->fields |= MT_COLL_F_PG_DESC;
             break;
+        }
         default:
             break;
         }
@@ -1324,6 +1620,8 @@ static inline int ev_key_fast(const char *p, const char **out)
     case 'd': EK_AT("\"dur\":", EK_DUR) break;
     case 'a': EK_AT("\"args\":", EK_ARGS) break;
     case 'i': EK_AT("\"id\":", EK_ID) break;
+    case 'b': EK_AT("\"bp\":", EK_BP) break;
+    case 's': EK_AT("\"s\":", EK_S) break;
     default: break;
     }
 #undef EK_AT
@@ -1374,7 +1672,15 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
         switch (key) {
         case EK_PH: {
                 strtok_t v = {0};
-                if (*p == '"') {
+                if (p[0] == '"' && p[2] == '"' && (unsigned char)p[1] >= 0x20 && p[1] != '"' && p[1] != '\\') {
+                    /* "X": one plain byte between quotes, which is what
+                     * parse_string would find, without the scan. */
+                    v.s = p + 1;
+                    v.len = 1;
+                    ev.ph = (uint8_t)phase_of(&v);
+                    p += 3;
+                    r = MT_OK;
+                } else if (*p == '"') {
                     r = parse_string(ps, p, &v, &p);
                     if (!r)
                         ev.ph = (uint8_t)phase_of(&v);
