@@ -547,10 +547,13 @@ intern:;
     return MT_OK;
 }
 
-/* "ts"/"dur" in the forms Kineto writes: digits (at most 15) and an
- * optional fraction of 1 to 3 digits, then a byte that cannot continue a
- * number. Converted to ns in the same pass; NULL means "take the general
- * path" (sign, exponent, more digits, leading zero, end of buffer). */
+/* "ts"/"dur" in the forms Kineto writes: digits (at most 16: older traces
+ * write epoch microseconds, "ts": 1661203462598738) and an optional
+ * fraction of 1 to 3 digits, then a byte that cannot continue a number.
+ * Converted to ns in the same pass; NULL means "take the general path"
+ * (sign, exponent, more digits, leading zero, end of buffer, a value past
+ * INT64_MAX ns, which the general path reports). Below 10^16 us the value
+ * in ns fits a uint64 and is exact, as the general path computes it. */
 static inline const char *fast_us(const parser_t *ps, const char *p, int64_t *ns, bool *frac)
 {
     const char *s = p;
@@ -561,7 +564,7 @@ static inline const char *fast_us(const parser_t *ps, const char *p, int64_t *ns
         p++;
     }
     size_t n = (size_t)(p - s);
-    if (!n || n > 15 || (*s == '0' && n > 1))
+    if (!n || n > 16 || (*s == '0' && n > 1))
         return NULL;
     uint64_t f = 0;
     size_t nf = 0;
@@ -580,7 +583,10 @@ static inline const char *fast_us(const parser_t *ps, const char *p, int64_t *ns
     }
     if (num_char[(unsigned char)*p] || p >= data_end(ps))
         return NULL;
-    *ns = (int64_t)(x * 1000 + f);
+    uint64_t r = x * 1000 + f;
+    if (r > (uint64_t)INT64_MAX)
+        return NULL;
+    *ns = (int64_t)r;
     return p;
 }
 
