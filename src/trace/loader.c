@@ -57,6 +57,8 @@ enum state {
 
 /* "Process Group Ranks" values remembered per load (value_rank_list). */
 #define RANK_LISTS 8
+/* Slots of the parser's cache of interned names (intern_cached). */
+#define NAME_SLOTS 512
 
 typedef struct parser {
     mt_trace_t *t;
@@ -95,6 +97,12 @@ typedef struct parser {
     uint64_t part_kept;
     int64_t *part_pid;   /* per slot: the pid the rank's own trace had (GPU: the device); INT64_MIN unknown */
     bool part_done;      /* the rank's events are over: the rest of the file is not read */
+    /* Strings interned from raw bytes, by their length and first and last
+     * 8 bytes (intern_cached). */
+    struct name_slot {
+        uint64_t head, tail;
+        uint32_t len, id;
+    } names[NAME_SLOTS];
 } parser_t;
 
 /* ---------------------------------------------------------------- growth */
@@ -477,6 +485,43 @@ static int ensure_scratch(parser_t *ps, size_t need)
     return 0;
 }
 
+/* Why: a trace repeats a few thousand names hundreds of thousands of times,
+ * and the string table hashes every byte of each (kernel names run to
+ * hundreds of bytes) before it finds the one it has. Here a name is first
+ * looked up by its length and its first and last 8 bytes in a small
+ * direct-mapped table of names interned before. Up to 16 bytes those
+ * describe the whole string, so a hit is that string; longer hits are
+ * compared with the interned bytes. The ids are the string table's own
+ * (interned strings are never undone, not even with a partial unit), so
+ * the result is what mt_strtab_intern returns. s lies in the parse buffer
+ * (8-byte loads past the token stay inside its padding). */
+static int intern_cached(parser_t *ps, const char *s, size_t n, uint32_t *id)
+{
+    static const unsigned char ones[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    uint64_t head, tail, mask;
+    size_t k = n < 8 ? n : 8;
+    memcpy(&mask, ones + 8 - k, 8); /* the first k bytes kept, in memory order */
+    memcpy(&head, s, 8);
+    memcpy(&tail, s + n - k, 8);
+    head &= mask;
+    tail &= mask;
+    uint64_t h = (head * 0x9e3779b97f4a7c15ull) ^ (tail * 0xc2b2ae3d27d4eb4full) ^ n;
+    struct name_slot *slot = &ps->names[(h >> 32) & (NAME_SLOTS - 1)];
+    if (slot->len == n && slot->head == head && slot->tail == tail && n) {
+        size_t len;
+        if (n <= 16 || memcmp(mt_strtab_get(ps->t->strings, slot->id, &len), s, n) == 0) {
+            *id = slot->id;
+            return MT_OK;
+        }
+    }
+    mt_status_t st = mt_strtab_intern(ps->t->strings, s, n, id);
+    if (st)
+        return fail_code(ps, s, st, st == MT_ERR_NOMEM ? "interning a string" : "string too long");
+    if (n <= UINT32_MAX)
+        *slot = (struct name_slot){.head = head, .tail = tail, .len = (uint32_t)n, .id = *id};
+    return MT_OK;
+}
+
 /* Decode escapes and repair invalid UTF-8 (each bad byte -> U+FFFD), then
  * intern. The common case (no escape, ASCII) interns the raw bytes. */
 static int intern_tok(parser_t *ps, const strtok_t *tok, uint32_t *id)
@@ -484,7 +529,7 @@ static int intern_tok(parser_t *ps, const strtok_t *tok, uint32_t *id)
     const char *s = tok->s;
     size_t n = tok->len;
     if (!tok->esc && !has_high(s, n))
-        goto intern;
+        return intern_cached(ps, s, n, id);
     /* Worst case growth: every byte -> 3 bytes of U+FFFD. */
     if (ensure_scratch(ps, n * 3 + 8))
         return fail_code(ps, s, MT_ERR_NOMEM, "string scratch");
@@ -538,10 +583,7 @@ static int intern_tok(parser_t *ps, const strtok_t *tok, uint32_t *id)
     }
     if (bad)
         ps->t->stats.bad_utf8++;
-    s = ps->scratch;
-    n = (size_t)(q - ps->scratch);
-intern:;
-    mt_status_t st = mt_strtab_intern(ps->t->strings, s, n, id);
+    mt_status_t st = mt_strtab_intern(ps->t->strings, ps->scratch, (size_t)(q - ps->scratch), id);
     if (st)
         return fail_code(ps, tok->s, st, st == MT_ERR_NOMEM ? "interning a string" : "string too long");
     return MT_OK;
@@ -1454,7 +1496,8 @@ static bool numeric_id_string(const strtok_t *t, int64_t *v)
 }
 
 /* pid / tid: a number, or a string (numeric strings become numbers). */
-static int parse_id_field(parser_t *ps, const char *p, int64_t *v, bool *is_str, const char **out, const char *what)
+__attribute__((noinline)) static int parse_id_field_slow(parser_t *ps, const char *p, int64_t *v, bool *is_str,
+                                                          const char **out, const char *what)
 {
     *is_str = false;
     if (*p == '"') {
@@ -1477,6 +1520,21 @@ static int parse_id_field(parser_t *ps, const char *p, int64_t *v, bool *is_str,
     if (!r && !ok)
         *v = 0;
     return r;
+}
+
+/* Most pids and tids are plain digits: those without a call. */
+static inline int parse_id_field(parser_t *ps, const char *p, int64_t *v, bool *is_str, const char **out,
+                                 const char *what)
+{
+    uint64_t u;
+    const char *e = fast_digits(ps, p, &u);
+    if (e) {
+        *is_str = false;
+        *v = (int64_t)u;
+        *out = e;
+        return MT_OK;
+    }
+    return parse_id_field_slow(ps, p, v, is_str, out, what);
 }
 
 static int add_other_cat(parser_t *ps, uint32_t name, const char *p)

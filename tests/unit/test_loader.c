@@ -1234,6 +1234,40 @@ static void test_scan_strings(void **state)
     }
 }
 
+/* Names that agree in their length and first and last 8 bytes but not in
+ * between (the loader's name cache keys on those), one after the other:
+ * each event keeps its own name. */
+static void test_scan_names(void **state)
+{
+    (void)state;
+    char doc[8192];
+    for (size_t len = 1; len <= 40; len++) {
+        char want[4][64];
+        for (size_t i = 0; i < 4; i++) {
+            for (size_t j = 0; j < len; j++)
+                want[i][j] = (char)('a' + j % 26);
+            want[i][len] = '\0';
+            want[i][len / 2] = (char)('0' + i % 2); /* events 0, 2 and 1, 3 share a name */
+        }
+        size_t n = (size_t)snprintf(doc, sizeof doc, "[");
+        for (size_t i = 0; i < 4; i++) {
+            n += (size_t)snprintf(doc + n, sizeof doc - n, "%s{\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"%s\"}",
+                                  i ? ", " : "", want[i], want[3 - i]);
+        }
+        n += (size_t)snprintf(doc + n, sizeof doc - n, "]");
+        mt_trace_t *t;
+        mt_error_t err;
+        assert_int_equal(load_n(doc, n, 1 << 20, &t, &err), MT_OK);
+        assert_int_equal(t->n_events, 4);
+        for (size_t i = 0; i < 4; i++)
+            assert_string_equal(mt_event_name(t, &t->events[i]), want[i]);
+        assert_true(t->events[0].name == t->events[2].name);
+        assert_true(t->events[0].name != t->events[1].name);
+        assert_int_equal(t->n_other_cats, 2);
+        mt_trace_free(t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1261,6 +1295,7 @@ int main(void)
         cmocka_unit_test(test_scan_numbers),
         cmocka_unit_test(test_scan_blanks),
         cmocka_unit_test(test_scan_strings),
+        cmocka_unit_test(test_scan_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
