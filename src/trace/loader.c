@@ -250,6 +250,7 @@ static int fail_code(parser_t *ps, const char *p, mt_status_t code, const char *
 /* ------------------------------------------------------------ values */
 
 static inline const char *fast_digits(const parser_t *ps, const char *p, uint64_t *v);
+static inline const char *fast_digits_max(const parser_t *ps, const char *p, uint64_t *v, size_t max);
 
 /* Skip one JSON value starting at p (after whitespace), validating it. No
  * recursion: nesting depth is limited only by memory. *out = after it. */
@@ -623,8 +624,8 @@ static inline const char *fast_us(const parser_t *ps, const char *p, int64_t *ns
         f *= scale[nf];
         *frac = true;
     }
-    if (num_char[(unsigned char)*p] || p >= data_end(ps))
-        return NULL;
+    if (*p != ',' && (num_char[(unsigned char)*p] || p >= data_end(ps)))
+        return NULL; /* (a ',' passes both tests: fast_digits_max) */
     uint64_t r = x * 1000 + f;
     if (r > (uint64_t)INT64_MAX)
         return NULL;
@@ -663,7 +664,7 @@ static int num_error(parser_t *ps, const char *p, mt_status_t st, const char *wh
  * continue a number: the value, in one pass over the bytes. Anything else
  * (sign, fraction, exponent, long, the end of the buffer) returns NULL and
  * the caller takes the general path. */
-static inline const char *fast_digits(const parser_t *ps, const char *p, uint64_t *v)
+static inline const char *fast_digits_max(const parser_t *ps, const char *p, uint64_t *v, size_t max)
 {
     const char *s = p;
     uint64_t x = 0;
@@ -673,10 +674,19 @@ static inline const char *fast_digits(const parser_t *ps, const char *p, uint64_
         p++;
     }
     size_t n = (size_t)(p - s);
-    if (!n || n > 18 || num_char[(unsigned char)*p] || (*s == '0' && n > 1) || p >= data_end(ps))
+    if (!n || n > max || (*s == '0' && n > 1))
+        return NULL;
+    /* A ',' (after most numbers) neither continues a number nor is the
+     * NUL sentinel past the data: the two tests are needed otherwise. */
+    if (*p != ',' && (num_char[(unsigned char)*p] || p >= data_end(ps)))
         return NULL;
     *v = x;
     return p;
+}
+
+static inline const char *fast_digits(const parser_t *ps, const char *p, uint64_t *v)
+{
+    return fast_digits_max(ps, p, v, 18);
 }
 
 /* The general paths live apart from the inline fast paths below, so the
@@ -748,7 +758,8 @@ static inline int value_int64(parser_t *ps, const char *p, int64_t *v, bool *ok,
 
 static inline int value_uint64(parser_t *ps, const char *p, uint64_t *v, bool *ok, const char **out, const char *what)
 {
-    const char *e = fast_digits(ps, p, v);
+    /* 19 digits always fit a uint64 ("Comms Id": 8568410204783148703). */
+    const char *e = fast_digits_max(ps, p, v, 19);
     if (e) {
         *ok = true;
         *out = e;
