@@ -11,10 +11,16 @@
  *   driver keeps the unit's bytes, reads more and parses the unit again from
  *   its start. Units are small, so the rare re-parse costs nothing, and
  *   memory is bounded by the chunk size plus the largest unit.
- * - Strings are found 16 bytes at a time (SSE2 on x86-64, a byte loop
- *   elsewhere); names are interned on the raw bytes when they hold no escape.
- * - Keys are dispatched by length first, then one memcmp.
- * - Numbers are converted exactly from their decimal text (numparse.c). */
+ * - Strings and blank runs are scanned 16 bytes at a time (SSE2, part of
+ *   every x86-64 CPU, so chosen when compiling; byte loops elsewhere and in
+ *   the MT_PORTABLE_SCAN build, which test_loader_portable and perf_paths
+ *   compare); names are interned on the raw bytes when they hold no escape,
+ *   through a small cache of the names seen (intern_cached).
+ * - The keys Kineto writes are matched whole, quotes and colon included,
+ *   as constants chosen by their first letter (ev_key_fast, arg_key_fast);
+ *   other keys are read as strings and dispatched by length, then memcmp.
+ * - Plain digits (ids, Kineto's "ts"/"dur") are converted in the scan that
+ *   finds them; the rest exactly from their decimal text (numparse.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "mergetrace/loader.h"
 #include "mergetrace/buf.h"
@@ -1746,117 +1752,117 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
         const char *v0 = p;
         switch (key) {
         case EK_PH: {
-                strtok_t v = {0};
-                if (p[0] == '"' && p[2] == '"' && (unsigned char)p[1] >= 0x20 && p[1] != '"' && p[1] != '\\') {
-                    /* "X": one plain byte between quotes, which is what
-                     * parse_string would find, without the scan. */
-                    v.s = p + 1;
-                    v.len = 1;
+            strtok_t v = {0};
+            if (p[0] == '"' && p[2] == '"' && (unsigned char)p[1] >= 0x20 && p[1] != '"' && p[1] != '\\') {
+                /* "X": one plain byte between quotes, which is what
+                 * parse_string would find, without the scan. */
+                v.s = p + 1;
+                v.len = 1;
+                ev.ph = (uint8_t)phase_of(&v);
+                p += 3;
+                r = MT_OK;
+            } else if (*p == '"') {
+                r = parse_string(ps, p, &v, &p);
+                if (!r)
                     ev.ph = (uint8_t)phase_of(&v);
-                    p += 3;
-                    r = MT_OK;
-                } else if (*p == '"') {
-                    r = parse_string(ps, p, &v, &p);
-                    if (!r)
-                        ev.ph = (uint8_t)phase_of(&v);
-                }
+            }
             break;
         }
         case EK_TS: {
-                strtok_t v = {0};
-                const char *e = fast_us(ps, p, &ev.ts, &ps->saw_fraction);
-                has_ts = true;
-                if (e) {
-                    p = e;
-                    r = MT_OK;
-                } else if (*p != '-' && (unsigned)(*p - '0') > 9) {
-                    /* not a number: an error where it stands, never an event at 0 */
-                    return fail_as(ps, p, MT_ERR_FORMAT, "a number for \"ts\" (microseconds)");
-                } else if ((r = number_tok(ps, p, &v, &p)) == MT_OK) {
-                    mt_status_t st = mt_parse_us_to_ns(v.s, v.len, &ev.ts);
-                    if (st)
-                        return num_error(ps, v.s, st, "\"ts\"");
-                    if (memchr(v.s, '.', v.len))
-                        ps->saw_fraction = true;
-                }
+            strtok_t v = {0};
+            const char *e = fast_us(ps, p, &ev.ts, &ps->saw_fraction);
+            has_ts = true;
+            if (e) {
+                p = e;
+                r = MT_OK;
+            } else if (*p != '-' && (unsigned)(*p - '0') > 9) {
+                /* not a number: an error where it stands, never an event at 0 */
+                return fail_as(ps, p, MT_ERR_FORMAT, "a number for \"ts\" (microseconds)");
+            } else if ((r = number_tok(ps, p, &v, &p)) == MT_OK) {
+                mt_status_t st = mt_parse_us_to_ns(v.s, v.len, &ev.ts);
+                if (st)
+                    return num_error(ps, v.s, st, "\"ts\"");
+                if (memchr(v.s, '.', v.len))
+                    ps->saw_fraction = true;
+            }
             break;
         }
         case EK_ID:
-                if (*p == '"') {
-                    strtok_t v = {0};
-                    if ((r = parse_string(ps, p, &v, &p)) == MT_OK) {
-                        int64_t nv;
-                        if (!v.esc && numeric_id_string(&v, &nv)) {
-                            ev.corr = (uint64_t)nv;
-                        } else {
-                            uint32_t id;
-                            if ((r = intern_tok(ps, &v, &id)))
-                                return r;
-                            ev.corr = id;
-                            ev.flags |= MT_EV_ID_STR;
-                        }
-                        ev.flags |= MT_EV_HAS_CORR;
+            if (*p == '"') {
+                strtok_t v = {0};
+                if ((r = parse_string(ps, p, &v, &p)) == MT_OK) {
+                    int64_t nv;
+                    if (!v.esc && numeric_id_string(&v, &nv)) {
+                        ev.corr = (uint64_t)nv;
+                    } else {
+                        uint32_t id;
+                        if ((r = intern_tok(ps, &v, &id)))
+                            return r;
+                        ev.corr = id;
+                        ev.flags |= MT_EV_ID_STR;
                     }
-                } else {
-                    r = value_uint64(ps, p, &ev.corr, &ok, &p, "\"id\"");
-                    if (!r && ok)
-                        ev.flags |= MT_EV_HAS_CORR;
+                    ev.flags |= MT_EV_HAS_CORR;
                 }
+            } else {
+                r = value_uint64(ps, p, &ev.corr, &ok, &p, "\"id\"");
+                if (!r && ok)
+                    ev.flags |= MT_EV_HAS_CORR;
+            }
             break;
         case EK_CAT: {
-                strtok_t v = {0};
-                if (*p == '"' && (r = parse_string(ps, p, &v, &p)) == MT_OK) {
-                    ev.cat = (uint8_t)mt_cat_lookup(v.s, v.len);
-                    if (ev.cat == MT_CAT_OTHER) {
-                        if ((r = intern_tok(ps, &v, &other_cat)))
-                            return r;
-                        has_other_cat = true;
-                    }
+            strtok_t v = {0};
+            if (*p == '"' && (r = parse_string(ps, p, &v, &p)) == MT_OK) {
+                ev.cat = (uint8_t)mt_cat_lookup(v.s, v.len);
+                if (ev.cat == MT_CAT_OTHER) {
+                    if ((r = intern_tok(ps, &v, &other_cat)))
+                        return r;
+                    has_other_cat = true;
                 }
+            }
             break;
         }
         case EK_PID:
-                r = parse_id_field(ps, p, &ev.pid, &is_str, &p, "\"pid\"");
-                if (!r && is_str)
-                    ev.flags |= MT_EV_PID_STR;
+            r = parse_id_field(ps, p, &ev.pid, &is_str, &p, "\"pid\"");
+            if (!r && is_str)
+                ev.flags |= MT_EV_PID_STR;
             break;
         case EK_TID:
-                r = parse_id_field(ps, p, &ev.tid, &is_str, &p, "\"tid\"");
-                if (!r && is_str)
-                    ev.flags |= MT_EV_TID_STR;
+            r = parse_id_field(ps, p, &ev.tid, &is_str, &p, "\"tid\"");
+            if (!r && is_str)
+                ev.flags |= MT_EV_TID_STR;
             break;
         case EK_DUR: {
-                strtok_t v = {0};
-                const char *e = fast_us(ps, p, &ev.dur, &(bool){false});
-                if (e) {
-                    p = e;
-                    ev.flags |= MT_EV_HAS_DUR;
-                    r = MT_OK;
-                } else if (*p != '-' && (unsigned)(*p - '0') > 9) {
-                    return fail_as(ps, p, MT_ERR_FORMAT, "a number for \"dur\" (microseconds)");
-                } else if ((r = number_tok(ps, p, &v, &p)) == MT_OK) {
-                    mt_status_t st = mt_parse_us_to_ns(v.s, v.len, &ev.dur);
-                    if (st)
-                        return num_error(ps, v.s, st, "\"dur\"");
-                    ev.flags |= MT_EV_HAS_DUR;
-                    if (ev.dur < 0) {
-                        ev.dur = 0;
-                        ev.flags |= MT_EV_NEG_DUR;
-                    }
+            strtok_t v = {0};
+            const char *e = fast_us(ps, p, &ev.dur, &(bool){false});
+            if (e) {
+                p = e;
+                ev.flags |= MT_EV_HAS_DUR;
+                r = MT_OK;
+            } else if (*p != '-' && (unsigned)(*p - '0') > 9) {
+                return fail_as(ps, p, MT_ERR_FORMAT, "a number for \"dur\" (microseconds)");
+            } else if ((r = number_tok(ps, p, &v, &p)) == MT_OK) {
+                mt_status_t st = mt_parse_us_to_ns(v.s, v.len, &ev.dur);
+                if (st)
+                    return num_error(ps, v.s, st, "\"dur\"");
+                ev.flags |= MT_EV_HAS_DUR;
+                if (ev.dur < 0) {
+                    ev.dur = 0;
+                    ev.flags |= MT_EV_NEG_DUR;
                 }
+            }
             break;
         }
         case EK_NAME: {
-                strtok_t v = {0};
-                if (*p == '"' && (r = parse_string(ps, p, &v, &p)) == MT_OK)
-                    r = intern_tok(ps, &v, &ev.name);
+            strtok_t v = {0};
+            if (*p == '"' && (r = parse_string(ps, p, &v, &p)) == MT_OK)
+                r = intern_tok(ps, &v, &ev.name);
             break;
         }
         case EK_ARGS:
-                if (ps->opts->skim_args && ps->part_rank < 0) /* a part reads its process metadata's args */
-                    r = skip_value(ps, p, &p);
-                else if (*p == '{')
-                    r = parse_args(ps, p, &ev, &x, &p);
+            if (ps->opts->skim_args && ps->part_rank < 0) /* a part reads its process metadata's args */
+                r = skip_value(ps, p, &p);
+            else if (*p == '{')
+                r = parse_args(ps, p, &ev, &x, &p);
             break;
         default:
             break;
