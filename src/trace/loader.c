@@ -125,6 +125,16 @@ typedef struct parser {
 __attribute__((noinline)) static const char *skip_ws_run(const char *p)
 {
 #if defined(MT_SSE2)
+    if (*p == '\n') {
+        /* A line break and its indent, most runs: the spaces after the
+         * break found with one compare; anything else after them (more
+         * than 16, another blank) goes on below from there. */
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 1));
+        unsigned m = ~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')));
+        p += 1 + __builtin_ctz(m); /* m has bits above 15: never 0 */
+        if ((unsigned char)*p > ' ')
+            return p;
+    }
     for (;;) {
         const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
         const __m128i w = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),

@@ -1131,8 +1131,9 @@ static void test_scan_numbers(void **state)
 }
 
 /* Blank runs of every length up to 40 (spaces, newlines, tabs, CRs
- * mixed) between all tokens of an event. With blanks before a colon the
- * key literals do not match, and the general key reader takes the key. */
+ * mixed, or a newline and spaces) between all tokens of an event. With
+ * blanks before a colon the key literals do not match, and the general key
+ * reader takes the key. */
 static void test_scan_blanks(void **state)
 {
     (void)state;
@@ -1143,11 +1144,14 @@ static void test_scan_blanks(void **state)
         "\"device\"", ":", "0", ",", "\"grid\"", ":", "[", "8", ",", "1", "]", ",", "\"correlation\"", ":",
         "77", ",", "\"External id\"", ":", "5", "}", "}"};
     static const char blanks[] = " \n\t\r  \n    ";
-    for (size_t run = 0; run <= 40; run++) {
+    for (size_t run = 0; run <= 81; run++) {
+        /* runs 0-40: blanks mixed; 41-81: a line break and 0-40 spaces
+         * (Kineto's indents, which have a path of their own) */
         char ws[64];
-        for (size_t i = 0; i < run; i++)
-            ws[i] = blanks[(i * 7 + run) % (sizeof blanks - 1)];
-        ws[run] = '\0';
+        size_t len = run <= 40 ? run : run - 40;
+        for (size_t i = 0; i < len; i++)
+            ws[i] = run <= 40 ? blanks[(i * 7 + run) % (sizeof blanks - 1)] : i ? ' ' : '\n';
+        ws[len] = '\0';
         char doc[4096];
         size_t n = (size_t)snprintf(doc, sizeof doc, "%.*s[", (int)(run % 17), "                 ");
         for (size_t i = 0; i < sizeof tok / sizeof *tok; i++)
