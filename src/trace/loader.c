@@ -115,7 +115,6 @@ typedef struct parser {
 
 /* ------------------------------------------------------------- scanning */
 
-
 /* A run of blanks: Kineto indents every line ("\n    " between the
  * members of an event, more inside "args"), and those runs were a sixth of
  * a load's instructions byte by byte. 16 bytes are tested at once with
@@ -525,8 +524,7 @@ static int intern_cached(parser_t *ps, const char *s, size_t n, uint32_t *id)
     uint64_t h = (head * 0x9e3779b97f4a7c15ull) ^ (tail * 0xc2b2ae3d27d4eb4full) ^ n;
     struct name_slot *slot = &ps->names[(h >> 32) & (NAME_SLOTS - 1)];
     if (slot->len == n && slot->head == head && slot->tail == tail && n) {
-        size_t len;
-        if (n <= 16 || memcmp(mt_strtab_get(ps->t->strings, slot->id, &len), s, n) == 0) {
+        if (n <= 16 || memcmp(mt_strtab_get(ps->t->strings, slot->id, NULL), s, n) == 0) {
             *id = slot->id;
             return MT_OK;
         }
@@ -676,10 +674,11 @@ static int num_error(parser_t *ps, const char *p, mt_status_t st, const char *wh
 
 /* An integer value (int64); a string value or a non-integer is counted as a
  * bad value and skipped (*ok = false). */
-/* Digits only (at most 18, no leading zero) followed by a byte that cannot
- * continue a number: the value, in one pass over the bytes. Anything else
- * (sign, fraction, exponent, long, the end of the buffer) returns NULL and
- * the caller takes the general path. */
+/* Digits only (at most max: 18 always fit an int64, 19 a uint64; no
+ * leading zero) followed by a byte that cannot continue a number: the
+ * value, in one pass over the bytes. Anything else (sign, fraction,
+ * exponent, long, the end of the buffer) returns NULL and the caller takes
+ * the general path. */
 static inline const char *fast_digits_max(const parser_t *ps, const char *p, uint64_t *v, size_t max)
 {
     const char *s = p;
