@@ -442,8 +442,6 @@ static void trace_done(const input_file_t *f, const mt_rankmap_t *map, bool only
             /* The per-rank passes run here, while the trace is in memory;
              * only their compact result travels. */
             mt_rank_analysis_t *a = NULL;
-            void *bytes = NULL;
-            size_t len = 0;
             double tp = procs_wtime();
             L->parse_s += tp - t0;
             mt_analysis_opts_t ao = L->aopts;
@@ -453,10 +451,7 @@ static void trace_done(const input_file_t *f, const mt_rankmap_t *map, bool only
             if (st == MT_OK && L->facts[r - L->res])
                 st = mt_merge_facts_memory(L->facts[r - L->res], a); /* the merged trace's counter tracks */
             if (st == MT_OK)
-                st = mt_rank_analysis_pack(a, &bytes, &len);
-            if (st == MT_OK)
-                st = mt_buf_append(&L->analyses, bytes, len);
-            free(bytes);
+                st = mt_rank_analysis_pack_append(a, &L->analyses);
             mt_rank_analysis_free(a);
             L->passes_s += procs_wtime() - tp;
             if (r->sum.bytes_json > L->largest)

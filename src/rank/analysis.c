@@ -341,14 +341,9 @@ static char *put_u64(char *p, uint64_t v)
     return put(p, &v, sizeof v);
 }
 
-mt_status_t mt_rank_analysis_pack(const mt_rank_analysis_t *a, void **bytes, size_t *len)
+/* Write a's packed bytes (total = packed_size(a) of them) at b. */
+static void pack_to(const mt_rank_analysis_t *a, char *b, size_t total)
 {
-    *bytes = NULL;
-    *len = 0;
-    size_t total = packed_size(a);
-    char *b = malloc(total);
-    if (!b)
-        return MT_ERR_NOMEM;
     char *p = b;
     uint32_t magic = MT_AN_MAGIC, format = MT_AN_FORMAT;
     p = put(p, &magic, 4);
@@ -382,9 +377,31 @@ mt_status_t mt_rank_analysis_pack(const mt_rank_analysis_t *a, void **bytes, siz
     p = put(p, a->mem_issues, sizeof a->mem_issues);
     p = put_u64(p, a->strings_len);
     p = put(p, a->strings, a->strings_len);
+    assert(p == b + total);
     (void)p;
+}
+
+mt_status_t mt_rank_analysis_pack(const mt_rank_analysis_t *a, void **bytes, size_t *len)
+{
+    *bytes = NULL;
+    *len = 0;
+    size_t total = packed_size(a);
+    char *b = malloc(total);
+    if (!b)
+        return MT_ERR_NOMEM;
+    pack_to(a, b, total);
     *bytes = b;
     *len = total;
+    return MT_OK;
+}
+
+mt_status_t mt_rank_analysis_pack_append(const mt_rank_analysis_t *a, mt_buf_t *out)
+{
+    size_t total = packed_size(a);
+    if (mt_buf_reserve(out, total))
+        return MT_ERR_NOMEM;
+    pack_to(a, out->data + out->len, total);
+    out->len += total;
     return MT_OK;
 }
 
