@@ -50,6 +50,14 @@ void mt_an_input_free(mt_an_input_t *in)
     memset(in, 0, sizeof *in);
 }
 
+/* p (n elements of size bytes in use) cut to its length, the rest free
+ * for the passes that follow; p itself when realloc says no. */
+static void *shrink(void *p, size_t n, size_t size)
+{
+    void *q = realloc(p, (n ? n : 1) * size);
+    return q ? q : p;
+}
+
 /* Append v to a growing uint32 array. -1 on allocation failure. */
 static int push_u32(uint32_t **a, size_t *n, size_t *cap, uint32_t v)
 {
@@ -190,8 +198,11 @@ mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, 
     }
     in->n_acts = n;
     in->n_busy = mt_iv_merge_sorted(in->busy, n);
-    for (int c = 0; c < MT_AN_CLASS_COUNT_; c++)
+    in->busy = shrink(in->busy, in->n_busy, sizeof *in->busy);
+    for (int c = 0; c < MT_AN_CLASS_COUNT_; c++) {
         in->n_u[c] = mt_iv_merge_sorted(in->u[c], in->n_u[c]);
+        in->u[c] = shrink(in->u[c], in->n_u[c], sizeof *in->u[c]);
+    }
     st = MT_OK;
 fail:
     free(is_launch);
