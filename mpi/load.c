@@ -398,8 +398,8 @@ out:
 
 /* The results of trace t, the load of file f into *r (st: the load's
  * status, err its error; t0 when the load began), with the per-rank
- * analyses packed while the trace is in memory; t and, unless kept, facts
- * are freed. */
+ * analyses run while the trace is in memory and packed once it is freed;
+ * t and, unless kept, facts are freed. */
 static void trace_done(const input_file_t *f, const mt_rankmap_t *map, bool only_file, local_t *L, file_result_t *r,
                        mt_trace_t *t, mt_merge_facts_t *facts, mt_status_t st, mt_error_t *errp, double t0)
 {
@@ -448,6 +448,12 @@ static void trace_done(const input_file_t *f, const mt_rankmap_t *map, bool only
             ao.rows = L->rows + rows_before; /* this rank's rows tell all_to_all from P2P kernels */
             ao.n_rows = L->n_rows - rows_before;
             st = mt_analyze_rank(t, (int32_t)r->rank, &ao, &a);
+            /* The result is plain data: the trace goes before the result
+             * is packed, so the pack is no longer the rank's memory peak
+             * (with several ranks per process it was: the packed results
+             * of the ranks before it are held too). */
+            mt_trace_free(t);
+            t = NULL;
             if (st == MT_OK && L->facts[r - L->res])
                 st = mt_merge_facts_memory(L->facts[r - L->res], a); /* the merged trace's counter tracks */
             if (st == MT_OK)
