@@ -498,6 +498,22 @@ static void test_pack_roundtrip(void **state)
     assert_same(a, u);
     mt_rank_analysis_free(u);
 
+    /* Appended in place to a buffer that holds other bytes already, as the
+     * program keeps a process's results: each reads back on its own. */
+    mt_buf_t kept = {0};
+    assert_int_equal(mt_buf_append(&kept, "xyz", 3), MT_OK);
+    assert_int_equal(mt_rank_analysis_pack_append(a, &kept), MT_OK);
+    assert_int_equal(mt_rank_analysis_pack_append(a, &kept), MT_OK);
+    assert_int_equal(kept.len, 3 + 2 * len);
+    for (size_t k = 0, off = 3; k < 2; k++, off += used) {
+        assert_int_equal(mt_rank_analysis_unpack(kept.data + off, kept.len - off, &u, &used), MT_OK);
+        assert_int_equal(used, len);
+        assert_int_equal(u->rank, 5);
+        check_t1(u);
+        mt_rank_analysis_free(u);
+    }
+    mt_buf_free(&kept);
+
     /* Every truncation, and a few corruptions, are format errors. */
     for (size_t n = 0; n < len; n++) {
         u = (mt_rank_analysis_t *)1;
