@@ -2639,6 +2639,15 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
     }
     mt_input_close(ps.in);
     ps.in = NULL;
+    /* The parser's buffers go before the link, whose indexes then reuse
+     * their memory (the read buffer alone is DEFAULT_CHUNK bytes). */
+    free(ps.buf);
+    free(ps.scratch);
+    free(ps.stack);
+    free(ps.name_cls);
+    ps.buf = ps.scratch = NULL;
+    ps.stack = NULL;
+    ps.name_cls = NULL;
     /* (classification already happened event by event) */
     if (st == MT_OK && !opts->no_classify && !opts->no_link)
         st = mt_trace_link(t, NULL);
