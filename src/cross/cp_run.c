@@ -441,6 +441,7 @@ typedef struct walk {
     mt_cp_step_t *s;
     int64_t t0, cur;
     int64_t *node_ns;     /* per node: time on the paths of the used steps */
+    const int32_t *rs_at; /* per rank: its rank step's index in c->rank_steps within w->s, -1 */
     /* root causes: each segment (kind CP_K_COMM_WAIT for a matched
      * communication activity the walk could not follow to its last
      * arrival); at_inst after the transfer of an instance, before the
@@ -488,12 +489,10 @@ static void seg(walk_t *w, int rank_i, int kind, int64_t a, int32_t node)
     if (kind == CP_K_COMM_WAIT)
         kind = MT_CP_COMM;
     w->s->kind_ns[kind] += d;
-    int32_t r = w->g->ranks[rank_i].rank;
-    for (uint32_t k = w->s->first; k < w->s->first + w->s->n; k++)
-        if (w->c->rank_steps[k].rank == r) {
-            w->c->rank_steps[k].path_ns += d;
-            break;
-        }
+    /* by index, not a search of the step's rank steps: that made each
+     * segment O(ranks) (a 256-rank job's paths have thousands) */
+    if (w->rs_at[rank_i] >= 0)
+        w->c->rank_steps[w->rs_at[rank_i]].path_ns += d;
     if (node >= 0 && w->s->used)
         w->node_ns[node] += d;
 }
@@ -852,6 +851,16 @@ typedef struct rc {
     itab_t ctab;          /* over cs */
     rc_ann_t *ann;        /* per rank and annotation: ann[aoff[rank_i] + annot] */
     size_t *aoff;
+    /* Per rank, against the late rank's walk of x->inst (its number in
+     * stamp): in_at == stamp when the rank is a member of x->inst (n_irank
+     * of them); fc_at == stamp when fc holds the first crossing (index in
+     * cross) whose instance holds the rank, the crossings before fc_next
+     * scanned. Stamps, not clearing: a 256-rank job walks once per
+     * collective. */
+    uint32_t *in_at, *fc_at;
+    int32_t *fc;
+    uint32_t stamp;
+    size_t n_irank, fc_next;
     int err;
 } rc_t;
 
@@ -960,20 +969,6 @@ static void sink_q(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
         w->stop = true;
 }
 
-static bool inst_has(const rc_t *x, const cp_inst_t *K, int32_t rank_i)
-{
-    const int32_t *v = x->mr + K->m0;
-    size_t lo = 0, hi = K->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < rank_i)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < K->n && v[lo] == rank_i;
-}
-
 /* The late rank's walk left instance K's transfer: a synchronisation point
  * for the waiting ranks in K; the walk ends when K holds them all. */
 static int cross_q(walk_t *w, int32_t inst)
@@ -987,10 +982,35 @@ static int cross_q(walk_t *w, int32_t inst)
     const cp_inst_t *K = &x->g->inst[inst];
     if (K->n < x->inst->n)
         return 0;
-    for (uint32_t k = 0; k < x->inst->n; k++)
-        if (!inst_has(x, K, x->g->nodes[x->g->imem[x->inst->m0 + k]].rank_i))
-            return 0;
-    return 1;
+    /* K holds every rank of x->inst when it holds n_irank distinct ones
+     * marked in in_at: one pass over K (its member ranks sorted), not a
+     * search of K per member of x->inst */
+    const int32_t *v = x->mr + K->m0;
+    size_t have = 0;
+    for (uint32_t m = 0; m < K->n; m++)
+        have += (m == 0 || v[m] != v[m - 1]) && x->in_at[v[m]] == x->stamp;
+    return have == x->n_irank;
+}
+
+/* The first crossing of the late rank's walk whose instance holds rank_i
+ * (an index in x->cross), or -1. The crossings are scanned once per walk,
+ * each marking its ranks, as far as the waiters need: an instance's
+ * waiters share them (a search per waiter and crossing cost more than
+ * the walks on a 256-rank job). */
+static int32_t first_cross(rc_t *x, int32_t rank_i)
+{
+    while (x->fc_at[rank_i] != x->stamp && x->fc_next < x->n_cross) {
+        const cp_inst_t *K = &x->g->inst[x->cross[x->fc_next].inst];
+        for (uint32_t m = 0; m < K->n; m++) {
+            int32_t r = x->mr[K->m0 + m];
+            if (x->fc_at[r] != x->stamp) {
+                x->fc_at[r] = x->stamp;
+                x->fc[r] = (int32_t)x->fc_next;
+            }
+        }
+        x->fc_next++;
+    }
+    return x->fc_at[rank_i] == x->stamp ? x->fc[rank_i] : -1;
 }
 
 static void touch(rc_t *x, int32_t key)
@@ -1030,6 +1050,9 @@ static void rc_free(rc_t *x)
     free(x->ctab.slot);
     free(x->ann);
     free(x->aoff);
+    free(x->in_at);
+    free(x->fc_at);
+    free(x->fc);
 }
 
 /* Keys of every node and the sorted member ranks of every instance. */
@@ -1101,7 +1124,11 @@ static int rc_init(const cp_graph_t *g, rc_t *x)
     x->accp = calloc(x->n_keys, sizeof *x->accp);
     x->touched = malloc(x->n_keys * sizeof *x->touched);
     x->mark = calloc(x->n_keys, 1);
-    return x->ann && x->accq && x->accp && x->touched && x->mark ? 0 : -1;
+    size_t nr = g->n_ranks ? g->n_ranks : 1;
+    x->in_at = calloc(nr, sizeof *x->in_at);
+    x->fc_at = calloc(nr, sizeof *x->fc_at);
+    x->fc = malloc(nr * sizeof *x->fc);
+    return x->ann && x->accq && x->accp && x->touched && x->mark && x->in_at && x->fc_at && x->fc ? 0 : -1;
 }
 
 /* Charge the wait of one participant (critpath.h "root causes"): the late
@@ -1214,8 +1241,14 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
             c->wait_ns += wait;
             if (!walked) {
                 /* the late rank's walk, once per instance */
-                x.n_segs = x.n_cross = x.n_walk = 0;
+                x.n_segs = x.n_cross = x.n_walk = x.fc_next = x.n_irank = 0;
                 x.inst = I;
+                x.stamp++;
+                for (uint32_t m = 0; m < I->n; m++) {
+                    int32_t r = x.mr[I->m0 + m];
+                    x.n_irank += x.in_at[r] != x.stamp;
+                    x.in_at[r] = x.stamp;
+                }
                 walk_t wq = {.g = g, .c = c, .t0 = t0, .cur = qn->s, .sink = sink_q, .at_inst = cross_q, .ctx = &x};
                 walk_path(&wq, qn->rank_i, I->last, true);
                 if (x.err)
@@ -1227,12 +1260,11 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
              * the late rank's walk that p took part in */
             size_t npos = x.n_segs;
             int64_t w0 = qend;
-            for (size_t y = 0; y < x.n_cross; y++)
-                if (inst_has(&x, &g->inst[x.cross[y].inst], pn->rank_i)) {
-                    npos = x.cross[y].pos;
-                    w0 = x.cross[y].t;
-                    break;
-                }
+            int32_t y = first_cross(&x, pn->rank_i);
+            if (y >= 0) {
+                npos = x.cross[y].pos;
+                w0 = x.cross[y].t;
+            }
             x.n_walk = 0;
             walk_t wp = {.g = g, .c = c, .t0 = w0, .cur = pn->s, .sink = sink_p, .ctx = &x};
             walk_path(&wp, pn->rank_i, pid, true);
@@ -1304,6 +1336,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     rp_t r = {0};
     mt_critpath_t *c = calloc(1, sizeof *c);
     int64_t *times = NULL, *meas = NULL, *tmp = NULL, *node_ns = NULL;
+    int32_t *rs_at = NULL;
     int64_t *b_end = NULL, *b_time = NULL, *per = NULL; /* pipelines: the unchanged run, periods */
     double *fac = NULL, *err = NULL;
     nh_t *nh = NULL;
@@ -1452,10 +1485,20 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         c->replay_err_max = err[ne - 1];
     }
     /* ---- critical paths ---- */
+    rs_at = malloc((g.n_ranks ? g.n_ranks : 1) * sizeof *rs_at);
+    if (!rs_at)
+        goto out;
+    memset(rs_at, 0xff, (g.n_ranks ? g.n_ranks : 1) * sizeof *rs_at);
     for (size_t j = 0; j < c->n_steps; j++) {
         mt_cp_step_t *s = &c->steps[j];
-        walk_t wk = {.g = &g, .c = c, .s = s, .t0 = s->start_ns, .cur = s->end_ns, .node_ns = node_ns};
-        if (!walk_step(&wk, j))
+        /* a step holds one rank step per rank (rank_steps[k].rank is its rank's) */
+        for (uint32_t k = s->first; k < s->first + s->n; k++)
+            rs_at[g.rs[g.js[k]].rank_i] = (int32_t)k;
+        walk_t wk = {.g = &g, .c = c, .s = s, .t0 = s->start_ns, .cur = s->end_ns, .node_ns = node_ns, .rs_at = rs_at};
+        bool walked = walk_step(&wk, j);
+        for (uint32_t k = s->first; k < s->first + s->n; k++)
+            rs_at[g.rs[g.js[k]].rank_i] = -1;
+        if (!walked)
             continue;
         if (!s->used)
             continue;
@@ -1671,6 +1714,7 @@ out:
     free(per);
     free(err);
     free(node_ns);
+    free(rs_at);
     free(fac);
     free(nh);
     cp_graph_free(&g);
