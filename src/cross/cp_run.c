@@ -854,9 +854,11 @@ typedef struct rc {
     size_t n_cross, cap_cross;
     const cp_inst_t *inst; /* the instance whose waits are charged */
     int64_t *accq, *accp; /* per key: the late rank's and the waiting rank's time */
-    int32_t *touched;     /* keys with time in accq or accp */
-    uint8_t *mark;        /* per key: in touched */
-    size_t n_touched;
+    int32_t *touched;     /* keys with time in accq: touched[0 .. n_tq); in accp: touched[n_keys ..][0 .. n_tp) */
+    uint8_t *mark;        /* per key: bit 0 in the first list, bit 1 in the second */
+    size_t n_tq, n_tp;
+    uint32_t q_stamp;     /* accq holds segs[0 .. q_npos) of walk q_stamp (0: nothing) */
+    size_t q_npos;
     size_t n_walk;        /* segments of the current walk */
     rc_cause_t *cs;
     size_t n_cs, cap_cs;
@@ -1025,11 +1027,15 @@ static int32_t first_cross(rc_t *x, int32_t rank_i)
     return x->fc_at[rank_i] == x->stamp ? x->fc[rank_i] : -1;
 }
 
-static void touch(rc_t *x, int32_t key)
+/* Note key in the list of bit (1: accq's, 2: accp's). */
+static void touch(rc_t *x, int32_t key, uint8_t bit)
 {
-    if (!x->mark[key]) {
-        x->mark[key] = 1;
-        x->touched[x->n_touched++] = key;
+    if (!(x->mark[key] & bit)) {
+        x->mark[key] |= bit;
+        if (bit == 1)
+            x->touched[x->n_tq++] = key;
+        else
+            x->touched[x->n_keys + x->n_tp++] = key;
     }
 }
 
@@ -1039,7 +1045,7 @@ static void sink_p(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
     (void)rank_i;
     rc_t *x = w->ctx;
     int32_t key = seg_key(x, kind, node);
-    touch(x, key);
+    touch(x, key, 2);
     x->accp[key] += d;
     if (++x->n_walk >= CP_RC_SEG)
         w->stop = true;
@@ -1134,7 +1140,7 @@ static int rc_init(const cp_graph_t *g, rc_t *x)
     x->ann = calloc(x->aoff[g->n_ranks] ? x->aoff[g->n_ranks] : 1, sizeof *x->ann);
     x->accq = calloc(x->n_keys, sizeof *x->accq);
     x->accp = calloc(x->n_keys, sizeof *x->accp);
-    x->touched = malloc(x->n_keys * sizeof *x->touched);
+    x->touched = malloc(2 * x->n_keys * sizeof *x->touched);
     x->mark = calloc(x->n_keys, 1);
     size_t nr = g->n_ranks ? g->n_ranks : 1;
     x->in_at = calloc(nr, sizeof *x->in_at);
@@ -1148,12 +1154,25 @@ static int rc_init(const cp_graph_t *g, rc_t *x)
  * sums are in accp. */
 static int rc_charge(rc_t *x, mt_critpath_t *c, int32_t q_rank_i, size_t npos, int64_t wait)
 {
-    for (size_t i = 0; i < npos; i++) {
-        touch(x, x->segs[i].key);
-        x->accq[x->segs[i].key] += x->segs[i].d;
+    /* The late rank's sums depend only on its walk and npos: kept from the
+     * previous waiter when they are the same (an instance's waiters
+     * usually share their first crossing) */
+    if (x->q_stamp != x->stamp || x->q_npos != npos) {
+        for (size_t i = 0; i < x->n_tq; i++) {
+            x->accq[x->touched[i]] = 0;
+            x->mark[x->touched[i]] &= (uint8_t)~1u;
+        }
+        x->n_tq = 0;
+        for (size_t i = 0; i < npos; i++) {
+            touch(x, x->segs[i].key, 1);
+            x->accq[x->segs[i].key] += x->segs[i].d;
+        }
+        x->q_stamp = x->stamp;
+        x->q_npos = npos;
     }
+    /* a key of the waiting rank alone has accq 0: it adds nothing */
     int64_t pos = 0;
-    for (size_t i = 0; i < x->n_touched; i++) {
+    for (size_t i = 0; i < x->n_tq; i++) {
         int32_t k = x->touched[i];
         if (x->accq[k] > x->accp[k])
             pos += x->accq[k] - x->accp[k];
@@ -1187,11 +1206,12 @@ static int rc_charge(rc_t *x, mt_critpath_t *c, int32_t q_rank_i, size_t npos, i
             c->long_ns += v;
         c->ranks[sg->rank_i].caused_ns += v;
     }
-    for (size_t i = 0; i < x->n_touched; i++) {
-        x->accq[x->touched[i]] = x->accp[x->touched[i]] = 0;
-        x->mark[x->touched[i]] = 0;
+    for (size_t i = 0; i < x->n_tp; i++) {
+        int32_t k = x->touched[x->n_keys + i];
+        x->accp[k] = 0;
+        x->mark[k] &= (uint8_t)~2u;
     }
-    x->n_touched = 0;
+    x->n_tp = 0;
     return 0;
 }
 
