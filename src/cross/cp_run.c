@@ -638,14 +638,47 @@ typedef struct nh {
     int32_t rank_i;
 } nh_t;
 
-static int nh_cmp(const void *pa, const void *pb)
+/* The names' hash, memoised by name pointer: a rank's nodes borrow their
+ * names from its string pool, so a name repeats as the same pointer (the
+ * kernel names are long: the hashes cost as much as the sort). */
+typedef struct name_memo {
+    const char *p;
+    uint32_t len;
+    uint64_t h;
+} name_memo_t;
+
+enum { NAME_MEMO = 1024 };
+
+static uint64_t name_hash(name_memo_t *memo, const cp_node_t *n)
 {
-    const nh_t *a = pa, *b = pb;
-    if (a->h != b->h)
-        return a->h < b->h ? -1 : 1;
-    if (a->rank_i != b->rank_i)
-        return a->rank_i < b->rank_i ? -1 : 1;
-    return (a->node > b->node) - (a->node < b->node);
+    name_memo_t *m = &memo[((uintptr_t)n->name >> 3) & (NAME_MEMO - 1)];
+    if (m->p != n->name || m->len != n->name_len || !n->name) {
+        m->p = n->name;
+        m->len = n->name_len;
+        m->h = mt_hash64(n->name, n->name_len, 0x9e3779b97f4a7c15ull);
+    }
+    return m->h;
+}
+
+/* Sort v[0..k), which holds nodes in increasing order, by (hash, rank,
+ * node): a stable radix sort by hash keeps the nodes (and so their ranks,
+ * the nodes being rank by rank) in order within a hash (a qsort with a
+ * comparator cost more than the hashes). 0, or -1 out of memory. */
+static int nh_sort(nh_t *v, size_t k)
+{
+    uint64_t *key = mt_big_malloc((k ? k : 1) * sizeof *key);
+    uint32_t *perm = mt_big_malloc((k ? k : 1) * sizeof *perm);
+    int bad = !key || !perm;
+    for (size_t i = 0; !bad && i < k; i++) {
+        key[i] = v[i].h;
+        perm[i] = (uint32_t)i;
+    }
+    bad = bad || mt_sort_u64(key, perm, k) != MT_OK;
+    if (!bad)
+        mt_sort_permute(v, sizeof *v, perm, k);
+    free(key);
+    free(perm);
+    return bad ? -1 : 0;
 }
 
 static int name_ns_cmp(const void *pa, const void *pb)
@@ -685,14 +718,19 @@ static size_t names_keep_top(mt_cp_name_t *v, size_t n)
 static int straggler_factors(const cp_graph_t *g, const mt_cp_request_t *rq, double *f, nh_t *nh, size_t *n_nh)
 {
     size_t k = 0;
+    name_memo_t *memo = calloc(NAME_MEMO, sizeof *memo);
+    if (!memo)
+        return -1;
     for (size_t i = 0; i < g->n_nodes; i++) {
         const cp_node_t *n = &g->nodes[i];
         f[i] = 1.0;
         if (n->cls == MT_AN_COMM)
             continue;
-        nh[k++] = (nh_t){mt_hash64(n->name, n->name_len, 0x9e3779b97f4a7c15ull), (int32_t)i, n->rank_i};
+        nh[k++] = (nh_t){name_hash(memo, n), (int32_t)i, n->rank_i};
     }
-    qsort(nh, k, sizeof *nh, nh_cmp);
+    free(memo);
+    if (nh_sort(nh, k))
+        return -1;
     *n_nh = k;
     double *means = malloc((g->n_ranks ? g->n_ranks : 1) * sizeof *means);
     int32_t *rk = malloc((g->n_ranks ? g->n_ranks : 1) * sizeof *rk);
@@ -1587,11 +1625,15 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     /* ---- top names on the path ---- */
     {
         size_t k = 0;
+        name_memo_t *memo = calloc(NAME_MEMO, sizeof *memo);
+        if (!memo)
+            goto out;
         for (size_t i = 0; i < g.n_nodes; i++)
             if (node_ns[i] > 0)
-                nh[k++] = (nh_t){mt_hash64(g.nodes[i].name, g.nodes[i].name_len, 0x9e3779b97f4a7c15ull),
-                                 (int32_t)i, 0};
-        qsort(nh, k, sizeof *nh, nh_cmp);
+                nh[k++] = (nh_t){name_hash(memo, &g.nodes[i]), (int32_t)i, 0};
+        free(memo);
+        if (nh_sort(nh, k))
+            goto out;
         size_t ng = 0;
         for (size_t a = 0; a < k;) {
             size_t b = a;
