@@ -411,8 +411,14 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
     memset(r->sd, 0, (g->n_syncs ? g->n_syncs : 1) * sizeof *r->sd);
     memset(r->hc, 0, (g->n_rs ? g->n_rs : 1) * sizeof *r->hc);
     r->carry = sc->carry;
-    if (!sc->factor && !sc->drop_launch && !sc->comm_transfer && !sc->carry)
+    /* the scenarios every run replays (measured, the what-ifs "comm" and
+     * "launch") each with its flags as constants: see CP_INLINE */
+    if (!sc->factor && !sc->carry && !sc->drop_launch && !sc->comm_transfer)
         sweep(g, (scen_t){0}, r);
+    else if (!sc->factor && !sc->carry && !sc->drop_launch && sc->comm_transfer)
+        sweep(g, (scen_t){.comm_transfer = 1}, r);
+    else if (!sc->factor && !sc->carry && sc->drop_launch && !sc->comm_transfer)
+        sweep(g, (scen_t){.drop_launch = 1}, r);
     else
         sweep(g, *sc, r);
     /* rank step ends: the host end shifted, or the latest replayed end of its activities */
@@ -486,7 +492,10 @@ static void sink_rec(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t nod
     x->v[x->n++] = (cp_pseg_t){w->cur, w->cur + d, rank_i, node, kind == CP_K_COMM_WAIT ? MT_CP_COMM : kind};
 }
 
-static void seg(walk_t *w, int rank_i, int kind, int64_t a, int32_t node)
+/* One segment of the walk back to a: w->cur moves to it. Inlined into
+ * walk_path, each call with its kind a constant (a call per segment was a
+ * fifth of the root causes' walks). */
+CP_INLINE void seg(walk_t *w, int rank_i, int kind, int64_t a, int32_t node)
 {
     if (a > w->cur)
         a = w->cur;
