@@ -352,31 +352,29 @@ static int build_order(cp_graph_t *g)
         }
         g->topo_cycle = true; /* time order below */
     }
-    size_t k = 0;
-    for (size_t i = 0; i < g->n_nodes; i++) {
+    /* keys k: node ends [0, N), sync ends [N, N + S), node starts after */
+    size_t k = 0, N = g->n_nodes, S = g->n_syncs;
+    for (size_t i = 0; i < N; i++) {
         const cp_node_t *x = &g->nodes[i];
         int64_t t = x->e;
         if (x->inst >= 0 && g->inst[x->inst].maxstart > t)
             t = g->inst[x->inst].maxstart;
-        key[k] = mt_sort_key_i64(t);
-        g->ev[k++] = (int64_t)i; /* type 0 */
+        key[k++] = mt_sort_key_i64(t);
     }
-    for (size_t i = 0; i < g->n_syncs; i++) {
-        key[k] = mt_sort_key_i64(g->syncs[i].e);
-        g->ev[k++] = ((int64_t)1 << 32) | (int64_t)i;
-    }
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        key[k] = mt_sort_key_i64(g->nodes[i].s);
-        g->ev[k++] = ((int64_t)2 << 32) | (int64_t)i;
-    }
+    for (size_t i = 0; i < S; i++)
+        key[k++] = mt_sort_key_i64(g->syncs[i].e);
+    for (size_t i = 0; i < N; i++)
+        key[k++] = mt_sort_key_i64(g->nodes[i].s);
     for (size_t i = 0; i < n; i++)
         perm[i] = (uint32_t)i;
     int bad = mt_sort_u64(key, perm, n) != MT_OK;
-    if (!bad) {
-        for (size_t i = 0; i < n; i++)
-            key[i] = (uint64_t)g->ev[perm[i]];
-        for (size_t i = 0; i < n; i++)
-            g->ev[i] = (int64_t)key[i];
+    /* the events from the sorted key numbers in one pass (they were
+     * written before the sort and gathered after: two more passes) */
+    for (size_t i = 0; !bad && i < n; i++) {
+        size_t p = perm[i];
+        g->ev[i] = p < N ? (int64_t)p
+                   : p < N + S ? ((int64_t)1 << 32) | (int64_t)(p - N)
+                               : ((int64_t)2 << 32) | (int64_t)(p - N - S);
     }
     g->n_ev = n;
     free(key);
