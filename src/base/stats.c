@@ -57,6 +57,19 @@ double mt_stats_median_f64(double *v, size_t n)
     return 0.5 * (lo + hi);
 }
 
+int64_t mt_stats_median_i64(int64_t *v, size_t n)
+{
+    if (!n)
+        return 0;
+    int64_t hi = mt_stats_kth_i64(v, n, n / 2);
+    if (n % 2)
+        return hi;
+    int64_t lo = v[0]; /* as in mt_stats_median_f64 */
+    for (size_t i = 1; i < n / 2; i++)
+        lo = v[i] > lo ? v[i] : lo;
+    return (lo + hi) / 2;
+}
+
 static size_t nearest_rank(size_t n, int p)
 {
     if (p < 1)

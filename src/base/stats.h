@@ -17,6 +17,9 @@ double mt_stats_kth_f64(double *v, size_t n, size_t k);
 /* Median of v[0..n) (reorders v): the mean of the two middle values when n
  * is even; 0 when n = 0. */
 double mt_stats_median_f64(double *v, size_t n);
+/* The same for integers: the two middle values' mean rounded toward zero
+ * ((lo + hi) / 2). */
+int64_t mt_stats_median_i64(int64_t *v, size_t n);
 
 /* Nearest-rank percentile p (1..100; clamped) of v[0..n): the value at
  * position ceil(p * n / 100) - 1 of the sorted values; 0 when n = 0.

@@ -247,6 +247,10 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
     for (size_t i = 0; i < N; i++) /* a node not replayed yet keeps its measured end */
         lane_fill(x->e + i * (size_t)K, g->e0[i], K);
     memset(x->sdone, 0, N ? N : 1);
+    /* a sync's shift may be read before its sync is replayed (a sync that
+     * ends where the next starts, or one of zero length, is its own or a
+     * later one's sb): 0 then, as in cp_run.c's replay */
+    memset(x->sd, 0, (g->n_syncs ? g->n_syncs : 1) * (size_t)K * sizeof *x->sd);
     x->top = x->n_free = 0;
     memset(x->idone, 0, g->n_inst ? g->n_inst : 1);
     for (size_t k = 0; k < g->n_ev; k++) {
@@ -300,12 +304,13 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
         *n_used = used;
 }
 
-/* Each sweep is compiled twice on x86-64, for AVX2 and for any x86-64
- * CPU, and the loader picks the one the CPU runs (target_clones): with
+/* Each sweep is compiled twice on x86-64 with glibc (target_clones needs
+ * its ifunc), for AVX2 and for any x86-64 CPU, and the dynamic loader
+ * picks the one the CPU runs: with
  * AVX2 four lanes take one instruction (baseline x86-64 has no 64-bit
  * compare). MT_PORTABLE_SCAN (the comparison build of tests/perf) keeps
  * the baseline one only, so the two are compared on every test run. */
-#if defined(__x86_64__) && defined(__has_attribute) && !defined(MT_PORTABLE_SCAN)
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute) && !defined(MT_PORTABLE_SCAN)
 #if __has_attribute(target_clones)
 #define LN_CLONES __attribute__((target_clones("avx2", "default")))
 #endif
@@ -511,11 +516,7 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
     /* measured values and the typical value of each name; the names of a
      * rank point into its string pool, so a direct-mapped memo of pointer
      * -> hash spares hashing the same long kernel name again and again */
-    struct {
-        const char *p;
-        uint32_t len;
-        uint64_t h;
-    } memo[1024];
+    cp_name_memo_t memo[CP_NAME_MEMO];
     memset(memo, 0, sizeof memo);
     size_t nk = 0;
     for (size_t i = 0; i < N; i++) {
@@ -523,13 +524,7 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
         actual[i] = n->inst >= 0 ? (n->T > 0 ? n->T : 0) : n->e - n->s;
         ideal[i] = actual[i];
         if (n->job >= 0 && c->steps[n->job].used) {
-            size_t slot = ((uintptr_t)n->name >> 3) & 1023;
-            if (memo[slot].p != n->name || memo[slot].len != n->name_len) {
-                memo[slot].p = n->name;
-                memo[slot].len = n->name_len;
-                memo[slot].h = mt_hash64(n->name, n->name_len, 0x9e3779b97f4a7c15ull);
-            }
-            hk[nk] = memo[slot].h;
+            hk[nk] = cp_name_hash(memo, n);
             kn[nk++] = (uint32_t)i;
         }
     }
@@ -549,14 +544,7 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
                 vals[k - a] = actual[kn[k]];
             /* by selection: a sort of every transfer of the job's most
              * common collective was a quarter of the what-if's own work */
-            size_t m = b - a;
-            int64_t hi = mt_stats_kth_i64(vals, m, m / 2), lo = hi;
-            if (m % 2 == 0) { /* the lower middle: the largest before it */
-                lo = vals[0];
-                for (size_t k = 1; k < m / 2; k++)
-                    lo = vals[k] > lo ? vals[k] : lo;
-            }
-            typical = m % 2 ? hi : (lo + hi) / 2;
+            typical = mt_stats_median_i64(vals, b - a);
         } else {
             double sum = 0;
             for (size_t k = a; k < b; k++)

@@ -645,28 +645,6 @@ typedef struct nh {
     int32_t rank_i;
 } nh_t;
 
-/* The names' hash, memoised by name pointer: a rank's nodes borrow their
- * names from its string pool, so a name repeats as the same pointer (the
- * kernel names are long: the hashes cost as much as the sort). */
-typedef struct name_memo {
-    const char *p;
-    uint32_t len;
-    uint64_t h;
-} name_memo_t;
-
-enum { NAME_MEMO = 1024 };
-
-static uint64_t name_hash(name_memo_t *memo, const cp_node_t *n)
-{
-    name_memo_t *m = &memo[((uintptr_t)n->name >> 3) & (NAME_MEMO - 1)];
-    if (m->p != n->name || m->len != n->name_len || !n->name) {
-        m->p = n->name;
-        m->len = n->name_len;
-        m->h = mt_hash64(n->name, n->name_len, 0x9e3779b97f4a7c15ull);
-    }
-    return m->h;
-}
-
 /* Sort v[0..k), which holds nodes in increasing order, by (hash, rank,
  * node): a stable radix sort by hash keeps the nodes (and so their ranks,
  * the nodes being rank by rank) in order within a hash (a qsort with a
@@ -725,7 +703,7 @@ static size_t names_keep_top(mt_cp_name_t *v, size_t n)
 static int straggler_factors(const cp_graph_t *g, const mt_cp_request_t *rq, double *f, nh_t *nh, size_t *n_nh)
 {
     size_t k = 0;
-    name_memo_t *memo = calloc(NAME_MEMO, sizeof *memo);
+    cp_name_memo_t *memo = calloc(CP_NAME_MEMO, sizeof *memo);
     if (!memo)
         return -1;
     for (size_t i = 0; i < g->n_nodes; i++) {
@@ -733,7 +711,7 @@ static int straggler_factors(const cp_graph_t *g, const mt_cp_request_t *rq, dou
         f[i] = 1.0;
         if (n->cls == MT_AN_COMM)
             continue;
-        nh[k++] = (nh_t){name_hash(memo, n), (int32_t)i, n->rank_i};
+        nh[k++] = (nh_t){cp_name_hash(memo, n), (int32_t)i, n->rank_i};
     }
     free(memo);
     if (nh_sort(nh, k))
@@ -1632,12 +1610,12 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     /* ---- top names on the path ---- */
     {
         size_t k = 0;
-        name_memo_t *memo = calloc(NAME_MEMO, sizeof *memo);
+        cp_name_memo_t *memo = calloc(CP_NAME_MEMO, sizeof *memo);
         if (!memo)
             goto out;
         for (size_t i = 0; i < g.n_nodes; i++)
             if (node_ns[i] > 0)
-                nh[k++] = (nh_t){name_hash(memo, &g.nodes[i]), (int32_t)i, 0};
+                nh[k++] = (nh_t){cp_name_hash(memo, &g.nodes[i]), (int32_t)i, 0};
         free(memo);
         if (nh_sort(nh, k))
             goto out;

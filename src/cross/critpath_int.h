@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/hash.h"
 #include "mergetrace/critpath.h"
 
 /* A function inlined into each of its callers, so that the arguments a
@@ -97,6 +98,30 @@ enum { CP_H_LAUNCH = 8 };
 static inline int cp_node_kind(const cp_node_t *n)
 {
     return n->cls == MT_AN_COMPUTE ? MT_CP_COMPUTE : n->cls == MT_AN_COMM ? MT_CP_COMM : MT_CP_MEMORY;
+}
+
+/* The names' hash, memoised by name pointer (cp_run.c's top names,
+ * cp_ideal.c's typical values): a rank's nodes borrow their names from its
+ * string pool, so a name repeats as the same pointer (the kernel names are
+ * long: the hashes cost as much as the sort). A memo of CP_NAME_MEMO
+ * entries, zeroed before use. */
+typedef struct cp_name_memo {
+    const char *p;
+    uint32_t len;
+    uint64_t h;
+} cp_name_memo_t;
+
+enum { CP_NAME_MEMO = 1024 };
+
+static inline uint64_t cp_name_hash(cp_name_memo_t *memo, const cp_node_t *n)
+{
+    cp_name_memo_t *m = &memo[((uintptr_t)n->name >> 3) & (CP_NAME_MEMO - 1)];
+    if (m->p != n->name || m->len != n->name_len || !n->name) {
+        m->p = n->name;
+        m->len = n->name_len;
+        m->h = mt_hash64(n->name, n->name_len, 0x9e3779b97f4a7c15ull);
+    }
+    return m->h;
 }
 
 /* One rank step (aligned). */

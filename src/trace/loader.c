@@ -2655,11 +2655,7 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
         goto fail;
     if (t->info.rank >= 0 && t->info.rank <= INT32_MAX)
         err->rank = (int)t->info.rank;
-    free(ps.buf);
-    free(ps.scratch);
-    free(ps.stack);
-    free(ps.name_cls);
-    free(ps.part_pid);
+    free(ps.part_pid); /* the parser's other buffers went before the link */
     *out = t;
     return MT_OK;
 

@@ -357,10 +357,6 @@ static void test_kernels_percentiles(void **state)
     assert_int_equal(mt_stats_pct_sorted(v, 0, 50), 0);
 }
 
-/* Two GPUs in one trace: device 0 [0,100), device 1 [50,150) on stream 7
- * each: the union across devices is 150, the span 150, idle 0; the streams
- * are kept apart (two streams, no gaps). A string stream id stays a name.
- * A trace without GPU activity gives zeros. */
 /* gpu_span over many launches of one thread, where the projection reads
  * the minimum start and maximum end of whole blocks of launches from a
  * tree and the blocks at a range's ends launch by launch (blocks of 16).
@@ -415,6 +411,10 @@ static void test_projection_span_blocks(void **state)
     mt_trace_free(t);
 }
 
+/* Two GPUs in one trace: device 0 [0,100), device 1 [50,150) on stream 7
+ * each: the union across devices is 150, the span 150, idle 0; the streams
+ * are kept apart (two streams, no gaps). A string stream id stays a name.
+ * A trace without GPU activity gives zeros. */
 static void test_two_gpus_and_empty(void **state)
 {
     (void)state;

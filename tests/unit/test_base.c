@@ -81,6 +81,12 @@ static void test_stats(void **state)
     assert_true(mt_stats_median_f64(d, 4) == 2.5);
     double e[] = {7, -1, 3};
     assert_true(mt_stats_median_f64(e, 3) == 3);
+    int64_t m4[] = {4, 1, 3, 2}, m3[] = {7, -1, 3}, mn[] = {-3, -2}, m2[] = {9, 10};
+    assert_int_equal(mt_stats_median_i64(m4, 4), 2);  /* (2 + 3) / 2 */
+    assert_int_equal(mt_stats_median_i64(m3, 3), 3);
+    assert_int_equal(mt_stats_median_i64(mn, 2), -2); /* -5 / 2, toward zero */
+    assert_int_equal(mt_stats_median_i64(m2, 2), 9);
+    assert_int_equal(mt_stats_median_i64(m2, 0), 0);
     /* against a plain sort, with many ties and sorted runs */
     uint64_t r = 88172645463325252ull;
     for (int round = 0; round < 200; round++) {
