@@ -87,6 +87,14 @@ static inline void mt_out_us(mt_out_t *o, int64_t ns)
     mt_out_put(o, b, mt_fmt_us(ns, b));
 }
 
+/* v in decimal, as "%lld" writes it (no key): no printf, for rows written
+ * thousands of times (report.json's per-step ranks). */
+static inline void mt_out_i64(mt_out_t *o, int64_t v)
+{
+    char b[24];
+    mt_out_put(o, b, mt_fmt_i64(v, b));
+}
+
 /* s[0..len) HTML-escaped (mt_html_escape); nothing for NULL. */
 static inline void mt_out_html(mt_out_t *o, const char *s, size_t len)
 {
