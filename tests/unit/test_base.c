@@ -1,6 +1,6 @@
 /* Unit tests of the base layer (src/base/): array growth, order
- * statistics, error positions and the number formatters, each against
- * values worked out by hand or a plain sort. */
+ * statistics, error positions, the number formatters and the radix sort,
+ * each against values worked out by hand or a plain sort. */
 #define _POSIX_C_SOURCE 200809L /* mkstemp */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +18,7 @@
 #include "base/interval.h"
 #include "base/numparse.h"
 #include "base/partpath.h"
+#include "base/sort.h"
 #include "base/stats.h"
 #include "base/text.h"
 #include "mergetrace/buf.h"
@@ -247,6 +248,55 @@ static void test_partpath(void **state)
     unlink(named);
 }
 
+/* mt_sort_u64 against a stable insertion sort of (key, value) pairs: the
+ * digit plan depends on the bits in which the keys differ and on n, so
+ * spans of 1 to 64 bits at several lengths, both sides of the 8/11-bit
+ * switch (4096) and the insertion sort (32), with many equal keys for
+ * stability. */
+static void test_sort_u64(void **state)
+{
+    (void)state;
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    static const size_t lens[] = {2, 31, 33, 200, 4095, 4096, 9000};
+    static const int spans[] = {1, 3, 8, 9, 11, 12, 22, 23, 34, 45, 63, 64};
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
+        for (size_t si = 0; si < sizeof spans / sizeof *spans; si++) {
+            size_t n = lens[li];
+            int span = spans[si];
+            uint64_t *k = malloc(n * sizeof *k), *rk = malloc(n * sizeof *rk);
+            uint32_t *v = malloc(n * sizeof *v), *rv = malloc(n * sizeof *rv);
+            assert_non_null(k);
+            assert_non_null(v);
+            assert_non_null(rk);
+            assert_non_null(rv);
+            /* a common high part (a time key's epoch), a low part of span
+             * bits shifted up 3 (low bits that never differ), 1 in 8 keys a
+             * repeat of an earlier one */
+            uint64_t base = tu_rand(&rng) & ~((span >= 61 ? ~0ull : ((1ull << (span + 3)) - 1)));
+            for (size_t i = 0; i < n; i++) {
+                uint64_t low = span == 64 ? tu_rand(&rng) : (tu_rand(&rng) & ((1ull << span) - 1)) << (span >= 61 ? 0 : 3);
+                k[i] = i && tu_rand(&rng) % 8 == 0 ? k[tu_rand(&rng) % i] : base | low;
+                v[i] = (uint32_t)i;
+            }
+            for (size_t i = 0; i < n; i++) {
+                size_t j = i;
+                for (; j > 0 && rk[j - 1] > k[i]; j--) {
+                    rk[j] = rk[j - 1];
+                    rv[j] = rv[j - 1];
+                }
+                rk[j] = k[i];
+                rv[j] = v[i];
+            }
+            assert_int_equal(mt_sort_u64(k, v, n), MT_OK);
+            assert_memory_equal(k, rk, n * sizeof *k);
+            assert_memory_equal(v, rv, n * sizeof *v);
+            free(k);
+            free(v);
+            free(rk);
+            free(rv);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -256,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_union2),
         cmocka_unit_test(test_errpos),
         cmocka_unit_test(test_formatters),
+        cmocka_unit_test(test_sort_u64),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
