@@ -44,14 +44,13 @@ mt_status_t mt_sort_u64(uint64_t *keys, uint32_t *vals, size_t n)
     uint64_t dmask = nbk - 1;
     uint64_t *tk = mt_big_malloc(n * sizeof *tk);
     uint32_t *tv = mt_big_malloc(n * sizeof *tv);
-    size_t *cnt = malloc((size_t)passes * nbk * sizeof *cnt); /* malloc + memset: calloc cost more than the sort on short arrays */
+    size_t *cnt = calloc((size_t)passes * nbk, sizeof *cnt);
     if (!tk || !tv || !cnt) {
         free(tk);
         free(tv);
         free(cnt);
         return MT_ERR_NOMEM;
     }
-    memset(cnt, 0, (size_t)passes * nbk * sizeof *cnt);
     /* every pass's histogram in one read */
     for (size_t i = 0; i < n; i++) {
         uint64_t k = keys[i] >> lo;

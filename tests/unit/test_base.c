@@ -274,7 +274,8 @@ static void test_sort_u64(void **state)
              * repeat of an earlier one */
             uint64_t base = tu_rand(&rng) & ~((span >= 61 ? ~0ull : ((1ull << (span + 3)) - 1)));
             for (size_t i = 0; i < n; i++) {
-                uint64_t low = span == 64 ? tu_rand(&rng) : (tu_rand(&rng) & ((1ull << span) - 1)) << (span >= 61 ? 0 : 3);
+                uint64_t r = tu_rand(&rng);
+                uint64_t low = span == 64 ? r : (r & ((1ull << span) - 1)) << (span >= 61 ? 0 : 3);
                 k[i] = i && tu_rand(&rng) % 8 == 0 ? k[tu_rand(&rng) % i] : base | low;
                 v[i] = (uint32_t)i;
             }

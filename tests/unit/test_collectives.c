@@ -453,9 +453,11 @@ static void test_clock_map(void **state)
                     k.offset_ns = offs[a] + fracs[b];
                     k.drift_ppm = drifts[c];
                     k.anchor_ns = T0 + (int64_t)(tu_rand(&rng) % 1000000000);
-                    int64_t x = d < sizeof xs / sizeof *xs ? xs[d] : (int64_t)(tu_rand(&rng) % 20000000000ULL) - 10000000000LL;
+                    int64_t x = d < sizeof xs / sizeof *xs ? xs[d]
+                                                           : (int64_t)(tu_rand(&rng) % 20000000000ULL) - 10000000000LL;
                     int64_t t = k.anchor_ns + x;
-                    int64_t want = t + (int64_t)llround(k.offset_ns + k.drift_ppm * 1e-6 * (double)(t - k.anchor_ns));
+                    double dd = k.offset_ns + k.drift_ppm * 1e-6 * (double)(t - k.anchor_ns);
+                    int64_t want = t + (int64_t)llround(dd);
                     mt_clock_map_t m = mt_clock_map(&k);
                     assert_int_equal(mt_clock_map_apply(&m, t), want);
                     assert_int_equal(mt_clock_apply(&k, t), want);
