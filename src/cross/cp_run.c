@@ -850,16 +850,9 @@ typedef struct rc {
     size_t n_cross, cap_cross;
     const cp_inst_t *inst; /* the instance whose waits are charged */
     int64_t *accq, *accp; /* per key: the late rank's and the waiting rank's time */
-    int32_t *touched;     /* keys with time in accp */
+    int32_t *touched;     /* keys with time in accq or accp */
     uint8_t *mark;        /* per key: in touched */
     size_t n_touched;
-    /* accq holds segs[0 .. qpos) (SIZE_MAX: nothing), kept from one waiting
-     * rank to the next: the waiting ranks of an instance mostly share the
-     * late rank's segments up to the same point, which were summed again
-     * for each of them (a third of rc_charge) */
-    int32_t *qtouched;    /* keys with time in accq */
-    uint8_t *qmark;       /* per key: in qtouched */
-    size_t n_qtouched, qpos;
     size_t n_walk;        /* segments of the current walk */
     rc_cause_t *cs;
     size_t n_cs, cap_cs;
@@ -1040,8 +1033,6 @@ static void rc_free(rc_t *x)
     free(x->accp);
     free(x->touched);
     free(x->mark);
-    free(x->qtouched);
-    free(x->qmark);
     free(x->cs);
     free(x->ctab.slot);
     free(x->ann);
@@ -1117,44 +1108,21 @@ static int rc_init(const cp_graph_t *g, rc_t *x)
     x->accp = calloc(x->n_keys, sizeof *x->accp);
     x->touched = malloc(x->n_keys * sizeof *x->touched);
     x->mark = calloc(x->n_keys, 1);
-    x->qtouched = malloc(x->n_keys * sizeof *x->qtouched);
-    x->qmark = calloc(x->n_keys, 1);
-    x->qpos = SIZE_MAX;
-    return x->ann && x->accq && x->accp && x->touched && x->mark && x->qtouched && x->qmark ? 0 : -1;
+    return x->ann && x->accq && x->accp && x->touched && x->mark ? 0 : -1;
 }
 
 /* Charge the wait of one participant (critpath.h "root causes"): the late
  * rank's segments segs[0 .. npos) against the waiting rank's walk, whose
  * sums are in accp. */
-/* Forget accq (the late rank's segments are about to change). */
-static void rc_q_reset(rc_t *x)
-{
-    for (size_t i = 0; i < x->n_qtouched; i++) {
-        x->accq[x->qtouched[i]] = 0;
-        x->qmark[x->qtouched[i]] = 0;
-    }
-    x->n_qtouched = 0;
-    x->qpos = SIZE_MAX;
-}
-
 static int rc_charge(rc_t *x, mt_critpath_t *c, int32_t q_rank_i, size_t npos, int64_t wait)
 {
-    if (x->qpos != npos) {
-        rc_q_reset(x);
-        for (size_t i = 0; i < npos; i++) {
-            int32_t k = x->segs[i].key;
-            if (!x->qmark[k]) {
-                x->qmark[k] = 1;
-                x->qtouched[x->n_qtouched++] = k;
-            }
-            x->accq[k] += x->segs[i].d;
-        }
-        x->qpos = npos;
+    for (size_t i = 0; i < npos; i++) {
+        touch(x, x->segs[i].key);
+        x->accq[x->segs[i].key] += x->segs[i].d;
     }
-    /* a key only the waiting rank has (accq 0) adds nothing */
     int64_t pos = 0;
-    for (size_t i = 0; i < x->n_qtouched; i++) {
-        int32_t k = x->qtouched[i];
+    for (size_t i = 0; i < x->n_touched; i++) {
+        int32_t k = x->touched[i];
         if (x->accq[k] > x->accp[k])
             pos += x->accq[k] - x->accp[k];
     }
@@ -1188,7 +1156,7 @@ static int rc_charge(rc_t *x, mt_critpath_t *c, int32_t q_rank_i, size_t npos, i
         c->ranks[sg->rank_i].caused_ns += v;
     }
     for (size_t i = 0; i < x->n_touched; i++) {
-        x->accp[x->touched[i]] = 0;
+        x->accq[x->touched[i]] = x->accp[x->touched[i]] = 0;
         x->mark[x->touched[i]] = 0;
     }
     x->n_touched = 0;
@@ -1253,7 +1221,6 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
             c->wait_ns += wait;
             if (!walked) {
                 /* the late rank's walk, once per instance */
-                rc_q_reset(&x);
                 x.n_segs = x.n_cross = x.n_walk = 0;
                 x.inst = I;
                 walk_t wq = {.g = g, .c = c, .t0 = t0, .cur = qn->s, .sink = sink_q, .at_inst = cross_q, .ctx = &x};
