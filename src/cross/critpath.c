@@ -185,7 +185,6 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
     uint32_t *cval = NULL;
     size_t cap_ck = 0, cap_cv = 0;
     int32_t *rix = NULL;  /* index into g->ranks by rank - rmin; -1 */
-    size_t *ccur = NULL;  /* per rank: where its next instance member's search starts (cmap index) */
     if (!an)
         return st;
     memcpy(an, an_in, n_an * sizeof *an);
@@ -343,8 +342,6 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         }
         R->n_cmap = nc;
     }
-    if (!(ccur = calloc(n_an ? n_an : 1, sizeof *ccur)))
-        goto out;
     /* the graph's rank index by rank: a table when the ranks are dense (the
      * usual case), else the binary search below */
     size_t n_rix = 0;
@@ -386,24 +383,15 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
                     continue;
             }
             const cp_rank_t *R = &g->ranks[lo];
-            /* the first comm activity starting at r's start: the
-             * instances come in time order, so usually the one after this
-             * rank's previous find (ccur) */
-            size_t clo = ccur[lo], nm = R->n_cmap;
-            const int64_t *cs = R->cmap;
-            if (!(clo <= nm && (clo == 0 || cs[2 * clo - 2] < r->start_ns) &&
-                  (clo == nm || cs[2 * clo] >= r->start_ns))) {
-                size_t chi = nm;
-                clo = 0;
-                while (clo < chi) {
-                    size_t mid = clo + (chi - clo) / 2;
-                    if (cs[2 * mid] < r->start_ns)
-                        clo = mid + 1;
-                    else
-                        chi = mid;
-                }
+            /* the first comm activity starting at r's start */
+            size_t clo = 0, chi = R->n_cmap;
+            while (clo < chi) {
+                size_t mid = clo + (chi - clo) / 2;
+                if (R->cmap[2 * mid] < r->start_ns)
+                    clo = mid + 1;
+                else
+                    chi = mid;
             }
-            ccur[lo] = clo + 1;
             const int64_t *hit = R->cmap + 2 * clo;
             int32_t nd = -1;
             for (; hit < R->cmap + 2 * R->n_cmap && hit[0] == r->start_ns; hit += 2) {
@@ -592,7 +580,6 @@ out:
     free(ckey);
     free(cval);
     free(rix);
-    free(ccur);
     if (st != MT_OK)
         cp_graph_free(g);
     return st;
