@@ -54,14 +54,6 @@ static int64_t ivsum_in(const ivsum_t *s, int64_t a, int64_t b)
     return b > a ? ivsum_before(s, b) - ivsum_before(s, a) : 0;
 }
 
-static int has_sync(const char *s, size_t len)
-{
-    for (size_t i = 0; i + 11 <= len; i++)
-        if (s[i] == 'S' && memcmp(s + i, "Synchronize", 11) == 0)
-            return 1;
-    return 0;
-}
-
 static int step_cmp(const void *pa, const void *pb)
 {
     const mt_step_t *a = pa, *b = pb;
@@ -290,18 +282,18 @@ mt_status_t mt_an_steps(const mt_an_input_t *in, mt_rank_analysis_t *a)
     size_t nrs = 0, caprs = 0, capsy = 0, nkeys = 0, capkeys = 0;
     skey_t *keys = NULL;
     mt_an_str_t *names = NULL; /* per trace string id: its copy in a's pool, len+1 (0: not yet) */
-    unsigned char *is_sync = NULL;
     ivsum_t sc = {0}, scm = {0}, sall = {0};
     mt_interval_t *cm = NULL;
     uint32_t n_names = mt_strtab_count(t->strings);
 
-    if (mt_trace_steps(t, a->rank, &rs, &nrs, &caprs) != MT_OK)
+    /* the ProfilerStep ranges from the input's user annotations, not a
+     * read of every event (mt_trace_steps_of: the same list) */
+    if (mt_trace_steps_of(t, in->ranges, in->n_ranges, a->rank, &rs, &nrs, &caprs) != MT_OK)
         goto out;
     if (nrs)
         qsort(rs, nrs, sizeof *rs, step_cmp);
     names = calloc(n_names ? n_names : 1, sizeof *names);
-    is_sync = calloc(n_names ? n_names : 1, 1);
-    if (!names || !is_sync)
+    if (!names)
         goto out;
 
     /* the graph's activities, in the shared input's order */
@@ -366,23 +358,10 @@ mt_status_t mt_an_steps(const mt_an_input_t *in, mt_rank_analysis_t *a)
     }
     st = MT_ERR_NOMEM;
 
-    /* host synchronisation calls */
-    unsigned char rt[MT_CAT_COUNT_];
-    for (int c = 0; c < MT_CAT_COUNT_; c++) {
-        mt_cat_t m = mt_cat_normal((mt_cat_t)c);
-        rt[c] = m == MT_CAT_CUDA_RUNTIME || m == MT_CAT_CUDA_DRIVER;
-    }
-    for (size_t i = 0; i < t->n_events; i++) {
-        const mt_event_t *e = &t->events[i];
-        if (e->ph != MT_PH_X || e->cat >= MT_CAT_COUNT_ || !rt[e->cat] || e->name >= n_names)
-            continue;
-        if (!is_sync[e->name]) {
-            size_t len;
-            const char *nm = mt_strtab_get(t->strings, e->name, &len);
-            is_sync[e->name] = has_sync(nm, len) ? 2 : 1;
-        }
-        if (is_sync[e->name] != 2)
-            continue;
+    /* host synchronisation calls: listed by the input's one pass over the
+     * events (a second pass here was a fifth of this function) */
+    for (size_t i = 0; i < in->n_sync_calls; i++) {
+        const mt_event_t *e = &t->events[in->sync_calls[i]];
         if (MT_GROW(a->syncs, capsy, a->n_syncs + 1, 64)) {
             free(last_end);
             goto out;
@@ -435,7 +414,6 @@ out:
     free(rs);
     free(keys);
     free(names);
-    free(is_sync);
     free(sc.pre);
     free(scm.pre);
     free(sall.pre);
