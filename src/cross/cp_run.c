@@ -1202,7 +1202,12 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
 {
     rc_t x = {0};
     mt_status_t st = MT_ERR_NOMEM;
-    if (rc_init(g, &x))
+    /* per rank: gen when it is a member of the first instance the late
+     * rank's walk left (x.cross[0]), where nearly every waiting rank finds
+     * its synchronisation point: one mark per member instead of a binary
+     * search per waiting rank */
+    uint32_t *c0 = calloc(g->n_ranks ? g->n_ranks : 1, sizeof *c0), gen = 0;
+    if (!c0 || rc_init(g, &x))
         goto out;
     for (size_t ii = 0; ii < g->n_inst; ii++) {
         const cp_inst_t *I = &g->inst[ii];
@@ -1229,13 +1234,19 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
                     goto out;
                 qend = wq.cur;
                 walked = true;
+                gen++;
+                if (x.n_cross) {
+                    const cp_inst_t *K = &g->inst[x.cross[0].inst];
+                    for (uint32_t m = 0; m < K->n; m++)
+                        c0[x.mr[K->m0 + m]] = gen;
+                }
             }
             /* the previous synchronisation point: the first instance on
              * the late rank's walk that p took part in */
             size_t npos = x.n_segs;
             int64_t w0 = qend;
             for (size_t y = 0; y < x.n_cross; y++)
-                if (inst_has(&x, &g->inst[x.cross[y].inst], pn->rank_i)) {
+                if (y ? inst_has(&x, &g->inst[x.cross[y].inst], pn->rank_i) : c0[pn->rank_i] == gen) {
                     npos = x.cross[y].pos;
                     w0 = x.cross[y].t;
                     break;
@@ -1268,6 +1279,7 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
     st = MT_OK;
 out:
     rc_free(&x);
+    free(c0);
     return st;
 }
 

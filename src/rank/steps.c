@@ -64,17 +64,28 @@ static int step_cmp(const void *pa, const void *pb)
 
 /* The step whose range holds t: the last one starting at or before t that
  * has not ended before it; -1 none. Ranges are sorted by start and usually
- * disjoint. */
-static long find_step(const mt_step_t *s, size_t n, int64_t t)
+ * disjoint. *hint: the previous call's search position, tried before the
+ * binary search (the first range starting after t is one position; the
+ * activities come by start, so it is mostly the hint or the next one). */
+static long find_step(const mt_step_t *s, size_t n, int64_t t, size_t *hint)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s[mid].start_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
+    size_t lo = *hint;
+    if (lo <= n && (lo == 0 || s[lo - 1].start_ns <= t) && (lo == n || s[lo].start_ns > t)) {
+        /* the hint */
+    } else if (lo < n && s[lo].start_ns <= t && (lo + 1 == n || s[lo + 1].start_ns > t)) {
+        lo++;
+    } else {
+        size_t hi = n;
+        lo = 0;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (s[mid].start_ns <= t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
     }
+    *hint = lo;
     for (size_t k = lo; k-- > 0 && lo - k <= 4;)
         if (s[k].end_ns >= t)
             return (long)k;
@@ -305,6 +316,7 @@ mt_status_t mt_an_steps(const mt_an_input_t *in, mt_rank_analysis_t *a)
         goto out;
     for (size_t i = 0; i < nrs; i++)
         last_end[i] = rs[i].end_ns;
+    size_t hint = 0; /* rs is sorted by start (step_cmp) */
     for (size_t i = 0; i < in->n_acts; i++) {
         const mt_gpu_act_t *g = &in->acts[i];
         mt_an_gact_t *o = &a->gacts[i];
@@ -347,7 +359,7 @@ mt_status_t mt_an_steps(const mt_an_input_t *in, mt_rank_analysis_t *a)
         } else {
             o->name = (mt_an_str_t){0, 0};
         }
-        long k2 = find_step(rs, nrs, g->launch ? o->launch_ns : g->start_ns);
+        long k2 = find_step(rs, nrs, g->launch ? o->launch_ns : g->start_ns, &hint);
         if (k2 >= 0 && g->end_ns > last_end[k2])
             last_end[k2] = g->end_ns;
     }
