@@ -78,7 +78,6 @@ static const mt_clock_t *clock_of(const mt_clock_t *clocks, const int32_t *ranks
     return NULL;
 }
 
-
 static int an_rank_cmp(const void *pa, const void *pb)
 {
     const mt_rank_analysis_t *a = *(const mt_rank_analysis_t *const *)pa, *b = *(const mt_rank_analysis_t *const *)pb;
