@@ -61,6 +61,28 @@ size_t mt_fmt_us(int64_t ns, char *buf)
     return n;
 }
 
+mt_status_t mt_outbuf_flush(mt_outbuf_t *b)
+{
+    size_t n = b->n;
+    b->n = 0;
+    return n ? b->w(b->ctx, b->b, n) : MT_OK;
+}
+
+mt_status_t mt_outbuf_write(void *ctx, const void *data, size_t len)
+{
+    mt_outbuf_t *b = ctx;
+    if (len > sizeof b->b - b->n) {
+        mt_status_t st = mt_outbuf_flush(b);
+        if (st != MT_OK)
+            return st;
+        if (len >= sizeof b->b) /* larger than the buffer: on as it is */
+            return b->w(b->ctx, data, len);
+    }
+    memcpy(b->b + b->n, data, len);
+    b->n += len;
+    return MT_OK;
+}
+
 void mt_out_printf(mt_out_t *o, const char *fmt, ...)
 {
     char b[1024];

@@ -298,6 +298,50 @@ static void test_sort_u64(void **state)
         }
 }
 
+/* A sink that fails from the call where *ctx reaches 3. */
+static mt_status_t failing_write(void *ctx, const void *data, size_t len)
+{
+    (void)data;
+    (void)len;
+    int *calls = ctx;
+    return ++*calls >= 3 ? MT_ERR_IO : MT_OK;
+}
+
+/* mt_outbuf_t: pieces of 1 byte to twice its buffer pass on whole and in
+ * order (against the same pieces appended directly), and a failing sink's
+ * error comes back from the write that fills the buffer. */
+static void test_outbuf(void **state)
+{
+    (void)state;
+    uint64_t rng = 77;
+    mt_buf_t want = {0}, got = {0};
+    mt_outbuf_t *ob = malloc(sizeof *ob);
+    assert_non_null(ob);
+    *ob = (mt_outbuf_t){.w = mt_buf_write, .ctx = &got};
+    char piece[40000];
+    for (size_t i = 0; i < sizeof piece; i++)
+        piece[i] = (char)('a' + i % 26);
+    for (int k = 0; k < 400; k++) {
+        size_t len = k % 50 == 7 ? 16384 + tu_rand(&rng) % 20000 : 1 + tu_rand(&rng) % 300;
+        size_t off = tu_rand(&rng) % 26;
+        assert_int_equal(mt_outbuf_write(ob, piece + off, len), MT_OK);
+        assert_int_equal(mt_buf_write(&want, piece + off, len), MT_OK);
+    }
+    assert_true(got.len < want.len); /* some still held */
+    assert_int_equal(mt_outbuf_flush(ob), MT_OK);
+    assert_int_equal(got.len, want.len);
+    assert_memory_equal(got.data, want.data, want.len);
+    int calls = 2;
+    *ob = (mt_outbuf_t){.w = failing_write, .ctx = &calls};
+    mt_status_t st = MT_OK;
+    for (int k = 0; k < 100 && st == MT_OK; k++)
+        st = mt_outbuf_write(ob, piece, 1000);
+    assert_int_equal(st, MT_ERR_IO);
+    free(ob);
+    mt_buf_free(&want);
+    mt_buf_free(&got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_errpos),
         cmocka_unit_test(test_formatters),
         cmocka_unit_test(test_sort_u64),
+        cmocka_unit_test(test_outbuf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
