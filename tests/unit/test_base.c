@@ -173,6 +173,29 @@ static void test_formatters(void **state)
     assert_string_equal(b, "-9223372036854775808");
     mt_fmt_u64(UINT64_MAX, b);
     assert_string_equal(b, "18446744073709551615");
+    /* against snprintf: every length of 1 to 20 digits, the powers of ten
+     * and their neighbours, random values of every magnitude */
+    uint64_t rng = 4242;
+    for (int k = 0; k < 4000; k++) {
+        uint64_t p10 = 1;
+        for (int e = k % 20; e > 0; e--)
+            p10 *= 10;
+        uint64_t u = k < 60 ? p10 + (uint64_t)(k / 20) - 1 : tu_rand(&rng) >> (tu_rand(&rng) % 64);
+        char w[48];
+        snprintf(w, sizeof w, "%llu", (unsigned long long)u);
+        assert_int_equal(mt_fmt_u64(u, b), strlen(w));
+        assert_string_equal(b, w);
+        int64_t i = (int64_t)u; /* wraps above INT64_MAX */
+        if (k % 2 && i != INT64_MIN)
+            i = -i;
+        snprintf(w, sizeof w, "%lld", (long long)i);
+        assert_int_equal(mt_fmt_i64(i, b), strlen(w));
+        assert_string_equal(b, w);
+        snprintf(w, sizeof w, "%s%lld.%03lld", i < 0 ? "-" : "", (long long)(i < 0 ? -(i / 1000) : i / 1000),
+                 (long long)(i < 0 ? -(i % 1000) : i % 1000));
+        assert_int_equal(mt_fmt_us(i, b), strlen(w));
+        assert_string_equal(b, w);
+    }
     mt_fmt_time(b, sizeof b, 850);
     assert_string_equal(b, "850 ns");
     mt_fmt_time(b, sizeof b, 12345);
