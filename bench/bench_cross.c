@@ -55,7 +55,10 @@ int main(int argc, char **argv)
     int32_t *ranks = malloc(R * sizeof *ranks);
     double *off = malloc(R * sizeof *off), *drift = malloc(R * sizeof *drift);
     mt_clock_t *clocks = calloc(R, sizeof *clocks);
-    if (!rows || !ranks || !off || !drift || !clocks) {
+    mt_strtab_t *labels = mt_strtab_create(); /* the rows' two labels, as mt_cinst_extract interns them */
+    uint32_t pg_id = 0, dtype_id = 0;
+    if (!rows || !ranks || !off || !drift || !clocks || !labels || mt_strtab_intern(labels, "0", 1, &pg_id) ||
+        mt_strtab_intern(labels, "Float", 5, &dtype_id)) {
         fprintf(stderr, "bench_cross: out of memory\n");
         return 1;
     }
@@ -87,8 +90,8 @@ int main(int argc, char **argv)
             c->step_ordinal = (uint32_t)(k % 8);
             c->flags = MT_CI_SEQ | MT_CI_PG | MT_CI_STEP;
             c->kind = MT_COLLK_ALLREDUCE;
-            snprintf(c->pg, sizeof c->pg, "0");
-            snprintf(c->dtype, sizeof c->dtype, "Float");
+            c->pg_id = pg_id;
+            c->dtype_id = dtype_id;
         }
     double rows_mb = peak_mb();
     mt_match_t *m = NULL;
@@ -102,7 +105,7 @@ int main(int argc, char **argv)
     double c2 = cpu();
     mt_cross_t *x = NULL;
     if (st == MT_OK)
-        st = mt_cross_analyze(rows, n, m, clocks, ranks, R, &x);
+        st = mt_cross_analyze(rows, n, labels, m, clocks, ranks, R, &x);
     double c3 = cpu();
     if (st != MT_OK) {
         fprintf(stderr, "bench_cross: %s\n", mt_status_str(st));
@@ -129,5 +132,6 @@ int main(int argc, char **argv)
     free(off);
     free(drift);
     free(clocks);
+    mt_strtab_free(labels);
     return 0;
 }

@@ -1,6 +1,5 @@
-/* The program's memory policy: a huge-page heap reserve and a trim per
- * rank (glibc on Linux; elsewhere the allocator's defaults). */
-#define _DEFAULT_SOURCE
+/* The program's memory policy: a heap reserve and a trim per rank (glibc
+ * on Linux; elsewhere the allocator's defaults). */
 #include "heap.h"
 
 #include <stddef.h>
@@ -9,19 +8,18 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
-#if defined(__linux__)
-#include <sys/mman.h>
-#include <unistd.h>
-#endif
 
 /* Memory policy of the program (glibc; elsewhere the allocator's defaults).
  *
  * The heap is reserved once at start: HEAP_RESERVE bytes of address
- * space, marked for transparent huge pages, never trimmed by free();
+ * space, never trimmed by free();
  * each rank's memory goes back to the kernel with one malloc_trim once
- * the rank is done (mpi/load.c load_one, heap_release; ranks of small
+ * its trace is freed (mpi/load.c trace_done, heap_release: since
+ * 2026-11-25 before its result is packed, not after; ranks of small
  * traces share one trim, see TRIM_EVERY_BYTES), so a process's
- * peak stays one rank's, whatever number of ranks it holds. Why: the
+ * peak stays one rank's, whatever number of ranks it holds (its tables;
+ * the results it keeps until the gather do grow with its ranks, about
+ * 10.8 MB per 157 MB rank: docs/PERFORMANCE.md). Why: the
  * loader and the passes allocate and free blocks by the thousand (sort
  * buffers per stream, link and pass scratch); with glibc's defaults the
  * heap top went back to the kernel after each and was faulted in again
@@ -32,28 +30,33 @@
  * run took 1.5 s but the peak grew with the ranks per process (154 MB
  * with 4, 128 MB with 1). Untouched reserve costs no memory.
  *
+ * The reserve is not marked for transparent huge pages (it was until
+ * 2026-11-25): marked, every block in it, small ones included, was backed
+ * 2 MiB at a time, and the freed and partly used 2 MiB pages raised a
+ * rank's peak. The big tables still get the hint from src/base/bigmem.c.
+ * One 157 MB rank by hand, 9 interleaved runs (medians, load average
+ * 4.7): peak RSS 84.8 -> 78.2 MiB, minor faults 2.0 k -> 9.5 k, CPU
+ * 0.374 -> 0.363 s (within this VM's noise); under mpirun -n 2 with four
+ * ranks per process no change (the per-rank trim gives the reserve's top
+ * back after the first rank anyway).
+ *
  * Blocks of 1 MiB and more that do not fit in the reserve's free top are
  * mapped on their own and unmapped on free: a fixed mmap threshold, as
  * glibc would otherwise raise it each time such a block is freed and keep
  * every later trace's tables in the heap. */
 #define HEAP_RESERVE ((size_t)256 << 20)
 
-/* Extend the heap by HEAP_RESERVE in one step and mark the new part for
- * huge pages: one block bigger than the fresh heap's free top (but under
- * the mmap threshold), asked for with a big top pad. */
+/* Extend the heap by HEAP_RESERVE in one step: one block bigger than the
+ * fresh heap's free top (but under the mmap threshold), asked for with a
+ * big top pad. */
 static void heap_reserve(void)
 {
-#if defined(__GLIBC__) && defined(__linux__) && defined(MADV_HUGEPAGE)
+#if defined(__GLIBC__) && defined(__linux__)
     mallopt(M_TOP_PAD, (int)HEAP_RESERVE);
-    void *p = malloc((size_t)768 << 10);
-    char *end = sbrk(0);
+    /* volatile: a malloc whose block nothing reads may be left out by the
+     * compiler, and with it the reserve (gcc 12 did) */
+    void *volatile p = malloc((size_t)768 << 10);
     mallopt(M_TOP_PAD, 1 << 20);
-    if (p && end != (char *)-1 && (char *)p < end && (size_t)(end - (char *)p) >= HEAP_RESERVE) {
-        long pg = sysconf(_SC_PAGESIZE);
-        uintptr_t m = (uintptr_t)(pg > 0 ? pg : 4096) - 1;
-        uintptr_t a = ((uintptr_t)p + m) & ~m;
-        (void)madvise((void *)a, (size_t)((uintptr_t)end - a), MADV_HUGEPAGE);
-    }
     free(p);
 #endif
 }

@@ -188,6 +188,8 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L
     double ta = procs_wtime();
     mt_clock_opts_t co = {.ref_rank = o->ref_rank, .no_drift = o->no_drift, .no_align = o->no_align};
     size_t n_use = L->n_rows; /* rows that align: one source per rank */
+    mt_error_t aerr;
+    mt_error_clear(&aerr);
     mt_status_t st = nccl_rows_select(mc, me == 0 ? &j->nccl : NULL, L->rows, L->n_rows, &n_use);
     /* The rows that align go to mt_align_job_owned, which frees them once
      * gathered: process 0 keeps one copy of its own share, not two (at -n 2
@@ -203,14 +205,16 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L
         mt_cinst_t *mine = L->rows;
         L->rows = NULL;
         L->n_rows = L->cap_rows = 0;
-        st = mt_align_job_owned(mc, mine, n_use, j->ranks, (size_t)j->n_ranks, &co, &j->al);
+        st = mt_align_job_owned(mc, mine, n_use, L->labels, j->ranks, (size_t)j->n_ranks, &co, &j->al, &aerr);
     }
     if (st == MT_OK)
         st = nccl_compare(mc, rest, n_rest, &j->al, me == 0 ? &j->nccl : NULL);
     free(rest);
     pt->align = procs_wtime() - ta;
     if (st != MT_OK) {
-        if (me == 0)
+        if (me == 0 && aerr.code != MT_OK)
+            fprintf(stderr, "mergetrace: %saligning the clocks: %s: %s\n", o->job_tag, mt_status_str(st), aerr.msg);
+        else if (me == 0)
             fprintf(stderr, "mergetrace: %saligning the clocks: %s\n", o->job_tag, mt_status_str(st));
         return options_exit_code(st);
     }
@@ -262,7 +266,7 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
     if (st != MT_OK)
         return st == MT_ERR_NOMEM ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
     /* ---- cross-rank analyses, over the gathered rows ---- */
-    st = mt_cross_analyze(al->rows, al->n_rows, al->m, al->clocks, j->ranks, (size_t)j->n_ranks, &j->cross);
+    st = mt_cross_analyze(al->rows, al->n_rows, al->labels, al->m, al->clocks, j->ranks, (size_t)j->n_ranks, &j->cross);
     if (st == MT_OK)
         st = mt_trust_annotate(j->cross, &j->trust, options_one_clock(o), o->force);
     pt->cross_rank = procs_wtime() - tc;
@@ -333,7 +337,7 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
     }
     /* ---- the pictures of report.html: sample instances and the lateness grid ---- */
     if (!o->no_html) {
-        st = mt_report_views_build(al->rows, al->n_rows, al->m, al->clocks, j->ranks, (size_t)j->n_ranks, 4,
+        st = mt_report_views_build(al->rows, al->n_rows, al->labels, al->m, al->clocks, j->ranks, (size_t)j->n_ranks, 4,
                                    &j->views);
         if (st != MT_OK) {
             fprintf(stderr, "mergetrace: report.html views: %s\n", mt_status_str(st));

@@ -38,6 +38,7 @@ typedef struct local {
     mt_buf_t analyses;      /* packed mt_rank_analysis_t of each loaded rank */
     mt_cinst_t *rows;
     size_t n_rows, cap_rows;
+    mt_strtab_t *labels;    /* the rows' label ids refer to it */
     mt_step_t *steps;
     size_t n_steps, cap_steps;
     double parse_s, passes_s; /* --timings: time in the loader and in the per-rank passes */

@@ -61,9 +61,9 @@ static mt_status_t pick_rank(const char *path, const mt_rankmap_t *map, bool onl
     return st;
 }
 
-static mt_status_t load_inspector(const char *path, const mt_rankmap_t *map, bool only_file, mt_cinst_t **rows,
-                                  size_t *n_rows, size_t *cap_rows, int64_t *rank, mt_rank_source_t *src,
-                                  nccl_info_t *info, mt_error_t *err)
+static mt_status_t load_inspector(const char *path, const mt_rankmap_t *map, bool only_file, mt_strtab_t *labels,
+                                  mt_cinst_t **rows, size_t *n_rows, size_t *cap_rows, int64_t *rank,
+                                  mt_rank_source_t *src, nccl_info_t *info, mt_error_t *err)
 {
     info->is_nccl = MT_NCCL_FMT_INSPECTOR;
     mt_insp_file_t *f = NULL;
@@ -74,7 +74,7 @@ static mt_status_t load_inspector(const char *path, const mt_rankmap_t *map, boo
     st = pick_rank(path, map, only_file, r, rank, src, err);
     size_t before = *n_rows;
     if (st == MT_OK) {
-        st = mt_insp_cinst_extract(f, (int32_t)*rank, rows, n_rows, cap_rows, &info->untimed);
+        st = mt_insp_cinst_extract(f, (int32_t)*rank, labels, rows, n_rows, cap_rows, &info->untimed);
         if (st != MT_OK)
             mt_error_set(err, st, "%s: NCCL Inspector rows", path);
     }
@@ -128,8 +128,8 @@ void nccl_example_world(const input_list_t *l, nccl_xworld_t *w)
 }
 
 static mt_status_t load_example(const char *path, const mt_rankmap_t *map, bool only_file, const nccl_xworld_t *xw,
-                                mt_cinst_t **rows, size_t *n_rows, size_t *cap_rows, int64_t *rank,
-                                mt_rank_source_t *src, nccl_info_t *info, mt_error_t *err)
+                                mt_strtab_t *labels, mt_cinst_t **rows, size_t *n_rows, size_t *cap_rows,
+                                int64_t *rank, mt_rank_source_t *src, nccl_info_t *info, mt_error_t *err)
 {
     info->is_nccl = MT_NCCL_FMT_EXAMPLE;
     mt_nccl_file_t *f = NULL;
@@ -167,7 +167,7 @@ static mt_status_t load_example(const char *path, const mt_rankmap_t *map, bool 
     st = pick_rank(path, map, only_file, known ? r : -1, rank, src, err);
     size_t before = *n_rows;
     if (st == MT_OK) {
-        st = mt_nccl_cinst_extract(f, (int32_t)*rank, rows, n_rows, cap_rows, &info->p2p_left_out);
+        st = mt_nccl_cinst_extract(f, (int32_t)*rank, labels, rows, n_rows, cap_rows, &info->p2p_left_out);
         if (st != MT_OK)
             mt_error_set(err, st, "%s: NCCL example profiler rows", path);
     }
@@ -188,8 +188,8 @@ static mt_status_t load_example(const char *path, const mt_rankmap_t *map, bool 
 }
 
 mt_status_t nccl_load_file(const char *path, const mt_rankmap_t *map, bool only_file, const nccl_xworld_t *xw,
-                           mt_cinst_t **rows, size_t *n_rows, size_t *cap_rows, int64_t *rank, mt_rank_source_t *src,
-                           nccl_info_t *info, mt_error_t *err)
+                           mt_strtab_t *labels, mt_cinst_t **rows, size_t *n_rows, size_t *cap_rows, int64_t *rank,
+                           mt_rank_source_t *src, nccl_info_t *info, mt_error_t *err)
 {
     memset(info, 0, sizeof *info);
     mt_error_clear(err);
@@ -198,9 +198,9 @@ mt_status_t nccl_load_file(const char *path, const mt_rankmap_t *map, bool only_
     *src = MT_RANK_FROM_NONE;
     mt_nccl_format_t fmt = MT_NCCL_FMT_NONE;
     if (mt_nccl_probe(path, &fmt, err) == MT_OK && fmt == MT_NCCL_FMT_INSPECTOR)
-        return load_inspector(path, map, only_file, rows, n_rows, cap_rows, rank, src, info, err);
+        return load_inspector(path, map, only_file, labels, rows, n_rows, cap_rows, rank, src, info, err);
     if (fmt == MT_NCCL_FMT_EXAMPLE)
-        return load_example(path, map, only_file, xw, rows, n_rows, cap_rows, rank, src, info, err);
+        return load_example(path, map, only_file, xw, labels, rows, n_rows, cap_rows, rank, src, info, err);
     mt_error_clear(err);
     mt_nccl_file_t *f = NULL;
     mt_status_t st = mt_nccl_load(path, &f, err);
@@ -210,7 +210,7 @@ mt_status_t nccl_load_file(const char *path, const mt_rankmap_t *map, bool only_
     st = pick_rank(path, map, only_file, r, rank, src, err);
     size_t before = *n_rows;
     if (st == MT_OK) {
-        st = mt_nccl_cinst_extract(f, (int32_t)*rank, rows, n_rows, cap_rows, &info->p2p_left_out);
+        st = mt_nccl_cinst_extract(f, (int32_t)*rank, labels, rows, n_rows, cap_rows, &info->p2p_left_out);
         if (st != MT_OK)
             mt_error_set(err, st, "%s: NCCL collective rows", path);
     }
@@ -360,6 +360,8 @@ mt_status_t nccl_compare(const mt_comm_t *comm, const mt_cinst_t *rows, size_t n
     if (m)
         memcpy(all + w, got, m * sizeof *all);
     free(got);
+    /* The gathered rows' label ids are their processes' own: mt_nccl_agree
+     * reads no labels, so they are left as they are. */
     st = mt_nccl_agree(all, w + m, al->clocks, al->n_clocks, &nj->agree, &nj->n_agree);
     free(all);
     for (size_t k = 0; st == MT_OK && k < nj->n; k++)

@@ -51,14 +51,15 @@ void nccl_example_world(const input_list_t *l, nccl_xworld_t *w);
 
 /* Load an NCCL plugin file, Inspector log or example profiler trace: its rank (the --rank-map
  * entry, else its rank in its largest communicator, else 0 when it is the
- * only input), its collective rows appended to *rows (flag MT_CI_NCCL),
+ * only input), its collective rows appended to *rows (flag MT_CI_NCCL; their
+ * labels interned into labels),
  * facts in *info. An example profiler file of another communicator than
  * xw's returns MT_OK with info->left_out set and no rows. Returns MT_OK or
  * an error described in err (MT_ERR_NO_RANK when no communicator gives the
  * rank). Not collective. */
 mt_status_t nccl_load_file(const char *path, const mt_rankmap_t *map, bool only_file, const nccl_xworld_t *xw,
-                           mt_cinst_t **rows, size_t *n_rows, size_t *cap_rows, int64_t *rank, mt_rank_source_t *src,
-                           nccl_info_t *info, mt_error_t *err);
+                           mt_strtab_t *labels, mt_cinst_t **rows, size_t *n_rows, size_t *cap_rows, int64_t *rank,
+                           mt_rank_source_t *src, nccl_info_t *info, mt_error_t *err);
 
 /* Process 0's view of the NCCL files of the job, by rank. */
 typedef struct nccl_rank {
@@ -106,7 +107,8 @@ mt_status_t nccl_rows_select(const mt_comm_t *comm, const nccl_job_t *nj, mt_cin
 
 /* Collective over comm: the rows that did not align (rows[0..n)) are
  * gathered on process 0 and compared with the aligned ones of the same
- * rank (al->rows, root only). Results in nj (root only). */
+ * rank (al->rows, root only). Results in nj (root only). Labels are not
+ * compared: the gathered rows' label ids stay those of their processes. */
 mt_status_t nccl_compare(const mt_comm_t *comm, const mt_cinst_t *rows, size_t n, const mt_align_result_t *al,
                          nccl_job_t *nj);
 

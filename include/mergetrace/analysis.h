@@ -431,6 +431,11 @@ void mt_rank_analysis_free(mt_rank_analysis_t *a);
  * MT_OK or MT_ERR_NOMEM (then *bytes is NULL). */
 mt_status_t mt_rank_analysis_pack(const mt_rank_analysis_t *a, void **bytes, size_t *len);
 
+/* The same bytes appended to out in place (no copy of them on the way:
+ * the program packs each rank's result at its per-rank memory peak).
+ * MT_OK, or MT_ERR_NOMEM with out unchanged. */
+mt_status_t mt_rank_analysis_pack_append(const mt_rank_analysis_t *a, mt_buf_t *out);
+
 /* Read one packed result from the start of bytes[0..len) (several may be
  * concatenated, as gatherv delivers them); *consumed (may be NULL) gets the
  * bytes it used. bytes is borrowed for the call. *out is owned by the

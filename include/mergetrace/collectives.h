@@ -1,8 +1,9 @@
 /* The per-rank collective table (one row per communication kernel), the
  * matching of one collective instance across its participants, and the
  * clock fit computed from the matched instances' end times. All serial and
- * plain data: the program gathers the rows of every rank (they are
- * self-contained, no pointers, no per-rank string ids) and calls these. */
+ * plain data: the program gathers the rows of every rank (no pointers; the
+ * two labels are ids into a label table that travels with them, see
+ * mt_align_job) and calls these. */
 #ifndef MERGETRACE_COLLECTIVES_H
 #define MERGETRACE_COLLECTIVES_H
 
@@ -11,6 +12,7 @@
 #include <stdint.h>
 
 #include "mergetrace/status.h"
+#include "mergetrace/strtab.h"
 #include "mergetrace/trace.h"
 
 #ifdef __cplusplus
@@ -30,14 +32,17 @@ enum {
     MT_CI_NCCL = 1u << 8,      /* from an NCCL plugin file (mt_nccl_cinst_extract), not a Kineto kernel */
 };
 
-/* Label sizes: every process group name PyTorch and Megatron write ("5
- * (PIPELINE_MODEL_PARALLEL_GROUP)") and every dtype name ("Float8_e5m2fnuz")
- * fits; a longer one (a long "Process Group Ranks" list) ends in "…". */
+/* Label sizes, with the NUL: every process group name PyTorch and Megatron
+ * write ("5 (PIPELINE_MODEL_PARALLEL_GROUP)") and every dtype name
+ * ("Float8_e5m2fnuz") fits; a longer one (a long "Process Group Ranks" list)
+ * is cut to fit and ends in "…" (mt_cinst_extract). */
 #define MT_CI_LABEL 64
 #define MT_CI_DTYPE 16
 
 /* One collective instance as one rank saw it: one communication kernel.
- * Times are this rank's own clock, ns since the epoch. */
+ * Times are this rank's own clock, ns since the epoch. 128 bytes: a job of
+ * thousands of ranks sends every row to process 0, so the two labels are
+ * 4-byte ids into a label table (mt_strtab_t) beside the rows, not text. */
 typedef struct mt_cinst {
     int64_t start_ns, end_ns;   /* the kernel */
     int64_t launch_ns;          /* start of its launch call, -1 when not linked */
@@ -56,16 +61,23 @@ typedef struct mt_cinst {
     uint16_t flags;             /* MT_CI_* */
     uint8_t kind;               /* mt_coll_kind_t: from the collective name, else the kernel name */
     uint8_t pad_;
-    char pg[MT_CI_LABEL];       /* process group label for reports ("0", "tp", "stream 84"; see MT_CI_LABEL) */
-    char dtype[MT_CI_DTYPE];    /* "Float", "BFloat16", ...; "" unknown */
+    uint32_t pg_id;             /* label table id: process group label for reports ("0", "tp", "stream 84";
+                                 * at most MT_CI_LABEL - 1 bytes) */
+    uint32_t dtype_id;          /* label table id: "Float", "BFloat16", ...; MT_STR_NONE ("") unknown (at most
+                                 * MT_CI_DTYPE - 1 bytes) */
 } mt_cinst_t;
 
+_Static_assert(sizeof(mt_cinst_t) == 128, "mt_cinst_t: 128 bytes a row, gathered on process 0");
+
 /* Append the collective instances of trace t (global rank `rank`) to
- * *rows / *n (realloc'd; *cap is the capacity). Rows are in kernel start
+ * *rows / *n (realloc'd; *cap is the capacity), their labels interned into
+ * labels (borrowed; the rows' ids refer to it). Rows are in kernel start
  * order. Group identity, best first: "Process Group Name", else
  * "Process Group Ranks", else "Process Group ID", else the NCCL stream.
- * Returns MT_OK or MT_ERR_NOMEM (rows unchanged then). Not collective. */
-mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_cinst_t **rows, size_t *n, size_t *cap);
+ * Returns MT_OK or MT_ERR_NOMEM (rows unchanged then; labels may have
+ * grown). Not collective. */
+mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_strtab_t *labels, mt_cinst_t **rows, size_t *n,
+                             size_t *cap);
 
 /* Which key matched an instance (FORMAT.md 7.1). */
 typedef enum mt_match_key {
@@ -166,10 +178,12 @@ typedef struct mt_align_result {
     mt_clock_t *clocks;        /* one per rank, in the order of ranks[] */
     size_t n_clocks;
     mt_match_stats_t match;
-    /* On the root only (NULL elsewhere): every rank's rows and the match,
-     * for the passes that need them. Owned by the result. */
+    /* On the root only (NULL elsewhere): every rank's rows, the job-wide
+     * label table their ids refer to, and the match, for the passes that
+     * need them. Owned by the result. */
     mt_cinst_t *rows;
     size_t n_rows;
+    mt_strtab_t *labels;
     mt_match_t *m;
     /* On the root: wall and CPU seconds spent matching and fitting (for
      * --timings; never part of report.json). 0 elsewhere. */
@@ -179,20 +193,26 @@ typedef struct mt_align_result {
 struct mt_comm;
 
 /* Collective over comm. Every process passes the rows of the ranks it
- * loaded, and the list of all loaded ranks (the same list everywhere).
- * Process 0 gathers the rows, matches them and fits the clocks; the clocks
- * and match counts are broadcast, so every process returns the same
- * status and the same clocks. res is owned by the caller
- * (mt_align_result_free). */
-mt_status_t mt_align_job(const struct mt_comm *comm, const mt_cinst_t *rows, size_t n_rows, const int32_t *ranks,
-                         size_t n_ranks, const mt_clock_opts_t *opts, mt_align_result_t *res);
+ * loaded, the label table their ids refer to (borrowed, read only), and the
+ * list of all loaded ranks (the same list everywhere). Process 0 gathers
+ * the rows and every process's labels (each distinct label once per
+ * process), maps the ids onto one job-wide table (res->labels), matches the
+ * rows and fits the clocks; the clocks and match counts are broadcast, so
+ * every process returns the same status and the same clocks. A row whose
+ * label id is not in its process's table, or a label table that does not
+ * parse, is MT_ERR_FORMAT, with the process and row in err (process 0;
+ * err may be NULL). res is owned by the caller (mt_align_result_free). */
+mt_status_t mt_align_job(const struct mt_comm *comm, const mt_cinst_t *rows, size_t n_rows,
+                         const mt_strtab_t *labels, const int32_t *ranks, size_t n_ranks,
+                         const mt_clock_opts_t *opts, mt_align_result_t *res, mt_error_t *err);
 
 /* As mt_align_job, but takes over rows (malloc'd; NULL with n_rows 0):
  * they are freed on every process right after the gather, whatever is
  * returned. Process 0 then holds one copy of its rows, the gathered one,
  * while it matches and fits. Collective, as mt_align_job. */
-mt_status_t mt_align_job_owned(const struct mt_comm *comm, mt_cinst_t *rows, size_t n_rows, const int32_t *ranks,
-                               size_t n_ranks, const mt_clock_opts_t *opts, mt_align_result_t *res);
+mt_status_t mt_align_job_owned(const struct mt_comm *comm, mt_cinst_t *rows, size_t n_rows,
+                               const mt_strtab_t *labels, const int32_t *ranks, size_t n_ranks,
+                               const mt_clock_opts_t *opts, mt_align_result_t *res, mt_error_t *err);
 
 void mt_align_result_free(mt_align_result_t *res);
 

@@ -232,15 +232,15 @@ typedef struct mt_cross {
 } mt_cross_t;
 
 /* Analyse the gathered collective rows of every rank. rows[0..n_rows) and
- * m are the input of mt_clock_fit and its match (mt_align_result_t on
- * process 0); clocks[i] is the correction of ranks[i] (both n_ranks long;
+ * m are the input of mt_clock_fit and its match, labels the table of the
+ * rows' label ids (mt_align_result_t on process 0); clocks[i] is the correction of ranks[i] (both n_ranks long;
  * clocks may be NULL: every rank on its own clock). A row whose rank is
  * not in ranks[] keeps its own clock. Everything is borrowed for the call;
  * *out is owned by the caller (mt_cross_free), NULL on error. The result
  * does not depend on the order of the rows. Returns MT_OK or MT_ERR_NOMEM.
  * Not collective; O(n log n) in the rows. */
-mt_status_t mt_cross_analyze(const mt_cinst_t *rows, size_t n_rows, const mt_match_t *m, const mt_clock_t *clocks,
-                             const int32_t *ranks, size_t n_ranks, mt_cross_t **out);
+mt_status_t mt_cross_analyze(const mt_cinst_t *rows, size_t n_rows, const mt_strtab_t *labels, const mt_match_t *m,
+                             const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks, mt_cross_t **out);
 
 /* Free a result and everything it owns. NULL does nothing. */
 void mt_cross_free(mt_cross_t *x);

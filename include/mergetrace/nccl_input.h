@@ -87,13 +87,14 @@ int32_t mt_nccl_world_rank(const mt_nccl_file_t *f, int32_t *world_size);
 
 /* Append one row per task that has GPU times, on the host clock
  * (GPU stamp + gpu_offset_bound_ns), to *rows, *n, *cap (realloc'd) as
- * global rank `rank`. Collectives are keyed by (communicator hash, func,
+ * global rank `rank`, their labels (communicator name, datatype) interned
+ * into labels (borrowed). Collectives are keyed by (communicator hash, func,
  * seq), which is the same on every rank (MT_CI_COMMS_ID). P2P tasks of the
  * largest communicator become send/recv rows with the peer as a global
  * rank; P2P tasks of other communicators are left out (their peers' global
  * ranks are unknown) and counted in *skipped. Returns MT_OK or
  * MT_ERR_NOMEM (rows unchanged then). Not collective. */
-mt_status_t mt_nccl_cinst_extract(const mt_nccl_file_t *f, int32_t rank, mt_cinst_t **rows,
+mt_status_t mt_nccl_cinst_extract(const mt_nccl_file_t *f, int32_t rank, mt_strtab_t *labels, mt_cinst_t **rows,
                                   size_t *n, size_t *cap, uint64_t *skipped);
 
 

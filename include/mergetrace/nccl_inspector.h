@@ -80,12 +80,13 @@ int32_t mt_insp_world_rank(const mt_insp_file_t *f, int32_t *world_size);
 
 
 /* Append one row per record with kernel times (verbose logs) as global
- * rank `rank`, keyed by (communicator id, coll, coll_sn), the same on
+ * rank `rank` (labels: the communicator id and "byte", interned into
+ * labels, borrowed), keyed by (communicator id, coll, coll_sn), the same on
  * every rank (MT_CI_COMMS_ID | MT_CI_SEQ | MT_CI_NCCL). Records without
  * times are counted in *no_times (may be NULL). Returns MT_OK or
  * MT_ERR_NOMEM (rows unchanged then). Not collective. */
-mt_status_t mt_insp_cinst_extract(const mt_insp_file_t *f, int32_t rank, mt_cinst_t **rows, size_t *n, size_t *cap,
-                                  uint64_t *no_times);
+mt_status_t mt_insp_cinst_extract(const mt_insp_file_t *f, int32_t rank, mt_strtab_t *labels, mt_cinst_t **rows,
+                                  size_t *n, size_t *cap, uint64_t *no_times);
 
 #ifdef __cplusplus
 }

@@ -75,16 +75,16 @@ typedef struct mt_report_views {
     int64_t *grid_ns;          /* [rank index * n_grid_steps + step index], MT_VIEW_NONE = no instance */
 } mt_report_views_t;
 
-/* Build the views from the alignment's rows and match (mt_align_result_t
- * on process 0) and the clocks of ranks[0..n_ranks) (clocks may be NULL:
+/* Build the views from the alignment's rows, label table and match
+ * (mt_align_result_t on process 0) and the clocks of ranks[0..n_ranks) (clocks may be NULL:
  * own clocks). Samples: up to max_samples full instances with the most
  * participants, evenly spread over the job in corrected end order. Rows of
  * ranks not in ranks[] keep their own clock. Everything is borrowed; *out
  * is owned by the caller, NULL on error. Returns MT_OK or MT_ERR_NOMEM.
  * Not collective; O(n log n) in the rows. */
-mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const mt_match_t *m,
-                                  const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks,
-                                  size_t max_samples, mt_report_views_t **out);
+mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const mt_strtab_t *labels,
+                                  const mt_match_t *m, const mt_clock_t *clocks, const int32_t *ranks,
+                                  size_t n_ranks, size_t max_samples, mt_report_views_t **out);
 
 /* Free the views and everything they own. NULL does nothing. */
 void mt_report_views_free(mt_report_views_t *v);

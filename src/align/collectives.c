@@ -73,7 +73,7 @@ static int64_t find_step(const mt_step_t *s, size_t n, int64_t t)
 /* Sizes that must agree across the participants of one instance. all_to_all
  * splits differ per rank, and a P2P pair sees send and receive sides, so
  * those sign with their kind and dtype only. */
-static uint64_t signature(mt_coll_kind_t kind, const mt_cinst_t *r)
+static uint64_t signature(mt_coll_kind_t kind, const mt_cinst_t *r, const char *dtype)
 {
     int64_t v[4] = {kind, -1, -1, 0};
     if (kind != MT_COLLK_ALLTOALL && kind != MT_COLLK_SEND && kind != MT_COLLK_RECV && kind != MT_COLLK_SENDRECV) {
@@ -82,10 +82,11 @@ static uint64_t signature(mt_coll_kind_t kind, const mt_cinst_t *r)
     }
     if (kind == MT_COLLK_SEND || kind == MT_COLLK_RECV)
         v[0] = MT_COLLK_SENDRECV;
-    return mt_hash64(v, sizeof v, mt_hash64(r->dtype, strlen(r->dtype), 7));
+    return mt_hash64(v, sizeof v, mt_hash64(dtype, strlen(dtype), 7));
 }
 
-mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_cinst_t **rows, size_t *n, size_t *cap)
+mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_strtab_t *labels, mt_cinst_t **rows, size_t *n,
+                             size_t *cap)
 {
     /* ProfilerStep#N ranges on the CPU side, by start. */
     size_t n_steps = 0, cap_steps = 0;
@@ -111,6 +112,7 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_cinst_t **row
         }
         mt_cinst_t *r = &(*rows)[*n];
         memset(r, 0, sizeof *r);
+        char pg[MT_CI_LABEL] = "", dtype[MT_CI_DTYPE] = ""; /* the labels, interned once the row is done */
         r->rank = rank;
         r->start_ns = e->ts;
         r->end_ns = e->ts + e->dur;
@@ -155,7 +157,7 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_cinst_t **row
             if (c->fields & MT_COLL_F_DTYPE) {
                 size_t l;
                 const char *s = mt_strtab_get(t->strings, c->dtype, &l);
-                label(r->dtype, sizeof r->dtype, s, l);
+                label(dtype, sizeof dtype, s, l);
             }
             /* P2P: PyTorch puts the peer's global rank in "Dst Rank" on
              * send and "Src Rank" on recv. */
@@ -177,9 +179,9 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_cinst_t **row
                     char b[2 * MT_CI_LABEL + 8];
                     int w = snprintf(b, sizeof b, "%.*s (%.*s)", (int)(l < MT_CI_LABEL ? l : MT_CI_LABEL), s,
                                      (int)(dl < MT_CI_LABEL ? dl : MT_CI_LABEL), d);
-                    label(r->pg, sizeof r->pg, b, w > 0 ? (size_t)w : 0);
+                    label(pg, sizeof pg, b, w > 0 ? (size_t)w : 0);
                 } else {
-                    label(r->pg, sizeof r->pg, s, l);
+                    label(pg, sizeof pg, s, l);
                 }
             } else if (c->fields & MT_COLL_F_PG_RANKS) {
                 const char *s = mt_strtab_get(t->strings, c->pg_ranks, &l);
@@ -191,13 +193,13 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_cinst_t **row
                 }
                 r->group = ranks_hash;
                 r->flags |= MT_CI_PG;
-                label(r->pg, sizeof r->pg, s, l);
+                label(pg, sizeof pg, s, l);
             } else if (c->fields & MT_COLL_F_PG_ID) {
                 char b[32];
                 int w = snprintf(b, sizeof b, "%lld", (long long)c->pg_id);
                 r->group = hash_str("pgid:", b, (size_t)w);
                 r->flags |= MT_CI_PG;
-                label(r->pg, sizeof r->pg, b, (size_t)w);
+                label(pg, sizeof pg, b, (size_t)w);
             }
         }
         if (!(r->flags & MT_CI_PG)) {
@@ -205,10 +207,18 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_cinst_t **row
             int w = snprintf(b, sizeof b, "stream %lld", (long long)e->tid);
             r->group = hash_str("stream:", b, (size_t)w);
             r->flags |= MT_CI_STREAM;
-            label(r->pg, sizeof r->pg, b, (size_t)w);
+            label(pg, sizeof pg, b, (size_t)w);
         }
         r->kind = (uint8_t)kind;
-        r->sig = signature(kind, r);
+        r->sig = signature(kind, r, dtype);
+        /* up to the first NUL, as the fixed char fields the ids replace
+         * held and printed them */
+        if (mt_strtab_intern(labels, pg, strlen(pg), &r->pg_id) != MT_OK ||
+            mt_strtab_intern(labels, dtype, strlen(dtype), &r->dtype_id) != MT_OK) {
+            free(steps);
+            *n = first;
+            return MT_ERR_NOMEM;
+        }
         (*n)++;
     }
     free(steps);

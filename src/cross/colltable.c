@@ -86,7 +86,7 @@ static bool is_p2p_kind(int k)
 
 /* One instance reduced to what the table needs. */
 typedef struct crec {
-    const char *pg, *dtype;  /* borrowed from the rows */
+    const char *pg, *dtype;  /* borrowed from the label table */
     int64_t bytes;
     int64_t span, transfer;
     int64_t n;               /* expected group size */
@@ -103,7 +103,7 @@ static int crec_key_cmp(const crec_t *a, const crec_t *b)
         return a->kind < b->kind ? -1 : 1;
     if (a->bytes != b->bytes)
         return a->bytes < b->bytes ? -1 : 1;
-    return strncmp(a->dtype, b->dtype, sizeof ((mt_cinst_t *)0)->dtype);
+    return strncmp(a->dtype, b->dtype, MT_CI_DTYPE);
 }
 
 /* A total order, so that floating sums over a key run in one order
@@ -161,7 +161,8 @@ static void copy_label(char *dst, size_t cap, const char *src, size_t src_cap)
     dst[n] = '\0';
 }
 
-mt_status_t mt_cross_colltable(const mt_cinst_t *rows, const mt_match_t *m, const uint32_t *slot, mt_cross_t *x)
+mt_status_t mt_cross_colltable(const mt_cinst_t *rows, const mt_strtab_t *labels, const mt_match_t *m,
+                               const uint32_t *slot, mt_cross_t *x)
 {
     size_t ni = m ? m->n_inst : 0;
     crec_t *rec = mt_big_malloc((ni ? ni : 1) * sizeof *rec);
@@ -194,13 +195,14 @@ mt_status_t mt_cross_colltable(const mt_cinst_t *rows, const mt_match_t *m, cons
             const mt_cinst_t *r = &rows[m->members[p]];
             if (el < 0)
                 el = elements(r, kind);
-            if (!*dt && r->dtype[0])
-                dt = r->dtype;
+            if (!*dt)
+                dt = mt_strtab_get(labels, r->dtype_id, NULL);
         }
         int sz = mt_cross_dtype_size(dt);
         int64_t bytes = el > 0 && sz > 0 && el <= INT64_MAX / 16 ? el * sz : 0;
         int64_t n = m->expected[i] > (int32_t)(e - f) ? m->expected[i] : (int64_t)(e - f);
-        rec[nr++] = (crec_t){r0->pg, dt, bytes, hi, lo, n, (int32_t)(e - f), (uint8_t)kind};
+        const char *pg = mt_strtab_get(labels, r0->pg_id, NULL);
+        rec[nr++] = (crec_t){pg, dt, bytes, hi, lo, n, (int32_t)(e - f), (uint8_t)kind};
         for (uint32_t p = f; p < e; p++) {
             const mt_cinst_t *r = &rows[m->members[p]];
             mt_cross_rank_t *k = &x->ranks[slot[m->members[p]]];

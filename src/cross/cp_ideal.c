@@ -5,6 +5,7 @@
  * Method of "Understanding Stragglers in Large Model Training Using
  * What-if Analysis" (OSDI 2025); what differs from its artifact:
  * docs/whatif.md. */
+#include "base/bigmem.h"
 #include "base/hash.h"
 #include "base/sort.h"
 #include "base/stats.h"
@@ -21,47 +22,411 @@ typedef struct coord {
 typedef struct ctx {
     const coord_t *co;   /* per rank_i */
     const cp_graph_t *g;
-    cp_rp_t *r;
-    mt_critpath_t *c;
-    const int64_t *job_start;
-    int64_t *times;
-    int64_t *dur;        /* the scenario's durations */
-    const int64_t *actual, *ideal;
     const uint16_t *lab; /* per node: its index in the type labels, LAB_NONE */
 } ctx_t;
 
 #define LAB_CAP 257 /* a Kineto graph has 3 classes; a timeline a dozen types */
 #define LAB_NONE UINT16_MAX
 
-/* Mean step time of the used steps under durations x->dur (nodelay); *n
- * gets their count. Steps refused for other projections count too: S is the
- * ratio of two replays of the same graph (no delay vs ideal), as in the
- * paper, not a projection from a measured time, so the replay's error
- * against the measurement does not enter it. */
-static double mean_time(ctx_t *x, uint64_t *n)
+/* ---- the replays: K scenarios ("lanes") in one sweep ----
+ *
+ * Every replay of the what-if is the same scenario, no delay (an activity
+ * starts at the latest replayed end of its predecessors of the same step,
+ * else at the step's measured start; launches and host syncs as measured,
+ * shifted by the syncs' replayed shifts), with other durations: each
+ * activity either at its measured value or at its type's typical one. The
+ * order of the visits (the graph's replay order, g->ev) and every branch
+ * depend on the graph alone, so K scenarios are replayed in one sweep,
+ * each value a row of K lanes (fast path: one sweep per scenario read
+ * every 64-byte record and took every branch 20-odd times; that was most
+ * of the what-if's cost). Lane l of node i takes actual[i] when bit l of
+ * mask[i] is set, else ideal[i]. */
+#define LANES_MAX 16
+
+typedef struct lanes {
+    const cp_graph_t *g;
+    const int64_t *actual, *ideal;
+    const uint32_t *mask;
+    const int64_t *job_start;  /* per job step: its measured start */
+    int64_t *e;                /* per node, K lanes each */
+    /* a node's replayed start lives from its start event to its end event
+     * (nothing reads it later): in a slot of a pool (K lanes a slot) that
+     * holds the nodes open at one time, not a row per node, which halves
+     * the lanes' memory and the fresh pages the kernel zeroes for them */
+    int32_t *slot;             /* per node: its slot while open */
+    int64_t *pool;             /* cap slots of stride lanes (the widest sweep's K) */
+    int32_t *free_slots;       /* the free slots below top */
+    size_t cap, top, n_free, stride;
+    int64_t spare[LANES_MAX];  /* where a start goes when the pool could not grow */
+    bool fail;
+    int64_t *sd;               /* per host sync: its replayed shift, K lanes */
+    int64_t *ims;              /* per instance: its last replayed arrival, K lanes */
+    int64_t *rend;             /* per rank step: its replayed end, K lanes */
+    uint8_t *sdone, *idone;
+} lanes_t;
+
+/* The lane count K is a constant in each instance of the sweep (ln_run's
+ * callers, LN_RUN_K), so the lane loops are unrolled and, with AVX2,
+ * vectorised. */
+#define FOR_LANES for (int l = 0; l < K; l++)
+#define MAX_TO(a, b) ((a) = (b) > (a) ? (b) : (a))
+
+/* Lane rows: a = max(a, b); a = max(b + c, d); a = b (restrict
+ * parameters: the rows of one array never overlap, and saying so lets the
+ * compiler vectorise the loops after inlining). */
+CP_INLINE void lane_max(int64_t *restrict a, const int64_t *restrict b, const int K)
 {
-    cp_scen_t sc = {.dur = x->dur, .nodelay = 1, .job_start = x->job_start};
-    cp_replay(x->g, &sc, x->r, x->c, x->times);
-    double sum = 0;
-    uint64_t k = 0;
-    for (size_t j = 0; j < x->c->n_steps; j++)
-        if (x->c->steps[j].used) {
-            sum += (double)x->times[j];
-            k++;
-        }
-    if (n)
-        *n = k;
-    return k ? sum / (double)k : 0.0;
+    FOR_LANES MAX_TO(a[l], b[l]);
 }
 
-/* Ideal everywhere except where pick(node) (actual there). */
-static double mean_with(ctx_t *x, int (*pick)(const ctx_t *, size_t, const void *), const void *arg, int invert)
+CP_INLINE void lane_add_max(int64_t *restrict a, const int64_t *restrict b, const int64_t *restrict c,
+                            const int64_t *restrict d, const int K)
 {
-    for (size_t i = 0; i < x->g->n_nodes; i++) {
-        int p = pick(x, i, arg);
-        x->dur[i] = (invert ? !p : p) ? x->actual[i] : x->ideal[i];
+    FOR_LANES {
+        int64_t v = b[l] + c[l];
+        a[l] = v > d[l] ? v : d[l];
     }
-    return mean_time(x, NULL);
+}
+
+CP_INLINE void lane_fill(int64_t *restrict a, int64_t v, const int K)
+{
+    FOR_LANES a[l] = v;
+}
+
+/* The start row of node id (open). */
+CP_INLINE int64_t *slot_of(lanes_t *x, int32_t id, const int K)
+{
+    int32_t q = x->slot[id];
+    (void)K;
+    return q >= 0 ? x->pool + (size_t)q * x->stride : x->spare;
+}
+
+/* A slot for node id's start (its row); the pool doubles when full (on
+ * failure: x->fail, and the spare row). */
+CP_INLINE int64_t *slot_take(lanes_t *x, int32_t id)
+{
+    size_t q;
+    if (x->n_free) {
+        q = (size_t)x->free_slots[--x->n_free];
+    } else {
+        if (x->top == x->cap) {
+            size_t nc = x->cap * 2;
+            int64_t *p = nc <= INT32_MAX ? mt_big_realloc(x->pool, nc * x->stride * sizeof *p) : NULL;
+            if (p)
+                x->pool = p;
+            int32_t *f = p ? realloc(x->free_slots, nc * sizeof *f) : NULL;
+            if (!p || !f) {
+                x->fail = true;
+                x->slot[id] = -1;
+                return x->spare;
+            }
+            x->free_slots = f;
+            x->cap = nc;
+        }
+        q = x->top++;
+    }
+    x->slot[id] = (int32_t)q;
+    return x->pool + q * x->stride;
+}
+
+/* Node id has ended: its slot is free. */
+CP_INLINE void slot_give(lanes_t *x, int32_t id)
+{
+    if (x->slot[id] >= 0)
+        x->free_slots[x->n_free++] = x->slot[id];
+    x->slot[id] = -1;
+}
+
+/* The replayed start of the node at hot[k] (cp_run.c start_of, no delay). */
+CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K)
+{
+    const cp_graph_t *g = x->g;
+    const cp_hot_t *h = &g->hot[k];
+    int64_t best[LANES_MAX];
+    FOR_LANES best[l] = INT64_MIN;
+    if (h->job >= 0) /* no delay: only predecessors of the same step count */
+        for (int q = 0; q < 3; q++) {
+            if (h->pred[q] < 0 || !(h->flags >> q & 1))
+                continue;
+            const int64_t *pe = x->e + (size_t)h->pred[q] * (size_t)K;
+            FOR_LANES MAX_TO(best[l], pe[l]);
+        }
+    if (h->flags & CP_H_LAUNCH) {
+        int32_t q = h->lsync;
+        if (q >= 0 && g->syncs[q].job == h->job) {
+            const int64_t *sd = x->sd + (size_t)q * (size_t)K;
+            FOR_LANES MAX_TO(best[l], h->llat + sd[l]);
+        } else {
+            FOR_LANES MAX_TO(best[l], h->llat);
+        }
+    }
+    int64_t fb = h->job >= 0 && x->job_start ? x->job_start[h->job] : INT64_MIN;
+    if (fb == INT64_MIN)
+        fb = h->s;
+    int64_t *restrict s = slot_take(x, h->id);
+    FOR_LANES s[l] = best[l] == INT64_MIN ? fb : best[l];
+    x->sdone[h->id] = 1;
+}
+
+/* The replayed end of the node at hot[k] (cp_run.c end_of, no delay). */
+CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K)
+{
+    const cp_graph_t *g = x->g;
+    const cp_hot_t *h = &g->hot[k];
+    int32_t id = h->id;
+    if (!x->sdone[id])
+        ln_start(x, k, K);
+    int64_t da = x->actual[id] >= 0 ? x->actual[id] : h->dt;
+    int64_t di = x->ideal[id] >= 0 ? x->ideal[id] : h->dt;
+    uint32_t m = x->mask[id];
+    int64_t d[LANES_MAX];
+    FOR_LANES d[l] = m >> l & 1 ? da : di;
+    int64_t *restrict e = x->e + (size_t)id * (size_t)K;
+    if (h->inst < 0) {
+        const int64_t *restrict s = slot_of(x, id, K);
+        FOR_LANES e[l] = s[l] + d[l];
+        slot_give(x, id);
+        return;
+    }
+    const cp_inst_t *I = &g->inst[h->inst];
+    int64_t *restrict ims = x->ims + (size_t)h->inst * (size_t)K;
+    if (!x->idone[h->inst]) { /* the last arrival, once per instance */
+        FOR_LANES ims[l] = INT64_MIN;
+        for (uint32_t q = 0; q < I->n; q++) {
+            int32_t mm = g->imem[I->m0 + q];
+            if (!x->sdone[mm])
+                ln_start(x, g->pos[mm], K);
+            if (g->nodes[mm].job == h->job) {
+                lane_max(ims, slot_of(x, mm, K), K);
+            } else {
+                int64_t v = g->nodes[mm].s; /* another step: as measured */
+                FOR_LANES MAX_TO(ims[l], v);
+            }
+        }
+        x->idone[h->inst] = 1;
+    }
+    lane_add_max(e, ims, d, slot_of(x, id, K), K); /* the members' starts may have moved the pool */
+    slot_give(x, id);
+}
+
+/* The replayed shift of host sync j (cp_run.c sync_of, no delay). */
+CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K)
+{
+    const cp_graph_t *g = x->g;
+    const cp_sync_t *S = &g->syncs[j];
+    int64_t *restrict sd = x->sd + j * (size_t)K;
+    int64_t s1[LANES_MAX];
+    if (S->sb >= 0 && g->syncs[S->sb].job == S->job) {
+        const int64_t *sh = x->sd + (size_t)S->sb * (size_t)K;
+        FOR_LANES s1[l] = S->s + sh[l];
+    } else {
+        FOR_LANES s1[l] = S->s;
+    }
+    if (S->w >= 0 && g->nodes[S->w].e >= S->s) {
+        const cp_node_t *w = &g->nodes[S->w];
+        int64_t lag = g->ranks[S->rank_i].sync_lag;
+        if (w->job == S->job) {
+            const int64_t *we = x->e + (size_t)S->w * (size_t)K;
+            FOR_LANES sd[l] = (we[l] + lag < s1[l] ? s1[l] : we[l] + lag) - S->e;
+        } else {
+            FOR_LANES sd[l] = (w->e + lag < s1[l] ? s1[l] : w->e + lag) - S->e;
+        }
+    } else {
+        FOR_LANES sd[l] = s1[l] + (S->e - S->s) - S->e;
+    }
+}
+
+/* Replay the K lanes of x; mean[l] gets lane l's mean job step time over
+ * the used steps of c (steps refused for other projections count too: S is
+ * the ratio of two replays of the same graph, no delay vs ideal, as in the
+ * paper, not a projection from a measured time), *n_used their count. */
+CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n_used, const int K)
+{
+    const cp_graph_t *g = x->g;
+    size_t N = g->n_nodes;
+    for (size_t i = 0; i < N; i++) /* a node not replayed yet keeps its measured end */
+        lane_fill(x->e + i * (size_t)K, g->e0[i], K);
+    memset(x->sdone, 0, N ? N : 1);
+    x->top = x->n_free = 0;
+    memset(x->idone, 0, g->n_inst ? g->n_inst : 1);
+    for (size_t k = 0; k < g->n_ev; k++) {
+        int64_t v = g->ev[k];
+        int type = (int)(v >> 32);
+        int32_t id = (int32_t)(v & 0xffffffff); /* a sync, or a node's index in hot */
+        if (type == 0)
+            ln_end(x, id, K);
+        else if (type == 1)
+            ln_sync(x, (size_t)id, K);
+        else if (!x->sdone[g->hot[id].id])
+            ln_start(x, id, K);
+    }
+    /* rank step ends: the host end shifted, or the latest replayed end of its activities */
+    for (size_t i = 0; i < g->n_rs; i++) {
+        const cp_rs_t *r = &g->rs[i];
+        int64_t *re = x->rend + i * (size_t)K;
+        if (r->sb_end >= 0 && g->syncs[r->sb_end].job == r->job) {
+            const int64_t *sh = x->sd + (size_t)r->sb_end * (size_t)K;
+            FOR_LANES re[l] = r->cpu_end + sh[l];
+        } else {
+            FOR_LANES re[l] = r->cpu_end;
+        }
+    }
+    for (size_t k = 0; k < N; k++) {
+        int32_t q = g->hot[k].rstep;
+        if (q < 0)
+            continue;
+        lane_max(x->rend + (size_t)q * (size_t)K, x->e + (size_t)g->hot[k].id * (size_t)K, K);
+    }
+    double sum[LANES_MAX] = {0};
+    uint64_t used = 0;
+    for (size_t j = 0; j < c->n_steps; j++) {
+        const mt_cp_step_t *s = &c->steps[j];
+        if (!s->used)
+            continue;
+        int64_t lo = INT64_MAX, hi[LANES_MAX];
+        FOR_LANES hi[l] = INT64_MIN;
+        for (uint32_t k = s->first; k < s->first + s->n; k++) {
+            int32_t q = g->js[k];
+            if (g->rs[q].start < lo)
+                lo = g->rs[q].start;
+            const int64_t *re = x->rend + (size_t)q * (size_t)K;
+            FOR_LANES MAX_TO(hi[l], re[l]);
+        }
+        FOR_LANES sum[l] += (double)(hi[l] - lo);
+        used++;
+    }
+    FOR_LANES mean[l] = used ? sum[l] / (double)used : 0.0;
+    if (n_used)
+        *n_used = used;
+}
+
+/* Each sweep is compiled twice on x86-64, for AVX2 and for any x86-64
+ * CPU, and the loader picks the one the CPU runs (target_clones): with
+ * AVX2 four lanes take one instruction (baseline x86-64 has no 64-bit
+ * compare). MT_PORTABLE_SCAN (the comparison build of tests/perf) keeps
+ * the baseline one only, so the two are compared on every test run. */
+#if defined(__x86_64__) && defined(__has_attribute) && !defined(MT_PORTABLE_SCAN)
+#if __has_attribute(target_clones)
+#define LN_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef LN_CLONES
+#define LN_CLONES
+#endif
+
+#define LN_RUN_K(W)                                                                      \
+    LN_CLONES                                                                            \
+    static void ln_run##W(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n) \
+    {                                                                                    \
+        ln_run(x, c, mean, n, W);                                                        \
+    }
+LN_RUN_K(1)
+LN_RUN_K(4)
+LN_RUN_K(8)
+LN_RUN_K(16)
+#undef LN_RUN_K
+
+/* A scenario: the activities of its group (all, a type label, a worker,
+ * a stage or a rank; != invert) at their measured values, the others at
+ * their typical values. */
+enum { SC_ALL, SC_LABEL, SC_WORKER, SC_STAGE, SC_RANK };
+
+typedef struct scen {
+    int kind;
+    int32_t v;            /* the label index, worker, stage or rank */
+    int invert;
+    double mean;          /* the replayed mean step time */
+} scen_t;
+
+/* Replay scenarios v[0..n) in sweeps of at most k_max lanes (1 to
+ * LANES_MAX); *n_used gets the used steps' count. 0, or -1 out of memory. */
+static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *actual, const int64_t *ideal,
+                      const int64_t *job_start, scen_t *v, size_t n, size_t k_max, uint64_t *n_used)
+{
+    const cp_graph_t *g = x->g;
+    size_t N = g->n_nodes, NR = g->n_ranks;
+    if (!n)
+        return 0;
+    /* the widest sweep: a lane count instantiated, at most k_max */
+    size_t W = n <= 1 ? 1 : n <= 4 ? 4 : n <= 8 ? 8 : 16;
+    while (W > 1 && W > k_max)
+        W = W == 4 ? 1 : W / 2;
+    lanes_t L = {.g = g, .actual = actual, .ideal = ideal, .job_start = job_start};
+    uint32_t *mask = malloc((N ? N : 1) * sizeof *mask);
+    uint32_t *rm = malloc((NR ? NR : 1) * sizeof *rm);
+    uint32_t *lm = malloc((LAB_CAP + 1) * sizeof *lm);
+    L.stride = W;
+    L.cap = N < 1024 ? (N ? N : 1) : 1024; /* doubles as needed */
+    L.pool = malloc(L.cap * W * sizeof *L.pool);
+    L.free_slots = malloc(L.cap * sizeof *L.free_slots);
+    L.slot = malloc((N ? N : 1) * sizeof *L.slot);
+    L.e = mt_big_malloc((N ? N : 1) * W * sizeof *L.e);
+    L.sd = malloc((g->n_syncs ? g->n_syncs : 1) * W * sizeof *L.sd);
+    L.ims = malloc((g->n_inst ? g->n_inst : 1) * W * sizeof *L.ims);
+    L.rend = malloc((g->n_rs ? g->n_rs : 1) * W * sizeof *L.rend);
+    L.sdone = malloc(N ? N : 1);
+    L.idone = malloc(g->n_inst ? g->n_inst : 1);
+    int ret = -1;
+    if (!mask || !rm || !lm || !L.pool || !L.free_slots || !L.slot || !L.e || !L.sd || !L.ims || !L.rend || !L.sdone || !L.idone)
+        goto out;
+    L.mask = mask;
+    for (size_t a = 0; a < n;) {
+        size_t left = n - a;
+        size_t K = left <= 1 ? 1 : left <= 4 ? 4 : left <= 8 ? 8 : 16;
+        if (K > W)
+            K = W;
+        size_t k_used = left < K ? left : K; /* lanes past it: padding */
+        /* a node's lanes: by its rank (worker, stage, rank), by its label, for all, inverted */
+        uint32_t all = 0, inv = 0;
+        memset(rm, 0, (NR ? NR : 1) * sizeof *rm);
+        memset(lm, 0, (LAB_CAP + 1) * sizeof *lm);
+        for (size_t l = 0; l < k_used; l++) {
+            const scen_t *s = &v[a + l];
+            uint32_t bit = 1u << l;
+            if (s->invert)
+                inv |= bit;
+            if (s->kind == SC_ALL)
+                all |= bit;
+            else if (s->kind == SC_LABEL && s->v >= 0 && s->v < LAB_CAP)
+                lm[s->v] |= bit;
+            else
+                for (size_t r = 0; r < NR; r++) {
+                    const coord_t *co = &x->co[r];
+                    if ((s->kind == SC_WORKER && co->worker == s->v) || (s->kind == SC_STAGE && co->stage == s->v) ||
+                        (s->kind == SC_RANK && co->rank == s->v))
+                        rm[r] |= bit;
+                }
+        }
+        for (size_t i = 0; i < N; i++) {
+            uint16_t lb = x->lab[i];
+            mask[i] = (all | rm[g->nodes[i].rank_i] | lm[lb < LAB_CAP ? lb : LAB_CAP]) ^ inv;
+        }
+        double mean[LANES_MAX];
+        switch (K) {
+        case 1: ln_run1(&L, c, mean, n_used); break;
+        case 4: ln_run4(&L, c, mean, n_used); break;
+        case 8: ln_run8(&L, c, mean, n_used); break;
+        default: ln_run16(&L, c, mean, n_used); break;
+        }
+        for (size_t l = 0; l < k_used; l++)
+            v[a + l].mean = mean[l];
+        a += k_used;
+    }
+    ret = L.fail ? -1 : 0;
+out:
+    free(mask);
+    free(rm);
+    free(lm);
+    free(L.pool);
+    free(L.free_slots);
+    free(L.slot);
+    free(L.e);
+    free(L.sd);
+    free(L.ims);
+    free(L.rend);
+    free(L.sdone);
+    free(L.idone);
+    return ret;
 }
 
 /* The decomposition label of a node: send and receive of a direction
@@ -87,33 +452,6 @@ static void label_of(const cp_graph_t *g, const cp_node_t *n, char *buf, size_t 
 }
 
 
-/* The label is found once per node (cp_ideal_run), not once per node and
- * type: that made the by-type replays cost more than the replays. */
-static int pick_label(const ctx_t *x, size_t i, const void *arg)
-{
-    return x->lab[i] == *(const uint16_t *)arg;
-}
-
-static const coord_t *node_coord(const ctx_t *x, size_t i)
-{
-    return &x->co[x->g->nodes[i].rank_i];
-}
-
-static int pick_worker(const ctx_t *x, size_t i, const void *arg)
-{
-    return node_coord(x, i)->worker == *(const int32_t *)arg;
-}
-
-static int pick_stage(const ctx_t *x, size_t i, const void *arg)
-{
-    return node_coord(x, i)->stage == *(const int32_t *)arg;
-}
-
-static int pick_rank(const ctx_t *x, size_t i, const void *arg)
-{
-    return node_coord(x, i)->rank == *(const int32_t *)arg;
-}
-
 static int share_cmp(const void *pa, const void *pb)
 {
     const mt_cp_share_t *a = pa, *b = pb;
@@ -133,7 +471,7 @@ static size_t distinct(int32_t *v, size_t n)
     return k;
 }
 
-mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t *r, mt_critpath_t *c)
+mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_critpath_t *c)
 {
     mt_cp_ideal_t *I = &c->ideal;
     memset(I, 0, sizeof *I);
@@ -141,8 +479,6 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
     size_t N = g->n_nodes, NR = g->n_ranks;
     mt_status_t st = MT_ERR_NOMEM;
     int64_t *job_start = malloc((c->n_steps ? c->n_steps : 1) * sizeof *job_start);
-    int64_t *times = malloc((c->n_steps ? c->n_steps : 1) * sizeof *times);
-    int64_t *dur = malloc((N ? N : 1) * sizeof *dur);
     int64_t *actual = malloc((N ? N : 1) * sizeof *actual);
     int64_t *ideal = malloc((N ? N : 1) * sizeof *ideal);
     int64_t *vals = malloc((N ? N : 1) * sizeof *vals);
@@ -152,7 +488,8 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
     int32_t *ws = malloc((NR ? NR : 1) * sizeof *ws), *ss = malloc((NR ? NR : 1) * sizeof *ss);
     char (*labels)[64] = NULL;
     uint16_t *lab = NULL;
-    if (!job_start || !times || !dur || !actual || !ideal || !vals || !hk || !kn || !co || !ws || !ss)
+    scen_t *sc = NULL;
+    if (!job_start || !actual || !ideal || !vals || !hk || !kn || !co || !ws || !ss)
         goto out;
     for (size_t j = 0; j < c->n_steps; j++)
         job_start[j] = c->steps[j].start_ns;
@@ -210,9 +547,16 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
             /* the median transfer (the mean of the two middle values) */
             for (size_t k = a; k < b; k++)
                 vals[k - a] = actual[kn[k]];
-            qsort(vals, b - a, sizeof *vals, mt_cmp_i64);
+            /* by selection: a sort of every transfer of the job's most
+             * common collective was a quarter of the what-if's own work */
             size_t m = b - a;
-            typical = m % 2 ? vals[m / 2] : (vals[m / 2 - 1] + vals[m / 2]) / 2;
+            int64_t hi = mt_stats_kth_i64(vals, m, m / 2), lo = hi;
+            if (m % 2 == 0) { /* the lower middle: the largest before it */
+                lo = vals[0];
+                for (size_t k = 1; k < m / 2; k++)
+                    lo = vals[k] > lo ? vals[k] : lo;
+            }
+            typical = m % 2 ? hi : (lo + hi) / 2;
         } else {
             double sum = 0;
             for (size_t k = a; k < b; k++)
@@ -224,27 +568,22 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
         a = b;
     }
     /* every node of the same name outside the used steps too */
-    ctx_t x = {co, g, r, c, job_start, times, dur, actual, ideal, NULL};
-    memcpy(dur, actual, N * sizeof *dur);
-    double t_nd = mean_time(&x, &I->steps);
-    memcpy(dur, ideal, N * sizeof *dur);
-    double t_id = mean_time(&x, NULL);
-    if (!I->steps || t_id <= 0) {
-        st = MT_OK;
-        goto out;
-    }
-    I->run = true;
-    I->nodelay_ns = (int64_t)(t_nd + 0.5);
-    I->ideal_ns = (int64_t)(t_id + 0.5);
-    I->s = t_nd / t_id;
-    /* by type */
+    ctx_t x = {co, g, NULL};
+    /* the type labels */
     labels = malloc(LAB_CAP * sizeof *labels);
     lab = malloc((N ? N : 1) * sizeof *lab);
     if (!labels || !lab)
         goto out;
     x.lab = lab;
     size_t nl = 0;
+    int32_t by_cls[256]; /* a Kineto graph's label is its class: found once per class */
+    for (size_t k = 0; k < 256; k++)
+        by_cls[k] = -1;
     for (size_t i = 0; i < N; i++) {
+        if (!g->explicit_deps && by_cls[g->nodes[i].cls] >= 0) {
+            lab[i] = (uint16_t)by_cls[g->nodes[i].cls];
+            continue;
+        }
         char buf[64];
         label_of(g, &g->nodes[i], buf, sizeof buf);
         size_t k = 0;
@@ -253,19 +592,10 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
         if (k == nl && nl < LAB_CAP)
             memcpy(labels[nl++], buf, sizeof buf);
         lab[i] = k < nl ? (uint16_t)k : LAB_NONE;
+        if (!g->explicit_deps)
+            by_cls[g->nodes[i].cls] = lab[i];
     }
-    I->by_type = calloc(nl ? nl : 1, sizeof *I->by_type);
-    if (!I->by_type)
-        goto out;
-    for (size_t k = 0; k < nl; k++) {
-        mt_cp_share_t *s = &I->by_type[I->n_type++];
-        snprintf(s->name, sizeof s->name, "%s", labels[k]);
-        s->id = -1;
-        uint16_t id = (uint16_t)k;
-        s->s = mean_with(&x, pick_label, &id, 0) / t_id;
-    }
-    qsort(I->by_type, I->n_type, sizeof *I->by_type, share_cmp);
-    /* by worker and by stage */
+    /* the workers and stages */
     for (size_t k = 0; k < NR; k++) {
         ws[k] = co[k].worker;
         ss[k] = co[k].stage;
@@ -275,7 +605,7 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
         memmove(ss, ss + 1, (ns - 1) * sizeof *ss);
         ns--;
     }
-    I->n_worker_all = nw;
+    size_t nw_all = nw;
     if (nw > MT_CP_IDEAL_WORKERS) {
         /* One replay per worker made the what-if O(workers x activities):
          * 256 ranks of a Kineto job took 7x the load. Replayed: the workers
@@ -315,18 +645,68 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
         nw = MT_CP_IDEAL_WORKERS;
         qsort(ws, nw, sizeof *ws, mt_cmp_i32);
     }
+    /* The scenarios that need no other's result, replayed together: no
+     * delay (all measured), ideal (none), one per type, worker and stage
+     * (that group measured), and M_S's (the last stage at its ideal
+     * values). Lanes: at most LANES_MAX, fewer where their ends (8 bytes per
+     * node and lane; the starts live in a small pool) would pass 64 MiB:
+     * process 0 holds them beside the job's rows, and their fresh pages
+     * are zeroed by the kernel, dear on virtual machines (8 x 157 MB, 0.76
+     * M kernels, when the starts took as much as the ends: a 64 MiB bound
+     * took 1.2x the CPU time of 128, 256 MiB 1.4x). */
+    size_t n_sc = 2 + nl + nw + ns + (ns ? 1 : 0);
+    sc = malloc(n_sc * sizeof *sc);
+    if (!sc)
+        goto out;
+    size_t q = 0;
+    sc[q++] = (scen_t){SC_ALL, 0, 0, 0};
+    sc[q++] = (scen_t){SC_ALL, 0, 1, 0};
+    for (size_t k = 0; k < nl; k++)
+        sc[q++] = (scen_t){SC_LABEL, (int32_t)k, 0, 0};
+    for (size_t k = 0; k < nw; k++)
+        sc[q++] = (scen_t){SC_WORKER, ws[k], 0, 0};
+    for (size_t k = 0; k < ns; k++)
+        sc[q++] = (scen_t){SC_STAGE, ss[k], 0, 0};
+    if (ns)
+        sc[q++] = (scen_t){SC_STAGE, ss[ns - 1], 1, 0};
+    size_t k_max = N ? ((size_t)64 << 20) / (8 * N) : LANES_MAX;
+    int rr = replay_all(&x, c, actual, ideal, job_start, sc, n_sc, k_max, &I->steps);
+    if (rr)
+        goto out;
+    double t_nd = sc[0].mean, t_id = sc[1].mean;
+    if (!I->steps || t_id <= 0) {
+        st = MT_OK;
+        goto out;
+    }
+    I->run = true;
+    I->nodelay_ns = (int64_t)(t_nd + 0.5);
+    I->ideal_ns = (int64_t)(t_id + 0.5);
+    I->s = t_nd / t_id;
+    /* by type */
+    I->by_type = calloc(nl ? nl : 1, sizeof *I->by_type);
+    if (!I->by_type)
+        goto out;
+    for (size_t k = 0; k < nl; k++) {
+        mt_cp_share_t *s = &I->by_type[I->n_type++];
+        snprintf(s->name, sizeof s->name, "%s", labels[k]);
+        s->id = -1;
+        s->s = sc[2 + k].mean / t_id;
+    }
+    qsort(I->by_type, I->n_type, sizeof *I->by_type, share_cmp);
+    /* by worker and by stage */
+    I->n_worker_all = nw_all;
     I->by_worker = calloc(nw ? nw : 1, sizeof *I->by_worker);
     I->by_stage = calloc(ns ? ns : 1, sizeof *I->by_stage);
     I->heat = calloc((nw ? nw : 1) * (ns ? ns : 1), sizeof *I->heat);
     if (!I->by_worker || !I->by_stage || !I->heat)
         goto out;
     for (size_t k = 0; k < nw; k++) {
-        I->by_worker[k] = (mt_cp_share_t){.id = ws[k], .s = mean_with(&x, pick_worker, &ws[k], 0) / t_id};
+        I->by_worker[k] = (mt_cp_share_t){.id = ws[k], .s = sc[2 + nl + k].mean / t_id};
         I->n_worker++;
     }
     double best = -1;
     for (size_t k = 0; k < ns; k++) {
-        I->by_stage[k] = (mt_cp_share_t){.id = ss[k], .s = mean_with(&x, pick_stage, &ss[k], 0) / t_id};
+        I->by_stage[k] = (mt_cp_share_t){.id = ss[k], .s = sc[2 + nl + nw + k].mean / t_id};
         I->n_stage++;
         if (I->by_stage[k].s > best) {
             best = I->by_stage[k].s;
@@ -340,10 +720,9 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
         }
     /* M_S: the last stage at the ideal values in the no-delay replay */
     if (ns && t_nd > t_id) {
-        int32_t last = ss[ns - 1];
-        double trem = mean_with(&x, pick_stage, &last, 1);
+        double trem = sc[2 + nl + nw + ns].mean;
         I->has_ms = true;
-        I->ms_stage = last;
+        I->ms_stage = ss[ns - 1];
         I->ms_rem_ns = (int64_t)(trem + 0.5);
         I->ms = (t_nd - trem) / (t_nd - t_id);
     }
@@ -367,17 +746,18 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t
                 I->mw_stage = co[k].stage;
             }
         }
-        double trem = mean_with(&x, pick_rank, &pick, 1);
+        scen_t mw = {SC_RANK, pick, 1, 0};
+        if (replay_all(&x, c, actual, ideal, job_start, &mw, 1, 1, NULL))
+            goto out;
         I->has_mw = true;
         I->mw_rank = pick;
-        I->mw_rem_ns = (int64_t)(trem + 0.5);
-        I->mw = (t_nd - trem) / (t_nd - t_id);
+        I->mw_rem_ns = (int64_t)(mw.mean + 0.5);
+        I->mw = (t_nd - mw.mean) / (t_nd - t_id);
     }
     st = MT_OK;
 out:
     free(job_start);
-    free(times);
-    free(dur);
+    free(sc);
     free(actual);
     free(ideal);
     free(vals);

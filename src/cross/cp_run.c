@@ -64,6 +64,20 @@ static long sync_before(const cp_graph_t *g, const cp_rank_t *R, int64_t t)
     return lo ? (long)(R->sync0 + lo - 1) : -1;
 }
 
+/* sync_before(g, R, t) given a guess h (any index, -1 included): h when
+ * it is the answer, else the search. Fast path: the nodes of a rank come
+ * by start and most launches between two syncs share their answer, so the
+ * previous node's answer nearly always holds (the searches were 3 % of
+ * mt_critpath_run on an 8-rank job). */
+static long sync_near(const cp_graph_t *g, const cp_rank_t *R, int64_t t, long h)
+{
+    long a = (long)R->sync0, b = (long)(R->sync0 + R->n_syncs);
+    if (h == -1 ? a == b || g->syncs[a].e > t
+                : h >= a && h < b && g->syncs[h].e <= t && (h + 1 == b || g->syncs[h + 1].e > t))
+        return h;
+    return sync_before(g, R, t);
+}
+
 /* The host shift of sync q (-1: none) as seen from job step job: its
  * shift when it belongs to the same step (each step is replayed from its
  * measured start: shifts do not carry over from one step to the next), or
@@ -81,21 +95,18 @@ static int64_t end_in(const cp_graph_t *g, const rp_t *r, int32_t p, int32_t job
 }
 
 /* The replay's per-event functions are inlined into sweep(), which
- * cp_replay instantiates for the ideal what-if's scenario (nodelay and
- * durations: most replays of a run) and the plain one with the scenario's
- * flags as constants, so the compiler drops the tests of the others from
- * the loop (fast path: the replays are most of mt_critpath_run). */
-#define CP_INLINE static inline __attribute__((always_inline))
+ * cp_replay instantiates for the plain scenario (the measured replay) with
+ * the scenario's flags as constants, so the compiler drops the tests of
+ * the others from the loop (fast path: the replays are most of
+ * mt_critpath_run). The ideal what-if's no-delay scenarios have their own
+ * replay of many scenarios at once (cp_ideal.c). */
 
 /* Predecessor q (0 pstream, 1 px, 2 px2) of the node of h: its replayed
- * end, or nothing (INT64_MIN) under nodelay when it belongs to another
- * step; a node of another step keeps its measured end (as end_in). */
+ * end; a node of another step keeps its measured end (as end_in). */
 CP_INLINE int64_t pred_at(const cp_graph_t *g, const scen_t *sc, const rp_t *r, const cp_hot_t *h, int q)
 {
     int32_t p = h->pred[q];
     int same = h->flags >> q & 1;
-    if (sc->nodelay)
-        return same && h->job >= 0 ? r->e[p] : INT64_MIN;
     return sc->carry || same ? r->e[p] : g->e0[p];
 }
 
@@ -142,8 +153,6 @@ CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t 
                 r->hc[n->rstep] -= v - best;
         }
     }
-    if (sc->nodelay && best == INT64_MIN && h->job >= 0 && sc->job_start)
-        best = sc->job_start[h->job];
     r->s[id] = best == INT64_MIN ? h->s : best;
     r->sdone[id] = 1;
 }
@@ -174,14 +183,14 @@ CP_INLINE void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t k)
             r->ims[h->inst] = ms;
             r->idone[h->inst] = 1;
         }
-        int64_t T = sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : h->dt;
+        int64_t T = h->dt;
         if (sc->factor && sc->factor[id] != 1.0) /* what-if pattern: the transfer, not the wait */
             T = (int64_t)((double)T * sc->factor[id] + 0.5);
         int64_t v = r->ims[h->inst] + T;
         r->e[id] = v > r->s[id] ? v : r->s[id];
         return;
     }
-    int64_t d = sc->dur && sc->dur[id] >= 0 ? sc->dur[id] : h->dt;
+    int64_t d = h->dt;
     if (sc->factor && sc->factor[id] != 1.0)
         d = (int64_t)((double)d * sc->factor[id] + 0.5);
     r->e[id] = r->s[id] + d;
@@ -343,31 +352,29 @@ static int build_order(cp_graph_t *g)
         }
         g->topo_cycle = true; /* time order below */
     }
-    size_t k = 0;
-    for (size_t i = 0; i < g->n_nodes; i++) {
+    /* keys k: node ends [0, N), sync ends [N, N + S), node starts after */
+    size_t k = 0, N = g->n_nodes, S = g->n_syncs;
+    for (size_t i = 0; i < N; i++) {
         const cp_node_t *x = &g->nodes[i];
         int64_t t = x->e;
         if (x->inst >= 0 && g->inst[x->inst].maxstart > t)
             t = g->inst[x->inst].maxstart;
-        key[k] = mt_sort_key_i64(t);
-        g->ev[k++] = (int64_t)i; /* type 0 */
+        key[k++] = mt_sort_key_i64(t);
     }
-    for (size_t i = 0; i < g->n_syncs; i++) {
-        key[k] = mt_sort_key_i64(g->syncs[i].e);
-        g->ev[k++] = ((int64_t)1 << 32) | (int64_t)i;
-    }
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        key[k] = mt_sort_key_i64(g->nodes[i].s);
-        g->ev[k++] = ((int64_t)2 << 32) | (int64_t)i;
-    }
+    for (size_t i = 0; i < S; i++)
+        key[k++] = mt_sort_key_i64(g->syncs[i].e);
+    for (size_t i = 0; i < N; i++)
+        key[k++] = mt_sort_key_i64(g->nodes[i].s);
     for (size_t i = 0; i < n; i++)
         perm[i] = (uint32_t)i;
     int bad = mt_sort_u64(key, perm, n) != MT_OK;
-    if (!bad) {
-        for (size_t i = 0; i < n; i++)
-            key[i] = (uint64_t)g->ev[perm[i]];
-        for (size_t i = 0; i < n; i++)
-            g->ev[i] = (int64_t)key[i];
+    /* the events from the sorted key numbers in one pass (they were
+     * written before the sort and gathered after: two more passes) */
+    for (size_t i = 0; !bad && i < n; i++) {
+        size_t p = perm[i];
+        g->ev[i] = p < N ? (int64_t)p
+                   : p < N + S ? ((int64_t)1 << 32) | (int64_t)(p - N)
+                               : ((int64_t)2 << 32) | (int64_t)(p - N - S);
     }
     g->n_ev = n;
     free(key);
@@ -402,10 +409,14 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
     memset(r->sd, 0, (g->n_syncs ? g->n_syncs : 1) * sizeof *r->sd);
     memset(r->hc, 0, (g->n_rs ? g->n_rs : 1) * sizeof *r->hc);
     r->carry = sc->carry;
-    if (sc->nodelay && !sc->factor && !sc->drop_launch && !sc->comm_transfer && !sc->carry)
-        sweep(g, (scen_t){.dur = sc->dur, .nodelay = 1, .job_start = sc->job_start}, r);
-    else if (!sc->nodelay && !sc->factor && !sc->dur && !sc->drop_launch && !sc->comm_transfer && !sc->carry)
+    /* the scenarios every run replays (measured, the what-ifs "comm" and
+     * "launch") each with its flags as constants: see CP_INLINE */
+    if (!sc->factor && !sc->carry && !sc->drop_launch && !sc->comm_transfer)
         sweep(g, (scen_t){0}, r);
+    else if (!sc->factor && !sc->carry && !sc->drop_launch && sc->comm_transfer)
+        sweep(g, (scen_t){.comm_transfer = 1}, r);
+    else if (!sc->factor && !sc->carry && sc->drop_launch && !sc->comm_transfer)
+        sweep(g, (scen_t){.drop_launch = 1}, r);
     else
         sweep(g, *sc, r);
     /* rank step ends: the host end shifted, or the latest replayed end of its activities */
@@ -448,6 +459,7 @@ typedef struct walk {
     mt_cp_step_t *s;
     int64_t t0, cur;
     int64_t *node_ns;     /* per node: time on the paths of the used steps */
+    const int32_t *rs_at; /* per rank: its rank step's index in c->rank_steps within w->s, -1 */
     /* root causes: each segment (kind CP_K_COMM_WAIT for a matched
      * communication activity the walk could not follow to its last
      * arrival); at_inst after the transfer of an instance, before the
@@ -478,7 +490,10 @@ static void sink_rec(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t nod
     x->v[x->n++] = (cp_pseg_t){w->cur, w->cur + d, rank_i, node, kind == CP_K_COMM_WAIT ? MT_CP_COMM : kind};
 }
 
-static void seg(walk_t *w, int rank_i, int kind, int64_t a, int32_t node)
+/* One segment of the walk back to a: w->cur moves to it. Inlined into
+ * walk_path, each call with its kind a constant (a call per segment was a
+ * fifth of the root causes' walks). */
+CP_INLINE void seg(walk_t *w, int rank_i, int kind, int64_t a, int32_t node)
 {
     if (a > w->cur)
         a = w->cur;
@@ -495,12 +510,10 @@ static void seg(walk_t *w, int rank_i, int kind, int64_t a, int32_t node)
     if (kind == CP_K_COMM_WAIT)
         kind = MT_CP_COMM;
     w->s->kind_ns[kind] += d;
-    int32_t r = w->g->ranks[rank_i].rank;
-    for (uint32_t k = w->s->first; k < w->s->first + w->s->n; k++)
-        if (w->c->rank_steps[k].rank == r) {
-            w->c->rank_steps[k].path_ns += d;
-            break;
-        }
+    /* by index, not a search of the step's rank steps: that made each
+     * segment O(ranks) (a 256-rank job's paths have thousands) */
+    if (w->rs_at[rank_i] >= 0)
+        w->c->rank_steps[w->rs_at[rank_i]].path_ns += d;
     if (node >= 0 && w->s->used)
         w->node_ns[node] += d;
 }
@@ -513,21 +526,15 @@ static void walk_path(walk_t *w, int32_t rank_i, int32_t node, bool at_start)
     enum { AT_HOST, AT_END, AT_START, AT_SYNC } where = node < 0 ? AT_HOST : at_start ? AT_START : AT_END;
     int32_t id = node;
     size_t j = 0;
+    /* the sync AT_HOST finds when it is known already: the latest sync
+     * before a launch end (cp_node_t.lsync) or a sync's start
+     * (cp_sync_t.sb), worked out before the walks; -2: search */
+    long known = -2;
     size_t guard = 2 * g->n_nodes + 2 * g->n_syncs + 16;
     while (w->cur > w->t0 && !w->stop && guard--) {
         if (where == AT_HOST) {
-            const cp_rank_t *R = &g->ranks[rank_i];
-            long q = -1;
-            size_t lo = 0, hi = R->n_syncs;
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (g->syncs[R->sync0 + mid].e <= w->cur)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo)
-                q = (long)(R->sync0 + lo - 1);
+            long q = known != -2 ? known : sync_before(g, &g->ranks[rank_i], w->cur);
+            known = -2;
             if (q < 0 || g->syncs[q].e <= w->t0) {
                 seg(w, rank_i, MT_CP_HOST, w->t0, -1);
                 break;
@@ -543,6 +550,8 @@ static void walk_path(walk_t *w, int32_t rank_i, int32_t node, bool at_start)
                 where = AT_END;
             } else {
                 seg(w, rank_i, MT_CP_HOST, s->s, -1);
+                if (w->cur == s->s)
+                    known = s->sb;
                 where = AT_HOST;
             }
         } else if (where == AT_END) {
@@ -574,6 +583,8 @@ static void walk_path(walk_t *w, int32_t rank_i, int32_t node, bool at_start)
                 where = AT_END;
             } else if (n->bind == CP_B_LAUNCH) {
                 seg(w, rank_i, MT_CP_HOST, n->L, -1);
+                if (w->cur == n->L)
+                    known = n->lsync;
                 where = AT_HOST;
             } else {
                 seg(w, rank_i, MT_CP_IDLE, w->t0, -1);
@@ -634,14 +645,47 @@ typedef struct nh {
     int32_t rank_i;
 } nh_t;
 
-static int nh_cmp(const void *pa, const void *pb)
+/* The names' hash, memoised by name pointer: a rank's nodes borrow their
+ * names from its string pool, so a name repeats as the same pointer (the
+ * kernel names are long: the hashes cost as much as the sort). */
+typedef struct name_memo {
+    const char *p;
+    uint32_t len;
+    uint64_t h;
+} name_memo_t;
+
+enum { NAME_MEMO = 1024 };
+
+static uint64_t name_hash(name_memo_t *memo, const cp_node_t *n)
 {
-    const nh_t *a = pa, *b = pb;
-    if (a->h != b->h)
-        return a->h < b->h ? -1 : 1;
-    if (a->rank_i != b->rank_i)
-        return a->rank_i < b->rank_i ? -1 : 1;
-    return (a->node > b->node) - (a->node < b->node);
+    name_memo_t *m = &memo[((uintptr_t)n->name >> 3) & (NAME_MEMO - 1)];
+    if (m->p != n->name || m->len != n->name_len || !n->name) {
+        m->p = n->name;
+        m->len = n->name_len;
+        m->h = mt_hash64(n->name, n->name_len, 0x9e3779b97f4a7c15ull);
+    }
+    return m->h;
+}
+
+/* Sort v[0..k), which holds nodes in increasing order, by (hash, rank,
+ * node): a stable radix sort by hash keeps the nodes (and so their ranks,
+ * the nodes being rank by rank) in order within a hash (a qsort with a
+ * comparator cost more than the hashes). 0, or -1 out of memory. */
+static int nh_sort(nh_t *v, size_t k)
+{
+    uint64_t *key = mt_big_malloc((k ? k : 1) * sizeof *key);
+    uint32_t *perm = mt_big_malloc((k ? k : 1) * sizeof *perm);
+    int bad = !key || !perm;
+    for (size_t i = 0; !bad && i < k; i++) {
+        key[i] = v[i].h;
+        perm[i] = (uint32_t)i;
+    }
+    bad = bad || mt_sort_u64(key, perm, k) != MT_OK;
+    if (!bad)
+        mt_sort_permute(v, sizeof *v, perm, k);
+    free(key);
+    free(perm);
+    return bad ? -1 : 0;
 }
 
 static int name_ns_cmp(const void *pa, const void *pb)
@@ -681,14 +725,19 @@ static size_t names_keep_top(mt_cp_name_t *v, size_t n)
 static int straggler_factors(const cp_graph_t *g, const mt_cp_request_t *rq, double *f, nh_t *nh, size_t *n_nh)
 {
     size_t k = 0;
+    name_memo_t *memo = calloc(NAME_MEMO, sizeof *memo);
+    if (!memo)
+        return -1;
     for (size_t i = 0; i < g->n_nodes; i++) {
         const cp_node_t *n = &g->nodes[i];
         f[i] = 1.0;
         if (n->cls == MT_AN_COMM)
             continue;
-        nh[k++] = (nh_t){mt_hash64(n->name, n->name_len, 0x9e3779b97f4a7c15ull), (int32_t)i, n->rank_i};
+        nh[k++] = (nh_t){name_hash(memo, n), (int32_t)i, n->rank_i};
     }
-    qsort(nh, k, sizeof *nh, nh_cmp);
+    free(memo);
+    if (nh_sort(nh, k))
+        return -1;
     *n_nh = k;
     double *means = malloc((g->n_ranks ? g->n_ranks : 1) * sizeof *means);
     int32_t *rk = malloc((g->n_ranks ? g->n_ranks : 1) * sizeof *rk);
@@ -850,15 +899,27 @@ typedef struct rc {
     size_t n_cross, cap_cross;
     const cp_inst_t *inst; /* the instance whose waits are charged */
     int64_t *accq, *accp; /* per key: the late rank's and the waiting rank's time */
-    int32_t *touched;     /* keys with time in accq or accp */
-    uint8_t *mark;        /* per key: in touched */
-    size_t n_touched;
+    int32_t *touched;     /* keys with time in accq: touched[0 .. n_tq); in accp: touched[n_keys ..][0 .. n_tp) */
+    uint8_t *mark;        /* per key: bit 0 in the first list, bit 1 in the second */
+    size_t n_tq, n_tp;
+    uint32_t q_stamp;     /* accq holds segs[0 .. q_npos) of walk q_stamp (0: nothing) */
+    size_t q_npos;
     size_t n_walk;        /* segments of the current walk */
     rc_cause_t *cs;
     size_t n_cs, cap_cs;
     itab_t ctab;          /* over cs */
     rc_ann_t *ann;        /* per rank and annotation: ann[aoff[rank_i] + annot] */
     size_t *aoff;
+    /* Per rank, against the late rank's walk of x->inst (its number in
+     * stamp): in_at == stamp when the rank is a member of x->inst (n_irank
+     * of them); fc_at == stamp when fc holds the first crossing (index in
+     * cross) whose instance holds the rank, the crossings before fc_next
+     * scanned. Stamps, not clearing: a 256-rank job walks once per
+     * collective. */
+    uint32_t *in_at, *fc_at;
+    int32_t *fc;
+    uint32_t stamp;
+    size_t n_irank, fc_next;
     int err;
 } rc_t;
 
@@ -967,20 +1028,6 @@ static void sink_q(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
         w->stop = true;
 }
 
-static bool inst_has(const rc_t *x, const cp_inst_t *K, int32_t rank_i)
-{
-    const int32_t *v = x->mr + K->m0;
-    size_t lo = 0, hi = K->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < rank_i)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < K->n && v[lo] == rank_i;
-}
-
 /* The late rank's walk left instance K's transfer: a synchronisation point
  * for the waiting ranks in K; the walk ends when K holds them all. */
 static int cross_q(walk_t *w, int32_t inst)
@@ -994,17 +1041,46 @@ static int cross_q(walk_t *w, int32_t inst)
     const cp_inst_t *K = &x->g->inst[inst];
     if (K->n < x->inst->n)
         return 0;
-    for (uint32_t k = 0; k < x->inst->n; k++)
-        if (!inst_has(x, K, x->g->nodes[x->g->imem[x->inst->m0 + k]].rank_i))
-            return 0;
-    return 1;
+    /* K holds every rank of x->inst when it holds n_irank distinct ones
+     * marked in in_at: one pass over K (its member ranks sorted), not a
+     * search of K per member of x->inst */
+    const int32_t *v = x->mr + K->m0;
+    size_t have = 0;
+    for (uint32_t m = 0; m < K->n; m++)
+        have += (m == 0 || v[m] != v[m - 1]) && x->in_at[v[m]] == x->stamp;
+    return have == x->n_irank;
 }
 
-static void touch(rc_t *x, int32_t key)
+/* The first crossing of the late rank's walk whose instance holds rank_i
+ * (an index in x->cross), or -1. The crossings are scanned once per walk,
+ * each marking its ranks, as far as the waiters need: an instance's
+ * waiters share them (a search per waiter and crossing cost more than
+ * the walks on a 256-rank job). */
+static int32_t first_cross(rc_t *x, int32_t rank_i)
 {
-    if (!x->mark[key]) {
-        x->mark[key] = 1;
-        x->touched[x->n_touched++] = key;
+    while (x->fc_at[rank_i] != x->stamp && x->fc_next < x->n_cross) {
+        const cp_inst_t *K = &x->g->inst[x->cross[x->fc_next].inst];
+        for (uint32_t m = 0; m < K->n; m++) {
+            int32_t r = x->mr[K->m0 + m];
+            if (x->fc_at[r] != x->stamp) {
+                x->fc_at[r] = x->stamp;
+                x->fc[r] = (int32_t)x->fc_next;
+            }
+        }
+        x->fc_next++;
+    }
+    return x->fc_at[rank_i] == x->stamp ? x->fc[rank_i] : -1;
+}
+
+/* Note key in the list of bit (1: accq's, 2: accp's). */
+static void touch(rc_t *x, int32_t key, uint8_t bit)
+{
+    if (!(x->mark[key] & bit)) {
+        x->mark[key] |= bit;
+        if (bit == 1)
+            x->touched[x->n_tq++] = key;
+        else
+            x->touched[x->n_keys + x->n_tp++] = key;
     }
 }
 
@@ -1014,7 +1090,7 @@ static void sink_p(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
     (void)rank_i;
     rc_t *x = w->ctx;
     int32_t key = seg_key(x, kind, node);
-    touch(x, key);
+    touch(x, key, 2);
     x->accp[key] += d;
     if (++x->n_walk >= CP_RC_SEG)
         w->stop = true;
@@ -1037,6 +1113,9 @@ static void rc_free(rc_t *x)
     free(x->ctab.slot);
     free(x->ann);
     free(x->aoff);
+    free(x->in_at);
+    free(x->fc_at);
+    free(x->fc);
 }
 
 /* Keys of every node and the sorted member ranks of every instance. */
@@ -1106,9 +1185,13 @@ static int rc_init(const cp_graph_t *g, rc_t *x)
     x->ann = calloc(x->aoff[g->n_ranks] ? x->aoff[g->n_ranks] : 1, sizeof *x->ann);
     x->accq = calloc(x->n_keys, sizeof *x->accq);
     x->accp = calloc(x->n_keys, sizeof *x->accp);
-    x->touched = malloc(x->n_keys * sizeof *x->touched);
+    x->touched = malloc(2 * x->n_keys * sizeof *x->touched);
     x->mark = calloc(x->n_keys, 1);
-    return x->ann && x->accq && x->accp && x->touched && x->mark ? 0 : -1;
+    size_t nr = g->n_ranks ? g->n_ranks : 1;
+    x->in_at = calloc(nr, sizeof *x->in_at);
+    x->fc_at = calloc(nr, sizeof *x->fc_at);
+    x->fc = malloc(nr * sizeof *x->fc);
+    return x->ann && x->accq && x->accp && x->touched && x->mark && x->in_at && x->fc_at && x->fc ? 0 : -1;
 }
 
 /* Charge the wait of one participant (critpath.h "root causes"): the late
@@ -1116,12 +1199,25 @@ static int rc_init(const cp_graph_t *g, rc_t *x)
  * sums are in accp. */
 static int rc_charge(rc_t *x, mt_critpath_t *c, int32_t q_rank_i, size_t npos, int64_t wait)
 {
-    for (size_t i = 0; i < npos; i++) {
-        touch(x, x->segs[i].key);
-        x->accq[x->segs[i].key] += x->segs[i].d;
+    /* The late rank's sums depend only on its walk and npos: kept from the
+     * previous waiter when they are the same (an instance's waiters
+     * usually share their first crossing) */
+    if (x->q_stamp != x->stamp || x->q_npos != npos) {
+        for (size_t i = 0; i < x->n_tq; i++) {
+            x->accq[x->touched[i]] = 0;
+            x->mark[x->touched[i]] &= (uint8_t)~1u;
+        }
+        x->n_tq = 0;
+        for (size_t i = 0; i < npos; i++) {
+            touch(x, x->segs[i].key, 1);
+            x->accq[x->segs[i].key] += x->segs[i].d;
+        }
+        x->q_stamp = x->stamp;
+        x->q_npos = npos;
     }
+    /* a key of the waiting rank alone has accq 0: it adds nothing */
     int64_t pos = 0;
-    for (size_t i = 0; i < x->n_touched; i++) {
+    for (size_t i = 0; i < x->n_tq; i++) {
         int32_t k = x->touched[i];
         if (x->accq[k] > x->accp[k])
             pos += x->accq[k] - x->accp[k];
@@ -1155,11 +1251,12 @@ static int rc_charge(rc_t *x, mt_critpath_t *c, int32_t q_rank_i, size_t npos, i
             c->long_ns += v;
         c->ranks[sg->rank_i].caused_ns += v;
     }
-    for (size_t i = 0; i < x->n_touched; i++) {
-        x->accq[x->touched[i]] = x->accp[x->touched[i]] = 0;
-        x->mark[x->touched[i]] = 0;
+    for (size_t i = 0; i < x->n_tp; i++) {
+        int32_t k = x->touched[x->n_keys + i];
+        x->accp[k] = 0;
+        x->mark[k] &= (uint8_t)~2u;
     }
-    x->n_touched = 0;
+    x->n_tp = 0;
     return 0;
 }
 
@@ -1202,12 +1299,7 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
 {
     rc_t x = {0};
     mt_status_t st = MT_ERR_NOMEM;
-    /* per rank: gen when it is a member of the first instance the late
-     * rank's walk left (x.cross[0]), where nearly every waiting rank finds
-     * its synchronisation point: one mark per member instead of a binary
-     * search per waiting rank */
-    uint32_t *c0 = calloc(g->n_ranks ? g->n_ranks : 1, sizeof *c0), gen = 0;
-    if (!c0 || rc_init(g, &x))
+    if (rc_init(g, &x))
         goto out;
     for (size_t ii = 0; ii < g->n_inst; ii++) {
         const cp_inst_t *I = &g->inst[ii];
@@ -1226,31 +1318,30 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
             c->wait_ns += wait;
             if (!walked) {
                 /* the late rank's walk, once per instance */
-                x.n_segs = x.n_cross = x.n_walk = 0;
+                x.n_segs = x.n_cross = x.n_walk = x.fc_next = x.n_irank = 0;
                 x.inst = I;
+                x.stamp++;
+                for (uint32_t m = 0; m < I->n; m++) {
+                    int32_t r = x.mr[I->m0 + m];
+                    x.n_irank += x.in_at[r] != x.stamp;
+                    x.in_at[r] = x.stamp;
+                }
                 walk_t wq = {.g = g, .c = c, .t0 = t0, .cur = qn->s, .sink = sink_q, .at_inst = cross_q, .ctx = &x};
                 walk_path(&wq, qn->rank_i, I->last, true);
                 if (x.err)
                     goto out;
                 qend = wq.cur;
                 walked = true;
-                gen++;
-                if (x.n_cross) {
-                    const cp_inst_t *K = &g->inst[x.cross[0].inst];
-                    for (uint32_t m = 0; m < K->n; m++)
-                        c0[x.mr[K->m0 + m]] = gen;
-                }
             }
             /* the previous synchronisation point: the first instance on
              * the late rank's walk that p took part in */
             size_t npos = x.n_segs;
             int64_t w0 = qend;
-            for (size_t y = 0; y < x.n_cross; y++)
-                if (y ? inst_has(&x, &g->inst[x.cross[y].inst], pn->rank_i) : c0[pn->rank_i] == gen) {
-                    npos = x.cross[y].pos;
-                    w0 = x.cross[y].t;
-                    break;
-                }
+            int32_t y = first_cross(&x, pn->rank_i);
+            if (y >= 0) {
+                npos = x.cross[y].pos;
+                w0 = x.cross[y].t;
+            }
             x.n_walk = 0;
             walk_t wp = {.g = g, .c = c, .t0 = w0, .cur = pn->s, .sink = sink_p, .ctx = &x};
             walk_path(&wp, pn->rank_i, pid, true);
@@ -1279,7 +1370,6 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
     st = MT_OK;
 out:
     rc_free(&x);
-    free(c0);
     return st;
 }
 
@@ -1323,19 +1413,24 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     rp_t r = {0};
     mt_critpath_t *c = calloc(1, sizeof *c);
     int64_t *times = NULL, *meas = NULL, *tmp = NULL, *node_ns = NULL;
+    int32_t *rs_at = NULL;
     int64_t *b_end = NULL, *b_time = NULL, *per = NULL; /* pipelines: the unchanged run, periods */
     double *fac = NULL, *err = NULL;
     nh_t *nh = NULL;
     if (!c || rp_alloc(&g, &r) || build_order(&g))
         goto out;
+    long guess = -1;
     for (size_t i = 0; i < g.n_nodes; i++) {
         cp_node_t *n = &g.nodes[i];
-        n->lsync = n->L != INT64_MIN ? (int32_t)sync_before(&g, &g.ranks[n->rank_i], n->L) : -1;
+        n->lsync = -1;
+        if (n->L != INT64_MIN)
+            n->lsync = (int32_t)(guess = sync_near(&g, &g.ranks[n->rank_i], n->L, guess));
     }
     /* the same for the syncs' starts and the rank steps' starts and host
-     * ends: each replay reads a shift by index, with no search */
+     * ends: each replay reads a shift by index, with no search (a sync's
+     * start is usually after the sync before it) */
     for (size_t i = 0; i < g.n_syncs; i++)
-        g.syncs[i].sb = (int32_t)sync_before(&g, &g.ranks[g.syncs[i].rank_i], g.syncs[i].s);
+        g.syncs[i].sb = (int32_t)sync_near(&g, &g.ranks[g.syncs[i].rank_i], g.syncs[i].s, (long)i - 1);
     for (size_t i = 0; i < g.n_rs; i++) {
         cp_rs_t *x = &g.rs[i];
         x->sb_start = (int32_t)sync_before(&g, &g.ranks[x->rank_i], x->start);
@@ -1471,10 +1566,20 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         c->replay_err_max = err[ne - 1];
     }
     /* ---- critical paths ---- */
+    rs_at = malloc((g.n_ranks ? g.n_ranks : 1) * sizeof *rs_at);
+    if (!rs_at)
+        goto out;
+    memset(rs_at, 0xff, (g.n_ranks ? g.n_ranks : 1) * sizeof *rs_at);
     for (size_t j = 0; j < c->n_steps; j++) {
         mt_cp_step_t *s = &c->steps[j];
-        walk_t wk = {.g = &g, .c = c, .s = s, .t0 = s->start_ns, .cur = s->end_ns, .node_ns = node_ns};
-        if (!walk_step(&wk, j))
+        /* a step holds one rank step per rank (rank_steps[k].rank is its rank's) */
+        for (uint32_t k = s->first; k < s->first + s->n; k++)
+            rs_at[g.rs[g.js[k]].rank_i] = (int32_t)k;
+        walk_t wk = {.g = &g, .c = c, .s = s, .t0 = s->start_ns, .cur = s->end_ns, .node_ns = node_ns, .rs_at = rs_at};
+        bool walked = walk_step(&wk, j);
+        for (uint32_t k = s->first; k < s->first + s->n; k++)
+            rs_at[g.rs[g.js[k]].rank_i] = -1;
+        if (!walked)
             continue;
         if (!s->used)
             continue;
@@ -1527,11 +1632,15 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     /* ---- top names on the path ---- */
     {
         size_t k = 0;
+        name_memo_t *memo = calloc(NAME_MEMO, sizeof *memo);
+        if (!memo)
+            goto out;
         for (size_t i = 0; i < g.n_nodes; i++)
             if (node_ns[i] > 0)
-                nh[k++] = (nh_t){mt_hash64(g.nodes[i].name, g.nodes[i].name_len, 0x9e3779b97f4a7c15ull),
-                                 (int32_t)i, 0};
-        qsort(nh, k, sizeof *nh, nh_cmp);
+                nh[k++] = (nh_t){name_hash(memo, &g.nodes[i]), (int32_t)i, 0};
+        free(memo);
+        if (nh_sort(nh, k))
+            goto out;
         size_t ng = 0;
         for (size_t a = 0; a < k;) {
             size_t b = a;
@@ -1677,7 +1786,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     if ((st = root_causes(&g, c)) != MT_OK)
         goto out;
     /* ---- the ideal what-if ---- */
-    if (rq->ideal && (st = cp_ideal_run(&g, rq, &r, c)) != MT_OK)
+    if (rq->ideal && (st = cp_ideal_run(&g, rq, c)) != MT_OK)
         goto out;
     st = MT_OK;
 out:
@@ -1690,6 +1799,7 @@ out:
     free(per);
     free(err);
     free(node_ns);
+    free(rs_at);
     free(fac);
     free(nh);
     cp_graph_free(&g);

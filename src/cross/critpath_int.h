@@ -10,6 +10,11 @@
 
 #include "mergetrace/critpath.h"
 
+/* A function inlined into each of its callers, so that the arguments a
+ * caller passes as constants (a replay's scenario flags, a lane count)
+ * drop the tests and loops they govern (cp_run.c, cp_ideal.c). */
+#define CP_INLINE static inline __attribute__((always_inline))
+
 /* What bound the start of an activity. */
 enum { CP_B_NONE = 0, CP_B_STREAM, CP_B_LAUNCH, CP_B_X };
 
@@ -133,11 +138,8 @@ typedef struct cp_graph {
 /* A replay scenario (cp_run.c). */
 typedef struct cp_scen {
     const double *factor; /* per node duration factor; NULL: 1 */
-    const int64_t *dur;   /* per node: its duration, or for a member of an instance its transfer; NULL: measured */
     int drop_launch;
     int comm_transfer;
-    int nodelay;          /* no gaps: start at the latest predecessor end of the same step (else the step start) */
-    const int64_t *job_start; /* per job step: its measured start (for nodelay) */
     int carry;            /* one replay of the whole run: shifts carry over from step to step */
 } cp_scen_t;
 
@@ -175,7 +177,7 @@ mt_status_t cp_strips_build(const cp_graph_t *g, mt_critpath_t *c);
 
 /* The ideal what-if (critpath.h mt_cp_ideal_t) into c->ideal. MT_OK or
  * MT_ERR_NOMEM. */
-mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, cp_rp_t *r, mt_critpath_t *c);
+mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_critpath_t *c);
 
 /* Build the graph from the ranks' results (see mt_critpath_run for the
  * arguments; all borrowed and must outlive g). MT_OK, MT_ERR_NOMEM or

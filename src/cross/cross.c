@@ -44,8 +44,8 @@ static size_t slot_of(const mt_cross_t *x, int32_t rank)
     return (size_t)(mt_cross_rank_find(x, rank) - x->ranks);
 }
 
-mt_status_t mt_cross_analyze(const mt_cinst_t *rows, size_t n_rows, const mt_match_t *m, const mt_clock_t *clocks,
-                             const int32_t *ranks, size_t n_ranks, mt_cross_t **out)
+mt_status_t mt_cross_analyze(const mt_cinst_t *rows, size_t n_rows, const mt_strtab_t *labels, const mt_match_t *m,
+                             const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks, mt_cross_t **out)
 {
     *out = NULL;
     mt_status_t st = MT_ERR_NOMEM;
@@ -93,7 +93,7 @@ mt_status_t mt_cross_analyze(const mt_cinst_t *rows, size_t n_rows, const mt_mat
     for (size_t i = 0; i < n_rows; i++)
         slot[i] = (uint32_t)slot_of(x, rows[i].rank);
     x->spread_ns = -1;
-    if ((st = mt_cross_colltable(rows, m, slot, x)) != MT_OK)
+    if ((st = mt_cross_colltable(rows, labels, m, slot, x)) != MT_OK)
         goto done;
     st = mt_cross_stragglers(rows, m, slot, (const mt_clock_t *const *)clk, x);
 done:

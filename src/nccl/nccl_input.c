@@ -560,7 +560,7 @@ static const mt_nccl_comm_t *comm_of(const mt_nccl_file_t *f, uint64_t hash)
     return NULL;
 }
 
-mt_status_t mt_nccl_cinst_extract(const mt_nccl_file_t *f, int32_t rank, mt_cinst_t **rows,
+mt_status_t mt_nccl_cinst_extract(const mt_nccl_file_t *f, int32_t rank, mt_strtab_t *labels, mt_cinst_t **rows,
                                   size_t *n, size_t *cap, uint64_t *skipped)
 {
     int32_t world = 0;
@@ -614,11 +614,16 @@ mt_status_t mt_nccl_cinst_extract(const mt_nccl_file_t *f, int32_t rank, mt_cins
             r->flags |= MT_CI_COMMS_ID | MT_CI_SEQ;
             r->in_nelems = t->count;
         }
-        copy_trunc(r->pg, sizeof r->pg, c && c->name[0] ? c->name : "nccl");
-        copy_trunc(r->dtype, sizeof r->dtype,
-                   strncmp(t->datatype, "nccl", 4) == 0 ? t->datatype + 4 : t->datatype);
+        char pg[MT_CI_LABEL], dtype[MT_CI_DTYPE];
+        copy_trunc(pg, sizeof pg, c && c->name[0] ? c->name : "nccl");
+        copy_trunc(dtype, sizeof dtype, strncmp(t->datatype, "nccl", 4) == 0 ? t->datatype + 4 : t->datatype);
         uint64_t sig[3] = {t->is_p2p ? (uint64_t)MT_COLLK_SENDRECV : t->kind, (uint64_t)t->count, 0};
-        r->sig = mt_hash64(sig, sizeof sig, mt_hash64(r->dtype, strlen(r->dtype), 7));
+        r->sig = mt_hash64(sig, sizeof sig, mt_hash64(dtype, strlen(dtype), 7));
+        if (mt_strtab_intern(labels, pg, strlen(pg), &r->pg_id) != MT_OK ||
+            mt_strtab_intern(labels, dtype, strlen(dtype), &r->dtype_id) != MT_OK) {
+            *n = first;
+            return MT_ERR_NOMEM;
+        }
     }
     /* ordinals per group (one group per communicator: few), in task
      * start order */

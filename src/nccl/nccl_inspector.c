@@ -530,8 +530,8 @@ bool mt_insp_comm_is(uint64_t comm, uint8_t digits, uint64_t hash)
     return (hash >> (4 * (n - digits))) == comm;
 }
 
-mt_status_t mt_insp_cinst_extract(const mt_insp_file_t *f, int32_t rank, mt_cinst_t **rows, size_t *n, size_t *cap,
-                                  uint64_t *no_times)
+mt_status_t mt_insp_cinst_extract(const mt_insp_file_t *f, int32_t rank, mt_strtab_t *labels, mt_cinst_t **rows,
+                                  size_t *n, size_t *cap, uint64_t *no_times)
 {
     size_t first = *n;
     for (size_t i = 0; i < f->n_colls; i++) {
@@ -559,15 +559,19 @@ mt_status_t mt_insp_cinst_extract(const mt_insp_file_t *f, int32_t rank, mt_cins
         /* the size as the Inspector reports it, in bytes (it gives no
          * element type) */
         r->in_nelems = r->out_nelems = c->msg_bytes > 0 ? c->msg_bytes : -1;
-        if (c->msg_bytes > 0)
-            memcpy(r->dtype, "byte", 5);
         r->group_size = c->nranks > 0 ? c->nranks : -1;
         r->peer = -1;
         r->stream = -1;
         r->rank = rank;
         r->kind = c->kind;
         r->flags = MT_CI_PG | MT_CI_COMMS_ID | MT_CI_SEQ | MT_CI_NCCL;
-        snprintf(r->pg, sizeof r->pg, "0x%llx", (unsigned long long)c->comm);
+        char pg[MT_CI_LABEL];
+        int w = snprintf(pg, sizeof pg, "0x%llx", (unsigned long long)c->comm);
+        if (mt_strtab_intern(labels, pg, (size_t)w, &r->pg_id) != MT_OK ||
+            (c->msg_bytes > 0 && mt_strtab_intern(labels, "byte", 4, &r->dtype_id) != MT_OK)) {
+            *n = first;
+            return MT_ERR_NOMEM;
+        }
         uint64_t sig[2] = {c->kind, (uint64_t)c->msg_bytes};
         r->sig = mt_hash64(sig, sizeof sig, 0x696e7370);
     }

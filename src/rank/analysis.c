@@ -51,6 +51,14 @@ void mt_an_input_free(mt_an_input_t *in)
     memset(in, 0, sizeof *in);
 }
 
+/* p (n elements of size bytes in use) cut to its length, the rest free
+ * for the passes that follow; p itself when realloc says no. */
+static void *shrink(void *p, size_t n, size_t size)
+{
+    void *q = realloc(p, (n ? n : 1) * size);
+    return q ? q : p;
+}
+
 /* Append v to a growing uint32 array. -1 on allocation failure. */
 static int push_u32(uint32_t **a, size_t *n, size_t *cap, uint32_t v)
 {
@@ -201,8 +209,11 @@ mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, 
     }
     in->n_acts = n;
     in->n_busy = mt_iv_merge_sorted(in->busy, n);
-    for (int c = 0; c < MT_AN_CLASS_COUNT_; c++)
+    in->busy = shrink(in->busy, in->n_busy, sizeof *in->busy);
+    for (int c = 0; c < MT_AN_CLASS_COUNT_; c++) {
         in->n_u[c] = mt_iv_merge_sorted(in->u[c], in->n_u[c]);
+        in->u[c] = shrink(in->u[c], in->n_u[c], sizeof *in->u[c]);
+    }
     st = MT_OK;
 fail:
     free(is_launch);
@@ -352,14 +363,9 @@ static char *put_u64(char *p, uint64_t v)
     return put(p, &v, sizeof v);
 }
 
-mt_status_t mt_rank_analysis_pack(const mt_rank_analysis_t *a, void **bytes, size_t *len)
+/* Write a's packed bytes (total = packed_size(a) of them) at b. */
+static void pack_to(const mt_rank_analysis_t *a, char *b, size_t total)
 {
-    *bytes = NULL;
-    *len = 0;
-    size_t total = packed_size(a);
-    char *b = malloc(total);
-    if (!b)
-        return MT_ERR_NOMEM;
     char *p = b;
     uint32_t magic = MT_AN_MAGIC, format = MT_AN_FORMAT;
     p = put(p, &magic, 4);
@@ -393,9 +399,31 @@ mt_status_t mt_rank_analysis_pack(const mt_rank_analysis_t *a, void **bytes, siz
     p = put(p, a->mem_issues, sizeof a->mem_issues);
     p = put_u64(p, a->strings_len);
     p = put(p, a->strings, a->strings_len);
+    assert(p == b + total);
     (void)p;
+}
+
+mt_status_t mt_rank_analysis_pack(const mt_rank_analysis_t *a, void **bytes, size_t *len)
+{
+    *bytes = NULL;
+    *len = 0;
+    size_t total = packed_size(a);
+    char *b = malloc(total);
+    if (!b)
+        return MT_ERR_NOMEM;
+    pack_to(a, b, total);
     *bytes = b;
     *len = total;
+    return MT_OK;
+}
+
+mt_status_t mt_rank_analysis_pack_append(const mt_rank_analysis_t *a, mt_buf_t *out)
+{
+    size_t total = packed_size(a);
+    if (mt_buf_reserve(out, total))
+        return MT_ERR_NOMEM;
+    pack_to(a, out->data + out->len, total);
+    out->len += total;
     return MT_OK;
 }
 

@@ -12,28 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One launch of a GPU activity, on its CPU thread. */
-typedef struct lrec {
-    int64_t pid, tid;
-    int64_t ts;          /* launch call start */
-    int64_t gs, ge;      /* the activity */
-    uint32_t flags;      /* MT_EV_PID_STR | MT_EV_TID_STR of the launch call */
-    uint32_t pad_;
-} lrec_t;
-
-/* One CPU range. */
-typedef struct rrec {
-    int64_t pid, tid;
-    int64_t ts, end;
-    uint32_t flags;
-    uint32_t group;      /* index into the name groups */
-} rrec_t;
-
-/* A range's launches: lrec indices [i, j), for one name group. */
+/* A range's launches: indices [i, j) into the sorted launches, for one
+ * name group. 32-bit: launches are activities, at most one per event. */
 typedef struct seg {
     uint32_t group;
-    uint32_t pad_;
-    size_t i, j;
+    uint32_t i, j;
 } seg_t;
 
 typedef struct group {
@@ -48,32 +31,42 @@ typedef struct group {
 
 static const char k_step[] = "ProfilerStep#*";
 
-static int key_cmp(int64_t pa, uint32_t fa, int64_t ta, int64_t pb, uint32_t fb, int64_t tb)
+/* A CPU thread as the attribution rules see it: (pid, flags, tid), with
+ * tid 0 and only the pid flag under the process rule. */
+typedef struct thr {
+    int64_t pid, tid;
+    uint32_t flags;
+} thr_t;
+
+static int thr_cmp(const thr_t *a, const thr_t *b)
 {
-    if (pa != pb)
-        return pa < pb ? -1 : 1;
-    if (fa != fb)
-        return fa < fb ? -1 : 1;
-    if (ta != tb)
-        return ta < tb ? -1 : 1;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    if (a->flags != b->flags)
+        return a->flags < b->flags ? -1 : 1;
+    if (a->tid != b->tid)
+        return a->tid < b->tid ? -1 : 1;
     return 0;
 }
 
-/* The launches of one CPU thread: l[begin, end). */
+static thr_t launch_thr(const mt_gpu_act_t *x, int by_thread, uint32_t fmask)
+{
+    return (thr_t){.pid = x->launch_pid, .tid = by_thread ? x->launch_tid : 0, .flags = x->launch_flags & fmask};
+}
+
+/* The launches of one CPU thread: sorted launches [begin, end). */
 typedef struct tblock {
-    int64_t pid, tid;
-    uint32_t flags;
-    uint32_t pad_;
+    thr_t thr;
     size_t begin, end;
 } tblock_t;
 
-/* The block of r's thread, or NULL. Blocks are sorted by thread. */
-static const tblock_t *find_block(const tblock_t *b, size_t n, const rrec_t *r)
+/* The block of thread r, or NULL. Blocks are sorted by thread. */
+static const tblock_t *find_block(const tblock_t *b, size_t n, const thr_t *r)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t m = lo + (hi - lo) / 2;
-        int c = key_cmp(b[m].pid, b[m].flags, b[m].tid, r->pid, r->flags, r->tid);
+        int c = thr_cmp(&b[m].thr, r);
         if (!c)
             return &b[m];
         if (c < 0)
@@ -109,37 +102,70 @@ static int group_cmp(const void *pa, const void *pb)
     return (a->nm_len > b->nm_len) - (a->nm_len < b->nm_len);
 }
 
-/* Min of gs and max of ge over any index range of the launches: a
- * bottom-up segment tree (2n entries), so a range's gpu_span costs
- * O(log n) however many launches it holds. */
+/* Min of gs and max of ge over any index range of the sorted launches
+ * (activity acts[ord[x]] for launch x): a bottom-up segment tree (2m
+ * entries) over blocks of SPAN_BLOCK launches, the partial blocks at a
+ * range's ends read from the activities, so a range's gpu_span costs
+ * O(log n + SPAN_BLOCK) however many launches it holds. Blocks rather
+ * than single launches keep the tree at 2 bytes per launch instead of 32
+ * (it lives at the per-rank passes' memory peak). */
+#define SPAN_BLOCK 16
+
 typedef struct span_tree {
-    size_t n;
+    const mt_gpu_act_t *acts;
+    const uint32_t *ord;
+    size_t m;            /* leaves: blocks of SPAN_BLOCK launches */
     int64_t *mn, *mx;
 } span_tree_t;
 
-static int span_tree_build(span_tree_t *st, const lrec_t *l, size_t n)
+static void span_scan(const span_tree_t *st, size_t i, size_t j, int64_t *mn, int64_t *mx)
 {
-    st->n = n;
-    st->mn = mt_big_malloc(2 * (n ? n : 1) * sizeof *st->mn);
-    st->mx = mt_big_malloc(2 * (n ? n : 1) * sizeof *st->mx);
+    for (; i < j; i++) {
+        const mt_gpu_act_t *x = &st->acts[st->ord[i]];
+        if (x->start_ns < *mn)
+            *mn = x->start_ns;
+        if (x->end_ns > *mx)
+            *mx = x->end_ns;
+    }
+}
+
+static int span_tree_build(span_tree_t *st, const mt_gpu_act_t *acts, const uint32_t *ord, size_t n)
+{
+    st->acts = acts;
+    st->ord = ord;
+    st->m = n / SPAN_BLOCK; /* whole blocks; a last partial block is always scanned */
+    size_t m = st->m;
+    st->mn = malloc(2 * (m ? m : 1) * sizeof *st->mn);
+    st->mx = malloc(2 * (m ? m : 1) * sizeof *st->mx);
     if (!st->mn || !st->mx)
         return -1;
-    for (size_t i = 0; i < n; i++) {
-        st->mn[n + i] = l[i].gs;
-        st->mx[n + i] = l[i].ge;
+    for (size_t b = 0; b < m; b++) {
+        int64_t mn = INT64_MAX, mx = INT64_MIN;
+        span_scan(st, b * SPAN_BLOCK, (b + 1) * SPAN_BLOCK, &mn, &mx);
+        st->mn[m + b] = mn;
+        st->mx[m + b] = mx;
     }
-    for (size_t i = n; i-- > 1;) {
+    for (size_t i = m; i-- > 1;) {
         st->mn[i] = st->mn[2 * i] < st->mn[2 * i + 1] ? st->mn[2 * i] : st->mn[2 * i + 1];
         st->mx[i] = st->mx[2 * i] > st->mx[2 * i + 1] ? st->mx[2 * i] : st->mx[2 * i + 1];
     }
     return 0;
 }
 
-/* max(ge) - min(gs) over [i, j), j > i. */
+/* max(ge) - min(gs) over launches [i, j), j > i. */
 static int64_t span_tree_query(const span_tree_t *st, size_t i, size_t j)
 {
     int64_t mn = INT64_MAX, mx = INT64_MIN;
-    for (size_t lo = i + st->n, hi = j + st->n; lo < hi; lo /= 2, hi /= 2) {
+    size_t bi = (i + SPAN_BLOCK - 1) / SPAN_BLOCK, bj = j / SPAN_BLOCK; /* whole blocks [bi, bj) */
+    if (bj > st->m)
+        bj = st->m;
+    if (bi >= bj) {
+        span_scan(st, i, j, &mn, &mx);
+        return mx - mn;
+    }
+    span_scan(st, i, bi * SPAN_BLOCK, &mn, &mx);
+    span_scan(st, bj * SPAN_BLOCK, j, &mn, &mx);
+    for (size_t lo = bi + st->m, hi = bj + st->m; lo < hi; lo /= 2, hi /= 2) {
         if (lo & 1) {
             if (st->mn[lo] < mn)
                 mn = st->mn[lo];
@@ -160,105 +186,109 @@ static int64_t span_tree_query(const span_tree_t *st, size_t i, size_t j)
 
 /* Measures of every group under one attribution rule: by_thread 1 counts a
  * launch for the ranges of its own (pid, tid), by_thread 0 for the ranges
- * of its process (pid) on any thread. Writes g[].gpu_same (by_thread) or
- * g[].gpu and g[].span. key and perm hold max(nr, n_acts) entries. */
-static mt_status_t attribute(const mt_an_input_t *in, const rrec_t *r, size_t nr, group_t *g, int by_thread,
-                             uint64_t *key, uint32_t *perm)
+ * of its process (pid) on any thread. The ranges are in->ranges, range k of
+ * group rg[k]. Writes g[].gpu_same (by_thread) or g[].gpu and g[].span. key
+ * and perm hold max(n_ranges, n_acts) entries.
+ *
+ * Memory: this runs at the per-rank passes' peak, so the launches are
+ * kept as activity indices (ord, 4 bytes) and launch times (8 bytes)
+ * rather than copies of their fields; the rest is read from in->acts. */
+static mt_status_t attribute(const mt_an_input_t *in, const uint32_t *rg, group_t *g, int by_thread, uint64_t *key,
+                             uint32_t *perm)
 {
     mt_status_t st = MT_ERR_NOMEM;
-    lrec_t *l = NULL, *lt = NULL;
+    const mt_gpu_act_t *acts = in->acts;
+    const mt_event_t *ev = in->t->events;
+    const size_t nr = in->n_ranges;
+    uint32_t *ord = NULL;
     int64_t *lts = NULL;
     tblock_t *blk = NULL;
-    seg_t *sg = NULL, *sgt = NULL;
+    seg_t *sg = NULL;
     mt_interval_t *buf = NULL;
     span_tree_t tree = {0};
     size_t nl = 0, nsg = 0;
     const uint32_t fmask = by_thread ? (MT_EV_PID_STR | MT_EV_TID_STR) : MT_EV_PID_STR;
 
-    lt = mt_big_malloc((in->n_acts ? in->n_acts : 1) * sizeof *lt);
-    lts = mt_big_malloc((in->n_acts ? in->n_acts : 1) * sizeof *lts);
-    if (!lt || !lts)
+    ord = malloc((in->n_acts ? in->n_acts : 1) * sizeof *ord);
+    if (!ord)
         goto out;
-    for (size_t i = 0; i < in->n_acts; i++) {
-        const mt_gpu_act_t *x = &in->acts[i];
-        if (x->launch)
-            lt[nl++] = (lrec_t){.pid = x->launch_pid,
-                                .tid = by_thread ? x->launch_tid : 0,
-                                .ts = x->launch_ns,
-                                .gs = x->start_ns,
-                                .ge = x->end_ns,
-                                .flags = x->launch_flags & fmask};
-    }
+    for (size_t i = 0; i < in->n_acts; i++)
+        if (acts[i].launch)
+            ord[nl++] = (uint32_t)i;
     /* Launches by (pid, flags, tid, ts): stable sorts, least significant
      * field first. Launches with equal (thread, ts) always fall in the same
      * ranges, so their order among themselves changes no result. */
     for (size_t i = 0; i < nl; i++) {
         perm[i] = (uint32_t)i;
-        key[i] = mt_sort_key_i64(lt[i].ts);
+        key[i] = mt_sort_key_i64(acts[ord[i]].launch_ns);
     }
     if (mt_sort_u64(key, perm, nl))
         goto out;
     for (size_t i = 0; i < nl; i++)
-        key[i] = mt_sort_key_i64(lt[perm[i]].tid);
+        key[i] = mt_sort_key_i64(by_thread ? acts[ord[perm[i]]].launch_tid : 0);
     if (mt_sort_u64(key, perm, nl))
         goto out;
     for (size_t i = 0; i < nl; i++)
-        key[i] = lt[perm[i]].flags;
+        key[i] = acts[ord[perm[i]]].launch_flags & fmask;
     if (mt_sort_u64(key, perm, nl))
         goto out;
     for (size_t i = 0; i < nl; i++)
-        key[i] = mt_sort_key_i64(lt[perm[i]].pid);
+        key[i] = mt_sort_key_i64(acts[ord[perm[i]]].launch_pid);
     if (mt_sort_u64(key, perm, nl))
         goto out;
-    mt_sort_permute(lt, sizeof *lt, perm, nl);
-    l = lt;
-    lt = NULL;
+    mt_sort_permute(ord, sizeof *ord, perm, nl);
+    lts = malloc((nl ? nl : 1) * sizeof *lts);
+    if (!lts)
+        goto out;
     size_t nb = 0;
+    thr_t prev = {0};
     for (size_t i = 0; i < nl; i++) {
-        lts[i] = l[i].ts;
-        nb += !i || key_cmp(l[i].pid, l[i].flags, l[i].tid, l[i - 1].pid, l[i - 1].flags, l[i - 1].tid) != 0;
+        lts[i] = acts[ord[i]].launch_ns;
+        thr_t a = launch_thr(&acts[ord[i]], by_thread, fmask);
+        nb += !i || thr_cmp(&a, &prev) != 0;
+        prev = a;
     }
-    blk = mt_big_malloc((nb ? nb : 1) * sizeof *blk);
-    if (!blk || span_tree_build(&tree, l, nl))
+    blk = malloc((nb ? nb : 1) * sizeof *blk);
+    if (!blk || span_tree_build(&tree, acts, ord, nl))
         goto out;
     nb = 0;
     for (size_t i = 0; i < nl; i++) {
-        if (!i || key_cmp(l[i].pid, l[i].flags, l[i].tid, l[i - 1].pid, l[i - 1].flags, l[i - 1].tid) != 0)
-            blk[nb++] = (tblock_t){.pid = l[i].pid, .tid = l[i].tid, .flags = l[i].flags, .begin = i};
+        thr_t a = launch_thr(&acts[ord[i]], by_thread, fmask);
+        if (!i || thr_cmp(&a, &blk[nb - 1].thr) != 0)
+            blk[nb++] = (tblock_t){.thr = a, .begin = i};
         blk[nb - 1].end = i + 1;
     }
-    sgt = mt_big_malloc(nr * sizeof *sgt);
-    if (!sgt)
+    sg = malloc((nr ? nr : 1) * sizeof *sg);
+    if (!sg)
         goto out;
     for (size_t k = 0; k < nr; k++) {
         /* Launches on the range's thread whose call started in [ts, end],
          * both inclusive. */
-        const rrec_t rk = {.pid = r[k].pid, .tid = by_thread ? r[k].tid : 0, .flags = r[k].flags & fmask};
+        const mt_event_t *e = &ev[in->ranges[k]];
+        const thr_t rk = {.pid = e->pid, .tid = by_thread ? e->tid : 0, .flags = e->flags & fmask};
         const tblock_t *b = find_block(blk, nb, &rk);
         if (!b)
             continue;
-        size_t i = ts_bound(lts, b->begin, b->end, r[k].ts, 0);
-        size_t j = ts_bound(lts, i, b->end, r[k].end, 1);
+        size_t i = ts_bound(lts, b->begin, b->end, e->ts, 0);
+        size_t j = ts_bound(lts, i, b->end, e->ts + e->dur, 1);
         if (j <= i)
             continue;
         if (!by_thread)
-            g[r[k].group].span += span_tree_query(&tree, i, j);
-        sgt[nsg++] = (seg_t){.group = r[k].group, .i = i, .j = j};
+            g[rg[k]].span += span_tree_query(&tree, i, j);
+        sg[nsg++] = (seg_t){.group = rg[k], .i = (uint32_t)i, .j = (uint32_t)j};
     }
     /* Segments by (group, i). */
     for (size_t k = 0; k < nsg; k++) {
         perm[k] = (uint32_t)k;
-        key[k] = sgt[k].i;
+        key[k] = sg[k].i;
     }
     if (mt_sort_u64(key, perm, nsg))
         goto out;
     for (size_t k = 0; k < nsg; k++)
-        key[k] = sgt[perm[k]].group;
+        key[k] = sg[perm[k]].group;
     if (mt_sort_u64(key, perm, nsg))
         goto out;
-    mt_sort_permute(sgt, sizeof *sgt, perm, nsg);
-    sg = sgt;
-    sgt = NULL;
+    mt_sort_permute(sg, sizeof *sg, perm, nsg);
 
     /* Per group: the union of its launch index segments is the set of its
      * activities (each once), whose intervals are then unioned in time. */
@@ -282,7 +312,7 @@ static mt_status_t attribute(const mt_an_input_t *in, const rrec_t *r, size_t nr
                 cap = nc;
             }
             for (size_t x = i; x < j; x++)
-                buf[m++] = (mt_interval_t){l[x].gs, l[x].ge};
+                buf[m++] = (mt_interval_t){acts[ord[x]].start_ns, acts[ord[x]].end_ns};
         }
         if (mt_iv_union(buf, &m))
             goto out;
@@ -294,12 +324,10 @@ static mt_status_t attribute(const mt_an_input_t *in, const rrec_t *r, size_t nr
 
     st = MT_OK;
 out:
-    free(l);
-    free(lt);
+    free(ord);
     free(lts);
     free(blk);
     free(sg);
-    free(sgt);
     free(buf);
     free(tree.mn);
     free(tree.mx);
@@ -314,20 +342,18 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
     if (!nr)
         return MT_OK;
     mt_status_t st = MT_ERR_NOMEM;
-    rrec_t *r = NULL;
     group_t *g = NULL;
-    uint32_t *gid = NULL, *perm = NULL;
+    uint32_t *gid = NULL, *perm = NULL, *rg = NULL;
     uint64_t *key = NULL;
-    size_t ng = 0;
+    size_t ng = 0, cap_g = 0;
     size_t nmax = nr > in->n_acts ? nr : in->n_acts;
 
     uint32_t n_names = mt_strtab_count(t->strings);
-    r = mt_big_malloc(nr * sizeof *r);
+    rg = malloc(nr * sizeof *rg);
     gid = malloc((n_names ? n_names : 1) * sizeof *gid);
-    g = mt_big_malloc(nr * sizeof *g); /* at most one group per range */
     key = mt_big_malloc(nmax * sizeof *key);
     perm = mt_big_malloc(nmax * sizeof *perm);
-    if (!r || !gid || !g || !key || !perm)
+    if (!rg || !gid || !key || !perm)
         goto out;
     memset(gid, 0xff, (n_names ? n_names : 1) * sizeof *gid);
     uint32_t step_group = UINT32_MAX;
@@ -335,6 +361,8 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
         const mt_event_t *e = &t->events[in->ranges[k]];
         uint32_t gi = e->name < n_names ? gid[e->name] : UINT32_MAX;
         if (gi == UINT32_MAX) {
+            if (MT_GROW(g, cap_g, ng + 1, 64)) /* a group per name met, grown as met */
+                goto out;
             size_t len;
             const char *nm = mt_strtab_get(t->strings, e->name, &len);
             if (mt_step_name_num(nm, len) >= 0) {
@@ -352,11 +380,10 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
         }
         g[gi].count++;
         g[gi].cpu += e->dur;
-        r[k] = (rrec_t){e->pid, e->tid, e->ts, e->ts + e->dur, e->flags & (MT_EV_PID_STR | MT_EV_TID_STR), gi};
+        rg[k] = gi;
     }
 
-    if ((st = attribute(in, r, nr, g, 1, key, perm)) != MT_OK ||
-        (st = attribute(in, r, nr, g, 0, key, perm)) != MT_OK)
+    if ((st = attribute(in, rg, g, 1, key, perm)) != MT_OK || (st = attribute(in, rg, g, 0, key, perm)) != MT_OK)
         goto out;
     st = MT_ERR_NOMEM;
     qsort(g, ng, sizeof *g, group_cmp);
@@ -374,7 +401,7 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
         st = mt_an_string_add(a, g[k].nm, g[k].nm_len, &p->name);
     }
 out:
-    free(r);
+    free(rg);
     free(g);
     free(gid);
     free(perm);

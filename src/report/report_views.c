@@ -61,8 +61,8 @@ static bool usable(const mt_match_t *m, size_t i)
            (m->status[i] == MT_INST_FULL || m->status[i] == MT_INST_PARTIAL);
 }
 
-mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const mt_match_t *m,
-                                  const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks,
+mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const mt_strtab_t *labels,
+                                  const mt_match_t *m, const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks,
                                   size_t max_samples, mt_report_views_t **out)
 {
     (void)n_rows;
@@ -228,8 +228,11 @@ mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const m
         mt_report_sample_t *sp = &v->samples[v->n_samples++];
         const mt_cinst_t *r0 = &rows[m->members[f]];
         sp->kind = r0->kind;
-        memcpy(sp->pg, r0->pg, sizeof sp->pg);
-        sp->pg[sizeof sp->pg - 1] = '\0';
+        size_t pl;
+        const char *pg = mt_strtab_get(labels, r0->pg_id, &pl);
+        pl = pl < sizeof sp->pg ? pl : sizeof sp->pg - 1;
+        memcpy(sp->pg, pg, pl);
+        sp->pg[pl] = '\0';
         sp->step = -1;
         sp->n = k;
         sp->ranks = malloc(k * sizeof *sp->ranks);

@@ -11,10 +11,16 @@
  *   driver keeps the unit's bytes, reads more and parses the unit again from
  *   its start. Units are small, so the rare re-parse costs nothing, and
  *   memory is bounded by the chunk size plus the largest unit.
- * - Strings are found 16 bytes at a time (SSE2 on x86-64, a byte loop
- *   elsewhere); names are interned on the raw bytes when they hold no escape.
- * - Keys are dispatched by length first, then one memcmp.
- * - Numbers are converted exactly from their decimal text (numparse.c). */
+ * - Strings and blank runs are scanned 16 bytes at a time (SSE2, part of
+ *   every x86-64 CPU, so chosen when compiling; byte loops elsewhere and in
+ *   the MT_PORTABLE_SCAN build, which test_loader_portable and perf_paths
+ *   compare); names are interned on the raw bytes when they hold no escape,
+ *   through a small cache of the names seen (intern_cached).
+ * - The keys Kineto writes are matched whole, quotes and colon included,
+ *   as constants chosen by their first letter (ev_key_fast, arg_key_fast);
+ *   other keys are read as strings and dispatched by length, then memcmp.
+ * - Plain digits (ids, Kineto's "ts"/"dur") are converted in the scan that
+ *   finds them; the rest exactly from their decimal text (numparse.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "mergetrace/loader.h"
 #include "mergetrace/buf.h"
@@ -57,6 +63,8 @@ enum state {
 
 /* "Process Group Ranks" values remembered per load (value_rank_list). */
 #define RANK_LISTS 8
+/* Slots of the parser's cache of interned names (intern_cached). */
+#define NAME_SLOTS 512
 
 typedef struct parser {
     mt_trace_t *t;
@@ -95,23 +103,65 @@ typedef struct parser {
     uint64_t part_kept;
     int64_t *part_pid;   /* per slot: the pid the rank's own trace had (GPU: the device); INT64_MIN unknown */
     bool part_done;      /* the rank's events are over: the rest of the file is not read */
+    /* Strings interned from raw bytes, by their length and first and last
+     * 8 bytes (intern_cached). */
+    struct name_slot {
+        uint64_t head, tail;
+        uint32_t len, id;
+    } names[NAME_SLOTS];
 } parser_t;
 
 /* ---------------------------------------------------------------- growth */
 
 /* ------------------------------------------------------------- scanning */
 
-static const unsigned char ws_char[256] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1};
+/* A run of blanks: Kineto indents every line ("\n    " between the
+ * members of an event, more inside "args"), and those runs were a sixth of
+ * a load's instructions byte by byte. 16 bytes are tested at once with
+ * SSE2 (part of every x86-64 CPU, so no run-time check). The load may read
+ * past the data: the scan ends at the NUL sentinel at the latest, and the
+ * buffer has MT_PAD readable bytes after it. */
+__attribute__((noinline)) static const char *skip_ws_run(const char *p)
+{
+#if defined(MT_SSE2)
+    if (*p == '\n') {
+        /* A line break and its indent, most runs: the spaces after the
+         * break found with one compare; anything else after them (more
+         * than 16, another blank) goes on below from there. */
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 1));
+        unsigned m = ~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')));
+        p += 1 + __builtin_ctz(m); /* m has bits above 15: never 0 */
+        if ((unsigned char)*p > ' ')
+            return p;
+    }
+    for (;;) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        const __m128i w = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+                                        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')),
+                                                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+        unsigned m = ~(unsigned)_mm_movemask_epi8(w) & 0xffffu;
+        if (m)
+            return p + __builtin_ctz(m);
+        p += 16;
+    }
+#else
+    static const unsigned char ws_char[256] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1};
+    while (ws_char[(unsigned char)*p])
+        p++;
+    return p;
+#endif
+}
 
-/* Most calls find no blank or exactly one (": ", ", "), so test the first
- * byte before looping. */
+/* Most calls find no blank or exactly one space (": ", ", "), so those two
+ * cases are tested before the run scanner. */
 static inline const char *skip_ws(const char *p)
 {
     if ((unsigned char)*p > ' ')
         return p;
-    while (ws_char[(unsigned char)*p])
-        p++;
-    return p;
+    if (*p == ' ' && (unsigned char)p[1] > ' ')
+        return p + 1;
+    return skip_ws_run(p);
 }
 
 /* p points just after an opening quote. Returns a pointer to the closing
@@ -214,6 +264,9 @@ static int fail_code(parser_t *ps, const char *p, mt_status_t code, const char *
 
 /* ------------------------------------------------------------ values */
 
+static inline const char *fast_digits(const parser_t *ps, const char *p, uint64_t *v);
+static inline const char *fast_digits_max(const parser_t *ps, const char *p, uint64_t *v, size_t max);
+
 /* Skip one JSON value starting at p (after whitespace), validating it. No
  * recursion: nesting depth is limited only by memory. *out = after it. */
 static int skip_value(parser_t *ps, const char *p, const char **out)
@@ -273,7 +326,14 @@ static int skip_value(parser_t *ps, const char *p, const char **out)
             p += 4;
             break;
         default: {
-            const char *e = scan_number(p);
+            /* Plain digits ("grid": [132, 1, 1]) need no grammar check. */
+            uint64_t u;
+            const char *e = fast_digits(ps, p, &u);
+            if (e) {
+                p = e;
+                break;
+            }
+            e = scan_number(p);
             if (e == p)
                 return fail(ps, p, "a JSON value");
             if (*e == '\0' && e >= data_end(ps))
@@ -441,6 +501,42 @@ static int ensure_scratch(parser_t *ps, size_t need)
     return 0;
 }
 
+/* Why: a trace repeats a few thousand names hundreds of thousands of times,
+ * and the string table hashes every byte of each (kernel names run to
+ * hundreds of bytes) before it finds the one it has. Here a name is first
+ * looked up by its length and its first and last 8 bytes in a small
+ * direct-mapped table of names interned before. Up to 16 bytes those
+ * describe the whole string, so a hit is that string; longer hits are
+ * compared with the interned bytes. The ids are the string table's own
+ * (interned strings are never undone, not even with a partial unit), so
+ * the result is what mt_strtab_intern returns. s lies in the parse buffer
+ * (8-byte loads past the token stay inside its padding). */
+static int intern_cached(parser_t *ps, const char *s, size_t n, uint32_t *id)
+{
+    static const unsigned char ones[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    uint64_t head, tail, mask;
+    size_t k = n < 8 ? n : 8;
+    memcpy(&mask, ones + 8 - k, 8); /* the first k bytes kept, in memory order */
+    memcpy(&head, s, 8);
+    memcpy(&tail, s + n - k, 8);
+    head &= mask;
+    tail &= mask;
+    uint64_t h = (head * 0x9e3779b97f4a7c15ull) ^ (tail * 0xc2b2ae3d27d4eb4full) ^ n;
+    struct name_slot *slot = &ps->names[(h >> 32) & (NAME_SLOTS - 1)];
+    if (slot->len == n && slot->head == head && slot->tail == tail && n) {
+        if (n <= 16 || memcmp(mt_strtab_get(ps->t->strings, slot->id, NULL), s, n) == 0) {
+            *id = slot->id;
+            return MT_OK;
+        }
+    }
+    mt_status_t st = mt_strtab_intern(ps->t->strings, s, n, id);
+    if (st)
+        return fail_code(ps, s, st, st == MT_ERR_NOMEM ? "interning a string" : "string too long");
+    if (n <= UINT32_MAX)
+        *slot = (struct name_slot){.head = head, .tail = tail, .len = (uint32_t)n, .id = *id};
+    return MT_OK;
+}
+
 /* Decode escapes and repair invalid UTF-8 (each bad byte -> U+FFFD), then
  * intern. The common case (no escape, ASCII) interns the raw bytes. */
 static int intern_tok(parser_t *ps, const strtok_t *tok, uint32_t *id)
@@ -448,7 +544,7 @@ static int intern_tok(parser_t *ps, const strtok_t *tok, uint32_t *id)
     const char *s = tok->s;
     size_t n = tok->len;
     if (!tok->esc && !has_high(s, n))
-        goto intern;
+        return intern_cached(ps, s, n, id);
     /* Worst case growth: every byte -> 3 bytes of U+FFFD. */
     if (ensure_scratch(ps, n * 3 + 8))
         return fail_code(ps, s, MT_ERR_NOMEM, "string scratch");
@@ -502,19 +598,19 @@ static int intern_tok(parser_t *ps, const strtok_t *tok, uint32_t *id)
     }
     if (bad)
         ps->t->stats.bad_utf8++;
-    s = ps->scratch;
-    n = (size_t)(q - ps->scratch);
-intern:;
-    mt_status_t st = mt_strtab_intern(ps->t->strings, s, n, id);
+    mt_status_t st = mt_strtab_intern(ps->t->strings, ps->scratch, (size_t)(q - ps->scratch), id);
     if (st)
         return fail_code(ps, tok->s, st, st == MT_ERR_NOMEM ? "interning a string" : "string too long");
     return MT_OK;
 }
 
-/* "ts"/"dur" in the forms Kineto writes: digits (at most 15) and an
- * optional fraction of 1 to 3 digits, then a byte that cannot continue a
- * number. Converted to ns in the same pass; NULL means "take the general
- * path" (sign, exponent, more digits, leading zero, end of buffer). */
+/* "ts"/"dur" in the forms Kineto writes: digits (at most 16: older traces
+ * write epoch microseconds, "ts": 1661203462598738) and an optional
+ * fraction of 1 to 3 digits, then a byte that cannot continue a number.
+ * Converted to ns in the same pass; NULL means "take the general path"
+ * (sign, exponent, more digits, leading zero, end of buffer, a value past
+ * INT64_MAX ns, which the general path reports). Below 10^16 us the value
+ * in ns fits a uint64 and is exact, as the general path computes it. */
 static inline const char *fast_us(const parser_t *ps, const char *p, int64_t *ns, bool *frac)
 {
     const char *s = p;
@@ -525,7 +621,7 @@ static inline const char *fast_us(const parser_t *ps, const char *p, int64_t *ns
         p++;
     }
     size_t n = (size_t)(p - s);
-    if (!n || n > 15 || (*s == '0' && n > 1))
+    if (!n || n > 16 || (*s == '0' && n > 1))
         return NULL;
     uint64_t f = 0;
     size_t nf = 0;
@@ -542,9 +638,12 @@ static inline const char *fast_us(const parser_t *ps, const char *p, int64_t *ns
         f *= scale[nf];
         *frac = true;
     }
-    if (num_char[(unsigned char)*p] || p >= data_end(ps))
+    if (*p != ',' && (num_char[(unsigned char)*p] || p >= data_end(ps)))
+        return NULL; /* (a ',' passes both tests: fast_digits_max) */
+    uint64_t r = x * 1000 + f;
+    if (r > (uint64_t)INT64_MAX)
         return NULL;
-    *ns = (int64_t)(x * 1000 + f);
+    *ns = (int64_t)r;
     return p;
 }
 
@@ -575,11 +674,12 @@ static int num_error(parser_t *ps, const char *p, mt_status_t st, const char *wh
 
 /* An integer value (int64); a string value or a non-integer is counted as a
  * bad value and skipped (*ok = false). */
-/* Digits only (at most 18, no leading zero) followed by a byte that cannot
- * continue a number: the value, in one pass over the bytes. Anything else
- * (sign, fraction, exponent, long, the end of the buffer) returns NULL and
- * the caller takes the general path. */
-static inline const char *fast_digits(const parser_t *ps, const char *p, uint64_t *v)
+/* Digits only (at most max: 18 always fit an int64, 19 a uint64; no
+ * leading zero) followed by a byte that cannot continue a number: the
+ * value, in one pass over the bytes. Anything else (sign, fraction,
+ * exponent, long, the end of the buffer) returns NULL and the caller takes
+ * the general path. */
+static inline const char *fast_digits_max(const parser_t *ps, const char *p, uint64_t *v, size_t max)
 {
     const char *s = p;
     uint64_t x = 0;
@@ -589,10 +689,19 @@ static inline const char *fast_digits(const parser_t *ps, const char *p, uint64_
         p++;
     }
     size_t n = (size_t)(p - s);
-    if (!n || n > 18 || num_char[(unsigned char)*p] || (*s == '0' && n > 1) || p >= data_end(ps))
+    if (!n || n > max || (*s == '0' && n > 1))
+        return NULL;
+    /* A ',' (after most numbers) neither continues a number nor is the
+     * NUL sentinel past the data: the two tests are needed otherwise. */
+    if (*p != ',' && (num_char[(unsigned char)*p] || p >= data_end(ps)))
         return NULL;
     *v = x;
     return p;
+}
+
+static inline const char *fast_digits(const parser_t *ps, const char *p, uint64_t *v)
+{
+    return fast_digits_max(ps, p, v, 18);
 }
 
 /* The general paths live apart from the inline fast paths below, so the
@@ -664,7 +773,8 @@ static inline int value_int64(parser_t *ps, const char *p, int64_t *v, bool *ok,
 
 static inline int value_uint64(parser_t *ps, const char *p, uint64_t *v, bool *ok, const char **out, const char *what)
 {
-    const char *e = fast_digits(ps, p, v);
+    /* 19 digits always fit a uint64 ("Comms Id": 8568410204783148703). */
+    const char *e = fast_digits_max(ps, p, v, 19);
     if (e) {
         *ok = true;
         *out = e;
@@ -672,6 +782,47 @@ static inline int value_uint64(parser_t *ps, const char *p, uint64_t *v, bool *o
     }
     *ok = false;
     return value_uint64_slow(ps, p, v, ok, out, what);
+}
+
+/* The value of a member nobody reads ("queued": 0, "stream": 7, "device":
+ * 0 in a kernel's args): plain digits and strings without the general
+ * skipper's call and grammar check. Both are validated as skip_value would
+ * (fast_digits takes only a valid number followed by a byte that cannot
+ * continue it; a string must end at its quote); anything else goes there. */
+static inline int skip_fast(parser_t *ps, const char *p, const char **out)
+{
+    if ((unsigned)(*p - '0') <= 9) {
+        uint64_t u;
+        const char *e = fast_digits(ps, p, &u);
+        if (e) {
+            *out = e;
+            return MT_OK;
+        }
+    } else if (*p == '"') {
+        bool esc = false;
+        const char *e = scan_string(p + 1, &esc);
+        if (*e == '"') {
+            *out = e + 1;
+            return MT_OK;
+        }
+    } else if (*p == '[') {
+        /* A list of plain digits ("grid": [132, 1, 1]): valid JSON when
+         * it closes; anything else is skipped again from its '['. */
+        const char *q = skip_ws(p + 1);
+        uint64_t u;
+        const char *e;
+        while ((e = fast_digits(ps, q, &u))) {
+            q = skip_ws(e);
+            if (*q == ']') {
+                *out = q + 1;
+                return MT_OK;
+            }
+            if (*q != ',')
+                break;
+            q = skip_ws(q + 1);
+        }
+    }
+    return skip_value(ps, p, out);
 }
 
 static int value_str(parser_t *ps, const char *p, uint32_t *id, bool *ok, const char **out)
@@ -857,6 +1008,268 @@ static inline mt_coll_t *xcoll(ev_extra_t *x)
     return &x->coll;
 }
 
+/* The args keys the loader reads. */
+enum arg_key {
+    AK_NONE,
+    AK_OTHER,
+    AK_SEQ, AK_NAME, AK_RANK, AK_ADDR,
+    AK_DTYPE, AK_BYTES, AK_LABELS, AK_COMMS_ID,
+    AK_SRC_RANK, AK_DST_RANK, AK_DEVICE_ID, AK_GROUP_SIZE,
+    AK_SORT_INDEX, AK_INPUT_DIMS, AK_INPUT_TYPE, AK_EXTERNAL_ID,
+    AK_CORRELATION, AK_DEVICE_TYPE, AK_IN_MSG_NELEMS, AK_IN_SPLIT_SIZE,
+    AK_OUT_MSG_NELEMS, AK_OUT_SPLIT_SIZE, AK_TOTAL_RESERVED, AK_COLLECTIVE_NAME,
+    AK_TOTAL_ALLOCATED, AK_PROCESS_GROUP_ID, AK_GLOBAL_RANK_START, AK_PROCESS_GROUP_NAME,
+    AK_GLOBAL_RANK_STRIDE, AK_PROCESS_GROUP_RANKS, AK_PROCESS_GROUP_DESCRIPTION,
+};
+
+/* An args key token to its id (raw bytes, as before: an escaped spelling
+ * is another key). */
+static int arg_key_of(const strtok_t *k)
+{
+    switch (k->len) {
+    case 3:
+        if (memcmp(k->s, "Seq", 3) == 0)
+            return AK_SEQ;
+        return AK_OTHER;
+    case 4:
+        if (memcmp(k->s, "name", 4) == 0)
+            return AK_NAME;
+        if (memcmp(k->s, "Rank", 4) == 0)
+            return AK_RANK;
+        if (memcmp(k->s, "Addr", 4) == 0)
+            return AK_ADDR;
+        return AK_OTHER;
+    case 5:
+        if (memcmp(k->s, "dtype", 5) == 0)
+            return AK_DTYPE;
+        if (memcmp(k->s, "Bytes", 5) == 0)
+            return AK_BYTES;
+        return AK_OTHER;
+    case 6:
+        if (memcmp(k->s, "labels", 6) == 0)
+            return AK_LABELS;
+        return AK_OTHER;
+    case 8:
+        if (memcmp(k->s, "Comms Id", 8) == 0)
+            return AK_COMMS_ID;
+        if (memcmp(k->s, "Src Rank", 8) == 0)
+            return AK_SRC_RANK;
+        if (memcmp(k->s, "Dst Rank", 8) == 0)
+            return AK_DST_RANK;
+        return AK_OTHER;
+    case 9:
+        if (memcmp(k->s, "Device Id", 9) == 0)
+            return AK_DEVICE_ID;
+        return AK_OTHER;
+    case 10:
+        if (memcmp(k->s, "Group size", 10) == 0)
+            return AK_GROUP_SIZE;
+        if (memcmp(k->s, "sort_index", 10) == 0)
+            return AK_SORT_INDEX;
+        if (memcmp(k->s, "Input Dims", 10) == 0)
+            return AK_INPUT_DIMS;
+        if (memcmp(k->s, "Input type", 10) == 0)
+            return AK_INPUT_TYPE;
+        return AK_OTHER;
+    case 11:
+        if (memcmp(k->s, "External id", 11) == 0)
+            return AK_EXTERNAL_ID;
+        if (memcmp(k->s, "external id", 11) == 0)
+            return AK_EXTERNAL_ID;
+        if (memcmp(k->s, "correlation", 11) == 0)
+            return AK_CORRELATION;
+        if (memcmp(k->s, "Device Type", 11) == 0)
+            return AK_DEVICE_TYPE;
+        return AK_OTHER;
+    case 13:
+        if (memcmp(k->s, "In msg nelems", 13) == 0)
+            return AK_IN_MSG_NELEMS;
+        if (memcmp(k->s, "In split size", 13) == 0)
+            return AK_IN_SPLIT_SIZE;
+        return AK_OTHER;
+    case 14:
+        if (memcmp(k->s, "Out msg nelems", 14) == 0)
+            return AK_OUT_MSG_NELEMS;
+        if (memcmp(k->s, "Out split size", 14) == 0)
+            return AK_OUT_SPLIT_SIZE;
+        if (memcmp(k->s, "Total Reserved", 14) == 0)
+            return AK_TOTAL_RESERVED;
+        return AK_OTHER;
+    case 15:
+        if (memcmp(k->s, "Collective name", 15) == 0)
+            return AK_COLLECTIVE_NAME;
+        if (memcmp(k->s, "Total Allocated", 15) == 0)
+            return AK_TOTAL_ALLOCATED;
+        return AK_OTHER;
+    case 16:
+        if (memcmp(k->s, "Process Group ID", 16) == 0)
+            return AK_PROCESS_GROUP_ID;
+        return AK_OTHER;
+    case 17:
+        if (memcmp(k->s, "Global rank start", 17) == 0)
+            return AK_GLOBAL_RANK_START;
+        return AK_OTHER;
+    case 18:
+        if (memcmp(k->s, "Process Group Name", 18) == 0)
+            return AK_PROCESS_GROUP_NAME;
+        if (memcmp(k->s, "Global rank stride", 18) == 0)
+            return AK_GLOBAL_RANK_STRIDE;
+        return AK_OTHER;
+    case 19:
+        if (memcmp(k->s, "Process Group Ranks", 19) == 0)
+            return AK_PROCESS_GROUP_RANKS;
+        return AK_OTHER;
+    case 25:
+        if (memcmp(k->s, "Process Group Description", 25) == 0)
+            return AK_PROCESS_GROUP_DESCRIPTION;
+        return AK_OTHER;
+    default:
+        return AK_OTHER;
+    }
+}
+
+/* Why: as ev_key_fast, for the keys Kineto writes in args. Those the
+ * loader reads, and the frequent ones it passes over (AK_OTHER: a kernel's
+ * "queued", "device", "stream", "grid", ...; a CPU op's "Ev Idx", "Call
+ * stack", ...), are compared whole with their quotes and colon; any other
+ * key, or blanks before the colon, returns AK_NONE and obj_key reads it. */
+static inline int arg_key_fast(const char *p, const char **out)
+{
+#define AK_AT(lit, id)                                  \
+    if (memcmp(p, "\"" lit "\":", sizeof(lit) + 2) == 0) { \
+        *out = skip_ws(p + sizeof(lit) + 2);            \
+        return id;                                      \
+    }
+    switch (p[1]) {
+    case 'E':
+        AK_AT("External id", AK_EXTERNAL_ID)
+        AK_AT("Ev Idx", AK_OTHER)
+        break;
+    case 'c':
+        AK_AT("correlation", AK_CORRELATION)
+        AK_AT("cbid", AK_OTHER)
+        AK_AT("context", AK_OTHER)
+        AK_AT("cuda_sync_kind", AK_OTHER)
+        break;
+    case 'd':
+        AK_AT("device", AK_OTHER)
+        AK_AT("dtype", AK_DTYPE)
+        AK_AT("direction", AK_OTHER)
+        break;
+    case 's':
+        AK_AT("stream", AK_OTHER)
+        AK_AT("shared memory", AK_OTHER)
+        AK_AT("sort_index", AK_SORT_INDEX)
+        AK_AT("size", AK_OTHER)
+        AK_AT("sqid", AK_OTHER)
+        break;
+    case 'q':
+        AK_AT("queued", AK_OTHER)
+        break;
+    case 'r':
+        AK_AT("registers per thread", AK_OTHER)
+        AK_AT("row", AK_OTHER)
+        break;
+    case 'g':
+        AK_AT("grid", AK_OTHER)
+        break;
+    case 'b':
+        AK_AT("block", AK_OTHER)
+        AK_AT("blocks per SM", AK_OTHER)
+        AK_AT("bytes", AK_OTHER)
+        break;
+    case 'w':
+        AK_AT("warps per SM", AK_OTHER)
+        break;
+    case 'e':
+        AK_AT("est. achieved occupancy %", AK_OTHER)
+        AK_AT("external id", AK_EXTERNAL_ID)
+        break;
+    case 'I':
+        AK_AT("Input Dims", AK_INPUT_DIMS)
+        AK_AT("Input type", AK_INPUT_TYPE)
+        AK_AT("In msg nelems", AK_IN_MSG_NELEMS)
+        AK_AT("In split size", AK_IN_SPLIT_SIZE)
+        break;
+    case 'O':
+        AK_AT("Out msg nelems", AK_OUT_MSG_NELEMS)
+        AK_AT("Out split size", AK_OUT_SPLIT_SIZE)
+        AK_AT("Op count", AK_OTHER)
+        break;
+    case 'C':
+        AK_AT("Collective name", AK_COLLECTIVE_NAME)
+        AK_AT("Comms Id", AK_COMMS_ID)
+        AK_AT("Call stack", AK_OTHER)
+        AK_AT("Concrete Inputs", AK_OTHER)
+        break;
+    case 'G':
+        AK_AT("Group size", AK_GROUP_SIZE)
+        AK_AT("Global rank start", AK_GLOBAL_RANK_START)
+        AK_AT("Global rank stride", AK_GLOBAL_RANK_STRIDE)
+        break;
+    case 'P':
+        AK_AT("Process Group Name", AK_PROCESS_GROUP_NAME)
+        AK_AT("Process Group Description", AK_PROCESS_GROUP_DESCRIPTION)
+        AK_AT("Process Group Ranks", AK_PROCESS_GROUP_RANKS)
+        AK_AT("Process Group ID", AK_PROCESS_GROUP_ID)
+        AK_AT("Profiler Event Index", AK_OTHER)
+        AK_AT("Python parent id", AK_OTHER)
+        AK_AT("Python id", AK_OTHER)
+        break;
+    case 'S':
+        AK_AT("Seq", AK_SEQ)
+        AK_AT("Sequence number", AK_OTHER)
+        AK_AT("Src Rank", AK_SRC_RANK)
+        break;
+    case 'R':
+        AK_AT("Rank", AK_RANK)
+        AK_AT("Record function id", AK_OTHER)
+        break;
+    case 'F':
+        AK_AT("Fwd thread id", AK_OTHER)
+        break;
+    case 'T':
+        AK_AT("Trace name", AK_OTHER)
+        AK_AT("Trace iteration", AK_OTHER)
+        AK_AT("Total Allocated", AK_TOTAL_ALLOCATED)
+        AK_AT("Total Reserved", AK_TOTAL_RESERVED)
+        break;
+    case 'M':
+        AK_AT("Module Hierarchy", AK_OTHER)
+        break;
+    case 'D':
+        AK_AT("Device Type", AK_DEVICE_TYPE)
+        AK_AT("Device Id", AK_DEVICE_ID)
+        AK_AT("Dst Rank", AK_DST_RANK)
+        break;
+    case 'A':
+        AK_AT("Addr", AK_ADDR)
+        break;
+    case 'B':
+        AK_AT("Bytes", AK_BYTES)
+        break;
+    case 'm':
+        AK_AT("memory bandwidth (GB/s)", AK_OTHER)
+        break;
+    case 'n':
+        AK_AT("name", AK_NAME)
+        break;
+    case 'l':
+        AK_AT("labels", AK_LABELS)
+        break;
+    case 'p':
+        AK_AT("packet_ptr", AK_OTHER)
+        break;
+    case 'k':
+        AK_AT("k_work_ptr", AK_OTHER)
+        break;
+    default:
+        break;
+    }
+#undef AK_AT
+    return AK_NONE;
+}
+
 /* p at '{' of "args". */
 static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x, const char **out)
 {
@@ -869,173 +1282,191 @@ static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x
         return MT_OK;
     }
     while (more) {
-        strtok_t k = {0};
-        if ((r = obj_key(ps, p, &k, &p)))
-            return r;
+        int key = arg_key_fast(p, &p);
+        if (key == AK_NONE) {
+            strtok_t k = {0};
+            if ((r = obj_key(ps, p, &k, &p)))
+                return r;
+            key = arg_key_of(&k);
+        }
         r = -2; /* "not handled" */
-        switch (k.len) {
-        case 3:
-            if (KEY_IS(k, "Seq")) {
-                r = value_int64(ps, p, &xcoll(x)->seq, &ok, &p, "Seq");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_SEQ;
+        switch (key) {
+        case AK_SEQ: {
+            r = value_int64(ps, p, &xcoll(x)->seq, &ok, &p, "Seq");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_SEQ;
+            break;
+        }
+        case AK_NAME: {
+            r = value_str(ps, p, &x->meta_str, &ok, &p);
+            if (ok) x->has_meta = true;
+            break;
+        }
+        case AK_RANK: {
+            r = value_int64(ps, p, &xcoll(x)->rank, &ok, &p, "Rank");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_RANK;
+            break;
+        }
+        case AK_ADDR: {
+            r = value_uint64(ps, p, &x->mem.addr, &ok, &p, "Addr");
+            if (ok) x->mem.fields |= MT_MEM_F_ADDR;
+            break;
+        }
+        case AK_DTYPE: {
+            r = value_str(ps, p, &xcoll(x)->dtype, &ok, &p);
+            if (ok) xcoll(x)->fields |= MT_COLL_F_DTYPE;
+            break;
+        }
+        case AK_BYTES: {
+            r = value_int64(ps, p, &x->mem.bytes, &ok, &p, "Bytes");
+            if (ok) x->mem.fields |= MT_MEM_F_BYTES;
+            break;
+        }
+        case AK_LABELS: {
+            r = value_str(ps, p, &x->meta_str, &ok, &p);
+            if (ok) x->has_meta = true;
+            break;
+        }
+        case AK_COMMS_ID: {
+            r = value_uint64(ps, p, &xcoll(x)->comms_id, &ok, &p, "Comms Id");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_COMMS_ID;
+            break;
+        }
+        case AK_SRC_RANK: {
+            r = value_int64(ps, p, &xcoll(x)->src_rank, &ok, &p, "Src Rank");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_SRC_RANK;
+            break;
+        }
+        case AK_DST_RANK: {
+            r = value_int64(ps, p, &xcoll(x)->dst_rank, &ok, &p, "Dst Rank");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_DST_RANK;
+            break;
+        }
+        case AK_DEVICE_ID: {
+            r = value_int64(ps, p, &x->mem.device_id, &ok, &p, "Device Id");
+            if (ok) x->mem.fields |= MT_MEM_F_DEV_ID;
+            break;
+        }
+        case AK_GROUP_SIZE: {
+            r = value_int64(ps, p, &xcoll(x)->group_size, &ok, &p, "Group size");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_GROUP_SIZE;
+            break;
+        }
+        case AK_SORT_INDEX: {
+            r = value_int64(ps, p, &x->meta_value, &ok, &p, "sort_index");
+            if (ok) x->has_meta = true;
+            break;
+        }
+        case AK_INPUT_DIMS: {
+            const char *v0 = p;
+            r = skip_value(ps, p, &p);
+            if (!r) {
+                x->dims = v0;
+                x->dims_len = (size_t)(p - v0);
             }
             break;
-        case 4:
-            if (KEY_IS(k, "name")) {
-                r = value_str(ps, p, &x->meta_str, &ok, &p);
-                if (ok) x->has_meta = true;
-            } else if (KEY_IS(k, "Rank")) {
-                r = value_int64(ps, p, &xcoll(x)->rank, &ok, &p, "Rank");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_RANK;
-            } else if (KEY_IS(k, "Addr")) {
-                r = value_uint64(ps, p, &x->mem.addr, &ok, &p, "Addr");
-                if (ok) x->mem.fields |= MT_MEM_F_ADDR;
+        }
+        case AK_INPUT_TYPE: {
+            /* Keep the first string of the list: the dtype of input 0. */
+            const char *v0 = p;
+            r = skip_value(ps, p, &p);
+            if (!r && *v0 == '[') {
+                const char *q = skip_ws(v0 + 1);
+                strtok_t s = {0};
+                const char *dummy;
+                if (*q == '"' && parse_string(ps, q, &s, &dummy) == MT_OK)
+                    r = intern_tok(ps, &s, &x->input_type);
             }
             break;
-        case 5:
-            if (KEY_IS(k, "dtype")) {
-                r = value_str(ps, p, &xcoll(x)->dtype, &ok, &p);
-                if (ok) xcoll(x)->fields |= MT_COLL_F_DTYPE;
-            } else if (KEY_IS(k, "Bytes")) {
-                r = value_int64(ps, p, &x->mem.bytes, &ok, &p, "Bytes");
-                if (ok) x->mem.fields |= MT_MEM_F_BYTES;
+        }
+        case AK_EXTERNAL_ID: {
+            r = value_uint64(ps, p, &ev->ext, &ok, &p, "External id");
+            if (ok) ev->flags |= MT_EV_HAS_EXT;
+            break;
+        }
+        case AK_CORRELATION: {
+            r = value_uint64(ps, p, &ev->corr, &ok, &p, "correlation");
+            if (ok) ev->flags |= MT_EV_HAS_CORR;
+            break;
+        }
+        case AK_DEVICE_TYPE: {
+            int64_t v = 0;
+            r = value_int64(ps, p, &v, &ok, &p, "Device Type");
+            if (ok && v >= INT32_MIN && v <= INT32_MAX) {
+                x->mem.device_type = (int32_t)v;
+                x->mem.fields |= MT_MEM_F_DEV_TYPE;
             }
             break;
-        case 6:
-            if (KEY_IS(k, "labels")) {
-                r = value_str(ps, p, &x->meta_str, &ok, &p);
-                if (ok) x->has_meta = true;
-            }
+        }
+        case AK_IN_MSG_NELEMS: {
+            r = value_int64(ps, p, &xcoll(x)->in_nelems, &ok, &p, "In msg nelems");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_IN_NELEMS;
             break;
-        case 8:
-            if (KEY_IS(k, "Comms Id")) {
-                r = value_uint64(ps, p, &xcoll(x)->comms_id, &ok, &p, "Comms Id");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_COMMS_ID;
-            } else if (KEY_IS(k, "Src Rank")) {
-                r = value_int64(ps, p, &xcoll(x)->src_rank, &ok, &p, "Src Rank");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_SRC_RANK;
-            } else if (KEY_IS(k, "Dst Rank")) {
-                r = value_int64(ps, p, &xcoll(x)->dst_rank, &ok, &p, "Dst Rank");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_DST_RANK;
-            }
+        }
+        case AK_IN_SPLIT_SIZE: {
+            r = value_str(ps, p, &xcoll(x)->in_split, &ok, &p);
+            if (ok) xcoll(x)->fields |= MT_COLL_F_SPLITS;
             break;
-        case 9:
-            if (KEY_IS(k, "Device Id")) {
-                r = value_int64(ps, p, &x->mem.device_id, &ok, &p, "Device Id");
-                if (ok) x->mem.fields |= MT_MEM_F_DEV_ID;
-            }
+        }
+        case AK_OUT_MSG_NELEMS: {
+            r = value_int64(ps, p, &xcoll(x)->out_nelems, &ok, &p, "Out msg nelems");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_OUT_NELEMS;
             break;
-        case 10:
-            if (KEY_IS(k, "Group size")) {
-                r = value_int64(ps, p, &xcoll(x)->group_size, &ok, &p, "Group size");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_GROUP_SIZE;
-            } else if (KEY_IS(k, "sort_index")) {
-                r = value_int64(ps, p, &x->meta_value, &ok, &p, "sort_index");
-                if (ok) x->has_meta = true;
-            } else if (KEY_IS(k, "Input Dims")) {
-                const char *v0 = p;
-                r = skip_value(ps, p, &p);
-                if (!r) {
-                    x->dims = v0;
-                    x->dims_len = (size_t)(p - v0);
-                }
-            } else if (KEY_IS(k, "Input type")) {
-                /* Keep the first string of the list: the dtype of input 0. */
-                const char *v0 = p;
-                r = skip_value(ps, p, &p);
-                if (!r && *v0 == '[') {
-                    const char *q = skip_ws(v0 + 1);
-                    strtok_t s = {0};
-                    const char *dummy;
-                    if (*q == '"' && parse_string(ps, q, &s, &dummy) == MT_OK)
-                        r = intern_tok(ps, &s, &x->input_type);
-                }
-            }
+        }
+        case AK_OUT_SPLIT_SIZE: {
+            r = value_str(ps, p, &xcoll(x)->out_split, &ok, &p);
+            if (ok) xcoll(x)->fields |= MT_COLL_F_SPLITS;
             break;
-        case 11:
-            if (KEY_IS(k, "External id") || KEY_IS(k, "external id")) {
-                r = value_uint64(ps, p, &ev->ext, &ok, &p, "External id");
-                if (ok) ev->flags |= MT_EV_HAS_EXT;
-            } else if (KEY_IS(k, "correlation")) {
-                r = value_uint64(ps, p, &ev->corr, &ok, &p, "correlation");
-                if (ok) ev->flags |= MT_EV_HAS_CORR;
-            } else if (KEY_IS(k, "Device Type")) {
-                int64_t v = 0;
-                r = value_int64(ps, p, &v, &ok, &p, "Device Type");
-                if (ok && v >= INT32_MIN && v <= INT32_MAX) {
-                    x->mem.device_type = (int32_t)v;
-                    x->mem.fields |= MT_MEM_F_DEV_TYPE;
-                }
-            }
+        }
+        case AK_TOTAL_RESERVED: {
+            r = value_int64(ps, p, &x->mem.total_reserved, &ok, &p, "Total Reserved");
+            if (ok) x->mem.fields |= MT_MEM_F_RESERVED;
             break;
-        case 13:
-            if (KEY_IS(k, "In msg nelems")) {
-                r = value_int64(ps, p, &xcoll(x)->in_nelems, &ok, &p, "In msg nelems");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_IN_NELEMS;
-            } else if (KEY_IS(k, "In split size")) {
-                r = value_str(ps, p, &xcoll(x)->in_split, &ok, &p);
-                if (ok) xcoll(x)->fields |= MT_COLL_F_SPLITS;
-            }
+        }
+        case AK_COLLECTIVE_NAME: {
+            r = value_str(ps, p, &xcoll(x)->name, &ok, &p);
+            if (ok) xcoll(x)->fields |= MT_COLL_F_NAME;
             break;
-        case 14:
-            if (KEY_IS(k, "Out msg nelems")) {
-                r = value_int64(ps, p, &xcoll(x)->out_nelems, &ok, &p, "Out msg nelems");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_OUT_NELEMS;
-            } else if (KEY_IS(k, "Out split size")) {
-                r = value_str(ps, p, &xcoll(x)->out_split, &ok, &p);
-                if (ok) xcoll(x)->fields |= MT_COLL_F_SPLITS;
-            } else if (KEY_IS(k, "Total Reserved")) {
-                r = value_int64(ps, p, &x->mem.total_reserved, &ok, &p, "Total Reserved");
-                if (ok) x->mem.fields |= MT_MEM_F_RESERVED;
-            }
+        }
+        case AK_TOTAL_ALLOCATED: {
+            r = value_int64(ps, p, &x->mem.total_allocated, &ok, &p, "Total Allocated");
+            if (ok) x->mem.fields |= MT_MEM_F_ALLOC;
             break;
-        case 15:
-            if (KEY_IS(k, "Collective name")) {
-                r = value_str(ps, p, &xcoll(x)->name, &ok, &p);
-                if (ok) xcoll(x)->fields |= MT_COLL_F_NAME;
-            } else if (KEY_IS(k, "Total Allocated")) {
-                r = value_int64(ps, p, &x->mem.total_allocated, &ok, &p, "Total Allocated");
-                if (ok) x->mem.fields |= MT_MEM_F_ALLOC;
-            }
+        }
+        case AK_PROCESS_GROUP_ID: {
+            r = value_int64(ps, p, &xcoll(x)->pg_id, &ok, &p, "Process Group ID");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_PG_ID;
             break;
-        case 16:
-            if (KEY_IS(k, "Process Group ID")) {
-                r = value_int64(ps, p, &xcoll(x)->pg_id, &ok, &p, "Process Group ID");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_PG_ID;
-            }
+        }
+        case AK_GLOBAL_RANK_START: {
+            r = value_int64(ps, p, &xcoll(x)->grank_start, &ok, &p, "Global rank start");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_GRANK_START;
             break;
-        case 17:
-            if (KEY_IS(k, "Global rank start")) {
-                r = value_int64(ps, p, &xcoll(x)->grank_start, &ok, &p, "Global rank start");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_GRANK_START;
-            }
+        }
+        case AK_PROCESS_GROUP_NAME: {
+            r = value_str_or_num(ps, p, &xcoll(x)->pg_name, &ok, &p);
+            if (ok) xcoll(x)->fields |= MT_COLL_F_PG_NAME;
             break;
-        case 18:
-            if (KEY_IS(k, "Process Group Name")) {
-                r = value_str_or_num(ps, p, &xcoll(x)->pg_name, &ok, &p);
-                if (ok) xcoll(x)->fields |= MT_COLL_F_PG_NAME;
-            } else if (KEY_IS(k, "Global rank stride")) {
-                r = value_int64(ps, p, &xcoll(x)->grank_stride, &ok, &p, "Global rank stride");
-                if (ok) xcoll(x)->fields |= MT_COLL_F_GRANK_STRIDE;
-            }
+        }
+        case AK_GLOBAL_RANK_STRIDE: {
+            r = value_int64(ps, p, &xcoll(x)->grank_stride, &ok, &p, "Global rank stride");
+            if (ok) xcoll(x)->fields |= MT_COLL_F_GRANK_STRIDE;
             break;
-        case 19:
-            if (KEY_IS(k, "Process Group Ranks")) {
-                r = value_rank_list(ps, p, &xcoll(x)->pg_ranks, &ok, &p);
-                if (ok) xcoll(x)->fields |= MT_COLL_F_PG_RANKS;
-            }
+        }
+        case AK_PROCESS_GROUP_RANKS: {
+            r = value_rank_list(ps, p, &xcoll(x)->pg_ranks, &ok, &p);
+            if (ok) xcoll(x)->fields |= MT_COLL_F_PG_RANKS;
             break;
-        case 25:
-            if (KEY_IS(k, "Process Group Description")) {
-                r = value_str(ps, p, &xcoll(x)->pg_desc, &ok, &p);
-                if (ok) xcoll(x)->fields |= MT_COLL_F_PG_DESC;
-            }
+        }
+        case AK_PROCESS_GROUP_DESCRIPTION: {
+            r = value_str(ps, p, &xcoll(x)->pg_desc, &ok, &p);
+            if (ok) xcoll(x)->fields |= MT_COLL_F_PG_DESC;
             break;
+        }
         default:
             break;
         }
         if (r == -2)
-            r = skip_value(ps, p, &p);
+            r = skip_fast(ps, p, &p);
         if (r)
             return r;
         if ((r = obj_next(ps, p, &more, &p)))
@@ -1091,7 +1522,8 @@ static bool numeric_id_string(const strtok_t *t, int64_t *v)
 }
 
 /* pid / tid: a number, or a string (numeric strings become numbers). */
-static int parse_id_field(parser_t *ps, const char *p, int64_t *v, bool *is_str, const char **out, const char *what)
+__attribute__((noinline)) static int parse_id_field_slow(parser_t *ps, const char *p, int64_t *v, bool *is_str,
+                                                          const char **out, const char *what)
 {
     *is_str = false;
     if (*p == '"') {
@@ -1114,6 +1546,21 @@ static int parse_id_field(parser_t *ps, const char *p, int64_t *v, bool *is_str,
     if (!r && !ok)
         *v = 0;
     return r;
+}
+
+/* Most pids and tids are plain digits: those without a call. */
+static inline int parse_id_field(parser_t *ps, const char *p, int64_t *v, bool *is_str, const char **out,
+                                 const char *what)
+{
+    uint64_t u;
+    const char *e = fast_digits(ps, p, &u);
+    if (e) {
+        *is_str = false;
+        *v = (int64_t)u;
+        *out = e;
+        return MT_OK;
+    }
+    return parse_id_field_slow(ps, p, v, is_str, out, what);
 }
 
 static int add_other_cat(parser_t *ps, uint32_t name, const char *p)
@@ -1199,6 +1646,78 @@ static void part_meta(parser_t *ps, const mt_event_t *ev, uint32_t value, size_t
         ps->part_pid[slot] = n;
 }
 
+/* The keys of an event that the loader reads or knows. */
+enum ev_key { EK_NONE, EK_OTHER, EK_PH, EK_TS, EK_ID, EK_CAT, EK_PID, EK_TID, EK_DUR, EK_NAME, EK_ARGS, EK_S, EK_BP };
+
+/* A key token (raw bytes, as the old length-then-memcmp dispatch compared
+ * them: an escaped spelling is another key). */
+static int ev_key_of(const strtok_t *k)
+{
+    switch (k->len) {
+    case 1:
+        return k->s[0] == 's' ? EK_S : EK_OTHER;
+    case 2:
+        if (k->s[0] == 'p' && k->s[1] == 'h')
+            return EK_PH;
+        if (k->s[0] == 't' && k->s[1] == 's')
+            return EK_TS;
+        if (k->s[0] == 'i' && k->s[1] == 'd')
+            return EK_ID;
+        if (k->s[0] == 'b' && k->s[1] == 'p')
+            return EK_BP;
+        return EK_OTHER;
+    case 3:
+        if (memcmp(k->s, "cat", 3) == 0)
+            return EK_CAT;
+        if (memcmp(k->s, "pid", 3) == 0)
+            return EK_PID;
+        if (memcmp(k->s, "tid", 3) == 0)
+            return EK_TID;
+        if (memcmp(k->s, "dur", 3) == 0)
+            return EK_DUR;
+        return EK_OTHER;
+    case 4:
+        if (memcmp(k->s, "name", 4) == 0)
+            return EK_NAME;
+        if (memcmp(k->s, "args", 4) == 0)
+            return EK_ARGS;
+        return EK_OTHER;
+    default:
+        return EK_OTHER;
+    }
+}
+
+/* Why: every event spells the same few keys, and finding a key's closing
+ * quote with the vector scan, then its colon, is a chain of dependent
+ * loads (perf put a fifth of parse_event's samples on the load after the
+ * scan). Here the key, its quotes and its colon are compared with the
+ * bytes at p as one constant of 5 to 7 bytes, chosen by the key's first
+ * letter, and p moves on by a length known in advance. p at the opening
+ * quote; on a match *out is after the colon and any blanks, else EK_NONE
+ * and obj_key reads the key (any other key, blanks before the colon). */
+static inline int ev_key_fast(const char *p, const char **out)
+{
+#define EK_AT(lit, id)                                  \
+    if (memcmp(p, lit, sizeof(lit) - 1) == 0) {          \
+        *out = skip_ws(p + sizeof(lit) - 1);            \
+        return id;                                      \
+    }
+    switch (p[1]) {
+    case 'p': EK_AT("\"ph\":", EK_PH) EK_AT("\"pid\":", EK_PID) break;
+    case 't': EK_AT("\"tid\":", EK_TID) EK_AT("\"ts\":", EK_TS) break;
+    case 'c': EK_AT("\"cat\":", EK_CAT) break;
+    case 'n': EK_AT("\"name\":", EK_NAME) break;
+    case 'd': EK_AT("\"dur\":", EK_DUR) break;
+    case 'a': EK_AT("\"args\":", EK_ARGS) break;
+    case 'i': EK_AT("\"id\":", EK_ID) break;
+    case 'b': EK_AT("\"bp\":", EK_BP) break;
+    case 's': EK_AT("\"s\":", EK_S) break;
+    default: break;
+    }
+#undef EK_AT
+    return EK_NONE;
+}
+
 /* One element of traceEvents, p at its first byte. */
 static int parse_event(parser_t *ps, const char *p, const char **out)
 {
@@ -1232,132 +1751,147 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
     more = !empty;
     while (more) {
         strtok_t k = {0};
-        if ((r = obj_key(ps, p, &k, &p)))
-            return r;
+        int key = ev_key_fast(p, &p);
+        if (key == EK_NONE) {
+            if ((r = obj_key(ps, p, &k, &p)))
+                return r;
+            key = ev_key_of(&k);
+        }
         r = -2;
         const char *v0 = p;
-        switch (k.len) {
-        case 2:
-            if (k.s[0] == 'p' && k.s[1] == 'h') {
-                strtok_t v = {0};
-                if (*p == '"') {
-                    r = parse_string(ps, p, &v, &p);
-                    if (!r)
-                        ev.ph = (uint8_t)phase_of(&v);
-                }
-            } else if (k.s[0] == 't' && k.s[1] == 's') {
-                strtok_t v = {0};
-                const char *e = fast_us(ps, p, &ev.ts, &ps->saw_fraction);
-                has_ts = true;
-                if (e) {
-                    p = e;
-                    r = MT_OK;
-                } else if (*p != '-' && (unsigned)(*p - '0') > 9) {
-                    /* not a number: an error where it stands, never an event at 0 */
-                    return fail_as(ps, p, MT_ERR_FORMAT, "a number for \"ts\" (microseconds)");
-                } else if ((r = number_tok(ps, p, &v, &p)) == MT_OK) {
-                    mt_status_t st = mt_parse_us_to_ns(v.s, v.len, &ev.ts);
-                    if (st)
-                        return num_error(ps, v.s, st, "\"ts\"");
-                    if (memchr(v.s, '.', v.len))
-                        ps->saw_fraction = true;
-                }
-            } else if (k.s[0] == 'i' && k.s[1] == 'd') {
-                if (*p == '"') {
-                    strtok_t v = {0};
-                    if ((r = parse_string(ps, p, &v, &p)) == MT_OK) {
-                        int64_t nv;
-                        if (!v.esc && numeric_id_string(&v, &nv)) {
-                            ev.corr = (uint64_t)nv;
-                        } else {
-                            uint32_t id;
-                            if ((r = intern_tok(ps, &v, &id)))
-                                return r;
-                            ev.corr = id;
-                            ev.flags |= MT_EV_ID_STR;
-                        }
-                        ev.flags |= MT_EV_HAS_CORR;
-                    }
-                } else {
-                    r = value_uint64(ps, p, &ev.corr, &ok, &p, "\"id\"");
-                    if (!r && ok)
-                        ev.flags |= MT_EV_HAS_CORR;
-                }
+        switch (key) {
+        case EK_PH: {
+            strtok_t v = {0};
+            if (p[0] == '"' && p[2] == '"' && (unsigned char)p[1] >= 0x20 && p[1] != '"' && p[1] != '\\') {
+                /* "X": one plain byte between quotes, which is what
+                 * parse_string would find, without the scan. */
+                v.s = p + 1;
+                v.len = 1;
+                ev.ph = (uint8_t)phase_of(&v);
+                p += 3;
+                r = MT_OK;
+            } else if (*p == '"') {
+                r = parse_string(ps, p, &v, &p);
+                if (!r)
+                    ev.ph = (uint8_t)phase_of(&v);
             }
             break;
-        case 3:
-            if (memcmp(k.s, "cat", 3) == 0) {
+        }
+        case EK_TS: {
+            strtok_t v = {0};
+            const char *e = fast_us(ps, p, &ev.ts, &ps->saw_fraction);
+            has_ts = true;
+            if (e) {
+                p = e;
+                r = MT_OK;
+            } else if (*p != '-' && (unsigned)(*p - '0') > 9) {
+                /* not a number: an error where it stands, never an event at 0 */
+                return fail_as(ps, p, MT_ERR_FORMAT, "a number for \"ts\" (microseconds)");
+            } else if ((r = number_tok(ps, p, &v, &p)) == MT_OK) {
+                mt_status_t st = mt_parse_us_to_ns(v.s, v.len, &ev.ts);
+                if (st)
+                    return num_error(ps, v.s, st, "\"ts\"");
+                if (memchr(v.s, '.', v.len))
+                    ps->saw_fraction = true;
+            }
+            break;
+        }
+        case EK_ID:
+            if (*p == '"') {
                 strtok_t v = {0};
-                if (*p == '"' && (r = parse_string(ps, p, &v, &p)) == MT_OK) {
-                    ev.cat = (uint8_t)mt_cat_lookup(v.s, v.len);
-                    if (ev.cat == MT_CAT_OTHER) {
-                        if ((r = intern_tok(ps, &v, &other_cat)))
+                if ((r = parse_string(ps, p, &v, &p)) == MT_OK) {
+                    int64_t nv;
+                    if (!v.esc && numeric_id_string(&v, &nv)) {
+                        ev.corr = (uint64_t)nv;
+                    } else {
+                        uint32_t id;
+                        if ((r = intern_tok(ps, &v, &id)))
                             return r;
-                        has_other_cat = true;
+                        ev.corr = id;
+                        ev.flags |= MT_EV_ID_STR;
                     }
+                    ev.flags |= MT_EV_HAS_CORR;
                 }
-            } else if (memcmp(k.s, "pid", 3) == 0) {
-                r = parse_id_field(ps, p, &ev.pid, &is_str, &p, "\"pid\"");
-                if (!r && is_str)
-                    ev.flags |= MT_EV_PID_STR;
-            } else if (memcmp(k.s, "tid", 3) == 0) {
-                r = parse_id_field(ps, p, &ev.tid, &is_str, &p, "\"tid\"");
-                if (!r && is_str)
-                    ev.flags |= MT_EV_TID_STR;
-            } else if (memcmp(k.s, "dur", 3) == 0) {
-                strtok_t v = {0};
-                const char *e = fast_us(ps, p, &ev.dur, &(bool){false});
-                if (e) {
-                    p = e;
-                    ev.flags |= MT_EV_HAS_DUR;
-                    r = MT_OK;
-                } else if (*p != '-' && (unsigned)(*p - '0') > 9) {
-                    return fail_as(ps, p, MT_ERR_FORMAT, "a number for \"dur\" (microseconds)");
-                } else if ((r = number_tok(ps, p, &v, &p)) == MT_OK) {
-                    mt_status_t st = mt_parse_us_to_ns(v.s, v.len, &ev.dur);
-                    if (st)
-                        return num_error(ps, v.s, st, "\"dur\"");
-                    ev.flags |= MT_EV_HAS_DUR;
-                    if (ev.dur < 0) {
-                        ev.dur = 0;
-                        ev.flags |= MT_EV_NEG_DUR;
-                    }
+            } else {
+                r = value_uint64(ps, p, &ev.corr, &ok, &p, "\"id\"");
+                if (!r && ok)
+                    ev.flags |= MT_EV_HAS_CORR;
+            }
+            break;
+        case EK_CAT: {
+            strtok_t v = {0};
+            if (*p == '"' && (r = parse_string(ps, p, &v, &p)) == MT_OK) {
+                ev.cat = (uint8_t)mt_cat_lookup(v.s, v.len);
+                if (ev.cat == MT_CAT_OTHER) {
+                    if ((r = intern_tok(ps, &v, &other_cat)))
+                        return r;
+                    has_other_cat = true;
                 }
             }
             break;
-        case 4:
-            if (memcmp(k.s, "name", 4) == 0) {
-                strtok_t v = {0};
-                if (*p == '"' && (r = parse_string(ps, p, &v, &p)) == MT_OK)
-                    r = intern_tok(ps, &v, &ev.name);
-            } else if (memcmp(k.s, "args", 4) == 0) {
-                if (ps->opts->skim_args && ps->part_rank < 0) /* a part reads its process metadata's args */
-                    r = skip_value(ps, p, &p);
-                else if (*p == '{')
-                    r = parse_args(ps, p, &ev, &x, &p);
+        }
+        case EK_PID:
+            r = parse_id_field(ps, p, &ev.pid, &is_str, &p, "\"pid\"");
+            if (!r && is_str)
+                ev.flags |= MT_EV_PID_STR;
+            break;
+        case EK_TID:
+            r = parse_id_field(ps, p, &ev.tid, &is_str, &p, "\"tid\"");
+            if (!r && is_str)
+                ev.flags |= MT_EV_TID_STR;
+            break;
+        case EK_DUR: {
+            strtok_t v = {0};
+            const char *e = fast_us(ps, p, &ev.dur, &(bool){false});
+            if (e) {
+                p = e;
+                ev.flags |= MT_EV_HAS_DUR;
+                r = MT_OK;
+            } else if (*p != '-' && (unsigned)(*p - '0') > 9) {
+                return fail_as(ps, p, MT_ERR_FORMAT, "a number for \"dur\" (microseconds)");
+            } else if ((r = number_tok(ps, p, &v, &p)) == MT_OK) {
+                mt_status_t st = mt_parse_us_to_ns(v.s, v.len, &ev.dur);
+                if (st)
+                    return num_error(ps, v.s, st, "\"dur\"");
+                ev.flags |= MT_EV_HAS_DUR;
+                if (ev.dur < 0) {
+                    ev.dur = 0;
+                    ev.flags |= MT_EV_NEG_DUR;
+                }
             }
+            break;
+        }
+        case EK_NAME: {
+            strtok_t v = {0};
+            if (*p == '"' && (r = parse_string(ps, p, &v, &p)) == MT_OK)
+                r = intern_tok(ps, &v, &ev.name);
+            break;
+        }
+        case EK_ARGS:
+            if (ps->opts->skim_args && ps->part_rank < 0) /* a part reads its process metadata's args */
+                r = skip_value(ps, p, &p);
+            else if (*p == '{')
+                r = parse_args(ps, p, &ev, &x, &p);
             break;
         default:
             break;
         }
         if (r == -2) {
             /* An unknown key, or a known key with a value of another type. */
-            if (!(k.len == 1 && k.s[0] == 's') && !(k.len == 2 && k.s[0] == 'b' && k.s[1] == 'p'))
+            if (key != EK_S && key != EK_BP)
                 t->stats.unknown_fields++;
-            r = skip_value(ps, p, &p);
+            r = skip_fast(ps, p, &p);
         }
         if (r)
             return r;
-        if (k.len == 2 && k.s[0] == 't' && k.s[1] == 's')
-            sp_ts = v0, sp_ts_e = p;
-        else if (k.len == 2 && k.s[0] == 'i' && k.s[1] == 'd')
-            sp_id = v0, sp_id_e = p;
-        else if (k.len == 3 && k.s[0] == 'p' && k.s[1] == 'i' && k.s[2] == 'd')
-            sp_pid = v0, sp_pid_e = p;
-        else if (k.len == 3 && k.s[0] == 't' && k.s[1] == 'i' && k.s[2] == 'd')
-            sp_tid = v0, sp_tid_e = p;
-        else if (k.len == 3 && k.s[0] == 'd' && k.s[1] == 'u' && k.s[2] == 'r')
-            sp_dur = v0, sp_dur_e = p;
+        switch (key) {
+        case EK_TS: sp_ts = v0, sp_ts_e = p; break;
+        case EK_ID: sp_id = v0, sp_id_e = p; break;
+        case EK_PID: sp_pid = v0, sp_pid_e = p; break;
+        case EK_TID: sp_tid = v0, sp_tid_e = p; break;
+        case EK_DUR: sp_dur = v0, sp_dur_e = p; break;
+        default: break;
+        }
         if ((r = obj_next(ps, p, &more, &p)))
             return r;
     }
@@ -2105,6 +2639,15 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
     }
     mt_input_close(ps.in);
     ps.in = NULL;
+    /* The parser's buffers go before the link, whose indexes then reuse
+     * their memory (the read buffer alone is DEFAULT_CHUNK bytes). */
+    free(ps.buf);
+    free(ps.scratch);
+    free(ps.stack);
+    free(ps.name_cls);
+    ps.buf = ps.scratch = NULL;
+    ps.stack = NULL;
+    ps.name_cls = NULL;
     /* (classification already happened event by event) */
     if (st == MT_OK && !opts->no_classify && !opts->no_link)
         st = mt_trace_link(t, NULL);

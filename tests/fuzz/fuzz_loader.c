@@ -48,9 +48,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* Everything downstream of the loader must cope with what it made. */
         mt_trace_summary_t s;
         (void)mt_trace_summarize(t, &s);
+        mt_strtab_t *labels = mt_strtab_create(); /* the rows' labels */
         mt_cinst_t *rows = NULL;
         size_t n = 0, cap = 0;
-        if (mt_cinst_extract(t, 0, &rows, &n, &cap) == MT_OK && n) {
+        if (labels && mt_cinst_extract(t, 0, labels, &rows, &n, &cap) == MT_OK && n) {
             mt_match_t *m = NULL;
             mt_match_stats_t ms;
             if (mt_match(rows, n, &m, &ms) == MT_OK) {
@@ -61,6 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             mt_match_free(m);
         }
         free(rows);
+        mt_strtab_free(labels);
         mt_trace_free(t);
     }
     char b[1200];

@@ -24,18 +24,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mt_nccl_file_t *f = NULL;
     mt_error_t err;
     if (mt_nccl_parse(buf, size, "fuzz", &f, &err) == MT_OK) {
+        mt_strtab_t *labels = mt_strtab_create(); /* the rows' labels */
         mt_cinst_t *rows = NULL;
         size_t n = 0, cap = 0;
         uint64_t skipped = 0;
         int32_t r = mt_nccl_world_rank(f, NULL);
-        if (mt_nccl_cinst_extract(f, r < 0 ? 0 : r, &rows, &n, &cap, &skipped) == MT_OK &&
-            mt_nccl_cinst_extract(f, r < 0 ? 1 : r + 1, &rows, &n, &cap, &skipped) == MT_OK) {
+        if (labels && mt_nccl_cinst_extract(f, r < 0 ? 0 : r, labels, &rows, &n, &cap, &skipped) == MT_OK &&
+            mt_nccl_cinst_extract(f, r < 0 ? 1 : r + 1, labels, &rows, &n, &cap, &skipped) == MT_OK) {
             mt_match_t *m = NULL;
             mt_match_stats_t st;
             if (mt_match(rows, n, &m, &st) == MT_OK)
                 mt_match_free(m);
         }
         free(rows);
+        mt_strtab_free(labels);
         mt_nccl_file_free(f);
     }
     free(buf);

@@ -25,19 +25,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mt_insp_file_t *f = NULL;
     mt_error_t err;
     if (mt_insp_parse(buf, size, "fuzz", &f, &err) == MT_OK) {
+        mt_strtab_t *labels = mt_strtab_create(); /* the rows' labels */
         mt_cinst_t *rows = NULL;
         size_t n = 0, cap = 0;
         uint64_t untimed = 0;
         int32_t r = mt_insp_world_rank(f, NULL);
         (void)mt_insp_sniff(buf, size);
-        if (mt_insp_cinst_extract(f, r < 0 ? 0 : r, &rows, &n, &cap, &untimed) == MT_OK &&
-            mt_insp_cinst_extract(f, r < 0 ? 1 : r + 1, &rows, &n, &cap, &untimed) == MT_OK) {
+        if (labels && mt_insp_cinst_extract(f, r < 0 ? 0 : r, labels, &rows, &n, &cap, &untimed) == MT_OK &&
+            mt_insp_cinst_extract(f, r < 0 ? 1 : r + 1, labels, &rows, &n, &cap, &untimed) == MT_OK) {
             mt_match_t *m = NULL;
             mt_match_stats_t st;
             if (mt_match(rows, n, &m, &st) == MT_OK)
                 mt_match_free(m);
         }
         free(rows);
+        mt_strtab_free(labels);
         mt_insp_file_free(f);
     }
     free(buf);

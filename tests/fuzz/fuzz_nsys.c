@@ -21,15 +21,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (mt_nsys_load_buffer(data, size, "fuzz.sqlite", NULL, &t, &err) == MT_OK) {
         mt_trace_summary_t s;
         (void)mt_trace_summarize(t, &s);
+        mt_strtab_t *labels = mt_strtab_create(); /* the rows' labels */
         mt_cinst_t *rows = NULL;
         size_t n = 0, cap = 0;
-        if (mt_cinst_extract(t, 0, &rows, &n, &cap) == MT_OK && mt_cinst_extract(t, 1, &rows, &n, &cap) == MT_OK) {
+        if (labels && mt_cinst_extract(t, 0, labels, &rows, &n, &cap) == MT_OK &&
+            mt_cinst_extract(t, 1, labels, &rows, &n, &cap) == MT_OK) {
             mt_match_t *m = NULL;
             mt_match_stats_t st;
             if (mt_match(rows, n, &m, &st) == MT_OK)
                 mt_match_free(m);
         }
         free(rows);
+        mt_strtab_free(labels);
         mt_trace_free(t);
     }
     return 0;

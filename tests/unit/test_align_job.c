@@ -29,6 +29,7 @@
 #include "mergetrace/classify.h"
 #include "mergetrace/collectives.h"
 #include "test_util.h"
+#include "test_util.h"
 
 /* ---- the fake itself ---- */
 
@@ -250,7 +251,7 @@ static void add_row(job_t *j, int32_t rank, int64_t start, int64_t end, uint64_t
         r->comms_id = comms_id;
         r->flags |= MT_CI_COMMS_ID;
     }
-    snprintf(r->pg, sizeof r->pg, "%s", pg);
+    r->pg_id = tu_label(pg);
     r->group = mt_hash64(pg, strlen(pg), 1);
     r->flags |= MT_CI_PG;
     r->sig = mt_hash64(&r->in_nelems, sizeof r->in_nelems, r->kind);
@@ -343,11 +344,13 @@ static size_t split_ranks(const split_t *s, int p, const int32_t **ranks)
 typedef struct aarg {
     const mt_cinst_t *rows;
     size_t n_rows;
+    mt_strtab_t *labels;  /* the process's own label table: its rows' ids refer to it */
     const int32_t *ranks;
     size_t n_ranks;
     const mt_clock_opts_t *opts;
     bool owned; /* through mt_align_job_owned, on a malloc'd copy of rows */
     mt_status_t st;
+    mt_error_t err;
     mt_align_result_t res;
 } aarg_t;
 
@@ -355,7 +358,7 @@ static void align_proc(const mt_comm_t *comm, void *arg)
 {
     aarg_t *a = arg;
     if (!a->owned) {
-        a->st = mt_align_job(comm, a->rows, a->n_rows, a->ranks, a->n_ranks, a->opts, &a->res);
+        a->st = mt_align_job(comm, a->rows, a->n_rows, a->labels, a->ranks, a->n_ranks, a->opts, &a->res, &a->err);
         return;
     }
     /* the copy is the function's to free (ASan's leak check and its
@@ -365,12 +368,34 @@ static void align_proc(const mt_comm_t *comm, void *arg)
         abort();
     if (a->n_rows)
         memcpy(copy, a->rows, a->n_rows * sizeof *copy);
-    a->st = mt_align_job_owned(comm, copy, a->n_rows, a->ranks, a->n_ranks, a->opts, &a->res);
+    a->st = mt_align_job_owned(comm, copy, a->n_rows, a->labels, a->ranks, a->n_ranks, a->opts, &a->res, &a->err);
+}
+
+/* Process p's own label table for rows[0..n) (ids of tu_labels()): a
+ * label of its own first ("process p"), then the rows' labels from the
+ * last row back, so the ids differ from process to process and from
+ * tu_labels(); the rows' ids are rewritten to it. */
+static mt_strtab_t *own_labels(int p, mt_cinst_t *rows, size_t n)
+{
+    mt_strtab_t *t = mt_strtab_create();
+    assert_non_null(t);
+    char own[32];
+    uint32_t id;
+    snprintf(own, sizeof own, "process %d", p);
+    assert_int_equal(mt_strtab_intern(t, own, strlen(own), &id), MT_OK);
+    for (size_t i = n; i-- > 0;) {
+        size_t l;
+        const char *s = mt_strtab_get(tu_labels(), rows[i].pg_id, &l);
+        assert_int_equal(mt_strtab_intern(t, s, l, &rows[i].pg_id), MT_OK);
+        s = mt_strtab_get(tu_labels(), rows[i].dtype_id, &l);
+        assert_int_equal(mt_strtab_intern(t, s, l, &rows[i].dtype_id), MT_OK);
+    }
+    return t;
 }
 
 /* Run mt_align_job (mt_align_job_owned when owned) on s->nproc simulated
  * processes; a[p] gets process p's status and result, rows[p] its rows
- * (the caller frees both). */
+ * and a[p].labels their table (the caller frees all three). */
 static void run_split(const job_t *j, const split_t *s, const mt_clock_opts_t *opts, bool owned,
                       const fake_comm_fault_t *fault, aarg_t *a, mt_cinst_t **rows, fake_comm_report_t *rep)
 {
@@ -381,6 +406,7 @@ static void run_split(const job_t *j, const split_t *s, const mt_clock_opts_t *o
         size_t k = split_ranks(s, p, &mine);
         memset(&a[p], 0, sizeof a[p]);
         rows[p] = rows_of(j, mine, k, &a[p].n_rows);
+        a[p].labels = own_labels(p, rows[p], a[p].n_rows);
         a[p].rows = a[p].n_rows ? rows[p] : NULL; /* a process with no rank passes nothing */
         a[p].ranks = all_ranks;
         a[p].n_ranks = N_RANKS;
@@ -443,11 +469,25 @@ static double check_align(const job_t *j, bool jitter, const split_t *s, const m
         n_all += a[p].n_rows;
     assert_int_equal(root->n_rows, n_all);
     assert_non_null(root->m);
+    /* ... with every label id mapped onto the root's one table: the same
+     * text as in the process's own table */
+    assert_non_null(root->labels);
     for (size_t at = 0, p = 0; p < (size_t)s->nproc; at += a[p].n_rows, p++)
-        if (a[p].n_rows && memcmp(root->rows + at, rows[p], a[p].n_rows * sizeof *rows[p]))
-            fail_msg("%s: the root's rows from process %zu are not process %zu's rows", s->name, p, p);
+        for (size_t i = 0; i < a[p].n_rows; i++) {
+            mt_cinst_t got = root->rows[at + i];
+            const mt_cinst_t *want = &rows[p][i];
+            assert_string_equal(mt_strtab_get(root->labels, got.pg_id, NULL),
+                                mt_strtab_get(a[p].labels, want->pg_id, NULL));
+            assert_string_equal(mt_strtab_get(root->labels, got.dtype_id, NULL),
+                                mt_strtab_get(a[p].labels, want->dtype_id, NULL));
+            got.pg_id = want->pg_id;
+            got.dtype_id = want->dtype_id;
+            if (memcmp(&got, want, sizeof got))
+                fail_msg("%s: the root's row %zu from process %zu is not process %zu's row", s->name, i, p, p);
+        }
     for (int p = 1; p < s->nproc; p++) {
         assert_null(a[p].res.rows);
+        assert_null(a[p].res.labels);
         assert_null(a[p].res.m);
         assert_int_equal(a[p].res.n_rows, 0);
     }
@@ -492,7 +532,9 @@ static double check_align(const job_t *j, bool jitter, const split_t *s, const m
     size_t n_serial;
     mt_cinst_t *serial_rows = rows_of(j, all_ranks, N_RANKS, &n_serial);
     mt_align_result_t ser;
-    assert_int_equal(mt_align_job(mt_comm_serial(), serial_rows, n_serial, all_ranks, N_RANKS, opts, &ser), MT_OK);
+    assert_int_equal(
+        mt_align_job(mt_comm_serial(), serial_rows, n_serial, tu_labels(), all_ranks, N_RANKS, opts, &ser, NULL),
+        MT_OK);
     snprintf(what, sizeof what, "%s: serial vs the root", s->name);
     for (int k = 0; k < N_RANKS; k++)
         check_same_clock(&ser.clocks[k], &root->clocks[k], what, k);
@@ -503,6 +545,7 @@ static double check_align(const job_t *j, bool jitter, const split_t *s, const m
 
     for (int p = 0; p < s->nproc; p++) {
         mt_align_result_free(&a[p].res);
+        mt_strtab_free(a[p].labels);
         free(rows[p]);
     }
     return worst;
@@ -550,7 +593,8 @@ static void test_align_fault(void **state)
         {2, FAKE_COMM_GATHERV, 0, MT_ERR_IO},      {0, FAKE_COMM_GATHERV, 0, MT_ERR_NOMEM},
         {3, FAKE_COMM_ALLREDUCE_MAX, 0, MT_ERR_LIMIT}, {0, FAKE_COMM_ALLREDUCE_MAX, 0, MT_ERR_RANGE},
         {1, FAKE_COMM_BCAST, 0, MT_ERR_IO},        {0, FAKE_COMM_BCAST, 1, MT_ERR_FORMAT},
-        {3, FAKE_COMM_BCAST, 1, MT_ERR_NOMEM},
+        {3, FAKE_COMM_BCAST, 1, MT_ERR_NOMEM},     {1, FAKE_COMM_GATHERV, 1, MT_ERR_IO},
+        {0, FAKE_COMM_GATHERV, 1, MT_ERR_NOMEM},
     };
     static const mt_clock_opts_t opts = {.ref_rank = -1};
     job_t j;
@@ -576,10 +620,168 @@ static void test_align_fault(void **state)
             if (memcmp(&a[p].res, &empty, sizeof empty))
                 fail_msg("process %d kept a result after %s failed", p, fake_comm_op_name(faults[f / 2].op));
             mt_align_result_free(&a[p].res);
+            mt_strtab_free(a[p].labels);
             free(rows[p]);
         }
     }
     free_job(&j);
+}
+
+/* A label id that is not in its process's table (a peer's bad row): every
+ * process returns MT_ERR_FORMAT with an empty result, and process 0's err
+ * names the process, the row and the id. */
+static void test_align_bad_label(void **state)
+{
+    (void)state;
+    static const mt_clock_opts_t opts = {.ref_rank = -1};
+    job_t j;
+    make_job(&j, false, 0x9E3779B97F4A7C15ull);
+    const split_t *s = &SPLITS[1];
+    static const int32_t all_ranks[N_RANKS] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+    for (int which = 0; which < 2; which++) { /* the group label, then the dtype */
+        aarg_t a[16];
+        mt_cinst_t *rows[16];
+        void *args[16];
+        for (int p = 0; p < s->nproc; p++) {
+            const int32_t *mine;
+            size_t k = split_ranks(s, p, &mine);
+            memset(&a[p], 0, sizeof a[p]);
+            rows[p] = rows_of(&j, mine, k, &a[p].n_rows);
+            a[p].labels = own_labels(p, rows[p], a[p].n_rows);
+            a[p].rows = a[p].n_rows ? rows[p] : NULL;
+            a[p].ranks = all_ranks;
+            a[p].n_ranks = N_RANKS;
+            a[p].opts = &opts;
+            a[p].owned = which == 1;
+            args[p] = &a[p];
+        }
+        assert_true(a[2].n_rows > 3);
+        uint32_t bad = mt_strtab_count(a[2].labels); /* one past the last id */
+        if (which == 0)
+            rows[2][3].pg_id = bad;
+        else
+            rows[2][3].dtype_id = bad;
+        fake_comm_report_t rep;
+        fake_comm_opts_t fo = {0};
+        assert_int_equal(fake_comm_run(s->nproc, align_proc, args, &fo, &rep), MT_OK);
+        assert_false(rep.broken);
+        mt_align_result_t empty;
+        memset(&empty, 0, sizeof empty);
+        char want[96];
+        snprintf(want, sizeof want, "process 2: row 3 (rank %d): label id %u out of range", (int)rows[2][3].rank,
+                 (unsigned)bad);
+        if (!strstr(a[0].err.msg, want))
+            fail_msg("process 0's error \"%s\" does not say \"%s\"", a[0].err.msg, want);
+        for (int p = 0; p < s->nproc; p++) {
+            assert_int_equal(a[p].st, MT_ERR_FORMAT);
+            if (memcmp(&a[p].res, &empty, sizeof empty))
+                fail_msg("process %d kept a result after a bad label id", p);
+            mt_strtab_free(a[p].labels);
+            free(rows[p]);
+        }
+    }
+    free_job(&j);
+}
+
+/* A one-process comm whose first gatherv (the label blocks) returns the
+ * bytes a test wrote instead of what was sent, as a peer's broken block
+ * would arrive; the rest as mt_comm_serial(). */
+typedef struct forged {
+    const void *blk;
+    size_t len;
+    int calls;
+} forged_t;
+
+static mt_status_t forged_gatherv(void *ctx, const void *send, size_t len, void **recv, size_t *recv_len, int root)
+{
+    forged_t *f = ctx;
+    if (f->calls++ == 0) {
+        send = f->blk;
+        len = f->len;
+    }
+    return mt_comm_serial()->gatherv(NULL, send, len, recv, recv_len, root);
+}
+
+static mt_status_t forged_bcast(void *ctx, void *buf, size_t len, int root)
+{
+    (void)ctx;
+    return mt_comm_serial()->bcast(NULL, buf, len, root);
+}
+
+static mt_status_t forged_allreduce(void *ctx, int64_t *v, size_t n)
+{
+    (void)ctx;
+    return mt_comm_serial()->allreduce_max(NULL, v, n);
+}
+
+/* Label blocks that do not parse (align.c's layout: a uint64 row count,
+ * a uint32 label count with id 0, 4 bytes of padding, then per label a
+ * uint32 length and its bytes): MT_ERR_FORMAT with what was wrong, never
+ * a read past the block. Two rows are gathered, both with labels 0 and 1. */
+static void test_align_bad_block(void **state)
+{
+    (void)state;
+    mt_cinst_t rows[2];
+    memset(rows, 0, sizeof rows);
+    for (int i = 0; i < 2; i++) {
+        rows[i].rank = i;
+        rows[i].pg_id = 1;
+        rows[i].end_ns = rows[i].start_ns = 1000 * (i + 1);
+    }
+    static const int32_t ranks[2] = {0, 1};
+    static const mt_clock_opts_t opts = {.ref_rank = -1};
+    typedef struct bad {
+        uint64_t n_rows;
+        uint32_t n_labels, pad, len;
+        char text[4];
+        size_t bytes; /* of the block: 16 header, 4 + 1 for the label, zeros after */
+        const char *want;
+    } bad_t;
+    static const bad_t cases[] = {
+        {2, 2, 0, 1, "w", 12, "label table header cut at byte 0 of 12"},
+        {2, 3, 0, 1, "w", 24, "label 2 runs past its table (byte 21)"}, /* 3 bytes where its length goes */
+        {2, 2, 0, 9, "w", 21, "label 1 runs past its table (byte 16)"},
+        {2, 0xffffffffu, 0, 1, "w", 21, "4294967295 labels in 5 bytes"},
+        {1, 2, 0, 1, "w", 21, "label tables account for 1 of the 2 gathered rows"},
+        {3, 2, 0, 1, "w", 21, "says 3 rows and 2 labels"},
+        {2, 1, 0, 1, "w", 16, "process 0: row 0 (rank 0): label id 1 out of range (the process sent 1 labels)"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        unsigned char blk[32] = {0};
+        memcpy(blk, &cases[c].n_rows, 8);
+        memcpy(blk + 8, &cases[c].n_labels, 4);
+        memcpy(blk + 12, &cases[c].pad, 4);
+        memcpy(blk + 16, &cases[c].len, 4);
+        memcpy(blk + 20, cases[c].text, 1);
+        forged_t f = {blk, cases[c].bytes, 0};
+        mt_comm_t comm = {.ctx = &f, .rank = 0, .size = 1, .gatherv = forged_gatherv, .bcast = forged_bcast,
+                          .allreduce_max = forged_allreduce};
+        mt_align_result_t res;
+        mt_error_t err;
+        mt_error_clear(&err);
+        assert_int_equal(mt_align_job(&comm, rows, 2, tu_labels(), ranks, 2, &opts, &res, &err), MT_ERR_FORMAT);
+        if (!strstr(err.msg, cases[c].want))
+            fail_msg("case %zu: error \"%s\" does not say \"%s\"", c, err.msg, cases[c].want);
+        assert_null(res.rows);
+        assert_null(res.labels);
+    }
+    /* and the same block whole: accepted, label 1 is "w" in the job table */
+    unsigned char blk[21];
+    const bad_t ok = {2, 2, 0, 1, "w", 21, ""};
+    memcpy(blk, &ok.n_rows, 8);
+    memcpy(blk + 8, &ok.n_labels, 4);
+    memcpy(blk + 12, &ok.pad, 4);
+    memcpy(blk + 16, &ok.len, 4);
+    memcpy(blk + 20, ok.text, 1);
+    forged_t f = {blk, sizeof blk, 0};
+    mt_comm_t comm = {.ctx = &f, .rank = 0, .size = 1, .gatherv = forged_gatherv, .bcast = forged_bcast,
+                      .allreduce_max = forged_allreduce};
+    mt_align_result_t res;
+    assert_int_equal(mt_align_job(&comm, rows, 2, tu_labels(), ranks, 2, &opts, &res, NULL), MT_OK);
+    assert_int_equal(res.n_rows, 2);
+    assert_string_equal(mt_strtab_get(res.labels, res.rows[0].pg_id, NULL), "w");
+    assert_string_equal(mt_strtab_get(res.labels, res.rows[1].pg_id, NULL), "w");
+    mt_align_result_free(&res);
 }
 
 static void watchdog(int sig)
@@ -602,6 +804,8 @@ int main(void)
         cmocka_unit_test(test_fake_reports_hangs),
         cmocka_unit_test(test_align_split),
         cmocka_unit_test(test_align_fault),
+        cmocka_unit_test(test_align_bad_label),
+        cmocka_unit_test(test_align_bad_block),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -361,6 +361,60 @@ static void test_kernels_percentiles(void **state)
  * each: the union across devices is 150, the span 150, idle 0; the streams
  * are kept apart (two streams, no gaps). A string stream id stays a name.
  * A trace without GPU activity gives zeros. */
+/* gpu_span over many launches of one thread, where the projection reads
+ * the minimum start and maximum end of whole blocks of launches from a
+ * tree and the blocks at a range's ends launch by launch (blocks of 16).
+ * 64 launches on pid 10 tid 1 at 1000 + 10k us (k = 0..63), launch k runs
+ * kernel k at 100000 + 1000k us for 100 us, except kernel 7 at 50000
+ * (the earliest), kernel 25 at 60000, kernel 40 ending at 240000 and
+ * kernel 60 ending at 260000 (the latest). Ranges by the launches they
+ * hold (their calls' starts in [ts, ts + dur]):
+ *   "## all ##"   [995, 1695]:  0..63, 260000 - 50000 = 210000
+ *   "## mid ##"   [1045, 1585]: 5..58, 240000 - 50000 = 190000 (7 in the
+ *                 partial block at its start, 40 in a whole block)
+ *   "## tail ##"  [1165, 1665]: 17..63, 260000 - 60000 = 200000
+ *   "## short ##" [1405, 1445]: 41..44, 144100 - 141000 = 3100 */
+static void test_projection_span_blocks(void **state)
+{
+    (void)state;
+    char *s = NULL;
+    size_t len = 0, cap = 0;
+    app(&s, &len, &cap, "{\"traceEvents\": [\n");
+    static const struct { const char *name; int ts, dur; } rg[] = {
+        {"## all ##", 995, 700}, {"## mid ##", 1045, 540}, {"## tail ##", 1165, 500}, {"## short ##", 1405, 40}};
+    for (size_t i = 0; i < sizeof rg / sizeof rg[0]; i++)
+        app(&s, &len, &cap, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"%s\", \"pid\": 10, \"tid\": 1,"
+                            " \"ts\": %d, \"dur\": %d},\n", rg[i].name, rg[i].ts, rg[i].dur);
+    for (int k = 0; k < 64; k++) {
+        long long start = 100000 + 1000LL * k, dur = 100;
+        if (k == 7)
+            start = 50000;
+        if (k == 25)
+            start = 60000;
+        if (k == 40)
+            dur = 240000 - start;
+        if (k == 60)
+            dur = 260000 - start;
+        app(&s, &len, &cap, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 10,"
+                            " \"tid\": 1, \"ts\": %d, \"dur\": 2, \"args\": {\"correlation\": %d}},\n", 1000 + 10 * k, k + 1);
+        app(&s, &len, &cap, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": %lld,"
+                            " \"dur\": %lld, \"args\": {\"correlation\": %d}}%s\n", start, dur, k + 1, k < 63 ? "," : "");
+    }
+    app(&s, &len, &cap, "]}\n");
+    mt_trace_t *t = load_str(s);
+    free(s);
+    mt_rank_analysis_t *a = analyze(t, 0, NULL);
+    static const struct { const char *name; int64_t span_us; } want[] = {
+        {"## all ##", 210000}, {"## mid ##", 190000}, {"## tail ##", 200000}, {"## short ##", 3100}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const mt_an_proj_t *p = find_proj(a, want[i].name);
+        assert_non_null(p);
+        assert_int_equal(p->gpu_span_ns, want[i].span_us * US);
+    }
+    mt_rank_analysis_free(a);
+    mt_trace_free(t);
+}
+
 static void test_two_gpus_and_empty(void **state)
 {
     (void)state;
@@ -443,6 +497,22 @@ static void test_pack_roundtrip(void **state)
     assert_int_equal(mt_rank_analysis_unpack(two + used, len, &u, &used), MT_OK);
     assert_same(a, u);
     mt_rank_analysis_free(u);
+
+    /* Appended in place to a buffer that holds other bytes already, as the
+     * program keeps a process's results: each reads back on its own. */
+    mt_buf_t kept = {0};
+    assert_int_equal(mt_buf_append(&kept, "xyz", 3), MT_OK);
+    assert_int_equal(mt_rank_analysis_pack_append(a, &kept), MT_OK);
+    assert_int_equal(mt_rank_analysis_pack_append(a, &kept), MT_OK);
+    assert_int_equal(kept.len, 3 + 2 * len);
+    for (size_t k = 0, off = 3; k < 2; k++, off += used) {
+        assert_int_equal(mt_rank_analysis_unpack(kept.data + off, kept.len - off, &u, &used), MT_OK);
+        assert_int_equal(used, len);
+        assert_int_equal(u->rank, 5);
+        check_t1(u);
+        mt_rank_analysis_free(u);
+    }
+    mt_buf_free(&kept);
 
     /* Every truncation, and a few corruptions, are format errors. */
     for (size_t n = 0; n < len; n++) {
@@ -861,6 +931,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_trace),          cmocka_unit_test(test_kernels_percentiles),
         cmocka_unit_test(test_two_gpus_and_empty),  cmocka_unit_test(test_pack_roundtrip),
+        cmocka_unit_test(test_projection_span_blocks),
         cmocka_unit_test(test_report_sections),     cmocka_unit_test(test_sample_truth),
         cmocka_unit_test(test_memory),              cmocka_unit_test(test_annotations),
     };

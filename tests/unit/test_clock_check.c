@@ -73,7 +73,7 @@ static void add_row(job_t *j, int32_t rank, int64_t t_end, uint64_t comms_id, co
     r->ordinal = ordinal;
     r->comms_id = comms_id;
     r->flags |= MT_CI_COMMS_ID | MT_CI_PG;
-    snprintf(r->pg, sizeof r->pg, "%s", pg);
+    r->pg_id = tu_label(pg);
     r->group = mt_hash64(pg, strlen(pg), 1);
     r->sig = mt_hash64(&r->in_nelems, sizeof r->in_nelems, r->kind);
 }

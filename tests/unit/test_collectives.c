@@ -71,7 +71,7 @@ static mt_cinst_t row(int32_t rank, int64_t start, int64_t end, uint64_t comms_i
         r.comms_id = comms_id;
         r.flags |= MT_CI_COMMS_ID;
     }
-    snprintf(r.pg, sizeof r.pg, "%s", pg);
+    r.pg_id = tu_label(pg);
     r.group = mt_hash64(pg, strlen(pg), 1);
     r.flags |= MT_CI_PG;
     r.sig = mt_hash64(&r.in_nelems, sizeof r.in_nelems, r.kind);
@@ -326,7 +326,7 @@ static void test_dlrm_real(void **state)
         mt_trace_t *t = NULL;
         mt_error_t err;
         assert_int_equal(mt_trace_load(path, NULL, &t, &err), MT_OK);
-        assert_int_equal(mt_cinst_extract(t, r, &rows, &n, &cap), MT_OK);
+        assert_int_equal(mt_cinst_extract(t, r, tu_labels(), &rows, &n, &cap), MT_OK);
         mt_trace_free(t);
     }
     assert_int_equal(n, 64);
@@ -385,7 +385,7 @@ static void test_extract(void **state)
         "\"ts\":2000,\"dur\":5}\n]}");
     mt_cinst_t *rows = NULL;
     size_t n = 0, cap = 0;
-    assert_int_equal(mt_cinst_extract(t, 1, &rows, &n, &cap), MT_OK);
+    assert_int_equal(mt_cinst_extract(t, 1, tu_labels(), &rows, &n, &cap), MT_OK);
     assert_int_equal(n, 3);
     assert_int_equal(rows[0].rank, 1);
     assert_int_equal(rows[0].kind, MT_COLLK_ALLREDUCE);
@@ -394,18 +394,18 @@ static void test_extract(void **state)
     assert_int_equal(rows[0].step, 7);
     assert_int_equal(rows[0].launch_ns, 10000);
     /* labels whole (issue 19: "TENSOR_MODEL_PARALLE", "signed c" were cut) */
-    assert_string_equal(rows[0].pg, "3 (TENSOR_MODEL_PARALLEL_GROUP)");
-    assert_string_equal(rows[0].dtype, "Float");
+    assert_string_equal(mt_strtab_get(tu_labels(), rows[0].pg_id, NULL), "3 (TENSOR_MODEL_PARALLEL_GROUP)");
+    assert_string_equal(mt_strtab_get(tu_labels(), rows[0].dtype_id, NULL), "Float");
     assert_true(rows[0].flags & MT_CI_SEQ);
     assert_int_equal(rows[1].kind, MT_COLLK_SEND);
     assert_int_equal(rows[1].peer, 5);
     assert_true(rows[1].flags & MT_CI_SEND);
-    assert_string_equal(rows[1].dtype, "Float8_e5m2fnuz");
-    assert_string_equal(rows[1].pg, "0");
+    assert_string_equal(mt_strtab_get(tu_labels(), rows[1].dtype_id, NULL), "Float8_e5m2fnuz");
+    assert_string_equal(mt_strtab_get(tu_labels(), rows[1].pg_id, NULL), "0");
     assert_int_equal(rows[1].step, 7); /* no launch: the kernel start is inside the step */
     assert_true(rows[2].flags & MT_CI_STREAM);
     assert_true(rows[2].flags & MT_CI_NO_COLL);
-    assert_string_equal(rows[2].pg, "stream 22");
+    assert_string_equal(mt_strtab_get(tu_labels(), rows[2].pg_id, NULL), "stream 22");
     assert_int_equal(rows[2].step, -1);
     free(rows);
     mt_trace_free(t);

@@ -50,10 +50,10 @@ static mt_cinst_t row(int32_t rank, int64_t start, int64_t end, uint64_t comms_i
         r.comms_id = comms_id;
         r.flags |= MT_CI_COMMS_ID;
     }
-    snprintf(r.pg, sizeof r.pg, "0");
+    r.pg_id = tu_label("0");
     r.group = mt_hash64("0", 1, 1);
     r.flags |= MT_CI_PG;
-    snprintf(r.dtype, sizeof r.dtype, "%s", dtype);
+    r.dtype_id = tu_label(dtype);
     int64_t v[3] = {kind, in_nelems, out_nelems};
     r.sig = mt_hash64(v, sizeof v, mt_hash64(dtype, strlen(dtype), 7));
     return r;
@@ -149,7 +149,7 @@ static mt_cross_t *analyze(const mt_cinst_t *rows, size_t n, const mt_clock_t *c
     mt_match_stats_t ms;
     assert_int_equal(mt_match(rows, n, &m, &ms), MT_OK);
     mt_cross_t *x = NULL;
-    assert_int_equal(mt_cross_analyze(rows, n, m, clk, job_ranks, 3, &x), MT_OK);
+    assert_int_equal(mt_cross_analyze(rows, n, tu_labels(), m, clk, job_ranks, 3, &x), MT_OK);
     mt_match_free(m);
     return x;
 }
@@ -465,7 +465,7 @@ static void test_outputs(void **state)
     /* nothing at all */
     mt_match_t *m = NULL;
     assert_int_equal(mt_match(NULL, 0, &m, NULL), MT_OK);
-    assert_int_equal(mt_cross_analyze(NULL, 0, m, NULL, NULL, 0, &x), MT_OK);
+    assert_int_equal(mt_cross_analyze(NULL, 0, tu_labels(), m, NULL, NULL, 0, &x), MT_OK);
     assert_int_equal(x->n_colls + x->n_ranks + x->n_steps + x->instances, 0);
     check_outputs(x);
     mt_cross_free(x);
@@ -614,7 +614,7 @@ static void load_job(job_t *j, const char *dir, int n_ranks)
         mt_trace_t *t = NULL;
         mt_error_t err;
         assert_int_equal(mt_trace_load(path, NULL, &t, &err), MT_OK);
-        assert_int_equal(mt_cinst_extract(t, r, &j->rows, &j->n, &cap), MT_OK);
+        assert_int_equal(mt_cinst_extract(t, r, tu_labels(), &j->rows, &j->n, &cap), MT_OK);
         mt_trace_free(t);
         j->ranks[r] = r;
     }
@@ -707,8 +707,8 @@ static void test_dp8(void **state)
     job_t j;
     load_job(&j, MT_SAMPLES_DIR "/dp8", 8);
     mt_cross_t *x = NULL, *xt = NULL;
-    assert_int_equal(mt_cross_analyze(j.rows, j.n, j.m, j.fit, j.ranks, 8, &x), MT_OK);
-    assert_int_equal(mt_cross_analyze(j.rows, j.n, j.m, j.truth, j.ranks, 8, &xt), MT_OK);
+    assert_int_equal(mt_cross_analyze(j.rows, j.n, tu_labels(), j.m, j.fit, j.ranks, 8, &x), MT_OK);
+    assert_int_equal(mt_cross_analyze(j.rows, j.n, tu_labels(), j.m, j.truth, j.ranks, 8, &xt), MT_OK);
     assert_int_equal(x->instances, 24);
     assert_int_equal(x->n_suspects, 1);
     assert_int_equal(x->suspects[0], 5);
@@ -748,8 +748,8 @@ static void test_straggler_some_steps(void **state)
     job_t j;
     load_job(&j, dir, 4);
     mt_cross_t *x = NULL, *xt = NULL;
-    assert_int_equal(mt_cross_analyze(j.rows, j.n, j.m, j.fit, j.ranks, 4, &x), MT_OK);
-    assert_int_equal(mt_cross_analyze(j.rows, j.n, j.m, j.truth, j.ranks, 4, &xt), MT_OK);
+    assert_int_equal(mt_cross_analyze(j.rows, j.n, tu_labels(), j.m, j.fit, j.ranks, 4, &x), MT_OK);
+    assert_int_equal(mt_cross_analyze(j.rows, j.n, tu_labels(), j.m, j.truth, j.ranks, 4, &xt), MT_OK);
     check_against_truth(&j, x, xt);
     assert_int_equal(x->n_steps, 6);
     /* rank 3 is named in the steps it was delayed in... */

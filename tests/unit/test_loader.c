@@ -1023,6 +1023,255 @@ static void test_merged_part(void **state)
     assert_non_null(strstr(err.path, "#rank5"));
 }
 
+/* ---- the scanners' fast paths (src/trace/loader.c: blank runs, digit
+ * runs, key literals, strings). This file is built twice: test_loader
+ * against the core as shipped (SSE2 on x86-64) and test_loader_portable
+ * against the core built with MT_PORTABLE_SCAN (the byte loops), so both
+ * paths must give the values worked out here from the text each test
+ * writes. Inputs are shifted by 0..33 bytes so that every token crosses
+ * 16- and 32-byte boundaries of the loader's buffer (which starts at the
+ * file's first byte), and loaded in chunks of 1, 7 and 64 bytes, so that
+ * every token is also cut by the end of the buffered data. */
+
+static mt_status_t load_n(const char *json, size_t len, size_t chunk, mt_trace_t **t, mt_error_t *err)
+{
+    mt_load_opts_t o;
+    mt_load_opts_init(&o);
+    o.chunk_bytes = chunk;
+    *t = NULL;
+    return mt_trace_load_buffer(json, len, "scan.json", &o, t, err);
+}
+
+/* The value of the decimal digits s[0..n) and, for fractions, nf more
+ * digits f[0..nf), times 1000 (us -> ns) rounded half up, as __int128;
+ * independent of the loader's arithmetic. */
+static __int128 us_to_ns(const char *s, size_t n, const char *f, size_t nf)
+{
+    __int128 v = 0, den = 1;
+    for (size_t i = 0; i < n; i++)
+        v = v * 10 + (s[i] - '0');
+    for (size_t i = 0; i < nf; i++) {
+        v = v * 10 + (f[i] - '0');
+        den *= 10;
+    }
+    v *= 1000;
+    return (v + den / 2) / den;
+}
+
+static __int128 digits_value(const char *s, size_t n)
+{
+    __int128 v = 0;
+    for (size_t i = 0; i < n; i++)
+        v = v * 10 + (s[i] - '0');
+    return v;
+}
+
+static void test_scan_numbers(void **state)
+{
+    (void)state;
+    /* Generic digits, and INT64_MAX's own (9223372036854775807): its first
+     * 16 digits are the largest integral microseconds that fit in ns. */
+    static const char *const ints[] = {"1234567890123456789012", "9223372036854775807999"};
+    static const char *const fracs[] = {"8075", "0005", "8079"};
+    char doc[512];
+    for (size_t shift = 0; shift < 34; shift++) {
+        for (size_t a = 0; a < 2; a++) {
+            for (size_t n = 1; n <= 20; n++) {
+                for (size_t fi = 0; fi < 3; fi++) {
+                    for (size_t nf = 0; nf <= 4; nf++) {
+                        if (fi && !nf)
+                            continue;
+                        char num[64];
+                        snprintf(num, sizeof num, "%.*s%s%.*s", (int)n, ints[a], nf ? "." : "", (int)nf, fracs[fi]);
+                        int len = snprintf(doc, sizeof doc,
+                                           "{\"traceEvents\": [%*s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\","
+                                           " \"pid\": %.*s, \"tid\": 7, \"ts\": %s, \"dur\": %s, \"args\": {\"queued\": %.*s,"
+                                           " \"External id\": %.*s, \"grid\": [%.*s, 1, 1]}}]}",
+                                           (int)shift, "", (int)n, ints[a], num, num, (int)n, ints[a], (int)n,
+                                           ints[a], (int)n, ints[a]);
+                        const size_t chunk = shift == 0 ? 7 : 1 << 20;
+                        mt_trace_t *t;
+                        mt_error_t err;
+                        mt_status_t st = load_n(doc, (size_t)len, chunk, &t, &err);
+                        __int128 ns = us_to_ns(ints[a], n, fracs[fi], nf);
+                        if (ns > INT64_MAX) {
+                            /* ts (and dur) in ns past int64: an error, never a wrapped time */
+                            assert_int_equal(st, MT_ERR_RANGE);
+                            mt_trace_free(t);
+                            continue;
+                        }
+                        assert_int_equal(st, MT_OK);
+                        assert_int_equal(t->n_events, 1);
+                        const mt_event_t *e = &t->events[0];
+                        assert_true(e->ts == (int64_t)ns);
+                        assert_true(e->dur == (int64_t)ns);
+                        __int128 v = digits_value(ints[a], n);
+                        uint64_t bad = 0;
+                        if (v <= INT64_MAX) {
+                            assert_true(e->pid == (int64_t)v);
+                        } else {
+                            assert_true(e->pid == 0); /* not an id we can use: counted */
+                            bad++;
+                        }
+                        if (v <= UINT64_MAX) {
+                            assert_true(e->flags & MT_EV_HAS_EXT);
+                            assert_true(e->ext == (uint64_t)v);
+                        } else {
+                            assert_false(e->flags & MT_EV_HAS_EXT);
+                            bad++;
+                        }
+                        assert_int_equal(t->stats.bad_values, bad);
+                        assert_int_equal(t->stats.unknown_fields, 0);
+                        mt_trace_free(t);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* Blank runs of every length up to 40 (spaces, newlines, tabs, CRs
+ * mixed, or a newline and spaces) between all tokens of an event. With
+ * blanks before a colon the key literals do not match, and the general key
+ * reader takes the key. */
+static void test_scan_blanks(void **state)
+{
+    (void)state;
+    static const char *const tok[] = {
+        "{", "\"ph\"", ":", "\"X\"", ",", "\"cat\"", ":", "\"kernel\"", ",", "\"name\"", ":", "\"k1\"", ",",
+        "\"pid\"", ":", "3", ",", "\"tid\"", ":", "\"stream 7\"", ",", "\"ts\"", ":", "10.5", ",", "\"dur\"",
+        ":", "2", ",", "\"s\"", ":", "\"t\"", ",", "\"bp\"", ":", "\"e\"", ",", "\"cname\"", ":", "\"x\"", ",", "\"args\"", ":", "{",
+        "\"device\"", ":", "0", ",", "\"grid\"", ":", "[", "8", ",", "1", "]", ",", "\"correlation\"", ":",
+        "77", ",", "\"External id\"", ":", "5", "}", "}"};
+    static const char blanks[] = " \n\t\r  \n    ";
+    for (size_t run = 0; run <= 81; run++) {
+        /* runs 0-40: blanks mixed; 41-81: a line break and 0-40 spaces
+         * (Kineto's indents, which have a path of their own) */
+        char ws[64];
+        size_t len = run <= 40 ? run : run - 40;
+        for (size_t i = 0; i < len; i++)
+            ws[i] = run <= 40 ? blanks[(i * 7 + run) % (sizeof blanks - 1)] : i ? ' ' : '\n';
+        ws[len] = '\0';
+        char doc[4096];
+        size_t n = (size_t)snprintf(doc, sizeof doc, "%.*s[", (int)(run % 17), "                 ");
+        for (size_t i = 0; i < sizeof tok / sizeof *tok; i++)
+            n += (size_t)snprintf(doc + n, sizeof doc - n, "%s%s", ws, tok[i]);
+        n += (size_t)snprintf(doc + n, sizeof doc - n, "%s]%s", ws, ws);
+        const size_t chunks[] = {1, 64, 1 << 20};
+        for (size_t c = 0; c < 3; c++) {
+            mt_trace_t *t;
+            mt_error_t err;
+            assert_int_equal(load_n(doc, n, chunks[c], &t, &err), MT_OK);
+            assert_int_equal(t->n_events, 1);
+            const mt_event_t *e = &t->events[0];
+            assert_int_equal(e->ph, MT_PH_X);
+            assert_int_equal(e->cat, MT_CAT_KERNEL);
+            assert_string_equal(mt_event_name(t, e), "k1");
+            assert_int_equal(e->pid, 3);
+            assert_int_equal(e->tid, 7);
+            assert_int_equal(e->ts, 10500);
+            assert_int_equal(e->dur, 2000);
+            assert_int_equal(e->corr, 77);
+            assert_int_equal(e->ext, 5);
+            assert_int_equal(t->stats.unknown_fields, 1); /* "cname"; "s" and "bp" are known and passed over */
+            assert_int_equal(t->stats.bad_values, 0);
+            mt_trace_free(t);
+        }
+    }
+}
+
+/* Escapes at every offset: a string's escapes cross 16- and 32-byte
+ * boundaries, in read values (name, Collective name), in a passed-over
+ * value, and in keys (an escaped key is another key, as it always was:
+ * keys are compared as written). */
+static void test_scan_strings(void **state)
+{
+    (void)state;
+    static const char pad[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghij";
+    for (size_t k = 0; k < 70; k++) {
+        char doc[2048];
+        /* name: pad[0..k) then \" y \u00e9 \\ z \ud83d\ude00 */
+        size_t n = (size_t)snprintf(
+            doc, sizeof doc,
+            "[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%.*s\\\"y\\u00e9\\\\z\\ud83d\\ude00\",\"pid\":1,\"tid\":1,"
+            "\"ts\":1,\"dur\":1,\"p\\u0068\":\"i\",\"pidx\":9,\"ph\" :\"X\",\"args\":{\"Call stack\":\"%.*s\\\"q\\n\","
+            "\"External idx\":3,\"blocks per SM\":2,\"block\":[1],\"Collective name\":\"%.*s\\t\\/\"}}]",
+            (int)k, pad, (int)k, pad, (int)k, pad);
+        char want_name[256], want_coll[256];
+        snprintf(want_name, sizeof want_name, "%.*s\"y\xc3\xa9\\z\xf0\x9f\x98\x80", (int)k, pad);
+        snprintf(want_coll, sizeof want_coll, "%.*s\t/", (int)k, pad);
+        const size_t chunks[] = {1, 7, 1 << 20};
+        for (size_t c = 0; c < 3; c++) {
+            mt_trace_t *t;
+            mt_error_t err;
+            assert_int_equal(load_n(doc, n, chunks[c], &t, &err), MT_OK);
+            assert_int_equal(t->n_events, 1);
+            const mt_event_t *e = &t->events[0];
+            assert_string_equal(mt_event_name(t, e), want_name);
+            assert_int_equal(e->ph, MT_PH_X);
+            assert_int_equal(e->pid, 1);
+            assert_false(e->flags & MT_EV_HAS_EXT);
+            const mt_coll_t *co = mt_event_coll(t, e);
+            assert_non_null(co);
+            assert_string_equal(mt_strtab_get(t->strings, co->name, NULL), want_coll);
+            assert_int_equal(t->stats.unknown_fields, 2); /* "p\u0068" and "pidx" */
+            assert_int_equal(t->stats.bad_utf8, 0);
+            mt_trace_free(t);
+        }
+        /* A bad escape in a passed-over value, and a control byte in a key:
+         * errors where they stand, at every offset. */
+        static const char *const bad[] = {"\\x", "\x01"};
+        for (size_t b = 0; b < 2; b++) {
+            n = (size_t)snprintf(doc, sizeof doc,
+                                 b ? "[{\"ph\":\"X\",\"args\":{\"%.*s%s\":1}}]"
+                                   : "[{\"ph\":\"X\",\"args\":{\"cbid\":\"%.*s%s\"}}]",
+                                 (int)k, pad, bad[b]);
+            const size_t at = (size_t)(strstr(doc, bad[b]) - doc) + (b ? 0 : 1);
+            for (size_t c = 0; c < 3; c++) {
+                mt_trace_t *t;
+                mt_error_t err;
+                assert_int_equal(load_n(doc, n, chunks[c], &t, &err), MT_ERR_SYNTAX);
+                assert_int_equal(err.offset, (int64_t)at);
+                mt_trace_free(t);
+            }
+        }
+    }
+}
+
+/* Names that agree in their length and first and last 8 bytes but not in
+ * between (the loader's name cache keys on those), one after the other:
+ * each event keeps its own name. */
+static void test_scan_names(void **state)
+{
+    (void)state;
+    char doc[8192];
+    for (size_t len = 1; len <= 40; len++) {
+        char want[4][64];
+        for (size_t i = 0; i < 4; i++) {
+            for (size_t j = 0; j < len; j++)
+                want[i][j] = (char)('a' + j % 26);
+            want[i][len] = '\0';
+            want[i][len / 2] = (char)('0' + i % 2); /* events 0, 2 and 1, 3 share a name */
+        }
+        size_t n = (size_t)snprintf(doc, sizeof doc, "[");
+        for (size_t i = 0; i < 4; i++) {
+            n += (size_t)snprintf(doc + n, sizeof doc - n, "%s{\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"%s\"}",
+                                  i ? ", " : "", want[i], want[3 - i]);
+        }
+        n += (size_t)snprintf(doc + n, sizeof doc - n, "]");
+        mt_trace_t *t;
+        mt_error_t err;
+        assert_int_equal(load_n(doc, n, 1 << 20, &t, &err), MT_OK);
+        assert_int_equal(t->n_events, 4);
+        for (size_t i = 0; i < 4; i++)
+            assert_string_equal(mt_event_name(t, &t->events[i]), want[i]);
+        assert_true(t->events[0].name == t->events[2].name);
+        assert_true(t->events[0].name != t->events[1].name);
+        assert_int_equal(t->n_other_cats, 2);
+        mt_trace_free(t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1047,6 +1296,10 @@ int main(void)
         cmocka_unit_test(test_event_callback),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_merged_part),
+        cmocka_unit_test(test_scan_numbers),
+        cmocka_unit_test(test_scan_blanks),
+        cmocka_unit_test(test_scan_strings),
+        cmocka_unit_test(test_scan_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

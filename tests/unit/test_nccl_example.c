@@ -20,6 +20,7 @@
 #include "mergetrace/collectives.h"
 #include "mergetrace/nccl_input.h"
 #include "nccl/probe.h"
+#include "test_util.h"
 
 #define HASH "12715772615376301750"
 #define HASH_U 12715772615376301750ULL
@@ -305,7 +306,7 @@ static void test_match_and_align(void **state)
         assert_int_equal(mt_nccl_example_parse(text, len, "r.json", &f, &err), MT_OK);
         size_t before = n;
         uint64_t skipped = 0;
-        assert_int_equal(mt_nccl_cinst_extract(f, r, &rows, &n, &cap, &skipped), MT_OK);
+        assert_int_equal(mt_nccl_cinst_extract(f, r, tu_labels(), &rows, &n, &cap, &skipped), MT_OK);
         assert_int_equal(skipped, 0);
         assert_int_equal(n - before, 4); /* 3 AllReduce + the P2P; not the Broadcast */
         assert_true(rows[before].flags & MT_CI_NCCL);

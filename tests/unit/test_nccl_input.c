@@ -17,6 +17,7 @@
 #include "mergetrace/collectives.h"
 #include "mergetrace/nccl_input.h"
 #include "nccl/probe.h"
+#include "test_util.h"
 
 #define GPU0 1000000000LL   /* rank-clock time of task k's start: GPU0 + k*100000 */
 #define DELAY_START 2000    /* host sees a start stamp this much later (the minimum) */
@@ -262,7 +263,7 @@ static void test_match_and_align(void **state)
         assert_int_equal(mt_nccl_parse(text, len, "r.jsonl", &f, &err), MT_OK);
         assert_int_equal(mt_nccl_world_rank(f, NULL), r);
         size_t before = n;
-        assert_int_equal(mt_nccl_cinst_extract(f, r, &rows, &n, &cap, &skipped), MT_OK);
+        assert_int_equal(mt_nccl_cinst_extract(f, r, tu_labels(), &rows, &n, &cap, &skipped), MT_OK);
         /* tasks 1, 2, 3 and the P2P 4 of the world communicator */
         assert_int_equal(n - before, 4);
         const mt_cinst_t *a = &rows[before];
@@ -274,8 +275,8 @@ static void test_match_and_align(void **state)
         assert_int_equal(a->group_size, 2);
         assert_int_equal(a->seq, 0);
         assert_int_equal(a->in_nelems, 1000);
-        assert_string_equal(a->dtype, "Bfloat16");
-        assert_string_equal(a->pg, "world\"");
+        assert_string_equal(mt_strtab_get(tu_labels(), a->dtype_id, NULL), "Bfloat16");
+        assert_string_equal(mt_strtab_get(tu_labels(), a->pg_id, NULL), "world\"");
         assert_int_equal(a->ordinal, 0);
         assert_int_equal(rows[before + 3].ordinal, 3);
         assert_int_equal(rows[before + 3].peer, 1 - r);

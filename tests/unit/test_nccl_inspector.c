@@ -18,6 +18,7 @@
 #include "mergetrace/collectives.h"
 #include "mergetrace/nccl_inspector.h"
 #include "nccl/probe.h"
+#include "test_util.h"
 
 #define T0_US 1752867229000000LL
 
@@ -193,7 +194,7 @@ static void test_match_and_align(void **state)
         mt_error_t err;
         assert_int_equal(mt_insp_parse(text, len, "r.log", &f, &err), MT_OK);
         size_t before = n;
-        assert_int_equal(mt_insp_cinst_extract(f, r, &rows, &n, &cap, &no_times), MT_OK);
+        assert_int_equal(mt_insp_cinst_extract(f, r, tu_labels(), &rows, &n, &cap, &no_times), MT_OK);
         assert_int_equal(n - before, 4);
         const mt_cinst_t *a = &rows[before];
         assert_int_equal(a->rank, r);

@@ -27,6 +27,7 @@
 
 #include "mergetrace/collectives.h"
 #include "mergetrace/nccl_input.h"
+#include "test_util.h"
 
 #ifndef MT_NCCL_PLUGIN_PATH
 #error "MT_NCCL_PLUGIN_PATH must name the built plugin"
@@ -1059,7 +1060,7 @@ static void test_two_ranks_match(void **state)
         bound[r] = f->gpu_offset_bound_ns;
         for (size_t i = 0; i < f->n_tasks; i++)
             assert_int_equal(f->tasks[i].n_kch, 2);
-        assert_int_equal(mt_nccl_cinst_extract(f, r, &rows, &n, &cap, NULL), MT_OK);
+        assert_int_equal(mt_nccl_cinst_extract(f, r, tu_labels(), &rows, &n, &cap, NULL), MT_OK);
         mt_nccl_file_free(f);
     }
     assert_int_equal(n, 4 * E2E_N);

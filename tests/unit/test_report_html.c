@@ -16,6 +16,7 @@
 #include "rank/passes.h"
 #include "mergetrace/report_html.h"
 #include "report/sections.h"
+#include "test_util.h"
 
 static char *escape_str(const char *s, size_t len)
 {
@@ -481,7 +482,7 @@ static void test_views(void **state)
         rows[i].end_ns = end[i];
         rows[i].step = i < 3 ? 5 : 6;
         rows[i].kind = MT_COLLK_ALLREDUCE;
-        strcpy(rows[i].pg, H_PG);
+        rows[i].pg_id = tu_label(H_PG);
     }
     uint32_t first[3] = {0, 3, 5}, members[5] = {0, 1, 2, 3, 4};
     uint8_t key[2] = {MT_KEY_PG_SEQ, MT_KEY_PG_SEQ}, status[2] = {MT_INST_FULL, MT_INST_PARTIAL};
@@ -492,7 +493,7 @@ static void test_views(void **state)
     mt_clock_t clocks[3] = {{.rank = 2, .connected = true}, {.rank = 0, .reference = true, .connected = true},
                             {.rank = 1, .connected = true, .offset_ns = 10}};
     mt_report_views_t *v = NULL;
-    assert_int_equal(mt_report_views_build(rows, 5, &m, clocks, ranks, 3, 4, &v), MT_OK);
+    assert_int_equal(mt_report_views_build(rows, 5, tu_labels(), &m, clocks, ranks, 3, 4, &v), MT_OK);
     assert_non_null(v);
     assert_int_equal(v->n_grid_ranks, 3);
     assert_int_equal(v->grid_ranks[0], 0);
@@ -550,7 +551,7 @@ static void test_views(void **state)
         }
         mt_match_t mm = {.n_inst = NS, .first = fi, .members = me, .key = ke, .status = stt, .expected = ex};
         const int32_t r2[2] = {0, 1};
-        assert_int_equal(mt_report_views_build(rr, 2 * NS, &mm, NULL, r2, 2, 4, &v), MT_OK);
+        assert_int_equal(mt_report_views_build(rr, 2 * NS, tu_labels(), &mm, NULL, r2, 2, 4, &v), MT_OK);
         assert_int_equal(v->n_steps_total, NS);
         assert_int_equal(v->n_grid_steps, MT_VIEW_MAX_STEPS);
         assert_int_equal(v->grid_steps[0], 96);
@@ -565,7 +566,7 @@ static void test_views(void **state)
     }
 
     /* no match: empty views */
-    assert_int_equal(mt_report_views_build(NULL, 0, NULL, NULL, ranks, 3, 4, &v), MT_OK);
+    assert_int_equal(mt_report_views_build(NULL, 0, tu_labels(), NULL, NULL, ranks, 3, 4, &v), MT_OK);
     assert_int_equal(v->n_samples, 0);
     assert_int_equal(v->n_grid_steps, 0);
     mt_report_views_free(v);

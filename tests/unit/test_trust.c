@@ -17,6 +17,7 @@
 
 #include "base/hash.h"
 #include "mergetrace/trust.h"
+#include "test_util.h"
 
 static const int64_t T0 = 1767189312000000000LL;
 #define US 1000LL
@@ -151,7 +152,7 @@ static mt_cinst_t row(int32_t rank, int64_t end, uint64_t comms_id, int64_t nele
     r.kind = MT_COLLK_ALLREDUCE;
     r.comms_id = comms_id;
     r.flags = MT_CI_COMMS_ID | MT_CI_PG;
-    snprintf(r.pg, sizeof r.pg, "%s", pg);
+    r.pg_id = tu_label(pg);
     r.group = mt_hash64(pg, strlen(pg), 1);
     r.sig = mt_hash64(&r.in_nelems, sizeof r.in_nelems, r.kind);
     return r;

@@ -102,3 +102,19 @@ double tu_unit(uint64_t *state)
 {
     return (double)(tu_rand(state) >> 11) / 9007199254740992.0;
 }
+
+mt_strtab_t *tu_labels(void)
+{
+    static mt_strtab_t *t;
+    if (!t)
+        t = mt_strtab_create();
+    assert_non_null(t);
+    return t;
+}
+
+uint32_t tu_label(const char *s)
+{
+    uint32_t id = 0;
+    assert_int_equal(mt_strtab_intern(tu_labels(), s, strlen(s), &id), MT_OK);
+    return id;
+}

@@ -31,4 +31,10 @@ const mt_event_t *find_event(const mt_trace_t *t, const char *name);
 uint64_t tu_rand(uint64_t *state);
 double tu_unit(uint64_t *state);
 
+/* Rows made by hand: their labels' ids in one label table shared by the
+ * whole test program (created on first use, never freed: it stays
+ * reachable). tu_label asserts the interning worked. */
+mt_strtab_t *tu_labels(void);
+uint32_t tu_label(const char *s);
+
 #endif
