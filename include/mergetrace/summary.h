@@ -49,6 +49,14 @@ typedef struct mt_step {
  * MT_ERR_NOMEM (unchanged then). */
 mt_status_t mt_trace_steps(const mt_trace_t *t, int32_t rank, mt_step_t **steps, size_t *n, size_t *cap);
 
+/* The same over the events t->events[idx[0 .. n_idx)] only, in that order
+ * (idx borrowed): for a caller that has listed t's X user_annotation
+ * events already (the per-rank analysis' shared input), and so need not
+ * read every event again. The same steps as mt_trace_steps when idx holds
+ * all of them in file order; other events in idx are passed over alike. */
+mt_status_t mt_trace_steps_of(const mt_trace_t *t, const uint32_t *idx, size_t n_idx, int32_t rank,
+                              mt_step_t **steps, size_t *n, size_t *cap);
+
 /* Fill *s from t. Uses t's link statistics, linking first when the trace
  * was loaded without it (mt_trace_link is idempotent). Returns MT_OK or
  * MT_ERR_NOMEM. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mergetrace/collectives.h"
+#include "align/clockmap.h"
 #include "base/sort.h"
 #include "base/bigmem.h"
 #include "base/stats.h"
@@ -22,12 +23,29 @@
 #define MIN_DRIFT_SPAN_NS 1e6 /* need 1 ms of spread to fit a drift */
 #define CAUSAL_TOL_NS 2000.0
 
-int64_t mt_clock_apply(const mt_clock_t *c, int64_t t)
+int64_t mt_clock_round_far(double d)
+{
+    return (int64_t)llround(d);
+}
+
+mt_clock_map_t mt_clock_map(const mt_clock_t *c)
 {
     if (!c)
-        return t;
-    double d = c->offset_ns + c->drift_ppm * 1e-6 * (double)(t - c->anchor_ns);
-    return t + (int64_t)llround(d);
+        return (mt_clock_map_t){.fixed = true};
+    mt_clock_map_t m = {.offset_ns = c->offset_ns, .slope = c->drift_ppm * 1e-6, .anchor_ns = c->anchor_ns};
+    /* slope 0: offset + 0 * x is the offset for every finite x (a -0 offset
+     * becomes +0, which rounds alike) */
+    if (m.slope == 0) {
+        m.fixed = true;
+        m.fixed_ns = mt_clock_round(m.offset_ns);
+    }
+    return m;
+}
+
+int64_t mt_clock_apply(const mt_clock_t *c, int64_t t)
+{
+    mt_clock_map_t m = mt_clock_map(c);
+    return mt_clock_map_apply(&m, t);
 }
 
 const char *mt_clock_drift_text(const mt_clock_t *c, char *buf, size_t cap)

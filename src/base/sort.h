@@ -11,8 +11,9 @@
 
 /* Sort keys[0..n) ascending, carrying vals[] along; stable, so sorting by
  * the least significant field first and the most significant last sorts by
- * several fields. An LSD radix sort: O(n) per byte in which the keys
- * differ. MT_OK or MT_ERR_NOMEM (arrays unchanged then). */
+ * several fields. An LSD radix sort over the bits in which the keys
+ * differ, 8 or 11 at a time: O(n) per pass. MT_OK or MT_ERR_NOMEM (arrays
+ * unchanged then). */
 mt_status_t mt_sort_u64(uint64_t *keys, uint32_t *vals, size_t n);
 
 /* Reorder base[0..n) (elements of `size` bytes, at most 128) in place so

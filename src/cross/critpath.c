@@ -3,6 +3,7 @@
  * (definitions: include/mergetrace/critpath.h). Process 0, after the clock
  * fit, over every rank's steps and graph summary. */
 #include "mergetrace/critpath.h"
+#include "align/clockmap.h"
 #include "base/bigmem.h"
 #include "base/sort.h"
 #include "base/stats.h"
@@ -77,32 +78,53 @@ static const mt_clock_t *clock_of(const mt_clock_t *clocks, const int32_t *ranks
     return NULL;
 }
 
-static int64_t at(const cp_rank_t *R, int64_t t)
-{
-    return R->clk ? mt_clock_apply(R->clk, t) : t;
-}
-
 static int an_rank_cmp(const void *pa, const void *pb)
 {
     const mt_rank_analysis_t *a = *(const mt_rank_analysis_t *const *)pa, *b = *(const mt_rank_analysis_t *const *)pb;
     return (a->rank > b->rank) - (a->rank < b->rank);
 }
 
-/* The rank-step whose range holds raw time t (ranges by start). */
-static long rank_step_of(const mt_rank_analysis_t *a, int64_t t)
+/* The rank-step whose range holds raw time t (ranges by start). *hint: the
+ * previous call's search position, or SIZE_MAX when a's steps are not
+ * sorted by start (then always the binary search): on sorted steps the
+ * first one starting after t is one position, and a rank's activities and
+ * syncs come nearly in time order, so it is usually the hint or the next
+ * one and the search (6 M instructions on a 256-rank job) is skipped. */
+static long rank_step_of(const mt_rank_analysis_t *a, int64_t t, size_t *hint)
 {
-    size_t lo = 0, hi = a->n_steps;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (a->steps[mid].cpu_start_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
+    const mt_an_step_t *st = a->steps;
+    size_t n = a->n_steps, lo = *hint;
+    if (lo <= n && (lo == 0 || st[lo - 1].cpu_start_ns <= t) && (lo == n || st[lo].cpu_start_ns > t)) {
+        /* the hint */
+    } else if (lo < n && st[lo].cpu_start_ns <= t && (lo + 1 == n || st[lo + 1].cpu_start_ns > t)) {
+        lo++;
+    } else {
+        size_t hi = n;
+        lo = 0;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (st[mid].cpu_start_ns <= t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
     }
+    if (*hint != SIZE_MAX)
+        *hint = lo;
     for (size_t k = lo; k-- > 0 && lo - k <= 4;)
-        if (a->steps[k].cpu_end_ns >= t)
+        if (st[k].cpu_end_ns >= t)
             return (long)k;
     return -1;
+}
+
+/* rank_step_of's first hint for a: 0, or SIZE_MAX when its steps are not
+ * sorted by start (the hint would not be the binary search's answer). */
+static size_t step_hint0(const mt_rank_analysis_t *a)
+{
+    for (size_t k = 1; k < a->n_steps; k++)
+        if (a->steps[k - 1].cpu_start_ns > a->steps[k].cpu_start_ns)
+            return SIZE_MAX;
+    return 0;
 }
 
 /* Sort idx[0..n) by v[idx[i]] (stable; v int64). */
@@ -150,12 +172,6 @@ void cp_graph_free(cp_graph_t *g)
     memset(g, 0, sizeof *g);
 }
 
-static int node_by_start(const void *pa, const void *pb)
-{
-    const int64_t *a = pa, *b = pb;
-    return (a[0] > b[0]) - (a[0] < b[0]);
-}
-
 mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, const mt_clock_t *clocks,
                            const int32_t *ranks, size_t n_ranks, const mt_cinst_t *rows, size_t n_rows,
                            const mt_match_t *m, cp_graph_t *g)
@@ -164,6 +180,10 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
     mt_status_t st = MT_ERR_NOMEM;
     const mt_rank_analysis_t **an = malloc((n_an ? n_an : 1) * sizeof *an);
     int64_t *cmap = NULL; /* the nodes found for one instance */
+    uint64_t *ckey = NULL; /* a rank's comm activities: raw start keys, nodes */
+    uint32_t *cval = NULL;
+    size_t cap_ck = 0, cap_cv = 0;
+    int32_t *rix = NULL;  /* index into g->ranks by rank - rmin; -1 */
     if (!an)
         return st;
     memcpy(an, an_in, n_an * sizeof *an);
@@ -196,21 +216,25 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         R->an = a;
         R->rank = a->rank;
         R->clk = clock_of(clocks, ranks, n_ranks, a->rank);
+        /* the rank's correction inline (align/clockmap.h), not a call per time */
+        const mt_clock_map_t map = mt_clock_map(R->clk);
         R->node0 = b;
         R->n_nodes = a->n_gacts;
         R->sync0 = sb;
         R->n_syncs = a->n_syncs;
         R->rs0 = rb;
         int64_t lambda = INT64_MAX;
+        const size_t hint0 = step_hint0(a);
+        size_t hint = hint0;
         for (size_t k = 0; k < a->n_gacts; k++) {
             const mt_an_gact_t *x = &a->gacts[k];
             cp_node_t *n = &g->nodes[b + k];
             memset(n, 0, sizeof *n);
-            n->s = at(R, x->start_ns);
-            n->e = at(R, x->end_ns);
+            n->s = mt_clock_map_apply(&map, x->start_ns);
+            n->e = mt_clock_map_apply(&map, x->end_ns);
             if (n->e < n->s)
                 n->e = n->s;
-            n->L = x->launch_ns >= 0 ? at(R, x->launch_end_ns) : INT64_MIN;
+            n->L = x->launch_ns >= 0 ? mt_clock_map_apply(&map, x->launch_end_ns) : INT64_MIN;
             n->rank_i = (int32_t)i;
             n->cls = (uint8_t)x->cls;
             n->stream = x->stream;
@@ -218,7 +242,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
             if (a->gstep)
                 n->rstep = a->gstep[k] >= 0 && (size_t)a->gstep[k] < a->n_steps ? a->gstep[k] : -1;
             else
-                n->rstep = (int32_t)(x->launch_ns >= 0 ? rank_step_of(a, x->launch_ns) : rank_step_of(a, x->start_ns));
+                n->rstep = (int32_t)rank_step_of(a, x->launch_ns >= 0 ? x->launch_ns : x->start_ns, &hint);
             if (n->rstep >= 0)
                 n->rstep += (int32_t)rb;
             n->name = a->strings ? a->strings + x->name.off : "";
@@ -228,10 +252,11 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
             g->by_end[b + k] = (int32_t)(b + k);
         }
         R->lambda = lambda == INT64_MAX ? 0 : lambda;
+        hint = hint0;
         for (size_t k = 0; k < a->n_syncs; k++) {
-            long q = rank_step_of(a, a->syncs[k].start_ns);
-            g->syncs[sb + k] = (cp_sync_t){.s = at(R, a->syncs[k].start_ns),
-                                           .e = at(R, a->syncs[k].end_ns),
+            long q = rank_step_of(a, a->syncs[k].start_ns, &hint);
+            g->syncs[sb + k] = (cp_sync_t){.s = mt_clock_map_apply(&map, a->syncs[k].start_ns),
+                                           .e = mt_clock_map_apply(&map, a->syncs[k].end_ns),
                                            .w = -1,
                                            .rank_i = (int32_t)i,
                                            .rstep = q >= 0 ? (int32_t)(q + (long)rb) : -1,
@@ -241,9 +266,9 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
             const mt_an_step_t *x = &a->steps[k];
             g->rs[rb + k] = (cp_rs_t){.rank_i = (int32_t)i,
                                       .step = x->step,
-                                      .start = at(R, x->cpu_start_ns),
-                                      .cpu_end = at(R, x->cpu_end_ns),
-                                      .end = at(R, x->end_ns),
+                                      .start = mt_clock_map_apply(&map, x->cpu_start_ns),
+                                      .cpu_end = mt_clock_map_apply(&map, x->cpu_end_ns),
+                                      .end = mt_clock_map_apply(&map, x->end_ns),
                                       .last = -1,
                                       .job = -1,
                                       .src = x};
@@ -295,16 +320,39 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         int64_t *cm = malloc((nc ? nc : 1) * 2 * sizeof *cm);
         if (!cm)
             goto out;
+        R->cmap = cm;
+        /* by start with the stable radix sort (equal starts stay in node
+         * order, as glibc's merge-sorting qsort left them): a rank's
+         * activities come nearly by start, and qsort's comparator calls
+         * were 19 M instructions on a 256-rank job */
+        if (MT_GROW(ckey, cap_ck, nc, 256) || MT_GROW(cval, cap_cv, nc, 256))
+            goto out;
         nc = 0;
         for (size_t k = 0; k < a->n_gacts; k++)
             if (a->gacts[k].cls == MT_AN_COMM) {
-                cm[2 * nc] = a->gacts[k].start_ns;
-                cm[2 * nc + 1] = (int64_t)(R->node0 + k);
-                nc++;
+                ckey[nc] = mt_sort_key_i64(a->gacts[k].start_ns);
+                cval[nc++] = (uint32_t)(R->node0 + k);
             }
-        qsort(cm, nc, 2 * sizeof *cm, node_by_start);
-        R->cmap = cm;
+        if (mt_sort_u64(ckey, cval, nc) != MT_OK)
+            goto out;
+        for (size_t k = 0; k < nc; k++) {
+            cm[2 * k] = (int64_t)(ckey[k] ^ (UINT64_C(1) << 63));
+            cm[2 * k + 1] = cval[k];
+        }
         R->n_cmap = nc;
+    }
+    /* the graph's rank index by rank: a table when the ranks are dense (the
+     * usual case), else the binary search below */
+    size_t n_rix = 0;
+    int32_t rmin = n_an ? g->ranks[0].rank : 0;
+    if (n_an && (uint64_t)((int64_t)g->ranks[n_an - 1].rank - rmin) < 4 * (uint64_t)n_an + 64) {
+        n_rix = (size_t)((int64_t)g->ranks[n_an - 1].rank - rmin) + 1;
+        if (!(rix = malloc(n_rix * sizeof *rix)))
+            goto out;
+        for (size_t q = 0; q < n_rix; q++)
+            rix[q] = -1;
+        for (size_t i = n_an; i-- > 0;) /* the first of equal ranks, as the search finds */
+            rix[g->ranks[i].rank - rmin] = (int32_t)i;
     }
     size_t cap_f = 0, cap_m = 0;
     for (size_t ii = 0; ii < ni; ii++) {
@@ -317,22 +365,33 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
                 continue;
             const mt_cinst_t *r = &rows[m->members[k]];
             size_t lo = 0, hi = n_an; /* ranks ascending */
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (g->ranks[mid].rank < r->rank)
-                    lo = mid + 1;
-                else
-                    hi = mid;
+            if (rix) {
+                int64_t q = (int64_t)r->rank - rmin;
+                if (q < 0 || (uint64_t)q >= n_rix || rix[q] < 0)
+                    continue;
+                lo = (size_t)rix[q];
+            } else {
+                while (lo < hi) {
+                    size_t mid = lo + (hi - lo) / 2;
+                    if (g->ranks[mid].rank < r->rank)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                if (lo >= n_an || g->ranks[lo].rank != r->rank)
+                    continue;
             }
-            if (lo >= n_an || g->ranks[lo].rank != r->rank)
-                continue;
             const cp_rank_t *R = &g->ranks[lo];
-            int64_t key[2] = {r->start_ns, 0};
-            int64_t *hit = bsearch(key, R->cmap, R->n_cmap, 2 * sizeof *R->cmap, node_by_start);
-            if (!hit)
-                continue;
-            while (hit > R->cmap && hit[-2] == r->start_ns)
-                hit -= 2;
+            /* the first comm activity starting at r's start */
+            size_t clo = 0, chi = R->n_cmap;
+            while (clo < chi) {
+                size_t mid = clo + (chi - clo) / 2;
+                if (R->cmap[2 * mid] < r->start_ns)
+                    clo = mid + 1;
+                else
+                    chi = mid;
+            }
+            const int64_t *hit = R->cmap + 2 * clo;
             int32_t nd = -1;
             for (; hit < R->cmap + 2 * R->n_cmap && hit[0] == r->start_ns; hit += 2) {
                 const mt_an_gact_t *x = &R->an->gacts[hit[1] - (int64_t)R->node0];
@@ -517,6 +576,9 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
 out:
     free(an);
     free(cmap);
+    free(ckey);
+    free(cval);
+    free(rix);
     if (st != MT_OK)
         cp_graph_free(g);
     return st;

@@ -47,6 +47,7 @@ void mt_an_input_free(mt_an_input_t *in)
     free(in->busy);
     free(in->ranges);
     free(in->launch_calls);
+    free(in->sync_calls);
     memset(in, 0, sizeof *in);
 }
 
@@ -71,6 +72,14 @@ static int has_launch(const char *s, size_t len)
 {
     for (size_t i = 0; i + 6 <= len; i++)
         if (s[i] == 'L' && memcmp(s + i, "Launch", 6) == 0)
+            return 1;
+    return 0;
+}
+
+static int has_sync(const char *s, size_t len)
+{
+    for (size_t i = 0; i + 11 <= len; i++)
+        if (s[i] == 'S' && memcmp(s + i, "Synchronize", 11) == 0)
             return 1;
     return 0;
 }
@@ -108,9 +117,9 @@ mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, 
     mt_gpu_act_t *raw = NULL; /* activities in event order */
     uint32_t *perm = NULL;
     uint64_t *key = NULL;
-    size_t n = 0, cap = 0, cap_r = 0, cap_l = 0, per[MT_AN_CLASS_COUNT_] = {0};
+    size_t n = 0, cap = 0, cap_r = 0, cap_l = 0, cap_s = 0, per[MT_AN_CLASS_COUNT_] = {0};
     uint32_t n_names = mt_strtab_count(t->strings);
-    unsigned char *is_launch = calloc(n_names ? n_names : 1, 1); /* per name: 0 unknown, 1 no, 2 yes */
+    unsigned char *is_launch = calloc(n_names ? n_names : 1, 1); /* per name: 0 unknown, else 1 | 2 launch | 4 sync */
     if (!is_launch)
         goto fail;
     /* What each category is to us: 1 a range to project, 2 a runtime or
@@ -144,9 +153,11 @@ mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, 
             if (!is_launch[e->name]) {
                 size_t len;
                 const char *nm = mt_strtab_get(t->strings, e->name, &len);
-                is_launch[e->name] = has_launch(nm, len) ? 2 : 1;
+                is_launch[e->name] = (unsigned char)(1 | (has_launch(nm, len) ? 2 : 0) | (has_sync(nm, len) ? 4 : 0));
             }
-            if (is_launch[e->name] == 2 && push_u32(&in->launch_calls, &in->n_launch_calls, &cap_l, (uint32_t)i))
+            if ((is_launch[e->name] & 2) && push_u32(&in->launch_calls, &in->n_launch_calls, &cap_l, (uint32_t)i))
+                goto fail;
+            if ((is_launch[e->name] & 4) && push_u32(&in->sync_calls, &in->n_sync_calls, &cap_s, (uint32_t)i))
                 goto fail;
         }
     }

@@ -384,7 +384,7 @@ mt_status_t mt_an_memory(const mt_an_input_t *in, mt_rank_analysis_t *a)
             if (t->mems[k].device_id == devs[d].id && t->mems[k].device_type == devs[d].type)
                 issue(a, MT_AN_MEM_NO_GPU, t, &t->mems[k]);
     }
-    if (mt_trace_steps(t, a->rank, &steps, &n_steps, &cap_steps))
+    if (mt_trace_steps_of(t, in->ranges, in->n_ranges, a->rank, &steps, &n_steps, &cap_steps)) /* no read of every event */
         goto out;
     if (n_steps > 1)
         qsort(steps, n_steps, sizeof *steps, step_cmp);

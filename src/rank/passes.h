@@ -49,10 +49,12 @@ typedef struct mt_an_input {
     size_t n_ranges;                    /* (and cpu_op X with o->project_ops) events, in file order */
     uint32_t *launch_calls;             /* event indices of the cuda_runtime / cuda_driver X events whose */
     size_t n_launch_calls;              /* name contains "Launch", in file order */
+    uint32_t *sync_calls;               /* ... whose name contains "Synchronize", in file order */
+    size_t n_sync_calls;
 } mt_an_input_t;
 
 /* Collect t's GPU activities (sorted), their unions, the CPU ranges and the
- * launch calls, in one pass over the events. MT_OK or MT_ERR_NOMEM (in left
+ * launch and synchronisation calls, in one pass over the events. MT_OK or MT_ERR_NOMEM (in left
  * empty then). */
 mt_status_t mt_an_input_build(const mt_trace_t *t, const mt_analysis_opts_t *o, mt_an_input_t *in);
 void mt_an_input_free(mt_an_input_t *in);

@@ -54,14 +54,6 @@ static int64_t ivsum_in(const ivsum_t *s, int64_t a, int64_t b)
     return b > a ? ivsum_before(s, b) - ivsum_before(s, a) : 0;
 }
 
-static int has_sync(const char *s, size_t len)
-{
-    for (size_t i = 0; i + 11 <= len; i++)
-        if (s[i] == 'S' && memcmp(s + i, "Synchronize", 11) == 0)
-            return 1;
-    return 0;
-}
-
 static int step_cmp(const void *pa, const void *pb)
 {
     const mt_step_t *a = pa, *b = pb;
@@ -72,17 +64,28 @@ static int step_cmp(const void *pa, const void *pb)
 
 /* The step whose range holds t: the last one starting at or before t that
  * has not ended before it; -1 none. Ranges are sorted by start and usually
- * disjoint. */
-static long find_step(const mt_step_t *s, size_t n, int64_t t)
+ * disjoint. *hint: the previous call's search position, tried before the
+ * binary search (the first range starting after t is one position; the
+ * activities come by start, so it is mostly the hint or the next one). */
+static long find_step(const mt_step_t *s, size_t n, int64_t t, size_t *hint)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s[mid].start_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
+    size_t lo = *hint;
+    if (lo <= n && (lo == 0 || s[lo - 1].start_ns <= t) && (lo == n || s[lo].start_ns > t)) {
+        /* the hint */
+    } else if (lo < n && s[lo].start_ns <= t && (lo + 1 == n || s[lo + 1].start_ns > t)) {
+        lo++;
+    } else {
+        size_t hi = n;
+        lo = 0;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (s[mid].start_ns <= t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
     }
+    *hint = lo;
     for (size_t k = lo; k-- > 0 && lo - k <= 4;)
         if (s[k].end_ns >= t)
             return (long)k;
@@ -290,18 +293,18 @@ mt_status_t mt_an_steps(const mt_an_input_t *in, mt_rank_analysis_t *a)
     size_t nrs = 0, caprs = 0, capsy = 0, nkeys = 0, capkeys = 0;
     skey_t *keys = NULL;
     mt_an_str_t *names = NULL; /* per trace string id: its copy in a's pool, len+1 (0: not yet) */
-    unsigned char *is_sync = NULL;
     ivsum_t sc = {0}, scm = {0}, sall = {0};
     mt_interval_t *cm = NULL;
     uint32_t n_names = mt_strtab_count(t->strings);
 
-    if (mt_trace_steps(t, a->rank, &rs, &nrs, &caprs) != MT_OK)
+    /* the ProfilerStep ranges from the input's user annotations, not a
+     * read of every event (mt_trace_steps_of: the same list) */
+    if (mt_trace_steps_of(t, in->ranges, in->n_ranges, a->rank, &rs, &nrs, &caprs) != MT_OK)
         goto out;
     if (nrs)
         qsort(rs, nrs, sizeof *rs, step_cmp);
     names = calloc(n_names ? n_names : 1, sizeof *names);
-    is_sync = calloc(n_names ? n_names : 1, 1);
-    if (!names || !is_sync)
+    if (!names)
         goto out;
 
     /* the graph's activities, in the shared input's order */
@@ -313,6 +316,7 @@ mt_status_t mt_an_steps(const mt_an_input_t *in, mt_rank_analysis_t *a)
         goto out;
     for (size_t i = 0; i < nrs; i++)
         last_end[i] = rs[i].end_ns;
+    size_t hint = 0; /* rs is sorted by start (step_cmp) */
     for (size_t i = 0; i < in->n_acts; i++) {
         const mt_gpu_act_t *g = &in->acts[i];
         mt_an_gact_t *o = &a->gacts[i];
@@ -355,7 +359,7 @@ mt_status_t mt_an_steps(const mt_an_input_t *in, mt_rank_analysis_t *a)
         } else {
             o->name = (mt_an_str_t){0, 0};
         }
-        long k2 = find_step(rs, nrs, g->launch ? o->launch_ns : g->start_ns);
+        long k2 = find_step(rs, nrs, g->launch ? o->launch_ns : g->start_ns, &hint);
         if (k2 >= 0 && g->end_ns > last_end[k2])
             last_end[k2] = g->end_ns;
     }
@@ -366,23 +370,10 @@ mt_status_t mt_an_steps(const mt_an_input_t *in, mt_rank_analysis_t *a)
     }
     st = MT_ERR_NOMEM;
 
-    /* host synchronisation calls */
-    unsigned char rt[MT_CAT_COUNT_];
-    for (int c = 0; c < MT_CAT_COUNT_; c++) {
-        mt_cat_t m = mt_cat_normal((mt_cat_t)c);
-        rt[c] = m == MT_CAT_CUDA_RUNTIME || m == MT_CAT_CUDA_DRIVER;
-    }
-    for (size_t i = 0; i < t->n_events; i++) {
-        const mt_event_t *e = &t->events[i];
-        if (e->ph != MT_PH_X || e->cat >= MT_CAT_COUNT_ || !rt[e->cat] || e->name >= n_names)
-            continue;
-        if (!is_sync[e->name]) {
-            size_t len;
-            const char *nm = mt_strtab_get(t->strings, e->name, &len);
-            is_sync[e->name] = has_sync(nm, len) ? 2 : 1;
-        }
-        if (is_sync[e->name] != 2)
-            continue;
+    /* host synchronisation calls: listed by the input's one pass over the
+     * events (a second pass here was a fifth of this function) */
+    for (size_t i = 0; i < in->n_sync_calls; i++) {
+        const mt_event_t *e = &t->events[in->sync_calls[i]];
         if (MT_GROW(a->syncs, capsy, a->n_syncs + 1, 64)) {
             free(last_end);
             goto out;
@@ -435,7 +426,6 @@ out:
     free(rs);
     free(keys);
     free(names);
-    free(is_sync);
     free(sc.pre);
     free(scm.pre);
     free(sall.pre);

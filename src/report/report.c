@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void str(mt_out_t *j, const char *s)
@@ -80,7 +81,7 @@ static void nccl_section(mt_out_t *j, const mt_report_t *r)
     mt_out_printf(j, "\n ]},\n");
 }
 
-mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
+static mt_status_t report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
 {
     mt_out_t j = {write, ctx, MT_OK};
     mt_out_printf(&j, "{\n \"schema\": \"mergetrace.report/1\",\n \"generator\": ");
@@ -253,4 +254,18 @@ mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
     }
     mt_out_printf(&j, "\n}\n");
     return j.st;
+}
+
+mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
+{
+    /* buffered: the report is written a few bytes at a time (text.h) */
+    mt_outbuf_t *b = malloc(sizeof *b);
+    if (!b)
+        return MT_ERR_NOMEM;
+    *b = (mt_outbuf_t){.w = write, .ctx = ctx};
+    mt_status_t st = report_json(r, mt_outbuf_write, b);
+    if (st == MT_OK) /* after an error the sink has failed already */
+        st = mt_outbuf_flush(b);
+    free(b);
+    return st;
 }

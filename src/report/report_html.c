@@ -1525,7 +1525,7 @@ static void section_gates(mt_out_t *h, const mt_report_t *r)
     mt_out_puts(h, "</tbody></table></section>\n");
 }
 
-mt_status_t mt_report_html(const mt_report_t *r, const mt_html_opts_t *o, mt_write_fn write, void *ctx)
+static mt_status_t report_html(const mt_report_t *r, const mt_html_opts_t *o, mt_write_fn write, void *ctx)
 {
     mt_out_t h = {write, ctx, MT_OK};
     mt_out_puts(&h, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -1571,4 +1571,18 @@ mt_status_t mt_report_html(const mt_report_t *r, const mt_html_opts_t *o, mt_wri
     mt_out_puts(&h, script);
     mt_out_puts(&h, "</script>\n</body></html>\n");
     return h.st;
+}
+
+mt_status_t mt_report_html(const mt_report_t *r, const mt_html_opts_t *o, mt_write_fn write, void *ctx)
+{
+    /* buffered: the page is written a few bytes at a time (text.h) */
+    mt_outbuf_t *b = malloc(sizeof *b);
+    if (!b)
+        return MT_ERR_NOMEM;
+    *b = (mt_outbuf_t){.w = write, .ctx = ctx};
+    mt_status_t st = report_html(r, o, mt_outbuf_write, b);
+    if (st == MT_OK) /* after an error the sink has failed already */
+        st = mt_outbuf_flush(b);
+    free(b);
+    return st;
 }

@@ -1,6 +1,6 @@
 /* Unit tests of the base layer (src/base/): array growth, order
- * statistics, error positions and the number formatters, each against
- * values worked out by hand or a plain sort. */
+ * statistics, error positions, the number formatters and the radix sort,
+ * each against values worked out by hand or a plain sort. */
 #define _POSIX_C_SOURCE 200809L /* mkstemp */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +18,7 @@
 #include "base/interval.h"
 #include "base/numparse.h"
 #include "base/partpath.h"
+#include "base/sort.h"
 #include "base/stats.h"
 #include "base/text.h"
 #include "mergetrace/buf.h"
@@ -178,6 +179,29 @@ static void test_formatters(void **state)
     assert_string_equal(b, "-9223372036854775808");
     mt_fmt_u64(UINT64_MAX, b);
     assert_string_equal(b, "18446744073709551615");
+    /* against snprintf: every length of 1 to 20 digits, the powers of ten
+     * and their neighbours, random values of every magnitude */
+    uint64_t rng = 4242;
+    for (int k = 0; k < 4000; k++) {
+        uint64_t p10 = 1;
+        for (int e = k % 20; e > 0; e--)
+            p10 *= 10;
+        uint64_t u = k < 60 ? p10 + (uint64_t)(k / 20) - 1 : tu_rand(&rng) >> (tu_rand(&rng) % 64);
+        char w[48];
+        snprintf(w, sizeof w, "%llu", (unsigned long long)u);
+        assert_int_equal(mt_fmt_u64(u, b), strlen(w));
+        assert_string_equal(b, w);
+        int64_t i = (int64_t)u; /* wraps above INT64_MAX */
+        if (k % 2 && i != INT64_MIN)
+            i = -i;
+        snprintf(w, sizeof w, "%lld", (long long)i);
+        assert_int_equal(mt_fmt_i64(i, b), strlen(w));
+        assert_string_equal(b, w);
+        snprintf(w, sizeof w, "%s%lld.%03lld", i < 0 ? "-" : "", (long long)(i < 0 ? -(i / 1000) : i / 1000),
+                 (long long)(i < 0 ? -(i % 1000) : i % 1000));
+        assert_int_equal(mt_fmt_us(i, b), strlen(w));
+        assert_string_equal(b, w);
+    }
     mt_fmt_time(b, sizeof b, 850);
     assert_string_equal(b, "850 ns");
     mt_fmt_time(b, sizeof b, 12345);
@@ -253,6 +277,100 @@ static void test_partpath(void **state)
     unlink(named);
 }
 
+/* mt_sort_u64 against a stable insertion sort of (key, value) pairs: the
+ * digit plan depends on the bits in which the keys differ and on n, so
+ * spans of 1 to 64 bits at several lengths, both sides of the 8/11-bit
+ * switch (4096) and the insertion sort (32), with many equal keys for
+ * stability. */
+static void test_sort_u64(void **state)
+{
+    (void)state;
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    static const size_t lens[] = {2, 31, 33, 200, 4095, 4096, 9000};
+    static const int spans[] = {1, 3, 8, 9, 11, 12, 22, 23, 34, 45, 63, 64};
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
+        for (size_t si = 0; si < sizeof spans / sizeof *spans; si++) {
+            size_t n = lens[li];
+            int span = spans[si];
+            uint64_t *k = malloc(n * sizeof *k), *rk = malloc(n * sizeof *rk);
+            uint32_t *v = malloc(n * sizeof *v), *rv = malloc(n * sizeof *rv);
+            assert_non_null(k);
+            assert_non_null(v);
+            assert_non_null(rk);
+            assert_non_null(rv);
+            /* a common high part (a time key's epoch), a low part of span
+             * bits shifted up 3 (low bits that never differ), 1 in 8 keys a
+             * repeat of an earlier one */
+            uint64_t base = tu_rand(&rng) & ~((span >= 61 ? ~0ull : ((1ull << (span + 3)) - 1)));
+            for (size_t i = 0; i < n; i++) {
+                uint64_t r = tu_rand(&rng);
+                uint64_t low = span == 64 ? r : (r & ((1ull << span) - 1)) << (span >= 61 ? 0 : 3);
+                k[i] = i && tu_rand(&rng) % 8 == 0 ? k[tu_rand(&rng) % i] : base | low;
+                v[i] = (uint32_t)i;
+            }
+            for (size_t i = 0; i < n; i++) {
+                size_t j = i;
+                for (; j > 0 && rk[j - 1] > k[i]; j--) {
+                    rk[j] = rk[j - 1];
+                    rv[j] = rv[j - 1];
+                }
+                rk[j] = k[i];
+                rv[j] = v[i];
+            }
+            assert_int_equal(mt_sort_u64(k, v, n), MT_OK);
+            assert_memory_equal(k, rk, n * sizeof *k);
+            assert_memory_equal(v, rv, n * sizeof *v);
+            free(k);
+            free(v);
+            free(rk);
+            free(rv);
+        }
+}
+
+/* A sink that fails from the call where *ctx reaches 3. */
+static mt_status_t failing_write(void *ctx, const void *data, size_t len)
+{
+    (void)data;
+    (void)len;
+    int *calls = ctx;
+    return ++*calls >= 3 ? MT_ERR_IO : MT_OK;
+}
+
+/* mt_outbuf_t: pieces of 1 byte to twice its buffer pass on whole and in
+ * order (against the same pieces appended directly), and a failing sink's
+ * error comes back from the write that fills the buffer. */
+static void test_outbuf(void **state)
+{
+    (void)state;
+    uint64_t rng = 77;
+    mt_buf_t want = {0}, got = {0};
+    mt_outbuf_t *ob = malloc(sizeof *ob);
+    assert_non_null(ob);
+    *ob = (mt_outbuf_t){.w = mt_buf_write, .ctx = &got};
+    char piece[40000];
+    for (size_t i = 0; i < sizeof piece; i++)
+        piece[i] = (char)('a' + i % 26);
+    for (int k = 0; k < 400; k++) {
+        size_t len = k % 50 == 7 ? 16384 + tu_rand(&rng) % 20000 : 1 + tu_rand(&rng) % 300;
+        size_t off = tu_rand(&rng) % 26;
+        assert_int_equal(mt_outbuf_write(ob, piece + off, len), MT_OK);
+        assert_int_equal(mt_buf_write(&want, piece + off, len), MT_OK);
+    }
+    assert_true(got.len < want.len); /* some still held */
+    assert_int_equal(mt_outbuf_flush(ob), MT_OK);
+    assert_int_equal(got.len, want.len);
+    assert_memory_equal(got.data, want.data, want.len);
+    int calls = 2;
+    *ob = (mt_outbuf_t){.w = failing_write, .ctx = &calls};
+    mt_status_t st = MT_OK;
+    for (int k = 0; k < 100 && st == MT_OK; k++)
+        st = mt_outbuf_write(ob, piece, 1000);
+    assert_int_equal(st, MT_ERR_IO);
+    free(ob);
+    mt_buf_free(&want);
+    mt_buf_free(&got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +380,8 @@ int main(void)
         cmocka_unit_test(test_union2),
         cmocka_unit_test(test_errpos),
         cmocka_unit_test(test_formatters),
+        cmocka_unit_test(test_sort_u64),
+        cmocka_unit_test(test_outbuf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

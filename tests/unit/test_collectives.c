@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "mergetrace/collectives.h"
+#include "align/clockmap.h"
 #include "test_util.h"
 #include "base/hash.h"
 
@@ -430,9 +431,55 @@ static void test_fit_exact_ns(void **state)
     mt_match_free(m);
 }
 
+/* mt_clock_apply and the prepared map (align/clockmap.h) against the
+ * correction written out with llround here: offsets with halves and
+ * near-halves, drifts of 0 (and -0), small and large, times on both sides
+ * of the anchor, corrections beyond 2^52 ns (llround's own path), and no
+ * clock. */
+static void test_clock_map(void **state)
+{
+    (void)state;
+    static const double fracs[] = {0, 0.5, -0.5, 0.25, 1.5, -2.5, 0.49999999999999994, -0.49999999999999994, 0.75};
+    static const double drifts[] = {0, -0.0, 1, -1, 50.3, -123.034, 1e-3, 0.5};
+    static const int64_t xs[] = {0, 1, -1, 500000, -500000, 1500000, 2000000, -3000000000LL, 7000000000LL};
+    static const double offs[] = {0, -0.0, 4750, -23379000.0, 1e9, 1e16, -3e17};
+    uint64_t rng = 12345;
+    size_t n = 0;
+    for (size_t a = 0; a < sizeof offs / sizeof *offs; a++)
+        for (size_t b = 0; b < sizeof fracs / sizeof *fracs; b++)
+            for (size_t c = 0; c < sizeof drifts / sizeof *drifts; c++)
+                for (size_t d = 0; d < sizeof xs / sizeof *xs + 4; d++) {
+                    mt_clock_t k = {0};
+                    k.offset_ns = offs[a] + fracs[b];
+                    k.drift_ppm = drifts[c];
+                    k.anchor_ns = T0 + (int64_t)(tu_rand(&rng) % 1000000000);
+                    int64_t x = d < sizeof xs / sizeof *xs ? xs[d]
+                                                           : (int64_t)(tu_rand(&rng) % 20000000000ULL) - 10000000000LL;
+                    int64_t t = k.anchor_ns + x;
+                    double dd = k.offset_ns + k.drift_ppm * 1e-6 * (double)(t - k.anchor_ns);
+                    int64_t want = t + (int64_t)llround(dd);
+                    mt_clock_map_t m = mt_clock_map(&k);
+                    assert_int_equal(mt_clock_map_apply(&m, t), want);
+                    assert_int_equal(mt_clock_apply(&k, t), want);
+                    n++;
+                }
+    assert_true(n > 4000);
+    mt_clock_map_t id = mt_clock_map(NULL);
+    assert_int_equal(mt_clock_map_apply(&id, T0 + 17), T0 + 17);
+    assert_int_equal(mt_clock_apply(NULL, -5), -5);
+    /* the halves themselves, drift 0: away from zero */
+    mt_clock_t h = {.offset_ns = 2.5};
+    assert_int_equal(mt_clock_apply(&h, 100), 103);
+    h.offset_ns = -2.5;
+    assert_int_equal(mt_clock_apply(&h, 100), 97);
+    h.offset_ns = 0.49999999999999994;
+    assert_int_equal(mt_clock_apply(&h, 100), 100);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_clock_map),
         cmocka_unit_test(test_extract),
         cmocka_unit_test(test_fit_exact_ns),
         cmocka_unit_test(test_fit_offsets_and_drift),
