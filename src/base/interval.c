@@ -89,3 +89,39 @@ size_t mt_iv_union2(const mt_interval_t *a, size_t na, const mt_interval_t *b, s
     }
     return k;
 }
+
+static int64_t field_at(const void *base, size_t i, size_t size, size_t off)
+{
+    int64_t v;
+    memcpy(&v, (const char *)base + i * size + off, sizeof v);
+    return v;
+}
+
+long mt_iv_find_hint(const void *base, size_t n, size_t size, size_t start_off, size_t end_off, int64_t t,
+                     size_t *hint)
+{
+#define START(i) field_at(base, (i), size, start_off)
+    size_t lo = *hint;
+    if (lo <= n && (lo == 0 || START(lo - 1) <= t) && (lo == n || START(lo) > t)) {
+        /* the hint */
+    } else if (lo < n && START(lo) <= t && (lo + 1 == n || START(lo + 1) > t)) {
+        lo++;
+    } else {
+        size_t hi = n;
+        lo = 0;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (START(mid) <= t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+    }
+#undef START
+    if (*hint != SIZE_MAX)
+        *hint = lo;
+    for (size_t k = lo; k-- > 0 && lo - k <= 4;)
+        if (field_at(base, k, size, end_off) >= t)
+            return (long)k;
+    return -1;
+}

@@ -28,4 +28,16 @@ int64_t mt_iv_measure(const mt_interval_t *iv, size_t n);
 /* |a n b| of two sorted disjoint lists. */
 int64_t mt_iv_overlap(const mt_interval_t *a, size_t na, const mt_interval_t *b, size_t nb);
 
+/* The range holding t among n records of `size` bytes sorted by start
+ * (int64 ns at byte offset start_off; end at end_off; usually disjoint):
+ * among the last four starting at or before t, the latest whose end is not
+ * before t; -1 none. *hint: the previous call's search position (the first
+ * record starting after t), tried with the next one before a binary
+ * search, since callers ask in nearly increasing t; it gets the new one,
+ * unless it is SIZE_MAX (records not sorted by start: always the search).
+ * The per-rank steps of an activity (rank/steps.c) and of the graph's
+ * activities and syncs (cross/critpath.c). */
+long mt_iv_find_hint(const void *base, size_t n, size_t size, size_t start_off, size_t end_off, int64_t t,
+                     size_t *hint);
+
 #endif

@@ -43,31 +43,28 @@ double mt_stats_kth_f64(double *v, size_t n, size_t k)
     MT_KTH_BODY(double)
 }
 
+/* The median by selection: the upper middle (k = n / 2) selected, and for
+ * even n the lower middle, the largest of v[0 .. n/2) after it; MEAN of
+ * lo and hi. */
+#define MT_MEDIAN_BODY(T, KTH, MEAN)                                                               \
+    if (!n)                                                                                        \
+        return 0;                                                                                  \
+    T hi = KTH(v, n, n / 2);                                                                       \
+    if (n % 2)                                                                                     \
+        return hi;                                                                                 \
+    T lo = v[0];                                                                                   \
+    for (size_t i = 1; i < n / 2; i++)                                                             \
+        lo = v[i] > lo ? v[i] : lo;                                                                \
+    return MEAN;
+
 double mt_stats_median_f64(double *v, size_t n)
 {
-    if (!n)
-        return 0;
-    double hi = mt_stats_kth_f64(v, n, n / 2);
-    if (n % 2)
-        return hi;
-    /* the lower middle is the largest of v[0 .. n/2) after the selection */
-    double lo = v[0];
-    for (size_t i = 1; i < n / 2; i++)
-        lo = v[i] > lo ? v[i] : lo;
-    return 0.5 * (lo + hi);
+    MT_MEDIAN_BODY(double, mt_stats_kth_f64, 0.5 * (lo + hi))
 }
 
 int64_t mt_stats_median_i64(int64_t *v, size_t n)
 {
-    if (!n)
-        return 0;
-    int64_t hi = mt_stats_kth_i64(v, n, n / 2);
-    if (n % 2)
-        return hi;
-    int64_t lo = v[0]; /* as in mt_stats_median_f64 */
-    for (size_t i = 1; i < n / 2; i++)
-        lo = v[i] > lo ? v[i] : lo;
-    return (lo + hi) / 2;
+    MT_MEDIAN_BODY(int64_t, mt_stats_kth_i64, (lo + hi) / 2)
 }
 
 static size_t nearest_rank(size_t n, int p)

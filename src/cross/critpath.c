@@ -5,6 +5,7 @@
 #include "mergetrace/critpath.h"
 #include "align/clockmap.h"
 #include "base/bigmem.h"
+#include "base/interval.h"
 #include "base/sort.h"
 #include "base/stats.h"
 #include "cross/critpath_int.h"
@@ -12,6 +13,7 @@
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,37 +86,14 @@ static int an_rank_cmp(const void *pa, const void *pb)
     return (a->rank > b->rank) - (a->rank < b->rank);
 }
 
-/* The rank-step whose range holds raw time t (ranges by start). *hint: the
- * previous call's search position, or SIZE_MAX when a's steps are not
- * sorted by start (then always the binary search): on sorted steps the
- * first one starting after t is one position, and a rank's activities and
- * syncs come nearly in time order, so it is usually the hint or the next
- * one and the search (6 M instructions on a 256-rank job) is skipped. */
+/* The rank-step whose range holds raw time t (mt_iv_find_hint; *hint
+ * SIZE_MAX when a's steps are not sorted by start): a rank's activities
+ * and syncs come nearly in time order, so the search (6 M instructions on
+ * a 256-rank job) is mostly skipped. */
 static long rank_step_of(const mt_rank_analysis_t *a, int64_t t, size_t *hint)
 {
-    const mt_an_step_t *st = a->steps;
-    size_t n = a->n_steps, lo = *hint;
-    if (lo <= n && (lo == 0 || st[lo - 1].cpu_start_ns <= t) && (lo == n || st[lo].cpu_start_ns > t)) {
-        /* the hint */
-    } else if (lo < n && st[lo].cpu_start_ns <= t && (lo + 1 == n || st[lo + 1].cpu_start_ns > t)) {
-        lo++;
-    } else {
-        size_t hi = n;
-        lo = 0;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (st[mid].cpu_start_ns <= t)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-    }
-    if (*hint != SIZE_MAX)
-        *hint = lo;
-    for (size_t k = lo; k-- > 0 && lo - k <= 4;)
-        if (st[k].cpu_end_ns >= t)
-            return (long)k;
-    return -1;
+    return mt_iv_find_hint(a->steps, a->n_steps, sizeof *a->steps, offsetof(mt_an_step_t, cpu_start_ns),
+                           offsetof(mt_an_step_t, cpu_end_ns), t, hint);
 }
 
 /* rank_step_of's first hint for a: 0, or SIZE_MAX when its steps are not

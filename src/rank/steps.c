@@ -5,9 +5,11 @@
  * activity's annotation. */
 #include "rank/passes.h"
 #include "base/bigmem.h"
+#include "base/interval.h"
 #include "mergetrace/summary.h"
 #include "trace/stepname.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,34 +64,11 @@ static int step_cmp(const void *pa, const void *pb)
     return (a->end_ns > b->end_ns) - (a->end_ns < b->end_ns);
 }
 
-/* The step whose range holds t: the last one starting at or before t that
- * has not ended before it; -1 none. Ranges are sorted by start and usually
- * disjoint. *hint: the previous call's search position, tried before the
- * binary search (the first range starting after t is one position; the
- * activities come by start, so it is mostly the hint or the next one). */
+/* The step whose range holds t (mt_iv_find_hint): the activities come by
+ * start, so the search is mostly skipped. */
 static long find_step(const mt_step_t *s, size_t n, int64_t t, size_t *hint)
 {
-    size_t lo = *hint;
-    if (lo <= n && (lo == 0 || s[lo - 1].start_ns <= t) && (lo == n || s[lo].start_ns > t)) {
-        /* the hint */
-    } else if (lo < n && s[lo].start_ns <= t && (lo + 1 == n || s[lo + 1].start_ns > t)) {
-        lo++;
-    } else {
-        size_t hi = n;
-        lo = 0;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (s[mid].start_ns <= t)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-    }
-    *hint = lo;
-    for (size_t k = lo; k-- > 0 && lo - k <= 4;)
-        if (s[k].end_ns >= t)
-            return (long)k;
-    return -1;
+    return mt_iv_find_hint(s, n, sizeof *s, offsetof(mt_step_t, start_ns), offsetof(mt_step_t, end_ns), t, hint);
 }
 
 /* ---- annotations of the graph's activities (analysis.h "graph") ----

@@ -130,6 +130,30 @@ static void test_union2(void **state)
     assert_int_equal(mt_iv_union2(NULL, 0, NULL, 0, out), 0);
 }
 
+/* mt_iv_find_hint by hand on [10,20) [20,30) [40,50) [45,46): the latest of
+ * the last four starting at or before t whose end is not before t. */
+static void test_find_hint(void **state)
+{
+    (void)state;
+    const mt_interval_t r[] = {{10, 20}, {20, 30}, {40, 50}, {45, 46}};
+    size_t S = offsetof(mt_interval_t, start), E = offsetof(mt_interval_t, end), h = 0;
+    assert_int_equal(mt_iv_find_hint(r, 4, sizeof *r, S, E, 5, &h), -1); /* before all */
+    assert_int_equal(h, 0);
+    assert_int_equal(mt_iv_find_hint(r, 4, sizeof *r, S, E, 15, &h), 0);
+    assert_int_equal(h, 1);                                               /* the next one */
+    assert_int_equal(mt_iv_find_hint(r, 4, sizeof *r, S, E, 20, &h), 1);  /* [20,30) starts at 20 */
+    assert_int_equal(mt_iv_find_hint(r, 4, sizeof *r, S, E, 35, &h), -1); /* in no range */
+    assert_int_equal(mt_iv_find_hint(r, 4, sizeof *r, S, E, 47, &h), 2);  /* [45,46) ended: [40,50) */
+    assert_int_equal(h, 4);
+    h = 4; /* a stale hint: the binary search */
+    assert_int_equal(mt_iv_find_hint(r, 4, sizeof *r, S, E, 12, &h), 0);
+    assert_int_equal(h, 1);
+    h = SIZE_MAX; /* not sorted: searched, the hint kept */
+    assert_int_equal(mt_iv_find_hint(r, 4, sizeof *r, S, E, 25, &h), 1);
+    assert_true(h == SIZE_MAX);
+    assert_int_equal(mt_iv_find_hint(r, 0, sizeof *r, S, E, 25, &h), -1);
+}
+
 static void test_errpos(void **state)
 {
     (void)state;
@@ -378,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_partpath),
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_union2),
+        cmocka_unit_test(test_find_hint),
         cmocka_unit_test(test_errpos),
         cmocka_unit_test(test_formatters),
         cmocka_unit_test(test_sort_u64),
