@@ -26,6 +26,7 @@
 #include "mergetrace/buf.h"
 #include "base/numparse.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1135,10 +1136,12 @@ static int arg_key_of(const strtok_t *k)
  * key, or blanks before the colon, returns AK_NONE and obj_key reads it. */
 static inline int arg_key_fast(const char *p, const char **out)
 {
-#define AK_AT(lit, id)                                  \
-    if (memcmp(p, "\"" lit "\":", sizeof(lit) + 2) == 0) { \
-        *out = skip_ws(p + sizeof(lit) + 2);            \
-        return id;                                      \
+#define AK_AT(lit, id)                                                              \
+    if (memcmp(p, "\"" lit "\":", sizeof(lit) + 2) == 0) {                             \
+        /* the slow path's table agrees (checked in debug builds) */                \
+        assert(arg_key_of(&(strtok_t){lit, sizeof(lit) - 1, false}) == (id));       \
+        *out = skip_ws(p + sizeof(lit) + 2);                                        \
+        return id;                                                                  \
     }
     switch (p[1]) {
     case 'E':
@@ -1697,10 +1700,12 @@ static int ev_key_of(const strtok_t *k)
  * and obj_key reads the key (any other key, blanks before the colon). */
 static inline int ev_key_fast(const char *p, const char **out)
 {
-#define EK_AT(lit, id)                                  \
-    if (memcmp(p, lit, sizeof(lit) - 1) == 0) {          \
-        *out = skip_ws(p + sizeof(lit) - 1);            \
-        return id;                                      \
+#define EK_AT(lit, id)                                                              \
+    if (memcmp(p, lit, sizeof(lit) - 1) == 0) {                                     \
+        /* the slow path's table agrees (checked in debug builds) */                \
+        assert(ev_key_of(&(strtok_t){lit + 1, sizeof(lit) - 4, false}) == (id));    \
+        *out = skip_ws(p + sizeof(lit) - 1);                                        \
+        return id;                                                                  \
     }
     switch (p[1]) {
     case 'p': EK_AT("\"ph\":", EK_PH) EK_AT("\"pid\":", EK_PID) break;
