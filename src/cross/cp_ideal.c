@@ -6,7 +6,6 @@
  * What-if Analysis" (OSDI 2025); what differs from its artifact:
  * docs/whatif.md. */
 #include "base/bigmem.h"
-#include "base/hash.h"
 #include "base/sort.h"
 #include "base/stats.h"
 #include "cross/critpath_int.h"
