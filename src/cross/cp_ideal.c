@@ -342,6 +342,13 @@ typedef struct scen {
     double mean;          /* the replayed mean step time */
 } scen_t;
 
+/* The narrowest instantiated sweep (LN_RUN_K) for n scenarios, at most
+ * LANES_MAX. */
+static size_t lane_width(size_t n)
+{
+    return n <= 1 ? 1 : n <= 4 ? 4 : n <= 8 ? 8 : LANES_MAX;
+}
+
 /* Replay scenarios v[0..n) in sweeps of at most k_max lanes (1 to
  * LANES_MAX); *n_used gets the used steps' count. 0, or -1 out of memory. */
 static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *actual, const int64_t *ideal,
@@ -352,7 +359,7 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
     if (!n)
         return 0;
     /* the widest sweep: a lane count instantiated, at most k_max */
-    size_t W = n <= 1 ? 1 : n <= 4 ? 4 : n <= 8 ? 8 : 16;
+    size_t W = lane_width(n);
     while (W > 1 && W > k_max)
         W = W == 4 ? 1 : W / 2;
     lanes_t L = {.g = g, .actual = actual, .ideal = ideal, .job_start = job_start};
@@ -376,7 +383,7 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
     L.mask = mask;
     for (size_t a = 0; a < n;) {
         size_t left = n - a;
-        size_t K = left <= 1 ? 1 : left <= 4 ? 4 : left <= 8 ? 8 : 16;
+        size_t K = lane_width(left);
         if (K > W)
             K = W;
         size_t k_used = left < K ? left : K; /* lanes past it: padding */
@@ -389,17 +396,19 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
             uint32_t bit = 1u << l;
             if (s->invert)
                 inv |= bit;
-            if (s->kind == SC_ALL)
+            if (s->kind == SC_ALL) {
                 all |= bit;
-            else if (s->kind == SC_LABEL && s->v >= 0 && s->v < LAB_CAP)
-                lm[s->v] |= bit;
-            else
+            } else if (s->kind == SC_LABEL) {
+                if (s->v >= 0 && s->v < LAB_CAP)
+                    lm[s->v] |= bit;
+            } else {
                 for (size_t r = 0; r < NR; r++) {
                     const coord_t *co = &x->co[r];
                     if ((s->kind == SC_WORKER && co->worker == s->v) || (s->kind == SC_STAGE && co->stage == s->v) ||
                         (s->kind == SC_RANK && co->rank == s->v))
                         rm[r] |= bit;
                 }
+            }
         }
         for (size_t i = 0; i < N; i++) {
             uint16_t lb = x->lab[i];

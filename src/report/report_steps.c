@@ -10,10 +10,10 @@
 #include "base/text.h"
 #include "report/sections.h"
 
-/* ", \"key\": " and ns in microseconds, put together here rather than by
- * printf: the per-step rows write seven for each rank and step (17,920 on
- * a 256-rank job of 10 steps), and printf's format parsing was three
- * quarters of this section's instructions. */
+/* ", \"key\": " and ns in microseconds, put together here rather than
+ * through a format string: the per-step rows write seven for each rank and
+ * step (17,920 on a 256-rank job of 10 steps), and parsing the format was
+ * three quarters of this section's instructions. */
 static void us(mt_out_t *o, const char *key, int64_t ns)
 {
     char b[96];
@@ -36,7 +36,7 @@ static const char *tf(bool v)
     return v ? "true" : "false";
 }
 
-/* Once per step too: no printf (us()). */
+/* Once per step too: no format string (us()). */
 static void kinds(mt_out_t *o, const char *key, const int64_t *k)
 {
     mt_out_puts(o, ", \"");
@@ -223,7 +223,7 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
     mt_out_puts(&o, ",\n  \"per_step\": [");
     for (size_t j = 0; j < c->n_steps; j++) {
         const mt_cp_step_t *s = &c->steps[j];
-        /* no printf in a step's row (us()): a long job has thousands */
+        /* no format string in a step's row (us()): a long job has thousands */
         mt_out_puts(&o, j ? ",\n    {\"step\": " : "\n    {\"step\": ");
         mt_out_i64(&o, s->step);
         mt_out_puts(&o, ", \"used\": ");
@@ -258,7 +258,7 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
                 f2 = 0;
             }
         mt_out_puts(&o, "}, \"ranks\": [");
-        for (uint32_t k = s->first; k < s->first + s->n; k++) { /* a row per rank: no printf (us()) */
+        for (uint32_t k = s->first; k < s->first + s->n; k++) { /* a row per rank: no format string (us()) */
             const mt_cp_rank_step_t *y = &c->rank_steps[k];
             mt_out_puts(&o, k > s->first ? ", {\"rank\": " : "{\"rank\": ");
             mt_out_i64(&o, y->rank);
