@@ -90,6 +90,47 @@ mt_status_t mt_sort_u64(uint64_t *keys, uint32_t *vals, size_t n)
     return MT_OK;
 }
 
+mt_status_t mt_kmerge_init(mt_kmerge_t *m, size_t k)
+{
+    /* node[k..3k): the winners while mt_kmerge_start plays (leaves at k + s) */
+    m->k = k;
+    m->node = malloc((k ? 3 * k : 1) * sizeof *m->node);
+    m->key = malloc((k ? k : 1) * sizeof *m->key);
+    m->tie = malloc((k ? k : 1) * sizeof *m->tie);
+    if (!k || !m->node || !m->key || !m->tie) {
+        mt_kmerge_free(m);
+        return MT_ERR_NOMEM;
+    }
+    for (size_t s = 0; s < k; s++)
+        m->key[s] = m->tie[s] = MT_KMERGE_END;
+    return MT_OK;
+}
+
+void mt_kmerge_start(mt_kmerge_t *m)
+{
+    size_t k = m->k;
+    uint32_t *win = m->node + k; /* win[i]: the winner at tree node i (leaves k..2k) */
+    for (size_t s = 0; s < k; s++)
+        win[k + s] = (uint32_t)s;
+    for (size_t i = k; i-- > 1;) {
+        uint32_t a = win[2 * i], b = win[2 * i + 1];
+        bool bw = mt_kmerge_less(m, b, a);
+        win[i] = bw ? b : a;
+        m->node[i] = bw ? a : b;
+    }
+    m->node[0] = win[1];
+}
+
+void mt_kmerge_free(mt_kmerge_t *m)
+{
+    free(m->node);
+    free(m->key);
+    free(m->tie);
+    m->node = NULL;
+    m->key = m->tie = NULL;
+    m->k = 0;
+}
+
 void mt_sort_permute(void *base, size_t size, uint32_t *perm, size_t n)
 {
     char *b = base;

@@ -4,6 +4,7 @@
 #ifndef MT_BASE_SORT_H
 #define MT_BASE_SORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,60 @@ mt_status_t mt_sort_u64(uint64_t *keys, uint32_t *vals, size_t n);
  * that element k becomes the old base[perm[k]]; perm must be a
  * permutation of 0..n-1 and is left as the identity. */
 void mt_sort_permute(void *base, size_t size, uint32_t *perm, size_t n);
+
+/* A k-way merge of sorted sources (a loser tree): each source shows its
+ * head, a (key, tie) pair; the least pair wins (equal pairs: the lower
+ * source). The caller reads the winner (mt_kmerge_top), then hands that
+ * source's next head (mt_kmerge_next): about log2(k) comparisons an item
+ * and no copy of the items, where sorting their concatenation needs a key
+ * array, a permutation and the sort's own scratch. Plain data: the caller
+ * may read key[] and tie[] of the top source. */
+typedef struct mt_kmerge {
+    size_t k;
+    uint32_t *node;      /* node[0]: the winner; node[1..k): the losers of the matches */
+    uint64_t *key, *tie; /* per source: its head; both MT_KMERGE_END: exhausted */
+} mt_kmerge_t;
+
+#define MT_KMERGE_END UINT64_MAX
+
+/* k >= 1 sources, every one exhausted until set: key[s], tie[s] of each
+ * source with items, then mt_kmerge_start. MT_OK or MT_ERR_NOMEM (m
+ * empty). Free with mt_kmerge_free (also after a failed init). */
+mt_status_t mt_kmerge_init(mt_kmerge_t *m, size_t k);
+/* Play the first tournament over the heads set. */
+void mt_kmerge_start(mt_kmerge_t *m);
+void mt_kmerge_free(mt_kmerge_t *m);
+
+static inline bool mt_kmerge_less(const mt_kmerge_t *m, uint32_t a, uint32_t b)
+{
+    if (m->key[a] != m->key[b])
+        return m->key[a] < m->key[b];
+    return m->tie[a] != m->tie[b] ? m->tie[a] < m->tie[b] : a < b;
+}
+
+/* The source holding the least head; its key is MT_KMERGE_END and tie
+ * MT_KMERGE_END when every source is exhausted. */
+static inline uint32_t mt_kmerge_top(const mt_kmerge_t *m)
+{
+    return m->node[0];
+}
+
+/* The top source's next head (MT_KMERGE_END twice: it is exhausted), and
+ * the matches on its way to the root played again. */
+static inline void mt_kmerge_next(mt_kmerge_t *m, uint64_t key, uint64_t tie)
+{
+    uint32_t w = m->node[0];
+    m->key[w] = key;
+    m->tie[w] = tie;
+    for (size_t i = (w + m->k) >> 1; i; i >>= 1) {
+        uint32_t l = m->node[i];
+        if (mt_kmerge_less(m, l, w)) {
+            m->node[i] = w;
+            w = l;
+        }
+    }
+    m->node[0] = w;
+}
 
 /* A signed value as a key that sorts in the same order. */
 static inline uint64_t mt_sort_key_i64(int64_t x)

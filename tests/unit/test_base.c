@@ -351,6 +351,89 @@ static void test_sort_u64(void **state)
         }
 }
 
+/* mt_kmerge against qsort of the sources' items put together: 1 to 70
+ * sources (powers of two and not), some empty, items with equal keys in
+ * one source and across sources (the tie decides, then the source), the
+ * largest key (UINT64_MAX with a smaller tie) that must not read as an
+ * exhausted source. */
+typedef struct km_item {
+    uint64_t key, tie;
+    uint32_t src;
+} km_item_t;
+
+static int km_cmp(const void *pa, const void *pb)
+{
+    const km_item_t *a = pa, *b = pb;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    if (a->tie != b->tie)
+        return a->tie < b->tie ? -1 : 1;
+    return (a->src > b->src) - (a->src < b->src);
+}
+
+static void test_kmerge(void **state)
+{
+    (void)state;
+    uint64_t rng = 0x243f6a8885a308d3ull;
+    static const size_t ks[] = {1, 2, 3, 5, 8, 13, 64, 70};
+    for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++)
+        for (int rep = 0; rep < 4; rep++) {
+            size_t k = ks[ki];
+            size_t *len = calloc(k, sizeof *len), *at = calloc(k, sizeof *at), *first = calloc(k + 1, sizeof *first);
+            assert_non_null(len);
+            assert_non_null(at);
+            assert_non_null(first);
+            for (size_t s = 0; s < k; s++)
+                len[s] = tu_rand(&rng) % 4 == 0 ? 0 : tu_rand(&rng) % 50;
+            for (size_t s = 0; s < k; s++)
+                first[s + 1] = first[s] + len[s];
+            size_t n = first[k];
+            km_item_t *it = malloc((n ? n : 1) * sizeof *it), *ref = malloc((n ? n : 1) * sizeof *ref);
+            assert_non_null(it);
+            assert_non_null(ref);
+            for (size_t s = 0; s < k; s++) {
+                uint64_t key = tu_rand(&rng) % 8;
+                for (size_t j = 0; j < len[s]; j++) {
+                    key += tu_rand(&rng) % 3; /* repeats within the source */
+                    uint64_t big = rep == 3 && j + 1 == len[s] ? UINT64_MAX : key;
+                    it[first[s] + j] = (km_item_t){.key = big, .tie = tu_rand(&rng) % 2, .src = (uint32_t)s};
+                }
+                /* each source sorted by (key, tie) */
+                qsort(it + first[s], len[s], sizeof *it, km_cmp);
+            }
+            memcpy(ref, it, n * sizeof *it);
+            qsort(ref, n, sizeof *ref, km_cmp);
+            mt_kmerge_t m;
+            assert_int_equal(mt_kmerge_init(&m, k), MT_OK);
+            for (size_t s = 0; s < k; s++)
+                if (len[s]) {
+                    m.key[s] = it[first[s]].key;
+                    m.tie[s] = it[first[s]].tie;
+                }
+            mt_kmerge_start(&m);
+            for (size_t q = 0; q < n; q++) {
+                uint32_t s = mt_kmerge_top(&m);
+                assert_true(s < k);
+                assert_true(at[s] < len[s]);
+                const km_item_t *x = &it[first[s] + at[s]];
+                assert_true(m.key[s] == x->key && m.tie[s] == x->tie);
+                assert_true(x->key == ref[q].key && x->tie == ref[q].tie && s == ref[q].src);
+                if (++at[s] < len[s])
+                    mt_kmerge_next(&m, it[first[s] + at[s]].key, it[first[s] + at[s]].tie);
+                else
+                    mt_kmerge_next(&m, MT_KMERGE_END, MT_KMERGE_END);
+            }
+            uint32_t s = mt_kmerge_top(&m);
+            assert_true(m.key[s] == MT_KMERGE_END && m.tie[s] == MT_KMERGE_END);
+            mt_kmerge_free(&m);
+            free(it);
+            free(ref);
+            free(len);
+            free(at);
+            free(first);
+        }
+}
+
 /* A sink that fails from the call where *ctx reaches 3. */
 static mt_status_t failing_write(void *ctx, const void *data, size_t len)
 {
@@ -406,6 +489,7 @@ int main(void)
         cmocka_unit_test(test_errpos),
         cmocka_unit_test(test_formatters),
         cmocka_unit_test(test_sort_u64),
+        cmocka_unit_test(test_kmerge),
         cmocka_unit_test(test_outbuf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
