@@ -106,28 +106,36 @@ static size_t step_hint0(const mt_rank_analysis_t *a)
     return 0;
 }
 
-/* Sort idx[0..n) by v[idx[i]] (stable; v int64). */
-static int sort_by(int32_t *idx, const int64_t *v, size_t n)
+/* The first position j in be[0..n) (node ids by end) whose node ends
+ * after t, starting from hint (any position): a rank's nodes come by
+ * start and its syncs by end, so t rises and the answer moves forward a
+ * few places a call; a binary search only when it has moved further (the
+ * searches were 10 % of the graph build on an 8-rank job). */
+static size_t ends_after(const cp_graph_t *g, const int32_t *be, size_t n, int64_t t, size_t hint)
 {
-    uint64_t *key = mt_big_malloc((n ? n : 1) * sizeof *key);
-    uint32_t *perm = mt_big_malloc((n ? n : 1) * sizeof *perm);
-    int32_t *tmp = mt_big_malloc((n ? n : 1) * sizeof *tmp);
-    int bad = !key || !perm || !tmp;
-    if (!bad) {
-        for (size_t i = 0; i < n; i++) {
-            key[i] = mt_sort_key_i64(v[idx[i]]);
-            perm[i] = (uint32_t)i;
+    size_t lo = 0, hi = n;
+    if (hint > n)
+        hint = n;
+    if (hint > 0 && g->nodes[be[hint - 1]].e > t) {
+        hi = hint - 1;
+    } else {
+        for (size_t j = hint, stop = hint + 8 < n ? hint + 8 : n;; j++) {
+            if (j == n || g->nodes[be[j]].e > t)
+                return j;
+            if (j + 1 == stop) {
+                lo = stop;
+                break;
+            }
         }
-        bad = mt_sort_u64(key, perm, n) != MT_OK;
-        for (size_t i = 0; !bad && i < n; i++)
-            tmp[i] = idx[perm[i]];
-        if (!bad)
-            memcpy(idx, tmp, n * sizeof *idx);
     }
-    free(key);
-    free(perm);
-    free(tmp);
-    return bad ? -1 : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->nodes[be[mid]].e <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 void cp_graph_free(cp_graph_t *g)
@@ -145,8 +153,6 @@ void cp_graph_free(cp_graph_t *g)
     free(g->e0);
     free(g->rs);
     free(g->js);
-    for (size_t i = 0; g->ranks && i < g->n_ranks; i++)
-        free(g->ranks[i].cmap);
     free(g->ranks);
     memset(g, 0, sizeof *g);
 }
@@ -159,24 +165,36 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
     mt_status_t st = MT_ERR_NOMEM;
     const mt_rank_analysis_t **an = malloc((n_an ? n_an : 1) * sizeof *an);
     int64_t *cmap = NULL; /* the nodes found for one instance */
-    uint64_t *ckey = NULL; /* a rank's comm activities: raw start keys, nodes */
-    uint32_t *cval = NULL;
-    size_t cap_ck = 0, cap_cv = 0;
+    /* Scratch for every per-rank pass (the sort by end, the comm
+     * activities' keys, the medians), sized for the largest rank and
+     * reused: per-rank or per-graph temporaries were fresh pages each. */
+    uint64_t *key = NULL;
+    uint32_t *val = NULL;
+    int64_t **cm = NULL;  /* per rank: (raw start, node) of its comm activities, by start */
+    size_t *n_cm = NULL;
     int32_t *rix = NULL;  /* index into g->ranks by rank - rmin; -1 */
     if (!an)
         return st;
     memcpy(an, an_in, n_an * sizeof *an);
     qsort(an, n_an, sizeof *an, an_rank_cmp);
-    size_t nn = 0, ns = 0, nrs = 0;
+    size_t nn = 0, ns = 0, nrs = 0, nmax = 1;
     for (size_t i = 0; i < n_an; i++) {
         nn += an[i]->n_gacts;
         ns += an[i]->n_syncs;
         nrs += an[i]->n_steps;
+        nmax = an[i]->n_gacts > nmax ? an[i]->n_gacts : nmax;
+        nmax = an[i]->n_syncs > nmax ? an[i]->n_syncs : nmax;
     }
     if (nn >= INT32_MAX || nrs >= INT32_MAX) {
         free(an);
         return MT_ERR_LIMIT;
     }
+    key = mt_big_malloc(nmax * sizeof *key);
+    val = mt_big_malloc(nmax * sizeof *val);
+    cm = calloc(n_an ? n_an : 1, sizeof *cm);
+    n_cm = calloc(n_an ? n_an : 1, sizeof *n_cm);
+    if (!key || !val || !cm || !n_cm)
+        goto out;
     g->ranks = calloc(n_an ? n_an : 1, sizeof *g->ranks);
     g->nodes = mt_big_malloc((nn ? nn : 1) * sizeof *g->nodes);
     g->syncs = malloc((ns ? ns : 1) * sizeof *g->syncs);
@@ -208,27 +226,29 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         for (size_t k = 0; k < a->n_gacts; k++) {
             const mt_an_gact_t *x = &a->gacts[k];
             cp_node_t *n = &g->nodes[b + k];
-            memset(n, 0, sizeof *n);
-            n->s = mt_clock_map_apply(&map, x->start_ns);
-            n->e = mt_clock_map_apply(&map, x->end_ns);
+            int32_t rstep;
+            if (a->gstep)
+                rstep = a->gstep[k] >= 0 && (size_t)a->gstep[k] < a->n_steps ? a->gstep[k] : -1;
+            else
+                rstep = (int32_t)rank_step_of(a, x->launch_ns >= 0 ? x->launch_ns : x->start_ns, &hint);
+            /* written once, whole (a memset first wrote each node twice) */
+            *n = (cp_node_t){.s = mt_clock_map_apply(&map, x->start_ns),
+                             .e = mt_clock_map_apply(&map, x->end_ns),
+                             .L = x->launch_ns >= 0 ? mt_clock_map_apply(&map, x->launch_end_ns) : INT64_MIN,
+                             .name = a->strings ? a->strings + x->name.off : "",
+                             .name_len = x->name.len,
+                             .rank_i = (int32_t)i,
+                             .pstream = -1,
+                             .px = -1,
+                             .px2 = -1,
+                             .inst = -1,
+                             .rstep = rstep >= 0 ? rstep + (int32_t)rb : -1,
+                             .job = -1,
+                             .cls = (uint8_t)x->cls};
             if (n->e < n->s)
                 n->e = n->s;
-            n->L = x->launch_ns >= 0 ? mt_clock_map_apply(&map, x->launch_end_ns) : INT64_MIN;
-            n->rank_i = (int32_t)i;
-            n->cls = (uint8_t)x->cls;
-            n->stream = x->stream;
-            n->pstream = n->px = n->px2 = n->inst = n->job = -1;
-            if (a->gstep)
-                n->rstep = a->gstep[k] >= 0 && (size_t)a->gstep[k] < a->n_steps ? a->gstep[k] : -1;
-            else
-                n->rstep = (int32_t)rank_step_of(a, x->launch_ns >= 0 ? x->launch_ns : x->start_ns, &hint);
-            if (n->rstep >= 0)
-                n->rstep += (int32_t)rb;
-            n->name = a->strings ? a->strings + x->name.off : "";
-            n->name_len = x->name.len;
             if (n->L != INT64_MIN && n->s - n->L < lambda && n->s >= n->L)
                 lambda = n->s - n->L;
-            g->by_end[b + k] = (int32_t)(b + k);
         }
         R->lambda = lambda == INT64_MAX ? 0 : lambda;
         hint = hint0;
@@ -268,18 +288,19 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
             s[j] = v;
         }
     }
-    /* by_end per rank, and each rank step's last-ending node */
-    int64_t *ends = mt_big_malloc((nn ? nn : 1) * sizeof *ends);
-    if (!ends)
-        goto out;
-    for (size_t k = 0; k < nn; k++)
-        ends[k] = g->nodes[k].e;
-    for (size_t i = 0; i < n_an; i++)
-        if (sort_by(g->by_end + g->ranks[i].node0, ends, g->ranks[i].n_nodes)) {
-            free(ends);
-            goto out;
+    /* by_end per rank (the radix sort is stable: equal ends by id), and
+     * each rank step's last-ending node */
+    for (size_t i = 0; i < n_an; i++) {
+        const cp_rank_t *R = &g->ranks[i];
+        for (size_t k = 0; k < R->n_nodes; k++) {
+            key[k] = mt_sort_key_i64(g->nodes[R->node0 + k].e);
+            val[k] = (uint32_t)(R->node0 + k);
         }
-    free(ends);
+        if (mt_sort_u64(key, val, R->n_nodes) != MT_OK)
+            goto out;
+        for (size_t k = 0; k < R->n_nodes; k++)
+            g->by_end[R->node0 + k] = (int32_t)val[k];
+    }
     for (size_t k = 0; k < nn; k++) {
         cp_node_t *n = &g->nodes[k];
         if (n->rstep >= 0) {
@@ -292,33 +313,29 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
     size_t ni = m ? m->n_inst : 0, cap_i = 0;
     for (size_t i = 0; i < n_an; i++) {
         const mt_rank_analysis_t *a = an[i];
-        cp_rank_t *R = &g->ranks[i];
+        const cp_rank_t *R = &g->ranks[i];
         size_t nc = 0;
         for (size_t k = 0; k < a->n_gacts; k++)
             nc += a->gacts[k].cls == MT_AN_COMM;
-        int64_t *cm = malloc((nc ? nc : 1) * 2 * sizeof *cm);
-        if (!cm)
+        if (!(cm[i] = malloc((nc ? nc : 1) * 2 * sizeof **cm)))
             goto out;
-        R->cmap = cm;
         /* by start with the stable radix sort (equal starts stay in node
          * order, as glibc's merge-sorting qsort left them): a rank's
          * activities come nearly by start, and qsort's comparator calls
          * were 19 M instructions on a 256-rank job */
-        if (MT_GROW(ckey, cap_ck, nc, 256) || MT_GROW(cval, cap_cv, nc, 256))
-            goto out;
         nc = 0;
         for (size_t k = 0; k < a->n_gacts; k++)
             if (a->gacts[k].cls == MT_AN_COMM) {
-                ckey[nc] = mt_sort_key_i64(a->gacts[k].start_ns);
-                cval[nc++] = (uint32_t)(R->node0 + k);
+                key[nc] = mt_sort_key_i64(a->gacts[k].start_ns);
+                val[nc++] = (uint32_t)(R->node0 + k);
             }
-        if (mt_sort_u64(ckey, cval, nc) != MT_OK)
+        if (mt_sort_u64(key, val, nc) != MT_OK)
             goto out;
         for (size_t k = 0; k < nc; k++) {
-            cm[2 * k] = (int64_t)(ckey[k] ^ (UINT64_C(1) << 63));
-            cm[2 * k + 1] = cval[k];
+            cm[i][2 * k] = (int64_t)(key[k] ^ (UINT64_C(1) << 63));
+            cm[i][2 * k + 1] = val[k];
         }
-        R->n_cmap = nc;
+        n_cm[i] = nc;
     }
     /* the graph's rank index by rank: a table when the ranks are dense (the
      * usual case), else the binary search below */
@@ -361,18 +378,19 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
                     continue;
             }
             const cp_rank_t *R = &g->ranks[lo];
+            const int64_t *cmr = cm[lo];
             /* the first comm activity starting at r's start */
-            size_t clo = 0, chi = R->n_cmap;
+            size_t clo = 0, chi = n_cm[lo];
             while (clo < chi) {
                 size_t mid = clo + (chi - clo) / 2;
-                if (R->cmap[2 * mid] < r->start_ns)
+                if (cmr[2 * mid] < r->start_ns)
                     clo = mid + 1;
                 else
                     chi = mid;
             }
-            const int64_t *hit = R->cmap + 2 * clo;
+            const int64_t *hit = cmr + 2 * clo;
             int32_t nd = -1;
-            for (; hit < R->cmap + 2 * R->n_cmap && hit[0] == r->start_ns; hit += 2) {
+            for (; hit < cmr + 2 * n_cm[lo] && hit[0] == r->start_ns; hit += 2) {
                 const mt_an_gact_t *x = &R->an->gacts[hit[1] - (int64_t)R->node0];
                 if (x->end_ns == r->end_ns && g->nodes[hit[1]].inst < 0) {
                     nd = (int32_t)hit[1];
@@ -418,20 +436,22 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         int32_t last_on[64];
         size_t nstreams = 0;
         int32_t *lastv = NULL;
+        const mt_an_gact_t *ga = R->an->gacts; /* the streams (not kept in cp_node_t) */
         for (size_t k = 0; k < R->n_nodes; k++)
-            if (g->nodes[R->node0 + k].stream + 1 > nstreams)
-                nstreams = g->nodes[R->node0 + k].stream + 1;
+            if (ga[k].stream + 1 > nstreams)
+                nstreams = ga[k].stream + 1;
         lastv = nstreams <= 64 ? last_on : malloc(nstreams * sizeof *lastv);
         if (!lastv)
             goto out;
         for (size_t k = 0; k < nstreams; k++)
             lastv[k] = -1;
         const int32_t *be = g->by_end + R->node0;
+        size_t hint = 0;
         for (size_t k = 0; k < R->n_nodes; k++) {
             int32_t id = (int32_t)(R->node0 + k);
             cp_node_t *n = &g->nodes[id];
-            n->pstream = lastv[n->stream];
-            lastv[n->stream] = id;
+            n->pstream = lastv[ga[k].stream];
+            lastv[ga[k].stream] = id;
             int64_t best = INT64_MIN;
             uint8_t bind = CP_B_NONE;
             if (n->pstream >= 0) {
@@ -471,19 +491,12 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
                 }
             } else if (bind == CP_B_NONE || n->s - best > 1000) {
                 /* the latest end on another stream of the rank, no later than s */
-                size_t lo = 0, hi = R->n_nodes;
-                while (lo < hi) {
-                    size_t mid = lo + (hi - lo) / 2;
-                    if (g->nodes[be[mid]].e <= n->s)
-                        lo = mid + 1;
-                    else
-                        hi = mid;
-                }
+                size_t lo = hint = ends_after(g, be, R->n_nodes, n->s, hint);
                 for (size_t j = lo, tries = 0; j-- > 0 && tries < 32; tries++) {
                     const cp_node_t *x = &g->nodes[be[j]];
                     if (bind != CP_B_NONE && x->e <= best)
                         break;
-                    if (x->stream == n->stream || be[j] == id)
+                    if (ga[be[j] - (int32_t)R->node0].stream == ga[k].stream || be[j] == id)
                         continue;
                     n->px = be[j];
                     best = x->e;
@@ -492,7 +505,6 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
                 }
             }
             n->bind = bind;
-            n->extra = bind == CP_B_NONE ? 0 : n->s - best;
         }
         if (lastv != last_on)
             free(lastv);
@@ -500,9 +512,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
     /* the replay's per-rank latencies: what the model may carry instead of
      * each edge's measured slack (critpath.h "replay") */
     {
-        int64_t *v = mt_big_malloc((nn + ns ? nn + ns : 1) * sizeof *v);
-        if (!v)
-            goto out;
+        int64_t *v = (int64_t *)key;
         for (size_t i = 0; i < n_an; i++) {
             cp_rank_t *R = &g->ranks[i];
             size_t nv = 0;
@@ -513,22 +523,15 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
             }
             R->lat = nv ? mt_stats_pct_i64(v, nv, 50) : R->lambda;
         }
-        free(v);
     }
     /* syncs: what each waited for */
     for (size_t i = 0; i < n_an; i++) {
         cp_rank_t *R = &g->ranks[i];
         const int32_t *be = g->by_end + R->node0;
+        size_t hint = 0;
         for (size_t k = 0; k < R->n_syncs; k++) {
             cp_sync_t *s = &g->syncs[R->sync0 + k];
-            size_t lo = 0, hi = R->n_nodes;
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (g->nodes[be[mid]].e <= s->e)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
+            size_t lo = hint = ends_after(g, be, R->n_nodes, s->e, hint);
             for (size_t j = lo, tries = 0; j-- > 0 && tries < 64; tries++) {
                 const cp_node_t *x = &g->nodes[be[j]];
                 if (x->e < s->s)
@@ -539,9 +542,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
                 }
             }
         }
-        int64_t *v = malloc((R->n_syncs ? R->n_syncs : 1) * sizeof *v);
-        if (!v)
-            goto out;
+        int64_t *v = (int64_t *)key;
         size_t nv = 0;
         for (size_t k = 0; k < R->n_syncs; k++) {
             const cp_sync_t *s = &g->syncs[R->sync0 + k];
@@ -549,14 +550,17 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
                 v[nv++] = s->e - g->nodes[s->w].e;
         }
         R->sync_lag = nv ? mt_stats_pct_i64(v, nv, 50) : 0;
-        free(v);
     }
     st = MT_OK;
 out:
     free(an);
     free(cmap);
-    free(ckey);
-    free(cval);
+    free(key);
+    free(val);
+    for (size_t i = 0; cm && i < n_an; i++)
+        free(cm[i]);
+    free(cm);
+    free(n_cm);
     free(rix);
     if (st != MT_OK)
         cp_graph_free(g);

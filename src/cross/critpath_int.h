@@ -19,15 +19,16 @@
 /* What bound the start of an activity. */
 enum { CP_B_NONE = 0, CP_B_STREAM, CP_B_LAUNCH, CP_B_X };
 
-/* One GPU activity; times aligned (reference clock). */
+/* One GPU activity; times aligned (reference clock). 80 bytes: the graph
+ * holds one per GPU activity of the job and each is a fresh page's worth
+ * of memory to the kernel; what only the graph build reads (the stream)
+ * stays in the rank's result (mt_an_gact_t). */
 typedef struct cp_node {
     int64_t s, e;
     int64_t L;            /* launch call end, INT64_MIN when not linked */
-    int64_t extra;        /* measured s - the binding candidate */
     int64_t T;            /* matched comm: e - the instance's last arrival */
     const char *name;     /* borrowed from the rank's result; name_len bytes */
     uint32_t name_len;
-    uint32_t stream;
     int32_t rank_i;       /* index into cp_graph_t.ranks */
     int32_t pstream;      /* previous activity on the stream, -1 */
     int32_t px;           /* inferred stream-wait predecessor, or the first explicit one; -1 */
@@ -39,6 +40,7 @@ typedef struct cp_node {
     uint8_t cls;          /* mt_an_class_t */
     uint8_t bind;         /* CP_B_* */
 } cp_node_t;
+_Static_assert(sizeof(cp_node_t) <= 80, "cp_node_t: 80 bytes a GPU activity");
 
 typedef struct cp_sync {
     int64_t s, e;
@@ -67,8 +69,6 @@ typedef struct cp_rank {
                            * of its launch-bound activities (lambda when none) */
     int64_t sync_lag;     /* the replay's sync return lag: median sync end - end
                            * of the activity waited for, over its GPU-bound syncs */
-    int64_t *cmap;        /* (raw start, node) of its comm activities, by start */
-    size_t n_cmap;
 } cp_rank_t;
 
 /* What one replay reads of a node, packed into one 64-byte record and
@@ -138,7 +138,9 @@ typedef struct cp_rs {
 typedef struct cp_graph {
     cp_node_t *nodes;
     size_t n_nodes;
-    int32_t *by_end;      /* per rank (from node0), node ids by end */
+    int32_t *by_end;      /* per rank (from node0), node ids by end; the graph
+                           * build's, then build_order's (cp_run.c: by its end
+                           * key); freed after it */
     cp_rank_t *ranks;     /* by rank */
     size_t n_ranks;
     cp_sync_t *syncs;     /* per rank (from sync0), by end */
