@@ -529,7 +529,8 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
     size_t nk = 0;
     for (size_t i = 0; i < N; i++) {
         const cp_node_t *n = &g->nodes[i];
-        actual[i] = n->inst >= 0 ? (n->T > 0 ? n->T : 0) : n->e - n->s;
+        int64_t T = n->inst >= 0 ? cp_node_T(g, n) : 0;
+        actual[i] = n->inst >= 0 ? (T > 0 ? T : 0) : n->e - n->s;
         ideal[i] = actual[i];
         if (n->job >= 0 && c->steps[n->job].used) {
             hk[nk] = cp_name_hash(memo, n);

@@ -202,7 +202,7 @@ CP_INLINE void hot_fill(cp_graph_t *g, size_t i, size_t at)
 {
     const cp_node_t *n = &g->nodes[i];
     cp_hot_t *h = &g->hot[at];
-    *h = (cp_hot_t){.s = n->s, .dt = n->inst >= 0 ? n->T : n->e - n->s, .pred = {n->pstream, n->px, n->px2},
+    *h = (cp_hot_t){.s = n->s, .dt = n->inst >= 0 ? cp_node_T(g, n) : n->e - n->s, .pred = {n->pstream, n->px, n->px2},
                     .job = n->job, .lsync = n->lsync, .inst = n->inst, .id = (int32_t)i, .rstep = n->rstep};
     for (int q = 0; q < 3; q++)
         if (h->pred[q] >= 0 && g->nodes[h->pred[q]].job == n->job)
@@ -369,28 +369,12 @@ CP_INLINE void bo_head(const cp_graph_t *g, const bo_src_t *x, uint64_t *key, ui
 }
 
 /* Rank R's nodes ordered by (t, id), t the start (type 2) or end_key
- * (type 0), into ord[R->node0 ..); ord may already hold that order
- * (by_end: nodes by end, for the end key) or nothing. key/val: scratch of
- * R->n_nodes. 0, or -1 out of memory. */
-static int rank_order(const cp_graph_t *g, const cp_rank_t *R, int type, int32_t *ord, bool ord_by_end,
-                      uint64_t *key, uint32_t *val)
+ * (type 0), into ord[R->node0 ..). key/val: scratch of R->n_nodes. 0, or
+ * -1 out of memory. */
+static int rank_order(const cp_graph_t *g, const cp_rank_t *R, int type, int32_t *ord, uint64_t *key, uint32_t *val)
 {
     int32_t *o = ord + R->node0;
     size_t n = R->n_nodes;
-    /* fast path: by_end is the end order unless an instance's last
-     * arrival comes after a member's end (clock error: rare) */
-    if (ord_by_end) {
-        size_t j = 1;
-        int64_t prev = n ? end_key(g, &g->nodes[o[0]]) : 0;
-        for (; j < n; j++) {
-            int64_t t = end_key(g, &g->nodes[o[j]]);
-            if (t < prev || (t == prev && o[j] < o[j - 1]))
-                break;
-            prev = t;
-        }
-        if (j >= n)
-            return 0;
-    }
     for (size_t j = 0; j < n; j++) {
         const cp_node_t *x = &g->nodes[R->node0 + j];
         key[j] = mt_sort_key_i64(type == 0 ? end_key(g, x) : x->s);
@@ -453,18 +437,20 @@ static int build_order(cp_graph_t *g)
         const cp_rank_t *R = &g->ranks[i];
         if (!R->n_nodes && !R->n_syncs)
             continue;
-        bool by_start = true;
-        for (size_t j = 1; j < R->n_nodes && by_start; j++)
-            by_start = g->nodes[R->node0 + j].s >= g->nodes[R->node0 + j - 1].s;
-        if ((!key && !(key = mt_big_malloc((nmax ? nmax : 1) * sizeof *key))) ||
-            (!val && !(val = mt_big_malloc((nmax ? nmax : 1) * sizeof *val))))
+        bool by_start = R->by_start;
+        if ((R->end_late || !by_start) &&
+            ((!key && !(key = mt_big_malloc((nmax ? nmax : 1) * sizeof *key))) ||
+             (!val && !(val = mt_big_malloc((nmax ? nmax : 1) * sizeof *val)))))
             goto out;
-        if (rank_order(g, R, 0, g->by_end, true, key, val))
+        /* by_end (by end, then id: the graph build's stable sort) is the
+         * end events' order unless an instance's last arrival comes after
+         * a member's end (clock error: rare) */
+        if (R->end_late && rank_order(g, R, 0, g->by_end, key, val))
             goto out;
         if (!by_start) {
             if (!so && !(so = mt_big_malloc((N ? N : 1) * sizeof *so)))
                 goto out;
-            if (rank_order(g, R, 2, so, false, key, val))
+            if (rank_order(g, R, 2, so, key, val))
                 goto out;
         }
         src[k++] = (bo_src_t){.ord = g->by_end, .at = R->node0, .end = R->node0 + R->n_nodes, .type = 0};
@@ -1542,18 +1528,9 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     nh_t *nh = NULL;
     if (!c)
         goto out;
-    long guess = -1;
-    for (size_t i = 0; i < g.n_nodes; i++) {
-        cp_node_t *n = &g.nodes[i];
-        n->lsync = -1;
-        if (n->L != INT64_MIN)
-            n->lsync = (int32_t)(guess = sync_near(&g, &g.ranks[n->rank_i], n->L, guess));
-    }
-    /* the same for the syncs' starts and the rank steps' starts and host
-     * ends: each replay reads a shift by index, with no search (a sync's
-     * start is usually after the sync before it) */
-    for (size_t i = 0; i < g.n_syncs; i++)
-        g.syncs[i].sb = (int32_t)sync_near(&g, &g.ranks[g.syncs[i].rank_i], g.syncs[i].s, (long)i - 1);
+    /* the rank steps' latest syncs before their starts and host ends (the
+     * nodes' and syncs' below, with their job steps): each replay reads a
+     * shift by index, with no search */
     for (size_t i = 0; i < g.n_rs; i++) {
         cp_rs_t *x = &g.rs[i];
         x->sb_start = (int32_t)sync_before(&g, &g.ranks[x->rank_i], x->start);
@@ -1630,10 +1607,23 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         a = b;
     }
     c->n_rank_steps = w;
-    for (size_t i = 0; i < g.n_nodes; i++)
-        g.nodes[i].job = g.nodes[i].rstep >= 0 ? g.rs[g.nodes[i].rstep].job : -1;
-    for (size_t i = 0; i < g.n_syncs; i++)
-        g.syncs[i].job = g.syncs[i].rstep >= 0 ? g.rs[g.syncs[i].rstep].job : -1;
+    /* each node's job step and the latest sync before its launch end, in
+     * one pass over the nodes (80 bytes each, the graph's largest array);
+     * likewise the syncs (a sync's start is usually after the sync
+     * before it) */
+    long guess = -1;
+    for (size_t i = 0; i < g.n_nodes; i++) {
+        cp_node_t *n = &g.nodes[i];
+        n->job = n->rstep >= 0 ? g.rs[n->rstep].job : -1;
+        n->lsync = -1;
+        if (n->L != INT64_MIN)
+            n->lsync = (int32_t)(guess = sync_near(&g, &g.ranks[n->rank_i], n->L, guess));
+    }
+    for (size_t i = 0; i < g.n_syncs; i++) {
+        cp_sync_t *y = &g.syncs[i];
+        y->job = y->rstep >= 0 ? g.rs[y->rstep].job : -1;
+        y->sb = (int32_t)sync_near(&g, &g.ranks[y->rank_i], y->s, (long)i - 1);
+    }
     /* the replay order and the hot records need the job fields; the
      * replay's arrays are allocated after them (no page of theirs is
      * touched before the first replay) */

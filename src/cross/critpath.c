@@ -220,6 +220,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         R->sync0 = sb;
         R->n_syncs = a->n_syncs;
         R->rs0 = rb;
+        R->by_start = true;
         int64_t lambda = INT64_MAX;
         const size_t hint0 = step_hint0(a);
         size_t hint = hint0;
@@ -249,6 +250,8 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
                 n->e = n->s;
             if (n->L != INT64_MIN && n->s - n->L < lambda && n->s >= n->L)
                 lambda = n->s - n->L;
+            if (k && n->s < n[-1].s)
+                R->by_start = false;
         }
         R->lambda = lambda == INT64_MAX ? 0 : lambda;
         hint = hint0;
@@ -425,10 +428,12 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         I.n = (uint32_t)nfound;
         g->inst[g->n_inst++] = I;
     }
-    for (size_t k = 0; k < nn; k++) {
-        cp_node_t *n = &g->nodes[k];
-        if (n->inst >= 0)
-            n->T = n->e - g->inst[n->inst].maxstart;
+    /* a member ending before its instance's last arrival (clock error)
+     * puts its end event after its place in by_end (cp_run.c build_order) */
+    for (size_t q = 0; q < g->n_imem; q++) {
+        const cp_node_t *n = &g->nodes[g->imem[q]];
+        if (cp_node_T(g, n) < 0)
+            g->ranks[n->rank_i].end_late = true;
     }
     /* start bindings: stream predecessor, launch, inferred stream wait */
     for (size_t i = 0; i < n_an; i++) {

@@ -19,14 +19,14 @@
 /* What bound the start of an activity. */
 enum { CP_B_NONE = 0, CP_B_STREAM, CP_B_LAUNCH, CP_B_X };
 
-/* One GPU activity; times aligned (reference clock). 80 bytes: the graph
- * holds one per GPU activity of the job and each is a fresh page's worth
- * of memory to the kernel; what only the graph build reads (the stream)
- * stays in the rank's result (mt_an_gact_t). */
+/* One GPU activity; times aligned (reference clock). 72 bytes: the graph
+ * holds one per GPU activity of the job, all of it fresh memory the kernel
+ * zeroes first; what only the graph build reads (the stream) stays in the
+ * rank's result (mt_an_gact_t), what is derived cheaply is not stored
+ * (cp_node_T). */
 typedef struct cp_node {
     int64_t s, e;
     int64_t L;            /* launch call end, INT64_MIN when not linked */
-    int64_t T;            /* matched comm: e - the instance's last arrival */
     const char *name;     /* borrowed from the rank's result; name_len bytes */
     uint32_t name_len;
     int32_t rank_i;       /* index into cp_graph_t.ranks */
@@ -40,7 +40,7 @@ typedef struct cp_node {
     uint8_t cls;          /* mt_an_class_t */
     uint8_t bind;         /* CP_B_* */
 } cp_node_t;
-_Static_assert(sizeof(cp_node_t) <= 80, "cp_node_t: 80 bytes a GPU activity");
+_Static_assert(sizeof(cp_node_t) <= 72, "cp_node_t: 72 bytes a GPU activity");
 
 typedef struct cp_sync {
     int64_t s, e;
@@ -69,6 +69,9 @@ typedef struct cp_rank {
                            * of its launch-bound activities (lambda when none) */
     int64_t sync_lag;     /* the replay's sync return lag: median sync end - end
                            * of the activity waited for, over its GPU-bound syncs */
+    bool by_start;        /* its nodes come by start (the replay order's merge) */
+    bool end_late;        /* an instance's last arrival after a member's end: by_end
+                           * is not the order of the end events */
 } cp_rank_t;
 
 /* What one replay reads of a node, packed into one 64-byte record and
@@ -161,6 +164,13 @@ typedef struct cp_graph {
     bool explicit_deps;   /* some rank gave its dependencies (gdeps): replay in topological order */
     bool topo_cycle;      /* ... but they hold a cycle: replayed in time order */
 } cp_graph_t;
+
+/* A matched comm activity's transfer: its end - its instance's last
+ * arrival (n->inst >= 0). */
+static inline int64_t cp_node_T(const cp_graph_t *g, const cp_node_t *n)
+{
+    return n->e - g->inst[n->inst].maxstart;
+}
 
 /* A replay scenario (cp_run.c). */
 typedef struct cp_scen {
