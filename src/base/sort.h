@@ -63,17 +63,24 @@ static inline uint32_t mt_kmerge_top(const mt_kmerge_t *m)
  * the matches on its way to the root played again. */
 static inline void mt_kmerge_next(mt_kmerge_t *m, uint64_t key, uint64_t tie)
 {
-    uint32_t w = m->node[0];
-    m->key[w] = key;
-    m->tie[w] = tie;
+    /* the winner's head kept in registers, the arrays through locals (a
+     * store to node[] would otherwise reload them each level) */
+    uint32_t *node = m->node;
+    uint64_t *keys = m->key, *ties = m->tie;
+    uint32_t w = node[0];
+    keys[w] = key;
+    ties[w] = tie;
     for (size_t i = (w + m->k) >> 1; i; i >>= 1) {
-        uint32_t l = m->node[i];
-        if (mt_kmerge_less(m, l, w)) {
-            m->node[i] = w;
+        uint32_t l = node[i];
+        uint64_t kl = keys[l];
+        if (kl < key || (kl == key && (ties[l] < tie || (ties[l] == tie && l < w)))) {
+            node[i] = w;
             w = l;
+            key = kl;
+            tie = ties[l];
         }
     }
-    m->node[0] = w;
+    node[0] = w;
 }
 
 /* A signed value as a key that sorts in the same order. */

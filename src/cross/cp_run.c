@@ -453,9 +453,14 @@ static int build_order(cp_graph_t *g)
             if (rank_order(g, R, 2, so, key, val))
                 goto out;
         }
-        src[k++] = (bo_src_t){.ord = g->by_end, .at = R->node0, .end = R->node0 + R->n_nodes, .type = 0};
-        src[k++] = (bo_src_t){.at = R->sync0, .end = R->sync0 + R->n_syncs, .type = 1};
-        src[k++] = (bo_src_t){.ord = by_start ? NULL : so, .at = R->node0, .end = R->node0 + R->n_nodes, .type = 2};
+        /* only sources with items: each leaf is a level of the tree in
+         * the end (256 ranks without syncs: 512 leaves, not 768) */
+        if (R->n_nodes)
+            src[k++] = (bo_src_t){.ord = g->by_end, .at = R->node0, .end = R->node0 + R->n_nodes, .type = 0};
+        if (R->n_syncs)
+            src[k++] = (bo_src_t){.at = R->sync0, .end = R->sync0 + R->n_syncs, .type = 1};
+        if (R->n_nodes)
+            src[k++] = (bo_src_t){.ord = by_start ? NULL : so, .at = R->node0, .end = R->node0 + R->n_nodes, .type = 2};
     }
     free(key);
     free(val);
@@ -464,8 +469,7 @@ static int build_order(cp_graph_t *g)
     if (mt_kmerge_init(&m, k ? k : 1) != MT_OK)
         goto out;
     for (size_t q = 0; q < k; q++)
-        if (src[q].at < src[q].end)
-            bo_head(g, &src[q], &m.key[q], &m.tie[q]);
+        bo_head(g, &src[q], &m.key[q], &m.tie[q]);
     mt_kmerge_start(&m);
     size_t nh = 0; /* start events so far: the next hot index */
     for (size_t j = 0; j < n; j++) {
