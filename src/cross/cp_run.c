@@ -68,8 +68,9 @@ static long sync_before(const cp_graph_t *g, const cp_rank_t *R, int64_t t)
  * it is the answer, else the search. Fast path: the nodes of a rank come
  * by start and most launches between two syncs share their answer, so the
  * previous node's answer nearly always holds (the searches were 3 % of
- * mt_critpath_run on an 8-rank job). */
-static long sync_near(const cp_graph_t *g, const cp_rank_t *R, int64_t t, long h)
+ * mt_critpath_run on an 8-rank job); inlined, so that the test costs no
+ * call (the calls were 34 instructions each on 8 x 157 MB). */
+CP_INLINE long sync_near(const cp_graph_t *g, const cp_rank_t *R, int64_t t, long h)
 {
     long a = (long)R->sync0, b = (long)(R->sync0 + R->n_syncs);
     if (h == -1 ? a == b || g->syncs[a].e > t

@@ -90,7 +90,7 @@ static int an_rank_cmp(const void *pa, const void *pb)
  * SIZE_MAX when a's steps are not sorted by start): a rank's activities
  * and syncs come nearly in time order, so the search (6 M instructions on
  * a 256-rank job) is mostly skipped. */
-static long rank_step_of(const mt_rank_analysis_t *a, int64_t t, size_t *hint)
+static inline long rank_step_of(const mt_rank_analysis_t *a, int64_t t, size_t *hint)
 {
     /* fast path, in line: t in the step of the previous answer (the
      * search's first test, without the call and its generic field reads:
