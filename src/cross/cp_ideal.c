@@ -23,6 +23,7 @@ typedef struct ctx {
     const coord_t *co;   /* per rank_i */
     const cp_graph_t *g;
     const uint16_t *lab; /* per node: its index in the type labels, LAB_NONE */
+    const uint32_t *nref; /* per node: the reads of its end in a sweep (lanes_t) */
 } ctx_t;
 
 #define LAB_CAP 257 /* a Kineto graph has 3 classes; a timeline a dozen types */
@@ -41,7 +42,7 @@ typedef struct ctx {
  * every 64-byte record and took every branch 20-odd times; that was most
  * of the what-if's cost). Lane l of node i takes actual[i] when bit l of
  * mask[i] is set, else ideal[i]. */
-#define LANES_MAX 16
+#define LANES_MAX 32
 
 typedef struct lanes {
     const cp_graph_t *g;
@@ -143,21 +144,23 @@ CP_INLINE void slot_give(lanes_t *x, int32_t id)
     x->slot[id] = -1;
 }
 
-/* One read of node id's replayed end, into v: its row once ended, else its
- * measured end (a node not replayed yet keeps it, as in cp_run.c's
- * replay); the row is freed after its last read (x->nref counts them). */
-CP_INLINE void end_read(lanes_t *x, int32_t id, int64_t *restrict v, const int K)
+/* One read of node id's replayed end: its row once ended, else its
+ * measured end in buf (a node not replayed yet keeps it, as in cp_run.c's
+ * replay). The row is freed after its last read (x->nref counts them) but
+ * stays readable until the next slot_take. */
+CP_INLINE const int64_t *end_read(lanes_t *x, int32_t id, int64_t *restrict buf, const int K)
 {
     assert(x->left[id] > 0);
+    x->left[id]--;
     if (x->state[id] == 2) {
-        lane_copy(v, slot_of(x, id, K), K);
-        if (--x->left[id] == 0)
+        const int64_t *p = slot_of(x, id, K);
+        if (!x->left[id])
             slot_give(x, id);
-        return;
+        return p;
     }
     int64_t e0 = x->g->e0[id];
-    FOR_LANES v[l] = e0;
-    x->left[id]--;
+    FOR_LANES buf[l] = e0;
+    return buf;
 }
 
 /* The replayed start of the node at hot[k] (cp_run.c start_of, no delay). */
@@ -171,8 +174,8 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K)
         for (int q = 0; q < 3; q++) {
             if (h->pred[q] < 0 || !(h->flags >> q & 1))
                 continue;
-            int64_t pe[LANES_MAX];
-            end_read(x, h->pred[q], pe, K);
+            int64_t buf[LANES_MAX];
+            const int64_t *pe = end_read(x, h->pred[q], buf, K);
             FOR_LANES MAX_TO(best[l], pe[l]);
         }
     if (h->flags & CP_H_LAUNCH) {
@@ -263,8 +266,8 @@ CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K)
         const cp_node_t *w = &g->nodes[S->w];
         int64_t lag = g->ranks[S->rank_i].sync_lag;
         if (w->job == S->job) {
-            int64_t we[LANES_MAX];
-            end_read(x, S->w, we, K);
+            int64_t buf[LANES_MAX];
+            const int64_t *we = end_read(x, S->w, buf, K);
             FOR_LANES sd[l] = (we[l] + lag < s1[l] ? s1[l] : we[l] + lag) - S->e;
         } else {
             FOR_LANES sd[l] = (w->e + lag < s1[l] ? s1[l] : w->e + lag) - S->e;
@@ -363,6 +366,8 @@ LN_RUN_K(1)
 LN_RUN_K(4)
 LN_RUN_K(8)
 LN_RUN_K(16)
+LN_RUN_K(24)
+LN_RUN_K(32)
 #undef LN_RUN_K
 
 /* A scenario: the activities of its group (all, a type label, a worker,
@@ -381,7 +386,13 @@ typedef struct scen {
  * LANES_MAX. */
 static size_t lane_width(size_t n)
 {
-    return n <= 1 ? 1 : n <= 4 ? 4 : n <= 8 ? 8 : LANES_MAX;
+    return n <= 1 ? 1 : n <= 4 ? 4 : n <= 8 ? 8 : n <= 16 ? 16 : n <= 24 ? 24 : LANES_MAX;
+}
+
+/* The next narrower instantiated sweep below w. */
+static size_t lane_narrower(size_t w)
+{
+    return w > 24 ? 24 : w > 16 ? 16 : w > 8 ? 8 : w > 4 ? 4 : 1;
 }
 
 /* Replay scenarios v[0..n) in sweeps of at most k_max lanes (1 to
@@ -396,7 +407,7 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
     /* the widest sweep: a lane count instantiated, at most k_max */
     size_t W = lane_width(n);
     while (W > 1 && W > k_max)
-        W = W == 4 ? 1 : W / 2;
+        W = lane_narrower(W);
     lanes_t L = {.g = g, .actual = actual, .ideal = ideal, .job_start = job_start};
     uint32_t *mask = malloc((N ? N : 1) * sizeof *mask);
     uint32_t *rm = malloc((NR ? NR : 1) * sizeof *rm);
@@ -406,7 +417,6 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
     L.pool = malloc(L.cap * W * sizeof *L.pool);
     L.free_slots = malloc(L.cap * sizeof *L.free_slots);
     L.slot = malloc((N ? N : 1) * sizeof *L.slot);
-    uint32_t *nref = calloc(N ? N : 1, sizeof *nref);
     L.left = malloc((N ? N : 1) * sizeof *L.left);
     L.state = malloc(N ? N : 1);
     L.sd = malloc((g->n_syncs ? g->n_syncs : 1) * W * sizeof *L.sd);
@@ -414,26 +424,11 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
     L.rend = malloc((g->n_rs ? g->n_rs : 1) * W * sizeof *L.rend);
     L.idone = malloc(g->n_inst ? g->n_inst : 1);
     int ret = -1;
-    if (!mask || !rm || !lm || !L.pool || !L.free_slots || !L.slot || !nref || !L.left || !L.state || !L.sd || !L.ims ||
+    if (!mask || !rm || !lm || !L.pool || !L.free_slots || !L.slot || !L.left || !L.state || !L.sd || !L.ims ||
         !L.rend || !L.idone)
         goto out;
     L.mask = mask;
-    L.nref = nref;
-    /* the reads of each node's end in a sweep: ln_start's predecessors of
-     * the same step, ln_sync's activity waited for */
-    for (size_t k = 0; k < N; k++) {
-        const cp_hot_t *h = &g->hot[k];
-        if (h->job < 0)
-            continue;
-        for (int q = 0; q < 3; q++)
-            if (h->pred[q] >= 0 && (h->flags >> q & 1))
-                nref[h->pred[q]]++;
-    }
-    for (size_t j = 0; j < g->n_syncs; j++) {
-        const cp_sync_t *S = &g->syncs[j];
-        if (S->w >= 0 && g->nodes[S->w].e >= S->s && g->nodes[S->w].job == S->job)
-            nref[S->w]++;
-    }
+    L.nref = x->nref;
     for (size_t a = 0; a < n;) {
         size_t left = n - a;
         size_t K = lane_width(left);
@@ -472,7 +467,9 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
         case 1: ln_run1(&L, c, mean, n_used); break;
         case 4: ln_run4(&L, c, mean, n_used); break;
         case 8: ln_run8(&L, c, mean, n_used); break;
-        default: ln_run16(&L, c, mean, n_used); break;
+        case 16: ln_run16(&L, c, mean, n_used); break;
+        case 24: ln_run24(&L, c, mean, n_used); break;
+        default: ln_run32(&L, c, mean, n_used); break;
         }
         for (size_t l = 0; l < k_used; l++)
             v[a + l].mean = mean[l];
@@ -486,7 +483,6 @@ out:
     free(L.pool);
     free(L.free_slots);
     free(L.slot);
-    free(nref);
     free(L.left);
     free(L.state);
     free(L.sd);
@@ -555,6 +551,8 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
     int32_t *ws = malloc((NR ? NR : 1) * sizeof *ws), *ss = malloc((NR ? NR : 1) * sizeof *ss);
     char (*labels)[64] = NULL;
     uint16_t *lab = NULL;
+    uint32_t *nref = NULL;
+    double *rex = NULL; /* per rank: its measured durations' excess over the ideal ones */
     scen_t *sc = NULL;
     if (!job_start || !actual || !ideal || !vals || !hk || !kn || !co || !ws || !ss)
         goto out;
@@ -618,7 +616,26 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
         a = b;
     }
     /* every node of the same name outside the used steps too */
-    ctx_t x = {co, g, NULL};
+    ctx_t x = {co, g, NULL, NULL};
+    /* the reads of each node's end in a sweep (lanes_t.nref): ln_start's
+     * predecessors of the same step, ln_sync's activity waited for */
+    nref = calloc(N ? N : 1, sizeof *nref);
+    if (!nref)
+        goto out;
+    for (size_t k = 0; k < N; k++) {
+        const cp_hot_t *h = &g->hot[k];
+        if (h->job < 0)
+            continue;
+        for (int q = 0; q < 3; q++)
+            if (h->pred[q] >= 0 && (h->flags >> q & 1))
+                nref[h->pred[q]]++;
+    }
+    for (size_t j = 0; j < g->n_syncs; j++) {
+        const cp_sync_t *S = &g->syncs[j];
+        if (S->w >= 0 && g->nodes[S->w].e >= S->s && g->nodes[S->w].job == S->job)
+            nref[S->w]++;
+    }
+    x.nref = nref;
     /* the type labels */
     labels = malloc(LAB_CAP * sizeof *labels);
     lab = malloc((N ? N : 1) * sizeof *lab);
@@ -701,8 +718,19 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
      * values), in sweeps of up to LANES_MAX lanes (the rows alive at one
      * time are what a sweep holds, not a row per node and lane). */
     size_t n_sc = 2 + nl + nw + ns + (ns ? 1 : 0);
-    sc = malloc(n_sc * sizeof *sc);
-    if (!sc)
+    /* M_W replays one rank at its ideal values, the rank known only from
+     * the S per worker and stage; the lanes the last sweep pads with take
+     * guesses: the ranks whose measured durations exceed the ideal ones
+     * the most. When M_W's rank is among them, its own sweep is spared
+     * (fast path: one more sweep of the graph, a twentieth of the critical
+     * path on 8 x 157 MB; the lanes are independent, so the result is the
+     * same). */
+    size_t rem = n_sc % LANES_MAX, n_guess = rem ? lane_width(rem) - rem : 0;
+    if (n_guess > NR)
+        n_guess = NR;
+    sc = malloc((n_sc + n_guess) * sizeof *sc);
+    rex = calloc(NR ? NR : 1, sizeof *rex);
+    if (!sc || !rex)
         goto out;
     size_t q = 0;
     sc[q++] = (scen_t){SC_ALL, 0, 0, 0};
@@ -715,7 +743,20 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
         sc[q++] = (scen_t){SC_STAGE, ss[k], 0, 0};
     if (ns)
         sc[q++] = (scen_t){SC_STAGE, ss[ns - 1], 1, 0};
-    int rr = replay_all(&x, c, actual, ideal, job_start, sc, n_sc, LANES_MAX, &I->steps);
+    for (size_t i = 0; i < N; i++) {
+        const cp_node_t *n = &g->nodes[i];
+        if (n->job >= 0 && c->steps[n->job].used && actual[i] > ideal[i])
+            rex[n->rank_i] += (double)(actual[i] - ideal[i]);
+    }
+    for (size_t k = 0; k < n_guess; k++) { /* selection: the largest first, lowest rank on ties */
+        size_t b = NR;
+        for (size_t r = 0; r < NR; r++)
+            if (rex[r] >= 0 && (b == NR || rex[r] > rex[b] || (rex[r] == rex[b] && co[r].rank < co[b].rank)))
+                b = r;
+        sc[q++] = (scen_t){SC_RANK, co[b].rank, 1, 0};
+        rex[b] = -1;
+    }
+    int rr = replay_all(&x, c, actual, ideal, job_start, sc, n_sc + n_guess, LANES_MAX, &I->steps);
     if (rr)
         goto out;
     double t_nd = sc[0].mean, t_id = sc[1].mean;
@@ -792,7 +833,12 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
             }
         }
         scen_t mw = {SC_RANK, pick, 1, 0};
-        if (replay_all(&x, c, actual, ideal, job_start, &mw, 1, 1, NULL))
+        size_t k = 0;
+        while (k < n_guess && sc[n_sc + k].v != pick)
+            k++;
+        if (k < n_guess)
+            mw.mean = sc[n_sc + k].mean;
+        else if (replay_all(&x, c, actual, ideal, job_start, &mw, 1, 1, NULL))
             goto out;
         I->has_mw = true;
         I->mw_rank = pick;
@@ -813,5 +859,7 @@ out:
     free(ss);
     free(labels);
     free(lab);
+    free(nref);
+    free(rex);
     return st;
 }
