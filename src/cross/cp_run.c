@@ -157,7 +157,18 @@ CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t 
     r->sdone[id] = 1;
 }
 
-/* The replayed end of the node at hot[k]. */
+/* The latest replayed end of rank step q's activities so far (r->rend)
+ * raised to v, the end just replayed of one of them (end_of). */
+CP_INLINE void rend_max(rp_t *r, int32_t q, int64_t v)
+{
+    if (q >= 0 && v > r->rend[q])
+        r->rend[q] = v;
+}
+
+/* The replayed end of the node at hot[k]; its rank step's latest end
+ * raised with it (each node's end is replayed once, and nothing changes
+ * it after: the maximum taken here, not in one more pass over hot after
+ * the sweep, which read its 64 bytes a node again). */
 CP_INLINE void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t k)
 {
     const cp_hot_t *h = &g->hot[k];
@@ -166,6 +177,7 @@ CP_INLINE void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t k)
         start_of(g, sc, r, k);
     if (h->inst >= 0 && sc->comm_transfer) {
         r->e[id] = r->s[id] + g->inst[h->inst].transfer;
+        rend_max(r, h->rstep, r->e[id]);
         return;
     }
     if (h->inst >= 0) {
@@ -188,12 +200,14 @@ CP_INLINE void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t k)
             T = (int64_t)((double)T * sc->factor[id] + 0.5);
         int64_t v = r->ims[h->inst] + T;
         r->e[id] = v > r->s[id] ? v : r->s[id];
+        rend_max(r, h->rstep, r->e[id]);
         return;
     }
     int64_t d = h->dt;
     if (sc->factor && sc->factor[id] != 1.0)
         d = (int64_t)((double)d * sc->factor[id] + 0.5);
     r->e[id] = r->s[id] + d;
+    rend_max(r, h->rstep, r->e[id]);
 }
 
 /* g->hot, g->pos and g->e0 from g->nodes (job fields set) and g->ev
@@ -408,6 +422,8 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
     memset(r->idone, 0, g->n_inst ? g->n_inst : 1);
     memset(r->sd, 0, (g->n_syncs ? g->n_syncs : 1) * sizeof *r->sd);
     memset(r->hc, 0, (g->n_rs ? g->n_rs : 1) * sizeof *r->hc);
+    for (size_t i = 0; i < g->n_rs; i++)
+        r->rend[i] = INT64_MIN;
     r->carry = sc->carry;
     /* the scenarios every run replays (measured, the what-ifs "comm" and
      * "launch") each with its flags as constants: see CP_INLINE */
@@ -419,16 +435,14 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
         sweep(g, (scen_t){.drop_launch = 1}, r);
     else
         sweep(g, *sc, r);
-    /* rank step ends: the host end shifted, or the latest replayed end of its activities */
+    /* rank step ends: the host end shifted, or the latest replayed end of
+     * its activities (end_of kept it in rend) */
     int64_t *rend = r->rend;
     for (size_t i = 0; i < g->n_rs; i++) {
         const cp_rs_t *x = &g->rs[i];
-        rend[i] = x->cpu_end + shift_of(g, r, x->sb_end, x->job) + r->hc[i];
-    }
-    for (size_t k = 0; k < g->n_nodes; k++) { /* hot: a stream; r->e: 8 bytes a node */
-        int32_t q = g->hot[k].rstep;
-        if (q >= 0 && r->e[g->hot[k].id] > rend[q])
-            rend[q] = r->e[g->hot[k].id];
+        int64_t v = x->cpu_end + shift_of(g, r, x->sb_end, x->job) + r->hc[i];
+        if (v > rend[i])
+            rend[i] = v;
     }
     for (size_t j = 0; j < c->n_steps; j++) {
         const mt_cp_step_t *s = &c->steps[j];
