@@ -465,8 +465,9 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
 
 /* ---- the critical path of one step ---- */
 
-/* The walk back along the binding edges: the critical path of a step,
- * and the root causes' walks (a sink set: segments go to it instead). */
+/* The walk back along the binding edges: the critical path of a step
+ * (its statistics, or its segments recorded), and the root causes'
+ * walks (their segments go to the root causes' sinks instead). */
 typedef struct walk {
     const cp_graph_t *g;
     mt_critpath_t *c;
@@ -474,17 +475,26 @@ typedef struct walk {
     int64_t t0, cur;
     int64_t *node_ns;     /* per node: time on the paths of the used steps */
     const int32_t *rs_at; /* per rank: its rank step's index in c->rank_steps within w->s, -1 */
-    /* root causes: each segment (kind CP_K_COMM_WAIT for a matched
-     * communication activity the walk could not follow to its last
-     * arrival); at_inst after the transfer of an instance, before the
-     * walk moves to its last arrival: nonzero stops the walk there */
-    void (*sink)(struct walk *w, int32_t rank_i, int kind, int64_t d, int32_t node);
-    int (*at_inst)(struct walk *w, int32_t inst);
-    void *ctx;
+    void *ctx;            /* the sink's state (WK_REC, WK_Q, WK_P) */
     bool stop;
 } walk_t;
 
 enum { CP_K_COMM_WAIT = MT_CP_KIND_COUNT_ };
+
+/* What a walk does with each segment: the path's statistics (WK_PATH),
+ * or one of the sinks: cp_path_of's record (sink_rec), the root causes'
+ * late rank (sink_q; cross_q after the transfer of an instance, before
+ * the walk moves to its last arrival, nonzero stopping the walk there)
+ * and waiting rank (sink_p). A sink gets each segment with kind
+ * CP_K_COMM_WAIT for a matched communication activity the walk could
+ * not follow to its last arrival. The mode is a constant in each
+ * compiled walk (walk_core), so each sink is inlined into its own copy
+ * (it was called through a pointer at each segment). */
+enum { WK_PATH, WK_REC, WK_Q, WK_P };
+
+CP_INLINE void sink_q(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node);
+CP_INLINE void sink_p(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node);
+CP_INLINE int cross_q(walk_t *w, int32_t inst);
 
 /* cp_path_of's recording: the segments as they come (backward). */
 typedef struct rec {
@@ -493,7 +503,7 @@ typedef struct rec {
     bool fail;
 } rec_t;
 
-static void sink_rec(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
+CP_INLINE void sink_rec(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
 {
     rec_t *x = w->ctx;
     if (MT_GROW(x->v, x->cap, x->n + 1, 64)) {
@@ -505,9 +515,9 @@ static void sink_rec(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t nod
 }
 
 /* One segment of the walk back to a: w->cur moves to it. Inlined into
- * walk_path, each call with its kind a constant (a call per segment was a
+ * walk_core, each call with its kind a constant (a call per segment was a
  * fifth of the root causes' walks). */
-CP_INLINE void seg(walk_t *w, int rank_i, int kind, int64_t a, int32_t node)
+CP_INLINE void seg(walk_t *w, int mode, int rank_i, int kind, int64_t a, int32_t node)
 {
     if (a > w->cur)
         a = w->cur;
@@ -517,8 +527,16 @@ CP_INLINE void seg(walk_t *w, int rank_i, int kind, int64_t a, int32_t node)
     w->cur = a;
     if (d <= 0)
         return;
-    if (w->sink) {
-        w->sink(w, rank_i, kind, d, node);
+    if (mode == WK_REC) {
+        sink_rec(w, rank_i, kind, d, node);
+        return;
+    }
+    if (mode == WK_Q) {
+        sink_q(w, rank_i, kind, d, node);
+        return;
+    }
+    if (mode == WK_P) {
+        sink_p(w, rank_i, kind, d, node);
         return;
     }
     if (kind == CP_K_COMM_WAIT)
@@ -533,8 +551,9 @@ CP_INLINE void seg(walk_t *w, int rank_i, int kind, int64_t a, int32_t node)
 }
 
 /* Walk back from w->cur: on rank_i's host (node < 0), from the end of a
- * node, or from its start (at_start). */
-static void walk_path(walk_t *w, int32_t rank_i, int32_t node, bool at_start)
+ * node, or from its start (at_start); each segment as mode says (WK_*,
+ * a constant in each copy: walk_path and the root causes' walks). */
+CP_INLINE void walk_core(walk_t *w, int mode, int32_t rank_i, int32_t node, bool at_start)
 {
     const cp_graph_t *g = w->g;
     enum { AT_HOST, AT_END, AT_START, AT_SYNC } where = node < 0 ? AT_HOST : at_start ? AT_START : AT_END;
@@ -550,20 +569,20 @@ static void walk_path(walk_t *w, int32_t rank_i, int32_t node, bool at_start)
             long q = known != -2 ? known : sync_before(g, &g->ranks[rank_i], w->cur);
             known = -2;
             if (q < 0 || g->syncs[q].e <= w->t0) {
-                seg(w, rank_i, MT_CP_HOST, w->t0, -1);
+                seg(w, mode, rank_i, MT_CP_HOST, w->t0, -1);
                 break;
             }
-            seg(w, rank_i, MT_CP_HOST, g->syncs[q].e, -1);
+            seg(w, mode, rank_i, MT_CP_HOST, g->syncs[q].e, -1);
             j = (size_t)q;
             where = AT_SYNC;
         } else if (where == AT_SYNC) {
             const cp_sync_t *s = &g->syncs[j];
             if (s->w >= 0 && g->nodes[s->w].e >= s->s) {
-                seg(w, rank_i, MT_CP_HOST, g->nodes[s->w].e, -1);
+                seg(w, mode, rank_i, MT_CP_HOST, g->nodes[s->w].e, -1);
                 id = s->w;
                 where = AT_END;
             } else {
-                seg(w, rank_i, MT_CP_HOST, s->s, -1);
+                seg(w, mode, rank_i, MT_CP_HOST, s->s, -1);
                 if (w->cur == s->s)
                     known = s->sb;
                 where = AT_HOST;
@@ -573,46 +592,57 @@ static void walk_path(walk_t *w, int32_t rank_i, int32_t node, bool at_start)
             rank_i = n->rank_i;
             if (n->inst >= 0 && g->inst[n->inst].maxstart <= w->cur) {
                 const cp_inst_t *I = &g->inst[n->inst];
-                seg(w, rank_i, MT_CP_COMM, I->maxstart, id);
-                if (w->at_inst && w->at_inst(w, n->inst)) {
+                seg(w, mode, rank_i, MT_CP_COMM, I->maxstart, id);
+                if (mode == WK_Q && cross_q(w, n->inst)) {
                     w->stop = true;
                     break;
                 }
                 id = I->last;
                 rank_i = g->nodes[id].rank_i;
             } else {
-                seg(w, rank_i, n->inst >= 0 && n->cls == MT_AN_COMM ? CP_K_COMM_WAIT : cp_node_kind(n), n->s, id);
+                seg(w, mode, rank_i, n->inst >= 0 && n->cls == MT_AN_COMM ? CP_K_COMM_WAIT : cp_node_kind(n), n->s, id);
             }
             where = AT_START;
         } else {
             const cp_node_t *n = &g->nodes[id];
             rank_i = n->rank_i;
             if (n->bind == CP_B_STREAM) {
-                seg(w, rank_i, MT_CP_IDLE, g->nodes[n->pstream].e, -1);
+                seg(w, mode, rank_i, MT_CP_IDLE, g->nodes[n->pstream].e, -1);
                 id = n->pstream;
                 where = AT_END;
             } else if (n->bind == CP_B_X) {
-                seg(w, rank_i, MT_CP_IDLE, g->nodes[n->px].e, -1);
+                seg(w, mode, rank_i, MT_CP_IDLE, g->nodes[n->px].e, -1);
                 id = n->px;
                 where = AT_END;
             } else if (n->bind == CP_B_LAUNCH) {
-                seg(w, rank_i, MT_CP_HOST, n->L, -1);
+                seg(w, mode, rank_i, MT_CP_HOST, n->L, -1);
                 if (w->cur == n->L)
                     known = n->lsync;
                 where = AT_HOST;
             } else {
-                seg(w, rank_i, MT_CP_IDLE, w->t0, -1);
+                seg(w, mode, rank_i, MT_CP_IDLE, w->t0, -1);
                 break;
             }
         }
     }
     if (w->cur > w->t0 && !w->stop) /* the guard ran out: a cycle through zero-length segments */
-        seg(w, rank_i, MT_CP_IDLE, w->t0, -1);
+        seg(w, mode, rank_i, MT_CP_IDLE, w->t0, -1);
 }
 
-/* Walk the critical path of job step j from the rank step that ends it;
- * false when that rank step is not found. */
-static bool walk_step(walk_t *w, size_t j)
+/* The path's statistics (WK_PATH) and cp_path_of's record (WK_REC). */
+static void walk_path(walk_t *w, int32_t rank_i, int32_t node, bool at_start)
+{
+    walk_core(w, WK_PATH, rank_i, node, at_start);
+}
+
+static void walk_rec(walk_t *w, int32_t rank_i, int32_t node, bool at_start)
+{
+    walk_core(w, WK_REC, rank_i, node, at_start);
+}
+
+/* Walk the critical path of job step j from the rank step that ends it,
+ * recorded (rec) or counted; false when that rank step is not found. */
+static bool walk_step(walk_t *w, size_t j, bool rec)
 {
     const cp_graph_t *g = w->g;
     const mt_critpath_t *c = w->c;
@@ -623,10 +653,11 @@ static bool walk_step(walk_t *w, size_t j)
             x = &g->rs[g->js[k]];
     if (!x)
         return false;
-    if (x->last >= 0 && g->nodes[x->last].e >= x->cpu_end)
-        walk_path(w, x->rank_i, x->last, false);
+    int32_t node = x->last >= 0 && g->nodes[x->last].e >= x->cpu_end ? x->last : -1;
+    if (rec)
+        walk_rec(w, x->rank_i, node, false);
     else
-        walk_path(w, x->rank_i, -1, false);
+        walk_path(w, x->rank_i, node, false);
     return true;
 }
 
@@ -634,8 +665,8 @@ int cp_path_of(const cp_graph_t *g, mt_critpath_t *c, size_t j, cp_pseg_t **out,
 {
     mt_cp_step_t *s = &c->steps[j];
     rec_t x = {0};
-    walk_t wk = {.g = g, .c = c, .s = s, .t0 = s->start_ns, .cur = s->end_ns, .sink = sink_rec, .ctx = &x};
-    walk_step(&wk, j);
+    walk_t wk = {.g = g, .c = c, .s = s, .t0 = s->start_ns, .cur = s->end_ns, .ctx = &x};
+    walk_step(&wk, j, true);
     if (x.fail) {
         free(x.v);
         return -1;
@@ -1002,7 +1033,7 @@ static int32_t seg_key(const rc_t *x, int kind, int32_t node)
 }
 
 /* The late rank's walk: its segments kept in order. */
-static void sink_q(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
+CP_INLINE void sink_q(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
 {
     rc_t *x = w->ctx;
     if (MT_GROW(x->segs, x->cap_segs, x->n_segs + 1, 256)) {
@@ -1022,7 +1053,7 @@ static void sink_q(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
 
 /* The late rank's walk left instance K's transfer: a synchronisation point
  * for the waiting ranks in K; the walk ends when K holds them all. */
-static int cross_q(walk_t *w, int32_t inst)
+CP_INLINE int cross_q(walk_t *w, int32_t inst)
 {
     rc_t *x = w->ctx;
     if (MT_GROW(x->cross, x->cap_cross, x->n_cross + 1, 16)) {
@@ -1077,7 +1108,7 @@ static void touch(rc_t *x, int32_t key, uint8_t bit)
 }
 
 /* The waiting rank's walk: summed per key. */
-static void sink_p(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
+CP_INLINE void sink_p(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
 {
     (void)rank_i;
     rc_t *x = w->ctx;
@@ -1086,6 +1117,17 @@ static void sink_p(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
     x->accp[key] += d;
     if (++x->n_walk >= CP_RC_SEG)
         w->stop = true;
+}
+
+/* The root causes' walks (see WK_Q, WK_P). */
+static void walk_q(walk_t *w, int32_t rank_i, int32_t node)
+{
+    walk_core(w, WK_Q, rank_i, node, true);
+}
+
+static void walk_p(walk_t *w, int32_t rank_i, int32_t node)
+{
+    walk_core(w, WK_P, rank_i, node, true);
 }
 
 static void rc_free(rc_t *x)
@@ -1318,8 +1360,8 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
                     x.n_irank += x.in_at[r] != x.stamp;
                     x.in_at[r] = x.stamp;
                 }
-                walk_t wq = {.g = g, .c = c, .t0 = t0, .cur = qn->s, .sink = sink_q, .at_inst = cross_q, .ctx = &x};
-                walk_path(&wq, qn->rank_i, I->last, true);
+                walk_t wq = {.g = g, .c = c, .t0 = t0, .cur = qn->s, .ctx = &x};
+                walk_q(&wq, qn->rank_i, I->last);
                 if (x.err)
                     goto out;
                 qend = wq.cur;
@@ -1335,8 +1377,8 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
                 w0 = x.cross[y].t;
             }
             x.n_walk = 0;
-            walk_t wp = {.g = g, .c = c, .t0 = w0, .cur = pn->s, .sink = sink_p, .ctx = &x};
-            walk_path(&wp, pn->rank_i, pid, true);
+            walk_t wp = {.g = g, .c = c, .t0 = w0, .cur = pn->s, .ctx = &x};
+            walk_p(&wp, pn->rank_i, pid);
             if (rc_charge(&x, c, qn->rank_i, npos, wait))
                 goto out;
         }
@@ -1568,7 +1610,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         for (uint32_t k = s->first; k < s->first + s->n; k++)
             rs_at[g.rs[g.js[k]].rank_i] = (int32_t)k;
         walk_t wk = {.g = &g, .c = c, .s = s, .t0 = s->start_ns, .cur = s->end_ns, .node_ns = node_ns, .rs_at = rs_at};
-        bool walked = walk_step(&wk, j);
+        bool walked = walk_step(&wk, j, false);
         for (uint32_t k = s->first; k < s->first + s->n; k++)
             rs_at[g.rs[g.js[k]].rank_i] = -1;
         if (!walked)
