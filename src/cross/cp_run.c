@@ -826,12 +826,16 @@ typedef struct rc_key {
     uint32_t kind;        /* mt_rc_kind_t */
 } rc_key_t;
 
-/* One segment of the late rank's walk. */
+/* One segment of the late rank's walk, with what charging it to each
+ * waiting rank reads worked out once (rc_charge: an instance has up to
+ * ranks - 1 waiters, each charged from the same segments). */
 typedef struct rc_seg {
     int32_t key, rank_i;
     int64_t d;
-    uint32_t annot;       /* its activity's annotation (mt_an_gact_t.annot), 0 none */
-    uint32_t pad_;
+    double fq;            /* d / the late rank's sum of its key (set with those sums) */
+    size_t ann;           /* its (rank, annotation)'s index in rc_t.ann */
+    uint32_t kind;        /* its key's mt_rc_kind_t */
+    int32_t cause;        /* its (key, rank)'s index in rc_t.cs once charged, -1 */
 } rc_seg_t;
 
 /* Wait charged to one annotation of one rank, by kind. */
@@ -1006,19 +1010,17 @@ static uint64_t cause_rehash(const void *ctx, int32_t e)
     return cause_hash(c->key, c->rank_i);
 }
 
-/* Charge ns to (key, rank_i). */
-static int charge(rc_t *x, int32_t key, int32_t rank_i, int64_t ns)
+/* The index in x->cs of (key, rank_i), added with 0 ns when new; -1 out
+ * of memory. */
+static int32_t cause_of(rc_t *x, int32_t key, int32_t rank_i)
 {
     if (MT_GROW(x->cs, x->cap_cs, x->n_cs + 1, 64))
         return -1;
     cause_probe_t p = {x->cs, key, rank_i};
     int32_t e = itab_get(&x->ctab, cause_hash(key, rank_i), x->n_cs, cause_same, cause_rehash, &p);
-    if (e < 0)
-        return -1;
-    if ((size_t)e == x->n_cs)
+    if (e >= 0 && (size_t)e == x->n_cs)
         x->cs[x->n_cs++] = (rc_cause_t){key, rank_i, 0};
-    x->cs[e].ns += ns;
-    return 0;
+    return e;
 }
 
 static int32_t seg_key(const rc_t *x, int kind, int32_t node)
@@ -1046,7 +1048,9 @@ CP_INLINE void sink_q(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t no
         const cp_rank_t *R = &x->g->ranks[rank_i];
         an = R->an->gacts[(size_t)node - R->node0].annot;
     }
-    x->segs[x->n_segs++] = (rc_seg_t){seg_key(x, kind, node), rank_i, d, an, 0};
+    int32_t key = seg_key(x, kind, node);
+    x->segs[x->n_segs++] = (rc_seg_t){.key = key, .rank_i = rank_i, .d = d, .ann = x->aoff[rank_i] + an,
+                                      .kind = x->keys[key].kind, .cause = -1};
     if (++x->n_walk >= CP_RC_SEG)
         w->stop = true;
 }
@@ -1246,6 +1250,8 @@ static int rc_charge(rc_t *x, mt_critpath_t *c, int32_t q_rank_i, size_t npos, i
             touch(x, x->segs[i].key, 1);
             x->accq[x->segs[i].key] += x->segs[i].d;
         }
+        for (size_t i = 0; i < npos; i++)
+            x->segs[i].fq = (double)x->segs[i].d / (double)x->accq[x->segs[i].key];
         x->q_stamp = x->stamp;
         x->q_npos = npos;
     }
@@ -1260,11 +1266,11 @@ static int rc_charge(rc_t *x, mt_critpath_t *c, int32_t q_rank_i, size_t npos, i
     double cum = 0.0; /* rounded as a running sum: the charges add up to att */
     int64_t given = 0;
     for (size_t i = 0; i < npos && att > 0; i++) {
-        const rc_seg_t *sg = &x->segs[i];
+        rc_seg_t *sg = &x->segs[i];
         int64_t ex = x->accq[sg->key] - x->accp[sg->key];
         if (ex <= 0)
             continue;
-        cum += (double)att * ((double)ex / (double)pos) * ((double)sg->d / (double)x->accq[sg->key]);
+        cum += (double)att * ((double)ex / (double)pos) * sg->fq;
         int64_t to = (int64_t)(cum + 0.5);
         if (to > att)
             to = att;
@@ -1272,12 +1278,13 @@ static int rc_charge(rc_t *x, mt_critpath_t *c, int32_t q_rank_i, size_t npos, i
         if (v <= 0)
             continue;
         given = to;
-        if (charge(x, sg->key, sg->rank_i, v))
+        if (sg->cause < 0 && (sg->cause = cause_of(x, sg->key, sg->rank_i)) < 0)
             return -1;
-        c->rc_kind_ns[x->keys[sg->key].kind] += v;
-        rc_ann_t *an = &x->ann[x->aoff[sg->rank_i] + sg->annot];
+        x->cs[sg->cause].ns += v;
+        c->rc_kind_ns[sg->kind] += v;
+        rc_ann_t *an = &x->ann[sg->ann];
         an->ns += v;
-        an->kind_ns[x->keys[sg->key].kind] += v;
+        an->kind_ns[sg->kind] += v;
         c->attributed_ns += v;
         if (sg->rank_i == q_rank_i)
             c->short_ns += v;
