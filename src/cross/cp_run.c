@@ -1820,6 +1820,18 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             x->gain_ns = c->period_p50_ns - x->p50_ns;
         }
     }
+    /* The replays' and the paths' arrays are done with: freed before the
+     * root causes and the ideal what-if allocate theirs, so that those
+     * reuse the memory (a fresh page costs more than the work done on
+     * it) and the peak holds one set, not both. */
+    rp_free(&r);
+    r = (rp_t){0};
+    free(node_ns);
+    free(fac);
+    free(nh);
+    node_ns = NULL;
+    fac = NULL;
+    nh = NULL;
     /* ---- the strips of report.html ---- */
     if ((st = cp_strips_build(&g, c)) != MT_OK)
         goto out;
