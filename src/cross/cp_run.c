@@ -857,7 +857,7 @@ typedef struct rc_cause {
     int64_t ns;
 } rc_cause_t;
 
-enum { RC_KEY_HOST = 0, RC_KEY_IDLE = 1, RC_NC = 256 };
+enum { RC_KEY_HOST = 0, RC_KEY_IDLE = 1 };
 
 /* A hash index over the entries of an array its owner keeps (the keys
  * and the causes below): open addressing with linear probing; a slot
@@ -918,29 +918,17 @@ typedef struct rc {
     rc_key_t *keys;
     size_t n_keys, cap_keys;
     itab_t ktab;          /* over keys */
-    /* The keys of the walked nodes' names, looked up as the walks come to
-     * them, through a small cache by name pointer (a rank's nodes borrow
-     * their names from its string pool, so a name repeats as the same
-     * pointer: the cache spares most hashes of the bytes, which were 3/4
-     * of the root causes' cost on a 256-rank job). Not a key per node
-     * worked out for every node before the walks: that was a pass over
-     * all nodes (88 bytes each) and 8 bytes a node of fresh memory. */
-    struct {
-        const char *name;
-        uint32_t len, cls;
-        int32_t key, wkey; /* wkey: its comm_wait key, -1 not looked up yet */
-    } nc[RC_NC];
+    int32_t *nkey, *wkey; /* per node: its key; comm_wait key of a matched comm node, -1 */
     int32_t *mr;          /* per instance member (imem order): member ranks, sorted within each instance */
     rc_seg_t *segs;       /* the late rank's walk */
     size_t n_segs, cap_segs;
     rc_cross_t *cross;
     size_t n_cross, cap_cross;
     const cp_inst_t *inst; /* the instance whose waits are charged */
-    /* per key (cap_acc of them, grown with the keys): */
-    int64_t *accq, *accp; /* the late rank's and the waiting rank's time */
-    int32_t *tq, *tp;     /* keys with time in accq: tq[0 .. n_tq); in accp: tp[0 .. n_tp) */
-    uint8_t *mark;        /* bit 0: in tq, bit 1: in tp */
-    size_t n_tq, n_tp, cap_acc;
+    int64_t *accq, *accp; /* per key: the late rank's and the waiting rank's time */
+    int32_t *touched;     /* keys with time in accq: touched[0 .. n_tq); in accp: touched[n_keys ..][0 .. n_tp) */
+    uint8_t *mark;        /* per key: bit 0 in the first list, bit 1 in the second */
+    size_t n_tq, n_tp;
     uint32_t q_stamp;     /* accq holds segs[0 .. q_npos) of walk q_stamp (0: nothing) */
     size_t q_npos;
     size_t n_walk;        /* segments of the current walk */
@@ -987,43 +975,10 @@ static uint64_t key_rehash(const void *ctx, int32_t e)
     return key_hash(k->name, k->len, k->kind);
 }
 
-/* The per-key arrays of x grown to hold n keys, the new part cleared;
- * -1 out of memory (the arrays kept). */
-static int acc_fit(rc_t *x, size_t n)
-{
-    if (n <= x->cap_acc)
-        return 0;
-    size_t cap = x->cap_acc ? 2 * x->cap_acc : 64, old = x->cap_acc;
-    while (cap < n)
-        cap *= 2;
-    int64_t *q = realloc(x->accq, cap * sizeof *q);
-    if (q)
-        x->accq = q;
-    int64_t *p = realloc(x->accp, cap * sizeof *p);
-    if (p)
-        x->accp = p;
-    uint8_t *m = realloc(x->mark, cap);
-    if (m)
-        x->mark = m;
-    int32_t *a = realloc(x->tq, cap * sizeof *a);
-    if (a)
-        x->tq = a;
-    int32_t *b = realloc(x->tp, cap * sizeof *b);
-    if (b)
-        x->tp = b;
-    if (!q || !p || !m || !a || !b)
-        return -1;
-    memset(x->accq + old, 0, (cap - old) * sizeof *x->accq);
-    memset(x->accp + old, 0, (cap - old) * sizeof *x->accp);
-    memset(x->mark + old, 0, cap - old);
-    x->cap_acc = cap;
-    return 0;
-}
-
 /* The key of (kind, name), added when new; -1 out of memory. */
 static int32_t key_of(rc_t *x, uint32_t kind, const char *name, uint32_t len)
 {
-    if (MT_GROW(x->keys, x->cap_keys, x->n_keys + 1, 64) || acc_fit(x, x->n_keys + 1))
+    if (MT_GROW(x->keys, x->cap_keys, x->n_keys + 1, 64))
         return -1;
     key_probe_t p = {x->keys, {name, len, kind}};
     int32_t e = itab_get(&x->ktab, key_hash(name, len, kind), x->n_keys, key_same, key_rehash, &p);
@@ -1068,34 +1023,15 @@ static int32_t cause_of(rc_t *x, int32_t key, int32_t rank_i)
     return e;
 }
 
-/* The key of a walk's segment (its kind, its activity node or -1): host,
- * idle, or the activity's name as its class (a matched communication
- * activity's wait, CP_K_COMM_WAIT, as comm_wait); -1 out of memory. */
-CP_INLINE int32_t seg_key(rc_t *x, int kind, int32_t node)
+static int32_t seg_key(const rc_t *x, int kind, int32_t node)
 {
     if (kind == MT_CP_HOST)
         return RC_KEY_HOST;
     if (node < 0 || kind == MT_CP_IDLE)
         return RC_KEY_IDLE;
-    const cp_node_t *n = &x->g->nodes[node];
-    size_t h = (size_t)(((uintptr_t)n->name >> 3) * 0x9e3779b97f4a7c15ULL >> 56) % RC_NC;
-    if (!(x->nc[h].name == n->name && n->name && x->nc[h].len == n->name_len && x->nc[h].cls == n->cls)) {
-        uint32_t k = n->cls == MT_AN_COMPUTE ? MT_RC_COMPUTE : n->cls == MT_AN_COMM ? MT_RC_COMM_TRANSFER : MT_RC_MEMORY;
-        int32_t key = key_of(x, k, n->name, n->name_len);
-        if (key < 0)
-            return -1;
-        x->nc[h].name = n->name;
-        x->nc[h].len = n->name_len;
-        x->nc[h].cls = n->cls;
-        x->nc[h].key = key;
-        x->nc[h].wkey = -1;
-    }
-    if (kind != CP_K_COMM_WAIT)
-        return x->nc[h].key;
-    assert(n->inst >= 0 && n->cls == MT_AN_COMM); /* the walk gives that kind to these alone */
-    if (x->nc[h].wkey < 0)
-        x->nc[h].wkey = key_of(x, MT_RC_COMM_WAIT, n->name, n->name_len);
-    return x->nc[h].wkey;
+    if (kind == CP_K_COMM_WAIT && x->wkey[node] >= 0)
+        return x->wkey[node];
+    return x->nkey[node];
 }
 
 /* The late rank's walk: its segments kept in order. */
@@ -1113,11 +1049,6 @@ CP_INLINE void sink_q(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t no
         an = R->an->gacts[(size_t)node - R->node0].annot;
     }
     int32_t key = seg_key(x, kind, node);
-    if (key < 0) {
-        x->err = 1;
-        w->stop = true;
-        return;
-    }
     x->segs[x->n_segs++] = (rc_seg_t){.key = key, .rank_i = rank_i, .d = d, .ann = x->aoff[rank_i] + an,
                                       .kind = x->keys[key].kind, .cause = -1};
     if (++x->n_walk >= CP_RC_SEG)
@@ -1174,9 +1105,9 @@ static void touch(rc_t *x, int32_t key, uint8_t bit)
     if (!(x->mark[key] & bit)) {
         x->mark[key] |= bit;
         if (bit == 1)
-            x->tq[x->n_tq++] = key;
+            x->touched[x->n_tq++] = key;
         else
-            x->tp[x->n_tp++] = key;
+            x->touched[x->n_keys + x->n_tp++] = key;
     }
 }
 
@@ -1186,11 +1117,6 @@ CP_INLINE void sink_p(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t no
     (void)rank_i;
     rc_t *x = w->ctx;
     int32_t key = seg_key(x, kind, node);
-    if (key < 0) {
-        x->err = 1;
-        w->stop = true;
-        return;
-    }
     touch(x, key, 2);
     x->accp[key] += d;
     if (++x->n_walk >= CP_RC_SEG)
@@ -1212,13 +1138,14 @@ static void rc_free(rc_t *x)
 {
     free(x->keys);
     free(x->ktab.slot);
+    free(x->nkey);
+    free(x->wkey);
     free(x->mr);
     free(x->segs);
     free(x->cross);
     free(x->accq);
     free(x->accp);
-    free(x->tq);
-    free(x->tp);
+    free(x->touched);
     free(x->mark);
     free(x->cs);
     free(x->ctab.slot);
@@ -1229,16 +1156,53 @@ static void rc_free(rc_t *x)
     free(x->fc);
 }
 
-/* The host and idle keys, the sorted member ranks of every instance and
- * the per-rank tables. */
+/* Keys of every node and the sorted member ranks of every instance. */
 static int rc_init(const cp_graph_t *g, rc_t *x)
 {
+    size_t nn = g->n_nodes ? g->n_nodes : 1;
     x->g = g;
+    x->nkey = mt_big_malloc(nn * sizeof *x->nkey);
+    x->wkey = mt_big_malloc(nn * sizeof *x->wkey);
     x->mr = malloc((g->n_imem ? g->n_imem : 1) * sizeof *x->mr);
-    if (itab_init(&x->ktab, 64) || itab_init(&x->ctab, 64) || !x->mr)
+    if (itab_init(&x->ktab, 64) || itab_init(&x->ctab, 64) || !x->nkey || !x->wkey || !x->mr)
         return -1;
     if (key_of(x, MT_RC_HOST, "", 0) != RC_KEY_HOST || key_of(x, MT_RC_IDLE, "", 0) != RC_KEY_IDLE)
         return -1;
+    /* A rank's nodes borrow their names from its string pool, so a name
+     * repeats as the same pointer: a small cache by pointer spares most
+     * hashes of the bytes (they were 3/4 of the root causes' cost on a
+     * 256-rank job). */
+    enum { NC = 256 };
+    struct {
+        const char *name;
+        uint32_t len, cls;
+        int32_t key, wkey; /* wkey -1: not looked up yet */
+    } nc[NC];
+    memset(nc, 0, sizeof nc);
+    for (size_t k = 0; k < g->n_nodes; k++) {
+        const cp_node_t *n = &g->nodes[k];
+        size_t h = (size_t)(((uintptr_t)n->name >> 3) * 0x9e3779b97f4a7c15ULL >> 56) % NC;
+        if (!(nc[h].name == n->name && n->name && nc[h].len == n->name_len && nc[h].cls == n->cls)) {
+            uint32_t kind = n->cls == MT_AN_COMPUTE ? MT_RC_COMPUTE
+                            : n->cls == MT_AN_COMM  ? MT_RC_COMM_TRANSFER
+                                                    : MT_RC_MEMORY;
+            int32_t key = key_of(x, kind, n->name, n->name_len);
+            if (key < 0)
+                return -1;
+            nc[h].name = n->name;
+            nc[h].len = n->name_len;
+            nc[h].cls = n->cls;
+            nc[h].key = key;
+            nc[h].wkey = -1;
+        }
+        x->nkey[k] = nc[h].key;
+        x->wkey[k] = -1;
+        if (n->inst >= 0 && n->cls == MT_AN_COMM) {
+            if (nc[h].wkey < 0 && (nc[h].wkey = key_of(x, MT_RC_COMM_WAIT, n->name, n->name_len)) < 0)
+                return -1;
+            x->wkey[k] = nc[h].wkey;
+        }
+    }
     for (size_t i = 0; i < g->n_imem; i++)
         x->mr[i] = g->nodes[g->imem[i]].rank_i;
     for (size_t i = 0; i < g->n_inst; i++) {
@@ -1257,11 +1221,15 @@ static int rc_init(const cp_graph_t *g, rc_t *x)
     for (size_t r = 0; r < g->n_ranks; r++)
         x->aoff[r + 1] = x->aoff[r] + g->ranks[r].an->n_annots + 1;
     x->ann = calloc(x->aoff[g->n_ranks] ? x->aoff[g->n_ranks] : 1, sizeof *x->ann);
+    x->accq = calloc(x->n_keys, sizeof *x->accq);
+    x->accp = calloc(x->n_keys, sizeof *x->accp);
+    x->touched = malloc(2 * x->n_keys * sizeof *x->touched);
+    x->mark = calloc(x->n_keys, 1);
     size_t nr = g->n_ranks ? g->n_ranks : 1;
     x->in_at = calloc(nr, sizeof *x->in_at);
     x->fc_at = calloc(nr, sizeof *x->fc_at);
     x->fc = malloc(nr * sizeof *x->fc);
-    return x->ann && x->in_at && x->fc_at && x->fc ? 0 : -1;
+    return x->ann && x->accq && x->accp && x->touched && x->mark && x->in_at && x->fc_at && x->fc ? 0 : -1;
 }
 
 /* Charge the wait of one participant (critpath.h "root causes"): the late
@@ -1274,8 +1242,8 @@ static int rc_charge(rc_t *x, mt_critpath_t *c, int32_t q_rank_i, size_t npos, i
      * usually share their first crossing) */
     if (x->q_stamp != x->stamp || x->q_npos != npos) {
         for (size_t i = 0; i < x->n_tq; i++) {
-            x->accq[x->tq[i]] = 0;
-            x->mark[x->tq[i]] &= (uint8_t)~1u;
+            x->accq[x->touched[i]] = 0;
+            x->mark[x->touched[i]] &= (uint8_t)~1u;
         }
         x->n_tq = 0;
         for (size_t i = 0; i < npos; i++) {
@@ -1290,7 +1258,7 @@ static int rc_charge(rc_t *x, mt_critpath_t *c, int32_t q_rank_i, size_t npos, i
     /* a key of the waiting rank alone has accq 0: it adds nothing */
     int64_t pos = 0;
     for (size_t i = 0; i < x->n_tq; i++) {
-        int32_t k = x->tq[i];
+        int32_t k = x->touched[i];
         if (x->accq[k] > x->accp[k])
             pos += x->accq[k] - x->accp[k];
     }
@@ -1325,7 +1293,7 @@ static int rc_charge(rc_t *x, mt_critpath_t *c, int32_t q_rank_i, size_t npos, i
         c->ranks[sg->rank_i].caused_ns += v;
     }
     for (size_t i = 0; i < x->n_tp; i++) {
-        int32_t k = x->tp[i];
+        int32_t k = x->touched[x->n_keys + i];
         x->accp[k] = 0;
         x->mark[k] &= (uint8_t)~2u;
     }
@@ -1418,8 +1386,6 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
             x.n_walk = 0;
             walk_t wp = {.g = g, .c = c, .t0 = w0, .cur = pn->s, .ctx = &x};
             walk_p(&wp, pn->rank_i, pid);
-            if (x.err)
-                goto out;
             if (rc_charge(&x, c, qn->rank_i, npos, wait))
                 goto out;
         }
