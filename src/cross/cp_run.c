@@ -413,8 +413,45 @@ CP_INLINE void sweep(const cp_graph_t *g, const scen_t sc, rp_t *r)
     }
 }
 
-/* Replay under sc; times[j] gets the job step time of job step j. */
-void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath_t *c, int64_t *times)
+/* The measured replay (r[0]) and the what-ifs "communication at its
+ * transfer time" (r[1], when comm) and "no launch gaps" (r[2]) side by
+ * side in one sweep of the events: each lane's steps are exactly those of
+ * its own sweep (a lane reads and writes only its own arrays, and the
+ * events come in the same order), but the events and the nodes' records
+ * are read once, not once per scenario (fast path: every run without a
+ * pipeline replays these three). The flags are constants: see CP_INLINE. */
+CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm)
+{
+    const scen_t P = {0}, C = {.comm_transfer = 1}, L = {.drop_launch = 1};
+    for (size_t k = 0; k < g->n_ev; k++) {
+        int64_t v = g->ev[k];
+        int type = (int)(v >> 32);
+        int32_t id = (int32_t)(v & 0xffffffff); /* a sync, or a node's index in hot */
+        if (type == 0) {
+            end_of(g, &P, &r[0], id);
+            if (comm)
+                end_of(g, &C, &r[1], id);
+            end_of(g, &L, &r[2], id);
+        } else if (type == 1) {
+            const cp_rank_t *R = &g->ranks[g->syncs[id].rank_i];
+            sync_of(g, &r[0], R, (size_t)id);
+            if (comm)
+                sync_of(g, &r[1], R, (size_t)id);
+            sync_of(g, &r[2], R, (size_t)id);
+        } else {
+            int32_t n = g->hot[id].id;
+            if (!r[0].sdone[n])
+                start_of(g, &P, &r[0], id);
+            if (comm && !r[1].sdone[n])
+                start_of(g, &C, &r[1], id);
+            if (!r[2].sdone[n])
+                start_of(g, &L, &r[2], id);
+        }
+    }
+}
+
+/* r set for a replay under sc. */
+static void replay_init(const cp_graph_t *g, const scen_t *sc, rp_t *r)
 {
     /* r->s needs no start: every node's start event sets it */
     memcpy(r->e, g->e0, g->n_nodes * sizeof *r->e);
@@ -425,6 +462,14 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
     for (size_t i = 0; i < g->n_rs; i++)
         r->rend[i] = INT64_MIN;
     r->carry = sc->carry;
+}
+
+static void replay_finish(const cp_graph_t *g, rp_t *r, const mt_critpath_t *c, int64_t *times);
+
+/* Replay under sc; times[j] gets the job step time of job step j. */
+void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath_t *c, int64_t *times)
+{
+    replay_init(g, sc, r);
     /* the scenarios every run replays (measured, the what-ifs "comm" and
      * "launch") each with its flags as constants: see CP_INLINE */
     if (!sc->factor && !sc->carry && !sc->drop_launch && !sc->comm_transfer)
@@ -435,6 +480,29 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
         sweep(g, (scen_t){.drop_launch = 1}, r);
     else
         sweep(g, *sc, r);
+    replay_finish(g, r, c, times);
+}
+
+/* sweep3's replays: r[0..2], times[0..2] as cp_replay's r and times (r[1]
+ * and times[1] untouched without comm). */
+static void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, const mt_critpath_t *c, int64_t *const *times)
+{
+    const scen_t sc[3] = {{0}, {.comm_transfer = 1}, {.drop_launch = 1}};
+    for (int l = 0; l < 3; l++)
+        if (l != 1 || comm)
+            replay_init(g, &sc[l], &r[l]);
+    if (comm)
+        sweep3(g, r, true);
+    else
+        sweep3(g, r, false);
+    for (int l = 0; l < 3; l++)
+        if (l != 1 || comm)
+            replay_finish(g, &r[l], c, times[l]);
+}
+
+/* The job step times of a replay (r swept): times[j] and r->jend[j]. */
+static void replay_finish(const cp_graph_t *g, rp_t *r, const mt_critpath_t *c, int64_t *times)
+{
     /* rank step ends: the host end shifted, or the latest replayed end of
      * its activities (end_of kept it in rend) */
     int64_t *rend = r->rend;
@@ -1451,7 +1519,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         return MT_OK;
     }
     st = MT_ERR_NOMEM;
-    rp_t r = {0};
+    rp_t r = {0}, rw[2] = {{0}, {0}};
+    int64_t *wt[2] = {NULL, NULL};
     mt_critpath_t *c = calloc(1, sizeof *c);
     int64_t *times = NULL, *meas = NULL, *tmp = NULL, *node_ns = NULL;
     int32_t *rs_at = NULL;
@@ -1587,8 +1656,32 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     nh = mt_big_malloc((g.n_nodes ? g.n_nodes : 1) * sizeof *nh);
     if (!times || !meas || !tmp || !err || !node_ns || !fac || !nh)
         goto out;
-    scen_t sc0 = {0};
-    cp_replay(&g, &sc0, &r, c, times);
+    /* A pipeline (two stages or more) is replayed as one run with shifts
+     * carried from step to step: chunk k of a stage waits for chunk k - 1,
+     * so a change that speeds every chunk shows only when the chunks see
+     * each other's replayed times (docs/whatif.md "Pipelines"). Every
+     * scenario is then compared with the unchanged run (b_time, b_end),
+     * and also projects the period. Without one, the what-ifs "comm"
+     * and "launch" are replayed beside the measured one (cp_replay3),
+     * their step times kept for the what-ifs below (wt). */
+    bool pipe = rq->n_stages >= 2 && rq->stage_ranks && rq->stage_first && c->n_steps >= 2;
+    if (pipe) {
+        scen_t sc0 = {0};
+        cp_replay(&g, &sc0, &r, c, times);
+    } else {
+        bool comm = g.n_inst > 0;
+        wt[0] = malloc(c->n_steps * sizeof *wt[0]);
+        wt[1] = malloc(c->n_steps * sizeof *wt[1]);
+        if (!wt[0] || !wt[1] || (comm && rp_alloc(&g, &rw[0])) || rp_alloc(&g, &rw[1]))
+            goto out;
+        rp_t lanes[3] = {r, rw[0], rw[1]};
+        cp_replay3(&g, lanes, comm, c, (int64_t *const[3]){times, wt[0], wt[1]});
+        r = lanes[0];
+        /* done with: freed before the paths' arrays come */
+        rp_free(&rw[0]);
+        rp_free(&rw[1]);
+        rw[0] = rw[1] = (rp_t){0};
+    }
     size_t ne = 0;
     for (size_t j = 0; j < c->n_steps; j++) {
         mt_cp_step_t *s = &c->steps[j];
@@ -1712,14 +1805,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         if (c->n_top > CP_TOP)
             c->n_top = CP_TOP;
     }
-    /* ---- what-ifs ---- */
-    /* A pipeline (two stages or more) is replayed as one run with shifts
-     * carried from step to step: chunk k of a stage waits for chunk k - 1,
-     * so a change that speeds every chunk shows only when the chunks see
-     * each other's replayed times (docs/whatif.md "Pipelines"). Every
-     * scenario is then compared with the unchanged run (b_time, b_end),
-     * and also projects the period. */
-    bool pipe = rq->n_stages >= 2 && rq->stage_ranks && rq->stage_first && c->n_steps >= 2;
+    /* ---- what-ifs (pipelines: see above) ---- */
     if (pipe) {
         b_end = malloc(c->n_steps * sizeof *b_end);
         b_time = malloc(c->n_steps * sizeof *b_time);
@@ -1774,7 +1860,10 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             sc.factor = fac;
             snprintf(x->label, sizeof x->label, "kernels %.60s x %.3g", rq->pattern, rq->factor);
         }
-        cp_replay(&g, &sc, &r, c, times);
+        if (!pipe && (wi == MT_WI_COMM || wi == MT_WI_LAUNCH)) /* replayed with the measured one */
+            memcpy(times, wt[wi == MT_WI_COMM ? 0 : 1], c->n_steps * sizeof *times);
+        else
+            cp_replay(&g, &sc, &r, c, times);
         size_t n1 = 0;
         for (size_t j = 0; j < c->n_steps; j++) {
             mt_cp_step_t *s = &c->steps[j];
@@ -1844,6 +1933,10 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     st = MT_OK;
 out:
     rp_free(&r);
+    rp_free(&rw[0]);
+    rp_free(&rw[1]);
+    free(wt[0]);
+    free(wt[1]);
     free(times);
     free(meas);
     free(tmp);
