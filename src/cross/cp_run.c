@@ -1651,10 +1651,9 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     meas = malloc(c->n_steps * sizeof *meas);
     tmp = malloc(c->n_steps * sizeof *tmp);
     err = malloc(c->n_steps * sizeof *err);
-    node_ns = calloc(g.n_nodes ? g.n_nodes : 1, sizeof *node_ns);
     fac = mt_big_malloc((g.n_nodes ? g.n_nodes : 1) * sizeof *fac);
     nh = mt_big_malloc((g.n_nodes ? g.n_nodes : 1) * sizeof *nh);
-    if (!times || !meas || !tmp || !err || !node_ns || !fac || !nh)
+    if (!times || !meas || !tmp || !err || !fac || !nh)
         goto out;
     /* A pipeline (two stages or more) is replayed as one run with shifts
      * carried from step to step: chunk k of a stage waits for chunk k - 1,
@@ -1677,11 +1676,18 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         rp_t lanes[3] = {r, rw[0], rw[1]};
         cp_replay3(&g, lanes, comm, c, (int64_t *const[3]){times, wt[0], wt[1]});
         r = lanes[0];
-        /* done with: freed before the paths' arrays come */
+        /* done with: freed before the paths' arrays come, and the "launch"
+         * lane's ends taken over as node_ns (memory touched already: a
+         * fresh page costs more than clearing it) */
+        node_ns = rw[1].e;
+        rw[1].e = NULL;
+        memset(node_ns, 0, (g.n_nodes ? g.n_nodes : 1) * sizeof *node_ns);
         rp_free(&rw[0]);
         rp_free(&rw[1]);
         rw[0] = rw[1] = (rp_t){0};
     }
+    if (!node_ns && !(node_ns = calloc(g.n_nodes ? g.n_nodes : 1, sizeof *node_ns)))
+        goto out;
     size_t ne = 0;
     for (size_t j = 0; j < c->n_steps; j++) {
         mt_cp_step_t *s = &c->steps[j];
