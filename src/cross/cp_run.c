@@ -110,6 +110,30 @@ CP_INLINE int64_t pred_at(const cp_graph_t *g, const scen_t *sc, const rp_t *r, 
     return sc->carry || same ? r->e[p] : g->e0[p];
 }
 
+/* What-if launch (start_of): the start best of node id raised to its
+ * rank step's replayed start, and the host time its launch would still
+ * have cost taken from its rank step (r->hc). */
+CP_INLINE int64_t no_launch_gap(const cp_graph_t *g, rp_t *r, int32_t id, int64_t best)
+{
+    const cp_node_t *n = &g->nodes[id];
+    if (n->L != INT64_MIN && n->rstep >= 0) {
+        /* no launch gaps (critpath.h "what-if launch"): nothing of a
+         * step starts before its rank's step does, and the host catches
+         * up with the GPU: the time its launch would still have made the
+         * activity wait is host time removed from the rank's step, so its
+         * later syncs and its step end move earlier by it too */
+        const cp_rank_t *R = &g->ranks[n->rank_i];
+        const cp_rs_t *x = &g->rs[n->rstep];
+        int64_t floor = x->start + shift_of(g, r, x->sb_start, n->job);
+        if (best < floor)
+            best = floor;
+        int64_t v = n->L + shift_of(g, r, n->lsync, n->job) + r->hc[n->rstep] + R->lat;
+        if (v > best)
+            r->hc[n->rstep] -= v - best;
+    }
+    return best;
+}
+
 /* The replayed start of the node at hot[k]: the latest of its
  * dependencies (stream order, its launch + the rank's launch latency, an
  * inferred stream wait), each with no measured slack: what the model
@@ -134,27 +158,63 @@ CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t 
         if (v > best)
             best = v;
     }
-    if (sc->drop_launch) {
-        const cp_node_t *n = &g->nodes[id];
-        if (n->L != INT64_MIN && n->rstep >= 0) {
-            /* no launch gaps (critpath.h "what-if launch"): nothing of a
-             * step starts before its rank's step does, and the host
-             * catches up with the GPU: the time its launch would still
-             * have made the activity wait is host time removed from the
-             * rank's step, so its later syncs and its step end move
-             * earlier by it too */
-            const cp_rank_t *R = &g->ranks[n->rank_i];
-            const cp_rs_t *x = &g->rs[n->rstep];
-            int64_t floor = x->start + shift_of(g, r, x->sb_start, n->job);
-            if (best < floor)
-                best = floor;
-            int64_t v = n->L + shift_of(g, r, n->lsync, n->job) + r->hc[n->rstep] + R->lat;
-            if (v > best)
-                r->hc[n->rstep] -= v - best;
-        }
-    }
+    if (sc->drop_launch)
+        best = no_launch_gap(g, r, id, best);
     r->s[id] = best == INT64_MIN ? h->s : best;
     r->sdone[id] = 1;
+}
+
+/* sweep3's start event of the node at hot[k] in each lane (r[0] measured,
+ * r[1] "comm" when comm, r[2] "launch"): start_of in each, the reads and
+ * tests they share made once (the same record, predecessors, launch
+ * sync). A lane whose start is done already (an instance member's start
+ * replayed at another member's end, in that lane's own order) is left
+ * as it is. */
+CP_INLINE void start3(const cp_graph_t *g, rp_t *r, bool comm, int32_t k)
+{
+    const cp_hot_t *h = &g->hot[k];
+    int32_t id = h->id;
+    bool t0 = !r[0].sdone[id], t1 = comm && !r[1].sdone[id], t2 = !r[2].sdone[id];
+    int64_t b0 = INT64_MIN, b1 = INT64_MIN, b2 = INT64_MIN;
+    for (int q = 0; q < 3; q++) { /* as pred_at with carry 0 */
+        int32_t p = h->pred[q];
+        if (p < 0)
+            continue;
+        int64_t v0, v1, v2;
+        if (h->flags >> q & 1) {
+            v0 = r[0].e[p];
+            v1 = comm ? r[1].e[p] : INT64_MIN;
+            v2 = r[2].e[p];
+        } else {
+            v0 = v1 = v2 = g->e0[p];
+        }
+        b0 = v0 > b0 ? v0 : b0;
+        b1 = v1 > b1 ? v1 : b1;
+        b2 = v2 > b2 ? v2 : b2;
+    }
+    if (h->flags & CP_H_LAUNCH) { /* the lanes that keep the launch: as shift_of with carry 0 */
+        int32_t q = h->lsync;
+        bool in = q >= 0 && g->syncs[q].job == h->job;
+        int64_t v0 = h->llat + (in ? r[0].sd[q] : 0);
+        b0 = v0 > b0 ? v0 : b0;
+        if (comm) {
+            int64_t v1 = h->llat + (in ? r[1].sd[q] : 0);
+            b1 = v1 > b1 ? v1 : b1;
+        }
+    }
+    if (t0) {
+        r[0].s[id] = b0 == INT64_MIN ? h->s : b0;
+        r[0].sdone[id] = 1;
+    }
+    if (t1) {
+        r[1].s[id] = b1 == INT64_MIN ? h->s : b1;
+        r[1].sdone[id] = 1;
+    }
+    if (t2) {
+        b2 = no_launch_gap(g, &r[2], id, b2);
+        r[2].s[id] = b2 == INT64_MIN ? h->s : b2;
+        r[2].sdone[id] = 1;
+    }
 }
 
 /* The latest replayed end of rank step q's activities so far (r->rend)
@@ -439,13 +499,7 @@ CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm)
                 sync_of(g, &r[1], R, (size_t)id);
             sync_of(g, &r[2], R, (size_t)id);
         } else {
-            int32_t n = g->hot[id].id;
-            if (!r[0].sdone[n])
-                start_of(g, &P, &r[0], id);
-            if (comm && !r[1].sdone[n])
-                start_of(g, &C, &r[1], id);
-            if (!r[2].sdone[n])
-                start_of(g, &L, &r[2], id);
+            start3(g, r, comm, id);
         }
     }
 }
