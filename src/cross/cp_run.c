@@ -110,26 +110,26 @@ CP_INLINE int64_t pred_at(const cp_graph_t *g, const scen_t *sc, const rp_t *r, 
     return sc->carry || same ? r->e[p] : g->e0[p];
 }
 
-/* What-if launch (start_of): the start best of node id raised to its
- * rank step's replayed start, and the host time its launch would still
- * have cost taken from its rank step (r->hc). */
-CP_INLINE int64_t no_launch_gap(const cp_graph_t *g, rp_t *r, int32_t id, int64_t best)
+/* What-if launch (start_of): the start best of the node of h raised to
+ * its rank step's replayed start, and the host time its launch would
+ * still have cost taken from its rank step (r->hc). From the record alone
+ * (its launch end + the rank's latency is llat): reading cp_node_t here
+ * was a cache miss at each node. */
+CP_INLINE int64_t no_launch_gap(const cp_graph_t *g, rp_t *r, const cp_hot_t *h, int64_t best)
 {
-    const cp_node_t *n = &g->nodes[id];
-    if (n->L != INT64_MIN && n->rstep >= 0) {
+    if ((h->flags & CP_H_LAUNCH) && h->rstep >= 0) {
         /* no launch gaps (critpath.h "what-if launch"): nothing of a
          * step starts before its rank's step does, and the host catches
          * up with the GPU: the time its launch would still have made the
          * activity wait is host time removed from the rank's step, so its
          * later syncs and its step end move earlier by it too */
-        const cp_rank_t *R = &g->ranks[n->rank_i];
-        const cp_rs_t *x = &g->rs[n->rstep];
-        int64_t floor = x->start + shift_of(g, r, x->sb_start, n->job);
+        const cp_rs_t *x = &g->rs[h->rstep];
+        int64_t floor = x->start + shift_of(g, r, x->sb_start, h->job);
         if (best < floor)
             best = floor;
-        int64_t v = n->L + shift_of(g, r, n->lsync, n->job) + r->hc[n->rstep] + R->lat;
+        int64_t v = h->llat + shift_of(g, r, h->lsync, h->job) + r->hc[h->rstep];
         if (v > best)
-            r->hc[n->rstep] -= v - best;
+            r->hc[h->rstep] -= v - best;
     }
     return best;
 }
@@ -159,7 +159,7 @@ CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t 
             best = v;
     }
     if (sc->drop_launch)
-        best = no_launch_gap(g, r, id, best);
+        best = no_launch_gap(g, r, h, best);
     r->s[id] = best == INT64_MIN ? h->s : best;
     r->sdone[id] = 1;
 }
@@ -211,7 +211,7 @@ CP_INLINE void start3(const cp_graph_t *g, rp_t *r, bool comm, int32_t k)
         r[1].sdone[id] = 1;
     }
     if (t2) {
-        b2 = no_launch_gap(g, &r[2], id, b2);
+        b2 = no_launch_gap(g, &r[2], h, b2);
         r[2].s[id] = b2 == INT64_MIN ? h->s : b2;
         r[2].sdone[id] = 1;
     }
