@@ -246,9 +246,12 @@ CP_INLINE void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t k)
             int64_t ms = INT64_MIN;
             for (uint32_t m = 0; m < I->n; m++) {
                 int32_t mm = g->imem[I->m0 + m];
+                /* the member's record, not its cp_node_t: read at its
+                 * start event, so nearly always in the cache still */
+                const cp_hot_t *hm = &g->hot[g->pos[mm]];
                 if (!r->sdone[mm])
                     start_of(g, sc, r, g->pos[mm]);
-                int64_t v = sc->carry || g->nodes[mm].job == h->job ? r->s[mm] : g->nodes[mm].s;
+                int64_t v = sc->carry || hm->job == h->job ? r->s[mm] : hm->s;
                 if (v > ms)
                     ms = v;
             }
