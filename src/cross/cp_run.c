@@ -1469,6 +1469,14 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
         goto out;
     for (size_t ii = 0; ii < g->n_inst; ii++) {
         const cp_inst_t *I = &g->inst[ii];
+        if (ii + 1 < g->n_inst) {
+            /* the next instance's members (each in another rank's part of
+             * the nodes) fetched while this one's walks run: each first
+             * read of a member was a cache miss on a big job */
+            const cp_inst_t *J = &g->inst[ii + 1];
+            for (uint32_t k = 0; k < J->n; k++)
+                __builtin_prefetch(&g->nodes[g->imem[J->m0 + k]]);
+        }
         const cp_node_t *qn = &g->nodes[I->last];
         if (qn->rstep < 0 || g->rs[qn->rstep].job < 0 || !c->steps[g->rs[qn->rstep].job].used)
             continue;
