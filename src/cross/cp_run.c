@@ -1471,11 +1471,17 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
         const cp_inst_t *I = &g->inst[ii];
         if (ii + 1 < g->n_inst) {
             /* the next instance's members (each in another rank's part of
-             * the nodes) fetched while this one's walks run: each first
-             * read of a member was a cache miss on a big job */
+             * the nodes) and the 8 nodes before each, where their waiting
+             * ranks' walks go back first, fetched while this one's walks
+             * run: each first read of a member, and of most nodes its walk
+             * reached, was a cache miss on a big job */
             const cp_inst_t *J = &g->inst[ii + 1];
-            for (uint32_t k = 0; k < J->n; k++)
-                __builtin_prefetch(&g->nodes[g->imem[J->m0 + k]]);
+            for (uint32_t k = 0; k < J->n; k++) {
+                int32_t m = g->imem[J->m0 + k];
+                const char *a = (const char *)&g->nodes[m > 8 ? m - 8 : 0], *b = (const char *)&g->nodes[m + 1];
+                for (; a < b; a += 64)
+                    __builtin_prefetch(a);
+            }
         }
         const cp_node_t *qn = &g->nodes[I->last];
         if (qn->rstep < 0 || g->rs[qn->rstep].job < 0 || !c->steps[g->rs[qn->rstep].job].used)
