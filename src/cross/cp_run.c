@@ -1472,7 +1472,8 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
         if (ii + 1 < g->n_inst) {
             /* the next instance's members (each in another rank's part of
              * the nodes) and the 8 nodes before each, where their waiting
-             * ranks' walks go back first, fetched while this one's walks
+             * ranks' walks go back first, and those nodes' keys, fetched
+             * while this one's walks
              * run: each first read of a member, and of most nodes its walk
              * reached, was a cache miss on a big job */
             const cp_inst_t *J = &g->inst[ii + 1];
@@ -1481,6 +1482,7 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
                 const char *a = (const char *)&g->nodes[m > 8 ? m - 8 : 0], *b = (const char *)&g->nodes[m + 1];
                 for (; a < b; a += 64)
                     __builtin_prefetch(a);
+                __builtin_prefetch(&x.nkey[m > 8 ? m - 8 : 0]); /* their keys (seg_key) */
             }
         }
         const cp_node_t *qn = &g->nodes[I->last];
