@@ -521,7 +521,36 @@ static void replay_init(const cp_graph_t *g, const scen_t *sc, rp_t *r)
     r->carry = sc->carry;
 }
 
-static void replay_finish(const cp_graph_t *g, rp_t *r, const mt_critpath_t *c, int64_t *times);
+/* The job step times of a replay (r swept): times[j] and r->jend[j]. */
+static void replay_finish(const cp_graph_t *g, rp_t *r, const mt_critpath_t *c, int64_t *times)
+{
+    /* rank step ends: the host end shifted, or the latest replayed end of
+     * its activities (end_of kept it in rend) */
+    int64_t *rend = r->rend;
+    for (size_t i = 0; i < g->n_rs; i++) {
+        const cp_rs_t *x = &g->rs[i];
+        int64_t v = x->cpu_end + shift_of(g, r, x->sb_end, x->job) + r->hc[i];
+        if (v > rend[i])
+            rend[i] = v;
+    }
+    for (size_t j = 0; j < c->n_steps; j++) {
+        const mt_cp_step_t *s = &c->steps[j];
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        for (uint32_t k = s->first; k < s->first + s->n; k++) {
+            int32_t q = g->js[k];
+            const cp_rs_t *x = &g->rs[q];
+            /* each step replays from its measured start; in one run
+             * (carry) from it shifted with its rank's host */
+            int64_t st = x->start + (r->carry ? shift_of(g, r, x->sb_start, x->job) : 0);
+            if (st < lo)
+                lo = st;
+            if (rend[q] > hi)
+                hi = rend[q];
+        }
+        times[j] = hi - lo;
+        r->jend[j] = hi;
+    }
+}
 
 /* Replay under sc; times[j] gets the job step time of job step j. */
 void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath_t *c, int64_t *times)
@@ -555,37 +584,6 @@ static void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, const mt_critpat
     for (int l = 0; l < 3; l++)
         if (l != 1 || comm)
             replay_finish(g, &r[l], c, times[l]);
-}
-
-/* The job step times of a replay (r swept): times[j] and r->jend[j]. */
-static void replay_finish(const cp_graph_t *g, rp_t *r, const mt_critpath_t *c, int64_t *times)
-{
-    /* rank step ends: the host end shifted, or the latest replayed end of
-     * its activities (end_of kept it in rend) */
-    int64_t *rend = r->rend;
-    for (size_t i = 0; i < g->n_rs; i++) {
-        const cp_rs_t *x = &g->rs[i];
-        int64_t v = x->cpu_end + shift_of(g, r, x->sb_end, x->job) + r->hc[i];
-        if (v > rend[i])
-            rend[i] = v;
-    }
-    for (size_t j = 0; j < c->n_steps; j++) {
-        const mt_cp_step_t *s = &c->steps[j];
-        int64_t lo = INT64_MAX, hi = INT64_MIN;
-        for (uint32_t k = s->first; k < s->first + s->n; k++) {
-            int32_t q = g->js[k];
-            const cp_rs_t *x = &g->rs[q];
-            /* each step replays from its measured start; in one run
-             * (carry) from it shifted with its rank's host */
-            int64_t st = x->start + (r->carry ? shift_of(g, r, x->sb_start, x->job) : 0);
-            if (st < lo)
-                lo = st;
-            if (rend[q] > hi)
-                hi = rend[q];
-        }
-        times[j] = hi - lo;
-        r->jend[j] = hi;
-    }
 }
 
 /* ---- the critical path of one step ---- */
