@@ -111,6 +111,30 @@ CP_INLINE int64_t pred_at(const cp_graph_t *g, const scen_t *sc, const rp_t *r, 
     return sc->carry || same ? r->e[p] : g->e0[p];
 }
 
+/* What-if launch (start_of): the start best of the node of h raised to
+ * its rank step's replayed start, and the host time its launch would
+ * still have cost taken from its rank step (r->hc). From the record alone
+ * (its launch end + the rank's latency is llat): reading cp_node_t here
+ * was a cache miss at each node. */
+CP_INLINE int64_t no_launch_gap(const cp_graph_t *g, rp_t *r, const cp_hot_t *h, int64_t best)
+{
+    if ((h->flags & CP_H_LAUNCH) && h->rstep >= 0) {
+        /* no launch gaps (critpath.h "what-if launch"): nothing of a
+         * step starts before its rank's step does, and the host catches
+         * up with the GPU: the time its launch would still have made the
+         * activity wait is host time removed from the rank's step, so its
+         * later syncs and its step end move earlier by it too */
+        const cp_rs_t *x = &g->rs[h->rstep];
+        int64_t floor = x->start + shift_of(g, r, x->sb_start, h->job);
+        if (best < floor)
+            best = floor;
+        int64_t v = h->llat + shift_of(g, r, h->lsync, h->job) + r->hc[h->rstep];
+        if (v > best)
+            r->hc[h->rstep] -= v - best;
+    }
+    return best;
+}
+
 /* The replayed start of the node at hot[k]: the latest of its
  * dependencies (stream order, its launch + the rank's launch latency, an
  * inferred stream wait), each with no measured slack: what the model
@@ -135,30 +159,77 @@ CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t 
         if (v > best)
             best = v;
     }
-    if (sc->drop_launch) {
-        const cp_node_t *n = &g->nodes[id];
-        if (n->L != INT64_MIN && n->rstep >= 0) {
-            /* no launch gaps (critpath.h "what-if launch"): nothing of a
-             * step starts before its rank's step does, and the host
-             * catches up with the GPU: the time its launch would still
-             * have made the activity wait is host time removed from the
-             * rank's step, so its later syncs and its step end move
-             * earlier by it too */
-            const cp_rank_t *R = &g->ranks[n->rank_i];
-            const cp_rs_t *x = &g->rs[n->rstep];
-            int64_t floor = x->start + shift_of(g, r, x->sb_start, n->job);
-            if (best < floor)
-                best = floor;
-            int64_t v = n->L + shift_of(g, r, n->lsync, n->job) + r->hc[n->rstep] + R->lat;
-            if (v > best)
-                r->hc[n->rstep] -= v - best;
-        }
-    }
+    if (sc->drop_launch)
+        best = no_launch_gap(g, r, h, best);
     r->s[id] = best == INT64_MIN ? h->s : best;
     r->sdone[id] = 1;
 }
 
-/* The replayed end of the node at hot[k]. */
+/* sweep3's start event of the node at hot[k] in each lane (r[0] measured,
+ * r[1] "comm" when comm, r[2] "launch"): start_of in each, the reads and
+ * tests they share made once (the same record, predecessors, launch
+ * sync). A lane whose start is done already (an instance member's start
+ * replayed at another member's end, in that lane's own order) is left
+ * as it is. */
+CP_INLINE void start3(const cp_graph_t *g, rp_t *r, bool comm, int32_t k)
+{
+    const cp_hot_t *h = &g->hot[k];
+    int32_t id = h->id;
+    bool t0 = !r[0].sdone[id], t1 = comm && !r[1].sdone[id], t2 = !r[2].sdone[id];
+    int64_t b0 = INT64_MIN, b1 = INT64_MIN, b2 = INT64_MIN;
+    for (int q = 0; q < 3; q++) { /* as pred_at with carry 0 */
+        int32_t p = h->pred[q];
+        if (p < 0)
+            continue;
+        int64_t v0, v1, v2;
+        if (h->flags >> q & 1) {
+            v0 = r[0].e[p];
+            v1 = comm ? r[1].e[p] : INT64_MIN;
+            v2 = r[2].e[p];
+        } else {
+            v0 = v1 = v2 = g->e0[p];
+        }
+        b0 = v0 > b0 ? v0 : b0;
+        b1 = v1 > b1 ? v1 : b1;
+        b2 = v2 > b2 ? v2 : b2;
+    }
+    if (h->flags & CP_H_LAUNCH) { /* the lanes that keep the launch: as shift_of with carry 0 */
+        int32_t q = h->lsync;
+        bool in = q >= 0 && g->syncs[q].job == h->job;
+        int64_t v0 = h->llat + (in ? r[0].sd[q] : 0);
+        b0 = v0 > b0 ? v0 : b0;
+        if (comm) {
+            int64_t v1 = h->llat + (in ? r[1].sd[q] : 0);
+            b1 = v1 > b1 ? v1 : b1;
+        }
+    }
+    if (t0) {
+        r[0].s[id] = b0 == INT64_MIN ? h->s : b0;
+        r[0].sdone[id] = 1;
+    }
+    if (t1) {
+        r[1].s[id] = b1 == INT64_MIN ? h->s : b1;
+        r[1].sdone[id] = 1;
+    }
+    if (t2) {
+        b2 = no_launch_gap(g, &r[2], h, b2);
+        r[2].s[id] = b2 == INT64_MIN ? h->s : b2;
+        r[2].sdone[id] = 1;
+    }
+}
+
+/* The latest replayed end of rank step q's activities so far (r->rend)
+ * raised to v, the end just replayed of one of them (end_of). */
+CP_INLINE void rend_max(rp_t *r, int32_t q, int64_t v)
+{
+    if (q >= 0 && v > r->rend[q])
+        r->rend[q] = v;
+}
+
+/* The replayed end of the node at hot[k]; its rank step's latest end
+ * raised with it (each node's end is replayed once, and nothing changes
+ * it after: the maximum taken here, not in one more pass over hot after
+ * the sweep, which read its 64 bytes a node again). */
 CP_INLINE void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t k)
 {
     const cp_hot_t *h = &g->hot[k];
@@ -167,6 +238,7 @@ CP_INLINE void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t k)
         start_of(g, sc, r, k);
     if (h->inst >= 0 && sc->comm_transfer) {
         r->e[id] = r->s[id] + g->inst[h->inst].transfer;
+        rend_max(r, h->rstep, r->e[id]);
         return;
     }
     if (h->inst >= 0) {
@@ -175,9 +247,12 @@ CP_INLINE void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t k)
             int64_t ms = INT64_MIN;
             for (uint32_t m = 0; m < I->n; m++) {
                 int32_t mm = g->imem[I->m0 + m];
+                /* the member's record, not its cp_node_t: read at its
+                 * start event, so nearly always in the cache still */
+                const cp_hot_t *hm = &g->hot[g->pos[mm]];
                 if (!r->sdone[mm])
                     start_of(g, sc, r, g->pos[mm]);
-                int64_t v = sc->carry || g->nodes[mm].job == h->job ? r->s[mm] : g->nodes[mm].s;
+                int64_t v = sc->carry || hm->job == h->job ? r->s[mm] : hm->s;
                 if (v > ms)
                     ms = v;
             }
@@ -189,12 +264,14 @@ CP_INLINE void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t k)
             T = (int64_t)((double)T * sc->factor[id] + 0.5);
         int64_t v = r->ims[h->inst] + T;
         r->e[id] = v > r->s[id] ? v : r->s[id];
+        rend_max(r, h->rstep, r->e[id]);
         return;
     }
     int64_t d = h->dt;
     if (sc->factor && sc->factor[id] != 1.0)
         d = (int64_t)((double)d * sc->factor[id] + 0.5);
     r->e[id] = r->s[id] + d;
+    rend_max(r, h->rstep, r->e[id]);
 }
 
 /* Node i into g->hot[at] (job fields set), and its measured end into
@@ -443,7 +520,7 @@ static int build_order(cp_graph_t *g)
             ((!key && !(key = mt_big_malloc((nmax ? nmax : 1) * sizeof *key))) ||
              (!val && !(val = mt_big_malloc((nmax ? nmax : 1) * sizeof *val)))))
             goto out;
-        /* by_end (by end, then id: the graph build's stable sort) is the
+        /* by_end (by end, then id: cp_graph_build) is the
          * end events' order unless an instance's last arrival comes after
          * a member's end (clock error: rare) */
         if (R->end_late && rank_order(g, R, 0, g->by_end, key, val))
@@ -535,8 +612,39 @@ CP_INLINE void sweep(const cp_graph_t *g, const scen_t sc, rp_t *r)
     }
 }
 
-/* Replay under sc; times[j] gets the job step time of job step j. */
-void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath_t *c, int64_t *times)
+/* The measured replay (r[0]) and the what-ifs "communication at its
+ * transfer time" (r[1], when comm) and "no launch gaps" (r[2]) side by
+ * side in one sweep of the events: each lane's steps are exactly those of
+ * its own sweep (a lane reads and writes only its own arrays, and the
+ * events come in the same order), but the events and the nodes' records
+ * are read once, not once per scenario (fast path: every run without a
+ * pipeline replays these three). The flags are constants: see CP_INLINE. */
+CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm)
+{
+    const scen_t P = {0}, C = {.comm_transfer = 1}, L = {.drop_launch = 1};
+    for (size_t k = 0; k < g->n_ev; k++) {
+        int64_t v = g->ev[k];
+        int type = (int)(v >> 32);
+        int32_t id = (int32_t)(v & 0xffffffff); /* a sync, or a node's index in hot */
+        if (type == 0) {
+            end_of(g, &P, &r[0], id);
+            if (comm)
+                end_of(g, &C, &r[1], id);
+            end_of(g, &L, &r[2], id);
+        } else if (type == 1) {
+            const cp_rank_t *R = &g->ranks[g->syncs[id].rank_i];
+            sync_of(g, &r[0], R, (size_t)id);
+            if (comm)
+                sync_of(g, &r[1], R, (size_t)id);
+            sync_of(g, &r[2], R, (size_t)id);
+        } else {
+            start3(g, r, comm, id);
+        }
+    }
+}
+
+/* r set for a replay under sc. */
+static void replay_init(const cp_graph_t *g, const scen_t *sc, rp_t *r)
 {
     /* r->s needs no start: every node's start event sets it */
     memcpy(r->e, g->e0, g->n_nodes * sizeof *r->e);
@@ -544,27 +652,22 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
     memset(r->idone, 0, g->n_inst ? g->n_inst : 1);
     memset(r->sd, 0, (g->n_syncs ? g->n_syncs : 1) * sizeof *r->sd);
     memset(r->hc, 0, (g->n_rs ? g->n_rs : 1) * sizeof *r->hc);
+    for (size_t i = 0; i < g->n_rs; i++)
+        r->rend[i] = INT64_MIN;
     r->carry = sc->carry;
-    /* the scenarios every run replays (measured, the what-ifs "comm" and
-     * "launch") each with its flags as constants: see CP_INLINE */
-    if (!sc->factor && !sc->carry && !sc->drop_launch && !sc->comm_transfer)
-        sweep(g, (scen_t){0}, r);
-    else if (!sc->factor && !sc->carry && !sc->drop_launch && sc->comm_transfer)
-        sweep(g, (scen_t){.comm_transfer = 1}, r);
-    else if (!sc->factor && !sc->carry && sc->drop_launch && !sc->comm_transfer)
-        sweep(g, (scen_t){.drop_launch = 1}, r);
-    else
-        sweep(g, *sc, r);
-    /* rank step ends: the host end shifted, or the latest replayed end of its activities */
+}
+
+/* The job step times of a replay (r swept): times[j] and r->jend[j]. */
+static void replay_finish(const cp_graph_t *g, rp_t *r, const mt_critpath_t *c, int64_t *times)
+{
+    /* rank step ends: the host end shifted, or the latest replayed end of
+     * its activities (end_of kept it in rend) */
     int64_t *rend = r->rend;
     for (size_t i = 0; i < g->n_rs; i++) {
         const cp_rs_t *x = &g->rs[i];
-        rend[i] = x->cpu_end + shift_of(g, r, x->sb_end, x->job) + r->hc[i];
-    }
-    for (size_t k = 0; k < g->n_nodes; k++) { /* hot: a stream; r->e: 8 bytes a node */
-        int32_t q = g->hot[k].rstep;
-        if (q >= 0 && r->e[g->hot[k].id] > rend[q])
-            rend[q] = r->e[g->hot[k].id];
+        int64_t v = x->cpu_end + shift_of(g, r, x->sb_end, x->job) + r->hc[i];
+        if (v > rend[i])
+            rend[i] = v;
     }
     for (size_t j = 0; j < c->n_steps; j++) {
         const mt_cp_step_t *s = &c->steps[j];
@@ -585,10 +688,45 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
     }
 }
 
+/* Replay under sc; times[j] gets the job step time of job step j. */
+void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath_t *c, int64_t *times)
+{
+    replay_init(g, sc, r);
+    /* the scenarios every run replays (measured, the what-ifs "comm" and
+     * "launch") each with its flags as constants: see CP_INLINE */
+    if (!sc->factor && !sc->carry && !sc->drop_launch && !sc->comm_transfer)
+        sweep(g, (scen_t){0}, r);
+    else if (!sc->factor && !sc->carry && !sc->drop_launch && sc->comm_transfer)
+        sweep(g, (scen_t){.comm_transfer = 1}, r);
+    else if (!sc->factor && !sc->carry && sc->drop_launch && !sc->comm_transfer)
+        sweep(g, (scen_t){.drop_launch = 1}, r);
+    else
+        sweep(g, *sc, r);
+    replay_finish(g, r, c, times);
+}
+
+/* sweep3's replays: r[0..2], times[0..2] as cp_replay's r and times (r[1]
+ * and times[1] untouched without comm). */
+static void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, const mt_critpath_t *c, int64_t *const *times)
+{
+    const scen_t sc[3] = {{0}, {.comm_transfer = 1}, {.drop_launch = 1}};
+    for (int l = 0; l < 3; l++)
+        if (l != 1 || comm)
+            replay_init(g, &sc[l], &r[l]);
+    if (comm)
+        sweep3(g, r, true);
+    else
+        sweep3(g, r, false);
+    for (int l = 0; l < 3; l++)
+        if (l != 1 || comm)
+            replay_finish(g, &r[l], c, times[l]);
+}
+
 /* ---- the critical path of one step ---- */
 
-/* The walk back along the binding edges: the critical path of a step,
- * and the root causes' walks (a sink set: segments go to it instead). */
+/* The walk back along the binding edges: the critical path of a step
+ * (its statistics, or its segments recorded), and the root causes'
+ * walks (their segments go to the root causes' sinks instead). */
 typedef struct walk {
     const cp_graph_t *g;
     mt_critpath_t *c;
@@ -596,17 +734,26 @@ typedef struct walk {
     int64_t t0, cur;
     int64_t *node_ns;     /* per node: time on the paths of the used steps */
     const int32_t *rs_at; /* per rank: its rank step's index in c->rank_steps within w->s, -1 */
-    /* root causes: each segment (kind CP_K_COMM_WAIT for a matched
-     * communication activity the walk could not follow to its last
-     * arrival); at_inst after the transfer of an instance, before the
-     * walk moves to its last arrival: nonzero stops the walk there */
-    void (*sink)(struct walk *w, int32_t rank_i, int kind, int64_t d, int32_t node);
-    int (*at_inst)(struct walk *w, int32_t inst);
-    void *ctx;
+    void *ctx;            /* the sink's state (WK_REC, WK_Q, WK_P) */
     bool stop;
 } walk_t;
 
 enum { CP_K_COMM_WAIT = MT_CP_KIND_COUNT_ };
+
+/* What a walk does with each segment: the path's statistics (WK_PATH),
+ * or one of the sinks: cp_path_of's record (sink_rec), the root causes'
+ * late rank (sink_q; cross_q after the transfer of an instance, before
+ * the walk moves to its last arrival, nonzero stopping the walk there)
+ * and waiting rank (sink_p). A sink gets each segment with kind
+ * CP_K_COMM_WAIT for a matched communication activity the walk could
+ * not follow to its last arrival. The mode is a constant in each
+ * compiled walk (walk_core), so each sink is inlined into its own copy
+ * (it was called through a pointer at each segment). */
+enum { WK_PATH, WK_REC, WK_Q, WK_P };
+
+CP_INLINE void sink_q(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node);
+CP_INLINE void sink_p(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node);
+CP_INLINE int cross_q(walk_t *w, int32_t inst);
 
 /* cp_path_of's recording: the segments as they come (backward). */
 typedef struct rec {
@@ -615,7 +762,7 @@ typedef struct rec {
     bool fail;
 } rec_t;
 
-static void sink_rec(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
+CP_INLINE void sink_rec(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
 {
     rec_t *x = w->ctx;
     if (MT_GROW(x->v, x->cap, x->n + 1, 64)) {
@@ -627,9 +774,9 @@ static void sink_rec(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t nod
 }
 
 /* One segment of the walk back to a: w->cur moves to it. Inlined into
- * walk_path, each call with its kind a constant (a call per segment was a
+ * walk_core, each call with its kind a constant (a call per segment was a
  * fifth of the root causes' walks). */
-CP_INLINE void seg(walk_t *w, int rank_i, int kind, int64_t a, int32_t node)
+CP_INLINE void seg(walk_t *w, int mode, int rank_i, int kind, int64_t a, int32_t node)
 {
     if (a > w->cur)
         a = w->cur;
@@ -639,8 +786,16 @@ CP_INLINE void seg(walk_t *w, int rank_i, int kind, int64_t a, int32_t node)
     w->cur = a;
     if (d <= 0)
         return;
-    if (w->sink) {
-        w->sink(w, rank_i, kind, d, node);
+    if (mode == WK_REC) {
+        sink_rec(w, rank_i, kind, d, node);
+        return;
+    }
+    if (mode == WK_Q) {
+        sink_q(w, rank_i, kind, d, node);
+        return;
+    }
+    if (mode == WK_P) {
+        sink_p(w, rank_i, kind, d, node);
         return;
     }
     if (kind == CP_K_COMM_WAIT)
@@ -655,8 +810,9 @@ CP_INLINE void seg(walk_t *w, int rank_i, int kind, int64_t a, int32_t node)
 }
 
 /* Walk back from w->cur: on rank_i's host (node < 0), from the end of a
- * node, or from its start (at_start). */
-static void walk_path(walk_t *w, int32_t rank_i, int32_t node, bool at_start)
+ * node, or from its start (at_start); each segment as mode says (WK_*,
+ * a constant in each copy: walk_path and the root causes' walks). */
+CP_INLINE void walk_core(walk_t *w, int mode, int32_t rank_i, int32_t node, bool at_start)
 {
     const cp_graph_t *g = w->g;
     enum { AT_HOST, AT_END, AT_START, AT_SYNC } where = node < 0 ? AT_HOST : at_start ? AT_START : AT_END;
@@ -672,20 +828,20 @@ static void walk_path(walk_t *w, int32_t rank_i, int32_t node, bool at_start)
             long q = known != -2 ? known : sync_before(g, &g->ranks[rank_i], w->cur);
             known = -2;
             if (q < 0 || g->syncs[q].e <= w->t0) {
-                seg(w, rank_i, MT_CP_HOST, w->t0, -1);
+                seg(w, mode, rank_i, MT_CP_HOST, w->t0, -1);
                 break;
             }
-            seg(w, rank_i, MT_CP_HOST, g->syncs[q].e, -1);
+            seg(w, mode, rank_i, MT_CP_HOST, g->syncs[q].e, -1);
             j = (size_t)q;
             where = AT_SYNC;
         } else if (where == AT_SYNC) {
             const cp_sync_t *s = &g->syncs[j];
             if (s->w >= 0 && g->nodes[s->w].e >= s->s) {
-                seg(w, rank_i, MT_CP_HOST, g->nodes[s->w].e, -1);
+                seg(w, mode, rank_i, MT_CP_HOST, g->nodes[s->w].e, -1);
                 id = s->w;
                 where = AT_END;
             } else {
-                seg(w, rank_i, MT_CP_HOST, s->s, -1);
+                seg(w, mode, rank_i, MT_CP_HOST, s->s, -1);
                 if (w->cur == s->s)
                     known = s->sb;
                 where = AT_HOST;
@@ -695,46 +851,57 @@ static void walk_path(walk_t *w, int32_t rank_i, int32_t node, bool at_start)
             rank_i = n->rank_i;
             if (n->inst >= 0 && g->inst[n->inst].maxstart <= w->cur) {
                 const cp_inst_t *I = &g->inst[n->inst];
-                seg(w, rank_i, MT_CP_COMM, I->maxstart, id);
-                if (w->at_inst && w->at_inst(w, n->inst)) {
+                seg(w, mode, rank_i, MT_CP_COMM, I->maxstart, id);
+                if (mode == WK_Q && cross_q(w, n->inst)) {
                     w->stop = true;
                     break;
                 }
                 id = I->last;
                 rank_i = g->nodes[id].rank_i;
             } else {
-                seg(w, rank_i, n->inst >= 0 && n->cls == MT_AN_COMM ? CP_K_COMM_WAIT : cp_node_kind(n), n->s, id);
+                seg(w, mode, rank_i, n->inst >= 0 && n->cls == MT_AN_COMM ? CP_K_COMM_WAIT : cp_node_kind(n), n->s, id);
             }
             where = AT_START;
         } else {
             const cp_node_t *n = &g->nodes[id];
             rank_i = n->rank_i;
             if (n->bind == CP_B_STREAM) {
-                seg(w, rank_i, MT_CP_IDLE, g->nodes[n->pstream].e, -1);
+                seg(w, mode, rank_i, MT_CP_IDLE, g->nodes[n->pstream].e, -1);
                 id = n->pstream;
                 where = AT_END;
             } else if (n->bind == CP_B_X) {
-                seg(w, rank_i, MT_CP_IDLE, g->nodes[n->px].e, -1);
+                seg(w, mode, rank_i, MT_CP_IDLE, g->nodes[n->px].e, -1);
                 id = n->px;
                 where = AT_END;
             } else if (n->bind == CP_B_LAUNCH) {
-                seg(w, rank_i, MT_CP_HOST, n->L, -1);
+                seg(w, mode, rank_i, MT_CP_HOST, n->L, -1);
                 if (w->cur == n->L)
                     known = n->lsync;
                 where = AT_HOST;
             } else {
-                seg(w, rank_i, MT_CP_IDLE, w->t0, -1);
+                seg(w, mode, rank_i, MT_CP_IDLE, w->t0, -1);
                 break;
             }
         }
     }
     if (w->cur > w->t0 && !w->stop) /* the guard ran out: a cycle through zero-length segments */
-        seg(w, rank_i, MT_CP_IDLE, w->t0, -1);
+        seg(w, mode, rank_i, MT_CP_IDLE, w->t0, -1);
 }
 
-/* Walk the critical path of job step j from the rank step that ends it;
- * false when that rank step is not found. */
-static bool walk_step(walk_t *w, size_t j)
+/* The path's statistics (WK_PATH) and cp_path_of's record (WK_REC). */
+static void walk_path(walk_t *w, int32_t rank_i, int32_t node, bool at_start)
+{
+    walk_core(w, WK_PATH, rank_i, node, at_start);
+}
+
+static void walk_rec(walk_t *w, int32_t rank_i, int32_t node, bool at_start)
+{
+    walk_core(w, WK_REC, rank_i, node, at_start);
+}
+
+/* Walk the critical path of job step j from the rank step that ends it,
+ * recorded (rec) or counted; false when that rank step is not found. */
+static bool walk_step(walk_t *w, size_t j, bool rec)
 {
     const cp_graph_t *g = w->g;
     const mt_critpath_t *c = w->c;
@@ -745,10 +912,11 @@ static bool walk_step(walk_t *w, size_t j)
             x = &g->rs[g->js[k]];
     if (!x)
         return false;
-    if (x->last >= 0 && g->nodes[x->last].e >= x->cpu_end)
-        walk_path(w, x->rank_i, x->last, false);
+    int32_t node = x->last >= 0 && g->nodes[x->last].e >= x->cpu_end ? x->last : -1;
+    if (rec)
+        walk_rec(w, x->rank_i, node, false);
     else
-        walk_path(w, x->rank_i, -1, false);
+        walk_path(w, x->rank_i, node, false);
     return true;
 }
 
@@ -756,8 +924,8 @@ int cp_path_of(const cp_graph_t *g, mt_critpath_t *c, size_t j, cp_pseg_t **out,
 {
     mt_cp_step_t *s = &c->steps[j];
     rec_t x = {0};
-    walk_t wk = {.g = g, .c = c, .s = s, .t0 = s->start_ns, .cur = s->end_ns, .sink = sink_rec, .ctx = &x};
-    walk_step(&wk, j);
+    walk_t wk = {.g = g, .c = c, .s = s, .t0 = s->start_ns, .cur = s->end_ns, .ctx = &x};
+    walk_step(&wk, j, true);
     if (x.fail) {
         free(x.v);
         return -1;
@@ -917,12 +1085,16 @@ typedef struct rc_key {
     uint32_t kind;        /* mt_rc_kind_t */
 } rc_key_t;
 
-/* One segment of the late rank's walk. */
+/* One segment of the late rank's walk, with what charging it to each
+ * waiting rank reads worked out once (rc_charge: an instance has up to
+ * ranks - 1 waiters, each charged from the same segments). */
 typedef struct rc_seg {
     int32_t key, rank_i;
     int64_t d;
-    uint32_t annot;       /* its activity's annotation (mt_an_gact_t.annot), 0 none */
-    uint32_t pad_;
+    double fq;            /* d / the late rank's sum of its key (set with those sums) */
+    size_t ann;           /* its (rank, annotation)'s index in rc_t.ann */
+    uint32_t kind;        /* its key's mt_rc_kind_t */
+    int32_t cause;        /* its (key, rank)'s index in rc_t.cs once charged, -1 */
 } rc_seg_t;
 
 /* Wait charged to one annotation of one rank, by kind. */
@@ -1097,19 +1269,17 @@ static uint64_t cause_rehash(const void *ctx, int32_t e)
     return cause_hash(c->key, c->rank_i);
 }
 
-/* Charge ns to (key, rank_i). */
-static int charge(rc_t *x, int32_t key, int32_t rank_i, int64_t ns)
+/* The index in x->cs of (key, rank_i), added with 0 ns when new; -1 out
+ * of memory. */
+static int32_t cause_of(rc_t *x, int32_t key, int32_t rank_i)
 {
     if (MT_GROW(x->cs, x->cap_cs, x->n_cs + 1, 64))
         return -1;
     cause_probe_t p = {x->cs, key, rank_i};
     int32_t e = itab_get(&x->ctab, cause_hash(key, rank_i), x->n_cs, cause_same, cause_rehash, &p);
-    if (e < 0)
-        return -1;
-    if ((size_t)e == x->n_cs)
+    if (e >= 0 && (size_t)e == x->n_cs)
         x->cs[x->n_cs++] = (rc_cause_t){key, rank_i, 0};
-    x->cs[e].ns += ns;
-    return 0;
+    return e;
 }
 
 static int32_t seg_key(const rc_t *x, int kind, int32_t node)
@@ -1124,7 +1294,7 @@ static int32_t seg_key(const rc_t *x, int kind, int32_t node)
 }
 
 /* The late rank's walk: its segments kept in order. */
-static void sink_q(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
+CP_INLINE void sink_q(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
 {
     rc_t *x = w->ctx;
     if (MT_GROW(x->segs, x->cap_segs, x->n_segs + 1, 256)) {
@@ -1137,14 +1307,16 @@ static void sink_q(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
         const cp_rank_t *R = &x->g->ranks[rank_i];
         an = R->an->gacts[(size_t)node - R->node0].annot;
     }
-    x->segs[x->n_segs++] = (rc_seg_t){seg_key(x, kind, node), rank_i, d, an, 0};
+    int32_t key = seg_key(x, kind, node);
+    x->segs[x->n_segs++] = (rc_seg_t){.key = key, .rank_i = rank_i, .d = d, .ann = x->aoff[rank_i] + an,
+                                      .kind = x->keys[key].kind, .cause = -1};
     if (++x->n_walk >= CP_RC_SEG)
         w->stop = true;
 }
 
 /* The late rank's walk left instance K's transfer: a synchronisation point
  * for the waiting ranks in K; the walk ends when K holds them all. */
-static int cross_q(walk_t *w, int32_t inst)
+CP_INLINE int cross_q(walk_t *w, int32_t inst)
 {
     rc_t *x = w->ctx;
     if (MT_GROW(x->cross, x->cap_cross, x->n_cross + 1, 16)) {
@@ -1199,7 +1371,7 @@ static void touch(rc_t *x, int32_t key, uint8_t bit)
 }
 
 /* The waiting rank's walk: summed per key. */
-static void sink_p(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
+CP_INLINE void sink_p(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
 {
     (void)rank_i;
     rc_t *x = w->ctx;
@@ -1208,6 +1380,17 @@ static void sink_p(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node)
     x->accp[key] += d;
     if (++x->n_walk >= CP_RC_SEG)
         w->stop = true;
+}
+
+/* The root causes' walks (see WK_Q, WK_P). */
+static void walk_q(walk_t *w, int32_t rank_i, int32_t node)
+{
+    walk_core(w, WK_Q, rank_i, node, true);
+}
+
+static void walk_p(walk_t *w, int32_t rank_i, int32_t node)
+{
+    walk_core(w, WK_P, rank_i, node, true);
 }
 
 static void rc_free(rc_t *x)
@@ -1326,6 +1509,8 @@ static int rc_charge(rc_t *x, mt_critpath_t *c, int32_t q_rank_i, size_t npos, i
             touch(x, x->segs[i].key, 1);
             x->accq[x->segs[i].key] += x->segs[i].d;
         }
+        for (size_t i = 0; i < npos; i++)
+            x->segs[i].fq = (double)x->segs[i].d / (double)x->accq[x->segs[i].key];
         x->q_stamp = x->stamp;
         x->q_npos = npos;
     }
@@ -1340,11 +1525,11 @@ static int rc_charge(rc_t *x, mt_critpath_t *c, int32_t q_rank_i, size_t npos, i
     double cum = 0.0; /* rounded as a running sum: the charges add up to att */
     int64_t given = 0;
     for (size_t i = 0; i < npos && att > 0; i++) {
-        const rc_seg_t *sg = &x->segs[i];
+        rc_seg_t *sg = &x->segs[i];
         int64_t ex = x->accq[sg->key] - x->accp[sg->key];
         if (ex <= 0)
             continue;
-        cum += (double)att * ((double)ex / (double)pos) * ((double)sg->d / (double)x->accq[sg->key]);
+        cum += (double)att * ((double)ex / (double)pos) * sg->fq;
         int64_t to = (int64_t)(cum + 0.5);
         if (to > att)
             to = att;
@@ -1352,12 +1537,13 @@ static int rc_charge(rc_t *x, mt_critpath_t *c, int32_t q_rank_i, size_t npos, i
         if (v <= 0)
             continue;
         given = to;
-        if (charge(x, sg->key, sg->rank_i, v))
+        if (sg->cause < 0 && (sg->cause = cause_of(x, sg->key, sg->rank_i)) < 0)
             return -1;
-        c->rc_kind_ns[x->keys[sg->key].kind] += v;
-        rc_ann_t *an = &x->ann[x->aoff[sg->rank_i] + sg->annot];
+        x->cs[sg->cause].ns += v;
+        c->rc_kind_ns[sg->kind] += v;
+        rc_ann_t *an = &x->ann[sg->ann];
         an->ns += v;
-        an->kind_ns[x->keys[sg->key].kind] += v;
+        an->kind_ns[sg->kind] += v;
         c->attributed_ns += v;
         if (sg->rank_i == q_rank_i)
             c->short_ns += v;
@@ -1417,6 +1603,22 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
         goto out;
     for (size_t ii = 0; ii < g->n_inst; ii++) {
         const cp_inst_t *I = &g->inst[ii];
+        if (ii + 1 < g->n_inst) {
+            /* the next instance's members (each in another rank's part of
+             * the nodes) and the 8 nodes before each, where their waiting
+             * ranks' walks go back first, and those nodes' keys, fetched
+             * while this one's walks
+             * run: each first read of a member, and of most nodes its walk
+             * reached, was a cache miss on a big job */
+            const cp_inst_t *J = &g->inst[ii + 1];
+            for (uint32_t k = 0; k < J->n; k++) {
+                int32_t m = g->imem[J->m0 + k];
+                const char *a = (const char *)&g->nodes[m > 8 ? m - 8 : 0], *b = (const char *)&g->nodes[m + 1];
+                for (; a < b; a += 64)
+                    __builtin_prefetch(a);
+                __builtin_prefetch(&x.nkey[m > 8 ? m - 8 : 0]); /* their keys (seg_key) */
+            }
+        }
         const cp_node_t *qn = &g->nodes[I->last];
         if (qn->rstep < 0 || g->rs[qn->rstep].job < 0 || !c->steps[g->rs[qn->rstep].job].used)
             continue;
@@ -1440,8 +1642,8 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
                     x.n_irank += x.in_at[r] != x.stamp;
                     x.in_at[r] = x.stamp;
                 }
-                walk_t wq = {.g = g, .c = c, .t0 = t0, .cur = qn->s, .sink = sink_q, .at_inst = cross_q, .ctx = &x};
-                walk_path(&wq, qn->rank_i, I->last, true);
+                walk_t wq = {.g = g, .c = c, .t0 = t0, .cur = qn->s, .ctx = &x};
+                walk_q(&wq, qn->rank_i, I->last);
                 if (x.err)
                     goto out;
                 qend = wq.cur;
@@ -1457,8 +1659,8 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
                 w0 = x.cross[y].t;
             }
             x.n_walk = 0;
-            walk_t wp = {.g = g, .c = c, .t0 = w0, .cur = pn->s, .sink = sink_p, .ctx = &x};
-            walk_path(&wp, pn->rank_i, pid, true);
+            walk_t wp = {.g = g, .c = c, .t0 = w0, .cur = pn->s, .ctx = &x};
+            walk_p(&wp, pn->rank_i, pid);
             if (rc_charge(&x, c, qn->rank_i, npos, wait))
                 goto out;
         }
@@ -1524,7 +1726,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         return MT_OK;
     }
     st = MT_ERR_NOMEM;
-    rp_t r = {0};
+    rp_t r = {0}, rw[2] = {{0}, {0}};
+    int64_t *wt[2] = {NULL, NULL};
     mt_critpath_t *c = calloc(1, sizeof *c);
     int64_t *times = NULL, *meas = NULL, *tmp = NULL, *node_ns = NULL;
     int32_t *rs_at = NULL;
@@ -1666,13 +1869,43 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     meas = malloc(c->n_steps * sizeof *meas);
     tmp = malloc(c->n_steps * sizeof *tmp);
     err = malloc(c->n_steps * sizeof *err);
-    node_ns = calloc(g.n_nodes ? g.n_nodes : 1, sizeof *node_ns);
     fac = mt_big_malloc((g.n_nodes ? g.n_nodes : 1) * sizeof *fac);
     nh = mt_big_malloc((g.n_nodes ? g.n_nodes : 1) * sizeof *nh);
-    if (!times || !meas || !tmp || !err || !node_ns || !fac || !nh)
+    if (!times || !meas || !tmp || !err || !fac || !nh)
         goto out;
-    scen_t sc0 = {0};
-    cp_replay(&g, &sc0, &r, c, times);
+    /* A pipeline (two stages or more) is replayed as one run with shifts
+     * carried from step to step: chunk k of a stage waits for chunk k - 1,
+     * so a change that speeds every chunk shows only when the chunks see
+     * each other's replayed times (docs/whatif.md "Pipelines"). Every
+     * scenario is then compared with the unchanged run (b_time, b_end),
+     * and also projects the period. Without one, the what-ifs "comm"
+     * and "launch" are replayed beside the measured one (cp_replay3),
+     * their step times kept for the what-ifs below (wt). */
+    bool pipe = rq->n_stages >= 2 && rq->stage_ranks && rq->stage_first && c->n_steps >= 2;
+    if (pipe) {
+        scen_t sc0 = {0};
+        cp_replay(&g, &sc0, &r, c, times);
+    } else {
+        bool comm = g.n_inst > 0;
+        wt[0] = malloc(c->n_steps * sizeof *wt[0]);
+        wt[1] = malloc(c->n_steps * sizeof *wt[1]);
+        if (!wt[0] || !wt[1] || (comm && rp_alloc(&g, &rw[0])) || rp_alloc(&g, &rw[1]))
+            goto out;
+        rp_t lanes[3] = {r, rw[0], rw[1]};
+        cp_replay3(&g, lanes, comm, c, (int64_t *const[3]){times, wt[0], wt[1]});
+        r = lanes[0];
+        /* done with: freed before the paths' arrays come, and the "launch"
+         * lane's ends taken over as node_ns (memory touched already: a
+         * fresh page costs more than clearing it) */
+        node_ns = rw[1].e;
+        rw[1].e = NULL;
+        memset(node_ns, 0, (g.n_nodes ? g.n_nodes : 1) * sizeof *node_ns);
+        rp_free(&rw[0]);
+        rp_free(&rw[1]);
+        rw[0] = rw[1] = (rp_t){0};
+    }
+    if (!node_ns && !(node_ns = calloc(g.n_nodes ? g.n_nodes : 1, sizeof *node_ns)))
+        goto out;
     size_t ne = 0;
     for (size_t j = 0; j < c->n_steps; j++) {
         mt_cp_step_t *s = &c->steps[j];
@@ -1701,7 +1934,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         for (uint32_t k = s->first; k < s->first + s->n; k++)
             rs_at[g.rs[g.js[k]].rank_i] = (int32_t)k;
         walk_t wk = {.g = &g, .c = c, .s = s, .t0 = s->start_ns, .cur = s->end_ns, .node_ns = node_ns, .rs_at = rs_at};
-        bool walked = walk_step(&wk, j);
+        bool walked = walk_step(&wk, j, false);
         for (uint32_t k = s->first; k < s->first + s->n; k++)
             rs_at[g.rs[g.js[k]].rank_i] = -1;
         if (!walked)
@@ -1796,14 +2029,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         if (c->n_top > CP_TOP)
             c->n_top = CP_TOP;
     }
-    /* ---- what-ifs ---- */
-    /* A pipeline (two stages or more) is replayed as one run with shifts
-     * carried from step to step: chunk k of a stage waits for chunk k - 1,
-     * so a change that speeds every chunk shows only when the chunks see
-     * each other's replayed times (docs/whatif.md "Pipelines"). Every
-     * scenario is then compared with the unchanged run (b_time, b_end),
-     * and also projects the period. */
-    bool pipe = rq->n_stages >= 2 && rq->stage_ranks && rq->stage_first && c->n_steps >= 2;
+    /* ---- what-ifs (pipelines: see above) ---- */
     if (pipe) {
         b_end = malloc(c->n_steps * sizeof *b_end);
         b_time = malloc(c->n_steps * sizeof *b_time);
@@ -1858,7 +2084,10 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             sc.factor = fac;
             snprintf(x->label, sizeof x->label, "kernels %.60s x %.3g", rq->pattern, rq->factor);
         }
-        cp_replay(&g, &sc, &r, c, times);
+        if (!pipe && (wi == MT_WI_COMM || wi == MT_WI_LAUNCH)) /* replayed with the measured one */
+            memcpy(times, wt[wi == MT_WI_COMM ? 0 : 1], c->n_steps * sizeof *times);
+        else
+            cp_replay(&g, &sc, &r, c, times);
         size_t n1 = 0;
         for (size_t j = 0; j < c->n_steps; j++) {
             mt_cp_step_t *s = &c->steps[j];
@@ -1904,6 +2133,18 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             x->gain_ns = c->period_p50_ns - x->p50_ns;
         }
     }
+    /* The replays' and the paths' arrays are done with: freed before the
+     * root causes and the ideal what-if allocate theirs, so that those
+     * reuse the memory (a fresh page costs more than the work done on
+     * it) and the peak holds one set, not both. */
+    rp_free(&r);
+    r = (rp_t){0};
+    free(node_ns);
+    free(fac);
+    free(nh);
+    node_ns = NULL;
+    fac = NULL;
+    nh = NULL;
     /* ---- the strips of report.html ---- */
     if ((st = cp_strips_build(&g, c)) != MT_OK)
         goto out;
@@ -1916,6 +2157,10 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     st = MT_OK;
 out:
     rp_free(&r);
+    rp_free(&rw[0]);
+    rp_free(&rw[1]);
+    free(wt[0]);
+    free(wt[1]);
     free(times);
     free(meas);
     free(tmp);
