@@ -187,6 +187,40 @@ static void test_path_and_replay(void **state)
     mt_critpath_free(c);
 }
 
+/* test_path_and_replay's job with rank 0's activities given out of start
+ * order (A0, B0, C0): the same graph under other node ids, so the same
+ * hand-worked values hold. The replay order then needs rank 0's starts
+ * sorted (they are not in node order), its ends merged from two streams
+ * (node order is not end order: 130, 395, 330) and B0's then C0's stream
+ * wait found by a search that goes back (345 then 130). */
+static void test_node_order(void **state)
+{
+    (void)state;
+    fixture_t f;
+    build(&f);
+    mt_an_gact_t t = f.g0[1]; /* rows[] already hold C0's times */
+    f.g0[1] = f.g0[2];
+    f.g0[2] = t;
+    mt_cp_request_t rq = {.warmup = 0};
+    mt_critpath_t *c = run(&f, &rq);
+    assert_int_equal(c->n_steps, 1);
+    const mt_cp_step_t *s = &c->steps[0];
+    assert_int_equal(s->time_ns, 420 * US);
+    assert_int_equal(s->replay_ns, 405 * US);
+    assert_int_equal(s->kind_ns[MT_CP_COMPUTE], 300 * US);
+    assert_int_equal(s->kind_ns[MT_CP_COMM], 50 * US);
+    assert_int_equal(s->kind_ns[MT_CP_HOST], 55 * US);
+    assert_int_equal(s->kind_ns[MT_CP_IDLE], 15 * US);
+    assert_int_equal(c->ranks[0].path_ns, 140 * US);
+    assert_int_equal(c->ranks[1].path_ns, 280 * US);
+    assert_int_equal(c->wait_ns, 150 * US);
+    assert_int_equal(c->attributed_ns, 150 * US);
+    assert_int_equal(c->n_causes, 1);
+    assert_int_equal(c->causes[0].rank, 1);
+    assert_string_equal(c->causes[0].name, "gemm");
+    mt_critpath_free(c);
+}
+
 /* The report.html strip of the one used step (median and slowest at once):
  * the path of test_path_and_replay in time order, each segment on the rank
  * that holds it; rows by time on the path (rank 1: 280, rank 0: 140); each
@@ -509,6 +543,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_path_and_replay),
+        cmocka_unit_test(test_node_order),
         cmocka_unit_test(test_strip),
         cmocka_unit_test(test_what_ifs),
         cmocka_unit_test(test_refused),
