@@ -1,4 +1,4 @@
-/* Radix sort and permutation (see sort.h). */
+/* Radix sort, permutation and k-way merge (see sort.h). */
 #include "base/sort.h"
 
 #include <assert.h>
@@ -93,6 +93,7 @@ mt_status_t mt_sort_u64(uint64_t *keys, uint32_t *vals, size_t n)
 mt_status_t mt_kmerge_init(mt_kmerge_t *m, size_t k)
 {
     /* node[k..3k): the winners while mt_kmerge_start plays (leaves at k + s) */
+    assert(k >= 1); /* the contract: a merge of no source is a caller's error */
     m->k = k;
     m->node = malloc((k ? 3 * k : 1) * sizeof *m->node);
     m->key = malloc((k ? k : 1) * sizeof *m->key);

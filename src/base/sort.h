@@ -1,6 +1,6 @@
 /* Sorting helpers shared by the passes: a stable LSD radix sort of 64-bit
- * keys carrying 32-bit values, an in-place permutation, and the plain
- * qsort comparators. */
+ * keys carrying 32-bit values, an in-place permutation, a k-way merge of
+ * sorted sources, and the plain qsort comparators. */
 #ifndef MT_BASE_SORT_H
 #define MT_BASE_SORT_H
 
@@ -37,9 +37,10 @@ typedef struct mt_kmerge {
 
 #define MT_KMERGE_END UINT64_MAX
 
-/* k >= 1 sources, every one exhausted until set: key[s], tie[s] of each
- * source with items, then mt_kmerge_start. MT_OK or MT_ERR_NOMEM (m
- * empty). Free with mt_kmerge_free (also after a failed init). */
+/* k >= 1 sources (k == 0 is a caller's error: asserted), every one
+ * exhausted until set: key[s], tie[s] of each source with items, then
+ * mt_kmerge_start. MT_OK or MT_ERR_NOMEM (m empty). Free with
+ * mt_kmerge_free (also after a failed init). */
 mt_status_t mt_kmerge_init(mt_kmerge_t *m, size_t k);
 /* Play the first tournament over the heads set. */
 void mt_kmerge_start(mt_kmerge_t *m);

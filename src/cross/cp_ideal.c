@@ -306,6 +306,7 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
         else if (!x->state[g->hot[id].id])
             ln_start(x, id, K);
     }
+    assert(x->fail || x->top == x->n_free); /* every row came back: the reads were counted right */
     /* rank step ends: the host end shifted, or the latest replayed end of
      * its activities (every node has an end event: g->ev) */
     for (size_t i = 0; i < g->n_rs; i++) {

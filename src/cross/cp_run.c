@@ -165,57 +165,23 @@ CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t 
     r->sdone[id] = 1;
 }
 
-/* sweep3's start event of the node at hot[k] in each lane (r[0] measured,
- * r[1] "comm" when comm, r[2] "launch"): start_of in each, the reads and
- * tests they share made once (the same record, predecessors, launch
- * sync). A lane whose start is done already (an instance member's start
- * replayed at another member's end, in that lane's own order) is left
- * as it is. */
-CP_INLINE void start3(const cp_graph_t *g, rp_t *r, bool comm, int32_t k)
+/* sweep3's start event of the node at hot[k] in each lane (r[0] measured
+ * under P, r[1] "comm" under C when comm, r[2] "launch" under L):
+ * start_of in each lane whose start is not done yet (an instance member's
+ * start may have been replayed at another member's end, in that lane's
+ * own order). The one record and its predecessors are read three times
+ * from the cache: what the side-by-side sweep saves is the passes over
+ * the graph, not these reads. */
+CP_INLINE void start3(const cp_graph_t *g, const scen_t *P, const scen_t *C, const scen_t *L, rp_t *r, bool comm,
+                      int32_t k)
 {
-    const cp_hot_t *h = &g->hot[k];
-    int32_t id = h->id;
-    bool t0 = !r[0].sdone[id], t1 = comm && !r[1].sdone[id], t2 = !r[2].sdone[id];
-    int64_t b0 = INT64_MIN, b1 = INT64_MIN, b2 = INT64_MIN;
-    for (int q = 0; q < 3; q++) { /* as pred_at with carry 0 */
-        int32_t p = h->pred[q];
-        if (p < 0)
-            continue;
-        int64_t v0, v1, v2;
-        if (h->flags >> q & 1) {
-            v0 = r[0].e[p];
-            v1 = comm ? r[1].e[p] : INT64_MIN;
-            v2 = r[2].e[p];
-        } else {
-            v0 = v1 = v2 = g->e0[p];
-        }
-        b0 = v0 > b0 ? v0 : b0;
-        b1 = v1 > b1 ? v1 : b1;
-        b2 = v2 > b2 ? v2 : b2;
-    }
-    if (h->flags & CP_H_LAUNCH) { /* the lanes that keep the launch: as shift_of with carry 0 */
-        int32_t q = h->lsync;
-        bool in = q >= 0 && g->syncs[q].job == h->job;
-        int64_t v0 = h->llat + (in ? r[0].sd[q] : 0);
-        b0 = v0 > b0 ? v0 : b0;
-        if (comm) {
-            int64_t v1 = h->llat + (in ? r[1].sd[q] : 0);
-            b1 = v1 > b1 ? v1 : b1;
-        }
-    }
-    if (t0) {
-        r[0].s[id] = b0 == INT64_MIN ? h->s : b0;
-        r[0].sdone[id] = 1;
-    }
-    if (t1) {
-        r[1].s[id] = b1 == INT64_MIN ? h->s : b1;
-        r[1].sdone[id] = 1;
-    }
-    if (t2) {
-        b2 = no_launch_gap(g, &r[2], h, b2);
-        r[2].s[id] = b2 == INT64_MIN ? h->s : b2;
-        r[2].sdone[id] = 1;
-    }
+    int32_t id = g->hot[k].id;
+    if (!r[0].sdone[id])
+        start_of(g, P, &r[0], k);
+    if (comm && !r[1].sdone[id])
+        start_of(g, C, &r[1], k);
+    if (!r[2].sdone[id])
+        start_of(g, L, &r[2], k);
 }
 
 /* The latest replayed end of rank step q's activities so far (r->rend)
@@ -418,15 +384,6 @@ out:
     return ret;
 }
 
-/* A node's end event's time: its end, or its instance's last arrival
- * when that is later. */
-CP_INLINE int64_t end_key(const cp_graph_t *g, const cp_node_t *x)
-{
-    int64_t t = x->e;
-    if (x->inst >= 0 && g->inst[x->inst].maxstart > t)
-        t = g->inst[x->inst].maxstart;
-    return t;
-}
 
 /* One sorted source of build_order's merge: a rank's node ends, syncs or
  * node starts, items at..end of ord (NULL: the ids themselves). */
@@ -441,31 +398,12 @@ typedef struct bo_src {
 CP_INLINE void bo_head(const cp_graph_t *g, const bo_src_t *x, uint64_t *key, uint64_t *tie)
 {
     size_t id = x->ord ? (size_t)x->ord[x->at] : x->at;
-    int64_t t = x->type == 0 ? end_key(g, &g->nodes[id]) : x->type == 1 ? g->syncs[id].e : g->nodes[id].s;
+    int64_t t = x->type == 0 ? cp_end_key(g, &g->nodes[id]) : x->type == 1 ? g->syncs[id].e : g->nodes[id].s;
     *key = mt_sort_key_i64(t);
     *tie = (uint64_t)x->type << 32 | id;
 }
 
-/* Rank R's nodes ordered by (t, id), t the start (type 2) or end_key
- * (type 0), into ord[R->node0 ..). key/val: scratch of R->n_nodes. 0, or
- * -1 out of memory. */
-static int rank_order(const cp_graph_t *g, const cp_rank_t *R, int type, int32_t *ord, uint64_t *key, uint32_t *val)
-{
-    int32_t *o = ord + R->node0;
-    size_t n = R->n_nodes;
-    for (size_t j = 0; j < n; j++) {
-        const cp_node_t *x = &g->nodes[R->node0 + j];
-        key[j] = mt_sort_key_i64(type == 0 ? end_key(g, x) : x->s);
-        val[j] = (uint32_t)(R->node0 + j);
-    }
-    if (mt_sort_u64(key, val, n) != MT_OK)
-        return -1;
-    for (size_t j = 0; j < n; j++)
-        o[j] = (int32_t)val[j];
-    return 0;
-}
-
-/* The replay order: node ends (key end_key), sync ends, node starts; by
+/* The replay order: node ends (key cp_end_key), sync ends, node starts; by
  * key, in that type order at equal keys, each type by id; and, with it,
  * g->hot, g->pos and g->e0 (cp_hot_build), the node events holding
  * indices into hot. Job fields must be set. With explicit dependencies
@@ -523,12 +461,12 @@ static int build_order(cp_graph_t *g)
         /* by_end (by end, then id: cp_graph_build) is the
          * end events' order unless an instance's last arrival comes after
          * a member's end (clock error: rare) */
-        if (R->end_late && rank_order(g, R, 0, g->by_end, key, val))
+        if (R->end_late && cp_rank_order(g, R, CP_BY_END_KEY, g->by_end, key, val))
             goto out;
         if (!by_start) {
             if (!so && !(so = mt_big_malloc((N ? N : 1) * sizeof *so)))
                 goto out;
-            if (rank_order(g, R, 2, so, key, val))
+            if (cp_rank_order(g, R, CP_BY_START, so, key, val))
                 goto out;
         }
         /* only sources with items: each leaf is a level of the tree in
@@ -544,12 +482,20 @@ static int build_order(cp_graph_t *g)
     free(val);
     key = NULL;
     val = NULL;
-    if (mt_kmerge_init(&m, k ? k : 1) != MT_OK)
+    if (!k) { /* no rank has a node or a sync: nothing to order */
+        g->n_ev = 0;
+        ret = 0;
+        goto out;
+    }
+    if (mt_kmerge_init(&m, k) != MT_OK)
         goto out;
     for (size_t q = 0; q < k; q++)
         bo_head(g, &src[q], &m.key[q], &m.tie[q]);
     mt_kmerge_start(&m);
     size_t nh = 0; /* start events so far: the next hot index */
+#ifndef NDEBUG
+    uint64_t pk = 0, pt = 0; /* the last event's (key, tie): every source must be sorted */
+#endif
     for (size_t j = 0; j < n; j++) {
         uint32_t q = mt_kmerge_top(&m);
         bo_src_t *x = &src[q];
@@ -557,6 +503,13 @@ static int build_order(cp_graph_t *g)
         int type = (int)(tie >> 32);
         size_t id = (size_t)(tie & 0xffffffff);
         assert(m.key[q] != MT_KMERGE_END || tie != MT_KMERGE_END);
+#ifndef NDEBUG
+        /* a source out of order would pop an end before its start and
+         * index pos[] before it is written */
+        assert(j == 0 || m.key[q] > pk || (m.key[q] == pk && tie > pt));
+        pk = m.key[q];
+        pt = tie;
+#endif
         if (type == 1) {
             g->ev[j] = ((int64_t)1 << 32) | (int64_t)id;
         } else {
@@ -564,7 +517,7 @@ static int build_order(cp_graph_t *g)
              * time (s == end_key: the end first); such an end's event
              * waits in pos for the start to give it its hot index */
             const cp_node_t *nd = &g->nodes[id];
-            bool end_first = type == 0 ? m.key[q] == mt_sort_key_i64(nd->s) : end_key(g, nd) == nd->s;
+            bool end_first = type == 0 ? m.key[q] == mt_sort_key_i64(nd->s) : cp_end_key(g, nd) == nd->s;
             if (type == 0) {
                 if (end_first)
                     g->pos[id] = (int32_t)j;
@@ -638,7 +591,7 @@ CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm)
                 sync_of(g, &r[1], R, (size_t)id);
             sync_of(g, &r[2], R, (size_t)id);
         } else {
-            start3(g, r, comm, id);
+            start3(g, &P, &C, &L, r, comm, id);
         }
     }
 }
@@ -1816,7 +1769,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     }
     c->n_rank_steps = w;
     /* each node's job step and the latest sync before its launch end, in
-     * one pass over the nodes (80 bytes each, the graph's largest array);
+     * one pass over the nodes (72 bytes each, the graph's largest array);
      * likewise the syncs (a sync's start is usually after the sync
      * before it) */
     long guess = -1;

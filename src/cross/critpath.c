@@ -158,6 +158,22 @@ static size_t ends_after(const cp_graph_t *g, const int32_t *be, size_t n, int64
 #undef END_AT
 }
 
+int cp_rank_order(const cp_graph_t *g, const cp_rank_t *R, int by, int32_t *ord, uint64_t *key, uint32_t *val)
+{
+    int32_t *o = ord + R->node0;
+    size_t n = R->n_nodes;
+    for (size_t j = 0; j < n; j++) {
+        const cp_node_t *x = &g->nodes[R->node0 + j];
+        key[j] = mt_sort_key_i64(by == CP_BY_END ? x->e : by == CP_BY_END_KEY ? cp_end_key(g, x) : x->s);
+        val[j] = (uint32_t)(R->node0 + j);
+    }
+    if (mt_sort_u64(key, val, n) != MT_OK)
+        return -1;
+    for (size_t j = 0; j < n; j++)
+        o[j] = (int32_t)val[j];
+    return 0;
+}
+
 /* R's by_end (node ids by end, equal ends by id) merged from its streams:
  * the activities of a stream run one after the other, so in node order
  * (by start) each stream comes by end too, and a merge of the rank's few
@@ -182,11 +198,12 @@ static int by_end_merge(cp_graph_t *g, const cp_rank_t *R, const mt_an_gact_t *g
     for (size_t k = 0; k < n; k++)
         if (ga[k].stream + (size_t)1 > ns)
             ns = ga[k].stream + (size_t)1;
-    size_t *at = calloc(2 * ns + 1, sizeof *at), *end = at + ns;
+    size_t *at = calloc(2 * ns + 1, sizeof *at);
     mt_kmerge_t m = {0};
     int ret = -1;
     if (!at)
         return -1;
+    size_t *end = at + ns;
     /* the nodes grouped by stream, each group in node order */
     for (size_t k = 0; k < n; k++)
         end[ga[k].stream + 1]++;
@@ -278,7 +295,8 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         nmax = an[i]->n_gacts > nmax ? an[i]->n_gacts : nmax;
         nmax = an[i]->n_syncs > nmax ? an[i]->n_syncs : nmax;
     }
-    if (nn >= INT32_MAX || nrs >= INT32_MAX) {
+    /* the replay order's 2 events a node and 1 a sync are indexed by int32 */
+    if (2 * nn + ns >= INT32_MAX || nrs >= INT32_MAX) {
         free(an);
         return MT_ERR_LIMIT;
     }
@@ -394,14 +412,8 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         if (t == 0)
             continue;
         /* a stream whose activities overlap: the stable radix sort */
-        for (size_t k = 0; k < R->n_nodes; k++) {
-            key[k] = mt_sort_key_i64(g->nodes[R->node0 + k].e);
-            val[k] = (uint32_t)(R->node0 + k);
-        }
-        if (mt_sort_u64(key, val, R->n_nodes) != MT_OK)
+        if (cp_rank_order(g, R, CP_BY_END, g->by_end, key, val))
             goto out;
-        for (size_t k = 0; k < R->n_nodes; k++)
-            g->by_end[R->node0 + k] = (int32_t)val[k];
     }
     for (size_t k = 0; k < nn; k++) {
         cp_node_t *n = &g->nodes[k];

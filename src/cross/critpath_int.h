@@ -76,10 +76,12 @@ typedef struct cp_rank {
 
 /* What one replay reads of a node, packed into one 64-byte record and
  * stored in replay order (the order of the nodes' start events): a replay
- * visits the nodes in time order across ranks, so reading cp_node_t (88
+ * visits the nodes in time order across ranks, so reading cp_node_t (72
  * bytes, rank by rank) missed the cache at nearly every node; the records
  * are read as a stream. What every scenario computes the same way is
- * worked out once (cp_run.c cp_hot_build, after the job steps are known). */
+ * worked out once (cp_run.c hot_fill, called by build_order as the start
+ * events come, or by cp_hot_build after a topological order; the job
+ * steps known by then). */
 typedef struct cp_hot {
     int64_t s;            /* measured start */
     int64_t dt;           /* measured duration e - s; for an instance member cp_node_t.T */
@@ -216,9 +218,28 @@ mt_status_t cp_strips_build(const cp_graph_t *g, mt_critpath_t *c);
  * MT_ERR_NOMEM. */
 mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_critpath_t *c);
 
+/* A node's end event's time: its end, or its instance's last arrival
+ * when that is later. */
+static inline int64_t cp_end_key(const cp_graph_t *g, const cp_node_t *x)
+{
+    int64_t t = x->e;
+    if (x->inst >= 0 && g->inst[x->inst].maxstart > t)
+        t = g->inst[x->inst].maxstart;
+    return t;
+}
+
+/* What cp_rank_order orders by: the end, cp_end_key, the start. */
+enum { CP_BY_END, CP_BY_END_KEY, CP_BY_START };
+
+/* Rank R's nodes ordered by (t, id), t as `by` says, into ord[R->node0
+ * ..) (the stable radix sort; the fallback where a rank's own order does
+ * not give it: critpath.c, cp_run.c build_order). key/val: scratch of
+ * R->n_nodes. 0, or -1 out of memory. */
+int cp_rank_order(const cp_graph_t *g, const cp_rank_t *R, int by, int32_t *ord, uint64_t *key, uint32_t *val);
+
 /* Build the graph from the ranks' results (see mt_critpath_run for the
  * arguments; all borrowed and must outlive g). MT_OK, MT_ERR_NOMEM or
- * MT_ERR_LIMIT (2^31 activities); g is empty on error. */
+ * MT_ERR_LIMIT (2^31 events in the replay order); g is empty on error. */
 mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an, size_t n_an, const mt_clock_t *clocks,
                            const int32_t *ranks, size_t n_ranks, const mt_cinst_t *rows, size_t n_rows,
                            const mt_match_t *m, cp_graph_t *g);
