@@ -647,30 +647,57 @@ static void test_zero_length(void **state)
  * 0), A0 compute 130 -> 30, launch 30 -> 20 (host), host 20 -> 0.
  * compute 50 + 100 = 150, comm 140, host 20 + 80 + 10 + 20 = 130, all on
  * rank 0: 420. */
+/* The job of test_end_early, kept by the caller while its result lives
+ * (the result borrows the analyses' names). */
+typedef struct early {
+    mt_an_gact_t g0[5], g1[3];
+    mt_an_sync_t s0[1], s1[1];
+    one_t o0, o1;
+    mt_cinst_t rows[2];
+    uint32_t first[2], members[2];
+    uint8_t key[1], status[1];
+    int32_t expected[1];
+    mt_match_t m;
+} early_t;
+
+static mt_critpath_t *end_early_run(early_t *j, bool with_e0, const mt_cp_request_t *rq)
+{
+    memset(j, 0, sizeof *j);
+    j->g0[0] = act(10, 20, 30, 130, GEMM, 0, MT_AN_COMPUTE);
+    j->g0[1] = act(40, 50, 130, 270, AR, 1, MT_AN_COMM);
+    j->g0[2] = act(60, 70, 130, 275, OPT, 0, MT_AN_COMPUTE);
+    j->g0[3] = act(70, 75, 270, 320, OPT, 1, MT_AN_COMPUTE);
+    j->g0[4] = act(76, 78, 275, 325, GEMM, 0, MT_AN_COMPUTE);
+    j->g1[0] = act(10, 20, 30, 280, GEMM, 0, MT_AN_COMPUTE);
+    j->g1[1] = act(40, 50, 280, 330, AR, 1, MT_AN_COMM);
+    j->g1[2] = act(60, 70, 330, 380, OPT, 0, MT_AN_COMPUTE);
+    j->s0[0] = (mt_an_sync_t){80 * US, 400 * US};
+    j->s1[0] = (mt_an_sync_t){80 * US, 385 * US};
+    one_build(&j->o0, j->g0, with_e0 ? 5 : 4, j->s0, 1, 0, 420);
+    one_build(&j->o1, j->g1, 3, j->s1, 1, 0, 400);
+    j->o1.a.rank = 1;
+    j->rows[0] = (mt_cinst_t){.start_ns = 130 * US, .end_ns = 270 * US, .rank = 0, .step = 1};
+    j->rows[1] = (mt_cinst_t){.start_ns = 280 * US, .end_ns = 330 * US, .rank = 1, .step = 1};
+    j->first[1] = 2;
+    j->members[1] = 1;
+    j->status[0] = MT_INST_FULL;
+    j->expected[0] = 2;
+    j->m = (mt_match_t){.n_inst = 1, .first = j->first, .members = j->members, .key = j->key, .status = j->status,
+                        .expected = j->expected};
+    const mt_rank_analysis_t *an[2] = {&j->o0.a, &j->o1.a};
+    mt_critpath_t *c = NULL;
+    assert_int_equal(mt_critpath_run(rq, an, 2, NULL, NULL, 0, j->rows, 2, &j->m, &c), MT_OK);
+    assert_non_null(c);
+    assert_int_equal(c->n_steps, 1);
+    return c;
+}
+
 static void test_end_early(void **state)
 {
     (void)state;
-    mt_an_gact_t g0[4] = {act(10, 20, 30, 130, GEMM, 0, MT_AN_COMPUTE), act(40, 50, 130, 270, AR, 1, MT_AN_COMM),
-                          act(60, 70, 130, 275, OPT, 0, MT_AN_COMPUTE), act(70, 75, 270, 320, OPT, 1, MT_AN_COMPUTE)};
-    mt_an_gact_t g1[3] = {act(10, 20, 30, 280, GEMM, 0, MT_AN_COMPUTE), act(40, 50, 280, 330, AR, 1, MT_AN_COMM),
-                          act(60, 70, 330, 380, OPT, 0, MT_AN_COMPUTE)};
-    mt_an_sync_t s0[1] = {{80 * US, 400 * US}}, s1[1] = {{80 * US, 385 * US}};
-    one_t o0, o1;
-    one_build(&o0, g0, 4, s0, 1, 0, 420);
-    one_build(&o1, g1, 3, s1, 1, 0, 400);
-    o1.a.rank = 1;
-    mt_cinst_t rows[2] = {{.start_ns = 130 * US, .end_ns = 270 * US, .rank = 0, .step = 1},
-                          {.start_ns = 280 * US, .end_ns = 330 * US, .rank = 1, .step = 1}};
-    uint32_t first[2] = {0, 2}, members[2] = {0, 1};
-    uint8_t key[1] = {0}, status[1] = {MT_INST_FULL};
-    int32_t expected[1] = {2};
-    mt_match_t m = {.n_inst = 1, .first = first, .members = members, .key = key, .status = status,
-                    .expected = expected};
-    const mt_rank_analysis_t *an[2] = {&o0.a, &o1.a};
     mt_cp_request_t rq = {.warmup = 0};
-    mt_critpath_t *c = NULL;
-    assert_int_equal(mt_critpath_run(&rq, an, 2, NULL, NULL, 0, rows, 2, &m, &c), MT_OK);
-    assert_non_null(c);
+    early_t j;
+    mt_critpath_t *c = end_early_run(&j, false, &rq);
     const mt_cp_step_t *t = &c->steps[0];
     assert_int_equal(t->time_ns, 420 * US);
     assert_int_equal(t->end_rank, 0);
@@ -682,6 +709,23 @@ static void test_end_early(void **state)
     assert_int_equal(t->kind_ns[MT_CP_IDLE], 0);
     assert_int_equal(c->ranks[0].path_ns, 420 * US);
     assert_int_equal(c->ranks[1].path_ns, 0);
+    mt_critpath_free(c);
+    /* The replay order seen from a what-if: rank 0 also has
+     *    E0 gemm  stream 0  launch [76, 78]  GPU [275, 325]  after B0
+     * and its sync now waits for E0 (lag 400 - 325 = 75); C0 is off the
+     * path, the measured replay still exact (420). E0's start event (275)
+     * comes after B0's end event (275) only if rank 0's ends are ordered
+     * by end_key (by end, C0's 270 would hold B0's back behind its 280).
+     * Pattern opt x 0.5: B0 [130, 202.5], E0 after it [202.5, 252.5],
+     * sync 252.5 + 75 = 327.5 (-72.5): rank 0 ends 347.5; rank 1: B1
+     * [330, 355], sync 360 (-25): ends 375. Replay 375: projected 420 +
+     * 375 - 420 = 375, gain 45. (E0 reading B0's measured end 275 instead
+     * would give 420, gain 0.) */
+    rq = (mt_cp_request_t){.warmup = 0, .pattern = "opt", .factor = 0.5};
+    c = end_early_run(&j, true, &rq);
+    assert_int_equal(c->steps[0].replay_ns, 420 * US);
+    assert_int_equal(c->whatif[MT_WI_PATTERN].p50_ns, 375 * US);
+    assert_int_equal(c->whatif[MT_WI_PATTERN].gain_ns, 45 * US);
     mt_critpath_free(c);
 }
 
