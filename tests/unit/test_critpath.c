@@ -1,6 +1,7 @@
 /* Steps, critical path, replay, what-ifs, root causes and the report.html
  * strip (mt_critpath_run, src/cross/critpath.c, cp_run.c and cp_strip.c) on two hand-built ranks of one step
- * (three in test_propagation; two stages of a pipeline in test_pipeline),
+ * (three in test_propagation; two stages of a pipeline in test_pipeline;
+ * one or two small jobs each for the fallback paths at the end),
  * own clocks. Every expected value is worked
  * out in the comments, in us
  * (the data are in ns: us x 1000, so the 1 us "explained" threshold of the

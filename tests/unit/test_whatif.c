@@ -4,7 +4,8 @@
  * timeline (../shared/corpus/ByteDance-Seed__StragglerAnalysis). The
  * expected values are the artifact's own outputs, data/result-ST.json,
  * ms-ST.json and mw-ST.json. Also: the timeline reader's errors, the
- * --timeline-map parser, and the job model's instances. */
+ * --timeline-map parser, the job model's instances, and a 1200-rank
+ * timeline that grows the ideal sweep's slot pool. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
