@@ -740,9 +740,9 @@ static void test_end_early(void **state)
  * measured end: A starts at B's measured end 90, [90, 120]; B after A,
  * [120, 170]. Replay 170 - 10 = 160 for a step of 80: error 100 %,
  * refused (no projection from it). The path from B's end 90: B compute
- * 90 -> 40, bound by A (idle 0), A compute 40 -> 10, bound by B, whose
- * end (90) is after the walk: zero-length segments around the cycle until
- * the walk's guard stops it at the step start. compute 80 = the step. */
+ * 90 -> 40, bound by A (idle 0), A compute 40 -> 10, the step's start,
+ * where the walk ends (A's binding to B is never followed): compute 80 =
+ * the step. */
 static void test_dep_cycle(void **state)
 {
     (void)state;
