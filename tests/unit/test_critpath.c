@@ -1,6 +1,7 @@
 /* Steps, critical path, replay, what-ifs, root causes and the report.html
  * strip (mt_critpath_run, src/cross/critpath.c, cp_run.c and cp_strip.c) on two hand-built ranks of one step
- * (three in test_propagation; two stages of a pipeline in test_pipeline),
+ * (three in test_propagation; two stages of a pipeline in test_pipeline;
+ * one or two small jobs each for the fallback paths at the end),
  * own clocks. Every expected value is worked
  * out in the comments, in us
  * (the data are in ns: us x 1000, so the 1 us "explained" threshold of the
@@ -539,6 +540,267 @@ static void test_pipeline(void **state)
     mt_critpath_free(c);
 }
 
+/* ---- fallback paths of the graph and the replay: one rank (rank 0),
+ * one step (step 1, rank step [0, end]), no instances unless said ---- */
+
+/* An activity without a launch (as a timeline's: launch -1). */
+static mt_an_gact_t act_nl(int64_t s, int64_t e, mt_an_str_t name, uint32_t stream)
+{
+    mt_an_gact_t x = act(0, 0, s, e, name, stream, MT_AN_COMPUTE);
+    x.launch_ns = x.launch_end_ns = -1;
+    return x;
+}
+
+typedef struct one {
+    mt_an_step_t st;
+    mt_rank_analysis_t a;
+} one_t;
+
+static void one_build(one_t *o, mt_an_gact_t *g, size_t ng, mt_an_sync_t *s, size_t ns, int64_t cpu_start,
+                      int64_t end)
+{
+    memset(o, 0, sizeof *o);
+    o->st = (mt_an_step_t){.step = 1, .cpu_start_ns = cpu_start * US, .cpu_end_ns = end * US, .end_ns = end * US};
+    o->a.rank = 0;
+    o->a.gacts = g;
+    o->a.n_gacts = ng;
+    o->a.syncs = s;
+    o->a.n_syncs = ns;
+    o->a.steps = &o->st;
+    o->a.n_steps = 1;
+    o->a.strings = pool;
+    o->a.strings_len = sizeof pool;
+}
+
+static mt_critpath_t *one_run(one_t *o)
+{
+    const mt_rank_analysis_t *an[1] = {&o->a};
+    mt_cp_request_t rq = {.warmup = 0};
+    mt_critpath_t *c = NULL;
+    assert_int_equal(mt_critpath_run(&rq, an, 1, NULL, NULL, 0, NULL, 0, NULL, &c), MT_OK);
+    assert_non_null(c);
+    assert_int_equal(c->n_steps, 1);
+    return c;
+}
+
+static int64_t path_len(const mt_cp_step_t *s)
+{
+    int64_t t = 0;
+    for (int k = 0; k < MT_CP_KIND_COUNT_; k++)
+        t += s->kind_ns[k];
+    return t;
+}
+
+/* A zero-length activity (cp_run.c build_order: its end event, at its
+ * start's time, comes before its start event). Rank 0, host [0, 100]:
+ *    A gemm  stream 0  launch [10, 20]  GPU [30, 80]
+ *    Z opt   stream 0  launch [30, 40]  GPU [80, 80]   (zero length)
+ *    sync [50, 85] waits for Z (the latest end no later than 85 whose
+ *    launch ended by 50): lag 85 - 80 = 5.
+ * Events at 80: A's end, Z's end, Z's start (key, then type, then id).
+ * Latency 10 (A, the one launch-bound activity). Replay: A [20 + 10 = 30,
+ * 80], Z after A on its stream [80, 80], the sync 80 + 5 = 85 (as
+ * measured), host end 100: replay 100, error 0. Path from 100: host 100
+ * -> 85, sync lag 85 -> 80 (host), Z compute 0, bound by A (idle 0), A
+ * compute 80 -> 30, launch 30 -> 20 (host), host 20 -> 0: compute 50,
+ * host 15 + 5 + 10 + 20 = 50, length 100 = the step. */
+static void test_zero_length(void **state)
+{
+    (void)state;
+    mt_an_gact_t g[2] = {act(10, 20, 30, 80, GEMM, 0, MT_AN_COMPUTE), act(30, 40, 80, 80, OPT, 0, MT_AN_COMPUTE)};
+    mt_an_sync_t s[1] = {{50 * US, 85 * US}};
+    one_t o;
+    one_build(&o, g, 2, s, 1, 0, 100);
+    mt_critpath_t *c = one_run(&o);
+    const mt_cp_step_t *t = &c->steps[0];
+    assert_int_equal(t->time_ns, 100 * US);
+    assert_int_equal(t->replay_ns, 100 * US);
+    assert_true(c->replay_err_max == 0.0);
+    assert_false(t->refused);
+    assert_int_equal(t->kind_ns[MT_CP_COMPUTE], 50 * US);
+    assert_int_equal(t->kind_ns[MT_CP_HOST], 50 * US);
+    assert_int_equal(t->kind_ns[MT_CP_IDLE], 0);
+    assert_int_equal(path_len(t), 100 * US);
+    mt_critpath_free(c);
+}
+
+/* A member of an instance that ends before the instance's last arrival
+ * (clock error: critpath.c end_late, cp_run.c build_order's re-sort of
+ * the rank's end events by end_key). Two ranks, one all-reduce C:
+ *  rank 0 (host [0, 420], sync [80, 400])
+ *    A0 gemm  stream 0  launch [10, 20]  GPU [30, 130]
+ *    C0 ar    stream 1  launch [40, 50]  GPU [130, 270]  ends 10 before C1 arrives
+ *    B0 opt   stream 0  launch [60, 70]  GPU [130, 275]  after A0 on its stream
+ *    D0 opt   stream 1  launch [70, 75]  GPU [270, 320]  after C0 on its stream
+ *  rank 1 (host [0, 400], sync [80, 385]) as in test_path_and_replay:
+ *    A1 [30, 280], C1 [280, 330], B1 [330, 380]
+ * C: last arrival 280 (C1); C0's transfer 270 - 280 = -10, C1's 50.
+ * Rank 0's end events by end_key (C0's is 280): A0 130, B0 275, C0 280,
+ * D0 320, not their order by end (C0 270 before B0 275). C0 is bound by
+ * A0 (the latest end on another stream by 130); rank 0's sync waits for
+ * D0 (lag 400 - 320 = 80). Latency 10 on both ranks (A0, A1).
+ * Replay: rank 0: A0 [30, 130], B0 [130, 275], C0 from 130 to max(280 -
+ * 10, 130) = 270, D0 [270, 320], sync 320 + 80 = 400, host end 420;
+ * rank 1 as measured (400). Step 420 (rank 0), replay 420, error 0.
+ * Path from 420: host 420 -> 400, sync 400 -> 320 (host), D0 compute 320
+ * -> 270, bound by C0 (idle 0); C0 ends before its last arrival, so the
+ * walk cannot follow it there: C0 as comm 270 -> 130, bound by A0 (idle
+ * 0), A0 compute 130 -> 30, launch 30 -> 20 (host), host 20 -> 0.
+ * compute 50 + 100 = 150, comm 140, host 20 + 80 + 10 + 20 = 130, all on
+ * rank 0: 420. */
+/* The job of test_end_early, kept by the caller while its result lives
+ * (the result borrows the analyses' names). */
+typedef struct early {
+    mt_an_gact_t g0[5], g1[3];
+    mt_an_sync_t s0[1], s1[1];
+    one_t o0, o1;
+    mt_cinst_t rows[2];
+    uint32_t first[2], members[2];
+    uint8_t key[1], status[1];
+    int32_t expected[1];
+    mt_match_t m;
+} early_t;
+
+static mt_critpath_t *end_early_run(early_t *j, bool with_e0, const mt_cp_request_t *rq)
+{
+    memset(j, 0, sizeof *j);
+    j->g0[0] = act(10, 20, 30, 130, GEMM, 0, MT_AN_COMPUTE);
+    j->g0[1] = act(40, 50, 130, 270, AR, 1, MT_AN_COMM);
+    j->g0[2] = act(60, 70, 130, 275, OPT, 0, MT_AN_COMPUTE);
+    j->g0[3] = act(70, 75, 270, 320, OPT, 1, MT_AN_COMPUTE);
+    j->g0[4] = act(76, 78, 275, 325, GEMM, 0, MT_AN_COMPUTE);
+    j->g1[0] = act(10, 20, 30, 280, GEMM, 0, MT_AN_COMPUTE);
+    j->g1[1] = act(40, 50, 280, 330, AR, 1, MT_AN_COMM);
+    j->g1[2] = act(60, 70, 330, 380, OPT, 0, MT_AN_COMPUTE);
+    j->s0[0] = (mt_an_sync_t){80 * US, 400 * US};
+    j->s1[0] = (mt_an_sync_t){80 * US, 385 * US};
+    one_build(&j->o0, j->g0, with_e0 ? 5 : 4, j->s0, 1, 0, 420);
+    one_build(&j->o1, j->g1, 3, j->s1, 1, 0, 400);
+    j->o1.a.rank = 1;
+    j->rows[0] = (mt_cinst_t){.start_ns = 130 * US, .end_ns = 270 * US, .rank = 0, .step = 1};
+    j->rows[1] = (mt_cinst_t){.start_ns = 280 * US, .end_ns = 330 * US, .rank = 1, .step = 1};
+    j->first[1] = 2;
+    j->members[1] = 1;
+    j->status[0] = MT_INST_FULL;
+    j->expected[0] = 2;
+    j->m = (mt_match_t){.n_inst = 1, .first = j->first, .members = j->members, .key = j->key, .status = j->status,
+                        .expected = j->expected};
+    const mt_rank_analysis_t *an[2] = {&j->o0.a, &j->o1.a};
+    mt_critpath_t *c = NULL;
+    assert_int_equal(mt_critpath_run(rq, an, 2, NULL, NULL, 0, j->rows, 2, &j->m, &c), MT_OK);
+    assert_non_null(c);
+    assert_int_equal(c->n_steps, 1);
+    return c;
+}
+
+static void test_end_early(void **state)
+{
+    (void)state;
+    mt_cp_request_t rq = {.warmup = 0};
+    early_t j;
+    mt_critpath_t *c = end_early_run(&j, false, &rq);
+    const mt_cp_step_t *t = &c->steps[0];
+    assert_int_equal(t->time_ns, 420 * US);
+    assert_int_equal(t->end_rank, 0);
+    assert_int_equal(t->replay_ns, 420 * US);
+    assert_true(c->replay_err_max == 0.0);
+    assert_int_equal(t->kind_ns[MT_CP_COMPUTE], 150 * US);
+    assert_int_equal(t->kind_ns[MT_CP_COMM], 140 * US);
+    assert_int_equal(t->kind_ns[MT_CP_HOST], 130 * US);
+    assert_int_equal(t->kind_ns[MT_CP_IDLE], 0);
+    assert_int_equal(c->ranks[0].path_ns, 420 * US);
+    assert_int_equal(c->ranks[1].path_ns, 0);
+    mt_critpath_free(c);
+    /* The replay order seen from a what-if: rank 0 also has
+     *    E0 gemm  stream 0  launch [76, 78]  GPU [275, 325]  after B0
+     * and its sync now waits for E0 (lag 400 - 325 = 75); C0 is off the
+     * path, the measured replay still exact (420). E0's start event (275)
+     * comes after B0's end event (275) only if rank 0's ends are ordered
+     * by end_key (by end, C0's 270 would hold B0's back behind its 280).
+     * Pattern opt x 0.5: B0 [130, 202.5], E0 after it [202.5, 252.5],
+     * sync 252.5 + 75 = 327.5 (-72.5): rank 0 ends 347.5; rank 1: B1
+     * [330, 355], sync 360 (-25): ends 375. Replay 375: projected 420 +
+     * 375 - 420 = 375, gain 45. (E0 reading B0's measured end 275 instead
+     * would give 420, gain 0.) */
+    rq = (mt_cp_request_t){.warmup = 0, .pattern = "opt", .factor = 0.5};
+    c = end_early_run(&j, true, &rq);
+    assert_int_equal(c->steps[0].replay_ns, 420 * US);
+    assert_int_equal(c->whatif[MT_WI_PATTERN].p50_ns, 375 * US);
+    assert_int_equal(c->whatif[MT_WI_PATTERN].gain_ns, 45 * US);
+    mt_critpath_free(c);
+}
+
+/* Explicit dependencies (mt_rank_analysis_t.gdeps, as a timeline's job
+ * gives) that hold a cycle: A waits for B and B for A. No syncs, no
+ * launches; rank step [10, 90]:
+ *    A gemm  stream 0  [10, 40]  gdeps {B}
+ *    B opt   stream 1  [40, 90]  gdeps {A}
+ * topo_order finds the cycle (cp_run.c build_order): the replay falls
+ * back to time order, where a predecessor not replayed yet keeps its
+ * measured end: A starts at B's measured end 90, [90, 120]; B after A,
+ * [120, 170]. Replay 170 - 10 = 160 for a step of 80: error 100 %,
+ * refused (no projection from it). The path from B's end 90: B compute
+ * 90 -> 40, bound by A (idle 0), A compute 40 -> 10, the step's start,
+ * where the walk ends (A's binding to B is never followed): compute 80 =
+ * the step. */
+static void test_dep_cycle(void **state)
+{
+    (void)state;
+    mt_an_gact_t g[2] = {act_nl(10, 40, GEMM, 0), act_nl(40, 90, OPT, 1)};
+    int32_t deps[4] = {1, -1, 0, -1}, gstep[2] = {0, 0};
+    one_t o;
+    one_build(&o, g, 2, NULL, 0, 10, 90);
+    o.a.gdeps = deps;
+    o.a.gstep = gstep;
+    mt_critpath_t *c = one_run(&o);
+    const mt_cp_step_t *t = &c->steps[0];
+    assert_int_equal(t->time_ns, 80 * US);
+    assert_int_equal(t->replay_ns, 160 * US);
+    assert_true(t->refused);
+    assert_int_equal(t->kind_ns[MT_CP_COMPUTE], 80 * US);
+    assert_int_equal(path_len(t), 80 * US);
+    mt_critpath_free(c);
+}
+
+/* ends_after's backward gallop (critpath.c): the latest end on another
+ * stream no later than an activity's start, searched from the previous
+ * activity's answer, which goes back when the activities are not given
+ * in start order. Rank 0, no launches, no syncs, rank step [0, 250]; in
+ * the order given:
+ *    P   gemm  stream 0  [10, 20]
+ *    F1..F5 opt streams 2..6, each [20, 190 + 10 k] (k = 1..5)
+ *    Z   opt   stream 7  [240, 250]
+ *    Q   gemm  stream 1  [20, 100]   (last, out of start order)
+ * By end: P 20, Q 100, F1 200 .. F5 240, Z 250. Z's search (240) ends at
+ * 7; Q's (20) from there goes back: 240, 230, 210 are after 20, so the
+ * answer is in [0, 3): 1 (P, the one end <= 20). Each F and Q is bound by
+ * P (ends 20), Z by F5 (ends 240), P by nothing (its start). Replay:
+ * exactly as measured (Q [20, 100]): 250, error 0. (With Q bound to any
+ * F instead, Q would replay from 200 on and end after 250.) Path from Z's
+ * end 250: Z compute 10, F5 compute 240 -> 20, P compute 20 -> 10, idle
+ * 10 -> 0: compute 240, idle 10. */
+static void test_search_back(void **state)
+{
+    (void)state;
+    mt_an_gact_t g[8];
+    g[0] = act_nl(10, 20, GEMM, 0);
+    for (int k = 1; k <= 5; k++)
+        g[k] = act_nl(20, 190 + 10 * k, OPT, (uint32_t)(k + 1));
+    g[6] = act_nl(240, 250, OPT, 7);
+    g[7] = act_nl(20, 100, GEMM, 1);
+    one_t o;
+    one_build(&o, g, 8, NULL, 0, 0, 250);
+    mt_critpath_t *c = one_run(&o);
+    const mt_cp_step_t *t = &c->steps[0];
+    assert_int_equal(t->time_ns, 250 * US);
+    assert_int_equal(t->replay_ns, 250 * US);
+    assert_true(c->replay_err_max == 0.0);
+    assert_int_equal(t->kind_ns[MT_CP_COMPUTE], 240 * US);
+    assert_int_equal(t->kind_ns[MT_CP_IDLE], 10 * US);
+    assert_int_equal(path_len(t), 250 * US);
+    mt_critpath_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -549,6 +811,10 @@ int main(void)
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_propagation),
         cmocka_unit_test(test_pipeline),
+        cmocka_unit_test(test_zero_length),
+        cmocka_unit_test(test_end_early),
+        cmocka_unit_test(test_dep_cycle),
+        cmocka_unit_test(test_search_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,8 @@
  * timeline (../shared/corpus/ByteDance-Seed__StragglerAnalysis). The
  * expected values are the artifact's own outputs, data/result-ST.json,
  * ms-ST.json and mw-ST.json. Also: the timeline reader's errors, the
- * --timeline-map parser, and the job model's instances. */
+ * --timeline-map parser, the job model's instances, and a 1200-rank
+ * timeline that grows the ideal sweep's slot pool. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -222,6 +223,67 @@ static void test_small(void **state)
     mt_timeline_free(tl);
 }
 
+/* More activities open at once than the ideal sweep's first pool of
+ * slots (cp_ideal.c: 1024, doubled when full): 1200 DP ranks of one
+ * stage, one forward-compute each, all from 0 (so all 1200 starts come
+ * before any end); DP rank 0's takes 1300 us, the others' 100 us. No
+ * dependency between ranks. Measured and no-delay step: 1300. Ideal:
+ * every compute at the mean, (1300 + 1199 x 100) / 1200 = 101: step 101,
+ * S = 1300 / 101. DP rank 0 restored: 1300 (S 1300 / 101); any other
+ * restored: its 100 beside the others' 101: 101 (S 1). S per worker for
+ * MT_CP_IDEAL_WORKERS (16) of the 1200: rank 0 (1200 us over its ideal),
+ * then 1..15 (each 1 us under it: a tie, the lowest ids). */
+#define WIDE_N 1200
+
+static void test_wide(void **state)
+{
+    (void)state;
+    mt_buf_t b = {0};
+    char line[256];
+    assert_int_equal(mt_buf_append(&b, "[", 1), MT_OK);
+    for (int r = 0; r < WIDE_N; r++) {
+        int n = snprintf(line, sizeof line,
+                         "%s{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+                         "\"args\":{\"name\":\"PP rank 0, TP rank 0, compute\"}},\n"
+                         "{\"name\":\"forward-compute\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":0,\"dur\":%d,"
+                         "\"args\":{\"step\":1,\"seq_id\":0,\"mb_id\":0,\"model_chunk\":0}}",
+                         r ? "," : "", r, r, r, r, r ? 100 : 1300);
+        assert_true(n > 0 && (size_t)n < sizeof line);
+        assert_int_equal(mt_buf_append(&b, line, (size_t)n), MT_OK);
+    }
+    assert_int_equal(mt_buf_append(&b, "]\n", 3), MT_OK); /* with the NUL */
+    mt_error_t err;
+    mt_error_clear(&err);
+    mt_timeline_t *tl = NULL;
+    assert_int_equal(mt_timeline_load(write_tmp("tl_wide.json", (const char *)b.data), NULL, &tl, &err), MT_OK);
+    mt_buf_free(&b);
+    assert_int_equal(tl->n_ops, WIDE_N);
+    assert_int_equal(tl->dp_size, WIDE_N);
+    mt_tl_job_t *j = NULL;
+    assert_int_equal(mt_tl_job_build(tl, &j), MT_OK);
+    mt_cp_request_t rq = {.ideal = true, .coords = j->coords, .n_coords = j->n_an};
+    mt_critpath_t *c = NULL;
+    assert_int_equal(mt_critpath_run(&rq, (const mt_rank_analysis_t *const *)j->an, j->n_an, NULL, NULL, 0, j->rows,
+                                     j->n_rows, j->match, &c),
+                     MT_OK);
+    const mt_cp_ideal_t *I = &c->ideal;
+    assert_true(I->run);
+    assert_int_equal(c->steps[0].time_ns, 1300000);
+    assert_int_equal(I->nodelay_ns, 1300000);
+    assert_int_equal(I->ideal_ns, 101000);
+    assert_true(fabs(I->s - 1300.0 / 101) < 1e-9);
+    assert_int_equal(I->n_worker_all, WIDE_N);
+    assert_int_equal(I->n_worker, MT_CP_IDEAL_WORKERS);
+    for (size_t k = 0; k < I->n_worker; k++) {
+        assert_int_equal(I->by_worker[k].id, (int32_t)k);
+        assert_true(fabs(I->by_worker[k].s - (k == 0 ? 1300.0 / 101 : 1.0)) < 1e-9);
+    }
+    assert_int_equal(I->mw_rank, 0);
+    mt_critpath_free(c);
+    mt_tl_job_free(j);
+    mt_timeline_free(tl);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -283,6 +345,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_st),
         cmocka_unit_test(test_small),
+        cmocka_unit_test(test_wide),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_map),
     };
