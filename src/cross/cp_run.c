@@ -166,14 +166,15 @@ CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t 
 }
 
 /* sweep3's start event of the node at hot[k] in each lane (r[0] measured
- * under P, r[1] "comm" under C when comm, r[2] "launch" under L):
- * start_of in each lane whose start is not done yet (an instance member's
- * start may have been replayed at another member's end, in that lane's
- * own order). The one record and its predecessors are read three times
- * from the cache: what the side-by-side sweep saves is the passes over
- * the graph, not these reads. */
-CP_INLINE void start3(const cp_graph_t *g, const scen_t *P, const scen_t *C, const scen_t *L, rp_t *r, bool comm,
-                      int32_t k)
+ * under P, r[1] "comm" under C when comm, r[2] "launch" under L, r[3]
+ * the straggler what-if under F when F->factor): start_of in each lane
+ * whose start is not done yet (an instance member's start may have been
+ * replayed at another member's end, in that lane's own order). The one
+ * record and its predecessors are read once a lane from the cache: what
+ * the side-by-side sweep saves is the passes over the graph, not these
+ * reads. */
+CP_INLINE void start3(const cp_graph_t *g, const scen_t *P, const scen_t *C, const scen_t *L, const scen_t *F,
+                      rp_t *r, bool comm, int32_t k)
 {
     int32_t id = g->hot[k].id;
     if (!r[0].sdone[id])
@@ -182,6 +183,8 @@ CP_INLINE void start3(const cp_graph_t *g, const scen_t *P, const scen_t *C, con
         start_of(g, C, &r[1], k);
     if (!r[2].sdone[id])
         start_of(g, L, &r[2], k);
+    if (F->factor && !r[3].sdone[id])
+        start_of(g, F, &r[3], k);
 }
 
 /* The latest replayed end of rank step q's activities so far (r->rend)
@@ -572,9 +575,9 @@ CP_INLINE void sweep(const cp_graph_t *g, const scen_t sc, rp_t *r)
  * events come in the same order), but the events and the nodes' records
  * are read once, not once per scenario (fast path: every run without a
  * pipeline replays these three). The flags are constants: see CP_INLINE. */
-CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm)
+CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm, const double *f)
 {
-    const scen_t P = {0}, C = {.comm_transfer = 1}, L = {.drop_launch = 1};
+    const scen_t P = {0}, C = {.comm_transfer = 1}, L = {.drop_launch = 1}, F = {.factor = f};
     for (size_t k = 0; k < g->n_ev; k++) {
         int64_t v = g->ev[k];
         int type = (int)(v >> 32);
@@ -584,14 +587,18 @@ CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm)
             if (comm)
                 end_of(g, &C, &r[1], id);
             end_of(g, &L, &r[2], id);
+            if (f)
+                end_of(g, &F, &r[3], id);
         } else if (type == 1) {
             const cp_rank_t *R = &g->ranks[g->syncs[id].rank_i];
             sync_of(g, &r[0], R, (size_t)id);
             if (comm)
                 sync_of(g, &r[1], R, (size_t)id);
             sync_of(g, &r[2], R, (size_t)id);
+            if (f)
+                sync_of(g, &r[3], R, (size_t)id);
         } else {
-            start3(g, &P, &C, &L, r, comm, id);
+            start3(g, &P, &C, &L, &F, r, comm, id);
         }
     }
 }
@@ -658,20 +665,22 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
     replay_finish(g, r, c, times);
 }
 
-/* sweep3's replays: r[0..2], times[0..2] as cp_replay's r and times (r[1]
- * and times[1] untouched without comm). */
-static void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, const mt_critpath_t *c, int64_t *const *times)
+/* sweep3's replays: r[0..3], times[0..3] as cp_replay's r and times (r[1]
+ * and times[1] untouched without comm, r[3] and times[3] without f, the
+ * straggler what-if's factors). */
+static void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, const double *f, const mt_critpath_t *c,
+                       int64_t *const *times)
 {
-    const scen_t sc[3] = {{0}, {.comm_transfer = 1}, {.drop_launch = 1}};
-    for (int l = 0; l < 3; l++)
-        if (l != 1 || comm)
+    const scen_t sc[4] = {{0}, {.comm_transfer = 1}, {.drop_launch = 1}, {.factor = f}};
+    for (int l = 0; l < 4; l++)
+        if ((l != 1 || comm) && (l != 3 || f))
             replay_init(g, &sc[l], &r[l]);
     if (comm)
-        sweep3(g, r, true);
+        sweep3(g, r, true, f);
     else
-        sweep3(g, r, false);
-    for (int l = 0; l < 3; l++)
-        if (l != 1 || comm)
+        sweep3(g, r, false, f);
+    for (int l = 0; l < 4; l++)
+        if ((l != 1 || comm) && (l != 3 || f))
             replay_finish(g, &r[l], c, times[l]);
 }
 
@@ -1679,8 +1688,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         return MT_OK;
     }
     st = MT_ERR_NOMEM;
-    rp_t r = {0}, rw[2] = {{0}, {0}};
-    int64_t *wt[2] = {NULL, NULL};
+    rp_t r = {0}, rw[3] = {{0}, {0}, {0}};
+    int64_t *wt[3] = {NULL, NULL, NULL};
     mt_critpath_t *c = calloc(1, sizeof *c);
     int64_t *times = NULL, *meas = NULL, *tmp = NULL, *node_ns = NULL;
     int32_t *rs_at = NULL;
@@ -1839,13 +1848,21 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         scen_t sc0 = {0};
         cp_replay(&g, &sc0, &r, c, times);
     } else {
-        bool comm = g.n_inst > 0;
+        bool comm = g.n_inst > 0, strag = rq->n_stragglers > 0;
+        /* the straggler what-if's factors (below) now: its replay is a
+         * fourth lane (fast path: one pass over the graph less when the
+         * job has a straggler) */
+        size_t nn = 0;
+        if (strag && straggler_factors(&g, rq, fac, nh, &nn))
+            goto out;
         wt[0] = malloc(c->n_steps * sizeof *wt[0]);
         wt[1] = malloc(c->n_steps * sizeof *wt[1]);
-        if (!wt[0] || !wt[1] || (comm && rp_alloc(&g, &rw[0])) || rp_alloc(&g, &rw[1]))
+        wt[2] = strag ? malloc(c->n_steps * sizeof *wt[2]) : NULL;
+        if (!wt[0] || !wt[1] || (strag && !wt[2]) || (comm && rp_alloc(&g, &rw[0])) || rp_alloc(&g, &rw[1]) ||
+            (strag && rp_alloc(&g, &rw[2])))
             goto out;
-        rp_t lanes[3] = {r, rw[0], rw[1]};
-        cp_replay3(&g, lanes, comm, c, (int64_t *const[3]){times, wt[0], wt[1]});
+        rp_t lanes[4] = {r, rw[0], rw[1], rw[2]};
+        cp_replay3(&g, lanes, comm, strag ? fac : NULL, c, (int64_t *const[4]){times, wt[0], wt[1], wt[2]});
         r = lanes[0];
         /* done with: freed before the paths' arrays come, and the "launch"
          * lane's ends taken over as node_ns (memory touched already: a
@@ -1855,7 +1872,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         memset(node_ns, 0, (g.n_nodes ? g.n_nodes : 1) * sizeof *node_ns);
         rp_free(&rw[0]);
         rp_free(&rw[1]);
-        rw[0] = rw[1] = (rp_t){0};
+        rp_free(&rw[2]);
+        rw[0] = rw[1] = rw[2] = (rp_t){0};
     }
     if (!node_ns && !(node_ns = calloc(g.n_nodes ? g.n_nodes : 1, sizeof *node_ns)))
         goto out;
@@ -2008,8 +2026,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         if (wi == MT_WI_STRAGGLER) {
             if (!rq->n_stragglers)
                 continue;
-            size_t nn = 0;
-            if (straggler_factors(&g, rq, fac, nh, &nn))
+            size_t nn = 0; /* without a pipeline: replayed beside the measured one */
+            if (pipe && straggler_factors(&g, rq, fac, nh, &nn))
                 goto out;
             sc.factor = fac;
             int len = snprintf(x->label, sizeof x->label, "rank%s", rq->n_stragglers > 1 ? "s" : "");
@@ -2037,8 +2055,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             sc.factor = fac;
             snprintf(x->label, sizeof x->label, "kernels %.60s x %.3g", rq->pattern, rq->factor);
         }
-        if (!pipe && (wi == MT_WI_COMM || wi == MT_WI_LAUNCH)) /* replayed with the measured one */
-            memcpy(times, wt[wi == MT_WI_COMM ? 0 : 1], c->n_steps * sizeof *times);
+        if (!pipe && wi != MT_WI_PATTERN) /* replayed with the measured one */
+            memcpy(times, wt[wi == MT_WI_COMM ? 0 : wi == MT_WI_LAUNCH ? 1 : 2], c->n_steps * sizeof *times);
         else
             cp_replay(&g, &sc, &r, c, times);
         size_t n1 = 0;
@@ -2112,8 +2130,10 @@ out:
     rp_free(&r);
     rp_free(&rw[0]);
     rp_free(&rw[1]);
+    rp_free(&rw[2]);
     free(wt[0]);
     free(wt[1]);
+    free(wt[2]);
     free(times);
     free(meas);
     free(tmp);
