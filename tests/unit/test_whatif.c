@@ -27,6 +27,18 @@
 
 #define ST_DIR MT_CORPUS_DIR "/ByteDance-Seed__StragglerAnalysis/data"
 
+/* The critical path of a timeline job with the ideal what-if, its
+ * workers and stages from the job's coordinates. */
+static mt_critpath_t *ideal_run(const mt_tl_job_t *j)
+{
+    mt_cp_request_t rq = {.ideal = true, .coords = j->coords, .n_coords = j->n_an};
+    mt_critpath_t *c = NULL;
+    assert_int_equal(mt_critpath_run(&rq, (const mt_rank_analysis_t *const *)j->an, j->n_an, NULL, NULL, 0, j->rows,
+                                     j->n_rows, j->match, &c),
+                     MT_OK);
+    return c;
+}
+
 static void near_rel(double got, double want, double tol, const char *what)
 {
     double rel = fabs(got - want) / want;
@@ -106,11 +118,7 @@ static void test_st(void **state)
      * clip (1), embedding per DP rank (2) */
     assert_int_equal(j->collectives, 11 * 32);
     assert_int_equal(j->dropped_deps, 0);
-    mt_cp_request_t rq = {.ideal = true, .coords = j->coords, .n_coords = j->n_an};
-    mt_critpath_t *c = NULL;
-    assert_int_equal(mt_critpath_run(&rq, (const mt_rank_analysis_t *const *)j->an, j->n_an, NULL, NULL, 0, j->rows,
-                                     j->n_rows, j->match, &c),
-                     MT_OK);
+    mt_critpath_t *c = ideal_run(j);
     assert_non_null(c);
     assert_int_equal(c->n_steps, 32);
     /* The operation-level timeline has no host events: the gaps between
@@ -202,11 +210,7 @@ static void test_small(void **state)
     mt_tl_job_t *j = NULL;
     assert_int_equal(mt_tl_job_build(tl, &j), MT_OK);
     assert_int_equal(j->collectives, 1);
-    mt_cp_request_t rq = {.ideal = true, .coords = j->coords, .n_coords = j->n_an};
-    mt_critpath_t *c = NULL;
-    assert_int_equal(mt_critpath_run(&rq, (const mt_rank_analysis_t *const *)j->an, j->n_an, NULL, NULL, 0, j->rows,
-                                     j->n_rows, j->match, &c),
-                     MT_OK);
+    mt_critpath_t *c = ideal_run(j);
     const mt_cp_ideal_t *I = &c->ideal;
     /* measured (us): 300 + 10 + 50 = 360. Ideal: compute at the mean (200),
      * the reduce-scatter at the median transfer (10), optimizer 50: 260 */
@@ -261,11 +265,7 @@ static void test_wide(void **state)
     assert_int_equal(tl->dp_size, WIDE_N);
     mt_tl_job_t *j = NULL;
     assert_int_equal(mt_tl_job_build(tl, &j), MT_OK);
-    mt_cp_request_t rq = {.ideal = true, .coords = j->coords, .n_coords = j->n_an};
-    mt_critpath_t *c = NULL;
-    assert_int_equal(mt_critpath_run(&rq, (const mt_rank_analysis_t *const *)j->an, j->n_an, NULL, NULL, 0, j->rows,
-                                     j->n_rows, j->match, &c),
-                     MT_OK);
+    mt_critpath_t *c = ideal_run(j);
     const mt_cp_ideal_t *I = &c->ideal;
     assert_true(I->run);
     assert_int_equal(c->steps[0].time_ns, 1300000);
