@@ -675,6 +675,17 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
         ns--;
     }
     size_t nw_all = nw;
+    /* per rank: its measured durations' excess over the ideal ones, summed
+     * over the used steps (sums of integers below 2^53: exact in any
+     * order); read for the workers to replay and for M_W's guesses */
+    rex = calloc(NR ? NR : 1, sizeof *rex);
+    if (!rex)
+        goto out;
+    for (size_t i = 0; i < N; i++) {
+        const cp_node_t *n = &g->nodes[i];
+        if (n->job >= 0 && c->steps[n->job].used && actual[i] > ideal[i])
+            rex[n->rank_i] += (double)(actual[i] - ideal[i]);
+    }
     if (nw > MT_CP_IDEAL_WORKERS) {
         /* One replay per worker made the what-if O(workers x activities):
          * 256 ranks of a Kineto job took 7x the load. Replayed: the workers
@@ -683,11 +694,8 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
         double *ex = calloc(nw, sizeof *ex);
         if (!ex)
             goto out;
-        for (size_t i = 0; i < N; i++) {
-            const cp_node_t *n = &g->nodes[i];
-            if (n->job < 0 || !c->steps[n->job].used || actual[i] <= ideal[i])
-                continue;
-            int32_t w = co[n->rank_i].worker;
+        for (size_t r = 0; r < NR; r++) {
+            int32_t w = co[r].worker;
             size_t lo = 0, hi = nw;
             while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
@@ -696,7 +704,7 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
                 else
                     hi = mid;
             }
-            ex[lo] += (double)(actual[i] - ideal[i]);
+            ex[lo] += rex[r];
         }
         for (size_t k = 0; k < MT_CP_IDEAL_WORKERS; k++) { /* selection: the largest first, lowest id on ties */
             size_t b = k;
@@ -731,8 +739,7 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
     if (n_guess > NR)
         n_guess = NR;
     sc = malloc((n_sc + n_guess) * sizeof *sc);
-    rex = calloc(NR ? NR : 1, sizeof *rex);
-    if (!sc || !rex)
+    if (!sc)
         goto out;
     size_t q = 0;
     sc[q++] = (scen_t){SC_ALL, 0, 0, 0};
@@ -745,11 +752,6 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
         sc[q++] = (scen_t){SC_STAGE, ss[k], 0, 0};
     if (ns)
         sc[q++] = (scen_t){SC_STAGE, ss[ns - 1], 1, 0};
-    for (size_t i = 0; i < N; i++) {
-        const cp_node_t *n = &g->nodes[i];
-        if (n->job >= 0 && c->steps[n->job].used && actual[i] > ideal[i])
-            rex[n->rank_i] += (double)(actual[i] - ideal[i]);
-    }
     for (size_t k = 0; k < n_guess; k++) { /* selection: the largest first, lowest rank on ties */
         size_t b = NR;
         for (size_t r = 0; r < NR; r++)
