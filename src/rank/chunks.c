@@ -378,7 +378,7 @@ mt_status_t mt_an_chunks(const mt_an_input_t *in, mt_rank_analysis_t *a)
             int by_thread = !mk->is_step;
             const lrec_t *l = by_thread ? lt : lp;
             size_t i, j;
-            find_launches(l, nl, e->pid, e->tid, e->flags, by_thread, e->ts, e->ts + e->dur, &i, &j);
+            find_launches(l, nl, mt_event_pid(t, e), mt_event_tid(t, e), e->flags, by_thread, e->ts, e->ts + e->dur, &i, &j);
             if (j - i > cap_w) {
                 mt_interval_t *w = mt_big_realloc(work, (j - i) * sizeof *w);
                 if (!w)

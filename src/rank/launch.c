@@ -86,7 +86,7 @@ mt_status_t mt_an_launch(const mt_an_input_t *in, mt_rank_analysis_t *a)
         goto out;
     for (size_t i = 0; i < nw; i++) {
         const mt_event_t *e = &t->events[in->launch_calls[i]];
-        wt[i] = (wrec_t){.pid = e->pid, .tid = e->tid, .start = e->ts, .end = e->ts + e->dur,
+        wt[i] = (wrec_t){.pid = mt_event_pid(t, e), .tid = mt_event_tid(t, e), .start = e->ts, .end = e->ts + e->dur,
                          .flags = e->flags & (MT_EV_PID_STR | MT_EV_TID_STR)};
         perm[i] = (uint32_t)i;
         key[i] = mt_sort_key_i64(e->ts);
