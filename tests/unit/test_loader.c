@@ -905,6 +905,83 @@ static void test_event_callback(void **state)
     mt_trace_free(t);
 }
 
+typedef struct wide_ctx {
+    int n;
+    int64_t pid[4];
+    uint64_t corr[4];
+} wide_ctx_t;
+
+static mt_status_t collect_wide(void *ctx, const mt_trace_t *t, const mt_event_t *ev, const mt_raw_event_t *raw,
+                                mt_error_t *err)
+{
+    (void)raw;
+    (void)err;
+    wide_ctx_t *c = ctx;
+    if (c->n < 4) {
+        c->pid[c->n] = mt_event_pid(t, ev);
+        c->corr[c->n++] = mt_event_corr(t, ev);
+    }
+    return MT_OK;
+}
+
+/* Ids at the edges of the 32-bit event fields (mt_event_t: pids and tids
+ * in [-2^30, 2^31), correlation and External ids below 0xC0000000; the
+ * rest in the side table) come back whole, link by their full value, and
+ * with no_store the callback sees them whole while no slot is kept. */
+static void test_wide_ids(void **state)
+{
+    (void)state;
+    const char json[] =
+        "{\"traceEvents\": ["
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":2147483648,\"tid\":-1073741825,"
+        "\"ts\":1,\"dur\":5,\"args\":{\"correlation\":5000000007,\"External id\":18446744073709551615}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":-1073741824,\"tid\":2147483647,"
+        "\"ts\":10,\"dur\":5,\"args\":{\"correlation\":5000000007,\"External id\":3221225471}},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":-9223372036854775807,"
+        "\"tid\":9223372036854775807,\"ts\":20,\"dur\":5,\"args\":{\"correlation\":3221225472,\"External id\":0}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+        "\"ts\":30,\"dur\":5,\"args\":{\"correlation\":3221225472}}]}";
+    mt_trace_t *t = NULL;
+    mt_error_t err;
+    assert_int_equal(mt_trace_load_buffer(json, sizeof json - 1, "wide.json", NULL, &t, &err), MT_OK);
+    assert_int_equal(t->n_events, 4);
+    const mt_event_t *e = t->events;
+    assert_true(mt_event_pid(t, &e[0]) == 2147483648LL);
+    assert_true(mt_event_tid(t, &e[0]) == -1073741825LL);
+    assert_true(mt_event_corr(t, &e[0]) == 5000000007ULL);
+    assert_true(mt_event_ext(t, &e[0]) == UINT64_MAX);
+    assert_true(mt_event_pid(t, &e[1]) == -1073741824LL); /* the edges that still fit */
+    assert_true(mt_event_tid(t, &e[1]) == 2147483647LL);
+    assert_true(mt_event_corr(t, &e[1]) == 5000000007ULL);
+    assert_true(mt_event_ext(t, &e[1]) == 3221225471ULL);
+    assert_true(mt_event_pid(t, &e[2]) == -9223372036854775807LL);
+    assert_true(mt_event_tid(t, &e[2]) == 9223372036854775807LL);
+    assert_true(mt_event_corr(t, &e[2]) == 3221225472ULL);
+    assert_true(mt_event_ext(t, &e[2]) == 0);
+    assert_true(mt_event_corr(t, &e[3]) == 3221225472ULL);
+    /* 9 values did not fit: e0's four, e1's correlation, e2's pid, tid and correlation, e3's correlation */
+    assert_int_equal(t->n_wide, 9);
+    assert_int_equal(e[1].aux, 1); /* each kernel linked to its launch by the full correlation */
+    assert_int_equal(e[3].aux, 3);
+    assert_int_equal(t->link.launched, 2);
+    mt_trace_free(t);
+
+    wide_ctx_t c = {0};
+    mt_load_opts_t o;
+    mt_load_opts_init(&o);
+    o.on_event = collect_wide;
+    o.on_event_ctx = &c;
+    o.no_store = true;
+    assert_int_equal(mt_trace_load_buffer(json, sizeof json - 1, "wide.json", &o, &t, &err), MT_OK);
+    assert_int_equal(c.n, 4);
+    assert_true(c.pid[0] == 2147483648LL && c.corr[0] == 5000000007ULL);
+    assert_true(c.pid[2] == -9223372036854775807LL && c.corr[2] == 3221225472ULL);
+    assert_true(c.pid[3] == 0 && c.corr[3] == 3221225472ULL);
+    assert_int_equal(t->n_events, 0);
+    assert_int_equal(t->n_wide, 0);
+    mt_trace_free(t);
+}
+
 /* skim_args: args are checked but not read (the merged write's pass 2). */
 static void test_skim_args(void **state)
 {
@@ -1299,6 +1376,7 @@ int main(void)
         cmocka_unit_test(test_scan_numbers),
         cmocka_unit_test(test_scan_blanks),
         cmocka_unit_test(test_scan_strings),
+        cmocka_unit_test(test_wide_ids),
         cmocka_unit_test(test_scan_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
