@@ -364,8 +364,12 @@ mt_status_t mt_event_set_ids_wide(mt_trace_t *t, mt_event_t *e, int64_t pid, int
 static inline mt_status_t mt_event_set_ids(mt_trace_t *t, mt_event_t *e, int64_t pid, int64_t tid, uint64_t corr,
                                            uint64_t ext)
 {
-    if (pid >= MT_EV_I32_MIN && pid <= INT32_MAX && tid >= MT_EV_I32_MIN && tid <= INT32_MAX &&
-        corr < MT_EV_U32_WIDE && ext < MT_EV_U32_WIDE) {
+    /* One test for the common case (the loader's per-event cost): pid + 2^30
+     * is below 0xC0000000 exactly when pid is in [-2^30, 2^31), and four
+     * values whose OR is below it are each below it (the converse need not
+     * hold: such events take the exact path, with the same result). */
+    uint64_t p = (uint64_t)pid + (UINT64_C(1) << 30), q = (uint64_t)tid + (UINT64_C(1) << 30);
+    if ((p | q | corr | ext) < MT_EV_U32_WIDE) {
         e->pid32 = (int32_t)pid;
         e->tid32 = (int32_t)tid;
         e->corr32 = (uint32_t)corr;

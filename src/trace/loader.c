@@ -1930,8 +1930,8 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
     }
     /* The event is complete: commit it and its side records. Its ids
      * narrowed to the table's 32-bit fields (wide ones to t->wide; with
-     * no_store, the slots are taken back once the callback has seen it). */
-    size_t wide_mark = t->n_wide;
+     * no_store, where no event is kept, the slots are taken back once the
+     * callback has seen it). */
     mt_status_t ist = mt_event_set_ids(t, &ev, x.pid, x.tid, x.corr, x.ext);
     if (ist != MT_OK)
         return fail_code(ps, start, ist, ist == MT_ERR_NOMEM ? "event id table" : "more than 2^30 ids wider than 32 bits");
@@ -2036,7 +2036,7 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
         }
     }
     if (ps->opts->no_store)
-        t->n_wide = wide_mark;
+        t->n_wide = 0;
     *out = p;
     return MT_OK;
 }
