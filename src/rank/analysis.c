@@ -101,8 +101,6 @@ static mt_gpu_act_t act_of(const mt_trace_t *t, size_t i)
         const mt_event_t *l = &t->events[e->aux - 1];
         a.launch = e->aux;
         a.launch_ns = l->ts;
-        a.launch_pid = mt_event_pid(t, l);
-        a.launch_tid = mt_event_tid(t, l);
         a.launch_flags = (uint8_t)(l->flags & (MT_EV_PID_STR | MT_EV_TID_STR));
     }
     return a;

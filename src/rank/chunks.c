@@ -329,7 +329,7 @@ mt_status_t mt_an_chunks(const mt_an_input_t *in, mt_rank_analysis_t *a)
     for (size_t i = 0; i < na; i++) {
         const mt_gpu_act_t *x = &in->acts[i];
         if (x->launch)
-            lt[nl++] = (lrec_t){x->launch_pid, x->launch_tid, x->launch_ns, x->launch_flags, (uint32_t)i};
+            lt[nl++] = (lrec_t){mt_act_launch_pid(in, x), mt_act_launch_tid(in, x), x->launch_ns, x->launch_flags, (uint32_t)i};
     }
     memcpy(lp, lt, nl * sizeof *lt);
     if (sort_launches(lt, nl, 1, key, perm) || sort_launches(lp, nl, 0, key, perm))

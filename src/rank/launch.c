@@ -137,7 +137,7 @@ mt_status_t mt_an_launch(const mt_an_input_t *in, mt_rank_analysis_t *a)
             }
         if (!x)
             continue;
-        const int64_t pid = x->launch_pid, tid = x->launch_tid;
+        const int64_t pid = mt_act_launch_pid(in, x), tid = mt_act_launch_tid(in, x);
         const uint32_t f = x->launch_flags;
         for (size_t q = first_after(w, nw, pid, f, tid, g0);
              q < nw && key_cmp(w[q].pid, w[q].flags, w[q].tid, pid, f, tid) == 0 && w[q].start < g1; q++) {

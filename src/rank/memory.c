@@ -87,8 +87,8 @@ static uint32_t innermost(const mt_trace_t *t, mt_cat_t cat, int64_t pid, int64_
     const mt_event_t *best = NULL;
     for (size_t i = 0; i < t->n_events; i++) {
         const mt_event_t *e = &t->events[i];
-        if (e->ph != MT_PH_X || mt_event_pid(t, e) != pid || (!any_tid && mt_event_tid(t, e) != tid) || e->ts > ts || e->ts + e->dur < ts ||
-            mt_cat_normal((mt_cat_t)e->cat) != cat)
+        if (e->ph != MT_PH_X || e->ts > ts || e->ts + e->dur < ts || mt_event_pid(t, e) != pid ||
+            (!any_tid && mt_event_tid(t, e) != tid) || mt_cat_normal((mt_cat_t)e->cat) != cat)
             continue;
         if (!best || e->ts > best->ts || (e->ts == best->ts && e->dur < best->dur))
             best = e;
