@@ -222,12 +222,13 @@ static mt_status_t device_result(const mt_an_input_t *in, mt_rank_analysis_t *a,
     r->peak_alloc_reserved = st[pa].reserved;
     r->peak_alloc_bytes = pm->bytes;
     r->peak_alloc_addr = pm->addr;
-    mt_status_t s = name_of(t, innermost(t, MT_CAT_CPU_OP, mt_event_pid(t, pe), mt_event_tid(t, pe), false, pe->ts), a, &r->peak_op);
+    const int64_t pid = mt_event_pid(t, pe), tid = mt_event_tid(t, pe);
+    mt_status_t s = name_of(t, innermost(t, MT_CAT_CPU_OP, pid, tid, false, pe->ts), a, &r->peak_op);
     if (s)
         return s;
-    uint32_t ann = innermost(t, MT_CAT_USER_ANNOTATION, mt_event_pid(t, pe), mt_event_tid(t, pe), false, pe->ts);
+    uint32_t ann = innermost(t, MT_CAT_USER_ANNOTATION, pid, tid, false, pe->ts);
     if (!ann)
-        ann = innermost(t, MT_CAT_USER_ANNOTATION, mt_event_pid(t, pe), mt_event_tid(t, pe), true, pe->ts);
+        ann = innermost(t, MT_CAT_USER_ANNOTATION, pid, tid, true, pe->ts);
     if ((s = name_of(t, ann, a, &r->peak_annotation)))
         return s;
     if (any_res) {

@@ -266,7 +266,8 @@ static mt_status_t attribute(const mt_an_input_t *in, const uint32_t *rg, group_
         /* Launches on the range's thread whose call started in [ts, end],
          * both inclusive. */
         const mt_event_t *e = &ev[in->ranges[k]];
-        const thr_t rk = {.pid = mt_event_pid(in->t, e), .tid = by_thread ? mt_event_tid(in->t, e) : 0, .flags = e->flags & fmask};
+        const thr_t rk = {.pid = mt_event_pid(in->t, e), .tid = by_thread ? mt_event_tid(in->t, e) : 0,
+                          .flags = e->flags & fmask};
         const tblock_t *b = find_block(blk, nb, &rk);
         if (!b)
             continue;

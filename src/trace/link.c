@@ -312,7 +312,8 @@ mt_status_t mt_trace_link(mt_trace_t *t, mt_link_stats_t *stats)
         }
         /* Kineto's fallback for unlinked kernels writes the correlation as
          * External id: such an id names no op, so do not look it up. */
-        bool linked_ext = (e->flags & MT_EV_HAS_EXT) && !((e->flags & MT_EV_HAS_CORR) && mt_event_ext(t, e) == mt_event_corr(t, e));
+        bool linked_ext =
+            (e->flags & MT_EV_HAS_EXT) && !((e->flags & MT_EV_HAS_CORR) && mt_event_ext(t, e) == mt_event_corr(t, e));
         if (linked_ext) {
             uint32_t op = map_get(&ext, mt_event_ext(t, e));
             if (op) {

@@ -1934,7 +1934,8 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
      * callback has seen it). */
     mt_status_t ist = mt_event_set_ids(t, &ev, x.pid, x.tid, x.corr, x.ext);
     if (ist != MT_OK)
-        return fail_code(ps, start, ist, ist == MT_ERR_NOMEM ? "event id table" : "more than 2^30 ids wider than 32 bits");
+        return fail_code(ps, start, ist,
+                         ist == MT_ERR_NOMEM ? "event id table" : "more than 2^30 ids wider than 32 bits");
     if (MT_GROW_BIG(t->events, t->cap_events, t->n_events + 1, 64))
         return fail_code(ps, start, MT_ERR_NOMEM, "event table");
     size_t idx = t->n_events;

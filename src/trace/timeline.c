@@ -289,7 +289,8 @@ static mt_status_t on_event(void *vc, const mt_trace_t *t, const mt_event_t *ev,
     if (MT_GROW(c->ops, c->cap, c->n + 1, 4096))
         return mt_error_set(err, MT_ERR_NOMEM, "timeline operations");
     raw_op_t *o = &c->ops[c->n++];
-    *o = (raw_op_t){.ts = ev->ts, .dur = ev->dur, .pid = mt_event_pid(t, ev), .tid = mt_event_tid(t, ev), .name = ev->name};
+    *o = (raw_op_t){
+        .ts = ev->ts, .dur = ev->dur, .pid = mt_event_pid(t, ev), .tid = mt_event_tid(t, ev), .name = ev->name};
     read_args(raw->text, raw->len, c->map, o->a);
     if (o->a[ARG_STEP] == INT64_MIN)
         return mt_error_set(err, MT_ERR_FORMAT, "an operation without an integer args.step (operation-level timeline)");
