@@ -45,7 +45,11 @@
  * unmarked: load 0.275 against 0.304 s of CPU, user + sys 0.340 against
  * 0.370 s, minor faults 2.6 k against 10.1 k, peak RSS 80.9 against 76.9
  * MiB. Kept marked: 9 % of the load for 4 MiB (0.54x against 0.51x of
- * the trace, the 0.5x goal missed either way). Under mpirun -n 2 with four
+ * the trace, the 0.5x goal missed either way). Since the 48-byte events
+ * and the 56-byte analysis input (2026-11-25 evening) the marked reserve
+ * peaks at 0.47x median, 0.49x at most in 15 runs: the goal is met with
+ * it, and the spread of about 5 MiB between runs is where its 2 MiB pages
+ * fall. Under mpirun -n 2 with four
  * ranks per process no difference (the per-rank trim gives the reserve's
  * top back after the first rank anyway).
  *

@@ -90,15 +90,24 @@ enum {
     MT_EV_ID_STR = 1u << 7,   /* corr is a strtab id: the flow "id" was a string */
 };
 
-/* One trace event. 64 bytes on purpose: a 150 MB trace holds ~600k events,
- * and the table should stay well under the JSON size (see docs/ARCHITECTURE.md). */
+/* One trace event. 48 bytes on purpose: a 150 MB trace holds ~600k events,
+ * and the table should stay well under the JSON size (see docs/ARCHITECTURE.md;
+ * 64 bytes until 2026-11-25: 16 bytes per event were a tenth of a rank's
+ * peak memory, docs/PERFORMANCE.md "Peak RSS per process").
+ *
+ * pid, tid, correlation and External id are kept in 32 bits: read them
+ * with mt_event_pid(), mt_event_tid(), mt_event_corr() and mt_event_ext(),
+ * which return the full values; set them with mt_event_set_ids(). Values
+ * that do not fit (pids and tids outside [-2^30, 2^31), ids from 0xC0000000
+ * on, rare in real traces) are kept in the trace's side table
+ * (mt_trace_t.wide) and the 32-bit field names their slot there. */
 typedef struct mt_event {
     int64_t ts;      /* start, ns since the Unix epoch (or the trace's own zero when it has no absolute base) */
     int64_t dur;     /* duration in ns (0 for non-X events) */
-    int64_t pid;     /* OS pid or GPU device index; a strtab id when MT_EV_PID_STR */
-    int64_t tid;     /* OS tid or stream id ("stream 7" -> 7); a strtab id when MT_EV_TID_STR */
-    uint64_t corr;   /* correlation id (runtime/driver/kernel/memcpy) or flow id (s/f/t) */
-    uint64_t ext;    /* External id */
+    int32_t pid32;   /* mt_event_pid(): OS pid or GPU device index; a strtab id when MT_EV_PID_STR */
+    int32_t tid32;   /* mt_event_tid(): OS tid or stream id ("stream 7" -> 7); a strtab id when MT_EV_TID_STR */
+    uint32_t corr32; /* mt_event_corr(): correlation id (runtime/driver/kernel/memcpy) or flow id (s/f/t) */
+    uint32_t ext32;  /* mt_event_ext(): External id */
     uint32_t name;   /* strtab id of "name" */
     uint32_t coll;   /* 1-based index into mt_trace_t.colls, 0 = none (set by loader/link) */
     uint32_t aux;    /* GPU activity: 1-based index of its launch event (link);
@@ -108,6 +117,14 @@ typedef struct mt_event {
     uint8_t cls;     /* mt_class_t */
     uint8_t flags;   /* MT_EV_* */
 } mt_event_t;
+
+/* The 32-bit forms (mt_event_t): pid32 / tid32 at or above MT_EV_I32_MIN
+ * are the value itself, below it INT32_MIN + k names mt_trace_t.wide[k];
+ * corr32 / ext32 below MT_EV_U32_WIDE are the value itself, from it on
+ * MT_EV_U32_WIDE + k names wide[k]. At most MT_EV_WIDE_MAX slots. */
+#define MT_EV_I32_MIN (-(INT32_C(1) << 30))
+#define MT_EV_U32_WIDE UINT32_C(0xC0000000)
+#define MT_EV_WIDE_MAX ((size_t)1 << 30)
 
 /* Which fields of an mt_coll_t are present (bit set). */
 enum {
@@ -276,6 +293,11 @@ typedef struct mt_trace {
     size_t n_pg_rank_pool, cap_pg_rank_pool;
     mt_device_t *devices;
     size_t n_devices, cap_devices;
+    /* The event ids that do not fit their 32-bit fields (mt_event_t): pids
+     * and tids as int64_t bits, ids as they are; read them through
+     * mt_event_pid() and the others. */
+    uint64_t *wide;
+    size_t n_wide, cap_wide;
     /* Categories we did not recognise: name id -> count. */
     uint32_t *other_cat_names;
     uint64_t *other_cat_counts;
@@ -285,7 +307,7 @@ typedef struct mt_trace {
     bool linked;
 } mt_trace_t;
 
-_Static_assert(sizeof(mt_event_t) == 64, "mt_event_t must stay 64 bytes: it dominates memory");
+_Static_assert(sizeof(mt_event_t) == 48, "mt_event_t must stay 48 bytes: it dominates memory");
 
 /* Free everything the trace owns, then the trace itself. NULL does nothing. */
 void mt_trace_free(mt_trace_t *t);
@@ -310,6 +332,51 @@ static inline const char *mt_event_name(const mt_trace_t *t, const mt_event_t *e
 static inline const mt_coll_t *mt_event_coll(const mt_trace_t *t, const mt_event_t *e)
 {
     return e->coll ? &t->colls[e->coll - 1] : NULL;
+}
+
+/* The full pid, tid, correlation and External id of an event of t (see
+ * mt_event_t). Fast path: a compare; the side table only for wide values. */
+static inline int64_t mt_event_pid(const mt_trace_t *t, const mt_event_t *e)
+{
+    return e->pid32 >= MT_EV_I32_MIN ? (int64_t)e->pid32 : (int64_t)t->wide[(uint32_t)e->pid32 - UINT32_C(0x80000000)];
+}
+static inline int64_t mt_event_tid(const mt_trace_t *t, const mt_event_t *e)
+{
+    return e->tid32 >= MT_EV_I32_MIN ? (int64_t)e->tid32 : (int64_t)t->wide[(uint32_t)e->tid32 - UINT32_C(0x80000000)];
+}
+static inline uint64_t mt_event_corr(const mt_trace_t *t, const mt_event_t *e)
+{
+    return e->corr32 < MT_EV_U32_WIDE ? e->corr32 : t->wide[e->corr32 - MT_EV_U32_WIDE];
+}
+static inline uint64_t mt_event_ext(const mt_trace_t *t, const mt_event_t *e)
+{
+    return e->ext32 < MT_EV_U32_WIDE ? e->ext32 : t->wide[e->ext32 - MT_EV_U32_WIDE];
+}
+
+/* Slow path of mt_event_set_ids: the same, any value. */
+mt_status_t mt_event_set_ids_wide(mt_trace_t *t, mt_event_t *e, int64_t pid, int64_t tid, uint64_t corr, uint64_t ext);
+
+/* Set e's pid, tid, correlation and External id (e need not be in
+ * t->events yet, but must end up in t: values that do not fit 32 bits go
+ * to t->wide, which e then names). A field set again over a wide value
+ * leaves its old slot unused. MT_OK, MT_ERR_NOMEM, or MT_ERR_LIMIT (more
+ * than MT_EV_WIDE_MAX wide values in one trace). */
+static inline mt_status_t mt_event_set_ids(mt_trace_t *t, mt_event_t *e, int64_t pid, int64_t tid, uint64_t corr,
+                                           uint64_t ext)
+{
+    /* One test for the common case (the loader's per-event cost): pid + 2^30
+     * is below 0xC0000000 exactly when pid is in [-2^30, 2^31), and four
+     * values whose OR is below it are each below it (the converse need not
+     * hold: such events take the exact path, with the same result). */
+    uint64_t p = (uint64_t)pid + (UINT64_C(1) << 30), q = (uint64_t)tid + (UINT64_C(1) << 30);
+    if ((p | q | corr | ext) < MT_EV_U32_WIDE) {
+        e->pid32 = (int32_t)pid;
+        e->tid32 = (int32_t)tid;
+        e->corr32 = (uint32_t)corr;
+        e->ext32 = (uint32_t)ext;
+        return MT_OK;
+    }
+    return mt_event_set_ids_wide(t, e, pid, tid, corr, ext);
 }
 
 #ifdef __cplusplus

@@ -116,7 +116,7 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_strtab_t *lab
         r->rank = rank;
         r->start_ns = e->ts;
         r->end_ns = e->ts + e->dur;
-        r->stream = e->tid;
+        r->stream = mt_event_tid(t, e);
         r->launch_ns = e->aux ? t->events[e->aux - 1].ts : -1;
         r->seq = r->in_nelems = r->out_nelems = r->group_size = r->peer = -1;
         r->step = find_step(steps, n_steps, r->launch_ns >= 0 ? r->launch_ns : r->start_ns);
@@ -204,7 +204,7 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_strtab_t *lab
         }
         if (!(r->flags & MT_CI_PG)) {
             char b[32];
-            int w = snprintf(b, sizeof b, "stream %lld", (long long)e->tid);
+            int w = snprintf(b, sizeof b, "stream %lld", (long long)mt_event_tid(t, e));
             r->group = hash_str("stream:", b, (size_t)w);
             r->flags |= MT_CI_STREAM;
             label(pg, sizeof pg, b, (size_t)w);

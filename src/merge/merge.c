@@ -274,7 +274,7 @@ static mt_status_t event_pid(merge_ctx_t *c, const mt_trace_t *t, const mt_event
 {
     if (raw->pid_len && (ev->flags & MT_EV_PID_STR)) {
         size_t n;
-        const char *s = mt_strtab_get(t->strings, (uint32_t)ev->pid, &n);
+        const char *s = mt_strtab_get(t->strings, (uint32_t)mt_event_pid(t, ev), &n);
         if (!s) {
             s = "";
             n = 0;
@@ -288,7 +288,7 @@ static mt_status_t event_pid(merge_ctx_t *c, const mt_trace_t *t, const mt_event
             c->last = *out;
         return st;
     }
-    int64_t num = raw->pid_len ? ev->pid : 0;
+    int64_t num = raw->pid_len ? mt_event_pid(t, ev) : 0;
     if (c->last && !c->last->str && c->last->num == num) {
         *out = c->last;
         return MT_OK;

@@ -90,8 +90,8 @@ static mt_gpu_act_t act_of(const mt_trace_t *t, size_t i)
     const mt_event_t *e = &t->events[i];
     mt_gpu_act_t a = {.start_ns = e->ts,
                       .end_ns = e->ts + e->dur,
-                      .device = e->pid,
-                      .stream = e->tid,
+                      .device = mt_event_pid(t, e),
+                      .stream = mt_event_tid(t, e),
                       .event = (uint32_t)i,
                       .name = e->name,
                       .cls = e->cls,
@@ -101,8 +101,6 @@ static mt_gpu_act_t act_of(const mt_trace_t *t, size_t i)
         const mt_event_t *l = &t->events[e->aux - 1];
         a.launch = e->aux;
         a.launch_ns = l->ts;
-        a.launch_pid = l->pid;
-        a.launch_tid = l->tid;
         a.launch_flags = (uint8_t)(l->flags & (MT_EV_PID_STR | MT_EV_TID_STR));
     }
     return a;

@@ -329,7 +329,8 @@ mt_status_t mt_an_chunks(const mt_an_input_t *in, mt_rank_analysis_t *a)
     for (size_t i = 0; i < na; i++) {
         const mt_gpu_act_t *x = &in->acts[i];
         if (x->launch)
-            lt[nl++] = (lrec_t){x->launch_pid, x->launch_tid, x->launch_ns, x->launch_flags, (uint32_t)i};
+            lt[nl++] = (lrec_t){mt_act_launch_pid(in, x), mt_act_launch_tid(in, x), x->launch_ns, x->launch_flags,
+                                (uint32_t)i};
     }
     memcpy(lp, lt, nl * sizeof *lt);
     if (sort_launches(lt, nl, 1, key, perm) || sort_launches(lp, nl, 0, key, perm))
@@ -378,7 +379,8 @@ mt_status_t mt_an_chunks(const mt_an_input_t *in, mt_rank_analysis_t *a)
             int by_thread = !mk->is_step;
             const lrec_t *l = by_thread ? lt : lp;
             size_t i, j;
-            find_launches(l, nl, e->pid, e->tid, e->flags, by_thread, e->ts, e->ts + e->dur, &i, &j);
+            find_launches(l, nl, mt_event_pid(t, e), mt_event_tid(t, e), e->flags, by_thread, e->ts, e->ts + e->dur,
+                          &i, &j);
             if (j - i > cap_w) {
                 mt_interval_t *w = mt_big_realloc(work, (j - i) * sizeof *w);
                 if (!w)

@@ -86,7 +86,7 @@ mt_status_t mt_an_launch(const mt_an_input_t *in, mt_rank_analysis_t *a)
         goto out;
     for (size_t i = 0; i < nw; i++) {
         const mt_event_t *e = &t->events[in->launch_calls[i]];
-        wt[i] = (wrec_t){.pid = e->pid, .tid = e->tid, .start = e->ts, .end = e->ts + e->dur,
+        wt[i] = (wrec_t){.pid = mt_event_pid(t, e), .tid = mt_event_tid(t, e), .start = e->ts, .end = e->ts + e->dur,
                          .flags = e->flags & (MT_EV_PID_STR | MT_EV_TID_STR)};
         perm[i] = (uint32_t)i;
         key[i] = mt_sort_key_i64(e->ts);
@@ -137,7 +137,7 @@ mt_status_t mt_an_launch(const mt_an_input_t *in, mt_rank_analysis_t *a)
             }
         if (!x)
             continue;
-        const int64_t pid = x->launch_pid, tid = x->launch_tid;
+        const int64_t pid = mt_act_launch_pid(in, x), tid = mt_act_launch_tid(in, x);
         const uint32_t f = x->launch_flags;
         for (size_t q = first_after(w, nw, pid, f, tid, g0);
              q < nw && key_cmp(w[q].pid, w[q].flags, w[q].tid, pid, f, tid) == 0 && w[q].start < g1; q++) {

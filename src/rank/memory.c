@@ -59,7 +59,7 @@ static mt_status_t check_order(const mt_trace_t *t, mt_rank_analysis_t *a)
         return MT_ERR_NOMEM;
     for (size_t i = 0; i < t->n_mems; i++) {
         const mt_event_t *e = &t->events[t->mems[i].event - 1];
-        v[i] = (thr_t){e->pid, e->tid, (uint32_t)i};
+        v[i] = (thr_t){mt_event_pid(t, e), mt_event_tid(t, e), (uint32_t)i};
     }
     qsort(v, t->n_mems, sizeof *v, thr_cmp);
     /* the first in file order of the events that go back, for the message */
@@ -87,8 +87,8 @@ static uint32_t innermost(const mt_trace_t *t, mt_cat_t cat, int64_t pid, int64_
     const mt_event_t *best = NULL;
     for (size_t i = 0; i < t->n_events; i++) {
         const mt_event_t *e = &t->events[i];
-        if (e->ph != MT_PH_X || e->pid != pid || (!any_tid && e->tid != tid) || e->ts > ts || e->ts + e->dur < ts ||
-            mt_cat_normal((mt_cat_t)e->cat) != cat)
+        if (e->ph != MT_PH_X || e->ts > ts || e->ts + e->dur < ts || mt_event_pid(t, e) != pid ||
+            (!any_tid && mt_event_tid(t, e) != tid) || mt_cat_normal((mt_cat_t)e->cat) != cat)
             continue;
         if (!best || e->ts > best->ts || (e->ts == best->ts && e->dur < best->dur))
             best = e;
@@ -222,12 +222,13 @@ static mt_status_t device_result(const mt_an_input_t *in, mt_rank_analysis_t *a,
     r->peak_alloc_reserved = st[pa].reserved;
     r->peak_alloc_bytes = pm->bytes;
     r->peak_alloc_addr = pm->addr;
-    mt_status_t s = name_of(t, innermost(t, MT_CAT_CPU_OP, pe->pid, pe->tid, false, pe->ts), a, &r->peak_op);
+    const int64_t pid = mt_event_pid(t, pe), tid = mt_event_tid(t, pe);
+    mt_status_t s = name_of(t, innermost(t, MT_CAT_CPU_OP, pid, tid, false, pe->ts), a, &r->peak_op);
     if (s)
         return s;
-    uint32_t ann = innermost(t, MT_CAT_USER_ANNOTATION, pe->pid, pe->tid, false, pe->ts);
+    uint32_t ann = innermost(t, MT_CAT_USER_ANNOTATION, pid, tid, false, pe->ts);
     if (!ann)
-        ann = innermost(t, MT_CAT_USER_ANNOTATION, pe->pid, pe->tid, true, pe->ts);
+        ann = innermost(t, MT_CAT_USER_ANNOTATION, pid, tid, true, pe->ts);
     if ((s = name_of(t, ann, a, &r->peak_annotation)))
         return s;
     if (any_res) {

@@ -49,9 +49,10 @@ static int thr_cmp(const thr_t *a, const thr_t *b)
     return 0;
 }
 
-static thr_t launch_thr(const mt_gpu_act_t *x, int by_thread, uint32_t fmask)
+static thr_t launch_thr(const mt_an_input_t *in, const mt_gpu_act_t *x, int by_thread, uint32_t fmask)
 {
-    return (thr_t){.pid = x->launch_pid, .tid = by_thread ? x->launch_tid : 0, .flags = x->launch_flags & fmask};
+    return (thr_t){.pid = mt_act_launch_pid(in, x), .tid = by_thread ? mt_act_launch_tid(in, x) : 0,
+                   .flags = x->launch_flags & fmask};
 }
 
 /* The launches of one CPU thread: sorted launches [begin, end). */
@@ -225,7 +226,7 @@ static mt_status_t attribute(const mt_an_input_t *in, const uint32_t *rg, group_
     if (mt_sort_u64(key, perm, nl))
         goto out;
     for (size_t i = 0; i < nl; i++)
-        key[i] = mt_sort_key_i64(by_thread ? acts[ord[perm[i]]].launch_tid : 0);
+        key[i] = mt_sort_key_i64(by_thread ? mt_act_launch_tid(in, &acts[ord[perm[i]]]) : 0);
     if (mt_sort_u64(key, perm, nl))
         goto out;
     for (size_t i = 0; i < nl; i++)
@@ -233,7 +234,7 @@ static mt_status_t attribute(const mt_an_input_t *in, const uint32_t *rg, group_
     if (mt_sort_u64(key, perm, nl))
         goto out;
     for (size_t i = 0; i < nl; i++)
-        key[i] = mt_sort_key_i64(acts[ord[perm[i]]].launch_pid);
+        key[i] = mt_sort_key_i64(mt_act_launch_pid(in, &acts[ord[perm[i]]]));
     if (mt_sort_u64(key, perm, nl))
         goto out;
     mt_sort_permute(ord, sizeof *ord, perm, nl);
@@ -244,7 +245,7 @@ static mt_status_t attribute(const mt_an_input_t *in, const uint32_t *rg, group_
     thr_t prev = {0};
     for (size_t i = 0; i < nl; i++) {
         lts[i] = acts[ord[i]].launch_ns;
-        thr_t a = launch_thr(&acts[ord[i]], by_thread, fmask);
+        thr_t a = launch_thr(in, &acts[ord[i]], by_thread, fmask);
         nb += !i || thr_cmp(&a, &prev) != 0;
         prev = a;
     }
@@ -253,7 +254,7 @@ static mt_status_t attribute(const mt_an_input_t *in, const uint32_t *rg, group_
         goto out;
     nb = 0;
     for (size_t i = 0; i < nl; i++) {
-        thr_t a = launch_thr(&acts[ord[i]], by_thread, fmask);
+        thr_t a = launch_thr(in, &acts[ord[i]], by_thread, fmask);
         if (!i || thr_cmp(&a, &blk[nb - 1].thr) != 0)
             blk[nb++] = (tblock_t){.thr = a, .begin = i};
         blk[nb - 1].end = i + 1;
@@ -265,7 +266,8 @@ static mt_status_t attribute(const mt_an_input_t *in, const uint32_t *rg, group_
         /* Launches on the range's thread whose call started in [ts, end],
          * both inclusive. */
         const mt_event_t *e = &ev[in->ranges[k]];
-        const thr_t rk = {.pid = e->pid, .tid = by_thread ? e->tid : 0, .flags = e->flags & fmask};
+        const thr_t rk = {.pid = mt_event_pid(in->t, e), .tid = by_thread ? mt_event_tid(in->t, e) : 0,
+                          .flags = e->flags & fmask};
         const tblock_t *b = find_block(blk, nb, &rk);
         if (!b)
             continue;

@@ -208,12 +208,12 @@ static mt_status_t annotate(const mt_an_input_t *in, mt_rank_analysis_t *a)
             }
         }
         if (id[e->name] != UINT32_MAX)
-            r[nr++] = (arange_t){e->pid, e->ts, e->ts + e->dur, e->flags & MT_EV_PID_STR, e->name};
+            r[nr++] = (arange_t){mt_event_pid(t, e), e->ts, e->ts + e->dur, e->flags & MT_EV_PID_STR, e->name};
     }
     for (size_t i = 0; i < in->n_acts && nr; i++) {
         const mt_gpu_act_t *g = &in->acts[i];
         if (g->launch)
-            q[nq++] = (aquery_t){g->launch_pid, g->launch_ns, g->launch_flags & MT_EV_PID_STR, (uint32_t)i};
+            q[nq++] = (aquery_t){mt_act_launch_pid(in, g), g->launch_ns, g->launch_flags & MT_EV_PID_STR, (uint32_t)i};
     }
     size_t nk = nr > nq ? nr : nq;
     key = malloc((nk ? nk : 1) * sizeof *key);

@@ -259,9 +259,9 @@ mt_status_t mt_trace_link(mt_trace_t *t, mt_link_stats_t *stats)
         int bad = 0;
         if ((c == MT_CAT_CUDA_RUNTIME || c == MT_CAT_CUDA_DRIVER || c == MT_CAT_MTIA_RUNTIME) &&
             (e->flags & MT_EV_HAS_CORR))
-            bad |= map_put(&launch, e->corr, (uint32_t)i + 1);
+            bad |= map_put(&launch, mt_event_corr(t, e), (uint32_t)i + 1);
         if (c == MT_CAT_CPU_OP && e->coll && (e->flags & MT_EV_HAS_EXT) && coll_named(&t->colls[e->coll - 1]))
-            bad |= map_put(&ext, e->ext, (uint32_t)i + 1);
+            bad |= map_put(&ext, mt_event_ext(t, e), (uint32_t)i + 1);
         range_t **arr = NULL;
         size_t *n = NULL, *cap = NULL;
         if (is_cpu_coll_range(kinds, e))
@@ -279,7 +279,7 @@ mt_status_t mt_trace_link(mt_trace_t *t, mt_link_stats_t *stats)
                 }
             }
             if (*n < *cap)
-                (*arr)[(*n)++] = (range_t){e->pid, e->tid, e->ts, e->ts + e->dur, (uint32_t)i};
+                (*arr)[(*n)++] = (range_t){mt_event_pid(t, e), mt_event_tid(t, e), e->ts, e->ts + e->dur, (uint32_t)i};
         }
         if (bad) {
             st = MT_ERR_NOMEM;
@@ -296,7 +296,7 @@ mt_status_t mt_trace_link(mt_trace_t *t, mt_link_stats_t *stats)
             continue;
         s.gpu_activities++;
         if (e->flags & MT_EV_HAS_CORR) {
-            uint32_t l = map_get(&launch, e->corr);
+            uint32_t l = map_get(&launch, mt_event_corr(t, e));
             if (l) {
                 e->aux = l;
                 s.launched++;
@@ -312,9 +312,10 @@ mt_status_t mt_trace_link(mt_trace_t *t, mt_link_stats_t *stats)
         }
         /* Kineto's fallback for unlinked kernels writes the correlation as
          * External id: such an id names no op, so do not look it up. */
-        bool linked_ext = (e->flags & MT_EV_HAS_EXT) && !((e->flags & MT_EV_HAS_CORR) && e->ext == e->corr);
+        bool linked_ext =
+            (e->flags & MT_EV_HAS_EXT) && !((e->flags & MT_EV_HAS_CORR) && mt_event_ext(t, e) == mt_event_corr(t, e));
         if (linked_ext) {
-            uint32_t op = map_get(&ext, e->ext);
+            uint32_t op = map_get(&ext, mt_event_ext(t, e));
             if (op) {
                 e->coll = t->events[op - 1].coll;
                 s.by_ext_id++;
@@ -325,7 +326,7 @@ mt_status_t mt_trace_link(mt_trace_t *t, mt_link_stats_t *stats)
         if (e->aux) {
             const mt_event_t *l = &t->events[e->aux - 1];
             uint32_t c1;
-            if ((st = find_in_ranges(t, cr, n_cr, l->pid, l->tid, l->ts, l->ts + l->dur, &c1)))
+            if ((st = find_in_ranges(t, cr, n_cr, mt_event_pid(t, l), mt_event_tid(t, l), l->ts, l->ts + l->dur, &c1)))
                 goto out;
             if (c1) {
                 e = &t->events[i]; /* the event table does not move, but be plain about it */
@@ -337,7 +338,7 @@ mt_status_t mt_trace_link(mt_trace_t *t, mt_link_stats_t *stats)
         }
         {
             uint32_t c1;
-            if ((st = find_in_ranges(t, gr, n_gr, e->pid, e->tid, e->ts, e->ts + e->dur, &c1)))
+            if ((st = find_in_ranges(t, gr, n_gr, mt_event_pid(t, e), mt_event_tid(t, e), e->ts, e->ts + e->dur, &c1)))
                 goto out;
             if (c1) {
                 e->coll = c1;

@@ -960,6 +960,8 @@ typedef struct ev_extra {
     size_t dims_len;
     uint32_t input_type;     /* first "Input type" string */
     mt_mem_t mem;            /* [memory] args; only mem.fields is set before the first one */
+    int64_t pid, tid;        /* the event's ids at full width until it is committed */
+    uint64_t corr, ext;      /* (mt_event_set_ids narrows them) */
 } ev_extra_t;
 
 /* Product of the first inner list of an "Input Dims" value, e.g.
@@ -1382,12 +1384,12 @@ static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x
             break;
         }
         case AK_EXTERNAL_ID: {
-            r = value_uint64(ps, p, &ev->ext, &ok, &p, "External id");
+            r = value_uint64(ps, p, &x->ext, &ok, &p, "External id");
             if (ok) ev->flags |= MT_EV_HAS_EXT;
             break;
         }
         case AK_CORRELATION: {
-            r = value_uint64(ps, p, &ev->corr, &ok, &p, "correlation");
+            r = value_uint64(ps, p, &x->corr, &ok, &p, "correlation");
             if (ok) ev->flags |= MT_EV_HAS_CORR;
             break;
         }
@@ -1747,6 +1749,8 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
     x.dims_len = 0;
     x.input_type = 0;
     x.mem.fields = 0;
+    x.pid = x.tid = 0;
+    x.corr = x.ext = 0;
     uint32_t other_cat = 0;
     bool has_other_cat = false;
     bool empty = false, more = true, ok = false, is_str = false, has_ts = false;
@@ -1807,18 +1811,18 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
                 if ((r = parse_string(ps, p, &v, &p)) == MT_OK) {
                     int64_t nv;
                     if (!v.esc && numeric_id_string(&v, &nv)) {
-                        ev.corr = (uint64_t)nv;
+                        x.corr = (uint64_t)nv;
                     } else {
                         uint32_t id;
                         if ((r = intern_tok(ps, &v, &id)))
                             return r;
-                        ev.corr = id;
+                        x.corr = id;
                         ev.flags |= MT_EV_ID_STR;
                     }
                     ev.flags |= MT_EV_HAS_CORR;
                 }
             } else {
-                r = value_uint64(ps, p, &ev.corr, &ok, &p, "\"id\"");
+                r = value_uint64(ps, p, &x.corr, &ok, &p, "\"id\"");
                 if (!r && ok)
                     ev.flags |= MT_EV_HAS_CORR;
             }
@@ -1836,12 +1840,12 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
             break;
         }
         case EK_PID:
-            r = parse_id_field(ps, p, &ev.pid, &is_str, &p, "\"pid\"");
+            r = parse_id_field(ps, p, &x.pid, &is_str, &p, "\"pid\"");
             if (!r && is_str)
                 ev.flags |= MT_EV_PID_STR;
             break;
         case EK_TID:
-            r = parse_id_field(ps, p, &ev.tid, &is_str, &p, "\"tid\"");
+            r = parse_id_field(ps, p, &x.tid, &is_str, &p, "\"tid\"");
             if (!r && is_str)
                 ev.flags |= MT_EV_TID_STR;
             break;
@@ -1907,24 +1911,31 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
      * metadata (written first) names them, because the analyses take a
      * GPU's device from its pid. */
     if (ps->part_rank >= 0) {
-        if (!sp_pid || (ev.flags & MT_EV_PID_STR) || ev.pid < ps->pid_lo || ev.pid >= ps->pid_hi) {
+        if (!sp_pid || (ev.flags & MT_EV_PID_STR) || x.pid < ps->pid_lo || x.pid >= ps->pid_hi) {
             /* The merge writes each rank's events together (one
              * mt_merge_rank call each; mt_merged_ranks refuses a file
              * where they are not): another rank's event after ours ends
              * them, and the rest of the file need not be read. */
-            if (ps->part_kept && sp_pid && !(ev.flags & MT_EV_PID_STR) && ev.pid >= MT_MERGE_PIDS_PER_RANK)
+            if (ps->part_kept && sp_pid && !(ev.flags & MT_EV_PID_STR) && x.pid >= MT_MERGE_PIDS_PER_RANK)
                 ps->part_done = true;
             *out = p;
             return MT_OK;
         }
         ps->part_kept++;
-        size_t slot = (size_t)(ev.pid - ps->pid_lo);
+        size_t slot = (size_t)(x.pid - ps->pid_lo);
         if (ev.ph == MT_PH_M && x.has_meta && x.meta_str)
             part_meta(ps, &ev, x.meta_str, slot);
         if (ps->part_pid[slot] != INT64_MIN)
-            ev.pid = ps->part_pid[slot];
+            x.pid = ps->part_pid[slot];
     }
-    /* The event is complete: commit it and its side records. */
+    /* The event is complete: commit it and its side records. Its ids
+     * narrowed to the table's 32-bit fields (wide ones to t->wide; with
+     * no_store, where no event is kept, the slots are taken back once the
+     * callback has seen it). */
+    mt_status_t ist = mt_event_set_ids(t, &ev, x.pid, x.tid, x.corr, x.ext);
+    if (ist != MT_OK)
+        return fail_code(ps, start, ist,
+                         ist == MT_ERR_NOMEM ? "event id table" : "more than 2^30 ids wider than 32 bits");
     if (MT_GROW_BIG(t->events, t->cap_events, t->n_events + 1, 64))
         return fail_code(ps, start, MT_ERR_NOMEM, "event table");
     size_t idx = t->n_events;
@@ -2025,6 +2036,8 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
             return (int)cst;
         }
     }
+    if (ps->opts->no_store)
+        t->n_wide = 0;
     *out = p;
     return MT_OK;
 }

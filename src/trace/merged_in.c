@@ -49,12 +49,12 @@ typedef struct rank_scan {
 static mt_status_t scan_event(void *ctx, const mt_trace_t *t, const mt_event_t *ev, const mt_raw_event_t *raw,
                               mt_error_t *err)
 {
-    (void)t;
     rank_scan_t *s = ctx;
-    if (ev->ph == MT_PH_M || !raw->pid_len || (ev->flags & MT_EV_PID_STR) || ev->pid < MT_MERGE_PIDS_PER_RANK ||
-        ev->pid / MT_MERGE_PIDS_PER_RANK - 1 > INT32_MAX)
+    const int64_t pid = mt_event_pid(t, ev);
+    if (ev->ph == MT_PH_M || !raw->pid_len || (ev->flags & MT_EV_PID_STR) || pid < MT_MERGE_PIDS_PER_RANK ||
+        pid / MT_MERGE_PIDS_PER_RANK - 1 > INT32_MAX)
         return MT_OK;
-    int32_t r = (int32_t)(ev->pid / MT_MERGE_PIDS_PER_RANK - 1);
+    int32_t r = (int32_t)(pid / MT_MERGE_PIDS_PER_RANK - 1);
     if (s->n && r == s->last) /* a rank's events come together: one entry per run */
         return MT_OK;
     for (size_t i = 0; i < s->n; i++)

@@ -538,11 +538,11 @@ static mt_status_t emit(rd_t *r, const mt_event_t *e, const char *args)
         if (!st)
             st = raw_put(r, ",\"pid\":");
         if (!st)
-            st = raw_num(r, e->pid, &raw.pid_off, &raw.pid_len);
+            st = raw_num(r, mt_event_pid(t, e), &raw.pid_off, &raw.pid_len);
         if (!st)
             st = raw_put(r, ",\"tid\":");
         if (!st)
-            st = raw_num(r, e->tid, &raw.tid_off, &raw.tid_len);
+            st = raw_num(r, mt_event_tid(t, e), &raw.tid_off, &raw.tid_len);
         if (!st && e->ph != MT_PH_M) {
             st = raw_put(r, ",\"ts\":");
             if (!st)
@@ -567,6 +567,8 @@ static mt_status_t emit(rd_t *r, const mt_event_t *e, const char *args)
         raw.text = r->raw.data;
         raw.len = r->raw.len;
         st = r->p->opts->on_event(r->p->opts->on_event_ctx, t, e, &raw, r->err);
+        if (r->p->opts->no_store)
+            t->n_wide = 0; /* nothing is kept: no event but this one named a slot */
         if (st)
             return st;
     }
@@ -694,18 +696,22 @@ static mt_status_t read_gpu(rd_t *r, const char *table, gpu_kind_t kind)
         for (size_t part = 0; next_part(r, pcol, key, &part);) {
             mt_event_t e = {.ph = MT_PH_X, .cat = cats[kind]};
             set_times(r, &e, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
-            e.pid = sqlite3_column_int64(s, 2);
-            e.tid = sqlite3_column_int64(s, 3);
+            int64_t pid = sqlite3_column_int64(s, 2), tid = sqlite3_column_int64(s, 3);
+            uint64_t corr = 0;
             if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
-                e.corr = (uint64_t)sqlite3_column_int64(s, 4);
+                corr = (uint64_t)sqlite3_column_int64(s, 4);
                 e.flags |= MT_EV_HAS_CORR;
+            }
+            if ((st = mt_event_set_ids(r->p->t, &e, pid, tid, corr, 0))) {
+                mt_error_set(r->err, st, "event ids");
+                goto fail;
             }
             char args[256] = "";
             int k = 0;
             if (fmt) {
-                k = snprintf(args, sizeof args, "\"device\":%lld,\"stream\":%lld", (long long)e.pid, (long long)e.tid);
+                k = snprintf(args, sizeof args, "\"device\":%lld,\"stream\":%lld", (long long)pid, (long long)tid);
                 if (e.flags & MT_EV_HAS_CORR)
-                    k += snprintf(args + k, sizeof args - (size_t)k, ",\"correlation\":%llu", (unsigned long long)e.corr);
+                    k += snprintf(args + k, sizeof args - (size_t)k, ",\"correlation\":%llu", (unsigned long long)corr);
             }
             switch (kind) {
             case GK_KERNEL: {
@@ -779,8 +785,6 @@ static mt_status_t read_api(rd_t *r)
             mt_event_t e = {.ph = MT_PH_X};
             set_times(r, &e, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
             int64_t g = sqlite3_column_int64(s, 2);
-            e.pid = GID_PID(g);
-            e.tid = GID_TID(g);
             if ((st = string_id(r, sqlite3_column_int64(s, 4), true, &e.name))) {
                 sqlite3_finalize(s);
                 return st;
@@ -790,11 +794,16 @@ static mt_status_t read_api(rd_t *r)
             /* The driver API ("cuLaunchKernelEx") shares the table. */
             e.cat = nl >= 4 && memcmp(nm, "cuda", 4) == 0 ? MT_CAT_CUDA_RUNTIME : MT_CAT_CUDA_DRIVER;
             char args[64] = "";
+            uint64_t corr = 0;
             if (sqlite3_column_type(s, 3) != SQLITE_NULL) {
-                e.corr = (uint64_t)sqlite3_column_int64(s, 3);
+                corr = (uint64_t)sqlite3_column_int64(s, 3);
                 e.flags |= MT_EV_HAS_CORR;
                 if (r->p->opts->on_event)
-                    snprintf(args, sizeof args, "\"correlation\":%llu", (unsigned long long)e.corr);
+                    snprintf(args, sizeof args, "\"correlation\":%llu", (unsigned long long)corr);
+            }
+            if ((st = mt_event_set_ids(r->p->t, &e, GID_PID(g), GID_TID(g), corr, 0))) {
+                sqlite3_finalize(s);
+                return mt_error_set(r->err, st, "event ids");
             }
             if ((st = emit(r, &e, args[0] ? args : NULL))) {
                 sqlite3_finalize(s);
@@ -884,8 +893,10 @@ static mt_status_t read_nvtx(rd_t *r)
                 continue;
             mt_event_t e = {.cat = MT_CAT_USER_ANNOTATION, .name = name};
             int64_t g = sqlite3_column_int64(s, 5);
-            e.pid = GID_PID(g);
-            e.tid = GID_TID(g);
+            if ((st = mt_event_set_ids(r->p->t, &e, GID_PID(g), GID_TID(g), 0, 0))) {
+                st = mt_error_set(r->err, st, "event ids");
+                break;
+            }
             if (type == NVTX_MARK) {
                 e.ph = MT_PH_I;
                 e.ts = sqlite3_column_int64(s, 0);
@@ -942,7 +953,11 @@ static mt_status_t read_threads(rd_t *r)
                 st = mt_error_set(r->err, MT_ERR_NOMEM, "metadata");
                 break;
             }
-            mt_event_t e = {.ph = MT_PH_M, .name = tn, .pid = GID_PID(g), .tid = GID_TID(g)};
+            mt_event_t e = {.ph = MT_PH_M, .name = tn};
+            if ((st = mt_event_set_ids(t, &e, GID_PID(g), GID_TID(g), 0, 0))) {
+                st = mt_error_set(r->err, st, "event ids");
+                break;
+            }
             t->meta[t->n_meta++] = (mt_meta_t){.event = (uint32_t)t->n_events + 1, .str = name};
             e.aux = (uint32_t)t->n_meta;
             size_t nl;

@@ -76,11 +76,11 @@ mt_status_t mt_trace_summarize(mt_trace_t *t, mt_trace_summary_t *s)
     for (size_t i = 0; i < t->n_events; i++) {
         const mt_event_t *e = &t->events[i];
         s->by_class[e->cls]++;
-        if (!(e->flags & MT_EV_PID_STR) && e->pid > 0) {
+        if (!(e->flags & MT_EV_PID_STR) && mt_event_pid(t, e) > 0) {
             if (rt_pid < 0 && e->cat == MT_CAT_CUDA_RUNTIME)
-                rt_pid = e->pid;
+                rt_pid = mt_event_pid(t, e);
             else if (op_pid < 0 && e->cat == MT_CAT_CPU_OP)
-                op_pid = e->pid;
+                op_pid = mt_event_pid(t, e);
         }
         if (e->ph != MT_PH_X)
             continue;

@@ -289,7 +289,8 @@ static mt_status_t on_event(void *vc, const mt_trace_t *t, const mt_event_t *ev,
     if (MT_GROW(c->ops, c->cap, c->n + 1, 4096))
         return mt_error_set(err, MT_ERR_NOMEM, "timeline operations");
     raw_op_t *o = &c->ops[c->n++];
-    *o = (raw_op_t){.ts = ev->ts, .dur = ev->dur, .pid = ev->pid, .tid = ev->tid, .name = ev->name};
+    *o = (raw_op_t){
+        .ts = ev->ts, .dur = ev->dur, .pid = mt_event_pid(t, ev), .tid = mt_event_tid(t, ev), .name = ev->name};
     read_args(raw->text, raw->len, c->map, o->a);
     if (o->a[ARG_STEP] == INT64_MIN)
         return mt_error_set(err, MT_ERR_FORMAT, "an operation without an integer args.step (operation-level timeline)");
@@ -444,7 +445,7 @@ mt_status_t mt_timeline_load(const char *path, const mt_timeline_map_t *map, mt_
         if (MT_GROW(th, capth, nth + 1, 64))
             goto out;
         thr_t *x = &th[nth++];
-        *x = (thr_t){.pid = e->pid, .tid = e->tid, .dp = -1};
+        *x = (thr_t){.pid = mt_event_pid(t, e), .tid = mt_event_tid(t, e), .dp = -1};
         thread_of(map, s, n, x);
     }
     for (size_t i = 0; i < t->n_meta && has_pn; i++) {
@@ -458,7 +459,7 @@ mt_status_t mt_timeline_load(const char *path, const mt_timeline_map_t *map, mt_
         if (d < 0)
             d = after(s, n, "DP rank ");
         for (size_t k = 0; k < nth && d >= 0; k++)
-            if (th[k].pid == e->pid && th[k].dp < 0)
+            if (th[k].pid == mt_event_pid(t, e) && th[k].dp < 0)
                 th[k].dp = d;
     }
     for (size_t k = 0; k < nth; k++) {

@@ -124,5 +124,60 @@ void mt_trace_free(mt_trace_t *t)
     free(t->devices);
     free(t->other_cat_names);
     free(t->other_cat_counts);
+    free(t->wide);
     free(t);
+}
+
+/* A wide value's slot: the 32-bit field's code for it, or false when the
+ * table is full or out of memory (*st says which). */
+static bool wide_slot(mt_trace_t *t, uint64_t v, uint32_t *k, mt_status_t *st)
+{
+    if (t->n_wide >= MT_EV_WIDE_MAX) {
+        *st = MT_ERR_LIMIT;
+        return false;
+    }
+    if (t->n_wide == t->cap_wide) {
+        size_t cap = t->cap_wide ? t->cap_wide * 2 : 64;
+        uint64_t *g = realloc(t->wide, cap * sizeof *g);
+        if (!g) {
+            *st = MT_ERR_NOMEM;
+            return false;
+        }
+        t->wide = g;
+        t->cap_wide = cap;
+    }
+    *k = (uint32_t)t->n_wide;
+    t->wide[t->n_wide++] = v;
+    return true;
+}
+
+mt_status_t mt_event_set_ids_wide(mt_trace_t *t, mt_event_t *e, int64_t pid, int64_t tid, uint64_t corr, uint64_t ext)
+{
+    mt_status_t st = MT_OK;
+    uint32_t k;
+    if (pid >= MT_EV_I32_MIN && pid <= INT32_MAX)
+        e->pid32 = (int32_t)pid;
+    else if (wide_slot(t, (uint64_t)pid, &k, &st))
+        e->pid32 = (int32_t)(k - UINT32_C(0x80000000)); /* INT32_MIN + k, k < 2^30 */
+    else
+        return st;
+    if (tid >= MT_EV_I32_MIN && tid <= INT32_MAX)
+        e->tid32 = (int32_t)tid;
+    else if (wide_slot(t, (uint64_t)tid, &k, &st))
+        e->tid32 = (int32_t)(k - UINT32_C(0x80000000));
+    else
+        return st;
+    if (corr < MT_EV_U32_WIDE)
+        e->corr32 = (uint32_t)corr;
+    else if (wide_slot(t, corr, &k, &st))
+        e->corr32 = MT_EV_U32_WIDE + k;
+    else
+        return st;
+    if (ext < MT_EV_U32_WIDE)
+        e->ext32 = (uint32_t)ext;
+    else if (wide_slot(t, ext, &k, &st))
+        e->ext32 = MT_EV_U32_WIDE + k;
+    else
+        return st;
+    return MT_OK;
 }

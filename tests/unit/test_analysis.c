@@ -623,7 +623,7 @@ static void ref_projection(const mt_trace_t *t, const char *name, int any_thread
                   g->cls == MT_CLASS_MEMSET))
                 continue;
             const mt_event_t *l = &t->events[g->aux - 1];
-            if (l->pid != e->pid || (!any_thread && l->tid != e->tid) || l->ts < e->ts || l->ts > e->ts + e->dur)
+            if (mt_event_pid(t, l) != mt_event_pid(t, e) || (!any_thread && mt_event_tid(t, l) != mt_event_tid(t, e)) || l->ts < e->ts || l->ts > e->ts + e->dur)
                 continue;
             one[n_one++] = (mt_interval_t){g->ts, g->ts + g->dur};
             all[n_all++] = one[n_one - 1];

@@ -82,10 +82,10 @@ static void test_modern_trace(void **state)
     assert_non_null(k);
     assert_int_equal(k->ts, 1767189312000000000LL + 1365627949863953LL);
     assert_int_equal(k->dur, 21953);
-    assert_int_equal(k->pid, 0);
-    assert_int_equal(k->tid, 7);
-    assert_int_equal(k->corr, 15270);
-    assert_int_equal(k->ext, 4802);
+    assert_int_equal(mt_event_pid(t, k), 0);
+    assert_int_equal(mt_event_tid(t, k), 7);
+    assert_int_equal(mt_event_corr(t, k), 15270);
+    assert_int_equal(mt_event_ext(t, k), 4802);
     assert_int_equal(k->cls, MT_CLASS_COMM);
     assert_true(k->flags & MT_EV_COLL_OWN);
     const mt_coll_t *c = mt_event_coll(t, k);
@@ -116,11 +116,11 @@ static void test_modern_trace(void **state)
     /* string pids/tids */
     const mt_event_t *tr = find_event(t, "PyTorch Profiler (0)");
     assert_true(tr->flags & MT_EV_PID_STR);
-    assert_string_equal(mt_strtab_get(t->strings, (uint32_t)tr->pid, NULL), "Spans");
+    assert_string_equal(mt_strtab_get(t->strings, (uint32_t)mt_event_pid(t, tr), NULL), "Spans");
     const mt_event_t *rw = find_event(t, "Record Window End");
     assert_int_equal(rw->ph, MT_PH_I);
     assert_true(rw->flags & MT_EV_PID_STR);
-    assert_int_equal(rw->pid, MT_STR_NONE);
+    assert_int_equal(mt_event_pid(t, rw), MT_STR_NONE);
 
     /* metadata payloads */
     const mt_event_t *lab = find_event(t, "process_labels");
@@ -132,7 +132,7 @@ static void test_modern_trace(void **state)
     /* flows */
     const mt_event_t *f = find_event(t, "ac2g");
     assert_int_equal(f->ph, MT_PH_F);
-    assert_int_equal(f->corr, 15270);
+    assert_int_equal(mt_event_corr(t, f), 15270);
     assert_int_equal(t->stats.by_ph[MT_PH_X], 6);
     assert_int_equal(t->stats.by_ph[MT_PH_M], 2);
     assert_int_equal(t->stats.by_cat[MT_CAT_NONE], 3);
@@ -164,12 +164,12 @@ static void test_legacy_2021(void **state)
     const mt_event_t *k = find_event(t, "volta_sgemm_128x64_nn");
     assert_int_equal(k->cat, MT_CAT_LEGACY_KERNEL);
     assert_int_equal(k->cls, MT_CLASS_COMPUTE);
-    assert_int_equal(k->tid, 7); /* "stream 7" */
+    assert_int_equal(mt_event_tid(t, k), 7); /* "stream 7" */
     assert_false(k->flags & MT_EV_TID_STR);
     assert_int_equal(k->ts, 1623143089861030000LL);
-    assert_int_equal(k->ext, 5);
+    assert_int_equal(mt_event_ext(t, k), 5);
     assert_string_equal(mt_event_name(t, &t->events[k->aux - 1]), "cudaLaunchKernel");
-    assert_int_equal(find_event(t, "aten::conv2d")->tid, 25738);
+    assert_int_equal(mt_event_tid(t, find_event(t, "aten::conv2d")), 25738);
     assert_int_equal(find_event(t, "Memset (Device)")->cls, MT_CLASS_MEMSET);
     assert_int_equal(find_event(t, "launch")->cat, MT_CAT_LEGACY_ASYNC);
     assert_int_equal(mt_cat_normal(MT_CAT_LEGACY_ASYNC), MT_CAT_AC2G);
@@ -905,6 +905,83 @@ static void test_event_callback(void **state)
     mt_trace_free(t);
 }
 
+typedef struct wide_ctx {
+    int n;
+    int64_t pid[4];
+    uint64_t corr[4];
+} wide_ctx_t;
+
+static mt_status_t collect_wide(void *ctx, const mt_trace_t *t, const mt_event_t *ev, const mt_raw_event_t *raw,
+                                mt_error_t *err)
+{
+    (void)raw;
+    (void)err;
+    wide_ctx_t *c = ctx;
+    if (c->n < 4) {
+        c->pid[c->n] = mt_event_pid(t, ev);
+        c->corr[c->n++] = mt_event_corr(t, ev);
+    }
+    return MT_OK;
+}
+
+/* Ids at the edges of the 32-bit event fields (mt_event_t: pids and tids
+ * in [-2^30, 2^31), correlation and External ids below 0xC0000000; the
+ * rest in the side table) come back whole, link by their full value, and
+ * with no_store the callback sees them whole while no slot is kept. */
+static void test_wide_ids(void **state)
+{
+    (void)state;
+    const char json[] =
+        "{\"traceEvents\": ["
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":2147483648,\"tid\":-1073741825,"
+        "\"ts\":1,\"dur\":5,\"args\":{\"correlation\":5000000007,\"External id\":18446744073709551615}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":-1073741824,\"tid\":2147483647,"
+        "\"ts\":10,\"dur\":5,\"args\":{\"correlation\":5000000007,\"External id\":3221225471}},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":-9223372036854775807,"
+        "\"tid\":9223372036854775807,\"ts\":20,\"dur\":5,\"args\":{\"correlation\":3221225472,\"External id\":0}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+        "\"ts\":30,\"dur\":5,\"args\":{\"correlation\":3221225472}}]}";
+    mt_trace_t *t = NULL;
+    mt_error_t err;
+    assert_int_equal(mt_trace_load_buffer(json, sizeof json - 1, "wide.json", NULL, &t, &err), MT_OK);
+    assert_int_equal(t->n_events, 4);
+    const mt_event_t *e = t->events;
+    assert_true(mt_event_pid(t, &e[0]) == 2147483648LL);
+    assert_true(mt_event_tid(t, &e[0]) == -1073741825LL);
+    assert_true(mt_event_corr(t, &e[0]) == 5000000007ULL);
+    assert_true(mt_event_ext(t, &e[0]) == UINT64_MAX);
+    assert_true(mt_event_pid(t, &e[1]) == -1073741824LL); /* the edges that still fit */
+    assert_true(mt_event_tid(t, &e[1]) == 2147483647LL);
+    assert_true(mt_event_corr(t, &e[1]) == 5000000007ULL);
+    assert_true(mt_event_ext(t, &e[1]) == 3221225471ULL);
+    assert_true(mt_event_pid(t, &e[2]) == -9223372036854775807LL);
+    assert_true(mt_event_tid(t, &e[2]) == 9223372036854775807LL);
+    assert_true(mt_event_corr(t, &e[2]) == 3221225472ULL);
+    assert_true(mt_event_ext(t, &e[2]) == 0);
+    assert_true(mt_event_corr(t, &e[3]) == 3221225472ULL);
+    /* 9 values did not fit: e0's four, e1's correlation, e2's pid, tid and correlation, e3's correlation */
+    assert_int_equal(t->n_wide, 9);
+    assert_int_equal(e[1].aux, 1); /* each kernel linked to its launch by the full correlation */
+    assert_int_equal(e[3].aux, 3);
+    assert_int_equal(t->link.launched, 2);
+    mt_trace_free(t);
+
+    wide_ctx_t c = {0};
+    mt_load_opts_t o;
+    mt_load_opts_init(&o);
+    o.on_event = collect_wide;
+    o.on_event_ctx = &c;
+    o.no_store = true;
+    assert_int_equal(mt_trace_load_buffer(json, sizeof json - 1, "wide.json", &o, &t, &err), MT_OK);
+    assert_int_equal(c.n, 4);
+    assert_true(c.pid[0] == 2147483648LL && c.corr[0] == 5000000007ULL);
+    assert_true(c.pid[2] == -9223372036854775807LL && c.corr[2] == 3221225472ULL);
+    assert_true(c.pid[3] == 0 && c.corr[3] == 3221225472ULL);
+    assert_int_equal(t->n_events, 0);
+    assert_int_equal(t->n_wide, 0);
+    mt_trace_free(t);
+}
+
 /* skim_args: args are checked but not read (the merged write's pass 2). */
 static void test_skim_args(void **state)
 {
@@ -992,7 +1069,7 @@ static void test_merged_part(void **state)
     size_t nm = 0, no = 0;
     for (size_t i = 0; i < m->n_events; i++)
         if (m->events[i].ph != MT_PH_M) {
-            assert_true(m->events[i].pid == 0 || m->events[i].pid == 10);
+            assert_true(mt_event_pid(m, &m->events[i]) == 0 || mt_event_pid(m, &m->events[i]) == 10);
             nm++;
         }
     for (size_t i = 0; i < o->n_events; i++)
@@ -1007,7 +1084,7 @@ static void test_merged_part(void **state)
             j++;
             continue;
         }
-        assert_int_equal(m->events[i].pid, o->events[j].pid);
+        assert_int_equal(mt_event_pid(m, &m->events[i]), mt_event_pid(o, &o->events[j]));
         assert_int_equal(m->events[i].cls, o->events[j].cls);
         i++, j++;
     }
@@ -1108,14 +1185,14 @@ static void test_scan_numbers(void **state)
                         __int128 v = digits_value(ints[a], n);
                         uint64_t bad = 0;
                         if (v <= INT64_MAX) {
-                            assert_true(e->pid == (int64_t)v);
+                            assert_true(mt_event_pid(t, e) == (int64_t)v);
                         } else {
-                            assert_true(e->pid == 0); /* not an id we can use: counted */
+                            assert_true(mt_event_pid(t, e) == 0); /* not an id we can use: counted */
                             bad++;
                         }
                         if (v <= UINT64_MAX) {
                             assert_true(e->flags & MT_EV_HAS_EXT);
-                            assert_true(e->ext == (uint64_t)v);
+                            assert_true(mt_event_ext(t, e) == (uint64_t)v);
                         } else {
                             assert_false(e->flags & MT_EV_HAS_EXT);
                             bad++;
@@ -1167,12 +1244,12 @@ static void test_scan_blanks(void **state)
             assert_int_equal(e->ph, MT_PH_X);
             assert_int_equal(e->cat, MT_CAT_KERNEL);
             assert_string_equal(mt_event_name(t, e), "k1");
-            assert_int_equal(e->pid, 3);
-            assert_int_equal(e->tid, 7);
+            assert_int_equal(mt_event_pid(t, e), 3);
+            assert_int_equal(mt_event_tid(t, e), 7);
             assert_int_equal(e->ts, 10500);
             assert_int_equal(e->dur, 2000);
-            assert_int_equal(e->corr, 77);
-            assert_int_equal(e->ext, 5);
+            assert_int_equal(mt_event_corr(t, e), 77);
+            assert_int_equal(mt_event_ext(t, e), 5);
             assert_int_equal(t->stats.unknown_fields, 1); /* "cname"; "s" and "bp" are known and passed over */
             assert_int_equal(t->stats.bad_values, 0);
             mt_trace_free(t);
@@ -1209,7 +1286,7 @@ static void test_scan_strings(void **state)
             const mt_event_t *e = &t->events[0];
             assert_string_equal(mt_event_name(t, e), want_name);
             assert_int_equal(e->ph, MT_PH_X);
-            assert_int_equal(e->pid, 1);
+            assert_int_equal(mt_event_pid(t, e), 1);
             assert_false(e->flags & MT_EV_HAS_EXT);
             const mt_coll_t *co = mt_event_coll(t, e);
             assert_non_null(co);
@@ -1299,6 +1376,7 @@ int main(void)
         cmocka_unit_test(test_scan_numbers),
         cmocka_unit_test(test_scan_blanks),
         cmocka_unit_test(test_scan_strings),
+        cmocka_unit_test(test_wide_ids),
         cmocka_unit_test(test_scan_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

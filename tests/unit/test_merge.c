@@ -169,7 +169,7 @@ static const mt_event_t *find(const mt_trace_t *t, const char *name, mt_phase_t 
     const mt_event_t *hit = NULL;
     for (size_t i = 0; i < t->n_events; i++) {
         const mt_event_t *e = &t->events[i];
-        if (e->ph == ph && e->pid == pid && !strcmp(mt_event_name(t, e), name)) {
+        if (e->ph == ph && mt_event_pid(t, e) == pid && !strcmp(mt_event_name(t, e), name)) {
             assert_null(hit); /* unique */
             hit = e;
         }
@@ -192,7 +192,7 @@ static const char *meta_of(const mt_trace_t *t, const char *name, int64_t pid, i
     const char *s = NULL;
     for (size_t i = 0; i < t->n_events; i++) {
         const mt_event_t *e = &t->events[i];
-        if (e->ph == MT_PH_M && e->pid == pid && !(e->flags & MT_EV_PID_STR) && !strcmp(mt_event_name(t, e), name)) {
+        if (e->ph == MT_PH_M && mt_event_pid(t, e) == pid && !(e->flags & MT_EV_PID_STR) && !strcmp(mt_event_name(t, e), name)) {
             assert_null(s); /* one per pid */
             const mt_meta_t *m = &t->meta[e->aux - 1];
             s = mt_strtab_get(t->strings, m->str, NULL);
@@ -252,18 +252,18 @@ static void test_two_rank_job(void **state)
 
     /* flows: numeric ids rank * 2^32 + (id mod 2^32), string ids "r<rank>:" */
     const mt_event_t *s0 = find(t, "ac2g", MT_PH_S, cpu0), *f0 = find(t, "ac2g", MT_PH_F, gpu0);
-    assert_int_equal(s0->corr, 7);
-    assert_int_equal(f0->corr, 7);
+    assert_int_equal(mt_event_corr(t, s0), 7);
+    assert_int_equal(mt_event_corr(t, f0), 7);
     assert_int_equal(s0->ts, B0 + 1002250 + 1234567);
     const mt_event_t *s1 = find(t, "ac2g", MT_PH_S, cpu1), *f1 = find(t, "ac2g", MT_PH_F, gpu1);
-    assert_int_equal(s1->corr, 4294967296ULL + 5);
-    assert_int_equal(f1->corr, 4294967296ULL + 5);
+    assert_int_equal(mt_event_corr(t, s1), 4294967296ULL + 5);
+    assert_int_equal(mt_event_corr(t, f1), 4294967296ULL + 5);
     assert_int_equal(s1->ts, A1 + 420000 - 2492);
     assert_int_equal(f1->ts, A1 + 500000 - 2490);
     const mt_event_t *fb0 = find(t, "fwdbwd", MT_PH_S, cpu0), *fb1 = find(t, "fwdbwd", MT_PH_S, cpu1);
     assert_true(fb0->flags & MT_EV_ID_STR);
-    assert_string_equal(mt_strtab_get(t->strings, (uint32_t)fb0->corr, NULL), "r0:fb\"1");
-    assert_string_equal(mt_strtab_get(t->strings, (uint32_t)fb1->corr, NULL), "r1:x");
+    assert_string_equal(mt_strtab_get(t->strings, (uint32_t)mt_event_corr(t, fb0), NULL), "r0:fb\"1");
+    assert_string_equal(mt_strtab_get(t->strings, (uint32_t)mt_event_corr(t, fb1), NULL), "r1:x");
     assert_int_equal(fb1->ts, A1 + 418000 - 2492);
 
     /* everything else byte for byte: args, "s", "bp", tids */
@@ -313,8 +313,8 @@ static void test_two_rank_job(void **state)
     for (size_t i = 0; i < t->n_events; i++) {
         const mt_event_t *e = &t->events[i];
         assert_false(e->flags & MT_EV_PID_STR);
-        if (e->pid != 0)
-            assert_true((e->pid >= 4096 && e->pid <= 4100) || (e->pid >= 8192 && e->pid <= 8194));
+        if (mt_event_pid(t, e) != 0)
+            assert_true((mt_event_pid(t, e) >= 4096 && mt_event_pid(t, e) <= 4100) || (mt_event_pid(t, e) >= 8192 && mt_event_pid(t, e) <= 8194));
     }
     assert_int_equal(count_ph(t, MT_PH_M), 1 + 12 + 2 + 7 + 1);
     mt_trace_free(t);
