@@ -261,6 +261,7 @@ void cp_graph_free(cp_graph_t *g)
     free(g->hot);
     free(g->pos);
     free(g->e0);
+    free(g->annot);
     free(g->rs);
     free(g->js);
     free(g->ranks);
@@ -391,6 +392,18 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         rb += a->n_steps;
     }
     g->n_rs = nrs;
+    /* the activities' annotations, for the root causes: the caller may
+     * free the activities once the graph is built (mt_cp_request_t.built) */
+    size_t n_annots = 0;
+    for (size_t i = 0; i < n_an; i++)
+        n_annots += an[i]->n_annots;
+    if (n_annots) {
+        if (!(g->annot = mt_big_malloc((nn ? nn : 1) * sizeof *g->annot)))
+            goto out;
+        for (size_t i = 0; i < n_an; i++)
+            for (size_t k = 0; k < an[i]->n_gacts; k++)
+                g->annot[g->ranks[i].node0 + k] = an[i]->gacts[k].annot;
+    }
     /* syncs by end within each rank (insertion: nearly sorted) */
     for (size_t i = 0; i < n_an; i++) {
         cp_sync_t *s = g->syncs + g->ranks[i].sync0;
