@@ -257,13 +257,13 @@ static mt_status_t job_trust(const options_t *o, const input_list_t *l, job_t *j
     return MT_OK;
 }
 
-/* mt_critpath_run's graph is built (mt_cp_request_t.built): the gathered
- * rows, the match and the ranks' GPU activities are read by nothing after
- * it, so they go before its replays and what-ifs allocate theirs, and the
- * heap's free pages with them. Process 0 of the 4096-rank job of
- * docs/PERFORMANCE.md "Thousands of ranks" (320 communication kernels a
- * rank): the rows are 168 MB, the activities 92 MB. */
-static void job_cp_built(void *ctx)
+/* mt_critpath_run is done with an input (mt_cp_request_t's hooks): it
+ * goes, and the heap's free pages with it, before the critical path
+ * allocates its graph's tables (the gathered rows and the match) or its
+ * replays' (the ranks' GPU activities): nothing after reads them.
+ * Process 0 of the 4096-rank job of docs/PERFORMANCE.md "4096 x 320 with
+ * traces": the rows are 168 MB, the activities 92 MB. */
+static void job_cp_rows_done(void *ctx)
 {
     job_t *j = ctx;
     free(j->al.rows);
@@ -271,6 +271,12 @@ static void job_cp_built(void *ctx)
     j->al.n_rows = 0;
     mt_match_free(j->al.m);
     j->al.m = NULL;
+    heap_give_back();
+}
+
+static void job_cp_built(void *ctx)
+{
+    job_t *j = ctx;
     for (size_t i = 0; i < j->n_an; i++)
         mt_rank_analysis_drop_gacts(j->an[i]);
     heap_give_back();
@@ -336,8 +342,9 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
                           .pattern = o->what_if_pattern,
                           .factor = o->what_if_factor,
                           .ideal = true,
+                          .rows_done = job_cp_rows_done,
                           .built = job_cp_built,
-                          .built_ctx = j};
+                          .hook_ctx = j};
     /* what-if "stage" (each pipeline stage 10 % faster) and the ideal
      * what-if's stages and workers; without a pipeline the ideal's workers
      * are the ranks and stages are unknown */

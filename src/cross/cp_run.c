@@ -1678,11 +1678,11 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
 {
     *out = NULL;
     cp_graph_t g;
-    mt_status_t st = cp_graph_build(an, n_an, clocks, ranks, n_ranks, rows, n_rows, m, &g);
+    mt_status_t st = cp_graph_build(an, n_an, clocks, ranks, n_ranks, rows, n_rows, m, rq->rows_done, rq->hook_ctx, &g);
     if (st != MT_OK)
         return st;
     if (rq->built)
-        rq->built(rq->built_ctx);
+        rq->built(rq->hook_ctx);
     if (!g.n_rs) {
         cp_graph_free(&g);
         return MT_OK;
