@@ -125,3 +125,10 @@ void heap_release(uint64_t json_bytes)
     (void)json_bytes;
 #endif
 }
+
+void heap_give_back(void)
+{
+#if defined(__GLIBC__)
+    malloc_trim(TRIM_KEEP);
+#endif
+}

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "comm_mpi.h"
+#include "heap.h"
 #include "procs.h"
 
 static int by_rank(const void *a, const void *b)
@@ -256,6 +257,31 @@ static mt_status_t job_trust(const options_t *o, const input_list_t *l, job_t *j
     return MT_OK;
 }
 
+/* mt_critpath_run is done with an input (mt_cp_request_t's hooks): it
+ * goes, and the heap's free pages with it, before the critical path
+ * allocates its graph's tables (the gathered rows and the match) or its
+ * replays' (the ranks' GPU activities): nothing after reads them.
+ * Process 0 of the 4096-rank job of docs/PERFORMANCE.md "4096 x 320 with
+ * traces": the rows are 168 MB, the activities 92 MB. */
+static void job_cp_rows_done(void *ctx)
+{
+    job_t *j = ctx;
+    free(j->al.rows);
+    j->al.rows = NULL;
+    j->al.n_rows = 0;
+    mt_match_free(j->al.m);
+    j->al.m = NULL;
+    heap_give_back();
+}
+
+static void job_cp_built(void *ctx)
+{
+    job_t *j = ctx;
+    for (size_t i = 0; i < j->n_an; i++)
+        mt_rank_analysis_drop_gacts(j->an[i]);
+    heap_give_back();
+}
+
 int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t *pt)
 {
     const mt_align_result_t *al = &j->al;
@@ -297,6 +323,17 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
         fprintf(stderr, "mergetrace: %smemory across ranks: %s\n", o->job_tag, mt_status_str(st));
         return options_exit_code(st);
     }
+    /* ---- the pictures of report.html: sample instances and the lateness
+     * grid (before the critical path: it frees the rows once its graph is
+     * built) ---- */
+    if (!o->no_html) {
+        st = mt_report_views_build(al->rows, al->n_rows, al->labels, al->m, al->clocks, j->ranks, (size_t)j->n_ranks, 4,
+                                   &j->views);
+        if (st != MT_OK) {
+            fprintf(stderr, "mergetrace: report.html views: %s\n", mt_status_str(st));
+            return options_exit_code(st);
+        }
+    }
     /* ---- steps, critical path, what-ifs (after the pipeline: its stages) ---- */
     double tp = procs_wtime(), cp = timings_cpu();
     mt_cp_request_t cpr = {.warmup = o->warmup,
@@ -304,7 +341,10 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
                           .n_stragglers = j->cross->n_suspects,
                           .pattern = o->what_if_pattern,
                           .factor = o->what_if_factor,
-                          .ideal = true};
+                          .ideal = true,
+                          .rows_done = job_cp_rows_done,
+                          .built = job_cp_built,
+                          .hook_ctx = j};
     /* what-if "stage" (each pipeline stage 10 % faster) and the ideal
      * what-if's stages and workers; without a pipeline the ideal's workers
      * are the ranks and stages are unknown */
@@ -334,15 +374,6 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
                                .n_clocks = al->n_clocks,
                                .aligned = options_one_clock(o)};
         j->gates_failed = mt_gates_eval(o->gates, o->n_gates, &gi);
-    }
-    /* ---- the pictures of report.html: sample instances and the lateness grid ---- */
-    if (!o->no_html) {
-        st = mt_report_views_build(al->rows, al->n_rows, al->labels, al->m, al->clocks, j->ranks, (size_t)j->n_ranks, 4,
-                                   &j->views);
-        if (st != MT_OK) {
-            fprintf(stderr, "mergetrace: report.html views: %s\n", mt_status_str(st));
-            return options_exit_code(st);
-        }
     }
     return MT_EXIT_OK;
 }

@@ -424,6 +424,12 @@ mt_status_t mt_analyze_rank(const mt_trace_t *t, int32_t rank, const mt_analysis
 /* Free a result and everything it owns. NULL does nothing. */
 void mt_rank_analysis_free(mt_rank_analysis_t *a);
 
+/* Free a's GPU activities (gacts, gdeps, gstep; n_gacts 0): what only the
+ * critical path's graph reads, done with once it is built (critpath.h
+ * mt_cp_request_t.built). The rest of a, the syncs, annotation names and
+ * strings the graph borrows included, stays. NULL does nothing. */
+void mt_rank_analysis_drop_gacts(mt_rank_analysis_t *a);
+
 /* Self-contained bytes of a, for gathering between the processes of one
  * run (same binary, same machine type: native byte order, no versioning
  * across builds beyond a magic number and a format number). *bytes is

@@ -440,13 +440,24 @@ typedef struct mt_cp_request {
      * stage s; a rank in no stage: worker = rank, stage -1. */
     const mt_cp_coord_t *coords;
     size_t n_coords;
+    /* Hooks that let the caller free inputs as soon as they are done
+     * with, lowering the run's peak (process 0 of a big job: mpi/job.c);
+     * each called once with hook_ctx, not when the run fails before it;
+     * NULL: none. rows_done: from then on mt_critpath_run reads neither
+     * rows nor m (called before the graph's tables are allocated). built:
+     * the graph is built, before its replays; from then on it reads no
+     * GPU activity of the analyses (gacts, gdeps, gstep). */
+    void (*rows_done)(void *ctx);
+    void (*built)(void *ctx);
+    void *hook_ctx;
 } mt_cp_request_t;
 
 /* Steps, critical path, replay, what-ifs and root causes of the job.
  * an[0..n_an) are the ranks' results (any order); clocks[i] is the clock
  * of ranks[i] (n_ranks; NULL: own clocks); rows and m the alignment's
  * gathered rows and match (may be NULL: no instance). Everything is
- * borrowed for the call; *out is owned by the caller (mt_critpath_free),
+ * borrowed for the call (rq's hooks say what may go before it returns);
+ * *out is owned by the caller (mt_critpath_free),
  * NULL when no rank has a step. MT_OK or MT_ERR_NOMEM. Not collective. */
 mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t *const *an, size_t n_an,
                             const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks, const mt_cinst_t *rows,

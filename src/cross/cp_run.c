@@ -1265,10 +1265,8 @@ CP_INLINE void sink_q(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t no
         return;
     }
     uint32_t an = 0;
-    if (node >= 0 && x->g->nodes[node].rank_i == rank_i) {
-        const cp_rank_t *R = &x->g->ranks[rank_i];
-        an = R->an->gacts[(size_t)node - R->node0].annot;
-    }
+    if (node >= 0 && x->g->annot && x->g->nodes[node].rank_i == rank_i)
+        an = x->g->annot[node];
     int32_t key = seg_key(x, kind, node);
     x->segs[x->n_segs++] = (rc_seg_t){.key = key, .rank_i = rank_i, .d = d, .ann = x->aoff[rank_i] + an,
                                       .kind = x->keys[key].kind, .cause = -1};
@@ -1680,9 +1678,11 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
 {
     *out = NULL;
     cp_graph_t g;
-    mt_status_t st = cp_graph_build(an, n_an, clocks, ranks, n_ranks, rows, n_rows, m, &g);
+    mt_status_t st = cp_graph_build(an, n_an, clocks, ranks, n_ranks, rows, n_rows, m, rq->rows_done, rq->hook_ctx, &g);
     if (st != MT_OK)
         return st;
+    if (rq->built)
+        rq->built(rq->hook_ctx);
     if (!g.n_rs) {
         cp_graph_free(&g);
         return MT_OK;

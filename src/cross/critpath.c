@@ -261,15 +261,22 @@ void cp_graph_free(cp_graph_t *g)
     free(g->hot);
     free(g->pos);
     free(g->e0);
+    free(g->annot);
     free(g->rs);
     free(g->js);
     free(g->ranks);
     memset(g, 0, sizeof *g);
 }
 
+/* What the instances read of a row: rank, raw start and end. */
+typedef struct cp_mrow {
+    int64_t start_ns, end_ns;
+    int32_t rank;
+} cp_mrow_t;
+
 mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, const mt_clock_t *clocks,
                            const int32_t *ranks, size_t n_ranks, const mt_cinst_t *rows, size_t n_rows,
-                           const mt_match_t *m, cp_graph_t *g)
+                           const mt_match_t *m, void (*rows_done)(void *ctx), void *ctx, cp_graph_t *g)
 {
     memset(g, 0, sizeof *g);
     mt_status_t st = MT_ERR_NOMEM;
@@ -283,6 +290,8 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
     int64_t **cm = NULL;  /* per rank: (raw start, node) of its comm activities, by start */
     size_t *n_cm = NULL;
     int32_t *rix = NULL;  /* index into g->ranks by rank - rmin; -1 */
+    size_t *mf = NULL;    /* the instances' members, below */
+    cp_mrow_t *mr = NULL;
     if (!an)
         return st;
     memcpy(an, an_in, n_an * sizeof *an);
@@ -300,6 +309,32 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         free(an);
         return MT_ERR_LIMIT;
     }
+    /* the members of the instances the graph links (not mismatched, 2 or
+     * more members), in match order: mf[ii] .. mf[ii + 1] of mr for
+     * instance ii, none for the others. All the build reads of the rows
+     * and the match, taken first (24 bytes a member against 128 a row),
+     * so that rows_done can free them before the graph's tables come:
+     * process 0's peak held both (docs/PERFORMANCE.md "4096 x 320 with
+     * traces") */
+    size_t ni = m ? m->n_inst : 0;
+    mf = malloc((ni + 1) * sizeof *mf);
+    mr = mt_big_malloc((ni && m->first[ni] ? m->first[ni] : 1) * sizeof *mr);
+    if (!mf || !mr)
+        goto out;
+    mf[0] = 0;
+    for (size_t ii = 0, w = 0; ii < ni; ii++) {
+        if (m->status[ii] != MT_INST_MISMATCH && m->first[ii + 1] - m->first[ii] >= 2)
+            for (uint32_t k = m->first[ii]; k < m->first[ii + 1]; k++)
+                if ((size_t)m->members[k] < n_rows) {
+                    const mt_cinst_t *r = &rows[m->members[k]];
+                    mr[w++] = (cp_mrow_t){.start_ns = r->start_ns, .end_ns = r->end_ns, .rank = r->rank};
+                }
+        mf[ii + 1] = w;
+    }
+    rows = NULL;
+    m = NULL;
+    if (rows_done)
+        rows_done(ctx);
     key = mt_big_malloc(nmax * sizeof *key);
     val = mt_big_malloc(nmax * sizeof *val);
     cm = calloc(n_an ? n_an : 1, sizeof *cm);
@@ -391,6 +426,18 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         rb += a->n_steps;
     }
     g->n_rs = nrs;
+    /* the activities' annotations, for the root causes: the caller may
+     * free the activities once the graph is built (mt_cp_request_t.built) */
+    size_t n_annots = 0;
+    for (size_t i = 0; i < n_an; i++)
+        n_annots += an[i]->n_annots;
+    if (n_annots) {
+        if (!(g->annot = mt_big_malloc((nn ? nn : 1) * sizeof *g->annot)))
+            goto out;
+        for (size_t i = 0; i < n_an; i++)
+            for (size_t k = 0; k < an[i]->n_gacts; k++)
+                g->annot[g->ranks[i].node0 + k] = an[i]->gacts[k].annot;
+    }
     /* syncs by end within each rank (insertion: nearly sorted) */
     for (size_t i = 0; i < n_an; i++) {
         cp_sync_t *s = g->syncs + g->ranks[i].sync0;
@@ -424,7 +471,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         }
     }
     /* instances: comm nodes found by (rank, raw start, raw end, stream) of their rows */
-    size_t ni = m ? m->n_inst : 0, cap_i = 0;
+    size_t cap_i = 0;
     for (size_t i = 0; i < n_an; i++) {
         const mt_rank_analysis_t *a = an[i];
         const cp_rank_t *R = &g->ranks[i];
@@ -466,14 +513,12 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
     }
     size_t cap_f = 0, cap_m = 0;
     for (size_t ii = 0; ii < ni; ii++) {
-        if (m->status[ii] == MT_INST_MISMATCH || m->first[ii + 1] - m->first[ii] < 2)
+        if (mf[ii + 1] == mf[ii])
             continue;
         cp_inst_t I = {.maxstart = INT64_MIN, .last = -1, .transfer = INT64_MAX};
         size_t nfound = 0;
-        for (uint32_t k = m->first[ii]; k < m->first[ii + 1]; k++) {
-            if ((size_t)m->members[k] >= n_rows)
-                continue;
-            const mt_cinst_t *r = &rows[m->members[k]];
+        for (size_t k = mf[ii]; k < mf[ii + 1]; k++) {
+            const cp_mrow_t *r = &mr[k];
             size_t lo = 0, hi = n_an; /* ranks ascending */
             if (rix) {
                 int64_t q = (int64_t)r->rank - rmin;
@@ -670,6 +715,8 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
     st = MT_OK;
 out:
     free(an);
+    free(mf);
+    free(mr);
     free(cmap);
     free(key);
     free(val);

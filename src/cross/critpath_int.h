@@ -162,6 +162,9 @@ typedef struct cp_graph {
     cp_hot_t *hot;        /* the nodes in replay order: what a replay reads (cp_run.c) */
     int32_t *pos;         /* per node: its index in hot */
     int64_t *e0;          /* per node: its measured end */
+    uint32_t *annot;      /* per node: its activity's annotation (mt_an_gact_t.annot), the
+                           * one field of the ranks' activities read after the build (the root
+                           * causes); NULL when no rank has annotations (all 0) */
     size_t n_ev;
     bool explicit_deps;   /* some rank gave its dependencies (gdeps): replay in topological order */
     bool topo_cycle;      /* ... but they hold a cycle: replayed in time order */
@@ -238,11 +241,14 @@ enum { CP_BY_END, CP_BY_END_KEY, CP_BY_START };
 int cp_rank_order(const cp_graph_t *g, const cp_rank_t *R, int by, int32_t *ord, uint64_t *key, uint32_t *val);
 
 /* Build the graph from the ranks' results (see mt_critpath_run for the
- * arguments; all borrowed and must outlive g). MT_OK, MT_ERR_NOMEM or
+ * arguments; borrowed: the analyses but their GPU activities (gacts,
+ * gdeps, gstep), and their clocks and ranks, must outlive g; rows and m
+ * are read only until the build calls rows_done(ctx) (when not NULL),
+ * before it allocates the graph's tables). MT_OK, MT_ERR_NOMEM or
  * MT_ERR_LIMIT (2^31 events in the replay order); g is empty on error. */
 mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an, size_t n_an, const mt_clock_t *clocks,
                            const int32_t *ranks, size_t n_ranks, const mt_cinst_t *rows, size_t n_rows,
-                           const mt_match_t *m, cp_graph_t *g);
+                           const mt_match_t *m, void (*rows_done)(void *ctx), void *ctx, cp_graph_t *g);
 void cp_graph_free(cp_graph_t *g);
 
 #endif

@@ -270,6 +270,18 @@ void mt_rank_analysis_free(mt_rank_analysis_t *a)
     free(a);
 }
 
+void mt_rank_analysis_drop_gacts(mt_rank_analysis_t *a)
+{
+    if (!a)
+        return;
+    free(a->gacts);
+    free(a->gdeps);
+    free(a->gstep);
+    a->gacts = NULL;
+    a->gdeps = a->gstep = NULL;
+    a->n_gacts = 0;
+}
+
 mt_status_t mt_analyze_rank(const mt_trace_t *t, int32_t rank, const mt_analysis_opts_t *o,
                             mt_rank_analysis_t **out)
 {

@@ -376,7 +376,43 @@ static void test_refused(void **state)
  * gemm "## forward ##", J1 none; C none): J charges B's gemm segments (B
  * forward 150); I charges A's J0 transfer (A backward 30) and B's gemm
  * (B forward 150): B "## forward ##" compute 300 (300 / 330 = 90.91 %), A
- * "## backward ##" comm_transfer 30; A's own gemm is never in excess. */
+ * "## backward ##" comm_transfer 30; A's own gemm is never in excess.
+ * The request's hooks do what the program does (mpi/job.c): rows_done
+ * overwrites the rows and the match (all of it: first, members, status),
+ * built frees the GPU activities, which are on the heap
+ * (mt_rank_analysis_drop_gacts); each is called once, rows_done first.
+ * The same values must come out of what the graph kept (the annotations
+ * included), and ASan sees any read of the activities after the build. */
+typedef struct dropped {
+    mt_rank_analysis_t *a;
+    size_t n_a;
+    void *rows, *first, *members, *status;
+    size_t rows_bytes, first_bytes, members_bytes, status_bytes;
+    int rows_calls, built_calls;
+} dropped_t;
+
+static void drop_rows(void *ctx)
+{
+    dropped_t *d = ctx;
+    assert_int_equal(d->built_calls, 0);
+    memset(d->rows, 0xa5, d->rows_bytes);
+    memset(d->first, 0xa5, d->first_bytes);
+    memset(d->members, 0xa5, d->members_bytes);
+    memset(d->status, 0xa5, d->status_bytes);
+    d->rows_calls++;
+}
+
+static void drop_gacts(void *ctx)
+{
+    dropped_t *d = ctx;
+    for (size_t r = 0; r < d->n_a; r++) {
+        mt_rank_analysis_drop_gacts(&d->a[r]);
+        assert_null(d->a[r].gacts);
+        assert_int_equal(d->a[r].n_gacts, 0);
+    }
+    d->built_calls++;
+}
+
 static void test_propagation(void **state)
 {
     (void)state;
@@ -397,7 +433,9 @@ static void test_propagation(void **state)
     for (int r = 0; r < 3; r++) {
         st[r] = (mt_an_step_t){.step = 3, .cpu_start_ns = 0, .cpu_end_ns = 300 * US, .end_ns = 300 * US};
         a[r].rank = r;
-        a[r].gacts = g[r];
+        a[r].gacts = malloc(ng[r] * sizeof *g[r]);
+        assert_non_null(a[r].gacts);
+        memcpy(a[r].gacts, g[r], ng[r] * sizeof *g[r]);
         a[r].n_gacts = ng[r];
         a[r].steps = &st[r];
         a[r].n_steps = 1;
@@ -419,10 +457,22 @@ static void test_propagation(void **state)
     mt_match_t m = {.n_inst = 2, .first = first, .members = members, .key = key, .status = status,
                     .expected = expected};
     const mt_rank_analysis_t *an[3] = {&a[2], &a[0], &a[1]};
-    mt_cp_request_t rq = {.warmup = 0};
+    dropped_t d = {.a = a,
+                   .n_a = 3,
+                   .rows = rows,
+                   .rows_bytes = sizeof rows,
+                   .first = first,
+                   .first_bytes = sizeof first,
+                   .members = members,
+                   .members_bytes = sizeof members,
+                   .status = status,
+                   .status_bytes = sizeof status};
+    mt_cp_request_t rq = {.warmup = 0, .rows_done = drop_rows, .built = drop_gacts, .hook_ctx = &d};
     mt_critpath_t *c = NULL;
     assert_int_equal(mt_critpath_run(&rq, an, 3, NULL, NULL, 0, rows, 4, &m, &c), MT_OK);
     assert_non_null(c);
+    assert_int_equal(d.rows_calls, 1);
+    assert_int_equal(d.built_calls, 1);
     assert_int_equal(c->wait_ns, 330 * US);
     assert_int_equal(c->attributed_ns, 330 * US);
     assert_int_equal(c->short_ns, 180 * US);
