@@ -567,12 +567,12 @@ static mt_status_t emit(rd_t *r, const mt_event_t *e, const char *args)
         raw.text = r->raw.data;
         raw.len = r->raw.len;
         st = r->p->opts->on_event(r->p->opts->on_event_ctx, t, e, &raw, r->err);
-        if (r->p->opts->no_store)
-            t->n_wide = 0; /* nothing is kept: no event but this one named a slot */
         if (st)
             return st;
     }
-    if (!r->p->opts->no_store) {
+    if (r->p->opts->no_store) {
+        t->n_wide = 0; /* nothing is kept: no event but this one named a slot */
+    } else {
         if (t->n_events >= UINT32_MAX - 1)
             return mt_error_set(r->err, MT_ERR_LIMIT, "more than 2^32 events in one process");
         if (MT_GROW_BIG(t->events, t->cap_events, t->n_events + 1, 4096))
