@@ -106,6 +106,13 @@ void heap_setup(void)
 #define TRIM_EVERY_BYTES ((uint64_t)64 << 20)
 #define TRIM_KEEP ((size_t)8 << 20)
 
+void heap_give_back(void)
+{
+#if defined(__GLIBC__)
+    malloc_trim(TRIM_KEEP);
+#endif
+}
+
 /* A rank is done: its memory back to the kernel. The trim also gives back
  * the reserve above the heap's live top; the part below keeps its mark, and
  * holds the next rank's tables as long as that rank needs no more memory
@@ -118,17 +125,10 @@ void heap_release(uint64_t json_bytes)
     static uint64_t since;
     since += json_bytes;
     if (since >= TRIM_EVERY_BYTES) {
-        malloc_trim(TRIM_KEEP);
+        heap_give_back();
         since = 0;
     }
 #else
     (void)json_bytes;
-#endif
-}
-
-void heap_give_back(void)
-{
-#if defined(__GLIBC__)
-    malloc_trim(TRIM_KEEP);
 #endif
 }

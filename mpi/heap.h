@@ -14,9 +14,9 @@ void heap_setup(void);
  * every rank). */
 void heap_release(uint64_t json_bytes);
 
-/* Big tables were freed in the middle of the heap (mpi/job.c, once the
- * critical path's graph is built): their pages back to the kernel but
- * 8 MiB at the top. */
+/* Big tables were freed in the middle of the heap (heap_release after a
+ * rank; mpi/job.c when the critical path is done with the rows or the GPU
+ * activities): their pages back to the kernel but 8 MiB at the top. */
 void heap_give_back(void);
 
 #endif
