@@ -442,6 +442,14 @@ mt_status_t mt_rank_analysis_pack(const mt_rank_analysis_t *a, void **bytes, siz
  * MT_OK, or MT_ERR_NOMEM with out unchanged. */
 mt_status_t mt_rank_analysis_pack_append(const mt_rank_analysis_t *a, mt_buf_t *out);
 
+/* Every packed result in b (concatenated, as mt_rank_analysis_pack_append
+ * leaves them) rewritten in place without its GPU activities, as if
+ * mt_rank_analysis_drop_gacts had run before the pack: for a job whose
+ * critical path is not run (the program's memory budget), so that they
+ * are not sent. MT_OK, or MT_ERR_FORMAT (b unchanged) for bytes that are
+ * not packed results. */
+mt_status_t mt_rank_analysis_packed_drop_gacts(mt_buf_t *b);
+
 /* Read one packed result from the start of bytes[0..len) (several may be
  * concatenated, as gatherv delivers them); *consumed (may be NULL) gets the
  * bytes it used. bytes is borrowed for the call. *out is owned by the

@@ -437,6 +437,64 @@ mt_status_t mt_rank_analysis_pack_append(const mt_rank_analysis_t *a, mt_buf_t *
     return MT_OK;
 }
 
+/* The GPU activities out of every packed result in b, in place: each
+ * result's activity count becomes 0, the bytes after its activities move
+ * down and its total shrinks. Every count read is checked against the
+ * result's total before anything moves, so bytes that are not packed
+ * results leave b as it was. MT_OK or MT_ERR_FORMAT. */
+mt_status_t mt_rank_analysis_packed_drop_gacts(mt_buf_t *b)
+{
+    /* the arrays packed before gacts, in pack_to's order */
+    const mt_rank_analysis_t *z = NULL; /* for sizeof only */
+    const size_t before[] = {sizeof *z->streams, sizeof *z->proj, sizeof *z->kernels, sizeof *z->chunks,
+                             sizeof *z->steps};
+    size_t scalars = 0;
+#define X(f) scalars += sizeof z->f;
+    MT_AN_SCALARS(X)
+#undef X
+    /* first pass: check; second: move */
+    for (int move = 0; move < 2; move++) {
+        size_t in = 0, out = 0;
+        while (in < b->len) {
+            uint32_t magic, format;
+            uint64_t total, n;
+            if (b->len - in < 16)
+                return MT_ERR_FORMAT;
+            memcpy(&magic, b->data + in, 4);
+            memcpy(&format, b->data + in + 4, 4);
+            memcpy(&total, b->data + in + 8, 8);
+            if (magic != MT_AN_MAGIC || format != MT_AN_FORMAT || total < 16 || total > b->len - in)
+                return MT_ERR_FORMAT;
+            size_t o = 16 + scalars; /* within this result */
+            for (size_t k = 0; k <= sizeof before / sizeof *before; k++) {
+                if (o > total || total - o < 8)
+                    return MT_ERR_FORMAT;
+                memcpy(&n, b->data + in + o, 8);
+                size_t sz = k < sizeof before / sizeof *before ? before[k] : sizeof *z->gacts;
+                if (n > (total - o - 8) / sz)
+                    return MT_ERR_FORMAT;
+                o += 8;
+                if (k < sizeof before / sizeof *before)
+                    o += (size_t)n * sz;
+            }
+            /* o: the first activity; n of them */
+            size_t cut = (size_t)n * sizeof *z->gacts, keep = (size_t)total - cut;
+            if (move) {
+                uint64_t zero = 0, t2 = keep;
+                memmove(b->data + out, b->data + in, o);
+                memcpy(b->data + out + 8, &t2, 8);
+                memcpy(b->data + out + o - 8, &zero, 8);
+                memmove(b->data + out + o, b->data + in + o + cut, (size_t)total - o - cut);
+            }
+            in += (size_t)total;
+            out += keep;
+        }
+        if (move)
+            b->len = out;
+    }
+    return MT_OK;
+}
+
 /* A bounds-checked reader over the packed bytes. */
 typedef struct rd {
     const char *p;

@@ -539,6 +539,61 @@ static void test_pack_roundtrip(void **state)
     mt_rank_analysis_free(NULL);
 }
 
+/* The program's memory budget: the GPU activities taken out of packed
+ * results in place read back as the results dropped of them before the
+ * pack, each shorter by its activities' bytes (56 each); anything but
+ * packed results is refused with the buffer untouched. */
+static void test_packed_drop_gacts(void **state)
+{
+    (void)state;
+    mt_trace_t *t = load_str(t1_json);
+    mt_rank_analysis_t *a = analyze(t, 5, NULL);
+    mt_trace_free(t);
+    assert_true(a->n_gacts > 0);
+    size_t n_acts = a->n_gacts;
+    void *one;
+    size_t len;
+    assert_int_equal(mt_rank_analysis_pack(a, &one, &len), MT_OK);
+    mt_buf_t b = {0};
+    assert_int_equal(mt_rank_analysis_pack_append(a, &b), MT_OK);
+    assert_int_equal(mt_rank_analysis_pack_append(a, &b), MT_OK);
+    assert_int_equal(mt_rank_analysis_packed_drop_gacts(&b), MT_OK);
+    assert_int_equal(b.len, 2 * (len - n_acts * 56));
+    mt_rank_analysis_drop_gacts(a);
+    for (size_t k = 0, off = 0, used = 0; k < 2; k++, off += used) {
+        mt_rank_analysis_t *u = NULL;
+        assert_int_equal(mt_rank_analysis_unpack(b.data + off, b.len - off, &u, &used), MT_OK);
+        assert_int_equal(used, len - n_acts * 56);
+        assert_int_equal(u->n_gacts, 0);
+        check_t1(u);
+        assert_same(a, u);
+        mt_rank_analysis_free(u);
+    }
+    /* again: nothing left to take, nothing changes */
+    size_t l2 = b.len;
+    assert_int_equal(mt_rank_analysis_packed_drop_gacts(&b), MT_OK);
+    assert_int_equal(b.len, l2);
+    mt_buf_free(&b);
+    /* a cut result, and a count past the end, leave the bytes as they were */
+    for (size_t cut = 1; cut < len; cut += 97) {
+        mt_buf_t c = {0};
+        assert_int_equal(mt_buf_append(&c, one, len - cut), MT_OK);
+        assert_int_equal(mt_rank_analysis_packed_drop_gacts(&c), MT_ERR_FORMAT);
+        assert_int_equal(c.len, len - cut);
+        assert_memory_equal(c.data, one, len - cut);
+        mt_buf_free(&c);
+    }
+    mt_buf_t c = {0};
+    assert_int_equal(mt_buf_append(&c, one, len), MT_OK);
+    assert_int_equal(mt_buf_append(&c, "junk", 4), MT_OK);
+    assert_int_equal(mt_rank_analysis_packed_drop_gacts(&c), MT_ERR_FORMAT);
+    assert_int_equal(c.len, len + 4);
+    assert_memory_equal(c.data, one, len);
+    mt_buf_free(&c);
+    free(one);
+    mt_rank_analysis_free(a);
+}
+
 static void test_report_sections(void **state)
 {
     (void)state;
@@ -931,6 +986,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_trace),          cmocka_unit_test(test_kernels_percentiles),
         cmocka_unit_test(test_two_gpus_and_empty),  cmocka_unit_test(test_pack_roundtrip),
+        cmocka_unit_test(test_packed_drop_gacts),
         cmocka_unit_test(test_projection_span_blocks),
         cmocka_unit_test(test_report_sections),     cmocka_unit_test(test_sample_truth),
         cmocka_unit_test(test_memory),              cmocka_unit_test(test_annotations),
