@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -131,4 +132,42 @@ void heap_release(uint64_t json_bytes)
 #else
     (void)json_bytes;
 #endif
+}
+
+/* Linux: /proc/meminfo's MemAvailable (the kernel's estimate of what can
+ * be allocated without swapping, page cache it can drop included);
+ * elsewhere, or unreadable, 0: unknown. */
+uint64_t heap_available(void)
+{
+    uint64_t kib = 0;
+#if defined(__linux__)
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long long v;
+        if (sscanf(line, "MemAvailable: %llu kB", &v) == 1) {
+            kib = v;
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+#endif
+    return kib * 1024;
+}
+
+/* Linux: this process's resident set now (/proc/self/statm); 0 elsewhere. */
+uint64_t heap_resident(void)
+{
+    uint64_t bytes = 0;
+#if defined(__linux__)
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long size, res;
+    long page = sysconf(_SC_PAGESIZE);
+    if (f && fscanf(f, "%llu %llu", &size, &res) == 2 && page > 0)
+        bytes = (uint64_t)res * (uint64_t)page;
+    if (f)
+        fclose(f);
+#endif
+    return bytes;
 }

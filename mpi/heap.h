@@ -19,4 +19,10 @@ void heap_release(uint64_t json_bytes);
  * activities): their pages back to the kernel but 8 MiB at the top. */
 void heap_give_back(void);
 
+/* What this machine can still give (bytes; Linux MemAvailable), and this
+ * process's resident set now; 0 where unknown. For the memory budget of
+ * process 0 (mpi/job.c job_plan). */
+uint64_t heap_available(void);
+uint64_t heap_resident(void);
+
 #endif

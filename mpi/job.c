@@ -119,6 +119,53 @@ int job_check(const options_t *o, const input_list_t *l, file_result_t *res, siz
     return MT_EXIT_OK;
 }
 
+int job_plan(MPI_Comm comm, const options_t *o, local_t *L, const file_result_t *all, size_t n_all, job_t *j,
+             phase_times_t *pt)
+{
+    int me;
+    procs_comm_rank(comm, &me);
+    int skip = 0;
+    /* the load's free heap back first (heap_release trims once per 64 MB
+     * of traces, and keeps 8 MiB), so that the resident set measured below
+     * is what process 0 holds, and the gather starts from it */
+    heap_give_back();
+    if (me == 0) {
+        uint64_t ranks = 0, steps = 0;
+        for (size_t i = 0; i < n_all; i++)
+            if (!all[i].skipped && all[i].status == MT_OK) {
+                ranks++;
+                j->plan_acts += all[i].n_gacts;
+                j->plan_rows += all[i].n_rows;
+                steps += all[i].n_steps;
+            }
+        j->plan_rss = heap_resident();
+        mt_critpath_memory(ranks, j->plan_rows, j->plan_acts, &j->plan_without, &j->plan_with);
+        /* what the machine has now, with a tenth kept for the outputs and
+         * for the projection's error (docs/PERFORMANCE.md "Process 0's
+         * memory budget") */
+        j->plan_budget = o->mem_budget > 0 ? (uint64_t)o->mem_budget
+                         : o->mem_budget < 0 ? heap_available() / 10 * 9
+                                             : 0;
+        skip = steps > 0 && j->plan_budget > 0 && j->plan_with > j->plan_budget;
+        pt->plan_rss = j->plan_rss;
+        pt->plan_without = j->plan_without;
+        pt->plan_with = j->plan_with;
+        pt->plan_budget = j->plan_budget;
+        pt->plan_acts = j->plan_acts;
+        pt->plan_rows = j->plan_rows;
+        pt->plan_skipped = skip;
+    }
+    procs_bcast(&skip, 1, MPI_INT, 0, comm);
+    j->cp_skipped = skip != 0;
+    int bad = skip && mt_rank_analysis_packed_drop_gacts(&L->analyses) != MT_OK;
+    if (comm_mpi_agree(comm, bad)) {
+        if (me == 0)
+            fprintf(stderr, "mergetrace: taking the GPU activities out of the per-rank analyses failed\n");
+        return MT_EXIT_ERROR;
+    }
+    return MT_EXIT_OK;
+}
+
 int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, local_t *L, job_t *j, phase_times_t *pt)
 {
     double tg = procs_wtime();
@@ -354,8 +401,9 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
         cpr.n_stages = j->pipe->stages.n;
     }
     uint64_t rss0 = timings_peak_rss();
-    st = mt_critpath_run(&cpr, an, j->n_an, al->clocks, j->ranks, (size_t)j->n_ranks, al->rows, al->n_rows, al->m,
-                         &j->cp);
+    if (!j->cp_skipped) /* over the memory budget (job_plan): a warning says so */
+        st = mt_critpath_run(&cpr, an, j->n_an, al->clocks, j->ranks, (size_t)j->n_ranks, al->rows, al->n_rows,
+                             al->m, &j->cp);
     pt->critpath = procs_wtime() - tp;
     pt->critpath_cpu = timings_cpu() - cp;
     pt->critpath_rss_growth = timings_peak_rss() - rss0;

@@ -45,6 +45,12 @@ typedef struct job {
     mt_report_views_t *views;
     size_t gates_failed;
     mt_trust_t trust;        /* do the traces belong to one run; how good is the fit */
+    /* job_plan (every process: cp_skipped; the rest on process 0) */
+    bool cp_skipped;         /* the critical path is not run: over the memory budget */
+    uint64_t plan_acts, plan_rows; /* the job's GPU activities and collective rows */
+    uint64_t plan_rss;       /* process 0's resident set at the plan */
+    uint64_t plan_without, plan_with; /* mt_critpath_memory */
+    uint64_t plan_budget;    /* bytes; 0: none */
 } job_t;
 
 /* Process 0: order the gathered results res[0..n_res) (skipped files
@@ -53,6 +59,18 @@ typedef struct job {
  * *j (zeroed first). Returns an exit code (MT_EXIT_OK to go on), after
  * printing why (after o->job_tag). */
 int job_check(const options_t *o, const input_list_t *l, file_result_t *res, size_t n_res, job_t *j);
+
+/* Collective, after job_check: process 0 projects its memory for the
+ * cross-rank steps from the loaded results (all[0..n_all): the job's GPU
+ * activities, rows and ranks; mt_critpath_memory) and sets j->cp_skipped
+ * everywhere when the run with the critical path would exceed the budget
+ * (--memory-budget, else 90 % of what the machine has available now);
+ * then every process takes the GPU
+ * activities out of its packed analyses (they are the critical path's
+ * input only), so they are neither sent nor held. MT_EXIT_OK or
+ * MT_EXIT_ERROR (printed why), the same everywhere. */
+int job_plan(MPI_Comm comm, const options_t *o, local_t *L, const file_result_t *all, size_t n_all, job_t *j,
+             phase_times_t *pt);
 
 /* Collective: the packed per-rank analyses of every process (L->analyses)
  * gathered on process 0 into j->an; L->analyses is freed once sent (on

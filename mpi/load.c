@@ -286,8 +286,10 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
     }
     if (kind == NCCL_FILE_PLUGIN) {
         mt_rank_source_t src;
+        size_t rows0 = L->n_rows;
         mt_status_t st = nccl_load_file(f->path, map, only_file, &L->xw, L->labels, &L->rows, &L->n_rows, &L->cap_rows,
                                         &r->rank, &src, &r->nccl, &err);
+        r->n_rows = L->n_rows - rows0;
         if (st == MT_OK && r->nccl.left_out) {
             r->skipped = 1;
             r->load_s = procs_wtime() - t0;
@@ -449,6 +451,9 @@ static void trace_done(const input_file_t *f, const mt_rankmap_t *map, bool only
             ao.rows = L->rows + rows_before; /* this rank's rows tell all_to_all from P2P kernels */
             ao.n_rows = L->n_rows - rows_before;
             st = mt_analyze_rank(t, (int32_t)r->rank, &ao, &a);
+            r->n_rows = ao.n_rows;
+            r->n_gacts = a ? a->n_gacts : 0;
+            r->n_steps = a ? a->n_steps : 0;
             /* The result is plain data: the trace and its memory go before
              * the result is packed, so the pack, which writes to new
              * memory, is not the rank's memory peak (it was, by the size

@@ -25,6 +25,9 @@ typedef struct file_result {
     int32_t skipped;        /* found in a directory but not a trace: left out, reported */
     double load_s;
     mt_trace_summary_t sum;
+    uint64_t n_gacts;       /* GPU activities of its analysis (the critical path's input), collective rows */
+    uint64_t n_rows;
+    uint64_t n_steps;       /* ProfilerSteps of its analysis */
     nccl_info_t nccl;       /* an NCCL plugin file: nccl.is_nccl */
     char message[1024];     /* the formatted error (or the skip reason) */
 } file_result_t;

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -80,6 +81,13 @@ static const char usage_text[] =
     "                       user annotations (record_function ranges)\n"
     "      --top-kernels N  kernels listed per class (compute, comm, memory;\n"
     "                       default 10)\n"
+    "      --memory-budget SIZE  memory process 0 may use for the cross-rank\n"
+    "                       steps (SIZE: bytes, or with K, M, G or T, powers of\n"
+    "                       1024; none: no limit). When its projected need with\n"
+    "                       the critical path is above it, the steps section\n"
+    "                       (critical path, what-ifs) is left out with a\n"
+    "                       warning. Default: 90% of the memory available on\n"
+    "                       process 0's machine after the load\n"
     "\n"
     "Pipeline (a pipeline section appears when stages are given or the\n"
     "point-to-point traffic shows them):\n"
@@ -294,6 +302,7 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
     o->out_dir = "mergetrace-out";
     o->kernel_wait_ns = 30000;
     o->top_kernels = 10;
+    o->mem_budget = -1;
     o->warmup = 1;
     o->job_tag = "";
     {
@@ -438,6 +447,22 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
             if (e == val || *e || errno || v < 0 || v > 100000)
                 return usage_error(print, name, "expected a count (0 to 100000)");
             o->top_kernels = (int)v;
+        } else if (!strcmp(name, "--memory-budget")) {
+            TAKES_VALUE();
+            if (!strcmp(val, "none")) {
+                o->mem_budget = 0;
+            } else {
+                char *e;
+                errno = 0;
+                double v = strtod(val, &e);
+                const char *units = "KMGT", *u = *e ? strchr(units, toupper((unsigned char)*e)) : NULL;
+                if (u)
+                    for (const char *k = units; k <= u; k++)
+                        v *= 1024;
+                if (e == val || (*e && (!u || e[1])) || errno || !(v >= 1) || v > 9e18)
+                    return usage_error(print, name, "expected a size (bytes, or a number with K, M, G or T) or none");
+                o->mem_budget = (int64_t)v;
+            }
         } else if (!strcmp(name, "--pp-stages")) {
             TAKES_VALUE();
             mt_error_t err;

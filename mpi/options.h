@@ -64,6 +64,7 @@ typedef struct options {
     int64_t kernel_wait_ns; /* --kernel-wait-us (default 30 us) */
     bool project_ops;       /* --project-ops */
     int top_kernels;        /* --top-kernels (default 10) */
+    int64_t mem_budget;     /* --memory-budget bytes; -1 (default): 90 % of the available memory; 0: none */
     /* pipeline */
     const char *pp_stages;  /* --pp-stages LIST (validated), NULL = none */
     int pp_blocks;          /* --pp N, 0 = none */

@@ -229,6 +229,13 @@ void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j
         if (r->rank_source == MT_RANK_FROM_DEFAULT)
             WARN("rank_default", (int32_t)r->rank, "%s names no rank; as the only input it is taken as rank 0\n", inputs_base(p));
     }
+    if (j->cp_skipped)
+        WARN("critical_path_skipped", -1,
+             "steps, critical path and what-ifs left out: with them process 0 would need about %.1f GB more than "
+             "after its load (%llu GPU activities, %llu collective rows), over its memory budget of %.1f GB "
+             "(--memory-budget)",
+             (double)j->plan_with / 1e9, (unsigned long long)j->plan_acts, (unsigned long long)j->plan_rows,
+             (double)j->plan_budget / 1e9);
     warn_groups(w, j, al);
     /* one run?  how good is the fit? */
     const mt_trust_t *tr = &j->trust;

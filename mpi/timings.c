@@ -93,6 +93,14 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
             mine->load_cpu, mine->match_cpu, mine->clock_fit_cpu, mine->cross_rank_cpu, mine->critpath_cpu);
     fprintf(stderr, "  critical path %9.3f s on process 0 (in cross_rank), peak RSS raised by %.1f MB\n",
             mine->critpath, (double)mine->critpath_rss_growth / 1e6);
+    uint64_t p0 = timings_peak_rss();
+    fprintf(stderr, "  memory plan   process 0 at %.1f MB after its load; projected +%.1f MB without the critical "
+                    "path, +%.1f MB with it (%llu GPU activities, %llu rows); budget %.1f MB%s; process 0 peaked at "
+                    "%.1f MB (+%.1f)\n",
+            mine->plan_rss / 1e6, mine->plan_without / 1e6, mine->plan_with / 1e6,
+            (unsigned long long)mine->plan_acts, (unsigned long long)mine->plan_rows, mine->plan_budget / 1e6,
+            mine->plan_skipped ? ": critical path left out" : "", p0 / 1e6,
+            ((double)p0 - (double)mine->plan_rss) / 1e6);
     fprintf(stderr, "  load rate     %9.1f MB/s, %.2f M events/s\n", load > 0 ? mb / load : 0.0,
             load > 0 ? (double)size->events / 1e6 / load : 0.0);
     fprintf(stderr, "  peak RSS      %9.1f MB on process %d (%.2fx its largest trace, %.1f MB)\n", peak.v / 1e6,
@@ -121,6 +129,13 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
             mine->match_cpu, mine->clock_fit_cpu, mine->cross_rank_cpu, mine->load_cpu, mine->critpath_cpu);
     fprintf(f, "},\n  \"critical_path\": {\"seconds\": %.6f, \"peak_rss_growth_bytes\": %llu",
             mine->critpath, (unsigned long long)mine->critpath_rss_growth);
+    fprintf(f, "},\n  \"memory_plan\": {\"rss_after_load_bytes\": %llu, \"without_critical_path_bytes\": %llu, "
+               "\"with_critical_path_bytes\": %llu, \"budget_bytes\": %llu, \"gpu_activities\": %llu, \"rows\": %llu, "
+               "\"critical_path_left_out\": %s, \"process0_peak_rss_bytes\": %llu",
+            (unsigned long long)mine->plan_rss, (unsigned long long)mine->plan_without,
+            (unsigned long long)mine->plan_with, (unsigned long long)mine->plan_budget,
+            (unsigned long long)mine->plan_acts, (unsigned long long)mine->plan_rows,
+            mine->plan_skipped ? "true" : "false", (unsigned long long)p0);
     fprintf(f, "},\n  \"merged_deflate_threads\": %d,\n", helpers);
     fprintf(f, "  \"peak_rss_bytes\": %ld,\n  \"peak_rss_process\": %d,\n", peak.v, peak.who);
     fprintf(f, "  \"largest_trace_bytes\": %llu,\n  \"largest_trace_on_peak_process_bytes\": %llu\n}\n",

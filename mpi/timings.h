@@ -31,6 +31,9 @@ typedef struct phase_times {
      * cross_rank), wall and CPU seconds, and how much it raised the peak RSS */
     double critpath, critpath_cpu;
     uint64_t critpath_rss_growth;
+    /* process 0: the memory plan (mpi/job.c job_plan) */
+    uint64_t plan_rss, plan_without, plan_with, plan_budget, plan_acts, plan_rows;
+    int plan_skipped;
 } phase_times_t;
 
 /* What the job handled, for rates and the memory ratio. */

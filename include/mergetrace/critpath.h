@@ -466,6 +466,17 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
 /* Free a result. NULL does nothing. */
 void mt_critpath_free(mt_critpath_t *c);
 
+/* What process 0 of the program needs for the cross-rank steps of a job
+ * of n_ranks ranks with n_rows collective rows and n_acts GPU activities
+ * (the analyses' gacts), in bytes beyond what it holds after loading its
+ * own share: *without with the GPU activities left where they are and no
+ * critical path (the gathered analyses, the rows, the match, the fit and
+ * the cross-rank tables), *with for the whole run with the critical path.
+ * A projection from measured runs (critpath.c says which), for deciding
+ * before the gather whether the critical path fits a memory budget; not a
+ * bound. */
+void mt_critpath_memory(uint64_t n_ranks, uint64_t n_rows, uint64_t n_acts, uint64_t *without, uint64_t *with);
+
 #ifdef __cplusplus
 }
 #endif

@@ -35,6 +35,37 @@ const char *mt_wi_str(mt_wi_t w)
     return (unsigned)w < MT_WI_COUNT_ ? s[w] : "unknown";
 }
 
+/* Process 0's growth over its resident set after its own load, by phase
+ * (mt_critpath_memory): the gather of the analyses holds the packed and
+ * the unpacked GPU activities at once (56 bytes each, twice); the match
+ * and fit hold the activities beside the gathered rows, the match and the
+ * fit's arrays (about 200 bytes per row: bench_cross at 16384 ranks x
+ * 3,000 collectives peaked at 195 with the cross-rank tables); the
+ * critical path frees the rows and the activities as it goes but holds
+ * its graph, replays and lanes, about 220 bytes per activity and 40 per
+ * row. Each rank's analysis, clock and tables: 16 KiB. Measured under
+ * mpirun -n 2 on 2026-11-25 (process 0's peak less its resident set at
+ * the plan, --timings "memory plan"; docs/PERFORMANCE.md "Process 0's
+ * memory budget"): within 0-35 % above the growth on jobs of big traces,
+ * up to 1.8x on jobs of many small ones (the process's own share, freed
+ * as it is sent, is in the resident set). Above rather than below: a
+ * projection too low is a process killed for memory. */
+#define CPM_RANK 16384
+#define CPM_GATHER_ACT 112
+#define CPM_ROW 200
+#define CPM_HELD_ACT 56
+#define CPM_CP_ACT 220
+#define CPM_CP_ROW 40
+
+void mt_critpath_memory(uint64_t n_ranks, uint64_t n_rows, uint64_t n_acts, uint64_t *without, uint64_t *with)
+{
+    uint64_t ranks = n_ranks * CPM_RANK;
+    uint64_t gather = n_acts * CPM_GATHER_ACT, match = n_rows * CPM_ROW + n_acts * CPM_HELD_ACT,
+             cp = n_acts * CPM_CP_ACT + n_rows * CPM_CP_ROW;
+    *without = ranks + n_rows * CPM_ROW;
+    *with = ranks + (gather > match ? (gather > cp ? gather : cp) : (match > cp ? match : cp));
+}
+
 void mt_critpath_free(mt_critpath_t *c)
 {
     if (!c)
