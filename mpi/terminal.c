@@ -229,13 +229,16 @@ void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j
         if (r->rank_source == MT_RANK_FROM_DEFAULT)
             WARN("rank_default", (int32_t)r->rank, "%s names no rank; as the only input it is taken as rank 0\n", inputs_base(p));
     }
-    if (j->cp_skipped)
+    if (j->cp_skipped) {
+        /* MB with a decimal, GB from 10 GB on */
+        double need = (double)j->plan_with / 1e6, budget = (double)j->plan_budget / 1e6;
         WARN("critical_path_skipped", -1,
-             "steps, critical path and what-ifs left out: with them process 0 would need about %.1f GB more than "
-             "after its load (%llu GPU activities, %llu collective rows), over its memory budget of %.1f GB "
+             "steps, critical path and what-ifs left out: with them process 0 would need about %.1f %s more than "
+             "after its load (%llu GPU activities, %llu collective rows), over its memory budget of %.1f %s "
              "(--memory-budget)",
-             (double)j->plan_with / 1e9, (unsigned long long)j->plan_acts, (unsigned long long)j->plan_rows,
-             (double)j->plan_budget / 1e9);
+             need >= 1e4 ? need / 1e3 : need, need >= 1e4 ? "GB" : "MB", (unsigned long long)j->plan_acts,
+             (unsigned long long)j->plan_rows, budget >= 1e4 ? budget / 1e3 : budget, budget >= 1e4 ? "GB" : "MB");
+    }
     warn_groups(w, j, al);
     /* one run?  how good is the fit? */
     const mt_trust_t *tr = &j->trust;

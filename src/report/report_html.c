@@ -1540,7 +1540,11 @@ static mt_status_t report_html(const mt_report_t *r, const mt_html_opts_t *o, mt
               "<a href=\"#clocks\">Clocks</a>");
     if (r->pipeline || r->pipeline_note)
         mt_out_puts(&h, "<a href=\"#pipeline\">Pipeline</a>");
-    if (r->critpath)
+    const mt_warning_t *cp_skipped = NULL; /* over process 0's memory budget: said where the section would be */
+    for (size_t i = 0; r->warnings && i < r->warnings->n; i++)
+        if (!strcmp(r->warnings->v[i].code, "critical_path_skipped"))
+            cp_skipped = &r->warnings->v[i];
+    if (r->critpath || cp_skipped)
         mt_out_puts(&h, "<a href=\"#steps\">Steps</a>");
     if (r->memory && r->memory->n_peaks)
         mt_out_puts(&h, "<a href=\"#memory\">Memory</a>");
@@ -1563,6 +1567,11 @@ static mt_status_t report_html(const mt_report_t *r, const mt_html_opts_t *o, mt
     section_pipeline(&h, r);
     if (r->critpath && h.st == MT_OK)
         h.st = mt_report_steps_html(r->critpath, write, ctx);
+    if (!r->critpath && cp_skipped) {
+        mt_out_puts(&h, "<section id=\"steps\"><h2>Steps and critical path</h2>\n<p class=\"note\">");
+        esc(&h, cp_skipped->text);
+        mt_out_puts(&h, ".</p></section>\n");
+    }
     section_memory(&h, r);
     if (r->critpath && h.st == MT_OK)
         h.st = mt_report_html_whatif(&r->critpath->ideal, write, ctx);

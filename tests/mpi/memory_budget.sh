@@ -11,6 +11,8 @@
 #   and gpu_memset events; rows: NCCL kernels, counted here from the JSON);
 # - by hand and -n 2 give the same report.json (the -n 2 processes take
 #   the activities out of their packed analyses before the gather);
+# - report.html has the warning where its steps section would be (dp8's
+#   864 GPU activities and 192 NCCL kernels, counted by hand from its JSON);
 # - sizes that are not sizes are usage errors (exit 64).
 # Usage: memory_budget.sh MPIEXEC MERGETRACE REPO_ROOT WORKDIR
 set -u
@@ -86,4 +88,10 @@ for v in 12X 0 -5 1.5.5 KB ""; do
   if [ $rc = 64 ] && grep -q -- "--memory-budget" "$work/bad.err"; then ok; else bad "--memory-budget '$v': exit $rc"; fi
 done
 check run lower 0 --memory-budget 2g
+# report.html says it where the steps section would be
+rm -rf "$work/html"
+timeout 60 "$bin" --no-progress -q --no-merge --memory-budget 1K -o "$work/html" $job 2>/dev/null
+if grep -q '<section id="steps"><h2>Steps and critical path</h2>' "$work/html/report.html" &&
+  grep -q 'left out: with them process 0 would need about [0-9.]* MB more .*(864 GPU activities, 192 collective rows)' \
+    "$work/html/report.html"; then ok; else bad "report.html: the steps section's note"; fi
 harness_end
