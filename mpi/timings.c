@@ -94,13 +94,16 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
     fprintf(stderr, "  critical path %9.3f s on process 0 (in cross_rank), peak RSS raised by %.1f MB\n",
             mine->critpath, (double)mine->critpath_rss_growth / 1e6);
     uint64_t p0 = timings_peak_rss();
+    char budget[64] = "no budget";
+    if (mine->plan_budget)
+        snprintf(budget, sizeof budget, "budget %.1f MB", mine->plan_budget / 1e6);
+    /* the peak is over the whole run: the load's, when that was higher */
     fprintf(stderr, "  memory plan   process 0 at %.1f MB after its load; projected +%.1f MB without the critical "
-                    "path, +%.1f MB with it (%llu GPU activities, %llu rows); budget %.1f MB%s; process 0 peaked at "
-                    "%.1f MB (+%.1f)\n",
+                    "path, +%.1f MB with it (%llu GPU activities, %llu rows); %s%s; process 0's peak over the run "
+                    "%.1f MB\n",
             mine->plan_rss / 1e6, mine->plan_without / 1e6, mine->plan_with / 1e6,
-            (unsigned long long)mine->plan_acts, (unsigned long long)mine->plan_rows, mine->plan_budget / 1e6,
-            mine->plan_skipped ? ": critical path left out" : "", p0 / 1e6,
-            ((double)p0 - (double)mine->plan_rss) / 1e6);
+            (unsigned long long)mine->plan_acts, (unsigned long long)mine->plan_rows, budget,
+            mine->plan_skipped ? ": critical path left out" : "", p0 / 1e6);
     fprintf(stderr, "  load rate     %9.1f MB/s, %.2f M events/s\n", load > 0 ? mb / load : 0.0,
             load > 0 ? (double)size->events / 1e6 / load : 0.0);
     fprintf(stderr, "  peak RSS      %9.1f MB on process %d (%.2fx its largest trace, %.1f MB)\n", peak.v / 1e6,
