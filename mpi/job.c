@@ -30,7 +30,10 @@ static int by_index(const void *a, const void *b)
  * file is recorded in j->nccl; one that has a Kineto trace of the same rank
  * beside it leaves res[], so res[] keeps one entry per rank (the Kineto
  * trace when there is one). Two files of one kind for a rank stay, for the
- * duplicate check. res[0..*n) is sorted by rank. */
+ * duplicate check. res[0..*n) is sorted by rank; the joined NCCL files
+ * are moved to res[*n..) (swapped, not overwritten), so that the input
+ * res[] stays a permutation of the loaded files, each once (job_plan sums
+ * the job's activities and rows over it). */
 static int nccl_split(file_result_t *res, size_t *n, job_t *j)
 {
     size_t w = 0;
@@ -53,7 +56,9 @@ static int nccl_split(file_result_t *res, size_t *n, job_t *j)
                 if (nk == 1)
                     continue; /* joins the rank's trace */
             }
-            res[w++] = res[i];
+            file_result_t keep = res[i];
+            res[i] = res[w];
+            res[w++] = keep;
         }
         a = b;
     }
@@ -130,10 +135,9 @@ int job_plan(MPI_Comm comm, const options_t *o, local_t *L, const file_result_t 
      * is what process 0 holds, and the gather starts from it */
     heap_give_back();
     if (me == 0) {
-        uint64_t ranks = 0, steps = 0;
+        uint64_t ranks = j->n, steps = 0; /* a rank's NCCL file and trace: one rank */
         for (size_t i = 0; i < n_all; i++)
             if (!all[i].skipped && all[i].status == MT_OK) {
-                ranks++;
                 j->plan_acts += all[i].n_gacts;
                 j->plan_rows += all[i].n_rows;
                 steps += all[i].n_steps;

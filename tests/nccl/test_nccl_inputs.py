@@ -191,6 +191,17 @@ def main():
             check(a is not None and a[k] == want, "both: rank %d %s = %s, expected %s" % (r, k, a and a[k], want))
         check(Decimal(str(f["gpu_offset_bound_us"])) * 1000 == 1000000000 * (r + 1) + 17 * r + SEEN_NS,
               "both: rank %d offset bound" % r)
+    # the memory plan (mpi/job.c job_plan) counts each file once: the
+    # traces' GPU activities (kernel, gpu_memcpy and gpu_memset events),
+    # their NCCL kernels' rows and the NCCL files' rows (each kernel and
+    # EXTRA more), not a joined rank's trace twice
+    run([bin_] + env_args + ["--no-html", "--timings", "-o", os.path.join(work, "o-both-t"), both])
+    plan = json.load(open(os.path.join(work, "o-both-t/timings.json")))["memory_plan"]
+    acts = sum(1 for r in range(4) for e in json.load(open(os.path.join(gen, "rank-%d.json" % r)))["traceEvents"]
+               if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"))
+    rows = sum(len(kern[r]) + len(kern[r]) + EXTRA for r in range(4))
+    check(plan["gpu_activities"] == acts and plan["rows"] == rows,
+          "both: memory plan %s, expected %d GPU activities, %d rows" % (plan, acts, rows))
     # NCCL only, two processes, and one
     run([mpiexec, "--oversubscribe", "-n", "2", bin_] + env_args + ["-o", os.path.join(work, "o-only2"), only])
     run([bin_] + env_args + ["-o", os.path.join(work, "o-only1"), only])
