@@ -30,10 +30,8 @@ static int by_index(const void *a, const void *b)
  * file is recorded in j->nccl; one that has a Kineto trace of the same rank
  * beside it leaves res[], so res[] keeps one entry per rank (the Kineto
  * trace when there is one). Two files of one kind for a rank stay, for the
- * duplicate check. res[0..*n) is sorted by rank; the joined NCCL files
- * are moved to res[*n..) (swapped, not overwritten), so that the input
- * res[] stays a permutation of the loaded files, each once (job_plan sums
- * the job's activities and rows over it). */
+ * duplicate check. res[0..*n) is sorted by rank (entries past it are stale
+ * copies: job_check counts the job's activities and rows before). */
 static int nccl_split(file_result_t *res, size_t *n, job_t *j)
 {
     size_t w = 0;
@@ -56,9 +54,7 @@ static int nccl_split(file_result_t *res, size_t *n, job_t *j)
                 if (nk == 1)
                     continue; /* joins the rank's trace */
             }
-            file_result_t keep = res[i];
-            res[i] = res[w];
-            res[w++] = keep;
+            res[w++] = res[i];
         }
         a = b;
     }
@@ -89,6 +85,13 @@ int job_check(const options_t *o, const input_list_t *l, file_result_t *res, siz
         return MT_EXIT_BAD_INPUT;
     }
     qsort(res, n, sizeof *res, by_rank);
+    /* for the memory plan (job_plan), each loaded file once: nccl_split
+     * below folds a rank's NCCL file into its trace */
+    for (size_t i = 0; i < n; i++) {
+        j->plan_acts += res[i].n_gacts;
+        j->plan_rows += res[i].n_rows;
+        j->plan_steps += res[i].n_steps;
+    }
     if (nccl_split(res, &n, j) || !n) /* n > 0: a trace that an NCCL file joins stays */
         return MT_EXIT_ERROR;
     j->n = n;
@@ -124,8 +127,7 @@ int job_check(const options_t *o, const input_list_t *l, file_result_t *res, siz
     return MT_EXIT_OK;
 }
 
-int job_plan(MPI_Comm comm, const options_t *o, local_t *L, const file_result_t *all, size_t n_all, job_t *j,
-             phase_times_t *pt)
+int job_plan(MPI_Comm comm, const options_t *o, local_t *L, job_t *j, phase_times_t *pt)
 {
     int me;
     procs_comm_rank(comm, &me);
@@ -135,22 +137,15 @@ int job_plan(MPI_Comm comm, const options_t *o, local_t *L, const file_result_t 
      * is what process 0 holds, and the gather starts from it */
     heap_give_back();
     if (me == 0) {
-        uint64_t ranks = j->n, steps = 0; /* a rank's NCCL file and trace: one rank */
-        for (size_t i = 0; i < n_all; i++)
-            if (!all[i].skipped && all[i].status == MT_OK) {
-                j->plan_acts += all[i].n_gacts;
-                j->plan_rows += all[i].n_rows;
-                steps += all[i].n_steps;
-            }
         j->plan_rss = heap_resident();
-        mt_critpath_memory(ranks, j->plan_rows, j->plan_acts, &j->plan_without, &j->plan_with);
+        mt_critpath_memory(j->n, j->plan_rows, j->plan_acts, &j->plan_without, &j->plan_with);
         /* what the machine has now, with a tenth kept for the outputs and
          * for the projection's error (docs/PERFORMANCE.md "Process 0's
          * memory budget") */
         j->plan_budget = o->mem_budget > 0 ? (uint64_t)o->mem_budget
                          : o->mem_budget < 0 ? heap_available() / 10 * 9
                                              : 0;
-        skip = steps > 0 && j->plan_budget > 0 && j->plan_with > j->plan_budget;
+        skip = j->plan_steps > 0 && j->plan_budget > 0 && j->plan_with > j->plan_budget;
         pt->plan_rss = j->plan_rss;
         pt->plan_without = j->plan_without;
         pt->plan_with = j->plan_with;

@@ -47,7 +47,8 @@ typedef struct job {
     mt_trust_t trust;        /* do the traces belong to one run; how good is the fit */
     /* job_plan (every process: cp_skipped; the rest on process 0) */
     bool cp_skipped;         /* the critical path is not run: over the memory budget */
-    uint64_t plan_acts, plan_rows; /* the job's GPU activities and collective rows */
+    uint64_t plan_acts, plan_rows; /* the job's GPU activities and collective rows (job_check) */
+    uint64_t plan_steps;     /* and ProfilerSteps: none, no critical path to leave out */
     uint64_t plan_rss;       /* process 0's resident set at the plan */
     uint64_t plan_without, plan_with; /* mt_critpath_memory */
     uint64_t plan_budget;    /* bytes; 0: none */
@@ -61,16 +62,15 @@ typedef struct job {
 int job_check(const options_t *o, const input_list_t *l, file_result_t *res, size_t n_res, job_t *j);
 
 /* Collective, after job_check: process 0 projects its memory for the
- * cross-rank steps from the loaded results (all[0..n_all): the job's GPU
- * activities, rows and ranks; mt_critpath_memory) and sets j->cp_skipped
+ * cross-rank steps from the job's GPU activities, rows and ranks (counted
+ * by job_check; mt_critpath_memory) and sets j->cp_skipped
  * everywhere when the run with the critical path would exceed the budget
  * (--memory-budget, else 90 % of what the machine has available now);
  * then every process takes the GPU
  * activities out of its packed analyses (they are the critical path's
  * input only), so they are neither sent nor held. MT_EXIT_OK or
  * MT_EXIT_ERROR (printed why), the same everywhere. */
-int job_plan(MPI_Comm comm, const options_t *o, local_t *L, const file_result_t *all, size_t n_all, job_t *j,
-             phase_times_t *pt);
+int job_plan(MPI_Comm comm, const options_t *o, local_t *L, job_t *j, phase_times_t *pt);
 
 /* Collective: the packed per-rank analyses of every process (L->analyses)
  * gathered on process 0 into j->an; L->analyses is freed once sent (on

@@ -62,7 +62,7 @@ static int job_run(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input
     /* ---- process 0's memory budget; the per-rank analyses to process 0;
      * the clocks aligned ---- */
     if (code == MT_EXIT_OK)
-        code = job_plan(comm, o, L, *all, *n_all, j, pt);
+        code = job_plan(comm, o, L, j, pt);
     if (code == MT_EXIT_OK)
         code = job_gather_analyses(comm, mc, L, j, pt);
     if (code == MT_EXIT_OK)
