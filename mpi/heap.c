@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -134,8 +135,73 @@ void heap_release(uint64_t json_bytes)
 #endif
 }
 
+#if defined(__linux__)
+/* The number in file dir/name, or UINT64_MAX ("max", unreadable). */
+static uint64_t read_u64(const char *dir, const char *name)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    unsigned long long v;
+    int ok = f && fscanf(f, "%llu", &v) == 1;
+    if (f)
+        fclose(f);
+    return ok ? (uint64_t)v : UINT64_MAX;
+}
+
+/* What this process's memory cgroup and its ancestors leave (limit less
+ * usage, the least over the levels): a container's or a batch job's
+ * limit (Slurm's, for one) is not in MemAvailable. cgroup v2
+ * (memory.max, memory.current) or v1's memory controller
+ * (memory.limit_in_bytes, memory.usage_in_bytes); UINT64_MAX when no level
+ * has a limit or nothing can be read. */
+static uint64_t cgroup_room(void)
+{
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    char line[4096], dir[4200];
+    const char *root = NULL, *lim = NULL, *use = NULL;
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *p = strchr(line, ':'), *q = p ? strchr(p + 1, ':') : NULL;
+        if (!q)
+            continue;
+        if (!strncmp(line, "0::", 3)) { /* v2: used unless v1 has a memory controller */
+            if (!root) {
+                root = "/sys/fs/cgroup";
+                lim = "memory.max";
+                use = "memory.current";
+                snprintf(dir, sizeof dir, "%s", q + 1);
+            }
+        } else if (strstr(p, ":memory:") == p || strstr(p, ",memory:") || strstr(p, ":memory,")) {
+            root = "/sys/fs/cgroup/memory";
+            lim = "memory.limit_in_bytes";
+            use = "memory.usage_in_bytes";
+            snprintf(dir, sizeof dir, "%s", q + 1);
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    uint64_t room = UINT64_MAX;
+    for (size_t n = root ? strlen(dir) : 0; root;) {
+        char at[4200 + 32];
+        snprintf(at, sizeof at, "%s%.*s", root, (int)n, dir);
+        uint64_t l = read_u64(at, lim), u = read_u64(at, use);
+        if (l < ((uint64_t)1 << 60) && u != UINT64_MAX) /* v1 writes "no limit" as about 2^63 */
+            room = l > u ? (l - u < room ? l - u : room) : 0;
+        while (n > 0 && dir[n - 1] != '/') /* up one level */
+            n--;
+        if (n == 0)
+            break;
+        n--; /* the '/' itself; "" is the root */
+    }
+    return room;
+}
+#endif
+
 /* Linux: /proc/meminfo's MemAvailable (the kernel's estimate of what can
- * be allocated without swapping, page cache it can drop included);
+ * be allocated without swapping, page cache it can drop included), or
+ * less where the process's memory cgroup leaves less (cgroup_room);
  * elsewhere, or unreadable, 0: unknown. */
 uint64_t heap_available(void)
 {
@@ -152,6 +218,9 @@ uint64_t heap_available(void)
     }
     if (f)
         fclose(f);
+    uint64_t room = cgroup_room();
+    if (kib && room / 1024 < kib)
+        return room;
 #endif
     return kib * 1024;
 }

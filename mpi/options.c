@@ -86,8 +86,10 @@ static const char usage_text[] =
     "                       1024; none: no limit). When its projected need with\n"
     "                       the critical path is above it, the steps section\n"
     "                       (critical path, what-ifs) is left out with a\n"
-    "                       warning. Default: 90% of the memory available on\n"
-    "                       process 0's machine after the load\n"
+    "                       warning (and --gate on step metrics fails: not\n"
+    "                       measured). Default: 90% of the memory available to\n"
+    "                       process 0 after the load (its machine's, or less\n"
+    "                       where its memory cgroup's limit leaves less)\n"
     "\n"
     "Pipeline (a pipeline section appears when stages are given or the\n"
     "point-to-point traffic shows them):\n"
@@ -459,7 +461,9 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
                 if (u)
                     for (const char *k = units; k <= u; k++)
                         v *= 1024;
-                if (e == val || (*e && (!u || e[1])) || errno || !(v >= 1) || v > 9e18)
+                /* digits first (strtod would take " 16", "0x10", "inf") */
+                if (!isdigit((unsigned char)val[0]) || strpbrk(val, "xXpP") || e == val || (*e && (!u || e[1])) ||
+                    errno || !(v >= 1) || v > 9e18)
                     return usage_error(print, name, "expected a size (bytes, or a number with K, M, G or T) or none");
                 o->mem_budget = (int64_t)v;
             }

@@ -121,6 +121,22 @@ static void warn_groups(mt_warnings_t *w, const job_t *j, const mt_align_result_
                     j->world_disagree ? " (their world sizes differ too)" : "");
 }
 
+/* v bytes as KiB, MiB or GiB with one decimal. */
+static void mib(char *b, size_t cap, uint64_t v)
+{
+    double x = (double)v / 1024;
+    const char *u = "KiB";
+    if (x >= 1024) {
+        x /= 1024;
+        u = "MiB";
+    }
+    if (x >= 10240) {
+        x /= 1024;
+        u = "GiB";
+    }
+    snprintf(b, cap, "%.1f %s", x, u);
+}
+
 /* Process 0: every warning of the run into *w, in the order the terminal
  * prints them. */
 void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j, bool merge_failed,
@@ -230,14 +246,14 @@ void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j
             WARN("rank_default", (int32_t)r->rank, "%s names no rank; as the only input it is taken as rank 0\n", inputs_base(p));
     }
     if (j->cp_skipped) {
-        /* MB with a decimal, GB from 10 GB on */
-        double need = (double)j->plan_with / 1e6, budget = (double)j->plan_budget / 1e6;
+        char need[32], budget[32]; /* in the powers of 1024 of --memory-budget's SIZE */
+        mib(need, sizeof need, j->plan_with);
+        mib(budget, sizeof budget, j->plan_budget);
         WARN("critical_path_skipped", -1,
-             "steps, critical path and what-ifs left out: with them process 0 would need about %.1f %s more than "
-             "after its load (%llu GPU activities, %llu collective rows), over its memory budget of %.1f %s "
+             "steps, critical path and what-ifs left out: with them process 0 would need about %s more than "
+             "after its load (%llu GPU activities, %llu collective rows), over its memory budget of %s "
              "(--memory-budget)",
-             need >= 1e4 ? need / 1e3 : need, need >= 1e4 ? "GB" : "MB", (unsigned long long)j->plan_acts,
-             (unsigned long long)j->plan_rows, budget >= 1e4 ? budget / 1e3 : budget, budget >= 1e4 ? "GB" : "MB");
+             need, (unsigned long long)j->plan_acts, (unsigned long long)j->plan_rows, budget);
     }
     warn_groups(w, j, al);
     /* one run?  how good is the fit? */

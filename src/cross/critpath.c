@@ -46,9 +46,10 @@ const char *mt_wi_str(mt_wi_t w)
  * row. Each rank's analysis, clock and tables: 16 KiB. Measured under
  * mpirun -n 2 on 2026-11-25 (process 0's peak less its resident set at
  * the plan, --timings "memory plan"; docs/PERFORMANCE.md "Process 0's
- * memory budget"): within 0-35 % above the growth on jobs of big traces,
- * up to 1.8x on jobs of many small ones (the process's own share, freed
- * as it is sent, is in the resident set). Above rather than below: a
+ * memory budget"): 11-13 % above the growth on the two jobs of 8 x 157
+ * MB traces, 35 % on 256 ranks of 2 MB, up to 1.8x on jobs of many small
+ * ones (the process's own share, freed as it is sent, is in the resident
+ * set at the plan). Above rather than below: a
  * projection too low is a process killed for memory. */
 #define CPM_RANK 16384
 #define CPM_GATHER_ACT 112

@@ -82,7 +82,7 @@ for e in errs:
     print("FAIL:", e)
 sys.exit(1 if errs else 0)
 PY
-for v in 12X 0 -5 1.5.5 KB ""; do
+for v in 12X 0 -5 1.5.5 KB "" 0x10 " 16G" inf 16GB; do
   timeout 60 "$bin" --no-progress -q --memory-budget "$v" -o "$work/bad" $job 2>"$work/bad.err"
   rc=$?
   if [ $rc = 64 ] && grep -q -- "--memory-budget" "$work/bad.err"; then ok; else bad "--memory-budget '$v': exit $rc"; fi
@@ -92,6 +92,6 @@ check run lower 0 --memory-budget 2g
 rm -rf "$work/html"
 timeout 60 "$bin" --no-progress -q --no-merge --memory-budget 1K -o "$work/html" $job 2>/dev/null
 if grep -q '<section id="steps"><h2>Steps and critical path</h2>' "$work/html/report.html" &&
-  grep -q 'left out: with them process 0 would need about [0-9.]* MB more .*(864 GPU activities, 192 collective rows)' \
+  grep -q 'left out: with them process 0 would need about [0-9.]* [KMG]iB more .*(864 GPU activities, 192 collective rows)' \
     "$work/html/report.html"; then ok; else bad "report.html: the steps section's note"; fi
 harness_end
