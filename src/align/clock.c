@@ -121,6 +121,13 @@ typedef struct ctx {
     size_t *mem_first;        /* n_ranks + 1 */
     bool *usable;             /* per instance */
     bool *fitted;             /* per slot: has a correction to trust */
+    /* Per member position (bit p of m->members[p]): its rank is loaded and
+     * fitted. A rebuild looks for the first 65 fitted members; while fewer
+     * than 65 ranks are fitted (the first pass) that is a walk over all of
+     * the instance's members, and testing a bit word by word instead of
+     * two dependent loads per member was a quarter of the fit's time at
+     * 1024 ranks x 3000. */
+    uint64_t *fit_bits;
     /* Per row: its rank's slot (-1 when not loaded) and its end on the
      * rank's current correction. Every consensus reads the corrected ends
      * of up to 64 others; caching them makes that a load instead of a
@@ -138,17 +145,31 @@ static int32_t slot_of(const ctx_t *c, int32_t rank)
     return rank >= 0 && rank <= c->max_rank ? c->rank_slot[rank] : -1;
 }
 
+/* Slot s is fitted from now on: set its members' bits in fit_bits. */
+static void mark_fitted(ctx_t *c, size_t s)
+{
+    c->fitted[s] = true;
+    for (size_t k = c->mem_first[s]; k < c->mem_first[s + 1]; k++)
+        c->fit_bits[c->mem[k].pos / 64] |= 1ull << (c->mem[k].pos % 64);
+}
+
 static void set_rebuild(const ctx_t *c, uint32_t inst)
 {
     cons_set_t *cs = &c->cs[inst];
     int64_t *v = c->set + cs->off;
     uint32_t p = c->m->first[inst], e = c->m->first[inst + 1];
     size_t k = 0;
-    for (; p < e && k < CONS_CAP + 1; p++) {
-        uint32_t row = c->m->members[p];
-        int32_t s = c->row_slot[row];
-        if (s < 0 || !c->fitted[s])
+    while (p < e && k < CONS_CAP + 1) {
+        /* the next fitted member at or after p, 64 positions at a time */
+        uint64_t w = c->fit_bits[p / 64] >> (p % 64);
+        if (!w) {
+            p = (p / 64 + 1) * 64;
             continue;
+        }
+        p += (uint32_t)__builtin_ctzll(w);
+        if (p >= e)
+            break;
+        uint32_t row = c->m->members[p++];
         cs->last_row = row;
         /* insertion into the sorted prefix: k <= 65 */
         int64_t x = c->row_end[row];
@@ -157,7 +178,7 @@ static void set_rebuild(const ctx_t *c, uint32_t inst)
             v[j] = v[j - 1];
         v[j] = x;
     }
-    cs->end = p;
+    cs->end = p < e ? p : e;
     cs->n = (uint8_t)k;
     cs->dirty = false;
 }
@@ -185,20 +206,19 @@ static void consensus_check(const ctx_t *c, uint32_t inst, int32_t self_slot, in
 }
 #endif
 
-/* First index in v[0..n) whose value is >= x. */
+/* First index in v[0..n) whose value is >= x. Without a branch on the
+ * comparison (a conditional move): the values are a rank's offsets
+ * against the others', so the branch was a coin toss, and its
+ * mispredictions were a fifth of the fit's time at 1024 ranks x 3000. */
 static size_t lower_bound(const int64_t *v, size_t n, int64_t x)
 {
-    size_t lo = 0;
-    while (n) {
+    const int64_t *base = v;
+    while (n > 1) {
         size_t h = n / 2;
-        if (v[lo + h] < x) {
-            lo += h + 1;
-            n -= h + 1;
-        } else {
-            n = h;
-        }
+        base = base[h - 1] < x ? base + h : base;
+        n -= h;
     }
-    return lo;
+    return (size_t)(base - v) + (n && *base < x);
 }
 
 /* The consensus end of instance i without rank `self` (see cons_set_t),
@@ -437,7 +457,8 @@ static size_t fit_rank(ctx_t *c, size_t s, const mt_clock_opts_t *o)
     ck->matched = used;
     ck->rejected = n - used;
     bool was_fitted = c->fitted[s];
-    c->fitted[s] = true;
+    if (!was_fitted)
+        mark_fitted(c, s);
     refresh_rows(c, s, was_fitted);
     return n;
 }
@@ -463,8 +484,9 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
     c.row_slot = mt_big_malloc((n_rows ? n_rows : 1) * sizeof *c.row_slot);
     c.row_end = mt_big_malloc((n_rows ? n_rows : 1) * sizeof *c.row_end);
     c.cs = mt_big_calloc(m->n_inst + 1, sizeof *c.cs);
+    c.fit_bits = mt_big_calloc((size_t)m->first[m->n_inst] / 64 + 1, sizeof *c.fit_bits);
     if (!c.rank_slot || !c.mem_first || !c.usable || !c.fitted || !fill || !queue || !seen || !inst_seen || !c.row_slot ||
-        !c.row_end || !c.cs)
+        !c.row_end || !c.cs || !c.fit_bits)
         goto done;
     for (int32_t r = 0; r <= c.max_rank; r++)
         c.rank_slot[r] = -1;
@@ -548,7 +570,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
     refresh_all(&c); /* identity corrections */
     out[ref_slot].reference = true;
     out[ref_slot].connected = true;
-    c.fitted[ref_slot] = true;
+    mark_fitted(&c, (size_t)ref_slot);
 
     /* Breadth-first over ranks that share instances, from the reference.
      * An instance's members are all queued the first time it is reached,
@@ -630,7 +652,8 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
             out[s].drift_significant = false;
         }
     for (size_t s = 0; s < n_ranks; s++)
-        c.fitted[s] = seen[s];
+        if (seen[s] && !c.fitted[s])
+            mark_fitted(&c, s); /* --no-align: only the reference was fitted */
     /* Quantise to what report.json prints (offset in whole ns, drift in
      * micro-ppm), so anyone applying the reported numbers gets exactly the
      * timestamps of the merged trace. */
@@ -701,6 +724,7 @@ done:
     free(c.row_slot);
     free(c.row_end);
     free(c.cs);
+    free(c.fit_bits);
     free(c.set);
     free(c.rank_slot);
     free(c.mem_first);
