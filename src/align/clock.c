@@ -119,8 +119,14 @@ typedef struct cons_set {
     uint32_t end;      /* member position after S's last member */
     uint32_t last_row; /* row of S's last member (when S is full) */
     uint8_t n;         /* values in S (<= CONS_CAP + 1) */
+    /* Where S's last member's value sits in the sorted values, NO_DROP
+     * when not known. Every rank outside a full S (all but 65 of them)
+     * leaves out that same value, so between two changes of S the search
+     * is done once instead of once per rank. */
+    uint8_t drop_last;
     bool dirty;
 } cons_set_t;
+#define NO_DROP 0xff
 
 typedef struct ctx {
     const mt_match_t *m;
@@ -190,6 +196,7 @@ static void set_rebuild(const ctx_t *c, uint32_t inst)
         v[j] = x;
     }
     cs->end = p < e ? p : e;
+    cs->drop_last = NO_DROP;
     cs->n = (uint8_t)k;
     cs->dirty = false;
 }
@@ -226,7 +233,7 @@ static size_t lower_bound(const int64_t *v, size_t n, int64_t x)
     const int64_t *base = v;
     while (n > 1) {
         size_t h = n / 2;
-        base = base[h - 1] < x ? base + h : base;
+        base += (size_t)(base[h - 1] < x) * h; /* gcc made a branch of ?: */
         n -= h;
     }
     return (size_t)(base - v) + (n && *base < x);
@@ -248,8 +255,11 @@ static bool consensus(ctx_t *c, const member_t *mb, int32_t self_slot, int64_t b
     size_t n = cs->n, drop = n; /* index of the value left out; n = none */
     if (c->fitted[self_slot] && mb->pos < cs->end)
         drop = lower_bound(v, n, c->row_end[mb->row]);
-    else if (n == CONS_CAP + 1)
-        drop = lower_bound(v, n, c->row_end[cs->last_row]);
+    else if (n == CONS_CAP + 1) {
+        if (cs->drop_last == NO_DROP)
+            cs->drop_last = (uint8_t)lower_bound(v, n, c->row_end[cs->last_row]);
+        drop = cs->drop_last;
+    }
     size_t k = n - (drop < n);
     bool any = k > 0;
     if (any) {
@@ -421,6 +431,7 @@ static void refresh_rows(ctx_t *c, size_t s, bool was_fitted)
         if (old == x)
             continue;
         int64_t *v = c->set + cs->off;
+        cs->drop_last = NO_DROP;
         size_t j = lower_bound(v, cs->n, old);
         /* slide the entries between the old and the new place by one */
         if (x > old)
