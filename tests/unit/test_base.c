@@ -115,11 +115,11 @@ static void test_stats(void **state)
         assert_true(mt_stats_median_f64(fx, n) == want);
         free(x), free(y), free(fx), free(fy), free(t);
     }
-    /* the sampled fast path (n >= 1024) against a plain sort: spread,
+    /* the sampled fast paths (n >= 512, >= 1024) against a plain sort: spread,
      * heavily tied, sorted, and a sample that misses the middle (the
      * spaced sample positions hold the largest values) */
     for (int round = 0; round < 40; round++) {
-        size_t n = 1024 + (size_t)(tu_rand(&r) % 4000);
+        size_t n = 512 + (size_t)(tu_rand(&r) % 4500);
         double *fx = malloc(n * sizeof *fx), *fy = malloc(n * sizeof *fy);
         for (size_t i = 0; i < n; i++) {
             int shape = round % 4;
@@ -129,8 +129,8 @@ static void test_stats(void **state)
                                  : (double)(tu_rand(&r) % 1000);
         }
         if (round % 4 == 3) {
-            size_t step = n / 256;
-            for (size_t i = 0; i < 256; i++)
+            size_t ns = n >= 1024 ? 256 : 64, step = n / ns;
+            for (size_t i = 0; i < ns; i++)
                 fx[i * step + step / 2] = 1e9 + (double)i;
         }
         memcpy(fy, fx, n * sizeof *fx);
