@@ -115,6 +115,32 @@ static void test_stats(void **state)
         assert_true(mt_stats_median_f64(fx, n) == want);
         free(x), free(y), free(fx), free(fy), free(t);
     }
+    /* the sampled fast paths (n >= 512, >= 1024) against a plain sort: spread,
+     * heavily tied, sorted, and a sample that misses the middle (the
+     * spaced sample positions hold the largest values) */
+    for (int round = 0; round < 40; round++) {
+        size_t n = 512 + (size_t)(tu_rand(&r) % 4500);
+        double *fx = malloc(n * sizeof *fx), *fy = malloc(n * sizeof *fy);
+        for (size_t i = 0; i < n; i++) {
+            int shape = round % 4;
+            fx[i] = shape == 0   ? (double)(tu_rand(&r) % 100000) - 50000
+                    : shape == 1 ? (double)(tu_rand(&r) % 5)
+                    : shape == 2 ? (double)i * 0.5
+                                 : (double)(tu_rand(&r) % 1000);
+        }
+        if (round % 4 == 3) {
+            size_t ns = n >= 1024 ? 256 : 64, step = n / ns;
+            for (size_t i = 0; i < ns; i++)
+                fx[i * step + step / 2] = 1e9 + (double)i;
+        }
+        memcpy(fy, fx, n * sizeof *fx);
+        qsort(fy, n, sizeof *fy, cmp_f64);
+        double want = n % 2 ? fy[n / 2] : 0.5 * (fy[n / 2 - 1] + fy[n / 2]);
+        assert_true(mt_stats_median_f64(fx, n) == want);
+        qsort(fx, n, sizeof *fx, cmp_f64); /* reordered, not changed */
+        assert_memory_equal(fx, fy, n * sizeof *fx);
+        free(fx), free(fy);
+    }
 }
 
 static void test_union2(void **state)
