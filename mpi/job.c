@@ -88,9 +88,9 @@ int job_check(const options_t *o, const input_list_t *l, file_result_t *res, siz
     /* for the memory plan (job_plan), each loaded file once: nccl_split
      * below folds a rank's NCCL file into its trace */
     for (size_t i = 0; i < n; i++) {
-        j->plan_acts += res[i].n_gacts;
-        j->plan_rows += res[i].n_rows;
-        j->plan_steps += res[i].n_steps;
+        j->plan.acts += res[i].n_gacts;
+        j->plan.rows += res[i].n_rows;
+        j->plan.steps += res[i].n_steps;
     }
     if (nccl_split(res, &n, j) || !n) /* n > 0: a trace that an NCCL file joins stays */
         return MT_EXIT_ERROR;
@@ -137,25 +137,20 @@ int job_plan(MPI_Comm comm, const options_t *o, local_t *L, job_t *j, phase_time
      * is what process 0 holds, and the gather starts from it */
     heap_give_back();
     if (me == 0) {
-        j->plan_rss = heap_resident();
-        mt_critpath_memory(j->n, j->plan_rows, j->plan_acts, &j->plan_without, &j->plan_with);
+        j->plan.rss = heap_resident();
+        mt_critpath_memory(j->n, j->plan.rows, j->plan.acts, &j->plan.without, &j->plan.with);
         /* what the machine has now, with a tenth kept for the outputs and
          * for the projection's error (docs/PERFORMANCE.md "Process 0's
          * memory budget") */
-        j->plan_budget = o->mem_budget > 0 ? (uint64_t)o->mem_budget
+        j->plan.budget = o->mem_budget > 0 ? (uint64_t)o->mem_budget
                          : o->mem_budget < 0 ? heap_available() / 10 * 9
                                              : 0;
-        skip = j->plan_steps > 0 && j->plan_budget > 0 && j->plan_with > j->plan_budget;
-        pt->plan_rss = j->plan_rss;
-        pt->plan_without = j->plan_without;
-        pt->plan_with = j->plan_with;
-        pt->plan_budget = j->plan_budget;
-        pt->plan_acts = j->plan_acts;
-        pt->plan_rows = j->plan_rows;
-        pt->plan_skipped = skip;
+        j->plan.skipped = j->plan.steps > 0 && j->plan.budget > 0 && j->plan.with > j->plan.budget;
+        skip = j->plan.skipped;
+        pt->plan = j->plan;
     }
     procs_bcast(&skip, 1, MPI_INT, 0, comm);
-    j->cp_skipped = skip != 0;
+    j->plan.skipped = skip != 0;
     int bad = skip && mt_rank_analysis_packed_drop_gacts(&L->analyses) != MT_OK;
     if (comm_mpi_agree(comm, bad)) {
         if (me == 0)
@@ -400,7 +395,7 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
         cpr.n_stages = j->pipe->stages.n;
     }
     uint64_t rss0 = timings_peak_rss();
-    if (!j->cp_skipped) /* over the memory budget (job_plan): a warning says so */
+    if (!j->plan.skipped) /* over the memory budget (job_plan): a warning says so */
         st = mt_critpath_run(&cpr, an, j->n_an, al->clocks, j->ranks, (size_t)j->n_ranks, al->rows, al->n_rows,
                              al->m, &j->cp);
     pt->critpath = procs_wtime() - tp;

@@ -45,13 +45,8 @@ typedef struct job {
     mt_report_views_t *views;
     size_t gates_failed;
     mt_trust_t trust;        /* do the traces belong to one run; how good is the fit */
-    /* job_plan (every process: cp_skipped; the rest on process 0) */
-    bool cp_skipped;         /* the critical path is not run: over the memory budget */
-    uint64_t plan_acts, plan_rows; /* the job's GPU activities and collective rows (job_check) */
-    uint64_t plan_steps;     /* and ProfilerSteps: none, no critical path to leave out */
-    uint64_t plan_rss;       /* process 0's resident set at the plan */
-    uint64_t plan_without, plan_with; /* mt_critpath_memory */
-    uint64_t plan_budget;    /* bytes; 0: none */
+    /* job_plan (every process: plan.skipped; the rest on process 0) */
+    mem_plan_t plan;
 } job_t;
 
 /* Process 0: order the gathered results res[0..n_res) (skipped files
@@ -63,7 +58,7 @@ int job_check(const options_t *o, const input_list_t *l, file_result_t *res, siz
 
 /* Collective, after job_check: process 0 projects its memory for the
  * cross-rank steps from the job's GPU activities, rows and ranks (counted
- * by job_check; mt_critpath_memory) and sets j->cp_skipped
+ * by job_check; mt_critpath_memory) and sets j->plan.skipped
  * everywhere when the run with the critical path would exceed the budget
  * (--memory-budget, else 90 % of what the machine has available now);
  * then every process takes the GPU

@@ -245,15 +245,15 @@ void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j
         if (r->rank_source == MT_RANK_FROM_DEFAULT)
             WARN("rank_default", (int32_t)r->rank, "%s names no rank; as the only input it is taken as rank 0\n", inputs_base(p));
     }
-    if (j->cp_skipped) {
+    if (j->plan.skipped) {
         char need[32], budget[32]; /* in the powers of 1024 of --memory-budget's SIZE */
-        mib(need, sizeof need, j->plan_with);
-        mib(budget, sizeof budget, j->plan_budget);
+        mib(need, sizeof need, j->plan.with);
+        mib(budget, sizeof budget, j->plan.budget);
         WARN("critical_path_skipped", -1,
              "steps, critical path and what-ifs left out: with them process 0 would need about %s more than "
              "after its load (%llu GPU activities, %llu collective rows), over its memory budget of %s "
              "(--memory-budget)",
-             need, (unsigned long long)j->plan_acts, (unsigned long long)j->plan_rows, budget);
+             need, (unsigned long long)j->plan.acts, (unsigned long long)j->plan.rows, budget);
     }
     warn_groups(w, j, al);
     /* one run?  how good is the fit? */

@@ -95,15 +95,15 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
             mine->critpath, (double)mine->critpath_rss_growth / 1e6);
     uint64_t p0 = timings_peak_rss();
     char budget[64] = "no budget";
-    if (mine->plan_budget)
-        snprintf(budget, sizeof budget, "budget %.1f MB", mine->plan_budget / 1e6);
+    if (mine->plan.budget)
+        snprintf(budget, sizeof budget, "budget %.1f MB", mine->plan.budget / 1e6);
     /* the peak is over the whole run: the load's, when that was higher */
     fprintf(stderr, "  memory plan   process 0 at %.1f MB after its load; projected +%.1f MB without the critical "
                     "path, +%.1f MB with it (%llu GPU activities, %llu rows); %s%s; process 0's peak over the run "
                     "%.1f MB\n",
-            mine->plan_rss / 1e6, mine->plan_without / 1e6, mine->plan_with / 1e6,
-            (unsigned long long)mine->plan_acts, (unsigned long long)mine->plan_rows, budget,
-            mine->plan_skipped ? ": critical path left out" : "", p0 / 1e6);
+            mine->plan.rss / 1e6, mine->plan.without / 1e6, mine->plan.with / 1e6,
+            (unsigned long long)mine->plan.acts, (unsigned long long)mine->plan.rows, budget,
+            mine->plan.skipped ? ": critical path left out" : "", p0 / 1e6);
     fprintf(stderr, "  load rate     %9.1f MB/s, %.2f M events/s\n", load > 0 ? mb / load : 0.0,
             load > 0 ? (double)size->events / 1e6 / load : 0.0);
     fprintf(stderr, "  peak RSS      %9.1f MB on process %d (%.2fx its largest trace, %.1f MB)\n", peak.v / 1e6,
@@ -135,10 +135,10 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
     fprintf(f, "},\n  \"memory_plan\": {\"rss_after_load_bytes\": %llu, \"without_critical_path_bytes\": %llu, "
                "\"with_critical_path_bytes\": %llu, \"budget_bytes\": %llu, \"gpu_activities\": %llu, \"rows\": %llu, "
                "\"critical_path_left_out\": %s, \"process0_peak_rss_bytes\": %llu",
-            (unsigned long long)mine->plan_rss, (unsigned long long)mine->plan_without,
-            (unsigned long long)mine->plan_with, (unsigned long long)mine->plan_budget,
-            (unsigned long long)mine->plan_acts, (unsigned long long)mine->plan_rows,
-            mine->plan_skipped ? "true" : "false", (unsigned long long)p0);
+            (unsigned long long)mine->plan.rss, (unsigned long long)mine->plan.without,
+            (unsigned long long)mine->plan.with, (unsigned long long)mine->plan.budget,
+            (unsigned long long)mine->plan.acts, (unsigned long long)mine->plan.rows,
+            mine->plan.skipped ? "true" : "false", (unsigned long long)p0);
     fprintf(f, "},\n  \"merged_deflate_threads\": %d,\n", helpers);
     fprintf(f, "  \"peak_rss_bytes\": %ld,\n  \"peak_rss_process\": %d,\n", peak.v, peak.who);
     fprintf(f, "  \"largest_trace_bytes\": %llu,\n  \"largest_trace_on_peak_process_bytes\": %llu\n}\n",

@@ -5,7 +5,19 @@
 #define MT_MPI_TIMINGS_H
 
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdint.h>
+
+/* Process 0's memory plan (mpi/job.c job_plan), for the run and for
+ * --timings. */
+typedef struct mem_plan {
+    uint64_t acts, rows;     /* the job's GPU activities and collective rows (job_check) */
+    uint64_t steps;          /* and ProfilerSteps: none, no critical path to leave out */
+    uint64_t rss;            /* process 0's resident set at the plan */
+    uint64_t without, with;  /* mt_critpath_memory */
+    uint64_t budget;         /* bytes; 0: none */
+    bool skipped;            /* the critical path left out */
+} mem_plan_t;
 
 /* Seconds of wall time. Phases that every process runs are reduced with a
  * max (the slowest process sets the pace); root-only phases are taken from
@@ -31,9 +43,7 @@ typedef struct phase_times {
      * cross_rank), wall and CPU seconds, and how much it raised the peak RSS */
     double critpath, critpath_cpu;
     uint64_t critpath_rss_growth;
-    /* process 0: the memory plan (mpi/job.c job_plan) */
-    uint64_t plan_rss, plan_without, plan_with, plan_budget, plan_acts, plan_rows;
-    int plan_skipped;
+    mem_plan_t plan;     /* process 0: the memory plan */
 } phase_times_t;
 
 /* What the job handled, for rates and the memory ratio. */
