@@ -121,22 +121,6 @@ static void warn_groups(mt_warnings_t *w, const job_t *j, const mt_align_result_
                     j->world_disagree ? " (their world sizes differ too)" : "");
 }
 
-/* v bytes as KiB, MiB or GiB with one decimal. */
-static void mib(char *b, size_t cap, uint64_t v)
-{
-    double x = (double)v / 1024;
-    const char *u = "KiB";
-    if (x >= 1024) {
-        x /= 1024;
-        u = "MiB";
-    }
-    if (x >= 10240) {
-        x /= 1024;
-        u = "GiB";
-    }
-    snprintf(b, cap, "%.1f %s", x, u);
-}
-
 /* Process 0: every warning of the run into *w, in the order the terminal
  * prints them. */
 void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j, bool merge_failed,
@@ -246,14 +230,9 @@ void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j
             WARN("rank_default", (int32_t)r->rank, "%s names no rank; as the only input it is taken as rank 0\n", inputs_base(p));
     }
     if (j->plan.skipped) {
-        char need[32], budget[32]; /* in the powers of 1024 of --memory-budget's SIZE */
-        mib(need, sizeof need, j->plan.with);
-        mib(budget, sizeof budget, j->plan.budget);
-        WARN("critical_path_skipped", -1,
-             "steps, critical path and what-ifs left out: with them process 0 would need about %s more than "
-             "after its load (%llu GPU activities, %llu collective rows), over its memory budget of %s "
-             "(--memory-budget)",
-             need, (unsigned long long)j->plan.acts, (unsigned long long)j->plan.rows, budget);
+        char note[512];
+        mt_critpath_memory_note(note, sizeof note, j->plan.with, j->plan.budget, j->plan.acts, j->plan.rows);
+        WARN("critical_path_skipped", -1, "%s", note);
     }
     warn_groups(w, j, al);
     /* one run?  how good is the fit? */

@@ -477,6 +477,12 @@ void mt_critpath_free(mt_critpath_t *c);
  * bound. */
 void mt_critpath_memory(uint64_t n_ranks, uint64_t n_rows, uint64_t n_acts, uint64_t *without, uint64_t *with);
 
+/* The line that says why the steps were left out (the program's warning
+ * critical_path_skipped): need (mt_critpath_memory's *with) over budget,
+ * both in bytes, for a job of n_acts GPU activities and n_rows rows; into
+ * b (cap bytes, NUL-terminated, cut to fit). */
+void mt_critpath_memory_note(char *b, size_t cap, uint64_t need, uint64_t budget, uint64_t n_acts, uint64_t n_rows);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,7 @@
 #include "base/interval.h"
 #include "base/sort.h"
 #include "base/stats.h"
+#include "base/text.h"
 #include "cross/critpath_int.h"
 
 #include <fnmatch.h>
@@ -65,6 +66,17 @@ void mt_critpath_memory(uint64_t n_ranks, uint64_t n_rows, uint64_t n_acts, uint
              cp = n_acts * CPM_CP_ACT + n_rows * CPM_CP_ROW;
     *without = ranks + n_rows * CPM_ROW;
     *with = ranks + (gather > match ? (gather > cp ? gather : cp) : (match > cp ? match : cp));
+}
+
+void mt_critpath_memory_note(char *b, size_t cap, uint64_t need, uint64_t budget, uint64_t n_acts, uint64_t n_rows)
+{
+    char n[32], q[32]; /* in the powers of 1024 of --memory-budget's SIZE */
+    mt_fmt_bytes(n, sizeof n, need > INT64_MAX ? INT64_MAX : (int64_t)need);
+    mt_fmt_bytes(q, sizeof q, budget > INT64_MAX ? INT64_MAX : (int64_t)budget);
+    snprintf(b, cap,
+             "steps, critical path and what-ifs left out: with them process 0 would need about %s more than after "
+             "its load (%llu GPU activities, %llu collective rows), over its memory budget of %s (--memory-budget)",
+             n, (unsigned long long)n_acts, (unsigned long long)n_rows, q);
 }
 
 void mt_critpath_free(mt_critpath_t *c)
