@@ -145,12 +145,12 @@ int job_plan(MPI_Comm comm, const options_t *o, local_t *L, job_t *j, phase_time
         j->plan.budget = o->mem_budget > 0 ? (uint64_t)o->mem_budget
                          : o->mem_budget < 0 ? heap_available() / 10 * 9
                                              : 0;
-        j->plan.skipped = j->plan.steps > 0 && j->plan.budget > 0 && j->plan.with > j->plan.budget;
-        skip = j->plan.skipped;
-        pt->plan = j->plan;
+        skip = j->plan.steps > 0 && j->plan.budget > 0 && j->plan.with > j->plan.budget;
     }
     procs_bcast(&skip, 1, MPI_INT, 0, comm);
     j->plan.skipped = skip != 0;
+    if (me == 0)
+        pt->plan = j->plan;
     int bad = skip && mt_rank_analysis_packed_drop_gacts(&L->analyses) != MT_OK;
     if (comm_mpi_agree(comm, bad)) {
         if (me == 0)

@@ -62,27 +62,6 @@ const char *mt_clock_drift_text(const mt_clock_t *c, char *buf, size_t cap)
     return buf;
 }
 
-/* Quantile q of v[0..n) (reordered), interpolated between the order
- * statistics i and i + 1 around q * (n - 1); 0 when n = 0. By selection,
- * not a sort: the same two values, so the same result, and sorting every
- * rank's residuals was 7% of the fit at 1024 ranks x 3000. */
-static double quantile_select(double *v, size_t n, double q)
-{
-    if (!n)
-        return 0;
-    double pos = q * (double)(n - 1);
-    size_t i = (size_t)pos;
-    double f = pos - (double)i;
-    double lo = mt_stats_kth_f64(v, n, i);
-    if (i + 1 >= n)
-        return lo;
-    /* everything after position i is >= v[i]: the next one is their least */
-    double hi = v[i + 1];
-    for (size_t j = i + 2; j < n; j++)
-        hi = v[j] < hi ? v[j] : hi;
-    return lo * (1 - f) + hi * f;
-}
-
 /* Per rank: which instance memberships it has, with the row's raw end: the
  * rows are wide (mt_cinst_t, 200 bytes) and a fit reads only this field, so
  * a copy here keeps each rank's walk sequential instead of one cache miss
@@ -705,7 +684,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
         /* Over the points the fit kept (the same rejection rule), so a few
          * rejected outliers do not pose as the residual; they are counted
          * in `rejected`. */
-        double mad = quantile_select(c.tmp, k, 0.5), tol = 5 * 1.4826 * mad;
+        double mad = mt_stats_quantile_f64(c.tmp, k, 0.5), tol = 5 * 1.4826 * mad;
         if (tol < MIN_TOL_NS)
             tol = MIN_TOL_NS;
         size_t kept = 0; /* the values <= tol, moved to the front */
@@ -715,8 +694,8 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
                 c.tmp[kept++] = c.tmp[j];
                 c.tmp[j] = t;
             }
-        out[s].residual_p50_ns = quantile_select(c.tmp, kept, 0.5);
-        out[s].residual_p99_ns = quantile_select(c.tmp, kept, 0.99);
+        out[s].residual_p50_ns = mt_stats_quantile_f64(c.tmp, kept, 0.5);
+        out[s].residual_p99_ns = mt_stats_quantile_f64(c.tmp, kept, 0.99);
         if (!out[s].matched && !out[s].reference)
             out[s].matched = 0;
         if (out[s].reference)

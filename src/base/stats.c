@@ -45,6 +45,23 @@ double mt_stats_kth_f64(double *v, size_t n, size_t k)
     MT_KTH_BODY(double)
 }
 
+double mt_stats_quantile_f64(double *v, size_t n, double q)
+{
+    if (!n)
+        return 0;
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    double f = pos - (double)i;
+    double lo = mt_stats_kth_f64(v, n, i);
+    if (i + 1 >= n)
+        return lo;
+    /* everything after position i is >= v[i]: the next one is their least */
+    double hi = v[i + 1];
+    for (size_t j = i + 2; j < n; j++)
+        hi = v[j] < hi ? v[j] : hi;
+    return lo * (1 - f) + hi * f;
+}
+
 /* The median by selection: the upper middle (k = n / 2) selected, and for
  * even n the lower middle, the largest of v[0 .. n/2) after it; MEAN of
  * lo and hi. */

@@ -14,6 +14,13 @@
 int64_t mt_stats_kth_i64(int64_t *v, size_t n, size_t k);
 double mt_stats_kth_f64(double *v, size_t n, size_t k);
 
+/* Quantile q (0..1) of v[0..n) (reorders v), interpolated between the
+ * order statistics i and i + 1 around q * (n - 1); 0 when n = 0. By
+ * selection, not a sort: the same two values, so the same result as
+ * interpolating in the sorted values (sorting every rank's residuals was
+ * 7% of the clock fit at 1024 ranks x 3000). */
+double mt_stats_quantile_f64(double *v, size_t n, double q);
+
 /* Median of v[0..n) (reorders v): the mean of the two middle values when n
  * is even; 0 when n = 0. */
 double mt_stats_median_f64(double *v, size_t n);

@@ -65,7 +65,8 @@ void mt_critpath_memory(uint64_t n_ranks, uint64_t n_rows, uint64_t n_acts, uint
     uint64_t gather = n_acts * CPM_GATHER_ACT, match = n_rows * CPM_ROW + n_acts * CPM_HELD_ACT,
              cp = n_acts * CPM_CP_ACT + n_rows * CPM_CP_ROW;
     *without = ranks + n_rows * CPM_ROW;
-    *with = ranks + (gather > match ? (gather > cp ? gather : cp) : (match > cp ? match : cp));
+    uint64_t most = gather > match ? gather : match; /* the phases do not overlap: the largest */
+    *with = ranks + (most > cp ? most : cp);
 }
 
 void mt_critpath_memory_note(char *b, size_t cap, uint64_t need, uint64_t budget, uint64_t n_acts, uint64_t n_rows)

@@ -78,6 +78,15 @@ static void test_stats(void **state)
     assert_int_equal(mt_stats_pct_sorted(s, 4, 0), 10);   /* clamped to 1 */
     assert_int_equal(mt_stats_pct_sorted(s, 4, 250), 40); /* clamped to 100 */
     assert_int_equal(mt_stats_pct_sorted(s, 0, 50), 0);
+    /* interpolated quantiles, by hand: sorted 10 20 30 40; q = 0.5 sits at
+     * 1.5 (20 and 30 halved), q = 0.99 at 2.97 (30 x 0.03 + 40 x 0.97) */
+    double qv[] = {40, 10, 30, 20};
+    assert_true(mt_stats_quantile_f64(qv, 4, 0.5) == 25.0);
+    assert_float_equal(mt_stats_quantile_f64(qv, 4, 0.99), 39.7, 1e-9);
+    assert_true(mt_stats_quantile_f64(qv, 4, 0) == 10.0);
+    assert_true(mt_stats_quantile_f64(qv, 4, 1) == 40.0);
+    assert_true(mt_stats_quantile_f64(qv, 1, 0.5) == qv[0]);
+    assert_true(mt_stats_quantile_f64(qv, 0, 0.5) == 0.0);
     double d[] = {4, 1, 3, 2};
     assert_true(mt_stats_median_f64(d, 4) == 2.5);
     double e[] = {7, -1, 3};
