@@ -120,6 +120,14 @@ static _Thread_local bool tl_no_ring;
 
 /* Counters reported in the "stats" lines. */
 static _Atomic uint64_t g_drop_pool, g_drop_no_ring, g_unhandled, g_bad_handle;
+/* Unhandled events by type: index = the type's bit (0-14), 15 = any other
+ * value. Real NCCL sends types the activation mask did not ask for
+ * (NCCL 2.28.9 on an H200: four per ncclGroupEnd of a send/recv pair). */
+#define MT_TYPE_SLOTS 16
+static _Atomic uint64_t g_unhandled_type[MT_TYPE_SLOTS];
+static const char *const k_type_name[MT_TYPE_SLOTS] = {
+    "Group", "Coll", "P2p", "ProxyOp", "ProxyStep", "ProxyCtrl", "KernelCh", "NetPlugin",
+    "GroupApi", "CollApi", "P2pApi", "KernelLaunch", "CeColl", "CeSync", "CeBatch", "other"};
 
 /* Output (under g_io_lock). */
 static FILE *g_out;
@@ -323,6 +331,10 @@ static int start_common(void *context, void **handle, const task_in_t *in)
     if (in->type != MT_NCCL_EV_COLL && in->type != MT_NCCL_EV_P2P &&
         in->type != MT_NCCL_EV_KERNEL_CH) {
         atomic_fetch_add_explicit(&g_unhandled, 1, memory_order_relaxed);
+        unsigned t = (unsigned)in->type, bit = MT_TYPE_SLOTS - 1;
+        if (t && !(t & (t - 1)) && __builtin_ctz(t) < MT_TYPE_SLOTS - 1)
+            bit = (unsigned)__builtin_ctz(t);
+        atomic_fetch_add_explicit(&g_unhandled_type[bit], 1, memory_order_relaxed);
         return MT_NCCL_SUCCESS;
     }
     slot_t *s = slot_get();
@@ -608,6 +620,11 @@ static void drain_locked(const char *why, bool at_end)
                 ",\"threads\":%d",
                 why, ring_drops, atomic_load(&g_drop_no_ring), atomic_load(&g_drop_pool),
                 atomic_load(&g_unhandled), atomic_load(&g_bad_handle), n);
+        for (int i = 0; i < MT_TYPE_SLOTS; i++) {
+            uint64_t c = atomic_load(&g_unhandled_type[i]);
+            if (c)
+                fprintf(g_out, ",\"unhandled_%s\":%" PRIu64, k_type_name[i], c);
+        }
         if (at_end)
             fprintf(g_out, ",\"open_events\":%" PRIu64, count_live());
         fputs("}\n", g_out);

@@ -26,7 +26,12 @@ KEYS = {
               "dropped_pool_full": INT, "unhandled_events": INT, "unknown_handles": INT,
               "threads": INT},
 }
-OPTIONAL = {"kch": {"func": STR, "seq": INT}, "stats": {"open_events": INT}}
+OPTIONAL = {"kch": {"func": STR, "seq": INT},
+            "stats": dict({"open_events": INT},
+                          **{"unhandled_" + t: INT for t in (
+                              "Group", "Coll", "P2p", "ProxyOp", "ProxyStep", "ProxyCtrl",
+                              "KernelCh", "NetPlugin", "GroupApi", "CollApi", "P2pApi",
+                              "KernelLaunch", "CeColl", "CeSync", "CeBatch", "other")})}
 
 
 def kind(v):

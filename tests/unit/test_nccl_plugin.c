@@ -827,6 +827,11 @@ static void child_overflow(int abi, const char *dir)
     void *ph = (void *)1;
     if (a->start(ctx, &ph, &d) != 0 || ph != NULL)
         die("proxy op");
+    /* a type no version defines: counted as "other" */
+    put_type(&d, a->abi, 0);
+    ph = (void *)1;
+    if (a->start(ctx, &ph, &d) != 0 || ph != NULL)
+        die("type 0");
     /* a handle that is not ours */
     int not_ours;
     if (a->stop(&not_ours) != 0)
@@ -874,7 +879,9 @@ static void run_overflow(int abi)
              * stopped pool handles (ring already full) */
             assert_int_equal(geti(&o, "dropped_ring_full"), 31 - 8 + 2);
             assert_int_equal(geti(&o, "dropped_pool_full"), 1);
-            assert_int_equal(geti(&o, "unhandled_events"), 1);
+            assert_int_equal(geti(&o, "unhandled_events"), 2);
+            assert_int_equal(geti(&o, "unhandled_ProxyOp"), 1);
+            assert_int_equal(geti(&o, "unhandled_other"), 1);
             assert_int_equal(geti(&o, "unknown_handles"), 1);
             assert_int_equal(geti(&o, "dropped_no_ring"), 0);
             assert_int_equal(geti(&o, "threads"), 1);
