@@ -498,7 +498,9 @@ void nccl_warn(mt_warnings_t *w, const nccl_job_t *nj, const input_list_t *l)
                   "NCCL_INSPECTOR_DUMP_VERBOSE=1)\n",
                   r->rank, p, (unsigned long long)r->info.untimed);
         if (r->info.tasks && !r->info.rows && !r->info.untimed)
-            NWARN("nccl_no_gpu_times", r->rank, "rank %d: %s: no task has GPU times (was the KernelCh bit off in MERGETRACE_NCCL_MASK?)\n", r->rank,
+            NWARN("nccl_no_gpu_times", r->rank, "rank %d: %s: no task has GPU times (NCCL sends kernel-channel events only "
+                  "for work its proxy thread follows: none for send/recv to self, as NCCL 2.28.9 showed; or was the KernelCh "
+                  "bit off in MERGETRACE_NCCL_MASK?)\n", r->rank,
                   p);
     }
 #undef NWARN
