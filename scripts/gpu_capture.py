@@ -19,6 +19,8 @@ a GPU); docs/TESTING.md, "Real GPU fixtures", says how. Writes OUT/<set>/:
   gloo4/    four processes on the one GPU, gloo backend, CUDA tensors; rank 2
             sleeps before each all-reduce (the job's known straggler); 10
             profiled steps
+  gloo4async/ the same with the all-reduce non-blocking (async_op=True),
+            a forward pass under "## overlap ##", then wait()
   ab/       three eager runs of 12 profiled steps each, no stacks: a1 and a2
             the same job (an A/A pair), b with a batch 25 % larger (A/B)
 
@@ -390,7 +392,7 @@ STRAGGLER = 2
 STRAGGLER_SLEEP_S = 0.015
 
 
-def gloo_worker(rank, out, cpu, port):
+def gloo_worker(rank, out, cpu, port, asyn=False):
     import torch.distributed as dist
     dev = "cpu" if cpu else "cuda:0"
     if not cpu:
@@ -401,14 +403,15 @@ def gloo_worker(rank, out, cpu, port):
     model = nn.Sequential(nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 256)).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     rf = torch.profiler.record_function
-    d = os.path.join(out, "gloo4")
+    d = os.path.join(out, "gloo4async" if asyn else "gloo4")
     walls = []
     ops = []
     with torch.profiler.profile(activities=activities(cpu),
                                 schedule=torch.profiler.schedule(wait=1, warmup=1, active=10, repeat=1),
                                 record_shapes=True,
                                 on_trace_ready=handler(d, "rank-%d" % rank, lambda: {
-                                    "set": "gloo4", "rank": rank, "world_size": GLOO_RANKS,
+                                    "set": "gloo4async" if asyn else "gloo4", "async_op": asyn,
+                                    "rank": rank, "world_size": GLOO_RANKS,
                                     "straggler": STRAGGLER, "straggler_sleep_s": STRAGGLER_SLEEP_S,
                                     "allreduce_return_walls_ns": walls, "ops": ops})) as prof:
         for i in range(12):
@@ -421,7 +424,15 @@ def gloo_worker(rank, out, cpu, port):
             if rank == STRAGGLER:
                 time.sleep(STRAGGLER_SLEEP_S)
             with rf("## allreduce ##"):
-                dist.all_reduce(flat)
+                if asyn:
+                    # non-blocking: the call returns at once, the wait ends
+                    # when the collective does; work in between
+                    work = dist.all_reduce(flat, async_op=True)
+                    with rf("## overlap ##"):
+                        model(x).sum()
+                    work.wait()
+                else:
+                    dist.all_reduce(flat)
             walls.append(time.time_ns())
             for name, fn in (("broadcast", lambda: dist.broadcast(flat[:1024], 0)),
                              ("all_gather", lambda: dist.all_gather(
@@ -443,9 +454,9 @@ def gloo_worker(rank, out, cpu, port):
     dist.destroy_process_group()
 
 
-def part_gloo4(out, cpu):
+def part_gloo4(out, cpu, asyn=False):
     import torch.multiprocessing as mp
-    mp.spawn(gloo_worker, args=(out, cpu, 29700 + os.getpid() % 200), nprocs=GLOO_RANKS, join=True)
+    mp.spawn(gloo_worker, args=(out, cpu, 29700 + os.getpid() % 200, asyn), nprocs=GLOO_RANKS, join=True)
 
 
 # ---- provenance ---------------------------------------------------------------
@@ -478,7 +489,7 @@ def provenance(out, cpu, results):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--parts", default="eager,graphs,nccl1,gloo4,ab,compile")
+    ap.add_argument("--parts", default="eager,graphs,nccl1,gloo4,gloo4async,ab,compile")
     ap.add_argument("--cpu-smoke", action="store_true")
     ap.add_argument("--one", help=argparse.SUPPRESS)   # run one part in this process
     a = ap.parse_args()
@@ -489,11 +500,12 @@ def main():
          "graphs": lambda: part_train(a.out, "graphs", a.cpu_smoke),
          "nccl1": lambda: part_nccl1(a.out),
          "gloo4": lambda: part_gloo4(a.out, a.cpu_smoke),
+         "gloo4async": lambda: part_gloo4(a.out, a.cpu_smoke, True),
          "ab": lambda: part_ab(a.out, a.cpu_smoke)}[a.one]()
         return
     results = {}
     for part in a.parts.split(","):
-        if a.cpu_smoke and part not in ("eager", "gloo4", "ab"):
+        if a.cpu_smoke and part not in ("eager", "gloo4", "gloo4async", "ab"):
             continue
         t = time.time()
         # Each part in a process of its own: a crash or a hang in one (NCCL,
