@@ -141,12 +141,13 @@ def main():
         o = Oracle(os.path.join(real, tag, "oracle", stem + ".oracle.json.gz"))
         check_rank(tag, rep, 0, o, all_attr)
 
-    # Four processes on one GPU, gloo.
-    rep = run(mt, os.path.join(out, "gloo4"), os.path.join(real, "gloo4"))
-    check(rep["ranks"]["loaded"] == [0, 1, 2, 3], "gloo4: ranks %s" % rep["ranks"]["loaded"])
-    for r in range(4):
-        o = Oracle(os.path.join(real, "gloo4", "oracle", "rank-%d.oracle.json.gz" % r))
-        check_rank("gloo4", rep, r, o, False)
+    # Four processes on one GPU, gloo; blocking and non-blocking all_reduce.
+    for tag in ("gloo4", "gloo4async"):
+        rep = run(mt, os.path.join(out, tag), os.path.join(real, tag))
+        check(rep["ranks"]["loaded"] == [0, 1, 2, 3], "%s: ranks %s" % (tag, rep["ranks"]["loaded"]))
+        for r in range(4):
+            o = Oracle(os.path.join(real, tag, "oracle", "rank-%d.oracle.json.gz" % r))
+            check_rank(tag, rep, r, o, False)
 
     # A/A and A/B: three runs of one process; a2 repeats a1, b has a 25 %
     # larger batch. The GPU compute per step that the comparison explains

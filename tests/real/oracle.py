@@ -54,27 +54,18 @@ class Oracle:
 
     def busy_ns(self):
         """the union of every GPU activity's interval"""
-        iv = sorted((e["start"], e["start"] + e["dur"]) for e in self.gpu)
-        total, cur_s, cur_e = 0, None, None
-        for s, t in iv:
-            if cur_e is None or s > cur_e:
-                if cur_e is not None:
-                    total += cur_e - cur_s
-                cur_s, cur_e = s, t
-            else:
-                cur_e = max(cur_e, t)
-        if cur_e is not None:
-            total += cur_e - cur_s
-        return total
+        return union_ns(self.gpu)
 
     def ranges(self, name_pred):
         return [e for e in self.cpu if name_pred(e["name"])]
 
     def projection_ns(self, name_pred, same_thread=False):
-        """GPU ns of the activities launched while a range was open: any
-        thread of the process, or the range's own thread alone."""
+        """GPU time (the union of the intervals, as docs/report-schema.md
+        defines it: activities on two streams at once count once) of the
+        activities launched while a range was open: any thread of the
+        process, or the range's own thread alone."""
         rs = self.ranges(name_pred)
-        total = 0
+        picked = []
         for g in self.gpu:
             ln = self.launch.get(g["corr"])
             if not ln:
@@ -82,11 +73,27 @@ class Oracle:
             for r in rs:
                 if r["start"] <= ln["start"] <= r["start"] + r["dur"] and \
                         (not same_thread or r["tid"] == ln["tid"]):
-                    total += g["dur"]
+                    picked.append(g)
                     break
-        return total
+        return union_ns(picked)
 
     def key_average(self, name):
         """key_averages() rows of that name (a CPU range and, for
         record_function ranges, its GPU side)"""
         return [x for x in self.raw["key_averages"] if x["name"] == name]
+
+
+def union_ns(events):
+    """the measure of the union of the events' [start, start + dur)"""
+    iv = sorted((e["start"], e["start"] + e["dur"]) for e in events)
+    total, cur_s, cur_e = 0, None, None
+    for s, t in iv:
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, t
+        else:
+            cur_e = max(cur_e, t)
+    if cur_e is not None:
+        total += cur_e - cur_s
+    return total
