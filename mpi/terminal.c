@@ -156,7 +156,8 @@ void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j
             WARN("skipped_input", -1, "skipped %s: %s", l->skipped[i].path, l->skipped[i].why);
     if (j->world_disagree)
         WARN("world_size_disagree", -1, "the traces disagree on world_size; using the largest, %lld\n", (long long)j->world);
-    if (kernels == 0 && nccl_job_rows(&j->nccl) == 0)
+    /* One rank has no clock to align: nothing to warn about. */
+    if (kernels == 0 && nccl_job_rows(&j->nccl) == 0 && j->n > 1)
         WARN("no_comm_kernels", -1, "no communication kernels in any trace: nothing to align the clocks with\n");
     nccl_warn(w, &j->nccl, l);
     for (size_t i = 0; i < j->n; i++) {
