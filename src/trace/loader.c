@@ -1949,9 +1949,9 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
     } else if (x.dims || ev.ph == MT_PH_X) {
         /* Pre-2.2 traces: the message size of an nccl:* range comes from
          * its "Input Dims" (FORMAT.md 6.2). A gloo:* range on the CPU (the
-         * gloo worker thread running the collective, FORMAT.md 6.5) gets a
-         * record too, with or without "Input Dims" (a barrier has none):
-         * it is the only trace of a gloo collective. */
+         * gloo worker thread running the collective; docs/FORMATS.md "gloo
+         * collectives") gets a record too, with or without "Input Dims"
+         * (a barrier has none): it is the only trace of a gloo collective. */
         size_t nlen;
         const char *nm = mt_strtab_get(t->strings, ev.name, &nlen);
         mt_cat_t cn_cat = mt_cat_normal((mt_cat_t)ev.cat);
