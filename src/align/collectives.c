@@ -4,6 +4,7 @@
  * pointer into the trace. */
 #include "mergetrace/collectives.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,6 +285,12 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_strtab_t *lab
             r->flags |= MT_CI_STREAM;
             label(pg, sizeof pg, b, (size_t)w);
         }
+        /* gloo's all_gather range gives its input only ("Input Dims"); the
+         * gathered output, what the collective table counts, is group size
+         * times that on every rank */
+        if (cpu && kind == MT_COLLK_ALLGATHER && r->in_nelems > 0 && r->group_size > 0 &&
+            r->in_nelems <= INT64_MAX / r->group_size)
+            r->out_nelems = r->in_nelems * r->group_size;
         r->kind = (uint8_t)kind;
         r->sig = signature(kind, r, dtype);
         /* up to the first NUL, as the fixed char fields the ids replace

@@ -482,7 +482,7 @@ static void test_extract_gloo(void **state)
     mt_trace_free(t);
 
     /* Two gloo groups of one size: one group "gloo" of that size; of two
-     * sizes: size unknown. */
+     * sizes: size unknown (and so the all_gather's output). */
     static const char *const two[2] = {"4", "8"};
     for (int v = 0; v < 2; v++) {
         char json[1024];
@@ -491,7 +491,7 @@ static void test_extract_gloo(void **state)
                  "{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"gloo\", \"pg_size\": 4},"
                  "{\"pg_name\": \"1\", \"pg_desc\": \"undefined\", \"backend_config\": \"cpu:gloo\", \"pg_size\": %s}]},"
                  "\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"gloo:all_gather\",\"pid\":1,"
-                 "\"tid\":7,\"ts\":10,\"dur\":5}]}",
+                 "\"tid\":7,\"ts\":10,\"dur\":5,\"args\":{\"Input Dims\":[[256]]}}]}",
                  two[v]);
         t = load_str(json);
         rows = NULL;
@@ -501,6 +501,8 @@ static void test_extract_gloo(void **state)
         assert_string_equal(mt_strtab_get(tu_labels(), rows[0].pg_id, NULL), "gloo");
         assert_int_equal(rows[0].group_size, v == 0 ? 4 : -1);
         assert_int_equal(rows[0].kind, MT_COLLK_ALLGATHER);
+        assert_int_equal(rows[0].in_nelems, 256);
+        assert_int_equal(rows[0].out_nelems, v == 0 ? 4 * 256 : -1); /* the gathered output: size x input */
         free(rows);
         mt_trace_free(t);
     }
