@@ -112,10 +112,18 @@ static void gloo_group(const mt_trace_t *t, gloo_pg_t *g)
     }
 }
 
-/* Is e a gloo:* CPU range with its record (trace/loader.c)? */
+/* Is e a gloo:* CPU range with its record (trace/loader.c) that makes a
+ * row? Point-to-point ranges do not: they name no peer, and a send/recv
+ * seen by only some ranks of the group would shift the order by which
+ * the group's collectives match. */
 static bool is_gloo_range(const mt_trace_t *t, const mt_event_t *e)
 {
-    return e->ph == MT_PH_X && e->cls == MT_CLASS_NONE && e->coll && (t->colls[e->coll - 1].fields & MT_COLL_F_GLOO);
+    if (e->ph != MT_PH_X || e->cls != MT_CLASS_NONE || !e->coll || !(t->colls[e->coll - 1].fields & MT_COLL_F_GLOO))
+        return false;
+    size_t l;
+    const char *s = mt_strtab_get(t->strings, t->colls[e->coll - 1].name, &l);
+    mt_coll_kind_t k = mt_coll_kind_from_name(s, l);
+    return k != MT_COLLK_SEND && k != MT_COLLK_RECV && k != MT_COLLK_SENDRECV;
 }
 
 /* The step whose range contains t: the latest-starting one that does. */

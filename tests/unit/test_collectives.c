@@ -413,6 +413,7 @@ static void test_extract(void **state)
 
 /* gloo collectives (no kernel) from their gloo:* CPU ranges, values by
  * hand: the one gloo process group of pg_config labels them ("1" is NCCL's),
+ * a gloo:send (no peer named) is no row,
  * "Input Dims" [[2, 3]] is 6 elements, the step is the one that contains
  * the range's start, and the row's times are the range's (us -> ns). The
  * caller's c10d::allreduce_ op (it only queues the work) and the GPU-side
@@ -434,6 +435,8 @@ static void test_extract_gloo(void **state)
         "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"gloo:all_reduce\",\"pid\":0,\"tid\":65,\"ts\":1650,"
         "\"dur\":50},\n"
         "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"gloo:barrier\",\"pid\":1,\"tid\":8,\"ts\":1700,\"dur\":20},\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"gloo:send\",\"pid\":1,\"tid\":8,\"ts\":1800,\"dur\":20,"
+        "\"args\":{\"Input Dims\":[[4]]}},\n"
         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)\",\"pid\":0,\"tid\":20,"
         "\"ts\":1200,\"dur\":5,\"args\":{\"Collective name\":\"allreduce\",\"Process Group Name\":\"1\",\"Seq\":1}},\n"
         "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"gloo:broadcast\",\"pid\":1,\"tid\":7,\"ts\":6000,\"dur\":30,"
