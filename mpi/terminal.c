@@ -157,7 +157,7 @@ void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j
     if (j->world_disagree)
         WARN("world_size_disagree", -1, "the traces disagree on world_size; using the largest, %lld\n", (long long)j->world);
     /* One rank has no clock to align: nothing to warn about. */
-    if (kernels == 0 && nccl_job_rows(&j->nccl) == 0 && j->n > 1)
+    if (kernels == 0 && m->cpu_rows == 0 && nccl_job_rows(&j->nccl) == 0 && j->n > 1)
         WARN("no_comm_kernels", -1, "no communication kernels in any trace: nothing to align the clocks with\n");
     nccl_warn(w, &j->nccl, l);
     for (size_t i = 0; i < j->n; i++) {
@@ -359,8 +359,12 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
     fprintf(out, "\n\n");
     const mt_match_stats_t *m = &al->match;
     uint64_t inst = m->full + m->partial + m->unmatched + m->mismatched;
-    fprintf(out, "collectives: %llu kernel%s -> %llu instance%s: %llu full, %llu partial, %llu unmatched, %llu mismatched\n",
-            (unsigned long long)m->rows, m->rows == 1 ? "" : "s", (unsigned long long)inst, inst == 1 ? "" : "s",
+    uint64_t nk = m->rows - m->cpu_rows;
+    fprintf(out, "collectives: %llu kernel%s", (unsigned long long)nk, nk == 1 ? "" : "s");
+    if (m->cpu_rows) /* gloo: CPU ranges, no kernel */
+        fprintf(out, " + %llu gloo CPU range%s", (unsigned long long)m->cpu_rows, m->cpu_rows == 1 ? "" : "s");
+    fprintf(out, " -> %llu instance%s: %llu full, %llu partial, %llu unmatched, %llu mismatched\n",
+            (unsigned long long)inst, inst == 1 ? "" : "s",
             (unsigned long long)m->full,
             (unsigned long long)m->partial, (unsigned long long)m->unmatched, (unsigned long long)m->mismatched);
     static const char *const key_names[MT_KEY_COUNT_] = {"Comms Id", "group+Seq", "group+order", "stream+order", "P2P"};

@@ -30,6 +30,8 @@ enum {
     MT_CI_NO_COLL = 1u << 6,   /* a communication kernel with no collective found */
     MT_CI_STEP = 1u << 7,      /* step is set (launched inside ProfilerStep#N) */
     MT_CI_NCCL = 1u << 8,      /* from an NCCL plugin file (mt_nccl_cinst_extract), not a Kineto kernel */
+    MT_CI_CPU = 1u << 9,       /* from a gloo:* CPU range, not a kernel: start_ns / end_ns are the range's on
+                                * the gloo worker thread, stream is that thread's tid (mt_cinst_extract) */
 };
 
 /* Label sizes, with the NUL: every process group name PyTorch and Megatron
@@ -39,12 +41,13 @@ enum {
 #define MT_CI_LABEL 64
 #define MT_CI_DTYPE 16
 
-/* One collective instance as one rank saw it: one communication kernel.
+/* One collective instance as one rank saw it: one communication kernel
+ * (or, for gloo, the CPU range of the collective: MT_CI_CPU).
  * Times are this rank's own clock, ns since the epoch. 128 bytes: a job of
  * thousands of ranks sends every row to process 0, so the two labels are
  * 4-byte ids into a label table (mt_strtab_t) beside the rows, not text. */
 typedef struct mt_cinst {
-    int64_t start_ns, end_ns;   /* the kernel */
+    int64_t start_ns, end_ns;   /* the kernel (MT_CI_CPU: the gloo:* range) */
     int64_t launch_ns;          /* start of its launch call, -1 when not linked */
     int64_t step;               /* N of the ProfilerStep#N that contains the launch (or kernel), -1 */
     uint64_t comms_id;          /* "Comms Id" */
@@ -74,6 +77,13 @@ _Static_assert(sizeof(mt_cinst_t) == 128, "mt_cinst_t: 128 bytes a row, gathered
  * labels (borrowed; the rows' ids refer to it). Rows are in kernel start
  * order. Group identity, best first: "Process Group Name", else
  * "Process Group Ranks", else "Process Group ID", else the NCCL stream.
+ * Every gloo:* CPU range (a collective of the gloo backend, which runs no
+ * kernel; MT_COLL_F_GLOO) is a row too, flagged MT_CI_CPU, timed by the
+ * range: its group is the trace's one process group with a gloo backend in
+ * distributedInfo.pg_config (labelled like a kernel row of that group), or
+ * "gloo" when there are several or none (group size then the groups'
+ * common pg_size, else unknown); no sequence number (gloo ranges carry
+ * none), so they match by group + order.
  * Returns MT_OK or MT_ERR_NOMEM (rows unchanged then; labels may have
  * grown). Not collective. */
 mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_strtab_t *labels, mt_cinst_t **rows, size_t *n,
@@ -110,6 +120,7 @@ typedef struct mt_match_stats {
     uint64_t full, partial, unmatched, mismatched;
     uint64_t by_key[MT_KEY_COUNT_];
     uint64_t rows;
+    uint64_t cpu_rows;     /* of rows, gloo CPU ranges (MT_CI_CPU) */
 } mt_match_stats_t;
 
 /* Match rows (the tables of all ranks, concatenated) across ranks. The

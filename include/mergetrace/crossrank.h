@@ -7,7 +7,9 @@
  * rank. Serial and plain data.
  *
  * Definitions (times are integer ns; "duration" d of a row = end_ns -
- * start_ns on the rank's own clock, so durations need no clock fit):
+ * start_ns on the rank's own clock, so durations need no clock fit; a row
+ * is a communication kernel, or for gloo the gloo:* CPU range that ran the
+ * collective (MT_CI_CPU), which the passes take alike):
  *
  *  instances     the groups of mt_match_t. MISMATCH instances (participants
  *                that disagree on what they ran) are left out of every

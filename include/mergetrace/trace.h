@@ -147,6 +147,8 @@ enum {
     MT_COLL_F_SPLITS = 1u << 16,
     MT_COLL_F_INPUT_DIMS = 1u << 17,  /* in_nelems came from "Input Dims" (pre-2.2 traces) */
     MT_COLL_F_FROM_RANGE = 1u << 18,  /* record synthesised by link from an nccl:* range */
+    MT_COLL_F_GLOO = 1u << 19,        /* record of a gloo:* CPU range (the gloo worker running the
+                                       * collective; name, "Input Dims" and "Input type" only) */
 };
 
 /* Collective metadata of one event (record_param_comms, an NCCL kernel, or an

@@ -1,8 +1,10 @@
 /* The per-rank collective table: one self-contained row per communication
- * kernel, with what matching and alignment need (times, group, sequence,
- * sizes, ProfilerStep), and no pointer into the trace. */
+ * kernel, and per gloo:* CPU range (gloo runs no kernel), with what matching
+ * and alignment need (times, group, sequence, sizes, ProfilerStep), and no
+ * pointer into the trace. */
 #include "mergetrace/collectives.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,80 @@ static int row_cmp_start(const void *a, const void *b)
     if (x->stream != y->stream)
         return x->stream < y->stream ? -1 : 1;
     return x->end_ns < y->end_ns ? -1 : x->end_ns > y->end_ns;
+}
+
+/* "name (desc)", or "name" without a description: the label of a process
+ * group, from a record's args or from distributedInfo.pg_config. */
+static void pg_label(const mt_trace_t *t, uint32_t name, bool has_desc, uint32_t desc, char *pg)
+{
+    size_t l;
+    const char *s = mt_strtab_get(t->strings, name, &l);
+    if (has_desc) {
+        size_t dl;
+        const char *d = mt_strtab_get(t->strings, desc, &dl);
+        char b[2 * MT_CI_LABEL + 8];
+        int w = snprintf(b, sizeof b, "%.*s (%.*s)", (int)(l < MT_CI_LABEL ? l : MT_CI_LABEL), s,
+                         (int)(dl < MT_CI_LABEL ? dl : MT_CI_LABEL), d);
+        label(pg, MT_CI_LABEL, b, w > 0 ? (size_t)w : 0);
+    } else {
+        label(pg, MT_CI_LABEL, s, l);
+    }
+}
+
+/* The group of the trace's gloo:* CPU ranges. A range does not say which
+ * process group ran it, so it is the one group of pg_config whose backend
+ * is gloo ("cpu:gloo,cuda:gloo", "gloo"); with several (or none) all of
+ * them are one group "gloo", whose size is their common pg_size when they
+ * agree. The hash is "gloo:" + the name, never equal to a kernel row's
+ * group: a group with gloo for CPU tensors and NCCL for CUDA ones has both
+ * kinds of rows, and only kernel rows carry Seq. */
+typedef struct gloo_pg {
+    uint64_t group;
+    int64_t size;
+    char label[MT_CI_LABEL];
+} gloo_pg_t;
+
+static void gloo_group(const mt_trace_t *t, gloo_pg_t *g)
+{
+    size_t n = 0, one = 0;
+    int64_t size = -2; /* -2: no group seen yet, -1: sizes differ */
+    for (size_t i = 0; i < t->n_pgs; i++) {
+        size_t l;
+        const char *b = mt_strtab_get(t->strings, t->pgs[i].backend, &l);
+        bool gloo = false;
+        for (size_t k = 0; k + 4 <= l && !gloo; k++)
+            gloo = memcmp(b + k, "gloo", 4) == 0;
+        if (!gloo)
+            continue;
+        if (n++ == 0)
+            one = i;
+        int64_t sz = t->pgs[i].size > 0 ? t->pgs[i].size : -1;
+        size = size == -2 ? sz : size == sz ? size : -1;
+    }
+    g->size = size > 0 ? size : -1;
+    if (n == 1) {
+        size_t l;
+        const char *s = mt_strtab_get(t->strings, t->pgs[one].name, &l);
+        g->group = hash_str("gloo:", s, l);
+        pg_label(t, t->pgs[one].name, t->pgs[one].desc != MT_STR_NONE, t->pgs[one].desc, g->label);
+    } else {
+        g->group = hash_str("gloo", "", 0);
+        label(g->label, sizeof g->label, "gloo", 4);
+    }
+}
+
+/* Is e a gloo:* CPU range with its record (trace/loader.c) that makes a
+ * row? Point-to-point ranges do not: they name no peer, and a send/recv
+ * seen by only some ranks of the group would shift the order by which
+ * the group's collectives match. */
+static bool is_gloo_range(const mt_trace_t *t, const mt_event_t *e)
+{
+    if (e->ph != MT_PH_X || e->cls != MT_CLASS_NONE || !e->coll || !(t->colls[e->coll - 1].fields & MT_COLL_F_GLOO))
+        return false;
+    size_t l;
+    const char *s = mt_strtab_get(t->strings, t->colls[e->coll - 1].name, &l);
+    mt_coll_kind_t k = mt_coll_kind_from_name(s, l);
+    return k != MT_COLLK_SEND && k != MT_COLLK_RECV && k != MT_COLLK_SENDRECV;
 }
 
 /* The step whose range contains t: the latest-starting one that does. */
@@ -99,12 +175,24 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_strtab_t *lab
         qsort(steps, n_steps, sizeof *steps, step_cmp);
 
     size_t first = *n;
+    gloo_pg_t gpg = {0};
+    bool gpg_done = false;
     uint32_t ranks_id = UINT32_MAX; /* the last "Process Group Ranks" string hashed, and its hash */
     uint64_t ranks_hash = 0;
     for (size_t i = 0; i < t->n_events; i++) {
         const mt_event_t *e = &t->events[i];
-        if (e->cls != MT_CLASS_COMM || e->ph != MT_PH_X)
+        /* A gloo collective runs no kernel: its only record is the gloo:*
+         * range of the worker thread that runs it, a blocking call there
+         * whether the caller waits or not (async_op), so its end is the
+         * collective's end on this rank as a kernel's is; the caller's
+         * c10d::* op only queues the work and ends before it. */
+        bool cpu = is_gloo_range(t, e);
+        if (!cpu && (e->cls != MT_CLASS_COMM || e->ph != MT_PH_X))
             continue;
+        if (cpu && !gpg_done) {
+            gloo_group(t, &gpg);
+            gpg_done = true;
+        }
         if (MT_GROW_BIG(*rows, *cap, *n + 1, 256)) {
             free(steps);
             *n = first;
@@ -117,7 +205,7 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_strtab_t *lab
         r->start_ns = e->ts;
         r->end_ns = e->ts + e->dur;
         r->stream = mt_event_tid(t, e);
-        r->launch_ns = e->aux ? t->events[e->aux - 1].ts : -1;
+        r->launch_ns = !cpu && e->aux ? t->events[e->aux - 1].ts : -1;
         r->seq = r->in_nelems = r->out_nelems = r->group_size = r->peer = -1;
         r->step = find_step(steps, n_steps, r->launch_ns >= 0 ? r->launch_ns : r->start_ns);
         if (r->step >= 0)
@@ -169,20 +257,16 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_strtab_t *lab
                 r->flags |= MT_CI_RECV;
             }
             size_t l;
-            if (c->fields & MT_COLL_F_PG_NAME) {
+            if (cpu) {
+                r->group = gpg.group;
+                r->group_size = gpg.size;
+                r->flags |= MT_CI_PG | MT_CI_CPU;
+                memcpy(pg, gpg.label, sizeof pg);
+            } else if (c->fields & MT_COLL_F_PG_NAME) {
                 const char *s = mt_strtab_get(t->strings, c->pg_name, &l);
                 r->group = hash_str("pg:", s, l);
                 r->flags |= MT_CI_PG;
-                if (c->fields & MT_COLL_F_PG_DESC) {
-                    size_t dl;
-                    const char *d = mt_strtab_get(t->strings, c->pg_desc, &dl);
-                    char b[2 * MT_CI_LABEL + 8];
-                    int w = snprintf(b, sizeof b, "%.*s (%.*s)", (int)(l < MT_CI_LABEL ? l : MT_CI_LABEL), s,
-                                     (int)(dl < MT_CI_LABEL ? dl : MT_CI_LABEL), d);
-                    label(pg, sizeof pg, b, w > 0 ? (size_t)w : 0);
-                } else {
-                    label(pg, sizeof pg, s, l);
-                }
+                pg_label(t, c->pg_name, (c->fields & MT_COLL_F_PG_DESC) != 0, c->pg_desc, pg);
             } else if (c->fields & MT_COLL_F_PG_RANKS) {
                 const char *s = mt_strtab_get(t->strings, c->pg_ranks, &l);
                 /* Thousands of ranks in a list, the same list on most rows:
@@ -209,6 +293,12 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_strtab_t *lab
             r->flags |= MT_CI_STREAM;
             label(pg, sizeof pg, b, (size_t)w);
         }
+        /* gloo's all_gather range gives its input only ("Input Dims"); the
+         * gathered output, what the collective table counts, is group size
+         * times that on every rank */
+        if (cpu && kind == MT_COLLK_ALLGATHER && r->in_nelems > 0 && r->group_size > 0 &&
+            r->in_nelems <= INT64_MAX / r->group_size)
+            r->out_nelems = r->in_nelems * r->group_size;
         r->kind = (uint8_t)kind;
         r->sig = signature(kind, r, dtype);
         /* up to the first NUL, as the fixed char fields the ids replace

@@ -274,6 +274,8 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
 {
     *out = NULL;
     mt_match_stats_t st = {.rows = n};
+    for (size_t i = 0; i < n; i++)
+        st.cpu_rows += (rows[i].flags & MT_CI_CPU) != 0;
     mt_status_t rc = MT_ERR_NOMEM;
     mkey_t *keys = mt_big_malloc((n ? n : 1) * sizeof *keys);
     uint64_t *anch = mt_big_calloc(n ? n : 1, sizeof *anch);

@@ -192,11 +192,15 @@ static mt_status_t report_json(const mt_report_t *r, mt_write_fn write, void *ct
     mt_match_stats_t zero = {0};
     if (!m)
         m = &zero;
+    /* cpu_rows only when there are any: reports of kernel-only jobs stay as they were */
+    mt_out_printf(&j, " \"matching\": {\"rows\": %llu, ", (unsigned long long)m->rows);
+    if (m->cpu_rows)
+        mt_out_printf(&j, "\"cpu_rows\": %llu, ", (unsigned long long)m->cpu_rows);
     mt_out_printf(&j,
-                  " \"matching\": {\"rows\": %llu, \"full\": %llu, \"partial\": %llu, \"unmatched\": %llu, \"mismatched\": %llu,"
+                  "\"full\": %llu, \"partial\": %llu, \"unmatched\": %llu, \"mismatched\": %llu,"
                   " \"by_key\": {\"comms_id\": %llu, \"pg_seq\": %llu, \"pg_ordinal\": %llu, \"stream_ordinal\": %llu,"
                   " \"p2p\": %llu}},\n",
-                  (unsigned long long)m->rows, (unsigned long long)m->full, (unsigned long long)m->partial,
+                  (unsigned long long)m->full, (unsigned long long)m->partial,
                   (unsigned long long)m->unmatched, (unsigned long long)m->mismatched,
                   (unsigned long long)m->by_key[MT_KEY_COMMS_ID], (unsigned long long)m->by_key[MT_KEY_PG_SEQ],
                   (unsigned long long)m->by_key[MT_KEY_PG_ORDINAL], (unsigned long long)m->by_key[MT_KEY_STREAM_ORDINAL],

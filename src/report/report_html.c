@@ -290,10 +290,13 @@ static void section_header(mt_out_t *h, const mt_report_t *r, const mt_html_opts
     }
     if (r->match) {
         const mt_match_stats_t *m = r->match;
+        mt_out_printf(h, "<p>Collectives: %llu kernels", (unsigned long long)(m->rows - m->cpu_rows));
+        if (m->cpu_rows) /* gloo: CPU ranges, no kernel */
+            mt_out_printf(h, " and %llu gloo CPU ranges", (unsigned long long)m->cpu_rows);
         mt_out_printf(h,
-             "<p>Collectives: %llu kernels matched into %llu full, %llu partial, %llu unmatched and %llu "
+             " matched into %llu full, %llu partial, %llu unmatched and %llu "
              "mismatched instances.",
-             (unsigned long long)m->rows, (unsigned long long)m->full, (unsigned long long)m->partial,
+             (unsigned long long)m->full, (unsigned long long)m->partial,
              (unsigned long long)m->unmatched, (unsigned long long)m->mismatched);
         if (r->merged) {
             mt_out_puts(h, " Merged trace: <code>");

@@ -147,7 +147,7 @@ static bool is_cpu_coll_range(const unsigned char *kinds, const mt_event_t *e)
 /* Does this collective record say what the collective is (not just a size)? */
 static bool coll_named(const mt_coll_t *c)
 {
-    return c && (c->fields & MT_COLL_F_NAME) && !(c->fields & (MT_COLL_F_INPUT_DIMS | MT_COLL_F_FROM_RANGE)) &&
+    return c && (c->fields & MT_COLL_F_NAME) && !(c->fields & (MT_COLL_F_INPUT_DIMS | MT_COLL_F_FROM_RANGE | MT_COLL_F_GLOO)) &&
            c->name != MT_STR_NONE;
 }
 

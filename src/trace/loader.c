@@ -1946,17 +1946,26 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
         t->colls[t->n_colls++] = x.coll;
         ev.coll = (uint32_t)t->n_colls;
         ev.flags |= MT_EV_COLL_OWN;
-    } else if (x.dims) {
+    } else if (x.dims || ev.ph == MT_PH_X) {
         /* Pre-2.2 traces: the message size of an nccl:* range comes from
-         * its "Input Dims" (FORMAT.md 6.2). */
+         * its "Input Dims" (FORMAT.md 6.2). A gloo:* range on the CPU (the
+         * gloo worker thread running the collective; docs/FORMATS.md "gloo
+         * collectives") gets a record too, with or without "Input Dims"
+         * (a barrier has none): it is the only trace of a gloo collective. */
         size_t nlen;
         const char *nm = mt_strtab_get(t->strings, ev.name, &nlen);
-        if (nlen > 5 && memcmp(nm, "nccl:", 5) == 0) {
+        mt_cat_t cn_cat = mt_cat_normal((mt_cat_t)ev.cat);
+        size_t skip = x.dims && nlen > 5 && memcmp(nm, "nccl:", 5) == 0 ? 5 : 0;
+        bool gloo = !skip && nlen > 5 && memcmp(nm, "gloo:", 5) == 0 &&
+                    (cn_cat == MT_CAT_USER_ANNOTATION || cn_cat == MT_CAT_CPU_OP);
+        if (skip || gloo) {
+            skip = 5;
             mt_coll_t c = *xcoll(&x);
-            c.in_nelems = dims_nelems(x.dims, x.dims_len);
-            c.fields = MT_COLL_F_INPUT_DIMS | (c.in_nelems >= 0 ? MT_COLL_F_IN_NELEMS : 0);
+            c.in_nelems = x.dims ? dims_nelems(x.dims, x.dims_len) : -1;
+            c.fields = (x.dims ? MT_COLL_F_INPUT_DIMS : 0) | (gloo ? MT_COLL_F_GLOO : 0) |
+                       (c.in_nelems >= 0 ? MT_COLL_F_IN_NELEMS : 0);
             uint32_t cn;
-            mt_status_t st = mt_strtab_intern(t->strings, nm + 5, nlen - 5, &cn);
+            mt_status_t st = mt_strtab_intern(t->strings, nm + skip, nlen - skip, &cn);
             if (st)
                 return fail_code(ps, start, st, "interning a string");
             c.name = cn;

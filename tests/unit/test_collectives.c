@@ -411,6 +411,106 @@ static void test_extract(void **state)
     mt_trace_free(t);
 }
 
+/* gloo collectives (no kernel) from their gloo:* CPU ranges, values by
+ * hand: the one gloo process group of pg_config labels them ("1" is NCCL's),
+ * a gloo:send (no peer named) is no row,
+ * "Input Dims" [[2, 3]] is 6 elements, the step is the one that contains
+ * the range's start, and the row's times are the range's (us -> ns). The
+ * caller's c10d::allreduce_ op (it only queues the work) and the GPU-side
+ * gloo:all_reduce annotation are no rows; the NCCL kernel keeps its own
+ * group, and ordinals count per group in start order. */
+static void test_extract_gloo(void **state)
+{
+    (void)state;
+    mt_trace_t *t = load_str(
+        "{\"distributedInfo\": {\"rank\": 2, \"pg_config\": ["
+        "{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"cpu:gloo,cuda:gloo\", \"pg_size\": 4},"
+        "{\"pg_name\": \"1\", \"pg_desc\": \"undefined\", \"backend_config\": \"cuda:nccl\", \"pg_size\": 2}]},\n"
+        "\"traceEvents\": [\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#3\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":5000},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"c10d::allreduce_\",\"pid\":1,\"tid\":1,\"ts\":90,\"dur\":8,"
+        "\"args\":{\"Sequence number\":28,\"Input Dims\":[[[6]]]}},\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"gloo:all_reduce\",\"pid\":1,\"tid\":7,\"ts\":100.5,"
+        "\"dur\":1500.25,\"args\":{\"Input type\":[\"float\"],\"Input Dims\":[[2, 3]]}},\n"
+        "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"gloo:all_reduce\",\"pid\":0,\"tid\":65,\"ts\":1650,"
+        "\"dur\":50},\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"gloo:barrier\",\"pid\":1,\"tid\":8,\"ts\":1700,\"dur\":20},\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"gloo:send\",\"pid\":1,\"tid\":8,\"ts\":1800,\"dur\":20,"
+        "\"args\":{\"Input Dims\":[[4]]}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)\",\"pid\":0,\"tid\":20,"
+        "\"ts\":1200,\"dur\":5,\"args\":{\"Collective name\":\"allreduce\",\"Process Group Name\":\"1\",\"Seq\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"gloo:broadcast\",\"pid\":1,\"tid\":7,\"ts\":6000,\"dur\":30,"
+        "\"args\":{\"Input type\":[\"float\"],\"Input Dims\":[[1024]]}}\n]}");
+    mt_cinst_t *rows = NULL;
+    size_t n = 0, cap = 0;
+    assert_int_equal(mt_cinst_extract(t, 2, tu_labels(), &rows, &n, &cap), MT_OK);
+    assert_int_equal(n, 4);
+    /* start order: all_reduce 100.5 us, the kernel 1200, barrier 1700, broadcast 6000 */
+    const mt_cinst_t *ar = &rows[0], *k = &rows[1], *ba = &rows[2], *bc = &rows[3];
+    assert_int_equal(ar->flags & (MT_CI_CPU | MT_CI_PG | MT_CI_SEQ | MT_CI_STEP), MT_CI_CPU | MT_CI_PG | MT_CI_STEP);
+    assert_int_equal(ar->start_ns, 100500);
+    assert_int_equal(ar->end_ns, 1600750);
+    assert_int_equal(ar->launch_ns, -1);
+    assert_int_equal(ar->stream, 7);
+    assert_int_equal(ar->kind, MT_COLLK_ALLREDUCE);
+    assert_int_equal(ar->in_nelems, 6);
+    assert_int_equal(ar->out_nelems, -1);
+    assert_int_equal(ar->group_size, 4);
+    assert_int_equal(ar->seq, -1);
+    assert_int_equal(ar->step, 3);
+    assert_int_equal(ar->ordinal, 0);
+    assert_string_equal(mt_strtab_get(tu_labels(), ar->pg_id, NULL), "0 (default_pg)");
+    assert_string_equal(mt_strtab_get(tu_labels(), ar->dtype_id, NULL), "float");
+    assert_false(k->flags & MT_CI_CPU);
+    assert_true(k->flags & MT_CI_SEQ);
+    assert_string_equal(mt_strtab_get(tu_labels(), k->pg_id, NULL), "1");
+    assert_true(k->group != ar->group);
+    assert_int_equal(k->ordinal, 0);
+    assert_true(ba->flags & MT_CI_CPU);
+    assert_int_equal(ba->kind, MT_COLLK_BARRIER);
+    assert_int_equal(ba->start_ns, 1700000);
+    assert_int_equal(ba->end_ns, 1720000);
+    assert_int_equal(ba->in_nelems, -1);
+    assert_string_equal(mt_strtab_get(tu_labels(), ba->dtype_id, NULL), "");
+    assert_int_equal(ba->group, ar->group);
+    assert_int_equal(ba->ordinal, 1);
+    assert_int_equal(ba->stream, 8);
+    assert_true(bc->flags & MT_CI_CPU); /* a gloo:* cpu_op counts as well */
+    assert_int_equal(bc->kind, MT_COLLK_BROADCAST);
+    assert_int_equal(bc->in_nelems, 1024);
+    assert_int_equal(bc->step, -1); /* 6000 us is after ProfilerStep#3 */
+    assert_false(bc->flags & MT_CI_STEP);
+    assert_int_equal(bc->ordinal, 2);
+    free(rows);
+    mt_trace_free(t);
+
+    /* Two gloo groups of one size: one group "gloo" of that size; of two
+     * sizes: size unknown (and so the all_gather's output). */
+    static const char *const two[2] = {"4", "8"};
+    for (int v = 0; v < 2; v++) {
+        char json[1024];
+        snprintf(json, sizeof json,
+                 "{\"distributedInfo\": {\"rank\": 0, \"pg_config\": ["
+                 "{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"gloo\", \"pg_size\": 4},"
+                 "{\"pg_name\": \"1\", \"pg_desc\": \"undefined\", \"backend_config\": \"cpu:gloo\", \"pg_size\": %s}]},"
+                 "\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"gloo:all_gather\",\"pid\":1,"
+                 "\"tid\":7,\"ts\":10,\"dur\":5,\"args\":{\"Input Dims\":[[256]]}}]}",
+                 two[v]);
+        t = load_str(json);
+        rows = NULL;
+        n = cap = 0;
+        assert_int_equal(mt_cinst_extract(t, 0, tu_labels(), &rows, &n, &cap), MT_OK);
+        assert_int_equal(n, 1);
+        assert_string_equal(mt_strtab_get(tu_labels(), rows[0].pg_id, NULL), "gloo");
+        assert_int_equal(rows[0].group_size, v == 0 ? 4 : -1);
+        assert_int_equal(rows[0].kind, MT_COLLK_ALLGATHER);
+        assert_int_equal(rows[0].in_nelems, 256);
+        assert_int_equal(rows[0].out_nelems, v == 0 ? 4 * 256 : -1); /* the gathered output: size x input */
+        free(rows);
+        mt_trace_free(t);
+    }
+}
+
 /* Real epoch nanoseconds (~1.8e18) do not fit a double exactly; the fit
  * must still be exact to the nanosecond: two ranks, one instance, ends
  * 4750 ns apart -> offset exactly 4750 ns, residual 0. */
@@ -481,6 +581,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_clock_map),
         cmocka_unit_test(test_extract),
+        cmocka_unit_test(test_extract_gloo),
         cmocka_unit_test(test_fit_exact_ns),
         cmocka_unit_test(test_fit_offsets_and_drift),
         cmocka_unit_test(test_drift_not_significant),
