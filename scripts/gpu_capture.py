@@ -21,6 +21,8 @@ a GPU); docs/TESTING.md, "Real GPU fixtures", says how. Writes OUT/<set>/:
             profiled steps
   gloo4async/ the same with the all-reduce non-blocking (async_op=True),
             a forward pass under "## overlap ##", then wait()
+  overlap/  NCCL send/recv to self (a real communication kernel) on a side
+            stream beside matrix products, then once more alone: 5 steps
   ab/       three eager runs of 12 profiled steps each, no stacks: a1 and a2
             the same job (an A/A pair), b with a batch 25 % larger (A/B)
 
@@ -289,53 +291,131 @@ NCCL_FLOAT32 = 7
 
 
 def nccl_lib():
-    with open("/proc/self/maps") as f:
-        for line in f:
-            p = line.split()[-1]
-            if "libnccl.so" in p or "libnccl.so.2" in p:
+    """the libnccl this process loaded (torch's), else the NCCL wheel's"""
+    for _ in range(2):
+        with open("/proc/self/maps") as f:
+            for line in f:
+                p = line.split()[-1]
+                if "libnccl.so" in p:
+                    return p
+        try:
+            torch.cuda.nccl.version()   # makes torch load it
+        except Exception:  # noqa: BLE001
+            break
+    try:
+        import nvidia.nccl as m
+        for root in m.__path__:
+            p = os.path.join(root, "lib", "libnccl.so.2")
+            if os.path.exists(p):
                 return p
+    except Exception:  # noqa: BLE001
+        pass
     return None
 
 
-def nccl_self_p2p(n_elems, rounds):
-    """send/recv to self on a communicator of our own, through ctypes on the
-    libnccl torch loaded. Returns what was issued."""
-    import ctypes
-    path = nccl_lib()
-    if not path:
-        return {"error": "libnccl not in this process's maps"}
-    lib = ctypes.CDLL(path)
+class NcclSelf:
+    """A communicator of one rank of our own, through ctypes on the libnccl
+    torch loaded: send/recv to self is the one NCCL operation that runs a
+    kernel (ncclDevKernel_SendRecv) with a single GPU."""
 
-    class UID(ctypes.Structure):
-        _fields_ = [("internal", ctypes.c_char * 128)]
-    v = ctypes.c_int()
-    lib.ncclGetVersion(ctypes.byref(v))
-    uid = UID()
-    r = lib.ncclGetUniqueId(ctypes.byref(uid))
-    comm = ctypes.c_void_p()
-    lib.ncclCommInitRank.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, UID, ctypes.c_int]
-    r2 = lib.ncclCommInitRank(ctypes.byref(comm), 1, uid, 0)
-    if r or r2:
-        return {"error": "ncclGetUniqueId %d ncclCommInitRank %d" % (r, r2), "lib": path}
+    def __init__(self):
+        import ctypes
+        self.ct = ctypes
+        self.path = nccl_lib()
+        self.error = None
+        if not self.path:
+            self.error = "libnccl not in this process's maps"
+            return
+        lib = self.lib = ctypes.CDLL(self.path)
+
+        class UID(ctypes.Structure):
+            _fields_ = [("internal", ctypes.c_char * 128)]
+        v = ctypes.c_int()
+        lib.ncclGetVersion(ctypes.byref(v))
+        self.version = v.value
+        uid = UID()
+        r = lib.ncclGetUniqueId(ctypes.byref(uid))
+        self.comm = ctypes.c_void_p()
+        lib.ncclCommInitRank.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, UID, ctypes.c_int]
+        r2 = lib.ncclCommInitRank(ctypes.byref(self.comm), 1, uid, 0)
+        if r or r2:
+            self.error = "ncclGetUniqueId %d ncclCommInitRank %d" % (r, r2)
+        lib.ncclSend.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                                 ctypes.c_void_p, ctypes.c_void_p]
+        lib.ncclRecv.argtypes = lib.ncclSend.argtypes
+
+    def sendrecv(self, send, recv, stream):
+        ct, lib = self.ct, self.lib
+        st = ct.c_void_p(stream.cuda_stream)
+        lib.ncclGroupStart()
+        a = lib.ncclSend(ct.c_void_p(send.data_ptr()), send.numel(), NCCL_FLOAT32, 0, self.comm, st)
+        b = lib.ncclRecv(ct.c_void_p(recv.data_ptr()), recv.numel(), NCCL_FLOAT32, 0, self.comm, st)
+        c = lib.ncclGroupEnd()
+        return {"send": a, "recv": b, "group_end": c}
+
+    def close(self):
+        if not self.error:
+            self.lib.ncclCommDestroy(self.comm)
+
+
+def nccl_self_p2p(n_elems, rounds):
+    """send/recv to self on a new communicator of one rank. Returns what was
+    issued."""
+    nc = NcclSelf()
+    if nc.error:
+        return {"error": nc.error, "lib": nc.path}
     send = torch.ones(n_elems, device="cuda")
     recv = torch.zeros(n_elems, device="cuda")
-    st = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-    lib.ncclSend.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                             ctypes.c_void_p, ctypes.c_void_p]
-    lib.ncclRecv.argtypes = lib.ncclSend.argtypes
     issued = []
     for i in range(rounds):
         with torch.profiler.record_function("## self p2p ##"):
-            lib.ncclGroupStart()
-            a = lib.ncclSend(ctypes.c_void_p(send.data_ptr()), n_elems, NCCL_FLOAT32, 0, comm, st)
-            b = lib.ncclRecv(ctypes.c_void_p(recv.data_ptr()), n_elems, NCCL_FLOAT32, 0, comm, st)
-            c = lib.ncclGroupEnd()
-        issued.append({"round": i, "send": a, "recv": b, "group_end": c})
+            r = nc.sendrecv(send, recv, torch.cuda.current_stream())
+        r["round"] = i
+        issued.append(r)
     torch.cuda.synchronize()
     ok = bool(torch.equal(send, recv))
-    lib.ncclCommDestroy(comm)
-    return {"lib": path, "version": v.value, "count": n_elems, "datatype": "ncclFloat32",
+    nc.close()
+    return {"lib": nc.path, "version": nc.version, "count": n_elems, "datatype": "ncclFloat32",
             "rounds": issued, "recv_equals_send": ok}
+
+
+def part_overlap(out):
+    """Communication beside compute on one GPU: per step an NCCL send/recv
+    to self on a side stream while the default stream runs matrix products
+    (hidden, as far as the two overlap), then one more send/recv alone
+    (exposed)."""
+    d = os.path.join(out, "overlap")
+    nc = NcclSelf()
+    if nc.error:
+        raise RuntimeError(nc.error)
+    rf = torch.profiler.record_function
+    n = 1 << 26                      # 256 MiB of float32 each way
+    send = torch.ones(n, device="cuda")
+    recv = torch.empty(n, device="cuda")
+    a = torch.randn(4096, 4096, device="cuda")
+    b = torch.randn(4096, 4096, device="cuda")
+    side = torch.cuda.Stream()
+    main = torch.cuda.current_stream()
+    torch.cuda.synchronize()
+    issued = []
+    with torch.profiler.profile(activities=activities(False),
+                                schedule=torch.profiler.schedule(wait=1, warmup=1, active=5, repeat=1),
+                                on_trace_ready=handler(d, "overlap", lambda: {
+                                    "set": "overlap", "bytes_each_way": 4 * n, "issued": issued})) as prof:
+        for i in range(8):
+            side.wait_stream(main)
+            with torch.cuda.stream(side):
+                with rf("## comm beside compute ##"):
+                    issued.append(nc.sendrecv(send, recv, side))
+            with rf("## compute ##"):
+                for _ in range(3):
+                    torch.mm(a, b)
+            main.wait_stream(side)
+            with rf("## comm alone ##"):
+                issued.append(nc.sendrecv(send, recv, main))
+            torch.cuda.synchronize()
+            prof.step()
+    nc.close()
 
 
 def part_nccl1(out):
@@ -489,7 +569,7 @@ def provenance(out, cpu, results):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--parts", default="eager,graphs,nccl1,gloo4,gloo4async,ab,compile")
+    ap.add_argument("--parts", default="eager,graphs,nccl1,gloo4,gloo4async,ab,overlap,compile")
     ap.add_argument("--cpu-smoke", action="store_true")
     ap.add_argument("--one", help=argparse.SUPPRESS)   # run one part in this process
     a = ap.parse_args()
@@ -501,7 +581,8 @@ def main():
          "nccl1": lambda: part_nccl1(a.out),
          "gloo4": lambda: part_gloo4(a.out, a.cpu_smoke),
          "gloo4async": lambda: part_gloo4(a.out, a.cpu_smoke, True),
-         "ab": lambda: part_ab(a.out, a.cpu_smoke)}[a.one]()
+         "ab": lambda: part_ab(a.out, a.cpu_smoke),
+         "overlap": lambda: part_overlap(a.out)}[a.one]()
         return
     results = {}
     for part in a.parts.split(","):

@@ -75,7 +75,15 @@
  *                     matters only for groups of two, where twice the
  *                     chance share is "always last": there it needs to be
  *                     last in 7 of 8);
- *                 (2) wait caused(r) > 20 % of all wait caused.
+ *                 (2) wait caused(r) > 20 % of all wait caused;
+ *                or (0) and (1) among the instances of one kind of
+ *                collective (one group and mt_coll_kind_t) alone, and
+ *                wait caused(r) > 50 % of all wait caused: a rank that
+ *                holds up one collective of each step while the step's
+ *                others start together is last at only a share of all
+ *                instances (a gloo job on one GPU, rank 2 late 15 ms at
+ *                each all_reduce of four collectives a step: last at 13
+ *                of 40, 97 % of the wait).
  *                Consistency is the evidence: a straggler whose delay is
  *                no larger than the others' natural scatter is still last
  *                far more often than chance.
@@ -164,6 +172,10 @@ typedef struct mt_cross_rank {
     /* clock-free */
     uint64_t shortest;         /* instances where its kernel was the shortest */
     int64_t cf_wait_caused_ns; /* sum over those instances of (d_other - d_own) */
+    /* rule (1) within one kind: the (group, kind) where it was last the
+     * most times while passing the rule there (kind_instances 0: none) */
+    uint64_t kind_instances, kind_last, kind_chance_q24;
+    uint8_t kind;              /* mt_coll_kind_t of that kind */
     /* wait vs transfer, over every kernel of the rank in a used instance
      * (single-row instances included: wait 0) */
     uint64_t kernels;

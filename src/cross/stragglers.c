@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "mergetrace/analysis.h"
+#include "mergetrace/classify.h"
 #include "mergetrace/crossrank.h"
 #include "cross/passes.h"
 #include "base/bigmem.h"
@@ -20,6 +21,7 @@
 #define Q24 (UINT64_C(1) << 24)
 #define WAIT_SHARE 0.20     /* rule (2): more than 20 % of the wait caused */
 #define STEP_SHARE 0.25     /* rule (3): at least 1/4 of the mean wait of a step */
+#define KIND_SHARE 0.50     /* rule (1) within one kind of collective: more than half the wait */
 #define MIN_LAST_JOB 3      /* rule (0): last arrivals needed to name a rank of the job */
 #define MIN_LAST_STEP 2     /* ... of a step */
 
@@ -38,16 +40,123 @@ typedef struct srec {
  * rank, its last arrivals (at least min_last), its chance share * 2^24, the
  * wait it caused, all wait caused in the scope. Integer sums are exact, so
  * the result does not depend on the order of the rows. */
+static bool beats_chance(uint64_t n, uint64_t last, uint64_t chance)
+{
+    uint64_t nq = n * Q24;
+    uint64_t t1 = 2 * chance, t2 = nq - (nq - (chance < nq ? chance : nq)) / 4;
+    return last * Q24 >= (t1 < t2 ? t1 : t2);
+}
+
 static bool is_suspect(uint64_t n, uint64_t last, uint64_t min_last, uint64_t chance, int64_t wait,
                        int64_t wait_total)
 {
     if (!n || last < min_last || !last || wait <= 0)
         return false;
-    uint64_t nq = n * Q24;
-    uint64_t t1 = 2 * chance, t2 = nq - (nq - (chance < nq ? chance : nq)) / 4;
-    if (last * Q24 < (t1 < t2 ? t1 : t2))
+    if (!beats_chance(n, last, chance))
         return false;
     return (double)wait > WAIT_SHARE * (double)wait_total;
+}
+
+/* One collective of one kind: its group and kind, to number the kinds. */
+typedef struct kind_key {
+    uint64_t group;
+    uint32_t kind;
+} kind_key_t;
+
+static int kind_cmp(const void *a, const void *b)
+{
+    const kind_key_t *x = a, *y = b;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+/* Rule (1) within one kind of collective (crossrank.h): for each rank slot,
+ * whether it was last (and, apart, shortest) at least 3 times and at least
+ * twice its chance share among the instances of one (group, kind). A rank
+ * that holds up one collective of a step while the step's others start
+ * together is last at a quarter of the instances of a four-collective step
+ * and fails rule (1) over all of them (the gloo job of tests/data/real:
+ * rank 2 late 15 ms at each all_reduce, last at 13 of 40). by_last /
+ * by_short get 1 where the rank passes. */
+static mt_status_t kind_rule(const mt_cinst_t *rows, const mt_match_t *m, const uint32_t *slot,
+                             const int32_t *inst_last, const int32_t *inst_short, mt_cross_t *x,
+                             uint8_t *by_last, uint8_t *by_short)
+{
+    size_t ni = m->n_inst, nk = 0, nm = 0;
+    for (size_t i = 0; i < ni; i++)
+        if (inst_last[i] != -2) {
+            nk++;
+            nm += m->first[i + 1] - m->first[i];
+        }
+    if (!nk)
+        return MT_OK;
+    mt_status_t st = MT_ERR_NOMEM;
+    kind_key_t *kk = malloc(nk * sizeof *kk);
+    uint64_t *key = mt_big_malloc(nm * sizeof *key);
+    uint32_t *val = mt_big_malloc(nm * sizeof *val);
+    if (!kk || !key || !val)
+        goto out;
+    nk = 0;
+    for (size_t i = 0; i < ni; i++)
+        if (inst_last[i] != -2) {
+            const mt_cinst_t *r = &rows[m->members[m->first[i]]];
+            kk[nk++] = (kind_key_t){r->group, r->kind};
+        }
+    qsort(kk, nk, sizeof *kk, kind_cmp);
+    size_t nu = 0;
+    for (size_t i = 0; i < nk; i++)
+        if (!nu || kind_cmp(&kk[nu - 1], &kk[i]))
+            kk[nu++] = kk[i];
+    /* per member: key (slot, kind number), value chance * 2^24 with the
+     * last and shortest flags in the two top bits (chance <= 2^23) */
+    nm = 0;
+    for (size_t i = 0; i < ni; i++) {
+        if (inst_last[i] == -2)
+            continue;
+        uint32_t f = m->first[i], k = m->first[i + 1] - f;
+        const mt_cinst_t *r0 = &rows[m->members[f]];
+        kind_key_t want = {r0->group, r0->kind};
+        const kind_key_t *hit = bsearch(&want, kk, nu, sizeof *kk, kind_cmp);
+        uint64_t kn = (uint64_t)(hit - kk);
+        for (uint32_t p = 0; p < k; p++) {
+            key[nm] = (uint64_t)slot[m->members[f + p]] << 32 | kn;
+            val[nm++] = (uint32_t)(Q24 / k) | (inst_last[i] == (int32_t)p ? 1u << 31 : 0) |
+                        (inst_short[i] == (int32_t)p ? 1u << 30 : 0);
+        }
+    }
+    if ((st = mt_sort_u64(key, val, nm)) != MT_OK)
+        goto out;
+    for (size_t a = 0, b; a < nm; a = b) {
+        uint64_t n = 0, last = 0, shortest = 0, chance = 0;
+        for (b = a; b < nm && key[b] == key[a]; b++) {
+            n++;
+            last += val[b] >> 31;
+            shortest += (val[b] >> 30) & 1;
+            chance += val[b] & ((1u << 30) - 1);
+        }
+        size_t s = (size_t)(key[a] >> 32);
+        if (s >= x->n_ranks)
+            continue;
+        mt_cross_rank_t *rk = &x->ranks[s];
+        if (last >= MIN_LAST_JOB && beats_chance(n, last, chance)) {
+            by_last[s] = 1;
+            if (last > rk->kind_last) {
+                rk->kind_instances = n;
+                rk->kind_last = last;
+                rk->kind_chance_q24 = chance;
+                rk->kind = (uint8_t)kk[key[a] & UINT32_MAX].kind;
+            }
+        }
+        if (shortest >= MIN_LAST_JOB && beats_chance(n, shortest, chance))
+            by_short[s] = 1;
+    }
+    st = MT_OK;
+out:
+    free(kk);
+    free(key);
+    free(val);
+    return st;
 }
 
 /* ---- evidence text ---- */
@@ -136,6 +245,12 @@ static mt_status_t evidence(mt_cross_t *x)
         st = add_line(x, &cap, "rank %d: last to arrive at %llu of %llu collectives (%.1f%%; %.1f%% by chance)",
                       k->rank, (unsigned long long)k->last, (unsigned long long)k->instances,
                       pct((double)k->last, (double)k->instances), pct(chance, (double)k->instances));
+        if (st == MT_OK && k->kind_instances &&
+            !beats_chance(k->instances, k->last, k->chance_q24))
+            st = add_line(x, &cap, "rank %d: last at %llu of its %llu %s collectives of one group (%.1f%% by chance)", k->rank,
+                          (unsigned long long)k->kind_last, (unsigned long long)k->kind_instances,
+                          mt_coll_kind_str((mt_coll_kind_t)k->kind),
+                          pct((double)k->kind_chance_q24 / (double)Q24, (double)k->kind_instances));
         mt_fmt_time(t1, sizeof t1, k->wait_caused_ns);
         mt_fmt_time(t2, sizeof t2, x->wait_total_ns);
         if (st == MT_OK)
@@ -250,6 +365,8 @@ mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, con
         if (m->first[i + 1] - m->first[i] > maxk)
             maxk = m->first[i + 1] - m->first[i];
     mt_status_t st = MT_ERR_NOMEM;
+    int32_t *ilast = NULL, *ishort = NULL;
+    uint8_t *kind_last = NULL, *kind_short = NULL;
     int64_t *arr = mt_big_malloc(maxk * sizeof *arr), *arrs = mt_big_malloc(maxk * sizeof *arrs);
     int64_t *d = mt_big_malloc(maxk * sizeof *d);
     int64_t *lat = mt_big_malloc((nmem ? nmem : 1) * sizeof *lat), *lv = mt_big_malloc((nmem ? nmem : 1) * sizeof *lv);
@@ -263,8 +380,17 @@ mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, con
         goto done;
     size_t nl = 0, ndev = 0, nsr = 0;
     int64_t cf_wait_total = 0;
+    /* per instance: the member that arrived last, that was shortest (-1:
+     * none), -2 when the instance is not counted */
+    ilast = mt_big_malloc((ni ? ni : 1) * sizeof *ilast);
+    ishort = mt_big_malloc((ni ? ni : 1) * sizeof *ishort);
+    kind_last = calloc(x->n_ranks ? x->n_ranks : 1, 1);
+    kind_short = calloc(x->n_ranks ? x->n_ranks : 1, 1);
+    if (!ilast || !ishort || !kind_last || !kind_short)
+        goto done;
     for (size_t i = 0; i < ni; i++) {
         uint32_t f = m->first[i], e = m->first[i + 1], k = e - f;
+        ilast[i] = ishort[i] = -2;
         if (k < 2 || (m->status[i] != MT_INST_FULL && m->status[i] != MT_INST_PARTIAL))
             continue;
         x->instances++;
@@ -297,6 +423,8 @@ mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, con
         int64_t med = lo + (hi - lo) / 2;
         /* everyone at the same moment: nobody is last (or shortest) */
         size_t last_p = arr[il] > amin ? il : SIZE_MAX, short_p = d[is] < dmax ? is : SIZE_MAX;
+        ilast[i] = last_p == SIZE_MAX ? -1 : (int32_t)last_p;
+        ishort[i] = short_p == SIZE_MAX ? -1 : (int32_t)short_p;
         int64_t caused = 0, cf_caused = 0;
         for (uint32_t p = 0; p < k; p++) {
             caused += arr[il] - arr[p];
@@ -362,12 +490,19 @@ mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, con
     x->cf_suspects = malloc((x->n_ranks ? x->n_ranks : 1) * sizeof *x->cf_suspects);
     if (!x->suspects || !x->cf_suspects)
         goto done;
+    if (ni && kind_rule(rows, m, slot, ilast, ishort, x, kind_last, kind_short) != MT_OK)
+        goto done;
+    free(ilast);
+    free(ishort);
+    ilast = ishort = NULL;
     for (size_t i = 0; i < x->n_ranks; i++) {
         const mt_cross_rank_t *rk = &x->ranks[i];
-        if (is_suspect(rk->instances, rk->last, MIN_LAST_JOB, rk->chance_q24, rk->wait_caused_ns, x->wait_total_ns))
+        if (is_suspect(rk->instances, rk->last, MIN_LAST_JOB, rk->chance_q24, rk->wait_caused_ns, x->wait_total_ns) ||
+            (kind_last[i] && (double)rk->wait_caused_ns > KIND_SHARE * (double)x->wait_total_ns))
             x->suspects[x->n_suspects++] = rk->rank;
         if (is_suspect(rk->instances, rk->shortest, MIN_LAST_JOB, rk->chance_q24, rk->cf_wait_caused_ns,
-                       cf_wait_total))
+                       cf_wait_total) ||
+            (kind_short[i] && (double)rk->cf_wait_caused_ns > KIND_SHARE * (double)cf_wait_total))
             x->cf_suspects[x->n_cf_suspects++] = rk->rank;
     }
 
@@ -463,6 +598,10 @@ mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, con
     if (st == MT_OK)
         st = evidence(x);
 done:
+    free(ilast);
+    free(ishort);
+    free(kind_last);
+    free(kind_short);
     free(arr);
     free(arrs);
     free(d);

@@ -24,6 +24,8 @@ every rank):
     instances of (latest start - own start) on the true clock, within what
     the fit's errors allow: per instance |e_own| + max |e_p| with e the
     fitted correction minus the true one at that start, plus rounding;
+  - rank 2 is the suspect (and the only one), on the aligned clock and
+    clock-free;
   - rank 2 is last at every all_reduce (so at least 10 times) and causes
     more than 90 % of all the wait; its wait caused equals the script's own
     sum within the same error bound.
@@ -162,6 +164,11 @@ def main():
     top = max(RANKS, key=lambda r: sr[r]["wait_caused_us"])
     check(top == 2 and sr[2]["wait_caused_us"] > 0.9 * st["wait_us"],
           "most wait caused by rank %d (rank 2: %.3f of %.3f us)" % (top, sr[2]["wait_caused_us"], st["wait_us"]))
+    # the verdict: rank 2 and no other, on the aligned clock and clock-free
+    # (last at the 10 all_reduces of its 40 collectives: rule (1) within
+    # one kind of collective, include/mergetrace/crossrank.h)
+    check(st["suspects"] == [2] and st["suspects_clock_free"] == [2],
+          "suspects %s, clock-free %s; want [2]" % (st["suspects"], st["suspects_clock_free"]))
     check(abs(sr[2]["wait_caused_us"] - float(caused[2])) <= bound_caused[2],
           "rank 2 caused %.3f us of wait, traces say %.3f (bound %.3f)"
           % (sr[2]["wait_caused_us"], float(caused[2]), bound_caused[2]))

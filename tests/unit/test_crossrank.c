@@ -772,6 +772,84 @@ static void test_straggler_some_steps(void **state)
     free_job(&j);
 }
 
+/* Rule (1) within one kind of collective (crossrank.h). Ranks 0-2 on one
+ * clock, 8 steps; per step k (true base k * 10 ms):
+ *   AR   an allreduce (comms id 100 + k): arrivals r0 +0, r1 +1 us, r2 +L;
+ *        all end at base + L + 10 us.
+ *   B0-B2 three barriers (comms ids 200 + 3k + j) at base + 2 ms + j * 1 ms:
+ *        arrivals r2 +0 and r1 +1 us everywhere, r0 +2 us in B0 and B2 and
+ *        r1 +3 us in B1 (r0 +0 there): rank 0 is last in B0 and B2, rank 1
+ *        in B1; rank 2 never. Each ends 10 us after its base.
+ * With L = 1 ms: rank 2 is last at 8 of its 32 instances, chance share
+ * E = 32 / 3 = 10.67: 8 < 2E, so rule (1) over all instances fails (the
+ * rule before this test named nobody). Among its 8 allreduces: last at 8,
+ * E = 8/3, 2E = 5.33: passes. Wait caused: each allreduce (1000 - 0) +
+ * (1000 - 1) = 1999 us, x 8 = 15,992 us; B0 and B2 (2 - 0) + (2 - 1) =
+ * 3 us, x 16 = 48 us (rank 0); B1 (3 - 0) + (3 - 0) = 6 us, x 8 = 48 us
+ * (rank 1); in all 16,088 us. Rank 2: 99.4 % > 50 %: named, with the kind
+ * line. Rank 0 passes rule (1) among the barriers (16 of 24, E = 8, 2E =
+ * 16) but caused 0.3 % of the wait: not named. With L = 2 us rank 2
+ * causes 8 x (2 + 1) = 24 us of 120 us (20 %): nobody is named. */
+static void kind_job(mt_cinst_t *rows, size_t *n, int64_t L)
+{
+    *n = 0;
+    for (int k = 0; k < 8; k++) {
+        int64_t b = k * 10000 * US;
+        const int64_t ar[3] = {0, 1 * US, L};
+        for (int32_t r = 0; r < 3; r++)
+            rows[(*n)++] = row(r, T0 + b + ar[r], T0 + b + L + 10 * US, 100 + (uint64_t)k, MT_COLLK_ALLREDUCE,
+                               1024, 1024, "Float", 3, k);
+        for (int j = 0; j < 3; j++) {
+            int64_t bb = b + 2000 * US + j * 1000 * US;
+            int64_t a0 = j == 1 ? 0 : 2 * US, a1 = j == 1 ? 3 * US : 1 * US, a2 = 0;
+            const int64_t a[3] = {a0, a1, a2};
+            for (int32_t r = 0; r < 3; r++)
+                rows[(*n)++] = row(r, T0 + bb + a[r], T0 + bb + 10 * US, 200 + 3 * (uint64_t)k + (uint64_t)j,
+                                   MT_COLLK_BARRIER, 1, 1, "Float", 3, k);
+        }
+    }
+}
+
+static void test_kind_rule(void **state)
+{
+    (void)state;
+    mt_cinst_t rows[8 * 4 * 3];
+    mt_clock_t clk[3];
+    memset(clk, 0, sizeof clk);
+    for (int r = 0; r < 3; r++) {
+        clk[r].rank = r;
+        clk[r].reference = r == 0;
+        clk[r].connected = true;
+        clk[r].anchor_ns = T0;
+    }
+    size_t n;
+    kind_job(rows, &n, 1000 * US);
+    mt_cross_t *x = analyze(rows, n, clk);
+    assert_int_equal(x->instances, 32);
+    assert_int_equal(x->wait_total_ns, 16088 * US);
+    const mt_cross_rank_t *r2 = mt_cross_rank_find(x, 2), *r0 = mt_cross_rank_find(x, 0);
+    assert_int_equal(r2->last, 8);
+    assert_int_equal(r2->wait_caused_ns, 15992 * US);
+    assert_int_equal(r2->kind_last, 8);
+    assert_int_equal(r2->kind_instances, 8);
+    assert_int_equal(r2->kind, MT_COLLK_ALLREDUCE);
+    assert_int_equal(r0->last, 16);
+    assert_int_equal(r0->kind_last, 16);
+    assert_int_equal(r0->kind, MT_COLLK_BARRIER);
+    assert_int_equal(x->n_suspects, 1);
+    assert_int_equal(x->suspects[0], 2);
+    assert_true(has_line(x, "rank 2: last at 8 of its 8 allreduce collectives of one group (33.3% by chance)"));
+    mt_cross_free(x);
+
+    kind_job(rows, &n, 2 * US);
+    x = analyze(rows, n, clk);
+    assert_int_equal(x->wait_total_ns, 120 * US);
+    assert_int_equal(mt_cross_rank_find(x, 2)->wait_caused_ns, 24 * US);
+    assert_int_equal(x->n_suspects, 0);
+    assert_true(has_line(x, "no straggler"));
+    mt_cross_free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -782,6 +860,7 @@ int main(void)
         cmocka_unit_test(test_dtype_and_factors),
         cmocka_unit_test(test_dp8),
         cmocka_unit_test(test_straggler_some_steps),
+        cmocka_unit_test(test_kind_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
