@@ -84,6 +84,16 @@ int job_check(const options_t *o, const input_list_t *l, file_result_t *res, siz
                 l->files[j->skipped[0].index].path, j->skipped[0].message);
         return MT_EXIT_BAD_INPUT;
     }
+    /* a trace that named no rank, taken as 0 while loading, is rank 0 only
+     * as the job's one trace (load.c) */
+    const file_result_t *unranked = NULL;
+    for (size_t i = 0; i < n && n > 1; i++)
+        if (res[i].rank_tentative && (!unranked || res[i].index < unranked->index))
+            unranked = &res[i];
+    if (unranked) {
+        fprintf(stderr, "mergetrace: %s%s\n", o->job_tag, unranked->message);
+        return MT_EXIT_BAD_INPUT;
+    }
     qsort(res, n, sizeof *res, by_rank);
     /* for the memory plan (job_plan), each loaded file once: nccl_split
      * below folds a rank's NCCL file into its trace */

@@ -424,8 +424,17 @@ static void trace_done(const input_file_t *f, const mt_rankmap_t *map, bool only
     if (st == MT_OK) {
         mt_rank_source_t src;
         st = mt_rank_resolve(t, f->path, map, &r->rank, &src, &err);
-        if (st == MT_ERR_NO_RANK && only_file) {
-            /* One trace alone needs no rank to be analysed: call it 0. */
+        if (st == MT_ERR_NO_RANK && (only_file || f->from_dir)) {
+            /* One trace alone needs no rank to be analysed: call it 0. In
+             * a directory other JSON files (a config, notes) may sit
+             * beside it, and whether they are traces is known only once
+             * every process has read its files: job_check keeps the 0
+             * when this is the job's only trace, and else ends the run
+             * with the error kept here. */
+            if (!only_file) {
+                r->rank_tentative = 1;
+                mt_error_format(&err, r->message, sizeof r->message);
+            }
             r->rank = 0;
             src = MT_RANK_FROM_DEFAULT;
             st = MT_OK;

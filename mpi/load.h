@@ -23,6 +23,8 @@ typedef struct file_result {
     int64_t rank;
     int32_t rank_source;    /* mt_rank_source_t */
     int32_t skipped;        /* found in a directory but not a trace: left out, reported */
+    int32_t rank_tentative; /* named no rank, found in a directory: taken as 0 if it is the job's only
+                             * trace (job_check), else message holds the error */
     double load_s;
     mt_trace_summary_t sum;
     uint64_t n_gacts;       /* GPU activities of its analysis (the critical path's input), collective rows */

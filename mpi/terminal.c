@@ -228,7 +228,7 @@ void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j
             WARN("rank_from_file_name", (int32_t)r->rank, "rank %lld: %s has no distributedInfo.rank; rank taken from the file name\n", (long long)r->rank,
                  inputs_base(p));
         if (r->rank_source == MT_RANK_FROM_DEFAULT)
-            WARN("rank_default", (int32_t)r->rank, "%s names no rank; as the only input it is taken as rank 0\n", inputs_base(p));
+            WARN("rank_default", (int32_t)r->rank, "%s names no rank; as the only trace it is taken as rank 0\n", inputs_base(p));
     }
     if (j->plan.skipped) {
         char note[512];
