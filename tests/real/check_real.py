@@ -21,7 +21,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from oracle import Oracle  # noqa: E402
+from oracle import Oracle, inter_ns, union_ns  # noqa: E402
 
 FAILS = []
 CHECKS = [0]
@@ -136,7 +136,8 @@ def main():
     # activities) or for the NCCL set (send/recv issued through ctypes, and
     # copies made by NCCL's own threads).
     for tag, stem, all_attr in (("eager", "train_eager", True), ("compile", "train_compile", True),
-                                ("graphs", "train_graphs", False), ("nccl1", "nccl_ws1", False)):
+                                ("graphs", "train_graphs", False), ("nccl1", "nccl_ws1", False),
+                                ("overlap", "overlap", False)):
         rep = run(mt, os.path.join(out, tag), os.path.join(real, tag))
         o = Oracle(os.path.join(real, tag, "oracle", stem + ".oracle.json.gz"))
         check_rank(tag, rep, 0, o, all_attr)
@@ -145,6 +146,22 @@ def main():
         codes = [w["code"] for w in rep["warnings"]]
         check("no_comm_kernels" not in codes and "skipped_file" not in codes,
               "%s: warnings %s" % (tag, codes))
+
+    # Communication beside compute: NCCL send/recv kernels on a side stream
+    # next to matrix products, then alone. The overlap pass against the
+    # union of torch's NCCL kernel rows and their intersection with the
+    # other kernels.
+    rep = load_json(os.path.join(out, "overlap", "report.json"))
+    o = Oracle(os.path.join(real, "overlap", "oracle", "overlap.oracle.json.gz"))
+    comm, comp = o.comm_compute()
+    ov, t = rep["overlap"][0], rep["temporal"][0]
+    want_comm, want_hidden = union_ns(comm) / 1e3, inter_ns(comm, comp) / 1e3
+    check(len(comm) == 10 and near(ov["comm_us"], want_comm) and near(ov["overlapped_us"], want_hidden)
+          and near(t["comm_us"], want_comm - want_hidden, 0.003) and near(t["compute_us"], union_ns(comp) / 1e3),
+          "overlap: comm %.3f us, hidden %.3f, exposed %.3f, compute %.3f; torch %.3f, %.3f, %.3f, %.3f" %
+          (ov["comm_us"], ov["overlapped_us"], t["comm_us"], t["compute_us"], want_comm, want_hidden,
+           want_comm - want_hidden, union_ns(comp) / 1e3))
+    check(0 < want_hidden < want_comm, "overlap: the fixture should hide part of its communication")
 
     # Four processes on one GPU, gloo; blocking and non-blocking all_reduce.
     for tag in ("gloo4", "gloo4async"):

@@ -42,6 +42,12 @@ class Oracle:
         self.gpu = [e for e in self.gpu_all
                     if e["name"] != MEMORY and (e["corr"], e["name"]) not in cpu_ids]
 
+    def comm_compute(self):
+        """NCCL kernels, and the other kernels (copies and sets apart)"""
+        comm = [e for e in self.gpu if e["name"].startswith("ncclDevKernel")]
+        comp = [e for e in self.gpu if not e["name"].startswith(("ncclDevKernel", "Memcpy", "Memset"))]
+        return comm, comp
+
     def kinds(self):
         """count and summed ns of kernels, copies and sets"""
         out = {"kernel": [0, 0], "memcpy": [0, 0], "memset": [0, 0]}
@@ -81,6 +87,11 @@ class Oracle:
         """key_averages() rows of that name (a CPU range and, for
         record_function ranges, its GPU side)"""
         return [x for x in self.raw["key_averages"] if x["name"] == name]
+
+
+def inter_ns(a, b):
+    """the measure of union(a) and union(b) together"""
+    return union_ns(a) + union_ns(b) - union_ns(list(a) + list(b))
 
 
 def union_ns(events):
