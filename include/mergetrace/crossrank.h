@@ -228,6 +228,8 @@ typedef struct mt_cross {
     uint64_t instances;        /* instances used by the straggler analysis (>= 2 participants) */
     uint64_t singles;          /* one-participant instances (collective table and wait only) */
     uint64_t mismatched;       /* instances left out */
+    uint64_t cpu_members;      /* members that are CPU ranges (gloo, MT_CI_CPU) among those of the
+                                * wait vs transfer split; the rest are kernels */
     int64_t wait_total_ns;     /* all wait caused (= all waited) */
     int64_t spread_ns;         /* S; -1 when no instance has >= 3 participants */
     int32_t *suspects;         /* ascending */

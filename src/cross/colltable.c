@@ -207,6 +207,7 @@ mt_status_t mt_cross_colltable(const mt_cinst_t *rows, const mt_strtab_t *labels
             const mt_cinst_t *r = &rows[m->members[p]];
             mt_cross_rank_t *k = &x->ranks[slot[m->members[p]]];
             k->kernels++;
+            x->cpu_members += (r->flags & MT_CI_CPU) != 0;
             k->kernel_transfer_ns += lo;
             k->kernel_wait_ns += dur(r) - lo;
         }

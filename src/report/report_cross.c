@@ -260,8 +260,10 @@ mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx)
     /* who spends the largest and smallest share of its collective time waiting */
     const mt_cross_rank_t *hi = NULL, *lo = NULL;
     double hs = 0, ls = 0, tw = 0, tt = 0;
+    uint64_t members = 0;
     for (size_t i = 0; i < x->n_ranks; i++) {
         const mt_cross_rank_t *k = &x->ranks[i];
+        members += k->kernels;
         double tot = (double)k->kernel_wait_ns + (double)k->kernel_transfer_ns;
         if (tot <= 0)
             continue;
@@ -280,7 +282,11 @@ mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx)
     if (hi && tw <= 0)
         mt_out_puts(&o, "wait: no rank waits at its collectives\n");
     else if (hi)
-        mt_out_printf(&o, "wait: %.1f%% of comm kernel time is waiting; most: rank %d (%.1f%%), least: rank %d (%.1f%%)\n",
-                      100.0 * tw / tt, hi->rank, hs, lo->rank, ls);
+        mt_out_printf(&o, "wait: %.1f%% of %s is waiting; most: rank %d (%.1f%%), least: rank %d (%.1f%%)\n",
+                      100.0 * tw / tt,
+                      !x->cpu_members ? "comm kernel time"
+                      : x->cpu_members == members ? "collective time (gloo CPU ranges)"
+                                                        : "collective time (kernels and gloo CPU ranges)",
+                      hi->rank, hs, lo->rank, ls);
     return o.st;
 }
