@@ -595,8 +595,16 @@ def main():
         cmd = [sys.executable, os.path.abspath(__file__), "--out", a.out, "--one", part]
         if a.cpu_smoke:
             cmd.append("--cpu-smoke")
+        # NCCL's files (the plugin's, NCCL_DEBUG's) go to the part's own
+        # folder: a part that uses NCCL must not add files to another's set
+        env = dict(os.environ)
+        if "MERGETRACE_NCCL_DIR" in env:
+            env["MERGETRACE_NCCL_DIR"] = os.path.join(a.out, part, "plugin")
+        if "NCCL_DEBUG_FILE" in env:
+            os.makedirs(os.path.join(a.out, part, "oracle"), exist_ok=True)
+            env["NCCL_DEBUG_FILE"] = os.path.join(a.out, part, "oracle", "nccl_debug.%p.log")
         try:
-            r = subprocess.run(cmd, timeout=150 if part == "compile" else 100)
+            r = subprocess.run(cmd, timeout=150 if part == "compile" else 100, env=env)
             results[part] = {"rc": r.returncode, "seconds": round(time.time() - t, 1)}
         except subprocess.TimeoutExpired:
             results[part] = {"rc": "timeout", "seconds": round(time.time() - t, 1)}
