@@ -388,15 +388,6 @@ def part_overlap(out):
     (hidden, as far as the two overlap), then one more send/recv alone
     (exposed)."""
     d = os.path.join(out, "overlap")
-    # scripts/gpu_capture points the plugin and NCCL's log at nccl1/ for
-    # every part; this part's NCCL (its own process) writes into overlap/,
-    # or nccl1/plugin/ would hold a second file. NCCL reads both variables
-    # at its first communicator, below.
-    if os.environ.get("MERGETRACE_NCCL_DIR"):
-        os.environ["MERGETRACE_NCCL_DIR"] = os.path.join(d, "plugin")
-    if os.environ.get("NCCL_DEBUG_FILE"):
-        os.makedirs(os.path.join(d, "oracle"), exist_ok=True)
-        os.environ["NCCL_DEBUG_FILE"] = os.path.join(d, "oracle", "nccl_debug.%p.log")
     nc = NcclSelf()
     if nc.error:
         raise RuntimeError(nc.error)
