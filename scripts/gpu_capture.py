@@ -34,8 +34,11 @@ profiler's own result (prof.profiler.kineto_results.events()) as rows, so
 the numbers mergetrace must reproduce can be worked out from torch's objects
 rather than from the JSON file. OUT/provenance.json names the versions.
 
---cpu-smoke runs eager and gloo4 on the CPU alone (to test this script on a
-machine without a GPU); its files are not fixtures.
+--cpu-smoke runs eager, gloo4, gloo4async and ab on the CPU alone (to test
+this script on a machine without a GPU); its files are not fixtures.
+
+Exit status: 0 when every part ran to the end, 1 when one failed or timed
+out (the other parts' files are still written).
 """
 import argparse
 import gzip
@@ -610,6 +613,9 @@ def main():
             results[part] = {"rc": "timeout", "seconds": round(time.time() - t, 1)}
         log(part, results[part])
         provenance(a.out, a.cpu_smoke, results)
+    # a part that failed must fail the capture, not only its log line
+    if any(r["rc"] != 0 for r in results.values()):
+        sys.exit(1)
 
 
 if __name__ == "__main__":

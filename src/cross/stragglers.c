@@ -36,10 +36,9 @@ typedef struct srec {
     int64_t arrival;   /* aligned */
 } srec_t;
 
-/* Rules (0) to (2) of crossrank.h over one scope: n instances of the
- * rank, its last arrivals (at least min_last), its chance share * 2^24, the
- * wait it caused, all wait caused in the scope. Integer sums are exact, so
- * the result does not depend on the order of the rows. */
+/* Rule (1) of crossrank.h: last (or shortest) `last` times of n instances
+ * is at least min(2 x chance, n - (n - chance) / 4), with chance the
+ * rank's chance share * 2^24. */
 static bool beats_chance(uint64_t n, uint64_t last, uint64_t chance)
 {
     uint64_t nq = n * Q24;
@@ -47,6 +46,10 @@ static bool beats_chance(uint64_t n, uint64_t last, uint64_t chance)
     return last * Q24 >= (t1 < t2 ? t1 : t2);
 }
 
+/* Rules (0) to (2) of crossrank.h over one scope: n instances of the
+ * rank, its last arrivals (at least min_last), its chance share * 2^24, the
+ * wait it caused, all wait caused in the scope. Integer sums are exact, so
+ * the result does not depend on the order of the rows. */
 static bool is_suspect(uint64_t n, uint64_t last, uint64_t min_last, uint64_t chance, int64_t wait,
                        int64_t wait_total)
 {
@@ -72,13 +75,13 @@ static int kind_cmp(const void *a, const void *b)
 }
 
 /* Rule (1) within one kind of collective (crossrank.h): for each rank slot,
- * whether it was last (and, apart, shortest) at least 3 times and at least
- * twice its chance share among the instances of one (group, kind). A rank
- * that holds up one collective of a step while the step's others start
- * together is last at a quarter of the instances of a four-collective step
- * and fails rule (1) over all of them (the gloo job of tests/data/real:
- * rank 2 late 15 ms at each all_reduce, last at 13 of 40). by_last /
- * by_short get 1 where the rank passes. */
+ * whether it was last (and, apart, shortest) at least 3 times and more
+ * often than chance allows (beats_chance) among the instances of one
+ * (group, kind). A rank that holds up one collective of a step while the
+ * step's others start together is last at a quarter of the instances of a
+ * four-collective step and fails rule (1) over all of them (the gloo job of
+ * tests/data/real: rank 2 late 15 ms at each all_reduce, last at 13 of
+ * 40). by_last / by_short get 1 where the rank passes. */
 static mt_status_t kind_rule(const mt_cinst_t *rows, const mt_match_t *m, const uint32_t *slot,
                              const int32_t *inst_last, const int32_t *inst_short, mt_cross_t *x,
                              uint8_t *by_last, uint8_t *by_short)

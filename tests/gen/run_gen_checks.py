@@ -23,6 +23,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+# the union of intervals, written once for the Python tests (the generator's)
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from gen_traces import merged_of  # noqa: E402
 
 JOBS = {
     "dp-new-gz": ["--kind", "dp", "--ranks", "4", "--steps", "3", "--seed", "11", "--gzip", "--shuffle-keys",
@@ -323,21 +326,6 @@ def dlrm_injected(mt, out):
     return errors
 
 
-def merge(iv):
-    """Sorted, disjoint union of half-open intervals."""
-    out = []
-    for a, b in sorted(iv):
-        if out and a <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], b)
-        else:
-            out.append([a, b])
-    return out
-
-
-def measure(iv):
-    return sum(b - a for a, b in iv)
-
-
 def dlrm_projection(mt, out):
     """GPU projection on the real DLRM set against Python's own reading of
     the raw JSON: per rank, the union of the GPU activities (kernel,
@@ -365,14 +353,14 @@ def dlrm_projection(mt, out):
             if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
                 l = launch.get(e.get("args", {}).get("correlation"))
                 acts.append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), l))
-        busy = measure(merge([(a, b) for a, b, _ in acts if b > a]))
+        busy = merged_of([(a, b) for a, b, _ in acts if b > a])[0]
         busy_all += busy
         for name in ("## backward ##", "ProfilerStep#*"):
             ranges = [e for e in evs if e.get("cat") == "user_annotation" and
                       (e["name"].startswith("ProfilerStep#") if name.startswith("Profiler") else e["name"] == name)]
             sel = [(a, b) for a, b, l in acts if l is not None and any(
                 l["pid"] == u["pid"] and ns(u["ts"]) <= ns(l["ts"]) <= ns(u["ts"]) + ns(u["dur"]) for u in ranges)]
-            want = measure(merge(sel))
+            want = merged_of(sel)[0]
             p = proj.get((r, name))
             have = us_to_ns(p["gpu_us"]) if p else 0
             if have != want:

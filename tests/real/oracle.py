@@ -3,6 +3,12 @@ profiler's in-memory result that scripts/gpu_capture.py saved beside it
 (oracle/X.oracle.json.gz), never from the trace file mergetrace reads."""
 import gzip
 import json
+import os
+import sys
+
+# the union of intervals, written once for the Python tests (the generator's)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from gen_traces import merged_of  # noqa: E402
 
 MEMORY = "[memory]"
 
@@ -96,15 +102,4 @@ def inter_ns(a, b):
 
 def union_ns(events):
     """the measure of the union of the events' [start, start + dur)"""
-    iv = sorted((e["start"], e["start"] + e["dur"]) for e in events)
-    total, cur_s, cur_e = 0, None, None
-    for s, t in iv:
-        if cur_e is None or s > cur_e:
-            if cur_e is not None:
-                total += cur_e - cur_s
-            cur_s, cur_e = s, t
-        else:
-            cur_e = max(cur_e, t)
-    if cur_e is not None:
-        total += cur_e - cur_s
-    return total
+    return merged_of([(e["start"], e["start"] + e["dur"]) for e in events])[0]

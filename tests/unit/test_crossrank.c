@@ -789,7 +789,11 @@ static void test_straggler_some_steps(void **state)
  * (rank 1); in all 16,088 us. Rank 2: 99.4 % > 50 %: named, with the kind
  * line. Rank 0 passes rule (1) among the barriers (16 of 24, E = 8, 2E =
  * 16) but caused 0.3 % of the wait: not named. With L = 2 us rank 2
- * causes 8 x (2 + 1) = 24 us of 120 us (20 %): nobody is named. */
+ * causes 8 x (2 + 1) = 24 us of 120 us (20 %), and rank 0, passing the
+ * rule among the barriers, 48 us (40 %): nobody is named. Just over half:
+ * L = 7 us, rank 2 causes 8 x (7 + 6) = 104 us of 200 us (52 %): named,
+ * and clock-free too (its allreduce is the shortest by L - 0 and L - 1 us,
+ * as a barrier's last is the barrier's shortest). */
 static void kind_job(mt_cinst_t *rows, size_t *n, int64_t L)
 {
     *n = 0;
@@ -847,6 +851,17 @@ static void test_kind_rule(void **state)
     assert_int_equal(mt_cross_rank_find(x, 2)->wait_caused_ns, 24 * US);
     assert_int_equal(x->n_suspects, 0);
     assert_true(has_line(x, "no straggler"));
+    mt_cross_free(x);
+
+    kind_job(rows, &n, 7 * US);
+    x = analyze(rows, n, clk);
+    assert_int_equal(x->wait_total_ns, 200 * US);
+    assert_int_equal(mt_cross_rank_find(x, 2)->wait_caused_ns, 104 * US);
+    assert_int_equal(mt_cross_rank_find(x, 2)->last, 8);
+    assert_int_equal(x->n_suspects, 1);
+    assert_int_equal(x->suspects[0], 2);
+    assert_int_equal(x->n_cf_suspects, 1);
+    assert_int_equal(x->cf_suspects[0], 2);
     mt_cross_free(x);
 }
 

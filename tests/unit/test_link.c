@@ -102,10 +102,42 @@ static void test_link_paths(void **state)
     mt_trace_free(t);
 }
 
+/* A gloo:* range's record (MT_COLL_F_GLOO: the name, and Input Dims when
+ * there are any, of a collective gloo ran on the CPU) is gloo's collective,
+ * never an NCCL kernel's: not even one whose External id names that range
+ * (here a cpu_op, a category the loader takes gloo ranges from too). A
+ * barrier has no Input Dims, so only MT_COLL_F_GLOO keeps it apart; the
+ * record_param_comms of test_link_paths path 2 links this way. */
+static void test_link_not_gloo(void **state)
+{
+    (void)state;
+    mt_trace_t *t = load_str(
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"gloo:barrier\",\"pid\":1,\"tid\":3,\"ts\":100,\"dur\":50,"
+        "\"args\":{\"External id\":11}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)\",\"pid\":0,"
+        "\"tid\":40,\"ts\":130,\"dur\":10,\"args\":{\"correlation\":600,\"External id\":11}}\n"
+        "]}");
+    const mt_event_t *g = find_event(t, "gloo:barrier");
+    assert_non_null(g);
+    const mt_coll_t *gc = mt_event_coll(t, g);
+    assert_non_null(gc);
+    assert_true(gc->fields & MT_COLL_F_GLOO);
+    assert_string_equal(coll_name(t, gc), "barrier");
+    mt_link_stats_t s;
+    assert_int_equal(mt_trace_link(t, &s), MT_OK);
+    assert_int_equal(s.comm_kernels, 1);
+    assert_int_equal(s.by_ext_id, 0);
+    assert_int_equal(s.comm_with_coll, 0);
+    assert_null(coll_of(t, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)"));
+    mt_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_link_paths),
+        cmocka_unit_test(test_link_not_gloo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
