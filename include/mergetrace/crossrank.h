@@ -105,7 +105,11 @@
  *                independent trials (one slow backward pass delays every
  *                bucket), so being last in all of them is weak evidence;
  *                (3) keeps the steps whose hold-up is small next to a
- *                typical step's from naming anyone.
+ *                typical step's from naming anyone. A suspect of the job
+ *                by the kind rule is also a step suspect where it was last
+ *                at least once and caused more than half the step's wait
+ *                (and (3) holds): a step has one instance of each kind, so
+ *                the kind rule cannot be applied within it.
  *  episode       a run of consecutive step numbers whose step suspects
  *                are the same non-empty set (an intermittent straggler:
  *                rank 2 slow in steps 250-260 only); episodes are ranked

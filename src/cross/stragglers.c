@@ -500,8 +500,11 @@ mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, con
     ilast = ishort = NULL;
     for (size_t i = 0; i < x->n_ranks; i++) {
         const mt_cross_rank_t *rk = &x->ranks[i];
+        /* kind_last[i] stays 1 only for a suspect by the kind rule: the
+         * steps below use it */
+        kind_last[i] = kind_last[i] && (double)rk->wait_caused_ns > KIND_SHARE * (double)x->wait_total_ns;
         if (is_suspect(rk->instances, rk->last, MIN_LAST_JOB, rk->chance_q24, rk->wait_caused_ns, x->wait_total_ns) ||
-            (kind_last[i] && (double)rk->wait_caused_ns > KIND_SHARE * (double)x->wait_total_ns))
+            kind_last[i])
             x->suspects[x->n_suspects++] = rk->rank;
         if (is_suspect(rk->instances, rk->shortest, MIN_LAST_JOB, rk->chance_q24, rk->cf_wait_caused_ns,
                        cf_wait_total) ||
@@ -573,7 +576,13 @@ mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, con
             int32_t rank = x->ranks[sr[a].slot].rank;
             /* rule (3): leave out steps whose hold-up is small next to a
              * typical step's */
-            if (is_suspect(n, last, MIN_LAST_STEP, chance, wait, sp->wait_ns) &&
+            /* a suspect of the job by the kind rule holds a step up when it
+             * was last there and caused more than half its wait: a step has
+             * one instance of each kind, so the rule cannot be applied
+             * within it */
+            bool by_kind = kind_last[sr[a].slot] && last >= 1 &&
+                           (double)wait > KIND_SHARE * (double)sp->wait_ns;
+            if ((by_kind || is_suspect(n, last, MIN_LAST_STEP, chance, wait, sp->wait_ns)) &&
                 (double)wait * (double)nsteps >= STEP_SHARE * (double)steps_wait) {
                 x->step_suspects[x->n_step_suspects++] = rank;
                 sp->suspect_wait_ns += wait;

@@ -169,6 +169,10 @@ def main():
     # one kind of collective, include/mergetrace/crossrank.h)
     check(st["suspects"] == [2] and st["suspects_clock_free"] == [2],
           "suspects %s, clock-free %s; want [2]" % (st["suspects"], st["suspects_clock_free"]))
+    # and in every profiled step (one all_reduce each), one episode
+    steps = st["by_step"]
+    check(len(steps) == 10 and all(s["suspects"] == [2] for s in steps) and len(st["episodes"]) == 1,
+          "step suspects %s, %d episodes" % ([s["suspects"] for s in steps], len(st["episodes"])))
     check(abs(sr[2]["wait_caused_us"] - float(caused[2])) <= bound_caused[2],
           "rank 2 caused %.3f us of wait, traces say %.3f (bound %.3f)"
           % (sr[2]["wait_caused_us"], float(caused[2]), bound_caused[2]))

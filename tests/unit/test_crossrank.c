@@ -843,6 +843,16 @@ static void test_kind_rule(void **state)
     assert_int_equal(x->n_suspects, 1);
     assert_int_equal(x->suspects[0], 2);
     assert_true(has_line(x, "rank 2: last at 8 of its 8 allreduce collectives of one group (33.3% by chance)"));
+    /* each step: rank 2 last at its allreduce, 1999 of the step's 2011 us
+     * of wait (> half): named in every step, as the job's suspect by the
+     * kind rule; rank 0 (last at 2 of 4, 2 x chance 2.67) in none */
+    assert_int_equal(x->n_steps, 8);
+    for (int64_t k = 0; k < 8; k++) {
+        assert_true(step_names(x, k, 2));
+        assert_false(step_names(x, k, 0));
+        assert_false(x->steps[k].differs);
+    }
+    assert_int_equal(x->n_episodes, 1);
     mt_cross_free(x);
 
     kind_job(rows, &n, 2 * US);
