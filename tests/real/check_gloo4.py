@@ -113,6 +113,11 @@ def main():
         check(c["connected"], "rank %d not connected" % r)
         check(abs(e) <= tol + 0.001, "rank %d: offset %.3f us, injected %.3f: error %.3f us over %.3f us (residual p50)"
               % (r, c["offset_us"], truth, e, tol))
+        # one host, one clock: no drift is true. Over the job's ~0.3 s a
+        # drift of 50 ppm moves an end by 15 us, under the residuals; a
+        # larger one would be wrong and would widen the bounds below
+        check(abs(c["drift_ppm"]) <= 50.0, "rank %d: drift %.1f ppm applied; the ranks share one clock"
+              % (r, c["drift_ppm"]))
 
     def corr_err(r, t_true):
         """The fitted correction minus the true one at a start t_true (us, true clock)."""
