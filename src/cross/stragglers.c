@@ -84,7 +84,7 @@ static int kind_cmp(const void *a, const void *b)
  * 40). by_last / by_short get 1 where the rank passes. */
 static mt_status_t kind_rule(const mt_cinst_t *rows, const mt_match_t *m, const uint32_t *slot,
                              const int32_t *inst_last, const int32_t *inst_short, mt_cross_t *x,
-                             uint8_t *by_last, uint8_t *by_short)
+                             uint64_t *key, uint32_t *val, uint8_t *by_last, uint8_t *by_short)
 {
     size_t ni = m->n_inst, nk = 0, nm = 0;
     for (size_t i = 0; i < ni; i++)
@@ -96,9 +96,7 @@ static mt_status_t kind_rule(const mt_cinst_t *rows, const mt_match_t *m, const 
         return MT_OK;
     mt_status_t st = MT_ERR_NOMEM;
     kind_key_t *kk = malloc(nk * sizeof *kk);
-    uint64_t *key = mt_big_malloc(nm * sizeof *key);
-    uint32_t *val = mt_big_malloc(nm * sizeof *val);
-    if (!kk || !key || !val)
+    if (!kk)
         goto out;
     nk = 0;
     for (size_t i = 0; i < ni; i++)
@@ -157,8 +155,6 @@ static mt_status_t kind_rule(const mt_cinst_t *rows, const mt_match_t *m, const 
     st = MT_OK;
 out:
     free(kk);
-    free(key);
-    free(val);
     return st;
 }
 
@@ -493,7 +489,9 @@ mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, con
     x->cf_suspects = malloc((x->n_ranks ? x->n_ranks : 1) * sizeof *x->cf_suspects);
     if (!x->suspects || !x->cf_suspects)
         goto done;
-    if (ni && kind_rule(rows, m, slot, ilast, ishort, x, kind_last, kind_short) != MT_OK)
+    /* skey and sidx (one entry per member) are free until the per-step
+     * sorts below: kind_rule's keys and values */
+    if (ni && kind_rule(rows, m, slot, ilast, ishort, x, skey, sidx, kind_last, kind_short) != MT_OK)
         goto done;
     free(ilast);
     free(ishort);
