@@ -25,11 +25,14 @@
  * the match (glibc's merge sort, 1.4 s of 3 M rows). */
 enum { COL_TIER, COL_A, COL_B, COL_C, COL_RANK, N_COLS };
 
-/* Same instance: the key without rank and row. */
-static bool same_key(uint64_t *const *col, uint32_t x, uint32_t y)
+/* Same instance: the key without rank and row, read in the nv columns of
+ * it that vary (the others are equal in every row). */
+static bool same_key(uint64_t *const *vary, int nv, uint32_t x, uint32_t y)
 {
-    return col[COL_TIER][x] == col[COL_TIER][y] && col[COL_A][x] == col[COL_A][y] && col[COL_B][x] == col[COL_B][y] &&
-           col[COL_C][x] == col[COL_C][y];
+    for (int c = 0; c < nv; c++)
+        if (vary[c][x] != vary[c][y])
+            return false;
+    return true;
 }
 
 static bool is_p2p(const mt_cinst_t *r)
@@ -305,6 +308,7 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
     seqent_t *se = mt_big_malloc((n ? n : 1) * sizeof *se);
     uint32_t *p2p_ord = mt_big_calloc(n ? n : 1, sizeof *p2p_ord);
     grank_t *gr = NULL;
+    uint64_t *start = NULL;
     mt_match_t *m = calloc(1, sizeof *m);
     if (!anch || !grp || !se || !p2p_ord || !m)
         goto done;
@@ -353,6 +357,7 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
     free(se);
     se = NULL;
 
+    uint64_t dif[COL_RANK] = {0}; /* bits in which a column's values differ from row 0's */
     for (size_t i = 0; i < n; i++) {
         const mt_cinst_t *r = &rows[i];
         uint64_t tier, a = 0, b = 0, c = 0;
@@ -383,7 +388,16 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
         col[COL_B][i] = b;
         col[COL_C][i] = c;
         col[COL_RANK][i] = mt_sort_key_i64(r->rank);
+        dif[COL_TIER] |= tier ^ col[COL_TIER][0];
+        dif[COL_A] |= a ^ col[COL_A][0];
+        dif[COL_B] |= b ^ col[COL_B][0];
+        dif[COL_C] |= c ^ col[COL_C][0];
     }
+    uint64_t *vary[COL_RANK];
+    int nv = 0;
+    for (int c = 0; c < COL_RANK; c++)
+        if (dif[c])
+            vary[nv++] = col[c];
     free(p2p_ord);
     p2p_ord = NULL;
     if ((rc = mt_sort_fields((const uint64_t *const *)col, N_COLS, n, m->members)) != MT_OK)
@@ -391,10 +405,18 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
     rc = MT_ERR_NOMEM;
     const uint32_t *mem = m->members;
 
-    /* Instances are runs of equal keys. */
+    /* Instances are runs of equal keys: their starts, a bit each, found in
+     * one pass (the key's columns are read in row order, not in the rows'
+     * own: a cache miss each). */
+    start = calloc(n / 64 + 1, sizeof *start);
+    if (!start)
+        goto done;
     size_t n_inst = 0;
     for (size_t i = 0; i < n; i++)
-        n_inst += i == 0 || !same_key(col, mem[i], mem[i - 1]);
+        if (i == 0 || !same_key(vary, nv, mem[i], mem[i - 1])) {
+            start[i / 64] |= UINT64_C(1) << (i % 64);
+            n_inst++;
+        }
     m->n_inst = n_inst;
     m->first = mt_big_malloc((n_inst + 1) * sizeof *m->first);
     m->key = mt_big_malloc((n_inst ? n_inst : 1) * sizeof *m->key);
@@ -405,7 +427,7 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
     size_t inst = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
-        while (j < n && same_key(col, mem[j], mem[i]))
+        while (j < n && !(start[j / 64] >> (j % 64) & 1))
             j++;
         m->first[inst] = (uint32_t)i; /* members[i..j): in rank order already */
         const mt_cinst_t *r0 = &rows[mem[i]];
@@ -462,6 +484,7 @@ done:
     free(se);
     free(p2p_ord);
     free(gr);
+    free(start);
     if (stats)
         *stats = st;
     return rc;
