@@ -244,55 +244,66 @@ void mt_match_free(mt_match_t *m)
 }
 
 /* Ranks per group, for the expected size of groups without "Group size":
- * (group, rank) pairs in that order. */
-typedef struct grank {
+ * each group's number of distinct ranks, by group. */
+typedef struct gcount {
     uint64_t group;
-    int32_t rank;
-} grank_t;
+    int32_t ranks;
+} gcount_t;
 
-/* The pairs of every row, sorted: built by the first instance that needs
- * them (none does where every row has its group size). The group of a row
- * of an ordinal or P2P key is grp[] (its matching group; 0 for P2P). */
+/* The table of every row's group, built by the first instance that needs
+ * it (none does where every row has its group size). The group of a row of
+ * an ordinal or P2P key is grp[] (its matching group; 0 for P2P). Counted
+ * once per group: counting an instance's group among the rows sorted by
+ * (group, rank), instance after instance, cost the rows of the group for
+ * every instance (quadratic in a job of one stream group). */
 static mt_status_t group_ranks(const mt_cinst_t *rows, size_t n, const uint64_t *grp, uint64_t *const *col,
-                               grank_t **out)
+                               gcount_t **out, size_t *n_out)
 {
     *out = NULL;
+    *n_out = 0;
     uint64_t *g = mt_big_malloc((n ? n : 1) * sizeof *g);
     uint32_t *perm = mt_big_malloc((n ? n : 1) * sizeof *perm);
-    grank_t *gr = mt_big_malloc((n ? n : 1) * sizeof *gr);
+    gcount_t *gc = NULL;
     mt_status_t rc = MT_ERR_NOMEM;
-    if (g && perm && gr) {
+    if (g && perm) {
         for (size_t i = 0; i < n; i++)
             g[i] = col[COL_TIER][i] >= MT_KEY_PG_ORDINAL ? grp[i] : rows[i].group;
         const uint64_t *by[2] = {g, col[COL_RANK]};
         rc = mt_sort_fields(by, 2, n, perm);
     }
+    size_t ng = 0;
+    for (size_t i = 0; rc == MT_OK && i < n; i++)
+        ng += i == 0 || g[perm[i]] != g[perm[i - 1]];
+    if (rc == MT_OK && !(gc = malloc((ng ? ng : 1) * sizeof *gc)))
+        rc = MT_ERR_NOMEM;
     if (rc == MT_OK) {
-        for (size_t i = 0; i < n; i++)
-            gr[i] = (grank_t){g[perm[i]], rows[perm[i]].rank};
-        *out = gr;
-        gr = NULL;
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t x = perm[i], y = i ? perm[i - 1] : 0;
+            if (i == 0 || g[x] != g[y])
+                gc[k++] = (gcount_t){g[x], 1};
+            else
+                gc[k - 1].ranks += col[COL_RANK][x] != col[COL_RANK][y];
+        }
+        *out = gc;
+        *n_out = ng;
     }
     free(g);
     free(perm);
-    free(gr);
     return rc;
 }
 
-static int32_t ranks_in_group(const grank_t *g, size_t n, uint64_t group)
+static int32_t ranks_in_group(const gcount_t *gc, size_t n, uint64_t group)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (g[mid].group < group)
+        if (gc[mid].group < group)
             lo = mid + 1;
         else
             hi = mid;
     }
-    int32_t c = 0;
-    for (size_t i = lo; i < n && g[i].group == group; i++)
-        c += i == lo || g[i].rank != g[i - 1].rank;
-    return c;
+    return lo < n && gc[lo].group == group ? gc[lo].ranks : 0;
 }
 
 mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_match_stats_t *stats)
@@ -307,7 +318,8 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
     uint64_t *grp = mt_big_calloc(n ? n : 1, sizeof *grp);
     seqent_t *se = mt_big_malloc((n ? n : 1) * sizeof *se);
     uint32_t *p2p_ord = mt_big_calloc(n ? n : 1, sizeof *p2p_ord);
-    grank_t *gr = NULL;
+    gcount_t *gr = NULL;
+    size_t n_gr = 0;
     uint64_t *start = NULL;
     mt_match_t *m = calloc(1, sizeof *m);
     if (!anch || !grp || !se || !p2p_ord || !m)
@@ -438,9 +450,9 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
         else if (r0->group_size > 0)
             expected = (int32_t)r0->group_size;
         else {
-            if (!gr && group_ranks(rows, n, grp, col, &gr) != MT_OK)
+            if (!gr && group_ranks(rows, n, grp, col, &gr, &n_gr) != MT_OK)
                 goto done;
-            expected = ranks_in_group(gr, n, tier >= MT_KEY_PG_ORDINAL ? col[COL_A][mem[i]] : r0->group);
+            expected = ranks_in_group(gr, n_gr, tier >= MT_KEY_PG_ORDINAL ? col[COL_A][mem[i]] : r0->group);
         }
         size_t cnt = j - i;
         bool dup = false, differ = false;
