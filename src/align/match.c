@@ -74,18 +74,41 @@ static mt_status_t sort_seq(seqent_t *se, size_t n, bool by_rank, uint64_t *cons
     return rc;
 }
 
-static bool same_instance_hint(const mt_cinst_t *a, const mt_cinst_t *b)
+/* What best_shift compares of the row at each position of the sorted se[]:
+ * its signature, and its ProfilerStep where it has one. Copied next to
+ * each other once per sort, because best_shift reads every row about 65
+ * times, and the rows themselves (128 bytes, in no useful order) missed
+ * the cache each time. */
+typedef struct hints {
+    uint64_t *sig;
+    uint64_t *step;
+    uint64_t *has_step; /* 0 or 1 */
+} hints_t;
+
+static void hints_fill(hints_t h, const mt_cinst_t *rows, const seqent_t *se, size_t n)
 {
-    if (a->sig != b->sig)
+    for (size_t k = 0; k < n; k++) {
+        const mt_cinst_t *r = &rows[se[k].row];
+        h.sig[k] = r->sig;
+        h.step[k] = (uint64_t)r->step;
+        h.has_step[k] = (r->flags & MT_CI_STEP) != 0;
+    }
+}
+
+/* Positions x and y may be one instance: same signature, and the same step
+ * where both have one. */
+static bool same_instance_hint(const hints_t *h, size_t x, size_t y)
+{
+    if (h->sig[x] != h->sig[y])
         return false;
-    if ((a->flags & MT_CI_STEP) && (b->flags & MT_CI_STEP) && a->step != b->step)
+    if (h->has_step[x] && h->has_step[y] && h->step[x] != h->step[y])
         return false;
     return true;
 }
 
-/* Best shift s so that seq[i] lines up with ref[i + s]; score = matches. */
-static int best_shift(const mt_cinst_t *rows, const seqent_t *seq, size_t n, const seqent_t *ref, size_t nref,
-                      int *score_out)
+/* Best shift s so that position seq + i lines up with ref + i + s; score =
+ * matches. */
+static int best_shift(const hints_t *h, size_t seq, size_t n, size_t ref, size_t nref, int *score_out)
 {
     int best = 0, best_score = -1;
     size_t lim = n < SHIFT_WINDOW ? n : SHIFT_WINDOW;
@@ -95,7 +118,7 @@ static int best_shift(const mt_cinst_t *rows, const seqent_t *seq, size_t n, con
             long j = (long)i + s;
             if (j < 0 || (size_t)j >= nref)
                 continue;
-            score += same_instance_hint(&rows[seq[i].row], &rows[ref[j].row]);
+            score += same_instance_hint(h, seq + i, ref + (size_t)j);
         }
         int as = s < 0 ? -s : s, ab = best < 0 ? -best : best;
         if (score > best_score || (score == best_score && as < ab)) {
@@ -110,7 +133,8 @@ static int best_shift(const mt_cinst_t *rows, const seqent_t *seq, size_t n, con
 
 /* Traces without group metadata: NCCL streams are numbered differently on
  * every rank. Pair each rank's streams with the reference rank's streams by
- * how well their kernel sequences agree, and give paired streams one group. */
+ * how well their kernel sequences agree, and give paired streams one group.
+ * col: N_COLS scratch columns of n, perm: n scratch. */
 static mt_status_t pair_streams(const mt_cinst_t *rows, seqent_t *se, size_t n, uint64_t *const *col,
                                 uint32_t *perm)
 {
@@ -119,6 +143,8 @@ static mt_status_t pair_streams(const mt_cinst_t *rows, seqent_t *se, size_t n, 
     mt_status_t rc = sort_seq(se, n, true, col, perm);
     if (rc != MT_OK)
         return rc;
+    hints_t h = {col[3], col[4], col[0]}; /* col[0..3): the sort's scratch, free again */
+    hints_fill(h, rows, se, n);
     /* The reference: the rank with the most rows. */
     int32_t ref = se[0].rank;
     size_t best_cnt = 0;
@@ -165,7 +191,7 @@ static mt_status_t pair_streams(const mt_cinst_t *rows, seqent_t *se, size_t n, 
                     if (taken[g])
                         continue;
                     int sc;
-                    best_shift(rows, se + a, b - a, se + ref_gs[g], ref_ge[g] - ref_gs[g], &sc);
+                    best_shift(&h, a, b - a, ref_gs[g], ref_ge[g] - ref_gs[g], &sc);
                     size_t m = b - a < ref_ge[g] - ref_gs[g] ? b - a : ref_ge[g] - ref_gs[g];
                     if (m > SHIFT_WINDOW)
                         m = SHIFT_WINDOW;
@@ -191,13 +217,15 @@ static mt_status_t pair_streams(const mt_cinst_t *rows, seqent_t *se, size_t n, 
 
 /* Anchored ordinals: for each group, shift every rank's sequence onto the
  * rank with the longest one. anch[row] receives ordinal + shift (biased to
- * stay non-negative). */
+ * stay non-negative). col: N_COLS scratch columns of n, perm: n scratch. */
 static mt_status_t anchor_ordinals(const mt_cinst_t *rows, seqent_t *se, size_t n, uint64_t *anch, uint64_t *grp,
                                    uint64_t *const *col, uint32_t *perm)
 {
     mt_status_t rc = sort_seq(se, n, false, col, perm);
     if (rc != MT_OK)
         return rc;
+    hints_t h = {col[3], col[4], col[0]}; /* col[0..3): the sort's scratch, free again */
+    hints_fill(h, rows, se, n);
     for (size_t i = 0; i < n;) {
         size_t j = i;
         while (j < n && se[j].group == se[i].group)
@@ -219,7 +247,7 @@ static mt_status_t anchor_ordinals(const mt_cinst_t *rows, seqent_t *se, size_t 
             size_t b = a;
             while (b < j && se[b].rank == se[a].rank)
                 b++;
-            int s = a == ref_s ? 0 : best_shift(rows, se + a, b - a, se + ref_s, ref_e - ref_s, NULL);
+            int s = a == ref_s ? 0 : best_shift(&h, a, b - a, ref_s, ref_e - ref_s, NULL);
             for (size_t k = a; k < b; k++) {
                 anch[se[k].row] = (uint64_t)((int64_t)(k - a) + s + MAX_SHIFT);
                 grp[se[k].row] = se[k].group;
