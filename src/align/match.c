@@ -349,6 +349,7 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
     gcount_t *gr = NULL;
     size_t n_gr = 0;
     uint64_t *start = NULL;
+    uint8_t *cls = NULL;
     mt_match_t *m = calloc(1, sizeof *m);
     if (!anch || !grp || !se || !p2p_ord || !m)
         goto done;
@@ -360,17 +361,45 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
     if (!m->members)
         goto done;
 
+    /* Which of the sequences below each row joins (a row may join two),
+     * in one pass over the rows: each further pass over 128-byte rows
+     * cost about as much as building all the keys. */
+    enum { IN_STREAM = 1, IN_PG_ORDINAL = 2, IN_P2P_COUNT = 4 };
+    cls = mt_big_malloc(n ? n : 1);
+    if (!cls)
+        goto done;
+    size_t in_cls[8] = {0};
+    for (size_t i = 0; i < n; i++) {
+        uint32_t f = rows[i].flags;
+        bool p2p = is_p2p(&rows[i]);
+        uint8_t b = 0;
+        if ((f & MT_CI_STREAM) && !(f & MT_CI_COMMS_ID) && !p2p)
+            b |= IN_STREAM;
+        if ((f & MT_CI_PG) && !(f & (MT_CI_COMMS_ID | MT_CI_SEQ)) && !p2p)
+            b |= IN_PG_ORDINAL;
+        if (p2p && !(f & (MT_CI_COMMS_ID | MT_CI_SEQ)))
+            b |= IN_P2P_COUNT;
+        cls[i] = b;
+        in_cls[b]++;
+    }
+    size_t n_stream = 0, n_pg = 0, n_p2p = 0;
+    for (int b = 0; b < 8; b++) {
+        n_stream += b & IN_STREAM ? in_cls[b] : 0;
+        n_pg += b & IN_PG_ORDINAL ? in_cls[b] : 0;
+        n_p2p += b & IN_P2P_COUNT ? in_cls[b] : 0;
+    }
+
     /* Ordinal keys need anchoring; stream groups need pairing first. The
      * key columns are the sorts' scratch until the keys are built. */
     size_t ns = 0;
-    for (size_t i = 0; i < n; i++)
-        if ((rows[i].flags & MT_CI_STREAM) && !(rows[i].flags & MT_CI_COMMS_ID) && !is_p2p(&rows[i]))
+    for (size_t i = 0; n_stream && i < n; i++)
+        if (cls[i] & IN_STREAM)
             se[ns++] = (seqent_t){rows[i].group, rows[i].rank, rows[i].ordinal, (uint32_t)i};
     if ((rc = pair_streams(rows, se, ns, col, m->members)) != MT_OK)
         goto done;
     size_t np = ns;
-    for (size_t i = 0; i < n; i++)
-        if ((rows[i].flags & MT_CI_PG) && !(rows[i].flags & (MT_CI_COMMS_ID | MT_CI_SEQ)) && !is_p2p(&rows[i]))
+    for (size_t i = 0; n_pg && i < n; i++)
+        if (cls[i] & IN_PG_ORDINAL)
             se[np++] = (seqent_t){rows[i].group, rows[i].rank, rows[i].ordinal, (uint32_t)i};
     if ((rc = anchor_ordinals(rows, se, np, anch, grp, col, m->members)) != MT_OK)
         goto done;
@@ -379,8 +408,8 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
      * from s. Count per (rank, peer, direction) in kernel order. */
     {
         size_t n2 = 0;
-        for (size_t i = 0; i < n; i++)
-            if (is_p2p(&rows[i]) && !(rows[i].flags & (MT_CI_COMMS_ID | MT_CI_SEQ)))
+        for (size_t i = 0; n_p2p && i < n; i++)
+            if (cls[i] & IN_P2P_COUNT)
                 se[n2++] = (seqent_t){(uint64_t)rows[i].peer << 1 | ((rows[i].flags & MT_CI_SEND) != 0), rows[i].rank,
                                       rows[i].ordinal, (uint32_t)i};
         if ((rc = sort_seq(se, n2, true, col, m->members)) != MT_OK)
@@ -396,6 +425,8 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
     }
     free(se);
     se = NULL;
+    free(cls);
+    cls = NULL;
 
     uint64_t dif[COL_RANK] = {0}; /* bits in which a column's values differ from row 0's */
     for (size_t i = 0; i < n; i++) {
@@ -525,6 +556,7 @@ done:
     free(p2p_ord);
     free(gr);
     free(start);
+    free(cls);
     if (stats)
         *stats = st;
     return rc;
