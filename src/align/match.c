@@ -16,24 +16,14 @@
 #define MAX_SHIFT 32
 #define SHIFT_WINDOW 512
 
-/* The match key of row i lives in columns (key_t's fields, one array
- * each): the tier, a, b and c, then the rank, most significant first. An
- * instance is a run of equal (tier, a, b, c); ordering by the rank and
- * then the row (mt_sort_fields keeps equal items in row order) gives its
- * members in rank order. Sorting them afterwards, one instance at a time,
+/* The match key of row i lives in columns, an array per field: the tier,
+ * a, b and c, then the rank, most significant first. An instance is a run
+ * of equal (tier, a, b, c); ordering by the rank and then the row
+ * (mt_sort_fields keeps equal items in row order) gives its members in
+ * rank order. Sorting them afterwards, one instance at a time,
  * cost W^2 for a W-rank collective; a qsort of 40-byte keys cost 90% of
  * the match (glibc's merge sort, 1.4 s of 3 M rows). */
 enum { COL_TIER, COL_A, COL_B, COL_C, COL_RANK, N_COLS };
-
-/* Same instance: the key without rank and row, read in the nv columns of
- * it that vary (the others are equal in every row). */
-static bool same_key(uint64_t *const *vary, int nv, uint32_t x, uint32_t y)
-{
-    for (int c = 0; c < nv; c++)
-        if (vary[c][x] != vary[c][y])
-            return false;
-    return true;
-}
 
 static bool is_p2p(const mt_cinst_t *r)
 {
@@ -428,7 +418,6 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
     free(cls);
     cls = NULL;
 
-    uint64_t dif[COL_RANK] = {0}; /* bits in which a column's values differ from row 0's */
     for (size_t i = 0; i < n; i++) {
         const mt_cinst_t *r = &rows[i];
         uint64_t tier, a = 0, b = 0, c = 0;
@@ -459,35 +448,21 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
         col[COL_B][i] = b;
         col[COL_C][i] = c;
         col[COL_RANK][i] = mt_sort_key_i64(r->rank);
-        dif[COL_TIER] |= tier ^ col[COL_TIER][0];
-        dif[COL_A] |= a ^ col[COL_A][0];
-        dif[COL_B] |= b ^ col[COL_B][0];
-        dif[COL_C] |= c ^ col[COL_C][0];
     }
-    uint64_t *vary[COL_RANK];
-    int nv = 0;
-    for (int c = 0; c < COL_RANK; c++)
-        if (dif[c])
-            vary[nv++] = col[c];
     free(p2p_ord);
     p2p_ord = NULL;
-    if ((rc = mt_sort_fields((const uint64_t *const *)col, N_COLS, n, m->members)) != MT_OK)
+    /* Instances are runs of equal keys (the columns before the rank): their
+     * starts, a bit each, read off the sorted key. */
+    start = malloc((n / 64 + 1) * sizeof *start);
+    if (!start)
+        goto done;
+    if ((rc = mt_sort_fields_runs((const uint64_t *const *)col, N_COLS, n, m->members, COL_RANK, start)) != MT_OK)
         goto done;
     rc = MT_ERR_NOMEM;
     const uint32_t *mem = m->members;
-
-    /* Instances are runs of equal keys: their starts, a bit each, found in
-     * one pass (the key's columns are read in row order, not in the rows'
-     * own: a cache miss each). */
-    start = calloc(n / 64 + 1, sizeof *start);
-    if (!start)
-        goto done;
     size_t n_inst = 0;
-    for (size_t i = 0; i < n; i++)
-        if (i == 0 || !same_key(vary, nv, mem[i], mem[i - 1])) {
-            start[i / 64] |= UINT64_C(1) << (i % 64);
-            n_inst++;
-        }
+    for (size_t w = 0; n && w <= n / 64; w++)
+        n_inst += (size_t)__builtin_popcountll(start[w]);
     m->n_inst = n_inst;
     m->first = mt_big_malloc((n_inst + 1) * sizeof *m->first);
     m->key = mt_big_malloc((n_inst ? n_inst : 1) * sizeof *m->key);

@@ -99,15 +99,25 @@ typedef struct field_piece {
 
 mt_status_t mt_sort_fields(const uint64_t *const *cols, size_t n_cols, size_t n, uint32_t *perm)
 {
-    assert(n_cols <= MT_SORT_MAX_COLS);
+    return mt_sort_fields_runs(cols, n_cols, n, perm, 0, NULL);
+}
+
+mt_status_t mt_sort_fields_runs(const uint64_t *const *cols, size_t n_cols, size_t n, uint32_t *perm, size_t n_lead,
+                                uint64_t *starts)
+{
+    assert(n_cols <= MT_SORT_MAX_COLS && n_lead <= n_cols);
     assert(n <= UINT32_MAX);
     for (size_t i = 0; i < n; i++)
         perm[i] = (uint32_t)i;
+    if (starts) {
+        memset(starts, 0, (n / 64 + 1) * sizeof *starts);
+        starts[0] = 1;
+    }
     if (n < 2 || n_cols > MT_SORT_MAX_COLS)
         return MT_OK;
     /* Field f's values differ only in bits [lo, lo + w): above and below
      * they are all the same, so those bits alone order them. */
-    int lo[MT_SORT_MAX_COLS], w[MT_SORT_MAX_COLS], total = 0;
+    int lo[MT_SORT_MAX_COLS], w[MT_SORT_MAX_COLS], total = 0, tail = 0;
     for (size_t f = 0; f < n_cols; f++) {
         const uint64_t *c = cols[f];
         uint64_t c0 = c[0], diff = 0;
@@ -116,16 +126,18 @@ mt_status_t mt_sort_fields(const uint64_t *const *cols, size_t n_cols, size_t n,
         lo[f] = diff ? __builtin_ctzll(diff) : 0;
         w[f] = diff ? 64 - __builtin_clzll(diff) - lo[f] : 0;
         total += w[f];
+        tail += f >= n_lead ? w[f] : 0; /* the bits below the lead fields' */
     }
     if (!total)
-        return MT_OK; /* all items equal: index order */
+        return MT_OK; /* all items equal: index order, one run */
     uint64_t *key = mt_big_malloc(n * sizeof *key);
     if (!key)
         return MT_ERR_NOMEM;
     /* The key: the last field's bits lowest. Word j holds its bits
      * [64j, 64j + 64), the pieces of the fields that overlap them; the
      * words are sorted lowest first, each stably, as digits are. */
-    for (int word = 0; word * 64 < total; word++) {
+    int words = (total + 63) / 64;
+    for (int word = 0; word < words; word++) {
         field_piece_t pc[MT_SORT_MAX_COLS];
         int np = 0, ws = word * 64, off = 0;
         for (size_t f = n_cols; f-- > 0; off += w[f]) {
@@ -146,6 +158,26 @@ mt_status_t mt_sort_fields(const uint64_t *const *cols, size_t n_cols, size_t n,
         if (mt_sort_u64(key, perm, n) != MT_OK) {
             free(key);
             return MT_ERR_NOMEM;
+        }
+    }
+    /* Runs: none to mark where the lead fields never change (one run). */
+    if (starts && total > tail && tail >= (words - 1) * 64) {
+        /* the lead fields are the last word's bits from sh up */
+        int sh = tail - (words - 1) * 64;
+        for (size_t i = 1; i < n; i++)
+            starts[i / 64] |= (uint64_t)((key[i] >> sh) != (key[i - 1] >> sh)) << (i % 64);
+    } else if (starts && total > tail) {
+        const uint64_t *vary[MT_SORT_MAX_COLS];
+        size_t nv = 0;
+        for (size_t f = 0; f < n_lead; f++)
+            if (w[f])
+                vary[nv++] = cols[f];
+        for (size_t i = 1; i < n; i++) {
+            uint32_t x = perm[i], y = perm[i - 1];
+            bool same = true;
+            for (size_t v = 0; v < nv && same; v++)
+                same = vary[v][x] == vary[v][y];
+            starts[i / 64] |= (uint64_t)!same << (i % 64);
         }
     }
     free(key);

@@ -30,6 +30,15 @@ mt_status_t mt_sort_u64(uint64_t *keys, uint32_t *vals, size_t n);
 #define MT_SORT_MAX_COLS 8
 mt_status_t mt_sort_fields(const uint64_t *const *cols, size_t n_cols, size_t n, uint32_t *perm);
 
+/* As mt_sort_fields, and the runs of items equal in the first n_lead
+ * fields (n_lead <= n_cols): starts[0..n/64] (n/64 + 1 words, written
+ * whole) gets bit p set where position p of the order begins a run
+ * (position 0 always). Read off the sorted key where those fields lie in
+ * its last word, without going back to the items (a cache miss each in a
+ * big table); else from the columns, only those that vary. */
+mt_status_t mt_sort_fields_runs(const uint64_t *const *cols, size_t n_cols, size_t n, uint32_t *perm, size_t n_lead,
+                                uint64_t *starts);
+
 /* Reorder base[0..n) (elements of `size` bytes, at most 128) in place so
  * that element k becomes the old base[perm[k]]; perm must be a
  * permutation of 0..n-1 and is left as the identity. */
