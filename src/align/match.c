@@ -453,6 +453,7 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
     p2p_ord = NULL;
     /* Instances are runs of equal keys (the columns before the rank): their
      * starts, a bit each, read off the sorted key. */
+    rc = MT_ERR_NOMEM;
     start = malloc((n / 64 + 1) * sizeof *start);
     if (!start)
         goto done;
