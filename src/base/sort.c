@@ -107,13 +107,15 @@ mt_status_t mt_sort_fields_runs(const uint64_t *const *cols, size_t n_cols, size
 {
     assert(n_cols <= MT_SORT_MAX_COLS && n_lead <= n_cols);
     assert(n <= UINT32_MAX);
+    if (n_cols > MT_SORT_MAX_COLS || n_lead > n_cols || n > UINT32_MAX)
+        return MT_ERR_LIMIT; /* a caller's error: asserted above */
     for (size_t i = 0; i < n; i++)
         perm[i] = (uint32_t)i;
     if (starts) {
         memset(starts, 0, (n / 64 + 1) * sizeof *starts);
         starts[0] = 1;
     }
-    if (n < 2 || n_cols > MT_SORT_MAX_COLS)
+    if (n < 2)
         return MT_OK;
     /* Field f's values differ only in bits [lo, lo + w): above and below
      * they are all the same, so those bits alone order them. */

@@ -26,7 +26,8 @@ mt_status_t mt_sort_u64(uint64_t *keys, uint32_t *vals, size_t n);
  * which a field's values differ, fields end to end, make one key of as
  * many bits: a field that never changes costs nothing, and a key that fits
  * 64 bits is one mt_sort_u64 (more: one per 64-bit word, lowest first).
- * MT_OK or MT_ERR_NOMEM (perm undefined then). */
+ * MT_OK or MT_ERR_NOMEM (perm undefined then); more columns, or n of
+ * 2^32 or more, are a caller's error (asserted; MT_ERR_LIMIT). */
 #define MT_SORT_MAX_COLS 8
 mt_status_t mt_sort_fields(const uint64_t *const *cols, size_t n_cols, size_t n, uint32_t *perm);
 
