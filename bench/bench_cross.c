@@ -9,9 +9,14 @@
  * one world process group (group hash and size), Seq = the collective's
  * number, 8 collectives per ProfilerStep, every rank's end within a few us
  * of the others' in true time, each rank's clock offset by up to +-50 ms
- * and drifting by up to +-50 ppm. */
+ * and drifting by up to +-50 ppm. With a third argument "stream", rows as
+ * traces without collective metadata give them (older PyTorch, NCCL
+ * kernels alone): no process group, Seq or group size, the NCCL stream a
+ * different number on different ranks; the match pairs the streams and
+ * anchors the ordinals (FORMAT.md 7.1). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +50,9 @@ static double uniform(void) /* [0, 1) */
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || atoi(argv[1]) < 2 || atoi(argv[2]) < 1) {
-        fprintf(stderr, "usage: bench_cross RANKS COLLECTIVES_PER_RANK\n");
+    bool stream = argc == 4 && strcmp(argv[3], "stream") == 0;
+    if ((argc != 3 && !stream) || atoi(argv[1]) < 2 || atoi(argv[2]) < 1) {
+        fprintf(stderr, "usage: bench_cross RANKS COLLECTIVES_PER_RANK [stream]\n");
         return 64;
     }
     size_t R = (size_t)atoi(argv[1]), K = (size_t)atoi(argv[2]), n = R * K;
@@ -92,6 +98,12 @@ int main(int argc, char **argv)
             c->kind = MT_COLLK_ALLREDUCE;
             c->pg_id = pg_id;
             c->dtype_id = dtype_id;
+            if (stream) {
+                c->seq = c->group_size = -1;
+                c->stream = 7 + (int64_t)(r % 3);
+                c->group = 0x57ea0000u + (uint64_t)c->stream; /* as a hash of "stream N" */
+                c->flags = MT_CI_STREAM | MT_CI_STEP;
+            }
         }
     double rows_mb = peak_mb();
     mt_match_t *m = NULL;

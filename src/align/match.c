@@ -11,36 +11,19 @@
 #include "mergetrace/classify.h"
 #include "mergetrace/collectives.h"
 #include "base/bigmem.h"
+#include "base/sort.h"
 
 #define MAX_SHIFT 32
 #define SHIFT_WINDOW 512
 
-typedef struct mkey {
-    uint8_t tier;     /* mt_match_key_t */
-    int32_t rank;     /* of the row: orders an instance's members */
-    uint64_t a, b, c;
-    uint32_t row;
-} mkey_t;
-
-/* The key, then rank, then row: an instance (a run of equal keys) comes out
- * with its members in rank order. Sorting them afterwards, one instance at
- * a time, cost W^2 for a W-rank collective. */
-static int mkey_cmp(const void *x, const void *y)
-{
-    const mkey_t *p = x, *q = y;
-    if (p->tier != q->tier) return p->tier < q->tier ? -1 : 1;
-    if (p->a != q->a) return p->a < q->a ? -1 : 1;
-    if (p->b != q->b) return p->b < q->b ? -1 : 1;
-    if (p->c != q->c) return p->c < q->c ? -1 : 1;
-    if (p->rank != q->rank) return p->rank < q->rank ? -1 : 1;
-    return p->row < q->row ? -1 : p->row > q->row;
-}
-
-/* Same instance: the key without rank and row. */
-static bool same_key(const mkey_t *p, const mkey_t *q)
-{
-    return p->tier == q->tier && p->a == q->a && p->b == q->b && p->c == q->c;
-}
+/* The match key of row i lives in columns, an array per field: the tier,
+ * a, b and c, then the rank, most significant first. An instance is a run
+ * of equal (tier, a, b, c); ordering by the rank and then the row
+ * (mt_sort_fields keeps equal items in row order) gives its members in
+ * rank order. Sorting them afterwards, one instance at a time,
+ * cost W^2 for a W-rank collective; a qsort of 40-byte keys cost 90% of
+ * the match (glibc's merge sort, 1.4 s of 3 M rows). */
+enum { COL_TIER, COL_A, COL_B, COL_C, COL_RANK, N_COLS };
 
 static bool is_p2p(const mt_cinst_t *r)
 {
@@ -63,34 +46,59 @@ typedef struct seqent {
     uint32_t row;
 } seqent_t;
 
-static int seqent_cmp(const void *x, const void *y)
+/* se[0..n) by (group, rank, ordinal), or by (rank, group, ordinal) when
+ * by_rank; equal entries keep their order, as in the stable qsort (glibc's
+ * merge sort) this replaced: the ordinals and P2P counts depend on it. col:
+ * three scratch columns of n, perm: n scratch. */
+static mt_status_t sort_seq(seqent_t *se, size_t n, bool by_rank, uint64_t *const *col, uint32_t *perm)
 {
-    const seqent_t *p = x, *q = y;
-    if (p->group != q->group) return p->group < q->group ? -1 : 1;
-    if (p->rank != q->rank) return p->rank < q->rank ? -1 : 1;
-    return p->ordinal < q->ordinal ? -1 : p->ordinal > q->ordinal;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t rk = mt_sort_key_i64(se[i].rank);
+        col[0][i] = by_rank ? rk : se[i].group;
+        col[1][i] = by_rank ? se[i].group : rk;
+        col[2][i] = se[i].ordinal;
+    }
+    mt_status_t rc = mt_sort_fields((const uint64_t *const *)col, 3, n, perm);
+    if (rc == MT_OK)
+        mt_sort_permute(se, sizeof *se, perm, n);
+    return rc;
 }
 
-static int seqent_rank_cmp(const void *x, const void *y)
+/* What best_shift compares of the row at each position of the sorted se[]:
+ * its signature, and its ProfilerStep where it has one. Copied next to
+ * each other once per sort, because best_shift reads every row about 65
+ * times, and the rows themselves (128 bytes, in no useful order) missed
+ * the cache each time. */
+typedef struct hints {
+    uint64_t *sig;
+    uint64_t *step;
+    uint64_t *has_step; /* 0 or 1 */
+} hints_t;
+
+static void hints_fill(hints_t h, const mt_cinst_t *rows, const seqent_t *se, size_t n)
 {
-    const seqent_t *p = x, *q = y;
-    if (p->rank != q->rank) return p->rank < q->rank ? -1 : 1;
-    if (p->group != q->group) return p->group < q->group ? -1 : 1;
-    return p->ordinal < q->ordinal ? -1 : p->ordinal > q->ordinal;
+    for (size_t k = 0; k < n; k++) {
+        const mt_cinst_t *r = &rows[se[k].row];
+        h.sig[k] = r->sig;
+        h.step[k] = (uint64_t)r->step;
+        h.has_step[k] = (r->flags & MT_CI_STEP) != 0;
+    }
 }
 
-static bool same_instance_hint(const mt_cinst_t *a, const mt_cinst_t *b)
+/* Positions x and y may be one instance: same signature, and the same step
+ * where both have one. */
+static bool same_instance_hint(const hints_t *h, size_t x, size_t y)
 {
-    if (a->sig != b->sig)
+    if (h->sig[x] != h->sig[y])
         return false;
-    if ((a->flags & MT_CI_STEP) && (b->flags & MT_CI_STEP) && a->step != b->step)
+    if (h->has_step[x] && h->has_step[y] && h->step[x] != h->step[y])
         return false;
     return true;
 }
 
-/* Best shift s so that seq[i] lines up with ref[i + s]; score = matches. */
-static int best_shift(const mt_cinst_t *rows, const seqent_t *seq, size_t n, const seqent_t *ref, size_t nref,
-                      int *score_out)
+/* Best shift s so that position seq + i lines up with ref + i + s; score =
+ * matches. */
+static int best_shift(const hints_t *h, size_t seq, size_t n, size_t ref, size_t nref, int *score_out)
 {
     int best = 0, best_score = -1;
     size_t lim = n < SHIFT_WINDOW ? n : SHIFT_WINDOW;
@@ -100,7 +108,7 @@ static int best_shift(const mt_cinst_t *rows, const seqent_t *seq, size_t n, con
             long j = (long)i + s;
             if (j < 0 || (size_t)j >= nref)
                 continue;
-            score += same_instance_hint(&rows[seq[i].row], &rows[ref[j].row]);
+            score += same_instance_hint(h, seq + i, ref + (size_t)j);
         }
         int as = s < 0 ? -s : s, ab = best < 0 ? -best : best;
         if (score > best_score || (score == best_score && as < ab)) {
@@ -115,12 +123,18 @@ static int best_shift(const mt_cinst_t *rows, const seqent_t *seq, size_t n, con
 
 /* Traces without group metadata: NCCL streams are numbered differently on
  * every rank. Pair each rank's streams with the reference rank's streams by
- * how well their kernel sequences agree, and give paired streams one group. */
-static int pair_streams(const mt_cinst_t *rows, seqent_t *se, size_t n)
+ * how well their kernel sequences agree, and give paired streams one group.
+ * col: N_COLS scratch columns of n, perm: n scratch. */
+static mt_status_t pair_streams(const mt_cinst_t *rows, seqent_t *se, size_t n, uint64_t *const *col,
+                                uint32_t *perm)
 {
     if (!n)
-        return 0;
-    qsort(se, n, sizeof *se, seqent_rank_cmp);
+        return MT_OK;
+    mt_status_t rc = sort_seq(se, n, true, col, perm);
+    if (rc != MT_OK)
+        return rc;
+    hints_t h = {col[3], col[4], col[0]}; /* col[0..3): the sort's scratch, free again */
+    hints_fill(h, rows, se, n);
     /* The reference: the rank with the most rows. */
     int32_t ref = se[0].rank;
     size_t best_cnt = 0;
@@ -167,7 +181,7 @@ static int pair_streams(const mt_cinst_t *rows, seqent_t *se, size_t n)
                     if (taken[g])
                         continue;
                     int sc;
-                    best_shift(rows, se + a, b - a, se + ref_gs[g], ref_ge[g] - ref_gs[g], &sc);
+                    best_shift(&h, a, b - a, ref_gs[g], ref_ge[g] - ref_gs[g], &sc);
                     size_t m = b - a < ref_ge[g] - ref_gs[g] ? b - a : ref_ge[g] - ref_gs[g];
                     if (m > SHIFT_WINDOW)
                         m = SHIFT_WINDOW;
@@ -188,15 +202,20 @@ static int pair_streams(const mt_cinst_t *rows, seqent_t *se, size_t n)
         }
         i = j;
     }
-    return 0;
+    return MT_OK;
 }
 
 /* Anchored ordinals: for each group, shift every rank's sequence onto the
  * rank with the longest one. anch[row] receives ordinal + shift (biased to
- * stay non-negative). */
-static void anchor_ordinals(const mt_cinst_t *rows, seqent_t *se, size_t n, uint64_t *anch, uint64_t *grp)
+ * stay non-negative). col: N_COLS scratch columns of n, perm: n scratch. */
+static mt_status_t anchor_ordinals(const mt_cinst_t *rows, seqent_t *se, size_t n, uint64_t *anch, uint64_t *grp,
+                                   uint64_t *const *col, uint32_t *perm)
 {
-    qsort(se, n, sizeof *se, seqent_cmp);
+    mt_status_t rc = sort_seq(se, n, false, col, perm);
+    if (rc != MT_OK)
+        return rc;
+    hints_t h = {col[3], col[4], col[0]}; /* col[0..3): the sort's scratch, free again */
+    hints_fill(h, rows, se, n);
     for (size_t i = 0; i < n;) {
         size_t j = i;
         while (j < n && se[j].group == se[i].group)
@@ -218,7 +237,7 @@ static void anchor_ordinals(const mt_cinst_t *rows, seqent_t *se, size_t n, uint
             size_t b = a;
             while (b < j && se[b].rank == se[a].rank)
                 b++;
-            int s = a == ref_s ? 0 : best_shift(rows, se + a, b - a, se + ref_s, ref_e - ref_s, NULL);
+            int s = a == ref_s ? 0 : best_shift(&h, a, b - a, ref_s, ref_e - ref_s, NULL);
             for (size_t k = a; k < b; k++) {
                 anch[se[k].row] = (uint64_t)((int64_t)(k - a) + s + MAX_SHIFT);
                 grp[se[k].row] = se[k].group;
@@ -227,6 +246,7 @@ static void anchor_ordinals(const mt_cinst_t *rows, seqent_t *se, size_t n, uint
         }
         i = j;
     }
+    return MT_OK;
 }
 
 void mt_match_free(mt_match_t *m)
@@ -241,33 +261,67 @@ void mt_match_free(mt_match_t *m)
     free(m);
 }
 
-/* Ranks per group, for the expected size of groups without "Group size". */
-typedef struct grank {
+/* Ranks per group, for the expected size of groups without "Group size":
+ * each group's number of distinct ranks, by group. */
+typedef struct gcount {
     uint64_t group;
-    int32_t rank;
-} grank_t;
+    int32_t ranks;
+} gcount_t;
 
-static int grank_cmp(const void *x, const void *y)
+/* The table of every row's group, built by the first instance that needs
+ * it (none does where every row has its group size). The group of a row of
+ * an ordinal or P2P key is grp[] (its matching group; 0 for P2P). Counted
+ * once per group: counting an instance's group among the rows sorted by
+ * (group, rank), instance after instance, cost the rows of the group for
+ * every instance (quadratic in a job of one stream group). */
+static mt_status_t group_ranks(const mt_cinst_t *rows, size_t n, const uint64_t *grp, uint64_t *const *col,
+                               gcount_t **out, size_t *n_out)
 {
-    const grank_t *p = x, *q = y;
-    if (p->group != q->group) return p->group < q->group ? -1 : 1;
-    return p->rank < q->rank ? -1 : p->rank > q->rank;
+    *out = NULL;
+    *n_out = 0;
+    uint64_t *g = mt_big_malloc((n ? n : 1) * sizeof *g);
+    uint32_t *perm = mt_big_malloc((n ? n : 1) * sizeof *perm);
+    gcount_t *gc = NULL;
+    mt_status_t rc = MT_ERR_NOMEM;
+    if (g && perm) {
+        for (size_t i = 0; i < n; i++)
+            g[i] = col[COL_TIER][i] >= MT_KEY_PG_ORDINAL ? grp[i] : rows[i].group;
+        const uint64_t *by[2] = {g, col[COL_RANK]};
+        rc = mt_sort_fields(by, 2, n, perm);
+    }
+    size_t ng = 0;
+    for (size_t i = 0; rc == MT_OK && i < n; i++)
+        ng += i == 0 || g[perm[i]] != g[perm[i - 1]];
+    if (rc == MT_OK && !(gc = malloc((ng ? ng : 1) * sizeof *gc)))
+        rc = MT_ERR_NOMEM;
+    if (rc == MT_OK) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t x = perm[i], y = i ? perm[i - 1] : 0;
+            if (i == 0 || g[x] != g[y])
+                gc[k++] = (gcount_t){g[x], 1};
+            else
+                gc[k - 1].ranks += col[COL_RANK][x] != col[COL_RANK][y];
+        }
+        *out = gc;
+        *n_out = ng;
+    }
+    free(g);
+    free(perm);
+    return rc;
 }
 
-static int32_t ranks_in_group(const grank_t *g, size_t n, uint64_t group)
+static int32_t ranks_in_group(const gcount_t *gc, size_t n, uint64_t group)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (g[mid].group < group)
+        if (gc[mid].group < group)
             lo = mid + 1;
         else
             hi = mid;
     }
-    int32_t c = 0;
-    for (size_t i = lo; i < n && g[i].group == group; i++)
-        c += i == lo || g[i].rank != g[i - 1].rank;
-    return c;
+    return lo < n && gc[lo].group == group ? gc[lo].ranks : 0;
 }
 
 mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_match_stats_t *stats)
@@ -277,39 +331,81 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
     for (size_t i = 0; i < n; i++)
         st.cpu_rows += (rows[i].flags & MT_CI_CPU) != 0;
     mt_status_t rc = MT_ERR_NOMEM;
-    mkey_t *keys = mt_big_malloc((n ? n : 1) * sizeof *keys);
+    uint64_t *col[N_COLS] = {NULL};
+    for (int c = 0; c < N_COLS; c++)
+        col[c] = mt_big_malloc((n ? n : 1) * sizeof *col[c]);
     uint64_t *anch = mt_big_calloc(n ? n : 1, sizeof *anch);
     uint64_t *grp = mt_big_calloc(n ? n : 1, sizeof *grp);
     seqent_t *se = mt_big_malloc((n ? n : 1) * sizeof *se);
-    grank_t *gr = mt_big_malloc((n ? n : 1) * sizeof *gr);
+    uint32_t *p2p_ord = mt_big_calloc(n ? n : 1, sizeof *p2p_ord);
+    gcount_t *gr = NULL;
+    size_t n_gr = 0;
+    uint64_t *start = NULL;
+    uint8_t *cls = NULL;
     mt_match_t *m = calloc(1, sizeof *m);
-    if (!keys || !anch || !grp || !se || !gr || !m)
+    if (!anch || !grp || !se || !p2p_ord || !m)
+        goto done;
+    for (int c = 0; c < N_COLS; c++)
+        if (!col[c])
+            goto done;
+    /* the result's members: the rows in key order, and scratch before */
+    m->members = mt_big_malloc((n ? n : 1) * sizeof *m->members);
+    if (!m->members)
         goto done;
 
-    /* Ordinal keys need anchoring; stream groups need pairing first. */
+    /* Which of the sequences below each row joins (a row may join two),
+     * in one pass over the rows: each further pass over 128-byte rows
+     * cost about as much as building all the keys. */
+    enum { IN_STREAM = 1, IN_PG_ORDINAL = 2, IN_P2P_COUNT = 4 };
+    cls = mt_big_malloc(n ? n : 1);
+    if (!cls)
+        goto done;
+    size_t in_cls[8] = {0};
+    for (size_t i = 0; i < n; i++) {
+        uint32_t f = rows[i].flags;
+        bool p2p = is_p2p(&rows[i]);
+        uint8_t b = 0;
+        if ((f & MT_CI_STREAM) && !(f & MT_CI_COMMS_ID) && !p2p)
+            b |= IN_STREAM;
+        if ((f & MT_CI_PG) && !(f & (MT_CI_COMMS_ID | MT_CI_SEQ)) && !p2p)
+            b |= IN_PG_ORDINAL;
+        if (p2p && !(f & (MT_CI_COMMS_ID | MT_CI_SEQ)))
+            b |= IN_P2P_COUNT;
+        cls[i] = b;
+        in_cls[b]++;
+    }
+    size_t n_stream = 0, n_pg = 0, n_p2p = 0;
+    for (int b = 0; b < 8; b++) {
+        n_stream += b & IN_STREAM ? in_cls[b] : 0;
+        n_pg += b & IN_PG_ORDINAL ? in_cls[b] : 0;
+        n_p2p += b & IN_P2P_COUNT ? in_cls[b] : 0;
+    }
+
+    /* Ordinal keys need anchoring; stream groups need pairing first. The
+     * key columns are the sorts' scratch until the keys are built. */
     size_t ns = 0;
-    for (size_t i = 0; i < n; i++)
-        if ((rows[i].flags & MT_CI_STREAM) && !(rows[i].flags & MT_CI_COMMS_ID) && !is_p2p(&rows[i]))
+    for (size_t i = 0; n_stream && i < n; i++)
+        if (cls[i] & IN_STREAM)
             se[ns++] = (seqent_t){rows[i].group, rows[i].rank, rows[i].ordinal, (uint32_t)i};
-    pair_streams(rows, se, ns);
+    if ((rc = pair_streams(rows, se, ns, col, m->members)) != MT_OK)
+        goto done;
     size_t np = ns;
-    for (size_t i = 0; i < n; i++)
-        if ((rows[i].flags & MT_CI_PG) && !(rows[i].flags & (MT_CI_COMMS_ID | MT_CI_SEQ)) && !is_p2p(&rows[i]))
+    for (size_t i = 0; n_pg && i < n; i++)
+        if (cls[i] & IN_PG_ORDINAL)
             se[np++] = (seqent_t){rows[i].group, rows[i].rank, rows[i].ordinal, (uint32_t)i};
-    anchor_ordinals(rows, se, np, anch, grp);
+    if ((rc = anchor_ordinals(rows, se, np, anch, grp, col, m->members)) != MT_OK)
+        goto done;
 
     /* P2P without ids: the k-th send from s to d is the k-th receive at d
      * from s. Count per (rank, peer, direction) in kernel order. */
-    uint32_t *p2p_ord = mt_big_calloc(n ? n : 1, sizeof *p2p_ord);
-    if (!p2p_ord)
-        goto done;
     {
         size_t n2 = 0;
-        for (size_t i = 0; i < n; i++)
-            if (is_p2p(&rows[i]) && !(rows[i].flags & (MT_CI_COMMS_ID | MT_CI_SEQ)))
+        for (size_t i = 0; n_p2p && i < n; i++)
+            if (cls[i] & IN_P2P_COUNT)
                 se[n2++] = (seqent_t){(uint64_t)rows[i].peer << 1 | ((rows[i].flags & MT_CI_SEND) != 0), rows[i].rank,
                                       rows[i].ordinal, (uint32_t)i};
-        qsort(se, n2, sizeof *se, seqent_rank_cmp);
+        if ((rc = sort_seq(se, n2, true, col, m->members)) != MT_OK)
+            goto done;
         for (size_t i = 0; i < n2;) {
             size_t j = i;
             while (j < n2 && se[j].rank == se[i].rank && se[j].group == se[i].group)
@@ -319,73 +415,86 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
             i = j;
         }
     }
+    free(se);
+    se = NULL;
+    free(cls);
+    cls = NULL;
 
     for (size_t i = 0; i < n; i++) {
         const mt_cinst_t *r = &rows[i];
-        mkey_t *k = &keys[i];
-        k->row = (uint32_t)i;
-        k->rank = r->rank;
-        k->a = k->b = k->c = 0;
+        uint64_t tier, a = 0, b = 0, c = 0;
         if (r->flags & MT_CI_COMMS_ID) {
-            k->tier = MT_KEY_COMMS_ID;
-            k->a = r->comms_id;
+            tier = MT_KEY_COMMS_ID;
+            a = r->comms_id;
         } else if ((r->flags & MT_CI_SEQ) && (r->flags & MT_CI_PG)) {
-            k->tier = MT_KEY_PG_SEQ;
-            k->a = r->group;
-            k->b = (uint64_t)r->seq;
-            k->c = is_p2p(r) ? pair_key(r) : 0;
+            tier = MT_KEY_PG_SEQ;
+            a = r->group;
+            b = (uint64_t)r->seq;
+            c = is_p2p(r) ? pair_key(r) : 0;
         } else if (is_p2p(r)) {
-            k->tier = MT_KEY_P2P;
-            k->a = pair_key(r);
-            k->b = (uint64_t)(uint32_t)((r->flags & MT_CI_SEND) ? r->rank : r->peer); /* the sender */
-            k->c = p2p_ord[i];
+            tier = MT_KEY_P2P;
+            a = pair_key(r);
+            b = (uint64_t)(uint32_t)((r->flags & MT_CI_SEND) ? r->rank : r->peer); /* the sender */
+            c = p2p_ord[i];
         } else if (r->flags & MT_CI_PG) {
-            k->tier = MT_KEY_PG_ORDINAL;
-            k->a = grp[i];
-            k->b = anch[i];
+            tier = MT_KEY_PG_ORDINAL;
+            a = grp[i];
+            b = anch[i];
         } else {
-            k->tier = MT_KEY_STREAM_ORDINAL;
-            k->a = grp[i];
-            k->b = anch[i];
+            tier = MT_KEY_STREAM_ORDINAL;
+            a = grp[i];
+            b = anch[i];
         }
-        gr[i] = (grank_t){k->tier >= MT_KEY_PG_ORDINAL ? grp[i] : r->group, r->rank};
+        col[COL_TIER][i] = tier;
+        col[COL_A][i] = a;
+        col[COL_B][i] = b;
+        col[COL_C][i] = c;
+        col[COL_RANK][i] = mt_sort_key_i64(r->rank);
     }
     free(p2p_ord);
-    qsort(keys, n, sizeof *keys, mkey_cmp);
-    qsort(gr, n, sizeof *gr, grank_cmp);
-
-    /* Instances are runs of equal keys. */
+    p2p_ord = NULL;
+    /* Instances are runs of equal keys (the columns before the rank): their
+     * starts, a bit each, read off the sorted key. */
+    rc = MT_ERR_NOMEM;
+    start = malloc((n / 64 + 1) * sizeof *start);
+    if (!start)
+        goto done;
+    if ((rc = mt_sort_fields_runs((const uint64_t *const *)col, N_COLS, n, m->members, COL_RANK, start)) != MT_OK)
+        goto done;
+    rc = MT_ERR_NOMEM;
+    const uint32_t *mem = m->members;
     size_t n_inst = 0;
-    for (size_t i = 0; i < n; i++)
-        n_inst += i == 0 || !same_key(&keys[i], &keys[i - 1]);
+    for (size_t w = 0; n && w <= n / 64; w++)
+        n_inst += (size_t)__builtin_popcountll(start[w]);
     m->n_inst = n_inst;
     m->first = mt_big_malloc((n_inst + 1) * sizeof *m->first);
-    m->members = mt_big_malloc((n ? n : 1) * sizeof *m->members);
     m->key = mt_big_malloc((n_inst ? n_inst : 1) * sizeof *m->key);
     m->status = mt_big_malloc((n_inst ? n_inst : 1) * sizeof *m->status);
     m->expected = mt_big_malloc((n_inst ? n_inst : 1) * sizeof *m->expected);
-    if (!m->first || !m->members || !m->key || !m->status || !m->expected)
+    if (!m->first || !m->key || !m->status || !m->expected)
         goto done;
     size_t inst = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
-        while (j < n && same_key(&keys[j], &keys[i]))
+        while (j < n && !(start[j / 64] >> (j % 64) & 1))
             j++;
-        m->first[inst] = (uint32_t)i;
-        for (size_t k = i; k < j; k++) /* in rank order already (mkey_cmp) */
-            m->members[k] = keys[k].row;
-        const mt_cinst_t *r0 = &rows[m->members[i]];
+        m->first[inst] = (uint32_t)i; /* members[i..j): in rank order already */
+        const mt_cinst_t *r0 = &rows[mem[i]];
+        uint8_t tier = (uint8_t)col[COL_TIER][mem[i]];
         int32_t expected;
         if (is_p2p(r0))
             expected = 2;
         else if (r0->group_size > 0)
             expected = (int32_t)r0->group_size;
-        else
-            expected = ranks_in_group(gr, n, keys[i].tier >= MT_KEY_PG_ORDINAL ? keys[i].a : r0->group);
+        else {
+            if (!gr && group_ranks(rows, n, grp, col, &gr, &n_gr) != MT_OK)
+                goto done;
+            expected = ranks_in_group(gr, n_gr, tier >= MT_KEY_PG_ORDINAL ? col[COL_A][mem[i]] : r0->group);
+        }
         size_t cnt = j - i;
         bool dup = false, differ = false;
         for (size_t k = i + 1; k < j; k++) {
-            const mt_cinst_t *a = &rows[m->members[k - 1]], *b = &rows[m->members[k]];
+            const mt_cinst_t *a = &rows[mem[k - 1]], *b = &rows[mem[k]];
             dup |= a->rank == b->rank;
             differ |= b->sig != r0->sig;
         }
@@ -398,10 +507,10 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
             status = MT_INST_FULL;
         else
             status = MT_INST_PARTIAL;
-        m->key[inst] = keys[i].tier;
+        m->key[inst] = tier;
         m->status[inst] = status;
         m->expected[inst] = expected;
-        st.by_key[keys[i].tier]++;
+        st.by_key[tier]++;
         switch (status) {
         case MT_INST_FULL: st.full++; break;
         case MT_INST_PARTIAL: st.partial++; break;
@@ -417,11 +526,15 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
     rc = MT_OK;
 done:
     mt_match_free(m);
-    free(keys);
+    for (int c = 0; c < N_COLS; c++)
+        free(col[c]);
     free(anch);
     free(grp);
     free(se);
+    free(p2p_ord);
     free(gr);
+    free(start);
+    free(cls);
     if (stats)
         *stats = st;
     return rc;

@@ -1,4 +1,4 @@
-/* Radix sort, permutation and k-way merge (see sort.h). */
+/* Radix sort, sort by fields, permutation and k-way merge (see sort.h). */
 #include "base/sort.h"
 
 #include <assert.h>
@@ -87,6 +87,102 @@ mt_status_t mt_sort_u64(uint64_t *keys, uint32_t *vals, size_t n)
     free(cnt);
     free(tk);
     free(tv);
+    return MT_OK;
+}
+
+/* One piece of a key word: bits of one field, shifted into place. */
+typedef struct field_piece {
+    const uint64_t *col;
+    int shr, shl;
+    uint64_t mask;
+} field_piece_t;
+
+mt_status_t mt_sort_fields(const uint64_t *const *cols, size_t n_cols, size_t n, uint32_t *perm)
+{
+    return mt_sort_fields_runs(cols, n_cols, n, perm, 0, NULL);
+}
+
+mt_status_t mt_sort_fields_runs(const uint64_t *const *cols, size_t n_cols, size_t n, uint32_t *perm, size_t n_lead,
+                                uint64_t *starts)
+{
+    assert(n_cols <= MT_SORT_MAX_COLS && n_lead <= n_cols);
+    assert(n <= UINT32_MAX);
+    if (n_cols > MT_SORT_MAX_COLS || n_lead > n_cols || n > UINT32_MAX)
+        return MT_ERR_LIMIT; /* a caller's error: asserted above */
+    for (size_t i = 0; i < n; i++)
+        perm[i] = (uint32_t)i;
+    if (starts) {
+        memset(starts, 0, (n / 64 + 1) * sizeof *starts);
+        starts[0] = 1;
+    }
+    if (n < 2)
+        return MT_OK;
+    /* Field f's values differ only in bits [lo, lo + w): above and below
+     * they are all the same, so those bits alone order them. */
+    int lo[MT_SORT_MAX_COLS], w[MT_SORT_MAX_COLS], total = 0, tail = 0;
+    for (size_t f = 0; f < n_cols; f++) {
+        const uint64_t *c = cols[f];
+        uint64_t c0 = c[0], diff = 0;
+        for (size_t i = 1; i < n; i++)
+            diff |= c[i] ^ c0;
+        lo[f] = diff ? __builtin_ctzll(diff) : 0;
+        w[f] = diff ? 64 - __builtin_clzll(diff) - lo[f] : 0;
+        total += w[f];
+        tail += f >= n_lead ? w[f] : 0; /* the bits below the lead fields' */
+    }
+    if (!total)
+        return MT_OK; /* all items equal: index order, one run */
+    uint64_t *key = mt_big_malloc(n * sizeof *key);
+    if (!key)
+        return MT_ERR_NOMEM;
+    /* The key: the last field's bits lowest. Word j holds its bits
+     * [64j, 64j + 64), the pieces of the fields that overlap them; the
+     * words are sorted lowest first, each stably, as digits are. */
+    int words = (total + 63) / 64;
+    for (int word = 0; word < words; word++) {
+        field_piece_t pc[MT_SORT_MAX_COLS];
+        int np = 0, ws = word * 64, off = 0;
+        for (size_t f = n_cols; f-- > 0; off += w[f]) {
+            int s = off > ws ? off : ws, e = off + w[f] < ws + 64 ? off + w[f] : ws + 64;
+            if (s >= e)
+                continue;
+            int len = e - s;
+            pc[np++] = (field_piece_t){cols[f], lo[f] + (s - off), s - ws,
+                                       len == 64 ? UINT64_MAX : (UINT64_C(1) << len) - 1};
+        }
+        for (size_t i = 0; i < n; i++) {
+            uint32_t it = perm[i];
+            uint64_t k = 0;
+            for (int p = 0; p < np; p++)
+                k |= ((pc[p].col[it] >> pc[p].shr) & pc[p].mask) << pc[p].shl;
+            key[i] = k;
+        }
+        if (mt_sort_u64(key, perm, n) != MT_OK) {
+            free(key);
+            return MT_ERR_NOMEM;
+        }
+    }
+    /* Runs: none to mark where the lead fields never change (one run). */
+    if (starts && total > tail && tail >= (words - 1) * 64) {
+        /* the lead fields are the last word's bits from sh up */
+        int sh = tail - (words - 1) * 64;
+        for (size_t i = 1; i < n; i++)
+            starts[i / 64] |= (uint64_t)((key[i] >> sh) != (key[i - 1] >> sh)) << (i % 64);
+    } else if (starts && total > tail) {
+        const uint64_t *vary[MT_SORT_MAX_COLS];
+        size_t nv = 0;
+        for (size_t f = 0; f < n_lead; f++)
+            if (w[f])
+                vary[nv++] = cols[f];
+        for (size_t i = 1; i < n; i++) {
+            uint32_t x = perm[i], y = perm[i - 1];
+            bool same = true;
+            for (size_t v = 0; v < nv && same; v++)
+                same = vary[v][x] == vary[v][y];
+            starts[i / 64] |= (uint64_t)!same << (i % 64);
+        }
+    }
+    free(key);
     return MT_OK;
 }
 

@@ -1,6 +1,7 @@
 /* Sorting helpers shared by the passes: a stable LSD radix sort of 64-bit
- * keys carrying 32-bit values, an in-place permutation, a k-way merge of
- * sorted sources, and the plain qsort comparators. */
+ * keys carrying 32-bit values, a stable order by several 64-bit fields
+ * built on it, an in-place permutation, a k-way merge of sorted sources,
+ * and the plain qsort comparators. */
 #ifndef MT_BASE_SORT_H
 #define MT_BASE_SORT_H
 
@@ -16,6 +17,28 @@
  * differ, 8 or 11 at a time: O(n) per pass. MT_OK or MT_ERR_NOMEM (arrays
  * unchanged then). */
 mt_status_t mt_sort_u64(uint64_t *keys, uint32_t *vals, size_t n);
+
+/* The order of items 0..n-1 by n_cols unsigned 64-bit fields, cols[0]
+ * the most significant (cols[f][i]: field f of item i), equal items in
+ * index order: perm[0..n) receives the item indices in that order, what a
+ * stable sort of the items by a comparator of these fields in turn gives.
+ * n_cols <= MT_SORT_MAX_COLS, n < 2^32; cols are only read. The bits in
+ * which a field's values differ, fields end to end, make one key of as
+ * many bits: a field that never changes costs nothing, and a key that fits
+ * 64 bits is one mt_sort_u64 (more: one per 64-bit word, lowest first).
+ * MT_OK or MT_ERR_NOMEM (perm undefined then); more columns, or n of
+ * 2^32 or more, are a caller's error (asserted; MT_ERR_LIMIT). */
+#define MT_SORT_MAX_COLS 8
+mt_status_t mt_sort_fields(const uint64_t *const *cols, size_t n_cols, size_t n, uint32_t *perm);
+
+/* As mt_sort_fields, and the runs of items equal in the first n_lead
+ * fields (n_lead <= n_cols): starts[0..n/64] (n/64 + 1 words, written
+ * whole) gets bit p set where position p of the order begins a run
+ * (position 0 always). Read off the sorted key where those fields lie in
+ * its last word, without going back to the items (a cache miss each in a
+ * big table); else from the columns, only those that vary. */
+mt_status_t mt_sort_fields_runs(const uint64_t *const *cols, size_t n_cols, size_t n, uint32_t *perm, size_t n_lead,
+                                uint64_t *starts);
 
 /* Reorder base[0..n) (elements of `size` bytes, at most 128) in place so
  * that element k becomes the old base[perm[k]]; perm must be a

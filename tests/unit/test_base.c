@@ -386,6 +386,107 @@ static void test_sort_u64(void **state)
         }
 }
 
+/* mt_sort_fields against qsort by the fields and then the index (the
+ * stable order, worked out independently): 1 to 6 fields of 0 (constant)
+ * to 64 varying bits, so keys of 0, 1, 2 and 3 words, a field cut across
+ * two words, values repeated for ties, lengths on both sides of
+ * mt_sort_u64's insertion sort and its 8/11-bit switch; and
+ * mt_sort_fields_runs's run starts for every number of lead fields (read
+ * off the key's last word or from the columns), against the sorted items'
+ * fields. */
+typedef struct sf_item {
+    uint64_t f[6];
+    uint32_t idx;
+} sf_item_t;
+
+static size_t sf_ncols;
+
+static int sf_cmp(const void *pa, const void *pb)
+{
+    const sf_item_t *a = pa, *b = pb;
+    for (size_t f = 0; f < sf_ncols; f++)
+        if (a->f[f] != b->f[f])
+            return a->f[f] < b->f[f] ? -1 : 1;
+    return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+static void test_sort_fields(void **state)
+{
+    (void)state;
+    uint64_t rng = 0x13198a2e03707344ull;
+    static const size_t lens[] = {1, 2, 17, 31, 33, 500, 4100};
+    /* varying bits per field, field 0 first; a plan per row */
+    static const int plans[][6] = {
+        {0, 0, 0, 0, 0, 0},   {5, 0, 0, 0, 0, 0},    {64, 0, 0, 0, 0, 0},   {3, 64, 12, 0, 10, 0},
+        {3, 40, 30, 1, 0, 0}, {0, 64, 64, 64, 0, 0}, {2, 7, 7, 7, 7, 7},    {1, 63, 1, 0, 0, 0},
+        {2, 65, 64, 0, 0, 0},
+    };
+    /* 65: two values 64 bits apart, the smaller one in 1 of 97 items, so
+     * the runs of fields 0 and 1 often begin where field 0 alone changes */
+    static const size_t ncols[] = {1, 1, 1, 5, 4, 4, 6, 3, 3};
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
+        for (size_t pi = 0; pi < sizeof ncols / sizeof *ncols; pi++) {
+            size_t n = lens[li], nc = ncols[pi];
+            sf_item_t *it = malloc(n * sizeof *it);
+            uint64_t *col[6];
+            uint32_t *perm = malloc(n * sizeof *perm);
+            assert_non_null(it);
+            assert_non_null(perm);
+            uint64_t fixed[6], mask[6];
+            for (size_t f = 0; f < nc; f++) {
+                col[f] = malloc(n * sizeof *col[f]);
+                assert_non_null(col[f]);
+                /* a fixed high part and lowest bit, span bits between */
+                int span = plans[pi][f];
+                fixed[f] = span >= 64 ? 0 : tu_rand(&rng) | 1;
+                mask[f] = span >= 64 ? ~0ull : span == 63 ? ~1ull : ((1ull << span) - 1) << 1;
+            }
+            for (size_t i = 0; i < n; i++) {
+                /* 1 in 8 items a copy of an earlier one, 1 in 4 fields a
+                 * value of an earlier item */
+                size_t whole = i && tu_rand(&rng) % 8 == 0 ? tu_rand(&rng) % i : SIZE_MAX;
+                for (size_t f = 0; f < nc; f++) {
+                    uint64_t v = (fixed[f] & ~mask[f]) | (tu_rand(&rng) & mask[f]);
+                    if (plans[pi][f] == 65)
+                        v = i % 97 == 3 ? 1 : UINT64_MAX - 1;
+                    if (whole != SIZE_MAX)
+                        v = col[f][whole];
+                    else if (i && tu_rand(&rng) % 4 == 0)
+                        v = col[f][tu_rand(&rng) % i];
+                    col[f][i] = it[i].f[f] = v;
+                }
+                it[i].idx = (uint32_t)i;
+            }
+            sf_ncols = nc;
+            qsort(it, n, sizeof *it, sf_cmp);
+            assert_int_equal(mt_sort_fields((const uint64_t *const *)col, nc, n, perm), MT_OK);
+            for (size_t i = 0; i < n; i++)
+                assert_int_equal(perm[i], it[i].idx);
+            /* the runs of the first 0 to nc fields, against the sorted items */
+            uint64_t *starts = malloc((n / 64 + 1) * sizeof *starts);
+            assert_non_null(starts);
+            for (size_t lead = 0; lead <= nc; lead++) {
+                memset(perm, 0xff, n * sizeof *perm);
+                memset(starts, 0xff, (n / 64 + 1) * sizeof *starts);
+                assert_int_equal(mt_sort_fields_runs((const uint64_t *const *)col, nc, n, perm, lead, starts), MT_OK);
+                for (size_t i = 0; i < n; i++) {
+                    assert_int_equal(perm[i], it[i].idx);
+                    bool begins = i == 0;
+                    for (size_t f = 0; f < lead && !begins; f++)
+                        begins = it[i].f[f] != it[i - 1].f[f];
+                    assert_int_equal(starts[i / 64] >> (i % 64) & 1, begins);
+                }
+                for (size_t i = n; i < (n / 64 + 1) * 64; i++)
+                    assert_int_equal(starts[i / 64] >> (i % 64) & 1, 0);
+            }
+            free(starts);
+            for (size_t f = 0; f < nc; f++)
+                free(col[f]);
+            free(it);
+            free(perm);
+        }
+}
+
 /* mt_kmerge against qsort of the sources' items put together: 1 to 70
  * sources (powers of two and not), some empty, items with equal keys in
  * one source and across sources (the tie decides, then the source), the
@@ -524,6 +625,7 @@ int main(void)
         cmocka_unit_test(test_errpos),
         cmocka_unit_test(test_formatters),
         cmocka_unit_test(test_sort_u64),
+        cmocka_unit_test(test_sort_fields),
         cmocka_unit_test(test_kmerge),
         cmocka_unit_test(test_outbuf),
     };

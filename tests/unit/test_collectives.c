@@ -231,6 +231,42 @@ static void test_fit_through_p2p_and_disconnected(void **state)
     mt_match_free(m);
 }
 
+/* P2P without ids or Seq, counted per (rank, peer, direction) in row
+ * (kernel) order: two sends 0 -> 1 in process groups "a" then "b", both
+ * ordinal 0 in their group, and rank 1's receives in groups "b" then "a",
+ * also ordinal 0. The counts' sort sees equal (rank, peer and direction,
+ * ordinal) and keeps row order: the first send (row 0) pairs with the
+ * first receive (row 2), the second (row 1) with the second (row 3). */
+static void test_match_p2p_ties_in_row_order(void **state)
+{
+    (void)state;
+    static const struct {
+        int32_t rank, peer;
+        bool send;
+        const char *pg;
+    } spec[4] = {{0, 1, true, "a"}, {0, 1, true, "b"}, {1, 0, false, "b"}, {1, 0, false, "a"}};
+    mt_cinst_t rows[4];
+    for (int i = 0; i < 4; i++) {
+        rows[i] = row(spec[i].rank, T0 + i * 1000, T0 + i * 1000 + 500, 0, spec[i].pg, 0);
+        rows[i].flags |= spec[i].send ? MT_CI_SEND : MT_CI_RECV;
+        rows[i].peer = spec[i].peer;
+        rows[i].kind = spec[i].send ? MT_COLLK_SEND : MT_COLLK_RECV;
+        rows[i].sig = 42;
+    }
+    mt_match_t *m = NULL;
+    mt_match_stats_t ms;
+    assert_int_equal(mt_match(rows, 4, &m, &ms), MT_OK);
+    assert_int_equal(ms.by_key[MT_KEY_P2P], 2);
+    assert_int_equal(ms.full, 2);
+    assert_int_equal(m->n_inst, 2);
+    /* instances by the k-th pair, members by rank */
+    static const uint32_t want[4] = {0, 2, 1, 3};
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(m->members[k], want[k]);
+    assert_int_equal(m->first[1], 2);
+    mt_match_free(m);
+}
+
 /* Ordinal keys: no ids, no Seq. Rank 1's profiling window starts 3
  * collectives later than rank 0's; the shift search lines them up. */
 static void test_match_ordinals_anchored(void **state)
@@ -586,6 +622,7 @@ int main(void)
         cmocka_unit_test(test_fit_offsets_and_drift),
         cmocka_unit_test(test_drift_not_significant),
         cmocka_unit_test(test_fit_through_p2p_and_disconnected),
+        cmocka_unit_test(test_match_p2p_ties_in_row_order),
         cmocka_unit_test(test_match_ordinals_anchored),
         cmocka_unit_test(test_match_streams_paired),
         cmocka_unit_test(test_dlrm_real),
