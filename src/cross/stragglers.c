@@ -265,7 +265,8 @@ static mt_status_t evidence(mt_cross_t *x)
         mt_fmt_time(t1, sizeof t1, k->mean_duration_ns);
         mt_fmt_time(t2, sizeof t2, med_dur);
         if (st == MT_OK)
-            st = add_line(x, &cap, "rank %d: shortest kernel at %llu of %llu; mean %s vs median rank %s", k->rank,
+            st = add_line(x, &cap, "rank %d: shortest %s at %llu of %llu; mean %s vs median rank %s", k->rank,
+                          x->cpu_members ? "collective" : "kernel",
                           (unsigned long long)k->shortest, (unsigned long long)k->instances, t1, t2);
     }
     if (st == MT_OK && !x->n_suspects) {
