@@ -640,7 +640,8 @@ static void section_stragglers(mt_out_t *h, const mt_report_t *r)
             "aligned clock: <strong>",
          (unsigned long long)x->instances, ms3(x->wait_total_ns).s);
     rank_list(h, x->suspects, x->n_suspects);
-    mt_out_puts(h, "</strong>; by the clock-free check (shortest kernel): <strong>");
+    const char *shortest = x->cpu_members ? "shortest collective" : "shortest kernel"; /* gloo: CPU ranges */
+    mt_out_printf(h, "</strong>; by the clock-free check (%s): <strong>", shortest);
     rank_list(h, x->cf_suspects, x->n_cf_suspects);
     mt_out_puts(h, "</strong>.</p>\n");
     if (x->n_evidence) {
@@ -675,12 +676,12 @@ static void section_stragglers(mt_out_t *h, const mt_report_t *r)
     }
     if (any)
         mt_out_puts(h, "</ul>\n");
-    mt_out_puts(h, "<table class=\"sortable\"><thead><tr><th class=\"n\" data-sort>rank</th>"
+    mt_out_printf(h, "<table class=\"sortable\"><thead><tr><th class=\"n\" data-sort>rank</th>"
              "<th class=\"n\" data-sort>collectives</th><th class=\"n\" data-sort>last</th>"
              "<th class=\"n\" data-sort>last by chance</th><th class=\"n\" data-sort>wait caused ms</th>"
              "<th class=\"n\" data-sort>waited ms</th><th class=\"n\" data-sort>mean lateness us</th>"
-             "<th class=\"n\" data-sort>p99 lateness us</th><th class=\"n\" data-sort>shortest kernel</th>"
-             "</tr></thead><tbody>\n");
+             "<th class=\"n\" data-sort>p99 lateness us</th><th class=\"n\" data-sort>%s</th>"
+             "</tr></thead><tbody>\n", shortest);
     for (size_t i = 0; i < x->n_ranks; i++) {
         const mt_cross_rank_t *k = &x->ranks[i];
         double chance = (double)k->chance_q24 / (double)(1u << 24);
