@@ -474,15 +474,15 @@ static double check_align(const job_t *j, bool jitter, const split_t *s, const m
     assert_non_null(root->labels);
     for (size_t at = 0, p = 0; p < (size_t)s->nproc; at += a[p].n_rows, p++)
         for (size_t i = 0; i < a[p].n_rows; i++) {
-            mt_cinst_t got = root->rows[at + i];
-            const mt_cinst_t *want = &rows[p][i];
+            /* compact once matched: the fields mt_crow_t keeps */
+            mt_crow_t got = root->rows[at + i], want = mt_crow_of(&rows[p][i]);
             assert_string_equal(mt_strtab_get(root->labels, got.pg_id, NULL),
-                                mt_strtab_get(a[p].labels, want->pg_id, NULL));
+                                mt_strtab_get(a[p].labels, want.pg_id, NULL));
             assert_string_equal(mt_strtab_get(root->labels, got.dtype_id, NULL),
-                                mt_strtab_get(a[p].labels, want->dtype_id, NULL));
-            got.pg_id = want->pg_id;
-            got.dtype_id = want->dtype_id;
-            if (memcmp(&got, want, sizeof got))
+                                mt_strtab_get(a[p].labels, want.dtype_id, NULL));
+            got.pg_id = want.pg_id;
+            got.dtype_id = want.dtype_id;
+            if (memcmp(&got, &want, sizeof got))
                 fail_msg("%s: the root's row %zu from process %zu is not process %zu's row", s->name, i, p, p);
         }
     for (int p = 1; p < s->nproc; p++) {

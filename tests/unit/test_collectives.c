@@ -104,7 +104,7 @@ static void test_drift_not_significant(void **state)
     int32_t ranks[2] = {0, 1};
     mt_clock_t fit[2];
     mt_clock_opts_t o = {.ref_rank = -1};
-    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 2, &o, fit), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, n), n, m, ranks, 2, &o, fit), MT_OK);
     assert_false(fit[1].drift_significant);
     assert_true(fit[1].drift_ppm == 0);
     assert_true(fit[1].drift_fit_ppm != 0 && fabs(fit[1].drift_fit_ppm) < 1000);
@@ -114,7 +114,7 @@ static void test_drift_not_significant(void **state)
     assert_string_equal(mt_clock_drift_text(&fit[0], dt, sizeof dt), "0.000"); /* the reference */
     /* --no-drift fits no slope at all */
     o.no_drift = true;
-    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 2, &o, fit), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, n), n, m, ranks, 2, &o, fit), MT_OK);
     assert_true(fit[1].drift_fit_ppm == 0 && !fit[1].drift_significant);
     mt_match_free(m);
 }
@@ -143,7 +143,7 @@ static void test_fit_offsets_and_drift(void **state)
     int32_t ranks[4] = {0, 1, 2, 3};
     mt_clock_t fit[4];
     mt_clock_opts_t o = {.ref_rank = -1};
-    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 4, &o, fit), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, n), n, m, ranks, 4, &o, fit), MT_OK);
     assert_true(fit[0].reference);
     for (int r = 0; r < 4; r++) {
         assert_true(fit[r].connected);
@@ -168,7 +168,7 @@ static void test_fit_offsets_and_drift(void **state)
     assert_true(fabs(atof(dt) - 52.0) < 0.5);
     /* without alignment the offset is left in */
     o.no_align = true;
-    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 4, &o, fit), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, n), n, m, ranks, 4, &o, fit), MT_OK);
     assert_true(fit[2].offset_ns == 0 && fit[2].residual_p50_ns > 1e6);
     mt_match_free(m);
 }
@@ -214,7 +214,7 @@ static void test_fit_through_p2p_and_disconnected(void **state)
     assert_int_equal(ms.full, 300);
     int32_t ranks[5] = {0, 1, 2, 3, 4};
     mt_clock_t fit[5];
-    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 5, NULL, fit), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, n), n, m, ranks, 5, NULL, fit), MT_OK);
     for (int r = 0; r < 4; r++) {
         assert_true(fit[r].connected);
         double err = align_error_p99(&fit[r], &clk[r], &clk[0], T0, T0 + 500000000LL);
@@ -225,7 +225,7 @@ static void test_fit_through_p2p_and_disconnected(void **state)
     assert_true(fit[4].offset_ns == 0 && fit[4].drift_ppm == 0);
     /* another reference */
     mt_clock_opts_t o = {.ref_rank = 3};
-    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 5, &o, fit), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, n), n, m, ranks, 5, &o, fit), MT_OK);
     assert_true(fit[3].reference);
     assert_true(fabs(align_error_p99(&fit[0], &clk[0], &clk[3], T0, T0 + 500000000LL)) < 5000);
     mt_match_free(m);
@@ -373,7 +373,7 @@ static void test_dlrm_real(void **state)
     assert_int_equal(ms.by_key[MT_KEY_STREAM_ORDINAL], 8);
     int32_t ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     mt_clock_t fit[8];
-    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 8, NULL, fit), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, n), n, m, ranks, 8, NULL, fit), MT_OK);
     for (int r = 0; r < 8; r++) {
         if (fabs(fit[r].offset_ns) > 5000)
             fail_msg("rank %d: offset %.0f ns on a shared clock", r, fit[r].offset_ns);
@@ -390,7 +390,7 @@ static void test_dlrm_real(void **state)
     assert_int_equal(mt_match(rows, n, &m, &ms), MT_OK);
     assert_int_equal(ms.full, 8);
     mt_clock_t fit2[8];
-    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 8, NULL, fit2), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, n), n, m, ranks, 8, NULL, fit2), MT_OK);
     for (int r = 0; r < 8; r++) {
         double want = -((double)r * 7300000 - 20000000) + (0 * 7300000 - 20000000.0);
         double got = fit2[r].offset_ns;
@@ -559,7 +559,7 @@ static void test_fit_exact_ns(void **state)
     assert_int_equal(mt_match(rows, 2, &m, &ms), MT_OK);
     int32_t ranks[2] = {0, 1};
     mt_clock_t fit[2];
-    assert_int_equal(mt_clock_fit(rows, 2, m, ranks, 2, NULL, fit), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, 2), 2, m, ranks, 2, NULL, fit), MT_OK);
     assert_true(fit[1].offset_ns == 4750.0);
     assert_true(fit[1].residual_p99_ns == 0.0);
     assert_int_equal(mt_clock_apply(&fit[1], T0 + 135750), T0 + 140500);
