@@ -3,10 +3,12 @@
  * processes round robin, for the match sharded across the processes (rows
  * with Seq and group size, as bench_cross makes them) or, with a third
  * argument "central", the same rows without a group size, which process 0
- * matches alone. Prints, on process 0: CPU and wall seconds of the step
- * on process 0, the largest CPU seconds of any process, process 0's peak
- * RSS growth over its rows and the largest other process's, and the worst
- * clock error against the offsets injected. Used by scripts/bench; not a
+ * matches alone; then, on process 0, the cross-rank passes over the
+ * gathered rows (mt_cross_analyze), as the program runs them. Prints, on
+ * process 0: CPU and wall seconds of the step on process 0, the largest
+ * CPU seconds of any process, the passes' CPU seconds, process 0's peak
+ * RSS growth over its rows (through the passes) and the largest other
+ * process's, and the worst clock error against the offsets injected. Used by scripts/bench; not a
  * test. Run: mpirun -n P bench_align RANKS K [central] */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -133,15 +135,24 @@ int main(int argc, char **argv)
         if (e > worst)
             worst = e;
     }
+    double c2 = now(CLOCK_PROCESS_CPUTIME_ID);
+    mt_cross_t *x = NULL;
+    if (me == 0 && (st = mt_cross_analyze(res.rows, res.n_rows, res.labels, res.m, res.clocks, ranks, R, &x))) {
+        fprintf(stderr, "bench_align: cross-rank passes: %s\n", mt_status_str(st));
+        MPI_Abort(world, 1);
+    }
+    double c3 = now(CLOCK_PROCESS_CPUTIME_ID);
+    mt_cross_free(x);
     double mine_v[2] = {c1 - c0, peak_mb() - rows_mb}, most[2];
     double others[2] = {me ? c1 - c0 : 0, me ? peak_mb() - rows_mb : 0}, most_other[2];
     MPI_Reduce(mine_v, most, 2, MPI_DOUBLE, MPI_MAX, 0, world);
     MPI_Reduce(others, most_other, 2, MPI_DOUBLE, MPI_MAX, 0, world);
     if (me == 0)
         printf("%6zu %6zu %10zu %3zu %-7s | p0 cpu %7.3f s (match %6.3f, fit %6.3f), wall %7.3f s, max cpu %7.3f s | "
-               "p0 rows %7.0f MB, growth %7.0f MB (%5.0f B/row), others' max %7.0f MB | full %llu, worst %.2f us\n",
+               "passes %6.3f s | p0 rows %7.0f MB, growth %7.0f MB (%5.0f B/row), others' max %7.0f MB | full %llu, "
+               "worst %.2f us\n",
                R, K, R * K, P, res.match_procs > 1 ? "sharded" : "central", c1 - c0, res.match_cpu_s,
-               res.fit_cpu_s, w1 - w0, most[0], rows_mb - base_mb, mine_v[1],
+               res.fit_cpu_s, w1 - w0, most[0], c3 - c2, rows_mb - base_mb, mine_v[1],
                mine_v[1] * 1e6 / (double)(R * K), most_other[1], (unsigned long long)res.match.full, worst / 1e3);
     mt_align_result_free(&res);
     free(ranks);

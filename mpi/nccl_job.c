@@ -344,7 +344,7 @@ mt_status_t nccl_compare(const mt_comm_t *comm, const mt_cinst_t *rows, size_t n
         return st;
     }
     size_t m = len / sizeof(mt_cinst_t);
-    mt_cinst_t *all = malloc((al->n_rows + m ? al->n_rows + m : 1) * sizeof *all);
+    mt_crow_t *all = malloc((al->n_rows + m ? al->n_rows + m : 1) * sizeof *all);
     if (!all) {
         free(got);
         return MT_ERR_NOMEM;
@@ -357,8 +357,8 @@ mt_status_t nccl_compare(const mt_comm_t *comm, const mt_cinst_t *rows, size_t n
                 all[w++] = al->rows[i];
                 break;
             }
-    if (m)
-        memcpy(all + w, got, m * sizeof *all);
+    if (m) /* the other source's rows, compact as al->rows are */
+        memcpy(all + w, mt_crow_compact(got, m), m * sizeof *all);
     free(got);
     /* The gathered rows' label ids are their processes' own: mt_nccl_agree
      * reads no labels, so they are left as they are. */

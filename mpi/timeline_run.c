@@ -91,8 +91,16 @@ static int run0(const options_t *o)
         goto out;
     }
     mt_cp_request_t rq = {.warmup = 0, .ideal = true, .coords = j->coords, .n_coords = j->n_an};
-    if ((st = mt_critpath_run(&rq, (const mt_rank_analysis_t *const *)j->an, j->n_an, NULL, NULL, 0, j->rows,
-                              j->n_rows, j->match, &c)) != MT_OK) {
+    /* the job model's rows as the critical path reads them (mt_crow_t) */
+    mt_crow_t *crows = malloc((j->n_rows ? j->n_rows : 1) * sizeof *crows);
+    st = crows ? MT_OK : MT_ERR_NOMEM;
+    for (size_t i = 0; crows && i < j->n_rows; i++)
+        crows[i] = mt_crow_of(&j->rows[i]);
+    if (st == MT_OK)
+        st = mt_critpath_run(&rq, (const mt_rank_analysis_t *const *)j->an, j->n_an, NULL, NULL, 0, crows, j->n_rows,
+                             j->match, &c);
+    free(crows);
+    if (st != MT_OK) {
         fprintf(stderr, "mergetrace: critical path: %s\n", mt_status_str(st));
         code = options_exit_code(st);
         goto out;

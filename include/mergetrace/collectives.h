@@ -72,6 +72,43 @@ typedef struct mt_cinst {
 
 _Static_assert(sizeof(mt_cinst_t) == 128, "mt_cinst_t: 128 bytes a row, gathered on process 0");
 
+/* A collective row as the passes after the match read it (the clock fit,
+ * mt_cross_analyze, mt_trust_check, the pipeline and critical-path passes,
+ * the report views): mt_cinst_t without the keys only the match reads
+ * (comms_id, seq, group_size, stream, ordinal, step_ordinal) and without
+ * launch_ns, which no pass after the match reads. The fields kept have the
+ * names, types and meanings of mt_cinst_t's. 80 bytes against 128: process
+ * 0 keeps every rank's rows from the match to the end of the run
+ * (docs/PERFORMANCE.md). */
+typedef struct mt_crow {
+    int64_t start_ns, end_ns;
+    int64_t step;
+    uint64_t group;
+    uint64_t sig;               /* read by mt_trust_check on mismatched instances */
+    int64_t in_nelems, out_nelems;
+    int64_t peer;
+    int32_t rank;
+    uint16_t flags;
+    uint8_t kind;
+    uint8_t pad_;
+    uint32_t pg_id;
+    uint32_t dtype_id;
+} mt_crow_t;
+
+_Static_assert(sizeof(mt_crow_t) == 80, "mt_crow_t: 80 bytes a row, kept on process 0 after the match");
+
+/* The compact row of r. */
+mt_crow_t mt_crow_of(const mt_cinst_t *r);
+
+/* Turn rows[0..n) into n compact rows in the same memory, front to back
+ * (row i's compact slot ends before row i + 1's source begins, and each
+ * row is copied out before its slot is written), and return them: the
+ * same address as rows, to be read as mt_crow_t from now on (rows must not
+ * be read as mt_cinst_t again; the caller may realloc the block down to
+ * n * sizeof(mt_crow_t) and frees it as before). NULL rows with n 0 returns
+ * NULL. Not collective. */
+mt_crow_t *mt_crow_compact(mt_cinst_t *rows, size_t n);
+
 /* Append the collective instances of trace t (global rank `rank`) to
  * *rows / *n (realloc'd; *cap is the capacity), their labels interned into
  * labels (borrowed; the rows' ids refer to it). Rows are in kernel start
@@ -171,7 +208,7 @@ typedef struct mt_clock_opts {
  * disagrees with the consensus by far more than the typical residual are
  * dropped and the fit repeated. Ranks not connected to the reference get an
  * identity correction and connected = false. Not collective. */
-mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t *m, const int32_t *ranks,
+mt_status_t mt_clock_fit(const mt_crow_t *rows, size_t n_rows, const mt_match_t *m, const int32_t *ranks,
                          size_t n_ranks, const mt_clock_opts_t *opts, mt_clock_t *out);
 
 /* The corrected time of t (ns, the rank's own clock), rounded to 1 ns. */
@@ -189,10 +226,11 @@ typedef struct mt_align_result {
     mt_clock_t *clocks;        /* one per rank, in the order of ranks[] */
     size_t n_clocks;
     mt_match_stats_t match;
-    /* On the root only (NULL elsewhere): every rank's rows, the job-wide
-     * label table their ids refer to, and the match, for the passes that
-     * need them. Owned by the result. */
-    mt_cinst_t *rows;
+    /* On the root only (NULL elsewhere): every rank's rows, compact once
+     * matched (mt_crow_compact), the job-wide label table their ids refer
+     * to, and the match, for the passes that need them. Owned by the
+     * result. */
+    mt_crow_t *rows;
     size_t n_rows;
     mt_strtab_t *labels;
     mt_match_t *m;

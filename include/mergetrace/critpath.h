@@ -460,7 +460,7 @@ typedef struct mt_cp_request {
  * *out is owned by the caller (mt_critpath_free),
  * NULL when no rank has a step. MT_OK or MT_ERR_NOMEM. Not collective. */
 mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t *const *an, size_t n_an,
-                            const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks, const mt_cinst_t *rows,
+                            const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks, const mt_crow_t *rows,
                             size_t n_rows, const mt_match_t *m, mt_critpath_t **out);
 
 /* Free a result. NULL does nothing. */

@@ -259,7 +259,7 @@ typedef struct mt_cross {
  * *out is owned by the caller (mt_cross_free), NULL on error. The result
  * does not depend on the order of the rows. Returns MT_OK or MT_ERR_NOMEM.
  * Not collective; O(n log n) in the rows. */
-mt_status_t mt_cross_analyze(const mt_cinst_t *rows, size_t n_rows, const mt_strtab_t *labels, const mt_match_t *m,
+mt_status_t mt_cross_analyze(const mt_crow_t *rows, size_t n_rows, const mt_strtab_t *labels, const mt_match_t *m,
                              const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks, mt_cross_t **out);
 
 /* Free a result and everything it owns. NULL does nothing. */
@@ -269,7 +269,7 @@ void mt_cross_free(mt_cross_t *x);
 
 /* The straggler statistics, suspects, evidence and steps. MT_OK or
  * MT_ERR_NOMEM. */
-mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, const uint32_t *slot,
+mt_status_t mt_cross_stragglers(const mt_crow_t *rows, const mt_match_t *m, const uint32_t *slot,
                                 const mt_clock_t *const *clk, mt_cross_t *x);
 
 #ifdef __cplusplus

@@ -160,7 +160,7 @@ typedef struct mt_nccl_agree {
  * both). Times are corrected with the rank's entry of clocks[0..n_clocks)
  * (found by rank; identity when absent). Returns MT_OK or MT_ERR_NOMEM.
  * Not collective. */
-mt_status_t mt_nccl_agree(const mt_cinst_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
+mt_status_t mt_nccl_agree(const mt_crow_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
                           mt_nccl_agree_t **out, size_t *n_out);
 
 #ifdef __cplusplus

@@ -113,7 +113,7 @@ mt_status_t mt_pp_stages_blocks(const int32_t *ranks, size_t n_ranks, int n_stag
  * without point-to-point traffic are in no stage. clocks[0..n_clocks) (may
  * be NULL) correct the kernel starts. *out->n is 0 when fewer than two
  * stages come out (no pipeline). MT_OK or MT_ERR_NOMEM. */
-mt_status_t mt_pp_stages_infer(const mt_cinst_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
+mt_status_t mt_pp_stages_infer(const mt_crow_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
                                mt_pp_stages_t *out);
 
 /* Stages from the command line (src/cross/stages.c). */
@@ -163,7 +163,7 @@ bool mt_pp_stages_lead_loaded(mt_pp_stages_t *s, const int32_t *ranks, size_t n_
  * MT_ERR_NOMEM, or MT_ERR_USAGE for a --pp-stages list that does not parse
  * (*out empty on errors). Not collective. */
 mt_status_t mt_pp_stages_choose(const mt_pp_request_t *rq, const int32_t *ranks, size_t n_ranks,
-                                const mt_cinst_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
+                                const mt_crow_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
                                 mt_pp_stages_t *out, char *note, size_t cap);
 
 /* ---- the job ------------------------------------------------------------- */
@@ -232,7 +232,7 @@ void mt_pipeline_free(mt_pipeline_t *p);
  * empty section). note[0..cap) as for mt_pp_stages_choose; untouched when
  * there is nothing to say. *out owned by the caller (mt_pipeline_free).
  * MT_OK, MT_ERR_NOMEM or MT_ERR_USAGE. Not collective. */
-mt_status_t mt_pp_run(const mt_pp_request_t *rq, const int32_t *ranks, size_t n_ranks, const mt_cinst_t *rows,
+mt_status_t mt_pp_run(const mt_pp_request_t *rq, const int32_t *ranks, size_t n_ranks, const mt_crow_t *rows,
                       size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
                       const struct mt_rank_analysis *const *an, size_t n_an, mt_pipeline_t **out, char *note,
                       size_t cap);

@@ -82,7 +82,7 @@ typedef struct mt_report_views {
  * ranks not in ranks[] keep their own clock. Everything is borrowed; *out
  * is owned by the caller, NULL on error. Returns MT_OK or MT_ERR_NOMEM.
  * Not collective; O(n log n) in the rows. */
-mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const mt_strtab_t *labels,
+mt_status_t mt_report_views_build(const mt_crow_t *rows, size_t n_rows, const mt_strtab_t *labels,
                                   const mt_match_t *m, const mt_clock_t *clocks, const int32_t *ranks,
                                   size_t n_ranks, size_t max_samples, mt_report_views_t **out);
 

@@ -23,7 +23,7 @@
  *                 end within microseconds of each other, so a fit whose
  *                 typical end disagrees by a millisecond is not a clock.
  *  sizes          a rank disagrees with the majority of the other
- *                 participants on kind, size or dtype (mt_cinst_t.sig),
+ *                 participants on kind, size or dtype (mt_crow_t.sig),
  *                 together with another participant that agrees with it,
  *                 at MT_TRUST_SIZES_PCT % or more of its instances (at
  *                 least 4), AND its fit is poor (residual p99 above
@@ -100,7 +100,7 @@ typedef struct mt_trust {
  * then only residuals; the drift, residual and sizes rules are skipped).
  * Fills *out. MT_OK or MT_ERR_NOMEM. Not collective. */
 mt_status_t mt_trust_check(const mt_trust_trace_t *traces, const mt_clock_t *clocks, size_t n,
-                           const mt_cinst_t *rows, size_t n_rows, const mt_match_t *m, bool aligned,
+                           const mt_crow_t *rows, size_t n_rows, const mt_match_t *m, bool aligned,
                            mt_trust_t *out);
 
 /* The stable report code of a verdict: "mixed_world_size", "mixed_shared_group", "mixed_drift",

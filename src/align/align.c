@@ -79,7 +79,7 @@ static mt_status_t labels_pack(const mt_strtab_t *labels, size_t n_rows, void **
  * to it. Every row id is checked against its process's label count and
  * every length against the block, so a peer's bad block is an error here,
  * never a read outside it. MT_OK, MT_ERR_NOMEM or MT_ERR_FORMAT (err set). */
-static mt_status_t labels_unpack(const unsigned char *blk, size_t blk_len, mt_cinst_t *rows, size_t n_rows,
+static mt_status_t labels_unpack(const unsigned char *blk, size_t blk_len, mt_crow_t *rows, size_t n_rows,
                                  mt_strtab_t **job, mt_error_t *err)
 {
     mt_strtab_t *t = mt_strtab_create();
@@ -127,7 +127,7 @@ static mt_status_t labels_unpack(const unsigned char *blk, size_t blk_len, mt_ci
             o += 4 + (size_t)l;
         }
         for (uint64_t i = 0; i < h.n_rows && st == MT_OK; i++, row++) {
-            mt_cinst_t *r = &rows[row];
+            mt_crow_t *r = &rows[row];
             if (r->pg_id >= h.n_labels || r->dtype_id >= h.n_labels) {
                 st = mt_error_set(err, MT_ERR_FORMAT,
                                   "process %d: row %" PRIu64 " (rank %" PRId32 "): label id %" PRIu32
@@ -422,6 +422,18 @@ static mt_status_t shard_match(const mt_comm_t *comm, const mt_cinst_t *rows, si
     return (mt_status_t)status; /* agreed on by the caller */
 }
 
+/* Process 0, once matched: its rows become res->rows, compact in place
+ * (mt_crow_compact: 80 bytes a row of 128, the keys only the match reads
+ * dropped) and the block shrunk, for the fit and every pass after it.
+ * Takes over wide. */
+static void rows_compact(mt_align_result_t *res, mt_cinst_t *wide)
+{
+    res->rows = mt_crow_compact(wide, res->n_rows);
+    mt_crow_t *shrunk = res->n_rows ? realloc(res->rows, res->n_rows * sizeof *shrunk) : NULL;
+    if (shrunk) /* else the block stays as large as it was, still valid */
+        res->rows = shrunk;
+}
+
 /* owned: rows are freed as soon as they are gathered (on every process,
  * whatever happens), so process 0 does not hold its own share beside the
  * gathered copy while it matches and fits. */
@@ -455,11 +467,29 @@ static mt_status_t align_job(const mt_comm_t *comm, const mt_cinst_t *rows, mt_c
             st = (mt_status_t)status;
     }
     double t1 = seconds(CLOCK_MONOTONIC), c1 = seconds(CLOCK_PROCESS_CPUTIME_ID);
+    /* Sharded, the rows travel compact (mt_crow_compact: 80 bytes of 128;
+     * in place when handed over); one match on process 0 needs them whole. */
+    const void *send = rows;
+    size_t send_len = n_rows * sizeof *rows;
+    mt_crow_t *copy = NULL;
+    if (st == MT_OK && sharded) {
+        int64_t status = MT_OK;
+        if (owned)
+            send = mt_crow_compact(owned, n_rows);
+        else if (n_rows && !(send = copy = malloc(n_rows * sizeof *copy)))
+            status = MT_ERR_NOMEM;
+        for (size_t i = 0; copy && i < n_rows; i++)
+            copy[i] = mt_crow_of(&rows[i]);
+        send_len = n_rows * sizeof(mt_crow_t);
+        if ((st = comm->allreduce_max(comm->ctx, &status, 1)) == MT_OK && status != MT_OK)
+            st = (mt_status_t)status;
+    }
     void *all = NULL;
     size_t all_len = 0;
     if (st == MT_OK)
-        st = comm->gatherv(comm->ctx, rows, n_rows * sizeof *rows, &all, &all_len, 0);
+        st = comm->gatherv(comm->ctx, send, send_len, &all, &all_len, 0);
     free(owned);
+    free(copy);
     if (st) {
         free(blks);
         free(all);
@@ -470,25 +500,32 @@ static mt_status_t align_job(const mt_comm_t *comm, const mt_cinst_t *rows, mt_c
     res->n_clocks = n_ranks;
     int64_t status = res->clocks ? MT_OK : MT_ERR_NOMEM;
     if (comm->rank == 0 && status == MT_OK) {
-        res->rows = all;
-        res->n_rows = all_len / sizeof *rows;
-        all = NULL;
-        status = labels_unpack(blks, blks_len, res->rows, res->n_rows, &res->labels, err);
-    }
-    free(blks);
-    if (comm->rank == 0 && status == MT_OK) {
         /* wall and CPU time: on a busy machine the CPU time is the steadier */
         double t2 = seconds(CLOCK_MONOTONIC), c2 = seconds(CLOCK_PROCESS_CPUTIME_ID);
-        if (!sharded)
-            status = mt_match(res->rows, res->n_rows, &res->m, &res->match);
+        if (sharded) {
+            res->rows = all;
+            res->n_rows = all_len / sizeof *res->rows;
+        } else {
+            res->n_rows = all_len / sizeof *rows;
+            status = mt_match(all, res->n_rows, &res->m, &res->match);
+            if (status == MT_OK)
+                rows_compact(res, all);
+            else
+                free(all);
+        }
+        all = NULL;
         double t3 = seconds(CLOCK_MONOTONIC), c3 = seconds(CLOCK_PROCESS_CPUTIME_ID);
+        if (status == MT_OK)
+            status = labels_unpack(blks, blks_len, res->rows, res->n_rows, &res->labels, err);
+        double t4 = seconds(CLOCK_MONOTONIC), c4 = seconds(CLOCK_PROCESS_CPUTIME_ID);
         if (status == MT_OK)
             status = mt_clock_fit(res->rows, res->n_rows, res->m, ranks, n_ranks, opts, res->clocks);
         res->match_s = (t1 - t0) + (t3 - t2);
-        res->fit_s = seconds(CLOCK_MONOTONIC) - t3;
+        res->fit_s = seconds(CLOCK_MONOTONIC) - t4;
         res->match_cpu_s = (c1 - c0) + (c3 - c2);
-        res->fit_cpu_s = seconds(CLOCK_PROCESS_CPUTIME_ID) - c3;
+        res->fit_cpu_s = seconds(CLOCK_PROCESS_CPUTIME_ID) - c4;
     }
+    free(blks);
     free(all);
     /* Everyone learns the root's status before anyone waits on a bcast. */
     if ((st = comm->allreduce_max(comm->ctx, &status, 1)))

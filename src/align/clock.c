@@ -63,7 +63,7 @@ const char *mt_clock_drift_text(const mt_clock_t *c, char *buf, size_t cap)
 }
 
 /* Per rank: which instance memberships it has, with the row's raw end: the
- * rows are wide (mt_cinst_t, 200 bytes) and a fit reads only this field, so
+ * rows are wide (mt_crow_t, 80 bytes) and a fit reads only this field, so
  * a copy here keeps each rank's walk sequential instead of one cache miss
  * per point (42% of the fit's samples went to that load). */
 typedef struct member {
@@ -464,7 +464,7 @@ static size_t fit_rank(ctx_t *c, size_t s, const mt_clock_opts_t *o)
     return n;
 }
 
-mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t *m, const int32_t *ranks,
+mt_status_t mt_clock_fit(const mt_crow_t *rows, size_t n_rows, const mt_match_t *m, const int32_t *ranks,
                          size_t n_ranks, const mt_clock_opts_t *opts, mt_clock_t *out)
 {
     mt_clock_opts_t defaults = {.ref_rank = -1};
@@ -706,7 +706,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
             continue;
         int64_t last_start = INT64_MIN;
         for (uint32_t p = m->first[i]; p < m->first[i + 1]; p++) {
-            const mt_cinst_t *r = &rows[m->members[p]];
+            const mt_crow_t *r = &rows[m->members[p]];
             int32_t s = c.row_slot[m->members[p]];
             if (s < 0 || !seen[s])
                 continue;
@@ -714,7 +714,7 @@ mt_status_t mt_clock_fit(const mt_cinst_t *rows, size_t n_rows, const mt_match_t
             last_start = st > last_start ? st : last_start;
         }
         for (uint32_t p = m->first[i]; p < m->first[i + 1]; p++) {
-            const mt_cinst_t *r = &rows[m->members[p]];
+            const mt_crow_t *r = &rows[m->members[p]];
             int32_t s = c.row_slot[m->members[p]];
             if (s < 0 || !seen[s])
                 continue;

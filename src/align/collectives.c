@@ -352,3 +352,37 @@ mt_status_t mt_cinst_extract(const mt_trace_t *t, int32_t rank, mt_strtab_t *lab
     }
     return MT_OK;
 }
+
+mt_crow_t mt_crow_of(const mt_cinst_t *r)
+{
+    return (mt_crow_t){.start_ns = r->start_ns,
+                       .end_ns = r->end_ns,
+                       .step = r->step,
+                       .group = r->group,
+                       .sig = r->sig,
+                       .in_nelems = r->in_nelems,
+                       .out_nelems = r->out_nelems,
+                       .peer = r->peer,
+                       .rank = r->rank,
+                       .flags = r->flags,
+                       .kind = r->kind,
+                       .pg_id = r->pg_id,
+                       .dtype_id = r->dtype_id};
+}
+
+mt_crow_t *mt_crow_compact(mt_cinst_t *rows, size_t n)
+{
+    /* Compact row i lies in bytes [80 i, 80 i + 80), which end at or before
+     * 128 (i + 1), where row i + 1 begins, so front to back no row is
+     * written over before it is read; only row i's own bytes overlap its
+     * slot (i < 2), hence the copy out first. memcpy both ways: the block
+     * changes type under one pointer. */
+    unsigned char *b = (unsigned char *)rows;
+    for (size_t i = 0; i < n; i++) {
+        mt_cinst_t r;
+        memcpy(&r, b + i * sizeof r, sizeof r);
+        mt_crow_t c = mt_crow_of(&r);
+        memcpy(b + i * sizeof c, &c, sizeof c);
+    }
+    return (mt_crow_t *)(void *)rows;
+}

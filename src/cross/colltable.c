@@ -138,12 +138,12 @@ static int coll_cmp(const void *x, const void *y)
     return strncmp(a->dtype, b->dtype, sizeof a->dtype);
 }
 
-static int64_t dur(const mt_cinst_t *r)
+static int64_t dur(const mt_crow_t *r)
 {
     return r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
 }
 
-static int64_t elements(const mt_cinst_t *r, int kind)
+static int64_t elements(const mt_crow_t *r, int kind)
 {
     if (kind == MT_COLLK_ALLGATHER)
         return r->out_nelems;
@@ -161,7 +161,7 @@ static void copy_label(char *dst, size_t cap, const char *src, size_t src_cap)
     dst[n] = '\0';
 }
 
-mt_status_t mt_cross_colltable(const mt_cinst_t *rows, const mt_strtab_t *labels, const mt_match_t *m,
+mt_status_t mt_cross_colltable(const mt_crow_t *rows, const mt_strtab_t *labels, const mt_match_t *m,
                                const uint32_t *slot, mt_cross_t *x)
 {
     size_t ni = m ? m->n_inst : 0;
@@ -177,11 +177,11 @@ mt_status_t mt_cross_colltable(const mt_cinst_t *rows, const mt_strtab_t *labels
         }
         if (e - f == 1)
             x->singles++;
-        const mt_cinst_t *r0 = &rows[m->members[f]];
+        const mt_crow_t *r0 = &rows[m->members[f]];
         int kind = r0->kind;
         int64_t lo = INT64_MAX, hi = 0;
         for (uint32_t p = f; p < e; p++) {
-            const mt_cinst_t *r = &rows[m->members[p]];
+            const mt_crow_t *r = &rows[m->members[p]];
             int64_t d = dur(r);
             lo = d < lo ? d : lo;
             hi = d > hi ? d : hi;
@@ -192,7 +192,7 @@ mt_status_t mt_cross_colltable(const mt_cinst_t *rows, const mt_strtab_t *labels
         int64_t el = -1;
         const char *dt = "";
         for (uint32_t p = f; p < e && (el < 0 || !*dt); p++) {
-            const mt_cinst_t *r = &rows[m->members[p]];
+            const mt_crow_t *r = &rows[m->members[p]];
             if (el < 0)
                 el = elements(r, kind);
             if (!*dt)
@@ -204,7 +204,7 @@ mt_status_t mt_cross_colltable(const mt_cinst_t *rows, const mt_strtab_t *labels
         const char *pg = mt_strtab_get(labels, r0->pg_id, NULL);
         rec[nr++] = (crec_t){pg, dt, bytes, hi, lo, n, (int32_t)(e - f), (uint8_t)kind};
         for (uint32_t p = f; p < e; p++) {
-            const mt_cinst_t *r = &rows[m->members[p]];
+            const mt_crow_t *r = &rows[m->members[p]];
             mt_cross_rank_t *k = &x->ranks[slot[m->members[p]]];
             k->kernels++;
             x->cpu_members += (r->flags & MT_CI_CPU) != 0;

@@ -1673,7 +1673,7 @@ static int64_t carried_period(const mt_critpath_t *c, const rp_t *r, const int64
 }
 
 mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t *const *an, size_t n_an,
-                            const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks, const mt_cinst_t *rows,
+                            const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks, const mt_crow_t *rows,
                             size_t n_rows, const mt_match_t *m, mt_critpath_t **out)
 {
     *out = NULL;

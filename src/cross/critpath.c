@@ -320,7 +320,7 @@ typedef struct cp_mrow {
 } cp_mrow_t;
 
 mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, const mt_clock_t *clocks,
-                           const int32_t *ranks, size_t n_ranks, const mt_cinst_t *rows, size_t n_rows,
+                           const int32_t *ranks, size_t n_ranks, const mt_crow_t *rows, size_t n_rows,
                            const mt_match_t *m, void (*rows_done)(void *ctx), void *ctx, cp_graph_t *g)
 {
     memset(g, 0, sizeof *g);
@@ -357,7 +357,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
     /* the members of the instances the graph links (not mismatched, 2 or
      * more members), in match order: mf[ii] .. mf[ii + 1] of mr for
      * instance ii, none for the others. All the build reads of the rows
-     * and the match, taken first (24 bytes a member against 128 a row),
+     * and the match, taken first (24 bytes a member against 80 a row),
      * so that rows_done can free them before the graph's tables come:
      * process 0's peak held both (docs/PERFORMANCE.md "4096 x 320 with
      * traces") */
@@ -371,7 +371,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         if (m->status[ii] != MT_INST_MISMATCH && m->first[ii + 1] - m->first[ii] >= 2)
             for (uint32_t k = m->first[ii]; k < m->first[ii + 1]; k++)
                 if ((size_t)m->members[k] < n_rows) {
-                    const mt_cinst_t *r = &rows[m->members[k]];
+                    const mt_crow_t *r = &rows[m->members[k]];
                     mr[w++] = (cp_mrow_t){.start_ns = r->start_ns, .end_ns = r->end_ns, .rank = r->rank};
                 }
         mf[ii + 1] = w;

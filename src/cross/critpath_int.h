@@ -247,7 +247,7 @@ int cp_rank_order(const cp_graph_t *g, const cp_rank_t *R, int by, int32_t *ord,
  * before it allocates the graph's tables). MT_OK, MT_ERR_NOMEM or
  * MT_ERR_LIMIT (2^31 events in the replay order); g is empty on error. */
 mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an, size_t n_an, const mt_clock_t *clocks,
-                           const int32_t *ranks, size_t n_ranks, const mt_cinst_t *rows, size_t n_rows,
+                           const int32_t *ranks, size_t n_ranks, const mt_crow_t *rows, size_t n_rows,
                            const mt_match_t *m, void (*rows_done)(void *ctx), void *ctx, cp_graph_t *g);
 void cp_graph_free(cp_graph_t *g);
 

@@ -44,7 +44,7 @@ static size_t slot_of(const mt_cross_t *x, int32_t rank)
     return (size_t)(mt_cross_rank_find(x, rank) - x->ranks);
 }
 
-mt_status_t mt_cross_analyze(const mt_cinst_t *rows, size_t n_rows, const mt_strtab_t *labels, const mt_match_t *m,
+mt_status_t mt_cross_analyze(const mt_crow_t *rows, size_t n_rows, const mt_strtab_t *labels, const mt_match_t *m,
                              const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks, mt_cross_t **out)
 {
     *out = NULL;

@@ -16,7 +16,7 @@
 
 /* The collective table (colls, singles, mismatched) and every rank's
  * kernels / kernel_wait_ns / kernel_transfer_ns. MT_OK or MT_ERR_NOMEM. */
-mt_status_t mt_cross_colltable(const mt_cinst_t *rows, const mt_strtab_t *labels, const mt_match_t *m,
+mt_status_t mt_cross_colltable(const mt_crow_t *rows, const mt_strtab_t *labels, const mt_match_t *m,
                                const uint32_t *slot, mt_cross_t *x);
 
 /* ---- collective table helpers ---- */

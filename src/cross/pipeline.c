@@ -273,7 +273,7 @@ static int edge_cmp(const void *pa, const void *pb)
     return (a->t > b->t) - (a->t < b->t);
 }
 
-mt_status_t mt_pp_stages_infer(const mt_cinst_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
+mt_status_t mt_pp_stages_infer(const mt_crow_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
                                mt_pp_stages_t *out)
 {
     memset(out, 0, sizeof *out);
@@ -285,7 +285,7 @@ mt_status_t mt_pp_stages_infer(const mt_cinst_t *rows, size_t n_rows, const mt_c
         goto out;
     size_t ne = 0;
     for (size_t i = 0; i < n_rows; i++) {
-        const mt_cinst_t *r = &rows[i];
+        const mt_crow_t *r = &rows[i];
         if (r->peer < 0 || r->peer > INT32_MAX || r->peer == r->rank)
             continue;
         int32_t src, dst;

@@ -72,7 +72,7 @@ bool mt_pp_stages_lead_loaded(mt_pp_stages_t *s, const int32_t *ranks, size_t n_
 }
 
 mt_status_t mt_pp_stages_choose(const mt_pp_request_t *rq, const int32_t *ranks, size_t n_ranks,
-                                const mt_cinst_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
+                                const mt_crow_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
                                 mt_pp_stages_t *out, char *note, size_t cap)
 {
     memset(out, 0, sizeof *out);
@@ -109,7 +109,7 @@ mt_status_t mt_pp_stages_choose(const mt_pp_request_t *rq, const int32_t *ranks,
     return MT_OK;
 }
 
-mt_status_t mt_pp_run(const mt_pp_request_t *rq, const int32_t *ranks, size_t n_ranks, const mt_cinst_t *rows,
+mt_status_t mt_pp_run(const mt_pp_request_t *rq, const int32_t *ranks, size_t n_ranks, const mt_crow_t *rows,
                       size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
                       const struct mt_rank_analysis *const *an, size_t n_an, mt_pipeline_t **out, char *note,
                       size_t cap)

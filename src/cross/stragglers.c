@@ -82,7 +82,7 @@ static int kind_cmp(const void *a, const void *b)
  * four-collective step and fails rule (1) over all of them (the gloo job of
  * tests/data/real: rank 2 late 15 ms at each all_reduce, last at 13 of
  * 40). by_last / by_short get 1 where the rank passes. */
-static mt_status_t kind_rule(const mt_cinst_t *rows, const mt_match_t *m, const uint32_t *slot,
+static mt_status_t kind_rule(const mt_crow_t *rows, const mt_match_t *m, const uint32_t *slot,
                              const int32_t *inst_last, const int32_t *inst_short, mt_cross_t *x,
                              uint64_t *key, uint32_t *val, uint8_t *by_last, uint8_t *by_short)
 {
@@ -101,7 +101,7 @@ static mt_status_t kind_rule(const mt_cinst_t *rows, const mt_match_t *m, const 
     nk = 0;
     for (size_t i = 0; i < ni; i++)
         if (inst_last[i] != -2) {
-            const mt_cinst_t *r = &rows[m->members[m->first[i]]];
+            const mt_crow_t *r = &rows[m->members[m->first[i]]];
             kk[nk++] = (kind_key_t){r->group, r->kind};
         }
     qsort(kk, nk, sizeof *kk, kind_cmp);
@@ -116,7 +116,7 @@ static mt_status_t kind_rule(const mt_cinst_t *rows, const mt_match_t *m, const 
         if (inst_last[i] == -2)
             continue;
         uint32_t f = m->first[i], k = m->first[i + 1] - f;
-        const mt_cinst_t *r0 = &rows[m->members[f]];
+        const mt_crow_t *r0 = &rows[m->members[f]];
         kind_key_t want = {r0->group, r0->kind};
         const kind_key_t *hit = bsearch(&want, kk, nu, sizeof *kk, kind_cmp);
         uint64_t kn = (uint64_t)(hit - kk);
@@ -357,7 +357,7 @@ static mt_status_t episodes(mt_cross_t *x)
 
 /* ---- the pass ---- */
 
-mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, const uint32_t *slot,
+mt_status_t mt_cross_stragglers(const mt_crow_t *rows, const mt_match_t *m, const uint32_t *slot,
                                 const mt_clock_t *const *clk, mt_cross_t *x)
 {
     size_t ni = m ? m->n_inst : 0, nmem = ni ? m->first[ni] : 0, maxk = 1;
@@ -398,7 +398,7 @@ mt_status_t mt_cross_stragglers(const mt_cinst_t *rows, const mt_match_t *m, con
         size_t il = 0, is = 0; /* the last to arrive, the shortest kernel (lowest rank on ties) */
         int64_t amin = INT64_MAX, dmax = INT64_MIN;
         for (uint32_t p = 0; p < k; p++) {
-            const mt_cinst_t *r = &rows[m->members[f + p]];
+            const mt_crow_t *r = &rows[m->members[f + p]];
             arr[p] = mt_clock_apply(clk[slot[m->members[f + p]]], r->start_ns);
             d[p] = r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
             arrs[p] = arr[p];

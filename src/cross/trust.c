@@ -86,7 +86,7 @@ static int pg_cmp(const void *x, const void *y)
 
 /* Ranks of two clock groups of 2+ ranks that both ran one named process
  * group's collectives: the first such pair (lowest hash), or false. */
-static mt_status_t shared_group(const mt_clock_t *clocks, size_t n, const rank_slot_t *rs, const mt_cinst_t *rows,
+static mt_status_t shared_group(const mt_clock_t *clocks, size_t n, const rank_slot_t *rs, const mt_crow_t *rows,
                                 size_t n_rows, size_t *a, size_t *b, bool *found)
 {
     *found = false;
@@ -131,7 +131,7 @@ static mt_status_t shared_group(const mt_clock_t *clocks, size_t n, const rank_s
  * while another participant shares its signature: a side of two or more
  * ranks that agree with each other against the rest, which one rank with
  * odd sizes, or two ranks paired wrongly, do not make. */
-static mt_status_t disagreements(const rank_slot_t *rs, size_t n, const mt_cinst_t *rows, const mt_match_t *m,
+static mt_status_t disagreements(const rank_slot_t *rs, size_t n, const mt_crow_t *rows, const mt_match_t *m,
                                  uint64_t *inst, uint64_t *dis)
 {
     size_t widest = 0;
@@ -194,7 +194,7 @@ static mt_status_t disagreements(const rank_slot_t *rs, size_t n, const mt_cinst
     return MT_OK;
 }
 
-mt_status_t mt_trust_check(const mt_trust_trace_t *tr, const mt_clock_t *clocks, size_t n, const mt_cinst_t *rows,
+mt_status_t mt_trust_check(const mt_trust_trace_t *tr, const mt_clock_t *clocks, size_t n, const mt_crow_t *rows,
                            size_t n_rows, const mt_match_t *m, bool aligned, mt_trust_t *out)
 {
     memset(out, 0, sizeof *out);

@@ -34,7 +34,7 @@ static int ev_cmp(const void *a, const void *b)
 
 static int row_rank_cmp(const void *a, const void *b)
 {
-    const mt_cinst_t *p = *(const mt_cinst_t *const *)a, *q = *(const mt_cinst_t *const *)b;
+    const mt_crow_t *p = *(const mt_crow_t *const *)a, *q = *(const mt_crow_t *const *)b;
     return (p->rank > q->rank) - (p->rank < q->rank);
 }
 
@@ -104,14 +104,14 @@ static void agree_rank(const ev_t *nv, size_t nn, const ev_t *kv, size_t kn, int
     a->start_median_ns = mt_stats_pct_sorted(sd, np, 50);
 }
 
-mt_status_t mt_nccl_agree(const mt_cinst_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
+mt_status_t mt_nccl_agree(const mt_crow_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
                           mt_nccl_agree_t **out, size_t *n_out)
 {
     *out = NULL;
     *n_out = 0;
     if (!n_rows)
         return MT_OK;
-    const mt_cinst_t **by = malloc(n_rows * sizeof *by);
+    const mt_crow_t **by = malloc(n_rows * sizeof *by);
     ev_t *nv = malloc(n_rows * sizeof *nv), *kv = malloc(n_rows * sizeof *kv);
     int64_t *scratch = malloc(3 * n_rows * sizeof *scratch);
     mt_nccl_agree_t *res = NULL;
@@ -135,7 +135,7 @@ mt_status_t mt_nccl_agree(const mt_cinst_t *rows, size_t n_rows, const mt_clock_
                 c = &clocks[k];
         size_t nn = 0, kn = 0;
         for (size_t r = i; r < e; r++) {
-            const mt_cinst_t *x = by[r];
+            const mt_crow_t *x = by[r];
             ev_t v = {.start = c ? mt_clock_apply(c, x->start_ns) : x->start_ns,
                       .end = c ? mt_clock_apply(c, x->end_ns) : x->end_ns,
                       .kind = kind_class(x->kind)};

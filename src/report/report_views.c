@@ -61,7 +61,7 @@ static bool usable(const mt_match_t *m, size_t i)
            (m->status[i] == MT_INST_FULL || m->status[i] == MT_INST_PARTIAL);
 }
 
-mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const mt_strtab_t *labels,
+mt_status_t mt_report_views_build(const mt_crow_t *rows, size_t n_rows, const mt_strtab_t *labels,
                                   const mt_match_t *m, const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks,
                                   size_t max_samples, mt_report_views_t **out)
 {
@@ -133,7 +133,7 @@ mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const m
             uint32_t f = m->first[i], k = m->first[i + 1] - f;
             int64_t step = -1, amax = INT64_MIN, wait = 0;
             for (uint32_t p = 0; p < k; p++) {
-                const mt_cinst_t *r = &rows[m->members[f + p]];
+                const mt_crow_t *r = &rows[m->members[f + p]];
                 size_t g = find_i32(v->grid_ranks, v->n_grid_ranks, r->rank);
                 arr[p] = corrected(g == SIZE_MAX ? NULL : clk[g], r->start_ns);
                 amax = arr[p] > amax ? arr[p] : amax;
@@ -175,7 +175,7 @@ mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const m
     for (size_t i = 0; i < ni; i++) {
         uint32_t f = m->first[i], k = m->first[i + 1] - f;
         if (k == maxk && m->status[i] == MT_INST_FULL && k >= 2) {
-            const mt_cinst_t *r0 = &rows[m->members[f]];
+            const mt_crow_t *r0 = &rows[m->members[f]];
             size_t g = find_i32(v->grid_ranks, v->n_grid_ranks, r0->rank);
             cand[ncand++] = (cand_t){corrected(g == SIZE_MAX ? NULL : clk[g], r0->end_ns), i};
         }
@@ -183,7 +183,7 @@ mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const m
             continue;
         int64_t step = -1;
         for (uint32_t p = 0; p < k; p++) {
-            const mt_cinst_t *r = &rows[m->members[f + p]];
+            const mt_crow_t *r = &rows[m->members[f + p]];
             size_t g = find_i32(v->grid_ranks, v->n_grid_ranks, r->rank);
             arr[p] = corrected(g == SIZE_MAX ? NULL : clk[g], r->start_ns);
             if (r->step >= 0 && (step < 0 || r->step < step))
@@ -226,7 +226,7 @@ mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const m
         size_t i = cand[c].inst;
         uint32_t f = m->first[i], k = m->first[i + 1] - f;
         mt_report_sample_t *sp = &v->samples[v->n_samples++];
-        const mt_cinst_t *r0 = &rows[m->members[f]];
+        const mt_crow_t *r0 = &rows[m->members[f]];
         sp->kind = r0->kind;
         size_t pl;
         const char *pg = mt_strtab_get(labels, r0->pg_id, &pl);
@@ -242,7 +242,7 @@ mt_status_t mt_report_views_build(const mt_cinst_t *rows, size_t n_rows, const m
             goto fail;
         /* members are by rank within an instance */
         for (uint32_t p = 0; p < k; p++) {
-            const mt_cinst_t *r = &rows[m->members[f + p]];
+            const mt_crow_t *r = &rows[m->members[f + p]];
             size_t g = find_i32(v->grid_ranks, v->n_grid_ranks, r->rank);
             sp->ranks[p] = r->rank;
             sp->raw_end_ns[p] = r->end_ns;

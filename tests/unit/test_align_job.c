@@ -500,15 +500,15 @@ static double check_align(const job_t *j, bool jitter, const split_t *s, const m
     assert_non_null(root->labels);
     for (size_t at = 0, p = 0; p < (size_t)s->nproc; at += a[p].n_rows, p++)
         for (size_t i = 0; i < a[p].n_rows; i++) {
-            mt_cinst_t got = root->rows[at + i];
-            const mt_cinst_t *want = &rows[p][i];
+            /* compact once matched: the fields mt_crow_t keeps */
+            mt_crow_t got = root->rows[at + i], want = mt_crow_of(&rows[p][i]);
             assert_string_equal(mt_strtab_get(root->labels, got.pg_id, NULL),
-                                mt_strtab_get(a[p].labels, want->pg_id, NULL));
+                                mt_strtab_get(a[p].labels, want.pg_id, NULL));
             assert_string_equal(mt_strtab_get(root->labels, got.dtype_id, NULL),
-                                mt_strtab_get(a[p].labels, want->dtype_id, NULL));
-            got.pg_id = want->pg_id;
-            got.dtype_id = want->dtype_id;
-            if (memcmp(&got, want, sizeof got))
+                                mt_strtab_get(a[p].labels, want.dtype_id, NULL));
+            got.pg_id = want.pg_id;
+            got.dtype_id = want.dtype_id;
+            if (memcmp(&got, &want, sizeof got))
                 fail_msg("%s: the root's row %zu from process %zu is not process %zu's row", s->name, i, p, p);
         }
     for (int p = 1; p < s->nproc; p++) {
@@ -751,16 +751,37 @@ static void test_align_sharded(void **state)
                 fail_msg("%s: %llu instances by key %d, want %llu", sp->name, (unsigned long long)ms->by_key[k], k,
                          (unsigned long long)tr.by_key[k]);
         assert_int_equal(ms->rows, root->n_rows);
+        /* the root holds every row, compact, in process order, each label
+         * id mapped onto its one table */
+        for (size_t at = 0, p = 0; p < (size_t)sp->nproc; at += a[p].n_rows, p++)
+            for (size_t i = 0; i < a[p].n_rows; i++) {
+                mt_crow_t got = root->rows[at + i], want = mt_crow_of(&rows[p][i]);
+                assert_string_equal(mt_strtab_get(root->labels, got.pg_id, NULL),
+                                    mt_strtab_get(a[p].labels, want.pg_id, NULL));
+                got.pg_id = want.pg_id;
+                got.dtype_id = want.dtype_id;
+                if (memcmp(&got, &want, sizeof got))
+                    fail_msg("%s: the root's row %zu from process %zu is not that process's row", sp->name, i, p);
+            }
         /* every instance's members are of one kind and one rank each */
         const mt_match_t *m = root->m;
         for (size_t i = 0; i < m->n_inst; i++)
             for (uint32_t k = m->first[i] + 1; k < m->first[i + 1]; k++)
                 assert_true(root->rows[m->members[k - 1]].rank < root->rows[m->members[k]].rank);
 
-        /* one process matching the root's rows, as gathered */
+        /* one process matching the rows in the root's gathered order */
+        mt_cinst_t *gathered = malloc((root->n_rows ? root->n_rows : 1) * sizeof *gathered);
+        assert_non_null(gathered);
+        size_t at = 0;
+        for (int p = 0; p < sp->nproc; p++) {
+            memcpy(gathered + at, rows[p], a[p].n_rows * sizeof *gathered);
+            at += a[p].n_rows;
+        }
+        assert_int_equal(at, root->n_rows);
         mt_match_t *one;
         mt_match_stats_t one_ms;
-        assert_int_equal(mt_match(root->rows, root->n_rows, &one, &one_ms), MT_OK);
+        assert_int_equal(mt_match(gathered, root->n_rows, &one, &one_ms), MT_OK);
+        free(gathered);
         if (memcmp(&one_ms, ms, sizeof one_ms))
             fail_msg("%s: the counts differ from one process's match", sp->name);
         assert_int_equal(one->n_inst, m->n_inst);

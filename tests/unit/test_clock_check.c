@@ -116,7 +116,7 @@ static void test_consensus_matches_definition(void **state)
     mt_clock_t fit[N_RANKS - 1];
     mt_clock_opts_t o = {.ref_rank = -1};
     mt_clock_selfcheck_calls = mt_clock_selfcheck_bad = 0;
-    assert_int_equal(mt_clock_fit(j.rows, j.n, m, ranks, N_RANKS - 1, &o, fit), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(j.rows, j.n), j.n, m, ranks, N_RANKS - 1, &o, fit), MT_OK);
     if (mt_clock_selfcheck_bad)
         fail_msg("%zu of %zu consensus values differ from the definition", mt_clock_selfcheck_bad,
                  mt_clock_selfcheck_calls);
@@ -140,7 +140,7 @@ static void test_consensus_matches_definition(void **state)
     o.ref_rank = 75;
     o.no_drift = true;
     mt_clock_selfcheck_calls = mt_clock_selfcheck_bad = 0;
-    assert_int_equal(mt_clock_fit(j.rows, j.n, m, ranks, N_RANKS - 1, &o, fit), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(j.rows, j.n), j.n, m, ranks, N_RANKS - 1, &o, fit), MT_OK);
     assert_int_equal(mt_clock_selfcheck_bad, 0);
     assert_true(mt_clock_selfcheck_calls > 2 * j.n);
     mt_match_free(m);

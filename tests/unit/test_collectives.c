@@ -104,7 +104,7 @@ static void test_drift_not_significant(void **state)
     int32_t ranks[2] = {0, 1};
     mt_clock_t fit[2];
     mt_clock_opts_t o = {.ref_rank = -1};
-    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 2, &o, fit), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, n), n, m, ranks, 2, &o, fit), MT_OK);
     assert_false(fit[1].drift_significant);
     assert_true(fit[1].drift_ppm == 0);
     assert_true(fit[1].drift_fit_ppm != 0 && fabs(fit[1].drift_fit_ppm) < 1000);
@@ -114,7 +114,7 @@ static void test_drift_not_significant(void **state)
     assert_string_equal(mt_clock_drift_text(&fit[0], dt, sizeof dt), "0.000"); /* the reference */
     /* --no-drift fits no slope at all */
     o.no_drift = true;
-    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 2, &o, fit), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, n), n, m, ranks, 2, &o, fit), MT_OK);
     assert_true(fit[1].drift_fit_ppm == 0 && !fit[1].drift_significant);
     mt_match_free(m);
 }
@@ -143,7 +143,7 @@ static void test_fit_offsets_and_drift(void **state)
     int32_t ranks[4] = {0, 1, 2, 3};
     mt_clock_t fit[4];
     mt_clock_opts_t o = {.ref_rank = -1};
-    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 4, &o, fit), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, n), n, m, ranks, 4, &o, fit), MT_OK);
     assert_true(fit[0].reference);
     for (int r = 0; r < 4; r++) {
         assert_true(fit[r].connected);
@@ -168,7 +168,7 @@ static void test_fit_offsets_and_drift(void **state)
     assert_true(fabs(atof(dt) - 52.0) < 0.5);
     /* without alignment the offset is left in */
     o.no_align = true;
-    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 4, &o, fit), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, n), n, m, ranks, 4, &o, fit), MT_OK);
     assert_true(fit[2].offset_ns == 0 && fit[2].residual_p50_ns > 1e6);
     mt_match_free(m);
 }
@@ -214,7 +214,7 @@ static void test_fit_through_p2p_and_disconnected(void **state)
     assert_int_equal(ms.full, 300);
     int32_t ranks[5] = {0, 1, 2, 3, 4};
     mt_clock_t fit[5];
-    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 5, NULL, fit), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, n), n, m, ranks, 5, NULL, fit), MT_OK);
     for (int r = 0; r < 4; r++) {
         assert_true(fit[r].connected);
         double err = align_error_p99(&fit[r], &clk[r], &clk[0], T0, T0 + 500000000LL);
@@ -225,7 +225,7 @@ static void test_fit_through_p2p_and_disconnected(void **state)
     assert_true(fit[4].offset_ns == 0 && fit[4].drift_ppm == 0);
     /* another reference */
     mt_clock_opts_t o = {.ref_rank = 3};
-    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 5, &o, fit), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, n), n, m, ranks, 5, &o, fit), MT_OK);
     assert_true(fit[3].reference);
     assert_true(fabs(align_error_p99(&fit[0], &clk[0], &clk[3], T0, T0 + 500000000LL)) < 5000);
     mt_match_free(m);
@@ -342,6 +342,90 @@ static void test_match_streams_paired(void **state)
 /* The real 8-rank DLRM set: one node, so one clock. All 8 collectives per
  * rank match across the 8 ranks; every correction is within 5 us of zero;
  * offsets injected by shifting a rank's rows come back within 5 us. */
+/* Row i of the compaction test: every field set by hand, the kept ones
+ * with extremes (the ends of their types, -1, 0) on the first rows and
+ * seeded noise after, the dropped ones with values the kept ones never
+ * have, so a field read from the wrong offset shows. */
+static void crow_source(mt_cinst_t *r, size_t i, uint64_t *st)
+{
+    static const int64_t ext[] = {INT64_MIN, INT64_MAX, -1, 0, 1};
+    memset(r, 0xa5, sizeof *r);
+    int64_t e = ext[i % 5], f = ext[(i + 2) % 5];
+    bool hand = i < 10;
+    r->start_ns = hand ? e : (int64_t)tu_rand(st);
+    r->end_ns = hand ? f : (int64_t)tu_rand(st);
+    r->launch_ns = 0x1111111111111111LL;
+    r->step = hand ? f : (int64_t)tu_rand(st);
+    r->comms_id = 0x2222222222222222ULL;
+    r->seq = 0x3333333333333333LL;
+    r->group = hand ? (uint64_t)e : tu_rand(st);
+    r->sig = hand ? (i % 2 ? UINT64_MAX : 0) : tu_rand(st);
+    r->in_nelems = hand ? e : (int64_t)tu_rand(st);
+    r->out_nelems = hand ? -1 : (int64_t)tu_rand(st);
+    r->group_size = 0x4444444444444444LL;
+    r->peer = hand ? f : (int64_t)tu_rand(st);
+    r->stream = 0x5555555555555555LL;
+    r->rank = hand ? (i % 2 ? INT32_MIN : INT32_MAX) : (int32_t)tu_rand(st);
+    r->ordinal = 0x66666666u;
+    r->step_ordinal = 0x77777777u;
+    r->flags = hand ? (i % 2 ? UINT16_MAX : 0) : (uint16_t)tu_rand(st);
+    r->kind = hand ? (i % 2 ? UINT8_MAX : 0) : (uint8_t)tu_rand(st);
+    r->pg_id = hand ? (i % 2 ? UINT32_MAX : 0) : (uint32_t)tu_rand(st);
+    r->dtype_id = hand ? (i % 2 ? 0 : UINT32_MAX) : (uint32_t)tu_rand(st);
+}
+
+/* mt_crow_compact in place: every kept field of every row equal to its
+ * source row's, for no row, one, and many (past the first rows, whose
+ * compact slots overlap their own sources), and still so once the block
+ * is shrunk as mt_align_job does. */
+static void test_crow_compact(void **state)
+{
+    (void)state;
+    assert_null(mt_crow_compact(NULL, 0));
+    static const size_t sizes[] = {0, 1, 2, 3, 257};
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+        size_t n = sizes[z];
+        uint64_t st = 0x9e3779b97f4a7c15ULL + n;
+        mt_cinst_t *src = malloc((n ? n : 1) * sizeof *src), *rows = malloc((n ? n : 1) * sizeof *rows);
+        assert_non_null(src);
+        assert_non_null(rows);
+        for (size_t i = 0; i < n; i++)
+            crow_source(&src[i], i, &st);
+        if (n)
+            memcpy(rows, src, n * sizeof *rows);
+        mt_crow_t *c = mt_crow_compact(rows, n);
+        assert_ptr_equal(c, rows);
+        if (n) {
+            mt_crow_t *shrunk = realloc(c, n * sizeof *c);
+            assert_non_null(shrunk);
+            c = shrunk;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const mt_cinst_t *r = &src[i];
+            assert_true(c[i].start_ns == r->start_ns);
+            assert_true(c[i].end_ns == r->end_ns);
+            assert_true(c[i].step == r->step);
+            assert_true(c[i].group == r->group);
+            assert_true(c[i].sig == r->sig);
+            assert_true(c[i].in_nelems == r->in_nelems);
+            assert_true(c[i].out_nelems == r->out_nelems);
+            assert_true(c[i].peer == r->peer);
+            assert_true(c[i].rank == r->rank);
+            assert_true(c[i].flags == r->flags);
+            assert_true(c[i].kind == r->kind);
+            assert_true(c[i].pg_id == r->pg_id);
+            assert_true(c[i].dtype_id == r->dtype_id);
+        }
+        if (n >= 3) { /* the extremes reached the rows they were set on */
+            assert_true(c[0].start_ns == INT64_MIN && c[1].start_ns == INT64_MAX && c[2].start_ns == -1);
+            assert_true(c[0].rank == INT32_MAX && c[1].rank == INT32_MIN);
+            assert_true(c[1].sig == UINT64_MAX && c[1].flags == UINT16_MAX && c[1].pg_id == UINT32_MAX);
+        }
+        free(c);
+        free(src);
+    }
+}
+
 static void test_dlrm_real(void **state)
 {
     (void)state;
@@ -373,7 +457,7 @@ static void test_dlrm_real(void **state)
     assert_int_equal(ms.by_key[MT_KEY_STREAM_ORDINAL], 8);
     int32_t ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     mt_clock_t fit[8];
-    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 8, NULL, fit), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, n), n, m, ranks, 8, NULL, fit), MT_OK);
     for (int r = 0; r < 8; r++) {
         if (fabs(fit[r].offset_ns) > 5000)
             fail_msg("rank %d: offset %.0f ns on a shared clock", r, fit[r].offset_ns);
@@ -390,7 +474,7 @@ static void test_dlrm_real(void **state)
     assert_int_equal(mt_match(rows, n, &m, &ms), MT_OK);
     assert_int_equal(ms.full, 8);
     mt_clock_t fit2[8];
-    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 8, NULL, fit2), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, n), n, m, ranks, 8, NULL, fit2), MT_OK);
     for (int r = 0; r < 8; r++) {
         double want = -((double)r * 7300000 - 20000000) + (0 * 7300000 - 20000000.0);
         double got = fit2[r].offset_ns;
@@ -559,7 +643,7 @@ static void test_fit_exact_ns(void **state)
     assert_int_equal(mt_match(rows, 2, &m, &ms), MT_OK);
     int32_t ranks[2] = {0, 1};
     mt_clock_t fit[2];
-    assert_int_equal(mt_clock_fit(rows, 2, m, ranks, 2, NULL, fit), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, 2), 2, m, ranks, 2, NULL, fit), MT_OK);
     assert_true(fit[1].offset_ns == 4750.0);
     assert_true(fit[1].residual_p99_ns == 0.0);
     assert_int_equal(mt_clock_apply(&fit[1], T0 + 135750), T0 + 140500);
@@ -626,6 +710,7 @@ int main(void)
         cmocka_unit_test(test_match_ordinals_anchored),
         cmocka_unit_test(test_match_streams_paired),
         cmocka_unit_test(test_dlrm_real),
+        cmocka_unit_test(test_crow_compact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -113,7 +113,7 @@ static mt_critpath_t *run(fixture_t *f, const mt_cp_request_t *rq)
 {
     const mt_rank_analysis_t *an[2] = {&f->a1, &f->a0}; /* any order */
     mt_critpath_t *c = NULL;
-    assert_int_equal(mt_critpath_run(rq, an, 2, NULL, NULL, 0, f->rows, 2, &f->m, &c), MT_OK);
+    assert_int_equal(mt_critpath_run(rq, an, 2, NULL, NULL, 0, tu_crows(f->rows, 2), 2, &f->m, &c), MT_OK);
     assert_non_null(c);
     return c;
 }
@@ -469,7 +469,7 @@ static void test_propagation(void **state)
                    .status_bytes = sizeof status};
     mt_cp_request_t rq = {.warmup = 0, .rows_done = drop_rows, .built = drop_gacts, .hook_ctx = &d};
     mt_critpath_t *c = NULL;
-    assert_int_equal(mt_critpath_run(&rq, an, 3, NULL, NULL, 0, rows, 4, &m, &c), MT_OK);
+    assert_int_equal(mt_critpath_run(&rq, an, 3, NULL, NULL, 0, tu_crows(rows, 4), 4, &m, &c), MT_OK);
     assert_non_null(c);
     assert_int_equal(d.rows_calls, 1);
     assert_int_equal(d.built_calls, 1);
@@ -737,7 +737,7 @@ static mt_critpath_t *end_early_run(early_t *j, bool with_e0, const mt_cp_reques
                         .expected = j->expected};
     const mt_rank_analysis_t *an[2] = {&j->o0.a, &j->o1.a};
     mt_critpath_t *c = NULL;
-    assert_int_equal(mt_critpath_run(rq, an, 2, NULL, NULL, 0, j->rows, 2, &j->m, &c), MT_OK);
+    assert_int_equal(mt_critpath_run(rq, an, 2, NULL, NULL, 0, tu_crows(j->rows, 2), 2, &j->m, &c), MT_OK);
     assert_non_null(c);
     assert_int_equal(c->n_steps, 1);
     return c;

@@ -149,7 +149,7 @@ static mt_cross_t *analyze(const mt_cinst_t *rows, size_t n, const mt_clock_t *c
     mt_match_stats_t ms;
     assert_int_equal(mt_match(rows, n, &m, &ms), MT_OK);
     mt_cross_t *x = NULL;
-    assert_int_equal(mt_cross_analyze(rows, n, tu_labels(), m, clk, job_ranks, 3, &x), MT_OK);
+    assert_int_equal(mt_cross_analyze(tu_crows(rows, n), n, tu_labels(), m, clk, job_ranks, 3, &x), MT_OK);
     mt_match_free(m);
     return x;
 }
@@ -621,7 +621,7 @@ static void load_job(job_t *j, const char *dir, int n_ranks)
     mt_match_stats_t ms;
     assert_int_equal(mt_match(j->rows, j->n, &j->m, &ms), MT_OK);
     mt_clock_opts_t o = {.ref_rank = -1};
-    assert_int_equal(mt_clock_fit(j->rows, j->n, j->m, j->ranks, (size_t)n_ranks, &o, j->fit), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(j->rows, j->n), j->n, j->m, j->ranks, (size_t)n_ranks, &o, j->fit), MT_OK);
     char path[1024];
     snprintf(path, sizeof path, "%s/truth.json", dir);
     int64_t t0 = 0;
@@ -707,8 +707,8 @@ static void test_dp8(void **state)
     job_t j;
     load_job(&j, MT_SAMPLES_DIR "/dp8", 8);
     mt_cross_t *x = NULL, *xt = NULL;
-    assert_int_equal(mt_cross_analyze(j.rows, j.n, tu_labels(), j.m, j.fit, j.ranks, 8, &x), MT_OK);
-    assert_int_equal(mt_cross_analyze(j.rows, j.n, tu_labels(), j.m, j.truth, j.ranks, 8, &xt), MT_OK);
+    assert_int_equal(mt_cross_analyze(tu_crows(j.rows, j.n), j.n, tu_labels(), j.m, j.fit, j.ranks, 8, &x), MT_OK);
+    assert_int_equal(mt_cross_analyze(tu_crows(j.rows, j.n), j.n, tu_labels(), j.m, j.truth, j.ranks, 8, &xt), MT_OK);
     assert_int_equal(x->instances, 24);
     assert_int_equal(x->n_suspects, 1);
     assert_int_equal(x->suspects[0], 5);
@@ -748,8 +748,8 @@ static void test_straggler_some_steps(void **state)
     job_t j;
     load_job(&j, dir, 4);
     mt_cross_t *x = NULL, *xt = NULL;
-    assert_int_equal(mt_cross_analyze(j.rows, j.n, tu_labels(), j.m, j.fit, j.ranks, 4, &x), MT_OK);
-    assert_int_equal(mt_cross_analyze(j.rows, j.n, tu_labels(), j.m, j.truth, j.ranks, 4, &xt), MT_OK);
+    assert_int_equal(mt_cross_analyze(tu_crows(j.rows, j.n), j.n, tu_labels(), j.m, j.fit, j.ranks, 4, &x), MT_OK);
+    assert_int_equal(mt_cross_analyze(tu_crows(j.rows, j.n), j.n, tu_labels(), j.m, j.truth, j.ranks, 4, &xt), MT_OK);
     check_against_truth(&j, x, xt);
     assert_int_equal(x->n_steps, 6);
     /* rank 3 is named in the steps it was delayed in... */

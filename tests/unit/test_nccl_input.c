@@ -303,7 +303,7 @@ static void test_match_and_align(void **state)
     int32_t ranks[2] = {0, 1};
     mt_clock_t clk[2];
     mt_clock_opts_t co = {.ref_rank = 0, .no_drift = true};
-    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 2, &co, clk), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, n), n, m, ranks, 2, &co, clk), MT_OK);
     assert_true(clk[0].reference);
     assert_true(clk[1].connected);
     assert_true(clk[1].offset_ns == -5000.0);
@@ -366,7 +366,7 @@ static void test_agree(void **state)
     clocks[0].offset_ns = 100;
     mt_nccl_agree_t *a = NULL;
     size_t na = 0;
-    assert_int_equal(mt_nccl_agree(rows, n, clocks, 1, &a, &na), MT_OK);
+    assert_int_equal(mt_nccl_agree(tu_crows(rows, n), n, clocks, 1, &a, &na), MT_OK);
     assert_int_equal(na, 1);
     assert_int_equal(a[0].rank, 1);
     assert_int_equal(a[0].nccl_rows, 5);
@@ -381,7 +381,7 @@ static void test_agree(void **state)
     assert_int_equal(a[0].end_p99_ns, 9);
     assert_int_equal(a[0].start_median_ns, 10);
     free(a);
-    assert_int_equal(mt_nccl_agree(rows, 0, NULL, 0, &a, &na), MT_OK);
+    assert_int_equal(mt_nccl_agree(tu_crows(rows, 0), 0, NULL, 0, &a, &na), MT_OK);
     assert_null(a);
     assert_int_equal(na, 0);
 }

@@ -216,7 +216,7 @@ static void test_match_and_align(void **state)
     int32_t ranks[2] = {0, 1};
     mt_clock_t clk[2];
     mt_clock_opts_t co = {.ref_rank = 0, .no_drift = true};
-    assert_int_equal(mt_clock_fit(rows, n, m, ranks, 2, &co, clk), MT_OK);
+    assert_int_equal(mt_clock_fit(tu_crows(rows, n), n, m, ranks, 2, &co, clk), MT_OK);
     assert_true(clk[1].connected);
     assert_true(clk[1].offset_ns == -5000000.0);
     mt_match_free(m);

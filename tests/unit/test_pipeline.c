@@ -342,7 +342,7 @@ static void test_stage_inference(void **state)
     }
     rows[n++] = p2p_row(6, MT_COLLK_ALLREDUCE, -1, 50);
     mt_pp_stages_t s;
-    assert_int_equal(mt_pp_stages_infer(rows, n, NULL, 0, &s), MT_OK);
+    assert_int_equal(mt_pp_stages_infer(tu_crows(rows, n), n, NULL, 0, &s), MT_OK);
     assert_int_equal(s.n, 3);
     assert_int_equal(s.source, MT_PP_FROM_P2P);
     int32_t want[] = {0, 1, 2, 3, 4, 5};
@@ -355,7 +355,7 @@ static void test_stage_inference(void **state)
      * 0 and 1 do, so the layers are {0, 1, 4, 5} and {2, 3}. */
     rows[n++] = p2p_row(4, MT_COLLK_SEND, 2, 500);
     rows[n++] = p2p_row(5, MT_COLLK_SEND, 3, 500);
-    assert_int_equal(mt_pp_stages_infer(rows, n, NULL, 0, &s), MT_OK);
+    assert_int_equal(mt_pp_stages_infer(tu_crows(rows, n), n, NULL, 0, &s), MT_OK);
     assert_int_equal(s.n, 2);
     int32_t want2[] = {0, 1, 4, 5, 2, 3};
     assert_memory_equal(s.ranks, want2, sizeof want2);
@@ -363,10 +363,10 @@ static void test_stage_inference(void **state)
     /* A ring 0 -> 1 -> 2 -> 0 has no stage order. */
     mt_cinst_t ring[] = {p2p_row(0, MT_COLLK_SEND, 1, 1), p2p_row(1, MT_COLLK_SEND, 2, 2),
                          p2p_row(2, MT_COLLK_SEND, 0, 3)};
-    assert_int_equal(mt_pp_stages_infer(ring, 3, NULL, 0, &s), MT_OK);
+    assert_int_equal(mt_pp_stages_infer(tu_crows(ring, 3), 3, NULL, 0, &s), MT_OK);
     assert_int_equal(s.n, 0);
     /* No P2P at all: no pipeline. */
-    assert_int_equal(mt_pp_stages_infer(rows + 16, 1, NULL, 0, &s), MT_OK);
+    assert_int_equal(mt_pp_stages_infer(tu_crows(rows + 16, 1), 1, NULL, 0, &s), MT_OK);
     assert_int_equal(s.n, 0);
 }
 

@@ -493,7 +493,7 @@ static void test_views(void **state)
     mt_clock_t clocks[3] = {{.rank = 2, .connected = true}, {.rank = 0, .reference = true, .connected = true},
                             {.rank = 1, .connected = true, .offset_ns = 10}};
     mt_report_views_t *v = NULL;
-    assert_int_equal(mt_report_views_build(rows, 5, tu_labels(), &m, clocks, ranks, 3, 4, &v), MT_OK);
+    assert_int_equal(mt_report_views_build(tu_crows(rows, 5), 5, tu_labels(), &m, clocks, ranks, 3, 4, &v), MT_OK);
     assert_non_null(v);
     assert_int_equal(v->n_grid_ranks, 3);
     assert_int_equal(v->grid_ranks[0], 0);
@@ -551,7 +551,7 @@ static void test_views(void **state)
         }
         mt_match_t mm = {.n_inst = NS, .first = fi, .members = me, .key = ke, .status = stt, .expected = ex};
         const int32_t r2[2] = {0, 1};
-        assert_int_equal(mt_report_views_build(rr, 2 * NS, tu_labels(), &mm, NULL, r2, 2, 4, &v), MT_OK);
+        assert_int_equal(mt_report_views_build(tu_crows(rr, 2 * NS), 2 * NS, tu_labels(), &mm, NULL, r2, 2, 4, &v), MT_OK);
         assert_int_equal(v->n_steps_total, NS);
         assert_int_equal(v->n_grid_steps, MT_VIEW_MAX_STEPS);
         assert_int_equal(v->grid_steps[0], 96);

@@ -256,7 +256,7 @@ static void test_run(void **state)
     const int32_t both[] = {0, 1};
     rq = (mt_pp_request_t){.warmup = 1};
     strcpy(note, UNTOUCHED);
-    assert_int_equal(mt_pp_run(&rq, both, 2, rows, 2, NULL, 0, (const mt_rank_analysis_t *const *)an, 1, &p, note,
+    assert_int_equal(mt_pp_run(&rq, both, 2, tu_crows(rows, 2), 2, NULL, 0, (const mt_rank_analysis_t *const *)an, 1, &p, note,
                                sizeof note),
                      MT_OK);
     assert_null(p);

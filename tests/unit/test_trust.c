@@ -186,7 +186,7 @@ static void test_sizes(void **state)
     clocks_good(c, 4);
     for (int i = 0; i < 4; i++)
         c[i].residual_p99_ns = 150000;
-    assert_int_equal(mt_trust_check(t, c, 4, rows, n, m, true, &r), MT_OK);
+    assert_int_equal(mt_trust_check(t, c, 4, tu_crows(rows, n), n, m, true, &r), MT_OK);
     assert_int_equal(r.mixed, MT_TRUST_SIZES);
     assert_int_equal(r.a, 0);
     assert_int_equal(r.b, 2); /* the minority's lowest rank; 4 of its 8 */
@@ -194,7 +194,7 @@ static void test_sizes(void **state)
     /* the same with a good fit: one run whose sizes differ (a warning elsewhere) */
     for (int i = 0; i < 4; i++)
         c[i].residual_p99_ns = 90000;
-    assert_int_equal(mt_trust_check(t, c, 4, rows, n, m, true, &r), MT_OK);
+    assert_int_equal(mt_trust_check(t, c, 4, tu_crows(rows, n), n, m, true, &r), MT_OK);
     assert_int_equal(r.mixed, MT_TRUST_SAME_RUN);
     /* 3 of 8 instances is under 4: no pattern */
     mt_match_free(m);
@@ -202,14 +202,14 @@ static void test_sizes(void **state)
     assert_int_equal(mt_match(rows, n, &m, NULL), MT_OK);
     for (int i = 0; i < 4; i++)
         c[i].residual_p99_ns = 150000;
-    assert_int_equal(mt_trust_check(t, c, 4, rows, n, m, true, &r), MT_OK);
+    assert_int_equal(mt_trust_check(t, c, 4, tu_crows(rows, n), n, m, true, &r), MT_OK);
     assert_int_equal(r.mixed, MT_TRUST_SAME_RUN);
     mt_match_free(m);
     /* one rank alone with odd sizes, even in every instance, poor fit: one run */
     const bool one[4] = {false, false, true, false};
     n = sizes_job(rows, 8, one);
     assert_int_equal(mt_match(rows, n, &m, NULL), MT_OK);
-    assert_int_equal(mt_trust_check(t, c, 4, rows, n, m, true, &r), MT_OK);
+    assert_int_equal(mt_trust_check(t, c, 4, tu_crows(rows, n), n, m, true, &r), MT_OK);
     assert_int_equal(r.mixed, MT_TRUST_SAME_RUN);
     assert_true(r.poor_fit);
     mt_match_free(m);
@@ -234,7 +234,7 @@ static void test_shared_group(void **state)
     mt_trust_trace_t t[4];
     traces_of(t, 4, 4);
     mt_trust_t r;
-    assert_int_equal(mt_trust_check(t, c, 4, rows, n, m, true, &r), MT_OK);
+    assert_int_equal(mt_trust_check(t, c, 4, tu_crows(rows, n), n, m, true, &r), MT_OK);
     assert_int_equal(r.mixed, MT_TRUST_SHARED_GROUP);
     assert_int_equal(r.a, 1);
     assert_int_equal(r.b, 2);
@@ -242,7 +242,7 @@ static void test_shared_group(void **state)
     /* a single unconnected rank is not a second run (a rank outside the window) */
     c[2].connected = true;
     c[2].group = 0;
-    assert_int_equal(mt_trust_check(t, c, 4, rows, n, m, true, &r), MT_OK);
+    assert_int_equal(mt_trust_check(t, c, 4, tu_crows(rows, n), n, m, true, &r), MT_OK);
     assert_int_equal(r.mixed, MT_TRUST_SAME_RUN);
     mt_match_free(m);
 }

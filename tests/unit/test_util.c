@@ -118,3 +118,18 @@ uint32_t tu_label(const char *s)
     assert_int_equal(mt_strtab_intern(tu_labels(), s, strlen(s), &id), MT_OK);
     return id;
 }
+
+const mt_crow_t *tu_crows(const mt_cinst_t *rows, size_t n)
+{
+    static mt_crow_t **kept; /* every copy made, so that all stay reachable */
+    static size_t n_kept;
+    mt_crow_t **k = realloc(kept, (n_kept + 1) * sizeof *k);
+    assert_non_null(k);
+    kept = k;
+    mt_crow_t *c = malloc((n ? n : 1) * sizeof *c);
+    assert_non_null(c);
+    for (size_t i = 0; i < n; i++)
+        c[i] = mt_crow_of(&rows[i]);
+    kept[n_kept++] = c;
+    return c;
+}

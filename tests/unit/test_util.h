@@ -37,4 +37,10 @@ double tu_unit(uint64_t *state);
 mt_strtab_t *tu_labels(void);
 uint32_t tu_label(const char *s);
 
+/* rows[0..n) as the passes after the match take them: a compact copy
+ * (mt_crow_of of each row) that the test program keeps until it exits
+ * (reachable, never freed, like tu_labels), so a call can stand where the
+ * rows did. Asserts the allocation worked; n 0 gives a valid pointer. */
+const mt_crow_t *tu_crows(const mt_cinst_t *rows, size_t n);
+
 #endif

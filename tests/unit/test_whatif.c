@@ -33,8 +33,8 @@ static mt_critpath_t *ideal_run(const mt_tl_job_t *j)
 {
     mt_cp_request_t rq = {.ideal = true, .coords = j->coords, .n_coords = j->n_an};
     mt_critpath_t *c = NULL;
-    assert_int_equal(mt_critpath_run(&rq, (const mt_rank_analysis_t *const *)j->an, j->n_an, NULL, NULL, 0, j->rows,
-                                     j->n_rows, j->match, &c),
+    assert_int_equal(mt_critpath_run(&rq, (const mt_rank_analysis_t *const *)j->an, j->n_an, NULL, NULL, 0,
+                                     tu_crows(j->rows, j->n_rows), j->n_rows, j->match, &c),
                      MT_OK);
     return c;
 }
