@@ -135,7 +135,7 @@ int main(int argc, char **argv)
         if (e > worst)
             worst = e;
     }
-    double c2 = now(CLOCK_PROCESS_CPUTIME_ID);
+    double align_mb = peak_mb() - rows_mb, c2 = now(CLOCK_PROCESS_CPUTIME_ID);
     mt_cross_t *x = NULL;
     if (me == 0 && (st = mt_cross_analyze(res.rows, res.n_rows, res.labels, res.m, res.clocks, ranks, R, &x))) {
         fprintf(stderr, "bench_align: cross-rank passes: %s\n", mt_status_str(st));
@@ -149,11 +149,12 @@ int main(int argc, char **argv)
     MPI_Reduce(others, most_other, 2, MPI_DOUBLE, MPI_MAX, 0, world);
     if (me == 0)
         printf("%6zu %6zu %10zu %3zu %-7s | p0 cpu %7.3f s (match %6.3f, fit %6.3f), wall %7.3f s, max cpu %7.3f s | "
-               "passes %6.3f s | p0 rows %7.0f MB, growth %7.0f MB (%5.0f B/row), others' max %7.0f MB | full %llu, "
+               "passes %6.3f s | p0 rows %7.0f MB, growth %7.0f MB (%5.0f B/row; %5.0f after the step), others' max %7.0f MB | "
+               "full %llu, "
                "worst %.2f us\n",
                R, K, R * K, P, res.match_procs > 1 ? "sharded" : "central", c1 - c0, res.match_cpu_s,
                res.fit_cpu_s, w1 - w0, most[0], c3 - c2, rows_mb - base_mb, mine_v[1],
-               mine_v[1] * 1e6 / (double)(R * K), most_other[1], (unsigned long long)res.match.full, worst / 1e3);
+               mine_v[1] * 1e6 / (double)(R * K), align_mb * 1e6 / (double)(R * K), most_other[1], (unsigned long long)res.match.full, worst / 1e3);
     mt_align_result_free(&res);
     free(ranks);
     mt_strtab_free(labels);
