@@ -17,41 +17,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include "mergetrace/mergetrace.h"
+#include "bench_util.h"
 #include "comm_mpi.h"
 #include "procs.h"
-
-static double now(clockid_t c)
-{
-    struct timespec ts;
-    clock_gettime(c, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double peak_mb(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss / 1024.0;
-}
-
-/* xorshift, seeded per rank: every process makes its ranks' rows alone */
-static double uniform(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return (double)(*s >> 11) / 9007199254740992.0;
-}
 
 static void rank_clock(size_t r, double *off, double *drift)
 {
     uint64_t s = 0x9e3779b97f4a7c15u ^ (r * 0x2545F4914F6CDD1Dull + 1);
-    *off = r ? (uniform(&s) * 2 - 1) * 50e6 : 0;
-    *drift = r ? (uniform(&s) * 2 - 1) * 50 : 0;
+    *off = r ? (bench_uniform(&s) * 2 - 1) * 50e6 : 0;
+    *drift = r ? (bench_uniform(&s) * 2 - 1) * 50 : 0;
 }
 
 int main(int argc, char **argv)
@@ -69,7 +46,7 @@ int main(int argc, char **argv)
     }
     size_t R = (size_t)atoi(argv[1]), K = (size_t)atoi(argv[2]), P = (size_t)comm.size, me = (size_t)comm.rank;
     size_t mine = R / P + (me < R % P), n = mine * K;
-    double base_mb = peak_mb();
+    double base_mb = bench_peak_mb();
     mt_cinst_t *rows = malloc((n ? n : 1) * sizeof *rows);
     int32_t *ranks = malloc(R * sizeof *ranks);
     mt_strtab_t *labels = mt_strtab_create();
@@ -90,7 +67,7 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < K; k++) {
             mt_cinst_t *c = &rows[at++];
             memset(c, 0, sizeof *c);
-            double truth = (double)k * 1e6 + uniform(&s) * 4e3; /* 1 ms apart, ends within 4 us */
+            double truth = (double)k * 1e6 + bench_uniform(&s) * 4e3; /* 1 ms apart, ends within 4 us */
             double own = truth + off + drift * 1e-6 * truth;
             c->end_ns = t0 + (int64_t)llround(own);
             c->start_ns = c->end_ns - 200000;
@@ -112,15 +89,15 @@ int main(int argc, char **argv)
             c->dtype_id = dtype_id;
         }
     }
-    double rows_mb = peak_mb();
+    double rows_mb = bench_peak_mb();
     MPI_Barrier(world);
-    double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+    double w0 = bench_seconds(CLOCK_MONOTONIC), c0 = bench_seconds(CLOCK_PROCESS_CPUTIME_ID);
     mt_clock_opts_t co = {.ref_rank = -1};
     mt_align_result_t res;
     mt_error_t err;
     mt_error_clear(&err);
     mt_status_t st = mt_align_job_owned(&comm, rows, n, labels, ranks, R, &co, &res, &err);
-    double c1 = now(CLOCK_PROCESS_CPUTIME_ID), w1 = now(CLOCK_MONOTONIC);
+    double c1 = bench_seconds(CLOCK_PROCESS_CPUTIME_ID), w1 = bench_seconds(CLOCK_MONOTONIC);
     if (st != MT_OK) {
         fprintf(stderr, "bench_align: process %zu: %s %s\n", me, mt_status_str(st), err.msg);
         MPI_Abort(world, 1);
@@ -135,16 +112,16 @@ int main(int argc, char **argv)
         if (e > worst)
             worst = e;
     }
-    double align_mb = peak_mb() - rows_mb, c2 = now(CLOCK_PROCESS_CPUTIME_ID);
+    double align_mb = bench_peak_mb() - rows_mb, c2 = bench_seconds(CLOCK_PROCESS_CPUTIME_ID);
     mt_cross_t *x = NULL;
     if (me == 0 && (st = mt_cross_analyze(res.rows, res.n_rows, res.labels, res.m, res.clocks, ranks, R, &x))) {
         fprintf(stderr, "bench_align: cross-rank passes: %s\n", mt_status_str(st));
         MPI_Abort(world, 1);
     }
-    double c3 = now(CLOCK_PROCESS_CPUTIME_ID);
+    double c3 = bench_seconds(CLOCK_PROCESS_CPUTIME_ID);
     mt_cross_free(x);
-    double mine_v[2] = {c1 - c0, peak_mb() - rows_mb}, most[2];
-    double others[2] = {me ? c1 - c0 : 0, me ? peak_mb() - rows_mb : 0}, most_other[2];
+    double mine_v[2] = {c1 - c0, bench_peak_mb() - rows_mb}, most[2];
+    double others[2] = {me ? c1 - c0 : 0, me ? bench_peak_mb() - rows_mb : 0}, most_other[2];
     MPI_Reduce(mine_v, most, 2, MPI_DOUBLE, MPI_MAX, 0, world);
     MPI_Reduce(others, most_other, 2, MPI_DOUBLE, MPI_MAX, 0, world);
     if (me == 0)

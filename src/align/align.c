@@ -265,8 +265,11 @@ static mt_status_t shard_merge(const unsigned char *blk, size_t len, size_t n, m
     if (n_mem != n)
         return mt_error_set(err, MT_ERR_FORMAT, "the processes matched %zu of the %zu gathered rows", n_mem, n);
     mt_status_t rc = MT_ERR_NOMEM;
-    const shard_inst_t **src = mt_big_malloc((n_inst ? n_inst : 1) * sizeof *src);
-    const uint32_t **msrc = mt_big_malloc((n_inst ? n_inst : 1) * sizeof *msrc);
+    /* Where each instance and its members are in blk, read by memcpy: a
+     * block of an odd number of members leaves the next block's instances
+     * 4 bytes off their alignment. */
+    const unsigned char **src = mt_big_malloc((n_inst ? n_inst : 1) * sizeof *src);
+    const unsigned char **msrc = mt_big_malloc((n_inst ? n_inst : 1) * sizeof *msrc);
     uint64_t *col[4] = {NULL};
     uint32_t *perm = mt_big_malloc((n_inst ? n_inst : 1) * sizeof *perm);
     mt_match_t *m = calloc(1, sizeof *m);
@@ -285,21 +288,27 @@ static mt_status_t shard_merge(const unsigned char *blk, size_t len, size_t n, m
     for (o = 0; o < len;) {
         shard_head_t h;
         memcpy(&h, blk + o, sizeof h);
-        const shard_inst_t *si = (const shard_inst_t *)(blk + o + sizeof h);
-        const uint32_t *mem = (const uint32_t *)(si + h.n_inst);
+        const unsigned char *si = blk + o + sizeof h;
+        const unsigned char *mem = si + h.n_inst * sizeof(shard_inst_t);
         size_t used = 0;
         for (size_t k = 0; k < h.n_inst; k++, i++) {
-            if (si[k].n_members > h.n_members - used) {
+            shard_inst_t x;
+            memcpy(&x, si + k * sizeof x, sizeof x);
+            if (x.n_members > h.n_members - used) {
                 rc = mt_error_set(err, MT_ERR_FORMAT, "a match block's instances hold more rows than it sent");
                 goto done;
             }
-            src[i] = &si[k];
-            msrc[i] = mem + used;
-            used += si[k].n_members;
-            col[0][i] = si[k].tier;
-            col[1][i] = si[k].a;
-            col[2][i] = si[k].b;
-            col[3][i] = si[k].c;
+            src[i] = si + k * sizeof x;
+            msrc[i] = mem + used * sizeof(uint32_t);
+            used += x.n_members;
+            col[0][i] = x.tier;
+            col[1][i] = x.a;
+            col[2][i] = x.b;
+            col[3][i] = x.c;
+        }
+        if (used != h.n_members) {
+            rc = mt_error_set(err, MT_ERR_FORMAT, "a match block's instances hold fewer rows than it sent");
+            goto done;
         }
         o += sizeof h + h.n_inst * sizeof(shard_inst_t) + h.n_members * 4;
     }
@@ -307,13 +316,15 @@ static mt_status_t shard_merge(const unsigned char *blk, size_t len, size_t n, m
         goto done;
     size_t f = 0;
     for (size_t k = 0; k < n_inst; k++) {
-        const shard_inst_t *si = src[perm[k]];
+        shard_inst_t si;
+        memcpy(&si, src[perm[k]], sizeof si);
         m->first[k] = (uint32_t)f;
-        m->key[k] = si->tier;
-        m->status[k] = si->status;
-        m->expected[k] = si->expected;
-        for (uint32_t j = 0; j < si->n_members; j++) {
-            uint32_t g = msrc[perm[k]][j];
+        m->key[k] = si.tier;
+        m->status[k] = si.status;
+        m->expected[k] = si.expected;
+        for (uint32_t j = 0; j < si.n_members; j++) {
+            uint32_t g;
+            memcpy(&g, msrc[perm[k]] + j * sizeof g, sizeof g);
             if (g >= n || f >= n) {
                 rc = mt_error_set(err, MT_ERR_FORMAT, "a match block names row %" PRIu32 " of %zu", g, n);
                 goto done;

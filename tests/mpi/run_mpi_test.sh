@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # MPI integration test: mergetrace under mpirun -n NP writes the same
 # report.json as one process, on the sample sets and the real 8-rank DLRM
-# set (the match sharded over the processes on dp8 and pp8); its merged trace holds every input event exactly once on the
-# corrected clock (tests/merge/check_merged.py); a bad file on one process
-# ends every process with one message and exit code 2, within seconds.
+# set, the match sharded over the processes where every row's key is its
+# own (timings.json match_processes); its merged trace holds every input
+# event exactly once on the corrected clock (tests/merge/check_merged.py);
+# a bad file on one process ends every process with one message and exit
+# code 2, within seconds.
 # Usage: run_mpi_test.sh MPIEXEC NP MERGETRACE REPO_ROOT WORKDIR
 set -u
 mpiexec=$1 np=$2 bin=$3 root=$4 work=$5
@@ -26,12 +28,15 @@ for s in $sets; do
   check test $? = 0
   run "$np" "$bin" --no-progress -q --timings --merged-format $fmt -o "$work/np$i" "$s" 2>"$work/np$i.err"
   check test $? = 0
-  # the match is sharded over the processes where every row keys itself
-  # (dp8, pp8: Seq and group size), on process 0 where ordinals anchor
-  # (dp4-old, DLRM: no Seq)
-  want=0
-  case "$s" in sample_traces/dp8 | sample_traces/pp8) [ "$np" -gt 1 ] && want=1 ;; esac
-  check test "$(grep -c 'match         sharded' "$work/np$i.err")" = $want
+  # dp8 and pp8 key every row by itself (Comms Id, group size): their match
+  # is sharded over the processes; dp4-old's rows are keyed by stream and
+  # order: matched on process 0 alone
+  want=
+  case $s in
+  */dp8 | */pp8) want=$np ;;
+  */dp4-old) want=1 ;;
+  esac
+  [ -n "$want" ] && check grep -q "\"match_processes\": $want," "$work/np$i/timings.json"
   if ! cmp -s "$work/ref$i/report.json" "$work/np$i/report.json"; then
     echo "FAIL: report.json of -n $np differs from -n 1 on $s"
     diff "$work/ref$i/report.json" "$work/np$i/report.json" | head -20
