@@ -20,32 +20,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include "mergetrace/mergetrace.h"
+#include "bench_util.h"
 
 static double cpu(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double peak_mb(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss / 1024.0;
+    return bench_seconds(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 static uint64_t rng = 0x9e3779b97f4a7c15u;
 static double uniform(void) /* [0, 1) */
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
+    return bench_uniform(&rng);
 }
 
 int main(int argc, char **argv)
@@ -56,7 +44,7 @@ int main(int argc, char **argv)
         return 64;
     }
     size_t R = (size_t)atoi(argv[1]), K = (size_t)atoi(argv[2]), n = R * K;
-    double base_mb = peak_mb();
+    double base_mb = bench_peak_mb();
     mt_cinst_t *rows = malloc(n * sizeof *rows);
     int32_t *ranks = malloc(R * sizeof *ranks);
     double *off = malloc(R * sizeof *off), *drift = malloc(R * sizeof *drift);
@@ -105,7 +93,7 @@ int main(int argc, char **argv)
                 c->flags = MT_CI_STREAM | MT_CI_STEP;
             }
         }
-    double rows_mb = peak_mb();
+    double rows_mb = bench_peak_mb();
     mt_match_t *m = NULL;
     mt_match_stats_t ms;
     double c0 = cpu();
@@ -141,8 +129,8 @@ int main(int argc, char **argv)
     }
     double nl = (double)n * log2((double)n), sum = c3 - c0;
     printf("%6zu %6zu %10zu | %8.3f %8.3f %8.3f %8.3f %8.1f | %8.0f %8.0f %9.0f | %8llu %8.2f\n", R, K, n, c1 - c0,
-           c2 - c1, c3 - c2, sum, sum / nl * 1e9, rows_mb - base_mb, peak_mb() - base_mb,
-           (peak_mb() - base_mb) * 1e6 / (double)n, (unsigned long long)ms.full, worst / 1e3);
+           c2 - c1, c3 - c2, sum, sum / nl * 1e9, rows_mb - base_mb, bench_peak_mb() - base_mb,
+           (bench_peak_mb() - base_mb) * 1e6 / (double)n, (unsigned long long)ms.full, worst / 1e3);
     mt_cross_free(x);
     mt_match_free(m);
     free(crows);

@@ -7,19 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "heap.h"
 #include "mergetrace/input.h"
 #include "mergetrace/mergetrace.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int main(int argc, char **argv)
 {
@@ -57,7 +50,7 @@ int main(int argc, char **argv)
             o.no_link = no_post;
             mt_trace_t *t = NULL;
             mt_error_t err;
-            double t0 = now();
+            double t0 = bench_seconds(CLOCK_MONOTONIC);
             if (inflate_only) {
                 /* Only the byte source (read + inflate), for the "limited by
                  * inflate" comparison. */
@@ -70,7 +63,7 @@ int main(int argc, char **argv)
                 while (mt_input_read(in, buf, sizeof buf, &n, &trunc, &err) == MT_OK && n)
                     total += n;
                 mt_input_close(in);
-                double dt = now() - t0;
+                double dt = bench_seconds(CLOCK_MONOTONIC) - t0;
                 if (dt < best)
                     best = dt;
                 sum.bytes_json = total;
@@ -84,9 +77,9 @@ int main(int argc, char **argv)
                 size_t n = 0, failed;
                 for (char *p = list ? strtok(list, ",") : NULL; p && n < 64; p = strtok(NULL, ","))
                     os[n] = o, paths[n++] = p;
-                t0 = now();
+                t0 = bench_seconds(CLOCK_MONOTONIC);
                 mt_status_t st = list ? mt_nsys_load_parts(paths, n, os, ts, &failed, &err) : MT_ERR_NOMEM;
-                double dt = now() - t0;
+                double dt = bench_seconds(CLOCK_MONOTONIC) - t0;
                 free(list);
                 if (st) {
                     char b[1200];
@@ -105,7 +98,7 @@ int main(int argc, char **argv)
                 continue;
             }
             mt_status_t st = mt_trace_load(argv[argi], &o, &t, &err);
-            double dt = now() - t0;
+            double dt = bench_seconds(CLOCK_MONOTONIC) - t0;
             if (st) {
                 char b[1200];
                 fprintf(stderr, "bench_load: %s\n", mt_error_format(&err, b, sizeof b));
@@ -123,8 +116,6 @@ int main(int argc, char **argv)
                (unsigned long long)sum.events, best, sum.bytes_json / 1e6 / best, sum.events / 1e6 / best,
                (double)sum.bytes_json / (sum.events ? sum.events : 1));
     }
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    printf("peak RSS %.1f MB\n", ru.ru_maxrss / 1024.0);
+    printf("peak RSS %.1f MB\n", bench_peak_mb());
     return 0;
 }

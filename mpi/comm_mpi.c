@@ -1,6 +1,6 @@
-/* mt_comm_t over MPI: gatherv of bytes (sizes first, in 1 GiB pieces so no
- * count overflows an int), bcast, allreduce of int64 maxima; and
- * comm_mpi_agree, the agreement on a status. */
+/* mt_comm_t over MPI: gatherv and alltoallv of bytes (sizes first, the
+ * payload in 1 GiB pieces so no count overflows an int), bcast, allreduce
+ * of int64 maxima; and comm_mpi_agree, the agreement on a status. */
 #include "comm_mpi.h"
 
 #include <limits.h>
@@ -89,6 +89,78 @@ static mt_status_t m_allreduce_max(void *ctx, int64_t *v, size_t n)
     return MT_OK;
 }
 
+/* Sizes by MPI_Alltoall, then each pair's bytes as nonblocking pieces of
+ * at most 1 GiB (every receive posted before any send, so no order of
+ * sends can block), this process's own block copied. */
+static mt_status_t m_alltoallv(void *ctx, const void *send, const size_t *send_lens, void **recv, size_t *recv_lens)
+{
+    MPI_Comm comm = comm_of(ctx);
+    int me, n;
+    procs_comm_rank(comm, &me);
+    procs_comm_size(comm, &n);
+    *recv = NULL;
+    const size_t piece = (size_t)1 << 30;
+    unsigned long long *out = malloc((size_t)n * sizeof *out), *in = malloc((size_t)n * sizeof *in);
+    int ok = out && in;
+    if (comm_mpi_agree(comm, !ok)) {
+        free(out);
+        free(in);
+        return MT_ERR_NOMEM;
+    }
+    for (int q = 0; q < n; q++)
+        out[q] = send_lens[q];
+    if (n == 1)
+        in[0] = out[0];
+    else
+        MPI_Alltoall(out, 1, MPI_UNSIGNED_LONG_LONG, in, 1, MPI_UNSIGNED_LONG_LONG, comm);
+    size_t total = 0, n_req = 0;
+    for (int q = 0; q < n; q++) {
+        recv_lens[q] = in[q];
+        total += in[q];
+        if (q != me)
+            n_req += (in[q] + piece - 1) / piece + (out[q] + piece - 1) / piece;
+    }
+    char *all = malloc(total ? total : 1);
+    MPI_Request *req = malloc((n_req ? n_req : 1) * sizeof *req);
+    ok = all && req;
+    if (comm_mpi_agree(comm, !ok)) {
+        free(out);
+        free(in);
+        free(all);
+        free(req);
+        return MT_ERR_NOMEM;
+    }
+    size_t k = 0, off = 0;
+    for (int q = 0; q < n; q++) {
+        for (size_t done = 0; q != me && done < in[q]; done += piece) {
+            size_t len = in[q] - done < piece ? in[q] - done : piece;
+            MPI_Irecv(all + off + done, (int)len, MPI_BYTE, q, 78, comm, &req[k++]);
+        }
+        off += in[q];
+    }
+    const char *from = send;
+    for (int q = 0; q < n; q++) {
+        for (size_t done = 0; q != me && done < out[q]; done += piece) {
+            size_t len = out[q] - done < piece ? out[q] - done : piece;
+            MPI_Isend(from + done, (int)len, MPI_BYTE, q, 78, comm, &req[k++]);
+        }
+        if (q == me && out[q]) {
+            size_t at = 0;
+            for (int p = 0; p < me; p++)
+                at += in[p];
+            __builtin_memcpy(all + at, from, out[q]);
+        }
+        from += out[q];
+    }
+    if (k)
+        MPI_Waitall((int)k, req, MPI_STATUSES_IGNORE);
+    free(out);
+    free(in);
+    free(req);
+    *recv = all;
+    return MT_OK;
+}
+
 void comm_mpi_init(mt_comm_t *c, MPI_Comm *comm)
 {
     procs_comm_rank(*comm, &c->rank);
@@ -97,6 +169,7 @@ void comm_mpi_init(mt_comm_t *c, MPI_Comm *comm)
     c->gatherv = m_gatherv;
     c->bcast = m_bcast;
     c->allreduce_max = m_allreduce_max;
+    c->alltoallv = m_alltoallv;
 }
 
 int comm_mpi_agree(MPI_Comm comm, int status)

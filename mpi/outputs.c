@@ -679,6 +679,7 @@ int outputs_timings(MPI_Comm comm, const options_t *o, const local_t *L, const j
     pt->match = j->al.match_s;
     pt->clock_fit = j->al.fit_s;
     pt->match_cpu = j->al.match_cpu_s;
+    pt->match_procs = j->al.match_procs;
     pt->clock_fit_cpu = j->al.fit_cpu_s;
     pt->merged_helper = m->helper;
     pt->total = procs_wtime() - t_start;

@@ -91,6 +91,9 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
         fprintf(stderr, "  helper threads for the merged trace's deflate: %d of %d processes\n", helpers, n_procs);
     fprintf(stderr, "  CPU s on process 0: load %.3f, match %.3f, clock_fit %.3f, cross_rank %.3f (critical path %.3f)\n",
             mine->load_cpu, mine->match_cpu, mine->clock_fit_cpu, mine->cross_rank_cpu, mine->critpath_cpu);
+    if (mine->match_procs > 1)
+        fprintf(stderr, "  match         sharded: each of the %d processes matched the rows whose key hashes to it\n",
+                mine->match_procs);
     fprintf(stderr, "  critical path %9.3f s on process 0 (in cross_rank), peak RSS raised by %.1f MB\n",
             mine->critpath, (double)mine->critpath_rss_growth / 1e6);
     uint64_t p0 = timings_peak_rss();
@@ -139,7 +142,8 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
             (unsigned long long)mine->plan.with, (unsigned long long)mine->plan.budget,
             (unsigned long long)mine->plan.acts, (unsigned long long)mine->plan.rows,
             mine->plan.skipped ? "true" : "false", (unsigned long long)p0);
-    fprintf(f, "},\n  \"merged_deflate_threads\": %d,\n", helpers);
+    fprintf(f, "},\n  \"match_processes\": %d,\n  \"merged_deflate_threads\": %d,\n", mine->match_procs > 0 ? mine->match_procs : 1,
+            helpers);
     fprintf(f, "  \"peak_rss_bytes\": %ld,\n  \"peak_rss_process\": %d,\n", peak.v, peak.who);
     fprintf(f, "  \"largest_trace_bytes\": %llu,\n  \"largest_trace_on_peak_process_bytes\": %llu\n}\n",
             (unsigned long long)largest_all, (unsigned long long)largest_on_peak);

@@ -38,6 +38,7 @@ typedef struct phase_times {
     /* process 0's CPU seconds in its own steps: steadier than wall time
      * when other work shares the cores */
     double match_cpu, clock_fit_cpu, cross_rank_cpu;
+    int match_procs; /* processes that matched the rows (all of them: sharded) */
     double load_cpu;     /* process 0's CPU seconds in the load loop (its own traces) */
     /* process 0: mt_critpath_run (steps, critical path, what-ifs; counted in
      * cross_rank), wall and CPU seconds, and how much it raised the peak RSS */

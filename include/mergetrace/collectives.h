@@ -237,6 +237,9 @@ typedef struct mt_align_result {
     /* On the root: wall and CPU seconds spent matching and fitting (for
      * --timings; never part of report.json). 0 elsewhere. */
     double match_s, fit_s, match_cpu_s, fit_cpu_s;
+    /* The processes that matched the rows: 1 (process 0 alone), or every
+     * process of the job when the match was sharded (on every process). */
+    int match_procs;
 } mt_align_result_t;
 
 struct mt_comm;

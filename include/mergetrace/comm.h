@@ -27,10 +27,17 @@ typedef struct mt_comm {
     /* Collective. Element-wise maximum over processes, in place. Used to
      * agree on status: everyone learns the worst. */
     mt_status_t (*allreduce_max)(void *ctx, int64_t *v, size_t n);
+    /* Collective. Every process sends send_lens[q] bytes to each process q
+     * (send: those blocks concatenated in process order, send_lens: size
+     * entries) and receives what every process sent it, concatenated in
+     * process order: *recv (malloc'd, caller frees; never NULL on MT_OK)
+     * with recv_lens[q] (the caller's array of size entries) the bytes from
+     * process q. Returns MT_OK or an error (the same on every process). */
+    mt_status_t (*alltoallv)(void *ctx, const void *send, const size_t *send_lens, void **recv, size_t *recv_lens);
 } mt_comm_t;
 
-/* One process, no communication: gatherv copies, bcast and allreduce do
- * nothing. Never NULL; static storage. */
+/* One process, no communication: gatherv and alltoallv copy, bcast and
+ * allreduce do nothing. Never NULL; static storage. */
 const mt_comm_t *mt_comm_serial(void);
 
 #ifdef __cplusplus

@@ -395,10 +395,11 @@ static void robust_fit(ctx_t *c, size_t n, bool fit_drift, double *a, double *b,
  * one (else s may just have joined sets: they are rebuilt when next read). */
 static void refresh_rows(ctx_t *c, size_t s, bool was_fitted)
 {
+    mt_clock_map_t cm = mt_clock_map(&c->out[s]); /* the correction's constants once, not per row */
     for (size_t k = c->mem_first[s]; k < c->mem_first[s + 1]; k++) {
         const member_t *mb = &c->mem[k];
         int64_t old = c->row_end[mb->row];
-        int64_t x = mt_clock_apply(&c->out[s], mb->end_ns);
+        int64_t x = mt_clock_map_apply(&cm, mb->end_ns);
         c->row_end[mb->row] = x;
         cons_set_t *cs = &c->cs[mb->inst];
         if (cs->dirty || mb->pos >= cs->end)

@@ -34,10 +34,16 @@ static mt_status_t s_allreduce_max(void *ctx, int64_t *v, size_t n)
     return MT_OK;
 }
 
+static mt_status_t s_alltoallv(void *ctx, const void *send, const size_t *send_lens, void **recv, size_t *recv_lens)
+{
+    return s_gatherv(ctx, send, send_lens[0], recv, &recv_lens[0], 0);
+}
+
 const mt_comm_t *mt_comm_serial(void)
 {
     static const mt_comm_t serial = {
         .ctx = NULL, .rank = 0, .size = 1, .gatherv = s_gatherv, .bcast = s_bcast, .allreduce_max = s_allreduce_max,
+        .alltoallv = s_alltoallv,
     };
     return &serial;
 }

@@ -10,7 +10,9 @@
 
 #include "mergetrace/classify.h"
 #include "mergetrace/collectives.h"
+#include "align/shard.h"
 #include "base/bigmem.h"
+#include "base/hash.h"
 #include "base/sort.h"
 
 #define MAX_SHIFT 32
@@ -324,9 +326,15 @@ static int32_t ranks_in_group(const gcount_t *gc, size_t n, uint64_t group)
     return lo < n && gc[lo].group == group ? gc[lo].ranks : 0;
 }
 
-mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_match_stats_t *stats)
+/* mt_match; keys: NULL, or *keys gets each instance's (a, b, c) key
+ * fields, three per instance (mt_big_malloc'd). */
+static mt_status_t match_rows(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_match_stats_t *stats,
+                              uint64_t **keys)
 {
     *out = NULL;
+    if (keys)
+        *keys = NULL;
+    uint64_t *ikey = NULL;
     mt_match_stats_t st = {.rows = n};
     for (size_t i = 0; i < n; i++)
         st.cpu_rows += (rows[i].flags & MT_CI_CPU) != 0;
@@ -473,6 +481,8 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
     m->expected = mt_big_malloc((n_inst ? n_inst : 1) * sizeof *m->expected);
     if (!m->first || !m->key || !m->status || !m->expected)
         goto done;
+    if (keys && !(ikey = mt_big_malloc((n_inst ? n_inst : 1) * 3 * sizeof *ikey)))
+        goto done;
     size_t inst = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
@@ -508,6 +518,11 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
         else
             status = MT_INST_PARTIAL;
         m->key[inst] = tier;
+        if (ikey) {
+            ikey[3 * inst] = col[COL_A][mem[i]];
+            ikey[3 * inst + 1] = col[COL_B][mem[i]];
+            ikey[3 * inst + 2] = col[COL_C][mem[i]];
+        }
         m->status[inst] = status;
         m->expected[inst] = expected;
         st.by_key[tier]++;
@@ -523,9 +538,14 @@ mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_matc
     m->first[inst] = (uint32_t)n;
     *out = m;
     m = NULL;
+    if (keys) {
+        *keys = ikey;
+        ikey = NULL;
+    }
     rc = MT_OK;
 done:
     mt_match_free(m);
+    free(ikey);
     for (int c = 0; c < N_COLS; c++)
         free(col[c]);
     free(anch);
@@ -538,4 +558,47 @@ done:
     if (stats)
         *stats = st;
     return rc;
+}
+
+mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_match_stats_t *stats)
+{
+    return match_rows(rows, n, out, stats, NULL);
+}
+
+mt_status_t mt_match_keyed(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_match_stats_t *stats,
+                           uint64_t **keys)
+{
+    return match_rows(rows, n, out, stats, keys);
+}
+
+/* The tiers whose key a row holds alone (the loop that builds the keys in
+ * match_rows, in the same order), and the participants it expects without
+ * counting the group's ranks. A P2P row without ids is placed by its pair
+ * alone: its key's third field counts the pair's earlier rows, all of
+ * which then meet on one process. */
+int mt_match_shard_of(const mt_cinst_t *r, int size)
+{
+    uint32_t f = r->flags;
+    bool p2p = is_p2p(r);
+    if (!p2p && r->group_size <= 0)
+        return -1; /* expected: the ranks with rows of the group, job-wide */
+    uint64_t k[4];
+    if (f & MT_CI_COMMS_ID) {
+        k[0] = MT_KEY_COMMS_ID;
+        k[1] = r->comms_id;
+        k[2] = k[3] = 0;
+    } else if ((f & MT_CI_SEQ) && (f & MT_CI_PG)) {
+        k[0] = MT_KEY_PG_SEQ;
+        k[1] = r->group;
+        k[2] = (uint64_t)r->seq;
+        k[3] = p2p ? pair_key(r) : 0;
+    } else if (p2p) {
+        k[0] = MT_KEY_P2P;
+        k[1] = pair_key(r);
+        k[2] = k[3] = 0;
+    } else
+        return -1; /* ordinal keys: anchored against other ranks' sequences */
+    if (size <= 1)
+        return 0;
+    return (int)(mt_hash64(k, sizeof k, 0x5a4d) % (uint64_t)size);
 }

@@ -25,7 +25,9 @@ typedef struct slot {
     size_t len;           /* gatherv: bytes sent; bcast: bytes */
     int64_t *v;           /* allreduce_max */
     size_t n;
-    void *recv;           /* gatherv root's result */
+    const size_t *send_lens; /* alltoallv: bytes to each process */
+    size_t *recv_lens;    /* alltoallv: bytes from each process (the owner's array) */
+    void *recv;           /* gatherv root's or alltoallv's result */
     size_t recv_len;
 } slot_t;
 
@@ -39,6 +41,7 @@ typedef struct world {
     fake_comm_op_t first_op; /* of the first process to arrive at the current collective */
     unsigned long gen;     /* collectives ended (mismatched ones too); a waiter leaves when it moves */
     unsigned long completed; /* collectives ended with the same call everywhere (injected failures too) */
+    unsigned long per_op[FAKE_COMM_OP_COUNT_];
     mt_status_t result;    /* of collective number gen - 1, the same for everyone */
     bool broken;
     char why[256];
@@ -59,7 +62,7 @@ typedef struct proc {
 
 const char *fake_comm_op_name(fake_comm_op_t op)
 {
-    static const char *const names[FAKE_COMM_OP_COUNT_] = {"gatherv", "bcast", "allreduce_max"};
+    static const char *const names[FAKE_COMM_OP_COUNT_] = {"gatherv", "bcast", "allreduce_max", "alltoallv"};
     return (unsigned)op < FAKE_COMM_OP_COUNT_ ? names[op] : "?";
 }
 
@@ -86,7 +89,7 @@ static mt_status_t exchange(world_t *w)
     for (int r = 1; r < w->size; r++) {
         const slot_t *s = &w->slots[r];
         bool same = s->op == s0->op;
-        if (same && s->op != FAKE_COMM_ALLREDUCE_MAX)
+        if (same && s->op != FAKE_COMM_ALLREDUCE_MAX && s->op != FAKE_COMM_ALLTOALLV)
             same = s->root == s0->root;
         if (same && s->op == FAKE_COMM_BCAST)
             same = s->len == s0->len;
@@ -101,7 +104,7 @@ static mt_status_t exchange(world_t *w)
             return MT_ERR_CANCELLED;
         }
     }
-    if (s0->op != FAKE_COMM_ALLREDUCE_MAX && (s0->root < 0 || s0->root >= w->size)) {
+    if (s0->op != FAKE_COMM_ALLREDUCE_MAX && s0->op != FAKE_COMM_ALLTOALLV && (s0->root < 0 || s0->root >= w->size)) {
         break_world(w, "%s with root %d of %d processes", fake_comm_op_name(s0->op), s0->root, w->size);
         return MT_ERR_CANCELLED;
     }
@@ -146,6 +149,38 @@ static mt_status_t exchange(world_t *w)
                 w->slots[r].v[i] = m;
         }
         return MT_OK;
+    case FAKE_COMM_ALLTOALLV: {
+        char **all = calloc((size_t)w->size, sizeof *all);
+        if (!all)
+            return MT_ERR_NOMEM;
+        for (int r = 0; r < w->size; r++) {
+            size_t total = 0;
+            for (int p = 0; p < w->size; p++)
+                total += w->slots[p].send_lens[r];
+            if (!(all[r] = malloc(total ? total : 1))) {
+                for (int q = 0; q < r; q++)
+                    free(all[q]);
+                free(all);
+                return MT_ERR_NOMEM; /* for everyone, like mpi/comm_mpi.c */
+            }
+        }
+        for (int r = 0; r < w->size; r++) {
+            size_t off = 0;
+            for (int p = 0; p < w->size; p++) {
+                const slot_t *s = &w->slots[p];
+                size_t at = 0; /* block r of p's send buffer */
+                for (int q = 0; q < r; q++)
+                    at += s->send_lens[q];
+                if (s->send_lens[r])
+                    memcpy(all[r] + off, (const char *)s->send + at, s->send_lens[r]);
+                w->slots[r].recv_lens[p] = s->send_lens[r];
+                off += s->send_lens[r];
+            }
+            w->slots[r].recv = all[r];
+        }
+        free(all);
+        return MT_OK;
+    }
     default:
         break_world(w, "unknown collective %d", (int)s0->op);
         return MT_ERR_CANCELLED;
@@ -178,8 +213,10 @@ static mt_status_t collective(proc_t *p, const slot_t *in, slot_t *out)
         w->first_op = in->op;
     if (++w->arrived == w->size) {
         w->result = exchange(w);
-        if (!w->broken)
+        if (!w->broken) {
             w->completed++;
+            w->per_op[w->slots[0].op]++;
+        }
         w->arrived = 0;
         w->gen++;
         pthread_cond_broadcast(&w->cv);
@@ -228,6 +265,17 @@ static mt_status_t f_allreduce_max(void *ctx, int64_t *v, size_t n)
 {
     slot_t in = {.op = FAKE_COMM_ALLREDUCE_MAX, .v = v, .n = n}, out;
     return collective(ctx, &in, &out);
+}
+
+static mt_status_t f_alltoallv(void *ctx, const void *send, const size_t *send_lens, void **recv, size_t *recv_lens)
+{
+    proc_t *p = ctx;
+    *recv = NULL;
+    slot_t in = {.op = FAKE_COMM_ALLTOALLV, .send = send, .send_lens = send_lens, .recv_lens = recv_lens}, out;
+    mt_status_t st = collective(p, &in, &out);
+    if (st == MT_OK)
+        *recv = out.recv;
+    return st;
 }
 
 static void *proc_main(void *arg)
@@ -279,7 +327,7 @@ mt_status_t fake_comm_run(int nproc, void (*fn)(const mt_comm_t *comm, void *arg
         p->arg = args ? args[r] : NULL;
         p->comm = (mt_comm_t){
             .ctx = p, .rank = r, .size = nproc, .gatherv = f_gatherv, .bcast = f_bcast,
-            .allreduce_max = f_allreduce_max,
+            .allreduce_max = f_allreduce_max, .alltoallv = f_alltoallv,
         };
     }
     for (; started < nproc; started++)
@@ -297,6 +345,7 @@ mt_status_t fake_comm_run(int nproc, void (*fn)(const mt_comm_t *comm, void *arg
     report->broken = w.broken;
     memcpy(report->why, w.why, sizeof report->why);
     report->completed = w.completed;
+    memcpy(report->per_op, w.per_op, sizeof report->per_op);
     report->fault_fired = w.fault_fired;
     pthread_cond_destroy(&w.cv);
     pthread_mutex_destroy(&w.mu);

@@ -13,11 +13,12 @@
 #include "mergetrace/comm.h"
 #include "mergetrace/status.h"
 
-/* The three operations of mt_comm_t. */
+/* The operations of mt_comm_t. */
 typedef enum fake_comm_op {
     FAKE_COMM_GATHERV = 0,
     FAKE_COMM_BCAST,
     FAKE_COMM_ALLREDUCE_MAX,
+    FAKE_COMM_ALLTOALLV,
     FAKE_COMM_OP_COUNT_
 } fake_comm_op_t;
 
@@ -25,7 +26,8 @@ typedef enum fake_comm_op {
  * `proc` fails with `status`. As comm.h requires, the whole collective then
  * returns that status on every process (the way mpi/comm_mpi.c agrees on a
  * failed allocation before it gathers), and no data moves: the gatherv
- * root gets NULL/0, bcast and allreduce buffers are left as they were. */
+ * root and every alltoallv process get NULL, bcast and allreduce buffers
+ * are left as they were. */
 typedef struct fake_comm_fault {
     int proc;
     fake_comm_op_t op;
@@ -48,6 +50,7 @@ typedef struct fake_comm_report {
     bool broken;
     char why[256];               /* what broke it, "" when not broken */
     unsigned long completed;     /* collectives all processes completed (an injected failure counts, a mismatch not) */
+    unsigned long per_op[FAKE_COMM_OP_COUNT_]; /* of completed, each operation's */
     bool fault_fired;            /* the injected fault was reached */
 } fake_comm_report_t;
 
@@ -66,7 +69,7 @@ typedef struct fake_comm_report {
 mt_status_t fake_comm_run(int nproc, void (*fn)(const mt_comm_t *comm, void *arg), void **args,
                           const fake_comm_opts_t *opts, fake_comm_report_t *report);
 
-/* "gatherv", "bcast", "allreduce_max". */
+/* "gatherv", "bcast", "allreduce_max", "alltoallv". */
 const char *fake_comm_op_name(fake_comm_op_t op);
 
 #endif

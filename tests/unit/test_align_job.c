@@ -34,7 +34,7 @@
 /* ---- the fake itself ---- */
 
 #define XP 5        /* processes */
-#define XROUNDS 300 /* rounds of gatherv + bcast + allreduce_max */
+#define XROUNDS 300 /* rounds of gatherv + bcast + allreduce_max + alltoallv */
 
 typedef struct xarg {
     int rank;
@@ -110,6 +110,31 @@ static void xchg_proc(const mt_comm_t *comm, void *arg)
         if (v[0] != comm->size - 1 || v[1] != 1000 + round || v[2] != -1000)
             xbad(a, "round %d: allreduce_max gave %lld %lld %lld", round, (long long)v[0], (long long)v[1],
                  (long long)v[2]);
+
+        /* alltoallv: process p sends (p * 5 + q * 3 + round) % 7 bytes to
+         * q, byte i of them xbyte(p, round * 16 + q, i) */
+        unsigned char out[XP * 8];
+        size_t lens[XP], got[XP], o = 0;
+        for (int q = 0; q < comm->size; q++) {
+            lens[q] = (size_t)(comm->rank * 5 + q * 3 + round) % 7;
+            for (size_t i = 0; i < lens[q]; i++)
+                out[o++] = xbyte(comm->rank, round * 16 + q, i);
+        }
+        void *in = NULL;
+        if ((a->st = comm->alltoallv(comm->ctx, out, lens, &in, got)))
+            return;
+        const unsigned char *b = in;
+        size_t off = 0;
+        for (int p = 0; p < comm->size; p++) {
+            size_t plen = (size_t)(p * 5 + comm->rank * 3 + round) % 7;
+            if (got[p] != plen)
+                xbad(a, "round %d: alltoallv says %zu bytes from process %d, want %zu", round, got[p], p, plen);
+            for (size_t i = 0; i < plen && got[p] == plen; i++)
+                if (b[off + i] != xbyte(p, round * 16 + comm->rank, i))
+                    xbad(a, "round %d: alltoallv byte %zu from process %d", round, i, p);
+            off += plen;
+        }
+        free(in);
     }
 }
 
@@ -125,7 +150,7 @@ static void test_fake_exchanges(void **state)
     assert_int_equal(fake_comm_run(XP, xchg_proc, args, NULL, &rep), MT_OK);
     if (rep.broken)
         fail_msg("fake comm broken: %s", rep.why);
-    assert_int_equal(rep.completed, 3 * XROUNDS);
+    assert_int_equal(rep.completed, 4 * XROUNDS);
     for (int p = 0; p < XP; p++) {
         assert_int_equal(a[p].rank, p);
         assert_int_equal(a[p].st, MT_OK);
@@ -458,6 +483,7 @@ static double check_align(const job_t *j, bool jitter, const split_t *s, const m
     run_split(j, s, opts, owned, NULL, a, rows, &rep);
     if (rep.broken)
         fail_msg("%s: fake comm broken: %s", s->name, rep.why);
+    assert_int_equal(rep.per_op[FAKE_COMM_ALLTOALLV], 0); /* ordinal keys: matched on the root */
     for (int p = 0; p < s->nproc; p++)
         if (a[p].st != MT_OK)
             fail_msg("%s: process %d returned %s", s->name, p, mt_status_str(a[p].st));
@@ -584,6 +610,224 @@ static void test_align_split(void **state)
     }
 }
 
+/* ---- the sharded match ---- */
+
+/* A row of the sharded job: every key one the row holds alone. */
+static mt_cinst_t *shard_row(job_t *j, int32_t rank, int64_t t, const char *pg, int64_t group_size, int64_t nelems)
+{
+    add_row(j, rank, t - 40000, t + (rank % 3) * 500, 0, pg, 0);
+    mt_cinst_t *r = &j->rows[rank][j->n[rank] - 1];
+    r->group_size = group_size;
+    r->in_nelems = r->out_nelems = nelems;
+    r->sig = mt_hash64(&r->in_nelems, sizeof r->in_nelems, r->kind);
+    return r;
+}
+
+static mt_cinst_t *shard_p2p(job_t *j, int32_t rank, int32_t peer, bool send, int64_t t, const char *pg)
+{
+    mt_cinst_t *r = shard_row(j, rank, t, pg, -1, 512);
+    r->kind = send ? MT_COLLK_SEND : MT_COLLK_RECV;
+    r->flags |= send ? MT_CI_SEND : MT_CI_RECV;
+    r->peer = peer;
+    r->sig = mt_hash64(&r->in_nelems, sizeof r->in_nelems, MT_COLLK_SEND);
+    return r;
+}
+
+/* What the job below holds, counted as it is made. */
+typedef struct shard_truth {
+    uint64_t full, partial, unmatched, mismatched, by_key[MT_KEY_COUNT_];
+} shard_truth_t;
+
+#define SHARD_ROUNDS 60
+
+/* Nine ranks, every row matchable where its key hashes to: world
+ * allreduces by Comms Id (group size 9; round 7 without rank 3: partial;
+ * round 11 with rank 6's size different: a mismatch); tensor-parallel
+ * allreduces of {0-3} and {4-7} by group + Seq (group size 4; round 13 of
+ * the second group has rank 5 alone: unmatched); sends without ids from
+ * each even rank to the next every third round and back the round after;
+ * and every fifth round a send 1 -> 2 by group + Seq. */
+static void make_shard_job(job_t *j, uint64_t seed, shard_truth_t *tr)
+{
+    memset(j, 0, sizeof *j);
+    memset(tr, 0, sizeof *tr);
+    uint64_t rng = seed;
+    for (int r = 0; r < N_RANKS; r++)
+        j->clk[r] = (tclock_t){(tu_unit(&rng) - 0.5) * 80e6, (tu_unit(&rng) - 0.5) * 80};
+    int64_t t = T0;
+    for (int64_t i = 0; i < SHARD_ROUNDS; i++) {
+        t += 10000000 + (int64_t)(tu_unit(&rng) * 4e6);
+        for (int32_t r = 0; r < N_RANKS; r++) {
+            if (i == 7 && r == 3)
+                continue;
+            mt_cinst_t *x = shard_row(j, r, t, "world", N_RANKS, i == 11 && r == 6 ? 4096 : 2048);
+            x->comms_id = 7000 + (uint64_t)i;
+            x->flags |= MT_CI_COMMS_ID;
+        }
+        tr->by_key[MT_KEY_COMMS_ID]++;
+        if (i == 7)
+            tr->partial++;
+        else if (i == 11)
+            tr->mismatched++;
+        else
+            tr->full++;
+        for (int32_t r = 0; r < 8; r++) {
+            if (i == 13 && r >= 4 && r != 5)
+                continue;
+            mt_cinst_t *x = shard_row(j, r, t + 2000000, r < 4 ? "tp0" : "tp1", 4, 1024);
+            x->seq = 100 + i;
+            x->flags |= MT_CI_SEQ;
+        }
+        tr->by_key[MT_KEY_PG_SEQ] += 2;
+        tr->full += i == 13 ? 1 : 2;
+        tr->unmatched += i == 13;
+        if (i % 3 != 2) {
+            bool fwd = i % 3 == 0;
+            for (int32_t r = 0; r < 8; r += 2) {
+                int32_t from = fwd ? r : r + 1, to = fwd ? r + 1 : r;
+                shard_p2p(j, from, to, true, t + 4000000, "pp");
+                shard_p2p(j, to, from, false, t + 4000000, "pp");
+                tr->by_key[MT_KEY_P2P]++;
+                tr->full++;
+            }
+        }
+        if (i % 5 == 0) {
+            mt_cinst_t *x = shard_p2p(j, 1, 2, true, t + 6000000, "pp12");
+            x->seq = i / 5;
+            x->flags |= MT_CI_SEQ;
+            x = shard_p2p(j, 2, 1, false, t + 6000000, "pp12");
+            x->seq = i / 5;
+            x->flags |= MT_CI_SEQ;
+            tr->by_key[MT_KEY_PG_SEQ]++;
+            tr->full++;
+        }
+    }
+    j->t_end = t;
+}
+
+static const split_t SHARD_SPLITS[] = {
+    {"2 processes", 2, {{0, 1, 2, 3, -1}, {4, 5, 6, 7, 8, -1}}},
+    {"3 processes, the middle one empty, ranks out of order", 3, {{5, 1, -1}, {-1}, {0, 2, 3, 4, 8, 6, 7, -1}}},
+    {"9 processes, one rank each in reverse", 9,
+     {{8, -1}, {7, -1}, {6, -1}, {5, -1}, {4, -1}, {3, -1}, {2, -1}, {1, -1}, {0, -1}}},
+    {"5 processes, the root empty", 5, {{-1}, {3, 8, -1}, {0, -1}, {1, 2, 4, 5, -1}, {6, 7, -1}}},
+};
+
+/* The match of every row (the independent check: the counts the job was
+ * made with) and the same instances, members and verdicts as one process
+ * matching all the rows finds (what keeps every report the same); the
+ * rows went through alltoallv: the match was sharded. */
+static void test_align_sharded(void **state)
+{
+    (void)state;
+    static const mt_clock_opts_t opts = {.ref_rank = -1};
+    static const int32_t all_ranks[N_RANKS] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+    job_t j;
+    shard_truth_t tr;
+    make_shard_job(&j, 0x6A09E667F3BCC908ull, &tr);
+    for (size_t s = 0; s < sizeof SHARD_SPLITS / sizeof *SHARD_SPLITS; s++) {
+        const split_t *sp = &SHARD_SPLITS[s];
+        aarg_t a[16];
+        mt_cinst_t *rows[16];
+        fake_comm_report_t rep;
+        run_split(&j, sp, &opts, s % 2, NULL, a, rows, &rep);
+        if (rep.broken)
+            fail_msg("%s: fake comm broken: %s", sp->name, rep.why);
+        assert_int_equal(rep.per_op[FAKE_COMM_ALLTOALLV], 2);
+        for (int p = 0; p < sp->nproc; p++)
+            if (a[p].st != MT_OK)
+                fail_msg("%s: process %d returned %s", sp->name, p, mt_status_str(a[p].st));
+        const mt_align_result_t *root = &a[0].res;
+        const mt_match_stats_t *ms = &root->match;
+        if (ms->full != tr.full || ms->partial != tr.partial || ms->unmatched != tr.unmatched ||
+            ms->mismatched != tr.mismatched)
+            fail_msg("%s: full %llu partial %llu unmatched %llu mismatched %llu, want %llu %llu %llu %llu", sp->name,
+                     (unsigned long long)ms->full, (unsigned long long)ms->partial,
+                     (unsigned long long)ms->unmatched, (unsigned long long)ms->mismatched,
+                     (unsigned long long)tr.full, (unsigned long long)tr.partial, (unsigned long long)tr.unmatched,
+                     (unsigned long long)tr.mismatched);
+        for (int k = 0; k < MT_KEY_COUNT_; k++)
+            if (ms->by_key[k] != tr.by_key[k])
+                fail_msg("%s: %llu instances by key %d, want %llu", sp->name, (unsigned long long)ms->by_key[k], k,
+                         (unsigned long long)tr.by_key[k]);
+        assert_int_equal(ms->rows, root->n_rows);
+        /* the root holds every row, compact, in process order, each label
+         * id mapped onto its one table */
+        for (size_t at = 0, p = 0; p < (size_t)sp->nproc; at += a[p].n_rows, p++)
+            for (size_t i = 0; i < a[p].n_rows; i++) {
+                mt_crow_t got = root->rows[at + i], want = mt_crow_of(&rows[p][i]);
+                assert_string_equal(mt_strtab_get(root->labels, got.pg_id, NULL),
+                                    mt_strtab_get(a[p].labels, want.pg_id, NULL));
+                got.pg_id = want.pg_id;
+                got.dtype_id = want.dtype_id;
+                if (memcmp(&got, &want, sizeof got))
+                    fail_msg("%s: the root's row %zu from process %zu is not that process's row", sp->name, i, p);
+            }
+        /* every instance's members are of one kind and one rank each */
+        const mt_match_t *m = root->m;
+        for (size_t i = 0; i < m->n_inst; i++)
+            for (uint32_t k = m->first[i] + 1; k < m->first[i + 1]; k++)
+                assert_true(root->rows[m->members[k - 1]].rank < root->rows[m->members[k]].rank);
+
+        /* one process matching the rows in the root's gathered order */
+        mt_cinst_t *gathered = malloc((root->n_rows ? root->n_rows : 1) * sizeof *gathered);
+        assert_non_null(gathered);
+        size_t at = 0;
+        for (int p = 0; p < sp->nproc; p++) {
+            memcpy(gathered + at, rows[p], a[p].n_rows * sizeof *gathered);
+            at += a[p].n_rows;
+        }
+        assert_int_equal(at, root->n_rows);
+        mt_match_t *one;
+        mt_match_stats_t one_ms;
+        assert_int_equal(mt_match(gathered, root->n_rows, &one, &one_ms), MT_OK);
+        free(gathered);
+        if (memcmp(&one_ms, ms, sizeof one_ms))
+            fail_msg("%s: the counts differ from one process's match", sp->name);
+        assert_int_equal(one->n_inst, m->n_inst);
+        for (size_t i = 0; i < m->n_inst; i++)
+            if (one->first[i] != m->first[i] || one->key[i] != m->key[i] || one->status[i] != m->status[i] ||
+                one->expected[i] != m->expected[i])
+                fail_msg("%s: instance %zu differs from one process's match", sp->name, i);
+        for (size_t k = 0; k < root->n_rows; k++)
+            if (one->members[k] != m->members[k])
+                fail_msg("%s: member %zu is row %u, one process's match says %u", sp->name, k, m->members[k],
+                         one->members[k]);
+        mt_match_free(one);
+
+        /* the clocks: those of a serial run, on every process */
+        size_t n_serial;
+        mt_cinst_t *serial_rows = rows_of(&j, all_ranks, N_RANKS, &n_serial);
+        mt_align_result_t ser;
+        assert_int_equal(mt_align_job(mt_comm_serial(), serial_rows, n_serial, tu_labels(), all_ranks, N_RANKS,
+                                      &opts, &ser, NULL),
+                         MT_OK);
+        char what[160];
+        for (int p = 0; p < sp->nproc; p++) {
+            snprintf(what, sizeof what, "%s: process %d vs serial", sp->name, p);
+            for (int k = 0; k < N_RANKS; k++)
+                check_same_clock(&a[p].res.clocks[k], &ser.clocks[k], what, k);
+            if (memcmp(&a[p].res.match, &ser.match, sizeof ser.match))
+                fail_msg("%s: match counts differ", what);
+        }
+        /* and the fit found the clocks the job was made with */
+        for (int k = 0; k < N_RANKS; k++) {
+            assert_true(root->clocks[k].connected);
+            double e = truth_error(&j, &root->clocks[k], 0);
+            if (e > 3000.0)
+                fail_msg("%s: rank %d is %.0f ns from its true clock", sp->name, k, e);
+        }
+        mt_align_result_free(&ser);
+        free(serial_rows);
+        for (int p = 0; p < sp->nproc; p++) {
+            mt_align_result_free(&a[p].res);
+            mt_strtab_free(a[p].labels);
+            free(rows[p]);
+        }
+    }
+    free_job(&j);
+}
+
 /* A failure in each of mt_align_job's collectives, on the root or another
  * process: every process returns that status with an empty result. */
 static void test_align_fault(void **state)
@@ -619,6 +863,51 @@ static void test_align_fault(void **state)
                          mt_status_str(a[p].st), mt_status_str(faults[f / 2].status));
             if (memcmp(&a[p].res, &empty, sizeof empty))
                 fail_msg("process %d kept a result after %s failed", p, fake_comm_op_name(faults[f / 2].op));
+            mt_align_result_free(&a[p].res);
+            mt_strtab_free(a[p].labels);
+            free(rows[p]);
+        }
+    }
+    free_job(&j);
+}
+
+/* A failure in each collective of the sharded match (the counts' gather
+ * and broadcast, both exchanges, the statuses, the instances' gather) and
+ * of the rows' gather after it: every process returns that status with an
+ * empty result. */
+static void test_align_sharded_fault(void **state)
+{
+    (void)state;
+    static const fake_comm_fault_t faults[] = {
+        {2, FAKE_COMM_GATHERV, 1, MT_ERR_IO},       {0, FAKE_COMM_BCAST, 0, MT_ERR_NOMEM},
+        {1, FAKE_COMM_ALLTOALLV, 0, MT_ERR_IO},     {0, FAKE_COMM_ALLTOALLV, 1, MT_ERR_NOMEM},
+        {4, FAKE_COMM_ALLREDUCE_MAX, 3, MT_ERR_LIMIT}, {0, FAKE_COMM_GATHERV, 2, MT_ERR_NOMEM},
+        {3, FAKE_COMM_ALLREDUCE_MAX, 4, MT_ERR_IO}, {0, FAKE_COMM_GATHERV, 3, MT_ERR_NOMEM},
+    };
+    static const mt_clock_opts_t opts = {.ref_rank = -1};
+    job_t j;
+    shard_truth_t tr;
+    make_shard_job(&j, 0x6A09E667F3BCC908ull, &tr);
+    const split_t *s = &SHARD_SPLITS[3];
+    for (size_t f = 0; f < 2 * (sizeof faults / sizeof *faults); f++) {
+        const fake_comm_fault_t *ft = &faults[f / 2];
+        aarg_t a[16];
+        mt_cinst_t *rows[16];
+        fake_comm_report_t rep;
+        run_split(&j, s, &opts, f % 2, ft, a, rows, &rep);
+        if (rep.broken)
+            fail_msg("%s call %u failing on process %d: fake comm broken: %s", fake_comm_op_name(ft->op), ft->call,
+                     ft->proc, rep.why);
+        assert_true(rep.fault_fired);
+        mt_align_result_t empty;
+        memset(&empty, 0, sizeof empty);
+        for (int p = 0; p < s->nproc; p++) {
+            if (a[p].st != ft->status)
+                fail_msg("%s call %u failing on process %d: process %d returned %s, want %s",
+                         fake_comm_op_name(ft->op), ft->call, ft->proc, p, mt_status_str(a[p].st),
+                         mt_status_str(ft->status));
+            if (memcmp(&a[p].res, &empty, sizeof empty))
+                fail_msg("process %d kept a result after %s call %u failed", p, fake_comm_op_name(ft->op), ft->call);
             mt_align_result_free(&a[p].res);
             mt_strtab_free(a[p].labels);
             free(rows[p]);
@@ -803,7 +1092,9 @@ int main(void)
         cmocka_unit_test(test_fake_exchanges),
         cmocka_unit_test(test_fake_reports_hangs),
         cmocka_unit_test(test_align_split),
+        cmocka_unit_test(test_align_sharded),
         cmocka_unit_test(test_align_fault),
+        cmocka_unit_test(test_align_sharded_fault),
         cmocka_unit_test(test_align_bad_label),
         cmocka_unit_test(test_align_bad_block),
     };
