@@ -65,27 +65,8 @@ int main(int argc, char **argv)
     for (size_t r = 0; r < R; r++)
         for (size_t k = 0; k < K; k++) {
             mt_cinst_t *c = &rows[r * K + k];
-            memset(c, 0, sizeof *c);
             double truth = (double)k * 1e6 + uniform() * 4e3; /* 1 ms apart, ends within 4 us */
-            double own = truth + off[r] + drift[r] * 1e-6 * truth;
-            c->end_ns = t0 + (int64_t)llround(own);
-            c->start_ns = c->end_ns - 200000;
-            c->launch_ns = c->start_ns - 50000;
-            c->step = (int64_t)(k / 8);
-            c->seq = (int64_t)k;
-            c->group = 0x5eed0000u + 1;
-            c->sig = 0xabc0000u + (k % 4);
-            c->in_nelems = c->out_nelems = 1 << 20;
-            c->group_size = (int64_t)R;
-            c->peer = -1;
-            c->stream = 7;
-            c->rank = (int32_t)r;
-            c->ordinal = (uint32_t)k;
-            c->step_ordinal = (uint32_t)(k % 8);
-            c->flags = MT_CI_SEQ | MT_CI_PG | MT_CI_STEP;
-            c->kind = MT_COLLK_ALLREDUCE;
-            c->pg_id = pg_id;
-            c->dtype_id = dtype_id;
+            bench_row(c, r, k, R, t0, truth + off[r] + drift[r] * 1e-6 * truth, pg_id, dtype_id);
             if (stream) {
                 c->seq = c->group_size = -1;
                 c->stream = 7 + (int64_t)(r % 3);

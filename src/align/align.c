@@ -150,6 +150,14 @@ static mt_status_t labels_unpack(const unsigned char *blk, size_t blk_len, mt_cr
     return MT_OK;
 }
 
+/* Every process's status, agreed: the worst of them (or the collective's
+ * own failure), the same on every process, before the next collective. */
+static mt_status_t agree(const mt_comm_t *comm, int64_t status)
+{
+    mt_status_t st = comm->allreduce_max(comm->ctx, &status, 1);
+    return st != MT_OK ? st : (mt_status_t)status;
+}
+
 /* ---- the sharded match ---- */
 
 /* One instance as a process sends it to process 0: its key, counts and
@@ -360,10 +368,7 @@ static mt_status_t shard_match(const mt_comm_t *comm, const mt_cinst_t *rows, si
     uint64_t mine = n_rows, *counts = calloc((size_t)P, sizeof *counts);
     void *cnt = NULL;
     size_t cnt_len = 0;
-    int64_t status = counts ? MT_OK : MT_ERR_NOMEM;
-    mt_status_t st = comm->allreduce_max(comm->ctx, &status, 1);
-    if (st == MT_OK && status != MT_OK)
-        st = (mt_status_t)status;
+    mt_status_t st = agree(comm, counts ? MT_OK : MT_ERR_NOMEM);
     if (st == MT_OK)
         st = comm->gatherv(comm->ctx, &mine, sizeof mine, &cnt, &cnt_len, 0);
     if (st == MT_OK && comm->rank == 0)
@@ -385,9 +390,7 @@ static mt_status_t shard_match(const mt_comm_t *comm, const mt_cinst_t *rows, si
     size_t *lens = calloc(4 * (size_t)P, sizeof *lens);
     mt_cinst_t *sr = NULL;
     uint32_t *sg = NULL;
-    status = lens ? shard_send(comm, rows, n_rows, first, &sr, &sg, lens, lens + P) : MT_ERR_NOMEM;
-    if ((st = comm->allreduce_max(comm->ctx, &status, 1)) == MT_OK && status != MT_OK)
-        st = (mt_status_t)status;
+    st = agree(comm, lens ? shard_send(comm, rows, n_rows, first, &sr, &sg, lens, lens + P) : MT_ERR_NOMEM);
     void *rrows = NULL, *rgidx = NULL;
     if (st == MT_OK)
         st = comm->alltoallv(comm->ctx, sr, lens, &rrows, lens + 2 * P);
@@ -410,15 +413,14 @@ static mt_status_t shard_match(const mt_comm_t *comm, const mt_cinst_t *rows, si
     uint64_t *keys = NULL;
     void *blk = NULL;
     size_t blk_len = 0;
-    status = mt_match_keyed(rrows, n_mine, &m, &ms, &keys);
+    mt_status_t status = mt_match_keyed(rrows, n_mine, &m, &ms, &keys);
     free(rrows);
     if (status == MT_OK)
         status = shard_pack(m, &ms, keys, rgidx, n_mine, &blk, &blk_len);
     mt_match_free(m);
     free(keys);
     free(rgidx);
-    if ((st = comm->allreduce_max(comm->ctx, &status, 1)) == MT_OK && status != MT_OK)
-        st = (mt_status_t)status;
+    st = agree(comm, status);
     void *all = NULL;
     size_t all_len = 0;
     if (st == MT_OK)
@@ -426,11 +428,10 @@ static mt_status_t shard_match(const mt_comm_t *comm, const mt_cinst_t *rows, si
     free(blk);
     if (st != MT_OK)
         return st;
-    status = MT_OK;
     if (comm->rank == 0)
-        status = shard_merge(all, all_len, n_job, out, stats, err);
+        st = shard_merge(all, all_len, n_job, out, stats, err);
     free(all);
-    return (mt_status_t)status; /* agreed on by the caller */
+    return st; /* agreed on by the caller */
 }
 
 /* Process 0, once matched: its rows become res->rows, compact in place
@@ -459,13 +460,13 @@ static mt_status_t align_job(const mt_comm_t *comm, const mt_cinst_t *rows, mt_c
      * job can be matched where its key hashes to. */
     void *blk = NULL, *blks = NULL;
     size_t blk_len = 0, blks_len = 0;
-    int64_t agree[2] = {labels_pack(labels, n_rows, &blk, &blk_len), 0};
-    for (size_t i = 0; comm->size > 1 && i < n_rows && !agree[1]; i++)
-        agree[1] = mt_match_shard_of(&rows[i], 1) < 0;
-    mt_status_t st = comm->allreduce_max(comm->ctx, agree, 2);
-    if (st == MT_OK && agree[0] != MT_OK)
-        st = (mt_status_t)agree[0];
-    bool sharded = comm->size > 1 && !agree[1];
+    int64_t both[2] = {labels_pack(labels, n_rows, &blk, &blk_len), 0};
+    for (size_t i = 0; comm->size > 1 && i < n_rows && !both[1]; i++)
+        both[1] = mt_match_shard_of(&rows[i], 1) < 0;
+    mt_status_t st = comm->allreduce_max(comm->ctx, both, 2);
+    if (st == MT_OK && both[0] != MT_OK)
+        st = (mt_status_t)both[0];
+    bool sharded = comm->size > 1 && !both[1];
     if (st == MT_OK)
         st = comm->gatherv(comm->ctx, blk, blk_len, &blks, &blks_len, 0);
     free(blk);
@@ -474,8 +475,7 @@ static mt_status_t align_job(const mt_comm_t *comm, const mt_cinst_t *rows, mt_c
     double t0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_PROCESS_CPUTIME_ID);
     if (st == MT_OK && sharded) {
         int64_t status = shard_match(comm, rows, n_rows, &res->m, &res->match, err);
-        if ((st = comm->allreduce_max(comm->ctx, &status, 1)) == MT_OK && status != MT_OK)
-            st = (mt_status_t)status;
+        st = agree(comm, status);
     }
     double t1 = seconds(CLOCK_MONOTONIC), c1 = seconds(CLOCK_PROCESS_CPUTIME_ID);
     /* Sharded, the rows travel compact (mt_crow_compact: 80 bytes of 128;
@@ -492,8 +492,7 @@ static mt_status_t align_job(const mt_comm_t *comm, const mt_cinst_t *rows, mt_c
         for (size_t i = 0; copy && i < n_rows; i++)
             copy[i] = mt_crow_of(&rows[i]);
         send_len = n_rows * sizeof(mt_crow_t);
-        if ((st = comm->allreduce_max(comm->ctx, &status, 1)) == MT_OK && status != MT_OK)
-            st = (mt_status_t)status;
+        st = agree(comm, status);
     }
     void *all = NULL;
     size_t all_len = 0;
