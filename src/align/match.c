@@ -326,6 +326,34 @@ static int32_t ranks_in_group(const gcount_t *gc, size_t n, uint64_t group)
     return lo < n && gc[lo].group == group ? gc[lo].ranks : 0;
 }
 
+/* Row r's match key: k[0] its tier (mt_match_key_t), k[1..3] the fields
+ * a, b, c; the tier from the row's own flags, best first. p2p_ord, grp and
+ * anch are what the match worked out for the row from other rows (its
+ * P2P count, its group and anchored ordinal), read only by the tiers that
+ * need them; mt_match_shard_of passes 0 and uses only the other tiers. */
+static inline void row_key(const mt_cinst_t *r, uint64_t p2p_ord, uint64_t grp, uint64_t anch, uint64_t k[4])
+{
+    k[1] = k[2] = k[3] = 0;
+    if (r->flags & MT_CI_COMMS_ID) {
+        k[0] = MT_KEY_COMMS_ID;
+        k[1] = r->comms_id;
+    } else if ((r->flags & MT_CI_SEQ) && (r->flags & MT_CI_PG)) {
+        k[0] = MT_KEY_PG_SEQ;
+        k[1] = r->group;
+        k[2] = (uint64_t)r->seq;
+        k[3] = is_p2p(r) ? pair_key(r) : 0;
+    } else if (is_p2p(r)) {
+        k[0] = MT_KEY_P2P;
+        k[1] = pair_key(r);
+        k[2] = (uint64_t)(uint32_t)((r->flags & MT_CI_SEND) ? r->rank : r->peer); /* the sender */
+        k[3] = p2p_ord;
+    } else {
+        k[0] = r->flags & MT_CI_PG ? MT_KEY_PG_ORDINAL : MT_KEY_STREAM_ORDINAL;
+        k[1] = grp;
+        k[2] = anch;
+    }
+}
+
 /* mt_match; keys: NULL, or *keys gets each instance's (a, b, c) key
  * fields, three per instance (mt_big_malloc'd). */
 static mt_status_t match_rows(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_match_stats_t *stats,
@@ -430,33 +458,12 @@ static mt_status_t match_rows(const mt_cinst_t *rows, size_t n, mt_match_t **out
 
     for (size_t i = 0; i < n; i++) {
         const mt_cinst_t *r = &rows[i];
-        uint64_t tier, a = 0, b = 0, c = 0;
-        if (r->flags & MT_CI_COMMS_ID) {
-            tier = MT_KEY_COMMS_ID;
-            a = r->comms_id;
-        } else if ((r->flags & MT_CI_SEQ) && (r->flags & MT_CI_PG)) {
-            tier = MT_KEY_PG_SEQ;
-            a = r->group;
-            b = (uint64_t)r->seq;
-            c = is_p2p(r) ? pair_key(r) : 0;
-        } else if (is_p2p(r)) {
-            tier = MT_KEY_P2P;
-            a = pair_key(r);
-            b = (uint64_t)(uint32_t)((r->flags & MT_CI_SEND) ? r->rank : r->peer); /* the sender */
-            c = p2p_ord[i];
-        } else if (r->flags & MT_CI_PG) {
-            tier = MT_KEY_PG_ORDINAL;
-            a = grp[i];
-            b = anch[i];
-        } else {
-            tier = MT_KEY_STREAM_ORDINAL;
-            a = grp[i];
-            b = anch[i];
-        }
-        col[COL_TIER][i] = tier;
-        col[COL_A][i] = a;
-        col[COL_B][i] = b;
-        col[COL_C][i] = c;
+        uint64_t k[4];
+        row_key(r, p2p_ord[i], grp[i], anch[i], k);
+        col[COL_TIER][i] = k[0];
+        col[COL_A][i] = k[1];
+        col[COL_B][i] = k[2];
+        col[COL_C][i] = k[3];
         col[COL_RANK][i] = mt_sort_key_i64(r->rank);
     }
     free(p2p_ord);
@@ -571,33 +578,20 @@ mt_status_t mt_match_keyed(const mt_cinst_t *rows, size_t n, mt_match_t **out, m
     return match_rows(rows, n, out, stats, keys);
 }
 
-/* The tiers whose key a row holds alone (the loop that builds the keys in
- * match_rows, in the same order), and the participants it expects without
- * counting the group's ranks. A P2P row without ids is placed by its pair
- * alone: its key's third field counts the pair's earlier rows, all of
- * which then meet on one process. */
+/* Rows whose key is their own (row_key without the match's other rows)
+ * and that expect participants without counting the group's ranks. A P2P
+ * row without ids is placed by its pair alone: its key's last field counts
+ * the pair's earlier rows, all of which then meet on one process. */
 int mt_match_shard_of(const mt_cinst_t *r, int size)
 {
-    uint32_t f = r->flags;
-    bool p2p = is_p2p(r);
-    if (!p2p && r->group_size <= 0)
+    if (!is_p2p(r) && r->group_size <= 0)
         return -1; /* expected: the ranks with rows of the group, job-wide */
     uint64_t k[4];
-    if (f & MT_CI_COMMS_ID) {
-        k[0] = MT_KEY_COMMS_ID;
-        k[1] = r->comms_id;
-        k[2] = k[3] = 0;
-    } else if ((f & MT_CI_SEQ) && (f & MT_CI_PG)) {
-        k[0] = MT_KEY_PG_SEQ;
-        k[1] = r->group;
-        k[2] = (uint64_t)r->seq;
-        k[3] = p2p ? pair_key(r) : 0;
-    } else if (p2p) {
-        k[0] = MT_KEY_P2P;
-        k[1] = pair_key(r);
-        k[2] = k[3] = 0;
-    } else
+    row_key(r, 0, 0, 0, k);
+    if (k[0] == MT_KEY_PG_ORDINAL || k[0] == MT_KEY_STREAM_ORDINAL)
         return -1; /* ordinal keys: anchored against other ranks' sequences */
+    if (k[0] == MT_KEY_P2P)
+        k[2] = k[3] = 0;
     if (size <= 1)
         return 0;
     return (int)(mt_hash64(k, sizeof k, 0x5a4d) % (uint64_t)size);
