@@ -135,6 +135,8 @@ int main(int argc, char **argv)
      * would wait there for this one forever (seen with Open MPI 4.1:
      * mpirun -n 1 mergetrace --help : -n 1 mergetrace DIR). */
     bool use_mpi = procs_launched();
+    int argc0 = argc; /* as given: a process whose command line failed alone says why from these (below) */
+    char **argv0 = argv;
     options_t o;
     int code = options_parse(argc, argv, &o, procs_launcher_rank() == 0);
     if ((code >= 0 && !use_mpi) || (code == MT_EXIT_OK && procs_launcher_size() == 1)) {
@@ -151,15 +153,24 @@ int main(int argc, char **argv)
     if (use_mpi)
         comm_mpi_init(&comm, &world_comm);
 
-    /* Every process parses the same arguments, but only process 0 speaks:
-     * agree, so one that failed alone (out of memory) cannot leave the
-     * others waiting in a collective call. */
+    /* Process 0 speaks for a command line every process shares; agree,
+     * so one that failed alone cannot leave the others waiting in a
+     * collective call. A process of an MPMD launch has its own arguments
+     * (--local A : --local B): when its own stopped the run (an error,
+     * or --help / --version) and process 0's did not, it parses them
+     * again to say why, once, as process 0 would have (not "out of
+     * memory on another process", which is what process 0 said here
+     * before, whatever the cause; nothing at all for --version). */
     int agreed = comm_mpi_agree(world_comm, code);
-    if (agreed >= 0 && code < 0) {
-        if (me == 0 && agreed != MT_EXIT_OK) /* MT_EXIT_OK: --help or --version on another process */
-            fprintf(stderr, "mergetrace: out of memory (reading the command line on another process)\n");
-        code = agreed;
+    int code0 = code;
+    procs_bcast(&code0, 1, MPI_INT, 0, world_comm);
+    if (me != 0 && code >= MT_EXIT_OK && code0 < 0) {
+        options_t again;
+        options_parse(argc0, argv0, &again, true);
+        options_free(&again);
     }
+    if (agreed >= 0 && code < 0)
+        code = agreed;
     if (code < 0 && o.baseline) { /* a bad baseline is said before the run's work */
         int bc[2] = {MT_EXIT_OK, 0};
         if (me == 0) {

@@ -9,8 +9,9 @@
 # seen by every process (MPI-IO) and once with MERGETRACE_SEND_PARTS=1
 # (as when it is on process 0's disk alone: the others send their parts to
 # process 0). Also: three processes over three directories, a process
-# given --local when another is not (exit 64, no hang), and a process
-# whose directory holds no trace (exit 2, its message once).
+# given --local when another is not (exit 64, no hang), a bad option on
+# process 1 alone (exit 64, its own message once), and a process whose
+# directory holds no trace (exit 2, its message once).
 # Usage: local_mpmd.sh MPIEXEC MERGETRACE REPO_ROOT WORKDIR
 set -u
 mpiexec=$1 bin=$2 root=$3 work=$4
@@ -61,6 +62,15 @@ d=$work/dp8
 run -n 1 "$bin" -q --local -o "$work/half" "$d/A" : -n 1 "$bin" -q -o "$work/half" "$d/B" >/dev/null 2>"$work/half.err"
 code=$?
 if [ $code = 64 ] && [ "$(grep -c 'mergetrace:' "$work/half.err")" = 1 ]; then ok; else bad "--local on one process: exit $code"; fi
+# a bad option on a process other than 0 (its own MPMD arguments): exit 64,
+# that process's own message once (process 0 used to say "out of memory")
+run -n 1 "$bin" -q --local -o "$work/bo" "$d/A" : -n 1 "$bin" -q --local --memory-budget 12Q -o "$work/bo" "$d/B" \
+  >/dev/null 2>"$work/bo.err"
+code=$?
+if [ $code = 64 ] && [ "$(grep -c 'mergetrace:' "$work/bo.err")" = 1 ] &&
+  grep -q -- '--memory-budget: expected a size' "$work/bo.err"; then ok; else
+  bad "a bad option on process 1: exit $code, $(cat "$work/bo.err")"
+fi
 # a process with nothing to read: exit 2, one message
 mkdir -p "$work/empty"
 run -n 1 "$bin" -q --local -o "$work/e" "$d/A" : -n 1 "$bin" -q --local -o "$work/e" "$work/empty" >/dev/null 2>"$work/e.err"
