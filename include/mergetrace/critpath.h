@@ -261,6 +261,14 @@ typedef struct mt_cp_whatif {
      * carried from step to step, and the period projected as for what-if
      * "stage" */
     bool carried;
+    /* what-if "comm" on a pipeline: the period only, no step times (steps
+     * 0, p50_ns and gain_ns 0, every step's whatif_ns -1). With no waiting
+     * a receive no longer waits for its sender, so each stage runs at its
+     * own pace and a chunk's work on the stages drifts apart: the step, its
+     * earliest start to its latest end, then grows from step to step
+     * (sample_traces/pp8: 8.6 to 14.5 ms against 7.8 measured) and is no
+     * prediction; the period, the slowest stage's own pace, is. */
+    bool period_only;
     int64_t period_p50_ns;     /* p50 of the projected periods (mt_critpath_t.periods of them) */
     int64_t period_gain_ns;    /* mt_critpath_t.period_p50_ns - period_p50_ns */
 } mt_cp_whatif_t;

@@ -2060,7 +2060,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         else
             cp_replay(&g, &sc, &r, c, times);
         size_t n1 = 0;
-        for (size_t j = 0; j < c->n_steps; j++) {
+        x->period_only = pipe && wi == MT_WI_COMM; /* critpath.h: its step times are no prediction */
+        for (size_t j = 0; j < c->n_steps && !x->period_only; j++) {
             mt_cp_step_t *s = &c->steps[j];
             if (s->refused)
                 continue;

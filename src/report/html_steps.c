@@ -211,25 +211,30 @@ static void whatif_table(mt_out_t *o, const mt_critpath_t *c)
             continue;
         }
         mt_out_html(o, x->label, strlen(x->label)); /* snprintf: NUL-terminated */
-        if (!x->steps) {
+        if (x->period_only) {
+            mt_out_printf(o, "</td><td class=\"n\">0</td><td class=\"n\"></td><td class=\"n\"></td><td class=\"n\">"
+                             "</td><td class=\"n\"></td><td class=\"n\"></td><td>step time not projected on a "
+                             "pipeline: without waiting the stages drift apart (read the period)</td></tr>\n");
+        } else if (!x->steps) {
             mt_out_printf(o, "</td><td class=\"n\">0</td><td class=\"n\"></td><td class=\"n\"></td><td class=\"n\">"
                              "</td><td class=\"n\"></td><td class=\"n\"></td><td>refused: every used step's replay "
                              "error is above 5 %%</td></tr>\n");
             continue;
+        } else {
+            int64_t meas = x->p50_ns + x->gain_ns;
+            us_str(m, meas);
+            us_str(p, x->p50_ns);
+            us_str(g, x->gain_ns);
+            mt_out_printf(o,
+                          "</td><td class=\"n\">%llu</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td "
+                          "class=\"n\">%s</td><td class=\"n\">%.2f</td><td class=\"n\">%s / %s</td><td>projected",
+                          (unsigned long long)x->steps, m, p, g,
+                          meas > 0 ? 100.0 * (double)x->gain_ns / (double)meas : 0.0, e_med, e_max);
+            if (c->refused)
+                mt_out_printf(o, "; %llu used step%s refused (replay error above 5 %%)",
+                              (unsigned long long)c->refused, c->refused == 1 ? "" : "s");
+            mt_out_puts(o, "</td></tr>\n");
         }
-        int64_t meas = x->p50_ns + x->gain_ns;
-        us_str(m, meas);
-        us_str(p, x->p50_ns);
-        us_str(g, x->gain_ns);
-        mt_out_printf(o,
-                      "</td><td class=\"n\">%llu</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">"
-                      "%s</td><td class=\"n\">%.2f</td><td class=\"n\">%s / %s</td><td>projected",
-                      (unsigned long long)x->steps, m, p, g, meas > 0 ? 100.0 * (double)x->gain_ns / (double)meas : 0.0,
-                      e_med, e_max);
-        if (c->refused)
-            mt_out_printf(o, "; %llu used step%s refused (replay error above 5 %%)", (unsigned long long)c->refused,
-                          c->refused == 1 ? "" : "s");
-        mt_out_puts(o, "</td></tr>\n");
         if (x->carried) { /* a pipeline: the period, the pace the terminal picks the best by */
             us_str(m, c->period_p50_ns);
             us_str(p, x->period_p50_ns);

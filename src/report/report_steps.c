@@ -169,8 +169,12 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
         mt_out_printf(&o, "%s\n    {\"scenario\": \"%s\", \"change\": ", first ? "" : ",", mt_wi_str((mt_wi_t)k));
         mt_out_str(&o, x->label, sizeof x->label);
         mt_out_printf(&o, ", \"steps\": %llu", (unsigned long long)x->steps);
-        us(&o, "p50_us", x->p50_ns);
-        us(&o, "gain_us", x->gain_ns);
+        if (x->period_only) {
+            mt_out_puts(&o, ", \"step_projection\": false");
+        } else {
+            us(&o, "p50_us", x->p50_ns);
+            us(&o, "gain_us", x->gain_ns);
+        }
         if (x->carried) { /* a pipeline: replayed as one run */
             us(&o, "period_p50_us", x->period_p50_ns);
             us(&o, "period_gain_us", x->period_gain_ns);
@@ -312,23 +316,27 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
                   mt_cp_kind_str((mt_cp_kind_t)best), 100.0 * (double)c->kind_ns[best] / (double)c->path_ns, top_rank,
                   100.0 * (double)top_ns / (double)c->path_ns,
                   100.0 * (double)c->kind_ns[MT_CP_COMM] / (double)c->path_ns);
-    int bw = -1;
-    for (int k = 0; k < MT_WI_COUNT_; k++)
-        if (c->whatif[k].run && c->whatif[k].steps && (bw < 0 || c->whatif[k].gain_ns > c->whatif[bw].gain_ns))
+    int bw = -1, bp = -1; /* the best by step time; on a pipeline, by its period, the pace of the job */
+    for (int k = 0; k < MT_WI_COUNT_; k++) {
+        const mt_cp_whatif_t *x = &c->whatif[k];
+        if (x->run && x->steps && (bw < 0 || x->gain_ns > c->whatif[bw].gain_ns))
             bw = k;
-    if (bw >= 0 && c->whatif[bw].carried) {
-        /* a pipeline: the best by its period, the pace of the job */
-        for (int k = 0; k < MT_WI_COUNT_; k++)
-            if (c->whatif[k].run && c->whatif[k].carried &&
-                c->whatif[k].period_gain_ns > c->whatif[bw].period_gain_ns)
-                bw = k;
-        mt_fmt_time(a, sizeof a, c->whatif[bw].period_p50_ns);
-        mt_fmt_time(b, sizeof b, c->whatif[bw].period_gain_ns);
-        mt_fmt_time(d, sizeof d, c->whatif[bw].p50_ns);
-        mt_out_printf(&o,
-                      "best what-if: %s -> period p50 %s (%s faster; step p50 %s), if the dependencies stay "
-                      "the same\n",
-                      c->whatif[bw].label, a, b, d);
+        if (x->run && x->carried && (bp < 0 || x->period_gain_ns > c->whatif[bp].period_gain_ns))
+            bp = k;
+    }
+    if (bp >= 0) {
+        const mt_cp_whatif_t *x = &c->whatif[bp];
+        mt_fmt_time(a, sizeof a, x->period_p50_ns);
+        mt_fmt_time(b, sizeof b, x->period_gain_ns);
+        mt_fmt_time(d, sizeof d, x->p50_ns);
+        if (x->period_only) /* its step times are no prediction (critpath.h) */
+            mt_out_printf(&o, "best what-if: %s -> period p50 %s (%s faster), if the dependencies stay the same\n",
+                          x->label, a, b);
+        else
+            mt_out_printf(&o,
+                          "best what-if: %s -> period p50 %s (%s faster; step p50 %s), if the dependencies stay "
+                          "the same\n",
+                          x->label, a, b, d);
     } else if (bw >= 0) {
         mt_fmt_time(a, sizeof a, c->whatif[bw].p50_ns);
         mt_fmt_time(b, sizeof b, c->whatif[bw].gain_ns);
