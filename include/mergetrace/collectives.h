@@ -165,7 +165,8 @@ typedef struct mt_match_stats {
  * participants of an instance are its "Group size", 2 for P2P, else the
  * number of ranks that have rows of that group. Sorting dominates: O(n log n)
  * plus a bounded shift search per (rank, group) for ordinal keys. *out is
- * owned by the caller (mt_match_free). Not collective. */
+ * owned by the caller (mt_match_free). Not collective. MT_ERR_LIMIT for
+ * more than UINT32_MAX rows (members are 32-bit row indices). */
 mt_status_t mt_match(const mt_cinst_t *rows, size_t n, mt_match_t **out, mt_match_stats_t *stats);
 
 void mt_match_free(mt_match_t *m);
@@ -253,7 +254,8 @@ struct mt_comm;
  * every process returns the same status and the same clocks. A row whose
  * label id is not in its process's table, or a label table that does not
  * parse, is MT_ERR_FORMAT, with the process and row in err (process 0;
- * err may be NULL). res is owned by the caller (mt_align_result_free). */
+ * err may be NULL); a job of more than UINT32_MAX rows is MT_ERR_LIMIT on
+ * every process. res is owned by the caller (mt_align_result_free). */
 mt_status_t mt_align_job(const struct mt_comm *comm, const mt_cinst_t *rows, size_t n_rows,
                          const mt_strtab_t *labels, const int32_t *ranks, size_t n_ranks,
                          const mt_clock_opts_t *opts, mt_align_result_t *res, mt_error_t *err);

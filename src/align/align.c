@@ -356,6 +356,14 @@ done:
     return rc;
 }
 
+/* A job of more collective rows than the match's 32-bit row indices hold
+ * (4,294,967,295: at 80 bytes a row, 344 GB of rows on process 0). */
+static mt_status_t rows_limit(uint64_t n_job, mt_error_t *err)
+{
+    return mt_error_set(err, MT_ERR_LIMIT, "%llu collective rows in the job; the match holds at most %llu",
+                        (unsigned long long)n_job, (unsigned long long)UINT32_MAX);
+}
+
 /* Every process: send each row to the process that matches it, match what
  * arrives, send the instances to process 0, which merges them into *out
  * (process 0 only). Collective; every process returns the same status. */
@@ -386,6 +394,8 @@ static mt_status_t shard_match(const mt_comm_t *comm, const mt_cinst_t *rows, si
         n_job += counts[p];
     }
     free(counts);
+    if (n_job > UINT32_MAX) /* every process knows n_job: the same answer everywhere, no agreement needed */
+        return rows_limit(n_job, err);
 
     size_t *lens = calloc(4 * (size_t)P, sizeof *lens);
     mt_cinst_t *sr = NULL;
@@ -517,7 +527,8 @@ static mt_status_t align_job(const mt_comm_t *comm, const mt_cinst_t *rows, mt_c
             res->n_rows = all_len / sizeof *res->rows;
         } else {
             res->n_rows = all_len / sizeof *rows;
-            status = mt_match(all, res->n_rows, &res->m, &res->match);
+            status = res->n_rows > UINT32_MAX ? rows_limit(res->n_rows, err)
+                                              : mt_match(all, res->n_rows, &res->m, &res->match);
             if (status == MT_OK)
                 rows_compact(res, all);
             else

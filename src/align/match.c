@@ -362,6 +362,8 @@ static mt_status_t match_rows(const mt_cinst_t *rows, size_t n, mt_match_t **out
     *out = NULL;
     if (keys)
         *keys = NULL;
+    if (n > UINT32_MAX)
+        return MT_ERR_LIMIT; /* members are 32-bit row indices */
     uint64_t *ikey = NULL;
     mt_match_stats_t st = {.rows = n};
     for (size_t i = 0; i < n; i++)

@@ -16,6 +16,7 @@
 
 #include "mergetrace/collectives.h"
 #include "align/clockmap.h"
+#include "align/shard.h"
 #include "test_util.h"
 #include "base/hash.h"
 
@@ -378,6 +379,25 @@ static void crow_source(mt_cinst_t *r, size_t i, uint64_t *st)
  * source row's, for no row, one, and many (past the first rows, whose
  * compact slots overlap their own sources), and still so once the block
  * is shrunk as mt_align_job does. */
+/* More rows than the members' 32-bit indices hold: refused before any
+ * row is read or any table allocated (rows here is one row; reading a
+ * second would be out of bounds, which ASan would report). */
+static void test_match_rows_limit(void **state)
+{
+    (void)state;
+    mt_cinst_t one[1];
+    memset(one, 0, sizeof one);
+    mt_match_t *m = (mt_match_t *)one; /* must come back NULL */
+    mt_match_stats_t st;
+    assert_int_equal(mt_match(one, (size_t)UINT32_MAX + 1, &m, &st), MT_ERR_LIMIT);
+    assert_null(m);
+    uint64_t *keys = (uint64_t *)one;
+    m = (mt_match_t *)one;
+    assert_int_equal(mt_match_keyed(one, (size_t)UINT32_MAX + 1, &m, &st, &keys), MT_ERR_LIMIT);
+    assert_null(m);
+    assert_null(keys);
+}
+
 static void test_crow_compact(void **state)
 {
     (void)state;
@@ -700,6 +720,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_clock_map),
+        cmocka_unit_test(test_match_rows_limit),
         cmocka_unit_test(test_extract),
         cmocka_unit_test(test_extract_gloo),
         cmocka_unit_test(test_fit_exact_ns),
