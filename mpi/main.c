@@ -17,6 +17,7 @@
  * it), so that no process waits in a collective call that another one
  * skipped. */
 #define _POSIX_C_SOURCE 200809L /* PATH_MAX (outputs.h) */
+#include <limits.h>
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -125,6 +126,56 @@ static int baseline_run(MPI_Comm comm, const mt_comm_t *mc, options_t *o)
     return code == MT_EXIT_OK ? -1 : code;
 }
 
+/* The options of one process for a message: its entries (options_t.same)
+ * joined by spaces, at most cap - 1 bytes, "(none)" when it has none. */
+static const char *same_text(const char *same, size_t len, char *buf, size_t cap)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < len && w + 1 < cap; i++)
+        buf[w++] = same[i] || i + 1 == len ? same[i] : ' ';
+    buf[w < cap ? w : cap - 1] = '\0';
+    if (!len)
+        snprintf(buf, cap, "(none)");
+    return buf;
+}
+
+/* Collective, in a launch of several processes: whether every process has
+ * process 0's options. Each one decides which collective calls a process
+ * makes (--rank-map on process 1 alone waited forever for the map's
+ * broadcast, --no-merge on process 0 alone for the merged write;
+ * --merged-format json on process 1 alone ended in MPI_ERR_TRUNCATE), so
+ * they must agree; only -o (process 0's is used) and, with --local, the
+ * PATHs may differ. Returns -1 to go on, or MT_EXIT_USAGE (MT_EXIT_ERROR
+ * out of memory) everywhere after the lowest process whose options differ
+ * said which. */
+static int same_options(MPI_Comm comm, const options_t *o, int me, int n_procs)
+{
+    unsigned long long len = o->same_len;
+    procs_bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+    char *first = me == 0 ? o->same : malloc(len ? len : 1);
+    if (comm_mpi_agree(comm, first == NULL || len > INT_MAX)) {
+        if (me == 0)
+            fprintf(stderr, "mergetrace: out of memory comparing the processes' options\n");
+        if (me != 0)
+            free(first);
+        return MT_EXIT_ERROR;
+    }
+    procs_bcast(first, (int)len, MPI_CHAR, 0, comm);
+    int differs = len != o->same_len || (len && memcmp(first, o->same, len));
+    int cand = differs ? me : n_procs, lowest = n_procs;
+    procs_allreduce(&cand, &lowest, 1, MPI_INT, MPI_MIN, comm);
+    if (me == lowest) {
+        char mine[600], theirs[600];
+        fprintf(stderr,
+                "mergetrace: process %d's options differ from process 0's: %s against %s (give every process "
+                "the same options; only -o and, with --local, the PATHs may differ)\n",
+                me, same_text(o->same, o->same_len, mine, sizeof mine), same_text(first, len, theirs, sizeof theirs));
+    }
+    if (me != 0)
+        free(first);
+    return lowest < n_procs ? MT_EXIT_USAGE : -1;
+}
+
 int main(int argc, char **argv)
 {
     heap_setup();
@@ -171,6 +222,8 @@ int main(int argc, char **argv)
     }
     if (agreed >= 0 && code < 0)
         code = agreed;
+    if (code < 0 && n_procs > 1)
+        code = same_options(world_comm, &o, me, n_procs);
     if (code < 0 && o.baseline) { /* a bad baseline is said before the run's work */
         int bc[2] = {MT_EXIT_OK, 0};
         if (me == 0) {

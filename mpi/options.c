@@ -281,6 +281,7 @@ void options_free(options_t *o)
     free(o->what_if_pattern);
     free(o->merge_ranks);
     free(o->command_line);
+    free(o->same);
     for (size_t i = 0; i < o->n_stage; i++) {
         free(o->stage_name[i]);
         free(o->stage_regex[i]);
@@ -293,6 +294,75 @@ void options_free(options_t *o)
     free(o->gates);
     free(o->baseline_text);
     memset(o, 0, sizeof *o);
+}
+
+/* One more option in options_t.same, as the processes of a launch compare
+ * it: its long name, and its value after '='. 0, or -1 out of memory. */
+static int same_add(options_t *o, const char *name, const char *val)
+{
+    static const char *const alias[][2] = {
+        {"-o", "--output"}, {"-q", "--quiet"}, {"-r", "--recursive"}, {"--colour", "--color"}};
+    for (size_t k = 0; k < sizeof alias / sizeof alias[0]; k++)
+        if (!strcmp(name, alias[k][0]))
+            name = alias[k][1];
+    size_t n = strlen(name) + (val ? strlen(val) + 1 : 0) + 1;
+    char *grown = realloc(o->same, o->same_len + n);
+    if (!grown)
+        return -1;
+    o->same = grown;
+    snprintf(o->same + o->same_len, n, "%s%s%s", name, val ? "=" : "", val ? val : "");
+    o->same_len += n;
+    return 0;
+}
+
+/* The length of an entry's name (before its '='). */
+static size_t same_name_len(const char *e)
+{
+    const char *eq = strchr(e, '=');
+    return eq ? (size_t)(eq - e) : strlen(e);
+}
+
+/* options_t.same's entries in the order of their names, stably (an
+ * insertion sort; a command line has few), so that the order in which
+ * different options are given does not matter and that of a repeated one
+ * (--gate, --stage: pipeline order) does. 0, or -1 out of memory. */
+static int same_sort(options_t *o)
+{
+    size_t n = 0;
+    for (size_t off = 0; off < o->same_len; off += strlen(o->same + off) + 1)
+        n++;
+    if (n < 2)
+        return 0;
+    const char **ent = malloc(n * sizeof *ent);
+    char *sorted = malloc(o->same_len);
+    if (!ent || !sorted) {
+        free(ent);
+        free(sorted);
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t off = 0; off < o->same_len; off += strlen(o->same + off) + 1) {
+        const char *e = o->same + off;
+        size_t j = k++;
+        for (; j > 0; j--) {
+            size_t a = same_name_len(ent[j - 1]), b = same_name_len(e);
+            int c = strncmp(ent[j - 1], e, a < b ? a : b);
+            if (c < 0 || (c == 0 && a <= b))
+                break;
+            ent[j] = ent[j - 1];
+        }
+        ent[j] = e;
+    }
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(ent[i]) + 1;
+        memcpy(sorted + len, ent[i], l);
+        len += l;
+    }
+    free(ent);
+    free(o->same);
+    o->same = sorted;
+    return 0;
 }
 
 int options_parse(int argc, char **argv, options_t *o, bool print)
@@ -595,11 +665,24 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         } else {
             return usage_error(print, name, "unknown option");
         }
+        /* -o may differ between the processes (process 0's is used);
+         * --local has a check of its own (load.c) */
+        if (!end_of_opts && strcmp(name, "-o") && strcmp(name, "--output") && strcmp(name, "--local") &&
+            same_add(o, name, val)) {
+            if (print)
+                fputs("mergetrace: out of memory\n", stderr);
+            return MT_EXIT_ERROR;
+        }
 #undef TAKES_VALUE
 #undef NO_VALUE
     }
     if (!o->n_inputs)
         return usage_error(print, "PATH", "expected at least one trace file or directory");
+    if (same_sort(o)) {
+        if (print)
+            fputs("mergetrace: out of memory\n", stderr);
+        return MT_EXIT_ERROR;
+    }
     if (o->quiet)
         o->progress = false;
     if ((o->pp_stages != NULL) + (o->pp_blocks > 0) > 1)

@@ -10,8 +10,10 @@
 # (as when it is on process 0's disk alone: the others send their parts to
 # process 0). Also: three processes over three directories, a process
 # given --local when another is not (exit 64, no hang), a bad option on
-# process 1 alone (exit 64, its own message once), and a process whose
-# directory holds no trace (exit 2, its message once).
+# process 1 alone (exit 64, its own message once), options that differ
+# between the processes (exit 64, one message, no hang; -o and option
+# spelling or order may differ), and a process whose directory holds no
+# trace (exit 2, its message once).
 # Usage: local_mpmd.sh MPIEXEC MERGETRACE REPO_ROOT WORKDIR
 set -u
 mpiexec=$1 bin=$2 root=$3 work=$4
@@ -70,6 +72,33 @@ code=$?
 if [ $code = 64 ] && [ "$(grep -c 'mergetrace:' "$work/bo.err")" = 1 ] &&
   grep -q -- '--memory-budget: expected a size' "$work/bo.err"; then ok; else
   bad "a bad option on process 1: exit $code, $(cat "$work/bo.err")"
+fi
+# options that differ between the processes (but -o and the PATHs): each
+# decides which collective calls a process makes, so they must be the
+# same. Exit 64 with one message naming both option lists, no hang (before:
+# --rank-map on process 1 alone and --no-merge on process 0 alone waited
+# until killed; --merged-format json on process 1 alone aborted in
+# MPI_Allreduce with MPI_ERR_TRUNCATE).
+echo "rank-7.json 7" >"$work/map.txt"
+i=0
+for pair in "|--rank-map $work/map.txt" "--no-merge|" "|--merged-format json" "--strict|--force"; do
+  i=$((i + 1))
+  a=${pair%%|*} b=${pair#*|}
+  timeout 60 "$mpiexec" --oversubscribe -n 1 "$bin" -q --local $a -o "$work/d$i" "$d/A" : \
+    -n 1 "$bin" -q --local $b -o "$work/d$i" "$d/B" >/dev/null 2>"$work/d$i.err"
+  code=$?
+  if [ $code = 64 ] && [ "$(grep -c 'mergetrace:' "$work/d$i.err")" = 1 ] &&
+    grep -q "mergetrace: process 1's options differ from process 0's" "$work/d$i.err"; then ok; else
+    bad "options '$a' against '$b': exit $code, $(head -c 300 "$work/d$i.err")"
+  fi
+done
+# the same options spelled and ordered differently, and another -o: the
+# same run, outputs in process 0's -o
+run -n 1 "$bin" -q --local --merged-format=json -o "$work/same" "$d/A" "$d/B" : \
+  -n 1 "$bin" --merged-format json --output "$work/other" --local --quiet "$d/C" >/dev/null 2>"$work/same.err" ||
+  bad "options spelled differently: $(head -c 300 "$work/same.err")"
+if cmp -s "$d/ref-json/report.json" "$work/same/report.json" && [ ! -e "$work/other" ]; then ok; else
+  bad "options spelled differently: not the outputs of one run in process 0's -o"
 fi
 # a process with nothing to read: exit 2, one message
 mkdir -p "$work/empty"
