@@ -152,8 +152,9 @@ static int same_options(MPI_Comm comm, const options_t *o, int me, int n_procs)
 {
     unsigned long long len = o->same_len;
     procs_bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+    /* process 0's own list (NULL when it has no option but -o and --local) */
     char *first = me == 0 ? o->same : malloc(len ? len : 1);
-    if (comm_mpi_agree(comm, first == NULL || len > INT_MAX)) {
+    if (comm_mpi_agree(comm, (me != 0 && first == NULL) || len > INT_MAX)) {
         if (me == 0)
             fprintf(stderr, "mergetrace: out of memory comparing the processes' options\n");
         if (me != 0)
@@ -161,7 +162,7 @@ static int same_options(MPI_Comm comm, const options_t *o, int me, int n_procs)
         return MT_EXIT_ERROR;
     }
     procs_bcast(first, (int)len, MPI_CHAR, 0, comm);
-    int differs = len != o->same_len || (len && memcmp(first, o->same, len));
+    int differs = me != 0 && (len != o->same_len || (len && memcmp(first, o->same, len)));
     int cand = differs ? me : n_procs, lowest = n_procs;
     procs_allreduce(&cand, &lowest, 1, MPI_INT, MPI_MIN, comm);
     if (me == lowest) {

@@ -100,6 +100,12 @@ run -n 1 "$bin" -q --local --merged-format=json -o "$work/same" "$d/A" "$d/B" : 
 if cmp -s "$d/ref-json/report.json" "$work/same/report.json" && [ ! -e "$work/other" ]; then ok; else
   bad "options spelled differently: not the outputs of one run in process 0's -o"
 fi
+# no option but --local and -o (another -o on process 1): the same run
+run -n 1 "$bin" --local -o "$work/bare" "$d/A" "$d/B" : -n 1 "$bin" --local -o "$work/bare1" "$d/C" >/dev/null \
+  2>"$work/bare.err" || bad "only --local and -o: $(head -c 300 "$work/bare.err")"
+if cmp -s "$d/ref-gzip/report.json" "$work/bare/report.json" && [ ! -e "$work/bare1" ]; then ok; else
+  bad "only --local and -o: not the outputs of one run in process 0's -o"
+fi
 # a process with nothing to read: exit 2, one message
 mkdir -p "$work/empty"
 run -n 1 "$bin" -q --local -o "$work/e" "$d/A" : -n 1 "$bin" -q --local -o "$work/e" "$work/empty" >/dev/null 2>"$work/e.err"
