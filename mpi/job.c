@@ -107,8 +107,15 @@ int job_check(const options_t *o, const input_list_t *l, file_result_t *res, siz
     j->n = n;
     for (size_t i = 1; i < n; i++)
         if (res[i].rank == res[i - 1].rank) {
-            fprintf(stderr, "mergetrace: %srank %lld appears twice: %s and %s (use --rank-map to say which is which)\n",
-                    o->job_tag, (long long)res[i].rank, l->files[res[i - 1].index].path, l->files[res[i].index].path);
+            const input_file_t *a = &l->files[res[i - 1].index], *b = &l->files[res[i].index];
+            if (o->local) /* the two may have one path, on two nodes, or one trace given to two processes */
+                fprintf(stderr,
+                        "mergetrace: %srank %lld appears twice: %s on process %d and %s on process %d (--local: give "
+                        "each trace to one process; --rank-map says which is which)\n",
+                        o->job_tag, (long long)res[i].rank, a->path, a->owner, b->path, b->owner);
+            else
+                fprintf(stderr, "mergetrace: %srank %lld appears twice: %s and %s (use --rank-map to say which is which)\n",
+                        o->job_tag, (long long)res[i].rank, a->path, b->path);
             return MT_EXIT_BAD_INPUT;
         }
     int64_t world = -1;

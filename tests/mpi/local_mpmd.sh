@@ -12,8 +12,9 @@
 # given --local when another is not (exit 64, no hang), a bad option on
 # process 1 alone (exit 64, its own message once), options that differ
 # between the processes (exit 64, one message, no hang; -o and option
-# spelling or order may differ), and a process whose directory holds no
-# trace (exit 2, its message once).
+# spelling or order may differ), one directory given to both processes
+# (exit 2, the duplicate named with the process that listed each), and a
+# process whose directory holds no trace (exit 2, its message once).
 # Usage: local_mpmd.sh MPIEXEC MERGETRACE REPO_ROOT WORKDIR
 set -u
 mpiexec=$1 bin=$2 root=$3 work=$4
@@ -105,6 +106,15 @@ run -n 1 "$bin" --local -o "$work/bare" "$d/A" "$d/B" : -n 1 "$bin" --local -o "
   2>"$work/bare.err" || bad "only --local and -o: $(head -c 300 "$work/bare.err")"
 if cmp -s "$d/ref-gzip/report.json" "$work/bare/report.json" && [ ! -e "$work/bare1" ]; then ok; else
   bad "only --local and -o: not the outputs of one run in process 0's -o"
+fi
+# one directory given to both processes: every rank twice, with one path;
+# the message says which process listed each (it named the same path twice)
+run -n 1 "$bin" -q --local -o "$work/twice" "$d/A" : -n 1 "$bin" -q --local -o "$work/twice" "$d/A" >/dev/null \
+  2>"$work/twice.err"
+code=$?
+if [ $code = 2 ] && [ "$(grep -c 'mergetrace:' "$work/twice.err")" = 1 ] &&
+  grep -qF "rank 0 appears twice: $d/A/rank-0.json on process 0 and $d/A/rank-0.json on process 1 (" "$work/twice.err"; then ok; else
+  bad "one directory on both processes: exit $code, $(cat "$work/twice.err")"
 fi
 # a process with nothing to read: exit 2, one message
 mkdir -p "$work/empty"
