@@ -143,8 +143,11 @@ static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files,
     int cand = rc ? me : n_procs, first = n_procs;
     procs_allreduce(&cand, &first, 1, MPI_INT, MPI_MIN, comm);
     if (first < n_procs) {
-        if (me == first)
-            fprintf(stderr, "mergetrace: %s%s\n", n_procs > 1 ? "--local: " : "", msg);
+        /* which process: with --local one path may be on every node */
+        if (me == first && n_procs > 1)
+            fprintf(stderr, "mergetrace: --local: process %d: %s\n", me, msg);
+        else if (me == first)
+            fprintf(stderr, "mergetrace: %s\n", msg);
         mt_buf_free(&b);
         return comm_mpi_agree(comm, rc) == 2 ? MT_EXIT_BAD_INPUT : MT_EXIT_ERROR;
     }

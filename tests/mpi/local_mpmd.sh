@@ -14,7 +14,8 @@
 # between the processes (exit 64, one message, no hang; -o and option
 # spelling or order may differ), one directory given to both processes
 # (exit 2, the duplicate named with the process that listed each), and a
-# process whose directory holds no trace (exit 2, its message once).
+# process whose directory holds no trace (exit 2, its message once, naming
+# the process: one path may be on every node).
 # Usage: local_mpmd.sh MPIEXEC MERGETRACE REPO_ROOT WORKDIR
 set -u
 mpiexec=$1 bin=$2 root=$3 work=$4
@@ -120,7 +121,8 @@ fi
 mkdir -p "$work/empty"
 run -n 1 "$bin" -q --local -o "$work/e" "$d/A" : -n 1 "$bin" -q --local -o "$work/e" "$work/empty" >/dev/null 2>"$work/e.err"
 code=$?
-if [ $code = 2 ] && [ "$(grep -c 'mergetrace:' "$work/e.err")" = 1 ]; then ok; else
+if [ $code = 2 ] && [ "$(grep -c 'mergetrace:' "$work/e.err")" = 1 ] &&
+  grep -qF -- "mergetrace: --local: process 1: $work/empty: no " "$work/e.err"; then ok; else
   bad "--local with an empty directory: exit $code, $(cat "$work/e.err")"
 fi
 harness_end
