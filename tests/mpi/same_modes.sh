@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The two ways mergetrace runs write the same outputs: started by hand (no
 # MPI launcher in the environment: one process that never initialises MPI,
-# mpi/procs.c) against `mpirun -n 1` and `mpirun -n 2` (MPI, MPI-IO).
+# mpi/procs.c) against `mpirun -n 1`, `-n 2` and `-n 3` (MPI, MPI-IO; 3
+# splits 8 ranks unevenly).
 # For sample jobs in both merged formats, byte for byte: report.json,
 # report.html (it holds the command line: every run has the same argv and
 # output directory, moved aside after each run), the merged trace (gzip
 # inflated first: member boundaries follow the process count; against
-# `-n 2` its lines sorted, without the comma that ends all but the last
+# `-n 2` and `-n 3` its lines sorted, without the comma that ends all but the last
 # event, since each process writes its own ranks' events
 # together) and the files written; also for a two-process Nsight Systems
 # export (read in one pass by one process, a part each by two); the summary on stdout of the run by hand equals that of
@@ -41,14 +42,14 @@ by_hand "$bin" -q --no-html -o "$work/probe" "$nsys" 2>&1 | grep -q "built witho
 rm -rf "$work/probe"
 
 i=0
-for s in sample_traces/dp8 sample_traces/pp8 tests/data/tiny $nsys; do
+for s in sample_traces/dp8 sample_traces/pp8 sample_traces/dp4-old tests/data/tiny $nsys; do
   [ -e "$s" ] || continue
   for fmt in gzip json; do
     i=$((i + 1))
     args=(--no-progress --merged-format "$fmt" -o "$work/out" "$s")
     by_hand "$bin" "${args[@]}" >"$work/hand$i.stdout" 2>"$work/hand$i.err" || bad "by hand on $s ($(head -c 300 "$work/hand$i.err"))"
     mv "$work/out" "$work/hand$i"
-    for np in 1 2; do
+    for np in 1 2 3; do
       timeout 120 "$mpiexec" --oversubscribe -n $np "$bin" "${args[@]}" >"$work/np$np-$i.stdout" 2>"$work/np$np-$i.err" ||
         bad "mpirun -n $np on $s"
       mv "$work/out" "$work/np$np-$i"
@@ -64,7 +65,7 @@ for s in sample_traces/dp8 sample_traces/pp8 tests/data/tiny $nsys; do
       fi
       # -n 1: the same bytes. -n 2: the same lines (one event per line), but
       # in the order of the processes that wrote them (mpi/merged_io.h).
-      if [ $np = 2 ]; then
+      if [ $np != 1 ]; then
         sed 's/,$//' "$work/hand$i.merged" | sort >"$work/hand$i.sorted"
         sed 's/,$//' "$work/np$np-$i.merged" | sort >"$work/np$np-$i.sorted"
         a="$work/hand$i.sorted" b="$work/np$np-$i.sorted"
