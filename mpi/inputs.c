@@ -329,7 +329,7 @@ int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *o
             size_t before = out->n;
             rc = walk(&w, paths[i], &st);
             if (!rc && out->n == before) {
-                snprintf(msg, msg_cap, "%s: no *.json, *.jsonl or *.log files (or .gz) in this directory%s", paths[i],
+                snprintf(msg, msg_cap, "%s: no *.json, *.jsonl or *.log files (or .gz) or *.sqlite exports in this directory%s", paths[i],
                          recursive ? " or below" : " (use -r for sub-directories)");
                 rc = 2;
             }

@@ -155,7 +155,7 @@ def event_ends(text):
 def case_empty_dir(R):
     d = R.d("empty")
     code, _, err = R.run([d])
-    expect(code, err, 2, re.escape("mergetrace: %s: no *.json, *.jsonl or *.log files (or .gz) in this directory "
+    expect(code, err, 2, re.escape("mergetrace: %s: no *.json, *.jsonl or *.log files (or .gz) or *.sqlite exports in this directory "
                                    "(use -r for sub-directories)" % d))
 
 
