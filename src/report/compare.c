@@ -727,6 +727,11 @@ size_t mt_compare_gates(const mt_compare_t *c, mt_gate_t *g, size_t n, bool stri
             x->measured = true;
             x->value = m->b;
             x->why = NULL;
+        } else if (!x->measured && (x->metric == MT_GATE_STEP_P50_US || x->metric == MT_GATE_STEP_P99_US)) {
+            /* mt_gates_eval's reason (no comparison) is not true here: this
+             * run has none (no ProfilerStep after the warm-up, or the steps
+             * section left out by the memory budget) */
+            x->why = "this run has no step times";
         }
         if (x->relative) {
             x->has_baseline = m && m->has_a;
