@@ -16,14 +16,63 @@
 #include "mergetrace/merge.h"
 #include "mergetrace/nsys.h"
 
-static int add(input_list_t *l, const char *path, uint64_t bytes, bool from_dir)
+static int add(input_list_t *l, const char *path, const struct stat *st, bool from_dir)
 {
     if (MT_GROW(l->files, l->cap, l->n + 1, 16))
         return -1;
     char *p = strdup(path);
     if (!p)
         return -1;
-    l->files[l->n++] = (input_file_t){.path = p, .bytes = bytes, .from_dir = from_dir};
+    l->files[l->n++] = (input_file_t){.path = p,
+                                      .bytes = (uint64_t)st->st_size,
+                                      .from_dir = from_dir,
+                                      .dev = (uint64_t)st->st_dev,
+                                      .ino = (uint64_t)st->st_ino};
+    return 0;
+}
+
+typedef struct file_id {
+    uint64_t dev, ino;
+    size_t i;
+} file_id_t;
+
+static int by_file_id(const void *a, const void *b)
+{
+    const file_id_t *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    if (x->ino != y->ino)
+        return x->ino < y->ino ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* One file under two names in l (sorted by path, each name once): the
+ * later names in path order dropped, the first one kept (named
+ * explicitly if any was). Else it would be loaded twice and its rank
+ * refused as a duplicate of itself. 0, or -1 out of memory. */
+static int drop_second_names(input_list_t *l)
+{
+    if (l->n < 2)
+        return 0;
+    file_id_t *id = malloc(l->n * sizeof *id);
+    if (!id)
+        return -1;
+    for (size_t i = 0; i < l->n; i++)
+        id[i] = (file_id_t){l->files[i].dev, l->files[i].ino, i};
+    qsort(id, l->n, sizeof *id, by_file_id);
+    for (size_t a = 0, b; a < l->n; a = b) {
+        for (b = a + 1; b < l->n && id[b].dev == id[a].dev && id[b].ino == id[a].ino; b++) {
+            l->files[id[a].i].from_dir &= l->files[id[b].i].from_dir;
+            free(l->files[id[b].i].path);
+            l->files[id[b].i].path = NULL;
+        }
+    }
+    free(id);
+    size_t k = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (l->files[i].path)
+            l->files[k++] = l->files[i];
+    l->n = k;
     return 0;
 }
 
@@ -184,7 +233,7 @@ static int walk(walk_t *w, const char *dir, const struct stat *dst)
             if (!S_ISREG(st.st_mode)) {
                 snprintf(w->msg, w->cap, "%s: not a regular file", p);
                 rc = 2;
-            } else if (add(w->l, p, (uint64_t)st.st_size, true)) {
+            } else if (add(w->l, p, &st, true)) {
                 rc = oom(w);
             }
         }
@@ -337,7 +386,7 @@ int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *o
             /* Each file is read twice (load, then merge): no pipes. */
             snprintf(msg, msg_cap, "%s: not a regular file", paths[i]);
             rc = 2;
-        } else if (add(out, paths[i], (uint64_t)st.st_size, false)) {
+        } else if (add(out, paths[i], &st, false)) {
             snprintf(msg, msg_cap, "out of memory");
             rc = 1;
         }
@@ -359,6 +408,10 @@ int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *o
         out->files[k++] = out->files[i];
     }
     out->n = k;
+    if (drop_second_names(out)) {
+        snprintf(msg, msg_cap, "out of memory");
+        return 1;
+    }
     int so = skip_own_outputs(out, msg, msg_cap);
     if (so == 2)
         return 2;
