@@ -666,10 +666,8 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         } else {
             return usage_error(print, name, "unknown option");
         }
-        /* -o may differ between the processes (process 0's is used);
-         * --local has a check of its own (load.c) */
-        if (!end_of_opts && strcmp(name, "-o") && strcmp(name, "--output") && strcmp(name, "--local") &&
-            same_add(o, name, val)) {
+        /* -o may differ between the processes (process 0's is used) */
+        if (!end_of_opts && strcmp(name, "-o") && strcmp(name, "--output") && same_add(o, name, val)) {
             if (print)
                 fputs("mergetrace: out of memory\n", stderr);
             return MT_EXIT_ERROR;
@@ -679,7 +677,13 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
     }
     if (!o->n_inputs)
         return usage_error(print, "PATH", "expected at least one trace file or directory");
-    if (same_sort(o)) {
+    /* without --local only process 0's PATHs are read: another process's
+     * must be the same (an MPMD launch that forgot --local would
+     * otherwise leave its PATHs out without a word) */
+    bool nomem = same_sort(o) != 0;
+    for (size_t i = 0; !nomem && !o->local && i < o->n_inputs; i++)
+        nomem = same_add(o, o->inputs[i], NULL) != 0;
+    if (nomem) {
         if (print)
             fputs("mergetrace: out of memory\n", stderr);
         return MT_EXIT_ERROR;

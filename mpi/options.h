@@ -62,9 +62,10 @@ typedef struct options {
     double window_a, window_b;
     char *command_line;     /* argv joined, for the report */
     /* The options that every process of a launch must share (main.c): each
-     * one given but -o and --local, as "--name" or "--name=value" under its
-     * long name, ordered by name (a repeated one in the order given), each
-     * ended by a NUL; same_len bytes in all. Owned (options_free). */
+     * one given but -o, as "--name" or "--name=value" under its
+     * long name, ordered by name (a repeated one in the order given), then
+     * without --local the PATHs as given, each ended by a NUL; same_len
+     * bytes in all. Owned (options_free). */
     char *same;
     size_t same_len;
     int64_t kernel_wait_ns; /* --kernel-wait-us (default 30 us) */

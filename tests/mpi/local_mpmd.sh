@@ -94,6 +94,15 @@ for pair in "|--rank-map $work/map.txt" "--no-merge|" "|--merged-format json" "-
     bad "options '$a' against '$b': exit $code, $(head -c 300 "$work/d$i.err")"
   fi
 done
+# an MPMD launch without --local whose processes name other PATHs: only
+# process 0's are read, so it is the same usage error (before: a job of
+# process 0's PATHs alone, exit 0, one rank missing)
+run -n 1 "$bin" -q -o "$work/nl" "$d/A" "$d/B" : -n 1 "$bin" -q -o "$work/nl" "$d/C" >/dev/null 2>"$work/nl.err"
+code=$?
+if [ $code = 64 ] && [ "$(grep -c 'mergetrace:' "$work/nl.err")" = 1 ] &&
+  grep -qF "mergetrace: process 1's options differ from process 0's: --quiet $d/C against --quiet $d/A $d/B (" "$work/nl.err"; then ok; else
+  bad "other PATHs without --local: exit $code, $(head -c 300 "$work/nl.err")"
+fi
 # the same options spelled and ordered differently, and another -o: the
 # same run, outputs in process 0's -o
 run -n 1 "$bin" -q --local --merged-format=json -o "$work/same" "$d/A" "$d/B" : \
