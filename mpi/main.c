@@ -152,7 +152,7 @@ static int same_options(MPI_Comm comm, const options_t *o, int me, int n_procs)
 {
     unsigned long long len = o->same_len;
     procs_bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
-    /* process 0's own list (NULL when it has no option but -o and --local) */
+    /* process 0's own list (NULL would be an empty one) */
     char *first = me == 0 ? o->same : malloc(len ? len : 1);
     if (comm_mpi_agree(comm, (me != 0 && first == NULL) || len > INT_MAX)) {
         if (me == 0)
@@ -189,8 +189,9 @@ int main(int argc, char **argv)
     bool use_mpi = procs_launched();
     int argc0 = argc; /* as given: a process whose command line failed alone says why from these (below) */
     char **argv0 = argv;
+    bool spoke = procs_launcher_rank() == 0; /* every process when the launcher names no rank */
     options_t o;
-    int code = options_parse(argc, argv, &o, procs_launcher_rank() == 0);
+    int code = options_parse(argc, argv, &o, spoke);
     if ((code >= 0 && !use_mpi) || (code == MT_EXIT_OK && procs_launcher_size() == 1)) {
         options_free(&o);
         return code;
@@ -209,16 +210,21 @@ int main(int argc, char **argv)
      * so one that failed alone cannot leave the others waiting in a
      * collective call. A process of an MPMD launch has its own arguments
      * (--local A : --local B): when its own stopped the run (an error,
-     * or --help / --version) and process 0's did not, it parses them
-     * again to say why, once, as process 0 would have (not "out of
-     * memory on another process", which is what process 0 said here
-     * before, whatever the cause; nothing at all for --version). */
+     * or --help / --version) with the code the run exits with, it says
+     * why itself, parsing them again with printing on. One process
+     * speaks, the first with that code, so a group of several processes
+     * sharing a bad command line says it once, and process 0's --help
+     * does not hide another's usage error (exit 64 with no message);
+     * process 0, or one that printed on the first parse (the launcher
+     * named no rank), has said it already. Before, process 0 said "out
+     * of memory on another process" whatever the cause. */
     int agreed = comm_mpi_agree(world_comm, code);
-    int code0 = code;
-    procs_bcast(&code0, 1, MPI_INT, 0, world_comm);
-    if (me != 0 && code >= MT_EXIT_OK && code0 < 0) {
+    int mine = code >= 0 && code == agreed ? me : n_procs, first = n_procs;
+    procs_allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, world_comm);
+    if (first == me && me != 0 && !spoke) {
         options_t again;
-        options_parse(argc0, argv0, &again, true);
+        if (options_parse(argc0, argv0, &again, true) != code) /* the same arguments: memory alone differs */
+            fprintf(stderr, "mergetrace: out of memory (reading the command line)\n");
         options_free(&again);
     }
     if (agreed >= 0 && code < 0)

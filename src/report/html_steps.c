@@ -211,10 +211,11 @@ static void whatif_table(mt_out_t *o, const mt_critpath_t *c)
             continue;
         }
         mt_out_html(o, x->label, strlen(x->label)); /* snprintf: NUL-terminated */
-        if (x->period_only && c->used > c->refused) { /* else refused, as the others */
+        if (x->period_only && c->used > c->refused) { /* all refused: refused, as the others */
             mt_out_printf(o, "</td><td class=\"n\">0</td><td class=\"n\"></td><td class=\"n\"></td><td class=\"n\">"
                              "</td><td class=\"n\"></td><td class=\"n\"></td><td>step time not projected on a "
-                             "pipeline: without waiting the stages drift apart (read the period)</td></tr>\n");
+                             "pipeline: without waiting the stages drift apart (%s)</td></tr>\n",
+                          c->periods ? "read the period" : "and no period: no used step follows another");
         } else if (!x->steps) {
             mt_out_printf(o, "</td><td class=\"n\">0</td><td class=\"n\"></td><td class=\"n\"></td><td class=\"n\">"
                              "</td><td class=\"n\"></td><td class=\"n\"></td><td>refused: every used step's replay "

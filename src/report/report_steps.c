@@ -316,20 +316,20 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
                   mt_cp_kind_str((mt_cp_kind_t)best), 100.0 * (double)c->kind_ns[best] / (double)c->path_ns, top_rank,
                   100.0 * (double)top_ns / (double)c->path_ns,
                   100.0 * (double)c->kind_ns[MT_CP_COMM] / (double)c->path_ns);
-    /* the best by step time; on a pipeline by its period, the pace of the
-     * job (ties: the best by step time, then the first) */
-    int bw = -1;
+    int bw = -1; /* the best by step time */
     for (int k = 0; k < MT_WI_COUNT_; k++)
         if (c->whatif[k].run && c->whatif[k].steps && (bw < 0 || c->whatif[k].gain_ns > c->whatif[bw].gain_ns))
             bw = k;
-    int bp = bw >= 0 && c->whatif[bw].carried ? bw : -1;
-    for (int k = 0; k < MT_WI_COUNT_; k++) {
-        const mt_cp_whatif_t *x = &c->whatif[k];
-        if (x->run && x->carried && c->used > c->refused && /* as bw: not when every step was refused */
-            (bp < 0 || x->period_gain_ns > c->whatif[bp].period_gain_ns))
-            bp = k;
-    }
-    if (bp >= 0) {
+    if (bw >= 0 && c->whatif[bw].carried) {
+        /* a pipeline: the best by its period, the pace of the job ("comm"
+         * too, which projects the period alone; ties stay with the best by
+         * step time). None when every used step is refused (bw < 0): the
+         * replay is no prediction then, as report.html's rows say. */
+        int bp = bw;
+        for (int k = 0; k < MT_WI_COUNT_; k++)
+            if (c->whatif[k].run && c->whatif[k].carried &&
+                c->whatif[k].period_gain_ns > c->whatif[bp].period_gain_ns)
+                bp = k;
         const mt_cp_whatif_t *x = &c->whatif[bp];
         mt_fmt_time(a, sizeof a, x->period_p50_ns);
         mt_fmt_time(b, sizeof b, x->period_gain_ns);

@@ -369,7 +369,7 @@ def check_html(name, page, truth, got, plain_truth, fast_truth, errors):
             errors.append("%s: what-if %s step_projection %s on a %s" % (name, sc, w.get("step_projection"),
                                                                           "pipeline" if pipe else "non-pipeline"))
         if w.get("step_projection") is False:
-            if "p50_us" in w or w["steps"] != 0 or not row or row[4] != "" \
+            if "p50_us" in w or "gain_us" in w or w["steps"] != 0 or not row or row[4] != "" \
                     or not row[-1].startswith("step time not projected on a pipeline"):
                 errors.append("%s: what-if %s without a step projection: %s, table row %s" % (name, sc, w, row))
             if any(sc in s.get("what_if_us", {}) for s in got["per_step"]):

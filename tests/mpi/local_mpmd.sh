@@ -10,7 +10,8 @@
 # (as when it is on process 0's disk alone: the others send their parts to
 # process 0). Also: three processes over three directories, a process
 # given --local when another is not (exit 64, no hang), a bad option on
-# process 1 alone (exit 64, its own message once), options that differ
+# process 1 alone, on processes 1 and 2 of one group, and beside --help on
+# process 0 (exit 64, the bad option's message once), options that differ
 # between the processes (exit 64, one message, no hang; -o and option
 # spelling or order may differ), one directory given to both processes
 # (exit 2, the duplicate named with the process that listed each), and a
@@ -74,6 +75,23 @@ code=$?
 if [ $code = 64 ] && [ "$(grep -c 'mergetrace:' "$work/bo.err")" = 1 ] &&
   grep -q -- '--memory-budget: expected a size' "$work/bo.err"; then ok; else
   bad "a bad option on process 1: exit $code, $(cat "$work/bo.err")"
+fi
+# the same bad option on two processes of one group: said once, not twice
+run -n 1 "$bin" -q --local -o "$work/bo2" "$d/A" : -n 2 "$bin" -q --local --memory-budget 12Q -o "$work/bo2" "$d/B" \
+  >/dev/null 2>"$work/bo2.err"
+code=$?
+if [ $code = 64 ] && [ "$(grep -c 'mergetrace:' "$work/bo2.err")" = 1 ] &&
+  grep -q -- '--memory-budget: expected a size' "$work/bo2.err"; then ok; else
+  bad "a bad option on processes 1 and 2: exit $code, $(cat "$work/bo2.err")"
+fi
+# --help on process 0, a bad option on process 1: the help, and exit 64
+# with process 1's message (not exit 64 with none)
+run -n 1 "$bin" -q --local --help -o "$work/bo3" "$d/A" : -n 1 "$bin" -q --local --memory-budget 12Q -o "$work/bo3" \
+  "$d/B" >"$work/bo3.out" 2>"$work/bo3.err"
+code=$?
+if [ $code = 64 ] && grep -q '^Usage: mergetrace' "$work/bo3.out" && [ "$(grep -c 'mergetrace:' "$work/bo3.err")" = 1 ] &&
+  grep -q -- '--memory-budget: expected a size' "$work/bo3.err"; then ok; else
+  bad "--help on process 0, a bad option on process 1: exit $code, $(cat "$work/bo3.err")"
 fi
 # options that differ between the processes (but -o and the PATHs): each
 # decides which collective calls a process makes, so they must be the

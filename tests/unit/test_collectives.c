@@ -375,10 +375,6 @@ static void crow_source(mt_cinst_t *r, size_t i, uint64_t *st)
     r->dtype_id = hand ? (i % 2 ? 0 : UINT32_MAX) : (uint32_t)tu_rand(st);
 }
 
-/* mt_crow_compact in place: every kept field of every row equal to its
- * source row's, for no row, one, and many (past the first rows, whose
- * compact slots overlap their own sources), and still so once the block
- * is shrunk as mt_align_job does. */
 /* More rows than the members' 32-bit indices hold: refused before any
  * row is read or any table allocated (rows here is one row; reading a
  * second would be out of bounds, which ASan would report). */
@@ -398,6 +394,59 @@ static void test_match_rows_limit(void **state)
     assert_null(keys);
 }
 
+/* Process 0 of two whose own share is no row, while the other process
+ * says it holds 4,294,967,296: the gathered counts are all a process
+ * reads of the job's size, so a comm that reports them is enough. */
+static int lim_gathers;
+static mt_status_t lim_gatherv(void *ctx, const void *send, size_t len, void **recv, size_t *recv_len, int root)
+{
+    (void)ctx, (void)root;
+    uint64_t counts[2] = {0, (uint64_t)UINT32_MAX + 1};
+    size_t n = lim_gathers++ == 1 ? sizeof counts : len; /* the second gather: the row counts */
+    *recv = malloc(n ? n : 1);
+    assert_non_null(*recv);
+    memcpy(*recv, n == len ? send : counts, n);
+    *recv_len = n;
+    return MT_OK;
+}
+static mt_status_t lim_bcast(void *ctx, void *buf, size_t len, int root)
+{
+    (void)ctx, (void)buf, (void)len, (void)root;
+    return MT_OK;
+}
+static mt_status_t lim_max(void *ctx, int64_t *v, size_t n)
+{
+    (void)ctx, (void)v, (void)n;
+    return MT_OK;
+}
+static mt_status_t lim_alltoallv(void *ctx, const void *send, const size_t *send_lens, void **recv, size_t *recv_lens)
+{
+    (void)ctx, (void)send, (void)send_lens, (void)recv_lens;
+    *recv = NULL;
+    return MT_ERR_NOMEM; /* the rows would move here: too late */
+}
+
+/* mt_align_job's sharded match: a job of more rows than UINT32_MAX is
+ * MT_ERR_LIMIT with the count, before any row moves. */
+static void test_align_rows_limit(void **state)
+{
+    (void)state;
+    mt_comm_t comm = {.rank = 0, .size = 2, .gatherv = lim_gatherv, .bcast = lim_bcast, .allreduce_max = lim_max,
+                      .alltoallv = lim_alltoallv};
+    lim_gathers = 0;
+    mt_align_result_t res;
+    mt_error_t err;
+    mt_error_clear(&err);
+    int32_t ranks[1] = {0};
+    assert_int_equal(mt_align_job(&comm, NULL, 0, NULL, ranks, 1, NULL, &res, &err), MT_ERR_LIMIT);
+    assert_int_equal(lim_gathers, 2);
+    assert_non_null(strstr(err.msg, "4294967296 collective rows in the job; the match holds at most 4294967295"));
+}
+
+/* mt_crow_compact in place: every kept field of every row equal to its
+ * source row's, for no row, one, and many (past the first rows, whose
+ * compact slots overlap their own sources), and still so once the block
+ * is shrunk as mt_align_job does. */
 static void test_crow_compact(void **state)
 {
     (void)state;
@@ -721,6 +770,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_clock_map),
         cmocka_unit_test(test_match_rows_limit),
+        cmocka_unit_test(test_align_rows_limit),
         cmocka_unit_test(test_extract),
         cmocka_unit_test(test_extract_gloo),
         cmocka_unit_test(test_fit_exact_ns),

@@ -385,6 +385,80 @@ static void test_root_causes(void **state)
     free(c);
 }
 
+/* What-ifs on a pipeline from a hand-built result (4 used steps, period
+ * p50 4 ms measured): the terminal's best what-if and report.html's rows.
+ * "comm" projects the period alone. Straggler, comm and launch all gain
+ * 500 us of period: the tie goes to the best by step time (launch, 2 ms
+ * against 1 ms), not to the first; comm at 600 us wins with no step p50.
+ * Every used step refused: no best what-if, and comm's row is refused
+ * like the others', with no period row. */
+static void test_pipeline_whatif(void **state)
+{
+    (void)state;
+    mt_critpath_t *c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    c->used = 4;
+    c->path_ns = 40000000;
+    c->kind_ns[MT_CP_COMPUTE] = 40000000;
+    c->periods = 3;
+    c->period_p50_ns = 4000000;
+    mt_cp_whatif_t *s = &c->whatif[MT_WI_STRAGGLER], *m = &c->whatif[MT_WI_COMM], *l = &c->whatif[MT_WI_LAUNCH];
+    *s = (mt_cp_whatif_t){.run = true, .carried = true, .steps = 4, .p50_ns = 9000000, .gain_ns = 1000000,
+                          .period_p50_ns = 3500000, .period_gain_ns = 500000};
+    *m = (mt_cp_whatif_t){.run = true, .carried = true, .period_only = true, .period_p50_ns = 3500000,
+                          .period_gain_ns = 500000};
+    *l = (mt_cp_whatif_t){.run = true, .carried = true, .steps = 4, .p50_ns = 8000000, .gain_ns = 2000000,
+                          .period_p50_ns = 3500000, .period_gain_ns = 500000};
+    snprintf(s->label, sizeof s->label, "rank 1 at the median rank's speed");
+    snprintf(m->label, sizeof m->label, "communication at its transfer time, no waiting");
+    snprintf(l->label, sizeof l->label, "no host launch gaps");
+    mt_buf_t b = {0};
+    assert_int_equal(mt_report_steps_text(c, mt_buf_write, &b), MT_OK);
+    assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
+    has(b.data, "best what-if: no host launch gaps -> period p50 3.50 ms (500.0 us faster; step p50 8.00 ms), if");
+    free(b.data);
+    m->period_p50_ns = 3400000;
+    m->period_gain_ns = 600000;
+    b = (mt_buf_t){0};
+    assert_int_equal(mt_report_steps_text(c, mt_buf_write, &b), MT_OK);
+    assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
+    has(b.data, "best what-if: communication at its transfer time, no waiting -> period p50 3.40 ms (600.0 us "
+                "faster), if the dependencies stay the same\n");
+    free(b.data);
+    b = (mt_buf_t){0};
+    assert_int_equal(mt_report_steps_html(c, mt_buf_write, &b), MT_OK);
+    assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
+    /* comm's row: its 9 cells, then its period row; 9 cells in each */
+    has(b.data, "<tr data-scenario=\"comm_at_transfer\"><td>comm_at_transfer</td><td>communication at its "
+                "transfer time, no waiting</td><td class=\"n\">0</td><td class=\"n\"></td><td class=\"n\"></td>"
+                "<td class=\"n\"></td><td class=\"n\"></td><td class=\"n\"></td><td>step time not projected on "
+                "a pipeline: without waiting the stages drift apart (read the period)</td></tr>\n"
+                "<tr data-scenario=\"comm_at_transfer:period\"><td>comm_at_transfer</td><td>the same (period)</td>"
+                "<td class=\"n\">3</td><td class=\"n\">4000.000</td><td class=\"n\">3400.000</td><td class=\"n\">"
+                "600.000</td><td class=\"n\">15.00</td>");
+    free(b.data);
+    /* every used step refused */
+    c->refused = 4;
+    s->steps = l->steps = 0;
+    s->p50_ns = s->gain_ns = l->p50_ns = l->gain_ns = 0;
+    b = (mt_buf_t){0};
+    assert_int_equal(mt_report_steps_text(c, mt_buf_write, &b), MT_OK);
+    assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
+    assert_null(strstr(b.data, "best what-if"));
+    free(b.data);
+    b = (mt_buf_t){0};
+    assert_int_equal(mt_report_steps_html(c, mt_buf_write, &b), MT_OK);
+    assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
+    has(b.data, "<tr data-scenario=\"comm_at_transfer\"><td>comm_at_transfer</td><td>communication at its "
+                "transfer time, no waiting</td><td class=\"n\">0</td><td class=\"n\"></td><td class=\"n\"></td>"
+                "<td class=\"n\"></td><td class=\"n\"></td><td class=\"n\"></td><td>refused: every used step's "
+                "replay error is above 5 %</td></tr>\n");
+    assert_null(strstr(b.data, "data-scenario=\"comm_at_transfer:period\""));
+    assert_null(strstr(b.data, "step time not projected"));
+    free(b.data);
+    free(c);
+}
+
 /* The pipeline and gates sections: a hand-built two-stage pipeline of
  * three chunks (the first a warm-up) whose stage names and note carry
  * markup, and one gate of each outcome. */
@@ -579,6 +653,7 @@ int main(void)
         cmocka_unit_test(test_report),         cmocka_unit_test(test_report_empty),
         cmocka_unit_test(test_views),         cmocka_unit_test(test_heat_cap),
         cmocka_unit_test(test_pipeline_section), cmocka_unit_test(test_root_causes),
+        cmocka_unit_test(test_pipeline_whatif),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
