@@ -25,31 +25,32 @@ static int add(input_list_t *l, const char *path, const struct stat *st, bool fr
         return -1;
     l->files[l->n++] = (input_file_t){.path = p,
                                       .bytes = (uint64_t)st->st_size,
-                                      .from_dir = from_dir,
-                                      .dev = (uint64_t)st->st_dev,
-                                      .ino = (uint64_t)st->st_ino};
+                                      .from_dir = from_dir};
     return 0;
 }
 
 typedef struct file_id {
-    uint64_t dev, ino;
+    char *real; /* realpath(): NULL when it failed (the file is then kept) */
     size_t i;
 } file_id_t;
 
-static int by_file_id(const void *a, const void *b)
+static int by_real(const void *a, const void *b)
 {
     const file_id_t *x = a, *y = b;
-    if (x->dev != y->dev)
-        return x->dev < y->dev ? -1 : 1;
-    if (x->ino != y->ino)
-        return x->ino < y->ino ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
+    if (!x->real || !y->real)
+        return x->real ? -1 : y->real ? 1 : (x->i > y->i) - (x->i < y->i);
+    int c = strcmp(x->real, y->real);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
 /* One file under two names in l (sorted by path, each name once): the
  * later names in path order dropped, the first one kept (named
  * explicitly if any was). Else it would be loaded twice and its rank
- * refused as a duplicate of itself. 0, or -1 out of memory. */
+ * refused as a duplicate of itself. By realpath(), not by device and
+ * inode: a network or FUSE file system may give two files one inode
+ * number, and a rank dropped for that would go without a word; a hard
+ * link (two paths, one inode) stays two files, refused as a duplicate
+ * rank with both names. 0, or -1 out of memory. */
 static int drop_second_names(input_list_t *l)
 {
     if (l->n < 2)
@@ -58,15 +59,17 @@ static int drop_second_names(input_list_t *l)
     if (!id)
         return -1;
     for (size_t i = 0; i < l->n; i++)
-        id[i] = (file_id_t){l->files[i].dev, l->files[i].ino, i};
-    qsort(id, l->n, sizeof *id, by_file_id);
+        id[i] = (file_id_t){realpath(l->files[i].path, NULL), i};
+    qsort(id, l->n, sizeof *id, by_real);
     for (size_t a = 0, b; a < l->n; a = b) {
-        for (b = a + 1; b < l->n && id[b].dev == id[a].dev && id[b].ino == id[a].ino; b++) {
+        for (b = a + 1; b < l->n && id[a].real && id[b].real && !strcmp(id[a].real, id[b].real); b++) {
             l->files[id[a].i].from_dir &= l->files[id[b].i].from_dir;
             free(l->files[id[b].i].path);
             l->files[id[b].i].path = NULL;
         }
     }
+    for (size_t i = 0; i < l->n; i++)
+        free(id[i].real);
     free(id);
     size_t k = 0;
     for (size_t i = 0; i < l->n; i++)

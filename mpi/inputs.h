@@ -12,7 +12,6 @@ typedef struct input_file {
     uint64_t bytes;
     int owner;        /* process that loads it */
     bool from_dir;    /* found in a directory (not named on the command line) */
-    uint64_t dev, ino; /* inputs_collect's own, to read a file named twice once; not shared */
 } input_file_t;
 
 /* A path left out before loading, to be listed: one of mergetrace's own
@@ -35,7 +34,7 @@ typedef struct input_list {
  * when recursive: each directory once, by device and inode, so a link
  * into a directory already read is not followed, and listed in
  * out->skipped), sorted by path; a file named twice, under one name or
- * two (./t/a.json and t/a.json, a link: by device and inode), is listed
+ * two (./t/a.json and t/a.json, a symbolic link: by realpath()), is listed
  * once, under its first name in path order. Files that are mergetrace's own outputs
  * (report.json, the merged trace, timings.json: by their first bytes) go
  * to out->skipped instead. On error writes a one-line message to msg and
