@@ -227,6 +227,21 @@ int main(int argc, char **argv)
             fprintf(stderr, "mergetrace: out of memory (reading the command line)\n");
         options_free(&again);
     }
+    /* --help or --version on some processes of a launch, an analysis on
+     * the others: that launch analyses nothing, which exit 0 would pass
+     * off as a run that worked (a CI step, say): a usage error, said by
+     * the process that printed the help or version */
+    int lowest = code;
+    procs_allreduce(&code, &lowest, 1, MPI_INT, MPI_MIN, world_comm);
+    if (agreed == MT_EXIT_OK && lowest < 0) {
+        if (first == me)
+            fprintf(stderr,
+                    "mergetrace: process %d was given --help or --version and another process a job: nothing "
+                    "analysed (give every process the same options)\n",
+                    me);
+        agreed = MT_EXIT_USAGE;
+        code = MT_EXIT_USAGE;
+    }
     if (agreed >= 0 && code < 0)
         code = agreed;
     if (code < 0 && n_procs > 1)

@@ -93,6 +93,17 @@ if [ $code = 64 ] && grep -q '^Usage: mergetrace' "$work/bo3.out" && [ "$(grep -
   grep -q -- '--memory-budget: expected a size' "$work/bo3.err"; then ok; else
   bad "--help on process 0, a bad option on process 1: exit $code, $(cat "$work/bo3.err")"
 fi
+# --version on process 1 alone: the version, then exit 64 with one line
+# (it used to exit 0 having analysed nothing, which a CI step takes for a
+# run that worked)
+run -n 1 "$bin" -q --local -o "$work/bo4" "$d/A" : -n 1 "$bin" -q --local --version -o "$work/bo4" "$d/B" \
+  >"$work/bo4.out" 2>"$work/bo4.err"
+code=$?
+if [ $code = 64 ] && grep -q '^mergetrace [0-9]' "$work/bo4.out" && [ "$(grep -c 'mergetrace:' "$work/bo4.err")" = 1 ] &&
+  grep -q 'process 1 was given --help or --version and another process a job' "$work/bo4.err" &&
+  [ ! -e "$work/bo4/report.json" ]; then ok; else
+  bad "--version on process 1 alone: exit $code, $(cat "$work/bo4.err")"
+fi
 # options that differ between the processes (but -o and the PATHs): each
 # decides which collective calls a process makes, so they must be the
 # same. Exit 64 with one message naming both option lists, no hang (before:
