@@ -145,9 +145,9 @@ static const char *same_text(const char *same, size_t len, char *buf, size_t cap
  * broadcast, --no-merge on process 0 alone for the merged write;
  * --merged-format json on process 1 alone ended in MPI_ERR_TRUNCATE), so
  * they must agree; only -o (process 0's is used) and, with --local, the
- * PATHs may differ (without it only process 0's are read). Returns -1 to go on, or MT_EXIT_USAGE (MT_EXIT_ERROR
- * out of memory) everywhere after the lowest process whose options differ
- * said which. */
+ * PATHs may differ (without it only process 0's are read). Returns -1 to
+ * go on, or MT_EXIT_USAGE (MT_EXIT_ERROR out of memory) everywhere after
+ * the lowest process whose options differ said which. */
 static int same_options(MPI_Comm comm, const options_t *o, int me, int n_procs)
 {
     unsigned long long len = o->same_len;

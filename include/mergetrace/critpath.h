@@ -267,8 +267,8 @@ typedef struct mt_cp_whatif {
      * own pace and a chunk's work on the stages drifts apart: the step, its
      * earliest start to its latest end, then grows from step to step
      * (sample_traces/pp8 before: 6.9 to 14.5 ms over the used steps 11-21,
-     * measured 7.6 to 7.9) and is no
-     * prediction; the period, the slowest stage's own pace, is. */
+     * measured 7.6 to 7.9) and is no prediction; the period, the slowest
+     * stage's own pace, is. */
     bool period_only;
     int64_t period_p50_ns;     /* p50 of the projected periods (mt_critpath_t.periods of them) */
     int64_t period_gain_ns;    /* mt_critpath_t.period_p50_ns - period_p50_ns */
