@@ -381,8 +381,9 @@ int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *o
             size_t before = out->n;
             rc = walk(&w, paths[i], &st);
             if (!rc && out->n == before) {
-                snprintf(msg, msg_cap, "%s: no *.json, *.jsonl or *.log files (or .gz) or *.sqlite exports in this directory%s", paths[i],
-                         recursive ? " or below" : " (use -r for sub-directories)");
+                snprintf(msg, msg_cap,
+                         "%s: no *.json, *.jsonl or *.log files (or .gz) or *.sqlite exports in this directory%s",
+                         paths[i], recursive ? " or below" : " (use -r for sub-directories)");
                 rc = 2;
             }
         } else if (!S_ISREG(st.st_mode)) {
