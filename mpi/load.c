@@ -4,12 +4,14 @@
  * ProfilerStep ranges, packed analyses, the merged write's first pass); a
  * process that fails tells the others at once, everyone agrees on failure,
  * and the per-file results are gathered on process 0. */
-#define _POSIX_C_SOURCE 200809L /* strdup */
+#define _DEFAULT_SOURCE /* strdup, realpath, gethostname, st_mtim */
 #include "load.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "comm_mpi.h"
 #include "heap.h"
@@ -115,12 +117,109 @@ static int by_path_then_owner(const void *a, const void *b)
     return c ? c : (x->owner > y->owner) - (x->owner < y->owner);
 }
 
+/* --local: a file's identity, to tell one file listed by several
+ * processes of a node (mpirun -n 16 on two nodes, every process given
+ * /local/traces) from two files under one path on two nodes. The host
+ * name (MERGETRACE_NODE=NAME instead: containers of one host that see
+ * different files under one path, or the tests standing for two nodes),
+ * the real path, device, inode, size and modification time must all be
+ * equal: a file system that reuses inode numbers, or a real path on two
+ * hosts, cannot make two files one. */
+typedef struct local_rec {
+    input_file_t f;
+    const char *key; /* host, NUL, real path ("" when realpath failed: never one with another), NUL */
+    uint64_t dev, ino;
+    int64_t mtime_ns;
+} local_rec_t;
+
+static int by_identity(const void *a, const void *b)
+{
+    const local_rec_t *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    if (!c)
+        c = strcmp(x->key + strlen(x->key) + 1, y->key + strlen(y->key) + 1);
+    if (!c)
+        c = x->dev != y->dev ? (x->dev < y->dev ? -1 : 1) : x->ino != y->ino ? (x->ino < y->ino ? -1 : 1) : 0;
+    if (!c)
+        c = x->f.bytes != y->f.bytes ? (x->f.bytes < y->f.bytes ? -1 : 1)
+            : x->mtime_ns != y->mtime_ns ? (x->mtime_ns < y->mtime_ns ? -1 : 1) : 0;
+    return c ? c : (x->f.owner > y->f.owner) - (x->f.owner < y->f.owner);
+}
+
+static bool same_file(const local_rec_t *x, const local_rec_t *y)
+{
+    const char *rx = x->key + strlen(x->key) + 1;
+    return *rx && x->dev == y->dev && x->ino == y->ino && x->f.bytes == y->f.bytes && x->mtime_ns == y->mtime_ns &&
+           !strcmp(x->key, y->key) && !strcmp(rx, y->key + strlen(y->key) + 1);
+}
+
+/* A file listed by several processes: its size and its first record. */
+typedef struct shared_grp {
+    uint64_t bytes;
+    size_t at;
+} shared_grp_t;
+
+static int larger_first(const void *a, const void *b)
+{
+    const shared_grp_t *x = a, *y = b;
+    return x->bytes != y->bytes ? (x->bytes > y->bytes ? -1 : 1) : (x->at > y->at) - (x->at < y->at);
+}
+
+/* Process 0: each file listed by several processes of one node kept once,
+ * with the one of them that has the fewest bytes to load so far (files
+ * listed by one process first, then the shared ones largest first), so
+ * the processes of a node share its files as those of a shared file
+ * system do (inputs_assign). Frees the dropped records' paths; returns the
+ * count kept (rec compacted) or -1 out of memory. */
+static long share_node_files(local_rec_t *rec, size_t n, int n_procs)
+{
+    qsort(rec, n, sizeof *rec, by_identity);
+    uint64_t *load = calloc((size_t)n_procs, sizeof *load);
+    shared_grp_t *grp = malloc((n ? n : 1) * sizeof *grp);
+    if (!load || !grp) {
+        free(load);
+        free(grp);
+        return -1;
+    }
+    size_t n_grp = 0;
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && same_file(&rec[a], &rec[b]); b++)
+            ;
+        if (b - a == 1)
+            load[rec[a].f.owner] += rec[a].f.bytes;
+        else
+            grp[n_grp++] = (shared_grp_t){rec[a].f.bytes, a};
+    }
+    qsort(grp, n_grp, sizeof *grp, larger_first); /* ties in identity order */
+    for (size_t g = 0; g < n_grp; g++) {
+        size_t a = grp[g].at, best = a;
+        for (size_t b = a + 1; b < n && same_file(&rec[a], &rec[b]); b++)
+            if (load[rec[b].f.owner] < load[rec[best].f.owner])
+                best = b;
+        load[rec[best].f.owner] += rec[best].f.bytes;
+        for (size_t b = a; b < n && (b == a || same_file(&rec[a], &rec[b])); b++)
+            if (b != best) {
+                free(rec[b].f.path);
+                rec[b].f.path = NULL;
+            }
+    }
+    free(load);
+    free(grp);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rec[i].f.path)
+            rec[k++] = rec[i];
+    return (long)k;
+}
+
 /* --local, collective: every process expands its own PATHs, and process 0
  * gets the union, sorted by path (then process) as one process would list
- * it, each file owned by the process that listed it. Returns 0, or the
- * exit code (the same everywhere) after the lowest failing process said
- * why. Records: uint64 bytes, int32 owner, uint8 from_dir, the path and
- * its NUL. */
+ * it, each file owned by the process that listed it (one listed by several
+ * processes of a node: by one of them, share_node_files). Returns 0, or
+ * the exit code (the same everywhere) after the lowest failing process
+ * said why. Records: uint64 bytes, dev, inode, int64 mtime (ns), int32
+ * owner, uint8 from_dir, then the host name, the real path and the path,
+ * each with its NUL. */
 static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files, int me, int n_procs)
 {
     mt_comm_t mc = *mt_comm_serial();
@@ -128,17 +227,29 @@ static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files,
         comm_mpi_init(&mc, &comm);
     char msg[1400] = "";
     int rc = inputs_collect(o->inputs, o->n_inputs, o->recursive, files, msg, sizeof msg);
+    char host[256] = "";
+    const char *env = getenv("MERGETRACE_NODE");
+    if (env && *env)
+        snprintf(host, sizeof host, "%s", env);
+    else if (gethostname(host, sizeof host - 1) != 0)
+        host[0] = '\0'; /* then the other fields still tell two files apart */
     mt_buf_t b = {0};
     for (size_t i = 0; !rc && i < files->n; i++) {
         const input_file_t *f = &files->files[i];
-        uint64_t bytes = f->bytes;
+        struct stat st;
+        char *real = stat(f->path, &st) == 0 ? realpath(f->path, NULL) : NULL;
+        uint64_t head[4] = {f->bytes, real ? (uint64_t)st.st_dev : 0, real ? (uint64_t)st.st_ino : 0,
+                            real ? (uint64_t)((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec) : 0};
         int32_t owner = me;
         uint8_t from_dir = f->from_dir;
-        if (mt_buf_append(&b, &bytes, sizeof bytes) || mt_buf_append(&b, &owner, sizeof owner) ||
-            mt_buf_append(&b, &from_dir, 1) || mt_buf_append(&b, f->path, strlen(f->path) + 1)) {
+        if (mt_buf_append(&b, head, sizeof head) || mt_buf_append(&b, &owner, sizeof owner) ||
+            mt_buf_append(&b, &from_dir, 1) || mt_buf_append(&b, host, strlen(host) + 1) ||
+            mt_buf_append(&b, real ? real : "", real ? strlen(real) + 1 : 1) ||
+            mt_buf_append(&b, f->path, strlen(f->path) + 1)) {
             snprintf(msg, sizeof msg, "out of memory");
             rc = 1;
         }
+        free(real);
     }
     int cand = rc ? me : n_procs, first = n_procs;
     procs_allreduce(&cand, &first, 1, MPI_INT, MPI_MIN, comm);
@@ -159,23 +270,49 @@ static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files,
         inputs_free(files); /* the shared list comes from process 0 */
     if (me == 0 && !bad) {
         inputs_free(files);
+        local_rec_t *rec = NULL;
+        size_t n = 0, cap = 0;
         for (size_t off = 0; !bad && off < len;) {
             const char *p = (const char *)all + off;
-            input_file_t f = {0};
+            local_rec_t r = {0};
+            uint64_t head[4];
             int32_t owner;
-            memcpy(&f.bytes, p, sizeof f.bytes);
-            memcpy(&owner, p + 8, sizeof owner);
-            f.owner = owner;
-            f.from_dir = p[12] != 0;
-            f.path = strdup(p + 13);
-            off += 13 + strlen(p + 13) + 1;
-            if (!f.path || MT_GROW(files->files, files->cap, files->n + 1, 64) != MT_OK) {
-                free(f.path);
+            memcpy(head, p, sizeof head);
+            memcpy(&owner, p + 32, sizeof owner);
+            r.f.bytes = head[0];
+            r.dev = head[1];
+            r.ino = head[2];
+            r.mtime_ns = (int64_t)head[3];
+            r.f.owner = owner;
+            r.f.from_dir = p[36] != 0;
+            r.key = p + 37; /* host, real path: in all, alive until the end */
+            const char *path = r.key + strlen(r.key) + 1;
+            path += strlen(path) + 1;
+            r.f.path = strdup(path);
+            off = (size_t)(path - (const char *)all) + strlen(path) + 1;
+            if (!r.f.path || MT_GROW(rec, cap, n + 1, 64) != MT_OK) {
+                free(r.f.path);
                 bad = 1;
             } else {
-                files->files[files->n++] = f;
+                rec[n++] = r;
             }
         }
+        long kept = bad ? -1 : share_node_files(rec, n, n_procs);
+        if (kept < 0) {
+            for (size_t i = 0; i < n; i++)
+                free(rec[i].f.path);
+            bad = 1;
+        }
+        for (long i = 0; i < kept && !bad; i++) {
+            if (MT_GROW(files->files, files->cap, files->n + 1, 64) != MT_OK) {
+                for (long k = i; k < kept; k++)
+                    free(rec[k].f.path);
+                bad = 1;
+            } else {
+                files->files[files->n++] = rec[i].f;
+            }
+        }
+        free(rec);
         if (!bad)
             qsort(files->files, files->n, sizeof *files->files, by_path_then_owner);
     }

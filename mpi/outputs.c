@@ -668,8 +668,8 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
     return code;
 }
 
-int outputs_timings(MPI_Comm comm, const options_t *o, const local_t *L, const job_t *j, const merged_out_t *m,
-                    phase_times_t *pt, double t_start, bool wrote_outputs, int code)
+int outputs_timings(MPI_Comm comm, const options_t *o, const input_list_t *files, const local_t *L, const job_t *j,
+                    const merged_out_t *m, phase_times_t *pt, double t_start, bool wrote_outputs, int code)
 {
     int me, n_procs;
     procs_comm_rank(comm, &me);
@@ -688,11 +688,18 @@ int outputs_timings(MPI_Comm comm, const options_t *o, const local_t *L, const j
         js.json_bytes += j->res[i].sum.bytes_json;
         js.events += j->res[i].sum.events;
     }
+    /* the share of the files: every process has the list with its owners */
+    uint64_t *per = me == 0 ? calloc((size_t)n_procs, sizeof *per) : NULL;
+    for (size_t i = 0; per && i < files->n; i++)
+        if (files->files[i].owner >= 0 && files->files[i].owner < n_procs)
+            per[files->files[i].owner]++;
+    js.files = per;
     char msg[1400] = "";
     if (timings_report(comm, pt, &js, n_procs, wrote_outputs ? o->out_dir : NULL, msg, sizeof msg)) {
         fprintf(stderr, "mergetrace: %s\n", msg);
         if (code == MT_EXIT_OK)
             code = MT_EXIT_ERROR;
     }
+    free(per);
     return code;
 }

@@ -72,7 +72,8 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
  * timings.json beside the outputs when wrote_outputs. Returns code, or
  * MT_EXIT_ERROR when timings.json could not be written on a run that had
  * succeeded. */
-int outputs_timings(MPI_Comm comm, const options_t *o, const local_t *L, const job_t *j, const merged_out_t *m,
+int outputs_timings(MPI_Comm comm, const options_t *o, const input_list_t *files, const local_t *L, const job_t *j,
+                    const merged_out_t *m,
                     phase_times_t *pt, double t_start, bool wrote_outputs, int code);
 
 #endif

@@ -107,6 +107,12 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
             mine->plan.rss / 1e6, mine->plan.without / 1e6, mine->plan.with / 1e6,
             (unsigned long long)mine->plan.acts, (unsigned long long)mine->plan.rows, budget,
             mine->plan.skipped ? ": critical path left out" : "", p0 / 1e6);
+    if (size->files && n_procs > 1) { /* how the files were shared (--local: by node, share_node_files) */
+        fprintf(stderr, "  files         per process, from process 0:");
+        for (int p = 0; p < n_procs && p < 16; p++)
+            fprintf(stderr, "%s %llu", p ? "," : "", (unsigned long long)size->files[p]);
+        fprintf(stderr, "%s\n", n_procs > 16 ? ", ... (timings.json: every process)" : "");
+    }
     fprintf(stderr, "  load rate     %9.1f MB/s, %.2f M events/s\n", load > 0 ? mb / load : 0.0,
             load > 0 ? (double)size->events / 1e6 / load : 0.0);
     fprintf(stderr, "  peak RSS      %9.1f MB on process %d (%.2fx its largest trace, %.1f MB)\n", peak.v / 1e6,
@@ -144,7 +150,10 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
             mine->plan.skipped ? "true" : "false", (unsigned long long)p0);
     fprintf(f, "},\n  \"match_processes\": %d,\n  \"merged_deflate_threads\": %d,\n", mine->match_procs > 0 ? mine->match_procs : 1,
             helpers);
-    fprintf(f, "  \"peak_rss_bytes\": %ld,\n  \"peak_rss_process\": %d,\n", peak.v, peak.who);
+    fprintf(f, "  \"files_per_process\": [");
+    for (int p = 0; size->files && p < n_procs; p++)
+        fprintf(f, "%s%llu", p ? ", " : "", (unsigned long long)size->files[p]);
+    fprintf(f, "],\n  \"peak_rss_bytes\": %ld,\n  \"peak_rss_process\": %d,\n", peak.v, peak.who);
     fprintf(f, "  \"largest_trace_bytes\": %llu,\n  \"largest_trace_on_peak_process_bytes\": %llu\n}\n",
             (unsigned long long)largest_all, (unsigned long long)largest_on_peak);
     int bad = ferror(f) != 0;

@@ -51,6 +51,7 @@ typedef struct phase_times {
 typedef struct job_size {
     uint64_t ranks, json_bytes, events;
     uint64_t largest_trace; /* JSON bytes of the largest single trace this process loaded */
+    const uint64_t *files;  /* process 0: input files given to each process (n_procs); NULL: not known */
 } job_size_t;
 
 /* Peak resident set of this process so far, in bytes (getrusage). */

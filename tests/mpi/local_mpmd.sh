@@ -146,10 +146,27 @@ run -n 1 "$bin" --local -o "$work/bare" "$d/A" "$d/B" : -n 1 "$bin" --local -o "
 if cmp -s "$d/ref-gzip/report.json" "$work/bare/report.json" && [ ! -e "$work/bare1" ]; then ok; else
   bad "only --local and -o: not the outputs of one run in process 0's -o"
 fi
-# one directory given to both processes: every rank twice, with one path;
-# the message says which process listed each (it named the same path twice)
-run -n 1 "$bin" -q --local -o "$work/twice" "$d/A" : -n 1 "$bin" -q --local -o "$work/twice" "$d/A" >/dev/null \
-  2>"$work/twice.err"
+# several processes of one node given one directory (mpirun -n 16 on two
+# nodes, every process given /local/traces): each file loaded once, by one
+# of the processes that listed it, the node's files shared among them; the
+# same report.json and merged trace as one run by hand (before: every rank
+# refused as a duplicate of itself, exit 2)
+for n in 2 3; do
+  out=$d/node-$n
+  run -n $n "$bin" -q --local --timings -o "$out" "$d/A" "$d/B" "$d/C" >/dev/null 2>"$out.err" ||
+    bad "-n $n --local on one node: $(head -c 300 "$out.err")"
+  if cmp -s "$d/ref-gzip/report.json" "$out/report.json" &&
+    cmp -s <(lines "$d/ref-gzip/merged.json.gz") <(lines "$out/merged.json.gz") &&
+    python3 -c 'import json, sys; f = json.load(open(sys.argv[1]))["files_per_process"]
+sys.exit(not (len(f) == int(sys.argv[2]) and min(f) > 0 and sum(f) == 8))' "$out/timings.json" $n; then ok; else
+    bad "-n $n --local on one node: outputs, or the files not shared: $(grep files_per "$out/timings.json")"
+  fi
+done
+# one directory given to processes on two nodes (MERGETRACE_NODE stands for
+# the host name): every rank twice, with one path; the message says which
+# process listed each (it named the same path twice)
+run -n 1 env MERGETRACE_NODE=n0 "$bin" -q --local -o "$work/twice" "$d/A" : \
+  -n 1 env MERGETRACE_NODE=n1 "$bin" -q --local -o "$work/twice" "$d/A" >/dev/null 2>"$work/twice.err"
 code=$?
 if [ $code = 2 ] && [ "$(grep -c 'mergetrace:' "$work/twice.err")" = 1 ] &&
   grep -qF "rank 0 appears twice: $d/A/rank-0.json on process 0 and $d/A/rank-0.json on process 1 (" "$work/twice.err"; then ok; else
