@@ -192,6 +192,11 @@ int main(int argc, char **argv)
     bool spoke = procs_launcher_rank() == 0; /* every process when the launcher names no rank */
     options_t o;
     int code = options_parse(argc, argv, &o, spoke);
+    if (code < 0 && !use_mpi && spoke && procs_launcher_env_size() > 1)
+        fprintf(stderr,
+                "mergetrace: warning: MERGETRACE_MPI=0 under a launcher of %d processes: each of them runs the "
+                "whole job alone, into the same -o\n",
+                procs_launcher_env_size());
     if ((code >= 0 && !use_mpi) || (code == MT_EXIT_OK && procs_launcher_size() == 1)) {
         options_free(&o);
         return code;

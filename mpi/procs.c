@@ -46,8 +46,11 @@ int procs_launcher_rank(void)
 
 int procs_launcher_size(void)
 {
-    if (!procs_launched())
-        return 1;
+    return procs_launched() ? procs_launcher_env_size() : 1;
+}
+
+int procs_launcher_env_size(void)
+{
     static const char *const names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         const char *v = getenv(names[i]);

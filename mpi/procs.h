@@ -28,6 +28,11 @@ int procs_launcher_rank(void);
  * none (PMIx alone). */
 int procs_launcher_size(void);
 
+/* The same from the launcher's variables alone, whatever MERGETRACE_MPI
+ * says (0 when they name no size): for the warning of MERGETRACE_MPI=0
+ * under a launcher of several processes. */
+int procs_launcher_env_size(void);
+
 /* Start: MPI_Init when use_mpi, else nothing. Once, first. */
 void procs_start(int *argc, char ***argv, bool use_mpi);
 

@@ -172,6 +172,15 @@ if [ $code = 2 ] && [ "$(grep -c 'mergetrace:' "$work/twice.err")" = 1 ] &&
   grep -qF "rank 0 appears twice: $d/A/rank-0.json on process 0 and $d/A/rank-0.json on process 1 (" "$work/twice.err"; then ok; else
   bad "one directory on both processes: exit $code, $(cat "$work/twice.err")"
 fi
+# MERGETRACE_MPI=0 under mpirun -n 2: two whole runs, said once (it said
+# nothing: two summaries, one -o)
+MERGETRACE_MPI=0 run -x MERGETRACE_MPI -n 2 "$bin" -q --no-merge --no-html -o "$work/forced" "$d/A" >/dev/null \
+  2>"$work/forced.err"
+code=$?
+if [ $code = 0 ] && [ "$(grep -c 'MERGETRACE_MPI=0 under a launcher of 2 processes' "$work/forced.err")" = 1 ] &&
+  [ -s "$work/forced/report.json" ]; then ok; else
+  bad "MERGETRACE_MPI=0 under mpirun -n 2: exit $code, $(cat "$work/forced.err")"
+fi
 # a process with nothing to read: exit 2, one message
 mkdir -p "$work/empty"
 run -n 1 "$bin" -q --local -o "$work/e" "$d/A" : -n 1 "$bin" -q --local -o "$work/e" "$work/empty" >/dev/null 2>"$work/e.err"
