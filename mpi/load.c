@@ -785,7 +785,12 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const inp
         if ((*all)[i].status != MT_OK && (!first || (*all)[i].index < first->index))
             first = &(*all)[i];
     if (first) {
-        fprintf(stderr, "mergetrace: %s%s\n", o->job_tag, first->message);
+        /* --local: the path may be on every node; the process says which */
+        if (o->local && n_procs > 1 && first->index >= 0 && (size_t)first->index < files->n)
+            fprintf(stderr, "mergetrace: %s--local: process %d: %s\n", o->job_tag,
+                    files->files[first->index].owner, first->message);
+        else
+            fprintf(stderr, "mergetrace: %s%s\n", o->job_tag, first->message);
         return options_exit_code((mt_status_t)first->status);
     }
     fprintf(stderr, "mergetrace: out of memory\n");

@@ -172,6 +172,16 @@ if [ $code = 2 ] && [ "$(grep -c 'mergetrace:' "$work/twice.err")" = 1 ] &&
   grep -qF "rank 0 appears twice: $d/A/rank-0.json on process 0 and $d/A/rank-0.json on process 1 (" "$work/twice.err"; then ok; else
   bad "one directory on both processes: exit $code, $(cat "$work/twice.err")"
 fi
+# a trace that does not parse in process 1's directory: exit 2, one line
+# naming process 1 (one path may be on every node; it named none)
+mkdir -p "$work/badB" && cp "$d/B"/*.json "$work/badB/" && printf '{"traceEvents": [{"ph": "X", "ts": oops}]}' >"$work/badB/rank-9.json"
+run -n 1 "$bin" -q --local -o "$work/bl" "$d/A" : -n 1 "$bin" -q --local -o "$work/bl" "$work/badB" >/dev/null \
+  2>"$work/bl.err"
+code=$?
+if [ $code = 2 ] && [ "$(grep -c 'mergetrace:' "$work/bl.err")" = 1 ] &&
+  grep -q "^mergetrace: --local: process 1: .*rank-9.json" "$work/bl.err"; then ok; else
+  bad "a bad trace on process 1 under --local: exit $code, $(cat "$work/bl.err")"
+fi
 # MERGETRACE_MPI=0 under mpirun -n 2: two whole runs, said once (it said
 # nothing: two summaries, one -o)
 MERGETRACE_MPI=0 run -x MERGETRACE_MPI -n 2 "$bin" -q --no-merge --no-html -o "$work/forced" "$d/A" >/dev/null \
