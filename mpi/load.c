@@ -169,7 +169,9 @@ static int larger_first(const void *a, const void *b)
  * with the one of them that has the fewest bytes to load so far (files
  * listed by one process first, then the shared ones largest first), so
  * the processes of a node share its files as those of a shared file
- * system do (inputs_assign). Frees the dropped records' paths; returns the
+ * system do (inputs_assign); found in a directory only when every one of
+ * them found it in one (a JSON file that is not a trace is then left out,
+ * named explicitly it is an error, whichever process loads it). Frees the dropped records' paths; returns the
  * count kept (rec compacted) or -1 out of memory. */
 static long share_node_files(local_rec_t *rec, size_t n, int n_procs)
 {
@@ -197,11 +199,15 @@ static long share_node_files(local_rec_t *rec, size_t n, int n_procs)
             if (load[rec[b].f.owner] < load[rec[best].f.owner])
                 best = b;
         load[rec[best].f.owner] += rec[best].f.bytes;
-        for (size_t b = a; b < n && (b == a || same_file(&rec[a], &rec[b])); b++)
+        bool from_dir = true; /* named explicitly by any process wins, as by one process (inputs_collect) */
+        for (size_t b = a; b < n && (b == a || same_file(&rec[a], &rec[b])); b++) {
+            from_dir &= rec[b].f.from_dir;
             if (b != best) {
                 free(rec[b].f.path);
                 rec[b].f.path = NULL;
             }
+        }
+        rec[best].f.from_dir = from_dir;
     }
     free(load);
     free(grp);
@@ -210,6 +216,29 @@ static long share_node_files(local_rec_t *rec, size_t n, int n_procs)
         if (rec[i].f.path)
             rec[k++] = rec[i];
     return (long)k;
+}
+
+/* A listed file's identity for share_node_files: its stat (*st) and its
+ * real path (malloc'd; NULL when stat or realpath failed, or out of
+ * memory: the file is then shared with no other). A part of a file
+ * ("<file>#pid<N>" of an Nsight Systems export with several GPU
+ * processes, "<file>#rank<R>" of a merged trace: inputs.c) is no file of
+ * its own: the file's stat, and its real path with the part's suffix. */
+static char *file_identity(const char *path, struct stat *st)
+{
+    if (stat(path, st) == 0)
+        return realpath(path, NULL);
+    const char *part = strrchr(path, '#');
+    char *file = part ? strndup(path, (size_t)(part - path)) : NULL;
+    char *real = file && stat(file, st) == 0 ? realpath(file, NULL) : NULL;
+    free(file);
+    char *id = real ? malloc(strlen(real) + strlen(part) + 1) : NULL;
+    if (id) {
+        memcpy(id, real, strlen(real));
+        strcpy(id + strlen(real), part);
+    }
+    free(real);
+    return id;
 }
 
 /* --local, collective: every process expands its own PATHs, and process 0
@@ -237,7 +266,7 @@ static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files,
     for (size_t i = 0; !rc && i < files->n; i++) {
         const input_file_t *f = &files->files[i];
         struct stat st;
-        char *real = stat(f->path, &st) == 0 ? realpath(f->path, NULL) : NULL;
+        char *real = file_identity(f->path, &st);
         uint64_t head[4] = {f->bytes, real ? (uint64_t)st.st_dev : 0, real ? (uint64_t)st.st_ino : 0,
                             real ? (uint64_t)((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec) : 0};
         int32_t owner = me;
