@@ -13,8 +13,9 @@
 # process 1 alone, on processes 1 and 2 of one group, and beside --help on
 # process 0 (exit 64, the bad option's message once), options that differ
 # between the processes (exit 64, one message, no hang; -o and option
-# spelling or order may differ), one directory given to both processes
-# (exit 2, the duplicate named with the process that listed each), one
+# spelling or order may differ), one directory given to processes standing
+# for two hosts (exit 2, the duplicate named with the process that listed
+# each), one
 # directory given to several processes of one host (each file loaded
 # once; a non-trace JSON named by one of them an error; an Nsight Systems
 # export's parts shared), and a
