@@ -241,6 +241,37 @@ static char *file_identity(const char *path, struct stat *st)
     return id;
 }
 
+static int by_skip_path(const void *a, const void *b)
+{
+    return strcmp(((const input_skip_t *)a)->path, ((const input_skip_t *)b)->path);
+}
+
+/* Process 0, --local: the paths every process left out (collect_local's
+ * records, len bytes) into l->skipped as one process listing them all
+ * would: each path once (the processes of one host given one directory
+ * all find its outputs), the links not followed first (in process
+ * order), then mergetrace's own outputs by path (inputs_collect). Before,
+ * process 0's own were dropped with the rest: report.json listed none. 0,
+ * or 1 out of memory. */
+static int gather_skipped(input_list_t *l, const char *all, size_t len)
+{
+    for (int pass = 1; pass >= 0; pass--) { /* links, then own outputs */
+        size_t from = l->n_skipped;
+        for (size_t off = 0; off < len;) {
+            const char *path = all + off + 1, *why = path + strlen(path) + 1, *first = why + strlen(why) + 1;
+            bool link = all[off] != 0, seen = false;
+            off = (size_t)(first - all) + strlen(first) + 1;
+            for (size_t i = 0; link == pass && i < l->n_skipped && !seen; i++)
+                seen = !strcmp(l->skipped[i].path, path);
+            if (link == pass && !seen && inputs_skip_add(l, path, why, link ? first : NULL))
+                return 1;
+        }
+        if (!pass)
+            qsort(l->skipped + from, l->n_skipped - from, sizeof *l->skipped, by_skip_path);
+    }
+    return 0;
+}
+
 /* --local, collective: every process expands its own PATHs, and process 0
  * gets the union, sorted by path (then process) as one process would list
  * it, each file owned by the process that listed it (one listed by several
@@ -280,6 +311,20 @@ static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files,
         }
         free(real);
     }
+    /* what this process left out (its own outputs, links not followed):
+     * uint8 1 for a link, the path, why and the first path (or ""), each
+     * with its NUL; process 0 lists them as one process would */
+    mt_buf_t sb = {0};
+    for (size_t i = 0; !rc && i < files->n_skipped; i++) {
+        const input_skip_t *k = &files->skipped[i];
+        uint8_t link = k->first != NULL;
+        const char *fp = k->first ? k->first : "";
+        if (mt_buf_append(&sb, &link, 1) || mt_buf_append(&sb, k->path, strlen(k->path) + 1) ||
+            mt_buf_append(&sb, k->why, strlen(k->why) + 1) || mt_buf_append(&sb, fp, strlen(fp) + 1)) {
+            snprintf(msg, sizeof msg, "out of memory");
+            rc = 1;
+        }
+    }
     int cand = rc ? me : n_procs, first = n_procs;
     procs_allreduce(&cand, &first, 1, MPI_INT, MPI_MIN, comm);
     if (first < n_procs) {
@@ -289,12 +334,15 @@ static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files,
         else if (me == first)
             fprintf(stderr, "mergetrace: %s\n", msg);
         mt_buf_free(&b);
+        mt_buf_free(&sb);
         return comm_mpi_agree(comm, rc) == 2 ? MT_EXIT_BAD_INPUT : MT_EXIT_ERROR;
     }
-    void *all = NULL;
-    size_t len = 0;
+    void *all = NULL, *sall = NULL;
+    size_t len = 0, slen = 0;
     int bad = mc.gatherv(mc.ctx, b.data, b.len, &all, &len, 0) != MT_OK;
+    bad |= mc.gatherv(mc.ctx, sb.data, sb.len, &sall, &slen, 0) != MT_OK;
     mt_buf_free(&b);
+    mt_buf_free(&sb);
     if (me != 0)
         inputs_free(files); /* the shared list comes from process 0 */
     if (me == 0 && !bad) {
@@ -344,8 +392,11 @@ static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files,
         free(rec);
         if (!bad)
             qsort(files->files, files->n, sizeof *files->files, by_path_then_owner);
+        if (!bad)
+            bad = gather_skipped(files, sall, slen);
     }
     free(all);
+    free(sall);
     if (comm_mpi_agree(comm, bad)) {
         if (me == 0)
             fprintf(stderr, "mergetrace: out of memory sharing the file list\n");

@@ -202,6 +202,27 @@ if env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE timeout 60 "
 elif ! grep -q "built without SQLite" "$work/ns-ref.err"; then
   bad "by hand on $nsys: $(head -c 300 "$work/ns-ref.err")"
 fi
+# what a process leaves out (mergetrace's own outputs in its directory, a
+# link to a directory read already under -r) is listed in report.json as
+# by hand, each path once (before: none listed with --local, process 0's
+# own list dropped with the others'): a directory holding a run's outputs
+# and a link to its sub-directory, by hand against -n 1 and -n 2 given it
+mkdir -p "$work/so/sub"
+cp "$d"/A/rank-[01].json "$work/so/sub/" && ln -s sub "$work/so/zlink"
+env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE timeout 60 "$bin" -q -r -o "$work/so" "$work/so" ||
+  bad "a run into its input directory"
+env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE timeout 60 "$bin" -q -r -o "$work/so-hand" "$work/so" ||
+  bad "by hand over a directory with outputs"
+if python3 -c 'import json, sys; s = sorted(k["path"] for k in json.load(open(sys.argv[1]))["skipped"])
+sys.exit(s != [sys.argv[2] + p for p in ("/merged.json.gz", "/report.json", "/zlink")])' "$work/so-hand/report.json" "$work/so"
+then ok; else bad "by hand: skipped $(grep -o '"path": "[^"]*"' "$work/so-hand/report.json" | tail -3)"; fi
+for n in 1 2; do
+  run -n $n "$bin" -q -r --local -o "$work/so-$n" "$work/so" >/dev/null 2>"$work/so-$n.err" ||
+    bad "-n $n over a directory with outputs: $(head -c 300 "$work/so-$n.err")"
+  if cmp -s "$work/so-hand/report.json" "$work/so-$n/report.json"; then ok; else
+    bad "-n $n --local over a directory with outputs: report.json differs from by hand"
+  fi
+done
 # one directory given to processes on two nodes (MERGETRACE_NODE stands for
 # the host name): every rank twice, with one path; the message says which
 # process listed each (it named the same path twice)
