@@ -266,7 +266,7 @@ static int gather_skipped(input_list_t *l, const char *all, size_t len)
             if (link == pass && !seen && inputs_skip_add(l, path, why, link ? first : NULL))
                 return 1;
         }
-        if (!pass)
+        if (!pass && l->n_skipped > from) /* l->skipped may be NULL */
             qsort(l->skipped + from, l->n_skipped - from, sizeof *l->skipped, by_skip_path);
     }
     return 0;
