@@ -171,7 +171,8 @@ static int larger_first(const void *a, const void *b)
  * the processes of a node share its files as those of a shared file
  * system do (inputs_assign); found in a directory only when every one of
  * them found it in one (a JSON file that is not a trace is then left out,
- * named explicitly it is an error, whichever process loads it). Frees the dropped records' paths; returns the
+ * named explicitly it is an error, whichever process loads it), under
+ * its first name in path order when all are absolute. Frees the dropped records' paths; returns the
  * count kept (rec compacted) or -1 out of memory. */
 static long share_node_files(local_rec_t *rec, size_t n, int n_procs)
 {
@@ -199,6 +200,22 @@ static long share_node_files(local_rec_t *rec, size_t n, int n_procs)
             if (load[rec[b].f.owner] < load[rec[best].f.owner])
                 best = b;
         load[rec[best].f.owner] += rec[best].f.bytes;
+        /* under its first name in path order, as by one process
+         * (inputs_collect), when every name is absolute: any of them opens
+         * the file on this host; a relative one only in its process's
+         * working directory, so then the loader's own */
+        size_t name = best;
+        bool absolute = true;
+        for (size_t b = a; b < n && (b == a || same_file(&rec[a], &rec[b])); b++) {
+            absolute &= rec[b].f.path[0] == '/';
+            if (strcmp(rec[b].f.path, rec[name].f.path) < 0)
+                name = b;
+        }
+        if (absolute && name != best) {
+            char *t = rec[best].f.path;
+            rec[best].f.path = rec[name].f.path;
+            rec[name].f.path = t;
+        }
         bool from_dir = true; /* named explicitly by any process wins, as by one process (inputs_collect) */
         for (size_t b = a; b < n && (b == a || same_file(&rec[a], &rec[b])); b++) {
             from_dir &= rec[b].f.from_dir;

@@ -223,6 +223,21 @@ for n in 1 2; do
     bad "-n $n --local over a directory with outputs: report.json differs from by hand"
   fi
 done
+# one directory under two absolute names (the directory and a link to it),
+# one per process of one host: each file loaded once under its first name
+# in path order, as by hand over both (before: under the name of the
+# process that loaded it, a mix of the two in report.json)
+env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE timeout 60 "$bin" -q -o "$work/two-names-hand" \
+  "$work/so/sub" "$work/so/zlink" || bad "by hand over a directory and a link to it"
+for pair in "sub|zlink" "zlink|sub"; do
+  a=${pair%%|*} b=${pair#*|}
+  run -n 1 "$bin" -q --local -o "$work/two-names" "$work/so/$a" : -n 1 "$bin" -q --local -o "$work/two-names" \
+    "$work/so/$b" >/dev/null 2>"$work/two-names.err" || bad "$a and $b on two processes: $(head -c 300 "$work/two-names.err")"
+  if cmp -s "$work/two-names-hand/report.json" "$work/two-names/report.json"; then ok; else
+    bad "$a on process 0, $b on process 1: report.json differs from by hand"
+  fi
+  rm -rf "$work/two-names"
+done
 # one directory given to processes on two nodes (MERGETRACE_NODE stands for
 # the host name): every rank twice, with one path; the message says which
 # process listed each (it named the same path twice)
