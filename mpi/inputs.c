@@ -163,13 +163,14 @@ static const char *seen_before(const walk_t *w, const struct stat *st)
     return NULL;
 }
 
-static int skip_add(input_list_t *l, const char *path, const char *why, const char *first)
+int inputs_skip_add(input_list_t *l, const char *path, const char *why, const char *first)
 {
     if (MT_GROW(l->skipped, l->cap_skipped, l->n_skipped + 1, 8))
         return -1;
-    input_skip_t k = {.path = strdup(path), .why = why, .first = first ? strdup(first) : NULL};
-    if (!k.path || (first && !k.first)) {
+    input_skip_t k = {.path = strdup(path), .why = strdup(why), .first = first ? strdup(first) : NULL};
+    if (!k.path || !k.why || (first && !k.first)) {
         free(k.path);
+        free(k.why);
         free(k.first);
         return -1;
     }
@@ -226,7 +227,7 @@ static int walk(walk_t *w, const char *dir, const struct stat *dst)
                 const char *first = seen_before(w, &st);
                 if (!first)
                     rc = walk(w, p, &st);
-                else if (skip_add(w->l, p, "a link to a directory read already: not followed", first))
+                else if (inputs_skip_add(w->l, p, "a link to a directory read already: not followed", first))
                     rc = oom(w);
             } else if (named) {
                 snprintf(w->msg, w->cap, "%s: a directory named like a trace (-r looks inside)", p);
@@ -338,7 +339,7 @@ static int skip_own_outputs(input_list_t *l, char *msg, size_t msg_cap)
             l->files[w++] = l->files[i];
             continue;
         }
-        if (skip_add(l, p, what, NULL)) {
+        if (inputs_skip_add(l, p, what, NULL)) {
             for (size_t k = i; k < l->n; k++) /* keep the rest, so inputs_free frees every path */
                 l->files[w++] = l->files[k];
             l->n = w;
@@ -473,6 +474,7 @@ void inputs_free(input_list_t *l)
     free(l->files);
     for (size_t i = 0; i < l->n_skipped; i++) {
         free(l->skipped[i].path);
+        free(l->skipped[i].why);
         free(l->skipped[i].first);
     }
     free(l->skipped);

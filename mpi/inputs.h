@@ -18,7 +18,7 @@ typedef struct input_file {
  * outputs, or a link to a directory that -r had read already. */
 typedef struct input_skip {
     char *path;
-    const char *why;  /* static text ("a merged trace written by mergetrace") */
+    char *why;        /* why ("a merged trace written by mergetrace"), copied */
     char *first;      /* a link not followed: the path by which the directory was read; else NULL */
 } input_skip_t;
 
@@ -41,6 +41,10 @@ typedef struct input_list {
  * returns 1 (I/O) or 2 (bad input). */
 int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *out,
                    char *msg, size_t msg_cap);
+
+/* Appends a skipped path to l->skipped (path, why and first, which may
+ * be NULL, copied). 0, or -1 out of memory (l unchanged). */
+int inputs_skip_add(input_list_t *l, const char *path, const char *why, const char *first);
 
 /* Largest file first onto the least-loaded process (ties: lowest process). */
 void inputs_assign(input_list_t *l, int n_procs);

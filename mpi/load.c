@@ -169,7 +169,10 @@ static int larger_first(const void *a, const void *b)
  * with the one of them that has the fewest bytes to load so far (files
  * listed by one process first, then the shared ones largest first), so
  * the processes of a node share its files as those of a shared file
- * system do (inputs_assign). Frees the dropped records' paths; returns the
+ * system do (inputs_assign); found in a directory only when every one of
+ * them found it in one (a JSON file that is not a trace is then left out,
+ * named explicitly it is an error, whichever process loads it), under
+ * its first name in path order when all are absolute. Frees the dropped records' paths; returns the
  * count kept (rec compacted) or -1 out of memory. */
 static long share_node_files(local_rec_t *rec, size_t n, int n_procs)
 {
@@ -197,11 +200,31 @@ static long share_node_files(local_rec_t *rec, size_t n, int n_procs)
             if (load[rec[b].f.owner] < load[rec[best].f.owner])
                 best = b;
         load[rec[best].f.owner] += rec[best].f.bytes;
-        for (size_t b = a; b < n && (b == a || same_file(&rec[a], &rec[b])); b++)
+        /* under its first name in path order, as by one process
+         * (inputs_collect), when every name is absolute: any of them opens
+         * the file on this host; a relative one only in its process's
+         * working directory, so then the loader's own */
+        size_t name = best;
+        bool absolute = true;
+        for (size_t b = a; b < n && (b == a || same_file(&rec[a], &rec[b])); b++) {
+            absolute &= rec[b].f.path[0] == '/';
+            if (strcmp(rec[b].f.path, rec[name].f.path) < 0)
+                name = b;
+        }
+        if (absolute && name != best) {
+            char *t = rec[best].f.path;
+            rec[best].f.path = rec[name].f.path;
+            rec[name].f.path = t;
+        }
+        bool from_dir = true; /* named explicitly by any process wins, as by one process (inputs_collect) */
+        for (size_t b = a; b < n && (b == a || same_file(&rec[a], &rec[b])); b++) {
+            from_dir &= rec[b].f.from_dir;
             if (b != best) {
                 free(rec[b].f.path);
                 rec[b].f.path = NULL;
             }
+        }
+        rec[best].f.from_dir = from_dir;
     }
     free(load);
     free(grp);
@@ -210,6 +233,60 @@ static long share_node_files(local_rec_t *rec, size_t n, int n_procs)
         if (rec[i].f.path)
             rec[k++] = rec[i];
     return (long)k;
+}
+
+/* A listed file's identity for share_node_files: its stat (*st) and its
+ * real path (malloc'd; NULL when stat or realpath failed, or out of
+ * memory: the file is then shared with no other). A part of a file
+ * ("<file>#pid<N>" of an Nsight Systems export with several GPU
+ * processes, "<file>#rank<R>" of a merged trace: inputs.c) is no file of
+ * its own: the file's stat, and its real path with the part's suffix. */
+static char *file_identity(const char *path, struct stat *st)
+{
+    if (stat(path, st) == 0)
+        return realpath(path, NULL);
+    const char *part = strrchr(path, '#');
+    char *file = part ? strndup(path, (size_t)(part - path)) : NULL;
+    char *real = file && stat(file, st) == 0 ? realpath(file, NULL) : NULL;
+    free(file);
+    char *id = real ? malloc(strlen(real) + strlen(part) + 1) : NULL;
+    if (id) {
+        memcpy(id, real, strlen(real));
+        strcpy(id + strlen(real), part);
+    }
+    free(real);
+    return id;
+}
+
+static int by_skip_path(const void *a, const void *b)
+{
+    return strcmp(((const input_skip_t *)a)->path, ((const input_skip_t *)b)->path);
+}
+
+/* Process 0, --local: the paths every process left out (collect_local's
+ * records, len bytes) into l->skipped as one process listing them all
+ * would: each path once (the processes of one host given one directory
+ * all find its outputs), the links not followed first (in process
+ * order), then mergetrace's own outputs by path (inputs_collect). Before,
+ * process 0's own were dropped with the rest: report.json listed none. 0,
+ * or 1 out of memory. */
+static int gather_skipped(input_list_t *l, const char *all, size_t len)
+{
+    for (int pass = 1; pass >= 0; pass--) { /* links, then own outputs */
+        size_t from = l->n_skipped;
+        for (size_t off = 0; off < len;) {
+            const char *path = all + off + 1, *why = path + strlen(path) + 1, *first = why + strlen(why) + 1;
+            bool link = all[off] != 0, seen = false;
+            off = (size_t)(first - all) + strlen(first) + 1;
+            for (size_t i = 0; link == pass && i < l->n_skipped && !seen; i++)
+                seen = !strcmp(l->skipped[i].path, path);
+            if (link == pass && !seen && inputs_skip_add(l, path, why, link ? first : NULL))
+                return 1;
+        }
+        if (!pass && l->n_skipped > from) /* l->skipped may be NULL */
+            qsort(l->skipped + from, l->n_skipped - from, sizeof *l->skipped, by_skip_path);
+    }
+    return 0;
 }
 
 /* --local, collective: every process expands its own PATHs, and process 0
@@ -237,7 +314,7 @@ static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files,
     for (size_t i = 0; !rc && i < files->n; i++) {
         const input_file_t *f = &files->files[i];
         struct stat st;
-        char *real = stat(f->path, &st) == 0 ? realpath(f->path, NULL) : NULL;
+        char *real = file_identity(f->path, &st);
         uint64_t head[4] = {f->bytes, real ? (uint64_t)st.st_dev : 0, real ? (uint64_t)st.st_ino : 0,
                             real ? (uint64_t)((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec) : 0};
         int32_t owner = me;
@@ -251,6 +328,20 @@ static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files,
         }
         free(real);
     }
+    /* what this process left out (its own outputs, links not followed):
+     * uint8 1 for a link, the path, why and the first path (or ""), each
+     * with its NUL; process 0 lists them as one process would */
+    mt_buf_t sb = {0};
+    for (size_t i = 0; !rc && i < files->n_skipped; i++) {
+        const input_skip_t *k = &files->skipped[i];
+        uint8_t link = k->first != NULL;
+        const char *fp = k->first ? k->first : "";
+        if (mt_buf_append(&sb, &link, 1) || mt_buf_append(&sb, k->path, strlen(k->path) + 1) ||
+            mt_buf_append(&sb, k->why, strlen(k->why) + 1) || mt_buf_append(&sb, fp, strlen(fp) + 1)) {
+            snprintf(msg, sizeof msg, "out of memory");
+            rc = 1;
+        }
+    }
     int cand = rc ? me : n_procs, first = n_procs;
     procs_allreduce(&cand, &first, 1, MPI_INT, MPI_MIN, comm);
     if (first < n_procs) {
@@ -260,12 +351,15 @@ static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files,
         else if (me == first)
             fprintf(stderr, "mergetrace: %s\n", msg);
         mt_buf_free(&b);
+        mt_buf_free(&sb);
         return comm_mpi_agree(comm, rc) == 2 ? MT_EXIT_BAD_INPUT : MT_EXIT_ERROR;
     }
-    void *all = NULL;
-    size_t len = 0;
+    void *all = NULL, *sall = NULL;
+    size_t len = 0, slen = 0;
     int bad = mc.gatherv(mc.ctx, b.data, b.len, &all, &len, 0) != MT_OK;
+    bad |= mc.gatherv(mc.ctx, sb.data, sb.len, &sall, &slen, 0) != MT_OK;
     mt_buf_free(&b);
+    mt_buf_free(&sb);
     if (me != 0)
         inputs_free(files); /* the shared list comes from process 0 */
     if (me == 0 && !bad) {
@@ -315,8 +409,11 @@ static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files,
         free(rec);
         if (!bad)
             qsort(files->files, files->n, sizeof *files->files, by_path_then_owner);
+        if (!bad)
+            bad = gather_skipped(files, sall, slen);
     }
     free(all);
+    free(sall);
     if (comm_mpi_agree(comm, bad)) {
         if (me == 0)
             fprintf(stderr, "mergetrace: out of memory sharing the file list\n");

@@ -13,8 +13,12 @@
 # process 1 alone, on processes 1 and 2 of one group, and beside --help on
 # process 0 (exit 64, the bad option's message once), options that differ
 # between the processes (exit 64, one message, no hang; -o and option
-# spelling or order may differ), one directory given to both processes
-# (exit 2, the duplicate named with the process that listed each), and a
+# spelling or order may differ), one directory given to processes standing
+# for two hosts (exit 2, the duplicate named with the process that listed
+# each), one
+# directory given to several processes of one host (each file loaded
+# once; a non-trace JSON named by one of them an error; an Nsight Systems
+# export's parts shared), and a
 # process whose directory holds no trace (exit 2, its message once, naming
 # the process: one path may be on every node).
 # Usage: local_mpmd.sh MPIEXEC MERGETRACE REPO_ROOT WORKDIR
@@ -161,6 +165,78 @@ for n in 2 3; do
 sys.exit(not (len(f) == int(sys.argv[2]) and min(f) > 0 and sum(f) == 8))' "$out/timings.json" $n; then ok; else
     bad "-n $n --local on one node: outputs, or the files not shared: $(grep files_per "$out/timings.json")"
   fi
+done
+# a JSON file that is not a trace, in a directory every process is given
+# and named explicitly by one of them: an error (exit 2, its message once)
+# whichever process loads it, as by hand; found in the directory alone it
+# is left out (before: left out when the process that loads it had found it
+# in the directory, which depended on the share of the files)
+mkdir -p "$work/cf"
+cp "$d"/A/rank-[01].json "$work/cf/" && echo '{"a": 1}' >"$work/cf/config.json"
+for pair in "|$work/cf/config.json" "$work/cf/config.json|"; do
+  a=${pair%%|*} b=${pair#*|}
+  run -n 1 "$bin" -q --local -o "$work/cf-out" "$work/cf" $a : -n 1 "$bin" -q --local -o "$work/cf-out" "$work/cf" $b \
+    >/dev/null 2>"$work/cf.err"
+  code=$?
+  if [ $code = 2 ] && [ "$(grep -c 'mergetrace:' "$work/cf.err")" = 1 ] &&
+    grep -qE "^mergetrace: --local: process [01]: $work/cf/config.json: not a trace" "$work/cf.err"; then ok; else
+    bad "config.json named on one process ('$a' against '$b'): exit $code, $(head -c 300 "$work/cf.err")"
+  fi
+done
+run -n 2 "$bin" -q --local -o "$work/cf-dir" "$work/cf" >/dev/null 2>"$work/cf-dir.err" ||
+  bad "config.json in the directory of two processes: $(head -c 300 "$work/cf-dir.err")"
+# an Nsight Systems export with two GPU processes in one directory given to
+# two processes of one host: each part ("<file>#pid<N>", no file of its
+# own) loaded once, the same report.json as by hand (before: every rank
+# refused as a duplicate of itself); left out without SQLite
+nsys=tests/fuzz/corpus_nsys/two_procs.sqlite
+mkdir -p "$work/ns"
+cp "$nsys" "$work/ns/"
+if env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE timeout 60 "$bin" -q -o "$work/ns-ref" "$work/ns" \
+  2>"$work/ns-ref.err"; then
+  run -n 2 "$bin" -q --local -o "$work/ns-2" "$work/ns" >/dev/null 2>"$work/ns-2.err"
+  code=$?
+  if [ $code = 0 ] && cmp -s "$work/ns-ref/report.json" "$work/ns-2/report.json"; then ok; else
+    bad "an export of two processes, one directory on two processes: exit $code, $(head -c 300 "$work/ns-2.err")"
+  fi
+elif ! grep -q "built without SQLite" "$work/ns-ref.err"; then
+  bad "by hand on $nsys: $(head -c 300 "$work/ns-ref.err")"
+fi
+# what a process leaves out (mergetrace's own outputs in its directory, a
+# link to a directory read already under -r) is listed in report.json as
+# by hand, each path once (before: none listed with --local, process 0's
+# own list dropped with the others'): a directory holding a run's outputs
+# and a link to its sub-directory, by hand against -n 1 and -n 2 given it
+mkdir -p "$work/so/sub"
+cp "$d"/A/rank-[01].json "$work/so/sub/" && ln -s sub "$work/so/zlink"
+env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE timeout 60 "$bin" -q -r -o "$work/so" "$work/so" ||
+  bad "a run into its input directory"
+env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE timeout 60 "$bin" -q -r -o "$work/so-hand" "$work/so" ||
+  bad "by hand over a directory with outputs"
+if python3 -c 'import json, sys; s = sorted(k["path"] for k in json.load(open(sys.argv[1]))["skipped"])
+sys.exit(s != [sys.argv[2] + p for p in ("/merged.json.gz", "/report.json", "/zlink")])' "$work/so-hand/report.json" "$work/so"
+then ok; else bad "by hand: skipped $(grep -o '"path": "[^"]*"' "$work/so-hand/report.json" | tail -3)"; fi
+for n in 1 2; do
+  run -n $n "$bin" -q -r --local -o "$work/so-$n" "$work/so" >/dev/null 2>"$work/so-$n.err" ||
+    bad "-n $n over a directory with outputs: $(head -c 300 "$work/so-$n.err")"
+  if cmp -s "$work/so-hand/report.json" "$work/so-$n/report.json"; then ok; else
+    bad "-n $n --local over a directory with outputs: report.json differs from by hand"
+  fi
+done
+# one directory under two absolute names (the directory and a link to it),
+# one per process of one host: each file loaded once under its first name
+# in path order, as by hand over both (before: under the name of the
+# process that loaded it, a mix of the two in report.json)
+env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE timeout 60 "$bin" -q -o "$work/two-names-hand" \
+  "$work/so/sub" "$work/so/zlink" || bad "by hand over a directory and a link to it"
+for pair in "sub|zlink" "zlink|sub"; do
+  a=${pair%%|*} b=${pair#*|}
+  run -n 1 "$bin" -q --local -o "$work/two-names" "$work/so/$a" : -n 1 "$bin" -q --local -o "$work/two-names" \
+    "$work/so/$b" >/dev/null 2>"$work/two-names.err" || bad "$a and $b on two processes: $(head -c 300 "$work/two-names.err")"
+  if cmp -s "$work/two-names-hand/report.json" "$work/two-names/report.json"; then ok; else
+    bad "$a on process 0, $b on process 1: report.json differs from by hand"
+  fi
+  rm -rf "$work/two-names"
 done
 # one directory given to processes on two nodes (MERGETRACE_NODE stands for
 # the host name): every rank twice, with one path; the message says which
