@@ -172,8 +172,9 @@ static int larger_first(const void *a, const void *b)
  * system do (inputs_assign); found in a directory only when every one of
  * them found it in one (a JSON file that is not a trace is then left out,
  * named explicitly it is an error, whichever process loads it), under
- * its first name in path order when all are absolute. Frees the dropped records' paths; returns the
- * count kept (rec compacted) or -1 out of memory. */
+ * its first name in path order when all are absolute. Frees the dropped
+ * records' paths; returns the count kept (rec compacted) or -1 out of
+ * memory. */
 static long share_node_files(local_rec_t *rec, size_t n, int n_procs)
 {
     qsort(rec, n, sizeof *rec, by_identity);
