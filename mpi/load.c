@@ -156,7 +156,7 @@ static bool same_file(const local_rec_t *x, const local_rec_t *y)
 /* A file listed by several processes: its size and its first record. */
 typedef struct shared_grp {
     uint64_t bytes;
-    size_t at;
+    size_t at, end; /* its records: rec[at .. end) */
 } shared_grp_t;
 
 static int larger_first(const void *a, const void *b)
@@ -192,12 +192,12 @@ static long share_node_files(local_rec_t *rec, size_t n, int n_procs)
         if (b - a == 1)
             load[rec[a].f.owner] += rec[a].f.bytes;
         else
-            grp[n_grp++] = (shared_grp_t){rec[a].f.bytes, a};
+            grp[n_grp++] = (shared_grp_t){rec[a].f.bytes, a, b};
     }
     qsort(grp, n_grp, sizeof *grp, larger_first); /* ties in identity order */
     for (size_t g = 0; g < n_grp; g++) {
-        size_t a = grp[g].at, best = a;
-        for (size_t b = a + 1; b < n && same_file(&rec[a], &rec[b]); b++)
+        size_t a = grp[g].at, end = grp[g].end, best = a;
+        for (size_t b = a + 1; b < end; b++)
             if (load[rec[b].f.owner] < load[rec[best].f.owner])
                 best = b;
         load[rec[best].f.owner] += rec[best].f.bytes;
@@ -207,7 +207,7 @@ static long share_node_files(local_rec_t *rec, size_t n, int n_procs)
          * working directory, so then the loader's own */
         size_t name = best;
         bool absolute = true;
-        for (size_t b = a; b < n && (b == a || same_file(&rec[a], &rec[b])); b++) {
+        for (size_t b = a; b < end; b++) {
             absolute &= rec[b].f.path[0] == '/';
             if (strcmp(rec[b].f.path, rec[name].f.path) < 0)
                 name = b;
@@ -218,7 +218,7 @@ static long share_node_files(local_rec_t *rec, size_t n, int n_procs)
             rec[name].f.path = t;
         }
         bool from_dir = true; /* named explicitly by any process wins, as by one process (inputs_collect) */
-        for (size_t b = a; b < n && (b == a || same_file(&rec[a], &rec[b])); b++) {
+        for (size_t b = a; b < end; b++) {
             from_dir &= rec[b].f.from_dir;
             if (b != best) {
                 free(rec[b].f.path);
