@@ -25,8 +25,9 @@
  *                end + lambda (lambda = the rank's smallest start - launch
  *                end, >= 0); and, when neither explains the start within
  *                1 us, the latest end of an activity on another stream of
- *                the rank no later than s (an inferred event record /
- *                stream wait). The candidate with the latest time (each
+ *                the rank that started before it and ended no later than
+ *                s + 1 us (an inferred event record / stream wait;
+ *                timestamps rounded apart by a few ns). The candidate with the latest time (each
  *                taken as at most s) binds: the critical path follows it,
  *                and the measured s - that time is an idle or host segment
  *                of the path. A communication activity that is a member of
@@ -41,7 +42,9 @@
  *                duration). Every host time of the rank after a sync's end
  *                shifts with it (the host process waited), launch calls and
  *                step ranges included.
- *  replay        the graph evaluated in order of measured time, each step
+ *  replay        the graph evaluated in order of measured time (made a
+ *                topological order of the edges where a few ns of
+ *                rounding put a start before its predecessor's end), each step
  *                from its measured start, with only what the model can
  *                justify: measured durations of activities and host calls,
  *                and the dependencies. An activity starts at the latest of
@@ -314,8 +317,10 @@ typedef struct mt_cp_share {
  *                transfer (measured end - last arrival).
  *  ideal         the same with every activity at its type's typical value
  *                over all ranks and used steps: computation at the mean
- *                duration, communication at the median transfer (median
- *                duration when unmatched).
+ *                duration (a Kineto job: the median over ranks of each
+ *                rank's mean, docs/whatif.md), communication at the
+ *                median transfer (median duration when unmatched), a
+ *                host pause (docs/whatif.md) without its lateness.
  *  S             mean no-delay step time / mean ideal step time, over the
  *                used steps not refused.
  *  S per group   the ideal with one group (operation type, worker, stage)

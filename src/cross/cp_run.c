@@ -27,8 +27,10 @@ static void rp_free(rp_t *r)
     free(r->e);
     free(r->sd);
     free(r->ims);
+    free(r->hims);
     free(r->sdone);
     free(r->idone);
+    free(r->hidone);
     free(r->jend);
     free(r->hc);
     free(r->rend);
@@ -43,10 +45,15 @@ static int rp_alloc(const cp_graph_t *g, rp_t *r)
     r->sd = malloc((g->n_syncs ? g->n_syncs : 1) * sizeof *r->sd);
     r->ims = malloc((g->n_inst ? g->n_inst : 1) * sizeof *r->ims);
     r->idone = malloc(g->n_inst ? g->n_inst : 1);
+    r->hims = malloc((g->n_hin ? g->n_hin : 1) * sizeof *r->hims);
+    r->hidone = malloc(g->n_hin ? g->n_hin : 1);
     r->jend = malloc((g->n_rs ? g->n_rs : 1) * sizeof *r->jend);
     r->hc = malloc((g->n_rs ? g->n_rs : 1) * sizeof *r->hc);
     r->rend = malloc((g->n_rs ? g->n_rs : 1) * sizeof *r->rend);
-    return r->s && r->e && r->sdone && r->sd && r->ims && r->idone && r->jend && r->hc && r->rend ? 0 : -1;
+    return r->s && r->e && r->sdone && r->sd && r->ims && r->idone && r->hims && r->hidone && r->jend && r->hc &&
+                   r->rend
+               ? 0
+               : -1;
 }
 
 /* The latest sync of rank R ending at or before aligned time t: its
@@ -77,6 +84,25 @@ CP_INLINE long sync_near(const cp_graph_t *g, const cp_rank_t *R, int64_t t, lon
                 : h >= a && h < b && g->syncs[h].e <= t && (h + 1 == b || g->syncs[h + 1].e > t))
         return h;
     return sync_before(g, R, t);
+}
+
+/* The sync whose shift moves host time t of rank R, given q, the latest
+ * sync ending by t: a host collective of R (other than self) that covers
+ * t after its last arrival when there is one, else q. The host work a
+ * gloo collective does once every member has arrived (copying the result
+ * back to the GPU: launches inside its range) waits for that arrival,
+ * not for the sync before the collective, so it moves with the
+ * collective (its shift is its last arrival's, as its end's). The
+ * syncs come by end: the one covering t ends after q, within a few. */
+static long host_cover(const cp_graph_t *g, const cp_rank_t *R, int64_t t, long q, long self)
+{
+    size_t a = q >= 0 ? (size_t)q + 1 : R->sync0, b = R->sync0 + R->n_syncs;
+    for (size_t k = a; k < b && k < a + 8; k++) {
+        const cp_sync_t *y = &g->syncs[k];
+        if ((long)k != self && y->hi >= 0 && y->s <= t && y->e > t && g->hin[y->hi].maxstart <= t)
+            return (long)k;
+    }
+    return q;
 }
 
 /* The host shift of sync q (-1: none) as seen from job step job: its
@@ -293,21 +319,59 @@ static int cp_hot_build(cp_graph_t *g)
     return 0;
 }
 
-static void sync_of(const cp_graph_t *g, rp_t *r, const cp_rank_t *R, size_t j)
+/* The replayed arrival of host collective member y: its start moved
+ * with its rank's host (the sync before it, the host time the what-if
+ * "launch" removed so far), less its lateness in the straggler what-if. */
+static int64_t arrival_of(const cp_graph_t *g, const scen_t *sc, const rp_t *r, const cp_sync_t *y)
+{
+    int64_t a = y->s + shift_of(g, r, y->sb, y->job);
+    if (y->rstep >= 0)
+        a += r->hc[y->rstep];
+    if (sc->late && sc->late[y->rank_i])
+        a -= y->late;
+    return a;
+}
+
+static void sync_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, const cp_rank_t *R, size_t j)
 {
     const cp_sync_t *s = &g->syncs[j];
-    int64_t s1 = s->s + shift_of(g, r, s->sb, s->job);
+    int64_t s1 = s->hi >= 0 ? arrival_of(g, sc, r, s) : s->s + shift_of(g, r, s->sb, s->job);
     if (s->rstep >= 0) { /* host time removed before it (no launch gaps); its shift carries it on */
-        s1 += r->hc[s->rstep];
+        if (s->hi < 0)
+            s1 += r->hc[s->rstep];
         r->hc[s->rstep] = 0;
     }
     int64_t v;
-    if (s->w >= 0 && g->nodes[s->w].e >= s->s) {
+    if (s->hi >= 0) {
+        /* a host collective (gloo): it returns at the last member's
+         * replayed arrival + its own transfer (its measured end - the
+         * measured last arrival), never before its own arrival; the
+         * members' arrivals taken once, at the first member's return
+         * (order_fix: after every member's sync before it) */
+        const cp_inst_t *I = &g->hin[s->hi];
+        if (!r->hidone[s->hi]) {
+            int64_t ms = INT64_MIN;
+            for (uint32_t q = 0; q < I->n; q++) {
+                const cp_sync_t *y = &g->syncs[g->hmem[I->m0 + q]];
+                int64_t a = r->carry || y->job == s->job ? arrival_of(g, sc, r, y) : y->s;
+                if (a > ms)
+                    ms = a;
+            }
+            r->hims[s->hi] = ms;
+            r->hidone[s->hi] = 1;
+        }
+        int64_t T = s->e - I->maxstart;
+        v = r->hims[s->hi] + (T > 0 ? T : 0);
+        if (v < s1)
+            v = s1;
+    } else if (s->w >= 0 && g->nodes[s->w].e >= s->s) {
         v = end_in(g, r, s->w, s->job) + R->sync_lag;
         if (v < s1)
             v = s1;
     } else {
         v = s1 + (s->e - s->s);
+        if (s->hi == -2 && sc->late && sc->late[s->rank_i]) /* a host pause: without its lateness */
+            v -= s->late;
     }
     r->sd[j] = v - s->e;
 }
@@ -387,6 +451,190 @@ out:
     return ret;
 }
 
+
+/* ---- the replay order kept to the graph's edges ----
+ *
+ * The time order of build_order reads a predecessor's replayed end when
+ * its measured end is no later than the successor's measured start. Real
+ * traces break that by a few ns to a microsecond (timestamps rounded to
+ * 1 us, a kernel that begins as the one before it on its stream is still
+ * ending): the successor's start was then replayed before its
+ * predecessor's end, from the predecessor's *measured* end, so a what-if
+ * that moved the predecessor did not move the successor, nor anything
+ * after it (issue 38: "rank 5 at the median rank's speed" gained 1.5 us
+ * of 1.66 ms, rank 3's step end pinned by its last copy's start). Here
+ * the order is made a topological one, as close to the time order as the
+ * edges allow: an event whose dependency has not come yet waits for it
+ * and follows it at once. Dependencies: a start after its predecessors'
+ * ends (every step's: a run that carries shifts reads them all) and after
+ * the sync its launch follows; an end after its start and, for an
+ * instance member, after every member's start; a sync after the end of
+ * what it waited for and after the sync before it. */
+
+/* Event indices: start of hot[k] k, end of hot[k] N + k, sync j 2N + j,
+ * instance i (all its members started) 2N + S + i. */
+typedef struct ord_fix {
+    const cp_graph_t *g;
+    size_t N, S;
+    uint8_t *done;
+    int32_t *head, *next; /* per event: the first event waiting for it; the next waiter */
+    uint32_t *started;    /* per instance: members started */
+    int64_t *ev;          /* the order, rewritten (o->w never passes the read: a copy is read) */
+    size_t w;
+    int32_t *stack;
+    size_t top;
+} ord_fix_t;
+
+/* The first dependency of event e not yet emitted, or -1. */
+static int32_t ord_blocker(const ord_fix_t *o, int32_t e)
+{
+    const cp_graph_t *g = o->g;
+    size_t N = o->N;
+    if ((size_t)e < N) {
+        const cp_hot_t *h = &g->hot[e];
+        for (int q = 0; q < 3; q++) {
+            int32_t p = h->pred[q];
+            if (p >= 0 && !o->done[N + (size_t)g->pos[p]])
+                return (int32_t)(N + (size_t)g->pos[p]);
+        }
+        if ((h->flags & CP_H_LAUNCH) && h->lsync >= 0 && !o->done[2 * N + (size_t)h->lsync])
+            return (int32_t)(2 * N + (size_t)h->lsync);
+        return -1;
+    }
+    if ((size_t)e < 2 * N) {
+        size_t k = (size_t)e - N;
+        if (!o->done[k])
+            return (int32_t)k;
+        int32_t i = g->hot[k].inst;
+        if (i >= 0 && !o->done[2 * N + o->S + (size_t)i])
+            return (int32_t)(2 * N + o->S + (size_t)i);
+        return -1;
+    }
+    if ((size_t)e >= 2 * N + o->S) /* an instance: emitted when its last member starts */
+        return -1;
+    const cp_sync_t *y = &g->syncs[(size_t)e - 2 * N];
+    if (y->sb >= 0 && (size_t)y->sb != (size_t)e - 2 * N && !o->done[2 * N + (size_t)y->sb])
+        return (int32_t)(2 * N + (size_t)y->sb);
+    if (y->w >= 0 && !o->done[N + (size_t)g->pos[y->w]])
+        return (int32_t)(N + (size_t)g->pos[y->w]);
+    if (y->hi >= 0) { /* a host collective: after every member's sync before it */
+        const cp_inst_t *I = &g->hin[y->hi];
+        for (uint32_t q = 0; q < I->n; q++) {
+            int32_t b = g->syncs[g->hmem[I->m0 + q]].sb;
+            if (b >= 0 && b != g->hmem[I->m0 + q] && !o->done[2 * N + (size_t)b])
+                return (int32_t)(2 * N + (size_t)b);
+        }
+    }
+    return -1;
+}
+
+/* Emit e if nothing holds it (else it waits for its blocker), then every
+ * waiter this frees, depth first through o->stack. */
+static void ord_try(ord_fix_t *o, int32_t e0)
+{
+    size_t N = o->N, S = o->S;
+    o->stack[o->top++] = e0;
+    while (o->top) {
+        int32_t e = o->stack[--o->top];
+        if (o->done[e])
+            continue;
+        int32_t b = ord_blocker(o, e);
+        if (b >= 0) {
+            o->next[e] = o->head[b];
+            o->head[b] = e;
+            continue;
+        }
+        o->done[e] = 1;
+        if ((size_t)e < 2 * N + S) { /* a real event (not an instance's) */
+            int type = (size_t)e < N ? 2 : (size_t)e < 2 * N ? 0 : 1;
+            int64_t id = type == 2 ? e : type == 0 ? e - (int64_t)N : e - (int64_t)(2 * N);
+            o->ev[o->w++] = ((int64_t)type << 32) | id;
+        }
+        if ((size_t)e < N && o->g->hot[e].inst >= 0) {
+            int32_t i = o->g->hot[e].inst;
+            if (++o->started[i] == o->g->inst[i].n)
+                o->stack[o->top++] = (int32_t)(2 * N + S + (size_t)i);
+        }
+        for (int32_t x = o->head[e]; x >= 0; x = o->next[x])
+            o->stack[o->top++] = x;
+        o->head[e] = -1;
+    }
+}
+
+/* g->ev (time order, node events by hot index) made topological as above.
+ * 0; 1 when the edges hold a cycle (a collective matched across ranks in
+ * an order that contradicts a stream's: g->ev is left in time order, the
+ * replay reads a measured end there as before); -1 out of memory. Fast
+ * path: nothing is allocated but the done flags when the time order
+ * already respects every edge. */
+static int order_fix(cp_graph_t *g)
+{
+    size_t N = g->n_nodes, S = g->n_syncs, NI = g->n_inst, E = 2 * N + S + NI;
+    ord_fix_t o = {.g = g, .N = N, .S = S};
+    if (E > INT32_MAX)
+        return 0;
+    o.done = calloc(E ? E : 1, 1);
+    if (!o.done)
+        return -1;
+    /* a first pass: does the time order already hold? */
+    uint32_t *cnt = calloc(NI ? NI : 1, sizeof *cnt);
+    if (!cnt) {
+        free(o.done);
+        return -1;
+    }
+    o.started = cnt;
+    bool ok = true;
+    for (size_t j = 0; j < g->n_ev && ok; j++) {
+        int64_t v = g->ev[j];
+        int type = (int)(v >> 32);
+        size_t id = (size_t)(v & 0xffffffff);
+        int32_t e = (int32_t)(type == 2 ? id : type == 0 ? N + id : 2 * N + id);
+        if (ord_blocker(&o, e) >= 0) {
+            ok = false;
+            break;
+        }
+        o.done[e] = 1;
+        if (type == 2 && g->hot[id].inst >= 0 && ++cnt[g->hot[id].inst] == g->inst[g->hot[id].inst].n)
+            o.done[2 * N + S + (size_t)g->hot[id].inst] = 1;
+    }
+    if (ok) {
+        free(o.done);
+        free(cnt);
+        return 0;
+    }
+    memset(o.done, 0, E);
+    memset(cnt, 0, (NI ? NI : 1) * sizeof *cnt);
+    o.head = malloc(E * sizeof *o.head);
+    o.next = malloc(E * sizeof *o.next);
+    o.stack = malloc(E * sizeof *o.stack);
+    int64_t *copy = malloc((g->n_ev ? g->n_ev : 1) * sizeof *copy);
+    int ret = -1;
+    if (!o.head || !o.next || !o.stack || !copy)
+        goto out;
+    memset(o.head, 0xff, E * sizeof *o.head);
+    memcpy(copy, g->ev, g->n_ev * sizeof *copy);
+    o.ev = g->ev;
+    for (size_t j = 0; j < g->n_ev; j++) {
+        int64_t v = copy[j];
+        int type = (int)(v >> 32);
+        size_t id = (size_t)(v & 0xffffffff);
+        ord_try(&o, (int32_t)(type == 2 ? id : type == 0 ? N + id : 2 * N + id));
+    }
+    if (o.w != g->n_ev) { /* a cycle: events never freed */
+        memcpy(g->ev, copy, g->n_ev * sizeof *copy);
+        ret = 1;
+    } else {
+        ret = 0;
+    }
+out:
+    free(o.done);
+    free(cnt);
+    free(o.head);
+    free(o.next);
+    free(o.stack);
+    free(copy);
+    return ret;
+}
 
 /* One sorted source of build_order's merge: a rank's node ends, syncs or
  * node starts, items at..end of ord (NULL: the ids themselves). */
@@ -541,7 +789,11 @@ static int build_order(cp_graph_t *g)
     }
     assert(nh == N);
     g->n_ev = n;
-    ret = 0;
+    ret = order_fix(g);
+    if (ret > 0) {
+        g->order_cycle = true;
+        ret = 0;
+    }
 out:
     free(so);
     free(key);
@@ -561,7 +813,7 @@ CP_INLINE void sweep(const cp_graph_t *g, const scen_t sc, rp_t *r)
         if (type == 0) {
             end_of(g, &sc, r, id);
         } else if (type == 1) {
-            sync_of(g, r, &g->ranks[g->syncs[id].rank_i], (size_t)id);
+            sync_of(g, &sc, r, &g->ranks[g->syncs[id].rank_i], (size_t)id);
         } else if (!r->sdone[g->hot[id].id]) {
             start_of(g, &sc, r, id);
         }
@@ -575,9 +827,9 @@ CP_INLINE void sweep(const cp_graph_t *g, const scen_t sc, rp_t *r)
  * events come in the same order), but the events and the nodes' records
  * are read once, not once per scenario (fast path: every run without a
  * pipeline replays these three). The flags are constants: see CP_INLINE. */
-CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm, const double *f)
+CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm, const double *f, const uint8_t *late)
 {
-    const scen_t P = {0}, C = {.comm_transfer = 1}, L = {.drop_launch = 1}, F = {.factor = f};
+    const scen_t P = {0}, C = {.comm_transfer = 1}, L = {.drop_launch = 1}, F = {.factor = f, .late = late};
     for (size_t k = 0; k < g->n_ev; k++) {
         int64_t v = g->ev[k];
         int type = (int)(v >> 32);
@@ -591,12 +843,12 @@ CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm, const double *f)
                 end_of(g, &F, &r[3], id);
         } else if (type == 1) {
             const cp_rank_t *R = &g->ranks[g->syncs[id].rank_i];
-            sync_of(g, &r[0], R, (size_t)id);
+            sync_of(g, &P, &r[0], R, (size_t)id);
             if (comm)
-                sync_of(g, &r[1], R, (size_t)id);
-            sync_of(g, &r[2], R, (size_t)id);
+                sync_of(g, &C, &r[1], R, (size_t)id);
+            sync_of(g, &L, &r[2], R, (size_t)id);
             if (f)
-                sync_of(g, &r[3], R, (size_t)id);
+                sync_of(g, &F, &r[3], R, (size_t)id);
         } else {
             start3(g, &P, &C, &L, &F, r, comm, id);
         }
@@ -610,6 +862,7 @@ static void replay_init(const cp_graph_t *g, const scen_t *sc, rp_t *r)
     memcpy(r->e, g->e0, g->n_nodes * sizeof *r->e);
     memset(r->sdone, 0, g->n_nodes ? g->n_nodes : 1);
     memset(r->idone, 0, g->n_inst ? g->n_inst : 1);
+    memset(r->hidone, 0, g->n_hin ? g->n_hin : 1);
     memset(r->sd, 0, (g->n_syncs ? g->n_syncs : 1) * sizeof *r->sd);
     memset(r->hc, 0, (g->n_rs ? g->n_rs : 1) * sizeof *r->hc);
     for (size_t i = 0; i < g->n_rs; i++)
@@ -668,17 +921,17 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
 /* sweep3's replays: r[0..3], times[0..3] as cp_replay's r and times (r[1]
  * and times[1] untouched without comm, r[3] and times[3] without f, the
  * straggler what-if's factors). */
-static void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, const double *f, const mt_critpath_t *c,
-                       int64_t *const *times)
+static void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, const double *f, const uint8_t *late,
+                       const mt_critpath_t *c, int64_t *const *times)
 {
-    const scen_t sc[4] = {{0}, {.comm_transfer = 1}, {.drop_launch = 1}, {.factor = f}};
+    const scen_t sc[4] = {{0}, {.comm_transfer = 1}, {.drop_launch = 1}, {.factor = f, .late = late}};
     for (int l = 0; l < 4; l++)
         if ((l != 1 || comm) && (l != 3 || f))
             replay_init(g, &sc[l], &r[l]);
     if (comm)
-        sweep3(g, r, true, f);
+        sweep3(g, r, true, f, late);
     else
-        sweep3(g, r, false, f);
+        sweep3(g, r, false, f, late);
     for (int l = 0; l < 4; l++)
         if ((l != 1 || comm) && (l != 3 || f))
             replay_finish(g, &r[l], c, times[l]);
@@ -789,6 +1042,11 @@ CP_INLINE void walk_core(walk_t *w, int mode, int32_t rank_i, int32_t node, bool
         if (where == AT_HOST) {
             long q = known != -2 ? known : sync_before(g, &g->ranks[rank_i], w->cur);
             known = -2;
+            if (q >= 0 && g->syncs[q].e > w->cur) { /* host work inside a host collective (host_cover) */
+                j = (size_t)q;
+                where = AT_SYNC;
+                continue;
+            }
             if (q < 0 || g->syncs[q].e <= w->t0) {
                 seg(w, mode, rank_i, MT_CP_HOST, w->t0, -1);
                 break;
@@ -798,7 +1056,23 @@ CP_INLINE void walk_core(walk_t *w, int mode, int32_t rank_i, int32_t node, bool
             where = AT_SYNC;
         } else if (where == AT_SYNC) {
             const cp_sync_t *s = &g->syncs[j];
-            if (s->w >= 0 && g->nodes[s->w].e >= s->s) {
+            if (s->hi >= 0) {
+                /* a host collective: its transfer, then the host of the
+                 * member that arrived last, from its arrival back (the
+                 * ranks that waited for it are not on the path) */
+                const cp_inst_t *I = &g->hin[s->hi];
+                if (I->last >= 0 && I->maxstart > s->s && I->maxstart <= w->cur) {
+                    seg(w, mode, rank_i, MT_CP_COMM, I->maxstart, -1);
+                    rank_i = g->syncs[I->last].rank_i;
+                    if (w->cur == g->syncs[I->last].s)
+                        known = g->syncs[I->last].sb;
+                } else {
+                    seg(w, mode, rank_i, MT_CP_COMM, s->s, -1);
+                    if (w->cur == s->s)
+                        known = s->sb;
+                }
+                where = AT_HOST;
+            } else if (s->w >= 0 && g->nodes[s->w].e >= s->s) {
                 seg(w, mode, rank_i, MT_CP_HOST, g->nodes[s->w].e, -1);
                 id = s->w;
                 where = AT_END;
@@ -1696,8 +1970,14 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     int64_t *b_end = NULL, *b_time = NULL, *per = NULL; /* pipelines: the unchanged run, periods */
     double *fac = NULL, *err = NULL;
     nh_t *nh = NULL;
+    uint8_t *late = NULL; /* per rank: a straggler (the straggler what-if's host collectives) */
     if (!c)
         goto out;
+    if (!(late = calloc(g.n_ranks ? g.n_ranks : 1, 1)))
+        goto out;
+    for (size_t i = 0; i < g.n_ranks; i++)
+        for (size_t q = 0; q < rq->n_stragglers; q++)
+            late[i] |= g.ranks[i].rank == rq->stragglers[q];
     /* the rank steps' latest syncs before their starts and host ends (the
      * nodes' and syncs' below, with their job steps): each replay reads a
      * shift by index, with no search */
@@ -1786,13 +2066,18 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         cp_node_t *n = &g.nodes[i];
         n->job = n->rstep >= 0 ? g.rs[n->rstep].job : -1;
         n->lsync = -1;
-        if (n->L != INT64_MIN)
+        if (n->L != INT64_MIN) {
             n->lsync = (int32_t)(guess = sync_near(&g, &g.ranks[n->rank_i], n->L, guess));
+            if (g.n_hin)
+                n->lsync = (int32_t)host_cover(&g, &g.ranks[n->rank_i], n->L, n->lsync, -1);
+        }
     }
     for (size_t i = 0; i < g.n_syncs; i++) {
         cp_sync_t *y = &g.syncs[i];
         y->job = y->rstep >= 0 ? g.rs[y->rstep].job : -1;
         y->sb = (int32_t)sync_near(&g, &g.ranks[y->rank_i], y->s, (long)i - 1);
+        if (g.n_hin)
+            y->sb = (int32_t)host_cover(&g, &g.ranks[y->rank_i], y->s, y->sb, (long)i);
     }
     /* the replay order and the hot records need the job fields; the
      * replay's arrays are allocated after them (no page of theirs is
@@ -1862,7 +2147,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             (strag && rp_alloc(&g, &rw[2])))
             goto out;
         rp_t lanes[4] = {r, rw[0], rw[1], rw[2]};
-        cp_replay3(&g, lanes, comm, strag ? fac : NULL, c, (int64_t *const[4]){times, wt[0], wt[1], wt[2]});
+        cp_replay3(&g, lanes, comm, strag ? fac : NULL, strag ? late : NULL, c,
+                   (int64_t *const[4]){times, wt[0], wt[1], wt[2]});
         r = lanes[0];
         /* done with: freed before the paths' arrays come, and the "launch"
          * lane's ends taken over as node_ns (memory touched already: a
@@ -2030,6 +2316,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             if (pipe && straggler_factors(&g, rq, fac, nh, &nn))
                 goto out;
             sc.factor = fac;
+            sc.late = late;
             int len = snprintf(x->label, sizeof x->label, "rank%s", rq->n_stragglers > 1 ? "s" : "");
             for (size_t i = 0; i < rq->n_stragglers && len > 0 && (size_t)len < sizeof x->label - 24; i++)
                 len += snprintf(x->label + len, sizeof x->label - (size_t)len, " %d", rq->stragglers[i]);
@@ -2142,6 +2429,7 @@ out:
     free(b_time);
     free(per);
     free(err);
+    free(late);
     free(node_ns);
     free(rs_at);
     free(fac);

@@ -135,6 +135,44 @@ static int an_rank_cmp(const void *pa, const void *pb)
  * SIZE_MAX when a's steps are not sorted by start): a rank's activities
  * and syncs come nearly in time order, so the search (6 M instructions on
  * a 256-rank job) is mostly skipped. */
+/* What the instances read of a row: rank, raw start and end. */
+typedef struct cp_mrow {
+    int64_t start_ns, end_ns;
+    int32_t rank;
+    bool cpu;             /* a gloo:* CPU range (MT_CI_CPU): a host collective */
+} cp_mrow_t;
+
+/* The index of rank r in an[0..n) (ascending by rank), or -1. */
+static long an_find(const mt_rank_analysis_t *const *an, size_t n, int32_t r)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (an[mid]->rank < r)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && an[lo]->rank == r ? (long)lo : -1;
+}
+
+/* Does instance ii (members mr[mf[ii] .. mf[ii + 1])) link as a host
+ * collective: two or more gloo:* rows of ranks in the graph? */
+static bool host_inst(const mt_rank_analysis_t *const *an, size_t n_an, const size_t *mf, const cp_mrow_t *mr,
+                      size_t ii)
+{
+    size_t k = 0;
+    for (size_t q = mf[ii]; q < mf[ii + 1]; q++)
+        k += mr[q].cpu && an_find(an, n_an, mr[q].rank) >= 0;
+    return k >= 2;
+}
+
+static int sync_end_cmp(const void *pa, const void *pb)
+{
+    const cp_sync_t *a = pa, *b = pb;
+    return a->e < b->e ? -1 : a->e > b->e ? 1 : a->s < b->s ? -1 : a->s > b->s;
+}
+
 static inline long rank_step_of(const mt_rank_analysis_t *a, int64_t t, size_t *hint)
 {
     /* fast path, in line: t in the step of the previous answer (the
@@ -301,6 +339,8 @@ void cp_graph_free(cp_graph_t *g)
     free(g->syncs);
     free(g->inst);
     free(g->imem);
+    free(g->hin);
+    free(g->hmem);
     free(g->by_end);
     free(g->ev);
     free(g->hot);
@@ -313,11 +353,173 @@ void cp_graph_free(cp_graph_t *g)
     memset(g, 0, sizeof *g);
 }
 
-/* What the instances read of a row: rank, raw start and end. */
-typedef struct cp_mrow {
-    int64_t start_ns, end_ns;
-    int32_t rank;
-} cp_mrow_t;
+/* The host pauses (cp_sync_t.hi -2): a host collective member's
+ * lateness (cp_sync_t.late) placed where its rank's host did nothing, the
+ * longest stretch of [anc[j], its start) with no launch and no sync:
+ * there a sleep, a data loader or a pause held the rank (gloo4: rank 2's
+ * 15 ms sleep before each all_reduce, the launches that follow it moved
+ * with it in the straggler what-if). A pause is a sync of its measured
+ * duration that the what-if shortens by its late; the member keeps what
+ * the stretch could not hold. g->syncs is laid out anew (each rank's by
+ * end), g->hmem and g->hin[].last follow. 0, or -1 out of memory. */
+enum { CP_PAUSE_WIN = 256 }; /* syncs of a window looked at, at most */
+
+static int place_pauses(cp_graph_t *g, const int64_t *anc)
+{
+    size_t ns = g->n_syncs, np = 0;
+    for (size_t j = 0; j < ns; j++)
+        np += g->syncs[j].hi >= 0 && g->syncs[j].late >= CP_PAUSE_MIN;
+    if (!np)
+        return 0;
+    cp_sync_t *pz = malloc(np * sizeof *pz);
+    int64_t *lv = NULL;
+    cp_sync_t *out = malloc((ns + np) * sizeof *out);
+    int32_t *remap = malloc(ns * sizeof *remap);
+    uint64_t *key = malloc((ns + np) * sizeof *key);
+    uint32_t *val = malloc((ns + np) * sizeof *val);
+    uint32_t win[CP_PAUSE_WIN];
+    int ret = -1;
+    if (!pz || !out || !remap || !key || !val)
+        goto done;
+    size_t w = 0, p = 0;
+    for (size_t i = 0; i < g->n_ranks; i++) {
+        cp_rank_t *R = &g->ranks[i];
+        size_t p0 = p;
+        /* the rank's launch ends, sorted, when one of its members is late */
+        size_t nl = 0;
+        for (size_t k = 0; k < R->n_syncs; k++) {
+            const cp_sync_t *y = &g->syncs[R->sync0 + k];
+            if (y->hi < 0 || y->late < CP_PAUSE_MIN)
+                continue;
+            if (!lv) {
+                size_t nmax = 1;
+                for (size_t q = 0; q < g->n_ranks; q++)
+                    nmax = g->ranks[q].n_nodes > nmax ? g->ranks[q].n_nodes : nmax;
+                if (!(lv = malloc(nmax * sizeof *lv)))
+                    goto done;
+            }
+            if (!nl) {
+                for (size_t q = 0; q < R->n_nodes; q++)
+                    if (g->nodes[R->node0 + q].L != INT64_MIN)
+                        lv[nl++] = g->nodes[R->node0 + q].L;
+                qsort(lv, nl, sizeof *lv, mt_cmp_i64);
+                if (!nl)
+                    lv[nl++] = INT64_MIN; /* no launch: one point before any window */
+            }
+            int64_t a0 = anc[R->sync0 + k], b0 = y->s;
+            /* the first launch at or after a0 */
+            size_t lo = 0, hi = nl;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (lv[mid] < a0)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            /* the rank's syncs that overlap the window: those ending in
+             * it (one run, by end) and a few ending after it */
+            size_t wl = 0, wh = R->n_syncs;
+            while (wl < wh) {
+                size_t mid = wl + (wh - wl) / 2;
+                if (g->syncs[R->sync0 + mid].e <= a0)
+                    wl = mid + 1;
+                else
+                    wh = mid;
+            }
+            size_t nw = 0;
+            for (size_t m = wl; m < R->n_syncs && nw < CP_PAUSE_WIN; m++) {
+                const cp_sync_t *x = &g->syncs[R->sync0 + m];
+                if (x->e > b0 && m > k + 8)
+                    break;
+                if (m != k && x->s < b0)
+                    win[nw++] = (uint32_t)m;
+            }
+            int64_t best_a = 0, best_b = 0, prev = a0;
+            for (size_t q = lo;; q++) {
+                int64_t t = q < nl && lv[q] < b0 ? lv[q] : b0;
+                /* [prev, t) free of launches: cut by the rank's syncs */
+                int64_t ga = prev;
+                while (ga < t) {
+                    int64_t gb = t;
+                    for (size_t u = 0; u < nw; u++) {
+                        const cp_sync_t *x = &g->syncs[R->sync0 + win[u]];
+                        if (x->e <= ga || x->s >= gb)
+                            continue;
+                        if (x->s <= ga) { /* covers the gap's start: skip past it */
+                            ga = x->e;
+                            gb = ga;
+                            break;
+                        }
+                        gb = x->s;
+                    }
+                    if (gb - ga > best_b - best_a) {
+                        best_a = ga;
+                        best_b = gb;
+                    }
+                    if (gb == ga)
+                        continue;
+                    ga = gb;
+                    /* past the sync that cut it */
+                    for (size_t u = 0; u < nw; u++) {
+                        const cp_sync_t *x = &g->syncs[R->sync0 + win[u]];
+                        if (x->s <= ga && x->e > ga)
+                            ga = x->e;
+                    }
+                }
+                if (t >= b0)
+                    break;
+                prev = t;
+            }
+            if (best_b - best_a < CP_PAUSE_MIN)
+                continue;
+            int64_t take = best_b - best_a < y->late ? best_b - best_a : y->late;
+            pz[p++] = (cp_sync_t){.s = best_a, .e = best_b, .late = take, .w = -1, .hi = -2, .rank_i = (int32_t)i,
+                                  .rstep = y->rstep, .job = -1};
+            g->syncs[R->sync0 + k].late -= take;
+        }
+        /* the rank's syncs and pauses by end (stable: the syncs' order kept at equal ends) */
+        size_t n = 0;
+        for (size_t k = 0; k < R->n_syncs; k++) {
+            key[n] = mt_sort_key_i64(g->syncs[R->sync0 + k].e);
+            val[n++] = (uint32_t)k;
+        }
+        for (size_t q = p0; q < p; q++) {
+            key[n] = mt_sort_key_i64(pz[q].e);
+            val[n++] = (uint32_t)(R->n_syncs + (q - p0));
+        }
+        if (mt_sort_u64(key, val, n) != MT_OK)
+            goto done;
+        size_t s0 = w;
+        for (size_t q = 0; q < n; q++) {
+            if (val[q] < R->n_syncs) {
+                remap[R->sync0 + val[q]] = (int32_t)w;
+                out[w++] = g->syncs[R->sync0 + val[q]];
+            } else {
+                out[w++] = pz[p0 + (val[q] - R->n_syncs)];
+            }
+        }
+        R->sync0 = s0;
+        R->n_syncs = n;
+    }
+    for (size_t q = 0; q < g->n_hmem; q++)
+        g->hmem[q] = remap[g->hmem[q]];
+    for (size_t h = 0; h < g->n_hin; h++)
+        if (g->hin[h].last >= 0)
+            g->hin[h].last = remap[g->hin[h].last];
+    free(g->syncs);
+    g->syncs = out;
+    g->n_syncs = w;
+    out = NULL;
+    ret = 0;
+done:
+    free(pz);
+    free(lv);
+    free(out);
+    free(remap);
+    free(key);
+    free(val);
+    return ret;
+}
 
 mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, const mt_clock_t *clocks,
                            const int32_t *ranks, size_t n_ranks, const mt_crow_t *rows, size_t n_rows,
@@ -336,6 +538,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
     size_t *n_cm = NULL;
     int32_t *rix = NULL;  /* index into g->ranks by rank - rmin; -1 */
     size_t *mf = NULL;    /* the instances' members, below */
+    size_t *nhc = NULL;   /* per rank: its host collectives' members; then how many are placed */
     cp_mrow_t *mr = NULL;
     if (!an)
         return st;
@@ -372,7 +575,8 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
             for (uint32_t k = m->first[ii]; k < m->first[ii + 1]; k++)
                 if ((size_t)m->members[k] < n_rows) {
                     const mt_crow_t *r = &rows[m->members[k]];
-                    mr[w++] = (cp_mrow_t){.start_ns = r->start_ns, .end_ns = r->end_ns, .rank = r->rank};
+                    mr[w++] = (cp_mrow_t){.start_ns = r->start_ns, .end_ns = r->end_ns, .rank = r->rank,
+                                          .cpu = (r->flags & MT_CI_CPU) != 0};
                 }
         mf[ii + 1] = w;
     }
@@ -380,6 +584,22 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
     m = NULL;
     if (rows_done)
         rows_done(ctx);
+    /* host collectives (gloo:* ranges): each member a sync of its rank */
+    if (!(nhc = calloc(2 * (n_an ? n_an : 1), sizeof *nhc)))
+        goto out;
+    for (size_t ii = 0; ii < ni; ii++)
+        if (host_inst(an, n_an, mf, mr, ii))
+            for (size_t q = mf[ii]; q < mf[ii + 1]; q++) {
+                long i = mr[q].cpu ? an_find(an, n_an, mr[q].rank) : -1;
+                if (i >= 0) {
+                    nhc[i]++;
+                    ns++;
+                }
+            }
+    if (2 * nn + ns >= INT32_MAX) {
+        st = MT_ERR_LIMIT;
+        goto out;
+    }
     key = mt_big_malloc(nmax * sizeof *key);
     val = mt_big_malloc(nmax * sizeof *val);
     cm = calloc(n_an ? n_an : 1, sizeof *cm);
@@ -409,7 +629,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         R->node0 = b;
         R->n_nodes = a->n_gacts;
         R->sync0 = sb;
-        R->n_syncs = a->n_syncs;
+        R->n_syncs = a->n_syncs + nhc[i];
         R->rs0 = rb;
         R->by_start = true;
         int64_t lambda = INT64_MAX;
@@ -451,6 +671,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
             g->syncs[sb + k] = (cp_sync_t){.s = mt_clock_map_apply(&map, a->syncs[k].start_ns),
                                            .e = mt_clock_map_apply(&map, a->syncs[k].end_ns),
                                            .w = -1,
+                                           .hi = -1,
                                            .rank_i = (int32_t)i,
                                            .rstep = q >= 0 ? (int32_t)(q + (long)rb) : -1,
                                            .job = -1};
@@ -467,10 +688,33 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
                                       .src = x};
         }
         b += a->n_gacts;
-        sb += a->n_syncs;
+        sb += R->n_syncs;
         rb += a->n_steps;
     }
     g->n_rs = nrs;
+    /* the host collectives' member syncs, after each rank's own */
+    for (size_t ii = 0; ii < ni; ii++) {
+        if (!host_inst(an, n_an, mf, mr, ii))
+            continue;
+        for (size_t q = mf[ii]; q < mf[ii + 1]; q++) {
+            long i = mr[q].cpu ? an_find(an, n_an, mr[q].rank) : -1;
+            if (i < 0)
+                continue;
+            const cp_rank_t *R = &g->ranks[i];
+            const mt_clock_map_t map = mt_clock_map(R->clk);
+            size_t hint = step_hint0(an[i]);
+            long rsq = rank_step_of(an[i], mr[q].start_ns, &hint);
+            g->syncs[R->sync0 + an[i]->n_syncs + nhc[n_an + i]++] =
+                (cp_sync_t){.s = mt_clock_map_apply(&map, mr[q].start_ns),
+                            .e = mt_clock_map_apply(&map, mr[q].end_ns),
+                            .w = -1,
+                            .hi = (int32_t)g->n_hin,
+                            .rank_i = (int32_t)i,
+                            .rstep = rsq >= 0 ? (int32_t)(rsq + (long)R->rs0) : -1,
+                            .job = -1};
+        }
+        g->n_hin++;
+    }
     /* the activities' annotations, for the root causes: the caller may
      * free the activities once the graph is built (mt_cp_request_t.built) */
     size_t n_annots = 0;
@@ -483,9 +727,14 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
             for (size_t k = 0; k < an[i]->n_gacts; k++)
                 g->annot[g->ranks[i].node0 + k] = an[i]->gacts[k].annot;
     }
-    /* syncs by end within each rank (insertion: nearly sorted) */
+    /* syncs by end within each rank (insertion: nearly sorted; a rank
+     * with host collectives appended: qsort) */
     for (size_t i = 0; i < n_an; i++) {
         cp_sync_t *s = g->syncs + g->ranks[i].sync0;
+        if (nhc[i]) {
+            qsort(s, g->ranks[i].n_syncs, sizeof *s, sync_end_cmp);
+            continue;
+        }
         for (size_t k = 1; k < g->ranks[i].n_syncs; k++) {
             cp_sync_t v = s[k];
             size_t j = k;
@@ -696,16 +945,21 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
                     }
                 }
             } else if (bind == CP_B_NONE || n->s - best > 1000) {
-                /* the latest end on another stream of the rank, no later than s */
-                size_t lo = hint = ends_after(g, be, R->n_nodes, n->s, hint);
+                /* the latest end on another stream of the rank, no later
+                 * than s + CP_EDGE_TOL: a kernel that waited for an event
+                 * recorded after X starts as X ends, but the two
+                 * timestamps are rounded apart (by 1 ns on the slow-GPU
+                 * case of issue 38, where a strict bound took the GEMM
+                 * before X and the replay lost X's duration) */
+                size_t lo = hint = ends_after(g, be, R->n_nodes, n->s + CP_EDGE_TOL, hint);
                 for (size_t j = lo, tries = 0; j-- > 0 && tries < 32; tries++) {
                     const cp_node_t *x = &g->nodes[be[j]];
                     if (bind != CP_B_NONE && x->e <= best)
                         break;
-                    if (ga[be[j] - (int32_t)R->node0].stream == ga[k].stream || be[j] == id)
+                    if (ga[be[j] - (int32_t)R->node0].stream == ga[k].stream || be[j] == id || x->s >= n->s)
                         continue;
                     n->px = be[j];
-                    best = x->e;
+                    best = x->e < n->s ? x->e : n->s;
                     bind = CP_B_X;
                     break;
                 }
@@ -714,6 +968,91 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         }
         if (lastv != last_on)
             free(lastv);
+    }
+    /* host collectives: their members (syncs), last arrival, shortest
+     * duration, and each member's lateness (cp_sync_t.late: the part of
+     * its time since the members were last together above the median
+     * member's; a data loader, a pause, a sleep before the collective) */
+    if (g->n_hin) {
+        g->hin = calloc(g->n_hin, sizeof *g->hin);
+        g->hmem = malloc(((ns ? ns : 1)) * sizeof *g->hmem);
+        int64_t *gap = malloc((ns ? ns : 1) * sizeof *gap);
+        int64_t *anc = malloc((ns ? ns : 1) * sizeof *anc); /* each member's anchor */
+        if (!g->hin || !g->hmem || !gap || !anc) {
+            free(gap);
+            free(anc);
+            goto out;
+        }
+        for (size_t j = 0; j < ns; j++)
+            if (g->syncs[j].hi >= 0)
+                g->hin[g->syncs[j].hi].n++;
+        for (size_t h = 0, at = 0; h < g->n_hin; h++) {
+            g->hin[h].m0 = at;
+            at += g->hin[h].n;
+            g->n_hmem = at;
+            g->hin[h].n = 0;
+            g->hin[h].maxstart = INT64_MIN;
+            g->hin[h].transfer = INT64_MAX;
+            g->hin[h].last = -1;
+        }
+        for (size_t i = 0; i < n_an; i++) {
+            const cp_rank_t *R = &g->ranks[i];
+            for (size_t k = 0; k < R->n_syncs; k++) {
+                size_t j = R->sync0 + k;
+                cp_sync_t *y = &g->syncs[j];
+                if (y->hi < 0)
+                    continue;
+                cp_inst_t *I = &g->hin[y->hi];
+                g->hmem[I->m0 + I->n++] = (int32_t)j;
+                if (y->s > I->maxstart) {
+                    I->maxstart = y->s;
+                    I->last = (int32_t)j;
+                }
+                if (y->e - y->s < I->transfer)
+                    I->transfer = y->e - y->s;
+                /* its time since the last point where the members were
+                 * together: the rank's latest host collective ending by
+                 * its start, or its step's start, whichever is later (a
+                 * sync with the GPU between them is the rank's own) */
+                int64_t anchor = y->rstep >= 0 ? g->rs[y->rstep].start : INT64_MIN;
+                for (size_t q = k; q-- > 0;) {
+                    const cp_sync_t *p = &g->syncs[R->sync0 + q];
+                    if (p->hi >= 0 && p->e <= y->s) {
+                        if (p->e > anchor)
+                            anchor = p->e;
+                        break;
+                    }
+                }
+                if (anchor == INT64_MIN)
+                    anchor = y->s;
+                gap[j] = y->s > anchor ? y->s - anchor : 0;
+                anc[j] = anchor;
+            }
+        }
+        for (size_t h = 0; h < g->n_hin; h++) {
+            const cp_inst_t *I = &g->hin[h];
+            int64_t *tmp = malloc(I->n * sizeof *tmp);
+            if (!tmp) {
+                free(gap);
+                free(anc);
+                goto out;
+            }
+            for (uint32_t q = 0; q < I->n; q++)
+                tmp[q] = gap[g->hmem[I->m0 + q]];
+            int64_t med = mt_stats_median_i64(tmp, I->n);
+            free(tmp);
+            for (uint32_t q = 0; q < I->n; q++) {
+                cp_sync_t *y = &g->syncs[g->hmem[I->m0 + q]];
+                int64_t x = gap[g->hmem[I->m0 + q]] - med;
+                y->late = x > 0 ? x : 0;
+            }
+        }
+        free(gap);
+        if (place_pauses(g, anc) < 0) {
+            free(anc);
+            goto out;
+        }
+        free(anc);
     }
     /* the replay's per-rank latencies: what the model may carry instead of
      * each edge's measured slack (critpath.h "replay") */
@@ -737,6 +1076,8 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         size_t hint = 0;
         for (size_t k = 0; k < R->n_syncs; k++) {
             cp_sync_t *s = &g->syncs[R->sync0 + k];
+            if (s->hi != -1) /* a host collective waits for its peers, a pause for nothing */
+                continue;
             size_t lo = hint = ends_after(g, be, R->n_nodes, s->e, hint);
             for (size_t j = lo, tries = 0; j-- > 0 && tries < 64; tries++) {
                 const cp_node_t *x = &g->nodes[be[j]];
@@ -770,6 +1111,7 @@ out:
     free(cm);
     free(n_cm);
     free(rix);
+    free(nhc);
     if (st != MT_OK)
         cp_graph_free(g);
     return st;

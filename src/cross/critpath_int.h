@@ -16,6 +16,13 @@
  * drop the tests and loops they govern (cp_run.c, cp_ideal.c). */
 #define CP_INLINE static inline __attribute__((always_inline))
 
+/* How far past an activity's start the end of its inferred stream-wait
+ * predecessor may lie (ns): timestamps rounded apart (critpath.c). */
+#define CP_EDGE_TOL 1000
+
+/* The least lateness (ns) placed as a host pause (critpath.c). */
+#define CP_PAUSE_MIN 10000
+
 /* What bound the start of an activity. */
 enum { CP_B_NONE = 0, CP_B_STREAM, CP_B_LAUNCH, CP_B_X };
 
@@ -42,9 +49,18 @@ typedef struct cp_node {
 } cp_node_t;
 _Static_assert(sizeof(cp_node_t) <= 72, "cp_node_t: 72 bytes a GPU activity");
 
+/* A host call that blocked the rank's CPU: a synchronisation with the
+ * GPU (w), or a host collective (hi: a gloo:* range, which runs on the CPU
+ * and returns when the last member has arrived and the data is moved). */
 typedef struct cp_sync {
     int64_t s, e;
+    int64_t late;         /* host collective: its host time since the rank's sync before it (or its
+                           * step's start) over the median member's, >= 0; what the straggler
+                           * what-if takes away from a straggler's arrival */
     int32_t w;            /* the activity it waited for (GPU-bound when its end >= s), -1 */
+    int32_t hi;           /* its host collective (cp_graph_t.hin); -1 none; -2 a host pause
+                           * (critpath.c place_pauses): CPU-bound, its late taken off in the
+                           * straggler what-if */
     int32_t rank_i;
     int32_t rstep;        /* rank step holding its start, -1 */
     int32_t job;          /* job step (cp_run.c), -1 */
@@ -152,6 +168,10 @@ typedef struct cp_graph {
     size_t n_syncs;
     cp_inst_t *inst;
     size_t n_inst;
+    cp_inst_t *hin;       /* host collectives: last and hmem are syncs, not nodes */
+    size_t n_hin;
+    int32_t *hmem;        /* their member syncs */
+    size_t n_hmem;
     int32_t *imem;        /* the instances' member nodes */
     size_t n_imem;
     cp_rs_t *rs;          /* rank steps, rank by rank, each by start */
@@ -168,6 +188,8 @@ typedef struct cp_graph {
     size_t n_ev;
     bool explicit_deps;   /* some rank gave its dependencies (gdeps): replay in topological order */
     bool topo_cycle;      /* ... but they hold a cycle: replayed in time order */
+    bool order_cycle;     /* the time order breaks an edge and the edges hold a cycle:
+                           * replayed in time order (cp_run.c order_fix) */
 } cp_graph_t;
 
 /* A matched comm activity's transfer: its end - its instance's last
@@ -183,12 +205,15 @@ typedef struct cp_scen {
     int drop_launch;
     int comm_transfer;
     int carry;            /* one replay of the whole run: shifts carry over from step to step */
+    const uint8_t *late;  /* per rank: its host collectives' arrivals without their lateness
+                           * (cp_sync_t.late; the straggler what-if); NULL: as measured */
 } cp_scen_t;
 
 /* Replayed times of one scenario (cp_run.c). */
 typedef struct cp_rp {
     int64_t *s, *e, *sd, *ims; /* replayed starts, ends, sync shifts, instance last arrivals */
-    uint8_t *sdone, *idone;
+    int64_t *hims;        /* host collectives' last replayed arrivals */
+    uint8_t *sdone, *idone, *hidone;
     int carry;            /* the scenario's carry */
     int64_t *jend;        /* replayed job step ends */
     int64_t *hc;          /* per rank step: host time removed since its last sync (<= 0; what-if launch) */

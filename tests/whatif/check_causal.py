@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+# What-ifs against jobs the generator did not make (issue 38): the
+# slow-GPU case of ../shared/cases (a job and its twin without the
+# straggler) and the real gloo fixtures (rank 2 sleeps 15 ms before each
+# all_reduce). Truth: the twin's measured step time, and the sleep.
+# Usage: check_causal.py MERGETRACE SOURCE_DIR OUT_DIR. Exit 77 when the
+# shared case is absent and nothing else ran.
+import json
+import os
+import subprocess
+import sys
+
+failed = 0
+checks = 0
+
+
+def check(ok, what):
+    global failed, checks
+    checks += 1
+    if not ok:
+        failed += 1
+        print("FAIL " + what)
+    else:
+        print("ok   " + what)
+
+
+def run(mt, out, path):
+    p = subprocess.run([mt, "-q", "--no-progress", "--no-merge", "-o", out, path], capture_output=True, text=True,
+                       timeout=120)
+    if p.returncode != 0:
+        print(p.stdout, p.stderr)
+        raise SystemExit("%s: exit %d" % (path, p.returncode))
+    with open(os.path.join(out, "report.json")) as f:
+        return json.load(f)["steps"]
+
+
+def whatif(st, name):
+    for w in st["what_if"]:
+        if w["scenario"] == name:
+            return w
+    return None
+
+
+def main():
+    mt, src, out = sys.argv[1:4]
+    os.makedirs(out, exist_ok=True)
+    case = os.path.normpath(os.path.join(src, "..", "shared", "cases", "slow-gpu-straggler"))
+    if os.path.isdir(case):
+        # every compute kernel of rank 5 x 1.25, GPU-bound, NCCL on its own
+        # stream with no recorded wait: the what-if must give the twin
+        a = run(mt, os.path.join(out, "slow_with"), os.path.join(case, "with-straggler"))
+        b = run(mt, os.path.join(out, "slow_without"), os.path.join(case, "without"))
+        w = whatif(a, "straggler_at_median")
+        truth = b["p50_us"]
+        check(w is not None and abs(w["p50_us"] - truth) <= 0.02 * truth,
+              "slow GPU: rank 5 at the median speed -> %s us, the twin measured %.3f us"
+              % (w and w["p50_us"], truth))
+        s_true = a["p50_us"] / truth
+        check(abs(a["ideal"]["s"] - s_true) <= 0.02 * s_true,
+              "slow GPU: S %.4f, the twins' ratio %.4f" % (a["ideal"]["s"], s_true))
+        check(a["ideal"]["m_w"]["rank"] == 5, "slow GPU: M_W names rank %s" % a["ideal"]["m_w"]["rank"])
+        check(a["replay_error_pct"]["max"] <= 0.5, "slow GPU: replay error %s" % a["replay_error_pct"])
+        sb = b["ideal"]["s"]
+        check(abs(sb - 1.0) <= 0.01, "slow GPU: the twin without a straggler has S %.4f" % sb)
+    else:
+        print("skip the slow-GPU case: %s absent" % case)
+    # rank 2 sleeps 15 ms before each all_reduce (gloo: the collectives run
+    # on the CPU); removing the sleep brings every step down by about it,
+    # and the path runs through rank 2's host, not the ranks that waited
+    sleep = 15000.0
+    for tag in ("gloo4", "gloo4async"):
+        st = run(mt, os.path.join(out, tag), os.path.join(src, "tests", "data", "real", tag))
+        w = whatif(st, "straggler_at_median")
+        gain = w["gain_us"] if w else 0.0
+        check(abs(gain - sleep) <= 0.1 * sleep, "%s: rank 2 at the median speed gains %.1f us of the 15 ms sleep"
+              % (tag, gain))
+        ranks = {x["rank"]: x["path_pct"] for x in st["critical_path"]["ranks"]}
+        check(ranks.get(2, 0) >= 60, "%s: rank 2 holds %.1f %% of the critical path" % (tag, ranks.get(2, 0)))
+        s_true = st["p50_us"] / (st["p50_us"] - sleep)
+        s = st["ideal"]["s"]
+        check(abs(s - s_true) <= 0.1 * s_true, "%s: S %.3f, without the sleep about %.3f" % (tag, s, s_true))
+        check(st["ideal"]["m_w"]["rank"] == 2, "%s: M_W names rank %s" % (tag, st["ideal"]["m_w"]["rank"]))
+    print("%d checks, %d failed" % (checks, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
