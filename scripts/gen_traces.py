@@ -203,21 +203,35 @@ class Job:
         self.T0 = EPOCH_2026_NS + 3 * 3600 * BIL + self.rng.randrange(3600 * BIL)
         self.jitter_ns = int(round(a.end_jitter_us * 1000))
         self.gap_ns = int(round(a.host_gap_us * 1000))
+        self.srange = parse_range(a.straggler_steps) if a.straggler_steps else None
         self.collectives = []
         self.keep_coll = not a.no_collective_truth
         self.pgs = []   # (name, desc, ranks)
         self.wait = [[0, 0, 0] for _ in range(self.W)]   # count, arrived last, wait ns
         self.pgs.append(("0", "default_pg", list(range(self.W))))
 
-    def scaled(self, name, dur):
-        """A compute kernel's duration after --slow-pct and --slow-kernel
-        (applied after the random draws, so a pair of jobs with one seed
-        differs only by these factors)."""
+    def in_steps(self, step):
+        """Is ProfilerStep step within --straggler-steps (every step without it)?"""
+        r = self.srange
+        return r is None or step is None or r[0] <= step <= r[1]
+
+    def scaled(self, name, dur, rank=None, step=None):
+        """A compute kernel's duration after --slow-pct, --slow-kernel and
+        --slow-rank (applied after the random draws, so a pair of jobs with
+        one seed differs only by these factors)."""
         a = self.a
         f = 1.0 + a.slow_pct / 100.0
         if a.slow_kernel and a.slow_kernel[0] in name:
             f *= a.slow_kernel[1]
+        if a.slow_rank and rank == a.slow_rank[0] and self.in_steps(step):
+            f *= a.slow_rank[1]
         return dur if f == 1.0 else int(round(dur * f))
+
+    def late_ns(self, rank, step):
+        """--late-rank: how long rank's host waits at the start of step
+        (a data loader, a pause), 0 for the others."""
+        lr = self.a.late_rank
+        return int(round(lr[1] * 1000)) if lr and rank == lr[0] and self.in_steps(step) else 0
 
     def xfer(self, T):
         """A collective's transfer time after --slow-comm (applied after the
@@ -249,6 +263,7 @@ class Rank:
         self.new = job.new
         self.rng = random.Random(job.rng.getrandbits(64))
         self.krng = random.Random(a.seed * 1000003 + rank) if a.shuffle_keys else None
+        self.jrng = random.Random(a.seed * 1000033 + rank) if a.ts_jitter_ns else None
         self.off = off_ns
         self.dppb = drift_ppb
         self.T0 = job.T0
@@ -335,7 +350,8 @@ class Rank:
         return lo + int((hi - lo) * self.rng.random())
 
     def vary(self, ns):
-        return int(ns * (0.9 + 0.2 * self.rng.random()))
+        q = self.job.a.noise_pct / 100.0
+        return int(ns * (1.0 - q + 2.0 * q * self.rng.random()))
 
     def next_ext(self):
         self.ext += 1
@@ -452,6 +468,13 @@ class Rank:
         t0 = self.T0
         ls = s + off + (dp * (s - t0) + HALF_BIL) // BIL
         le = e + off + (dp * (e - t0) + HALF_BIL) // BIL
+        if self.jrng is not None and pid == self.dev:
+            # --ts-jitter-ns: GPU timestamps as a profiler rounds them apart
+            # (a kernel that begins as the one before it ends is written a
+            # few ns before that end); its own random numbers
+            j = self.job.a.ts_jitter_ns
+            ls += self.jrng.randint(-j, j)
+            le = max(ls, le + self.jrng.randint(-j, j))
         if self.new:
             r = ls - self.base
             d = le - ls
@@ -676,7 +699,7 @@ class Rank:
         t += self.job.gap_ns
         x, ls, le, corr, ext, lws = self.call(tid, t, frames, api)
         if kind == "kernel":
-            dur = self.job.scaled(kspec[0], dur)
+            dur = self.job.scaled(kspec[0], dur, self.rank, self.step_no)
         st = self.s_comp
         fs = self.free.get(st, 0)
         ln = le + self.ri(2500, 7000)
@@ -841,7 +864,7 @@ class Rank:
         t = self.next_start
         self.step_s = t
         self.step_ext = self.next_ext()
-        t += self.ri(5000, 15000)
+        t += self.ri(5000, 15000) + self.job.late_ns(self.rank, step)
         self.mem_instant(t, cfg.act_bytes)
         t += self.ri(2000, 5000)
         t, _, _ = self.launch_compute(M, t, [("cpu_op", "aten::to", None), ("cpu_op", "aten::copy_", None)],
@@ -932,7 +955,7 @@ class Rank:
         t = self.next_start
         self.step_s = t
         self.step_ext = self.next_ext()
-        t += self.ri(5000, 15000)
+        t += self.ri(5000, 15000) + self.job.late_ns(self.rank, step)
         self.mem_ann = None
         # --memory: earlier stages keep more activations
         self.pp_act = cfg.act_bytes * (cfg.S - self.stage) if self.memsim else cfg.act_bytes
@@ -1447,7 +1470,15 @@ def build_parser():
     d.add_argument("--straggler-delay-us", type=float, default=0.0, metavar="D",
                    help="how late the straggler reaches each collective (default 0 = none)")
     d.add_argument("--straggler-steps", default=None, metavar="A-B",
-                   help="limit the straggler to ProfilerStep numbers A..B")
+                   help="limit the straggler (and --slow-rank, --late-rank) to ProfilerStep numbers A..B")
+    d.add_argument("--ts-jitter-ns", type=int, default=0, metavar="N",
+                   help="write each GPU start and end up to N ns off its true time (default 0)")
+    d.add_argument("--noise-pct", type=float, default=10.0, metavar="P",
+                   help="each GPU activity's duration drawn uniform in +-P %% of its nominal one (default 10)")
+    d.add_argument("--slow-rank", default=None, metavar="R:F",
+                   help="every compute kernel of rank R lasts F times as long (a slow GPU); dp and pp")
+    d.add_argument("--late-rank", default=None, metavar="R:US",
+                   help="rank R's host waits US microseconds at the start of every step (a data loader); dp and pp")
     q = p.add_argument_group("pipeline parallel")
     q.add_argument("--pp-stages", type=int, default=2, metavar="S", help="pipeline stages (default 2)")
     q.add_argument("--pp-mode", choices=("overlapped", "serialized", "partial"), default="overlapped",
@@ -1521,6 +1552,23 @@ def check_args(a):
         if not sub or not fv > 0:
             usage_error("--slow-kernel", "expected SUBSTR:FACTOR with a factor > 0")
         a.slow_kernel = (sub, fv)
+    if not 0 <= a.ts_jitter_ns <= 1000:
+        usage_error("--ts-jitter-ns", "expected an integer in 0..1000")
+    if not 0 <= a.noise_pct < 100:
+        usage_error("--noise-pct", "expected a number in 0..99")
+    for opt in ("slow_rank", "late_rank"):
+        v = getattr(a, opt)
+        if v is None:
+            continue
+        r, _, f = v.partition(":")
+        try:
+            rv, fv = int(r), float(f)
+        except ValueError:
+            rv, fv = -1, -1.0
+        if not 0 <= rv < a.ranks or not (fv > 0 if opt == "slow_rank" else fv >= 0):
+            usage_error("--" + opt.replace("_", "-"), "expected R:%s with R in 0..%d" %
+                        ("F with F > 0" if opt == "slow_rank" else "US with US >= 0", a.ranks - 1))
+        setattr(a, opt, (rv, fv))
     if not a.max_offset_ms >= 0:
         usage_error("--max-offset-ms", "expected a number >= 0")
     if not 0 <= a.max_drift_ppm <= 1000:
@@ -1581,6 +1629,8 @@ def main(argv=None):
              "end_jitter_ns": job.jitter_ns,
              "straggler": a.straggler if (a.straggler is not None and a.straggler_delay_us > 0) else None,
              "straggler_delay_us": a.straggler_delay_us, "straggler_steps": a.straggler_steps,
+             "slow_rank": list(a.slow_rank) if a.slow_rank else None,
+             "late_rank": list(a.late_rank) if a.late_rank else None,
              "ranks": []}
     if truth["straggler"] is not None:
         truth["straggler_phase"] = STRAG_PHASE

@@ -1242,10 +1242,24 @@ static size_t names_keep_top(mt_cp_name_t *v, size_t n)
 /* The straggler what-if's factors: see critpath.h "what-if". */
 static int straggler_factors(const cp_graph_t *g, const mt_cp_request_t *rq, double *f, nh_t *nh, size_t *n_nh)
 {
+    int32_t *stage_of = NULL; /* per rank_i: its pipeline stage, -1 */
+    if (rq->n_stages >= 2 && rq->stage_ranks && rq->stage_first) {
+        if (!(stage_of = malloc((g->n_ranks ? g->n_ranks : 1) * sizeof *stage_of)))
+            return -1;
+        for (size_t i = 0; i < g->n_ranks; i++) {
+            stage_of[i] = -1;
+            for (size_t q = 0; q < rq->n_stages; q++)
+                for (size_t k = rq->stage_first[q]; k < rq->stage_first[q + 1]; k++)
+                    if (rq->stage_ranks[k] == g->ranks[i].rank)
+                        stage_of[i] = (int32_t)q;
+        }
+    }
     size_t k = 0;
     cp_name_memo_t *memo = calloc(CP_NAME_MEMO, sizeof *memo);
-    if (!memo)
+    if (!memo) {
+        free(stage_of);
         return -1;
+    }
     for (size_t i = 0; i < g->n_nodes; i++) {
         const cp_node_t *n = &g->nodes[i];
         f[i] = 1.0;
@@ -1254,14 +1268,17 @@ static int straggler_factors(const cp_graph_t *g, const mt_cp_request_t *rq, dou
         nh[k++] = (nh_t){cp_name_hash(memo, n), (int32_t)i, n->rank_i};
     }
     free(memo);
-    if (nh_sort(nh, k))
+    if (nh_sort(nh, k)) {
+        free(stage_of);
         return -1;
+    }
     *n_nh = k;
     double *means = malloc((g->n_ranks ? g->n_ranks : 1) * sizeof *means);
     int32_t *rk = malloc((g->n_ranks ? g->n_ranks : 1) * sizeof *rk);
     if (!means || !rk) {
         free(means);
         free(rk);
+        free(stage_of);
         return -1;
     }
     for (size_t a = 0; a < k;) {
@@ -1286,26 +1303,42 @@ static int straggler_factors(const cp_graph_t *g, const mt_cp_request_t *rq, dou
         if (!tmp) {
             free(means);
             free(rk);
+            free(stage_of);
             return -1;
         }
         memcpy(tmp, means, nr * sizeof *tmp);
         double med = mt_stats_median_f64(tmp, nr);
-        free(tmp);
         for (size_t q = 0; q < nr; q++) {
             int strag = 0;
             for (size_t s = 0; s < rq->n_stragglers; s++)
                 strag |= g->ranks[rk[q]].rank == rq->stragglers[s];
-            if (!strag || !(means[q] > med) || nr < 2)
+            if (!strag || nr < 2)
                 continue;
-            double fac = med / means[q];
+            /* in a pipeline, the median rank of its own stage: stages do
+             * different work under the same kernel names (a slow rank of a
+             * light stage was below the job's median and kept its speed) */
+            double mq = med;
+            if (stage_of && stage_of[rk[q]] >= 0) {
+                size_t ns = 0;
+                for (size_t x = 0; x < nr; x++)
+                    if (stage_of[rk[x]] == stage_of[rk[q]])
+                        tmp[ns++] = means[x];
+                if (ns >= 2)
+                    mq = mt_stats_median_f64(tmp, ns);
+            }
+            if (!(means[q] > mq))
+                continue;
+            double fac = mq / means[q];
             for (size_t x = a; x < b; x++)
                 if (nh[x].rank_i == rk[q])
                     f[nh[x].node] = fac;
         }
+        free(tmp);
         a = b;
     }
     free(means);
     free(rk);
+    free(stage_of);
     return 0;
 }
 

@@ -353,44 +353,57 @@ void cp_graph_free(cp_graph_t *g)
     memset(g, 0, sizeof *g);
 }
 
-/* The host pauses (cp_sync_t.hi -2): a host collective member's
- * lateness (cp_sync_t.late) placed where its rank's host did nothing, the
- * longest stretch of [anc[j], its start) with no launch and no sync:
- * there a sleep, a data loader or a pause held the rank (gloo4: rank 2's
- * 15 ms sleep before each all_reduce, the launches that follow it moved
- * with it in the straggler what-if). A pause is a sync of its measured
- * duration that the what-if shortens by its late; the member keeps what
- * the stretch could not hold. g->syncs is laid out anew (each rank's by
- * end), g->hmem and g->hin[].last follow. 0, or -1 out of memory. */
+/* Where a pause may go: rank rank_i's host stretch [a, b) before a
+ * collective member that arrived late by `late` ns; sync: that member's
+ * sync when it is a host collective's (it takes what the pause holds),
+ * else -1. */
+typedef struct pause_req {
+    int64_t a, b, late;
+    int32_t rank_i, rstep, sync;
+} pause_req_t;
+
+static int pause_req_cmp(const void *pa, const void *pb)
+{
+    const pause_req_t *x = pa, *y = pb;
+    return x->rank_i != y->rank_i ? (x->rank_i < y->rank_i ? -1 : 1) : x->b < y->b ? -1 : x->b > y->b;
+}
+
+/* The host pauses (cp_sync_t.hi -2): a collective member's lateness
+ * placed where its rank's host did nothing, the longest stretch of its
+ * request's [a, b) with no launch and no sync: there a sleep, a data
+ * loader or a pause held the rank (gloo4: rank 2's 15 ms sleep before
+ * each all_reduce; the launches that follow it move with it in the
+ * straggler what-if). A pause is a sync of its measured duration that the
+ * straggler what-if and the ideal shorten by its late; a host collective
+ * member keeps what the stretch could not hold. g->syncs is laid out anew
+ * (each rank's by end), g->hmem and g->hin[].last follow. rq is sorted
+ * here. 0, or -1 out of memory. */
 enum { CP_PAUSE_WIN = 256 }; /* syncs of a window looked at, at most */
 
-static int place_pauses(cp_graph_t *g, const int64_t *anc)
+static int place_pauses(cp_graph_t *g, pause_req_t *rq, size_t np)
 {
-    size_t ns = g->n_syncs, np = 0;
-    for (size_t j = 0; j < ns; j++)
-        np += g->syncs[j].hi >= 0 && g->syncs[j].late >= CP_PAUSE_MIN;
+    size_t ns = g->n_syncs;
     if (!np)
         return 0;
+    qsort(rq, np, sizeof *rq, pause_req_cmp);
     cp_sync_t *pz = malloc(np * sizeof *pz);
     int64_t *lv = NULL;
     cp_sync_t *out = malloc((ns + np) * sizeof *out);
-    int32_t *remap = malloc(ns * sizeof *remap);
+    int32_t *remap = malloc((ns ? ns : 1) * sizeof *remap);
     uint64_t *key = malloc((ns + np) * sizeof *key);
     uint32_t *val = malloc((ns + np) * sizeof *val);
     uint32_t win[CP_PAUSE_WIN];
     int ret = -1;
     if (!pz || !out || !remap || !key || !val)
         goto done;
-    size_t w = 0, p = 0;
+    size_t w = 0, p = 0, u0 = 0;
     for (size_t i = 0; i < g->n_ranks; i++) {
         cp_rank_t *R = &g->ranks[i];
-        size_t p0 = p;
-        /* the rank's launch ends, sorted, when one of its members is late */
-        size_t nl = 0;
-        for (size_t k = 0; k < R->n_syncs; k++) {
-            const cp_sync_t *y = &g->syncs[R->sync0 + k];
-            if (y->hi < 0 || y->late < CP_PAUSE_MIN)
-                continue;
+        size_t p0 = p, nl = 0;
+        for (; u0 < np && rq[u0].rank_i < (int32_t)i; u0++)
+            ;
+        for (; u0 < np && rq[u0].rank_i == (int32_t)i; u0++) {
+            const pause_req_t *y = &rq[u0];
             if (!lv) {
                 size_t nmax = 1;
                 for (size_t q = 0; q < g->n_ranks; q++)
@@ -398,7 +411,7 @@ static int place_pauses(cp_graph_t *g, const int64_t *anc)
                 if (!(lv = malloc(nmax * sizeof *lv)))
                     goto done;
             }
-            if (!nl) {
+            if (!nl) { /* the rank's launch ends, sorted */
                 for (size_t q = 0; q < R->n_nodes; q++)
                     if (g->nodes[R->node0 + q].L != INT64_MIN)
                         lv[nl++] = g->nodes[R->node0 + q].L;
@@ -406,16 +419,7 @@ static int place_pauses(cp_graph_t *g, const int64_t *anc)
                 if (!nl)
                     lv[nl++] = INT64_MIN; /* no launch: one point before any window */
             }
-            int64_t a0 = anc[R->sync0 + k], b0 = y->s;
-            /* the first launch at or after a0 */
-            size_t lo = 0, hi = nl;
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (lv[mid] < a0)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
+            int64_t a0 = y->a, b0 = y->b;
             /* the rank's syncs that overlap the window: those ending in
              * it (one run, by end) and a few ending after it */
             size_t wl = 0, wh = R->n_syncs;
@@ -426,26 +430,35 @@ static int place_pauses(cp_graph_t *g, const int64_t *anc)
                 else
                     wh = mid;
             }
-            size_t nw = 0;
+            size_t nw = 0, after = 0;
             for (size_t m = wl; m < R->n_syncs && nw < CP_PAUSE_WIN; m++) {
                 const cp_sync_t *x = &g->syncs[R->sync0 + m];
-                if (x->e > b0 && m > k + 8)
+                if (x->e > b0 && ++after > 8)
                     break;
-                if (m != k && x->s < b0)
+                if ((int64_t)(R->sync0 + m) != y->sync && x->s < b0)
                     win[nw++] = (uint32_t)m;
+            }
+            /* the first launch at or after a0 */
+            size_t lo = 0, hi = nl;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (lv[mid] < a0)
+                    lo = mid + 1;
+                else
+                    hi = mid;
             }
             int64_t best_a = 0, best_b = 0, prev = a0;
             for (size_t q = lo;; q++) {
                 int64_t t = q < nl && lv[q] < b0 ? lv[q] : b0;
-                /* [prev, t) free of launches: cut by the rank's syncs */
+                /* [prev, t) holds no launch: cut it by the syncs */
                 int64_t ga = prev;
                 while (ga < t) {
                     int64_t gb = t;
-                    for (size_t u = 0; u < nw; u++) {
-                        const cp_sync_t *x = &g->syncs[R->sync0 + win[u]];
+                    for (size_t v = 0; v < nw; v++) {
+                        const cp_sync_t *x = &g->syncs[R->sync0 + win[v]];
                         if (x->e <= ga || x->s >= gb)
                             continue;
-                        if (x->s <= ga) { /* covers the gap's start: skip past it */
+                        if (x->s <= ga) { /* covers the start: past it */
                             ga = x->e;
                             gb = ga;
                             break;
@@ -459,9 +472,8 @@ static int place_pauses(cp_graph_t *g, const int64_t *anc)
                     if (gb == ga)
                         continue;
                     ga = gb;
-                    /* past the sync that cut it */
-                    for (size_t u = 0; u < nw; u++) {
-                        const cp_sync_t *x = &g->syncs[R->sync0 + win[u]];
+                    for (size_t v = 0; v < nw; v++) {
+                        const cp_sync_t *x = &g->syncs[R->sync0 + win[v]];
                         if (x->s <= ga && x->e > ga)
                             ga = x->e;
                     }
@@ -472,10 +484,16 @@ static int place_pauses(cp_graph_t *g, const int64_t *anc)
             }
             if (best_b - best_a < CP_PAUSE_MIN)
                 continue;
+            bool taken = false; /* a stretch two windows share holds one pause */
+            for (size_t q = p0; q < p && !taken; q++)
+                taken = pz[q].s < best_b && best_a < pz[q].e;
+            if (taken)
+                continue;
             int64_t take = best_b - best_a < y->late ? best_b - best_a : y->late;
             pz[p++] = (cp_sync_t){.s = best_a, .e = best_b, .late = take, .w = -1, .hi = -2, .rank_i = (int32_t)i,
                                   .rstep = y->rstep, .job = -1};
-            g->syncs[R->sync0 + k].late -= take;
+            if (y->sync >= 0)
+                g->syncs[y->sync].late -= take;
         }
         /* the rank's syncs and pauses by end (stable: the syncs' order kept at equal ends) */
         size_t n = 0;
@@ -518,6 +536,66 @@ done:
     free(remap);
     free(key);
     free(val);
+    return ret;
+}
+
+/* Pause requests (place_pauses) for the ranks whose first launch of a
+ * step came later after their step's start than the median rank's (by
+ * step number): the window is [the rank step's start, its first launch).
+ * Appended to *pr (*np of *cap). 0, or -1 out of memory. */
+static int step_start_late(const cp_graph_t *g, pause_req_t **pr, size_t *np, size_t *cap)
+{
+    size_t n = g->n_rs;
+    int64_t *first = malloc(n * sizeof *first);
+    uint64_t *key = malloc(n * sizeof *key);
+    uint32_t *val = malloc(n * sizeof *val);
+    int64_t *gap = malloc(n * sizeof *gap);
+    int ret = -1;
+    if (!first || !key || !val || !gap)
+        goto done;
+    for (size_t i = 0; i < n; i++)
+        first[i] = INT64_MAX;
+    for (size_t k = 0; k < g->n_nodes; k++) {
+        const cp_node_t *x = &g->nodes[k];
+        if (x->rstep >= 0 && x->L != INT64_MIN && x->L < first[x->rstep])
+            first[x->rstep] = x->L;
+    }
+    for (size_t i = 0; i < n; i++) {
+        key[i] = mt_sort_key_i64(g->rs[i].step);
+        val[i] = (uint32_t)i;
+    }
+    if (mt_sort_u64(key, val, n) != MT_OK)
+        goto done;
+    for (size_t a = 0; a < n;) {
+        size_t b = a, k = 0;
+        while (b < n && key[b] == key[a])
+            b++;
+        for (size_t q = a; q < b; q++) {
+            const cp_rs_t *x = &g->rs[val[q]];
+            if (first[val[q]] != INT64_MAX && first[val[q]] > x->start)
+                gap[k++] = first[val[q]] - x->start;
+        }
+        if (k >= 2) {
+            int64_t med = mt_stats_median_i64(gap, k);
+            for (size_t q = a; q < b; q++) {
+                const cp_rs_t *x = &g->rs[val[q]];
+                if (first[val[q]] == INT64_MAX || first[val[q]] - x->start - med < CP_PAUSE_MIN)
+                    continue;
+                if (MT_GROW(*pr, *cap, *np + 1, 64))
+                    goto done;
+                (*pr)[(*np)++] = (pause_req_t){.a = x->start, .b = first[val[q]],
+                                               .late = first[val[q]] - x->start - med, .rank_i = x->rank_i,
+                                               .rstep = (int32_t)val[q], .sync = -1};
+            }
+        }
+        a = b;
+    }
+    ret = 0;
+done:
+    free(first);
+    free(key);
+    free(val);
+    free(gap);
     return ret;
 }
 
@@ -969,6 +1047,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         if (lastv != last_on)
             free(lastv);
     }
+    int64_t *anc = NULL; /* per sync: a host collective member's anchor (below) */
     /* host collectives: their members (syncs), last arrival, shortest
      * duration, and each member's lateness (cp_sync_t.late: the part of
      * its time since the members were last together above the median
@@ -977,7 +1056,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         g->hin = calloc(g->n_hin, sizeof *g->hin);
         g->hmem = malloc(((ns ? ns : 1)) * sizeof *g->hmem);
         int64_t *gap = malloc((ns ? ns : 1) * sizeof *gap);
-        int64_t *anc = malloc((ns ? ns : 1) * sizeof *anc); /* each member's anchor */
+        anc = malloc((ns ? ns : 1) * sizeof *anc);
         if (!g->hin || !g->hmem || !gap || !anc) {
             free(gap);
             free(anc);
@@ -1048,11 +1127,86 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
             }
         }
         free(gap);
-        if (place_pauses(g, anc) < 0) {
-            free(anc);
-            goto out;
+    }
+    /* pauses: where a late member's host waited (place_pauses) */
+    {
+        size_t np = 0, cap = 0;
+        pause_req_t *pr = NULL;
+        for (size_t j = 0; j < g->n_syncs; j++) {
+            const cp_sync_t *y = &g->syncs[j];
+            if (y->hi < 0 || y->late < CP_PAUSE_MIN)
+                continue;
+            if (MT_GROW(pr, cap, np + 1, 64)) {
+                free(anc);
+                goto out;
+            }
+            pr[np++] = (pause_req_t){.a = anc[j], .b = y->s, .late = y->late, .rank_i = y->rank_i,
+                                     .rstep = y->rstep, .sync = (int32_t)j};
         }
         free(anc);
+        anc = NULL;
+        /* a member of a GPU collective whose kernel waited for its launch
+         * (launch-bound) and arrived after the median member: its host
+         * was late since its rank step's start or its previous
+         * collective's launch, whichever is later */
+        size_t imax = 1;
+        for (size_t ii = 0; ii < g->n_inst; ii++)
+            imax = g->inst[ii].n > imax ? g->inst[ii].n : imax;
+        int64_t *mst = g->n_inst ? malloc(imax * sizeof *mst) : NULL;
+        int64_t *prevl = g->n_inst ? malloc(g->n_nodes * sizeof *prevl) : NULL;
+        if (g->n_inst && (!mst || !prevl)) {
+            free(mst);
+            free(prevl);
+            free(pr);
+            goto out;
+        }
+        for (size_t i = 0; g->n_inst && i < g->n_ranks; i++) {
+            const cp_rank_t *R = &g->ranks[i];
+            int64_t last = INT64_MIN;
+            for (size_t k = 0; k < R->n_nodes; k++) {
+                const cp_node_t *n = &g->nodes[R->node0 + k];
+                prevl[R->node0 + k] = last;
+                if (n->inst >= 0 && n->L != INT64_MIN)
+                    last = n->L;
+            }
+        }
+        for (size_t ii = 0; ii < g->n_inst; ii++) {
+            const cp_inst_t *I = &g->inst[ii];
+            for (uint32_t q = 0; q < I->n; q++)
+                mst[q] = g->nodes[g->imem[I->m0 + q]].s;
+            int64_t med = mt_stats_median_i64(mst, I->n);
+            for (uint32_t q = 0; q < I->n; q++) {
+                int32_t id = g->imem[I->m0 + q];
+                const cp_node_t *n = &g->nodes[id];
+                if (n->bind != CP_B_LAUNCH || n->s - med < CP_PAUSE_MIN || n->L == INT64_MIN)
+                    continue;
+                int64_t a = n->rstep >= 0 ? g->rs[n->rstep].start : INT64_MIN;
+                if (prevl[id] > a)
+                    a = prevl[id];
+                if (a == INT64_MIN || a >= n->L)
+                    continue;
+                if (MT_GROW(pr, cap, np + 1, 64)) {
+                    free(mst);
+                    free(prevl);
+                    goto out;
+                }
+                pr[np++] = (pause_req_t){.a = a, .b = n->L, .late = n->s - med, .rank_i = n->rank_i,
+                                         .rstep = n->rstep, .sync = -1};
+            }
+        }
+        free(mst);
+        free(prevl);
+        /* a rank that began its step's work late (a data loader, a pause
+         * at the step's start): its first launch after its step's start
+         * later than the median rank's, by step */
+        if (g->n_rs && step_start_late(g, &pr, &np, &cap) < 0) {
+            free(pr);
+            goto out;
+        }
+        int t = place_pauses(g, pr, np);
+        free(pr);
+        if (t < 0)
+            goto out;
     }
     /* the replay's per-rank latencies: what the model may carry instead of
      * each edge's measured slack (critpath.h "replay") */
