@@ -227,6 +227,12 @@ class Job:
             f *= a.slow_rank[1]
         return dur if f == 1.0 else int(round(dur * f))
 
+    def slow_host_ns(self, rank, step):
+        """--slow-host: rank's host work before each of its compute and
+        memory launches (a slow CPU), 0 for the others."""
+        sh = self.a.slow_host
+        return int(round(sh[1] * 1000)) if sh and rank == sh[0] and self.in_steps(step) else 0
+
     def late_ns(self, rank, step):
         """--late-rank: how long rank's host waits at the start of step
         (a data loader, a pause), 0 for the others."""
@@ -696,7 +702,7 @@ class Rank:
         Returns (t_after, gpu_start, gpu_end)."""
         # --host-gap-us: host work before the launch (no random draw, so
         # the twin without it has the same noise)
-        t += self.job.gap_ns
+        t += self.job.gap_ns + self.job.slow_host_ns(self.rank, self.step_no)
         x, ls, le, corr, ext, lws = self.call(tid, t, frames, api)
         if kind == "kernel":
             dur = self.job.scaled(kspec[0], dur, self.rank, self.step_no)
@@ -1477,6 +1483,8 @@ def build_parser():
                    help="each GPU activity's duration drawn uniform in +-P %% of its nominal one (default 10)")
     d.add_argument("--slow-rank", default=None, metavar="R:F",
                    help="every compute kernel of rank R lasts F times as long (a slow GPU); dp and pp")
+    d.add_argument("--slow-host", default=None, metavar="R:US",
+                   help="rank R's host works US microseconds before each compute / memory launch (a slow CPU)")
     d.add_argument("--late-rank", default=None, metavar="R:US",
                    help="rank R's host waits US microseconds at the start of every step (a data loader); dp and pp")
     q = p.add_argument_group("pipeline parallel")
@@ -1556,7 +1564,7 @@ def check_args(a):
         usage_error("--ts-jitter-ns", "expected an integer in 0..1000")
     if not 0 <= a.noise_pct < 100:
         usage_error("--noise-pct", "expected a number in 0..99")
-    for opt in ("slow_rank", "late_rank"):
+    for opt in ("slow_rank", "late_rank", "slow_host"):
         v = getattr(a, opt)
         if v is None:
             continue
@@ -1631,6 +1639,7 @@ def main(argv=None):
              "straggler_delay_us": a.straggler_delay_us, "straggler_steps": a.straggler_steps,
              "slow_rank": list(a.slow_rank) if a.slow_rank else None,
              "late_rank": list(a.late_rank) if a.late_rank else None,
+             "slow_host": list(a.slow_host) if a.slow_host else None,
              "ranks": []}
     if truth["straggler"] is not None:
         truth["straggler_phase"] = STRAG_PHASE

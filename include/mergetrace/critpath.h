@@ -433,6 +433,21 @@ typedef struct mt_critpath {
     mt_cp_ideal_t ideal;       /* see mt_cp_ideal_t; run only when requested */
     mt_cp_strip_t strips[2];   /* the median and the slowest used step (one when they are the same step) */
     size_t n_strips;
+    /* what the model inferred (docs/whatif.md "The dependency model") */
+    uint64_t waits_inferred;   /* stream waits inferred from the times: no event of the trace names them */
+    uint64_t waits_explicit;   /* stream waits the trace names (mt_rank_analysis_t.gdeps) */
+    uint64_t host_colls;       /* host collective members (gloo:* ranges) */
+    uint64_t pauses;           /* host pauses placed (late members: a sleep, a data loader) */
+    int64_t pause_ns;          /* the lateness they hold, summed */
+    /* check: the straggler what-if against the rest of the report. Failed
+     * when the straggler what-if's first rank caused half the waiting or
+     * more (root causes) and holds half the critical path or more, yet at
+     * the median rank's speed the step p50 gains under 2 %: its delay is
+     * in something the model does not change (its host's launch work, an
+     * edge the trace does not show), and the what-if is no answer. */
+    bool check_run, check_failed;
+    int32_t check_rank;
+    double check_caused, check_path, check_gain; /* fractions: of the waiting, of the path, of the step p50 */
 } mt_critpath_t;
 
 /* What to compute. */

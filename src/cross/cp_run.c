@@ -178,14 +178,18 @@ CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t 
         if (v > best)
             best = v;
     }
-    if ((h->flags & CP_H_LAUNCH) && !sc->drop_launch) {
+    /* the straggler what-if's ranks keep no launch gaps of their own: the
+     * median rank's host is not that slow (a rank whose CPU is slow or
+     * late: its lateness is host time the kernels' speed does not hold) */
+    bool drop = sc->drop_launch || (sc->late && (sc->late[h->rank_i] & 2));
+    if ((h->flags & CP_H_LAUNCH) && !drop) {
         /* lsync: the search done once per graph, not once per replay (a
          * run makes 20-odd replays) */
         int64_t v = h->llat + shift_of(g, r, h->lsync, h->job);
         if (v > best)
             best = v;
     }
-    if (sc->drop_launch)
+    if (drop)
         best = no_launch_gap(g, r, h, best);
     r->s[id] = best == INT64_MIN ? h->s : best;
     r->sdone[id] = 1;
@@ -276,7 +280,8 @@ CP_INLINE void hot_fill(cp_graph_t *g, size_t i, size_t at)
     const cp_node_t *n = &g->nodes[i];
     cp_hot_t *h = &g->hot[at];
     *h = (cp_hot_t){.s = n->s, .dt = n->inst >= 0 ? cp_node_T(g, n) : n->e - n->s, .pred = {n->pstream, n->px, n->px2},
-                    .job = n->job, .lsync = n->lsync, .inst = n->inst, .id = (int32_t)i, .rstep = n->rstep};
+                    .job = n->job, .lsync = n->lsync, .inst = n->inst, .id = (int32_t)i, .rstep = n->rstep,
+                    .rank_i = n->rank_i};
     for (int q = 0; q < 3; q++)
         if (h->pred[q] >= 0 && g->nodes[h->pred[q]].job == n->job)
             h->flags |= (uint8_t)(1u << q);
@@ -2003,7 +2008,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     int64_t *b_end = NULL, *b_time = NULL, *per = NULL; /* pipelines: the unchanged run, periods */
     double *fac = NULL, *err = NULL;
     nh_t *nh = NULL;
-    uint8_t *late = NULL; /* per rank: a straggler (the straggler what-if's host collectives) */
+    uint8_t *late = NULL; /* per rank: 1 a straggler (cp_scen_t.late), 2 with a slow host (below) */
     if (!c)
         goto out;
     if (!(late = calloc(g.n_ranks ? g.n_ranks : 1, 1)))
@@ -2161,6 +2166,40 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
      * and also projects the period. Without one, the what-ifs "comm"
      * and "launch" are replayed beside the measured one (cp_replay3),
      * their step times kept for the what-ifs below (wt). */
+    /* A straggler whose own host is slow (its GPU idles waiting for its
+     * launches, past each step's first: that gap is a late start, a pause)
+     * by 2 % of the used steps' time or more over the median rank: the
+     * straggler what-if drops its launch gaps (late bit 2). */
+    if (rq->n_stragglers && g.n_ranks >= 2) {
+        double *li = calloc(g.n_ranks, sizeof *li), *tmpv = malloc(g.n_ranks * sizeof *tmpv);
+        if (!li || !tmpv) {
+            free(li);
+            free(tmpv);
+            goto out;
+        }
+        int32_t prev_rs = -1;
+        for (size_t i = 0; i < g.n_nodes; i++) {
+            const cp_node_t *n = &g.nodes[i];
+            bool first = n->rstep != prev_rs;
+            prev_rs = n->rstep;
+            if (first || n->bind != CP_B_LAUNCH || n->job < 0 || !c->steps[n->job].used)
+                continue;
+            int64_t r0 = n->pstream >= 0 ? g.nodes[n->pstream].e : INT64_MIN;
+            if (n->px >= 0 && g.nodes[n->px].e > r0)
+                r0 = g.nodes[n->px].e;
+            if (r0 != INT64_MIN && n->s > r0)
+                li[n->rank_i] += (double)(n->s - r0);
+        }
+        memcpy(tmpv, li, g.n_ranks * sizeof *tmpv);
+        double med = mt_stats_median_f64(tmpv, g.n_ranks), run = 0;
+        for (size_t j = 0; j < c->n_steps; j++)
+            run += c->steps[j].used ? (double)c->steps[j].time_ns : 0;
+        for (size_t i = 0; i < g.n_ranks; i++)
+            if ((late[i] & 1) && li[i] - med >= 0.02 * run)
+                late[i] |= 2;
+        free(li);
+        free(tmpv);
+    }
     bool pipe = rq->n_stages >= 2 && rq->stage_ranks && rq->stage_first && c->n_steps >= 2;
     if (pipe) {
         scen_t sc0 = {0};
@@ -2446,6 +2485,27 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     /* ---- the ideal what-if ---- */
     if (rq->ideal && (st = cp_ideal_run(&g, rq, c)) != MT_OK)
         goto out;
+    /* ---- what the model inferred, and the check (critpath.h) ---- */
+    c->waits_inferred = g.waits_inferred;
+    c->waits_explicit = g.waits_explicit;
+    c->host_colls = g.n_hmem;
+    c->pauses = g.pauses;
+    c->pause_ns = g.pause_ns;
+    {
+        const mt_cp_whatif_t *x = &c->whatif[MT_WI_STRAGGLER];
+        if (x->run && x->steps && rq->n_stragglers && c->wait_ns > 0 && c->path_ns > 0 && c->p50_ns > 0) {
+            for (size_t i = 0; i < c->n_ranks; i++) {
+                if (c->ranks[i].rank != rq->stragglers[0])
+                    continue;
+                c->check_run = true;
+                c->check_rank = c->ranks[i].rank;
+                c->check_caused = (double)c->ranks[i].caused_ns / (double)c->wait_ns;
+                c->check_path = (double)c->ranks[i].path_ns / (double)c->path_ns;
+                c->check_gain = (double)x->gain_ns / (double)c->p50_ns;
+                c->check_failed = c->check_caused >= 0.5 && c->check_path >= 0.5 && c->check_gain < 0.02;
+            }
+        }
+    }
     st = MT_OK;
 out:
     rp_free(&r);

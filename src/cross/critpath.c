@@ -492,6 +492,8 @@ static int place_pauses(cp_graph_t *g, pause_req_t *rq, size_t np)
             int64_t take = best_b - best_a < y->late ? best_b - best_a : y->late;
             pz[p++] = (cp_sync_t){.s = best_a, .e = best_b, .late = take, .w = -1, .hi = -2, .rank_i = (int32_t)i,
                                   .rstep = y->rstep, .job = -1};
+            g->pauses++;
+            g->pause_ns += take;
             if (y->sync >= 0)
                 g->syncs[y->sync].late -= take;
         }
@@ -1043,6 +1045,12 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
                 }
             }
             n->bind = bind;
+            if (bind == CP_B_X) {
+                if (R->an->gdeps)
+                    g->waits_explicit++;
+                else
+                    g->waits_inferred++;
+            }
         }
         if (lastv != last_on)
             free(lastv);

@@ -108,6 +108,7 @@ typedef struct cp_hot {
     int32_t inst;         /* instance, -1 */
     int32_t id;           /* the node */
     int32_t rstep;        /* rank step, -1 */
+    int32_t rank_i;       /* its rank (cp_scen_t.late) */
     uint8_t flags;        /* bit q: pred[q] is in the same job step; CP_H_LAUNCH */
 } cp_hot_t;
 _Static_assert(sizeof(cp_hot_t) == 64, "cp_hot_t: one cache line a node");
@@ -186,6 +187,8 @@ typedef struct cp_graph {
                            * one field of the ranks' activities read after the build (the root
                            * causes); NULL when no rank has annotations (all 0) */
     size_t n_ev;
+    uint64_t waits_inferred, waits_explicit, pauses; /* what the build inferred (mt_critpath_t) */
+    int64_t pause_ns;
     bool explicit_deps;   /* some rank gave its dependencies (gdeps): replay in topological order */
     bool topo_cycle;      /* ... but they hold a cycle: replayed in time order */
     bool order_cycle;     /* the time order breaks an edge and the edges hold a cycle:
@@ -205,8 +208,10 @@ typedef struct cp_scen {
     int drop_launch;
     int comm_transfer;
     int carry;            /* one replay of the whole run: shifts carry over from step to step */
-    const uint8_t *late;  /* per rank: its host collectives' arrivals without their lateness
-                           * (cp_sync_t.late; the straggler what-if); NULL: as measured */
+    const uint8_t *late;  /* per rank: bit 1, the straggler what-if's ranks: their host pauses
+                           * and host collective arrivals without their lateness (cp_sync_t.late);
+                           * bit 2, those with a slow host: no launch gaps of their own (what-if
+                           * "launch" on that rank alone); NULL: none */
 } cp_scen_t;
 
 /* Replayed times of one scenario (cp_run.c). */

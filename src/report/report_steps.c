@@ -183,6 +183,18 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
         first = 0;
     }
     mt_out_puts(&o, "]");
+    mt_out_printf(&o, ",\n  \"model\": {\"waits_inferred\": %llu, \"waits_explicit\": %llu, \"host_collectives\": %llu, "
+                      "\"pauses\": %llu",
+                  (unsigned long long)c->waits_inferred, (unsigned long long)c->waits_explicit,
+                  (unsigned long long)c->host_colls, (unsigned long long)c->pauses);
+    us(&o, "pause_us", c->pause_ns);
+    mt_out_puts(&o, "}");
+    if (c->check_run)
+        mt_out_printf(&o,
+                      ",\n  \"check\": {\"rank\": %d, \"caused_pct\": %.2f, \"path_pct\": %.2f, \"gain_pct\": %.2f, "
+                      "\"failed\": %s}",
+                      c->check_rank, 100.0 * c->check_caused, 100.0 * c->check_path, 100.0 * c->check_gain,
+                      c->check_failed ? "true" : "false");
     if (c->n_stage_wi) {
         mt_out_printf(&o, ",\n  \"period_what_if\": {\"periods\": %llu", (unsigned long long)c->periods);
         us(&o, "period_p50_us", c->period_p50_ns);
@@ -347,6 +359,23 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
         mt_fmt_time(b, sizeof b, c->whatif[bw].gain_ns);
         mt_out_printf(&o, "best what-if: %s -> step p50 %s (%s faster), if the dependencies stay the same\n",
                       c->whatif[bw].label, a, b);
+    }
+    if (c->check_failed) {
+        const mt_cp_whatif_t *x = &c->whatif[MT_WI_STRAGGLER];
+        mt_fmt_time(a, sizeof a, x->gain_ns);
+        mt_out_printf(&o,
+                      "check: rank %d caused %.0f %% of the waiting and holds %.0f %% of the critical path, yet at "
+                      "the median rank's speed it gains %s (%.1f %%): its delay is in what the model does not "
+                      "change (its host's own work, an edge the trace does not show); no answer\n",
+                      c->check_rank, 100.0 * c->check_caused, 100.0 * c->check_path, a, 100.0 * c->check_gain);
+    }
+    if (c->pauses || c->host_colls) {
+        mt_fmt_time(a, sizeof a, c->pause_ns);
+        mt_out_printf(&o, "model: inferred from timing: %llu host pause%s of late ranks (%s), %llu gloo collective "
+                          "member%s on the host; %llu stream wait%s (none read from the trace)\n",
+                      (unsigned long long)c->pauses, c->pauses == 1 ? "" : "s", a, (unsigned long long)c->host_colls,
+                      c->host_colls == 1 ? "" : "s", (unsigned long long)c->waits_inferred,
+                      c->waits_inferred == 1 ? "" : "s");
     }
     if (c->n_stage_wi) {
         size_t bs = 0;

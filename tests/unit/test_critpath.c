@@ -851,6 +851,104 @@ static void test_search_back(void **state)
     mt_critpath_free(c);
 }
 
+/* The check (critpath.h "check"): the straggler what-if against the root
+ * causes and the path. In the fixture rank 1's slow gemm is what the
+ * what-if changes: it caused all the waiting and the what-if gains 75 of
+ * 420 (17.9 %): the check runs and holds. Then rank 1 is late for another
+ * reason, a host call of its own the model keeps as measured (a CPU-bound
+ * sync [0, 155] before its launches; gemm 100 like rank 0's):
+ *  rank 0 (host [0, 400], sync [80, 382])
+ *    A0 gemm  stream 0  launch [10, 20]    GPU [30, 130]
+ *    C0 ar    stream 1  launch [40, 50]    GPU [130, 327]  waits for C1 (277)
+ *    B0 opt   stream 0  launch [60, 70]    GPU [327, 377]  after C0
+ *  rank 1 (host [0, 400], syncs [0, 155] CPU-bound and [190, 382])
+ *    A1 gemm  stream 0  launch [156, 157]  GPU [177, 277]
+ *    C1 ar    stream 1  launch [170, 175]  GPU [277, 327]  after A1
+ *    B1 opt   stream 0  launch [180, 185]  GPU [327, 377]  after C1
+ * Rank 0 waits 147 at C0, all of it caused by rank 1; the path from 400
+ * runs back through C's transfer to C1's arrival 277 and down rank 1's
+ * A1, launch and sync to 0: 277 of 400 on rank 1 (69 %). Rank 1's first
+ * launch ends 157 after its step's start, rank 0's 20: late by 68.5 over
+ * the median, but its host is busy in the sync until 155 and a pause
+ * needs a free stretch of 10 us: none; its gemm is at the median speed:
+ * the what-if gains nothing, and the check fails. */
+typedef struct late_job {
+    mt_an_gact_t g0[3], g1[3];
+    mt_an_sync_t s0[1], s1[2];
+    mt_an_step_t st0[1], st1[1];
+    mt_rank_analysis_t a0, a1;
+    mt_cinst_t rows[2];
+    uint32_t first[2], members[2];
+    uint8_t key[1], status[1];
+    int32_t expected[1];
+    mt_match_t m;
+} late_job_t;
+
+static void test_check(void **state)
+{
+    (void)state;
+    fixture_t f;
+    build(&f);
+    const int32_t strag[] = {1};
+    mt_cp_request_t rq = {.warmup = 0, .stragglers = strag, .n_stragglers = 1};
+    mt_critpath_t *c = run(&f, &rq);
+    assert_true(c->check_run);
+    assert_int_equal(c->check_rank, 1);
+    assert_true(c->check_caused >= 0.5);
+    assert_true(c->check_gain > 0.17 && c->check_gain < 0.18);
+    assert_false(c->check_failed);
+    mt_critpath_free(c);
+
+    late_job_t j;
+    memset(&j, 0, sizeof j);
+    j.g0[0] = act(10, 20, 30, 130, GEMM, 0, MT_AN_COMPUTE);
+    j.g0[1] = act(40, 50, 130, 327, AR, 1, MT_AN_COMM);
+    j.g0[2] = act(60, 70, 327, 377, OPT, 0, MT_AN_COMPUTE);
+    j.g1[0] = act(156, 157, 177, 277, GEMM, 0, MT_AN_COMPUTE);
+    j.g1[1] = act(170, 175, 277, 327, AR, 1, MT_AN_COMM);
+    j.g1[2] = act(180, 185, 327, 377, OPT, 0, MT_AN_COMPUTE);
+    j.s0[0] = (mt_an_sync_t){80 * US, 382 * US};
+    j.s1[0] = (mt_an_sync_t){0, 155 * US};
+    j.s1[1] = (mt_an_sync_t){190 * US, 382 * US};
+    j.st0[0] = (mt_an_step_t){.step = 7, .cpu_start_ns = 0, .cpu_end_ns = 400 * US, .end_ns = 400 * US};
+    j.st1[0] = j.st0[0];
+    mt_rank_analysis_t *a[2] = {&j.a0, &j.a1};
+    mt_an_gact_t *g[2] = {j.g0, j.g1};
+    mt_an_sync_t *sy[2] = {j.s0, j.s1};
+    mt_an_step_t *st[2] = {j.st0, j.st1};
+    for (int r = 0; r < 2; r++) {
+        a[r]->rank = r;
+        a[r]->gacts = g[r];
+        a[r]->n_gacts = 3;
+        a[r]->syncs = sy[r];
+        a[r]->n_syncs = r ? 2 : 1;
+        a[r]->steps = st[r];
+        a[r]->n_steps = 1;
+        a[r]->strings = pool;
+        a[r]->strings_len = sizeof pool;
+        j.rows[r] = (mt_cinst_t){.start_ns = g[r][1].start_ns, .end_ns = g[r][1].end_ns, .rank = r, .step = 7};
+        j.members[r] = (uint32_t)r;
+    }
+    j.first[1] = 2;
+    j.status[0] = MT_INST_FULL;
+    j.expected[0] = 2;
+    j.m = (mt_match_t){.n_inst = 1, .first = j.first, .members = j.members, .key = j.key, .status = j.status,
+                       .expected = j.expected};
+    const mt_rank_analysis_t *an[2] = {&j.a0, &j.a1};
+    c = NULL;
+    assert_int_equal(mt_critpath_run(&rq, an, 2, NULL, NULL, 0, tu_crows(j.rows, 2), 2, &j.m, &c), MT_OK);
+    assert_non_null(c);
+    assert_int_equal(c->steps[0].replay_ns, 400 * US);
+    assert_int_equal(c->wait_ns, 147 * US);
+    assert_true(c->check_run);
+    assert_int_equal(c->check_rank, 1);
+    assert_true(c->check_caused >= 0.99);
+    assert_true(c->check_path > 0.69 && c->check_path < 0.70);
+    assert_true(c->check_gain < 0.02);
+    assert_true(c->check_failed);
+    mt_critpath_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -865,6 +963,7 @@ int main(void)
         cmocka_unit_test(test_end_early),
         cmocka_unit_test(test_dep_cycle),
         cmocka_unit_test(test_search_back),
+        cmocka_unit_test(test_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
