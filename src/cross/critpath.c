@@ -411,11 +411,16 @@ static int place_pauses(cp_graph_t *g, pause_req_t *rq, size_t np)
                 if (!(lv = malloc(nmax * sizeof *lv)))
                     goto done;
             }
-            if (!nl) { /* the rank's launch ends, sorted */
+            if (!nl) { /* the rank's launch ends, sorted (nearly sorted already: a check first) */
+                bool sorted = true;
                 for (size_t q = 0; q < R->n_nodes; q++)
-                    if (g->nodes[R->node0 + q].L != INT64_MIN)
-                        lv[nl++] = g->nodes[R->node0 + q].L;
-                qsort(lv, nl, sizeof *lv, mt_cmp_i64);
+                    if (g->nodes[R->node0 + q].L != INT64_MIN) {
+                        lv[nl] = g->nodes[R->node0 + q].L;
+                        sorted = sorted && (!nl || lv[nl - 1] <= lv[nl]);
+                        nl++;
+                    }
+                if (!sorted)
+                    qsort(lv, nl, sizeof *lv, mt_cmp_i64);
                 if (!nl)
                     lv[nl++] = INT64_MIN; /* no launch: one point before any window */
             }
@@ -541,6 +546,15 @@ done:
     return ret;
 }
 
+/* The least lateness worth a pause in rank step q: CP_PAUSE_MIN, or 1 %
+ * of the rank step when that is more (the noise of a rank's host is not
+ * a straggler's pause; fewer windows to search, too). */
+static int64_t pause_min(const cp_graph_t *g, int32_t q)
+{
+    int64_t v = q >= 0 ? (g->rs[q].end - g->rs[q].start) / 100 : 0;
+    return v > CP_PAUSE_MIN ? v : CP_PAUSE_MIN;
+}
+
 /* Pause requests (place_pauses) for the ranks whose first launch of a
  * step came later after their step's start than the median rank's (by
  * step number): the window is [the rank step's start, its first launch).
@@ -581,7 +595,7 @@ static int step_start_late(const cp_graph_t *g, pause_req_t **pr, size_t *np, si
             int64_t med = mt_stats_median_i64(gap, k);
             for (size_t q = a; q < b; q++) {
                 const cp_rs_t *x = &g->rs[val[q]];
-                if (first[val[q]] == INT64_MAX || first[val[q]] - x->start - med < CP_PAUSE_MIN)
+                if (first[val[q]] == INT64_MAX || first[val[q]] - x->start - med < pause_min(g, (int32_t)val[q]))
                     continue;
                 if (MT_GROW(*pr, *cap, *np + 1, 64))
                     goto done;
@@ -1142,7 +1156,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         pause_req_t *pr = NULL;
         for (size_t j = 0; j < g->n_syncs; j++) {
             const cp_sync_t *y = &g->syncs[j];
-            if (y->hi < 0 || y->late < CP_PAUSE_MIN)
+            if (y->hi < 0 || y->late < pause_min(g, y->rstep))
                 continue;
             if (MT_GROW(pr, cap, np + 1, 64)) {
                 free(anc);
@@ -1186,7 +1200,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
             for (uint32_t q = 0; q < I->n; q++) {
                 int32_t id = g->imem[I->m0 + q];
                 const cp_node_t *n = &g->nodes[id];
-                if (n->bind != CP_B_LAUNCH || n->s - med < CP_PAUSE_MIN || n->L == INT64_MIN)
+                if (n->bind != CP_B_LAUNCH || n->s - med < pause_min(g, n->rstep) || n->L == INT64_MIN)
                     continue;
                 int64_t a = n->rstep >= 0 ? g->rs[n->rstep].start : INT64_MIN;
                 if (prevl[id] > a)
