@@ -201,7 +201,10 @@ static inline const char *scan_string(const char *p, bool *esc)
             for (int i = 2; i < 6; i++) {
                 unsigned char h = (unsigned char)p[i];
                 if (!((h >= '0' && h <= '9') || ((h | 0x20) >= 'a' && (h | 0x20) <= 'f')))
-                    return p + i; /* bad \u escape (or the end): stop here */
+                    /* bad \u escape (or the end): stop here, but at the
+                     * backslash when the bad byte is the closing quote
+                     * ("\u12"), which would read as the string's end */
+                    return h == '"' ? p : p + i;
             }
             p += 6;
             break;

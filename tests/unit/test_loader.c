@@ -693,6 +693,13 @@ static void test_malformed(void **state)
         {"{\"traceEvents\": [{\"ph\": \"X\" \"ts\": 1}]}", MT_ERR_SYNTAX, 28, "',' or '}'"},
         {"{\"traceEvents\": [{\"name\": \"a\\qb\"}]}", MT_ERR_SYNTAX, 29, NULL},
         {"{\"traceEvents\": [{\"name\": \"a\\u12g4\"}]}", MT_ERR_SYNTAX, -1, NULL},
+        /* a \u with fewer than 4 hex digits before the closing quote: at
+         * the backslash (the quote was read as the string's end) */
+        {"{\"traceEvents\": [{\"name\": \"a\\u\"}]}", MT_ERR_SYNTAX, 28, NULL},
+        {"{\"traceEvents\": [{\"name\": \"a\\u1\"}]}", MT_ERR_SYNTAX, 28, NULL},
+        {"{\"traceEvents\": [{\"name\": \"a\\u12\"}]}", MT_ERR_SYNTAX, 28, NULL},
+        {"{\"traceEvents\": [{\"name\": \"a\\u123\"}]}", MT_ERR_SYNTAX, 28, NULL},
+        {"{\"traceEvents\": [{\"args\": {\"k\\u00\": 1}}]}", MT_ERR_SYNTAX, 29, NULL},
         {"{\"traceEvents\": [{\"name\": \"a\tb\"}]}", MT_ERR_SYNTAX, 28, "byte 0x09"},
         {"{\"traceEvents\": [{\"ts\": 1e400}]}", MT_ERR_RANGE, 24, "ts"},
         {"{\"traceEvents\": [{\"ts\": 9223372036854775.808}]}", MT_ERR_RANGE, 24, NULL},
