@@ -118,7 +118,7 @@ static bool out_dir_shared(job_t *j, const char *name, const char *out_path, boo
 {
     int ok = 1;
     if (j->me == 0) {
-        int fd = open(name, O_CREAT | O_WRONLY | O_EXCL | O_CLOEXEC, 0666);
+        int fd = open(name, O_CREAT | O_WRONLY | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
         ok = fd >= 0;
         if (!ok)
             job_fail(j, MT_ERR_IO, "%s: creating %.500s: %s", out_path, name, strerror(errno));
@@ -147,7 +147,7 @@ static int out_open(job_t *j, out_file_t *f, const char *name, const char *out_p
     snprintf(what, sizeof what, "creating %.500s", name);
     int ok = 1;
     if (f->mode == OUT_POSIX) {
-        f->fd = open(name, exists ? O_WRONLY | O_CLOEXEC : O_CREAT | O_WRONLY | O_EXCL | O_CLOEXEC, 0666);
+        f->fd = open(name, exists ? O_WRONLY | O_NOFOLLOW | O_CLOEXEC : O_CREAT | O_WRONLY | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
         if (f->fd < 0)
             job_fail(j, MT_ERR_IO, "%s: %s: %s", out_path, what, strerror(errno));
         ok = f->fd >= 0;
@@ -461,6 +461,36 @@ static void gather_ranks(job_t *j, const merged_input_t *const *in, size_t n, in
     free(mine);
     free(counts);
     free(displs);
+}
+
+FILE *merged_io_tmp_create(const char *path, char *tmp, size_t cap)
+{
+    for (int tries = 0; tries < 8; tries++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int n = snprintf(tmp, cap, "%s.tmp.%ld.%lx", path, (long)getpid(),
+                         (unsigned long)((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + (uint64_t)tries));
+        if (n < 0 || (size_t)n >= cap) {
+            errno = ENAMETOOLONG;
+            return NULL;
+        }
+        int fd = open(tmp, O_CREAT | O_WRONLY | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0) {
+            if (errno == EEXIST)
+                continue;
+            return NULL;
+        }
+        FILE *f = fdopen(fd, "wb");
+        if (!f) {
+            int e = errno;
+            close(fd);
+            remove(tmp);
+            errno = e;
+        }
+        return f;
+    }
+    errno = EEXIST;
+    return NULL;
 }
 
 /* A temporary name beside out_path, the same on every process. */

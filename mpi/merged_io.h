@@ -8,6 +8,7 @@
 
 #include <mpi.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,5 +50,12 @@ typedef struct merged_input {
  * this process deflated on a helper thread (gzip, with a core to spare). */
 int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, const merged_input_t *mine,
                  size_t n_mine, const mt_merge_opts_t *opts, uint64_t *events_written, bool *helper, char *msg, size_t msg_cap);
+
+/* Create a new file beside path to write an output into, then rename:
+ * "<path>.tmp.<pid>.<hex>", opened O_CREAT | O_EXCL | O_NOFOLLOW (never a
+ * file or link that is already there: a link planted at the name in a
+ * shared directory would make the output overwrite its target). Its name
+ * in tmp (cap bytes). The stream, or NULL with errno set. Any process. */
+FILE *merged_io_tmp_create(const char *path, char *tmp, size_t cap);
 
 #endif

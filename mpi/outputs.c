@@ -7,8 +7,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include "outputs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +33,7 @@ static int write_report(const char *dir, const mt_report_t *rep, const mt_html_o
 {
     char path[PATH_MAX], tmp[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/%s", dir, html ? "report.html" : "report.json");
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
+    FILE *f = merged_io_tmp_create(path, tmp, sizeof tmp);
     if (!f) {
         snprintf(msg, cap, "%.900s: cannot create (%s)", tmp, strerror(errno));
         return 1;
@@ -55,8 +56,7 @@ static int write_compare(const char *dir, const mt_compare_t *c, char *msg, size
 {
     char path[PATH_MAX], tmp[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/compare.json", dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
+    FILE *f = merged_io_tmp_create(path, tmp, sizeof tmp);
     if (!f) {
         snprintf(msg, cap, "%.900s: cannot create (%s)", tmp, strerror(errno));
         return 1;
@@ -248,6 +248,44 @@ static int output_is_input(const char *out_path, const input_list_t *l)
     return 0;
 }
 
+/* Process 0: remove the temporaries that a killed run of this program
+ * left in dir ("<output>.tmp.<pid>[.<hex>]", merged_io_tmp_create and the
+ * merged write) when their process is gone from this host; say how many
+ * (unless quiet). A kill -9 during the merged write left gigabytes there
+ * for good. */
+static void remove_dead_temps(const char *dir, bool quiet)
+{
+    static const char *const names[] = {"report.json", "report.html", "merged.json.gz", "merged.json",
+                                        "timings.json", "compare.json"};
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+            size_t l = strlen(names[i]);
+            if (strncmp(e->d_name, names[i], l) || strncmp(e->d_name + l, ".tmp.", 5))
+                continue;
+            char *end = NULL;
+            errno = 0;
+            long pid = strtol(e->d_name + l + 5, &end, 10);
+            if (errno || end == e->d_name + l + 5 || (*end && *end != '.') || pid <= 0 || pid == (long)getpid())
+                continue;
+            if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+                continue; /* alive, or not ours to judge */
+            char path[PATH_MAX];
+            snprintf(path, sizeof path, "%.3000s/%.1000s", dir, e->d_name);
+            if (unlink(path) == 0)
+                n++;
+        }
+    }
+    closedir(d);
+    if (n && !quiet)
+        fprintf(stderr, "mergetrace: removed %zu temporary file%s of an earlier run that was stopped, from %s\n", n,
+                n == 1 ? "" : "s", dir);
+}
+
 int outputs_prepare(MPI_Comm comm, const options_t *o, const input_list_t *files, merged_out_t *m)
 {
     int me, bad = 0;
@@ -260,12 +298,36 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const input_list_t *files
             snprintf(msg, sizeof msg, "%.900s is one of the inputs: choose another -o", m->path);
             bad = 1;
         }
+        /* every other name this run writes, before anything is written
+         * (a trace copied in as DIR/report.json was loaded, then replaced) */
+        const struct {
+            const char *name;
+            bool written;
+        } names[] = {
+            {"report.json", true},
+            {"report.html", !o->no_html},
+            {"timings.json", o->timings},
+            {"compare.json", o->baseline != NULL},
+            {"baseline/report.json", o->baseline_traces},
+        };
+        for (size_t i = 0; !bad && i < sizeof names / sizeof names[0]; i++) {
+            char path[PATH_MAX];
+            if (!names[i].written)
+                continue;
+            snprintf(path, sizeof path, "%.4000s/%s", o->out_dir, names[i].name);
+            if (output_is_input(path, files)) {
+                snprintf(msg, sizeof msg, "%.900s is one of the inputs: choose another -o", path);
+                bad = 1;
+            }
+        }
         if (!bad && output_is_input(o->out_dir, files)) {
             snprintf(msg, sizeof msg, "%.900s is one of the inputs", o->out_dir);
             bad = 1;
         }
         if (bad)
             fprintf(stderr, "mergetrace: %s\n", msg);
+        else
+            remove_dead_temps(o->out_dir, o->quiet);
     }
     procs_bcast(&bad, 1, MPI_INT, 0, comm);
     return bad ? MT_EXIT_ERROR : MT_EXIT_OK;

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "mergetrace/mergetrace.h"
+#include "merged_io.h"
 #include "procs.h"
 
 static mt_status_t file_write(void *ctx, const void *data, size_t len)
@@ -112,10 +113,9 @@ static int run0(const options_t *o)
             fprintf(stderr, "mergetrace: %s: cannot create the output directory (%s)\n", o->out_dir, strerror(errno));
             goto out;
         }
-        char rp[PATH_MAX], tmp[PATH_MAX + 16];
+        char rp[PATH_MAX], tmp[PATH_MAX + 48];
         snprintf(rp, sizeof rp, "%s/report.json", o->out_dir);
-        snprintf(tmp, sizeof tmp, "%s.tmp", rp);
-        FILE *f = fopen(tmp, "w");
+        FILE *f = merged_io_tmp_create(rp, tmp, sizeof tmp);
         if (!f) {
             fprintf(stderr, "mergetrace: %s: %s\n", tmp, strerror(errno));
             goto out;
@@ -133,10 +133,9 @@ static int run0(const options_t *o)
         if (!o->no_html) {
             mt_report_t rep = {.version = MERGETRACE_VERSION, .world_size = (int64_t)tl->n_ranks, .aligned = true,
                                .reference_rank = -1, .critpath = c};
-            char hp[PATH_MAX], htmp[PATH_MAX + 16];
+            char hp[PATH_MAX], htmp[PATH_MAX + 48];
             snprintf(hp, sizeof hp, "%s/report.html", o->out_dir);
-            snprintf(htmp, sizeof htmp, "%s.tmp", hp);
-            FILE *h = fopen(htmp, "w");
+            FILE *h = merged_io_tmp_create(hp, htmp, sizeof htmp);
             st = h ? mt_report_html(&rep, NULL, file_write, h) : MT_ERR_IO;
             if (h && fclose(h) != 0 && st == MT_OK)
                 st = MT_ERR_IO;

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "merged_io.h"
 #include "procs.h"
 #include "mergetrace/version.h"
 
@@ -122,8 +123,7 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
         return 0; /* the run failed before its output directory existed */
     char path[PATH_MAX], tmp[PATH_MAX + 32];
     snprintf(path, sizeof path, "%.4000s/timings.json", dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
+    FILE *f = merged_io_tmp_create(path, tmp, sizeof tmp);
     if (!f) {
         snprintf(msg, cap, "%.900s: cannot create (%s)", tmp, strerror(errno));
         return 1;

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Outputs never overwrite an input (issue 40 item 0): a trace copied into
+# the output directory under the name of an output this run writes
+# (report.json, report.html, timings.json with --timings, compare.json with
+# --baseline), named as an input, is refused before anything is written,
+# exit 1, the file's bytes unchanged; by hand and under mpirun -n 2. And
+# the temporaries a killed run left are removed by the next one.
+# Usage: outputs_safe.sh MPIEXEC MERGETRACE REPO_ROOT WORKDIR
+set -u
+mpiexec=$1 bin=$2 root=$3 work=$4
+rm -rf "$work" && mkdir -p "$work" && work=$(cd "$work" && pwd)
+. "$(dirname "$0")/harness.sh"
+cd "$root" || exit 1
+src=sample_traces/dp8
+"$bin" -q --no-progress --no-merge -o "$work/base" "$src/rank-0.json" "$src/rank-1.json" || bad "baseline run"
+for how in hand mpi; do
+  for name in report.json report.html timings.json compare.json; do
+    d="$work/$how-$name"
+    mkdir -p "$d"
+    cp "$src/rank-0.json" "$d/"
+    cp "$src/rank-1.json" "$d/$name"
+    sum=$(sha256sum <"$d/$name")
+    extra=()
+    [ "$name" = timings.json ] && extra=(--timings)
+    [ "$name" = compare.json ] && extra=(--baseline "$work/base/report.json")
+    if [ "$how" = hand ]; then
+      "$bin" -q --no-progress "${extra[@]}" -o "$d" "$d/rank-0.json" "$d/$name" >"$d.out" 2>"$d.err"
+    else
+      timeout -k 5 120 "$mpiexec" --oversubscribe -n 2 "$bin" -q --no-progress "${extra[@]}" -o "$d" \
+        "$d/rank-0.json" "$d/$name" >"$d.out" 2>"$d.err"
+    fi
+    code=$?
+    check test "$code" = 1
+    check grep -q "^mergetrace: .*$name is one of the inputs" "$d.err"
+    check test "$(sha256sum <"$d/$name")" = "$sum"
+    for other in report.json report.html merged.json.gz; do
+      [ "$other" = "$name" ] || check test ! -e "$d/$other"
+    done
+  done
+done
+# A killed run's temporaries (its process gone) are removed by the next
+# run, which says so; a live process's are left alone (pid 1).
+d="$work/stale"
+"$bin" -q --no-progress -o "$d" "$src" || bad "first run"
+echo half >"$d/merged.json.gz.tmp.4194305.1a2b"
+echo half >"$d/report.json.tmp.4194305.99"
+echo live >"$d/report.json.tmp.1.77"
+"$bin" --no-progress --no-merge -o "$d" "$src" >"$d.out" 2>"$d.err"
+check test $? = 0
+check test ! -e "$d/merged.json.gz.tmp.4194305.1a2b"
+check test ! -e "$d/report.json.tmp.4194305.99"
+check test -e "$d/report.json.tmp.1.77"
+check grep -q "^mergetrace: removed 2 temporary files of an earlier run that was stopped" "$d.err"
+harness_end
