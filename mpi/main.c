@@ -339,7 +339,8 @@ int main(int argc, char **argv)
         code = outputs_report(&o, &files, &job, &merged, &pt, n_procs, code);
     pt.report = procs_wtime() - tr;
     if (o.timings) /* collective; every process gets here whatever happened above */
-        code = outputs_timings(world_comm, &o, &files, &L, &job, &merged, &pt, t_start, wrote_outputs, code);
+        code = outputs_timings(world_comm, &o, &files, &L, &job, &merged, &pt, t_start,
+                               wrote_outputs && !merged.failed, code);
     procs_bcast(&code, 1, MPI_INT, 0, world_comm);
 
     job_free(&job);

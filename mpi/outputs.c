@@ -663,13 +663,17 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
         rj = 1;
     }
     rep.nccl = j->nccl.rep;
+    /* A run whose merged trace failed writes none of its outputs: the
+     * directory keeps the last run's, whole (its merged trace was left as
+     * it was); the summary still goes to the terminal. */
+    bool write = !merge_failed;
     mt_compare_t *cmp = NULL;
     mt_buf_t text = {0}; /* report.json as compared; written as it is unless gates changed it */
     if (!rj && o->baseline_text) {
         cmp = compare_run(o, &rep, j, &text, &code);
         rj = cmp == NULL;
         rep.compare = cmp;
-        if (cmp && write_compare(o->out_dir, cmp, msg, sizeof msg)) {
+        if (cmp && write && write_compare(o->out_dir, cmp, msg, sizeof msg)) {
             fprintf(stderr, "mergetrace: %s\n", msg);
             code = MT_EXIT_ERROR;
         }
@@ -678,20 +682,21 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
      * the reason has been said once already. */
     /* The gates' verdicts are in report.json and the comparison may have
      * changed them (relative gates): render it again only then. */
-    if (!rj && (rj = write_report(o->out_dir, &rep, NULL, cmp && !o->n_gates ? &text : NULL, msg, sizeof msg)) != 0) {
+    if (!rj && write &&
+        (rj = write_report(o->out_dir, &rep, NULL, cmp && !o->n_gates ? &text : NULL, msg, sizeof msg)) != 0) {
         if (!merge_failed)
             fprintf(stderr, "mergetrace: %s\n", msg);
         code = MT_EXIT_ERROR;
     }
     mt_html_opts_t ho = {.command_line = o->command_line};
     mt_buf_free(&text);
-    if (!rj && !o->no_html && write_report(o->out_dir, &rep, &ho, NULL, msg, sizeof msg)) {
+    if (!rj && write && !o->no_html && write_report(o->out_dir, &rep, &ho, NULL, msg, sizeof msg)) {
         if (!merge_failed)
             fprintf(stderr, "mergetrace: %s\n", msg);
         code = MT_EXIT_ERROR;
     }
     char removed[128] = "";
-    if (!rj)
+    if (!rj && write)
         remove_stale(o, files, m, removed, sizeof removed);
     if (o->json) {
         if (mt_report_json(&rep, terminal_write, NULL) != MT_OK)

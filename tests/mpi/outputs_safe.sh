@@ -51,4 +51,32 @@ check test ! -e "$d/merged.json.gz.tmp.4194305.1a2b"
 check test ! -e "$d/report.json.tmp.4194305.99"
 check test -e "$d/report.json.tmp.1.77"
 check grep -q "^mergetrace: removed 2 temporary files of an earlier run that was stopped" "$d.err"
+# A run that fails (its merged trace cannot be written: a "dur" of 9e15
+# us in rank 0) writes none of its outputs: the last run's stay, whole
+# (they were report.json and report.html of the new run beside the old
+# merged trace); by hand and under mpirun -n 2.
+mkdir -p "$work/bad4"
+for r in 0 1 2 3; do cp "$src/rank-$r.json" "$work/bad4/"; done
+python3 - "$work/bad4/rank-0.json" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+i = s.index('"dur":')
+s = s[:i] + '"dur": 9e15' + s[s.index(",", i):]
+open(p, "w").write(s)
+PY
+for how in hand mpi; do
+  d="$work/mix-$how"
+  "$bin" -q --no-progress --timings -o "$d" "$src" 2>/dev/null || bad "$how: first run"
+  before=$(cd "$d" && sha256sum report.json report.html merged.json.gz timings.json)
+  if [ "$how" = hand ]; then
+    "$bin" -q --no-progress --timings -o "$d" "$work/bad4" >"$d.out" 2>"$d.err"
+  else
+    timeout -k 5 120 "$mpiexec" --oversubscribe -n 2 "$bin" -q --no-progress --timings -o "$d" "$work/bad4" \
+      >"$d.out" 2>"$d.err"
+  fi
+  check test $? != 0
+  check test "$(cd "$d" && sha256sum report.json report.html merged.json.gz timings.json)" = "$before"
+  check test "$(ls -a "$d" | grep -c '\.tmp\.')" = 0
+done
 harness_end
