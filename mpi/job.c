@@ -4,6 +4,7 @@
  * report.html view steps. */
 #include "job.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,6 +306,36 @@ static mt_status_t job_trust(const options_t *o, const input_list_t *l, job_t *j
     if (st != MT_OK) {
         fprintf(stderr, "mergetrace: %schecking the traces belong together: %s\n", o->job_tag, mt_status_str(st));
         return st;
+    }
+    /* Traces whose windows lie days apart on the corrected clock (one
+     * without its absolute time base, beside others with one, under
+     * --no-align): nothing can compare them, and the sums of their
+     * differences would not fit int64 ns; not even with --force. */
+    {
+        double lo = HUGE_VAL, hi = -HUGE_VAL;
+        size_t ilo = 0, ihi = 0;
+        for (size_t i = 0; i < j->n; i++) {
+            const mt_trace_summary_t *s = &j->res[i].sum;
+            if (!s->events || j->res[i].nccl.is_nccl)
+                continue;
+            double v = (double)s->first_ns + (i < al->n_clocks ? al->clocks[i].offset_ns : 0.0);
+            if (v < lo) {
+                lo = v;
+                ilo = i;
+            }
+            if (v > hi) {
+                hi = v;
+                ihi = i;
+            }
+        }
+        if (hi - lo > (double)(INT64_C(1) << 50)) {
+            fprintf(stderr,
+                    "mergetrace: %s%s and %s start %.0f days apart on the %s clock (a trace without its absolute "
+                    "time base?): they cannot be analysed together\n",
+                    o->job_tag, l->files[j->res[ilo].index].path, l->files[j->res[ihi].index].path,
+                    (hi - lo) / 86400e9, o->no_align ? "same (--no-align)" : "corrected");
+            return MT_ERR_FORMAT;
+        }
     }
     const mt_trust_t *t = &j->trust;
     if (t->mixed && !o->force) {

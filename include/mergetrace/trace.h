@@ -90,6 +90,12 @@ enum {
     MT_EV_ID_STR = 1u << 7,   /* corr is a strtab id: the flow "id" was a string */
 };
 
+/* A bound on |time| in a trace, in ns (2^62, about 146 years from 0:
+ * absolute epoch times reach the year 2116): the loader refuses a "ts", a
+ * "dur" or ts + dur at or beyond it, so that the difference of any two
+ * times (spans, waits, offsets between clocks) fits int64. */
+#define MT_TIME_LIMIT_NS (INT64_C(1) << 62)
+
 /* One trace event. 48 bytes on purpose: a 150 MB trace holds ~600k events,
  * and the table should stay well under the JSON size (see docs/ARCHITECTURE.md;
  * 64 bytes until 2026-11-25: 16 bytes per event were a tenth of a rank's

@@ -34,4 +34,16 @@ int64_t mt_stats_median_i64(int64_t *v, size_t n);
 int64_t mt_stats_pct_sorted(const int64_t *v, size_t n, int p);
 int64_t mt_stats_pct_i64(int64_t *v, size_t n, int p);
 
+/* a + b, held at INT64_MAX / INT64_MIN instead of overflowing: sums of
+ * time differences over a job whose clocks were not aligned (--no-align
+ * over ranks with and without an absolute base) can pass int64; their
+ * numbers mean nothing then, but the run must not be undefined. */
+static inline int64_t mt_add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
 #endif

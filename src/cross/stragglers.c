@@ -335,8 +335,8 @@ static mt_status_t episodes(mt_cross_t *x)
                      s->n_suspects)) {
             e->last_step = s->step;
             e->n_steps++;
-            e->wait_caused_ns += s->suspect_wait_ns;
-            e->wait_ns += s->wait_ns;
+            e->wait_caused_ns = mt_add_sat(e->wait_caused_ns, s->suspect_wait_ns);
+            e->wait_ns = mt_add_sat(e->wait_ns, s->wait_ns);
         } else {
             x->episodes[x->n_episodes++] = (mt_cross_episode_t){.first_step = s->step,
                                                                 .last_step = s->step,
@@ -449,11 +449,11 @@ mt_status_t mt_cross_stragglers(const mt_crow_t *rows, const mt_match_t *m, cons
         ishort[i] = short_p == SIZE_MAX ? -1 : (int32_t)short_p;
         int64_t caused = 0, cf_caused = 0;
         for (uint32_t p = 0; p < k; p++) {
-            caused += arr[il] - arr[p];
-            cf_caused += d[p] - d[is];
+            caused = mt_add_sat(caused, arr[il] - arr[p]);
+            cf_caused = mt_add_sat(cf_caused, d[p] - d[is]);
         }
-        x->wait_total_ns += caused;
-        cf_wait_total += cf_caused;
+        x->wait_total_ns = mt_add_sat(x->wait_total_ns, caused);
+        cf_wait_total = mt_add_sat(cf_wait_total, cf_caused);
         uint64_t chance = Q24 / k;
         for (uint32_t p = 0; p < k; p++) {
             uint32_t s = slot[m->members[f + p]];
@@ -461,20 +461,20 @@ mt_status_t mt_cross_stragglers(const mt_crow_t *rows, const mt_match_t *m, cons
             int64_t late = arr[p] - med;
             rk->instances++;
             rk->chance_q24 += chance;
-            rk->lateness_sum_ns += late;
-            rk->waited_ns += arr[il] - arr[p];
-            rk->duration_sum_ns += d[p];
+            rk->lateness_sum_ns = mt_add_sat(rk->lateness_sum_ns, late);
+            rk->waited_ns = mt_add_sat(rk->waited_ns, arr[il] - arr[p]);
+            rk->duration_sum_ns = mt_add_sat(rk->duration_sum_ns, d[p]);
             lv[lpos[s]++] = late;
             if (k >= 3)
                 dev[ndev++] = late < 0 ? -late : late;
             if (p == last_p) {
                 rk->last++;
-                rk->wait_caused_ns += caused;
-                rk->late_when_last_ns += late;
+                rk->wait_caused_ns = mt_add_sat(rk->wait_caused_ns, caused);
+                rk->late_when_last_ns = mt_add_sat(rk->late_when_last_ns, late);
             }
             if (p == short_p) {
                 rk->shortest++;
-                rk->cf_wait_caused_ns += cf_caused;
+                rk->cf_wait_caused_ns = mt_add_sat(rk->cf_wait_caused_ns, cf_caused);
             }
             if (step >= 0)
                 sr[nsr++] = (srec_t){step, s, p == last_p, p == 0, chance, p == last_p ? caused : 0, arr[p]};
@@ -559,7 +559,7 @@ mt_status_t mt_cross_stragglers(const mt_crow_t *rows, const mt_match_t *m, cons
     int64_t steps_wait = 0; /* all wait caused in the steps */
     for (size_t i = 0; i < nsr; i++) {
         nsteps += i == 0 || sr[i].step != sr[i - 1].step;
-        steps_wait += sr[i].wait;
+        steps_wait = mt_add_sat(steps_wait, sr[i].wait);
     }
     x->steps = calloc(nsteps ? nsteps : 1, sizeof *x->steps);
     x->step_suspects = mt_big_malloc((nsr ? nsr : 1) * sizeof *x->step_suspects);
@@ -572,7 +572,7 @@ mt_status_t mt_cross_stragglers(const mt_crow_t *rows, const mt_match_t *m, cons
         sp->first_arrival_ns = sr[i].arrival;
         for (; j < nsr && sr[j].step == sp->step; j++) {
             sp->instances += sr[j].head;
-            sp->wait_ns += sr[j].wait;
+            sp->wait_ns = mt_add_sat(sp->wait_ns, sr[j].wait);
             if (sr[j].arrival < sp->first_arrival_ns)
                 sp->first_arrival_ns = sr[j].arrival;
         }
@@ -585,7 +585,7 @@ mt_status_t mt_cross_stragglers(const mt_crow_t *rows, const mt_match_t *m, cons
                 n++;
                 last += sr[b].last;
                 chance += sr[b].chance;
-                wait += sr[b].wait;
+                wait = mt_add_sat(wait, sr[b].wait);
             }
             int32_t rank = x->ranks[sr[a].slot].rank;
             /* rule (3): leave out steps whose hold-up is small next to a
@@ -599,7 +599,7 @@ mt_status_t mt_cross_stragglers(const mt_crow_t *rows, const mt_match_t *m, cons
             if ((by_kind || is_suspect(n, last, MIN_LAST_STEP, chance, wait, sp->wait_ns)) &&
                 (double)wait * (double)nsteps >= STEP_SHARE * (double)steps_wait) {
                 x->step_suspects[x->n_step_suspects++] = rank;
-                sp->suspect_wait_ns += wait;
+                sp->suspect_wait_ns = mt_add_sat(sp->suspect_wait_ns, wait);
             }
             if (wait > 0) {
                 /* keep the top MT_CROSS_TOP by wait, ties to the lower rank

@@ -2036,6 +2036,13 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
         return r;
     if (ps->classify && ev.ph == MT_PH_X && (r = classify_event(ps, &ev, start)))
         return r;
+    /* every later sum or difference of two times must fit int64 ns */
+    if (__builtin_expect(ev.ts >= MT_TIME_LIMIT_NS || ev.ts <= -MT_TIME_LIMIT_NS, 0))
+        return fail_code(ps, sp_ts ? sp_ts : start, MT_ERR_RANGE,
+                         "\"ts\" more than 2^62 ns (146 years) from 0");
+    if (__builtin_expect(ev.dur >= MT_TIME_LIMIT_NS || ev.ts + ev.dur >= MT_TIME_LIMIT_NS, 0))
+        return fail_code(ps, sp_dur ? sp_dur : start, MT_ERR_RANGE,
+                         "\"ts\" + \"dur\" more than 2^62 ns (146 years) from 0");
     if (ev.flags & MT_EV_NEG_DUR)
         t->stats.neg_dur++;
     if (__builtin_expect(!has_ts, 0) && ev.ph == MT_PH_X) {
@@ -2595,9 +2602,10 @@ static mt_status_t finish(mt_trace_t *t, parser_t *ps)
          * come after traceEvents). */
         for (size_t i = 0; i < t->n_events; i++) {
             int64_t v;
-            if (__builtin_add_overflow(t->events[i].ts, in->base_ns, &v))
+            if (__builtin_add_overflow(t->events[i].ts, in->base_ns, &v) || v >= MT_TIME_LIMIT_NS ||
+                v <= -MT_TIME_LIMIT_NS || v + t->events[i].dur >= MT_TIME_LIMIT_NS)
                 return mt_error_set(ps->err, MT_ERR_RANGE,
-                                    "event %zu: ts + baseTimeNanoseconds does not fit 64-bit nanoseconds", i);
+                                    "event %zu: ts + baseTimeNanoseconds out of range (more than 2^62 ns from 0)", i);
             t->events[i].ts = v;
         }
     } else {

@@ -588,8 +588,21 @@ static bool should_stop(rd_t *r)
     return (++r->rows & 0xFFFF) == 0 && r->opts->should_stop && r->opts->should_stop(r->opts->should_stop_ctx);
 }
 
-static void set_times(rd_t *r, mt_event_t *e, int64_t start, int64_t end)
+/* e's times from columns 0 (start) and 1 (end) of s, a row of table:
+ * each an integer (a text or a blob there was read as 0 without a word),
+ * within MT_TIME_LIMIT_NS of 0 (every later sum or difference of two
+ * times must fit int64, as for a Kineto trace). MT_OK, or MT_ERR_RANGE
+ * set in r->err. */
+static mt_status_t set_times(rd_t *r, mt_event_t *e, sqlite3_stmt *s, const char *table)
 {
+    for (int c = 0; c < 2; c++)
+        if (sqlite3_column_type(s, c) != SQLITE_INTEGER)
+            return mt_error_set(r->err, MT_ERR_RANGE, "%s: a row whose %s is not an integer (ns)", table,
+                                c ? "end" : "start");
+    int64_t start = sqlite3_column_int64(s, 0), end = sqlite3_column_int64(s, 1);
+    if (start > MT_TIME_LIMIT_NS || start < -MT_TIME_LIMIT_NS || end > MT_TIME_LIMIT_NS || end < -MT_TIME_LIMIT_NS)
+        return mt_error_set(r->err, MT_ERR_RANGE, "%s: a row whose start or end is more than 2^62 ns (146 years) from 0",
+                            table);
     e->ts = start;
     if (end < start) {
         r->p->t->stats.neg_dur++;
@@ -599,6 +612,7 @@ static void set_times(rd_t *r, mt_event_t *e, int64_t start, int64_t end)
         e->dur = end - start;
     }
     e->flags |= MT_EV_HAS_DUR;
+    return MT_OK;
 }
 
 /* args[0..cap) = "\"key\":" and s[0..n) as a JSON string, cut to 200 bytes
@@ -695,7 +709,8 @@ static mt_status_t read_gpu(rd_t *r, const char *table, gpu_kind_t kind)
         int64_t key = row_key(s, pcol, false);
         for (size_t part = 0; next_part(r, pcol, key, &part);) {
             mt_event_t e = {.ph = MT_PH_X, .cat = cats[kind]};
-            set_times(r, &e, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+            if ((st = set_times(r, &e, s, table)))
+                goto fail;
             int64_t pid = sqlite3_column_int64(s, 2), tid = sqlite3_column_int64(s, 3);
             uint64_t corr = 0;
             if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
@@ -783,7 +798,10 @@ static mt_status_t read_api(rd_t *r)
         int64_t key = row_key(s, pcol, true);
         for (size_t part = 0; next_part(r, pcol, key, &part);) {
             mt_event_t e = {.ph = MT_PH_X};
-            set_times(r, &e, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+            if ((st = set_times(r, &e, s, table))) {
+                sqlite3_finalize(s);
+                return st;
+            }
             int64_t g = sqlite3_column_int64(s, 2);
             if ((st = string_id(r, sqlite3_column_int64(s, 4), true, &e.name))) {
                 sqlite3_finalize(s);
@@ -900,12 +918,19 @@ static mt_status_t read_nvtx(rd_t *r)
             if (type == NVTX_MARK) {
                 e.ph = MT_PH_I;
                 e.ts = sqlite3_column_int64(s, 0);
+                if (sqlite3_column_type(s, 0) != SQLITE_INTEGER || e.ts > MT_TIME_LIMIT_NS ||
+                    e.ts < -MT_TIME_LIMIT_NS) {
+                    st = mt_error_set(r->err, MT_ERR_RANGE,
+                                      "%s: a mark whose start is not an integer within 2^62 ns of 0", table);
+                    break;
+                }
             } else if (sqlite3_column_type(s, 1) == SQLITE_NULL) {
                 r->p->open_ranges++; /* never closed before the capture ended */
                 continue;
             } else {
                 e.ph = MT_PH_X;
-                set_times(r, &e, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+                if ((st = set_times(r, &e, s, table)))
+                    break;
             }
             char args[300] = "";
             if (r->p->opts->on_event && dom > 0 && (size_t)dom < r->p->n_domains && r->p->domains[dom]) {

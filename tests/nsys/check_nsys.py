@@ -255,6 +255,32 @@ def main():
     db.execute("DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL")
     db.commit()
     db.close()
+    # Times that do not fit: a kernel starting at INT64_MIN (end - start
+    # overflowed), a kernel whose end is text (read as 0 before), a runtime
+    # call ending 9e18 ns from 0 (caught only in the merged write, exit 1)
+    bad_times = []
+    for tag, sql in (("kmin", "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = -9223372036854775808 WHERE rowid = "
+                              "(SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL)"),
+                     ("ktext", "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET \"end\" = 'soon' WHERE rowid = "
+                               "(SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL)"),
+                     ("rbig", "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET \"end\" = 9000000000000000000 WHERE rowid = "
+                              "(SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_RUNTIME)")):
+        f = os.path.join(work, "times-%s.sqlite" % tag)
+        shutil.copyfile(os.path.join(corpus, FILES[3]), f)
+        os.chmod(f, 0o644)
+        db = sqlite3.connect(f)
+        db.execute(sql)
+        db.commit()
+        db.close()
+        bad_times.append(f)
+    for f in bad_times:
+        p = run([bin_, "-q", "--no-html", "-o", os.path.join(work, "bad"), f])
+        lines = p.stderr.strip().splitlines()
+        ok = p.returncode == 2 and len(lines) == 1 and "CUPTI_ACTIVITY_KIND_" in lines[0] and (
+            "not an integer" in lines[0] or "2^62" in lines[0])
+        check(ok, "%s: exit %d, stderr %r" % (os.path.basename(f), p.returncode, p.stderr))
+        if ok:
+            print("%s: exit 2, %s" % (os.path.basename(f), lines[0]))
     for f, text in ((cut, "not a usable Nsight Systems export: the SQLite database is truncated or corrupt"),
                     (other, "not a usable Nsight Systems export: an SQLite database, but not an Nsight Systems export"),
                     (nogpu, "not a usable Nsight Systems export: an Nsight Systems export without GPU activity")):

@@ -703,6 +703,11 @@ static void test_malformed(void **state)
         {"{\"traceEvents\": [{\"name\": \"a\tb\"}]}", MT_ERR_SYNTAX, 28, "byte 0x09"},
         {"{\"traceEvents\": [{\"ts\": 1e400}]}", MT_ERR_RANGE, 24, "ts"},
         {"{\"traceEvents\": [{\"ts\": 9223372036854775.808}]}", MT_ERR_RANGE, 24, NULL},
+        /* times that fit int64 but whose sums and differences would not
+         * (issue 40 item 3): at the value */
+        {"{\"traceEvents\": [{\"ts\": -9e15}]}", MT_ERR_RANGE, 24, "2^62"},
+        {"{\"traceEvents\": [{\"ts\": 9000000000000000}]}", MT_ERR_RANGE, 24, "2^62"},
+        {"{\"traceEvents\": [{\"ts\": 1, \"dur\": 9e15}]}", MT_ERR_RANGE, 34, "2^62"},
         {"{\"traceEvents\": [{\"ts\": 1.}]}", MT_ERR_SYNTAX, 24, NULL},
         {"{\"traceEvents\": [{\"ts\": 1}]} x", MT_ERR_SYNTAX, 29, "end of input"},
         {"{\"traceEvents\": [1, 2]}", MT_ERR_SYNTAX, 17, "trace event"},
@@ -1178,8 +1183,9 @@ static void test_scan_numbers(void **state)
                         mt_error_t err;
                         mt_status_t st = load_n(doc, (size_t)len, chunk, &t, &err);
                         __int128 ns = us_to_ns(ints[a], n, fracs[fi], nf);
-                        if (ns > INT64_MAX) {
-                            /* ts (and dur) in ns past int64: an error, never a wrapped time */
+                        if (ns > INT64_MAX || 2 * ns > MT_TIME_LIMIT_NS) {
+                            /* ts (and dur) in ns past int64, or ts + dur past
+                             * MT_TIME_LIMIT_NS: an error, never a wrapped time */
                             assert_int_equal(st, MT_ERR_RANGE);
                             mt_trace_free(t);
                             continue;
