@@ -79,4 +79,22 @@ for how in hand mpi; do
   check test "$(cd "$d" && sha256sum report.json report.html merged.json.gz timings.json)" = "$before"
   check test "$(ls -a "$d" | grep -c '\.tmp\.')" = 0
 done
+# The merged trace's own failure (its rename refused: merged.json is a
+# directory now): exit 1, the last run's reports kept, no temporary left.
+for how in hand mpi; do
+  d="$work/mj-$how"
+  "$bin" -q --no-progress --merged-format json -o "$d" "$src" 2>/dev/null || bad "$how: first run"
+  rm -f "$d/merged.json" && mkdir -p "$d/merged.json/x"
+  before=$(cd "$d" && sha256sum report.json report.html)
+  if [ "$how" = hand ]; then
+    "$bin" -q --no-progress --merged-format json -o "$d" tests/data/tiny >"$d.out" 2>"$d.err"
+  else
+    timeout -k 5 120 "$mpiexec" --oversubscribe -n 2 "$bin" -q --no-progress --merged-format json -o "$d" \
+      tests/data/tiny >"$d.out" 2>"$d.err"
+  fi
+  check test $? = 1
+  check grep -q "merged.json" "$d.err"
+  check test "$(cd "$d" && sha256sum report.json report.html)" = "$before"
+  check test "$(ls -a "$d" | grep -c '\.tmp\.')" = 0
+done
 harness_end
