@@ -18,13 +18,21 @@
 #include "procs.h"
 
 /* Process 0 reads a small text file (the rank map) and broadcasts it, so
- * every process sees the same bytes. Collective. */
+ * every process sees the same bytes. Collective. 0; 1 when it cannot be
+ * read (missing, a read error, out of memory); 2 when it is not a regular
+ * file or larger than MT_SIDE_FILE_MAX (msg says which). */
 static int bcast_file(MPI_Comm comm, const char *path, char **text, size_t *len, char *msg, size_t cap, int me)
 {
     long n = -1;
     char *buf = NULL;
     if (me == 0) {
-        FILE *f = fopen(path, "rb");
+        mt_error_t err;
+        mt_error_clear(&err);
+        /* a regular file of a sane size before it is opened: a FIFO blocked
+         * here, /dev/zero was an empty map */
+        mt_status_t cs = mt_input_check_file(path, MT_SIDE_FILE_MAX, "--rank-map", &err);
+        bool okf = cs == MT_OK;
+        FILE *f = okf ? fopen(path, "rb") : NULL;
         if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
             buf = malloc((size_t)n + 1);
             if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
@@ -34,13 +42,18 @@ static int bcast_file(MPI_Comm comm, const char *path, char **text, size_t *len,
         }
         if (f)
             fclose(f);
-        if (n < 0)
+        if (n < 0 && !okf) {
+            snprintf(msg, cap, "%s", err.msg);
+            if (cs != MT_ERR_IO)
+                n = -2; /* not a regular file, or too large: invalid input */
+        }
+        else if (n < 0)
             snprintf(msg, cap, "--rank-map: %s: cannot read the file", path);
     }
     procs_bcast(&n, 1, MPI_LONG, 0, comm);
     if (n < 0) {
         free(buf);
-        return 1;
+        return n == -2 ? 2 : 1;
     }
     if (me != 0)
         buf = malloc((size_t)n + 1);

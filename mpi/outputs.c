@@ -84,7 +84,22 @@ int outputs_baseline_read(options_t *o)
         snprintf(o->baseline_file, sizeof o->baseline_file, "%s/report.json", b);
     else
         snprintf(o->baseline_file, sizeof o->baseline_file, "%s", b);
-    FILE *f = fopen(o->baseline_file, "rb");
+    FILE *f = NULL;
+    mt_error_t cerr;
+    mt_error_clear(&cerr);
+    struct stat fb;
+    if (stat(o->baseline_file, &fb) == 0 || !S_ISDIR(sb.st_mode)) {
+        /* a regular file of a sane size before it is opened: a FIFO blocked
+         * here, /dev/zero read until memory ran out */
+        mt_status_t cs = mt_input_check_file(o->baseline_file, MT_SIDE_FILE_MAX, "--baseline", &cerr);
+        if (cs != MT_OK) {
+            fprintf(stderr, "mergetrace: %s\n", cerr.msg);
+            return cs == MT_ERR_IO ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
+        }
+        f = fopen(o->baseline_file, "rb");
+    } else {
+        errno = ENOENT;
+    }
     if (!f && S_ISDIR(sb.st_mode) && errno == ENOENT) {
         /* No report.json: a directory of traces, analysed in this run
          * (mpi/main.c); its report goes to baseline/report.json of -o. */

@@ -71,7 +71,12 @@ static int run0(const options_t *o)
         char *text = NULL;
         size_t len = 0;
         bool trunc = false;
-        mt_status_t st = mt_input_read_file(o->timeline_map, &text, &len, &trunc, &err);
+        mt_status_t st = mt_input_check_file(o->timeline_map, MT_SIDE_FILE_MAX, "--timeline-map", &err);
+        if (st != MT_OK) { /* err.msg names the option and the file */
+            fprintf(stderr, "mergetrace: %s\n", err.msg);
+            return st == MT_ERR_IO ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
+        }
+        st = mt_input_read_file(o->timeline_map, &text, &len, &trunc, &err);
         if (st == MT_OK)
             st = mt_timeline_map_parse(text, len, o->timeline_map, &map, &err);
         free(text);

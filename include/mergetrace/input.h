@@ -31,6 +31,18 @@ uint64_t mt_input_size_hint(const mt_input_t *in);
 uint64_t mt_input_raw_bytes(const mt_input_t *in); /* bytes taken from the file */
 void mt_input_close(mt_input_t *in);
 
+/* Is path a regular file of at most max_bytes, checked before it is
+ * opened (a FIFO blocks the open, /dev/zero reads until memory runs out)?
+ * what names the file in the message ("--rank-map"). MT_OK; MT_ERR_IO
+ * when it cannot be stat'ed (missing, a dangling link); MT_ERR_FORMAT when
+ * it is not a regular file, MT_ERR_LIMIT when larger than max_bytes;
+ * err->msg names the option and the path. */
+mt_status_t mt_input_check_file(const char *path, uint64_t max_bytes, const char *what, mt_error_t *err);
+
+/* The largest side file an option names (--baseline's report.json,
+ * --rank-map, --timeline-map): 1 GiB. */
+#define MT_SIDE_FILE_MAX (UINT64_C(1) << 30)
+
 /* Read a whole file (plain or gzip) into *buf (malloc'd, owned by the
  * caller; *len bytes). *truncated is set when a gzip stream ends early.
  * For the small side inputs (NCCL files), whose error offsets then count

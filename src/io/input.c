@@ -542,6 +542,19 @@ void mt_input_close(mt_input_t *in)
     free(in);
 }
 
+mt_status_t mt_input_check_file(const char *path, uint64_t max_bytes, const char *what, mt_error_t *err)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return mt_error_set(err, MT_ERR_IO, "%s %s: %s", what, path, strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return mt_error_set(err, MT_ERR_FORMAT, "%s %s: not a regular file", what, path);
+    if ((uint64_t)sb.st_size > max_bytes)
+        return mt_error_set(err, MT_ERR_LIMIT, "%s %s: %llu bytes, more than the %llu this file may have", what,
+                            path, (unsigned long long)sb.st_size, (unsigned long long)max_bytes);
+    return MT_OK;
+}
+
 mt_status_t mt_input_read_file(const char *path, char **buf, size_t *len, bool *truncated, mt_error_t *err)
 {
     *buf = NULL;

@@ -4,7 +4,8 @@
 # (report.json, report.html, timings.json with --timings, compare.json with
 # --baseline), named as an input, is refused before anything is written,
 # exit 1, the file's bytes unchanged; by hand and under mpirun -n 2. And
-# the temporaries a killed run left are removed by the next one.
+# the temporaries a killed run left are removed by the next one; a FIFO
+# named by an option is refused.
 # Usage: outputs_safe.sh MPIEXEC MERGETRACE REPO_ROOT WORKDIR
 set -u
 mpiexec=$1 bin=$2 root=$3 work=$4
@@ -96,5 +97,14 @@ for how in hand mpi; do
   check grep -q "merged.json" "$d.err"
   check test "$(cd "$d" && sha256sum report.json report.html)" = "$before"
   check test "$(ls -a "$d" | grep -c '\.tmp\.')" = 0
+done
+# A FIFO named by an option is refused before it is opened (it blocked
+# the run forever): exit 2 within the time limit.
+mkfifo "$work/fifo"
+for opt in --rank-map --baseline; do
+  timeout -k 5 20 "$bin" -q --no-progress "$opt" "$work/fifo" -o "$work/fifo-out" tests/data/tiny \
+    >"$work/fifo.out" 2>"$work/fifo.err"
+  check test $? = 2
+  check grep -q "^mergetrace: $opt $work/fifo: not a regular file" "$work/fifo.err"
 done
 harness_end
