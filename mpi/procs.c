@@ -63,8 +63,17 @@ int procs_launcher_env_size(void)
 void procs_start(int *argc, char ***argv, bool mpi)
 {
     use_mpi = mpi;
-    if (mpi)
+    if (mpi) {
+        /* The program never uses a shared file pointer, but Open MPI 4.1's
+         * default one (sharedfp/lockedfile) is set up at every
+         * MPI_File_open and overflows a fixed buffer with a path of about
+         * 220 characters (*** buffer overflow detected ***, issue 40):
+         * take the component that does nothing until used, unless the
+         * user chose one (OMPI_MCA_* variables are read at MPI_Init; other
+         * MPIs ignore it). */
+        setenv("OMPI_MCA_sharedfp", "individual", 0);
         MPI_Init(argc, argv);
+    }
 }
 
 void procs_end(void)

@@ -107,4 +107,15 @@ for opt in --rank-map --baseline; do
   check test $? = 2
   check grep -q "^mergetrace: $opt $work/fifo: not a regular file" "$work/fifo.err"
 done
+# An output directory of 300 characters under MPI (Open MPI's shared
+# file pointer component overflowed a buffer at about 220 and killed the
+# run with *** buffer overflow detected ***, writing nothing).
+long="$work/$(printf 'd%.0s' $(seq 1 120))/$(printf 'e%.0s' $(seq 1 150))"
+long=${long:0:300}
+timeout -k 5 120 "$mpiexec" --oversubscribe -n 2 "$bin" -q --no-progress -o "$long" "$src" >"$work/long.out" 2>&1
+check test $? = 0
+check test -s "$long/merged.json.gz"
+MERGETRACE_MPI=1 timeout -k 5 120 "$bin" -q --no-progress -o "$long-1" "$src" >"$work/long1.out" 2>&1
+check test $? = 0
+check test -s "$long-1/report.json"
 harness_end
