@@ -122,6 +122,38 @@ void mt_out_printf(mt_out_t *o, const char *fmt, ...)
     free(big);
 }
 
+size_t mt_utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t k;
+    unsigned min;
+    if (c >= 0xc2 && c <= 0xdf) {
+        k = 2;
+        min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        k = 3;
+        min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        k = 4;
+        min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (n < k)
+        return 0;
+    unsigned cp = c & (0xff >> (k + 1));
+    for (size_t i = 1; i < k; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return k;
+}
+
 mt_status_t mt_json_string(const char *s, size_t len, mt_write_fn write, void *ctx)
 {
     mt_out_t j = {write, ctx, MT_OK};
@@ -129,6 +161,17 @@ mt_status_t mt_json_string(const char *s, size_t len, mt_write_fn write, void *c
     size_t run = 0;
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
+        if (c >= 0x80) { /* valid UTF-8 passes, each byte of an invalid sequence is U+FFFD */
+            size_t k = mt_utf8_seq((const unsigned char *)s + i, len - i);
+            if (k) {
+                i += k - 1;
+                continue;
+            }
+            mt_out_put(&j, s + run, i - run);
+            run = i + 1;
+            mt_out_put(&j, "\xef\xbf\xbd", 3);
+            continue;
+        }
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
         mt_out_put(&j, s + run, i - run);
@@ -162,10 +205,18 @@ mt_status_t mt_html_escape(const char *s, size_t len, mt_write_fn write, void *c
         case '"': e = "&quot;"; break;
         case '\'': e = "&#39;"; break;
         default:
-            if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
+            if (c >= 0x80) {
+                size_t k = mt_utf8_seq((const unsigned char *)s + i, len - i);
+                if (k) {
+                    i += k - 1;
+                    continue;
+                }
+                e = "\xef\xbf\xbd"; /* an invalid sequence's byte */
+            } else if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
                 e = "\xef\xbf\xbd"; /* U+FFFD */
-            else
+            } else {
                 continue;
+            }
         }
         mt_out_put(&h, s + run, i - run);
         mt_out_puts(&h, e);

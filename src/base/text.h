@@ -12,15 +12,23 @@
 
 #include "mergetrace/buf.h"
 
-/* JSON string (quotes included) of s[0..len) into the sink: UTF-8 passed
- * through, control characters, quotes and backslashes escaped. MT_OK or the
- * sink's error. */
+/* Length of the valid UTF-8 sequence at s (n >= 1 bytes left): 1 for
+ * ASCII, 2 to 4, or 0 when invalid (a stray or overlong byte, a surrogate,
+ * past U+10FFFF, cut short). */
+size_t mt_utf8_seq(const unsigned char *s, size_t n);
+
+/* JSON string (quotes included) of s[0..len) into the sink: valid UTF-8
+ * passed through, each byte of an invalid sequence as U+FFFD (a file name
+ * or an Nsight string of another encoding: the output stays UTF-8),
+ * control characters, quotes and backslashes escaped. MT_OK or the sink's
+ * error. */
 mt_status_t mt_json_string(const char *s, size_t len, mt_write_fn write, void *ctx);
 
 /* s[0..len) as HTML text or attribute value: & < > " ' become &amp; &lt;
  * &gt; &quot; &#39;; NUL and other control bytes except tab, LF and CR become
- * U+FFFD (they are parse errors in HTML). Other bytes, UTF-8 included, pass
- * through. MT_OK or the sink's error. */
+ * U+FFFD (they are parse errors in HTML), and so does each byte of an
+ * invalid UTF-8 sequence. Other bytes pass through. MT_OK or the sink's
+ * error. */
 mt_status_t mt_html_escape(const char *s, size_t len, mt_write_fn write, void *ctx);
 
 /* v in decimal into buf (24 bytes at least), NUL-terminated; returns the

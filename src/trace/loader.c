@@ -37,6 +37,7 @@
 #include "mergetrace/nsys.h"
 #include "base/bigmem.h"
 #include "base/errpos.h"
+#include "base/text.h"
 
 /* MT_PORTABLE_SCAN (cmake -DMT_PORTABLE_SCAN=ON, and the test build's
  * mergetrace_portable) forces the byte loops, so tests can check that both
@@ -438,31 +439,6 @@ static unsigned hex4(const char *s)
     return v;
 }
 
-/* Length of a valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    if (c < 0x80)
-        return 1;
-    size_t k;
-    unsigned min;
-    if (c >= 0xc2 && c <= 0xdf) { k = 2; min = 0x80; }
-    else if (c >= 0xe0 && c <= 0xef) { k = 3; min = 0x800; }
-    else if (c >= 0xf0 && c <= 0xf4) { k = 4; min = 0x10000; }
-    else return 0;
-    if (n < k)
-        return 0;
-    unsigned cp = c & (0xff >> (k + 1));
-    for (size_t i = 1; i < k; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return k;
-}
-
 static bool has_high(const char *s, size_t n)
 {
     size_t i = 0;
@@ -607,7 +583,7 @@ static int intern_tok(parser_t *ps, const strtok_t *tok, uint32_t *id)
             *q++ = (char)c;
             i++;
         } else {
-            size_t k = utf8_seq((const unsigned char *)s + i, n - i);
+            size_t k = mt_utf8_seq((const unsigned char *)s + i, n - i);
             if (k) {
                 memcpy(q, s + i, k);
                 q += k;

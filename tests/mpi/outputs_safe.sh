@@ -118,4 +118,13 @@ check test -s "$long/merged.json.gz"
 MERGETRACE_MPI=1 timeout -k 5 120 "$bin" -q --no-progress -o "$long-1" "$src" >"$work/long1.out" 2>&1
 check test $? = 0
 check test -s "$long-1/report.json"
+# A file name that is not UTF-8 reaches report.json and report.html as
+# UTF-8 (U+FFFD for the bad byte): both decode strictly.
+d="$work/u8"
+mkdir -p "$d"
+cp "$src/rank-0.json" "$d/$(printf 'r\xff.json')"
+"$bin" -q --no-progress -o "$d-out" "$d" >/dev/null 2>&1
+check test $? = 0
+check python3 -c 'import json, sys; json.load(open(sys.argv[1], encoding="utf-8")); open(sys.argv[2], encoding="utf-8").read()' \
+  "$d-out/report.json" "$d-out/report.html"
 harness_end

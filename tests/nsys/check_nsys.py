@@ -281,6 +281,29 @@ def main():
         check(ok, "%s: exit %d, stderr %r" % (os.path.basename(f), p.returncode, p.stderr))
         if ok:
             print("%s: exit 2, %s" % (os.path.basename(f), lines[0]))
+    # A string of another encoding in StringIds (a kernel's name): report.json
+    # and report.html stay UTF-8 (U+FFFD for each bad byte)
+    latin = os.path.join(work, "latin1.sqlite")
+    shutil.copyfile(os.path.join(corpus, FILES[3]), latin)
+    os.chmod(latin, 0o644)
+    db = sqlite3.connect(latin)
+    db.execute("UPDATE StringIds SET value = CAST(X'6b65726e656cff5fe9' AS TEXT) WHERE id = "
+               "(SELECT demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1)")
+    db.commit()
+    db.close()
+    p = run([bin_, "-q", "-o", os.path.join(work, "latin1"), latin])
+    ok = p.returncode == 0
+    try:
+        with open(os.path.join(work, "latin1", "report.json"), encoding="utf-8") as f:
+            text = f.read()
+        json.loads(text)
+        with open(os.path.join(work, "latin1", "report.html"), encoding="utf-8") as f:
+            f.read()
+        ok = ok and "kernel\ufffd_\ufffd" in text
+    except (OSError, ValueError) as e:
+        ok = False
+        print("latin1.sqlite: %s" % e)
+    check(ok, "latin1.sqlite: exit %d; report.json / report.html not UTF-8 or the name not cleaned" % p.returncode)
     for f, text in ((cut, "not a usable Nsight Systems export: the SQLite database is truncated or corrupt"),
                     (other, "not a usable Nsight Systems export: an SQLite database, but not an Nsight Systems export"),
                     (nogpu, "not a usable Nsight Systems export: an Nsight Systems export without GPU activity")):

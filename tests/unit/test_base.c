@@ -614,6 +614,39 @@ static void test_outbuf(void **state)
     mt_buf_free(&got);
 }
 
+/* Every text reaches report.json and report.html as UTF-8 (issue 40 item
+ * 5): valid sequences pass, each byte of an invalid one becomes U+FFFD
+ * (EF BF BD), worked out by hand per case. */
+static void test_utf8_out(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in;
+        size_t n;
+        const char *json, *html;
+    } c[] = {
+        {"r\xff.json", 7, "\"r\xef\xbf\xbd.json\"", "r\xef\xbf\xbd.json"},
+        {"\xc3\xa9", 2, "\"\xc3\xa9\"", "\xc3\xa9"},                                     /* é */
+        {"\xf0\x9f\x98\x80", 4, "\"\xf0\x9f\x98\x80\"", "\xf0\x9f\x98\x80"},             /* U+1F600 */
+        {"\xc0\xaf", 2, "\"\xef\xbf\xbd\xef\xbf\xbd\"", "\xef\xbf\xbd\xef\xbf\xbd"},     /* overlong '/' */
+        {"\xed\xa0\x80", 3, "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"",
+         "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},                                         /* surrogate */
+        {"a\xe2\x82", 3, "\"a\xef\xbf\xbd\xef\xbf\xbd\"", "a\xef\xbf\xbd\xef\xbf\xbd"},   /* cut short */
+        {"\"<\x01", 3, "\"\\\"<\\u0001\"", "&quot;&lt;\xef\xbf\xbd"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        mt_buf_t j = {0}, h = {0};
+        assert_int_equal(mt_json_string(c[i].in, c[i].n, mt_buf_write, &j), MT_OK);
+        assert_int_equal(mt_html_escape(c[i].in, c[i].n, mt_buf_write, &h), MT_OK);
+        if (j.len != strlen(c[i].json) || memcmp(j.data, c[i].json, j.len))
+            fail_msg("case %zu: json %.*s", i, (int)j.len, (const char *)j.data);
+        if (h.len != strlen(c[i].html) || memcmp(h.data, c[i].html, h.len))
+            fail_msg("case %zu: html %.*s", i, (int)h.len, (const char *)h.data);
+        mt_buf_free(&j);
+        mt_buf_free(&h);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -628,6 +661,7 @@ int main(void)
         cmocka_unit_test(test_sort_fields),
         cmocka_unit_test(test_kmerge),
         cmocka_unit_test(test_outbuf),
+        cmocka_unit_test(test_utf8_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
