@@ -178,3 +178,13 @@ int comm_mpi_agree(MPI_Comm comm, int status)
     procs_allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, comm);
     return worst;
 }
+
+int comm_mpi_first_failed(MPI_Comm comm, bool failed)
+{
+    int me, n;
+    procs_comm_rank(comm, &me);
+    procs_comm_size(comm, &n);
+    int mine = failed ? me : n, first = mine;
+    procs_allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+    return first < n ? first : -1;
+}

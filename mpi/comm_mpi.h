@@ -4,6 +4,7 @@
 #define MT_MPI_COMM_MPI_H
 
 #include <mpi.h>
+#include <stdbool.h>
 
 #include "mergetrace/comm.h"
 
@@ -15,5 +16,10 @@ void comm_mpi_init(mt_comm_t *c, MPI_Comm *comm);
  * largest, the same everywhere, so that no process goes on into a
  * collective call that another one, having failed, never makes. */
 int comm_mpi_agree(MPI_Comm comm, int status);
+
+/* Collective over comm: the lowest process whose failed is true, or -1
+ * when none: the one that says why, once (every process then returns the
+ * same error). */
+int comm_mpi_first_failed(MPI_Comm comm, bool failed);
 
 #endif

@@ -784,24 +784,36 @@ int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rank
         char *text = NULL;
         size_t len = 0;
         int bad = bcast_file(comm, o->rank_map, &text, &len, msg, sizeof msg, me);
-        mt_error_t err;
-        if (!bad && mt_rankmap_parse(text, len, o->rank_map, map, &err) != MT_OK) {
-            mt_error_format(&err, msg, sizeof msg);
-            bad = 2;
-        }
-        free(text);
         if (bad) {
+            free(text);
             if (me == 0)
                 fprintf(stderr, "mergetrace: %s\n", msg);
             return bad == 2 ? MT_EXIT_BAD_INPUT : MT_EXIT_ERROR;
+        }
+        /* every process parses the same bytes, but an allocation may fail
+         * on one alone: agreed, said once (no process left waiting) */
+        mt_error_t err;
+        mt_status_t ps = mt_rankmap_parse(text, len, o->rank_map, map, &err);
+        free(text);
+        if (ps != MT_OK)
+            mt_error_format(&err, msg, sizeof msg);
+        int first = comm_mpi_first_failed(comm, ps != MT_OK);
+        if (first >= 0) {
+            if (me == first)
+                fprintf(stderr, "mergetrace: %s\n", msg);
+            int code = ps == MT_ERR_NOMEM ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
+            return comm_mpi_agree(comm, ps != MT_OK ? code : 0);
         }
     }
     /* Every process compiles the same options: the same outcome everywhere. */
     mt_error_t err;
     mt_error_clear(&err);
-    if (mt_pp_markers_compile(o->chunk_regex, (const char *const *)o->stage_regex, o->n_stage,
-                              (const int32_t *const *)o->stage_ranks, o->stage_n_ranks, markers, &err) != MT_OK) {
-        if (me == 0)
+    bool bad_markers = mt_pp_markers_compile(o->chunk_regex, (const char *const *)o->stage_regex, o->n_stage,
+                                             (const int32_t *const *)o->stage_ranks, o->stage_n_ranks, markers,
+                                             &err) != MT_OK;
+    int first = comm_mpi_first_failed(comm, bad_markers); /* an allocation may fail on one process alone */
+    if (first >= 0) {
+        if (me == first)
             fprintf(stderr, "mergetrace: %s\n", err.msg[0] ? err.msg : "out of memory");
         return MT_EXIT_ERROR;
     }

@@ -76,6 +76,31 @@ for proc in 0 1; do
   done
 done
 
+# ---- 1c. an Nsight Systems export of 2 ranks under 3 processes (the
+# third process lists, shares and waits): the first allocations of input
+# setup too, where process 2 once left for MPI_Finalize while 0 and 1
+# waited in load_share for ever ----
+nsys=../shared/corpus/GindaChen__nsys-ai/tests/fixtures/mfu_2gpu_before.sqlite
+if [ -f "$nsys" ]; then
+  for proc in 0 2; do
+    frun 3 "$work/ncount" MERGETRACE_FAULT_PROC=$proc MERGETRACE_FAULT_COUNT=1 -- "$nsys" 2>"$work/ncount.err"
+    total=$(sed -n "s/^fault_inject: process $proc: \([0-9]*\) allocations$/\1/p" "$work/ncount.err")
+    if [ -z "$total" ]; then bad "nsys, proc $proc: no allocation count"; continue; fi
+    for n in 5 10 15 16 17 20 30 $((total / 4)) $((total / 2)) $((total * 3 / 4)) $((total - 1)); do
+      out="$work/noom-$proc-$n"
+      frun 3 "$out" MERGETRACE_FAULT_PROC=$proc MERGETRACE_FAIL_ALLOC_AFTER=$n -- "$nsys" >"$out.stdout" 2>"$out.err"
+      code=$?
+      lines=$(grep -c '^mergetrace:' "$out.err")
+      if [ "$code" != 1 ] || [ "$lines" != 1 ] || ! grep -q '^mergetrace: .*out of memory' "$out.err"; then
+        bad "nsys, process $proc out of memory after $n of $total allocations: exit $code, $lines messages:"
+        grep -v '^---\|^$' "$out.err" | head -5
+      else
+        ok
+      fi
+    done
+  done
+fi
+
 # ---- 2. a process killed with SIGKILL ----
 frun 4 "$work/killed" MERGETRACE_FAULT_PROC=1 MERGETRACE_KILL_AFTER_ALLOC=100 -- "$set_in" >/dev/null 2>"$work/killed.err"
 code=$?
