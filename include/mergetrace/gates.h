@@ -33,6 +33,7 @@
 
 #include "mergetrace/analysis.h"
 #include "mergetrace/collectives.h"
+#include "mergetrace/critpath.h"
 #include "mergetrace/crossrank.h"
 #include "mergetrace/buf.h"
 #include "mergetrace/pipeline.h"
@@ -93,6 +94,7 @@ typedef struct mt_gate_inputs {
     const mt_clock_t *clocks;
     size_t n_clocks;
     bool aligned;
+    const mt_critpath_t *critpath; /* the steps (step_p50_us, step_p99_us: report.json steps); NULL none */
 } mt_gate_inputs_t;
 
 /* Fill measured, value, pass and why of g[0..n). Returns how many failed. */

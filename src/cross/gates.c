@@ -207,8 +207,13 @@ static bool measure(const mt_gate_inputs_t *in, mt_gate_metric_t m, double *v, c
     switch (m) {
     case MT_GATE_STEP_P50_US:
     case MT_GATE_STEP_P99_US:
-        *why = "step times are measured only in a comparison (--baseline)";
-        return false;
+        /* report.json's steps: a comparison is not needed to read them */
+        if (!in->critpath || !in->critpath->used) {
+            *why = "this run has no step times";
+            return false;
+        }
+        *v = (double)(m == MT_GATE_STEP_P50_US ? in->critpath->p50_ns : in->critpath->p99_ns) / 1e3;
+        return true;
     case MT_GATE_OVERLAP:
     case MT_GATE_PERIOD_P99_US:
     case MT_GATE_PERIOD_P50_US:
