@@ -81,6 +81,7 @@ typedef struct parser {
     bool gz_truncated;
     enum state state;
     bool saw_events;     /* a traceEvents array was found */
+    bool values;         /* a bare array whose first element is not an object: JSON, not a trace */
     bool saw_fraction;   /* some ts had a fractional part */
     const char *fail_at; /* where a syntax error was found */
     /* Unescape scratch. */
@@ -2422,7 +2423,9 @@ static int step(parser_t *ps, const char *p, const char **out)
                 return fail(ps, p, "',' or ']'");
             p = skip_ws(p + 1);
         }
-        if ((r = parse_event(ps, p, out)))
+        if (ps->t->info.bare_array && ps->state == ST_EV_FIRST && *p != '{' && *p != '\0')
+            ps->values = true; /* [0.51, 0.49]: a file of values beside the traces, checked as JSON */
+        if ((r = ps->values ? skip_value(ps, p, out) : parse_event(ps, p, out)))
             return r;
         ps->state = ST_EV_NEXT;
         return MT_OK;
@@ -2659,6 +2662,10 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
     if (st == MT_OK && !ps.saw_events && !t->stats.truncated) {
         st = mt_error_set(err, MT_ERR_NOT_TRACE, "valid JSON, but no \"traceEvents\" array");
     }
+    if (st == MT_OK && ps.values)
+        st = t->stats.truncated
+                 ? mt_error_set(err, MT_ERR_TRUNCATED, "input ends inside an array of values (not a trace)")
+                 : mt_error_set(err, MT_ERR_NOT_TRACE, "valid JSON, but an array of values, not of trace events");
     if (st == MT_OK && part_rank >= 0 && !ps.part_kept && !t->stats.truncated)
         st = mt_error_set(err, MT_ERR_NOT_TRACE, "no event of rank %d in this merged trace (pids %lld..%lld)",
                           (int)part_rank, (long long)ps.pid_lo, (long long)ps.pid_hi - 1);
