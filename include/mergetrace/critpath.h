@@ -275,6 +275,7 @@ typedef struct mt_cp_whatif {
     bool period_only;
     int64_t period_p50_ns;     /* p50 of the projected periods (mt_critpath_t.periods of them) */
     int64_t period_gain_ns;    /* mt_critpath_t.period_p50_ns - period_p50_ns */
+    uint64_t matched;          /* what-if "pattern": the activities its glob matched (0: it changes nothing) */
 } mt_cp_whatif_t;
 
 /* What-if "stage" for one pipeline stage. */

@@ -175,6 +175,8 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
             us(&o, "p50_us", x->p50_ns);
             us(&o, "gain_us", x->gain_ns);
         }
+        if (k == MT_WI_PATTERN)
+            mt_out_printf(&o, ", \"matched\": %llu", (unsigned long long)x->matched);
         if (x->carried) { /* a pipeline: replayed as one run */
             us(&o, "period_p50_us", x->period_p50_ns);
             us(&o, "period_gain_us", x->period_gain_ns);
@@ -359,6 +361,25 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
         mt_fmt_time(b, sizeof b, c->whatif[bw].gain_ns);
         mt_out_printf(&o, "best what-if: %s -> step p50 %s (%s faster), if the dependencies stay the same\n",
                       c->whatif[bw].label, a, b);
+    }
+    {
+        /* --what-if kernel:GLOB=F: its own line (it was in report.json alone) */
+        const mt_cp_whatif_t *x = &c->whatif[MT_WI_PATTERN];
+        if (x->run && !x->matched) {
+            mt_out_printf(&o, "what-if %s: matched no activity, nothing changes\n", x->label);
+        } else if (bw == MT_WI_PATTERN) {
+            /* the best what-if line above says it */
+        } else if (x->run && x->carried && x->steps == 0) {
+            mt_fmt_time(a, sizeof a, x->period_p50_ns);
+            mt_fmt_time(b, sizeof b, x->period_gain_ns);
+            mt_out_printf(&o, "what-if %s (%llu activities) -> period p50 %s (%s faster)\n", x->label,
+                          (unsigned long long)x->matched, a, b);
+        } else if (x->run && x->steps) {
+            mt_fmt_time(a, sizeof a, x->p50_ns);
+            mt_fmt_time(b, sizeof b, x->gain_ns);
+            mt_out_printf(&o, "what-if %s (%llu activities) -> step p50 %s (%s faster)\n", x->label,
+                          (unsigned long long)x->matched, a, b);
+        }
     }
     if (c->check_failed) {
         const mt_cp_whatif_t *x = &c->whatif[MT_WI_STRAGGLER];
