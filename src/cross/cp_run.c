@@ -60,14 +60,7 @@ static int rp_alloc(const cp_graph_t *g, rp_t *r)
  * index in g->syncs, or -1. */
 static long sync_before(const cp_graph_t *g, const cp_rank_t *R, int64_t t)
 {
-    size_t lo = 0, hi = R->n_syncs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (g->syncs[R->sync0 + mid].e <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = cp_syncs_ended(g, R, t);
     return lo ? (long)(R->sync0 + lo - 1) : -1;
 }
 

@@ -427,15 +427,7 @@ static int place_pauses(cp_graph_t *g, pause_req_t *rq, size_t np)
             int64_t a0 = y->a, b0 = y->b;
             /* the rank's syncs that overlap the window: those ending in
              * it (one run, by end) and a few ending after it */
-            size_t wl = 0, wh = R->n_syncs;
-            while (wl < wh) {
-                size_t mid = wl + (wh - wl) / 2;
-                if (g->syncs[R->sync0 + mid].e <= a0)
-                    wl = mid + 1;
-                else
-                    wh = mid;
-            }
-            size_t nw = 0, after = 0;
+            size_t wl = cp_syncs_ended(g, R, a0), nw = 0, after = 0;
             for (size_t m = wl; m < R->n_syncs && nw < CP_PAUSE_WIN; m++) {
                 const cp_sync_t *x = &g->syncs[R->sync0 + m];
                 if (x->e > b0 && ++after > 8)

@@ -195,6 +195,21 @@ typedef struct cp_graph {
                            * replayed in time order (cp_run.c order_fix) */
 } cp_graph_t;
 
+/* How many of rank R's syncs (g->syncs from R->sync0, by end) end at or
+ * before t: the index of the first that ends after it. */
+static inline size_t cp_syncs_ended(const cp_graph_t *g, const cp_rank_t *R, int64_t t)
+{
+    size_t lo = 0, hi = R->n_syncs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->syncs[R->sync0 + mid].e <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* A matched comm activity's transfer: its end - its instance's last
  * arrival (n->inst >= 0). */
 static inline int64_t cp_node_T(const cp_graph_t *g, const cp_node_t *n)
