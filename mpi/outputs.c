@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -330,9 +331,15 @@ static void repair_stopped_run(const options_t *o, const input_list_t *files)
             continue; /* alive, or not ours to judge */
         char mark[PATH_MAX], line[PATH_MAX];
         snprintf(mark, sizeof mark, "%.3000s/%.1000s", o->out_dir, e->d_name);
-        FILE *f = fopen(mark, "r");
-        if (!f)
+        /* a plain file only: a FIFO planted under the name would block */
+        int fd = open(mark, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+        struct stat ms;
+        FILE *f = fd >= 0 && fstat(fd, &ms) == 0 && S_ISREG(ms.st_mode) ? fdopen(fd, "r") : NULL;
+        if (!f) {
+            if (fd >= 0)
+                close(fd);
             continue;
+        }
         bool renamed[N_NAMES] = {false}, any = false;
         while (fgets(line, sizeof line, f)) {
             char *tab = strchr(line, '\t'), *nl = strchr(line, '\n');
