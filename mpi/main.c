@@ -29,6 +29,7 @@
 #include "inputs.h"
 #include "job.h"
 #include "load.h"
+#include "merged_io.h"
 #include "mergetrace/mergetrace.h"
 #include "options.h"
 #include "outputs.h"
@@ -342,6 +343,10 @@ int main(int argc, char **argv)
         code = outputs_timings(world_comm, &o, &files, &L, &job, &merged, &pt, t_start,
                                wrote_outputs && !merged.failed, code);
     procs_bcast(&code, 1, MPI_INT, 0, world_comm);
+    /* A run that failed after renaming some of its outputs leaves the mark
+     * for the next run, which removes the older outputs beside them. */
+    if (me == 0 && (code == MT_EXIT_OK || code == MT_EXIT_GATE))
+        merged_io_renamed_all();
 
     job_free(&job);
     free(all);

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -493,6 +494,61 @@ FILE *merged_io_tmp_create(const char *path, char *tmp, size_t cap)
     return NULL;
 }
 
+/* out_path's directory in buf ("." for a bare name), and its last part. */
+static const char *out_dir_of(const char *out_path, char *buf, size_t cap)
+{
+    const char *slash = strrchr(out_path, '/');
+    if (!slash)
+        return ".";
+    size_t n = (size_t)(slash - out_path);
+    snprintf(buf, cap, "%.*s", (int)(n ? n : 1), out_path);
+    return buf;
+}
+
+static const char *base_of(const char *out_path)
+{
+    const char *slash = strrchr(out_path, '/');
+    return slash ? slash + 1 : out_path;
+}
+
+static int renaming_fd_ = -1;
+static char renaming_path_[PATH_MAX];
+
+int merged_io_renaming(const char *dir, const char *name, const char *tmp)
+{
+    if (renaming_fd_ < 0) {
+        int n = snprintf(renaming_path_, sizeof renaming_path_, "%s/" MERGED_IO_RENAMING "%ld", dir, (long)getpid());
+        if (n < 0 || (size_t)n >= sizeof renaming_path_) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        renaming_fd_ = open(renaming_path_, O_CREAT | O_WRONLY | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0666);
+        if (renaming_fd_ < 0)
+            return -1;
+    }
+    /* "name<TAB>.tmp.<pid>.<hex>" before the rename: after a kill, the
+     * temporary still there says the rename did not happen */
+    const char *suffix = NULL;
+    for (const char *p = tmp; (p = strstr(p, ".tmp.")) != NULL; p++)
+        suffix = p;
+    char line[PATH_MAX];
+    int len = snprintf(line, sizeof line, "%s\t%s\n", name, suffix ? suffix : "");
+    if (len < 0 || (size_t)len >= sizeof line || !suffix) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return write(renaming_fd_, line, (size_t)len) == (ssize_t)len ? 0 : -1;
+}
+
+void merged_io_renamed_all(void)
+{
+    if (renaming_fd_ < 0)
+        return;
+    close(renaming_fd_);
+    renaming_fd_ = -1;
+    unlink(renaming_path_);
+}
+
 /* A temporary name beside out_path, the same on every process. */
 static char *temp_name(job_t *j, const char *out_path)
 {
@@ -749,7 +805,9 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, con
     rc = job_agree(&j);
 
     /* Part 3: rename into place, or clean up. */
-    if (!rc && j.me == 0 && rename(tmp, out_path) != 0)
+    char dir[PATH_MAX];
+    if (!rc && j.me == 0 && (merged_io_renaming(out_dir_of(out_path, dir, sizeof dir), base_of(out_path), tmp) ||
+                             rename(tmp, out_path) != 0))
         job_fail(&j, MT_ERR_IO, "%s: cannot rename %s to it: %s", out_path, tmp, strerror(errno));
     if (created && j.me == 0 && (rc || j.st))
         unlink(tmp);

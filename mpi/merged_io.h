@@ -58,4 +58,20 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, con
  * in tmp (cap bytes). The stream, or NULL with errno set. Any process. */
 FILE *merged_io_tmp_create(const char *path, char *tmp, size_t cap);
 
+/* The mark of a run putting its outputs in place:
+ * "<dir>/mergetrace.renaming.<pid>", created (O_EXCL, O_NOFOLLOW) at the
+ * first call, which is made before the first output of the run takes its
+ * final name; each call appends "name<TAB>.tmp.<pid>.<hex>" (name relative
+ * to dir, the suffix of tmp, the temporary about to become dir/name)
+ * before the rename. A run stopped between two renames leaves it, and the
+ * next run knows which outputs are the stopped run's (their temporary is
+ * gone) and which are older (outputs_prepare). Process 0. 0, or -1 with
+ * errno set. */
+#define MERGED_IO_RENAMING "mergetrace.renaming."
+int merged_io_renaming(const char *dir, const char *name, const char *tmp);
+
+/* Every output of the run is in place: remove the mark (nothing when none
+ * was made). Process 0. */
+void merged_io_renamed_all(void);
+
 #endif

@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,13 +27,14 @@ static mt_status_t file_write(void *ctx, const void *data, size_t len)
     return fwrite(data, 1, len, (FILE *)ctx) == len ? MT_OK : MT_ERR_IO;
 }
 
-/* Write report.json (html NULL) or report.html under a temporary name,
- * then rename. text, when not NULL, is report.json already rendered. */
-static int write_report(const char *dir, const mt_report_t *rep, const mt_html_opts_t *html, const mt_buf_t *text,
-                        char *msg, size_t cap)
+/* Write report.json (html NULL) or report.html as out_dir/name under a
+ * temporary name, then rename (said first in the renaming mark). text, when
+ * not NULL, is report.json already rendered. */
+static int write_report(const char *out_dir, const char *name, const mt_report_t *rep, const mt_html_opts_t *html,
+                        const mt_buf_t *text, char *msg, size_t cap)
 {
     char path[PATH_MAX], tmp[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/%s", dir, html ? "report.html" : "report.json");
+    snprintf(path, sizeof path, "%.4000s/%s", out_dir, name);
     FILE *f = merged_io_tmp_create(path, tmp, sizeof tmp);
     if (!f) {
         snprintf(msg, cap, "%.900s: cannot create (%s)", tmp, strerror(errno));
@@ -43,7 +45,7 @@ static int write_report(const char *dir, const mt_report_t *rep, const mt_html_o
                             : mt_report_json(rep, file_write, f);
     if (fclose(f) != 0)
         st = MT_ERR_IO;
-    if (st != MT_OK || rename(tmp, path) != 0) {
+    if (st != MT_OK || merged_io_renaming(out_dir, name, tmp) || rename(tmp, path) != 0) {
         snprintf(msg, cap, "%.900s: write failed (%s)", path, st == MT_ERR_NOMEM ? "out of memory" : strerror(errno));
         remove(tmp);
         return 1;
@@ -64,7 +66,7 @@ static int write_compare(const char *dir, const mt_compare_t *c, char *msg, size
     mt_status_t st = mt_compare_json(c, file_write, f);
     if (fclose(f) != 0)
         st = MT_ERR_IO;
-    if (st != MT_OK || rename(tmp, path) != 0) {
+    if (st != MT_OK || merged_io_renaming(dir, "compare.json", tmp) || rename(tmp, path) != 0) {
         snprintf(msg, cap, "%.900s: write failed (%s)", path, strerror(errno));
         remove(tmp);
         return 1;
@@ -301,6 +303,89 @@ static void remove_dead_temps(const char *dir, bool quiet)
                 n == 1 ? "" : "s", dir);
 }
 
+/* Process 0: a run of this program stopped (killed, or failed) while
+ * renaming its outputs into DIR left its mark (merged_io_renaming), whose
+ * process is gone from this host: the outputs it renamed (their temporary
+ * is gone) stay, and every other output there, older, is removed, so that
+ * DIR holds one run's files; then the mark goes. Said unless quiet. Before
+ * remove_dead_temps, which would take the temporaries the mark is read by. */
+static void repair_stopped_run(const options_t *o, const input_list_t *files)
+{
+    static const char *const names[] = {"merged.json.gz", "merged.json",  "report.json",         "report.html",
+                                        "compare.json",   "timings.json", "baseline/report.json"};
+    enum { N_NAMES = sizeof names / sizeof names[0] };
+    size_t lm = strlen(MERGED_IO_RENAMING);
+    DIR *d = opendir(o->out_dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end = NULL;
+        if (strncmp(e->d_name, MERGED_IO_RENAMING, lm))
+            continue;
+        errno = 0;
+        long pid = strtol(e->d_name + lm, &end, 10);
+        if (errno || end == e->d_name + lm || *end || pid <= 0 || pid == (long)getpid())
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue; /* alive, or not ours to judge */
+        char mark[PATH_MAX], line[PATH_MAX];
+        snprintf(mark, sizeof mark, "%.3000s/%.1000s", o->out_dir, e->d_name);
+        /* a plain file only: a FIFO planted under the name would block */
+        int fd = open(mark, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+        struct stat ms;
+        FILE *f = fd >= 0 && fstat(fd, &ms) == 0 && S_ISREG(ms.st_mode) ? fdopen(fd, "r") : NULL;
+        if (!f) {
+            if (fd >= 0)
+                close(fd);
+            continue;
+        }
+        bool renamed[N_NAMES] = {false}, any = false;
+        while (fgets(line, sizeof line, f)) {
+            char *tab = strchr(line, '\t'), *nl = strchr(line, '\n');
+            if (!tab || !nl)
+                continue; /* the last line, cut by the kill: its rename never came */
+            *tab = *nl = '\0';
+            for (size_t i = 0; i < N_NAMES; i++) {
+                char tmp[PATH_MAX];
+                struct stat st;
+                if (strcmp(line, names[i]))
+                    continue;
+                snprintf(tmp, sizeof tmp, "%.3000s/%s%.200s", o->out_dir, names[i], tab + 1);
+                if (lstat(tmp, &st) != 0 && errno == ENOENT)
+                    renamed[i] = any = true;
+            }
+        }
+        fclose(f);
+        char removed[256] = "";
+        for (size_t i = 0; any && i < N_NAMES; i++) {
+            char path[PATH_MAX], a[PATH_MAX], b[PATH_MAX];
+            struct stat st;
+            if (renamed[i] || (i == N_NAMES - 1 && o->baseline_traces))
+                continue; /* the stopped run's, or this run's own baseline */
+            snprintf(path, sizeof path, "%.4000s/%s", o->out_dir, names[i]);
+            if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || output_is_input(path, files))
+                continue;
+            if (o->baseline && realpath(path, a) && realpath(o->baseline_file, b) && !strcmp(a, b))
+                continue; /* this run's baseline */
+            if (remove(path) != 0) {
+                fprintf(stderr, "mergetrace: %.900s: cannot remove this output of an earlier run (%s)\n", path,
+                        strerror(errno));
+                continue;
+            }
+            size_t n = strlen(removed);
+            snprintf(removed + n, sizeof removed - n, "%s%s", n ? ", " : "", names[i]);
+        }
+        unlink(mark);
+        if (removed[0] && !o->quiet)
+            fprintf(stderr,
+                    "mergetrace: %.900s: an earlier run was stopped while renaming its outputs into place; removed "
+                    "%s, older than its others\n",
+                    o->out_dir, removed);
+    }
+    closedir(d);
+}
+
 int outputs_prepare(MPI_Comm comm, const options_t *o, const input_list_t *files, merged_out_t *m)
 {
     int me, bad = 0;
@@ -341,8 +426,10 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const input_list_t *files
         }
         if (bad)
             fprintf(stderr, "mergetrace: %s\n", msg);
-        else
+        else {
+            repair_stopped_run(o, files);
             remove_dead_temps(o->out_dir, o->quiet);
+        }
     }
     procs_bcast(&bad, 1, MPI_INT, 0, comm);
     return bad ? MT_EXIT_ERROR : MT_EXIT_OK;
@@ -631,7 +718,7 @@ int outputs_baseline_job(options_t *o, const options_t *ob, const input_list_t *
     if (code != MT_EXIT_OK)
         snprintf(msg, sizeof msg, "--baseline: out of memory");
     snprintf(dir, sizeof dir, "%.4000s/baseline", o->out_dir);
-    if (code == MT_EXIT_OK && (make_dir(dir, msg, sizeof msg) || write_report(dir, &rep, NULL, &buf, msg, sizeof msg)))
+    if (code == MT_EXIT_OK && (make_dir(dir, msg, sizeof msg) || write_report(o->out_dir, "baseline/report.json", &rep, NULL, &buf, msg, sizeof msg)))
         code = MT_EXIT_ERROR;
     if (code != MT_EXIT_OK) {
         fprintf(stderr, "mergetrace: %s\n", msg);
@@ -698,14 +785,14 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
     /* The gates' verdicts are in report.json and the comparison may have
      * changed them (relative gates): render it again only then. */
     if (!rj && write &&
-        (rj = write_report(o->out_dir, &rep, NULL, cmp && !o->n_gates ? &text : NULL, msg, sizeof msg)) != 0) {
+        (rj = write_report(o->out_dir, "report.json", &rep, NULL, cmp && !o->n_gates ? &text : NULL, msg, sizeof msg)) != 0) {
         if (!merge_failed)
             fprintf(stderr, "mergetrace: %s\n", msg);
         code = MT_EXIT_ERROR;
     }
     mt_html_opts_t ho = {.command_line = o->command_line};
     mt_buf_free(&text);
-    if (!rj && write && !o->no_html && write_report(o->out_dir, &rep, &ho, NULL, msg, sizeof msg)) {
+    if (!rj && write && !o->no_html && write_report(o->out_dir, "report.html", &rep, &ho, NULL, msg, sizeof msg)) {
         if (!merge_failed)
             fprintf(stderr, "mergetrace: %s\n", msg);
         code = MT_EXIT_ERROR;

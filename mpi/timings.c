@@ -158,7 +158,7 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
             (unsigned long long)largest_all, (unsigned long long)largest_on_peak);
     int bad = ferror(f) != 0;
     bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
+    if (bad || merged_io_renaming(dir, "timings.json", tmp) || rename(tmp, path) != 0) {
         snprintf(msg, cap, "%.900s: write failed (%s)", path, strerror(errno));
         remove(tmp);
         return 1;

@@ -10,6 +10,7 @@
  *   MERGETRACE_KILL_AFTER_ALLOC=N    SIGKILL at allocation N+1
  *   MERGETRACE_KILL_IN_WRITE=1       SIGKILL after the first MPI-IO write
  *   MERGETRACE_KILL_BEFORE_RENAME=1  SIGKILL instead of the first rename()
+ *   MERGETRACE_KILL_AT_RENAME=N      SIGKILL instead of the Nth rename() (1: the first)
  *   MERGETRACE_FAULT_COUNT=1         print the allocation count at exit
  */
 #include <mpi.h>
@@ -38,7 +39,7 @@ int __wrap_MPI_File_write_at_all(MPI_File fh, MPI_Offset off, const void *buf, i
                                  MPI_Status *st);
 
 static bool me_;                 /* this process is the one that misbehaves */
-static long long fail_after_ = -1, kill_after_ = -1;
+static long long fail_after_ = -1, kill_after_ = -1, kill_rename_at_ = -1, renames_;
 static bool kill_write_, kill_rename_;
 static atomic_llong calls_;      /* the inflate thread allocates too */
 
@@ -65,6 +66,7 @@ __attribute__((constructor)) static void fault_init(void)
     kill_after_ = env_ll("MERGETRACE_KILL_AFTER_ALLOC");
     kill_write_ = env_ll("MERGETRACE_KILL_IN_WRITE") > 0;
     kill_rename_ = env_ll("MERGETRACE_KILL_BEFORE_RENAME") > 0;
+    kill_rename_at_ = env_ll("MERGETRACE_KILL_AT_RENAME");
     if (env_ll("MERGETRACE_FAULT_COUNT") > 0)
         atexit(report_count);
 }
@@ -97,7 +99,7 @@ void *__wrap_realloc(void *p, size_t n)
 
 int __wrap_rename(const char *a, const char *b)
 {
-    if (me_ && kill_rename_)
+    if (me_ && (kill_rename_ || ++renames_ == kill_rename_at_))
         raise(SIGKILL);
     return __real_rename(a, b);
 }

@@ -170,7 +170,7 @@ for fmt in gzip json; do
       check test "$code" != 124
       (cd "$out" && sha256sum -c --quiet "$work/prev.sum") || bad "$fmt $hook proc $proc: previous outputs changed"
       # nothing but the previous outputs under final names
-      extra=$(ls "$out" | grep -v '\.tmp\.' | grep -vx "report.json\|report.html\|$name")
+      extra=$(ls "$out" | grep -v '\.tmp\.\|^mergetrace\.renaming\.' | grep -vx "report.json\|report.html\|$name")
       check test -z "$extra"
     }
   done
@@ -181,6 +181,45 @@ for fmt in gzip json; do
   check test ! -e "$out/report.json"
   check test ! -e "$out/report.html"
 done
+
+# ---- 3b. killed between two renames (issue 40 item 2): the killed run's
+# mark names what it renamed; the next run, even one that goes no further
+# than its start, removes the older outputs beside them, so the directory
+# never holds two runs' files without the mark ----
+for k in 2 3; do
+  out="$work/between-$k"
+  timeout -k 5 60 "$mpiexec" --oversubscribe -n 2 "$bin" --no-progress -q -o "$out" "$set_in"
+  # the killed run is another job (tests/data/tiny), so its files differ
+  frun 2 "$out" MERGETRACE_KILL_AT_RENAME=$k -- tests/data/tiny >/dev/null 2>&1
+  code=$?
+  check test "$code" != 0
+  check test "$code" != 124
+  marks=$(ls "$out" | grep -c '^mergetrace\.renaming\.[0-9]*$')
+  check test "$marks" = 1
+  new_merged=$(sha256sum <"$out/merged.json.gz")
+  # the mark names each output it was about to rename: merged trace first
+  check grep -q "^merged.json.gz	\.tmp\." "$out"/mergetrace.renaming.*
+  # the next run: the real program, stopped at its merged write by the fault build
+  frun 2 "$out" MERGETRACE_KILL_IN_WRITE=1 -- "$set_in" >/dev/null 2>&1
+  check test "$(ls "$out" | grep -c '^mergetrace\.renaming\.')" = 0
+  check test "$(sha256sum <"$out/merged.json.gz")" = "$new_merged"
+  check test ! -e "$out/report.html" # renamed third: the older one, removed
+  if [ $k = 2 ]; then
+    check test ! -e "$out/report.json"
+  else # report.json was the killed run's own: kept
+    check grep -q '"world_size": 2' "$out/report.json"
+  fi
+  # a whole run after that says nothing more and leaves the set whole
+  timeout -k 5 60 "$mpiexec" --oversubscribe -n 2 "$bin" --no-progress -o "$out" "$set_in" >/dev/null 2>"$out.err"
+  check grep -q '"world_size": 8' "$out/report.json"
+  check test "$(ls "$out" | grep -vc '\.tmp\.')" = 3
+done
+# said without -q
+out="$work/between-say"
+timeout -k 5 60 "$mpiexec" --oversubscribe -n 2 "$bin" --no-progress -q -o "$out" "$set_in"
+frun 2 "$out" MERGETRACE_KILL_AT_RENAME=2 -- tests/data/tiny >/dev/null 2>&1
+timeout -k 5 60 "$mpiexec" --oversubscribe -n 2 "$bin" --no-progress -o "$out" "$set_in" >/dev/null 2>"$out.err"
+check grep -q "^mergetrace: .*between-say: an earlier run was stopped while renaming its outputs into place; removed report.json, report.html, older than its others\$" "$out.err"
 
 # ---- 4. the inputs were never written ----
 sums >"$work/inputs.after"

@@ -127,4 +127,12 @@ cp "$src/rank-0.json" "$d/$(printf 'r\xff.json')"
 check test $? = 0
 check python3 -c 'import json, sys; json.load(open(sys.argv[1], encoding="utf-8")); open(sys.argv[2], encoding="utf-8").read()' \
   "$d-out/report.json" "$d-out/report.html"
+# The mark of a run stopped while renaming (mergetrace.renaming.<pid>) is
+# read only when it is a plain file: a FIFO planted under that name in a
+# shared directory would block the next run.
+d="$work/fifo-mark"
+"$bin" -q --no-progress -o "$d" tests/data/tiny || bad "fifo-mark: first run"
+mkfifo "$d/mergetrace.renaming.4194305"
+timeout -k 5 60 "$bin" -q --no-progress -o "$d" tests/data/tiny
+check test $? = 0
 harness_end
