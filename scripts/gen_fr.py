@@ -202,6 +202,18 @@ def build(scenario):
                       "profiling_name": "nccl:all_reduce", "culprit_ranks": [2], "no_dump_ranks": [],
                       "restarted_seq": {"0": 0, "2": 1}, "old_last_seq": old.seq["0"],
                       "slowdown_before": False})
+    # one rule for every scenario: the first watchdog fires and every rank
+    # dumps; a wait is that time minus the start of the hung collective
+    stuck = [e["true_started"] for rk in ranks for e in rk.entries
+             if e["true_started"] is not None and e["true_completed"] is None]
+    dump = min(stuck) + TIMEOUT_MS * 1_000_000
+    waits = {}
+    for rk in ranks:
+        rk.dump_true = dump
+        for e in rk.entries:
+            if (str(e["pg_id"]) == truth["group"] and e["collective_seq_id"] == truth["collective_seq_id"]
+                    and e["true_started"] is not None and e["true_completed"] is None):
+                waits[rk.r] = (dump - e["true_started"]) / 1e9
     truth["waits_s"] = {str(r): round(w, 9) for r, w in sorted(waits.items())}
     truth["last_completed"] = {}
     for rk in ranks:
