@@ -11,6 +11,7 @@
 
 enum { MT_FR_SCHEDULED = 0, MT_FR_STARTED = 1, MT_FR_COMPLETED = 2 };
 #define MT_FR_NONE INT64_MIN /* a time never discovered */
+#define MT_FR_TIME_MAX (INT64_C(1) << 62) /* times are in [0, 2^62) ns */
 
 /* One entry (a collective or P2P operation) on the rank's own clock. */
 typedef struct mt_fr_entry {
@@ -47,7 +48,9 @@ typedef struct mt_fr_dump {
  * data[0..len). path names it in errors. rank is stored as given (from the
  * file name or a map: the dumps do not carry it). Errors: those of the
  * unpickler and the JSON reader, MT_ERR_FORMAT for a missing or
- * wrongly-typed field (named, with the entry's index). */
+ * wrongly-typed field (named, with the entry's index), a time outside
+ * [0, 2^62) ns, a timeout_ms outside [0, 10^9], a negative sequence
+ * number, or a pg_config rank of 4096 or more. */
 mt_status_t mt_fr_dump_read(const uint8_t *data, size_t len, const char *path, int rank, mt_fr_dump_t *out,
                             mt_error_t *err);
 

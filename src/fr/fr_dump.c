@@ -140,6 +140,15 @@ static mt_status_t walk(const mt_jdoc_t *d, const char *path, mt_fr_dump_t *o, m
             return bad(err, path, "expected integer ns or null in the time_* fields", idx);
         if (!mt_jdoc_i64(d, mt_jdoc_get(d, e, "timeout_ms"), &x->timeout_ms))
             x->timeout_ms = 0;
+        /* bounds that keep every difference and sum of the analysis in int64 */
+        if ((x->created != MT_FR_NONE && (x->created < 0 || x->created >= MT_FR_TIME_MAX)) ||
+            (x->started != MT_FR_NONE && (x->started < 0 || x->started >= MT_FR_TIME_MAX)) ||
+            (x->completed != MT_FR_NONE && (x->completed < 0 || x->completed >= MT_FR_TIME_MAX)))
+            return bad(err, path, "a time_* value below 0 or 2^62 ns or more", idx);
+        if (x->timeout_ms < 0 || x->timeout_ms > 1000000000)
+            return bad(err, path, "timeout_ms below 0 or over 10^9", idx);
+        if (x->seq < 0)
+            return bad(err, path, "a negative collective_seq_id", idx);
         const char *st = mt_jdoc_str(d, mt_jdoc_get(d, e, "state"), NULL);
         if (!st)
             return bad(err, path, "expected a string \"state\"", idx);

@@ -69,6 +69,22 @@ static void add_rank(int *arr, int *n, int r)
         arr[(*n)++] = r;
 }
 
+/* The smallest collective sequence number above s that a member of pg
+ * has; INT64_MAX when none. */
+static int64_t next_seq(const job_t *j, const mt_fr_pg_t *pg, int64_t s)
+{
+    int64_t best = INT64_MAX;
+    for (int m = 0; m < pg->nranks; m++) {
+        int di = pg->ranks[m] < j->world ? j->of_rank[pg->ranks[m]] : -1;
+        for (size_t i = 0; di >= 0 && i < j->dumps[di].n; i++) {
+            const mt_fr_entry_t *e = &j->dumps[di].entries[i];
+            if (!e->is_p2p && e->seq > s && e->seq < best && !strcmp(e->pg, pg->name))
+                best = e->seq;
+        }
+    }
+    return best;
+}
+
 /* The first sequence number of group pg where the members disagree or one
  * has not completed it; 0 when none. */
 static int64_t first_disagreement(const job_t *j, const mt_fr_pg_t *pg, int *stuck)
@@ -93,7 +109,8 @@ static int64_t first_disagreement(const job_t *j, const mt_fr_pg_t *pg, int *stu
         if (last > hi)
             hi = last;
     }
-    for (int64_t s = lo + 1; s <= hi && lo != INT64_MAX; s++) {
+    /* only the numbers some member has: a hostile 2^62 is one step, not 2^62 */
+    for (int64_t s = next_seq(j, pg, lo); s <= hi && lo != INT64_MAX; s = next_seq(j, pg, s)) {
         bool bad = false;
         for (int m = 0; m < pg->nranks; m++) {
             int di = pg->ranks[m] < j->world ? j->of_rank[pg->ranks[m]] : -1;
