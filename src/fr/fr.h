@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/text.h"
 #include "mergetrace/status.h"
 
 enum { MT_FR_SCHEDULED = 0, MT_FR_STARTED = 1, MT_FR_COMPLETED = 2 };
@@ -85,6 +86,9 @@ typedef struct mt_fr_hang {
     int last_arrival;           /* the rank that started the hung collective last; -1 */
     bool slowdown;              /* the culprit arrived later and later before the hang */
     int fit_pairs;              /* completed instances the offsets were fitted on */
+    mt_fr_entry_t culprit_last; /* the last entry (by record id) of culprit_last_rank; name "" if none */
+    int culprit_last_rank;      /* the culprit who never enqueued it (culprits are sorted) */
+    mt_fr_entry_t hung_first, hung_culprit; /* size mismatch: the majority's and the culprit's entry */
 } mt_fr_hang_t;
 
 /* Analyse the dumps (dumps[i].rank are distinct; n of them) for a hang.
@@ -99,6 +103,10 @@ typedef struct mt_fr_hang {
  * jobs (a group's ranks differ between dumps). */
 mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t *h, mt_error_t *err);
 void mt_fr_hang_free(mt_fr_hang_t *h);
+
+/* The verdict for the terminal, at most 6 lines, each ending in '\n',
+ * into o (its first error kept in o->st). h as mt_fr_hang_analyse left it. */
+void mt_fr_hang_text(const mt_fr_hang_t *h, mt_out_t *o);
 
 /* Lower-case name of a verdict ("never_enqueued", ...). */
 const char *mt_fr_kind_name(mt_fr_kind_t k);

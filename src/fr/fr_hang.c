@@ -211,6 +211,11 @@ static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
     }
     if (h->nculprits) {
         h->kind = MT_FR_SIZE_MISMATCH;
+        for (int m = 0; m < pg->nranks; m++)
+            if (present[m] && pg->ranks[m] == h->culprits[0])
+                h->hung_culprit = *present[m];
+            else if (present[m] && !h->hung_first.name[0])
+                h->hung_first = *present[m];
         return;
     }
     if (!nabsent) {
@@ -245,6 +250,16 @@ static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
                 }
         }
     }
+    const mt_fr_entry_t *cl = last_entry(&j->dumps[j->of_rank[h->culprits[0]]]);
+    if (cl)
+        h->culprit_last = *cl;
+    h->culprit_last_rank = h->culprits[0];
+    for (int a = 1; a < h->nculprits; a++) /* ascending, for the reader */
+        for (int b = a; b > 0 && h->culprits[b - 1] > h->culprits[b]; b--) {
+            int t = h->culprits[b];
+            h->culprits[b] = h->culprits[b - 1];
+            h->culprits[b - 1] = t;
+        }
     /* a slow-down: the one culprit later and later in this group's last
      * completed collectives (at least 3, each later than the one before,
      * the last 10 ms or more behind the median member) */

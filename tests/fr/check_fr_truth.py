@@ -3,9 +3,11 @@
 every scenario of scripts/gen_fr.py, in both encodings, against the
 generator's truth: the verdict, the group and collective, the culprits,
 the ranks without a dump, the slow-down, each rank's clock offset and
-each stuck rank's wait (within 1 us). The two encodings must agree.
+each stuck rank's wait (within 1 us). The two encodings must agree, and the
+terminal verdict must equal tests/fr/golden/<scenario>.txt (--update
+rewrites the goldens).
 
-usage: check_fr_truth.py FR_HANG_JSON WORKDIR"""
+usage: check_fr_truth.py FR_HANG_JSON WORKDIR [--update]"""
 import glob
 import json
 import os
@@ -13,7 +15,8 @@ import shutil
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def main():
@@ -27,13 +30,25 @@ def main():
         outs = {}
         for enc in ("pickle", "json"):
             files = sorted(glob.glob(os.path.join(work, sc, enc, "*")))
-            p = subprocess.run([tool] + files, capture_output=True, text=True)
+            p = subprocess.run([tool] + files, capture_output=True, text=True, env=dict(os.environ, FR_TEXT="1"))
             if p.returncode != 0:
                 print("FAIL %s/%s: rc %d %s" % (sc, enc, p.returncode, p.stderr.strip()))
                 fails += 1
                 continue
             outs[enc] = p.stdout
-            g = json.loads(p.stdout)
+            first, text = p.stdout.split("\n", 1)
+            g = json.loads(first)
+            golden = os.path.join(HERE, "golden", sc + ".txt")
+            if "--update" in sys.argv[3:]:
+                with open(golden, "w") as f:
+                    f.write(text)
+            with open(golden) as f:
+                if f.read() != text:
+                    print("FAIL %s/%s: the terminal verdict differs from %s:\n%s" % (sc, enc, golden, text))
+                    fails += 1
+            if len(text.splitlines()) > 8:
+                print("FAIL %s/%s: more than 8 lines" % (sc, enc))
+                fails += 1
             errs = []
             for k in ("verdict", "group", "group_desc", "collective_seq_id", "profiling_name", "slowdown_before"):
                 if g[k] != t[k]:

@@ -1,6 +1,7 @@
 /* Test tool: Flight Recorder dumps named on the command line (the rank is
  * the number the file name ends with) -> the hang verdict as one JSON
  * object on stdout (check_fr_truth.py compares it with gen_fr.py's truth),
+ * and with FR_TEXT set in the environment the terminal verdict after it,
  * or the one-line error on stderr and exit 2. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,12 @@
 
 #include "fr/fr.h"
 #include "mergetrace/buf.h"
+
+static mt_status_t write_stdout(void *ctx, const void *data, size_t len)
+{
+    (void)ctx;
+    return fwrite(data, 1, len, stdout) == len ? MT_OK : MT_ERR_IO;
+}
 
 static int rank_of(const char *path)
 {
@@ -69,6 +76,10 @@ int main(int argc, char **argv)
         if (h.wait_ns[r] >= 0)
             printf("%s\"%d\":%lld", k++ ? "," : "", r, (long long)h.wait_ns[r]);
     printf("}}\n");
+    if (getenv("FR_TEXT")) {
+        mt_out_t o = {.w = write_stdout};
+        mt_fr_hang_text(&h, &o);
+    }
     mt_fr_hang_free(&h);
     for (size_t i = 0; i < n; i++)
         mt_fr_dump_free(&d[i]);
