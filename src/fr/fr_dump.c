@@ -177,8 +177,12 @@ mt_status_t mt_fr_dump_read(const uint8_t *data, size_t len, const char *path, i
     size_t jlen = len;
     mt_status_t st = MT_OK;
     if (mt_fr_pickle_sniff(data, len)) {
-        if ((st = mt_fr_pickle_to_json(data, len, path, &text, err)) != MT_OK)
+        if ((st = mt_fr_pickle_to_json(data, len, path, &text, err)) != MT_OK) {
+            mt_buf_free(&text); /* empty, but it may hold what it grew to */
+            if (err)
+                err->rank = rank;
             return st;
+        }
         json = text.data;
         jlen = text.len;
     }

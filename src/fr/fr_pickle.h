@@ -11,8 +11,8 @@
 #include "mergetrace/status.h"
 
 /* Decode one pickle (protocol 2 to 5) of plain containers and scalars into
- * JSON text appended to *out (owned by the caller; left as it was on an
- * error). Opcodes read: PROTO FRAME STOP MARK, EMPTY_DICT/LIST/TUPLE,
+ * JSON text appended to *out (owned by the caller; its length left as it
+ * was on an error, though it may have grown: free it). Opcodes read: PROTO FRAME STOP MARK, EMPTY_DICT/LIST/TUPLE,
  * SETITEM(S) APPEND(S) TUPLE TUPLE1-3, BININT BININT1 BININT2 LONG1 LONG4,
  * BINFLOAT, NONE NEWTRUE NEWFALSE, SHORT_BINUNICODE BINUNICODE
  * BINUNICODE8, BINPUT LONG_BINPUT MEMOIZE BINGET LONG_BINGET, and GLOBAL /
