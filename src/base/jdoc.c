@@ -286,6 +286,24 @@ static mt_status_t parse_number(parser_t *p, double *v)
     return MT_OK;
 }
 
+/* An integer token (no fraction, no exponent) that fits int64 or uint64 is
+ * kept exactly beside its double: ids and ns since the epoch pass 2^53. */
+static void exact_int(const char *t, size_t n, mt_jnode_t *nd)
+{
+    for (size_t i = t[0] == '-'; i < n; i++)
+        if (t[i] < '0' || t[i] > '9')
+            return;
+    uint64_t u;
+    int64_t v;
+    if (t[0] != '-' && mt_parse_uint64(t, n, &u) == MT_OK) {
+        nd->exact = u > (uint64_t)INT64_MAX ? 2 : 1;
+        nd->ival = (int64_t)u;
+    } else if (mt_parse_int64(t, n, &v) == MT_OK) {
+        nd->exact = 1;
+        nd->ival = v;
+    }
+}
+
 static mt_status_t new_node(parser_t *p, uint8_t type, uint32_t *idx)
 {
     mt_jdoc_t *d = p->d;
@@ -384,9 +402,11 @@ static mt_status_t parse_all(parser_t *p, int max_depth)
             }
         } else {
             double v;
+            size_t from = p->i;
             if ((st = parse_number(p, &v)) != MT_OK)
                 break;
             d->nodes[idx].num = v;
+            exact_int(p->s + from, p->i - from, &d->nodes[idx]);
         }
     after_value:
         /* a value ended: close containers or go on to the next member */
@@ -515,6 +535,22 @@ bool mt_jdoc_num(const mt_jdoc_t *d, uint32_t i, double *v)
     if (i >= d->n || d->nodes[i].type != MT_J_NUM)
         return false;
     *v = d->nodes[i].num;
+    return true;
+}
+
+bool mt_jdoc_i64(const mt_jdoc_t *d, uint32_t i, int64_t *v)
+{
+    if (i >= d->n || d->nodes[i].type != MT_J_NUM || d->nodes[i].exact != 1)
+        return false;
+    *v = d->nodes[i].ival;
+    return true;
+}
+
+bool mt_jdoc_u64(const mt_jdoc_t *d, uint32_t i, uint64_t *v)
+{
+    if (i >= d->n || d->nodes[i].type != MT_J_NUM || !d->nodes[i].exact || (d->nodes[i].exact == 1 && d->nodes[i].ival < 0))
+        return false;
+    *v = (uint64_t)d->nodes[i].ival;
     return true;
 }
 

@@ -36,6 +36,9 @@ typedef struct mt_jnode {
     uint32_t child; /* MT_J_ARR/OBJ: first child */
     uint32_t next;  /* the next sibling */
     double num;     /* MT_J_NUM */
+    uint8_t exact;  /* MT_J_NUM: 1 an integer token that fits int64 (ival), 2 one
+                       over INT64_MAX that fits uint64 (ival's bits); else 0 */
+    int64_t ival;
 } mt_jnode_t;
 
 /* An opaque parsed document. */
@@ -75,6 +78,12 @@ mt_jtype_t mt_jdoc_type(const mt_jdoc_t *d, uint32_t i);
 
 /* The number at node i into *v: true when it is a number. */
 bool mt_jdoc_num(const mt_jdoc_t *d, uint32_t i, double *v);
+
+/* The number at node i exactly, when its text is an integer that fits:
+ * mt_jdoc_i64 for int64, mt_jdoc_u64 for uint64 (a negative one is not).
+ * False otherwise (not a number, a fraction or exponent, too wide). */
+bool mt_jdoc_i64(const mt_jdoc_t *d, uint32_t i, int64_t *v);
+bool mt_jdoc_u64(const mt_jdoc_t *d, uint32_t i, uint64_t *v);
 
 /* The string at node i (NUL-terminated, borrowed from d) and its length in
  * *len (may be NULL); NULL when i is not a string. */

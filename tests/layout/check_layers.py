@@ -16,7 +16,7 @@ import os
 import re
 import sys
 
-LAYERS = ["base", "io", "trace", "align", "nccl", "rank", "cross", "report", "merge"]
+LAYERS = ["base", "io", "trace", "align", "nccl", "fr", "rank", "cross", "report", "merge"]
 
 # Each public header and the folder whose code it fronts.
 PUBLIC = {

@@ -77,6 +77,35 @@ static void check_num(const char *text)
     mt_jdoc_free(d);
 }
 
+/* Integers kept exactly beside the double (Flight Recorder ids and ns since
+ * the epoch pass 2^53): the values are the tokens themselves. */
+static void test_jdoc_exact(void **state)
+{
+    (void)state;
+    const char *t = "[18446744073709551615, 9223372036854775808, -9223372036854775808, 1767189314141801123, "
+                    "9007199254740993, -1, 18446744073709551616, 1.5, 1e3, 0]";
+    mt_jdoc_t *d = NULL;
+    mt_error_t err;
+    assert_int_equal(mt_jdoc_parse(t, strlen(t), 4, NULL, &d, &err), MT_OK);
+    uint32_t c[10], k = 0;
+    for (uint32_t i = mt_jdoc_first(d, 0); i; i = mt_jdoc_next(d, i))
+        c[k++] = i;
+    assert_int_equal(k, 10);
+    uint64_t u;
+    int64_t v;
+    assert_true(mt_jdoc_u64(d, c[0], &u) && u == UINT64_MAX && !mt_jdoc_i64(d, c[0], &v));
+    assert_true(mt_jdoc_u64(d, c[1], &u) && u == UINT64_C(9223372036854775808));
+    assert_true(mt_jdoc_i64(d, c[2], &v) && v == INT64_MIN && !mt_jdoc_u64(d, c[2], &u));
+    assert_true(mt_jdoc_i64(d, c[3], &v) && v == INT64_C(1767189314141801123));
+    assert_true(mt_jdoc_u64(d, c[4], &u) && u == UINT64_C(9007199254740993));
+    assert_true(mt_jdoc_i64(d, c[5], &v) && v == -1 && !mt_jdoc_u64(d, c[5], &u));
+    assert_false(mt_jdoc_u64(d, c[6], &u) || mt_jdoc_i64(d, c[6], &v)); /* 2^64 */
+    assert_false(mt_jdoc_i64(d, c[7], &v));
+    assert_false(mt_jdoc_i64(d, c[8], &v)); /* an exponent: not an integer token */
+    assert_true(mt_jdoc_i64(d, c[9], &v) && v == 0);
+    mt_jdoc_free(d);
+}
+
 static void test_jdoc_numbers(void **state)
 {
     (void)state;
@@ -341,7 +370,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_jdoc_values),   cmocka_unit_test(test_jdoc_errors),
-        cmocka_unit_test(test_jdoc_numbers),
+        cmocka_unit_test(test_jdoc_numbers), cmocka_unit_test(test_jdoc_exact),
         cmocka_unit_test(test_mwu_exact),     cmocka_unit_test(test_mwu_normal),
         cmocka_unit_test(test_gate_relative), cmocka_unit_test(test_kernel_names),
         cmocka_unit_test(test_compare_reports),

@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+"""Generator of synthetic PyTorch Flight Recorder dumps (one file per rank,
+pickle and JSON encodings) for the hang scenarios of issue 41, with a truth
+file per scenario.
+
+Written from the format's documented facts (top level: version,
+comm_lib_version or nccl_version, pg_config, pg_status, entries; per entry:
+record_id, pg_id, process_group, collective_seq_id, p2p_seq_id, op_id,
+profiling_name, time_created_ns, time_discovered_started_ns,
+time_discovered_completed_ns, duration_ms, state, retired, timeout_ms,
+is_p2p, sizes and dtypes, frames (pickle only), thread id and name). The
+JSON encoding writes 0 for an undiscovered time and has no frames; the
+pickle one writes None.  Standard library only; deterministic.
+
+The job runs in true time (ns); rank r's clock reads t + OFFSET[r].  Every
+rank's dump is taken when its own watchdog fires (its oldest uncompleted
+collective started timeout_ms before), or, for a rank that is not stuck, at
+the same true time as the others.
+"""
+
+import argparse
+import json
+import os
+import pickle
+import sys
+
+WORLD = 4
+T0 = 1767189312000000000        # true start of the job, ns
+STEP_NS = 50_000_000             # one iteration
+COLL_NS = 2_000_000              # a completed all_reduce
+TIMEOUT_MS = 600_000
+OFFSET = [0, 1_700_000_123, -2_300_000_456, 5_100_000_789]   # rank clocks, ns
+BIG_TID = 18446744073709551557   # a thread id beyond int64: must be kept exactly
+
+# Process groups: 0 the default group, 1 and 2 tensor-parallel pairs.
+PGS = {
+    "0": {"name": "0", "desc": "default_pg", "ranks": [0, 1, 2, 3]},
+    "1": {"name": "1", "desc": "tp", "ranks": [0, 1]},
+    "2": {"name": "2", "desc": "tp", "ranks": [2, 3]},
+}
+
+SCENARIOS = ["skip", "stuck_other", "size_mismatch", "restart", "missing_dump", "slow_rank"]
+
+
+def pg_of(rank, kind):
+    if kind == "0":
+        return "0"
+    return "1" if rank < 2 else "2"
+
+
+class Rank:
+    def __init__(self, r, version):
+        self.r = r
+        self.version = version
+        self.entries = []
+        self.record = 0
+        self.seq = {"0": 0, "1": 0, "2": 0}
+        self.dump_true = None
+
+    def add(self, pg, name, created, started, completed, numel=1024, dtype="Float"):
+        self.seq[pg] += 1
+        e = {
+            "record_id": self.record,
+            "pg_id": int(pg),
+            "process_group": (PGS[pg]["name"], PGS[pg]["desc"]),
+            "collective_seq_id": self.seq[pg],
+            "p2p_seq_id": 0,
+            "op_id": self.seq[pg],
+            "profiling_name": "nccl:" + name,
+            "true_created": created, "true_started": started, "true_completed": completed,
+            "duration_ms": None if completed is None else (completed - started) / 1e6,
+            "state": "completed" if completed is not None else ("started" if started is not None else "scheduled"),
+            "retired": completed is not None,
+            "timeout_ms": TIMEOUT_MS,
+            "is_p2p": False,
+            "input_sizes": [[numel]],
+            "input_dtypes": [dtype],
+            "output_sizes": [[numel * (2 if name == "all_gather" else 1)]],
+            "output_dtypes": [dtype],
+            "frames": [{"name": "train_step", "filename": "train.py", "line": 42 + self.r}],
+            "thread_id": BIG_TID if self.r == 1 else 139_900_000_000_000 + self.r,
+            "thread_name": "pt_nccl_watchdg",
+        }
+        self.record += 1
+        self.entries.append(e)
+        return e
+
+
+def local(r, t):
+    return None if t is None else t + OFFSET[r]
+
+
+def build(scenario):
+    """Returns (ranks, truth) in true time."""
+    version = {"skip": "2.10", "stuck_other": "2.7", "size_mismatch": "2.4",
+               "restart": "2.3", "missing_dump": "2.8", "slow_rank": "2.9"}[scenario]
+    ranks = [Rank(r, version) for r in range(WORLD)]
+    n_iter = 6
+    # arrival delay of each rank per iteration (ns): rank 1 slows down in slow_rank
+    def delay(r, it):
+        if scenario == "slow_rank" and r == 1:
+            return it * 40_000_000
+        return r * 100_000
+    t = T0
+    last_start = {}
+    for it in range(n_iter):
+        # tp all_gather in groups 1 and 2, then the default group's all_reduce
+        arrive = [t + delay(r, it) for r in range(WORLD)]
+        for r in range(WORLD):
+            pg = pg_of(r, "tp")
+            mates = PGS[pg]["ranks"]
+            start = max(arrive[m] for m in mates)
+            ranks[r].add(pg, "all_gather", arrive[r], start, start + COLL_NS)
+        t2 = [a + 10 * COLL_NS for a in arrive]
+        start = max(t2)
+        for r in range(WORLD):
+            ranks[r].add("0", "all_reduce", t2[r], start, start + COLL_NS)
+        t = start + STEP_NS
+        last_start = start
+    # the hang
+    truth = {"scenario": scenario, "world": WORLD, "version": version, "offsets_ns": OFFSET,
+             "timeout_ms": TIMEOUT_MS}
+    hang = t
+    waits = {}
+    if scenario in ("skip", "slow_rank", "missing_dump"):
+        culprit = 3 if scenario != "slow_rank" else 1
+        # the culprit runs one more tp all_gather (completed), then never enqueues the all_reduce
+        for r in range(WORLD):
+            pg = pg_of(r, "tp")
+            ranks[r].add(pg, "all_gather", hang, hang + 1000, hang + 1000 + COLL_NS)
+        for r in range(WORLD):
+            if r == culprit:
+                continue
+            c = hang + 10 * COLL_NS + r * 1000
+            ranks[r].add("0", "all_reduce", c, c, None)
+        arrivals = [hang + 10 * COLL_NS + r * 1000 for r in range(WORLD) if r != culprit]
+        dump = max(arrivals) + TIMEOUT_MS * 1_000_000
+        for r in range(WORLD):
+            ranks[r].dump_true = dump
+        e0 = ranks[0].entries[-1]
+        for r in range(WORLD):
+            if r != culprit:
+                waits[r] = (dump - ranks[r].entries[-1]["true_started"]) / 1e9
+        truth.update({"verdict": "never_enqueued" if scenario != "missing_dump" else "no_dump",
+                      "group": "0", "group_desc": "default_pg",
+                      "collective_seq_id": e0["collective_seq_id"], "profiling_name": "nccl:all_reduce",
+                      "culprit_ranks": [culprit] if scenario != "missing_dump" else [],
+                      "no_dump_ranks": [culprit] if scenario == "missing_dump" else [],
+                      "culprit_last": {"pg": pg_of(culprit, "tp"), "profiling_name": "nccl:all_gather",
+                                       "collective_seq_id": ranks[culprit].entries[-1]["collective_seq_id"],
+                                       "state": "completed"},
+                      "slowdown_before": scenario == "slow_rank"})
+    elif scenario == "stuck_other":
+        # rank 3 enters tp all_gather (group 2) and waits; rank 2 went to the
+        # default group's all_reduce instead: order differs between 2 and 3.
+        for r in (0, 1, 2):
+            c = hang + r * 1000
+            ranks[r].add("0", "all_reduce", c, c, None)
+        ranks[3].add("2", "all_gather", hang + 5000, hang + 5000, None)
+        dump = hang + 5000 + TIMEOUT_MS * 1_000_000
+        for r in range(WORLD):
+            ranks[r].dump_true = dump
+            waits[r] = (dump - ranks[r].entries[-1]["true_started"]) / 1e9
+        truth.update({"verdict": "order_mismatch", "group": "0", "group_desc": "default_pg",
+                      "collective_seq_id": ranks[0].entries[-1]["collective_seq_id"],
+                      "profiling_name": "nccl:all_reduce", "culprit_ranks": [2, 3], "no_dump_ranks": [],
+                      "other_group": "2", "other_profiling_name": "nccl:all_gather",
+                      "other_collective_seq_id": ranks[3].entries[-1]["collective_seq_id"],
+                      "slowdown_before": False})
+    elif scenario == "size_mismatch":
+        for r in range(WORLD):
+            c = hang + r * 1000
+            ranks[r].add("0", "all_reduce", c, c, None, numel=2048 if r == 1 else 1024)
+        dump = hang + 3000 + TIMEOUT_MS * 1_000_000
+        for r in range(WORLD):
+            ranks[r].dump_true = dump
+            waits[r] = (dump - ranks[r].entries[-1]["true_started"]) / 1e9
+        truth.update({"verdict": "size_mismatch", "group": "0", "group_desc": "default_pg",
+                      "collective_seq_id": ranks[0].entries[-1]["collective_seq_id"],
+                      "profiling_name": "nccl:all_reduce", "culprit_ranks": [1], "no_dump_ranks": [],
+                      "sizes": {str(r): [[2048 if r == 1 else 1024]] for r in range(WORLD)},
+                      "slowdown_before": False})
+    elif scenario == "restart":
+        # rank 2 died and was restarted: its new process starts counting from 1
+        # and issues the first iteration's collectives while the others wait in #N+1.
+        old = ranks[2]
+        ranks[2] = Rank(2, version)
+        ranks[2].record = 0
+        for r in (0, 1, 3):
+            c = hang + r * 1000
+            ranks[r].add("0", "all_reduce", c, c, None)
+        rs = hang + 30_000_000_000
+        pg = pg_of(2, "tp")
+        ranks[2].add(pg, "all_gather", rs, rs, None)
+        dump = hang + 3000 + TIMEOUT_MS * 1_000_000
+        for r in range(WORLD):
+            ranks[r].dump_true = dump
+        for r in (0, 1, 3):
+            waits[r] = (dump - ranks[r].entries[-1]["true_started"]) / 1e9
+        truth.update({"verdict": "desync", "group": "0", "group_desc": "default_pg",
+                      "collective_seq_id": ranks[0].entries[-1]["collective_seq_id"],
+                      "profiling_name": "nccl:all_reduce", "culprit_ranks": [2], "no_dump_ranks": [],
+                      "restarted_seq": {"0": 0, "2": 1}, "old_last_seq": old.seq["0"],
+                      "slowdown_before": False})
+    # one rule for every scenario: the first watchdog fires and every rank
+    # dumps; a wait is that time minus the start of the hung collective
+    stuck = [e["true_started"] for rk in ranks for e in rk.entries
+             if e["true_started"] is not None and e["true_completed"] is None]
+    dump = min(stuck) + TIMEOUT_MS * 1_000_000
+    waits = {}
+    for rk in ranks:
+        rk.dump_true = dump
+        for e in rk.entries:
+            if (str(e["pg_id"]) == truth["group"] and e["collective_seq_id"] == truth["collective_seq_id"]
+                    and e["true_started"] is not None and e["true_completed"] is None):
+                waits[rk.r] = (dump - e["true_started"]) / 1e9
+    truth["waits_s"] = {str(r): round(w, 9) for r, w in sorted(waits.items())}
+    truth["last_completed"] = {}
+    for rk in ranks:
+        done = [e for e in rk.entries if e["state"] == "completed"]
+        if done:
+            d = done[-1]
+            truth["last_completed"][str(rk.r)] = {"pg": str(d["pg_id"]), "profiling_name": d["profiling_name"],
+                                                 "collective_seq_id": d["collective_seq_id"]}
+    if scenario == "missing_dump":
+        truth["missing"] = [3]
+    truth["dump_time_local_ns"] = {str(rk.r): local(rk.r, rk.dump_true) for rk in ranks}
+    return ranks, truth
+
+
+def dump_obj(rk, encoding):
+    """The dump of one rank as Python objects, in the rank's own clock."""
+    r = rk.r
+    entries = []
+    for e in rk.entries:
+        d = {k: v for k, v in e.items() if not k.startswith("true_")}
+        d["time_created_ns"] = local(r, e["true_created"])
+        started = local(r, e["true_started"])
+        completed = local(r, e["true_completed"])
+        if encoding == "json":
+            d["time_discovered_started_ns"] = started or 0
+            d["time_discovered_completed_ns"] = completed or 0
+            d["process_group"] = list(d["process_group"])
+            del d["frames"]
+        else:
+            d["time_discovered_started_ns"] = started
+            d["time_discovered_completed_ns"] = completed
+        entries.append(d)
+    pg_cfg = {}
+    pg_status = {}
+    for pg, c in PGS.items():
+        if r not in c["ranks"]:
+            continue
+        pg_cfg[c["name"]] = {"name": c["name"], "desc": c["desc"], "ranks": str(c["ranks"])}
+        mine = [e for e in rk.entries if str(e["pg_id"]) == pg]
+        last = lambda st: max([e["collective_seq_id"] for e in mine if st(e)] or [-1])
+        pg_status[pg] = {
+            "last_enqueued_collective": last(lambda e: True),
+            "last_started_collective": last(lambda e: e["state"] != "scheduled"),
+            "last_completed_collective": last(lambda e: e["state"] == "completed"),
+        }
+    top = {"version": rk.version}
+    if rk.version in ("2.3", "2.4"):
+        top["nccl_version"] = "2.20.5"
+    else:
+        top["comm_lib_version"] = "2.21.5"
+    top["pg_config"] = pg_cfg
+    top["pg_status"] = pg_status
+    top["entries"] = entries
+    return top
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="gen_fr.py", description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, help="output directory: <out>/<scenario>/{pickle,json}/ and truth.json")
+    ap.add_argument("--scenario", action="append", choices=SCENARIOS,
+                    help="one scenario (repeatable); default: all")
+    ap.add_argument("--prefix", default="nccl_trace_rank_", help="file name prefix (default nccl_trace_rank_)")
+    a = ap.parse_args(argv)
+    for sc in a.scenario or SCENARIOS:
+        ranks, truth = build(sc)
+        for enc in ("pickle", "json"):
+            d = os.path.join(a.out, sc, enc)
+            os.makedirs(d, exist_ok=True)
+            for rk in ranks:
+                if sc == "missing_dump" and rk.r in truth["missing"]:
+                    continue
+                obj = dump_obj(rk, enc)
+                path = os.path.join(d, "%s%d" % (a.prefix, rk.r))
+                if enc == "json":
+                    data = json.dumps(obj, indent=None).encode()
+                else:
+                    # protocols 2 to 5 across ranks: every opcode family the reader must know
+                    data = pickle.dumps(obj, protocol=2 + rk.r % 4)
+                with open(path, "wb") as f:
+                    f.write(data)
+        with open(os.path.join(a.out, sc, "truth.json"), "w") as f:
+            json.dump(truth, f, indent=1, sort_keys=True)
+            f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

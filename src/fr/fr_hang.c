@@ -1,0 +1,416 @@
+/* The hang analysis over Flight Recorder dumps: a clock offset per rank
+ * from completed collectives, the first collective of each process group
+ * where the ranks disagree, and a verdict with its culprits. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdio.h>
+#include "fr/fr.h"
+
+typedef struct job {
+    const mt_fr_dump_t *dumps;
+    size_t n;
+    int *of_rank; /* [world]: dump index, -1 none */
+    int world;
+    int64_t *off;
+} job_t;
+
+static const mt_fr_entry_t *find(const mt_fr_dump_t *d, const char *pg, int64_t seq)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (!d->entries[i].is_p2p && d->entries[i].seq == seq && !strcmp(d->entries[i].pg, pg))
+            return &d->entries[i];
+    return NULL;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of completed(r) - completed(q) over the collectives both completed;
+ * false when they share none. */
+static bool pair_offset(const mt_fr_dump_t *r, const mt_fr_dump_t *q, int64_t *off, int *pairs)
+{
+    int64_t *d = malloc((r->n ? r->n : 1) * sizeof *d);
+    size_t k = 0;
+    if (!d)
+        return false;
+    for (size_t i = 0; i < r->n; i++) {
+        const mt_fr_entry_t *e = &r->entries[i];
+        if (e->is_p2p || e->completed == MT_FR_NONE)
+            continue;
+        const mt_fr_entry_t *f = find(q, e->pg, e->seq);
+        if (f && f->completed != MT_FR_NONE && !strcmp(f->name, e->name))
+            d[k++] = e->completed - f->completed;
+    }
+    if (k) {
+        qsort(d, k, sizeof *d, cmp_i64);
+        *off = d[k / 2];
+        *pairs += (int)k;
+    }
+    free(d);
+    return k > 0;
+}
+
+/* On the reference clock; a rank without a fit keeps its own. */
+static int64_t aligned(const job_t *j, int rank, int64_t t)
+{
+    return t == MT_FR_NONE ? MT_FR_NONE : j->off[rank] == MT_FR_NONE ? t : t - j->off[rank];
+}
+
+static void add_rank(int *arr, int *n, int r)
+{
+    for (int i = 0; i < *n; i++)
+        if (arr[i] == r)
+            return;
+    if (*n < 16)
+        arr[(*n)++] = r;
+}
+
+/* The smallest collective sequence number above s that a member of pg
+ * has; INT64_MAX when none. */
+static int64_t next_seq(const job_t *j, const mt_fr_pg_t *pg, int64_t s)
+{
+    int64_t best = INT64_MAX;
+    for (int m = 0; m < pg->nranks; m++) {
+        int di = pg->ranks[m] < j->world ? j->of_rank[pg->ranks[m]] : -1;
+        for (size_t i = 0; di >= 0 && i < j->dumps[di].n; i++) {
+            const mt_fr_entry_t *e = &j->dumps[di].entries[i];
+            if (!e->is_p2p && e->seq > s && e->seq < best && !strcmp(e->pg, pg->name))
+                best = e->seq;
+        }
+    }
+    return best;
+}
+
+/* The first sequence number of group pg where the members disagree or one
+ * has not completed it; 0 when none. */
+static int64_t first_disagreement(const job_t *j, const mt_fr_pg_t *pg, int *stuck)
+{
+    int64_t lo = INT64_MAX, hi = 0;
+    *stuck = 0;
+    for (int m = 0; m < pg->nranks; m++) {
+        int di = pg->ranks[m] < j->world ? j->of_rank[pg->ranks[m]] : -1;
+        if (di < 0)
+            continue;
+        int64_t last_done = 0, last = 0;
+        const mt_fr_dump_t *d = &j->dumps[di];
+        for (size_t i = 0; i < d->n; i++)
+            if (!d->entries[i].is_p2p && !strcmp(d->entries[i].pg, pg->name)) {
+                if (d->entries[i].seq > last)
+                    last = d->entries[i].seq;
+                if (d->entries[i].state == MT_FR_COMPLETED && d->entries[i].seq > last_done)
+                    last_done = d->entries[i].seq;
+            }
+        if (last_done < lo)
+            lo = last_done;
+        if (last > hi)
+            hi = last;
+    }
+    /* only the numbers some member has: a hostile 2^62 is one step, not 2^62 */
+    for (int64_t s = next_seq(j, pg, lo); s <= hi && lo != INT64_MAX; s = next_seq(j, pg, s)) {
+        bool bad = false;
+        for (int m = 0; m < pg->nranks; m++) {
+            int di = pg->ranks[m] < j->world ? j->of_rank[pg->ranks[m]] : -1;
+            if (di < 0)
+                continue;
+            /* a collective everyone present completed did run on every
+             * member: one without its entry lost it (evicted from the ring
+             * buffer, or a restart), which is no disagreement */
+            const mt_fr_entry_t *e = find(&j->dumps[di], pg->name, s);
+            if (e && e->state != MT_FR_COMPLETED)
+                bad = true;
+            if (e && e->state == MT_FR_STARTED)
+                (*stuck)++;
+        }
+        if (bad)
+            return s;
+    }
+    return 0;
+}
+
+/* The last entry of a dump, by record id. */
+static const mt_fr_entry_t *last_entry(const mt_fr_dump_t *d)
+{
+    const mt_fr_entry_t *l = NULL;
+    for (size_t i = 0; i < d->n; i++)
+        if (!l || d->entries[i].record_id > l->record_id)
+            l = &d->entries[i];
+    return l;
+}
+
+static const mt_fr_pg_t *pg_named(const job_t *j, const char *name)
+{
+    for (size_t i = 0; i < j->n; i++)
+        for (size_t g = 0; g < j->dumps[i].npgs; g++)
+            if (!strcmp(j->dumps[i].pgs[g].name, name))
+                return &j->dumps[i].pgs[g];
+    return NULL;
+}
+
+static int64_t last_completed_seq(const mt_fr_dump_t *d, const char *pg)
+{
+    int64_t s = 0;
+    for (size_t i = 0; i < d->n; i++)
+        if (!d->entries[i].is_p2p && d->entries[i].state == MT_FR_COMPLETED && !strcmp(d->entries[i].pg, pg) &&
+            d->entries[i].seq > s)
+            s = d->entries[i].seq;
+    return s;
+}
+
+static bool same_op(const mt_fr_entry_t *a, const mt_fr_entry_t *b)
+{
+    return !strcmp(a->name, b->name) && a->in_numel == b->in_numel && a->out_numel == b->out_numel &&
+           !strcmp(a->dtype, b->dtype);
+}
+
+static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
+{
+    snprintf(h->pg, sizeof h->pg, "%s", pg->name);
+    snprintf(h->pg_desc, sizeof h->pg_desc, "%s", pg->desc);
+    h->seq = s;
+    const mt_fr_entry_t *present[MT_FR_MAX_RANKS];
+    int absent[16], nabsent = 0, npresent = 0;
+    for (int m = 0; m < pg->nranks; m++) {
+        int r = pg->ranks[m], di = r < j->world ? j->of_rank[r] : -1;
+        present[m] = NULL;
+        if (di < 0) {
+            add_rank(h->no_dump, &h->nno_dump, r);
+            continue;
+        }
+        present[m] = find(&j->dumps[di], pg->name, s);
+        if (present[m]) {
+            npresent++;
+            if (!h->name[0])
+                snprintf(h->name, sizeof h->name, "%s", present[m]->name);
+        } else
+            add_rank(absent, &nabsent, r);
+    }
+    /* the last to arrive among those who did */
+    int64_t latest = INT64_MIN;
+    for (int m = 0; m < pg->nranks; m++)
+        if (present[m] && aligned(j, pg->ranks[m], present[m]->created) > latest) {
+            latest = aligned(j, pg->ranks[m], present[m]->created);
+            h->last_arrival = pg->ranks[m];
+        }
+    if (h->nno_dump) {
+        h->kind = MT_FR_NO_DUMP;
+        return;
+    }
+    /* kind, size, dtype: the ranks that differ from the majority */
+    for (int m = 0; m < pg->nranks; m++) {
+        if (!present[m])
+            continue;
+        int agree = 0;
+        for (int k = 0; k < pg->nranks; k++)
+            agree += present[k] && same_op(present[m], present[k]);
+        if (2 * agree < npresent || (2 * agree == npresent && npresent == 2 && m > 0))
+            add_rank(h->culprits, &h->nculprits, pg->ranks[m]);
+    }
+    if (h->nculprits) {
+        h->kind = MT_FR_SIZE_MISMATCH;
+        for (int m = 0; m < pg->nranks; m++)
+            if (present[m] && pg->ranks[m] == h->culprits[0])
+                h->hung_culprit = *present[m];
+            else if (present[m] && !h->hung_first.name[0])
+                h->hung_first = *present[m];
+        return;
+    }
+    if (!nabsent) {
+        h->kind = MT_FR_AMBIGUOUS;
+        return;
+    }
+    h->kind = MT_FR_NEVER_ENQUEUED;
+    for (int a = 0; a < nabsent; a++) {
+        add_rank(h->culprits, &h->nculprits, absent[a]);
+        const mt_fr_dump_t *d = &j->dumps[j->of_rank[absent[a]]];
+        const mt_fr_entry_t *l = last_entry(d);
+        if (!l)
+            continue;
+        const mt_fr_pg_t *other = pg_named(j, l->pg);
+        /* behind where the group's other members completed: a restart */
+        for (int m = 0; other && m < other->nranks; m++) {
+            int r = other->ranks[m], di = r < j->world ? j->of_rank[r] : -1;
+            if (r != absent[a] && di >= 0 && l->seq < last_completed_seq(&j->dumps[di], l->pg))
+                h->kind = MT_FR_DESYNC;
+        }
+        if (h->kind == MT_FR_DESYNC || l->state != MT_FR_STARTED || !other || !strcmp(l->pg, pg->name))
+            continue;
+        /* waiting in another group for a member that waits here */
+        for (int m = 0; m < other->nranks; m++) {
+            int r = other->ranks[m], di = r < j->world ? j->of_rank[r] : -1;
+            if (r == absent[a] || di < 0 || find(&j->dumps[di], l->pg, l->seq))
+                continue;
+            for (int k = 0; k < pg->nranks; k++)
+                if (pg->ranks[k] == r && present[k]) {
+                    h->kind = MT_FR_ORDER_MISMATCH;
+                    add_rank(h->culprits, &h->nculprits, r);
+                }
+        }
+    }
+    const mt_fr_entry_t *cl = last_entry(&j->dumps[j->of_rank[h->culprits[0]]]);
+    if (cl)
+        h->culprit_last = *cl;
+    h->culprit_last_rank = h->culprits[0];
+    for (int a = 1; a < h->nculprits; a++) /* ascending, for the reader */
+        for (int b = a; b > 0 && h->culprits[b - 1] > h->culprits[b]; b--) {
+            int t = h->culprits[b];
+            h->culprits[b] = h->culprits[b - 1];
+            h->culprits[b - 1] = t;
+        }
+    /* a slow-down: the one culprit later and later in this group's last
+     * completed collectives (at least 3, each later than the one before,
+     * the last 10 ms or more behind the median member) */
+    if (h->nculprits != 1 || h->kind != MT_FR_NEVER_ENQUEUED)
+        return;
+    int c = h->culprits[0];
+    int64_t prev = INT64_MIN;
+    int rising = 0;
+    for (int64_t q = s - 5 < 1 ? 1 : s - 5; q < s; q++) {
+        int64_t t[MT_FR_MAX_RANKS], mine = MT_FR_NONE;
+        size_t k = 0;
+        for (int m = 0; m < pg->nranks; m++) {
+            int r = pg->ranks[m];
+            const mt_fr_entry_t *e = find(&j->dumps[j->of_rank[r]], pg->name, q);
+            if (!e || e->created == MT_FR_NONE)
+                continue;
+            t[k++] = aligned(j, r, e->created);
+            if (r == c)
+                mine = t[k - 1];
+        }
+        if (mine == MT_FR_NONE || !k)
+            continue;
+        qsort(t, k, sizeof *t, cmp_i64);
+        int64_t late = mine - t[(k - 1) / 2];
+        rising = late > prev ? rising + 1 : 0;
+        prev = late;
+    }
+    h->slowdown = rising >= 3 && prev >= 10000000;
+}
+
+mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t *h, mt_error_t *err)
+{
+    *h = (mt_fr_hang_t){.last_arrival = -1};
+    job_t j = {.dumps = dumps, .n = n};
+    for (size_t i = 0; i < n; i++) {
+        if (dumps[i].rank + 1 > j.world)
+            j.world = dumps[i].rank + 1;
+        for (size_t g = 0; g < dumps[i].npgs; g++)
+            for (int k = 0; k < dumps[i].pgs[g].nranks; k++)
+                if (dumps[i].pgs[g].ranks[k] + 1 > j.world)
+                    j.world = dumps[i].pgs[g].ranks[k] + 1;
+    }
+    h->world = j.world;
+    j.of_rank = malloc((size_t)(j.world ? j.world : 1) * sizeof *j.of_rank);
+    h->offset_ns = malloc((size_t)(j.world ? j.world : 1) * sizeof *h->offset_ns);
+    h->wait_ns = malloc((size_t)(j.world ? j.world : 1) * sizeof *h->wait_ns);
+    if (!j.of_rank || !h->offset_ns || !h->wait_ns) {
+        free(j.of_rank);
+        mt_fr_hang_free(h);
+        return mt_error_set(err, MT_ERR_NOMEM, "Flight Recorder analysis: out of memory");
+    }
+    j.off = h->offset_ns;
+    for (int r = 0; r < j.world; r++) {
+        j.of_rank[r] = -1;
+        h->offset_ns[r] = MT_FR_NONE;
+        h->wait_ns[r] = -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        j.of_rank[dumps[i].rank] = (int)i;
+    /* one job: a group's name means the same ranks in every dump */
+    for (size_t i = 0; i < n; i++)
+        for (size_t g = 0; g < dumps[i].npgs; g++) {
+            const mt_fr_pg_t *a = &dumps[i].pgs[g], *b = pg_named(&j, a->name);
+            if (b->nranks != a->nranks || memcmp(a->ranks, b->ranks, (size_t)a->nranks * sizeof *a->ranks)) {
+                free(j.of_rank);
+                mt_fr_hang_free(h);
+                mt_error_set(err, MT_ERR_FORMAT,
+                             "Flight Recorder dumps of different jobs: process group %s has other ranks here", a->name);
+                err->rank = dumps[i].rank;
+                return MT_ERR_FORMAT;
+            }
+        }
+    /* offsets: the lowest rank is the reference; the others joined through
+     * any rank already placed */
+    int ref = -1;
+    for (int r = 0; r < j.world && ref < 0; r++)
+        if (j.of_rank[r] >= 0)
+            ref = r;
+    if (ref >= 0)
+        h->offset_ns[ref] = 0;
+    for (bool more = true; more;) {
+        more = false;
+        for (int r = 0; r < j.world; r++) {
+            if (j.of_rank[r] < 0 || h->offset_ns[r] != MT_FR_NONE)
+                continue;
+            for (int q = 0; q < j.world; q++) {
+                int64_t o;
+                if (q == r || j.of_rank[q] < 0 || h->offset_ns[q] == MT_FR_NONE ||
+                    !pair_offset(&dumps[j.of_rank[r]], &dumps[j.of_rank[q]], &o, &h->fit_pairs))
+                    continue;
+                h->offset_ns[r] = h->offset_ns[q] + o;
+                more = true;
+                break;
+            }
+        }
+    }
+    /* the dump's time: the first watchdog to fire (it has every rank
+     * dump), among the ranks whose clock is fitted */
+    int64_t t_dump = INT64_MAX;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < dumps[i].n && h->offset_ns[dumps[i].rank] != MT_FR_NONE; k++) {
+            const mt_fr_entry_t *e = &dumps[i].entries[k];
+            if (e->started != MT_FR_NONE && e->completed == MT_FR_NONE) {
+                int64_t t = aligned(&j, dumps[i].rank, e->started) + e->timeout_ms * 1000000;
+                if (t < t_dump)
+                    t_dump = t;
+            }
+        }
+    /* the hung group: the one whose first disagreement has most ranks stuck */
+    const mt_fr_pg_t *best = NULL;
+    int64_t best_s = 0;
+    int best_stuck = -1;
+    for (size_t i = 0; i < n; i++)
+        for (size_t g = 0; g < dumps[i].npgs; g++) {
+            const mt_fr_pg_t *pg = &dumps[i].pgs[g];
+            if (pg_named(&j, pg->name) != pg)
+                continue; /* seen in an earlier dump */
+            int stuck;
+            int64_t s = first_disagreement(&j, pg, &stuck);
+            if (s && (stuck > best_stuck || (stuck == best_stuck && strcmp(pg->name, best->name) < 0))) {
+                best = pg;
+                best_s = s;
+                best_stuck = stuck;
+            }
+        }
+    if (best) {
+        verdict(&j, best, best_s, h);
+        for (int m = 0; m < best->nranks; m++) {
+            int r = best->ranks[m];
+            const mt_fr_entry_t *e = j.of_rank[r] >= 0 ? find(&dumps[j.of_rank[r]], best->name, best_s) : NULL;
+            if (e && e->started != MT_FR_NONE && e->completed == MT_FR_NONE && t_dump != INT64_MAX &&
+                h->offset_ns[r] != MT_FR_NONE)
+                h->wait_ns[r] = t_dump - aligned(&j, r, e->started);
+        }
+    }
+    free(j.of_rank);
+    return MT_OK;
+}
+
+void mt_fr_hang_free(mt_fr_hang_t *h)
+{
+    if (!h)
+        return;
+    free(h->offset_ns);
+    free(h->wait_ns);
+    h->offset_ns = h->wait_ns = NULL;
+}
+
+const char *mt_fr_kind_name(mt_fr_kind_t k)
+{
+    static const char *const names[] = {"no_hang", "never_enqueued", "order_mismatch", "size_mismatch",
+                                        "desync", "no_dump", "ambiguous"};
+    return (unsigned)k < sizeof names / sizeof *names ? names[k] : "?";
+}
