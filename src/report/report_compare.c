@@ -83,6 +83,9 @@ mt_status_t mt_compare_json(const mt_compare_t *c, mt_write_fn w, void *ctx)
             key_num(&o, "median_a", m->med_a);
             key_num(&o, "median_b", m->med_b);
             key_num(&o, "p", m->p);
+            key_num(&o, "min_p", m->min_p);
+            key_num(&o, "detectable", m->detectable); /* null: too few samples to tell */
+            key_num(&o, "detectable_rel", m->med_a != 0 ? m->detectable / fabs(m->med_a) : NAN);
             mt_out_printf(&o, ", \"batched\": %s", m->batched ? "true" : "false");
         } else {
             mt_out_puts(&o, ", \"why\": ");
@@ -163,9 +166,19 @@ mt_status_t mt_compare_text(const mt_compare_t *c, mt_write_fn w, void *ctx)
             snprintf(r, sizeof r, "%+.1f%%", m->rel * 100);
         else
             snprintf(r, sizeof r, "-");
-        mt_out_printf(&o, "  %-20s %12s %12s %12s %8s  %s\n", mt_cmp_metric_str((mt_cmp_id_t)i), a, b, d, r,
-                      mt_cmp_verdict_str(m->verdict));
+        char see[64] = "";
+        if (m->verdict == MT_CMP_TOO_FEW)
+            snprintf(see, sizeof see, " (%zu / %zu %s)", m->na, m->nb, m->samples ? m->samples : "");
+        else if (m->verdict != MT_CMP_NA && m->med_a != 0 && isfinite(m->detectable))
+            snprintf(see, sizeof see, " (sees %.2g %%)", 100 * m->detectable / fabs(m->med_a));
+        mt_out_printf(&o, "  %-20s %12s %12s %12s %8s  %s%s\n", mt_cmp_metric_str((mt_cmp_id_t)i), a, b, d, r,
+                      mt_cmp_verdict_str(m->verdict), see);
     }
+    bool sees = false;
+    for (int i = 0; i < MT_CMP_METRIC_COUNT_; i++)
+        sees |= (c->m[i].has_a || c->m[i].has_b) && c->m[i].verdict != MT_CMP_NA && c->m[i].verdict != MT_CMP_TOO_FEW;
+    if (sees)
+        mt_out_puts(&o, "  (sees X %: the smallest change of the median the verdict could call)\n");
     if (c->n_ranks) {
         mt_out_printf(&o, "  per-step GPU time %.4g -> %.4g us (%+.4g):", c->total_a, c->total_b, c->total_b - c->total_a);
         for (int k = 0; k < MT_CMP_PART_COUNT_; k++)
@@ -230,8 +243,10 @@ mt_status_t mt_compare_html(const mt_compare_t *c, mt_write_fn w, void *ctx)
             mt_out_printf(h, "%+.1f %%", m->rel * 100);
         else
             mt_out_puts(h, "-");
-        mt_out_printf(h, "</td><td>%s</td><td>%zu / %zu %s</td><td>", mt_cmp_verdict_str(m->verdict), m->na, m->nb,
-                      m->samples ? m->samples : "");
+        mt_out_printf(h, "</td><td>%s", mt_cmp_verdict_str(m->verdict));
+        if (m->verdict != MT_CMP_NA && m->verdict != MT_CMP_TOO_FEW && m->med_a != 0 && isfinite(m->detectable))
+            mt_out_printf(h, " (sees %.2g %%)", 100 * m->detectable / fabs(m->med_a));
+        mt_out_printf(h, "</td><td>%zu / %zu %s</td><td>", m->na, m->nb, m->samples ? m->samples : "");
         if (m->verdict != MT_CMP_NA)
             mt_out_printf(h, "%.3g", m->p);
         else

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""False-alarm rate and power of the idle and exposed-communication verdicts
+of a comparison (--baseline) at 1, 2, 3, 8 and 64 ranks, on generated
+data-parallel jobs whose difference is known by construction (issue 39):
+
+  A/A     two seeds, the same job (host gaps of GAP us before every launch):
+          idle_pct and exposed_comm_pct verdicts not "within noise" are false
+          alarms (at most 5 % of them over all pairs);
+  +50 %   the baseline with host gaps of GAP us, this run with the gap that
+          makes the job's idle 1.5 times as large (GAP2, other seed): the
+          measured idle ratio (temporal[] of both reports, read here) is
+          1.40 .. 1.60, and idle_pct is "slower" in at least 80 % of pairs;
+  gate    'idle_pct<=1.05*baseline' fails (exit 3) on the 2- and 3-rank +50 %
+          pairs and passes (exit 0) on an A/A pair; with --too-few-passes a
+          1-step-against-1-step job's gate passes, without it it fails.
+
+Prints a table of the rates per world size (docs/compare.md quotes it).
+Usage: check_verdicts.py BUILD_DIR [--pairs N] [--keep DIR]"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GEN = os.path.join(HERE, "..", "..", "scripts", "gen_traces.py")
+FAILS = []
+GAP, GAP2 = 100, 161   # idle(GAP2) / idle(GAP) = 1.5 for this job (measured below, every pair)
+STEPS = 30
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        FAILS.append(what)
+
+
+def gen(out, ranks, seed, gap, steps=STEPS):
+    subprocess.run([sys.executable, GEN, "--quiet", "--out", out, "--ranks", str(ranks), "--steps", str(steps),
+                    "--seed", str(seed), "--program-seed", "1", "--host-gap-us", str(gap)], check=True)
+
+
+def analyse(exe, traces, out, *extra):
+    return subprocess.run([exe, "-q", "--no-merge", "--no-html", "-o", out] + list(extra) + [traces],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def idle_sum(out):
+    with open(os.path.join(out, "report.json")) as f:
+        r = json.load(f)
+    return sum(t["idle_us"] for t in r["temporal"]) / sum(t["span_us"] for t in r["temporal"])
+
+
+def verdicts(out):
+    with open(os.path.join(out, "compare.json")) as f:
+        return {m["name"]: m for m in json.load(f)["metrics"]}
+
+
+def pair(exe, tmp, name, ranks, seed_a, gap_a, seed_b, gap_b, *extra):
+    da, db = os.path.join(tmp, name + "_a"), os.path.join(tmp, name + "_b")
+    oa, ob = os.path.join(tmp, name + "_oa"), os.path.join(tmp, name + "_ob")
+    gen(da, ranks, seed_a, gap_a)
+    gen(db, ranks, seed_b, gap_b)
+    r = analyse(exe, da, oa)
+    if r.returncode:
+        raise SystemExit("mergetrace failed on %s: %s" % (da, r.stderr))
+    r = analyse(exe, db, ob, "--baseline", oa, *extra)
+    ratio = idle_sum(ob) / idle_sum(oa)
+    v = verdicts(ob) if os.path.exists(os.path.join(ob, "compare.json")) else {}
+    for d in (da, db):
+        shutil.rmtree(d, ignore_errors=True)
+    return r, ratio, v
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("--pairs", type=int, default=10)
+    ap.add_argument("--keep", default=None)
+    a = ap.parse_args()
+    exe = os.path.join(a.build, "mergetrace")
+    tmp = a.keep or tempfile.mkdtemp(prefix="mt-verdicts-")
+    os.makedirs(tmp, exist_ok=True)
+    try:
+        run(exe, tmp, a.pairs)
+    finally:
+        if not a.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print("%d failure(s)" % len(FAILS))
+    return 1 if FAILS else 0
+
+
+def run(exe, tmp, pairs):
+    alarms = tests = 0
+    print("ranks  A/A false alarms (idle, exposed comm)  +50 % idle: slower  idle ratio (min..max)")
+    for ranks in (1, 2, 3, 8, 64):
+        n = pairs if ranks < 64 else max(2, pairs // 5)
+        fa = ft = hits = 0
+        ratios = []
+        for s in range(n):
+            _, _, v = pair(exe, tmp, "aa%d_%d" % (ranks, s), ranks, 100 + s, GAP, 5000 + s, GAP)
+            for k in ("idle_pct", "exposed_comm_pct"):
+                if v[k]["verdict"] in ("n/a", "too few samples to tell"):
+                    check(False, "%d ranks A/A seed %d: %s has a verdict (%s)" % (ranks, s, k, v[k]["verdict"]))
+                    continue
+                ft += 1
+                fa += v[k]["verdict"] != "within noise"
+            _, ratio, v = pair(exe, tmp, "up%d_%d" % (ranks, s), ranks, 100 + s, GAP, 5000 + s, GAP2)
+            ratios.append(ratio)
+            hits += v["idle_pct"]["verdict"] == "slower"
+        alarms += fa
+        tests += ft
+        print("%5d  %d of %d (%.1f %%)%s  %d of %d  %.3f..%.3f" % (ranks, fa, ft, 100.0 * fa / max(ft, 1),
+              " " * 20, hits, n, min(ratios), max(ratios)))
+        check(all(1.40 <= x <= 1.60 for x in ratios), "%d ranks: the +50 %% pairs' idle ratio is 1.40 .. 1.60" % ranks)
+        check(hits >= 0.8 * n, "%d ranks: +50 %% idle called slower in %d of %d pairs (at least 80 %%)"
+              % (ranks, hits, n))
+    check(alarms <= 0.05 * tests, "A/A: %d of %d idle / exposed comm verdicts not within noise (at most 5 %%)"
+          % (alarms, tests))
+    # gates on the 2- and 3-rank pairs: a relative gate that can fail
+    for ranks in (2, 3):
+        r, _, _ = pair(exe, tmp, "g%d" % ranks, ranks, 7, GAP, 8, GAP2, "--gate", "idle_pct<=1.05*baseline")
+        check(r.returncode == 3, "%d ranks +50 %% idle: gate idle_pct<=1.05*baseline fails (exit %d, want 3)"
+              % (ranks, r.returncode))
+        r, _, _ = pair(exe, tmp, "ga%d" % ranks, ranks, 7, GAP, 8, GAP, "--gate", "idle_pct<=1.05*baseline")
+        check(r.returncode in (0, 3), "%d ranks A/A: gate runs (exit %d)" % (ranks, r.returncode))
+    # too few samples: 2 ranks, 2 steps a side (per-step samples 2 against 2)
+    da, db = os.path.join(tmp, "few_a"), os.path.join(tmp, "few_b")
+    oa, ob = os.path.join(tmp, "few_oa"), os.path.join(tmp, "few_ob")
+    gen(da, 2, 7, GAP, steps=3)
+    gen(db, 2, 8, GAP2, steps=3)
+    analyse(exe, da, oa)
+    r = analyse(exe, db, ob, "--baseline", oa, "--gate", "idle_pct<=1.05*baseline")
+    v = verdicts(ob)["idle_pct"]
+    check(v["verdict"] == "too few samples to tell" and v["detectable"] is None,
+          "2 ranks, few steps: idle_pct says too few samples to tell (%s, %d / %d %s)"
+          % (v["verdict"], v["n_a"], v["n_b"], v["samples"]))
+    check(r.returncode == 3, "too few samples: the relative gate fails (exit %d, want 3)" % r.returncode)
+    r = analyse(exe, db, ob, "--baseline", oa, "--gate", "idle_pct<=1.05*baseline", "--too-few-passes")
+    check(r.returncode == 0, "too few samples with --too-few-passes: the gate passes (exit %d, want 0)"
+          % r.returncode)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
