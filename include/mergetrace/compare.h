@@ -119,6 +119,15 @@ typedef struct mt_compare {
     size_t n_ranks;
     int32_t rank_most;                     /* rank whose per-step time changed most; -1 none */
     int32_t rank_most_compute;             /* rank whose own compute per step changed most; -1 none */
+    /* where a step-time change lives: work = compute + exposed comm +
+     * memory per step (mean over ranks); idle_share = idle delta / per-step
+     * GPU time delta (host gaps and waiting; NAN when that delta is 0) */
+    double work_a, work_b, idle_share;
+    /* steady steps: the Mann-Kendall trend of each run's used step times in
+     * order (p 1 with fewer than CMP_STEADY_MIN), the relative change of the
+     * median from the first half to the second; unsteady when p < 0.01 */
+    double trend_p_a, trend_p_b, trend_rel_a, trend_rel_b;
+    bool unsteady_a, unsteady_b;
     mt_cmp_list_t kernels, collectives, annotations;
     char *baseline;                        /* what A is (a path), owned */
 } mt_compare_t;

@@ -628,6 +628,29 @@ static int cmp_rank(const void *x, const void *y)
     return (a->rank > b->rank) - (a->rank < b->rank);
 }
 
+/* Whether a run's used step times are steady: the Mann-Kendall trend of
+ * the steps in order, and the relative change of the median from the first
+ * half to the second. A first profiled window often still holds the
+ * process's warm-up (tests/data/real/ab: a1's steps rise from 9.6 to 11.1
+ * ms, p 0.005; a2 and b p 0.35 and 0.88); a change measured against such a
+ * baseline is partly the warm-up's. The flag needs p < 0.01 (steps are
+ * not independent, a slow phase makes a few in a row slow). */
+#define CMP_STEADY_MIN 8
+static void steady(const dvec_t *s, double *p, double *rel, bool *unsteady)
+{
+    *p = 1;
+    *rel = 0;
+    *unsteady = false;
+    if (s->n < CMP_STEADY_MIN)
+        return;
+    double S;
+    mt_mk_trend(s->v, s->n, &S, p);
+    dvec_t h1 = {s->v, s->n / 2, 0}, h2 = {s->v + s->n - s->n / 2, s->n / 2, 0};
+    double m1 = median_of(&h1), m2 = median_of(&h2);
+    *rel = m1 != 0 ? (m2 - m1) / fabs(m1) : 0;
+    *unsteady = *p < 0.01;
+}
+
 static void explain_job(mt_compare_t *c)
 {
     if (c->n_ranks > 1)
@@ -669,6 +692,10 @@ static void explain_job(mt_compare_t *c)
         for (int k = 0; k < MT_CMP_PART_COUNT_; k++)
             c->part_b[k] /= (double)nb;
     }
+    c->work_a = c->total_a - c->part_a[MT_CMP_PART_IDLE];
+    c->work_b = c->total_b - c->part_b[MT_CMP_PART_IDLE];
+    double d = c->total_b - c->total_a;
+    c->idle_share = d != 0 ? (c->part_b[MT_CMP_PART_IDLE] - c->part_a[MT_CMP_PART_IDLE]) / d : NAN;
 }
 
 /* ------------------------------------------------------------ entry */
@@ -768,6 +795,18 @@ mt_status_t mt_compare_reports(const char *a, size_t na, const char *a_path, con
         goto out;
     if (!c->m[MT_CMP_STEP_P50].has_a && !c->m[MT_CMP_STEP_P50].has_b &&
         !note(c, "no per-step times in either report (report.json \"steps\"): step metrics are n/a"))
+        goto out;
+    steady(&A.smp[MT_CMP_STEP_P50], &c->trend_p_a, &c->trend_rel_a, &c->unsteady_a);
+    steady(&B.smp[MT_CMP_STEP_P50], &c->trend_p_b, &c->trend_rel_b, &c->unsteady_b);
+    if (c->unsteady_a &&
+        !note(c, "the baseline's steps are not steady (step time %+.1f %% from its first half to its second, "
+                 "Mann-Kendall p %.2g): warm-up or a slow phase in its window is part of the change",
+              100 * c->trend_rel_a, c->trend_p_a))
+        goto out;
+    if (c->unsteady_b &&
+        !note(c, "this run's steps are not steady (step time %+.1f %% from its first half to its second, "
+                 "Mann-Kendall p %.2g)",
+              100 * c->trend_rel_b, c->trend_p_b))
         goto out;
     size_t cap = 0;
     if (!explain_run(c, da, false, &cap) || !explain_run(c, db, true, &cap))

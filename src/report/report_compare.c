@@ -24,6 +24,8 @@ static void key_num(mt_out_t *o, const char *key, double v)
     num(o, v);
 }
 
+static bool step_where(const mt_compare_t *c, char *b, size_t cap);
+
 static double rel(double a, double b)
 {
     return a != 0 ? (b - a) / fabs(a) : NAN;
@@ -93,10 +95,27 @@ mt_status_t mt_compare_json(const mt_compare_t *c, mt_write_fn w, void *ctx)
         }
         mt_out_puts(&o, "}");
     }
-    mt_out_puts(&o, "\n ],\n \"explained\": {\"unit\": \"us per step, mean over ranks\"");
+    mt_out_puts(&o, "\n ],\n \"steady\": {");
+    for (int k = 0; k < 2; k++) {
+        mt_out_printf(&o, "%s\"%s\": {\"steady\": %s", k ? ", " : "", k ? "b" : "a",
+                      (k ? c->unsteady_b : c->unsteady_a) ? "false" : "true");
+        key_num(&o, "trend_p", k ? c->trend_p_b : c->trend_p_a);
+        key_num(&o, "half_rel", k ? c->trend_rel_b : c->trend_rel_a);
+        mt_out_puts(&o, "}");
+    }
+    mt_out_puts(&o, "},\n \"explained\": {\"unit\": \"us per step, mean over ranks\"");
     key_num(&o, "a", c->total_a);
     key_num(&o, "b", c->total_b);
     key_num(&o, "delta", c->total_b - c->total_a);
+    key_num(&o, "work_a", c->work_a);
+    key_num(&o, "work_b", c->work_b);
+    key_num(&o, "idle_share", c->idle_share);
+    char where[160];
+    mt_out_puts(&o, ", \"step_change\": ");
+    if (step_where(c, where, sizeof where))
+        mt_out_str(&o, where, sizeof where);
+    else
+        mt_out_puts(&o, "null");
     mt_out_puts(&o, ", \"parts\": [");
     for (int k = 0; k < MT_CMP_PART_COUNT_; k++) {
         mt_out_printf(&o, "%s{\"name\": \"%s\"", k ? ", " : "", mt_cmp_part_str(k));
@@ -138,6 +157,30 @@ mt_status_t mt_compare_json(const mt_compare_t *c, mt_write_fn w, void *ctx)
     return o.st;
 }
 
+/* Where a called step-time change lives, said next to the verdict (issue
+ * 39: a host-bound step that got faster while the GPU work grew is no
+ * speed-up of the work): "all of it host/idle time; GPU work +11.5 %".
+ * false when the step verdict is no change or nothing is explained. */
+static bool step_where(const mt_compare_t *c, char *b, size_t cap)
+{
+    const mt_cmp_metric_t *m = &c->m[MT_CMP_STEP_P50];
+    if ((m->verdict != MT_CMP_FASTER && m->verdict != MT_CMP_SLOWER) || !c->n_ranks || !isfinite(c->idle_share) ||
+        c->work_a <= 0)
+        return false;
+    double sh = c->idle_share, wr = (c->work_b - c->work_a) / c->work_a;
+    char part[64];
+    if (sh >= 0.95)
+        snprintf(part, sizeof part, "all of it host/idle time");
+    else if (sh >= 0.5)
+        snprintf(part, sizeof part, "most of it (%.0f %%) host/idle time", 100 * sh);
+    else if (sh > 0.05)
+        snprintf(part, sizeof part, "%.0f %% of it host/idle time", 100 * sh);
+    else
+        snprintf(part, sizeof part, "in the GPU work");
+    snprintf(b, cap, "%+.1f %%: %s; GPU work %+.1f %% per step", 100 * m->rel, part, 100 * wr);
+    return true;
+}
+
 static void fmt_val(char *b, size_t cap, double v, bool has)
 {
     if (!has || !isfinite(v))
@@ -173,6 +216,9 @@ mt_status_t mt_compare_text(const mt_compare_t *c, mt_write_fn w, void *ctx)
             snprintf(see, sizeof see, " (sees %.2g %%)", 100 * m->detectable / fabs(m->med_a));
         mt_out_printf(&o, "  %-20s %12s %12s %12s %8s  %s%s\n", mt_cmp_metric_str((mt_cmp_id_t)i), a, b, d, r,
                       mt_cmp_verdict_str(m->verdict), see);
+        char where[160];
+        if (i == MT_CMP_STEP_P50 && step_where(c, where, sizeof where))
+            mt_out_printf(&o, "    %s\n", where);
     }
     bool sees = false;
     for (int i = 0; i < MT_CMP_METRIC_COUNT_; i++)
@@ -246,6 +292,11 @@ mt_status_t mt_compare_html(const mt_compare_t *c, mt_write_fn w, void *ctx)
         mt_out_printf(h, "</td><td>%s", mt_cmp_verdict_str(m->verdict));
         if (m->verdict != MT_CMP_NA && m->verdict != MT_CMP_TOO_FEW && m->med_a != 0 && isfinite(m->detectable))
             mt_out_printf(h, " (sees %.2g %%)", 100 * m->detectable / fabs(m->med_a));
+        char where[160];
+        if (i == MT_CMP_STEP_P50 && step_where(c, where, sizeof where)) {
+            mt_out_puts(h, "<br>");
+            mt_out_html(h, where, strlen(where));
+        }
         mt_out_printf(h, "</td><td>%zu / %zu %s</td><td>", m->na, m->nb, m->samples ? m->samples : "");
         if (m->verdict != MT_CMP_NA)
             mt_out_printf(h, "%.3g", m->p);

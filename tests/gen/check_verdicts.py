@@ -11,8 +11,13 @@ data-parallel jobs whose difference is known by construction (issue 39):
           measured idle ratio (temporal[] of both reports, read here) is
           1.40 .. 1.60, and idle_pct is "slower" in at least 80 % of pairs;
   gate    'idle_pct<=1.05*baseline' fails (exit 3) on the 2- and 3-rank +50 %
-          pairs and passes (exit 0) on an A/A pair; with --too-few-passes a
-          1-step-against-1-step job's gate passes, without it it fails.
+          pairs; with --too-few-passes a 2-steps-against-2 job's gate
+          passes, without it it fails;
+  warm-up a 1-rank job whose host is 1.5 ms late at the start of each of
+          its first 12 steps (of 24; --late-rank --straggler-steps) as the
+          baseline of the same job without: the baseline's steps are "not
+          steady" (compare.json steady.a, a note), this run's are; an A/A
+          baseline (another seed, no lateness) is steady.
 
 Prints a table of the rates per world size (docs/compare.md quotes it).
 Usage: check_verdicts.py BUILD_DIR [--pairs N] [--keep DIR]"""
@@ -38,9 +43,9 @@ def check(ok, what):
         FAILS.append(what)
 
 
-def gen(out, ranks, seed, gap, steps=STEPS):
+def gen(out, ranks, seed, gap, steps=STEPS, *extra):
     subprocess.run([sys.executable, GEN, "--quiet", "--out", out, "--ranks", str(ranks), "--steps", str(steps),
-                    "--seed", str(seed), "--program-seed", "1", "--host-gap-us", str(gap)], check=True)
+                    "--seed", str(seed), "--program-seed", "1", "--host-gap-us", str(gap)] + list(extra), check=True)
 
 
 def analyse(exe, traces, out, *extra):
@@ -130,8 +135,8 @@ def run(exe, tmp, pairs):
     # too few samples: 2 ranks, 2 steps a side (per-step samples 2 against 2)
     da, db = os.path.join(tmp, "few_a"), os.path.join(tmp, "few_b")
     oa, ob = os.path.join(tmp, "few_oa"), os.path.join(tmp, "few_ob")
-    gen(da, 2, 7, GAP, steps=3)
-    gen(db, 2, 8, GAP2, steps=3)
+    gen(da, 2, 7, GAP, 3)
+    gen(db, 2, 8, GAP2, 3)
     analyse(exe, da, oa)
     r = analyse(exe, db, ob, "--baseline", oa, "--gate", "idle_pct<=1.05*baseline")
     v = verdicts(ob)["idle_pct"]
@@ -142,6 +147,24 @@ def run(exe, tmp, pairs):
     r = analyse(exe, db, ob, "--baseline", oa, "--gate", "idle_pct<=1.05*baseline", "--too-few-passes")
     check(r.returncode == 0, "too few samples with --too-few-passes: the gate passes (exit %d, want 0)"
           % r.returncode)
+    # warm-up in the baseline's window (issue 39 item 2)
+    outs = {}
+    for name, seed, extra in (("warm", 5, ("--late-rank", "0:1500", "--straggler-steps", "10-21")),
+                              ("steady", 5, ()), ("other", 6, ())):
+        d = os.path.join(tmp, "w_" + name)
+        gen(d, 1, seed, 0, 24, *extra)
+        outs[name] = os.path.join(tmp, "wo_" + name)
+        analyse(exe, d, outs[name])
+    for base, want in (("warm", False), ("other", True)):
+        ob = os.path.join(tmp, "wc_" + base)
+        analyse(exe, os.path.join(tmp, "w_steady"), ob, "--baseline", outs[base])
+        with open(os.path.join(ob, "compare.json")) as f:
+            cj = json.load(f)
+        noted = any("baseline's steps are not steady" in n for n in cj["notes"])
+        check(cj["steady"]["a"]["steady"] == want and noted != want and cj["steady"]["b"]["steady"],
+              "warm-up: baseline %s steady %s (p %.2g, half %+.1f %%), want %s; this run steady"
+              % (base, cj["steady"]["a"]["steady"], cj["steady"]["a"]["trend_p"],
+                 100 * cj["steady"]["a"]["half_rel"], want))
 
 
 if __name__ == "__main__":
