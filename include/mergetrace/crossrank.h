@@ -84,6 +84,15 @@
  *                instances (a gloo job on one GPU, rank 2 late 15 ms at
  *                each all_reduce of four collectives a step: last at 13
  *                of 40, 97 % of the wait).
+ *                 (4) with ProfilerSteps: the steps it led (caused the
+ *                     most wait of the step) are more than chance allows
+ *                     at the job-wide level 0.05: P(X >= led) < 0.05 /
+ *                     ranks for X ~ Binomial(its steps, its mean
+ *                     1 / participants). The collectives of one step are
+ *                     not independent trials (late at its first bucket, a
+ *                     rank is late at all of them), steps are; testing
+ *                     every rank is corrected for (tests/gen
+ *                     check_stragglers.py: straggler-free jobs).
  *                Consistency is the evidence: a straggler whose delay is
  *                no larger than the others' natural scatter is still last
  *                far more often than chance.
@@ -184,6 +193,9 @@ typedef struct mt_cross_rank {
      * (single-row instances included: wait 0) */
     uint64_t kernels;
     int64_t kernel_wait_ns, kernel_transfer_ns;
+    /* rule (4), set for the ranks that passed rules (0)-(2) or the kind rule */
+    uint32_t steps_led, steps_in;  /* steps where it caused the most wait; steps it took part in */
+    double steps_p;                /* P(leading that many by chance) */
 } mt_cross_rank_t;
 
 /* A rank and an amount, for the per-step top lists. */
@@ -238,6 +250,7 @@ typedef struct mt_cross {
     int64_t spread_ns;         /* S; -1 when no instance has >= 3 participants */
     int32_t *suspects;         /* ascending */
     size_t n_suspects;
+    size_t n_dropped;          /* ranks that passed rules (0)-(2) but not rule (4) */
     int32_t *cf_suspects;      /* the clock-free rule's suspects, ascending */
     size_t n_cf_suspects;
     char **evidence;           /* NUL-terminated lines of at most 97 bytes */

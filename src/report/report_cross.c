@@ -217,8 +217,14 @@ mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx)
         mt_out_printf(&o, "stragglers: suspect%s %s; %llu collectives of 2+ ranks, %s of waiting summed over %zu ranks\n",
                       x->n_suspects > 1 ? "s" : "", b, (unsigned long long)x->instances, a, nr);
     } else {
-        mt_out_printf(&o, "stragglers: none over the whole job; %llu collectives of 2+ ranks, %s of waiting summed "
-                      "over %zu ranks\n", (unsigned long long)x->instances, a, nr);
+        /* the whole-job wording where it fits the 100 columns */
+        char l[160];
+        int n = snprintf(l, sizeof l, "stragglers: none over the whole job; %llu collectives of 2+ ranks, %s of waiting summed "
+                         "over %zu ranks", (unsigned long long)x->instances, a, nr);
+        if (n > 100)
+            snprintf(l, sizeof l, "stragglers: none; %llu collectives of 2+ ranks, %s of waiting summed over %zu ranks",
+                     (unsigned long long)x->instances, a, nr);
+        mt_out_printf(&o, "%s\n", l);
     }
     if (x->n_steps && nr) {
         int64_t sw = 0;

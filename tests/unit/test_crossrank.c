@@ -764,9 +764,12 @@ static void test_straggler_some_steps(void **state)
     assert_false(step_names(x, 11, 3));
     assert_false(step_names(x, 12, 3));
     assert_false(step_names(x, 15, 3));
-    /* the steps without the delay differ from the job's suspect set */
+    /* ...but 3 of 6 steps (each led with chance 1/4: p 0.17, above
+     * 0.05 / 4) name no straggler of the whole job (rule (4), issue 39):
+     * the steps that name rank 3 differ from the job's empty set */
+    assert_int_equal(x->n_suspects, 0);
     for (size_t s = 0; s < x->n_steps; s++)
-        assert_int_equal(x->steps[s].differs, !step_names(x, x->steps[s].step, 3) || x->steps[s].n_suspects != 1);
+        assert_int_equal(x->steps[s].differs, x->steps[s].n_suspects != 0);
     mt_cross_free(x);
     mt_cross_free(xt);
     free_job(&j);
