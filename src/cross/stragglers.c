@@ -762,3 +762,18 @@ done:
     free(sr);
     return st;
 }
+
+mt_status_t mt_cross_name_absent(mt_cross_t *x, const int64_t *absent, size_t n_absent)
+{
+    if (!n_absent || !x->absent_instances)
+        return MT_OK;
+    char r[40];
+    int o = 0;
+    for (size_t i = 0; i < n_absent && o < 30; i++)
+        o += snprintf(r + o, sizeof r - (size_t)o, "%s%lld", i ? ", " : "", (long long)absent[i]);
+    if (n_absent > 1 && o >= 30)
+        snprintf(r + 27, sizeof r - 27, "...");
+    size_t cap = x->n_evidence;
+    return add_line(x, &cap, "rank%s %s: no trace, in %llu collectives' groups: possibly the straggler", n_absent > 1 ? "s" : "",
+                    r, (unsigned long long)x->absent_instances);
+}
