@@ -181,6 +181,8 @@ typedef struct mt_cross_rank {
     int64_t mean_lateness_ns;  /* lateness_sum_ns / instances, rounded toward zero */
     int64_t p99_lateness_ns;
     int64_t late_when_last_ns; /* sum of its lateness over the instances where it was last */
+    int64_t late_last_median_ns; /* the median (nearest rank) of that lateness: a mean is pulled
+                                  * down by the trivial collectives it happened to be last at */
     int64_t wait_caused_ns;
     int64_t waited_ns;
     int64_t duration_sum_ns;   /* of its kernels in those instances */
