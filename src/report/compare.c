@@ -799,13 +799,11 @@ mt_status_t mt_compare_reports(const char *a, size_t na, const char *a_path, con
     steady(&A.smp[MT_CMP_STEP_P50], &c->trend_p_a, &c->trend_rel_a, &c->unsteady_a);
     steady(&B.smp[MT_CMP_STEP_P50], &c->trend_p_b, &c->trend_rel_b, &c->unsteady_b);
     if (c->unsteady_a &&
-        !note(c, "the baseline's steps are not steady (step time %+.1f %% from its first half to its second, "
-                 "Mann-Kendall p %.2g): warm-up or a slow phase in its window is part of the change",
+        !note(c, "the baseline's steps are not steady (%+.1f %% first half to second, trend p %.2g): warm-up?",
               100 * c->trend_rel_a, c->trend_p_a))
         goto out;
     if (c->unsteady_b &&
-        !note(c, "this run's steps are not steady (step time %+.1f %% from its first half to its second, "
-                 "Mann-Kendall p %.2g)",
+        !note(c, "this run's steps are not steady (%+.1f %% first half to second, trend p %.2g)",
               100 * c->trend_rel_b, c->trend_p_b))
         goto out;
     size_t cap = 0;

@@ -181,12 +181,31 @@ static bool step_where(const mt_compare_t *c, char *b, size_t cap)
     return true;
 }
 
-static void fmt_val(char *b, size_t cap, double v, bool has)
+/* Microseconds as the rest of the outputs write times (mt_fmt_time: ns,
+ * us, ms, s), with a sign when asked: "10.27 ms", "+63.9 us". */
+static void fmt_us(char *b, size_t cap, double us, bool sign)
+{
+    char t[24]; /* "-9223372036.85 s" at most */
+    mt_fmt_time(t, sizeof t, (int64_t)llround(us * 1e3));
+    snprintf(b, cap, "%s%s", sign && us > 0 ? "+" : "", t);
+}
+
+/* A value of the metric table: a time (metrics named *_us) or a number. */
+static void fmt_val(char *b, size_t cap, double v, bool has, bool us, bool sign)
 {
     if (!has || !isfinite(v))
         snprintf(b, cap, "-");
+    else if (us)
+        fmt_us(b, cap, v, sign);
     else
-        snprintf(b, cap, "%.4g", v);
+        snprintf(b, cap, sign && v != 0 ? "%+.4g" : "%.4g", v);
+}
+
+static bool is_us(int id)
+{
+    const char *n = mt_cmp_metric_str((mt_cmp_id_t)id);
+    size_t l = strlen(n);
+    return l > 3 && !strcmp(n + l - 3, "_us");
 }
 
 mt_status_t mt_compare_text(const mt_compare_t *c, mt_write_fn w, void *ctx)
@@ -202,9 +221,9 @@ mt_status_t mt_compare_text(const mt_compare_t *c, mt_write_fn w, void *ctx)
         if (!m->has_a && !m->has_b)
             continue;
         char a[32], b[32], d[32], r[32];
-        fmt_val(a, sizeof a, m->a, m->has_a);
-        fmt_val(b, sizeof b, m->b, m->has_b);
-        fmt_val(d, sizeof d, m->delta, true);
+        fmt_val(a, sizeof a, m->a, m->has_a, is_us(i), false);
+        fmt_val(b, sizeof b, m->b, m->has_b, is_us(i), false);
+        fmt_val(d, sizeof d, m->delta, true, is_us(i), true);
         if (isfinite(m->rel))
             snprintf(r, sizeof r, "%+.1f%%", m->rel * 100);
         else
@@ -226,9 +245,15 @@ mt_status_t mt_compare_text(const mt_compare_t *c, mt_write_fn w, void *ctx)
     if (sees)
         mt_out_puts(&o, "  (sees X %: the smallest change of the median the verdict could call)\n");
     if (c->n_ranks) {
-        mt_out_printf(&o, "  per-step GPU time %.4g -> %.4g us (%+.4g):", c->total_a, c->total_b, c->total_b - c->total_a);
-        for (int k = 0; k < MT_CMP_PART_COUNT_; k++)
-            mt_out_printf(&o, " %s %+.4g", mt_cmp_part_str(k), c->part_b[k] - c->part_a[k]);
+        char ta[32], tb[32], td[32];
+        fmt_us(ta, sizeof ta, c->total_a, false);
+        fmt_us(tb, sizeof tb, c->total_b, false);
+        fmt_us(td, sizeof td, c->total_b - c->total_a, true);
+        mt_out_printf(&o, "  per-step GPU time %s -> %s (%s):", ta, tb, td);
+        for (int k = 0; k < MT_CMP_PART_COUNT_; k++) {
+            fmt_us(td, sizeof td, c->part_b[k] - c->part_a[k], true);
+            mt_out_printf(&o, " %s %s", mt_cmp_part_str(k), td);
+        }
         mt_out_puts(&o, "\n");
         if (c->rank_most >= 0)
             mt_out_printf(&o, "  rank that changed most: %d (per-step time), %d (its own compute)\n", (int)c->rank_most,
@@ -246,17 +271,19 @@ mt_status_t mt_compare_text(const mt_compare_t *c, mt_write_fn w, void *ctx)
                 break;
             char nm[61];
             snprintf(nm, sizeof nm, "%s", it->name);
-            mt_out_printf(&o, "  %-10s %-60s %+.4g us%s\n", lists[j].what, nm, it->b - it->a,
+            char dd[32];
+            fmt_us(dd, sizeof dd, it->b - it->a, true);
+            mt_out_printf(&o, "  %-10s %-60s %s%s\n", lists[j].what, nm, dd,
                           it->in_a && it->in_b ? "" : it->in_b ? " (new)" : " (vanished)");
         }
     }
     return o.st;
 }
 
-static void h_val(mt_out_t *h, double v, bool has)
+static void h_val(mt_out_t *h, double v, bool has, bool us, bool sign)
 {
     char b[32];
-    fmt_val(b, sizeof b, v, has);
+    fmt_val(b, sizeof b, v, has, us, sign);
     mt_out_puts(h, b);
 }
 
@@ -279,11 +306,11 @@ mt_status_t mt_compare_html(const mt_compare_t *c, mt_write_fn w, void *ctx)
     for (int i = 0; i < MT_CMP_METRIC_COUNT_; i++) {
         const mt_cmp_metric_t *m = &c->m[i];
         mt_out_printf(h, "<tr><td>%s</td><td>", mt_cmp_metric_str((mt_cmp_id_t)i));
-        h_val(h, m->a, m->has_a);
+        h_val(h, m->a, m->has_a, is_us(i), false);
         mt_out_puts(h, "</td><td>");
-        h_val(h, m->b, m->has_b);
+        h_val(h, m->b, m->has_b, is_us(i), false);
         mt_out_puts(h, "</td><td>");
-        h_val(h, m->delta, true);
+        h_val(h, m->delta, true, is_us(i), true);
         mt_out_puts(h, "</td><td>");
         if (isfinite(m->rel))
             mt_out_printf(h, "%+.1f %%", m->rel * 100);
@@ -325,9 +352,9 @@ mt_status_t mt_compare_html(const mt_compare_t *c, mt_write_fn w, void *ctx)
             mt_out_puts(h, "<tr><td>");
             mt_out_html(h, it->name, strlen(it->name));
             mt_out_puts(h, "</td><td>");
-            h_val(h, it->a, it->in_a);
+            h_val(h, it->a, it->in_a, false, false);
             mt_out_puts(h, "</td><td>");
-            h_val(h, it->b, it->in_b);
+            h_val(h, it->b, it->in_b, false, false);
             mt_out_printf(h, "</td><td>%+.4g</td></tr>\n", it->b - it->a);
         }
         mt_out_puts(h, "</tbody></table>\n");
