@@ -337,6 +337,23 @@ static void test_compare_reports(void **state)
     free(b);
 }
 
+/* Mann-Kendall by hand: 1, 2, 3, 4 rises at all 6 pairs, S = 6, Var S =
+ * 4 x 3 x 13 / 18 = 26/3, z = (6 - 1) / sqrt(26/3) = 1.6984, two-sided p =
+ * erfc(z / sqrt 2) = 0.08943; reversed S = -6, same p; a flat series S 0. */
+static void test_mk_trend(void **state)
+{
+    (void)state;
+    double up[] = {1, 2, 3, 4}, down[] = {4, 3, 2, 1}, flat[] = {5, 5, 5, 5, 5}, s, p;
+    mt_mk_trend(up, 4, &s, &p);
+    assert_true(s == 6 && fabs(p - erfc(5 / sqrt(26.0 / 3) / sqrt(2.0))) < 1e-12 && fabs(p - 0.08943) < 1e-4);
+    mt_mk_trend(down, 4, &s, &p);
+    assert_true(s == -6 && fabs(p - 0.08943) < 1e-4);
+    mt_mk_trend(flat, 5, &s, &p);
+    assert_true(s == 0 && p == 1);
+    mt_mk_trend(up, 2, &s, &p);
+    assert_true(p == 1);
+}
+
 /* Two ranks' idle, per rank only (no per-step ranks) or also per step:
  * idle_us of rank r in step s is idle + r + s / 10 of 1000 us. */
 static char *idle_report(double idle, bool per_step, size_t n_steps)
@@ -415,6 +432,7 @@ int main(void)
         cmocka_unit_test(test_mwu_exact),     cmocka_unit_test(test_mwu_normal),
         cmocka_unit_test(test_gate_relative), cmocka_unit_test(test_kernel_names),
         cmocka_unit_test(test_compare_reports), cmocka_unit_test(test_compare_too_few),
+        cmocka_unit_test(test_mk_trend),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
