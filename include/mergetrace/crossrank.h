@@ -283,8 +283,9 @@ typedef struct mt_cross {
 /* Name the ranks that have no trace (ascending, from the job's rank set)
  * in the straggler evidence when collectives lack members: an absent rank
  * may be the one the others waited for (its arrivals cannot be seen).
- * Nothing when none is absent or no instance lacks a member. MT_OK or
- * MT_ERR_NOMEM. Not collective. */
+ * When more ranks are absent than traced, no straggler is named at all
+ * (suspects emptied, the evidence replaced by one line saying so).
+ * Nothing when none is absent. MT_OK or MT_ERR_NOMEM. Not collective. */
 mt_status_t mt_cross_name_absent(mt_cross_t *x, const int64_t *absent, size_t n_absent);
 
 mt_status_t mt_cross_analyze(const mt_crow_t *rows, size_t n_rows, const mt_strtab_t *labels, const mt_match_t *m,

@@ -796,6 +796,23 @@ done:
 
 mt_status_t mt_cross_name_absent(mt_cross_t *x, const int64_t *absent, size_t n_absent)
 {
+    size_t present = 0;
+    for (size_t i = 0; i < x->n_ranks; i++)
+        present += x->ranks[i].instances > 0;
+    if (n_absent > present && x->instances) {
+        /* most of the job is not there (issue 39 item 7: 2 of 128 ranks
+         * named "suspect 1"): who the traced ranks waited for cannot be
+         * told, so no straggler is named and the evidence says why */
+        for (size_t i = 0; i < x->n_evidence; i++)
+            free(x->evidence[i]);
+        x->n_evidence = 0;
+        x->n_suspects = x->n_cf_suspects = 0;
+        for (size_t s = 0; s < x->n_steps; s++)
+            x->steps[s].differs = x->steps[s].n_suspects != 0;
+        size_t cap = x->n_evidence;
+        return add_line(x, &cap, "%zu of %zu ranks have no trace: no straggler is named among the %zu traced",
+                        n_absent, n_absent + present, present);
+    }
     if (!n_absent || !x->absent_instances)
         return MT_OK;
     char r[40];

@@ -8,9 +8,12 @@ generated data-parallel jobs:
           a suspect, on the aligned clock or clock-free (measured, printed);
           the generator's default job (seed 42, 8 ranks, 6 steps) none;
   slow    a rank whose every compute kernel lasts 1.1x (--slow-rank R:1.1),
-          10 seeds: named (alone) in at least 9.
+          10 seeds: named (alone) in at least 9;
+  absent  with --corpus: HTA's 2-of-128 sample (trace_filter, ranks 0 and
+          1 of a 128-rank job) names no straggler and says why (main
+          before: suspect 1).
 
-Usage: check_stragglers.py BUILD_DIR [--jobs N] [--keep DIR]"""
+Usage: check_stragglers.py BUILD_DIR [--jobs N] [--keep DIR] [--corpus DIR]"""
 
 import argparse
 import json
@@ -49,6 +52,7 @@ def main():
     ap.add_argument("build")
     ap.add_argument("--jobs", type=int, default=40)
     ap.add_argument("--keep", default=None)
+    ap.add_argument("--corpus", default=None)
     a = ap.parse_args()
     exe = os.path.join(a.build, "mergetrace")
     tmp = a.keep or tempfile.mkdtemp(prefix="mt-stragglers-")
@@ -70,6 +74,18 @@ def main():
                              "--slow-rank", "3:1.1")
             found += s == [3]
         check(found >= 9, "a 1.1x slow rank 3 named alone in %d of 10 seeds (at least 9)" % found)
+        hta = os.path.join(a.corpus or "", "facebookresearch__HolisticTraceAnalysis", "tests", "data", "trace_filter")
+        if a.corpus and os.path.isdir(hta):
+            o = os.path.join(tmp, "o_hta")
+            r = subprocess.run([exe, "-q", "--no-merge", "--no-html", "-o", o, hta], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+            with open(os.path.join(o, "report.json")) as f:
+                st = json.load(f)["stragglers"]
+            check(r.returncode == 0 and st["suspects"] == [] and
+                  any(e.startswith("126 of 128 ranks have no trace") for e in st["evidence"]),
+                  "HTA 2 of 128 ranks: suspects %s, evidence %s" % (st["suspects"], st["evidence"][:1]))
+        else:
+            print("skip HTA 2 of 128: no corpus")
     finally:
         if not a.keep:
             shutil.rmtree(tmp, ignore_errors=True)

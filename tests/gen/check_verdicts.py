@@ -20,7 +20,12 @@ data-parallel jobs whose difference is known by construction (issue 39):
           baseline (another seed, no lateness) is steady.
 
 Prints a table of the rates per world size (docs/compare.md quotes it).
-Usage: check_verdicts.py BUILD_DIR [--pairs N] [--keep DIR]"""
+  nsight  with --corpus: the Nsight Systems pair mfu_2gpu_before/after
+          (GindaChen/nsys-ai fixtures; every rank idler after, 2 ranks, no
+          steps): idle_pct "too few samples to tell" and the gate
+          'idle_pct<=1.05*baseline' fails (main before: within noise, exit 0).
+
+Usage: check_verdicts.py BUILD_DIR [--pairs N] [--keep DIR] [--corpus DIR]"""
 
 import argparse
 import json
@@ -85,12 +90,14 @@ def main():
     ap.add_argument("build")
     ap.add_argument("--pairs", type=int, default=10)
     ap.add_argument("--keep", default=None)
+    ap.add_argument("--corpus", default=None)
     a = ap.parse_args()
     exe = os.path.join(a.build, "mergetrace")
     tmp = a.keep or tempfile.mkdtemp(prefix="mt-verdicts-")
     os.makedirs(tmp, exist_ok=True)
     try:
         run(exe, tmp, a.pairs)
+        nsight(exe, tmp, a.corpus)
     finally:
         if not a.keep:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -165,6 +172,23 @@ def run(exe, tmp, pairs):
               "warm-up: baseline %s steady %s (p %.2g, half %+.1f %%), want %s; this run steady"
               % (base, cj["steady"]["a"]["steady"], cj["steady"]["a"]["trend_p"],
                  100 * cj["steady"]["a"]["half_rel"], want))
+
+
+def nsight(exe, tmp, corpus):
+    fx = os.path.join(corpus or "", "GindaChen__nsys-ai", "tests", "fixtures")
+    if not corpus or not os.path.exists(os.path.join(fx, "mfu_2gpu_before.sqlite")):
+        print("skip the Nsight pair: no corpus")
+        return
+    oa, ob = os.path.join(tmp, "ns_a"), os.path.join(tmp, "ns_b")
+    if analyse(exe, os.path.join(fx, "mfu_2gpu_before.sqlite"), oa).returncode:
+        print("skip the Nsight pair: this build does not read .sqlite")
+        return
+    r = analyse(exe, os.path.join(fx, "mfu_2gpu_after.sqlite"), ob, "--baseline", oa, "--gate",
+                "idle_pct<=1.05*baseline")
+    v = verdicts(ob)["idle_pct"]
+    check(r.returncode == 3 and v["verdict"] == "too few samples to tell",
+          "Nsight mfu_2gpu: idle_pct %s -> %s %s, gate exit %d (want too few, 3)"
+          % (v["a"], v["b"], v["verdict"], r.returncode))
 
 
 if __name__ == "__main__":
