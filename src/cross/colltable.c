@@ -55,6 +55,14 @@ int mt_cross_dtype_size(const char *dtype)
         return 8;
     if (ci_match(dtype, "complexdoub", false))
         return 16;
+    /* C type names as some traces write the dtype (issue 39: "long int"
+     * printed its size as "?"), sizes of LP64 Linux; cut to 11 bytes */
+    static const dsize_t ctypes[] = {{"long int", 8},    {"long long", 8},   {"unsigned lo", 8}, {"unsigned in", 4},
+                                     {"unsigned sh", 2}, {"short int", 2},   {"signed char", 1}, {"unsigned ch", 1},
+                                     {"c10::Half", 2},   {"c10::BFloat", 2}};
+    for (size_t i = 0; i < sizeof ctypes / sizeof ctypes[0]; i++)
+        if (ci_match(dtype, ctypes[i].name, false))
+            return ctypes[i].size;
     return 0;
 }
 

@@ -510,6 +510,15 @@ static void test_row_order(void **state)
 static void test_dtype_and_factors(void **state)
 {
     (void)state;
+    /* C type names, LP64 sizes (sizeof long = 8), cut to 11 bytes as
+     * mt_cinst_extract keeps them (issue 39: "long int" was unknown) */
+    assert_int_equal(mt_cross_dtype_size("long int"), 8);
+    assert_int_equal(mt_cross_dtype_size("long long i"), 8);
+    assert_int_equal(mt_cross_dtype_size("unsigned lo"), 8);
+    assert_int_equal(mt_cross_dtype_size("unsigned in"), 4);
+    assert_int_equal(mt_cross_dtype_size("short int"), 2);
+    assert_int_equal(mt_cross_dtype_size("unsigned ch"), 1);
+    assert_int_equal(mt_cross_dtype_size("c10::BFloat"), 2);
     assert_int_equal(mt_cross_dtype_size("Float"), 4);
     assert_int_equal(mt_cross_dtype_size("float"), 4);
     assert_int_equal(mt_cross_dtype_size("f32"), 4);
