@@ -433,8 +433,7 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
                                .n_analyses = j->n_an,
                                .clocks = al->clocks,
                                .n_clocks = al->n_clocks,
-                               .aligned = options_one_clock(o),
-                               .steps = j->cp};
+                               .aligned = options_one_clock(o)};
         j->gates_failed = mt_gates_eval(o->gates, o->n_gates, &gi);
     }
     return MT_EXIT_OK;

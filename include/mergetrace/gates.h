@@ -15,10 +15,9 @@
  *                      idle / span * 100 (report.json "temporal")
  *  alignment_p99_us    the largest p99 clock residual over the ranks, us
  *  step_p50_us, step_p99_us, period_p50_us
- *                      the job step time p50 / p99 of the used steps
- *                      (report.json steps.p50_us / p99_us; with a
- *                      baseline the comparison's, the same numbers) and
- *                      the pipeline period p50
+ *                      step time p50 / p99 (measured only in a comparison,
+ *                      include/mergetrace/compare.h) and the pipeline
+ *                      period p50
  * Percentages are 0..100, times >= 0 (for a number; a relative
  * threshold is checked once the baseline is known).
  * Operators: <=, >=, <, >, ==. The right-hand side is a number, or relative
@@ -34,7 +33,6 @@
 
 #include "mergetrace/analysis.h"
 #include "mergetrace/collectives.h"
-#include "mergetrace/critpath.h"
 #include "mergetrace/crossrank.h"
 #include "mergetrace/buf.h"
 #include "mergetrace/pipeline.h"
@@ -96,7 +94,6 @@ typedef struct mt_gate_inputs {
     const mt_clock_t *clocks;
     size_t n_clocks;
     bool aligned;
-    const mt_critpath_t *steps; /* step times; NULL: no ProfilerStep, or left out (memory budget) */
 } mt_gate_inputs_t;
 
 /* Fill measured, value, pass and why of g[0..n). Returns how many failed. */

@@ -207,12 +207,8 @@ static bool measure(const mt_gate_inputs_t *in, mt_gate_metric_t m, double *v, c
     switch (m) {
     case MT_GATE_STEP_P50_US:
     case MT_GATE_STEP_P99_US:
-        if (!in->steps || !in->steps->used) {
-            *why = "this run has no step times";
-            return false;
-        }
-        *v = (double)(m == MT_GATE_STEP_P50_US ? in->steps->p50_ns : in->steps->p99_ns) / 1e3;
-        return true;
+        *why = "step times are measured only in a comparison (--baseline)";
+        return false;
     case MT_GATE_OVERLAP:
     case MT_GATE_PERIOD_P99_US:
     case MT_GATE_PERIOD_P50_US:
