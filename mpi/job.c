@@ -383,6 +383,8 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
     /* ---- cross-rank analyses, over the gathered rows ---- */
     st = mt_cross_analyze(al->rows, al->n_rows, al->labels, al->m, al->clocks, j->ranks, (size_t)j->n_ranks, &j->cross);
     if (st == MT_OK)
+        st = mt_cross_name_absent(j->cross, j->missing, j->n_missing);
+    if (st == MT_OK)
         st = mt_trust_annotate(j->cross, &j->trust, options_one_clock(o), o->force);
     pt->cross_rank = procs_wtime() - tc;
     pt->cross_rank_cpu = timings_cpu() - cc;

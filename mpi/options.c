@@ -133,6 +133,8 @@ static const char usage_text[] =
     "                       (docs/compare.md)\n"
     "      --strict-gates   a relative gate fails even when its metric changed\n"
     "                       within noise\n"
+    "      --too-few-passes a relative gate that fails while its metric has too\n"
+    "                       few samples to tell (2 ranks against 2) passes\n"
     "\n"
     "  -q, --quiet          print nothing but errors\n"
     "      --progress       show progress on stderr even when it is not a terminal\n"
@@ -614,6 +616,9 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         } else if (!strcmp(name, "--strict-gates")) {
             NO_VALUE();
             o->strict_gates = true;
+        } else if (!strcmp(name, "--too-few-passes")) {
+            NO_VALUE();
+            o->too_few_pass = true;
         } else if (!strcmp(name, "--no-align")) {
             NO_VALUE();
             o->no_align = true;

@@ -88,6 +88,7 @@ typedef struct options {
     size_t n_gates;
     const char *baseline;   /* --baseline DIR or FILE, borrowed from argv; NULL none */
     bool strict_gates;      /* --strict-gates */
+    bool too_few_pass;      /* --too-few-passes */
     char *baseline_text;    /* process 0: the baseline's report.json (outputs_baseline_read) */
     size_t baseline_len;
     char baseline_file[4096]; /* its path */

@@ -165,7 +165,7 @@ static mt_compare_t *compare_run(const options_t *o, const mt_report_t *rep, job
         return NULL;
     }
     if (o->n_gates)
-        j->gates_failed = mt_compare_gates(c, o->gates, o->n_gates, o->strict_gates);
+        j->gates_failed = mt_compare_gates(c, o->gates, o->n_gates, o->strict_gates, o->too_few_pass);
     return c;
 }
 

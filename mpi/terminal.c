@@ -438,7 +438,8 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
         fprintf(out, "\n%sgates%s: %zu of %zu passed\n", B, N, passed, n_gates);
         for (size_t i = 0; i < n_gates; i++) {
             if (gates[i].measured)
-                fprintf(out, "  %s %s (%.6g)\n", gates[i].pass ? "pass" : "FAIL", gates[i].expr, gates[i].value);
+                fprintf(out, "  %s %s (%.6g%s)\n", gates[i].pass ? "pass" : "FAIL", gates[i].expr, gates[i].value,
+                        gates[i].too_few ? "; too few samples to tell" : "");
             else
                 fprintf(out, "  FAIL %s (not measured: %s)\n", gates[i].expr, gates[i].why);
         }

@@ -1233,7 +1233,9 @@ def run_dp(job, ranks):
     cfg.input_bytes = 1572864
     cfg.memset_bytes = 4194304
     cfg.act_bytes = 33554432
-    cfg.bucket_nelems = [rng.choice((1572864, 2097152, 2621440, 3145728)) for _ in range(a.buckets)]
+    # the bucket sizes are the program: --program-seed keeps them across seeds (an A/A pair)
+    prng = random.Random(a.program_seed) if a.program_seed is not None else rng
+    cfg.bucket_nelems = [prng.choice((1572864, 2097152, 2621440, 3145728)) for _ in range(a.buckets)]
     job.pg_desc = {"0": "default_pg"}
     strag = a.straggler
     d_ns = int(round(a.straggler_delay_us * 1000))
@@ -1448,6 +1450,9 @@ def build_parser():
     g.add_argument("--ranks-per-node", type=int, default=4, metavar="N",
                    help="ranks sharing one node clock (default 4)")
     g.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    g.add_argument("--program-seed", type=int, default=None, metavar="S",
+                   help="dp: draw the allreduce bucket sizes from S instead of --seed, so that two seeds are "
+                        "two runs of one program (an A/A pair)")
     g.add_argument("--steps", type=int, default=None, metavar="N",
                    help="profiler steps to write (dp default 6; for pp the same as --chunks)")
     g.add_argument("--size-mb", type=float, default=None, metavar="M",

@@ -12,7 +12,10 @@
  * |median(A)|; it is then "faster" or "slower" by the direction that makes
  * the job faster (lower times, idle, wait, residual; higher OverlapScore),
  * else "within noise". A metric with fewer than 2 samples in either run has
- * the verdict "n/a". */
+ * the verdict "n/a"; one whose samples are too few for any change to reach
+ * p < alpha (2 ranks against 2: the smallest p is 1/3) has "too few
+ * samples to tell", never "within noise". Each tested metric states the
+ * smallest change of its median it could have called (detectable). */
 #ifndef MERGETRACE_COMPARE_H
 #define MERGETRACE_COMPARE_H
 
@@ -42,9 +45,15 @@ typedef enum mt_cmp_id {
     MT_CMP_METRIC_COUNT_
 } mt_cmp_id_t;
 
-typedef enum mt_cmp_verdict { MT_CMP_NA = 0, MT_CMP_NOISE, MT_CMP_FASTER, MT_CMP_SLOWER } mt_cmp_verdict_t;
+typedef enum mt_cmp_verdict {
+    MT_CMP_NA = 0,
+    MT_CMP_NOISE,
+    MT_CMP_FASTER,
+    MT_CMP_SLOWER,
+    MT_CMP_TOO_FEW /* no change could have reached p < alpha with these samples */
+} mt_cmp_verdict_t;
 
-/* "n/a", "within noise", "faster", "slower". */
+/* "n/a", "within noise", "faster", "slower", "too few samples to tell". */
 const char *mt_cmp_verdict_str(mt_cmp_verdict_t v);
 /* The metric's name as in compare.json and in gates ("step_p50_us", ...). */
 const char *mt_cmp_metric_str(mt_cmp_id_t m);
@@ -57,8 +66,14 @@ typedef struct mt_cmp_metric {
     double med_a, med_b;      /* their medians */
     double p;                 /* two-sided p-value; 1 when n/a */
     bool batched;             /* tested on means of blocks of 5 consecutive samples */
+    double min_p;             /* the smallest p these sample counts can give (samples apart) */
+    double detectable;        /* the smallest shift of B's samples the test calls, in the
+                                 metric's unit (the larger of up and down, at least min_effect
+                                 x |median A|); INFINITY when too few, NAN when n/a */
     mt_cmp_verdict_t verdict;
-    const char *samples;      /* "steps", "chunks", "ranks" (static) */
+    const char *samples;      /* "steps", "chunks", "ranks" (static); idle and exposed comm
+                                 are per step (pooled over the step's ranks) when the
+                                 report has steps.per_step[].ranks[] */
     const char *why;          /* n/a: why (static); else NULL */
 } mt_cmp_metric_t;
 
@@ -104,6 +119,15 @@ typedef struct mt_compare {
     size_t n_ranks;
     int32_t rank_most;                     /* rank whose per-step time changed most; -1 none */
     int32_t rank_most_compute;             /* rank whose own compute per step changed most; -1 none */
+    /* where a step-time change lives: work = compute + exposed comm +
+     * memory per step (mean over ranks); idle_share = idle delta / per-step
+     * GPU time delta (host gaps and waiting; NAN when that delta is 0) */
+    double work_a, work_b, idle_share;
+    /* steady steps: the Mann-Kendall trend of each run's used step times in
+     * order (p 1 with fewer than CMP_STEADY_MIN), the relative change of the
+     * median from the first half to the second; unsteady when p < 0.01 */
+    double trend_p_a, trend_p_b, trend_rel_a, trend_rel_b;
+    bool unsteady_a, unsteady_b;
     mt_cmp_list_t kernels, collectives, annotations;
     char *baseline;                        /* what A is (a path), owned */
 } mt_compare_t;
@@ -149,9 +173,11 @@ mt_status_t mt_compare_html(const mt_compare_t *c, mt_write_fn w, void *ctx);
  * every gate whose metric the comparison has, its value becomes B's value
  * and, for a relative gate, its threshold mul x A + add. A relative gate
  * whose metric is "within noise" passes unless strict. A relative gate
+ * that fails while its metric has "too few samples to tell" fails (the
+ * test could not have seen a change) unless too_few_pass. A relative gate
  * without a baseline value fails (not measured). Returns how many gates
  * fail after this. */
-size_t mt_compare_gates(const mt_compare_t *c, mt_gate_t *g, size_t n, bool strict);
+size_t mt_compare_gates(const mt_compare_t *c, mt_gate_t *g, size_t n, bool strict, bool too_few_pass);
 
 #ifdef __cplusplus
 }

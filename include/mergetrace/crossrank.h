@@ -84,6 +84,15 @@
  *                instances (a gloo job on one GPU, rank 2 late 15 ms at
  *                each all_reduce of four collectives a step: last at 13
  *                of 40, 97 % of the wait).
+ *                 (4) with ProfilerSteps: the steps it led (caused the
+ *                     most wait of the step) are more than chance allows
+ *                     at the job-wide level 0.05: P(X >= led) < 0.05 /
+ *                     ranks for X ~ Binomial(its steps, its mean
+ *                     1 / participants). The collectives of one step are
+ *                     not independent trials (late at its first bucket, a
+ *                     rank is late at all of them), steps are; testing
+ *                     every rank is corrected for (tests/gen
+ *                     check_stragglers.py: straggler-free jobs).
  *                Consistency is the evidence: a straggler whose delay is
  *                no larger than the others' natural scatter is still last
  *                far more often than chance.
@@ -151,7 +160,10 @@ typedef struct mt_cross_coll {
     int32_t ranks;             /* the most participants of one instance */
     int64_t total_ns;          /* sum of the instances' spans */
     int64_t mean_ns;           /* total_ns / count, rounded down */
-    int64_t transfer_ns;       /* sum of the instances' transfers */
+    int64_t transfer_ns;       /* sum of the instances' transfers, those with a member without a
+                                * trace left out; -1 when every instance has one (unknown) */
+    uint64_t absent;           /* instances whose group has a member without a trace: with any,
+                                * algbw and busbw are unknown */
     double algbw_gbps;         /* < 0: unknown */
     double busbw_gbps;         /* < 0: unknown */
 } mt_cross_coll_t;
@@ -169,6 +181,8 @@ typedef struct mt_cross_rank {
     int64_t mean_lateness_ns;  /* lateness_sum_ns / instances, rounded toward zero */
     int64_t p99_lateness_ns;
     int64_t late_when_last_ns; /* sum of its lateness over the instances where it was last */
+    int64_t late_last_median_ns; /* the median (nearest rank) of that lateness: a mean is pulled
+                                  * down by the trivial collectives it happened to be last at */
     int64_t wait_caused_ns;
     int64_t waited_ns;
     int64_t duration_sum_ns;   /* of its kernels in those instances */
@@ -184,6 +198,11 @@ typedef struct mt_cross_rank {
      * (single-row instances included: wait 0) */
     uint64_t kernels;
     int64_t kernel_wait_ns, kernel_transfer_ns;
+    int64_t kernel_unknown_ns; /* in instances with a member without a trace: the shortest present
+                                * member's time, wait or transfer (not in either above) */
+    /* rule (4), set for the ranks that passed rules (0)-(2) or the kind rule */
+    uint32_t steps_led, steps_in;  /* steps where it caused the most wait; steps it took part in */
+    double steps_p;                /* P(leading that many by chance) */
 } mt_cross_rank_t;
 
 /* A rank and an amount, for the per-step top lists. */
@@ -232,12 +251,14 @@ typedef struct mt_cross {
     uint64_t instances;        /* instances used by the straggler analysis (>= 2 participants) */
     uint64_t singles;          /* one-participant instances (collective table and wait only) */
     uint64_t mismatched;       /* instances left out */
+    uint64_t absent_instances; /* instances whose group has a member without a trace (no row) */
     uint64_t cpu_members;      /* members that are CPU ranges (gloo, MT_CI_CPU) among those of the
                                 * wait vs transfer split; the rest are kernels */
     int64_t wait_total_ns;     /* all wait caused (= all waited) */
     int64_t spread_ns;         /* S; -1 when no instance has >= 3 participants */
     int32_t *suspects;         /* ascending */
     size_t n_suspects;
+    size_t n_dropped;          /* ranks that passed rules (0)-(2) but not rule (4) */
     int32_t *cf_suspects;      /* the clock-free rule's suspects, ascending */
     size_t n_cf_suspects;
     char **evidence;           /* NUL-terminated lines of at most 97 bytes */
@@ -259,6 +280,14 @@ typedef struct mt_cross {
  * *out is owned by the caller (mt_cross_free), NULL on error. The result
  * does not depend on the order of the rows. Returns MT_OK or MT_ERR_NOMEM.
  * Not collective; O(n log n) in the rows. */
+/* Name the ranks that have no trace (ascending, from the job's rank set)
+ * in the straggler evidence when collectives lack members: an absent rank
+ * may be the one the others waited for (its arrivals cannot be seen).
+ * When more ranks are absent than traced, no straggler is named at all
+ * (suspects emptied, the evidence replaced by one line saying so).
+ * Nothing when none is absent. MT_OK or MT_ERR_NOMEM. Not collective. */
+mt_status_t mt_cross_name_absent(mt_cross_t *x, const int64_t *absent, size_t n_absent);
+
 mt_status_t mt_cross_analyze(const mt_crow_t *rows, size_t n_rows, const mt_strtab_t *labels, const mt_match_t *m,
                              const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks, mt_cross_t **out);
 

@@ -67,6 +67,7 @@ typedef struct mt_gate {
     bool has_baseline;      /* relative: the baseline run had the metric */
     double baseline;
     bool noise_pass;        /* relative: passed because the change is within noise */
+    bool too_few;           /* relative: the metric's samples are too few to tell */
     bool measured;          /* mt_gates_eval found a value */
     double value;
     bool pass;

@@ -1,4 +1,4 @@
-/* The Mann-Whitney U test (see ranktest.h). */
+/* The Mann-Whitney U and Mann-Kendall tests (see ranktest.h). */
 #include "base/ranktest.h"
 
 #include <math.h>
@@ -111,4 +111,19 @@ bool mt_mwu_test(const double *a, size_t na, const double *b, size_t nb, mt_mwu_
     out->z = u >= mu ? z : -z;
     out->p = fmin(1.0, erfc(z / sqrt(2.0)));
     return true;
+}
+
+void mt_mk_trend(const double *x, size_t n, double *s, double *p)
+{
+    double S = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            S += (x[j] > x[i]) - (x[j] < x[i]);
+    *s = S;
+    *p = 1;
+    if (n < 3 || S == 0)
+        return;
+    double N = (double)n, var = N * (N - 1) * (2 * N + 5) / 18;
+    double z = (fabs(S) - 1) / sqrt(var);
+    *p = fmin(1.0, erfc(z / sqrt(2.0)));
 }

@@ -1,6 +1,7 @@
-/* The two-sample Mann-Whitney U test (Wilcoxon rank-sum): do two sets of
- * samples come from distributions of the same location? Used by the run
- * comparison (report/compare.c) on the per-step values of two runs. */
+/* Rank tests: the two-sample Mann-Whitney U test (Wilcoxon rank-sum): do
+ * two sets of samples come from distributions of the same location? Used
+ * by the run comparison (report/compare.c) on the per-step values of two
+ * runs; and the Mann-Kendall trend test (are a run's steps steady?). */
 #ifndef MT_BASE_RANKTEST_H
 #define MT_BASE_RANKTEST_H
 
@@ -21,5 +22,11 @@ typedef struct mt_mwu {
  * correction of 1/2. na or nb = 0 gives p = 1. Returns false only when
  * memory runs out. The inputs are not changed. */
 bool mt_mwu_test(const double *a, size_t na, const double *b, size_t nb, mt_mwu_t *out);
+
+/* The Mann-Kendall trend test of x[0..n) in time order: S = sum over i < j
+ * of sign(x_j - x_i) (> 0: rising), two-sided p from the normal
+ * approximation, Var S = n (n - 1) (2n + 5) / 18 (ties not corrected),
+ * continuity correction 1. n < 3 gives S = 0, p = 1. */
+void mt_mk_trend(const double *x, size_t n, double *s, double *p);
 
 #endif

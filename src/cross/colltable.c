@@ -55,6 +55,14 @@ int mt_cross_dtype_size(const char *dtype)
         return 8;
     if (ci_match(dtype, "complexdoub", false))
         return 16;
+    /* C type names as some traces write the dtype (issue 39: "long int"
+     * printed its size as "?"), sizes of LP64 Linux; cut to 11 bytes */
+    static const dsize_t ctypes[] = {{"long int", 8},    {"long long", 8},   {"unsigned lo", 8}, {"unsigned in", 4},
+                                     {"unsigned sh", 2}, {"short int", 2},   {"signed char", 1}, {"unsigned ch", 1},
+                                     {"c10::Half", 2},   {"c10::BFloat", 2}};
+    for (size_t i = 0; i < sizeof ctypes / sizeof ctypes[0]; i++)
+        if (ci_match(dtype, ctypes[i].name, false))
+            return ctypes[i].size;
     return 0;
 }
 
@@ -92,6 +100,7 @@ typedef struct crec {
     int64_t n;               /* expected group size */
     int32_t parts;           /* participants */
     uint8_t kind;
+    bool absent;             /* a member of its group has no row (no trace) */
 } crec_t;
 
 static int crec_key_cmp(const crec_t *a, const crec_t *b)
@@ -202,13 +211,22 @@ mt_status_t mt_cross_colltable(const mt_crow_t *rows, const mt_strtab_t *labels,
         int64_t bytes = el > 0 && sz > 0 && el <= INT64_MAX / 16 ? el * sz : 0;
         int64_t n = m->expected[i] > (int32_t)(e - f) ? m->expected[i] : (int64_t)(e - f);
         const char *pg = mt_strtab_get(labels, r0->pg_id, NULL);
-        rec[nr++] = (crec_t){pg, dt, bytes, hi, lo, n, (int32_t)(e - f), (uint8_t)kind};
+        /* a member without a trace (issue 39): the shortest present kernel
+         * is not the transfer (the absent one may have arrived last and
+         * the shortest present one waited for it), so transfer and
+         * bandwidth are unknown; what each waited beyond the shortest is
+         * waiting, the shortest's own time is wait or transfer, unknown */
+        /* partial instances only: a lone member's group size is often a
+         * guess, and a one-rank run is another matter (issue 39 item 7) */
+        bool absent = m->status[i] == MT_INST_PARTIAL && n > (int64_t)(e - f);
+        x->absent_instances += absent;
+        rec[nr++] = (crec_t){pg, dt, bytes, hi, lo, n, (int32_t)(e - f), (uint8_t)kind, absent};
         for (uint32_t p = f; p < e; p++) {
             const mt_crow_t *r = &rows[m->members[p]];
             mt_cross_rank_t *k = &x->ranks[slot[m->members[p]]];
             k->kernels++;
             x->cpu_members += (r->flags & MT_CI_CPU) != 0;
-            k->kernel_transfer_ns += lo;
+            *(absent ? &k->kernel_unknown_ns : &k->kernel_transfer_ns) += lo;
             k->kernel_wait_ns += dur(r) - lo;
         }
     }
@@ -233,7 +251,8 @@ mt_status_t mt_cross_colltable(const mt_crow_t *rows, const mt_strtab_t *labels,
         for (; j < nr && crec_key_cmp(&rec[i], &rec[j]) == 0; j++) {
             c->count++;
             c->total_ns += rec[j].span;
-            c->transfer_ns += rec[j].transfer;
+            c->absent += rec[j].absent;
+            c->transfer_ns += rec[j].absent ? 0 : rec[j].transfer;
             c->ranks = rec[j].parts > c->ranks ? rec[j].parts : c->ranks;
             double f = mt_cross_busbw_factor((mt_coll_kind_t)rec[j].kind, rec[j].n);
             if (f < 0)
@@ -242,7 +261,9 @@ mt_status_t mt_cross_colltable(const mt_crow_t *rows, const mt_strtab_t *labels,
         }
         c->mean_ns = c->total_ns / (int64_t)c->count;
         c->algbw_gbps = c->busbw_gbps = -1;
-        if (c->bytes > 0 && c->transfer_ns > 0) {
+        if (c->absent == c->count)
+            c->transfer_ns = -1;
+        if (c->bytes > 0 && c->transfer_ns > 0 && !c->absent) {
             /* bytes per ns = GB/s (10^9 bytes per second, as nccl-tests) */
             c->algbw_gbps = (double)c->bytes * (double)c->count / (double)c->transfer_ns;
             if (bus_known)

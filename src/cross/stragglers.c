@@ -3,6 +3,7 @@
  * clock-free signal (the straggler's kernels are the shortest, because it
  * waits least) and broken down per ProfilerStep. Definitions in
  * include/mergetrace/crossrank.h. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,12 +26,15 @@
 #define KIND_SHARE 0.50     /* rule (1) within one kind of collective: more than half the wait */
 #define MIN_LAST_JOB 3      /* rule (0): last arrivals needed to name a rank of the job */
 #define MIN_LAST_STEP 2     /* ... of a step */
+#define STEP_ALPHA 0.05     /* rule (4): the job-wide false-alarm rate of the step count */
 
 /* One participant of one instance that lies in a ProfilerStep. */
 typedef struct srec {
     int64_t step;
     uint32_t slot;
-    uint16_t last;     /* 1 when it arrived last */
+    uint8_t last;      /* 1 when it arrived last */
+    uint8_t shortest;  /* 1 when its kernel was the shortest (clock-free) */
+    int64_t cf_wait;   /* clock-free wait caused (when shortest) */
     uint16_t head;     /* 1 for one participant of each instance: counts instances */
     uint64_t chance;   /* Q24 / participants */
     int64_t wait;      /* wait caused (when last) */
@@ -59,6 +63,72 @@ static bool is_suspect(uint64_t n, uint64_t last, uint64_t min_last, uint64_t ch
     if (!beats_chance(n, last, chance))
         return false;
     return (double)wait > WAIT_SHARE * (double)wait_total;
+}
+
+/* P(X >= k) for X ~ Binomial(n, p). */
+static double binom_tail(uint64_t n, uint64_t k, double p)
+{
+    if (k == 0)
+        return 1;
+    if (k > n || p <= 0)
+        return 0;
+    if (p >= 1)
+        return 1;
+    double t = 0, N = (double)n;
+    for (uint64_t j = k; j <= n; j++) {
+        double J = (double)j;
+        t += exp(lgamma(N + 1) - lgamma(J + 1) - lgamma(N - J + 1) + J * log(p) + (N - J) * log1p(-p));
+    }
+    return t < 1 ? t : 1;
+}
+
+/* Rule (4) of crossrank.h: the steps a rank led (caused the most wait of
+ * the step) against chance, in independent units. The collectives of one
+ * step are not independent trials (a rank late at its first bucket is late
+ * at all four), so 8 last arrivals in 32 is 2 of 8 steps; steps are much
+ * closer to independent. Every rank is tested, so the level is
+ * STEP_ALPHA / ranks (Bonferroni): at most STEP_ALPHA of straggler-free
+ * jobs name anyone. Keeps in sus[0..n_sus) those that pass, returns how
+ * many; arrivals: the aligned-clock suspects (their steps_* are set). */
+static size_t step_rule(mt_cross_t *x, int32_t *sus, size_t n_sus, const uint32_t *led, const uint32_t *in_steps,
+                        const double *p_sum, bool arrivals)
+{
+    size_t tested = 0, keep = 0;
+    for (size_t i = 0; i < x->n_ranks; i++)
+        tested += in_steps[i] > 0;
+    for (size_t s = 0; s < n_sus; s++) {
+        size_t i = (size_t)(mt_cross_rank_find(x, sus[s]) - x->ranks);
+        mt_cross_rank_t *k = &x->ranks[i];
+        double p = in_steps[i] ? p_sum[i] / in_steps[i] : 1, tail = binom_tail(in_steps[i], led[i], p);
+        double level = STEP_ALPHA / (double)(tested ? tested : 1);
+        /* too few steps for even a rank that led them all: the rule cannot
+         * tell, the suspect stands on rules (0)-(2) (evidence says so) */
+        bool can_tell = binom_tail(in_steps[i], in_steps[i], p) < level;
+        if (arrivals) {
+            k->steps_led = led[i];
+            k->steps_in = in_steps[i];
+            k->steps_p = can_tell ? tail : -1;
+        }
+        if (tail < level || !can_tell)
+            sus[keep++] = sus[s];
+        else if (arrivals)
+            x->n_dropped++;
+    }
+    return keep;
+}
+
+/* A last arrival's rank slot and lateness. */
+typedef struct lslot {
+    uint32_t slot;
+    int64_t late;
+} lslot_t;
+
+static int lslot_cmp(const void *pa, const void *pb)
+{
+    const lslot_t *a = pa, *b = pb;
+    if (a->slot != b->slot)
+        return a->slot < b->slot ? -1 : 1;
+    return (a->late > b->late) - (a->late < b->late);
 }
 
 /* One collective of one kind: its group and kind, to number the kinds. */
@@ -251,17 +321,23 @@ static mt_status_t evidence(mt_cross_t *x)
                           (unsigned long long)k->kind_last, (unsigned long long)k->kind_instances,
                           mt_coll_kind_str((mt_coll_kind_t)k->kind),
                           pct((double)k->kind_chance_q24 / (double)Q24, (double)k->kind_instances));
+        if (st == MT_OK && k->steps_in && k->steps_p >= 0)
+            st = add_line(x, &cap, "rank %d: held up %u of %u steps the most (p %.2g by chance)", k->rank,
+                          k->steps_led, k->steps_in, k->steps_p);
+        else if (st == MT_OK && k->steps_in)
+            st = add_line(x, &cap, "rank %d: %u steps are too few to confirm it by steps (held up %u the most)",
+                          k->rank, k->steps_in, k->steps_led);
         mt_fmt_time(t1, sizeof t1, k->wait_caused_ns);
         mt_fmt_time(t2, sizeof t2, x->wait_total_ns);
         if (st == MT_OK)
             st = add_line(x, &cap, "rank %d: caused %s of the %s of waiting, summed over the ranks (%.0f%%)", k->rank, t1, t2,
                           pct((double)k->wait_caused_ns, (double)x->wait_total_ns));
         if (st == MT_OK && x->spread_ns > 0) {
-            int64_t ml = k->late_when_last_ns / (int64_t)k->last;
+            int64_t ml = k->late_last_median_ns;
             mt_fmt_time(t1, sizeof t1, ml);
             mt_fmt_time(t2, sizeof t2, x->spread_ns);
-            st = add_line(x, &cap, "rank %d: %s behind the median arrival when last (%.1fx the usual %s)", k->rank,
-                          t1, (double)ml / (double)x->spread_ns, t2);
+            st = add_line(x, &cap, "rank %d: %s behind the median arrival when last (median of %llu; %.1fx the usual %s)",
+                          k->rank, t1, (unsigned long long)k->last, (double)ml / (double)x->spread_ns, t2);
         }
         mt_fmt_time(t1, sizeof t1, k->mean_duration_ns);
         mt_fmt_time(t2, sizeof t2, med_dur);
@@ -272,6 +348,11 @@ static mt_status_t evidence(mt_cross_t *x)
     }
     if (st == MT_OK && !x->n_suspects) {
         st = add_line(x, &cap, "no straggler: no rank is last clearly more often than chance with most of the wait");
+        for (size_t i = 0; i < x->n_ranks && st == MT_OK; i++)
+            if (x->ranks[i].steps_in && x->ranks[i].steps_p >= 0 && x->n_dropped)
+                st = add_line(x, &cap, "rank %d: last often, but held up only %u of %u steps the most (p %.2g by "
+                              "chance, %.2g needed)", x->ranks[i].rank, x->ranks[i].steps_led, x->ranks[i].steps_in,
+                              x->ranks[i].steps_p, STEP_ALPHA / (double)x->n_ranks);
         const mt_cross_rank_t *top = NULL;
         for (size_t i = 0; i < x->n_ranks; i++)
             if (x->ranks[i].wait_caused_ns > 0 && (!top || x->ranks[i].wait_caused_ns > top->wait_caused_ns))
@@ -367,6 +448,10 @@ mt_status_t mt_cross_stragglers(const mt_crow_t *rows, const mt_match_t *m, cons
             maxk = m->first[i + 1] - m->first[i];
     mt_status_t st = MT_ERR_NOMEM;
     int32_t *ilast = NULL, *ishort = NULL;
+    lslot_t *lastl = mt_big_malloc((ni ? ni : 1) * sizeof *lastl);
+    size_t nlast = 0;
+    uint32_t *led = NULL, *cf_led = NULL, *in_steps = NULL;
+    double *p_sum = NULL;
     uint8_t *kind_last = NULL, *kind_short = NULL;
     int64_t *arr = mt_big_malloc(maxk * sizeof *arr), *arrs = mt_big_malloc(maxk * sizeof *arrs);
     int64_t *d = mt_big_malloc(maxk * sizeof *d);
@@ -381,7 +466,7 @@ mt_status_t mt_cross_stragglers(const mt_crow_t *rows, const mt_match_t *m, cons
      * clock's constants out again for every time: 7 % of the passes and
      * the fit at 1024 ranks x 3,000 went to it) */
     mt_clock_map_t *cmap = malloc((x->n_ranks ? x->n_ranks : 1) * sizeof *cmap);
-    if (!arr || !arrs || !d || !lv || !dev || !sr || !skey || !sidx || !loff || !lpos || !cmap)
+    if (!arr || !arrs || !d || !lv || !dev || !sr || !skey || !sidx || !loff || !lpos || !cmap || !lastl)
         goto done;
     for (size_t i = 0; i < x->n_ranks; i++)
         cmap[i] = mt_clock_map(clk[i]);
@@ -471,14 +556,29 @@ mt_status_t mt_cross_stragglers(const mt_crow_t *rows, const mt_match_t *m, cons
                 rk->last++;
                 rk->wait_caused_ns = mt_add_sat(rk->wait_caused_ns, caused);
                 rk->late_when_last_ns = mt_add_sat(rk->late_when_last_ns, late);
+                lastl[nlast++] = (lslot_t){s, late};
             }
             if (p == short_p) {
                 rk->shortest++;
                 rk->cf_wait_caused_ns = mt_add_sat(rk->cf_wait_caused_ns, cf_caused);
             }
             if (step >= 0)
-                sr[nsr++] = (srec_t){step, s, p == last_p, p == 0, chance, p == last_p ? caused : 0, arr[p]};
+                sr[nsr++] = (srec_t){step, s, p == last_p, p == short_p, p == short_p ? cf_caused : 0, p == 0,
+                                     chance, p == last_p ? caused : 0, arr[p]};
         }
+    }
+
+    /* each rank's median lateness when last (issue 39: "11.35 ms behind
+     * when last" was a mean with three trivial collectives; at each of its
+     * 10 all_reduces gloo4's rank 2 is 14.71 ms late) */
+    if (nlast > 1)
+        qsort(lastl, nlast, sizeof *lastl, lslot_cmp);
+    for (size_t a = 0; a < nlast;) {
+        size_t b = a;
+        while (b < nlast && lastl[b].slot == lastl[a].slot)
+            b++;
+        x->ranks[lastl[a].slot].late_last_median_ns = lastl[a + (b - a - 1) / 2].late;
+        a = b;
     }
 
     /* per-rank means and p99, the job's spread */
@@ -563,7 +663,11 @@ mt_status_t mt_cross_stragglers(const mt_crow_t *rows, const mt_match_t *m, cons
     }
     x->steps = calloc(nsteps ? nsteps : 1, sizeof *x->steps);
     x->step_suspects = mt_big_malloc((nsr ? nsr : 1) * sizeof *x->step_suspects);
-    if (!x->steps || !x->step_suspects)
+    led = calloc(x->n_ranks ? x->n_ranks : 1, sizeof *led);
+    cf_led = calloc(x->n_ranks ? x->n_ranks : 1, sizeof *cf_led);
+    in_steps = calloc(x->n_ranks ? x->n_ranks : 1, sizeof *in_steps);
+    p_sum = calloc(x->n_ranks ? x->n_ranks : 1, sizeof *p_sum);
+    if (!x->steps || !x->step_suspects || !led || !cf_led || !in_steps || !p_sum)
         goto done;
     for (size_t i = 0; i < nsr;) {
         size_t j = i;
@@ -617,13 +721,61 @@ mt_status_t mt_cross_stragglers(const mt_crow_t *rows, const mt_match_t *m, cons
             a = b;
         }
         sp->n_suspects = (uint32_t)(x->n_step_suspects - sp->first_suspect);
-        sp->differs = !same_set(x->step_suspects + sp->first_suspect, sp->n_suspects, x->suspects, x->n_suspects);
+        /* rule (4): who led the step (the most wait caused), and each
+         * rank's chance of leading it (its mean 1 / participants) */
+        for (size_t a = i; a < j;) {
+            size_t b = a;
+            double ch = 0;
+            uint64_t n = 0;
+            for (; b < j && sr[b].slot == sr[a].slot; b++, n++)
+                ch += (double)sr[b].chance / (double)Q24;
+            in_steps[sr[a].slot]++;
+            p_sum[sr[a].slot] += ch / (double)n;
+            a = b;
+        }
+        if (sp->n_top && sp->top[0].ns > 0) {
+            const mt_cross_rank_t *k = mt_cross_rank_find(x, sp->top[0].rank);
+            led[k - x->ranks]++;
+        }
+        /* clock-free: the rank that caused the most clock-free wait (ties: none) */
+        size_t best = SIZE_MAX;
+        int64_t bn = 0;
+        bool tie = false;
+        for (size_t a = i; a < j;) {
+            size_t b = a;
+            int64_t n = 0;
+            for (; b < j && sr[b].slot == sr[a].slot; b++)
+                n = mt_add_sat(n, sr[b].cf_wait);
+            if (n > bn) {
+                bn = n;
+                best = sr[a].slot;
+                tie = false;
+            } else if (n == bn && n) {
+                tie = true;
+            }
+            a = b;
+        }
+        if (best != SIZE_MAX && !tie)
+            cf_led[best]++;
         i = j;
+    }
+    if (x->n_steps) {
+        x->n_suspects = step_rule(x, x->suspects, x->n_suspects, led, in_steps, p_sum, true);
+        x->n_cf_suspects = step_rule(x, x->cf_suspects, x->n_cf_suspects, cf_led, in_steps, p_sum, false);
+    }
+    for (size_t s = 0; s < x->n_steps; s++) {
+        mt_cross_step_t *sp = &x->steps[s];
+        sp->differs = !same_set(x->step_suspects + sp->first_suspect, sp->n_suspects, x->suspects, x->n_suspects);
     }
     st = episodes(x);
     if (st == MT_OK)
         st = evidence(x);
 done:
+    free(lastl);
+    free(led);
+    free(cf_led);
+    free(in_steps);
+    free(p_sum);
     free(ilast);
     free(ishort);
     free(kind_last);
@@ -640,4 +792,36 @@ done:
     free(dev);
     free(sr);
     return st;
+}
+
+mt_status_t mt_cross_name_absent(mt_cross_t *x, const int64_t *absent, size_t n_absent)
+{
+    size_t present = 0;
+    for (size_t i = 0; i < x->n_ranks; i++)
+        present += x->ranks[i].instances > 0;
+    if (n_absent > present && x->instances) {
+        /* most of the job is not there (issue 39 item 7: 2 of 128 ranks
+         * named "suspect 1"): who the traced ranks waited for cannot be
+         * told, so no straggler is named and the evidence says why */
+        for (size_t i = 0; i < x->n_evidence; i++)
+            free(x->evidence[i]);
+        x->n_evidence = 0;
+        x->n_suspects = x->n_cf_suspects = 0;
+        for (size_t s = 0; s < x->n_steps; s++)
+            x->steps[s].differs = x->steps[s].n_suspects != 0;
+        size_t cap = x->n_evidence;
+        return add_line(x, &cap, "%zu of %zu ranks have no trace: no straggler is named among the %zu traced",
+                        n_absent, n_absent + present, present);
+    }
+    if (!n_absent || !x->absent_instances)
+        return MT_OK;
+    char r[40];
+    int o = 0;
+    for (size_t i = 0; i < n_absent && o < 30; i++)
+        o += snprintf(r + o, sizeof r - (size_t)o, "%s%lld", i ? ", " : "", (long long)absent[i]);
+    if (n_absent > 1 && o >= 30)
+        snprintf(r + 27, sizeof r - 27, "...");
+    size_t cap = x->n_evidence;
+    return add_line(x, &cap, "rank%s %s: no trace, in %llu collectives' groups: possibly the straggler", n_absent > 1 ? "s" : "",
+                    r, (unsigned long long)x->absent_instances);
 }

@@ -368,7 +368,7 @@ mt_status_t mt_trust_annotate(mt_cross_t *x, const mt_trust_t *t, bool aligned, 
                 r = &x->ranks[k];
         if (!r || !r->last)
             continue;
-        int64_t late = r->late_when_last_ns / (int64_t)r->last;
+        int64_t late = r->late_last_median_ns; /* as the evidence line above it */
         mt_fmt_time(l, sizeof l, late);
         st = add_line(x, "rank %d: %s late when last, %s the fit's error: %s", r->rank, l,
                       (double)late > t->fit_error_ns ? "above" : "within",

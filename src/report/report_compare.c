@@ -24,6 +24,8 @@ static void key_num(mt_out_t *o, const char *key, double v)
     num(o, v);
 }
 
+static bool step_where(const mt_compare_t *c, char *b, size_t cap);
+
 static double rel(double a, double b)
 {
     return a != 0 ? (b - a) / fabs(a) : NAN;
@@ -83,6 +85,9 @@ mt_status_t mt_compare_json(const mt_compare_t *c, mt_write_fn w, void *ctx)
             key_num(&o, "median_a", m->med_a);
             key_num(&o, "median_b", m->med_b);
             key_num(&o, "p", m->p);
+            key_num(&o, "min_p", m->min_p);
+            key_num(&o, "detectable", m->detectable); /* null: too few samples to tell */
+            key_num(&o, "detectable_rel", m->med_a != 0 ? m->detectable / fabs(m->med_a) : NAN);
             mt_out_printf(&o, ", \"batched\": %s", m->batched ? "true" : "false");
         } else {
             mt_out_puts(&o, ", \"why\": ");
@@ -90,10 +95,27 @@ mt_status_t mt_compare_json(const mt_compare_t *c, mt_write_fn w, void *ctx)
         }
         mt_out_puts(&o, "}");
     }
-    mt_out_puts(&o, "\n ],\n \"explained\": {\"unit\": \"us per step, mean over ranks\"");
+    mt_out_puts(&o, "\n ],\n \"steady\": {");
+    for (int k = 0; k < 2; k++) {
+        mt_out_printf(&o, "%s\"%s\": {\"steady\": %s", k ? ", " : "", k ? "b" : "a",
+                      (k ? c->unsteady_b : c->unsteady_a) ? "false" : "true");
+        key_num(&o, "trend_p", k ? c->trend_p_b : c->trend_p_a);
+        key_num(&o, "half_rel", k ? c->trend_rel_b : c->trend_rel_a);
+        mt_out_puts(&o, "}");
+    }
+    mt_out_puts(&o, "},\n \"explained\": {\"unit\": \"us per step, mean over ranks\"");
     key_num(&o, "a", c->total_a);
     key_num(&o, "b", c->total_b);
     key_num(&o, "delta", c->total_b - c->total_a);
+    key_num(&o, "work_a", c->work_a);
+    key_num(&o, "work_b", c->work_b);
+    key_num(&o, "idle_share", c->idle_share);
+    char where[160];
+    mt_out_puts(&o, ", \"step_change\": ");
+    if (step_where(c, where, sizeof where))
+        mt_out_str(&o, where, sizeof where);
+    else
+        mt_out_puts(&o, "null");
     mt_out_puts(&o, ", \"parts\": [");
     for (int k = 0; k < MT_CMP_PART_COUNT_; k++) {
         mt_out_printf(&o, "%s{\"name\": \"%s\"", k ? ", " : "", mt_cmp_part_str(k));
@@ -135,12 +157,55 @@ mt_status_t mt_compare_json(const mt_compare_t *c, mt_write_fn w, void *ctx)
     return o.st;
 }
 
-static void fmt_val(char *b, size_t cap, double v, bool has)
+/* Where a called step-time change lives, said next to the verdict (issue
+ * 39: a host-bound step that got faster while the GPU work grew is no
+ * speed-up of the work): "all of it host/idle time; GPU work +11.5 %".
+ * false when the step verdict is no change or nothing is explained. */
+static bool step_where(const mt_compare_t *c, char *b, size_t cap)
+{
+    const mt_cmp_metric_t *m = &c->m[MT_CMP_STEP_P50];
+    if ((m->verdict != MT_CMP_FASTER && m->verdict != MT_CMP_SLOWER) || !c->n_ranks || !isfinite(c->idle_share) ||
+        c->work_a <= 0)
+        return false;
+    double sh = c->idle_share, wr = (c->work_b - c->work_a) / c->work_a;
+    char part[64];
+    if (sh >= 0.95)
+        snprintf(part, sizeof part, "all of it host/idle time");
+    else if (sh >= 0.5)
+        snprintf(part, sizeof part, "most of it (%.0f %%) host/idle time", 100 * sh);
+    else if (sh > 0.05)
+        snprintf(part, sizeof part, "%.0f %% of it host/idle time", 100 * sh);
+    else
+        snprintf(part, sizeof part, "in the GPU work");
+    snprintf(b, cap, "%+.1f %%: %s; GPU work %+.1f %% per step", 100 * m->rel, part, 100 * wr);
+    return true;
+}
+
+/* Microseconds as the rest of the outputs write times (mt_fmt_time: ns,
+ * us, ms, s), with a sign when asked: "10.27 ms", "+63.9 us". */
+static void fmt_us(char *b, size_t cap, double us, bool sign)
+{
+    char t[24]; /* "-9223372036.85 s" at most */
+    mt_fmt_time(t, sizeof t, (int64_t)llround(us * 1e3));
+    snprintf(b, cap, "%s%s", sign && us > 0 ? "+" : "", t);
+}
+
+/* A value of the metric table: a time (metrics named *_us) or a number. */
+static void fmt_val(char *b, size_t cap, double v, bool has, bool us, bool sign)
 {
     if (!has || !isfinite(v))
         snprintf(b, cap, "-");
+    else if (us)
+        fmt_us(b, cap, v, sign);
     else
-        snprintf(b, cap, "%.4g", v);
+        snprintf(b, cap, sign && v != 0 ? "%+.4g" : "%.4g", v);
+}
+
+static bool is_us(int id)
+{
+    const char *n = mt_cmp_metric_str((mt_cmp_id_t)id);
+    size_t l = strlen(n);
+    return l > 3 && !strcmp(n + l - 3, "_us");
 }
 
 mt_status_t mt_compare_text(const mt_compare_t *c, mt_write_fn w, void *ctx)
@@ -156,20 +221,39 @@ mt_status_t mt_compare_text(const mt_compare_t *c, mt_write_fn w, void *ctx)
         if (!m->has_a && !m->has_b)
             continue;
         char a[32], b[32], d[32], r[32];
-        fmt_val(a, sizeof a, m->a, m->has_a);
-        fmt_val(b, sizeof b, m->b, m->has_b);
-        fmt_val(d, sizeof d, m->delta, true);
+        fmt_val(a, sizeof a, m->a, m->has_a, is_us(i), false);
+        fmt_val(b, sizeof b, m->b, m->has_b, is_us(i), false);
+        fmt_val(d, sizeof d, m->delta, true, is_us(i), true);
         if (isfinite(m->rel))
             snprintf(r, sizeof r, "%+.1f%%", m->rel * 100);
         else
             snprintf(r, sizeof r, "-");
-        mt_out_printf(&o, "  %-20s %12s %12s %12s %8s  %s\n", mt_cmp_metric_str((mt_cmp_id_t)i), a, b, d, r,
-                      mt_cmp_verdict_str(m->verdict));
+        char see[64] = "";
+        if (m->verdict == MT_CMP_TOO_FEW)
+            snprintf(see, sizeof see, " (%zu / %zu %s)", m->na, m->nb, m->samples ? m->samples : "");
+        else if (m->verdict != MT_CMP_NA && m->med_a != 0 && isfinite(m->detectable))
+            snprintf(see, sizeof see, " (sees %.2g %%)", 100 * m->detectable / fabs(m->med_a));
+        mt_out_printf(&o, "  %-20s %12s %12s %12s %8s  %s%s\n", mt_cmp_metric_str((mt_cmp_id_t)i), a, b, d, r,
+                      mt_cmp_verdict_str(m->verdict), see);
+        char where[160];
+        if (i == MT_CMP_STEP_P50 && step_where(c, where, sizeof where))
+            mt_out_printf(&o, "    %s\n", where);
     }
+    bool sees = false;
+    for (int i = 0; i < MT_CMP_METRIC_COUNT_; i++)
+        sees |= (c->m[i].has_a || c->m[i].has_b) && c->m[i].verdict != MT_CMP_NA && c->m[i].verdict != MT_CMP_TOO_FEW;
+    if (sees)
+        mt_out_puts(&o, "  (sees X %: the smallest change of the median the verdict could call)\n");
     if (c->n_ranks) {
-        mt_out_printf(&o, "  per-step GPU time %.4g -> %.4g us (%+.4g):", c->total_a, c->total_b, c->total_b - c->total_a);
-        for (int k = 0; k < MT_CMP_PART_COUNT_; k++)
-            mt_out_printf(&o, " %s %+.4g", mt_cmp_part_str(k), c->part_b[k] - c->part_a[k]);
+        char ta[32], tb[32], td[32];
+        fmt_us(ta, sizeof ta, c->total_a, false);
+        fmt_us(tb, sizeof tb, c->total_b, false);
+        fmt_us(td, sizeof td, c->total_b - c->total_a, true);
+        mt_out_printf(&o, "  per-step GPU time %s -> %s (%s):", ta, tb, td);
+        for (int k = 0; k < MT_CMP_PART_COUNT_; k++) {
+            fmt_us(td, sizeof td, c->part_b[k] - c->part_a[k], true);
+            mt_out_printf(&o, " %s %s", mt_cmp_part_str(k), td);
+        }
         mt_out_puts(&o, "\n");
         if (c->rank_most >= 0)
             mt_out_printf(&o, "  rank that changed most: %d (per-step time), %d (its own compute)\n", (int)c->rank_most,
@@ -187,17 +271,19 @@ mt_status_t mt_compare_text(const mt_compare_t *c, mt_write_fn w, void *ctx)
                 break;
             char nm[61];
             snprintf(nm, sizeof nm, "%s", it->name);
-            mt_out_printf(&o, "  %-10s %-60s %+.4g us%s\n", lists[j].what, nm, it->b - it->a,
+            char dd[32];
+            fmt_us(dd, sizeof dd, it->b - it->a, true);
+            mt_out_printf(&o, "  %-10s %-60s %s%s\n", lists[j].what, nm, dd,
                           it->in_a && it->in_b ? "" : it->in_b ? " (new)" : " (vanished)");
         }
     }
     return o.st;
 }
 
-static void h_val(mt_out_t *h, double v, bool has)
+static void h_val(mt_out_t *h, double v, bool has, bool us, bool sign)
 {
     char b[32];
-    fmt_val(b, sizeof b, v, has);
+    fmt_val(b, sizeof b, v, has, us, sign);
     mt_out_puts(h, b);
 }
 
@@ -220,18 +306,25 @@ mt_status_t mt_compare_html(const mt_compare_t *c, mt_write_fn w, void *ctx)
     for (int i = 0; i < MT_CMP_METRIC_COUNT_; i++) {
         const mt_cmp_metric_t *m = &c->m[i];
         mt_out_printf(h, "<tr><td>%s</td><td>", mt_cmp_metric_str((mt_cmp_id_t)i));
-        h_val(h, m->a, m->has_a);
+        h_val(h, m->a, m->has_a, is_us(i), false);
         mt_out_puts(h, "</td><td>");
-        h_val(h, m->b, m->has_b);
+        h_val(h, m->b, m->has_b, is_us(i), false);
         mt_out_puts(h, "</td><td>");
-        h_val(h, m->delta, true);
+        h_val(h, m->delta, true, is_us(i), true);
         mt_out_puts(h, "</td><td>");
         if (isfinite(m->rel))
             mt_out_printf(h, "%+.1f %%", m->rel * 100);
         else
             mt_out_puts(h, "-");
-        mt_out_printf(h, "</td><td>%s</td><td>%zu / %zu %s</td><td>", mt_cmp_verdict_str(m->verdict), m->na, m->nb,
-                      m->samples ? m->samples : "");
+        mt_out_printf(h, "</td><td>%s", mt_cmp_verdict_str(m->verdict));
+        if (m->verdict != MT_CMP_NA && m->verdict != MT_CMP_TOO_FEW && m->med_a != 0 && isfinite(m->detectable))
+            mt_out_printf(h, " (sees %.2g %%)", 100 * m->detectable / fabs(m->med_a));
+        char where[160];
+        if (i == MT_CMP_STEP_P50 && step_where(c, where, sizeof where)) {
+            mt_out_puts(h, "<br>");
+            mt_out_html(h, where, strlen(where));
+        }
+        mt_out_printf(h, "</td><td>%zu / %zu %s</td><td>", m->na, m->nb, m->samples ? m->samples : "");
         if (m->verdict != MT_CMP_NA)
             mt_out_printf(h, "%.3g", m->p);
         else
@@ -259,9 +352,9 @@ mt_status_t mt_compare_html(const mt_compare_t *c, mt_write_fn w, void *ctx)
             mt_out_puts(h, "<tr><td>");
             mt_out_html(h, it->name, strlen(it->name));
             mt_out_puts(h, "</td><td>");
-            h_val(h, it->a, it->in_a);
+            h_val(h, it->a, it->in_a, false, false);
             mt_out_puts(h, "</td><td>");
-            h_val(h, it->b, it->in_b);
+            h_val(h, it->b, it->in_b, false, false);
             mt_out_printf(h, "</td><td>%+.4g</td></tr>\n", it->b - it->a);
         }
         mt_out_puts(h, "</tbody></table>\n");

@@ -54,7 +54,11 @@ mt_status_t mt_report_cross_sections(const mt_cross_t *x, mt_write_fn w, void *c
         mt_out_printf(&o, ", \"count\": %llu, \"ranks\": %d", (unsigned long long)c->count, c->ranks);
         us(&o, "total_us", c->total_ns);
         us(&o, "mean_us", c->mean_ns);
-        us(&o, "transfer_us", c->transfer_ns);
+        if (c->transfer_ns >= 0)
+            us(&o, "transfer_us", c->transfer_ns);
+        else
+            mt_out_puts(&o, ", \"transfer_us\": null");
+        mt_out_printf(&o, ", \"absent_members\": %llu", (unsigned long long)c->absent);
         gbps(&o, "algbw_gbps", c->algbw_gbps);
         gbps(&o, "busbw_gbps", c->busbw_gbps);
         mt_out_puts(&o, "}");
@@ -135,6 +139,8 @@ mt_status_t mt_report_cross_sections(const mt_cross_t *x, mt_write_fn w, void *c
         mt_out_printf(&o, "%s\n  {\"rank\": %d, \"kernels\": %llu", i ? "," : "", k->rank, (unsigned long long)k->kernels);
         us(&o, "wait_us", k->kernel_wait_ns);
         us(&o, "transfer_us", k->kernel_transfer_ns);
+        if (k->kernel_unknown_ns)
+            us(&o, "unknown_us", k->kernel_unknown_ns);
         pct(&o, "wait_pct", (double)k->kernel_wait_ns, (double)k->kernel_wait_ns + (double)k->kernel_transfer_ns);
         mt_out_puts(&o, "}");
     }
@@ -198,9 +204,13 @@ mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx)
                 snprintf(bw, sizeof bw, "%10.2f", k->busbw_gbps);
             else
                 snprintf(bw, sizeof bw, "%10s", "-");
-            mt_out_printf(&o, "  %s %-13s %10s %s %7llu %5d %10.3f %11.3f %s\n", pg, mt_coll_kind_str((mt_coll_kind_t)k->kind),
-                          a, dt, (unsigned long long)k->count, k->ranks, (double)k->total_ns / 1e6,
-                          (double)k->transfer_ns / 1e6, bw);
+            char tr[24];
+            if (k->transfer_ns >= 0)
+                snprintf(tr, sizeof tr, "%11.3f", (double)k->transfer_ns / 1e6);
+            else
+                snprintf(tr, sizeof tr, "%11s", "?");
+            mt_out_printf(&o, "  %s %-13s %10s %s %7llu %5d %10.3f %s %s\n", pg, mt_coll_kind_str((mt_coll_kind_t)k->kind),
+                          a, dt, (unsigned long long)k->count, k->ranks, (double)k->total_ns / 1e6, tr, bw);
         }
         if (x->n_colls > TOP_COLLS)
             mt_out_printf(&o, "  ... %llu more in report.json\n", (unsigned long long)(x->n_colls - TOP_COLLS));
@@ -217,8 +227,14 @@ mt_status_t mt_report_cross_text(const mt_cross_t *x, mt_write_fn w, void *ctx)
         mt_out_printf(&o, "stragglers: suspect%s %s; %llu collectives of 2+ ranks, %s of waiting summed over %zu ranks\n",
                       x->n_suspects > 1 ? "s" : "", b, (unsigned long long)x->instances, a, nr);
     } else {
-        mt_out_printf(&o, "stragglers: none over the whole job; %llu collectives of 2+ ranks, %s of waiting summed "
-                      "over %zu ranks\n", (unsigned long long)x->instances, a, nr);
+        /* the whole-job wording where it fits the 100 columns */
+        char l[160];
+        int n = snprintf(l, sizeof l, "stragglers: none over the whole job; %llu collectives of 2+ ranks, %s of waiting summed "
+                         "over %zu ranks", (unsigned long long)x->instances, a, nr);
+        if (n > 100)
+            snprintf(l, sizeof l, "stragglers: none; %llu collectives of 2+ ranks, %s of waiting summed over %zu ranks",
+                     (unsigned long long)x->instances, a, nr);
+        mt_out_printf(&o, "%s\n", l);
     }
     if (x->n_steps && nr) {
         int64_t sw = 0;

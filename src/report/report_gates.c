@@ -24,7 +24,8 @@ mt_status_t mt_report_gates_json(const mt_gate_t *g, size_t n, mt_write_fn w, vo
                 mt_out_printf(&o, "%.6g", g[i].baseline);
             else
                 mt_out_puts(&o, "null");
-            mt_out_printf(&o, ", \"within_noise\": %s", g[i].noise_pass ? "true" : "false");
+            mt_out_printf(&o, ", \"within_noise\": %s, \"too_few\": %s", g[i].noise_pass ? "true" : "false",
+                          g[i].too_few ? "true" : "false");
         }
         if (!g[i].measured) {
             mt_out_puts(&o, ", \"why\": ");

@@ -334,7 +334,7 @@ static void test_compare_reports(void **state)
     mt_gate_t g[2];
     assert_int_equal(mt_gate_parse("step_p50_us<=baseline", &g[0], &err), MT_OK);
     assert_int_equal(mt_gate_parse("step_p50_us<=1.2*baseline", &g[1], &err), MT_OK);
-    assert_int_equal(mt_compare_gates(c, g, 2, false), 1);
+    assert_int_equal(mt_compare_gates(c, g, 2, false, false), 1);
     assert_false(g[0].pass);
     assert_true(g[1].pass && g[1].threshold == 1.2 * 1004);
     mt_compare_free(c);
@@ -347,9 +347,9 @@ static void test_compare_reports(void **state)
     }
     /* within noise, a relative gate passes unless strict */
     assert_int_equal(mt_gate_parse("step_p50_us<baseline", &g[0], &err), MT_OK);
-    assert_int_equal(mt_compare_gates(c, g, 1, false), 0);
+    assert_int_equal(mt_compare_gates(c, g, 1, false, false), 0);
     assert_true(g[0].noise_pass);
-    assert_int_equal(mt_compare_gates(c, g, 1, true), 1);
+    assert_int_equal(mt_compare_gates(c, g, 1, true, false), 1);
     mt_compare_free(c);
     mt_compare_free(NULL);
 
@@ -366,6 +366,93 @@ static void test_compare_reports(void **state)
     free(b);
 }
 
+/* Mann-Kendall by hand: 1, 2, 3, 4 rises at all 6 pairs, S = 6, Var S =
+ * 4 x 3 x 13 / 18 = 26/3, z = (6 - 1) / sqrt(26/3) = 1.6984, two-sided p =
+ * erfc(z / sqrt 2) = 0.08943; reversed S = -6, same p; a flat series S 0. */
+static void test_mk_trend(void **state)
+{
+    (void)state;
+    double up[] = {1, 2, 3, 4}, down[] = {4, 3, 2, 1}, flat[] = {5, 5, 5, 5, 5}, s, p;
+    mt_mk_trend(up, 4, &s, &p);
+    assert_true(s == 6 && fabs(p - erfc(5 / sqrt(26.0 / 3) / sqrt(2.0))) < 1e-12 && fabs(p - 0.08943) < 1e-4);
+    mt_mk_trend(down, 4, &s, &p);
+    assert_true(s == -6 && fabs(p - 0.08943) < 1e-4);
+    mt_mk_trend(flat, 5, &s, &p);
+    assert_true(s == 0 && p == 1);
+    mt_mk_trend(up, 2, &s, &p);
+    assert_true(p == 1);
+}
+
+/* Two ranks' idle, per rank only (no per-step ranks) or also per step:
+ * idle_us of rank r in step s is idle + r + s / 10 of 1000 us. */
+static char *idle_report(double idle, bool per_step, size_t n_steps)
+{
+    static char buf[8192];
+    int o = snprintf(buf, sizeof buf,
+                     "{\"schema\": \"mergetrace.report/1\", \"world_size\": 2, \"ranks\": {\"loaded\": [0, 1]},"
+                     " \"steps\": {\"per_step\": [");
+    for (size_t s = 0; per_step && s < n_steps; s++)
+        o += snprintf(buf + o, sizeof buf - (size_t)o,
+                      "%s{\"step\": %zu, \"used\": true, \"time_us\": 1000, \"ranks\": ["
+                      "{\"rank\": 0, \"duration_us\": 1000, \"idle_us\": %.3f, \"comm_us\": 10},"
+                      "{\"rank\": 1, \"duration_us\": 1000, \"idle_us\": %.3f, \"comm_us\": 10}]}",
+                      s ? ", " : "", s, idle + (double)s / 10, idle + 1 + (double)s / 10);
+    snprintf(buf + o, sizeof buf - (size_t)o,
+             "]}, \"temporal\": [{\"rank\": 0, \"span_us\": 1000, \"comm_us\": 10, \"idle_us\": %.3f,"
+             " \"comm_pct\": 1, \"idle_pct\": %.3f}, {\"rank\": 1, \"span_us\": 1000, \"comm_us\": 10,"
+             " \"idle_us\": %.3f, \"comm_pct\": 1, \"idle_pct\": %.3f}]}",
+             idle, idle / 10, idle + 1, (idle + 1) / 10);
+    return strdup(buf);
+}
+
+/* Issue 39 item 1: with 2 ranks a side the smallest p of a test on ranks
+ * is 2 / C(4, 2) = 1/3, so idle that rose 50 % on every rank is "too few
+ * samples to tell", and a relative gate that fails on it fails (it passed
+ * as "within noise"); per-step samples (10 steps a side, under 20: tested
+ * as they are) can tell. */
+static void test_compare_too_few(void **state)
+{
+    (void)state;
+    char *a = idle_report(100, false, 0), *b = idle_report(150, false, 0);
+    mt_compare_t *c = NULL;
+    mt_error_t err;
+    mt_error_clear(&err);
+    assert_int_equal(mt_compare_reports(a, strlen(a), "A", b, strlen(b), "B", NULL, &c, &err), MT_OK);
+    const mt_cmp_metric_t *m = &c->m[MT_CMP_IDLE_PCT];
+    assert_string_equal(m->samples, "ranks");
+    assert_int_equal(m->verdict, MT_CMP_TOO_FEW);
+    assert_true(fabs(m->min_p - 1.0 / 3) < 1e-12);
+    assert_true(isinf(m->detectable));
+    mt_gate_t g;
+    assert_int_equal(mt_gate_parse("idle_pct<=1.05*baseline", &g, &err), MT_OK);
+    assert_int_equal(mt_compare_gates(c, &g, 1, false, false), 1);
+    assert_true(g.too_few && !g.noise_pass && !g.pass);
+    assert_int_equal(mt_compare_gates(c, &g, 1, false, true), 0); /* told otherwise */
+    mt_compare_free(c);
+    free(a);
+    free(b);
+
+    /* per step: pooled idle per step (0 and 1 ranks) 100 x (2 idle + 1 + s/5) / 2000 */
+    a = idle_report(100, true, 10);
+    b = idle_report(150, true, 10);
+    assert_int_equal(mt_compare_reports(a, strlen(a), "A", b, strlen(b), "B", NULL, &c, &err), MT_OK);
+    m = &c->m[MT_CMP_IDLE_PCT];
+    assert_string_equal(m->samples, "steps");
+    assert_int_equal(m->na, 10);
+    assert_int_equal(m->verdict, MT_CMP_SLOWER);
+    assert_true(fabs(m->p - 2.0 / 184756) < 1e-12);     /* every B above every A */
+    assert_true(fabs(m->med_a - 100.0 * (201 + 0.9) / 2000) < 1e-9); /* steps 4 and 5: s/5 = 0.8, 1.0 */
+    /* the samples are a + s/200 %: A spans 0.045 points, so a shift of B
+     * by more than that puts it wholly above (p 2/C(20,10)); the smallest
+     * called shift lies in (0, 0.045] points, then the 0.5-point floor */
+    assert_true(m->detectable == 0.5);
+    assert_int_equal(mt_compare_gates(c, &g, 1, false, false), 1);
+    assert_false(g.too_few);
+    mt_compare_free(c);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -373,7 +460,8 @@ int main(void)
         cmocka_unit_test(test_jdoc_numbers), cmocka_unit_test(test_jdoc_exact),
         cmocka_unit_test(test_mwu_exact),     cmocka_unit_test(test_mwu_normal),
         cmocka_unit_test(test_gate_relative), cmocka_unit_test(test_kernel_names),
-        cmocka_unit_test(test_compare_reports),
+        cmocka_unit_test(test_compare_reports), cmocka_unit_test(test_compare_too_few),
+        cmocka_unit_test(test_mk_trend),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

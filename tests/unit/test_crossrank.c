@@ -177,9 +177,10 @@ static void test_hand_built(void **state)
     /* Collective table, by total descending:
      *  allreduce 1 MiB Float: AR0..3 + PART = 5 instances, 3 ranks at most;
      *    total = 4 * 365.536 + 165.536 = 1627.680 us (spans: the longest
-     *    duration), mean 325.536 us, transfer 5 * 65.536 = 327.680 us;
-     *    algbw = 1048576 * 5 / 327680 ns = 16 GB/s exactly; busbw = 16 *
-     *    2 (3-1)/3 = 21.333 (PART counts with n = 3, its group size).
+     *    duration), mean 325.536 us, transfer 4 * 65.536 = 262.144 us:
+     *    PART lacks a member of its group of 3, so its transfer is unknown
+     *    and so are algbw and busbw (issue 39; were 16 and 21.333 with
+     *    PART's shortest present kernel taken as its transfer).
      *  allgather 786432 B BFloat16: total 74.576, transfer 24.576 us,
      *    algbw 786432 / 24576 = 32, busbw 32 * 2/3 = 21.333.
      *  sendrecv 16384 B Float: total 56.384, transfer 16.384, algbw 1,
@@ -195,9 +196,9 @@ static void test_hand_built(void **state)
     assert_int_equal(c->ranks, 3);
     assert_int_equal(c->total_ns, 1627680);
     assert_int_equal(c->mean_ns, 325536);
-    assert_int_equal(c->transfer_ns, 327680);
-    assert_true(c->algbw_gbps == 16.0);
-    assert_true(fabs(c->busbw_gbps - 64.0 / 3) < 1e-9);
+    assert_int_equal(c->transfer_ns, 262144);
+    assert_int_equal(c->absent, 1);
+    assert_true(c->algbw_gbps < 0 && c->busbw_gbps < 0);
     c = &x->colls[1];
     assert_int_equal(c->kind, MT_COLLK_ALLGATHER);
     assert_int_equal(c->bytes, 786432);
@@ -282,16 +283,20 @@ static void test_hand_built(void **state)
      *          transfer 4 * 65.536 + 24.576 + 16.384 + 65.536 = 368.640 us
      *  rank 1: 7 kernels (with the broadcast), wait 4 * 290 + 30 = 1190 us,
      *          transfer 4 * 65.536 + 24.576 + 16.384 + 1 = 304.104 us
-     *  rank 2: 6 kernels, wait 0, transfer 262.144 + 24.576 + 65.536. */
+     *  rank 2: 6 kernels, wait 0, transfer 262.144 + 24.576 + 65.536.
+     * PART lacks a member (issue 39): its 65.536 us on ranks 0 and 2 are
+     * wait or transfer, unknown (kernel_unknown_ns), not transfer. */
     assert_int_equal(r0->kernels, 7);
     assert_int_equal(r0->kernel_wait_ns, 1390 * US);
-    assert_int_equal(r0->kernel_transfer_ns, 368640);
+    assert_int_equal(r0->kernel_transfer_ns, 368640 - 65536);
+    assert_int_equal(r0->kernel_unknown_ns, 65536);
     assert_int_equal(r1->kernels, 7);
     assert_int_equal(r1->kernel_wait_ns, 1190 * US);
     assert_int_equal(r1->kernel_transfer_ns, 304104);
     assert_int_equal(r2->kernels, 6);
     assert_int_equal(r2->kernel_wait_ns, 0);
-    assert_int_equal(r2->kernel_transfer_ns, 352256);
+    assert_int_equal(r2->kernel_transfer_ns, 352256 - 65536);
+    assert_int_equal(r2->kernel_unknown_ns, 65536);
 
     /* Steps: 10 = AR0, AR1; 11 = AR2, AR3, AG; 12 = PART (the single
      * broadcast has no arrivals to compare). Rank 2 is last everywhere:
@@ -426,14 +431,16 @@ static void test_outputs(void **state)
     assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
     assert_non_null(strstr(b.data, "{\"pg\": \"0\", \"collective\": \"allreduce\", \"bytes\": 1048576, \"dtype\": "
                                    "\"Float\", \"count\": 5, \"ranks\": 3, \"total_us\": 1627.680, \"mean_us\": 325.536, "
-                                   "\"transfer_us\": 327.680, \"algbw_gbps\": 16.000, \"busbw_gbps\": 21.333}"));
+                                   "\"transfer_us\": 262.144, \"absent_members\": 1, \"algbw_gbps\": null, "
+                                   "\"busbw_gbps\": null}"));
     assert_non_null(strstr(b.data, "{\"rank\": 2, \"instances\": 6, \"last_arrivals\": 6, \"last_arrival_pct\": 100.00, "
                                    "\"chance_pct\": 36.11, \"mean_lateness_us\": 206.666, \"p99_lateness_us\": 290.000, "
                                    "\"wait_caused_us\": 2540.000, \"waited_us\": 0.000, \"mean_duration_us\": 58.709, "
                                    "\"shortest_kernel_pct\": 100.00}"));
     assert_non_null(strstr(b.data, "\"suspects\": [2], \"suspects_clock_free\": [2]"));
-    assert_non_null(strstr(b.data, "{\"rank\": 0, \"kernels\": 7, \"wait_us\": 1390.000, \"transfer_us\": 368.640, "
-                                   "\"wait_pct\": 79.04}"));
+    /* PART's 65.536 us are unknown: 1390 / (1390 + 303.104) */
+    assert_non_null(strstr(b.data, "{\"rank\": 0, \"kernels\": 7, \"wait_us\": 1390.000, \"transfer_us\": 303.104, "
+                                   "\"unknown_us\": 65.536, \"wait_pct\": 82.10}"));
     assert_non_null(strstr(b.data, "{\"step\": 12, \"instances\": 1, \"wait_us\": 100.000, \"suspects\": [], "
                                    "\"differs\": true, \"wait_caused_us\": [{\"rank\": 2, \"us\": 100.000, \"last\": 1, \"instances\": 1}]}"));
     mt_buf_free(&b);
@@ -503,6 +510,15 @@ static void test_row_order(void **state)
 static void test_dtype_and_factors(void **state)
 {
     (void)state;
+    /* C type names, LP64 sizes (sizeof long = 8), cut to 11 bytes as
+     * mt_cinst_extract keeps them (issue 39: "long int" was unknown) */
+    assert_int_equal(mt_cross_dtype_size("long int"), 8);
+    assert_int_equal(mt_cross_dtype_size("long long i"), 8);
+    assert_int_equal(mt_cross_dtype_size("unsigned lo"), 8);
+    assert_int_equal(mt_cross_dtype_size("unsigned in"), 4);
+    assert_int_equal(mt_cross_dtype_size("short int"), 2);
+    assert_int_equal(mt_cross_dtype_size("unsigned ch"), 1);
+    assert_int_equal(mt_cross_dtype_size("c10::BFloat"), 2);
     assert_int_equal(mt_cross_dtype_size("Float"), 4);
     assert_int_equal(mt_cross_dtype_size("float"), 4);
     assert_int_equal(mt_cross_dtype_size("f32"), 4);
@@ -764,9 +780,12 @@ static void test_straggler_some_steps(void **state)
     assert_false(step_names(x, 11, 3));
     assert_false(step_names(x, 12, 3));
     assert_false(step_names(x, 15, 3));
-    /* the steps without the delay differ from the job's suspect set */
+    /* ...but 3 of 6 steps (each led with chance 1/4: p 0.17, above
+     * 0.05 / 4) name no straggler of the whole job (rule (4), issue 39):
+     * the steps that name rank 3 differ from the job's empty set */
+    assert_int_equal(x->n_suspects, 0);
     for (size_t s = 0; s < x->n_steps; s++)
-        assert_int_equal(x->steps[s].differs, !step_names(x, x->steps[s].step, 3) || x->steps[s].n_suspects != 1);
+        assert_int_equal(x->steps[s].differs, x->steps[s].n_suspects != 0);
     mt_cross_free(x);
     mt_cross_free(xt);
     free_job(&j);

@@ -280,7 +280,8 @@ static void test_annotate(void **state)
     (void)state;
     mt_cross_t *x = calloc(1, sizeof *x);
     assert_non_null(x);
-    mt_cross_rank_t rk[2] = {{.rank = 0}, {.rank = 1, .last = 4, .late_when_last_ns = 4 * 500 * US}};
+    mt_cross_rank_t rk[2] = {{.rank = 0},
+                             {.rank = 1, .last = 4, .late_when_last_ns = 4 * 500 * US, .late_last_median_ns = 500 * US}};
     int32_t sus[1] = {1};
     x->ranks = rk;
     x->n_ranks = 2;
@@ -296,6 +297,7 @@ static void test_annotate(void **state)
                                         "error)");
     /* lateness within the error: the verdict could change */
     rk[1].late_when_last_ns = 4 * 200 * US;
+    rk[1].late_last_median_ns = 200 * US;
     t.mixed = MT_TRUST_DRIFT;
     snprintf(t.why, sizeof t.why, "rank 2's clock drifts 13080 ppm from rank 0's (real clocks: tens)");
     assert_int_equal(mt_trust_annotate(x, &t, true, true), MT_OK);
