@@ -2,6 +2,7 @@
  * flat node array and a string arena, containers kept on an explicit,
  * bounded stack instead of recursion. */
 #include "base/jdoc.h"
+#include "base/text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,35 +75,6 @@ static bool hex4(const parser_t *p, size_t at, uint32_t *v)
     return true;
 }
 
-/* Length of the valid UTF-8 sequence at s[0..n), 0 when invalid (overlong
- * forms, surrogates and values above U+10FFFF included). */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t k;
-    uint32_t v, min;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        k = 2, v = c & 0x1f, min = 0x80;
-    else if (c >= 0xe0 && c <= 0xef)
-        k = 3, v = c & 0x0f, min = 0x800;
-    else if (c >= 0xf0 && c <= 0xf4)
-        k = 4, v = c & 0x07, min = 0x10000;
-    else
-        return 0;
-    if (k > n)
-        return 0;
-    for (size_t j = 1; j < k; j++) {
-        if ((s[j] & 0xc0) != 0x80)
-            return 0;
-        v = (v << 6) | (s[j] & 0x3f);
-    }
-    if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
-        return 0;
-    return k;
-}
-
 static size_t utf8_put(uint32_t v, char *b)
 {
     if (v < 0x80) {
@@ -157,7 +129,7 @@ static mt_status_t parse_string(parser_t *p, uint32_t *off, uint32_t *len)
         if (c < 0x20)
             return fail(p, p->i, MT_ERR_SYNTAX, "a control character in a string (escape it)");
         if (c >= 0x80) {
-            size_t k = utf8_len((const unsigned char *)p->s + p->i, p->n - p->i);
+            size_t k = mt_utf8_seq((const unsigned char *)p->s + p->i, p->n - p->i);
             if (k == 0)
                 return fail(p, p->i, MT_ERR_SYNTAX, "invalid UTF-8 in a string");
             mt_status_t st = arena_put(p, p->s + p->i, k);
