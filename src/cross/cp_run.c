@@ -2402,8 +2402,9 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
                 const cp_node_t *n = &g.nodes[i];
                 memcpy(buf, n->name, n->name_len);
                 buf[n->name_len] = '\0';
-                fac[i] = fnmatch(rq->pattern, buf, 0) == 0 ? rq->factor : 1.0;
-                x->matched += fac[i] != 1.0 || fnmatch(rq->pattern, buf, 0) == 0;
+                bool hit = fnmatch(rq->pattern, buf, 0) == 0;
+                fac[i] = hit ? rq->factor : 1.0;
+                x->matched += hit;
             }
             sc.factor = fac;
             snprintf(x->label, sizeof x->label, "kernels %.60s x %.3g", rq->pattern, rq->factor);
