@@ -124,7 +124,7 @@ void heap_give_back(void)
 void heap_release(uint64_t json_bytes)
 {
 #if defined(__GLIBC__)
-    static uint64_t since;
+    static _Thread_local uint64_t since; /* per worker thread, as per process (procs.h) */
     since += json_bytes;
     if (since >= TRIM_EVERY_BYTES) {
         heap_give_back();
