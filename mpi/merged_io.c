@@ -1,22 +1,23 @@
 /* The merged timeline to one file through MPI-IO (plain POSIX writes in a
  * run without MPI: one process, or each worker thread through its own
- * descriptor, procs.h). Plain JSON: every
- * process measures its part (its ranks, serialised one at a time), a prefix
- * sum of the part sizes gives each part's offset, and each process writes
- * its part there. gzip: the ranks go out in rounds, one compressed rank
- * (a run of gzip members) per process per round at prefix-sum offsets
- * (gzip_rounds). The file is renamed into place only when every process
- * succeeded. Collective throughout: every step that can fail on one process
- * is followed by an agreement (allreduce), so a failure anywhere makes every
- * process return the same status, never hang. */
-#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+ * descriptor, procs.h). The ranks go into the file in rank order whatever
+ * process merges each. Plain JSON: every process measures its ranks
+ * (serialised one at a time), a table of every rank's size (summed over
+ * the processes) gives each rank's offset, and each process writes its
+ * ranks there. gzip: the ranks go out in rounds, one compressed rank (a
+ * run of gzip members) per process per round, each written once the sizes
+ * of the ranks before it are known (gzip_rounds). The file is renamed into
+ * place only when every process succeeded. Collective throughout: every
+ * step that can fail on one process is followed by an agreement
+ * (allreduce), so a failure anywhere makes every process return the same
+ * status, never hang. */
+#define _GNU_SOURCE /* pwrite, O_NOFOLLOW */
 #include "merged_io.h"
 
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -635,15 +636,9 @@ static void write_part(job_t *j, out_file_t *f, uint64_t off, const char *data, 
  * Collective (the node-local communicator). */
 static bool spare_core(job_t *j)
 {
-#if defined(__linux__) && defined(CPU_COUNT)
     int on_node = procs_node_size(j->comm); /* MPI's processes or the worker threads on this machine */
-    int mine = procs_cpus();
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    return mine >= 2 && online >= 2L * on_node;
-#else
-    (void)j;
-    return false;
-#endif
+    return procs_cpus() >= 2 && online >= 2L * on_node;
 }
 
 /* The index of rank in the job's sorted ranks (it is one of them). */
