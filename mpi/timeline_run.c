@@ -119,8 +119,13 @@ static int run0(const options_t *o)
             say("mergetrace: %s: cannot create the output directory (%s)\n", o->out_dir, strerror(errno));
             goto out;
         }
-        char rp[PATH_MAX], tmp[PATH_MAX + 48];
+        /* both outputs under temporary names first, then renamed one after
+         * the other under the renaming mark: a failure or a kill leaves the
+         * last run's pair, never a new report.json beside an old report.html */
+        char rp[PATH_MAX], tmp[PATH_MAX + 48], hp[PATH_MAX], htmp[PATH_MAX + 48];
         snprintf(rp, sizeof rp, "%s/report.json", o->out_dir);
+        snprintf(hp, sizeof hp, "%s/report.html", o->out_dir);
+        htmp[0] = '\0';
         FILE *f = merged_io_tmp_create(rp, tmp, sizeof tmp);
         if (!f) {
             say("mergetrace: %s: %s\n", tmp, strerror(errno));
@@ -129,28 +134,32 @@ static int run0(const options_t *o)
         st = mt_report_timeline_json(path, tl, j, c, file_write, f);
         if (fclose(f) != 0 && st == MT_OK)
             st = MT_ERR_IO;
-        if (st != MT_OK || rename(tmp, rp) != 0) {
-            say("mergetrace: %s: cannot write\n", rp);
-            remove(tmp);
-            goto out;
-        }
+        const char *failed = st != MT_OK ? rp : NULL;
         /* report.html: the ideal what-if's section (S, the heat map) is
          * what a timeline has; the other sections say they are empty */
-        if (!o->no_html) {
+        if (!failed && !o->no_html) {
             mt_report_t rep = {.version = MERGETRACE_VERSION, .world_size = (int64_t)tl->n_ranks, .aligned = true,
                                .reference_rank = -1, .critpath = c};
-            char hp[PATH_MAX], htmp[PATH_MAX + 48];
-            snprintf(hp, sizeof hp, "%s/report.html", o->out_dir);
             FILE *h = merged_io_tmp_create(hp, htmp, sizeof htmp);
             st = h ? mt_report_html(&rep, NULL, file_write, h) : MT_ERR_IO;
             if (h && fclose(h) != 0 && st == MT_OK)
                 st = MT_ERR_IO;
-            if (st != MT_OK || rename(htmp, hp) != 0) {
-                say("mergetrace: %s: cannot write\n", hp);
-                remove(htmp);
-                goto out;
-            }
+            if (st != MT_OK)
+                failed = hp;
         }
+        if (!failed && (merged_io_renaming(o->out_dir, "report.json", tmp) || rename(tmp, rp) != 0))
+            failed = rp;
+        if (!failed && htmp[0] && (merged_io_renaming(o->out_dir, "report.html", htmp) || rename(htmp, hp) != 0))
+            failed = hp;
+        if (failed) {
+            say("mergetrace: %s: cannot write\n", failed);
+            remove(tmp);
+            if (htmp[0])
+                remove(htmp);
+            st = MT_ERR_IO;
+            goto out;
+        }
+        merged_io_renamed_all();
         if (!o->quiet) {
             printf("%s: operation-level timeline, %zu ranks (DP %d x PP %d x TP %d), %zu operations, "
                    "%llu send/recv pairs, %llu collectives; no clock fit (one clock)\n",
