@@ -610,6 +610,10 @@ static void check_threads_file(int abi, const char *dir, int pid, int64_t t0, in
     memset(p2ps, 0, sizeof p2ps);
     memset(p2pk, 0, sizeof p2pk);
     uint64_t coll_id[NTHREADS][NCOLL], p2p_id[NTHREADS][NP2P];
+    int64_t coll_hs[NTHREADS][NCOLL], p2p_hs[NTHREADS][NP2P];
+    int opens[NTHREADS][NCOLL + NP2P], kopens[NTHREADS][NCOLL + NP2P]; /* open lines per task, of it and its kernel */
+    memset(opens, 0, sizeof opens);
+    memset(kopens, 0, sizeof kopens);
     int clocks = 0, stats = 0;
     bool saw_end = false;
     assert_true(n > 0);
@@ -649,6 +653,7 @@ static void check_threads_file(int abi, const char *dir, int pid, int64_t t0, in
             assert_int_equal(geti(&o, "nWarps"), c.nwarps);
             int64_t hs = geti(&o, "host_start_ns"), he = geti(&o, "host_stop_ns");
             assert_true(t0 <= hs && hs <= he && he <= t1);
+            coll_hs[t][ci] = hs;
         } else if (is_type(&o, "p2p")) {
             int t = thread_of_comm(gets_(&o, "comm"));
             uint64_t cnt = getu(&o, "count");
@@ -665,6 +670,7 @@ static void check_threads_file(int abi, const char *dir, int pid, int64_t t0, in
             assert_int_equal(geti(&o, "nChannels"), 1);
             int64_t hs = geti(&o, "host_start_ns"), he = geti(&o, "host_stop_ns");
             assert_true(t0 <= hs && hs <= he && he <= t1);
+            p2p_hs[t][pi] = hs;
         }
     }
     for (size_t i = 1; i < n; i++) {
@@ -715,6 +721,60 @@ static void check_threads_file(int abi, const char *dir, int pid, int64_t t0, in
                 assert_string_equal(gets_(&o, "func"), pi % 2 ? "Recv" : "Send");
                 assert_int_equal(p2pk[t][pi]++, 0);
             }
+        } else if (is_type(&o, "open")) {
+            /* a task's start, with the fields its coll/p2p line repeats, or
+             * its kernel's first channel start (channel 0, or 9 for P2P) */
+            int t = thread_of_comm(gets_(&o, "comm"));
+            assert_int_equal(geti(&o, "rank"), t);
+            records++;
+            check_tid(tids, t, &o);
+            const char *of = gets_(&o, "of");
+            if (!strcmp(of, "coll")) {
+                int ci = (int)(getu(&o, "count") - 1000000ULL * (uint64_t)(t + 1));
+                assert_true(ci >= 0 && ci < NCOLL);
+                assert_int_equal(opens[t][ci]++, 0);
+                assert_string_equal(gets_(&o, "func"), coll_of(t, ci).func);
+                assert_int_equal(getu(&o, "seq"), coll_of(t, ci).seq);
+                assert_string_equal(gets_(&o, "datatype"), coll_of(t, ci).datatype);
+                if (colls[t][ci]) {
+                    assert_int_equal(getu(&o, "id"), coll_id[t][ci]);
+                    assert_int_equal(geti(&o, "host_start_ns"), coll_hs[t][ci]);
+                }
+            } else if (!strcmp(of, "p2p")) {
+                uint64_t cnt = getu(&o, "count");
+                assert_true(cnt % 4096 == 0 && cnt / 4096 >= 1 && cnt / 4096 <= NP2P);
+                int pi = (int)(cnt / 4096) - 1;
+                assert_int_equal(opens[t][NCOLL + pi]++, 0);
+                assert_string_equal(gets_(&o, "func"), pi % 2 ? "Recv" : "Send");
+                assert_int_equal(geti(&o, "peer"), (t + 1) % NTHREADS);
+                if (p2ps[t][pi]) {
+                    assert_int_equal(getu(&o, "id"), p2p_id[t][pi]);
+                    assert_int_equal(geti(&o, "host_start_ns"), p2p_hs[t][pi]);
+                }
+            } else {
+                assert_string_equal(of, "kch");
+                uint64_t gs = getu(&o, "gpu_start_ns");
+                int64_t seen = geti(&o, "gpu_start_seen_ns");
+                assert_true(t0 <= seen && seen <= t1);
+                if (!strcmp(gets_(&o, "parent_type"), "coll")) {
+                    assert_int_equal(geti(&o, "channel"), 0);
+                    int ci = (int)((gs - gpu_start(t, 0, 0)) / 10000);
+                    assert_true(ci >= 0 && ci < NCOLL);
+                    assert_int_equal(gs, gpu_start(t, ci, 0));
+                    assert_int_equal(getu(&o, "seq"), coll_of(t, ci).seq);
+                    assert_int_equal(kopens[t][ci]++, 0);
+                    if (colls[t][ci])
+                        assert_int_equal(getu(&o, "parent"), coll_id[t][ci]);
+                } else {
+                    assert_string_equal(gets_(&o, "parent_type"), "p2p");
+                    assert_int_equal(geti(&o, "channel"), 9);
+                    int pi = (int)((gs - gpu_start(t, 1000, 9)) / 10000);
+                    assert_true(pi >= 0 && pi < NP2P);
+                    assert_int_equal(kopens[t][NCOLL + pi]++, 0);
+                    if (p2ps[t][pi])
+                        assert_int_equal(getu(&o, "parent"), p2p_id[t][pi]);
+                }
+            }
         } else if (is_type(&o, "clock")) {
             clocks++;
             int64_t rt = geti(&o, "realtime_ns");
@@ -737,8 +797,9 @@ static void check_threads_file(int abi, const char *dir, int pid, int64_t t0, in
         }
     }
     /* per thread: init, the collectives, 2 channels each plus a late third
-     * for every fourth, the P2P tasks with one channel each */
-    const int64_t per_thread = 1 + NCOLL + 2 * NCOLL + (NCOLL + 3) / 4 + 2 * NP2P;
+     * for every fourth, the P2P tasks with one channel each, and two open
+     * records per task (its start, its kernel's first channel) */
+    const int64_t per_thread = 1 + NCOLL + 2 * NCOLL + (NCOLL + 3) / 4 + 2 * NP2P + 2 * (NCOLL + NP2P);
     assert_int_equal(records + final_drops, NTHREADS * per_thread);
     for (int t = 0; t < NTHREADS && !lossy; t++) {
         assert_int_equal(inits[t], 1);
@@ -750,6 +811,10 @@ static void check_threads_file(int abi, const char *dir, int pid, int64_t t0, in
         for (int i = 0; i < NP2P; i++) {
             assert_int_equal(p2ps[t][i], 1);
             assert_int_equal(p2pk[t][i], 1);
+        }
+        for (int i = 0; i < NCOLL + NP2P; i++) {
+            assert_int_equal(opens[t][i], 1);
+            assert_int_equal(kopens[t][i], 1);
         }
     }
     assert_true(clocks >= 2); /* one at the start, one at the end */
@@ -790,7 +855,8 @@ static void child_overflow(int abi, const char *dir)
     int mask = 0;
     if (api_init(a, &ctx, 0x1ULL, &mask, "ov", 1, 2, 0) != 0)
         die("init");
-    /* 1 init + 10 x (coll + 2 channels) = 31 records for an 8-record ring */
+    /* 1 init + 10 x (open, kernel open, coll, 2 channels) = 51 records for
+     * an 8-record ring */
     for (int i = 0; i < OV_COLLS; i++) {
         coll_in_t c = coll_of(0, i);
         descr_t d;
@@ -853,31 +919,44 @@ static void run_overflow(int abi)
     size_t n;
     char **lines = read_lines(dir, pid, &n);
     static obj_t o;
-    int kinds[4] = {0}; /* init, coll, kch, other */
+    int kinds[5] = {0}; /* init, coll, kch, other, open */
     int order = 0;
+    /* ring order: init, then per collective its open, its kernel's open
+     * (the first channel's start), the coll line, its two channels; the
+     * 8-record ring keeps init, collective 0 whole and collective 1's two
+     * open records */
+    static const char *const want[8] = {"init", "open coll", "open kch", "coll", "kch", "kch", "open coll", "open kch"};
     bool saw_final = false;
     for (size_t i = 0; i < n; i++) {
         parse_obj(lines[i], &o);
         if (is_type(&o, "init")) {
             assert_int_equal(order++, 0);
             kinds[0]++;
-        } else if (is_type(&o, "coll")) {
-            /* ring order: init, coll0, kch, kch, coll1, kch, kch, coll2 */
-            int want_i = (order - 1) / 3;
-            assert_int_equal((order - 1) % 3, 0);
-            assert_int_equal(getu(&o, "count"), coll_of(0, want_i).count);
+        } else if (is_type(&o, "coll") || is_type(&o, "kch") || is_type(&o, "open")) {
+            char what[32];
+            snprintf(what, sizeof what, "%s%s%s", gets_(&o, "type"), is_type(&o, "open") ? " " : "",
+                     is_type(&o, "open") ? gets_(&o, "of") : "");
+            assert_true(order < 8);
+            assert_string_equal(what, want[order]);
+            int ci = order < 6 ? 0 : 1;
+            if (is_type(&o, "coll") || !strcmp(what, "open coll")) {
+                assert_int_equal(getu(&o, "count"), coll_of(0, ci).count);
+                assert_int_equal(getu(&o, "seq"), coll_of(0, ci).seq);
+            } else {
+                int ch = is_type(&o, "kch") ? order - 4 : 0;
+                assert_int_equal(getu(&o, "gpu_start_ns"), gpu_start(0, ci, ch));
+                if (is_type(&o, "kch"))
+                    assert_int_equal(getu(&o, "gpu_stop_ns"), gpu_stop(0, ci, ch));
+                else
+                    assert_int_equal(geti(&o, "channel"), 0);
+            }
             order++;
-            kinds[1]++;
-        } else if (is_type(&o, "kch")) {
-            int ci = (order - 1) / 3, ch = (order - 1) % 3 - 1;
-            assert_int_equal(getu(&o, "gpu_start_ns"), gpu_start(0, ci, ch));
-            assert_int_equal(getu(&o, "gpu_stop_ns"), gpu_stop(0, ci, ch));
-            order++;
-            kinds[2]++;
+            kinds[is_type(&o, "coll") ? 1 : is_type(&o, "kch") ? 2 : 4]++;
         } else if (is_type(&o, "stats")) {
-            /* the final numbers: records 9..31 of the ring, plus the two
-             * stopped pool handles (ring already full) */
-            assert_int_equal(geti(&o, "dropped_ring_full"), 31 - 8 + 2);
+            /* the final numbers: records 9..51 of the ring, plus the four
+             * pool handles' open records and the two stopped ones (ring
+             * already full) */
+            assert_int_equal(geti(&o, "dropped_ring_full"), 51 - 8 + 4 + 2);
             assert_int_equal(geti(&o, "dropped_pool_full"), 1);
             assert_int_equal(geti(&o, "unhandled_events"), 2);
             assert_int_equal(geti(&o, "unhandled_ProxyOp"), 1);
@@ -895,8 +974,9 @@ static void run_overflow(int abi)
         }
     }
     assert_int_equal(kinds[0], 1);
-    assert_int_equal(kinds[1], 3);
-    assert_int_equal(kinds[2], 4);
+    assert_int_equal(kinds[1], 1);
+    assert_int_equal(kinds[2], 2);
+    assert_int_equal(kinds[4], 4);
     assert_true(saw_final);
     free_lines(lines);
 }
