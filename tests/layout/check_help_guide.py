@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`mergetrace --help` and docs/guide.md's option tables checked against each
 other (issue 44 item 1): the same options, each with the same argument name,
-and the same exit codes, so that neither can drift from the other.
+the same exit codes and the same --gate metrics, so that neither can drift
+from the other.
 
 Usage: check_help_guide.py MERGETRACE GUIDE.md
        check_help_guide.py --self-test MERGETRACE GUIDE.md
@@ -11,7 +12,8 @@ The options of --help are its indented option lines ("  -o, --output DIR  ...",
 "## Options by task" ("| `-o, --output DIR` | ..."). The exit codes are those
 of --help's "Exit codes:" paragraph and the first column of the guide's exit
 code table. --self-test drops one option from a copy of the guide and renames
-another, and expects the check to report both."""
+another, changes an exit code and drops a --gate metric, and expects the
+check to report each."""
 import re
 import subprocess
 import sys
@@ -54,10 +56,27 @@ def guide_options(text):
     return opts, codes
 
 
+METRIC = re.compile(r'\b[a-z]+(?:_[a-z0-9]+)+\b')
+
+
+def gate_metrics(help_text, guide_text):
+    """The --gate metrics: in --help, the lines from "--gate EXPR" to "X is";
+    in the guide, the paragraph "The metrics of `--gate`: ..."."""
+    h = re.search(r'--gate EXPR(.*?)\n\s*X is', help_text, re.S)
+    g = re.search(r'^The metrics of `--gate`:(.*?)(?:\n\n)', guide_text, re.S | re.M)
+    return (set(METRIC.findall(h.group(1))) if h else set(),
+            set(METRIC.findall(g.group(1))) if g else set())
+
+
 def compare(help_text, guide_text):
     hopts, hcodes = help_options(help_text)
     gopts, gcodes = guide_options(guide_text)
     errs = []
+    hm, gm = gate_metrics(help_text, guide_text)
+    if not hm:
+        errs.append('--help: no --gate metrics found')
+    if hm != gm:
+        errs.append('--gate metrics: only in --help %s, only in the guide %s' % (sorted(hm - gm), sorted(gm - hm)))
     if gopts is None:
         return ['docs/guide.md: no "## Options by task" section']
     if len(hopts) < 20:
@@ -92,20 +111,21 @@ def main(argv):
         broken = re.sub(r'^\| `--no-drift` \|.*\n', '', guide_text, flags=re.M)
         broken = broken.replace('| `--rank-map FILE` |', '| `--rank-map PATH` |')
         broken = re.sub(r'^\| 64 \|', '| 65 |', broken, flags=re.M)
+        broken = broken.replace('`period_p50_us`, ', '', 1)
         got = compare(help_text, broken)
-        want = ['--no-drift: in --help', '--rank-map: --help says', 'exit codes:']
+        want = ['--no-drift: in --help', '--rank-map: --help says', 'exit codes:', '--gate metrics:']
         missing = [w for w in want if not any(e.startswith(w) for e in got)]
-        if missing or len(got) != 3:
-            print('self-test: expected 3 reports starting', want, 'got', got)
+        if missing or len(got) != 4:
+            print('self-test: expected 4 reports starting', want, 'got', got)
             return 1
-        print('self-test: the three breaches reported:', *got, sep='\n  ')
+        print('self-test: the four breaches reported:', *got, sep='\n  ')
         return 0
     if errs:
         print('--help and docs/guide.md disagree:', *errs, sep='\n  ')
         return 1
     hopts, hcodes = help_options(help_text)
-    print('--help and docs/guide.md: the same %d options and exit codes %s'
-          % (len(hopts), ' '.join(sorted(hcodes, key=int))))
+    print('--help and docs/guide.md: the same %d options, exit codes %s and %d --gate metrics'
+          % (len(hopts), ' '.join(sorted(hcodes, key=int)), len(gate_metrics(help_text, guide_text)[0])))
     return 0
 
 
