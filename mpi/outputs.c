@@ -526,7 +526,7 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
             if (me == 0)
                 say("mergetrace: --window: no ProfilerStep#%.0f..#%.0f in any trace\n", o->window_a,
                         o->window_b);
-            return MT_EXIT_ERROR; /* a selection that selects nothing: 1, as --help and the README say */
+            return MT_EXIT_ERROR; /* a selection that selects nothing: 1, as --help and docs/guide.md say */
         }
         mo.window_start_ns = win[0];
         mo.window_end_ns = win[1];
