@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -27,6 +28,7 @@
 
 #include "mergetrace/collectives.h"
 #include "mergetrace/nccl_input.h"
+#include "fr/fr.h"
 #include "test_util.h"
 
 #ifndef MT_NCCL_PLUGIN_PATH
@@ -1169,6 +1171,116 @@ static void test_two_ranks_match(void **state)
     free(rows);
 }
 
+/* A hang through the plugin, end to end: four processes of one 4-rank
+ * communicator run AllReduce #0-#4; then ranks 0, 1 and 3 enqueue
+ * AllReduce #5, whose kernel starts and never ends, while rank 2 runs an
+ * AllGather instead; every process is killed (SIGKILL, as the watchdog's
+ * abort) 60 ms later, with the writer thread draining every 5 ms. The
+ * files keep their temporary names; read back, converted to Flight
+ * Recorder dumps and analysed, the verdict is rank 2, that never enqueued
+ * AllReduce #5, and the others waited about the 60 ms. */
+#define HANG_COMM 0x0a0b0c0d0e0f1011ULL
+static void child_hang(int abi, const char *dir)
+{
+    child_env(dir, NULL, NULL);
+    setenv("MERGETRACE_NCCL_FLUSH_MS", "5", 1);
+    setenv("MERGETRACE_NCCL_CLOCK_MS", "5", 1);
+    child_open(abi);
+    const api_t *a = &g_api;
+    void *ctx = NULL;
+    int mask = 0;
+    if (api_init(a, &ctx, HANG_COMM, &mask, "world", 1, 4, e2e_rank) != 0)
+        die("init");
+    uint64_t gpu0 = 5000000000ULL + (uint64_t)e2e_rank * 777;
+    for (int i = 0; i <= 5; i++) {
+        bool hang = i == 5;
+        coll_in_t c = coll_of(0, hang && e2e_rank == 2 ? 1 : 0); /* AllReduce; rank 2's last: AllGather */
+        c.seq = hang && e2e_rank == 2 ? 0 : (uint64_t)i;
+        c.rank = e2e_rank;
+        c.count = 1024;
+        descr_t d;
+        make_coll(&d, a->abi, &c);
+        void *h = NULL, *k[2];
+        a->start(ctx, &h, &d);
+        a->stop(h); /* the enqueue returns */
+        for (int j = 0; j < 2; j++) {
+            make_kch(&d, a->abi, h, e2e_rank, (uint8_t)j, gpu0 + (uint64_t)i * 100000 + (uint64_t)j);
+            a->start(ctx, &k[j], &d);
+            if (!hang || e2e_rank == 2) {
+                kch_stop(a, k[j], gpu0 + (uint64_t)i * 100000 + 40000);
+                a->stop(k[j]);
+            }
+        }
+    }
+    struct timespec nap = {0, 60000000};
+    nanosleep(&nap, NULL);
+    raise(SIGKILL);
+}
+
+static void test_hang_verdict(void **state)
+{
+    (void)state;
+    char dir[512], host[256] = "unknown-host", path[1024];
+    gethostname(host, sizeof host - 1);
+    fresh_dir(dir, sizeof dir, "hang");
+    mt_nccl_file_t *files[4];
+    int32_t ranks[4];
+    for (int r = 0; r < 4; r++) {
+        e2e_rank = r;
+        fflush(NULL);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+            child_hang(6, dir);
+        int st = 0;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+        snprintf(path, sizeof path, "%s/.%s-pid%d.jsonl.tmp", dir, host, (int)pid);
+        mt_error_t err;
+        mt_error_clear(&err);
+        files[r] = NULL;
+        assert_int_equal(mt_nccl_load(path, &files[r], &err), MT_OK);
+        ranks[r] = mt_nccl_world_rank(files[r], NULL);
+        assert_int_equal(ranks[r], r);
+        /* in flight at the kill: AllReduce #5 on ranks 0, 1, 3, running */
+        assert_int_equal(files[r]->in_flight, r == 2 ? 0 : 1);
+        for (size_t i = 0; i < files[r]->n_tasks; i++)
+            if (files[r]->tasks[i].state != MT_NCCL_TASK_DONE) {
+                assert_int_equal(files[r]->tasks[i].state, MT_NCCL_TASK_RUNNING);
+                assert_int_equal(files[r]->tasks[i].seq, 5);
+            }
+    }
+    mt_fr_dump_t dumps[4];
+    mt_error_t err;
+    assert_int_equal(mt_fr_from_nccl((const mt_nccl_file_t *const *)files, ranks, 4, dumps, &err), MT_OK);
+    mt_fr_hang_t h;
+    assert_int_equal(mt_fr_hang_analyse(dumps, 4, &h, &err), MT_OK);
+    assert_int_equal(h.kind, MT_FR_NEVER_ENQUEUED);
+    assert_int_equal(h.nculprits, 1);
+    assert_int_equal(h.culprits[0], 2);
+    char pg[64];
+    snprintf(pg, sizeof pg, "%016llx:AllReduce", (unsigned long long)HANG_COMM);
+    assert_string_equal(h.pg, pg);
+    assert_string_equal(h.pg_desc, "world");
+    assert_int_equal(h.seq, 6); /* NCCL's #5, counted from 1 */
+    assert_string_equal(h.name, "nccl:all_reduce");
+    assert_string_equal(h.culprit_last.name, "nccl:all_gather");
+    for (int r = 0; r < 4; r++) {
+        if (r == 2) {
+            assert_int_equal(h.wait_ns[r], -1);
+            continue;
+        }
+        /* stuck from the kernel's start to the first process's last clock
+         * line: the 60 ms, less up to one 5 ms drain, plus scheduling */
+        assert_true(h.wait_ns[r] > 40000000 && h.wait_ns[r] < 5000000000LL);
+    }
+    mt_fr_hang_free(&h);
+    for (int r = 0; r < 4; r++) {
+        mt_fr_dump_free(&dumps[r]);
+        mt_nccl_file_free(files[r]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1182,6 +1294,7 @@ int main(void)
         cmocka_unit_test(test_exit_flush),
         cmocka_unit_test(test_bad_env),
         cmocka_unit_test(test_two_ranks_match),
+        cmocka_unit_test(test_hang_verdict),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
