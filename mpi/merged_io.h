@@ -30,7 +30,7 @@ typedef struct merged_input {
  * gzip (independent members of 1-2 MiB of JSON each, which
  * concatenate into one valid gzip file) when gzip is set, else plain JSON. Within the file the header comes first,
  * then every rank in ascending order, whatever process merged it (so the
- * file is byte for byte the same with any number of processes or worker
+ * JSON is byte for byte the same with any number of processes or worker
  * threads: plain JSON, each rank at an offset from a table of every rank's
  * size; gzip, in rounds of one rank per process, each rank written once
  * the ranks before it are compressed), then the footer, whose "ranks"

@@ -3,8 +3,10 @@
 # writes the same outputs as -j 1 and as `mpirun -n 2`, byte for byte:
 # report.json, report.html (every run has the same argv but -j, which the
 # command line in the outputs leaves out, and the same output directory,
-# moved aside after each run) and the merged trace, gzip and plain JSON
-# (the ranks in rank order whatever process merged each, mpi/merged_io.h),
+# moved aside after each run) and the merged trace, plain JSON and gzip
+# inflated (the ranks in rank order whatever process merged each,
+# mpi/merged_io.h; the gzip bytes themselves were the same in every run
+# but one of same_modes.sh, which inflates for that reason),
 # at -j 1, 2, 3 (3 splits 8 ranks unevenly) and under mpirun -n 2, on the
 # sample jobs, an 8-rank corpus job (param's DLRM traces) and a generated
 # 12-rank job. A bad trace on one worker: the same one-line error and exit
@@ -18,6 +20,7 @@ mpiexec=$1 bin=$2 root=$3 work=$4 corpus=${5:-}
 rm -rf "$work" && mkdir -p "$work"
 . "$(dirname "$0")/harness.sh" # Open MPI set-up, ok/bad/check, harness_end
 cd "$root" || exit 1
+inflate() { python3 -c 'import gzip, sys; sys.stdout.buffer.write(gzip.open(sys.argv[1]).read())' "$1"; }
 by_hand() {
   env -u OMPI_COMM_WORLD_SIZE -u OMPI_COMM_WORLD_RANK -u PMIX_RANK -u PMI_RANK -u PMI_SIZE -u PMI_FD \
     -u PMI_PORT -u SLURM_PROCID -u SLURM_STEP_ID -u PALS_RANKID -u ALPS_APP_PE -u MERGETRACE_MPI \
@@ -46,10 +49,15 @@ for s in "${sets[@]}"; do
       mv "$work/out" "$work/$run-$i"
     done
     [ -s "$work/j1-$i/$m" ] || bad "no $m at -j 1 on $s"
+    for run in j1 j2 j3 np2; do
+      if [ "$fmt" = gzip ]; then inflate "$work/$run-$i/$m" >"$work/$run-$i.merged"; else
+        cp "$work/$run-$i/$m" "$work/$run-$i.merged"; fi
+    done
     for run in j2 j3 np2; do
-      for f in report.json report.html $m; do
+      for f in report.json report.html; do
         if cmp -s "$work/j1-$i/$f" "$work/$run-$i/$f"; then ok; else bad "$f at -j 1 vs $run on $s ($fmt)"; fi
       done
+      if cmp -s "$work/j1-$i.merged" "$work/$run-$i.merged"; then ok; else bad "$m at -j 1 vs $run on $s"; fi
       if [ "$(ls "$work/j1-$i")" = "$(ls "$work/$run-$i")" ]; then ok; else bad "files at -j 1 vs $run on $s"; fi
     done
     # the summary names what ran: one process, worker threads, MPI processes
