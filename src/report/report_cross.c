@@ -81,6 +81,10 @@ mt_status_t mt_report_cross_sections(const mt_cross_t *x, mt_write_fn w, void *c
         pct(&o, "chance_pct", (double)k->chance_q24 / (double)(UINT64_C(1) << 24), n);
         us(&o, "mean_lateness_us", k->mean_lateness_ns);
         us(&o, "p99_lateness_us", k->p99_lateness_ns);
+        if (k->last) /* the terminal's "behind the median arrival when last" */
+            us(&o, "lateness_when_last_us", k->late_last_median_ns);
+        else
+            mt_out_puts(&o, ", \"lateness_when_last_us\": null");
         us(&o, "wait_caused_us", k->wait_caused_ns);
         us(&o, "waited_us", k->waited_ns);
         us(&o, "mean_duration_us", k->mean_duration_ns);
