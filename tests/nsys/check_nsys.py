@@ -209,6 +209,14 @@ def main():
                 if same and lines[0] == lines[1]:
                     print("%s: -n 2 (a part per process) = one process (one read): report.json, %d merged lines" %
                           (os.path.basename(rel), len(lines[0])))
+        if len(procs) > 1:
+            # the summary names what was read, each file once (issue 39
+            # papercut: 'loaded 4.9 MB of JSON' for one 2.4 MB .sqlite of
+            # two GPUs)
+            p = run([bin_, "--no-html", "--no-merge", "--color=never", "-o", out + ".sum", path])
+            want = "loaded %.1f MB of SQLite, " % (os.path.getsize(path) / 1e6)
+            got = p.stdout.splitlines()[1] if p.returncode == 0 and len(p.stdout.splitlines()) > 1 else p.stderr
+            check(got.startswith(want), "%s: summary %r, want %r..." % (rel, got[:60], want))
         if rel.endswith("mfu_2gpu_before.sqlite"):
             ranks = {pid: inp["rank"] for pid, inp in by_pid.items()}
             check(ranks == {144: 0, 145: 1}, "mfu: ranks %s" % ranks)
