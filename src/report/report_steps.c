@@ -442,7 +442,12 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
             mt_report_name_cut(cut, sizeof cut, I->by_type[k].name, 32);
             mt_out_printf(&o, " %s %.3f%s", cut, I->by_type[k].s, k + 1 < I->n_type && k < 2 ? "," : "");
         }
-        mt_out_puts(&o, "\n");
+        /* what the letters mean (issue 39 papercut), critpath.h mt_cp_ideal_t */
+        mt_out_puts(&o, "\n  S: mean step time without gaps / with every activity at its typical length (1 = no "
+                        "straggling)\n");
+        if (I->has_ms || I->has_mw)
+            mt_out_puts(&o, "  M_S, M_W: the share of that slowdown the last stage, the worst worker explains "
+                            "(docs/whatif.md)\n");
     }
     if (c->n_causes && c->wait_ns > 0) {
         /* One line: the first annotation that has a name when it explains a
