@@ -12,6 +12,7 @@
 
 #include "base/stats.h"
 #include "base/text.h"
+#include "cross/passes.h"
 #include "report/sections.h"
 #include "mergetrace/analysis.h"
 #include "mergetrace/classify.h"
@@ -276,11 +277,12 @@ static void section_header(mt_out_t *h, const mt_report_t *r, const mt_html_opts
     mt_out_printf(h, " &middot; world size %lld &middot; %zu rank%s loaded (%zu file%s, %s, %llu events)",
          (long long)r->world_size, r->n_inputs, r->n_inputs == 1 ? "" : "s", r->n_inputs,
          r->n_inputs == 1 ? "" : "s", bytes_h(bytes).s, (unsigned long long)events);
-    if (r->n_missing) {
-        mt_out_printf(h, " &middot; <strong>missing ranks:");
+    int64_t absent = r->missing_count > (int64_t)r->n_missing ? r->missing_count : (int64_t)r->n_missing;
+    if (absent) {
+        mt_out_printf(h, " &middot; <strong>%lld missing rank%s:", (long long)absent, absent == 1 ? "" : "s");
         for (size_t i = 0; i < r->n_missing && i < 64; i++)
             mt_out_printf(h, " %lld", (long long)r->missing[i]);
-        mt_out_printf(h, "%s</strong>", r->n_missing > 64 ? " &hellip;" : "");
+        mt_out_printf(h, "%s</strong>", absent > 64 ? " &hellip;" : "");
     }
     mt_out_puts(h, "</p>\n");
     if (o && o->command_line) {
@@ -457,15 +459,6 @@ static void late_colour(char *b, size_t cap, int64_t v, int64_t max, bool *dark)
     *dark = t > 0.6;
 }
 
-/* Rank r's row of the straggler table, or NULL. */
-static const mt_cross_rank_t *cross_rank_of(const mt_cross_t *x, int32_t r)
-{
-    for (size_t i = 0; x && i < x->n_ranks; i++)
-        if (x->ranks[i].rank == r)
-            return &x->ranks[i];
-    return NULL;
-}
-
 static bool step_suspect(const mt_cross_t *x, int64_t step, int32_t rank)
 {
     if (!x)
@@ -590,7 +583,7 @@ static void heat_map(mt_out_t *h, const mt_report_t *r)
         if (ch >= 18 || q % 2 == 0)
             mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%d</text>", lx - 8, y + ch / 2 + 4,
                  v->grid_ranks[i]);
-        const mt_cross_rank_t *kr = cross_rank_of(r->cross, v->grid_ranks[i]);
+        const mt_cross_rank_t *kr = r->cross ? mt_cross_rank_find(r->cross, v->grid_ranks[i]) : NULL;
         if ((ch >= 18 || q % 2 == 0) && kr && kr->last)
             mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\">+%s ms</text>", lx + cw * (double)ns + 8, y + ch / 2 + 4,
                  ms3(kr->late_last_median_ns).s);
