@@ -410,7 +410,7 @@ static void section_gpu_time(mt_out_t *h, const mt_report_t *r)
              "<th class=\"n\" data-sort>span ms</th><th class=\"n\" data-sort>compute %</th>"
              "<th class=\"n\" data-sort>comm %</th><th class=\"n\" data-sort>memory %</th>"
              "<th class=\"n\" data-sort>idle %</th><th class=\"n\" data-sort>overlap %</th>"
-             "<th class=\"n\" data-sort>comm total ms</th><th class=\"n\" data-sort>host wait ms</th>"
+             "<th class=\"n\" data-sort>comm total ms</th><th class=\"n\" data-sort>host wait %</th>"
              "</tr></thead><tbody>\n");
     for (size_t i = 0; i < n; i++) {
         const mt_rank_analysis_t *a = r->analyses[i];
@@ -427,9 +427,10 @@ static void section_gpu_time(mt_out_t *h, const mt_report_t *r)
              "<td class=\"n\" data-v=\"%s\">%s</td>",
              a->rank, a->rank, (long long)a->span_ns, ms3(a->span_ns).s, c.s, c.s, m.s, m.s, y.s, y.s, d.s, d.s,
              ov.s, ov.s);
-        mt_out_printf(h, "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%lld\">%s</td></tr>\n",
-             (long long)a->comm_total_ns, ms3(a->comm_total_ns).s, (long long)a->host_wait_ns,
-             ms3(a->host_wait_ns).s);
+        /* the terminal's host wait (mt_an_host_wait), not the sum over streams */
+        num_t hw = pct1((double)mt_an_host_wait(a), s);
+        mt_out_printf(h, "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%s\">%s</td></tr>\n",
+             (long long)a->comm_total_ns, ms3(a->comm_total_ns).s, hw.s, hw.s);
     }
     mt_out_puts(h, "</tbody></table></section>\n");
 }

@@ -164,6 +164,7 @@ mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n
         us(&o, "host_wait_us", x->host_wait_ns);
         us(&o, "kernel_wait_us", x->kernel_wait_ns);
         us(&o, "other_us", x->other_ns);
+        pct(&o, "host_wait_pct", mt_an_host_wait(x), x->span_ns); /* the terminal's and report.html's */
         mt_out_printf(&o, ", \"streams\": [");
         for (size_t i = 0; i < x->n_streams; i++) {
             const mt_an_stream_t *s = &x->streams[i];
@@ -175,6 +176,7 @@ mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n
             us(&o, "host_wait_us", s->host_wait_ns);
             us(&o, "kernel_wait_us", s->kernel_wait_ns);
             us(&o, "other_us", s->other_ns);
+            mt_out_printf(&o, ", \"work\": %s", s->work ? "true" : "false");
             mt_out_put(&o, "}", 1);
         }
         mt_out_put(&o, "]}", 2);
@@ -275,9 +277,7 @@ mt_status_t mt_report_rank_text(const mt_rank_analysis_t *const *a, size_t n, mt
         const mt_rank_analysis_t *x = a[i];
         if (!x)
             continue;
-        int64_t hw = 0; /* the stream that waited longest for the host: a share of the span, never above 100 % */
-        for (size_t s = 0; s < x->n_streams; s++)
-            hw = x->streams[s].host_wait_ns > hw ? x->streams[s].host_wait_ns : hw;
+        int64_t hw = mt_an_host_wait(x);
         mt_out_printf(&o, "%5d %10.3f", x->rank, (double)x->span_ns / 1e6);
         text_pct(&o, 8, x->compute_ns, x->span_ns, 1);
         text_pct(&o, 13, x->comm_ns, x->span_ns, 1);
@@ -289,10 +289,11 @@ mt_status_t mt_report_rank_text(const mt_rank_analysis_t *const *a, size_t n, mt
         mt_out_puts(&o, "\n");
     }
     mt_out_puts(&o, "  compute + exposed comm (communication not hidden behind compute) + memory + idle = 100 %;\n"
-                    "  comm hidden: share of the communication time that ran under compute; host wait: the\n"
-                    "  stream that waited longest for the CPU to launch work, % of the span; launch-bound: share\n"
-                    "  of the idle time with the CPU busy launching; -: communication or idle time under 100 us\n"
-                    "  (a few launch latencies), too little for a share of it to mean anything\n");
+                    "  comm hidden: share of the communication time that ran under compute; host wait: of the\n"
+                    "  streams that compute or copy (not one that only runs collectives), the one that waited\n"
+                    "  longest for the CPU to launch work, % of the span; launch-bound: share of the idle time\n"
+                    "  with the CPU busy launching; -: communication or idle time under 100 us (a few launch\n"
+                    "  latencies), too little for a share of it to mean anything\n");
 
     /* The heaviest annotations of the first rank with results, each summed
      * over the ranks (the GPU time they caused). */
