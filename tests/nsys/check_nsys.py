@@ -217,6 +217,19 @@ def main():
             want = "loaded %.1f MB of SQLite, " % (os.path.getsize(path) / 1e6)
             got = p.stdout.splitlines()[1] if p.returncode == 0 and len(p.stdout.splitlines()) > 1 else p.stderr
             check(got.startswith(want), "%s: summary %r, want %r..." % (rel, got[:60], want))
+        # NVTX ranges named per call by PyTorch's emit_nvtx ("FlashAttnFunc,
+        # seq = 46447, op_id = ...") are one annotation per name, as kernel
+        # names are (issue 39 papercut: count 1 each, one row per call)
+        with sqlite3.connect("file:%s?mode=ro" % path, uri=True) as db:
+            per_call = db.execute("SELECT count(*) FROM NVTX_EVENTS WHERE text LIKE 'FlashAttnFunc, seq = %' "
+                                  "AND end IS NOT NULL").fetchone()[0] if "NVTX_EVENTS" in tables(db) else 0
+        if per_call:
+            names = [x["name"] for x in rep["projection"]]
+            check(not any(", seq = " in x or ", op_id = " in x for x in names),
+                  "%s: projection rows named per call: %s" % (rel, [x for x in names if ", seq = " in x][:2]))
+            got = sum(x["count"] for x in rep["projection"] if x["name"] == "FlashAttnFunc")
+            check(got == per_call, "%s: FlashAttnFunc ranges %d in the projection, %d in NVTX_EVENTS"
+                  % (rel, got, per_call))
         if rel.endswith("mfu_2gpu_before.sqlite"):
             ranks = {pid: inp["rank"] for pid, inp in by_pid.items()}
             check(ranks == {144: 0, 145: 1}, "mfu: ranks %s" % ranks)
