@@ -230,6 +230,22 @@ def main():
             got = sum(x["count"] for x in rep["projection"] if x["name"] == "FlashAttnFunc")
             check(got == per_call, "%s: FlashAttnFunc ranges %d in the projection, %d in NVTX_EVENTS"
                   % (rel, got, per_call))
+        if rel.endswith("mfu_2gpu_after.sqlite"):
+            # a baseline may be any input the program reads (issue 39
+            # papercut: '--baseline before.sqlite' was 'invalid JSON ... byte
+            # 0'): the same comparison as with the before run's output
+            before = os.path.join(corpus, "GindaChen__nsys-ai/tests/fixtures/mfu_2gpu_before.sqlite")
+            b_out, c1, c2 = out + ".before", out + ".vsdir", out + ".vsfile"
+            ps = [run([bin_, "-q", "--no-merge", "--no-html", "-o", b_out, before]),
+                  run([bin_, "-q", "--no-merge", "--no-html", "-o", c1, "--baseline", b_out, path]),
+                  run([bin_, "-q", "--no-merge", "--no-html", "-o", c2, "--baseline", before, path])]
+            check(all(p.returncode == 0 for p in ps), "--baseline before.sqlite: exits %s: %s"
+                  % ([p.returncode for p in ps], ps[2].stderr.strip()[:200]))
+            if all(p.returncode == 0 for p in ps):
+                cmp = [json.load(open(os.path.join(d, "compare.json"))) for d in (c1, c2)]
+                for c in cmp:
+                    c.pop("baseline", None)
+                check(cmp[0] == cmp[1], "--baseline before.sqlite: compare.json differs from --baseline DIR's")
         if rel.endswith("mfu_2gpu_before.sqlite"):
             ranks = {pid: inp["rank"] for pid, inp in by_pid.items()}
             check(ranks == {144: 0, 145: 1}, "mfu: ranks %s" % ranks)
