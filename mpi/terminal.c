@@ -352,6 +352,10 @@ static uint64_t json_once(const input_list_t *l, const job_t *j, size_t *parts)
     return sum;
 }
 
+/* Past this many ranks the clock table shows its extremes (terminal_summary). */
+#define CLOCK_ROWS_MAX 32
+#define CLOCK_ROWS_WORST 8
+
 void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j, const phase_times_t *pt, int n_procs,
                       const char *merged_path, uint64_t merged_events, const mt_warnings_t *w, const char *removed)
 {
@@ -423,7 +427,27 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
                             : "");
     fprintf(out, "%s%5s  %-26s %9s %11s %13s %8s %17s %5s%s\n", B, "rank", "file", "events", "offset ms",
             "drift ppm", "matched", "resid p50/p99 us", "viol", N);
+    /* many ranks (issue 39 papercut: 305 lines at 128 ranks): the reference,
+     * every rank not connected, and the CLOCK_ROWS_WORST with the largest
+     * residual p99 (the fits to doubt), in rank order; report.json has all */
+    unsigned char *show = NULL;
+    size_t shown = 0;
+    if (j->n > CLOCK_ROWS_MAX && (show = calloc(j->n, 1))) {
+        for (size_t i = 0; i < j->n; i++)
+            show[i] = al->clocks[i].reference || !al->clocks[i].connected;
+        for (int q = 0; q < CLOCK_ROWS_WORST; q++) {
+            long best = -1;
+            for (size_t i = 0; i < j->n; i++)
+                if (!show[i] && (best < 0 || al->clocks[i].residual_p99_ns > al->clocks[best].residual_p99_ns))
+                    best = (long)i;
+            if (best >= 0)
+                show[best] = 1;
+        }
+    }
     for (size_t i = 0; i < j->n; i++) {
+        if (show && !show[i])
+            continue;
+        shown++;
         const file_result_t *r = &j->res[i];
         const mt_clock_t *c = &al->clocks[i];
         char resid[32], name[32], drift[24];
@@ -436,6 +460,18 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
                 c->offset_ns / 1e6, mt_clock_drift_text(c, drift, sizeof drift), matched, resid,
                 (unsigned long long)c->violations,
                 c->reference ? "ref" : c->connected ? "" : "NOT CONNECTED");
+    }
+    if (show) {
+        double lo = 0, hi = 0;
+        for (size_t i = 0; i < j->n; i++) {
+            double off = al->clocks[i].offset_ns / 1e6;
+            lo = i == 0 || off < lo ? off : lo;
+            hi = i == 0 || off > hi ? off : hi;
+        }
+        fprintf(out, "  ... %zu more ranks in report.json (shown: the reference, any not connected, the %d worst "
+                     "residuals);\n  offsets of all %zu from %.3f to %.3f ms\n",
+                j->n - shown, CLOCK_ROWS_WORST, j->n, lo, hi);
+        free(show);
     }
     bool ns = false;
     for (size_t i = 0; i < j->n; i++)

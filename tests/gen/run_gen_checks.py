@@ -495,6 +495,51 @@ def main():
         else:
             passed += 1
             print("ok   %s: old format, stages' allreduces apart (clock error p99 %.2f us)" % (name, worst / 1000))
+    # issue 39 papercut: past a few dozen ranks the terminal's per-rank tables
+    # show their extremes and a summary (305 lines at 128 ranks before)
+    d = os.path.join(a.out, "dp64-terminal")
+    subprocess.run([sys.executable, a.gen, "--out", d, "--quiet", "--ranks", "64", "--steps", "3", "--seed", "21"],
+                   check=True)
+    p = subprocess.run([a.mergetrace, "--no-merge", "--no-html", "--color=never", "-o", d + ".out", d],
+                       capture_output=True, text=True)
+    errs = []
+    if p.returncode:
+        errs.append("exit %d: %s" % (p.returncode, p.stderr))
+    else:
+        with open(os.path.join(d + ".out", "report.json")) as f:
+            rep = json.load(f)
+        lines = p.stdout.splitlines()
+        if len(lines) > 100:
+            errs.append("%d terminal lines for 64 ranks" % len(lines))
+        def table(head):
+            i = next(k for k, x in enumerate(lines) if x.startswith(head)) + 2
+            rows = []
+            while i < len(lines) and lines[i][:5].strip().isdigit():
+                rows.append(int(lines[i].split()[0]))
+                i += 1
+            return rows
+        idle = sorted(((t["idle_pct"], t["rank"]) for t in rep["temporal"]))
+        want = sorted(r for _, r in idle[:5] + idle[-5:])
+        of = {r: v for v, r in idle}  # ties (idle_pct has 2 decimals) may pick either rank
+        if sorted(of.get(r) for r in table("GPU time per rank")) != sorted(of[r] for r in want):
+            errs.append("GPU-time rows %s, want the 5 least and most idle %s" % (table("GPU time per rank"), want))
+        res = sorted(((-c["residual_p99_us"], c["rank"]) for c in rep["clock"]["ranks"] if not c["reference"]))
+        want = sorted([rep["clock"]["reference_rank"]] + [r for _, r in res[:8]])
+        got = table("clock alignment")
+        # ties at the 8th largest residual may pick either rank
+        if len(got) != 9 or rep["clock"]["reference_rank"] not in got or \
+                min(-x for x, r in res if r in got and r != rep["clock"]["reference_rank"]) < -res[7][0]:
+            errs.append("clock rows %s, want the reference and the 8 worst residuals %s" % (got, want))
+        if not any(x.startswith("  median of 64 ranks:") for x in lines):
+            errs.append("no median line under the GPU-time table")
+    if errs:
+        failed += 1
+        print("FAIL dp64-terminal")
+        for e in errs:
+            print("  " + e)
+    else:
+        passed += 1
+        print("ok   dp64-terminal: %d lines, per-rank tables capped to their extremes" % len(lines))
     errs = dlrm_injected(a.mergetrace, a.out)
     if errs is None:
         print("skip dlrm-shifted (no ../shared/corpus)")
