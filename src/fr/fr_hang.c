@@ -292,7 +292,7 @@ static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
 
 mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t *h, mt_error_t *err)
 {
-    *h = (mt_fr_hang_t){.last_arrival = -1};
+    *h = (mt_fr_hang_t){.last_arrival = -1, .dump_ns = MT_FR_NONE, .ref_rank = -1};
     job_t j = {.dumps = dumps, .n = n};
     for (size_t i = 0; i < n; i++) {
         if (dumps[i].rank + 1 > j.world)
@@ -306,7 +306,9 @@ mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t
     j.of_rank = malloc((size_t)(j.world ? j.world : 1) * sizeof *j.of_rank);
     h->offset_ns = malloc((size_t)(j.world ? j.world : 1) * sizeof *h->offset_ns);
     h->wait_ns = malloc((size_t)(j.world ? j.world : 1) * sizeof *h->wait_ns);
-    if (!j.of_rank || !h->offset_ns || !h->wait_ns) {
+    h->has_dump = calloc((size_t)(j.world ? j.world : 1), sizeof *h->has_dump);
+    h->last_done = calloc((size_t)(j.world ? j.world : 1), sizeof *h->last_done);
+    if (!j.of_rank || !h->offset_ns || !h->wait_ns || !h->has_dump || !h->last_done) {
         free(j.of_rank);
         mt_fr_hang_free(h);
         return mt_error_set(err, MT_ERR_NOMEM, "Flight Recorder analysis: out of memory");
@@ -317,8 +319,16 @@ mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t
         h->offset_ns[r] = MT_FR_NONE;
         h->wait_ns[r] = -1;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         j.of_rank[dumps[i].rank] = (int)i;
+        h->has_dump[dumps[i].rank] = true;
+        const mt_fr_entry_t *l = NULL;
+        for (size_t k = 0; k < dumps[i].n; k++)
+            if (dumps[i].entries[k].state == MT_FR_COMPLETED && (!l || dumps[i].entries[k].record_id > l->record_id))
+                l = &dumps[i].entries[k];
+        if (l)
+            h->last_done[dumps[i].rank] = *l;
+    }
     /* one job: a group's name means the same ranks in every dump */
     for (size_t i = 0; i < n; i++)
         for (size_t g = 0; g < dumps[i].npgs; g++) {
@@ -340,6 +350,7 @@ mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t
             ref = r;
     if (ref >= 0)
         h->offset_ns[ref] = 0;
+    h->ref_rank = ref;
     for (bool more = true; more;) {
         more = false;
         for (int r = 0; r < j.world; r++) {
@@ -368,6 +379,8 @@ mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t
                     t_dump = t;
             }
         }
+    if (t_dump != INT64_MAX)
+        h->dump_ns = t_dump;
     /* the hung group: the one whose first disagreement has most ranks stuck */
     const mt_fr_pg_t *best = NULL;
     int64_t best_s = 0;
@@ -405,7 +418,11 @@ void mt_fr_hang_free(mt_fr_hang_t *h)
         return;
     free(h->offset_ns);
     free(h->wait_ns);
+    free(h->has_dump);
+    free(h->last_done);
     h->offset_ns = h->wait_ns = NULL;
+    h->has_dump = NULL;
+    h->last_done = NULL;
 }
 
 const char *mt_fr_kind_name(mt_fr_kind_t k)
