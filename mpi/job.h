@@ -29,6 +29,7 @@ typedef struct job {
     int64_t *missing;
     size_t n_missing;
     nccl_job_t nccl;         /* the NCCL plugin files, by rank */
+    const struct fr_job *fr; /* Flight Recorder dumps beside the traces (fr_run.h); NULL: none */
     /* every process: the loaded ranks, sorted, and the alignment (clocks
      * everywhere; rows and the match on process 0 only) */
     int32_t *ranks;
