@@ -273,6 +273,7 @@ int options_exit_code(mt_status_t st)
     case MT_ERR_LIMIT:
     case MT_ERR_NOT_TRACE:
     case MT_ERR_NSYS:
+    case MT_ERR_FR:
     case MT_ERR_NOT_REPORT: return MT_EXIT_BAD_INPUT;
     case MT_ERR_USAGE: return MT_EXIT_USAGE;
     default: return MT_EXIT_ERROR;

@@ -56,8 +56,9 @@ typedef struct mt_fr_dump {
 /* Read one dump (pickle, recognised by its first bytes, or JSON) from
  * data[0..len). path names it in errors. rank is stored as given (from the
  * file name or a map: the dumps do not carry it). Errors: those of the
- * unpickler and the JSON reader, MT_ERR_FORMAT for a missing or
- * wrongly-typed field (named, with the entry's index), a time outside
+ * unpickler (src/fr/fr_pickle.h; its MT_ERR_FORMAT, an unknown opcode or a
+ * refused global, becomes MT_ERR_FR, with the byte offset) and the JSON
+ * reader, MT_ERR_FR for a missing or wrongly-typed field (named, with the entry's index), a time outside
  * [0, 2^62) ns, a timeout_ms outside [0, 10^9], a negative sequence
  * number, or a pg_config rank of 4096 or more. */
 mt_status_t mt_fr_dump_read(const uint8_t *data, size_t len, const char *path, int rank, mt_fr_dump_t *out,

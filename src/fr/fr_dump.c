@@ -17,9 +17,9 @@
 static mt_status_t bad(mt_error_t *err, const char *path, const char *what, long idx)
 {
     if (idx >= 0)
-        mt_error_set(err, MT_ERR_FORMAT, "Flight Recorder dump: entry %ld: %s", idx, what);
+        mt_error_set(err, MT_ERR_FORMAT, "entry %ld: %s", idx, what);
     else
-        mt_error_set(err, MT_ERR_FORMAT, "Flight Recorder dump: %s", what);
+        mt_error_set(err, MT_ERR_FORMAT, "%s", what);
     mt_errpos_set(err, path, -1, -1, -1);
     return MT_ERR_FORMAT;
 }
@@ -185,7 +185,9 @@ mt_status_t mt_fr_dump_read(const uint8_t *data, size_t len, const char *path, i
             mt_buf_free(&text); /* empty, but it may hold what it grew to */
             if (err)
                 err->rank = rank;
-            return st;
+            if (st == MT_ERR_FORMAT && err)
+                err->code = MT_ERR_FR;
+            return st == MT_ERR_FORMAT ? MT_ERR_FR : st;
         }
         json = text.data;
         jlen = text.len;
@@ -198,6 +200,11 @@ mt_status_t mt_fr_dump_read(const uint8_t *data, size_t len, const char *path, i
         mt_error_set(err, MT_ERR_NOMEM, "Flight Recorder dump: out of memory");
     if (err && st != MT_OK)
         err->rank = rank;
+    if (st == MT_ERR_FORMAT) { /* said as a dump's error, not a trace's */
+        st = MT_ERR_FR;
+        if (err)
+            err->code = MT_ERR_FR;
+    }
     mt_jdoc_free(d);
     mt_buf_free(&text);
     if (st != MT_OK)
