@@ -32,7 +32,9 @@ static const char usage_text[] =
     "files is used. mergetrace's own merged trace named as the only PATH (without\n"
     "--local) is read back by rank (no clock fit, no merged trace written): a job\n"
     "re-analysed without its per-rank traces; named beside other traces, its ranks\n"
-    "are aligned and merged with theirs.\n"
+    "are aligned and merged with theirs. PyTorch Flight Recorder dumps (pickle or\n"
+    "JSON, any name, e.g. comm_lib_trace_rank_3; recognised by content), alone or\n"
+    "beside traces, are analysed for a hang: who hung where, and who is to blame.\n"
     "Under mpirun the files are shared among the processes by size.\n"
     "\n"
     "Input:\n"
@@ -149,7 +151,8 @@ static const char usage_text[] =
     "Exit codes: 0 success; 1 I/O or internal error, or a --ranks / --window that\n"
     "selects nothing; 2 invalid input (not JSON, not a trace, unknown rank,\n"
     "duplicate ranks, truncated with --strict, traces of different runs without\n"
-    "--force); 3 a --gate failed; 64 usage error.\n";
+    "--force, a Flight Recorder dump that cannot be read); 3 a --gate failed;\n"
+    "4 Flight Recorder dumps show a hang; 64 usage error.\n";
 
 static int usage_error(bool print, const char *opt, const char *what)
 {
