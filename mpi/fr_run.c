@@ -15,6 +15,7 @@
 #include "merged_io.h"
 #include "outputs.h"
 #include "procs.h"
+#include "say.h"
 
 static mt_status_t file_write(void *ctx, const void *data, size_t len)
 {
@@ -35,7 +36,7 @@ static int plan(const options_t *o, input_list_t *files, const mt_rankmap_t *map
     size_t n = files->n_fr;
     int32_t *rank = malloc((n ? n : 1) * sizeof *rank);
     if (!rank) {
-        fprintf(stderr, "mergetrace: out of memory\n");
+        say("mergetrace: out of memory\n");
         return MT_EXIT_ERROR;
     }
     int code = 0;
@@ -45,17 +46,16 @@ static int plan(const options_t *o, input_list_t *files, const mt_rankmap_t *map
         if (r < 0)
             r = mt_fr_rank_from_name(p);
         if (r < 0 || r >= MT_FR_MAX_RANKS) {
-            fprintf(stderr,
-                    "mergetrace: %s%s: a Flight Recorder dump with no rank in its file name (PyTorch names them "
-                    "<prefix><rank>, e.g. comm_lib_trace_rank_3): give --rank-map FILE\n",
-                    o->job_tag, p);
+            say("mergetrace: %s%s: a Flight Recorder dump with no rank in its file name (PyTorch names them "
+                "<prefix><rank>, e.g. comm_lib_trace_rank_3): give --rank-map FILE\n",
+                o->job_tag, p);
             code = MT_EXIT_BAD_INPUT;
             break;
         }
         rank[i] = (int32_t)r;
         for (size_t k = 0; k < i; k++)
             if (rank[k] == rank[i]) {
-                fprintf(stderr, "mergetrace: %s%s and %s: two Flight Recorder dumps of rank %d\n", o->job_tag,
+                say("mergetrace: %s%s and %s: two Flight Recorder dumps of rank %d\n", o->job_tag,
                         files->fr[k].path, p, rank[i]);
                 code = MT_EXIT_BAD_INPUT;
             }
@@ -69,7 +69,7 @@ static int plan(const options_t *o, input_list_t *files, const mt_rankmap_t *map
         int32_t head[2] = {rank[i], files->fr[i].owner};
         if (mt_buf_append(out, head, sizeof head) || mt_buf_append(out, &len, sizeof len) ||
             mt_buf_append(out, files->fr[i].path, len)) {
-            fprintf(stderr, "mergetrace: out of memory\n");
+            say("mergetrace: out of memory\n");
             code = MT_EXIT_ERROR;
         }
     }
@@ -140,14 +140,14 @@ static int analyse(const options_t *o, const input_list_t *files, const mt_buf_t
     fr->paths = calloc(n ? n : 1, sizeof *fr->paths);
     fr->bytes = calloc(n ? n : 1, sizeof *fr->bytes);
     if (!fr->dumps || !fr->paths || !fr->bytes) {
-        fprintf(stderr, "mergetrace: out of memory\n");
+        say("mergetrace: out of memory\n");
         return MT_EXIT_ERROR;
     }
     size_t at = 0;
     while (at < len && fr->n < n) {
         mt_status_t st = mt_fr_dump_unpack(all, len, &at, &fr->dumps[fr->n]);
         if (st != MT_OK) {
-            fprintf(stderr, "mergetrace: %s\n", st == MT_ERR_NOMEM ? "out of memory" : "internal error: a packed dump");
+            say("mergetrace: %s\n", st == MT_ERR_NOMEM ? "out of memory" : "internal error: a packed dump");
             return MT_EXIT_ERROR;
         }
         fr->n++;
@@ -175,7 +175,7 @@ static int analyse(const options_t *o, const input_list_t *files, const mt_buf_t
         if (st == MT_OK)
             return 0;
         if (st != MT_ERR_FORMAT) {
-            fprintf(stderr, "mergetrace: out of memory\n");
+            say("mergetrace: out of memory\n");
             return MT_EXIT_ERROR;
         }
         size_t bad = 0;
@@ -183,12 +183,12 @@ static int analyse(const options_t *o, const input_list_t *files, const mt_buf_t
             bad++;
         const char *path = bad < fr->n ? fr->paths[bad] : "?";
         if (!o->force || fr->n < 2) {
-            fprintf(stderr, "mergetrace: %s%s: rank %d: %s (--force leaves such a dump out)\n", o->job_tag, path,
+            say("mergetrace: %s%s: rank %d: %s (--force leaves such a dump out)\n", o->job_tag, path,
                     err.rank, err.msg);
             return MT_EXIT_BAD_INPUT;
         }
         if (!o->quiet)
-            fprintf(stderr, "mergetrace: warning: %s: rank %d: %s: left out (--force)\n", path, err.rank, err.msg);
+            say("mergetrace: warning: %s: rank %d: %s: left out (--force)\n", path, err.rank, err.msg);
         mt_fr_dump_free(&fr->dumps[bad]);
         memmove(&fr->dumps[bad], &fr->dumps[bad + 1], (fr->n - bad - 1) * sizeof *fr->dumps);
         memmove(&fr->paths[bad], &fr->paths[bad + 1], (fr->n - bad - 1) * sizeof *fr->paths);
@@ -243,7 +243,7 @@ static int outputs_alone(const options_t *o, const fr_job_t *fr, const char *mer
     if (!ri || !missing) {
         free(ri);
         free(missing);
-        fprintf(stderr, "mergetrace: out of memory\n");
+        say("mergetrace: out of memory\n");
         return MT_EXIT_ERROR;
     }
     uint64_t entries = 0;
@@ -294,7 +294,7 @@ static int outputs_alone(const options_t *o, const fr_job_t *fr, const char *mer
     }
     mt_buf_free(&b);
     if (code == MT_EXIT_ERROR)
-        fprintf(stderr, "mergetrace: %s\n", msg[0] ? msg : "out of memory");
+        say("mergetrace: %s\n", msg[0] ? msg : "out of memory");
     else {
         if (!o->json && !o->quiet) {
             printf("mergetrace: %zu Flight Recorder dump%s, %llu entries\n", fr->n, fr->n == 1 ? "" : "s",
@@ -312,7 +312,7 @@ static int outputs_alone(const options_t *o, const fr_job_t *fr, const char *mer
             merged_io_renamed_all();
     }
     if (fflush(stdout) || ferror(stdout)) {
-        fprintf(stderr, "mergetrace: stdout: write error\n");
+        say("mergetrace: stdout: write error\n");
         code = MT_EXIT_ERROR;
     }
     free(ri);
@@ -350,7 +350,7 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input_list_
         counts[2] = -1;
     if (comm_mpi_agree(comm, counts[2] < 0)) {
         if (me == 0)
-            fprintf(stderr, "mergetrace: out of memory\n");
+            say("mergetrace: out of memory\n");
         mt_buf_free(&list);
         return MT_EXIT_ERROR;
     }
@@ -370,7 +370,7 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input_list_
     procs_allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm);
     if (lowest != INT_MAX) {
         if (mine == lowest)
-            fprintf(stderr, "mergetrace: %s%s\n", o->job_tag, msg);
+            say("mergetrace: %s%s\n", o->job_tag, msg);
         int code = mine == lowest ? options_exit_code(st) : 0;
         mt_buf_free(&packed);
         mt_buf_free(&list);
