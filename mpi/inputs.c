@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "mergetrace/buf.h"
+#include "mergetrace/fr_hang.h"
 #include "mergetrace/input.h"
 #include "mergetrace/loader.h"
 #include "mergetrace/merge.h"
@@ -79,6 +80,8 @@ static int drop_second_names(input_list_t *l)
     l->n = k;
     return 0;
 }
+
+static bool is_fr_dump(const char *path);
 
 static bool ends_with(const char *s, const char *suf)
 {
@@ -215,6 +218,8 @@ static int walk(walk_t *w, const char *dir, const struct stat *dst)
         snprintf(p, n, "%s%s%s", dir, ends_with(dir, "/") ? "" : "/", de->d_name);
         struct stat st;
         bool named = is_input_name(de->d_name);
+        if (!named && stat(p, &st) == 0 && S_ISREG(st.st_mode))
+            named = is_fr_dump(p); /* PyTorch names them <prefix><rank>: no extension */
         if (stat(p, &st) != 0) {
             /* A trace name we cannot follow (a dangling link): an error,
              * never a rank silently left out. Pipes and devices named like
@@ -248,6 +253,38 @@ static int walk(walk_t *w, const char *dir, const struct stat *dst)
         free(ents[e]);
     free(ents);
     return rc;
+}
+
+/* A Flight Recorder dump, by its first bytes (an unreadable head: no). */
+static bool is_fr_dump(const char *path)
+{
+    char head[256];
+    size_t len = 0;
+    mt_error_t err;
+    return mt_input_read_head(path, head, sizeof head, &len, &err) == MT_OK && mt_fr_probe((const uint8_t *)head, len);
+}
+
+/* The Flight Recorder dumps of l->files moved to l->fr (path order kept).
+ * 0, or -1 out of memory (l then still frees every path). */
+static int split_fr(input_list_t *l)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const char *p = l->files[i].path;
+        if (ends_with(p, ".sqlite") || ends_with(p, ".sqlite3") || strchr(p, '#') || !is_fr_dump(p)) {
+            l->files[w++] = l->files[i];
+            continue;
+        }
+        if (MT_GROW(l->fr, l->cap_fr, l->n_fr + 1, 16)) {
+            for (size_t k = i; k < l->n; k++)
+                l->files[w++] = l->files[k];
+            l->n = w;
+            return -1;
+        }
+        l->fr[l->n_fr++] = l->files[i];
+    }
+    l->n = w;
+    return 0;
 }
 
 static int by_path(const void *a, const void *b)
@@ -421,11 +458,11 @@ int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *o
     int so = skip_own_outputs(out, msg, msg_cap);
     if (so == 2)
         return 2;
-    if (so || split_nsys(out)) {
+    if (so || split_fr(out) || split_nsys(out)) {
         snprintf(msg, msg_cap, "out of memory");
         return 1;
     }
-    for (size_t i = 0; !out->n && i < out->n_skipped; i++)
+    for (size_t i = 0; !out->n && !out->n_fr && i < out->n_skipped; i++)
         if (!out->skipped[i].first) { /* nothing left but mergetrace's own outputs */
             snprintf(msg, msg_cap, "%s: %s, not a trace to read", out->skipped[i].path, out->skipped[i].why);
             return 2;
@@ -479,6 +516,9 @@ void inputs_free(input_list_t *l)
         free(l->skipped[i].first);
     }
     free(l->skipped);
+    for (size_t i = 0; i < l->n_fr; i++)
+        free(l->fr[i].path);
+    free(l->fr);
     memset(l, 0, sizeof *l);
 }
 

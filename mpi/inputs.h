@@ -27,17 +27,22 @@ typedef struct input_list {
     size_t n, cap;
     input_skip_t *skipped; /* process 0 only (not broadcast) */
     size_t n_skipped, cap_skipped;
+    input_file_t *fr;      /* PyTorch Flight Recorder dumps, put apart (fr_run.c reads them); process 0 only */
+    size_t n_fr, cap_fr;
 } input_list_t;
 
 /* Expand paths: files as given, directories to their *.json, *.jsonl,
- * *.log and *.sqlite entries (and those with .gz) (sub-directories too
+ * *.log and *.sqlite entries (and those with .gz) and the files whose
+ * first bytes are a Flight Recorder dump's (mt_fr_probe: PyTorch names
+ * them <prefix><rank>, no extension) (sub-directories too
  * when recursive: each directory once, by device and inode, so a link
  * into a directory already read is not followed, and listed in
  * out->skipped), sorted by path; a file named twice, under one name or
  * two (./t/a.json and t/a.json, a symbolic link: by realpath()), is listed
  * once, under its first name in path order. Files that are mergetrace's own outputs
  * (report.json, the merged trace, timings.json: by their first bytes) go
- * to out->skipped instead. On error writes a one-line message to msg and
+ * to out->skipped instead, and Flight Recorder dumps (by their first
+ * bytes, named or found) to out->fr. On error writes a one-line message to msg and
  * returns 1 (I/O) or 2 (bad input). */
 int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *out,
                    char *msg, size_t msg_cap);

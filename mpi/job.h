@@ -30,6 +30,7 @@ typedef struct job {
     size_t n_missing;
     int64_t n_absent;        /* every rank below world with no trace */
     nccl_job_t nccl;         /* the NCCL plugin files, by rank */
+    const struct fr_job *fr; /* Flight Recorder dumps beside the traces (fr_run.h); NULL: none */
     /* every process: the loaded ranks, sorted, and the alignment (clocks
      * everywhere; rows and the match on process 0 only) */
     int32_t *ranks;

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "comm_mpi.h"
+#include "fr_run.h"
 #include "heap.h"
 #include "inputs.h"
 #include "job.h"
@@ -47,12 +48,14 @@
  * or the exit code, the same on every process, after process 0 said why. */
 static int job_run(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input_list_t *files, mt_rankmap_t **map,
                    mt_pp_markers_t **markers, local_t *L, file_result_t **all, size_t *n_all, job_t *j,
-                   phase_times_t *pt, bool *listed)
+                   phase_times_t *pt, bool *listed, fr_job_t *fr)
 {
     int me = mc->rank;
     memset(L, 0, sizeof *L);
     memset(j, 0, sizeof *j);
     int code = load_prepare(comm, o, files, map, markers);
+    if (code < 0 && fr) /* Flight Recorder dumps: alone, the whole run (fr_run.c) */
+        code = fr_stage(comm, mc, o, files, *map, fr);
     if (code >= 0)
         return code;
     *listed = true;
@@ -75,6 +78,7 @@ static int job_run(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input
     if (code == MT_EXIT_OK && me == 0)
         code = job_cross(o, files, j, pt);
     procs_bcast(&code, 1, MPI_INT, 0, comm);
+    j->fr = fr && fr->any ? fr : NULL; /* the dumps' verdict joins the outputs */
     return code;
 }
 
@@ -114,7 +118,7 @@ static int baseline_run(MPI_Comm comm, const mt_comm_t *mc, options_t *o)
     size_t n_all = 0;
     phase_times_t pt = {0};
     bool listed = false;
-    int code = job_run(comm, mc, &ob, &files, &map, &markers, &L, &all, &n_all, &job, &pt, &listed);
+    int code = job_run(comm, mc, &ob, &files, &map, &markers, &L, &all, &n_all, &job, &pt, &listed, NULL);
     if (code == MT_EXIT_OK && mc->rank == 0)
         code = outputs_baseline_job(o, &ob, &files, &job);
     procs_bcast(&code, 1, MPI_INT, 0, comm);
@@ -285,8 +289,10 @@ static int run(options_t *o, int code, int argc0, char **argv0, bool spoke, bool
     file_result_t *all = NULL;
     size_t n_all = 0;
     bool listed = false;
-    code = job_run(world_comm, &comm, o, &files, &map, &markers, &L, &all, &n_all, &job, &pt, &listed);
+    fr_job_t fr = {0};
+    code = job_run(world_comm, &comm, o, &files, &map, &markers, &L, &all, &n_all, &job, &pt, &listed, &fr);
     if (!listed) {
+        fr_free(&fr);
         mt_pp_markers_free(markers);
         mt_rankmap_free(map);
         inputs_free(&files);
@@ -312,9 +318,10 @@ static int run(options_t *o, int code, int argc0, char **argv0, bool spoke, bool
     procs_bcast(&code, 1, MPI_INT, 0, world_comm);
     /* A run that failed after renaming some of its outputs leaves the mark
      * for the next run, which removes the older outputs beside them. */
-    if (me == 0 && (code == MT_EXIT_OK || code == MT_EXIT_GATE))
+    if (me == 0 && (code == MT_EXIT_OK || code == MT_EXIT_GATE || code == MT_EXIT_HANG))
         merged_io_renamed_all();
 
+    fr_free(&fr);
     job_free(&job);
     free(all);
     load_free(&L);

@@ -33,7 +33,9 @@ static const char usage_text[] =
     "files is used. mergetrace's own merged trace named as the only PATH (without\n"
     "--local) is read back by rank (no clock fit, no merged trace written): a job\n"
     "re-analysed without its per-rank traces; named beside other traces, its ranks\n"
-    "are aligned and merged with theirs.\n"
+    "are aligned and merged with theirs. PyTorch Flight Recorder dumps (pickle or\n"
+    "JSON, any name, e.g. comm_lib_trace_rank_3; recognised by content), alone or\n"
+    "beside traces, are analysed for a hang: who hung where, and who is to blame.\n"
     "Under mpirun the files are shared among the processes by size; without a\n"
     "launcher among worker threads that play the processes' part (-j).\n"
     "\n"
@@ -162,7 +164,8 @@ static const char usage_text[] =
     "Exit codes: 0 success; 1 I/O or internal error, or a --ranks / --window that\n"
     "selects nothing; 2 invalid input (not JSON, not a trace, unknown rank,\n"
     "duplicate ranks, truncated with --strict, traces of different runs without\n"
-    "--force); 3 a --gate failed; 64 usage error.\n";
+    "--force, a Flight Recorder dump that cannot be read); 3 a --gate failed;\n"
+    "4 Flight Recorder dumps show a hang; 64 usage error.\n";
 
 static int usage_error(bool print, const char *opt, const char *what)
 {
@@ -340,6 +343,7 @@ int options_exit_code(mt_status_t st)
     case MT_ERR_LIMIT:
     case MT_ERR_NOT_TRACE:
     case MT_ERR_NSYS:
+    case MT_ERR_FR:
     case MT_ERR_NOT_REPORT: return MT_EXIT_BAD_INPUT;
     case MT_ERR_USAGE: return MT_EXIT_USAGE;
     default: return MT_EXIT_ERROR;

@@ -15,6 +15,7 @@ enum {
     MT_EXIT_BAD_INPUT = 2, /* a trace is not valid JSON / not a trace / no rank / truncated with --strict; traces of
                             * different runs without --force */
     MT_EXIT_GATE = 3,      /* a --gate check failed (the report is still written) */
+    MT_EXIT_HANG = 4,      /* Flight Recorder dumps show a hang (the report is still written) */
     /* a --baseline that is not a mergetrace report.json: MT_EXIT_BAD_INPUT */
     MT_EXIT_USAGE = 64,    /* bad command line */
 };

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fr_run.h"
 #include "merged_io.h"
 #include "procs.h"
 #include "terminal.h"
@@ -799,6 +800,7 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
         rj = 1;
     }
     rep.nccl = j->nccl.rep;
+    rep.hang = j->fr && j->fr->any ? &j->fr->hang : NULL;
     /* A run whose merged trace failed writes none of its outputs: the
      * directory keeps the last run's, whole (its merged trace was left as
      * it was); the summary still goes to the terminal. */
@@ -846,6 +848,8 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
         if (cmp)
             mt_compare_text(cmp, terminal_write, NULL);
     }
+    if (j->fr)
+        fr_print(o, j->fr);
     mt_compare_free(cmp);
     /* Failed gates are errors a CI log must show even with -q or --json. */
     for (size_t i = 0; i < o->n_gates; i++)
@@ -859,6 +863,8 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
                 say("mergetrace: gate failed: %s (not measured: %s)\n", o->gates[i].expr,
                         o->gates[i].why);
         }
+    if (j->fr && j->fr->hung && code == MT_EXIT_OK) /* a hang outranks a gate */
+        code = MT_EXIT_HANG;
     if (j->gates_failed && code == MT_EXIT_OK)
         code = MT_EXIT_GATE;
     if (fflush(stdout) || ferror(stdout)) {

@@ -19,6 +19,7 @@
 #include "mergetrace/memory.h"
 #include "mergetrace/buf.h"
 #include "mergetrace/nccl_input.h"
+#include "mergetrace/fr_hang.h"
 #include "mergetrace/pipeline.h"
 #include "mergetrace/status.h"
 #include "mergetrace/summary.h"
@@ -105,6 +106,7 @@ typedef struct mt_report {
     const char *nccl_source;           /* "kineto", "nccl" or "mixed": which rows aligned the clocks */
     const mt_warnings_t *warnings;     /* every warning of the run, in the terminal's order; NULL = none */
     const struct mt_compare *compare;  /* --baseline: the comparison (report.html only); NULL = none */
+    const mt_fr_hang_t *hang;          /* Flight Recorder dumps' post-mortem; NULL = no dump (key left out) */
 } mt_report_t;
 
 /* ---- terminal text of the cross-rank and pipeline results ---- */

@@ -29,6 +29,7 @@ typedef enum mt_status {
     MT_ERR_CANCELLED = 12, /* stopped on request (another process failed) */
     MT_ERR_NSYS = 13,      /* an SQLite file that is not a usable Nsight Systems export */
     MT_ERR_NOT_REPORT = 14, /* JSON that is not a mergetrace report.json (a --baseline) */
+    MT_ERR_FR = 15,        /* a PyTorch Flight Recorder dump that cannot be read (its pickle or its fields) */
     MT_STATUS_COUNT_
 } mt_status_t;
 

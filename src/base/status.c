@@ -21,6 +21,7 @@ static const char *const status_text[MT_STATUS_COUNT_] = {
     [MT_ERR_CANCELLED] = "cancelled",
     [MT_ERR_NSYS] = "not a usable Nsight Systems export",
     [MT_ERR_NOT_REPORT] = "not a mergetrace report",
+    [MT_ERR_FR] = "not a usable Flight Recorder dump",
 };
 
 const char *mt_status_str(mt_status_t st)

@@ -1,108 +1,11 @@
-/* Flight Recorder dumps in memory (one per rank) and the hang analysis
- * over them: which process group hung, at which collective, and who. */
+/* The core's own view of the Flight Recorder dumps: the public types and
+ * functions (mergetrace/fr_hang.h) and the verdict as lines for the text
+ * writer. */
 #ifndef MT_FR_FR_H
 #define MT_FR_FR_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
 #include "base/text.h"
-#include "mergetrace/status.h"
-
-enum { MT_FR_SCHEDULED = 0, MT_FR_STARTED = 1, MT_FR_COMPLETED = 2 };
-#define MT_FR_NONE INT64_MIN /* a time never discovered */
-#define MT_FR_TIME_MAX (INT64_C(1) << 62) /* times are in [0, 2^62) ns */
-
-/* One entry (a collective or P2P operation) on the rank's own clock. */
-typedef struct mt_fr_entry {
-    uint64_t record_id;
-    int64_t seq, p2p_seq;               /* collective_seq_id, p2p_seq_id */
-    int64_t created, started, completed; /* ns, MT_FR_NONE when not discovered */
-    int64_t timeout_ms;
-    uint64_t in_numel, out_numel;       /* sums over the inputs' / outputs' shapes */
-    uint8_t state;                      /* MT_FR_* */
-    bool is_p2p;
-    char pg[64];                        /* process_group name */
-    char name[64];                      /* profiling_name */
-    char dtype[24];                     /* first input dtype */
-} mt_fr_entry_t;
-
-/* One group of pg_config. */
-typedef struct mt_fr_pg {
-    char name[64], desc[64];
-    int *ranks; /* global ranks, parsed from "[0, 1]" */
-    int nranks;
-} mt_fr_pg_t;
-
-/* One rank's dump. Owns its arrays; free with mt_fr_dump_free. */
-typedef struct mt_fr_dump {
-    int rank;
-    char version[16];
-    mt_fr_entry_t *entries;
-    size_t n;
-    mt_fr_pg_t *pgs;
-    size_t npgs;
-} mt_fr_dump_t;
-
-/* Read one dump (pickle, recognised by its first bytes, or JSON) from
- * data[0..len). path names it in errors. rank is stored as given (from the
- * file name or a map: the dumps do not carry it). Errors: those of the
- * unpickler and the JSON reader, MT_ERR_FORMAT for a missing or
- * wrongly-typed field (named, with the entry's index), a time outside
- * [0, 2^62) ns, a timeout_ms outside [0, 10^9], a negative sequence
- * number, or a pg_config rank of 4096 or more. */
-mt_status_t mt_fr_dump_read(const uint8_t *data, size_t len, const char *path, int rank, mt_fr_dump_t *out,
-                            mt_error_t *err);
-
-/* Free what a dump owns. NULL does nothing. */
-void mt_fr_dump_free(mt_fr_dump_t *d);
-
-/* The verdict. */
-typedef enum mt_fr_kind {
-    MT_FR_NO_HANG = 0,      /* every group agrees, nothing stuck */
-    MT_FR_NEVER_ENQUEUED,   /* culprits never enqueued the collective */
-    MT_FR_ORDER_MISMATCH,   /* culprits wait in each other's groups */
-    MT_FR_SIZE_MISMATCH,    /* kind, size or dtype differ: culprits the minority */
-    MT_FR_DESYNC,           /* a culprit's sequence went back (restarted) */
-    MT_FR_NO_DUMP,          /* cannot decide: members without a dump */
-    MT_FR_AMBIGUOUS         /* stuck, with no rank to blame */
-} mt_fr_kind_t;
-
-#define MT_FR_MAX_RANKS 4096
-
-typedef struct mt_fr_hang {
-    mt_fr_kind_t kind;
-    char pg[64], pg_desc[64];   /* the group that hung */
-    int64_t seq;                /* its first collective where ranks disagree */
-    char name[64];              /* that collective's profiling_name */
-    int culprits[16];
-    int nculprits;
-    int no_dump[16];            /* members without a dump (the first 16) */
-    int nno_dump;
-    int world;                  /* ranks seen in pg_config */
-    int64_t *offset_ns;         /* [world]: rank clock - reference clock; MT_FR_NONE when unfitted */
-    int64_t *wait_ns;           /* [world]: time stuck in the hung collective at the dump; -1 when not */
-    int last_arrival;           /* the rank that started the hung collective last; -1 */
-    bool slowdown;              /* the culprit arrived later and later before the hang */
-    int fit_pairs;              /* completed instances the offsets were fitted on */
-    mt_fr_entry_t culprit_last; /* the last entry (by record id) of culprit_last_rank; name "" if none */
-    int culprit_last_rank;      /* the culprit who never enqueued it (culprits are sorted) */
-    mt_fr_entry_t hung_first, hung_culprit; /* size mismatch: the majority's and the culprit's entry */
-} mt_fr_hang_t;
-
-/* Analyse the dumps (dumps[i].rank are distinct; n of them) for a hang.
- * Clocks: each rank's offset to the lowest rank with a dump, the median
- * over the collectives both completed of the difference of completion
- * times (a plain offset fit: the dumps hold a few thousand entries and
- * completions are simultaneous to a few us); a rank with none in common
- * with a fitted rank keeps MT_FR_NONE and no wait. The dump's time is
- * taken as the first watchdog's firing (it has every rank dump): the
- * earliest aligned start of a collective never completed + its timeout. Fills *h (free its arrays with
- * mt_fr_hang_free). MT_ERR_NOMEM, or MT_ERR_FORMAT for dumps of different
- * jobs (a group's ranks differ between dumps). */
-mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t *h, mt_error_t *err);
-void mt_fr_hang_free(mt_fr_hang_t *h);
+#include "mergetrace/fr_hang.h"
 
 /* The verdict for the terminal, at most 6 lines, each ending in '\n',
  * into o (its first error kept in o->st). h as mt_fr_hang_analyse left it. */
@@ -115,8 +18,5 @@ void mt_fr_hang_text(const mt_fr_hang_t *h, mt_out_t *o);
 struct mt_nccl_file;
 mt_status_t mt_fr_from_nccl(const struct mt_nccl_file *const *files, const int32_t *ranks, size_t n,
                             mt_fr_dump_t *out, mt_error_t *err);
-
-/* Lower-case name of a verdict ("never_enqueued", ...). */
-const char *mt_fr_kind_name(mt_fr_kind_t k);
 
 #endif

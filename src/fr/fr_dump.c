@@ -1,5 +1,8 @@
 /* One Flight Recorder dump (pickle or JSON) -> mt_fr_dump_t, through the
- * JSON document reader (base/jdoc.c) for both encodings. */
+ * JSON document reader (base/jdoc.c) for both encodings; what a file is
+ * (mt_fr_probe), the rank in its name, and a dump packed into bytes and
+ * back for the trip between processes. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,13 +12,14 @@
 #include "fr/fr.h"
 #include "fr/fr_pickle.h"
 #include "mergetrace/buf.h"
+#include "mergetrace/rank.h"
 
 static mt_status_t bad(mt_error_t *err, const char *path, const char *what, long idx)
 {
     if (idx >= 0)
-        mt_error_set(err, MT_ERR_FORMAT, "Flight Recorder dump: entry %ld: %s", idx, what);
+        mt_error_set(err, MT_ERR_FORMAT, "entry %ld: %s", idx, what);
     else
-        mt_error_set(err, MT_ERR_FORMAT, "Flight Recorder dump: %s", what);
+        mt_error_set(err, MT_ERR_FORMAT, "%s", what);
     mt_errpos_set(err, path, -1, -1, -1);
     return MT_ERR_FORMAT;
 }
@@ -181,7 +185,9 @@ mt_status_t mt_fr_dump_read(const uint8_t *data, size_t len, const char *path, i
             mt_buf_free(&text); /* empty, but it may hold what it grew to */
             if (err)
                 err->rank = rank;
-            return st;
+            if (st == MT_ERR_FORMAT && err)
+                err->code = MT_ERR_FR;
+            return st == MT_ERR_FORMAT ? MT_ERR_FR : st;
         }
         json = text.data;
         jlen = text.len;
@@ -194,6 +200,11 @@ mt_status_t mt_fr_dump_read(const uint8_t *data, size_t len, const char *path, i
         mt_error_set(err, MT_ERR_NOMEM, "Flight Recorder dump: out of memory");
     if (err && st != MT_OK)
         err->rank = rank;
+    if (st == MT_ERR_FORMAT) { /* said as a dump's error, not a trace's */
+        st = MT_ERR_FR;
+        if (err)
+            err->code = MT_ERR_FR;
+    }
     mt_jdoc_free(d);
     mt_buf_free(&text);
     if (st != MT_OK)
@@ -210,4 +221,133 @@ void mt_fr_dump_free(mt_fr_dump_t *d)
     free(d->pgs);
     free(d->entries);
     *d = (mt_fr_dump_t){.rank = d->rank};
+}
+
+int mt_fr_probe(const uint8_t *data, size_t len)
+{
+    if (mt_fr_pickle_sniff(data, len))
+        return 1;
+    size_t i = 0;
+    if (len >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF)
+        i = 3;
+    while (i < len && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r'))
+        i++;
+    if (i >= len || data[i++] != '{')
+        return 0;
+    while (i < len && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r'))
+        i++;
+    static const char *const keys[] = {"version",   "comm_lib_version", "nccl_version",   "pg_config",
+                                       "pg_status", "entries",          "nccl_comm_state"};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        size_t n = strlen(keys[k]);
+        if (i + n + 2 <= len && data[i] == '"' && !memcmp(data + i + 1, keys[k], n) && data[i + n + 1] == '"')
+            return 2;
+    }
+    return 0;
+}
+
+int mt_fr_rank_from_name(const char *path)
+{
+    int64_t r = mt_rank_from_filename(path);
+    if (r >= 0)
+        return r < MT_FR_MAX_RANKS ? (int)r : -1;
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    size_t n = strlen(b);
+    /* a last extension of letters (.pkl, .json) is not part of the rank */
+    const char *dot = strrchr(b, '.');
+    if (dot && dot[1]) {
+        bool letters = true;
+        for (const char *c = dot + 1; *c; c++)
+            letters &= (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z');
+        if (letters)
+            n = (size_t)(dot - b);
+    }
+    size_t k = n;
+    while (k > 0 && b[k - 1] >= '0' && b[k - 1] <= '9')
+        k--;
+    if (k == n || n - k > 4)
+        return -1;
+    int v = 0;
+    for (size_t i = k; i < n; i++)
+        v = v * 10 + (b[i] - '0');
+    return v < MT_FR_MAX_RANKS ? v : -1;
+}
+
+/* Packed layout: a header, the entries as they are in memory (the same
+ * program on both ends), then each group's names, count and ranks. */
+typedef struct pack_head {
+    int32_t rank, pad;
+    char version[16];
+    uint64_t n, npgs;
+} pack_head_t;
+
+mt_status_t mt_fr_dump_pack_append(const mt_fr_dump_t *d, mt_buf_t *out)
+{
+    pack_head_t hd = {.rank = d->rank, .n = d->n, .npgs = d->npgs};
+    memcpy(hd.version, d->version, sizeof hd.version);
+    mt_status_t st = mt_buf_append(out, &hd, sizeof hd);
+    if (st == MT_OK && d->n)
+        st = mt_buf_append(out, d->entries, d->n * sizeof *d->entries);
+    for (size_t g = 0; st == MT_OK && g < d->npgs; g++) {
+        const mt_fr_pg_t *pg = &d->pgs[g];
+        int32_t nr = pg->nranks;
+        st = mt_buf_append(out, pg->name, sizeof pg->name);
+        if (st == MT_OK)
+            st = mt_buf_append(out, pg->desc, sizeof pg->desc);
+        if (st == MT_OK)
+            st = mt_buf_append(out, &nr, sizeof nr);
+        if (st == MT_OK && nr)
+            st = mt_buf_append(out, pg->ranks, (size_t)nr * sizeof *pg->ranks);
+    }
+    return st;
+}
+
+static bool take(const uint8_t *data, size_t len, size_t *pos, void *dst, size_t n)
+{
+    if (len - *pos < n)
+        return false;
+    memcpy(dst, data + *pos, n);
+    *pos += n;
+    return true;
+}
+
+mt_status_t mt_fr_dump_unpack(const uint8_t *data, size_t len, size_t *pos, mt_fr_dump_t *out)
+{
+    pack_head_t hd;
+    *out = (mt_fr_dump_t){0};
+    if (*pos > len || !take(data, len, pos, &hd, sizeof hd) || hd.n > (len - *pos) / sizeof(mt_fr_entry_t) ||
+        hd.npgs > len - *pos)
+        return MT_ERR_FORMAT;
+    out->rank = hd.rank;
+    memcpy(out->version, hd.version, sizeof out->version);
+    out->version[sizeof out->version - 1] = 0;
+    out->entries = malloc((hd.n ? hd.n : 1) * sizeof *out->entries);
+    out->pgs = calloc(hd.npgs ? hd.npgs : 1, sizeof *out->pgs);
+    if (!out->entries || !out->pgs) {
+        mt_fr_dump_free(out);
+        return MT_ERR_NOMEM;
+    }
+    take(data, len, pos, out->entries, hd.n * sizeof *out->entries);
+    out->n = hd.n;
+    for (size_t g = 0; g < hd.npgs; g++) {
+        mt_fr_pg_t *pg = &out->pgs[g];
+        int32_t nr;
+        if (!take(data, len, pos, pg->name, sizeof pg->name) || !take(data, len, pos, pg->desc, sizeof pg->desc) ||
+            !take(data, len, pos, &nr, sizeof nr) || nr < 0 || nr > MT_FR_MAX_RANKS ||
+            (size_t)nr * sizeof(int) > len - *pos) {
+            mt_fr_dump_free(out);
+            return MT_ERR_FORMAT;
+        }
+        out->npgs = g + 1;
+        pg->ranks = malloc((size_t)(nr ? nr : 1) * sizeof *pg->ranks);
+        if (!pg->ranks) {
+            mt_fr_dump_free(out);
+            return MT_ERR_NOMEM;
+        }
+        take(data, len, pos, pg->ranks, (size_t)nr * sizeof *pg->ranks);
+        pg->nranks = nr;
+        pg->name[sizeof pg->name - 1] = pg->desc[sizeof pg->desc - 1] = 0;
+    }
+    return MT_OK;
 }

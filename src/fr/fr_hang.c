@@ -13,13 +13,85 @@ typedef struct job {
     int *of_rank; /* [world]: dump index, -1 none */
     int world;
     int64_t *off;
+    uint32_t **ix; /* [n]: each dump's collective entries by (group, seq, position) */
+    size_t *nix;
 } job_t;
 
-static const mt_fr_entry_t *find(const mt_fr_dump_t *d, const char *pg, int64_t seq)
+typedef struct ixe {
+    const mt_fr_entry_t *e;
+} ixe_t;
+
+static int cmp_ixe(const void *a, const void *b)
 {
-    for (size_t i = 0; i < d->n; i++)
-        if (!d->entries[i].is_p2p && d->entries[i].seq == seq && !strcmp(d->entries[i].pg, pg))
-            return &d->entries[i];
+    const mt_fr_entry_t *x = ((const ixe_t *)a)->e, *y = ((const ixe_t *)b)->e;
+    int c = strcmp(x->pg, y->pg);
+    if (c)
+        return c;
+    if (x->seq != y->seq)
+        return (x->seq > y->seq) - (x->seq < y->seq);
+    return (x > y) - (x < y); /* the first in the dump first: find() returns it */
+}
+
+/* The index of every dump (a lookup by group and sequence number is a
+ * binary search: the analysis looks up every member's entry for every
+ * collective it compares, thousands of ranks by thousands of entries).
+ * false when out of memory. */
+static bool index_dumps(job_t *j)
+{
+    j->ix = calloc(j->n ? j->n : 1, sizeof *j->ix);
+    j->nix = calloc(j->n ? j->n : 1, sizeof *j->nix);
+    if (!j->ix || !j->nix)
+        return false;
+    for (size_t i = 0; i < j->n; i++) {
+        const mt_fr_dump_t *d = &j->dumps[i];
+        ixe_t *t = malloc((d->n ? d->n : 1) * sizeof *t);
+        j->ix[i] = malloc((d->n ? d->n : 1) * sizeof *j->ix[i]);
+        if (!t || !j->ix[i]) {
+            free(t);
+            return false;
+        }
+        size_t k = 0;
+        for (size_t e = 0; e < d->n; e++)
+            if (!d->entries[e].is_p2p)
+                t[k++].e = &d->entries[e];
+        qsort(t, k, sizeof *t, cmp_ixe);
+        for (size_t e = 0; e < k; e++)
+            j->ix[i][e] = (uint32_t)(t[e].e - d->entries);
+        j->nix[i] = k;
+        free(t);
+    }
+    return true;
+}
+
+static void job_free(job_t *j)
+{
+    for (size_t i = 0; j->ix && i < j->n; i++)
+        free(j->ix[i]);
+    free(j->ix);
+    free(j->nix);
+    free(j->of_rank);
+}
+
+/* The first collective entry (in the dump's order) of group pg with
+ * sequence number seq in dump d (one of j->dumps); NULL when none. */
+static const mt_fr_entry_t *find(const job_t *j, const mt_fr_dump_t *d, const char *pg, int64_t seq)
+{
+    size_t di = (size_t)(d - j->dumps), lo = 0, hi = j->nix[di];
+    const uint32_t *ix = j->ix[di];
+    while (lo < hi) { /* the lowest position not below (pg, seq) */
+        size_t mid = lo + (hi - lo) / 2;
+        const mt_fr_entry_t *e = &d->entries[ix[mid]];
+        int c = strcmp(e->pg, pg);
+        if (c < 0 || (c == 0 && e->seq < seq))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < j->nix[di]) {
+        const mt_fr_entry_t *e = &d->entries[ix[lo]];
+        if (e->seq == seq && !strcmp(e->pg, pg))
+            return e;
+    }
     return NULL;
 }
 
@@ -31,7 +103,7 @@ static int cmp_i64(const void *a, const void *b)
 
 /* Median of completed(r) - completed(q) over the collectives both completed;
  * false when they share none. */
-static bool pair_offset(const mt_fr_dump_t *r, const mt_fr_dump_t *q, int64_t *off, int *pairs)
+static bool pair_offset(const job_t *j, const mt_fr_dump_t *r, const mt_fr_dump_t *q, int64_t *off, int *pairs)
 {
     int64_t *d = malloc((r->n ? r->n : 1) * sizeof *d);
     size_t k = 0;
@@ -41,7 +113,7 @@ static bool pair_offset(const mt_fr_dump_t *r, const mt_fr_dump_t *q, int64_t *o
         const mt_fr_entry_t *e = &r->entries[i];
         if (e->is_p2p || e->completed == MT_FR_NONE)
             continue;
-        const mt_fr_entry_t *f = find(q, e->pg, e->seq);
+        const mt_fr_entry_t *f = find(j, q, e->pg, e->seq);
         if (f && f->completed != MT_FR_NONE && !strcmp(f->name, e->name))
             d[k++] = e->completed - f->completed;
     }
@@ -119,7 +191,7 @@ static int64_t first_disagreement(const job_t *j, const mt_fr_pg_t *pg, int *stu
             /* a collective everyone present completed did run on every
              * member: one without its entry lost it (evicted from the ring
              * buffer, or a restart), which is no disagreement */
-            const mt_fr_entry_t *e = find(&j->dumps[di], pg->name, s);
+            const mt_fr_entry_t *e = find(j, &j->dumps[di], pg->name, s);
             if (e && e->state != MT_FR_COMPLETED)
                 bad = true;
             if (e && e->state == MT_FR_STARTED)
@@ -180,7 +252,7 @@ static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
             add_rank(h->no_dump, &h->nno_dump, r);
             continue;
         }
-        present[m] = find(&j->dumps[di], pg->name, s);
+        present[m] = find(j, &j->dumps[di], pg->name, s);
         if (present[m]) {
             npresent++;
             if (!h->name[0])
@@ -241,7 +313,7 @@ static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
         /* waiting in another group for a member that waits here */
         for (int m = 0; m < other->nranks; m++) {
             int r = other->ranks[m], di = r < j->world ? j->of_rank[r] : -1;
-            if (r == absent[a] || di < 0 || find(&j->dumps[di], l->pg, l->seq))
+            if (r == absent[a] || di < 0 || find(j, &j->dumps[di], l->pg, l->seq))
                 continue;
             for (int k = 0; k < pg->nranks; k++)
                 if (pg->ranks[k] == r && present[k]) {
@@ -273,7 +345,7 @@ static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
         size_t k = 0;
         for (int m = 0; m < pg->nranks; m++) {
             int r = pg->ranks[m];
-            const mt_fr_entry_t *e = find(&j->dumps[j->of_rank[r]], pg->name, q);
+            const mt_fr_entry_t *e = find(j, &j->dumps[j->of_rank[r]], pg->name, q);
             if (!e || e->created == MT_FR_NONE)
                 continue;
             t[k++] = aligned(j, r, e->created);
@@ -292,7 +364,7 @@ static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
 
 mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t *h, mt_error_t *err)
 {
-    *h = (mt_fr_hang_t){.last_arrival = -1};
+    *h = (mt_fr_hang_t){.last_arrival = -1, .dump_ns = MT_FR_NONE, .ref_rank = -1};
     job_t j = {.dumps = dumps, .n = n};
     for (size_t i = 0; i < n; i++) {
         if (dumps[i].rank + 1 > j.world)
@@ -306,8 +378,10 @@ mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t
     j.of_rank = malloc((size_t)(j.world ? j.world : 1) * sizeof *j.of_rank);
     h->offset_ns = malloc((size_t)(j.world ? j.world : 1) * sizeof *h->offset_ns);
     h->wait_ns = malloc((size_t)(j.world ? j.world : 1) * sizeof *h->wait_ns);
-    if (!j.of_rank || !h->offset_ns || !h->wait_ns) {
-        free(j.of_rank);
+    h->has_dump = calloc((size_t)(j.world ? j.world : 1), sizeof *h->has_dump);
+    h->last_done = calloc((size_t)(j.world ? j.world : 1), sizeof *h->last_done);
+    if (!j.of_rank || !h->offset_ns || !h->wait_ns || !h->has_dump || !h->last_done || !index_dumps(&j)) {
+        job_free(&j);
         mt_fr_hang_free(h);
         return mt_error_set(err, MT_ERR_NOMEM, "Flight Recorder analysis: out of memory");
     }
@@ -317,14 +391,22 @@ mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t
         h->offset_ns[r] = MT_FR_NONE;
         h->wait_ns[r] = -1;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         j.of_rank[dumps[i].rank] = (int)i;
+        h->has_dump[dumps[i].rank] = true;
+        const mt_fr_entry_t *l = NULL;
+        for (size_t k = 0; k < dumps[i].n; k++)
+            if (dumps[i].entries[k].state == MT_FR_COMPLETED && (!l || dumps[i].entries[k].record_id > l->record_id))
+                l = &dumps[i].entries[k];
+        if (l)
+            h->last_done[dumps[i].rank] = *l;
+    }
     /* one job: a group's name means the same ranks in every dump */
     for (size_t i = 0; i < n; i++)
         for (size_t g = 0; g < dumps[i].npgs; g++) {
             const mt_fr_pg_t *a = &dumps[i].pgs[g], *b = pg_named(&j, a->name);
             if (b->nranks != a->nranks || memcmp(a->ranks, b->ranks, (size_t)a->nranks * sizeof *a->ranks)) {
-                free(j.of_rank);
+                job_free(&j);
                 mt_fr_hang_free(h);
                 mt_error_set(err, MT_ERR_FORMAT,
                              "Flight Recorder dumps of different jobs: process group %s has other ranks here", a->name);
@@ -340,6 +422,7 @@ mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t
             ref = r;
     if (ref >= 0)
         h->offset_ns[ref] = 0;
+    h->ref_rank = ref;
     for (bool more = true; more;) {
         more = false;
         for (int r = 0; r < j.world; r++) {
@@ -348,7 +431,7 @@ mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t
             for (int q = 0; q < j.world; q++) {
                 int64_t o;
                 if (q == r || j.of_rank[q] < 0 || h->offset_ns[q] == MT_FR_NONE ||
-                    !pair_offset(&dumps[j.of_rank[r]], &dumps[j.of_rank[q]], &o, &h->fit_pairs))
+                    !pair_offset(&j, &dumps[j.of_rank[r]], &dumps[j.of_rank[q]], &o, &h->fit_pairs))
                     continue;
                 h->offset_ns[r] = h->offset_ns[q] + o;
                 more = true;
@@ -368,6 +451,8 @@ mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t
                     t_dump = t;
             }
         }
+    if (t_dump != INT64_MAX)
+        h->dump_ns = t_dump;
     /* the hung group: the one whose first disagreement has most ranks stuck */
     const mt_fr_pg_t *best = NULL;
     int64_t best_s = 0;
@@ -389,13 +474,13 @@ mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t
         verdict(&j, best, best_s, h);
         for (int m = 0; m < best->nranks; m++) {
             int r = best->ranks[m];
-            const mt_fr_entry_t *e = j.of_rank[r] >= 0 ? find(&dumps[j.of_rank[r]], best->name, best_s) : NULL;
+            const mt_fr_entry_t *e = j.of_rank[r] >= 0 ? find(&j, &dumps[j.of_rank[r]], best->name, best_s) : NULL;
             if (e && e->started != MT_FR_NONE && e->completed == MT_FR_NONE && t_dump != INT64_MAX &&
                 h->offset_ns[r] != MT_FR_NONE)
                 h->wait_ns[r] = t_dump - aligned(&j, r, e->started);
         }
     }
-    free(j.of_rank);
+    job_free(&j);
     return MT_OK;
 }
 
@@ -405,7 +490,11 @@ void mt_fr_hang_free(mt_fr_hang_t *h)
         return;
     free(h->offset_ns);
     free(h->wait_ns);
+    free(h->has_dump);
+    free(h->last_done);
     h->offset_ns = h->wait_ns = NULL;
+    h->has_dump = NULL;
+    h->last_done = NULL;
 }
 
 const char *mt_fr_kind_name(mt_fr_kind_t k)

@@ -95,3 +95,10 @@ void mt_fr_hang_text(const mt_fr_hang_t *h, mt_out_t *o)
     }
     mt_out_puts(o, "\n");
 }
+
+mt_status_t mt_fr_hang_write_text(const mt_fr_hang_t *h, mt_write_fn write, void *ctx)
+{
+    mt_out_t o = {.w = write, .ctx = ctx};
+    mt_fr_hang_text(h, &o);
+    return o.st;
+}

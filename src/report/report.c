@@ -238,6 +238,12 @@ static mt_status_t report_json(const mt_report_t *r, mt_write_fn write, void *ct
             j.st = mt_report_memory_json(r, write, ctx);
         mt_out_printf(&j, ",\n");
     }
+    if (r->hang) {
+        mt_out_printf(&j, " ");
+        if (j.st == MT_OK)
+            j.st = mt_report_hang_json(r->hang, write, ctx);
+        mt_out_printf(&j, ",\n");
+    }
     if (r->pipeline_note) {
         mt_out_printf(&j, " \"pipeline_note\": ");
         str(&j, r->pipeline_note);

@@ -34,6 +34,16 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
  * what w returned. */
 mt_status_t mt_report_steps_html(const mt_critpath_t *c, mt_write_fn w, void *ctx);
 
+/* report.json: writes `"hang": {...}` (no comma around) from the Flight
+ * Recorder analysis h (docs/report-schema.md, "hang"). MT_OK or what w
+ * returned. */
+mt_status_t mt_report_hang_json(const mt_fr_hang_t *h, mt_write_fn w, void *ctx);
+
+/* report.html: the `<section id="hang">` (the terminal verdict and a table
+ * by rank: dump, clock offset, wait, last completed collective). MT_OK,
+ * MT_ERR_NOMEM or what w returned. */
+mt_status_t mt_report_hang_html(const mt_fr_hang_t *h, mt_write_fn w, void *ctx);
+
 /* A name for a line of text: at most w characters (mt_fmt_cell), "…" where
  * cut, no padding; b NUL-terminated. */
 void mt_report_name_cut(char *b, size_t cap, const char *s, int w);

@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "fr/fr.h"
 #include "fr/fr_pickle.h"
 
 /* Decode; on success compare the text with want, on error the status,
@@ -76,8 +77,69 @@ static void test_errors(void **state)
     CHECK("\x80\x02]q\x00h\x00" "a.", MT_ERR_LIMIT, "deeper than 64", 8); /* at STOP: found when written */
 }
 
+/* What a file is, by its first bytes, and the rank in a dump's name. */
+static void test_probe_and_names(void **state)
+{
+    (void)state;
+    assert_int_equal(mt_fr_probe((const uint8_t *)"\x80\x04\x95", 3), 1);
+    assert_int_equal(mt_fr_probe((const uint8_t *)"\x80\x01]", 3), 0); /* protocol 1: not a dump */
+    assert_int_equal(mt_fr_probe((const uint8_t *)"{\"version\": \"2.10\"", 19), 2);
+    assert_int_equal(mt_fr_probe((const uint8_t *)"\xEF\xBB\xBF \n{ \"comm_lib_version\":", 31), 2);
+    assert_int_equal(mt_fr_probe((const uint8_t *)"{\"entries\": []}", 15), 2);
+    assert_int_equal(mt_fr_probe((const uint8_t *)"{\"traceEvents\": []}", 19), 0); /* a Kineto trace */
+    assert_int_equal(mt_fr_probe((const uint8_t *)"{\"versions\": 1}", 15), 0);
+    assert_int_equal(mt_fr_probe((const uint8_t *)"[{\"version\": 1}]", 16), 0);
+    assert_int_equal(mt_fr_rank_from_name("/tmp/comm_lib_trace_rank_3"), 3);
+    assert_int_equal(mt_fr_rank_from_name("nccl_trace_rank_12"), 12);
+    assert_int_equal(mt_fr_rank_from_name("d/gpu-node12_7"), 7);
+    assert_int_equal(mt_fr_rank_from_name("host-a.3"), 3);
+    assert_int_equal(mt_fr_rank_from_name("rank_5.pkl"), 5);
+    assert_int_equal(mt_fr_rank_from_name("dump_9.json"), 9);
+    assert_int_equal(mt_fr_rank_from_name("alpha"), -1);
+    assert_int_equal(mt_fr_rank_from_name("node_40960"), -1); /* 5 digits: not a rank */
+    assert_int_equal(mt_fr_rank_from_name("rank_4096"), -1);  /* MT_FR_MAX_RANKS */
+}
+
+/* A dump packed and unpacked is the same dump; a cut packing is refused. */
+static void test_pack(void **state)
+{
+    (void)state;
+    mt_fr_entry_t e[2] = {{.record_id = UINT64_MAX, .seq = 7, .created = 5, .started = MT_FR_NONE,
+                           .completed = MT_FR_NONE, .state = MT_FR_SCHEDULED, .pg = "0", .name = "nccl:all_reduce"},
+                          {.record_id = 1, .seq = 8, .state = MT_FR_COMPLETED, .pg = "1", .name = "x"}};
+    int r0[] = {0, 1, 2}, r1[] = {3};
+    mt_fr_pg_t pg[2] = {{.name = "0", .desc = "default_pg", .ranks = r0, .nranks = 3},
+                        {.name = "1", .desc = "tp", .ranks = r1, .nranks = 1}};
+    mt_fr_dump_t d = {.rank = 3, .version = "2.10", .entries = e, .n = 2, .pgs = pg, .npgs = 2}, back;
+    mt_buf_t b = {0};
+    assert_int_equal(mt_fr_dump_pack_append(&d, &b), MT_OK);
+    assert_int_equal(mt_fr_dump_pack_append(&d, &b), MT_OK);
+    size_t pos = 0;
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(mt_fr_dump_unpack((const uint8_t *)b.data, b.len, &pos, &back), MT_OK);
+        assert_int_equal(back.rank, 3);
+        assert_string_equal(back.version, "2.10");
+        assert_int_equal(back.n, 2);
+        assert_memory_equal(back.entries, e, sizeof e);
+        assert_int_equal(back.npgs, 2);
+        assert_string_equal(back.pgs[0].desc, "default_pg");
+        assert_int_equal(back.pgs[0].nranks, 3);
+        assert_int_equal(back.pgs[0].ranks[2], 2);
+        assert_int_equal(back.pgs[1].ranks[0], 3);
+        mt_fr_dump_free(&back);
+    }
+    assert_int_equal(pos, b.len);
+    for (size_t cut = 0; cut < b.len / 2; cut++) { /* every cut of the first dump */
+        pos = 0;
+        assert_int_equal(mt_fr_dump_unpack((const uint8_t *)b.data, cut, &pos, &back), MT_ERR_FORMAT);
+        assert_null(back.entries);
+    }
+    mt_buf_free(&b);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_values), cmocka_unit_test(test_errors)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_values), cmocka_unit_test(test_errors),
+                                       cmocka_unit_test(test_probe_and_names), cmocka_unit_test(test_pack)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,170 @@
+/* PyTorch Flight Recorder dumps (one file per rank, pickle or JSON) and the
+ * hang post-mortem over them: which process group hung, at which
+ * collective, who is to blame and how long the others waited. The
+ * readers and the analysis are serial and never print; the program shares
+ * the dumps among its processes with mt_fr_dump_pack_append /
+ * mt_fr_dump_unpack. */
+#ifndef MERGETRACE_FR_HANG_H
+#define MERGETRACE_FR_HANG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mergetrace/buf.h"
+#include "mergetrace/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { MT_FR_SCHEDULED = 0, MT_FR_STARTED = 1, MT_FR_COMPLETED = 2 };
+#define MT_FR_NONE INT64_MIN /* a time never discovered */
+#define MT_FR_TIME_MAX (INT64_C(1) << 62) /* times are in [0, 2^62) ns */
+
+/* One entry (a collective or P2P operation) on the rank's own clock. */
+typedef struct mt_fr_entry {
+    uint64_t record_id;
+    int64_t seq, p2p_seq;               /* collective_seq_id, p2p_seq_id */
+    int64_t created, started, completed; /* ns, MT_FR_NONE when not discovered */
+    int64_t timeout_ms;
+    uint64_t in_numel, out_numel;       /* sums over the inputs' / outputs' shapes */
+    uint8_t state;                      /* MT_FR_* */
+    bool is_p2p;
+    char pg[64];                        /* process_group name */
+    char name[64];                      /* profiling_name */
+    char dtype[24];                     /* first input dtype */
+} mt_fr_entry_t;
+
+/* One group of pg_config. */
+typedef struct mt_fr_pg {
+    char name[64], desc[64];
+    int *ranks; /* global ranks, parsed from "[0, 1]" */
+    int nranks;
+} mt_fr_pg_t;
+
+/* One rank's dump. Owns its arrays; free with mt_fr_dump_free. */
+typedef struct mt_fr_dump {
+    int rank;
+    char version[16];
+    mt_fr_entry_t *entries;
+    size_t n;
+    mt_fr_pg_t *pgs;
+    size_t npgs;
+} mt_fr_dump_t;
+
+/* Read one dump (pickle, recognised by its first bytes, or JSON) from
+ * data[0..len). path names it in errors. rank is stored as given (from the
+ * file name or a map: the dumps do not carry it). Errors: those of the
+ * unpickler (src/fr/fr_pickle.h; its MT_ERR_FORMAT, an unknown opcode or a
+ * refused global, becomes MT_ERR_FR, with the byte offset) and the JSON
+ * reader, MT_ERR_FR for a missing or wrongly-typed field (named, with the entry's index), a time outside
+ * [0, 2^62) ns, a timeout_ms outside [0, 10^9], a negative sequence
+ * number, or a pg_config rank of 4096 or more. */
+mt_status_t mt_fr_dump_read(const uint8_t *data, size_t len, const char *path, int rank, mt_fr_dump_t *out,
+                            mt_error_t *err);
+
+/* What data[0..len) looks like: 1 a pickle of protocol 2 to 5 (its first
+ * bytes: a Flight Recorder dump is the only pickle mergetrace reads), 2 a
+ * JSON object whose first key is one a Flight Recorder dump starts with
+ * (version, comm_lib_version, nccl_version, pg_config, pg_status, entries,
+ * nccl_comm_state: PyTorch writes the keys in its own order or sorted),
+ * 0 anything else. Looks at the first bytes only (leading whitespace and
+ * a UTF-8 byte-order mark skipped); the readers check the rest. */
+int mt_fr_probe(const uint8_t *data, size_t len);
+
+/* The rank in a dump's file name, as PyTorch names them: <prefix><rank>
+ * (comm_lib_trace_rank_3, nccl_trace_rank_3, node7-rank12, host-a.3): the
+ * "rank"/"worker" word of mt_rank_from_filename, else the digits the base
+ * name ends with (after a last extension of letters is dropped: rank_3.pkl,
+ * rank_3.json). -1 when the name has none, or they make 4096 or more. */
+int mt_fr_rank_from_name(const char *path);
+
+/* Append d to out as plain bytes (for sending to another process);
+ * mt_fr_dump_unpack reads it back. MT_OK or MT_ERR_NOMEM. */
+mt_status_t mt_fr_dump_pack_append(const mt_fr_dump_t *d, mt_buf_t *out);
+
+/* Read one packed dump at data[*pos..len) into *out (owning its arrays:
+ * mt_fr_dump_free), advancing *pos. MT_ERR_FORMAT when the bytes are not
+ * one whole packed dump, MT_ERR_NOMEM. */
+mt_status_t mt_fr_dump_unpack(const uint8_t *data, size_t len, size_t *pos, mt_fr_dump_t *out);
+
+/* Free what a dump owns. NULL does nothing. */
+void mt_fr_dump_free(mt_fr_dump_t *d);
+
+/* The verdict. */
+typedef enum mt_fr_kind {
+    MT_FR_NO_HANG = 0,      /* every group agrees, nothing stuck */
+    MT_FR_NEVER_ENQUEUED,   /* culprits never enqueued the collective */
+    MT_FR_ORDER_MISMATCH,   /* culprits wait in each other's groups */
+    MT_FR_SIZE_MISMATCH,    /* kind, size or dtype differ: culprits the minority */
+    MT_FR_DESYNC,           /* a culprit's sequence went back (restarted) */
+    MT_FR_NO_DUMP,          /* cannot decide: members without a dump */
+    MT_FR_AMBIGUOUS         /* stuck, with no rank to blame */
+} mt_fr_kind_t;
+
+#define MT_FR_MAX_RANKS 4096
+
+typedef struct mt_fr_hang {
+    mt_fr_kind_t kind;
+    char pg[64], pg_desc[64];   /* the group that hung */
+    int64_t seq;                /* its first collective where ranks disagree */
+    char name[64];              /* that collective's profiling_name */
+    int culprits[16];
+    int nculprits;
+    int no_dump[16];            /* members without a dump (the first 16) */
+    int nno_dump;
+    int world;                  /* ranks seen in pg_config */
+    int64_t *offset_ns;         /* [world]: rank clock - reference clock; MT_FR_NONE when unfitted */
+    int64_t *wait_ns;           /* [world]: time stuck in the hung collective at the dump; -1 when not */
+    int last_arrival;           /* the rank that started the hung collective last; -1 */
+    bool slowdown;              /* the culprit arrived later and later before the hang */
+    int fit_pairs;              /* completed instances the offsets were fitted on */
+    mt_fr_entry_t culprit_last; /* the last entry (by record id) of culprit_last_rank; name "" if none */
+    int culprit_last_rank;      /* the culprit who never enqueued it (culprits are sorted) */
+    mt_fr_entry_t hung_first, hung_culprit; /* size mismatch: the majority's and the culprit's entry */
+    int64_t dump_ns;            /* the dump's time on the reference clock (the first watchdog's firing);
+                                 * MT_FR_NONE when no fitted rank has a collective started and not completed */
+    int ref_rank;               /* the reference clock's rank (the lowest with a dump); -1 with no dump */
+    bool *has_dump;             /* [world] */
+    mt_fr_entry_t *last_done;   /* [world]: each rank's last completed entry (by record id); name "" if none */
+} mt_fr_hang_t;
+
+/* Analyse the dumps (dumps[i].rank are distinct; n of them) for a hang.
+ * Clocks: each rank's offset to the lowest rank with a dump, the median
+ * over the collectives both completed of the difference of completion
+ * times (a plain offset fit: the dumps hold a few thousand entries and
+ * completions are simultaneous to a few us); a rank with none in common
+ * with a fitted rank keeps MT_FR_NONE and no wait. The dump's time is
+ * taken as the first watchdog's firing (it has every rank dump): the
+ * earliest aligned start of a collective never completed + its timeout. Fills *h (free its arrays with
+ * mt_fr_hang_free). MT_ERR_NOMEM, or MT_ERR_FORMAT for dumps of different
+ * jobs (a group's ranks differ between dumps). */
+mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t *h, mt_error_t *err);
+void mt_fr_hang_free(mt_fr_hang_t *h);
+
+/* The terminal verdict (at most 8 lines, each ending in '\n') through
+ * write. MT_OK or what write returned. */
+mt_status_t mt_fr_hang_write_text(const mt_fr_hang_t *h, mt_write_fn write, void *ctx);
+
+/* The dumps' entries as a Chrome trace (JSON object with "traceEvents",
+ * for Perfetto and chrome://tracing) through write: one process per rank
+ * (named "rank R (flight recorder)"), one thread per process group, one
+ * complete event per entry from its start (its creation when it never
+ * started) to its completion, or to the dump's time (h->dump_ns) when it
+ * did not complete, on the reference clock (h->offset_ns; a rank without
+ * a fit on its own clock), named "<profiling_name> #<seq>", with the
+ * state as its category and in args, and a colour by state (cname:
+ * completed "good", started "terrible", scheduled "grey"). An entry with
+ * no time at all is left out. dumps[0..n) and h as mt_fr_hang_analyse
+ * read and left them. MT_OK or what write returned. */
+mt_status_t mt_fr_trace_json(const mt_fr_dump_t *dumps, size_t n, const mt_fr_hang_t *h, mt_write_fn write,
+                             void *ctx);
+
+/* Lower-case name of a verdict ("never_enqueued", ...). */
+const char *mt_fr_kind_name(mt_fr_kind_t k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MERGETRACE_FR_HANG_H */

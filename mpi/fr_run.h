@@ -1,0 +1,50 @@
+/* PyTorch Flight Recorder dumps as inputs of the program: the hang
+ * post-mortem of a job that hung, from the dumps alone or beside the
+ * job's traces. */
+#ifndef MT_MPI_FR_RUN_H
+#define MT_MPI_FR_RUN_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "inputs.h"
+#include "mergetrace/mergetrace.h"
+#include "options.h"
+
+typedef struct fr_job {
+    bool any;               /* the inputs hold dumps (every process) */
+    bool hung;              /* the analysis found a hang (every process) */
+    mt_fr_dump_t *dumps;    /* process 0: every dump read, by rank */
+    size_t n;
+    const char **paths;     /* process 0: dumps[i]'s file (borrowed from the input list) */
+    uint64_t *bytes;        /* process 0: dumps[i]'s file size */
+    mt_fr_hang_t hang;      /* process 0, when any: the verdict */
+} fr_job_t;
+
+/* Collective over comm, after load_prepare: the Flight Recorder dumps that
+ * process 0's listing put apart (files->fr) are ranked on process 0 (the
+ * --rank-map entry map gives, else the file name, mt_fr_rank_from_name),
+ * shared among the processes largest first, read there (either encoding),
+ * packed and gathered on process 0, which runs the hang analysis into *fr
+ * (zeroed first; fr_free frees it). Returns -1 to go on (no dump, or dumps
+ * beside traces: the verdict joins the job's outputs), or the exit code,
+ * the same on every process, after process 0 said why: MT_EXIT_BAD_INPUT
+ * for a dump that cannot be read (one line: file, rank, byte offset),
+ * no rank in a dump's name, two dumps of one rank, or dumps of different
+ * jobs (a group with other ranks; with --force the later dump is left
+ * out and a warning says so). When the inputs are dumps alone this is the
+ * whole run: it writes report.json, report.html and the dumps' entries as
+ * the merged trace into -o, prints the verdict (or report.json with
+ * --json), and returns MT_EXIT_HANG when a hang was found, else
+ * MT_EXIT_OK (MT_EXIT_ERROR when an output cannot be written). */
+int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input_list_t *files,
+             const mt_rankmap_t *map, fr_job_t *fr);
+
+/* Process 0, beside traces: the verdict on the terminal after the summary
+ * (nothing with -q or --json). */
+void fr_print(const options_t *o, const fr_job_t *fr);
+
+void fr_free(fr_job_t *fr);
+
+#endif

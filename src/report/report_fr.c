@@ -1,0 +1,157 @@
+/* The hang post-mortem of Flight Recorder dumps in report.json ("hang",
+ * docs/report-schema.md) and report.html (the "Hang" section). */
+#include <inttypes.h>
+
+#include "base/text.h"
+#include "mergetrace/fr_hang.h"
+#include "report/sections.h"
+
+static const char *state_name(uint8_t s)
+{
+    return s == MT_FR_COMPLETED ? "completed" : s == MT_FR_STARTED ? "started" : "scheduled";
+}
+
+static void ranks_json(mt_out_t *j, const int *r, int n)
+{
+    mt_out_puts(j, "[");
+    for (int i = 0; i < n; i++)
+        mt_out_printf(j, "%s%d", i ? ", " : "", r[i]);
+    mt_out_puts(j, "]");
+}
+
+/* An entry as {"process_group", "profiling_name", "collective_seq_id", "state"}. */
+static void entry_json(mt_out_t *j, const mt_fr_entry_t *e)
+{
+    mt_out_puts(j, "{\"process_group\": ");
+    mt_out_str(j, e->pg, sizeof e->pg);
+    mt_out_puts(j, ", \"profiling_name\": ");
+    mt_out_str(j, e->name, sizeof e->name);
+    mt_out_printf(j, ", \"collective_seq_id\": %" PRId64 ", \"state\": \"%s\"}", e->seq, state_name(e->state));
+}
+
+static void size_json(mt_out_t *j, const mt_fr_entry_t *e)
+{
+    mt_out_puts(j, "{\"profiling_name\": ");
+    mt_out_str(j, e->name, sizeof e->name);
+    mt_out_printf(j, ", \"input_numel\": %" PRIu64 ", \"output_numel\": %" PRIu64 ", \"dtype\": ", e->in_numel,
+                  e->out_numel);
+    mt_out_str(j, e->dtype, sizeof e->dtype);
+    mt_out_puts(j, "}");
+}
+
+mt_status_t mt_report_hang_json(const mt_fr_hang_t *h, mt_write_fn w, void *ctx)
+{
+    mt_out_t j = {.w = w, .ctx = ctx};
+    bool hung = h->kind != MT_FR_NO_HANG;
+    mt_out_printf(&j, "\"hang\": {\"hung\": %s, \"verdict\": \"%s\", \"group\": ", hung ? "true" : "false",
+                  mt_fr_kind_name(h->kind));
+    if (hung) {
+        mt_out_str(&j, h->pg, sizeof h->pg);
+        mt_out_puts(&j, ", \"group_desc\": ");
+        mt_out_str(&j, h->pg_desc, sizeof h->pg_desc);
+        mt_out_printf(&j, ", \"collective_seq_id\": %" PRId64 ", \"profiling_name\": ", h->seq);
+        mt_out_str(&j, h->name, sizeof h->name);
+    } else
+        mt_out_puts(&j, "null, \"group_desc\": null, \"collective_seq_id\": null, \"profiling_name\": null");
+    mt_out_puts(&j, ",\n  \"culprit_ranks\": ");
+    ranks_json(&j, h->culprits, h->nculprits);
+    mt_out_puts(&j, ", \"no_dump_ranks\": ");
+    ranks_json(&j, h->no_dump, h->nno_dump);
+    mt_out_puts(&j, ", \"culprit_last\": ");
+    if (h->nculprits && h->culprit_last.name[0] &&
+        (h->kind == MT_FR_NEVER_ENQUEUED || h->kind == MT_FR_DESYNC || h->kind == MT_FR_ORDER_MISMATCH)) {
+        mt_out_printf(&j, "{\"rank\": %d, \"entry\": ", h->culprit_last_rank);
+        entry_json(&j, &h->culprit_last);
+        mt_out_puts(&j, "}");
+    } else
+        mt_out_puts(&j, "null");
+    if (h->kind == MT_FR_SIZE_MISMATCH) {
+        mt_out_puts(&j, ", \"size_mismatch\": {\"culprit\": ");
+        size_json(&j, &h->hung_culprit);
+        mt_out_puts(&j, ", \"others\": ");
+        size_json(&j, &h->hung_first);
+        mt_out_puts(&j, "}");
+    }
+    mt_out_puts(&j, ",\n  \"last_arrival\": ");
+    if (h->last_arrival >= 0)
+        mt_out_printf(&j, "%d", h->last_arrival);
+    else
+        mt_out_puts(&j, "null");
+    mt_out_printf(&j, ", \"slowdown_before\": %s, \"reference_rank\": ", h->slowdown ? "true" : "false");
+    if (h->ref_rank >= 0)
+        mt_out_printf(&j, "%d", h->ref_rank);
+    else
+        mt_out_puts(&j, "null");
+    mt_out_printf(&j, ", \"fit_pairs\": %d, \"dump_time_us\": ", h->fit_pairs);
+    if (h->dump_ns != MT_FR_NONE)
+        mt_out_us(&j, h->dump_ns);
+    else
+        mt_out_puts(&j, "null");
+    mt_out_puts(&j, ",\n  \"ranks\": [");
+    bool first = true;
+    for (int r = 0; r < h->world; r++) {
+        mt_out_printf(&j, "%s\n   {\"rank\": %d, \"dump\": %s, \"offset_us\": ", first ? "" : ",", r,
+                      h->has_dump[r] ? "true" : "false");
+        first = false;
+        if (h->offset_ns[r] != MT_FR_NONE)
+            mt_out_us(&j, h->offset_ns[r]);
+        else
+            mt_out_puts(&j, "null");
+        mt_out_puts(&j, ", \"wait_us\": ");
+        if (h->wait_ns[r] >= 0)
+            mt_out_us(&j, h->wait_ns[r]);
+        else
+            mt_out_puts(&j, "null");
+        mt_out_puts(&j, ", \"last_completed\": ");
+        if (h->last_done[r].name[0])
+            entry_json(&j, &h->last_done[r]);
+        else
+            mt_out_puts(&j, "null");
+        mt_out_puts(&j, "}");
+    }
+    mt_out_puts(&j, "\n  ]}");
+    return j.st;
+}
+
+mt_status_t mt_report_hang_html(const mt_fr_hang_t *h, mt_write_fn w, void *ctx)
+{
+    mt_out_t o = {.w = w, .ctx = ctx};
+    mt_out_puts(&o, "<section id=\"hang\"><h2>Hang (Flight Recorder dumps)</h2>\n<pre class=\"cmd\">");
+    mt_buf_t text = {0};
+    mt_status_t st = mt_fr_hang_write_text(h, mt_buf_write, &text);
+    if (st != MT_OK) {
+        mt_buf_free(&text);
+        return st;
+    }
+    mt_out_html(&o, text.data, text.len);
+    mt_buf_free(&text);
+    mt_out_puts(&o, "</pre>\n");
+    if (h->kind != MT_FR_NO_HANG) {
+        mt_out_puts(&o, "<table><thead><tr><th>rank</th><th>dump</th><th>clock offset</th><th>waiting in ");
+        mt_out_html(&o, h->name, strlen(h->name));
+        mt_out_printf(&o, " #%" PRId64 "</th><th>last completed</th></tr></thead><tbody>\n", h->seq);
+        for (int r = 0; r < h->world; r++) {
+            bool culprit = false;
+            for (int i = 0; i < h->nculprits; i++)
+                culprit |= h->culprits[i] == r;
+            char off[40] = "-", wait[40] = "-";
+            if (h->offset_ns[r] != MT_FR_NONE)
+                mt_fmt_time(off, sizeof off, h->offset_ns[r]);
+            if (h->wait_ns[r] >= 0)
+                mt_fmt_time(wait, sizeof wait, h->wait_ns[r]);
+            mt_out_printf(&o, "<tr%s><td>%d%s</td><td>%s</td><td>%s</td><td>%s</td><td>", culprit ? " class=\"bad\"" : "",
+                          r, culprit ? " (culprit)" : "", h->has_dump[r] ? "yes" : "<strong>none</strong>", off, wait);
+            const mt_fr_entry_t *e = &h->last_done[r];
+            if (e->name[0]) {
+                mt_out_html(&o, e->name, strlen(e->name));
+                mt_out_printf(&o, " #%" PRId64 " in group ", e->seq);
+                mt_out_html(&o, e->pg, strlen(e->pg));
+            } else
+                mt_out_puts(&o, "-");
+            mt_out_puts(&o, "</td></tr>\n");
+        }
+        mt_out_puts(&o, "</tbody></table>\n");
+    }
+    mt_out_puts(&o, "</section>\n");
+    return o.st;
+}
