@@ -326,17 +326,17 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input_list_
     memset(fr, 0, sizeof *fr);
     int me = mc->rank;
     /* how many dumps and traces, and the plan, from process 0 */
-    long long counts[3] = {0, 0, 0}; /* dumps, traces, plan bytes or -code */
+    int64_t counts[3] = {0, 0, 0}; /* dumps, traces, plan bytes or -code */
     mt_buf_t list = {0};
     if (me == 0) {
-        counts[0] = (long long)files->n_fr;
-        counts[1] = (long long)files->n;
+        counts[0] = (int64_t)files->n_fr;
+        counts[1] = (int64_t)files->n;
         if (files->n_fr) {
             int code = plan(o, files, map, mc->size, &list);
-            counts[2] = code ? -code : (long long)list.len;
+            counts[2] = code ? -code : (int64_t)list.len;
         }
     }
-    procs_bcast(counts, 3, MPI_LONG_LONG, 0, comm);
+    procs_bcast(counts, 3, MPI_INT64_T, 0, comm);
     if (!counts[0]) {
         mt_buf_free(&list);
         return -1;

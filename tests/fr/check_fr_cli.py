@@ -16,8 +16,10 @@ scripts/gen_fr.py, every scenario in both encodings:
   wrongly-typed field, a dump of another job: exit 2 and one line naming
   the file (and the byte for the pickle ones); --force leaves the other
   job's dump out (exit 4, a warning);
-- with MPIEXEC given: -n 1, 2 and 4 write the same report.json and merged
-  trace and print the same verdict.
+- -j 2 and 4 (worker threads) write the same report.json and print the
+  same verdict as -j 1, beside traces too (-j 3); with MPIEXEC given,
+  mpirun -n 1, 2 and 4 write the same report.json and merged trace and
+  print the same verdict.
 
 usage: check_fr_cli.py MERGETRACE WORKDIR [MPIEXEC] [--update]"""
 import glob
@@ -140,6 +142,15 @@ def main():
                         fail("%s: differs from %s:\n%s" % (tag, golden, got))
             n_entries = sum(i["events"] for i in rep["inputs"])
             check_merged(tag, os.path.join(out, "merged.json.gz"), n_entries, t)
+            if enc == "pickle":  # worker threads by hand (-j): the same outputs
+                for n in (2, 4):
+                    o2 = os.path.join(work, "out", sc, "j%d" % n)
+                    q = run([prog, "-j", str(n), "--color=never", "-o", o2, os.path.join(work, sc, enc)])
+                    if q.returncode != 4:
+                        fail("%s -j %d: exit %d: %s" % (tag, n, q.returncode, q.stderr.strip()[-300:]))
+                    elif open(os.path.join(out, "report.json"), "rb").read() != open(
+                            os.path.join(o2, "report.json"), "rb").read() or verdict_text(q.stdout) != text:
+                        fail("%s -j %d: report.json or the verdict differs from -j 1" % (tag, n))
             if mpiexec and enc == "pickle":
                 env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                            OMPI_MCA_btl_vader_single_copy_mechanism="none")
@@ -204,6 +215,10 @@ def main():
         check_hang("beside traces", rep["hang"], t)
         if [i["rank"] for i in rep["inputs"]] != [0, 1] or "rank 3 never enqueued it" not in p.stdout:
             fail("beside traces: inputs %r, stdout %r" % (rep["inputs"], p.stdout[-400:]))
+
+    p = run([prog, "-j", "3", "-q", "-o", os.path.join(work, "out", "mix_j3"), mix])
+    if p.returncode != 4:
+        fail("beside traces, -j 3: exit %d: %s" % (p.returncode, p.stderr.strip()[-300:]))
 
     # bad input
     b = open(os.path.join(src, "comm_lib_trace_rank_1"), "rb").read()
