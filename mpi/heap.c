@@ -108,9 +108,24 @@ void heap_setup(void)
 #define TRIM_EVERY_BYTES ((uint64_t)64 << 20)
 #define TRIM_KEEP ((size_t)8 << 20)
 
+/* Under a sanitizer the sanitizer's allocator serves malloc, and glibc's
+ * arenas are never set up: malloc_trim from two worker threads at once
+ * then set them up together and crashed (ASan, -j 2): nothing to give
+ * back there. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define HEAP_TRIM 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define HEAP_TRIM 0
+#endif
+#endif
+#ifndef HEAP_TRIM
+#define HEAP_TRIM 1
+#endif
+
 void heap_give_back(void)
 {
-#if defined(__GLIBC__)
+#if defined(__GLIBC__) && HEAP_TRIM
     malloc_trim(TRIM_KEEP);
 #endif
 }
@@ -124,7 +139,7 @@ void heap_give_back(void)
 void heap_release(uint64_t json_bytes)
 {
 #if defined(__GLIBC__)
-    static uint64_t since;
+    static _Thread_local uint64_t since; /* per worker thread, as per process (procs.h) */
     since += json_bytes;
     if (since >= TRIM_EVERY_BYTES) {
         heap_give_back();

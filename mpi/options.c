@@ -34,7 +34,8 @@ static const char usage_text[] =
     "--local) is read back by rank (no clock fit, no merged trace written): a job\n"
     "re-analysed without its per-rank traces; named beside other traces, its ranks\n"
     "are aligned and merged with theirs.\n"
-    "Under mpirun the files are shared among the processes by size.\n"
+    "Under mpirun the files are shared among the processes by size; without a\n"
+    "launcher among worker threads that play the processes' part (-j).\n"
     "\n"
     "Input:\n"
     "  -r, --recursive      descend into sub-directories of directory arguments\n"
@@ -138,6 +139,16 @@ static const char usage_text[] =
     "      --too-few-passes a relative gate that fails while its metric has too\n"
     "                       few samples to tell (2 ranks against 2) passes\n"
     "\n"
+    "  -j, --jobs N         without an MPI launcher: N worker threads, each loading\n"
+    "                       one trace at a time as an MPI process does (default 0:\n"
+    "                       one per CPU this process may use, at most one per\n"
+    "                       trace file; 1: one thread). Each needs about half the\n"
+    "                       largest trace's JSON in memory, so -j N about N x 0.5x\n"
+    "                       the largest trace: fewer are started when the\n"
+    "                       machine's available memory (MemAvailable) is short.\n"
+    "                       The outputs are the same whatever N. Without -j,\n"
+    "                       MERGETRACE_JOBS=N in the environment sets it. Ignored\n"
+    "                       under mpirun (its processes are the workers)\n"
     "  -q, --quiet          print nothing but errors\n"
     "      --progress       show progress on stderr even when it is not a terminal\n"
     "      --no-progress    never show progress\n"
@@ -434,6 +445,7 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
     o->out_dir = "mergetrace-out";
     o->kernel_wait_ns = 30000;
     o->top_kernels = 10;
+    o->jobs = -1;
     o->mem_budget = -1;
     o->warmup = 1;
     o->job_tag = "";
@@ -448,12 +460,10 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
             return MT_EXIT_ERROR;
         }
         o->command_line[0] = '\0';
-        for (int i = 0; i < argc; i++) {
-            if (i)
-                strcat(o->command_line, " ");
-            strcat(o->command_line, argv[i]);
-        }
     }
+    /* -j (and its value) is left out of the command line the outputs
+     * show: they are the same whatever it is */
+    int jobs_at = -1, jobs_end = -1;
     o->progress = isatty(2);
     o->inputs = calloc((size_t)argc + 1, sizeof *o->inputs);
     if (!o->inputs) {
@@ -464,6 +474,7 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
     bool end_of_opts = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        int arg_at = i;
         if (end_of_opts || a[0] != '-' || !a[1]) {
             o->inputs[o->n_inputs++] = argv[i];
             continue;
@@ -479,6 +490,9 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
             memcpy(name, a, l);
             name[l] = '\0';
             val = eq + 1;
+        } else if (a[1] == 'j' && a[2]) { /* -jN */
+            snprintf(name, sizeof name, "-j");
+            val = a + 2;
         } else {
             snprintf(name, sizeof name, "%s", a);
         }
@@ -547,6 +561,16 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
             if (!*val)
                 return usage_error(print, name, "expected a file name");
             o->rank_map = val;
+        } else if (!strcmp(name, "-j") || !strcmp(name, "--jobs")) {
+            TAKES_VALUE();
+            char *e;
+            errno = 0;
+            long v = strtol(val, &e, 10);
+            if (e == val || *e || errno || v < 0 || v > 4096)
+                return usage_error(print, name, "expected a number of worker threads (0 to 4096; 0: one per CPU)");
+            o->jobs = (int)v;
+            jobs_at = arg_at;
+            jobs_end = i;
         } else if (!strcmp(name, "-o") || !strcmp(name, "--output")) {
             TAKES_VALUE();
             if (!*val)
@@ -729,14 +753,23 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
             char msg[128];
             return usage_error(print, name, unknown_option(name, msg, sizeof msg));
         }
-        /* -o may differ between the processes (process 0's is used) */
-        if (!end_of_opts && strcmp(name, "-o") && strcmp(name, "--output") && same_add(o, name, val)) {
+        /* -o may differ between the processes (process 0's is used); -j
+         * is for a run without a launcher */
+        if (!end_of_opts && strcmp(name, "-o") && strcmp(name, "--output") && strcmp(name, "-j") &&
+            strcmp(name, "--jobs") && same_add(o, name, val)) {
             if (print)
                 fputs("mergetrace: out of memory\n", stderr);
             return MT_EXIT_ERROR;
         }
 #undef TAKES_VALUE
 #undef NO_VALUE
+    }
+    for (int i = 0; i < argc; i++) {
+        if (i >= jobs_at && i <= jobs_end)
+            continue;
+        if (i)
+            strcat(o->command_line, " ");
+        strcat(o->command_line, argv[i]);
     }
     if (!o->n_inputs)
         return usage_error(print, "PATH", "expected at least one trace file or directory");

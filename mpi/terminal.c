@@ -379,8 +379,10 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
         events += j->res[i].sum.events;
         kernels += j->res[i].sum.by_class[MT_CLASS_COMM];
     }
-    fprintf(out, "%smergetrace %s%s: %zu rank%s of world size %lld, %d process%s\n", B, MERGETRACE_VERSION, N, j->n,
-            j->n == 1 ? "" : "s", (long long)j->world, n_procs, n_procs == 1 ? "" : "es");
+    /* a run by hand on worker threads (procs.h) says threads */
+    fprintf(out, "%smergetrace %s%s: %zu rank%s of world size %lld, %d %s\n", B, MERGETRACE_VERSION, N, j->n,
+            j->n == 1 ? "" : "s", (long long)j->world, n_procs,
+            procs_threads() ? "worker threads" : n_procs == 1 ? "process" : "processes");
     size_t parts = 0;
     uint64_t once = json_once(l, j, &parts), sq = sqlite_once(l, j);
     char what[96]; /* what was read: JSON, Nsight Systems' SQLite, or both */
