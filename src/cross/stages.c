@@ -3,6 +3,7 @@
  * --pp-stages list, --pp blocks or the stages inferred from point-to-point
  * traffic, each led by a rank that was loaded; and the job's pipeline step
  * that measures them. */
+#include "mergetrace/classify.h"
 #include "mergetrace/pipeline.h"
 #include "base/sort.h"
 
@@ -100,6 +101,20 @@ mt_status_t mt_pp_stages_choose(const mt_pp_request_t *rq, const int32_t *ranks,
     if (rc != MT_OK) {
         mt_pp_stages_free(out);
         return rc;
+    }
+    if (!rq->n_stage && !rq->pp_stages && !rq->pp_blocks && out->n < 2) {
+        /* send/recv kernels whose peer no trace names (a trace without
+         * collective metadata, before PyTorch 2.2): the stages may be there
+         * but cannot be read off the traffic (issue 39 item 6) */
+        size_t blind = 0;
+        for (size_t i = 0; i < n_rows; i++)
+            blind += rows[i].peer < 0 && (rows[i].kind == MT_COLLK_SEND || rows[i].kind == MT_COLLK_RECV ||
+                                          rows[i].kind == MT_COLLK_SENDRECV);
+        if (blind)
+            snprintf(note, cap,
+                     "%zu send/recv kernels name no peer (no collective metadata): pipeline stages cannot be "
+                     "inferred; --pp-stages names them",
+                     blind);
     }
     /* One annotation stage is still a pipeline section (its chunks' work);
      * one rank stage is not. */

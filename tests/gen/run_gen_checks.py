@@ -472,6 +472,11 @@ def main():
                             % (name, mixed[0]["ranks"]))
             if len(set(stage.values())) != 2:
                 errs.append("%s: the truth has no two stages" % name)
+            # no peers to infer the stages from: said, with the option to name them
+            note = got.get("pipeline_note") or ""
+            if got.get("pipeline") is not None or "name no peer" not in note or "--pp-stages" not in note:
+                errs.append("%s: without --pp-stages: pipeline %s, note %r (want none, and why)"
+                            % (name, got.get("pipeline") is not None, note))
             # the stages named (old traces have no send/recv peers to infer
             # them from): the pipeline's numbers are the truth's
             ppg = run_mergetrace(a.mergetrace, d, os.path.join(a.out, "out-" + name + "-stages"),
