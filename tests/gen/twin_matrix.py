@@ -18,12 +18,12 @@ PP = ["--kind", "pp", "--ranks", "8", "--pp-stages", "2", "--chunks", "10"]
 
 # name, seed, the job's arguments, the change, the what-if (straggler |
 # kernel:GLOB=F), whether S is checked (a straggler: the change is one
-# rank's). Not on the pipelines: their steps are chunks, and the ideal
-# what-if replays each step alone (no shift carried from chunk to chunk),
-# so S there is not the twins' ratio (0.99 / 1.01 against 1.09 for a slow
-# GPU of stage 1): docs/whatif.md. Nor on a slow host: the ideal what-if
-# changes activities' durations and host pauses, not launch gaps (S 1.05
-# against a ratio of 1.30).
+# rank's). Not on a late host of a pipeline: S there is 1.227 against a
+# step-time ratio of 1.500 (the late job's stage 1 is its bottleneck and
+# its chunks queue without bound: the ratio grows with the chunk count,
+# and the ideal keeps part of the first chunks' lateness). Nor on a slow
+# host: the ideal what-if changes activities' durations and host pauses,
+# not launch gaps (S 1.06 against a ratio of 1.30). docs/whatif.md.
 PAIRS = [
     ("slow GPU x1.1, DDP", 11, DP, ["--slow-rank", "3:1.1"], "straggler", True),
     ("slow GPU x1.25, DDP", 12, DP, ["--slow-rank", "5:1.25"], "straggler", True),
@@ -33,7 +33,7 @@ PAIRS = [
     ("slow GPU x1.5, DDP, mixed", 16, DP + ["--host-gap-us", "80"], ["--slow-rank", "4:1.5"], "straggler", True),
     ("slow GPU x1.5, DDP, steps 12-14 only", 17, DP, ["--slow-rank", "0:1.5", "--straggler-steps", "12-14"],
      "straggler", True),
-    ("slow GPU x1.25, pipeline 2x4 (TP)", 18, PP, ["--slow-rank", "5:1.25"], "straggler", False),
+    ("slow GPU x1.25, pipeline 2x4 (TP)", 18, PP, ["--slow-rank", "5:1.25"], "straggler", True),
     ("slow GPU x1.25, DDP, timestamps 3 ns apart", 19, DP + ["--ts-jitter-ns", "3"], ["--slow-rank", "5:1.25"],
      "straggler", True),
     ("late host 2 ms, DDP", 21, DP, ["--late-rank", "2:2000"], "straggler", True),
