@@ -43,6 +43,17 @@ PAIRS = [
     ("late host 1 ms, DDP, CPU-bound", 23, DP + ["--host-gap-us", "400"], ["--late-rank", "3:1000"], "straggler", True),
     ("late host 1.5 ms, pipeline 2x4 (TP)", 24, PP, ["--late-rank", "6:1500"], "straggler", False),
     ("slow host 300 us a launch, DDP", 26, DP, ["--slow-host", "3:300"], "straggler", False),
+    # host-blocking syncs in the step (a cudaStreamSynchronize after the
+    # forward: the backward is launched once the GPU has run the forward)
+    # and profiles without cuda_sync events (the runtime calls only)
+    ("slow GPU x1.25, DDP, host sync after the forward", 41, DP + ["--mid-sync"], ["--slow-rank", "5:1.25"],
+     "straggler", True),
+    ("late host 2 ms, DDP, host sync after the forward, no cuda_sync events", 42,
+     DP + ["--mid-sync", "--no-cuda-sync"], ["--late-rank", "1:2000"], "straggler", True),
+    ("slow GPU x1.5, DDP, mixed, no cuda_sync events", 43, DP + ["--no-cuda-sync", "--host-gap-us", "80"],
+     ["--slow-rank", "6:1.5"], "straggler", True),
+    ("slow GEMMs x1.5 (all ranks), DDP, host sync after the forward", 44, DP + ["--mid-sync"],
+     ["--slow-kernel", "gemm:1.5"], "kernel:*gemm*=0.666667", False),
     ("slow GEMMs x1.5 (all ranks), DDP", 31, DP, ["--slow-kernel", "gemm:1.5"], "kernel:*gemm*=0.666667", False),
     ("slow GEMMs x1.5 (all ranks), pipeline", 32, PP, ["--slow-kernel", "gemm:1.5"], "kernel:*gemm*=0.666667",
      False),
