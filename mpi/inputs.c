@@ -15,6 +15,7 @@
 #include "mergetrace/loader.h"
 #include "mergetrace/merge.h"
 #include "mergetrace/nsys.h"
+#include "mergetrace/warnings.h"
 
 static int add(input_list_t *l, const char *path, const struct stat *st, bool from_dir)
 {
@@ -491,14 +492,15 @@ const char *inputs_label(const char *path, size_t width, char *buf, size_t cap)
 {
     const char *b = strrchr(path, '/');
     b = b ? b + 1 : path;
-    size_t n = strlen(b);
+    char shown[512]; /* control characters escaped first: the label is a terminal cell */
+    size_t n = mt_text_line(shown, sizeof shown, b, strlen(b));
     if (width >= cap)
         width = cap - 1;
     if (n <= width || width < 12) {
-        snprintf(buf, cap, "%.*s", (int)width, b);
+        snprintf(buf, cap, "%.*s", (int)width, shown);
         return buf;
     }
     size_t head = 10, tail = width - head - 1;
-    snprintf(buf, cap, "%.*s~%s", (int)head, b, b + n - tail);
+    snprintf(buf, cap, "%.*s~%s", (int)head, shown, shown + n - tail);
     return buf;
 }

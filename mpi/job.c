@@ -3,6 +3,7 @@
  * every process, then process 0's cross-rank, pipeline, gate and
  * report.html view steps. */
 #include "job.h"
+#include "say.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -46,7 +47,7 @@ static int nccl_split(file_result_t *res, size_t *n, job_t *j)
         for (size_t i = a; i < b; i++) {
             if (res[i].nccl.is_nccl && nn == 1) {
                 if (nccl_job_add(&j->nccl, (int32_t)res[i].rank, res[i].index, &res[i].nccl, nk > 0)) {
-                    fprintf(stderr, "mergetrace: out of memory\n");
+                    say("mergetrace: out of memory\n");
                     return 1;
                 }
                 for (size_t k = a; nk == 1 && k < b; k++)
@@ -81,7 +82,7 @@ int job_check(const options_t *o, const input_list_t *l, file_result_t *res, siz
     /* in input order, whichever process loaded them */
     qsort(j->skipped, j->n_skipped, sizeof *j->skipped, by_index);
     if (!n) {
-        fprintf(stderr, "mergetrace: %sno trace among the %zu JSON file%s found (%s: %s)\n", o->job_tag, n_res, n_res == 1 ? "" : "s",
+        say("mergetrace: %sno trace among the %zu JSON file%s found (%s: %s)\n", o->job_tag, n_res, n_res == 1 ? "" : "s",
                 l->files[j->skipped[0].index].path, j->skipped[0].message);
         return MT_EXIT_BAD_INPUT;
     }
@@ -92,7 +93,7 @@ int job_check(const options_t *o, const input_list_t *l, file_result_t *res, siz
         if (res[i].rank_tentative && (!unranked || res[i].index < unranked->index))
             unranked = &res[i];
     if (unranked) {
-        fprintf(stderr, "mergetrace: %s%s\n", o->job_tag, unranked->message);
+        say("mergetrace: %s%s\n", o->job_tag, unranked->message);
         return MT_EXIT_BAD_INPUT;
     }
     qsort(res, n, sizeof *res, by_rank);
@@ -110,12 +111,11 @@ int job_check(const options_t *o, const input_list_t *l, file_result_t *res, siz
         if (res[i].rank == res[i - 1].rank) {
             const input_file_t *a = &l->files[res[i - 1].index], *b = &l->files[res[i].index];
             if (o->local) /* the two may have one path, on two nodes, or one trace given to two processes */
-                fprintf(stderr,
-                        "mergetrace: %srank %lld appears twice: %s on process %d and %s on process %d (--local: give "
+                say("mergetrace: %srank %lld appears twice: %s on process %d and %s on process %d (--local: give "
                         "each trace to one process; --rank-map says which is which)\n",
                         o->job_tag, (long long)res[i].rank, a->path, a->owner, b->path, b->owner);
             else
-                fprintf(stderr, "mergetrace: %srank %lld appears twice: %s and %s (use --rank-map to say which is which)\n",
+                say("mergetrace: %srank %lld appears twice: %s and %s (use --rank-map to say which is which)\n",
                         o->job_tag, (long long)res[i].rank, a->path, b->path);
             return MT_EXIT_BAD_INPUT;
         }
@@ -132,15 +132,19 @@ int job_check(const options_t *o, const input_list_t *l, file_result_t *res, siz
     if (world < res[n - 1].rank + 1)
         world = res[n - 1].rank + 1;
     j->world = world;
-    if (world <= (int64_t)1 << 24) {
-        j->missing = malloc((size_t)world * sizeof *j->missing);
-        size_t k = 0;
-        for (int64_t r = 0; j->missing && r < world; r++) {
-            while (k < n && res[k].rank < r)
-                k++;
-            if (k >= n || res[k].rank != r)
-                j->missing[j->n_missing++] = r;
-        }
+    /* every absent rank is counted; the first MISSING_LISTED are listed (a
+     * world_size of 2^31 in one trace must not cost gigabytes or a loop over
+     * every rank: absent runs between traced ranks are counted whole) */
+    enum { MISSING_LISTED = 1 << 16 };
+    int64_t absent = world - (int64_t)n; /* ranks are distinct and below world here */
+    j->n_absent = absent;
+    j->missing = absent ? malloc((size_t)(absent < MISSING_LISTED ? absent : MISSING_LISTED) * sizeof *j->missing) : NULL;
+    int64_t next = 0; /* the first rank not yet looked at */
+    for (size_t k = 0; j->missing && next < world && j->n_missing < MISSING_LISTED; k++) {
+        int64_t upto = k < n ? res[k].rank : world; /* absent: [next, upto) */
+        for (int64_t r = next; r < upto && j->n_missing < MISSING_LISTED; r++)
+            j->missing[j->n_missing++] = r;
+        next = upto + 1;
     }
     return MT_EXIT_OK;
 }
@@ -172,7 +176,7 @@ int job_plan(MPI_Comm comm, const options_t *o, local_t *L, job_t *j, phase_time
     int bad = skip && mt_rank_analysis_packed_drop_gacts(&L->analyses) != MT_OK;
     if (comm_mpi_agree(comm, bad)) {
         if (me == 0)
-            fprintf(stderr, "mergetrace: taking the GPU activities out of the per-rank analyses failed\n");
+            say("mergetrace: taking the GPU activities out of the per-rank analyses failed\n");
         return MT_EXIT_ERROR;
     }
     return MT_EXIT_OK;
@@ -221,7 +225,7 @@ int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, local_t *L, job_t *j
             }
     }
     if (mc->rank == 0 && bad)
-        fprintf(stderr, "mergetrace: gathering the per-rank analyses: %s\n",
+        say("mergetrace: gathering the per-rank analyses: %s\n",
                 gst == MT_ERR_NOMEM ? "out of memory" : "failed");
     free(ab);
     bad = comm_mpi_agree(comm, bad);
@@ -241,7 +245,7 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L
             j->ranks[i] = (int32_t)j->res[i].rank;
     if (comm_mpi_agree(comm, j->ranks == NULL)) {
         if (me == 0)
-            fprintf(stderr, "mergetrace: out of memory\n");
+            say("mergetrace: out of memory\n");
         return MT_EXIT_ERROR;
     }
     procs_bcast(j->ranks, (int)j->n_ranks, MPI_INT32_T, 0, comm);
@@ -273,9 +277,9 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L
     pt->align = procs_wtime() - ta;
     if (st != MT_OK) {
         if (me == 0 && aerr.code != MT_OK)
-            fprintf(stderr, "mergetrace: %saligning the clocks: %s: %s\n", o->job_tag, mt_status_str(st), aerr.msg);
+            say("mergetrace: %saligning the clocks: %s: %s\n", o->job_tag, mt_status_str(st), aerr.msg);
         else if (me == 0)
-            fprintf(stderr, "mergetrace: %saligning the clocks: %s\n", o->job_tag, mt_status_str(st));
+            say("mergetrace: %saligning the clocks: %s\n", o->job_tag, mt_status_str(st));
         return options_exit_code(st);
     }
     return MT_EXIT_OK;
@@ -289,7 +293,7 @@ static mt_status_t job_trust(const options_t *o, const input_list_t *l, job_t *j
     const mt_align_result_t *al = &j->al;
     mt_trust_trace_t *tt = calloc(j->n ? j->n : 1, sizeof *tt);
     if (!tt) {
-        fprintf(stderr, "mergetrace: out of memory\n");
+        say("mergetrace: out of memory\n");
         return MT_ERR_NOMEM;
     }
     for (size_t i = 0; i < j->n; i++) {
@@ -304,7 +308,7 @@ static mt_status_t job_trust(const options_t *o, const input_list_t *l, job_t *j
                                      al->m, options_one_clock(o), &j->trust);
     free(tt);
     if (st != MT_OK) {
-        fprintf(stderr, "mergetrace: %schecking the traces belong together: %s\n", o->job_tag, mt_status_str(st));
+        say("mergetrace: %schecking the traces belong together: %s\n", o->job_tag, mt_status_str(st));
         return st;
     }
     /* Traces whose windows lie days apart on the corrected clock (one
@@ -329,8 +333,7 @@ static mt_status_t job_trust(const options_t *o, const input_list_t *l, job_t *j
             }
         }
         if (hi - lo > (double)(INT64_C(1) << 50)) {
-            fprintf(stderr,
-                    "mergetrace: %s%s and %s start %.0f days apart on the %s clock (a trace without its absolute "
+            say("mergetrace: %s%s and %s start %.0f days apart on the %s clock (a trace without its absolute "
                     "time base?): they cannot be analysed together\n",
                     o->job_tag, l->files[j->res[ilo].index].path, l->files[j->res[ihi].index].path,
                     (hi - lo) / 86400e9, o->no_align ? "same (--no-align)" : "corrected");
@@ -339,7 +342,7 @@ static mt_status_t job_trust(const options_t *o, const input_list_t *l, job_t *j
     }
     const mt_trust_t *t = &j->trust;
     if (t->mixed && !o->force) {
-        fprintf(stderr, "mergetrace: %s%s and %s are not of one run: %s (--force merges them anyway)\n",
+        say("mergetrace: %s%s and %s are not of one run: %s (--force merges them anyway)\n",
                 o->job_tag, l->files[j->res[t->a].index].path, l->files[j->res[t->b].index].path, t->why);
         return MT_ERR_FORMAT;
     }
@@ -389,7 +392,7 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
     pt->cross_rank = procs_wtime() - tc;
     pt->cross_rank_cpu = timings_cpu() - cc;
     if (st != MT_OK) {
-        fprintf(stderr, "mergetrace: %scross-rank analysis: %s\n", o->job_tag, mt_status_str(st));
+        say("mergetrace: %scross-rank analysis: %s\n", o->job_tag, mt_status_str(st));
         return options_exit_code(st);
     }
     /* ---- pipeline and gates ---- */
@@ -406,12 +409,12 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
     pt->cross_rank += procs_wtime() - tq;
     pt->cross_rank_cpu += timings_cpu() - cq;
     if (st != MT_OK) {
-        fprintf(stderr, "mergetrace: %spipeline analysis: %s\n", o->job_tag, mt_status_str(st));
+        say("mergetrace: %spipeline analysis: %s\n", o->job_tag, mt_status_str(st));
         return options_exit_code(st);
     }
     st = mt_cross_memory(an, j->n_an, j->pipe ? &j->pipe->stages : NULL, &j->memory);
     if (st != MT_OK) {
-        fprintf(stderr, "mergetrace: %smemory across ranks: %s\n", o->job_tag, mt_status_str(st));
+        say("mergetrace: %smemory across ranks: %s\n", o->job_tag, mt_status_str(st));
         return options_exit_code(st);
     }
     /* ---- the pictures of report.html: sample instances and the lateness
@@ -421,7 +424,7 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
         st = mt_report_views_build(al->rows, al->n_rows, al->labels, al->m, al->clocks, j->ranks, (size_t)j->n_ranks, 4,
                                    &j->views);
         if (st != MT_OK) {
-            fprintf(stderr, "mergetrace: report.html views: %s\n", mt_status_str(st));
+            say("mergetrace: report.html views: %s\n", mt_status_str(st));
             return options_exit_code(st);
         }
     }
@@ -454,7 +457,7 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
     pt->cross_rank += pt->critpath;
     pt->cross_rank_cpu += pt->critpath_cpu;
     if (st != MT_OK) {
-        fprintf(stderr, "mergetrace: %scritical path: %s\n", o->job_tag, mt_status_str(st));
+        say("mergetrace: %scritical path: %s\n", o->job_tag, mt_status_str(st));
         return options_exit_code(st);
     }
     if (o->n_gates) {

@@ -26,8 +26,9 @@ typedef struct job {
     size_t n_skipped;
     int64_t world;
     bool world_disagree;
-    int64_t *missing;
+    int64_t *missing;        /* the first MISSING_LISTED absent ranks */
     size_t n_missing;
+    int64_t n_absent;        /* every rank below world with no trace */
     nccl_job_t nccl;         /* the NCCL plugin files, by rank */
     /* every process: the loaded ranks, sorted, and the alignment (clocks
      * everywhere; rows and the match on process 0 only) */

@@ -6,6 +6,7 @@
  * and the per-file results are gathered on process 0. */
 #define _DEFAULT_SOURCE /* strdup, realpath, gethostname, st_mtim */
 #include "load.h"
+#include "say.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,9 +362,9 @@ static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files,
     if (first < n_procs) {
         /* which process: with --local one path may be on every node */
         if (me == first && n_procs > 1)
-            fprintf(stderr, "mergetrace: --local: process %d: %s\n", me, msg);
+            say("mergetrace: --local: process %d: %s\n", me, msg);
         else if (me == first)
-            fprintf(stderr, "mergetrace: %s\n", msg);
+            say("mergetrace: %s\n", msg);
         mt_buf_free(&b);
         mt_buf_free(&sb);
         return comm_mpi_agree(comm, rc) == 2 ? MT_EXIT_BAD_INPUT : MT_EXIT_ERROR;
@@ -430,7 +431,7 @@ static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files,
     free(sall);
     if (comm_mpi_agree(comm, bad)) {
         if (me == 0)
-            fprintf(stderr, "mergetrace: out of memory sharing the file list\n");
+            say("mergetrace: out of memory sharing the file list\n");
         return MT_EXIT_ERROR;
     }
     return 0;
@@ -755,7 +756,7 @@ int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rank
     int some = comm_mpi_agree(comm, o->local), not_all = comm_mpi_agree(comm, !o->local);
     if (some && not_all) {
         if (me == 0)
-            fprintf(stderr, "mergetrace: --local: give it to every process or to none\n");
+            say("mergetrace: --local: give it to every process or to none\n");
         return MT_EXIT_USAGE;
     }
     if (o->local) {
@@ -768,13 +769,13 @@ int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rank
         procs_bcast(&rc, 1, MPI_INT, 0, comm);
         if (rc) {
             if (me == 0)
-                fprintf(stderr, "mergetrace: %s%s\n", o->job_tag, msg);
+                say("mergetrace: %s%s\n", o->job_tag, msg);
             return rc == 2 ? MT_EXIT_BAD_INPUT : MT_EXIT_ERROR;
         }
     }
     if (bcast_inputs(comm, files, me)) {
         if (me == 0)
-            fprintf(stderr, "mergetrace: out of memory sharing the file list\n");
+            say("mergetrace: out of memory sharing the file list\n");
         return MT_EXIT_ERROR;
     }
     if (!o->local) /* --local: each file stays with the process that listed it */
@@ -787,7 +788,7 @@ int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rank
         if (bad) {
             free(text);
             if (me == 0)
-                fprintf(stderr, "mergetrace: %s\n", msg);
+                say("mergetrace: %s\n", msg);
             return bad == 2 ? MT_EXIT_BAD_INPUT : MT_EXIT_ERROR;
         }
         /* every process parses the same bytes, but an allocation may fail
@@ -800,7 +801,7 @@ int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rank
         int first = comm_mpi_first_failed(comm, ps != MT_OK);
         if (first >= 0) {
             if (me == first)
-                fprintf(stderr, "mergetrace: %s\n", msg);
+                say("mergetrace: %s\n", msg);
             int code = ps == MT_ERR_NOMEM ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
             return comm_mpi_agree(comm, ps != MT_OK ? code : 0);
         }
@@ -814,7 +815,7 @@ int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rank
     int first = comm_mpi_first_failed(comm, bad_markers); /* an allocation may fail on one process alone */
     if (first >= 0) {
         if (me == first)
-            fprintf(stderr, "mergetrace: %s\n", err.msg[0] ? err.msg : "out of memory");
+            say("mergetrace: %s\n", err.msg[0] ? err.msg : "out of memory");
         return MT_EXIT_ERROR;
     }
     return -1;
@@ -910,13 +911,13 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const inp
     if (first) {
         /* --local: the path may be on every node; the process says which */
         if (o->local && n_procs > 1 && first->index >= 0 && (size_t)first->index < files->n)
-            fprintf(stderr, "mergetrace: %s--local: process %d: %s\n", o->job_tag,
+            say("mergetrace: %s--local: process %d: %s\n", o->job_tag,
                     files->files[first->index].owner, first->message);
         else
-            fprintf(stderr, "mergetrace: %s%s\n", o->job_tag, first->message);
+            say("mergetrace: %s%s\n", o->job_tag, first->message);
         return options_exit_code((mt_status_t)first->status);
     }
-    fprintf(stderr, "mergetrace: out of memory\n");
+    say("mergetrace: out of memory\n");
     return MT_EXIT_ERROR;
 }
 

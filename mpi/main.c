@@ -36,6 +36,7 @@
 #include "procs.h"
 #include "timeline_run.h"
 #include "timings.h"
+#include "say.h"
 
 /* Collective: the job of o's PATHs listed, loaded and checked, its
  * per-rank analyses gathered, its clocks aligned and, on process 0, its
@@ -90,7 +91,7 @@ static int baseline_run(MPI_Comm comm, const mt_comm_t *mc, options_t *o)
     char *paths[1] = {strdup(o->baseline)};
     if (comm_mpi_agree(comm, paths[0] == NULL)) {
         if (mc->rank == 0)
-            fprintf(stderr, "mergetrace: out of memory\n");
+            say("mergetrace: out of memory\n");
         free(paths[0]);
         return MT_EXIT_ERROR;
     }
@@ -157,7 +158,7 @@ static int same_options(MPI_Comm comm, const options_t *o, int me, int n_procs)
     char *first = me == 0 ? o->same : malloc(len ? len : 1);
     if (comm_mpi_agree(comm, (me != 0 && first == NULL) || len > INT_MAX)) {
         if (me == 0)
-            fprintf(stderr, "mergetrace: out of memory comparing the processes' options\n");
+            say("mergetrace: out of memory comparing the processes' options\n");
         if (me != 0)
             free(first);
         return MT_EXIT_ERROR;
@@ -168,8 +169,7 @@ static int same_options(MPI_Comm comm, const options_t *o, int me, int n_procs)
     procs_allreduce(&cand, &lowest, 1, MPI_INT, MPI_MIN, comm);
     if (me == lowest) {
         char mine[600], theirs[600];
-        fprintf(stderr,
-                "mergetrace: process %d's options differ from process 0's: %s against %s (give every process "
+        say("mergetrace: process %d's options differ from process 0's: %s against %s (give every process "
                 "the same options; only -o and, with --local, the PATHs may differ)\n",
                 me, same_text(o->same, o->same_len, mine, sizeof mine), same_text(first, len, theirs, sizeof theirs));
     }
@@ -194,8 +194,7 @@ int main(int argc, char **argv)
     options_t o;
     int code = options_parse(argc, argv, &o, spoke);
     if (code < 0 && !use_mpi && spoke && procs_launcher_env_size() > 1)
-        fprintf(stderr,
-                "mergetrace: warning: MERGETRACE_MPI=0 under a launcher of %d processes: each of them runs the "
+        say("mergetrace: warning: MERGETRACE_MPI=0 under a launcher of %d processes: each of them runs the "
                 "whole job alone, into the same -o\n",
                 procs_launcher_env_size());
     if ((code >= 0 && !use_mpi) || (code == MT_EXIT_OK && procs_launcher_size() == 1)) {
@@ -230,7 +229,7 @@ int main(int argc, char **argv)
     if (first == me && me != 0 && !spoke) {
         options_t again;
         if (options_parse(argc0, argv0, &again, true) != code) /* the same arguments: memory alone differs */
-            fprintf(stderr, "mergetrace: out of memory (reading the command line)\n");
+            say("mergetrace: out of memory (reading the command line)\n");
         options_free(&again);
     }
     /* --help or --version on some processes of a launch, an analysis on
@@ -241,8 +240,7 @@ int main(int argc, char **argv)
     procs_allreduce(&code, &lowest, 1, MPI_INT, MPI_MIN, world_comm);
     if (agreed == MT_EXIT_OK && lowest < 0) {
         if (first == me)
-            fprintf(stderr,
-                    "mergetrace: process %d was given --help or --version and another process a job: nothing "
+            say("mergetrace: process %d was given --help or --version and another process a job: nothing "
                     "analysed (give every process the same options)\n",
                     me);
         agreed = MT_EXIT_USAGE;
@@ -295,8 +293,7 @@ int main(int argc, char **argv)
     if (merged_in && (o.merge_ranks || o.has_window || o.gpu_only)) {
         /* the same decision on every process: merged_in was broadcast */
         if (me == 0)
-            fprintf(stderr,
-                    "mergetrace: %s: selects what goes into the merged trace, and a merged trace read back "
+            say("mergetrace: %s: selects what goes into the merged trace, and a merged trace read back "
                     "alone writes none\n",
                     o.merge_ranks ? "--ranks" : o.has_window ? "--window" : "--gpu-only");
         options_free(&o);

@@ -2,6 +2,7 @@
  * "mergetrace: <option>: <what was expected>"; the exit codes. */
 #define _POSIX_C_SOURCE 200809L
 #include "options.h"
+#include "say.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -154,7 +155,7 @@ static const char usage_text[] =
 static int usage_error(bool print, const char *opt, const char *what)
 {
     if (print)
-        fprintf(stderr, "mergetrace: %s: %s\n", opt, what);
+        say("mergetrace: %s: %s\n", opt, what);
     return MT_EXIT_USAGE;
 }
 

@@ -8,7 +8,7 @@
 
 #include "mergetrace/gates.h"
 
-/* Exit codes (documented in README.md). */
+/* Exit codes (documented in docs/guide.md, "Exit codes and errors", and --help). */
 enum {
     MT_EXIT_OK = 0,
     MT_EXIT_ERROR = 1,     /* I/O error, out of memory, internal error */

@@ -6,6 +6,7 @@
 #define _DEFAULT_SOURCE /* realpath */
 #define _POSIX_C_SOURCE 200809L
 #include "outputs.h"
+#include "say.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -79,7 +80,7 @@ int outputs_baseline_read(options_t *o)
     struct stat sb;
     const char *b = o->baseline;
     if (stat(b, &sb) != 0) {
-        fprintf(stderr, "mergetrace: --baseline %s: %s\n", b, strerror(errno));
+        say("mergetrace: --baseline %s: %s\n", b, strerror(errno));
         return MT_EXIT_BAD_INPUT;
     }
     if (S_ISDIR(sb.st_mode))
@@ -95,7 +96,7 @@ int outputs_baseline_read(options_t *o)
          * here, /dev/zero read until memory ran out */
         mt_status_t cs = mt_input_check_file(o->baseline_file, MT_SIDE_FILE_MAX, "--baseline", &cerr);
         if (cs != MT_OK) {
-            fprintf(stderr, "mergetrace: %s\n", cerr.msg);
+            say("mergetrace: %s\n", cerr.msg);
             return cs == MT_ERR_IO ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
         }
         f = fopen(o->baseline_file, "rb");
@@ -106,7 +107,7 @@ int outputs_baseline_read(options_t *o)
         /* No report.json: a directory of traces, analysed in this run
          * (mpi/main.c); its report goes to baseline/report.json of -o. */
         if (o->local || o->timeline_map) {
-            fprintf(stderr, "mergetrace: --baseline %s: a directory of traces as the baseline does not go with %s\n",
+            say("mergetrace: --baseline %s: a directory of traces as the baseline does not go with %s\n",
                     b, o->local ? "--local" : "--timeline-map");
             return MT_EXIT_USAGE;
         }
@@ -115,7 +116,7 @@ int outputs_baseline_read(options_t *o)
         return MT_EXIT_OK;
     }
     if (!f) {
-        fprintf(stderr, "mergetrace: --baseline %s: %s\n", S_ISDIR(sb.st_mode) ? o->baseline_file : b,
+        say("mergetrace: --baseline %s: %s\n", S_ISDIR(sb.st_mode) ? o->baseline_file : b,
                 strerror(errno));
         return MT_EXIT_BAD_INPUT;
     }
@@ -129,7 +130,7 @@ int outputs_baseline_read(options_t *o)
     fclose(f);
     if (st != MT_OK || rd_err) {
         mt_buf_free(&buf);
-        fprintf(stderr, "mergetrace: --baseline %s: %s\n", o->baseline_file, rd_err ? "read error" : "out of memory");
+        say("mergetrace: --baseline %s: %s\n", o->baseline_file, rd_err ? "read error" : "out of memory");
         return MT_EXIT_ERROR;
     }
     mt_error_t err;
@@ -137,7 +138,7 @@ int outputs_baseline_read(options_t *o)
     st = mt_compare_check((const char *)buf.data, buf.len, o->baseline_file, &err);
     if (st != MT_OK) {
         char line[1200];
-        fprintf(stderr, "mergetrace: --baseline: %s\n", mt_error_format(&err, line, sizeof line));
+        say("mergetrace: --baseline: %s\n", mt_error_format(&err, line, sizeof line));
         mt_buf_free(&buf);
         return st == MT_ERR_NOMEM ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
     }
@@ -160,7 +161,7 @@ static mt_compare_t *compare_run(const options_t *o, const mt_report_t *rep, job
                                 buf->len, "report.json", NULL, &c, &err);
     if (st != MT_OK) {
         char line[1200];
-        fprintf(stderr, "mergetrace: comparing with the baseline: %s\n", mt_error_format(&err, line, sizeof line));
+        say("mergetrace: comparing with the baseline: %s\n", mt_error_format(&err, line, sizeof line));
         *code = st == MT_ERR_NOMEM ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
         return NULL;
     }
@@ -299,7 +300,7 @@ static void remove_dead_temps(const char *dir, bool quiet)
     }
     closedir(d);
     if (n && !quiet)
-        fprintf(stderr, "mergetrace: removed %zu temporary file%s of an earlier run that was stopped, from %s\n", n,
+        say("mergetrace: removed %zu temporary file%s of an earlier run that was stopped, from %s\n", n,
                 n == 1 ? "" : "s", dir);
 }
 
@@ -369,7 +370,7 @@ static void repair_stopped_run(const options_t *o, const input_list_t *files)
             if (o->baseline && realpath(path, a) && realpath(o->baseline_file, b) && !strcmp(a, b))
                 continue; /* this run's baseline */
             if (remove(path) != 0) {
-                fprintf(stderr, "mergetrace: %.900s: cannot remove this output of an earlier run (%s)\n", path,
+                say("mergetrace: %.900s: cannot remove this output of an earlier run (%s)\n", path,
                         strerror(errno));
                 continue;
             }
@@ -378,8 +379,7 @@ static void repair_stopped_run(const options_t *o, const input_list_t *files)
         }
         unlink(mark);
         if (removed[0] && !o->quiet)
-            fprintf(stderr,
-                    "mergetrace: %.900s: an earlier run was stopped while renaming its outputs into place; removed "
+            say("mergetrace: %.900s: an earlier run was stopped while renaming its outputs into place; removed "
                     "%s, older than its others\n",
                     o->out_dir, removed);
     }
@@ -425,7 +425,7 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const input_list_t *files
             bad = 1;
         }
         if (bad)
-            fprintf(stderr, "mergetrace: %s\n", msg);
+            say("mergetrace: %s\n", msg);
         else {
             repair_stopped_run(o, files);
             remove_dead_temps(o->out_dir, o->quiet);
@@ -486,14 +486,14 @@ static bool selection_empty(const options_t *o, const job_t *j, const int64_t *w
     } else if (!hit) {
         char list[256];
         rank_ranges(list, sizeof list, ranks, n);
-        fprintf(stderr, "mergetrace: --ranks %s: selects no rank of this job; its traces are of rank%s %s\n",
+        say("mergetrace: --ranks %s: selects no rank of this job; its traces are of rank%s %s\n",
                 o->ranks_arg, n > 1 ? "s" : "", list);
         empty = true;
     } else if (win && first <= last && (win[0] > last || win[1] < first)) {
         if (o->window_steps)
-            fprintf(stderr, "mergetrace: --window %s: selects nothing\n", o->window_arg);
+            say("mergetrace: --window %s: selects nothing\n", o->window_arg);
         else
-            fprintf(stderr, "mergetrace: --window %s: selects nothing; the job spans 0 to %.6f s from its start\n",
+            say("mergetrace: --window %s: selects nothing; the job spans 0 to %.6f s from its start\n",
                     o->window_arg, (double)(last - first) / 1e9);
         empty = true;
     }
@@ -524,9 +524,9 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
             return MT_EXIT_ERROR; /* the selection is empty: process 0 said what there is */
         if (!win[2]) {
             if (me == 0)
-                fprintf(stderr, "mergetrace: --window: no ProfilerStep#%.0f..#%.0f in any trace\n", o->window_a,
+                say("mergetrace: --window: no ProfilerStep#%.0f..#%.0f in any trace\n", o->window_a,
                         o->window_b);
-            return MT_EXIT_ERROR; /* a selection that selects nothing: 1, as --help and the README say */
+            return MT_EXIT_ERROR; /* a selection that selects nothing: 1, as --help and docs/guide.md say */
         }
         mo.window_start_ns = win[0];
         mo.window_end_ns = win[1];
@@ -568,7 +568,7 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
     pt->merged_write = procs_wtime() - tm;
     if (mrc) {
         if (me == 0)
-            fprintf(stderr, "mergetrace: %s\n", mmsg[0] ? mmsg : "writing the merged trace failed");
+            say("mergetrace: %s\n", mmsg[0] ? mmsg : "writing the merged trace failed");
         m->failed = true;
         return MT_EXIT_ERROR;
     }
@@ -610,7 +610,7 @@ static void remove_stale(const options_t *o, const input_list_t *files, const me
         if (o->baseline && realpath(path, a) && realpath(o->baseline_file, b) && !strcmp(a, b))
             continue; /* -o DIR --baseline DIR/baseline: this run's baseline stays */
         if (remove(path) != 0) {
-            fprintf(stderr, "mergetrace: %.900s: cannot remove this output of an earlier run (%s)\n", path,
+            say("mergetrace: %.900s: cannot remove this output of an earlier run (%s)\n", path,
                     strerror(errno));
             continue;
         }
@@ -669,6 +669,7 @@ static int report_build(const options_t *o, const input_list_t *files, const job
                        .n_inputs = j->n,
                        .missing = j->missing,
                        .n_missing = j->n_missing,
+                       .missing_count = j->n_absent,
                        .skipped = rs,
                        .n_skipped = n_rs,
                        .aligned = options_one_clock(o),
@@ -721,7 +722,7 @@ int outputs_baseline_job(options_t *o, const options_t *ob, const input_list_t *
     if (code == MT_EXIT_OK && (make_dir(dir, msg, sizeof msg) || write_report(o->out_dir, "baseline/report.json", &rep, NULL, &buf, msg, sizeof msg)))
         code = MT_EXIT_ERROR;
     if (code != MT_EXIT_OK) {
-        fprintf(stderr, "mergetrace: %s\n", msg);
+        say("mergetrace: %s\n", msg);
         mt_buf_free(&buf);
     } else {
         free(o->baseline_text);
@@ -729,7 +730,7 @@ int outputs_baseline_job(options_t *o, const options_t *ob, const input_list_t *
         o->baseline_len = buf.len;
         /* The run's own warnings are in its summary; the baseline has none. */
         for (size_t i = 0; !o->quiet && i < warn.n; i++)
-            fprintf(stderr, "mergetrace: --baseline: warning: %s\n", warn.v[i].text);
+            say("mergetrace: --baseline: warning: %s\n", warn.v[i].text);
     }
     mt_warnings_free(&warn);
     free(ri);
@@ -748,7 +749,7 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
     mt_report_t rep;
     if (report_build(o, files, j, &ri, &rs, &rep)) {
         if (!merge_failed) /* one message: the merge's error came first */
-            fprintf(stderr, "mergetrace: out of memory\n");
+            say("mergetrace: out of memory\n");
         free(ri);
         free(rs);
         return MT_EXIT_ERROR;
@@ -760,7 +761,7 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
     rep.warnings = &warn;
     int rj = 0;
     if (warn.st != MT_OK || nccl_job_report(&j->nccl, files)) {
-        fprintf(stderr, "mergetrace: out of memory\n");
+        say("mergetrace: out of memory\n");
         code = MT_EXIT_ERROR;
         rj = 1;
     }
@@ -776,7 +777,7 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
         rj = cmp == NULL;
         rep.compare = cmp;
         if (cmp && write && write_compare(o->out_dir, cmp, msg, sizeof msg)) {
-            fprintf(stderr, "mergetrace: %s\n", msg);
+            say("mergetrace: %s\n", msg);
             code = MT_EXIT_ERROR;
         }
     }
@@ -787,14 +788,14 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
     if (!rj && write &&
         (rj = write_report(o->out_dir, "report.json", &rep, NULL, cmp && !o->n_gates ? &text : NULL, msg, sizeof msg)) != 0) {
         if (!merge_failed)
-            fprintf(stderr, "mergetrace: %s\n", msg);
+            say("mergetrace: %s\n", msg);
         code = MT_EXIT_ERROR;
     }
     mt_html_opts_t ho = {.command_line = o->command_line};
     mt_buf_free(&text);
     if (!rj && write && !o->no_html && write_report(o->out_dir, "report.html", &rep, &ho, NULL, msg, sizeof msg)) {
         if (!merge_failed)
-            fprintf(stderr, "mergetrace: %s\n", msg);
+            say("mergetrace: %s\n", msg);
         code = MT_EXIT_ERROR;
     }
     char removed[128] = "";
@@ -804,7 +805,7 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
         if (mt_report_json(&rep, terminal_write, NULL) != MT_OK)
             code = MT_EXIT_ERROR;
         if (removed[0] && !o->quiet)
-            fprintf(stderr, "mergetrace: removed %s of an earlier run from %s (this run does not write %s)\n",
+            say("mergetrace: removed %s of an earlier run from %s (this run does not write %s)\n",
                     removed, o->out_dir, strstr(removed, " and ") ? "them" : "it");
     } else if (!o->quiet) {
         terminal_summary(o, files, j, pt, n_procs, (!o->no_merge && !merge_failed) ? merged_path : NULL, m->events,
@@ -817,18 +818,18 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
     for (size_t i = 0; i < o->n_gates; i++)
         if (!o->gates[i].pass) {
             if (o->gates[i].measured && o->gates[i].relative)
-                fprintf(stderr, "mergetrace: gate failed: %s (value %.6g, baseline %.6g)\n", o->gates[i].expr,
+                say("mergetrace: gate failed: %s (value %.6g, baseline %.6g)\n", o->gates[i].expr,
                         o->gates[i].value, o->gates[i].baseline);
             else if (o->gates[i].measured)
-                fprintf(stderr, "mergetrace: gate failed: %s (value %.6g)\n", o->gates[i].expr, o->gates[i].value);
+                say("mergetrace: gate failed: %s (value %.6g)\n", o->gates[i].expr, o->gates[i].value);
             else
-                fprintf(stderr, "mergetrace: gate failed: %s (not measured: %s)\n", o->gates[i].expr,
+                say("mergetrace: gate failed: %s (not measured: %s)\n", o->gates[i].expr,
                         o->gates[i].why);
         }
     if (j->gates_failed && code == MT_EXIT_OK)
         code = MT_EXIT_GATE;
     if (fflush(stdout) || ferror(stdout)) {
-        fprintf(stderr, "mergetrace: stdout: write error\n");
+        say("mergetrace: stdout: write error\n");
         code = MT_EXIT_ERROR;
     }
     mt_warnings_free(&warn);
@@ -865,7 +866,7 @@ int outputs_timings(MPI_Comm comm, const options_t *o, const input_list_t *files
     js.files = per;
     char msg[1400] = "";
     if (timings_report(comm, pt, &js, n_procs, wrote_outputs ? o->out_dir : NULL, msg, sizeof msg)) {
-        fprintf(stderr, "mergetrace: %s\n", msg);
+        say("mergetrace: %s\n", msg);
         if (code == MT_EXIT_OK)
             code = MT_EXIT_ERROR;
     }

@@ -136,12 +136,12 @@ void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j
         if (al->clocks[i].reference)
             ref = al->clocks[i].rank;
 #define WARN(code, rank, ...) mt_warnings_add(w, code, rank, __VA_ARGS__)
-    if (j->n_missing) {
+    if (j->n_absent) {
         line_t t = {.n = 0};
-        line_add(&t, "%zu of %lld ranks have no trace:", j->n_missing, (long long)j->world);
+        line_add(&t, "%lld of %lld ranks have no trace:", (long long)j->n_absent, (long long)j->world);
         for (size_t i = 0; i < j->n_missing && i < 32; i++)
             line_add(&t, " %lld", (long long)j->missing[i]);
-        WARN("missing_ranks", -1, "%s%s", t.b, j->n_missing > 32 ? " ..." : "");
+        WARN("missing_ranks", -1, "%s%s", t.b, j->n_absent > 32 ? " ..." : "");
     }
     for (size_t i = 0; i < j->n_skipped; i++)
         if (j->skipped[i].nccl.left_out)
@@ -225,8 +225,8 @@ void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j
             WARN("unlinked_comm_kernels", (int32_t)r->rank, "rank %lld: %llu communication kernels could not be tied to a collective\n", (long long)r->rank,
                  (unsigned long long)(s->by_class[MT_CLASS_COMM] - s->link.comm_with_coll));
         if (r->rank_source == MT_RANK_FROM_FILENAME)
-            WARN("rank_from_file_name", (int32_t)r->rank, "rank %lld: %s has no distributedInfo.rank; rank taken from the file name\n", (long long)r->rank,
-                 inputs_base(p));
+            WARN("rank_from_file_name", (int32_t)r->rank, "rank %lld: %s %s; rank taken from the file name\n", (long long)r->rank,
+                 inputs_base(p), s->nsys ? "(an Nsight Systems export) names no rank" : "has no distributedInfo.rank");
         if (r->rank_source == MT_RANK_FROM_DEFAULT)
             WARN("rank_default", (int32_t)r->rank, "%s names no rank; as the only trace it is taken as rank 0\n", inputs_base(p));
     }
@@ -272,8 +272,11 @@ void terminal_warnings_print(FILE *out, const mt_warnings_t *w, const char *Y, c
     if (!w || !w->n)
         return;
     fprintf(out, "\n%swarnings%s\n", Y, N);
-    for (size_t i = 0; i < w->n; i++)
-        fprintf(out, "  %s\n", w->v[i].text);
+    for (size_t i = 0; i < w->n; i++) {
+        char line[4096]; /* a file name in a warning is escaped: it cannot forge a line */
+        mt_text_line(line, sizeof line, w->v[i].text, strlen(w->v[i].text));
+        fprintf(out, "  %s\n", line);
+    }
 }
 
 /* The JSON bytes of the job with each merged trace counted once (the most
@@ -445,14 +448,18 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
         }
     }
     terminal_warnings_print(out, w, Y, N);
-    fprintf(out, "\nwrote %s/report.json", o->out_dir);
+    char dir[1024], merged[1024]; /* the user's names, escaped: they cannot forge a line */
+    mt_text_line(dir, sizeof dir, o->out_dir, strlen(o->out_dir));
+    fprintf(out, "\nwrote %s/report.json", dir);
     if (!o->no_html)
-        fprintf(out, "%s%s/report.html", merged_path ? ", " : " and ", o->out_dir);
-    if (merged_path)
-        fprintf(out, " and %s (%llu events)", merged_path, (unsigned long long)merged_events);
+        fprintf(out, "%s%s/report.html", merged_path ? ", " : " and ", dir);
+    if (merged_path) {
+        mt_text_line(merged, sizeof merged, merged_path, strlen(merged_path));
+        fprintf(out, " and %s (%llu events)", merged, (unsigned long long)merged_events);
+    }
     fprintf(out, "\n");
     if (removed && removed[0])
-        fprintf(out, "removed %s of an earlier run from %s (this run does not write %s)\n", removed, o->out_dir,
+        fprintf(out, "removed %s of an earlier run from %s (this run does not write %s)\n", removed, dir,
                 strstr(removed, " and ") ? "them" : "it");
 }
 

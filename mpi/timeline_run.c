@@ -3,6 +3,7 @@
  * args.step) or named by --timeline-map; read and analysed on process 0. */
 #define _POSIX_C_SOURCE 200809L
 #include "timeline_run.h"
+#include "say.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -53,7 +54,7 @@ static void print_err(const mt_error_t *err)
 {
     char line[1400];
     mt_error_format(err, line, sizeof line);
-    fprintf(stderr, "mergetrace: %s\n", line);
+    say("mergetrace: %s\n", line);
 }
 
 /* Process 0's work; the exit code. */
@@ -73,7 +74,7 @@ static int run0(const options_t *o)
         bool trunc = false;
         mt_status_t st = mt_input_check_file(o->timeline_map, MT_SIDE_FILE_MAX, "--timeline-map", &err);
         if (st != MT_OK) { /* err.msg names the option and the file */
-            fprintf(stderr, "mergetrace: %s\n", err.msg);
+            say("mergetrace: %s\n", err.msg);
             return st == MT_ERR_IO ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
         }
         st = mt_input_read_file(o->timeline_map, &text, &len, &trunc, &err);
@@ -92,7 +93,7 @@ static int run0(const options_t *o)
         goto out;
     }
     if ((st = mt_tl_job_build(tl, &j)) != MT_OK) {
-        fprintf(stderr, "mergetrace: %s: building the job model: %s\n", path, mt_status_str(st));
+        say("mergetrace: %s: building the job model: %s\n", path, mt_status_str(st));
         code = options_exit_code(st);
         goto out;
     }
@@ -107,7 +108,7 @@ static int run0(const options_t *o)
                              j->match, &c);
     free(crows);
     if (st != MT_OK) {
-        fprintf(stderr, "mergetrace: critical path: %s\n", mt_status_str(st));
+        say("mergetrace: critical path: %s\n", mt_status_str(st));
         code = options_exit_code(st);
         goto out;
     }
@@ -115,41 +116,50 @@ static int run0(const options_t *o)
         st = mt_report_timeline_json(path, tl, j, c, file_write, stdout);
     } else {
         if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST) {
-            fprintf(stderr, "mergetrace: %s: cannot create the output directory (%s)\n", o->out_dir, strerror(errno));
+            say("mergetrace: %s: cannot create the output directory (%s)\n", o->out_dir, strerror(errno));
             goto out;
         }
-        char rp[PATH_MAX], tmp[PATH_MAX + 48];
+        /* both outputs under temporary names first, then renamed one after
+         * the other under the renaming mark: a failure or a kill leaves the
+         * last run's pair, never a new report.json beside an old report.html */
+        char rp[PATH_MAX], tmp[PATH_MAX + 48], hp[PATH_MAX], htmp[PATH_MAX + 48];
         snprintf(rp, sizeof rp, "%s/report.json", o->out_dir);
+        snprintf(hp, sizeof hp, "%s/report.html", o->out_dir);
+        htmp[0] = '\0';
         FILE *f = merged_io_tmp_create(rp, tmp, sizeof tmp);
         if (!f) {
-            fprintf(stderr, "mergetrace: %s: %s\n", tmp, strerror(errno));
+            say("mergetrace: %s: %s\n", tmp, strerror(errno));
             goto out;
         }
         st = mt_report_timeline_json(path, tl, j, c, file_write, f);
         if (fclose(f) != 0 && st == MT_OK)
             st = MT_ERR_IO;
-        if (st != MT_OK || rename(tmp, rp) != 0) {
-            fprintf(stderr, "mergetrace: %s: cannot write\n", rp);
-            remove(tmp);
-            goto out;
-        }
+        const char *failed = st != MT_OK ? rp : NULL;
         /* report.html: the ideal what-if's section (S, the heat map) is
          * what a timeline has; the other sections say they are empty */
-        if (!o->no_html) {
+        if (!failed && !o->no_html) {
             mt_report_t rep = {.version = MERGETRACE_VERSION, .world_size = (int64_t)tl->n_ranks, .aligned = true,
                                .reference_rank = -1, .critpath = c};
-            char hp[PATH_MAX], htmp[PATH_MAX + 48];
-            snprintf(hp, sizeof hp, "%s/report.html", o->out_dir);
             FILE *h = merged_io_tmp_create(hp, htmp, sizeof htmp);
             st = h ? mt_report_html(&rep, NULL, file_write, h) : MT_ERR_IO;
             if (h && fclose(h) != 0 && st == MT_OK)
                 st = MT_ERR_IO;
-            if (st != MT_OK || rename(htmp, hp) != 0) {
-                fprintf(stderr, "mergetrace: %s: cannot write\n", hp);
-                remove(htmp);
-                goto out;
-            }
+            if (st != MT_OK)
+                failed = hp;
         }
+        if (!failed && (merged_io_renaming(o->out_dir, "report.json", tmp) || rename(tmp, rp) != 0))
+            failed = rp;
+        if (!failed && htmp[0] && (merged_io_renaming(o->out_dir, "report.html", htmp) || rename(htmp, hp) != 0))
+            failed = hp;
+        if (failed) {
+            say("mergetrace: %s: cannot write\n", failed);
+            remove(tmp);
+            if (htmp[0])
+                remove(htmp);
+            st = MT_ERR_IO;
+            goto out;
+        }
+        merged_io_renamed_all();
         if (!o->quiet) {
             printf("%s: operation-level timeline, %zu ranks (DP %d x PP %d x TP %d), %zu operations, "
                    "%llu send/recv pairs, %llu collectives; no clock fit (one clock)\n",
@@ -189,7 +199,7 @@ int timeline_run(MPI_Comm comm, const options_t *o)
     int code = MT_EXIT_USAGE;
     if (me == 0) {
         if (mode == 2)
-            fprintf(stderr, "mergetrace: --timeline-map: expected exactly one timeline file\n");
+            say("mergetrace: --timeline-map: expected exactly one timeline file\n");
         else
             code = run0(o);
     }

@@ -2,6 +2,7 @@
  * in timings.json next to report.json. */
 #define _POSIX_C_SOURCE 200809L
 #include "timings.h"
+#include "say.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -79,44 +80,44 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
             maxed[i] = local[i];
 
     double mb = (double)size->json_bytes / 1e6, load = maxed[0];
-    fprintf(stderr, "mergetrace: timings (%d process%s, %llu rank%s, %.1f MB of JSON, %llu events)\n", n_procs,
+    say("mergetrace: timings (%d process%s, %llu rank%s, %.1f MB of JSON, %llu events)\n", n_procs,
             n_procs == 1 ? "" : "es", (unsigned long long)size->ranks, size->ranks == 1 ? "" : "s", mb,
             (unsigned long long)size->events);
     for (int i = 0; i < N_PHASES; i++)
-        fprintf(stderr, "  %-13s %9.3f s%s\n", phase_names[i], maxed[i],
+        say("  %-13s %9.3f s%s\n", phase_names[i], maxed[i],
                 root_only[i]             ? "  (process 0)"
                 : (i == 1 || i == 2)     ? "  (max over processes)"
                 : i == 8 && helpers > 0 ? "  (deflated on a helper thread)"
                                          : "");
     if (helpers > 0 && helpers < n_procs)
-        fprintf(stderr, "  helper threads for the merged trace's deflate: %d of %d processes\n", helpers, n_procs);
-    fprintf(stderr, "  CPU s on process 0: load %.3f, match %.3f, clock_fit %.3f, cross_rank %.3f (critical path %.3f)\n",
+        say("  helper threads for the merged trace's deflate: %d of %d processes\n", helpers, n_procs);
+    say("  CPU s on process 0: load %.3f, match %.3f, clock_fit %.3f, cross_rank %.3f (critical path %.3f)\n",
             mine->load_cpu, mine->match_cpu, mine->clock_fit_cpu, mine->cross_rank_cpu, mine->critpath_cpu);
     if (mine->match_procs > 1)
-        fprintf(stderr, "  match         sharded: each of the %d processes matched the rows whose key hashes to it\n",
+        say("  match         sharded: each of the %d processes matched the rows whose key hashes to it\n",
                 mine->match_procs);
-    fprintf(stderr, "  critical path %9.3f s on process 0 (in cross_rank), peak RSS raised by %.1f MB\n",
+    say("  critical path %9.3f s on process 0 (in cross_rank), peak RSS raised by %.1f MB\n",
             mine->critpath, (double)mine->critpath_rss_growth / 1e6);
     uint64_t p0 = timings_peak_rss();
     char budget[64] = "no budget";
     if (mine->plan.budget)
         snprintf(budget, sizeof budget, "budget %.1f MB", mine->plan.budget / 1e6);
     /* the peak is over the whole run: the load's, when that was higher */
-    fprintf(stderr, "  memory plan   process 0 at %.1f MB after its load; projected +%.1f MB without the critical "
+    say("  memory plan   process 0 at %.1f MB after its load; projected +%.1f MB without the critical "
                     "path, +%.1f MB with it (%llu GPU activities, %llu rows); %s%s; process 0's peak over the run "
                     "%.1f MB\n",
             mine->plan.rss / 1e6, mine->plan.without / 1e6, mine->plan.with / 1e6,
             (unsigned long long)mine->plan.acts, (unsigned long long)mine->plan.rows, budget,
             mine->plan.skipped ? ": critical path left out" : "", p0 / 1e6);
     if (size->files && n_procs > 1) { /* how the files were shared (--local: by node, share_node_files) */
-        fprintf(stderr, "  files         per process, from process 0:");
+        say("  files         per process, from process 0:");
         for (int p = 0; p < n_procs && p < 16; p++)
-            fprintf(stderr, "%s %llu", p ? "," : "", (unsigned long long)size->files[p]);
-        fprintf(stderr, "%s\n", n_procs > 16 ? ", ... (timings.json: every process)" : "");
+            say("%s %llu", p ? "," : "", (unsigned long long)size->files[p]);
+        say("%s\n", n_procs > 16 ? ", ... (timings.json: every process)" : "");
     }
-    fprintf(stderr, "  load rate     %9.1f MB/s, %.2f M events/s\n", load > 0 ? mb / load : 0.0,
+    say("  load rate     %9.1f MB/s, %.2f M events/s\n", load > 0 ? mb / load : 0.0,
             load > 0 ? (double)size->events / 1e6 / load : 0.0);
-    fprintf(stderr, "  peak RSS      %9.1f MB on process %d (%.2fx its largest trace, %.1f MB)\n", peak.v / 1e6,
+    say("  peak RSS      %9.1f MB on process %d (%.2fx its largest trace, %.1f MB)\n", peak.v / 1e6,
             peak.who, largest_on_peak ? (double)peak.v / (double)largest_on_peak : 0.0, largest_on_peak / 1e6);
 
     if (!dir)

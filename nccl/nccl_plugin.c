@@ -7,7 +7,9 @@
  * never block: startEvent/stopEvent/recordEventState use only atomics and
  * clock_gettime. Event handles are slots of one preallocated pool; a
  * finished event becomes a fixed-size record in the calling thread's own
- * ring (single producer, single consumer). A writer thread (and finalize,
+ * ring (single producer, single consumer); so does each task's start and
+ * its kernel's first channel start ("open" lines), so that after a hang the
+ * file holds what was in flight. A writer thread (and finalize,
  * and the library destructor at exit) drains the rings to the file. A full
  * ring or an exhausted pool drops the record and counts it; the counts go
  * into the file. init and finalize may take a mutex and do I/O. */
@@ -41,13 +43,19 @@
 
 /* ---- records: what a ring holds ---- */
 
-enum rec_kind { REC_INIT = 1, REC_COLL, REC_P2P, REC_KCH };
+/* REC_OPEN: a task's start (of = REC_COLL / REC_P2P) or its kernel's first
+ * channel start (of = REC_KCH), pushed when it happens: after a hang the
+ * file says what each process had in flight, which finished events alone
+ * cannot (a kernel that never ends is never pushed). */
+enum rec_kind { REC_INIT = 1, REC_COLL, REC_P2P, REC_KCH, REC_OPEN };
 
 typedef struct rec {
     uint8_t kind;
     uint8_t n_channels, n_warps, channel;
     uint8_t has_gpu_stop;     /* kch: KernelChStop arrived */
     uint8_t parent_kind;      /* kch: REC_COLL, REC_P2P, or 0 when unknown */
+    uint8_t of;               /* open: REC_COLL, REC_P2P or REC_KCH */
+    uint8_t kch_opened;       /* coll/p2p slot: a channel's open record was pushed (atomic builtins) */
     int32_t rank;             /* descriptor rank (init: rank from init) */
     int32_t a, b;             /* root / peer; init: nranks, nNodes */
     uint64_t comm;
@@ -368,6 +376,12 @@ static int start_common(void *context, void **handle, const task_in_t *in)
         copy_str(r->u.s[0], MT_STR, p->func);
         copy_str(r->u.s[1], MT_STR, p->datatype);
         r->t[0] = now_ns(CLOCK_REALTIME);
+    }
+    if (r->kind == REC_COLL || r->kind == REC_P2P) {
+        rec_t o = *r;
+        o.of = r->kind;
+        o.kind = REC_OPEN;
+        push(&o);
     } else {
         r->kind = REC_KCH;
         r->channel = in->kch->channel_id;
@@ -375,12 +389,20 @@ static int start_common(void *context, void **handle, const task_in_t *in)
         r->t[2] = now_ns(CLOCK_REALTIME);
         /* The parent's identity never changes after its start, so reading
          * it here is safe even when the parent has already stopped. */
-        const slot_t *ps = slot_of(in->parent);
+        slot_t *ps = slot_of(in->parent);
         if (ps && (ps->rec.kind == REC_COLL || ps->rec.kind == REC_P2P)) {
             r->parent_kind = ps->rec.kind;
             r->id = ps->rec.id;
             r->seq = ps->rec.seq;
             memcpy(r->u.s[0], ps->rec.u.s[0], MT_STR);
+            /* the task's first channel to start says its kernel runs: one
+             * open record per task, not per channel */
+            if (!__atomic_exchange_n(&ps->rec.kch_opened, 1, __ATOMIC_RELAXED)) {
+                rec_t o = *r;
+                o.of = REC_KCH;
+                o.kind = REC_OPEN;
+                push(&o);
+            }
         }
     }
     *handle = s;
@@ -559,6 +581,29 @@ static void format_rec(FILE *f, const rec_t *r, long tid)
             fprintf(f, ",\"gpu_stop_ns\":%" PRId64 ",\"gpu_stop_seen_ns\":%" PRId64, r->t[1], r->t[3]);
         else
             fputs(",\"gpu_stop_ns\":null,\"gpu_stop_seen_ns\":null", f);
+        fprintf(f, ",\"tid\":%ld}\n", tid);
+        break;
+    case REC_OPEN:
+        fprintf(f, "{\"type\":\"open\",\"of\":\"%s\",\"comm\":\"%016" PRIx64 "\",\"rank\":%d,",
+                r->of == REC_COLL ? "coll" : r->of == REC_P2P ? "p2p" : "kch", r->comm, r->rank);
+        if (r->of == REC_KCH)
+            fprintf(f, "\"parent\":%" PRIu64 ",\"parent_type\":\"%s\",\"func\":", r->id,
+                    r->parent_kind == REC_COLL ? "coll" : "p2p");
+        else
+            fprintf(f, "\"id\":%" PRIu64 ",\"func\":", r->id);
+        put_json_str(f, r->u.s[0]);
+        if (r->of == REC_COLL || (r->of == REC_KCH && r->parent_kind == REC_COLL))
+            fprintf(f, ",\"seq\":%" PRIu64, r->seq);
+        if (r->of == REC_KCH) {
+            fprintf(f, ",\"channel\":%u,\"gpu_start_ns\":%" PRId64 ",\"gpu_start_seen_ns\":%" PRId64, r->channel,
+                    r->t[0], r->t[2]);
+        } else {
+            fprintf(f, ",\"count\":%" PRIu64 ",\"datatype\":", r->count);
+            put_json_str(f, r->u.s[1]);
+            if (r->of == REC_P2P)
+                fprintf(f, ",\"peer\":%d", r->a);
+            fprintf(f, ",\"host_start_ns\":%" PRId64, r->t[0]);
+        }
         fprintf(f, ",\"tid\":%ld}\n", tid);
         break;
     default:

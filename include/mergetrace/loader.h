@@ -56,8 +56,15 @@ typedef struct mt_load_opts {
     void *should_stop_ctx;
 } mt_load_opts_t;
 
-/* Defaults: not strict, classify + link on, 4 MiB chunks, rank_hint -1. */
-void mt_load_opts_init(mt_load_opts_t *o);
+#define MT_LOAD_CHUNK_DEFAULT (4u << 20) /* chunk_bytes 0 means this */
+
+/* Defaults: not strict, classify + link on, 4 MiB chunks, rank_hint -1.
+ * Inline: the loader, the Nsight reader and the merged-trace reader all
+ * start from it, and a function in loader.c made them a circle. */
+static inline void mt_load_opts_init(mt_load_opts_t *o)
+{
+    *o = (mt_load_opts_t){.chunk_bytes = MT_LOAD_CHUNK_DEFAULT, .rank_hint = -1};
+}
 
 /* Load the trace at path. gzip is recognised by its magic bytes, not by the
  * name. On success *out owns a new trace (free with mt_trace_free) and MT_OK

@@ -24,7 +24,16 @@ typedef struct mt_nccl_comm {
     char name[48];            /* truncated */
 } mt_nccl_comm_t;
 
-/* One collective or P2P task ("coll"/"p2p" line) with the summary of its
+/* How far a task got, from its lines: after a hang, what each process had
+ * in flight ("open" lines, written when a task or its kernel starts). */
+typedef enum mt_nccl_task_state {
+    MT_NCCL_TASK_DONE = 0,      /* a channel stopped and none is open (or a reader that knows no more) */
+    MT_NCCL_TASK_RUNNING,       /* its kernel started (an open or channel line); not every channel stopped */
+    MT_NCCL_TASK_ENQUEUED,      /* its coll/p2p line, no sign its kernel started */
+    MT_NCCL_TASK_ENQUEUING      /* an "open" line only: the host enqueue never returned */
+} mt_nccl_task_state_t;
+
+/* One collective or P2P task ("coll"/"p2p" line, or an "open" line alone) with the summary of its
  * kernel channels ("kch" lines whose parent is the task). GPU times are
  * the GPU's clock; host times CLOCK_REALTIME; all ns. */
 typedef struct mt_nccl_task {
@@ -39,6 +48,9 @@ typedef struct mt_nccl_task {
     int32_t root_or_peer;     /* coll: root; p2p: peer (rank within the communicator) */
     uint32_t n_kch;           /* channel lines seen */
     uint32_t n_kch_open;      /* of them, without a stop stamp */
+    int64_t kernel_open_ns;   /* GPU start of the kernel's first channel from an "open" line; -1 without */
+    int64_t kernel_seen_ns;   /* host time the plugin saw that start; -1 without */
+    uint8_t state;            /* mt_nccl_task_state_t: how far it got */
     uint8_t kind;             /* mt_coll_kind_t from func */
     uint8_t is_p2p;
     uint8_t n_channels;
@@ -62,6 +74,8 @@ typedef struct mt_nccl_file {
     uint64_t orphan_kch;      /* channel lines whose task line is not in the file */
     uint64_t skipped_lines;   /* lines of a type this reader does not know */
     bool truncated;           /* the last line had no newline (ignored) */
+    int64_t last_seen_ns;     /* the latest host time (CLOCK_REALTIME) in the file: when the process last wrote */
+    uint64_t in_flight;       /* tasks not DONE at the end of the file */
 } mt_nccl_file_t;
 
 /* Parse buf[0..len) (the whole file's text) as plugin JSON lines; path

@@ -77,8 +77,9 @@ typedef struct mt_report {
     int64_t world_size;
     const mt_report_input_t *inputs;   /* sorted by rank */
     size_t n_inputs;
-    const int64_t *missing;            /* ranks below world_size with no trace */
+    const int64_t *missing;            /* ranks below world_size with no trace (the first 65,536 of them) */
     size_t n_missing;
+    int64_t missing_count;             /* all of them */
     const mt_report_skip_t *skipped;
     size_t n_skipped;
     bool aligned;                      /* false with --no-align */

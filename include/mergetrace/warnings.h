@@ -36,6 +36,14 @@ void mt_warnings_add(mt_warnings_t *w, const char *code, int32_t rank, const cha
 /* Free the texts and the array; the list is empty afterwards. NULL: nothing. */
 void mt_warnings_free(mt_warnings_t *w);
 
+/* s[0..n) made safe for one line of a terminal into dst (cap >= 1 bytes,
+ * always NUL-terminated, cut at a whole escape): control characters (C0,
+ * DEL and the C1 range U+0080-U+009F) and each byte of an invalid UTF-8
+ * sequence become visible escapes (\n, \r, \t, \xHH, \u00HH), so a file
+ * named "a\nmergetrace: all good" cannot forge a second line or move the
+ * cursor. Other bytes pass through. Returns the length written. */
+size_t mt_text_line(char *dst, size_t cap, const char *s, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2471,9 +2471,21 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     node_ns = NULL;
     fac = NULL;
     nh = NULL;
-    /* ---- the strips of report.html ---- */
-    if ((st = cp_strips_build(&g, c)) != MT_OK)
-        goto out;
+    /* ---- the strips of report.html: the median and the slowest step ---- */
+    {
+        size_t pick[2];
+        const char *why[2];
+        size_t n_pick = cp_strips_pick(c, pick, why);
+        mt_status_t sst = MT_OK;
+        for (size_t i = 0; i < n_pick && sst == MT_OK; i++) {
+            cp_pseg_t *ps = NULL;
+            size_t np = 0;
+            sst = cp_path_of(&g, c, pick[i], &ps, &np) ? MT_ERR_NOMEM : cp_strip_add(&g, c, pick[i], why[i], ps, np);
+            free(ps);
+        }
+        if ((st = sst) != MT_OK)
+            goto out;
+    }
     /* ---- root causes ---- */
     if ((st = root_causes(&g, c)) != MT_OK)
         goto out;

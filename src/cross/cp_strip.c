@@ -97,7 +97,8 @@ static int32_t rank_index(const cp_graph_t *g, int32_t rank)
     return lo < g->n_ranks && g->ranks[lo].rank == rank ? (int32_t)lo : -1;
 }
 
-static mt_status_t build(const cp_graph_t *g, mt_critpath_t *c, size_t j, mt_cp_strip_t *t)
+static mt_status_t build(const cp_graph_t *g, mt_critpath_t *c, size_t j, mt_cp_strip_t *t, const cp_pseg_t *ps,
+                         size_t np)
 {
     const mt_cp_step_t *s = &c->steps[j];
     t->step = j;
@@ -105,16 +106,9 @@ static mt_status_t build(const cp_graph_t *g, mt_critpath_t *c, size_t j, mt_cp_
     int64_t minw = s->time_ns / MT_CP_STRIP_COLS;
     merger_t m = {.minw = minw > 0 ? minw : 1, .g = g};
     /* the critical path */
-    cp_pseg_t *ps = NULL;
-    size_t np = 0;
-    if (cp_path_of(g, c, j, &ps, &np))
-        return MT_ERR_NOMEM;
     for (size_t i = 0; i < np; i++)
-        if (mg_add(&m, ps[i].a, ps[i].b, ps[i].kind, ps[i].node, g->ranks[ps[i].rank_i].rank)) {
-            free(ps);
+        if (mg_add(&m, ps[i].a, ps[i].b, ps[i].kind, ps[i].node, g->ranks[ps[i].rank_i].rank))
             goto nomem;
-        }
-    free(ps);
     t->path = m.v;
     t->n_path = m.n;
     m = (merger_t){.minw = m.minw, .g = g};
@@ -171,11 +165,11 @@ nomem:
     return MT_ERR_NOMEM;
 }
 
-mt_status_t cp_strips_build(const cp_graph_t *g, mt_critpath_t *c)
+size_t cp_strips_pick(const mt_critpath_t *c, size_t pick[2], const char *why[2])
 {
     if (!c->used)
-        return MT_OK;
-    size_t med = SIZE_MAX, slow = SIZE_MAX;
+        return 0;
+    size_t med = SIZE_MAX, slow = SIZE_MAX, n = 0;
     for (size_t j = 0; j < c->n_steps; j++) {
         const mt_cp_step_t *s = &c->steps[j];
         if (!s->used)
@@ -185,16 +179,21 @@ mt_status_t cp_strips_build(const cp_graph_t *g, mt_critpath_t *c)
         if (slow == SIZE_MAX && s->time_ns == c->max_ns)
             slow = j;
     }
-    size_t pick[2] = {med, slow};
-    const char *why[2] = {"median", "slowest"};
-    for (int i = 0; i < 2; i++) {
-        if (pick[i] == SIZE_MAX || (i == 1 && pick[1] == pick[0]))
-            continue;
-        mt_cp_strip_t *t = &c->strips[c->n_strips++];
-        t->why = why[i];
-        mt_status_t st = build(g, c, pick[i], t);
-        if (st != MT_OK)
-            return st;
+    if (med != SIZE_MAX) {
+        pick[n] = med;
+        why[n++] = "median";
     }
-    return MT_OK;
+    if (slow != SIZE_MAX && slow != med) {
+        pick[n] = slow;
+        why[n++] = "slowest";
+    }
+    return n;
+}
+
+mt_status_t cp_strip_add(const cp_graph_t *g, mt_critpath_t *c, size_t j, const char *why, const cp_pseg_t *ps,
+                         size_t np)
+{
+    mt_cp_strip_t *t = &c->strips[c->n_strips++];
+    t->why = why;
+    return build(g, c, j, t, ps, np);
 }

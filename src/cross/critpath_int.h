@@ -257,10 +257,16 @@ typedef struct cp_pseg {
  * 0, or -1 out of memory. */
 int cp_path_of(const cp_graph_t *g, mt_critpath_t *c, size_t j, cp_pseg_t **out, size_t *n);
 
-/* The strips of c (critpath.h mt_cp_strip_t) for the median and the
- * slowest used step (cp_strip.c); c's steps and statistics set. MT_OK or
- * MT_ERR_NOMEM. */
-mt_status_t cp_strips_build(const cp_graph_t *g, mt_critpath_t *c);
+/* The steps that get a strip of report.html (critpath.h mt_cp_strip_t):
+ * the median and the slowest used step of c (c's steps and statistics
+ * set), into pick[0..return) with their names in why[]. */
+size_t cp_strips_pick(const mt_critpath_t *c, size_t pick[2], const char *why[2]);
+
+/* The strip of step j, whose critical path (cp_path_of: the caller walks
+ * it, so that this file needs nothing of the replay's) is ps[0..np), as
+ * c's next strip. MT_OK or MT_ERR_NOMEM. */
+mt_status_t cp_strip_add(const cp_graph_t *g, mt_critpath_t *c, size_t j, const char *why, const cp_pseg_t *ps,
+                         size_t np);
 
 /* The ideal what-if (critpath.h mt_cp_ideal_t) into c->ideal. MT_OK or
  * MT_ERR_NOMEM. */

@@ -9,19 +9,6 @@
 #include "cross/passes.h"
 #include "mergetrace/crossrank.h"
 
-const mt_cross_rank_t *mt_cross_rank_find(const mt_cross_t *x, int32_t rank)
-{
-    size_t lo = 0, hi = x->n_ranks;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (x->ranks[mid].rank < rank)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < x->n_ranks && x->ranks[lo].rank == rank ? &x->ranks[lo] : NULL;
-}
-
 void mt_cross_free(mt_cross_t *x)
 {
     if (!x)

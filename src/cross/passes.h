@@ -29,7 +29,20 @@ int mt_cross_dtype_size(const char *dtype);
  * (see "busbw"); -1 when the kind has none. */
 double mt_cross_busbw_factor(mt_coll_kind_t kind, int64_t n);
 
-/* The entry of x->ranks (sorted by rank) for rank, NULL when absent. */
-const mt_cross_rank_t *mt_cross_rank_find(const mt_cross_t *x, int32_t rank);
+/* The entry of x->ranks (sorted by rank) for rank, NULL when absent.
+ * Inline: cross.c and the passes it drives (stragglers.c) both look ranks
+ * up, and a function in cross.c made them a circle. */
+static inline const mt_cross_rank_t *mt_cross_rank_find(const mt_cross_t *x, int32_t rank)
+{
+    size_t lo = 0, hi = x->n_ranks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->ranks[mid].rank < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < x->n_ranks && x->ranks[lo].rank == rank ? &x->ranks[lo] : NULL;
+}
 
 #endif

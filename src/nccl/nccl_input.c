@@ -276,7 +276,9 @@ static uint64_t get_hex(getter_t *g, const char *key)
 typedef struct chsum {
     uint64_t id;              /* 0: empty slot */
     int64_t start, stop;
+    int64_t kopen, kseen;     /* an "open" line of its kernel: GPU start, host time seen; -1 */
     uint32_t n, open;
+    bool task;                /* a coll/p2p line has this id */
 } chsum_t;
 
 typedef struct chmap {
@@ -314,7 +316,7 @@ static chsum_t *chmap_get(chmap_t *m, uint64_t id)
     while (m->s[j].id && m->s[j].id != id)
         j = (j + 1) & (m->cap - 1);
     if (!m->s[j].id) {
-        m->s[j] = (chsum_t){.id = id, .start = -1, .stop = -1};
+        m->s[j] = (chsum_t){.id = id, .start = -1, .stop = -1, .kopen = -1, .kseen = -1};
         m->n++;
     }
     return &m->s[j];
@@ -326,8 +328,16 @@ typedef struct builder {
     mt_nccl_file_t *f;
     size_t cap_comms, cap_tasks;
     chmap_t ch;
-    bool saw_process;
+    mt_nccl_task_t *opens;    /* tasks of "open" lines; those without a coll/p2p line join the tasks at the end */
+    size_t n_opens, cap_opens;
+    bool saw_process, saw_kernels;
 } builder_t;
+
+static void seen_at(mt_nccl_file_t *f, int64_t t)
+{
+    if (t > f->last_seen_ns)
+        f->last_seen_ns = t;
+}
 
 static void note_bound(mt_nccl_file_t *f, int64_t seen, int64_t gpu)
 {
@@ -402,10 +412,68 @@ static mt_status_t take_line(builder_t *b, const pos_t *ps, const char *p, const
         t->host_stop_ns = get_i64(&g, "host_stop_ns", INT64_MIN);
         t->kind = (uint8_t)mt_coll_kind_from_name(t->func, strlen(t->func));
         t->gpu_start_ns = t->gpu_stop_ns = -1;
+        t->kernel_open_ns = t->kernel_seen_ns = -1;
         if (g.st == MT_OK && t->id == 0)
             return fail_at(ps, p, MT_ERR_FORMAT, "task id 0");
-        if (g.st == MT_OK)
-            f->n_tasks++;
+        if (g.st != MT_OK)
+            return g.st;
+        chsum_t *s = chmap_get(&b->ch, t->id);
+        if (!s)
+            return MT_ERR_NOMEM;
+        s->task = true;
+        seen_at(f, t->host_stop_ns);
+        f->n_tasks++;
+    } else if (!strcmp(type, "open")) {
+        char of[8];
+        get_str(&g, "of", of, sizeof of);
+        if (g.st != MT_OK)
+            return g.st;
+        (void)get_i32(&g, "rank");
+        if (!strcmp(of, "kch")) {
+            uint64_t parent = get_u64(&g, "parent");
+            int64_t gs = get_i64(&g, "gpu_start_ns", INT64_MIN);
+            int64_t gss = get_i64(&g, "gpu_start_seen_ns", INT64_MIN);
+            (void)get_hex(&g, "comm");
+            if (g.st != MT_OK)
+                return g.st;
+            note_bound(f, gss, gs);
+            seen_at(f, gss);
+            b->saw_kernels = true;
+            chsum_t *s = parent ? chmap_get(&b->ch, parent) : NULL;
+            if (parent && !s)
+                return MT_ERR_NOMEM;
+            if (s && (s->kopen < 0 || gs < s->kopen)) {
+                s->kopen = gs;
+                s->kseen = gss;
+            }
+            return MT_OK;
+        }
+        bool p2p = !strcmp(of, "p2p");
+        if (!p2p && strcmp(of, "coll") != 0)
+            return fail_at(ps, p, MT_ERR_FORMAT, "an \"open\" line of an unknown kind (\"of\" is not coll, p2p or kch)");
+        if (MT_GROW(b->opens, b->cap_opens, b->n_opens + 1, 64))
+            return MT_ERR_NOMEM;
+        mt_nccl_task_t *t = &b->opens[b->n_opens];
+        memset(t, 0, sizeof *t);
+        t->is_p2p = p2p;
+        t->comm = get_hex(&g, "comm");
+        t->rank = get_i32(&g, "rank");
+        t->id = get_u64(&g, "id");
+        get_str(&g, "func", t->func, sizeof t->func);
+        t->seq = p2p ? -1 : get_i64(&g, "seq", INT64_MIN);
+        t->count = get_i64(&g, "count", INT64_MIN);
+        get_str(&g, "datatype", t->datatype, sizeof t->datatype);
+        t->root_or_peer = p2p ? get_i32(&g, "peer") : -1;
+        t->host_start_ns = get_i64(&g, "host_start_ns", INT64_MIN);
+        t->host_stop_ns = t->gpu_start_ns = t->gpu_stop_ns = t->kernel_open_ns = t->kernel_seen_ns = -1;
+        t->kind = (uint8_t)mt_coll_kind_from_name(t->func, strlen(t->func));
+        t->state = MT_NCCL_TASK_ENQUEUING;
+        if (g.st == MT_OK && t->id == 0)
+            return fail_at(ps, p, MT_ERR_FORMAT, "task id 0");
+        if (g.st == MT_OK) {
+            seen_at(f, t->host_start_ns);
+            b->n_opens++;
+        }
     } else if (!strcmp(type, "kch")) {
         uint64_t parent = get_u64(&g, "parent");
         int64_t gs = get_i64(&g, "gpu_start_ns", INT64_MIN);
@@ -416,8 +484,12 @@ static mt_status_t take_line(builder_t *b, const pos_t *ps, const char *p, const
         if (g.st != MT_OK)
             return g.st;
         note_bound(f, gss, gs);
-        if (ge >= 0 && ges >= 0)
+        seen_at(f, gss);
+        if (ge >= 0 && ges >= 0) {
             note_bound(f, ges, ge);
+            seen_at(f, ges);
+        }
+        b->saw_kernels = true;
         if (parent == 0) {
             f->orphan_kch++;
             return MT_OK;
@@ -437,9 +509,13 @@ static mt_status_t take_line(builder_t *b, const pos_t *ps, const char *p, const
         if (g.st == MT_OK)
             f->dropped = d;
     } else if (!strcmp(type, "clock") || !strcmp(type, "process")) {
-        /* clock pairs: not used yet; a second process line cannot happen */
+        /* clock pairs: only the last time is used (when the process last
+         * wrote); a second process line cannot happen */
         if (type[0] == 'p')
             return fail_at(ps, p, MT_ERR_FORMAT, "a second \"process\" line");
+        int64_t rt = get_i64(&g, "realtime_ns", INT64_MIN);
+        if (g.st == MT_OK)
+            seen_at(f, rt);
     } else {
         f->skipped_lines++;
     }
@@ -488,6 +564,19 @@ static mt_status_t finish(builder_t *b, const pos_t *ps, mt_nccl_file_t **out)
     mt_nccl_file_t *f = b->f;
     if (!b->saw_process)
         return fail_at(ps, ps->buf, MT_ERR_FORMAT, "no \"process\" line: not an NCCL plugin file");
+    /* a task whose open line has no coll/p2p line: its enqueue never
+     * returned (the process hung or died inside it) */
+    for (size_t i = 0; i < b->n_opens; i++) {
+        chsum_t *s = chmap_get(&b->ch, b->opens[i].id);
+        if (!s)
+            return MT_ERR_NOMEM;
+        if (s->task)
+            continue;
+        if (MT_GROW(f->tasks, b->cap_tasks, f->n_tasks + 1, 64))
+            return MT_ERR_NOMEM;
+        f->tasks[f->n_tasks++] = b->opens[i];
+        s->task = true;
+    }
     size_t joined = 0;
     for (size_t i = 0; i < f->n_tasks; i++) {
         mt_nccl_task_t *t = &f->tasks[i];
@@ -497,12 +586,25 @@ static mt_status_t finish(builder_t *b, const pos_t *ps, mt_nccl_file_t **out)
         while (b->ch.s[j].id && b->ch.s[j].id != t->id)
             j = (j + 1) & (b->ch.cap - 1);
         if (b->ch.s[j].id == t->id) {
-            t->gpu_start_ns = b->ch.s[j].start;
-            t->gpu_stop_ns = b->ch.s[j].stop;
-            t->n_kch = b->ch.s[j].n;
-            t->n_kch_open = b->ch.s[j].open;
-            joined += b->ch.s[j].n;
+            const chsum_t *s = &b->ch.s[j];
+            if (s->n) {
+                t->gpu_start_ns = s->start;
+                t->gpu_stop_ns = s->stop;
+            }
+            t->n_kch = s->n;
+            t->n_kch_open = s->open;
+            t->kernel_open_ns = s->kopen;
+            t->kernel_seen_ns = s->kseen;
+            joined += s->n;
         }
+        bool started = t->n_kch || t->kernel_open_ns >= 0;
+        if (t->n_kch && !t->n_kch_open && t->gpu_stop_ns >= 0)
+            t->state = MT_NCCL_TASK_DONE;
+        else if (started)
+            t->state = MT_NCCL_TASK_RUNNING;
+        else if (t->host_stop_ns >= 0)
+            t->state = b->saw_kernels ? MT_NCCL_TASK_ENQUEUED : MT_NCCL_TASK_DONE; /* no channels recorded: no more to know */
+        f->in_flight += t->state != MT_NCCL_TASK_DONE;
     }
     uint64_t all = 0;
     for (size_t j = 0; j < b->ch.cap; j++)
@@ -531,6 +633,7 @@ mt_status_t mt_nccl_parse(const char *buf, size_t len, const char *path, mt_nccl
         mt_error_set(err, st, "NCCL plugin file");
     mt_nccl_file_free(b.f);
     free(b.ch.s);
+    free(b.opens);
     return st;
 }
 

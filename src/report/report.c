@@ -94,7 +94,8 @@ static mt_status_t report_json(const mt_report_t *r, mt_write_fn write, void *ct
     mt_out_printf(&j, "], \"missing\": [");
     for (size_t i = 0; i < r->n_missing; i++)
         mt_out_printf(&j, "%s%lld", i ? ", " : "", (long long)r->missing[i]);
-    mt_out_printf(&j, "]},\n \"inputs\": [");
+    mt_out_printf(&j, "], \"missing_count\": %lld},\n \"inputs\": [",
+                  (long long)(r->missing_count > (int64_t)r->n_missing ? r->missing_count : (int64_t)r->n_missing));
     for (size_t i = 0; i < r->n_inputs; i++) {
         const mt_report_input_t *in = &r->inputs[i];
         mt_out_printf(&j, "%s\n  {\"rank\": %d, \"path\": ", i ? "," : "", in->rank);

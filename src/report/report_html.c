@@ -276,11 +276,12 @@ static void section_header(mt_out_t *h, const mt_report_t *r, const mt_html_opts
     mt_out_printf(h, " &middot; world size %lld &middot; %zu rank%s loaded (%zu file%s, %s, %llu events)",
          (long long)r->world_size, r->n_inputs, r->n_inputs == 1 ? "" : "s", r->n_inputs,
          r->n_inputs == 1 ? "" : "s", bytes_h(bytes).s, (unsigned long long)events);
-    if (r->n_missing) {
-        mt_out_printf(h, " &middot; <strong>missing ranks:");
+    int64_t absent = r->missing_count > (int64_t)r->n_missing ? r->missing_count : (int64_t)r->n_missing;
+    if (absent) {
+        mt_out_printf(h, " &middot; <strong>%lld missing rank%s:", (long long)absent, absent == 1 ? "" : "s");
         for (size_t i = 0; i < r->n_missing && i < 64; i++)
             mt_out_printf(h, " %lld", (long long)r->missing[i]);
-        mt_out_printf(h, "%s</strong>", r->n_missing > 64 ? " &hellip;" : "");
+        mt_out_printf(h, "%s</strong>", absent > 64 ? " &hellip;" : "");
     }
     mt_out_puts(h, "</p>\n");
     if (o && o->command_line) {

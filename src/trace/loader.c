@@ -48,7 +48,6 @@
 #endif
 
 #define MT_PAD 64u
-#define DEFAULT_CHUNK (4u << 20)
 
 /* Internal result of a unit parse: MT_OK, an mt_status_t error, or this. */
 #define NEED_MORE (-1)
@@ -2450,7 +2449,7 @@ static mt_status_t refill(parser_t *ps, size_t keep)
         ps->base_off += keep;
         ps->len = live;
     }
-    size_t chunk = ps->opts->chunk_bytes ? ps->opts->chunk_bytes : DEFAULT_CHUNK;
+    size_t chunk = ps->opts->chunk_bytes ? ps->opts->chunk_bytes : MT_LOAD_CHUNK_DEFAULT;
     if (ps->cap - ps->len < (chunk / 2 ? chunk / 2 : 1)) {
         /* One unit is bigger than what is free: grow. Not mt_grow: the
          * buffer keeps MT_PAD zero bytes beyond its capacity. */
@@ -2567,11 +2566,6 @@ static void locate(const char *path, const void *mem, size_t len, int64_t offset
     mt_input_close(in);
 }
 
-void mt_load_opts_init(mt_load_opts_t *o)
-{
-    *o = (mt_load_opts_t){.chunk_bytes = DEFAULT_CHUNK, .rank_hint = -1};
-}
-
 static mt_status_t finish(mt_trace_t *t, parser_t *ps)
 {
     mt_trace_info_t *in = &t->info;
@@ -2630,7 +2624,7 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
     t->strings = mt_strtab_create();
     if (name && !(t->path = strdup(name)))
         goto fail;
-    size_t chunk = opts->chunk_bytes ? opts->chunk_bytes : DEFAULT_CHUNK;
+    size_t chunk = opts->chunk_bytes ? opts->chunk_bytes : MT_LOAD_CHUNK_DEFAULT;
     ps.cap = chunk;
     ps.buf = malloc(ps.cap + MT_PAD);
     if (!t->strings || !ps.buf) {
@@ -2680,7 +2674,7 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
     mt_input_close(ps.in);
     ps.in = NULL;
     /* The parser's buffers go before the link, whose indexes then reuse
-     * their memory (the read buffer alone is DEFAULT_CHUNK bytes). */
+     * their memory (the read buffer alone is MT_LOAD_CHUNK_DEFAULT bytes). */
     free(ps.buf);
     free(ps.scratch);
     free(ps.stack);

@@ -1,6 +1,7 @@
-/* mergetrace's own merged trace read back (loader.h): the "<file>#rank<R>"
- * names of its ranks and the list of ranks it holds. The loader keeps only
- * the named rank's pids (src/trace/loader.c, parser_t.part_rank). */
+/* mergetrace's own merged trace read back (loader.h): the list of ranks it
+ * holds (the "<file>#rank<R>" names of its ranks are src/trace/rank.c's).
+ * The loader keeps only the named rank's pids (src/trace/loader.c,
+ * parser_t.part_rank). */
 #define _POSIX_C_SOURCE 200809L
 #include "mergetrace/loader.h"
 #include "base/sort.h"
@@ -8,36 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "base/partpath.h"
 #include "mergetrace/buf.h"
-
-size_t mt_merged_part_path(char *dst, size_t cap, const char *path, int32_t rank)
-{
-    int n = snprintf(dst, cap, "%s#rank%d", path, (int)rank);
-    return n < 0 ? 0 : (size_t)n;
-}
-
-int32_t mt_merged_part_parse(const char *path, size_t *file_len)
-{
-    size_t n;
-    int64_t r = mt_part_split(path, "rank", &n);
-    if (r < 0 || r > INT32_MAX)
-        return -1;
-    struct stat sb;
-    char *file = malloc(n + 1);
-    if (!file)
-        return -1;
-    memcpy(file, path, n);
-    file[n] = '\0';
-    bool ok = stat(file, &sb) == 0 && S_ISREG(sb.st_mode);
-    free(file);
-    if (!ok)
-        return -1;
-    *file_len = n;
-    return (int32_t)r;
-}
 
 typedef struct rank_scan {
     int32_t *v;

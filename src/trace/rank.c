@@ -1,13 +1,16 @@
-/* Rank of a trace file: rank map, distributedInfo.rank, or the file name. */
+/* Rank of a trace file: rank map, distributedInfo.rank, or the file name
+ * (a merged trace's "<file>#rank<R>" part names included). */
 #define _POSIX_C_SOURCE 200809L
 #include "mergetrace/rank.h"
 #include "mergetrace/buf.h"
 #include "mergetrace/loader.h"
 #include "base/errpos.h"
+#include "base/partpath.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *mt_rank_source_str(mt_rank_source_t s)
 {
@@ -201,4 +204,30 @@ mt_status_t mt_rank_resolve(const mt_trace_t *t, const char *path, const mt_rank
     return mt_error_set(err, MT_ERR_NO_RANK,
                         "no distributedInfo.rank and no rank number in the file name; "
                         "give one with --rank-map FILE (lines \"path rank\")");
+}
+
+size_t mt_merged_part_path(char *dst, size_t cap, const char *path, int32_t rank)
+{
+    int n = snprintf(dst, cap, "%s#rank%d", path, (int)rank);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+int32_t mt_merged_part_parse(const char *path, size_t *file_len)
+{
+    size_t n;
+    int64_t r = mt_part_split(path, "rank", &n);
+    if (r < 0 || r > INT32_MAX)
+        return -1;
+    struct stat sb;
+    char *file = malloc(n + 1);
+    if (!file)
+        return -1;
+    memcpy(file, path, n);
+    file[n] = '\0';
+    bool ok = stat(file, &sb) == 0 && S_ISREG(sb.st_mode);
+    free(file);
+    if (!ok)
+        return -1;
+    *file_len = n;
+    return (int32_t)r;
 }

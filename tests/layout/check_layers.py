@@ -136,6 +136,18 @@ def check(root):
                         top == "bench" and os.path.exists(os.path.join(root, "mpi", name))):
                     continue
                 say(path, line, "#include \"%s\": %s/ uses the public API (include/mergetrace/) only" % (name, top))
+
+    # the program's messages go through say() (mpi/say.h), which escapes a
+    # control character in a file name; only the progress line (it starts
+    # with a carriage return and names no file) is written directly
+    for path in walk("mpi", (".c",)):
+        if path.endswith("say.c"):
+            continue
+        with open(os.path.join(root, path), encoding="utf-8") as f:
+            text = f.read()
+        for m in re.finditer(r"\bv?fprintf\(\s*stderr\s*,\s*(\S)", text):
+            if not text.startswith('"\\r', m.start(1)):
+                say(path, text.count("\n", 0, m.start()) + 1, "a message on stderr goes through say() (mpi/say.h)")
     return bad
 
 
@@ -150,6 +162,7 @@ def self_test(root):
         ("include/mergetrace/trace.h", '#include "base/grow.h"\n', "only public headers"),
         ("include/mergetrace/buf.h", '#include "mergetrace/merge.h"\n', "may not use merge"),
         ("mpi/options.c", '#include "rank/passes.h"\n', "public API (include/mergetrace/) only"),
+        ("mpi/job.c", 'static void f(void) { fprintf(stderr, "%s\\n", "x"); }\n', "goes through say()"),
     ]
     failed = 0
     for rel, line, expect in cases:

@@ -135,4 +135,23 @@ d="$work/fifo-mark"
 mkfifo "$d/mergetrace.renaming.4194305"
 timeout -k 5 60 "$bin" -q --no-progress -o "$d" tests/data/tiny
 check test $? = 0
+# An operation-level timeline's run (report.json and report.html) that
+# cannot write report.html (a full 120 KiB file system: report.json fits)
+# keeps the last run's pair: it renamed report.json first and left it beside
+# the old report.html. Needs root (mount) and the corpus's timeline.
+tl="$root/../shared/corpus/ByteDance-Seed__StragglerAnalysis/data/timeline-ST.json.gz"
+d="$work/tl-full"
+mkdir -p "$d"
+if [ -f "$tl" ] && [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=120k tmpfs "$d" 2>/dev/null; then
+  echo old >"$d/report.json" && echo old >"$d/report.html"
+  "$bin" -q --no-progress -o "$d" "$tl" 2>"$work/tl-full.err"
+  check test $? = 1
+  check grep -q "report.html: cannot write" "$work/tl-full.err"
+  check test "$(cat "$d/report.json" "$d/report.html")" = "old
+old"
+  check test "$(ls -a "$d" | grep -c '\.tmp\.')" = 0
+  umount "$d"
+else
+  echo "tl-full: skipped (not root, no tmpfs or no corpus timeline)"
+fi
 harness_end

@@ -22,11 +22,18 @@ KEYS = {
     "kch": {"comm": STR, "rank": INT, "parent": INT, "parent_type": (STR, NUL), "channel": INT,
             "gpu_start_ns": INT, "gpu_start_seen_ns": INT, "gpu_stop_ns": (INT, NUL),
             "gpu_stop_seen_ns": (INT, NUL), "tid": INT},
+    # "open" lines, by their "of"
+    "open coll": {"comm": STR, "rank": INT, "id": INT, "func": STR, "seq": INT, "count": INT,
+                  "datatype": STR, "host_start_ns": INT, "tid": INT},
+    "open p2p": {"comm": STR, "rank": INT, "id": INT, "func": STR, "count": INT, "datatype": STR,
+                 "peer": INT, "host_start_ns": INT, "tid": INT},
+    "open kch": {"comm": STR, "rank": INT, "parent": INT, "parent_type": STR, "func": STR, "channel": INT,
+                 "gpu_start_ns": INT, "gpu_start_seen_ns": INT, "tid": INT},
     "stats": {"why": STR, "dropped_ring_full": INT, "dropped_no_ring": INT,
               "dropped_pool_full": INT, "unhandled_events": INT, "unknown_handles": INT,
               "threads": INT},
 }
-OPTIONAL = {"kch": {"func": STR, "seq": INT},
+OPTIONAL = {"kch": {"func": STR, "seq": INT}, "open kch": {"seq": INT},
             "stats": dict({"open_events": INT},
                           **{"unhandled_" + t: INT for t in (
                               "Group", "Coll", "P2p", "ProxyOp", "ProxyStep", "ProxyCtrl",
@@ -61,6 +68,8 @@ def check_file(path):
             if not isinstance(obj, dict) or "type" not in obj:
                 raise SystemExit(where + ": not an object with a type")
             t = obj.pop("type")
+            if t == "open":
+                t += " " + str(obj.pop("of", None))
             if t not in KEYS:
                 raise SystemExit(where + ": unknown type " + repr(t))
             if no == 1 and t != "process":

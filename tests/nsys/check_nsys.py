@@ -313,6 +313,15 @@ def main():
         check(ok, "%s: exit %d, stderr %r" % (os.path.basename(f), p.returncode, p.stderr))
         if ok:
             print("%s: exit 2, %s" % (os.path.basename(f), lines[0]))
+    # one process's export named by rank: the rank comes from the file name,
+    # and the warning does not ask an Nsight export for Kineto's distributedInfo
+    named = os.path.join(work, "named")
+    os.makedirs(named, exist_ok=True)
+    shutil.copy(os.path.join(corpus, FILES[5]), os.path.join(named, "rank-2.sqlite"))
+    p = run([bin_, "--no-merge", "--no-html", "--color=never", "-o", os.path.join(work, "named-out"), named])
+    want = "  rank 2: rank-2.sqlite (an Nsight Systems export) names no rank; rank taken from the file name"
+    check(p.returncode == 0 and want in p.stdout.splitlines() and "distributedInfo" not in p.stdout,
+          "rank-2.sqlite: exit %d, warnings %r" % (p.returncode, p.stdout[p.stdout.find("warnings"):]))
     if failures:
         print("%d failure(s)" % len(failures))
         return 1

@@ -327,6 +327,25 @@ def case_nul_bytes(R):
                                    "expected a string character or '\"', found byte 0x00" % (d, off, line, col)))
 
 
+def case_control_names(R):
+    """A file name with a newline and a terminal escape cannot forge a line
+    of stderr or of the terminal summary: it is shown escaped."""
+    d = R.d("ctlname")
+    bad = "x\x1b[2J\nmergetrace: all good.json"
+    R.write(d + "/" + bad, '{"traceEvents": [{"ph": "X", "ts": "soon"}]}')
+    code, out, err = R.run([d])
+    expect(code, err, 2, re.escape("mergetrace: %s/x\\x1b[2J\\nmergetrace: all good.json: " % d) + ".*")
+    os.unlink(d + "/" + bad)
+    # a trace with no distributedInfo.rank: the file name is in a warning of the summary
+    R.write(d + "/rank-0.json", trace([ev()], rank=0, world=2))
+    R.write(d + "/rank-1\nmergetrace: all good.json", '{"schemaVersion": 1, "traceEvents": [%s]%s' % (ev(), TAIL[3:]))
+    code, out, err = R.run([d])
+    if code != 0 or "\x1b" in out + err or any(ln.startswith("mergetrace: all good") for ln in out.splitlines()):
+        raise Fail("exit %d; a control character in a file name reached the terminal: %r" % (code, (out + err)[-800:]))
+    if "rank-1\\nmergetrace: all good.json" not in out:
+        raise Fail("the escaped name is not in the summary: %r" % out[-800:])
+
+
 def case_bad_utf8(R):
     d = R.d("utf8")
     def raw_ev(**kw):  # the surrogates become raw bytes 0xff, 0xc0 ... when written
@@ -398,6 +417,20 @@ def case_big_numbers(R):
         expect(code, err, 2, re.escape("mergetrace: %s/rank-0.json: rank 0: byte %d (line 1:%d): number out of range: "
                                        "distributedInfo.%s: expected an integer from %d to 2147483646"
                                        % (d, off, off + 1, what, lo)))
+
+
+def case_world_huge(R):
+    """A world_size past 2^24: the absent ranks are still counted and said
+    (they were dropped without a word), listed up to 65,536."""
+    d = R.d("worldhuge")
+    R.write(d + "/rank-3.json", trace([ev()], rank=3, world=1 << 25))
+    code, out, err = R.run(["--no-merge", d])
+    expect(code, err, 0, None)
+    has_line(out, r"\s*33554431 of 33554432 ranks have no trace: 0 1 2 4 5 .* \.\.\.")
+    with open(R.out + "/report.json") as f:
+        ranks = json.load(f)["ranks"]
+    if ranks["missing_count"] != (1 << 25) - 1 or len(ranks["missing"]) != 65536 or ranks["missing"][:4] != [0, 1, 2, 4]:
+        raise Fail("report.json ranks: count %r, %d listed" % (ranks.get("missing_count"), len(ranks.get("missing", []))))
 
 
 def case_duplicate_ranks(R):
@@ -638,6 +671,7 @@ CASES = [("empty_dir", case_empty_dir), ("zero_byte", case_zero_byte), ("unreada
          ("not_a_trace", case_not_a_trace), ("truncated_plain", case_truncated_plain),
          ("truncated_gzip", case_truncated_gzip), ("corrupt_gzip", case_corrupt_gzip),
          ("identical_ts", case_identical_ts), ("negative_dur", case_negative_dur), ("nul_bytes", case_nul_bytes),
+         ("control_names", case_control_names), ("world_huge", case_world_huge),
          ("bad_utf8", case_bad_utf8), ("deep_nesting", case_deep_nesting), ("big_numbers", case_big_numbers),
          ("duplicate_ranks", case_duplicate_ranks), ("world_size_disagree", case_world_size_disagree),
          ("half_collectives", case_half_collectives), ("mismatched_collectives", case_mismatched_collectives),

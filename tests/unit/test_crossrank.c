@@ -662,7 +662,7 @@ static void free_job(job_t *j)
  * starts to the ns (the generator rounds each stamp to 1 ns), so the
  * counts are exact and waited within 2 ns per instance. On the fitted
  * clocks each arrival carries the alignment error (within ~1.5 us p99 on
- * these jobs, README), a difference of two arrivals twice that: waited
+ * these jobs, docs/guide.md "Status"), a difference of two arrivals twice that: waited
  * within 4 us per instance of the rank, wait caused within 4 us per other
  * participant of its instances. The last-arrival counts are exact: in both
  * jobs the last rank leads the next one by 7.7 us or more in every

@@ -249,6 +249,79 @@ static void test_errors(void **state)
 /* Two ranks: rank 1's clocks are 5000 ns ahead. Collectives match by
  * (communicator, func, seq) although AllReduce and AllGather share seq 0;
  * the P2P pair matches; the fit puts rank 1 at -5000 ns. */
+/* "open" lines (a task's start, its kernel's first channel start) say how
+ * far each task got: done, running (kernel started, no channel stopped),
+ * enqueued (no kernel start), enqueuing (an open line and nothing more);
+ * the file's last host time is its latest clock line or stamp. Lines in
+ * the plugin's drain order: a channel's open line may come before its
+ * task's. */
+static void test_open_lines(void **state)
+{
+    (void)state;
+    char b[8192];
+    size_t n = add(b, sizeof b, 0, "%s", PROC);
+    n = add(b, sizeof b, n,
+            "{\"type\":\"init\",\"comm\":\"00000000000000aa\",\"name\":\"w\",\"rank\":1,\"nranks\":4,\"nNodes\":1,"
+            "\"realtime_ns\":100,\"monotonic_ns\":5,\"tid\":7}\n");
+    /* task 1: open, kernel open, coll line, a stopped channel: done */
+    n = add(b, sizeof b, n,
+            "{\"type\":\"open\",\"of\":\"coll\",\"comm\":\"00000000000000aa\",\"rank\":1,\"id\":1,\"func\":\"AllReduce\","
+            "\"seq\":4,\"count\":8,\"datatype\":\"ncclFloat32\",\"host_start_ns\":1000,\"tid\":7}\n");
+    n = add(b, sizeof b, n,
+            "{\"type\":\"open\",\"of\":\"kch\",\"comm\":\"00000000000000aa\",\"rank\":1,\"parent\":1,\"parent_type\":\"coll\","
+            "\"func\":\"AllReduce\",\"seq\":4,\"channel\":0,\"gpu_start_ns\":%lld,\"gpu_start_seen_ns\":%lld,\"tid\":7}\n",
+            GPU0, GPU0 + DELAY_START);
+    n = coll(b, sizeof b, n, 1, 1, "AllReduce", 4, 1000);
+    n = kch(b, sizeof b, n, 1, 1, 0, GPU0, GPU0 + 500, true);
+    /* task 2: the kernel's open line first, then the task's; no channel line */
+    n = add(b, sizeof b, n,
+            "{\"type\":\"open\",\"of\":\"kch\",\"comm\":\"00000000000000aa\",\"rank\":1,\"parent\":2,\"parent_type\":\"coll\","
+            "\"func\":\"AllReduce\",\"seq\":5,\"channel\":1,\"gpu_start_ns\":%lld,\"gpu_start_seen_ns\":%lld,\"tid\":7}\n",
+            GPU0 + 100000, GPU0 + 100000 + DELAY_START + 40);
+    n = coll(b, sizeof b, n, 1, 2, "AllReduce", 5, 2000);
+    /* task 3: enqueued, its kernel never seen to start */
+    n = coll(b, sizeof b, n, 1, 3, "AllGather", 0, 3000);
+    /* task 4: an open line alone (the enqueue never returned) */
+    n = add(b, sizeof b, n,
+            "{\"type\":\"open\",\"of\":\"p2p\",\"comm\":\"00000000000000aa\",\"rank\":1,\"id\":4,\"func\":\"Send\","
+            "\"count\":64,\"datatype\":\"ncclInt8\",\"peer\":2,\"host_start_ns\":4000,\"tid\":7}\n");
+    n = add(b, sizeof b, n, "{\"type\":\"clock\",\"realtime_ns\":%lld,\"monotonic_ns\":9}\n", GPU0 * 3);
+    mt_nccl_file_t *f = NULL;
+    mt_error_t err;
+    assert_int_equal(mt_nccl_parse(b, n, "t.jsonl", &f, &err), MT_OK);
+    assert_int_equal(f->n_tasks, 4);
+    assert_int_equal(f->in_flight, 3);
+    assert_int_equal(f->last_seen_ns, GPU0 * 3);
+    assert_int_equal(f->skipped_lines, 0);
+    const mt_nccl_task_t *t[5] = {0};
+    for (size_t i = 0; i < f->n_tasks; i++)
+        t[f->tasks[i].id] = &f->tasks[i];
+    assert_int_equal(t[1]->state, MT_NCCL_TASK_DONE);
+    assert_int_equal(t[1]->gpu_stop_ns, GPU0 + 500);
+    assert_int_equal(t[1]->kernel_open_ns, GPU0);
+    assert_int_equal(t[2]->state, MT_NCCL_TASK_RUNNING);
+    assert_int_equal(t[2]->kernel_open_ns, GPU0 + 100000);
+    assert_int_equal(t[2]->kernel_seen_ns, GPU0 + 100000 + DELAY_START + 40);
+    assert_int_equal(t[2]->gpu_start_ns, -1); /* no channel line: no GPU times for matching */
+    assert_int_equal(t[2]->seq, 5);
+    assert_int_equal(t[3]->state, MT_NCCL_TASK_ENQUEUED);
+    assert_int_equal(t[4]->state, MT_NCCL_TASK_ENQUEUING);
+    assert_true(t[4]->is_p2p);
+    assert_int_equal(t[4]->root_or_peer, 2);
+    assert_int_equal(t[4]->host_start_ns, 4000);
+    assert_int_equal(t[4]->host_stop_ns, -1);
+    assert_string_equal(t[4]->func, "Send");
+    /* the offset bound takes the open lines' stamps too */
+    assert_true(f->has_offset_bound);
+    assert_int_equal(f->gpu_offset_bound_ns, DELAY_START);
+    mt_nccl_file_free(f);
+    /* an open line of an unknown kind is an error at its line */
+    n = add(b, sizeof b, 0, "%s", PROC);
+    n = add(b, sizeof b, n, "{\"type\":\"open\",\"of\":\"group\",\"rank\":0}\n");
+    assert_int_equal(mt_nccl_parse(b, n, "t.jsonl", &f, &err), MT_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "unknown kind"));
+}
+
 static void test_match_and_align(void **state)
 {
     (void)state;
@@ -391,6 +464,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fields),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_open_lines),
         cmocka_unit_test(test_match_and_align),
         cmocka_unit_test(test_sniff),
         cmocka_unit_test(test_agree),

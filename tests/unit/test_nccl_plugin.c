@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -27,6 +28,7 @@
 
 #include "mergetrace/collectives.h"
 #include "mergetrace/nccl_input.h"
+#include "fr/fr.h"
 #include "test_util.h"
 
 #ifndef MT_NCCL_PLUGIN_PATH
@@ -610,6 +612,10 @@ static void check_threads_file(int abi, const char *dir, int pid, int64_t t0, in
     memset(p2ps, 0, sizeof p2ps);
     memset(p2pk, 0, sizeof p2pk);
     uint64_t coll_id[NTHREADS][NCOLL], p2p_id[NTHREADS][NP2P];
+    int64_t coll_hs[NTHREADS][NCOLL], p2p_hs[NTHREADS][NP2P];
+    int opens[NTHREADS][NCOLL + NP2P], kopens[NTHREADS][NCOLL + NP2P]; /* open lines per task, of it and its kernel */
+    memset(opens, 0, sizeof opens);
+    memset(kopens, 0, sizeof kopens);
     int clocks = 0, stats = 0;
     bool saw_end = false;
     assert_true(n > 0);
@@ -649,6 +655,7 @@ static void check_threads_file(int abi, const char *dir, int pid, int64_t t0, in
             assert_int_equal(geti(&o, "nWarps"), c.nwarps);
             int64_t hs = geti(&o, "host_start_ns"), he = geti(&o, "host_stop_ns");
             assert_true(t0 <= hs && hs <= he && he <= t1);
+            coll_hs[t][ci] = hs;
         } else if (is_type(&o, "p2p")) {
             int t = thread_of_comm(gets_(&o, "comm"));
             uint64_t cnt = getu(&o, "count");
@@ -665,6 +672,7 @@ static void check_threads_file(int abi, const char *dir, int pid, int64_t t0, in
             assert_int_equal(geti(&o, "nChannels"), 1);
             int64_t hs = geti(&o, "host_start_ns"), he = geti(&o, "host_stop_ns");
             assert_true(t0 <= hs && hs <= he && he <= t1);
+            p2p_hs[t][pi] = hs;
         }
     }
     for (size_t i = 1; i < n; i++) {
@@ -715,6 +723,60 @@ static void check_threads_file(int abi, const char *dir, int pid, int64_t t0, in
                 assert_string_equal(gets_(&o, "func"), pi % 2 ? "Recv" : "Send");
                 assert_int_equal(p2pk[t][pi]++, 0);
             }
+        } else if (is_type(&o, "open")) {
+            /* a task's start, with the fields its coll/p2p line repeats, or
+             * its kernel's first channel start (channel 0, or 9 for P2P) */
+            int t = thread_of_comm(gets_(&o, "comm"));
+            assert_int_equal(geti(&o, "rank"), t);
+            records++;
+            check_tid(tids, t, &o);
+            const char *of = gets_(&o, "of");
+            if (!strcmp(of, "coll")) {
+                int ci = (int)(getu(&o, "count") - 1000000ULL * (uint64_t)(t + 1));
+                assert_true(ci >= 0 && ci < NCOLL);
+                assert_int_equal(opens[t][ci]++, 0);
+                assert_string_equal(gets_(&o, "func"), coll_of(t, ci).func);
+                assert_int_equal(getu(&o, "seq"), coll_of(t, ci).seq);
+                assert_string_equal(gets_(&o, "datatype"), coll_of(t, ci).datatype);
+                if (colls[t][ci]) {
+                    assert_int_equal(getu(&o, "id"), coll_id[t][ci]);
+                    assert_int_equal(geti(&o, "host_start_ns"), coll_hs[t][ci]);
+                }
+            } else if (!strcmp(of, "p2p")) {
+                uint64_t cnt = getu(&o, "count");
+                assert_true(cnt % 4096 == 0 && cnt / 4096 >= 1 && cnt / 4096 <= NP2P);
+                int pi = (int)(cnt / 4096) - 1;
+                assert_int_equal(opens[t][NCOLL + pi]++, 0);
+                assert_string_equal(gets_(&o, "func"), pi % 2 ? "Recv" : "Send");
+                assert_int_equal(geti(&o, "peer"), (t + 1) % NTHREADS);
+                if (p2ps[t][pi]) {
+                    assert_int_equal(getu(&o, "id"), p2p_id[t][pi]);
+                    assert_int_equal(geti(&o, "host_start_ns"), p2p_hs[t][pi]);
+                }
+            } else {
+                assert_string_equal(of, "kch");
+                uint64_t gs = getu(&o, "gpu_start_ns");
+                int64_t seen = geti(&o, "gpu_start_seen_ns");
+                assert_true(t0 <= seen && seen <= t1);
+                if (!strcmp(gets_(&o, "parent_type"), "coll")) {
+                    assert_int_equal(geti(&o, "channel"), 0);
+                    int ci = (int)((gs - gpu_start(t, 0, 0)) / 10000);
+                    assert_true(ci >= 0 && ci < NCOLL);
+                    assert_int_equal(gs, gpu_start(t, ci, 0));
+                    assert_int_equal(getu(&o, "seq"), coll_of(t, ci).seq);
+                    assert_int_equal(kopens[t][ci]++, 0);
+                    if (colls[t][ci])
+                        assert_int_equal(getu(&o, "parent"), coll_id[t][ci]);
+                } else {
+                    assert_string_equal(gets_(&o, "parent_type"), "p2p");
+                    assert_int_equal(geti(&o, "channel"), 9);
+                    int pi = (int)((gs - gpu_start(t, 1000, 9)) / 10000);
+                    assert_true(pi >= 0 && pi < NP2P);
+                    assert_int_equal(kopens[t][NCOLL + pi]++, 0);
+                    if (p2ps[t][pi])
+                        assert_int_equal(getu(&o, "parent"), p2p_id[t][pi]);
+                }
+            }
         } else if (is_type(&o, "clock")) {
             clocks++;
             int64_t rt = geti(&o, "realtime_ns");
@@ -737,8 +799,9 @@ static void check_threads_file(int abi, const char *dir, int pid, int64_t t0, in
         }
     }
     /* per thread: init, the collectives, 2 channels each plus a late third
-     * for every fourth, the P2P tasks with one channel each */
-    const int64_t per_thread = 1 + NCOLL + 2 * NCOLL + (NCOLL + 3) / 4 + 2 * NP2P;
+     * for every fourth, the P2P tasks with one channel each, and two open
+     * records per task (its start, its kernel's first channel) */
+    const int64_t per_thread = 1 + NCOLL + 2 * NCOLL + (NCOLL + 3) / 4 + 2 * NP2P + 2 * (NCOLL + NP2P);
     assert_int_equal(records + final_drops, NTHREADS * per_thread);
     for (int t = 0; t < NTHREADS && !lossy; t++) {
         assert_int_equal(inits[t], 1);
@@ -750,6 +813,10 @@ static void check_threads_file(int abi, const char *dir, int pid, int64_t t0, in
         for (int i = 0; i < NP2P; i++) {
             assert_int_equal(p2ps[t][i], 1);
             assert_int_equal(p2pk[t][i], 1);
+        }
+        for (int i = 0; i < NCOLL + NP2P; i++) {
+            assert_int_equal(opens[t][i], 1);
+            assert_int_equal(kopens[t][i], 1);
         }
     }
     assert_true(clocks >= 2); /* one at the start, one at the end */
@@ -790,7 +857,8 @@ static void child_overflow(int abi, const char *dir)
     int mask = 0;
     if (api_init(a, &ctx, 0x1ULL, &mask, "ov", 1, 2, 0) != 0)
         die("init");
-    /* 1 init + 10 x (coll + 2 channels) = 31 records for an 8-record ring */
+    /* 1 init + 10 x (open, kernel open, coll, 2 channels) = 51 records for
+     * an 8-record ring */
     for (int i = 0; i < OV_COLLS; i++) {
         coll_in_t c = coll_of(0, i);
         descr_t d;
@@ -853,31 +921,44 @@ static void run_overflow(int abi)
     size_t n;
     char **lines = read_lines(dir, pid, &n);
     static obj_t o;
-    int kinds[4] = {0}; /* init, coll, kch, other */
+    int kinds[5] = {0}; /* init, coll, kch, other, open */
     int order = 0;
+    /* ring order: init, then per collective its open, its kernel's open
+     * (the first channel's start), the coll line, its two channels; the
+     * 8-record ring keeps init, collective 0 whole and collective 1's two
+     * open records */
+    static const char *const want[8] = {"init", "open coll", "open kch", "coll", "kch", "kch", "open coll", "open kch"};
     bool saw_final = false;
     for (size_t i = 0; i < n; i++) {
         parse_obj(lines[i], &o);
         if (is_type(&o, "init")) {
             assert_int_equal(order++, 0);
             kinds[0]++;
-        } else if (is_type(&o, "coll")) {
-            /* ring order: init, coll0, kch, kch, coll1, kch, kch, coll2 */
-            int want_i = (order - 1) / 3;
-            assert_int_equal((order - 1) % 3, 0);
-            assert_int_equal(getu(&o, "count"), coll_of(0, want_i).count);
+        } else if (is_type(&o, "coll") || is_type(&o, "kch") || is_type(&o, "open")) {
+            char what[32];
+            snprintf(what, sizeof what, "%s%s%s", gets_(&o, "type"), is_type(&o, "open") ? " " : "",
+                     is_type(&o, "open") ? gets_(&o, "of") : "");
+            assert_true(order < 8);
+            assert_string_equal(what, want[order]);
+            int ci = order < 6 ? 0 : 1;
+            if (is_type(&o, "coll") || !strcmp(what, "open coll")) {
+                assert_int_equal(getu(&o, "count"), coll_of(0, ci).count);
+                assert_int_equal(getu(&o, "seq"), coll_of(0, ci).seq);
+            } else {
+                int ch = is_type(&o, "kch") ? order - 4 : 0;
+                assert_int_equal(getu(&o, "gpu_start_ns"), gpu_start(0, ci, ch));
+                if (is_type(&o, "kch"))
+                    assert_int_equal(getu(&o, "gpu_stop_ns"), gpu_stop(0, ci, ch));
+                else
+                    assert_int_equal(geti(&o, "channel"), 0);
+            }
             order++;
-            kinds[1]++;
-        } else if (is_type(&o, "kch")) {
-            int ci = (order - 1) / 3, ch = (order - 1) % 3 - 1;
-            assert_int_equal(getu(&o, "gpu_start_ns"), gpu_start(0, ci, ch));
-            assert_int_equal(getu(&o, "gpu_stop_ns"), gpu_stop(0, ci, ch));
-            order++;
-            kinds[2]++;
+            kinds[is_type(&o, "coll") ? 1 : is_type(&o, "kch") ? 2 : 4]++;
         } else if (is_type(&o, "stats")) {
-            /* the final numbers: records 9..31 of the ring, plus the two
-             * stopped pool handles (ring already full) */
-            assert_int_equal(geti(&o, "dropped_ring_full"), 31 - 8 + 2);
+            /* the final numbers: records 9..51 of the ring, plus the four
+             * pool handles' open records and the two stopped ones (ring
+             * already full) */
+            assert_int_equal(geti(&o, "dropped_ring_full"), 51 - 8 + 4 + 2);
             assert_int_equal(geti(&o, "dropped_pool_full"), 1);
             assert_int_equal(geti(&o, "unhandled_events"), 2);
             assert_int_equal(geti(&o, "unhandled_ProxyOp"), 1);
@@ -895,8 +976,9 @@ static void run_overflow(int abi)
         }
     }
     assert_int_equal(kinds[0], 1);
-    assert_int_equal(kinds[1], 3);
-    assert_int_equal(kinds[2], 4);
+    assert_int_equal(kinds[1], 1);
+    assert_int_equal(kinds[2], 2);
+    assert_int_equal(kinds[4], 4);
     assert_true(saw_final);
     free_lines(lines);
 }
@@ -1089,6 +1171,116 @@ static void test_two_ranks_match(void **state)
     free(rows);
 }
 
+/* A hang through the plugin, end to end: four processes of one 4-rank
+ * communicator run AllReduce #0-#4; then ranks 0, 1 and 3 enqueue
+ * AllReduce #5, whose kernel starts and never ends, while rank 2 runs an
+ * AllGather instead; every process is killed (SIGKILL, as the watchdog's
+ * abort) 60 ms later, with the writer thread draining every 5 ms. The
+ * files keep their temporary names; read back, converted to Flight
+ * Recorder dumps and analysed, the verdict is rank 2, that never enqueued
+ * AllReduce #5, and the others waited about the 60 ms. */
+#define HANG_COMM 0x0a0b0c0d0e0f1011ULL
+static void child_hang(int abi, const char *dir)
+{
+    child_env(dir, NULL, NULL);
+    setenv("MERGETRACE_NCCL_FLUSH_MS", "5", 1);
+    setenv("MERGETRACE_NCCL_CLOCK_MS", "5", 1);
+    child_open(abi);
+    const api_t *a = &g_api;
+    void *ctx = NULL;
+    int mask = 0;
+    if (api_init(a, &ctx, HANG_COMM, &mask, "world", 1, 4, e2e_rank) != 0)
+        die("init");
+    uint64_t gpu0 = 5000000000ULL + (uint64_t)e2e_rank * 777;
+    for (int i = 0; i <= 5; i++) {
+        bool hang = i == 5;
+        coll_in_t c = coll_of(0, hang && e2e_rank == 2 ? 1 : 0); /* AllReduce; rank 2's last: AllGather */
+        c.seq = hang && e2e_rank == 2 ? 0 : (uint64_t)i;
+        c.rank = e2e_rank;
+        c.count = 1024;
+        descr_t d;
+        make_coll(&d, a->abi, &c);
+        void *h = NULL, *k[2];
+        a->start(ctx, &h, &d);
+        a->stop(h); /* the enqueue returns */
+        for (int j = 0; j < 2; j++) {
+            make_kch(&d, a->abi, h, e2e_rank, (uint8_t)j, gpu0 + (uint64_t)i * 100000 + (uint64_t)j);
+            a->start(ctx, &k[j], &d);
+            if (!hang || e2e_rank == 2) {
+                kch_stop(a, k[j], gpu0 + (uint64_t)i * 100000 + 40000);
+                a->stop(k[j]);
+            }
+        }
+    }
+    struct timespec nap = {0, 60000000};
+    nanosleep(&nap, NULL);
+    raise(SIGKILL);
+}
+
+static void test_hang_verdict(void **state)
+{
+    (void)state;
+    char dir[512], host[256] = "unknown-host", path[1024];
+    gethostname(host, sizeof host - 1);
+    fresh_dir(dir, sizeof dir, "hang");
+    mt_nccl_file_t *files[4];
+    int32_t ranks[4];
+    for (int r = 0; r < 4; r++) {
+        e2e_rank = r;
+        fflush(NULL);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+            child_hang(6, dir);
+        int st = 0;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+        snprintf(path, sizeof path, "%s/.%s-pid%d.jsonl.tmp", dir, host, (int)pid);
+        mt_error_t err;
+        mt_error_clear(&err);
+        files[r] = NULL;
+        assert_int_equal(mt_nccl_load(path, &files[r], &err), MT_OK);
+        ranks[r] = mt_nccl_world_rank(files[r], NULL);
+        assert_int_equal(ranks[r], r);
+        /* in flight at the kill: AllReduce #5 on ranks 0, 1, 3, running */
+        assert_int_equal(files[r]->in_flight, r == 2 ? 0 : 1);
+        for (size_t i = 0; i < files[r]->n_tasks; i++)
+            if (files[r]->tasks[i].state != MT_NCCL_TASK_DONE) {
+                assert_int_equal(files[r]->tasks[i].state, MT_NCCL_TASK_RUNNING);
+                assert_int_equal(files[r]->tasks[i].seq, 5);
+            }
+    }
+    mt_fr_dump_t dumps[4];
+    mt_error_t err;
+    assert_int_equal(mt_fr_from_nccl((const mt_nccl_file_t *const *)files, ranks, 4, dumps, &err), MT_OK);
+    mt_fr_hang_t h;
+    assert_int_equal(mt_fr_hang_analyse(dumps, 4, &h, &err), MT_OK);
+    assert_int_equal(h.kind, MT_FR_NEVER_ENQUEUED);
+    assert_int_equal(h.nculprits, 1);
+    assert_int_equal(h.culprits[0], 2);
+    char pg[64];
+    snprintf(pg, sizeof pg, "%016llx:AllReduce", (unsigned long long)HANG_COMM);
+    assert_string_equal(h.pg, pg);
+    assert_string_equal(h.pg_desc, "world");
+    assert_int_equal(h.seq, 6); /* NCCL's #5, counted from 1 */
+    assert_string_equal(h.name, "nccl:all_reduce");
+    assert_string_equal(h.culprit_last.name, "nccl:all_gather");
+    for (int r = 0; r < 4; r++) {
+        if (r == 2) {
+            assert_int_equal(h.wait_ns[r], -1);
+            continue;
+        }
+        /* stuck from the kernel's start to the first process's last clock
+         * line: the 60 ms, less up to one 5 ms drain, plus scheduling */
+        assert_true(h.wait_ns[r] > 40000000 && h.wait_ns[r] < 5000000000LL);
+    }
+    mt_fr_hang_free(&h);
+    for (int r = 0; r < 4; r++) {
+        mt_fr_dump_free(&dumps[r]);
+        mt_nccl_file_free(files[r]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1102,6 +1294,7 @@ int main(void)
         cmocka_unit_test(test_exit_flush),
         cmocka_unit_test(test_bad_env),
         cmocka_unit_test(test_two_ranks_match),
+        cmocka_unit_test(test_hang_verdict),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,12 @@
+/* The program's messages on stderr: each is formatted whole, then made safe
+ * for a terminal (mt_text_line: a control character in a file name cannot
+ * forge a line), then written with one call so lines from several
+ * processes do not interleave mid-line. */
+#ifndef MT_MPI_SAY_H
+#define MT_MPI_SAY_H
+
+/* printf-like; a final '\n' in the format is kept as the line's end, every
+ * other control character is escaped. */
+void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
