@@ -176,15 +176,15 @@ CP_INLINE const int64_t *end_read(lanes_t *x, int32_t id, int64_t *restrict buf,
 }
 
 /* The replayed start of the node at hot[k] (cp_run.c start_of, no delay). */
-CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K)
+CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C)
 {
     const cp_graph_t *g = x->g;
     const cp_hot_t *h = &g->hot[k];
     int64_t best[LANES_MAX];
     FOR_LANES best[l] = INT64_MIN;
-    if (h->job >= 0 || x->carry) /* no delay: only predecessors of the same step count, any in one run */
+    if (h->job >= 0 || C) /* no delay: only predecessors of the same step count, any in one run */
         for (int q = 0; q < 3; q++) {
-            if (h->pred[q] < 0 || !(x->carry || (h->flags >> q & 1)))
+            if (h->pred[q] < 0 || !(C || (h->flags >> q & 1)))
                 continue;
             int64_t buf[LANES_MAX];
             const int64_t *pe = end_read(x, h->pred[q], buf, K);
@@ -192,14 +192,14 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K)
         }
     if (h->flags & CP_H_LAUNCH) {
         int32_t q = h->lsync;
-        if (q >= 0 && (x->carry || g->syncs[q].job == h->job)) {
+        if (q >= 0 && (C || g->syncs[q].job == h->job)) {
             const int64_t *sd = x->sd + (size_t)q * (size_t)K;
             FOR_LANES MAX_TO(best[l], h->llat + sd[l]);
         } else {
             FOR_LANES MAX_TO(best[l], h->llat);
         }
     }
-    int64_t fb = h->job >= 0 && x->job_start && !x->carry ? x->job_start[h->job] : INT64_MIN;
+    int64_t fb = h->job >= 0 && x->job_start && !C ? x->job_start[h->job] : INT64_MIN;
     if (fb == INT64_MIN)
         fb = h->s;
     int64_t *restrict s = slot_take(x, h->id);
@@ -221,13 +221,13 @@ CP_INLINE void end_set(lanes_t *x, const cp_hot_t *h, const int64_t *restrict v,
 }
 
 /* The replayed end of the node at hot[k] (cp_run.c end_of, no delay). */
-CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K)
+CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K, const bool C)
 {
     const cp_graph_t *g = x->g;
     const cp_hot_t *h = &g->hot[k];
     int32_t id = h->id;
     if (!x->state[id])
-        ln_start(x, k, K);
+        ln_start(x, k, K, C);
     int64_t da = x->actual[id] >= 0 ? x->actual[id] : h->dt;
     int64_t di = x->ideal[id] >= 0 ? x->ideal[id] : h->dt;
     uint32_t m = x->mask[id];
@@ -247,8 +247,8 @@ CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K)
         for (uint32_t q = 0; q < I->n; q++) {
             int32_t mm = g->imem[I->m0 + q];
             if (!x->state[mm])
-                ln_start(x, g->pos[mm], K);
-            if (x->carry || g->nodes[mm].job == h->job) {
+                ln_start(x, g->pos[mm], K, C);
+            if (C || g->nodes[mm].job == h->job) {
                 lane_max(ims, slot_of(x, mm, K), K);
             } else {
                 int64_t v = g->nodes[mm].s; /* another step: as measured */
@@ -262,13 +262,13 @@ CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K)
 }
 
 /* The replayed shift of host sync j (cp_run.c sync_of, no delay). */
-CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K)
+CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K, const bool C)
 {
     const cp_graph_t *g = x->g;
     const cp_sync_t *S = &g->syncs[j];
     int64_t *restrict sd = x->sd + j * (size_t)K;
     int64_t s1[LANES_MAX];
-    if (S->sb >= 0 && (x->carry || g->syncs[S->sb].job == S->job)) {
+    if (S->sb >= 0 && (C || g->syncs[S->sb].job == S->job)) {
         const int64_t *sh = x->sd + (size_t)S->sb * (size_t)K;
         FOR_LANES s1[l] = S->s + sh[l];
     } else {
@@ -282,7 +282,7 @@ CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K)
         FOR_LANES am[l] = INT64_MIN;
         for (uint32_t q = 0; q < I->n; q++) {
             const cp_sync_t *y = &g->syncs[g->hmem[I->m0 + q]];
-            if ((x->carry || y->job == S->job) && y->sb >= 0 && (x->carry || g->syncs[y->sb].job == S->job)) {
+            if ((C || y->job == S->job) && y->sb >= 0 && (C || g->syncs[y->sb].job == S->job)) {
                 const int64_t *sh = x->sd + (size_t)y->sb * (size_t)K;
                 FOR_LANES MAX_TO(am[l], y->s + sh[l]);
             } else {
@@ -301,7 +301,7 @@ CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K)
     } else if (S->w >= 0 && g->nodes[S->w].e >= S->s) {
         const cp_node_t *w = &g->nodes[S->w];
         int64_t lag = g->ranks[S->rank_i].sync_lag;
-        if (x->carry || w->job == S->job) {
+        if (C || w->job == S->job) {
             int64_t buf[LANES_MAX];
             const int64_t *we = end_read(x, S->w, buf, K);
             FOR_LANES sd[l] = (we[l] + lag < s1[l] ? s1[l] : we[l] + lag) - S->e;
@@ -317,7 +317,8 @@ CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K)
  * the used steps of c (steps refused for other projections count too: S is
  * the ratio of two replays of the same graph, no delay vs ideal, as in the
  * paper, not a projection from a measured time), *n_used their count. */
-CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n_used, const int K)
+CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n_used, const int K,
+                      const bool C)
 {
     const cp_graph_t *g = x->g;
     size_t N = g->n_nodes;
@@ -336,11 +337,11 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
         int type = (int)(v >> 32);
         int32_t id = (int32_t)(v & 0xffffffff); /* a sync, or a node's index in hot */
         if (type == 0)
-            ln_end(x, id, K);
+            ln_end(x, id, K, C);
         else if (type == 1)
-            ln_sync(x, (size_t)id, K);
+            ln_sync(x, (size_t)id, K, C);
         else if (!x->state[g->hot[id].id])
-            ln_start(x, id, K);
+            ln_start(x, id, K, C);
     }
     assert(x->fail || x->top == x->n_free); /* every row came back: the reads were counted right */
     /* rank step ends: the host end shifted, or the latest replayed end of
@@ -348,7 +349,7 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
     for (size_t i = 0; i < g->n_rs; i++) {
         const cp_rs_t *r = &g->rs[i];
         int64_t *re = x->rend + i * (size_t)K;
-        if (r->sb_end >= 0 && (x->carry || g->syncs[r->sb_end].job == r->job)) {
+        if (r->sb_end >= 0 && (C || g->syncs[r->sb_end].job == r->job)) {
             const int64_t *sh = x->sd + (size_t)r->sb_end * (size_t)K;
             FOR_LANES MAX_TO(re[l], r->cpu_end + sh[l]);
         } else {
@@ -369,16 +370,16 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
         for (uint32_t k = s->first; k < s->first + s->n; k++) {
             int32_t q = g->js[k];
             const cp_rs_t *r = &g->rs[q];
-            if (x->carry) { /* in one run: the rank step's start moved with its host */
+            if (C) { /* in one run: the rank step's start moved with its host */
                 const int64_t *sh = r->sb_start >= 0 ? x->sd + (size_t)r->sb_start * (size_t)K : NULL;
                 FOR_LANES MIN_TO(lo[l], r->start + (sh ? sh[l] : 0));
-            } else {
-                FOR_LANES MIN_TO(lo[l], r->start);
+            } else if (r->start < lo[0]) { /* one value for every lane */
+                lo[0] = r->start;
             }
             const int64_t *re = x->rend + (size_t)q * (size_t)K;
             FOR_LANES MAX_TO(hi[l], re[l]);
         }
-        FOR_LANES sum[l] += (double)(hi[l] - lo[l]);
+        FOR_LANES sum[l] += (double)(hi[l] - lo[C ? l : 0]);
         used++;
     }
     FOR_LANES mean[l] = used ? sum[l] / (double)used : 0.0;
@@ -401,11 +402,20 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
 #define LN_CLONES
 #endif
 
-#define LN_RUN_K(W)                                                                      \
-    LN_CLONES                                                                            \
-    static void ln_run##W(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n) \
-    {                                                                                    \
-        ln_run(x, c, mean, n, W);                                                        \
+/* Each width twice: replayed step by step, and as one run (lanes_t.carry:
+ * a constant, so that the step-by-step sweeps of every job without a
+ * pipeline take none of its tests; as a field read at each use they cost
+ * 4 M instructions of 520 M on the 256-rank job). */
+#define LN_RUN_K(W)                                                                       \
+    LN_CLONES                                                                             \
+    static void ln_run##W(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n)  \
+    {                                                                                     \
+        ln_run(x, c, mean, n, W, false);                                                  \
+    }                                                                                     \
+    LN_CLONES                                                                             \
+    static void ln_run##W##c(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n) \
+    {                                                                                     \
+        ln_run(x, c, mean, n, W, true);                                                   \
     }
 LN_RUN_K(1)
 LN_RUN_K(4)
@@ -513,12 +523,12 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
             rmk[r] = (all | rm[r]) ^ inv;
         double mean[LANES_MAX];
         switch (K) {
-        case 1: ln_run1(&L, c, mean, n_used); break;
-        case 4: ln_run4(&L, c, mean, n_used); break;
-        case 8: ln_run8(&L, c, mean, n_used); break;
-        case 16: ln_run16(&L, c, mean, n_used); break;
-        case 24: ln_run24(&L, c, mean, n_used); break;
-        default: ln_run32(&L, c, mean, n_used); break;
+        case 1: (L.carry ? ln_run1c : ln_run1)(&L, c, mean, n_used); break;
+        case 4: (L.carry ? ln_run4c : ln_run4)(&L, c, mean, n_used); break;
+        case 8: (L.carry ? ln_run8c : ln_run8)(&L, c, mean, n_used); break;
+        case 16: (L.carry ? ln_run16c : ln_run16)(&L, c, mean, n_used); break;
+        case 24: (L.carry ? ln_run24c : ln_run24)(&L, c, mean, n_used); break;
+        default: (L.carry ? ln_run32c : ln_run32)(&L, c, mean, n_used); break;
         }
         for (size_t l = 0; l < k_used; l++)
             v[a + l].mean = mean[l];
@@ -778,15 +788,15 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
         goto out;
     for (size_t k = 0; k < N; k++) {
         const cp_hot_t *h = &g->hot[k];
-        if (h->job < 0 && !x.carry)
+        if (h->job < 0 && !carry)
             continue;
         for (int q = 0; q < 3; q++)
-            if (h->pred[q] >= 0 && (x.carry || (h->flags >> q & 1)))
+            if (h->pred[q] >= 0 && (carry || (h->flags >> q & 1)))
                 nref[h->pred[q]]++;
     }
     for (size_t j = 0; j < g->n_syncs; j++) {
         const cp_sync_t *S = &g->syncs[j];
-        if (S->w >= 0 && g->nodes[S->w].e >= S->s && (x.carry || g->nodes[S->w].job == S->job))
+        if (S->w >= 0 && g->nodes[S->w].e >= S->s && (carry || g->nodes[S->w].job == S->job))
             nref[S->w]++;
     }
     x.nref = nref;
