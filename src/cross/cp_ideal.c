@@ -25,6 +25,7 @@ typedef struct ctx {
     const uint16_t *lab; /* per node: its index in the type labels, LAB_NONE */
     const uint32_t *nref; /* per node: the reads of its end in a sweep (lanes_t) */
     bool carry;           /* a pipeline: the run replayed as one (lanes_t.carry) */
+    const uint8_t *late;  /* per rank_i: bit 2 a straggler with a slow host (cp_ideal_run), NULL */
 } ctx_t;
 
 #define LAB_CAP 257 /* a Kineto graph has 3 classes; a timeline a dozen types */
@@ -60,6 +61,15 @@ typedef struct lanes {
      * times its slow chunks had pushed back, and S of a slow GPU of stage
      * 1 was 1.023 against a step-time ratio of 1.091 (issue 38). */
     bool carry;
+    /* per rank: the lanes that drop its launch gaps (a straggler's slow
+     * host made ideal: critpath_int.h cp_scen_t.late bit 2; issue 38: S
+     * of a rank 300 us slow at each launch was 1.06 against a step-time
+     * ratio of 1.30), NULL when there is none; hc: per rank step, K
+     * lanes, the host time taken away
+     * so far in its step, which its next sync and its step end take (as
+     * cp_run.c's what-if "launch", rp_t.hc) */
+    const uint32_t *dmask;
+    int64_t *hc;
     /* A node's replayed start lives from its start event to its end event,
      * its replayed end from its end event to its last reader (successors'
      * starts, a host sync waiting for it): each in a slot of a pool (K
@@ -176,7 +186,7 @@ CP_INLINE const int64_t *end_read(lanes_t *x, int32_t id, int64_t *restrict buf,
 }
 
 /* The replayed start of the node at hot[k] (cp_run.c start_of, no delay). */
-CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C)
+CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const bool D)
 {
     const cp_graph_t *g = x->g;
     const cp_hot_t *h = &g->hot[k];
@@ -190,7 +200,30 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C)
             const int64_t *pe = end_read(x, h->pred[q], buf, K);
             FOR_LANES MAX_TO(best[l], pe[l]);
         }
-    if (h->flags & CP_H_LAUNCH) {
+    uint32_t dm = D && (h->flags & CP_H_LAUNCH) && h->rstep >= 0 ? x->dmask[h->rank_i] : 0;
+    if (dm) {
+        /* a slow host made ideal (cp_run.c no_launch_gap, lane by lane):
+         * nothing of its step starts before its rank step does, and the
+         * time its launch would still have made the activity wait is
+         * host time taken from the rank step (hc) */
+        int32_t q = h->lsync;
+        const cp_rs_t *rs = &g->rs[h->rstep];
+        const int64_t *sd = q >= 0 && (C || g->syncs[q].job == h->job) ? x->sd + (size_t)q * (size_t)K : NULL;
+        const int64_t *fs = rs->sb_start >= 0 && (C || g->syncs[rs->sb_start].job == h->job)
+                                ? x->sd + (size_t)rs->sb_start * (size_t)K
+                                : NULL;
+        int64_t *hc = x->hc + (size_t)h->rstep * (size_t)K;
+        FOR_LANES {
+            int64_t lv = h->llat + (sd ? sd[l] : 0);
+            if (!(dm >> l & 1)) {
+                MAX_TO(best[l], lv);
+                continue;
+            }
+            MAX_TO(best[l], rs->start + (fs ? fs[l] : 0));
+            if (lv + hc[l] > best[l])
+                hc[l] -= lv + hc[l] - best[l];
+        }
+    } else if (h->flags & CP_H_LAUNCH) {
         int32_t q = h->lsync;
         if (q >= 0 && (C || g->syncs[q].job == h->job)) {
             const int64_t *sd = x->sd + (size_t)q * (size_t)K;
@@ -221,13 +254,13 @@ CP_INLINE void end_set(lanes_t *x, const cp_hot_t *h, const int64_t *restrict v,
 }
 
 /* The replayed end of the node at hot[k] (cp_run.c end_of, no delay). */
-CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K, const bool C)
+CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K, const bool C, const bool D)
 {
     const cp_graph_t *g = x->g;
     const cp_hot_t *h = &g->hot[k];
     int32_t id = h->id;
     if (!x->state[id])
-        ln_start(x, k, K, C);
+        ln_start(x, k, K, C, D);
     int64_t da = x->actual[id] >= 0 ? x->actual[id] : h->dt;
     int64_t di = x->ideal[id] >= 0 ? x->ideal[id] : h->dt;
     uint32_t m = x->mask[id];
@@ -247,7 +280,7 @@ CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K, const bool C)
         for (uint32_t q = 0; q < I->n; q++) {
             int32_t mm = g->imem[I->m0 + q];
             if (!x->state[mm])
-                ln_start(x, g->pos[mm], K, C);
+                ln_start(x, g->pos[mm], K, C, D);
             if (C || g->nodes[mm].job == h->job) {
                 lane_max(ims, slot_of(x, mm, K), K);
             } else {
@@ -262,7 +295,7 @@ CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K, const bool C)
 }
 
 /* The replayed shift of host sync j (cp_run.c sync_of, no delay). */
-CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K, const bool C)
+CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K, const bool C, const bool D)
 {
     const cp_graph_t *g = x->g;
     const cp_sync_t *S = &g->syncs[j];
@@ -274,6 +307,13 @@ CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K, const bool C)
     } else {
         FOR_LANES s1[l] = S->s;
     }
+    if (D && S->rstep >= 0) { /* host time taken away before it (a slow host made ideal) */
+        int64_t *hc = x->hc + (size_t)S->rstep * (size_t)K;
+        FOR_LANES {
+            s1[l] += hc[l];
+            hc[l] = 0;
+        }
+    }
     if (S->hi >= 0) {
         /* a host collective (cp_run.c sync_of): the last member's
          * replayed arrival + its own transfer */
@@ -282,12 +322,18 @@ CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K, const bool C)
         FOR_LANES am[l] = INT64_MIN;
         for (uint32_t q = 0; q < I->n; q++) {
             const cp_sync_t *y = &g->syncs[g->hmem[I->m0 + q]];
+            int64_t ya[LANES_MAX];
             if ((C || y->job == S->job) && y->sb >= 0 && (C || g->syncs[y->sb].job == S->job)) {
                 const int64_t *sh = x->sd + (size_t)y->sb * (size_t)K;
-                FOR_LANES MAX_TO(am[l], y->s + sh[l]);
+                FOR_LANES ya[l] = y->s + sh[l];
             } else {
-                FOR_LANES MAX_TO(am[l], y->s);
+                FOR_LANES ya[l] = y->s;
             }
+            if (D && y != S && y->rstep >= 0 && (C || y->job == S->job)) {
+                const int64_t *hc = x->hc + (size_t)y->rstep * (size_t)K;
+                FOR_LANES ya[l] += hc[l];
+            }
+            FOR_LANES MAX_TO(am[l], y == S ? s1[l] : ya[l]);
         }
         int64_t T = S->e - I->maxstart;
         if (T < 0)
@@ -318,7 +364,7 @@ CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K, const bool C)
  * the ratio of two replays of the same graph, no delay vs ideal, as in the
  * paper, not a projection from a measured time), *n_used their count. */
 CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n_used, const int K,
-                      const bool C)
+                      const bool C, const bool D)
 {
     const cp_graph_t *g = x->g;
     size_t N = g->n_nodes;
@@ -332,16 +378,18 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
     memset(x->sd, 0, (g->n_syncs ? g->n_syncs : 1) * (size_t)K * sizeof *x->sd);
     x->top = x->n_free = 0;
     memset(x->idone, 0, g->n_inst ? g->n_inst : 1);
+    if (D)
+        memset(x->hc, 0, (g->n_rs ? g->n_rs : 1) * (size_t)K * sizeof *x->hc);
     for (size_t k = 0; k < g->n_ev; k++) {
         int64_t v = g->ev[k];
         int type = (int)(v >> 32);
         int32_t id = (int32_t)(v & 0xffffffff); /* a sync, or a node's index in hot */
         if (type == 0)
-            ln_end(x, id, K, C);
+            ln_end(x, id, K, C, D);
         else if (type == 1)
-            ln_sync(x, (size_t)id, K, C);
+            ln_sync(x, (size_t)id, K, C, D);
         else if (!x->state[g->hot[id].id])
-            ln_start(x, id, K, C);
+            ln_start(x, id, K, C, D);
     }
     assert(x->fail || x->top == x->n_free); /* every row came back: the reads were counted right */
     /* rank step ends: the host end shifted, or the latest replayed end of
@@ -349,11 +397,12 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
     for (size_t i = 0; i < g->n_rs; i++) {
         const cp_rs_t *r = &g->rs[i];
         int64_t *re = x->rend + i * (size_t)K;
+        const int64_t *hc = D ? x->hc + i * (size_t)K : NULL;
         if (r->sb_end >= 0 && (C || g->syncs[r->sb_end].job == r->job)) {
             const int64_t *sh = x->sd + (size_t)r->sb_end * (size_t)K;
-            FOR_LANES MAX_TO(re[l], r->cpu_end + sh[l]);
+            FOR_LANES MAX_TO(re[l], r->cpu_end + sh[l] + (hc ? hc[l] : 0));
         } else {
-            FOR_LANES MAX_TO(re[l], r->cpu_end);
+            FOR_LANES MAX_TO(re[l], r->cpu_end + (hc ? hc[l] : 0));
         }
     }
     double sum[LANES_MAX] = {0};
@@ -402,20 +451,26 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
 #define LN_CLONES
 #endif
 
-/* Each width twice: replayed step by step, and as one run (lanes_t.carry:
+/* Each width three times: replayed step by step, as one run (lanes_t.carry:
  * a constant, so that the step-by-step sweeps of every job without a
  * pipeline take none of its tests; as a field read at each use they cost
- * 4 M instructions of 520 M on the 256-rank job). */
+ * 4 M instructions of 520 M on the 256-rank job), and with slow hosts to
+ * make ideal (lanes_t.dmask; carried or not). */
 #define LN_RUN_K(W)                                                                       \
     LN_CLONES                                                                             \
     static void ln_run##W(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n)  \
     {                                                                                     \
-        ln_run(x, c, mean, n, W, false);                                                  \
+        ln_run(x, c, mean, n, W, false, false);                                           \
     }                                                                                     \
     LN_CLONES                                                                             \
     static void ln_run##W##c(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n) \
     {                                                                                     \
-        ln_run(x, c, mean, n, W, true);                                                   \
+        ln_run(x, c, mean, n, W, true, false);                                            \
+    }                                                                                     \
+    LN_CLONES                                                                             \
+    static void ln_run##W##d(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n) \
+    {                                                                                     \
+        ln_run(x, c, mean, n, W, x->carry, true);                                         \
     }
 LN_RUN_K(1)
 LN_RUN_K(4)
@@ -479,7 +534,16 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
     L.ims = malloc((g->n_inst ? g->n_inst : 1) * W * sizeof *L.ims);
     L.rend = malloc((g->n_rs ? g->n_rs : 1) * W * sizeof *L.rend);
     L.idone = malloc(g->n_inst ? g->n_inst : 1);
+    bool slow = false;
+    for (size_t r = 0; x->late && r < NR && !slow; r++)
+        slow = x->late[r] & 2;
+    uint32_t *dm = slow ? malloc((NR ? NR : 1) * sizeof *dm) : NULL;
+    if (slow)
+        L.hc = malloc((g->n_rs ? g->n_rs : 1) * W * sizeof *L.hc);
+    L.dmask = dm;
     int ret = -1;
+    if (slow && (!dm || !L.hc))
+        goto out;
     if (!mask || !rm || !rmk || !lm || !L.pool || !L.free_slots || !L.slot || !L.left || !L.state || !L.sd || !L.ims ||
         !L.rend || !L.idone)
         goto out;
@@ -519,16 +583,19 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
             uint16_t lb = x->lab[i];
             mask[i] = (all | rm[g->nodes[i].rank_i] | lm[lb < LAB_CAP ? lb : LAB_CAP]) ^ inv;
         }
-        for (size_t r = 0; r < NR; r++)
+        for (size_t r = 0; r < NR; r++) {
             rmk[r] = (all | rm[r]) ^ inv;
+            if (dm) /* a slow host keeps its gaps where its rank is measured */
+                dm[r] = x->late[r] & 2 ? ~rmk[r] : 0;
+        }
         double mean[LANES_MAX];
         switch (K) {
-        case 1: (L.carry ? ln_run1c : ln_run1)(&L, c, mean, n_used); break;
-        case 4: (L.carry ? ln_run4c : ln_run4)(&L, c, mean, n_used); break;
-        case 8: (L.carry ? ln_run8c : ln_run8)(&L, c, mean, n_used); break;
-        case 16: (L.carry ? ln_run16c : ln_run16)(&L, c, mean, n_used); break;
-        case 24: (L.carry ? ln_run24c : ln_run24)(&L, c, mean, n_used); break;
-        default: (L.carry ? ln_run32c : ln_run32)(&L, c, mean, n_used); break;
+        case 1: (L.dmask ? ln_run1d : L.carry ? ln_run1c : ln_run1)(&L, c, mean, n_used); break;
+        case 4: (L.dmask ? ln_run4d : L.carry ? ln_run4c : ln_run4)(&L, c, mean, n_used); break;
+        case 8: (L.dmask ? ln_run8d : L.carry ? ln_run8c : ln_run8)(&L, c, mean, n_used); break;
+        case 16: (L.dmask ? ln_run16d : L.carry ? ln_run16c : ln_run16)(&L, c, mean, n_used); break;
+        case 24: (L.dmask ? ln_run24d : L.carry ? ln_run24c : ln_run24)(&L, c, mean, n_used); break;
+        default: (L.dmask ? ln_run32d : L.carry ? ln_run32c : ln_run32)(&L, c, mean, n_used); break;
         }
         for (size_t l = 0; l < k_used; l++)
             v[a + l].mean = mean[l];
@@ -536,6 +603,8 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
     }
     ret = L.fail ? -1 : 0;
 out:
+    free(dm);
+    free(L.hc);
     free(mask);
     free(rm);
     free(rmk);
@@ -633,7 +702,7 @@ static size_t distinct(int32_t *v, size_t n)
     return k;
 }
 
-mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_critpath_t *c)
+mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const uint8_t *late, mt_critpath_t *c)
 {
     mt_cp_ideal_t *I = &c->ideal;
     memset(I, 0, sizeof *I);
@@ -780,7 +849,7 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
     hk = NULL;
     kn = NULL;
     /* every node of the same name outside the used steps too */
-    ctx_t x = {co, g, NULL, NULL, carry};
+    ctx_t x = {co, g, NULL, NULL, carry, late};
     /* the reads of each node's end in a sweep (lanes_t.nref): ln_start's
      * predecessors of the same step, ln_sync's activity waited for */
     nref = calloc(N ? N : 1, sizeof *nref);
