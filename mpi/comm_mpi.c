@@ -1,4 +1,5 @@
-/* mt_comm_t over MPI: gatherv and alltoallv of bytes (sizes first, the
+/* mt_comm_t over MPI, or over the worker threads of a run by hand (both
+ * through procs.h): gatherv and alltoallv of bytes (sizes first, the
  * payload in 1 GiB pieces so no count overflows an int), bcast, allreduce
  * of int64 maxima; and comm_mpi_agree, the agreement on a status. */
 #include "comm_mpi.h"
@@ -54,7 +55,7 @@ static mt_status_t m_gatherv(void *ctx, const void *send, size_t len, void **rec
                 if (p == me)
                     __builtin_memcpy(all + off + done, (const char *)send + done, k);
                 else
-                    MPI_Recv(all + off + done, (int)k, MPI_BYTE, p, 77, comm, MPI_STATUS_IGNORE);
+                    procs_recv(all + off + done, (int)k, MPI_BYTE, p, 77, comm, NULL);
                 done += k;
             }
             off += sizes[p];
@@ -64,7 +65,7 @@ static mt_status_t m_gatherv(void *ctx, const void *send, size_t len, void **rec
     } else {
         for (size_t done = 0; done < len;) {
             size_t k = len - done < piece ? len - done : piece;
-            MPI_Send((const char *)send + done, (int)k, MPI_BYTE, root, 77, comm);
+            procs_send((const char *)send + done, (int)k, MPI_BYTE, root, 77, comm);
             done += k;
         }
     }
@@ -112,7 +113,7 @@ static mt_status_t m_alltoallv(void *ctx, const void *send, const size_t *send_l
     if (n == 1)
         in[0] = out[0];
     else
-        MPI_Alltoall(out, 1, MPI_UNSIGNED_LONG_LONG, in, 1, MPI_UNSIGNED_LONG_LONG, comm);
+        procs_alltoall(out, 1, MPI_UNSIGNED_LONG_LONG, in, 1, MPI_UNSIGNED_LONG_LONG, comm);
     size_t total = 0, n_req = 0;
     for (int q = 0; q < n; q++) {
         recv_lens[q] = in[q];
@@ -121,7 +122,7 @@ static mt_status_t m_alltoallv(void *ctx, const void *send, const size_t *send_l
             n_req += (in[q] + piece - 1) / piece + (out[q] + piece - 1) / piece;
     }
     char *all = malloc(total ? total : 1);
-    MPI_Request *req = malloc((n_req ? n_req : 1) * sizeof *req);
+    procs_req_t *req = malloc((n_req ? n_req : 1) * sizeof *req);
     ok = all && req;
     if (comm_mpi_agree(comm, !ok)) {
         free(out);
@@ -134,7 +135,7 @@ static mt_status_t m_alltoallv(void *ctx, const void *send, const size_t *send_l
     for (int q = 0; q < n; q++) {
         for (size_t done = 0; q != me && done < in[q]; done += piece) {
             size_t len = in[q] - done < piece ? in[q] - done : piece;
-            MPI_Irecv(all + off + done, (int)len, MPI_BYTE, q, 78, comm, &req[k++]);
+            procs_irecv(all + off + done, (int)len, MPI_BYTE, q, 78, comm, &req[k++]);
         }
         off += in[q];
     }
@@ -142,7 +143,7 @@ static mt_status_t m_alltoallv(void *ctx, const void *send, const size_t *send_l
     for (int q = 0; q < n; q++) {
         for (size_t done = 0; q != me && done < out[q]; done += piece) {
             size_t len = out[q] - done < piece ? out[q] - done : piece;
-            MPI_Isend(from + done, (int)len, MPI_BYTE, q, 78, comm, &req[k++]);
+            procs_isend(from + done, (int)len, MPI_BYTE, q, 78, comm, &req[k++]);
         }
         if (q == me && out[q]) {
             size_t at = 0;
@@ -153,7 +154,7 @@ static mt_status_t m_alltoallv(void *ctx, const void *send, const size_t *send_l
         from += out[q];
     }
     if (k)
-        MPI_Waitall((int)k, req, MPI_STATUSES_IGNORE);
+        procs_waitall((int)k, req);
     free(out);
     free(in);
     free(req);

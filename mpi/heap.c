@@ -108,9 +108,24 @@ void heap_setup(void)
 #define TRIM_EVERY_BYTES ((uint64_t)64 << 20)
 #define TRIM_KEEP ((size_t)8 << 20)
 
+/* Under a sanitizer the sanitizer's allocator serves malloc, and glibc's
+ * arenas are never set up: malloc_trim from two worker threads at once
+ * then set them up together and crashed (ASan, -j 2): nothing to give
+ * back there. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define HEAP_TRIM 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define HEAP_TRIM 0
+#endif
+#endif
+#ifndef HEAP_TRIM
+#define HEAP_TRIM 1
+#endif
+
 void heap_give_back(void)
 {
-#if defined(__GLIBC__)
+#if defined(__GLIBC__) && HEAP_TRIM
     malloc_trim(TRIM_KEEP);
 #endif
 }
@@ -124,7 +139,7 @@ void heap_give_back(void)
 void heap_release(uint64_t json_bytes)
 {
 #if defined(__GLIBC__)
-    static uint64_t since;
+    static _Thread_local uint64_t since; /* per worker thread, as per process (procs.h) */
     since += json_bytes;
     if (since >= TRIM_EVERY_BYTES) {
         heap_give_back();
@@ -136,11 +151,14 @@ void heap_release(uint64_t json_bytes)
 }
 
 #if defined(__linux__)
-/* The number in file dir/name, or UINT64_MAX ("max", unreadable). */
+/* The number in file dir/name, or UINT64_MAX ("max", unreadable, or a
+ * path too long for the buffer: a cut one names another file). */
 static uint64_t read_u64(const char *dir, const char *name)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char path[4300];
+    int n = snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return UINT64_MAX;
     FILE *f = fopen(path, "r");
     unsigned long long v;
     int ok = f && fscanf(f, "%llu", &v) == 1;
@@ -185,8 +203,9 @@ static uint64_t cgroup_room(void)
     uint64_t room = UINT64_MAX;
     for (size_t n = root ? strlen(dir) : 0; root;) {
         char at[4200 + 32];
-        snprintf(at, sizeof at, "%s%.*s", root, (int)n, dir);
-        uint64_t l = read_u64(at, lim), u = read_u64(at, use);
+        int w = snprintf(at, sizeof at, "%s%.*s", root, (int)n, dir);
+        uint64_t l = w >= 0 && (size_t)w < sizeof at ? read_u64(at, lim) : UINT64_MAX;
+        uint64_t u = w >= 0 && (size_t)w < sizeof at ? read_u64(at, use) : UINT64_MAX;
         if (l < ((uint64_t)1 << 60) && u != UINT64_MAX) /* v1 writes "no limit" as about 2^63 */
             room = l > u ? (l - u < room ? l - u : room) : 0;
         while (n > 0 && dir[n - 1] != '/') /* up one level */

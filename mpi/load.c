@@ -315,7 +315,7 @@ static int gather_skipped(input_list_t *l, const char *all, size_t len)
 static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files, int me, int n_procs)
 {
     mt_comm_t mc = *mt_comm_serial();
-    if (procs_mpi())
+    if (procs_mpi() || procs_threads())
         comm_mpi_init(&mc, &comm);
     char msg[1400] = "";
     int rc = inputs_collect(o->inputs, o->n_inputs, o->recursive, files, msg, sizeof msg);
@@ -447,16 +447,14 @@ typedef struct fail_note {
     int me, n_procs;
     bool sent, seen;
     int payload;
-    MPI_Request *reqs;
+    procs_req_t *reqs;
 } fail_note_t;
 
 static bool other_failed(void *ctx)
 {
     fail_note_t *fn = ctx;
     if (!fn->seen && fn->n_procs > 1) {
-        int flag = 0;
-        MPI_Iprobe(MPI_ANY_SOURCE, FAIL_TAG, fn->comm, &flag, MPI_STATUS_IGNORE);
-        fn->seen = flag != 0;
+        fn->seen = procs_iprobe(PROCS_ANY_SOURCE, FAIL_TAG, fn->comm);
     }
     return fn->seen;
 }
@@ -470,9 +468,9 @@ static void tell_others(fail_note_t *fn)
         return; /* the status agreement still ends everyone, only later */
     for (int p = 0; p < fn->n_procs; p++)
         if (p == fn->me)
-            fn->reqs[p] = MPI_REQUEST_NULL;
+            procs_req_null(&fn->reqs[p]);
         else
-            MPI_Isend(&fn->payload, 1, MPI_INT, p, FAIL_TAG, fn->comm, &fn->reqs[p]);
+            procs_isend(&fn->payload, 1, MPI_INT, p, FAIL_TAG, fn->comm, &fn->reqs[p]);
     fn->sent = true;
 }
 
@@ -483,12 +481,12 @@ static void settle_notes(fail_note_t *fn)
     int sent = fn->sent, senders = 0;
     procs_allreduce(&sent, &senders, 1, MPI_INT, MPI_SUM, fn->comm);
     if (fn->sent) {
-        MPI_Waitall(fn->n_procs, fn->reqs, MPI_STATUSES_IGNORE);
+        procs_waitall(fn->n_procs, fn->reqs);
         senders--;
     }
     for (int i = 0; i < senders; i++) {
         int x;
-        MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, FAIL_TAG, fn->comm, MPI_STATUS_IGNORE);
+        procs_recv(&x, 1, MPI_INT, PROCS_ANY_SOURCE, FAIL_TAG, fn->comm, NULL);
     }
     free(fn->reqs);
     fn->reqs = NULL;

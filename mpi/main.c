@@ -178,37 +178,20 @@ static int same_options(MPI_Comm comm, const options_t *o, int me, int n_procs)
     return lowest < n_procs ? MT_EXIT_USAGE : -1;
 }
 
-int main(int argc, char **argv)
+/* Collective: the run after the command line, on every process (MPI's,
+ * or each worker thread): agreement on the options, then the job and its
+ * outputs. o is this process's options (code: its options_parse result,
+ * -1 to go on); argc0/argv0 the command line as given. Returns the exit
+ * code, the same on every process. */
+static int run(options_t *o, int code, int argc0, char **argv0, bool spoke, bool use_mpi)
 {
-    heap_setup();
-    /* Without an MPI launcher this is one process and MPI is never
-     * initialised (procs.h). --help and --version do not initialise it
-     * either, but for a launch of several processes: those of an MPMD
-     * launch may have other arguments, and one that went on into MPI_Init
-     * would wait there for this one forever (seen with Open MPI 4.1:
-     * mpirun -n 1 mergetrace --help : -n 1 mergetrace DIR). */
-    bool use_mpi = procs_launched();
-    int argc0 = argc; /* as given: a process whose command line failed alone says why from these (below) */
-    char **argv0 = argv;
-    bool spoke = procs_launcher_rank() == 0; /* every process when the launcher names no rank */
-    options_t o;
-    int code = options_parse(argc, argv, &o, spoke);
-    if (code < 0 && !use_mpi && spoke && procs_launcher_env_size() > 1)
-        say("mergetrace: warning: MERGETRACE_MPI=0 under a launcher of %d processes: each of them runs the "
-                "whole job alone, into the same -o\n",
-                procs_launcher_env_size());
-    if ((code >= 0 && !use_mpi) || (code == MT_EXIT_OK && procs_launcher_size() == 1)) {
-        options_free(&o);
-        return code;
-    }
-    procs_start(&argc, &argv, use_mpi);
     double t_start = procs_wtime();
     MPI_Comm world_comm = MPI_COMM_WORLD;
     int me, n_procs;
     procs_comm_rank(world_comm, &me);
     procs_comm_size(world_comm, &n_procs);
     mt_comm_t comm = *mt_comm_serial();
-    if (use_mpi)
+    if (use_mpi || procs_threads())
         comm_mpi_init(&comm, &world_comm);
 
     /* Process 0 speaks for a command line every process shares; agree,
@@ -249,59 +232,48 @@ int main(int argc, char **argv)
     if (agreed >= 0 && code < 0)
         code = agreed;
     if (code < 0 && n_procs > 1)
-        code = same_options(world_comm, &o, me, n_procs);
-    if (code < 0 && o.baseline) { /* a bad baseline is said before the run's work */
+        code = same_options(world_comm, o, me, n_procs);
+    if (code < 0 && o->baseline) { /* a bad baseline is said before the run's work */
         int bc[2] = {MT_EXIT_OK, 0};
         if (me == 0) {
-            bc[0] = outputs_baseline_read(&o);
-            bc[1] = o.baseline_traces;
+            bc[0] = outputs_baseline_read(o);
+            bc[1] = o->baseline_traces;
         }
         procs_bcast(bc, 2, MPI_INT, 0, world_comm);
-        o.baseline_traces = bc[1] != 0;
+        o->baseline_traces = bc[1] != 0;
         if (bc[0] != MT_EXIT_OK)
             code = bc[0];
     }
-    if (code >= 0) {
-        options_free(&o);
-        procs_end();
+    if (code >= 0)
         return code;
-    }
 
     /* ---- an operation-level timeline: its own short path ---- */
-    code = timeline_run(world_comm, &o);
-    if (code >= 0) {
-        options_free(&o);
-        procs_end();
+    code = timeline_run(world_comm, o);
+    if (code >= 0)
         return code;
-    }
 
     /* ---- a baseline of traces: its job analysed first, then freed ---- */
-    if (o.baseline_traces)
-        code = baseline_run(world_comm, &comm, &o);
-    if (code >= 0) {
-        options_free(&o);
-        procs_end();
+    if (o->baseline_traces)
+        code = baseline_run(world_comm, &comm, o);
+    if (code >= 0)
         return code;
-    }
 
     /* ---- mergetrace's own merged trace as the input: read back by rank
      * (inputs.c), on the clock it was corrected onto when written, so no
      * clock fit; writing it again would copy it (after the
      * baseline's job, which copies these options) ---- */
-    int merged_in = me == 0 && !o.local && inputs_all_merged(o.inputs, o.n_inputs);
+    int merged_in = me == 0 && !o->local && inputs_all_merged(o->inputs, o->n_inputs);
     procs_bcast(&merged_in, 1, MPI_INT, 0, world_comm);
-    if (merged_in && (o.merge_ranks || o.has_window || o.gpu_only)) {
+    if (merged_in && (o->merge_ranks || o->has_window || o->gpu_only)) {
         /* the same decision on every process: merged_in was broadcast */
         if (me == 0)
             say("mergetrace: %s: selects what goes into the merged trace, and a merged trace read back "
                     "alone writes none\n",
-                    o.merge_ranks ? "--ranks" : o.has_window ? "--window" : "--gpu-only");
-        options_free(&o);
-        procs_end();
+                    o->merge_ranks ? "--ranks" : o->has_window ? "--window" : "--gpu-only");
         return MT_EXIT_USAGE;
     }
     if (merged_in)
-        o.merged_input = o.no_align = o.no_merge = true;
+        o->merged_input = o->no_align = o->no_merge = true;
 
     /* ---- the job: inputs, loading, checks, alignment, cross-rank steps ---- */
     input_list_t files = {0};
@@ -313,31 +285,29 @@ int main(int argc, char **argv)
     file_result_t *all = NULL;
     size_t n_all = 0;
     bool listed = false;
-    code = job_run(world_comm, &comm, &o, &files, &map, &markers, &L, &all, &n_all, &job, &pt, &listed);
+    code = job_run(world_comm, &comm, o, &files, &map, &markers, &L, &all, &n_all, &job, &pt, &listed);
     if (!listed) {
         mt_pp_markers_free(markers);
         mt_rankmap_free(map);
         inputs_free(&files);
-        options_free(&o);
-        procs_end();
         return code;
     }
 
     /* ---- the merged timeline ---- */
     merged_out_t merged = {0};
     if (code == MT_EXIT_OK)
-        code = outputs_prepare(world_comm, &o, &files, &merged);
-    if (code == MT_EXIT_OK && !o.no_merge)
-        code = outputs_merged(world_comm, &comm, &o, &files, &L, &job, &merged, &pt);
+        code = outputs_prepare(world_comm, o, &files, &merged);
+    if (code == MT_EXIT_OK && !o->no_merge)
+        code = outputs_merged(world_comm, &comm, o, &files, &L, &job, &merged, &pt);
 
     /* ---- report.json, report.html and the summary ---- */
     double tr = procs_wtime();
     bool wrote_outputs = me == 0 && (code == MT_EXIT_OK || merged.failed);
     if (wrote_outputs)
-        code = outputs_report(&o, &files, &job, &merged, &pt, n_procs, code);
+        code = outputs_report(o, &files, &job, &merged, &pt, n_procs, code);
     pt.report = procs_wtime() - tr;
-    if (o.timings) /* collective; every process gets here whatever happened above */
-        code = outputs_timings(world_comm, &o, &files, &L, &job, &merged, &pt, t_start,
+    if (o->timings) /* collective; every process gets here whatever happened above */
+        code = outputs_timings(world_comm, o, &files, &L, &job, &merged, &pt, t_start,
                                wrote_outputs && !merged.failed, code);
     procs_bcast(&code, 1, MPI_INT, 0, world_comm);
     /* A run that failed after renaming some of its outputs leaves the mark
@@ -351,6 +321,110 @@ int main(int argc, char **argv)
     mt_pp_markers_free(markers);
     mt_rankmap_free(map);
     inputs_free(&files);
+    return code;
+}
+
+/* What the worker threads of a run by hand share (procs_run_threads):
+ * process 0 takes the options main parsed; each other one parses its own
+ * from the same command line, as an MPI process would. */
+typedef struct worker_args {
+    options_t *o0;
+    int code0;
+    int argc;
+    char **argv;
+    bool spoke0;
+} worker_args_t;
+
+static int worker_main(void *arg, int rank)
+{
+    worker_args_t *w = arg;
+    if (rank == 0)
+        return run(w->o0, w->code0, w->argc, w->argv, w->spoke0, false);
+    options_t o;
+    int code = options_parse(w->argc, w->argv, &o, false);
+    code = run(&o, code, w->argc, w->argv, false, false);
+    options_free(&o);
+    return code;
+}
+
+/* The worker threads of a run by hand: -j N (else MERGETRACE_JOBS=N; a
+ * value that is not a number 0-4096 there is left aside), or the CPUs
+ * this process may use, at most one per trace file and as many as memory holds at half the
+ * largest trace's bytes each (a worker holds one trace at a time, and its
+ * tables peak at about 0.5x the trace: docs/PERFORMANCE.md). The files
+ * are listed here to count them (again by process 0 for the job: a
+ * listing costs microseconds a file, and a job that fails to list runs on
+ * one worker, which says why). 1 without listing for -j 1 or one CPU. */
+static int pick_workers(const options_t *o)
+{
+    int asked = o->jobs;
+    if (asked < 0) { /* MERGETRACE_JOBS, else one per CPU */
+        const char *env = getenv("MERGETRACE_JOBS");
+        char *e = NULL;
+        long v = env && *env ? strtol(env, &e, 10) : 0;
+        asked = e && !*e && v >= 0 && v <= 4096 ? (int)v : 0;
+    }
+    if (asked == 1 || (asked == 0 && procs_cpus() < 2))
+        return 1;
+    input_list_t l = {0};
+    char msg[1400];
+    int n = 1;
+    if (inputs_collect(o->inputs, o->n_inputs, o->recursive, &l, msg, sizeof msg) == 0 && l.n > 1) {
+        const input_file_t *big = &l.files[0];
+        for (size_t i = 1; i < l.n; i++)
+            if (l.files[i].bytes > big->bytes)
+                big = &l.files[i];
+        /* gzip: its JSON's size from the trailer (mt_input_size_hint) */
+        uint64_t json = big->bytes;
+        mt_input_t *in = NULL;
+        mt_error_t err;
+        if (mt_input_open(big->path, NULL, 0, &in, &err) == MT_OK) {
+            uint64_t hint = mt_input_size_hint(in);
+            json = hint > json ? hint : json;
+            mt_input_close(in);
+        }
+        n = procs_pick_workers(asked, l.n, json / 2, heap_available());
+    }
+    inputs_free(&l);
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    heap_setup();
+    /* Without an MPI launcher this is one process and MPI is never
+     * initialised (procs.h). --help and --version do not initialise it
+     * either, but for a launch of several processes: those of an MPMD
+     * launch may have other arguments, and one that went on into MPI_Init
+     * would wait there for this one forever (seen with Open MPI 4.1:
+     * mpirun -n 1 mergetrace --help : -n 1 mergetrace DIR). */
+    bool use_mpi = procs_launched();
+    int argc0 = argc; /* as given: a process whose command line failed alone says why from these (below) */
+    char **argv0 = argv;
+    bool spoke = procs_launcher_rank() == 0; /* every process when the launcher names no rank */
+    options_t o;
+    int code = options_parse(argc, argv, &o, spoke);
+    if (code < 0 && !use_mpi && spoke && procs_launcher_env_size() > 1)
+        say("mergetrace: warning: MERGETRACE_MPI=0 under a launcher of %d processes: each of them runs the "
+                "whole job alone, into the same -o\n",
+                procs_launcher_env_size());
+    if ((code >= 0 && !use_mpi) || (code == MT_EXIT_OK && procs_launcher_size() == 1)) {
+        options_free(&o);
+        return code;
+    }
+    procs_start(&argc, &argv, use_mpi);
+    int workers = use_mpi ? 1 : pick_workers(&o);
+    if (workers > 1) {
+        worker_args_t w = {.o0 = &o, .code0 = code, .argc = argc0, .argv = argv0, .spoke0 = spoke};
+        int *codes = calloc((size_t)workers, sizeof *codes);
+        if (codes && procs_run_threads(workers, worker_main, &w, codes) > 0)
+            code = codes[0];
+        else
+            code = run(&o, code, argc0, argv0, spoke, false);
+        free(codes);
+    } else {
+        code = run(&o, code, argc0, argv0, spoke, use_mpi);
+    }
     options_free(&o);
     procs_end();
     return code;

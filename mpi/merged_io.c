@@ -1,20 +1,23 @@
 /* The merged timeline to one file through MPI-IO (plain POSIX writes in a
- * run without MPI: one process, procs.h). Plain JSON: every
- * process measures its part (its ranks, serialised one at a time), a prefix
- * sum of the part sizes gives each part's offset, and each process writes
- * its part there. gzip: the ranks go out in rounds, one compressed rank
- * (a run of gzip members) per process per round at prefix-sum offsets
- * (gzip_rounds). The file is renamed into place only when every process
- * succeeded. Collective throughout: every step that can fail on one process
- * is followed by an agreement (allreduce), so a failure anywhere makes every
- * process return the same status, never hang. */
-#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+ * run without MPI: one process, or each worker thread through its own
+ * descriptor, procs.h). The ranks go into the file in rank order whatever
+ * process merges each. Plain JSON: every process measures its ranks
+ * (serialised one at a time), a table of every rank's size (summed over
+ * the processes) gives each rank's offset, and each process writes its
+ * ranks there. gzip: the ranks go out in rounds, one compressed rank (a
+ * run of gzip members) per process per round, each written once the sizes
+ * of the ranks before it are known (gzip_rounds). The file is renamed into
+ * place only when every process succeeded. Collective throughout: every
+ * step that can fail on one process is followed by an agreement
+ * (allreduce), so a failure anywhere makes every process return the same
+ * status, never hang. */
+#define _GNU_SOURCE /* pwrite, O_NOFOLLOW */
 #include "merged_io.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,9 +151,26 @@ static int out_open(job_t *j, out_file_t *f, const char *name, const char *out_p
     snprintf(what, sizeof what, "creating %.500s", name);
     int ok = 1;
     if (f->mode == OUT_POSIX) {
-        f->fd = open(name, exists ? O_WRONLY | O_NOFOLLOW | O_CLOEXEC : O_CREAT | O_WRONLY | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-        if (f->fd < 0)
+        /* Worker threads (procs.h) each write through their own
+         * descriptor: process 0 creates the file, the others open it once
+         * it is there. */
+        bool threads = procs_threads() > 0;
+        int made = 1;
+        if (threads && !exists) {
+            if (j->me == 0) {
+                f->fd = open(name, O_CREAT | O_WRONLY | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+                made = f->fd >= 0;
+            }
+            procs_bcast(&made, 1, MPI_INT, 0, j->comm);
+            if (j->me != 0 && made)
+                f->fd = open(name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+        } else {
+            f->fd = open(name, exists ? O_WRONLY | O_NOFOLLOW | O_CLOEXEC : O_CREAT | O_WRONLY | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        }
+        if (f->fd < 0 && (j->me == 0 || made))
             job_fail(j, MT_ERR_IO, "%s: %s: %s", out_path, what, strerror(errno));
+        else if (f->fd < 0)
+            job_fail(j, MT_ERR_IO, "%s: %s: process 0 could not", out_path, what);
         ok = f->fd >= 0;
         if (ok && f->serve && !(f->piece = malloc(PIECE_BYTES))) {
             job_fail(j, MT_ERR_NOMEM, "out of memory");
@@ -167,7 +187,7 @@ static int out_open(job_t *j, out_file_t *f, const char *name, const char *out_p
             MPI_File_set_errhandler(f->fh, MPI_ERRORS_RETURN);
         ok = orc == MPI_SUCCESS;
     }
-    if (!procs_mpi())
+    if (!procs_mpi() && !procs_threads())
         return ok;
     int n_ok = 0;
     procs_allreduce(&ok, &n_ok, 1, MPI_INT, MPI_SUM, j->comm);
@@ -203,8 +223,8 @@ static bool out_write_at(job_t *j, out_file_t *f, uint64_t off, const void *data
         for (size_t done = 0; done < len;) {
             size_t k = len - done < PIECE_BYTES ? len - done : PIECE_BYTES;
             uint64_t head[2] = {off + done, k};
-            MPI_Send(head, 2, MPI_UINT64_T, 0, TAG_PART_HEAD, j->comm);
-            MPI_Send((const char *)data + done, (int)k, MPI_BYTE, 0, TAG_PART_DATA, j->comm);
+            procs_send(head, 2, MPI_UINT64_T, 0, TAG_PART_HEAD, j->comm);
+            procs_send((const char *)data + done, (int)k, MPI_BYTE, 0, TAG_PART_DATA, j->comm);
             done += k;
         }
         return true;
@@ -229,22 +249,22 @@ static void out_drain(job_t *j, out_file_t *f, const char *path)
 {
     if (f->mode == OUT_SEND) {
         uint64_t head[2] = {0, UINT64_MAX};
-        MPI_Send(head, 2, MPI_UINT64_T, 0, TAG_PART_HEAD, j->comm);
+        procs_send(head, 2, MPI_UINT64_T, 0, TAG_PART_HEAD, j->comm);
         return;
     }
     if (!f->serve)
         return;
     for (int left = j->n_procs - 1; left > 0;) {
         uint64_t head[2];
-        MPI_Status ms;
-        MPI_Recv(head, 2, MPI_UINT64_T, MPI_ANY_SOURCE, TAG_PART_HEAD, j->comm, &ms);
+        int from = 0;
+        procs_recv(head, 2, MPI_UINT64_T, PROCS_ANY_SOURCE, TAG_PART_HEAD, j->comm, &from);
         if (head[1] == UINT64_MAX) {
             left--;
             continue;
         }
         /* A sender's pieces arrive in order (MPI does not overtake between
          * two processes), so its data message is the next one. */
-        MPI_Recv(f->piece, (int)head[1], MPI_BYTE, ms.MPI_SOURCE, TAG_PART_DATA, j->comm, MPI_STATUS_IGNORE);
+        procs_recv(f->piece, (int)head[1], MPI_BYTE, from, TAG_PART_DATA, j->comm, NULL);
         if (!j->st)
             pwrite_all(j, f->fd, head[0], f->piece, (size_t)head[1], path);
     }
@@ -616,39 +636,74 @@ static void write_part(job_t *j, out_file_t *f, uint64_t off, const char *data, 
  * Collective (the node-local communicator). */
 static bool spare_core(job_t *j)
 {
-#if defined(__linux__) && defined(CPU_COUNT)
-    MPI_Comm node;
-    int on_node = 1; /* without MPI: this process alone */
-    if (procs_mpi() && MPI_Comm_split_type(j->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-        MPI_Comm_size(node, &on_node);
-        MPI_Comm_free(&node);
-    }
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    int mine = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    int on_node = procs_node_size(j->comm); /* MPI's processes or the worker threads on this machine */
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    return mine >= 2 && online >= 2L * on_node;
-#else
-    (void)j;
-    return false;
-#endif
+    return procs_cpus() >= 2 && online >= 2L * on_node;
 }
 
+/* The index of rank in the job's sorted ranks (it is one of them). */
+static size_t rank_index(const int32_t *ranks, size_t n, int32_t rank)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ranks[mid] < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Collective: v[0..n) summed over the processes into every process's v,
+ * in pieces that fit an int count. Each entry set by one process alone
+ * (the others' 0): a gather of a table to everyone. */
+static void sum_lengths(job_t *j, unsigned long long *v, size_t n)
+{
+    for (size_t done = 0; done < n;) {
+        size_t k = n - done < (size_t)INT_MAX ? n - done : (size_t)INT_MAX;
+        procs_allreduce(MPI_IN_PLACE, v + done, (int)k, MPI_UNSIGNED_LONG_LONG, MPI_SUM, j->comm);
+        done += k;
+    }
+}
+
+/* A compressed rank waiting for the ranks before it to be compressed. */
+typedef struct held {
+    size_t g;       /* its index in the job's sorted ranks */
+    mt_buf_t buf;
+} held_t;
+
 /* gzip, collective: in round r every process compresses its r-th rank into
- * gzip members (process 0's round 0 starts with the header's member), and
- * the round's parts are written at offsets from a prefix sum of their
- * sizes (each process its own range, independently). A process holds one compressed rank at a time, whatever
- * number of ranks it has; the ranks of different processes interleave in
- * the file, which readers do not mind (members concatenate). *end gets the
- * bytes written: where the footer goes. */
-static void gzip_rounds(job_t *j, out_file_t *fh, const merged_input_t *const *in, size_t n, const mt_merge_opts_t *opts,
-                        uint64_t *events, unsigned long long *end, bool *helper, const char *path)
+ * gzip members (process 0 first the header's, written at 0), the round's
+ * compressed sizes are summed into a table of every rank's (by its index
+ * in the sorted ranks), and each rank whose predecessors' sizes are all
+ * known is written at its offset and freed: the file holds the ranks in
+ * rank order whatever the number of processes (byte for byte the same
+ * file with 1, 2 or N), a process holding only the ranks it compressed
+ * ahead of a lower rank of another (one or two when ranks are spread over
+ * the processes evenly). ranks[0..n_ranks) every rank, sorted. *end gets
+ * the bytes written: where the footer goes. */
+static void gzip_rounds(job_t *j, out_file_t *fh, const merged_input_t *const *in, size_t n, const int32_t *ranks,
+                        size_t n_ranks, const mt_merge_opts_t *opts, uint64_t *events, unsigned long long *end,
+                        bool *helper, const char *path)
 {
     unsigned long long mine = n, rounds = 0, base = 0;
     procs_allreduce(&mine, &rounds, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, j->comm);
-    if (rounds == 0)
-        rounds = 1; /* the header still goes out */
-    mt_buf_t buf = {0};
+    /* size + 1 of each rank by its index, 0 while not compressed: known,
+     * everyone's so far; round, this round's (each process sets its own
+     * rank's, and a sum over the processes gathers them) */
+    unsigned long long *known = calloc(n_ranks ? n_ranks : 1, sizeof *known);
+    unsigned long long *round = calloc(n_ranks ? n_ranks : 1, sizeof *round);
+    held_t *held = calloc(n ? n : 1, sizeof *held);
+    size_t n_held = 0, frontier = 0; /* the ranks below frontier are placed */
+    *end = 0;
+    if (comm_mpi_agree(j->comm, !known || !round || !held)) {
+        job_fail(j, MT_ERR_NOMEM, "out of memory");
+        free(known);
+        free(round);
+        free(held);
+        return;
+    }
     /* Deflating is a third of writing a rank; with a core to spare it runs
      * on a thread of its own while this one parses and formats the next
      * piece (the same members; 2 ranks x 157 MB, -n 1 --bind-to none on
@@ -657,19 +712,26 @@ static void gzip_rounds(job_t *j, out_file_t *fh, const merged_input_t *const *i
     if (spare_core(j) && mt_gz_pipe_new(MT_GZ_AUTO, 2 * ZCHUNK, &pipe))
         pipe = NULL; /* no thread: compress here */
     *helper = pipe != NULL;
-    for (unsigned long long r = 0; r < rounds; r++) {
-        buf.len = 0;
-        zsink_t z;
-        if (r == 0 && j->me == 0) {
-            mt_status_t st = zsink_open(&z, &buf, pipe);
-            if (!st)
-                st = mt_merge_header(zsink_write, &z);
-            mt_status_t cst = zsink_close(&z, st == MT_OK);
-            if (st || cst)
-                job_fail(j, st ? st : cst, "compressing the merged trace: %s", mt_status_str(st ? st : cst));
-        }
-        if (r < n && !j->st) {
-            mt_status_t st = zsink_open(&z, &buf, pipe);
+    zsink_t z;
+    if (j->me == 0) { /* the header */
+        mt_buf_t hb = {0};
+        mt_status_t st = zsink_open(&z, &hb, pipe);
+        if (!st)
+            st = mt_merge_header(zsink_write, &z);
+        mt_status_t cst = zsink_close(&z, st == MT_OK);
+        if (st || cst)
+            job_fail(j, st ? st : cst, "compressing the merged trace: %s", mt_status_str(st ? st : cst));
+        else
+            write_part(j, fh, 0, hb.data, hb.len, path);
+        base = hb.len;
+        mt_buf_free(&hb);
+    }
+    procs_bcast(&base, 1, MPI_UNSIGNED_LONG_LONG, 0, j->comm);
+    for (unsigned long long r = 0; r < rounds && !job_agree(j); r++) {
+        if (r < n) {
+            held_t *h = &held[n_held++];
+            h->g = rank_index(ranks, n_ranks, in[r]->rank);
+            mt_status_t st = zsink_open(&z, &h->buf, pipe);
             if (st) {
                 job_fail(j, st, "compressing the merged trace: %s", mt_status_str(st));
             } else {
@@ -678,23 +740,47 @@ static void gzip_rounds(job_t *j, out_file_t *fh, const merged_input_t *const *i
                 if (cst)
                     job_fail(j, cst, "compressing the merged trace: %s", mt_status_str(cst));
             }
+            round[h->g] = h->buf.len + 1;
         }
         if (job_agree(j))
             break;
-        unsigned long long mb = buf.len, before = 0, total = 0;
-        procs_exscan(&mb, &before, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, j->comm);
-        if (j->me == 0)
-            before = 0;
-        procs_allreduce(&mb, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, j->comm);
-        write_part(j, fh, base + before, buf.data, buf.len, path);
+        sum_lengths(j, round, n_ranks);
+        for (size_t g = 0; g < n_ranks; g++)
+            if (round[g]) {
+                known[g] = round[g];
+                round[g] = 0;
+            }
+        size_t from = frontier;
+        while (frontier < n_ranks && known[frontier])
+            frontier++;
+        /* the held ranks now placed: written at base + the sizes before them */
+        for (size_t i = 0; i < n_held;) {
+            held_t *h = &held[i];
+            if (h->g >= frontier) {
+                i++;
+                continue;
+            }
+            unsigned long long off = base;
+            for (size_t g = from; g < h->g; g++)
+                off += known[g] - 1;
+            write_part(j, fh, off, h->buf.data, h->buf.len, path);
+            mt_buf_free(&h->buf);
+            *h = held[--n_held];
+            held[n_held] = (held_t){0}; /* its buffer is h's now */
+        }
+        for (size_t g = from; g < frontier; g++)
+            base += known[g] - 1;
         out_drain(j, fh, path);
-        if (job_agree(j))
-            break;
-        base += total;
     }
+    /* every rank was compressed and placed unless something failed */
+    assert(j->st || frontier == n_ranks);
     *end = base;
+    for (size_t i = 0; i < n_held; i++)
+        mt_buf_free(&held[i].buf);
+    free(held);
+    free(known);
+    free(round);
     mt_gz_pipe_free(pipe);
-    mt_buf_free(&buf);
 }
 
 int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, const merged_input_t *mine,
@@ -720,9 +806,21 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, con
     if (in)
         qsort(in, n_mine, sizeof *in, input_cmp);
 
+    /* Every rank, sorted, on every process: the file holds them in this
+     * order whatever process merges each. */
     int32_t *ranks = NULL;
     size_t n_ranks = 0;
     gather_ranks(&j, in, n_mine, &ranks, &n_ranks);
+    unsigned long long nr = n_ranks;
+    procs_bcast(&nr, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+    if (j.me != 0 && !(ranks = malloc((nr ? nr : 1) * sizeof *ranks)))
+        job_fail(&j, MT_ERR_NOMEM, "out of memory");
+    if (comm_mpi_agree(comm, ranks == NULL || nr > INT_MAX)) {
+        job_fail(&j, MT_ERR_NOMEM, "out of memory");
+    } else {
+        n_ranks = (size_t)nr;
+        procs_bcast(ranks, (int)nr, MPI_INT32_T, 0, comm);
+    }
     char *tmp = temp_name(&j, out_path);
     /* --local: the output directory may be on process 0's disk alone. */
     bool send = false, exists = false;
@@ -732,7 +830,7 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, con
     /* Part 1: measure this process's part (plain), and the footer. */
     mt_buf_t footer = {0};
     uint64_t *sizes = calloc(n_mine ? n_mine : 1, sizeof *sizes);
-    uint64_t events = 0, my_bytes = 0, header_bytes = 0;
+    uint64_t events = 0, header_bytes = 0;
     if (!sizes)
         job_fail(&j, MT_ERR_NOMEM, "out of memory");
     if (!j.st && gzip) {
@@ -748,23 +846,38 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, con
     } else if (!j.st) {
         if (j.me == 0) {
             mt_merge_header(count_write, &header_bytes);
-            my_bytes = header_bytes;
             if (mt_merge_footer(ranks, n_ranks, mt_buf_write, &footer))
                 job_fail(&j, MT_ERR_NOMEM, "out of memory");
         }
         for (size_t i = 0; i < n_mine && !j.st; i++) {
             merge_one(&j, in[i], opts, count_write, &sizes[i]);
-            my_bytes += sizes[i];
         }
     }
     int rc = job_agree(&j);
 
-    /* Offsets (plain): a prefix sum of the part sizes. */
-    unsigned long long mb = my_bytes, before = 0, total = 0;
-    procs_exscan(&mb, &before, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
-    if (j.me == 0)
-        before = 0;
-    procs_allreduce(&mb, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+    /* Offsets (plain): every rank's size summed into one table (each set
+     * by its own process), then each rank at the header's size plus the
+     * sizes of the ranks before it, in rank order. */
+    unsigned long long total = 0, *at = NULL;
+    if (!rc && !gzip) {
+        at = calloc(n_ranks ? n_ranks : 1, sizeof *at);
+        if (comm_mpi_agree(comm, at == NULL)) {
+            job_fail(&j, MT_ERR_NOMEM, "out of memory");
+            rc = job_agree(&j);
+        } else {
+            for (size_t i = 0; i < n_mine; i++)
+                at[rank_index(ranks, n_ranks, in[i]->rank)] = sizes[i];
+            sum_lengths(&j, at, n_ranks);
+            unsigned long long hb = header_bytes;
+            procs_bcast(&hb, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+            total = hb;
+            for (size_t g = 0; g < n_ranks; g++) {
+                unsigned long long len = at[g];
+                at[g] = total;
+                total += len;
+            }
+        }
+    }
 
     /* Part 2: open the temporary file and write. */
     out_file_t fh = {.fh = MPI_FILE_NULL, .fd = -1};
@@ -780,19 +893,21 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, con
     }
     if (!rc) {
         if (gzip) {
-            gzip_rounds(&j, &fh, in, n_mine, opts, &events, &total, &used_helper, out_path);
+            gzip_rounds(&j, &fh, in, n_mine, ranks, n_ranks, opts, &events, &total, &used_helper, out_path);
         } else {
-            fsink_t fs = {.j = &j, .f = &fh, .path = out_path, .off = before};
+            fsink_t fs = {.j = &j, .f = &fh, .path = out_path, .off = 0};
             if (j.me == 0 && mt_merge_header(fsink_write, &fs))
                 job_fail(&j, MT_ERR_NOMEM, "out of memory");
-            for (size_t i = 0; i < n_mine && !j.st; i++) {
-                uint64_t at = fs.off + fs.buf.len;
-                events += merge_one(&j, in[i], opts, fsink_write, &fs);
-                if (!j.st && fs.off + fs.buf.len - at != sizes[i])
-                    job_fail(&j, MT_ERR_IO, "%s: the file changed while it was merged", in[i]->path);
-            }
             if (!j.st)
                 fsink_flush(&fs);
+            for (size_t i = 0; i < n_mine && !j.st; i++) {
+                fs.off = at[rank_index(ranks, n_ranks, in[i]->rank)];
+                events += merge_one(&j, in[i], opts, fsink_write, &fs);
+                if (!j.st && fs.off + fs.buf.len - at[rank_index(ranks, n_ranks, in[i]->rank)] != sizes[i])
+                    job_fail(&j, MT_ERR_IO, "%s: the file changed while it was merged", in[i]->path);
+                if (!j.st)
+                    fsink_flush(&fs);
+            }
             out_drain(&j, &fh, out_path);
             mt_buf_free(&fs.buf);
         }
@@ -825,6 +940,7 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, con
 
     free(in);
     free(ranks);
+    free(at);
     free(tmp);
     free(sizes);
     mt_buf_free(&footer);

@@ -1,8 +1,8 @@
 /* Writing the merged timeline (mt_merge_*) to one file with MPI-IO (POSIX
- * I/O when the program runs without MPI): every
- * process serialises the ranks it loaded, offsets come from a prefix sum of
- * the sizes, and the file appears under its name only when everyone
- * succeeded. */
+ * I/O when the program runs without MPI, one process or worker threads):
+ * every process serialises the ranks it loaded, offsets come from the
+ * sizes of the ranks before each in rank order, and the file appears under
+ * its name only when everyone succeeded. */
 #ifndef MT_MPI_MERGED_IO_H
 #define MT_MPI_MERGED_IO_H
 
@@ -29,10 +29,12 @@ typedef struct merged_input {
  * loaded (mine[0..n_mine), borrowed; n_mine may be 0). Writes out_path as
  * gzip (independent members of 1-2 MiB of JSON each, which
  * concatenate into one valid gzip file) when gzip is set, else plain JSON. Within the file the header comes first,
- * then, plain: process 0's ranks, process 1's, ... (each process's by rank);
- * gzip: the first rank of each process (process order), then the second of
- * each, ...; then the footer, whose "ranks" list holds every rank in
- * ascending order.
+ * then every rank in ascending order, whatever process merged it (so the
+ * JSON is byte for byte the same with any number of processes or worker
+ * threads: plain JSON, each rank at an offset from a table of every rank's
+ * size; gzip, in rounds of one rank per process, each rank written once
+ * the ranks before it are compressed), then the footer, whose "ranks"
+ * list holds every rank in ascending order.
  * The bytes go to "<out_path>.tmp.<unique>" in the same directory, which
  * process 0 renames to out_path once every process succeeded, and deletes
  * otherwise. local (--local, the same on every process): the directory
@@ -40,7 +42,9 @@ typedef struct merged_input {
  * temporary file process 0 created, process 0 writes every part, the
  * others sending theirs (in pieces of 4 MiB; MERGETRACE_SEND_PARTS=1
  * forces this). opts: NULL = everything.
- * Memory: gzip keeps one rank's compressed member at a time; plain JSON
+ * Memory: gzip keeps the compressed members of the ranks it compressed
+ * before a lower rank of another process was (one or two when the ranks
+ * are spread over the processes evenly, as the load shares them); plain JSON
  * serialises twice (counting, then writing in ~4 MiB pieces).
  * Returns 0 on every process on success, with *events_written (may be
  * NULL) = events written by all processes together. On failure returns the

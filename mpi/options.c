@@ -34,7 +34,8 @@ static const char usage_text[] =
     "--local) is read back by rank (no clock fit, no merged trace written): a job\n"
     "re-analysed without its per-rank traces; named beside other traces, its ranks\n"
     "are aligned and merged with theirs.\n"
-    "Under mpirun the files are shared among the processes by size.\n"
+    "Under mpirun the files are shared among the processes by size; without a\n"
+    "launcher among worker threads that play the processes' part (-j).\n"
     "\n"
     "Input:\n"
     "  -r, --recursive      descend into sub-directories of directory arguments\n"
@@ -125,7 +126,8 @@ static const char usage_text[] =
     "                       X is a number, or relative to the baseline run:\n"
     "                       1.05*baseline, baseline-0.05\n"
     "      --baseline DIR   compare with an earlier run: DIR is its output directory\n"
-    "                       (or its report.json), or its directory of traces,\n"
+    "                       (or its report.json), or its directory of traces or\n"
+    "                       one trace file (Kineto, Nsight Systems .sqlite),\n"
     "                       then analysed first in this run, with this run's\n"
     "                       Input, Alignment, Analysis and Pipeline options but\n"
     "                       --gate (not with --local or --timeline-map), into\n"
@@ -137,6 +139,16 @@ static const char usage_text[] =
     "      --too-few-passes a relative gate that fails while its metric has too\n"
     "                       few samples to tell (2 ranks against 2) passes\n"
     "\n"
+    "  -j, --jobs N         without an MPI launcher: N worker threads, each loading\n"
+    "                       one trace at a time as an MPI process does (default 0:\n"
+    "                       one per CPU this process may use, at most one per\n"
+    "                       trace file; 1: one thread). Each needs about half the\n"
+    "                       largest trace's JSON in memory, so -j N about N x 0.5x\n"
+    "                       the largest trace: fewer are started when the\n"
+    "                       machine's available memory (MemAvailable) is short.\n"
+    "                       The outputs are the same whatever N. Without -j,\n"
+    "                       MERGETRACE_JOBS=N in the environment sets it. Ignored\n"
+    "                       under mpirun (its processes are the workers)\n"
     "  -q, --quiet          print nothing but errors\n"
     "      --progress       show progress on stderr even when it is not a terminal\n"
     "      --no-progress    never show progress\n"
@@ -157,6 +169,60 @@ static int usage_error(bool print, const char *opt, const char *what)
     if (print)
         say("mergetrace: %s: %s\n", opt, what);
     return MT_EXIT_USAGE;
+}
+
+/* Edits (insert, delete, replace, swap two neighbours) from a to b, both
+ * under 64 characters. */
+static int edits(const char *a, size_t la, const char *b, size_t lb)
+{
+    int d[64][64];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            c = d[i - 1][j] + 1 < c ? d[i - 1][j] + 1 : c;
+            c = d[i][j - 1] + 1 < c ? d[i][j - 1] + 1 : c;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c)
+                c = d[i - 2][j - 2] + 1;
+            d[i][j] = c;
+        }
+    return d[la][lb];
+}
+
+/* The unknown long option name as "unknown option (did you mean --x?)" in
+ * msg when one documented option is within 2 edits of it (a typo:
+ * --basline), else plain "unknown option". The options are read from
+ * usage_text, which lists every one the parser takes: one list to keep. */
+static const char *unknown_option(const char *name, char *msg, size_t cap)
+{
+    snprintf(msg, cap, "unknown option");
+    size_t ln = strlen(name);
+    if (ln < 4 || ln >= 64 || strncmp(name, "--", 2))
+        return msg;
+    int best = 3;
+    const char *bs = NULL;
+    size_t bl = 0;
+    for (const char *p = strstr(usage_text, "--"); p; p = strstr(p + 2, "--")) {
+        if (p > usage_text && p[-1] != ' ' && p[-1] != ',')
+            continue;
+        size_t l = 2;
+        while (isalnum((unsigned char)p[l]) || p[l] == '-')
+            l++;
+        if (l < 4 || l >= 64)
+            continue;
+        int e = edits(name, ln, p, l);
+        if (e < best && e > 0) {
+            best = e;
+            bs = p;
+            bl = l;
+        }
+    }
+    if (bs)
+        snprintf(msg, cap, "unknown option (did you mean %.*s?)", (int)bl, bs);
+    return msg;
 }
 
 int parse_rank_list(const char *s, int32_t **out, size_t *n, char *msg, size_t cap)
@@ -379,6 +445,7 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
     o->out_dir = "mergetrace-out";
     o->kernel_wait_ns = 30000;
     o->top_kernels = 10;
+    o->jobs = -1;
     o->mem_budget = -1;
     o->warmup = 1;
     o->job_tag = "";
@@ -393,12 +460,10 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
             return MT_EXIT_ERROR;
         }
         o->command_line[0] = '\0';
-        for (int i = 0; i < argc; i++) {
-            if (i)
-                strcat(o->command_line, " ");
-            strcat(o->command_line, argv[i]);
-        }
     }
+    /* -j (and its value) is left out of the command line the outputs
+     * show: they are the same whatever it is */
+    int jobs_at = -1, jobs_end = -1;
     o->progress = isatty(2);
     o->inputs = calloc((size_t)argc + 1, sizeof *o->inputs);
     if (!o->inputs) {
@@ -409,6 +474,7 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
     bool end_of_opts = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        int arg_at = i;
         if (end_of_opts || a[0] != '-' || !a[1]) {
             o->inputs[o->n_inputs++] = argv[i];
             continue;
@@ -424,6 +490,9 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
             memcpy(name, a, l);
             name[l] = '\0';
             val = eq + 1;
+        } else if (a[1] == 'j' && a[2]) { /* -jN */
+            snprintf(name, sizeof name, "-j");
+            val = a + 2;
         } else {
             snprintf(name, sizeof name, "%s", a);
         }
@@ -492,6 +561,16 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
             if (!*val)
                 return usage_error(print, name, "expected a file name");
             o->rank_map = val;
+        } else if (!strcmp(name, "-j") || !strcmp(name, "--jobs")) {
+            TAKES_VALUE();
+            char *e;
+            errno = 0;
+            long v = strtol(val, &e, 10);
+            if (e == val || *e || errno || v < 0 || v > 4096)
+                return usage_error(print, name, "expected a number of worker threads (0 to 4096; 0: one per CPU)");
+            o->jobs = (int)v;
+            jobs_at = arg_at;
+            jobs_end = i;
         } else if (!strcmp(name, "-o") || !strcmp(name, "--output")) {
             TAKES_VALUE();
             if (!*val)
@@ -671,16 +750,26 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
             else
                 return usage_error(print, name, "expected auto, always or never");
         } else {
-            return usage_error(print, name, "unknown option");
+            char msg[128];
+            return usage_error(print, name, unknown_option(name, msg, sizeof msg));
         }
-        /* -o may differ between the processes (process 0's is used) */
-        if (!end_of_opts && strcmp(name, "-o") && strcmp(name, "--output") && same_add(o, name, val)) {
+        /* -o may differ between the processes (process 0's is used); -j
+         * is for a run without a launcher */
+        if (!end_of_opts && strcmp(name, "-o") && strcmp(name, "--output") && strcmp(name, "-j") &&
+            strcmp(name, "--jobs") && same_add(o, name, val)) {
             if (print)
                 fputs("mergetrace: out of memory\n", stderr);
             return MT_EXIT_ERROR;
         }
 #undef TAKES_VALUE
 #undef NO_VALUE
+    }
+    for (int i = 0; i < argc; i++) {
+        if (i >= jobs_at && i <= jobs_end)
+            continue;
+        if (i)
+            strcat(o->command_line, " ");
+        strcat(o->command_line, argv[i]);
     }
     if (!o->n_inputs)
         return usage_error(print, "PATH", "expected at least one trace file or directory");

@@ -34,6 +34,7 @@ typedef struct options {
     bool json;
     bool progress;          /* progress on stderr (default: when stderr is a terminal) */
     bool timings;           /* --timings: phase times and peak RSS on stderr and in timings.json */
+    int jobs;               /* -j N: worker threads of a run without a launcher; 0: the CPUs; -1 (default): not given */
     const char *rank_map;
     const char *timeline_map; /* --timeline-map FILE */
     const char *out_dir;    /* -o DIR, default "mergetrace-out" */

@@ -1,16 +1,61 @@
 /* The program's processes (procs.h): MPI under an MPI launcher, one
- * process without MPI otherwise, and the program's MPI calls with their
- * one-process meaning. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+ * process without MPI otherwise, alone or as worker threads, and the
+ * program's MPI calls with their one-process and their threads' meaning.
+ *
+ * The threads' world: one mutex and condition variable. A collective is
+ * two rendezvous: at the first every thread has published its arguments
+ * (tw.slots), so each may read the others' buffers; the copies are made
+ * (each thread into its own buffers, or thread 0 for the reductions,
+ * element by element so that MPI_IN_PLACE buffers read before they are
+ * written); at the second every thread is done reading, so each may go on
+ * and change its buffers. Point-to-point messages are a list of sends
+ * waiting for their receive; the receiver copies straight from the
+ * sender's buffer (one copy, as the gathers of mpi/comm_mpi.c move tens of
+ * MB). */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT; clock_gettime */
 #include "procs.h"
 
 #include <assert.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static bool use_mpi;
+
+/* What one thread brought to the current collective. */
+typedef struct tw_slot {
+    const void *send;
+    void *recv;
+} tw_slot_t;
+
+struct procs_msg {
+    procs_msg_t *next;
+    const void *data;
+    size_t len;
+    int from, to, tag;
+    bool taken;           /* the receiver copied it (it no longer touches data) */
+    bool eager;           /* data is the copy after this struct; the receiver frees the message */
+};
+
+static struct {
+    int n;                /* 0: no threads */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int arrived;
+    unsigned long gen;    /* rendezvous completed */
+    tw_slot_t *slots;
+    procs_msg_t *head;    /* sends waiting for their receive, in the order sent */
+    int (*fn)(void *arg, int rank);
+    void *arg;
+    int *codes;
+    bool go;              /* the world's size is final: threads may begin */
+} tw = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static _Thread_local int tw_rank;
 
 static bool has(const char *name)
 {
@@ -76,6 +121,126 @@ void procs_start(int *argc, char ***argv, bool mpi)
     }
 }
 
+int procs_threads(void)
+{
+    return tw.n;
+}
+
+int procs_cpus(void)
+{
+#if defined(__linux__) && defined(CPU_COUNT)
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+#endif
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? (int)online : 1;
+}
+
+int procs_pick_workers(int asked, size_t n_files, uint64_t need_each, uint64_t mem_available)
+{
+    uint64_t n = asked > 0 ? (uint64_t)asked : (uint64_t)procs_cpus();
+    if (n > n_files)
+        n = n_files;
+    /* One worker is what a run takes today; the others only where memory
+     * holds them beside it. */
+    if (need_each && mem_available) {
+        uint64_t fit = mem_available / need_each;
+        if (n > fit)
+            n = fit;
+    }
+    return n < 1 ? 1 : n > 4096 ? 4096 : (int)n;
+}
+
+int procs_node_size(MPI_Comm c)
+{
+    if (tw.n)
+        return tw.n;
+    if (!use_mpi)
+        return 1;
+    MPI_Comm node;
+    int on_node = 1;
+    if (MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_size(node, &on_node);
+        MPI_Comm_free(&node);
+    }
+    return on_node;
+}
+
+/* ------------------------------------------------------------ threads */
+
+/* Wait until every thread of the world has called this as often. */
+static void tw_sync(void)
+{
+    pthread_mutex_lock(&tw.mu);
+    unsigned long gen = tw.gen;
+    if (++tw.arrived == tw.n) {
+        tw.arrived = 0;
+        tw.gen++;
+        pthread_cond_broadcast(&tw.cv);
+    } else {
+        while (tw.gen == gen)
+            pthread_cond_wait(&tw.cv, &tw.mu);
+    }
+    pthread_mutex_unlock(&tw.mu);
+}
+
+/* Publish this thread's buffers and wait for everyone's. */
+static tw_slot_t *tw_arrive(const void *send, void *recv)
+{
+    tw.slots[tw_rank] = (tw_slot_t){.send = send, .recv = recv};
+    tw_sync();
+    return tw.slots;
+}
+
+static void *tw_main(void *arg)
+{
+    tw_rank = (int)(intptr_t)arg;
+    pthread_mutex_lock(&tw.mu);
+    while (!tw.go)
+        pthread_cond_wait(&tw.cv, &tw.mu);
+    bool in_world = tw_rank < tw.n;
+    pthread_mutex_unlock(&tw.mu);
+    if (in_world)
+        tw.codes[tw_rank] = tw.fn(tw.arg, tw_rank);
+    return NULL;
+}
+
+int procs_run_threads(int n, int (*fn)(void *arg, int rank), void *arg, int *codes)
+{
+    if (n < 1)
+        return 0;
+    pthread_t *th = malloc((size_t)n * sizeof *th);
+    tw.slots = calloc((size_t)n, sizeof *tw.slots);
+    if (!th || !tw.slots)
+        n = 1;
+    tw.fn = fn;
+    tw.arg = arg;
+    tw.codes = codes;
+    tw.go = false;
+    int started = 1;
+    for (; started < n; started++)
+        if (pthread_create(&th[started], NULL, tw_main, (void *)(intptr_t)started))
+            break;
+    /* The world is what started; the threads wait for its size before
+     * their first call (a thread beyond it returns at once). */
+    pthread_mutex_lock(&tw.mu);
+    tw.n = started > 1 ? started : 0;
+    tw.go = true;
+    pthread_cond_broadcast(&tw.cv);
+    pthread_mutex_unlock(&tw.mu);
+    tw_rank = 0;
+    codes[0] = fn(arg, 0);
+    for (int r = 1; r < started; r++)
+        pthread_join(th[r], NULL);
+    tw.n = 0;
+    free(th);
+    free(tw.slots);
+    tw.slots = NULL;
+    return started;
+}
+
 void procs_end(void)
 {
     if (use_mpi)
@@ -125,12 +290,83 @@ static void copy(const void *send, void *recv, int count, MPI_Datatype t)
         memcpy(recv, send, bytes_of(count, t));
 }
 
+/* One element of type t: a = a op b. */
+#define RED(T)                                                                                                         \
+    do {                                                                                                               \
+        T *x = a;                                                                                                      \
+        T y = *(const T *)b;                                                                                           \
+        if (op == MPI_SUM)                                                                                             \
+            *x += y;                                                                                                   \
+        else if (op == MPI_MIN)                                                                                        \
+            *x = y < *x ? y : *x;                                                                                      \
+        else if (op == MPI_MAX)                                                                                        \
+            *x = y > *x ? y : *x;                                                                                      \
+        else                                                                                                           \
+            assert(!"procs: an operation without its threads' meaning");                                              \
+    } while (0)
+
+typedef struct {
+    long v;
+    int i;
+} long_int_t;
+
+static void reduce_one(void *a, const void *b, MPI_Datatype t, MPI_Op op)
+{
+    if (t == MPI_CHAR)
+        RED(char);
+    else if (t == MPI_BYTE)
+        RED(unsigned char);
+    else if (t == MPI_INT || t == MPI_INT32_T)
+        RED(int32_t);
+    else if (t == MPI_LONG)
+        RED(long);
+    else if (t == MPI_INT64_T)
+        RED(int64_t);
+    else if (t == MPI_UINT64_T)
+        RED(uint64_t);
+    else if (t == MPI_UNSIGNED_LONG_LONG)
+        RED(unsigned long long);
+    else if (t == MPI_DOUBLE)
+        RED(double);
+    else if (t == MPI_LONG_INT && op == MPI_MAXLOC) {
+        /* the larger value; on a tie the lower index, as MPI says */
+        long_int_t *x = a;
+        const long_int_t *y = b;
+        if (y->v > x->v || (y->v == x->v && y->i < x->i))
+            *x = *y;
+    } else
+        assert(!"procs: a type without its threads' reduction");
+}
+
+/* Threads: reduce count elements over the world into every recv (all) or
+ * root's. Thread 0 does it between the two rendezvous, element by element:
+ * all the inputs of element i are read before any output of it is
+ * written, so in-place buffers are fine. */
+static void tw_reduce(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, int root, bool all)
+{
+    tw_slot_t *sl = tw_arrive(send == MPI_IN_PLACE ? recv : send, recv);
+    if (tw_rank == 0 && count > 0) {
+        size_t k = bytes_of(1, t);
+        unsigned char acc[32];
+        assert(k <= sizeof acc);
+        for (size_t i = 0; i < (size_t)count; i++) {
+            memcpy(acc, (const char *)sl[0].send + i * k, k);
+            for (int q = 1; q < tw.n; q++)
+                reduce_one(acc, (const char *)sl[q].send + i * k, t, op);
+            for (int q = 0; q < tw.n; q++)
+                if (all || q == root)
+                    memcpy((char *)sl[q].recv + i * k, acc, k);
+        }
+    }
+    tw_sync();
+}
+
 void procs_comm_rank(MPI_Comm c, int *rank)
 {
     if (use_mpi)
         MPI_Comm_rank(c, rank);
     else
-        *rank = 0;
+        *rank = tw.n ? tw_rank : 0;
 }
 
 void procs_comm_size(MPI_Comm c, int *size)
@@ -138,19 +374,27 @@ void procs_comm_size(MPI_Comm c, int *size)
     if (use_mpi)
         MPI_Comm_size(c, size);
     else
-        *size = 1;
+        *size = tw.n ? tw.n : 1;
 }
 
 void procs_bcast(void *buf, int count, MPI_Datatype t, int root, MPI_Comm c)
 {
-    if (use_mpi)
+    if (use_mpi) {
         MPI_Bcast(buf, count, t, root, c);
+    } else if (tw.n) {
+        tw_slot_t *sl = tw_arrive(buf, buf);
+        if (tw_rank != root && count > 0)
+            memcpy(buf, sl[root].send, bytes_of(count, t));
+        tw_sync();
+    }
 }
 
 void procs_allreduce(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, MPI_Comm c)
 {
     if (use_mpi)
         MPI_Allreduce(send, recv, count, t, op, c);
+    else if (tw.n)
+        tw_reduce(send, recv, count, t, op, 0, true);
     else
         copy(send, recv, count, t);
 }
@@ -159,23 +403,52 @@ void procs_reduce(const void *send, void *recv, int count, MPI_Datatype t, MPI_O
 {
     if (use_mpi)
         MPI_Reduce(send, recv, count, t, op, root, c);
+    else if (tw.n)
+        tw_reduce(send, recv, count, t, op, root, false);
     else
         copy(send, recv, count, t);
 }
 
 void procs_exscan(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, MPI_Comm c)
 {
-    if (use_mpi)
+    if (use_mpi) {
         MPI_Exscan(send, recv, count, t, op, c);
+    } else if (tw.n) {
+        /* process q gets the reduction over 0 .. q-1 (process 0: unchanged,
+         * undefined in MPI); each input read before its recv is written */
+        tw_slot_t *sl = tw_arrive(send == MPI_IN_PLACE ? recv : send, recv);
+        if (tw_rank == 0 && count > 0) {
+            size_t k = bytes_of(1, t);
+            unsigned char acc[32], next[32];
+            assert(k <= sizeof acc);
+            for (size_t i = 0; i < (size_t)count; i++) {
+                memcpy(acc, (const char *)sl[0].send + i * k, k);
+                for (int q = 1; q < tw.n; q++) {
+                    memcpy(next, (const char *)sl[q].send + i * k, k);
+                    memcpy((char *)sl[q].recv + i * k, acc, k);
+                    reduce_one(acc, next, t, op);
+                }
+            }
+        }
+        tw_sync();
+    }
 }
 
 void procs_gather(const void *send, int scount, MPI_Datatype st, void *recv, int rcount, MPI_Datatype rt, int root,
                   MPI_Comm c)
 {
-    if (use_mpi)
+    if (use_mpi) {
         MPI_Gather(send, scount, st, recv, rcount, rt, root, c);
-    else
+    } else if (tw.n) {
+        tw_slot_t *sl = tw_arrive(send, recv);
+        if (tw_rank == root)
+            for (int q = 0; q < tw.n; q++)
+                if (sl[q].send != MPI_IN_PLACE)
+                    copy(sl[q].send, (char *)recv + bytes_of(q * rcount, rt), rcount, rt);
+        tw_sync();
+    } else {
         copy(send, recv, scount, st);
+    }
 }
 
 void procs_gatherv(const void *send, int scount, MPI_Datatype st, void *recv, const int *rcounts, const int *displs,
@@ -183,8 +456,196 @@ void procs_gatherv(const void *send, int scount, MPI_Datatype st, void *recv, co
 {
     if (use_mpi) {
         MPI_Gatherv(send, scount, st, recv, rcounts, displs, rt, root, c);
+    } else if (tw.n) {
+        tw_slot_t *sl = tw_arrive(send, recv);
+        if (tw_rank == root)
+            for (int q = 0; q < tw.n; q++)
+                if (sl[q].send != MPI_IN_PLACE)
+                    copy(sl[q].send, (char *)recv + bytes_of(displs[q], rt), rcounts[q], rt);
+        tw_sync();
     } else {
         (void)rcounts;
         copy(send, (char *)recv + bytes_of(displs[0], rt), scount, st);
     }
+}
+
+void procs_alltoall(const void *send, int scount, MPI_Datatype st, void *recv, int rcount, MPI_Datatype rt, MPI_Comm c)
+{
+    if (use_mpi) {
+        MPI_Alltoall(send, scount, st, recv, rcount, rt, c);
+    } else if (tw.n) {
+        tw_slot_t *sl = tw_arrive(send, recv);
+        for (int q = 0; q < tw.n; q++) /* block tw_rank of each process's send */
+            copy((const char *)sl[q].send + bytes_of(tw_rank * scount, st), (char *)recv + bytes_of(q * rcount, rt),
+                 rcount, rt);
+        tw_sync();
+    } else {
+        copy(send, recv, scount, st);
+    }
+}
+
+/* ------------------------------------------------------------ point to point */
+
+/* Under tw.mu: the first waiting message to this thread with tag from src. */
+static procs_msg_t **tw_find(int src, int tag)
+{
+    for (procs_msg_t **p = &tw.head; *p; p = &(*p)->next)
+        if ((*p)->to == tw_rank && (*p)->tag == tag && (src == PROCS_ANY_SOURCE || (*p)->from == src))
+            return p;
+    return NULL;
+}
+
+/* Under tw.mu: m at the end of the list, and the waiters told. */
+static void tw_post(procs_msg_t *m)
+{
+    procs_msg_t **p = &tw.head;
+    while (*p)
+        p = &(*p)->next;
+    m->next = NULL;
+    *p = m;
+    pthread_cond_broadcast(&tw.cv);
+}
+
+static void tw_recv(void *buf, size_t cap, int src, int tag, int *from)
+{
+    pthread_mutex_lock(&tw.mu);
+    procs_msg_t **p;
+    while (!(p = tw_find(src, tag)))
+        pthread_cond_wait(&tw.cv, &tw.mu);
+    procs_msg_t *m = *p;
+    *p = m->next;
+    assert(m->len <= cap && "procs: a message longer than its receive");
+    if (m->len)
+        memcpy(buf, m->data, m->len < cap ? m->len : cap);
+    if (from)
+        *from = m->from;
+    if (m->eager) {
+        free(m);
+    } else {
+        m->taken = true;
+        pthread_cond_broadcast(&tw.cv);
+    }
+    pthread_mutex_unlock(&tw.mu);
+}
+
+/* Under tw.mu: wait until the receiver copied m. */
+static void tw_wait_taken(procs_msg_t *m)
+{
+    while (!m->taken)
+        pthread_cond_wait(&tw.cv, &tw.mu);
+}
+
+static int mpi_src(int src)
+{
+    return src == PROCS_ANY_SOURCE ? MPI_ANY_SOURCE : src;
+}
+
+void procs_send(const void *buf, int count, MPI_Datatype t, int dest, int tag, MPI_Comm c)
+{
+    if (use_mpi) {
+        MPI_Send(buf, count, t, dest, tag, c);
+        return;
+    }
+    assert(tw.n && "procs: a send without another process");
+    procs_msg_t m = {.data = buf, .len = bytes_of(count, t), .from = tw_rank, .to = dest, .tag = tag};
+    pthread_mutex_lock(&tw.mu);
+    tw_post(&m);
+    tw_wait_taken(&m);
+    pthread_mutex_unlock(&tw.mu);
+}
+
+void procs_recv(void *buf, int count, MPI_Datatype t, int src, int tag, MPI_Comm c, int *from)
+{
+    if (use_mpi) {
+        MPI_Status ms;
+        MPI_Recv(buf, count, t, mpi_src(src), tag, c, &ms);
+        if (from)
+            *from = ms.MPI_SOURCE;
+        return;
+    }
+    assert(tw.n && "procs: a receive without another process");
+    tw_recv(buf, bytes_of(count, t), src, tag, from);
+}
+
+bool procs_iprobe(int src, int tag, MPI_Comm c)
+{
+    int flag = 0;
+    if (use_mpi) {
+        MPI_Iprobe(mpi_src(src), tag, c, &flag, MPI_STATUS_IGNORE);
+    } else if (tw.n) {
+        pthread_mutex_lock(&tw.mu);
+        flag = tw_find(src, tag) != NULL;
+        pthread_mutex_unlock(&tw.mu);
+    }
+    return flag != 0;
+}
+
+void procs_req_null(procs_req_t *r)
+{
+    *r = (procs_req_t){.mpi = MPI_REQUEST_NULL};
+}
+
+void procs_isend(const void *buf, int count, MPI_Datatype t, int dest, int tag, MPI_Comm c, procs_req_t *r)
+{
+    procs_req_null(r);
+    if (use_mpi) {
+        MPI_Isend(buf, count, t, dest, tag, c, &r->mpi);
+        return;
+    }
+    assert(tw.n && "procs: a send without another process");
+    size_t len = bytes_of(count, t);
+    procs_msg_t *m = NULL;
+    if (len <= PROCS_EAGER && (m = malloc(sizeof *m + len))) {
+        /* copied: the receiver frees it, the request is done */
+        *m = (procs_msg_t){.data = m + 1, .len = len, .from = tw_rank, .to = dest, .tag = tag, .eager = true};
+        memcpy(m + 1, buf, len);
+    } else if ((m = malloc(sizeof *m))) {
+        *m = (procs_msg_t){.data = buf, .len = len, .from = tw_rank, .to = dest, .tag = tag};
+        r->kind = 1;
+        r->msg = m;
+    } else {
+        procs_send(buf, count, t, dest, tag, c); /* out of memory: wait for the receive here */
+        return;
+    }
+    pthread_mutex_lock(&tw.mu);
+    tw_post(m);
+    pthread_mutex_unlock(&tw.mu);
+}
+
+void procs_irecv(void *buf, int count, MPI_Datatype t, int src, int tag, MPI_Comm c, procs_req_t *r)
+{
+    procs_req_null(r);
+    if (use_mpi) {
+        MPI_Irecv(buf, count, t, mpi_src(src), tag, c, &r->mpi);
+        return;
+    }
+    /* received at procs_waitall; every send it may wait for is posted
+     * before its sender waits */
+    *r = (procs_req_t){.mpi = MPI_REQUEST_NULL, .kind = 2, .rbuf = buf, .rlen = bytes_of(count, t), .peer = src,
+                       .tag = tag};
+}
+
+void procs_waitall(int n, procs_req_t *r)
+{
+    if (use_mpi) {
+        for (int i = 0; i < n; i++)
+            MPI_Wait(&r[i].mpi, MPI_STATUS_IGNORE);
+        return;
+    }
+    /* the receives first: a thread waits for its own sends only after it
+     * took what the others sent it */
+    for (int i = 0; i < n; i++)
+        if (r[i].kind == 2) {
+            tw_recv(r[i].rbuf, r[i].rlen, r[i].peer, r[i].tag, NULL);
+            r[i].kind = 0;
+        }
+    pthread_mutex_lock(&tw.mu);
+    for (int i = 0; i < n; i++)
+        if (r[i].kind == 1) {
+            tw_wait_taken(r[i].msg);
+            free(r[i].msg);
+            r[i].msg = NULL;
+            r[i].kind = 0;
+        }
+    pthread_mutex_unlock(&tw.mu);
 }

@@ -68,11 +68,11 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
     /* the largest trace that the process with the highest peak handled */
     procs_bcast(&peak.who, 1, MPI_INT, 0, comm);
     if (me == peak.who && me != 0)
-        MPI_Send(&largest, 1, MPI_UINT64_T, 0, 9002, comm);
+        procs_send(&largest, 1, MPI_UINT64_T, 0, 9002, comm);
     if (me == 0)
         largest_on_peak = largest;
     if (me == 0 && peak.who != 0)
-        MPI_Recv(&largest_on_peak, 1, MPI_UINT64_T, peak.who, 9002, comm, MPI_STATUS_IGNORE);
+        procs_recv(&largest_on_peak, 1, MPI_UINT64_T, peak.who, 9002, comm, NULL);
     if (me != 0)
         return 0;
     for (int i = 0; i < N_PHASES; i++)

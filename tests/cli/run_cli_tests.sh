@@ -8,6 +8,9 @@ bin=$1 dir=$2 root=$3 work=$4
 mkdir -p "$work"
 rm -rf "$work/empty" && mkdir -p "$work/empty"
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+# The goldens are the runs of one process: the worker threads' count would
+# follow the machine's CPUs (-j has its own test, tests/mpi/jobs_same.sh).
+export MERGETRACE_JOBS=1
 # Open MPI's singleton start-up allocations are not ours: no leak check here.
 export ASAN_OPTIONS=detect_leaks=0
 cd "$root" || exit 1

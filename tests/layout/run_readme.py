@@ -28,6 +28,9 @@ def run(cmd, work, prog):
     env = dict(os.environ, PATH=os.path.dirname(prog) + os.pathsep + os.environ.get('PATH', ''),
                NO_COLOR='1')
     env.pop('MERGETRACE_MPI', None)
+    # the excerpt is a run on two worker threads (one per core of a 2-core
+    # machine), whatever this machine's CPUs: -j 2 for every command
+    env['MERGETRACE_JOBS'] = '2'
     return subprocess.run(['/bin/sh', '-c', cmd], cwd=work, env=env, capture_output=True,
                           text=True, timeout=300)
 

@@ -6,12 +6,10 @@
 # For sample jobs in both merged formats, byte for byte: report.json,
 # report.html (it holds the command line: every run has the same argv and
 # output directory, moved aside after each run), the merged trace (gzip
-# inflated first: member boundaries follow the process count; against
-# `-n 2` and `-n 3` its lines sorted, without the comma that ends all but the last
-# event, since each process writes its own ranks' events
-# together) and the files written; also for a two-process Nsight Systems
+# inflated first) and the files written; also for a two-process Nsight Systems
 # export (read in one pass by one process, a part each by two); the summary on stdout of the run by hand equals that of
-# `-n 1` but for wall times. The run by hand has OMPI_MCA_pml set to a
+# `-n 1` but for wall times. The run by hand is one thread (MERGETRACE_JOBS=1;
+# worker threads: jobs_same.sh) and has OMPI_MCA_pml set to a
 # component that does not exist, which makes any MPI_Init fail: it passes
 # only if MPI was never initialised. --help and --version likewise.
 # Usage: same_modes.sh MPIEXEC MERGETRACE REPO_ROOT WORKDIR
@@ -24,7 +22,7 @@ cd "$root" || exit 1
 by_hand() {
   env -u OMPI_COMM_WORLD_SIZE -u OMPI_COMM_WORLD_RANK -u PMIX_RANK -u PMI_RANK -u PMI_SIZE -u PMI_FD \
     -u PMI_PORT -u SLURM_PROCID -u SLURM_STEP_ID -u PALS_RANKID -u ALPS_APP_PE -u MERGETRACE_MPI \
-    OMPI_MCA_pml=no_such_component timeout 60 "$@"
+    MERGETRACE_JOBS=1 OMPI_MCA_pml=no_such_component timeout 60 "$@"
 }
 mask() { sed -E 's/[0-9]+\.[0-9]+ s \([0-9]+ MB\/s\)/T s (R MB\/s)/; s/(aligned in|merged trace in) [0-9.]+ s/\1 T s/g'; }
 inflate() { python3 -c 'import gzip, sys; sys.stdout.buffer.write(gzip.open(sys.argv[1]).read())' "$1"; }
@@ -63,15 +61,11 @@ for s in sample_traces/dp8 sample_traces/pp8 sample_traces/dp4-old tests/data/ti
         cp "$work/hand$i/$m" "$work/hand$i.merged" 2>/dev/null
         cp "$work/np$np-$i/$m" "$work/np$np-$i.merged" 2>/dev/null
       fi
-      # -n 1: the same bytes. -n 2: the same lines (one event per line), but
-      # in the order of the processes that wrote them (mpi/merged_io.h).
-      if [ $np != 1 ]; then
-        sed 's/,$//' "$work/hand$i.merged" | sort >"$work/hand$i.sorted"
-        sed 's/,$//' "$work/np$np-$i.merged" | sort >"$work/np$np-$i.sorted"
-        a="$work/hand$i.sorted" b="$work/np$np-$i.sorted"
-      else
-        a="$work/hand$i.merged" b="$work/np$np-$i.merged"
-      fi
+      # The same JSON at every -n: the ranks in rank order whatever
+      # process wrote each (mpi/merged_io.h); gzip inflated first (its
+      # bytes differed once in about four runs of this test on the loaded
+      # 2-core VM, at the header's member, the JSON the same)
+      a="$work/hand$i.merged" b="$work/np$np-$i.merged"
       if [ -s "$a" ] && cmp -s "$a" "$b"; then ok; else bad "$m by hand vs -n $np on $s"; fi
       if [ "$(ls "$work/hand$i")" = "$(ls "$work/np$np-$i")" ]; then ok; else bad "files written by hand vs -n $np on $s"; fi
     done
