@@ -810,7 +810,7 @@ class Rank:
         self.gsyncs.append((s0, s1, w))
         self.X(api[0], api[1], self.pid, self.tid_main, s0, s1,
                ['"External id": %d' % ext, '"cbid": %d' % api[2], '"correlation": %d' % corr])
-        if self.new:
+        if self.new and not self.job.a.no_cuda_sync:
             ctx = api is API_DEVSYNC
             kind = "Context Sync" if ctx else "Stream Sync"
             tid = -1 if ctx else self.s_comp
@@ -888,6 +888,10 @@ class Rank:
         f1 = x + self.ri(3000, 8000)
         self.ua(STRAG_PHASE, M, f0, f1, fext)
         self.pyfunc("torch/nn/modules/module.py(1747): _call_impl", f0 + 1000, f1 - 1000, 1)
+        if self.job.a.mid_sync:
+            # the host blocks until the forward has run (a .item() on the
+            # loss, a timing call): the backward is launched only then
+            f1 = self.sync(f1 + self.ri(2000, 5000), API_STREAMSYNC, self.free.get(self.s_comp, 0), self.step_ext)
         # backward: the autograd thread runs the ops, the main thread waits
         b0 = f1 + self.ri(5000, 15000)
         bext = self.next_ext()
@@ -1490,6 +1494,12 @@ def build_parser():
                    help="every compute kernel of rank R lasts F times as long (a slow GPU); dp and pp")
     d.add_argument("--slow-host", default=None, metavar="R:US",
                    help="rank R's host works US microseconds before each compute / memory launch (a slow CPU)")
+    d.add_argument("--mid-sync", action="store_true",
+                   help="dp: a cudaStreamSynchronize of the compute stream after the forward (the host waits "
+                        "for the GPU before it launches the backward)")
+    d.add_argument("--no-cuda-sync", action="store_true",
+                   help="write no cuda_sync events (a profile without enable_cuda_sync_events); the runtime "
+                        "sync calls stay")
     d.add_argument("--late-rank", default=None, metavar="R:US",
                    help="rank R's host waits US microseconds at the start of every step (a data loader); dp and pp")
     q = p.add_argument_group("pipeline parallel")

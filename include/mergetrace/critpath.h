@@ -315,11 +315,15 @@ typedef struct mt_cp_share {
  *                activity starts when its last predecessor of the same step
  *                ends (the step's start when it has none); a communication
  *                activity ends at its instance's last arrival + its own
- *                transfer (measured end - last arrival).
+ *                transfer (measured end - last arrival). A Kineto pipeline
+ *                (two stages or more) is replayed as one run, shifts
+ *                carried from step to step, as its what-ifs are.
  *  ideal         the same with every activity at its type's typical value
  *                over all ranks and used steps: computation at the mean
  *                duration (a Kineto job: the median over ranks of each
- *                rank's mean, docs/whatif.md), communication at the
+ *                rank's mean; with stages, the median over the stages of
+ *                each stage's median rank; docs/whatif.md; a pipeline's
+ *                activities outside the used steps too), communication at the
  *                median transfer (median duration when unmatched), a
  *                host pause (docs/whatif.md) without its lateness.
  *  S             mean no-delay step time / mean ideal step time, over the

@@ -24,6 +24,8 @@ typedef struct ctx {
     const cp_graph_t *g;
     const uint16_t *lab; /* per node: its index in the type labels, LAB_NONE */
     const uint32_t *nref; /* per node: the reads of its end in a sweep (lanes_t) */
+    bool carry;           /* a pipeline: the run replayed as one (lanes_t.carry) */
+    const uint8_t *late;  /* per rank_i: bit 2 a straggler with a slow host (cp_ideal_run), NULL */
 } ctx_t;
 
 #define LAB_CAP 257 /* a Kineto graph has 3 classes; a timeline a dozen types */
@@ -50,6 +52,24 @@ typedef struct lanes {
     const uint32_t *mask;
     const uint32_t *rmask;     /* per rank: the lanes that keep its host pauses (its worker, stage, all) */
     const int64_t *job_start;  /* per job step: its measured start */
+    /* A pipeline (a Kineto job of two stages or more) is replayed as one
+     * run, shifts carried from step to step, as its what-ifs are
+     * (cp_run.c, docs/whatif.md "Pipelines"): its steps are chunks, and
+     * chunk k of a stage waits for chunk k - 1 of its own and of the next
+     * stage (a receive posted when the host has synced on the chunk
+     * before). Replayed step by step, a stage made ideal kept the launch
+     * times its slow chunks had pushed back, and S of a slow GPU of stage
+     * 1 was 1.023 against a step-time ratio of 1.091 (issue 38). */
+    bool carry;
+    /* per rank: the lanes that drop its launch gaps (a straggler's slow
+     * host made ideal: critpath_int.h cp_scen_t.late bit 2; issue 38: S
+     * of a rank 300 us slow at each launch was 1.06 against a step-time
+     * ratio of 1.30), NULL when there is none; hc: per rank step, K
+     * lanes, the host time taken away
+     * so far in its step, which its next sync and its step end take (as
+     * cp_run.c's what-if "launch", rp_t.hc) */
+    const uint32_t *dmask;
+    int64_t *hc;
     /* A node's replayed start lives from its start event to its end event,
      * its replayed end from its end event to its last reader (successors'
      * starts, a host sync waiting for it): each in a slot of a pool (K
@@ -78,6 +98,7 @@ typedef struct lanes {
  * vectorised. */
 #define FOR_LANES for (int l = 0; l < K; l++)
 #define MAX_TO(a, b) ((a) = (b) > (a) ? (b) : (a))
+#define MIN_TO(a, b) ((a) = (b) < (a) ? (b) : (a))
 
 /* Lane rows: a = max(a, b); a = max(b + c, d); a = b (restrict
  * parameters: the rows of one array never overlap, and saying so lets the
@@ -165,30 +186,53 @@ CP_INLINE const int64_t *end_read(lanes_t *x, int32_t id, int64_t *restrict buf,
 }
 
 /* The replayed start of the node at hot[k] (cp_run.c start_of, no delay). */
-CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K)
+CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const bool D)
 {
     const cp_graph_t *g = x->g;
     const cp_hot_t *h = &g->hot[k];
     int64_t best[LANES_MAX];
     FOR_LANES best[l] = INT64_MIN;
-    if (h->job >= 0) /* no delay: only predecessors of the same step count */
+    if (h->job >= 0 || C) /* no delay: only predecessors of the same step count, any in one run */
         for (int q = 0; q < 3; q++) {
-            if (h->pred[q] < 0 || !(h->flags >> q & 1))
+            if (h->pred[q] < 0 || !(C || (h->flags >> q & 1)))
                 continue;
             int64_t buf[LANES_MAX];
             const int64_t *pe = end_read(x, h->pred[q], buf, K);
             FOR_LANES MAX_TO(best[l], pe[l]);
         }
-    if (h->flags & CP_H_LAUNCH) {
+    uint32_t dm = D && (h->flags & CP_H_LAUNCH) && h->rstep >= 0 ? x->dmask[h->rank_i] : 0;
+    if (dm) {
+        /* a slow host made ideal (cp_run.c no_launch_gap, lane by lane):
+         * nothing of its step starts before its rank step does, and the
+         * time its launch would still have made the activity wait is
+         * host time taken from the rank step (hc) */
         int32_t q = h->lsync;
-        if (q >= 0 && g->syncs[q].job == h->job) {
+        const cp_rs_t *rs = &g->rs[h->rstep];
+        const int64_t *sd = q >= 0 && (C || g->syncs[q].job == h->job) ? x->sd + (size_t)q * (size_t)K : NULL;
+        const int64_t *fs = rs->sb_start >= 0 && (C || g->syncs[rs->sb_start].job == h->job)
+                                ? x->sd + (size_t)rs->sb_start * (size_t)K
+                                : NULL;
+        int64_t *hc = x->hc + (size_t)h->rstep * (size_t)K;
+        FOR_LANES {
+            int64_t lv = h->llat + (sd ? sd[l] : 0);
+            if (!(dm >> l & 1)) {
+                MAX_TO(best[l], lv);
+                continue;
+            }
+            MAX_TO(best[l], rs->start + (fs ? fs[l] : 0));
+            if (lv + hc[l] > best[l])
+                hc[l] -= lv + hc[l] - best[l];
+        }
+    } else if (h->flags & CP_H_LAUNCH) {
+        int32_t q = h->lsync;
+        if (q >= 0 && (C || g->syncs[q].job == h->job)) {
             const int64_t *sd = x->sd + (size_t)q * (size_t)K;
             FOR_LANES MAX_TO(best[l], h->llat + sd[l]);
         } else {
             FOR_LANES MAX_TO(best[l], h->llat);
         }
     }
-    int64_t fb = h->job >= 0 && x->job_start ? x->job_start[h->job] : INT64_MIN;
+    int64_t fb = h->job >= 0 && x->job_start && !C ? x->job_start[h->job] : INT64_MIN;
     if (fb == INT64_MIN)
         fb = h->s;
     int64_t *restrict s = slot_take(x, h->id);
@@ -210,13 +254,13 @@ CP_INLINE void end_set(lanes_t *x, const cp_hot_t *h, const int64_t *restrict v,
 }
 
 /* The replayed end of the node at hot[k] (cp_run.c end_of, no delay). */
-CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K)
+CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K, const bool C, const bool D)
 {
     const cp_graph_t *g = x->g;
     const cp_hot_t *h = &g->hot[k];
     int32_t id = h->id;
     if (!x->state[id])
-        ln_start(x, k, K);
+        ln_start(x, k, K, C, D);
     int64_t da = x->actual[id] >= 0 ? x->actual[id] : h->dt;
     int64_t di = x->ideal[id] >= 0 ? x->ideal[id] : h->dt;
     uint32_t m = x->mask[id];
@@ -236,8 +280,8 @@ CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K)
         for (uint32_t q = 0; q < I->n; q++) {
             int32_t mm = g->imem[I->m0 + q];
             if (!x->state[mm])
-                ln_start(x, g->pos[mm], K);
-            if (g->nodes[mm].job == h->job) {
+                ln_start(x, g->pos[mm], K, C, D);
+            if (C || g->nodes[mm].job == h->job) {
                 lane_max(ims, slot_of(x, mm, K), K);
             } else {
                 int64_t v = g->nodes[mm].s; /* another step: as measured */
@@ -251,17 +295,24 @@ CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K)
 }
 
 /* The replayed shift of host sync j (cp_run.c sync_of, no delay). */
-CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K)
+CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K, const bool C, const bool D)
 {
     const cp_graph_t *g = x->g;
     const cp_sync_t *S = &g->syncs[j];
     int64_t *restrict sd = x->sd + j * (size_t)K;
     int64_t s1[LANES_MAX];
-    if (S->sb >= 0 && g->syncs[S->sb].job == S->job) {
+    if (S->sb >= 0 && (C || g->syncs[S->sb].job == S->job)) {
         const int64_t *sh = x->sd + (size_t)S->sb * (size_t)K;
         FOR_LANES s1[l] = S->s + sh[l];
     } else {
         FOR_LANES s1[l] = S->s;
+    }
+    if (D && S->rstep >= 0) { /* host time taken away before it (a slow host made ideal) */
+        int64_t *hc = x->hc + (size_t)S->rstep * (size_t)K;
+        FOR_LANES {
+            s1[l] += hc[l];
+            hc[l] = 0;
+        }
     }
     if (S->hi >= 0) {
         /* a host collective (cp_run.c sync_of): the last member's
@@ -271,12 +322,18 @@ CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K)
         FOR_LANES am[l] = INT64_MIN;
         for (uint32_t q = 0; q < I->n; q++) {
             const cp_sync_t *y = &g->syncs[g->hmem[I->m0 + q]];
-            if (y->job == S->job && y->sb >= 0 && g->syncs[y->sb].job == S->job) {
+            int64_t ya[LANES_MAX];
+            if ((C || y->job == S->job) && y->sb >= 0 && (C || g->syncs[y->sb].job == S->job)) {
                 const int64_t *sh = x->sd + (size_t)y->sb * (size_t)K;
-                FOR_LANES MAX_TO(am[l], y->s + sh[l]);
+                FOR_LANES ya[l] = y->s + sh[l];
             } else {
-                FOR_LANES MAX_TO(am[l], y->s);
+                FOR_LANES ya[l] = y->s;
             }
+            if (D && y != S && y->rstep >= 0 && (C || y->job == S->job)) {
+                const int64_t *hc = x->hc + (size_t)y->rstep * (size_t)K;
+                FOR_LANES ya[l] += hc[l];
+            }
+            FOR_LANES MAX_TO(am[l], y == S ? s1[l] : ya[l]);
         }
         int64_t T = S->e - I->maxstart;
         if (T < 0)
@@ -290,7 +347,7 @@ CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K)
     } else if (S->w >= 0 && g->nodes[S->w].e >= S->s) {
         const cp_node_t *w = &g->nodes[S->w];
         int64_t lag = g->ranks[S->rank_i].sync_lag;
-        if (w->job == S->job) {
+        if (C || w->job == S->job) {
             int64_t buf[LANES_MAX];
             const int64_t *we = end_read(x, S->w, buf, K);
             FOR_LANES sd[l] = (we[l] + lag < s1[l] ? s1[l] : we[l] + lag) - S->e;
@@ -306,7 +363,8 @@ CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K)
  * the used steps of c (steps refused for other projections count too: S is
  * the ratio of two replays of the same graph, no delay vs ideal, as in the
  * paper, not a projection from a measured time), *n_used their count. */
-CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n_used, const int K)
+CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n_used, const int K,
+                      const bool C, const bool D)
 {
     const cp_graph_t *g = x->g;
     size_t N = g->n_nodes;
@@ -320,16 +378,18 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
     memset(x->sd, 0, (g->n_syncs ? g->n_syncs : 1) * (size_t)K * sizeof *x->sd);
     x->top = x->n_free = 0;
     memset(x->idone, 0, g->n_inst ? g->n_inst : 1);
+    if (D)
+        memset(x->hc, 0, (g->n_rs ? g->n_rs : 1) * (size_t)K * sizeof *x->hc);
     for (size_t k = 0; k < g->n_ev; k++) {
         int64_t v = g->ev[k];
         int type = (int)(v >> 32);
         int32_t id = (int32_t)(v & 0xffffffff); /* a sync, or a node's index in hot */
         if (type == 0)
-            ln_end(x, id, K);
+            ln_end(x, id, K, C, D);
         else if (type == 1)
-            ln_sync(x, (size_t)id, K);
+            ln_sync(x, (size_t)id, K, C, D);
         else if (!x->state[g->hot[id].id])
-            ln_start(x, id, K);
+            ln_start(x, id, K, C, D);
     }
     assert(x->fail || x->top == x->n_free); /* every row came back: the reads were counted right */
     /* rank step ends: the host end shifted, or the latest replayed end of
@@ -337,11 +397,12 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
     for (size_t i = 0; i < g->n_rs; i++) {
         const cp_rs_t *r = &g->rs[i];
         int64_t *re = x->rend + i * (size_t)K;
-        if (r->sb_end >= 0 && g->syncs[r->sb_end].job == r->job) {
+        const int64_t *hc = D ? x->hc + i * (size_t)K : NULL;
+        if (r->sb_end >= 0 && (C || g->syncs[r->sb_end].job == r->job)) {
             const int64_t *sh = x->sd + (size_t)r->sb_end * (size_t)K;
-            FOR_LANES MAX_TO(re[l], r->cpu_end + sh[l]);
+            FOR_LANES MAX_TO(re[l], r->cpu_end + sh[l] + (hc ? hc[l] : 0));
         } else {
-            FOR_LANES MAX_TO(re[l], r->cpu_end);
+            FOR_LANES MAX_TO(re[l], r->cpu_end + (hc ? hc[l] : 0));
         }
     }
     double sum[LANES_MAX] = {0};
@@ -350,16 +411,24 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
         const mt_cp_step_t *s = &c->steps[j];
         if (!s->used)
             continue;
-        int64_t lo = INT64_MAX, hi[LANES_MAX];
-        FOR_LANES hi[l] = INT64_MIN;
+        int64_t lo[LANES_MAX], hi[LANES_MAX];
+        FOR_LANES {
+            lo[l] = INT64_MAX;
+            hi[l] = INT64_MIN;
+        }
         for (uint32_t k = s->first; k < s->first + s->n; k++) {
             int32_t q = g->js[k];
-            if (g->rs[q].start < lo)
-                lo = g->rs[q].start;
+            const cp_rs_t *r = &g->rs[q];
+            if (C) { /* in one run: the rank step's start moved with its host */
+                const int64_t *sh = r->sb_start >= 0 ? x->sd + (size_t)r->sb_start * (size_t)K : NULL;
+                FOR_LANES MIN_TO(lo[l], r->start + (sh ? sh[l] : 0));
+            } else if (r->start < lo[0]) { /* one value for every lane */
+                lo[0] = r->start;
+            }
             const int64_t *re = x->rend + (size_t)q * (size_t)K;
             FOR_LANES MAX_TO(hi[l], re[l]);
         }
-        FOR_LANES sum[l] += (double)(hi[l] - lo);
+        FOR_LANES sum[l] += (double)(hi[l] - lo[C ? l : 0]);
         used++;
     }
     FOR_LANES mean[l] = used ? sum[l] / (double)used : 0.0;
@@ -382,11 +451,26 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
 #define LN_CLONES
 #endif
 
-#define LN_RUN_K(W)                                                                      \
-    LN_CLONES                                                                            \
-    static void ln_run##W(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n) \
-    {                                                                                    \
-        ln_run(x, c, mean, n, W);                                                        \
+/* Each width three times: replayed step by step, as one run (lanes_t.carry:
+ * a constant, so that the step-by-step sweeps of every job without a
+ * pipeline take none of its tests; as a field read at each use they cost
+ * 4 M instructions of 520 M on the 256-rank job), and with slow hosts to
+ * make ideal (lanes_t.dmask; carried or not). */
+#define LN_RUN_K(W)                                                                       \
+    LN_CLONES                                                                             \
+    static void ln_run##W(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n)  \
+    {                                                                                     \
+        ln_run(x, c, mean, n, W, false, false);                                           \
+    }                                                                                     \
+    LN_CLONES                                                                             \
+    static void ln_run##W##c(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n) \
+    {                                                                                     \
+        ln_run(x, c, mean, n, W, true, false);                                            \
+    }                                                                                     \
+    LN_CLONES                                                                             \
+    static void ln_run##W##d(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n) \
+    {                                                                                     \
+        ln_run(x, c, mean, n, W, x->carry, true);                                         \
     }
 LN_RUN_K(1)
 LN_RUN_K(4)
@@ -434,7 +518,7 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
     size_t W = lane_width(n);
     while (W > 1 && W > k_max)
         W = lane_narrower(W);
-    lanes_t L = {.g = g, .actual = actual, .ideal = ideal, .job_start = job_start};
+    lanes_t L = {.g = g, .actual = actual, .ideal = ideal, .job_start = job_start, .carry = x->carry};
     uint32_t *mask = malloc((N ? N : 1) * sizeof *mask);
     uint32_t *rm = malloc((NR ? NR : 1) * sizeof *rm);
     uint32_t *rmk = malloc((NR ? NR : 1) * sizeof *rmk);
@@ -450,7 +534,16 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
     L.ims = malloc((g->n_inst ? g->n_inst : 1) * W * sizeof *L.ims);
     L.rend = malloc((g->n_rs ? g->n_rs : 1) * W * sizeof *L.rend);
     L.idone = malloc(g->n_inst ? g->n_inst : 1);
+    bool slow = false;
+    for (size_t r = 0; x->late && r < NR && !slow; r++)
+        slow = x->late[r] & 2;
+    uint32_t *dm = slow ? malloc((NR ? NR : 1) * sizeof *dm) : NULL;
+    if (slow)
+        L.hc = malloc((g->n_rs ? g->n_rs : 1) * W * sizeof *L.hc);
+    L.dmask = dm;
     int ret = -1;
+    if (slow && (!dm || !L.hc))
+        goto out;
     if (!mask || !rm || !rmk || !lm || !L.pool || !L.free_slots || !L.slot || !L.left || !L.state || !L.sd || !L.ims ||
         !L.rend || !L.idone)
         goto out;
@@ -490,16 +583,19 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
             uint16_t lb = x->lab[i];
             mask[i] = (all | rm[g->nodes[i].rank_i] | lm[lb < LAB_CAP ? lb : LAB_CAP]) ^ inv;
         }
-        for (size_t r = 0; r < NR; r++)
+        for (size_t r = 0; r < NR; r++) {
             rmk[r] = (all | rm[r]) ^ inv;
+            if (dm) /* a slow host keeps its gaps where its rank is measured */
+                dm[r] = x->late[r] & 2 ? ~rmk[r] : 0;
+        }
         double mean[LANES_MAX];
         switch (K) {
-        case 1: ln_run1(&L, c, mean, n_used); break;
-        case 4: ln_run4(&L, c, mean, n_used); break;
-        case 8: ln_run8(&L, c, mean, n_used); break;
-        case 16: ln_run16(&L, c, mean, n_used); break;
-        case 24: ln_run24(&L, c, mean, n_used); break;
-        default: ln_run32(&L, c, mean, n_used); break;
+        case 1: (L.dmask ? ln_run1d : L.carry ? ln_run1c : ln_run1)(&L, c, mean, n_used); break;
+        case 4: (L.dmask ? ln_run4d : L.carry ? ln_run4c : ln_run4)(&L, c, mean, n_used); break;
+        case 8: (L.dmask ? ln_run8d : L.carry ? ln_run8c : ln_run8)(&L, c, mean, n_used); break;
+        case 16: (L.dmask ? ln_run16d : L.carry ? ln_run16c : ln_run16)(&L, c, mean, n_used); break;
+        case 24: (L.dmask ? ln_run24d : L.carry ? ln_run24c : ln_run24)(&L, c, mean, n_used); break;
+        default: (L.dmask ? ln_run32d : L.carry ? ln_run32c : ln_run32)(&L, c, mean, n_used); break;
         }
         for (size_t l = 0; l < k_used; l++)
             v[a + l].mean = mean[l];
@@ -507,6 +603,8 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
     }
     ret = L.fail ? -1 : 0;
 out:
+    free(dm);
+    free(L.hc);
     free(mask);
     free(rm);
     free(rmk);
@@ -554,6 +652,45 @@ static int share_cmp(const void *pa, const void *pb)
     return strcmp(a->name, b->name);
 }
 
+/* The typical value of a Kineto job's kernel name from its ranks' means
+ * v[0..n), rank k of stage st[k] (-1 unknown, else below nst): the median
+ * over the ranks, or, with two stages or more, the median over the
+ * stages of each stage's median rank. A pipeline's stages may do
+ * different work under one kernel name; over all ranks at once the median
+ * is then a value between two stages' values, and one slow GPU of a stage
+ * becomes that middle value (issue 38: on a 2-stage pipeline whose stage
+ * 1 GEMMs are shorter, rank 5 x 1.25 raised the ideal GEMM of every rank,
+ * S 0.989 against a step-time ratio of 1.091). Over stages the slow rank
+ * moves only its own stage's median, not at all with three ranks or more
+ * a stage. sc holds n + 2 nst + 1 values of scratch; v is reordered. */
+static int64_t staged_median(int64_t *v, const int32_t *st, size_t n, size_t nst, int64_t *sc)
+{
+    bool known = nst >= 2, two = false; /* every rank's stage known; two of them or more */
+    for (size_t k = 0; k < n && known; k++) {
+        known = st[k] >= 0 && (size_t)st[k] < nst;
+        two |= st[k] != st[0];
+    }
+    if (!known || !two)
+        return mt_stats_median_i64(v, n);
+    /* by stage: a counting sort (stages are indices below nst) */
+    int64_t *by = sc, *at = sc + n, *sm = sc + n + nst + 1;
+    memset(at, 0, (nst + 1) * sizeof *at);
+    for (size_t k = 0; k < n; k++)
+        at[st[k] + 1]++;
+    for (size_t q = 0; q < nst; q++)
+        at[q + 1] += at[q];
+    for (size_t k = 0; k < n; k++)
+        by[at[st[k]]++] = v[k];
+    size_t ns = 0, lo = 0;
+    for (size_t q = 0; q < nst; q++) { /* at[q]: the end of stage q's values now */
+        size_t hi = (size_t)at[q];
+        if (hi > lo)
+            sm[ns++] = mt_stats_median_i64(by + lo, hi - lo);
+        lo = hi;
+    }
+    return mt_stats_median_i64(sm, ns);
+}
+
 /* Distinct values of v[0..n) into *out (sorted); their count. */
 static size_t distinct(int32_t *v, size_t n)
 {
@@ -565,7 +702,7 @@ static size_t distinct(int32_t *v, size_t n)
     return k;
 }
 
-mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_critpath_t *c)
+mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const uint8_t *late, mt_critpath_t *c)
 {
     mt_cp_ideal_t *I = &c->ideal;
     memset(I, 0, sizeof *I);
@@ -576,6 +713,10 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
     int64_t *actual = malloc((N ? N : 1) * sizeof *actual);
     int64_t *ideal = malloc((N ? N : 1) * sizeof *ideal);
     int64_t *vals = malloc((N ? N : 1) * sizeof *vals);
+    /* staged_median's stages of the ranks' means and its scratch */
+    size_t nst = rq->n_coords ? 0 : rq->n_stages;
+    int32_t *rst = malloc((NR ? NR : 1) * sizeof *rst);
+    int64_t *ssc = malloc((NR + 2 * nst + 1) * sizeof *ssc);
     uint64_t *hk = malloc((N ? N : 1) * sizeof *hk); /* name hashes of the used steps' nodes */
     uint32_t *kn = malloc((N ? N : 1) * sizeof *kn); /* ... and the nodes */
     coord_t *co = malloc((NR ? NR : 1) * sizeof *co);
@@ -585,7 +726,7 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
     uint32_t *nref = NULL;
     double *rex = NULL; /* per rank: its measured durations' excess over the ideal ones */
     scen_t *sc = NULL;
-    if (!job_start || !actual || !ideal || !vals || !hk || !kn || !co || !ws || !ss)
+    if (!job_start || !actual || !ideal || !vals || !rst || !ssc || !hk || !kn || !co || !ws || !ss)
         goto out;
     for (size_t j = 0; j < c->n_steps; j++)
         job_start[j] = c->steps[j].start_ns;
@@ -609,13 +750,18 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
      * -> hash spares hashing the same long kernel name again and again */
     cp_name_memo_t memo[CP_NAME_MEMO];
     memset(memo, 0, sizeof memo);
+    /* A pipeline's run is replayed as one (lanes_t.carry): the nodes
+     * outside the used steps take the typical value of their name too (a
+     * slow GPU's warm-up chunk at its measured length held every later
+     * chunk of the ideal back by as much), from the used steps' values. */
+    bool carry = !rq->n_coords && rq->n_stages >= 2 && rq->stage_ranks && rq->stage_first && c->n_steps >= 2;
     size_t nk = 0;
     for (size_t i = 0; i < N; i++) {
         const cp_node_t *n = &g->nodes[i];
         int64_t T = n->inst >= 0 ? cp_node_T(g, n) : 0;
         actual[i] = n->inst >= 0 ? (T > 0 ? T : 0) : n->e - n->s;
         ideal[i] = actual[i];
-        if (n->job >= 0 && c->steps[n->job].used) {
+        if (carry || (n->job >= 0 && c->steps[n->job].used)) {
             hk[nk] = cp_name_hash(memo, n);
             kn[nk++] = (uint32_t)i;
         }
@@ -624,25 +770,48 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
      * (qsort with a comparator cost 10 % of the what-if on 256 ranks) */
     if (mt_sort_u64(hk, kn, nk) != MT_OK)
         goto out;
-    for (size_t a = 0; a < nk;) {
-        size_t b = a;
-        while (b < nk && hk[b] == hk[a])
+    for (size_t a0 = 0; a0 < nk;) {
+        size_t b = a0;
+        while (b < nk && hk[b] == hk[a0])
             b++;
+        /* the group's nodes of used steps first (stable: still by node) */
+        size_t a = a0, u = a0;
+        if (carry) {
+            for (size_t k = a0; k < b; k++) {
+                const cp_node_t *n = &g->nodes[kn[k]];
+                if (n->job >= 0 && c->steps[n->job].used)
+                    vals[u++ - a0] = (int64_t)kn[k];
+            }
+            size_t o = u;
+            for (size_t k = a0; k < b; k++) {
+                const cp_node_t *n = &g->nodes[kn[k]];
+                if (!(n->job >= 0 && c->steps[n->job].used))
+                    vals[o++ - a0] = (int64_t)kn[k];
+            }
+            for (size_t k = a0; k < b; k++)
+                kn[k] = (uint32_t)vals[k - a0];
+        } else {
+            u = b;
+        }
+        if (u == a0) { /* no value of a used step: as measured */
+            a0 = b;
+            continue;
+        }
         const cp_node_t *n0 = &g->nodes[kn[a]];
         int64_t typical;
         if (n0->cls == MT_AN_COMM) {
             /* the median transfer (the mean of the two middle values) */
-            for (size_t k = a; k < b; k++)
+            for (size_t k = a; k < u; k++)
                 vals[k - a] = actual[kn[k]];
             /* by selection: a sort of every transfer of the job's most
              * common collective was a quarter of the what-if's own work */
-            typical = mt_stats_median_i64(vals, b - a);
+            typical = mt_stats_median_i64(vals, u - a);
         } else if (rq->n_coords) {
             /* a timeline (the paper's jobs): the mean, as its artifact */
             double sum = 0;
-            for (size_t k = a; k < b; k++)
+            for (size_t k = a; k < u; k++)
                 sum += (double)actual[kn[k]];
-            typical = (int64_t)(sum / (double)(b - a) + 0.5);
+            typical = (int64_t)(sum / (double)(u - a) + 0.5);
         } else {
             /* a Kineto job: the median over ranks of each rank's mean, the
              * straggler what-if's "median rank's speed". The paper's mean
@@ -651,31 +820,36 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
              * ideal with it (issue 38: S 1.197 against the twins' 1.225).
              * The nodes come rank by rank (node ids, stable sort). */
             size_t nr = 0;
-            for (size_t x = a; x < b;) {
+            for (size_t x = a; x < u;) {
                 size_t y = x;
                 double sum = 0;
                 int32_t ri = g->nodes[kn[x]].rank_i;
-                while (y < b && g->nodes[kn[y]].rank_i == ri)
+                while (y < u && g->nodes[kn[y]].rank_i == ri)
                     sum += (double)actual[kn[y++]];
-                vals[nr++] = (int64_t)(sum / (double)(y - x) + 0.5);
+                vals[nr] = (int64_t)(sum / (double)(y - x) + 0.5);
+                rst[nr++] = co[ri].stage;
                 x = y;
             }
-            typical = mt_stats_median_i64(vals, nr);
+            typical = staged_median(vals, rst, nr, nst, ssc);
         }
         for (size_t k = a; k < b; k++)
             ideal[kn[k]] = typical;
-        a = b;
+        a0 = b;
     }
     /* read by nothing below: freed before the replays' tables come (20
      * bytes a node, 33 MB of process 0's peak at 4096 ranks x 320) */
     free(vals);
+    free(rst);
+    free(ssc);
     free(hk);
     free(kn);
     vals = NULL;
+    rst = NULL;
+    ssc = NULL;
     hk = NULL;
     kn = NULL;
     /* every node of the same name outside the used steps too */
-    ctx_t x = {co, g, NULL, NULL};
+    ctx_t x = {co, g, NULL, NULL, carry, late};
     /* the reads of each node's end in a sweep (lanes_t.nref): ln_start's
      * predecessors of the same step, ln_sync's activity waited for */
     nref = calloc(N ? N : 1, sizeof *nref);
@@ -683,15 +857,15 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
         goto out;
     for (size_t k = 0; k < N; k++) {
         const cp_hot_t *h = &g->hot[k];
-        if (h->job < 0)
+        if (h->job < 0 && !carry)
             continue;
         for (int q = 0; q < 3; q++)
-            if (h->pred[q] >= 0 && (h->flags >> q & 1))
+            if (h->pred[q] >= 0 && (carry || (h->flags >> q & 1)))
                 nref[h->pred[q]]++;
     }
     for (size_t j = 0; j < g->n_syncs; j++) {
         const cp_sync_t *S = &g->syncs[j];
-        if (S->w >= 0 && g->nodes[S->w].e >= S->s && g->nodes[S->w].job == S->job)
+        if (S->w >= 0 && g->nodes[S->w].e >= S->s && (carry || g->nodes[S->w].job == S->job))
             nref[S->w]++;
     }
     x.nref = nref;
@@ -909,6 +1083,8 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_crit
     st = MT_OK;
 out:
     free(job_start);
+    free(rst);
+    free(ssc);
     free(sc);
     free(actual);
     free(ideal);

@@ -230,7 +230,8 @@ typedef struct cp_scen {
     const uint8_t *late;  /* per rank: bit 1, the straggler what-if's ranks: their host pauses
                            * and host collective arrivals without their lateness (cp_sync_t.late);
                            * bit 2, those with a slow host: no launch gaps of their own (what-if
-                           * "launch" on that rank alone); NULL: none */
+                           * "launch" on that rank alone; the ideal what-if's too, cp_ideal_run);
+                           * NULL: none */
 } cp_scen_t;
 
 /* Replayed times of one scenario (cp_run.c). */
@@ -272,9 +273,11 @@ size_t cp_strips_pick(const mt_critpath_t *c, size_t pick[2], const char *why[2]
 mt_status_t cp_strip_add(const cp_graph_t *g, mt_critpath_t *c, size_t j, const char *why, const cp_pseg_t *ps,
                          size_t np);
 
-/* The ideal what-if (critpath.h mt_cp_ideal_t) into c->ideal. MT_OK or
- * MT_ERR_NOMEM. */
-mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_critpath_t *c);
+/* The ideal what-if (critpath.h mt_cp_ideal_t) into c->ideal; late
+ * (per rank_i, cp_scen_t.late, borrowed; NULL: none): bit 2 marks the
+ * stragglers whose host is slow, whose launch gaps the ideal drops where
+ * it makes them ideal. MT_OK or MT_ERR_NOMEM. */
+mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const uint8_t *late, mt_critpath_t *c);
 
 /* A node's end event's time: its end, or its instance's last arrival
  * when that is later. */
