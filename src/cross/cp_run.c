@@ -1893,9 +1893,11 @@ static int annot_causes(const cp_graph_t *g, const rc_t *x, mt_critpath_t *c)
 
 /* Charge the waits of the members of instance I (host: a host
  * collective, its members syncs; else a GPU one, its members nodes) to
- * their causes. 0, or -1 out of memory. Inlined: host a constant in each
- * copy. */
-CP_INLINE int rc_inst(const cp_graph_t *g, mt_critpath_t *c, rc_t *x, const cp_inst_t *I, bool host)
+ * their causes. 0, or -1 out of memory. Not forced inline: one copy keeps
+ * walk_p and rc_charge inlined into it (two forced copies called them:
+ * mt_critpath_run 1.2 % more instructions on the 256-rank job of
+ * scripts/bench, against 0.17 % so). */
+static int rc_inst(const cp_graph_t *g, mt_critpath_t *c, rc_t *x, const cp_inst_t *I, bool host)
 {
     const int32_t *mem = host ? g->hmem : g->imem;
     /* a member's arrival, rank and rank step */
