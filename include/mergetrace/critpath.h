@@ -127,12 +127,14 @@
  *                step starts shifted with their ranks' host, like its
  *                ends), and also projects the period as "stage" does.
  *  root causes   (Scalasca's delay costs) each wait of a participant p of
- *                a matched instance I (w = last arrival - p's arrival) is
+ *                a matched instance I, a GPU collective or a host one
+ *                (a gloo:* range; p's walk then starts on its host at its
+ *                arrival) (w = last arrival - p's arrival) is
  *                charged to the late rank q (the last arrival) by comparing
  *                what q and p did since their previous synchronisation
  *                point. q's arrival is walked back along the binding edges
  *                (as the critical path) until the walk leaves the transfer
- *                of an instance p took part in (w0 = that instance's last
+ *                of an instance (GPU or host) p took part in (w0 = that instance's last
  *                arrival) or reaches the job step start (w0); p's arrival
  *                is walked back to the same w0. Each walk tiles [w0, its
  *                arrival) with segments keyed by kind and name: compute and

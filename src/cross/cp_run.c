@@ -967,7 +967,7 @@ enum { WK_PATH, WK_REC, WK_Q, WK_P };
 
 CP_INLINE void sink_q(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node);
 CP_INLINE void sink_p(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t node);
-CP_INLINE int cross_q(walk_t *w, int32_t inst);
+CP_INLINE int cross_q(walk_t *w, int32_t inst, bool host);
 
 /* cp_path_of's recording: the segments as they come (backward). */
 typedef struct rec {
@@ -1065,6 +1065,12 @@ CP_INLINE void walk_core(walk_t *w, int mode, int32_t rank_i, int32_t node, bool
                 const int64_t cur0 = w->cur;
                 if (I->last >= 0 && I->maxstart > s->s && I->maxstart <= w->cur) {
                     seg(w, mode, rank_i, MT_CP_COMM, I->maxstart, -1);
+                    /* a synchronisation point of the root causes (as a
+                     * GPU instance's transfer) */
+                    if (mode == WK_Q && cross_q(w, s->hi, true)) {
+                        w->stop = true;
+                        break;
+                    }
                     rank_i = g->syncs[I->last].rank_i;
                     if (w->cur == g->syncs[I->last].s)
                         known = g->syncs[I->last].sb;
@@ -1092,7 +1098,7 @@ CP_INLINE void walk_core(walk_t *w, int mode, int32_t rank_i, int32_t node, bool
             if (n->inst >= 0 && g->inst[n->inst].maxstart <= w->cur) {
                 const cp_inst_t *I = &g->inst[n->inst];
                 seg(w, mode, rank_i, MT_CP_COMM, I->maxstart, id);
-                if (mode == WK_Q && cross_q(w, n->inst)) {
+                if (mode == WK_Q && cross_q(w, n->inst, false)) {
                     w->stop = true;
                     break;
                 }
@@ -1379,7 +1385,8 @@ typedef struct rc_ann {
 /* Where the late rank's walk left the transfer of an instance. */
 typedef struct rc_cross {
     size_t pos;           /* segments before it */
-    int32_t inst;
+    int32_t inst;         /* in g->inst, or in g->hin when host */
+    bool host;            /* a host collective */
     int64_t t;            /* its last arrival (clipped to the step start) */
 } rc_cross_t;
 
@@ -1452,11 +1459,12 @@ typedef struct rc {
     itab_t ktab;          /* over keys */
     int32_t *nkey, *wkey; /* per node: its key; comm_wait key of a matched comm node, -1 */
     int32_t *mr;          /* per instance member (imem order): member ranks, sorted within each instance */
+    int32_t *hmr;         /* the same per host collective member (hmem order) */
     rc_seg_t *segs;       /* the late rank's walk */
     size_t n_segs, cap_segs;
     rc_cross_t *cross;
     size_t n_cross, cap_cross;
-    const cp_inst_t *inst; /* the instance whose waits are charged */
+    const cp_inst_t *inst; /* the instance whose waits are charged (GPU or host) */
     int64_t *accq, *accp; /* per key: the late rank's and the waiting rank's time */
     int32_t *touched;     /* keys with time in accq: touched[0 .. n_tq); in accp: touched[n_keys ..][0 .. n_tp) */
     uint8_t *mark;        /* per key: bit 0 in the first list, bit 1 in the second */
@@ -1585,23 +1593,24 @@ CP_INLINE void sink_q(walk_t *w, int32_t rank_i, int kind, int64_t d, int32_t no
         w->stop = true;
 }
 
-/* The late rank's walk left instance K's transfer: a synchronisation point
- * for the waiting ranks in K; the walk ends when K holds them all. */
-CP_INLINE int cross_q(walk_t *w, int32_t inst)
+/* The late rank's walk left instance K's transfer (host: a host
+ * collective, g->hin): a synchronisation point for the waiting ranks in
+ * K; the walk ends when K holds them all. */
+CP_INLINE int cross_q(walk_t *w, int32_t inst, bool host)
 {
     rc_t *x = w->ctx;
     if (MT_GROW(x->cross, x->cap_cross, x->n_cross + 1, 16)) {
         x->err = 1;
         return 1;
     }
-    x->cross[x->n_cross++] = (rc_cross_t){x->n_segs, inst, w->cur};
-    const cp_inst_t *K = &x->g->inst[inst];
+    x->cross[x->n_cross++] = (rc_cross_t){x->n_segs, inst, host, w->cur};
+    const cp_inst_t *K = host ? &x->g->hin[inst] : &x->g->inst[inst];
     if (K->n < x->inst->n)
         return 0;
     /* K holds every rank of x->inst when it holds n_irank distinct ones
      * marked in in_at: one pass over K (its member ranks sorted), not a
      * search of K per member of x->inst */
-    const int32_t *v = x->mr + K->m0;
+    const int32_t *v = (host ? x->hmr : x->mr) + K->m0;
     size_t have = 0;
     for (uint32_t m = 0; m < K->n; m++)
         have += (m == 0 || v[m] != v[m - 1]) && x->in_at[v[m]] == x->stamp;
@@ -1616,9 +1625,11 @@ CP_INLINE int cross_q(walk_t *w, int32_t inst)
 static int32_t first_cross(rc_t *x, int32_t rank_i)
 {
     while (x->fc_at[rank_i] != x->stamp && x->fc_next < x->n_cross) {
-        const cp_inst_t *K = &x->g->inst[x->cross[x->fc_next].inst];
+        const rc_cross_t *y = &x->cross[x->fc_next];
+        const cp_inst_t *K = y->host ? &x->g->hin[y->inst] : &x->g->inst[y->inst];
+        const int32_t *v = (y->host ? x->hmr : x->mr) + K->m0;
         for (uint32_t m = 0; m < K->n; m++) {
-            int32_t r = x->mr[K->m0 + m];
+            int32_t r = v[m];
             if (x->fc_at[r] != x->stamp) {
                 x->fc_at[r] = x->stamp;
                 x->fc[r] = (int32_t)x->fc_next;
@@ -1671,6 +1682,7 @@ static void rc_free(rc_t *x)
     free(x->nkey);
     free(x->wkey);
     free(x->mr);
+    free(x->hmr);
     free(x->segs);
     free(x->cross);
     free(x->accq);
@@ -1686,7 +1698,21 @@ static void rc_free(rc_t *x)
     free(x->fc);
 }
 
-/* Keys of every node and the sorted member ranks of every instance. */
+/* Sort each instance's member ranks mr[I.m0 .. I.m0 + I.n) of inst[0 .. n). */
+static void member_ranks_sort(int32_t *mr, const cp_inst_t *inst, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int32_t *v = mr + inst[i].m0;
+        uint32_t k = 1;
+        while (k < inst[i].n && v[k - 1] <= v[k])
+            k++;
+        if (k < inst[i].n) /* members usually come in rank order already */
+            qsort(v, inst[i].n, sizeof *v, mt_cmp_i32);
+    }
+}
+
+/* Keys of every node and the sorted member ranks of every instance (GPU
+ * and host). */
 static int rc_init(const cp_graph_t *g, rc_t *x)
 {
     size_t nn = g->n_nodes ? g->n_nodes : 1;
@@ -1735,14 +1761,13 @@ static int rc_init(const cp_graph_t *g, rc_t *x)
     }
     for (size_t i = 0; i < g->n_imem; i++)
         x->mr[i] = g->nodes[g->imem[i]].rank_i;
-    for (size_t i = 0; i < g->n_inst; i++) {
-        int32_t *v = x->mr + g->inst[i].m0;
-        uint32_t k = 1;
-        while (k < g->inst[i].n && v[k - 1] <= v[k])
-            k++;
-        if (k < g->inst[i].n) /* members usually come in rank order already */
-            qsort(v, g->inst[i].n, sizeof *v, mt_cmp_i32);
-    }
+    member_ranks_sort(x->mr, g->inst, g->n_inst);
+    x->hmr = malloc((g->n_hmem ? g->n_hmem : 1) * sizeof *x->hmr);
+    if (!x->hmr)
+        return -1;
+    for (size_t i = 0; i < g->n_hmem; i++)
+        x->hmr[i] = g->syncs[g->hmem[i]].rank_i;
+    member_ranks_sort(x->hmr, g->hin, g->n_hin);
     /* per rank: its annotations and "none" */
     x->aoff = malloc((g->n_ranks + 1) * sizeof *x->aoff);
     if (!x->aoff)
@@ -1866,6 +1891,74 @@ static int annot_causes(const cp_graph_t *g, const rc_t *x, mt_critpath_t *c)
     return 0;
 }
 
+/* Charge the waits of the members of instance I (host: a host
+ * collective, its members syncs; else a GPU one, its members nodes) to
+ * their causes. 0, or -1 out of memory. Not forced inline: one copy keeps
+ * walk_p and rc_charge inlined into it (two forced copies called them:
+ * mt_critpath_run 1.2 % more instructions on the 256-rank job of
+ * scripts/bench, against 0.17 % so). */
+static int rc_inst(const cp_graph_t *g, mt_critpath_t *c, rc_t *x, const cp_inst_t *I, bool host)
+{
+    const int32_t *mem = host ? g->hmem : g->imem;
+    /* a member's arrival, rank and rank step */
+#define RC_S(id) (host ? g->syncs[id].s : g->nodes[id].s)
+#define RC_RANK(id) (host ? g->syncs[id].rank_i : g->nodes[id].rank_i)
+#define RC_RSTEP(id) (host ? g->syncs[id].rstep : g->nodes[id].rstep)
+    if (I->last < 0)
+        return 0;
+    const int32_t q = I->last, q_rank = RC_RANK(q), q_rstep = RC_RSTEP(q);
+    if (q_rstep < 0 || g->rs[q_rstep].job < 0 || !c->steps[g->rs[q_rstep].job].used)
+        return 0;
+    int64_t t0 = c->steps[g->rs[q_rstep].job].start_ns;
+    bool walked = false;
+    int64_t qend = t0;
+    for (uint32_t k = 0; k < I->n; k++) {
+        int32_t pid = mem[I->m0 + k];
+        const int64_t ps = RC_S(pid);
+        const int32_t p_rank = RC_RANK(pid);
+        int64_t wait = I->maxstart - ps;
+        if (pid == q || wait <= 0 || p_rank == q_rank)
+            continue;
+        c->wait_ns += wait;
+        if (!walked) {
+            /* the late rank's walk, once per instance */
+            x->n_segs = x->n_cross = x->n_walk = x->fc_next = x->n_irank = 0;
+            x->inst = I;
+            x->stamp++;
+            const int32_t *mr = (host ? x->hmr : x->mr) + I->m0;
+            for (uint32_t m = 0; m < I->n; m++) {
+                x->n_irank += x->in_at[mr[m]] != x->stamp;
+                x->in_at[mr[m]] = x->stamp;
+            }
+            walk_t wq = {.g = g, .c = c, .t0 = t0, .cur = RC_S(q), .ctx = x};
+            /* a host arrival is walked back on its host (node -1) */
+            walk_q(&wq, q_rank, host ? -1 : q);
+            if (x->err)
+                return -1;
+            qend = wq.cur;
+            walked = true;
+        }
+        /* the previous synchronisation point: the first instance on
+         * the late rank's walk that p took part in */
+        size_t npos = x->n_segs;
+        int64_t w0 = qend;
+        int32_t y = first_cross(x, p_rank);
+        if (y >= 0) {
+            npos = x->cross[y].pos;
+            w0 = x->cross[y].t;
+        }
+        x->n_walk = 0;
+        walk_t wp = {.g = g, .c = c, .t0 = w0, .cur = ps, .ctx = x};
+        walk_p(&wp, p_rank, host ? -1 : pid);
+        if (rc_charge(x, c, q_rank, npos, wait))
+            return -1;
+    }
+#undef RC_S
+#undef RC_RANK
+#undef RC_RSTEP
+    return 0;
+}
+
 static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
 {
     rc_t x = {0};
@@ -1890,51 +1983,15 @@ static mt_status_t root_causes(const cp_graph_t *g, mt_critpath_t *c)
                 __builtin_prefetch(&x.nkey[m > 8 ? m - 8 : 0]); /* their keys (seg_key) */
             }
         }
-        const cp_node_t *qn = &g->nodes[I->last];
-        if (qn->rstep < 0 || g->rs[qn->rstep].job < 0 || !c->steps[g->rs[qn->rstep].job].used)
-            continue;
-        int64_t t0 = c->steps[g->rs[qn->rstep].job].start_ns;
-        bool walked = false;
-        int64_t qend = t0;
-        for (uint32_t k = 0; k < I->n; k++) {
-            int32_t pid = g->imem[I->m0 + k];
-            const cp_node_t *pn = &g->nodes[pid];
-            int64_t wait = I->maxstart - pn->s;
-            if (pid == I->last || wait <= 0 || pn->rank_i == qn->rank_i)
-                continue;
-            c->wait_ns += wait;
-            if (!walked) {
-                /* the late rank's walk, once per instance */
-                x.n_segs = x.n_cross = x.n_walk = x.fc_next = x.n_irank = 0;
-                x.inst = I;
-                x.stamp++;
-                for (uint32_t m = 0; m < I->n; m++) {
-                    int32_t r = x.mr[I->m0 + m];
-                    x.n_irank += x.in_at[r] != x.stamp;
-                    x.in_at[r] = x.stamp;
-                }
-                walk_t wq = {.g = g, .c = c, .t0 = t0, .cur = qn->s, .ctx = &x};
-                walk_q(&wq, qn->rank_i, I->last);
-                if (x.err)
-                    goto out;
-                qend = wq.cur;
-                walked = true;
-            }
-            /* the previous synchronisation point: the first instance on
-             * the late rank's walk that p took part in */
-            size_t npos = x.n_segs;
-            int64_t w0 = qend;
-            int32_t y = first_cross(&x, pn->rank_i);
-            if (y >= 0) {
-                npos = x.cross[y].pos;
-                w0 = x.cross[y].t;
-            }
-            x.n_walk = 0;
-            walk_t wp = {.g = g, .c = c, .t0 = w0, .cur = pn->s, .ctx = &x};
-            walk_p(&wp, pn->rank_i, pid);
-            if (rc_charge(&x, c, qn->rank_i, npos, wait))
-                goto out;
-        }
+        if (rc_inst(g, c, &x, I, false))
+            goto out;
+    }
+    /* host collectives (gloo): a member blocked in its range until the
+     * last arrival waited as a GPU instance's member does; the walks start
+     * on the hosts, at the arrivals */
+    for (size_t ii = 0; ii < g->n_hin; ii++) {
+        if (rc_inst(g, c, &x, &g->hin[ii], true))
+            goto out;
     }
     /* the top causes */
     mt_cp_name_t *top = calloc(x.n_cs ? x.n_cs : 1, sizeof *top);

@@ -80,6 +80,20 @@ def main():
         s = st["ideal"]["s"]
         check(abs(s - s_true) <= 0.1 * s_true, "%s: S %.3f, without the sleep about %.3f" % (tag, s, s_true))
         check(st["ideal"]["m_w"]["rank"] == 2, "%s: M_W names rank %s" % (tag, st["ideal"]["m_w"]["rank"]))
+        # the waiting at the gloo all_reduce is charged to its cause: each
+        # of the 3 other ranks waits about the sleep per used step, and the
+        # sleep is rank 2's host time (the walks start at host collectives)
+        rc = st["root_causes"]
+        top = rc["causes"][0] if rc["causes"] else {}
+        check(top.get("rank") == 2 and top.get("kind") == "host",
+              "%s: the top root cause is rank 2's host (%s)" % (tag, top))
+        per = top.get("us", 0.0) / (3 * st["used"]) if st["used"] else 0.0
+        check(abs(per - sleep) <= 0.1 * sleep,
+              "%s: rank 2's host caused %.1f us of waiting per waiting rank and step, the sleep %.0f us"
+              % (tag, per, sleep))
+        caused = {x["rank"]: x["wait_caused_us"] for x in st["critical_path"]["ranks"]}
+        check(rc["wait_us"] > 0 and caused.get(2, 0) >= 0.9 * rc["wait_us"],
+              "%s: rank 2 caused %.1f us of the %.1f us waited" % (tag, caused.get(2, 0), rc["wait_us"]))
     print("%d checks, %d failed" % (checks, failed))
     return 1 if failed else 0
 
