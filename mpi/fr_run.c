@@ -405,11 +405,80 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input_list_
     return code;
 }
 
+int fr_from_nccl(const options_t *o, const input_list_t *files, const nccl_job_t *nj, fr_job_t *fr)
+{
+    bool any = false;
+    size_t n = 0;
+    for (size_t i = 0; i < nj->n; i++) {
+        any |= nj->r[i].info.in_flight > 0;
+        n += nj->r[i].info.is_nccl == MT_NCCL_FMT_PLUGIN && !nj->r[i].info.left_out;
+    }
+    if (fr->any || !any)
+        return 0;
+    mt_nccl_file_t **nf = calloc(n, sizeof *nf);
+    int32_t *ranks = calloc(n, sizeof *ranks);
+    fr->dumps = calloc(n, sizeof *fr->dumps);
+    fr->paths = calloc(n, sizeof *fr->paths);
+    fr->bytes = calloc(n, sizeof *fr->bytes);
+    int code = nf && ranks && fr->dumps && fr->paths && fr->bytes ? 0 : MT_EXIT_ERROR;
+    if (code)
+        say("mergetrace: out of memory\n");
+    size_t k = 0;
+    for (size_t i = 0; !code && i < nj->n; i++) {
+        const nccl_rank_t *r = &nj->r[i];
+        if (r->info.is_nccl != MT_NCCL_FMT_PLUGIN || r->info.left_out)
+            continue;
+        const input_file_t *in = &files->files[r->file_index];
+        mt_error_t err;
+        mt_error_clear(&err);
+        mt_status_t st = mt_nccl_load(in->path, &nf[k], &err);
+        if (st != MT_OK) {
+            say("mergetrace: %s%s: rank %d: read again for the hang analysis: %s\n", o->job_tag, in->path, (int)r->rank,
+                err.msg[0] ? err.msg : mt_status_str(st));
+            code = options_exit_code(st);
+            break;
+        }
+        ranks[k] = r->rank;
+        fr->paths[k] = in->path;
+        fr->bytes[k] = in->bytes;
+        k++;
+    }
+    if (!code) {
+        mt_error_t err;
+        mt_error_clear(&err);
+        mt_status_t st = mt_fr_from_nccl((const mt_nccl_file_t *const *)nf, ranks, k, fr->dumps, &err);
+        if (st == MT_OK) {
+            fr->n = k;
+            st = mt_fr_hang_analyse(fr->dumps, fr->n, &fr->hang, &err);
+        }
+        if (st != MT_OK) {
+            say("mergetrace: %sthe hang analysis of the NCCL plugin's files: %s\n", o->job_tag,
+                err.msg[0] ? err.msg : mt_status_str(st));
+            code = st == MT_ERR_NOMEM ? MT_EXIT_ERROR : options_exit_code(st);
+        }
+    }
+    for (size_t i = 0; i < k; i++)
+        mt_nccl_file_free(nf[i]);
+    free(nf);
+    free(ranks);
+    if (code) {
+        fr_free(fr);
+        return code;
+    }
+    fr->any = fr->from_nccl = true;
+    fr->hung = fr->hang.kind != MT_FR_NO_HANG;
+    return 0;
+}
+
 void fr_print(const options_t *o, const fr_job_t *fr)
 {
     if (!fr->any || o->quiet || o->json)
         return;
-    printf("\nflight recorder (%zu dump%s):\n", fr->n, fr->n == 1 ? "" : "s");
+    if (fr->from_nccl)
+        printf("\nNCCL plugin files with collectives in flight at their end (%zu file%s): hang analysis\n", fr->n,
+               fr->n == 1 ? "" : "s");
+    else
+        printf("\nflight recorder (%zu dump%s):\n", fr->n, fr->n == 1 ? "" : "s");
     mt_fr_hang_write_text(&fr->hang, out_write, NULL);
 }
 

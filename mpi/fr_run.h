@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "inputs.h"
+#include "nccl_job.h"
 #include "mergetrace/mergetrace.h"
 #include "options.h"
 
@@ -20,6 +21,7 @@ typedef struct fr_job {
     const char **paths;     /* process 0: dumps[i]'s file (borrowed from the input list) */
     uint64_t *bytes;        /* process 0: dumps[i]'s file size */
     mt_fr_hang_t hang;      /* process 0, when any: the verdict */
+    bool from_nccl;         /* the "dumps" were made from the NCCL plugin's files (fr_from_nccl) */
 } fr_job_t;
 
 /* Collective over comm, after load_prepare: the Flight Recorder dumps that
@@ -40,6 +42,16 @@ typedef struct fr_job {
  * MT_EXIT_OK (MT_EXIT_ERROR when an output cannot be written). */
 int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input_list_t *files,
              const mt_rankmap_t *map, fr_job_t *fr);
+
+/* Process 0, after the job's NCCL files were loaded (nj), when no Flight
+ * Recorder dump was given (fr->any false): if a plugin file ends with
+ * tasks in flight (a process that hung or was killed inside a
+ * collective), every plugin file of the job is read again here, turned
+ * into dumps (mt_fr_from_nccl) and analysed into *fr, which then joins the
+ * outputs as dumps beside traces do (exit 4 for a hang). 0, or an exit
+ * code after saying why (a file that cannot be read again, out of
+ * memory). */
+int fr_from_nccl(const options_t *o, const input_list_t *files, const nccl_job_t *nj, fr_job_t *fr);
 
 /* Process 0, beside traces: the verdict on the terminal after the summary
  * (nothing with -q or --json). */

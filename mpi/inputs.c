@@ -89,6 +89,14 @@ static bool ends_with(const char *s, const char *suf)
     return n >= m && strcmp(s + n - m, suf) == 0;
 }
 
+/* The NCCL plugin's file of a process that never finished (it hung and
+ * was killed): the plugin renames ".<host>-pid<pid>.jsonl.tmp" into place
+ * only at a clean end, and that file is what a hang post-mortem needs. */
+static bool is_plugin_temp(const char *n)
+{
+    return n[0] == '.' && ends_with(n, ".jsonl.tmp") && strlen(n) > strlen("..jsonl.tmp");
+}
+
 /* Kineto traces (.json, .json.gz), NCCL plugin files (.jsonl, .jsonl.gz),
  * NCCL Inspector logs (.log, .log.gz) and Nsight Systems exports (.sqlite);
  * what a file is gets decided by its content when loaded. */
@@ -207,7 +215,7 @@ static int walk(walk_t *w, const char *dir, const struct stat *dst)
     int rc = 0;
     for (int e = 0; e < n_ents; e++) {
         const struct dirent *de = ents[e];
-        if (rc || de->d_name[0] == '.')
+        if (rc || (de->d_name[0] == '.' && !is_plugin_temp(de->d_name)))
             continue;
         size_t n = strlen(dir) + strlen(de->d_name) + 2;
         char *p = malloc(n);
@@ -217,7 +225,7 @@ static int walk(walk_t *w, const char *dir, const struct stat *dst)
         }
         snprintf(p, n, "%s%s%s", dir, ends_with(dir, "/") ? "" : "/", de->d_name);
         struct stat st;
-        bool named = is_input_name(de->d_name);
+        bool named = is_input_name(de->d_name) || is_plugin_temp(de->d_name);
         if (!named && stat(p, &st) == 0 && S_ISREG(st.st_mode))
             named = is_fr_dump(p); /* PyTorch names them <prefix><rank>: no extension */
         if (stat(p, &st) != 0) {

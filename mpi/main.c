@@ -77,6 +77,9 @@ static int job_run(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input
     /* ---- cross-rank analyses, pipeline, gates and views on process 0 ---- */
     if (code == MT_EXIT_OK && me == 0)
         code = job_cross(o, files, j, pt);
+    /* ---- the NCCL plugin's files of a job that hung: their verdict ---- */
+    if (code == MT_EXIT_OK && me == 0 && fr)
+        code = fr_from_nccl(o, files, &j->nccl, fr);
     procs_bcast(&code, 1, MPI_INT, 0, comm);
     j->fr = fr && fr->any ? fr : NULL; /* the dumps' verdict joins the outputs */
     return code;

@@ -25,7 +25,7 @@ typedef struct nccl_info {
                                * profiler tasks without kernel-channel GPU stamps */
     uint64_t comm_hash;       /* example profiler: the file's communicator */
     int32_t left_out;         /* example profiler: a communicator other than the job's largest */
-    int32_t pad_;
+    int32_t in_flight;        /* plugin file: tasks not done at its end when the process did not exit (capped) */
     char host[64];
 } nccl_info_t;
 

@@ -14,6 +14,7 @@
  * MB). */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT; clock_gettime */
 #include "procs.h"
+#include "say.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -261,6 +262,15 @@ double procs_wtime(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* A call this file cannot give its meaning (a datatype or operation not
+ * listed below): a bug of the program, said and stopped in every build
+ * (an assert would let a Release build copy the wrong number of bytes). */
+static _Noreturn void internal_error(const char *what)
+{
+    say("mergetrace: internal error: procs: %s\n", what);
+    abort();
+}
+
 /* Bytes of count elements of a predefined type, for the one-process
  * copies. Handles compare without MPI_Init (constants or addresses). */
 static size_t bytes_of(int count, MPI_Datatype t)
@@ -280,7 +290,8 @@ static size_t bytes_of(int count, MPI_Datatype t)
         k = sizeof(double);
     else if (t == MPI_LONG_INT)
         k = sizeof(struct { long v; int i; });
-    assert(k && "procs: a type without its one-process size");
+    if (!k) /* a type this file does not know: every build stops here, not only those with asserts */
+        internal_error("a type without its one-process size");
     return k * (size_t)(count > 0 ? count : 0);
 }
 
@@ -302,7 +313,7 @@ static void copy(const void *send, void *recv, int count, MPI_Datatype t)
         else if (op == MPI_MAX)                                                                                        \
             *x = y > *x ? y : *x;                                                                                      \
         else                                                                                                           \
-            assert(!"procs: an operation without its threads' meaning");                                              \
+            internal_error("an operation without its threads' meaning");                                              \
     } while (0)
 
 typedef struct {
@@ -335,7 +346,7 @@ static void reduce_one(void *a, const void *b, MPI_Datatype t, MPI_Op op)
         if (y->v > x->v || (y->v == x->v && y->i < x->i))
             *x = *y;
     } else
-        assert(!"procs: a type without its threads' reduction");
+        internal_error("a type without its threads' reduction");
 }
 
 /* Threads: reduce count elements over the world into every recv (all) or

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "mergetrace/buf.h"
+#include "mergetrace/nccl_input.h"
 #include "mergetrace/status.h"
 
 #ifdef __cplusplus
@@ -160,6 +161,13 @@ mt_status_t mt_fr_hang_write_text(const mt_fr_hang_t *h, mt_write_fn write, void
  * read and left them. MT_OK or what write returned. */
 mt_status_t mt_fr_trace_json(const mt_fr_dump_t *dumps, size_t n, const mt_fr_hang_t *h, mt_write_fn write,
                              void *ctx);
+
+/* Dumps from the NCCL plugin's files (src/fr/fr_nccl.c says how each
+ * field maps): out[i] for files[i], whose process has global rank
+ * ranks[i] (below MT_FR_MAX_RANKS). Free each with mt_fr_dump_free.
+ * MT_ERR_NOMEM, MT_ERR_LIMIT. */
+mt_status_t mt_fr_from_nccl(const mt_nccl_file_t *const *files, const int32_t *ranks, size_t n,
+                            mt_fr_dump_t *out, mt_error_t *err);
 
 /* Lower-case name of a verdict ("never_enqueued", ...). */
 const char *mt_fr_kind_name(mt_fr_kind_t k);

@@ -76,6 +76,7 @@ typedef struct mt_nccl_file {
     bool truncated;           /* the last line had no newline (ignored) */
     int64_t last_seen_ns;     /* the latest host time (CLOCK_REALTIME) in the file: when the process last wrote */
     uint64_t in_flight;       /* tasks not DONE at the end of the file */
+    bool ended;               /* a "stats" line of the process's exit: it ended, not killed or hung */
 } mt_nccl_file_t;
 
 /* Parse buf[0..len) (the whole file's text) as plugin JSON lines; path

@@ -506,8 +506,12 @@ static mt_status_t take_line(builder_t *b, const pos_t *ps, const char *p, const
     } else if (!strcmp(type, "stats")) {
         uint64_t d = get_u64(&g, "dropped_ring_full") + get_u64(&g, "dropped_no_ring") +
                      get_u64(&g, "dropped_pool_full");
-        if (g.st == MT_OK)
+        char why[16];
+        get_str(&g, "why", why, sizeof why);
+        if (g.st == MT_OK) {
             f->dropped = d;
+            f->ended |= !strcmp(why, "exit");
+        }
     } else if (!strcmp(type, "clock") || !strcmp(type, "process")) {
         /* clock pairs: only the last time is used (when the process last
          * wrote); a second process line cannot happen */

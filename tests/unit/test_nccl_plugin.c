@@ -1145,6 +1145,8 @@ static void test_two_ranks_match(void **state)
         assert_int_equal(f->orphan_kch, 0);
         assert_int_equal(f->dropped, 0);
         assert_int_equal(mt_nccl_world_rank(f, NULL), r);
+        assert_true(f->ended); /* finalized and exited: the exit's stats line */
+        assert_int_equal(f->in_flight, 0);
         assert_true(f->has_offset_bound);
         bound[r] = f->gpu_offset_bound_ns;
         for (size_t i = 0; i < f->n_tasks; i++)
@@ -1244,6 +1246,7 @@ static void test_hang_verdict(void **state)
         assert_int_equal(ranks[r], r);
         /* in flight at the kill: AllReduce #5 on ranks 0, 1, 3, running */
         assert_int_equal(files[r]->in_flight, r == 2 ? 0 : 1);
+        assert_false(files[r]->ended); /* killed: no stats line of an exit */
         for (size_t i = 0; i < files[r]->n_tasks; i++)
             if (files[r]->tasks[i].state != MT_NCCL_TASK_DONE) {
                 assert_int_equal(files[r]->tasks[i].state, MT_NCCL_TASK_RUNNING);
