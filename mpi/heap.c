@@ -151,11 +151,14 @@ void heap_release(uint64_t json_bytes)
 }
 
 #if defined(__linux__)
-/* The number in file dir/name, or UINT64_MAX ("max", unreadable). */
+/* The number in file dir/name, or UINT64_MAX ("max", unreadable, or a
+ * path too long for the buffer: a cut one names another file). */
 static uint64_t read_u64(const char *dir, const char *name)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char path[4300];
+    int n = snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return UINT64_MAX;
     FILE *f = fopen(path, "r");
     unsigned long long v;
     int ok = f && fscanf(f, "%llu", &v) == 1;
@@ -200,8 +203,9 @@ static uint64_t cgroup_room(void)
     uint64_t room = UINT64_MAX;
     for (size_t n = root ? strlen(dir) : 0; root;) {
         char at[4200 + 32];
-        snprintf(at, sizeof at, "%s%.*s", root, (int)n, dir);
-        uint64_t l = read_u64(at, lim), u = read_u64(at, use);
+        int w = snprintf(at, sizeof at, "%s%.*s", root, (int)n, dir);
+        uint64_t l = w >= 0 && (size_t)w < sizeof at ? read_u64(at, lim) : UINT64_MAX;
+        uint64_t u = w >= 0 && (size_t)w < sizeof at ? read_u64(at, use) : UINT64_MAX;
         if (l < ((uint64_t)1 << 60) && u != UINT64_MAX) /* v1 writes "no limit" as about 2^63 */
             room = l > u ? (l - u < room ? l - u : room) : 0;
         while (n > 0 && dir[n - 1] != '/') /* up one level */

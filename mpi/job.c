@@ -436,6 +436,7 @@ int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t
                           .pattern = o->what_if_pattern,
                           .factor = o->what_if_factor,
                           .ideal = true,
+                          .n_absent = j->n_missing,
                           .rows_done = job_cp_rows_done,
                           .built = job_cp_built,
                           .hook_ctx = j};

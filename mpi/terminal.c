@@ -283,6 +283,31 @@ void terminal_warnings_print(FILE *out, const mt_warnings_t *w, const char *Y, c
  * any of its ranks read of it: a rank reads the file up to its part, so
  * summed over ranks the file counts once per rank); *parts: how many ranks
  * came from a merged trace. */
+/* The bytes of the Nsight Systems exports (SQLite) the ranks came from,
+ * each file once: the ranks of one export are its parts ("<file>#pid<N>"),
+ * each of which counted the whole file (issue 39 papercut: 'loaded 4.9 MB
+ * of JSON' for one 2.4 MB .sqlite of two GPUs). */
+static uint64_t sqlite_once(const input_list_t *l, const job_t *j)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < j->n; i++) {
+        if (!j->res[i].sum.nsys)
+            continue;
+        const char *p = l->files[j->res[i].index].path;
+        size_t fl = mt_nsys_part_file(p);
+        fl = fl ? fl : strlen(p);
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++) {
+            const char *q = l->files[j->res[k].index].path;
+            size_t ql = mt_nsys_part_file(q);
+            seen = j->res[k].sum.nsys && (ql ? ql : strlen(q)) == fl && !strncmp(p, q, fl);
+        }
+        if (!seen)
+            sum += j->res[i].sum.bytes_json;
+    }
+    return sum;
+}
+
 static uint64_t json_once(const input_list_t *l, const job_t *j, size_t *parts)
 {
     uint64_t sum = 0;
@@ -290,6 +315,11 @@ static uint64_t json_once(const input_list_t *l, const job_t *j, size_t *parts)
     size_t *flen = malloc((j->n ? j->n : 1) * sizeof *flen); /* <file>'s length in a part's path; 0: no part */
     for (size_t i = 0; i < j->n; i++) {
         size_t len = 0;
+        if (j->res[i].sum.nsys) { /* sqlite_once */
+            if (flen)
+                flen[i] = 0;
+            continue;
+        }
         if (!flen || mt_merged_part_parse(l->files[j->res[i].index].path, &len) < 0)
             len = 0;
         if (flen)
@@ -322,6 +352,10 @@ static uint64_t json_once(const input_list_t *l, const job_t *j, size_t *parts)
     return sum;
 }
 
+/* Past this many ranks the clock table shows its extremes (terminal_summary). */
+#define CLOCK_ROWS_MAX 32
+#define CLOCK_ROWS_WORST 8
+
 void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j, const phase_times_t *pt, int n_procs,
                       const char *merged_path, uint64_t merged_events, const mt_warnings_t *w, const char *removed)
 {
@@ -341,7 +375,7 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
     const char *B = color ? "\033[1m" : "", *Y = color ? "\033[33m" : "", *N = color ? "\033[0m" : "";
     uint64_t json = 0, events = 0, kernels = 0;
     for (size_t i = 0; i < j->n; i++) {
-        json += j->res[i].sum.bytes_json;
+        json += j->res[i].sum.nsys ? 0 : j->res[i].sum.bytes_json;
         events += j->res[i].sum.events;
         kernels += j->res[i].sum.by_class[MT_CLASS_COMM];
     }
@@ -350,15 +384,22 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
             j->n == 1 ? "" : "s", (long long)j->world, n_procs,
             procs_threads() ? "worker threads" : n_procs == 1 ? "process" : "processes");
     size_t parts = 0;
-    uint64_t once = json_once(l, j, &parts);
+    uint64_t once = json_once(l, j, &parts), sq = sqlite_once(l, j);
+    char what[96]; /* what was read: JSON, Nsight Systems' SQLite, or both */
+    if (sq && (once || parts))
+        snprintf(what, sizeof what, "%.1f MB of JSON and %.1f MB of SQLite", once / 1e6, sq / 1e6);
+    else if (sq)
+        snprintf(what, sizeof what, "%.1f MB of SQLite", sq / 1e6);
+    else
+        snprintf(what, sizeof what, "%.1f MB of JSON", once / 1e6);
     if (parts) /* every rank of a merged trace read the file up to its part: that is the work, not the file's size */
-        fprintf(out, "loaded %.1f MB of JSON, %llu events in %.3f s; a merged trace is parsed once per rank "
+        fprintf(out, "loaded %s, %llu events in %.3f s; a merged trace is parsed once per rank "
                      "(%zu part%s: %.1f MB parsed in all, %.0f MB/s); aligned in %.3f s",
-                once / 1e6, (unsigned long long)events, t_load, parts, parts == 1 ? "" : "s", json / 1e6,
+                what, (unsigned long long)events, t_load, parts, parts == 1 ? "" : "s", json / 1e6,
                 t_load > 0 ? json / 1e6 / t_load : 0.0, t_align);
     else
-        fprintf(out, "loaded %.1f MB of JSON, %llu events in %.3f s (%.0f MB/s); aligned in %.3f s", json / 1e6,
-                (unsigned long long)events, t_load, t_load > 0 ? json / 1e6 / t_load : 0.0, t_align);
+        fprintf(out, "loaded %s, %llu events in %.3f s (%.0f MB/s); aligned in %.3f s", what,
+                (unsigned long long)events, t_load, t_load > 0 ? (json + sq) / 1e6 / t_load : 0.0, t_align);
     if (merged_path)
         fprintf(out, "; merged trace in %.3f s", t_merge);
     fprintf(out, "\n\n");
@@ -388,7 +429,27 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
                             : "");
     fprintf(out, "%s%5s  %-26s %9s %11s %13s %8s %17s %5s%s\n", B, "rank", "file", "events", "offset ms",
             "drift ppm", "matched", "resid p50/p99 us", "viol", N);
+    /* many ranks (issue 39 papercut: 305 lines at 128 ranks): the reference,
+     * every rank not connected, and the CLOCK_ROWS_WORST with the largest
+     * residual p99 (the fits to doubt), in rank order; report.json has all */
+    unsigned char *show = NULL;
+    size_t shown = 0;
+    if (j->n > CLOCK_ROWS_MAX && (show = calloc(j->n, 1))) {
+        for (size_t i = 0; i < j->n; i++)
+            show[i] = al->clocks[i].reference || !al->clocks[i].connected;
+        for (int q = 0; q < CLOCK_ROWS_WORST; q++) {
+            long best = -1;
+            for (size_t i = 0; i < j->n; i++)
+                if (!show[i] && (best < 0 || al->clocks[i].residual_p99_ns > al->clocks[best].residual_p99_ns))
+                    best = (long)i;
+            if (best >= 0)
+                show[best] = 1;
+        }
+    }
     for (size_t i = 0; i < j->n; i++) {
+        if (show && !show[i])
+            continue;
+        shown++;
         const file_result_t *r = &j->res[i];
         const mt_clock_t *c = &al->clocks[i];
         char resid[32], name[32], drift[24];
@@ -401,6 +462,18 @@ void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j,
                 c->offset_ns / 1e6, mt_clock_drift_text(c, drift, sizeof drift), matched, resid,
                 (unsigned long long)c->violations,
                 c->reference ? "ref" : c->connected ? "" : "NOT CONNECTED");
+    }
+    if (show) {
+        double lo = 0, hi = 0;
+        for (size_t i = 0; i < j->n; i++) {
+            double off = al->clocks[i].offset_ns / 1e6;
+            lo = i == 0 || off < lo ? off : lo;
+            hi = i == 0 || off > hi ? off : hi;
+        }
+        fprintf(out, "  ... %zu more ranks in report.json (shown: the reference, any not connected, the %d worst "
+                     "residuals);\n  offsets of all %zu from %.3f to %.3f ms\n",
+                j->n - shown, CLOCK_ROWS_WORST, j->n, lo, hi);
+        free(show);
     }
     bool ns = false;
     for (size_t i = 0; i < j->n; i++)

@@ -224,6 +224,7 @@ typedef struct mt_an_stream {
     int64_t stream;          /* tid (stream id); meaningless when name.len > 0 */
     int64_t host_wait_ns, kernel_wait_ns, other_ns;
     mt_an_str_t name;        /* the tid text when the trace gave the stream as a string, else {0, 0} */
+    uint64_t work;           /* its activities that are not communication (compute, memcpy, memset) */
 } mt_an_stream_t;
 
 /* The GPU projection of one CPU range name (see "projection" above). */
@@ -340,7 +341,7 @@ _Static_assert(sizeof(mt_an_str_t) == 8, "packed as bytes: no padding");
 _Static_assert(sizeof(mt_an_mem_dev_t) == 160, "packed as bytes: no padding");
 _Static_assert(sizeof(mt_an_mem_step_t) == 80, "packed as bytes: no padding");
 _Static_assert(sizeof(mt_an_mem_point_t) == 24, "packed as bytes: no padding");
-_Static_assert(sizeof(mt_an_stream_t) == 48, "packed as bytes: no padding");
+_Static_assert(sizeof(mt_an_stream_t) == 56, "packed as bytes: no padding");
 _Static_assert(sizeof(mt_an_proj_t) == 48, "packed as bytes: no padding");
 _Static_assert(sizeof(mt_an_kernel_t) == 64, "packed as bytes: no padding");
 
@@ -423,6 +424,14 @@ mt_status_t mt_analyze_rank(const mt_trace_t *t, int32_t rank, const mt_analysis
 
 /* Free a result and everything it owns. NULL does nothing. */
 void mt_rank_analysis_free(mt_rank_analysis_t *a);
+
+/* The rank's host wait as every output shows it (issue 39): the longest
+ * host wait (mt_an_stream_t.host_wait_ns) among the streams that do work
+ * (work > 0), all streams when none does. A stream that only runs
+ * collectives idles between them by design: taking it made every
+ * GPU-bound data-parallel job read 40 % "host wait". A share of the span
+ * can never pass 100 %, unlike the sum over streams (host_wait_ns). */
+int64_t mt_an_host_wait(const mt_rank_analysis_t *a);
 
 /* Free a's GPU activities (gacts, gdeps, gstep; n_gacts 0): what only the
  * critical path's graph reads, done with once it is built (critpath.h

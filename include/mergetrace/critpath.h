@@ -410,6 +410,14 @@ typedef struct mt_critpath {
     int64_t slack_ns;          /* the largest slack used */
     int64_t kind_ns[MT_CP_KIND_COUNT_]; /* critical path by kind, summed over used steps */
     int64_t path_ns;           /* sum of the used step times (= sum of kind_ns) */
+    /* ranks without a trace (issue 39 item 7): of kind_ns[MT_CP_COMM], the
+     * time in collectives whose group has a member without one (waiting
+     * for it or moving data: the trace cannot tell); the request's
+     * n_absent. When more ranks are absent than traced (absent_ranks >
+     * n_ranks) neither root causes nor the ideal what-if are worked out:
+     * whom the traced ranks waited for is not in the traces */
+    int64_t comm_absent_ns;
+    uint64_t absent_ranks;
     int64_t imbalance_ns[MT_CP_KIND_COUNT_]; /* see "imbalance"; host is 0 */
     mt_cp_name_t *top;         /* names on the path, summed over ranks, most time first */
     size_t n_top;
@@ -470,6 +478,11 @@ typedef struct mt_cp_request {
      * stage s; a rank in no stage: worker = rank, stage -1. */
     const mt_cp_coord_t *coords;
     size_t n_coords;
+    /* ranks of the job without a trace (0: every rank is there): the comm
+     * activities of instances with fewer members than their group are
+     * counted in comm_absent_ns, and past as many as the traced ranks no
+     * root causes and no ideal what-if (mt_critpath_t.absent_ranks) */
+    size_t n_absent;
     /* Hooks that let the caller free inputs as soon as they are done
      * with, lowering the run's peak (process 0 of a big job: mpi/job.c);
      * each called once with hook_ctx, not when the run fails before it;

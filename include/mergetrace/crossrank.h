@@ -284,7 +284,8 @@ typedef struct mt_cross {
  * in the straggler evidence when collectives lack members: an absent rank
  * may be the one the others waited for (its arrivals cannot be seen).
  * When more ranks are absent than traced, no straggler is named at all
- * (suspects emptied, the evidence replaced by one line saying so).
+ * (the job's, the steps' suspects and the episodes emptied, the evidence
+ * replaced by one line saying so).
  * Nothing when none is absent. MT_OK or MT_ERR_NOMEM. Not collective. */
 mt_status_t mt_cross_name_absent(mt_cross_t *x, const int64_t *absent, size_t n_absent);
 

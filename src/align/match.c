@@ -14,6 +14,7 @@
 #include "base/bigmem.h"
 #include "base/hash.h"
 #include "base/sort.h"
+#include "base/stats.h"
 
 #define MAX_SHIFT 32
 #define SHIFT_WINDOW 512
@@ -251,6 +252,177 @@ static mt_status_t anchor_ordinals(const mt_cinst_t *rows, seqent_t *se, size_t 
     return MT_OK;
 }
 
+/* Traces without metadata (issue 39 item 6): pair_streams folds every
+ * rank's NCCL stream into one group when the job has several communicators
+ * whose kernels look alike (a pipeline's stages, each with its own
+ * tensor-parallel allreduce), and the fit then reads the lag between
+ * stages as clock offsets. The members of one instance end together (an
+ * NCCL kernel returns when its collective completes), so between two ranks
+ * of one communicator the difference of their end times is their clocks'
+ * offset, steady from instance to instance (drift and jitter aside);
+ * between ranks of different communicators it moves with each one's own
+ * work. Each stream group is split into clusters of ranks that keep the
+ * difference steady against the cluster's first rank: the median change
+ * between consecutive shared ordinals at most SPLIT_STEADY_NS, over at
+ * least SPLIT_MIN_SHARED of them (fewer: cannot tell, the first cluster).
+ * A split that leaves a rank alone, or makes more than SPLIT_MAX clusters,
+ * is not made: the group stays whole, as before; nor are the splits when
+ * they cut the ranks into more connected parts than there were (traces of
+ * two runs, each steady within itself: folded, the trust check refuses
+ * them as not of one run; split, nothing would tie their clocks; a
+ * pipeline's stages stay tied by their send/recv). se[0..n) is sorted by
+ * (group, rank, ordinal) (anchor_ordinals); only rows of stream groups
+ * (in_stream) are split; grp[] is rewritten. scratch: SHIFT_WINDOW. */
+#define SPLIT_STEADY_NS 50000
+#define SPLIT_MIN_SHARED 4
+#define SPLIT_MAX 16
+
+/* Median |change| of end(a) - end(b) over the ordinals a and b share (the
+ * first SHIFT_WINDOW); -1 when they share fewer than SPLIT_MIN_SHARED. */
+static int64_t end_diff_change(const mt_cinst_t *rows, const seqent_t *se, const uint64_t *anch, size_t a0, size_t a1,
+                               size_t b0, size_t b1, int64_t *scratch)
+{
+    size_t nv = 0, x = a0, y = b0;
+    int64_t prev = 0;
+    bool have = false;
+    while (x < a1 && y < b1 && nv < SHIFT_WINDOW) {
+        uint64_t ka = anch[se[x].row], kb = anch[se[y].row];
+        if (ka < kb) {
+            x++;
+        } else if (kb < ka) {
+            y++;
+        } else {
+            /* differences of ends: each under 2^62 ns (the loader's bound) */
+            int64_t d = rows[se[x].row].end_ns - rows[se[y].row].end_ns;
+            if (have)
+                scratch[nv++] = d > prev ? d - prev : prev - d;
+            prev = d;
+            have = true;
+            x++;
+            y++;
+        }
+    }
+    return nv + 1 >= SPLIT_MIN_SHARED ? mt_stats_median_i64(scratch, nv) : -1;
+}
+
+static void split_stream_groups(const mt_cinst_t *rows, const seqent_t *se, size_t n, const uint8_t *in_stream,
+                                const uint64_t *anch, uint64_t *grp, int64_t *scratch)
+{
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && se[j].group == se[i].group)
+            j++;
+        if (!in_stream[se[i].row]) {
+            i = j;
+            continue;
+        }
+        /* the group's ranks: [rs[r], rs[r + 1]) of se */
+        size_t nr = 0;
+        for (size_t k = i; k < j; k++)
+            nr += k == i || se[k].rank != se[k - 1].rank;
+        size_t *rs = nr > 2 ? malloc((nr + 1) * sizeof *rs) : NULL;
+        uint32_t *cl = nr > 2 ? malloc(nr * sizeof *cl) : NULL;
+        size_t lead[SPLIT_MAX], size[SPLIT_MAX] = {0}, nc = 0;
+        bool keep = rs && cl; /* no memory for the split: the group stays whole */
+        if (keep) {
+            size_t r = 0;
+            for (size_t k = i; k < j; k++)
+                if (k == i || se[k].rank != se[k - 1].rank)
+                    rs[r++] = k;
+            rs[nr] = j;
+        }
+        for (size_t r = 0; keep && r < nr; r++) {
+            size_t c = 0;
+            for (; c < nc; c++) {
+                int64_t ch = end_diff_change(rows, se, anch, rs[lead[c]], rs[lead[c] + 1], rs[r], rs[r + 1], scratch);
+                if (ch < 0 ? c == 0 : ch <= SPLIT_STEADY_NS)
+                    break;
+            }
+            if (c == nc) {
+                if (nc == SPLIT_MAX) {
+                    keep = false;
+                    break;
+                }
+                lead[nc++] = r;
+            }
+            cl[r] = (uint32_t)c;
+            size[c]++;
+        }
+        for (size_t c = 0; keep && c < nc; c++)
+            keep = size[c] >= 2;
+        if (keep && nc > 1)
+            for (size_t r = 0; r < nr; r++) {
+                if (!cl[r])
+                    continue; /* the first cluster keeps the group's id */
+                uint64_t k2[2] = {se[i].group, cl[r]};
+                uint64_t g = mt_hash64(k2, sizeof k2, UINT64_C(0x5eed5b117));
+                for (size_t k = rs[r]; k < rs[r + 1]; k++)
+                    grp[se[k].row] = g;
+            }
+        free(rs);
+        free(cl);
+        i = j;
+    }
+}
+
+static uint32_t uf_find(uint32_t *up, uint32_t x)
+{
+    while (up[x] != x)
+        x = up[x] = up[up[x]];
+    return x;
+}
+
+/* How many connected parts the ranks of se[0..n) (sorted by group, rank)
+ * make when each grp[] value ties its ranks; -1 out of memory. */
+static long rank_parts(const seqent_t *se, size_t n, const uint64_t *grp)
+{
+    int32_t *rk = malloc((n ? n : 1) * sizeof *rk);
+    uint32_t *up = malloc((n ? n : 1) * sizeof *up);
+    if (!rk || !up) {
+        free(rk);
+        free(up);
+        return -1;
+    }
+    for (size_t k = 0; k < n; k++)
+        rk[k] = se[k].rank;
+    qsort(rk, n, sizeof *rk, mt_cmp_i32);
+    size_t nr = 0;
+    for (size_t k = 0; k < n; k++)
+        if (!nr || rk[k] != rk[nr - 1])
+            rk[nr++] = rk[k];
+    for (size_t k = 0; k < nr; k++)
+        up[k] = (uint32_t)k;
+    /* within one se group, a grp value's first rank (at most SPLIT_MAX + 1 values) */
+    uint64_t gv[SPLIT_MAX + 1];
+    uint32_t gf[SPLIT_MAX + 1];
+    size_t ng = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (k == 0 || se[k].group != se[k - 1].group)
+            ng = 0;
+        const int32_t *at = bsearch(&se[k].rank, rk, nr, sizeof *rk, mt_cmp_i32);
+        uint32_t x = (uint32_t)(at - rk);
+        size_t q = 0;
+        while (q < ng && gv[q] != grp[se[k].row])
+            q++;
+        if (q == ng) {
+            if (ng == SPLIT_MAX + 1)
+                continue;
+            gv[ng] = grp[se[k].row];
+            gf[ng++] = x;
+            continue;
+        }
+        uint32_t a = uf_find(up, gf[q]), b = uf_find(up, x);
+        if (a != b)
+            up[a] = b;
+    }
+    long parts = 0;
+    for (size_t k = 0; k < nr; k++)
+        parts += uf_find(up, (uint32_t)k) == k;
+    free(rk);
+    free(up);
+    return parts;
+}
+
 void mt_match_free(mt_match_t *m)
 {
     if (!m)
@@ -433,6 +605,31 @@ static mt_status_t match_rows(const mt_cinst_t *rows, size_t n, mt_match_t **out
             se[np++] = (seqent_t){rows[i].group, rows[i].rank, rows[i].ordinal, (uint32_t)i};
     if ((rc = anchor_ordinals(rows, se, np, anch, grp, col, m->members)) != MT_OK)
         goto done;
+    if (ns > 2) {
+        /* the stream groups split by their ends (split_stream_groups) */
+        uint8_t *in_stream = mt_big_calloc(n, 1);
+        int64_t *scratch = malloc(SHIFT_WINDOW * sizeof *scratch);
+        if (in_stream && scratch) {
+            for (size_t k = 0; k < n; k++)
+                in_stream[k] = (cls[k] & IN_STREAM) != 0;
+            long before = rank_parts(se, np, grp);
+            split_stream_groups(rows, se, np, in_stream, anch, grp, scratch);
+            long after = rank_parts(se, np, grp);
+            if (before < 0 || after < 0) {
+                free(scratch);
+                scratch = NULL;
+            } else if (after > before) { /* undone: anchor_ordinals' groups */
+                for (size_t k = 0; k < np; k++)
+                    grp[se[k].row] = se[k].group;
+            }
+        }
+        free(in_stream);
+        free(scratch);
+        if (!in_stream || !scratch) {
+            rc = MT_ERR_NOMEM;
+            goto done;
+        }
+    }
 
     /* P2P without ids: the k-th send from s to d is the k-th receive at d
      * from s. Count per (rank, peer, direction) in kernel order. */

@@ -947,6 +947,7 @@ typedef struct walk {
     int64_t t0, cur;
     int64_t *node_ns;     /* per node: time on the paths of the used steps */
     const int32_t *rs_at; /* per rank: its rank step's index in c->rank_steps within w->s, -1 */
+    int64_t absent_ns;    /* WK_PATH: comm of instances short of their group (cp_node_t.absent) */
     void *ctx;            /* the sink's state (WK_REC, WK_Q, WK_P) */
     bool stop;
 } walk_t;
@@ -1020,6 +1021,8 @@ CP_INLINE void seg(walk_t *w, int mode, int rank_i, int kind, int64_t a, int32_t
         w->c->rank_steps[w->rs_at[rank_i]].path_ns += d;
     if (node >= 0 && w->s->used)
         w->node_ns[node] += d;
+    if (node >= 0 && w->g->nodes[node].absent)
+        w->absent_ns += d;
 }
 
 /* Walk back from w->cur: on rank_i's host (node < 0), from the end of a
@@ -1059,6 +1062,7 @@ CP_INLINE void walk_core(walk_t *w, int mode, int32_t rank_i, int32_t node, bool
                  * member that arrived last, from its arrival back (the
                  * ranks that waited for it are not on the path) */
                 const cp_inst_t *I = &g->hin[s->hi];
+                const int64_t cur0 = w->cur;
                 if (I->last >= 0 && I->maxstart > s->s && I->maxstart <= w->cur) {
                     seg(w, mode, rank_i, MT_CP_COMM, I->maxstart, -1);
                     rank_i = g->syncs[I->last].rank_i;
@@ -1069,6 +1073,8 @@ CP_INLINE void walk_core(walk_t *w, int mode, int32_t rank_i, int32_t node, bool
                     if (w->cur == s->s)
                         known = s->sb;
                 }
+                if (mode == WK_PATH && I->absent)
+                    w->absent_ns += cur0 - w->cur;
                 where = AT_HOST;
             } else if (s->w >= 0 && g->nodes[s->w].e >= s->s) {
                 seg(w, mode, rank_i, MT_CP_HOST, g->nodes[s->w].e, -1);
@@ -1983,7 +1989,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
 {
     *out = NULL;
     cp_graph_t g;
-    mt_status_t st = cp_graph_build(an, n_an, clocks, ranks, n_ranks, rows, n_rows, m, rq->rows_done, rq->hook_ctx, &g);
+    mt_status_t st = cp_graph_build(an, n_an, clocks, ranks, n_ranks, rows, n_rows, m, rq->n_absent > 0, rq->rows_done,
+                                    rq->hook_ctx, &g);
     if (st != MT_OK)
         return st;
     if (rq->built)
@@ -2265,6 +2272,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             continue;
         for (int k = 0; k < MT_CP_KIND_COUNT_; k++)
             c->kind_ns[k] += s->kind_ns[k];
+        c->comm_absent_ns += wk.absent_ns;
         c->path_ns += s->time_ns;
         for (uint32_t k = s->first; k < s->first + s->n; k++)
             c->ranks[g.rs[g.js[k]].rank_i].path_ns += c->rank_steps[k].path_ns;
@@ -2309,6 +2317,10 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         }
         c->imbalance_ns[k] = c->kind_ns[k] - own;
     }
+    /* comm on the path that may be waiting for ranks without a trace */
+    c->absent_ranks = rq->n_absent;
+    if (c->comm_absent_ns > c->kind_ns[MT_CP_COMM])
+        c->comm_absent_ns = c->kind_ns[MT_CP_COMM];
     /* ---- top names on the path ---- */
     {
         size_t k = 0;
@@ -2486,11 +2498,14 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         if ((st = sst) != MT_OK)
             goto out;
     }
-    /* ---- root causes ---- */
-    if ((st = root_causes(&g, c)) != MT_OK)
+    /* ---- root causes and the ideal what-if: not when most of the job has
+     * no trace (issue 39 item 7: one rank of eight alone was told its
+     * waiting's causes and a straggler slowdown; whom it waited for is
+     * in the traces that are not there) ---- */
+    bool told = rq->n_absent <= n_an;
+    if (told && (st = root_causes(&g, c)) != MT_OK)
         goto out;
-    /* ---- the ideal what-if ---- */
-    if (rq->ideal && (st = cp_ideal_run(&g, rq, c)) != MT_OK)
+    if (told && rq->ideal && (st = cp_ideal_run(&g, rq, c)) != MT_OK)
         goto out;
     /* ---- what the model inferred, and the check (critpath.h) ---- */
     c->waits_inferred = g.waits_inferred;

@@ -607,9 +607,53 @@ done:
     return ret;
 }
 
+/* The comm node of row r: the graph's rank of r (by rix when the ranks
+ * are dense, else a search), then the first of its comm activities (cm,
+ * by raw start) that starts and ends where r does and, when unlinked_only,
+ * is in no instance yet; -1 none. */
+static int32_t comm_node_of(const cp_graph_t *g, size_t n_an, const int32_t *rix, size_t n_rix, int32_t rmin,
+                            int64_t *const *cm, const size_t *n_cm, const cp_mrow_t *r, bool unlinked_only)
+{
+    size_t lo = 0, hi = n_an; /* ranks ascending */
+    if (rix) {
+        int64_t q = (int64_t)r->rank - rmin;
+        if (q < 0 || (uint64_t)q >= n_rix || rix[q] < 0)
+            return -1;
+        lo = (size_t)rix[q];
+    } else {
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (g->ranks[mid].rank < r->rank)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo >= n_an || g->ranks[lo].rank != r->rank)
+            return -1;
+    }
+    const cp_rank_t *R = &g->ranks[lo];
+    const int64_t *cmr = cm[lo];
+    /* the first comm activity starting at r's start */
+    size_t clo = 0, chi = n_cm[lo];
+    while (clo < chi) {
+        size_t mid = clo + (chi - clo) / 2;
+        if (cmr[2 * mid] < r->start_ns)
+            clo = mid + 1;
+        else
+            chi = mid;
+    }
+    for (const int64_t *hit = cmr + 2 * clo; hit < cmr + 2 * n_cm[lo] && hit[0] == r->start_ns; hit += 2) {
+        const mt_an_gact_t *x = &R->an->gacts[hit[1] - (int64_t)R->node0];
+        if (x->end_ns == r->end_ns && (!unlinked_only || g->nodes[hit[1]].inst < 0))
+            return (int32_t)hit[1];
+    }
+    return -1;
+}
+
 mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, const mt_clock_t *clocks,
                            const int32_t *ranks, size_t n_ranks, const mt_crow_t *rows, size_t n_rows,
-                           const mt_match_t *m, void (*rows_done)(void *ctx), void *ctx, cp_graph_t *g)
+                           const mt_match_t *m, bool mark_absent, void (*rows_done)(void *ctx), void *ctx,
+                           cp_graph_t *g)
 {
     memset(g, 0, sizeof *g);
     mt_status_t st = MT_ERR_NOMEM;
@@ -626,6 +670,10 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
     size_t *mf = NULL;    /* the instances' members, below */
     size_t *nhc = NULL;   /* per rank: its host collectives' members; then how many are placed */
     cp_mrow_t *mr = NULL;
+    cp_mrow_t *ar = NULL; /* GPU members of instances short of their group (mark_absent), singles too */
+    size_t nar = 0;
+    uint8_t *ishort = NULL; /* per instance: short of its group (mark_absent) */
+    uint8_t *hshort = NULL; /* the same per host collective (cp_graph_t.hin) */
     if (!an)
         return st;
     memcpy(an, an_in, n_an * sizeof *an);
@@ -656,6 +704,17 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
     if (!mf || !mr)
         goto out;
     mf[0] = 0;
+    if (mark_absent && ni && m->first[ni] && m->expected &&
+        (!(ar = mt_big_malloc(m->first[ni] * sizeof *ar)) || !(ishort = calloc(ni, 1)) || !(hshort = calloc(ni, 1))))
+        goto out;
+    for (size_t ii = 0; ishort && ii < ni; ii++)
+        if (m->status[ii] != MT_INST_MISMATCH && m->expected[ii] > 0 &&
+            (uint32_t)m->expected[ii] > m->first[ii + 1] - m->first[ii] && (ishort[ii] = 1))
+            for (uint32_t k = m->first[ii]; k < m->first[ii + 1]; k++)
+                if ((size_t)m->members[k] < n_rows && !(rows[m->members[k]].flags & MT_CI_CPU)) {
+                    const mt_crow_t *r = &rows[m->members[k]];
+                    ar[nar++] = (cp_mrow_t){.start_ns = r->start_ns, .end_ns = r->end_ns, .rank = r->rank};
+                }
     for (size_t ii = 0, w = 0; ii < ni; ii++) {
         if (m->status[ii] != MT_INST_MISMATCH && m->first[ii + 1] - m->first[ii] >= 2)
             for (uint32_t k = m->first[ii]; k < m->first[ii + 1]; k++)
@@ -799,6 +858,8 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
                             .rstep = rsq >= 0 ? (int32_t)(rsq + (long)R->rs0) : -1,
                             .job = -1};
         }
+        if (ishort)
+            hshort[g->n_hin] = ishort[ii];
         g->n_hin++;
     }
     /* the activities' annotations, for the root causes: the caller may
@@ -891,6 +952,11 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         for (size_t i = n_an; i-- > 0;) /* the first of equal ranks, as the search finds */
             rix[g->ranks[i].rank - rmin] = (int32_t)i;
     }
+    for (size_t q = 0; q < nar; q++) {
+        int32_t nd = comm_node_of(g, n_an, rix, n_rix, rmin, cm, n_cm, &ar[q], false);
+        if (nd >= 0)
+            g->nodes[nd].absent = 1;
+    }
     size_t cap_f = 0, cap_m = 0;
     for (size_t ii = 0; ii < ni; ii++) {
         if (mf[ii + 1] == mf[ii])
@@ -898,44 +964,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         cp_inst_t I = {.maxstart = INT64_MIN, .last = -1, .transfer = INT64_MAX};
         size_t nfound = 0;
         for (size_t k = mf[ii]; k < mf[ii + 1]; k++) {
-            const cp_mrow_t *r = &mr[k];
-            size_t lo = 0, hi = n_an; /* ranks ascending */
-            if (rix) {
-                int64_t q = (int64_t)r->rank - rmin;
-                if (q < 0 || (uint64_t)q >= n_rix || rix[q] < 0)
-                    continue;
-                lo = (size_t)rix[q];
-            } else {
-                while (lo < hi) {
-                    size_t mid = lo + (hi - lo) / 2;
-                    if (g->ranks[mid].rank < r->rank)
-                        lo = mid + 1;
-                    else
-                        hi = mid;
-                }
-                if (lo >= n_an || g->ranks[lo].rank != r->rank)
-                    continue;
-            }
-            const cp_rank_t *R = &g->ranks[lo];
-            const int64_t *cmr = cm[lo];
-            /* the first comm activity starting at r's start */
-            size_t clo = 0, chi = n_cm[lo];
-            while (clo < chi) {
-                size_t mid = clo + (chi - clo) / 2;
-                if (cmr[2 * mid] < r->start_ns)
-                    clo = mid + 1;
-                else
-                    chi = mid;
-            }
-            const int64_t *hit = cmr + 2 * clo;
-            int32_t nd = -1;
-            for (; hit < cmr + 2 * n_cm[lo] && hit[0] == r->start_ns; hit += 2) {
-                const mt_an_gact_t *x = &R->an->gacts[hit[1] - (int64_t)R->node0];
-                if (x->end_ns == r->end_ns && g->nodes[hit[1]].inst < 0) {
-                    nd = (int32_t)hit[1];
-                    break;
-                }
-            }
+            int32_t nd = comm_node_of(g, n_an, rix, n_rix, rmin, cm, n_cm, &mr[k], true);
             if (nd < 0)
                 continue;
             if (MT_GROW(cmap, cap_f, nfound + 1, 64))
@@ -1087,6 +1116,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
             g->hin[h].maxstart = INT64_MIN;
             g->hin[h].transfer = INT64_MAX;
             g->hin[h].last = -1;
+            g->hin[h].absent = hshort && hshort[h];
         }
         for (size_t i = 0; i < n_an; i++) {
             const cp_rank_t *R = &g->ranks[i];
@@ -1271,6 +1301,9 @@ out:
     free(an);
     free(mf);
     free(mr);
+    free(ar);
+    free(ishort);
+    free(hshort);
     free(cmap);
     free(key);
     free(val);

@@ -46,6 +46,8 @@ typedef struct cp_node {
     int32_t lsync;        /* the rank's latest sync ending at or before L, -1 (cp_run.c) */
     uint8_t cls;          /* mt_an_class_t */
     uint8_t bind;         /* CP_B_* */
+    uint8_t absent;       /* a comm activity of an instance with fewer members than its group
+                           * while ranks have no trace (mt_critpath_t.comm_absent_ns) */
 } cp_node_t;
 _Static_assert(sizeof(cp_node_t) <= 72, "cp_node_t: 72 bytes a GPU activity");
 
@@ -72,6 +74,8 @@ typedef struct cp_inst {
     int64_t transfer;     /* shortest participant duration */
     int32_t last;         /* node of the last arrival */
     uint32_t n;           /* participants found: cp_graph_t.imem[m0 .. m0 + n) */
+    bool absent;          /* host collective (hin) short of its group while ranks have no
+                           * trace (mt_critpath_t.comm_absent_ns) */
     size_t m0;
 } cp_inst_t;
 
@@ -295,11 +299,13 @@ int cp_rank_order(const cp_graph_t *g, const cp_rank_t *R, int by, int32_t *ord,
  * arguments; borrowed: the analyses but their GPU activities (gacts,
  * gdeps, gstep), and their clocks and ranks, must outlive g; rows and m
  * are read only until the build calls rows_done(ctx) (when not NULL),
- * before it allocates the graph's tables). MT_OK, MT_ERR_NOMEM or
+ * before it allocates the graph's tables). mark_absent: set cp_node_t.absent
+ * (the job has ranks without a trace). MT_OK, MT_ERR_NOMEM or
  * MT_ERR_LIMIT (2^31 events in the replay order); g is empty on error. */
 mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an, size_t n_an, const mt_clock_t *clocks,
                            const int32_t *ranks, size_t n_ranks, const mt_crow_t *rows, size_t n_rows,
-                           const mt_match_t *m, void (*rows_done)(void *ctx), void *ctx, cp_graph_t *g);
+                           const mt_match_t *m, bool mark_absent, void (*rows_done)(void *ctx), void *ctx,
+                           cp_graph_t *g);
 void cp_graph_free(cp_graph_t *g);
 
 #endif

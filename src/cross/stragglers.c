@@ -807,8 +807,12 @@ mt_status_t mt_cross_name_absent(mt_cross_t *x, const int64_t *absent, size_t n_
             free(x->evidence[i]);
         x->n_evidence = 0;
         x->n_suspects = x->n_cf_suspects = 0;
-        for (size_t s = 0; s < x->n_steps; s++)
-            x->steps[s].differs = x->steps[s].n_suspects != 0;
+        /* nor per step or episode: the same traces, the same unknown */
+        for (size_t s = 0; s < x->n_steps; s++) {
+            x->steps[s].n_suspects = 0;
+            x->steps[s].differs = false;
+        }
+        x->n_episodes = 0;
         size_t cap = x->n_evidence;
         return add_line(x, &cap, "%zu of %zu ranks have no trace: no straggler is named among the %zu traced",
                         n_absent, n_absent + present, present);

@@ -60,9 +60,11 @@ mt_status_t mt_an_idle(const mt_an_input_t *in, mt_rank_analysis_t *a)
             st = mt_an_string_add(a, txt, len, &s->name);
         }
         int64_t last_end = first->end_ns; /* the latest end so far */
+        s->work = first->cls != MT_CLASS_COMM;
         size_t j = i + 1;
         for (; j < n && same_stream(&acts[k[j]], first); j++) {
             const mt_gpu_act_t *x = &acts[k[j]];
+            s->work += x->cls != MT_CLASS_COMM;
             if (x->start_ns > last_end) {
                 int64_t gap = x->start_ns - last_end;
                 if (x->launch && x->launch_ns > last_end)
@@ -84,4 +86,19 @@ out:
     free(key);
     free(k);
     return st;
+}
+
+int64_t mt_an_host_wait(const mt_rank_analysis_t *a)
+{
+    int64_t hw = 0, all = 0;
+    for (size_t s = 0; s < a->n_streams; s++) {
+        const mt_an_stream_t *x = &a->streams[s];
+        all = x->host_wait_ns > all ? x->host_wait_ns : all;
+        if (x->work)
+            hw = x->host_wait_ns > hw ? x->host_wait_ns : hw;
+    }
+    for (size_t s = 0; s < a->n_streams; s++)
+        if (a->streams[s].work)
+            return hw;
+    return all;
 }

@@ -21,7 +21,7 @@ typedef struct seg {
 
 typedef struct group {
     uint32_t name;       /* strtab id; UINT32_MAX = "ProfilerStep#*" */
-    uint32_t pad_;
+    uint32_t cut;        /* 1: nm is a name without its per-call fields (per_call_len) */
     uint64_t count;
     int64_t cpu, gpu, span;
     int64_t gpu_same;    /* gpu counting the ranges' own thread's launches only */
@@ -30,6 +30,27 @@ typedef struct group {
 } group_t;
 
 static const char k_step[] = "ProfilerStep#*";
+
+/* The length of an annotation's name without the per-call fields that
+ * PyTorch's emit_nvtx appends (Nsight exports: "aten::mul, seq = 46174,
+ * op_id = 993406", "flash_attn::_flash_attn_forward, op_id = 12, sizes =
+ * [...]"): each call was a row of its own, count 1, in the projection
+ * table and the A/B movers (issue 39 papercut). The calls of one name are
+ * one group, as ProfilerStep#N are. len when there are none. */
+static size_t per_call_len(const char *nm, size_t len)
+{
+    static const char *const field[] = {", seq = ", ", op_id = ", ", sizes = ", ", input_op_ids = "};
+    size_t cut = len;
+    for (size_t f = 0; f < sizeof field / sizeof *field; f++) {
+        size_t fl = strlen(field[f]);
+        for (size_t i = 1; i + fl <= cut; i++)
+            if (nm[i] == ',' && !memcmp(nm + i, field[f], fl)) {
+                cut = i;
+                break;
+            }
+    }
+    return cut;
+}
 
 /* A CPU thread as the attribution rules see it: (pid, flags, tid), with
  * tid 0 and only the pid flag under the process rule. */
@@ -365,7 +386,7 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
         if (gi == UINT32_MAX) {
             if (MT_GROW(g, cap_g, ng + 1, 64)) /* a group per name met, grown as met */
                 goto out;
-            size_t len;
+            size_t len, cut;
             const char *nm = mt_strtab_get(t->strings, e->name, &len);
             if (mt_step_name_num(nm, len) >= 0) {
                 if (step_group == UINT32_MAX) {
@@ -373,6 +394,14 @@ mt_status_t mt_an_projection(const mt_an_input_t *in, mt_rank_analysis_t *a)
                     g[ng++] = (group_t){.name = UINT32_MAX, .nm = k_step, .nm_len = sizeof k_step - 1};
                 }
                 gi = step_group;
+            } else if ((cut = per_call_len(nm, len)) < len) {
+                /* the group of its name without the per-call fields: few
+                 * names, many calls (gid remembers each call's id) */
+                gi = 0;
+                while (gi < ng && !(g[gi].cut && g[gi].nm_len == cut && !memcmp(g[gi].nm, nm, cut)))
+                    gi++;
+                if (gi == ng)
+                    g[ng++] = (group_t){.name = e->name, .cut = 1, .nm = nm, .nm_len = cut};
             } else {
                 gi = (uint32_t)ng;
                 g[ng++] = (group_t){.name = e->name, .nm = nm, .nm_len = len};

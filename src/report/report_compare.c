@@ -265,16 +265,45 @@ mt_status_t mt_compare_text(const mt_compare_t *c, mt_write_fn w, void *ctx)
     } lists[] = {{"kernel", &c->kernels}, {"collective", &c->collectives}, {"annotation", &c->annotations}};
     for (size_t j = 0; j < 3; j++) {
         const mt_cmp_list_t *l = lists[j].l;
-        for (size_t i = 0; i < l->n && i < 3; i++) {
-            const mt_cmp_item_t *it = &l->v[i];
+        /* kernels by cause (issue 39 papercut: 'ncclDevKernel_AllReduce
+         * +12.09 ms' above the one rank's GEMMs that made the others wait):
+         * of the 6 largest changes, the 3 first that are not communication,
+         * then communication, whose time holds the waiting for other ranks */
+        size_t pick[4], np = 0, top = l->n < 6 ? l->n : 6;
+        for (int pass = 0; pass < (j == 0 ? 2 : 1); pass++)
+            for (size_t i = 0, nc = 0; i < (j == 0 ? top : l->n) && np < 3 + (size_t)pass && nc < 1; i++) {
+                const char *nm = l->v[i].name;
+                size_t ln = strlen(nm);
+                bool comm = j == 0 && ln >= 7 && !strcmp(nm + ln - 7, " [comm]");
+                if (j != 0 || comm == (pass == 1)) {
+                    pick[np++] = i;
+                    nc += pass == 1; /* one communication row, last */
+                }
+            }
+        for (size_t q = 0; q < np; q++) {
+            const mt_cmp_item_t *it = &l->v[pick[q]];
             if (it->a == it->b && it->in_a && it->in_b)
-                break;
+                continue;
+            /* kernels in both runs: calls per rank and time per call beside
+             * the change (fewer calls at the same time each is no speed-up),
+             * the name cut shorter to stay within 100 columns */
+            bool calls = j == 0 && it->in_a && it->in_b && it->count_a > 0 && it->count_b > 0;
             char nm[61];
-            snprintf(nm, sizeof nm, "%s", it->name);
+            snprintf(nm, calls ? 41 : sizeof nm, "%s", it->name);
             char dd[32];
             fmt_us(dd, sizeof dd, it->b - it->a, true);
-            mt_out_printf(&o, "  %-10s %-60s %s%s\n", lists[j].what, nm, dd,
+            mt_out_printf(&o, "  %-10s %-*s %s%s", lists[j].what, calls ? 40 : 60, nm, dd,
                           it->in_a && it->in_b ? "" : it->in_b ? " (new)" : " (vanished)");
+            if (calls) {
+                char pa[32], pb[32];
+                fmt_us(pa, sizeof pa, it->a / it->count_a, false);
+                fmt_us(pb, sizeof pb, it->b / it->count_b, false);
+                if (fabs(it->count_a - it->count_b) < 0.05)
+                    mt_out_printf(&o, " (%.4g calls, %s -> %s)", it->count_b, pa, pb);
+                else
+                    mt_out_printf(&o, " (%.4g -> %.4g calls, %s -> %s)", it->count_a, it->count_b, pa, pb);
+            }
+            mt_out_puts(&o, "\n");
         }
     }
     return o.st;

@@ -12,6 +12,7 @@
 
 #include "base/stats.h"
 #include "base/text.h"
+#include "cross/passes.h"
 #include "report/sections.h"
 #include "mergetrace/analysis.h"
 #include "mergetrace/classify.h"
@@ -409,7 +410,7 @@ static void section_gpu_time(mt_out_t *h, const mt_report_t *r)
              "<th class=\"n\" data-sort>span ms</th><th class=\"n\" data-sort>compute %</th>"
              "<th class=\"n\" data-sort>comm %</th><th class=\"n\" data-sort>memory %</th>"
              "<th class=\"n\" data-sort>idle %</th><th class=\"n\" data-sort>overlap %</th>"
-             "<th class=\"n\" data-sort>comm total ms</th><th class=\"n\" data-sort>host wait ms</th>"
+             "<th class=\"n\" data-sort>comm total ms</th><th class=\"n\" data-sort>host wait %</th>"
              "</tr></thead><tbody>\n");
     for (size_t i = 0; i < n; i++) {
         const mt_rank_analysis_t *a = r->analyses[i];
@@ -426,9 +427,10 @@ static void section_gpu_time(mt_out_t *h, const mt_report_t *r)
              "<td class=\"n\" data-v=\"%s\">%s</td>",
              a->rank, a->rank, (long long)a->span_ns, ms3(a->span_ns).s, c.s, c.s, m.s, m.s, y.s, y.s, d.s, d.s,
              ov.s, ov.s);
-        mt_out_printf(h, "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%lld\">%s</td></tr>\n",
-             (long long)a->comm_total_ns, ms3(a->comm_total_ns).s, (long long)a->host_wait_ns,
-             ms3(a->host_wait_ns).s);
+        /* the terminal's host wait (mt_an_host_wait), not the sum over streams */
+        num_t hw = pct1((double)mt_an_host_wait(a), s);
+        mt_out_printf(h, "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%s\">%s</td></tr>\n",
+             (long long)a->comm_total_ns, ms3(a->comm_total_ns).s, hw.s, hw.s);
     }
     mt_out_puts(h, "</tbody></table></section>\n");
 }
@@ -552,7 +554,7 @@ static void heat_map(mt_out_t *h, const mt_report_t *r)
     double lx = 70, top = 70, cw = 880.0 / (double)ns, ch = nshow > 40 ? 12 : 22;
     cw = cw > 72 ? 72 : cw < 12 ? 12 : cw;
     bool text = cw >= 40 && ch >= 18;
-    double W = lx + cw * (double)ns + 20, H = top + ch * (double)nshow + 20;
+    double W = lx + cw * (double)ns + 110, H = top + ch * (double)nshow + 20;
     if (W < 620)
         W = 620;
     mt_out_puts(h, "<figure>");
@@ -570,6 +572,8 @@ static void heat_map(mt_out_t *h, const mt_report_t *r)
          lx + 290, lx + 310);
     mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" class=\"at\">ProfilerStep</text>", lx, top - 22);
     mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" class=\"at\" text-anchor=\"end\">rank</text>", lx - 8, top - 6);
+    /* the terminal's lateness figure beside each row (issue 39 item 8) */
+    mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" class=\"at\">when last</text>", lx + cw * (double)ns + 8, top - 6);
     for (size_t s = 0; s < ns; s++)
         if (cw >= 24 || s % (size_t)ceil(24 / cw) == 0)
             mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%lld</text>", lx + cw * ((double)s + 0.5),
@@ -580,6 +584,10 @@ static void heat_map(mt_out_t *h, const mt_report_t *r)
         if (ch >= 18 || q % 2 == 0)
             mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%d</text>", lx - 8, y + ch / 2 + 4,
                  v->grid_ranks[i]);
+        const mt_cross_rank_t *kr = r->cross ? mt_cross_rank_find(r->cross, v->grid_ranks[i]) : NULL;
+        if ((ch >= 18 || q % 2 == 0) && kr && kr->last)
+            mt_out_printf(h, "<text x=\"%.1f\" y=\"%.1f\">+%s ms</text>", lx + cw * (double)ns + 8, y + ch / 2 + 4,
+                 ms3(kr->late_last_median_ns).s);
         for (size_t s = 0; s < ns; s++) {
             int64_t val = v->grid_ns[i * ns + s];
             double x = lx + cw * (double)s;
@@ -615,7 +623,9 @@ static void heat_map(mt_out_t *h, const mt_report_t *r)
     mt_out_puts(h, "</svg></figure>\n");
     mt_out_printf(h, "<p class=\"note\">Each cell: the rank's mean lateness in the step, in microseconds: its arrival at each "
             "collective (kernel start on the aligned clock) minus the median arrival of the participants, "
-            "averaged over the step's collectives.");
+            "averaged over the step's collectives. When last: the rank's median lateness over the collectives "
+            "where it arrived last, the terminal's figure (a mean over a step is pulled down by its trivial "
+            "collectives).");
     if (v->n_steps_total > ns)
         mt_out_printf(h, " Steps %lld-%lld of %zu are shown: the %zu consecutive steps with the most waiting.",
                       (long long)v->grid_steps[0], (long long)v->grid_steps[ns - 1], v->n_steps_total, ns);
@@ -680,7 +690,8 @@ static void section_stragglers(mt_out_t *h, const mt_report_t *r)
     mt_out_printf(h, "<table class=\"sortable\"><thead><tr><th class=\"n\" data-sort>rank</th>"
              "<th class=\"n\" data-sort>collectives</th><th class=\"n\" data-sort>last</th>"
              "<th class=\"n\" data-sort>last by chance</th><th class=\"n\" data-sort>wait caused ms</th>"
-             "<th class=\"n\" data-sort>waited ms</th><th class=\"n\" data-sort>mean lateness us</th>"
+             "<th class=\"n\" data-sort>waited ms</th><th class=\"n\" data-sort>lateness when last ms</th>"
+             "<th class=\"n\" data-sort>mean lateness us</th>"
              "<th class=\"n\" data-sort>p99 lateness us</th><th class=\"n\" data-sort>%s</th>"
              "</tr></thead><tbody>\n", shortest);
     for (size_t i = 0; i < x->n_ranks; i++) {
@@ -691,11 +702,16 @@ static void section_stragglers(mt_out_t *h, const mt_report_t *r)
              "<td class=\"n\" data-v=\"%llu\">%llu</td><td class=\"n\" data-v=\"%.2f\">%.2f</td>",
              k->rank, k->rank, (unsigned long long)k->instances, (unsigned long long)k->instances,
              (unsigned long long)k->last, (unsigned long long)k->last, chance, chance);
+        mt_out_printf(h, "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%lld\">%s</td>",
+             (long long)k->wait_caused_ns, ms3(k->wait_caused_ns).s, (long long)k->waited_ns, ms3(k->waited_ns).s);
+        if (k->last) /* the terminal's figure (stragglers.c: the median when last) */
+            mt_out_printf(h, "<td class=\"n\" data-v=\"%lld\">%s</td>", (long long)k->late_last_median_ns,
+                 ms3(k->late_last_median_ns).s);
+        else
+            mt_out_puts(h, "<td class=\"n\" data-v=\"\">-</td>");
         mt_out_printf(h,
              "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%lld\">%s</td>"
-             "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%lld\">%s</td>"
              "<td class=\"n\" data-v=\"%llu\">%llu</td></tr>\n",
-             (long long)k->wait_caused_ns, ms3(k->wait_caused_ns).s, (long long)k->waited_ns, ms3(k->waited_ns).s,
              (long long)k->mean_lateness_ns, us1(k->mean_lateness_ns).s, (long long)k->p99_lateness_ns,
              us1(k->p99_lateness_ns).s, (unsigned long long)k->shortest, (unsigned long long)k->shortest);
     }

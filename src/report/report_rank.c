@@ -164,6 +164,7 @@ mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n
         us(&o, "host_wait_us", x->host_wait_ns);
         us(&o, "kernel_wait_us", x->kernel_wait_ns);
         us(&o, "other_us", x->other_ns);
+        pct(&o, "host_wait_pct", mt_an_host_wait(x), x->span_ns); /* the terminal's and report.html's */
         mt_out_printf(&o, ", \"streams\": [");
         for (size_t i = 0; i < x->n_streams; i++) {
             const mt_an_stream_t *s = &x->streams[i];
@@ -175,6 +176,7 @@ mt_status_t mt_report_rank_sections(const mt_rank_analysis_t *const *a, size_t n
             us(&o, "host_wait_us", s->host_wait_ns);
             us(&o, "kernel_wait_us", s->kernel_wait_ns);
             us(&o, "other_us", s->other_ns);
+            mt_out_printf(&o, ", \"work\": %s", s->work ? "true" : "false");
             mt_out_put(&o, "}", 1);
         }
         mt_out_put(&o, "]}", 2);
@@ -260,6 +262,36 @@ static void text_pct(mt_out_t *o, int w, int64_t num, int64_t den, int64_t min)
         mt_out_printf(o, " %*.1f%%", w - 1, 100.0 * (double)num / (double)den);
 }
 
+/* Past this many ranks the GPU-time table shows its extremes and a
+ * summary line (issue 39 papercut: 305 terminal lines at 128 ranks); every
+ * rank stays in report.json and report.html. */
+#define TEXT_RANKS_MAX 32
+#define TEXT_RANKS_EXTREME 5
+
+typedef struct idle_key {
+    double idle;
+    size_t i;
+} idle_key_t;
+
+static int idle_key_cmp(const void *pa, const void *pb)
+{
+    const idle_key_t *a = pa, *b = pb;
+    if (a->idle != b->idle)
+        return a->idle < b->idle ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+static double share(int64_t num, int64_t den)
+{
+    return den > 0 ? 100.0 * (double)num / (double)den : 0.0;
+}
+
+static int dbl_cmp(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
 mt_status_t mt_report_rank_text(const mt_rank_analysis_t *const *a, size_t n, mt_write_fn w, void *ctx)
 {
     mt_out_t o = {w, ctx, MT_OK};
@@ -271,13 +303,35 @@ mt_status_t mt_report_rank_text(const mt_rank_analysis_t *const *a, size_t n, mt
     mt_out_puts(&o, "GPU time per rank (% of the span from the rank's first to its last GPU activity)\n");
     mt_out_printf(&o, "%5s %10s %8s %13s %8s %8s %12s %10s %13s\n", "rank", "span ms", "compute", "exposed comm",
                   "memory", "idle", "comm hidden", "host wait", "launch-bound");
+    /* many ranks: the TEXT_RANKS_EXTREME least and most idle, in rank order */
+    size_t present = 0;
+    for (size_t i = first; i < n; i++)
+        present += a[i] != NULL;
+    unsigned char *show = NULL;
+    if (present > TEXT_RANKS_MAX) {
+        idle_key_t *k = malloc(present * sizeof *k);
+        show = calloc(n, 1);
+        if (!k || !show) {
+            free(k);
+            free(show);
+            return MT_ERR_NOMEM;
+        }
+        size_t m = 0;
+        for (size_t i = first; i < n; i++)
+            if (a[i])
+                k[m++] = (idle_key_t){share(a[i]->idle_ns, a[i]->span_ns), i};
+        qsort(k, m, sizeof *k, idle_key_cmp);
+        for (size_t q = 0; q < TEXT_RANKS_EXTREME; q++) {
+            show[k[q].i] = 1;
+            show[k[m - 1 - q].i] = 1;
+        }
+        free(k);
+    }
     for (size_t i = first; i < n; i++) {
         const mt_rank_analysis_t *x = a[i];
-        if (!x)
+        if (!x || (show && !show[i]))
             continue;
-        int64_t hw = 0; /* the stream that waited longest for the host: a share of the span, never above 100 % */
-        for (size_t s = 0; s < x->n_streams; s++)
-            hw = x->streams[s].host_wait_ns > hw ? x->streams[s].host_wait_ns : hw;
+        int64_t hw = mt_an_host_wait(x);
         mt_out_printf(&o, "%5d %10.3f", x->rank, (double)x->span_ns / 1e6);
         text_pct(&o, 8, x->compute_ns, x->span_ns, 1);
         text_pct(&o, 13, x->comm_ns, x->span_ns, 1);
@@ -288,11 +342,43 @@ mt_status_t mt_report_rank_text(const mt_rank_analysis_t *const *a, size_t n, mt
         text_pct(&o, 13, x->launch_bound_ns, x->idle_ns, TEXT_PCT_MIN_NS);
         mt_out_puts(&o, "\n");
     }
+    if (show) {
+        /* the median of each column over every rank, one line */
+        double *v = malloc(present * sizeof *v), med[6];
+        if (!v) {
+            free(show);
+            return MT_ERR_NOMEM;
+        }
+        for (int c = 0; c < 6; c++) {
+            size_t m = 0;
+            for (size_t i = first; i < n; i++) {
+                const mt_rank_analysis_t *x = a[i];
+                if (!x)
+                    continue;
+                v[m++] = c == 0   ? (double)x->span_ns / 1e6
+                         : c == 1 ? share(x->compute_ns, x->span_ns)
+                         : c == 2 ? share(x->comm_ns, x->span_ns)
+                         : c == 3 ? share(x->memory_ns, x->span_ns)
+                         : c == 4 ? share(x->idle_ns, x->span_ns)
+                                  : share(mt_an_host_wait(x), x->span_ns);
+            }
+            qsort(v, m, sizeof *v, dbl_cmp);
+            med[c] = m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+        }
+        free(v);
+        free(show);
+        mt_out_printf(&o, "  ... %zu more ranks in report.json and report.html (above: the %d least and most idle)\n",
+                      present - 2 * TEXT_RANKS_EXTREME, TEXT_RANKS_EXTREME);
+        mt_out_printf(&o, "  median of %zu ranks: span %.3f ms, compute %.1f%%, exposed comm %.1f%%, memory %.1f%%, "
+                      "idle %.1f%%,\n  host wait %.1f%%\n",
+                      present, med[0], med[1], med[2], med[3], med[4], med[5]);
+    }
     mt_out_puts(&o, "  compute + exposed comm (communication not hidden behind compute) + memory + idle = 100 %;\n"
-                    "  comm hidden: share of the communication time that ran under compute; host wait: the\n"
-                    "  stream that waited longest for the CPU to launch work, % of the span; launch-bound: share\n"
-                    "  of the idle time with the CPU busy launching; -: communication or idle time under 100 us\n"
-                    "  (a few launch latencies), too little for a share of it to mean anything\n");
+                    "  comm hidden: share of the communication time that ran under compute; host wait: of the\n"
+                    "  streams that compute or copy (not one that only runs collectives), the one that waited\n"
+                    "  longest for the CPU to launch work, % of the span; launch-bound: share of the idle time\n"
+                    "  with the CPU busy launching; -: communication or idle time under 100 us (a few launch\n"
+                    "  latencies), too little for a share of it to mean anything\n");
 
     /* The heaviest annotations of the first rank with results, each summed
      * over the ranks (the GPU time they caused). */

@@ -146,6 +146,8 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
     mt_out_us(&o, c->path_ns);
     kinds(&o, "by_kind_us", c->kind_ns);
     mt_out_printf(&o, ", \"comm_pct\": %.2f", c->path_ns > 0 ? 100.0 * (double)c->kind_ns[MT_CP_COMM] / (double)c->path_ns : 0.0);
+    us(&o, "comm_absent_us", c->comm_absent_ns);
+    mt_out_printf(&o, ", \"ranks_without_trace\": %llu", (unsigned long long)c->absent_ranks);
     kinds(&o, "imbalance_us", c->imbalance_ns);
     mt_out_puts(&o, ", \"ranks\": [");
     for (size_t i = 0; i < c->n_ranks; i++) {
@@ -210,6 +212,10 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
         }
         mt_out_puts(&o, "]}");
     }
+    if (c->absent_ranks > c->n_ranks) { /* not worked out (critpath.h absent_ranks) */
+        mt_out_puts(&o, ",\n  \"root_causes\": null");
+        goto ideal;
+    }
     mt_out_puts(&o, ",\n  \"root_causes\": {");
     mt_out_puts(&o, "\"wait_us\": ");
     mt_out_us(&o, c->wait_ns);
@@ -236,6 +242,7 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
         mt_out_printf(&o, ", \"pct\": %.2f}", c->wait_ns > 0 ? 100.0 * (double)x->ns / (double)c->wait_ns : 0.0);
     }
     mt_out_puts(&o, "]}");
+ideal:
     if (c->ideal.run)
         ideal_json(&o, &c->ideal);
     mt_out_puts(&o, ",\n  \"per_step\": [");
@@ -330,6 +337,12 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
                   mt_cp_kind_str((mt_cp_kind_t)best), 100.0 * (double)c->kind_ns[best] / (double)c->path_ns, top_rank,
                   100.0 * (double)top_ns / (double)c->path_ns,
                   100.0 * (double)c->kind_ns[MT_CP_COMM] / (double)c->path_ns);
+    if (c->comm_absent_ns > 0)
+        mt_out_printf(&o,
+                      "  %.1f %% in collectives missing %llu of %llu ranks' traces: waiting for them or moving "
+                      "data, cannot tell\n",
+                      100.0 * (double)c->comm_absent_ns / (double)c->path_ns, (unsigned long long)c->absent_ranks,
+                      (unsigned long long)(c->absent_ranks + c->n_ranks));
     int bw = -1; /* the best by step time */
     for (int k = 0; k < MT_WI_COUNT_; k++)
         if (c->whatif[k].run && c->whatif[k].steps && (bw < 0 || c->whatif[k].gain_ns > c->whatif[bw].gain_ns))
@@ -410,6 +423,9 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
                       c->stage_wi[bs].stage, a, d, b);
     }
     const mt_cp_ideal_t *I = &c->ideal;
+    if (c->absent_ranks > c->n_ranks)
+        mt_out_printf(&o, "straggler slowdown and waiting's causes: not told, %llu of %llu ranks have no trace\n",
+                      (unsigned long long)c->absent_ranks, (unsigned long long)(c->absent_ranks + c->n_ranks));
     if (I->run) {
         mt_fmt_time(a, sizeof a, I->nodelay_ns);
         mt_fmt_time(b, sizeof b, I->ideal_ns);
@@ -426,7 +442,12 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
             mt_report_name_cut(cut, sizeof cut, I->by_type[k].name, 32);
             mt_out_printf(&o, " %s %.3f%s", cut, I->by_type[k].s, k + 1 < I->n_type && k < 2 ? "," : "");
         }
-        mt_out_puts(&o, "\n");
+        /* what the letters mean (issue 39 papercut), critpath.h mt_cp_ideal_t */
+        mt_out_puts(&o, "\n  S: mean step time without gaps / with every activity at its typical length (1 = no "
+                        "straggling)\n");
+        if (I->has_ms || I->has_mw)
+            mt_out_puts(&o, "  M_S, M_W: the share of that slowdown the last stage, the worst worker explains "
+                            "(docs/whatif.md)\n");
     }
     if (c->n_causes && c->wait_ns > 0) {
         /* One line: the first annotation that has a name when it explains a

@@ -11,7 +11,9 @@ generated data-parallel jobs:
           10 seeds: named (alone) in at least 9;
   absent  with --corpus: HTA's 2-of-128 sample (trace_filter, ranks 0 and
           1 of a 128-rank job) names no straggler and says why (main
-          before: suspect 1).
+          before: suspect 1), none per step or episode, and no causes of
+          its waiting or straggler slowdown (before: 'steps 551-552: rank
+          1', 'waiting caused by: rank 1').
 
 Usage: check_stragglers.py BUILD_DIR [--jobs N] [--keep DIR] [--corpus DIR]"""
 
@@ -80,10 +82,18 @@ def main():
             r = subprocess.run([exe, "-q", "--no-merge", "--no-html", "-o", o, hta], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
             with open(os.path.join(o, "report.json")) as f:
-                st = json.load(f)["stragglers"]
+                rep = json.load(f)
+            st = rep["stragglers"]
             check(r.returncode == 0 and st["suspects"] == [] and
                   any(e.startswith("126 of 128 ranks have no trace") for e in st["evidence"]),
                   "HTA 2 of 128 ranks: suspects %s, evidence %s" % (st["suspects"], st["evidence"][:1]))
+            # nor a straggler per step or episode, nor waiting's causes or a
+            # straggler slowdown (issue 39 item 7: 'steps 551-552: rank 1',
+            # 'waiting caused by: rank 1 ...' before)
+            check(st["episodes"] == [] and all(not b.get("suspects") for b in st["by_step"]) and
+                  rep["steps"]["root_causes"] is None and "ideal" not in rep["steps"],
+                  "HTA 2 of 128 ranks: episodes %s, root causes %s, ideal %s"
+                  % (st["episodes"], rep["steps"]["root_causes"] is not None, "ideal" in rep["steps"]))
         else:
             print("skip HTA 2 of 128: no corpus")
     finally:

@@ -85,6 +85,27 @@ def pair(exe, tmp, name, ranks, seed_a, gap_a, seed_b, gap_b, *extra):
     return r, ratio, v
 
 
+def movers(exe, tmp):
+    """Issue 39 papercut: the A/B movers of a job whose only change is one
+    slow rank (every compute kernel of rank 3 1.5x) name its compute first:
+    the NCCL kernels of the other ranks grew more (they wait for it), and
+    were the first line. Kernel rows carry calls per rank, here the
+    generator's: a weight-gradient GEMM per layer per step (4 x 6 = 24)."""
+    da, db = os.path.join(tmp, "mv_a"), os.path.join(tmp, "mv_b")
+    oa, ob = os.path.join(tmp, "mv_oa"), os.path.join(tmp, "mv_ob")
+    for d, extra in ((da, []), (db, ["--slow-rank", "3:1.5"])):
+        subprocess.run([sys.executable, GEN, "--quiet", "--out", d, "--ranks", "8", "--steps", "6", "--seed", "5"]
+                       + extra, check=True)
+    analyse(exe, da, oa)
+    r = subprocess.run([exe, "--no-merge", "--no-html", "--color=never", "-o", ob, "--baseline", oa, db],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    rows = [x for x in r.stdout.splitlines() if x.startswith("  kernel ")]
+    check(r.returncode == 0 and rows and "nccl" not in rows[0].lower() and "gemm" in rows[0],
+          "slow rank A/B: the first kernel mover is its compute, not NCCL (%s)" % (rows[:1],))
+    check(bool(rows) and "(24 calls, " in rows[0], "slow rank A/B: the GEMM's calls per rank beside it (24)")
+    check(any("nccl" in x.lower() for x in rows[1:]), "slow rank A/B: the NCCL kernel's change still shown, after")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
@@ -97,6 +118,7 @@ def main():
     os.makedirs(tmp, exist_ok=True)
     try:
         run(exe, tmp, a.pairs)
+        movers(exe, tmp)
         nsight(exe, tmp, a.corpus)
     finally:
         if not a.keep:

@@ -12,6 +12,9 @@
    instance matched fully; and each rank's clock correction within 5 us
    (p99 over the rank's collective end times) of the true mapping from its
    clock onto the reference rank's clock.
+3. An old-format pipeline with a tensor-parallel allreduce per stage
+   (issue 39 item 6): clocks within 5 us, no allreduce across the stages,
+   and with --pp-stages the pipeline's numbers are the truth's.
 Standard library only. Exit 0 pass, 1 fail, 77 skip."""
 
 import argparse
@@ -440,6 +443,103 @@ def main():
         else:
             passed += 1
             print("ok   pp8: inferred stages = --pp-stages 0-3,4-7 = --pp 2")
+    # issue 39 item 6: an old-format pipeline (no collective metadata; 2
+    # stages of 4 ranks on their own node clocks, a tensor-parallel
+    # allreduce within each stage per block, send/recv between the stages).
+    # Stream matching folded both stages' allreduces into 8-rank
+    # collectives and read the lag between the stages as clock offsets
+    # (3.7 ms off at seed 1, 'not of one run' at others): no allreduce
+    # instance may mix the stages, the run is one, and every clock is
+    # within 5 us of the truth, for several seeds; with the stages named,
+    # the pipeline's numbers are the truth's (latency was off by the lag)
+    for seed in (1, 2, 3, 5):
+        name = "pp-old-tp-seed%d" % seed
+        d = os.path.join(a.out, name)
+        p = subprocess.run([sys.executable, a.gen, "--out", d, "--quiet", "--kind", "pp", "--ranks", "8",
+                            "--pp-stages", "2", "--format", "old", "--seed", str(seed)], capture_output=True, text=True)
+        if p.returncode != 0:
+            print("FAIL: generating %s: %s" % (name, p.stderr))
+            return 1
+        with open(os.path.join(d, "truth.json")) as f:
+            truth = json.load(f)
+        stage = {r: k for k, st in enumerate(truth["pipeline"]["stages"]) for r in st}
+        try:
+            got = run_mergetrace(a.mergetrace, d, os.path.join(a.out, "out-" + name))
+            errs, worst = clock_errors(name, got, truth)
+            mixed = [c for c in got.get("collectives", []) if c["collective"] == "allreduce" and c["ranks"] > 4]
+            if mixed:
+                errs.append("%s: allreduce instances of %d ranks: the stages' groups folded into one"
+                            % (name, mixed[0]["ranks"]))
+            if len(set(stage.values())) != 2:
+                errs.append("%s: the truth has no two stages" % name)
+            # the stages named (old traces have no send/recv peers to infer
+            # them from): the pipeline's numbers are the truth's
+            ppg = run_mergetrace(a.mergetrace, d, os.path.join(a.out, "out-" + name + "-stages"),
+                                 ["--pp-stages", "0-3,4-7"])
+            gp, tp = ppg.get("pipeline") or {}, truth["pipeline"]
+            lat = gp.get("latency_us", {}).get("p50")
+            # old traces keep whole microseconds: a few us apart per end
+            if lat is None or abs(float(lat) * 1000 - tp["latency_ns"]["p50"]) > 20000:
+                errs.append("%s: --pp-stages: latency p50 %s us, truth %.3f us"
+                            % (name, lat, tp["latency_ns"]["p50"] / 1000))
+            osc = gp.get("overlap_score")
+            if osc is None or abs(float(osc) - tp["overlap_score"]) > 0.01:
+                errs.append("%s: --pp-stages: OverlapScore %s, truth %.4f" % (name, osc, tp["overlap_score"]))
+        except AssertionError as e:
+            errs, worst = [str(e)], 0
+        if errs:
+            failed += 1
+            print("FAIL " + name)
+            for e in errs[:20]:
+                print("  " + e)
+        else:
+            passed += 1
+            print("ok   %s: old format, stages' allreduces apart (clock error p99 %.2f us)" % (name, worst / 1000))
+    # issue 39 papercut: past a few dozen ranks the terminal's per-rank tables
+    # show their extremes and a summary (305 lines at 128 ranks before)
+    d = os.path.join(a.out, "dp64-terminal")
+    subprocess.run([sys.executable, a.gen, "--out", d, "--quiet", "--ranks", "64", "--steps", "3", "--seed", "21"],
+                   check=True)
+    p = subprocess.run([a.mergetrace, "--no-merge", "--no-html", "--color=never", "-o", d + ".out", d],
+                       capture_output=True, text=True)
+    errs = []
+    if p.returncode:
+        errs.append("exit %d: %s" % (p.returncode, p.stderr))
+    else:
+        with open(os.path.join(d + ".out", "report.json")) as f:
+            rep = json.load(f)
+        lines = p.stdout.splitlines()
+        if len(lines) > 100:
+            errs.append("%d terminal lines for 64 ranks" % len(lines))
+        def table(head):
+            i = next(k for k, x in enumerate(lines) if x.startswith(head)) + 2
+            rows = []
+            while i < len(lines) and lines[i][:5].strip().isdigit():
+                rows.append(int(lines[i].split()[0]))
+                i += 1
+            return rows
+        idle = sorted(((t["idle_pct"], t["rank"]) for t in rep["temporal"]))
+        want = sorted(r for _, r in idle[:5] + idle[-5:])
+        of = {r: v for v, r in idle}  # ties (idle_pct has 2 decimals) may pick either rank
+        if sorted(of.get(r) for r in table("GPU time per rank")) != sorted(of[r] for r in want):
+            errs.append("GPU-time rows %s, want the 5 least and most idle %s" % (table("GPU time per rank"), want))
+        res = sorted(((-c["residual_p99_us"], c["rank"]) for c in rep["clock"]["ranks"] if not c["reference"]))
+        want = sorted([rep["clock"]["reference_rank"]] + [r for _, r in res[:8]])
+        got = table("clock alignment")
+        # ties at the 8th largest residual may pick either rank
+        if len(got) != 9 or rep["clock"]["reference_rank"] not in got or \
+                min(-x for x, r in res if r in got and r != rep["clock"]["reference_rank"]) < -res[7][0]:
+            errs.append("clock rows %s, want the reference and the 8 worst residuals %s" % (got, want))
+        if not any(x.startswith("  median of 64 ranks:") for x in lines):
+            errs.append("no median line under the GPU-time table")
+    if errs:
+        failed += 1
+        print("FAIL dp64-terminal")
+        for e in errs:
+            print("  " + e)
+    else:
+        passed += 1
+        print("ok   dp64-terminal: %d lines, per-rank tables capped to their extremes" % len(lines))
     errs = dlrm_injected(a.mergetrace, a.out)
     if errs is None:
         print("skip dlrm-shifted (no ../shared/corpus)")

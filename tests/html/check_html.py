@@ -203,6 +203,15 @@ def cmd_static(args):
                 want = f"rank {r} step {st}: mean lateness {'+' if v > 0 else ''}{v:.1f} us"
                 if want not in titles:
                     fail(f"{s}: heat map cell {want!r} not found")
+            # beside each row, the terminal's figure (issue 39 item 8): the
+            # rank's median lateness (nearest rank, the lower middle) over
+            # the steps' collectives where it arrived last
+            joined = "".join(p.text)
+            for r in range(3):
+                when = sorted(v for (rr, st), v in truth.items()
+                              if rr == r and v == max(truth[(q, st)] for q in range(3)) and v > 0)
+                if when and f"+{when[(len(when) - 1) // 2] / 1000:.3f} ms" not in joined:
+                    fail(f"{s}: heat map: rank {r} when last +{when[(len(when) - 1) // 2] / 1000:.3f} ms not shown")
             # the sample before/after picture: after correction every end
             # is on the median (the fixture's kernels end together)
             for r in range(3):

@@ -209,6 +209,43 @@ def main():
                 if same and lines[0] == lines[1]:
                     print("%s: -n 2 (a part per process) = one process (one read): report.json, %d merged lines" %
                           (os.path.basename(rel), len(lines[0])))
+        if len(procs) > 1:
+            # the summary names what was read, each file once (issue 39
+            # papercut: 'loaded 4.9 MB of JSON' for one 2.4 MB .sqlite of
+            # two GPUs)
+            p = run([bin_, "--no-html", "--no-merge", "--color=never", "-o", out + ".sum", path])
+            want = "loaded %.1f MB of SQLite, " % (os.path.getsize(path) / 1e6)
+            got = p.stdout.splitlines()[1] if p.returncode == 0 and len(p.stdout.splitlines()) > 1 else p.stderr
+            check(got.startswith(want), "%s: summary %r, want %r..." % (rel, got[:60], want))
+        # NVTX ranges named per call by PyTorch's emit_nvtx ("FlashAttnFunc,
+        # seq = 46447, op_id = ...") are one annotation per name, as kernel
+        # names are (issue 39 papercut: count 1 each, one row per call)
+        with sqlite3.connect("file:%s?mode=ro" % path, uri=True) as db:
+            per_call = db.execute("SELECT count(*) FROM NVTX_EVENTS WHERE text LIKE 'FlashAttnFunc, seq = %' "
+                                  "AND end IS NOT NULL").fetchone()[0] if "NVTX_EVENTS" in tables(db) else 0
+        if per_call:
+            names = [x["name"] for x in rep["projection"]]
+            check(not any(", seq = " in x or ", op_id = " in x for x in names),
+                  "%s: projection rows named per call: %s" % (rel, [x for x in names if ", seq = " in x][:2]))
+            got = sum(x["count"] for x in rep["projection"] if x["name"] == "FlashAttnFunc")
+            check(got == per_call, "%s: FlashAttnFunc ranges %d in the projection, %d in NVTX_EVENTS"
+                  % (rel, got, per_call))
+        if rel.endswith("mfu_2gpu_after.sqlite"):
+            # a baseline may be any input the program reads (issue 39
+            # papercut: '--baseline before.sqlite' was 'invalid JSON ... byte
+            # 0'): the same comparison as with the before run's output
+            before = os.path.join(corpus, "GindaChen__nsys-ai/tests/fixtures/mfu_2gpu_before.sqlite")
+            b_out, c1, c2 = out + ".before", out + ".vsdir", out + ".vsfile"
+            ps = [run([bin_, "-q", "--no-merge", "--no-html", "-o", b_out, before]),
+                  run([bin_, "-q", "--no-merge", "--no-html", "-o", c1, "--baseline", b_out, path]),
+                  run([bin_, "-q", "--no-merge", "--no-html", "-o", c2, "--baseline", before, path])]
+            check(all(p.returncode == 0 for p in ps), "--baseline before.sqlite: exits %s: %s"
+                  % ([p.returncode for p in ps], ps[2].stderr.strip()[:200]))
+            if all(p.returncode == 0 for p in ps):
+                cmp = [json.load(open(os.path.join(d, "compare.json"))) for d in (c1, c2)]
+                for c in cmp:
+                    c.pop("baseline", None)
+                check(cmp[0] == cmp[1], "--baseline before.sqlite: compare.json differs from --baseline DIR's")
         if rel.endswith("mfu_2gpu_before.sqlite"):
             ranks = {pid: inp["rank"] for pid, inp in by_pid.items()}
             check(ranks == {144: 0, 145: 1}, "mfu: ranks %s" % ranks)

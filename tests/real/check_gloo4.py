@@ -196,6 +196,14 @@ def main():
     check(abs(got_ms - want_ms) <= 0.01 + bound_caused[2] / 1000 / 40,
           "rank 2 behind the median arrival when last: %s ms, traces say %.3f ms (median of %d)"
           % (got_ms, want_ms, len(late_last2)))
+    # report.json (and report.html's heat map and table) carry the same figure
+    got_j = sr[2].get("lateness_when_last_us")
+    check(got_j is not None and abs(got_j / 1000 - want_ms) <= 0.01 + bound_caused[2] / 1000 / 40,
+          "rank 2 lateness_when_last_us %s, traces say %.3f ms" % (got_j, want_ms))
+    cp = rep["steps"]["critical_path"]
+    check(cp.get("comm_absent_us") == 0 and cp.get("ranks_without_trace") == 0,
+          "all four ranks: comm_absent_us %s, ranks_without_trace %s (want 0, 0)"
+          % (cp.get("comm_absent_us"), cp.get("ranks_without_trace")))
 
     # issue 39 item 4: rank 2's trace left out. Every collective's group
     # (world size 4 from the traces' metadata) lacks it, so no transfer time
@@ -220,6 +228,35 @@ def main():
     st3 = rep3["stragglers"]
     check(st3["suspects"] == [] and any(e.startswith("rank 2: no trace") for e in st3["evidence"]),
           "without rank 2: suspects %s, evidence %s" % (st3["suspects"], st3["evidence"]))
+    # issue 39 item 7: every collective lacks rank 2, so all the communication
+    # on the critical path is in collectives missing a member (waiting for
+    # it or moving data: unknown); one absent of four: causes still told
+    cp3 = rep3["steps"]["critical_path"]
+    check(cp3["by_kind_us"]["comm"] > 0 and cp3.get("comm_absent_us") == cp3["by_kind_us"]["comm"]
+          and cp3.get("ranks_without_trace") == 1 and rep3["steps"]["root_causes"] is not None,
+          "without rank 2: comm on the path %s us, of it in collectives missing a member %s us (want all), "
+          "ranks_without_trace %s" % (cp3["by_kind_us"]["comm"], cp3.get("comm_absent_us"),
+                                      cp3.get("ranks_without_trace")))
+
+    # issue 39 item 7: rank 0 alone, 3 of 4 ranks without a trace: whom it
+    # waited for is not in its trace: no root causes, no straggler slowdown,
+    # no straggler by step or episode
+    alone = os.path.join(out, "alone0")
+    os.makedirs(alone)
+    shutil.copy(os.path.join(inj, "rank-0.pt.trace.json.gz"), alone)
+    run1 = os.path.join(out, "run1")
+    p = subprocess.run([mt, "--no-merge", "--no-html", "-o", run1, alone], capture_output=True, text=True)
+    check(p.returncode == 0, "rank 0 alone: exit %d %s" % (p.returncode, p.stderr))
+    with open(os.path.join(run1, "report.json")) as f:
+        rep1 = json.load(f)
+    s1 = rep1["steps"]
+    check(s1["root_causes"] is None and "ideal" not in s1 and s1["critical_path"].get("ranks_without_trace") == 3,
+          "rank 0 alone: root_causes %s, ideal %s (want neither)" % (s1["root_causes"] is not None, "ideal" in s1))
+    check("not told, 3 of 4 ranks have no trace" in p.stdout and "waiting caused by" not in p.stdout
+          and "straggler slowdown S" not in p.stdout, "rank 0 alone: the terminal still claims causes or S")
+    st1 = rep1["stragglers"]
+    check(st1["episodes"] == [] and all(not b.get("suspects") for b in st1["by_step"]),
+          "rank 0 alone: episodes %s" % st1["episodes"])
 
     print("offset errors us: %s; waited us (report / traces): %s; rank 2 caused %.3f / %.3f us"
           % (", ".join("%d: %.3f" % (r, err_us[r]) for r in RANKS),

@@ -614,9 +614,10 @@ static void test_report_sections(void **state)
         " \"memory_us\": 20.000, \"idle_us\": 110.000, \"compute_pct\": 64.71, \"comm_pct\": 9.80,"
         " \"memory_pct\": 3.92, \"idle_pct\": 21.57},\n  {\"rank\": 1,",
         "\"overlap\": [\n  {\"rank\": 0, \"comm_us\": 100.000, \"overlapped_us\": 50.000, \"overlap_pct\": 50.00}",
+        /* host wait: stream 7 (it runs the gemms) waited 60 of the 510 us span */
         "\"idle\": [\n  {\"rank\": 0, \"host_wait_us\": 60.000, \"kernel_wait_us\": 10.000, \"other_us\": 90.000,"
-        " \"streams\": [{\"device\": 0, \"stream\": 7, \"host_wait_us\": 60.000, \"kernel_wait_us\": 10.000,"
-        " \"other_us\": 50.000}, {\"device\": 0, \"stream\": 8,",
+        " \"host_wait_pct\": 11.76, \"streams\": [{\"device\": 0, \"stream\": 7, \"host_wait_us\": 60.000,"
+        " \"kernel_wait_us\": 10.000, \"other_us\": 50.000, \"work\": true}, {\"device\": 0, \"stream\": 8,",
         "{\"rank\": 1, \"name\": \"ProfilerStep#*\", \"count\": 2, \"cpu_us\": 319.000, \"gpu_us\": 400.000,"
         " \"gpu_span_us\": 460.000, \"gpu_pct\": 100.00, \"gpu_same_thread_us\": 390.000}",
         "{\"rank\": 0, \"name\": \"## forward ##\", \"count\": 1, \"cpu_us\": 15.000, \"gpu_us\": 150.000,"

@@ -435,8 +435,11 @@ static void test_outputs(void **state)
                                    "\"busbw_gbps\": null}"));
     assert_non_null(strstr(b.data, "{\"rank\": 2, \"instances\": 6, \"last_arrivals\": 6, \"last_arrival_pct\": 100.00, "
                                    "\"chance_pct\": 36.11, \"mean_lateness_us\": 206.666, \"p99_lateness_us\": 290.000, "
-                                   "\"wait_caused_us\": 2540.000, \"waited_us\": 0.000, \"mean_duration_us\": 58.709, "
+                                   "\"lateness_when_last_us\": 290.000, \"wait_caused_us\": 2540.000, \"waited_us\": 0.000, \"mean_duration_us\": 58.709, "
                                    "\"shortest_kernel_pct\": 100.00}"));
+    /* when last: 30, 50, 290 x4 (by hand, above): the median 290; rank 0
+     * never last: null */
+    assert_non_null(strstr(b.data, "\"p99_lateness_us\": -10.000, \"lateness_when_last_us\": null"));
     assert_non_null(strstr(b.data, "\"suspects\": [2], \"suspects_clock_free\": [2]"));
     /* PART's 65.536 us are unknown: 1390 / (1390 + 303.104) */
     assert_non_null(strstr(b.data, "{\"rank\": 0, \"kernels\": 7, \"wait_us\": 1390.000, \"transfer_us\": 303.104, "
