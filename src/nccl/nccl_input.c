@@ -347,6 +347,20 @@ static void note_bound(mt_nccl_file_t *f, int64_t seen, int64_t gpu)
     f->has_offset_bound = true;
 }
 
+/* The fields a task's coll/p2p line and its open line share, into a zeroed *t. */
+static void task_head(getter_t *g, mt_nccl_task_t *t, bool p2p)
+{
+    memset(t, 0, sizeof *t);
+    t->is_p2p = p2p;
+    t->comm = get_hex(g, "comm");
+    t->rank = get_i32(g, "rank");
+    t->id = get_u64(g, "id");
+    get_str(g, "func", t->func, sizeof t->func);
+    t->seq = p2p ? -1 : get_i64(g, "seq", INT64_MIN);
+    t->count = get_i64(g, "count", INT64_MIN);
+    get_str(g, "datatype", t->datatype, sizeof t->datatype);
+}
+
 static mt_status_t take_line(builder_t *b, const pos_t *ps, const char *p, const char *end)
 {
     line_t ln;
@@ -392,15 +406,7 @@ static mt_status_t take_line(builder_t *b, const pos_t *ps, const char *p, const
         if (MT_GROW(f->tasks, b->cap_tasks, f->n_tasks + 1, 64))
             return MT_ERR_NOMEM;
         mt_nccl_task_t *t = &f->tasks[f->n_tasks];
-        memset(t, 0, sizeof *t);
-        t->is_p2p = p2p;
-        t->comm = get_hex(&g, "comm");
-        t->rank = get_i32(&g, "rank");
-        t->id = get_u64(&g, "id");
-        get_str(&g, "func", t->func, sizeof t->func);
-        t->seq = p2p ? -1 : get_i64(&g, "seq", INT64_MIN);
-        t->count = get_i64(&g, "count", INT64_MIN);
-        get_str(&g, "datatype", t->datatype, sizeof t->datatype);
+        task_head(&g, t, p2p);
         t->root_or_peer = get_i32(&g, p2p ? "peer" : "root");
         if (!p2p) {
             get_str(&g, "algo", t->algo, sizeof t->algo);
@@ -454,15 +460,7 @@ static mt_status_t take_line(builder_t *b, const pos_t *ps, const char *p, const
         if (MT_GROW(b->opens, b->cap_opens, b->n_opens + 1, 64))
             return MT_ERR_NOMEM;
         mt_nccl_task_t *t = &b->opens[b->n_opens];
-        memset(t, 0, sizeof *t);
-        t->is_p2p = p2p;
-        t->comm = get_hex(&g, "comm");
-        t->rank = get_i32(&g, "rank");
-        t->id = get_u64(&g, "id");
-        get_str(&g, "func", t->func, sizeof t->func);
-        t->seq = p2p ? -1 : get_i64(&g, "seq", INT64_MIN);
-        t->count = get_i64(&g, "count", INT64_MIN);
-        get_str(&g, "datatype", t->datatype, sizeof t->datatype);
+        task_head(&g, t, p2p);
         t->root_or_peer = p2p ? get_i32(&g, "peer") : -1;
         t->host_start_ns = get_i64(&g, "host_start_ns", INT64_MIN);
         t->host_stop_ns = t->gpu_start_ns = t->gpu_stop_ns = t->kernel_open_ns = t->kernel_seen_ns = -1;
