@@ -349,8 +349,9 @@ typedef struct mt_cp_share {
 #define MT_CP_IDEAL_WORKERS 16
 typedef struct mt_cp_ideal {
     bool run;
-    uint64_t steps;            /* steps in the means */
-    int64_t nodelay_ns, ideal_ns; /* mean step times */
+    uint64_t steps;            /* steps in the means (periods when by_period) */
+    int64_t nodelay_ns, ideal_ns; /* mean step times, or mean periods when by_period */
+    bool by_period;            /* a pipeline replayed as one run: every S is a ratio of mean periods */
     double s;
     mt_cp_share_t *by_type, *by_worker, *by_stage; /* by_type: largest S first; the others by id */
     size_t n_type, n_worker, n_stage;

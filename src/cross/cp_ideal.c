@@ -359,10 +359,22 @@ CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K, const bool C, const bo
     }
 }
 
+/* A pipeline whose job steps are its chunks, replayed as one run, is
+ * measured by its period (cp_step_has_period), the time between two
+ * chunks' ends: a chunk's latency is no measure of the job's speed there.
+ * Equalising the stages' work (the ideal) moves the bottleneck to a stage
+ * that had slack, and with no bound on the chunks in flight the later
+ * chunks queue before it: the mean latency grows with the chunk count
+ * (sample_traces/pp8, no straggler: ideal 9.16 ms over a no-delay
+ * 7.79 ms, S 0.850), while the period is the bottleneck's time whatever
+ * the chunk count. */
+
 /* Replay the K lanes of x; mean[l] gets lane l's mean job step time over
  * the used steps of c (steps refused for other projections count too: S is
  * the ratio of two replays of the same graph, no delay vs ideal, as in the
- * paper, not a projection from a measured time), *n_used their count. */
+ * paper, not a projection from a measured time), *n_used their count;
+ * a run replayed as one (C) with periods: the mean period and the
+ * periods' count instead. */
 CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n_used, const int K,
                       const bool C, const bool D)
 {
@@ -405,11 +417,12 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
             FOR_LANES MAX_TO(re[l], r->cpu_end + (hc ? hc[l] : 0));
         }
     }
-    double sum[LANES_MAX] = {0};
-    uint64_t used = 0;
+    double sum[LANES_MAX] = {0}, psum[LANES_MAX] = {0};
+    uint64_t used = 0, np = 0;
+    int64_t prev[LANES_MAX] = {0}; /* the step before's replayed end (carried runs) */
     for (size_t j = 0; j < c->n_steps; j++) {
         const mt_cp_step_t *s = &c->steps[j];
-        if (!s->used)
+        if (!s->used && !C) /* a carried run's unused steps: their ends start periods */
             continue;
         int64_t lo[LANES_MAX], hi[LANES_MAX];
         FOR_LANES {
@@ -428,10 +441,24 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
             const int64_t *re = x->rend + (size_t)q * (size_t)K;
             FOR_LANES MAX_TO(hi[l], re[l]);
         }
+        if (C && cp_step_has_period(c, j)) {
+            FOR_LANES psum[l] += (double)(hi[l] - prev[l]);
+            np++;
+        }
+        if (C)
+            FOR_LANES prev[l] = hi[l];
+        if (!s->used)
+            continue;
         FOR_LANES sum[l] += (double)(hi[l] - lo[C ? l : 0]);
         used++;
     }
-    FOR_LANES mean[l] = used ? sum[l] / (double)used : 0.0;
+    /* a pipeline run as one: the mean period (above) */
+    if (np) {
+        FOR_LANES mean[l] = psum[l] / (double)np;
+        used = np;
+    } else {
+        FOR_LANES mean[l] = used ? sum[l] / (double)used : 0.0;
+    }
     if (n_used)
         *n_used = used;
 }
@@ -1000,6 +1027,8 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
         goto out;
     }
     I->run = true;
+    for (size_t j = 0; carry && j < c->n_steps && !I->by_period; j++)
+        I->by_period = cp_step_has_period(c, j);
     I->nodelay_ns = (int64_t)(t_nd + 0.5);
     I->ideal_ns = (int64_t)(t_id + 0.5);
     I->s = t_nd / t_id;

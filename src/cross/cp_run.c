@@ -2019,13 +2019,6 @@ out:
 
 /* ---- the driver ---- */
 
-/* Whether job step j has a period: used, and its predecessor is the
- * step before it. */
-static bool period_of(const mt_critpath_t *c, size_t j)
-{
-    return j > 0 && c->steps[j].used && c->steps[j].step == c->steps[j - 1].step + 1;
-}
-
 /* The p50 of the projected periods of a scenario replayed as one run (its
  * job step ends in r->jend): each the measured period + (its change in the
  * scenario's run - its change in the unchanged run, b_end); v is scratch
@@ -2034,7 +2027,7 @@ static int64_t carried_period(const mt_critpath_t *c, const rp_t *r, const int64
 {
     size_t n = 0;
     for (size_t j = 1; j < c->n_steps; j++)
-        if (period_of(c, j))
+        if (cp_step_has_period(c, j))
             v[n++] = c->steps[j].end_ns - c->steps[j - 1].end_ns + (r->jend[j] - r->jend[j - 1]) -
                      (b_end[j] - b_end[j - 1]);
     return mt_stats_pct_i64(v, n, 50);
@@ -2437,7 +2430,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         memcpy(b_end, r.jend, c->n_steps * sizeof *b_end);
         size_t np = 0; /* the measured periods */
         for (size_t j = 1; j < c->n_steps; j++)
-            if (period_of(c, j))
+            if (cp_step_has_period(c, j))
                 per[np++] = c->steps[j].end_ns - c->steps[j - 1].end_ns;
         c->periods = np;
         c->period_p50_ns = mt_stats_pct_i64(per, np, 50);

@@ -214,6 +214,13 @@ static inline size_t cp_syncs_ended(const cp_graph_t *g, const cp_rank_t *R, int
     return lo;
 }
 
+/* Whether job step j has a period: used, and its predecessor is the step
+ * before it (the replays' and the report's periods of a pipeline). */
+static inline bool cp_step_has_period(const mt_critpath_t *c, size_t j)
+{
+    return j > 0 && c->steps[j].used && c->steps[j].step == c->steps[j - 1].step + 1;
+}
+
 /* A matched comm activity's transfer: its end - its instance's last
  * arrival (n->inst >= 0). */
 static inline int64_t cp_node_T(const cp_graph_t *g, const cp_node_t *n)

@@ -54,11 +54,12 @@ mt_status_t mt_report_html_whatif(const mt_cp_ideal_t *I, mt_write_fn write, voi
     mt_fmt_time(a, sizeof a, I->nodelay_ns);
     mt_fmt_time(b, sizeof b, I->ideal_ns);
     mt_out_printf(&h,
-                  "<p>Straggler slowdown <strong>S = %.4f</strong>: the mean step time replayed with the measured "
+                  "<p>Straggler slowdown <strong>S = %.4f</strong>: the mean %s replayed with the measured "
                   "durations and no gaps (%s) over the mean with every operation at its type's typical value (%s), "
-                  "%llu steps. S of a group is the ideal replay with only that group at its measured durations, over "
+                  "%llu %s. S of a group is the ideal replay with only that group at its measured durations, over "
                   "the ideal mean (&gt; 1: the group slows the job).</p>\n",
-                  I->s, a, b, (unsigned long long)I->steps);
+                  I->s, I->by_period ? "period (a pipeline's time between two chunks' ends)" : "step time", a, b,
+                  (unsigned long long)I->steps, I->by_period ? "periods" : "steps");
     /* the range of the colour scale: every S shown */
     double lo = 1, hi = 1;
     for (size_t k = 0; k < I->n_worker; k++) {

@@ -95,6 +95,7 @@ void mt_report_name_cut(char *b, size_t cap, const char *s, int w)
 static void ideal_json(mt_out_t *o, const mt_cp_ideal_t *I)
 {
     mt_out_printf(o, ",\n  \"ideal\": {\"steps\": %llu", (unsigned long long)I->steps);
+    mt_out_printf(o, ", \"of\": \"%s\"", I->by_period ? "period" : "step");
     us(o, "no_delay_mean_us", I->nodelay_ns);
     us(o, "ideal_mean_us", I->ideal_ns);
     mt_out_printf(o, ", \"s\": %.4f", I->s);
@@ -429,7 +430,8 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
     if (I->run) {
         mt_fmt_time(a, sizeof a, I->nodelay_ns);
         mt_fmt_time(b, sizeof b, I->ideal_ns);
-        mt_out_printf(&o, "straggler slowdown S %.3f (no-delay mean %s, ideal %s)", I->s, a, b);
+        mt_out_printf(&o, "straggler slowdown S %.3f (no-delay mean %s%s, ideal %s)", I->s,
+                      I->by_period ? "period " : "", a, b);
         if (I->blamed_stage >= 0)
             mt_out_printf(&o, "; blamed stage %d", I->blamed_stage);
         if (I->has_ms)
@@ -443,8 +445,9 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
             mt_out_printf(&o, " %s %.3f%s", cut, I->by_type[k].s, k + 1 < I->n_type && k < 2 ? "," : "");
         }
         /* what the letters mean (issue 39 papercut), critpath.h mt_cp_ideal_t */
-        mt_out_puts(&o, "\n  S: mean step time without gaps / with every activity at its typical length (1 = no "
-                        "straggling)\n");
+        mt_out_printf(&o, "\n  S: mean %s without gaps / with every activity at its typical length (1 = no "
+                          "straggling)\n",
+                      I->by_period ? "period (time between chunks' ends)" : "step time");
         if (I->has_ms || I->has_mw)
             mt_out_puts(&o, "  M_S, M_W: the share of that slowdown the last stage, the worst worker explains "
                             "(docs/whatif.md)\n");
