@@ -213,6 +213,8 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const 
                                 ? x->sd + (size_t)rs->sb_start * (size_t)K
                                 : NULL;
         int64_t *hc = x->hc + (size_t)h->rstep * (size_t)K;
+        int32_t b = q >= 0 ? g->syncs[q].bar : -1; /* the host collective it came after */
+        const int64_t *bs = b >= 0 && (C || g->syncs[b].job == h->job) ? x->sd + (size_t)b * (size_t)K : NULL;
         FOR_LANES {
             int64_t lv = h->llat + (sd ? sd[l] : 0);
             if (!(dm >> l & 1)) {
@@ -220,6 +222,8 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const 
                 continue;
             }
             MAX_TO(best[l], rs->start + (fs ? fs[l] : 0));
+            if (b >= 0)
+                MAX_TO(best[l], g->syncs[b].e + (bs ? bs[l] : 0));
             if (lv + hc[l] > best[l])
                 hc[l] -= lv + hc[l] - best[l];
         }

@@ -145,6 +145,14 @@ CP_INLINE int64_t no_launch_gap(const cp_graph_t *g, rp_t *r, const cp_hot_t *h,
          * later syncs and its step end move earlier by it too */
         const cp_rs_t *x = &g->rs[h->rstep];
         int64_t floor = x->start + shift_of(g, r, x->sb_start, h->job);
+        /* ... nor before the host collective its launch came after:
+         * waiting for other ranks (gloo) is no launch gap (issue 38: on
+         * gloo4 the what-if took the collectives away, 22.55 ms ->
+         * 832.8 us); a host pause (a late host) is, as in the measured
+         * host time it was inferred from */
+        int32_t b = h->lsync >= 0 ? g->syncs[h->lsync].bar : -1;
+        if (b >= 0 && g->syncs[b].e + shift_of(g, r, b, h->job) > floor)
+            floor = g->syncs[b].e + shift_of(g, r, b, h->job);
         if (best < floor)
             best = floor;
         int64_t v = h->llat + shift_of(g, r, h->lsync, h->job) + r->hc[h->rstep];
@@ -2163,6 +2171,10 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     for (size_t i = 0; i < g.n_syncs; i++) {
         cp_sync_t *y = &g.syncs[i];
         y->job = y->rstep >= 0 ? g.rs[y->rstep].job : -1;
+        /* a rank's syncs are in end order (critpath.c place_pauses) */
+        y->bar = y->hi >= 0 ? (int32_t)i
+                 : i > 0 && g.syncs[i - 1].rank_i == y->rank_i ? g.syncs[i - 1].bar
+                                                                 : -1;
         y->sb = (int32_t)sync_near(&g, &g.ranks[y->rank_i], y->s, (long)i - 1);
         if (g.n_hin)
             y->sb = (int32_t)host_cover(&g, &g.ranks[y->rank_i], y->s, y->sb, (long)i);

@@ -67,6 +67,9 @@ typedef struct cp_sync {
     int32_t rstep;        /* rank step holding its start, -1 */
     int32_t job;          /* job step (cp_run.c), -1 */
     int32_t sb;           /* the rank's latest sync ending at or before s, -1 (cp_run.c) */
+    int32_t bar;          /* the rank's latest host collective ending at or before e (itself if
+                           * it is one), -1: what a launch after it still waits for when launch
+                           * gaps are dropped (cp_run.c no_launch_gap) */
 } cp_sync_t;
 
 typedef struct cp_inst {
