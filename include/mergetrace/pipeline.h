@@ -123,9 +123,9 @@ mt_status_t mt_pp_stages_infer(const mt_crow_t *rows, size_t n_rows, const mt_cl
  * candidates are the other ranks with a receive ending within 20 us plus
  * both ranks' clock residual p99 of it (the 8 nearest ranks), and each
  * receive's the same way. A pair of ranks named by fewer than a quarter of
- * the median pair's kernels met by chance and is left out; the pairs kept
- * are layered as mt_pp_stages_infer does with peers (source
- * MT_PP_FROM_P2P_ENDS). The stages are refused (out->n 0, why[0..cap) says
+ * the median pair's kernels met by chance and is left out; each kernel
+ * then names its nearest candidate of a kept pair as its peer, and those
+ * rows are layered as mt_pp_stages_infer does (source MT_PP_FROM_P2P_ENDS). The stages are refused (out->n 0, why[0..cap) says
  * why) when every such row is on one rank, when the rows do not say which
  * way data went (SendRecv kernels, or only sends or only receives),
  * when fewer than half of the sends or of the receives end with one on

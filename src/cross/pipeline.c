@@ -447,10 +447,11 @@ static double blind_err(const clk_ix_t *ix, size_t n, const mt_clock_t *clocks, 
 }
 
 /* The candidates of kernel x among the other side's kernels o[0..no)
- * (sorted by end): up to BLIND_NEAR ranks other than x's, nearest first,
- * each with a kernel ending within the window. Returns how many. */
+ * (sorted by end): the BLIND_NEAR nearest ranks other than x's (in no
+ * order), each with a kernel ending within the window, and in dist[] how
+ * near their nearest kernel ends. Returns how many. */
 static size_t blind_near(const blind_t *x, const blind_t *o, size_t no, const double *err_x, double err_max,
-                         const clk_ix_t *ix, size_t n_clocks, const mt_clock_t *clocks, int32_t *cand)
+                         const clk_ix_t *ix, size_t n_clocks, const mt_clock_t *clocks, int32_t *cand, int64_t *dist)
 {
     int64_t w = (int64_t)(BLIND_TOL_NS + *err_x + err_max) + 1;
     size_t lo = 0, hi = no;
@@ -461,7 +462,6 @@ static size_t blind_near(const blind_t *x, const blind_t *o, size_t no, const do
         else
             hi = mid;
     }
-    int64_t dist[BLIND_NEAR];
     size_t nc = 0;
     for (size_t k = lo; k < no && o[k].end <= x->end + w; k++) {
         if (o[k].rank == x->rank)
@@ -500,14 +500,13 @@ static const vote_t *vote_of(const vote_t *v, size_t nv, int32_t a, int32_t b)
     return nv ? bsearch(&q, v, nv, sizeof *v, vote_cmp) : NULL;
 }
 
-/* The stage index of rank r in s, or -1. */
-static long stage_index(const mt_pp_stages_t *s, int32_t r)
+/* The stage of rank r: by[] holds (rank, stage) pairs sorted by rank (the
+ * clk_ix_t layout, stage in i); -1 for a rank in no stage. */
+static long stage_of(const clk_ix_t *by, size_t n, int32_t r)
 {
-    for (size_t i = 0; i < s->n; i++)
-        for (size_t k = s->first[i]; k < s->first[i + 1]; k++)
-            if (s->ranks[k] == r)
-                return (long)i;
-    return -1;
+    clk_ix_t q = {r, 0};
+    const clk_ix_t *h = n ? bsearch(&q, by, n, sizeof *by, clk_ix_cmp) : NULL;
+    return h ? (long)h->i : -1;
 }
 
 mt_status_t mt_pp_stages_infer_ends(const mt_crow_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
@@ -547,10 +546,12 @@ mt_status_t mt_pp_stages_infer_ends(const mt_crow_t *rows, size_t n_rows, const 
     blind_t *b = malloc((n_send + n_recv) * sizeof *b);
     double *err = malloc((n_send + n_recv) * sizeof *err);
     int32_t *cand = malloc((n_send + n_recv) * BLIND_NEAR * sizeof *cand);
+    int64_t *dist = malloc((n_send + n_recv) * BLIND_NEAR * sizeof *dist);
     uint8_t *nc = calloc(n_send + n_recv, 1);
     vote_t *v = NULL;
     mt_crow_t *syn = NULL;
-    if ((clocks && !ix) || !b || !err || !cand || !nc)
+    clk_ix_t *by = NULL;
+    if ((clocks && !ix) || !b || !err || !cand || !dist || !nc)
         goto out;
     /* sends in b[0..n_send), receives after them, each part by end */
     size_t ks = 0, kr = n_send;
@@ -574,7 +575,7 @@ mt_status_t mt_pp_stages_infer_ends(const mt_crow_t *rows, size_t n_rows, const 
     for (size_t k = 0; k < n_send + n_recv; k++) {
         bool snd = k < n_send;
         nc[k] = (uint8_t)blind_near(&b[k], snd ? b + n_send : b, snd ? n_recv : n_send, &err[k], err_max, ix,
-                                    n_clocks, clocks, cand + k * BLIND_NEAR);
+                                    n_clocks, clocks, cand + k * BLIND_NEAR, dist + k * BLIND_NEAR);
         paired_s += snd && nc[k];
         paired_r += !snd && nc[k];
         nvote += nc[k];
@@ -612,21 +613,26 @@ mt_status_t mt_pp_stages_infer_ends(const mt_crow_t *rows, size_t n_rows, const 
         cnt[k] = v[k].n;
     int64_t med = mt_stats_median_i64(cnt, nv);
     free(cnt);
-    /* one row per kernel and kept candidate, the peer filled in: the
-     * stages then come out as they do from rows that name their peers */
-    syn = malloc((nvote ? nvote : 1) * sizeof *syn);
+    /* each paired kernel as a row naming its nearest kept candidate: the
+     * stages then come out as they do from rows that name their peers (a
+     * stage's every rank is in them through its own kernels) */
+    syn = malloc((n_send + n_recv) * sizeof *syn);
     if (!syn)
         goto out;
     size_t ns = 0;
-    for (size_t k = 0; k < n_send + n_recv; k++)
+    for (size_t k = 0; k < n_send + n_recv; k++) {
+        long best = -1;
         for (size_t q = 0; q < nc[k]; q++) {
-            int32_t o = cand[k * BLIND_NEAR + q];
-            const vote_t *pv = vote_of(v, nv, b[k].rank, o);
-            if (pv->n * BLIND_WEAK_DIV < med)
-                continue;
-            syn[ns] = rows[b[k].row];
-            syn[ns++].peer = o;
+            size_t at = k * BLIND_NEAR + q;
+            if (vote_of(v, nv, b[k].rank, cand[at])->n * BLIND_WEAK_DIV >= med &&
+                (best < 0 || dist[at] < dist[best] || (dist[at] == dist[best] && cand[at] < cand[best])))
+                best = (long)at;
         }
+        if (best < 0)
+            continue;
+        syn[ns] = rows[b[k].row];
+        syn[ns++].peer = cand[best];
+    }
     st = mt_pp_stages_infer(syn, ns, clocks, n_clocks, out);
     if (st != MT_OK)
         goto out;
@@ -639,18 +645,29 @@ mt_status_t mt_pp_stages_infer_ends(const mt_crow_t *rows, size_t n_rows, const 
     }
     /* every paired kernel's candidates in one stage, not its own: else the
      * ends could belong to another stage's transfer, and the order is a guess */
+    size_t nby = out->first[out->n];
+    by = malloc((nby ? nby : 1) * sizeof *by);
+    if (!by) {
+        mt_pp_stages_free(out);
+        st = MT_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < out->n; i++)
+        for (size_t k = out->first[i]; k < out->first[i + 1]; k++)
+            by[k] = (clk_ix_t){out->ranks[k], (uint32_t)i};
+    qsort(by, nby, sizeof *by, clk_ix_cmp);
     size_t split = 0, paired = 0;
     for (size_t k = 0; k < n_send + n_recv; k++) {
         if (!nc[k])
             continue;
         paired++;
-        long own = stage_index(out, b[k].rank), first = -2;
+        long own = stage_of(by, nby, b[k].rank), first = -2;
         bool bad = own < 0, kept = false;
         for (size_t q = 0; q < nc[k] && !bad; q++) {
             int32_t o = cand[k * BLIND_NEAR + q];
             if (vote_of(v, nv, b[k].rank, o)->n * BLIND_WEAK_DIV < med)
                 continue; /* left out above */
-            long sq = stage_index(out, o);
+            long sq = stage_of(by, nby, o);
             bad = sq < 0 || sq == own || (first != -2 && sq != first);
             first = sq;
             kept = true;
@@ -676,9 +693,11 @@ out:
     free(b);
     free(err);
     free(cand);
+    free(dist);
     free(nc);
     free(v);
     free(syn);
+    free(by);
     return st;
 }
 
