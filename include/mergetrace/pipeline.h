@@ -69,10 +69,11 @@ typedef enum mt_pp_source {
     MT_PP_FROM_FLAG = 0,    /* --pp-stages */
     MT_PP_FROM_BLOCKS,      /* --pp N */
     MT_PP_FROM_P2P,         /* inferred from point-to-point traffic */
-    MT_PP_FROM_ANNOTATIONS  /* --stage NAME=REGEX[@RANKS] */
+    MT_PP_FROM_ANNOTATIONS, /* --stage NAME=REGEX[@RANKS] */
+    MT_PP_FROM_P2P_ENDS     /* inferred from send/recv kernels that name no peer, paired by their ends */
 } mt_pp_source_t;
 
-/* Text of a source: "flag", "blocks", "p2p", "annotations". */
+/* Text of a source: "flag", "blocks", "p2p", "annotations", "p2p-ends". */
 const char *mt_pp_source_str(mt_pp_source_t s);
 
 /* Stages in pipeline order: stage s holds ranks[first[s] .. first[s+1]),
@@ -115,6 +116,27 @@ mt_status_t mt_pp_stages_blocks(const int32_t *ranks, size_t n_ranks, int n_stag
  * stages come out (no pipeline). MT_OK or MT_ERR_NOMEM. */
 mt_status_t mt_pp_stages_infer(const mt_crow_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
                                mt_pp_stages_t *out);
+
+/* Infer stages from the send / recv rows that name no peer (peer < 0; a
+ * trace without collective metadata, before PyTorch 2.2), paired by their
+ * ends: a transfer's send and receive kernels end together, so each send's
+ * candidates are the other ranks with a receive ending within 20 us plus
+ * both ranks' clock residual p99 of it (the 8 nearest ranks), and each
+ * receive's the same way. A pair of ranks named by fewer than a quarter of
+ * the median pair's kernels met by chance and is left out; each kernel
+ * then names its nearest candidate of a kept pair as its peer, and those
+ * rows are layered as mt_pp_stages_infer does (source MT_PP_FROM_P2P_ENDS). The stages are refused (out->n 0, why[0..cap) says
+ * why) when every such row is on one rank, when the rows do not say which
+ * way data went (SendRecv kernels, or only sends or only receives),
+ * when fewer than half of the sends or of the receives end with one on
+ * another rank, when the pairs make no chain of two or more stages (a
+ * cycle), or when more than 10 % of the paired kernels end together with
+ * kernels of more than one other stage, or of their own (the ends do not
+ * settle the order). On success why gets a line saying where the stages
+ * came from. No blind row: out->n 0 and why untouched. clocks[0..n_clocks)
+ * (may be NULL: raw times) correct the ends. MT_OK or MT_ERR_NOMEM. */
+mt_status_t mt_pp_stages_infer_ends(const mt_crow_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
+                                    mt_pp_stages_t *out, char *why, size_t cap);
 
 /* Stages from the command line (src/cross/stages.c). */
 

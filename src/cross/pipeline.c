@@ -23,6 +23,7 @@ const char *mt_pp_source_str(mt_pp_source_t s)
     case MT_PP_FROM_BLOCKS: return "blocks";
     case MT_PP_FROM_P2P: return "p2p";
     case MT_PP_FROM_ANNOTATIONS: return "annotations";
+    case MT_PP_FROM_P2P_ENDS: return "p2p-ends";
     }
     return "flag";
 }
@@ -393,6 +394,310 @@ out:
     free(to);
     free(node);
     free(level);
+    return st;
+}
+
+/* ---- inference from send/recv kernels that name no peer ---- */
+
+/* A trace without collective metadata (before PyTorch 2.2) says a kernel
+ * sent or received (its nccl:send / nccl:recv record) but not to whom. A
+ * transfer's two kernels end together (each returns when the transfer is
+ * done), so after alignment a send's partner is a receive on another rank
+ * that ends within the alignment error of it. Which of a stage's ranks a
+ * kernel went to does not matter to the stages: a send's candidates are
+ * every rank with such a receive (the BLIND_NEAR nearest), and the pairs of
+ * ranks that recur are the edges mt_pp_stages_infer layers. */
+#define BLIND_TOL_NS 20000      /* the window's floor; each rank's residual p99 is added */
+#define BLIND_NEAR 8            /* candidate ranks kept per kernel, nearest first */
+#define BLIND_WEAK_DIV 4        /* a pair seen in fewer than 1/4 of the median pair's kernels is chance */
+#define BLIND_MIN_PAIRED_PCT 50 /* of the sends, and of the receives, that must find a partner */
+#define BLIND_MAX_SPLIT_PCT 10  /* of the paired kernels whose candidates may disagree with the stages */
+
+typedef struct blind {
+    int64_t end;    /* corrected */
+    int32_t rank;
+    uint32_t row;
+} blind_t;
+
+static int blind_cmp(const void *pa, const void *pb)
+{
+    const blind_t *a = pa, *b = pb;
+    if (a->end != b->end)
+        return a->end < b->end ? -1 : 1;
+    return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+typedef struct vote {
+    int32_t lo, hi;
+    int64_t n;      /* kernels of either rank that named the other */
+} vote_t;
+
+static int vote_cmp(const void *pa, const void *pb)
+{
+    const vote_t *a = pa, *b = pb;
+    if (a->lo != b->lo)
+        return a->lo < b->lo ? -1 : 1;
+    return (a->hi > b->hi) - (a->hi < b->hi);
+}
+
+static double blind_err(const clk_ix_t *ix, size_t n, const mt_clock_t *clocks, int32_t rank)
+{
+    const mt_clock_t *c = ix ? clock_of(ix, n, clocks, rank) : NULL;
+    return c && c->residual_p99_ns > 0 ? c->residual_p99_ns : 0;
+}
+
+/* The candidates of kernel x among the other side's kernels o[0..no)
+ * (sorted by end): the BLIND_NEAR nearest ranks other than x's (in no
+ * order), each with a kernel ending within the window, and in dist[] how
+ * near their nearest kernel ends. Returns how many. */
+static size_t blind_near(const blind_t *x, const blind_t *o, size_t no, const double *err_x, double err_max,
+                         const clk_ix_t *ix, size_t n_clocks, const mt_clock_t *clocks, int32_t *cand, int64_t *dist)
+{
+    int64_t w = (int64_t)(BLIND_TOL_NS + *err_x + err_max) + 1;
+    size_t lo = 0, hi = no;
+    while (lo < hi) { /* first kernel ending at x->end - w or later */
+        size_t mid = lo + (hi - lo) / 2;
+        if (o[mid].end < x->end - w)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t nc = 0;
+    for (size_t k = lo; k < no && o[k].end <= x->end + w; k++) {
+        if (o[k].rank == x->rank)
+            continue;
+        int64_t d = o[k].end > x->end ? o[k].end - x->end : x->end - o[k].end;
+        if ((double)d > BLIND_TOL_NS + *err_x + blind_err(ix, n_clocks, clocks, o[k].rank))
+            continue;
+        size_t q = 0;
+        while (q < nc && cand[q] != o[k].rank)
+            q++;
+        if (q < nc) {
+            if (d < dist[q])
+                dist[q] = d;
+            continue;
+        }
+        if (nc < BLIND_NEAR) {
+            cand[nc] = o[k].rank;
+            dist[nc++] = d;
+            continue;
+        }
+        size_t far = 0; /* full: replace the farthest when this one is nearer */
+        for (size_t t = 1; t < nc; t++)
+            if (dist[t] > dist[far])
+                far = t;
+        if (d < dist[far]) {
+            cand[far] = o[k].rank;
+            dist[far] = d;
+        }
+    }
+    return nc;
+}
+
+static const vote_t *vote_of(const vote_t *v, size_t nv, int32_t a, int32_t b)
+{
+    vote_t q = {.lo = a < b ? a : b, .hi = a < b ? b : a};
+    return nv ? bsearch(&q, v, nv, sizeof *v, vote_cmp) : NULL;
+}
+
+/* The stage of rank r: by[] holds (rank, stage) pairs sorted by rank (the
+ * clk_ix_t layout, stage in i); -1 for a rank in no stage. */
+static long stage_of(const clk_ix_t *by, size_t n, int32_t r)
+{
+    clk_ix_t q = {r, 0};
+    const clk_ix_t *h = n ? bsearch(&q, by, n, sizeof *by, clk_ix_cmp) : NULL;
+    return h ? (long)h->i : -1;
+}
+
+mt_status_t mt_pp_stages_infer_ends(const mt_crow_t *rows, size_t n_rows, const mt_clock_t *clocks, size_t n_clocks,
+                                    mt_pp_stages_t *out, char *why, size_t cap)
+{
+    memset(out, 0, sizeof *out);
+    size_t n_send = 0, n_recv = 0, n_both = 0;
+    int32_t one = -1; /* the rank of every blind row, or -2 when they are on several */
+    for (size_t i = 0; i < n_rows; i++) {
+        const mt_crow_t *r = &rows[i];
+        if (r->peer >= 0 || (r->flags & MT_CI_CPU) ||
+            (r->kind != MT_COLLK_SEND && r->kind != MT_COLLK_RECV && r->kind != MT_COLLK_SENDRECV))
+            continue;
+        n_send += r->kind == MT_COLLK_SEND;
+        n_recv += r->kind == MT_COLLK_RECV;
+        n_both += r->kind == MT_COLLK_SENDRECV;
+        one = one == -1 || one == r->rank ? r->rank : -2;
+    }
+    size_t blind = n_send + n_recv + n_both;
+    if (!blind)
+        return MT_OK;
+    const char *head = "send/recv kernels name no peer (no collective metadata)";
+    const char *tail = "pipeline stages cannot be inferred; --pp-stages names them";
+    if (one >= 0) {
+        snprintf(why, cap, "%zu %s, all on rank %d (no other rank's trace has any): %s", blind, head, (int)one, tail);
+        return MT_OK;
+    }
+    if (!n_send || !n_recv) {
+        snprintf(why, cap, "%zu %s and %s: %s", blind, head,
+                 n_both ? "their records do not say which way the data went (send or recv)"
+                        : "none was seen at the other end",
+                 tail);
+        return MT_OK;
+    }
+    mt_status_t st = MT_ERR_NOMEM;
+    clk_ix_t *ix = clocks ? clock_index(clocks, n_clocks) : NULL;
+    blind_t *b = malloc((n_send + n_recv) * sizeof *b);
+    double *err = malloc((n_send + n_recv) * sizeof *err);
+    int32_t *cand = malloc((n_send + n_recv) * BLIND_NEAR * sizeof *cand);
+    int64_t *dist = malloc((n_send + n_recv) * BLIND_NEAR * sizeof *dist);
+    uint8_t *nc = calloc(n_send + n_recv, 1);
+    vote_t *v = NULL;
+    mt_crow_t *syn = NULL;
+    clk_ix_t *by = NULL;
+    if ((clocks && !ix) || !b || !err || !cand || !dist || !nc)
+        goto out;
+    /* sends in b[0..n_send), receives after them, each part by end */
+    size_t ks = 0, kr = n_send;
+    for (size_t i = 0; i < n_rows; i++) {
+        const mt_crow_t *r = &rows[i];
+        if (r->peer >= 0 || (r->flags & MT_CI_CPU) || (r->kind != MT_COLLK_SEND && r->kind != MT_COLLK_RECV))
+            continue;
+        const mt_clock_t *c = ix ? clock_of(ix, n_clocks, clocks, r->rank) : NULL;
+        blind_t x = {.end = mt_clock_apply(c, r->end_ns), .rank = r->rank, .row = (uint32_t)i};
+        b[r->kind == MT_COLLK_SEND ? ks++ : kr++] = x;
+    }
+    qsort(b, n_send, sizeof *b, blind_cmp);
+    qsort(b + n_send, n_recv, sizeof *b, blind_cmp);
+    double err_max = 0;
+    for (size_t k = 0; k < n_send + n_recv; k++) {
+        err[k] = blind_err(ix, n_clocks, clocks, b[k].rank);
+        if (err[k] > err_max)
+            err_max = err[k];
+    }
+    size_t paired_s = 0, paired_r = 0, nvote = 0;
+    for (size_t k = 0; k < n_send + n_recv; k++) {
+        bool snd = k < n_send;
+        nc[k] = (uint8_t)blind_near(&b[k], snd ? b + n_send : b, snd ? n_recv : n_send, &err[k], err_max, ix,
+                                    n_clocks, clocks, cand + k * BLIND_NEAR, dist + k * BLIND_NEAR);
+        paired_s += snd && nc[k];
+        paired_r += !snd && nc[k];
+        nvote += nc[k];
+    }
+    if (paired_s * 100 < n_send * BLIND_MIN_PAIRED_PCT || paired_r * 100 < n_recv * BLIND_MIN_PAIRED_PCT) {
+        snprintf(why, cap,
+                 "%zu %s, and only %zu of %zu sends and %zu of %zu receives end together with one on another rank "
+                 "(within %.0f us after alignment): %s",
+                 blind, head, paired_s, n_send, paired_r, n_recv, (BLIND_TOL_NS + 2 * err_max) / 1000, tail);
+        st = MT_OK;
+        goto out;
+    }
+    /* votes per pair of ranks; pairs seen rarely are ends that met by chance */
+    v = malloc((nvote ? nvote : 1) * sizeof *v);
+    if (!v)
+        goto out;
+    size_t nv = 0;
+    for (size_t k = 0; k < n_send + n_recv; k++)
+        for (size_t q = 0; q < nc[k]; q++) {
+            int32_t a = b[k].rank, o = cand[k * BLIND_NEAR + q];
+            v[nv++] = (vote_t){.lo = a < o ? a : o, .hi = a < o ? o : a, .n = 1};
+        }
+    qsort(v, nv, sizeof *v, vote_cmp);
+    size_t w = 0;
+    for (size_t k = 0; k < nv; k++)
+        if (w && v[w - 1].lo == v[k].lo && v[w - 1].hi == v[k].hi)
+            v[w - 1].n++;
+        else
+            v[w++] = v[k];
+    nv = w;
+    int64_t *cnt = malloc((nv ? nv : 1) * sizeof *cnt);
+    if (!cnt)
+        goto out;
+    for (size_t k = 0; k < nv; k++)
+        cnt[k] = v[k].n;
+    int64_t med = mt_stats_median_i64(cnt, nv);
+    free(cnt);
+    /* each paired kernel as a row naming its nearest kept candidate: the
+     * stages then come out as they do from rows that name their peers (a
+     * stage's every rank is in them through its own kernels) */
+    syn = malloc((n_send + n_recv) * sizeof *syn);
+    if (!syn)
+        goto out;
+    size_t ns = 0;
+    for (size_t k = 0; k < n_send + n_recv; k++) {
+        long best = -1;
+        for (size_t q = 0; q < nc[k]; q++) {
+            size_t at = k * BLIND_NEAR + q;
+            if (vote_of(v, nv, b[k].rank, cand[at])->n * BLIND_WEAK_DIV >= med &&
+                (best < 0 || dist[at] < dist[best] || (dist[at] == dist[best] && cand[at] < cand[best])))
+                best = (long)at;
+        }
+        if (best < 0)
+            continue;
+        syn[ns] = rows[b[k].row];
+        syn[ns++].peer = cand[best];
+    }
+    st = mt_pp_stages_infer(syn, ns, clocks, n_clocks, out);
+    if (st != MT_OK)
+        goto out;
+    if (out->n < 2) {
+        snprintf(why, cap,
+                 "%zu %s; their ends pair %zu sends with receives on other ranks, but the pairs make no chain of "
+                 "stages (a cycle, as in an interleaved schedule): %s",
+                 blind, head, paired_s, tail);
+        goto out;
+    }
+    /* every paired kernel's candidates in one stage, not its own: else the
+     * ends could belong to another stage's transfer, and the order is a guess */
+    size_t nby = out->first[out->n];
+    by = malloc((nby ? nby : 1) * sizeof *by);
+    if (!by) {
+        mt_pp_stages_free(out);
+        st = MT_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < out->n; i++)
+        for (size_t k = out->first[i]; k < out->first[i + 1]; k++)
+            by[k] = (clk_ix_t){out->ranks[k], (uint32_t)i};
+    qsort(by, nby, sizeof *by, clk_ix_cmp);
+    size_t split = 0, paired = 0;
+    for (size_t k = 0; k < n_send + n_recv; k++) {
+        if (!nc[k])
+            continue;
+        paired++;
+        long own = stage_of(by, nby, b[k].rank), first = -2;
+        bool bad = own < 0, kept = false;
+        for (size_t q = 0; q < nc[k] && !bad; q++) {
+            int32_t o = cand[k * BLIND_NEAR + q];
+            if (vote_of(v, nv, b[k].rank, o)->n * BLIND_WEAK_DIV < med)
+                continue; /* left out above */
+            long sq = stage_of(by, nby, o);
+            bad = sq < 0 || sq == own || (first != -2 && sq != first);
+            first = sq;
+            kept = true;
+        }
+        paired -= !kept && !bad;
+        split += bad;
+    }
+    if (split * 100 > paired * BLIND_MAX_SPLIT_PCT) {
+        snprintf(why, cap,
+                 "%zu %s; %zu of the %zu kernels their ends pair end together with kernels of more than one other "
+                 "stage, so which way the data went is not settled: %s",
+                 blind, head, split, paired, tail);
+        mt_pp_stages_free(out);
+        goto out;
+    }
+    out->source = MT_PP_FROM_P2P_ENDS;
+    snprintf(why, cap,
+             "stages inferred from the ends of %zu send/recv kernels that name no peer (no collective metadata): "
+             "%zu of %zu sends and %zu of %zu receives end with one on another rank; --pp-stages overrides",
+             blind, paired_s, n_send, paired_r, n_recv);
+out:
+    free(ix);
+    free(b);
+    free(err);
+    free(cand);
+    free(dist);
+    free(nc);
+    free(v);
+    free(syn);
+    free(by);
     return st;
 }
 

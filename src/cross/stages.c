@@ -3,7 +3,6 @@
  * --pp-stages list, --pp blocks or the stages inferred from point-to-point
  * traffic, each led by a rank that was loaded; and the job's pipeline step
  * that measures them. */
-#include "mergetrace/classify.h"
 #include "mergetrace/pipeline.h"
 #include "base/sort.h"
 
@@ -104,17 +103,13 @@ mt_status_t mt_pp_stages_choose(const mt_pp_request_t *rq, const int32_t *ranks,
     }
     if (!rq->n_stage && !rq->pp_stages && !rq->pp_blocks && out->n < 2) {
         /* send/recv kernels whose peer no trace names (a trace without
-         * collective metadata, before PyTorch 2.2): the stages may be there
-         * but cannot be read off the traffic (issue 39 item 6) */
-        size_t blind = 0;
-        for (size_t i = 0; i < n_rows; i++)
-            blind += rows[i].peer < 0 && (rows[i].kind == MT_COLLK_SEND || rows[i].kind == MT_COLLK_RECV ||
-                                          rows[i].kind == MT_COLLK_SENDRECV);
-        if (blind)
-            snprintf(note, cap,
-                     "%zu send/recv kernels name no peer (no collective metadata): pipeline stages cannot be "
-                     "inferred; --pp-stages names them",
-                     blind);
+         * collective metadata, before PyTorch 2.2): the stages from the
+         * kernels' ends, or a line saying why they cannot be (issue 39
+         * item 6) */
+        mt_pp_stages_free(out);
+        rc = mt_pp_stages_infer_ends(rows, n_rows, clocks, n_clocks, out, note, cap);
+        if (rc != MT_OK)
+            return rc;
     }
     /* One annotation stage is still a pipeline section (its chunks' work);
      * one rank stage is not. */
@@ -138,7 +133,7 @@ mt_status_t mt_pp_run(const mt_pp_request_t *rq, const int32_t *ranks, size_t n_
     mt_pp_source_t source = st.source;
     rc = mt_pipeline_analyze(&st, &po, an, n_an, clocks, n_clocks, out);
     mt_pp_stages_free(&st);
-    if (rc == MT_OK && source == MT_PP_FROM_P2P && (*out)->n_chunks == 0) {
+    if (rc == MT_OK && (source == MT_PP_FROM_P2P || source == MT_PP_FROM_P2P_ENDS) && (*out)->n_chunks == 0) {
         /* Stages guessed from the traffic but nothing to measure them by:
          * say so in a line rather than print an empty section. */
         snprintf(note, cap,

@@ -155,8 +155,8 @@ mt_status_t mt_report_pipeline_text(const mt_pipeline_t *p, mt_write_fn w, void 
     const mt_pp_stages_t *g = &p->stages;
     size_t S = g->n;
     static const char *from[] = {"from --pp-stages", "from --pp blocks", "from point-to-point traffic",
-                                 "from --stage annotations"};
-    mt_out_printf(&o, "pipeline: %zu stages %s:", S, from[g->source <= MT_PP_FROM_ANNOTATIONS ? g->source : 0]);
+                                 "from --stage annotations", "from the ends of send/recv kernels"};
+    mt_out_printf(&o, "pipeline: %zu stages %s:", S, from[g->source <= MT_PP_FROM_P2P_ENDS ? g->source : 0]);
     for (size_t s = 0; s < S; s++) {
         char rs[64];
         rank_set(rs, sizeof rs, g->ranks + g->first[s], g->first[s + 1] - g->first[s]);

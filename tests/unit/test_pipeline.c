@@ -370,6 +370,142 @@ static void test_stage_inference(void **state)
     assert_int_equal(s.n, 0);
 }
 
+static mt_cinst_t blind_row(int32_t rank, int kind, int64_t end)
+{
+    mt_cinst_t r = p2p_row(rank, kind, -1, end - 300);
+    r.end_ns = end;
+    return r;
+}
+
+/* Send/recv kernels that name no peer (old traces), paired by their ends. */
+static void test_stage_inference_ends(void **state)
+{
+    (void)state;
+    char why[512];
+    mt_pp_stages_t s;
+    /* 2 stages of 2 ranks, 6 chunks 4 ms apart: ranks 0 and 1 send, 2 and
+     * 3 receive; the four ends of chunk k within 3 us of 4 ms * k. Every
+     * kernel's candidates are the other stage's two ranks (all within the
+     * 20 us window), so every pair (0,2) (0,3) (1,2) (1,3) gets 12 votes,
+     * the median: stages {0,1} -> {2,3}. */
+    mt_cinst_t rows[64];
+    size_t n = 0;
+    for (int k = 0; k < 6; k++) {
+        int64_t t = 1000000 + 4000000 * (int64_t)k;
+        rows[n++] = blind_row(0, MT_COLLK_SEND, t);
+        rows[n++] = blind_row(1, MT_COLLK_SEND, t + 3000);
+        rows[n++] = blind_row(2, MT_COLLK_RECV, t + 1000);
+        rows[n++] = blind_row(3, MT_COLLK_RECV, t + 2000);
+    }
+    rows[n++] = p2p_row(0, MT_COLLK_ALLREDUCE, -1, 50);
+    strcpy(why, "untouched");
+    assert_int_equal(mt_pp_stages_infer_ends(tu_crows(rows, n), n, NULL, 0, &s, why, sizeof why), MT_OK);
+    assert_int_equal(s.n, 2);
+    assert_int_equal(s.source, MT_PP_FROM_P2P_ENDS);
+    assert_string_equal(mt_pp_source_str(s.source), "p2p-ends");
+    int32_t want[] = {0, 1, 2, 3};
+    assert_memory_equal(s.ranks, want, sizeof want);
+    assert_int_equal(s.first[1], 2);
+    assert_string_equal(why, "stages inferred from the ends of 24 send/recv kernels that name no peer (no collective "
+                             "metadata): 12 of 12 sends and 12 of 12 receives end with one on another rank; "
+                             "--pp-stages overrides");
+    mt_pp_stages_free(&s);
+
+    /* The receivers' clocks 5 ms ahead: on raw times no end meets another;
+     * the clocks that take the 5 ms off (and a residual p99 of 2 us, which
+     * widens the window to 24 us) bring back the same stages. */
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].rank >= 2)
+            rows[i].end_ns += 5000000;
+    assert_int_equal(mt_pp_stages_infer_ends(tu_crows(rows, n), n, NULL, 0, &s, why, sizeof why), MT_OK);
+    assert_int_equal(s.n, 0);
+    assert_string_equal(why, "24 send/recv kernels name no peer (no collective metadata), and only 0 of 12 sends and 0 "
+                             "of 12 receives end together with one on another rank (within 20 us after alignment): "
+                             "pipeline stages cannot be inferred; --pp-stages names them");
+    mt_clock_t clk[4];
+    memset(clk, 0, sizeof clk);
+    for (int r = 0; r < 4; r++) {
+        clk[r].rank = r;
+        clk[r].connected = true;
+        clk[r].offset_ns = r >= 2 ? -5000000 : 0;
+        clk[r].residual_p99_ns = 2000;
+    }
+    assert_int_equal(mt_pp_stages_infer_ends(tu_crows(rows, n), n, clk, 4, &s, why, sizeof why), MT_OK);
+    assert_int_equal(s.n, 2);
+    assert_memory_equal(s.ranks, want, sizeof want);
+    mt_pp_stages_free(&s);
+
+    /* A chain 0 -> 1 -> 2 of one rank each, 8 chunks: the 0 -> 1 transfer
+     * ends at 4 ms * k, the 1 -> 2 one 2 ms later. Once (chunk 3) a 1 -> 2
+     * transfer ends 10 us after a 0 -> 1 one: the send on 0 and the receive
+     * on 2 then have two candidates, and pair (0,2) 2 votes against the
+     * median 16 (under a quarter): chance, left out; 3 stages. */
+    n = 0;
+    for (int k = 0; k < 8; k++) {
+        int64_t t = 1000000 + 4000000 * (int64_t)k;
+        int64_t u = k == 3 ? t + 10000 : t + 2000000;
+        rows[n++] = blind_row(0, MT_COLLK_SEND, t);
+        rows[n++] = blind_row(1, MT_COLLK_RECV, t + 1000);
+        rows[n++] = blind_row(1, MT_COLLK_SEND, u);
+        rows[n++] = blind_row(2, MT_COLLK_RECV, u);
+    }
+    assert_int_equal(mt_pp_stages_infer_ends(tu_crows(rows, n), n, NULL, 0, &s, why, sizeof why), MT_OK);
+    assert_int_equal(s.n, 3);
+    int32_t chain[] = {0, 1, 2};
+    assert_memory_equal(s.ranks, chain, sizeof chain);
+    mt_pp_stages_free(&s);
+
+    /* The same at every chunk: each 0 -> 1 transfer ends with a 1 -> 2 one.
+     * Votes (0,1) (0,2) (1,2) 16 each; the layers 0, 1, 2 come out, but
+     * the send on 0 and the receive on 2 (16 of the 32 paired kernels)
+     * end with kernels of two stages: the data may have gone 0 -> 2, the
+     * order is not settled, refused. */
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].rank == 2 || (rows[i].rank == 1 && rows[i].kind == MT_COLLK_SEND))
+            rows[i].end_ns = 1000000 + 4000000 * (int64_t)(i / 4) + 10000;
+    assert_int_equal(mt_pp_stages_infer_ends(tu_crows(rows, n), n, NULL, 0, &s, why, sizeof why), MT_OK);
+    assert_int_equal(s.n, 0);
+    assert_string_equal(why, "32 send/recv kernels name no peer (no collective metadata); 16 of the 32 kernels their "
+                             "ends pair end together with kernels of more than one other stage, so which way the data "
+                             "went is not settled: pipeline stages cannot be inferred; --pp-stages names them");
+
+    /* Ends that meet in a ring 0 -> 1 -> 2 -> 0: no order. */
+    n = 0;
+    for (int k = 0; k < 4; k++) {
+        int64_t t = 1000000 + 6000000 * (int64_t)k;
+        for (int r = 0; r < 3; r++) {
+            rows[n++] = blind_row(r, MT_COLLK_SEND, t + 2000000 * r);
+            rows[n++] = blind_row((r + 1) % 3, MT_COLLK_RECV, t + 2000000 * r);
+        }
+    }
+    assert_int_equal(mt_pp_stages_infer_ends(tu_crows(rows, n), n, NULL, 0, &s, why, sizeof why), MT_OK);
+    assert_int_equal(s.n, 0);
+    assert_non_null(strstr(why, "make no chain of stages"));
+
+    /* SendRecv kernels (no send / recv record): no direction. */
+    n = 0;
+    for (int k = 0; k < 4; k++) {
+        rows[n++] = blind_row(0, MT_COLLK_SENDRECV, 1000000 * (k + 1));
+        rows[n++] = blind_row(1, MT_COLLK_SENDRECV, 1000000 * (k + 1));
+    }
+    assert_int_equal(mt_pp_stages_infer_ends(tu_crows(rows, n), n, NULL, 0, &s, why, sizeof why), MT_OK);
+    assert_int_equal(s.n, 0);
+    assert_string_equal(why, "8 send/recv kernels name no peer (no collective metadata) and their records do not say "
+                             "which way the data went (send or recv): pipeline stages cannot be inferred; "
+                             "--pp-stages names them");
+    /* All on one rank (a trace run alone). */
+    assert_int_equal(mt_pp_stages_infer_ends(tu_crows(rows, 1), 1, NULL, 0, &s, why, sizeof why), MT_OK);
+    assert_int_equal(s.n, 0);
+    assert_string_equal(why, "1 send/recv kernels name no peer (no collective metadata), all on rank 0 (no other "
+                             "rank's trace has any): pipeline stages cannot be inferred; --pp-stages names them");
+    /* No blind row: nothing said. */
+    strcpy(why, "untouched");
+    rows[0] = p2p_row(0, MT_COLLK_SEND, 1, 100);
+    assert_int_equal(mt_pp_stages_infer_ends(tu_crows(rows, 1), 1, NULL, 0, &s, why, sizeof why), MT_OK);
+    assert_int_equal(s.n, 0);
+    assert_string_equal(why, "untouched");
+}
+
 static void test_gates(void **state)
 {
     (void)state;
@@ -467,6 +603,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chunk_pass),      cmocka_unit_test(test_pipeline_hand),
         cmocka_unit_test(test_stage_parsing),   cmocka_unit_test(test_stage_inference),
+        cmocka_unit_test(test_stage_inference_ends),
         cmocka_unit_test(test_gates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -216,6 +216,40 @@ static mt_cinst_t p2p_row(int32_t rank, int kind, int64_t peer, int64_t start)
     return r;
 }
 
+/* Nothing asked, and send/recv rows that name no peer (an old trace): rank
+ * 0's 4 sends end within 1 us of rank 1's 4 receives, so the stages are
+ * {0} -> {1} from their ends, and the note says so; with --pp-stages the
+ * rows are not read and nothing is said. */
+static void test_choose_blind(void **state)
+{
+    (void)state;
+    mt_cinst_t rows[8];
+    for (int k = 0; k < 4; k++) {
+        rows[2 * k] = p2p_row(0, MT_COLLK_SEND, -1, 1000000 * (k + 1));
+        rows[2 * k + 1] = p2p_row(1, MT_COLLK_RECV, -1, 1000000 * (k + 1) - 50);
+        rows[2 * k + 1].end_ns += 1000;
+    }
+    const int32_t both[] = {0, 1};
+    mt_pp_request_t rq = {0};
+    mt_pp_stages_t s;
+    char note[512];
+    strcpy(note, UNTOUCHED);
+    assert_int_equal(mt_pp_stages_choose(&rq, both, 2, tu_crows(rows, 8), 8, NULL, 0, &s, note, sizeof note), MT_OK);
+    assert_int_equal(s.source, MT_PP_FROM_P2P_ENDS);
+    check_stages(&s, 2, (const size_t[]){0, 1, 2}, both);
+    assert_string_equal(note, "stages inferred from the ends of 8 send/recv kernels that name no peer (no collective "
+                              "metadata): 4 of 4 sends and 4 of 4 receives end with one on another rank; --pp-stages "
+                              "overrides");
+    mt_pp_stages_free(&s);
+    rq = (mt_pp_request_t){.pp_stages = "1,0"};
+    strcpy(note, UNTOUCHED);
+    assert_int_equal(mt_pp_stages_choose(&rq, both, 2, tu_crows(rows, 8), 8, NULL, 0, &s, note, sizeof note), MT_OK);
+    assert_int_equal(s.source, MT_PP_FROM_FLAG);
+    check_stages(&s, 2, (const size_t[]){0, 1, 2}, (const int32_t[]){1, 0});
+    assert_string_equal(note, UNTOUCHED);
+    mt_pp_stages_free(&s);
+}
+
 /* --pp-stages 0-1,2-3 with rank 0 not loaded: rank 1 leads stage0, rank 2
  * stage1. Chunks #1 and #2 (ns, own clocks):
  *   rank 1: busy 100, 100; work [0,100], [200,300]
@@ -281,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_annotations),
         cmocka_unit_test(test_lead_loaded),
         cmocka_unit_test(test_choose),
+        cmocka_unit_test(test_choose_blind),
         cmocka_unit_test(test_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
