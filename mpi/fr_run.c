@@ -77,24 +77,42 @@ static int plan(const options_t *o, input_list_t *files, const mt_rankmap_t *map
     return code;
 }
 
-/* This process's dumps read and packed into *packed; on the first that
- * fails, *bad_index and msg/st say which and why (the others are still
- * packed: every process goes on to the agreement). */
-static void read_share(const uint8_t *list, size_t len, int me, mt_buf_t *packed, long *bad_index, char *msg,
-                       size_t cap, mt_status_t *st)
+/* A dump this process read, kept for the summaries and the merged trace. */
+typedef struct local_dump {
+    mt_fr_dump_t d;
+    char *path;
+    int64_t off;     /* its offset to the reference clock (the merged trace) */
+    int64_t dump_ns; /* the dump's time (h->dump_ns) */
+} local_dump_t;
+
+static void locals_free(local_dump_t *l, size_t n)
 {
-    size_t pos = 0;
+    for (size_t i = 0; i < n; i++) {
+        mt_fr_dump_free(&l[i].d);
+        free(l[i].path);
+    }
+    free(l);
+}
+
+/* This process's dumps read into *mine (*n_mine of them); on the first
+ * that fails, *bad_index and msg/st say which and why (every process goes
+ * on to the agreement). */
+static void read_share(const uint8_t *list, size_t len, int me, local_dump_t **mine, size_t *n_mine,
+                       long *bad_index, char *msg, size_t cap, mt_status_t *st)
+{
+    size_t pos = 0, cap_mine = 0;
+    *mine = NULL;
+    *n_mine = 0;
     for (long i = 0; pos + 12 <= len; i++) {
         int32_t head[2];
         uint32_t pl;
         memcpy(head, list + pos, sizeof head);
         memcpy(&pl, list + pos + 8, sizeof pl);
-        char *path = strndup((const char *)list + pos + 12, pl);
+        const char *at = (const char *)list + pos + 12;
         pos += 12 + pl;
-        if (head[1] != me || *bad_index >= 0) {
-            free(path);
+        if (head[1] != me || *bad_index >= 0)
             continue;
-        }
+        char *path = strndup(at, pl);
         char *data = NULL;
         size_t dlen = 0;
         bool trunc = false;
@@ -104,9 +122,19 @@ static void read_share(const uint8_t *list, size_t len, int me, mt_buf_t *packed
         mt_status_t s = !path ? MT_ERR_NOMEM : mt_input_read_file(path, &data, &dlen, &trunc, &err);
         if (s == MT_OK)
             s = mt_fr_dump_read((const uint8_t *)data, dlen, path, head[0], &d, &err);
+        free(data);
+        if (s == MT_OK && *n_mine == cap_mine) {
+            cap_mine = cap_mine ? 2 * cap_mine : 16;
+            local_dump_t *m = realloc(*mine, cap_mine * sizeof *m);
+            if (!m) {
+                mt_fr_dump_free(&d);
+                s = MT_ERR_NOMEM;
+            } else
+                *mine = m;
+        }
         if (s == MT_OK) {
-            s = mt_fr_dump_pack_append(&d, packed);
-            mt_fr_dump_free(&d);
+            (*mine)[(*n_mine)++] = (local_dump_t){.d = d, .path = path};
+            path = NULL;
         }
         if (s != MT_OK) {
             *bad_index = i;
@@ -119,7 +147,6 @@ static void read_share(const uint8_t *list, size_t len, int me, mt_buf_t *packed
                 mt_error_format(&err, msg, cap);
             }
         }
-        free(data);
         free(path);
     }
 }
@@ -129,6 +156,47 @@ static int by_rank(const void *a, const void *b)
     return ((const mt_fr_dump_t *)a)->rank - ((const mt_fr_dump_t *)b)->rank;
 }
 
+/* Process 0: the path and size of each dump's file (fr->dumps sorted by
+ * rank). The plan gave every file a distinct rank, and the file's rank is
+ * the one it was read with. */
+static void attach_paths(const input_list_t *files, const mt_buf_t *list, fr_job_t *fr)
+{
+    size_t pos = 0;
+    for (size_t k = 0; k < files->n_fr && pos + 12 <= list->len; k++) {
+        int32_t r;
+        uint32_t pl;
+        memcpy(&r, list->data + pos, sizeof r);
+        memcpy(&pl, list->data + pos + 8, sizeof pl);
+        pos += 12 + pl;
+        size_t lo = 0, hi = fr->n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (fr->dumps[mid].rank < r)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < fr->n && fr->dumps[lo].rank == r) {
+            fr->paths[lo] = files->fr[k].path;
+            fr->bytes[lo] = files->fr[k].bytes;
+        }
+    }
+}
+
+/* Process 0: fr's arrays for n dumps. false (said) when out of memory. */
+static bool fr_alloc(fr_job_t *fr, size_t n)
+{
+    fr->dumps = calloc(n ? n : 1, sizeof *fr->dumps);
+    fr->paths = calloc(n ? n : 1, sizeof *fr->paths);
+    fr->bytes = calloc(n ? n : 1, sizeof *fr->bytes);
+    fr->counts = calloc(n ? n : 1, sizeof *fr->counts);
+    if (!fr->dumps || !fr->paths || !fr->bytes || !fr->counts) {
+        say("mergetrace: out of memory\n");
+        return false;
+    }
+    return true;
+}
+
 /* Process 0: the gathered bytes unpacked into fr->dumps (by rank) with
  * their paths, then analysed; with --force a dump of another job is left
  * out (warned) and the analysis run again. 0 or an exit code (said). */
@@ -136,13 +204,8 @@ static int analyse(const options_t *o, const input_list_t *files, const mt_buf_t
                    fr_job_t *fr)
 {
     size_t n = files->n_fr;
-    fr->dumps = calloc(n ? n : 1, sizeof *fr->dumps);
-    fr->paths = calloc(n ? n : 1, sizeof *fr->paths);
-    fr->bytes = calloc(n ? n : 1, sizeof *fr->bytes);
-    if (!fr->dumps || !fr->paths || !fr->bytes) {
-        say("mergetrace: out of memory\n");
+    if (!fr_alloc(fr, n))
         return MT_EXIT_ERROR;
-    }
     size_t at = 0;
     while (at < len && fr->n < n) {
         mt_status_t st = mt_fr_dump_unpack(all, len, &at, &fr->dumps[fr->n]);
@@ -153,21 +216,9 @@ static int analyse(const options_t *o, const input_list_t *files, const mt_buf_t
         fr->n++;
     }
     qsort(fr->dumps, fr->n, sizeof *fr->dumps, by_rank);
-    /* the path of each rank: the plan gave every file a distinct rank, and
-     * the file's rank is the one it was read with */
-    size_t pos = 0;
-    for (size_t k = 0; k < n && pos + 12 <= list->len; k++) {
-        int32_t r;
-        uint32_t pl;
-        memcpy(&r, list->data + pos, sizeof r);
-        memcpy(&pl, list->data + pos + 8, sizeof pl);
-        pos += 12 + pl;
-        for (size_t i = 0; i < fr->n; i++)
-            if (fr->dumps[i].rank == r) {
-                fr->paths[i] = files->fr[k].path;
-                fr->bytes[i] = files->fr[k].bytes;
-            }
-    }
+    for (size_t i = 0; i < fr->n; i++)
+        fr->counts[i] = fr->dumps[i].n;
+    attach_paths(files, list, fr);
     for (;;) {
         mt_error_t err;
         mt_error_clear(&err);
@@ -193,8 +244,345 @@ static int analyse(const options_t *o, const input_list_t *files, const mt_buf_t
         memmove(&fr->dumps[bad], &fr->dumps[bad + 1], (fr->n - bad - 1) * sizeof *fr->dumps);
         memmove(&fr->paths[bad], &fr->paths[bad + 1], (fr->n - bad - 1) * sizeof *fr->paths);
         memmove(&fr->bytes[bad], &fr->bytes[bad + 1], (fr->n - bad - 1) * sizeof *fr->bytes);
+        memmove(&fr->counts[bad], &fr->counts[bad + 1], (fr->n - bad - 1) * sizeof *fr->counts);
         fr->n--;
     }
+}
+
+/* A dump's head on process 0: its groups (no entries), its entry count,
+ * its last-done table. */
+typedef struct head {
+    mt_fr_dump_t d;
+    uint64_t count;
+    mt_fr_pg_seq_t *done;
+    size_t ndone;
+} head_t;
+
+static int head_by_rank(const void *a, const void *b)
+{
+    return ((const head_t *)a)->d.rank - ((const head_t *)b)->d.rank;
+}
+
+/* Process 0: the gathered heads into fr (dumps without entries, counts)
+ * and the keep plan into *keep. false when out of memory or the bytes are
+ * not whole heads. */
+static bool heads_plan(const input_list_t *files, const mt_buf_t *list, const uint8_t *all, size_t len, fr_job_t *fr,
+                       mt_fr_pg_seq_t **keep, size_t *nkeep)
+{
+    size_t n = files->n_fr, k = 0, at = 0;
+    head_t *h = calloc(n ? n : 1, sizeof *h);
+    bool ok = h && fr_alloc(fr, n);
+    while (ok && at < len && k < n) {
+        uint64_t cn[2];
+        if (mt_fr_dump_unpack(all, len, &at, &h[k].d) != MT_OK) {
+            ok = false;
+            break;
+        }
+        k++;
+        if (len - at < sizeof cn) {
+            ok = false;
+            break;
+        }
+        memcpy(cn, all + at, sizeof cn);
+        at += sizeof cn;
+        h[k - 1].count = cn[0];
+        if (cn[1] > (len - at) / sizeof(mt_fr_pg_seq_t) ||
+            !(h[k - 1].done = malloc((cn[1] ? cn[1] : 1) * sizeof(mt_fr_pg_seq_t)))) {
+            ok = false;
+            break;
+        }
+        memcpy(h[k - 1].done, all + at, cn[1] * sizeof(mt_fr_pg_seq_t));
+        h[k - 1].ndone = cn[1];
+        at += cn[1] * sizeof(mt_fr_pg_seq_t);
+    }
+    const mt_fr_pg_seq_t **done = calloc(k ? k : 1, sizeof *done);
+    size_t *ndone = calloc(k ? k : 1, sizeof *ndone);
+    ok = ok && done && ndone;
+    if (ok) {
+        qsort(h, k, sizeof *h, head_by_rank);
+        for (size_t i = 0; i < k; i++) {
+            fr->dumps[i] = h[i].d;
+            h[i].d = (mt_fr_dump_t){0};
+            fr->counts[i] = h[i].count;
+            done[i] = h[i].done;
+            ndone[i] = h[i].ndone;
+        }
+        fr->n = k;
+        attach_paths(files, list, fr);
+        ok = mt_fr_keep_plan(fr->dumps, fr->n, done, ndone, keep, nkeep) == MT_OK;
+    }
+    for (size_t i = 0; h && i < k; i++) {
+        mt_fr_dump_free(&h[i].d);
+        free(h[i].done);
+    }
+    free(h);
+    free(done);
+    free(ndone);
+    return ok;
+}
+
+/* Collective: the analysis from what it reads of the dumps
+ * (mergetrace/fr_hang.h, "The analysis at scale"). 0 with fr filled on
+ * process 0; -1 when the whole dumps must go to process 0 instead (a dump
+ * without a completed collective in common with the reference, or dumps
+ * of different jobs); or an exit code (said). The same on every
+ * process. */
+static int summarise(MPI_Comm comm, const mt_comm_t *mc, const input_list_t *files, const mt_buf_t *list,
+                     local_dump_t *mine, size_t n_mine, fr_job_t *fr)
+{
+    int me = mc->rank;
+    /* 1. the heads */
+    mt_buf_t b = {0};
+    bool oom = false;
+    for (size_t i = 0; i < n_mine && !oom; i++) {
+        mt_fr_dump_t h = mine[i].d;
+        h.entries = NULL;
+        h.n = 0;
+        mt_fr_pg_seq_t *done = NULL;
+        size_t nd = 0;
+        uint64_t cn[2] = {mine[i].d.n, 0};
+        oom = mt_fr_dump_last_done(&mine[i].d, &done, &nd) != MT_OK;
+        cn[1] = nd;
+        oom = oom || mt_fr_dump_pack_append(&h, &b) != MT_OK || mt_buf_append(&b, cn, sizeof cn) != MT_OK ||
+              (nd && mt_buf_append(&b, done, nd * sizeof *done) != MT_OK);
+        free(done);
+    }
+    if (comm_mpi_agree(comm, oom)) {
+        mt_buf_free(&b);
+        if (me == 0)
+            say("mergetrace: out of memory\n");
+        return MT_EXIT_ERROR;
+    }
+    void *all = NULL;
+    size_t all_len = 0;
+    mt_status_t st = mc->gatherv(mc->ctx, b.data, b.len, &all, &all_len, 0);
+    mt_buf_free(&b);
+    /* 2. the plan, and the reference: the lowest rank with a dump */
+    mt_fr_pg_seq_t *keep = NULL;
+    size_t nkeep = 0;
+    int64_t hd[3] = {0, -1, 0}; /* 0 go on, 1 every entry, 2 out of memory; ref; nkeep */
+    if (me == 0) {
+        if (st != MT_OK || !heads_plan(files, list, all, all_len, fr, &keep, &nkeep))
+            hd[0] = 2;
+        else if (getenv("MERGETRACE_FR_ENTRIES")) /* tests: the whole dumps, for comparing */
+            hd[0] = 1;
+        hd[1] = fr->n ? fr->dumps[0].rank : -1;
+        hd[2] = (int64_t)nkeep;
+    }
+    free(all);
+    procs_bcast(hd, 3, MPI_INT64_T, 0, comm);
+    if (hd[0]) {
+        free(keep);
+        if (me == 0)
+            fr_free(fr);
+        if (hd[0] == 2 && me == 0)
+            say("mergetrace: out of memory\n");
+        return hd[0] == 2 ? MT_EXIT_ERROR : -1;
+    }
+    nkeep = (size_t)hd[2];
+    if (me != 0 && !(keep = malloc((nkeep ? nkeep : 1) * sizeof *keep)))
+        oom = true;
+    if (comm_mpi_agree(comm, oom)) {
+        free(keep);
+        if (me == 0) {
+            fr_free(fr);
+            say("mergetrace: out of memory\n");
+        }
+        return MT_EXIT_ERROR;
+    }
+    mc->bcast(mc->ctx, keep, nkeep * sizeof *keep, 0);
+    /* the reference dump, from the process that read it */
+    int owner = -1;
+    for (size_t pos = 0; pos + 12 <= list->len;) {
+        int32_t h2[2];
+        uint32_t pl;
+        memcpy(h2, list->data + pos, sizeof h2);
+        memcpy(&pl, list->data + pos + 8, sizeof pl);
+        pos += 12 + pl;
+        if (h2[0] == hd[1])
+            owner = h2[1];
+    }
+    uint64_t rlen = 0;
+    if (me == owner) {
+        for (size_t i = 0; i < n_mine; i++)
+            if (mine[i].d.rank == hd[1])
+                oom = mt_fr_dump_pack_append(&mine[i].d, &b) != MT_OK;
+        rlen = oom ? UINT64_MAX : b.len;
+    }
+    procs_bcast(&rlen, 1, MPI_UINT64_T, owner, comm);
+    if (rlen == UINT64_MAX || (me != owner && mt_buf_reserve(&b, rlen + 1) != MT_OK))
+        oom = true;
+    if (comm_mpi_agree(comm, oom)) {
+        free(keep);
+        mt_buf_free(&b);
+        if (me == 0) {
+            fr_free(fr);
+            say("mergetrace: out of memory\n");
+        }
+        return MT_EXIT_ERROR;
+    }
+    mc->bcast(mc->ctx, b.data, rlen, owner);
+    /* 3. each dump fitted to the reference and trimmed */
+    mt_fr_dump_t ref = {0};
+    size_t at = 0;
+    mt_fr_ref_t *fit = NULL;
+    mt_buf_t t = {0};
+    int flag = 0; /* 1 a dump without a fit, 2 out of memory */
+    if (mt_fr_dump_unpack((const uint8_t *)b.data, rlen, &at, &ref) != MT_OK || !(fit = mt_fr_ref_new(&ref)))
+        flag = 2;
+    mt_buf_free(&b);
+    int pairs = 0;
+    for (size_t i = 0; i < n_mine && !flag; i++) {
+        int64_t off = 0;
+        if (mine[i].d.rank != hd[1] && !mt_fr_ref_fit(fit, &mine[i].d, &off, &pairs)) {
+            flag = 1;
+            break;
+        }
+        mt_fr_dump_t d;
+        if (mt_fr_dump_trim(&mine[i].d, keep, nkeep, &d) != MT_OK) {
+            flag = 2;
+            break;
+        }
+        if (mt_fr_dump_pack_append(&d, &t) != MT_OK || mt_buf_append(&t, &off, sizeof off) != MT_OK)
+            flag = 2;
+        mt_fr_dump_free(&d);
+    }
+    mt_fr_ref_free(fit);
+    mt_fr_dump_free(&ref);
+    free(keep);
+    int64_t pv[2] = {flag, pairs}, pall[2] = {0, 0};
+    procs_allreduce(pv, pall, 1, MPI_INT64_T, MPI_MAX, comm);
+    procs_allreduce(pv + 1, pall + 1, 1, MPI_INT64_T, MPI_SUM, comm);
+    if (pall[0]) {
+        mt_buf_free(&t);
+        if (me == 0) {
+            fr_free(fr);
+            if (pall[0] == 2)
+                say("mergetrace: out of memory\n");
+        }
+        return pall[0] == 2 ? MT_EXIT_ERROR : -1;
+    }
+    all = NULL;
+    all_len = 0;
+    st = mc->gatherv(mc->ctx, t.data, t.len, &all, &all_len, 0);
+    mt_buf_free(&t);
+    int code = st == MT_OK ? 0 : MT_EXIT_ERROR;
+    if (me == 0 && !code) {
+        int64_t *off = calloc(fr->n ? fr->n : 1, sizeof *off);
+        code = off ? 0 : MT_EXIT_ERROR;
+        for (at = 0; !code && at < all_len;) {
+            mt_fr_dump_t d;
+            int64_t o;
+            if (mt_fr_dump_unpack(all, all_len, &at, &d) != MT_OK || all_len - at < sizeof o) {
+                code = MT_EXIT_ERROR;
+                break;
+            }
+            memcpy(&o, (const uint8_t *)all + at, sizeof o);
+            at += sizeof o;
+            mt_fr_dump_t *x = bsearch(&d, fr->dumps, fr->n, sizeof *fr->dumps, by_rank);
+            if (!x) {
+                mt_fr_dump_free(&d);
+                code = MT_EXIT_ERROR;
+                break;
+            }
+            free(x->entries);
+            x->entries = d.entries;
+            x->n = d.n;
+            d.entries = NULL;
+            off[x - fr->dumps] = o;
+            mt_fr_dump_free(&d);
+        }
+        mt_error_t err;
+        mt_error_clear(&err);
+        st = code ? MT_ERR_NOMEM : mt_fr_hang_analyse_fitted(fr->dumps, fr->n, off, (int)pall[1], &fr->hang, &err);
+        free(off);
+        if (st == MT_ERR_FORMAT) /* dumps of different jobs: said, or left out with --force, on every entry */
+            code = -1;
+        else if (st != MT_OK) {
+            say("mergetrace: out of memory\n");
+            code = MT_EXIT_ERROR;
+        }
+        if (code)
+            fr_free(fr);
+    }
+    free(all);
+    procs_bcast(&code, 1, MPI_INT, 0, comm);
+    return code;
+}
+
+/* Collective: every dump's entries to process 0 (packed), analysed there
+ * as a whole. 0 or an exit code (said), the same on every process. */
+static int gather_all(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const input_list_t *files,
+                      const mt_buf_t *list, const local_dump_t *mine, size_t n_mine, fr_job_t *fr)
+{
+    mt_buf_t packed = {0};
+    bool oom = false;
+    for (size_t i = 0; i < n_mine && !oom; i++)
+        oom = mt_fr_dump_pack_append(&mine[i].d, &packed) != MT_OK;
+    if (comm_mpi_agree(comm, oom)) {
+        mt_buf_free(&packed);
+        if (mc->rank == 0)
+            say("mergetrace: out of memory\n");
+        return MT_EXIT_ERROR;
+    }
+    void *all = NULL;
+    size_t all_len = 0;
+    mt_status_t st = mc->gatherv(mc->ctx, packed.data, packed.len, &all, &all_len, 0);
+    mt_buf_free(&packed);
+    int code = st == MT_OK ? 0 : MT_EXIT_ERROR;
+    if (mc->rank == 0 && !code)
+        code = analyse(o, files, list, all, all_len, fr);
+    free(all);
+    procs_bcast(&code, 1, MPI_INT, 0, comm);
+    return code;
+}
+
+static mt_status_t trace_rank(const merged_input_t *in, bool first, mt_write_fn write, void *ctx, uint64_t *events,
+                              mt_error_t *err)
+{
+    (void)err;
+    const local_dump_t *l = in->item;
+    return mt_fr_trace_rank(&l->d, first, l->off, l->dump_ns, write, ctx, events);
+}
+
+/* Collective, dumps alone: the merged trace of the entries, each process
+ * writing the dumps it read (merged_write_format), on the clocks process
+ * 0's analysis fitted. 0, or MT_EXIT_ERROR on every process after process
+ * 0 said why. */
+static int write_merged(MPI_Comm comm, const options_t *o, const char *path, const fr_job_t *fr, local_dump_t *mine,
+                        size_t n_mine)
+{
+    int me;
+    procs_comm_rank(comm, &me);
+    int64_t wd[2] = {me == 0 ? fr->hang.world : 0, me == 0 ? fr->hang.dump_ns : MT_FR_NONE};
+    procs_bcast(wd, 2, MPI_INT64_T, 0, comm);
+    int64_t *off = malloc((size_t)(wd[0] ? wd[0] : 1) * sizeof *off);
+    merged_input_t *in = calloc(n_mine ? n_mine : 1, sizeof *in);
+    if (comm_mpi_agree(comm, !off || !in)) {
+        free(off);
+        free(in);
+        if (me == 0)
+            say("mergetrace: out of memory\n");
+        return MT_EXIT_ERROR;
+    }
+    if (me == 0 && wd[0])
+        memcpy(off, fr->hang.offset_ns, (size_t)wd[0] * sizeof *off);
+    procs_bcast(off, (int)wd[0], MPI_INT64_T, 0, comm);
+    for (size_t i = 0; i < n_mine; i++) {
+        int r = mine[i].d.rank;
+        mine[i].off = r < wd[0] && off[r] != MT_FR_NONE ? off[r] : 0;
+        mine[i].dump_ns = wd[1];
+        in[i] = (merged_input_t){.path = mine[i].path, .rank = r, .item = &mine[i]};
+    }
+    static const merged_format_t fmt = {
+        .header = mt_fr_trace_header, .rank = trace_rank, .footer = mt_fr_trace_footer};
+    char msg[1400] = "";
+    int rc = merged_write_format(&fmt, comm, path, o->merged_gzip, o->local, in, n_mine, NULL, msg, sizeof msg);
+    if (rc && me == 0)
+        say("mergetrace: %s\n", msg[0] ? msg : "the merged trace: write failed");
+    free(off);
+    free(in);
+    return rc ? MT_EXIT_ERROR : 0;
 }
 
 /* Write path from buf (gzip-compressed when gz) under a temporary name,
@@ -233,8 +621,10 @@ static int write_file(const char *dir, const char *path, const mt_buf_t *buf, bo
     return 0;
 }
 
-/* Process 0, dumps alone: report.json, report.html and the merged trace
- * of the entries; the verdict or report.json on stdout. An exit code. */
+/* Process 0, dumps alone, after the merged trace of the entries
+ * (write_merged; merged_path its name, NULL when not written):
+ * report.json, report.html; the verdict or report.json on stdout. An exit
+ * code. */
 static int outputs_alone(const options_t *o, const fr_job_t *fr, const char *merged_path)
 {
     char msg[1400] = "";
@@ -252,8 +642,8 @@ static int outputs_alone(const options_t *o, const fr_job_t *fr, const char *mer
                                     .rank_source = "file name",
                                     .path = fr->paths[i],
                                     .bytes = fr->bytes[i],
-                                    .events = fr->dumps[i].n};
-        entries += fr->dumps[i].n;
+                                    .events = fr->counts[i]};
+        entries += fr->counts[i];
     }
     size_t n_missing = 0;
     for (int r = 0; r < fr->hang.world; r++)
@@ -272,13 +662,7 @@ static int outputs_alone(const options_t *o, const fr_job_t *fr, const char *mer
     int code = fr->hung ? MT_EXIT_HANG : MT_EXIT_OK;
     mt_buf_t b = {0};
     char path[PATH_MAX];
-    if (merged_path) {
-        if (mt_fr_trace_json(fr->dumps, fr->n, &fr->hang, mt_buf_write, &b) != MT_OK ||
-            write_file(o->out_dir, merged_path, &b, o->merged_gzip, msg, sizeof msg))
-            code = MT_EXIT_ERROR;
-        b.len = 0;
-    }
-    if (code != MT_EXIT_ERROR) {
+    {
         snprintf(path, sizeof path, "%.4000s/report.json", o->out_dir);
         if (mt_report_json(&rep, mt_buf_write, &b) != MT_OK || write_file(o->out_dir, path, &b, false, msg, sizeof msg))
             code = MT_EXIT_ERROR;
@@ -360,45 +744,46 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input_list_
     }
     list.len = (size_t)counts[2];
 
-    /* each process reads its share; the lowest failing dump says why */
-    mt_buf_t packed = {0};
+    /* each process reads its share and keeps it; the lowest failing dump
+     * says why */
+    local_dump_t *mine = NULL;
+    size_t n_mine = 0;
     long bad = -1;
     char msg[1400] = "";
     mt_status_t st = MT_OK;
-    read_share((const uint8_t *)list.data, list.len, me, &packed, &bad, msg, sizeof msg, &st);
-    int mine = bad >= 0 ? (int)bad : INT_MAX, lowest = INT_MAX;
-    procs_allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm);
+    read_share((const uint8_t *)list.data, list.len, me, &mine, &n_mine, &bad, msg, sizeof msg, &st);
+    int mine_bad = bad >= 0 ? (int)bad : INT_MAX, lowest = INT_MAX;
+    procs_allreduce(&mine_bad, &lowest, 1, MPI_INT, MPI_MIN, comm);
     if (lowest != INT_MAX) {
-        if (mine == lowest)
+        if (mine_bad == lowest)
             say("mergetrace: %s%s\n", o->job_tag, msg);
-        int code = mine == lowest ? options_exit_code(st) : 0;
-        mt_buf_free(&packed);
+        int code = mine_bad == lowest ? options_exit_code(st) : 0;
+        locals_free(mine, n_mine);
         mt_buf_free(&list);
         return comm_mpi_agree(comm, code);
     }
-    void *all = NULL;
-    size_t all_len = 0;
-    st = mc->gatherv(mc->ctx, packed.data, packed.len, &all, &all_len, 0);
-    mt_buf_free(&packed);
-    int code = st == MT_OK ? 0 : MT_EXIT_ERROR;
-    if (me == 0 && !code) {
-        code = analyse(o, files, &list, all, all_len, fr);
-        fr->hung = !code && fr->hang.kind != MT_FR_NO_HANG;
-    }
-    free(all);
+    /* process 0 gets what the analysis reads, or every entry */
+    int code = summarise(comm, mc, files, &list, mine, n_mine, fr);
+    if (code < 0)
+        code = gather_all(comm, mc, o, files, &list, mine, n_mine, fr);
+    if (me == 0 && !code)
+        fr->hung = fr->hang.kind != MT_FR_NO_HANG;
+    fr->any = true;
     mt_buf_free(&list);
     int hung = fr->hung;
-    procs_bcast(&code, 1, MPI_INT, 0, comm);
     procs_bcast(&hung, 1, MPI_INT, 0, comm);
     fr->hung = hung != 0;
-    if (code)
-        return code;
-    if (counts[1]) /* beside traces: the job's outputs carry the verdict */
-        return -1;
+    if (code || counts[1]) { /* beside traces: the job's outputs carry the verdict */
+        locals_free(mine, n_mine);
+        return code ? code : -1;
+    }
 
     /* dumps alone: the whole run */
     merged_out_t m = {0};
     code = outputs_prepare(comm, o, files, &m);
+    if (code == MT_EXIT_OK && !o->no_merge)
+        code = write_merged(comm, o, m.path, fr, mine, n_mine);
+    locals_free(mine, n_mine);
     if (code == MT_EXIT_OK && me == 0)
         code = outputs_alone(o, fr, o->no_merge ? NULL : m.path);
     procs_bcast(&code, 1, MPI_INT, 0, comm);
@@ -420,7 +805,8 @@ int fr_from_nccl(const options_t *o, const input_list_t *files, const nccl_job_t
     fr->dumps = calloc(n, sizeof *fr->dumps);
     fr->paths = calloc(n, sizeof *fr->paths);
     fr->bytes = calloc(n, sizeof *fr->bytes);
-    int code = nf && ranks && fr->dumps && fr->paths && fr->bytes ? 0 : MT_EXIT_ERROR;
+    fr->counts = calloc(n, sizeof *fr->counts);
+    int code = nf && ranks && fr->dumps && fr->paths && fr->bytes && fr->counts ? 0 : MT_EXIT_ERROR;
     if (code)
         say("mergetrace: out of memory\n");
     size_t k = 0;
@@ -449,6 +835,8 @@ int fr_from_nccl(const options_t *o, const input_list_t *files, const nccl_job_t
         mt_status_t st = mt_fr_from_nccl((const mt_nccl_file_t *const *)nf, ranks, k, fr->dumps, &err);
         if (st == MT_OK) {
             fr->n = k;
+            for (size_t i = 0; i < k; i++)
+                fr->counts[i] = fr->dumps[i].n;
             st = mt_fr_hang_analyse(fr->dumps, fr->n, &fr->hang, &err);
         }
         if (st != MT_OK) {
@@ -489,6 +877,7 @@ void fr_free(fr_job_t *fr)
     free(fr->dumps);
     free(fr->paths);
     free(fr->bytes);
+    free(fr->counts);
     mt_fr_hang_free(&fr->hang);
     memset(fr, 0, sizeof *fr);
 }

@@ -20,6 +20,8 @@ typedef struct fr_job {
     size_t n;
     const char **paths;     /* process 0: dumps[i]'s file (borrowed from the input list) */
     uint64_t *bytes;        /* process 0: dumps[i]'s file size */
+    uint64_t *counts;       /* process 0: dumps[i]'s entries in its file (dumps[i].n may hold only those
+                             * the analysis read: mt_fr_dump_trim) */
     mt_fr_hang_t hang;      /* process 0, when any: the verdict */
     bool from_nccl;         /* the "dumps" were made from the NCCL plugin's files (fr_from_nccl) */
 } fr_job_t;
@@ -27,8 +29,11 @@ typedef struct fr_job {
 /* Collective over comm, after load_prepare: the Flight Recorder dumps that
  * process 0's listing put apart (files->fr) are ranked on process 0 (the
  * --rank-map entry map gives, else the file name, mt_fr_rank_from_name),
- * shared among the processes largest first, read there (either encoding),
- * packed and gathered on process 0, which runs the hang analysis into *fr
+ * shared among the processes largest first, read there (either encoding)
+ * and kept; process 0 gets what the analysis reads of them (each group's
+ * entries from its members' last completed collective on, and each
+ * dump's clock offset fitted where it was read: mergetrace/fr_hang.h), or
+ * every entry when that cannot be, and runs the hang analysis into *fr
  * (zeroed first; fr_free frees it). Returns -1 to go on (no dump, or dumps
  * beside traces: the verdict joins the job's outputs), or the exit code,
  * the same on every process, after process 0 said why: MT_EXIT_BAD_INPUT
@@ -37,7 +42,8 @@ typedef struct fr_job {
  * jobs (a group with other ranks; with --force the later dump is left
  * out and a warning says so). When the inputs are dumps alone this is the
  * whole run: it writes report.json, report.html and the dumps' entries as
- * the merged trace into -o, prints the verdict (or report.json with
+ * the merged trace into -o (each process writes the dumps it read, in rank
+ * order, as merged_io.c writes the traces), prints the verdict (or report.json with
  * --json), and returns MT_EXIT_HANG when a hang was found, else
  * MT_EXIT_OK (MT_EXIT_ERROR when an output cannot be written). */
 int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input_list_t *files,

@@ -40,6 +40,8 @@ typedef struct job {
     int me, n_procs;
     int st;          /* this process's first failure (mt_status_t), 0 = fine */
     char msg[1024];  /* its message; after job_agree, the agreed one */
+    const merged_format_t *fmt; /* NULL: the traces' merged timeline (mt_merge_*) */
+    int32_t first_rank;         /* the file's first rank */
 } job_t;
 
 static void job_fail(job_t *j, int st, const char *fmt, ...)
@@ -608,12 +610,27 @@ static uint64_t merge_one(job_t *j, const merged_input_t *in, const mt_merge_opt
                           void *ctx)
 {
     mt_error_t err;
+    mt_error_clear(&err);
     uint64_t n = 0;
-    mt_status_t st = mt_merge_rank_with(in->path, in->rank, in->has_clock ? &in->clock : NULL, opts, in->facts, write,
-                                        ctx, &n, &err);
-    if (st)
+    mt_status_t st = j->fmt ? j->fmt->rank(in, in->rank == j->first_rank, write, ctx, &n, &err)
+                            : mt_merge_rank_with(in->path, in->rank, in->has_clock ? &in->clock : NULL, opts,
+                                                 in->facts, write, ctx, &n, &err);
+    if (st) {
+        if (err.code == MT_OK)
+            mt_error_set(&err, st, "%s: %s", in->path, mt_status_str(st));
         job_fail_mt(j, &err);
+    }
     return n;
+}
+
+static mt_status_t put_header(const job_t *j, mt_write_fn write, void *ctx)
+{
+    return j->fmt ? j->fmt->header(write, ctx) : mt_merge_header(write, ctx);
+}
+
+static mt_status_t put_footer(const job_t *j, const int32_t *ranks, size_t n, mt_write_fn write, void *ctx)
+{
+    return j->fmt ? j->fmt->footer(write, ctx) : mt_merge_footer(ranks, n, write, ctx);
 }
 
 /* Write part at off (independent writes of at most MAX_CALL_BYTES each).
@@ -717,7 +734,7 @@ static void gzip_rounds(job_t *j, out_file_t *fh, const merged_input_t *const *i
         mt_buf_t hb = {0};
         mt_status_t st = zsink_open(&z, &hb, pipe);
         if (!st)
-            st = mt_merge_header(zsink_write, &z);
+            st = put_header(j, zsink_write, &z);
         mt_status_t cst = zsink_close(&z, st == MT_OK);
         if (st || cst)
             job_fail(j, st ? st : cst, "compressing the merged trace: %s", mt_status_str(st ? st : cst));
@@ -783,11 +800,12 @@ static void gzip_rounds(job_t *j, out_file_t *fh, const merged_input_t *const *i
     mt_gz_pipe_free(pipe);
 }
 
-int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, const merged_input_t *mine,
-                 size_t n_mine, const mt_merge_opts_t *opts, uint64_t *events_written, bool *helper, char *msg, size_t msg_cap)
+static int write_job(const merged_format_t *fmt, MPI_Comm comm, const char *out_path, bool gzip, bool local,
+                     const merged_input_t *mine, size_t n_mine, const mt_merge_opts_t *opts, uint64_t *events_written,
+                     bool *helper, char *msg, size_t msg_cap)
 {
     bool used_helper = false;
-    job_t j = {.comm = comm};
+    job_t j = {.comm = comm, .fmt = fmt};
     procs_comm_rank(comm, &j.me);
     procs_comm_size(comm, &j.n_procs);
     if (msg_cap)
@@ -820,6 +838,7 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, con
     } else {
         n_ranks = (size_t)nr;
         procs_bcast(ranks, (int)nr, MPI_INT32_T, 0, comm);
+        j.first_rank = n_ranks ? ranks[0] : -1;
     }
     char *tmp = temp_name(&j, out_path);
     /* --local: the output directory may be on process 0's disk alone. */
@@ -838,15 +857,15 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, con
             zsink_t z;
             mt_status_t st = zsink_open(&z, &footer, NULL);
             if (!st)
-                st = mt_merge_footer(ranks, n_ranks, zsink_write, &z);
+                st = put_footer(&j, ranks, n_ranks, zsink_write, &z);
             mt_status_t cst = zsink_close(&z, st == MT_OK);
             if (st || cst)
                 job_fail(&j, st ? st : cst, "compressing the merged trace: %s", mt_status_str(st ? st : cst));
         }
     } else if (!j.st) {
         if (j.me == 0) {
-            mt_merge_header(count_write, &header_bytes);
-            if (mt_merge_footer(ranks, n_ranks, mt_buf_write, &footer))
+            put_header(&j, count_write, &header_bytes);
+            if (put_footer(&j, ranks, n_ranks, mt_buf_write, &footer))
                 job_fail(&j, MT_ERR_NOMEM, "out of memory");
         }
         for (size_t i = 0; i < n_mine && !j.st; i++) {
@@ -896,7 +915,7 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, con
             gzip_rounds(&j, &fh, in, n_mine, ranks, n_ranks, opts, &events, &total, &used_helper, out_path);
         } else {
             fsink_t fs = {.j = &j, .f = &fh, .path = out_path, .off = 0};
-            if (j.me == 0 && mt_merge_header(fsink_write, &fs))
+            if (j.me == 0 && put_header(&j, fsink_write, &fs))
                 job_fail(&j, MT_ERR_NOMEM, "out of memory");
             if (!j.st)
                 fsink_flush(&fs);
@@ -945,4 +964,16 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, con
     free(sizes);
     mt_buf_free(&footer);
     return rc;
+}
+
+int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, const merged_input_t *mine,
+                 size_t n_mine, const mt_merge_opts_t *opts, uint64_t *events_written, bool *helper, char *msg, size_t msg_cap)
+{
+    return write_job(NULL, comm, out_path, gzip, local, mine, n_mine, opts, events_written, helper, msg, msg_cap);
+}
+
+int merged_write_format(const merged_format_t *fmt, MPI_Comm comm, const char *out_path, bool gzip, bool local,
+                        const merged_input_t *mine, size_t n_mine, uint64_t *events_written, char *msg, size_t msg_cap)
+{
+    return write_job(fmt, comm, out_path, gzip, local, mine, n_mine, NULL, events_written, NULL, msg, msg_cap);
 }

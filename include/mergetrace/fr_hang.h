@@ -144,6 +144,71 @@ typedef struct mt_fr_hang {
 mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t *h, mt_error_t *err);
 void mt_fr_hang_free(mt_fr_hang_t *h);
 
+/* The analysis at scale: the processes that read the dumps send process 0
+ * what the analysis reads of them, not every entry, and the verdict is
+ * the one mt_fr_hang_analyse gives on the whole dumps.
+ *
+ * 1. Each reading process: mt_fr_dump_last_done of each dump, sent with
+ *    the dump's groups (the dump without entries) to process 0.
+ * 2. Process 0: mt_fr_keep_plan over those, sent to every process.
+ * 3. Each reading process: mt_fr_ref_fit of each dump to the reference
+ *    dump (the lowest rank's, shared), and mt_fr_dump_trim of it, sent to
+ *    process 0, which puts the kept entries into the groups-only dumps
+ *    and runs mt_fr_hang_analyse_fitted on them.
+ * When a dump has no completed collective in common with the reference
+ * (mt_fr_ref_fit false), its offset would be fitted through another
+ * rank: then the whole dumps go to process 0 and mt_fr_hang_analyse runs
+ * on them, as it does when mt_fr_hang_analyse_fitted finds dumps of
+ * different jobs (for --force to leave one out). */
+
+/* A group's name and a collective sequence number. */
+typedef struct mt_fr_pg_seq {
+    char pg[64];
+    int64_t seq;
+} mt_fr_pg_seq_t;
+
+/* Per group in d's collective entries, the highest sequence number of a
+ * completed one (0 when none completed): *out (malloc'd, the caller
+ * frees; NULL when *n is 0), sorted by name. MT_OK or MT_ERR_NOMEM. */
+mt_status_t mt_fr_dump_last_done(const mt_fr_dump_t *d, mt_fr_pg_seq_t **out, size_t *n);
+
+/* Process 0: from each dump's groups (heads[i].pgs; heads[i].entries not
+ * read, sorted by rank) and its last-done table (done[i][0..ndone[i])),
+ * the lowest sequence number of each group (pg_config's, as the analysis
+ * takes them) whose collective entries the analysis may read: 4 below the
+ * lowest last-done of the group's members that have a dump (a member
+ * without the group's entries counts 0). *keep (malloc'd, the caller
+ * frees), sorted by name. MT_OK or MT_ERR_NOMEM. */
+mt_status_t mt_fr_keep_plan(const mt_fr_dump_t *heads, size_t n, const mt_fr_pg_seq_t *const *done,
+                            const size_t *ndone, mt_fr_pg_seq_t **keep, size_t *nkeep);
+
+/* The entries of d the analysis reads, in d's order, into *out (owning its
+ * entries; no groups; rank and version copied): the collective entries of
+ * each group of keep[0..nkeep) (sorted by name) from its sequence number
+ * on, every entry started and not completed, and the last entry and the
+ * last completed one by record id. MT_OK or MT_ERR_NOMEM. */
+mt_status_t mt_fr_dump_trim(const mt_fr_dump_t *d, const mt_fr_pg_seq_t *keep, size_t nkeep, mt_fr_dump_t *out);
+
+/* The reference clock's dump, indexed for fitting the others to it. */
+typedef struct mt_fr_ref mt_fr_ref_t;
+
+/* ref borrowed (must outlive the result). NULL when out of memory. */
+mt_fr_ref_t *mt_fr_ref_new(const mt_fr_dump_t *ref);
+void mt_fr_ref_free(mt_fr_ref_t *f);
+
+/* d's offset to the reference clock as mt_fr_hang_analyse fits it (the
+ * median over the collectives both completed of the difference of
+ * completion times) into *off, the pairs it used added to *pairs; false
+ * (nothing set) when they have no completed collective in common. */
+bool mt_fr_ref_fit(const mt_fr_ref_t *f, const mt_fr_dump_t *d, int64_t *off, int *pairs);
+
+/* mt_fr_hang_analyse with the clocks fitted already: off[i] is dumps[i]'s
+ * offset to the reference (the lowest rank's dump, whose off is 0), every
+ * one set, and fit_pairs the pairs they used; dumps[] may be trimmed
+ * (mt_fr_dump_trim) with the groups of every dump. The same errors. */
+mt_status_t mt_fr_hang_analyse_fitted(const mt_fr_dump_t *dumps, size_t n, const int64_t *off, int fit_pairs,
+                                      mt_fr_hang_t *h, mt_error_t *err);
+
 /* The terminal verdict (at most 8 lines, each ending in '\n') through
  * write. MT_OK or what write returned. */
 mt_status_t mt_fr_hang_write_text(const mt_fr_hang_t *h, mt_write_fn write, void *ctx);
@@ -161,6 +226,16 @@ mt_status_t mt_fr_hang_write_text(const mt_fr_hang_t *h, mt_write_fn write, void
  * read and left them. MT_OK or what write returned. */
 mt_status_t mt_fr_trace_json(const mt_fr_dump_t *dumps, size_t n, const mt_fr_hang_t *h, mt_write_fn write,
                              void *ctx);
+
+/* mt_fr_trace_json in pieces, for writing the ranks where their dumps are:
+ * the header, then each dump's part (first: the file's first rank; off_ns
+ * its offset to the reference clock, 0 when unfitted; dump_ns as
+ * h->dump_ns), then the footer; the pieces of the dumps by rank make the
+ * same bytes. *events (may be NULL) gets the slices written. */
+mt_status_t mt_fr_trace_header(mt_write_fn write, void *ctx);
+mt_status_t mt_fr_trace_rank(const mt_fr_dump_t *d, bool first, int64_t off_ns, int64_t dump_ns, mt_write_fn write,
+                             void *ctx, uint64_t *events);
+mt_status_t mt_fr_trace_footer(mt_write_fn write, void *ctx);
 
 /* Dumps from the NCCL plugin's files (src/fr/fr_nccl.c says how each
  * field maps): out[i] for files[i], whose process has global rank

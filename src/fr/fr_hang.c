@@ -362,7 +362,9 @@ static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
     h->slowdown = rising >= 3 && prev >= 10000000;
 }
 
-mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t *h, mt_error_t *err)
+/* The analysis; off NULL: fit the clocks here, else off[i] is dumps[i]'s. */
+static mt_status_t analyse(const mt_fr_dump_t *dumps, size_t n, const int64_t *fitted, int fit_pairs,
+                           mt_fr_hang_t *h, mt_error_t *err)
 {
     *h = (mt_fr_hang_t){.last_arrival = -1, .dump_ns = MT_FR_NONE, .ref_rank = -1};
     job_t j = {.dumps = dumps, .n = n};
@@ -423,7 +425,12 @@ mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t
     if (ref >= 0)
         h->offset_ns[ref] = 0;
     h->ref_rank = ref;
-    for (bool more = true; more;) {
+    if (fitted) {
+        for (size_t i = 0; i < n; i++)
+            h->offset_ns[dumps[i].rank] = fitted[i];
+        h->fit_pairs = fit_pairs;
+    }
+    for (bool more = !fitted; more;) {
         more = false;
         for (int r = 0; r < j.world; r++) {
             if (j.of_rank[r] < 0 || h->offset_ns[r] != MT_FR_NONE)
@@ -482,6 +489,47 @@ mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t
     }
     job_free(&j);
     return MT_OK;
+}
+
+mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t *h, mt_error_t *err)
+{
+    return analyse(dumps, n, NULL, 0, h, err);
+}
+
+mt_status_t mt_fr_hang_analyse_fitted(const mt_fr_dump_t *dumps, size_t n, const int64_t *off, int fit_pairs,
+                                      mt_fr_hang_t *h, mt_error_t *err)
+{
+    return analyse(dumps, n, off, fit_pairs, h, err);
+}
+
+struct mt_fr_ref {
+    job_t j;
+};
+
+mt_fr_ref_t *mt_fr_ref_new(const mt_fr_dump_t *ref)
+{
+    mt_fr_ref_t *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->j = (job_t){.dumps = ref, .n = 1};
+    if (!index_dumps(&f->j)) {
+        mt_fr_ref_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+void mt_fr_ref_free(mt_fr_ref_t *f)
+{
+    if (!f)
+        return;
+    job_free(&f->j);
+    free(f);
+}
+
+bool mt_fr_ref_fit(const mt_fr_ref_t *f, const mt_fr_dump_t *d, int64_t *off, int *pairs)
+{
+    return pair_offset(&f->j, d, &f->j.dumps[0], off, pairs);
 }
 
 void mt_fr_hang_free(mt_fr_hang_t *h)

@@ -34,52 +34,73 @@ static void meta(mt_out_t *o, bool *first, const char *what, int pid, int tid, c
     mt_out_puts(o, "}}");
 }
 
+mt_status_t mt_fr_trace_header(mt_write_fn write, void *ctx)
+{
+    static const char head[] = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
+    return write(ctx, head, sizeof head - 1);
+}
+
+mt_status_t mt_fr_trace_footer(mt_write_fn write, void *ctx)
+{
+    static const char foot[] = "\n]}\n";
+    return write(ctx, foot, sizeof foot - 1);
+}
+
+mt_status_t mt_fr_trace_rank(const mt_fr_dump_t *d, bool first, int64_t off, int64_t dump_ns, mt_write_fn write,
+                             void *ctx, uint64_t *events)
+{
+    mt_out_t o = {.w = write, .ctx = ctx};
+    uint64_t written = 0;
+    int r = d->rank;
+    char pname[64];
+    snprintf(pname, sizeof pname, "rank %d (flight recorder)", r);
+    meta(&o, &first, "process_name", r, 0, pname, NULL);
+    meta(&o, &first, "thread_name", r, 0, "(group not in pg_config)", NULL);
+    for (size_t g = 0; g < d->npgs; g++)
+        meta(&o, &first, "thread_name", r, (int)g + 1, d->pgs[g].name, d->pgs[g].desc);
+    for (size_t k = 0; k < d->n && o.st == MT_OK; k++) {
+        const mt_fr_entry_t *e = &d->entries[k];
+        int64_t a = e->started != MT_FR_NONE ? e->started : e->created;
+        if (a == MT_FR_NONE)
+            continue;
+        int64_t b = e->completed;
+        if (b == MT_FR_NONE)
+            b = dump_ns != MT_FR_NONE ? dump_ns + off : a;
+        if (b < a)
+            b = a;
+        mt_out_printf(&o, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":", r, group_tid(d, e->pg));
+        mt_out_us(&o, a - off);
+        mt_out_puts(&o, ",\"dur\":");
+        mt_out_us(&o, b - a);
+        char nm[96];
+        snprintf(nm, sizeof nm, "%s #%" PRId64, e->name, e->is_p2p ? e->p2p_seq : e->seq);
+        mt_out_puts(&o, ",\"name\":");
+        mt_out_str(&o, nm, sizeof nm);
+        mt_out_printf(&o, ",\"cat\":\"%s\",\"cname\":\"%s\",\"args\":{\"state\":\"%s\",\"record_id\":%" PRIu64
+                          ",\"collective_seq_id\":%" PRId64 ",\"p2p_seq_id\":%" PRId64 ",\"process_group\":",
+                      state_name(e->state),
+                      e->state == MT_FR_COMPLETED ? "good" : e->state == MT_FR_STARTED ? "terrible" : "grey",
+                      state_name(e->state), e->record_id, e->seq, e->p2p_seq);
+        mt_out_str(&o, e->pg, sizeof e->pg);
+        mt_out_printf(&o, ",\"input_numel\":%" PRIu64 ",\"output_numel\":%" PRIu64 ",\"dtype\":", e->in_numel,
+                      e->out_numel);
+        mt_out_str(&o, e->dtype, sizeof e->dtype);
+        mt_out_printf(&o, ",\"completed\":%s}}", e->completed != MT_FR_NONE ? "true" : "false");
+        written++;
+    }
+    if (events)
+        *events = written;
+    return o.st;
+}
+
 mt_status_t mt_fr_trace_json(const mt_fr_dump_t *dumps, size_t n, const mt_fr_hang_t *h, mt_write_fn write,
                              void *ctx)
 {
-    mt_out_t o = {.w = write, .ctx = ctx};
-    bool first = true;
-    mt_out_puts(&o, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
-    for (size_t i = 0; i < n && o.st == MT_OK; i++) {
-        const mt_fr_dump_t *d = &dumps[i];
-        int r = d->rank;
-        char pname[64];
-        snprintf(pname, sizeof pname, "rank %d (flight recorder)", r);
-        meta(&o, &first, "process_name", r, 0, pname, NULL);
-        meta(&o, &first, "thread_name", r, 0, "(group not in pg_config)", NULL);
-        for (size_t g = 0; g < d->npgs; g++)
-            meta(&o, &first, "thread_name", r, (int)g + 1, d->pgs[g].name, d->pgs[g].desc);
+    mt_status_t st = mt_fr_trace_header(write, ctx);
+    for (size_t i = 0; i < n && st == MT_OK; i++) {
+        int r = dumps[i].rank;
         int64_t off = r < h->world && h->offset_ns[r] != MT_FR_NONE ? h->offset_ns[r] : 0;
-        for (size_t k = 0; k < d->n && o.st == MT_OK; k++) {
-            const mt_fr_entry_t *e = &d->entries[k];
-            int64_t a = e->started != MT_FR_NONE ? e->started : e->created;
-            if (a == MT_FR_NONE)
-                continue;
-            int64_t b = e->completed;
-            if (b == MT_FR_NONE)
-                b = h->dump_ns != MT_FR_NONE ? h->dump_ns + off : a;
-            if (b < a)
-                b = a;
-            mt_out_printf(&o, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":", r, group_tid(d, e->pg));
-            mt_out_us(&o, a - off);
-            mt_out_puts(&o, ",\"dur\":");
-            mt_out_us(&o, b - a);
-            char nm[96];
-            snprintf(nm, sizeof nm, "%s #%" PRId64, e->name, e->is_p2p ? e->p2p_seq : e->seq);
-            mt_out_puts(&o, ",\"name\":");
-            mt_out_str(&o, nm, sizeof nm);
-            mt_out_printf(&o, ",\"cat\":\"%s\",\"cname\":\"%s\",\"args\":{\"state\":\"%s\",\"record_id\":%" PRIu64
-                              ",\"collective_seq_id\":%" PRId64 ",\"p2p_seq_id\":%" PRId64 ",\"process_group\":",
-                          state_name(e->state),
-                          e->state == MT_FR_COMPLETED ? "good" : e->state == MT_FR_STARTED ? "terrible" : "grey",
-                          state_name(e->state), e->record_id, e->seq, e->p2p_seq);
-            mt_out_str(&o, e->pg, sizeof e->pg);
-            mt_out_printf(&o, ",\"input_numel\":%" PRIu64 ",\"output_numel\":%" PRIu64 ",\"dtype\":", e->in_numel,
-                          e->out_numel);
-            mt_out_str(&o, e->dtype, sizeof e->dtype);
-            mt_out_printf(&o, ",\"completed\":%s}}", e->completed != MT_FR_NONE ? "true" : "false");
-        }
+        st = mt_fr_trace_rank(&dumps[i], i == 0, off, h->dump_ns, write, ctx, NULL);
     }
-    mt_out_puts(&o, "\n]}\n");
-    return o.st;
+    return st == MT_OK ? mt_fr_trace_footer(write, ctx) : st;
 }

@@ -142,6 +142,23 @@ def main():
                         fail("%s: differs from %s:\n%s" % (tag, golden, got))
             n_entries = sum(i["events"] for i in rep["inputs"])
             check_merged(tag, os.path.join(out, "merged.json.gz"), n_entries, t)
+            # process 0 analyses what it reads of the dumps (each group's
+            # entries from its members' last completed collective on, the
+            # clocks fitted where the dumps were read): the same outputs as
+            # the analysis of every entry (MERGETRACE_FR_ENTRIES)
+            oe = os.path.join(work, "out", sc, enc + "-entries")
+            q = run([prog, "--color=never", "-o", oe, os.path.join(work, sc, enc)],
+                    env=dict(os.environ, MERGETRACE_FR_ENTRIES="1"))
+            if q.returncode != 4 or verdict_text(q.stdout) != text:
+                fail("%s: every entry on process 0: exit %d or another verdict" % (tag, q.returncode))
+            else:
+                for fn in ("report.json", "merged.json.gz"):
+                    a = open(os.path.join(out, fn), "rb").read()
+                    b = open(os.path.join(oe, fn), "rb").read()
+                    if fn.endswith(".gz"):
+                        a, b = gzip.decompress(a), gzip.decompress(b)
+                    if a != b:
+                        fail("%s: %s differs when process 0 analyses every entry" % (tag, fn))
             if enc == "pickle":  # worker threads by hand (-j): the same outputs
                 for n in (2, 4):
                     o2 = os.path.join(work, "out", sc, "j%d" % n)
