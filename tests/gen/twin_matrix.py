@@ -15,6 +15,10 @@ import sys
 NOISE = ["--noise-pct", "2"]
 DP = ["--kind", "dp", "--ranks", "8", "--steps", "8"]
 PP = ["--kind", "pp", "--ranks", "8", "--pp-stages", "2", "--chunks", "10"]
+FSDP = ["--kind", "fsdp", "--ranks", "8", "--steps", "8"]
+TP = ["--kind", "tp", "--ranks", "8", "--steps", "8"]
+TP24 = TP + ["--tp-size", "4"]
+F1B = ["--kind", "1f1b", "--ranks", "8", "--pp-stages", "4", "--stage-us", "1200", "--steps", "6"]
 
 # name, seed, the job's arguments, the change, the what-if (straggler |
 # kernel:GLOB=F), whether S is checked (a straggler: the change is one
@@ -58,6 +62,32 @@ PAIRS = [
     ("slow communication x2, DDP", 33, DP, ["--slow-comm", "2"], "kernel:*AllReduce*=0.5", False),
     ("slow communication x2, DDP, old format", 34, DP + ["--format", "old"], ["--slow-comm", "2"],
      "kernel:*AllReduce*=0.5", False),
+    # FSDP (all-gathers, the next layer's prefetched, and reduce-scatters
+    # on their own streams), tensor parallel (an allreduce in every layer
+    # that the next layer waits for; 2x4: DP across two TP groups), a 1F1B
+    # pipeline (4 stages of 2 DP ranks, 8 microbatches: the stages hold
+    # each other back); a bad link (every collective with that rank in it
+    # slower: here every one of the job's collectives, so slow
+    # communication removes it); one kernel type slow on one rank only
+    # (the forward GEMMs, `tn_n` in their name)
+    ("slow GPU x1.25, FSDP", 51, FSDP, ["--slow-rank", "3:1.25"], "straggler", True),
+    ("late host 2 ms, FSDP, old format", 52, FSDP + ["--format", "old"], ["--late-rank", "5:2000"], "straggler",
+     True),
+    ("slow GPU x1.25, tensor parallel 8", 53, TP, ["--slow-rank", "2:1.25"], "straggler", True),
+    ("late host 1 ms, tensor parallel 2x4", 54, TP24, ["--late-rank", "6:1000"], "straggler", True),
+    ("slow GPU x1.25, 1F1B 4 stages", 55, F1B, ["--slow-rank", "5:1.25"], "straggler", True),
+    ("late host 1 ms, 1F1B 4 stages", 56, F1B, ["--late-rank", "2:1000"], "straggler", True),
+    ("slow GEMMs x1.5 (all ranks), 1F1B 4 stages", 57, F1B, ["--slow-kernel", "gemm:1.5"],
+     "kernel:*gemm*=0.666667", False),
+    ("bad link x2 on rank 3, DDP", 58, DP, ["--slow-link", "3:2"], "kernel:*AllReduce*=0.5", False),
+    ("bad link x2 on rank 1, FSDP", 59, FSDP, ["--slow-link", "1:2"], "kernel:ncclDevKernel_*=0.5", False),
+    ("bad link x2 on rank 4, tensor parallel 8", 60, TP, ["--slow-link", "4:2"], "kernel:*AllReduce*=0.5", False),
+    ("forward GEMMs x2 on rank 3 only, DDP", 61, DP, ["--slow-kernel", "tn_n:2", "--slow-kernel-rank", "3"],
+     "straggler", True),
+    ("forward GEMMs x2 on rank 6 only, tensor parallel 2x4", 62, TP24,
+     ["--slow-kernel", "tn_n:2", "--slow-kernel-rank", "6"], "straggler", True),
+    ("forward GEMMs x2 on rank 0 only, FSDP, no cuda_sync events", 63, FSDP + ["--no-cuda-sync"],
+     ["--slow-kernel", "tn_n:2", "--slow-kernel-rank", "0"], "straggler", True),
 ]
 
 
@@ -87,7 +117,10 @@ def main():
     table = "--table" in sys.argv[4:]
     os.makedirs(out, exist_ok=True)
     failed, rows, errs, serrs = 0, [], [], []
+    only = [int(x) for x in os.environ.get("TWIN_ONLY", "").split(",") if x]
     for name, seed, base, change, wi, s_check in PAIRS:
+        if only and seed not in only:
+            continue
         tag = "p%d" % seed
         d_chg, d_twin = os.path.join(out, tag + "_changed"), os.path.join(out, tag + "_twin")
         t_chg = gen(gen_py, d_chg, seed, base + change)
