@@ -227,12 +227,12 @@ class Job:
         return r is None or step is None or r[0] <= step <= r[1]
 
     def scaled(self, name, dur, rank=None, step=None):
-        """A compute kernel's duration after --slow-pct, --slow-kernel and
-        --slow-rank (applied after the random draws, so a pair of jobs with
+        """A compute kernel's duration after --slow-pct, --slow-kernel (on
+        --slow-kernel-rank only, when given) and --slow-rank (applied after the random draws, so a pair of jobs with
         one seed differs only by these factors)."""
         a = self.a
         f = 1.0 + a.slow_pct / 100.0
-        if a.slow_kernel and a.slow_kernel[0] in name and (a.slow_kernel_rank is None or rank == a.slow_kernel_rank):
+        if a.slow_kernel and a.slow_kernel[0] in name and a.slow_kernel_rank in (None, rank):
             f *= a.slow_kernel[1]
         if a.slow_rank and rank == a.slow_rank[0] and self.in_steps(step):
             f *= a.slow_rank[1]
@@ -753,7 +753,8 @@ class Rank:
         rstr = '"Process Group Ranks": "[%s]"' % ", ".join(str(r) for r in ranks)
         desc = self.job.pg_desc[pg]
         k = ['"Collective name": "%s"' % cname, '"dtype": "%s"' % dtype, '"In msg nelems": %d' % nelems,
-             '"Out msg nelems": %d' % (nelems if nout is None else nout), '"Group size": %d' % len(ranks), '"In split size": "[]"',
+             '"Out msg nelems": %d' % (nelems if nout is None else nout), '"Group size": %d' % len(ranks),
+             '"In split size": "[]"',
              '"Out split size": "[]"', '"Process Group Name": "%s"' % pg,
              '"Process Group Description": "%s"' % desc, rstr]
         if coll == "send":
@@ -1726,7 +1727,8 @@ def f1b_step(R, rv, step, cfg):
 
     def compute(x, fwd, dep):
         if fwd:
-            ks = [([("cpu_op", "aten::linear", None), ("cpu_op", "aten::mm", None)], K_GEMM_BF16, cfg.f_ns[s] * 88 // 100),
+            ks = [([("cpu_op", "aten::linear", None), ("cpu_op", "aten::mm", None)], K_GEMM_BF16,
+                   cfg.f_ns[s] * 88 // 100),
                   ([("cpu_op", "aten::gelu", None)], K_GELU, cfg.f_ns[s] * 12 // 100)]
         else:
             ks = [([("cpu_op", "autograd::engine::evaluate_function: MmBackward0", None), ("cpu_op", "aten::mm", None)],

@@ -225,7 +225,8 @@ class GenTruth(unittest.TestCase):
             def gemms(d):
                 with open(os.path.join(d, "rank-%d.json" % r)) as fh:
                     ev = json.load(fh)["traceEvents"]
-                return [(e2["name"], float(e2["dur"])) for e2 in ev if e2.get("cat") == "kernel" and "gemm" in e2["name"]]
+                return [(e2["name"], float(e2["dur"])) for e2 in ev
+                        if e2.get("cat") == "kernel" and "gemm" in e2["name"]]
             ge, gf = gemms(e), gemms(f)
             self.assertEqual([n for n, _ in ge], [n for n, _ in gf])
             for (n, p), (_, q) in zip(ge, gf):

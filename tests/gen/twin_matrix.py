@@ -19,18 +19,20 @@ FSDP = ["--kind", "fsdp", "--ranks", "8", "--steps", "8"]
 TP = ["--kind", "tp", "--ranks", "8", "--steps", "8"]
 TP24 = TP + ["--tp-size", "4"]
 F1B = ["--kind", "1f1b", "--ranks", "8", "--pp-stages", "4", "--stage-us", "1200", "--steps", "6"]
+F1B24 = ["--kind", "1f1b", "--ranks", "8", "--pp-stages", "2", "--stage-us", "1200", "--steps", "6"]
 
 # name, seed, the job's arguments, the change, the what-if (straggler |
 # kernel:GLOB=F), whether S is checked (a straggler: the change is one
-# rank's), and for a known failure why (reported, not counted as failed). Not on a late host of a pipeline: S there is 1.227 against a
+# rank's), and for a known failure why (reported, not counted as
+# failed). S not on a late host of a pipeline: S there is 1.227 against a
 # step-time ratio of 1.500 (the late job's stage 1 is its bottleneck and
 # its chunks queue without bound: the ratio grows with the chunk count,
 # and the ideal keeps part of the first chunks' lateness): docs/whatif.md.
-# Known failures. The first three: mergetrace names no straggler, so the
+# Known failures. All but the last: mergetrace names no straggler, so the
 # straggler what-if is not run (src/cross/stragglers.c's suspect rules,
 # not the replay: with the rank named by hand in a local build the what-if
-# gave -0.16 %, +6.12 % and +0.01 %; the +6.12 % is KNOWN_1F1B_SLOW's
-# second cause).
+# gave -0.16 %, +6.12 %, +0.01 % and -0.02 %; the +6.12 % is
+# KNOWN_1F1B_SLOW's second cause).
 KNOWN_54 = ("no straggler named: rank 6 is late only at its TP group's first allreduce of a step (last at 32 "
             "of 72, chance 20) and causes 48 % of the wait itself, below the rules' 50 %; the rest is its "
             "group's lateness passed on by ranks 4, 5, 7 at the DP allreduces (named by hand: -0.16 %)")
@@ -40,6 +42,13 @@ KNOWN_1F1B_SLOW = ("no straggler named: between stages every instance is a pair,
                    "stage, which with 2 ranks a stage is the mean of rank 5 and rank 4 (half the slowdown)")
 KNOWN_1F1B_LATE = ("no straggler named: rank 1 (stage 0) is last at 24 of 72; its lateness passes down the "
                    "pipeline, so ranks 3 and 5 cause more of the wait than it does (named by hand: +0.01 %)")
+KNOWN_66 = ("no straggler named: rank 1 (stage 0) is last at 30 of 60, rank 5 (its stage 1 peer) causes the "
+            "most wait, 31.09 of 122.91 ms; no late host of a 1F1B job tried (ranks 1 and 6, 1 and 2 ms) was "
+            "named (named by hand: -0.02 %)")
+KNOWN_67 = ("the changed job's steps are measured 1 ms (its lateness) too long: in the old format its SendRecv "
+            "and allreduce kernels carry no group or sequence, the instances are matched by stream ordinal "
+            "(report matching.by_key), and rank 1's clock is fitted 993 us off (truth: 0.7 us): the "
+            "late host's wait taken for clock offset (named by hand, the what-if gains nothing: +15.03 %)")
 PAIRS = [
     ("slow GPU x1.1, DDP", 11, DP, ["--slow-rank", "3:1.1"], "straggler", True),
     ("slow GPU x1.25, DDP", 12, DP, ["--slow-rank", "5:1.25"], "straggler", True),
@@ -93,6 +102,10 @@ PAIRS = [
     ("slow GPU x1.25, 1F1B 4 stages", 55, F1B, ["--slow-rank", "5:1.25"], "straggler", True, KNOWN_1F1B_SLOW),
     ("late host 2 ms, 1F1B 4 stages", 56, F1B, ["--late-rank", "1:2000"], "straggler", True,
      KNOWN_1F1B_LATE),
+    ("slow GPU x1.25, 1F1B 2 stages x 4", 65, F1B24, ["--slow-rank", "6:1.25"], "straggler", True),
+    ("late host 1 ms, 1F1B 2 stages x 4", 66, F1B24, ["--late-rank", "1:1000"], "straggler", True, KNOWN_66),
+    ("late host 1 ms, 1F1B 2 stages x 4, old format", 67, F1B24 + ["--format", "old"], ["--late-rank", "1:1000"],
+     "straggler", True, KNOWN_67),
     ("slow GEMMs x1.5 (all ranks), 1F1B 4 stages", 57, F1B, ["--slow-kernel", "gemm:1.5"],
      "kernel:*gemm*=0.666667", False),
     ("bad link x2 on rank 3, DDP", 58, DP, ["--slow-link", "3:2"], "kernel:*AllReduce*=0.5", False),
@@ -161,7 +174,8 @@ def main():
         if err is None:
             bad.append("no what-if %s" % sc)
         else:
-            errs.append(abs(err))
+            if not known:   # the summary is over the pairs expected to pass
+                errs.append(abs(err))
             if abs(err) > 2.0:
                 bad.append("what-if %.3f us, the twin %.3f us (%+.2f %%)" % (got, want, err))
         s_txt = ""
@@ -175,7 +189,8 @@ def main():
                 bad.append("no S")
             else:
                 se = (s - ratio) / ratio * 100
-                serrs.append(abs(se))
+                if not known:
+                    serrs.append(abs(se))
                 s_txt = "%.4f / %.4f vs %.4f (%+.2f %%)" % (a["ideal"]["s"], b["ideal"]["s"], ratio, se)
                 if abs(se) > 2.0:
                     bad.append("S %s" % s_txt)
@@ -194,8 +209,10 @@ def main():
     errs.sort()
     serrs.sort()
     med = errs[(len(errs) - 1) // 2] if errs else 0.0
-    print("what-if error |%%|: median %.2f %%, worst %.2f %%; S error |%%|: median %.2f %%, worst %.2f %%"
-          % (med, errs[-1] if errs else 0, serrs[(len(serrs) - 1) // 2] if serrs else 0, serrs[-1] if serrs else 0))
+    print("what-if error |%%|: median %.2f %%, worst %.2f %% (%d pairs); S error |%%|: median %.2f %%, worst %.2f %% "
+          "(%d pairs); known failures left out"
+          % (med, errs[-1] if errs else 0, len(errs), serrs[(len(serrs) - 1) // 2] if serrs else 0,
+             serrs[-1] if serrs else 0, len(serrs)))
     if med > 0.5:
         failed += 1
         print("FAIL the median what-if error is over 0.5 %")
