@@ -68,6 +68,8 @@ K_GELU = _kspec("void at::native::vectorized_elementwise_kernel<4, at::native::(
                 "::gelu_functor<c10::BFloat16>, std::array<char*, 2ul> >(int, at::native::"
                 "(anonymous namespace)::gelu_functor<c10::BFloat16>, std::array<char*, 2ul>)",
                 30, 0, (8192, 1, 1), (128, 1, 1))
+K_GEMM_BF16_BW = _kspec("sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize128x128x64_cublas",
+                        168, 213248, (132, 1, 1), (384, 1, 1))
 K_ADD_BF16 = _kspec("void at::native::vectorized_elementwise_kernel<4, at::native::"
                     "CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> >(int, at::native::"
                     "CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)",
@@ -77,12 +79,21 @@ NCCL_NEW = {
     ("allreduce", "Float"): "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
     ("allreduce", "BFloat16"): "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
     ("p2p", None): "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)",
+    ("allgather", "Float"): "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+    ("reducescatter", "Float"): "ncclDevKernel_ReduceScatter_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
 }
 NCCL_OLD = {
     ("allreduce", "Float"): "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)",
     ("allreduce", "BFloat16"): "ncclKernel_AllReduce_RING_LL_Sum_half(ncclDevComm*, unsigned long, ncclWork*)",
     ("p2p", None): "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)",
+    ("allgather", "Float"): "ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)",
+    ("reducescatter", "Float"): "ncclKernel_ReduceScatter_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)",
 }
+# c10d op, nccl:* annotation and "Collective name" of each collective
+COLL_OPS = {"allreduce": ("c10d::allreduce_", "nccl:all_reduce", "allreduce"),
+            "send": ("c10d::send", "nccl:send", "send"), "recv": ("c10d::recv_", "nccl:recv", "recv"),
+            "allgather": ("c10d::_allgather_base_", "nccl:_all_gather_base", "_allgather_base"),
+            "reducescatter": ("c10d::_reduce_scatter_base_", "nccl:_reduce_scatter_base", "_reduce_scatter_base")}
 NCCL_KARGS = ['"registers per thread": 96', '"shared memory": 0', '"grid": [16, 1, 1]',
               '"block": [512, 1, 1]']
 OLD_TYPE = {"Float": "float", "BFloat16": "c10::Half"}
@@ -216,12 +227,12 @@ class Job:
         return r is None or step is None or r[0] <= step <= r[1]
 
     def scaled(self, name, dur, rank=None, step=None):
-        """A compute kernel's duration after --slow-pct, --slow-kernel and
-        --slow-rank (applied after the random draws, so a pair of jobs with
+        """A compute kernel's duration after --slow-pct, --slow-kernel (on
+        --slow-kernel-rank only, when given) and --slow-rank (applied after the random draws, so a pair of jobs with
         one seed differs only by these factors)."""
         a = self.a
         f = 1.0 + a.slow_pct / 100.0
-        if a.slow_kernel and a.slow_kernel[0] in name:
+        if a.slow_kernel and a.slow_kernel[0] in name and a.slow_kernel_rank in (None, rank):
             f *= a.slow_kernel[1]
         if a.slow_rank and rank == a.slow_rank[0] and self.in_steps(step):
             f *= a.slow_rank[1]
@@ -239,10 +250,14 @@ class Job:
         lr = self.a.late_rank
         return int(round(lr[1] * 1000)) if lr and rank == lr[0] and self.in_steps(step) else 0
 
-    def xfer(self, T):
-        """A collective's transfer time after --slow-comm (applied after the
-        random draws, so a pair of jobs with one seed differs only by it)."""
+    def xfer(self, T, members=()):
+        """A collective's transfer time after --slow-comm and, when rank R of
+        --slow-link R:F is among its members, F (applied after the random
+        draws, so a pair of jobs with one seed differs only by them)."""
         f = self.a.slow_comm
+        sl = self.a.slow_link
+        if sl and sl[0] in members:
+            f *= sl[1]
         return T if f == 1.0 else int(round(T * f))
 
     def log_coll(self, rec):
@@ -697,7 +712,8 @@ class Rank:
             f[stream] = e
         return ws, we
 
-    def launch_compute(self, tid, t, frames, kspec, dur, dep=0, api=API_KERNEL, kind="kernel", nbytes=0):
+    def launch_compute(self, tid, t, frames, kspec, dur, dep=0, api=API_KERNEL, kind="kernel", nbytes=0,
+                       dep_node=None):
         """CPU frames + launch + one GPU activity on the compute stream.
         Returns (t_after, gpu_start, gpu_end)."""
         # --host-gap-us: host work before the launch (no random draw, so
@@ -716,22 +732,18 @@ class Rank:
         elif gs == ln:
             bind = ("launch", None)
         else:
-            bind = ("x", self.last_comm)   # dep: the end of this rank's last collective
+            # dep: the end of dep_node, else of this rank's last collective
+            bind = ("x", self.last_comm if dep_node is None else dep_node)
         if kind == "kernel":
             self.gpu("kernel", kspec[0], st, gs, ge, ext, corr, kspec[1], tid, ls, lws, CLS_COMPUTE, bind=bind, le=le)
         else:
             self.gpu(kind, kspec, st, gs, ge, ext, corr, nbytes, tid, ls, lws, CLS_MEM, bind=bind, le=le)
         return x, gs, ge
 
-    def comm_frames(self, coll, pg, ranks, dtype, nelems, seq, cid, peer=None):
+    def comm_frames(self, coll, pg, ranks, dtype, nelems, seq, cid, peer=None, nout=None):
         """CPU frames of one collective / P2P op (c10d op > record_param_comms >
         nccl:* annotation) and the metadata to copy onto its kernel."""
-        if coll == "allreduce":
-            op, ann = "c10d::allreduce_", "nccl:all_reduce"
-        elif coll == "send":
-            op, ann = "c10d::send", "nccl:send"
-        else:
-            op, ann = "c10d::recv_", "nccl:recv"
+        op, ann, cname = COLL_OPS[coll]
         if not self.new:
             rpc = ['"Input Dims": [[], [], [], [], [], [], []]',
                    '"Input type": ["TensorList", "Scalar", "Scalar", "Scalar", "", "", ""]']
@@ -740,8 +752,9 @@ class Rank:
                     ("user_annotation", ann, uaa)], []
         rstr = '"Process Group Ranks": "[%s]"' % ", ".join(str(r) for r in ranks)
         desc = self.job.pg_desc[pg]
-        k = ['"Collective name": "%s"' % coll, '"dtype": "%s"' % dtype, '"In msg nelems": %d' % nelems,
-             '"Out msg nelems": %d' % nelems, '"Group size": %d' % len(ranks), '"In split size": "[]"',
+        k = ['"Collective name": "%s"' % cname, '"dtype": "%s"' % dtype, '"In msg nelems": %d' % nelems,
+             '"Out msg nelems": %d' % (nelems if nout is None else nout), '"Group size": %d' % len(ranks),
+             '"In split size": "[]"',
              '"Out split size": "[]"', '"Process Group Name": "%s"' % pg,
              '"Process Group Description": "%s"' % desc, rstr]
         if coll == "send":
@@ -756,7 +769,7 @@ class Rank:
         return [("cpu_op", op, None), ("cpu_op", "record_param_comms", rpc),
                 ("user_annotation", ann, None)], k
 
-    def launch_comm(self, tid, t, coll, pg, ranks, dtype, nelems, stream, peer=None, seq_key=None):
+    def launch_comm(self, tid, t, coll, pg, ranks, dtype, nelems, stream, peer=None, seq_key=None, nout=None):
         """Launch a collective / P2P op; the kernel is emitted later by
         emit_comm once every participant's readiness is known."""
         if seq_key is None:
@@ -765,18 +778,18 @@ class Rank:
         else:
             seq = self.p2p_seq[seq_key] = self.p2p_seq.get(seq_key, 0) + 1
             cid = comms_id(self.job.seed, pg, seq, True, "%d-%d" % seq_key)
-        frames, kmeta = self.comm_frames(coll, pg, ranks, dtype, nelems, seq, cid, peer)
+        frames, kmeta = self.comm_frames(coll, pg, ranks, dtype, nelems, seq, cid, peer, nout)
         api = API_NCCL_NEW if self.new else API_KERNEL
         x, ls, le, corr, ext, lws = self.call(tid, t, frames, api)
         ln = le + self.ri(3000, 8000)
         lb = max(ln, self.free.get(stream, 0))
         pend = dict(ln=ln, le=le, comp_node=self.slast.get(self.s_comp), coll=coll, pg=pg, seq=seq, cid=cid, stream=stream, ext=ext, corr=corr,
                     ls=ls, lws=lws, tid=tid, lb=lb, kmeta=kmeta, dtype=dtype, nelems=nelems,
-                    ua_ext=self.ext, ann="nccl:all_reduce" if coll == "allreduce" else "nccl:" + coll)
+                    ua_ext=self.ext, ann=COLL_OPS[coll][1])
         return x, pend
 
     def emit_comm(self, p, s, e):
-        kind = "p2p" if p["coll"] in ("send", "recv") else "allreduce"
+        kind = "p2p" if p["coll"] in ("send", "recv") else p["coll"]
         names = NCCL_NEW if self.new else NCCL_OLD
         kname = names[(kind, None if kind == "p2p" else p["dtype"])]
         st = p["stream"]
@@ -947,7 +960,7 @@ class Rank:
                                       "Memset (Device)", self.vary(cfg.memset_ns), api=API_MEMSET,
                                       kind="gpu_memset", nbytes=cfg.memset_bytes)
         x += self.ri(3000, 8000)
-        tail = max(self.free.get(self.s_comp, 0), self.free.get(self.s_nccl, 0))
+        tail = self.free_max()   # a device sync: every stream
         x = self.sync(x, API_DEVSYNC, tail, self.step_ext)
         x += self.ri(2000, 5000)
         self.mem_ann = None
@@ -1262,7 +1275,7 @@ def run_dp(job, ranks):
             ps = [R.pend[b] for R in ranks]
             ready = [max(p["lb"], R.free.get(R.s_nccl, 0)) for p, R in zip(ps, ranks)]
             nbytes = ps[0]["nelems"] * 4
-            T = job.xfer(12000 + nbytes // 80 + (nbytes // 160 if job.W > job.rpn else 0))
+            T = job.xfer(12000 + nbytes // 80 + (nbytes // 160 if job.W > job.rpn else 0), cfg.all_ranks)
             m = max(ready)
             ends = {}
             made = []
@@ -1348,7 +1361,7 @@ def run_pp(job, ranks):
                     ps, pr = P.pend_send, R.pend_recv
                     ss = ps["lb"]
                     rr = max(pr["lb"], R.free.get(R.s_p2p, 0))
-                    m = max(ss, rr) + job.xfer(p2p_T)
+                    m = max(ss, rr) + job.xfer(p2p_T, (P.rank, R.rank))
                     es = m + int(job.jitter_ns * rng.random())
                     er = m + int(job.jitter_ns * rng.random())
                     link_instance([(P, P.emit_comm(ps, ss, es)), (R, R.emit_comm(pr, rr, er))], [ss, rr])
@@ -1364,7 +1377,7 @@ def run_pp(job, ranks):
                 if G > 1:
                     ps = [R.pend_ar for R in rs]
                     ready = [max(p["lb"], R.free.get(R.s_nccl, 0)) for p, R in zip(ps, rs)]
-                    m = max(ready) + job.xfer(tp_T)
+                    m = max(ready) + job.xfer(tp_T, stages[s])
                     ends = {}
                     made = []
                     for p, R, rd in zip(ps, rs, ready):
@@ -1440,6 +1453,417 @@ def run_pp(job, ranks):
     return k, pipe
 
 
+# ==================================================================== FSDP, TP, 1F1B
+# These schedules couple the ranks inside a step (a layer waits for its
+# all-gather, an allreduce, a microbatch from the stage before), so each
+# rank's step is a program (a Python generator) that posts its collectives
+# as its host reaches them and yields the key of an instance whose end its
+# next GPU work needs; run_programs resumes it once every participant has
+# posted and the instance is placed. The host never waits for the GPU
+# inside a step (NCCL work and stream waits are asynchronous), so each
+# rank's host timeline is its own; only the GPU side is coupled.
+class Rendezvous:
+    """Instances of a step: their participants' pending launches, placed
+    once all have posted and each is the oldest pending one of its
+    (rank, stream)."""
+
+    def __init__(self, job):
+        self.job = job
+        self.inst = {}
+        self.order = []
+        self.queues = {}   # (rank, stream) -> keys in the order that rank posted them
+        self.done = {}     # key -> {rank: (end, node index)}
+
+    def post(self, key, members, R, p, T, kind, pg, extra=None):
+        I = self.inst.get(key)
+        if I is None:
+            I = self.inst[key] = {"members": members, "parts": [], "T": T, "kind": kind, "pg": pg,
+                                  "extra": extra or {}}
+            self.order.append(key)
+        I["parts"].append((R, p))
+        self.queues.setdefault((R.rank, p["stream"]), []).append(key)
+
+    def place(self):
+        """Place every instance that can be; returns whether one was."""
+        job = self.job
+        rng = job.rng
+        moved = False
+        rest = []
+        for key in self.order:
+            I = self.inst[key]
+            parts = I["parts"]
+            if len(parts) < len(I["members"]) or \
+                    any(self.queues[(R.rank, p["stream"])][0] != key for R, p in parts):
+                rest.append(key)
+                continue
+            for R, p in parts:
+                self.queues[(R.rank, p["stream"])].pop(0)
+            parts = sorted(parts, key=lambda x: x[0].rank)
+            ready = [max(p["lb"], R.free.get(p["stream"], 0)) for R, p in parts]
+            m = max(ready) + I["T"]
+            made = []
+            ends = {}
+            for (R, p), rd in zip(parts, ready):
+                e = m + int(job.jitter_ns * rng.random())
+                made.append((R, R.emit_comm(p, rd, e)))
+                ends[R.rank] = e
+            link_instance(made, ready)
+            self.done[key] = {R.rank: (ends[R.rank], idx) for R, idx in made}
+            p0 = parts[0][1]
+            rec = {"pg": p0["pg"], "seq": p0["seq"], "comms_id": p0["cid"], "kind": I["kind"]}
+            rec.update(I["extra"])
+            rec.update({"participants": [R.rank for R, _ in parts], "nelems": p0["nelems"], "dtype": p0["dtype"],
+                        "true_start_ns": {str(R.rank): rd for (R, _), rd in zip(parts, ready)},
+                        "true_end_ns": {str(k): v for k, v in ends.items()}})
+            job.log_coll(rec)
+            moved = True
+        self.order = rest
+        return moved
+
+
+def run_programs(rv, progs):
+    """Run each rank's step program (generators yielding instance keys)
+    until all have finished, placing instances as they complete."""
+    state = [[g, None, True] for g in progs]   # generator, awaited key, first resume
+    while state:
+        moved = False
+        for st in state:
+            g, key, first = st
+            while True:
+                if first:
+                    val = None
+                elif key in rv.done:
+                    val = rv.done[key]
+                else:
+                    break
+                try:
+                    got = g.send(val)
+                except StopIteration:
+                    st[0] = None
+                    break
+                st[1], st[2] = got, False
+                key, first = got, False
+                moved = True
+        state = [st for st in state if st[0] is not None]
+        if rv.place():
+            moved = True
+        if state and not moved:
+            raise AssertionError("schedule deadlock: %s" % [st[1] for st in state])
+
+
+def post_comm(R, rv, tid, x, key, coll, pg, ranks, nelems, stream, T, after_compute, dtype="Float", nout=None,
+              peer=None, seq_key=None, kind=None, extra=None):
+    """Launch one collective / P2P op on R's host at x and post it; returns
+    the host time after the launch."""
+    x += R.ri(3000, 8000)
+    x, p = R.launch_comm(tid, x, coll, pg, ranks, dtype, nelems, stream, peer=peer, seq_key=seq_key, nout=nout)
+    if after_compute:
+        # the communication stream waits for the compute stream's work so far
+        p["lb"] = max(p["lb"], R.free.get(R.s_comp, 0))
+    rv.post(key, ranks if seq_key is None else seq_key, R, p, T, kind or coll, pg, extra)
+    return x
+
+
+def step_begin(R, step, cfg, memcpy=True):
+    """A step's start on R's host: the late host's wait, the input copy."""
+    R.step_no = step
+    M = R.tid_main
+    t = R.next_start
+    R.step_s = t
+    R.step_ext = R.next_ext()
+    t += R.ri(5000, 15000) + R.job.late_ns(R.rank, step)
+    R.mem_instant(t, cfg.act_bytes)
+    t += R.ri(2000, 5000)
+    if memcpy:
+        t, _, _ = R.launch_compute(M, t, [("cpu_op", "aten::to", None), ("cpu_op", "aten::copy_", None)],
+                                   "Memcpy HtoD (Pinned -> Device)", R.vary(cfg.memcpy_ns),
+                                   api=API_MEMCPY, kind="gpu_memcpy", nbytes=cfg.input_bytes)
+    return t
+
+
+def coll_T(job, nbytes):
+    return 12000 + nbytes // 80 + (nbytes // 160 if job.W > job.rpn else 0)
+
+
+def fsdp_step(R, rv, step, cfg):
+    """FSDP: each layer's parameters are all-gathered on their own stream
+    (the next layer's prefetched before this layer's GEMM, which waits for
+    its own), in the forward and again in the backward; each layer's
+    gradients are reduce-scattered on a third stream after its backward
+    GEMM; the optimizer waits for the last reduce-scatter."""
+    job = R.job
+    M, A = R.tid_main, R.tid_ag
+    L = cfg.layers
+    W = cfg.all_ranks
+    T = job.xfer(coll_T(job, cfg.layer_nelems * 4), W)
+    x = step_begin(R, step, cfg)
+
+    def ag(x, tid, ph, i):
+        return post_comm(R, rv, tid, x, ("ag", step, ph, i), "allgather", "0", W, cfg.layer_nelems // len(W),
+                         R.s_nccl, T, False, nout=cfg.layer_nelems)
+    f0 = x + R.ri(3000, 8000)
+    fext = R.next_ext()
+    x = f0 + R.ri(5000, 10000)
+    x = ag(x, M, "f", 0)
+    for i in range(L):
+        if i + 1 < L:
+            x = ag(x, M, "f", i + 1)
+        end, node = (yield ("ag", step, "f", i))[R.rank]
+        x, _, _ = R.launch_compute(M, x, [("cpu_op", "aten::linear", None), ("cpu_op", "aten::addmm", None)],
+                                   K_GEMM_F32, R.vary(cfg.gemm_ns), dep=end, dep_node=node)
+    x, _, _ = R.launch_compute(M, x, [("cpu_op", "aten::relu", None)], K_RELU, R.vary(cfg.relu_ns))
+    f1 = x + R.ri(3000, 8000)
+    R.ua(STRAG_PHASE, M, f0, f1, fext)
+    b0 = f1 + R.ri(5000, 15000)
+    bext = R.next_ext()
+    R.used_ag = True
+    y = max(b0 + R.ri(10000, 25000), getattr(R, "ag_t", 0))
+    y, _, _ = R.launch_compute(A, y, [("cpu_op", "autograd::engine::evaluate_function: ReluBackward0", None),
+                                      ("cpu_op", "aten::threshold_backward", None)], K_THRESH_BW, R.vary(cfg.relu_ns))
+    y = ag(y, A, "b", L - 1)
+    for i in range(L - 1, -1, -1):
+        if i > 0:
+            y = ag(y, A, "b", i - 1)
+        end, node = (yield ("ag", step, "b", i))[R.rank]
+        y, _, _ = R.launch_compute(A, y, [("cpu_op", "autograd::engine::evaluate_function: AddmmBackward0", None),
+                                          ("cpu_op", "aten::mm", None)],
+                                   K_GEMM_F32_BW, R.vary(2 * cfg.gemm_ns), dep=end, dep_node=node)
+        y = post_comm(R, rv, A, y, ("rs", step, i), "reducescatter", "0", W, cfg.layer_nelems, R.s_rs, T, True,
+                      nout=cfg.layer_nelems // len(W))
+    R.ag_t = y
+    b1 = y + R.ri(5000, 10000)
+    R.ua("## backward ##", M, b0, b1, bext)
+    R.main_t = b1
+    end, _ = (yield ("rs", step, 0))[R.rank]
+    R.dp_phase3(cfg, end)
+
+
+def tp_step(R, rv, step, cfg):
+    """Tensor parallel (Megatron's MLP): in every layer, forward and
+    backward, two GEMMs then an allreduce of the activations over the TP
+    group that the next layer's GEMM waits for (on the critical path);
+    with more than one TP group, the gradients are allreduced over each
+    data-parallel group at the end of the backward."""
+    job = R.job
+    M, A = R.tid_main, R.tid_ag
+    L = cfg.layers
+    T = job.xfer(coll_T(job, cfg.tp_nelems * 4), R.tp_ranks)
+    x = step_begin(R, step, cfg)
+    f0 = x + R.ri(3000, 8000)
+    fext = R.next_ext()
+    x = f0 + R.ri(5000, 10000)
+    dep = (0, None)
+    for i in range(L):
+        x, _, _ = R.launch_compute(M, x, [("cpu_op", "aten::linear", None), ("cpu_op", "aten::addmm", None)],
+                                   K_GEMM_F32, R.vary(cfg.gemm_ns), dep=dep[0], dep_node=dep[1])
+        x, _, _ = R.launch_compute(M, x, [("cpu_op", "aten::linear", None), ("cpu_op", "aten::mm", None)],
+                                   K_GEMM_F32, R.vary(cfg.gemm_ns))
+        x = post_comm(R, rv, M, x, ("tp", step, "f", R.tp_pg, i), "allreduce", R.tp_pg, R.tp_ranks, cfg.tp_nelems,
+                      R.s_nccl, T, True)
+        dep = (yield ("tp", step, "f", R.tp_pg, i))[R.rank]
+    x, _, _ = R.launch_compute(M, x, [("cpu_op", "aten::relu", None)], K_RELU, R.vary(cfg.relu_ns),
+                               dep=dep[0], dep_node=dep[1])
+    f1 = x + R.ri(3000, 8000)
+    R.ua(STRAG_PHASE, M, f0, f1, fext)
+    b0 = f1 + R.ri(5000, 15000)
+    bext = R.next_ext()
+    R.used_ag = True
+    y = max(b0 + R.ri(10000, 25000), getattr(R, "ag_t", 0))
+    y, _, _ = R.launch_compute(A, y, [("cpu_op", "autograd::engine::evaluate_function: ReluBackward0", None),
+                                      ("cpu_op", "aten::threshold_backward", None)], K_THRESH_BW, R.vary(cfg.relu_ns))
+    dep = (0, None)
+    for i in range(L - 1, -1, -1):
+        for k in range(2):
+            y, _, _ = R.launch_compute(A, y, [("cpu_op", "autograd::engine::evaluate_function: MmBackward0", None),
+                                              ("cpu_op", "aten::mm", None)],
+                                       K_GEMM_F32_BW, R.vary(cfg.gemm_ns), dep=dep[0] if k == 0 else 0,
+                                       dep_node=dep[1] if k == 0 else None)
+        y = post_comm(R, rv, A, y, ("tp", step, "b", R.tp_pg, i), "allreduce", R.tp_pg, R.tp_ranks, cfg.tp_nelems,
+                      R.s_nccl, T, True)
+        dep = (yield ("tp", step, "b", R.tp_pg, i))[R.rank]
+    if len(R.dp_ranks) > 1:
+        Td = job.xfer(coll_T(job, cfg.grad_nelems * 4), R.dp_ranks)
+        y = post_comm(R, rv, A, y, ("dp", step, R.dp_pg), "allreduce", R.dp_pg, R.dp_ranks, cfg.grad_nelems,
+                      R.s_rs, Td, True)
+        dep = (yield ("dp", step, R.dp_pg))[R.rank]
+    R.ag_t = y
+    b1 = y + R.ri(5000, 10000)
+    R.ua("## backward ##", M, b0, b1, bext)
+    R.main_t = b1
+    R.dp_phase3(cfg, dep[0])
+
+
+def f1b_step(R, rv, step, cfg):
+    """One iteration of a 1F1B pipeline (Megatron's schedule: S - 1 - s
+    warm-up forwards on stage s, then one forward and one backward in
+    turn, then the remaining backwards). Each transfer between two stages
+    is one instance of the pair (a steady-state send_forward_recv_backward
+    on one side is send_backward_recv_forward on the other: one grouped
+    SendRecv kernel each), so a stage waits for its neighbour: the stages
+    hold each other back. The gradients are allreduced over each stage's
+    data-parallel group at the end."""
+    job = R.job
+    M = R.tid_main
+    s, S, G, Mb = R.stage, cfg.S, cfg.G, cfg.micro
+    w = min(S - s - 1, Mb)
+    r = Mb - w
+    prev = R.rank - G if s > 0 else None
+    nxt = R.rank + G if s < S - 1 else None
+    Tp = {peer: job.xfer(cfg.p2p_T, (R.rank, peer)) for peer in (prev, nxt) if peer is not None}
+    x = step_begin(R, step, cfg, memcpy=(s == 0))
+    R.f1b_n = {}
+    keys = []   # this rank's P2P instances
+
+    def p2p(x, peer, coll, after):
+        lo, hi = min(R.rank, peer), max(R.rank, peer)
+        n = R.f1b_n[peer] = R.f1b_n.get(peer, 0) + 1
+        key = ("pp", step, lo, hi, n)
+        st = R.s_p2p if peer == prev else R.s_p2p_next
+        x = post_comm(R, rv, M, x, key, coll, R.pp_pg, R.pp_ranks, cfg.p2p_nelems, st, Tp[peer], after,
+                      dtype="BFloat16", peer=peer, seq_key=(lo, hi), kind="sendrecv",
+                      extra={"src": lo, "dst": hi})
+        keys.append(key)
+        return x, key
+
+    def compute(x, fwd, dep):
+        if fwd:
+            ks = [([("cpu_op", "aten::linear", None), ("cpu_op", "aten::mm", None)], K_GEMM_BF16,
+                   cfg.f_ns[s] * 88 // 100),
+                  ([("cpu_op", "aten::gelu", None)], K_GELU, cfg.f_ns[s] * 12 // 100)]
+        else:
+            ks = [([("cpu_op", "autograd::engine::evaluate_function: MmBackward0", None), ("cpu_op", "aten::mm", None)],
+                   K_GEMM_BF16_BW, cfg.f_ns[s] * 2 * 88 // 100),
+                  ([("cpu_op", "aten::gelu_backward", None)], K_GELU, cfg.f_ns[s] * 2 * 12 // 100)]
+        for j, (fr, k, d) in enumerate(ks):
+            x, _, _ = R.launch_compute(M, x, fr, k, R.vary(d), dep=dep[0] if j == 0 else 0,
+                                       dep_node=dep[1] if j == 0 else None)
+        return x + R.ri(3000, 8000)
+    none = (0, None)
+    for j in range(w):
+        dep = none
+        if prev is not None:
+            x, k = p2p(x, prev, "recv", False)
+            dep = (yield k)[R.rank]
+        x = compute(x, True, dep)
+        if nxt is not None:
+            x, _ = p2p(x, nxt, "send", True)
+    xk = None
+    if r > 0 and prev is not None:
+        x, xk = p2p(x, prev, "recv", False)
+    for i in range(r):
+        dep = (yield xk)[R.rank] if xk is not None else none
+        x = compute(x, True, dep)
+        dep = none
+        if nxt is not None:
+            x, k = p2p(x, nxt, "send", True)   # send_forward_recv_backward
+            dep = (yield k)[R.rank]
+        x = compute(x, False, dep)
+        xk = None
+        if prev is not None:
+            # send_backward(_recv_forward): the recv side of the pair's instance
+            x, k = p2p(x, prev, "recv", True)
+            xk = k if i < r - 1 else None
+    for i in range(w):
+        dep = none
+        if nxt is not None:
+            x, k = p2p(x, nxt, "recv", False)
+            dep = (yield k)[R.rank]
+        x = compute(x, False, dep)
+        if prev is not None:
+            x, _ = p2p(x, prev, "send", True)
+    dep = none
+    if G > 1:
+        Td = job.xfer(coll_T(job, cfg.grad_nelems * 2), R.dp_ranks)
+        x = post_comm(R, rv, M, x, ("dp", step, R.dp_pg), "allreduce", R.dp_pg, R.dp_ranks, cfg.grad_nelems,
+                      R.s_nccl, Td, True, dtype="BFloat16")
+        dep = (yield ("dp", step, R.dp_pg))[R.rank]
+    for k in keys[-1:]:
+        yield k   # placed before the step's end (its device sync waits for every stream)
+    R.main_t = x
+    R.dp_phase3(cfg, dep[0])
+
+
+def run_sched(job, ranks):
+    """--kind fsdp, tp, 1f1b: each step, every rank's program (above)."""
+    a = job.a
+    cfg = Cfg()
+    cfg.layers = a.layers
+    cfg.all_ranks = list(range(job.W))
+    cfg.gemm_ns = 300000
+    cfg.relu_ns = 40000
+    cfg.opt_ns = 90000
+    cfg.memcpy_ns = 60000
+    cfg.memset_ns = 8000
+    cfg.input_bytes = 1572864
+    cfg.memset_bytes = 4194304
+    cfg.act_bytes = 33554432
+    cfg.layer_nelems = 2097152
+    cfg.tp_nelems = 1048576
+    cfg.grad_nelems = 2097152
+    job.pg_desc = {"0": "default_pg"}
+    W = job.W
+    if a.kind == "fsdp":
+        prog = fsdp_step
+        cfg.gemm_ns = 250000
+        for R in ranks:
+            R.s_rs = 60 + R.rank % 3
+    elif a.kind == "tp":
+        prog = tp_step
+        cfg.gemm_ns = 150000
+        tp = a.tp_size or W
+        ngroups = W // tp
+        for g in range(ngroups):
+            job.pgs.append((str(1 + g), "TENSOR_MODEL_PARALLEL_GROUP", list(range(g * tp, (g + 1) * tp))))
+        if ngroups > 1:
+            for i in range(tp):
+                job.pgs.append((str(1 + ngroups + i), "DATA_PARALLEL_GROUP", list(range(i, W, tp))))
+        for R in ranks:
+            g, i = R.rank // tp, R.rank % tp
+            R.tp_pg, R.tp_ranks = str(1 + g), list(range(g * tp, (g + 1) * tp))
+            R.dp_pg, R.dp_ranks = str(1 + ngroups + i), list(range(i, W, tp))
+            R.s_rs = 60 + R.rank % 3
+    else:
+        prog = f1b_step
+        S = a.pp_stages
+        G = W // S
+        cfg.S, cfg.G, cfg.micro = S, G, a.microbatches
+        stage_us = [int(v) for v in a.stage_us.split(",")]
+        while len(stage_us) < S:
+            stage_us.append(stage_us[-1])
+        # --stage-us: a microbatch's forward and backward (1 : 2) on the stage
+        cfg.f_ns = [u * 1000 // 3 for u in stage_us]
+        cfg.p2p_nelems = 1048576
+        nb = cfg.p2p_nelems * 2
+        cfg.p2p_T = 8000 + nb // 40 + (nb // 80 if G < job.rpn or job.rpn < W else 0)
+        cfg.input_bytes = 1048576
+        cfg.memcpy_ns = 40000
+        for i in range(G):
+            job.pgs.append((str(1 + i), "PIPELINE_MODEL_PARALLEL_GROUP", [i + s * G for s in range(S)]))
+        if G > 1:
+            for s in range(S):
+                job.pgs.append((str(1 + G + s), "DATA_PARALLEL_GROUP", list(range(s * G, (s + 1) * G))))
+        for R in ranks:
+            R.stage, R.S = R.rank // G, S
+            i = R.rank % G
+            R.pp_pg, R.pp_ranks = str(1 + i), [i + s * G for s in range(S)]
+            R.dp_pg, R.dp_ranks = str(1 + G + R.stage), list(range(R.stage * G, (R.stage + 1) * G))
+            R.s_p2p_next = 64 + R.rank % 5
+    for n, d, _ in job.pgs:
+        job.pg_desc[n] = d
+    for R in ranks:
+        R.header()
+    step = a.first_step
+    n = 0
+    while True:
+        rv = Rendezvous(job)
+        run_programs(rv, [prog(R, rv, step, cfg) for R in ranks])
+        n += 1
+        step += 1
+        if size_done(job, ranks, n):
+            break
+    return n, None
+
+
 # ==================================================================== CLI
 def build_parser():
     p = argparse.ArgumentParser(
@@ -1449,7 +1873,10 @@ def build_parser():
         epilog="Notes: --size-mb counts uncompressed bytes of the largest rank file (MB = 10^6 B) "
                "and wins over --steps/--chunks. Same seed and options give byte-identical files.")
     g = p.add_argument_group("job")
-    g.add_argument("--kind", choices=("dp", "pp"), default="dp", help="data parallel (default) or pipeline parallel")
+    g.add_argument("--kind", choices=("dp", "pp", "fsdp", "tp", "1f1b"), default="dp",
+                   help="data parallel (default), pipeline parallel (a chunk per step, forward only), FSDP "
+                        "(all-gathers and reduce-scatters on their own streams), tensor parallel (an allreduce "
+                        "in every layer), or a 1F1B pipeline (microbatches forward and backward)")
     g.add_argument("--ranks", type=int, default=8, metavar="W", help="world size (default 8)")
     g.add_argument("--ranks-per-node", type=int, default=4, metavar="N",
                    help="ranks sharing one node clock (default 4)")
@@ -1466,6 +1893,11 @@ def build_parser():
                    help="every compute kernel P %% slower (after the random draws: same seed, same job otherwise)")
     g.add_argument("--slow-kernel", default=None, metavar="SUBSTR:F",
                    help="compute kernels whose name contains SUBSTR last F times as long")
+    g.add_argument("--slow-kernel-rank", type=int, default=None, metavar="R",
+                   help="--slow-kernel on rank R only (one slow kernel type on one GPU)")
+    g.add_argument("--slow-link", default=None, metavar="R:F",
+                   help="every collective and send/recv rank R takes part in transfers F times as long "
+                        "(a bad link: every member waits for it)")
     g.add_argument("--host-gap-us", type=float, default=0.0, metavar="US",
                    help="host work before every compute / memory launch (default 0): host-bound launch gaps")
     g.add_argument("--slow-comm", type=float, default=1.0, metavar="F",
@@ -1513,6 +1945,11 @@ def build_parser():
     q.add_argument("--chunks", type=int, default=None, metavar="N", help="chunks = ProfilerSteps (default 12)")
     q.add_argument("--pp-blocks", type=int, default=2, metavar="N",
                    help="layer blocks per chunk, one TP allreduce each (default 2)")
+    q.add_argument("--microbatches", type=int, default=8, metavar="M",
+                   help="1f1b: microbatches per step (default 8); --stage-us is then a microbatch's forward "
+                        "and backward on the stage (1 : 2)")
+    q.add_argument("--tp-size", type=int, default=None, metavar="T",
+                   help="tp: ranks per tensor-parallel group (default all; fewer: data parallel across groups)")
     m = p.add_argument_group("memory")
     m.add_argument("--memory", action="store_true",
                    help="[memory] events from a known allocation schedule per rank (truth.json ranks[].memory); "
@@ -1579,7 +2016,7 @@ def check_args(a):
         usage_error("--ts-jitter-ns", "expected an integer in 0..1000")
     if not 0 <= a.noise_pct < 100:
         usage_error("--noise-pct", "expected a number in 0..99")
-    for opt in ("slow_rank", "late_rank", "slow_host"):
+    for opt in ("slow_rank", "late_rank", "slow_host", "slow_link"):
         v = getattr(a, opt)
         if v is None:
             continue
@@ -1588,9 +2025,10 @@ def check_args(a):
             rv, fv = int(r), float(f)
         except ValueError:
             rv, fv = -1, -1.0
-        if not 0 <= rv < a.ranks or not (fv > 0 if opt == "slow_rank" else fv >= 0):
+        fac = opt in ("slow_rank", "slow_link")
+        if not 0 <= rv < a.ranks or not (fv > 0 if fac else fv >= 0):
             usage_error("--" + opt.replace("_", "-"), "expected R:%s with R in 0..%d" %
-                        ("F with F > 0" if opt == "slow_rank" else "US with US >= 0", a.ranks - 1))
+                        ("F with F > 0" if fac else "US with US >= 0", a.ranks - 1))
         setattr(a, opt, (rv, fv))
     if not a.max_offset_ms >= 0:
         usage_error("--max-offset-ms", "expected a number >= 0")
@@ -1605,7 +2043,7 @@ def check_args(a):
             parse_range(a.straggler_steps)
         except ValueError:
             usage_error("--straggler-steps", "expected A-B with integers A <= B")
-    if a.kind == "pp":
+    if a.kind in ("pp", "1f1b"):
         if a.pp_stages < 2 or a.ranks % a.pp_stages:
             usage_error("--pp-stages", "expected an integer >= 2 that divides --ranks")
         try:
@@ -1618,8 +2056,19 @@ def check_args(a):
             usage_error("--pp-partial", "expected a number in 0..1")
         if a.pp_blocks < 1:
             usage_error("--pp-blocks", "expected an integer >= 1")
+    if a.kind != "dp":
         if a.straggler is not None:
             usage_error("--straggler", "only for --kind dp")
+        if a.mid_sync:
+            usage_error("--mid-sync", "only for --kind dp")
+    if a.kind in ("fsdp", "tp", "1f1b") and a.memory:
+        usage_error("--memory", "only for --kind dp and pp")
+    if a.microbatches < 1:
+        usage_error("--microbatches", "expected an integer >= 1")
+    if a.tp_size is not None and (a.kind != "tp" or a.tp_size < 2 or a.ranks % a.tp_size):
+        usage_error("--tp-size", "expected an integer >= 2 that divides --ranks, with --kind tp")
+    if a.slow_kernel_rank is not None and not (a.slow_kernel and 0 <= a.slow_kernel_rank < a.ranks):
+        usage_error("--slow-kernel-rank", "expected a rank in 0..%d, with --slow-kernel" % (a.ranks - 1))
     if a.mem_leak_rank is not None and not (a.memory and 0 <= a.mem_leak_rank < a.ranks and a.kind == "dp"):
         usage_error("--mem-leak-rank", "expected a rank in 0..%d, with --memory and --kind dp" % (a.ranks - 1))
     if a.mem_leak_mb < 1:
@@ -1634,15 +2083,17 @@ def main(argv=None):
     t_start = time.perf_counter()
     os.makedirs(a.out, exist_ok=True)
     job = Job(a)
-    if a.kind == "dp":
+    if a.kind != "pp":
         job.nsteps = a.steps if a.steps is not None else 6
     else:
         job.nsteps = a.chunks if a.chunks is not None else (a.steps if a.steps is not None else 12)
     ranks = make_ranks(job, a.out)
     if a.kind == "dp":
         nsteps, pipe = run_dp(job, ranks)
-    else:
+    elif a.kind == "pp":
         nsteps, pipe = run_pp(job, ranks)
+    else:
+        nsteps, pipe = run_sched(job, ranks)
     ndev = max(8, job.rpn)
     for R in ranks:
         R.finalize(ndev)
@@ -1663,6 +2114,12 @@ def main(argv=None):
         truth["host_gap_ns"] = job.gap_ns
     if a.slow_comm != 1.0:
         truth["slow_comm"] = a.slow_comm
+    if a.slow_link:
+        truth["slow_link"] = list(a.slow_link)
+    if a.slow_kernel_rank is not None:
+        truth["slow_kernel_rank"] = a.slow_kernel_rank
+    if a.kind == "1f1b":
+        truth["microbatches"] = a.microbatches
     for R in ranks:
         rt = {"rank": R.rank, "file": os.path.basename(R.path), "node": R.rank // job.rpn, "device": R.dev,
               "pid": R.pid, "base_time_ns": R.base if job.new else None,

