@@ -278,6 +278,17 @@ typedef struct mt_cp_whatif {
     int64_t period_p50_ns;     /* p50 of the projected periods (mt_critpath_t.periods of them) */
     int64_t period_gain_ns;    /* mt_critpath_t.period_p50_ns - period_p50_ns */
     uint64_t matched;          /* what-if "pattern": the activities its glob matched (0: it changes nothing) */
+    /* The straggler what-if without a pipeline, when the graph holds stream
+     * waits of communication kernels inferred from the times (no event
+     * names them: a profile without cuda_sync events): the step p50 again
+     * with every such kernel's start pinned to its inferred predecessor's
+     * measured end,
+     * the other binding the trace cannot rule out. ranged when the two
+     * differ by 0.5 % of the measured p50 or more: the answer is the range
+     * between p50_ns and alt_p50_ns (docs/whatif.md "Ranges"). */
+    bool ranged;
+    int64_t alt_p50_ns;
+    uint64_t alt_waits;        /* the inferred waits pinned: communication kernels' (cp_run.c) */
 } mt_cp_whatif_t;
 
 /* What-if "stage" for one pipeline stage. */

@@ -175,7 +175,8 @@ CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t 
     for (int q = 0; q < 3; q++) { /* stream order, the inferred (or explicit) cross dependencies */
         if (h->pred[q] < 0)
             continue;
-        int64_t v = pred_at(g, sc, r, h, q);
+        int64_t v = sc->pin_inferred && q == 1 && (h->flags & CP_H_PXINF) ? g->e0[h->pred[q]]
+                                                                           : pred_at(g, sc, r, h, q);
         if (v > best)
             best = v;
     }
@@ -286,6 +287,11 @@ CP_INLINE void hot_fill(cp_graph_t *g, size_t i, size_t at)
     for (int q = 0; q < 3; q++)
         if (h->pred[q] >= 0 && g->nodes[h->pred[q]].job == n->job)
             h->flags |= (uint8_t)(1u << q);
+    /* a communication kernel's wait for another stream that no event
+     * names (NCCL's stream told to wait for the gradient's kernel): the
+     * edge whose other binding the ranges try */
+    if (n->px >= 0 && n->bind == CP_B_X && n->cls == MT_AN_COMM && !g->ranks[n->rank_i].waits_named)
+        h->flags |= CP_H_PXINF;
     if (n->L != INT64_MIN) {
         h->flags |= CP_H_LAUNCH;
         h->llat = n->L + g->ranks[n->rank_i].lat;
@@ -2041,6 +2047,42 @@ static int64_t carried_period(const mt_critpath_t *c, const rp_t *r, const int64
     return mt_stats_pct_i64(v, n, 50);
 }
 
+/* The straggler what-if's other binding (mt_cp_whatif_t.ranged): the
+ * measured scenario and sc replayed again with the inferred stream waits
+ * pinned, the change projected on the measured step times as above;
+ * times and tmp are scratch of c->n_steps. Two replays more, only for a
+ * job whose trace names no stream wait. 0, or -1 out of memory. */
+static int alt_range(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath_t *c, int64_t *times,
+                     int64_t *tmp, mt_cp_whatif_t *x)
+{
+    for (size_t k = 0; k < g->n_nodes; k++)
+        x->alt_waits += (g->hot[k].flags & CP_H_PXINF) != 0;
+    if (!x->alt_waits)
+        return 0;
+    int64_t *base = malloc((c->n_steps ? c->n_steps : 1) * sizeof *base);
+    if (!base)
+        return -1;
+    scen_t b = {.pin_inferred = 1}, w = *sc;
+    w.pin_inferred = 1;
+    cp_replay(g, &b, r, c, base);
+    cp_replay(g, &w, r, c, times);
+    size_t n = 0;
+    for (size_t j = 0; j < c->n_steps; j++) {
+        const mt_cp_step_t *s = &c->steps[j];
+        if (s->refused || !s->used)
+            continue;
+        int64_t v = s->time_ns + (times[j] - base[j]);
+        tmp[n++] = v > 0 ? v : 0;
+    }
+    free(base);
+    if (!n)
+        return 0;
+    x->alt_p50_ns = mt_stats_pct_i64(tmp, n, 50);
+    int64_t d = x->alt_p50_ns - x->p50_ns;
+    x->ranged = (double)(d < 0 ? -d : d) >= 0.005 * (double)(x->p50_ns + x->gain_ns);
+    return 0;
+}
+
 mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t *const *an, size_t n_an,
                             const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks, const mt_crow_t *rows,
                             size_t n_rows, const mt_match_t *m, mt_critpath_t **out)
@@ -2517,6 +2559,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             x->period_p50_ns = carried_period(c, &r, b_end, per);
             x->period_gain_ns = c->period_p50_ns - x->period_p50_ns;
         }
+        if (wi == MT_WI_STRAGGLER && !pipe && g.waits_inferred && n1 && alt_range(&g, &sc, &r, c, times, tmp, x) < 0)
+            goto out;
     }
     /* ---- what-if "stage": one run per stage, shifts carried over ---- */
     if (pipe) {

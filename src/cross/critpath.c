@@ -1052,6 +1052,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
             if (R->an->gdeps) {
                 /* explicit predecessors: the latest end binds */
                 g->explicit_deps = true;
+                R->waits_named = true;
                 for (int q = 0; q < 2; q++) {
                     int32_t d = R->an->gdeps[2 * k + (size_t)q];
                     if (d < 0 || (size_t)d >= R->n_nodes || (size_t)d == k)

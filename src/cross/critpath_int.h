@@ -95,6 +95,7 @@ typedef struct cp_rank {
     bool by_start;        /* its nodes come by start (the replay order's merge) */
     bool end_late;        /* an instance's last arrival after a member's end: by_end
                            * is not the order of the end events */
+    bool waits_named;     /* its trace names its stream waits (gdeps): px is no inference */
 } cp_rank_t;
 
 /* What one replay reads of a node, packed into one 64-byte record and
@@ -120,7 +121,10 @@ typedef struct cp_hot {
 } cp_hot_t;
 _Static_assert(sizeof(cp_hot_t) == 64, "cp_hot_t: one cache line a node");
 
-enum { CP_H_LAUNCH = 8 };
+/* CP_H_PXINF: the node is a communication kernel and pred[1] a stream
+ * wait inferred from the times (its rank's trace names none: cp_node_t.px
+ * without gdeps) */
+enum { CP_H_LAUNCH = 8, CP_H_PXINF = 16 };
 
 /* The mt_cp_kind_t of a node's time on a path: its class (mt_an_class_t)
  * as a path kind (the walk in cp_run.c and the strips in cp_strip.c). */
@@ -237,6 +241,9 @@ typedef struct cp_scen {
     int drop_launch;
     int comm_transfer;
     int carry;            /* one replay of the whole run: shifts carry over from step to step */
+    int pin_inferred;     /* an activity bound by an inferred stream wait (CP_H_PXINF) keeps its
+                           * predecessor's measured end there: the other binding of an edge no
+                           * event names (the what-ifs' ranges, docs/whatif.md) */
     const uint8_t *late;  /* per rank: bit 1, the straggler what-if's ranks: their host pauses
                            * and host collective arrivals without their lateness (cp_sync_t.late);
                            * bit 2, those with a slow host: no launch gaps of their own (what-if

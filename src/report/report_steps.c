@@ -180,6 +180,8 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
         }
         if (k == MT_WI_PATTERN)
             mt_out_printf(&o, ", \"matched\": %llu", (unsigned long long)x->matched);
+        if (x->ranged) /* the other binding of the inferred stream waits (critpath.h) */
+            us(&o, "alt_p50_us", x->alt_p50_ns);
         if (x->carried) { /* a pipeline: replayed as one run */
             us(&o, "period_p50_us", x->period_p50_ns);
             us(&o, "period_gain_us", x->period_gain_ns);
@@ -395,6 +397,20 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
                           (unsigned long long)x->matched, a, b);
         }
     }
+    if (c->whatif[MT_WI_STRAGGLER].ranged) {
+        /* an answer that rests on edges no event names: both bindings */
+        const mt_cp_whatif_t *x = &c->whatif[MT_WI_STRAGGLER];
+        int64_t lo = x->p50_ns < x->alt_p50_ns ? x->p50_ns : x->alt_p50_ns;
+        int64_t hi = x->p50_ns < x->alt_p50_ns ? x->alt_p50_ns : x->p50_ns;
+        mt_fmt_time(a, sizeof a, lo);
+        mt_fmt_time(b, sizeof b, hi);
+        mt_fmt_time(d, sizeof d, x->p50_ns);
+        mt_out_printf(&o,
+                      "range: %s -> step p50 %s to %s (%s if the communication kernels waited for the kernels "
+                      "their %llu stream waits are inferred from, the far end if each waited for something the "
+                      "trace does not show; no event read names these waits)\n",
+                      x->label, a, b, d, (unsigned long long)x->alt_waits);
+    }
     if (c->check_failed) {
         const mt_cp_whatif_t *x = &c->whatif[MT_WI_STRAGGLER];
         mt_fmt_time(a, sizeof a, x->gain_ns);
@@ -407,10 +423,10 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
     if (c->pauses || c->host_colls) {
         mt_fmt_time(a, sizeof a, c->pause_ns);
         mt_out_printf(&o, "model: inferred from timing: %llu host pause%s of late ranks (%s), %llu gloo collective "
-                          "member%s on the host; %llu stream wait%s (none read from the trace)\n",
+                          "member%s on the host; %llu stream wait%s (%llu read from the trace)\n",
                       (unsigned long long)c->pauses, c->pauses == 1 ? "" : "s", a, (unsigned long long)c->host_colls,
                       c->host_colls == 1 ? "" : "s", (unsigned long long)c->waits_inferred,
-                      c->waits_inferred == 1 ? "" : "s");
+                      c->waits_inferred == 1 ? "" : "s", (unsigned long long)c->waits_explicit);
     }
     if (c->n_stage_wi) {
         size_t bs = 0;
