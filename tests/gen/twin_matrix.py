@@ -30,15 +30,13 @@ F1B24 = ["--kind", "1f1b", "--ranks", "8", "--pp-stages", "2", "--stage-us", "12
 # Known failures. All but the last: mergetrace names no straggler, so the
 # straggler what-if is not run (src/cross/stragglers.c's suspect rules,
 # not the replay: with the rank named by hand in a local build the what-if
-# gave -0.16 %, +6.12 %, +0.01 % and -0.02 %; the +6.12 % is
-# KNOWN_1F1B_SLOW's second cause).
+# gave -0.16 %, +0.01 %, +0.01 % and -0.02 %).
 KNOWN_54 = ("no straggler named: rank 6 is late only at its TP group's first allreduce of a step (last at 32 "
             "of 72, chance 20) and causes 48 % of the wait itself, below the rules' 50 %; the rest is its "
             "group's lateness passed on by ranks 4, 5, 7 at the DP allreduces (named by hand: -0.16 %)")
 KNOWN_1F1B_SLOW = ("no straggler named: between stages every instance is a pair, where the rules need a rank last "
-                   "at 7 of 8; rank 5 is last at 96 of 120. Named by hand the what-if is +6.12 %: "
-                   "cp_run.c straggler_factors scales a straggler of a pipeline to the median of its own "
-                   "stage, which with 2 ranks a stage is the mean of rank 5 and rank 4 (half the slowdown)")
+                   "at 7 of 8; rank 5 is last at 96 of 120 (named by hand: +0.01 %; +6.12 % before the "
+                   "stage's median left the named straggler out)")
 KNOWN_1F1B_LATE = ("no straggler named: rank 1 (stage 0) is last at 24 of 72; its lateness passes down the "
                    "pipeline, so ranks 3 and 5 cause more of the wait than it does (named by hand: +0.01 %)")
 KNOWN_66 = ("no straggler named: rank 1 (stage 0) is last at 30 of 60, rank 5 (its stage 1 peer) causes the "

@@ -590,6 +590,47 @@ static void test_pipeline(void **state)
     mt_critpath_free(c);
 }
 
+/* The straggler what-if on a pipeline scales a named straggler to the
+ * median of its stage's other ranks. Stages {0, 1} and {2, 3}, one step,
+ * no instance; every rank's gemm is [20, 60] but rank 3's [20, 100]
+ * (twice as slow), its host ends at 30. Named rank 3: its gemm at rank 2's
+ * 40 us, [20, 60]: the step 60 (it was 80 with the median of the stage's
+ * two ranks, 60 us: half the slowdown kept; issue 38, 1F1B of 4 x 2). */
+static void test_pipeline_straggler_stage(void **state)
+{
+    (void)state;
+    mt_an_gact_t g[4][1];
+    mt_an_step_t st[4][1];
+    mt_rank_analysis_t a[4];
+    const mt_rank_analysis_t *an[4];
+    memset(a, 0, sizeof a);
+    for (int r = 0; r < 4; r++) {
+        g[r][0] = act(0, 10, 20, r == 3 ? 100 : 60, GEMM, 0, MT_AN_COMPUTE);
+        st[r][0] = (mt_an_step_t){.step = 1, .cpu_start_ns = 0, .cpu_end_ns = 30 * US,
+                                  .end_ns = (r == 3 ? 100 : 60) * US};
+        a[r].rank = r;
+        a[r].gacts = g[r];
+        a[r].n_gacts = 1;
+        a[r].steps = st[r];
+        a[r].n_steps = 1;
+        a[r].strings = pool;
+        a[r].strings_len = sizeof pool;
+        an[r] = &a[r];
+    }
+    const int32_t stage_ranks[4] = {0, 1, 2, 3}, strag[1] = {3};
+    const size_t stage_first[3] = {0, 2, 4};
+    mt_cp_request_t rq = {.warmup = 0, .stragglers = strag, .n_stragglers = 1, .stage_ranks = stage_ranks,
+                          .stage_first = stage_first, .n_stages = 2};
+    mt_critpath_t *c = NULL;
+    assert_int_equal(mt_critpath_run(&rq, an, 4, NULL, NULL, 0, NULL, 0, NULL, &c), MT_OK);
+    assert_non_null(c);
+    assert_int_equal(c->n_steps, 1);
+    assert_int_equal(c->steps[0].time_ns, 100 * US);
+    assert_true(c->whatif[MT_WI_STRAGGLER].run);
+    assert_int_equal(c->steps[0].whatif_ns[MT_WI_STRAGGLER], 60 * US);
+    mt_critpath_free(c);
+}
+
 /* ---- fallback paths of the graph and the replay: one rank (rank 0),
  * one step (step 1, rank step [0, end]), no instances unless said ---- */
 
@@ -959,6 +1000,7 @@ int main(void)
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_propagation),
         cmocka_unit_test(test_pipeline),
+        cmocka_unit_test(test_pipeline_straggler_stage),
         cmocka_unit_test(test_zero_length),
         cmocka_unit_test(test_end_early),
         cmocka_unit_test(test_dep_cycle),
