@@ -427,6 +427,11 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
                       (unsigned long long)c->pauses, c->pauses == 1 ? "" : "s", a, (unsigned long long)c->host_colls,
                       c->host_colls == 1 ? "" : "s", (unsigned long long)c->waits_inferred,
                       c->waits_inferred == 1 ? "" : "s", (unsigned long long)c->waits_explicit);
+    } else if (c->waits_inferred) {
+        /* which signal the traces lacked (issue 38 item 3) */
+        mt_out_printf(&o, "model: %llu stream wait%s inferred from timing, %llu read from the trace\n",
+                      (unsigned long long)c->waits_inferred, c->waits_inferred == 1 ? "" : "s",
+                      (unsigned long long)c->waits_explicit);
     }
     if (c->n_stage_wi) {
         size_t bs = 0;
