@@ -536,19 +536,3 @@ const char *inputs_base(const char *path)
     return b ? b + 1 : path;
 }
 
-const char *inputs_label(const char *path, size_t width, char *buf, size_t cap)
-{
-    const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    char shown[512]; /* control characters escaped first: the label is a terminal cell */
-    size_t n = mt_text_line(shown, sizeof shown, b, strlen(b));
-    if (width >= cap)
-        width = cap - 1;
-    if (n <= width || width < 12) {
-        snprintf(buf, cap, "%.*s", (int)width, shown);
-        return buf;
-    }
-    size_t head = 10, tail = width - head - 1;
-    snprintf(buf, cap, "%.*s~%s", (int)head, shown, shown + n - tail);
-    return buf;
-}

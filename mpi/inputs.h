@@ -54,11 +54,6 @@ int inputs_skip_add(input_list_t *l, const char *path, const char *why, const ch
 /* Largest file first onto the least-loaded process (ties: lowest process). */
 void inputs_assign(input_list_t *l, int n_procs);
 
-/* A file's base name in at most width bytes for a table column: names
- * that are longer keep their start and their end (where ranks are
- * numbered) around a '~'. Returns buf. */
-const char *inputs_label(const char *path, size_t width, char *buf, size_t cap);
-
 /* The base name of path (what follows its last '/'), within path. */
 const char *inputs_base(const char *path);
 

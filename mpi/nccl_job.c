@@ -427,36 +427,6 @@ static const char *base(const char *p)
     return b ? b + 1 : p;
 }
 
-void nccl_print(FILE *out, const char *B, const char *N, const nccl_job_t *nj, const input_list_t *l)
-{
-    if (!nj->n)
-        return;
-    const char *src = !strcmp(nj->source, "mixed") ? "Kineto rows where a rank has a trace, else NCCL"
-                      : !strcmp(nj->source, "nccl") ? "NCCL rows"
-                                                     : "Kineto rows";
-    fprintf(out, "\n%sNCCL files%s (plugin, Inspector or example profiler; clocks aligned on %s; agreement: |NCCL GPU - Kineto kernel| after "
-                 "alignment)\n",
-            B, N, src);
-    fprintf(out, "%s%5s  %-26s %7s %7s %-8s %7s %17s %17s%s\n", B, "rank", "file", "tasks", "rows", "aligns", "pairs",
-            "start p50/p99 us", "end p50/p99 us", N);
-    for (size_t i = 0; i < nj->n; i++) {
-        const nccl_rank_t *r = &nj->r[i];
-        char s[32] = "-", e[32] = "-", p[24] = "-";
-        if (r->agree) {
-            snprintf(p, sizeof p, "%llu", (unsigned long long)r->agree->pairs);
-            if (r->agree->pairs) {
-                snprintf(s, sizeof s, "%.1f / %.1f", r->agree->start_p50_ns / 1e3, r->agree->start_p99_ns / 1e3);
-                snprintf(e, sizeof e, "%.1f / %.1f", r->agree->end_p50_ns / 1e3, r->agree->end_p99_ns / 1e3);
-            }
-        }
-        char name[32];
-        fprintf(out, "%5d  %-26.26s %7llu %7llu %-8s %7s %17s %17s%s\n", r->rank,
-                inputs_label(l->files[r->file_index].path, 26, name, sizeof name),
-                (unsigned long long)r->info.tasks, (unsigned long long)r->info.rows,
-                r->aligned_on_nccl ? "nccl" : "kineto", p, s, e, r->with_kineto ? "" : "  NCCL only");
-    }
-}
-
 void nccl_warn(mt_warnings_t *w, const nccl_job_t *nj, const input_list_t *l)
 {
 #define NWARN(code, rank, ...) mt_warnings_add(w, code, rank, __VA_ARGS__)

@@ -119,8 +119,8 @@ int nccl_job_report(nccl_job_t *nj, const input_list_t *l);
 /* The rows of NCCL files in the job (the summary's "nothing to align" check). */
 uint64_t nccl_job_rows(const nccl_job_t *nj);
 
-/* The terminal summary's NCCL table, and its warnings (appended to *w). */
-void nccl_print(FILE *out, const char *B, const char *N, const nccl_job_t *nj, const input_list_t *l);
+/* The terminal summary's NCCL warnings (appended to *w; the table is
+ * mt_report_text's, from nj->rep). */
 void nccl_warn(mt_warnings_t *w, const nccl_job_t *nj, const input_list_t *l);
 
 void nccl_job_free(nccl_job_t *nj);

@@ -843,8 +843,7 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
             say("mergetrace: removed %s of an earlier run from %s (this run does not write %s)\n",
                     removed, o->out_dir, strstr(removed, " and ") ? "them" : "it");
     } else if (!o->quiet) {
-        terminal_summary(o, files, j, pt, n_procs, (!o->no_merge && !merge_failed) ? merged_path : NULL, m->events,
-                         &warn, removed);
+        terminal_summary(o, j, &rep, pt, n_procs, (!o->no_merge && !merge_failed) ? merged_path : NULL, removed);
         if (cmp)
             mt_compare_text(cmp, terminal_write, NULL);
     }

@@ -1,69 +1,20 @@
-/* The terminal summary on process 0 (terminal.h): what was loaded and
- * matched, the clock of every rank, NCCL data, per-rank GPU time, the
- * cross-rank and pipeline sections, the gates, and every warning. */
-#define _POSIX_C_SOURCE 200809L /* gmtime_r */
+/* The terminal on process 0 (terminal.h): every warning of the run, and
+ * the summary (written by the core's mt_report_text) on stdout. */
+#define _POSIX_C_SOURCE 200809L
 #include "terminal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "mergetrace/loader.h"
 #include "procs.h"
 
 mt_status_t terminal_write(void *ctx, const void *data, size_t len)
 {
     (void)ctx;
     return fwrite(data, 1, len, stdout) == len ? MT_OK : MT_ERR_IO;
-}
-
-/* Nsight Systems exports: their time stamps are the session's UTC start plus
- * nsys's own clock, so the fitted offsets are how far aligning by UTC alone
- * would have been off. */
-static void nsys_print(FILE *out, const job_t *j, const mt_align_result_t *al)
-{
-    size_t n = 0, i_max = 0;
-    int64_t worst = 0, first = INT64_MAX, last = INT64_MIN;
-    for (size_t i = 0; i < j->n; i++) {
-        const mt_trace_summary_t *s = &j->res[i].sum;
-        if (!s->nsys || j->res[i].nccl.is_nccl)
-            continue;
-        n++;
-        if (s->session_start_ns >= 0) {
-            first = s->session_start_ns < first ? s->session_start_ns : first;
-            last = s->session_start_ns > last ? s->session_start_ns : last;
-        }
-        const mt_clock_t *c = &al->clocks[i];
-        int64_t off = c->offset_ns < 0 ? -c->offset_ns : c->offset_ns;
-        if (c->connected && !c->reference && off >= worst) {
-            worst = off;
-            i_max = i;
-        }
-    }
-    if (!n)
-        return;
-    if (first != INT64_MAX && n == 1) {
-        time_t sec = (time_t)(first / 1000000000);
-        struct tm tm;
-        char when[32] = "?";
-        if (gmtime_r(&sec, &tm))
-            strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
-        fprintf(out, "Nsight Systems: 1 rank; its session started %s.%03lld UTC\n", when,
-                (long long)(first / 1000000 % 1000));
-    } else if (first == INT64_MAX)
-        fprintf(out, "Nsight Systems: %zu rank%s; no session start times (an export of before 2021)\n", n,
-                n == 1 ? "" : "s");
-    else if (!worst)
-        fprintf(out, "Nsight Systems: %zu rank%s; sessions started within %.3f ms of each other (UTC)\n", n,
-                n == 1 ? "" : "s", (double)(last - first) / 1e6);
-    else
-        fprintf(out,
-                "Nsight Systems: %zu rank%s; sessions started within %.3f ms of each other (UTC); aligning by UTC "
-                "alone would have been off by up to %.3f ms (rank %lld)\n",
-                n, n == 1 ? "" : "s", (double)(last - first) / 1e6, (double)worst / 1e6, (long long)j->res[i_max].rank);
 }
 
 /* A bounded one-line text built in pieces (cut when full). */
@@ -267,274 +218,22 @@ void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j
 #undef WARN
 }
 
-void terminal_warnings_print(FILE *out, const mt_warnings_t *w, const char *Y, const char *N)
+void terminal_summary(const options_t *o, const job_t *j, const mt_report_t *rep, const phase_times_t *pt,
+                      int n_procs, const char *merged_path, const char *removed)
 {
-    if (!w || !w->n)
-        return;
-    fprintf(out, "\n%swarnings%s\n", Y, N);
-    for (size_t i = 0; i < w->n; i++) {
-        char line[4096]; /* a file name in a warning is escaped: it cannot forge a line */
-        mt_text_line(line, sizeof line, w->v[i].text, strlen(w->v[i].text));
-        fprintf(out, "  %s\n", line);
-    }
-}
-
-/* The JSON bytes of the job with each merged trace counted once (the most
- * any of its ranks read of it: a rank reads the file up to its part, so
- * summed over ranks the file counts once per rank); *parts: how many ranks
- * came from a merged trace. */
-/* The bytes of the Nsight Systems exports (SQLite) the ranks came from,
- * each file once: the ranks of one export are its parts ("<file>#pid<N>"),
- * each of which counted the whole file (issue 39 papercut: 'loaded 4.9 MB
- * of JSON' for one 2.4 MB .sqlite of two GPUs). */
-static uint64_t sqlite_once(const input_list_t *l, const job_t *j)
-{
-    uint64_t sum = 0;
-    for (size_t i = 0; i < j->n; i++) {
-        if (!j->res[i].sum.nsys)
-            continue;
-        const char *p = l->files[j->res[i].index].path;
-        size_t fl = mt_nsys_part_file(p);
-        fl = fl ? fl : strlen(p);
-        bool seen = false;
-        for (size_t k = 0; k < i && !seen; k++) {
-            const char *q = l->files[j->res[k].index].path;
-            size_t ql = mt_nsys_part_file(q);
-            seen = j->res[k].sum.nsys && (ql ? ql : strlen(q)) == fl && !strncmp(p, q, fl);
-        }
-        if (!seen)
-            sum += j->res[i].sum.bytes_json;
-    }
-    return sum;
-}
-
-static uint64_t json_once(const input_list_t *l, const job_t *j, size_t *parts)
-{
-    uint64_t sum = 0;
-    *parts = 0;
-    size_t *flen = malloc((j->n ? j->n : 1) * sizeof *flen); /* <file>'s length in a part's path; 0: no part */
-    for (size_t i = 0; i < j->n; i++) {
-        size_t len = 0;
-        if (j->res[i].sum.nsys) { /* sqlite_once */
-            if (flen)
-                flen[i] = 0;
-            continue;
-        }
-        if (!flen || mt_merged_part_parse(l->files[j->res[i].index].path, &len) < 0)
-            len = 0;
-        if (flen)
-            flen[i] = len;
-        if (len)
-            ++*parts;
-        else
-            sum += j->res[i].sum.bytes_json;
-    }
-    /* the first part of each file adds the most any part read of it; the
-     * search stops at an earlier part of the same file, so one merged trace
-     * costs one pass over the ranks */
-    for (size_t i = 0; flen && i < j->n; i++) {
-        if (!flen[i])
-            continue;
-        const char *p = l->files[j->res[i].index].path;
-        bool seen = false;
-        for (size_t k = 0; k < i && !seen; k++)
-            seen = flen[k] == flen[i] && !strncmp(p, l->files[j->res[k].index].path, flen[i]);
-        if (seen)
-            continue;
-        uint64_t most = j->res[i].sum.bytes_json;
-        for (size_t k = i + 1; k < j->n; k++)
-            if (flen[k] == flen[i] && !strncmp(p, l->files[j->res[k].index].path, flen[i]) &&
-                j->res[k].sum.bytes_json > most)
-                most = j->res[k].sum.bytes_json;
-        sum += most;
-    }
-    free(flen);
-    return sum;
-}
-
-/* Past this many ranks the clock table shows its extremes (terminal_summary). */
-#define CLOCK_ROWS_MAX 32
-#define CLOCK_ROWS_WORST 8
-
-void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j, const phase_times_t *pt, int n_procs,
-                      const char *merged_path, uint64_t merged_events, const mt_warnings_t *w, const char *removed)
-{
-    const mt_align_result_t *al = &j->al;
-    const mt_rank_analysis_t *const *an = (const mt_rank_analysis_t *const *)j->an;
-    const mt_cross_t *cross = j->cross;
-    const mt_pipeline_t *pipe = j->pipe;
-    const char *pipe_note = j->pipe_note[0] ? j->pipe_note : NULL;
-    const mt_gate_t *gates = o->gates;
-    size_t n_gates = o->n_gates;
-    double t_load = pt->load, t_align = pt->align, t_merge = pt->merged_write;
-    FILE *out = stdout;
     /* Under mpirun stdout is often a pseudo-terminal even when the user
      * pipes mpirun's output, so "auto" means no colour there. */
-    bool under_mpirun = procs_mpi();
-    bool color = o->color == 1 || (o->color < 0 && isatty(1) && !under_mpirun && !getenv("NO_COLOR"));
-    const char *B = color ? "\033[1m" : "", *Y = color ? "\033[33m" : "", *N = color ? "\033[0m" : "";
-    uint64_t json = 0, events = 0, kernels = 0;
-    for (size_t i = 0; i < j->n; i++) {
-        json += j->res[i].sum.nsys ? 0 : j->res[i].sum.bytes_json;
-        events += j->res[i].sum.events;
-        kernels += j->res[i].sum.by_class[MT_CLASS_COMM];
-    }
-    /* a run by hand on worker threads (procs.h) says threads */
-    fprintf(out, "%smergetrace %s%s: %zu rank%s of world size %lld, %d %s\n", B, MERGETRACE_VERSION, N, j->n,
-            j->n == 1 ? "" : "s", (long long)j->world, n_procs,
-            procs_threads() ? "worker threads" : n_procs == 1 ? "process" : "processes");
-    size_t parts = 0;
-    uint64_t once = json_once(l, j, &parts), sq = sqlite_once(l, j);
-    char what[96]; /* what was read: JSON, Nsight Systems' SQLite, or both */
-    if (sq && (once || parts))
-        snprintf(what, sizeof what, "%.1f MB of JSON and %.1f MB of SQLite", once / 1e6, sq / 1e6);
-    else if (sq)
-        snprintf(what, sizeof what, "%.1f MB of SQLite", sq / 1e6);
-    else
-        snprintf(what, sizeof what, "%.1f MB of JSON", once / 1e6);
-    if (parts) /* every rank of a merged trace read the file up to its part: that is the work, not the file's size */
-        fprintf(out, "loaded %s, %llu events in %.3f s; a merged trace is parsed once per rank "
-                     "(%zu part%s: %.1f MB parsed in all, %.0f MB/s); aligned in %.3f s",
-                what, (unsigned long long)events, t_load, parts, parts == 1 ? "" : "s", json / 1e6,
-                t_load > 0 ? json / 1e6 / t_load : 0.0, t_align);
-    else
-        fprintf(out, "loaded %s, %llu events in %.3f s (%.0f MB/s); aligned in %.3f s", what,
-                (unsigned long long)events, t_load, t_load > 0 ? (json + sq) / 1e6 / t_load : 0.0, t_align);
-    if (merged_path)
-        fprintf(out, "; merged trace in %.3f s", t_merge);
-    fprintf(out, "\n\n");
-    const mt_match_stats_t *m = &al->match;
-    uint64_t inst = m->full + m->partial + m->unmatched + m->mismatched;
-    uint64_t nk = m->rows - m->cpu_rows;
-    fprintf(out, "collectives: %llu kernel%s", (unsigned long long)nk, nk == 1 ? "" : "s");
-    if (m->cpu_rows) /* gloo: CPU ranges, no kernel */
-        fprintf(out, " + %llu gloo CPU range%s", (unsigned long long)m->cpu_rows, m->cpu_rows == 1 ? "" : "s");
-    fprintf(out, " -> %llu instance%s: %llu full, %llu partial, %llu unmatched, %llu mismatched\n",
-            (unsigned long long)inst, inst == 1 ? "" : "s",
-            (unsigned long long)m->full,
-            (unsigned long long)m->partial, (unsigned long long)m->unmatched, (unsigned long long)m->mismatched);
-    static const char *const key_names[MT_KEY_COUNT_] = {"Comms Id", "group+Seq", "group+order", "stream+order", "P2P"};
-    fprintf(out, "  matched by:");
-    for (int k = 0; k < MT_KEY_COUNT_; k++)
-        if (m->by_key[k])
-            fprintf(out, " %s %llu", key_names[k], (unsigned long long)m->by_key[k]);
-    fprintf(out, "%s\n\n", inst ? "" : " (none)");
-    int32_t ref = -1;
-    for (size_t i = 0; i < al->n_clocks; i++)
-        if (al->clocks[i].reference)
-            ref = al->clocks[i].rank;
-    fprintf(out, "%sclock alignment%s onto rank %d%s\n", B, N, ref,
-            o->merged_input ? " (none: a merged trace, on the one clock it was corrected onto when written)"
-            : o->no_align   ? " (disabled: --no-align)"
-                            : "");
-    fprintf(out, "%s%5s  %-26s %9s %11s %13s %8s %17s %5s%s\n", B, "rank", "file", "events", "offset ms",
-            "drift ppm", "matched", "resid p50/p99 us", "viol", N);
-    /* many ranks (issue 39 papercut: 305 lines at 128 ranks): the reference,
-     * every rank not connected, and the CLOCK_ROWS_WORST with the largest
-     * residual p99 (the fits to doubt), in rank order; report.json has all */
-    unsigned char *show = NULL;
-    size_t shown = 0;
-    if (j->n > CLOCK_ROWS_MAX && (show = calloc(j->n, 1))) {
-        for (size_t i = 0; i < j->n; i++)
-            show[i] = al->clocks[i].reference || !al->clocks[i].connected;
-        for (int q = 0; q < CLOCK_ROWS_WORST; q++) {
-            long best = -1;
-            for (size_t i = 0; i < j->n; i++)
-                if (!show[i] && (best < 0 || al->clocks[i].residual_p99_ns > al->clocks[best].residual_p99_ns))
-                    best = (long)i;
-            if (best >= 0)
-                show[best] = 1;
-        }
-    }
-    for (size_t i = 0; i < j->n; i++) {
-        if (show && !show[i])
-            continue;
-        shown++;
-        const file_result_t *r = &j->res[i];
-        const mt_clock_t *c = &al->clocks[i];
-        char resid[32], name[32], drift[24];
-        snprintf(resid, sizeof resid, "%.1f / %.1f", c->residual_p50_ns / 1e3, c->residual_p99_ns / 1e3);
-        char matched[24] = "-"; /* no fit (--no-align, a merged trace): no collective was matched to fit a clock */
-        if (!o->no_align)
-            snprintf(matched, sizeof matched, "%llu", (unsigned long long)c->matched);
-        fprintf(out, "%5lld  %-26.26s %9llu %11.3f %13s %8s %17s %5llu  %s\n", (long long)r->rank,
-                inputs_label(l->files[r->index].path, 26, name, sizeof name), (unsigned long long)r->sum.events,
-                c->offset_ns / 1e6, mt_clock_drift_text(c, drift, sizeof drift), matched, resid,
-                (unsigned long long)c->violations,
-                c->reference ? "ref" : c->connected ? "" : "NOT CONNECTED");
-    }
-    if (show) {
-        double lo = 0, hi = 0;
-        for (size_t i = 0; i < j->n; i++) {
-            double off = al->clocks[i].offset_ns / 1e6;
-            lo = i == 0 || off < lo ? off : lo;
-            hi = i == 0 || off > hi ? off : hi;
-        }
-        fprintf(out, "  ... %zu more ranks in report.json (shown: the reference, any not connected, the %d worst "
-                     "residuals);\n  offsets of all %zu from %.3f to %.3f ms\n",
-                j->n - shown, CLOCK_ROWS_WORST, j->n, lo, hi);
-        free(show);
-    }
-    bool ns = false;
-    for (size_t i = 0; i < j->n; i++)
-        ns |= !al->clocks[i].drift_significant && al->clocks[i].drift_fit_ppm != 0;
-    if (ns)
-        fprintf(out, "  n.s.: the fitted drift is not significant (under 3 standard errors, or under 8 points over 1 ms)"
-                     " and was not applied\n");
-    nsys_print(out, j, al);
-    nccl_print(out, B, N, &j->nccl, l);
-    if (an && an[0]) { /* none, or NCCL data only (results come first) */
-        fprintf(out, "\n");
-        (void)mt_report_rank_text(an, j->n, terminal_write, NULL);
-    }
-    if (cross) {
-        fprintf(out, "\n");
-        if (j->trust.mixed) /* --force: every cross-rank section says what it compares */
-            fprintf(out, "%scross-rank results below compare traces of different runs (--force)%s\n", Y, N);
-        (void)mt_report_cross_text(cross, terminal_write, NULL);
-    }
-    if (j->cp) {
-        fprintf(out, "\n");
-        (void)mt_report_steps_text(j->cp, terminal_write, NULL);
-    }
-    if (pipe) {
-        fprintf(out, "\n");
-        if (j->trust.mixed)
-            fprintf(out, "%sthe pipeline below mixes traces of different runs (--force)%s\n", Y, N);
-        (void)mt_report_pipeline_text(pipe, terminal_write, NULL);
-    }
-    if (pipe_note)
-        fprintf(out, "%spipeline: %s\n", pipe ? "" : "\n", pipe_note);
-    if (j->memory && j->memory->n_peaks) {
-        fprintf(out, "\n");
-        (void)mt_report_memory_text(j->memory, an, j->n_an, terminal_write, NULL);
-    }
-    if (n_gates) {
-        size_t passed = 0;
-        for (size_t i = 0; i < n_gates; i++)
-            passed += gates[i].pass;
-        fprintf(out, "\n%sgates%s: %zu of %zu passed\n", B, N, passed, n_gates);
-        for (size_t i = 0; i < n_gates; i++) {
-            if (gates[i].measured)
-                fprintf(out, "  %s %s (%.6g%s)\n", gates[i].pass ? "pass" : "FAIL", gates[i].expr, gates[i].value,
-                        gates[i].too_few ? "; too few samples to tell" : "");
-            else
-                fprintf(out, "  FAIL %s (not measured: %s)\n", gates[i].expr, gates[i].why);
-        }
-    }
-    terminal_warnings_print(out, w, Y, N);
-    char dir[1024], merged[1024]; /* the user's names, escaped: they cannot forge a line */
-    mt_text_line(dir, sizeof dir, o->out_dir, strlen(o->out_dir));
-    fprintf(out, "\nwrote %s/report.json", dir);
-    if (!o->no_html)
-        fprintf(out, "%s%s/report.html", merged_path ? ", " : " and ", dir);
-    if (merged_path) {
-        mt_text_line(merged, sizeof merged, merged_path, strlen(merged_path));
-        fprintf(out, " and %s (%llu events)", merged, (unsigned long long)merged_events);
-    }
-    fprintf(out, "\n");
-    if (removed && removed[0])
-        fprintf(out, "removed %s of an earlier run from %s (this run does not write %s)\n", removed, dir,
-                strstr(removed, " and ") ? "them" : "it");
+    bool color = o->color == 1 || (o->color < 0 && isatty(1) && !procs_mpi() && !getenv("NO_COLOR"));
+    mt_report_text_opts_t t = {.color = color,
+                               .n_procs = n_procs,
+                               .threads = procs_threads(),
+                               .load_s = pt->load,
+                               .align_s = pt->align,
+                               .merge_s = pt->merged_write,
+                               .out_dir = o->out_dir,
+                               .html = !o->no_html,
+                               .merged_path = merged_path,
+                               .removed = removed,
+                               .mixed_runs = j->trust.mixed != 0};
+    (void)mt_report_text(rep, &t, terminal_write, NULL); /* a write error: outputs_report's check of stdout */
 }
-

@@ -1,5 +1,5 @@
-/* The terminal summary that process 0 prints on stdout at the end of a run
- * (not with -q or --json). */
+/* The terminal on process 0: the run's warnings, and the summary printed
+ * on stdout at the end of a run (not with -q or --json). */
 #ifndef MT_MPI_TERMINAL_H
 #define MT_MPI_TERMINAL_H
 
@@ -23,17 +23,13 @@ mt_status_t terminal_write(void *ctx, const void *data, size_t len);
 void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j, bool merge_failed,
                        mt_warnings_t *w);
 
-/* The "warnings" head and one indented line per warning; nothing when w
- * is empty. */
-void terminal_warnings_print(FILE *out, const mt_warnings_t *w, const char *Y, const char *N);
-
-/* Process 0: the summary of the run on stdout, in colour as o->color
+/* Process 0: the summary of the run on stdout (mt_report_text over rep,
+ * the report.json of the run with its warnings), in colour as o->color
  * says (auto: a terminal, not under mpirun, no NO_COLOR). merged_path is
  * NULL when no merged trace was written. Times from pt (load, align,
- * merged_write); the warnings from terminal_warnings. removed: the outputs
- * of an earlier run removed from o->out_dir ("a, b"; "" when none), said
- * after what was written. */
-void terminal_summary(const options_t *o, const input_list_t *l, const job_t *j, const phase_times_t *pt, int n_procs,
-                      const char *merged_path, uint64_t merged_events, const mt_warnings_t *w, const char *removed);
+ * merged_write). removed: the outputs of an earlier run removed from
+ * o->out_dir ("a, b"; "" when none), said after what was written. */
+void terminal_summary(const options_t *o, const job_t *j, const mt_report_t *rep, const phase_times_t *pt,
+                      int n_procs, const char *merged_path, const char *removed);
 
 #endif

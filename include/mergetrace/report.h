@@ -141,6 +141,29 @@ mt_status_t mt_report_pipeline_text(const mt_pipeline_t *p, mt_write_fn w, void 
  * MT_OK or what w returned. */
 mt_status_t mt_report_memory_text(const mt_mem_cross_t *m, const mt_rank_analysis_t *const *an, size_t n,
                                   mt_write_fn w, void *ctx);
+/* What the terminal summary says beyond report.json: how the run went and
+ * where its outputs are. All pointers borrowed for the call. */
+typedef struct mt_report_text_opts {
+    bool color;               /* bold headings, yellow cautions (ANSI) */
+    int n_procs;              /* processes (or worker threads) that ran */
+    bool threads;             /* worker threads of a run by hand, not processes */
+    double load_s, align_s, merge_s; /* wall seconds of loading, alignment, the merged trace */
+    const char *out_dir;      /* the output directory as the user named it */
+    bool html;                /* report.html was written */
+    const char *merged_path;  /* the merged trace's path; NULL: not written */
+    const char *removed;      /* outputs of an earlier run removed ("a and b"); NULL or "": none */
+    bool mixed_runs;          /* --force over traces of different runs: the cross-rank sections say so */
+} mt_report_text_opts_t;
+
+/* The terminal summary of the run: the job and what was loaded (r->inputs,
+ * each merged trace and Nsight Systems export counted once), the matching,
+ * the clock table (past 32 ranks: the reference, the ranks not connected
+ * and the 8 largest residuals), Nsight Systems sessions, the NCCL files,
+ * the per-rank, cross-rank, steps, pipeline and memory text sections, the
+ * gates, r->warnings and what was written. Plain text (ANSI colour when
+ * t->color). Returns MT_OK, or the sink's first error. */
+mt_status_t mt_report_text(const mt_report_t *r, const mt_report_text_opts_t *t, mt_write_fn w, void *ctx);
+
 /* report.json of an operation-level timeline (docs/report-schema.md,
  * "Operation-level timelines"): version, input (path, counts, sizes,
  * operation types, ranks), clock (no fit, and why), matching (instances),
