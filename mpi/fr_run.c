@@ -405,7 +405,7 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input_list_
     return code;
 }
 
-int fr_from_nccl(const options_t *o, const input_list_t *files, const nccl_job_t *nj, fr_job_t *fr)
+int fr_from_nccl(const options_t *o, const input_list_t *files, const mt_nccl_job_t *nj, fr_job_t *fr)
 {
     bool any = false;
     size_t n = 0;
@@ -425,7 +425,7 @@ int fr_from_nccl(const options_t *o, const input_list_t *files, const nccl_job_t
         say("mergetrace: out of memory\n");
     size_t k = 0;
     for (size_t i = 0; !code && i < nj->n; i++) {
-        const nccl_rank_t *r = &nj->r[i];
+        const mt_nccl_rank_t *r = &nj->r[i];
         if (r->info.is_nccl != MT_NCCL_FMT_PLUGIN || r->info.left_out)
             continue;
         const input_file_t *in = &files->files[r->file_index];

@@ -9,7 +9,6 @@
 #include <stddef.h>
 
 #include "inputs.h"
-#include "nccl_job.h"
 #include "mergetrace/mergetrace.h"
 #include "options.h"
 
@@ -51,7 +50,7 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input_list_
  * outputs as dumps beside traces do (exit 4 for a hang). 0, or an exit
  * code after saying why (a file that cannot be read again, out of
  * memory). */
-int fr_from_nccl(const options_t *o, const input_list_t *files, const nccl_job_t *nj, fr_job_t *fr);
+int fr_from_nccl(const options_t *o, const input_list_t *files, const mt_nccl_job_t *nj, fr_job_t *fr);
 
 /* Process 0, beside traces: the verdict on the terminal after the summary
  * (nothing with -q or --json). */

@@ -13,7 +13,6 @@
 #include "inputs.h"
 #include "load.h"
 #include "mergetrace/mergetrace.h"
-#include "nccl_job.h"
 #include "options.h"
 #include "timings.h"
 
@@ -29,7 +28,8 @@ typedef struct job {
     int64_t *missing;        /* the first MISSING_LISTED absent ranks */
     size_t n_missing;
     int64_t n_absent;        /* every rank below world with no trace */
-    nccl_job_t nccl;         /* the NCCL plugin files, by rank */
+    mt_nccl_job_t nccl;         /* the NCCL plugin files, by rank */
+    mt_report_nccl_t *nccl_rep; /* nccl.n entries for report.json (outputs.c); NULL: not yet */
     const struct fr_job *fr; /* Flight Recorder dumps beside the traces (fr_run.h); NULL: none */
     /* every process: the loaded ranks, sorted, and the alignment (clocks
      * everywhere; rows and the match on process 0 only) */

@@ -529,15 +529,15 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
     mt_error_t err;
     mt_trace_t *t = NULL;
     double t0 = procs_wtime();
-    int kind = nccl_classify(f->path, f->from_dir, r->message, sizeof r->message);
-    if (kind == NCCL_FILE_SKIP) {
+    int kind = mt_nccl_classify(f->path, f->from_dir, r->message, sizeof r->message);
+    if (kind == MT_NCCL_FILE_SKIP) {
         r->skipped = 1;
         return;
     }
-    if (kind == NCCL_FILE_PLUGIN) {
+    if (kind == MT_NCCL_FILE_PLUGIN) {
         mt_rank_source_t src;
         size_t rows0 = L->n_rows;
-        mt_status_t st = nccl_load_file(f->path, map, only_file, &L->xw, L->labels, &L->rows, &L->n_rows, &L->cap_rows,
+        mt_status_t st = mt_nccl_load_file(f->path, map, only_file, &L->xw, L->labels, &L->rows, &L->n_rows, &L->cap_rows,
                                         &r->rank, &src, &r->nccl, &err);
         r->n_rows = L->n_rows - rows0;
         if (st == MT_OK && r->nccl.left_out) {
@@ -832,7 +832,11 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const inp
     L->aopts.project_ops = o->project_ops;
     L->aopts.top_kernels = o->top_kernels;
     L->aopts.markers = markers;
-    nccl_example_world(files, &L->xw);
+    const char **names = malloc((files->n ? files->n : 1) * sizeof *names);
+    for (size_t i = 0; names && i < files->n; i++)
+        names[i] = files->files[i].path;
+    mt_nccl_example_world(names, names ? files->n : 0, &L->xw); /* none: every example file stands alone */
+    free(names);
     size_t mine = 0;
     for (size_t i = 0; i < files->n; i++)
         mine += files->files[i].owner == me;

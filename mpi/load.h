@@ -12,7 +12,6 @@
 
 #include "inputs.h"
 #include "mergetrace/mergetrace.h"
-#include "nccl_job.h"
 #include "options.h"
 #include "timings.h"
 
@@ -30,7 +29,7 @@ typedef struct file_result {
     uint64_t n_gacts;       /* GPU activities of its analysis (the critical path's input), collective rows */
     uint64_t n_rows;
     uint64_t n_steps;       /* ProfilerSteps of its analysis */
-    nccl_info_t nccl;       /* an NCCL plugin file: nccl.is_nccl */
+    mt_nccl_info_t nccl;       /* an NCCL plugin file: nccl.is_nccl */
     char message[1024];     /* the formatted error (or the skip reason) */
 } file_result_t;
 
@@ -48,7 +47,7 @@ typedef struct local {
     size_t n_steps, cap_steps;
     double parse_s, passes_s; /* --timings: time in the loader and in the per-rank passes */
     uint64_t largest;         /* JSON bytes of the largest trace loaded here */
-    nccl_xworld_t xw;         /* the job's communicator among NCCL example profiler files */
+    mt_nccl_xworld_t xw;         /* the job's communicator among NCCL example profiler files */
     mt_merge_facts_t **facts; /* per res[]: the merged write's first pass, done while loading (NULL: none) */
 } local_t;
 

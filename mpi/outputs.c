@@ -663,6 +663,47 @@ static void remove_stale(const options_t *o, const input_list_t *files, const me
     }
 }
 
+/* j->nccl_rep filled for report.json from j->nccl (paths borrowed from the
+ * input list). Non-zero when out of memory. */
+static int nccl_report(job_t *j)
+{
+    const mt_nccl_job_t *nj = &j->nccl;
+    if (!nj->n || j->nccl_rep)
+        return 0;
+    j->nccl_rep = calloc(nj->n, sizeof *j->nccl_rep);
+    if (!j->nccl_rep)
+        return 1;
+    for (size_t i = 0; i < nj->n; i++) {
+        const mt_nccl_rank_t *r = &nj->r[i];
+        j->nccl_rep[i] = (mt_report_nccl_t){.rank = r->rank,
+                                            .path = r->path,
+                                            .format = r->info.is_nccl == MT_NCCL_FMT_INSPECTOR ? "inspector"
+                                                      : r->info.is_nccl == MT_NCCL_FMT_EXAMPLE ? "example"
+                                                                                               : "plugin",
+                                            .untimed = r->info.untimed,
+                                            .host = r->info.host,
+                                            .pid = r->info.pid,
+                                            .comm_size = r->info.comm_size,
+                                            .comms = r->info.comms,
+                                            .tasks = r->info.tasks,
+                                            .rows = r->info.rows,
+                                            .p2p_left_out = r->info.p2p_left_out,
+                                            .dropped = r->info.dropped,
+                                            .orphan_channels = r->info.orphan,
+                                            .pid_differs = mt_nccl_rank_pid_differs(r),
+                                            .size_differs = mt_nccl_rank_size_differs(r),
+                                            .kineto_pid = r->kineto_pid,
+                                            .unknown_lines = r->info.unknown_lines,
+                                            .truncated = r->info.truncated != 0,
+                                            .has_offset_bound = r->info.has_bound != 0,
+                                            .gpu_offset_bound_ns = r->info.offset_bound_ns,
+                                            .with_kineto = r->with_kineto,
+                                            .aligned_on_nccl = r->aligned_on_nccl,
+                                            .agree = r->agree};
+    }
+    return 0;
+}
+
 /* The report of job j (the run's, or the baseline's) in *rep, without the
  * merged trace, the warnings and the comparison; *ri and *rs are the
  * arrays it points into (the caller frees them). 1 when out of memory. */
@@ -722,7 +763,7 @@ static int report_build(const options_t *o, const input_list_t *files, const job
                        .gates = o->gates,
                        .n_gates = o->n_gates,
                        .views = j->views,
-                       .nccl = j->nccl.rep,
+                       .nccl = j->nccl_rep,
                        .n_nccl = j->nccl.n,
                        .nccl_source = j->nccl.source};
     *rep_out = rep;
@@ -743,9 +784,9 @@ int outputs_baseline_job(options_t *o, const options_t *ob, const input_list_t *
     } else {
         terminal_warnings(ob, files, j, false, &warn);
         rep.warnings = &warn;
-        if (warn.st != MT_OK || nccl_job_report(&j->nccl, files))
+        if (warn.st != MT_OK || nccl_report(j))
             code = MT_EXIT_ERROR;
-        rep.nccl = j->nccl.rep;
+        rep.nccl = j->nccl_rep;
     }
     /* In memory for the comparison, and on disk for a later --baseline. */
     if (code == MT_EXIT_OK && mt_report_json(&rep, mt_buf_write, &buf) != MT_OK)
@@ -794,12 +835,12 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
     terminal_warnings(o, files, j, merge_failed, &warn);
     rep.warnings = &warn;
     int rj = 0;
-    if (warn.st != MT_OK || nccl_job_report(&j->nccl, files)) {
+    if (warn.st != MT_OK || nccl_report(j)) {
         say("mergetrace: out of memory\n");
         code = MT_EXIT_ERROR;
         rj = 1;
     }
-    rep.nccl = j->nccl.rep;
+    rep.nccl = j->nccl_rep;
     rep.hang = j->fr && j->fr->any ? &j->fr->hang : NULL;
     /* A run whose merged trace failed writes none of its outputs: the
      * directory keeps the last run's, whole (its merged trace was left as

@@ -108,9 +108,9 @@ void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j
     if (j->world_disagree)
         WARN("world_size_disagree", -1, "the traces disagree on world_size; using the largest, %lld\n", (long long)j->world);
     /* One rank has no clock to align: nothing to warn about. */
-    if (kernels == 0 && m->cpu_rows == 0 && nccl_job_rows(&j->nccl) == 0 && j->n > 1)
+    if (kernels == 0 && m->cpu_rows == 0 && mt_nccl_job_rows(&j->nccl) == 0 && j->n > 1)
         WARN("no_comm_kernels", -1, "no communication kernels in any trace: nothing to align the clocks with\n");
-    nccl_warn(w, &j->nccl, l);
+    mt_nccl_job_warn(w, &j->nccl);
     for (size_t i = 0; i < j->n; i++) {
         const file_result_t *r = &j->res[i];
         const mt_trace_summary_t *s = &r->sum;
