@@ -34,7 +34,7 @@ static int by_index(const void *a, const void *b)
  * trace when there is one). Two files of one kind for a rank stay, for the
  * duplicate check. res[0..*n) is sorted by rank (entries past it are stale
  * copies: job_check counts the job's activities and rows before). */
-static int nccl_split(const input_list_t *l, file_result_t *res, size_t *n, job_t *j)
+static int nccl_split(const mt_discover_list_t *l, file_result_t *res, size_t *n, job_t *j)
 {
     size_t w = 0;
     for (size_t a = 0; a < *n;) {
@@ -66,7 +66,7 @@ static int nccl_split(const input_list_t *l, file_result_t *res, size_t *n, job_
     return 0;
 }
 
-int job_check(const options_t *o, const input_list_t *l, file_result_t *res, size_t n_res, job_t *j)
+int job_check(const options_t *o, const mt_discover_list_t *l, file_result_t *res, size_t n_res, job_t *j)
 {
     memset(j, 0, sizeof *j);
     size_t n = 0;
@@ -110,7 +110,7 @@ int job_check(const options_t *o, const input_list_t *l, file_result_t *res, siz
     j->n = n;
     for (size_t i = 1; i < n; i++)
         if (res[i].rank == res[i - 1].rank) {
-            const input_file_t *a = &l->files[res[i - 1].index], *b = &l->files[res[i].index];
+            const mt_discover_file_t *a = &l->files[res[i - 1].index], *b = &l->files[res[i].index];
             if (o->local) /* the two may have one path, on two nodes, or one trace given to two processes */
                 say("mergetrace: %srank %lld appears twice: %s on process %d and %s on process %d (--local: give "
                         "each trace to one process; --rank-map says which is which)\n",
@@ -289,7 +289,7 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L
 /* Process 0: j->trust from the traces' header facts and the alignment.
  * MT_ERR_FORMAT after printing the one line when the traces are of
  * different runs and --force was not given. */
-static mt_status_t job_trust(const options_t *o, const input_list_t *l, job_t *j)
+static mt_status_t job_trust(const options_t *o, const mt_discover_list_t *l, job_t *j)
 {
     const mt_align_result_t *al = &j->al;
     mt_trust_trace_t *tt = calloc(j->n ? j->n : 1, sizeof *tt);
@@ -375,7 +375,7 @@ static void job_cp_built(void *ctx)
     heap_give_back();
 }
 
-int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t *pt)
+int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_times_t *pt)
 {
     const mt_align_result_t *al = &j->al;
     const mt_rank_analysis_t *const *an = (const mt_rank_analysis_t *const *)j->an;

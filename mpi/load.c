@@ -4,7 +4,7 @@
  * ProfilerStep ranges, packed analyses, the merged write's first pass); a
  * process that fails tells the others at once, everyone agrees on failure,
  * and the per-file results are gathered on process 0. */
-#define _DEFAULT_SOURCE /* strdup, realpath, gethostname, st_mtim */
+#define _DEFAULT_SOURCE /* strdup, st_mtim */
 #include "load.h"
 #include "say.h"
 
@@ -72,7 +72,7 @@ static int bcast_file(MPI_Comm comm, const char *path, char **text, size_t *len,
 
 /* Broadcast the input list from process 0 (paths, sizes, flags, owners).
  * Collective. */
-static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
+static int bcast_inputs(MPI_Comm comm, mt_discover_list_t *l, int me)
 {
     uint64_t n = l->n, bytes = 0;
     if (me == 0)
@@ -126,7 +126,7 @@ static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
 
 static int by_path_then_owner(const void *a, const void *b)
 {
-    const input_file_t *x = a, *y = b;
+    const mt_discover_file_t *x = a, *y = b;
     int c = strcmp(x->path, y->path);
     return c ? c : (x->owner > y->owner) - (x->owner < y->owner);
 }
@@ -140,7 +140,7 @@ static int by_path_then_owner(const void *a, const void *b)
  * equal: a file system that reuses inode numbers, or a real path on two
  * hosts, cannot make two files one. */
 typedef struct local_rec {
-    input_file_t f;
+    mt_discover_file_t f;
     const char *key; /* host, NUL, real path ("" when realpath failed: never one with another), NUL */
     uint64_t dev, ino;
     int64_t mtime_ns;
@@ -183,7 +183,7 @@ static int larger_first(const void *a, const void *b)
  * with the one of them that has the fewest bytes to load so far (files
  * listed by one process first, then the shared ones largest first), so
  * the processes of a node share its files as those of a shared file
- * system do (inputs_assign); found in a directory only when every one of
+ * system do (mt_discover_assign); found in a directory only when every one of
  * them found it in one (a JSON file that is not a trace is then left out,
  * named explicitly it is an error, whichever process loads it), under
  * its first name in path order when all are absolute. Frees the dropped
@@ -216,7 +216,7 @@ static long share_node_files(local_rec_t *rec, size_t n, int n_procs)
                 best = b;
         load[rec[best].f.owner] += rec[best].f.bytes;
         /* under its first name in path order, as by one process
-         * (inputs_collect), when every name is absolute: any of them opens
+         * (mt_discover_collect), when every name is absolute: any of them opens
          * the file on this host; a relative one only in its process's
          * working directory, so then the loader's own */
         size_t name = best;
@@ -231,7 +231,7 @@ static long share_node_files(local_rec_t *rec, size_t n, int n_procs)
             rec[best].f.path = rec[name].f.path;
             rec[name].f.path = t;
         }
-        bool from_dir = true; /* named explicitly by any process wins, as by one process (inputs_collect) */
+        bool from_dir = true; /* named explicitly by any process wins, as by one process (mt_discover_collect) */
         for (size_t b = a; b < end; b++) {
             from_dir &= rec[b].f.from_dir;
             if (b != best) {
@@ -250,42 +250,19 @@ static long share_node_files(local_rec_t *rec, size_t n, int n_procs)
     return (long)k;
 }
 
-/* A listed file's identity for share_node_files: its stat (*st) and its
- * real path (malloc'd; NULL when stat or realpath failed, or out of
- * memory: the file is then shared with no other). A part of a file
- * ("<file>#pid<N>" of an Nsight Systems export with several GPU
- * processes, "<file>#rank<R>" of a merged trace: inputs.c) is no file of
- * its own: the file's stat, and its real path with the part's suffix. */
-static char *file_identity(const char *path, struct stat *st)
-{
-    if (stat(path, st) == 0)
-        return realpath(path, NULL);
-    const char *part = strrchr(path, '#');
-    char *file = part ? strndup(path, (size_t)(part - path)) : NULL;
-    char *real = file && stat(file, st) == 0 ? realpath(file, NULL) : NULL;
-    free(file);
-    char *id = real ? malloc(strlen(real) + strlen(part) + 1) : NULL;
-    if (id) {
-        memcpy(id, real, strlen(real));
-        strcpy(id + strlen(real), part);
-    }
-    free(real);
-    return id;
-}
-
 static int by_skip_path(const void *a, const void *b)
 {
-    return strcmp(((const input_skip_t *)a)->path, ((const input_skip_t *)b)->path);
+    return strcmp(((const mt_discover_skip_t *)a)->path, ((const mt_discover_skip_t *)b)->path);
 }
 
 /* Process 0, --local: the paths every process left out (collect_local's
  * records, len bytes) into l->skipped as one process listing them all
  * would: each path once (the processes of one host given one directory
  * all find its outputs), the links not followed first (in process
- * order), then mergetrace's own outputs by path (inputs_collect). Before,
+ * order), then mergetrace's own outputs by path (mt_discover_collect). Before,
  * process 0's own were dropped with the rest: report.json listed none. 0,
  * or 1 out of memory. */
-static int gather_skipped(input_list_t *l, const char *all, size_t len)
+static int gather_skipped(mt_discover_list_t *l, const char *all, size_t len)
 {
     for (int pass = 1; pass >= 0; pass--) { /* links, then own outputs */
         size_t from = l->n_skipped;
@@ -295,7 +272,7 @@ static int gather_skipped(input_list_t *l, const char *all, size_t len)
             off = (size_t)(first - all) + strlen(first) + 1;
             for (size_t i = 0; link == pass && i < l->n_skipped && !seen; i++)
                 seen = !strcmp(l->skipped[i].path, path);
-            if (link == pass && !seen && inputs_skip_add(l, path, why, link ? first : NULL))
+            if (link == pass && !seen && mt_discover_skip_add(l, path, why, link ? first : NULL))
                 return 1;
         }
         if (!pass && l->n_skipped > from) /* l->skipped may be NULL */
@@ -312,24 +289,20 @@ static int gather_skipped(input_list_t *l, const char *all, size_t len)
  * said why. Records: uint64 bytes, dev, inode, int64 mtime (ns), int32
  * owner, uint8 from_dir, then the host name, the real path and the path,
  * each with its NUL. */
-static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files, int me, int n_procs)
+static int collect_local(MPI_Comm comm, const options_t *o, mt_discover_list_t *files, int me, int n_procs)
 {
     mt_comm_t mc = *mt_comm_serial();
     if (procs_mpi() || procs_threads())
         comm_mpi_init(&mc, &comm);
     char msg[1400] = "";
-    int rc = inputs_collect(o->inputs, o->n_inputs, o->recursive, files, msg, sizeof msg);
-    char host[256] = "";
-    const char *env = getenv("MERGETRACE_NODE");
-    if (env && *env)
-        snprintf(host, sizeof host, "%s", env);
-    else if (gethostname(host, sizeof host - 1) != 0)
-        host[0] = '\0'; /* then the other fields still tell two files apart */
+    int rc = mt_discover_collect(o->inputs, o->n_inputs, o->recursive, files, msg, sizeof msg);
+    char host[256];
+    mt_discover_node(host, sizeof host);
     mt_buf_t b = {0};
     for (size_t i = 0; !rc && i < files->n; i++) {
-        const input_file_t *f = &files->files[i];
+        const mt_discover_file_t *f = &files->files[i];
         struct stat st;
-        char *real = file_identity(f->path, &st);
+        char *real = mt_discover_identity(f->path, &st);
         uint64_t head[4] = {f->bytes, real ? (uint64_t)st.st_dev : 0, real ? (uint64_t)st.st_ino : 0,
                             real ? (uint64_t)((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec) : 0};
         int32_t owner = me;
@@ -348,7 +321,7 @@ static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files,
      * with its NUL; process 0 lists them as one process would */
     mt_buf_t sb = {0};
     for (size_t i = 0; !rc && i < files->n_skipped; i++) {
-        const input_skip_t *k = &files->skipped[i];
+        const mt_discover_skip_t *k = &files->skipped[i];
         uint8_t link = k->first != NULL;
         const char *fp = k->first ? k->first : "";
         if (mt_buf_append(&sb, &link, 1) || mt_buf_append(&sb, k->path, strlen(k->path) + 1) ||
@@ -376,9 +349,9 @@ static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files,
     mt_buf_free(&b);
     mt_buf_free(&sb);
     if (me != 0)
-        inputs_free(files); /* the shared list comes from process 0 */
+        mt_discover_free(files); /* the shared list comes from process 0 */
     if (me == 0 && !bad) {
-        inputs_free(files);
+        mt_discover_free(files);
         local_rec_t *rec = NULL;
         size_t n = 0, cap = 0;
         for (size_t off = 0; !bad && off < len;) {
@@ -494,7 +467,7 @@ static void settle_notes(fail_note_t *fn)
 
 /* The load options of file f, and the merged write's facts to learn in
  * the same parse (*facts, NULL when not merging or out of memory). */
-static void load_opts(const input_file_t *f, const options_t *o, const mt_rankmap_t *map, fail_note_t *fn,
+static void load_opts(const mt_discover_file_t *f, const options_t *o, const mt_rankmap_t *map, fail_note_t *fn,
                       mt_load_opts_t *lo, mt_merge_facts_t **facts)
 {
     mt_load_opts_init(lo);
@@ -513,14 +486,14 @@ static void load_opts(const input_file_t *f, const options_t *o, const mt_rankma
     }
 }
 
-static void trace_done(const input_file_t *f, const mt_rankmap_t *map, bool only_file, local_t *L, file_result_t *r,
+static void trace_done(const mt_discover_file_t *f, const mt_rankmap_t *map, bool only_file, local_t *L, file_result_t *r,
                        mt_trace_t *t, mt_merge_facts_t *facts, mt_status_t st, mt_error_t *err, double t0);
 
 /* Load file f (input number index) into *r and this process's tables in
  * L, with its per-rank analyses packed while the trace is in memory; the
  * trace is freed before returning. Stops early (MT_ERR_CANCELLED) when
  * another process said it failed. */
-static void load_one(const input_file_t *f, int32_t index, const options_t *o, const mt_rankmap_t *map,
+static void load_one(const mt_discover_file_t *f, int32_t index, const options_t *o, const mt_rankmap_t *map,
                      bool only_file, fail_note_t *fn, local_t *L, file_result_t *r)
 {
     memset(r, 0, sizeof *r);
@@ -567,9 +540,9 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
 }
 
 /* How many inputs from files[i] on are parts of files[i]'s export
- * (consecutive in the list: inputs_collect puts them there), and how many
+ * (consecutive in the list: mt_discover_collect puts them there), and how many
  * of those this process owns (*mine); 1 and 0 or 1 for any other input. */
-static size_t part_run(const input_list_t *files, size_t i, int me, size_t *mine)
+static size_t part_run(const mt_discover_list_t *files, size_t i, int me, size_t *mine)
 {
     const char *p = files->files[i].path;
     size_t flen = mt_nsys_part_file(p), end = i + 1;
@@ -588,7 +561,7 @@ static size_t part_run(const input_list_t *files, size_t i, int me, size_t *mine
  * load_one does and freed. All n traces are in memory after the read.
  * Appends to L->res the results of the parts done, as far as the first
  * failure (included) or another process's failure. */
-static void load_parts(const input_list_t *files, size_t i, size_t run, size_t n, int me, const options_t *o,
+static void load_parts(const mt_discover_list_t *files, size_t i, size_t run, size_t n, int me, const options_t *o,
                        const mt_rankmap_t *map, fail_note_t *fn, local_t *L)
 {
     const char **paths = calloc(n, sizeof *paths);
@@ -652,7 +625,7 @@ out:
  * status, err its error; t0 when the load began), with the per-rank
  * analyses run while the trace is in memory and packed once it is freed;
  * t and, unless kept, facts are freed. */
-static void trace_done(const input_file_t *f, const mt_rankmap_t *map, bool only_file, local_t *L, file_result_t *r,
+static void trace_done(const mt_discover_file_t *f, const mt_rankmap_t *map, bool only_file, local_t *L, file_result_t *r,
                        mt_trace_t *t, mt_merge_facts_t *facts, mt_status_t st, mt_error_t *errp, double t0)
 {
     mt_error_t err = *errp;
@@ -742,7 +715,7 @@ static void trace_done(const input_file_t *f, const mt_rankmap_t *map, bool only
         heap_release(r->sum.bytes_json > f->bytes ? r->sum.bytes_json : f->bytes);
 }
 
-int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rankmap_t **map,
+int load_prepare(MPI_Comm comm, const options_t *o, mt_discover_list_t *files, mt_rankmap_t **map,
                  mt_pp_markers_t **markers)
 {
     int me, n_procs;
@@ -763,7 +736,7 @@ int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rank
             return rc;
     } else {
         if (me == 0)
-            rc = inputs_collect(o->inputs, o->n_inputs, o->recursive, files, msg, sizeof msg);
+            rc = mt_discover_collect(o->inputs, o->n_inputs, o->recursive, files, msg, sizeof msg);
         procs_bcast(&rc, 1, MPI_INT, 0, comm);
         if (rc) {
             if (me == 0)
@@ -777,7 +750,7 @@ int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rank
         return MT_EXIT_ERROR;
     }
     if (!o->local) /* --local: each file stays with the process that listed it */
-        inputs_assign(files, n_procs);
+        mt_discover_assign(files, n_procs);
 
     if (o->rank_map) {
         char *text = NULL;
@@ -819,7 +792,7 @@ int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rank
     return -1;
 }
 
-int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const input_list_t *files,
+int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_discover_list_t *files,
                const mt_rankmap_t *map, const mt_pp_markers_t *markers, local_t *L, file_result_t **all,
                size_t *n_all, phase_times_t *pt)
 {

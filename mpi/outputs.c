@@ -275,7 +275,7 @@ static int make_dir(const char *d, char *msg, size_t cap)
 }
 
 /* The outputs must never overwrite an input. */
-static int output_is_input(const char *out_path, const input_list_t *l)
+static int output_is_input(const char *out_path, const mt_discover_list_t *l)
 {
     char a[PATH_MAX], b[PATH_MAX];
     if (!realpath(out_path, a))
@@ -344,7 +344,7 @@ static void remove_dead_temps(const char *dir, bool quiet)
  * is gone) stay, and every other output there, older, is removed, so that
  * DIR holds one run's files; then the mark goes. Said unless quiet. Before
  * remove_dead_temps, which would take the temporaries the mark is read by. */
-static void repair_stopped_run(const options_t *o, const input_list_t *files)
+static void repair_stopped_run(const options_t *o, const mt_discover_list_t *files)
 {
     static const char *const names[] = {"merged.json.gz", "merged.json",  "report.json",         "report.html",
                                         "compare.json",   "timings.json", "baseline/report.json"};
@@ -420,7 +420,7 @@ static void repair_stopped_run(const options_t *o, const input_list_t *files)
     closedir(d);
 }
 
-int outputs_prepare(MPI_Comm comm, const options_t *o, const input_list_t *files, merged_out_t *m)
+int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t *files, merged_out_t *m)
 {
     int me, bad = 0;
     procs_comm_rank(comm, &me);
@@ -535,7 +535,7 @@ static bool selection_empty(const options_t *o, const job_t *j, const int64_t *w
     return empty;
 }
 
-int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const input_list_t *files,
+int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_discover_list_t *files,
                    const local_t *L, const job_t *j, merged_out_t *m, phase_times_t *pt)
 {
     int me = mc->rank;
@@ -616,7 +616,7 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
  * never an input, never another name. Process 0, after the reports were
  * written. Appends the removed names to removed ("a, b"); a file that
  * cannot be removed is said on stderr. */
-static void remove_stale(const options_t *o, const input_list_t *files, const merged_out_t *m, char *removed,
+static void remove_stale(const options_t *o, const mt_discover_list_t *files, const merged_out_t *m, char *removed,
                          size_t cap)
 {
     const struct {
@@ -707,7 +707,7 @@ static int nccl_report(job_t *j)
 /* The report of job j (the run's, or the baseline's) in *rep, without the
  * merged trace, the warnings and the comparison; *ri and *rs are the
  * arrays it points into (the caller frees them). 1 when out of memory. */
-static int report_build(const options_t *o, const input_list_t *files, const job_t *j, mt_report_input_t **ri_out,
+static int report_build(const options_t *o, const mt_discover_list_t *files, const job_t *j, mt_report_input_t **ri_out,
                         mt_report_skip_t **rs_out, mt_report_t *rep_out)
 {
     mt_report_input_t *ri = calloc(j->n ? j->n : 1, sizeof *ri);
@@ -770,7 +770,7 @@ static int report_build(const options_t *o, const input_list_t *files, const job
     return 0;
 }
 
-int outputs_baseline_job(options_t *o, const options_t *ob, const input_list_t *files, job_t *j)
+int outputs_baseline_job(options_t *o, const options_t *ob, const mt_discover_list_t *files, job_t *j)
 {
     char msg[1400] = "", dir[PATH_MAX];
     mt_report_input_t *ri;
@@ -813,7 +813,7 @@ int outputs_baseline_job(options_t *o, const options_t *ob, const input_list_t *
     return code;
 }
 
-int outputs_report(const options_t *o, const input_list_t *files, job_t *j, const merged_out_t *m,
+int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j, const merged_out_t *m,
                    const phase_times_t *pt, int n_procs, int code)
 {
     char msg[1400] = "";
@@ -829,7 +829,7 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
         free(rs);
         return MT_EXIT_ERROR;
     }
-    rep.merged = (!o->no_merge && !merge_failed) ? inputs_base(merged_path) : NULL;
+    rep.merged = (!o->no_merge && !merge_failed) ? mt_discover_base(merged_path) : NULL;
     rep.merged_events = m->events;
     mt_warnings_t warn = {0};
     terminal_warnings(o, files, j, merge_failed, &warn);
@@ -917,7 +917,7 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
     return code;
 }
 
-int outputs_timings(MPI_Comm comm, const options_t *o, const input_list_t *files, const local_t *L, const job_t *j,
+int outputs_timings(MPI_Comm comm, const options_t *o, const mt_discover_list_t *files, const local_t *L, const job_t *j,
                     const merged_out_t *m, phase_times_t *pt, double t_start, bool wrote_outputs, int code)
 {
     int me, n_procs;

@@ -74,7 +74,7 @@ static void warn_groups(mt_warnings_t *w, const job_t *j, const mt_align_result_
 
 /* Process 0: every warning of the run into *w, in the order the terminal
  * prints them. */
-void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j, bool merge_failed,
+void terminal_warnings(const options_t *o, const mt_discover_list_t *l, const job_t *j, bool merge_failed,
                        mt_warnings_t *w)
 {
     const mt_align_result_t *al = &j->al;
@@ -128,7 +128,7 @@ void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j
                  "this an error)\n",
                  (long long)r->rank, p, (unsigned long long)s->truncated_at, (unsigned long long)s->events);
         if (s->events && s->first_ns < 100000000000000000LL && s->ts_style != MT_TS_REL)
-            WARN("not_epoch", (int32_t)r->rank, "rank %lld: %s: timestamps are not on the Unix epoch%s\n", (long long)r->rank, inputs_base(p),
+            WARN("not_epoch", (int32_t)r->rank, "rank %lld: %s: timestamps are not on the Unix epoch%s\n", (long long)r->rank, mt_discover_base(p),
                  s->truncated ? " (baseTimeNanoseconds was probably in the lost tail)" : "");
         if (s->world_size > 0 && r->rank >= s->world_size)
             WARN("rank_outside_world", (int32_t)r->rank, "rank %lld: %s: rank is not below the trace's world_size %lld\n", (long long)r->rank, p,
@@ -177,9 +177,9 @@ void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j
                  (unsigned long long)(s->by_class[MT_CLASS_COMM] - s->link.comm_with_coll));
         if (r->rank_source == MT_RANK_FROM_FILENAME)
             WARN("rank_from_file_name", (int32_t)r->rank, "rank %lld: %s %s; rank taken from the file name\n", (long long)r->rank,
-                 inputs_base(p), s->nsys ? "(an Nsight Systems export) names no rank" : "has no distributedInfo.rank");
+                 mt_discover_base(p), s->nsys ? "(an Nsight Systems export) names no rank" : "has no distributedInfo.rank");
         if (r->rank_source == MT_RANK_FROM_DEFAULT)
-            WARN("rank_default", (int32_t)r->rank, "%s names no rank; as the only trace it is taken as rank 0\n", inputs_base(p));
+            WARN("rank_default", (int32_t)r->rank, "%s names no rank; as the only trace it is taken as rank 0\n", mt_discover_base(p));
     }
     if (j->plan.skipped) {
         char note[512];
@@ -192,7 +192,7 @@ void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j
     if (tr->mixed)
         WARN(mt_trust_code_str(tr->mixed), -1, "%s and %s are not of one run: %s; merged anyway (--force): the "
              "cross-rank results compare different runs",
-             inputs_base(l->files[j->res[tr->a].index].path), inputs_base(l->files[j->res[tr->b].index].path),
+             mt_discover_base(l->files[j->res[tr->a].index].path), mt_discover_base(l->files[j->res[tr->b].index].path),
              tr->why);
     if (tr->poor_fit) {
         char e[32];

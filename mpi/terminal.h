@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "inputs.h"
+#include "mergetrace/discover.h"
 #include "job.h"
 #include "mergetrace/mergetrace.h"
 #include "options.h"
@@ -20,7 +20,7 @@ mt_status_t terminal_write(void *ctx, const void *data, size_t len);
 /* Process 0: every warning of the run appended to *w (codes in
  * docs/report-schema.md): what the terminal prints under "warnings" and
  * report.json lists. merge_failed: the merged trace was not written. */
-void terminal_warnings(const options_t *o, const input_list_t *l, const job_t *j, bool merge_failed,
+void terminal_warnings(const options_t *o, const mt_discover_list_t *l, const job_t *j, bool merge_failed,
                        mt_warnings_t *w);
 
 /* Process 0: the summary of the run on stdout (mt_report_text over rep,

@@ -44,6 +44,7 @@
 #include "mergetrace/compare.h"
 /* merge: the merged trace */
 #include "mergetrace/merge.h"
+#include "mergetrace/discover.h"
 #include "mergetrace/nsys.h"
 #include "mergetrace/timeline.h"
 #include "mergetrace/tljob.h"

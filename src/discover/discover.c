@@ -1,7 +1,11 @@
-/* Expanding PATH arguments into trace files (each directory read once,
- * mergetrace's own outputs left out) and sharing them by size. */
+/* Input discovery (discover.h): PATH arguments into the list of inputs
+ * (each directory read once, each file once under its first name,
+ * mergetrace's own outputs left out, a merged trace and a multi-process
+ * Nsight Systems export split into their parts, Flight Recorder dumps put
+ * apart), their sharing among processes by size, and a file's identity
+ * for --local. */
 #define _DEFAULT_SOURCE
-#include "inputs.h"
+#include "mergetrace/discover.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -9,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "mergetrace/buf.h"
 #include "mergetrace/fr_hang.h"
@@ -18,14 +23,14 @@
 #include "mergetrace/nsys.h"
 #include "mergetrace/warnings.h"
 
-static int add(input_list_t *l, const char *path, const struct stat *st, bool from_dir)
+static int add(mt_discover_list_t *l, const char *path, const struct stat *st, bool from_dir)
 {
     if (MT_GROW(l->files, l->cap, l->n + 1, 16))
         return -1;
     char *p = strdup(path);
     if (!p)
         return -1;
-    l->files[l->n++] = (input_file_t){.path = p,
+    l->files[l->n++] = (mt_discover_file_t){.path = p,
                                       .bytes = (uint64_t)st->st_size,
                                       .from_dir = from_dir};
     return 0;
@@ -53,7 +58,7 @@ static int by_real(const void *a, const void *b)
  * number, and a rank dropped for that would go without a word; a hard
  * link (two paths, one inode) stays two files, refused as a duplicate
  * rank with both names. 0, or -1 out of memory. */
-static int drop_second_names(input_list_t *l)
+static int drop_second_names(mt_discover_list_t *l)
 {
     if (l->n < 2)
         return 0;
@@ -110,7 +115,7 @@ static bool is_input_name(const char *n)
  * whole node) becomes one input per process, "<file>#pid<N>", each loaded
  * as a rank of its own (mt_nsys_load). A file SQLite cannot list is left
  * whole: its load says what is wrong. -1 on allocation failure. */
-static int split_nsys(input_list_t *l)
+static int split_nsys(mt_discover_list_t *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         FILE *f = fopen(l->files[i].path, "rb");
@@ -139,10 +144,10 @@ static int split_nsys(input_list_t *l)
             free(procs);
             return -1;
         }
-        input_file_t whole = l->files[i];
+        mt_discover_file_t whole = l->files[i];
         memmove(&l->files[i + np], &l->files[i + 1], (l->n - i - 1) * sizeof *l->files);
         for (size_t k = 0; k < np; k++)
-            l->files[i + k] = (input_file_t){.path = parts[k], .bytes = whole.bytes / np, .from_dir = whole.from_dir};
+            l->files[i + k] = (mt_discover_file_t){.path = parts[k], .bytes = whole.bytes / np, .from_dir = whole.from_dir};
         free(parts);
         l->n += np - 1;
         i += np - 1;
@@ -162,7 +167,7 @@ typedef struct walk {
         char *path;
     } *seen;
     size_t n_seen, cap_seen;
-    input_list_t *l;
+    mt_discover_list_t *l;
     char *msg;
     size_t cap;
 } walk_t;
@@ -175,11 +180,11 @@ static const char *seen_before(const walk_t *w, const struct stat *st)
     return NULL;
 }
 
-int inputs_skip_add(input_list_t *l, const char *path, const char *why, const char *first)
+int mt_discover_skip_add(mt_discover_list_t *l, const char *path, const char *why, const char *first)
 {
     if (MT_GROW(l->skipped, l->cap_skipped, l->n_skipped + 1, 8))
         return -1;
-    input_skip_t k = {.path = strdup(path), .why = strdup(why), .first = first ? strdup(first) : NULL};
+    mt_discover_skip_t k = {.path = strdup(path), .why = strdup(why), .first = first ? strdup(first) : NULL};
     if (!k.path || !k.why || (first && !k.first)) {
         free(k.path);
         free(k.why);
@@ -241,7 +246,7 @@ static int walk(walk_t *w, const char *dir, const struct stat *dst)
                 const char *first = seen_before(w, &st);
                 if (!first)
                     rc = walk(w, p, &st);
-                else if (inputs_skip_add(w->l, p, "a link to a directory read already: not followed", first))
+                else if (mt_discover_skip_add(w->l, p, "a link to a directory read already: not followed", first))
                     rc = oom(w);
             } else if (named) {
                 snprintf(w->msg, w->cap, "%s: a directory named like a trace (-r looks inside)", p);
@@ -274,7 +279,7 @@ static bool is_fr_dump(const char *path)
 
 /* The Flight Recorder dumps of l->files moved to l->fr (path order kept).
  * 0, or -1 out of memory (l then still frees every path). */
-static int split_fr(input_list_t *l)
+static int split_fr(mt_discover_list_t *l)
 {
     size_t w = 0;
     for (size_t i = 0; i < l->n; i++) {
@@ -297,7 +302,7 @@ static int split_fr(input_list_t *l)
 
 static int by_path(const void *a, const void *b)
 {
-    return strcmp(((const input_file_t *)a)->path, ((const input_file_t *)b)->path);
+    return strcmp(((const mt_discover_file_t *)a)->path, ((const mt_discover_file_t *)b)->path);
 }
 
 /* The ranks of a merged trace named on the command line, as inputs
@@ -305,7 +310,7 @@ static int by_path(const void *a, const void *b)
  * files[i]; one pass over the file finds them (mt_merged_ranks). 0; -1 on
  * allocation failure; 2 with msg when the file cannot be read or holds no
  * rank. */
-static int split_merged(input_list_t *l, size_t i, char *msg, size_t msg_cap)
+static int split_merged(mt_discover_list_t *l, size_t i, char *msg, size_t msg_cap)
 {
     int32_t *ranks = NULL;
     size_t nr = 0;
@@ -338,10 +343,10 @@ static int split_merged(input_list_t *l, size_t i, char *msg, size_t msg_cap)
         free(parts);
         return -1;
     }
-    input_file_t whole = l->files[i];
+    mt_discover_file_t whole = l->files[i];
     memmove(&l->files[i + nr], &l->files[i + 1], (l->n - i - 1) * sizeof *l->files);
     for (size_t k = 0; k < nr; k++)
-        l->files[i + k] = (input_file_t){.path = parts[k], .bytes = whole.bytes / nr, .from_dir = false};
+        l->files[i + k] = (mt_discover_file_t){.path = parts[k], .bytes = whole.bytes / nr, .from_dir = false};
     l->n += nr - 1;
     free(parts);
     free(whole.path);
@@ -354,7 +359,7 @@ static int split_merged(input_list_t *l, size_t i, char *msg, size_t msg_cap)
  * report. A merged trace named on the command line (not found in a
  * directory) is read instead, one input per rank (split_merged). -1 on
  * allocation failure; 2 with msg for a merged trace that cannot be read. */
-static int skip_own_outputs(input_list_t *l, char *msg, size_t msg_cap)
+static int skip_own_outputs(mt_discover_list_t *l, char *msg, size_t msg_cap)
 {
     size_t w = 0;
     for (size_t i = 0; i < l->n; i++) {
@@ -371,7 +376,7 @@ static int skip_own_outputs(input_list_t *l, char *msg, size_t msg_cap)
             size_t before = l->n;
             int rc = split_merged(l, i, msg, msg_cap);
             if (rc) {
-                for (size_t k = i; k < l->n; k++) /* keep the rest, so inputs_free frees every path */
+                for (size_t k = i; k < l->n; k++) /* keep the rest, so mt_discover_free frees every path */
                     l->files[w++] = l->files[k];
                 l->n = w;
                 return rc;
@@ -385,8 +390,8 @@ static int skip_own_outputs(input_list_t *l, char *msg, size_t msg_cap)
             l->files[w++] = l->files[i];
             continue;
         }
-        if (inputs_skip_add(l, p, what, NULL)) {
-            for (size_t k = i; k < l->n; k++) /* keep the rest, so inputs_free frees every path */
+        if (mt_discover_skip_add(l, p, what, NULL)) {
+            for (size_t k = i; k < l->n; k++) /* keep the rest, so mt_discover_free frees every path */
                 l->files[w++] = l->files[k];
             l->n = w;
             return -1;
@@ -397,7 +402,7 @@ static int skip_own_outputs(input_list_t *l, char *msg, size_t msg_cap)
     return 0;
 }
 
-bool inputs_all_merged(char *const *paths, size_t n_paths)
+bool mt_discover_all_merged(char *const *paths, size_t n_paths)
 {
     for (size_t i = 0; i < n_paths; i++) {
         struct stat st;
@@ -412,7 +417,7 @@ bool inputs_all_merged(char *const *paths, size_t n_paths)
     return n_paths > 0;
 }
 
-int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *out, char *msg, size_t msg_cap)
+int mt_discover_collect(char *const *paths, size_t n_paths, bool recursive, mt_discover_list_t *out, char *msg, size_t msg_cap)
 {
     memset(out, 0, sizeof *out);
     walk_t w = {.recursive = recursive, .l = out, .msg = msg, .cap = msg_cap};
@@ -478,7 +483,7 @@ int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *o
     return 0;
 }
 
-void inputs_assign(input_list_t *l, int n_procs)
+void mt_discover_assign(mt_discover_list_t *l, int n_procs)
 {
     size_t *order = malloc((l->n ? l->n : 1) * sizeof *order);
     uint64_t *load = calloc((size_t)n_procs, sizeof *load);
@@ -513,7 +518,7 @@ void inputs_assign(input_list_t *l, int n_procs)
     free(load);
 }
 
-void inputs_free(input_list_t *l)
+void mt_discover_free(mt_discover_list_t *l)
 {
     for (size_t i = 0; i < l->n; i++)
         free(l->files[i].path);
@@ -530,9 +535,61 @@ void inputs_free(input_list_t *l)
     memset(l, 0, sizeof *l);
 }
 
-const char *inputs_base(const char *path)
+const char *mt_discover_base(const char *path)
 {
     const char *b = strrchr(path, '/');
     return b ? b + 1 : path;
 }
 
+
+mt_discover_kind_t mt_discover_part(const char *path, int64_t *part)
+{
+    *part = -1;
+    size_t len = 0;
+    int32_t rank = mt_merged_part_parse(path, &len);
+    if (rank >= 0) {
+        *part = rank;
+        return MT_DISCOVER_MERGED_PART;
+    }
+    size_t fl = mt_nsys_part_file(path);
+    if (fl && !strncmp(path + fl, "#pid", 4)) {
+        char *end = NULL;
+        long long pid = strtoll(path + fl + 4, &end, 10);
+        if (end && end != path + fl + 4 && !*end) {
+            *part = pid;
+            return MT_DISCOVER_NSYS_PART;
+        }
+    }
+    return MT_DISCOVER_FILE;
+}
+
+char *mt_discover_identity(const char *path, struct stat *st)
+{
+    if (stat(path, st) == 0)
+        return realpath(path, NULL);
+    const char *part = strrchr(path, '#');
+    char *file = part ? strndup(path, (size_t)(part - path)) : NULL;
+    char *real = file && stat(file, st) == 0 ? realpath(file, NULL) : NULL;
+    free(file);
+    char *id = real ? malloc(strlen(real) + strlen(part) + 1) : NULL;
+    if (id) {
+        memcpy(id, real, strlen(real));
+        strcpy(id + strlen(real), part);
+    }
+    free(real);
+    return id;
+}
+
+void mt_discover_node(char *host, size_t cap)
+{
+    if (!cap)
+        return;
+    host[0] = '\0';
+    const char *env = getenv("MERGETRACE_NODE");
+    if (env && *env)
+        snprintf(host, cap, "%s", env);
+    else if (cap < 2 || gethostname(host, cap - 1) != 0)
+        host[0] = '\0'; /* then the other fields still tell two files apart */
+    else
+        host[cap - 1] = '\0';
+}
