@@ -131,125 +131,6 @@ static int by_path_then_owner(const void *a, const void *b)
     return c ? c : (x->owner > y->owner) - (x->owner < y->owner);
 }
 
-/* --local: a file's identity, to tell one file listed by several
- * processes of a node (mpirun -n 16 on two nodes, every process given
- * /local/traces) from two files under one path on two nodes. The host
- * name (MERGETRACE_NODE=NAME instead: containers of one host that see
- * different files under one path, or the tests standing for two nodes),
- * the real path, device, inode, size and modification time must all be
- * equal: a file system that reuses inode numbers, or a real path on two
- * hosts, cannot make two files one. */
-typedef struct local_rec {
-    mt_discover_file_t f;
-    const char *key; /* host, NUL, real path ("" when realpath failed: never one with another), NUL */
-    uint64_t dev, ino;
-    int64_t mtime_ns;
-} local_rec_t;
-
-static int by_identity(const void *a, const void *b)
-{
-    const local_rec_t *x = a, *y = b;
-    int c = strcmp(x->key, y->key);
-    if (!c)
-        c = strcmp(x->key + strlen(x->key) + 1, y->key + strlen(y->key) + 1);
-    if (!c)
-        c = x->dev != y->dev ? (x->dev < y->dev ? -1 : 1) : x->ino != y->ino ? (x->ino < y->ino ? -1 : 1) : 0;
-    if (!c)
-        c = x->f.bytes != y->f.bytes ? (x->f.bytes < y->f.bytes ? -1 : 1)
-            : x->mtime_ns != y->mtime_ns ? (x->mtime_ns < y->mtime_ns ? -1 : 1) : 0;
-    return c ? c : (x->f.owner > y->f.owner) - (x->f.owner < y->f.owner);
-}
-
-static bool same_file(const local_rec_t *x, const local_rec_t *y)
-{
-    const char *rx = x->key + strlen(x->key) + 1;
-    return *rx && x->dev == y->dev && x->ino == y->ino && x->f.bytes == y->f.bytes && x->mtime_ns == y->mtime_ns &&
-           !strcmp(x->key, y->key) && !strcmp(rx, y->key + strlen(y->key) + 1);
-}
-
-/* A file listed by several processes: its size and its first record. */
-typedef struct shared_grp {
-    uint64_t bytes;
-    size_t at, end; /* its records: rec[at .. end) */
-} shared_grp_t;
-
-static int larger_first(const void *a, const void *b)
-{
-    const shared_grp_t *x = a, *y = b;
-    return x->bytes != y->bytes ? (x->bytes > y->bytes ? -1 : 1) : (x->at > y->at) - (x->at < y->at);
-}
-
-/* Process 0: each file listed by several processes of one node kept once,
- * with the one of them that has the fewest bytes to load so far (files
- * listed by one process first, then the shared ones largest first), so
- * the processes of a node share its files as those of a shared file
- * system do (mt_discover_assign); found in a directory only when every one of
- * them found it in one (a JSON file that is not a trace is then left out,
- * named explicitly it is an error, whichever process loads it), under
- * its first name in path order when all are absolute. Frees the dropped
- * records' paths; returns the count kept (rec compacted) or -1 out of
- * memory. */
-static long share_node_files(local_rec_t *rec, size_t n, int n_procs)
-{
-    qsort(rec, n, sizeof *rec, by_identity);
-    uint64_t *load = calloc((size_t)n_procs, sizeof *load);
-    shared_grp_t *grp = malloc((n ? n : 1) * sizeof *grp);
-    if (!load || !grp) {
-        free(load);
-        free(grp);
-        return -1;
-    }
-    size_t n_grp = 0;
-    for (size_t a = 0, b; a < n; a = b) {
-        for (b = a + 1; b < n && same_file(&rec[a], &rec[b]); b++)
-            ;
-        if (b - a == 1)
-            load[rec[a].f.owner] += rec[a].f.bytes;
-        else
-            grp[n_grp++] = (shared_grp_t){rec[a].f.bytes, a, b};
-    }
-    qsort(grp, n_grp, sizeof *grp, larger_first); /* ties in identity order */
-    for (size_t g = 0; g < n_grp; g++) {
-        size_t a = grp[g].at, end = grp[g].end, best = a;
-        for (size_t b = a + 1; b < end; b++)
-            if (load[rec[b].f.owner] < load[rec[best].f.owner])
-                best = b;
-        load[rec[best].f.owner] += rec[best].f.bytes;
-        /* under its first name in path order, as by one process
-         * (mt_discover_collect), when every name is absolute: any of them opens
-         * the file on this host; a relative one only in its process's
-         * working directory, so then the loader's own */
-        size_t name = best;
-        bool absolute = true;
-        for (size_t b = a; b < end; b++) {
-            absolute &= rec[b].f.path[0] == '/';
-            if (strcmp(rec[b].f.path, rec[name].f.path) < 0)
-                name = b;
-        }
-        if (absolute && name != best) {
-            char *t = rec[best].f.path;
-            rec[best].f.path = rec[name].f.path;
-            rec[name].f.path = t;
-        }
-        bool from_dir = true; /* named explicitly by any process wins, as by one process (mt_discover_collect) */
-        for (size_t b = a; b < end; b++) {
-            from_dir &= rec[b].f.from_dir;
-            if (b != best) {
-                free(rec[b].f.path);
-                rec[b].f.path = NULL;
-            }
-        }
-        rec[best].f.from_dir = from_dir;
-    }
-    free(load);
-    free(grp);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (rec[i].f.path)
-            rec[k++] = rec[i];
-    return (long)k;
-}
-
 static int by_skip_path(const void *a, const void *b)
 {
     return strcmp(((const mt_discover_skip_t *)a)->path, ((const mt_discover_skip_t *)b)->path);
@@ -284,7 +165,7 @@ static int gather_skipped(mt_discover_list_t *l, const char *all, size_t len)
 /* --local, collective: every process expands its own PATHs, and process 0
  * gets the union, sorted by path (then process) as one process would list
  * it, each file owned by the process that listed it (one listed by several
- * processes of a node: by one of them, share_node_files). Returns 0, or
+ * processes of a node: by one of them, mt_discover_share_node). Returns 0, or
  * the exit code (the same everywhere) after the lowest failing process
  * said why. Records: uint64 bytes, dev, inode, int64 mtime (ns), int32
  * owner, uint8 from_dir, then the host name, the real path and the path,
@@ -352,11 +233,11 @@ static int collect_local(MPI_Comm comm, const options_t *o, mt_discover_list_t *
         mt_discover_free(files); /* the shared list comes from process 0 */
     if (me == 0 && !bad) {
         mt_discover_free(files);
-        local_rec_t *rec = NULL;
+        mt_discover_rec_t *rec = NULL;
         size_t n = 0, cap = 0;
         for (size_t off = 0; !bad && off < len;) {
             const char *p = (const char *)all + off;
-            local_rec_t r = {0};
+            mt_discover_rec_t r = {0};
             uint64_t head[4];
             int32_t owner;
             memcpy(head, p, sizeof head);
@@ -379,7 +260,7 @@ static int collect_local(MPI_Comm comm, const options_t *o, mt_discover_list_t *
                 rec[n++] = r;
             }
         }
-        long kept = bad ? -1 : share_node_files(rec, n, n_procs);
+        long kept = bad ? -1 : mt_discover_share_node(rec, n, n_procs);
         if (kept < 0) {
             for (size_t i = 0; i < n; i++)
                 free(rec[i].f.path);

@@ -104,6 +104,33 @@ char *mt_discover_identity(const char *path, struct stat *st);
  * name; "" when neither is known. */
 void mt_discover_node(char *host, size_t cap);
 
+/* --local: a file as one process listed it, with its identity, to tell
+ * one file listed by several processes of a node (mpirun -n 16 on two
+ * nodes, every process given /local/traces) from two files under one path
+ * on two nodes. The node's name (mt_discover_node), the real path
+ * (mt_discover_identity), device, inode, size and modification time must
+ * all be equal: a file system that reuses inode numbers, or a real path on
+ * two hosts, cannot make two files one. */
+typedef struct mt_discover_rec {
+    mt_discover_file_t f;  /* f.owner: the process that listed it; f.path owned (malloc'd) */
+    const char *key;       /* borrowed: node name, NUL, real path ("" when unknown: never one with another), NUL */
+    uint64_t dev, ino;
+    int64_t mtime_ns;
+} mt_discover_rec_t;
+
+/* The root's union of every process's records rec[0..n) (owners below
+ * n_procs): each file listed by several processes of one node kept once,
+ * with the one of them that has the fewest bytes to load so far (files
+ * listed by one process first, then the shared ones largest first), so
+ * the processes of a node share its files as those of a shared file
+ * system do (mt_discover_assign); found in a directory only when every one
+ * of them found it in one, under its first name in path order when all
+ * names are absolute (else the loader's own: a relative name opens only
+ * in its process's working directory). Sorts rec, frees the dropped
+ * records' paths, and returns the count kept (rec compacted), or -1 out
+ * of memory (rec sorted, nothing freed). */
+long mt_discover_share_node(mt_discover_rec_t *rec, size_t n, int n_procs);
+
 void mt_discover_free(mt_discover_list_t *l);
 
 #ifdef __cplusplus

@@ -593,3 +593,99 @@ void mt_discover_node(char *host, size_t cap)
     else
         host[cap - 1] = '\0';
 }
+
+/* --local: one file listed by several processes of a node kept once. */
+
+static int by_identity(const void *a, const void *b)
+{
+    const mt_discover_rec_t *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    if (!c)
+        c = strcmp(x->key + strlen(x->key) + 1, y->key + strlen(y->key) + 1);
+    if (!c)
+        c = x->dev != y->dev ? (x->dev < y->dev ? -1 : 1) : x->ino != y->ino ? (x->ino < y->ino ? -1 : 1) : 0;
+    if (!c)
+        c = x->f.bytes != y->f.bytes ? (x->f.bytes < y->f.bytes ? -1 : 1)
+            : x->mtime_ns != y->mtime_ns ? (x->mtime_ns < y->mtime_ns ? -1 : 1) : 0;
+    return c ? c : (x->f.owner > y->f.owner) - (x->f.owner < y->f.owner);
+}
+
+static bool same_file(const mt_discover_rec_t *x, const mt_discover_rec_t *y)
+{
+    const char *rx = x->key + strlen(x->key) + 1;
+    return *rx && x->dev == y->dev && x->ino == y->ino && x->f.bytes == y->f.bytes && x->mtime_ns == y->mtime_ns &&
+           !strcmp(x->key, y->key) && !strcmp(rx, y->key + strlen(y->key) + 1);
+}
+
+/* A file listed by several processes: its size and its first record. */
+typedef struct shared_grp {
+    uint64_t bytes;
+    size_t at, end; /* its records: rec[at .. end) */
+} shared_grp_t;
+
+static int larger_first(const void *a, const void *b)
+{
+    const shared_grp_t *x = a, *y = b;
+    return x->bytes != y->bytes ? (x->bytes > y->bytes ? -1 : 1) : (x->at > y->at) - (x->at < y->at);
+}
+
+long mt_discover_share_node(mt_discover_rec_t *rec, size_t n, int n_procs)
+{
+    qsort(rec, n, sizeof *rec, by_identity);
+    uint64_t *load = calloc((size_t)n_procs, sizeof *load);
+    shared_grp_t *grp = malloc((n ? n : 1) * sizeof *grp);
+    if (!load || !grp) {
+        free(load);
+        free(grp);
+        return -1;
+    }
+    size_t n_grp = 0;
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && same_file(&rec[a], &rec[b]); b++)
+            ;
+        if (b - a == 1)
+            load[rec[a].f.owner] += rec[a].f.bytes;
+        else
+            grp[n_grp++] = (shared_grp_t){rec[a].f.bytes, a, b};
+    }
+    qsort(grp, n_grp, sizeof *grp, larger_first); /* ties in identity order */
+    for (size_t g = 0; g < n_grp; g++) {
+        size_t a = grp[g].at, end = grp[g].end, best = a;
+        for (size_t b = a + 1; b < end; b++)
+            if (load[rec[b].f.owner] < load[rec[best].f.owner])
+                best = b;
+        load[rec[best].f.owner] += rec[best].f.bytes;
+        /* under its first name in path order, as by one process
+         * (mt_discover_collect), when every name is absolute: any of them opens
+         * the file on this host; a relative one only in its process's
+         * working directory, so then the loader's own */
+        size_t name = best;
+        bool absolute = true;
+        for (size_t b = a; b < end; b++) {
+            absolute &= rec[b].f.path[0] == '/';
+            if (strcmp(rec[b].f.path, rec[name].f.path) < 0)
+                name = b;
+        }
+        if (absolute && name != best) {
+            char *t = rec[best].f.path;
+            rec[best].f.path = rec[name].f.path;
+            rec[name].f.path = t;
+        }
+        bool from_dir = true; /* named explicitly by any process wins, as by one process (mt_discover_collect) */
+        for (size_t b = a; b < end; b++) {
+            from_dir &= rec[b].f.from_dir;
+            if (b != best) {
+                free(rec[b].f.path);
+                rec[b].f.path = NULL;
+            }
+        }
+        rec[best].f.from_dir = from_dir;
+    }
+    free(load);
+    free(grp);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rec[i].f.path)
+            rec[k++] = rec[i];
+    return (long)k;
+}

@@ -254,6 +254,49 @@ static void test_node(void **state)
     assert_string_equal(host, want);
 }
 
+/* --local: records as three processes listed them. x.json is one file
+ * on node a, listed by processes 0 and 1 (same identity): kept once, with
+ * process 1, which loads less so far (0 also listed its own 100-byte
+ * y.json), named as the first absolute name, found in a directory only as
+ * both found it. The same real path on node b (process 2) is another file;
+ * a record without a real path equals no other. */
+static void test_share_node(void **state)
+{
+    (void)state;
+    static const char ka[] = "a\0/data/x.json", kb[] = "b\0/data/x.json", ky[] = "a\0/data/y.json",
+                      kz[] = "a\0";
+    mt_discover_rec_t rec[5] = {
+        {.f = {.path = strdup("/data/x.json"), .bytes = 50, .owner = 0, .from_dir = true}, .key = ka, .dev = 1,
+         .ino = 7, .mtime_ns = 5},
+        {.f = {.path = strdup("/mnt/../data/x.json"), .bytes = 50, .owner = 1, .from_dir = false}, .key = ka,
+         .dev = 1, .ino = 7, .mtime_ns = 5},
+        {.f = {.path = strdup("/data/y.json"), .bytes = 100, .owner = 0, .from_dir = true}, .key = ky, .dev = 1,
+         .ino = 8, .mtime_ns = 5},
+        {.f = {.path = strdup("/data/x.json"), .bytes = 50, .owner = 2, .from_dir = true}, .key = kb, .dev = 1,
+         .ino = 7, .mtime_ns = 5},
+        {.f = {.path = strdup("z.json"), .bytes = 1, .owner = 1, .from_dir = true}, .key = kz, .dev = 0, .ino = 0},
+    };
+    long kept = mt_discover_share_node(rec, 5, 3);
+    assert_int_equal(kept, 4);
+    int seen_x_a = 0, seen_x_b = 0;
+    for (long i = 0; i < kept; i++) {
+        const mt_discover_rec_t *r = &rec[i];
+        if (!strcmp(r->key, "a") && !strcmp(r->key + 2, "/data/x.json")) {
+            seen_x_a++;
+            assert_int_equal(r->f.owner, 1);
+            assert_string_equal(r->f.path, "/data/x.json"); /* the first name in path order */
+            assert_false(r->f.from_dir);
+        } else if (!strcmp(r->key, "b")) {
+            seen_x_b++;
+            assert_int_equal(r->f.owner, 2);
+        }
+    }
+    assert_int_equal(seen_x_a, 1);
+    assert_int_equal(seen_x_b, 1);
+    for (long i = 0; i < kept; i++)
+        free(rec[i].f.path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -263,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_assign),
         cmocka_unit_test(test_node),
+        cmocka_unit_test(test_share_node),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
