@@ -7,10 +7,12 @@
  * report.json, and prints the summary from process 0. This file is the
  * order of the phases; each phase lives in its own file:
  *
- *   load.c      the input list and rank map shared, each process's share loaded, results gathered
- *   job.c       rank checks and the NCCL join, analyses gathered, clocks aligned, cross-rank steps
- *   outputs.c   output directory, merged trace, report.json / report.html, --timings
- *   terminal.c  the summary on stdout
+ *   load.c      the input list (src/discover/) and rank map shared, each process's share loaded,
+ *               results gathered
+ *   job.c       rank checks and the NCCL join (src/nccl/nccl_join.c), analyses gathered, clocks
+ *               aligned, cross-rank steps
+ *   outputs.c   output directory, merged trace, report.json / report.html, the run's warnings and
+ *               the summary on stdout (src/report/), --timings
  *
  * Every phase returns an exit code that is the same on every process
  * (agreed with comm_mpi_agree, or decided by process 0 and broadcast from

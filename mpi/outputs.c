@@ -22,11 +22,17 @@
 #include "fr_run.h"
 #include "merged_io.h"
 #include "procs.h"
-#include "terminal.h"
 
 static mt_status_t file_write(void *ctx, const void *data, size_t len)
 {
     return fwrite(data, 1, len, (FILE *)ctx) == len ? MT_OK : MT_ERR_IO;
+}
+
+/* An mt_write_fn onto stdout (ctx unused); MT_ERR_IO when fwrite fails. */
+static mt_status_t stdout_write(void *ctx, const void *data, size_t len)
+{
+    (void)ctx;
+    return fwrite(data, 1, len, stdout) == len ? MT_OK : MT_ERR_IO;
 }
 
 /* Write report.json (html NULL) or report.html as out_dir/name under a
@@ -731,9 +737,15 @@ static int report_build(const options_t *o, const mt_discover_list_t *files, con
                                     .nccl_only = r->nccl.is_nccl != 0};
     }
     for (size_t i = 0; i < j->n_skipped; i++)
-        rs[i] = (mt_report_skip_t){files->files[j->skipped[i].index].path, j->skipped[i].message};
+        rs[i] = (mt_report_skip_t){.path = files->files[j->skipped[i].index].path,
+                                   .reason = j->skipped[i].message,
+                                   .kind = j->skipped[i].nccl.left_out ? MT_REPORT_SKIP_LEFT_OUT
+                                                                       : MT_REPORT_SKIP_NOT_TRACE};
     for (size_t i = 0; i < files->n_skipped; i++) /* own outputs, links not followed */
-        rs[j->n_skipped + i] = (mt_report_skip_t){files->skipped[i].path, files->skipped[i].why};
+        rs[j->n_skipped + i] = (mt_report_skip_t){.path = files->skipped[i].path,
+                                                  .reason = files->skipped[i].why,
+                                                  .kind = MT_REPORT_SKIP_INPUT,
+                                                  .first = files->skipped[i].first};
     int32_t ref = -1;
     for (size_t i = 0; i < j->al.n_clocks; i++)
         if (j->al.clocks[i].reference)
@@ -770,6 +782,53 @@ static int report_build(const options_t *o, const mt_discover_list_t *files, con
     return 0;
 }
 
+/* Every warning of job j into *w (mt_report_warnings over rep, j's
+ * report). MT_OK or MT_ERR_NOMEM. */
+static mt_status_t run_warnings(const job_t *j, const mt_report_t *rep, bool merge_failed, mt_warnings_t *w)
+{
+    const mt_trace_summary_t **sums = malloc((j->n ? j->n : 1) * sizeof *sums);
+    if (!sums)
+        return w->st = MT_ERR_NOMEM;
+    for (size_t i = 0; i < j->n; i++)
+        sums[i] = &j->res[i].sum;
+    char note[512] = "";
+    if (j->plan.skipped)
+        mt_critpath_memory_note(note, sizeof note, j->plan.with, j->plan.budget, j->plan.acts, j->plan.rows);
+    mt_report_warn_facts_t f = {.sums = sums,
+                                .world_disagree = j->world_disagree,
+                                .nccl = &j->nccl,
+                                .critpath_skipped = j->plan.skipped ? note : NULL,
+                                .trust = &j->trust,
+                                .merge_failed = merge_failed};
+    mt_status_t st = mt_report_warnings(rep, &f, w);
+    free(sums);
+    return st;
+}
+
+/* Process 0: the summary of the run on stdout (mt_report_text over rep,
+ * with its warnings), in colour as o->color says (auto: a terminal, not
+ * under mpirun, no NO_COLOR). merged_path: NULL when no merged trace was
+ * written. removed: the outputs of an earlier run removed ("" none). */
+static void summary_print(const options_t *o, const job_t *j, const mt_report_t *rep, const phase_times_t *pt,
+                          int n_procs, const char *merged_path, const char *removed)
+{
+    /* Under mpirun stdout is often a pseudo-terminal even when the user
+     * pipes mpirun's output, so "auto" means no colour there. */
+    bool color = o->color == 1 || (o->color < 0 && isatty(1) && !procs_mpi() && !getenv("NO_COLOR"));
+    mt_report_text_opts_t t = {.color = color,
+                               .n_procs = n_procs,
+                               .threads = procs_threads(),
+                               .load_s = pt->load,
+                               .align_s = pt->align,
+                               .merge_s = pt->merged_write,
+                               .out_dir = o->out_dir,
+                               .html = !o->no_html,
+                               .merged_path = merged_path,
+                               .removed = removed,
+                               .mixed_runs = j->trust.mixed != 0};
+    (void)mt_report_text(rep, &t, stdout_write, NULL); /* a write error: the check of stdout after it */
+}
+
 int outputs_baseline_job(options_t *o, const options_t *ob, const mt_discover_list_t *files, job_t *j)
 {
     char msg[1400] = "", dir[PATH_MAX];
@@ -782,7 +841,7 @@ int outputs_baseline_job(options_t *o, const options_t *ob, const mt_discover_li
     if (report_build(ob, files, j, &ri, &rs, &rep)) {
         code = MT_EXIT_ERROR;
     } else {
-        terminal_warnings(ob, files, j, false, &warn);
+        run_warnings(j, &rep, false, &warn);
         rep.warnings = &warn;
         if (warn.st != MT_OK || nccl_report(j))
             code = MT_EXIT_ERROR;
@@ -832,7 +891,7 @@ int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j
     rep.merged = (!o->no_merge && !merge_failed) ? mt_discover_base(merged_path) : NULL;
     rep.merged_events = m->events;
     mt_warnings_t warn = {0};
-    terminal_warnings(o, files, j, merge_failed, &warn);
+    run_warnings(j, &rep, merge_failed, &warn);
     rep.warnings = &warn;
     int rj = 0;
     if (warn.st != MT_OK || nccl_report(j)) {
@@ -878,15 +937,15 @@ int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j
     if (!rj && write)
         remove_stale(o, files, m, removed, sizeof removed);
     if (o->json) {
-        if (mt_report_json(&rep, terminal_write, NULL) != MT_OK)
+        if (mt_report_json(&rep, stdout_write, NULL) != MT_OK)
             code = MT_EXIT_ERROR;
         if (removed[0] && !o->quiet)
             say("mergetrace: removed %s of an earlier run from %s (this run does not write %s)\n",
                     removed, o->out_dir, strstr(removed, " and ") ? "them" : "it");
     } else if (!o->quiet) {
-        terminal_summary(o, j, &rep, pt, n_procs, (!o->no_merge && !merge_failed) ? merged_path : NULL, removed);
+        summary_print(o, j, &rep, pt, n_procs, (!o->no_merge && !merge_failed) ? merged_path : NULL, removed);
         if (cmp)
-            mt_compare_text(cmp, terminal_write, NULL);
+            mt_compare_text(cmp, stdout_write, NULL);
     }
     if (j->fr)
         fr_print(o, j->fr);

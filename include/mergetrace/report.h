@@ -19,6 +19,9 @@
 #include "mergetrace/memory.h"
 #include "mergetrace/buf.h"
 #include "mergetrace/nccl_input.h"
+#include "mergetrace/nccl_join.h"
+#include "mergetrace/rank.h"
+#include "mergetrace/trust.h"
 #include "mergetrace/fr_hang.h"
 #include "mergetrace/pipeline.h"
 #include "mergetrace/status.h"
@@ -67,9 +70,20 @@ typedef struct mt_report_nccl {
     const mt_nccl_agree_t *agree; /* NULL: no comparison (no Kineto trace, or no rows on one side) */
 } mt_report_nccl_t;
 
+/* Why a file was left out (the warnings' codes; report.json lists them
+ * alike). */
+typedef enum mt_report_skip_kind {
+    MT_REPORT_SKIP_NOT_TRACE = 0, /* loaded, and not a trace ("skipped_file") */
+    MT_REPORT_SKIP_LEFT_OUT,      /* an NCCL example profiler file of another communicator ("left_out_file") */
+    MT_REPORT_SKIP_INPUT,         /* left out before loading: one of mergetrace's own outputs, or a link not
+                                   * followed (first set) ("skipped_input", "link_not_followed") */
+} mt_report_skip_kind_t;
+
 typedef struct mt_report_skip {
     const char *path;
     const char *reason;
+    mt_report_skip_kind_t kind;
+    const char *first;        /* a link not followed: the path by which its directory was read; else NULL */
 } mt_report_skip_t;
 
 /* Everything report.json says. All pointers are borrowed for the call. */
@@ -108,6 +122,27 @@ typedef struct mt_report {
     const struct mt_compare *compare;  /* --baseline: the comparison (report.html only); NULL = none */
     const mt_fr_hang_t *hang;          /* Flight Recorder dumps' post-mortem; NULL = no dump (key left out) */
 } mt_report_t;
+
+/* What the run's warnings need beyond the report. All borrowed. */
+typedef struct mt_report_warn_facts {
+    const mt_trace_summary_t *const *sums; /* per input of the report, NCCL-only ranks' too (their world size
+                                            * is their communicator's); NULL, or NULL entries: nothing known */
+    bool world_disagree;                   /* the traces disagree on the world size (the report's is the largest) */
+    const mt_nccl_job_t *nccl;             /* the job's NCCL files; NULL: none */
+    const char *critpath_skipped;          /* why the critical path was left out (mt_critpath_memory_note); NULL */
+    const mt_trust_t *trust;               /* one run? how good is the fit? NULL: nothing to say */
+    bool merge_failed;                     /* the merged trace was not written */
+} mt_report_warn_facts_t;
+
+/* Every warning of the run appended to *w, in the order the terminal
+ * prints them (codes in docs/report-schema.md): missing ranks, files left
+ * out, the world size, nothing to align with, the NCCL files', per rank
+ * (clock, truncation, time base, world, categories, UTF-8, durations,
+ * memory events, time stamps, unlinked kernels, where the rank came from),
+ * the critical path left out, clock groups, trust, --no-align, partial and
+ * mismatched collectives, a failed merge. Returns w->st (MT_ERR_NOMEM when
+ * a warning could not be added). */
+mt_status_t mt_report_warnings(const mt_report_t *r, const mt_report_warn_facts_t *f, mt_warnings_t *w);
 
 /* ---- terminal text of the cross-rank and pipeline results ---- */
 
