@@ -83,7 +83,7 @@ static int bcast_inputs(MPI_Comm comm, mt_discover_list_t *l, int me)
     n = hdr[0];
     bytes = hdr[1];
     char *names = malloc(bytes ? bytes : 1);
-    uint64_t *sizes = malloc((n ? n : 1) * 3 * sizeof *sizes); /* sizes, from_dir flags, owners */
+    uint64_t *sizes = malloc((n ? n : 1) * 5 * sizeof *sizes); /* sizes, from_dir flags, owners, kinds, parts */
     if (me == 0 && names && sizes) {
         char *p = names;
         for (size_t i = 0; i < l->n; i++) {
@@ -93,6 +93,8 @@ static int bcast_inputs(MPI_Comm comm, mt_discover_list_t *l, int me)
             sizes[i] = l->files[i].bytes;
             sizes[n + i] = l->files[i].from_dir;
             sizes[2 * n + i] = (uint64_t)l->files[i].owner;
+            sizes[3 * n + i] = (uint64_t)l->files[i].kind;
+            sizes[4 * n + i] = (uint64_t)l->files[i].part;
         }
     }
     if (comm_mpi_agree(comm, !names || !sizes)) {
@@ -101,7 +103,7 @@ static int bcast_inputs(MPI_Comm comm, mt_discover_list_t *l, int me)
         return 1;
     }
     procs_bcast(names, (int)bytes, MPI_CHAR, 0, comm);
-    procs_bcast(sizes, (int)(3 * n), MPI_UINT64_T, 0, comm);
+    procs_bcast(sizes, (int)(5 * n), MPI_UINT64_T, 0, comm);
     int rc = 0;
     if (me != 0) {
         memset(l, 0, sizeof *l);
@@ -113,6 +115,8 @@ static int bcast_inputs(MPI_Comm comm, mt_discover_list_t *l, int me)
             l->files[i].bytes = sizes[i];
             l->files[i].from_dir = sizes[n + i] != 0;
             l->files[i].owner = (int)sizes[2 * n + i];
+            l->files[i].kind = (mt_discover_kind_t)sizes[3 * n + i];
+            l->files[i].part = (int64_t)sizes[4 * n + i];
             if (!l->files[i].path)
                 rc = 1;
             p += strlen(p) + 1;
@@ -167,9 +171,9 @@ static int gather_skipped(mt_discover_list_t *l, const char *all, size_t len)
  * it, each file owned by the process that listed it (one listed by several
  * processes of a node: by one of them, mt_discover_share_node). Returns 0, or
  * the exit code (the same everywhere) after the lowest failing process
- * said why. Records: uint64 bytes, dev, inode, int64 mtime (ns), int32
- * owner, uint8 from_dir, then the host name, the real path and the path,
- * each with its NUL. */
+ * said why. Records: uint64 bytes, dev, inode, int64 mtime (ns), int64
+ * part, int32 owner, uint8 from_dir, uint8 kind, then the host name, the
+ * real path and the path, each with its NUL. */
 static int collect_local(MPI_Comm comm, const options_t *o, mt_discover_list_t *files, int me, int n_procs)
 {
     mt_comm_t mc = *mt_comm_serial();
@@ -184,12 +188,13 @@ static int collect_local(MPI_Comm comm, const options_t *o, mt_discover_list_t *
         const mt_discover_file_t *f = &files->files[i];
         struct stat st;
         char *real = mt_discover_identity(f->path, &st);
-        uint64_t head[4] = {f->bytes, real ? (uint64_t)st.st_dev : 0, real ? (uint64_t)st.st_ino : 0,
-                            real ? (uint64_t)((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec) : 0};
+        uint64_t head[5] = {f->bytes, real ? (uint64_t)st.st_dev : 0, real ? (uint64_t)st.st_ino : 0,
+                            real ? (uint64_t)((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec) : 0,
+                            (uint64_t)f->part};
         int32_t owner = me;
-        uint8_t from_dir = f->from_dir;
+        uint8_t flags[2] = {f->from_dir, (uint8_t)f->kind};
         if (mt_buf_append(&b, head, sizeof head) || mt_buf_append(&b, &owner, sizeof owner) ||
-            mt_buf_append(&b, &from_dir, 1) || mt_buf_append(&b, host, strlen(host) + 1) ||
+            mt_buf_append(&b, flags, sizeof flags) || mt_buf_append(&b, host, strlen(host) + 1) ||
             mt_buf_append(&b, real ? real : "", real ? strlen(real) + 1 : 1) ||
             mt_buf_append(&b, f->path, strlen(f->path) + 1)) {
             snprintf(msg, sizeof msg, "out of memory");
@@ -238,17 +243,19 @@ static int collect_local(MPI_Comm comm, const options_t *o, mt_discover_list_t *
         for (size_t off = 0; !bad && off < len;) {
             const char *p = (const char *)all + off;
             mt_discover_rec_t r = {0};
-            uint64_t head[4];
+            uint64_t head[5];
             int32_t owner;
             memcpy(head, p, sizeof head);
-            memcpy(&owner, p + 32, sizeof owner);
+            memcpy(&owner, p + 40, sizeof owner);
             r.f.bytes = head[0];
             r.dev = head[1];
             r.ino = head[2];
             r.mtime_ns = (int64_t)head[3];
             r.f.owner = owner;
-            r.f.from_dir = p[36] != 0;
-            r.key = p + 37; /* host, real path: in all, alive until the end */
+            r.f.from_dir = p[44] != 0;
+            r.f.kind = (mt_discover_kind_t)(uint8_t)p[45];
+            r.f.part = (int64_t)head[4];
+            r.key = p + 46; /* host, real path: in all, alive until the end */
             const char *path = r.key + strlen(r.key) + 1;
             path += strlen(path) + 1;
             r.f.path = strdup(path);

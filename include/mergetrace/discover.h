@@ -32,6 +32,8 @@ typedef struct mt_discover_file {
     uint64_t bytes;   /* on disk (a part: the file's share) */
     int owner;        /* process that loads it (mt_discover_assign) */
     bool from_dir;    /* found in a directory (not named on the command line) */
+    mt_discover_kind_t kind;
+    int64_t part;     /* a part's rank (a merged trace) or process id (Nsight Systems); -1 for a file */
 } mt_discover_file_t;
 
 /* A path left out before loading, to be listed: one of mergetrace's own

@@ -32,7 +32,9 @@ static int add(mt_discover_list_t *l, const char *path, const struct stat *st, b
         return -1;
     l->files[l->n++] = (mt_discover_file_t){.path = p,
                                       .bytes = (uint64_t)st->st_size,
-                                      .from_dir = from_dir};
+                                      .from_dir = from_dir,
+                                      .kind = MT_DISCOVER_FILE,
+                                      .part = -1};
     return 0;
 }
 
@@ -147,7 +149,11 @@ static int split_nsys(mt_discover_list_t *l)
         mt_discover_file_t whole = l->files[i];
         memmove(&l->files[i + np], &l->files[i + 1], (l->n - i - 1) * sizeof *l->files);
         for (size_t k = 0; k < np; k++)
-            l->files[i + k] = (mt_discover_file_t){.path = parts[k], .bytes = whole.bytes / np, .from_dir = whole.from_dir};
+            l->files[i + k] = (mt_discover_file_t){.path = parts[k],
+                                                   .bytes = whole.bytes / np,
+                                                   .from_dir = whole.from_dir,
+                                                   .kind = MT_DISCOVER_NSYS_PART,
+                                                   .part = procs[k].pid};
         free(parts);
         l->n += np - 1;
         i += np - 1;
@@ -336,19 +342,24 @@ static int split_merged(mt_discover_list_t *l, size_t i, char *msg, size_t msg_c
             mt_merged_part_path(parts[k], need, l->files[i].path, ranks[k]);
         ok = parts[k] != NULL;
     }
-    free(ranks);
     if (!ok) {
         for (size_t k = 0; parts && k < nr; k++)
             free(parts[k]);
         free(parts);
+        free(ranks);
         return -1;
     }
     mt_discover_file_t whole = l->files[i];
     memmove(&l->files[i + nr], &l->files[i + 1], (l->n - i - 1) * sizeof *l->files);
     for (size_t k = 0; k < nr; k++)
-        l->files[i + k] = (mt_discover_file_t){.path = parts[k], .bytes = whole.bytes / nr, .from_dir = false};
+        l->files[i + k] = (mt_discover_file_t){.path = parts[k],
+                                               .bytes = whole.bytes / nr,
+                                               .from_dir = false,
+                                               .kind = MT_DISCOVER_MERGED_PART,
+                                               .part = ranks[k]};
     l->n += nr - 1;
     free(parts);
+    free(ranks);
     free(whole.path);
     return 0;
 }

@@ -86,6 +86,8 @@ static void test_walk(void **state)
     assert_string_equal(base_of(l.files[0].path), "a.json");
     assert_true(l.files[0].from_dir);
     assert_int_equal(l.files[0].bytes, 18);
+    assert_int_equal(l.files[0].kind, MT_DISCOVER_FILE);
+    assert_int_equal(l.files[0].part, -1);
     assert_int_equal(l.n_skipped, 0);
     mt_discover_free(&l);
     assert_null(l.files);
@@ -144,6 +146,8 @@ static void test_own_outputs_and_merged(void **state)
         int64_t part = -2;
         assert_int_equal(mt_discover_part(l.files[r].path, &part), MT_DISCOVER_MERGED_PART);
         assert_int_equal(part, r);
+        assert_int_equal(l.files[r].kind, MT_DISCOVER_MERGED_PART);
+        assert_int_equal(l.files[r].part, r);
         assert_int_equal(l.files[r].bytes, 1267 / 2);
         assert_false(l.files[r].from_dir);
     }
