@@ -31,7 +31,7 @@ static mt_status_t out_write(void *ctx, const void *data, size_t len)
 /* Process 0: each dump's rank (map, else file name) and owner, checked;
  * the list as bytes for the broadcast: per dump int32 rank, int32 owner,
  * uint32 path length, the path. 0, or an exit code after saying why. */
-static int plan(const options_t *o, input_list_t *files, const mt_rankmap_t *map, int n_procs, mt_buf_t *out)
+static int plan(const options_t *o, mt_discover_list_t *files, const mt_rankmap_t *map, int n_procs, mt_buf_t *out)
 {
     size_t n = files->n_fr;
     int32_t *rank = malloc((n ? n : 1) * sizeof *rank);
@@ -61,8 +61,8 @@ static int plan(const options_t *o, input_list_t *files, const mt_rankmap_t *map
             }
     }
     if (!code) {
-        input_list_t tmp = {.files = files->fr, .n = n};
-        inputs_assign(&tmp, n_procs);
+        mt_discover_list_t tmp = {.files = files->fr, .n = n};
+        mt_discover_assign(&tmp, n_procs);
     }
     for (size_t i = 0; i < n && !code; i++) {
         uint32_t len = (uint32_t)strlen(files->fr[i].path);
@@ -200,7 +200,7 @@ static bool fr_alloc(fr_job_t *fr, size_t n)
 /* Process 0: the gathered bytes unpacked into fr->dumps (by rank) with
  * their paths, then analysed; with --force a dump of another job is left
  * out (warned) and the analysis run again. 0 or an exit code (said). */
-static int analyse(const options_t *o, const input_list_t *files, const mt_buf_t *list, const uint8_t *all, size_t len,
+static int analyse(const options_t *o, const mt_discover_list_t *files, const mt_buf_t *list, const uint8_t *all, size_t len,
                    fr_job_t *fr)
 {
     size_t n = files->n_fr;
@@ -704,7 +704,7 @@ static int outputs_alone(const options_t *o, const fr_job_t *fr, const char *mer
     return code;
 }
 
-int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input_list_t *files,
+int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover_list_t *files,
              const mt_rankmap_t *map, fr_job_t *fr)
 {
     memset(fr, 0, sizeof *fr);
@@ -790,7 +790,7 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input_list_
     return code;
 }
 
-int fr_from_nccl(const options_t *o, const input_list_t *files, const nccl_job_t *nj, fr_job_t *fr)
+int fr_from_nccl(const options_t *o, const mt_discover_list_t *files, const mt_nccl_job_t *nj, fr_job_t *fr)
 {
     bool any = false;
     size_t n = 0;
@@ -811,10 +811,10 @@ int fr_from_nccl(const options_t *o, const input_list_t *files, const nccl_job_t
         say("mergetrace: out of memory\n");
     size_t k = 0;
     for (size_t i = 0; !code && i < nj->n; i++) {
-        const nccl_rank_t *r = &nj->r[i];
+        const mt_nccl_rank_t *r = &nj->r[i];
         if (r->info.is_nccl != MT_NCCL_FMT_PLUGIN || r->info.left_out)
             continue;
-        const input_file_t *in = &files->files[r->file_index];
+        const mt_discover_file_t *in = &files->files[r->file_index];
         mt_error_t err;
         mt_error_clear(&err);
         mt_status_t st = mt_nccl_load(in->path, &nf[k], &err);

@@ -8,8 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "inputs.h"
-#include "nccl_job.h"
+#include "mergetrace/discover.h"
 #include "mergetrace/mergetrace.h"
 #include "options.h"
 
@@ -46,7 +45,7 @@ typedef struct fr_job {
  * order, as merged_io.c writes the traces), prints the verdict (or report.json with
  * --json), and returns MT_EXIT_HANG when a hang was found, else
  * MT_EXIT_OK (MT_EXIT_ERROR when an output cannot be written). */
-int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input_list_t *files,
+int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover_list_t *files,
              const mt_rankmap_t *map, fr_job_t *fr);
 
 /* Process 0, after the job's NCCL files were loaded (nj), when no Flight
@@ -57,7 +56,7 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input_list_
  * outputs as dumps beside traces do (exit 4 for a hang). 0, or an exit
  * code after saying why (a file that cannot be read again, out of
  * memory). */
-int fr_from_nccl(const options_t *o, const input_list_t *files, const nccl_job_t *nj, fr_job_t *fr);
+int fr_from_nccl(const options_t *o, const mt_discover_list_t *files, const mt_nccl_job_t *nj, fr_job_t *fr);
 
 /* Process 0, beside traces: the verdict on the terminal after the summary
  * (nothing with -q or --json). */

@@ -34,7 +34,7 @@ static int by_index(const void *a, const void *b)
  * trace when there is one). Two files of one kind for a rank stay, for the
  * duplicate check. res[0..*n) is sorted by rank (entries past it are stale
  * copies: job_check counts the job's activities and rows before). */
-static int nccl_split(file_result_t *res, size_t *n, job_t *j)
+static int nccl_split(const mt_discover_list_t *l, file_result_t *res, size_t *n, job_t *j)
 {
     size_t w = 0;
     for (size_t a = 0; a < *n;) {
@@ -46,13 +46,14 @@ static int nccl_split(file_result_t *res, size_t *n, job_t *j)
         }
         for (size_t i = a; i < b; i++) {
             if (res[i].nccl.is_nccl && nn == 1) {
-                if (nccl_job_add(&j->nccl, (int32_t)res[i].rank, res[i].index, &res[i].nccl, nk > 0)) {
+                if (mt_nccl_job_add(&j->nccl, (int32_t)res[i].rank, res[i].index, l->files[res[i].index].path, &res[i].nccl,
+                                    nk > 0) != MT_OK) {
                     say("mergetrace: out of memory\n");
                     return 1;
                 }
                 for (size_t k = a; nk == 1 && k < b; k++)
                     if (!res[k].nccl.is_nccl)
-                        nccl_job_kineto(&j->nccl, (int32_t)res[i].rank, res[k].sum.host_pid, res[k].sum.world_size);
+                        mt_nccl_job_kineto(&j->nccl, (int32_t)res[i].rank, res[k].sum.host_pid, res[k].sum.world_size);
                 if (nk == 1)
                     continue; /* joins the rank's trace */
             }
@@ -61,11 +62,11 @@ static int nccl_split(file_result_t *res, size_t *n, job_t *j)
         a = b;
     }
     *n = w;
-    nccl_job_decide(&j->nccl, w);
+    mt_nccl_job_decide(&j->nccl, w);
     return 0;
 }
 
-int job_check(const options_t *o, const input_list_t *l, file_result_t *res, size_t n_res, job_t *j)
+int job_check(const options_t *o, const mt_discover_list_t *l, file_result_t *res, size_t n_res, job_t *j)
 {
     memset(j, 0, sizeof *j);
     size_t n = 0;
@@ -104,12 +105,12 @@ int job_check(const options_t *o, const input_list_t *l, file_result_t *res, siz
         j->plan.rows += res[i].n_rows;
         j->plan.steps += res[i].n_steps;
     }
-    if (nccl_split(res, &n, j) || !n) /* n > 0: a trace that an NCCL file joins stays */
+    if (nccl_split(l, res, &n, j) || !n) /* n > 0: a trace that an NCCL file joins stays */
         return MT_EXIT_ERROR;
     j->n = n;
     for (size_t i = 1; i < n; i++)
         if (res[i].rank == res[i - 1].rank) {
-            const input_file_t *a = &l->files[res[i - 1].index], *b = &l->files[res[i].index];
+            const mt_discover_file_t *a = &l->files[res[i - 1].index], *b = &l->files[res[i].index];
             if (o->local) /* the two may have one path, on two nodes, or one trace given to two processes */
                 say("mergetrace: %srank %lld appears twice: %s on process %d and %s on process %d (--local: give "
                         "each trace to one process; --rank-map says which is which)\n",
@@ -254,7 +255,7 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L
     size_t n_use = L->n_rows; /* rows that align: one source per rank */
     mt_error_t aerr;
     mt_error_clear(&aerr);
-    mt_status_t st = nccl_rows_select(mc, me == 0 ? &j->nccl : NULL, L->rows, L->n_rows, &n_use);
+    mt_status_t st = mt_nccl_rows_select(mc, me == 0 ? &j->nccl : NULL, L->rows, L->n_rows, &n_use);
     /* The rows that align go to mt_align_job_owned, which frees them once
      * gathered: process 0 keeps one copy of its own share, not two (at -n 2
      * half the job's rows, 100 bytes per job row). The rest (a rank's
@@ -272,7 +273,7 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L
         st = mt_align_job_owned(mc, mine, n_use, L->labels, j->ranks, (size_t)j->n_ranks, &co, &j->al, &aerr);
     }
     if (st == MT_OK)
-        st = nccl_compare(mc, rest, n_rest, &j->al, me == 0 ? &j->nccl : NULL);
+        st = mt_nccl_compare(mc, rest, n_rest, &j->al, me == 0 ? &j->nccl : NULL);
     free(rest);
     pt->align = procs_wtime() - ta;
     if (st != MT_OK) {
@@ -288,7 +289,7 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L
 /* Process 0: j->trust from the traces' header facts and the alignment.
  * MT_ERR_FORMAT after printing the one line when the traces are of
  * different runs and --force was not given. */
-static mt_status_t job_trust(const options_t *o, const input_list_t *l, job_t *j)
+static mt_status_t job_trust(const options_t *o, const mt_discover_list_t *l, job_t *j)
 {
     const mt_align_result_t *al = &j->al;
     mt_trust_trace_t *tt = calloc(j->n ? j->n : 1, sizeof *tt);
@@ -374,7 +375,7 @@ static void job_cp_built(void *ctx)
     heap_give_back();
 }
 
-int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t *pt)
+int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_times_t *pt)
 {
     const mt_align_result_t *al = &j->al;
     const mt_rank_analysis_t *const *an = (const mt_rank_analysis_t *const *)j->an;
@@ -485,7 +486,8 @@ void job_free(job_t *j)
     mt_align_result_free(&j->al);
     free(j->ranks);
     free(j->missing);
-    nccl_job_free(&j->nccl);
+    mt_nccl_job_free(&j->nccl);
+    free(j->nccl_rep);
     for (size_t i = 0; j->an && i < j->n; i++)
         mt_rank_analysis_free(j->an[i]);
     free(j->an);

@@ -10,10 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "inputs.h"
+#include "mergetrace/discover.h"
 #include "load.h"
 #include "mergetrace/mergetrace.h"
-#include "nccl_job.h"
 #include "options.h"
 #include "timings.h"
 
@@ -29,7 +28,8 @@ typedef struct job {
     int64_t *missing;        /* the first MISSING_LISTED absent ranks */
     size_t n_missing;
     int64_t n_absent;        /* every rank below world with no trace */
-    nccl_job_t nccl;         /* the NCCL plugin files, by rank */
+    mt_nccl_job_t nccl;         /* the NCCL plugin files, by rank */
+    mt_report_nccl_t *nccl_rep; /* nccl.n entries for report.json (outputs.c); NULL: not yet */
     const struct fr_job *fr; /* Flight Recorder dumps beside the traces (fr_run.h); NULL: none */
     /* every process: the loaded ranks, sorted, and the alignment (clocks
      * everywhere; rows and the match on process 0 only) */
@@ -56,7 +56,7 @@ typedef struct job {
  * trace, check the rank set (duplicates, world size, missing ranks) into
  * *j (zeroed first). Returns an exit code (MT_EXIT_OK to go on), after
  * printing why (after o->job_tag). */
-int job_check(const options_t *o, const input_list_t *l, file_result_t *res, size_t n_res, job_t *j);
+int job_check(const options_t *o, const mt_discover_list_t *l, file_result_t *res, size_t n_res, job_t *j);
 
 /* Collective, after job_check: process 0 projects its memory for the
  * cross-rank steps from the job's GPU activities, rows and ranks (counted
@@ -88,7 +88,7 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L
  * (mt_pp_run), the gates (o->gates evaluated in place) and the views of
  * report.html, into *j. An exit code (printed why); pt->cross_rank and its
  * CPU time. */
-int job_cross(const options_t *o, const input_list_t *l, job_t *j, phase_times_t *pt);
+int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_times_t *pt);
 
 /* Free what the steps above put in *j (not res: load_share's). */
 void job_free(job_t *j);

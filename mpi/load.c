@@ -4,7 +4,7 @@
  * ProfilerStep ranges, packed analyses, the merged write's first pass); a
  * process that fails tells the others at once, everyone agrees on failure,
  * and the per-file results are gathered on process 0. */
-#define _DEFAULT_SOURCE /* strdup, realpath, gethostname, st_mtim */
+#define _DEFAULT_SOURCE /* strdup, st_mtim */
 #include "load.h"
 #include "say.h"
 
@@ -72,7 +72,7 @@ static int bcast_file(MPI_Comm comm, const char *path, char **text, size_t *len,
 
 /* Broadcast the input list from process 0 (paths, sizes, flags, owners).
  * Collective. */
-static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
+static int bcast_inputs(MPI_Comm comm, mt_discover_list_t *l, int me)
 {
     uint64_t n = l->n, bytes = 0;
     if (me == 0)
@@ -83,7 +83,7 @@ static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
     n = hdr[0];
     bytes = hdr[1];
     char *names = malloc(bytes ? bytes : 1);
-    uint64_t *sizes = malloc((n ? n : 1) * 3 * sizeof *sizes); /* sizes, from_dir flags, owners */
+    uint64_t *sizes = malloc((n ? n : 1) * 5 * sizeof *sizes); /* sizes, from_dir flags, owners, kinds, parts */
     if (me == 0 && names && sizes) {
         char *p = names;
         for (size_t i = 0; i < l->n; i++) {
@@ -93,6 +93,8 @@ static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
             sizes[i] = l->files[i].bytes;
             sizes[n + i] = l->files[i].from_dir;
             sizes[2 * n + i] = (uint64_t)l->files[i].owner;
+            sizes[3 * n + i] = (uint64_t)l->files[i].kind;
+            sizes[4 * n + i] = (uint64_t)l->files[i].part;
         }
     }
     if (comm_mpi_agree(comm, !names || !sizes)) {
@@ -101,7 +103,7 @@ static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
         return 1;
     }
     procs_bcast(names, (int)bytes, MPI_CHAR, 0, comm);
-    procs_bcast(sizes, (int)(3 * n), MPI_UINT64_T, 0, comm);
+    procs_bcast(sizes, (int)(5 * n), MPI_UINT64_T, 0, comm);
     int rc = 0;
     if (me != 0) {
         memset(l, 0, sizeof *l);
@@ -113,6 +115,8 @@ static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
             l->files[i].bytes = sizes[i];
             l->files[i].from_dir = sizes[n + i] != 0;
             l->files[i].owner = (int)sizes[2 * n + i];
+            l->files[i].kind = (mt_discover_kind_t)sizes[3 * n + i];
+            l->files[i].part = (int64_t)sizes[4 * n + i];
             if (!l->files[i].path)
                 rc = 1;
             p += strlen(p) + 1;
@@ -126,166 +130,24 @@ static int bcast_inputs(MPI_Comm comm, input_list_t *l, int me)
 
 static int by_path_then_owner(const void *a, const void *b)
 {
-    const input_file_t *x = a, *y = b;
+    const mt_discover_file_t *x = a, *y = b;
     int c = strcmp(x->path, y->path);
     return c ? c : (x->owner > y->owner) - (x->owner < y->owner);
 }
 
-/* --local: a file's identity, to tell one file listed by several
- * processes of a node (mpirun -n 16 on two nodes, every process given
- * /local/traces) from two files under one path on two nodes. The host
- * name (MERGETRACE_NODE=NAME instead: containers of one host that see
- * different files under one path, or the tests standing for two nodes),
- * the real path, device, inode, size and modification time must all be
- * equal: a file system that reuses inode numbers, or a real path on two
- * hosts, cannot make two files one. */
-typedef struct local_rec {
-    input_file_t f;
-    const char *key; /* host, NUL, real path ("" when realpath failed: never one with another), NUL */
-    uint64_t dev, ino;
-    int64_t mtime_ns;
-} local_rec_t;
-
-static int by_identity(const void *a, const void *b)
-{
-    const local_rec_t *x = a, *y = b;
-    int c = strcmp(x->key, y->key);
-    if (!c)
-        c = strcmp(x->key + strlen(x->key) + 1, y->key + strlen(y->key) + 1);
-    if (!c)
-        c = x->dev != y->dev ? (x->dev < y->dev ? -1 : 1) : x->ino != y->ino ? (x->ino < y->ino ? -1 : 1) : 0;
-    if (!c)
-        c = x->f.bytes != y->f.bytes ? (x->f.bytes < y->f.bytes ? -1 : 1)
-            : x->mtime_ns != y->mtime_ns ? (x->mtime_ns < y->mtime_ns ? -1 : 1) : 0;
-    return c ? c : (x->f.owner > y->f.owner) - (x->f.owner < y->f.owner);
-}
-
-static bool same_file(const local_rec_t *x, const local_rec_t *y)
-{
-    const char *rx = x->key + strlen(x->key) + 1;
-    return *rx && x->dev == y->dev && x->ino == y->ino && x->f.bytes == y->f.bytes && x->mtime_ns == y->mtime_ns &&
-           !strcmp(x->key, y->key) && !strcmp(rx, y->key + strlen(y->key) + 1);
-}
-
-/* A file listed by several processes: its size and its first record. */
-typedef struct shared_grp {
-    uint64_t bytes;
-    size_t at, end; /* its records: rec[at .. end) */
-} shared_grp_t;
-
-static int larger_first(const void *a, const void *b)
-{
-    const shared_grp_t *x = a, *y = b;
-    return x->bytes != y->bytes ? (x->bytes > y->bytes ? -1 : 1) : (x->at > y->at) - (x->at < y->at);
-}
-
-/* Process 0: each file listed by several processes of one node kept once,
- * with the one of them that has the fewest bytes to load so far (files
- * listed by one process first, then the shared ones largest first), so
- * the processes of a node share its files as those of a shared file
- * system do (inputs_assign); found in a directory only when every one of
- * them found it in one (a JSON file that is not a trace is then left out,
- * named explicitly it is an error, whichever process loads it), under
- * its first name in path order when all are absolute. Frees the dropped
- * records' paths; returns the count kept (rec compacted) or -1 out of
- * memory. */
-static long share_node_files(local_rec_t *rec, size_t n, int n_procs)
-{
-    qsort(rec, n, sizeof *rec, by_identity);
-    uint64_t *load = calloc((size_t)n_procs, sizeof *load);
-    shared_grp_t *grp = malloc((n ? n : 1) * sizeof *grp);
-    if (!load || !grp) {
-        free(load);
-        free(grp);
-        return -1;
-    }
-    size_t n_grp = 0;
-    for (size_t a = 0, b; a < n; a = b) {
-        for (b = a + 1; b < n && same_file(&rec[a], &rec[b]); b++)
-            ;
-        if (b - a == 1)
-            load[rec[a].f.owner] += rec[a].f.bytes;
-        else
-            grp[n_grp++] = (shared_grp_t){rec[a].f.bytes, a, b};
-    }
-    qsort(grp, n_grp, sizeof *grp, larger_first); /* ties in identity order */
-    for (size_t g = 0; g < n_grp; g++) {
-        size_t a = grp[g].at, end = grp[g].end, best = a;
-        for (size_t b = a + 1; b < end; b++)
-            if (load[rec[b].f.owner] < load[rec[best].f.owner])
-                best = b;
-        load[rec[best].f.owner] += rec[best].f.bytes;
-        /* under its first name in path order, as by one process
-         * (inputs_collect), when every name is absolute: any of them opens
-         * the file on this host; a relative one only in its process's
-         * working directory, so then the loader's own */
-        size_t name = best;
-        bool absolute = true;
-        for (size_t b = a; b < end; b++) {
-            absolute &= rec[b].f.path[0] == '/';
-            if (strcmp(rec[b].f.path, rec[name].f.path) < 0)
-                name = b;
-        }
-        if (absolute && name != best) {
-            char *t = rec[best].f.path;
-            rec[best].f.path = rec[name].f.path;
-            rec[name].f.path = t;
-        }
-        bool from_dir = true; /* named explicitly by any process wins, as by one process (inputs_collect) */
-        for (size_t b = a; b < end; b++) {
-            from_dir &= rec[b].f.from_dir;
-            if (b != best) {
-                free(rec[b].f.path);
-                rec[b].f.path = NULL;
-            }
-        }
-        rec[best].f.from_dir = from_dir;
-    }
-    free(load);
-    free(grp);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (rec[i].f.path)
-            rec[k++] = rec[i];
-    return (long)k;
-}
-
-/* A listed file's identity for share_node_files: its stat (*st) and its
- * real path (malloc'd; NULL when stat or realpath failed, or out of
- * memory: the file is then shared with no other). A part of a file
- * ("<file>#pid<N>" of an Nsight Systems export with several GPU
- * processes, "<file>#rank<R>" of a merged trace: inputs.c) is no file of
- * its own: the file's stat, and its real path with the part's suffix. */
-static char *file_identity(const char *path, struct stat *st)
-{
-    if (stat(path, st) == 0)
-        return realpath(path, NULL);
-    const char *part = strrchr(path, '#');
-    char *file = part ? strndup(path, (size_t)(part - path)) : NULL;
-    char *real = file && stat(file, st) == 0 ? realpath(file, NULL) : NULL;
-    free(file);
-    char *id = real ? malloc(strlen(real) + strlen(part) + 1) : NULL;
-    if (id) {
-        memcpy(id, real, strlen(real));
-        strcpy(id + strlen(real), part);
-    }
-    free(real);
-    return id;
-}
-
 static int by_skip_path(const void *a, const void *b)
 {
-    return strcmp(((const input_skip_t *)a)->path, ((const input_skip_t *)b)->path);
+    return strcmp(((const mt_discover_skip_t *)a)->path, ((const mt_discover_skip_t *)b)->path);
 }
 
 /* Process 0, --local: the paths every process left out (collect_local's
  * records, len bytes) into l->skipped as one process listing them all
  * would: each path once (the processes of one host given one directory
  * all find its outputs), the links not followed first (in process
- * order), then mergetrace's own outputs by path (inputs_collect). Before,
+ * order), then mergetrace's own outputs by path (mt_discover_collect). Before,
  * process 0's own were dropped with the rest: report.json listed none. 0,
  * or 1 out of memory. */
-static int gather_skipped(input_list_t *l, const char *all, size_t len)
+static int gather_skipped(mt_discover_list_t *l, const char *all, size_t len)
 {
     for (int pass = 1; pass >= 0; pass--) { /* links, then own outputs */
         size_t from = l->n_skipped;
@@ -295,7 +157,7 @@ static int gather_skipped(input_list_t *l, const char *all, size_t len)
             off = (size_t)(first - all) + strlen(first) + 1;
             for (size_t i = 0; link == pass && i < l->n_skipped && !seen; i++)
                 seen = !strcmp(l->skipped[i].path, path);
-            if (link == pass && !seen && inputs_skip_add(l, path, why, link ? first : NULL))
+            if (link == pass && !seen && mt_discover_skip_add(l, path, why, link ? first : NULL))
                 return 1;
         }
         if (!pass && l->n_skipped > from) /* l->skipped may be NULL */
@@ -307,35 +169,32 @@ static int gather_skipped(input_list_t *l, const char *all, size_t len)
 /* --local, collective: every process expands its own PATHs, and process 0
  * gets the union, sorted by path (then process) as one process would list
  * it, each file owned by the process that listed it (one listed by several
- * processes of a node: by one of them, share_node_files). Returns 0, or
+ * processes of a node: by one of them, mt_discover_share_node). Returns 0, or
  * the exit code (the same everywhere) after the lowest failing process
- * said why. Records: uint64 bytes, dev, inode, int64 mtime (ns), int32
- * owner, uint8 from_dir, then the host name, the real path and the path,
- * each with its NUL. */
-static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files, int me, int n_procs)
+ * said why. Records: uint64 bytes, dev, inode, int64 mtime (ns), int64
+ * part, int32 owner, uint8 from_dir, uint8 kind, then the host name, the
+ * real path and the path, each with its NUL. */
+static int collect_local(MPI_Comm comm, const options_t *o, mt_discover_list_t *files, int me, int n_procs)
 {
     mt_comm_t mc = *mt_comm_serial();
     if (procs_mpi() || procs_threads())
         comm_mpi_init(&mc, &comm);
     char msg[1400] = "";
-    int rc = inputs_collect(o->inputs, o->n_inputs, o->recursive, files, msg, sizeof msg);
-    char host[256] = "";
-    const char *env = getenv("MERGETRACE_NODE");
-    if (env && *env)
-        snprintf(host, sizeof host, "%s", env);
-    else if (gethostname(host, sizeof host - 1) != 0)
-        host[0] = '\0'; /* then the other fields still tell two files apart */
+    int rc = mt_discover_collect(o->inputs, o->n_inputs, o->recursive, files, msg, sizeof msg);
+    char host[256];
+    mt_discover_node(host, sizeof host);
     mt_buf_t b = {0};
     for (size_t i = 0; !rc && i < files->n; i++) {
-        const input_file_t *f = &files->files[i];
+        const mt_discover_file_t *f = &files->files[i];
         struct stat st;
-        char *real = file_identity(f->path, &st);
-        uint64_t head[4] = {f->bytes, real ? (uint64_t)st.st_dev : 0, real ? (uint64_t)st.st_ino : 0,
-                            real ? (uint64_t)((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec) : 0};
+        char *real = mt_discover_identity(f->path, &st);
+        uint64_t head[5] = {f->bytes, real ? (uint64_t)st.st_dev : 0, real ? (uint64_t)st.st_ino : 0,
+                            real ? (uint64_t)((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec) : 0,
+                            (uint64_t)f->part};
         int32_t owner = me;
-        uint8_t from_dir = f->from_dir;
+        uint8_t flags[2] = {f->from_dir, (uint8_t)f->kind};
         if (mt_buf_append(&b, head, sizeof head) || mt_buf_append(&b, &owner, sizeof owner) ||
-            mt_buf_append(&b, &from_dir, 1) || mt_buf_append(&b, host, strlen(host) + 1) ||
+            mt_buf_append(&b, flags, sizeof flags) || mt_buf_append(&b, host, strlen(host) + 1) ||
             mt_buf_append(&b, real ? real : "", real ? strlen(real) + 1 : 1) ||
             mt_buf_append(&b, f->path, strlen(f->path) + 1)) {
             snprintf(msg, sizeof msg, "out of memory");
@@ -348,7 +207,7 @@ static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files,
      * with its NUL; process 0 lists them as one process would */
     mt_buf_t sb = {0};
     for (size_t i = 0; !rc && i < files->n_skipped; i++) {
-        const input_skip_t *k = &files->skipped[i];
+        const mt_discover_skip_t *k = &files->skipped[i];
         uint8_t link = k->first != NULL;
         const char *fp = k->first ? k->first : "";
         if (mt_buf_append(&sb, &link, 1) || mt_buf_append(&sb, k->path, strlen(k->path) + 1) ||
@@ -376,25 +235,27 @@ static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files,
     mt_buf_free(&b);
     mt_buf_free(&sb);
     if (me != 0)
-        inputs_free(files); /* the shared list comes from process 0 */
+        mt_discover_free(files); /* the shared list comes from process 0 */
     if (me == 0 && !bad) {
-        inputs_free(files);
-        local_rec_t *rec = NULL;
+        mt_discover_free(files);
+        mt_discover_rec_t *rec = NULL;
         size_t n = 0, cap = 0;
         for (size_t off = 0; !bad && off < len;) {
             const char *p = (const char *)all + off;
-            local_rec_t r = {0};
-            uint64_t head[4];
+            mt_discover_rec_t r = {0};
+            uint64_t head[5];
             int32_t owner;
             memcpy(head, p, sizeof head);
-            memcpy(&owner, p + 32, sizeof owner);
+            memcpy(&owner, p + 40, sizeof owner);
             r.f.bytes = head[0];
             r.dev = head[1];
             r.ino = head[2];
             r.mtime_ns = (int64_t)head[3];
             r.f.owner = owner;
-            r.f.from_dir = p[36] != 0;
-            r.key = p + 37; /* host, real path: in all, alive until the end */
+            r.f.from_dir = p[44] != 0;
+            r.f.kind = (mt_discover_kind_t)(uint8_t)p[45];
+            r.f.part = (int64_t)head[4];
+            r.key = p + 46; /* host, real path: in all, alive until the end */
             const char *path = r.key + strlen(r.key) + 1;
             path += strlen(path) + 1;
             r.f.path = strdup(path);
@@ -406,7 +267,7 @@ static int collect_local(MPI_Comm comm, const options_t *o, input_list_t *files,
                 rec[n++] = r;
             }
         }
-        long kept = bad ? -1 : share_node_files(rec, n, n_procs);
+        long kept = bad ? -1 : mt_discover_share_node(rec, n, n_procs);
         if (kept < 0) {
             for (size_t i = 0; i < n; i++)
                 free(rec[i].f.path);
@@ -494,7 +355,7 @@ static void settle_notes(fail_note_t *fn)
 
 /* The load options of file f, and the merged write's facts to learn in
  * the same parse (*facts, NULL when not merging or out of memory). */
-static void load_opts(const input_file_t *f, const options_t *o, const mt_rankmap_t *map, fail_note_t *fn,
+static void load_opts(const mt_discover_file_t *f, const options_t *o, const mt_rankmap_t *map, fail_note_t *fn,
                       mt_load_opts_t *lo, mt_merge_facts_t **facts)
 {
     mt_load_opts_init(lo);
@@ -513,14 +374,14 @@ static void load_opts(const input_file_t *f, const options_t *o, const mt_rankma
     }
 }
 
-static void trace_done(const input_file_t *f, const mt_rankmap_t *map, bool only_file, local_t *L, file_result_t *r,
+static void trace_done(const mt_discover_file_t *f, const mt_rankmap_t *map, bool only_file, local_t *L, file_result_t *r,
                        mt_trace_t *t, mt_merge_facts_t *facts, mt_status_t st, mt_error_t *err, double t0);
 
 /* Load file f (input number index) into *r and this process's tables in
  * L, with its per-rank analyses packed while the trace is in memory; the
  * trace is freed before returning. Stops early (MT_ERR_CANCELLED) when
  * another process said it failed. */
-static void load_one(const input_file_t *f, int32_t index, const options_t *o, const mt_rankmap_t *map,
+static void load_one(const mt_discover_file_t *f, int32_t index, const options_t *o, const mt_rankmap_t *map,
                      bool only_file, fail_note_t *fn, local_t *L, file_result_t *r)
 {
     memset(r, 0, sizeof *r);
@@ -529,15 +390,15 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
     mt_error_t err;
     mt_trace_t *t = NULL;
     double t0 = procs_wtime();
-    int kind = nccl_classify(f->path, f->from_dir, r->message, sizeof r->message);
-    if (kind == NCCL_FILE_SKIP) {
+    int kind = mt_nccl_classify(f->path, f->from_dir, r->message, sizeof r->message);
+    if (kind == MT_NCCL_FILE_SKIP) {
         r->skipped = 1;
         return;
     }
-    if (kind == NCCL_FILE_PLUGIN) {
+    if (kind == MT_NCCL_FILE_PLUGIN) {
         mt_rank_source_t src;
         size_t rows0 = L->n_rows;
-        mt_status_t st = nccl_load_file(f->path, map, only_file, &L->xw, L->labels, &L->rows, &L->n_rows, &L->cap_rows,
+        mt_status_t st = mt_nccl_load_file(f->path, map, only_file, &L->xw, L->labels, &L->rows, &L->n_rows, &L->cap_rows,
                                         &r->rank, &src, &r->nccl, &err);
         r->n_rows = L->n_rows - rows0;
         if (st == MT_OK && r->nccl.left_out) {
@@ -567,9 +428,9 @@ static void load_one(const input_file_t *f, int32_t index, const options_t *o, c
 }
 
 /* How many inputs from files[i] on are parts of files[i]'s export
- * (consecutive in the list: inputs_collect puts them there), and how many
+ * (consecutive in the list: mt_discover_collect puts them there), and how many
  * of those this process owns (*mine); 1 and 0 or 1 for any other input. */
-static size_t part_run(const input_list_t *files, size_t i, int me, size_t *mine)
+static size_t part_run(const mt_discover_list_t *files, size_t i, int me, size_t *mine)
 {
     const char *p = files->files[i].path;
     size_t flen = mt_nsys_part_file(p), end = i + 1;
@@ -588,7 +449,7 @@ static size_t part_run(const input_list_t *files, size_t i, int me, size_t *mine
  * load_one does and freed. All n traces are in memory after the read.
  * Appends to L->res the results of the parts done, as far as the first
  * failure (included) or another process's failure. */
-static void load_parts(const input_list_t *files, size_t i, size_t run, size_t n, int me, const options_t *o,
+static void load_parts(const mt_discover_list_t *files, size_t i, size_t run, size_t n, int me, const options_t *o,
                        const mt_rankmap_t *map, fail_note_t *fn, local_t *L)
 {
     const char **paths = calloc(n, sizeof *paths);
@@ -652,7 +513,7 @@ out:
  * status, err its error; t0 when the load began), with the per-rank
  * analyses run while the trace is in memory and packed once it is freed;
  * t and, unless kept, facts are freed. */
-static void trace_done(const input_file_t *f, const mt_rankmap_t *map, bool only_file, local_t *L, file_result_t *r,
+static void trace_done(const mt_discover_file_t *f, const mt_rankmap_t *map, bool only_file, local_t *L, file_result_t *r,
                        mt_trace_t *t, mt_merge_facts_t *facts, mt_status_t st, mt_error_t *errp, double t0)
 {
     mt_error_t err = *errp;
@@ -742,7 +603,7 @@ static void trace_done(const input_file_t *f, const mt_rankmap_t *map, bool only
         heap_release(r->sum.bytes_json > f->bytes ? r->sum.bytes_json : f->bytes);
 }
 
-int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rankmap_t **map,
+int load_prepare(MPI_Comm comm, const options_t *o, mt_discover_list_t *files, mt_rankmap_t **map,
                  mt_pp_markers_t **markers)
 {
     int me, n_procs;
@@ -763,7 +624,7 @@ int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rank
             return rc;
     } else {
         if (me == 0)
-            rc = inputs_collect(o->inputs, o->n_inputs, o->recursive, files, msg, sizeof msg);
+            rc = mt_discover_collect(o->inputs, o->n_inputs, o->recursive, files, msg, sizeof msg);
         procs_bcast(&rc, 1, MPI_INT, 0, comm);
         if (rc) {
             if (me == 0)
@@ -777,7 +638,7 @@ int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rank
         return MT_EXIT_ERROR;
     }
     if (!o->local) /* --local: each file stays with the process that listed it */
-        inputs_assign(files, n_procs);
+        mt_discover_assign(files, n_procs);
 
     if (o->rank_map) {
         char *text = NULL;
@@ -819,7 +680,7 @@ int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rank
     return -1;
 }
 
-int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const input_list_t *files,
+int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_discover_list_t *files,
                const mt_rankmap_t *map, const mt_pp_markers_t *markers, local_t *L, file_result_t **all,
                size_t *n_all, phase_times_t *pt)
 {
@@ -832,7 +693,11 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const inp
     L->aopts.project_ops = o->project_ops;
     L->aopts.top_kernels = o->top_kernels;
     L->aopts.markers = markers;
-    nccl_example_world(files, &L->xw);
+    const char **names = malloc((files->n ? files->n : 1) * sizeof *names);
+    for (size_t i = 0; names && i < files->n; i++)
+        names[i] = files->files[i].path;
+    mt_nccl_example_world(names, names ? files->n : 0, &L->xw); /* none: every example file stands alone */
+    free(names);
     size_t mine = 0;
     for (size_t i = 0; i < files->n; i++)
         mine += files->files[i].owner == me;

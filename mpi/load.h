@@ -10,9 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "inputs.h"
+#include "mergetrace/discover.h"
 #include "mergetrace/mergetrace.h"
-#include "nccl_job.h"
 #include "options.h"
 #include "timings.h"
 
@@ -30,7 +29,7 @@ typedef struct file_result {
     uint64_t n_gacts;       /* GPU activities of its analysis (the critical path's input), collective rows */
     uint64_t n_rows;
     uint64_t n_steps;       /* ProfilerSteps of its analysis */
-    nccl_info_t nccl;       /* an NCCL plugin file: nccl.is_nccl */
+    mt_nccl_info_t nccl;       /* an NCCL plugin file: nccl.is_nccl */
     char message[1024];     /* the formatted error (or the skip reason) */
 } file_result_t;
 
@@ -48,7 +47,7 @@ typedef struct local {
     size_t n_steps, cap_steps;
     double parse_s, passes_s; /* --timings: time in the loader and in the per-rank passes */
     uint64_t largest;         /* JSON bytes of the largest trace loaded here */
-    nccl_xworld_t xw;         /* the job's communicator among NCCL example profiler files */
+    mt_nccl_xworld_t xw;         /* the job's communicator among NCCL example profiler files */
     mt_merge_facts_t **facts; /* per res[]: the merged write's first pass, done while loading (NULL: none) */
 } local_t;
 
@@ -57,9 +56,9 @@ typedef struct local {
  * by process 0 and parsed everywhere (*map, NULL without one); the chunk
  * and --stage markers are compiled (*markers). Returns -1 to go on, or the
  * exit code, the same on every process, after process 0 printed why. What
- * was filled is the caller's to free (inputs_free, mt_rankmap_free,
+ * was filled is the caller's to free (mt_discover_free, mt_rankmap_free,
  * mt_pp_markers_free), whatever is returned. */
-int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rankmap_t **map,
+int load_prepare(MPI_Comm comm, const options_t *o, mt_discover_list_t *files, mt_rankmap_t **map,
                  mt_pp_markers_t **markers);
 
 /* Collective: this process loads its share of files into *L (zeroed
@@ -69,7 +68,7 @@ int load_prepare(MPI_Comm comm, const options_t *o, input_list_t *files, mt_rank
  * pt->load gets the time of it all (max over processes). Returns, on
  * process 0, the exit code of the failure of the lowest file index (after
  * printing its message) or MT_EXIT_OK; MT_EXIT_OK elsewhere. */
-int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const input_list_t *files,
+int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_discover_list_t *files,
                const mt_rankmap_t *map, const mt_pp_markers_t *markers, local_t *L, file_result_t **all,
                size_t *n_all, phase_times_t *pt);
 

@@ -7,10 +7,12 @@
  * report.json, and prints the summary from process 0. This file is the
  * order of the phases; each phase lives in its own file:
  *
- *   load.c      the input list and rank map shared, each process's share loaded, results gathered
- *   job.c       rank checks and the NCCL join, analyses gathered, clocks aligned, cross-rank steps
- *   outputs.c   output directory, merged trace, report.json / report.html, --timings
- *   terminal.c  the summary on stdout
+ *   load.c      the input list (src/discover/) and rank map shared, each process's share loaded,
+ *               results gathered
+ *   job.c       rank checks and the NCCL join (src/nccl/nccl_join.c), analyses gathered, clocks
+ *               aligned, cross-rank steps
+ *   outputs.c   output directory, merged trace, report.json / report.html, the run's warnings and
+ *               the summary on stdout (src/report/), --timings
  *
  * Every phase returns an exit code that is the same on every process
  * (agreed with comm_mpi_agree, or decided by process 0 and broadcast from
@@ -27,7 +29,7 @@
 #include "comm_mpi.h"
 #include "fr_run.h"
 #include "heap.h"
-#include "inputs.h"
+#include "mergetrace/discover.h"
 #include "job.h"
 #include "load.h"
 #include "merged_io.h"
@@ -46,7 +48,7 @@
  * job_free, free(*all), and load_prepare's); *listed is set once the
  * inputs are listed and shared (load_prepare went on). Returns MT_EXIT_OK to go on,
  * or the exit code, the same on every process, after process 0 said why. */
-static int job_run(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, input_list_t *files, mt_rankmap_t **map,
+static int job_run(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover_list_t *files, mt_rankmap_t **map,
                    mt_pp_markers_t **markers, local_t *L, file_result_t **all, size_t *n_all, job_t *j,
                    phase_times_t *pt, bool *listed, fr_job_t *fr)
 {
@@ -112,7 +114,7 @@ static int baseline_run(MPI_Comm comm, const mt_comm_t *mc, options_t *o)
     ob.baseline_text = NULL;
     ob.baseline_traces = false;
     ob.job_tag = "--baseline: ";
-    input_list_t files = {0};
+    mt_discover_list_t files = {0};
     mt_rankmap_t *map = NULL;
     mt_pp_markers_t *markers = NULL;
     local_t L;
@@ -130,7 +132,7 @@ static int baseline_run(MPI_Comm comm, const mt_comm_t *mc, options_t *o)
     load_free(&L);
     mt_pp_markers_free(markers);
     mt_rankmap_free(map);
-    inputs_free(&files);
+    mt_discover_free(&files);
     free(paths[0]);
     return code == MT_EXIT_OK ? -1 : code;
 }
@@ -269,7 +271,7 @@ static int run(options_t *o, int code, int argc0, char **argv0, bool spoke, bool
      * (inputs.c), on the clock it was corrected onto when written, so no
      * clock fit; writing it again would copy it (after the
      * baseline's job, which copies these options) ---- */
-    int merged_in = me == 0 && !o->local && inputs_all_merged(o->inputs, o->n_inputs);
+    int merged_in = me == 0 && !o->local && mt_discover_all_merged(o->inputs, o->n_inputs);
     procs_bcast(&merged_in, 1, MPI_INT, 0, world_comm);
     if (merged_in && (o->merge_ranks || o->has_window || o->gpu_only)) {
         /* the same decision on every process: merged_in was broadcast */
@@ -283,7 +285,7 @@ static int run(options_t *o, int code, int argc0, char **argv0, bool spoke, bool
         o->merged_input = o->no_align = o->no_merge = true;
 
     /* ---- the job: inputs, loading, checks, alignment, cross-rank steps ---- */
-    input_list_t files = {0};
+    mt_discover_list_t files = {0};
     mt_rankmap_t *map = NULL;
     mt_pp_markers_t *markers = NULL;
     phase_times_t pt = {0};
@@ -298,7 +300,7 @@ static int run(options_t *o, int code, int argc0, char **argv0, bool spoke, bool
         fr_free(&fr);
         mt_pp_markers_free(markers);
         mt_rankmap_free(map);
-        inputs_free(&files);
+        mt_discover_free(&files);
         return code;
     }
 
@@ -330,7 +332,7 @@ static int run(options_t *o, int code, int argc0, char **argv0, bool spoke, bool
     load_free(&L);
     mt_pp_markers_free(markers);
     mt_rankmap_free(map);
-    inputs_free(&files);
+    mt_discover_free(&files);
     return code;
 }
 
@@ -376,11 +378,11 @@ static int pick_workers(const options_t *o)
     }
     if (asked == 1 || (asked == 0 && procs_cpus() < 2))
         return 1;
-    input_list_t l = {0};
+    mt_discover_list_t l = {0};
     char msg[1400];
     int n = 1;
-    if (inputs_collect(o->inputs, o->n_inputs, o->recursive, &l, msg, sizeof msg) == 0 && l.n > 1) {
-        const input_file_t *big = &l.files[0];
+    if (mt_discover_collect(o->inputs, o->n_inputs, o->recursive, &l, msg, sizeof msg) == 0 && l.n > 1) {
+        const mt_discover_file_t *big = &l.files[0];
         for (size_t i = 1; i < l.n; i++)
             if (l.files[i].bytes > big->bytes)
                 big = &l.files[i];
@@ -395,7 +397,7 @@ static int pick_workers(const options_t *o)
         }
         n = procs_pick_workers(asked, l.n, json / 2, heap_available());
     }
-    inputs_free(&l);
+    mt_discover_free(&l);
     return n;
 }
 

@@ -22,11 +22,17 @@
 #include "fr_run.h"
 #include "merged_io.h"
 #include "procs.h"
-#include "terminal.h"
 
 static mt_status_t file_write(void *ctx, const void *data, size_t len)
 {
     return fwrite(data, 1, len, (FILE *)ctx) == len ? MT_OK : MT_ERR_IO;
+}
+
+/* An mt_write_fn onto stdout (ctx unused); MT_ERR_IO when fwrite fails. */
+static mt_status_t stdout_write(void *ctx, const void *data, size_t len)
+{
+    (void)ctx;
+    return fwrite(data, 1, len, stdout) == len ? MT_OK : MT_ERR_IO;
 }
 
 /* Write report.json (html NULL) or report.html as out_dir/name under a
@@ -275,7 +281,7 @@ static int make_dir(const char *d, char *msg, size_t cap)
 }
 
 /* The outputs must never overwrite an input. */
-static int output_is_input(const char *out_path, const input_list_t *l)
+static int output_is_input(const char *out_path, const mt_discover_list_t *l)
 {
     char a[PATH_MAX], b[PATH_MAX];
     if (!realpath(out_path, a))
@@ -344,7 +350,7 @@ static void remove_dead_temps(const char *dir, bool quiet)
  * is gone) stay, and every other output there, older, is removed, so that
  * DIR holds one run's files; then the mark goes. Said unless quiet. Before
  * remove_dead_temps, which would take the temporaries the mark is read by. */
-static void repair_stopped_run(const options_t *o, const input_list_t *files)
+static void repair_stopped_run(const options_t *o, const mt_discover_list_t *files)
 {
     static const char *const names[] = {"merged.json.gz", "merged.json",  "report.json",         "report.html",
                                         "compare.json",   "timings.json", "baseline/report.json"};
@@ -420,7 +426,7 @@ static void repair_stopped_run(const options_t *o, const input_list_t *files)
     closedir(d);
 }
 
-int outputs_prepare(MPI_Comm comm, const options_t *o, const input_list_t *files, merged_out_t *m)
+int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t *files, merged_out_t *m)
 {
     int me, bad = 0;
     procs_comm_rank(comm, &me);
@@ -535,7 +541,7 @@ static bool selection_empty(const options_t *o, const job_t *j, const int64_t *w
     return empty;
 }
 
-int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const input_list_t *files,
+int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_discover_list_t *files,
                    const local_t *L, const job_t *j, merged_out_t *m, phase_times_t *pt)
 {
     int me = mc->rank;
@@ -616,7 +622,7 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
  * never an input, never another name. Process 0, after the reports were
  * written. Appends the removed names to removed ("a, b"); a file that
  * cannot be removed is said on stderr. */
-static void remove_stale(const options_t *o, const input_list_t *files, const merged_out_t *m, char *removed,
+static void remove_stale(const options_t *o, const mt_discover_list_t *files, const merged_out_t *m, char *removed,
                          size_t cap)
 {
     const struct {
@@ -663,10 +669,51 @@ static void remove_stale(const options_t *o, const input_list_t *files, const me
     }
 }
 
+/* j->nccl_rep filled for report.json from j->nccl (paths borrowed from the
+ * input list). Non-zero when out of memory. */
+static int nccl_report(job_t *j)
+{
+    const mt_nccl_job_t *nj = &j->nccl;
+    if (!nj->n || j->nccl_rep)
+        return 0;
+    j->nccl_rep = calloc(nj->n, sizeof *j->nccl_rep);
+    if (!j->nccl_rep)
+        return 1;
+    for (size_t i = 0; i < nj->n; i++) {
+        const mt_nccl_rank_t *r = &nj->r[i];
+        j->nccl_rep[i] = (mt_report_nccl_t){.rank = r->rank,
+                                            .path = r->path,
+                                            .format = r->info.is_nccl == MT_NCCL_FMT_INSPECTOR ? "inspector"
+                                                      : r->info.is_nccl == MT_NCCL_FMT_EXAMPLE ? "example"
+                                                                                               : "plugin",
+                                            .untimed = r->info.untimed,
+                                            .host = r->info.host,
+                                            .pid = r->info.pid,
+                                            .comm_size = r->info.comm_size,
+                                            .comms = r->info.comms,
+                                            .tasks = r->info.tasks,
+                                            .rows = r->info.rows,
+                                            .p2p_left_out = r->info.p2p_left_out,
+                                            .dropped = r->info.dropped,
+                                            .orphan_channels = r->info.orphan,
+                                            .pid_differs = mt_nccl_rank_pid_differs(r),
+                                            .size_differs = mt_nccl_rank_size_differs(r),
+                                            .kineto_pid = r->kineto_pid,
+                                            .unknown_lines = r->info.unknown_lines,
+                                            .truncated = r->info.truncated != 0,
+                                            .has_offset_bound = r->info.has_bound != 0,
+                                            .gpu_offset_bound_ns = r->info.offset_bound_ns,
+                                            .with_kineto = r->with_kineto,
+                                            .aligned_on_nccl = r->aligned_on_nccl,
+                                            .agree = r->agree};
+    }
+    return 0;
+}
+
 /* The report of job j (the run's, or the baseline's) in *rep, without the
  * merged trace, the warnings and the comparison; *ri and *rs are the
  * arrays it points into (the caller frees them). 1 when out of memory. */
-static int report_build(const options_t *o, const input_list_t *files, const job_t *j, mt_report_input_t **ri_out,
+static int report_build(const options_t *o, const mt_discover_list_t *files, const job_t *j, mt_report_input_t **ri_out,
                         mt_report_skip_t **rs_out, mt_report_t *rep_out)
 {
     mt_report_input_t *ri = calloc(j->n ? j->n : 1, sizeof *ri);
@@ -690,9 +737,15 @@ static int report_build(const options_t *o, const input_list_t *files, const job
                                     .nccl_only = r->nccl.is_nccl != 0};
     }
     for (size_t i = 0; i < j->n_skipped; i++)
-        rs[i] = (mt_report_skip_t){files->files[j->skipped[i].index].path, j->skipped[i].message};
+        rs[i] = (mt_report_skip_t){.path = files->files[j->skipped[i].index].path,
+                                   .reason = j->skipped[i].message,
+                                   .kind = j->skipped[i].nccl.left_out ? MT_REPORT_SKIP_LEFT_OUT
+                                                                       : MT_REPORT_SKIP_NOT_TRACE};
     for (size_t i = 0; i < files->n_skipped; i++) /* own outputs, links not followed */
-        rs[j->n_skipped + i] = (mt_report_skip_t){files->skipped[i].path, files->skipped[i].why};
+        rs[j->n_skipped + i] = (mt_report_skip_t){.path = files->skipped[i].path,
+                                                  .reason = files->skipped[i].why,
+                                                  .kind = MT_REPORT_SKIP_INPUT,
+                                                  .first = files->skipped[i].first};
     int32_t ref = -1;
     for (size_t i = 0; i < j->al.n_clocks; i++)
         if (j->al.clocks[i].reference)
@@ -722,14 +775,61 @@ static int report_build(const options_t *o, const input_list_t *files, const job
                        .gates = o->gates,
                        .n_gates = o->n_gates,
                        .views = j->views,
-                       .nccl = j->nccl.rep,
+                       .nccl = j->nccl_rep,
                        .n_nccl = j->nccl.n,
                        .nccl_source = j->nccl.source};
     *rep_out = rep;
     return 0;
 }
 
-int outputs_baseline_job(options_t *o, const options_t *ob, const input_list_t *files, job_t *j)
+/* Every warning of job j into *w (mt_report_warnings over rep, j's
+ * report). MT_OK or MT_ERR_NOMEM. */
+static mt_status_t run_warnings(const job_t *j, const mt_report_t *rep, bool merge_failed, mt_warnings_t *w)
+{
+    const mt_trace_summary_t **sums = malloc((j->n ? j->n : 1) * sizeof *sums);
+    if (!sums)
+        return w->st = MT_ERR_NOMEM;
+    for (size_t i = 0; i < j->n; i++)
+        sums[i] = &j->res[i].sum;
+    char note[512] = "";
+    if (j->plan.skipped)
+        mt_critpath_memory_note(note, sizeof note, j->plan.with, j->plan.budget, j->plan.acts, j->plan.rows);
+    mt_report_warn_facts_t f = {.sums = sums,
+                                .world_disagree = j->world_disagree,
+                                .nccl = &j->nccl,
+                                .critpath_skipped = j->plan.skipped ? note : NULL,
+                                .trust = &j->trust,
+                                .merge_failed = merge_failed};
+    mt_status_t st = mt_report_warnings(rep, &f, w);
+    free(sums);
+    return st;
+}
+
+/* Process 0: the summary of the run on stdout (mt_report_text over rep,
+ * with its warnings), in colour as o->color says (auto: a terminal, not
+ * under mpirun, no NO_COLOR). merged_path: NULL when no merged trace was
+ * written. removed: the outputs of an earlier run removed ("" none). */
+static void summary_print(const options_t *o, const job_t *j, const mt_report_t *rep, const phase_times_t *pt,
+                          int n_procs, const char *merged_path, const char *removed)
+{
+    /* Under mpirun stdout is often a pseudo-terminal even when the user
+     * pipes mpirun's output, so "auto" means no colour there. */
+    bool color = o->color == 1 || (o->color < 0 && isatty(1) && !procs_mpi() && !getenv("NO_COLOR"));
+    mt_report_text_opts_t t = {.color = color,
+                               .n_procs = n_procs,
+                               .threads = procs_threads(),
+                               .load_s = pt->load,
+                               .align_s = pt->align,
+                               .merge_s = pt->merged_write,
+                               .out_dir = o->out_dir,
+                               .html = !o->no_html,
+                               .merged_path = merged_path,
+                               .removed = removed,
+                               .mixed_runs = j->trust.mixed != 0};
+    (void)mt_report_text(rep, &t, stdout_write, NULL); /* a write error: the check of stdout after it */
+}
+
+int outputs_baseline_job(options_t *o, const options_t *ob, const mt_discover_list_t *files, job_t *j)
 {
     char msg[1400] = "", dir[PATH_MAX];
     mt_report_input_t *ri;
@@ -741,11 +841,11 @@ int outputs_baseline_job(options_t *o, const options_t *ob, const input_list_t *
     if (report_build(ob, files, j, &ri, &rs, &rep)) {
         code = MT_EXIT_ERROR;
     } else {
-        terminal_warnings(ob, files, j, false, &warn);
+        run_warnings(j, &rep, false, &warn);
         rep.warnings = &warn;
-        if (warn.st != MT_OK || nccl_job_report(&j->nccl, files))
+        if (warn.st != MT_OK || nccl_report(j))
             code = MT_EXIT_ERROR;
-        rep.nccl = j->nccl.rep;
+        rep.nccl = j->nccl_rep;
     }
     /* In memory for the comparison, and on disk for a later --baseline. */
     if (code == MT_EXIT_OK && mt_report_json(&rep, mt_buf_write, &buf) != MT_OK)
@@ -772,7 +872,7 @@ int outputs_baseline_job(options_t *o, const options_t *ob, const input_list_t *
     return code;
 }
 
-int outputs_report(const options_t *o, const input_list_t *files, job_t *j, const merged_out_t *m,
+int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j, const merged_out_t *m,
                    const phase_times_t *pt, int n_procs, int code)
 {
     char msg[1400] = "";
@@ -788,18 +888,18 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
         free(rs);
         return MT_EXIT_ERROR;
     }
-    rep.merged = (!o->no_merge && !merge_failed) ? inputs_base(merged_path) : NULL;
+    rep.merged = (!o->no_merge && !merge_failed) ? mt_discover_base(merged_path) : NULL;
     rep.merged_events = m->events;
     mt_warnings_t warn = {0};
-    terminal_warnings(o, files, j, merge_failed, &warn);
+    run_warnings(j, &rep, merge_failed, &warn);
     rep.warnings = &warn;
     int rj = 0;
-    if (warn.st != MT_OK || nccl_job_report(&j->nccl, files)) {
+    if (warn.st != MT_OK || nccl_report(j)) {
         say("mergetrace: out of memory\n");
         code = MT_EXIT_ERROR;
         rj = 1;
     }
-    rep.nccl = j->nccl.rep;
+    rep.nccl = j->nccl_rep;
     rep.hang = j->fr && j->fr->any ? &j->fr->hang : NULL;
     /* A run whose merged trace failed writes none of its outputs: the
      * directory keeps the last run's, whole (its merged trace was left as
@@ -837,16 +937,15 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
     if (!rj && write)
         remove_stale(o, files, m, removed, sizeof removed);
     if (o->json) {
-        if (mt_report_json(&rep, terminal_write, NULL) != MT_OK)
+        if (mt_report_json(&rep, stdout_write, NULL) != MT_OK)
             code = MT_EXIT_ERROR;
         if (removed[0] && !o->quiet)
             say("mergetrace: removed %s of an earlier run from %s (this run does not write %s)\n",
                     removed, o->out_dir, strstr(removed, " and ") ? "them" : "it");
     } else if (!o->quiet) {
-        terminal_summary(o, files, j, pt, n_procs, (!o->no_merge && !merge_failed) ? merged_path : NULL, m->events,
-                         &warn, removed);
+        summary_print(o, j, &rep, pt, n_procs, (!o->no_merge && !merge_failed) ? merged_path : NULL, removed);
         if (cmp)
-            mt_compare_text(cmp, terminal_write, NULL);
+            mt_compare_text(cmp, stdout_write, NULL);
     }
     if (j->fr)
         fr_print(o, j->fr);
@@ -877,7 +976,7 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
     return code;
 }
 
-int outputs_timings(MPI_Comm comm, const options_t *o, const input_list_t *files, const local_t *L, const job_t *j,
+int outputs_timings(MPI_Comm comm, const options_t *o, const mt_discover_list_t *files, const local_t *L, const job_t *j,
                     const merged_out_t *m, phase_times_t *pt, double t_start, bool wrote_outputs, int code)
 {
     int me, n_procs;

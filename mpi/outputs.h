@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "inputs.h"
+#include "mergetrace/discover.h"
 #include "job.h"
 #include "load.h"
 #include "mergetrace/mergetrace.h"
@@ -28,7 +28,7 @@ typedef struct merged_out {
  * merged trace in m->path, and checks that neither is one of the inputs.
  * MT_EXIT_OK or MT_EXIT_ERROR (process 0 printed why), the same
  * everywhere. */
-int outputs_prepare(MPI_Comm comm, const options_t *o, const input_list_t *files, merged_out_t *m);
+int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t *files, merged_out_t *m);
 
 /* Collective: the --window turned into corrected times (from every rank's
  * ProfilerStep ranges when it names steps), then every process writes the
@@ -36,7 +36,7 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const input_list_t *files
  * j->al. MT_EXIT_OK, MT_EXIT_USAGE (the window's steps are in no trace) or
  * MT_EXIT_ERROR (m->failed), the same everywhere; process 0 printed why.
  * pt->merged_write. */
-int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const input_list_t *files,
+int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_discover_list_t *files,
                    const local_t *L, const job_t *j, merged_out_t *m, phase_times_t *pt);
 
 /* Process 0, when the run got this far (code MT_EXIT_OK, or a failed merged
@@ -61,9 +61,9 @@ int outputs_baseline_read(options_t *o);
  * then renamed) for a later --baseline; its warnings (a truncated trace,
  * skipped files, missing ranks) also on stderr unless -q. MT_EXIT_OK or
  * MT_EXIT_ERROR (one line on stderr). */
-int outputs_baseline_job(options_t *o, const options_t *ob, const input_list_t *files, job_t *j);
+int outputs_baseline_job(options_t *o, const options_t *ob, const mt_discover_list_t *files, job_t *j);
 
-int outputs_report(const options_t *o, const input_list_t *files, job_t *j, const merged_out_t *m,
+int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j, const merged_out_t *m,
                    const phase_times_t *pt, int n_procs, int code);
 
 /* Collective, with --timings only: the phase times of every process (pt,
@@ -72,7 +72,7 @@ int outputs_report(const options_t *o, const input_list_t *files, job_t *j, cons
  * timings.json beside the outputs when wrote_outputs. Returns code, or
  * MT_EXIT_ERROR when timings.json could not be written on a run that had
  * succeeded. */
-int outputs_timings(MPI_Comm comm, const options_t *o, const input_list_t *files, const local_t *L, const job_t *j,
+int outputs_timings(MPI_Comm comm, const options_t *o, const mt_discover_list_t *files, const local_t *L, const job_t *j,
                     const merged_out_t *m,
                     phase_times_t *pt, double t_start, bool wrote_outputs, int code);
 

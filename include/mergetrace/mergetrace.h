@@ -26,6 +26,7 @@
 /* nccl: the NCCL readers */
 #include "mergetrace/nccl_input.h"
 #include "mergetrace/nccl_inspector.h"
+#include "mergetrace/nccl_join.h"
 #include "mergetrace/fr_hang.h"
 /* rank: per-rank analyses */
 #include "mergetrace/analysis.h"
@@ -43,6 +44,7 @@
 #include "mergetrace/compare.h"
 /* merge: the merged trace */
 #include "mergetrace/merge.h"
+#include "mergetrace/discover.h"
 #include "mergetrace/nsys.h"
 #include "mergetrace/timeline.h"
 #include "mergetrace/tljob.h"

@@ -19,6 +19,9 @@
 #include "mergetrace/memory.h"
 #include "mergetrace/buf.h"
 #include "mergetrace/nccl_input.h"
+#include "mergetrace/nccl_join.h"
+#include "mergetrace/rank.h"
+#include "mergetrace/trust.h"
 #include "mergetrace/fr_hang.h"
 #include "mergetrace/pipeline.h"
 #include "mergetrace/status.h"
@@ -67,9 +70,20 @@ typedef struct mt_report_nccl {
     const mt_nccl_agree_t *agree; /* NULL: no comparison (no Kineto trace, or no rows on one side) */
 } mt_report_nccl_t;
 
+/* Why a file was left out (the warnings' codes; report.json lists them
+ * alike). */
+typedef enum mt_report_skip_kind {
+    MT_REPORT_SKIP_NOT_TRACE = 0, /* loaded, and not a trace ("skipped_file") */
+    MT_REPORT_SKIP_LEFT_OUT,      /* an NCCL example profiler file of another communicator ("left_out_file") */
+    MT_REPORT_SKIP_INPUT,         /* left out before loading: one of mergetrace's own outputs, or a link not
+                                   * followed (first set) ("skipped_input", "link_not_followed") */
+} mt_report_skip_kind_t;
+
 typedef struct mt_report_skip {
     const char *path;
     const char *reason;
+    mt_report_skip_kind_t kind;
+    const char *first;        /* a link not followed: the path by which its directory was read; else NULL */
 } mt_report_skip_t;
 
 /* Everything report.json says. All pointers are borrowed for the call. */
@@ -109,6 +123,27 @@ typedef struct mt_report {
     const mt_fr_hang_t *hang;          /* Flight Recorder dumps' post-mortem; NULL = no dump (key left out) */
 } mt_report_t;
 
+/* What the run's warnings need beyond the report. All borrowed. */
+typedef struct mt_report_warn_facts {
+    const mt_trace_summary_t *const *sums; /* per input of the report, NCCL-only ranks' too (their world size
+                                            * is their communicator's); NULL, or NULL entries: nothing known */
+    bool world_disagree;                   /* the traces disagree on the world size (the report's is the largest) */
+    const mt_nccl_job_t *nccl;             /* the job's NCCL files; NULL: none */
+    const char *critpath_skipped;          /* why the critical path was left out (mt_critpath_memory_note); NULL */
+    const mt_trust_t *trust;               /* one run? how good is the fit? NULL: nothing to say */
+    bool merge_failed;                     /* the merged trace was not written */
+} mt_report_warn_facts_t;
+
+/* Every warning of the run appended to *w, in the order the terminal
+ * prints them (codes in docs/report-schema.md): missing ranks, files left
+ * out, the world size, nothing to align with, the NCCL files', per rank
+ * (clock, truncation, time base, world, categories, UTF-8, durations,
+ * memory events, time stamps, unlinked kernels, where the rank came from),
+ * the critical path left out, clock groups, trust, --no-align, partial and
+ * mismatched collectives, a failed merge. Returns w->st (MT_ERR_NOMEM when
+ * a warning could not be added). */
+mt_status_t mt_report_warnings(const mt_report_t *r, const mt_report_warn_facts_t *f, mt_warnings_t *w);
+
 /* ---- terminal text of the cross-rank and pipeline results ---- */
 
 /* A few lines of plain text for the terminal (each at most 100 columns):
@@ -141,6 +176,29 @@ mt_status_t mt_report_pipeline_text(const mt_pipeline_t *p, mt_write_fn w, void 
  * MT_OK or what w returned. */
 mt_status_t mt_report_memory_text(const mt_mem_cross_t *m, const mt_rank_analysis_t *const *an, size_t n,
                                   mt_write_fn w, void *ctx);
+/* What the terminal summary says beyond report.json: how the run went and
+ * where its outputs are. All pointers borrowed for the call. */
+typedef struct mt_report_text_opts {
+    bool color;               /* bold headings, yellow cautions (ANSI) */
+    int n_procs;              /* processes (or worker threads) that ran */
+    bool threads;             /* worker threads of a run by hand, not processes */
+    double load_s, align_s, merge_s; /* wall seconds of loading, alignment, the merged trace */
+    const char *out_dir;      /* the output directory as the user named it */
+    bool html;                /* report.html was written */
+    const char *merged_path;  /* the merged trace's path; NULL: not written */
+    const char *removed;      /* outputs of an earlier run removed ("a and b"); NULL or "": none */
+    bool mixed_runs;          /* --force over traces of different runs: the cross-rank sections say so */
+} mt_report_text_opts_t;
+
+/* The terminal summary of the run: the job and what was loaded (r->inputs,
+ * each merged trace and Nsight Systems export counted once), the matching,
+ * the clock table (past 32 ranks: the reference, the ranks not connected
+ * and the 8 largest residuals), Nsight Systems sessions, the NCCL files,
+ * the per-rank, cross-rank, steps, pipeline and memory text sections, the
+ * gates, r->warnings and what was written. Plain text (ANSI colour when
+ * t->color). Returns MT_OK, or the sink's first error. */
+mt_status_t mt_report_text(const mt_report_t *r, const mt_report_text_opts_t *t, mt_write_fn w, void *ctx);
+
 /* report.json of an operation-level timeline (docs/report-schema.md,
  * "Operation-level timelines"): version, input (path, counts, sizes,
  * operation types, ranks), clock (no fit, and why), matching (instances),

@@ -16,7 +16,7 @@ import os
 import re
 import sys
 
-LAYERS = ["base", "io", "trace", "align", "nccl", "fr", "rank", "cross", "report", "merge"]
+LAYERS = ["base", "io", "trace", "align", "nccl", "fr", "rank", "cross", "report", "merge", "discover"]
 
 # Each public header and the folder whose code it fronts.
 PUBLIC = {
@@ -25,13 +25,13 @@ PUBLIC = {
     "trace.h": "trace", "loader.h": "trace", "classify.h": "trace",
     "link.h": "trace", "rank.h": "trace", "summary.h": "trace", "nsys.h": "trace", "timeline.h": "trace",
     "collectives.h": "align", "comm.h": "align",
-    "nccl_input.h": "nccl", "nccl_inspector.h": "nccl",
+    "nccl_input.h": "nccl", "nccl_inspector.h": "nccl", "nccl_join.h": "nccl",
     "fr_hang.h": "fr",
     "analysis.h": "rank", "chunks.h": "rank",
     "crossrank.h": "cross", "critpath.h": "cross", "tljob.h": "cross", "pipeline.h": "cross", "gates.h": "cross",
     "trust.h": "cross", "memory.h": "cross",
     "report.h": "report", "report_html.h": "report", "compare.h": "report",
-    "merge.h": "merge",
+    "merge.h": "merge", "discover.h": "discover",
     "mergetrace.h": None,  # the umbrella: every public header, for programs
 }
 

@@ -1,7 +1,11 @@
-/* Expanding PATH arguments into trace files (each directory read once,
- * mergetrace's own outputs left out) and sharing them by size. */
+/* Input discovery (discover.h): PATH arguments into the list of inputs
+ * (each directory read once, each file once under its first name,
+ * mergetrace's own outputs left out, a merged trace and a multi-process
+ * Nsight Systems export split into their parts, Flight Recorder dumps put
+ * apart), their sharing among processes by size, and a file's identity
+ * for --local. */
 #define _DEFAULT_SOURCE
-#include "inputs.h"
+#include "mergetrace/discover.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -9,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "mergetrace/buf.h"
 #include "mergetrace/fr_hang.h"
@@ -18,16 +23,18 @@
 #include "mergetrace/nsys.h"
 #include "mergetrace/warnings.h"
 
-static int add(input_list_t *l, const char *path, const struct stat *st, bool from_dir)
+static int add(mt_discover_list_t *l, const char *path, const struct stat *st, bool from_dir)
 {
     if (MT_GROW(l->files, l->cap, l->n + 1, 16))
         return -1;
     char *p = strdup(path);
     if (!p)
         return -1;
-    l->files[l->n++] = (input_file_t){.path = p,
+    l->files[l->n++] = (mt_discover_file_t){.path = p,
                                       .bytes = (uint64_t)st->st_size,
-                                      .from_dir = from_dir};
+                                      .from_dir = from_dir,
+                                      .kind = MT_DISCOVER_FILE,
+                                      .part = -1};
     return 0;
 }
 
@@ -53,7 +60,7 @@ static int by_real(const void *a, const void *b)
  * number, and a rank dropped for that would go without a word; a hard
  * link (two paths, one inode) stays two files, refused as a duplicate
  * rank with both names. 0, or -1 out of memory. */
-static int drop_second_names(input_list_t *l)
+static int drop_second_names(mt_discover_list_t *l)
 {
     if (l->n < 2)
         return 0;
@@ -110,7 +117,7 @@ static bool is_input_name(const char *n)
  * whole node) becomes one input per process, "<file>#pid<N>", each loaded
  * as a rank of its own (mt_nsys_load). A file SQLite cannot list is left
  * whole: its load says what is wrong. -1 on allocation failure. */
-static int split_nsys(input_list_t *l)
+static int split_nsys(mt_discover_list_t *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         FILE *f = fopen(l->files[i].path, "rb");
@@ -139,10 +146,14 @@ static int split_nsys(input_list_t *l)
             free(procs);
             return -1;
         }
-        input_file_t whole = l->files[i];
+        mt_discover_file_t whole = l->files[i];
         memmove(&l->files[i + np], &l->files[i + 1], (l->n - i - 1) * sizeof *l->files);
         for (size_t k = 0; k < np; k++)
-            l->files[i + k] = (input_file_t){.path = parts[k], .bytes = whole.bytes / np, .from_dir = whole.from_dir};
+            l->files[i + k] = (mt_discover_file_t){.path = parts[k],
+                                                   .bytes = whole.bytes / np,
+                                                   .from_dir = whole.from_dir,
+                                                   .kind = MT_DISCOVER_NSYS_PART,
+                                                   .part = procs[k].pid};
         free(parts);
         l->n += np - 1;
         i += np - 1;
@@ -162,7 +173,7 @@ typedef struct walk {
         char *path;
     } *seen;
     size_t n_seen, cap_seen;
-    input_list_t *l;
+    mt_discover_list_t *l;
     char *msg;
     size_t cap;
 } walk_t;
@@ -175,11 +186,11 @@ static const char *seen_before(const walk_t *w, const struct stat *st)
     return NULL;
 }
 
-int inputs_skip_add(input_list_t *l, const char *path, const char *why, const char *first)
+int mt_discover_skip_add(mt_discover_list_t *l, const char *path, const char *why, const char *first)
 {
     if (MT_GROW(l->skipped, l->cap_skipped, l->n_skipped + 1, 8))
         return -1;
-    input_skip_t k = {.path = strdup(path), .why = strdup(why), .first = first ? strdup(first) : NULL};
+    mt_discover_skip_t k = {.path = strdup(path), .why = strdup(why), .first = first ? strdup(first) : NULL};
     if (!k.path || !k.why || (first && !k.first)) {
         free(k.path);
         free(k.why);
@@ -241,7 +252,7 @@ static int walk(walk_t *w, const char *dir, const struct stat *dst)
                 const char *first = seen_before(w, &st);
                 if (!first)
                     rc = walk(w, p, &st);
-                else if (inputs_skip_add(w->l, p, "a link to a directory read already: not followed", first))
+                else if (mt_discover_skip_add(w->l, p, "a link to a directory read already: not followed", first))
                     rc = oom(w);
             } else if (named) {
                 snprintf(w->msg, w->cap, "%s: a directory named like a trace (-r looks inside)", p);
@@ -274,7 +285,7 @@ static bool is_fr_dump(const char *path)
 
 /* The Flight Recorder dumps of l->files moved to l->fr (path order kept).
  * 0, or -1 out of memory (l then still frees every path). */
-static int split_fr(input_list_t *l)
+static int split_fr(mt_discover_list_t *l)
 {
     size_t w = 0;
     for (size_t i = 0; i < l->n; i++) {
@@ -297,7 +308,7 @@ static int split_fr(input_list_t *l)
 
 static int by_path(const void *a, const void *b)
 {
-    return strcmp(((const input_file_t *)a)->path, ((const input_file_t *)b)->path);
+    return strcmp(((const mt_discover_file_t *)a)->path, ((const mt_discover_file_t *)b)->path);
 }
 
 /* The ranks of a merged trace named on the command line, as inputs
@@ -305,7 +316,7 @@ static int by_path(const void *a, const void *b)
  * files[i]; one pass over the file finds them (mt_merged_ranks). 0; -1 on
  * allocation failure; 2 with msg when the file cannot be read or holds no
  * rank. */
-static int split_merged(input_list_t *l, size_t i, char *msg, size_t msg_cap)
+static int split_merged(mt_discover_list_t *l, size_t i, char *msg, size_t msg_cap)
 {
     int32_t *ranks = NULL;
     size_t nr = 0;
@@ -331,19 +342,24 @@ static int split_merged(input_list_t *l, size_t i, char *msg, size_t msg_cap)
             mt_merged_part_path(parts[k], need, l->files[i].path, ranks[k]);
         ok = parts[k] != NULL;
     }
-    free(ranks);
     if (!ok) {
         for (size_t k = 0; parts && k < nr; k++)
             free(parts[k]);
         free(parts);
+        free(ranks);
         return -1;
     }
-    input_file_t whole = l->files[i];
+    mt_discover_file_t whole = l->files[i];
     memmove(&l->files[i + nr], &l->files[i + 1], (l->n - i - 1) * sizeof *l->files);
     for (size_t k = 0; k < nr; k++)
-        l->files[i + k] = (input_file_t){.path = parts[k], .bytes = whole.bytes / nr, .from_dir = false};
+        l->files[i + k] = (mt_discover_file_t){.path = parts[k],
+                                               .bytes = whole.bytes / nr,
+                                               .from_dir = false,
+                                               .kind = MT_DISCOVER_MERGED_PART,
+                                               .part = ranks[k]};
     l->n += nr - 1;
     free(parts);
+    free(ranks);
     free(whole.path);
     return 0;
 }
@@ -354,7 +370,7 @@ static int split_merged(input_list_t *l, size_t i, char *msg, size_t msg_cap)
  * report. A merged trace named on the command line (not found in a
  * directory) is read instead, one input per rank (split_merged). -1 on
  * allocation failure; 2 with msg for a merged trace that cannot be read. */
-static int skip_own_outputs(input_list_t *l, char *msg, size_t msg_cap)
+static int skip_own_outputs(mt_discover_list_t *l, char *msg, size_t msg_cap)
 {
     size_t w = 0;
     for (size_t i = 0; i < l->n; i++) {
@@ -371,7 +387,7 @@ static int skip_own_outputs(input_list_t *l, char *msg, size_t msg_cap)
             size_t before = l->n;
             int rc = split_merged(l, i, msg, msg_cap);
             if (rc) {
-                for (size_t k = i; k < l->n; k++) /* keep the rest, so inputs_free frees every path */
+                for (size_t k = i; k < l->n; k++) /* keep the rest, so mt_discover_free frees every path */
                     l->files[w++] = l->files[k];
                 l->n = w;
                 return rc;
@@ -385,8 +401,8 @@ static int skip_own_outputs(input_list_t *l, char *msg, size_t msg_cap)
             l->files[w++] = l->files[i];
             continue;
         }
-        if (inputs_skip_add(l, p, what, NULL)) {
-            for (size_t k = i; k < l->n; k++) /* keep the rest, so inputs_free frees every path */
+        if (mt_discover_skip_add(l, p, what, NULL)) {
+            for (size_t k = i; k < l->n; k++) /* keep the rest, so mt_discover_free frees every path */
                 l->files[w++] = l->files[k];
             l->n = w;
             return -1;
@@ -397,7 +413,7 @@ static int skip_own_outputs(input_list_t *l, char *msg, size_t msg_cap)
     return 0;
 }
 
-bool inputs_all_merged(char *const *paths, size_t n_paths)
+bool mt_discover_all_merged(char *const *paths, size_t n_paths)
 {
     for (size_t i = 0; i < n_paths; i++) {
         struct stat st;
@@ -412,7 +428,7 @@ bool inputs_all_merged(char *const *paths, size_t n_paths)
     return n_paths > 0;
 }
 
-int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *out, char *msg, size_t msg_cap)
+int mt_discover_collect(char *const *paths, size_t n_paths, bool recursive, mt_discover_list_t *out, char *msg, size_t msg_cap)
 {
     memset(out, 0, sizeof *out);
     walk_t w = {.recursive = recursive, .l = out, .msg = msg, .cap = msg_cap};
@@ -478,7 +494,7 @@ int inputs_collect(char **paths, size_t n_paths, bool recursive, input_list_t *o
     return 0;
 }
 
-void inputs_assign(input_list_t *l, int n_procs)
+void mt_discover_assign(mt_discover_list_t *l, int n_procs)
 {
     size_t *order = malloc((l->n ? l->n : 1) * sizeof *order);
     uint64_t *load = calloc((size_t)n_procs, sizeof *load);
@@ -513,7 +529,7 @@ void inputs_assign(input_list_t *l, int n_procs)
     free(load);
 }
 
-void inputs_free(input_list_t *l)
+void mt_discover_free(mt_discover_list_t *l)
 {
     for (size_t i = 0; i < l->n; i++)
         free(l->files[i].path);
@@ -530,25 +546,157 @@ void inputs_free(input_list_t *l)
     memset(l, 0, sizeof *l);
 }
 
-const char *inputs_base(const char *path)
+const char *mt_discover_base(const char *path)
 {
     const char *b = strrchr(path, '/');
     return b ? b + 1 : path;
 }
 
-const char *inputs_label(const char *path, size_t width, char *buf, size_t cap)
+
+mt_discover_kind_t mt_discover_part(const char *path, int64_t *part)
 {
-    const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    char shown[512]; /* control characters escaped first: the label is a terminal cell */
-    size_t n = mt_text_line(shown, sizeof shown, b, strlen(b));
-    if (width >= cap)
-        width = cap - 1;
-    if (n <= width || width < 12) {
-        snprintf(buf, cap, "%.*s", (int)width, shown);
-        return buf;
+    *part = -1;
+    size_t len = 0;
+    int32_t rank = mt_merged_part_parse(path, &len);
+    if (rank >= 0) {
+        *part = rank;
+        return MT_DISCOVER_MERGED_PART;
     }
-    size_t head = 10, tail = width - head - 1;
-    snprintf(buf, cap, "%.*s~%s", (int)head, shown, shown + n - tail);
-    return buf;
+    size_t fl = mt_nsys_part_file(path);
+    if (fl && !strncmp(path + fl, "#pid", 4)) {
+        char *end = NULL;
+        long long pid = strtoll(path + fl + 4, &end, 10);
+        if (end && end != path + fl + 4 && !*end) {
+            *part = pid;
+            return MT_DISCOVER_NSYS_PART;
+        }
+    }
+    return MT_DISCOVER_FILE;
+}
+
+char *mt_discover_identity(const char *path, struct stat *st)
+{
+    if (stat(path, st) == 0)
+        return realpath(path, NULL);
+    const char *part = strrchr(path, '#');
+    char *file = part ? strndup(path, (size_t)(part - path)) : NULL;
+    char *real = file && stat(file, st) == 0 ? realpath(file, NULL) : NULL;
+    free(file);
+    char *id = real ? malloc(strlen(real) + strlen(part) + 1) : NULL;
+    if (id) {
+        memcpy(id, real, strlen(real));
+        strcpy(id + strlen(real), part);
+    }
+    free(real);
+    return id;
+}
+
+void mt_discover_node(char *host, size_t cap)
+{
+    if (!cap)
+        return;
+    host[0] = '\0';
+    const char *env = getenv("MERGETRACE_NODE");
+    if (env && *env)
+        snprintf(host, cap, "%s", env);
+    else if (cap < 2 || gethostname(host, cap - 1) != 0)
+        host[0] = '\0'; /* then the other fields still tell two files apart */
+    else
+        host[cap - 1] = '\0';
+}
+
+/* --local: one file listed by several processes of a node kept once. */
+
+static int by_identity(const void *a, const void *b)
+{
+    const mt_discover_rec_t *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    if (!c)
+        c = strcmp(x->key + strlen(x->key) + 1, y->key + strlen(y->key) + 1);
+    if (!c)
+        c = x->dev != y->dev ? (x->dev < y->dev ? -1 : 1) : x->ino != y->ino ? (x->ino < y->ino ? -1 : 1) : 0;
+    if (!c)
+        c = x->f.bytes != y->f.bytes ? (x->f.bytes < y->f.bytes ? -1 : 1)
+            : x->mtime_ns != y->mtime_ns ? (x->mtime_ns < y->mtime_ns ? -1 : 1) : 0;
+    return c ? c : (x->f.owner > y->f.owner) - (x->f.owner < y->f.owner);
+}
+
+static bool same_file(const mt_discover_rec_t *x, const mt_discover_rec_t *y)
+{
+    const char *rx = x->key + strlen(x->key) + 1;
+    return *rx && x->dev == y->dev && x->ino == y->ino && x->f.bytes == y->f.bytes && x->mtime_ns == y->mtime_ns &&
+           !strcmp(x->key, y->key) && !strcmp(rx, y->key + strlen(y->key) + 1);
+}
+
+/* A file listed by several processes: its size and its first record. */
+typedef struct shared_grp {
+    uint64_t bytes;
+    size_t at, end; /* its records: rec[at .. end) */
+} shared_grp_t;
+
+static int larger_first(const void *a, const void *b)
+{
+    const shared_grp_t *x = a, *y = b;
+    return x->bytes != y->bytes ? (x->bytes > y->bytes ? -1 : 1) : (x->at > y->at) - (x->at < y->at);
+}
+
+long mt_discover_share_node(mt_discover_rec_t *rec, size_t n, int n_procs)
+{
+    qsort(rec, n, sizeof *rec, by_identity);
+    uint64_t *load = calloc((size_t)n_procs, sizeof *load);
+    shared_grp_t *grp = malloc((n ? n : 1) * sizeof *grp);
+    if (!load || !grp) {
+        free(load);
+        free(grp);
+        return -1;
+    }
+    size_t n_grp = 0;
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && same_file(&rec[a], &rec[b]); b++)
+            ;
+        if (b - a == 1)
+            load[rec[a].f.owner] += rec[a].f.bytes;
+        else
+            grp[n_grp++] = (shared_grp_t){rec[a].f.bytes, a, b};
+    }
+    qsort(grp, n_grp, sizeof *grp, larger_first); /* ties in identity order */
+    for (size_t g = 0; g < n_grp; g++) {
+        size_t a = grp[g].at, end = grp[g].end, best = a;
+        for (size_t b = a + 1; b < end; b++)
+            if (load[rec[b].f.owner] < load[rec[best].f.owner])
+                best = b;
+        load[rec[best].f.owner] += rec[best].f.bytes;
+        /* under its first name in path order, as by one process
+         * (mt_discover_collect), when every name is absolute: any of them opens
+         * the file on this host; a relative one only in its process's
+         * working directory, so then the loader's own */
+        size_t name = best;
+        bool absolute = true;
+        for (size_t b = a; b < end; b++) {
+            absolute &= rec[b].f.path[0] == '/';
+            if (strcmp(rec[b].f.path, rec[name].f.path) < 0)
+                name = b;
+        }
+        if (absolute && name != best) {
+            char *t = rec[best].f.path;
+            rec[best].f.path = rec[name].f.path;
+            rec[name].f.path = t;
+        }
+        bool from_dir = true; /* named explicitly by any process wins, as by one process (mt_discover_collect) */
+        for (size_t b = a; b < end; b++) {
+            from_dir &= rec[b].f.from_dir;
+            if (b != best) {
+                free(rec[b].f.path);
+                rec[b].f.path = NULL;
+            }
+        }
+        rec[best].f.from_dir = from_dir;
+    }
+    free(load);
+    free(grp);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rec[i].f.path)
+            rec[k++] = rec[i];
+    return (long)k;
 }

@@ -1,11 +1,15 @@
-/* NCCL plugin files in the program: load, join with Kineto traces by rank,
- * pick the rows that align each rank, compare the two sources, and say so
- * in the summary. The core does the reading (src/nccl_input.c) and the
- * comparison (src/nccl_agree.c); this file is the glue. */
-#include "nccl_job.h"
+/* NCCL's own records in a job (nccl_join.h): what a file is, loading it
+ * with its rank, the join with Kineto traces by rank, which rows align each
+ * rank, the comparison of the two sources, and the warnings. The reading
+ * is nccl_input.c, nccl_inspector.c and nccl_example.c; the comparison's
+ * numbers nccl_agree.c. */
+#include "mergetrace/nccl_join.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "mergetrace/nccl_inspector.h"
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -19,19 +23,19 @@ static bool ends_with(const char *s, const char *suf)
     return n >= m && strcmp(s + n - m, suf) == 0;
 }
 
-int nccl_classify(const char *path, bool from_dir, char *why, size_t cap)
+int mt_nccl_classify(const char *path, bool from_dir, char *why, size_t cap)
 {
     mt_nccl_format_t fmt = MT_NCCL_FMT_NONE;
     mt_error_t err;
     if (mt_nccl_probe(path, &fmt, &err) == MT_OK && fmt != MT_NCCL_FMT_NONE)
-        return NCCL_FILE_PLUGIN;
+        return MT_NCCL_FILE_PLUGIN;
     if (from_dir && (ends_with(path, ".jsonl") || ends_with(path, ".jsonl.gz") || ends_with(path, ".log") ||
                      ends_with(path, ".log.gz"))) {
         snprintf(why, cap, "the first line is neither the NCCL plugin's \"process\" line nor an NCCL Inspector "
                            "record");
-        return NCCL_FILE_SKIP;
+        return MT_NCCL_FILE_SKIP;
     }
-    return NCCL_FILE_OTHER;
+    return MT_NCCL_FILE_OTHER;
 }
 
 /* The rank of a file: --rank-map, else from its communicators, else 0 for
@@ -63,7 +67,7 @@ static mt_status_t pick_rank(const char *path, const mt_rankmap_t *map, bool onl
 
 static mt_status_t load_inspector(const char *path, const mt_rankmap_t *map, bool only_file, mt_strtab_t *labels,
                                   mt_cinst_t **rows, size_t *n_rows, size_t *cap_rows, int64_t *rank,
-                                  mt_rank_source_t *src, nccl_info_t *info, mt_error_t *err)
+                                  mt_rank_source_t *src, mt_nccl_info_t *info, mt_error_t *err)
 {
     info->is_nccl = MT_NCCL_FMT_INSPECTOR;
     mt_insp_file_t *f = NULL;
@@ -100,16 +104,16 @@ static mt_status_t load_inspector(const char *path, const mt_rankmap_t *map, boo
     return st;
 }
 
-void nccl_example_world(const input_list_t *l, nccl_xworld_t *w)
+void mt_nccl_example_world(const char *const *paths, size_t n_paths, mt_nccl_xworld_t *w)
 {
     memset(w, 0, sizeof *w);
-    uint64_t *h = malloc((l->n ? l->n : 1) * sizeof *h);
+    uint64_t *h = malloc((n_paths ? n_paths : 1) * sizeof *h);
     if (!h)
         return; /* then every example file stands alone: still correct, only less helpful */
     size_t n = 0;
-    for (size_t i = 0; i < l->n; i++) {
+    for (size_t i = 0; i < n_paths; i++) {
         int32_t r;
-        if (mt_nccl_example_name(l->files[i].path, &h[n], &r))
+        if (mt_nccl_example_name(paths[i], &h[n], &r))
             n++;
     }
     qsort(h, n, sizeof *h, cmp_u64);
@@ -127,9 +131,9 @@ void nccl_example_world(const input_list_t *l, nccl_xworld_t *w)
     free(h);
 }
 
-static mt_status_t load_example(const char *path, const mt_rankmap_t *map, bool only_file, const nccl_xworld_t *xw,
+static mt_status_t load_example(const char *path, const mt_rankmap_t *map, bool only_file, const mt_nccl_xworld_t *xw,
                                 mt_strtab_t *labels, mt_cinst_t **rows, size_t *n_rows, size_t *cap_rows,
-                                int64_t *rank, mt_rank_source_t *src, nccl_info_t *info, mt_error_t *err)
+                                int64_t *rank, mt_rank_source_t *src, mt_nccl_info_t *info, mt_error_t *err)
 {
     info->is_nccl = MT_NCCL_FMT_EXAMPLE;
     mt_nccl_file_t *f = NULL;
@@ -187,9 +191,9 @@ static mt_status_t load_example(const char *path, const mt_rankmap_t *map, bool 
     return st;
 }
 
-mt_status_t nccl_load_file(const char *path, const mt_rankmap_t *map, bool only_file, const nccl_xworld_t *xw,
+mt_status_t mt_nccl_load_file(const char *path, const mt_rankmap_t *map, bool only_file, const mt_nccl_xworld_t *xw,
                            mt_strtab_t *labels, mt_cinst_t **rows, size_t *n_rows, size_t *cap_rows, int64_t *rank,
-                           mt_rank_source_t *src, nccl_info_t *info, mt_error_t *err)
+                           mt_rank_source_t *src, mt_nccl_info_t *info, mt_error_t *err)
 {
     memset(info, 0, sizeof *info);
     mt_error_clear(err);
@@ -236,19 +240,20 @@ mt_status_t nccl_load_file(const char *path, const mt_rankmap_t *map, bool only_
     return st;
 }
 
-int nccl_job_add(nccl_job_t *nj, int32_t rank, int32_t file_index, const nccl_info_t *info, bool with_kineto)
+mt_status_t mt_nccl_job_add(mt_nccl_job_t *nj, int32_t rank, int32_t file_index, const char *path,
+                            const mt_nccl_info_t *info, bool with_kineto)
 {
-    nccl_rank_t *r = realloc(nj->r, (nj->n + 1) * sizeof *r);
+    mt_nccl_rank_t *r = realloc(nj->r, (nj->n + 1) * sizeof *r);
     if (!r)
-        return 1;
+        return MT_ERR_NOMEM;
     nj->r = r;
-    nj->r[nj->n++] = (nccl_rank_t){.rank = rank, .file_index = file_index, .info = *info, .with_kineto = with_kineto,
+    nj->r[nj->n++] = (mt_nccl_rank_t){.rank = rank, .file_index = file_index, .path = path, .info = *info, .with_kineto = with_kineto,
                                    .kineto_pid = -1, .kineto_world = -1};
     nj->n_only += !with_kineto;
-    return 0;
+    return MT_OK;
 }
 
-void nccl_job_kineto(nccl_job_t *nj, int32_t rank, int64_t pid, int64_t world)
+void mt_nccl_job_kineto(mt_nccl_job_t *nj, int32_t rank, int64_t pid, int64_t world)
 {
     for (size_t i = 0; i < nj->n; i++)
         if (nj->r[i].rank == rank) {
@@ -259,17 +264,17 @@ void nccl_job_kineto(nccl_job_t *nj, int32_t rank, int64_t pid, int64_t world)
 
 /* The join of a rank's two sources, by rank, checked: a different process
  * or job size says the files are not of the same process. */
-static bool pid_differs(const nccl_rank_t *r)
+bool mt_nccl_rank_pid_differs(const mt_nccl_rank_t *r)
 {
     return r->with_kineto && r->kineto_pid > 0 && r->info.pid > 0 && r->kineto_pid != r->info.pid;
 }
 
-static bool size_differs(const nccl_rank_t *r)
+bool mt_nccl_rank_size_differs(const mt_nccl_rank_t *r)
 {
     return r->with_kineto && r->kineto_world > 0 && r->info.comm_size > 0 && r->kineto_world != r->info.comm_size;
 }
 
-void nccl_job_decide(nccl_job_t *nj, size_t n_loaded_ranks)
+void mt_nccl_job_decide(mt_nccl_job_t *nj, size_t n_loaded_ranks)
 {
     if (!nj->n_only)
         nj->source = "kineto";
@@ -287,7 +292,7 @@ static int cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-mt_status_t nccl_rows_select(const mt_comm_t *comm, const nccl_job_t *nj, mt_cinst_t *rows, size_t n_rows,
+mt_status_t mt_nccl_rows_select(const mt_comm_t *comm, const mt_nccl_job_t *nj, mt_cinst_t *rows, size_t n_rows,
                              size_t *n_use)
 {
     *n_use = n_rows;
@@ -337,8 +342,8 @@ mt_status_t nccl_rows_select(const mt_comm_t *comm, const nccl_job_t *nj, mt_cin
     return st;
 }
 
-mt_status_t nccl_compare(const mt_comm_t *comm, const mt_cinst_t *rows, size_t n, const mt_align_result_t *al,
-                         nccl_job_t *nj)
+mt_status_t mt_nccl_compare(const mt_comm_t *comm, const mt_cinst_t *rows, size_t n, const mt_align_result_t *al,
+                         mt_nccl_job_t *nj)
 {
     void *got = NULL;
     size_t len = 0;
@@ -375,45 +380,7 @@ mt_status_t nccl_compare(const mt_comm_t *comm, const mt_cinst_t *rows, size_t n
     return st;
 }
 
-int nccl_job_report(nccl_job_t *nj, const input_list_t *l)
-{
-    if (!nj->n)
-        return 0;
-    nj->rep = calloc(nj->n, sizeof *nj->rep);
-    if (!nj->rep)
-        return 1;
-    for (size_t i = 0; i < nj->n; i++) {
-        const nccl_rank_t *r = &nj->r[i];
-        nj->rep[i] = (mt_report_nccl_t){.rank = r->rank,
-                                        .path = l->files[r->file_index].path,
-                                        .format = r->info.is_nccl == MT_NCCL_FMT_INSPECTOR ? "inspector"
-                                                  : r->info.is_nccl == MT_NCCL_FMT_EXAMPLE ? "example"
-                                                                                           : "plugin",
-                                        .untimed = r->info.untimed,
-                                        .host = r->info.host,
-                                        .pid = r->info.pid,
-                                        .comm_size = r->info.comm_size,
-                                        .comms = r->info.comms,
-                                        .tasks = r->info.tasks,
-                                        .rows = r->info.rows,
-                                        .p2p_left_out = r->info.p2p_left_out,
-                                        .dropped = r->info.dropped,
-                                        .orphan_channels = r->info.orphan,
-                                        .pid_differs = pid_differs(r),
-                                        .size_differs = size_differs(r),
-                                        .kineto_pid = r->kineto_pid,
-                                        .unknown_lines = r->info.unknown_lines,
-                                        .truncated = r->info.truncated != 0,
-                                        .has_offset_bound = r->info.has_bound != 0,
-                                        .gpu_offset_bound_ns = r->info.offset_bound_ns,
-                                        .with_kineto = r->with_kineto,
-                                        .aligned_on_nccl = r->aligned_on_nccl,
-                                        .agree = r->agree};
-    }
-    return 0;
-}
-
-uint64_t nccl_job_rows(const nccl_job_t *nj)
+uint64_t mt_nccl_job_rows(const mt_nccl_job_t *nj)
 {
     uint64_t n = 0;
     for (size_t i = 0; i < nj->n; i++)
@@ -427,49 +394,19 @@ static const char *base(const char *p)
     return b ? b + 1 : p;
 }
 
-void nccl_print(FILE *out, const char *B, const char *N, const nccl_job_t *nj, const input_list_t *l)
-{
-    if (!nj->n)
-        return;
-    const char *src = !strcmp(nj->source, "mixed") ? "Kineto rows where a rank has a trace, else NCCL"
-                      : !strcmp(nj->source, "nccl") ? "NCCL rows"
-                                                     : "Kineto rows";
-    fprintf(out, "\n%sNCCL files%s (plugin, Inspector or example profiler; clocks aligned on %s; agreement: |NCCL GPU - Kineto kernel| after "
-                 "alignment)\n",
-            B, N, src);
-    fprintf(out, "%s%5s  %-26s %7s %7s %-8s %7s %17s %17s%s\n", B, "rank", "file", "tasks", "rows", "aligns", "pairs",
-            "start p50/p99 us", "end p50/p99 us", N);
-    for (size_t i = 0; i < nj->n; i++) {
-        const nccl_rank_t *r = &nj->r[i];
-        char s[32] = "-", e[32] = "-", p[24] = "-";
-        if (r->agree) {
-            snprintf(p, sizeof p, "%llu", (unsigned long long)r->agree->pairs);
-            if (r->agree->pairs) {
-                snprintf(s, sizeof s, "%.1f / %.1f", r->agree->start_p50_ns / 1e3, r->agree->start_p99_ns / 1e3);
-                snprintf(e, sizeof e, "%.1f / %.1f", r->agree->end_p50_ns / 1e3, r->agree->end_p99_ns / 1e3);
-            }
-        }
-        char name[32];
-        fprintf(out, "%5d  %-26.26s %7llu %7llu %-8s %7s %17s %17s%s\n", r->rank,
-                inputs_label(l->files[r->file_index].path, 26, name, sizeof name),
-                (unsigned long long)r->info.tasks, (unsigned long long)r->info.rows,
-                r->aligned_on_nccl ? "nccl" : "kineto", p, s, e, r->with_kineto ? "" : "  NCCL only");
-    }
-}
-
-void nccl_warn(mt_warnings_t *w, const nccl_job_t *nj, const input_list_t *l)
+void mt_nccl_job_warn(mt_warnings_t *w, const mt_nccl_job_t *nj)
 {
 #define NWARN(code, rank, ...) mt_warnings_add(w, code, rank, __VA_ARGS__)
     if (nj->n && !strcmp(nj->source, "mixed"))
         NWARN("nccl_mixed_sources", -1, "some ranks have only a Kineto trace and some only NCCL data: their collectives have different keys, "
               "so the two groups may not be aligned with each other\n");
     for (size_t i = 0; i < nj->n; i++) {
-        const nccl_rank_t *r = &nj->r[i];
-        const char *p = base(l->files[r->file_index].path);
-        if (pid_differs(r))
+        const mt_nccl_rank_t *r = &nj->r[i];
+        const char *p = base(r->path);
+        if (mt_nccl_rank_pid_differs(r))
             NWARN("nccl_pid_differs", r->rank, "rank %d: %s is of pid %lld, its Kineto trace of pid %lld: not the same process? (joined by rank)\n",
                   r->rank, p, (long long)r->info.pid, (long long)r->kineto_pid);
-        if (size_differs(r))
+        if (mt_nccl_rank_size_differs(r))
             NWARN("nccl_size_differs", r->rank, "rank %d: %s: the largest communicator has %d ranks, the Kineto trace's world %lld (joined by "
                   "rank)\n",
                   r->rank, p, r->info.comm_size, (long long)r->kineto_world);
@@ -510,10 +447,9 @@ void nccl_warn(mt_warnings_t *w, const nccl_job_t *nj, const input_list_t *l)
 #undef NWARN
 }
 
-void nccl_job_free(nccl_job_t *nj)
+void mt_nccl_job_free(mt_nccl_job_t *nj)
 {
     free(nj->r);
     free(nj->agree);
-    free(nj->rep);
     memset(nj, 0, sizeof *nj);
 }

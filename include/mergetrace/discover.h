@@ -1,0 +1,141 @@
+/* Input discovery: the PATH arguments of a run turned into the list of
+ * inputs it reads (files as given, directories walked, each file once,
+ * mergetrace's own outputs left out and listed, a merged trace named on
+ * the command line and an Nsight Systems export of several GPU processes
+ * split into one input per part, PyTorch Flight Recorder dumps put apart),
+ * the sharing of that list among processes by size, and a file's identity
+ * on a node for --local. Serial: the program broadcasts the list. What
+ * each input holds is decided when it is loaded, by its first bytes. */
+#ifndef MERGETRACE_DISCOVER_H
+#define MERGETRACE_DISCOVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What an input is, by its path: a file, or a part of one (a part's path
+ * is "<file>#rank<R>" for a rank of a merged trace, "<file>#pid<N>" for a
+ * process of an Nsight Systems export; part is R or N). */
+typedef enum mt_discover_kind {
+    MT_DISCOVER_FILE = 0,
+    MT_DISCOVER_MERGED_PART, /* one rank of mergetrace's merged trace, read back */
+    MT_DISCOVER_NSYS_PART,   /* one GPU process of an Nsight Systems export */
+} mt_discover_kind_t;
+
+typedef struct mt_discover_file {
+    char *path;       /* owned by the list */
+    uint64_t bytes;   /* on disk (a part: the file's share) */
+    int owner;        /* process that loads it (mt_discover_assign) */
+    bool from_dir;    /* found in a directory (not named on the command line) */
+    mt_discover_kind_t kind;
+    int64_t part;     /* a part's rank (a merged trace) or process id (Nsight Systems); -1 for a file */
+} mt_discover_file_t;
+
+/* A path left out before loading, to be listed: one of mergetrace's own
+ * outputs, or a link to a directory that -r had read already. */
+typedef struct mt_discover_skip {
+    char *path;
+    char *why;        /* why ("a merged trace written by mergetrace"), copied */
+    char *first;      /* a link not followed: the path by which the directory was read; else NULL */
+} mt_discover_skip_t;
+
+/* The inputs of a run. Start zeroed; free with mt_discover_free. */
+typedef struct mt_discover_list {
+    mt_discover_file_t *files; /* sorted by path; parts in place of their file */
+    size_t n, cap;
+    mt_discover_skip_t *skipped;
+    size_t n_skipped, cap_skipped;
+    mt_discover_file_t *fr;    /* PyTorch Flight Recorder dumps, put apart (by their first bytes) */
+    size_t n_fr, cap_fr;
+} mt_discover_list_t;
+
+/* Expand paths[0..n_paths): files as given, directories to their *.json,
+ * *.jsonl, *.log and *.sqlite entries (and those with .gz) and the files
+ * whose first bytes are a Flight Recorder dump's (mt_fr_probe: PyTorch
+ * names them <prefix><rank>, no extension) (sub-directories too when
+ * recursive: each directory once, by device and inode, so a link into a
+ * directory already read is not followed, and listed in out->skipped),
+ * sorted by path; a file named twice, under one name or two (./t/a.json
+ * and t/a.json, a symbolic link: by realpath()), is listed once, under
+ * its first name in path order. Files that are mergetrace's own outputs
+ * (report.json, the merged trace, timings.json: by their first bytes) go
+ * to out->skipped instead, and Flight Recorder dumps (by their first
+ * bytes, named or found) to out->fr. A merged trace named on the command
+ * line becomes one input per rank, an Nsight Systems export of several
+ * GPU processes one per process (mt_discover_part). *out is zeroed first
+ * and always freed with mt_discover_free. Returns 0; or 1 (the system:
+ * I/O, out of memory) or 2 (the input: a missing trace, a pipe, an empty
+ * directory, nothing but own outputs) with a one-line message in msg. */
+int mt_discover_collect(char *const *paths, size_t n_paths, bool recursive, mt_discover_list_t *out, char *msg,
+                        size_t msg_cap);
+
+/* Appends a skipped path to l->skipped (path, why and first, which may
+ * be NULL, copied). 0, or -1 out of memory (l unchanged). */
+int mt_discover_skip_add(mt_discover_list_t *l, const char *path, const char *why, const char *first);
+
+/* Sets every file's owner: largest file first onto the least-loaded of
+ * n_procs processes (ties: lowest process; equal sizes keep path order).
+ * Out of memory: round robin. */
+void mt_discover_assign(mt_discover_list_t *l, int n_procs);
+
+/* What path is (a part of a file, or a file) and, for a part, *part (the
+ * rank or the process id; -1 for a file). */
+mt_discover_kind_t mt_discover_part(const char *path, int64_t *part);
+
+/* The base name of path (what follows its last '/'), within path. */
+const char *mt_discover_base(const char *path);
+
+/* Whether every path is a regular file that is mergetrace's own merged
+ * trace (by its first bytes): the run reads it back by rank. */
+bool mt_discover_all_merged(char *const *paths, size_t n_paths);
+
+/* A listed input's identity on its node, for --local: its stat (*st) and
+ * its real path (malloc'd, the caller frees; NULL when stat or realpath
+ * failed, or out of memory: the file then equals no other). A part of a
+ * file is no file of its own: the file's stat, and its real path with the
+ * part's suffix. */
+char *mt_discover_identity(const char *path, struct stat *st);
+
+/* The name of this node into host (cap bytes, NUL-terminated): the
+ * environment's MERGETRACE_NODE when set and not empty, else the host
+ * name; "" when neither is known. */
+void mt_discover_node(char *host, size_t cap);
+
+/* --local: a file as one process listed it, with its identity, to tell
+ * one file listed by several processes of a node (mpirun -n 16 on two
+ * nodes, every process given /local/traces) from two files under one path
+ * on two nodes. The node's name (mt_discover_node), the real path
+ * (mt_discover_identity), device, inode, size and modification time must
+ * all be equal: a file system that reuses inode numbers, or a real path on
+ * two hosts, cannot make two files one. */
+typedef struct mt_discover_rec {
+    mt_discover_file_t f;  /* f.owner: the process that listed it; f.path owned (malloc'd) */
+    const char *key;       /* borrowed: node name, NUL, real path ("" when unknown: never one with another), NUL */
+    uint64_t dev, ino;
+    int64_t mtime_ns;
+} mt_discover_rec_t;
+
+/* The root's union of every process's records rec[0..n) (owners below
+ * n_procs): each file listed by several processes of one node kept once,
+ * with the one of them that has the fewest bytes to load so far (files
+ * listed by one process first, then the shared ones largest first), so
+ * the processes of a node share its files as those of a shared file
+ * system do (mt_discover_assign); found in a directory only when every one
+ * of them found it in one, under its first name in path order when all
+ * names are absolute (else the loader's own: a relative name opens only
+ * in its process's working directory). Sorts rec, frees the dropped
+ * records' paths, and returns the count kept (rec compacted), or -1 out
+ * of memory (rec sorted, nothing freed). */
+long mt_discover_share_node(mt_discover_rec_t *rec, size_t n, int n_procs);
+
+void mt_discover_free(mt_discover_list_t *l);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
