@@ -159,7 +159,7 @@ static int by_rank(const void *a, const void *b)
 /* Process 0: the path and size of each dump's file (fr->dumps sorted by
  * rank). The plan gave every file a distinct rank, and the file's rank is
  * the one it was read with. */
-static void attach_paths(const input_list_t *files, const mt_buf_t *list, fr_job_t *fr)
+static void attach_paths(const mt_discover_list_t *files, const mt_buf_t *list, fr_job_t *fr)
 {
     size_t pos = 0;
     for (size_t k = 0; k < files->n_fr && pos + 12 <= list->len; k++) {
@@ -266,7 +266,7 @@ static int head_by_rank(const void *a, const void *b)
 /* Process 0: the gathered heads into fr (dumps without entries, counts)
  * and the keep plan into *keep. false when out of memory or the bytes are
  * not whole heads. */
-static bool heads_plan(const input_list_t *files, const mt_buf_t *list, const uint8_t *all, size_t len, fr_job_t *fr,
+static bool heads_plan(const mt_discover_list_t *files, const mt_buf_t *list, const uint8_t *all, size_t len, fr_job_t *fr,
                        mt_fr_pg_seq_t **keep, size_t *nkeep)
 {
     size_t n = files->n_fr, k = 0, at = 0;
@@ -327,7 +327,7 @@ static bool heads_plan(const input_list_t *files, const mt_buf_t *list, const ui
  * without a completed collective in common with the reference, or dumps
  * of different jobs); or an exit code (said). The same on every
  * process. */
-static int summarise(MPI_Comm comm, const mt_comm_t *mc, const input_list_t *files, const mt_buf_t *list,
+static int summarise(MPI_Comm comm, const mt_comm_t *mc, const mt_discover_list_t *files, const mt_buf_t *list,
                      local_dump_t *mine, size_t n_mine, fr_job_t *fr)
 {
     int me = mc->rank;
@@ -512,7 +512,7 @@ static int summarise(MPI_Comm comm, const mt_comm_t *mc, const input_list_t *fil
 
 /* Collective: every dump's entries to process 0 (packed), analysed there
  * as a whole. 0 or an exit code (said), the same on every process. */
-static int gather_all(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const input_list_t *files,
+static int gather_all(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_discover_list_t *files,
                       const mt_buf_t *list, const local_dump_t *mine, size_t n_mine, fr_job_t *fr)
 {
     mt_buf_t packed = {0};
