@@ -961,6 +961,8 @@ typedef struct ev_extra {
     mt_mem_t mem;            /* [memory] args; only mem.fields is set before the first one */
     int64_t pid, tid;        /* the event's ids at full width until it is committed */
     uint64_t corr, ext;      /* (mt_event_set_ids narrows them) */
+    bool has_swait;          /* a stream-wait arg was read: swait holds the record (rare) */
+    mt_swait_t swait;
 } ev_extra_t;
 
 /* Product of the first inner list of an "Input Dims" value, e.g.
@@ -1022,6 +1024,7 @@ enum arg_key {
     AK_OUT_MSG_NELEMS, AK_OUT_SPLIT_SIZE, AK_TOTAL_RESERVED, AK_COLLECTIVE_NAME,
     AK_TOTAL_ALLOCATED, AK_PROCESS_GROUP_ID, AK_GLOBAL_RANK_START, AK_PROCESS_GROUP_NAME,
     AK_GLOBAL_RANK_STRIDE, AK_PROCESS_GROUP_RANKS, AK_PROCESS_GROUP_DESCRIPTION,
+    AK_WAIT_ON_STREAM, AK_WAIT_RECORD_CORR,
 };
 
 /* An args key token to its id (raw bytes, as before: an escaped spelling
@@ -1096,6 +1099,8 @@ static int arg_key_of(const strtok_t *k)
             return AK_OUT_SPLIT_SIZE;
         if (memcmp(k->s, "Total Reserved", 14) == 0)
             return AK_TOTAL_RESERVED;
+        if (memcmp(k->s, "wait_on_stream", 14) == 0)
+            return AK_WAIT_ON_STREAM;
         return AK_OTHER;
     case 15:
         if (memcmp(k->s, "Collective name", 15) == 0)
@@ -1124,6 +1129,10 @@ static int arg_key_of(const strtok_t *k)
     case 25:
         if (memcmp(k->s, "Process Group Description", 25) == 0)
             return AK_PROCESS_GROUP_DESCRIPTION;
+        return AK_OTHER;
+    case 33:
+        if (memcmp(k->s, "wait_on_cuda_event_record_corr_id", 33) == 0)
+            return AK_WAIT_RECORD_CORR;
         return AK_OTHER;
     default:
         return AK_OTHER;
@@ -1184,6 +1193,9 @@ static inline int arg_key_fast(const char *p, const char **out)
         break;
     case 'w':
         AK_AT("warps per SM", AK_OTHER)
+        AK_AT("wait_on_stream", AK_WAIT_ON_STREAM)
+        AK_AT("wait_on_cuda_event_record_corr_id", AK_WAIT_RECORD_CORR)
+        AK_AT("wait_on_cuda_event_id", AK_OTHER)
         break;
     case 'e':
         AK_AT("est. achieved occupancy %", AK_OTHER)
@@ -1464,6 +1476,25 @@ static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x
         case AK_PROCESS_GROUP_DESCRIPTION: {
             r = value_str(ps, p, &xcoll(x)->pg_desc, &ok, &p);
             if (ok) xcoll(x)->fields |= MT_COLL_F_PG_DESC;
+            break;
+        }
+        case AK_WAIT_ON_STREAM:
+        case AK_WAIT_RECORD_CORR: {
+            /* a cuda_sync event's (enable_cuda_sync_events): the record is
+             * set up only here, so events without these args pay nothing */
+            if (!x->has_swait) {
+                x->has_swait = true;
+                x->swait = (mt_swait_t){.wait_stream = -1, .record_corr = -1};
+            }
+            int64_t v = -1;
+            r = value_int64(ps, p, &v, &ok, &p, key == AK_WAIT_ON_STREAM ? "wait_on_stream"
+                                                                       : "wait_on_cuda_event_record_corr_id");
+            if (ok) {
+                if (key == AK_WAIT_ON_STREAM)
+                    x->swait.wait_stream = v;
+                else
+                    x->swait.record_corr = v;
+            }
             break;
         }
         default:
@@ -1750,6 +1781,7 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
     x.mem.fields = 0;
     x.pid = x.tid = 0;
     x.corr = x.ext = 0;
+    x.has_swait = false;
     uint32_t other_cat = 0;
     bool has_other_cat = false;
     bool empty = false, more = true, ok = false, is_str = false, has_ts = false;
@@ -2000,6 +2032,13 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
             m->addr = 0;
         m->event = (uint32_t)idx + 1;
         m->pad_ = 0;
+    }
+    if (__builtin_expect(x.has_swait, 0) && ev.cat == MT_CAT_CUDA_SYNC && !ps->opts->no_store) {
+        /* a stream wait's record (the analysis turns it into an edge) */
+        if (MT_GROW(t->swaits, t->cap_swaits, t->n_swaits + 1, 64))
+            return fail_code(ps, start, MT_ERR_NOMEM, "stream wait table");
+        x.swait.event = (uint32_t)idx + 1;
+        t->swaits[t->n_swaits++] = x.swait;
     }
     if (ev.ph == MT_PH_M) {
         if (MT_GROW_BIG(t->meta, t->cap_meta, t->n_meta + 1, 64))
@@ -2328,7 +2367,7 @@ static int parse_member(parser_t *ps, const char *p, bool *events_next, const ch
 
 /* Sizes of the side tables at a unit start, to undo a partial unit. */
 typedef struct mark {
-    size_t n_colls, n_meta, n_mems, n_pgs, n_pool, n_devices;
+    size_t n_colls, n_meta, n_mems, n_swaits, n_pgs, n_pool, n_devices;
     mt_trace_info_t info;
     uint64_t unknown_fields, unknown_top_keys, bad_values, bad_utf8;
 } mark_t;
@@ -2340,6 +2379,7 @@ static void mark_take(const mt_trace_t *t, mark_t *m, bool header)
     m->n_colls = t->n_colls;
     m->n_meta = t->n_meta;
     m->n_mems = t->n_mems;
+    m->n_swaits = t->n_swaits;
     m->n_pgs = t->n_pgs;
     m->n_pool = t->n_pg_rank_pool;
     m->n_devices = t->n_devices;
@@ -2356,6 +2396,7 @@ static void mark_restore(mt_trace_t *t, const mark_t *m, bool header)
     t->n_colls = m->n_colls;
     t->n_meta = m->n_meta;
     t->n_mems = m->n_mems;
+    t->n_swaits = m->n_swaits;
     t->n_pgs = m->n_pgs;
     t->n_pg_rank_pool = m->n_pool;
     t->n_devices = m->n_devices;
