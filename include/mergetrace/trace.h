@@ -204,8 +204,8 @@ typedef struct mt_mem {
 /* One cuda_sync stream-wait record ("Stream Wait Event"; Kineto with
  * enable_cuda_sync_events, FORMAT.md 5): the event itself names the waiting
  * stream (its tid) and the cudaStreamWaitEvent call (its correlation);
- * these args name what the stream waits for. Kept only for cuda_sync
- * events that carry at least one of them. */
+ * these args name what the stream waits for. Kept for every event that
+ * carries at least one of them (Kineto writes them on cuda_sync events). */
 typedef struct mt_swait {
     int64_t wait_stream;  /* "wait_on_stream": the stream the CUDA event was recorded on, -1 unknown */
     int64_t record_corr;  /* "wait_on_cuda_event_record_corr_id": the cudaEventRecord call's correlation,

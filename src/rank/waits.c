@@ -133,7 +133,7 @@ mt_status_t mt_an_waits(const mt_an_input_t *in, mt_rank_analysis_t *a)
     for (size_t w = 0; w < t->n_swaits; w++) {
         const mt_swait_t *r = &t->swaits[w];
         const mt_event_t *e = &t->events[r->event - 1];
-        if (!is_stream_wait(t, e))
+        if (e->cat != MT_CAT_CUDA_SYNC || !is_stream_wait(t, e))
             continue; /* an Event Sync: the host waits, a host sync call says so */
         bool ok = r->record_corr >= 0 && r->wait_stream >= 0 && (e->flags & MT_EV_HAS_CORR) &&
                   !(e->flags & (MT_EV_PID_STR | MT_EV_TID_STR));

@@ -961,8 +961,6 @@ typedef struct ev_extra {
     mt_mem_t mem;            /* [memory] args; only mem.fields is set before the first one */
     int64_t pid, tid;        /* the event's ids at full width until it is committed */
     uint64_t corr, ext;      /* (mt_event_set_ids narrows them) */
-    bool has_swait;          /* a stream-wait arg was read: swait holds the record (rare) */
-    mt_swait_t swait;
 } ev_extra_t;
 
 /* Product of the first inner list of an "Input Dims" value, e.g.
@@ -1286,6 +1284,43 @@ static inline int arg_key_fast(const char *p, const char **out)
     return AK_NONE;
 }
 
+/* A stream-wait arg of a cuda_sync event (enable_cuda_sync_events), at
+ * its value: kept in the record of the event being parsed (the last of
+ * t->swaits when it names event n_events + 1, else a new one), written
+ * here so that events without these args pay nothing, not even a flag.
+ * parse_event takes the record back when the event is not kept; the
+ * analysis reads only cuda_sync events' records. */
+static __attribute__((noinline, cold)) int swait_arg(parser_t *ps, const char *p, int key, const char **out)
+{
+    mt_trace_t *t = ps->t;
+    int64_t v = -1;
+    bool ok = false;
+    int r = value_int64(ps, p, &v, &ok, out, key == AK_WAIT_ON_STREAM ? "wait_on_stream"
+                                                                     : "wait_on_cuda_event_record_corr_id");
+    if (r || !ok)
+        return r;
+    uint32_t ev = (uint32_t)t->n_events + 1;
+    if (!t->n_swaits || t->swaits[t->n_swaits - 1].event != ev) {
+        if (MT_GROW(t->swaits, t->cap_swaits, t->n_swaits + 1, 64))
+            return fail_code(ps, p, MT_ERR_NOMEM, "stream wait table");
+        t->swaits[t->n_swaits++] = (mt_swait_t){.wait_stream = -1, .record_corr = -1, .event = ev};
+    }
+    mt_swait_t *w = &t->swaits[t->n_swaits - 1];
+    if (key == AK_WAIT_ON_STREAM)
+        w->wait_stream = v;
+    else
+        w->record_corr = v;
+    return MT_OK;
+}
+
+/* The stream-wait record of the event being parsed (swait_arg), if any,
+ * taken back: the event is not kept. */
+static __attribute__((noinline, cold)) void swait_drop(mt_trace_t *t)
+{
+    if (t->n_swaits && t->swaits[t->n_swaits - 1].event == (uint32_t)t->n_events + 1)
+        t->n_swaits--;
+}
+
 /* p at '{' of "args". */
 static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x, const char **out)
 {
@@ -1479,24 +1514,9 @@ static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x
             break;
         }
         case AK_WAIT_ON_STREAM:
-        case AK_WAIT_RECORD_CORR: {
-            /* a cuda_sync event's (enable_cuda_sync_events): the record is
-             * set up only here, so events without these args pay nothing */
-            if (!x->has_swait) {
-                x->has_swait = true;
-                x->swait = (mt_swait_t){.wait_stream = -1, .record_corr = -1};
-            }
-            int64_t v = -1;
-            r = value_int64(ps, p, &v, &ok, &p, key == AK_WAIT_ON_STREAM ? "wait_on_stream"
-                                                                       : "wait_on_cuda_event_record_corr_id");
-            if (ok) {
-                if (key == AK_WAIT_ON_STREAM)
-                    x->swait.wait_stream = v;
-                else
-                    x->swait.record_corr = v;
-            }
+        case AK_WAIT_RECORD_CORR:
+            r = swait_arg(ps, p, key, &p);
             break;
-        }
         default:
             break;
         }
@@ -1781,7 +1801,6 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
     x.mem.fields = 0;
     x.pid = x.tid = 0;
     x.corr = x.ext = 0;
-    x.has_swait = false;
     uint32_t other_cat = 0;
     bool has_other_cat = false;
     bool empty = false, more = true, ok = false, is_str = false, has_ts = false;
@@ -1949,6 +1968,7 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
              * them, and the rest of the file need not be read. */
             if (ps->part_kept && sp_pid && !(ev.flags & MT_EV_PID_STR) && x.pid >= MT_MERGE_PIDS_PER_RANK)
                 ps->part_done = true;
+            swait_drop(t);
             *out = p;
             return MT_OK;
         }
@@ -2033,13 +2053,6 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
         m->event = (uint32_t)idx + 1;
         m->pad_ = 0;
     }
-    if (__builtin_expect(x.has_swait, 0) && ev.cat == MT_CAT_CUDA_SYNC && !ps->opts->no_store) {
-        /* a stream wait's record (the analysis turns it into an edge) */
-        if (MT_GROW(t->swaits, t->cap_swaits, t->n_swaits + 1, 64))
-            return fail_code(ps, start, MT_ERR_NOMEM, "stream wait table");
-        x.swait.event = (uint32_t)idx + 1;
-        t->swaits[t->n_swaits++] = x.swait;
-    }
     if (ev.ph == MT_PH_M) {
         if (MT_GROW_BIG(t->meta, t->cap_meta, t->n_meta + 1, 64))
             return fail_code(ps, start, MT_ERR_NOMEM, "metadata table");
@@ -2089,6 +2102,8 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
             return (int)cst;
         }
     }
+    /* (with no_store every record names event 1: swait_arg keeps one,
+     * rewritten by each event that has these args; nobody reads it) */
     if (ps->opts->no_store)
         t->n_wide = 0;
     *out = p;
@@ -2367,7 +2382,9 @@ static int parse_member(parser_t *ps, const char *p, bool *events_next, const ch
 
 /* Sizes of the side tables at a unit start, to undo a partial unit. */
 typedef struct mark {
-    size_t n_colls, n_meta, n_mems, n_swaits, n_pgs, n_pool, n_devices;
+    size_t n_colls, n_meta, n_mems, n_pgs, n_pool, n_devices;
+    /* not t->n_swaits: an event parsed again from its start finds its
+     * record (swait_arg: the last one names n_events + 1) and reuses it */
     mt_trace_info_t info;
     uint64_t unknown_fields, unknown_top_keys, bad_values, bad_utf8;
 } mark_t;
@@ -2379,7 +2396,6 @@ static void mark_take(const mt_trace_t *t, mark_t *m, bool header)
     m->n_colls = t->n_colls;
     m->n_meta = t->n_meta;
     m->n_mems = t->n_mems;
-    m->n_swaits = t->n_swaits;
     m->n_pgs = t->n_pgs;
     m->n_pool = t->n_pg_rank_pool;
     m->n_devices = t->n_devices;
@@ -2396,7 +2412,6 @@ static void mark_restore(mt_trace_t *t, const mark_t *m, bool header)
     t->n_colls = m->n_colls;
     t->n_meta = m->n_meta;
     t->n_mems = m->n_mems;
-    t->n_swaits = m->n_swaits;
     t->n_pgs = m->n_pgs;
     t->n_pg_rank_pool = m->n_pool;
     t->n_devices = m->n_devices;
