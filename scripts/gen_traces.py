@@ -833,6 +833,32 @@ class Rank:
             self.n_sync += 1
         return s1
 
+    def stream_wait(self, tid, t, src, dst):
+        """--stream-wait-events: a cudaEventRecord on stream src and a
+        cudaStreamWaitEvent of stream dst on it, as DDP's reducer issues
+        before a bucket's allreduce, with the cuda_sync "Stream Wait Event"
+        record that names them (enable_cuda_sync_events: the wait's own
+        correlation, wait_on_stream, the record call's correlation).
+        Returns the host time after the calls."""
+        ext = self.next_ext()
+        rc = self.next_corr()
+        r0 = t
+        r1 = r0 + self.ri(2000, 4000)
+        self.X("cuda_runtime", "cudaEventRecord", self.pid, tid, r0, r1,
+               ['"External id": %d' % ext, '"cbid": 135', '"correlation": %d' % rc])
+        w0 = r1 + self.ri(1000, 3000)
+        w1 = w0 + self.ri(2000, 4000)
+        wc = self.next_corr()
+        self.X("cuda_runtime", "cudaStreamWaitEvent", self.pid, tid, w0, w1,
+               ['"External id": %d' % ext, '"cbid": 147', '"correlation": %d' % wc])
+        self.cuda_event_id = getattr(self, "cuda_event_id", 0) + 1
+        self.X("cuda_sync", "Stream Wait Event", self.dev, dst, w0 + 500, w0 + 510,
+               ['"External id": %d' % ext, '"cuda_sync_kind": "Stream Wait Event"', '"wait_on_stream": %d' % src,
+                '"wait_on_cuda_event_record_corr_id": %d' % rc, '"wait_on_cuda_event_id": %d' % self.cuda_event_id,
+                '"stream": %d' % dst, '"correlation": %d' % wc, '"device": %d' % self.dev, '"context": 1'])
+        self.n_sync += 1
+        return w1
+
     # ---------------------------------------------------------------- steps
     def end_step(self, step, end_t):
         """Emit the ProfilerStep range and fold this step's projection."""
@@ -929,6 +955,8 @@ class Rank:
                                           K_GEMM_F32_BW, self.vary(2 * cfg.gemm_ns))
             while bi < B and after[bi] == li:
                 y += self.ri(3000, 8000)
+                if self.new and self.job.a.stream_wait_events:
+                    y = self.stream_wait(A, y, self.s_comp, self.s_nccl) + self.ri(1000, 3000)
                 y, p = self.launch_comm(A, y, "allreduce", "0", cfg.all_ranks, "Float",
                                         cfg.bucket_nelems[bi], self.s_nccl)
                 # The NCCL stream waits for the gradients on the compute stream.
@@ -1932,6 +1960,10 @@ def build_parser():
     d.add_argument("--no-cuda-sync", action="store_true",
                    help="write no cuda_sync events (a profile without enable_cuda_sync_events); the runtime "
                         "sync calls stay")
+    d.add_argument("--stream-wait-events", action="store_true",
+                   help="dp: before each bucket's allreduce a cudaEventRecord on the compute stream and a "
+                        "cudaStreamWaitEvent of the NCCL stream, with their cuda_sync \"Stream Wait Event\" "
+                        "record (a profile with enable_cuda_sync_events; new format only)")
     d.add_argument("--late-rank", default=None, metavar="R:US",
                    help="rank R's host waits US microseconds at the start of every step (a data loader); dp and pp")
     q = p.add_argument_group("pipeline parallel")

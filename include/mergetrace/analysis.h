@@ -122,6 +122,25 @@
  *                 the program named. Names are kept once per rank in a table
  *                 (annots) the activities index; cost O((n + r) log r) for n
  *                 activities and r ranges.
+ *  waits          the stream waits the trace names (mt_trace_t.swaits:
+ *                 cuda_sync "Stream Wait Event", or "Wait on CUDA event",
+ *                 with enable_cuda_sync_events) as gdeps: the consumer is
+ *                 the first activity on the waiting stream (the event's
+ *                 device and tid) launched after the cudaStreamWaitEvent
+ *                 call (correlation above the event's own), the producer
+ *                 the last activity on wait_on_stream launched before the
+ *                 cudaEventRecord call (correlation below
+ *                 wait_on_cuda_event_record_corr_id): CUDA numbers a
+ *                 process's runtime calls in call order, so correlation
+ *                 order is launch order and the event record's own call
+ *                 need not be in the trace. A record without those ids,
+ *                 with no activity on either side, or whose producer ends
+ *                 more than 1 us after the consumer starts (another
+ *                 launch's ids) is unresolved: the consumer's wait stays
+ *                 inferred. A consumer named by more than two records
+ *                 keeps the two latest-ending producers (the latest binds).
+ *                 Nothing to do (and no cost) without records. Cost O(n
+ *                 log n) in the activities when there are records.
  *  memory         from the [memory] instant events (mt_trace_t.mems), per
  *                 device (Device Type, Device Id). Each event is a state:
  *                 allocated = "Total Allocated", reserved = "Total
@@ -399,19 +418,31 @@ typedef struct mt_rank_analysis {
     mt_an_mem_point_t *mem_points;
     size_t n_mem_points;
     mt_an_mem_issue_t mem_issues[MT_AN_MEM_ISSUE_COUNT_];
-    /* explicit dependencies of the graph, set only by importers that know
-     * them (the operation-level timelines, cross/timeline_job.c) and never
-     * packed: per activity k, gdeps[2k] and gdeps[2k + 1] are indices of
-     * activities of the same rank it waits for (-1 none), and gstep[k] is
-     * its step's index in steps (-1 none). NULL: dependencies are inferred
-     * from the times (critpath.h "graph"). */
+    /* explicit dependencies of the graph: per activity k, gdeps[2k] and
+     * gdeps[2k + 1] are indices of activities of the same rank it waits
+     * for (-1 none), or gdeps[2k] is MT_AN_GDEP_INFER: no event names its
+     * waits, they are inferred from the times (critpath.h "graph"), as for
+     * every activity when gdeps is NULL. Set by the operation-level
+     * timelines (cross/tljob.c: every activity's, never packed, with gstep)
+     * and by the pass "waits" below for a Kineto trace whose cuda_sync
+     * records name stream waits (packed: n_gacts pairs, or none). gstep[k]
+     * is activity k's step's index in steps (-1 none; timelines only). */
     int32_t *gdeps;
     int32_t *gstep;
+    /* waits: the trace's cuda_sync stream-wait records (mt_trace_t.swaits,
+     * enable_cuda_sync_events) turned into gdeps edges (named) or left to
+     * the inference (unresolved: no event record correlation or stream,
+     * no activity launched on either side, a producer ending after the
+     * consumer starts) */
+    uint64_t swaits_named, swaits_unresolved;
     /* the string pool every mt_an_str_t indexes */
     char *strings;
     size_t strings_len;
     size_t strings_cap;       /* bytes allocated for strings (not packed) */
 } mt_rank_analysis_t;
+
+/* mt_rank_analysis_t.gdeps[2k]: activity k's waits are not named */
+#define MT_AN_GDEP_INFER (-2)
 
 /* Run every per-rank pass over t (global rank `rank`) and return the result
  * in *out (owned by the caller: mt_rank_analysis_free). t must be classified

@@ -463,6 +463,8 @@ typedef struct mt_critpath {
     /* what the model inferred (docs/whatif.md "The dependency model") */
     uint64_t waits_inferred;   /* stream waits inferred from the times: no event of the trace names them */
     uint64_t waits_explicit;   /* stream waits the trace names (mt_rank_analysis_t.gdeps) */
+    uint64_t waits_unresolved; /* cuda_sync stream-wait records that name no activity of the trace
+                                * (mt_rank_analysis_t.swaits_unresolved): those waits are inferred */
     uint64_t host_colls;       /* host collective members (gloo:* ranges) */
     uint64_t pauses;           /* host pauses placed (late members: a sleep, a data loader) */
     int64_t pause_ns;          /* the lateness they hold, summed */

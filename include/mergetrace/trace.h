@@ -201,6 +201,19 @@ typedef struct mt_mem {
     uint32_t pad_;
 } mt_mem_t;
 
+/* One cuda_sync stream-wait record ("Stream Wait Event"; Kineto with
+ * enable_cuda_sync_events, FORMAT.md 5): the event itself names the waiting
+ * stream (its tid) and the cudaStreamWaitEvent call (its correlation);
+ * these args name what the stream waits for. Kept for every event that
+ * carries at least one of them (Kineto writes them on cuda_sync events). */
+typedef struct mt_swait {
+    int64_t wait_stream;  /* "wait_on_stream": the stream the CUDA event was recorded on, -1 unknown */
+    int64_t record_corr;  /* "wait_on_cuda_event_record_corr_id": the cudaEventRecord call's correlation,
+                           * -1 unknown */
+    uint32_t event;       /* 1-based index of the cuda_sync event */
+    uint32_t pad_;
+} mt_swait_t;
+
 /* One "M" metadata event's payload. */
 typedef struct mt_meta {
     uint32_t event;    /* 1-based event index */
@@ -295,6 +308,9 @@ typedef struct mt_trace {
     size_t n_meta, cap_meta;
     mt_mem_t *mems;          /* [memory] instant events, in file order */
     size_t n_mems, cap_mems;
+    mt_swait_t *swaits;      /* cuda_sync stream-wait records, in file order (none without
+                              * enable_cuda_sync_events) */
+    size_t n_swaits, cap_swaits;
     mt_pg_t *pgs;
     size_t n_pgs, cap_pgs;
     int64_t *pg_rank_pool;

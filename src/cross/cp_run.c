@@ -290,7 +290,7 @@ CP_INLINE void hot_fill(cp_graph_t *g, size_t i, size_t at)
     /* a communication kernel's wait for another stream that no event
      * names (NCCL's stream told to wait for the gradient's kernel): the
      * edge whose other binding the ranges try */
-    if (n->px >= 0 && n->bind == CP_B_X && n->cls == MT_AN_COMM && !g->ranks[n->rank_i].waits_named)
+    if (n->px >= 0 && n->bind == CP_B_X && n->cls == MT_AN_COMM && !n->xnamed)
         h->flags |= CP_H_PXINF;
     if (n->L != INT64_MIN) {
         h->flags |= CP_H_LAUNCH;
@@ -2637,6 +2637,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     /* ---- what the model inferred, and the check (critpath.h) ---- */
     c->waits_inferred = g.waits_inferred;
     c->waits_explicit = g.waits_explicit;
+    c->waits_unresolved = g.waits_unresolved;
     c->host_colls = g.n_hmem;
     c->pauses = g.pauses;
     c->pause_ns = g.pause_ns;

@@ -780,6 +780,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         cp_rank_t *R = &g->ranks[i];
         R->an = a;
         R->rank = a->rank;
+        g->waits_unresolved += a->swaits_unresolved;
         R->clk = clock_of(clocks, ranks, n_ranks, a->rank);
         /* the rank's correction inline (align/clockmap.h), not a call per time */
         const mt_clock_map_t map = mt_clock_map(R->clk);
@@ -1049,12 +1050,20 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
                     bind = CP_B_LAUNCH;
                 }
             }
-            if (R->an->gdeps) {
-                /* explicit predecessors: the latest end binds */
-                g->explicit_deps = true;
+            const int32_t *gd = R->an->gdeps ? R->an->gdeps + 2 * k : NULL;
+            if (gd && gd[0] == MT_AN_GDEP_INFER)
+                gd = NULL; /* no event names this one's waits: inferred below */
+            if (gd) {
+                /* explicit predecessors: the latest end binds. A timeline
+                 * names every activity's (replayed in topological order,
+                 * labelled by name); a Kineto trace's cuda_sync records
+                 * name some (analysis.h "waits") */
+                if (!R->an->swaits_named)
+                    g->explicit_deps = true;
                 R->waits_named = true;
+                n->xnamed = 1;
                 for (int q = 0; q < 2; q++) {
-                    int32_t d = R->an->gdeps[2 * k + (size_t)q];
+                    int32_t d = gd[q];
                     if (d < 0 || (size_t)d >= R->n_nodes || (size_t)d == k)
                         continue;
                     int32_t p = (int32_t)(R->node0 + (size_t)d);
@@ -1094,7 +1103,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
             }
             n->bind = bind;
             if (bind == CP_B_X) {
-                if (R->an->gdeps)
+                if (n->xnamed)
                     g->waits_explicit++;
                 else
                     g->waits_inferred++;

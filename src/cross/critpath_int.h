@@ -48,6 +48,7 @@ typedef struct cp_node {
     uint8_t bind;         /* CP_B_* */
     uint8_t absent;       /* a comm activity of an instance with fewer members than its group
                            * while ranks have no trace (mt_critpath_t.comm_absent_ns) */
+    uint8_t xnamed;       /* px and px2 are the waits the trace names (gdeps), not inferred */
 } cp_node_t;
 _Static_assert(sizeof(cp_node_t) <= 72, "cp_node_t: 72 bytes a GPU activity");
 
@@ -95,7 +96,8 @@ typedef struct cp_rank {
     bool by_start;        /* its nodes come by start (the replay order's merge) */
     bool end_late;        /* an instance's last arrival after a member's end: by_end
                            * is not the order of the end events */
-    bool waits_named;     /* its trace names its stream waits (gdeps): px is no inference */
+    bool waits_named;     /* its trace names stream waits (gdeps): px of its nodes with xnamed is no
+                           * inference */
 } cp_rank_t;
 
 /* What one replay reads of a node, packed into one 64-byte record and
@@ -122,8 +124,8 @@ typedef struct cp_hot {
 _Static_assert(sizeof(cp_hot_t) == 64, "cp_hot_t: one cache line a node");
 
 /* CP_H_PXINF: the node is a communication kernel and pred[1] a stream
- * wait inferred from the times (its rank's trace names none: cp_node_t.px
- * without gdeps) */
+ * wait inferred from the times (no event of its trace names its waits:
+ * cp_node_t.px without xnamed) */
 enum { CP_H_LAUNCH = 8, CP_H_PXINF = 16 };
 
 /* The mt_cp_kind_t of a node's time on a path: its class (mt_an_class_t)
@@ -199,6 +201,7 @@ typedef struct cp_graph {
                            * causes); NULL when no rank has annotations (all 0) */
     size_t n_ev;
     uint64_t waits_inferred, waits_explicit, pauses; /* what the build inferred (mt_critpath_t) */
+    uint64_t waits_unresolved; /* the ranks' stream-wait records left to the inference (mt_critpath_t) */
     int64_t pause_ns;
     bool explicit_deps;   /* some rank gave its dependencies (gdeps): replay in topological order */
     bool topo_cycle;      /* ... but they hold a cycle: replayed in time order */

@@ -290,6 +290,8 @@ mt_status_t mt_analyze_rank(const mt_trace_t *t, int32_t rank, const mt_analysis
     if (st == MT_OK)
         st = mt_an_steps(&in, a);
     if (st == MT_OK)
+        st = mt_an_waits(&in, a);
+    if (st == MT_OK)
         st = mt_an_memory(&in, a);
     mt_an_input_free(&in);
     if (st != MT_OK) {
@@ -307,13 +309,14 @@ mt_status_t mt_analyze_rank(const mt_trace_t *t, int32_t rank, const mt_analysis
  * padding), then the string pool as a u64 length and its bytes. */
 
 #define MT_AN_MAGIC 0x4e41544du /* "MTAN" */
-#define MT_AN_FORMAT 5u /* 3: steps and graph (issue 20) or memory (issue 26); 4: both; 5: annotations */
+#define MT_AN_FORMAT 6u /* 3: steps and graph (issue 20) or memory (issue 26); 4: both; 5: annotations;
+                         * 6: the named stream waits (gdeps after gacts, swaits_*) */
 
 #define MT_AN_SCALARS(X)                                                                                      \
     X(rank) X(opt_project_ops) X(opt_kernel_wait_ns) X(gpu_activities) X(gpu_first_ns) X(gpu_last_ns)       \
     X(span_ns) X(busy_ns) X(compute_ns) X(comm_ns) X(comm_total_ns) X(overlap_ns) X(memory_ns) X(idle_ns)   \
     X(host_wait_ns) X(kernel_wait_ns) X(other_ns) X(launched) X(delay_p50_ns) X(delay_p90_ns)               \
-    X(delay_p99_ns) X(delay_max_ns) X(launch_bound_ns)
+    X(delay_p99_ns) X(delay_max_ns) X(launch_bound_ns) X(swaits_named) X(swaits_unresolved)
 
 static size_t packed_size(const mt_rank_analysis_t *a)
 {
@@ -327,6 +330,7 @@ static size_t packed_size(const mt_rank_analysis_t *a)
     n += 8 + a->n_chunks * sizeof *a->chunks;
     n += 8 + a->n_steps * sizeof *a->steps;
     n += 8 + a->n_gacts * sizeof *a->gacts;
+    n += 8 + (a->gdeps ? 2 * a->n_gacts * sizeof *a->gdeps : 0);
     n += 8 + a->n_syncs * sizeof *a->syncs;
     n += 8 + a->n_annots * sizeof *a->annots;
     n += 8 + a->n_mem_devs * sizeof *a->mem_devs;
@@ -372,6 +376,10 @@ static void pack_to(const mt_rank_analysis_t *a, char *b, size_t total)
     p = put(p, a->steps, a->n_steps * sizeof *a->steps);
     p = put_u64(p, a->n_gacts);
     p = put(p, a->gacts, a->n_gacts * sizeof *a->gacts);
+    /* the named waits (none: 0), two per activity */
+    p = put_u64(p, a->gdeps ? 2 * (uint64_t)a->n_gacts : 0);
+    if (a->gdeps)
+        p = put(p, a->gdeps, 2 * a->n_gacts * sizeof *a->gdeps);
     p = put_u64(p, a->n_syncs);
     p = put(p, a->syncs, a->n_syncs * sizeof *a->syncs);
     p = put_u64(p, a->n_annots);
@@ -453,14 +461,24 @@ mt_status_t mt_rank_analysis_packed_drop_gacts(mt_buf_t *b)
                 if (k < sizeof before / sizeof *before)
                     o += (size_t)n * sz;
             }
-            /* o: the first activity; n of them */
-            size_t cut = (size_t)n * sizeof *z->gacts, keep = (size_t)total - cut;
+            /* o: the first activity; n of them; then the named waits
+             * (their count, nd of them), which go with the activities */
+            size_t ga = (size_t)n * sizeof *z->gacts;
+            uint64_t nd;
+            if (total - o - ga < 8)
+                return MT_ERR_FORMAT;
+            memcpy(&nd, b->data + in + o + ga, 8);
+            if (nd > (total - o - ga - 8) / sizeof *z->gdeps)
+                return MT_ERR_FORMAT;
+            size_t gd = (size_t)nd * sizeof *z->gdeps;
+            size_t cut = ga + gd, keep = (size_t)total - cut;
             if (move) {
                 uint64_t zero = 0, t2 = keep;
                 memmove(b->data + out, b->data + in, o);
                 memcpy(b->data + out + 8, &t2, 8);
                 memcpy(b->data + out + o - 8, &zero, 8);
-                memmove(b->data + out + o, b->data + in + o + cut, (size_t)total - o - cut);
+                memcpy(b->data + out + o, &zero, 8);
+                memmove(b->data + out + o + 8, b->data + in + o + ga + 8 + gd, (size_t)total - o - ga - 8 - gd);
             }
             in += (size_t)total;
             out += keep;
@@ -554,6 +572,9 @@ mt_status_t mt_rank_analysis_unpack(const void *bytes, size_t len, mt_rank_analy
         a->steps = get_array(&r, sizeof *a->steps, &a->n_steps, &nomem);
     if (!r.bad && !nomem)
         a->gacts = get_array(&r, sizeof *a->gacts, &a->n_gacts, &nomem);
+    size_t n_gdeps = 0;
+    if (!r.bad && !nomem)
+        a->gdeps = get_array(&r, sizeof *a->gdeps, &n_gdeps, &nomem);
     if (!r.bad && !nomem)
         a->syncs = get_array(&r, sizeof *a->syncs, &a->n_syncs, &nomem);
     if (!r.bad && !nomem)
@@ -583,6 +604,9 @@ mt_status_t mt_rank_analysis_unpack(const void *bytes, size_t len, mt_rank_analy
     for (size_t i = 0; ok && i < a->n_gacts; i++)
         ok = a->gacts[i].cls < MT_AN_CLASS_COUNT_ && str_ok(a, a->gacts[i].name) &&
              a->gacts[i].annot <= a->n_annots;
+    ok = ok && (n_gdeps == 0 || n_gdeps == 2 * a->n_gacts);
+    for (size_t i = 0; ok && i < n_gdeps; i++)
+        ok = a->gdeps[i] >= MT_AN_GDEP_INFER && (a->gdeps[i] < 0 || (size_t)a->gdeps[i] < a->n_gacts);
     for (size_t i = 0; ok && i < a->n_annots; i++)
         ok = str_ok(a, a->annots[i]);
     for (size_t i = 0; ok && i < a->n_mem_devs; i++) {

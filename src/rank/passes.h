@@ -103,6 +103,11 @@ mt_status_t mt_an_launch(const mt_an_input_t *in, mt_rank_analysis_t *a);
  * a->syncs. MT_OK, MT_ERR_NOMEM or MT_ERR_LIMIT. */
 mt_status_t mt_an_steps(const mt_an_input_t *in, mt_rank_analysis_t *a);
 
+/* waits (analysis.h "waits"): a->gdeps and a->swaits_* from in->t's
+ * stream-wait records; runs after mt_an_steps (it reads a->gacts). Nothing
+ * (no cost) without records. MT_OK or MT_ERR_NOMEM. */
+mt_status_t mt_an_waits(const mt_an_input_t *in, mt_rank_analysis_t *a);
+
 /* The per-rank pass: fills a->chunks from in (see "work"), with the
  * markers in->o->markers (nothing when NULL) and the rank's collective
  * rows in->o->rows (to tell all_to_all from point-to-point; may be NULL).

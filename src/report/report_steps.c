@@ -195,6 +195,8 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
                   (unsigned long long)c->waits_inferred, (unsigned long long)c->waits_explicit,
                   (unsigned long long)c->host_colls, (unsigned long long)c->pauses);
     us(&o, "pause_us", c->pause_ns);
+    if (c->waits_unresolved) /* only traces with cuda_sync stream-wait records have any */
+        mt_out_printf(&o, ", \"waits_unresolved\": %llu", (unsigned long long)c->waits_unresolved);
     mt_out_puts(&o, "}");
     if (c->check_run)
         mt_out_printf(&o,
@@ -420,18 +422,21 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
                       "change (its host's own work, an edge the trace does not show); no answer\n",
                       c->check_rank, 100.0 * c->check_caused, 100.0 * c->check_path, a, 100.0 * c->check_gain);
     }
-    if (c->pauses || c->host_colls) {
+    if (c->pauses || c->host_colls || c->waits_explicit || c->waits_unresolved) {
         mt_fmt_time(a, sizeof a, c->pause_ns);
         mt_out_printf(&o, "model: inferred from timing: %llu host pause%s of late ranks (%s), %llu gloo collective "
-                          "member%s on the host; %llu stream wait%s (%llu read from the trace)\n",
+                          "member%s on the host; %llu stream wait%s (%llu read from the trace",
                       (unsigned long long)c->pauses, c->pauses == 1 ? "" : "s", a, (unsigned long long)c->host_colls,
                       c->host_colls == 1 ? "" : "s", (unsigned long long)c->waits_inferred,
                       c->waits_inferred == 1 ? "" : "s", (unsigned long long)c->waits_explicit);
+        if (c->waits_unresolved)
+            mt_out_printf(&o, "; %llu cuda_sync wait record%s name%s no kernel", (unsigned long long)c->waits_unresolved,
+                          c->waits_unresolved == 1 ? "" : "s", c->waits_unresolved == 1 ? "s" : "");
+        mt_out_puts(&o, ")\n");
     } else if (c->waits_inferred) {
         /* which signal the traces lacked (issue 38 item 3) */
-        mt_out_printf(&o, "model: %llu stream wait%s inferred from timing, %llu read from the trace\n",
-                      (unsigned long long)c->waits_inferred, c->waits_inferred == 1 ? "" : "s",
-                      (unsigned long long)c->waits_explicit);
+        mt_out_printf(&o, "model: %llu stream wait%s inferred from timing, none read from the trace\n",
+                      (unsigned long long)c->waits_inferred, c->waits_inferred == 1 ? "" : "s");
     }
     if (c->n_stage_wi) {
         size_t bs = 0;

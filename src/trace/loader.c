@@ -1022,6 +1022,7 @@ enum arg_key {
     AK_OUT_MSG_NELEMS, AK_OUT_SPLIT_SIZE, AK_TOTAL_RESERVED, AK_COLLECTIVE_NAME,
     AK_TOTAL_ALLOCATED, AK_PROCESS_GROUP_ID, AK_GLOBAL_RANK_START, AK_PROCESS_GROUP_NAME,
     AK_GLOBAL_RANK_STRIDE, AK_PROCESS_GROUP_RANKS, AK_PROCESS_GROUP_DESCRIPTION,
+    AK_WAIT_ON_STREAM, AK_WAIT_RECORD_CORR,
 };
 
 /* An args key token to its id (raw bytes, as before: an escaped spelling
@@ -1096,6 +1097,8 @@ static int arg_key_of(const strtok_t *k)
             return AK_OUT_SPLIT_SIZE;
         if (memcmp(k->s, "Total Reserved", 14) == 0)
             return AK_TOTAL_RESERVED;
+        if (memcmp(k->s, "wait_on_stream", 14) == 0)
+            return AK_WAIT_ON_STREAM;
         return AK_OTHER;
     case 15:
         if (memcmp(k->s, "Collective name", 15) == 0)
@@ -1124,6 +1127,10 @@ static int arg_key_of(const strtok_t *k)
     case 25:
         if (memcmp(k->s, "Process Group Description", 25) == 0)
             return AK_PROCESS_GROUP_DESCRIPTION;
+        return AK_OTHER;
+    case 33:
+        if (memcmp(k->s, "wait_on_cuda_event_record_corr_id", 33) == 0)
+            return AK_WAIT_RECORD_CORR;
         return AK_OTHER;
     default:
         return AK_OTHER;
@@ -1184,6 +1191,9 @@ static inline int arg_key_fast(const char *p, const char **out)
         break;
     case 'w':
         AK_AT("warps per SM", AK_OTHER)
+        AK_AT("wait_on_stream", AK_WAIT_ON_STREAM)
+        AK_AT("wait_on_cuda_event_record_corr_id", AK_WAIT_RECORD_CORR)
+        AK_AT("wait_on_cuda_event_id", AK_OTHER)
         break;
     case 'e':
         AK_AT("est. achieved occupancy %", AK_OTHER)
@@ -1272,6 +1282,43 @@ static inline int arg_key_fast(const char *p, const char **out)
     }
 #undef AK_AT
     return AK_NONE;
+}
+
+/* A stream-wait arg of a cuda_sync event (enable_cuda_sync_events), at
+ * its value: kept in the record of the event being parsed (the last of
+ * t->swaits when it names event n_events + 1, else a new one), written
+ * here so that events without these args pay nothing, not even a flag.
+ * parse_event takes the record back when the event is not kept; the
+ * analysis reads only cuda_sync events' records. */
+static __attribute__((noinline, cold)) int swait_arg(parser_t *ps, const char *p, int key, const char **out)
+{
+    mt_trace_t *t = ps->t;
+    int64_t v = -1;
+    bool ok = false;
+    int r = value_int64(ps, p, &v, &ok, out, key == AK_WAIT_ON_STREAM ? "wait_on_stream"
+                                                                     : "wait_on_cuda_event_record_corr_id");
+    if (r || !ok)
+        return r;
+    uint32_t ev = (uint32_t)t->n_events + 1;
+    if (!t->n_swaits || t->swaits[t->n_swaits - 1].event != ev) {
+        if (MT_GROW(t->swaits, t->cap_swaits, t->n_swaits + 1, 64))
+            return fail_code(ps, p, MT_ERR_NOMEM, "stream wait table");
+        t->swaits[t->n_swaits++] = (mt_swait_t){.wait_stream = -1, .record_corr = -1, .event = ev};
+    }
+    mt_swait_t *w = &t->swaits[t->n_swaits - 1];
+    if (key == AK_WAIT_ON_STREAM)
+        w->wait_stream = v;
+    else
+        w->record_corr = v;
+    return MT_OK;
+}
+
+/* The stream-wait record of the event being parsed (swait_arg), if any,
+ * taken back: the event is not kept. */
+static __attribute__((noinline, cold)) void swait_drop(mt_trace_t *t)
+{
+    if (t->n_swaits && t->swaits[t->n_swaits - 1].event == (uint32_t)t->n_events + 1)
+        t->n_swaits--;
 }
 
 /* p at '{' of "args". */
@@ -1466,6 +1513,10 @@ static int parse_args(parser_t *ps, const char *p, mt_event_t *ev, ev_extra_t *x
             if (ok) xcoll(x)->fields |= MT_COLL_F_PG_DESC;
             break;
         }
+        case AK_WAIT_ON_STREAM:
+        case AK_WAIT_RECORD_CORR:
+            r = swait_arg(ps, p, key, &p);
+            break;
         default:
             break;
         }
@@ -1917,6 +1968,7 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
              * them, and the rest of the file need not be read. */
             if (ps->part_kept && sp_pid && !(ev.flags & MT_EV_PID_STR) && x.pid >= MT_MERGE_PIDS_PER_RANK)
                 ps->part_done = true;
+            swait_drop(t);
             *out = p;
             return MT_OK;
         }
@@ -2050,6 +2102,8 @@ static int parse_event(parser_t *ps, const char *p, const char **out)
             return (int)cst;
         }
     }
+    /* (with no_store every record names event 1: swait_arg keeps one,
+     * rewritten by each event that has these args; nobody reads it) */
     if (ps->opts->no_store)
         t->n_wide = 0;
     *out = p;
@@ -2329,6 +2383,8 @@ static int parse_member(parser_t *ps, const char *p, bool *events_next, const ch
 /* Sizes of the side tables at a unit start, to undo a partial unit. */
 typedef struct mark {
     size_t n_colls, n_meta, n_mems, n_pgs, n_pool, n_devices;
+    /* not t->n_swaits: an event parsed again from its start finds its
+     * record (swait_arg: the last one names n_events + 1) and reuses it */
     mt_trace_info_t info;
     uint64_t unknown_fields, unknown_top_keys, bad_values, bad_utf8;
 } mark_t;

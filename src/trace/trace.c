@@ -118,6 +118,7 @@ void mt_trace_free(mt_trace_t *t)
     free(t->events);
     free(t->colls);
     free(t->mems);
+    free(t->swaits);
     free(t->meta);
     free(t->pgs);
     free(t->pg_rank_pool);

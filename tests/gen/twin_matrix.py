@@ -120,7 +120,21 @@ PAIRS = [
      ["--slow-kernel", "tn_n:2", "--slow-kernel-rank", "6"], "straggler", True),
     ("forward GEMMs x2 on rank 0 only, FSDP, no cuda_sync events", 63, FSDP + ["--no-cuda-sync"],
      ["--slow-kernel", "tn_n:2", "--slow-kernel-rank", "0"], "straggler", True),
+    # pairs 12 and 21 again, profiled as with enable_cuda_sync_events and
+    # DDP's cudaEventRecord / cudaStreamWaitEvent before each bucket's
+    # allreduce: the NCCL stream's waits are read from the trace, so the
+    # straggler what-if is one number (no range: RANGED below)
+    ("slow GPU x1.25, DDP, stream waits recorded", 12, DP + ["--stream-wait-events"], ["--slow-rank", "5:1.25"],
+     "straggler", True),
+    ("late host 2 ms, DDP, stream waits recorded", 21, DP + ["--stream-wait-events"], ["--late-rank", "2:2000"],
+     "straggler", True),
 ]
+
+# Whether the changed job's straggler what-if carries a range
+# (alt_p50_us: its communication kernels' stream waits are inferred, the
+# replay pinned to their measured ends gives another answer), by pair
+# (seed, stream waits recorded); pairs not listed are not checked.
+RANGED = {(12, False): True, (12, True): False, (21, False): True, (21, True): False}
 
 
 def gen(gen_py, out, seed, args):
@@ -159,7 +173,8 @@ def main():
         if only and seed not in only:
             continue
         n_run += 1
-        tag = "p%d" % seed
+        recorded = "--stream-wait-events" in base
+        tag = "p%d%s" % (seed, "w" if recorded else "")
         d_chg, d_twin = os.path.join(out, tag + "_changed"), os.path.join(out, tag + "_twin")
         t_chg = gen(gen_py, d_chg, seed, base + change)
         t_twin = gen(gen_py, d_twin, seed, base)
@@ -192,6 +207,10 @@ def main():
                 errs.append(abs(err))
             if abs(err) > 2.0:
                 bad.append("what-if %.3f us, the twin %.3f us (%+.2f %%)" % (got, want, err))
+        want_range = RANGED.get((seed, recorded))
+        if want_range is not None and w and ("alt_p50_us" in w[0]) != want_range:
+            bad.append("the what-if %s a range (alt_p50_us), expected %s" % (
+                "carries" if "alt_p50_us" in w[0] else "carries no", "one" if want_range else "none"))
         s_txt = ""
         if s_check:
             # S of the changed job over S of its twin (the twin's own

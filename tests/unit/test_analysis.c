@@ -982,12 +982,117 @@ static void test_annotations(void **state)
     annotations_case(true);
 }
 
+
+/* The pass "waits" (analysis.h): cuda_sync stream-wait records as gdeps.
+ * One rank, absolute us; runtime calls on pid 10 tid 1 by correlation:
+ *   1 cudaLaunchKernel -> K1 s7 [20,120)
+ *   2 cudaEventRecord (on s7: the last s7 launch before it is K1)
+ *   3 cudaLaunchKernel -> K4 s8 [60,125)
+ *   4 cudaLaunchKernel -> K3 s7 [120,220) (after the record: not waited for)
+ *   5 cudaStreamWaitEvent: s20 waits on record 2 (Stream Wait Event, tid 20)
+ *   6 cuLaunchKernelEx -> N1 s20 [130,200): the wait's consumer
+ *   7 cudaStreamWaitEvent: record -1 (unresolved)
+ *   8 cuLaunchKernelEx -> N2 s20 [210,260)
+ *   9 cudaStreamWaitEvent: s20 on s8's record 9: no s20 launch after it
+ *     (unresolved)
+ *  10 an Event Sync (tid -1) naming record 2: a host wait, not counted
+ *  11 cudaStreamWaitEvent: s7 waits on s20's record 12; 13 launches K5 on
+ *     s7 [250,300): N2 (corr 8) ends at 260, after K5's start (unresolved)
+ * gacts by start: K1 0, K4 1, K3 2, N1 3, N2 4, K5 5. N1's wait is K1
+ * (the inference would take K4, which ends later, at 125, before N1's
+ * start 130); every other activity's is left to the inference. */
+static void test_stream_waits(void **state)
+{
+    (void)state;
+#define RT(nm, ts, c) "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"" nm "\", \"pid\": 10, \"tid\": 1, " \
+                      "\"ts\": " #ts ", \"dur\": 1, \"args\": {\"correlation\": " #c "}},\n"
+#define KN(nm, st, ts, dur, c) "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" nm "\", \"pid\": 0, \"tid\": " #st \
+                               ", \"ts\": " #ts ", \"dur\": " #dur ", \"args\": {\"stream\": " #st ", \"correlation\": " \
+                               #c "}},\n"
+#define SW(nm, tid, ts, c, ws, rc) "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"" nm "\", \"pid\": 0, " \
+                                   "\"tid\": " #tid ", \"ts\": " #ts ", \"dur\": 0.01, \"args\": {\"cuda_sync_kind\": \"" \
+                                   nm "\", \"wait_on_stream\": " #ws ", \"wait_on_cuda_event_record_corr_id\": " #rc \
+                                   ", \"wait_on_cuda_event_id\": 5, \"stream\": " #tid ", \"correlation\": " #c "}},\n"
+    static const char json[] = "{\"traceEvents\": [\n"
+        RT("cudaLaunchKernel", 10, 1) RT("cudaEventRecord", 12, 2) RT("cudaLaunchKernel", 14, 3)
+        RT("cudaLaunchKernel", 16, 4) RT("cudaStreamWaitEvent", 18, 5) SW("Stream Wait Event", 20, 18, 5, 7, 2)
+        RT("cuLaunchKernelEx", 20, 6) RT("cudaStreamWaitEvent", 22, 7) SW("Stream Wait Event", 20, 22, 7, 7, -1)
+        RT("cuLaunchKernelEx", 24, 8) RT("cudaStreamWaitEvent", 26, 9) SW("Stream Wait Event", 20, 26, 9, 8, 9)
+        SW("Event Sync", -1, 27, 10, 7, 2) RT("cudaStreamWaitEvent", 28, 11) SW("Stream Wait Event", 7, 28, 11, 20, 12)
+        RT("cudaLaunchKernel", 30, 13)
+        KN("K1", 7, 20, 100, 1) KN("K4", 8, 60, 65, 3) KN("K3", 7, 120, 100, 4) KN("N1", 20, 130, 70, 6)
+        KN("N2", 20, 210, 50, 8) KN("K5", 7, 250, 50, 13)
+        "{\"ph\": \"i\", \"s\": \"g\", \"name\": \"end\", \"pid\": 10, \"tid\": 1, \"ts\": 400}\n]}\n";
+#undef RT
+#undef KN
+#undef SW
+    mt_trace_t *t = load_str(json);
+    assert_int_equal(t->n_swaits, 5);
+    mt_rank_analysis_t *a = analyze(t, 0, NULL);
+    mt_trace_free(t);
+    assert_int_equal(a->n_gacts, 6);
+    static const char *order[] = {"K1", "K4", "K3", "N1", "N2", "K5"};
+    for (size_t k = 0; k < 6; k++)
+        assert_string_equal(sname(a, a->gacts[k].name), order[k]);
+    assert_int_equal(a->swaits_named, 1);
+    assert_int_equal(a->swaits_unresolved, 3);
+    assert_non_null(a->gdeps);
+    const int32_t want[12] = {-2, -1, -2, -1, -2, -1, 0, -1, -2, -1, -2, -1};
+    assert_memory_equal(a->gdeps, want, sizeof want);
+
+    /* packed with the result, and dropped with the activities */
+    void *bytes;
+    size_t len;
+    assert_int_equal(mt_rank_analysis_pack(a, &bytes, &len), MT_OK);
+    mt_rank_analysis_t *u = NULL;
+    assert_int_equal(mt_rank_analysis_unpack(bytes, len, &u, NULL), MT_OK);
+    assert_non_null(u->gdeps);
+    assert_memory_equal(u->gdeps, want, sizeof want);
+    assert_int_equal(u->swaits_named, 1);
+    assert_int_equal(u->swaits_unresolved, 3);
+    mt_rank_analysis_free(u);
+    mt_buf_t b = {0};
+    assert_int_equal(mt_buf_append(&b, bytes, len), MT_OK);
+    assert_int_equal(mt_rank_analysis_packed_drop_gacts(&b), MT_OK);
+    assert_int_equal(b.len, len - 6 * 56 - 12 * 4);
+    assert_int_equal(mt_rank_analysis_unpack(b.data, b.len, &u, NULL), MT_OK);
+    assert_int_equal(u->n_gacts, 0);
+    assert_null(u->gdeps);
+    mt_rank_analysis_drop_gacts(a);
+    assert_same(a, u);
+    mt_rank_analysis_free(u);
+    mt_buf_free(&b);
+    /* a pair count that is not the activities' is a format error */
+    char *bad = malloc(len);
+    memcpy(bad, bytes, len);
+    size_t at = 0;
+    for (size_t o = 16; o + 8 <= len; o++) { /* the count 12 right after the 6 activities */
+        uint64_t v;
+        memcpy(&v, bad + o, 8);
+        if (v == 12 && o >= 6 * 56 + 8) {
+            uint64_t g;
+            memcpy(&g, bad + o - 6 * 56 - 8, 8);
+            if (g == 6) {
+                at = o;
+                break;
+            }
+        }
+    }
+    assert_true(at > 0);
+    uint64_t ten = 10;
+    memcpy(bad + at, &ten, 8);
+    assert_int_equal(mt_rank_analysis_unpack(bad, len, &u, NULL), MT_ERR_FORMAT);
+    free(bad);
+    free(bytes);
+    mt_rank_analysis_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_trace),          cmocka_unit_test(test_kernels_percentiles),
         cmocka_unit_test(test_two_gpus_and_empty),  cmocka_unit_test(test_pack_roundtrip),
-        cmocka_unit_test(test_packed_drop_gacts),
+        cmocka_unit_test(test_packed_drop_gacts),  cmocka_unit_test(test_stream_waits),
         cmocka_unit_test(test_projection_span_blocks),
         cmocka_unit_test(test_report_sections),     cmocka_unit_test(test_sample_truth),
         cmocka_unit_test(test_memory),              cmocka_unit_test(test_annotations),

@@ -382,6 +382,47 @@ static void test_large_comms_id(void **state)
     mt_trace_free(t);
 }
 
+/* Kineto's own example of enable_cuda_sync_events (docs/traces/
+ * before_fix_trace.json): a "Stream Wait Event" and an "Event Sync", both
+ * with wait_on_stream and wait_on_cuda_event_record_corr_id -1 (the fix
+ * the file documents had not yet filled them). Both records are read;
+ * the analysis counts the stream wait unresolved (it names no kernel) and
+ * leaves the Event Sync out (a host wait, not a stream's). */
+static void test_cuda_sync_records(void **state)
+{
+    (void)state;
+    mt_trace_t *t = NULL;
+    mt_error_t err;
+    assert_int_equal(mt_trace_load(corpus_path("pytorch__kineto/docs/traces/before_fix_trace.json"), NULL, &t, &err),
+                     MT_OK);
+    assert_int_equal(t->n_swaits, 2);
+    int seen = 0;
+    for (size_t i = 0; i < t->n_swaits; i++) {
+        const mt_swait_t *w = &t->swaits[i];
+        const mt_event_t *e = &t->events[w->event - 1];
+        assert_int_equal(e->cat, MT_CAT_CUDA_SYNC);
+        assert_int_equal(w->wait_stream, -1);
+        assert_int_equal(w->record_corr, -1);
+        if (strcmp(mt_event_name(t, e), "Stream Wait Event") == 0) {
+            assert_int_equal(mt_event_tid(t, e), 1);
+            assert_int_equal(mt_event_corr(t, e), 200);
+            seen |= 1;
+        } else {
+            assert_string_equal(mt_event_name(t, e), "Event Sync");
+            assert_int_equal(mt_event_corr(t, e), 300);
+            seen |= 2;
+        }
+    }
+    assert_int_equal(seen, 3);
+    mt_rank_analysis_t *a = NULL;
+    assert_int_equal(mt_analyze_rank(t, 0, NULL, &a), MT_OK);
+    assert_int_equal(a->swaits_named, 0);
+    assert_int_equal(a->swaits_unresolved, 1);
+    assert_null(a->gdeps);
+    mt_rank_analysis_free(a);
+    mt_trace_free(t);
+}
+
 int main(void)
 {
     if (access(MT_CORPUS_DIR "/MANIFEST.tsv", R_OK) != 0) {
@@ -394,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_dlrm_links),
         cmocka_unit_test(test_nccl_metadata_2024),
         cmocka_unit_test(test_large_comms_id),
+        cmocka_unit_test(test_cuda_sync_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -892,6 +892,43 @@ static void test_search_back(void **state)
     mt_critpath_free(c);
 }
 
+/* A wait a Kineto trace names (analysis.h "waits": a cuda_sync Stream
+ * Wait Event record, gdeps with MT_AN_GDEP_INFER for every other
+ * activity) against the inference. Rank 0, no launches, no syncs, host
+ * range [10, 65], rank step [10, 100]:
+ *    K1 gemm  stream 0  [10, 50]
+ *    K4 opt   stream 2  [20, 58]
+ *    N  ar    stream 1  [60, 100]  (communication)
+ * Inferred: N's start is bound by the latest end on another stream no
+ * later than 61, K4's 58: replay N [58, 98], 88 for a step of 90 (the
+ * host's end 65 is before it); one
+ * wait inferred. Named N <- K1 (the record's event was recorded after
+ * K1): N replays from K1's end, [50, 90], replay 80; one wait read from
+ * the trace, none inferred (K1 and K4 start the step: bound by nothing). */
+static void test_named_wait(void **state)
+{
+    (void)state;
+    for (int named = 0; named < 2; named++) {
+        mt_an_gact_t g[3] = {act_nl(10, 50, GEMM, 0), act_nl(20, 58, OPT, 2), act_nl(60, 100, AR, 1)};
+        g[2].cls = MT_AN_COMM;
+        int32_t deps[6] = {MT_AN_GDEP_INFER, -1, MT_AN_GDEP_INFER, -1, 0, -1};
+        one_t o;
+        one_build(&o, g, 3, NULL, 0, 10, 100);
+        o.st.cpu_end_ns = 65 * US; /* the host's range [10, 65] ends before the GPU's work */
+        if (named) {
+            o.a.gdeps = deps;
+            o.a.swaits_named = 1;
+        }
+        mt_critpath_t *c = one_run(&o);
+        const mt_cp_step_t *t = &c->steps[0];
+        assert_int_equal(t->time_ns, 90 * US);
+        assert_int_equal(t->replay_ns, (named ? 80 : 88) * US);
+        assert_int_equal(c->waits_explicit, named ? 1 : 0);
+        assert_int_equal(c->waits_inferred, named ? 0 : 1);
+        mt_critpath_free(c);
+    }
+}
+
 /* The check (critpath.h "check"): the straggler what-if against the root
  * causes and the path. In the fixture rank 1's slow gemm is what the
  * what-if changes: it caused all the waiting and the what-if gains 75 of
@@ -1004,7 +1041,7 @@ int main(void)
         cmocka_unit_test(test_zero_length),
         cmocka_unit_test(test_end_early),
         cmocka_unit_test(test_dep_cycle),
-        cmocka_unit_test(test_search_back),
+        cmocka_unit_test(test_search_back), cmocka_unit_test(test_named_wait),
         cmocka_unit_test(test_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -344,6 +344,16 @@ static char *make_big(size_t n_events, size_t *len)
                                   i % 2 ? 20 : 7, 1000 + i, i - 1, i, sep);
             break;
         case 3:
+            if (i % 10 == 8) { /* a stream-wait record (enable_cuda_sync_events) */
+                n += (size_t)snprintf(b + n, cap - n,
+                                      "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Stream Wait Event\", \"pid\": 0,"
+                                      " \"tid\": 20, \"ts\": %zu.500, \"dur\": 0.010, \"args\": {\"External id\": %zu,"
+                                      " \"cuda_sync_kind\": \"Stream Wait Event\", \"wait_on_stream\": 7,"
+                                      " \"wait_on_cuda_event_record_corr_id\": %zu, \"wait_on_cuda_event_id\": 77,"
+                                      " \"stream\": 20, \"correlation\": %zu}}%s",
+                                      1000 + i, i, i - 2, i, sep);
+                break;
+            }
             n += (size_t)snprintf(b + n, cap - n,
                                   "{\"ph\": \"s\", \"id\": %zu, \"pid\": 10, \"tid\": 11, \"ts\": %zu.500,"
                                   " \"cat\": \"ac2g\", \"name\": \"ac2g\"}%s",
@@ -369,6 +379,8 @@ static void assert_same_trace(const mt_trace_t *a, const mt_trace_t *b)
     assert_memory_equal(a->colls, b->colls, a->n_colls * sizeof *a->colls);
     assert_int_equal(a->n_meta, b->n_meta);
     assert_memory_equal(a->meta, b->meta, a->n_meta * sizeof *a->meta);
+    assert_int_equal(a->n_swaits, b->n_swaits);
+    assert_memory_equal(a->swaits, b->swaits, a->n_swaits * sizeof *a->swaits);
     assert_int_equal(mt_strtab_count(a->strings), mt_strtab_count(b->strings));
     assert_int_equal(a->n_pgs, b->n_pgs);
     assert_int_equal(a->info.base_ns, b->info.base_ns);
@@ -392,6 +404,10 @@ static void test_chunk_boundaries(void **state)
     assert_int_equal(ref->n_events, 300);
     assert_int_equal(ref->info.rank, 1);
     assert_int_equal(ref->events[2].ts, 1767189312000000000LL + 1002900);
+    assert_int_equal(ref->n_swaits, 30); /* events 8, 18, ..., 298 */
+    assert_int_equal(ref->swaits[1].event, 19);
+    assert_int_equal(ref->swaits[1].wait_stream, 7);
+    assert_int_equal(ref->swaits[1].record_corr, 16);
     const size_t chunks[] = {1, 2, 3, 5, 7, 16, 17, 61, 64, 1000, 4093};
     for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
         o.chunk_bytes = chunks[i];
