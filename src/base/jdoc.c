@@ -38,8 +38,10 @@ static mt_status_t fail(parser_t *p, size_t at, mt_status_t code, const char *wh
     return code;
 }
 
-static void skip_ws(parser_t *p)
+static inline void skip_ws(parser_t *p)
 {
+    if (p->i < p->n && (unsigned char)p->s[p->i] > ' ') /* the usual case: no blank */
+        return;
     while (p->i < p->n) {
         char c = p->s[p->i];
         if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
@@ -673,14 +675,22 @@ mt_status_t mt_jcur_enter(mt_jcur_t *c, mt_jtype_t t)
  * the document's arena (emptied first). */
 static mt_status_t cur_string(mt_jcur_t *c, const char **s, size_t *len)
 {
+    /* 1 for the bytes a string's plain run is made of: ASCII from 0x20 on,
+     * but for the quote and the backslash */
+#define R4 1, 1, 1, 1
+#define R16 R4, R4, R4, R4
+    static const uint8_t plain[256] = {
+        [0x20] = 1, 1, 0 /* " */, 1, R4, R4, R4,   /* 0x20-0x2f */
+        R16, R16,                                  /* 0x30-0x4f */
+        R4, R4, R4, 0 /* \\ */, 1, 1, 1,          /* 0x50-0x5f */
+        R16, R16,                                  /* 0x60-0x7f */
+    };
+#undef R16
+#undef R4
     parser_t *p = &c->p;
     size_t run = p->i + 1;
-    while (run < p->n) {
-        unsigned char b = (unsigned char)p->s[run];
-        if (b == '"' || b == '\\' || b < 0x20 || b >= 0x80)
-            break;
+    while (run < p->n && plain[(unsigned char)p->s[run]])
         run++;
-    }
     if (run < p->n && p->s[run] == '"') {
         *s = p->s + p->i + 1;
         *len = run - p->i - 1;
@@ -744,6 +754,26 @@ mt_status_t mt_jcur_next(mt_jcur_t *c, bool *more, const char **key, size_t *kle
     return MT_OK;
 }
 
+mt_status_t mt_jcur_skip(mt_jcur_t *c)
+{
+    mt_jtype_t t;
+    mt_status_t st = mt_jcur_peek(c, &t);
+    if (st != MT_OK)
+        return st;
+    if (t == MT_J_STR) {
+        const char *s;
+        size_t n;
+        return cur_string(c, &s, &n);
+    }
+    if (t == MT_J_NUM) {
+        double v;
+        int_tok_t it;
+        return parse_number(&c->p, &v, &it);
+    }
+    const mt_jdoc_t *d;
+    return mt_jcur_value(c, &d);
+}
+
 mt_status_t mt_jcur_value(mt_jcur_t *c, const mt_jdoc_t **doc)
 {
     c->doc.n = 0;
@@ -762,10 +792,8 @@ static mt_status_t cur_number(mt_jcur_t *c, mt_jnode_t *nd, bool *is)
     if (st != MT_OK)
         return st;
     *is = t == MT_J_NUM;
-    if (!*is) {
-        const mt_jdoc_t *d;
-        return mt_jcur_value(c, &d);
-    }
+    if (!*is)
+        return mt_jcur_skip(c);
     parser_t *p = &c->p;
     size_t from = p->i;
     int_tok_t it;
@@ -807,8 +835,7 @@ mt_status_t mt_jcur_str(mt_jcur_t *c, const char **s, size_t *len)
         return st;
     if (t == MT_J_STR)
         return cur_string(c, s, len);
-    const mt_jdoc_t *d;
-    return mt_jcur_value(c, &d);
+    return mt_jcur_skip(c);
 }
 
 mt_status_t mt_jcur_finish(mt_jcur_t *c)

@@ -101,8 +101,8 @@ uint32_t mt_jdoc_next(const mt_jdoc_t *d, uint32_t i);
  * the same scanner and the same errors as mt_jdoc_parse, with no node
  * array of the whole text. The caller walks containers (mt_jcur_enter,
  * mt_jcur_next) and reads each member's value once, as a scalar
- * (mt_jcur_i64, _u64, _str) or as a small document (mt_jcur_value, which
- * also skips it); every value is checked all the same. Errors:
+ * (mt_jcur_i64, _u64, _str), as a small document (mt_jcur_value) or not
+ * at all (mt_jcur_skip); every value is checked all the same. Errors:
  * MT_ERR_SYNTAX (with the byte offset and line:col, as mt_jdoc_parse's),
  * MT_ERR_LIMIT (nested deeper than max_depth), MT_ERR_NOMEM. After an
  * error the cursor is only good for mt_jcur_free. */
@@ -143,6 +143,9 @@ mt_status_t mt_jcur_str(mt_jcur_t *c, const char **s, size_t *len);
 /* The next value as a document (its root is node 0), borrowed until the
  * next call; the way to skip a value. */
 mt_status_t mt_jcur_value(mt_jcur_t *c, const mt_jdoc_t **doc);
+
+/* Read past the next value (checked as any other). */
+mt_status_t mt_jcur_skip(mt_jcur_t *c);
 
 /* The byte offset of the cursor in the text. */
 size_t mt_jcur_offset(const mt_jcur_t *c);

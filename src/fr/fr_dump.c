@@ -154,16 +154,29 @@ static const struct {
 #undef K
 };
 
-/* The member's index in entry_keys, or -1. The keys come in PyTorch's
- * order, so the one after the last matched is tried first. */
-static int entry_key(const char *k, size_t n, int after)
+/* The member's index in entry_keys, or -1: the candidates of its length
+ * (the 7 members read past share lengths with them). */
+static int entry_key(const char *k, size_t n)
 {
-    for (int t = 0; t < K_COUNT; t++) {
-        int i = (after + 1 + t) % K_COUNT;
-        if (entry_keys[i].len == n && !memcmp(entry_keys[i].name, k, n))
-            return i;
+    int a = -1, b = -1;
+    switch (n) {
+    case 5: a = K_STATE; break;
+    case 6: a = K_IS_P2P; break;
+    case 9: a = K_RECORD_ID; break;
+    case 10: a = K_P2P_SEQ, b = K_TIMEOUT; break;
+    case 11: a = K_IN_SIZES; break;
+    case 12: a = K_DTYPES, b = K_OUT_SIZES; break;
+    case 13: a = K_PG; break;
+    case 14: a = K_NAME; break;
+    case 15: a = K_CREATED; break;
+    case 17: a = K_SEQ; break;
+    case 26: a = K_STARTED; break;
+    case 28: a = K_COMPLETED; break;
+    default: return -1;
     }
-    return -1;
+    if (!memcmp(entry_keys[a].name, k, n))
+        return a;
+    return b >= 0 && !memcmp(entry_keys[b].name, k, n) ? b : -1;
 }
 
 /* A time: null or 0 (the JSON encoding's "not discovered") is none;
@@ -176,9 +189,8 @@ static mt_status_t get_time(mt_jcur_t *c, int64_t *v, bool *ok)
         return st;
     *ok = true;
     if (t == MT_J_NULL) {
-        const mt_jdoc_t *d;
         *v = MT_FR_NONE;
-        return mt_jcur_value(c, &d);
+        return mt_jcur_skip(c);
     }
     st = mt_jcur_i64(c, v, ok);
     if (*ok && *v == 0)
@@ -201,7 +213,6 @@ static mt_status_t read_entry(mt_jcur_t *c, const char *path, long idx, mt_fr_en
         return st;
     *x = (mt_fr_entry_t){.created = MT_FR_NONE, .started = MT_FR_NONE, .completed = MT_FR_NONE};
     bool seen[K_COUNT] = {false}, rid_ok = false, seq_ok = false, times_ok = true, state = false, pg_ok = false;
-    int last = -1;
     for (;;) {
         bool more, ok;
         const char *k, *s;
@@ -211,14 +222,13 @@ static mt_status_t read_entry(mt_jcur_t *c, const char *path, long idx, mt_fr_en
             return st;
         if (!more)
             break;
-        int key = entry_key(k, kn, last);
+        int key = entry_key(k, kn);
         if (key < 0 || seen[key]) {
-            if ((st = mt_jcur_value(c, &d)) != MT_OK)
+            if ((st = mt_jcur_skip(c)) != MT_OK)
                 return st;
             continue;
         }
         seen[key] = true;
-        last = key;
         switch (key) {
         case K_RECORD_ID: st = mt_jcur_u64(c, &x->record_id, &rid_ok); break;
         case K_SEQ: st = mt_jcur_i64(c, &x->seq, &seq_ok); break;
@@ -248,7 +258,7 @@ static mt_status_t read_entry(mt_jcur_t *c, const char *path, long idx, mt_fr_en
             if ((st = mt_jcur_peek(c, &t)) == MT_OK)
                 x->is_p2p = t == MT_J_TRUE;
             if (st == MT_OK)
-                st = mt_jcur_value(c, &d);
+                st = mt_jcur_skip(c);
             break;
         case K_NAME:
             if ((st = mt_jcur_str(c, &s, &sn)) == MT_OK)
@@ -359,7 +369,7 @@ static mt_status_t walk(mt_jcur_t *c, const char *path, mt_fr_dump_t *o, mt_erro
                     return st;
                 o->n++;
             }
-        } else if ((st = mt_jcur_value(c, &d)) != MT_OK)
+        } else if ((st = mt_jcur_skip(c)) != MT_OK)
             return st;
     }
     if ((st = mt_jcur_finish(c)) != MT_OK)
