@@ -1,6 +1,7 @@
 /* The JSON document reader (base/jdoc.h): one pass over the text into a
  * flat node array and a string arena, containers kept on an explicit,
- * bounded stack instead of recursion. */
+ * bounded stack instead of recursion; and its cursor, the same scanner one
+ * value at a time. */
 #include "base/jdoc.h"
 #include "base/text.h"
 

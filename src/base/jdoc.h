@@ -4,7 +4,9 @@
  * kept on an explicit stack, bounded by a depth limit), errors are one line
  * with the byte offset and line:col (base/errpos.h). The Kineto loader
  * (trace/loader.c) is the fast, specialised reader for traces; this one is
- * for small documents that are walked by key. */
+ * for small documents that are walked by key, and, through its cursor
+ * (mt_jcur_*, below), for large ones read once in order (Flight Recorder
+ * dumps). */
 #ifndef MT_BASE_JDOC_H
 #define MT_BASE_JDOC_H
 
