@@ -28,6 +28,42 @@ static mt_status_t out_write(void *ctx, const void *data, size_t len)
     return fwrite(data, 1, len, stdout) == len ? MT_OK : MT_ERR_IO;
 }
 
+/* Each dump's owner: the processes take consecutive ranks, in blocks of
+ * about equal bytes. The merged trace holds the dumps in rank order, so
+ * each process's dumps are then one piece of it, written in one go (its
+ * writer's rounds, one rank per process each, with a collective between
+ * them, were most of the write at -n 2 with thousands of dumps). */
+static void assign_blocks(mt_discover_file_t *f, const int32_t *rank, size_t n, int n_procs)
+{
+    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    uint64_t total = 0, before = 0;
+    for (size_t i = 0; i < n; i++)
+        total += f[i].bytes + 1;
+    if (!order) { /* blocks of equal counts in the list's order */
+        for (size_t i = 0; i < n; i++)
+            f[i].owner = (int)(i * (size_t)n_procs / n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    /* by rank (distinct): a shell sort, no comparator context needed */
+    for (size_t gap = n / 2; gap > 0; gap /= 2)
+        for (size_t i = gap; i < n; i++)
+            for (size_t j = i; j >= gap && rank[order[j - gap]] > rank[order[j]]; j -= gap) {
+                size_t t = order[j];
+                order[j] = order[j - gap];
+                order[j - gap] = t;
+            }
+    for (size_t k = 0; k < n; k++) {
+        mt_discover_file_t *x = &f[order[k]];
+        uint64_t mid = before + (x->bytes + 1) / 2;
+        int p = (int)(mid * (uint64_t)n_procs / total);
+        x->owner = p < n_procs ? p : n_procs - 1;
+        before += x->bytes + 1;
+    }
+    free(order);
+}
+
 /* Process 0: each dump's rank (map, else file name) and owner, checked;
  * the list as bytes for the broadcast: per dump int32 rank, int32 owner,
  * uint32 path length, the path. 0, or an exit code after saying why. */
@@ -60,10 +96,8 @@ static int plan(const options_t *o, mt_discover_list_t *files, const mt_rankmap_
                 code = MT_EXIT_BAD_INPUT;
             }
     }
-    if (!code) {
-        mt_discover_list_t tmp = {.files = files->fr, .n = n};
-        mt_discover_assign(&tmp, n_procs);
-    }
+    if (!code)
+        assign_blocks(files->fr, rank, n, n_procs);
     for (size_t i = 0; i < n && !code; i++) {
         uint32_t len = (uint32_t)strlen(files->fr[i].path);
         int32_t head[2] = {rank[i], files->fr[i].owner};
@@ -537,17 +571,37 @@ static int gather_all(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, co
     return code;
 }
 
-static mt_status_t trace_rank(const merged_input_t *in, bool first, mt_write_fn write, void *ctx, uint64_t *events,
-                              mt_error_t *err)
+/* This process's dumps, consecutive ranks (assign_blocks), as one input of
+ * the merged writer. */
+typedef struct block {
+    const local_dump_t *d; /* sorted by rank */
+    size_t n;
+} block_t;
+
+static int local_by_rank(const void *a, const void *b)
+{
+    return ((const local_dump_t *)a)->d.rank - ((const local_dump_t *)b)->d.rank;
+}
+
+static mt_status_t trace_block(const merged_input_t *in, bool first, mt_write_fn write, void *ctx, uint64_t *events,
+                               mt_error_t *err)
 {
     (void)err;
-    const local_dump_t *l = in->item;
-    return mt_fr_trace_rank(&l->d, first, l->off, l->dump_ns, write, ctx, events);
+    const block_t *b = in->item;
+    mt_status_t st = MT_OK;
+    *events = 0;
+    for (size_t i = 0; i < b->n && st == MT_OK; i++) {
+        uint64_t k = 0;
+        st = mt_fr_trace_rank(&b->d[i].d, first && i == 0, b->d[i].off, b->d[i].dump_ns, write, ctx, &k);
+        *events += k;
+    }
+    return st;
 }
 
 /* Collective, dumps alone: the merged trace of the entries, each process
- * writing the dumps it read (merged_write_format), on the clocks process
- * 0's analysis fitted. 0, or MT_EXIT_ERROR on every process after process
+ * writing the dumps it read (merged_write_format) as one piece (they are
+ * consecutive ranks: assign_blocks), on the clocks process 0's analysis
+ * fitted. 0, or MT_EXIT_ERROR on every process after process
  * 0 said why. */
 static int write_merged(MPI_Comm comm, const options_t *o, const char *path, const fr_job_t *fr, local_dump_t *mine,
                         size_t n_mine)
@@ -557,10 +611,8 @@ static int write_merged(MPI_Comm comm, const options_t *o, const char *path, con
     int64_t wd[2] = {me == 0 ? fr->hang.world : 0, me == 0 ? fr->hang.dump_ns : MT_FR_NONE};
     procs_bcast(wd, 2, MPI_INT64_T, 0, comm);
     int64_t *off = malloc((size_t)(wd[0] ? wd[0] : 1) * sizeof *off);
-    merged_input_t *in = calloc(n_mine ? n_mine : 1, sizeof *in);
-    if (comm_mpi_agree(comm, !off || !in)) {
+    if (comm_mpi_agree(comm, !off)) {
         free(off);
-        free(in);
         if (me == 0)
             say("mergetrace: out of memory\n");
         return MT_EXIT_ERROR;
@@ -568,20 +620,23 @@ static int write_merged(MPI_Comm comm, const options_t *o, const char *path, con
     if (me == 0 && wd[0])
         memcpy(off, fr->hang.offset_ns, (size_t)wd[0] * sizeof *off);
     procs_bcast(off, (int)wd[0], MPI_INT64_T, 0, comm);
+    qsort(mine, n_mine, sizeof *mine, local_by_rank);
     for (size_t i = 0; i < n_mine; i++) {
         int r = mine[i].d.rank;
         mine[i].off = r < wd[0] && off[r] != MT_FR_NONE ? off[r] : 0;
         mine[i].dump_ns = wd[1];
-        in[i] = (merged_input_t){.path = mine[i].path, .rank = r, .item = &mine[i]};
     }
+    /* one input: this process's block of ranks, named by its first */
+    block_t blk = {.d = mine, .n = n_mine};
+    merged_input_t in = {.path = n_mine ? mine[0].path : NULL, .rank = n_mine ? mine[0].d.rank : 0, .item = &blk};
     static const merged_format_t fmt = {
-        .header = mt_fr_trace_header, .rank = trace_rank, .footer = mt_fr_trace_footer};
+        .header = mt_fr_trace_header, .rank = trace_block, .footer = mt_fr_trace_footer};
     char msg[1400] = "";
-    int rc = merged_write_format(&fmt, comm, path, o->merged_gzip, o->local, in, n_mine, NULL, msg, sizeof msg);
+    int rc = merged_write_format(&fmt, comm, path, o->merged_gzip, o->local, &in, n_mine ? 1 : 0, NULL, msg,
+                                 sizeof msg);
     if (rc && me == 0)
         say("mergetrace: %s\n", msg[0] ? msg : "the merged trace: write failed");
     free(off);
-    free(in);
     return rc ? MT_EXIT_ERROR : 0;
 }
 

@@ -1,6 +1,7 @@
 /* The JSON document reader (base/jdoc.h): one pass over the text into a
  * flat node array and a string arena, containers kept on an explicit,
- * bounded stack instead of recursion. */
+ * bounded stack instead of recursion; and its cursor, the same scanner one
+ * value at a time. */
 #include "base/jdoc.h"
 #include "base/text.h"
 
@@ -38,8 +39,10 @@ static mt_status_t fail(parser_t *p, size_t at, mt_status_t code, const char *wh
     return code;
 }
 
-static void skip_ws(parser_t *p)
+static inline void skip_ws(parser_t *p)
 {
+    if (p->i < p->n && (unsigned char)p->s[p->i] > ' ') /* the usual case: no blank */
+        return;
     while (p->i < p->n) {
         char c = p->s[p->i];
         if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
@@ -186,6 +189,14 @@ static mt_status_t parse_string(parser_t *p, uint32_t *off, uint32_t *len)
     return MT_OK;
 }
 
+/* An integer token (no fraction, no exponent) of at most 19 digits, kept
+ * by parse_number for exact_int: its magnitude and sign. */
+typedef struct int_tok {
+    bool is_int;
+    bool neg;
+    uint64_t m;
+} int_tok_t;
+
 /* Powers of ten that are exact doubles (10^22 is the largest). */
 static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
@@ -195,8 +206,10 @@ static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
  * reading a baseline): without an exponent, a value whose digits form an
  * integer m <= 2^53 with at most 22 of them after the point is m / 10^k
  * with both operands exact doubles, so one IEEE division rounds it
- * correctly, as strtod would. Anything else goes to strtod. */
-static mt_status_t parse_number(parser_t *p, double *v)
+ * correctly, as strtod would; an integer of up to 19 digits converts
+ * from m directly. Anything else goes to strtod. *it says whether the
+ * token was such an integer. */
+static mt_status_t parse_number(parser_t *p, double *v, int_tok_t *it)
 {
     size_t a = p->i, i = p->i;
     const char *s = p->s;
@@ -224,7 +237,20 @@ static mt_status_t parse_number(parser_t *p, double *v)
                 ndig++;
             }
     }
-    if (ndig <= 19 && m <= (UINT64_C(1) << 53) && nfrac <= 22 && !(i < p->n && (s[i] == 'e' || s[i] == 'E'))) {
+    bool expo = i < p->n && (s[i] == 'e' || s[i] == 'E');
+    /* an integer of up to 19 digits: m is exact, and its conversion to a
+     * double is correctly rounded, as strtod's (ns since the epoch pass
+     * 2^53 and were half of a Flight Recorder dump's strtod calls) */
+    it->is_int = ndig <= 19 && !nfrac && !expo;
+    it->neg = neg;
+    it->m = m;
+    if (it->is_int) {
+        double x = (double)m;
+        *v = neg ? -x : x;
+        p->i = i;
+        return MT_OK;
+    }
+    if (ndig <= 19 && m <= (UINT64_C(1) << 53) && nfrac <= 22 && !expo) {
         double x = (double)m / pow10_exact[nfrac];
         *v = neg ? -x : x;
         p->i = i;
@@ -260,8 +286,18 @@ static mt_status_t parse_number(parser_t *p, double *v)
 
 /* An integer token (no fraction, no exponent) that fits int64 or uint64 is
  * kept exactly beside its double: ids and ns since the epoch pass 2^53. */
-static void exact_int(const char *t, size_t n, mt_jnode_t *nd)
+static void exact_int(const char *t, size_t n, const int_tok_t *it, mt_jnode_t *nd)
 {
+    if (it->is_int) { /* as the parses below would have it, without them */
+        if (!it->neg) {
+            nd->exact = it->m > (uint64_t)INT64_MAX ? 2 : 1;
+            nd->ival = (int64_t)it->m;
+        } else if (it->m <= (uint64_t)INT64_MAX + 1) {
+            nd->exact = 1;
+            nd->ival = (int64_t)(0 - it->m);
+        }
+        return;
+    }
     for (size_t i = t[0] == '-'; i < n; i++)
         if (t[i] < '0' || t[i] > '9')
             return;
@@ -296,11 +332,11 @@ static bool word(parser_t *p, const char *w, size_t n)
     return true;
 }
 
-static mt_status_t parse_all(parser_t *p, int max_depth)
+/* One value from p->i (leading whitespace and the whitespace after it
+ * read) into p->d, nested at most max_depth deep (0: scalars only) on
+ * stack[max_depth]. */
+static mt_status_t parse_all(parser_t *p, int max_depth, open_ctr_t *stack)
 {
-    open_ctr_t *stack = malloc(sizeof *stack * (size_t)max_depth);
-    if (!stack)
-        return MT_ERR_NOMEM;
     int depth = 0;
     mt_status_t st = MT_OK;
     mt_jdoc_t *d = p->d;
@@ -374,11 +410,12 @@ static mt_status_t parse_all(parser_t *p, int max_depth)
             }
         } else {
             double v;
+            int_tok_t it;
             size_t from = p->i;
-            if ((st = parse_number(p, &v)) != MT_OK)
+            if ((st = parse_number(p, &v, &it)) != MT_OK)
                 break;
             d->nodes[idx].num = v;
-            exact_int(p->s + from, p->i - from, &d->nodes[idx]);
+            exact_int(p->s + from, p->i - from, &it, &d->nodes[idx]);
         }
     after_value:
         /* a value ended: close containers or go on to the next member */
@@ -424,9 +461,6 @@ static mt_status_t parse_all(parser_t *p, int max_depth)
         have_key = true;
     }
 done:
-    free(stack);
-    if (st == MT_OK && p->i < p->n)
-        st = fail(p, p->i, MT_ERR_SYNTAX, "unexpected text after the value");
     return st;
 }
 
@@ -440,9 +474,13 @@ mt_status_t mt_jdoc_parse(const char *text, size_t len, int max_depth, const cha
     if (!d)
         return mt_error_set(err, MT_ERR_NOMEM, "reading JSON");
     parser_t p = {text, len, 0, path, err, d};
-    mt_status_t st = arena_put(&p, "", 1); /* offset 0: "" */
+    open_ctr_t *stack = malloc(sizeof *stack * (size_t)max_depth);
+    mt_status_t st = stack ? arena_put(&p, "", 1) : MT_ERR_NOMEM; /* offset 0: "" */
     if (st == MT_OK)
-        st = parse_all(&p, max_depth);
+        st = parse_all(&p, max_depth, stack);
+    free(stack);
+    if (st == MT_OK && p.i < p.n)
+        st = fail(&p, p.i, MT_ERR_SYNTAX, "unexpected text after the value");
     if (st != MT_OK) {
         if (st == MT_ERR_NOMEM)
             mt_error_set(err, MT_ERR_NOMEM, "reading JSON");
@@ -550,4 +588,263 @@ uint32_t mt_jdoc_first(const mt_jdoc_t *d, uint32_t i)
 uint32_t mt_jdoc_next(const mt_jdoc_t *d, uint32_t i)
 {
     return i < d->n ? d->nodes[i].next : 0;
+}
+
+/* ---- the cursor: the same scanner, one value at a time ---- */
+
+struct mt_jcur {
+    parser_t p;       /* p.d is &doc */
+    mt_jdoc_t doc;    /* the last value read whole, and decoded strings */
+    int depth, max_depth;
+    uint8_t *ctr;     /* [max_depth]: per open container, MT_J_OBJ/ARR, | 0x80 before its first member */
+    open_ctr_t *stack; /* [max_depth], for parse_all */
+};
+
+mt_status_t mt_jcur_new(const char *text, size_t len, int max_depth, const char *path, mt_error_t *err,
+                        mt_jcur_t **out)
+{
+    *out = NULL;
+    if (max_depth < 1)
+        max_depth = 1;
+    mt_jcur_t *c = calloc(1, sizeof *c);
+    if (c) {
+        c->p = (parser_t){text, len, 0, path, err, &c->doc};
+        c->max_depth = max_depth;
+        c->ctr = malloc((size_t)max_depth);
+        c->stack = malloc(sizeof *c->stack * (size_t)max_depth);
+    }
+    if (!c || !c->ctr || !c->stack || arena_put(&c->p, "", 1) != MT_OK) {
+        mt_jcur_free(c);
+        return mt_error_set(err, MT_ERR_NOMEM, "reading JSON");
+    }
+    *out = c;
+    return MT_OK;
+}
+
+void mt_jcur_free(mt_jcur_t *c)
+{
+    if (!c)
+        return;
+    free(c->doc.nodes);
+    free(c->doc.arena);
+    free(c->ctr);
+    free(c->stack);
+    free(c);
+}
+
+size_t mt_jcur_offset(const mt_jcur_t *c)
+{
+    return c->p.i;
+}
+
+mt_status_t mt_jcur_peek(mt_jcur_t *c, mt_jtype_t *t)
+{
+    parser_t *p = &c->p;
+    skip_ws(p);
+    if (p->i >= p->n)
+        return fail(p, p->i, MT_ERR_SYNTAX, c->depth ? "the text ends inside an array or object" : "expected a value");
+    switch (p->s[p->i]) {
+    case '{': *t = MT_J_OBJ; break;
+    case '[': *t = MT_J_ARR; break;
+    case '"': *t = MT_J_STR; break;
+    case 't': *t = MT_J_TRUE; break;
+    case 'f': *t = MT_J_FALSE; break;
+    case 'n': *t = MT_J_NULL; break;
+    default: *t = MT_J_NUM; break;
+    }
+    return MT_OK;
+}
+
+mt_status_t mt_jcur_enter(mt_jcur_t *c, mt_jtype_t t)
+{
+    parser_t *p = &c->p;
+    mt_jtype_t at;
+    mt_status_t st = mt_jcur_peek(c, &at);
+    if (st != MT_OK)
+        return st;
+    if (at != t || (t != MT_J_OBJ && t != MT_J_ARR))
+        return fail(p, p->i, MT_ERR_SYNTAX, t == MT_J_OBJ ? "expected an object" : "expected an array");
+    if (c->depth >= c->max_depth)
+        return fail(p, p->i, MT_ERR_LIMIT, "nested deeper than the limit");
+    c->ctr[c->depth++] = (uint8_t)(t | 0x80);
+    p->i++;
+    return MT_OK;
+}
+
+/* The string at the quote p->s[p->i]: borrowed from the text when it has
+ * no escape and only ASCII (the common case: no copy), else decoded into
+ * the document's arena (emptied first). */
+static mt_status_t cur_string(mt_jcur_t *c, const char **s, size_t *len)
+{
+    /* 1 for the bytes a string's plain run is made of: ASCII from 0x20 on,
+     * but for the quote and the backslash */
+#define R4 1, 1, 1, 1
+#define R16 R4, R4, R4, R4
+    static const uint8_t plain[256] = {
+        [0x20] = 1, 1, 0 /* " */, 1, R4, R4, R4,   /* 0x20-0x2f */
+        R16, R16,                                  /* 0x30-0x4f */
+        R4, R4, R4, 0 /* \\ */, 1, 1, 1,          /* 0x50-0x5f */
+        R16, R16,                                  /* 0x60-0x7f */
+    };
+#undef R16
+#undef R4
+    parser_t *p = &c->p;
+    size_t run = p->i + 1;
+    while (run < p->n && plain[(unsigned char)p->s[run]])
+        run++;
+    if (run < p->n && p->s[run] == '"') {
+        *s = p->s + p->i + 1;
+        *len = run - p->i - 1;
+        p->i = run + 1;
+        return MT_OK;
+    }
+    c->doc.n = 0;
+    c->doc.alen = 1; /* offset 0 stays "" */
+    uint32_t off, n;
+    mt_status_t st = parse_string(p, &off, &n);
+    if (st == MT_OK) {
+        *s = c->doc.arena + off;
+        *len = n;
+    }
+    return st;
+}
+
+mt_status_t mt_jcur_next(mt_jcur_t *c, bool *more, const char **key, size_t *klen)
+{
+    parser_t *p = &c->p;
+    *more = false;
+    if (key)
+        *key = NULL, *klen = 0;
+    if (c->depth == 0)
+        return fail(p, p->i, MT_ERR_SYNTAX, "expected a value");
+    uint8_t *top = &c->ctr[c->depth - 1];
+    bool obj = (*top & 0x7f) == MT_J_OBJ, first = *top & 0x80;
+    char close = obj ? '}' : ']';
+    skip_ws(p);
+    if (p->i >= p->n)
+        return fail(p, p->i, MT_ERR_SYNTAX, "the text ends inside an array or object");
+    char e = p->s[p->i];
+    if (e == close) {
+        p->i++;
+        c->depth--;
+        return MT_OK;
+    }
+    if (!first) {
+        if (e != ',')
+            return fail(p, p->i, MT_ERR_SYNTAX, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+        p->i++;
+    }
+    *top &= 0x7f;
+    if (obj) {
+        skip_ws(p);
+        if (p->i >= p->n || p->s[p->i] != '"')
+            return fail(p, p->i, MT_ERR_SYNTAX, "expected a member name in double quotes");
+        const char *k;
+        size_t kn;
+        mt_status_t st = cur_string(c, &k, &kn);
+        if (st != MT_OK)
+            return st;
+        skip_ws(p);
+        if (p->i >= p->n || p->s[p->i] != ':')
+            return fail(p, p->i, MT_ERR_SYNTAX, "expected ':' after a member name");
+        p->i++;
+        if (key)
+            *key = k, *klen = kn;
+    }
+    *more = true;
+    return MT_OK;
+}
+
+mt_status_t mt_jcur_skip(mt_jcur_t *c)
+{
+    mt_jtype_t t;
+    mt_status_t st = mt_jcur_peek(c, &t);
+    if (st != MT_OK)
+        return st;
+    if (t == MT_J_STR) {
+        const char *s;
+        size_t n;
+        return cur_string(c, &s, &n);
+    }
+    if (t == MT_J_NUM) {
+        double v;
+        int_tok_t it;
+        return parse_number(&c->p, &v, &it);
+    }
+    const mt_jdoc_t *d;
+    return mt_jcur_value(c, &d);
+}
+
+mt_status_t mt_jcur_value(mt_jcur_t *c, const mt_jdoc_t **doc)
+{
+    c->doc.n = 0;
+    c->doc.alen = 1;
+    mt_status_t st = parse_all(&c->p, c->max_depth - c->depth, c->stack);
+    *doc = st == MT_OK ? &c->doc : NULL;
+    return st;
+}
+
+/* The next value when it is a number, as a node (exact set as the
+ * document's); *is false (the value read whole) when it is not. */
+static mt_status_t cur_number(mt_jcur_t *c, mt_jnode_t *nd, bool *is)
+{
+    mt_jtype_t t;
+    mt_status_t st = mt_jcur_peek(c, &t);
+    if (st != MT_OK)
+        return st;
+    *is = t == MT_J_NUM;
+    if (!*is)
+        return mt_jcur_skip(c);
+    parser_t *p = &c->p;
+    size_t from = p->i;
+    int_tok_t it;
+    *nd = (mt_jnode_t){.type = MT_J_NUM};
+    if ((st = parse_number(p, &nd->num, &it)) == MT_OK)
+        exact_int(p->s + from, p->i - from, &it, nd);
+    return st;
+}
+
+mt_status_t mt_jcur_i64(mt_jcur_t *c, int64_t *v, bool *ok)
+{
+    mt_jnode_t nd;
+    bool is;
+    mt_status_t st = cur_number(c, &nd, &is);
+    *ok = st == MT_OK && is && nd.exact == 1;
+    if (*ok)
+        *v = nd.ival;
+    return st;
+}
+
+mt_status_t mt_jcur_u64(mt_jcur_t *c, uint64_t *v, bool *ok)
+{
+    mt_jnode_t nd;
+    bool is;
+    mt_status_t st = cur_number(c, &nd, &is);
+    *ok = st == MT_OK && is && nd.exact && !(nd.exact == 1 && nd.ival < 0);
+    if (*ok)
+        *v = (uint64_t)nd.ival;
+    return st;
+}
+
+mt_status_t mt_jcur_str(mt_jcur_t *c, const char **s, size_t *len)
+{
+    *s = NULL;
+    *len = 0;
+    mt_jtype_t t;
+    mt_status_t st = mt_jcur_peek(c, &t);
+    if (st != MT_OK)
+        return st;
+    if (t == MT_J_STR)
+        return cur_string(c, s, len);
+    return mt_jcur_skip(c);
+}
+
+mt_status_t mt_jcur_finish(mt_jcur_t *c)
+{
+    parser_t *p = &c->p;
+    skip_ws(p);
+    if (c->depth || p->i < p->n)
+        return fail(p, p->i, MT_ERR_SYNTAX, c->depth ? "the text ends inside an array or object"
+                                                     : "unexpected text after the value");
+    return MT_OK;
 }

@@ -4,7 +4,9 @@
  * kept on an explicit stack, bounded by a depth limit), errors are one line
  * with the byte offset and line:col (base/errpos.h). The Kineto loader
  * (trace/loader.c) is the fast, specialised reader for traces; this one is
- * for small documents that are walked by key. */
+ * for small documents that are walked by key, and, through its cursor
+ * (mt_jcur_*, below), for large ones read once in order (Flight Recorder
+ * dumps). */
 #ifndef MT_BASE_JDOC_H
 #define MT_BASE_JDOC_H
 
@@ -96,5 +98,61 @@ const char *mt_jdoc_key(const mt_jdoc_t *d, uint32_t i);
  * for (uint32_t c = mt_jdoc_first(d, a); c; c = mt_jdoc_next(d, c)) ... */
 uint32_t mt_jdoc_first(const mt_jdoc_t *d, uint32_t i);
 uint32_t mt_jdoc_next(const mt_jdoc_t *d, uint32_t i);
+
+/* A cursor over one JSON text for large documents read once, in order:
+ * the same scanner and the same errors as mt_jdoc_parse, with no node
+ * array of the whole text. The caller walks containers (mt_jcur_enter,
+ * mt_jcur_next) and reads each member's value once, as a scalar
+ * (mt_jcur_i64, _u64, _str), as a small document (mt_jcur_value) or not
+ * at all (mt_jcur_skip); every value is checked all the same. Errors:
+ * MT_ERR_SYNTAX (with the byte offset and line:col, as mt_jdoc_parse's),
+ * MT_ERR_LIMIT (nested deeper than max_depth), MT_ERR_NOMEM. After an
+ * error the cursor is only good for mt_jcur_free. */
+typedef struct mt_jcur mt_jcur_t;
+
+/* text[0..len) is borrowed (must outlive the cursor); max_depth and path as
+ * for mt_jdoc_parse. MT_OK with *out (free with mt_jcur_free) or
+ * MT_ERR_NOMEM. */
+mt_status_t mt_jcur_new(const char *text, size_t len, int max_depth, const char *path, mt_error_t *err,
+                        mt_jcur_t **out);
+void mt_jcur_free(mt_jcur_t *c); /* NULL does nothing */
+
+/* The type of the next value, by its first byte (whitespace skipped;
+ * anything not another type's first byte is MT_J_NUM, checked when read). */
+mt_status_t mt_jcur_peek(mt_jcur_t *c, mt_jtype_t *t);
+
+/* Into the next value, which must be an object or array as t says (else
+ * MT_ERR_SYNTAX: callers peek first to say their own error). */
+mt_status_t mt_jcur_enter(mt_jcur_t *c, mt_jtype_t t);
+
+/* In the container entered last: *more true when a member follows (read
+ * its value next, exactly once), false when the container closed (the
+ * cursor is back in its parent). In an object, the member's name in *key,
+ * *klen (key may be NULL): not NUL-terminated, borrowed until the next
+ * call. */
+mt_status_t mt_jcur_next(mt_jcur_t *c, bool *more, const char **key, size_t *klen);
+
+/* The next value as mt_jdoc_i64 / mt_jdoc_u64 read a node: *ok false (the
+ * value read all the same) when it is not such an integer. */
+mt_status_t mt_jcur_i64(mt_jcur_t *c, int64_t *v, bool *ok);
+mt_status_t mt_jcur_u64(mt_jcur_t *c, uint64_t *v, bool *ok);
+
+/* The next value as a string, decoded: *s (not NUL-terminated, borrowed
+ * until the next call) and *len; *s NULL (the value read all the same)
+ * when it is not a string. */
+mt_status_t mt_jcur_str(mt_jcur_t *c, const char **s, size_t *len);
+
+/* The next value as a document (its root is node 0), borrowed until the
+ * next call; the way to skip a value. */
+mt_status_t mt_jcur_value(mt_jcur_t *c, const mt_jdoc_t **doc);
+
+/* Read past the next value (checked as any other). */
+mt_status_t mt_jcur_skip(mt_jcur_t *c);
+
+/* The byte offset of the cursor in the text. */
+size_t mt_jcur_offset(const mt_jcur_t *c);
+
+/* After the top value: MT_OK when only whitespace is left. */
+mt_status_t mt_jcur_finish(mt_jcur_t *c);
 
 #endif

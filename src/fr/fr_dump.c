@@ -1,5 +1,5 @@
 /* One Flight Recorder dump (pickle or JSON) -> mt_fr_dump_t, through the
- * JSON document reader (base/jdoc.c) for both encodings; what a file is
+ * JSON cursor (base/jdoc.c) for both encodings, entries built as read; what a file is
  * (mt_fr_probe), the rank in its name, and a dump packed into bytes and
  * back for the trip between processes. */
 #include <stdbool.h>
@@ -36,32 +36,29 @@ static void copy_str(const mt_jdoc_t *d, uint32_t i, char *dst, size_t cap)
     dst[n] = 0;
 }
 
-/* A time: null or 0 (the JSON encoding's "not discovered") is none. */
-static bool get_time(const mt_jdoc_t *d, uint32_t obj, const char *key, int64_t *v)
-{
-    uint32_t i = mt_jdoc_get(d, obj, key);
-    if (!i || mt_jdoc_type(d, i) == MT_J_NULL) {
-        *v = MT_FR_NONE;
-        return true;
-    }
-    if (!mt_jdoc_i64(d, i, v))
-        return false;
-    if (*v == 0)
-        *v = MT_FR_NONE;
-    return true;
-}
 
-/* Sum over a list of shapes of each shape's product. */
-static uint64_t numel(const mt_jdoc_t *d, uint32_t list)
+/* Sum over the list of shapes at the root of d of each shape's product. */
+static uint64_t numel(const mt_jdoc_t *d)
 {
     uint64_t sum = 0;
-    for (uint32_t s = list ? mt_jdoc_first(d, list) : 0; s; s = mt_jdoc_next(d, s)) {
+    for (uint32_t s = mt_jdoc_first(d, 0); s; s = mt_jdoc_next(d, s)) {
         uint64_t p = 1, x;
         for (uint32_t k = mt_jdoc_first(d, s); k; k = mt_jdoc_next(d, k))
             p *= mt_jdoc_u64(d, k, &x) ? x : 0;
         sum += p;
     }
     return sum;
+}
+
+static void copy_bytes(const char *s, size_t n, char *dst, size_t cap)
+{
+    if (!s)
+        n = 0;
+    if (n >= cap)
+        n = cap - 1;
+    if (n)
+        memcpy(dst, s, n);
+    dst[n] = 0;
 }
 
 static mt_status_t parse_ranks(const char *s, mt_fr_pg_t *pg)
@@ -89,85 +86,302 @@ static mt_status_t parse_ranks(const char *s, mt_fr_pg_t *pg)
     return MT_OK;
 }
 
-static mt_status_t walk(const mt_jdoc_t *d, const char *path, mt_fr_dump_t *o, mt_error_t *err)
+/* pg_config, an object at the root of d, into o->pgs. */
+static mt_status_t read_pgs(const mt_jdoc_t *d, const char *path, mt_fr_dump_t *o, mt_error_t *err)
 {
-    if (mt_jdoc_type(d, 0) != MT_J_OBJ)
-        return bad(err, path, "expected an object at the top", -1);
-    uint32_t v = mt_jdoc_get(d, 0, "version");
-    if (!v || !mt_jdoc_str(d, v, NULL))
-        return bad(err, path, "expected a string \"version\"", -1);
-    copy_str(d, v, o->version, sizeof o->version);
-    uint32_t cfg = mt_jdoc_get(d, 0, "pg_config");
-    if (cfg && mt_jdoc_type(d, cfg) == MT_J_OBJ) {
-        const mt_jnode_t *cn = mt_jdoc_node(d, cfg);
-        o->pgs = calloc(cn->len ? cn->len : 1, sizeof *o->pgs);
-        if (!o->pgs)
-            return MT_ERR_NOMEM;
-        for (uint32_t g = mt_jdoc_first(d, cfg); g; g = mt_jdoc_next(d, g)) {
-            mt_fr_pg_t *pg = &o->pgs[o->npgs++];
-            uint32_t nm = mt_jdoc_get(d, g, "name");
-            if (nm)
-                copy_str(d, nm, pg->name, sizeof pg->name);
-            else
-                snprintf(pg->name, sizeof pg->name, "%s", mt_jdoc_key(d, g));
-            copy_str(d, mt_jdoc_get(d, g, "desc"), pg->desc, sizeof pg->desc);
-            const char *rs = mt_jdoc_str(d, mt_jdoc_get(d, g, "ranks"), NULL);
-            if (!rs)
-                return bad(err, path, "pg_config: expected a string \"ranks\"", -1);
-            mt_status_t st = parse_ranks(rs, pg);
-            if (st == MT_ERR_RANGE)
-                return bad(err, path, "pg_config: a rank of 4096 or more, or more than 4096 ranks", -1);
-            if (st)
-                return st;
-        }
-    }
-    uint32_t es = mt_jdoc_get(d, 0, "entries");
-    if (!es || mt_jdoc_type(d, es) != MT_J_ARR)
-        return bad(err, path, "expected an array \"entries\"", -1);
-    size_t n = mt_jdoc_node(d, es)->len;
-    o->entries = calloc(n ? n : 1, sizeof *o->entries);
-    if (!o->entries)
+    const mt_jnode_t *cn = mt_jdoc_node(d, 0);
+    o->pgs = calloc(cn->len ? cn->len : 1, sizeof *o->pgs);
+    if (!o->pgs)
         return MT_ERR_NOMEM;
-    long idx = 0;
-    for (uint32_t e = mt_jdoc_first(d, es); e; e = mt_jdoc_next(d, e), idx++) {
-        mt_fr_entry_t *x = &o->entries[o->n];
-        if (mt_jdoc_type(d, e) != MT_J_OBJ)
-            return bad(err, path, "expected an object", idx);
-        if (!mt_jdoc_u64(d, mt_jdoc_get(d, e, "record_id"), &x->record_id))
-            return bad(err, path, "expected an unsigned integer \"record_id\"", idx);
-        if (!mt_jdoc_i64(d, mt_jdoc_get(d, e, "collective_seq_id"), &x->seq))
-            return bad(err, path, "expected an integer \"collective_seq_id\"", idx);
-        if (!mt_jdoc_i64(d, mt_jdoc_get(d, e, "p2p_seq_id"), &x->p2p_seq))
-            x->p2p_seq = 0;
-        if (!get_time(d, e, "time_created_ns", &x->created) || !get_time(d, e, "time_discovered_started_ns", &x->started) ||
-            !get_time(d, e, "time_discovered_completed_ns", &x->completed))
-            return bad(err, path, "expected integer ns or null in the time_* fields", idx);
-        if (!mt_jdoc_i64(d, mt_jdoc_get(d, e, "timeout_ms"), &x->timeout_ms))
-            x->timeout_ms = 0;
-        /* bounds that keep every difference and sum of the analysis in int64 */
-        if ((x->created != MT_FR_NONE && (x->created < 0 || x->created >= MT_FR_TIME_MAX)) ||
-            (x->started != MT_FR_NONE && (x->started < 0 || x->started >= MT_FR_TIME_MAX)) ||
-            (x->completed != MT_FR_NONE && (x->completed < 0 || x->completed >= MT_FR_TIME_MAX)))
-            return bad(err, path, "a time_* value below 0 or 2^62 ns or more", idx);
-        if (x->timeout_ms < 0 || x->timeout_ms > 1000000000)
-            return bad(err, path, "timeout_ms below 0 or over 10^9", idx);
-        if (x->seq < 0)
-            return bad(err, path, "a negative collective_seq_id", idx);
-        const char *st = mt_jdoc_str(d, mt_jdoc_get(d, e, "state"), NULL);
-        if (!st)
-            return bad(err, path, "expected a string \"state\"", idx);
-        x->state = !strcmp(st, "completed") ? MT_FR_COMPLETED : !strcmp(st, "started") ? MT_FR_STARTED : MT_FR_SCHEDULED;
-        x->is_p2p = mt_jdoc_type(d, mt_jdoc_get(d, e, "is_p2p")) == MT_J_TRUE;
-        uint32_t pg = mt_jdoc_get(d, e, "process_group");
-        if (!pg || mt_jdoc_type(d, pg) != MT_J_ARR || !mt_jdoc_str(d, mt_jdoc_first(d, pg), NULL))
-            return bad(err, path, "expected \"process_group\" as [name, desc]", idx);
-        copy_str(d, mt_jdoc_first(d, pg), x->pg, sizeof x->pg);
-        copy_str(d, mt_jdoc_get(d, e, "profiling_name"), x->name, sizeof x->name);
-        uint32_t dt = mt_jdoc_get(d, e, "input_dtypes");
-        copy_str(d, dt ? mt_jdoc_first(d, dt) : 0, x->dtype, sizeof x->dtype);
-        x->in_numel = numel(d, mt_jdoc_get(d, e, "input_sizes"));
-        x->out_numel = numel(d, mt_jdoc_get(d, e, "output_sizes"));
-        o->n++;
+    for (uint32_t g = mt_jdoc_first(d, 0); g; g = mt_jdoc_next(d, g)) {
+        mt_fr_pg_t *pg = &o->pgs[o->npgs++];
+        uint32_t nm = mt_jdoc_get(d, g, "name");
+        if (nm)
+            copy_str(d, nm, pg->name, sizeof pg->name);
+        else
+            snprintf(pg->name, sizeof pg->name, "%s", mt_jdoc_key(d, g));
+        copy_str(d, mt_jdoc_get(d, g, "desc"), pg->desc, sizeof pg->desc);
+        const char *rs = mt_jdoc_str(d, mt_jdoc_get(d, g, "ranks"), NULL);
+        if (!rs)
+            return bad(err, path, "pg_config: expected a string \"ranks\"", -1);
+        mt_status_t st = parse_ranks(rs, pg);
+        if (st == MT_ERR_RANGE)
+            return bad(err, path, "pg_config: a rank of 4096 or more, or more than 4096 ranks", -1);
+        if (st)
+            return st;
+    }
+    return MT_OK;
+}
+
+/* The members of an entry the reader takes, by name. */
+enum {
+    K_RECORD_ID,
+    K_SEQ,
+    K_P2P_SEQ,
+    K_CREATED,
+    K_STARTED,
+    K_COMPLETED,
+    K_TIMEOUT,
+    K_STATE,
+    K_IS_P2P,
+    K_PG,
+    K_NAME,
+    K_DTYPES,
+    K_IN_SIZES,
+    K_OUT_SIZES,
+    K_COUNT
+};
+
+static const struct {
+    const char *name;
+    size_t len;
+} entry_keys[K_COUNT] = {
+#define K(s) {s, sizeof s - 1}
+    [K_RECORD_ID] = K("record_id"),
+    [K_SEQ] = K("collective_seq_id"),
+    [K_P2P_SEQ] = K("p2p_seq_id"),
+    [K_CREATED] = K("time_created_ns"),
+    [K_STARTED] = K("time_discovered_started_ns"),
+    [K_COMPLETED] = K("time_discovered_completed_ns"),
+    [K_TIMEOUT] = K("timeout_ms"),
+    [K_STATE] = K("state"),
+    [K_IS_P2P] = K("is_p2p"),
+    [K_PG] = K("process_group"),
+    [K_NAME] = K("profiling_name"),
+    [K_DTYPES] = K("input_dtypes"),
+    [K_IN_SIZES] = K("input_sizes"),
+    [K_OUT_SIZES] = K("output_sizes"),
+#undef K
+};
+
+/* The member's index in entry_keys, or -1: the candidates of its length
+ * (the 7 members read past share lengths with them). */
+static int entry_key(const char *k, size_t n)
+{
+    int a = -1, b = -1;
+    switch (n) {
+    case 5: a = K_STATE; break;
+    case 6: a = K_IS_P2P; break;
+    case 9: a = K_RECORD_ID; break;
+    case 10: a = K_P2P_SEQ, b = K_TIMEOUT; break;
+    case 11: a = K_IN_SIZES; break;
+    case 12: a = K_DTYPES, b = K_OUT_SIZES; break;
+    case 13: a = K_PG; break;
+    case 14: a = K_NAME; break;
+    case 15: a = K_CREATED; break;
+    case 17: a = K_SEQ; break;
+    case 26: a = K_STARTED; break;
+    case 28: a = K_COMPLETED; break;
+    default: return -1;
+    }
+    if (!memcmp(entry_keys[a].name, k, n))
+        return a;
+    return b >= 0 && !memcmp(entry_keys[b].name, k, n) ? b : -1;
+}
+
+/* A time: null or 0 (the JSON encoding's "not discovered") is none;
+ * *ok false when it is neither null nor an integer. */
+static mt_status_t get_time(mt_jcur_t *c, int64_t *v, bool *ok)
+{
+    mt_jtype_t t;
+    mt_status_t st = mt_jcur_peek(c, &t);
+    if (st != MT_OK)
+        return st;
+    *ok = true;
+    if (t == MT_J_NULL) {
+        *v = MT_FR_NONE;
+        return mt_jcur_skip(c);
+    }
+    st = mt_jcur_i64(c, v, ok);
+    if (*ok && *v == 0)
+        *v = MT_FR_NONE;
+    return st;
+}
+
+/* One entry (the cursor at its value) into *x: the first of each member
+ * counts (as a lookup by name would find it), the rest are read past.
+ * MT_ERR_FORMAT (said) when a member is missing or of the wrong type. */
+static mt_status_t read_entry(mt_jcur_t *c, const char *path, long idx, mt_fr_entry_t *x, mt_error_t *err)
+{
+    mt_jtype_t t;
+    mt_status_t st = mt_jcur_peek(c, &t);
+    if (st != MT_OK)
+        return st;
+    if (t != MT_J_OBJ)
+        return bad(err, path, "expected an object", idx);
+    if ((st = mt_jcur_enter(c, MT_J_OBJ)) != MT_OK)
+        return st;
+    *x = (mt_fr_entry_t){.created = MT_FR_NONE, .started = MT_FR_NONE, .completed = MT_FR_NONE};
+    bool seen[K_COUNT] = {false}, rid_ok = false, seq_ok = false, times_ok = true, state = false, pg_ok = false;
+    for (;;) {
+        bool more, ok;
+        const char *k, *s;
+        size_t kn, sn;
+        const mt_jdoc_t *d;
+        if ((st = mt_jcur_next(c, &more, &k, &kn)) != MT_OK)
+            return st;
+        if (!more)
+            break;
+        int key = entry_key(k, kn);
+        if (key < 0 || seen[key]) {
+            if ((st = mt_jcur_skip(c)) != MT_OK)
+                return st;
+            continue;
+        }
+        seen[key] = true;
+        switch (key) {
+        case K_RECORD_ID: st = mt_jcur_u64(c, &x->record_id, &rid_ok); break;
+        case K_SEQ: st = mt_jcur_i64(c, &x->seq, &seq_ok); break;
+        case K_P2P_SEQ:
+            if ((st = mt_jcur_i64(c, &x->p2p_seq, &ok)) == MT_OK && !ok)
+                x->p2p_seq = 0;
+            break;
+        case K_CREATED:
+        case K_STARTED:
+        case K_COMPLETED:
+            st = get_time(c, key == K_CREATED ? &x->created : key == K_STARTED ? &x->started : &x->completed, &ok);
+            times_ok &= ok;
+            break;
+        case K_TIMEOUT:
+            if ((st = mt_jcur_i64(c, &x->timeout_ms, &ok)) == MT_OK && !ok)
+                x->timeout_ms = 0;
+            break;
+        case K_STATE:
+            if ((st = mt_jcur_str(c, &s, &sn)) == MT_OK && s) {
+                state = true;
+                x->state = sn == 9 && !memcmp(s, "completed", 9) ? MT_FR_COMPLETED
+                           : sn == 7 && !memcmp(s, "started", 7) ? MT_FR_STARTED
+                                                                 : MT_FR_SCHEDULED;
+            }
+            break;
+        case K_IS_P2P:
+            if ((st = mt_jcur_peek(c, &t)) == MT_OK)
+                x->is_p2p = t == MT_J_TRUE;
+            if (st == MT_OK)
+                st = mt_jcur_skip(c);
+            break;
+        case K_NAME:
+            if ((st = mt_jcur_str(c, &s, &sn)) == MT_OK)
+                copy_bytes(s, sn, x->name, sizeof x->name);
+            break;
+        case K_PG:
+        case K_DTYPES:
+            if ((st = mt_jcur_value(c, &d)) != MT_OK)
+                break;
+            if (key == K_PG) {
+                pg_ok = mt_jdoc_type(d, 0) == MT_J_ARR && mt_jdoc_str(d, mt_jdoc_first(d, 0), NULL);
+                if (pg_ok)
+                    copy_str(d, mt_jdoc_first(d, 0), x->pg, sizeof x->pg);
+            } else
+                copy_str(d, mt_jdoc_first(d, 0), x->dtype, sizeof x->dtype);
+            break;
+        case K_IN_SIZES:
+        case K_OUT_SIZES:
+            if ((st = mt_jcur_value(c, &d)) == MT_OK)
+                *(key == K_IN_SIZES ? &x->in_numel : &x->out_numel) = numel(d);
+            break;
+        }
+        if (st != MT_OK)
+            return st;
+    }
+    /* the checks in the order the reader has always made them */
+    if (!rid_ok)
+        return bad(err, path, "expected an unsigned integer \"record_id\"", idx);
+    if (!seq_ok)
+        return bad(err, path, "expected an integer \"collective_seq_id\"", idx);
+    if (!times_ok)
+        return bad(err, path, "expected integer ns or null in the time_* fields", idx);
+    /* bounds that keep every difference and sum of the analysis in int64 */
+    if ((x->created != MT_FR_NONE && (x->created < 0 || x->created >= MT_FR_TIME_MAX)) ||
+        (x->started != MT_FR_NONE && (x->started < 0 || x->started >= MT_FR_TIME_MAX)) ||
+        (x->completed != MT_FR_NONE && (x->completed < 0 || x->completed >= MT_FR_TIME_MAX)))
+        return bad(err, path, "a time_* value below 0 or 2^62 ns or more", idx);
+    if (x->timeout_ms < 0 || x->timeout_ms > 1000000000)
+        return bad(err, path, "timeout_ms below 0 or over 10^9", idx);
+    if (x->seq < 0)
+        return bad(err, path, "a negative collective_seq_id", idx);
+    if (!state)
+        return bad(err, path, "expected a string \"state\"", idx);
+    if (!pg_ok)
+        return bad(err, path, "expected \"process_group\" as [name, desc]", idx);
+    return MT_OK;
+}
+
+/* The dump's text, streamed: the top object's members in the file's
+ * order, each entry built as it is read (no document of the whole file:
+ * at 2,000 entries a dump's node array was 30 MB, and building it half
+ * of the reading). The first of a repeated member counts. */
+static mt_status_t walk(mt_jcur_t *c, const char *path, mt_fr_dump_t *o, mt_error_t *err)
+{
+    mt_jtype_t t;
+    mt_status_t st = mt_jcur_peek(c, &t);
+    if (st != MT_OK)
+        return st;
+    if (t != MT_J_OBJ)
+        return bad(err, path, "expected an object at the top", -1);
+    if ((st = mt_jcur_enter(c, MT_J_OBJ)) != MT_OK)
+        return st;
+    bool version = false, cfg = false, entries = false;
+    size_t cap = 0;
+    for (;;) {
+        bool more;
+        const char *k, *s;
+        size_t kn, sn;
+        const mt_jdoc_t *d;
+        if ((st = mt_jcur_next(c, &more, &k, &kn)) != MT_OK)
+            return st;
+        if (!more)
+            break;
+        if (kn == 7 && !memcmp(k, "version", 7) && !version) {
+            version = true;
+            if ((st = mt_jcur_str(c, &s, &sn)) != MT_OK)
+                return st;
+            if (!s)
+                return bad(err, path, "expected a string \"version\"", -1);
+            copy_bytes(s, sn, o->version, sizeof o->version);
+        } else if (kn == 9 && !memcmp(k, "pg_config", 9) && !cfg) {
+            cfg = true;
+            if ((st = mt_jcur_value(c, &d)) != MT_OK)
+                return st;
+            if (mt_jdoc_type(d, 0) == MT_J_OBJ && (st = read_pgs(d, path, o, err)) != MT_OK)
+                return st;
+        } else if (kn == 7 && !memcmp(k, "entries", 7) && !entries) {
+            entries = true;
+            if ((st = mt_jcur_peek(c, &t)) != MT_OK)
+                return st;
+            if (t != MT_J_ARR)
+                return bad(err, path, "expected an array \"entries\"", -1);
+            if ((st = mt_jcur_enter(c, MT_J_ARR)) != MT_OK)
+                return st;
+            for (long idx = 0;; idx++) {
+                if ((st = mt_jcur_next(c, &more, NULL, NULL)) != MT_OK)
+                    return st;
+                if (!more)
+                    break;
+                if (o->n == cap) {
+                    cap = cap ? 2 * cap : 1024;
+                    mt_fr_entry_t *e = realloc(o->entries, cap * sizeof *e);
+                    if (!e)
+                        return MT_ERR_NOMEM;
+                    o->entries = e;
+                }
+                if ((st = read_entry(c, path, idx, &o->entries[o->n], err)) != MT_OK)
+                    return st;
+                o->n++;
+            }
+        } else if ((st = mt_jcur_skip(c)) != MT_OK)
+            return st;
+    }
+    if ((st = mt_jcur_finish(c)) != MT_OK)
+        return st;
+    if (!version)
+        return bad(err, path, "expected a string \"version\"", -1);
+    if (!entries)
+        return bad(err, path, "expected an array \"entries\"", -1);
+    if (o->n < cap) { /* the dump is kept: give back the doubling's slack */
+        mt_fr_entry_t *e = realloc(o->entries, (o->n ? o->n : 1) * sizeof *e);
+        if (e)
+            o->entries = e;
     }
     return MT_OK;
 }
@@ -192,10 +406,10 @@ mt_status_t mt_fr_dump_read(const uint8_t *data, size_t len, const char *path, i
         json = text.data;
         jlen = text.len;
     }
-    mt_jdoc_t *d = NULL;
-    st = mt_jdoc_parse(json, jlen, 64, path, &d, err);
+    mt_jcur_t *c = NULL;
+    st = mt_jcur_new(json, jlen, 64, path, err, &c);
     if (st == MT_OK)
-        st = walk(d, path, out, err);
+        st = walk(c, path, out, err);
     if (st == MT_ERR_NOMEM && err && err->code == MT_OK)
         mt_error_set(err, MT_ERR_NOMEM, "Flight Recorder dump: out of memory");
     if (err && st != MT_OK)
@@ -205,7 +419,7 @@ mt_status_t mt_fr_dump_read(const uint8_t *data, size_t len, const char *path, i
         if (err)
             err->code = MT_ERR_FR;
     }
-    mt_jdoc_free(d);
+    mt_jcur_free(c);
     mt_buf_free(&text);
     if (st != MT_OK)
         mt_fr_dump_free(out);

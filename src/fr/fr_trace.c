@@ -46,10 +46,19 @@ mt_status_t mt_fr_trace_footer(mt_write_fn write, void *ctx)
     return write(ctx, foot, sizeof foot - 1);
 }
 
+static void out_u64(mt_out_t *o, uint64_t v)
+{
+    char b[24];
+    mt_out_put(o, b, mt_fmt_u64(v, b));
+}
+
 mt_status_t mt_fr_trace_rank(const mt_fr_dump_t *d, bool first, int64_t off, int64_t dump_ns, mt_write_fn write,
                              void *ctx, uint64_t *events)
 {
-    mt_out_t o = {.w = write, .ctx = ctx};
+    /* gathered a buffer at a time, formatted without printf: the slices
+     * are most of the run's writing at 4,096 dumps */
+    mt_outbuf_t ob = {.w = write, .ctx = ctx};
+    mt_out_t o = {.w = mt_outbuf_write, .ctx = &ob};
     uint64_t written = 0;
     int r = d->rank;
     char pname[64];
@@ -68,26 +77,50 @@ mt_status_t mt_fr_trace_rank(const mt_fr_dump_t *d, bool first, int64_t off, int
             b = dump_ns != MT_FR_NONE ? dump_ns + off : a;
         if (b < a)
             b = a;
-        mt_out_printf(&o, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":", r, group_tid(d, e->pg));
+        mt_out_puts(&o, ",\n{\"ph\":\"X\",\"pid\":");
+        mt_out_i64(&o, r);
+        mt_out_puts(&o, ",\"tid\":");
+        mt_out_i64(&o, group_tid(d, e->pg));
+        mt_out_puts(&o, ",\"ts\":");
         mt_out_us(&o, a - off);
         mt_out_puts(&o, ",\"dur\":");
         mt_out_us(&o, b - a);
+        /* "<profiling_name> #<seq>": at most 63 + 2 + 20 bytes */
         char nm[96];
-        snprintf(nm, sizeof nm, "%s #%" PRId64, e->name, e->is_p2p ? e->p2p_seq : e->seq);
+        size_t nl = 0;
+        for (; nl < sizeof e->name && e->name[nl]; nl++)
+            nm[nl] = e->name[nl];
+        nm[nl++] = ' ';
+        nm[nl++] = '#';
+        nl += mt_fmt_i64(e->is_p2p ? e->p2p_seq : e->seq, nm + nl);
         mt_out_puts(&o, ",\"name\":");
-        mt_out_str(&o, nm, sizeof nm);
-        mt_out_printf(&o, ",\"cat\":\"%s\",\"cname\":\"%s\",\"args\":{\"state\":\"%s\",\"record_id\":%" PRIu64
-                          ",\"collective_seq_id\":%" PRId64 ",\"p2p_seq_id\":%" PRId64 ",\"process_group\":",
-                      state_name(e->state),
-                      e->state == MT_FR_COMPLETED ? "good" : e->state == MT_FR_STARTED ? "terrible" : "grey",
-                      state_name(e->state), e->record_id, e->seq, e->p2p_seq);
+        mt_out_str(&o, nm, nl);
+        const char *sn = state_name(e->state);
+        mt_out_puts(&o, ",\"cat\":\"");
+        mt_out_puts(&o, sn);
+        mt_out_puts(&o, e->state == MT_FR_COMPLETED ? "\",\"cname\":\"good\",\"args\":{\"state\":\""
+                        : e->state == MT_FR_STARTED ? "\",\"cname\":\"terrible\",\"args\":{\"state\":\""
+                                                    : "\",\"cname\":\"grey\",\"args\":{\"state\":\"");
+        mt_out_puts(&o, sn);
+        mt_out_puts(&o, "\",\"record_id\":");
+        out_u64(&o, e->record_id);
+        mt_out_puts(&o, ",\"collective_seq_id\":");
+        mt_out_i64(&o, e->seq);
+        mt_out_puts(&o, ",\"p2p_seq_id\":");
+        mt_out_i64(&o, e->p2p_seq);
+        mt_out_puts(&o, ",\"process_group\":");
         mt_out_str(&o, e->pg, sizeof e->pg);
-        mt_out_printf(&o, ",\"input_numel\":%" PRIu64 ",\"output_numel\":%" PRIu64 ",\"dtype\":", e->in_numel,
-                      e->out_numel);
+        mt_out_puts(&o, ",\"input_numel\":");
+        out_u64(&o, e->in_numel);
+        mt_out_puts(&o, ",\"output_numel\":");
+        out_u64(&o, e->out_numel);
+        mt_out_puts(&o, ",\"dtype\":");
         mt_out_str(&o, e->dtype, sizeof e->dtype);
-        mt_out_printf(&o, ",\"completed\":%s}}", e->completed != MT_FR_NONE ? "true" : "false");
+        mt_out_puts(&o, e->completed != MT_FR_NONE ? ",\"completed\":true}}" : ",\"completed\":false}}");
         written++;
     }
+    if (o.st == MT_OK)
+        o.st = mt_outbuf_flush(&ob);
     if (events)
         *events = written;
     return o.st;
