@@ -477,6 +477,20 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
         if (I->has_ms || I->has_mw)
             mt_out_puts(&o, "  M_S, M_W: the share of that slowdown the last stage, the worst worker explains "
                             "(docs/whatif.md)\n");
+        /* No straggler named (arrival order cannot confirm one: a
+         * pipeline's pairs, a lateness passed on by others), yet one rank
+         * explains most of a real slowdown: its M_W replay is the what-if
+         * (issue 38: 1F1B and TP twins, within 0.08 % of the twin) */
+        if (!c->whatif[MT_WI_STRAGGLER].run && I->has_mw && I->mw >= 0.5 && I->s >= 1.02 &&
+            I->mw_rem_ns < I->nodelay_ns) {
+            mt_fmt_time(a, sizeof a, I->mw_rem_ns);
+            mt_fmt_time(b, sizeof b, I->nodelay_ns - I->mw_rem_ns);
+            mt_out_printf(&o,
+                          "likely straggler: rank %d explains %.0f %% of that slowdown (M_W), though the arrival "
+                          "order names no straggler; with its activities at their typical lengths and its host "
+                          "never late -> mean %s %s (%s faster)\n",
+                          I->mw_rank, 100.0 * (I->mw > 1 ? 1 : I->mw), I->by_period ? "period" : "step time", a, b);
+        }
     }
     if (c->n_causes && c->wait_ns > 0) {
         /* One line: the first annotation that has a name when it explains a

@@ -128,6 +128,28 @@ def main():
     check(abs(w.get("p50_us", 0) - twin) <= 0.02 * twin and w.get("alt_p50_us", 0) >= 0.98 * meas,
           "generated slow GPU: range %s-%s us, the twin %.1f us, measured %.1f us"
           % (w.get("p50_us"), w.get("alt_p50_us"), twin, meas))
+    # a slow GPU in a 1F1B pipeline of 4 stages x 2: pairs between stages,
+    # so the arrival order names no straggler; the terminal names the
+    # likely one (M_W) and its what-if gives the twin's mean period
+    jobs = {}
+    for tag, extra in (("1f1b_slow", ["--slow-rank", "5:1.25"]), ("1f1b_twin", [])):
+        d = os.path.join(out, "gen_" + tag)
+        subprocess.run([sys.executable, gen, "--quiet", "--seed", "55", "--noise-pct", "2", "--kind", "1f1b",
+                        "--ranks", "8", "--pp-stages", "4", "--stage-us", "1200", "--steps", "6", "--out", d] + extra,
+                       check=True, timeout=300)
+        p = subprocess.run([mt, "--no-progress", "--no-merge", "-o", os.path.join(d, "out"), d], capture_output=True,
+                           text=True, timeout=120)
+        with open(os.path.join(d, "out", "report.json")) as f:
+            jobs[tag] = (p.stdout, json.load(f))
+    text = jobs["1f1b_slow"][0]
+    line = [x for x in text.splitlines() if x.startswith("likely straggler:")]
+    twin_period = jobs["1f1b_twin"][1]["pipeline"]["period_us"]["mean"]
+    got = jobs["1f1b_slow"][1]["steps"].get("ideal", {}).get("m_w", {}).get("removed_mean_us", 0)
+    check(bool(line) and "rank 5 " in line[0] and abs(got - twin_period) <= 0.02 * twin_period,
+          "1F1B slow GPU: %s (%.1f us), the twin's mean period %.1f us"
+          % (line[0] if line else "no likely-straggler line", got, twin_period))
+    check(not any(x.startswith("likely straggler:") for x in jobs["1f1b_twin"][0].splitlines()),
+          "1F1B twin without a straggler: no likely-straggler line")
     print("%d checks, %d failed" % (checks, failed))
     return 1 if failed else 0
 
