@@ -58,7 +58,7 @@ mt_status_t mt_report_html_whatif(const mt_cp_ideal_t *I, mt_write_fn write, voi
                   "durations and no gaps (%s) over the mean with every operation at its type's typical value (%s), "
                   "%llu %s. S of a group is the ideal replay with only that group at its measured durations, over "
                   "the ideal mean (&gt; 1: the group slows the job).</p>\n",
-                  I->s, I->by_period ? "period (a pipeline's time between two chunks' ends)" : "step time", a, b,
+                  I->s, I->by_period ? "period (a pipeline's time between consecutive steps' ends)" : "step time", a, b,
                   (unsigned long long)I->steps, I->by_period ? "periods" : "steps");
     /* the range of the colour scale: every S shown */
     double lo = 1, hi = 1;

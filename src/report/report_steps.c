@@ -473,7 +473,7 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
         /* what the letters mean (issue 39 papercut), critpath.h mt_cp_ideal_t */
         mt_out_printf(&o, "\n  S: mean %s without gaps / with every activity at its typical length (1 = no "
                           "straggling)\n",
-                      I->by_period ? "period (time between chunks' ends)" : "step time");
+                      I->by_period ? "period (time between consecutive steps' ends)" : "step time");
         if (I->has_ms || I->has_mw)
             mt_out_puts(&o, "  M_S, M_W: the share of that slowdown the last stage, the worst worker explains "
                             "(docs/whatif.md)\n");
