@@ -620,7 +620,8 @@ static int write_merged(MPI_Comm comm, const options_t *o, const char *path, con
     if (me == 0 && wd[0])
         memcpy(off, fr->hang.offset_ns, (size_t)wd[0] * sizeof *off);
     procs_bcast(off, (int)wd[0], MPI_INT64_T, 0, comm);
-    qsort(mine, n_mine, sizeof *mine, local_by_rank);
+    if (n_mine) /* a process without a dump: mine may be NULL, which qsort may not take */
+        qsort(mine, n_mine, sizeof *mine, local_by_rank);
     for (size_t i = 0; i < n_mine; i++) {
         int r = mine[i].d.rank;
         mine[i].off = r < wd[0] && off[r] != MT_FR_NONE ? off[r] : 0;
