@@ -45,8 +45,8 @@ const char *mt_gz_engine_name(mt_gz_engine_t e);
  * MT_ERR_LIMIT when n > MT_GZ_MAX_MEMBER; MT_ERR_GZIP if the engine failed
  * (out unchanged). The same input gives the same bytes on every call and in
  * every run, whatever the compressor's address (igzip needs care for that:
- * src/io/gzout.c); a piece holding the byte 0xFF (never in UTF-8) goes
- * through libdeflate even on an ISA-L compressor. */
+ * src/io/gzout.c); a piece holding the byte 0xFF (never in UTF-8) in its
+ * first 32 KiB goes through libdeflate even on an ISA-L compressor. */
 mt_status_t mt_gz_member(mt_gz_t *z, const void *in, size_t n, mt_buf_t *out);
 
 /* free(NULL)-like. */

@@ -188,28 +188,31 @@ static void test_auto(void **state)
  * for about 0.4 % of addresses, so 2,000 compressors at 2,000 addresses
  * (each a fresh 64 KiB further on, past a spacer kept allocated: bits 16
  * and up differ) all but surely met one (measured: 5-7 of 1,500 differed).
- * Also a 4 KiB text piece, and a piece holding 0xFF (not UTF-8), which an
- * ISA-L compressor hands to libdeflate: its bytes are libdeflate's own. */
+ * Also a 4 KiB text piece, a piece holding 0xFF (not UTF-8) at byte 100,
+ * which an ISA-L compressor hands to libdeflate (its bytes are libdeflate's
+ * own), and one holding 0xFF at byte 40,000 only, out of reach of the
+ * dictionary: igzip's member, which zlib inflates without one. */
 static void same_bytes(mt_gz_engine_t e)
 {
     static const char header[] = "{\"traceEvents\":[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,"
                                  "\"tid\":0,\"args\":{\"name\":\"mergetrace merged timeline\"}}";
     enum { N = 2000, SPACER = 64 << 10 };
     char *text = make_text(4096);
-    char *ff = make_text(4096);
+    char *ff = make_text(4096), *far = make_text(65536);
     ff[100] = (char)0xFF;
-    size_t lens[3] = {sizeof header - 1, 4096, 4096};
-    const char *ins[3] = {header, text, ff};
-    mt_buf_t first[3] = {{0}};
+    far[40000] = (char)0xFF;
+    size_t lens[4] = {sizeof header - 1, 4096, 4096, 65536};
+    const char *ins[4] = {header, text, ff, far};
+    mt_buf_t first[4] = {{0}};
     void **spacers = calloc(N, sizeof *spacers);
     assert_non_null(spacers);
-    int differed[3] = {0, 0, 0};
+    int differed[4] = {0, 0, 0, 0};
     for (int i = 0; i < N; i++) {
         spacers[i] = malloc(SPACER); /* never touched: address space only */
         assert_non_null(spacers[i]);
         mt_gz_t *z;
         assert_int_equal(mt_gz_new(e, &z), MT_OK);
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 4; k++) {
             mt_buf_t b = {0};
             assert_int_equal(mt_gz_member(z, ins[k], lens[k], &b), MT_OK);
             if (i == 0)
@@ -221,7 +224,7 @@ static void same_bytes(mt_gz_engine_t e)
         }
         mt_gz_free(z);
     }
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         assert_int_equal(differed[k], 0);
         mt_buf_t back = {0};
         assert_int_equal(inflate_members((const unsigned char *)first[k].data, first[k].len, &back), 1);
@@ -241,10 +244,11 @@ static void same_bytes(mt_gz_engine_t e)
     for (int i = 0; i < N; i++)
         free(spacers[i]);
     free(spacers);
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
         mt_buf_free(&first[k]);
     free(text);
     free(ff);
+    free(far);
 }
 
 static void test_same_bytes(void **state)
