@@ -100,7 +100,7 @@ mt_gz_engine_t mt_gz_engine(const mt_gz_t *z)
  * about a tenth; anything less compressible gets more room until the
  * stream ends.
  * Why the dictionary: igzip's level 1-2 body (igzip_icf_body_h1_gr_bt.asm,
- * .write_first_byte; ISA-L 2.30, and so still in its master as read) takes
+ * .write_first_byte; ISA-L 2.30, the same in 2.32) takes
  * the hash slot of the stream's third byte from a register that still
  * holds the isal_zstream pointer (`shr tmp2, 16` with no load of the data
  * into tmp2). Where that byte's position lands in the hash table, and so a
