@@ -41,10 +41,11 @@ typedef struct merged_format {
  * gzip (independent members of 1-2 MiB of JSON each, which
  * concatenate into one valid gzip file) when gzip is set, else plain JSON. Within the file the header comes first,
  * then every rank in ascending order, whatever process merged it (so the
- * JSON is byte for byte the same with any number of processes or worker
+ * file is byte for byte the same with any number of processes or worker
  * threads: plain JSON, each rank at an offset from a table of every rank's
  * size; gzip, in rounds of one rank per process, each rank written once
- * the ranks before it are compressed), then the footer, whose "ranks"
+ * the ranks before it are compressed, its members the same bytes whatever
+ * compressed them, src/io/gzout.c), then the footer, whose "ranks"
  * list holds every rank in ascending order.
  * The bytes go to "<out_path>.tmp.<unique>" in the same directory, which
  * process 0 renames to out_path once every process succeeded, and deletes

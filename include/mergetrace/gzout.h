@@ -43,7 +43,10 @@ const char *mt_gz_engine_name(mt_gz_engine_t e);
 /* Compress in[0, n) into one gzip member appended to out (in is borrowed;
  * n may be 0: an empty member). MT_OK; MT_ERR_NOMEM with out unchanged;
  * MT_ERR_LIMIT when n > MT_GZ_MAX_MEMBER; MT_ERR_GZIP if the engine failed
- * (out unchanged). */
+ * (out unchanged). The same input gives the same bytes on every call and in
+ * every run, whatever the compressor's address (igzip needs care for that:
+ * src/io/gzout.c); a piece holding the byte 0xFF (never in UTF-8) in its
+ * first 32 KiB goes through libdeflate even on an ISA-L compressor. */
 mt_status_t mt_gz_member(mt_gz_t *z, const void *in, size_t n, mt_buf_t *out);
 
 /* free(NULL)-like. */
@@ -53,10 +56,8 @@ void mt_gz_free(mt_gz_t *z);
  * the caller hands over pieces (copied into one of a few slots; the call
  * waits while all are taken) and goes on producing the next while the
  * thread makes each piece, in order, one gzip member appended to the
- * mt_buf_t given with it, as mt_gz_member would: the same members, holding
- * the same bytes once inflated. (Not always the same compressed bytes:
- * igzip's output for a given input can vary by a few bytes from call to
- * call, as the tests found; every variant is valid.) The buffers given
+ * mt_buf_t given with it, as mt_gz_member would: the same members, byte
+ * for byte. The buffers given
  * must not be touched by the caller until mt_gz_pipe_finish has returned.
  * Memory: the compressor and 3 slots of max_piece bytes. */
 typedef struct mt_gz_pipe mt_gz_pipe_t;

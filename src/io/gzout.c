@@ -5,7 +5,10 @@
  * the size, ISA-L level 1 1,484 MB/s -> 9.9%, level 2 1,505 MB/s -> 9.7%,
  * level 3 468 MB/s -> 10.1%. ISA-L level 2 is 2.8x faster for 2% more bytes;
  * libdeflate stays for builds without ISA-L (it is not packaged for every
- * architecture). */
+ * architecture).
+ * Both give the same bytes for the same input on every call, in every run
+ * (a checksum of the merged trace, or a build cache, can rely on it); for
+ * igzip that takes the one-byte dictionary of isal_member below. */
 #include "mergetrace/gzout.h"
 
 #include <pthread.h>
@@ -20,6 +23,8 @@
 
 #define LIBDEFLATE_LEVEL 1
 #define ISAL_LEVEL 2
+/* The furthest back a deflate match reaches (RFC 1951). */
+#define DEFLATE_WINDOW ((size_t)32768)
 
 struct mt_gz {
     mt_gz_engine_t engine;
@@ -93,9 +98,30 @@ mt_gz_engine_t mt_gz_engine(const mt_gz_t *z)
  * only when the member is complete. igzip has no bound function: the first
  * guess of room (a quarter of the input) fits trace JSON, which deflates to
  * about a tenth; anything less compressible gets more room until the
- * stream ends. */
+ * stream ends.
+ * Why the dictionary: igzip's level 1-2 body (igzip_icf_body_h1_gr_bt.asm,
+ * .write_first_byte; ISA-L 2.30, the same in 2.32) takes
+ * the hash slot of the stream's third byte from a register that still
+ * holds the isal_zstream pointer (`shr tmp2, 16` with no load of the data
+ * into tmp2). Where that byte's position lands in the hash table, and so a
+ * few matches, then depend on bits 16-47 of z->zs's address, which differ
+ * from run to run (ASLR, heap layout, which thread allocated first): the
+ * 110-byte header member came out 110 or 107 bytes (a 4- or a 5-byte
+ * match, static or dynamic block) for 0.4 % of addresses, a 4 KiB member
+ * for 1 in 16,000; all valid, but the merged trace was not the same bytes
+ * from run to run. That path is taken only by a stream with no history;
+ * a preset dictionary gives it history. The one byte 0xFF, which never
+ * occurs in UTF-8: a match that reached back into it would start with
+ * 0xFF, so with no 0xFF among the piece's first 32 KiB (deflate's
+ * distances go no further back) nothing refers to it and the member
+ * inflates without it as any gzip member does. A piece with 0xFF there
+ * goes through libdeflate instead (the same bytes every time too). Cost:
+ * none measurable (1,100 MB/s either way on a 163 MB merged trace in
+ * 1 MiB members; scanning the whole piece instead of its first 32 KiB
+ * would have cost 8 %; docs/PERFORMANCE.md). */
 static mt_status_t isal_member(mt_gz_t *z, const void *in, size_t n, mt_buf_t *out)
 {
+    static uint8_t no_utf8 = 0xFF; /* igzip only reads it */
     struct isal_zstream *s = z->zs;
     isal_deflate_init(s);
     s->level = ISAL_LEVEL;
@@ -104,6 +130,8 @@ static mt_status_t isal_member(mt_gz_t *z, const void *in, size_t n, mt_buf_t *o
     s->gzip_flag = IGZIP_GZIP;
     s->end_of_stream = 1;
     s->flush = NO_FLUSH;
+    if (isal_deflate_set_dict(s, &no_utf8, 1) != COMP_OK)
+        return MT_ERR_GZIP;
     s->next_in = (uint8_t *)(uintptr_t)in; /* igzip's field is not const; it only reads */
     s->avail_in = (uint32_t)n;
     size_t room = n / 4 + 1024;
@@ -132,8 +160,12 @@ mt_status_t mt_gz_member(mt_gz_t *z, const void *in, size_t n, mt_buf_t *out)
     if (n > MT_GZ_MAX_MEMBER)
         return MT_ERR_LIMIT;
 #ifdef MT_HAVE_ISAL
-    if (z->engine == MT_GZ_ISAL)
+    if (z->engine == MT_GZ_ISAL && (!n || !memchr(in, 0xFF, n < DEFLATE_WINDOW ? n : DEFLATE_WINDOW)))
         return isal_member(z, in, n, out);
+    /* 0xFF (not UTF-8) within reach of isal_member's dictionary:
+     * libdeflate, made on first need */
+    if (!z->ld && !(z->ld = libdeflate_alloc_compressor(LIBDEFLATE_LEVEL)))
+        return MT_ERR_NOMEM;
 #endif
     if (mt_buf_reserve(out, libdeflate_gzip_compress_bound(z->ld, n)))
         return MT_ERR_NOMEM;
