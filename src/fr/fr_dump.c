@@ -311,7 +311,10 @@ static mt_status_t read_entry(mt_jcur_t *c, const char *path, long idx, mt_fr_en
  * order, each entry built as it is read (no document of the whole file:
  * at 2,000 entries a dump's node array was 30 MB, and building it half
  * of the reading). The first of a repeated member counts. */
-static mt_status_t walk(mt_jcur_t *c, const char *path, mt_fr_dump_t *o, mt_error_t *err)
+/* src: the dump's own JSON text, for the byte offset of an entry's error;
+ * NULL for a pickle's (its JSON is a translation: the entry's index says
+ * where). */
+static mt_status_t walk(mt_jcur_t *c, const char *path, const char *src, mt_fr_dump_t *o, mt_error_t *err)
 {
     mt_jtype_t t;
     mt_status_t st = mt_jcur_peek(c, &t);
@@ -365,8 +368,14 @@ static mt_status_t walk(mt_jcur_t *c, const char *path, mt_fr_dump_t *o, mt_erro
                         return MT_ERR_NOMEM;
                     o->entries = e;
                 }
-                if ((st = read_entry(c, path, idx, &o->entries[o->n], err)) != MT_OK)
+                size_t at = 0; /* the entry's first byte (peek reads past the blanks before it) */
+                if (src && mt_jcur_peek(c, &t) == MT_OK)
+                    at = mt_jcur_offset(c);
+                if ((st = read_entry(c, path, idx, &o->entries[o->n], err)) != MT_OK) {
+                    if (st == MT_ERR_FORMAT && src && err && err->offset < 0) /* the entry's own error */
+                        mt_errpos_in(err, path, src, at);
                     return st;
+                }
                 o->n++;
             }
         } else if ((st = mt_jcur_skip(c)) != MT_OK)
@@ -394,7 +403,8 @@ mt_status_t mt_fr_dump_read(const uint8_t *data, size_t len, const char *path, i
     const char *json = (const char *)data;
     size_t jlen = len;
     mt_status_t st = MT_OK;
-    if (mt_fr_pickle_sniff(data, len)) {
+    bool pickled = mt_fr_pickle_sniff(data, len);
+    if (pickled) {
         if ((st = mt_fr_pickle_to_json(data, len, path, &text, err)) != MT_OK) {
             mt_buf_free(&text); /* empty, but it may hold what it grew to */
             if (err)
@@ -409,7 +419,7 @@ mt_status_t mt_fr_dump_read(const uint8_t *data, size_t len, const char *path, i
     mt_jcur_t *c = NULL;
     st = mt_jcur_new(json, jlen, 64, path, err, &c);
     if (st == MT_OK)
-        st = walk(c, path, out, err);
+        st = walk(c, path, pickled ? NULL : json, out, err);
     if (st == MT_ERR_NOMEM && err && err->code == MT_OK)
         mt_error_set(err, MT_ERR_NOMEM, "Flight Recorder dump: out of memory");
     if (err && st != MT_OK)

@@ -245,6 +245,15 @@ def main():
     with open(os.path.join(work, "skip", "json", "comm_lib_trace_rank_1")) as f:
         typed = json.load(f)
     typed["entries"][3]["record_id"] = "seven"
+    # a JSON dump's error says where its entry starts: worked out here with
+    # Python's own decoder (the 4th value of "entries")
+    typed_text = json.dumps(typed)
+    dec, at = json.JSONDecoder(), typed_text.index("[", typed_text.index('"entries"')) + 1
+    for k in range(4):
+        while typed_text[at] in " ,\n":
+            at += 1
+        if k < 3:
+            at = dec.raw_decode(typed_text, at)[1]
     other = pickle.loads(open(os.path.join(src, "comm_lib_trace_rank_2"), "rb").read())
     other["pg_config"]["0"]["ranks"] = str(list(range(8)))
     bad = {
@@ -253,8 +262,9 @@ def main():
                    "pickle: unknown opcode 0xff"),
         "global": ("comm_lib_trace_rank_1", b"\x80\x02cos\nsystem\nq\x00X\x02\x00\x00\x00lsq\x01\x85q\x02Rq\x03.",
                    "byte 2: not a usable Flight Recorder dump: pickle: refused global os.system"),
-        "types": ("comm_lib_trace_rank_1", json.dumps(typed).encode(),
-                  "not a usable Flight Recorder dump: entry 3: expected an unsigned integer \"record_id\""),
+        "types": ("comm_lib_trace_rank_1", typed_text.encode(),
+                  "byte %d (line 1:%d): not a usable Flight Recorder dump: entry 3: expected an unsigned integer "
+                  "\"record_id\"" % (at, at + 1)),
         "other_job": ("comm_lib_trace_rank_2", pickle.dumps(other, protocol=4),
                       "rank 2: Flight Recorder dumps of different jobs"),
     }
