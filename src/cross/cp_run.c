@@ -151,8 +151,9 @@ CP_INLINE int64_t no_launch_gap(const cp_graph_t *g, rp_t *r, const cp_hot_t *h,
          * 832.8 us); a host pause (a late host) is, as in the measured
          * host time it was inferred from */
         int32_t b = h->lsync >= 0 ? g->syncs[h->lsync].bar : -1;
-        if (b >= 0 && g->syncs[b].e + shift_of(g, r, b, h->job) > floor)
-            floor = g->syncs[b].e + shift_of(g, r, b, h->job);
+        int64_t after = b >= 0 ? g->syncs[b].e + shift_of(g, r, b, h->job) : INT64_MIN;
+        if (after > floor)
+            floor = after;
         if (best < floor)
             best = floor;
         int64_t v = h->llat + shift_of(g, r, h->lsync, h->job) + r->hc[h->rstep];

@@ -230,9 +230,10 @@ mt_status_t mt_nccl_load_file(const char *path, const mt_rankmap_t *map, bool on
         info->dropped = f->dropped;
         info->orphan = f->orphan_kch;
         info->unknown_lines = f->skipped_lines;
-        /* in flight at an end that was not the process's exit (killed, or
-         * hung when the files were taken): what a hang analysis reads; a
-         * clean exit's leftovers (a dropped record) are not a hang */
+        /* in flight when the file ended without its process's closing
+         * line (killed, or hung when the files were taken): what a hang
+         * analysis reads; a clean end's leftovers (a dropped record) are
+         * not a hang */
         info->in_flight = f->ended ? 0 : f->in_flight > INT32_MAX ? INT32_MAX : (int32_t)f->in_flight;
         snprintf(info->host, sizeof info->host, "%s", f->host);
     }
