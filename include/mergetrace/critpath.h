@@ -278,17 +278,22 @@ typedef struct mt_cp_whatif {
     int64_t period_p50_ns;     /* p50 of the projected periods (mt_critpath_t.periods of them) */
     int64_t period_gain_ns;    /* mt_critpath_t.period_p50_ns - period_p50_ns */
     uint64_t matched;          /* what-if "pattern": the activities its glob matched (0: it changes nothing) */
-    /* The straggler what-if without a pipeline, when the graph holds stream
-     * waits of communication kernels inferred from the times (no event
-     * names them: a profile without cuda_sync events): the step p50 again
-     * with every such kernel's start pinned to its inferred predecessor's
-     * measured end,
-     * the other binding the trace cannot rule out. ranged when the two
-     * differ by 0.5 % of the measured p50 or more: the answer is the range
-     * between p50_ns and alt_p50_ns (docs/whatif.md "Ranges"). */
+    /* When the graph holds stream waits of communication kernels inferred
+     * from the times (no event names them: a profile without cuda_sync
+     * events): the step p50 (and a pipeline's period p50) again with every
+     * such kernel's start pinned to its inferred predecessor's measured
+     * end, the other binding the trace cannot rule out. ranged
+     * (period_ranged) when the two differ by 0.5 % of the measured p50 or
+     * more: the answer is the range between p50_ns and alt_p50_ns
+     * (period_p50_ns and alt_period_p50_ns; docs/whatif.md "Ranges").
+     * Worked out for every what-if without a pipeline; on a pipeline for
+     * the straggler's, the pattern's and the better of "comm" and
+     * "launch" by period. */
     bool ranged;
     int64_t alt_p50_ns;
-    uint64_t alt_waits;        /* the inferred waits pinned: communication kernels' (cp_run.c) */
+    bool period_ranged;
+    int64_t alt_period_p50_ns;
+    uint64_t alt_waits;        /* the inferred waits pinned: communication kernels' (cp_run.c); 0 not tried */
 } mt_cp_whatif_t;
 
 /* What-if "stage" for one pipeline stage. */
@@ -296,6 +301,8 @@ typedef struct mt_cp_stage_wi {
     uint32_t stage;            /* index into the request's stages */
     int64_t p50_ns;            /* p50 of the projected periods */
     int64_t gain_ns;           /* the measured period p50 - p50_ns */
+    bool ranged;               /* the best stage's other binding, as mt_cp_whatif_t.ranged */
+    int64_t alt_p50_ns;
 } mt_cp_stage_wi_t;
 
 /* Per rank over the used steps. */
@@ -463,6 +470,7 @@ typedef struct mt_critpath {
     /* what the model inferred (docs/whatif.md "The dependency model") */
     uint64_t waits_inferred;   /* stream waits inferred from the times: no event of the trace names them */
     uint64_t waits_explicit;   /* stream waits the trace names (mt_rank_analysis_t.gdeps) */
+    uint64_t waits_pinned;     /* the ranges' pinned waits: communication kernels' inferred ones (cp_run.c) */
     uint64_t waits_unresolved; /* cuda_sync stream-wait records that name no activity of the trace
                                 * (mt_rank_analysis_t.swaits_unresolved): those waits are inferred */
     uint64_t host_colls;       /* host collective members (gloo:* ranges) */

@@ -207,14 +207,14 @@ CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t 
  * the side-by-side sweep saves is the passes over the graph, not these
  * reads. */
 CP_INLINE void start3(const cp_graph_t *g, const scen_t *P, const scen_t *C, const scen_t *L, const scen_t *F,
-                      rp_t *r, bool comm, int32_t k)
+                      rp_t *r, bool comm, bool launch, int32_t k)
 {
     int32_t id = g->hot[k].id;
     if (!r[0].sdone[id])
         start_of(g, P, &r[0], k);
     if (comm && !r[1].sdone[id])
         start_of(g, C, &r[1], k);
-    if (!r[2].sdone[id])
+    if (launch && !r[2].sdone[id])
         start_of(g, L, &r[2], k);
     if (F->factor && !r[3].sdone[id])
         start_of(g, F, &r[3], k);
@@ -840,9 +840,11 @@ CP_INLINE void sweep(const cp_graph_t *g, const scen_t sc, rp_t *r)
  * events come in the same order), but the events and the nodes' records
  * are read once, not once per scenario (fast path: every run without a
  * pipeline replays these three). The flags are constants: see CP_INLINE. */
-CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm, const double *f, const uint8_t *late)
+CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, const double *f, const uint8_t *late,
+                      int pin)
 {
-    const scen_t P = {0}, C = {.comm_transfer = 1}, L = {.drop_launch = 1}, F = {.factor = f, .late = late};
+    const scen_t P = {.pin_inferred = pin}, C = {.comm_transfer = 1, .pin_inferred = pin},
+                 L = {.drop_launch = 1, .pin_inferred = pin}, F = {.factor = f, .late = late, .pin_inferred = pin};
     for (size_t k = 0; k < g->n_ev; k++) {
         int64_t v = g->ev[k];
         int type = (int)(v >> 32);
@@ -851,7 +853,8 @@ CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm, const double *f, 
             end_of(g, &P, &r[0], id);
             if (comm)
                 end_of(g, &C, &r[1], id);
-            end_of(g, &L, &r[2], id);
+            if (launch)
+                end_of(g, &L, &r[2], id);
             if (f)
                 end_of(g, &F, &r[3], id);
         } else if (type == 1) {
@@ -859,11 +862,12 @@ CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm, const double *f, 
             sync_of(g, &P, &r[0], R, (size_t)id);
             if (comm)
                 sync_of(g, &C, &r[1], R, (size_t)id);
-            sync_of(g, &L, &r[2], R, (size_t)id);
+            if (launch)
+                sync_of(g, &L, &r[2], R, (size_t)id);
             if (f)
                 sync_of(g, &F, &r[3], R, (size_t)id);
         } else {
-            start3(g, &P, &C, &L, &F, r, comm, id);
+            start3(g, &P, &C, &L, &F, r, comm, launch, id);
         }
     }
 }
@@ -932,21 +936,32 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
 }
 
 /* sweep3's replays: r[0..3], times[0..3] as cp_replay's r and times (r[1]
- * and times[1] untouched without comm, r[3] and times[3] without f, the
- * straggler what-if's factors). */
-static void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, const double *f, const uint8_t *late,
-                       const mt_critpath_t *c, int64_t *const *times)
+ * and times[1] untouched without comm, r[2] and times[2] without launch,
+ * r[3] and times[3] without f, the straggler what-if's factors); pin:
+ * every lane with the inferred stream waits pinned (the ranges' other
+ * binding, cp_scen_t.pin_inferred), and then at most one of comm and
+ * launch (the ranges need the better one only). */
+static void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, const double *f, const uint8_t *late,
+                       bool pin, const mt_critpath_t *c, int64_t *const *times)
 {
     const scen_t sc[4] = {{0}, {.comm_transfer = 1}, {.drop_launch = 1}, {.factor = f, .late = late}};
+    const bool on[4] = {true, comm, launch, f != NULL};
     for (int l = 0; l < 4; l++)
-        if ((l != 1 || comm) && (l != 3 || f))
+        if (on[l])
             replay_init(g, &sc[l], &r[l]);
-    if (comm)
-        sweep3(g, r, true, f, late);
+    /* each combination its own inlined sweep: the flags stay constants */
+    if (!pin && comm)
+        sweep3(g, r, true, true, f, late, 0);
+    else if (!pin)
+        sweep3(g, r, false, true, f, late, 0);
+    else if (comm)
+        sweep3(g, r, true, false, f, late, 1);
+    else if (launch)
+        sweep3(g, r, false, true, f, late, 1);
     else
-        sweep3(g, r, false, f, late);
+        sweep3(g, r, false, false, f, late, 1);
     for (int l = 0; l < 4; l++)
-        if ((l != 1 || comm) && (l != 3 || f))
+        if (on[l])
             replay_finish(g, &r[l], c, times[l]);
 }
 
@@ -2065,40 +2080,129 @@ static int64_t carried_period(const mt_critpath_t *c, const rp_t *r, const int64
     return mt_stats_pct_i64(v, n, 50);
 }
 
-/* The straggler what-if's other binding (mt_cp_whatif_t.ranged): the
- * measured scenario and sc replayed again with the inferred stream waits
- * pinned, the change projected on the measured step times as above;
- * times and tmp are scratch of c->n_steps. Two replays more, only for a
- * job whose trace names no stream wait. 0, or -1 out of memory. */
-static int alt_range(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath_t *c, int64_t *times,
-                     int64_t *tmp, mt_cp_whatif_t *x)
+/* The ranges (mt_cp_whatif_t.ranged, docs/whatif.md "Ranges"): the
+ * what-ifs again with the inferred stream waits of communication kernels
+ * pinned (cp_scen_t.pin_inferred), each change projected on the measured
+ * steps and periods against the unchanged run pinned the same way. */
+typedef struct alt {
+    int64_t *base;  /* per job step: the pinned unchanged replay's step times */
+    int64_t *bend;  /* pipelines: its job step ends */
+    uint64_t waits; /* the pinned waits: communication kernels bound by an inferred one (CP_H_PXINF) */
+} alt_t;
+
+/* x's other binding from the pinned replay of its scenario (times; r
+ * swept, for a pipeline's periods); per and tmp scratch of c->n_steps. */
+static void alt_set(const mt_critpath_t *c, const alt_t *a, const int64_t *times, const rp_t *r, int64_t *per,
+                    int64_t *tmp, mt_cp_whatif_t *x)
 {
-    for (size_t k = 0; k < g->n_nodes; k++)
-        x->alt_waits += (g->hot[k].flags & CP_H_PXINF) != 0;
-    if (!x->alt_waits)
-        return 0;
-    int64_t *base = malloc((c->n_steps ? c->n_steps : 1) * sizeof *base);
-    if (!base)
-        return -1;
-    scen_t b = {.pin_inferred = 1}, w = *sc;
-    w.pin_inferred = 1;
-    cp_replay(g, &b, r, c, base);
-    cp_replay(g, &w, r, c, times);
+    x->alt_waits = a->waits;
     size_t n = 0;
-    for (size_t j = 0; j < c->n_steps; j++) {
+    for (size_t j = 0; j < c->n_steps && !x->period_only && x->steps; j++) {
         const mt_cp_step_t *s = &c->steps[j];
         if (s->refused || !s->used)
             continue;
-        int64_t v = s->time_ns + (times[j] - base[j]);
+        int64_t v = s->time_ns + (times[j] - a->base[j]);
         tmp[n++] = v > 0 ? v : 0;
     }
-    free(base);
-    if (!n)
-        return 0;
-    x->alt_p50_ns = mt_stats_pct_i64(tmp, n, 50);
-    int64_t d = x->alt_p50_ns - x->p50_ns;
-    x->ranged = (double)(d < 0 ? -d : d) >= 0.005 * (double)(x->p50_ns + x->gain_ns);
-    return 0;
+    if (n) {
+        x->alt_p50_ns = mt_stats_pct_i64(tmp, n, 50);
+        int64_t d = x->alt_p50_ns - x->p50_ns;
+        x->ranged = (double)(d < 0 ? -d : d) >= 0.005 * (double)(x->p50_ns + x->gain_ns);
+    }
+    if (x->carried) {
+        x->alt_period_p50_ns = carried_period(c, r, a->bend, per);
+        int64_t d = x->alt_period_p50_ns - x->period_p50_ns;
+        x->period_ranged = (double)(d < 0 ? -d : d) >= 0.005 * (double)c->period_p50_ns;
+    }
+}
+
+/* Pipeline stage q's what-if factors into fac: its ranks' activities
+ * other than communication at f. */
+static void stage_factors(const cp_graph_t *g, const mt_cp_request_t *rq, size_t q, double f, double *fac)
+{
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        int32_t rk = g->ranks[g->nodes[i].rank_i].rank;
+        int in = 0;
+        for (size_t k = rq->stage_first[q]; k < rq->stage_first[q + 1] && !in; k++)
+            in = rq->stage_ranks[k] == rk;
+        fac[i] = in && g->nodes[i].cls != MT_AN_COMM ? f : 1.0;
+    }
+}
+
+/* What-if "pattern"'s factors into fac (--what-if kernel:GLOB=F); the
+ * activities its glob matched. */
+static uint64_t pattern_factors(const cp_graph_t *g, const mt_cp_request_t *rq, double *fac)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        char buf[MT_AN_NAME_MAX + 1];
+        const cp_node_t *n = &g->nodes[i];
+        memcpy(buf, n->name, n->name_len);
+        buf[n->name_len] = '\0';
+        bool hit = fnmatch(rq->pattern, buf, 0) == 0;
+        fac[i] = hit ? rq->factor : 1.0;
+        hits += hit;
+    }
+    return hits;
+}
+
+/* The ranges without a pipeline (alt_t), after the what-ifs: the unchanged
+ * run, the straggler's what-if and the better of "comm" and "launch"
+ * pinned in one sweep of lanes beside each other (cp_replay3), the
+ * pattern's in one replay more. "comm" and "launch" only speed things up,
+ * and a pinned edge can only hold an activity back, so their pinned gain
+ * is at most their own: one that gains under the 0.5 % a range needs is
+ * not replayed again (fast path: on a job without a straggler this is one
+ * sweep of two lanes, or none). fac, nh, r, rw[0..2] and the at[1..3]
+ * arrays are scratch (at[0] = alt->base); per and tmp as for alt_set. */
+static mt_status_t alt_lanes(const cp_graph_t *g, const mt_cp_request_t *rq, mt_critpath_t *c, double *fac, nh_t *nh,
+                             const uint8_t *late, alt_t *alt, int64_t **at, rp_t *r, rp_t *rw, int64_t *per,
+                             int64_t *tmp)
+{
+    int k = -1; /* the better of "comm" and "launch", when a range may show */
+    for (int wi = MT_WI_COMM; wi <= MT_WI_LAUNCH; wi++) {
+        const mt_cp_whatif_t *x = &c->whatif[wi];
+        if (x->run && x->steps && (double)x->gain_ns >= 0.005 * (double)(x->p50_ns + x->gain_ns) &&
+            (k < 0 || x->gain_ns > c->whatif[k].gain_ns))
+            k = wi;
+    }
+    bool strag = c->whatif[MT_WI_STRAGGLER].run && c->whatif[MT_WI_STRAGGLER].steps;
+    bool comm = k == MT_WI_COMM, launch = k == MT_WI_LAUNCH;
+    size_t nn = 0;
+    if (k >= 0 || strag) {
+        at[0] = alt->base;
+        for (int l = 1; l < 4; l++)
+            if (!(at[l] = malloc(c->n_steps * sizeof *at[l])))
+                return MT_ERR_NOMEM;
+        if ((comm && rp_alloc(g, &rw[0])) || (launch && rp_alloc(g, &rw[1])) || (strag && rp_alloc(g, &rw[2])))
+            return MT_ERR_NOMEM;
+        /* the straggler's factors again: the pattern's took fac over */
+        if (strag && straggler_factors(g, rq, fac, nh, &nn))
+            return MT_ERR_NOMEM;
+        rp_t lanes[4] = {*r, rw[0], rw[1], rw[2]};
+        cp_replay3(g, lanes, comm, launch, strag ? fac : NULL, strag ? late : NULL, true, c, at);
+        *r = lanes[0];
+        for (int l = 0; l < 3; l++) {
+            rp_free(&rw[l]);
+            rw[l] = (rp_t){0};
+        }
+        if (k >= 0)
+            alt_set(c, alt, at[comm ? 1 : 2], r, per, tmp, &c->whatif[k]);
+        if (strag)
+            alt_set(c, alt, at[3], r, per, tmp, &c->whatif[MT_WI_STRAGGLER]);
+    }
+    if (c->whatif[MT_WI_PATTERN].run && c->whatif[MT_WI_PATTERN].steps) {
+        mt_cp_whatif_t *x = &c->whatif[MT_WI_PATTERN];
+        scen_t b = {.pin_inferred = 1}, w = {.pin_inferred = 1, .factor = fac};
+        if (!at[1] && !(at[1] = malloc(c->n_steps * sizeof *at[1])))
+            return MT_ERR_NOMEM;
+        if (k < 0 && !strag) /* the unchanged run pinned: not swept above */
+            cp_replay(g, &b, r, c, alt->base);
+        pattern_factors(g, rq, fac);
+        cp_replay(g, &w, r, c, at[1]);
+        alt_set(c, alt, at[1], r, per, tmp, x);
+    }
+    return MT_OK;
 }
 
 mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t *const *an, size_t n_an,
@@ -2120,6 +2224,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     st = MT_ERR_NOMEM;
     rp_t r = {0}, rw[3] = {{0}, {0}, {0}};
     int64_t *wt[3] = {NULL, NULL, NULL};
+    alt_t alt = {0};                          /* the ranges' pinned unchanged run */
+    int64_t *at[4] = {NULL, NULL, NULL, NULL}; /* without a pipeline: the pinned lanes of cp_replay3 */
     mt_critpath_t *c = calloc(1, sizeof *c);
     int64_t *times = NULL, *meas = NULL, *tmp = NULL, *node_ns = NULL;
     int32_t *rs_at = NULL;
@@ -2345,7 +2451,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             (strag && rp_alloc(&g, &rw[2])))
             goto out;
         rp_t lanes[4] = {r, rw[0], rw[1], rw[2]};
-        cp_replay3(&g, lanes, comm, strag ? fac : NULL, strag ? late : NULL, c,
+        cp_replay3(&g, lanes, comm, true, strag ? fac : NULL, strag ? late : NULL, false, c,
                    (int64_t *const[4]){times, wt[0], wt[1], wt[2]});
         r = lanes[0];
         /* done with: freed before the paths' arrays come, and the "launch"
@@ -2507,6 +2613,24 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         c->periods = np;
         c->period_p50_ns = mt_stats_pct_i64(per, np, 50);
     }
+    /* ---- the ranges' other binding (alt_t): the unchanged run pinned,
+     * and without a pipeline the what-ifs "comm", "launch" and the
+     * straggler's beside it in one sweep, as the measured one was; only
+     * for a graph with communication kernels whose stream wait no event
+     * names ---- */
+    for (size_t k = 0; k < g.n_nodes; k++)
+        alt.waits += (g.hot[k].flags & CP_H_PXINF) != 0;
+    if (alt.waits) {
+        if (!(alt.base = malloc(c->n_steps * sizeof *alt.base)))
+            goto out;
+        if (pipe) {
+            scen_t b = {.carry = 1, .pin_inferred = 1};
+            if (!(alt.bend = malloc(c->n_steps * sizeof *alt.bend)))
+                goto out;
+            cp_replay(&g, &b, &r, c, alt.base);
+            memcpy(alt.bend, r.jend, c->n_steps * sizeof *alt.bend);
+        }
+    }
     for (int wi = 0; wi < MT_WI_COUNT_; wi++) {
         mt_cp_whatif_t *x = &c->whatif[wi];
         scen_t sc = {.carry = pipe};
@@ -2535,15 +2659,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         } else {
             if (!rq->pattern)
                 continue;
-            for (size_t i = 0; i < g.n_nodes; i++) {
-                char buf[MT_AN_NAME_MAX + 1];
-                const cp_node_t *n = &g.nodes[i];
-                memcpy(buf, n->name, n->name_len);
-                buf[n->name_len] = '\0';
-                bool hit = fnmatch(rq->pattern, buf, 0) == 0;
-                fac[i] = hit ? rq->factor : 1.0;
-                x->matched += hit;
-            }
+            x->matched = pattern_factors(&g, rq, fac);
             sc.factor = fac;
             snprintf(x->label, sizeof x->label, "kernels %.60s x %.3g", rq->pattern, rq->factor);
         }
@@ -2577,26 +2693,56 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             x->period_p50_ns = carried_period(c, &r, b_end, per);
             x->period_gain_ns = c->period_p50_ns - x->period_p50_ns;
         }
-        if (wi == MT_WI_STRAGGLER && !pipe && g.waits_inferred && n1 && alt_range(&g, &sc, &r, c, times, tmp, x) < 0)
-            goto out;
+        if (alt.waits && pipe && (wi == MT_WI_STRAGGLER || wi == MT_WI_PATTERN)) {
+            scen_t pw = sc;
+            pw.pin_inferred = 1;
+            cp_replay(&g, &pw, &r, c, times);
+            alt_set(c, &alt, times, &r, per, tmp, x);
+        }
+    }
+    if (alt.waits && !pipe && (st = alt_lanes(&g, rq, c, fac, nh, late, &alt, at, &r, rw, per, tmp)) != MT_OK)
+        goto out;
+    st = MT_ERR_NOMEM;
+    if (alt.waits && pipe) {
+        /* of "comm" and "launch", the one the terminal may name best (by
+         * its period): one pinned run, not two */
+        int k = -1;
+        for (int wi = MT_WI_COMM; wi <= MT_WI_LAUNCH; wi++)
+            if (c->whatif[wi].run && c->whatif[wi].carried &&
+                (k < 0 || c->whatif[wi].period_gain_ns > c->whatif[k].period_gain_ns))
+                k = wi;
+        if (k >= 0) {
+            scen_t pw = {.carry = 1, .pin_inferred = 1, .comm_transfer = k == MT_WI_COMM,
+                         .drop_launch = k == MT_WI_LAUNCH};
+            cp_replay(&g, &pw, &r, c, times);
+            alt_set(c, &alt, times, &r, per, tmp, &c->whatif[k]);
+        }
     }
     /* ---- what-if "stage": one run per stage, shifts carried over ---- */
     if (pipe) {
         double f = rq->stage_factor > 0 ? rq->stage_factor : 0.9;
         for (size_t q = 0; c->periods && q < rq->n_stages; q++) {
-            for (size_t i = 0; i < g.n_nodes; i++) {
-                int32_t rk = g.ranks[g.nodes[i].rank_i].rank;
-                int in = 0;
-                for (size_t k = rq->stage_first[q]; k < rq->stage_first[q + 1] && !in; k++)
-                    in = rq->stage_ranks[k] == rk;
-                fac[i] = in && g.nodes[i].cls != MT_AN_COMM ? f : 1.0;
-            }
+            stage_factors(&g, rq, q, f, fac);
             scen_t sc = {.factor = fac, .carry = 1};
             cp_replay(&g, &sc, &r, c, times);
             mt_cp_stage_wi_t *x = &c->stage_wi[c->n_stage_wi++];
             x->stage = (uint32_t)q;
             x->p50_ns = carried_period(c, &r, b_end, per);
             x->gain_ns = c->period_p50_ns - x->p50_ns;
+        }
+        if (alt.waits && c->n_stage_wi) {
+            /* the best stage's other binding (the one the terminal names) */
+            size_t bs = 0;
+            for (size_t i = 1; i < c->n_stage_wi; i++)
+                if (c->stage_wi[i].gain_ns > c->stage_wi[bs].gain_ns)
+                    bs = i;
+            mt_cp_stage_wi_t *x = &c->stage_wi[bs];
+            stage_factors(&g, rq, x->stage, f, fac);
+            scen_t sc = {.factor = fac, .carry = 1, .pin_inferred = 1};
+            cp_replay(&g, &sc, &r, c, times);
+            x->alt_p50_ns = carried_period(c, &r, alt.bend, per);
+            int64_t d = x->alt_p50_ns - x->p50_ns;
+            x->ranged = (double)(d < 0 ? -d : d) >= 0.005 * (double)c->period_p50_ns;
         }
     }
     /* The replays' and the paths' arrays are done with: freed before the
@@ -2638,6 +2784,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     /* ---- what the model inferred, and the check (critpath.h) ---- */
     c->waits_inferred = g.waits_inferred;
     c->waits_explicit = g.waits_explicit;
+    c->waits_pinned = alt.waits;
     c->waits_unresolved = g.waits_unresolved;
     c->host_colls = g.n_hmem;
     c->pauses = g.pauses;
@@ -2666,6 +2813,10 @@ out:
     free(wt[0]);
     free(wt[1]);
     free(wt[2]);
+    free(alt.base);
+    free(alt.bend);
+    for (int l = 1; l < 4; l++)
+        free(at[l]);
     free(times);
     free(meas);
     free(tmp);

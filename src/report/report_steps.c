@@ -92,6 +92,27 @@ void mt_report_name_cut(char *b, size_t cap, const char *s, int w)
 }
 
 /* "ideal": the ideal what-if (critpath.h mt_cp_ideal_t). */
+/* One "range:" line: a what-if's projection (p50) and its other binding
+ * (alt, mt_cp_whatif_t.ranged) of what ("step" or "period"); the first
+ * line says what the two ends mean, the later ones refer to it. */
+static void range_line(mt_out_t *o, const char *label, const char *what, int64_t p50, int64_t alt, uint64_t waits,
+                       int later)
+{
+    char a[32], b[32], d[32];
+    mt_fmt_time(a, sizeof a, p50 < alt ? p50 : alt);
+    mt_fmt_time(b, sizeof b, p50 < alt ? alt : p50);
+    mt_fmt_time(d, sizeof d, p50);
+    if (later)
+        mt_out_printf(o, "range: %s -> %s p50 %s to %s (%s with the inferred waits followed, as above)\n", label,
+                      what, a, b, d);
+    else
+        mt_out_printf(o,
+                      "range: %s -> %s p50 %s to %s (%s if the communication kernels waited for the kernels "
+                      "their %llu stream waits are inferred from, the far end if each waited for something the "
+                      "trace does not show; no event read names these waits)\n",
+                      label, what, a, b, d, (unsigned long long)waits);
+}
+
 static void ideal_json(mt_out_t *o, const mt_cp_ideal_t *I)
 {
     mt_out_printf(o, ",\n  \"ideal\": {\"steps\": %llu", (unsigned long long)I->steps);
@@ -185,6 +206,8 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
         if (x->carried) { /* a pipeline: replayed as one run */
             us(&o, "period_p50_us", x->period_p50_ns);
             us(&o, "period_gain_us", x->period_gain_ns);
+            if (x->period_ranged)
+                us(&o, "alt_period_p50_us", x->alt_period_p50_ns);
         }
         mt_out_puts(&o, "}");
         first = 0;
@@ -213,6 +236,8 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
             mt_out_printf(&o, "%s\n    {\"stage\": %u", i ? "," : "", x->stage);
             us(&o, "p50_us", x->p50_ns);
             us(&o, "gain_us", x->gain_ns);
+            if (x->ranged)
+                us(&o, "alt_p50_us", x->alt_p50_ns);
             mt_out_puts(&o, "}");
         }
         mt_out_puts(&o, "]}");
@@ -399,19 +424,29 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
                           (unsigned long long)x->matched, a, b);
         }
     }
-    if (c->whatif[MT_WI_STRAGGLER].ranged) {
-        /* an answer that rests on edges no event names: both bindings */
-        const mt_cp_whatif_t *x = &c->whatif[MT_WI_STRAGGLER];
-        int64_t lo = x->p50_ns < x->alt_p50_ns ? x->p50_ns : x->alt_p50_ns;
-        int64_t hi = x->p50_ns < x->alt_p50_ns ? x->alt_p50_ns : x->p50_ns;
-        mt_fmt_time(a, sizeof a, lo);
-        mt_fmt_time(b, sizeof b, hi);
-        mt_fmt_time(d, sizeof d, x->p50_ns);
-        mt_out_printf(&o,
-                      "range: %s -> step p50 %s to %s (%s if the communication kernels waited for the kernels "
-                      "their %llu stream waits are inferred from, the far end if each waited for something the "
-                      "trace does not show; no event read names these waits)\n",
-                      x->label, a, b, d, (unsigned long long)x->alt_waits);
+    int said = 0; /* range lines */
+    {
+        /* answers that rest on edges no event names: both bindings, for the
+         * straggler's what-if, the best one, the pattern's and the best
+         * stage's (the others are in report.json) */
+        int order[3] = {MT_WI_STRAGGLER, bw >= 0 && c->whatif[bw].carried ? -2 : bw, MT_WI_PATTERN};
+        if (order[1] == -2) { /* a pipeline's best is by its period, as above */
+            order[1] = bw;
+            for (int k = 0; k < MT_WI_COUNT_; k++)
+                if (c->whatif[k].run && c->whatif[k].carried &&
+                    c->whatif[k].period_gain_ns > c->whatif[order[1]].period_gain_ns)
+                    order[1] = k;
+        }
+        for (int i = 0; i < 3; i++) {
+            int k = order[i];
+            if (k < 0 || (i == 1 && k == MT_WI_STRAGGLER) || (i == 2 && k == order[1]))
+                continue;
+            const mt_cp_whatif_t *x = &c->whatif[k];
+            if (!x->run || !(x->carried ? x->period_ranged : x->ranged))
+                continue;
+            range_line(&o, x->label, x->carried ? "period" : "step", x->carried ? x->period_p50_ns : x->p50_ns,
+                       x->carried ? x->alt_period_p50_ns : x->alt_p50_ns, x->alt_waits, said++);
+        }
     }
     if (c->check_failed) {
         const mt_cp_whatif_t *x = &c->whatif[MT_WI_STRAGGLER];
@@ -448,6 +483,12 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
         mt_fmt_time(d, sizeof d, c->period_p50_ns);
         mt_out_printf(&o, "pipeline what-if: stage %u 10 %% faster -> period p50 %s (now %s; %s faster), the best stage\n",
                       c->stage_wi[bs].stage, a, d, b);
+        if (c->stage_wi[bs].ranged) {
+            char lab[48];
+            snprintf(lab, sizeof lab, "stage %u 10 %% faster", c->stage_wi[bs].stage);
+            range_line(&o, lab, "period", c->stage_wi[bs].p50_ns, c->stage_wi[bs].alt_p50_ns, c->waits_pinned,
+                       said++);
+        }
     }
     const mt_cp_ideal_t *I = &c->ideal;
     if (c->absent_ranks > c->n_ranks)

@@ -150,6 +150,31 @@ def main():
           % (line[0] if line else "no likely-straggler line", got, twin_period))
     check(not any(x.startswith("likely straggler:") for x in jobs["1f1b_twin"][0].splitlines()),
           "1F1B twin without a straggler: no likely-straggler line")
+    # a pipeline (2 stages x 4, TP inside a stage) with no stream wait
+    # named: the what-ifs on its period are ranges too, from the twin's
+    # period (the waits followed) to the measured one (each pinned); the
+    # straggler's against the twin without it, the best stage's against
+    # the twin whose stage 0 does 10 % less work
+    pp = {}
+    for tag, extra in (("pp_slow", ["--slow-rank", "1:1.25"]), ("pp_twin", []),
+                       ("pp_fast0", ["--stage-us", "3600,3000"])):
+        d = os.path.join(out, "gen_" + tag)
+        subprocess.run([sys.executable, gen, "--quiet", "--seed", "71", "--noise-pct", "2", "--kind", "pp",
+                        "--ranks", "8", "--pp-stages", "2", "--chunks", "10", "--out", d] + extra, check=True,
+                       timeout=300)
+        pp[tag] = run(mt, os.path.join(d, "out"), d)
+    w = whatif(pp["pp_slow"], "straggler_at_median") or {}
+    twin = pp["pp_twin"]["period_what_if"]["period_p50_us"]
+    meas = pp["pp_slow"]["period_what_if"]["period_p50_us"]
+    check(abs(w.get("period_p50_us", 0) - twin) <= 0.02 * twin and w.get("alt_period_p50_us", 0) >= 0.98 * meas,
+          "pipeline slow GPU: period range %s-%s us, the twin %.1f us, measured %.1f us"
+          % (w.get("period_p50_us"), w.get("alt_period_p50_us"), twin, meas))
+    st0 = [x for x in pp["pp_twin"]["period_what_if"]["stages"] if x["stage"] == 0]
+    fast = pp["pp_fast0"]["period_what_if"]["period_p50_us"]
+    meas = pp["pp_twin"]["period_what_if"]["period_p50_us"]
+    check(bool(st0) and abs(st0[0]["p50_us"] - fast) <= 0.02 * fast and st0[0].get("alt_p50_us", 0) >= 0.98 * meas,
+          "pipeline stage 0 10 %% faster: period range %s-%s us, the twin %.1f us, measured %.1f us"
+          % (st0 and st0[0]["p50_us"], st0 and st0[0].get("alt_p50_us"), fast, meas))
     print("%d checks, %d failed" % (checks, failed))
     return 1 if failed else 0
 
