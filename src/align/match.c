@@ -423,6 +423,212 @@ static long rank_parts(const seqent_t *se, size_t n, const uint64_t *grp)
     return parts;
 }
 
+/* ---- send/recv kernels that name no peer (issue 39 item 6) ----
+ * A trace without collective metadata says a kernel sent or received (its
+ * nccl:send / nccl:recv record) but not to whom, and one stream of a
+ * pipeline's middle stage carries both its receives from the stage before
+ * and its sends to the stage after: the k-th such kernel on one rank's
+ * stream is not the k-th on another's, and matching them by stream order
+ * fitted clocks on ends whole chunks apart ('not of one run', or clocks
+ * off by milliseconds). A transfer's two kernels end together (each
+ * returns when the transfer is done), so between a rank a that sends and
+ * a rank b that receives, end(recv) - end(send) is the clocks' offset for
+ * every pair that is one transfer, and anything else for the rest: the
+ * offsets of all (send, receive) pairs of a and b (of one ProfilerStep,
+ * where both have one) pile up at the clocks' offset. a's sends and b's
+ * receives are paired there when that peak is clear: BLIND_WIN_NS wide,
+ * holding at least BLIND_MIN_PAIRS and half the smaller side, and at
+ * least twice any other peak BLIND_WIN_NS or more away. Rank pairs are
+ * taken strongest peak first, each kernel into one pair only; a kernel
+ * left over is an instance of its own (unmatched): no clock is fitted on
+ * a pair the ends do not settle. Ranks whose transfers run in lockstep
+ * (the ranks of one tensor-parallel stage) pair across as well; the
+ * offset is the same, which is all the clock fit reads. */
+#define BLIND_WIN_NS 20000
+#define BLIND_MIN_PAIRS 4
+#define BLIND_MAX_DIFFS ((size_t)1 << 22) /* a pair of ranks with more (send, receive) pairs is not tried */
+
+typedef struct bend {
+    int32_t rank;
+    int32_t recv; /* 0 send, 1 receive */
+    int64_t end;
+    int64_t step; /* -1 none */
+    uint32_t row;
+    uint32_t used;
+} bend_t;
+
+static bool is_blind(const mt_cinst_t *r)
+{
+    return (r->flags & MT_CI_STREAM) && !(r->flags & (MT_CI_COMMS_ID | MT_CI_SEQ | MT_CI_CPU | MT_CI_NCCL)) &&
+           r->peer < 0 && (r->kind == MT_COLLK_SEND || r->kind == MT_COLLK_RECV);
+}
+
+static int bend_cmp(const void *pa, const void *pb)
+{
+    const bend_t *a = pa, *b = pb;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (a->recv != b->recv)
+        return a->recv < b->recv ? -1 : 1;
+    if (a->end != b->end)
+        return a->end < b->end ? -1 : 1;
+    return (a->row > b->row) - (a->row < b->row);
+}
+
+static bool step_ok(const bend_t *a, const bend_t *b)
+{
+    return a->step < 0 || b->step < 0 || a->step == b->step;
+}
+
+typedef struct bpeak {
+    size_t s0, s1, r0, r1; /* the sends [s0, s1) of one rank, the receives [r0, r1) of another, in be[] */
+    int64_t off;           /* end(recv) - end(send) at the peak */
+    size_t count;
+} bpeak_t;
+
+static int bpeak_cmp(const void *pa, const void *pb)
+{
+    const bpeak_t *a = pa, *b = pb;
+    if (a->count != b->count)
+        return a->count > b->count ? -1 : 1;
+    if (a->s0 != b->s0)
+        return a->s0 < b->s0 ? -1 : 1;
+    return (a->r0 > b->r0) - (a->r0 < b->r0);
+}
+
+/* The peak of the offsets of sends be[s0, s1) against receives be[r0, r1):
+ * true with p filled when it is clear (see above); d: BLIND_MAX_DIFFS
+ * scratch. */
+static bool blind_peak(const bend_t *be, size_t s0, size_t s1, size_t r0, size_t r1, int64_t *d, bpeak_t *p)
+{
+    size_t nd = 0;
+    for (size_t s = s0; s < s1; s++)
+        for (size_t r = r0; r < r1; r++) {
+            if (!step_ok(&be[s], &be[r]))
+                continue;
+            if (nd == BLIND_MAX_DIFFS)
+                return false;
+            d[nd++] = be[r].end - be[s].end; /* ends under 2^62 ns (the loader's bound) */
+        }
+    size_t small = s1 - s0 < r1 - r0 ? s1 - s0 : r1 - r0;
+    if (nd < BLIND_MIN_PAIRS)
+        return false;
+    qsort(d, nd, sizeof *d, mt_cmp_i64);
+    size_t best = 0, bi = 0, bj = 0;
+    for (size_t i = 0, j = 0; i < nd; i++) {
+        while (j < nd && d[j] - d[i] <= BLIND_WIN_NS)
+            j++;
+        if (j - i > best) {
+            best = j - i;
+            bi = i;
+            bj = j;
+        }
+    }
+    /* the strongest window that does not overlap the peak's neighbourhood */
+    size_t second = 0;
+    for (size_t i = 0, j = 0; i < nd; i++) {
+        while (j < nd && d[j] - d[i] <= BLIND_WIN_NS)
+            j++;
+        if (d[i] + BLIND_WIN_NS < d[bi] - BLIND_WIN_NS || d[i] > d[bj - 1] + BLIND_WIN_NS)
+            second = j - i > second ? j - i : second;
+    }
+    if (best < BLIND_MIN_PAIRS || best * 2 < small || second * 2 > best)
+        return false;
+    *p = (bpeak_t){s0, s1, r0, r1, d[bi + (bj - bi) / 2], best};
+    return true;
+}
+
+/* The pairing above over the blind rows: grp[] and anch[] of each blind
+ * row set to its pair's key (a group per pair of ranks, the pair's number
+ * in it) or to a group of its own; the pairs appended to se[*ns..) as
+ * entries of their group (two each, for rank_parts). */
+static mt_status_t blind_pair(const mt_cinst_t *rows, size_t n, size_t n_blind, uint64_t *grp, uint64_t *anch,
+                              seqent_t *se, size_t *ns)
+{
+    bend_t *be = malloc((n_blind ? n_blind : 1) * sizeof *be);
+    size_t *seg = malloc((n_blind + 1) * sizeof *seg);
+    int64_t *d = NULL;
+    bpeak_t *pk = NULL;
+    mt_status_t rc = MT_ERR_NOMEM;
+    if (!be || !seg)
+        goto out;
+    size_t nb = 0;
+    for (size_t i = 0; i < n && nb < n_blind; i++)
+        if (is_blind(&rows[i]))
+            be[nb++] = (bend_t){rows[i].rank, rows[i].kind == MT_COLLK_RECV, rows[i].end_ns,
+                                (rows[i].flags & MT_CI_STEP) ? rows[i].step : -1, (uint32_t)i, 0};
+    qsort(be, nb, sizeof *be, bend_cmp);
+    size_t nseg = 0; /* runs of one (rank, direction): seg[k] .. seg[k + 1] */
+    for (size_t i = 0; i < nb; i++)
+        if (i == 0 || be[i].rank != be[i - 1].rank || be[i].recv != be[i - 1].recv)
+            seg[nseg++] = i;
+    seg[nseg] = nb;
+    size_t npk = 0;
+    for (size_t a = 0; a < nseg; a++)
+        for (size_t b = 0; b < nseg; b++)
+            npk += !be[seg[a]].recv && be[seg[b]].recv && be[seg[a]].rank != be[seg[b]].rank;
+    size_t most = 0; /* the most (send, receive) pairs of two ranks, for the scratch */
+    for (size_t a = 0; a < nseg; a++)
+        for (size_t b = 0; b < nseg; b++)
+            if (!be[seg[a]].recv && be[seg[b]].recv && be[seg[a]].rank != be[seg[b]].rank) {
+                size_t x = seg[a + 1] - seg[a], y = seg[b + 1] - seg[b];
+                size_t xy = x > BLIND_MAX_DIFFS / y ? BLIND_MAX_DIFFS : x * y;
+                most = xy > most ? xy : most;
+            }
+    pk = malloc((npk ? npk : 1) * sizeof *pk);
+    d = npk ? malloc((most ? most : 1) * sizeof *d) : NULL;
+    if (!pk || (npk && !d))
+        goto out;
+    npk = 0;
+    for (size_t a = 0; a < nseg; a++)
+        for (size_t b = 0; b < nseg; b++)
+            if (!be[seg[a]].recv && be[seg[b]].recv && be[seg[a]].rank != be[seg[b]].rank)
+                npk += blind_peak(be, seg[a], seg[a + 1], seg[b], seg[b + 1], d, &pk[npk]);
+    qsort(pk, npk, sizeof *pk, bpeak_cmp);
+    for (size_t i = 0; i < nb; i++) { /* a group of its own until paired */
+        uint64_t k2[2] = {UINT64_C(0xb11d), be[i].row};
+        grp[be[i].row] = mt_hash64(k2, sizeof k2, UINT64_C(0x5eed5b117));
+        anch[be[i].row] = 0;
+    }
+    for (size_t p = 0; p < npk; p++) {
+        const bpeak_t *q = &pk[p];
+        uint64_t k3[3] = {UINT64_C(0xb11d2), (uint64_t)(uint32_t)be[q->s0].rank, (uint64_t)(uint32_t)be[q->r0].rank};
+        uint64_t g = mt_hash64(k3, sizeof k3, UINT64_C(0x5eed5b117));
+        uint64_t k = 0;
+        size_t r = q->r0;
+        for (size_t s = q->s0; s < q->s1; s++) {
+            if (be[s].used)
+                continue;
+            int64_t want = be[s].end + q->off;
+            while (r < q->r1 && be[r].end < want - BLIND_WIN_NS)
+                r++;
+            size_t pick = SIZE_MAX;
+            for (size_t x = r; x < q->r1 && be[x].end <= want + BLIND_WIN_NS; x++) {
+                if (be[x].used || !step_ok(&be[s], &be[x]))
+                    continue;
+                int64_t dx = be[x].end > want ? be[x].end - want : want - be[x].end;
+                int64_t dp = pick == SIZE_MAX ? INT64_MAX : be[pick].end > want ? be[pick].end - want : want - be[pick].end;
+                if (dx < dp)
+                    pick = x;
+            }
+            if (pick == SIZE_MAX)
+                continue;
+            be[s].used = be[pick].used = 1;
+            grp[be[s].row] = grp[be[pick].row] = g;
+            anch[be[s].row] = anch[be[pick].row] = k++;
+            se[(*ns)++] = (seqent_t){g, be[s].rank, 0, be[s].row};
+            se[(*ns)++] = (seqent_t){g, be[pick].rank, 0, be[pick].row};
+        }
+    }
+    rc = MT_OK;
+out:
+    free(be);
+    free(seg);
+    free(d);
+    free(pk);
+    return rc;
+}
+
 void mt_match_free(mt_match_t *m)
 {
     if (!m)
@@ -570,12 +776,13 @@ static mt_status_t match_rows(const mt_cinst_t *rows, size_t n, mt_match_t **out
     cls = mt_big_malloc(n ? n : 1);
     if (!cls)
         goto done;
-    size_t in_cls[8] = {0};
+    size_t in_cls[8] = {0}, n_blind = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t f = rows[i].flags;
-        bool p2p = is_p2p(&rows[i]);
+        bool p2p = is_p2p(&rows[i]), blind = is_blind(&rows[i]);
         uint8_t b = 0;
-        if ((f & MT_CI_STREAM) && !(f & MT_CI_COMMS_ID) && !p2p)
+        n_blind += blind; /* paired by their ends, not by stream order (blind_pair) */
+        if ((f & MT_CI_STREAM) && !(f & MT_CI_COMMS_ID) && !p2p && !blind)
             b |= IN_STREAM;
         if ((f & MT_CI_PG) && !(f & (MT_CI_COMMS_ID | MT_CI_SEQ)) && !p2p)
             b |= IN_PG_ORDINAL;
@@ -605,6 +812,9 @@ static mt_status_t match_rows(const mt_cinst_t *rows, size_t n, mt_match_t **out
             se[np++] = (seqent_t){rows[i].group, rows[i].rank, rows[i].ordinal, (uint32_t)i};
     if ((rc = anchor_ordinals(rows, se, np, anch, grp, col, m->members)) != MT_OK)
         goto done;
+    size_t nbp = np; /* se[np..nbp): the blind pairs, which tie their ranks as groups do */
+    if (n_blind && (rc = blind_pair(rows, n, n_blind, grp, anch, se, &nbp)) != MT_OK)
+        goto done;
     if (ns > 2) {
         /* the stream groups split by their ends (split_stream_groups) */
         uint8_t *in_stream = mt_big_calloc(n, 1);
@@ -612,9 +822,9 @@ static mt_status_t match_rows(const mt_cinst_t *rows, size_t n, mt_match_t **out
         if (in_stream && scratch) {
             for (size_t k = 0; k < n; k++)
                 in_stream[k] = (cls[k] & IN_STREAM) != 0;
-            long before = rank_parts(se, np, grp);
+            long before = rank_parts(se, nbp, grp);
             split_stream_groups(rows, se, np, in_stream, anch, grp, scratch);
-            long after = rank_parts(se, np, grp);
+            long after = rank_parts(se, nbp, grp);
             if (before < 0 || after < 0) {
                 free(scratch);
                 scratch = NULL;
