@@ -276,6 +276,8 @@ static mt_status_t anchor_ordinals(const mt_cinst_t *rows, seqent_t *se, size_t 
 #define SPLIT_STEADY_NS 50000
 #define SPLIT_MIN_SHARED 4
 #define SPLIT_MAX 16
+#define SPLIT_FLOOR_NS 10000
+#define SPLIT_RATIO 8
 
 /* Median |change| of end(a) - end(b) over the ordinals a and b share (the
  * first SHIFT_WINDOW); -1 when they share fewer than SPLIT_MIN_SHARED. */
@@ -305,6 +307,41 @@ static int64_t end_diff_change(const mt_cinst_t *rows, const seqent_t *se, const
     return nv + 1 >= SPLIT_MIN_SHARED ? mt_stats_median_i64(scratch, nv) : -1;
 }
 
+/* Ranks rs[0..nr] (their [rs[r], rs[r + 1]) of se) into clusters of at
+ * most SPLIT_MAX, each rank into the first whose lead's difference keeps
+ * within steady; cl[r] its cluster, *least the steadiest difference of a
+ * rank that joined a cluster (-1 none). False when the clusters are more
+ * than SPLIT_MAX or one is a lone rank. */
+static bool cluster_ranks(const mt_cinst_t *rows, const seqent_t *se, const uint64_t *anch, const size_t *rs,
+                          size_t nr, int64_t steady, int64_t *scratch, uint32_t *cl, size_t *n_cl, int64_t *least)
+{
+    size_t lead[SPLIT_MAX], size[SPLIT_MAX] = {0}, nc = 0;
+    *least = -1;
+    for (size_t r = 0; r < nr; r++) {
+        size_t c = 0;
+        for (; c < nc; c++) {
+            int64_t ch = end_diff_change(rows, se, anch, rs[lead[c]], rs[lead[c] + 1], rs[r], rs[r + 1], scratch);
+            if (ch < 0 ? c == 0 : ch <= steady) {
+                if (ch >= 0 && (*least < 0 || ch < *least))
+                    *least = ch;
+                break;
+            }
+        }
+        if (c == nc) {
+            if (nc == SPLIT_MAX)
+                return false;
+            lead[nc++] = r;
+        }
+        cl[r] = (uint32_t)c;
+        size[c]++;
+    }
+    for (size_t c = 0; c < nc; c++)
+        if (size[c] < 2)
+            return false;
+    *n_cl = nc;
+    return true;
+}
+
 static void split_stream_groups(const mt_cinst_t *rows, const seqent_t *se, size_t n, const uint8_t *in_stream,
                                 const uint64_t *anch, uint64_t *grp, int64_t *scratch)
 {
@@ -321,8 +358,8 @@ static void split_stream_groups(const mt_cinst_t *rows, const seqent_t *se, size
         for (size_t k = i; k < j; k++)
             nr += k == i || se[k].rank != se[k - 1].rank;
         size_t *rs = nr > 2 ? malloc((nr + 1) * sizeof *rs) : NULL;
-        uint32_t *cl = nr > 2 ? malloc(nr * sizeof *cl) : NULL;
-        size_t lead[SPLIT_MAX], size[SPLIT_MAX] = {0}, nc = 0;
+        uint32_t *cl = nr > 2 ? malloc(2 * nr * sizeof *cl) : NULL;
+        size_t nc = 0;
         bool keep = rs && cl; /* no memory for the split: the group stays whole */
         if (keep) {
             size_t r = 0;
@@ -331,25 +368,21 @@ static void split_stream_groups(const mt_cinst_t *rows, const seqent_t *se, size
                     rs[r++] = k;
             rs[nr] = j;
         }
-        for (size_t r = 0; keep && r < nr; r++) {
-            size_t c = 0;
-            for (; c < nc; c++) {
-                int64_t ch = end_diff_change(rows, se, anch, rs[lead[c]], rs[lead[c] + 1], rs[r], rs[r + 1], scratch);
-                if (ch < 0 ? c == 0 : ch <= SPLIT_STEADY_NS)
-                    break;
-            }
-            if (c == nc) {
-                if (nc == SPLIT_MAX) {
-                    keep = false;
-                    break;
-                }
-                lead[nc++] = r;
-            }
-            cl[r] = (uint32_t)c;
-            size[c]++;
+        int64_t least = -1;
+        keep = keep && cluster_ranks(rows, se, anch, rs, nr, SPLIT_STEADY_NS, scratch, cl, &nc, &least);
+        /* Stages of equal work run in lockstep: their difference moves by
+         * a few tens of us, inside SPLIT_STEADY_NS, while a communicator's
+         * own ranks keep theirs within a few us. Again with the bound
+         * SPLIT_RATIO times the steadiest difference seen (at least
+         * SPLIT_FLOOR_NS), kept when it still makes no lone rank. */
+        int64_t tight = least < 0 ? SPLIT_STEADY_NS : least * SPLIT_RATIO;
+        tight = tight < SPLIT_FLOOR_NS ? SPLIT_FLOOR_NS : tight;
+        size_t nc2 = 0;
+        if (keep && tight < SPLIT_STEADY_NS &&
+            cluster_ranks(rows, se, anch, rs, nr, tight, scratch, cl + nr, &nc2, &least) && nc2 > nc) {
+            memcpy(cl, cl + nr, nr * sizeof *cl);
+            nc = nc2;
         }
-        for (size_t c = 0; keep && c < nc; c++)
-            keep = size[c] >= 2;
         if (keep && nc > 1)
             for (size_t r = 0; r < nr; r++) {
                 if (!cl[r])
