@@ -5,6 +5,7 @@
  * are anchored: profiling windows start at different collectives on
  * different ranks, so each rank's sequence is shifted onto a reference
  * sequence where kinds, sizes and ProfilerStep numbers agree. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,10 +280,12 @@ static mt_status_t anchor_ordinals(const mt_cinst_t *rows, seqent_t *se, size_t 
 #define SPLIT_FLOOR_NS 10000
 #define SPLIT_RATIO 8
 
-/* Median |change| of end(a) - end(b) over the ordinals a and b share (the
- * first SHIFT_WINDOW); -1 when they share fewer than SPLIT_MIN_SHARED. */
-static int64_t end_diff_change(const mt_cinst_t *rows, const seqent_t *se, const uint64_t *anch, size_t a0, size_t a1,
-                               size_t b0, size_t b1, int64_t *scratch)
+/* Over the ordinals a and b share (the first SHIFT_WINDOW): the median
+ * |change| of end(a) - end(b) from one to the next when level is false,
+ * else the median |end(a) - end(b) - expect|; -1 when they share fewer
+ * than SPLIT_MIN_SHARED. */
+static int64_t end_diff(const mt_cinst_t *rows, const seqent_t *se, const uint64_t *anch, size_t a0, size_t a1,
+                        size_t b0, size_t b1, int64_t *scratch, bool level, int64_t expect)
 {
     size_t nv = 0, x = a0, y = b0;
     int64_t prev = 0;
@@ -296,7 +299,9 @@ static int64_t end_diff_change(const mt_cinst_t *rows, const seqent_t *se, const
         } else {
             /* differences of ends: each under 2^62 ns (the loader's bound) */
             int64_t d = rows[se[x].row].end_ns - rows[se[y].row].end_ns;
-            if (have)
+            if (level)
+                scratch[nv++] = d > expect ? d - expect : expect - d;
+            else if (have)
                 scratch[nv++] = d > prev ? d - prev : prev - d;
             prev = d;
             have = true;
@@ -304,34 +309,118 @@ static int64_t end_diff_change(const mt_cinst_t *rows, const seqent_t *se, const
             y++;
         }
     }
-    return nv + 1 >= SPLIT_MIN_SHARED ? mt_stats_median_i64(scratch, nv) : -1;
+    return nv + !level >= SPLIT_MIN_SHARED ? mt_stats_median_i64(scratch, nv) : -1;
+}
+
+/* The clock offsets the blind pairs give (blind_pair): a union-find over
+ * the ranks with blind rows, pot[x] = clock(x) - clock(up[x]); ranks
+ * sorted, for a rank's index. */
+typedef struct ptie {
+    int32_t *rank;
+    size_t n;
+    uint32_t *up, *size;
+    int64_t *pot;
+} ptie_t;
+
+static void ptie_free(ptie_t *t)
+{
+    free(t->rank);
+    free(t->up);
+    free(t->size);
+    free(t->pot);
+    memset(t, 0, sizeof *t);
+}
+
+/* The root of rank index x, and in *pot clock(x) - clock(root); the
+ * path compressed on the way (union by size keeps it under 64 long). */
+static uint32_t ptie_find(ptie_t *t, uint32_t x, int64_t *pot)
+{
+    uint32_t path[64], np = 0, r = x;
+    while (t->up[r] != r) {
+        assert(np < 64);
+        path[np++] = r;
+        r = t->up[r];
+    }
+    int64_t acc = 0;
+    for (uint32_t k = np; k-- > 0;) { /* nearest the root first */
+        acc += t->pot[path[k]];
+        t->pot[path[k]] = acc;
+        t->up[path[k]] = r;
+    }
+    *pot = np ? t->pot[x] : 0;
+    return r;
+}
+
+static long ptie_index(const ptie_t *t, int32_t rank)
+{
+    const int32_t *at = t->n ? bsearch(&rank, t->rank, t->n, sizeof *t->rank, mt_cmp_i32) : NULL;
+    return at ? (long)(at - t->rank) : -1;
+}
+
+/* clock(b) - clock(a) = d */
+static void ptie_union(ptie_t *t, int32_t a, int32_t b, int64_t d)
+{
+    long ia = ptie_index(t, a), ib = ptie_index(t, b);
+    if (ia < 0 || ib < 0)
+        return;
+    int64_t pa, pb;
+    uint32_t ra = ptie_find(t, (uint32_t)ia, &pa), rb = ptie_find(t, (uint32_t)ib, &pb);
+    if (ra == rb)
+        return;
+    /* clock(rb) - clock(ra) = d - pb + pa */
+    int64_t w = d - pb + pa;
+    if (t->size[ra] < t->size[rb]) {
+        t->up[ra] = rb;
+        t->pot[ra] = -w;
+        t->size[rb] += t->size[ra];
+    } else {
+        t->up[rb] = ra;
+        t->pot[rb] = w;
+        t->size[ra] += t->size[rb];
+    }
 }
 
 /* Ranks rs[0..nr] (their [rs[r], rs[r + 1]) of se) into clusters of at
  * most SPLIT_MAX, each rank into the first whose lead's difference keeps
  * within steady; cl[r] its cluster, *least the steadiest difference of a
- * rank that joined a cluster (-1 none). False when the clusters are more
- * than SPLIT_MAX or one is a lone rank. */
+ * rank that joined a cluster (-1 none). A rank whose clock the blind
+ * pairs tie to a member's (cid[r], of k ties, pot[r] its clock against
+ * the tie's root; UINT32_MAX none) joins only when their ends, so
+ * corrected, meet within SPLIT_STEADY_NS: the stages of a pipeline that
+ * run in lockstep keep steady differences too, one stage's time apart.
+ * rep: SPLIT_MAX * k scratch. False when the clusters are more than
+ * SPLIT_MAX or one is a lone rank. */
 static bool cluster_ranks(const mt_cinst_t *rows, const seqent_t *se, const uint64_t *anch, const size_t *rs,
-                          size_t nr, int64_t steady, int64_t *scratch, uint32_t *cl, size_t *n_cl, int64_t *least)
+                          size_t nr, int64_t steady, int64_t *scratch, const uint32_t *cid, const int64_t *pot,
+                          size_t k, uint32_t *rep, uint32_t *cl, size_t *n_cl, int64_t *least)
 {
     size_t lead[SPLIT_MAX], size[SPLIT_MAX] = {0}, nc = 0;
     *least = -1;
     for (size_t r = 0; r < nr; r++) {
         size_t c = 0;
         for (; c < nc; c++) {
-            int64_t ch = end_diff_change(rows, se, anch, rs[lead[c]], rs[lead[c] + 1], rs[r], rs[r + 1], scratch);
-            if (ch < 0 ? c == 0 : ch <= steady) {
-                if (ch >= 0 && (*least < 0 || ch < *least))
-                    *least = ch;
-                break;
+            int64_t ch = end_diff(rows, se, anch, rs[lead[c]], rs[lead[c] + 1], rs[r], rs[r + 1], scratch, false, 0);
+            if (!(ch < 0 ? c == 0 : ch <= steady))
+                continue;
+            uint32_t x = cid[r] != UINT32_MAX ? rep[c * k + cid[r]] : UINT32_MAX;
+            if (x != UINT32_MAX) {
+                int64_t lv = end_diff(rows, se, anch, rs[x], rs[x + 1], rs[r], rs[r + 1], scratch, true, pot[x] - pot[r]);
+                if (lv > SPLIT_STEADY_NS)
+                    continue;
             }
+            if (ch >= 0 && (*least < 0 || ch < *least))
+                *least = ch;
+            break;
         }
         if (c == nc) {
             if (nc == SPLIT_MAX)
                 return false;
+            for (size_t q = 0; q < k; q++)
+                rep[c * k + q] = UINT32_MAX;
             lead[nc++] = r;
         }
+        if (cid[r] != UINT32_MAX && rep[c * k + cid[r]] == UINT32_MAX)
+            rep[c * k + cid[r]] = (uint32_t)r;
         cl[r] = (uint32_t)c;
         size[c]++;
     }
@@ -342,8 +431,14 @@ static bool cluster_ranks(const mt_cinst_t *rows, const seqent_t *se, const uint
     return true;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
 static void split_stream_groups(const mt_cinst_t *rows, const seqent_t *se, size_t n, const uint8_t *in_stream,
-                                const uint64_t *anch, uint64_t *grp, int64_t *scratch)
+                                const uint64_t *anch, uint64_t *grp, int64_t *scratch, ptie_t *tie)
 {
     for (size_t i = 0; i < n;) {
         size_t j = i;
@@ -359,17 +454,35 @@ static void split_stream_groups(const mt_cinst_t *rows, const seqent_t *se, size
             nr += k == i || se[k].rank != se[k - 1].rank;
         size_t *rs = nr > 2 ? malloc((nr + 1) * sizeof *rs) : NULL;
         uint32_t *cl = nr > 2 ? malloc(2 * nr * sizeof *cl) : NULL;
-        size_t nc = 0;
-        bool keep = rs && cl; /* no memory for the split: the group stays whole */
+        uint32_t *cid = nr > 2 ? malloc(2 * nr * sizeof *cid) : NULL; /* and the roots after it */
+        int64_t *pot = nr > 2 ? malloc(nr * sizeof *pot) : NULL;
+        uint32_t *rep = nr > 2 ? malloc(SPLIT_MAX * nr * sizeof *rep) : NULL;
+        size_t nc = 0, nk = 0;
+        bool keep = rs && cl && cid && pot && rep; /* no memory for the split: the group stays whole */
         if (keep) {
             size_t r = 0;
             for (size_t k = i; k < j; k++)
                 if (k == i || se[k].rank != se[k - 1].rank)
                     rs[r++] = k;
             rs[nr] = j;
+            /* each rank's tie (the root of its blind pairs), numbered 0..nk */
+            uint32_t *root = cid + nr;
+            for (r = 0; r < nr; r++) {
+                long x = ptie_index(tie, se[rs[r]].rank);
+                root[r] = x < 0 ? UINT32_MAX : ptie_find(tie, (uint32_t)x, &pot[r]);
+                cid[r] = root[r];
+            }
+            qsort(root, nr, sizeof *root, cmp_u32);
+            for (r = 0; r < nr; r++)
+                if (root[r] != UINT32_MAX && (!nk || root[nk - 1] != root[r]))
+                    root[nk++] = root[r];
+            for (r = 0; r < nr; r++)
+                if (cid[r] != UINT32_MAX)
+                    cid[r] = (uint32_t)((const uint32_t *)bsearch(&cid[r], root, nk, sizeof *root, cmp_u32) - root);
         }
         int64_t least = -1;
-        keep = keep && cluster_ranks(rows, se, anch, rs, nr, SPLIT_STEADY_NS, scratch, cl, &nc, &least);
+        keep = keep &&
+               cluster_ranks(rows, se, anch, rs, nr, SPLIT_STEADY_NS, scratch, cid, pot, nk, rep, cl, &nc, &least);
         /* Stages of equal work run in lockstep: their difference moves by
          * a few tens of us, inside SPLIT_STEADY_NS, while a communicator's
          * own ranks keep theirs within a few us. Again with the bound
@@ -379,7 +492,8 @@ static void split_stream_groups(const mt_cinst_t *rows, const seqent_t *se, size
         tight = tight < SPLIT_FLOOR_NS ? SPLIT_FLOOR_NS : tight;
         size_t nc2 = 0;
         if (keep && tight < SPLIT_STEADY_NS &&
-            cluster_ranks(rows, se, anch, rs, nr, tight, scratch, cl + nr, &nc2, &least) && nc2 > nc) {
+            cluster_ranks(rows, se, anch, rs, nr, tight, scratch, cid, pot, nk, rep, cl + nr, &nc2, &least) &&
+            nc2 > nc) {
             memcpy(cl, cl + nr, nr * sizeof *cl);
             nc = nc2;
         }
@@ -394,6 +508,9 @@ static void split_stream_groups(const mt_cinst_t *rows, const seqent_t *se, size
             }
         free(rs);
         free(cl);
+        free(cid);
+        free(pot);
+        free(rep);
         i = j;
     }
 }
@@ -576,7 +693,7 @@ static bool blind_peak(const bend_t *be, size_t s0, size_t s1, size_t r0, size_t
  * in it) or to a group of its own; the pairs appended to se[*ns..) as
  * entries of their group (two each, for rank_parts). */
 static mt_status_t blind_pair(const mt_cinst_t *rows, size_t n, size_t n_blind, uint64_t *grp, uint64_t *anch,
-                              seqent_t *se, size_t *ns)
+                              seqent_t *se, size_t *ns, ptie_t *tie)
 {
     bend_t *be = malloc((n_blind ? n_blind : 1) * sizeof *be);
     size_t *seg = malloc((n_blind + 1) * sizeof *seg);
@@ -591,6 +708,19 @@ static mt_status_t blind_pair(const mt_cinst_t *rows, size_t n, size_t n_blind, 
             be[nb++] = (bend_t){rows[i].rank, rows[i].kind == MT_COLLK_RECV, rows[i].end_ns,
                                 (rows[i].flags & MT_CI_STEP) ? rows[i].step : -1, (uint32_t)i, 0};
     qsort(be, nb, sizeof *be, bend_cmp);
+    tie->rank = malloc((nb ? nb : 1) * sizeof *tie->rank);
+    tie->up = malloc((nb ? nb : 1) * sizeof *tie->up);
+    tie->size = malloc((nb ? nb : 1) * sizeof *tie->size);
+    tie->pot = malloc((nb ? nb : 1) * sizeof *tie->pot);
+    if (!tie->rank || !tie->up || !tie->size || !tie->pot)
+        goto out;
+    for (size_t i = 0; i < nb; i++) /* be[] is by rank first */
+        if (i == 0 || be[i].rank != be[i - 1].rank) {
+            tie->rank[tie->n] = be[i].rank;
+            tie->up[tie->n] = (uint32_t)tie->n;
+            tie->size[tie->n] = 1;
+            tie->pot[tie->n++] = 0;
+        }
     size_t nseg = 0; /* runs of one (rank, direction): seg[k] .. seg[k + 1] */
     for (size_t i = 0; i < nb; i++)
         if (i == 0 || be[i].rank != be[i - 1].rank || be[i].recv != be[i - 1].recv)
@@ -652,6 +782,8 @@ static mt_status_t blind_pair(const mt_cinst_t *rows, size_t n, size_t n_blind, 
             se[(*ns)++] = (seqent_t){g, be[s].rank, 0, be[s].row};
             se[(*ns)++] = (seqent_t){g, be[pick].rank, 0, be[pick].row};
         }
+        if (k >= BLIND_MIN_PAIRS) /* the two clocks are q->off apart */
+            ptie_union(tie, be[q->s0].rank, be[q->r0].rank, q->off);
     }
     rc = MT_OK;
 out:
@@ -788,6 +920,7 @@ static mt_status_t match_rows(const mt_cinst_t *rows, size_t n, mt_match_t **out
     seqent_t *se = mt_big_malloc((n ? n : 1) * sizeof *se);
     uint32_t *p2p_ord = mt_big_calloc(n ? n : 1, sizeof *p2p_ord);
     gcount_t *gr = NULL;
+    ptie_t tie = {0}; /* the clocks the blind pairs tie (blind_pair) */
     size_t n_gr = 0;
     uint64_t *start = NULL;
     uint8_t *cls = NULL;
@@ -846,7 +979,7 @@ static mt_status_t match_rows(const mt_cinst_t *rows, size_t n, mt_match_t **out
     if ((rc = anchor_ordinals(rows, se, np, anch, grp, col, m->members)) != MT_OK)
         goto done;
     size_t nbp = np; /* se[np..nbp): the blind pairs, which tie their ranks as groups do */
-    if (n_blind && (rc = blind_pair(rows, n, n_blind, grp, anch, se, &nbp)) != MT_OK)
+    if (n_blind && (rc = blind_pair(rows, n, n_blind, grp, anch, se, &nbp, &tie)) != MT_OK)
         goto done;
     if (ns > 2) {
         /* the stream groups split by their ends (split_stream_groups) */
@@ -856,7 +989,7 @@ static mt_status_t match_rows(const mt_cinst_t *rows, size_t n, mt_match_t **out
             for (size_t k = 0; k < n; k++)
                 in_stream[k] = (cls[k] & IN_STREAM) != 0;
             long before = rank_parts(se, nbp, grp);
-            split_stream_groups(rows, se, np, in_stream, anch, grp, scratch);
+            split_stream_groups(rows, se, np, in_stream, anch, grp, scratch, &tie);
             long after = rank_parts(se, nbp, grp);
             if (before < 0 || after < 0) {
                 free(scratch);
@@ -993,6 +1126,7 @@ static mt_status_t match_rows(const mt_cinst_t *rows, size_t n, mt_match_t **out
     }
     rc = MT_OK;
 done:
+    ptie_free(&tie);
     mt_match_free(m);
     free(ikey);
     for (int c = 0; c < N_COLS; c++)

@@ -553,7 +553,14 @@ def main():
                        ("pp-old-4x2-seed1", ["--ranks", "8", "--pp-stages", "4", "--seed", "1"]),
                        ("pp-old-4x2-seed2-serialized", ["--ranks", "8", "--pp-stages", "4", "--seed", "2",
                                                         "--pp-mode", "serialized"]),
-                       ("pp-old-4x2-seed5", ["--ranks", "8", "--pp-stages", "4", "--seed", "5"])):
+                       ("pp-old-4x2-seed5", ["--ranks", "8", "--pp-stages", "4", "--seed", "5"]),
+                       # 32 ranks a stage: a stage's allreduce ends at its
+                       # slowest of 32 ranks, so steady that stages 1 and 2
+                       # (equal work, one stage's time apart) kept a 3 us
+                       # steady difference and were folded, clocks 3.6 ms off
+                       # without a word; the blind pairs' offsets keep them
+                       # apart
+                       ("pp-old-4x32-seed3", ["--ranks", "128", "--pp-stages", "4", "--seed", "3"])):
         d = os.path.join(a.out, name)
         subprocess.run([sys.executable, a.gen, "--out", d, "--quiet", "--kind", "pp", "--format", "old"] + args,
                        check=True)
