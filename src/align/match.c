@@ -586,15 +586,16 @@ static long rank_parts(const seqent_t *se, size_t n, const uint64_t *grp)
  * every pair that is one transfer, and anything else for the rest: the
  * offsets of all (send, receive) pairs of a and b (of one ProfilerStep,
  * where both have one) pile up at the clocks' offset. a's sends and b's
- * receives are paired there when that peak is clear: BLIND_WIN_NS wide,
- * holding at least BLIND_MIN_PAIRS and half the smaller side, and at
- * least twice any other peak BLIND_WIN_NS or more away. Rank pairs are
+ * receives are paired there when that peak is clear: BLIND_WIN_NS wide
+ * (else BLIND_NARROW_NS), holding at least BLIND_MIN_PAIRS and half the
+ * smaller side, and at least twice any other peak a window or more away. Rank pairs are
  * taken strongest peak first, each kernel into one pair only; a kernel
  * left over is an instance of its own (unmatched): no clock is fitted on
  * a pair the ends do not settle. Ranks whose transfers run in lockstep
  * (the ranks of one tensor-parallel stage) pair across as well; the
  * offset is the same, which is all the clock fit reads. */
 #define BLIND_WIN_NS 20000
+#define BLIND_NARROW_NS 5000
 #define BLIND_MIN_PAIRS 4
 #define BLIND_MAX_DIFFS ((size_t)1 << 22) /* a pair of ranks with more (send, receive) pairs is not tried */
 
@@ -633,6 +634,7 @@ static bool step_ok(const bend_t *a, const bend_t *b)
 typedef struct bpeak {
     size_t s0, s1, r0, r1; /* the sends [s0, s1) of one rank, the receives [r0, r1) of another, in be[] */
     int64_t off;           /* end(recv) - end(send) at the peak */
+    int64_t win;           /* the window that made it clear */
     size_t count;
 } bpeak_t;
 
@@ -664,28 +666,39 @@ static bool blind_peak(const bend_t *be, size_t s0, size_t s1, size_t r0, size_t
     if (nd < BLIND_MIN_PAIRS)
         return false;
     qsort(d, nd, sizeof *d, mt_cmp_i64);
-    size_t best = 0, bi = 0, bj = 0;
-    for (size_t i = 0, j = 0; i < nd; i++) {
-        while (j < nd && d[j] - d[i] <= BLIND_WIN_NS)
-            j++;
-        if (j - i > best) {
-            best = j - i;
-            bi = i;
-            bj = j;
+    /* the widest window first; a regular schedule (microbatches of equal
+     * work) puts other peaks one microbatch off nearly as high in it, and
+     * only a narrower window, where the transfers' own ends still meet
+     * and the shifted ones' jitter no longer does, tells them apart */
+    static const int64_t width[] = {BLIND_WIN_NS, BLIND_NARROW_NS};
+    for (size_t w = 0; w < sizeof width / sizeof *width; w++) {
+        int64_t win = width[w];
+        size_t best = 0, bi = 0, bj = 0;
+        for (size_t i = 0, j = 0; i < nd; i++) {
+            while (j < nd && d[j] - d[i] <= win)
+                j++;
+            if (j - i > best) {
+                best = j - i;
+                bi = i;
+                bj = j;
+            }
+        }
+        /* the strongest window that does not overlap the peak's neighbourhood */
+        size_t second = 0;
+        for (size_t i = 0, j = 0; i < nd; i++) {
+            while (j < nd && d[j] - d[i] <= win)
+                j++;
+            if (d[i] + win < d[bi] - win || d[i] > d[bj - 1] + win)
+                second = j - i > second ? j - i : second;
+        }
+        if (best < BLIND_MIN_PAIRS || best * 2 < small)
+            return false; /* a narrower window holds no more */
+        if (second * 2 <= best) {
+            *p = (bpeak_t){s0, s1, r0, r1, d[bi + (bj - bi) / 2], win, best};
+            return true;
         }
     }
-    /* the strongest window that does not overlap the peak's neighbourhood */
-    size_t second = 0;
-    for (size_t i = 0, j = 0; i < nd; i++) {
-        while (j < nd && d[j] - d[i] <= BLIND_WIN_NS)
-            j++;
-        if (d[i] + BLIND_WIN_NS < d[bi] - BLIND_WIN_NS || d[i] > d[bj - 1] + BLIND_WIN_NS)
-            second = j - i > second ? j - i : second;
-    }
-    if (best < BLIND_MIN_PAIRS || best * 2 < small || second * 2 > best)
-        return false;
-    *p = (bpeak_t){s0, s1, r0, r1, d[bi + (bj - bi) / 2], best};
-    return true;
+    return false;
 }
 
 /* The pairing above over the blind rows: grp[] and anch[] of each blind
@@ -763,10 +776,10 @@ static mt_status_t blind_pair(const mt_cinst_t *rows, size_t n, size_t n_blind, 
             if (be[s].used)
                 continue;
             int64_t want = be[s].end + q->off;
-            while (r < q->r1 && be[r].end < want - BLIND_WIN_NS)
+            while (r < q->r1 && be[r].end < want - q->win)
                 r++;
             size_t pick = SIZE_MAX;
-            for (size_t x = r; x < q->r1 && be[x].end <= want + BLIND_WIN_NS; x++) {
+            for (size_t x = r; x < q->r1 && be[x].end <= want + q->win; x++) {
                 if (be[x].used || !step_ok(&be[s], &be[x]))
                     continue;
                 int64_t dx = be[x].end > want ? be[x].end - want : want - be[x].end;
