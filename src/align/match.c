@@ -1,7 +1,8 @@
 /* Matching one collective instance across its participants (FORMAT.md 7.1),
  * best key first: Comms Id; (process group, Seq); P2P pairs by direction and
  * order; (process group, ordinal); and for traces without metadata the NCCL
- * stream, paired across ranks by kernel sequence, with its ordinal. Ordinals
+ * stream, paired across ranks by kernel sequence, with its ordinal, but for
+ * send/recv kernels that name no peer, paired by their ends. Ordinals
  * are anchored: profiling windows start at different collectives on
  * different ranks, so each rank's sequence is shifted onto a reference
  * sequence where kinds, sizes and ProfilerStep numbers agree. */
@@ -522,8 +523,9 @@ static uint32_t uf_find(uint32_t *up, uint32_t x)
     return x;
 }
 
-/* How many connected parts the ranks of se[0..n) (sorted by group, rank)
- * make when each grp[] value ties its ranks; -1 out of memory. */
+/* How many connected parts the ranks of se[0..n) make when each grp[]
+ * value ties its ranks; -1 out of memory. se[] in runs of one group (by
+ * group and rank from anchor_ordinals, then blind_pair's two-entry runs). */
 static long rank_parts(const seqent_t *se, size_t n, const uint64_t *grp)
 {
     int32_t *rk = malloc((n ? n : 1) * sizeof *rk);
