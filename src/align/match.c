@@ -590,16 +590,20 @@ static long rank_parts(const seqent_t *se, size_t n, const uint64_t *grp)
  * where both have one) pile up at the clocks' offset. a's sends and b's
  * receives are paired there when that peak is clear: BLIND_WIN_NS wide
  * (else BLIND_NARROW_NS), holding at least BLIND_MIN_PAIRS and half the
- * smaller side, and at least twice any other peak a window or more away. Rank pairs are
- * taken strongest peak first, each kernel into one pair only; a kernel
- * left over is an instance of its own (unmatched): no clock is fitted on
- * a pair the ends do not settle. Ranks whose transfers run in lockstep
+ * smaller side, and at least twice any other peak a window or more away.
+ * Rank pairs are taken strongest peak first, each kernel into one pair
+ * only; a kernel left over (or of a rank pair past BLIND_BUDGET (send,
+ * receive) pairs looked at over the job) is an instance of its own
+ * (unmatched): no clock is fitted on a pair the ends do not settle. The
+ * clocks' offsets of the pairs made tie their ranks (ptie_t) for the
+ * stream groups' split. Ranks whose transfers run in lockstep
  * (the ranks of one tensor-parallel stage) pair across as well; the
  * offset is the same, which is all the clock fit reads. */
 #define BLIND_WIN_NS 20000
 #define BLIND_NARROW_NS 5000
 #define BLIND_MIN_PAIRS 4
 #define BLIND_MAX_DIFFS ((size_t)1 << 22) /* a pair of ranks with more (send, receive) pairs is not tried */
+#define BLIND_BUDGET ((uint64_t)1 << 30)   /* past this many pairs over all rank pairs, the rest are not tried */
 
 typedef struct bend {
     int32_t rank;
@@ -758,10 +762,14 @@ static mt_status_t blind_pair(const mt_cinst_t *rows, size_t n, size_t n_blind, 
     if (!pk || (npk && !d))
         goto out;
     npk = 0;
+    uint64_t spent = 0; /* (send, receive) pairs looked at, against BLIND_BUDGET */
     for (size_t a = 0; a < nseg; a++)
         for (size_t b = 0; b < nseg; b++)
-            if (!be[seg[a]].recv && be[seg[b]].recv && be[seg[a]].rank != be[seg[b]].rank)
+            if (!be[seg[a]].recv && be[seg[b]].recv && be[seg[a]].rank != be[seg[b]].rank &&
+                spent < BLIND_BUDGET) {
+                spent += (uint64_t)(seg[a + 1] - seg[a]) * (seg[b + 1] - seg[b]);
                 npk += blind_peak(be, seg[a], seg[a + 1], seg[b], seg[b + 1], d, &pk[npk]);
+            }
     qsort(pk, npk, sizeof *pk, bpeak_cmp);
     for (size_t i = 0; i < nb; i++) { /* a group of its own until paired */
         uint64_t k2[2] = {UINT64_C(0xb11d), be[i].row};
