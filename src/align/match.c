@@ -1,10 +1,12 @@
 /* Matching one collective instance across its participants (FORMAT.md 7.1),
  * best key first: Comms Id; (process group, Seq); P2P pairs by direction and
  * order; (process group, ordinal); and for traces without metadata the NCCL
- * stream, paired across ranks by kernel sequence, with its ordinal. Ordinals
+ * stream, paired across ranks by kernel sequence, with its ordinal, but for
+ * send/recv kernels that name no peer, paired by their ends. Ordinals
  * are anchored: profiling windows start at different collectives on
  * different ranks, so each rank's sequence is shifted onto a reference
  * sequence where kinds, sizes and ProfilerStep numbers agree. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,11 +278,15 @@ static mt_status_t anchor_ordinals(const mt_cinst_t *rows, seqent_t *se, size_t 
 #define SPLIT_STEADY_NS 50000
 #define SPLIT_MIN_SHARED 4
 #define SPLIT_MAX 16
+#define SPLIT_FLOOR_NS 10000
+#define SPLIT_RATIO 8
 
-/* Median |change| of end(a) - end(b) over the ordinals a and b share (the
- * first SHIFT_WINDOW); -1 when they share fewer than SPLIT_MIN_SHARED. */
-static int64_t end_diff_change(const mt_cinst_t *rows, const seqent_t *se, const uint64_t *anch, size_t a0, size_t a1,
-                               size_t b0, size_t b1, int64_t *scratch)
+/* Over the ordinals a and b share (the first SHIFT_WINDOW): the median
+ * |change| of end(a) - end(b) from one to the next when level is false,
+ * else the median |end(a) - end(b) - expect|; -1 when they share fewer
+ * than SPLIT_MIN_SHARED. */
+static int64_t end_diff(const mt_cinst_t *rows, const seqent_t *se, const uint64_t *anch, size_t a0, size_t a1,
+                        size_t b0, size_t b1, int64_t *scratch, bool level, int64_t expect)
 {
     size_t nv = 0, x = a0, y = b0;
     int64_t prev = 0;
@@ -294,7 +300,9 @@ static int64_t end_diff_change(const mt_cinst_t *rows, const seqent_t *se, const
         } else {
             /* differences of ends: each under 2^62 ns (the loader's bound) */
             int64_t d = rows[se[x].row].end_ns - rows[se[y].row].end_ns;
-            if (have)
+            if (level)
+                scratch[nv++] = d > expect ? d - expect : expect - d;
+            else if (have)
                 scratch[nv++] = d > prev ? d - prev : prev - d;
             prev = d;
             have = true;
@@ -302,11 +310,136 @@ static int64_t end_diff_change(const mt_cinst_t *rows, const seqent_t *se, const
             y++;
         }
     }
-    return nv + 1 >= SPLIT_MIN_SHARED ? mt_stats_median_i64(scratch, nv) : -1;
+    return nv + !level >= SPLIT_MIN_SHARED ? mt_stats_median_i64(scratch, nv) : -1;
+}
+
+/* The clock offsets the blind pairs give (blind_pair): a union-find over
+ * the ranks with blind rows, pot[x] = clock(x) - clock(up[x]); ranks
+ * sorted, for a rank's index. */
+typedef struct ptie {
+    int32_t *rank;
+    size_t n;
+    uint32_t *up, *size;
+    int64_t *pot;
+} ptie_t;
+
+static void ptie_free(ptie_t *t)
+{
+    free(t->rank);
+    free(t->up);
+    free(t->size);
+    free(t->pot);
+    memset(t, 0, sizeof *t);
+}
+
+/* The root of rank index x, and in *pot clock(x) - clock(root); the
+ * path compressed on the way (union by size keeps it under 64 long). */
+static uint32_t ptie_find(ptie_t *t, uint32_t x, int64_t *pot)
+{
+    uint32_t path[64], np = 0, r = x;
+    while (t->up[r] != r) {
+        assert(np < 64);
+        path[np++] = r;
+        r = t->up[r];
+    }
+    int64_t acc = 0;
+    for (uint32_t k = np; k-- > 0;) { /* nearest the root first */
+        acc += t->pot[path[k]];
+        t->pot[path[k]] = acc;
+        t->up[path[k]] = r;
+    }
+    *pot = np ? t->pot[x] : 0;
+    return r;
+}
+
+static long ptie_index(const ptie_t *t, int32_t rank)
+{
+    const int32_t *at = t->n ? bsearch(&rank, t->rank, t->n, sizeof *t->rank, mt_cmp_i32) : NULL;
+    return at ? (long)(at - t->rank) : -1;
+}
+
+/* clock(b) - clock(a) = d */
+static void ptie_union(ptie_t *t, int32_t a, int32_t b, int64_t d)
+{
+    long ia = ptie_index(t, a), ib = ptie_index(t, b);
+    if (ia < 0 || ib < 0)
+        return;
+    int64_t pa, pb;
+    uint32_t ra = ptie_find(t, (uint32_t)ia, &pa), rb = ptie_find(t, (uint32_t)ib, &pb);
+    if (ra == rb)
+        return;
+    /* clock(rb) - clock(ra) = d - pb + pa */
+    int64_t w = d - pb + pa;
+    if (t->size[ra] < t->size[rb]) {
+        t->up[ra] = rb;
+        t->pot[ra] = -w;
+        t->size[rb] += t->size[ra];
+    } else {
+        t->up[rb] = ra;
+        t->pot[rb] = w;
+        t->size[ra] += t->size[rb];
+    }
+}
+
+/* Ranks rs[0..nr] (their [rs[r], rs[r + 1]) of se) into clusters of at
+ * most SPLIT_MAX, each rank into the first whose lead's difference keeps
+ * within steady; cl[r] its cluster, *least the steadiest difference of a
+ * rank that joined a cluster (-1 none). A rank whose clock the blind
+ * pairs tie to a member's (cid[r], of k ties, pot[r] its clock against
+ * the tie's root; UINT32_MAX none) joins only when their ends, so
+ * corrected, meet within SPLIT_STEADY_NS: the stages of a pipeline that
+ * run in lockstep keep steady differences too, one stage's time apart.
+ * rep: SPLIT_MAX * k scratch. False when the clusters are more than
+ * SPLIT_MAX or one is a lone rank. */
+static bool cluster_ranks(const mt_cinst_t *rows, const seqent_t *se, const uint64_t *anch, const size_t *rs,
+                          size_t nr, int64_t steady, int64_t *scratch, const uint32_t *cid, const int64_t *pot,
+                          size_t k, uint32_t *rep, uint32_t *cl, size_t *n_cl, int64_t *least)
+{
+    size_t lead[SPLIT_MAX], size[SPLIT_MAX] = {0}, nc = 0;
+    *least = -1;
+    for (size_t r = 0; r < nr; r++) {
+        size_t c = 0;
+        for (; c < nc; c++) {
+            int64_t ch = end_diff(rows, se, anch, rs[lead[c]], rs[lead[c] + 1], rs[r], rs[r + 1], scratch, false, 0);
+            if (!(ch < 0 ? c == 0 : ch <= steady))
+                continue;
+            uint32_t x = cid[r] != UINT32_MAX ? rep[c * k + cid[r]] : UINT32_MAX;
+            if (x != UINT32_MAX) {
+                int64_t lv = end_diff(rows, se, anch, rs[x], rs[x + 1], rs[r], rs[r + 1], scratch, true, pot[x] - pot[r]);
+                if (lv > SPLIT_STEADY_NS)
+                    continue;
+            }
+            if (ch >= 0 && (*least < 0 || ch < *least))
+                *least = ch;
+            break;
+        }
+        if (c == nc) {
+            if (nc == SPLIT_MAX)
+                return false;
+            for (size_t q = 0; q < k; q++)
+                rep[c * k + q] = UINT32_MAX;
+            lead[nc++] = r;
+        }
+        if (cid[r] != UINT32_MAX && rep[c * k + cid[r]] == UINT32_MAX)
+            rep[c * k + cid[r]] = (uint32_t)r;
+        cl[r] = (uint32_t)c;
+        size[c]++;
+    }
+    for (size_t c = 0; c < nc; c++)
+        if (size[c] < 2)
+            return false;
+    *n_cl = nc;
+    return true;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
 }
 
 static void split_stream_groups(const mt_cinst_t *rows, const seqent_t *se, size_t n, const uint8_t *in_stream,
-                                const uint64_t *anch, uint64_t *grp, int64_t *scratch)
+                                const uint64_t *anch, uint64_t *grp, int64_t *scratch, ptie_t *tie)
 {
     for (size_t i = 0; i < n;) {
         size_t j = i;
@@ -321,35 +454,50 @@ static void split_stream_groups(const mt_cinst_t *rows, const seqent_t *se, size
         for (size_t k = i; k < j; k++)
             nr += k == i || se[k].rank != se[k - 1].rank;
         size_t *rs = nr > 2 ? malloc((nr + 1) * sizeof *rs) : NULL;
-        uint32_t *cl = nr > 2 ? malloc(nr * sizeof *cl) : NULL;
-        size_t lead[SPLIT_MAX], size[SPLIT_MAX] = {0}, nc = 0;
-        bool keep = rs && cl; /* no memory for the split: the group stays whole */
+        uint32_t *cl = nr > 2 ? malloc(2 * nr * sizeof *cl) : NULL;
+        uint32_t *cid = nr > 2 ? malloc(2 * nr * sizeof *cid) : NULL; /* and the roots after it */
+        int64_t *pot = nr > 2 ? malloc(nr * sizeof *pot) : NULL;
+        uint32_t *rep = nr > 2 ? malloc(SPLIT_MAX * nr * sizeof *rep) : NULL;
+        size_t nc = 0, nk = 0;
+        bool keep = rs && cl && cid && pot && rep; /* no memory for the split: the group stays whole */
         if (keep) {
             size_t r = 0;
             for (size_t k = i; k < j; k++)
                 if (k == i || se[k].rank != se[k - 1].rank)
                     rs[r++] = k;
             rs[nr] = j;
-        }
-        for (size_t r = 0; keep && r < nr; r++) {
-            size_t c = 0;
-            for (; c < nc; c++) {
-                int64_t ch = end_diff_change(rows, se, anch, rs[lead[c]], rs[lead[c] + 1], rs[r], rs[r + 1], scratch);
-                if (ch < 0 ? c == 0 : ch <= SPLIT_STEADY_NS)
-                    break;
+            /* each rank's tie (the root of its blind pairs), numbered 0..nk */
+            uint32_t *root = cid + nr;
+            for (r = 0; r < nr; r++) {
+                long x = ptie_index(tie, se[rs[r]].rank);
+                root[r] = x < 0 ? UINT32_MAX : ptie_find(tie, (uint32_t)x, &pot[r]);
+                cid[r] = root[r];
             }
-            if (c == nc) {
-                if (nc == SPLIT_MAX) {
-                    keep = false;
-                    break;
-                }
-                lead[nc++] = r;
-            }
-            cl[r] = (uint32_t)c;
-            size[c]++;
+            qsort(root, nr, sizeof *root, cmp_u32);
+            for (r = 0; r < nr; r++)
+                if (root[r] != UINT32_MAX && (!nk || root[nk - 1] != root[r]))
+                    root[nk++] = root[r];
+            for (r = 0; r < nr; r++)
+                if (cid[r] != UINT32_MAX)
+                    cid[r] = (uint32_t)((const uint32_t *)bsearch(&cid[r], root, nk, sizeof *root, cmp_u32) - root);
         }
-        for (size_t c = 0; keep && c < nc; c++)
-            keep = size[c] >= 2;
+        int64_t least = -1;
+        keep = keep &&
+               cluster_ranks(rows, se, anch, rs, nr, SPLIT_STEADY_NS, scratch, cid, pot, nk, rep, cl, &nc, &least);
+        /* Stages of equal work run in lockstep: their difference moves by
+         * a few tens of us, inside SPLIT_STEADY_NS, while a communicator's
+         * own ranks keep theirs within a few us. Again with the bound
+         * SPLIT_RATIO times the steadiest difference seen (at least
+         * SPLIT_FLOOR_NS), kept when it still makes no lone rank. */
+        int64_t tight = least < 0 ? SPLIT_STEADY_NS : least * SPLIT_RATIO;
+        tight = tight < SPLIT_FLOOR_NS ? SPLIT_FLOOR_NS : tight;
+        size_t nc2 = 0;
+        if (keep && tight < SPLIT_STEADY_NS &&
+            cluster_ranks(rows, se, anch, rs, nr, tight, scratch, cid, pot, nk, rep, cl + nr, &nc2, &least) &&
+            nc2 > nc) {
+            memcpy(cl, cl + nr, nr * sizeof *cl);
+            nc = nc2;
+        }
         if (keep && nc > 1)
             for (size_t r = 0; r < nr; r++) {
                 if (!cl[r])
@@ -361,6 +509,9 @@ static void split_stream_groups(const mt_cinst_t *rows, const seqent_t *se, size
             }
         free(rs);
         free(cl);
+        free(cid);
+        free(pot);
+        free(rep);
         i = j;
     }
 }
@@ -372,8 +523,9 @@ static uint32_t uf_find(uint32_t *up, uint32_t x)
     return x;
 }
 
-/* How many connected parts the ranks of se[0..n) (sorted by group, rank)
- * make when each grp[] value ties its ranks; -1 out of memory. */
+/* How many connected parts the ranks of se[0..n) make when each grp[]
+ * value ties its ranks; -1 out of memory. se[] in runs of one group (by
+ * group and rank from anchor_ordinals, then blind_pair's two-entry runs). */
 static long rank_parts(const seqent_t *se, size_t n, const uint64_t *grp)
 {
     int32_t *rk = malloc((n ? n : 1) * sizeof *rk);
@@ -421,6 +573,248 @@ static long rank_parts(const seqent_t *se, size_t n, const uint64_t *grp)
     free(rk);
     free(up);
     return parts;
+}
+
+/* ---- send/recv kernels that name no peer (issue 39 item 6) ----
+ * A trace without collective metadata says a kernel sent or received (its
+ * nccl:send / nccl:recv record) but not to whom, and one stream of a
+ * pipeline's middle stage carries both its receives from the stage before
+ * and its sends to the stage after: the k-th such kernel on one rank's
+ * stream is not the k-th on another's, and matching them by stream order
+ * fitted clocks on ends whole chunks apart ('not of one run', or clocks
+ * off by milliseconds). A transfer's two kernels end together (each
+ * returns when the transfer is done), so between a rank a that sends and
+ * a rank b that receives, end(recv) - end(send) is the clocks' offset for
+ * every pair that is one transfer, and anything else for the rest: the
+ * offsets of all (send, receive) pairs of a and b (of one ProfilerStep,
+ * where both have one) pile up at the clocks' offset. a's sends and b's
+ * receives are paired there when that peak is clear: BLIND_WIN_NS wide
+ * (else BLIND_NARROW_NS), holding at least BLIND_MIN_PAIRS and half the
+ * smaller side, and at least twice any other peak a window or more away.
+ * Rank pairs are taken strongest peak first, each kernel into one pair
+ * only; a kernel left over (or of a rank pair past BLIND_BUDGET (send,
+ * receive) pairs looked at over the job) is an instance of its own
+ * (unmatched): no clock is fitted on a pair the ends do not settle. The
+ * clocks' offsets of the pairs made tie their ranks (ptie_t) for the
+ * stream groups' split. Ranks whose transfers run in lockstep
+ * (the ranks of one tensor-parallel stage) pair across as well; the
+ * offset is the same, which is all the clock fit reads. */
+#define BLIND_WIN_NS 20000
+#define BLIND_NARROW_NS 5000
+#define BLIND_MIN_PAIRS 4
+#define BLIND_MAX_DIFFS ((size_t)1 << 22) /* a pair of ranks with more (send, receive) pairs is not tried */
+#define BLIND_BUDGET ((uint64_t)1 << 30)   /* past this many pairs over all rank pairs, the rest are not tried */
+
+typedef struct bend {
+    int32_t rank;
+    int32_t recv; /* 0 send, 1 receive */
+    int64_t end;
+    int64_t step; /* -1 none */
+    uint32_t row;
+    uint32_t used;
+} bend_t;
+
+static bool is_blind(const mt_cinst_t *r)
+{
+    return (r->flags & MT_CI_STREAM) && !(r->flags & (MT_CI_COMMS_ID | MT_CI_SEQ | MT_CI_CPU | MT_CI_NCCL)) &&
+           r->peer < 0 && (r->kind == MT_COLLK_SEND || r->kind == MT_COLLK_RECV);
+}
+
+static int bend_cmp(const void *pa, const void *pb)
+{
+    const bend_t *a = pa, *b = pb;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (a->recv != b->recv)
+        return a->recv < b->recv ? -1 : 1;
+    if (a->end != b->end)
+        return a->end < b->end ? -1 : 1;
+    return (a->row > b->row) - (a->row < b->row);
+}
+
+static bool step_ok(const bend_t *a, const bend_t *b)
+{
+    return a->step < 0 || b->step < 0 || a->step == b->step;
+}
+
+typedef struct bpeak {
+    size_t s0, s1, r0, r1; /* the sends [s0, s1) of one rank, the receives [r0, r1) of another, in be[] */
+    int64_t off;           /* end(recv) - end(send) at the peak */
+    int64_t win;           /* the window that made it clear */
+    size_t count;
+} bpeak_t;
+
+static int bpeak_cmp(const void *pa, const void *pb)
+{
+    const bpeak_t *a = pa, *b = pb;
+    if (a->count != b->count)
+        return a->count > b->count ? -1 : 1;
+    if (a->s0 != b->s0)
+        return a->s0 < b->s0 ? -1 : 1;
+    return (a->r0 > b->r0) - (a->r0 < b->r0);
+}
+
+/* The peak of the offsets of sends be[s0, s1) against receives be[r0, r1):
+ * true with p filled when it is clear (see above); d: BLIND_MAX_DIFFS
+ * scratch. */
+static bool blind_peak(const bend_t *be, size_t s0, size_t s1, size_t r0, size_t r1, int64_t *d, bpeak_t *p)
+{
+    size_t nd = 0;
+    for (size_t s = s0; s < s1; s++)
+        for (size_t r = r0; r < r1; r++) {
+            if (!step_ok(&be[s], &be[r]))
+                continue;
+            if (nd == BLIND_MAX_DIFFS)
+                return false;
+            d[nd++] = be[r].end - be[s].end; /* ends under 2^62 ns (the loader's bound) */
+        }
+    size_t small = s1 - s0 < r1 - r0 ? s1 - s0 : r1 - r0;
+    if (nd < BLIND_MIN_PAIRS)
+        return false;
+    qsort(d, nd, sizeof *d, mt_cmp_i64);
+    /* the widest window first; a regular schedule (microbatches of equal
+     * work) puts other peaks one microbatch off nearly as high in it, and
+     * only a narrower window, where the transfers' own ends still meet
+     * and the shifted ones' jitter no longer does, tells them apart */
+    static const int64_t width[] = {BLIND_WIN_NS, BLIND_NARROW_NS};
+    for (size_t w = 0; w < sizeof width / sizeof *width; w++) {
+        int64_t win = width[w];
+        size_t best = 0, bi = 0, bj = 0;
+        for (size_t i = 0, j = 0; i < nd; i++) {
+            while (j < nd && d[j] - d[i] <= win)
+                j++;
+            if (j - i > best) {
+                best = j - i;
+                bi = i;
+                bj = j;
+            }
+        }
+        /* the strongest window that does not overlap the peak's neighbourhood */
+        size_t second = 0;
+        for (size_t i = 0, j = 0; i < nd; i++) {
+            while (j < nd && d[j] - d[i] <= win)
+                j++;
+            if (d[i] + win < d[bi] - win || d[i] > d[bj - 1] + win)
+                second = j - i > second ? j - i : second;
+        }
+        if (best < BLIND_MIN_PAIRS || best * 2 < small)
+            return false; /* a narrower window holds no more */
+        if (second * 2 <= best) {
+            *p = (bpeak_t){s0, s1, r0, r1, d[bi + (bj - bi) / 2], win, best};
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The pairing above over the blind rows: grp[] and anch[] of each blind
+ * row set to its pair's key (a group per pair of ranks, the pair's number
+ * in it) or to a group of its own; the pairs appended to se[*ns..) as
+ * entries of their group (two each, for rank_parts). */
+static mt_status_t blind_pair(const mt_cinst_t *rows, size_t n, size_t n_blind, uint64_t *grp, uint64_t *anch,
+                              seqent_t *se, size_t *ns, ptie_t *tie)
+{
+    bend_t *be = malloc((n_blind ? n_blind : 1) * sizeof *be);
+    size_t *seg = malloc((n_blind + 1) * sizeof *seg);
+    int64_t *d = NULL;
+    bpeak_t *pk = NULL;
+    mt_status_t rc = MT_ERR_NOMEM;
+    if (!be || !seg)
+        goto out;
+    size_t nb = 0;
+    for (size_t i = 0; i < n && nb < n_blind; i++)
+        if (is_blind(&rows[i]))
+            be[nb++] = (bend_t){rows[i].rank, rows[i].kind == MT_COLLK_RECV, rows[i].end_ns,
+                                (rows[i].flags & MT_CI_STEP) ? rows[i].step : -1, (uint32_t)i, 0};
+    qsort(be, nb, sizeof *be, bend_cmp);
+    tie->rank = malloc((nb ? nb : 1) * sizeof *tie->rank);
+    tie->up = malloc((nb ? nb : 1) * sizeof *tie->up);
+    tie->size = malloc((nb ? nb : 1) * sizeof *tie->size);
+    tie->pot = malloc((nb ? nb : 1) * sizeof *tie->pot);
+    if (!tie->rank || !tie->up || !tie->size || !tie->pot)
+        goto out;
+    for (size_t i = 0; i < nb; i++) /* be[] is by rank first */
+        if (i == 0 || be[i].rank != be[i - 1].rank) {
+            tie->rank[tie->n] = be[i].rank;
+            tie->up[tie->n] = (uint32_t)tie->n;
+            tie->size[tie->n] = 1;
+            tie->pot[tie->n++] = 0;
+        }
+    size_t nseg = 0; /* runs of one (rank, direction): seg[k] .. seg[k + 1] */
+    for (size_t i = 0; i < nb; i++)
+        if (i == 0 || be[i].rank != be[i - 1].rank || be[i].recv != be[i - 1].recv)
+            seg[nseg++] = i;
+    seg[nseg] = nb;
+    size_t npk = 0;
+    for (size_t a = 0; a < nseg; a++)
+        for (size_t b = 0; b < nseg; b++)
+            npk += !be[seg[a]].recv && be[seg[b]].recv && be[seg[a]].rank != be[seg[b]].rank;
+    size_t most = 0; /* the most (send, receive) pairs of two ranks, for the scratch */
+    for (size_t a = 0; a < nseg; a++)
+        for (size_t b = 0; b < nseg; b++)
+            if (!be[seg[a]].recv && be[seg[b]].recv && be[seg[a]].rank != be[seg[b]].rank) {
+                size_t x = seg[a + 1] - seg[a], y = seg[b + 1] - seg[b];
+                size_t xy = x > BLIND_MAX_DIFFS / y ? BLIND_MAX_DIFFS : x * y;
+                most = xy > most ? xy : most;
+            }
+    pk = malloc((npk ? npk : 1) * sizeof *pk);
+    d = npk ? malloc((most ? most : 1) * sizeof *d) : NULL;
+    if (!pk || (npk && !d))
+        goto out;
+    npk = 0;
+    uint64_t spent = 0; /* (send, receive) pairs looked at, against BLIND_BUDGET */
+    for (size_t a = 0; a < nseg; a++)
+        for (size_t b = 0; b < nseg; b++)
+            if (!be[seg[a]].recv && be[seg[b]].recv && be[seg[a]].rank != be[seg[b]].rank &&
+                spent < BLIND_BUDGET) {
+                spent += (uint64_t)(seg[a + 1] - seg[a]) * (seg[b + 1] - seg[b]);
+                npk += blind_peak(be, seg[a], seg[a + 1], seg[b], seg[b + 1], d, &pk[npk]);
+            }
+    qsort(pk, npk, sizeof *pk, bpeak_cmp);
+    for (size_t i = 0; i < nb; i++) { /* a group of its own until paired */
+        uint64_t k2[2] = {UINT64_C(0xb11d), be[i].row};
+        grp[be[i].row] = mt_hash64(k2, sizeof k2, UINT64_C(0x5eed5b117));
+        anch[be[i].row] = 0;
+    }
+    for (size_t p = 0; p < npk; p++) {
+        const bpeak_t *q = &pk[p];
+        uint64_t k3[3] = {UINT64_C(0xb11d2), (uint64_t)(uint32_t)be[q->s0].rank, (uint64_t)(uint32_t)be[q->r0].rank};
+        uint64_t g = mt_hash64(k3, sizeof k3, UINT64_C(0x5eed5b117));
+        uint64_t k = 0;
+        size_t r = q->r0;
+        for (size_t s = q->s0; s < q->s1; s++) {
+            if (be[s].used)
+                continue;
+            int64_t want = be[s].end + q->off;
+            while (r < q->r1 && be[r].end < want - q->win)
+                r++;
+            size_t pick = SIZE_MAX;
+            for (size_t x = r; x < q->r1 && be[x].end <= want + q->win; x++) {
+                if (be[x].used || !step_ok(&be[s], &be[x]))
+                    continue;
+                int64_t dx = be[x].end > want ? be[x].end - want : want - be[x].end;
+                int64_t dp = pick == SIZE_MAX ? INT64_MAX : be[pick].end > want ? be[pick].end - want : want - be[pick].end;
+                if (dx < dp)
+                    pick = x;
+            }
+            if (pick == SIZE_MAX)
+                continue;
+            be[s].used = be[pick].used = 1;
+            grp[be[s].row] = grp[be[pick].row] = g;
+            anch[be[s].row] = anch[be[pick].row] = k++;
+            se[(*ns)++] = (seqent_t){g, be[s].rank, 0, be[s].row};
+            se[(*ns)++] = (seqent_t){g, be[pick].rank, 0, be[pick].row};
+        }
+        if (k >= BLIND_MIN_PAIRS) /* the two clocks are q->off apart */
+            ptie_union(tie, be[q->s0].rank, be[q->r0].rank, q->off);
+    }
+    rc = MT_OK;
+out:
+    free(be);
+    free(seg);
+    free(d);
+    free(pk);
+    return rc;
 }
 
 void mt_match_free(mt_match_t *m)
@@ -549,6 +943,7 @@ static mt_status_t match_rows(const mt_cinst_t *rows, size_t n, mt_match_t **out
     seqent_t *se = mt_big_malloc((n ? n : 1) * sizeof *se);
     uint32_t *p2p_ord = mt_big_calloc(n ? n : 1, sizeof *p2p_ord);
     gcount_t *gr = NULL;
+    ptie_t tie = {0}; /* the clocks the blind pairs tie (blind_pair) */
     size_t n_gr = 0;
     uint64_t *start = NULL;
     uint8_t *cls = NULL;
@@ -570,12 +965,13 @@ static mt_status_t match_rows(const mt_cinst_t *rows, size_t n, mt_match_t **out
     cls = mt_big_malloc(n ? n : 1);
     if (!cls)
         goto done;
-    size_t in_cls[8] = {0};
+    size_t in_cls[8] = {0}, n_blind = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t f = rows[i].flags;
-        bool p2p = is_p2p(&rows[i]);
+        bool p2p = is_p2p(&rows[i]), blind = is_blind(&rows[i]);
         uint8_t b = 0;
-        if ((f & MT_CI_STREAM) && !(f & MT_CI_COMMS_ID) && !p2p)
+        n_blind += blind; /* paired by their ends, not by stream order (blind_pair) */
+        if ((f & MT_CI_STREAM) && !(f & MT_CI_COMMS_ID) && !p2p && !blind)
             b |= IN_STREAM;
         if ((f & MT_CI_PG) && !(f & (MT_CI_COMMS_ID | MT_CI_SEQ)) && !p2p)
             b |= IN_PG_ORDINAL;
@@ -605,6 +1001,9 @@ static mt_status_t match_rows(const mt_cinst_t *rows, size_t n, mt_match_t **out
             se[np++] = (seqent_t){rows[i].group, rows[i].rank, rows[i].ordinal, (uint32_t)i};
     if ((rc = anchor_ordinals(rows, se, np, anch, grp, col, m->members)) != MT_OK)
         goto done;
+    size_t nbp = np; /* se[np..nbp): the blind pairs, which tie their ranks as groups do */
+    if (n_blind && (rc = blind_pair(rows, n, n_blind, grp, anch, se, &nbp, &tie)) != MT_OK)
+        goto done;
     if (ns > 2) {
         /* the stream groups split by their ends (split_stream_groups) */
         uint8_t *in_stream = mt_big_calloc(n, 1);
@@ -612,9 +1011,9 @@ static mt_status_t match_rows(const mt_cinst_t *rows, size_t n, mt_match_t **out
         if (in_stream && scratch) {
             for (size_t k = 0; k < n; k++)
                 in_stream[k] = (cls[k] & IN_STREAM) != 0;
-            long before = rank_parts(se, np, grp);
-            split_stream_groups(rows, se, np, in_stream, anch, grp, scratch);
-            long after = rank_parts(se, np, grp);
+            long before = rank_parts(se, nbp, grp);
+            split_stream_groups(rows, se, np, in_stream, anch, grp, scratch, &tie);
+            long after = rank_parts(se, nbp, grp);
             if (before < 0 || after < 0) {
                 free(scratch);
                 scratch = NULL;
@@ -750,6 +1149,7 @@ static mt_status_t match_rows(const mt_cinst_t *rows, size_t n, mt_match_t **out
     }
     rc = MT_OK;
 done:
+    ptie_free(&tie);
     mt_match_free(m);
     free(ikey);
     for (int c = 0; c < N_COLS; c++)

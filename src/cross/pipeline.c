@@ -583,7 +583,9 @@ mt_status_t mt_pp_stages_infer_ends(const mt_crow_t *rows, size_t n_rows, const 
     if (paired_s * 100 < n_send * BLIND_MIN_PAIRED_PCT || paired_r * 100 < n_recv * BLIND_MIN_PAIRED_PCT) {
         snprintf(why, cap,
                  "%zu %s, and only %zu of %zu sends and %zu of %zu receives end together with one on another rank "
-                 "(within %.0f us after alignment): %s",
+                 "(within %.0f us after alignment; a transfer's two kernels end together, so the clocks of their "
+                 "ranks may be off: their pairs could not be told before alignment, and their collectives were "
+                 "matched by stream order alone): %s",
                  blind, head, paired_s, n_send, paired_r, n_recv, (BLIND_TOL_NS + 2 * err_max) / 1000, tail);
         st = MT_OK;
         goto out;

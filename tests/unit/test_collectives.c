@@ -426,6 +426,72 @@ static mt_status_t lim_alltoallv(void *ctx, const void *send, const size_t *send
     return MT_ERR_NOMEM; /* the rows would move here: too late */
 }
 
+/* Old-format send/recv kernels that name no peer (issue 39 item 6): a
+ * 3-stage pipeline, rank 1's one stream holding its receives from rank 0
+ * and its sends to rank 2, interleaved. Each transfer's two kernels end
+ * together in true time; the clocks are 5 ms and -3 ms apart, the chunks
+ * irregular. Every send is matched with the receive of its own transfer,
+ * in a full 2-rank instance; a receive with no send anywhere stays
+ * unmatched. By stream order (before) rank 1's k-th kernel was rank 0's
+ * k-th and rank 2's k-th: a 3-row instance of a send and two receives. */
+static void test_match_blind_p2p(void **state)
+{
+    (void)state;
+    enum { K = 8 };
+    static const int64_t gap[K] = {4100, 3900, 4450, 3700, 4020, 4310, 3880, 4600}; /* us between chunks */
+    const int64_t off[3] = {0, 5000000, -3000000};
+    mt_cinst_t rows[4 * K + 1];
+    size_t n = 0;
+    int64_t t = 1000000000;
+    for (int k = 0; k < K; k++) {
+        t += gap[k] * 1000;
+        int64_t e01 = t, e12 = t + 3000000 + 137000 * (k % 3); /* true ends of the two transfers */
+        struct { int32_t rank; int kind; int64_t end; } x[4] = {
+            {0, MT_COLLK_SEND, e01}, {1, MT_COLLK_RECV, e01}, {1, MT_COLLK_SEND, e12}, {2, MT_COLLK_RECV, e12}};
+        for (int q = 0; q < 4; q++) {
+            mt_cinst_t r = row(x[q].rank, x[q].end + off[x[q].rank] - 300000, x[q].end + off[x[q].rank] + (q & 1),
+                               0, "", 0);
+            r.flags = MT_CI_STREAM;
+            r.kind = (uint8_t)x[q].kind;
+            r.group = 77;
+            r.sig = 5;
+            r.peer = -1;
+            rows[n++] = r;
+        }
+    }
+    mt_cinst_t lone = row(2, 1000, 2000, 0, "", 0); /* long before any send */
+    lone.flags = MT_CI_STREAM;
+    lone.kind = MT_COLLK_RECV;
+    lone.group = 77;
+    lone.sig = 5;
+    lone.peer = -1;
+    rows[n++] = lone;
+    for (size_t i = 0; i < n; i++) /* ordinals per rank's stream, in kernel order */
+        for (size_t j = 0; j < i; j++)
+            rows[i].ordinal += rows[j].rank == rows[i].rank;
+    mt_match_t *m = NULL;
+    mt_match_stats_t st;
+    assert_int_equal(mt_match(rows, n, &m, &st), MT_OK);
+    assert_int_equal(st.full, 2 * K);
+    assert_int_equal(st.unmatched, 1);
+    assert_int_equal(st.mismatched + st.partial, 0);
+    for (size_t i = 0; i < m->n_inst; i++) {
+        size_t a = m->first[i], b = m->first[i + 1];
+        if (b - a == 1) {
+            assert_int_equal(m->members[a], n - 1);
+            continue;
+        }
+        assert_int_equal(b - a, 2);
+        const mt_cinst_t *s = &rows[m->members[a]], *r = &rows[m->members[a + 1]];
+        assert_int_equal(s->kind, MT_COLLK_SEND);
+        assert_int_equal(r->kind, MT_COLLK_RECV);
+        assert_int_equal(r->rank, s->rank + 1);
+        /* the same transfer: its ends differ by the clocks' offset alone (and 1 ns) */
+        assert_true(r->end_ns - s->end_ns - (off[r->rank] - off[s->rank]) == 1);
+    }
+    mt_match_free(m);
+}
+
 /* mt_align_job's sharded match: a job of more rows than UINT32_MAX is
  * MT_ERR_LIMIT with the count, before any row moves. */
 static void test_align_rows_limit(void **state)
@@ -780,6 +846,7 @@ int main(void)
         cmocka_unit_test(test_match_p2p_ties_in_row_order),
         cmocka_unit_test(test_match_ordinals_anchored),
         cmocka_unit_test(test_match_streams_paired),
+        cmocka_unit_test(test_match_blind_p2p),
         cmocka_unit_test(test_dlrm_real),
         cmocka_unit_test(test_crow_compact),
     };
