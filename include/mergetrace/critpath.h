@@ -371,6 +371,11 @@ typedef struct mt_cp_ideal {
     int64_t nodelay_ns, ideal_ns; /* mean step times, or mean periods when by_period */
     bool by_period;            /* a pipeline replayed as one run: every S is a ratio of mean periods */
     double s;
+    /* S again with the inferred stream waits of communication kernels
+     * pinned (mt_cp_whatif_t.ranged): s_ranged when it differs from s by
+     * 0.5 % of s or more, and S is then the range between s and alt_s */
+    bool s_ranged;
+    double alt_s;
     mt_cp_share_t *by_type, *by_worker, *by_stage; /* by_type: largest S first; the others by id */
     size_t n_type, n_worker, n_stage;
     size_t n_worker_all;       /* workers in the job; by_worker holds at most MT_CP_IDEAL_WORKERS of them */

@@ -87,6 +87,8 @@ typedef struct lanes {
     size_t cap, top, n_free, stride;
     int64_t spare[LANES_MAX];  /* where a start goes when the pool could not grow */
     bool fail;
+    uint32_t pin;              /* this sweep's lanes with the inferred communication waits pinned
+                                * (critpath_int.h cp_scen_t.pin_inferred) */
     int64_t *sd;               /* per host sync: its replayed shift, K lanes */
     int64_t *ims;              /* per instance: its last replayed arrival, K lanes */
     int64_t *rend;             /* per rank step: its replayed end, K lanes */
@@ -198,7 +200,12 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const 
                 continue;
             int64_t buf[LANES_MAX];
             const int64_t *pe = end_read(x, h->pred[q], buf, K);
-            FOR_LANES MAX_TO(best[l], pe[l]);
+            if (q == 1 && x->pin && (h->flags & CP_H_PXINF)) { /* the other binding: its measured end */
+                int64_t e0 = g->e0[h->pred[q]];
+                FOR_LANES MAX_TO(best[l], x->pin >> l & 1 ? e0 : pe[l]);
+            } else {
+                FOR_LANES MAX_TO(best[l], pe[l]);
+            }
         }
     uint32_t dm = D && (h->flags & CP_H_LAUNCH) && h->rstep >= 0 ? x->dmask[h->rank_i] : 0;
     if (dm) {
@@ -521,6 +528,7 @@ typedef struct scen {
     int32_t v;            /* the label index, worker, stage or rank */
     int invert;
     double mean;          /* the replayed mean step time */
+    int pin;              /* the inferred communication waits pinned (S's range, cp_run.c alt_t) */
 } scen_t;
 
 /* The narrowest instantiated sweep (LN_RUN_K) for n scenarios, at most
@@ -589,6 +597,7 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
         size_t k_used = left < K ? left : K; /* lanes past it: padding */
         /* a node's lanes: by its rank (worker, stage, rank), by its label, for all, inverted */
         uint32_t all = 0, inv = 0;
+        L.pin = 0;
         memset(rm, 0, (NR ? NR : 1) * sizeof *rm);
         memset(lm, 0, (LAB_CAP + 1) * sizeof *lm);
         for (size_t l = 0; l < k_used; l++) {
@@ -596,6 +605,8 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
             uint32_t bit = 1u << l;
             if (s->invert)
                 inv |= bit;
+            if (s->pin)
+                L.pin |= bit;
             if (s->kind == SC_ALL) {
                 all |= bit;
             } else if (s->kind == SC_LABEL) {
@@ -989,7 +1000,11 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
      * (that group measured), and M_S's (the last stage at its ideal
      * values), in sweeps of up to LANES_MAX lanes (the rows alive at one
      * time are what a sweep holds, not a row per node and lane). */
-    size_t n_sc = 2 + nl + nw + ns + (ns ? 1 : 0);
+    /* ... and, when the graph holds communication kernels' inferred stream
+     * waits, no delay and ideal again with them pinned: S's other binding
+     * (mt_cp_ideal_t.alt_s; in the lanes the last sweep would pad) */
+    size_t n_pin = c->waits_pinned ? 2 : 0;
+    size_t n_sc = 2 + nl + nw + ns + (ns ? 1 : 0) + n_pin;
     /* M_W replays one rank at its ideal values, the rank known only from
      * the S per worker and stage; the lanes the last sweep pads with take
      * guesses: the ranks whose measured durations exceed the ideal ones
@@ -1004,22 +1019,26 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
     if (!sc)
         goto out;
     size_t q = 0;
-    sc[q++] = (scen_t){SC_ALL, 0, 0, 0};
-    sc[q++] = (scen_t){SC_ALL, 0, 1, 0};
+    sc[q++] = (scen_t){SC_ALL, 0, 0, 0, 0};
+    sc[q++] = (scen_t){SC_ALL, 0, 1, 0, 0};
     for (size_t k = 0; k < nl; k++)
-        sc[q++] = (scen_t){SC_LABEL, (int32_t)k, 0, 0};
+        sc[q++] = (scen_t){SC_LABEL, (int32_t)k, 0, 0, 0};
     for (size_t k = 0; k < nw; k++)
-        sc[q++] = (scen_t){SC_WORKER, ws[k], 0, 0};
+        sc[q++] = (scen_t){SC_WORKER, ws[k], 0, 0, 0};
     for (size_t k = 0; k < ns; k++)
-        sc[q++] = (scen_t){SC_STAGE, ss[k], 0, 0};
+        sc[q++] = (scen_t){SC_STAGE, ss[k], 0, 0, 0};
     if (ns)
-        sc[q++] = (scen_t){SC_STAGE, ss[ns - 1], 1, 0};
+        sc[q++] = (scen_t){SC_STAGE, ss[ns - 1], 1, 0, 0};
+    if (n_pin) {
+        sc[q++] = (scen_t){SC_ALL, 0, 0, 0, 1};
+        sc[q++] = (scen_t){SC_ALL, 0, 1, 0, 1};
+    }
     for (size_t k = 0; k < n_guess; k++) { /* selection: the largest first, lowest rank on ties */
         size_t b = NR;
         for (size_t r = 0; r < NR; r++)
             if (rex[r] >= 0 && (b == NR || rex[r] > rex[b] || (rex[r] == rex[b] && co[r].rank < co[b].rank)))
                 b = r;
-        sc[q++] = (scen_t){SC_RANK, co[b].rank, 1, 0};
+        sc[q++] = (scen_t){SC_RANK, co[b].rank, 1, 0, 0};
         rex[b] = -1;
     }
     int rr = replay_all(&x, c, actual, ideal, job_start, sc, n_sc + n_guess, LANES_MAX, &I->steps);
@@ -1036,6 +1055,11 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
     I->nodelay_ns = (int64_t)(t_nd + 0.5);
     I->ideal_ns = (int64_t)(t_id + 0.5);
     I->s = t_nd / t_id;
+    if (n_pin && sc[n_sc - 1].mean > 0) {
+        I->alt_s = sc[n_sc - 2].mean / sc[n_sc - 1].mean;
+        double d = I->alt_s - I->s;
+        I->s_ranged = (d < 0 ? -d : d) >= 0.005 * I->s;
+    }
     /* by type */
     I->by_type = calloc(nl ? nl : 1, sizeof *I->by_type);
     if (!I->by_type)
@@ -1100,7 +1124,7 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
                 I->mw_stage = co[k].stage;
             }
         }
-        scen_t mw = {SC_RANK, pick, 1, 0};
+        scen_t mw = {SC_RANK, pick, 1, 0, 0};
         size_t k = 0;
         while (k < n_guess && sc[n_sc + k].v != pick)
             k++;

@@ -2620,6 +2620,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
      * names ---- */
     for (size_t k = 0; k < g.n_nodes; k++)
         alt.waits += (g.hot[k].flags & CP_H_PXINF) != 0;
+    c->waits_pinned = alt.waits; /* the ideal what-if's S range too (cp_ideal_run) */
     if (alt.waits) {
         if (!(alt.base = malloc(c->n_steps * sizeof *alt.base)))
             goto out;
@@ -2784,7 +2785,6 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     /* ---- what the model inferred, and the check (critpath.h) ---- */
     c->waits_inferred = g.waits_inferred;
     c->waits_explicit = g.waits_explicit;
-    c->waits_pinned = alt.waits;
     c->waits_unresolved = g.waits_unresolved;
     c->host_colls = g.n_hmem;
     c->pauses = g.pauses;

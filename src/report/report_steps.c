@@ -120,6 +120,8 @@ static void ideal_json(mt_out_t *o, const mt_cp_ideal_t *I)
     us(o, "no_delay_mean_us", I->nodelay_ns);
     us(o, "ideal_mean_us", I->ideal_ns);
     mt_out_printf(o, ", \"s\": %.4f", I->s);
+    if (I->s_ranged) /* the other binding of the inferred stream waits (critpath.h) */
+        mt_out_printf(o, ", \"alt_s\": %.4f", I->alt_s);
     shares(o, "by_type", NULL, I->by_type, I->n_type);
     shares(o, "by_worker", "worker", I->by_worker, I->n_worker);
     if (I->n_worker_all > I->n_worker) /* cut to MT_CP_IDEAL_WORKERS (critpath.h "bound") */
@@ -518,6 +520,10 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
         if (I->has_ms || I->has_mw)
             mt_out_puts(&o, "  M_S, M_W: the share of that slowdown the last stage, the worst worker explains "
                             "(docs/whatif.md)\n");
+        if (I->s_ranged)
+            mt_out_printf(&o, "range: S %.3f to %.3f (%.3f with the communication kernels' inferred stream waits "
+                              "followed, the other end with each pinned to its kernel's measured end)\n",
+                          I->s < I->alt_s ? I->s : I->alt_s, I->s < I->alt_s ? I->alt_s : I->s, I->s);
         /* No straggler named (arrival order cannot confirm one: a
          * pipeline's pairs, a lateness passed on by others), yet one rank
          * explains most of a real slowdown: its M_W replay is the what-if
