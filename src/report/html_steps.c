@@ -26,6 +26,18 @@ static void us_str(char *b, int64_t ns)
     b[mt_fmt_us(ns, b)] = '\0';
 }
 
+/* The status cell's note of a range (critpath.h mt_cp_whatif_t.ranged):
+ * the other end, or "" when the answer is one number. */
+static void range_note(char *b, size_t cap, bool ranged, int64_t alt_ns)
+{
+    char v[32];
+    us_str(v, alt_ns);
+    if (ranged)
+        snprintf(b, cap, "; %s us with the inferred communication waits pinned: a range", v);
+    else
+        b[0] = '\0';
+}
+
 /* A hover title: "<who> <kind> <time>", the merged count and the named activity. */
 static void seg_title(mt_out_t *o, const char *who, const mt_cp_seg_t *s)
 {
@@ -231,26 +243,33 @@ static void whatif_table(mt_out_t *o, const mt_critpath_t *c)
                           "class=\"n\">%s</td><td class=\"n\">%.2f</td><td class=\"n\">%s / %s</td><td>projected",
                           (unsigned long long)x->steps, m, p, g,
                           meas > 0 ? 100.0 * (double)x->gain_ns / (double)meas : 0.0, e_med, e_max);
+            char rg[96];
+            range_note(rg, sizeof rg, x->ranged, x->alt_p50_ns);
+            mt_out_puts(o, rg);
             if (c->refused)
                 mt_out_printf(o, "; %llu used step%s refused (replay error above 5 %%)",
                               (unsigned long long)c->refused, c->refused == 1 ? "" : "s");
             mt_out_puts(o, "</td></tr>\n");
         }
         if (x->carried) { /* a pipeline: the period, the pace the terminal picks the best by */
+            char rg[96];
+            range_note(rg, sizeof rg, x->period_ranged, x->alt_period_p50_ns);
             us_str(m, c->period_p50_ns);
             us_str(p, x->period_p50_ns);
             us_str(g, x->period_gain_ns);
             mt_out_printf(o,
                           "<tr data-scenario=\"%s:period\"><td>%s</td><td>the same (period)</td><td class=\"n\">"
                           "%llu</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td "
-                          "class=\"n\">%.2f</td><td class=\"n\">%s / %s</td><td>projected period</td></tr>\n",
+                          "class=\"n\">%.2f</td><td class=\"n\">%s / %s</td><td>projected period%s</td></tr>\n",
                           mt_wi_str((mt_wi_t)k), mt_wi_str((mt_wi_t)k), (unsigned long long)c->periods, m, p, g,
                           c->period_p50_ns > 0 ? 100.0 * (double)x->period_gain_ns / (double)c->period_p50_ns : 0.0,
-                          e_med, e_max);
+                          e_med, e_max, rg);
         }
     }
     for (size_t i = 0; i < c->n_stage_wi; i++) {
         const mt_cp_stage_wi_t *x = &c->stage_wi[i];
+        char rg[96];
+        range_note(rg, sizeof rg, x->ranged, x->alt_p50_ns);
         us_str(m, c->period_p50_ns);
         us_str(p, x->p50_ns);
         us_str(g, x->gain_ns);
@@ -258,10 +277,10 @@ static void whatif_table(mt_out_t *o, const mt_critpath_t *c)
                       "<tr data-scenario=\"stage\" data-stage=\"%u\"><td>stage</td><td>stage %u 10 %% faster "
                       "(period)</td><td class=\"n\">%llu</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td "
                       "class=\"n\">%s</td><td class=\"n\">%.2f</td><td class=\"n\">%s / %s</td><td>projected period"
-                      "</td></tr>\n",
+                      "%s</td></tr>\n",
                       x->stage, x->stage, (unsigned long long)c->periods, m, p, g,
                       c->period_p50_ns > 0 ? 100.0 * (double)x->gain_ns / (double)c->period_p50_ns : 0.0, e_med,
-                      e_max);
+                      e_max, rg);
     }
     mt_out_puts(o, "</tbody></table>\n");
     if (c->refused) {

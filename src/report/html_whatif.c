@@ -60,6 +60,13 @@ mt_status_t mt_report_html_whatif(const mt_cp_ideal_t *I, mt_write_fn write, voi
                   "the ideal mean (&gt; 1: the group slows the job).</p>\n",
                   I->s, I->by_period ? "period (a pipeline's time between consecutive steps' ends)" : "step time", a, b,
                   (unsigned long long)I->steps, I->by_period ? "periods" : "steps");
+    if (I->s_ranged) /* the terminal's "range: S" line (critpath.h) */
+        mt_out_printf(&h,
+                      "<p class=\"range\">S rests on stream waits of communication kernels that no event of the "
+                      "trace names (inferred from the times): with each pinned to its predecessor's measured end "
+                      "S is %.4f, so S lies between %.4f and %.4f (docs/whatif.md, \"Ranges\"; record with "
+                      "<code>enable_cuda_sync_events</code> to settle it).</p>\n",
+                      I->alt_s, fmin(I->s, I->alt_s), fmax(I->s, I->alt_s));
     /* the range of the colour scale: every S shown */
     double lo = 1, hi = 1;
     for (size_t k = 0; k < I->n_worker; k++) {
