@@ -73,6 +73,11 @@ def main():
         alt_s = a["ideal"].get("alt_s")
         check(alt_s is not None and alt_s <= 1.02,
               "slow GPU: S's range %.4f to %s (the twins' ratio %.4f)" % (a["ideal"]["s"], alt_s, s_true))
+        with open(os.path.join(out, "slow_with", "report.html")) as f:
+            html = f.read()
+        check("S lies between %.4f and %.4f" % (alt_s or 0, a["ideal"]["s"]) in html
+              and "with the inferred communication waits pinned: a range" in html,
+              "slow GPU: report.html gives the ranges of S and of the straggler's what-if")
         check(a["ideal"]["m_w"]["rank"] == 5, "slow GPU: M_W names rank %s" % a["ideal"]["m_w"]["rank"])
         check(a["replay_error_pct"]["max"] <= 0.5, "slow GPU: replay error %s" % a["replay_error_pct"])
         sb = b["ideal"]["s"]
