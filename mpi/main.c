@@ -324,7 +324,7 @@ static int run(options_t *o, int code, int argc0, char **argv0, bool spoke, bool
     /* A run that failed after renaming some of its outputs leaves the mark
      * for the next run, which removes the older outputs beside them. */
     if (me == 0 && (code == MT_EXIT_OK || code == MT_EXIT_GATE || code == MT_EXIT_HANG))
-        merged_io_renamed_all();
+        mt_outdir_renamed_all();
 
     fr_free(&fr);
     job_free(&job);

@@ -486,36 +486,6 @@ static void gather_ranks(job_t *j, const merged_input_t *const *in, size_t n, in
     free(displs);
 }
 
-FILE *merged_io_tmp_create(const char *path, char *tmp, size_t cap)
-{
-    for (int tries = 0; tries < 8; tries++) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        int n = snprintf(tmp, cap, "%s.tmp.%ld.%lx", path, (long)getpid(),
-                         (unsigned long)((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + (uint64_t)tries));
-        if (n < 0 || (size_t)n >= cap) {
-            errno = ENAMETOOLONG;
-            return NULL;
-        }
-        int fd = open(tmp, O_CREAT | O_WRONLY | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-        if (fd < 0) {
-            if (errno == EEXIST)
-                continue;
-            return NULL;
-        }
-        FILE *f = fdopen(fd, "wb");
-        if (!f) {
-            int e = errno;
-            close(fd);
-            remove(tmp);
-            errno = e;
-        }
-        return f;
-    }
-    errno = EEXIST;
-    return NULL;
-}
-
 /* out_path's directory in buf ("." for a bare name), and its last part. */
 static const char *out_dir_of(const char *out_path, char *buf, size_t cap)
 {
@@ -531,44 +501,6 @@ static const char *base_of(const char *out_path)
 {
     const char *slash = strrchr(out_path, '/');
     return slash ? slash + 1 : out_path;
-}
-
-static int renaming_fd_ = -1;
-static char renaming_path_[PATH_MAX];
-
-int merged_io_renaming(const char *dir, const char *name, const char *tmp)
-{
-    if (renaming_fd_ < 0) {
-        int n = snprintf(renaming_path_, sizeof renaming_path_, "%s/" MERGED_IO_RENAMING "%ld", dir, (long)getpid());
-        if (n < 0 || (size_t)n >= sizeof renaming_path_) {
-            errno = ENAMETOOLONG;
-            return -1;
-        }
-        renaming_fd_ = open(renaming_path_, O_CREAT | O_WRONLY | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0666);
-        if (renaming_fd_ < 0)
-            return -1;
-    }
-    /* "name<TAB>.tmp.<pid>.<hex>" before the rename: after a kill, the
-     * temporary still there says the rename did not happen */
-    const char *suffix = NULL;
-    for (const char *p = tmp; (p = strstr(p, ".tmp.")) != NULL; p++)
-        suffix = p;
-    char line[PATH_MAX];
-    int len = snprintf(line, sizeof line, "%s\t%s\n", name, suffix ? suffix : "");
-    if (len < 0 || (size_t)len >= sizeof line || !suffix) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    return write(renaming_fd_, line, (size_t)len) == (ssize_t)len ? 0 : -1;
-}
-
-void merged_io_renamed_all(void)
-{
-    if (renaming_fd_ < 0)
-        return;
-    close(renaming_fd_);
-    renaming_fd_ = -1;
-    unlink(renaming_path_);
 }
 
 /* A temporary name beside out_path, the same on every process. */
@@ -940,7 +872,7 @@ static int write_job(const merged_format_t *fmt, MPI_Comm comm, const char *out_
 
     /* Part 3: rename into place, or clean up. */
     char dir[PATH_MAX];
-    if (!rc && j.me == 0 && (merged_io_renaming(out_dir_of(out_path, dir, sizeof dir), base_of(out_path), tmp) ||
+    if (!rc && j.me == 0 && (mt_outdir_renaming(out_dir_of(out_path, dir, sizeof dir), base_of(out_path), tmp) ||
                              rename(tmp, out_path) != 0))
         job_fail(&j, MT_ERR_IO, "%s: cannot rename %s to it: %s", out_path, tmp, strerror(errno));
     if (created && j.me == 0 && (rc || j.st))

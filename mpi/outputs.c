@@ -43,7 +43,7 @@ static int write_report(const char *out_dir, const char *name, const mt_report_t
 {
     char path[PATH_MAX], tmp[PATH_MAX + 32];
     snprintf(path, sizeof path, "%.4000s/%s", out_dir, name);
-    FILE *f = merged_io_tmp_create(path, tmp, sizeof tmp);
+    FILE *f = mt_outdir_tmp_create(path, tmp, sizeof tmp);
     if (!f) {
         snprintf(msg, cap, "%.900s: cannot create (%s)", tmp, strerror(errno));
         return 1;
@@ -53,7 +53,7 @@ static int write_report(const char *out_dir, const char *name, const mt_report_t
                             : mt_report_json(rep, file_write, f);
     if (fclose(f) != 0)
         st = MT_ERR_IO;
-    if (st != MT_OK || merged_io_renaming(out_dir, name, tmp) || rename(tmp, path) != 0) {
+    if (st != MT_OK || mt_outdir_renaming(out_dir, name, tmp) || rename(tmp, path) != 0) {
         snprintf(msg, cap, "%.900s: write failed (%s)", path, st == MT_ERR_NOMEM ? "out of memory" : strerror(errno));
         remove(tmp);
         return 1;
@@ -66,7 +66,7 @@ static int write_compare(const char *dir, const mt_compare_t *c, char *msg, size
 {
     char path[PATH_MAX], tmp[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/compare.json", dir);
-    FILE *f = merged_io_tmp_create(path, tmp, sizeof tmp);
+    FILE *f = mt_outdir_tmp_create(path, tmp, sizeof tmp);
     if (!f) {
         snprintf(msg, cap, "%.900s: cannot create (%s)", tmp, strerror(errno));
         return 1;
@@ -74,7 +74,7 @@ static int write_compare(const char *dir, const mt_compare_t *c, char *msg, size
     mt_status_t st = mt_compare_json(c, file_write, f);
     if (fclose(f) != 0)
         st = MT_ERR_IO;
-    if (st != MT_OK || merged_io_renaming(dir, "compare.json", tmp) || rename(tmp, path) != 0) {
+    if (st != MT_OK || mt_outdir_renaming(dir, "compare.json", tmp) || rename(tmp, path) != 0) {
         snprintf(msg, cap, "%.900s: write failed (%s)", path, strerror(errno));
         remove(tmp);
         return 1;
@@ -250,180 +250,11 @@ static bool compute_window(const options_t *o, const job_t *j, const mt_step_t *
     return true;
 }
 
-/* mkdir -p: the parents of d are created too (-o a/b/c). */
-static int make_dir(const char *d, char *msg, size_t cap)
+/* An mt_outdir_note_fn: the line on stderr. */
+static void note_say(void *ctx, const char *line)
 {
-    char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s", d) >= (int)sizeof path) {
-        snprintf(msg, cap, "%.900s: the path is too long", d);
-        return 1;
-    }
-    for (char *s = path + 1;; s++) {
-        bool last = *s == '\0';
-        if (!last && *s != '/')
-            continue;
-        *s = '\0';
-        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
-            snprintf(msg, cap, "%.900s: cannot create the output directory (%s)", path, strerror(errno));
-            return 1;
-        }
-        struct stat st;
-        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-            snprintf(msg, cap, "%.900s: exists and is not a directory", path);
-            return 1;
-        }
-        if (last)
-            return 0;
-        *s = '/';
-        while (s[1] == '/')
-            s++; /* a//b */
-    }
-}
-
-/* The outputs must never overwrite an input. */
-static int output_is_input(const char *out_path, const mt_discover_list_t *l)
-{
-    char a[PATH_MAX], b[PATH_MAX];
-    if (!realpath(out_path, a))
-        return 0; /* does not exist yet: cannot be an input */
-    for (size_t i = 0; i < l->n; i++) {
-        const char *p = l->files[i].path;
-        if (realpath(p, b) && !strcmp(a, b))
-            return 1;
-        /* one part of a file ("<file>#rank<R>", "<file>#pid<N>"): the file;
-         * any other '#' is part of a file's name */
-        size_t fl = 0;
-        if (mt_merged_part_parse(p, &fl) < 0)
-            fl = mt_nsys_part_file(p);
-        char whole[PATH_MAX];
-        if (fl && fl < sizeof whole) {
-            memcpy(whole, p, fl);
-            whole[fl] = '\0';
-            if (realpath(whole, b) && !strcmp(a, b))
-                return 1;
-        }
-    }
-    return 0;
-}
-
-/* Process 0: remove the temporaries that a killed run of this program
- * left in dir ("<output>.tmp.<pid>[.<hex>]", merged_io_tmp_create and the
- * merged write) when their process is gone from this host; say how many
- * (unless quiet). A kill -9 during the merged write left gigabytes there
- * for good. */
-static void remove_dead_temps(const char *dir, bool quiet)
-{
-    static const char *const names[] = {"report.json", "report.html", "merged.json.gz", "merged.json",
-                                        "timings.json", "compare.json"};
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-            size_t l = strlen(names[i]);
-            if (strncmp(e->d_name, names[i], l) || strncmp(e->d_name + l, ".tmp.", 5))
-                continue;
-            char *end = NULL;
-            errno = 0;
-            long pid = strtol(e->d_name + l + 5, &end, 10);
-            if (errno || end == e->d_name + l + 5 || (*end && *end != '.') || pid <= 0 || pid == (long)getpid())
-                continue;
-            if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-                continue; /* alive, or not ours to judge */
-            char path[PATH_MAX];
-            snprintf(path, sizeof path, "%.3000s/%.1000s", dir, e->d_name);
-            if (unlink(path) == 0)
-                n++;
-        }
-    }
-    closedir(d);
-    if (n && !quiet)
-        say("mergetrace: removed %zu temporary file%s of an earlier run that was stopped, from %s\n", n,
-                n == 1 ? "" : "s", dir);
-}
-
-/* Process 0: a run of this program stopped (killed, or failed) while
- * renaming its outputs into DIR left its mark (merged_io_renaming), whose
- * process is gone from this host: the outputs it renamed (their temporary
- * is gone) stay, and every other output there, older, is removed, so that
- * DIR holds one run's files; then the mark goes. Said unless quiet. Before
- * remove_dead_temps, which would take the temporaries the mark is read by. */
-static void repair_stopped_run(const options_t *o, const mt_discover_list_t *files)
-{
-    static const char *const names[] = {"merged.json.gz", "merged.json",  "report.json",         "report.html",
-                                        "compare.json",   "timings.json", "baseline/report.json"};
-    enum { N_NAMES = sizeof names / sizeof names[0] };
-    size_t lm = strlen(MERGED_IO_RENAMING);
-    DIR *d = opendir(o->out_dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        char *end = NULL;
-        if (strncmp(e->d_name, MERGED_IO_RENAMING, lm))
-            continue;
-        errno = 0;
-        long pid = strtol(e->d_name + lm, &end, 10);
-        if (errno || end == e->d_name + lm || *end || pid <= 0 || pid == (long)getpid())
-            continue;
-        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-            continue; /* alive, or not ours to judge */
-        char mark[PATH_MAX], line[PATH_MAX];
-        snprintf(mark, sizeof mark, "%.3000s/%.1000s", o->out_dir, e->d_name);
-        /* a plain file only: a FIFO planted under the name would block */
-        int fd = open(mark, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-        struct stat ms;
-        FILE *f = fd >= 0 && fstat(fd, &ms) == 0 && S_ISREG(ms.st_mode) ? fdopen(fd, "r") : NULL;
-        if (!f) {
-            if (fd >= 0)
-                close(fd);
-            continue;
-        }
-        bool renamed[N_NAMES] = {false}, any = false;
-        while (fgets(line, sizeof line, f)) {
-            char *tab = strchr(line, '\t'), *nl = strchr(line, '\n');
-            if (!tab || !nl)
-                continue; /* the last line, cut by the kill: its rename never came */
-            *tab = *nl = '\0';
-            for (size_t i = 0; i < N_NAMES; i++) {
-                char tmp[PATH_MAX];
-                struct stat st;
-                if (strcmp(line, names[i]))
-                    continue;
-                snprintf(tmp, sizeof tmp, "%.3000s/%s%.200s", o->out_dir, names[i], tab + 1);
-                if (lstat(tmp, &st) != 0 && errno == ENOENT)
-                    renamed[i] = any = true;
-            }
-        }
-        fclose(f);
-        char removed[256] = "";
-        for (size_t i = 0; any && i < N_NAMES; i++) {
-            char path[PATH_MAX], a[PATH_MAX], b[PATH_MAX];
-            struct stat st;
-            if (renamed[i] || (i == N_NAMES - 1 && o->baseline_traces))
-                continue; /* the stopped run's, or this run's own baseline */
-            snprintf(path, sizeof path, "%.4000s/%s", o->out_dir, names[i]);
-            if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || output_is_input(path, files))
-                continue;
-            if (o->baseline && realpath(path, a) && realpath(o->baseline_file, b) && !strcmp(a, b))
-                continue; /* this run's baseline */
-            if (remove(path) != 0) {
-                say("mergetrace: %.900s: cannot remove this output of an earlier run (%s)\n", path,
-                        strerror(errno));
-                continue;
-            }
-            size_t n = strlen(removed);
-            snprintf(removed + n, sizeof removed - n, "%s%s", n ? ", " : "", names[i]);
-        }
-        unlink(mark);
-        if (removed[0] && !o->quiet)
-            say("mergetrace: %.900s: an earlier run was stopped while renaming its outputs into place; removed "
-                    "%s, older than its others\n",
-                    o->out_dir, removed);
-    }
-    closedir(d);
+    (void)ctx;
+    say("mergetrace: %s\n", line);
 }
 
 int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t *files, merged_out_t *m)
@@ -432,9 +263,9 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t 
     procs_comm_rank(comm, &me);
     if (me == 0) {
         char msg[1400] = "";
-        bad = make_dir(o->out_dir, msg, sizeof msg);
+        bad = mt_outdir_make(o->out_dir, msg, sizeof msg);
         snprintf(m->path, sizeof m->path, "%.4000s/%s", o->out_dir, o->merged_gzip ? "merged.json.gz" : "merged.json");
-        if (!bad && !o->no_merge && output_is_input(m->path, files)) {
+        if (!bad && !o->no_merge && mt_outdir_is_input(m->path, files)) {
             snprintf(msg, sizeof msg, "%.900s is one of the inputs: choose another -o", m->path);
             bad = 1;
         }
@@ -455,20 +286,24 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t 
             if (!names[i].written)
                 continue;
             snprintf(path, sizeof path, "%.4000s/%s", o->out_dir, names[i].name);
-            if (output_is_input(path, files)) {
+            if (mt_outdir_is_input(path, files)) {
                 snprintf(msg, sizeof msg, "%.900s is one of the inputs: choose another -o", path);
                 bad = 1;
             }
         }
-        if (!bad && output_is_input(o->out_dir, files)) {
+        if (!bad && mt_outdir_is_input(o->out_dir, files)) {
             snprintf(msg, sizeof msg, "%.900s is one of the inputs", o->out_dir);
             bad = 1;
         }
         if (bad)
             say("mergetrace: %s\n", msg);
         else {
-            repair_stopped_run(o, files);
-            remove_dead_temps(o->out_dir, o->quiet);
+            mt_outdir_repair(o->out_dir, files, o->baseline_traces, o->baseline ? o->baseline_file : NULL, o->quiet,
+                             note_say, NULL);
+            size_t n = mt_outdir_remove_dead_temps(o->out_dir);
+            if (n && !o->quiet)
+                say("mergetrace: removed %zu temporary file%s of an earlier run that was stopped, from %s\n", n,
+                    n == 1 ? "" : "s", o->out_dir);
         }
     }
     procs_bcast(&bad, 1, MPI_INT, 0, comm);
@@ -625,48 +460,18 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
 static void remove_stale(const options_t *o, const mt_discover_list_t *files, const merged_out_t *m, char *removed,
                          size_t cap)
 {
-    const struct {
-        const char *name;
-        bool written;
-    } owned[] = {
+    /* a failed merge keeps the previous merged trace, as an interrupted run does */
+    const mt_outdir_name_t owned[] = {
         {"report.json", true},
         {"report.html", !o->no_html},
-        {"merged.json.gz", !o->no_merge && o->merged_gzip && !m->failed},
-        {"merged.json", !o->no_merge && !o->merged_gzip && !m->failed},
+        {"merged.json.gz", (!o->no_merge && o->merged_gzip) || m->failed},
+        {"merged.json", (!o->no_merge && !o->merged_gzip) || m->failed},
         {"timings.json", o->timings},
         {"baseline/report.json", o->baseline_traces},
         {"compare.json", o->baseline != NULL},
     };
-    removed[0] = '\0';
-    for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++) {
-        char path[PATH_MAX];
-        struct stat st;
-        if (owned[i].written || (owned[i].name[0] == 'm' && m->failed))
-            continue; /* a failed merge keeps the previous merged trace, as an interrupted run does */
-        snprintf(path, sizeof path, "%.4000s/%s", o->out_dir, owned[i].name);
-        if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || output_is_input(path, files))
-            continue;
-        char a[PATH_MAX], b[PATH_MAX];
-        if (o->baseline && realpath(path, a) && realpath(o->baseline_file, b) && !strcmp(a, b))
-            continue; /* -o DIR --baseline DIR/baseline: this run's baseline stays */
-        if (remove(path) != 0) {
-            say("mergetrace: %.900s: cannot remove this output of an earlier run (%s)\n", path,
-                    strerror(errno));
-            continue;
-        }
-        if (strchr(owned[i].name, '/')) { /* baseline/: gone with its only file, kept when it holds others */
-            snprintf(path, sizeof path, "%.4000s/baseline", o->out_dir);
-            rmdir(path);
-        }
-        size_t n = strlen(removed);
-        snprintf(removed + n, cap - n, "%s%s", n ? ", " : "", owned[i].name);
-    }
-    char *last = strrchr(removed, ',');
-    if (last) { /* "a, b, c" -> "a, b and c" */
-        char tail[64];
-        snprintf(tail, sizeof tail, " and%s", last + 1);
-        snprintf(last, cap - (size_t)(last - removed), "%s", tail);
-    }
+    mt_outdir_remove_stale(o->out_dir, owned, sizeof owned / sizeof owned[0], files,
+                           o->baseline ? o->baseline_file : NULL, removed, cap, note_say, NULL);
 }
 
 /* j->nccl_rep filled for report.json from j->nccl (paths borrowed from the
@@ -853,7 +658,7 @@ int outputs_baseline_job(options_t *o, const options_t *ob, const mt_discover_li
     if (code != MT_EXIT_OK)
         snprintf(msg, sizeof msg, "--baseline: out of memory");
     snprintf(dir, sizeof dir, "%.4000s/baseline", o->out_dir);
-    if (code == MT_EXIT_OK && (make_dir(dir, msg, sizeof msg) || write_report(o->out_dir, "baseline/report.json", &rep, NULL, &buf, msg, sizeof msg)))
+    if (code == MT_EXIT_OK && (mt_outdir_make(dir, msg, sizeof msg) || write_report(o->out_dir, "baseline/report.json", &rep, NULL, &buf, msg, sizeof msg)))
         code = MT_EXIT_ERROR;
     if (code != MT_EXIT_OK) {
         say("mergetrace: %s\n", msg);

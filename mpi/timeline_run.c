@@ -126,7 +126,7 @@ static int run0(const options_t *o)
         snprintf(rp, sizeof rp, "%s/report.json", o->out_dir);
         snprintf(hp, sizeof hp, "%s/report.html", o->out_dir);
         htmp[0] = '\0';
-        FILE *f = merged_io_tmp_create(rp, tmp, sizeof tmp);
+        FILE *f = mt_outdir_tmp_create(rp, tmp, sizeof tmp);
         if (!f) {
             say("mergetrace: %s: %s\n", tmp, strerror(errno));
             goto out;
@@ -140,16 +140,16 @@ static int run0(const options_t *o)
         if (!failed && !o->no_html) {
             mt_report_t rep = {.version = MERGETRACE_VERSION, .world_size = (int64_t)tl->n_ranks, .aligned = true,
                                .reference_rank = -1, .critpath = c};
-            FILE *h = merged_io_tmp_create(hp, htmp, sizeof htmp);
+            FILE *h = mt_outdir_tmp_create(hp, htmp, sizeof htmp);
             st = h ? mt_report_html(&rep, NULL, file_write, h) : MT_ERR_IO;
             if (h && fclose(h) != 0 && st == MT_OK)
                 st = MT_ERR_IO;
             if (st != MT_OK)
                 failed = hp;
         }
-        if (!failed && (merged_io_renaming(o->out_dir, "report.json", tmp) || rename(tmp, rp) != 0))
+        if (!failed && (mt_outdir_renaming(o->out_dir, "report.json", tmp) || rename(tmp, rp) != 0))
             failed = rp;
-        if (!failed && htmp[0] && (merged_io_renaming(o->out_dir, "report.html", htmp) || rename(htmp, hp) != 0))
+        if (!failed && htmp[0] && (mt_outdir_renaming(o->out_dir, "report.html", htmp) || rename(htmp, hp) != 0))
             failed = hp;
         if (failed) {
             say("mergetrace: %s: cannot write\n", failed);
@@ -159,7 +159,7 @@ static int run0(const options_t *o)
             st = MT_ERR_IO;
             goto out;
         }
-        merged_io_renamed_all();
+        mt_outdir_renamed_all();
         if (!o->quiet) {
             printf("%s: operation-level timeline, %zu ranks (DP %d x PP %d x TP %d), %zu operations, "
                    "%llu send/recv pairs, %llu collectives; no clock fit (one clock)\n",

@@ -124,7 +124,7 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
         return 0; /* the run failed before its output directory existed */
     char path[PATH_MAX], tmp[PATH_MAX + 32];
     snprintf(path, sizeof path, "%.4000s/timings.json", dir);
-    FILE *f = merged_io_tmp_create(path, tmp, sizeof tmp);
+    FILE *f = mt_outdir_tmp_create(path, tmp, sizeof tmp);
     if (!f) {
         snprintf(msg, cap, "%.900s: cannot create (%s)", tmp, strerror(errno));
         return 1;
@@ -159,7 +159,7 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
             (unsigned long long)largest_all, (unsigned long long)largest_on_peak);
     int bad = ferror(f) != 0;
     bad |= fclose(f) != 0;
-    if (bad || merged_io_renaming(dir, "timings.json", tmp) || rename(tmp, path) != 0) {
+    if (bad || mt_outdir_renaming(dir, "timings.json", tmp) || rename(tmp, path) != 0) {
         snprintf(msg, cap, "%.900s: write failed (%s)", path, strerror(errno));
         remove(tmp);
         return 1;

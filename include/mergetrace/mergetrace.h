@@ -45,6 +45,7 @@
 /* merge: the merged trace */
 #include "mergetrace/merge.h"
 #include "mergetrace/discover.h"
+#include "mergetrace/outdir.h"
 #include "mergetrace/nsys.h"
 #include "mergetrace/timeline.h"
 #include "mergetrace/tljob.h"
