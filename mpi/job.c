@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "comm_mpi.h"
-#include "heap.h"
+#include "mergetrace/heap.h"
 #include "procs.h"
 
 static int by_rank(const void *a, const void *b)
@@ -155,18 +155,18 @@ int job_plan(MPI_Comm comm, const options_t *o, local_t *L, job_t *j, phase_time
     int me;
     procs_comm_rank(comm, &me);
     int skip = 0;
-    /* the load's free heap back first (heap_release trims once per 64 MB
+    /* the load's free heap back first (mt_heap_release trims once per 64 MB
      * of traces, and keeps 8 MiB), so that the resident set measured below
      * is what process 0 holds, and the gather starts from it */
-    heap_give_back();
+    mt_heap_give_back();
     if (me == 0) {
-        j->plan.rss = heap_resident();
+        j->plan.rss = mt_heap_resident();
         mt_critpath_memory(j->n, j->plan.rows, j->plan.acts, &j->plan.without, &j->plan.with);
         /* what the machine has now, with a tenth kept for the outputs and
          * for the projection's error (docs/PERFORMANCE.md "Process 0's
          * memory budget") */
         j->plan.budget = o->mem_budget > 0 ? (uint64_t)o->mem_budget
-                         : o->mem_budget < 0 ? heap_available() / 10 * 9
+                         : o->mem_budget < 0 ? mt_heap_available() / 10 * 9
                                              : 0;
         skip = j->plan.steps > 0 && j->plan.budget > 0 && j->plan.with > j->plan.budget;
     }
@@ -364,7 +364,7 @@ static void job_cp_rows_done(void *ctx)
     j->al.n_rows = 0;
     mt_match_free(j->al.m);
     j->al.m = NULL;
-    heap_give_back();
+    mt_heap_give_back();
 }
 
 static void job_cp_built(void *ctx)
@@ -372,7 +372,7 @@ static void job_cp_built(void *ctx)
     job_t *j = ctx;
     for (size_t i = 0; i < j->n_an; i++)
         mt_rank_analysis_drop_gacts(j->an[i]);
-    heap_give_back();
+    mt_heap_give_back();
 }
 
 int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_times_t *pt)
@@ -449,13 +449,13 @@ int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_t
         cpr.stage_first = j->pipe->stages.first;
         cpr.n_stages = j->pipe->stages.n;
     }
-    uint64_t rss0 = timings_peak_rss();
+    uint64_t rss0 = mt_heap_peak();
     if (!j->plan.skipped) /* over the memory budget (job_plan): a warning says so */
         st = mt_critpath_run(&cpr, an, j->n_an, al->clocks, j->ranks, (size_t)j->n_ranks, al->rows, al->n_rows,
                              al->m, &j->cp);
     pt->critpath = procs_wtime() - tp;
     pt->critpath_cpu = timings_cpu() - cp;
-    pt->critpath_rss_growth = timings_peak_rss() - rss0;
+    pt->critpath_rss_growth = mt_heap_peak() - rss0;
     pt->cross_rank += pt->critpath;
     pt->cross_rank_cpu += pt->critpath_cpu;
     if (st != MT_OK) {

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "comm_mpi.h"
-#include "heap.h"
+#include "mergetrace/heap.h"
 #include "procs.h"
 
 /* Process 0 reads a small text file (the rank map) and broadcasts it, so
@@ -517,7 +517,7 @@ static void trace_done(const mt_discover_file_t *f, const mt_rankmap_t *map, boo
                        mt_trace_t *t, mt_merge_facts_t *facts, mt_status_t st, mt_error_t *errp, double t0)
 {
     mt_error_t err = *errp;
-    bool released = false; /* heap_release done: once per rank */
+    bool released = false; /* mt_heap_release done: once per rank */
     if (st == MT_OK && facts) {
         mt_merge_facts_finish(facts, t);
         L->facts[r - L->res] = facts;
@@ -580,7 +580,7 @@ static void trace_done(const mt_discover_file_t *f, const mt_rankmap_t *map, boo
              * of the packed result: 6.6 MB for a 157 MB trace). */
             mt_trace_free(t);
             t = NULL;
-            heap_release(r->sum.bytes_json > f->bytes ? r->sum.bytes_json : f->bytes);
+            mt_heap_release(r->sum.bytes_json > f->bytes ? r->sum.bytes_json : f->bytes);
             released = true;
             if (st == MT_OK && L->facts[r - L->res])
                 st = mt_merge_facts_memory(L->facts[r - L->res], a); /* the merged trace's counter tracks */
@@ -600,7 +600,7 @@ static void trace_done(const mt_discover_file_t *f, const mt_rankmap_t *map, boo
         mt_error_format(&err, r->message, sizeof r->message);
     mt_trace_free(t);
     if (!released)
-        heap_release(r->sum.bytes_json > f->bytes ? r->sum.bytes_json : f->bytes);
+        mt_heap_release(r->sum.bytes_json > f->bytes ? r->sum.bytes_json : f->bytes);
 }
 
 int load_prepare(MPI_Comm comm, const options_t *o, mt_discover_list_t *files, mt_rankmap_t **map,

@@ -8,21 +8,13 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "merged_io.h"
 #include "procs.h"
+#include "mergetrace/heap.h"
 #include "mergetrace/version.h"
-
-uint64_t timings_peak_rss(void)
-{
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0)
-        return 0;
-    return (uint64_t)ru.ru_maxrss * 1024u; /* Linux reports KiB */
-}
 
 double timings_cpu(void)
 {
@@ -59,7 +51,7 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
     struct {
         long v;
         int who;
-    } rss = {(long)timings_peak_rss(), me}, peak;
+    } rss = {(long)mt_heap_peak(), me}, peak;
     procs_reduce(&rss, &peak, 1, MPI_LONG_INT, MPI_MAXLOC, 0, comm);
     uint64_t largest = size->largest_trace, largest_all = 0, largest_on_peak = 0;
     procs_reduce(&largest, &largest_all, 1, MPI_UINT64_T, MPI_MAX, 0, comm);
@@ -98,7 +90,7 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
                 mine->match_procs);
     say("  critical path %9.3f s on process 0 (in cross_rank), peak RSS raised by %.1f MB\n",
             mine->critpath, (double)mine->critpath_rss_growth / 1e6);
-    uint64_t p0 = timings_peak_rss();
+    uint64_t p0 = mt_heap_peak();
     char budget[64] = "no budget";
     if (mine->plan.budget)
         snprintf(budget, sizeof budget, "budget %.1f MB", mine->plan.budget / 1e6);

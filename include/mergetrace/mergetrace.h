@@ -9,6 +9,7 @@
 #include "mergetrace/status.h"
 #include "mergetrace/warnings.h"
 #include "mergetrace/buf.h"
+#include "mergetrace/heap.h"
 #include "mergetrace/strtab.h"
 /* io: reading (plain or gzip) and gzip output */
 #include "mergetrace/input.h"
