@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "mergetrace/buf.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -132,6 +134,36 @@ typedef struct mt_discover_rec {
  * records' paths, and returns the count kept (rec compacted), or -1 out
  * of memory (rec sorted, nothing freed). */
 long mt_discover_share_node(mt_discover_rec_t *rec, size_t n, int n_procs);
+
+/* The list between processes (src/discover/wire.c), as bytes the
+ * program broadcasts or gathers; none of these is collective.
+ *
+ * l's files (paths, sizes, kinds, parts, owners, from_dir; not the
+ * skipped nor the Flight Recorder dumps) appended to out. 0, or -1 out of
+ * memory. */
+int mt_discover_pack(const mt_discover_list_t *l, mt_buf_t *out);
+
+/* The files that mt_discover_pack wrote into bytes[0..len) as *out
+ * (zeroed first; free with mt_discover_free whatever is returned). 0, or
+ * -1 out of memory or bytes cut short. */
+int mt_discover_unpack(const void *bytes, size_t len, mt_discover_list_t *out);
+
+/* --local: what process me listed in l as bytes for process 0: its files
+ * with their identity on this node (mt_discover_node,
+ * mt_discover_identity) appended to files, what it left out (its own
+ * outputs, links not followed) to skipped. 0, or -1 out of memory. */
+int mt_discover_local_pack(const mt_discover_list_t *l, int me, mt_buf_t *files, mt_buf_t *skipped);
+
+/* --local, process 0: the union of every process's mt_discover_local_pack
+ * bytes (concatenated: files[0..len), skipped[0..slen)) into *out (zeroed
+ * first; free with mt_discover_free whatever is returned), as one process
+ * listing them all would: files sorted by path then process, one listed by
+ * several processes of a node kept once (mt_discover_share_node); each
+ * skipped path once, the links not followed first (in process order),
+ * then the own outputs by path. 0, or -1 out of memory or bytes cut
+ * short. */
+int mt_discover_local_union(const void *files, size_t len, const void *skipped, size_t slen, int n_procs,
+                            mt_discover_list_t *out);
 
 void mt_discover_free(mt_discover_list_t *l);
 
