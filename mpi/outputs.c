@@ -210,46 +210,6 @@ static mt_compare_t *compare_run(const options_t *o, const mt_report_t *rep, job
     return c;
 }
 
-/* The window in corrected ns, from seconds after the job's start or from
- * ProfilerStep numbers. Process 0 only; returns false when the steps are
- * not in any trace. */
-static bool compute_window(const options_t *o, const job_t *j, const mt_step_t *steps, size_t n_steps, int64_t *a,
-                           int64_t *b)
-{
-    const mt_align_result_t *al = &j->al;
-    if (!o->window_steps) {
-        int64_t start = INT64_MAX;
-        for (size_t i = 0; i < j->n; i++)
-            if (j->res[i].sum.events) {
-                int64_t s = mt_clock_apply(&al->clocks[i], j->res[i].sum.first_ns);
-                start = s < start ? s : start;
-            }
-        if (start == INT64_MAX)
-            start = 0;
-        *a = start + (int64_t)llround(o->window_a * 1e9);
-        *b = start + (int64_t)llround(o->window_b * 1e9);
-        return true;
-    }
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (size_t i = 0; i < n_steps; i++) {
-        const mt_step_t *s = &steps[i];
-        if ((double)s->step < o->window_a || (double)s->step > o->window_b)
-            continue;
-        const mt_clock_t *c = NULL;
-        for (size_t k = 0; k < j->n; k++)
-            if (j->res[k].rank == s->rank)
-                c = &al->clocks[k];
-        int64_t x = mt_clock_apply(c, s->start_ns), y = mt_clock_apply(c, s->end_ns);
-        lo = x < lo ? x : lo;
-        hi = y > hi ? y : hi;
-    }
-    if (lo > hi)
-        return false;
-    *a = lo;
-    *b = hi;
-    return true;
-}
-
 /* An mt_outdir_note_fn: the line on stderr. */
 static void note_say(void *ctx, const char *line)
 {
@@ -310,70 +270,38 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t 
     return bad ? MT_EXIT_ERROR : MT_EXIT_OK;
 }
 
-/* "0-7", "0-3, 5, 8-9": the sorted ranks r[0..n) as ranges, cut with
- * "..." to fit cap. */
-static void rank_ranges(char *b, size_t cap, const int32_t *r, size_t n)
+/* Process 0: the job's entries as the selection sees them (malloc'd,
+ * j->n of them; NULL out of memory). */
+static mt_select_rank_t *select_ranks(const job_t *j)
 {
-    size_t w = 0;
-    b[0] = '\0';
-    for (size_t i = 0; i < n && w + 1 < cap; i++) {
-        size_t k = i;
-        while (k + 1 < n && r[k + 1] == r[k] + 1)
-            k++;
-        int len = k > i ? snprintf(b + w, cap - w, "%s%d-%d", i ? ", " : "", r[i], r[k])
-                        : snprintf(b + w, cap - w, "%s%d", i ? ", " : "", r[i]);
-        if (len < 0 || (size_t)len >= cap - w) {
-            snprintf(b + (cap > 4 ? cap - 4 : 0), cap > 4 ? 4 : cap, "...");
-            return;
-        }
-        w += (size_t)len;
-        i = k;
-    }
+    mt_select_rank_t *r = malloc((j->n ? j->n : 1) * sizeof *r);
+    for (size_t i = 0; r && i < j->n; i++)
+        r[i] = (mt_select_rank_t){.rank = j->res[i].rank, .clock = &j->al.clocks[i], .events = j->res[i].sum.events,
+                                  .first_ns = j->res[i].sum.first_ns, .last_ns = j->res[i].sum.last_ns,
+                                  .nccl = j->res[i].nccl.is_nccl != 0};
+    return r;
 }
 
 /* Process 0: a --ranks or --window that selects nothing of the job is an
  * error that says what there is (the ranks with a trace, the job's span),
  * rather than an empty merged trace. win: the window in corrected ns (NULL
  * without one). Returns true when the selection is empty (printed). */
-static bool selection_empty(const options_t *o, const job_t *j, const int64_t *win)
+static bool selection_empty(const options_t *o, const job_t *j, const mt_select_rank_t *r, const int64_t *win)
 {
-    int32_t *ranks = malloc((j->n ? j->n : 1) * sizeof *ranks);
+    char list[256];
     size_t n = 0;
-    bool hit = o->merge_ranks == NULL;
-    int64_t first = INT64_MAX, last = INT64_MIN;
-    for (size_t i = 0; ranks && i < j->n; i++) {
-        const file_result_t *r = &j->res[i];
-        if (r->nccl.is_nccl)
-            continue; /* NCCL plugin files are not part of the merged trace */
-        ranks[n++] = (int32_t)r->rank;
-        for (size_t k = 0; k < o->n_merge_ranks; k++)
-            hit |= o->merge_ranks[k] == r->rank;
-        if (r->sum.events) {
-            int64_t a = mt_clock_apply(&j->al.clocks[i], r->sum.first_ns);
-            int64_t b = mt_clock_apply(&j->al.clocks[i], r->sum.last_ns);
-            first = a < first ? a : first;
-            last = b > last ? b : last;
-        }
-    }
-    bool empty = false;
-    if (!ranks || !n) {
-        empty = false; /* nothing to say it against: the merged trace says it */
-    } else if (!hit) {
-        char list[256];
-        rank_ranges(list, sizeof list, ranks, n);
-        say("mergetrace: --ranks %s: selects no rank of this job; its traces are of rank%s %s\n",
-                o->ranks_arg, n > 1 ? "s" : "", list);
-        empty = true;
-    } else if (win && first <= last && (win[0] > last || win[1] < first)) {
-        if (o->window_steps)
-            say("mergetrace: --window %s: selects nothing\n", o->window_arg);
-        else
-            say("mergetrace: --window %s: selects nothing; the job spans 0 to %.6f s from its start\n",
-                    o->window_arg, (double)(last - first) / 1e9);
-        empty = true;
-    }
-    free(ranks);
-    return empty;
+    int64_t span = 0;
+    mt_select_empty_t e = mt_select_check(r, r ? j->n : 0, o->merge_ranks, o->n_merge_ranks, win, list, sizeof list,
+                                          &n, &span);
+    if (e == MT_SELECT_NO_RANK)
+        say("mergetrace: --ranks %s: selects no rank of this job; its traces are of rank%s %s\n", o->ranks_arg,
+            n > 1 ? "s" : "", list);
+    else if (e == MT_SELECT_NO_TIME && o->window_steps)
+        say("mergetrace: --window %s: selects nothing\n", o->window_arg);
+    else if (e == MT_SELECT_NO_TIME)
+        say("mergetrace: --window %s: selects nothing; the job spans 0 to %.6f s from its start\n", o->window_arg,
+            (double)span / 1e9);
+    return e != MT_SELECT_SOME;
 }
 
 int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_discover_list_t *files,
@@ -389,9 +317,12 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
         int64_t win[3] = {0, 0, 1};
         mt_status_t st = mc->gatherv(mc->ctx, L->steps, L->n_steps * sizeof *L->steps, &sb, &sl, 0);
         if (me == 0 && st == MT_OK) {
-            win[2] = compute_window(o, j, sb, sl / sizeof(mt_step_t), &win[0], &win[1]);
-            if (win[2] && selection_empty(o, j, win))
+            mt_select_rank_t *r = select_ranks(j);
+            win[2] = mt_select_window(r, r ? j->n : 0, o->window_steps, o->window_a, o->window_b, sb,
+                                      sl / sizeof(mt_step_t), &win[0], &win[1]);
+            if (win[2] && selection_empty(o, j, r, win))
                 win[2] = 2;
+            free(r);
         }
         free(sb);
         procs_bcast(win, 3, MPI_INT64_T, 0, comm);
@@ -408,7 +339,9 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
         if (mo.window_start_ns == 0 && mo.window_end_ns == 0)
             mo.window_end_ns = 1; /* an empty window, not "everything" */
     } else if (o->merge_ranks) {
-        int empty = me == 0 && selection_empty(o, j, NULL);
+        mt_select_rank_t *r = me == 0 ? select_ranks(j) : NULL;
+        int empty = me == 0 && selection_empty(o, j, r, NULL);
+        free(r);
         procs_bcast(&empty, 1, MPI_INT, 0, comm);
         if (empty)
             return MT_EXIT_ERROR;
