@@ -120,33 +120,23 @@ int job_check(const options_t *o, const mt_discover_list_t *l, file_result_t *re
                         o->job_tag, (long long)res[i].rank, a->path, b->path);
             return MT_EXIT_BAD_INPUT;
         }
-    int64_t world = -1;
+    int64_t *rw = malloc(2 * n * sizeof *rw); /* ranks, then the world sizes the traces name */
+    if (!rw) {
+        say("mergetrace: out of memory\n");
+        return MT_EXIT_ERROR;
+    }
     for (size_t i = 0; i < n; i++) {
-        int64_t w = res[i].sum.world_size;
-        if (w <= 0)
-            continue;
-        if (world >= 0 && w != world)
-            j->world_disagree = true;
-        if (w > world)
-            world = w;
+        rw[i] = res[i].rank;
+        rw[n + i] = res[i].sum.world_size;
     }
-    if (world < res[n - 1].rank + 1)
-        world = res[n - 1].rank + 1;
-    j->world = world;
-    /* every absent rank is counted; the first MISSING_LISTED are listed (a
-     * world_size of 2^31 in one trace must not cost gigabytes or a loop over
-     * every rank: absent runs between traced ranks are counted whole) */
-    enum { MISSING_LISTED = 1 << 16 };
-    int64_t absent = world - (int64_t)n; /* ranks are distinct and below world here */
-    j->n_absent = absent;
-    j->missing = absent ? malloc((size_t)(absent < MISSING_LISTED ? absent : MISSING_LISTED) * sizeof *j->missing) : NULL;
-    int64_t next = 0; /* the first rank not yet looked at */
-    for (size_t k = 0; j->missing && next < world && j->n_missing < MISSING_LISTED; k++) {
-        int64_t upto = k < n ? res[k].rank : world; /* absent: [next, upto) */
-        for (int64_t r = next; r < upto && j->n_missing < MISSING_LISTED; r++)
-            j->missing[j->n_missing++] = r;
-        next = upto + 1;
-    }
+    mt_trust_world_t w;
+    mt_trust_world(rw, rw + n, n, &w);
+    free(rw);
+    j->world = w.world;
+    j->world_disagree = w.disagree;
+    j->missing = w.missing;
+    j->n_missing = w.n_missing;
+    j->n_absent = w.n_absent;
     return MT_EXIT_OK;
 }
 

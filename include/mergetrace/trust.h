@@ -115,6 +115,27 @@ const char *mt_trust_code_str(mt_trust_code_t c);
  * (t->why). MT_OK or MT_ERR_NOMEM. */
 mt_status_t mt_trust_annotate(mt_cross_t *x, const mt_trust_t *t, bool aligned, bool forced);
 
+/* The job's world and its absent ranks, from the traces alone (before
+ * any alignment; the program's rank checks). */
+typedef struct mt_trust_world {
+    int64_t world;     /* the largest world size a trace names, at least the highest rank + 1 */
+    bool disagree;     /* two traces name different world sizes */
+    int64_t n_absent;  /* every rank below world without a trace */
+    int64_t *missing;  /* the first MT_TRUST_MISSING_LISTED of them, ascending (malloc'd, the caller
+                        * frees; NULL when none, or out of memory: n_missing 0) */
+    size_t n_missing;
+} mt_trust_world_t;
+
+/* Listed at most: a world_size of 2^31 in one trace must not cost
+ * gigabytes or a loop over every rank (absent runs between traced ranks
+ * are counted whole). */
+#define MT_TRUST_MISSING_LISTED ((size_t)1 << 16)
+
+/* The world of n >= 1 traces: ranks[0..n) ascending and distinct,
+ * world_sizes[0..n) what each names (<= 0: none). Fills *w. Not
+ * collective. */
+void mt_trust_world(const int64_t *ranks, const int64_t *world_sizes, size_t n, mt_trust_world_t *w);
+
 #ifdef __cplusplus
 }
 #endif

@@ -319,10 +319,49 @@ static void test_annotate(void **state)
     free(x);
 }
 
+/* The world from the traces alone, worked out by hand: the largest size
+ * named, at least the highest rank + 1, the absent ranks listed in order
+ * and, past MT_TRUST_MISSING_LISTED, only counted. */
+static void test_world(void **state)
+{
+    (void)state;
+    mt_trust_world_t w;
+    const int64_t r134[] = {1, 3, 4}, s88n[] = {8, 8, -1}, s840[] = {8, 4, 0};
+    mt_trust_world(r134, s88n, 3, &w);
+    assert_int_equal(w.world, 8);
+    assert_false(w.disagree);
+    assert_int_equal(w.n_absent, 5);
+    assert_int_equal(w.n_missing, 5);
+    const int64_t want[] = {0, 2, 5, 6, 7};
+    assert_memory_equal(w.missing, want, sizeof want);
+    free(w.missing);
+    mt_trust_world(r134, s840, 3, &w);
+    assert_int_equal(w.world, 8);
+    assert_true(w.disagree);
+    free(w.missing);
+    const int64_t r02[] = {0, 2}, none[] = {-1, 0};
+    mt_trust_world(r02, none, 2, &w); /* no size named: the highest rank's */
+    assert_int_equal(w.world, 3);
+    assert_int_equal(w.n_missing, 1);
+    assert_int_equal(w.missing[0], 1);
+    free(w.missing);
+    const int64_t r01[] = {0, 1}, s22[] = {2, 2};
+    mt_trust_world(r01, s22, 2, &w);
+    assert_int_equal(w.n_absent, 0);
+    assert_null(w.missing);
+    const int64_t r0[] = {0}, huge[] = {(int64_t)1 << 31};
+    mt_trust_world(r0, huge, 1, &w);
+    assert_int_equal(w.n_absent, ((int64_t)1 << 31) - 1);
+    assert_int_equal(w.n_missing, MT_TRUST_MISSING_LISTED);
+    assert_int_equal(w.missing[0], 1);
+    assert_int_equal(w.missing[MT_TRUST_MISSING_LISTED - 1], (int64_t)MT_TRUST_MISSING_LISTED);
+    free(w.missing);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_same_run),    cmocka_unit_test(test_world_size), cmocka_unit_test(test_drift),
+        cmocka_unit_test(test_world),       cmocka_unit_test(test_same_run),    cmocka_unit_test(test_world_size), cmocka_unit_test(test_drift),
         cmocka_unit_test(test_residual),    cmocka_unit_test(test_sizes),      cmocka_unit_test(test_shared_group),
         cmocka_unit_test(test_window),      cmocka_unit_test(test_annotate),
     };
