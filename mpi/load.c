@@ -273,22 +273,6 @@ static void load_one(const mt_discover_file_t *f, int32_t index, const options_t
     trace_done(f, map, only_file, L, r, t, facts, st, &err, t0);
 }
 
-/* How many inputs from files[i] on are parts of files[i]'s export
- * (consecutive in the list: mt_discover_collect puts them there), and how many
- * of those this process owns (*mine); 1 and 0 or 1 for any other input. */
-static size_t part_run(const mt_discover_list_t *files, size_t i, int me, size_t *mine)
-{
-    const char *p = files->files[i].path;
-    size_t flen = mt_nsys_part_file(p), end = i + 1;
-    while (flen && end < files->n && mt_nsys_part_file(files->files[end].path) == flen &&
-           strncmp(files->files[end].path, p, flen) == 0)
-        end++;
-    *mine = 0;
-    for (size_t j = i; j < end; j++)
-        *mine += files->files[j].owner == me;
-    return end - i;
-}
-
 /* The n parts of one Nsight Systems export that this process owns among
  * files[i..i+run): read in one pass per table (mt_nsys_load_parts) rather
  * than a pass per part, each trace then summarised and analysed as
@@ -563,7 +547,7 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_
             continue;
         if (other_failed(&fn))
             break; /* someone else failed: no point loading more */
-        size_t first = L->n_res, owned, run = part_run(files, i, me, &owned);
+        size_t first = L->n_res, owned, run = mt_discover_part_run(files, i, me, &owned);
         if (owned > 1) {
             /* several processes of one Nsight Systems export: one read */
             load_parts(files, i, run, owned, me, o, map, &fn, L);

@@ -82,24 +82,6 @@ static int write_compare(const char *dir, const mt_compare_t *c, char *msg, size
     return 0;
 }
 
-/* Whether a --baseline file that is no report.json is one the program
- * reads as traces: an SQLite database (Nsight Systems), gzip (a .json.gz
- * trace), or JSON with traceEvents near its start (Kineto). */
-static bool baseline_is_trace(const mt_buf_t *b)
-{
-    static const char sqlite[16] = "SQLite format 3";
-    if (b->len >= 16 && !memcmp(b->data, sqlite, 16))
-        return true;
-    if (b->len >= 2 && (unsigned char)b->data[0] == 0x1f && (unsigned char)b->data[1] == 0x8b)
-        return true;
-    size_t look = b->len < 4096 ? b->len : 4096;
-    static const char key[] = "\"traceEvents\"";
-    for (size_t i = 0; i + sizeof key - 1 <= look; i++)
-        if (!memcmp(b->data + i, key, sizeof key - 1))
-            return true;
-    return false;
-}
-
 int outputs_baseline_read(options_t *o)
 {
     struct stat sb;
@@ -161,7 +143,7 @@ int outputs_baseline_read(options_t *o)
     mt_error_t err;
     mt_error_clear(&err);
     st = mt_compare_check((const char *)buf.data, buf.len, o->baseline_file, &err);
-    if (st != MT_OK && st != MT_ERR_NOMEM && !S_ISDIR(sb.st_mode) && baseline_is_trace(&buf)) {
+    if (st != MT_OK && st != MT_ERR_NOMEM && !S_ISDIR(sb.st_mode) && mt_discover_is_trace_head(buf.data, buf.len)) {
         /* a file of traces (an Nsight export, a Kineto trace) is analysed
          * as a directory of them is: a baseline may be any input the
          * program reads (issue 39 papercut: 'invalid JSON ... byte 0' for

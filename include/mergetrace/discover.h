@@ -89,6 +89,17 @@ void mt_discover_assign(mt_discover_list_t *l, int n_procs);
  * rank or the process id; -1 for a file). */
 mt_discover_kind_t mt_discover_part(const char *path, int64_t *part);
 
+/* How many inputs from l->files[i] on are parts of one Nsight Systems
+ * export (consecutive in the list: mt_discover_collect puts them there),
+ * and how many of those process me owns (*mine); 1, and *mine 0 or 1,
+ * for any other input. */
+size_t mt_discover_part_run(const mt_discover_list_t *l, size_t i, int me, size_t *mine);
+
+/* Whether head, the first len bytes of a file, is one the program reads
+ * as traces: an SQLite database (Nsight Systems), gzip (a .json.gz
+ * trace), or JSON with "traceEvents" in its first 4 KiB (Kineto). */
+bool mt_discover_is_trace_head(const char *head, size_t len);
+
 /* The base name of path (what follows its last '/'), within path. */
 const char *mt_discover_base(const char *path);
 

@@ -301,6 +301,47 @@ static void test_share_node(void **state)
         free(rec[i].f.path);
 }
 
+/* The parts of one Nsight Systems export in a row, and who owns them:
+ * by hand, a.sqlite's three parts (two on process 1), then b.json. */
+static void test_part_run(void **state)
+{
+    (void)state;
+    mt_discover_file_t f[5] = {
+        {.path = "/t/a.sqlite#pid11", .owner = 0}, {.path = "/t/a.sqlite#pid12", .owner = 1},
+        {.path = "/t/a.sqlite#pid13", .owner = 1}, {.path = "/t/b.json", .owner = 1},
+        {.path = "/t/c.sqlite#pid1", .owner = 0},
+    };
+    mt_discover_list_t l = {.files = f, .n = 5};
+    size_t mine = 9;
+    assert_int_equal(mt_discover_part_run(&l, 0, 1, &mine), 3);
+    assert_int_equal(mine, 2);
+    assert_int_equal(mt_discover_part_run(&l, 0, 0, &mine), 3);
+    assert_int_equal(mine, 1);
+    assert_int_equal(mt_discover_part_run(&l, 1, 2, &mine), 2); /* from the second part on */
+    assert_int_equal(mine, 0);
+    assert_int_equal(mt_discover_part_run(&l, 3, 1, &mine), 1);
+    assert_int_equal(mine, 1);
+    assert_int_equal(mt_discover_part_run(&l, 4, 1, &mine), 1); /* another export's part, alone */
+    assert_int_equal(mine, 0);
+}
+
+/* What a --baseline that is no report is read as. */
+static void test_trace_head(void **state)
+{
+    (void)state;
+    assert_true(mt_discover_is_trace_head("SQLite format 3\0rest", 20));
+    assert_false(mt_discover_is_trace_head("SQLite format 3", 15));
+    assert_true(mt_discover_is_trace_head("\x1f\x8b\x08", 3));
+    assert_true(mt_discover_is_trace_head("{\"schemaVersion\":1,\"traceEvents\":[", 35));
+    assert_false(mt_discover_is_trace_head("{\"generator\":\"mergetrace\"}", 26));
+    char big[5000];
+    memset(big, ' ', sizeof big);
+    memcpy(big + 4090, "\"traceEvents\"", 13); /* past the first 4 KiB */
+    assert_false(mt_discover_is_trace_head(big, sizeof big));
+    memcpy(big + 4000, "\"traceEvents\"", 13);
+    assert_true(mt_discover_is_trace_head(big, sizeof big));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -311,6 +352,8 @@ int main(void)
         cmocka_unit_test(test_assign),
         cmocka_unit_test(test_node),
         cmocka_unit_test(test_share_node),
+        cmocka_unit_test(test_part_run),
+        cmocka_unit_test(test_trace_head),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
