@@ -42,6 +42,7 @@
 /* report: report.json, report.html, terminal text */
 #include "mergetrace/report.h"
 #include "mergetrace/report_html.h"
+#include "mergetrace/report_timings.h"
 #include "mergetrace/compare.h"
 /* merge: the merged trace */
 #include "mergetrace/merge.h"
