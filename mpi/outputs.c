@@ -84,85 +84,29 @@ static int write_compare(const char *dir, const mt_compare_t *c, char *msg, size
 
 int outputs_baseline_read(options_t *o)
 {
-    struct stat sb;
-    const char *b = o->baseline;
-    if (stat(b, &sb) != 0) {
-        say("mergetrace: --baseline %s: %s\n", b, strerror(errno));
-        return MT_EXIT_BAD_INPUT;
-    }
-    if (S_ISDIR(sb.st_mode))
-        snprintf(o->baseline_file, sizeof o->baseline_file, "%s/report.json", b);
-    else
-        snprintf(o->baseline_file, sizeof o->baseline_file, "%s", b);
-    FILE *f = NULL;
-    mt_error_t cerr;
-    mt_error_clear(&cerr);
-    struct stat fb;
-    if (stat(o->baseline_file, &fb) == 0 || !S_ISDIR(sb.st_mode)) {
-        /* a regular file of a sane size before it is opened: a FIFO blocked
-         * here, /dev/zero read until memory ran out */
-        mt_status_t cs = mt_input_check_file(o->baseline_file, MT_SIDE_FILE_MAX, "--baseline", &cerr);
-        if (cs != MT_OK) {
-            say("mergetrace: %s\n", cerr.msg);
-            return cs == MT_ERR_IO ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
-        }
-        f = fopen(o->baseline_file, "rb");
-    } else {
-        errno = ENOENT;
-    }
-    if (!f && S_ISDIR(sb.st_mode) && errno == ENOENT) {
-        /* No report.json: a directory of traces, analysed in this run
-         * (mpi/main.c); its report goes to baseline/report.json of -o. */
-        if (o->local || o->timeline_map) {
-            say("mergetrace: --baseline %s: a directory of traces as the baseline does not go with %s\n",
-                    b, o->local ? "--local" : "--timeline-map");
-            return MT_EXIT_USAGE;
-        }
-        snprintf(o->baseline_file, sizeof o->baseline_file, "%.4000s/baseline/report.json", o->out_dir);
-        o->baseline_traces = true;
-        return MT_EXIT_OK;
-    }
-    if (!f) {
-        say("mergetrace: --baseline %s: %s\n", S_ISDIR(sb.st_mode) ? o->baseline_file : b,
-                strerror(errno));
-        return MT_EXIT_BAD_INPUT;
-    }
+    char msg[PATH_MAX + 1400];
+    mt_discover_baseline_t kind;
     mt_buf_t buf = {0};
-    char chunk[65536];
-    size_t n;
-    mt_status_t st = MT_OK;
-    while (st == MT_OK && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        st = mt_buf_append(&buf, chunk, n);
-    bool rd_err = ferror(f) != 0;
-    fclose(f);
-    if (st != MT_OK || rd_err) {
+    int rc = mt_discover_baseline_read(o->baseline, o->baseline_file, sizeof o->baseline_file, &kind, &buf, msg,
+                                       sizeof msg);
+    if (rc) {
         mt_buf_free(&buf);
-        say("mergetrace: --baseline %s: %s\n", o->baseline_file, rd_err ? "read error" : "out of memory");
-        return MT_EXIT_ERROR;
+        say("mergetrace: %s\n", msg);
+        return rc == 1 ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
     }
-    mt_error_t err;
-    mt_error_clear(&err);
-    st = mt_compare_check((const char *)buf.data, buf.len, o->baseline_file, &err);
-    if (st != MT_OK && st != MT_ERR_NOMEM && !S_ISDIR(sb.st_mode) && mt_discover_is_trace_head(buf.data, buf.len)) {
-        /* a file of traces (an Nsight export, a Kineto trace) is analysed
-         * as a directory of them is: a baseline may be any input the
-         * program reads (issue 39 papercut: 'invalid JSON ... byte 0' for
-         * before.sqlite) */
+    if (kind != MT_DISCOVER_BASELINE_REPORT) {
+        /* traces, analysed in this run (mpi/main.c); their report goes to
+         * baseline/report.json of -o */
         mt_buf_free(&buf);
         if (o->local || o->timeline_map) {
-            say("mergetrace: --baseline %s: a trace as the baseline does not go with %s\n", b,
+            say("mergetrace: --baseline %s: %s as the baseline does not go with %s\n", o->baseline,
+                kind == MT_DISCOVER_BASELINE_TRACE_DIR ? "a directory of traces" : "a trace",
                 o->local ? "--local" : "--timeline-map");
             return MT_EXIT_USAGE;
         }
         snprintf(o->baseline_file, sizeof o->baseline_file, "%.4000s/baseline/report.json", o->out_dir);
         o->baseline_traces = true;
         return MT_EXIT_OK;
-    }
-    if (st != MT_OK) {
-        char line[1200];
-        say("mergetrace: --baseline: %s\n", mt_error_format(&err, line, sizeof line));
-        mt_buf_free(&buf);
-        return st == MT_ERR_NOMEM ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
     }
     o->baseline_text = (char *)buf.data;
     o->baseline_len = buf.len;

@@ -100,6 +100,25 @@ size_t mt_discover_part_run(const mt_discover_list_t *l, size_t i, int me, size_
  * trace), or JSON with "traceEvents" in its first 4 KiB (Kineto). */
 bool mt_discover_is_trace_head(const char *head, size_t len);
 
+/* What a --baseline PATH is (src/discover/baseline.c). */
+typedef enum mt_discover_baseline {
+    MT_DISCOVER_BASELINE_REPORT = 0, /* a mergetrace report.json (the file, or DIR/report.json) */
+    MT_DISCOVER_BASELINE_TRACE_DIR,  /* a directory without report.json: of traces */
+    MT_DISCOVER_BASELINE_TRACE_FILE, /* a file that is no report but one the program reads as traces */
+} mt_discover_baseline_t;
+
+/* Read the baseline at path: a report.json file, or a directory's
+ * report.json, into *text (appended; the caller frees it with mt_buf_free)
+ * after checking it is a mergetrace report (mt_compare_check; a regular
+ * file of a sane size, MT_SIDE_FILE_MAX, before it is opened); its path
+ * into file (cap bytes). A directory without report.json, or a file of
+ * traces (mt_discover_is_trace_head), is told by *kind and nothing is
+ * read. Returns 0; or 1 (the system: a read error, out of memory) or 2
+ * (the input: missing, not JSON, not a report) with a one-line message in
+ * msg ("--baseline PATH: ..."). */
+int mt_discover_baseline_read(const char *path, char *file, size_t cap, mt_discover_baseline_t *kind, mt_buf_t *text,
+                              char *msg, size_t msg_cap);
+
 /* The base name of path (what follows its last '/'), within path. */
 const char *mt_discover_base(const char *path);
 

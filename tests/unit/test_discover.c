@@ -342,6 +342,53 @@ static void test_trace_head(void **state)
     assert_true(mt_discover_is_trace_head(big, sizeof big));
 }
 
+/* What a --baseline is: tests/data/own's report.json (named, or its
+ * directory), a directory without one, a trace, JSON that is neither, a
+ * missing path. */
+static void test_baseline(void **state)
+{
+    (void)state;
+    char file[4096], msg[5000], p[1024];
+    mt_discover_baseline_t kind;
+    mt_buf_t text = {0};
+    size_t len = 0;
+    char *want = read_file(OWN "/report.json", &len);
+    assert_non_null(want);
+    assert_int_equal(mt_discover_baseline_read(OWN "/report.json", file, sizeof file, &kind, &text, msg, sizeof msg), 0);
+    assert_int_equal(kind, MT_DISCOVER_BASELINE_REPORT);
+    assert_string_equal(file, OWN "/report.json");
+    assert_int_equal(text.len, len);
+    assert_memory_equal(text.data, want, len);
+    mt_buf_free(&text);
+    assert_int_equal(mt_discover_baseline_read(OWN, file, sizeof file, &kind, &text, msg, sizeof msg), 0);
+    assert_int_equal(kind, MT_DISCOVER_BASELINE_REPORT);
+    assert_string_equal(file, OWN "/report.json");
+    assert_int_equal(text.len, len);
+    mt_buf_free(&text);
+    free(want);
+
+    snprintf(p, sizeof p, "%s/empty", root);
+    assert_int_equal(mt_discover_baseline_read(p, file, sizeof file, &kind, &text, msg, sizeof msg), 0);
+    assert_int_equal(kind, MT_DISCOVER_BASELINE_TRACE_DIR);
+    assert_int_equal(text.len, 0);
+    assert_int_equal(mt_discover_baseline_read(OWN "/rank-0.json", file, sizeof file, &kind, &text, msg, sizeof msg), 0);
+    assert_int_equal(kind, MT_DISCOVER_BASELINE_TRACE_FILE);
+    assert_int_equal(text.len, 0);
+
+    put("notes.json", "{\"a\": 1}");
+    snprintf(p, sizeof p, "%s/notes.json", root);
+    assert_int_equal(mt_discover_baseline_read(p, file, sizeof file, &kind, &text, msg, sizeof msg), 2);
+    assert_int_equal(strncmp(msg, "--baseline: ", 12), 0);
+    assert_non_null(strstr(msg, "notes.json"));
+    assert_int_equal(text.len, 0);
+    snprintf(p, sizeof p, "%s/none", root);
+    assert_int_equal(mt_discover_baseline_read(p, file, sizeof file, &kind, &text, msg, sizeof msg), 2);
+    char w[1200];
+    snprintf(w, sizeof w, "--baseline %s: No such file or directory", p);
+    assert_string_equal(msg, w);
+    mt_buf_free(&text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -354,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_share_node),
         cmocka_unit_test(test_part_run),
         cmocka_unit_test(test_trace_head),
+        cmocka_unit_test(test_baseline),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
