@@ -293,43 +293,25 @@ static mt_status_t job_trust(const options_t *o, const mt_discover_list_t *l, jo
         tt[i] = (mt_trust_trace_t){.rank = (int32_t)j->res[i].rank,
                                    .world_size = kineto ? s->world_size : -1,
                                    .first_ns = s->events ? s->first_ns : 0,
-                                   .last_ns = s->events ? s->last_ns : -1};
+                                   .last_ns = s->events ? s->last_ns : -1,
+                                   .nccl = !kineto};
     }
     mt_status_t st = mt_trust_check(tt, al->clocks, j->n < al->n_clocks ? j->n : al->n_clocks, al->rows, al->n_rows,
                                      al->m, options_one_clock(o), &j->trust);
+    size_t ilo = 0, ihi = 0;
+    double apart = 0;
+    bool far = st == MT_OK && mt_trust_apart(tt, j->n, al->clocks, al->n_clocks, &ilo, &ihi, &apart);
     free(tt);
     if (st != MT_OK) {
         say("mergetrace: %schecking the traces belong together: %s\n", o->job_tag, mt_status_str(st));
         return st;
     }
-    /* Traces whose windows lie days apart on the corrected clock (one
-     * without its absolute time base, beside others with one, under
-     * --no-align): nothing can compare them, and the sums of their
-     * differences would not fit int64 ns; not even with --force. */
-    {
-        double lo = HUGE_VAL, hi = -HUGE_VAL;
-        size_t ilo = 0, ihi = 0;
-        for (size_t i = 0; i < j->n; i++) {
-            const mt_trace_summary_t *s = &j->res[i].sum;
-            if (!s->events || j->res[i].nccl.is_nccl)
-                continue;
-            double v = (double)s->first_ns + (i < al->n_clocks ? al->clocks[i].offset_ns : 0.0);
-            if (v < lo) {
-                lo = v;
-                ilo = i;
-            }
-            if (v > hi) {
-                hi = v;
-                ihi = i;
-            }
-        }
-        if (hi - lo > (double)(INT64_C(1) << 50)) {
-            say("mergetrace: %s%s and %s start %.0f days apart on the %s clock (a trace without its absolute "
-                    "time base?): they cannot be analysed together\n",
-                    o->job_tag, l->files[j->res[ilo].index].path, l->files[j->res[ihi].index].path,
-                    (hi - lo) / 86400e9, o->no_align ? "same (--no-align)" : "corrected");
-            return MT_ERR_FORMAT;
-        }
+    if (far) {
+        say("mergetrace: %s%s and %s start %.0f days apart on the %s clock (a trace without its absolute "
+            "time base?): they cannot be analysed together\n",
+            o->job_tag, l->files[j->res[ilo].index].path, l->files[j->res[ihi].index].path, apart / 86400e9,
+            o->no_align ? "same (--no-align)" : "corrected");
+        return MT_ERR_FORMAT;
     }
     const mt_trust_t *t = &j->trust;
     if (t->mixed && !o->force) {

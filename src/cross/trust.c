@@ -405,3 +405,30 @@ void mt_trust_world(const int64_t *ranks, const int64_t *world_sizes, size_t n, 
         next = upto + 1;
     }
 }
+
+bool mt_trust_apart(const mt_trust_trace_t *traces, size_t n, const mt_clock_t *clocks, size_t n_clocks, size_t *a,
+                    size_t *b, double *apart_ns)
+{
+    double lo = HUGE_VAL, hi = -HUGE_VAL;
+    size_t ilo = 0, ihi = 0;
+    for (size_t i = 0; i < n; i++) {
+        const mt_trust_trace_t *t = &traces[i];
+        if (t->last_ns < t->first_ns || t->nccl)
+            continue;
+        double v = (double)t->first_ns + (i < n_clocks ? clocks[i].offset_ns : 0.0);
+        if (v < lo) {
+            lo = v;
+            ilo = i;
+        }
+        if (v > hi) {
+            hi = v;
+            ihi = i;
+        }
+    }
+    if (!(hi - lo > MT_TRUST_APART_NS))
+        return false;
+    *a = ilo;
+    *b = ihi;
+    *apart_ns = hi - lo;
+    return true;
+}
