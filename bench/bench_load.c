@@ -10,13 +10,13 @@
 #include <time.h>
 
 #include "bench_util.h"
-#include "heap.h"
+#include "mergetrace/heap.h"
 #include "mergetrace/input.h"
 #include "mergetrace/mergetrace.h"
 
 int main(int argc, char **argv)
 {
-    heap_setup(); /* the memory policy of mergetrace itself */
+    mt_heap_setup(); /* the memory policy of mergetrace itself */
     int reps = 3;
     int argi = 1;
     bool no_post = false, inflate_only = false, parts = false;
@@ -94,7 +94,7 @@ int main(int argc, char **argv)
                     sum.events += ts[k]->n_events;
                     mt_trace_free(ts[k]);
                 }
-                heap_release(sum.bytes_json);
+                mt_heap_release(sum.bytes_json);
                 continue;
             }
             mt_status_t st = mt_trace_load(argv[argi], &o, &t, &err);
@@ -109,7 +109,7 @@ int main(int argc, char **argv)
             sum.events = t->n_events;
             sum.bytes_json = t->stats.bytes_json;
             mt_trace_free(t);
-            heap_release(sum.bytes_json); /* as after each rank in mergetrace */
+            mt_heap_release(sum.bytes_json); /* as after each rank in mergetrace */
         }
         const char *b = strrchr(argv[argi], '/');
         printf("%-40.40s %10.1f %10llu %9.3f %11.1f %10.2f %9.1f\n", b ? b + 1 : argv[argi], sum.bytes_json / 1e6,

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "comm_mpi.h"
-#include "heap.h"
+#include "mergetrace/heap.h"
 #include "procs.h"
 
 static int by_rank(const void *a, const void *b)
@@ -120,33 +120,23 @@ int job_check(const options_t *o, const mt_discover_list_t *l, file_result_t *re
                         o->job_tag, (long long)res[i].rank, a->path, b->path);
             return MT_EXIT_BAD_INPUT;
         }
-    int64_t world = -1;
+    int64_t *rw = malloc(2 * n * sizeof *rw); /* ranks, then the world sizes the traces name */
+    if (!rw) {
+        say("mergetrace: out of memory\n");
+        return MT_EXIT_ERROR;
+    }
     for (size_t i = 0; i < n; i++) {
-        int64_t w = res[i].sum.world_size;
-        if (w <= 0)
-            continue;
-        if (world >= 0 && w != world)
-            j->world_disagree = true;
-        if (w > world)
-            world = w;
+        rw[i] = res[i].rank;
+        rw[n + i] = res[i].sum.world_size;
     }
-    if (world < res[n - 1].rank + 1)
-        world = res[n - 1].rank + 1;
-    j->world = world;
-    /* every absent rank is counted; the first MISSING_LISTED are listed (a
-     * world_size of 2^31 in one trace must not cost gigabytes or a loop over
-     * every rank: absent runs between traced ranks are counted whole) */
-    enum { MISSING_LISTED = 1 << 16 };
-    int64_t absent = world - (int64_t)n; /* ranks are distinct and below world here */
-    j->n_absent = absent;
-    j->missing = absent ? malloc((size_t)(absent < MISSING_LISTED ? absent : MISSING_LISTED) * sizeof *j->missing) : NULL;
-    int64_t next = 0; /* the first rank not yet looked at */
-    for (size_t k = 0; j->missing && next < world && j->n_missing < MISSING_LISTED; k++) {
-        int64_t upto = k < n ? res[k].rank : world; /* absent: [next, upto) */
-        for (int64_t r = next; r < upto && j->n_missing < MISSING_LISTED; r++)
-            j->missing[j->n_missing++] = r;
-        next = upto + 1;
-    }
+    mt_trust_world_t w;
+    mt_trust_world(rw, rw + n, n, &w);
+    free(rw);
+    j->world = w.world;
+    j->world_disagree = w.disagree;
+    j->missing = w.missing;
+    j->n_missing = w.n_missing;
+    j->n_absent = w.n_absent;
     return MT_EXIT_OK;
 }
 
@@ -155,18 +145,18 @@ int job_plan(MPI_Comm comm, const options_t *o, local_t *L, job_t *j, phase_time
     int me;
     procs_comm_rank(comm, &me);
     int skip = 0;
-    /* the load's free heap back first (heap_release trims once per 64 MB
+    /* the load's free heap back first (mt_heap_release trims once per 64 MB
      * of traces, and keeps 8 MiB), so that the resident set measured below
      * is what process 0 holds, and the gather starts from it */
-    heap_give_back();
+    mt_heap_give_back();
     if (me == 0) {
-        j->plan.rss = heap_resident();
+        j->plan.rss = mt_heap_resident();
         mt_critpath_memory(j->n, j->plan.rows, j->plan.acts, &j->plan.without, &j->plan.with);
         /* what the machine has now, with a tenth kept for the outputs and
          * for the projection's error (docs/PERFORMANCE.md "Process 0's
          * memory budget") */
         j->plan.budget = o->mem_budget > 0 ? (uint64_t)o->mem_budget
-                         : o->mem_budget < 0 ? heap_available() / 10 * 9
+                         : o->mem_budget < 0 ? mt_heap_available() / 10 * 9
                                              : 0;
         skip = j->plan.steps > 0 && j->plan.budget > 0 && j->plan.with > j->plan.budget;
     }
@@ -303,43 +293,25 @@ static mt_status_t job_trust(const options_t *o, const mt_discover_list_t *l, jo
         tt[i] = (mt_trust_trace_t){.rank = (int32_t)j->res[i].rank,
                                    .world_size = kineto ? s->world_size : -1,
                                    .first_ns = s->events ? s->first_ns : 0,
-                                   .last_ns = s->events ? s->last_ns : -1};
+                                   .last_ns = s->events ? s->last_ns : -1,
+                                   .nccl = !kineto};
     }
     mt_status_t st = mt_trust_check(tt, al->clocks, j->n < al->n_clocks ? j->n : al->n_clocks, al->rows, al->n_rows,
                                      al->m, options_one_clock(o), &j->trust);
+    size_t ilo = 0, ihi = 0;
+    double apart = 0;
+    bool far = st == MT_OK && mt_trust_apart(tt, j->n, al->clocks, al->n_clocks, &ilo, &ihi, &apart);
     free(tt);
     if (st != MT_OK) {
         say("mergetrace: %schecking the traces belong together: %s\n", o->job_tag, mt_status_str(st));
         return st;
     }
-    /* Traces whose windows lie days apart on the corrected clock (one
-     * without its absolute time base, beside others with one, under
-     * --no-align): nothing can compare them, and the sums of their
-     * differences would not fit int64 ns; not even with --force. */
-    {
-        double lo = HUGE_VAL, hi = -HUGE_VAL;
-        size_t ilo = 0, ihi = 0;
-        for (size_t i = 0; i < j->n; i++) {
-            const mt_trace_summary_t *s = &j->res[i].sum;
-            if (!s->events || j->res[i].nccl.is_nccl)
-                continue;
-            double v = (double)s->first_ns + (i < al->n_clocks ? al->clocks[i].offset_ns : 0.0);
-            if (v < lo) {
-                lo = v;
-                ilo = i;
-            }
-            if (v > hi) {
-                hi = v;
-                ihi = i;
-            }
-        }
-        if (hi - lo > (double)(INT64_C(1) << 50)) {
-            say("mergetrace: %s%s and %s start %.0f days apart on the %s clock (a trace without its absolute "
-                    "time base?): they cannot be analysed together\n",
-                    o->job_tag, l->files[j->res[ilo].index].path, l->files[j->res[ihi].index].path,
-                    (hi - lo) / 86400e9, o->no_align ? "same (--no-align)" : "corrected");
-            return MT_ERR_FORMAT;
-        }
+    if (far) {
+        say("mergetrace: %s%s and %s start %.0f days apart on the %s clock (a trace without its absolute "
+            "time base?): they cannot be analysed together\n",
+            o->job_tag, l->files[j->res[ilo].index].path, l->files[j->res[ihi].index].path, apart / 86400e9,
+            o->no_align ? "same (--no-align)" : "corrected");
+        return MT_ERR_FORMAT;
     }
     const mt_trust_t *t = &j->trust;
     if (t->mixed && !o->force) {
@@ -364,7 +336,7 @@ static void job_cp_rows_done(void *ctx)
     j->al.n_rows = 0;
     mt_match_free(j->al.m);
     j->al.m = NULL;
-    heap_give_back();
+    mt_heap_give_back();
 }
 
 static void job_cp_built(void *ctx)
@@ -372,7 +344,7 @@ static void job_cp_built(void *ctx)
     job_t *j = ctx;
     for (size_t i = 0; i < j->n_an; i++)
         mt_rank_analysis_drop_gacts(j->an[i]);
-    heap_give_back();
+    mt_heap_give_back();
 }
 
 int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_times_t *pt)
@@ -449,13 +421,13 @@ int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_t
         cpr.stage_first = j->pipe->stages.first;
         cpr.n_stages = j->pipe->stages.n;
     }
-    uint64_t rss0 = timings_peak_rss();
+    uint64_t rss0 = mt_heap_peak();
     if (!j->plan.skipped) /* over the memory budget (job_plan): a warning says so */
         st = mt_critpath_run(&cpr, an, j->n_an, al->clocks, j->ranks, (size_t)j->n_ranks, al->rows, al->n_rows,
                              al->m, &j->cp);
     pt->critpath = procs_wtime() - tp;
     pt->critpath_cpu = timings_cpu() - cp;
-    pt->critpath_rss_growth = timings_peak_rss() - rss0;
+    pt->critpath_rss_growth = mt_heap_peak() - rss0;
     pt->cross_rank += pt->critpath;
     pt->cross_rank_cpu += pt->critpath_cpu;
     if (st != MT_OK) {

@@ -25,7 +25,7 @@ typedef struct job {
     size_t n_skipped;
     int64_t world;
     bool world_disagree;
-    int64_t *missing;        /* the first MISSING_LISTED absent ranks */
+    int64_t *missing;        /* the first MT_TRUST_MISSING_LISTED absent ranks (mt_trust_world) */
     size_t n_missing;
     int64_t n_absent;        /* every rank below world with no trace */
     mt_nccl_job_t nccl;         /* the NCCL plugin files, by rank */

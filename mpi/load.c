@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "comm_mpi.h"
-#include "heap.h"
+#include "mergetrace/heap.h"
 #include "procs.h"
 
 /* Process 0 reads a small text file (the rank map) and broadcasts it, so
@@ -70,100 +70,26 @@ static int bcast_file(MPI_Comm comm, const char *path, char **text, size_t *len,
     return 0;
 }
 
-/* Broadcast the input list from process 0 (paths, sizes, flags, owners).
- * Collective. */
+/* Broadcast the input list from process 0 (mt_discover_pack). Collective. */
 static int bcast_inputs(MPI_Comm comm, mt_discover_list_t *l, int me)
 {
-    uint64_t n = l->n, bytes = 0;
-    if (me == 0)
-        for (size_t i = 0; i < l->n; i++)
-            bytes += strlen(l->files[i].path) + 1;
-    uint64_t hdr[2] = {n, bytes};
-    procs_bcast(hdr, 2, MPI_UINT64_T, 0, comm);
-    n = hdr[0];
-    bytes = hdr[1];
-    char *names = malloc(bytes ? bytes : 1);
-    uint64_t *sizes = malloc((n ? n : 1) * 5 * sizeof *sizes); /* sizes, from_dir flags, owners, kinds, parts */
-    if (me == 0 && names && sizes) {
-        char *p = names;
-        for (size_t i = 0; i < l->n; i++) {
-            size_t k = strlen(l->files[i].path) + 1;
-            memcpy(p, l->files[i].path, k);
-            p += k;
-            sizes[i] = l->files[i].bytes;
-            sizes[n + i] = l->files[i].from_dir;
-            sizes[2 * n + i] = (uint64_t)l->files[i].owner;
-            sizes[3 * n + i] = (uint64_t)l->files[i].kind;
-            sizes[4 * n + i] = (uint64_t)l->files[i].part;
-        }
-    }
-    if (comm_mpi_agree(comm, !names || !sizes)) {
-        free(names);
-        free(sizes);
+    mt_buf_t b = {0};
+    int rc = me == 0 && (mt_discover_pack(l, &b) || mt_buf_reserve(&b, 1)); /* reserve: data never NULL */
+    uint64_t len = b.len;
+    procs_bcast(&len, 1, MPI_UINT64_T, 0, comm);
+    if (me != 0 && !(b.data = malloc(len ? len : 1)))
+        rc = 1;
+    if (comm_mpi_agree(comm, rc)) {
+        mt_buf_free(&b);
         return 1;
     }
-    procs_bcast(names, (int)bytes, MPI_CHAR, 0, comm);
-    procs_bcast(sizes, (int)(5 * n), MPI_UINT64_T, 0, comm);
-    int rc = 0;
+    procs_bcast(b.data, (int)len, MPI_CHAR, 0, comm);
     if (me != 0) {
-        memset(l, 0, sizeof *l);
-        l->files = calloc(n ? n : 1, sizeof *l->files);
-        rc = !l->files;
-        const char *p = names;
-        for (uint64_t i = 0; !rc && i < n; i++) {
-            l->files[i].path = strdup(p);
-            l->files[i].bytes = sizes[i];
-            l->files[i].from_dir = sizes[n + i] != 0;
-            l->files[i].owner = (int)sizes[2 * n + i];
-            l->files[i].kind = (mt_discover_kind_t)sizes[3 * n + i];
-            l->files[i].part = (int64_t)sizes[4 * n + i];
-            if (!l->files[i].path)
-                rc = 1;
-            p += strlen(p) + 1;
-            l->n = i + 1;
-        }
+        mt_discover_free(l);
+        rc = mt_discover_unpack(b.data, len, l) != 0;
     }
-    free(names);
-    free(sizes);
+    mt_buf_free(&b);
     return comm_mpi_agree(comm, rc);
-}
-
-static int by_path_then_owner(const void *a, const void *b)
-{
-    const mt_discover_file_t *x = a, *y = b;
-    int c = strcmp(x->path, y->path);
-    return c ? c : (x->owner > y->owner) - (x->owner < y->owner);
-}
-
-static int by_skip_path(const void *a, const void *b)
-{
-    return strcmp(((const mt_discover_skip_t *)a)->path, ((const mt_discover_skip_t *)b)->path);
-}
-
-/* Process 0, --local: the paths every process left out (collect_local's
- * records, len bytes) into l->skipped as one process listing them all
- * would: each path once (the processes of one host given one directory
- * all find its outputs), the links not followed first (in process
- * order), then mergetrace's own outputs by path (mt_discover_collect). Before,
- * process 0's own were dropped with the rest: report.json listed none. 0,
- * or 1 out of memory. */
-static int gather_skipped(mt_discover_list_t *l, const char *all, size_t len)
-{
-    for (int pass = 1; pass >= 0; pass--) { /* links, then own outputs */
-        size_t from = l->n_skipped;
-        for (size_t off = 0; off < len;) {
-            const char *path = all + off + 1, *why = path + strlen(path) + 1, *first = why + strlen(why) + 1;
-            bool link = all[off] != 0, seen = false;
-            off = (size_t)(first - all) + strlen(first) + 1;
-            for (size_t i = 0; link == pass && i < l->n_skipped && !seen; i++)
-                seen = !strcmp(l->skipped[i].path, path);
-            if (link == pass && !seen && mt_discover_skip_add(l, path, why, link ? first : NULL))
-                return 1;
-        }
-        if (!pass && l->n_skipped > from) /* l->skipped may be NULL */
-            qsort(l->skipped + from, l->n_skipped - from, sizeof *l->skipped, by_skip_path);
-    }
-    return 0;
 }
 
 /* --local, collective: every process expands its own PATHs, and process 0
@@ -171,9 +97,7 @@ static int gather_skipped(mt_discover_list_t *l, const char *all, size_t len)
  * it, each file owned by the process that listed it (one listed by several
  * processes of a node: by one of them, mt_discover_share_node). Returns 0, or
  * the exit code (the same everywhere) after the lowest failing process
- * said why. Records: uint64 bytes, dev, inode, int64 mtime (ns), int64
- * part, int32 owner, uint8 from_dir, uint8 kind, then the host name, the
- * real path and the path, each with its NUL. */
+ * said why. The records: mt_discover_local_pack. */
 static int collect_local(MPI_Comm comm, const options_t *o, mt_discover_list_t *files, int me, int n_procs)
 {
     mt_comm_t mc = *mt_comm_serial();
@@ -181,40 +105,10 @@ static int collect_local(MPI_Comm comm, const options_t *o, mt_discover_list_t *
         comm_mpi_init(&mc, &comm);
     char msg[1400] = "";
     int rc = mt_discover_collect(o->inputs, o->n_inputs, o->recursive, files, msg, sizeof msg);
-    char host[256];
-    mt_discover_node(host, sizeof host);
-    mt_buf_t b = {0};
-    for (size_t i = 0; !rc && i < files->n; i++) {
-        const mt_discover_file_t *f = &files->files[i];
-        struct stat st;
-        char *real = mt_discover_identity(f->path, &st);
-        uint64_t head[5] = {f->bytes, real ? (uint64_t)st.st_dev : 0, real ? (uint64_t)st.st_ino : 0,
-                            real ? (uint64_t)((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec) : 0,
-                            (uint64_t)f->part};
-        int32_t owner = me;
-        uint8_t flags[2] = {f->from_dir, (uint8_t)f->kind};
-        if (mt_buf_append(&b, head, sizeof head) || mt_buf_append(&b, &owner, sizeof owner) ||
-            mt_buf_append(&b, flags, sizeof flags) || mt_buf_append(&b, host, strlen(host) + 1) ||
-            mt_buf_append(&b, real ? real : "", real ? strlen(real) + 1 : 1) ||
-            mt_buf_append(&b, f->path, strlen(f->path) + 1)) {
-            snprintf(msg, sizeof msg, "out of memory");
-            rc = 1;
-        }
-        free(real);
-    }
-    /* what this process left out (its own outputs, links not followed):
-     * uint8 1 for a link, the path, why and the first path (or ""), each
-     * with its NUL; process 0 lists them as one process would */
-    mt_buf_t sb = {0};
-    for (size_t i = 0; !rc && i < files->n_skipped; i++) {
-        const mt_discover_skip_t *k = &files->skipped[i];
-        uint8_t link = k->first != NULL;
-        const char *fp = k->first ? k->first : "";
-        if (mt_buf_append(&sb, &link, 1) || mt_buf_append(&sb, k->path, strlen(k->path) + 1) ||
-            mt_buf_append(&sb, k->why, strlen(k->why) + 1) || mt_buf_append(&sb, fp, strlen(fp) + 1)) {
-            snprintf(msg, sizeof msg, "out of memory");
-            rc = 1;
-        }
+    mt_buf_t b = {0}, sb = {0};
+    if (!rc && mt_discover_local_pack(files, me, &b, &sb)) {
+        snprintf(msg, sizeof msg, "out of memory");
+        rc = 1;
     }
     int cand = rc ? me : n_procs, first = n_procs;
     procs_allreduce(&cand, &first, 1, MPI_INT, MPI_MIN, comm);
@@ -238,55 +132,7 @@ static int collect_local(MPI_Comm comm, const options_t *o, mt_discover_list_t *
         mt_discover_free(files); /* the shared list comes from process 0 */
     if (me == 0 && !bad) {
         mt_discover_free(files);
-        mt_discover_rec_t *rec = NULL;
-        size_t n = 0, cap = 0;
-        for (size_t off = 0; !bad && off < len;) {
-            const char *p = (const char *)all + off;
-            mt_discover_rec_t r = {0};
-            uint64_t head[5];
-            int32_t owner;
-            memcpy(head, p, sizeof head);
-            memcpy(&owner, p + 40, sizeof owner);
-            r.f.bytes = head[0];
-            r.dev = head[1];
-            r.ino = head[2];
-            r.mtime_ns = (int64_t)head[3];
-            r.f.owner = owner;
-            r.f.from_dir = p[44] != 0;
-            r.f.kind = (mt_discover_kind_t)(uint8_t)p[45];
-            r.f.part = (int64_t)head[4];
-            r.key = p + 46; /* host, real path: in all, alive until the end */
-            const char *path = r.key + strlen(r.key) + 1;
-            path += strlen(path) + 1;
-            r.f.path = strdup(path);
-            off = (size_t)(path - (const char *)all) + strlen(path) + 1;
-            if (!r.f.path || MT_GROW(rec, cap, n + 1, 64) != MT_OK) {
-                free(r.f.path);
-                bad = 1;
-            } else {
-                rec[n++] = r;
-            }
-        }
-        long kept = bad ? -1 : mt_discover_share_node(rec, n, n_procs);
-        if (kept < 0) {
-            for (size_t i = 0; i < n; i++)
-                free(rec[i].f.path);
-            bad = 1;
-        }
-        for (long i = 0; i < kept && !bad; i++) {
-            if (MT_GROW(files->files, files->cap, files->n + 1, 64) != MT_OK) {
-                for (long k = i; k < kept; k++)
-                    free(rec[k].f.path);
-                bad = 1;
-            } else {
-                files->files[files->n++] = rec[i].f;
-            }
-        }
-        free(rec);
-        if (!bad)
-            qsort(files->files, files->n, sizeof *files->files, by_path_then_owner);
-        if (!bad)
-            bad = gather_skipped(files, sall, slen);
+        bad = mt_discover_local_union(all, len, sall, slen, n_procs, files) != 0;
     }
     free(all);
     free(sall);
@@ -427,22 +273,6 @@ static void load_one(const mt_discover_file_t *f, int32_t index, const options_t
     trace_done(f, map, only_file, L, r, t, facts, st, &err, t0);
 }
 
-/* How many inputs from files[i] on are parts of files[i]'s export
- * (consecutive in the list: mt_discover_collect puts them there), and how many
- * of those this process owns (*mine); 1 and 0 or 1 for any other input. */
-static size_t part_run(const mt_discover_list_t *files, size_t i, int me, size_t *mine)
-{
-    const char *p = files->files[i].path;
-    size_t flen = mt_nsys_part_file(p), end = i + 1;
-    while (flen && end < files->n && mt_nsys_part_file(files->files[end].path) == flen &&
-           strncmp(files->files[end].path, p, flen) == 0)
-        end++;
-    *mine = 0;
-    for (size_t j = i; j < end; j++)
-        *mine += files->files[j].owner == me;
-    return end - i;
-}
-
 /* The n parts of one Nsight Systems export that this process owns among
  * files[i..i+run): read in one pass per table (mt_nsys_load_parts) rather
  * than a pass per part, each trace then summarised and analysed as
@@ -517,7 +347,7 @@ static void trace_done(const mt_discover_file_t *f, const mt_rankmap_t *map, boo
                        mt_trace_t *t, mt_merge_facts_t *facts, mt_status_t st, mt_error_t *errp, double t0)
 {
     mt_error_t err = *errp;
-    bool released = false; /* heap_release done: once per rank */
+    bool released = false; /* mt_heap_release done: once per rank */
     if (st == MT_OK && facts) {
         mt_merge_facts_finish(facts, t);
         L->facts[r - L->res] = facts;
@@ -580,7 +410,7 @@ static void trace_done(const mt_discover_file_t *f, const mt_rankmap_t *map, boo
              * of the packed result: 6.6 MB for a 157 MB trace). */
             mt_trace_free(t);
             t = NULL;
-            heap_release(r->sum.bytes_json > f->bytes ? r->sum.bytes_json : f->bytes);
+            mt_heap_release(r->sum.bytes_json > f->bytes ? r->sum.bytes_json : f->bytes);
             released = true;
             if (st == MT_OK && L->facts[r - L->res])
                 st = mt_merge_facts_memory(L->facts[r - L->res], a); /* the merged trace's counter tracks */
@@ -600,7 +430,7 @@ static void trace_done(const mt_discover_file_t *f, const mt_rankmap_t *map, boo
         mt_error_format(&err, r->message, sizeof r->message);
     mt_trace_free(t);
     if (!released)
-        heap_release(r->sum.bytes_json > f->bytes ? r->sum.bytes_json : f->bytes);
+        mt_heap_release(r->sum.bytes_json > f->bytes ? r->sum.bytes_json : f->bytes);
 }
 
 int load_prepare(MPI_Comm comm, const options_t *o, mt_discover_list_t *files, mt_rankmap_t **map,
@@ -717,7 +547,7 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_
             continue;
         if (other_failed(&fn))
             break; /* someone else failed: no point loading more */
-        size_t first = L->n_res, owned, run = part_run(files, i, me, &owned);
+        size_t first = L->n_res, owned, run = mt_discover_part_run(files, i, me, &owned);
         if (owned > 1) {
             /* several processes of one Nsight Systems export: one read */
             load_parts(files, i, run, owned, me, o, map, &fn, L);

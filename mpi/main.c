@@ -28,7 +28,7 @@
 
 #include "comm_mpi.h"
 #include "fr_run.h"
-#include "heap.h"
+#include "mergetrace/heap.h"
 #include "mergetrace/discover.h"
 #include "job.h"
 #include "load.h"
@@ -324,7 +324,7 @@ static int run(options_t *o, int code, int argc0, char **argv0, bool spoke, bool
     /* A run that failed after renaming some of its outputs leaves the mark
      * for the next run, which removes the older outputs beside them. */
     if (me == 0 && (code == MT_EXIT_OK || code == MT_EXIT_GATE || code == MT_EXIT_HANG))
-        merged_io_renamed_all();
+        mt_outdir_renamed_all();
 
     fr_free(&fr);
     job_free(&job);
@@ -395,7 +395,7 @@ static int pick_workers(const options_t *o)
             json = hint > json ? hint : json;
             mt_input_close(in);
         }
-        n = procs_pick_workers(asked, l.n, json / 2, heap_available());
+        n = procs_pick_workers(asked, l.n, json / 2, mt_heap_available());
     }
     mt_discover_free(&l);
     return n;
@@ -403,7 +403,7 @@ static int pick_workers(const options_t *o)
 
 int main(int argc, char **argv)
 {
-    heap_setup();
+    mt_heap_setup();
     /* Without an MPI launcher this is one process and MPI is never
      * initialised (procs.h). --help and --version do not initialise it
      * either, but for a launch of several processes: those of an MPMD

@@ -297,101 +297,6 @@ static mt_status_t count_write(void *ctx, const void *data, size_t len)
     return MT_OK;
 }
 
-/* gzip: the bytes are staged in ZCHUNK pieces (or taken as they come, see
- * zsink_write) and each piece becomes one gzip member appended to out
- * (mt_gz_member: ISA-L or libdeflate, whole buffers). Why members of 1 MiB rather than one zlib stream: on the merged
- * JSON of the 8 x 157 MB benchmark job (200 MB of it, one core of the
- * project's 2-core VM, best of 3) zlib level 3 streamed 261 MB/s -> 18.2
- * MB, libdeflate level 1 in 1 MiB members 578 MB/s -> 19.0 MB (256 KiB
- * members 586 MB/s -> 19.8 MB; 4 MiB 596 MB/s -> 18.8 MB); ISA-L in 1 MiB
- * members is faster again (src/gzout.c). 1 MiB of staging per process. */
-#define ZCHUNK ((size_t)1 << 20)
-
-typedef struct zsink {
-    mt_gz_t *gz;          /* compressing here, or */
-    mt_gz_pipe_t *pipe;   /* on the pipe's thread (the same members) */
-    mt_buf_t *out;
-    char *stage;   /* ZCHUNK bytes */
-    size_t len;    /* staged so far */
-} zsink_t;
-
-static mt_status_t zsink_member(zsink_t *s, const void *p, size_t n)
-{
-    return s->pipe ? mt_gz_pipe_member(s->pipe, p, n, s->out) : mt_gz_member(s->gz, p, n, s->out);
-}
-
-static mt_status_t zsink_compress(zsink_t *s)
-{
-    if (!s->len)
-        return MT_OK;
-    mt_status_t st = zsink_member(s, s->stage, s->len);
-    s->len = 0;
-    return st;
-}
-
-static mt_status_t zsink_write(void *ctx, const void *data, size_t len)
-{
-    zsink_t *s = ctx;
-    const char *p = data;
-    /* With nothing staged, a piece of a whole chunk or more is compressed
-     * where it lies (the merge writer hands over ~1 MiB at a time): no copy
-     * into the stage. Such members hold up to 2 * ZCHUNK bytes. */
-    while (!s->len && len >= ZCHUNK) {
-        size_t k = len < 2 * ZCHUNK ? len : ZCHUNK;
-        mt_status_t st = zsink_member(s, p, k);
-        if (st)
-            return st;
-        p += k;
-        len -= k;
-    }
-    while (len) {
-        size_t k = ZCHUNK - s->len < len ? ZCHUNK - s->len : len;
-        memcpy(s->stage + s->len, p, k);
-        s->len += k;
-        p += k;
-        len -= k;
-        if (s->len == ZCHUNK) {
-            mt_status_t st = zsink_compress(s);
-            if (st)
-                return st;
-        }
-    }
-    return MT_OK;
-}
-
-/* pipe: NULL to compress on this thread, else the pipe to hand members to
- * (borrowed; zsink_close waits for it). */
-static mt_status_t zsink_open(zsink_t *s, mt_buf_t *out, mt_gz_pipe_t *pipe)
-{
-    memset(s, 0, sizeof *s);
-    s->out = out;
-    s->pipe = pipe;
-    s->stage = malloc(ZCHUNK);
-    if (!s->stage || (!pipe && mt_gz_new(MT_GZ_AUTO, &s->gz))) {
-        free(s->stage);
-        s->stage = NULL;
-        return MT_ERR_NOMEM;
-    }
-    return MT_OK;
-}
-
-/* Compress what is staged (when ok), wait for the pipe's thread to finish
- * it all (always: out must not change after this), free the compressor. */
-static mt_status_t zsink_close(zsink_t *s, bool ok)
-{
-    mt_status_t st = ok ? zsink_compress(s) : MT_OK;
-    if (s->pipe) {
-        mt_status_t pst = mt_gz_pipe_finish(s->pipe);
-        if (!st)
-            st = pst;
-    }
-    mt_gz_free(s->gz);
-    free(s->stage);
-    s->gz = NULL;
-    s->stage = NULL;
-    return st;
-}
-
 /* plain: staged into ~4 MiB pieces, each written at its offset. */
 typedef struct fsink {
     job_t *j;
@@ -486,36 +391,6 @@ static void gather_ranks(job_t *j, const merged_input_t *const *in, size_t n, in
     free(displs);
 }
 
-FILE *merged_io_tmp_create(const char *path, char *tmp, size_t cap)
-{
-    for (int tries = 0; tries < 8; tries++) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        int n = snprintf(tmp, cap, "%s.tmp.%ld.%lx", path, (long)getpid(),
-                         (unsigned long)((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + (uint64_t)tries));
-        if (n < 0 || (size_t)n >= cap) {
-            errno = ENAMETOOLONG;
-            return NULL;
-        }
-        int fd = open(tmp, O_CREAT | O_WRONLY | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-        if (fd < 0) {
-            if (errno == EEXIST)
-                continue;
-            return NULL;
-        }
-        FILE *f = fdopen(fd, "wb");
-        if (!f) {
-            int e = errno;
-            close(fd);
-            remove(tmp);
-            errno = e;
-        }
-        return f;
-    }
-    errno = EEXIST;
-    return NULL;
-}
-
 /* out_path's directory in buf ("." for a bare name), and its last part. */
 static const char *out_dir_of(const char *out_path, char *buf, size_t cap)
 {
@@ -531,44 +406,6 @@ static const char *base_of(const char *out_path)
 {
     const char *slash = strrchr(out_path, '/');
     return slash ? slash + 1 : out_path;
-}
-
-static int renaming_fd_ = -1;
-static char renaming_path_[PATH_MAX];
-
-int merged_io_renaming(const char *dir, const char *name, const char *tmp)
-{
-    if (renaming_fd_ < 0) {
-        int n = snprintf(renaming_path_, sizeof renaming_path_, "%s/" MERGED_IO_RENAMING "%ld", dir, (long)getpid());
-        if (n < 0 || (size_t)n >= sizeof renaming_path_) {
-            errno = ENAMETOOLONG;
-            return -1;
-        }
-        renaming_fd_ = open(renaming_path_, O_CREAT | O_WRONLY | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0666);
-        if (renaming_fd_ < 0)
-            return -1;
-    }
-    /* "name<TAB>.tmp.<pid>.<hex>" before the rename: after a kill, the
-     * temporary still there says the rename did not happen */
-    const char *suffix = NULL;
-    for (const char *p = tmp; (p = strstr(p, ".tmp.")) != NULL; p++)
-        suffix = p;
-    char line[PATH_MAX];
-    int len = snprintf(line, sizeof line, "%s\t%s\n", name, suffix ? suffix : "");
-    if (len < 0 || (size_t)len >= sizeof line || !suffix) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    return write(renaming_fd_, line, (size_t)len) == (ssize_t)len ? 0 : -1;
-}
-
-void merged_io_renamed_all(void)
-{
-    if (renaming_fd_ < 0)
-        return;
-    close(renaming_fd_);
-    renaming_fd_ = -1;
-    unlink(renaming_path_);
 }
 
 /* A temporary name beside out_path, the same on every process. */
@@ -726,16 +563,16 @@ static void gzip_rounds(job_t *j, out_file_t *fh, const merged_input_t *const *i
      * piece (the same members; 2 ranks x 157 MB, -n 1 --bind-to none on
      * the 2-core VM: merged write 0.65-0.69 -> 0.49-0.53 s). */
     mt_gz_pipe_t *pipe = NULL;
-    if (spare_core(j) && mt_gz_pipe_new(MT_GZ_AUTO, 2 * ZCHUNK, &pipe))
+    if (spare_core(j) && mt_gz_pipe_new(MT_GZ_AUTO, 2 * MT_GZ_SINK_CHUNK, &pipe))
         pipe = NULL; /* no thread: compress here */
     *helper = pipe != NULL;
-    zsink_t z;
+    mt_gz_sink_t z;
     if (j->me == 0) { /* the header */
         mt_buf_t hb = {0};
-        mt_status_t st = zsink_open(&z, &hb, pipe);
+        mt_status_t st = mt_gz_sink_open(&z, &hb, pipe);
         if (!st)
-            st = put_header(j, zsink_write, &z);
-        mt_status_t cst = zsink_close(&z, st == MT_OK);
+            st = put_header(j, mt_gz_sink_write, &z);
+        mt_status_t cst = mt_gz_sink_close(&z, st == MT_OK);
         if (st || cst)
             job_fail(j, st ? st : cst, "compressing the merged trace: %s", mt_status_str(st ? st : cst));
         else
@@ -748,12 +585,12 @@ static void gzip_rounds(job_t *j, out_file_t *fh, const merged_input_t *const *i
         if (r < n) {
             held_t *h = &held[n_held++];
             h->g = rank_index(ranks, n_ranks, in[r]->rank);
-            mt_status_t st = zsink_open(&z, &h->buf, pipe);
+            mt_status_t st = mt_gz_sink_open(&z, &h->buf, pipe);
             if (st) {
                 job_fail(j, st, "compressing the merged trace: %s", mt_status_str(st));
             } else {
-                *events += merge_one(j, in[r], opts, zsink_write, &z);
-                mt_status_t cst = zsink_close(&z, !j->st);
+                *events += merge_one(j, in[r], opts, mt_gz_sink_write, &z);
+                mt_status_t cst = mt_gz_sink_close(&z, !j->st);
                 if (cst)
                     job_fail(j, cst, "compressing the merged trace: %s", mt_status_str(cst));
             }
@@ -854,11 +691,11 @@ static int write_job(const merged_format_t *fmt, MPI_Comm comm, const char *out_
         job_fail(&j, MT_ERR_NOMEM, "out of memory");
     if (!j.st && gzip) {
         if (j.me == 0 && !j.st) {
-            zsink_t z;
-            mt_status_t st = zsink_open(&z, &footer, NULL);
+            mt_gz_sink_t z;
+            mt_status_t st = mt_gz_sink_open(&z, &footer, NULL);
             if (!st)
-                st = put_footer(&j, ranks, n_ranks, zsink_write, &z);
-            mt_status_t cst = zsink_close(&z, st == MT_OK);
+                st = put_footer(&j, ranks, n_ranks, mt_gz_sink_write, &z);
+            mt_status_t cst = mt_gz_sink_close(&z, st == MT_OK);
             if (st || cst)
                 job_fail(&j, st ? st : cst, "compressing the merged trace: %s", mt_status_str(st ? st : cst));
         }
@@ -940,7 +777,7 @@ static int write_job(const merged_format_t *fmt, MPI_Comm comm, const char *out_
 
     /* Part 3: rename into place, or clean up. */
     char dir[PATH_MAX];
-    if (!rc && j.me == 0 && (merged_io_renaming(out_dir_of(out_path, dir, sizeof dir), base_of(out_path), tmp) ||
+    if (!rc && j.me == 0 && (mt_outdir_renaming(out_dir_of(out_path, dir, sizeof dir), base_of(out_path), tmp) ||
                              rename(tmp, out_path) != 0))
         job_fail(&j, MT_ERR_IO, "%s: cannot rename %s to it: %s", out_path, tmp, strerror(errno));
     if (created && j.me == 0 && (rc || j.st))

@@ -14,6 +14,7 @@
 
 #include "mergetrace/collectives.h"
 #include "mergetrace/merge.h"
+#include "mergetrace/outdir.h"
 
 /* One rank this process merges. path borrowed; clock used only when
  * has_clock (else the identity). */
@@ -73,27 +74,21 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, con
 int merged_write_format(const merged_format_t *fmt, MPI_Comm comm, const char *out_path, bool gzip, bool local,
                         const merged_input_t *mine, size_t n_mine, uint64_t *events_written, char *msg, size_t msg_cap);
 
-/* Create a new file beside path to write an output into, then rename:
- * "<path>.tmp.<pid>.<hex>", opened O_CREAT | O_EXCL | O_NOFOLLOW (never a
- * file or link that is already there: a link planted at the name in a
- * shared directory would make the output overwrite its target). Its name
- * in tmp (cap bytes). The stream, or NULL with errno set. Any process. */
-FILE *merged_io_tmp_create(const char *path, char *tmp, size_t cap);
-
-/* The mark of a run putting its outputs in place:
- * "<dir>/mergetrace.renaming.<pid>", created (O_EXCL, O_NOFOLLOW) at the
- * first call, which is made before the first output of the run takes its
- * final name; each call appends "name<TAB>.tmp.<pid>.<hex>" (name relative
- * to dir, the suffix of tmp, the temporary about to become dir/name)
- * before the rename. A run stopped between two renames leaves it, and the
- * next run knows which outputs are the stopped run's (their temporary is
- * gone) and which are older (outputs_prepare). Process 0. 0, or -1 with
- * errno set. */
-#define MERGED_IO_RENAMING "mergetrace.renaming."
-int merged_io_renaming(const char *dir, const char *name, const char *tmp);
-
-/* Every output of the run is in place: remove the mark (nothing when none
- * was made). Process 0. */
-void merged_io_renamed_all(void);
+/* The names mpi/fr_run.c uses (another change of this session holds
+ * that file): mt_outdir_tmp_create, mt_outdir_renaming and
+ * mt_outdir_renamed_all (mergetrace/outdir.h); the rest of mpi/ calls
+ * those. */
+static inline FILE *merged_io_tmp_create(const char *path, char *tmp, size_t cap)
+{
+    return mt_outdir_tmp_create(path, tmp, cap);
+}
+static inline int merged_io_renaming(const char *dir, const char *name, const char *tmp)
+{
+    return mt_outdir_renaming(dir, name, tmp);
+}
+static inline void merged_io_renamed_all(void)
+{
+    mt_outdir_renamed_all();
+}
 
 #endif

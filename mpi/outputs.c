@@ -43,7 +43,7 @@ static int write_report(const char *out_dir, const char *name, const mt_report_t
 {
     char path[PATH_MAX], tmp[PATH_MAX + 32];
     snprintf(path, sizeof path, "%.4000s/%s", out_dir, name);
-    FILE *f = merged_io_tmp_create(path, tmp, sizeof tmp);
+    FILE *f = mt_outdir_tmp_create(path, tmp, sizeof tmp);
     if (!f) {
         snprintf(msg, cap, "%.900s: cannot create (%s)", tmp, strerror(errno));
         return 1;
@@ -53,7 +53,7 @@ static int write_report(const char *out_dir, const char *name, const mt_report_t
                             : mt_report_json(rep, file_write, f);
     if (fclose(f) != 0)
         st = MT_ERR_IO;
-    if (st != MT_OK || merged_io_renaming(out_dir, name, tmp) || rename(tmp, path) != 0) {
+    if (st != MT_OK || mt_outdir_renaming(out_dir, name, tmp) || rename(tmp, path) != 0) {
         snprintf(msg, cap, "%.900s: write failed (%s)", path, st == MT_ERR_NOMEM ? "out of memory" : strerror(errno));
         remove(tmp);
         return 1;
@@ -66,7 +66,7 @@ static int write_compare(const char *dir, const mt_compare_t *c, char *msg, size
 {
     char path[PATH_MAX], tmp[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/compare.json", dir);
-    FILE *f = merged_io_tmp_create(path, tmp, sizeof tmp);
+    FILE *f = mt_outdir_tmp_create(path, tmp, sizeof tmp);
     if (!f) {
         snprintf(msg, cap, "%.900s: cannot create (%s)", tmp, strerror(errno));
         return 1;
@@ -74,7 +74,7 @@ static int write_compare(const char *dir, const mt_compare_t *c, char *msg, size
     mt_status_t st = mt_compare_json(c, file_write, f);
     if (fclose(f) != 0)
         st = MT_ERR_IO;
-    if (st != MT_OK || merged_io_renaming(dir, "compare.json", tmp) || rename(tmp, path) != 0) {
+    if (st != MT_OK || mt_outdir_renaming(dir, "compare.json", tmp) || rename(tmp, path) != 0) {
         snprintf(msg, cap, "%.900s: write failed (%s)", path, strerror(errno));
         remove(tmp);
         return 1;
@@ -82,105 +82,31 @@ static int write_compare(const char *dir, const mt_compare_t *c, char *msg, size
     return 0;
 }
 
-/* Whether a --baseline file that is no report.json is one the program
- * reads as traces: an SQLite database (Nsight Systems), gzip (a .json.gz
- * trace), or JSON with traceEvents near its start (Kineto). */
-static bool baseline_is_trace(const mt_buf_t *b)
-{
-    static const char sqlite[16] = "SQLite format 3";
-    if (b->len >= 16 && !memcmp(b->data, sqlite, 16))
-        return true;
-    if (b->len >= 2 && (unsigned char)b->data[0] == 0x1f && (unsigned char)b->data[1] == 0x8b)
-        return true;
-    size_t look = b->len < 4096 ? b->len : 4096;
-    static const char key[] = "\"traceEvents\"";
-    for (size_t i = 0; i + sizeof key - 1 <= look; i++)
-        if (!memcmp(b->data + i, key, sizeof key - 1))
-            return true;
-    return false;
-}
-
 int outputs_baseline_read(options_t *o)
 {
-    struct stat sb;
-    const char *b = o->baseline;
-    if (stat(b, &sb) != 0) {
-        say("mergetrace: --baseline %s: %s\n", b, strerror(errno));
-        return MT_EXIT_BAD_INPUT;
-    }
-    if (S_ISDIR(sb.st_mode))
-        snprintf(o->baseline_file, sizeof o->baseline_file, "%s/report.json", b);
-    else
-        snprintf(o->baseline_file, sizeof o->baseline_file, "%s", b);
-    FILE *f = NULL;
-    mt_error_t cerr;
-    mt_error_clear(&cerr);
-    struct stat fb;
-    if (stat(o->baseline_file, &fb) == 0 || !S_ISDIR(sb.st_mode)) {
-        /* a regular file of a sane size before it is opened: a FIFO blocked
-         * here, /dev/zero read until memory ran out */
-        mt_status_t cs = mt_input_check_file(o->baseline_file, MT_SIDE_FILE_MAX, "--baseline", &cerr);
-        if (cs != MT_OK) {
-            say("mergetrace: %s\n", cerr.msg);
-            return cs == MT_ERR_IO ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
-        }
-        f = fopen(o->baseline_file, "rb");
-    } else {
-        errno = ENOENT;
-    }
-    if (!f && S_ISDIR(sb.st_mode) && errno == ENOENT) {
-        /* No report.json: a directory of traces, analysed in this run
-         * (mpi/main.c); its report goes to baseline/report.json of -o. */
-        if (o->local || o->timeline_map) {
-            say("mergetrace: --baseline %s: a directory of traces as the baseline does not go with %s\n",
-                    b, o->local ? "--local" : "--timeline-map");
-            return MT_EXIT_USAGE;
-        }
-        snprintf(o->baseline_file, sizeof o->baseline_file, "%.4000s/baseline/report.json", o->out_dir);
-        o->baseline_traces = true;
-        return MT_EXIT_OK;
-    }
-    if (!f) {
-        say("mergetrace: --baseline %s: %s\n", S_ISDIR(sb.st_mode) ? o->baseline_file : b,
-                strerror(errno));
-        return MT_EXIT_BAD_INPUT;
-    }
+    char msg[PATH_MAX + 1400];
+    mt_discover_baseline_t kind;
     mt_buf_t buf = {0};
-    char chunk[65536];
-    size_t n;
-    mt_status_t st = MT_OK;
-    while (st == MT_OK && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        st = mt_buf_append(&buf, chunk, n);
-    bool rd_err = ferror(f) != 0;
-    fclose(f);
-    if (st != MT_OK || rd_err) {
+    int rc = mt_discover_baseline_read(o->baseline, o->baseline_file, sizeof o->baseline_file, &kind, &buf, msg,
+                                       sizeof msg);
+    if (rc) {
         mt_buf_free(&buf);
-        say("mergetrace: --baseline %s: %s\n", o->baseline_file, rd_err ? "read error" : "out of memory");
-        return MT_EXIT_ERROR;
+        say("mergetrace: %s\n", msg);
+        return rc == 1 ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
     }
-    mt_error_t err;
-    mt_error_clear(&err);
-    st = mt_compare_check((const char *)buf.data, buf.len, o->baseline_file, &err);
-    if (st != MT_OK && st != MT_ERR_NOMEM && !S_ISDIR(sb.st_mode) && baseline_is_trace(&buf)) {
-        /* a file of traces (an Nsight export, a Kineto trace) is analysed
-         * as a directory of them is: a baseline may be any input the
-         * program reads (issue 39 papercut: 'invalid JSON ... byte 0' for
-         * before.sqlite) */
+    if (kind != MT_DISCOVER_BASELINE_REPORT) {
+        /* traces, analysed in this run (mpi/main.c); their report goes to
+         * baseline/report.json of -o */
         mt_buf_free(&buf);
         if (o->local || o->timeline_map) {
-            say("mergetrace: --baseline %s: a trace as the baseline does not go with %s\n", b,
+            say("mergetrace: --baseline %s: %s as the baseline does not go with %s\n", o->baseline,
+                kind == MT_DISCOVER_BASELINE_TRACE_DIR ? "a directory of traces" : "a trace",
                 o->local ? "--local" : "--timeline-map");
             return MT_EXIT_USAGE;
         }
         snprintf(o->baseline_file, sizeof o->baseline_file, "%.4000s/baseline/report.json", o->out_dir);
         o->baseline_traces = true;
         return MT_EXIT_OK;
-    }
-    if (st != MT_OK) {
-        char line[1200];
-        say("mergetrace: --baseline: %s\n", mt_error_format(&err, line, sizeof line));
-        mt_buf_free(&buf);
-        return st == MT_ERR_NOMEM ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
     }
     o->baseline_text = (char *)buf.data;
     o->baseline_len = buf.len;
@@ -210,220 +136,11 @@ static mt_compare_t *compare_run(const options_t *o, const mt_report_t *rep, job
     return c;
 }
 
-/* The window in corrected ns, from seconds after the job's start or from
- * ProfilerStep numbers. Process 0 only; returns false when the steps are
- * not in any trace. */
-static bool compute_window(const options_t *o, const job_t *j, const mt_step_t *steps, size_t n_steps, int64_t *a,
-                           int64_t *b)
+/* An mt_outdir_note_fn: the line on stderr. */
+static void note_say(void *ctx, const char *line)
 {
-    const mt_align_result_t *al = &j->al;
-    if (!o->window_steps) {
-        int64_t start = INT64_MAX;
-        for (size_t i = 0; i < j->n; i++)
-            if (j->res[i].sum.events) {
-                int64_t s = mt_clock_apply(&al->clocks[i], j->res[i].sum.first_ns);
-                start = s < start ? s : start;
-            }
-        if (start == INT64_MAX)
-            start = 0;
-        *a = start + (int64_t)llround(o->window_a * 1e9);
-        *b = start + (int64_t)llround(o->window_b * 1e9);
-        return true;
-    }
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (size_t i = 0; i < n_steps; i++) {
-        const mt_step_t *s = &steps[i];
-        if ((double)s->step < o->window_a || (double)s->step > o->window_b)
-            continue;
-        const mt_clock_t *c = NULL;
-        for (size_t k = 0; k < j->n; k++)
-            if (j->res[k].rank == s->rank)
-                c = &al->clocks[k];
-        int64_t x = mt_clock_apply(c, s->start_ns), y = mt_clock_apply(c, s->end_ns);
-        lo = x < lo ? x : lo;
-        hi = y > hi ? y : hi;
-    }
-    if (lo > hi)
-        return false;
-    *a = lo;
-    *b = hi;
-    return true;
-}
-
-/* mkdir -p: the parents of d are created too (-o a/b/c). */
-static int make_dir(const char *d, char *msg, size_t cap)
-{
-    char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s", d) >= (int)sizeof path) {
-        snprintf(msg, cap, "%.900s: the path is too long", d);
-        return 1;
-    }
-    for (char *s = path + 1;; s++) {
-        bool last = *s == '\0';
-        if (!last && *s != '/')
-            continue;
-        *s = '\0';
-        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
-            snprintf(msg, cap, "%.900s: cannot create the output directory (%s)", path, strerror(errno));
-            return 1;
-        }
-        struct stat st;
-        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-            snprintf(msg, cap, "%.900s: exists and is not a directory", path);
-            return 1;
-        }
-        if (last)
-            return 0;
-        *s = '/';
-        while (s[1] == '/')
-            s++; /* a//b */
-    }
-}
-
-/* The outputs must never overwrite an input. */
-static int output_is_input(const char *out_path, const mt_discover_list_t *l)
-{
-    char a[PATH_MAX], b[PATH_MAX];
-    if (!realpath(out_path, a))
-        return 0; /* does not exist yet: cannot be an input */
-    for (size_t i = 0; i < l->n; i++) {
-        const char *p = l->files[i].path;
-        if (realpath(p, b) && !strcmp(a, b))
-            return 1;
-        /* one part of a file ("<file>#rank<R>", "<file>#pid<N>"): the file;
-         * any other '#' is part of a file's name */
-        size_t fl = 0;
-        if (mt_merged_part_parse(p, &fl) < 0)
-            fl = mt_nsys_part_file(p);
-        char whole[PATH_MAX];
-        if (fl && fl < sizeof whole) {
-            memcpy(whole, p, fl);
-            whole[fl] = '\0';
-            if (realpath(whole, b) && !strcmp(a, b))
-                return 1;
-        }
-    }
-    return 0;
-}
-
-/* Process 0: remove the temporaries that a killed run of this program
- * left in dir ("<output>.tmp.<pid>[.<hex>]", merged_io_tmp_create and the
- * merged write) when their process is gone from this host; say how many
- * (unless quiet). A kill -9 during the merged write left gigabytes there
- * for good. */
-static void remove_dead_temps(const char *dir, bool quiet)
-{
-    static const char *const names[] = {"report.json", "report.html", "merged.json.gz", "merged.json",
-                                        "timings.json", "compare.json"};
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-            size_t l = strlen(names[i]);
-            if (strncmp(e->d_name, names[i], l) || strncmp(e->d_name + l, ".tmp.", 5))
-                continue;
-            char *end = NULL;
-            errno = 0;
-            long pid = strtol(e->d_name + l + 5, &end, 10);
-            if (errno || end == e->d_name + l + 5 || (*end && *end != '.') || pid <= 0 || pid == (long)getpid())
-                continue;
-            if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-                continue; /* alive, or not ours to judge */
-            char path[PATH_MAX];
-            snprintf(path, sizeof path, "%.3000s/%.1000s", dir, e->d_name);
-            if (unlink(path) == 0)
-                n++;
-        }
-    }
-    closedir(d);
-    if (n && !quiet)
-        say("mergetrace: removed %zu temporary file%s of an earlier run that was stopped, from %s\n", n,
-                n == 1 ? "" : "s", dir);
-}
-
-/* Process 0: a run of this program stopped (killed, or failed) while
- * renaming its outputs into DIR left its mark (merged_io_renaming), whose
- * process is gone from this host: the outputs it renamed (their temporary
- * is gone) stay, and every other output there, older, is removed, so that
- * DIR holds one run's files; then the mark goes. Said unless quiet. Before
- * remove_dead_temps, which would take the temporaries the mark is read by. */
-static void repair_stopped_run(const options_t *o, const mt_discover_list_t *files)
-{
-    static const char *const names[] = {"merged.json.gz", "merged.json",  "report.json",         "report.html",
-                                        "compare.json",   "timings.json", "baseline/report.json"};
-    enum { N_NAMES = sizeof names / sizeof names[0] };
-    size_t lm = strlen(MERGED_IO_RENAMING);
-    DIR *d = opendir(o->out_dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        char *end = NULL;
-        if (strncmp(e->d_name, MERGED_IO_RENAMING, lm))
-            continue;
-        errno = 0;
-        long pid = strtol(e->d_name + lm, &end, 10);
-        if (errno || end == e->d_name + lm || *end || pid <= 0 || pid == (long)getpid())
-            continue;
-        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-            continue; /* alive, or not ours to judge */
-        char mark[PATH_MAX], line[PATH_MAX];
-        snprintf(mark, sizeof mark, "%.3000s/%.1000s", o->out_dir, e->d_name);
-        /* a plain file only: a FIFO planted under the name would block */
-        int fd = open(mark, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-        struct stat ms;
-        FILE *f = fd >= 0 && fstat(fd, &ms) == 0 && S_ISREG(ms.st_mode) ? fdopen(fd, "r") : NULL;
-        if (!f) {
-            if (fd >= 0)
-                close(fd);
-            continue;
-        }
-        bool renamed[N_NAMES] = {false}, any = false;
-        while (fgets(line, sizeof line, f)) {
-            char *tab = strchr(line, '\t'), *nl = strchr(line, '\n');
-            if (!tab || !nl)
-                continue; /* the last line, cut by the kill: its rename never came */
-            *tab = *nl = '\0';
-            for (size_t i = 0; i < N_NAMES; i++) {
-                char tmp[PATH_MAX];
-                struct stat st;
-                if (strcmp(line, names[i]))
-                    continue;
-                snprintf(tmp, sizeof tmp, "%.3000s/%s%.200s", o->out_dir, names[i], tab + 1);
-                if (lstat(tmp, &st) != 0 && errno == ENOENT)
-                    renamed[i] = any = true;
-            }
-        }
-        fclose(f);
-        char removed[256] = "";
-        for (size_t i = 0; any && i < N_NAMES; i++) {
-            char path[PATH_MAX], a[PATH_MAX], b[PATH_MAX];
-            struct stat st;
-            if (renamed[i] || (i == N_NAMES - 1 && o->baseline_traces))
-                continue; /* the stopped run's, or this run's own baseline */
-            snprintf(path, sizeof path, "%.4000s/%s", o->out_dir, names[i]);
-            if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || output_is_input(path, files))
-                continue;
-            if (o->baseline && realpath(path, a) && realpath(o->baseline_file, b) && !strcmp(a, b))
-                continue; /* this run's baseline */
-            if (remove(path) != 0) {
-                say("mergetrace: %.900s: cannot remove this output of an earlier run (%s)\n", path,
-                        strerror(errno));
-                continue;
-            }
-            size_t n = strlen(removed);
-            snprintf(removed + n, sizeof removed - n, "%s%s", n ? ", " : "", names[i]);
-        }
-        unlink(mark);
-        if (removed[0] && !o->quiet)
-            say("mergetrace: %.900s: an earlier run was stopped while renaming its outputs into place; removed "
-                    "%s, older than its others\n",
-                    o->out_dir, removed);
-    }
-    closedir(d);
+    (void)ctx;
+    say("mergetrace: %s\n", line);
 }
 
 int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t *files, merged_out_t *m)
@@ -432,9 +149,9 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t 
     procs_comm_rank(comm, &me);
     if (me == 0) {
         char msg[1400] = "";
-        bad = make_dir(o->out_dir, msg, sizeof msg);
+        bad = mt_outdir_make(o->out_dir, msg, sizeof msg);
         snprintf(m->path, sizeof m->path, "%.4000s/%s", o->out_dir, o->merged_gzip ? "merged.json.gz" : "merged.json");
-        if (!bad && !o->no_merge && output_is_input(m->path, files)) {
+        if (!bad && !o->no_merge && mt_outdir_is_input(m->path, files)) {
             snprintf(msg, sizeof msg, "%.900s is one of the inputs: choose another -o", m->path);
             bad = 1;
         }
@@ -455,90 +172,62 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t 
             if (!names[i].written)
                 continue;
             snprintf(path, sizeof path, "%.4000s/%s", o->out_dir, names[i].name);
-            if (output_is_input(path, files)) {
+            if (mt_outdir_is_input(path, files)) {
                 snprintf(msg, sizeof msg, "%.900s is one of the inputs: choose another -o", path);
                 bad = 1;
             }
         }
-        if (!bad && output_is_input(o->out_dir, files)) {
+        if (!bad && mt_outdir_is_input(o->out_dir, files)) {
             snprintf(msg, sizeof msg, "%.900s is one of the inputs", o->out_dir);
             bad = 1;
         }
         if (bad)
             say("mergetrace: %s\n", msg);
         else {
-            repair_stopped_run(o, files);
-            remove_dead_temps(o->out_dir, o->quiet);
+            mt_outdir_repair(o->out_dir, files, o->baseline_traces, o->baseline ? o->baseline_file : NULL, o->quiet,
+                             note_say, NULL);
+            size_t n = mt_outdir_remove_dead_temps(o->out_dir);
+            if (n && !o->quiet)
+                say("mergetrace: removed %zu temporary file%s of an earlier run that was stopped, from %s\n", n,
+                    n == 1 ? "" : "s", o->out_dir);
         }
     }
     procs_bcast(&bad, 1, MPI_INT, 0, comm);
     return bad ? MT_EXIT_ERROR : MT_EXIT_OK;
 }
 
-/* "0-7", "0-3, 5, 8-9": the sorted ranks r[0..n) as ranges, cut with
- * "..." to fit cap. */
-static void rank_ranges(char *b, size_t cap, const int32_t *r, size_t n)
+/* Process 0: the job's entries as the selection sees them (malloc'd,
+ * j->n of them; NULL out of memory). */
+static mt_select_rank_t *select_ranks(const job_t *j)
 {
-    size_t w = 0;
-    b[0] = '\0';
-    for (size_t i = 0; i < n && w + 1 < cap; i++) {
-        size_t k = i;
-        while (k + 1 < n && r[k + 1] == r[k] + 1)
-            k++;
-        int len = k > i ? snprintf(b + w, cap - w, "%s%d-%d", i ? ", " : "", r[i], r[k])
-                        : snprintf(b + w, cap - w, "%s%d", i ? ", " : "", r[i]);
-        if (len < 0 || (size_t)len >= cap - w) {
-            snprintf(b + (cap > 4 ? cap - 4 : 0), cap > 4 ? 4 : cap, "...");
-            return;
-        }
-        w += (size_t)len;
-        i = k;
-    }
+    mt_select_rank_t *r = malloc((j->n ? j->n : 1) * sizeof *r);
+    for (size_t i = 0; r && i < j->n; i++)
+        r[i] = (mt_select_rank_t){.rank = j->res[i].rank, .clock = &j->al.clocks[i], .events = j->res[i].sum.events,
+                                  .first_ns = j->res[i].sum.first_ns, .last_ns = j->res[i].sum.last_ns,
+                                  .nccl = j->res[i].nccl.is_nccl != 0};
+    return r;
 }
 
 /* Process 0: a --ranks or --window that selects nothing of the job is an
  * error that says what there is (the ranks with a trace, the job's span),
  * rather than an empty merged trace. win: the window in corrected ns (NULL
  * without one). Returns true when the selection is empty (printed). */
-static bool selection_empty(const options_t *o, const job_t *j, const int64_t *win)
+static bool selection_empty(const options_t *o, const job_t *j, const mt_select_rank_t *r, const int64_t *win)
 {
-    int32_t *ranks = malloc((j->n ? j->n : 1) * sizeof *ranks);
+    char list[256];
     size_t n = 0;
-    bool hit = o->merge_ranks == NULL;
-    int64_t first = INT64_MAX, last = INT64_MIN;
-    for (size_t i = 0; ranks && i < j->n; i++) {
-        const file_result_t *r = &j->res[i];
-        if (r->nccl.is_nccl)
-            continue; /* NCCL plugin files are not part of the merged trace */
-        ranks[n++] = (int32_t)r->rank;
-        for (size_t k = 0; k < o->n_merge_ranks; k++)
-            hit |= o->merge_ranks[k] == r->rank;
-        if (r->sum.events) {
-            int64_t a = mt_clock_apply(&j->al.clocks[i], r->sum.first_ns);
-            int64_t b = mt_clock_apply(&j->al.clocks[i], r->sum.last_ns);
-            first = a < first ? a : first;
-            last = b > last ? b : last;
-        }
-    }
-    bool empty = false;
-    if (!ranks || !n) {
-        empty = false; /* nothing to say it against: the merged trace says it */
-    } else if (!hit) {
-        char list[256];
-        rank_ranges(list, sizeof list, ranks, n);
-        say("mergetrace: --ranks %s: selects no rank of this job; its traces are of rank%s %s\n",
-                o->ranks_arg, n > 1 ? "s" : "", list);
-        empty = true;
-    } else if (win && first <= last && (win[0] > last || win[1] < first)) {
-        if (o->window_steps)
-            say("mergetrace: --window %s: selects nothing\n", o->window_arg);
-        else
-            say("mergetrace: --window %s: selects nothing; the job spans 0 to %.6f s from its start\n",
-                    o->window_arg, (double)(last - first) / 1e9);
-        empty = true;
-    }
-    free(ranks);
-    return empty;
+    int64_t span = 0;
+    mt_select_empty_t e = mt_select_check(r, r ? j->n : 0, o->merge_ranks, o->n_merge_ranks, win, list, sizeof list,
+                                          &n, &span);
+    if (e == MT_SELECT_NO_RANK)
+        say("mergetrace: --ranks %s: selects no rank of this job; its traces are of rank%s %s\n", o->ranks_arg,
+            n > 1 ? "s" : "", list);
+    else if (e == MT_SELECT_NO_TIME && o->window_steps)
+        say("mergetrace: --window %s: selects nothing\n", o->window_arg);
+    else if (e == MT_SELECT_NO_TIME)
+        say("mergetrace: --window %s: selects nothing; the job spans 0 to %.6f s from its start\n", o->window_arg,
+            (double)span / 1e9);
+    return e != MT_SELECT_SOME;
 }
 
 int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_discover_list_t *files,
@@ -554,9 +243,12 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
         int64_t win[3] = {0, 0, 1};
         mt_status_t st = mc->gatherv(mc->ctx, L->steps, L->n_steps * sizeof *L->steps, &sb, &sl, 0);
         if (me == 0 && st == MT_OK) {
-            win[2] = compute_window(o, j, sb, sl / sizeof(mt_step_t), &win[0], &win[1]);
-            if (win[2] && selection_empty(o, j, win))
+            mt_select_rank_t *r = select_ranks(j);
+            win[2] = mt_select_window(r, r ? j->n : 0, o->window_steps, o->window_a, o->window_b, sb,
+                                      sl / sizeof(mt_step_t), &win[0], &win[1]);
+            if (win[2] && selection_empty(o, j, r, win))
                 win[2] = 2;
+            free(r);
         }
         free(sb);
         procs_bcast(win, 3, MPI_INT64_T, 0, comm);
@@ -573,7 +265,9 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
         if (mo.window_start_ns == 0 && mo.window_end_ns == 0)
             mo.window_end_ns = 1; /* an empty window, not "everything" */
     } else if (o->merge_ranks) {
-        int empty = me == 0 && selection_empty(o, j, NULL);
+        mt_select_rank_t *r = me == 0 ? select_ranks(j) : NULL;
+        int empty = me == 0 && selection_empty(o, j, r, NULL);
+        free(r);
         procs_bcast(&empty, 1, MPI_INT, 0, comm);
         if (empty)
             return MT_EXIT_ERROR;
@@ -625,48 +319,18 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
 static void remove_stale(const options_t *o, const mt_discover_list_t *files, const merged_out_t *m, char *removed,
                          size_t cap)
 {
-    const struct {
-        const char *name;
-        bool written;
-    } owned[] = {
+    /* a failed merge keeps the previous merged trace, as an interrupted run does */
+    const mt_outdir_name_t owned[] = {
         {"report.json", true},
         {"report.html", !o->no_html},
-        {"merged.json.gz", !o->no_merge && o->merged_gzip && !m->failed},
-        {"merged.json", !o->no_merge && !o->merged_gzip && !m->failed},
+        {"merged.json.gz", (!o->no_merge && o->merged_gzip) || m->failed},
+        {"merged.json", (!o->no_merge && !o->merged_gzip) || m->failed},
         {"timings.json", o->timings},
         {"baseline/report.json", o->baseline_traces},
         {"compare.json", o->baseline != NULL},
     };
-    removed[0] = '\0';
-    for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++) {
-        char path[PATH_MAX];
-        struct stat st;
-        if (owned[i].written || (owned[i].name[0] == 'm' && m->failed))
-            continue; /* a failed merge keeps the previous merged trace, as an interrupted run does */
-        snprintf(path, sizeof path, "%.4000s/%s", o->out_dir, owned[i].name);
-        if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || output_is_input(path, files))
-            continue;
-        char a[PATH_MAX], b[PATH_MAX];
-        if (o->baseline && realpath(path, a) && realpath(o->baseline_file, b) && !strcmp(a, b))
-            continue; /* -o DIR --baseline DIR/baseline: this run's baseline stays */
-        if (remove(path) != 0) {
-            say("mergetrace: %.900s: cannot remove this output of an earlier run (%s)\n", path,
-                    strerror(errno));
-            continue;
-        }
-        if (strchr(owned[i].name, '/')) { /* baseline/: gone with its only file, kept when it holds others */
-            snprintf(path, sizeof path, "%.4000s/baseline", o->out_dir);
-            rmdir(path);
-        }
-        size_t n = strlen(removed);
-        snprintf(removed + n, cap - n, "%s%s", n ? ", " : "", owned[i].name);
-    }
-    char *last = strrchr(removed, ',');
-    if (last) { /* "a, b, c" -> "a, b and c" */
-        char tail[64];
-        snprintf(tail, sizeof tail, " and%s", last + 1);
-        snprintf(last, cap - (size_t)(last - removed), "%s", tail);
-    }
+    mt_outdir_remove_stale(o->out_dir, owned, sizeof owned / sizeof owned[0], files,
+                           o->baseline ? o->baseline_file : NULL, removed, cap, note_say, NULL);
 }
 
 /* j->nccl_rep filled for report.json from j->nccl (paths borrowed from the
@@ -853,7 +517,7 @@ int outputs_baseline_job(options_t *o, const options_t *ob, const mt_discover_li
     if (code != MT_EXIT_OK)
         snprintf(msg, sizeof msg, "--baseline: out of memory");
     snprintf(dir, sizeof dir, "%.4000s/baseline", o->out_dir);
-    if (code == MT_EXIT_OK && (make_dir(dir, msg, sizeof msg) || write_report(o->out_dir, "baseline/report.json", &rep, NULL, &buf, msg, sizeof msg)))
+    if (code == MT_EXIT_OK && (mt_outdir_make(dir, msg, sizeof msg) || write_report(o->out_dir, "baseline/report.json", &rep, NULL, &buf, msg, sizeof msg)))
         code = MT_EXIT_ERROR;
     if (code != MT_EXIT_OK) {
         say("mergetrace: %s\n", msg);

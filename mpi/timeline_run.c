@@ -21,35 +21,6 @@ static mt_status_t file_write(void *ctx, const void *data, size_t len)
     return fwrite(data, 1, len, (FILE *)ctx) == len ? MT_OK : MT_ERR_IO;
 }
 
-/* Is path a timeline? Reads (inflates) its first 64 KiB. */
-static bool probe(const char *path)
-{
-    struct stat sb;
-    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
-        return false;
-    mt_input_t *in = NULL;
-    mt_error_t err;
-    mt_error_clear(&err);
-    if (mt_input_open(path, NULL, 0, &in, &err) != MT_OK)
-        return false;
-    char *buf = malloc(65536);
-    size_t n = 0;
-    bool yes = false;
-    if (buf) {
-        while (n < 65536) {
-            size_t got = 0;
-            bool trunc = false;
-            if (mt_input_read(in, buf + n, 65536 - n, &got, &trunc, &err) != MT_OK || !got)
-                break;
-            n += got;
-        }
-        yes = mt_timeline_probe(buf, n);
-    }
-    free(buf);
-    mt_input_close(in);
-    return yes;
-}
-
 static void print_err(const mt_error_t *err)
 {
     char line[1400];
@@ -97,16 +68,7 @@ static int run0(const options_t *o)
         code = options_exit_code(st);
         goto out;
     }
-    mt_cp_request_t rq = {.warmup = 0, .ideal = true, .coords = j->coords, .n_coords = j->n_an};
-    /* the job model's rows as the critical path reads them (mt_crow_t) */
-    mt_crow_t *crows = malloc((j->n_rows ? j->n_rows : 1) * sizeof *crows);
-    st = crows ? MT_OK : MT_ERR_NOMEM;
-    for (size_t i = 0; crows && i < j->n_rows; i++)
-        crows[i] = mt_crow_of(&j->rows[i]);
-    if (st == MT_OK)
-        st = mt_critpath_run(&rq, (const mt_rank_analysis_t *const *)j->an, j->n_an, NULL, NULL, 0, crows, j->n_rows,
-                             j->match, &c);
-    free(crows);
+    st = mt_tl_job_critpath(j, &c);
     if (st != MT_OK) {
         say("mergetrace: critical path: %s\n", mt_status_str(st));
         code = options_exit_code(st);
@@ -126,7 +88,7 @@ static int run0(const options_t *o)
         snprintf(rp, sizeof rp, "%s/report.json", o->out_dir);
         snprintf(hp, sizeof hp, "%s/report.html", o->out_dir);
         htmp[0] = '\0';
-        FILE *f = merged_io_tmp_create(rp, tmp, sizeof tmp);
+        FILE *f = mt_outdir_tmp_create(rp, tmp, sizeof tmp);
         if (!f) {
             say("mergetrace: %s: %s\n", tmp, strerror(errno));
             goto out;
@@ -140,16 +102,16 @@ static int run0(const options_t *o)
         if (!failed && !o->no_html) {
             mt_report_t rep = {.version = MERGETRACE_VERSION, .world_size = (int64_t)tl->n_ranks, .aligned = true,
                                .reference_rank = -1, .critpath = c};
-            FILE *h = merged_io_tmp_create(hp, htmp, sizeof htmp);
+            FILE *h = mt_outdir_tmp_create(hp, htmp, sizeof htmp);
             st = h ? mt_report_html(&rep, NULL, file_write, h) : MT_ERR_IO;
             if (h && fclose(h) != 0 && st == MT_OK)
                 st = MT_ERR_IO;
             if (st != MT_OK)
                 failed = hp;
         }
-        if (!failed && (merged_io_renaming(o->out_dir, "report.json", tmp) || rename(tmp, rp) != 0))
+        if (!failed && (mt_outdir_renaming(o->out_dir, "report.json", tmp) || rename(tmp, rp) != 0))
             failed = rp;
-        if (!failed && htmp[0] && (merged_io_renaming(o->out_dir, "report.html", htmp) || rename(htmp, hp) != 0))
+        if (!failed && htmp[0] && (mt_outdir_renaming(o->out_dir, "report.html", htmp) || rename(htmp, hp) != 0))
             failed = hp;
         if (failed) {
             say("mergetrace: %s: cannot write\n", failed);
@@ -159,7 +121,7 @@ static int run0(const options_t *o)
             st = MT_ERR_IO;
             goto out;
         }
-        merged_io_renamed_all();
+        mt_outdir_renamed_all();
         if (!o->quiet) {
             printf("%s: operation-level timeline, %zu ranks (DP %d x PP %d x TP %d), %zu operations, "
                    "%llu send/recv pairs, %llu collectives; no clock fit (one clock)\n",
@@ -190,7 +152,7 @@ int timeline_run(MPI_Comm comm, const options_t *o)
     if (me == 0) {
         if (o->timeline_map)
             mode = o->n_inputs == 1 ? 1 : 2;
-        else if (o->n_inputs == 1 && probe(o->inputs[0]))
+        else if (o->n_inputs == 1 && mt_timeline_probe_file(o->inputs[0]))
             mode = 1;
     }
     procs_bcast(&mode, 1, MPI_INT, 0, comm);

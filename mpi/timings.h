@@ -54,9 +54,6 @@ typedef struct job_size {
     const uint64_t *files;  /* process 0: input files given to each process (n_procs); NULL: not known */
 } job_size_t;
 
-/* Peak resident set of this process so far, in bytes (getrusage). */
-uint64_t timings_peak_rss(void);
-
 /* CPU seconds this process has used so far (all its threads). */
 double timings_cpu(void);
 

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "mergetrace/buf.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -87,6 +89,36 @@ void mt_discover_assign(mt_discover_list_t *l, int n_procs);
  * rank or the process id; -1 for a file). */
 mt_discover_kind_t mt_discover_part(const char *path, int64_t *part);
 
+/* How many inputs from l->files[i] on are parts of one Nsight Systems
+ * export (consecutive in the list: mt_discover_collect puts them there),
+ * and how many of those process me owns (*mine); 1, and *mine 0 or 1,
+ * for any other input. */
+size_t mt_discover_part_run(const mt_discover_list_t *l, size_t i, int me, size_t *mine);
+
+/* Whether head, the first len bytes of a file, is one the program reads
+ * as traces: an SQLite database (Nsight Systems), gzip (a .json.gz
+ * trace), or JSON with "traceEvents" in its first 4 KiB (Kineto). */
+bool mt_discover_is_trace_head(const char *head, size_t len);
+
+/* What a --baseline PATH is (src/discover/baseline.c). */
+typedef enum mt_discover_baseline {
+    MT_DISCOVER_BASELINE_REPORT = 0, /* a mergetrace report.json (the file, or DIR/report.json) */
+    MT_DISCOVER_BASELINE_TRACE_DIR,  /* a directory without report.json: of traces */
+    MT_DISCOVER_BASELINE_TRACE_FILE, /* a file that is no report but one the program reads as traces */
+} mt_discover_baseline_t;
+
+/* Read the baseline at path: a report.json file, or a directory's
+ * report.json, into *text (appended; the caller frees it with mt_buf_free)
+ * after checking it is a mergetrace report (mt_compare_check; a regular
+ * file of a sane size, MT_SIDE_FILE_MAX, before it is opened); its path
+ * into file (cap bytes). A directory without report.json, or a file of
+ * traces (mt_discover_is_trace_head), is told by *kind and nothing is
+ * read. Returns 0; or 1 (the system: a read error, out of memory) or 2
+ * (the input: missing, not JSON, not a report) with a one-line message in
+ * msg ("--baseline PATH: ..."). */
+int mt_discover_baseline_read(const char *path, char *file, size_t cap, mt_discover_baseline_t *kind, mt_buf_t *text,
+                              char *msg, size_t msg_cap);
+
 /* The base name of path (what follows its last '/'), within path. */
 const char *mt_discover_base(const char *path);
 
@@ -132,6 +164,36 @@ typedef struct mt_discover_rec {
  * records' paths, and returns the count kept (rec compacted), or -1 out
  * of memory (rec sorted, nothing freed). */
 long mt_discover_share_node(mt_discover_rec_t *rec, size_t n, int n_procs);
+
+/* The list between processes (src/discover/wire.c), as bytes the
+ * program broadcasts or gathers; none of these is collective.
+ *
+ * l's files (paths, sizes, kinds, parts, owners, from_dir; not the
+ * skipped nor the Flight Recorder dumps) appended to out. 0, or -1 out of
+ * memory. */
+int mt_discover_pack(const mt_discover_list_t *l, mt_buf_t *out);
+
+/* The files that mt_discover_pack wrote into bytes[0..len) as *out
+ * (zeroed first; free with mt_discover_free whatever is returned). 0, or
+ * -1 out of memory or bytes cut short. */
+int mt_discover_unpack(const void *bytes, size_t len, mt_discover_list_t *out);
+
+/* --local: what process me listed in l as bytes for process 0: its files
+ * with their identity on this node (mt_discover_node,
+ * mt_discover_identity) appended to files, what it left out (its own
+ * outputs, links not followed) to skipped. 0, or -1 out of memory. */
+int mt_discover_local_pack(const mt_discover_list_t *l, int me, mt_buf_t *files, mt_buf_t *skipped);
+
+/* --local, process 0: the union of every process's mt_discover_local_pack
+ * bytes (concatenated: files[0..len), skipped[0..slen)) into *out (zeroed
+ * first; free with mt_discover_free whatever is returned), as one process
+ * listing them all would: files sorted by path then process, one listed by
+ * several processes of a node kept once (mt_discover_share_node); each
+ * skipped path once, the links not followed first (in process order),
+ * then the own outputs by path. 0, or -1 out of memory or bytes cut
+ * short. */
+int mt_discover_local_union(const void *files, size_t len, const void *skipped, size_t slen, int n_procs,
+                            mt_discover_list_t *out);
 
 void mt_discover_free(mt_discover_list_t *l);
 

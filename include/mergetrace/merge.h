@@ -15,6 +15,7 @@
 #include "mergetrace/collectives.h"
 #include "mergetrace/loader.h"
 #include "mergetrace/status.h"
+#include "mergetrace/summary.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -139,6 +140,42 @@ bool mt_merge_sniff_merged(const char *what);
  * given; ranks borrowed, may be NULL when n_ranks is 0). Returns MT_OK or
  * what write returned. */
 mt_status_t mt_merge_footer(const int32_t *ranks, size_t n_ranks, mt_write_fn write, void *ctx);
+
+/* What the merged trace may select (src/merge/select.c): one entry of
+ * the job, a rank's trace or an NCCL plugin file, with its clock onto the
+ * reference and its span on its own clock. */
+typedef struct mt_select_rank {
+    int64_t rank;
+    const mt_clock_t *clock; /* borrowed; onto the reference */
+    uint64_t events;         /* 0: no span */
+    int64_t first_ns, last_ns;
+    bool nccl;               /* an NCCL plugin file: not in the merged trace */
+} mt_select_rank_t;
+
+/* --window as corrected ns [*a, *b]: lo..hi seconds from the job's start
+ * (the earliest corrected first event of r[0..n), 0 when none has
+ * events), or, by_steps, the corrected span of the ProfilerSteps numbered
+ * lo..hi of steps[0..n_steps) (each on the clock of the last entry of r
+ * with its rank; the identity for a step of no entry's rank). false when
+ * by_steps and no step is in lo..hi. */
+bool mt_select_window(const mt_select_rank_t *r, size_t n, bool by_steps, double lo, double hi,
+                      const mt_step_t *steps, size_t n_steps, int64_t *a, int64_t *b);
+
+typedef enum mt_select_empty {
+    MT_SELECT_SOME = 0,  /* the selection has something, or nothing to say it against */
+    MT_SELECT_NO_RANK,   /* --ranks names no rank of the job */
+    MT_SELECT_NO_TIME,   /* the window is outside every trace's span */
+} mt_select_empty_t;
+
+/* Whether a --ranks (want[0..n_want), want NULL: every rank) and a window
+ * in corrected ns (win[0..1], NULL: none) select nothing of the job's
+ * traces r[0..n) (NCCL files left out). MT_SELECT_NO_RANK with the job's
+ * ranks (sorted as given) as ranges in ranks ("0-7", "0-3, 5, 8-9", cut
+ * with "..." to fit cap) and their count in *n_ranks; MT_SELECT_NO_TIME
+ * with the job's corrected span in *span_ns. MT_SELECT_SOME also when the
+ * job has no trace or out of memory. */
+mt_select_empty_t mt_select_check(const mt_select_rank_t *r, size_t n, const int32_t *want, size_t n_want,
+                                  const int64_t *win, char *ranks, size_t cap, size_t *n_ranks, int64_t *span_ns);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 #include "mergetrace/status.h"
 #include "mergetrace/warnings.h"
 #include "mergetrace/buf.h"
+#include "mergetrace/heap.h"
 #include "mergetrace/strtab.h"
 /* io: reading (plain or gzip) and gzip output */
 #include "mergetrace/input.h"
@@ -41,10 +42,12 @@
 /* report: report.json, report.html, terminal text */
 #include "mergetrace/report.h"
 #include "mergetrace/report_html.h"
+#include "mergetrace/report_timings.h"
 #include "mergetrace/compare.h"
 /* merge: the merged trace */
 #include "mergetrace/merge.h"
 #include "mergetrace/discover.h"
+#include "mergetrace/outdir.h"
 #include "mergetrace/nsys.h"
 #include "mergetrace/timeline.h"
 #include "mergetrace/tljob.h"

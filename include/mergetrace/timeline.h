@@ -97,6 +97,10 @@ mt_status_t mt_timeline_load(const char *path, const mt_timeline_map_t *map, mt_
  * with a "step". */
 bool mt_timeline_probe(const char *buf, size_t len);
 
+/* mt_timeline_probe on the first 64 KiB of the file at path (inflated when
+ * gzip); false for anything but a regular file that reads. */
+bool mt_timeline_probe_file(const char *path);
+
 /* Free a timeline. NULL does nothing. */
 void mt_timeline_free(mt_timeline_t *t);
 

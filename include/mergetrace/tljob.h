@@ -54,6 +54,12 @@ typedef struct mt_tl_job {
  * operations). Not collective. */
 mt_status_t mt_tl_job_build(const mt_timeline_t *tl, mt_tl_job_t **out);
 
+/* The critical path of j (borrowed for the call) with the ideal what-if,
+ * its workers and stages from j->coords, no warm-up step left out. *out
+ * owned by the caller (mt_critpath_free). What mt_critpath_run returns.
+ * Not collective. */
+mt_status_t mt_tl_job_critpath(const mt_tl_job_t *j, mt_critpath_t **out);
+
 /* NULL does nothing. */
 void mt_tl_job_free(mt_tl_job_t *j);
 

@@ -71,6 +71,7 @@ typedef struct mt_trust_trace {
     int32_t rank;
     int64_t world_size;        /* distributedInfo.world_size; <= 0 unknown */
     int64_t first_ns, last_ns; /* the trace's window on its own clock; last < first: unknown */
+    bool nccl;                 /* an NCCL plugin file: no window of a trace (mt_trust_apart) */
 } mt_trust_trace_t;
 
 typedef enum mt_trust_code {
@@ -114,6 +115,40 @@ const char *mt_trust_code_str(mt_trust_code_t c);
  * lateness exceeds it; with forced, that the traces are of different runs
  * (t->why). MT_OK or MT_ERR_NOMEM. */
 mt_status_t mt_trust_annotate(mt_cross_t *x, const mt_trust_t *t, bool aligned, bool forced);
+
+/* The job's world and its absent ranks, from the traces alone (before
+ * any alignment; the program's rank checks). */
+typedef struct mt_trust_world {
+    int64_t world;     /* the largest world size a trace names, at least the highest rank + 1 */
+    bool disagree;     /* two traces name different world sizes */
+    int64_t n_absent;  /* every rank below world without a trace */
+    int64_t *missing;  /* the first MT_TRUST_MISSING_LISTED of them, ascending (malloc'd, the caller
+                        * frees; NULL when none, or out of memory: n_missing 0) */
+    size_t n_missing;
+} mt_trust_world_t;
+
+/* Listed at most: a world_size of 2^31 in one trace must not cost
+ * gigabytes or a loop over every rank (absent runs between traced ranks
+ * are counted whole). */
+#define MT_TRUST_MISSING_LISTED ((size_t)1 << 16)
+
+/* Traces whose windows start days apart on the corrected clock (one
+ * without its absolute time base beside others with one, under
+ * --no-align): nothing can compare them, and the sums of their
+ * differences would not fit int64 ns; not even --force goes on. Over
+ * traces[0..n) with a known window, not NCCL files, each start moved by
+ * its clock's offset (clocks[0..n_clocks), the same order; none past
+ * n_clocks): true when the earliest and the latest are more than
+ * MT_TRUST_APART_NS apart, with their indexes in *a and *b and the
+ * distance in *apart_ns. Not collective. */
+#define MT_TRUST_APART_NS ((double)((int64_t)1 << 50))
+bool mt_trust_apart(const mt_trust_trace_t *traces, size_t n, const mt_clock_t *clocks, size_t n_clocks, size_t *a,
+                    size_t *b, double *apart_ns);
+
+/* The world of n >= 1 traces: ranks[0..n) ascending and distinct,
+ * world_sizes[0..n) what each names (<= 0: none). Fills *w. Not
+ * collective. */
+void mt_trust_world(const int64_t *ranks, const int64_t *world_sizes, size_t n, mt_trust_world_t *w);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
 /* Huge-page hints for the big per-trace tables.
  *
  * Why: a table that glibc maps on its own (one bigger than the free top of
- * the program's heap reserve, mpi/heap.c: the tables of a trace of several
+ * the program's heap reserve, base/heap.c: the tables of a trace of several
  * hundred MB) is new memory for every rank, and each of its 4 KiB
  * pages is faulted in once per rank; page faults are dear on virtual
  * machines. Marked MADV_HUGEPAGE, the kernel fills it 2 MiB at a time.

@@ -528,3 +528,18 @@ out:
     free(gact_of);
     return st;
 }
+
+mt_status_t mt_tl_job_critpath(const mt_tl_job_t *j, mt_critpath_t **out)
+{
+    mt_cp_request_t rq = {.warmup = 0, .ideal = true, .coords = j->coords, .n_coords = j->n_an};
+    /* the job model's rows as the critical path reads them (mt_crow_t) */
+    mt_crow_t *crows = malloc((j->n_rows ? j->n_rows : 1) * sizeof *crows);
+    if (!crows)
+        return MT_ERR_NOMEM;
+    for (size_t i = 0; i < j->n_rows; i++)
+        crows[i] = mt_crow_of(&j->rows[i]);
+    mt_status_t st = mt_critpath_run(&rq, (const mt_rank_analysis_t *const *)j->an, j->n_an, NULL, NULL, 0, crows,
+                                     j->n_rows, j->match, out);
+    free(crows);
+    return st;
+}

@@ -378,3 +378,57 @@ mt_status_t mt_trust_annotate(mt_cross_t *x, const mt_trust_t *t, bool aligned, 
     }
     return add_line(x, "wait per participant and collective may be off by up to %s (the fit's error)", e);
 }
+
+void mt_trust_world(const int64_t *ranks, const int64_t *world_sizes, size_t n, mt_trust_world_t *w)
+{
+    *w = (mt_trust_world_t){.world = -1};
+    for (size_t i = 0; i < n; i++) {
+        int64_t s = world_sizes[i];
+        if (s <= 0)
+            continue;
+        if (w->world >= 0 && s != w->world)
+            w->disagree = true;
+        if (s > w->world)
+            w->world = s;
+    }
+    if (w->world < ranks[n - 1] + 1)
+        w->world = ranks[n - 1] + 1;
+    int64_t absent = w->world - (int64_t)n; /* ranks are distinct and below world */
+    size_t listed = (uint64_t)absent < MT_TRUST_MISSING_LISTED ? (size_t)absent : MT_TRUST_MISSING_LISTED;
+    w->n_absent = absent;
+    w->missing = absent ? malloc(listed * sizeof *w->missing) : NULL;
+    int64_t next = 0; /* the first rank not yet looked at */
+    for (size_t k = 0; w->missing && next < w->world && w->n_missing < listed; k++) {
+        int64_t upto = k < n ? ranks[k] : w->world; /* absent: [next, upto) */
+        for (int64_t r = next; r < upto && w->n_missing < listed; r++)
+            w->missing[w->n_missing++] = r;
+        next = upto + 1;
+    }
+}
+
+bool mt_trust_apart(const mt_trust_trace_t *traces, size_t n, const mt_clock_t *clocks, size_t n_clocks, size_t *a,
+                    size_t *b, double *apart_ns)
+{
+    double lo = HUGE_VAL, hi = -HUGE_VAL;
+    size_t ilo = 0, ihi = 0;
+    for (size_t i = 0; i < n; i++) {
+        const mt_trust_trace_t *t = &traces[i];
+        if (t->last_ns < t->first_ns || t->nccl)
+            continue;
+        double v = (double)t->first_ns + (i < n_clocks ? clocks[i].offset_ns : 0.0);
+        if (v < lo) {
+            lo = v;
+            ilo = i;
+        }
+        if (v > hi) {
+            hi = v;
+            ihi = i;
+        }
+    }
+    if (!(hi - lo > MT_TRUST_APART_NS))
+        return false;
+    *a = ilo;
+    *b = ihi;
+    *apart_ns = hi - lo;
+    return true;
+}

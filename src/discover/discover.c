@@ -700,3 +700,31 @@ long mt_discover_share_node(mt_discover_rec_t *rec, size_t n, int n_procs)
             rec[k++] = rec[i];
     return (long)k;
 }
+
+size_t mt_discover_part_run(const mt_discover_list_t *l, size_t i, int me, size_t *mine)
+{
+    const char *p = l->files[i].path;
+    size_t flen = mt_nsys_part_file(p), end = i + 1;
+    while (flen && end < l->n && mt_nsys_part_file(l->files[end].path) == flen &&
+           strncmp(l->files[end].path, p, flen) == 0)
+        end++;
+    *mine = 0;
+    for (size_t j = i; j < end; j++)
+        *mine += l->files[j].owner == me;
+    return end - i;
+}
+
+bool mt_discover_is_trace_head(const char *head, size_t len)
+{
+    static const char sqlite[16] = "SQLite format 3";
+    if (len >= 16 && !memcmp(head, sqlite, 16))
+        return true;
+    if (len >= 2 && (unsigned char)head[0] == 0x1f && (unsigned char)head[1] == 0x8b)
+        return true;
+    size_t look = len < 4096 ? len : 4096;
+    static const char key[] = "\"traceEvents\"";
+    for (size_t i = 0; i + sizeof key - 1 <= look; i++)
+        if (!memcmp(head + i, key, sizeof key - 1))
+            return true;
+    return false;
+}

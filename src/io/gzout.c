@@ -327,3 +327,78 @@ void mt_gz_pipe_free(mt_gz_pipe_t *p)
     mt_gz_free(p->z);
     free(p);
 }
+
+/* ------------------------------------------------------------ the sink */
+
+static mt_status_t sink_member(mt_gz_sink_t *s, const void *p, size_t n)
+{
+    return s->pipe ? mt_gz_pipe_member(s->pipe, p, n, s->out) : mt_gz_member(s->gz, p, n, s->out);
+}
+
+static mt_status_t sink_compress(mt_gz_sink_t *s)
+{
+    if (!s->len)
+        return MT_OK;
+    mt_status_t st = sink_member(s, s->stage, s->len);
+    s->len = 0;
+    return st;
+}
+
+mt_status_t mt_gz_sink_write(void *ctx, const void *data, size_t len)
+{
+    mt_gz_sink_t *s = ctx;
+    const char *p = data;
+    /* With nothing staged, a piece of a whole chunk or more is compressed
+     * where it lies (the merge writer hands over ~1 MiB at a time): no copy
+     * into the stage. Such members hold up to 2 chunks. */
+    while (!s->len && len >= MT_GZ_SINK_CHUNK) {
+        size_t k = len < 2 * MT_GZ_SINK_CHUNK ? len : MT_GZ_SINK_CHUNK;
+        mt_status_t st = sink_member(s, p, k);
+        if (st)
+            return st;
+        p += k;
+        len -= k;
+    }
+    while (len) {
+        size_t k = MT_GZ_SINK_CHUNK - s->len < len ? MT_GZ_SINK_CHUNK - s->len : len;
+        memcpy(s->stage + s->len, p, k);
+        s->len += k;
+        p += k;
+        len -= k;
+        if (s->len == MT_GZ_SINK_CHUNK) {
+            mt_status_t st = sink_compress(s);
+            if (st)
+                return st;
+        }
+    }
+    return MT_OK;
+}
+
+mt_status_t mt_gz_sink_open(mt_gz_sink_t *s, mt_buf_t *out, mt_gz_pipe_t *pipe)
+{
+    memset(s, 0, sizeof *s);
+    s->out = out;
+    s->pipe = pipe;
+    s->stage = malloc(MT_GZ_SINK_CHUNK);
+    if (!s->stage || (!pipe && mt_gz_new(MT_GZ_AUTO, &s->gz))) {
+        free(s->stage);
+        s->stage = NULL;
+        return MT_ERR_NOMEM;
+    }
+    return MT_OK;
+}
+
+mt_status_t mt_gz_sink_close(mt_gz_sink_t *s, bool ok)
+{
+    mt_status_t st = ok ? sink_compress(s) : MT_OK;
+    if (s->pipe) {
+        mt_status_t pst = mt_gz_pipe_finish(s->pipe);
+        if (!st)
+            st = pst;
+    }
+    mt_gz_free(s->gz);
+    free(s->stage);
+    s->gz = NULL;
+    s->stage = NULL;
+    return st;
+}

@@ -8,12 +8,14 @@
 #include "base/errpos.h"
 #include "base/numparse.h"
 #include "mergetrace/buf.h"
+#include "mergetrace/input.h"
 #include "mergetrace/loader.h"
 
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *mt_tl_track_str(mt_tl_track_t k)
 {
@@ -606,4 +608,32 @@ out:
     free(c.ops);
     mt_trace_free(t);
     return st;
+}
+
+bool mt_timeline_probe_file(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return false;
+    mt_input_t *in = NULL;
+    mt_error_t err;
+    mt_error_clear(&err);
+    if (mt_input_open(path, NULL, 0, &in, &err) != MT_OK)
+        return false;
+    char *buf = malloc(65536);
+    size_t n = 0;
+    bool yes = false;
+    if (buf) {
+        while (n < 65536) {
+            size_t got = 0;
+            bool trunc = false;
+            if (mt_input_read(in, buf + n, 65536 - n, &got, &trunc, &err) != MT_OK || !got)
+                break;
+            n += got;
+        }
+        yes = mt_timeline_probe(buf, n);
+    }
+    free(buf);
+    mt_input_close(in);
+    return yes;
 }

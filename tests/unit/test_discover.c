@@ -301,6 +301,94 @@ static void test_share_node(void **state)
         free(rec[i].f.path);
 }
 
+/* The parts of one Nsight Systems export in a row, and who owns them:
+ * by hand, a.sqlite's three parts (two on process 1), then b.json. */
+static void test_part_run(void **state)
+{
+    (void)state;
+    mt_discover_file_t f[5] = {
+        {.path = "/t/a.sqlite#pid11", .owner = 0}, {.path = "/t/a.sqlite#pid12", .owner = 1},
+        {.path = "/t/a.sqlite#pid13", .owner = 1}, {.path = "/t/b.json", .owner = 1},
+        {.path = "/t/c.sqlite#pid1", .owner = 0},
+    };
+    mt_discover_list_t l = {.files = f, .n = 5};
+    size_t mine = 9;
+    assert_int_equal(mt_discover_part_run(&l, 0, 1, &mine), 3);
+    assert_int_equal(mine, 2);
+    assert_int_equal(mt_discover_part_run(&l, 0, 0, &mine), 3);
+    assert_int_equal(mine, 1);
+    assert_int_equal(mt_discover_part_run(&l, 1, 2, &mine), 2); /* from the second part on */
+    assert_int_equal(mine, 0);
+    assert_int_equal(mt_discover_part_run(&l, 3, 1, &mine), 1);
+    assert_int_equal(mine, 1);
+    assert_int_equal(mt_discover_part_run(&l, 4, 1, &mine), 1); /* another export's part, alone */
+    assert_int_equal(mine, 0);
+}
+
+/* What a --baseline that is no report is read as. */
+static void test_trace_head(void **state)
+{
+    (void)state;
+    assert_true(mt_discover_is_trace_head("SQLite format 3\0rest", 20));
+    assert_false(mt_discover_is_trace_head("SQLite format 3", 15));
+    assert_true(mt_discover_is_trace_head("\x1f\x8b\x08", 3));
+    assert_true(mt_discover_is_trace_head("{\"schemaVersion\":1,\"traceEvents\":[", 35));
+    assert_false(mt_discover_is_trace_head("{\"generator\":\"mergetrace\"}", 26));
+    char big[5000];
+    memset(big, ' ', sizeof big);
+    memcpy(big + 4090, "\"traceEvents\"", 13); /* past the first 4 KiB */
+    assert_false(mt_discover_is_trace_head(big, sizeof big));
+    memcpy(big + 4000, "\"traceEvents\"", 13);
+    assert_true(mt_discover_is_trace_head(big, sizeof big));
+}
+
+/* What a --baseline is: tests/data/own's report.json (named, or its
+ * directory), a directory without one, a trace, JSON that is neither, a
+ * missing path. */
+static void test_baseline(void **state)
+{
+    (void)state;
+    char file[4096], msg[5000], p[1024];
+    mt_discover_baseline_t kind;
+    mt_buf_t text = {0};
+    size_t len = 0;
+    char *want = read_file(OWN "/report.json", &len);
+    assert_non_null(want);
+    assert_int_equal(mt_discover_baseline_read(OWN "/report.json", file, sizeof file, &kind, &text, msg, sizeof msg), 0);
+    assert_int_equal(kind, MT_DISCOVER_BASELINE_REPORT);
+    assert_string_equal(file, OWN "/report.json");
+    assert_int_equal(text.len, len);
+    assert_memory_equal(text.data, want, len);
+    mt_buf_free(&text);
+    assert_int_equal(mt_discover_baseline_read(OWN, file, sizeof file, &kind, &text, msg, sizeof msg), 0);
+    assert_int_equal(kind, MT_DISCOVER_BASELINE_REPORT);
+    assert_string_equal(file, OWN "/report.json");
+    assert_int_equal(text.len, len);
+    mt_buf_free(&text);
+    free(want);
+
+    snprintf(p, sizeof p, "%s/empty", root);
+    assert_int_equal(mt_discover_baseline_read(p, file, sizeof file, &kind, &text, msg, sizeof msg), 0);
+    assert_int_equal(kind, MT_DISCOVER_BASELINE_TRACE_DIR);
+    assert_int_equal(text.len, 0);
+    assert_int_equal(mt_discover_baseline_read(OWN "/rank-0.json", file, sizeof file, &kind, &text, msg, sizeof msg), 0);
+    assert_int_equal(kind, MT_DISCOVER_BASELINE_TRACE_FILE);
+    assert_int_equal(text.len, 0);
+
+    put("notes.json", "{\"a\": 1}");
+    snprintf(p, sizeof p, "%s/notes.json", root);
+    assert_int_equal(mt_discover_baseline_read(p, file, sizeof file, &kind, &text, msg, sizeof msg), 2);
+    assert_int_equal(strncmp(msg, "--baseline: ", 12), 0);
+    assert_non_null(strstr(msg, "notes.json"));
+    assert_int_equal(text.len, 0);
+    snprintf(p, sizeof p, "%s/none", root);
+    assert_int_equal(mt_discover_baseline_read(p, file, sizeof file, &kind, &text, msg, sizeof msg), 2);
+    char w[1200];
+    snprintf(w, sizeof w, "--baseline %s: No such file or directory", p);
+    assert_string_equal(msg, w);
+    mt_buf_free(&text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -311,6 +399,9 @@ int main(void)
         cmocka_unit_test(test_assign),
         cmocka_unit_test(test_node),
         cmocka_unit_test(test_share_node),
+        cmocka_unit_test(test_part_run),
+        cmocka_unit_test(test_trace_head),
+        cmocka_unit_test(test_baseline),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -34,7 +34,7 @@ static void clocks_good(mt_clock_t *c, size_t n)
 static void traces_of(mt_trust_trace_t *t, size_t n, int64_t world)
 {
     for (size_t i = 0; i < n; i++)
-        t[i] = (mt_trust_trace_t){(int32_t)i, world, T0, T0 + 30000 * US};
+        t[i] = (mt_trust_trace_t){.rank = (int32_t)i, .world_size = world, .first_ns = T0, .last_ns = T0 + 30000 * US};
 }
 
 static void test_same_run(void **state)
@@ -319,10 +319,76 @@ static void test_annotate(void **state)
     free(x);
 }
 
+/* Windows days apart on the corrected clock: 2^50 ns is 13.03 days;
+ * one trace 14 days after another (less its clock's 1-day offset: 13) is
+ * too far only when the offset does not bring it back under; NCCL files
+ * and traces without events are no windows. */
+static void test_apart(void **state)
+{
+    (void)state;
+    const int64_t day = 86400 * INT64_C(1000000000);
+    mt_trust_trace_t t[4] = {
+        {.rank = 0, .first_ns = 0, .last_ns = 10},
+        {.rank = 1, .first_ns = 14 * day, .last_ns = 14 * day + 10},
+        {.rank = 2, .first_ns = 40 * day, .last_ns = 40 * day, .nccl = true},
+        {.rank = 3, .first_ns = 0, .last_ns = -1},
+    };
+    mt_clock_t c[4] = {{.rank = 0}, {.rank = 1}, {.rank = 2}, {.rank = 3, .offset_ns = -90.0 * day}};
+    size_t a = 9, b = 9;
+    double apart = 0;
+    assert_true(mt_trust_apart(t, 4, c, 4, &a, &b, &apart));
+    assert_int_equal(a, 0);
+    assert_int_equal(b, 1);
+    assert_true(apart == (double)(14 * day));
+    c[1].offset_ns = -1.0 * day; /* 13 days: under 2^50 ns */
+    assert_false(mt_trust_apart(t, 4, c, 4, &a, &b, &apart));
+    assert_true(mt_trust_apart(t, 4, c, 1, &a, &b, &apart)); /* no clock for rank 1: its own start */
+    assert_false(mt_trust_apart(t, 1, c, 4, &a, &b, &apart));
+}
+
+/* The world from the traces alone, worked out by hand: the largest size
+ * named, at least the highest rank + 1, the absent ranks listed in order
+ * and, past MT_TRUST_MISSING_LISTED, only counted. */
+static void test_world(void **state)
+{
+    (void)state;
+    mt_trust_world_t w;
+    const int64_t r134[] = {1, 3, 4}, s88n[] = {8, 8, -1}, s840[] = {8, 4, 0};
+    mt_trust_world(r134, s88n, 3, &w);
+    assert_int_equal(w.world, 8);
+    assert_false(w.disagree);
+    assert_int_equal(w.n_absent, 5);
+    assert_int_equal(w.n_missing, 5);
+    const int64_t want[] = {0, 2, 5, 6, 7};
+    assert_memory_equal(w.missing, want, sizeof want);
+    free(w.missing);
+    mt_trust_world(r134, s840, 3, &w);
+    assert_int_equal(w.world, 8);
+    assert_true(w.disagree);
+    free(w.missing);
+    const int64_t r02[] = {0, 2}, none[] = {-1, 0};
+    mt_trust_world(r02, none, 2, &w); /* no size named: the highest rank's */
+    assert_int_equal(w.world, 3);
+    assert_int_equal(w.n_missing, 1);
+    assert_int_equal(w.missing[0], 1);
+    free(w.missing);
+    const int64_t r01[] = {0, 1}, s22[] = {2, 2};
+    mt_trust_world(r01, s22, 2, &w);
+    assert_int_equal(w.n_absent, 0);
+    assert_null(w.missing);
+    const int64_t r0[] = {0}, huge[] = {(int64_t)1 << 31};
+    mt_trust_world(r0, huge, 1, &w);
+    assert_int_equal(w.n_absent, ((int64_t)1 << 31) - 1);
+    assert_int_equal(w.n_missing, MT_TRUST_MISSING_LISTED);
+    assert_int_equal(w.missing[0], 1);
+    assert_int_equal(w.missing[MT_TRUST_MISSING_LISTED - 1], (int64_t)MT_TRUST_MISSING_LISTED);
+    free(w.missing);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_same_run),    cmocka_unit_test(test_world_size), cmocka_unit_test(test_drift),
+        cmocka_unit_test(test_world),       cmocka_unit_test(test_apart),       cmocka_unit_test(test_same_run),    cmocka_unit_test(test_world_size), cmocka_unit_test(test_drift),
         cmocka_unit_test(test_residual),    cmocka_unit_test(test_sizes),      cmocka_unit_test(test_shared_group),
         cmocka_unit_test(test_window),      cmocka_unit_test(test_annotate),
     };

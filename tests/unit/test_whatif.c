@@ -22,6 +22,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -223,6 +224,13 @@ static void test_small(void **state)
     assert_int_equal((int64_t)(I->by_worker[0].s * 260 + 0.5), 260);
     assert_int_equal(I->mw_rank, 1);
     mt_critpath_free(c);
+    /* the program's call (mpi/timeline_run.c): the same hand-worked values */
+    c = NULL;
+    assert_int_equal(mt_tl_job_critpath(j, &c), MT_OK);
+    assert_int_equal(c->steps[0].time_ns, 360000);
+    assert_int_equal(c->ideal.ideal_ns, 260000);
+    assert_int_equal(c->ideal.mw_rank, 1);
+    mt_critpath_free(c);
     mt_tl_job_free(j);
     mt_timeline_free(tl);
 }
@@ -307,6 +315,21 @@ static void test_errors(void **state)
     /* the probe */
     assert_true(mt_timeline_probe(two, sizeof two - 1));
     assert_false(mt_timeline_probe("{\"traceEvents\":[]}", 18));
+    /* the probe of a file: plain, gzip, a Kineto trace, a directory, none */
+    assert_true(mt_timeline_probe_file(write_tmp("tl_probe.json", two)));
+    size_t zl = 0;
+    unsigned char *z = gzip_bytes(two, sizeof two - 1, &zl);
+    char zp[600];
+    snprintf(zp, sizeof zp, "%s/tl_probe.json.gz", MT_TEST_TMP);
+    FILE *zf = fopen(zp, "wb");
+    assert_non_null(zf);
+    assert_int_equal(fwrite(z, 1, zl, zf), zl);
+    fclose(zf);
+    free(z);
+    assert_true(mt_timeline_probe_file(zp));
+    assert_false(mt_timeline_probe_file(write_tmp("tl_kineto.json", "{\"traceEvents\":[]}")));
+    assert_false(mt_timeline_probe_file(MT_TEST_TMP));
+    assert_false(mt_timeline_probe_file(MT_TEST_TMP "/tl_none.json"));
 }
 
 static void test_map(void **state)

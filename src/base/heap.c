@@ -1,7 +1,8 @@
-/* The program's memory policy: a huge-page heap reserve and a trim per
- * rank (glibc on Linux; elsewhere the allocator's defaults). */
+/* The program's memory policy (heap.h): a huge-page heap reserve and a
+ * trim per rank (glibc on Linux; elsewhere the allocator's defaults), and
+ * the memory the machine, its cgroup and the process hold. */
 #define _DEFAULT_SOURCE
-#include "heap.h"
+#include "mergetrace/heap.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -11,17 +12,20 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#include <sys/resource.h>
 #if defined(__linux__)
 #include <sys/mman.h>
 #include <unistd.h>
 #endif
+
+#include "base/cgroup.h"
 
 /* Memory policy of the program (glibc; elsewhere the allocator's defaults).
  *
  * The heap is reserved once at start: HEAP_RESERVE bytes of address
  * space, marked for transparent huge pages, never trimmed by free();
  * each rank's memory goes back to the kernel with one malloc_trim once
- * its trace is freed (mpi/load.c trace_done, heap_release: since
+ * its trace is freed (mpi/load.c trace_done, mt_heap_release: since
  * 2026-11-25 before its result is packed, not after; ranks of small
  * traces share one trim, see TRIM_EVERY_BYTES), so a process's
  * peak stays one rank's, whatever number of ranks it holds (its tables;
@@ -83,7 +87,7 @@ static void heap_reserve(void)
 #endif
 }
 
-void heap_setup(void)
+void mt_heap_setup(void)
 {
 #if defined(__GLIBC__)
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
@@ -123,7 +127,7 @@ void heap_setup(void)
 #define HEAP_TRIM 1
 #endif
 
-void heap_give_back(void)
+void mt_heap_give_back(void)
 {
 #if defined(__GLIBC__) && HEAP_TRIM
     malloc_trim(TRIM_KEEP);
@@ -136,13 +140,13 @@ void heap_give_back(void)
  * than the ranks before it (growth beyond is not marked: re-marking would
  * need the heap extended past blocks that malloc may serve from its free
  * lists instead). */
-void heap_release(uint64_t json_bytes)
+void mt_heap_release(uint64_t json_bytes)
 {
 #if defined(__GLIBC__)
     static _Thread_local uint64_t since; /* per worker thread, as per process (procs.h) */
     since += json_bytes;
     if (since >= TRIM_EVERY_BYTES) {
-        heap_give_back();
+        mt_heap_give_back();
         since = 0;
     }
 #else
@@ -150,7 +154,6 @@ void heap_release(uint64_t json_bytes)
 #endif
 }
 
-#if defined(__linux__)
 /* The number in file dir/name, or UINT64_MAX ("max", unreadable, or a
  * path too long for the buffer: a cut one names another file). */
 static uint64_t read_u64(const char *dir, const char *name)
@@ -167,15 +170,11 @@ static uint64_t read_u64(const char *dir, const char *name)
     return ok ? (uint64_t)v : UINT64_MAX;
 }
 
-/* What this process's memory cgroup and its ancestors leave (limit less
- * usage, the least over the levels): a container's or a batch job's
- * limit (Slurm's, for one) is not in MemAvailable. cgroup v2
- * (memory.max, memory.current) or v1's memory controller
- * (memory.limit_in_bytes, memory.usage_in_bytes); UINT64_MAX when no level
- * has a limit or nothing can be read. */
-static uint64_t cgroup_room(void)
+uint64_t mt_heap_cgroup_room(const char *self_cgroup, const char *sysfs)
 {
-    FILE *f = fopen("/proc/self/cgroup", "r");
+    char v1[4200];
+    snprintf(v1, sizeof v1, "%s/memory", sysfs);
+    FILE *f = fopen(self_cgroup, "r");
     char line[4096], dir[4200];
     const char *root = NULL, *lim = NULL, *use = NULL;
     while (f && fgets(line, sizeof line, f)) {
@@ -185,13 +184,13 @@ static uint64_t cgroup_room(void)
             continue;
         if (!strncmp(line, "0::", 3)) { /* v2: used unless v1 has a memory controller */
             if (!root) {
-                root = "/sys/fs/cgroup";
+                root = sysfs;
                 lim = "memory.max";
                 use = "memory.current";
                 snprintf(dir, sizeof dir, "%s", q + 1);
             }
         } else if (strstr(p, ":memory:") == p || strstr(p, ",memory:") || strstr(p, ":memory,")) {
-            root = "/sys/fs/cgroup/memory";
+            root = v1;
             lim = "memory.limit_in_bytes";
             use = "memory.usage_in_bytes";
             snprintf(dir, sizeof dir, "%s", q + 1);
@@ -216,13 +215,13 @@ static uint64_t cgroup_room(void)
     }
     return room;
 }
-#endif
 
 /* Linux: /proc/meminfo's MemAvailable (the kernel's estimate of what can
  * be allocated without swapping, page cache it can drop included), or
- * less where the process's memory cgroup leaves less (cgroup_room);
+ * less where the process's memory cgroup leaves less (a container's or
+ * a batch job's limit, Slurm's for one, is not in MemAvailable);
  * elsewhere, or unreadable, 0: unknown. */
-uint64_t heap_available(void)
+uint64_t mt_heap_available(void)
 {
     uint64_t kib = 0;
 #if defined(__linux__)
@@ -237,7 +236,7 @@ uint64_t heap_available(void)
     }
     if (f)
         fclose(f);
-    uint64_t room = cgroup_room();
+    uint64_t room = mt_heap_cgroup_room("/proc/self/cgroup", "/sys/fs/cgroup");
     if (kib && room / 1024 < kib)
         return room;
 #endif
@@ -245,7 +244,7 @@ uint64_t heap_available(void)
 }
 
 /* Linux: this process's resident set now (/proc/self/statm); 0 elsewhere. */
-uint64_t heap_resident(void)
+uint64_t mt_heap_resident(void)
 {
     uint64_t bytes = 0;
 #if defined(__linux__)
@@ -258,4 +257,12 @@ uint64_t heap_resident(void)
         fclose(f);
 #endif
     return bytes;
+}
+
+uint64_t mt_heap_peak(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (uint64_t)ru.ru_maxrss * 1024u; /* Linux reports KiB */
 }

@@ -1,0 +1,101 @@
+/* The output directory of a run on the file system: created with its
+ * parents, checked against the inputs, outputs written under a temporary
+ * name and renamed into place behind a mark, and what an earlier run left
+ * there cleaned up (its dead temporaries, the older outputs beside a
+ * stopped rename, outputs this run does not write). Serial, never prints:
+ * what the program should say comes back as a message or through a note
+ * callback. */
+#ifndef MERGETRACE_OUTDIR_H
+#define MERGETRACE_OUTDIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "mergetrace/discover.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A one-line message for the program to say (without "mergetrace: " and
+ * without the newline); line is valid during the call only. */
+typedef void (*mt_outdir_note_fn)(void *ctx, const char *line);
+
+/* mkdir -p: dir and its parents ("a//b" is "a/b"). 0, or 1 with a
+ * one-line message in msg (cap bytes): the path is too long, a part cannot
+ * be created, or exists and is not a directory. */
+int mt_outdir_make(const char *dir, char *msg, size_t cap);
+
+/* Whether path (existing) is one of l's inputs, or the file one of its
+ * parts ("<file>#rank<R>", "<file>#pid<N>") is, by realpath(). A path that
+ * does not exist is no input. */
+bool mt_outdir_is_input(const char *path, const mt_discover_list_t *l);
+
+/* A new file beside path to write an output into, then rename:
+ * "<path>.tmp.<pid>.<hex>", opened O_CREAT | O_EXCL | O_NOFOLLOW (never a
+ * file or link that is already there: a link planted at the name in a
+ * shared directory would make the output overwrite its target). Its name
+ * in tmp (cap bytes). The stream (the caller fcloses), or NULL with errno
+ * set. */
+FILE *mt_outdir_tmp_create(const char *path, char *tmp, size_t cap);
+
+/* The mark of a run putting its outputs in place:
+ * "<dir>/mergetrace.renaming.<pid>", created (O_EXCL, O_NOFOLLOW) at the
+ * first call, which is made before the first output of the run takes its
+ * final name; each call appends "name<TAB>.tmp.<pid>.<hex>" (name relative
+ * to dir, the suffix of tmp, the temporary about to become dir/name)
+ * before the rename. A run stopped between two renames leaves it, and the
+ * next run knows which outputs are the stopped run's (their temporary is
+ * gone) and which are older (mt_outdir_repair). One mark per process (the
+ * first call's dir), kept in static state: call from one thread. 0, or -1
+ * with errno set. */
+#define MT_OUTDIR_RENAMING "mergetrace.renaming."
+int mt_outdir_renaming(const char *dir, const char *name, const char *tmp);
+
+/* Every output of the run is in place: remove the mark (nothing when none
+ * was made). */
+void mt_outdir_renamed_all(void);
+
+/* Remove the temporaries that a killed run left in dir
+ * ("<output>.tmp.<pid>[.<hex>]" of the outputs' names,
+ * mt_outdir_tmp_create) when their process is gone from this host (never
+ * this process's). Returns how many were removed. */
+size_t mt_outdir_remove_dead_temps(const char *dir);
+
+/* A run stopped (killed, or failed) while renaming its outputs into dir
+ * left its mark (mt_outdir_renaming), whose process is gone from this
+ * host: the outputs it renamed (their temporary is gone) stay, and every
+ * other output there, older, is removed, so that dir holds one run's
+ * files; then the mark goes. Never removes an input (files), a file that
+ * is not a regular one, baseline_file (when not NULL: this run's
+ * baseline) or, when keep_baseline_report, baseline/report.json (this
+ * run writes it). note (may be NULL) gets a line for each output that
+ * cannot be removed and, unless quiet, one per mark repaired naming what
+ * went. Call before mt_outdir_remove_dead_temps, which would take the
+ * temporaries the mark is read by. */
+void mt_outdir_repair(const char *dir, const mt_discover_list_t *files, bool keep_baseline_report,
+                      const char *baseline_file, bool quiet, mt_outdir_note_fn note, void *ctx);
+
+/* One output a run may write into its directory (name relative to it),
+ * and whether this run keeps it (writes it, or keeps an earlier one). */
+typedef struct mt_outdir_name {
+    const char *name;
+    bool keep;
+} mt_outdir_name_t;
+
+/* Remove the outputs of names[0..n) that this run does not keep and an
+ * earlier run left in dir, so that dir never holds two jobs' files: only
+ * regular files, never an input (files) nor baseline_file (when not NULL);
+ * a name with a '/' takes its directory along when that is left empty.
+ * The removed names into removed (cap bytes): "a", "a and b", "a, b and
+ * c" ("" when none). note (may be NULL) gets a line for each that cannot
+ * be removed. */
+void mt_outdir_remove_stale(const char *dir, const mt_outdir_name_t *names, size_t n,
+                            const mt_discover_list_t *files, const char *baseline_file, char *removed, size_t cap,
+                            mt_outdir_note_fn note, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,292 @@
+/* The output directory without MPI (outdir.h): mkdir -p and its errors,
+ * an output that is an input (or the file of an input's part), the
+ * temporary names and the renaming mark, the repair after a run stopped
+ * while renaming, dead temporaries, and the removal of outputs a run does
+ * not write, each against files laid out by hand. */
+#define _DEFAULT_SOURCE /* realpath */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mergetrace/mergetrace.h"
+
+static char root[512];
+
+static void put(const char *rel, const char *text)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", root, rel);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static bool there(const char *rel)
+{
+    char p[1024];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", root, rel);
+    return lstat(p, &st) == 0;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(root, sizeof root, "%s/outdir_%d", MT_TEST_TMP, (int)getpid());
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", root, root);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A process id that was this test's child and has exited (reaped). */
+static long dead_pid(void)
+{
+    pid_t p = fork();
+    assert_true(p >= 0);
+    if (p == 0)
+        _exit(0);
+    int ws;
+    assert_int_equal(waitpid(p, &ws, 0), p);
+    return (long)p;
+}
+
+typedef struct notes {
+    char text[4][1400];
+    int n;
+} notes_t;
+
+static void note(void *ctx, const char *line)
+{
+    notes_t *n = ctx;
+    assert_true(n->n < 4);
+    snprintf(n->text[n->n++], sizeof n->text[0], "%s", line);
+}
+
+static void test_make(void **state)
+{
+    (void)state;
+    char d[1100], msg[1400] = "";
+    snprintf(d, sizeof d, "%s/a//b/c", root);
+    assert_int_equal(mt_outdir_make(d, msg, sizeof msg), 0);
+    assert_true(there("a/b/c"));
+    assert_int_equal(mt_outdir_make(d, msg, sizeof msg), 0); /* exists: fine */
+    put("file", "x");
+    snprintf(d, sizeof d, "%s/file/sub", root);
+    assert_int_equal(mt_outdir_make(d, msg, sizeof msg), 1);
+    char want[1400];
+    snprintf(want, sizeof want, "%s/file: exists and is not a directory", root);
+    assert_string_equal(msg, want);
+}
+
+static void test_is_input(void **state)
+{
+    (void)state;
+    put("in.json", "{}");
+    put("merged.json", "{}");
+    put("other.json", "{}");
+    char p0[1100], p1[1100], q[1100];
+    snprintf(p0, sizeof p0, "%s/in.json", root);
+    snprintf(p1, sizeof p1, "%s/merged.json#rank3", root);
+    mt_discover_file_t f[2] = {{.path = p0, .part = -1}, {.path = p1, .kind = MT_DISCOVER_MERGED_PART, .part = 3}};
+    mt_discover_list_t l = {.files = f, .n = 2};
+    snprintf(q, sizeof q, "%s/./in.json", root);
+    assert_true(mt_outdir_is_input(q, &l));
+    snprintf(q, sizeof q, "%s/merged.json", root); /* the file of a part */
+    assert_true(mt_outdir_is_input(q, &l));
+    snprintf(q, sizeof q, "%s/other.json", root);
+    assert_false(mt_outdir_is_input(q, &l));
+    snprintf(q, sizeof q, "%s/none.json", root); /* not yet written */
+    assert_false(mt_outdir_is_input(q, &l));
+}
+
+static void test_tmp_and_mark(void **state)
+{
+    (void)state;
+    char path[1100], tmp[1200], mark[1200], want[64];
+    snprintf(path, sizeof path, "%s/report.json", root);
+    FILE *f = mt_outdir_tmp_create(path, tmp, sizeof tmp);
+    assert_non_null(f);
+    fclose(f);
+    snprintf(want, sizeof want, ".tmp.%ld.", (long)getpid());
+    assert_memory_equal(tmp, path, strlen(path));
+    assert_memory_equal(tmp + strlen(path), want, strlen(want));
+    char tmp2[1200];
+    f = mt_outdir_tmp_create(path, tmp2, sizeof tmp2);
+    assert_non_null(f);
+    fclose(f);
+    assert_string_not_equal(tmp, tmp2); /* never one already there */
+    char small[1200];
+    assert_null(mt_outdir_tmp_create(path, small, strlen(path) + 4)); /* no room for the name */
+
+    assert_int_equal(mt_outdir_renaming(root, "report.json", tmp), 0);
+    assert_int_equal(mt_outdir_renaming(root, "report.html", tmp2), 0);
+    snprintf(mark, sizeof mark, "%s/" MT_OUTDIR_RENAMING "%ld", root, (long)getpid());
+    size_t len = 0;
+    char buf[4096];
+    f = fopen(mark, "r");
+    assert_non_null(f);
+    len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    char expect[4096];
+    snprintf(expect, sizeof expect, "report.json\t%s\nreport.html\t%s\n", tmp + strlen(path), tmp2 + strlen(path));
+    assert_string_equal(buf, expect);
+    mt_outdir_renamed_all();
+    struct stat st;
+    assert_int_not_equal(stat(mark, &st), 0);
+    remove(tmp);
+    remove(tmp2);
+}
+
+/* A run (a dead process) stopped after renaming report.json, before
+ * report.html: its report.json stays, the older merged.json, report.html
+ * and timings.json go, an input named compare.json stays; then its
+ * temporary of report.html is a dead one. */
+static void test_repair(void **state)
+{
+    (void)state;
+    long dead = dead_pid();
+    char name[256], text[512];
+    snprintf(name, sizeof name, MT_OUTDIR_RENAMING "%ld", dead);
+    snprintf(text, sizeof text, "report.json\t.tmp.%ld.1\nreport.html\t.tmp.%ld.2\nmerged.json\t.tmp.%ld.3", dead,
+             dead, dead);
+    put(name, text); /* the last line cut by the kill */
+    put("report.json", "new");
+    put("report.html", "old");
+    put("merged.json", "old");
+    put("timings.json", "old");
+    put("compare.json", "an input");
+    snprintf(name, sizeof name, "report.html.tmp.%ld.2", dead);
+    put(name, "the stopped run's temporary");
+    snprintf(name, sizeof name, "report.json.tmp.%ld.7", (long)getpid());
+    put(name, "this process's own");
+    put("report.json.tmp.1", "pid 1 lives");
+
+    char in[1100];
+    snprintf(in, sizeof in, "%s/compare.json", root);
+    mt_discover_file_t f = {.path = in, .part = -1};
+    mt_discover_list_t l = {.files = &f, .n = 1};
+    notes_t n = {0};
+    mt_outdir_repair(root, &l, false, NULL, false, note, &n);
+    assert_int_equal(n.n, 1);
+    char want[1400];
+    snprintf(want, sizeof want,
+             "%s: an earlier run was stopped while renaming its outputs into place; removed merged.json, report.html, "
+             "timings.json, older than its others",
+             root);
+    assert_string_equal(n.text[0], want);
+    assert_true(there("report.json"));
+    assert_true(there("compare.json"));
+    assert_false(there("report.html"));
+    assert_false(there("merged.json"));
+    assert_false(there("timings.json"));
+    snprintf(name, sizeof name, MT_OUTDIR_RENAMING "%ld", dead);
+    assert_false(there(name));
+
+    assert_int_equal(mt_outdir_remove_dead_temps(root), 1);
+    snprintf(name, sizeof name, "report.html.tmp.%ld.2", dead);
+    assert_false(there(name));
+    snprintf(name, sizeof name, "report.json.tmp.%ld.7", (long)getpid());
+    assert_true(there(name));
+    assert_true(there("report.json.tmp.1"));
+    assert_int_equal(mt_outdir_remove_dead_temps(root), 0);
+}
+
+/* quiet: nothing said; a mark whose process lives is left alone. */
+static void test_repair_quiet_and_alive(void **state)
+{
+    (void)state;
+    char name[256], text[256];
+    long dead = dead_pid();
+    snprintf(name, sizeof name, MT_OUTDIR_RENAMING "%ld", dead);
+    snprintf(text, sizeof text, "report.json\t.tmp.%ld.1\n", dead);
+    put(name, text);
+    put("report.json", "new");
+    put("report.html", "old");
+    mkdir(strcat(strcpy(text, root), "/baseline"), 0755);
+    put("baseline/report.json", "this run's baseline");
+    mt_discover_list_t l = {0};
+    notes_t n = {0};
+    mt_outdir_repair(root, &l, true, NULL, true, note, &n);
+    assert_int_equal(n.n, 0);
+    assert_false(there("report.html"));
+    assert_true(there("baseline/report.json"));
+
+    snprintf(name, sizeof name, MT_OUTDIR_RENAMING "1");
+    snprintf(text, sizeof text, "report.json\t.tmp.1.1\n");
+    put(name, text);
+    put("report.html", "old");
+    mt_outdir_repair(root, &l, false, NULL, false, note, &n);
+    assert_int_equal(n.n, 0);
+    assert_true(there("report.html"));
+    assert_true(there(name));
+}
+
+static void test_remove_stale(void **state)
+{
+    (void)state;
+    put("report.json", "kept");
+    put("report.html", "stale");
+    put("merged.json", "stale");
+    put("timings.json", "an input");
+    put("compare.json", "the baseline");
+    char d[1100];
+    snprintf(d, sizeof d, "%s/baseline", root);
+    assert_int_equal(mkdir(d, 0755), 0);
+    put("baseline/report.json", "stale");
+    char in[1100], base[1100];
+    snprintf(in, sizeof in, "%s/timings.json", root);
+    snprintf(base, sizeof base, "%s/compare.json", root);
+    mt_discover_file_t f = {.path = in, .part = -1};
+    mt_discover_list_t l = {.files = &f, .n = 1};
+    const mt_outdir_name_t names[] = {
+        {"report.json", true},   {"report.html", false},  {"merged.json.gz", false},      {"merged.json", false},
+        {"timings.json", false}, {"compare.json", false}, {"baseline/report.json", false},
+    };
+    char removed[256];
+    notes_t n = {0};
+    mt_outdir_remove_stale(root, names, sizeof names / sizeof names[0], &l, base, removed, sizeof removed, note, &n);
+    assert_string_equal(removed, "report.html, merged.json and baseline/report.json");
+    assert_int_equal(n.n, 0);
+    assert_true(there("report.json"));
+    assert_true(there("timings.json"));
+    assert_true(there("compare.json"));
+    assert_false(there("baseline")); /* gone with its only file */
+
+    put("report.html", "stale");
+    mt_outdir_remove_stale(root, names, 2, &l, NULL, removed, sizeof removed, note, &n);
+    assert_string_equal(removed, "report.html");
+    mt_outdir_remove_stale(root, names, 2, &l, NULL, removed, sizeof removed, note, &n);
+    assert_string_equal(removed, "");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_make, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_is_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tmp_and_mark, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_repair, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_repair_quiet_and_alive, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_remove_stale, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
