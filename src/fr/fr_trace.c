@@ -61,14 +61,10 @@ static mt_status_t append(void *ctx, const void *data, size_t len)
 }
 
 /* s[0..n) (n < 96) as a JSON string at p, as mt_json_string writes it (at
- * most 6 bytes per byte, and the quotes); the end returned. Printable
- * ASCII but for the quote and the backslash is copied as it is. */
+ * most 6 bytes per byte, and the quotes); the end returned. */
 static char *json_str(char *p, const char *s, size_t n)
 {
-    size_t k = 0;
-    while (k < n && (unsigned char)s[k] >= 0x20 && (unsigned char)s[k] < 0x7f && s[k] != '"' && s[k] != '\\')
-        k++;
-    if (k == n) {
+    if (mt_json_plain_len(s, n) == n) {
         *p++ = '"';
         memcpy(p, s, n);
         p += n;
