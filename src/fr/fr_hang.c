@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <stdio.h>
+#include "base/stats.h"
 #include "fr/fr.h"
 
 typedef struct job {
@@ -109,17 +110,62 @@ static bool pair_offset(const job_t *j, const mt_fr_dump_t *r, const mt_fr_dump_
     size_t k = 0;
     if (!d)
         return false;
+    /* find() with each group's run of q's index looked up once (a few
+     * groups, named by strings: the strcmp of the binary search was most
+     * of the fit of every dump to the reference) */
+    struct {
+        const char *pg;
+        size_t lo, hi;
+    } run[8];
+    size_t nrun = 0, qi = (size_t)(q - j->dumps);
+    const uint32_t *ix = j->ix[qi];
     for (size_t i = 0; i < r->n; i++) {
         const mt_fr_entry_t *e = &r->entries[i];
         if (e->is_p2p || e->completed == MT_FR_NONE)
             continue;
-        const mt_fr_entry_t *f = find(j, q, e->pg, e->seq);
+        size_t g = 0;
+        while (g < nrun && strcmp(run[g].pg, e->pg))
+            g++;
+        if (g == nrun) { /* the group's run: from the lowest position not below (pg, -inf) */
+            size_t lo = 0, hi = j->nix[qi];
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (strcmp(q->entries[ix[mid]].pg, e->pg) < 0)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            size_t end = lo;
+            hi = j->nix[qi];
+            while (end < hi) {
+                size_t mid = end + (hi - end) / 2;
+                if (strcmp(q->entries[ix[mid]].pg, e->pg) <= 0)
+                    end = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (nrun == sizeof run / sizeof *run)
+                g = nrun - 1; /* more groups than slots: the last slot reused */
+            else
+                nrun++;
+            run[g].pg = e->pg;
+            run[g].lo = lo;
+            run[g].hi = end;
+        }
+        size_t lo = run[g].lo, hi = run[g].hi;
+        while (lo < hi) { /* the lowest position not below seq in the run */
+            size_t mid = lo + (hi - lo) / 2;
+            if (q->entries[ix[mid]].seq < e->seq)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        const mt_fr_entry_t *f = lo < run[g].hi && q->entries[ix[lo]].seq == e->seq ? &q->entries[ix[lo]] : NULL;
         if (f && f->completed != MT_FR_NONE && !strcmp(f->name, e->name))
             d[k++] = e->completed - f->completed;
     }
     if (k) {
-        qsort(d, k, sizeof *d, cmp_i64);
-        *off = d[k / 2];
+        *off = mt_stats_kth_i64(d, k, k / 2); /* d[k / 2] of the sorted differences */
         *pairs += (int)k;
     }
     free(d);
