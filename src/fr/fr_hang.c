@@ -16,6 +16,8 @@ typedef struct job {
     int64_t *off;
     uint32_t **ix; /* [n]: each dump's collective entries by (group, seq, position) */
     size_t *nix;
+    const mt_fr_pg_t **named; /* each group name's first definition (by dump, then place), by name */
+    size_t nnamed;
 } job_t;
 
 typedef struct ixe {
@@ -64,8 +66,48 @@ static bool index_dumps(job_t *j)
     return true;
 }
 
+/* j->named: every dump's groups by name, each name's first definition
+ * (dumps in order, then each dump's groups) kept: pg_named's lookup was a
+ * scan of every dump's groups, ranks x groups for each of the ranks x
+ * groups it is asked. false when out of memory. */
+static bool name_groups(job_t *j)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < j->n; i++)
+        k += j->dumps[i].npgs;
+    j->named = malloc((k ? k : 1) * sizeof *j->named);
+    const mt_fr_pg_t **tmp = malloc((k ? k : 1) * sizeof *tmp);
+    if (!j->named || !tmp) {
+        free(tmp);
+        return false;
+    }
+    k = 0;
+    for (size_t i = 0; i < j->n; i++)
+        for (size_t g = 0; g < j->dumps[i].npgs; g++)
+            j->named[k++] = &j->dumps[i].pgs[g];
+    /* bottom-up merge sort by name: stable, so each name's definitions
+     * stay in the order collected and the first is the first */
+    for (size_t w = 1; w < k; w *= 2) {
+        for (size_t lo = 0; lo < k; lo += 2 * w) {
+            size_t mid = lo + w < k ? lo + w : k, hi = lo + 2 * w < k ? lo + 2 * w : k, a = lo, b = mid;
+            for (size_t o = lo; o < hi; o++)
+                tmp[o] = b >= hi || (a < mid && strcmp(j->named[a]->name, j->named[b]->name) <= 0) ? j->named[a++]
+                                                                                                  : j->named[b++];
+        }
+        memcpy(j->named, tmp, k * sizeof *tmp);
+    }
+    free(tmp);
+    size_t u = 0;
+    for (size_t x = 0; x < k; x++)
+        if (!u || strcmp(j->named[u - 1]->name, j->named[x]->name))
+            j->named[u++] = j->named[x];
+    j->nnamed = u;
+    return true;
+}
+
 static void job_free(job_t *j)
 {
+    free(j->named);
     for (size_t i = 0; j->ix && i < j->n; i++)
         free(j->ix[i]);
     free(j->ix);
@@ -259,12 +301,20 @@ static const mt_fr_entry_t *last_entry(const mt_fr_dump_t *d)
     return l;
 }
 
+/* The first definition of the group named name (j->named); NULL if none. */
 static const mt_fr_pg_t *pg_named(const job_t *j, const char *name)
 {
-    for (size_t i = 0; i < j->n; i++)
-        for (size_t g = 0; g < j->dumps[i].npgs; g++)
-            if (!strcmp(j->dumps[i].pgs[g].name, name))
-                return &j->dumps[i].pgs[g];
+    size_t lo = 0, hi = j->nnamed;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(j->named[mid]->name, name);
+        if (c == 0)
+            return j->named[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return NULL;
 }
 
@@ -428,7 +478,8 @@ static mt_status_t analyse(const mt_fr_dump_t *dumps, size_t n, const int64_t *f
     h->wait_ns = malloc((size_t)(j.world ? j.world : 1) * sizeof *h->wait_ns);
     h->has_dump = calloc((size_t)(j.world ? j.world : 1), sizeof *h->has_dump);
     h->last_done = calloc((size_t)(j.world ? j.world : 1), sizeof *h->last_done);
-    if (!j.of_rank || !h->offset_ns || !h->wait_ns || !h->has_dump || !h->last_done || !index_dumps(&j)) {
+    if (!j.of_rank || !h->offset_ns || !h->wait_ns || !h->has_dump || !h->last_done || !index_dumps(&j) ||
+        !name_groups(&j)) {
         job_free(&j);
         mt_fr_hang_free(h);
         return mt_error_set(err, MT_ERR_NOMEM, "Flight Recorder analysis: out of memory");
