@@ -592,6 +592,19 @@ uint32_t mt_jdoc_next(const mt_jdoc_t *d, uint32_t i)
 
 /* ---- the cursor: the same scanner, one value at a time ---- */
 
+/* 1 for the bytes a string's plain run is made of: ASCII from 0x20 on,
+ * but for the quote and the backslash */
+#define R4 1, 1, 1, 1
+#define R16 R4, R4, R4, R4
+static const uint8_t plain[256] = {
+    [0x20] = 1, 1, 0 /* " */, 1, R4, R4, R4,   /* 0x20-0x2f */
+    R16, R16,                                  /* 0x30-0x4f */
+    R4, R4, R4, 0 /* \\ */, 1, 1, 1,          /* 0x50-0x5f */
+    R16, R16,                                  /* 0x60-0x7f */
+};
+#undef R16
+#undef R4
+
 struct mt_jcur {
     parser_t p;       /* p.d is &doc */
     mt_jdoc_t doc;    /* the last value read whole, and decoded strings */
@@ -676,18 +689,6 @@ mt_status_t mt_jcur_enter(mt_jcur_t *c, mt_jtype_t t)
  * the document's arena (emptied first). */
 static mt_status_t cur_string(mt_jcur_t *c, const char **s, size_t *len)
 {
-    /* 1 for the bytes a string's plain run is made of: ASCII from 0x20 on,
-     * but for the quote and the backslash */
-#define R4 1, 1, 1, 1
-#define R16 R4, R4, R4, R4
-    static const uint8_t plain[256] = {
-        [0x20] = 1, 1, 0 /* " */, 1, R4, R4, R4,   /* 0x20-0x2f */
-        R16, R16,                                  /* 0x30-0x4f */
-        R4, R4, R4, 0 /* \\ */, 1, 1, 1,          /* 0x50-0x5f */
-        R16, R16,                                  /* 0x60-0x7f */
-    };
-#undef R16
-#undef R4
     parser_t *p = &c->p;
     size_t run = p->i + 1;
     while (run < p->n && plain[(unsigned char)p->s[run]])
@@ -847,4 +848,109 @@ mt_status_t mt_jcur_finish(mt_jcur_t *c)
         return fail(p, p->i, MT_ERR_SYNTAX, c->depth ? "the text ends inside an array or object"
                                                      : "unexpected text after the value");
     return MT_OK;
+}
+
+const char *mt_jcur_text(const mt_jcur_t *c, size_t *len)
+{
+    *len = c->p.n;
+    return c->p.s;
+}
+
+void mt_jcur_seek(mt_jcur_t *c, size_t to)
+{
+    c->p.i = to;
+}
+
+/* ---- quick scans of the plain forms (jdoc.h) ---- */
+
+/* A number token by the grammar parse_number checks. */
+static bool scan_number(const char *s, size_t n, size_t *i)
+{
+    size_t k = *i;
+    if (k < n && s[k] == '-')
+        k++;
+    if (k >= n || s[k] < '0' || s[k] > '9')
+        return false;
+    if (s[k] == '0')
+        k++;
+    else
+        while (k < n && s[k] >= '0' && s[k] <= '9')
+            k++;
+    if (k < n && s[k] == '.') {
+        k++;
+        if (k >= n || s[k] < '0' || s[k] > '9')
+            return false;
+        while (k < n && s[k] >= '0' && s[k] <= '9')
+            k++;
+    }
+    if (k < n && (s[k] == 'e' || s[k] == 'E')) {
+        k++;
+        if (k < n && (s[k] == '+' || s[k] == '-'))
+            k++;
+        if (k >= n || s[k] < '0' || s[k] > '9')
+            return false;
+        while (k < n && s[k] >= '0' && s[k] <= '9')
+            k++;
+    }
+    *i = k;
+    return true;
+}
+
+static bool scan_word(const char *s, size_t n, size_t *i, const char *w, size_t wl)
+{
+    if (n - *i < wl || memcmp(s + *i, w, wl))
+        return false;
+    *i += wl;
+    return true;
+}
+
+bool mt_jscan_skip(const char *s, size_t n, size_t *i, int depth)
+{
+    size_t k = *i;
+    const char *str;
+    size_t len;
+    if (k >= n)
+        return false;
+    switch (s[k]) {
+    case '"': return mt_jscan_str(s, n, i, &str, &len);
+    case 't': return scan_word(s, n, i, "true", 4);
+    case 'f': return scan_word(s, n, i, "false", 5);
+    case 'n': return scan_word(s, n, i, "null", 4);
+    case '[':
+    case '{': {
+        bool obj = s[k] == '{';
+        char close = obj ? '}' : ']';
+        if (depth < 1)
+            return false;
+        k++;
+        mt_jscan_ws(s, n, &k);
+        if (k < n && s[k] == close) {
+            *i = k + 1;
+            return true;
+        }
+        for (;;) {
+            if (obj) {
+                if (!mt_jscan_str(s, n, &k, &str, &len))
+                    return false;
+                mt_jscan_ws(s, n, &k);
+                if (k >= n || s[k] != ':')
+                    return false;
+                k++;
+                mt_jscan_ws(s, n, &k);
+            }
+            if (!mt_jscan_skip(s, n, &k, depth - 1))
+                return false;
+            mt_jscan_ws(s, n, &k);
+            if (k < n && s[k] == close) {
+                *i = k + 1;
+                return true;
+            }
+            if (k >= n || s[k] != ',')
+                return false;
+            k++;
+            mt_jscan_ws(s, n, &k);
+        }
+    }
+    default: return scan_number(s, n, i);
+    }
 }

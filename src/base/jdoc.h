@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "mergetrace/status.h"
 
@@ -154,5 +155,95 @@ size_t mt_jcur_offset(const mt_jcur_t *c);
 
 /* After the top value: MT_OK when only whitespace is left. */
 mt_status_t mt_jcur_finish(mt_jcur_t *c);
+
+/* The cursor's text (borrowed, as given to mt_jcur_new) and its length,
+ * for a caller's own quick scan of the next value (mt_jscan_*). */
+const char *mt_jcur_text(const mt_jcur_t *c, size_t *len);
+
+/* Past a value the caller read whole from the text itself: to is the
+ * offset just after it, where the cursor was before it (at the value,
+ * after mt_jcur_next or mt_jcur_peek). The caller answers for the value
+ * being one the cursor would have read without an error. */
+void mt_jcur_seek(mt_jcur_t *c, size_t to);
+
+/* Quick scans of the plain forms of JSON tokens, for a caller's fast path
+ * over many small values that falls back on the cursor: each reads one
+ * token at s[*i] (s[0..n)) and moves *i past it when it is of the plain
+ * form, else returns false with *i as it was. Whatever they take the
+ * cursor takes too, with the same value; what they refuse (escapes,
+ * bytes outside ASCII, wider or signed integers, bad syntax) the caller
+ * reads through the cursor, which takes every form and says the errors. */
+
+/* JSON whitespace from s[*i] on. */
+static inline void mt_jscan_ws(const char *s, size_t n, size_t *i)
+{
+    size_t k = *i;
+    while (k < n && (s[k] == ' ' || s[k] == '\n' || s[k] == '\t' || s[k] == '\r'))
+        k++;
+    *i = k;
+}
+
+/* A string of printable ASCII without escapes: its bytes, borrowed from s.
+ * Eight bytes at a time (inline: it is the scan of every member name): the
+ * mask's lowest bit marks the first quote, backslash, control byte or byte
+ * outside ASCII (the borrows that may set higher ones start at such a
+ * byte); the last bytes of the text are padded with NULs, control bytes. */
+static inline bool mt_jscan_str(const char *s, size_t n, size_t *i, const char **str, size_t *len)
+{
+    size_t k = *i, run = k + 1;
+    if (k >= n || s[k] != '"')
+        return false;
+    const uint64_t ones = UINT64_C(0x0101010101010101), high = ones << 7;
+    for (;;) {
+        uint64_t w = 0;
+        if (n - run >= 8)
+            memcpy(&w, s + run, 8);
+        else if (run < n)
+            memcpy(&w, s + run, n - run);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        w = __builtin_bswap64(w); /* the first byte lowest */
+#endif
+        uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+        uint64_t m = (((q - ones) & ~q) | ((b - ones) & ~b) | (w - ones * 0x20) | w) & high;
+        if (m) {
+            run += (size_t)__builtin_ctzll(m) >> 3;
+            break;
+        }
+        run += 8;
+    }
+    if (run >= n || s[run] != '"')
+        return false;
+    *str = s + k + 1;
+    *len = run - k - 1;
+    *i = run + 1;
+    return true;
+}
+
+/* An integer token of 1 to 19 digits, no sign (0 or no leading zero; a
+ * '.', 'e' or digit after it is the caller's to refuse as it reads on). */
+static inline bool mt_jscan_uint(const char *s, size_t n, size_t *i, uint64_t *v)
+{
+    size_t k = *i;
+    if (k >= n || s[k] < '0' || s[k] > '9')
+        return false;
+    if (s[k] == '0') {
+        *v = 0;
+        *i = k + 1;
+        return true;
+    }
+    uint64_t m = 0;
+    size_t end = n - k > 19 ? k + 19 : n;
+    for (; k < end && s[k] >= '0' && s[k] <= '9'; k++)
+        m = m * 10 + (uint64_t)(s[k] - '0');
+    if (k < n && s[k] >= '0' && s[k] <= '9')
+        return false; /* a 20th digit */
+    *v = m;
+    *i = k;
+    return true;
+}
+
+/* Any value whose strings are plain (mt_jscan_str), numbers checked by the
+ * grammar, nested at most depth deep; read past. */
+bool mt_jscan_skip(const char *s, size_t n, size_t *i, int depth);
 
 #endif

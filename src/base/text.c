@@ -154,12 +154,40 @@ size_t mt_utf8_seq(const unsigned char *s, size_t n)
     return k;
 }
 
+size_t mt_json_plain_len(const char *s, size_t len)
+{
+    size_t i = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* the mask's lowest bit marks the first quote, backslash, control byte
+     * or byte outside ASCII (the borrows that may set higher ones start at
+     * such a byte) */
+    const uint64_t ones = UINT64_C(0x0101010101010101), high = ones << 7;
+    for (; len - i >= 8; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+        uint64_t m = (((q - ones) & ~q) | ((b - ones) & ~b) | (w - ones * 0x20) | w) & high;
+        if (m)
+            return i + ((size_t)__builtin_ctzll(m) >> 3);
+    }
+#endif
+    for (; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
+            break;
+    }
+    return i;
+}
+
 mt_status_t mt_json_string(const char *s, size_t len, mt_write_fn write, void *ctx)
 {
     mt_out_t j = {write, ctx, MT_OK};
     mt_out_put(&j, "\"", 1);
     size_t run = 0;
     for (size_t i = 0; i < len; i++) {
+        i += mt_json_plain_len(s + i, len - i); /* the bytes passed as they are */
+        if (i >= len)
+            break;
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x80) { /* valid UTF-8 passes, each byte of an invalid sequence is U+FFFD */
             size_t k = mt_utf8_seq((const unsigned char *)s + i, len - i);

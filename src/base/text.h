@@ -24,6 +24,12 @@ size_t mt_utf8_seq(const unsigned char *s, size_t n);
  * error. */
 mt_status_t mt_json_string(const char *s, size_t len, mt_write_fn write, void *ctx);
 
+/* How many of s[0..len)'s first bytes mt_json_string copies as they are
+ * with no check of UTF-8: ASCII from 0x20 on but for the quote and the
+ * backslash (eight bytes at a time). When it is len, the JSON string is
+ * the quotes around s. */
+size_t mt_json_plain_len(const char *s, size_t len);
+
 /* s[0..len) as HTML text or attribute value: & < > " ' become &amp; &lt;
  * &gt; &quot; &#39;; NUL and other control bytes except tab, LF and CR become
  * U+FFFD (they are parse errors in HTML), and so does each byte of an

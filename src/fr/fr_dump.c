@@ -113,7 +113,7 @@ static mt_status_t read_pgs(const mt_jdoc_t *d, const char *path, mt_fr_dump_t *
     return MT_OK;
 }
 
-/* The members of an entry the reader takes, by name. */
+/* The members of an entry the reader takes. */
 enum {
     K_RECORD_ID,
     K_SEQ,
@@ -132,51 +132,28 @@ enum {
     K_COUNT
 };
 
-static const struct {
-    const char *name;
-    size_t len;
-} entry_keys[K_COUNT] = {
-#define K(s) {s, sizeof s - 1}
-    [K_RECORD_ID] = K("record_id"),
-    [K_SEQ] = K("collective_seq_id"),
-    [K_P2P_SEQ] = K("p2p_seq_id"),
-    [K_CREATED] = K("time_created_ns"),
-    [K_STARTED] = K("time_discovered_started_ns"),
-    [K_COMPLETED] = K("time_discovered_completed_ns"),
-    [K_TIMEOUT] = K("timeout_ms"),
-    [K_STATE] = K("state"),
-    [K_IS_P2P] = K("is_p2p"),
-    [K_PG] = K("process_group"),
-    [K_NAME] = K("profiling_name"),
-    [K_DTYPES] = K("input_dtypes"),
-    [K_IN_SIZES] = K("input_sizes"),
-    [K_OUT_SIZES] = K("output_sizes"),
-#undef K
-};
-
-/* The member's index in entry_keys, or -1: the candidates of its length
- * (the 7 members read past share lengths with them). */
+/* The member named k[0..n) as one of K_*, or -1: by its length, then
+ * compared with the names of that length (constant lengths: the compiler
+ * compares words; the 7 members read past share lengths with them). */
 static int entry_key(const char *k, size_t n)
 {
-    int a = -1, b = -1;
+#define IS(lit) (!memcmp(k, lit, sizeof lit - 1))
     switch (n) {
-    case 5: a = K_STATE; break;
-    case 6: a = K_IS_P2P; break;
-    case 9: a = K_RECORD_ID; break;
-    case 10: a = K_P2P_SEQ, b = K_TIMEOUT; break;
-    case 11: a = K_IN_SIZES; break;
-    case 12: a = K_DTYPES, b = K_OUT_SIZES; break;
-    case 13: a = K_PG; break;
-    case 14: a = K_NAME; break;
-    case 15: a = K_CREATED; break;
-    case 17: a = K_SEQ; break;
-    case 26: a = K_STARTED; break;
-    case 28: a = K_COMPLETED; break;
+    case 5: return IS("state") ? K_STATE : -1;
+    case 6: return IS("is_p2p") ? K_IS_P2P : -1;
+    case 9: return IS("record_id") ? K_RECORD_ID : -1;
+    case 10: return IS("p2p_seq_id") ? K_P2P_SEQ : IS("timeout_ms") ? K_TIMEOUT : -1;
+    case 11: return IS("input_sizes") ? K_IN_SIZES : -1;
+    case 12: return IS("input_dtypes") ? K_DTYPES : IS("output_sizes") ? K_OUT_SIZES : -1;
+    case 13: return IS("process_group") ? K_PG : -1;
+    case 14: return IS("profiling_name") ? K_NAME : -1;
+    case 15: return IS("time_created_ns") ? K_CREATED : -1;
+    case 17: return IS("collective_seq_id") ? K_SEQ : -1;
+    case 26: return IS("time_discovered_started_ns") ? K_STARTED : -1;
+    case 28: return IS("time_discovered_completed_ns") ? K_COMPLETED : -1;
     default: return -1;
     }
-    if (!memcmp(entry_keys[a].name, k, n))
-        return a;
-    return b >= 0 && !memcmp(entry_keys[b].name, k, n) ? b : -1;
+#undef IS
 }
 
 /* A time: null or 0 (the JSON encoding's "not discovered") is none;
@@ -307,6 +284,215 @@ static mt_status_t read_entry(mt_jcur_t *c, const char *path, long idx, mt_fr_en
     return MT_OK;
 }
 
+/* ---- the fast path: an entry straight from the text ---- */
+
+/* An int64 of the plain form (mt_jscan_uint, at most INT64_MAX). */
+static bool quick_i64(const char *s, size_t n, size_t *i, int64_t *v)
+{
+    uint64_t u;
+    size_t k = *i;
+    if (!mt_jscan_uint(s, n, &k, &u) || u > (uint64_t)INT64_MAX)
+        return false;
+    *v = (int64_t)u;
+    *i = k;
+    return true;
+}
+
+/* A time as get_time reads it: null or 0 is none. */
+static bool quick_time(const char *s, size_t n, size_t *i, int64_t *v)
+{
+    if (*i + 4 <= n && !memcmp(s + *i, "null", 4)) {
+        *v = MT_FR_NONE;
+        *i += 4;
+        return true;
+    }
+    if (!quick_i64(s, n, i, v))
+        return false;
+    if (*v == 0)
+        *v = MT_FR_NONE;
+    return true;
+}
+
+/* An array of plain strings (maybe empty): the first into *first (NULL when
+ * empty). */
+static bool quick_strs(const char *s, size_t n, size_t *i, const char **first, size_t *flen)
+{
+    size_t k = *i;
+    *first = NULL;
+    *flen = 0;
+    if (k >= n || s[k] != '[')
+        return false;
+    k++;
+    mt_jscan_ws(s, n, &k);
+    if (k < n && s[k] == ']') {
+        *i = k + 1;
+        return true;
+    }
+    for (bool one = true;; one = false) {
+        const char *x;
+        size_t xl;
+        if (!mt_jscan_str(s, n, &k, &x, &xl))
+            return false;
+        if (one)
+            *first = x, *flen = xl;
+        mt_jscan_ws(s, n, &k);
+        if (k < n && s[k] == ']') {
+            *i = k + 1;
+            return true;
+        }
+        if (k >= n || s[k] != ',')
+            return false;
+        k++;
+        mt_jscan_ws(s, n, &k);
+    }
+}
+
+/* A list of shapes, each a list of plain integers, as numel() sums them. */
+static bool quick_numel(const char *s, size_t n, size_t *i, uint64_t *sum)
+{
+    size_t k = *i;
+    *sum = 0;
+    if (k >= n || s[k] != '[')
+        return false;
+    k++;
+    mt_jscan_ws(s, n, &k);
+    if (k < n && s[k] == ']') {
+        *i = k + 1;
+        return true;
+    }
+    for (;;) {
+        if (k >= n || s[k] != '[')
+            return false;
+        k++;
+        mt_jscan_ws(s, n, &k);
+        uint64_t p = 1, x;
+        if (k < n && s[k] == ']')
+            k++;
+        else
+            for (;;) {
+                if (!mt_jscan_uint(s, n, &k, &x))
+                    return false;
+                p *= x;
+                mt_jscan_ws(s, n, &k);
+                if (k < n && s[k] == ']') {
+                    k++;
+                    break;
+                }
+                if (k >= n || s[k] != ',')
+                    return false;
+                k++;
+                mt_jscan_ws(s, n, &k);
+            }
+        *sum += p;
+        mt_jscan_ws(s, n, &k);
+        if (k < n && s[k] == ']') {
+            *i = k + 1;
+            return true;
+        }
+        if (k >= n || s[k] != ',')
+            return false;
+        k++;
+        mt_jscan_ws(s, n, &k);
+    }
+}
+
+/* read_entry's fast path: the entry at s[*at] (s[0..n)) read straight from
+ * the text, when every member read is of a plain form (base/jdoc.h,
+ * mt_jscan_*) and the entry passes read_entry's checks: true with *x set
+ * as read_entry sets it and *at past the entry. false otherwise, *at as it
+ * was: read_entry reads it then and says what is wrong. The reading
+ * through the cursor was most of a dump's cost (its calls per member,
+ * containers read into a document to be skipped). */
+static bool quick_entry(const char *s, size_t n, size_t *at, mt_fr_entry_t *x)
+{
+    size_t i = *at;
+    if (i >= n || s[i] != '{')
+        return false;
+    i++;
+    *x = (mt_fr_entry_t){.created = MT_FR_NONE, .started = MT_FR_NONE, .completed = MT_FR_NONE};
+    unsigned seen = 0;
+    mt_jscan_ws(s, n, &i);
+    if (i < n && s[i] == '}')
+        return false; /* no record_id */
+    for (;;) {
+        const char *k, *v;
+        size_t kn, vn;
+        if (!mt_jscan_str(s, n, &i, &k, &kn))
+            return false;
+        mt_jscan_ws(s, n, &i);
+        if (i >= n || s[i] != ':')
+            return false;
+        i++;
+        mt_jscan_ws(s, n, &i);
+        int key = entry_key(k, kn);
+        if (key >= 0 && (seen >> key & 1))
+            key = -1; /* the first counts */
+        if (key >= 0)
+            seen |= 1u << key;
+        bool ok = true;
+        switch (key) {
+        case K_RECORD_ID: ok = mt_jscan_uint(s, n, &i, &x->record_id); break;
+        case K_SEQ: ok = quick_i64(s, n, &i, &x->seq); break;
+        case K_P2P_SEQ: ok = quick_i64(s, n, &i, &x->p2p_seq); break;
+        case K_CREATED: ok = quick_time(s, n, &i, &x->created); break;
+        case K_STARTED: ok = quick_time(s, n, &i, &x->started); break;
+        case K_COMPLETED: ok = quick_time(s, n, &i, &x->completed); break;
+        case K_TIMEOUT: ok = quick_i64(s, n, &i, &x->timeout_ms); break;
+        case K_STATE:
+            if ((ok = mt_jscan_str(s, n, &i, &v, &vn)))
+                x->state = vn == 9 && !memcmp(v, "completed", 9) ? MT_FR_COMPLETED
+                           : vn == 7 && !memcmp(v, "started", 7) ? MT_FR_STARTED
+                                                                 : MT_FR_SCHEDULED;
+            break;
+        case K_IS_P2P:
+            if (n - i >= 4 && !memcmp(s + i, "true", 4))
+                x->is_p2p = true, i += 4;
+            else if (n - i >= 5 && !memcmp(s + i, "false", 5))
+                i += 5;
+            else
+                ok = false;
+            break;
+        case K_NAME:
+            if ((ok = mt_jscan_str(s, n, &i, &v, &vn)))
+                copy_bytes(v, vn, x->name, sizeof x->name);
+            break;
+        case K_PG:
+            /* [name, desc]: read_entry takes any array whose first item is a string */
+            if ((ok = quick_strs(s, n, &i, &v, &vn) && v))
+                copy_bytes(v, vn, x->pg, sizeof x->pg);
+            break;
+        case K_DTYPES:
+            if ((ok = quick_strs(s, n, &i, &v, &vn)))
+                copy_bytes(v, vn, x->dtype, sizeof x->dtype);
+            break;
+        case K_IN_SIZES: ok = quick_numel(s, n, &i, &x->in_numel); break;
+        case K_OUT_SIZES: ok = quick_numel(s, n, &i, &x->out_numel); break;
+        default: ok = mt_jscan_skip(s, n, &i, 16); break;
+        }
+        if (!ok)
+            return false;
+        mt_jscan_ws(s, n, &i);
+        if (i < n && s[i] == '}') {
+            i++;
+            break;
+        }
+        if (i >= n || s[i] != ',')
+            return false;
+        i++;
+        mt_jscan_ws(s, n, &i);
+    }
+    /* read_entry's checks: a failing one is read_entry's to say */
+    const unsigned need = 1u << K_RECORD_ID | 1u << K_SEQ | 1u << K_STATE | 1u << K_PG;
+    if ((seen & need) != need)
+        return false;
+    if ((x->created != MT_FR_NONE && x->created >= MT_FR_TIME_MAX) ||
+        (x->started != MT_FR_NONE && x->started >= MT_FR_TIME_MAX) ||
+        (x->completed != MT_FR_NONE && x->completed >= MT_FR_TIME_MAX) || x->timeout_ms > 1000000000)
+        return false;
+    *at = i;
+    return true;
+}
+
 /* The dump's text, streamed: the top object's members in the file's
  * order, each entry built as it is read (no document of the whole file:
  * at 2,000 entries a dump's node array was 30 MB, and building it half
@@ -314,7 +500,9 @@ static mt_status_t read_entry(mt_jcur_t *c, const char *path, long idx, mt_fr_en
 /* src: the dump's own JSON text, for the byte offset of an entry's error;
  * NULL for a pickle's (its JSON is a translation: the entry's index says
  * where). */
-static mt_status_t walk(mt_jcur_t *c, const char *path, const char *src, mt_fr_dump_t *o, mt_error_t *err)
+/* quick: entries through quick_entry first. */
+static mt_status_t walk(mt_jcur_t *c, const char *path, const char *src, bool quick, mt_fr_dump_t *o,
+                        mt_error_t *err)
 {
     mt_jtype_t t;
     mt_status_t st = mt_jcur_peek(c, &t);
@@ -368,6 +556,16 @@ static mt_status_t walk(mt_jcur_t *c, const char *path, const char *src, mt_fr_d
                         return MT_ERR_NOMEM;
                     o->entries = e;
                 }
+                if (quick) {
+                    size_t tlen, pos = mt_jcur_offset(c);
+                    const char *text = mt_jcur_text(c, &tlen);
+                    mt_jscan_ws(text, tlen, &pos);
+                    if (quick_entry(text, tlen, &pos, &o->entries[o->n])) {
+                        mt_jcur_seek(c, pos);
+                        o->n++;
+                        continue;
+                    }
+                }
                 size_t at = 0; /* the entry's first byte (peek reads past the blanks before it) */
                 if (src && mt_jcur_peek(c, &t) == MT_OK)
                     at = mt_jcur_offset(c);
@@ -398,6 +596,12 @@ static mt_status_t walk(mt_jcur_t *c, const char *path, const char *src, mt_fr_d
 mt_status_t mt_fr_dump_read(const uint8_t *data, size_t len, const char *path, int rank, mt_fr_dump_t *out,
                             mt_error_t *err)
 {
+    return mt_fr_dump_read_with(data, len, path, rank, true, out, err);
+}
+
+mt_status_t mt_fr_dump_read_with(const uint8_t *data, size_t len, const char *path, int rank, bool quick,
+                                 mt_fr_dump_t *out, mt_error_t *err)
+{
     *out = (mt_fr_dump_t){.rank = rank};
     mt_buf_t text = {0};
     const char *json = (const char *)data;
@@ -419,7 +623,7 @@ mt_status_t mt_fr_dump_read(const uint8_t *data, size_t len, const char *path, i
     mt_jcur_t *c = NULL;
     st = mt_jcur_new(json, jlen, 64, path, err, &c);
     if (st == MT_OK)
-        st = walk(c, path, pickled ? NULL : json, out, err);
+        st = walk(c, path, pickled ? NULL : json, quick, out, err);
     if (st == MT_ERR_NOMEM && err && err->code == MT_OK)
         mt_error_set(err, MT_ERR_NOMEM, "Flight Recorder dump: out of memory");
     if (err && st != MT_OK)

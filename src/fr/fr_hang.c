@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <stdio.h>
+#include "base/stats.h"
 #include "fr/fr.h"
 
 typedef struct job {
@@ -15,6 +16,8 @@ typedef struct job {
     int64_t *off;
     uint32_t **ix; /* [n]: each dump's collective entries by (group, seq, position) */
     size_t *nix;
+    const mt_fr_pg_t **named; /* each group name's first definition (by dump, then place), by name */
+    size_t nnamed;
 } job_t;
 
 typedef struct ixe {
@@ -63,8 +66,48 @@ static bool index_dumps(job_t *j)
     return true;
 }
 
+/* j->named: every dump's groups by name, each name's first definition
+ * (dumps in order, then each dump's groups) kept: pg_named's lookup was a
+ * scan of every dump's groups, ranks x groups for each of the ranks x
+ * groups it is asked. false when out of memory. */
+static bool name_groups(job_t *j)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < j->n; i++)
+        k += j->dumps[i].npgs;
+    j->named = malloc((k ? k : 1) * sizeof *j->named);
+    const mt_fr_pg_t **tmp = malloc((k ? k : 1) * sizeof *tmp);
+    if (!j->named || !tmp) {
+        free(tmp);
+        return false;
+    }
+    k = 0;
+    for (size_t i = 0; i < j->n; i++)
+        for (size_t g = 0; g < j->dumps[i].npgs; g++)
+            j->named[k++] = &j->dumps[i].pgs[g];
+    /* bottom-up merge sort by name: stable, so each name's definitions
+     * stay in the order collected and the first is the first */
+    for (size_t w = 1; w < k; w *= 2) {
+        for (size_t lo = 0; lo < k; lo += 2 * w) {
+            size_t mid = lo + w < k ? lo + w : k, hi = lo + 2 * w < k ? lo + 2 * w : k, a = lo, b = mid;
+            for (size_t o = lo; o < hi; o++)
+                tmp[o] = b >= hi || (a < mid && strcmp(j->named[a]->name, j->named[b]->name) <= 0) ? j->named[a++]
+                                                                                                  : j->named[b++];
+        }
+        memcpy(j->named, tmp, k * sizeof *tmp);
+    }
+    free(tmp);
+    size_t u = 0;
+    for (size_t x = 0; x < k; x++)
+        if (!u || strcmp(j->named[u - 1]->name, j->named[x]->name))
+            j->named[u++] = j->named[x];
+    j->nnamed = u;
+    return true;
+}
+
 static void job_free(job_t *j)
 {
+    free(j->named);
     for (size_t i = 0; j->ix && i < j->n; i++)
         free(j->ix[i]);
     free(j->ix);
@@ -109,17 +152,62 @@ static bool pair_offset(const job_t *j, const mt_fr_dump_t *r, const mt_fr_dump_
     size_t k = 0;
     if (!d)
         return false;
+    /* find() with each group's run of q's index looked up once (a few
+     * groups, named by strings: the strcmp of the binary search was most
+     * of the fit of every dump to the reference) */
+    struct {
+        const char *pg;
+        size_t lo, hi;
+    } run[8];
+    size_t nrun = 0, qi = (size_t)(q - j->dumps);
+    const uint32_t *ix = j->ix[qi];
     for (size_t i = 0; i < r->n; i++) {
         const mt_fr_entry_t *e = &r->entries[i];
         if (e->is_p2p || e->completed == MT_FR_NONE)
             continue;
-        const mt_fr_entry_t *f = find(j, q, e->pg, e->seq);
+        size_t g = 0;
+        while (g < nrun && strcmp(run[g].pg, e->pg))
+            g++;
+        if (g == nrun) { /* the group's run: from the lowest position not below (pg, -inf) */
+            size_t lo = 0, hi = j->nix[qi];
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (strcmp(q->entries[ix[mid]].pg, e->pg) < 0)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            size_t end = lo;
+            hi = j->nix[qi];
+            while (end < hi) {
+                size_t mid = end + (hi - end) / 2;
+                if (strcmp(q->entries[ix[mid]].pg, e->pg) <= 0)
+                    end = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (nrun == sizeof run / sizeof *run)
+                g = nrun - 1; /* more groups than slots: the last slot reused */
+            else
+                nrun++;
+            run[g].pg = e->pg;
+            run[g].lo = lo;
+            run[g].hi = end;
+        }
+        size_t lo = run[g].lo, hi = run[g].hi;
+        while (lo < hi) { /* the lowest position not below seq in the run */
+            size_t mid = lo + (hi - lo) / 2;
+            if (q->entries[ix[mid]].seq < e->seq)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        const mt_fr_entry_t *f = lo < run[g].hi && q->entries[ix[lo]].seq == e->seq ? &q->entries[ix[lo]] : NULL;
         if (f && f->completed != MT_FR_NONE && !strcmp(f->name, e->name))
             d[k++] = e->completed - f->completed;
     }
     if (k) {
-        qsort(d, k, sizeof *d, cmp_i64);
-        *off = d[k / 2];
+        *off = mt_stats_kth_i64(d, k, k / 2); /* d[k / 2] of the sorted differences */
         *pairs += (int)k;
     }
     free(d);
@@ -213,12 +301,20 @@ static const mt_fr_entry_t *last_entry(const mt_fr_dump_t *d)
     return l;
 }
 
+/* The first definition of the group named name (j->named); NULL if none. */
 static const mt_fr_pg_t *pg_named(const job_t *j, const char *name)
 {
-    for (size_t i = 0; i < j->n; i++)
-        for (size_t g = 0; g < j->dumps[i].npgs; g++)
-            if (!strcmp(j->dumps[i].pgs[g].name, name))
-                return &j->dumps[i].pgs[g];
+    size_t lo = 0, hi = j->nnamed;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(j->named[mid]->name, name);
+        if (c == 0)
+            return j->named[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return NULL;
 }
 
@@ -382,7 +478,8 @@ static mt_status_t analyse(const mt_fr_dump_t *dumps, size_t n, const int64_t *f
     h->wait_ns = malloc((size_t)(j.world ? j.world : 1) * sizeof *h->wait_ns);
     h->has_dump = calloc((size_t)(j.world ? j.world : 1), sizeof *h->has_dump);
     h->last_done = calloc((size_t)(j.world ? j.world : 1), sizeof *h->last_done);
-    if (!j.of_rank || !h->offset_ns || !h->wait_ns || !h->has_dump || !h->last_done || !index_dumps(&j)) {
+    if (!j.of_rank || !h->offset_ns || !h->wait_ns || !h->has_dump || !h->last_done || !index_dumps(&j) ||
+        !name_groups(&j)) {
         job_free(&j);
         mt_fr_hang_free(h);
         return mt_error_set(err, MT_ERR_NOMEM, "Flight Recorder analysis: out of memory");

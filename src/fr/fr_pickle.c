@@ -404,13 +404,30 @@ static mt_status_t step(up_t *p, bool *stop)
     }
 }
 
+/* The string at d[off..off+len) as JSON text: most are quoted as they
+ * are, straight into the buffer; the rest through mt_json_string. */
+static mt_status_t emit_str(const uint8_t *d, size_t off, size_t len, mt_buf_t *o)
+{
+    const char *str = (const char *)d + off;
+    if (mt_json_plain_len(str, len) < len)
+        return mt_json_string(str, len, mt_buf_write, o);
+    mt_status_t st = mt_buf_reserve(o, len + 2);
+    if (st != MT_OK)
+        return st;
+    o->data[o->len++] = '"';
+    memcpy(o->data + o->len, str, len);
+    o->len += len;
+    o->data[o->len++] = '"';
+    return MT_OK;
+}
+
 static mt_status_t emit(up_t *p, uint32_t id, int depth, mt_buf_t *o);
 
 static mt_status_t emit_key(up_t *p, uint32_t id, mt_buf_t *o)
 {
     const pv_t *v = &p->vals[id];
     if (v->type == V_STR)
-        return mt_json_string((const char *)p->d + v->v.s.off, v->v.s.len, mt_buf_write, o);
+        return emit_str(p->d, v->v.s.off, v->v.s.len, o);
     if (v->type == V_INT || v->type == V_UINT) {
         char b[24];
         size_t n = v->type == V_INT ? mt_fmt_i64(v->v.i, b) : mt_fmt_u64(v->v.u, b);
@@ -445,7 +462,7 @@ static mt_status_t emit(up_t *p, uint32_t id, int depth, mt_buf_t *o)
         if (!strpbrk(b, ".eE")) /* keep it a float: 2.0, not 2 */
             b[n++] = '.', b[n++] = '0';
         return mt_buf_append(o, b, n);
-    case V_STR: return mt_json_string((const char *)p->d + v->v.s.off, v->v.s.len, mt_buf_write, o);
+    case V_STR: return emit_str(p->d, v->v.s.off, v->v.s.len, o);
     case V_LIST:
     case V_DICT: {
         bool dict = v->type == V_DICT;

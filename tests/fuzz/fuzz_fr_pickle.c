@@ -2,10 +2,12 @@
  * arbitrary bytes. Must never crash or read out of bounds; an error must
  * carry a message and leave the output as it was; a success must be JSON
  * that the document reader accepts. The same bytes then go through the
- * dump reader (either encoding) and, read as ranks 0 and 1, the hang
- * analysis (src/fr/fr_dump.c, fr_hang.c). */
+ * dump reader (either encoding), with and without its fast path over the
+ * entries (the same status, message and entries), and, read as ranks 0
+ * and 1, the hang analysis (src/fr/fr_dump.c, fr_hang.c). */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/jdoc.h"
 #include "fr/fr.h"
@@ -31,9 +33,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mt_jdoc_free(d);
     }
     mt_buf_free(&out);
-    mt_fr_dump_t dd[2];
+    mt_fr_dump_t dd[2], slow;
+    mt_error_t e2;
     mt_error_clear(&err);
-    if (mt_fr_dump_read(data, size, "f", 0, &dd[0], &err) != MT_OK) {
+    mt_error_clear(&e2);
+    mt_status_t st0 = mt_fr_dump_read(data, size, "f", 0, &dd[0], &err);
+    mt_status_t st1 = mt_fr_dump_read_with(data, size, "f", 0, false, &slow, &e2);
+    if (st0 != st1 || strcmp(err.msg, e2.msg) || err.offset != e2.offset)
+        abort(); /* the fast path read something the cursor reads otherwise */
+    if (st1 == MT_OK) {
+        if (slow.n != dd[0].n || (slow.n && memcmp(slow.entries, dd[0].entries, slow.n * sizeof *slow.entries)))
+            abort();
+        mt_fr_dump_free(&slow);
+    }
+    if (st0 != MT_OK) {
         if (!err.msg[0])
             abort();
         return 0;

@@ -645,6 +645,28 @@ static void test_utf8_out(void **state)
         mt_buf_free(&j);
         mt_buf_free(&h);
     }
+    /* mt_json_plain_len (eight bytes at a time): the first byte to escape
+     * or check, at every place of a 20-byte string; DEL passes */
+    static const char stop[] = {'"', '\\', 0x00, 0x1f, (char)0x80, (char)0xff};
+    for (size_t k = 0; k < 20; k++) {
+        char t[20];
+        memset(t, 'a', sizeof t);
+        for (size_t x = 0; x < sizeof stop; x++) {
+            t[k] = stop[x];
+            assert_int_equal(mt_json_plain_len(t, sizeof t), k);
+            /* and a second one after it changes nothing */
+            if (k + 1 < sizeof t) {
+                t[k + 1] = '"';
+                assert_int_equal(mt_json_plain_len(t, sizeof t), k);
+                t[k + 1] = 'a';
+            }
+            assert_int_equal(mt_json_plain_len(t, k), k);
+        }
+        t[k] = 0x7f;
+        assert_int_equal(mt_json_plain_len(t, sizeof t), sizeof t);
+        t[k] = ' ';
+        assert_int_equal(mt_json_plain_len(t, sizeof t), sizeof t);
+    }
 }
 
 int main(void)

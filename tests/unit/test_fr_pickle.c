@@ -1,10 +1,12 @@
 /* Unit tests of the Flight Recorder unpickler (src/fr/fr_pickle.c) on
  * pickles assembled by hand, opcode by opcode, with the JSON text and the
- * error offsets worked out from the bytes. */
+ * error offsets worked out from the bytes; and of the JSON dump reader's
+ * fast path (src/fr/fr_dump.c) against its reading through the cursor. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -137,9 +139,141 @@ static void test_pack(void **state)
     mt_buf_free(&b);
 }
 
+
+/* One JSON dump read with the entries' fast path and without: the same
+ * status, error (message, offset) and entries. Returns the status; *d
+ * (when MT_OK) is the fast path's dump, for the caller to free. */
+static mt_status_t read_both(const char *entries, mt_fr_dump_t *d, mt_error_t *err)
+{
+    char text[4096];
+    int n = snprintf(text, sizeof text,
+                     "{\"version\": \"2.10\", \"pg_config\": {\"0\": {\"name\": \"0\", \"desc\": \"default_pg\", "
+                     "\"ranks\": \"[0, 1]\"}}, \"entries\": [%s]}",
+                     entries);
+    assert_true(n > 0 && (size_t)n < sizeof text);
+    mt_fr_dump_t slow;
+    mt_error_t e2;
+    mt_error_clear(err);
+    mt_error_clear(&e2);
+    mt_status_t st = mt_fr_dump_read_with((const uint8_t *)text, (size_t)n, "d.json", 1, true, d, err);
+    mt_status_t st2 = mt_fr_dump_read_with((const uint8_t *)text, (size_t)n, "d.json", 1, false, &slow, &e2);
+    if (st != st2 || strcmp(err->msg, e2.msg))
+        print_message("%s\nquick %d: %s\ncursor %d: %s\n", entries, (int)st, err->msg, (int)st2, e2.msg);
+    assert_int_equal(st, st2);
+    assert_string_equal(err->msg, e2.msg);
+    assert_int_equal(err->offset, e2.offset);
+    if (st == MT_OK) {
+        assert_int_equal(d->n, slow.n);
+        for (size_t i = 0; i < d->n; i++)
+            assert_memory_equal(&d->entries[i], &slow.entries[i], sizeof *d->entries);
+        mt_fr_dump_free(&slow);
+    }
+    return st;
+}
+
+#define E0 "\"record_id\": 7, \"collective_seq_id\": 3, \"state\": \"started\", \"process_group\": [\"0\", \"default_pg\"]"
+
+/* The fast path gives what the cursor gives on every form, the plain ones
+ * it takes and those it leaves to the cursor (escapes, wide or signed
+ * numbers, other types, bad syntax, deep nesting, repeated members). */
+static void test_quick(void **state)
+{
+    (void)state;
+    mt_fr_dump_t d;
+    mt_error_t err;
+    /* the plain form, with the values worked out by hand */
+    assert_int_equal(read_both("{\"record_id\": 18446744073709551, \"pg_id\": 0, \"process_group\": [\"0\", \"default_pg\"], "
+                               "\"collective_seq_id\": 9223372036854775807, \"p2p_seq_id\": 4, \"op_id\": 1, "
+                               "\"profiling_name\": \"nccl:all_reduce\", \"time_created_ns\": 1767189312000000000, "
+                               "\"time_discovered_started_ns\": 1767189312000100000, \"time_discovered_completed_ns\": 0, "
+                               "\"duration_ms\": null, \"state\": \"started\", \"retired\": false, \"timeout_ms\": 600000, "
+                               "\"is_p2p\": true, \"input_sizes\": [[2, 3], [4], []], \"input_dtypes\": [\"Float\", \"Int\"], "
+                               "\"output_sizes\": [[1024]], \"output_dtypes\": [\"Float\"], \"thread_id\": 139900000000000, "
+                               "\"thread_name\": \"pt_nccl_watchdg\", \"frames\": [{\"name\": \"f\", \"line\": -1.5e3}]}",
+                               &d, &err),
+                     MT_OK);
+    assert_int_equal(d.n, 1);
+    const mt_fr_entry_t *e = &d.entries[0];
+    assert_true(e->record_id == UINT64_C(18446744073709551));
+    assert_true(e->seq == INT64_MAX);
+    assert_int_equal(e->p2p_seq, 4);
+    assert_true(e->created == INT64_C(1767189312000000000));
+    assert_true(e->started == INT64_C(1767189312000100000));
+    assert_true(e->completed == MT_FR_NONE);
+    assert_int_equal(e->timeout_ms, 600000);
+    assert_int_equal(e->in_numel, 2 * 3 + 4 + 1);
+    assert_int_equal(e->out_numel, 1024);
+    assert_int_equal(e->state, MT_FR_STARTED);
+    assert_true(e->is_p2p);
+    assert_string_equal(e->pg, "0");
+    assert_string_equal(e->name, "nccl:all_reduce");
+    assert_string_equal(e->dtype, "Float");
+    mt_fr_dump_free(&d);
+    /* forms the fast path leaves to the cursor, read the same */
+    static const char *const ok[] = {
+        "{" E0 ", \"recor\\u0064_id\": 9}",                       /* an escaped name: a repeat of record_id */
+        "{\"record_id\": 18446744073709551615, \"collective_seq_id\": 3, \"state\": \"x\", \"process_group\": [\"0\"]}",
+        "{" E0 ", \"p2p_seq_id\": -2, \"timeout_ms\": \"x\"}",     /* a negative and a wrong type: 0 */
+        "{" E0 ", \"time_created_ns\": null, \"time_discovered_started_ns\": 0}",
+        "{" E0 ", \"record_id\": 8, \"state\": 3}",               /* repeats: the first counts */
+        "{" E0 ", \"input_sizes\": [5, [2, 2]], \"output_sizes\": {\"a\": [3]}}",
+        "{" E0 ", \"input_sizes\": [[2, -1, 1.5]], \"output_sizes\": 7}",
+        "{" E0 ", \"input_dtypes\": []}",
+        "{" E0 ", \"input_dtypes\": {\"a\": \"Float\"}}",
+        "{" E0 ", \"input_dtypes\": [1, \"Float\"]}",
+        "{" E0 ", \"profiling_name\": \"nccl:\\u00e9 \\\"x\\\"\"}",
+        "{" E0 ", \"profiling_name\": \"n\xc3\xa9\"}",
+        "{" E0 ", \"profiling_name\": \"a very long profiling name of more than sixty-three bytes, cut to fit\"}",
+        "{" E0 ", \"is_p2p\": 1}",
+        "{" E0 ", \"x\": [[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]}", /* deeper than the fast path goes */
+        "{" E0 ", \"x\": [1e5, -0.5, 0, -0, 1E+2, \"\", {}, []]}",
+        "\t{ \"record_id\"\r\n:7 ,\"collective_seq_id\" :3,\"state\":\"completed\",\"process_group\":[ \"0\" , \"d\" ] } ",
+        "{\"process_group\": [\"0\", 1], \"state\": \"scheduled\", \"collective_seq_id\": 0, \"record_id\": 0}",
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        mt_status_t st = read_both(ok[i], &d, &err);
+        if (st != MT_OK)
+            print_message("refused: %s: %s\n", ok[i], err.msg);
+        assert_int_equal(st, MT_OK);
+        mt_fr_dump_free(&d);
+    }
+    /* and the errors, said by the cursor's reading */
+    static const char *const bad[] = {
+        "{\"collective_seq_id\": 3, \"state\": \"started\", \"process_group\": [\"0\"]}",
+        "{" E0 ", \"time_created_ns\": 4611686018427387904}",       /* 2^62 */
+        "{" E0 ", \"timeout_ms\": 1000000001}",
+        "{\"record_id\": 7, \"collective_seq_id\": 1.5, \"state\": \"started\", \"process_group\": [\"0\"]}",
+        "{\"record_id\": 7, \"collective_seq_id\": -3, \"state\": \"started\", \"process_group\": [\"0\"]}",
+        "{\"record_id\": 7, \"collective_seq_id\": 3, \"state\": \"started\", \"process_group\": []}",
+        "{\"record_id\": 7, \"collective_seq_id\": 3, \"state\": \"started\", \"process_group\": [1, \"0\"]}",
+        "{\"record_id\": 7, \"collective_seq_id\": 3, \"state\": null, \"process_group\": [\"0\"]}",
+        "{" E0 ", \"time_created_ns\": -5}",
+        "{" E0 ", \"time_created_ns\": \"5\"}",
+        "{" E0 ", \"record_id\": 01}",
+        "{\"record_id\": 01, \"collective_seq_id\": 3, \"state\": \"started\", \"process_group\": [\"0\"]}",
+        "{" E0 ", \"is_p2p\": trueX}",
+        "{" E0 ", \"x\": [1.]}",
+        "{" E0 ", \"x\": -}",
+        "{" E0 ", \"x\": \"a\x01\"}",
+        "{" E0 ", \"x\": [1,]}",
+        "{" E0 " \"x\": 1}",
+        "{" E0 ",}",
+        "{}",
+        "[]",
+        "{" E0,
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        mt_status_t st = read_both(bad[i], &d, &err);
+        if (st == MT_OK)
+            print_message("accepted: %s\n", bad[i]);
+        assert_int_not_equal(st, MT_OK);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_values), cmocka_unit_test(test_errors),
-                                       cmocka_unit_test(test_probe_and_names), cmocka_unit_test(test_pack)};
+                                       cmocka_unit_test(test_probe_and_names), cmocka_unit_test(test_pack),
+                                       cmocka_unit_test(test_quick)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
