@@ -52,7 +52,7 @@ PAIRS = [
      "straggler", True,
      "each rank step replayed from its measured start: rank 1's host syncs on its own slow GPU at the step's "
      "end and starts the next step 120 us after the others, which the what-if and S keep; a carried replay "
-     "gives +0.03 % but +5.7 % on 'late host 2 ms, DDP, old format' and leaves S at -3.1 %"),
+     "gives +0.03 % but +5.7 % on 'late host 2 ms, DDP, old format', and S carried only -2.5 % (docs/whatif.md)"),
     ("slow GPU x1.25, pipeline 2x4 (TP)", 18, PP, ["--slow-rank", "5:1.25"], "straggler", True),
     ("slow GPU x1.25, DDP, timestamps 3 ns apart", 19, DP + ["--ts-jitter-ns", "3"], ["--slow-rank", "5:1.25"],
      "straggler", True),
