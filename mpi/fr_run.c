@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "comm_mpi.h"
+#include "mergetrace/outdir.h"
 #include "merged_io.h"
 #include "outputs.h"
 #include "procs.h"
@@ -658,7 +659,7 @@ static int write_file(const char *dir, const char *path, const mt_buf_t *buf, bo
         mt_gz_free(g);
         b = &z;
     }
-    FILE *f = st == MT_OK ? merged_io_tmp_create(path, tmp, sizeof tmp) : NULL;
+    FILE *f = st == MT_OK ? mt_outdir_tmp_create(path, tmp, sizeof tmp) : NULL;
     if (!f) {
         snprintf(msg, cap, "%.900s: cannot create (%s)", path, st == MT_OK ? strerror(errno) : "out of memory");
         mt_buf_free(&z);
@@ -669,7 +670,7 @@ static int write_file(const char *dir, const char *path, const mt_buf_t *buf, bo
         st = MT_ERR_IO;
     mt_buf_free(&z);
     const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    if (st != MT_OK || merged_io_renaming(dir, name, tmp) || rename(tmp, path) != 0) {
+    if (st != MT_OK || mt_outdir_renaming(dir, name, tmp) || rename(tmp, path) != 0) {
         snprintf(msg, cap, "%.900s: write failed (%s)", path, strerror(errno));
         remove(tmp);
         return 1;
@@ -749,7 +750,7 @@ static int outputs_alone(const options_t *o, const fr_job_t *fr, const char *mer
             printf("\n");
         }
         if (code != MT_EXIT_ERROR)
-            merged_io_renamed_all();
+            mt_outdir_renamed_all();
     }
     if (fflush(stdout) || ferror(stdout)) {
         say("mergetrace: stdout: write error\n");

@@ -14,7 +14,6 @@
 
 #include "mergetrace/collectives.h"
 #include "mergetrace/merge.h"
-#include "mergetrace/outdir.h"
 
 /* One rank this process merges. path borrowed; clock used only when
  * has_clock (else the identity). */
@@ -73,22 +72,5 @@ int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, con
  * errors. */
 int merged_write_format(const merged_format_t *fmt, MPI_Comm comm, const char *out_path, bool gzip, bool local,
                         const merged_input_t *mine, size_t n_mine, uint64_t *events_written, char *msg, size_t msg_cap);
-
-/* The names mpi/fr_run.c uses (another change of this session holds
- * that file): mt_outdir_tmp_create, mt_outdir_renaming and
- * mt_outdir_renamed_all (mergetrace/outdir.h); the rest of mpi/ calls
- * those. */
-static inline FILE *merged_io_tmp_create(const char *path, char *tmp, size_t cap)
-{
-    return mt_outdir_tmp_create(path, tmp, cap);
-}
-static inline int merged_io_renaming(const char *dir, const char *name, const char *tmp)
-{
-    return mt_outdir_renaming(dir, name, tmp);
-}
-static inline void merged_io_renamed_all(void)
-{
-    mt_outdir_renamed_all();
-}
 
 #endif
