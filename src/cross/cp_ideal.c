@@ -387,9 +387,11 @@ CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K, const bool C, const bo
 /* x->cd from a first pass (x->sd), lane by lane, for the second
  * (cp_run.c edge_fill): per job step, each sync its rank step starts
  * after (jnext) gets its shift less the largest of those in the step,
- * less the same of the unchanged run (g->cd0). */
-CP_INLINE void ln_edge_fill(lanes_t *x, const mt_critpath_t *c, const int K)
+ * less the same of the unchanged run (g->cd0). Whether any lane's moves
+ * by CP_EDGE_TOL or more (else the second pass would be the first). */
+CP_INLINE bool ln_edge_fill(lanes_t *x, const mt_critpath_t *c, const int K)
 {
+    bool moved = false;
     const cp_graph_t *g = x->g;
     for (size_t j = 0; j < c->n_steps; j++) {
         const mt_cp_step_t *s = &c->steps[j];
@@ -409,12 +411,16 @@ CP_INLINE void ln_edge_fill(lanes_t *x, const mt_critpath_t *c, const int K)
                 if (b == CP_EDGE_OFF) {
                     FOR_LANES cd[l] = 0;
                 } else {
-                    FOR_LANES cd[l] = sd[l] - o[l] - b;
+                    FOR_LANES {
+                        cd[l] = sd[l] - o[l] - b;
+                        moved |= cd[l] >= CP_EDGE_TOL || cd[l] <= -CP_EDGE_TOL;
+                    }
                 }
             }
         }
     }
     x->cd_on = true;
+    return moved;
 }
 
 /* A pipeline whose job steps are its chunks, replayed as one run, is
@@ -440,8 +446,10 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
     size_t N = g->n_nodes;
     x->cd_on = false;
     for (int pass = 0; pass < 2; pass++) {
-        if (pass) /* the edge to the next step's start (cp_run.c edge_fill), lane by lane */
-            ln_edge_fill(x, c, K);
+        /* the edge to the next step's start (cp_run.c edge_fill), lane by
+         * lane; none moves by CP_EDGE_TOL: the first pass stands */
+        if (pass && !ln_edge_fill(x, c, K))
+            break;
         memset(x->state, 0, N ? N : 1);
         memcpy(x->left, x->nref, (N ? N : 1) * sizeof *x->left);
         for (size_t i = 0; i < g->n_rs * (size_t)K; i++) /* raised by its activities' ends (end_set) */

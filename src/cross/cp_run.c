@@ -992,14 +992,19 @@ static int edge_base(cp_graph_t *g, const mt_critpath_t *c, const rp_t *r)
  * the model's own error, so that the unchanged run replays as it did).
  * The next step is still replayed from its measured start and the shifts
  * come from a pass that carried nothing: no error adds up over the steps.
- * False when there is no unchanged run yet (r is it: nothing to move). */
+ * False when there is no unchanged run yet (r is it: nothing to move)
+ * or when nothing moves by CP_EDGE_TOL or more (fast path: the second
+ * pass would replay the first again; on the 256-rank job most replays). */
 static bool edge_fill(const cp_graph_t *g, const mt_critpath_t *c, rp_t *r)
 {
     const int64_t *base = r->cd0 ? r->cd0 : g->cd0;
     if (!base)
         return false;
     edge_rel(g, c, r, base, r->cd);
-    return true;
+    for (size_t q = 0; q < g->n_syncs; q++)
+        if (g->syncs[q].jnext >= 0 && (r->cd[q] >= CP_EDGE_TOL || r->cd[q] <= -CP_EDGE_TOL))
+            return true;
+    return false;
 }
 
 /* The job step times of a replay (r swept): times[j] and r->jend[j]. */
