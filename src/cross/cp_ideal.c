@@ -90,6 +90,9 @@ typedef struct lanes {
     uint32_t pin;              /* this sweep's lanes with the inferred communication waits pinned
                                 * (critpath_int.h cp_scen_t.pin_inferred) */
     int64_t *sd;               /* per host sync: its replayed shift, K lanes */
+    int64_t *cd;               /* per host sync with jnext: the shift its next rank step starts with,
+                                * K lanes, from the first pass (cp_run.c edge_fill) */
+    bool cd_on;                /* the second pass: the edge to the next step's start taken */
     int64_t *ims;              /* per instance: its last replayed arrival, K lanes */
     int64_t *rend;             /* per rank step: its replayed end, K lanes */
     uint8_t *idone;
@@ -187,6 +190,19 @@ CP_INLINE const int64_t *end_read(lanes_t *x, int32_t id, int64_t *restrict buf,
     return buf;
 }
 
+/* The K lanes of the shift of sync q (-1: none) that job step job sees
+ * (cp_run.c shift_of): its own in that step or in one run (C), the edge's
+ * when the step starts after it (cp_sync_t.jnext, second pass), else
+ * NULL (none: the step replays from its measured start). */
+CP_INLINE const int64_t *sd_seen(const lanes_t *x, long q, int32_t job, const int K, const bool C)
+{
+    if (q < 0)
+        return NULL;
+    if (C || x->g->syncs[q].job == job)
+        return x->sd + (size_t)q * (size_t)K;
+    return x->cd_on && x->g->syncs[q].jnext == job ? x->cd + (size_t)q * (size_t)K : NULL;
+}
+
 /* The replayed start of the node at hot[k] (cp_run.c start_of, no delay). */
 CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const bool D)
 {
@@ -215,10 +231,8 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const 
          * host time taken from the rank step (hc) */
         int32_t q = h->lsync;
         const cp_rs_t *rs = &g->rs[h->rstep];
-        const int64_t *sd = q >= 0 && (C || g->syncs[q].job == h->job) ? x->sd + (size_t)q * (size_t)K : NULL;
-        const int64_t *fs = rs->sb_start >= 0 && (C || g->syncs[rs->sb_start].job == h->job)
-                                ? x->sd + (size_t)rs->sb_start * (size_t)K
-                                : NULL;
+        const int64_t *sd = sd_seen(x, q, h->job, K, C);
+        const int64_t *fs = sd_seen(x, rs->sb_start, h->job, K, C);
         int64_t *hc = x->hc + (size_t)h->rstep * (size_t)K;
         int32_t b = q >= 0 ? g->syncs[q].bar : -1; /* the host collective it came after */
         const int64_t *bs = b >= 0 && (C || g->syncs[b].job == h->job) ? x->sd + (size_t)b * (size_t)K : NULL;
@@ -236,8 +250,8 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const 
         }
     } else if (h->flags & CP_H_LAUNCH) {
         int32_t q = h->lsync;
-        if (q >= 0 && (C || g->syncs[q].job == h->job)) {
-            const int64_t *sd = x->sd + (size_t)q * (size_t)K;
+        const int64_t *sd = sd_seen(x, q, h->job, K, C);
+        if (sd) {
             FOR_LANES MAX_TO(best[l], h->llat + sd[l]);
         } else {
             FOR_LANES MAX_TO(best[l], h->llat);
@@ -312,9 +326,9 @@ CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K, const bool C, const bo
     const cp_sync_t *S = &g->syncs[j];
     int64_t *restrict sd = x->sd + j * (size_t)K;
     int64_t s1[LANES_MAX];
-    if (S->sb >= 0 && (C || g->syncs[S->sb].job == S->job)) {
-        const int64_t *sh = x->sd + (size_t)S->sb * (size_t)K;
-        FOR_LANES s1[l] = S->s + sh[l];
+    const int64_t *sb = sd_seen(x, S->sb, S->job, K, C);
+    if (sb) {
+        FOR_LANES s1[l] = S->s + sb[l];
     } else {
         FOR_LANES s1[l] = S->s;
     }
@@ -334,8 +348,8 @@ CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K, const bool C, const bo
         for (uint32_t q = 0; q < I->n; q++) {
             const cp_sync_t *y = &g->syncs[g->hmem[I->m0 + q]];
             int64_t ya[LANES_MAX];
-            if ((C || y->job == S->job) && y->sb >= 0 && (C || g->syncs[y->sb].job == S->job)) {
-                const int64_t *sh = x->sd + (size_t)y->sb * (size_t)K;
+            const int64_t *sh = C || y->job == S->job ? sd_seen(x, y->sb, S->job, K, C) : NULL;
+            if (sh) {
                 FOR_LANES ya[l] = y->s + sh[l];
             } else {
                 FOR_LANES ya[l] = y->s;
@@ -370,6 +384,45 @@ CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K, const bool C, const bo
     }
 }
 
+/* x->cd from a first pass (x->sd), lane by lane, for the second
+ * (cp_run.c edge_fill): per job step, each sync its rank step starts
+ * after (jnext) gets its shift less the largest of those in the step,
+ * less the same of the unchanged run (g->cd0). Whether any lane's moves
+ * by CP_EDGE_TOL or more (else the second pass would be the first). */
+CP_INLINE bool ln_edge_fill(lanes_t *x, const mt_critpath_t *c, const int K)
+{
+    bool moved = false;
+    const cp_graph_t *g = x->g;
+    for (size_t j = 0; j < c->n_steps; j++) {
+        const mt_cp_step_t *s = &c->steps[j];
+        int64_t o[LANES_MAX];
+        FOR_LANES o[l] = INT64_MIN;
+        for (uint32_t k = s->first; k < s->first + s->n; k++) {
+            int32_t q = g->rs[g->js[k]].sb_start;
+            if (q >= 0 && g->syncs[q].jnext == (int32_t)j)
+                lane_max(o, x->sd + (size_t)q * (size_t)K, K);
+        }
+        for (uint32_t k = s->first; k < s->first + s->n; k++) {
+            int32_t q = g->rs[g->js[k]].sb_start;
+            if (q >= 0 && g->syncs[q].jnext == (int32_t)j) {
+                const int64_t *sd = x->sd + (size_t)q * (size_t)K;
+                int64_t *cd = x->cd + (size_t)q * (size_t)K;
+                int64_t b = g->cd0[q];
+                if (b == CP_EDGE_OFF) {
+                    FOR_LANES cd[l] = 0;
+                } else {
+                    FOR_LANES {
+                        cd[l] = sd[l] - o[l] - b;
+                        moved |= cd[l] >= CP_EDGE_TOL || cd[l] <= -CP_EDGE_TOL;
+                    }
+                }
+            }
+        }
+    }
+    x->cd_on = true;
+    return moved;
+}
+
 /* A pipeline whose job steps are its chunks, replayed as one run, is
  * measured by its period (cp_step_has_period), the time between two
  * chunks' ends: a chunk's latency is no measure of the job's speed there.
@@ -391,30 +444,39 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
 {
     const cp_graph_t *g = x->g;
     size_t N = g->n_nodes;
-    memset(x->state, 0, N ? N : 1);
-    memcpy(x->left, x->nref, (N ? N : 1) * sizeof *x->left);
-    for (size_t i = 0; i < g->n_rs * (size_t)K; i++) /* raised by its activities' ends (end_set) */
-        x->rend[i] = INT64_MIN;
-    /* a sync's shift may be read before its sync is replayed (a sync that
-     * ends where the next starts, or one of zero length, is its own or a
-     * later one's sb): 0 then, as in cp_run.c's replay */
-    memset(x->sd, 0, (g->n_syncs ? g->n_syncs : 1) * (size_t)K * sizeof *x->sd);
-    x->top = x->n_free = 0;
-    memset(x->idone, 0, g->n_inst ? g->n_inst : 1);
-    if (D)
-        memset(x->hc, 0, (g->n_rs ? g->n_rs : 1) * (size_t)K * sizeof *x->hc);
-    for (size_t k = 0; k < g->n_ev; k++) {
-        int64_t v = g->ev[k];
-        int type = (int)(v >> 32);
-        int32_t id = (int32_t)(v & 0xffffffff); /* a sync, or a node's index in hot */
-        if (type == 0)
-            ln_end(x, id, K, C, D);
-        else if (type == 1)
-            ln_sync(x, (size_t)id, K, C, D);
-        else if (!x->state[g->hot[id].id])
-            ln_start(x, id, K, C, D);
+    x->cd_on = false;
+    for (int pass = 0; pass < 2; pass++) {
+        /* the edge to the next step's start (cp_run.c edge_fill), lane by
+         * lane; none moves by CP_EDGE_TOL: the first pass stands */
+        if (pass && !ln_edge_fill(x, c, K))
+            break;
+        memset(x->state, 0, N ? N : 1);
+        memcpy(x->left, x->nref, (N ? N : 1) * sizeof *x->left);
+        for (size_t i = 0; i < g->n_rs * (size_t)K; i++) /* raised by its activities' ends (end_set) */
+            x->rend[i] = INT64_MIN;
+        /* a sync's shift may be read before its sync is replayed (a sync
+         * that ends where the next starts, or one of zero length, is its
+         * own or a later one's sb): 0 then, as in cp_run.c's replay */
+        memset(x->sd, 0, (g->n_syncs ? g->n_syncs : 1) * (size_t)K * sizeof *x->sd);
+        x->top = x->n_free = 0;
+        memset(x->idone, 0, g->n_inst ? g->n_inst : 1);
+        if (D)
+            memset(x->hc, 0, (g->n_rs ? g->n_rs : 1) * (size_t)K * sizeof *x->hc);
+        for (size_t k = 0; k < g->n_ev; k++) {
+            int64_t v = g->ev[k];
+            int type = (int)(v >> 32);
+            int32_t id = (int32_t)(v & 0xffffffff); /* a sync, or a node's index in hot */
+            if (type == 0)
+                ln_end(x, id, K, C, D);
+            else if (type == 1)
+                ln_sync(x, (size_t)id, K, C, D);
+            else if (!x->state[g->hot[id].id])
+                ln_start(x, id, K, C, D);
+        }
+        assert(x->fail || x->top == x->n_free); /* every row came back: the reads were counted right */
+        if (C || !g->n_jnext || !g->cd0) /* one run carries every shift; no edge: one pass */
+            break;
     }
-    assert(x->fail || x->top == x->n_free); /* every row came back: the reads were counted right */
     /* rank step ends: the host end shifted, or the latest replayed end of
      * its activities (every node has an end event: g->ev) */
     for (size_t i = 0; i < g->n_rs; i++) {
@@ -443,11 +505,13 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
         for (uint32_t k = s->first; k < s->first + s->n; k++) {
             int32_t q = g->js[k];
             const cp_rs_t *r = &g->rs[q];
-            if (C) { /* in one run: the rank step's start moved with its host */
-                const int64_t *sh = r->sb_start >= 0 ? x->sd + (size_t)r->sb_start * (size_t)K : NULL;
-                FOR_LANES MIN_TO(lo[l], r->start + (sh ? sh[l] : 0));
-            } else if (r->start < lo[0]) { /* one value for every lane */
-                lo[0] = r->start;
+            /* in one run: the rank step's start moved with its host (not
+             * by the edge to the next step: cp_run.c replay_finish) */
+            const int64_t *sh = C ? sd_seen(x, r->sb_start, r->job, K, C) : NULL;
+            if (sh) {
+                FOR_LANES MIN_TO(lo[l], r->start + sh[l]);
+            } else {
+                FOR_LANES MIN_TO(lo[l], r->start);
             }
             const int64_t *re = x->rend + (size_t)q * (size_t)K;
             FOR_LANES MAX_TO(hi[l], re[l]);
@@ -460,7 +524,7 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
             FOR_LANES prev[l] = hi[l];
         if (!s->used)
             continue;
-        FOR_LANES sum[l] += (double)(hi[l] - lo[C ? l : 0]);
+        FOR_LANES sum[l] += (double)(hi[l] - lo[l]);
         used++;
     }
     /* a pipeline run as one: the mean period (above) */
@@ -570,6 +634,7 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
     L.left = malloc((N ? N : 1) * sizeof *L.left);
     L.state = malloc(N ? N : 1);
     L.sd = malloc((g->n_syncs ? g->n_syncs : 1) * W * sizeof *L.sd);
+    L.cd = malloc((g->n_syncs ? g->n_syncs : 1) * W * sizeof *L.cd);
     L.ims = malloc((g->n_inst ? g->n_inst : 1) * W * sizeof *L.ims);
     L.rend = malloc((g->n_rs ? g->n_rs : 1) * W * sizeof *L.rend);
     L.idone = malloc(g->n_inst ? g->n_inst : 1);
@@ -583,7 +648,7 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
     int ret = -1;
     if (slow && (!dm || !L.hc))
         goto out;
-    if (!mask || !rm || !rmk || !lm || !L.pool || !L.free_slots || !L.slot || !L.left || !L.state || !L.sd || !L.ims ||
+    if (!mask || !rm || !rmk || !lm || !L.pool || !L.free_slots || !L.slot || !L.left || !L.state || !L.sd || !L.cd || !L.ims ||
         !L.rend || !L.idone)
         goto out;
     L.mask = mask;
@@ -657,6 +722,7 @@ out:
     free(L.left);
     free(L.state);
     free(L.sd);
+    free(L.cd);
     free(L.ims);
     free(L.rend);
     free(L.idone);

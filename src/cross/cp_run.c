@@ -34,6 +34,7 @@ static void rp_free(rp_t *r)
     free(r->jend);
     free(r->hc);
     free(r->rend);
+    free(r->cd);
 }
 
 static int rp_alloc(const cp_graph_t *g, rp_t *r)
@@ -50,8 +51,9 @@ static int rp_alloc(const cp_graph_t *g, rp_t *r)
     r->jend = malloc((g->n_rs ? g->n_rs : 1) * sizeof *r->jend);
     r->hc = malloc((g->n_rs ? g->n_rs : 1) * sizeof *r->hc);
     r->rend = malloc((g->n_rs ? g->n_rs : 1) * sizeof *r->rend);
+    r->cd = malloc((g->n_syncs ? g->n_syncs : 1) * sizeof *r->cd);
     return r->s && r->e && r->sdone && r->sd && r->ims && r->idone && r->hims && r->hidone && r->jend && r->hc &&
-                   r->rend
+                   r->rend && r->cd
                ? 0
                : -1;
 }
@@ -100,11 +102,17 @@ static long host_cover(const cp_graph_t *g, const cp_rank_t *R, int64_t t, long 
 
 /* The host shift of sync q (-1: none) as seen from job step job: its
  * shift when it belongs to the same step (each step is replayed from its
- * measured start: shifts do not carry over from one step to the next), or
- * in any step when the run carries them (a pipeline, what-if "stage"). */
+ * measured start: shifts do not carry over from one step to the next),
+ * the edge's shift (r->cd, second pass) when it is the step before's last
+ * sync that the step's start follows (cp_sync_t.jnext), or its shift in
+ * any step when the run carries them (a pipeline, what-if "stage"). */
 static int64_t shift_of(const cp_graph_t *g, const rp_t *r, long q, int32_t job)
 {
-    return q >= 0 && (r->carry || g->syncs[q].job == job) ? r->sd[q] : 0;
+    if (q < 0)
+        return 0;
+    if (r->carry || g->syncs[q].job == job)
+        return r->sd[q];
+    return r->cd_on && g->syncs[q].jnext == job ? r->cd[q] : 0;
 }
 
 /* The replayed end of node p as seen from job step job: a node of
@@ -127,7 +135,13 @@ CP_INLINE int64_t pred_at(const cp_graph_t *g, const scen_t *sc, const rp_t *r, 
 {
     int32_t p = h->pred[q];
     int same = h->flags >> q & 1;
-    return sc->carry || same ? r->e[p] : g->e0[p];
+    if (sc->carry || same)
+        return r->e[p];
+    /* of the step before, on a rank step whose start follows that step's
+     * last sync: moved as the sync is (cp_rp_t.cd) */
+    if (r->cd_on && (h->flags & (CP_H_PREV << q)))
+        return g->e0[p] + r->cd[g->rs[h->rstep].sb_start];
+    return g->e0[p];
 }
 
 /* What-if launch (start_of): the start best of the node of h raised to
@@ -285,9 +299,21 @@ CP_INLINE void hot_fill(cp_graph_t *g, size_t i, size_t at)
     *h = (cp_hot_t){.s = n->s, .dt = n->inst >= 0 ? cp_node_T(g, n) : n->e - n->s, .pred = {n->pstream, n->px, n->px2},
                     .job = n->job, .lsync = n->lsync, .inst = n->inst, .id = (int32_t)i, .rstep = n->rstep,
                     .rank_i = n->rank_i};
-    for (int q = 0; q < 3; q++)
-        if (h->pred[q] >= 0 && g->nodes[h->pred[q]].job == n->job)
+    /* a predecessor of the step before on the rank moves with the edge
+     * when the rank step's start follows that step's last sync (the host
+     * waited for its GPU: cp_sync_t.jnext): else the first kernel of the
+     * step stays at its predecessor's measured end while its launch moves
+     * with the sync (CP_H_PREV) */
+    int32_t sj = -1;
+    if (n->rstep >= 0 && g->rs[n->rstep].sb_start >= 0 && g->syncs[g->rs[n->rstep].sb_start].jnext == n->job)
+        sj = g->syncs[g->rs[n->rstep].sb_start].job;
+    for (int q = 0; q < 3; q++) {
+        const cp_node_t *p = h->pred[q] >= 0 ? &g->nodes[h->pred[q]] : NULL;
+        if (p && p->job == n->job)
             h->flags |= (uint8_t)(1u << q);
+        else if (p && sj >= 0 && p->job == sj && p->rank_i == n->rank_i)
+            h->flags |= (uint8_t)(CP_H_PREV << q);
+    }
     /* a communication kernel's wait for another stream that no event
      * names (NCCL's stream told to wait for the gradient's kernel): the
      * edge whose other binding the ranges try */
@@ -885,6 +911,100 @@ static void replay_init(const cp_graph_t *g, const scen_t *sc, rp_t *r)
     for (size_t i = 0; i < g->n_rs; i++)
         r->rend[i] = INT64_MIN;
     r->carry = sc->carry;
+    r->cd_on = 0;
+}
+
+/* Whether a replay under sc takes the edge from a rank step's last sync
+ * to the rank's next step (cp_sync_t.jnext) in a second pass: one run
+ * carries every shift anyway; with communication at its transfer time the
+ * ranks never wait for each other, so their offsets would not settle. */
+static bool edge_wanted(const cp_graph_t *g, const scen_t *sc)
+{
+    return g->n_jnext && !sc->carry && !sc->comm_transfer;
+}
+
+/* How far each sync that a rank step starts after (jnext) moved in a
+ * first pass of r (r->sd, each step replayed from its measured start)
+ * against the others of its job step: its shift less the largest of
+ * theirs, into out (per sync), less base[q] when base (the same of the
+ * unchanged run). */
+static void edge_rel(const cp_graph_t *g, const mt_critpath_t *c, const rp_t *r, const int64_t *base, int64_t *out)
+{
+    for (size_t j = 0; j < c->n_steps; j++) {
+        const mt_cp_step_t *s = &c->steps[j];
+        int64_t o = INT64_MIN;
+        for (uint32_t k = s->first; k < s->first + s->n; k++) {
+            int32_t q = g->rs[g->js[k]].sb_start;
+            if (q >= 0 && g->syncs[q].jnext == (int32_t)j && r->sd[q] > o)
+                o = r->sd[q];
+        }
+        for (uint32_t k = s->first; k < s->first + s->n; k++) {
+            int32_t q = g->rs[g->js[k]].sb_start;
+            if (q >= 0 && g->syncs[q].jnext == (int32_t)j)
+                out[q] = base && base[q] == CP_EDGE_OFF ? 0 : r->sd[q] - o - (base ? base[q] : 0);
+        }
+    }
+}
+
+/* The unchanged run r's offsets (edge_rel; r: its first pass, it has no
+ * other) into out, what the other replays' edges are taken against
+ * (edge_fill). */
+static void edge_rel_base(const cp_graph_t *g, const mt_critpath_t *c, const rp_t *r, int64_t *out)
+{
+    edge_rel(g, c, r, NULL, out);
+    /* a job step whose rank steps' syncs the unchanged run does not
+     * replay within CP_NEXT_ERR of their measured ends takes no edge: the
+     * offsets it would carry are the model's error (on gloo4, host-bound,
+     * up to 432 us: its what-if moved 8.01 -> 8.24 ms, away from the
+     * truth) */
+    for (size_t j = 0; j < c->n_steps; j++) {
+        const mt_cp_step_t *s = &c->steps[j];
+        bool off = false;
+        for (uint32_t k = s->first; k < s->first + s->n && !off; k++) {
+            int32_t q = g->rs[g->js[k]].sb_start;
+            off = q >= 0 && g->syncs[q].jnext == (int32_t)j && (r->sd[q] > CP_NEXT_ERR || r->sd[q] < -CP_NEXT_ERR);
+        }
+        for (uint32_t k = s->first; off && k < s->first + s->n; k++) {
+            int32_t q = g->rs[g->js[k]].sb_start;
+            if (q >= 0 && g->syncs[q].jnext == (int32_t)j)
+                out[q] = CP_EDGE_OFF;
+        }
+    }
+}
+
+/* g->cd0 from the unchanged run r (edge_rel_base), for the replays after
+ * it; nothing without an edge. 0, or -1 out of memory. */
+static int edge_base(cp_graph_t *g, const mt_critpath_t *c, const rp_t *r)
+{
+    if (!g->n_jnext)
+        return 0;
+    if (!(g->cd0 = calloc(g->n_syncs, sizeof *g->cd0)))
+        return -1;
+    edge_rel_base(g, c, r, g->cd0);
+    return 0;
+}
+
+/* The edge's shifts (r->cd) for r's second pass, from its first: what a
+ * rank's start takes into the next step is how far its previous step's
+ * end moved against the other ranks' (a slow GPU's host that waited for
+ * it starts earlier once it is fast), never the step's common move, and
+ * less what the unchanged run's first pass gave (r->cd0, else g->cd0:
+ * the model's own error, so that the unchanged run replays as it did).
+ * The next step is still replayed from its measured start and the shifts
+ * come from a pass that carried nothing: no error adds up over the steps.
+ * False when there is no unchanged run yet (r is it: nothing to move)
+ * or when nothing moves by CP_EDGE_TOL or more (fast path: the second
+ * pass would replay the first again; on the 256-rank job most replays). */
+static bool edge_fill(const cp_graph_t *g, const mt_critpath_t *c, rp_t *r)
+{
+    const int64_t *base = r->cd0 ? r->cd0 : g->cd0;
+    if (!base)
+        return false;
+    edge_rel(g, c, r, base, r->cd);
+    for (size_t q = 0; q < g->n_syncs; q++)
+        if (g->syncs[q].jnext >= 0 && (r->cd[q] >= CP_EDGE_TOL || r->cd[q] <= -CP_EDGE_TOL))
+            return true;
+    return false;
 }
 
 /* The job step times of a replay (r swept): times[j] and r->jend[j]. */
@@ -921,17 +1041,28 @@ static void replay_finish(const cp_graph_t *g, rp_t *r, const mt_critpath_t *c, 
 /* Replay under sc; times[j] gets the job step time of job step j. */
 void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath_t *c, int64_t *times)
 {
-    replay_init(g, sc, r);
-    /* the scenarios every run replays (measured, the what-ifs "comm" and
-     * "launch") each with its flags as constants: see CP_INLINE */
-    if (!sc->factor && !sc->carry && !sc->drop_launch && !sc->comm_transfer)
-        sweep(g, (scen_t){0}, r);
-    else if (!sc->factor && !sc->carry && !sc->drop_launch && sc->comm_transfer)
-        sweep(g, (scen_t){.comm_transfer = 1}, r);
-    else if (!sc->factor && !sc->carry && sc->drop_launch && !sc->comm_transfer)
-        sweep(g, (scen_t){.drop_launch = 1}, r);
-    else
-        sweep(g, *sc, r);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) { /* the edge to the next step's start: its shifts from the first pass */
+            if (!edge_fill(g, c, r))
+                break;
+            replay_init(g, sc, r);
+            r->cd_on = 1;
+        } else {
+            replay_init(g, sc, r);
+        }
+        /* the scenarios every run replays (measured, the what-ifs "comm"
+         * and "launch") each with its flags as constants: see CP_INLINE */
+        if (!sc->factor && !sc->carry && !sc->drop_launch && !sc->comm_transfer)
+            sweep(g, (scen_t){0}, r);
+        else if (!sc->factor && !sc->carry && !sc->drop_launch && sc->comm_transfer)
+            sweep(g, (scen_t){.comm_transfer = 1}, r);
+        else if (!sc->factor && !sc->carry && sc->drop_launch && !sc->comm_transfer)
+            sweep(g, (scen_t){.drop_launch = 1}, r);
+        else
+            sweep(g, *sc, r);
+        if (!edge_wanted(g, sc))
+            break;
+    }
     replay_finish(g, r, c, times);
 }
 
@@ -960,8 +1091,30 @@ static void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, con
         sweep3(g, r, false, true, f, late, 1);
     else
         sweep3(g, r, false, false, f, late, 1);
+    if (comm) /* "comm" takes no edge to the next step (edge_wanted) */
+        replay_finish(g, &r[1], c, times[1]);
+    if (g->n_jnext) {
+        /* the second pass of the others (cp_replay), side by side again,
+         * against the unchanged run of lane 0 (its offsets in its cd, its
+         * second pass the same as its first: not replayed again) */
+        edge_rel_base(g, c, &r[0], r[0].cd);
+        for (int l = 2; l < 4; l++)
+            if (on[l]) {
+                r[l].cd0 = r[0].cd;
+                edge_fill(g, c, &r[l]);
+                r[l].cd0 = NULL;
+                replay_init(g, &sc[l], &r[l]);
+                r[l].cd_on = 1;
+            }
+        if (!pin)
+            sweep3(g, r, false, true, f, late, 0);
+        else if (launch)
+            sweep3(g, r, false, true, f, late, 1);
+        else
+            sweep3(g, r, false, false, f, late, 1);
+    }
     for (int l = 0; l < 4; l++)
-        if (on[l])
+        if (on[l] && l != 1)
             replay_finish(g, &r[l], c, times[l]);
 }
 
@@ -2344,6 +2497,28 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         y->sb = (int32_t)sync_near(&g, &g.ranks[y->rank_i], y->s, (long)i - 1);
         if (g.n_hin)
             y->sb = (int32_t)host_cover(&g, &g.ranks[y->rank_i], y->s, y->sb, (long)i);
+        y->jnext = -1;
+    }
+    /* the edge from a rank step's last sync to the rank's next step
+     * (docs/whatif.md, "host sync -> next step"): where the host waited
+     * there for its GPU's queue (the activity it waited for started after
+     * the call: its end set by the GPU) and started the next step within
+     * CP_NEXT_GAP of it, that start follows the sync: a replay moves it,
+     * and what the rank does after it, by how far the sync moved against
+     * the other ranks (edge_fill). A slow GPU's host that waits for it at
+     * the step's end (the gradients' allreduce, then the optimizer) starts
+     * each next step late, and a what-if that speeds it must start it
+     * earlier. */
+    for (size_t i = 0; i < g.n_rs; i++) {
+        const cp_rs_t *x = &g.rs[i];
+        if (x->sb_start < 0)
+            continue;
+        cp_sync_t *y = &g.syncs[x->sb_start];
+        if (y->job >= 0 && y->job != x->job && y->hi == -1 && y->w >= 0 && g.nodes[y->w].s > y->s &&
+            x->start - y->e <= CP_NEXT_GAP) {
+            y->jnext = x->job;
+            g.n_jnext++;
+        }
     }
     /* the replay order and the hot records need the job fields; the
      * replay's arrays are allocated after them (no page of theirs is
@@ -2436,6 +2611,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     if (pipe) {
         scen_t sc0 = {0};
         cp_replay(&g, &sc0, &r, c, times);
+        if (edge_base(&g, c, &r))
+            goto out;
     } else {
         bool comm = g.n_inst > 0, strag = rq->n_stragglers > 0;
         /* the straggler what-if's factors (below) now: its replay is a
@@ -2454,6 +2631,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         cp_replay3(&g, lanes, comm, true, strag ? fac : NULL, strag ? late : NULL, false, c,
                    (int64_t *const[4]){times, wt[0], wt[1], wt[2]});
         r = lanes[0];
+        if (edge_base(&g, c, &r))
+            goto out;
         /* done with: freed before the paths' arrays come, and the "launch"
          * lane's ends taken over as node_ns (memory touched already: a
          * fresh page costs more than clearing it) */

@@ -346,6 +346,7 @@ void cp_graph_free(cp_graph_t *g)
     free(g->hot);
     free(g->pos);
     free(g->e0);
+    free(g->cd0);
     free(g->annot);
     free(g->rs);
     free(g->js);

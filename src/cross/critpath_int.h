@@ -71,7 +71,26 @@ typedef struct cp_sync {
     int32_t bar;          /* the rank's latest host collective ending at or before e (itself if
                            * it is one), -1: what a launch after it still waits for when launch
                            * gaps are dropped (cp_run.c no_launch_gap) */
+    int32_t jnext;        /* the job step whose rank step starts after this sync, the last of the
+                           * step before, when the host waited for its GPU's queue here and started
+                           * the step within CP_NEXT_GAP: that start follows it (cp_run.c edge_fill),
+                           * -1 */
 } cp_sync_t;
+_Static_assert(sizeof(cp_sync_t) <= 56, "cp_sync_t: jnext fills the padding");
+
+/* How long after a sync that ends a rank step (the host waited for its
+ * GPU's queue) the rank's next step may start for that start to follow the
+ * sync (ns): the host's own work between the two (cp_sync_t.jnext). A
+ * longer gap is taken as the host waiting for something else (a data
+ * loader), and the start stays where it was measured. */
+#define CP_NEXT_GAP 100000
+
+/* How far from its measured end the unchanged run may replay such a sync
+ * (ns) for its job step to take the edge at all (cp_run.c edge_base): a
+ * larger error is the model's, not a move to carry; cp_graph_t.cd0 holds
+ * CP_EDGE_OFF for the syncs of a step without it. */
+#define CP_NEXT_ERR 20000
+#define CP_EDGE_OFF INT64_MIN
 
 typedef struct cp_inst {
     int64_t maxstart;     /* last arrival */
@@ -126,7 +145,10 @@ _Static_assert(sizeof(cp_hot_t) == 64, "cp_hot_t: one cache line a node");
 /* CP_H_PXINF: the node is a communication kernel and pred[1] a stream
  * wait inferred from the times (no event of its trace names its waits:
  * cp_node_t.px without xnamed) */
-enum { CP_H_LAUNCH = 8, CP_H_PXINF = 16 };
+/* CP_H_PREV << q: pred[q] is of the rank's step before, and the node's
+ * rank step starts after that step's last sync (cp_sync_t.jnext): it
+ * moves with the sync's shift there (cp_rp_t.cd) */
+enum { CP_H_LAUNCH = 8, CP_H_PXINF = 16, CP_H_PREV = 32 };
 
 /* The mt_cp_kind_t of a node's time on a path: its class (mt_an_class_t)
  * as a path kind (the walk in cp_run.c and the strips in cp_strip.c). */
@@ -200,6 +222,10 @@ typedef struct cp_graph {
                            * one field of the ranks' activities read after the build (the root
                            * causes); NULL when no rank has annotations (all 0) */
     size_t n_ev;
+    size_t n_jnext;       /* syncs with jnext (cp_run.c): the replays take two passes */
+    int64_t *cd0;         /* per sync with jnext: how far the unchanged run's first pass moved it
+                           * against the others of its job step, or CP_EDGE_OFF (cp_run.c
+                           * edge_base); NULL */
     uint64_t waits_inferred, waits_explicit, pauses; /* what the build inferred (mt_critpath_t) */
     uint64_t waits_unresolved; /* the ranks' stream-wait records left to the inference (mt_critpath_t) */
     int64_t pause_ns;
@@ -263,6 +289,11 @@ typedef struct cp_rp {
     int64_t *jend;        /* replayed job step ends */
     int64_t *hc;          /* per rank step: host time removed since its last sync (<= 0; what-if launch) */
     int64_t *rend;        /* per rank step: its replayed end (cp_replay's scratch) */
+    int64_t *cd;          /* per sync with jnext: the shift its next rank step starts with (cp_run.c
+                           * edge_fill, from a first pass) */
+    int cd_on;            /* the second pass: the edge from a step's last sync to the next step taken */
+    const int64_t *cd0;   /* the unchanged run's offsets the edge is taken against (cp_run.c
+                           * edge_fill); NULL: cp_graph_t.cd0 */
 } cp_rp_t;
 
 /* Replay g under sc; times[j] gets the time of job step j of c (c's steps

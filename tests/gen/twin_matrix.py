@@ -49,10 +49,7 @@ PAIRS = [
     ("late host 2 ms, DDP, steps 13-15 only", 68, DP, ["--late-rank", "2:2000", "--straggler-steps", "13-15"],
      "straggler", True),
     ("slow GPU x1.25, tensor parallel 2x4, no ac2g links", 69, TP24 + ["--unlinked"], ["--slow-rank", "1:1.25"],
-     "straggler", True,
-     "each rank step replayed from its measured start: rank 1's host syncs on its own slow GPU at the step's "
-     "end and starts the next step 120 us after the others, which the what-if and S keep; a carried replay "
-     "gives +0.03 % but +5.7 % on 'late host 2 ms, DDP, old format', and S carried only -2.5 % (docs/whatif.md)"),
+     "straggler", True),
     ("slow GPU x1.25, pipeline 2x4 (TP)", 18, PP, ["--slow-rank", "5:1.25"], "straggler", True),
     ("slow GPU x1.25, DDP, timestamps 3 ns apart", 19, DP + ["--ts-jitter-ns", "3"], ["--slow-rank", "5:1.25"],
      "straggler", True),
