@@ -373,6 +373,7 @@ static int summarise(MPI_Comm comm, const mt_comm_t *mc, const mt_discover_list_
         mt_fr_dump_t h = mine[i].d;
         h.entries = NULL;
         h.n = 0;
+        h.strs = NULL; /* the entries' names: none sent */
         mt_fr_pg_seq_t *done = NULL;
         size_t nd = 0;
         uint64_t cn[2] = {mine[i].d.n, 0};
@@ -521,9 +522,12 @@ static int summarise(MPI_Comm comm, const mt_comm_t *mc, const mt_discover_list_
                 break;
             }
             free(x->entries);
+            mt_strtab_free(x->strs);
             x->entries = d.entries;
             x->n = d.n;
+            x->strs = d.strs;
             d.entries = NULL;
+            d.strs = NULL;
             off[x - fr->dumps] = o;
             mt_fr_dump_free(&d);
         }

@@ -35,14 +35,16 @@ mt_status_t mt_fr_dump_last_done(const mt_fr_dump_t *d, mt_fr_pg_seq_t **out, si
     *n = 0;
     size_t cap = 0;
     mt_fr_pg_seq_t *t = NULL;
-    const char *last = NULL; /* entries come in runs of one group: skip the search */
+    uint32_t last = 0; /* entries come in runs of one group: skip the search */
+    bool have = false;
     size_t at = 0;
     for (size_t i = 0; i < d->n; i++) {
         const mt_fr_entry_t *e = &d->entries[i];
         if (e->is_p2p)
             continue;
-        if (!last || strcmp(last, e->pg)) {
-            for (at = 0; at < *n && strcmp(t[at].pg, e->pg); at++)
+        if (!have || last != e->pg) { /* one dump's ids: equal ids, equal names */
+            const char *name = mt_fr_str(d, e->pg);
+            for (at = 0; at < *n && strcmp(t[at].pg, name); at++)
                 ;
             if (at == *n) {
                 if (*n == cap) {
@@ -55,11 +57,13 @@ mt_status_t mt_fr_dump_last_done(const mt_fr_dump_t *d, mt_fr_pg_seq_t **out, si
                     }
                     t = g;
                 }
-                memcpy(t[at].pg, e->pg, sizeof t[at].pg);
+                memset(t[at].pg, 0, sizeof t[at].pg);
+                memcpy(t[at].pg, name, strlen(name)); /* at most MT_FR_PG_MAX bytes */
                 t[at].seq = 0;
                 (*n)++;
             }
             last = e->pg;
+            have = true;
         }
         if (e->state == MT_FR_COMPLETED && e->seq > t[at].seq)
             t[at].seq = e->seq;
@@ -146,15 +150,17 @@ mt_status_t mt_fr_dump_trim(const mt_fr_dump_t *d, const mt_fr_pg_seq_t *keep, s
     if (!take)
         return MT_ERR_NOMEM;
     size_t k = 0;
-    const char *pg = NULL;
+    uint32_t pg = 0;
+    bool have = false;
     int64_t from = INT64_MAX;
     for (size_t i = 0; i < d->n; i++) {
         const mt_fr_entry_t *e = &d->entries[i];
         if (!e->is_p2p) {
-            if (!pg || strcmp(pg, e->pg)) {
-                const mt_fr_pg_seq_t *x = lookup(keep, nkeep, e->pg);
+            if (!have || pg != e->pg) {
+                const mt_fr_pg_seq_t *x = lookup(keep, nkeep, mt_fr_str(d, e->pg));
                 from = x ? x->seq : INT64_MAX;
                 pg = e->pg;
+                have = true;
             }
             take[i] = e->seq >= from;
         }
@@ -162,8 +168,9 @@ mt_status_t mt_fr_dump_trim(const mt_fr_dump_t *d, const mt_fr_pg_seq_t *keep, s
         k += take[i];
     }
     out->entries = malloc((k ? k : 1) * sizeof *out->entries);
-    if (!out->entries) {
+    if (!out->entries || mt_fr_strs_copy(d, out) != MT_OK) {
         free(take);
+        mt_fr_dump_free(out);
         return MT_ERR_NOMEM;
     }
     for (size_t i = 0; i < d->n; i++)
