@@ -317,6 +317,45 @@ static mt_status_t read_entry(mt_jcur_t *c, const char *path, long idx, mt_fr_du
 
 /* ---- the fast path: an entry straight from the text ---- */
 
+/* The names the fast path interned last, per field (a dump holds a few
+ * names over thousands of entries: one compare finds most of them, where
+ * mt_fr_intern hashes the bytes and probes the table). s[k] points into
+ * the dump's table, which moves when a name is added: then every s[k] is
+ * looked up again. */
+typedef struct recent {
+    const char *s[8];
+    uint32_t len[8], id[8];
+    unsigned n, next;
+} recent_t;
+
+/* mt_fr_intern through r (one per field; all of them in rs[0..nrs) for the
+ * refresh when the table grows). */
+static mt_status_t intern_recent(mt_fr_dump_t *o, recent_t *r, recent_t *rs, size_t nrs, const char *s, size_t n,
+                                 size_t cap, uint32_t *id)
+{
+    if (n < cap) /* else cut: through mt_fr_intern */
+        for (unsigned k = 0; k < r->n; k++)
+            if (r->len[k] == n && !memcmp(r->s[k], s, n)) { /* the cached name has no NUL: neither has s */
+                *id = r->id[k];
+                return MT_OK;
+            }
+    uint32_t before = o->strs ? mt_strtab_count(o->strs) : 0;
+    mt_status_t st = mt_fr_intern(o, s, n, cap, id);
+    if (st != MT_OK || *id == MT_STR_NONE)
+        return st;
+    if (mt_strtab_count(o->strs) != before) /* the table may have moved */
+        for (size_t q = 0; q < nrs; q++)
+            for (unsigned k = 0; k < rs[q].n; k++)
+                rs[q].s[k] = mt_strtab_get(o->strs, rs[q].id[k], NULL);
+    size_t len;
+    const char *at = mt_strtab_get(o->strs, *id, &len);
+    unsigned k = r->n < 8 ? r->n++ : r->next++ % 8;
+    r->s[k] = at;
+    r->len[k] = (uint32_t)len;
+    r->id[k] = *id;
+    return MT_OK;
+}
+
 /* An int64 of the plain form (mt_jscan_uint, at most INT64_MAX). */
 static bool quick_i64(const char *s, size_t n, size_t *i, int64_t *v)
 {
@@ -434,7 +473,8 @@ static bool quick_numel(const char *s, size_t n, size_t *i, uint64_t *sum)
  * was: read_entry reads it then and says what is wrong. The reading
  * through the cursor was most of a dump's cost (its calls per member,
  * containers read into a document to be skipped). */
-static bool quick_entry(const char *s, size_t n, size_t *at, mt_fr_dump_t *o, mt_fr_entry_t *x, mt_status_t *st)
+static bool quick_entry(const char *s, size_t n, size_t *at, mt_fr_dump_t *o, recent_t *rec, mt_fr_entry_t *x,
+                        mt_status_t *st)
 {
     size_t i = *at;
     /* the names, interned once the entry is known to be read here (what
@@ -538,7 +578,8 @@ static bool quick_entry(const char *s, size_t n, size_t *at, mt_fr_dump_t *o, mt
             ord[b - 1] = t;
         }
     for (int a = 0; a < 3; a++)
-        if (str[ord[a]] && (*st = mt_fr_intern(o, str[ord[a]], len[ord[a]], cap[ord[a]], id[ord[a]])) != MT_OK)
+        if (str[ord[a]] &&
+            (*st = intern_recent(o, &rec[ord[a]], rec, 3, str[ord[a]], len[ord[a]], cap[ord[a]], id[ord[a]])) != MT_OK)
             return false;
     *at = i;
     return true;
@@ -565,6 +606,8 @@ static mt_status_t walk(mt_jcur_t *c, const char *path, const char *src, bool qu
         return st;
     bool version = false, cfg = false, entries = false;
     size_t cap = 0;
+    recent_t rec[3]; /* name, group, dtype */
+    memset(rec, 0, sizeof rec);
     for (;;) {
         bool more;
         const char *k, *s;
@@ -611,7 +654,7 @@ static mt_status_t walk(mt_jcur_t *c, const char *path, const char *src, bool qu
                     size_t tlen, pos = mt_jcur_offset(c);
                     const char *text = mt_jcur_text(c, &tlen);
                     mt_jscan_ws(text, tlen, &pos);
-                    if (quick_entry(text, tlen, &pos, o, &o->entries[o->n], &st)) {
+                    if (quick_entry(text, tlen, &pos, o, rec, &o->entries[o->n], &st)) {
                         mt_jcur_seek(c, pos);
                         o->n++;
                         continue;
