@@ -77,6 +77,9 @@ typedef struct mt_fr_dump {
     mt_fr_entry_t *entries;
     size_t n;
     mt_strtab_t *strs;  /* the entries' names; NULL reads as every id "" */
+    bool pgs_shared;    /* pgs[].ranks belong to another (a table of the groups
+                         * of many dumps that must outlive this one):
+                         * mt_fr_dump_free leaves them */
     mt_fr_pg_t *pgs;
     size_t npgs;
 } mt_fr_dump_t;
@@ -127,7 +130,8 @@ mt_status_t mt_fr_dump_pack_append(const mt_fr_dump_t *d, mt_buf_t *out);
  * one whole packed dump, MT_ERR_NOMEM. */
 mt_status_t mt_fr_dump_unpack(const uint8_t *data, size_t len, size_t *pos, mt_fr_dump_t *out);
 
-/* Free what a dump owns. NULL does nothing. */
+/* Free what a dump owns (its groups' ranks unless pgs_shared). NULL does
+ * nothing. */
 void mt_fr_dump_free(mt_fr_dump_t *d);
 
 /* The verdict. */

@@ -740,7 +740,7 @@ void mt_fr_dump_free(mt_fr_dump_t *d)
 {
     if (!d)
         return;
-    for (size_t i = 0; i < d->npgs; i++)
+    for (size_t i = 0; !d->pgs_shared && i < d->npgs; i++)
         free(d->pgs[i].ranks);
     free(d->pgs);
     free(d->entries);
