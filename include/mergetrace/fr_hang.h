@@ -189,8 +189,11 @@ void mt_fr_hang_free(mt_fr_hang_t *h);
  * what the analysis reads of them, not every entry, and the verdict is
  * the one mt_fr_hang_analyse gives on the whole dumps.
  *
- * 1. Each reading process: mt_fr_dump_last_done of each dump, sent with
- *    the dump's groups (the dump without entries) to process 0.
+ * 1. Each reading process: mt_fr_dump_last_done of each dump, sent to
+ *    process 0 with the dump's groups as indexes into a table of the
+ *    process's distinct groups, each sent once (every dump holds every
+ *    group of the job); process 0's groups-only dumps share the table's
+ *    ranks (pgs_shared).
  * 2. Process 0: mt_fr_keep_plan over those, sent to every process.
  * 3. Each reading process: mt_fr_ref_fit of each dump to the reference
  *    dump (the lowest rank's, shared), and mt_fr_dump_trim of it, sent to
