@@ -348,12 +348,24 @@ static int64_t last_completed_seq(const mt_fr_dump_t *d, const char *pg)
     return s;
 }
 
-/* a of dump da and b of db: the same kind, sizes and dtype */
-static bool same_op(const mt_fr_dump_t *da, const mt_fr_entry_t *a, const mt_fr_dump_t *db, const mt_fr_entry_t *b)
+/* A member's entry as the majority vote compares it: kind, sizes, dtype. */
+typedef struct op_key {
+    const char *name, *dtype;
+    uint64_t in, out;
+    int m; /* the member */
+} op_key_t;
+
+static int cmp_op_key(const void *a, const void *b)
 {
-    return a->in_numel == b->in_numel && a->out_numel == b->out_numel &&
-           !strcmp(mt_fr_str(da, a->name), mt_fr_str(db, b->name)) &&
-           !strcmp(mt_fr_str(da, a->dtype), mt_fr_str(db, b->dtype));
+    const op_key_t *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    if (!c)
+        c = strcmp(x->dtype, y->dtype);
+    if (!c)
+        c = (x->in > y->in) - (x->in < y->in);
+    if (!c)
+        c = (x->out > y->out) - (x->out < y->out);
+    return c;
 }
 
 static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
@@ -391,14 +403,29 @@ static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
         h->kind = MT_FR_NO_DUMP;
         return;
     }
-    /* kind, size, dtype: the ranks that differ from the majority */
+    /* kind, size, dtype: the ranks that differ from the majority. Each
+     * member's agreement is the size of its run of equal keys (sorted:
+     * every member against every other was members^2 compares, 16 M at
+     * 4,096 ranks) */
+    op_key_t key[MT_FR_MAX_RANKS]; /* 128 KB beside present[]: the default 8 MB stack of any thread */
+    int agree[MT_FR_MAX_RANKS];
+    int nk = 0;
+    for (int m = 0; m < pg->nranks; m++)
+        if (present[m])
+            key[nk++] = (op_key_t){.name = mt_fr_str(pd[m], present[m]->name),
+                                   .dtype = mt_fr_str(pd[m], present[m]->dtype), .in = present[m]->in_numel,
+                                   .out = present[m]->out_numel, .m = m};
+    qsort(key, (size_t)nk, sizeof *key, cmp_op_key);
+    for (int a = 0, b; a < nk; a = b) {
+        for (b = a + 1; b < nk && !cmp_op_key(&key[a], &key[b]); b++)
+            ;
+        for (int q = a; q < b; q++)
+            agree[key[q].m] = b - a;
+    }
     for (int m = 0; m < pg->nranks; m++) {
         if (!present[m])
             continue;
-        int agree = 0;
-        for (int k = 0; k < pg->nranks; k++)
-            agree += present[k] && same_op(pd[m], present[m], pd[k], present[k]);
-        if (2 * agree < npresent || (2 * agree == npresent && npresent == 2 && m > 0))
+        if (2 * agree[m] < npresent || (2 * agree[m] == npresent && npresent == 2 && m > 0))
             add_rank(h->culprits, &h->nculprits, pg->ranks[m]);
     }
     if (h->nculprits) {
