@@ -298,6 +298,21 @@ static int head_by_rank(const void *a, const void *b)
     return ((const head_t *)a)->d.rank - ((const head_t *)b)->d.rank;
 }
 
+/* A dump's head as sent: then its last-done table (ndone) and the index
+ * of each of its groups (npgs, uint32) in its process's table. */
+typedef struct head_rec {
+    int32_t rank, pad;
+    char version[16];
+    uint64_t count, ndone, npgs;
+} head_rec_t;
+
+/* The most processes' parts len bytes of heads can hold (each at least
+ * its count and a packed table's header): a bound for fr->tabs. */
+static size_t max_parts(size_t len)
+{
+    return len / 16 + 1;
+}
+
 /* Process 0: the gathered heads into fr (dumps without entries, counts)
  * and the keep plan into *keep. false when out of memory or the bytes are
  * not whole heads. */
@@ -306,29 +321,60 @@ static bool heads_plan(const mt_discover_list_t *files, const mt_buf_t *list, co
 {
     size_t n = files->n_fr, k = 0, at = 0;
     head_t *h = calloc(n ? n : 1, sizeof *h);
-    bool ok = h && fr_alloc(fr, n);
+    bool ok = h && fr_alloc(fr, n) && (fr->tabs = calloc(max_parts(len), sizeof *fr->tabs));
+    size_t tcap = ok ? max_parts(len) : 0;
+    /* each process's part: its dumps' count, its groups' table, then per
+     * dump its head (summarise says the layout) */
     while (ok && at < len && k < n) {
-        uint64_t cn[2];
-        if (mt_fr_dump_unpack(all, len, &at, &h[k].d) != MT_OK) {
+        uint64_t nd;
+        if (len - at < sizeof nd || fr->ntabs == tcap) {
             ok = false;
             break;
         }
-        k++;
-        if (len - at < sizeof cn) {
+        memcpy(&nd, all + at, sizeof nd);
+        at += sizeof nd;
+        if (mt_fr_dump_unpack(all, len, &at, &fr->tabs[fr->ntabs]) != MT_OK) {
             ok = false;
             break;
         }
-        memcpy(cn, all + at, sizeof cn);
-        at += sizeof cn;
-        h[k - 1].count = cn[0];
-        if (cn[1] > (len - at) / sizeof(mt_fr_pg_seq_t) ||
-            !(h[k - 1].done = malloc((cn[1] ? cn[1] : 1) * sizeof(mt_fr_pg_seq_t)))) {
-            ok = false;
-            break;
+        const mt_fr_dump_t *tab = &fr->tabs[fr->ntabs++];
+        for (uint64_t q = 0; ok && q < nd; q++) {
+            head_rec_t r;
+            if (k == n || len - at < sizeof r) {
+                ok = false;
+                break;
+            }
+            memcpy(&r, all + at, sizeof r);
+            at += sizeof r;
+            mt_fr_dump_t *d = &h[k].d;
+            h[k].count = r.count;
+            k++;
+            *d = (mt_fr_dump_t){.rank = r.rank, .pgs_shared = true};
+            memcpy(d->version, r.version, sizeof d->version);
+            d->version[sizeof d->version - 1] = 0;
+            if (r.ndone > (len - at) / sizeof(mt_fr_pg_seq_t) ||
+                !(h[k - 1].done = malloc((r.ndone ? r.ndone : 1) * sizeof(mt_fr_pg_seq_t)))) {
+                ok = false;
+                break;
+            }
+            memcpy(h[k - 1].done, all + at, r.ndone * sizeof(mt_fr_pg_seq_t));
+            h[k - 1].ndone = r.ndone;
+            at += r.ndone * sizeof(mt_fr_pg_seq_t);
+            if (r.npgs > (len - at) / sizeof(uint32_t) || !(d->pgs = malloc((r.npgs ? r.npgs : 1) * sizeof *d->pgs))) {
+                ok = false;
+                break;
+            }
+            for (uint64_t g = 0; g < r.npgs; g++) {
+                uint32_t id;
+                memcpy(&id, all + at, sizeof id);
+                at += sizeof id;
+                if (id >= tab->npgs) {
+                    ok = false;
+                    break;
+                }
+                d->pgs[d->npgs++] = tab->pgs[id]; /* the ranks shared with the table */
+            }
         }
-        memcpy(h[k - 1].done, all + at, cn[1] * sizeof(mt_fr_pg_seq_t));
-        h[k - 1].ndone = cn[1];
-        at += cn[1] * sizeof(mt_fr_pg_seq_t);
     }
     const mt_fr_pg_seq_t **done = calloc(k ? k : 1, sizeof *done);
     size_t *ndone = calloc(k ? k : 1, sizeof *ndone);
@@ -366,22 +412,55 @@ static int summarise(MPI_Comm comm, const mt_comm_t *mc, const mt_discover_list_
                      local_dump_t *mine, size_t n_mine, fr_job_t *fr)
 {
     int me = mc->rank;
-    /* 1. the heads */
-    mt_buf_t b = {0};
-    bool oom = false;
+    /* 1. the heads: this process's distinct groups once (a table: every
+     * dump holds every group of the job, the default one with all its
+     * ranks: 16 KB a dump at 4,096 ranks), then each dump's head with the
+     * indexes of its groups in the table */
+    mt_buf_t b = {0}, recs = {0}, key = {0};
+    mt_strtab_t *keys = mt_strtab_create(); /* a group's name, desc and ranks -> 1 + its index in tab */
+    mt_fr_dump_t tab = {0};
+    size_t tcap = 0;
+    bool oom = !keys;
     for (size_t i = 0; i < n_mine && !oom; i++) {
-        mt_fr_dump_t h = mine[i].d;
-        h.entries = NULL;
-        h.n = 0;
+        const mt_fr_dump_t *d = &mine[i].d;
         mt_fr_pg_seq_t *done = NULL;
         size_t nd = 0;
-        uint64_t cn[2] = {mine[i].d.n, 0};
-        oom = mt_fr_dump_last_done(&mine[i].d, &done, &nd) != MT_OK;
-        cn[1] = nd;
-        oom = oom || mt_fr_dump_pack_append(&h, &b) != MT_OK || mt_buf_append(&b, cn, sizeof cn) != MT_OK ||
-              (nd && mt_buf_append(&b, done, nd * sizeof *done) != MT_OK);
+        oom = mt_fr_dump_last_done(d, &done, &nd) != MT_OK;
+        head_rec_t r = {.rank = d->rank, .count = d->n, .ndone = nd, .npgs = d->npgs};
+        memcpy(r.version, d->version, sizeof r.version);
+        oom = oom || mt_buf_append(&recs, &r, sizeof r) != MT_OK ||
+              (nd && mt_buf_append(&recs, done, nd * sizeof *done) != MT_OK);
         free(done);
+        for (size_t g = 0; !oom && g < d->npgs; g++) {
+            const mt_fr_pg_t *pg = &d->pgs[g];
+            uint32_t id;
+            key.len = 0;
+            oom = mt_buf_append(&key, pg->name, strnlen(pg->name, sizeof pg->name - 1) + 1) != MT_OK ||
+                  mt_buf_append(&key, pg->desc, strnlen(pg->desc, sizeof pg->desc - 1) + 1) != MT_OK ||
+                  (pg->nranks && mt_buf_append(&key, pg->ranks, (size_t)pg->nranks * sizeof *pg->ranks) != MT_OK) ||
+                  mt_strtab_intern(keys, key.data, key.len, &id) != MT_OK;
+            if (!oom && id - 1 == tab.npgs) { /* a new group: into the table */
+                mt_fr_pg_t c = *pg;
+                c.ranks = malloc((size_t)(pg->nranks ? pg->nranks : 1) * sizeof *c.ranks);
+                oom = !c.ranks || MT_GROW(tab.pgs, tcap, tab.npgs + 1, 16);
+                if (oom)
+                    free(c.ranks);
+                else {
+                    memcpy(c.ranks, pg->ranks, (size_t)pg->nranks * sizeof *c.ranks);
+                    tab.pgs[tab.npgs++] = c;
+                }
+            }
+            uint32_t ix = id - 1;
+            oom = oom || mt_buf_append(&recs, &ix, sizeof ix) != MT_OK;
+        }
     }
+    uint64_t nmine = n_mine;
+    oom = oom || mt_buf_append(&b, &nmine, sizeof nmine) != MT_OK || mt_fr_dump_pack_append(&tab, &b) != MT_OK ||
+          (recs.len && mt_buf_append(&b, recs.data, recs.len) != MT_OK);
+    mt_buf_free(&recs);
+    mt_buf_free(&key);
+    mt_strtab_free(keys);
+    mt_fr_dump_free(&tab);
     if (comm_mpi_agree(comm, oom)) {
         mt_buf_free(&b);
         if (me == 0)
@@ -521,9 +600,12 @@ static int summarise(MPI_Comm comm, const mt_comm_t *mc, const mt_discover_list_
                 break;
             }
             free(x->entries);
+            mt_strtab_free(x->strs);
             x->entries = d.entries;
             x->n = d.n;
+            x->strs = d.strs;
             d.entries = NULL;
+            d.strs = NULL;
             off[x - fr->dumps] = o;
             mt_fr_dump_free(&d);
         }
@@ -931,6 +1013,9 @@ void fr_free(fr_job_t *fr)
 {
     for (size_t i = 0; i < fr->n; i++)
         mt_fr_dump_free(&fr->dumps[i]);
+    for (size_t i = 0; i < fr->ntabs; i++) /* after the dumps that share their ranks */
+        mt_fr_dump_free(&fr->tabs[i]);
+    free(fr->tabs);
     free(fr->dumps);
     free(fr->paths);
     free(fr->bytes);

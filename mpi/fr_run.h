@@ -22,6 +22,9 @@ typedef struct fr_job {
     uint64_t *counts;       /* process 0: dumps[i]'s entries in its file (dumps[i].n may hold only those
                              * the analysis read: mt_fr_dump_trim) */
     mt_fr_hang_t hang;      /* process 0, when any: the verdict */
+    mt_fr_dump_t *tabs;     /* process 0: each process's distinct groups (dumps of groups alone), whose
+                             * ranks dumps[i].pgs share (pgs_shared) */
+    size_t ntabs;
     bool from_nccl;         /* the "dumps" were made from the NCCL plugin's files (fr_from_nccl) */
 } fr_job_t;
 

@@ -14,6 +14,7 @@
 #include "mergetrace/buf.h"
 #include "mergetrace/nccl_input.h"
 #include "mergetrace/status.h"
+#include "mergetrace/strtab.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,19 +24,43 @@ enum { MT_FR_SCHEDULED = 0, MT_FR_STARTED = 1, MT_FR_COMPLETED = 2 };
 #define MT_FR_NONE INT64_MIN /* a time never discovered */
 #define MT_FR_TIME_MAX (INT64_C(1) << 62) /* times are in [0, 2^62) ns */
 
-/* One entry (a collective or P2P operation) on the rank's own clock. */
+/* The longest names an entry keeps, in bytes (longer ones are cut there;
+ * a name stops at its first NUL). */
+#define MT_FR_PG_MAX 63    /* process_group name */
+#define MT_FR_NAME_MAX 63  /* profiling_name */
+#define MT_FR_DTYPE_MAX 23 /* first input dtype */
+
+/* One entry (a collective or P2P operation) on the rank's own clock. The
+ * names are ids into its dump's string table (mt_fr_str): a dump holds a
+ * few distinct names over thousands of entries, and the entries of every
+ * dump a process reads are most of its memory. */
 typedef struct mt_fr_entry {
     uint64_t record_id;
     int64_t seq, p2p_seq;               /* collective_seq_id, p2p_seq_id */
     int64_t created, started, completed; /* ns, MT_FR_NONE when not discovered */
-    int64_t timeout_ms;
     uint64_t in_numel, out_numel;       /* sums over the inputs' / outputs' shapes */
+    int32_t timeout_ms;                 /* [0, 10^9] */
+    uint32_t pg;                        /* process_group name (id; MT_STR_NONE: "") */
+    uint32_t name;                      /* profiling_name (id) */
+    uint32_t dtype;                     /* first input dtype (id) */
     uint8_t state;                      /* MT_FR_* */
     bool is_p2p;
-    char pg[64];                        /* process_group name */
-    char name[64];                      /* profiling_name */
-    char dtype[24];                     /* first input dtype */
 } mt_fr_entry_t;
+
+/* One entry with its names as text: what the verdict keeps of an entry
+ * beyond the dumps' lifetime (mt_fr_entry_op). */
+typedef struct mt_fr_op {
+    uint64_t record_id;
+    int64_t seq, p2p_seq;
+    int64_t created, started, completed;
+    int64_t timeout_ms;
+    uint64_t in_numel, out_numel;
+    uint8_t state;
+    bool is_p2p;
+    char pg[MT_FR_PG_MAX + 1];
+    char name[MT_FR_NAME_MAX + 1];
+    char dtype[MT_FR_DTYPE_MAX + 1];
+} mt_fr_op_t;
 
 /* One group of pg_config. */
 typedef struct mt_fr_pg {
@@ -44,15 +69,30 @@ typedef struct mt_fr_pg {
     int nranks;
 } mt_fr_pg_t;
 
-/* One rank's dump. Owns its arrays; free with mt_fr_dump_free. */
+/* One rank's dump. Owns its arrays and its string table; free with
+ * mt_fr_dump_free. */
 typedef struct mt_fr_dump {
     int rank;
     char version[16];
     mt_fr_entry_t *entries;
     size_t n;
+    mt_strtab_t *strs;  /* the entries' names; NULL reads as every id "" */
+    bool pgs_shared;    /* pgs[].ranks belong to another (a table of the groups
+                         * of many dumps that must outlive this one):
+                         * mt_fr_dump_free leaves them */
     mt_fr_pg_t *pgs;
     size_t npgs;
 } mt_fr_dump_t;
+
+/* The text of name id of d's entries (e->pg, e->name, e->dtype): borrowed
+ * from d's string table, valid while d is and no name is added to it. */
+static inline const char *mt_fr_str(const mt_fr_dump_t *d, uint32_t id)
+{
+    return mt_strtab_get(d->strs, id, NULL);
+}
+
+/* e (an entry of d) with its names as text into *out. */
+void mt_fr_entry_op(const mt_fr_dump_t *d, const mt_fr_entry_t *e, mt_fr_op_t *out);
 
 /* Read one dump (pickle, recognised by its first bytes, or JSON) from
  * data[0..len). path names it in errors. rank is stored as given (from the
@@ -90,7 +130,8 @@ mt_status_t mt_fr_dump_pack_append(const mt_fr_dump_t *d, mt_buf_t *out);
  * one whole packed dump, MT_ERR_NOMEM. */
 mt_status_t mt_fr_dump_unpack(const uint8_t *data, size_t len, size_t *pos, mt_fr_dump_t *out);
 
-/* Free what a dump owns. NULL does nothing. */
+/* Free what a dump owns (its groups' ranks unless pgs_shared). NULL does
+ * nothing. */
 void mt_fr_dump_free(mt_fr_dump_t *d);
 
 /* The verdict. */
@@ -121,14 +162,14 @@ typedef struct mt_fr_hang {
     int last_arrival;           /* the rank that started the hung collective last; -1 */
     bool slowdown;              /* the culprit arrived later and later before the hang */
     int fit_pairs;              /* completed instances the offsets were fitted on */
-    mt_fr_entry_t culprit_last; /* the last entry (by record id) of culprit_last_rank; name "" if none */
+    mt_fr_op_t culprit_last; /* the last entry (by record id) of culprit_last_rank; name "" if none */
     int culprit_last_rank;      /* the culprit who never enqueued it (culprits are sorted) */
-    mt_fr_entry_t hung_first, hung_culprit; /* size mismatch: the majority's and the culprit's entry */
+    mt_fr_op_t hung_first, hung_culprit; /* size mismatch: the majority's and the culprit's entry */
     int64_t dump_ns;            /* the dump's time on the reference clock (the first watchdog's firing);
                                  * MT_FR_NONE when no fitted rank has a collective started and not completed */
     int ref_rank;               /* the reference clock's rank (the lowest with a dump); -1 with no dump */
     bool *has_dump;             /* [world] */
-    mt_fr_entry_t *last_done;   /* [world]: each rank's last completed entry (by record id); name "" if none */
+    mt_fr_op_t *last_done;   /* [world]: each rank's last completed entry (by record id); name "" if none */
 } mt_fr_hang_t;
 
 /* Analyse the dumps (dumps[i].rank are distinct; n of them) for a hang.
@@ -148,8 +189,11 @@ void mt_fr_hang_free(mt_fr_hang_t *h);
  * what the analysis reads of them, not every entry, and the verdict is
  * the one mt_fr_hang_analyse gives on the whole dumps.
  *
- * 1. Each reading process: mt_fr_dump_last_done of each dump, sent with
- *    the dump's groups (the dump without entries) to process 0.
+ * 1. Each reading process: mt_fr_dump_last_done of each dump, sent to
+ *    process 0 with the dump's groups as indexes into a table of the
+ *    process's distinct groups, each sent once (every dump holds every
+ *    group of the job); process 0's groups-only dumps share the table's
+ *    ranks (pgs_shared).
  * 2. Process 0: mt_fr_keep_plan over those, sent to every process.
  * 3. Each reading process: mt_fr_ref_fit of each dump to the reference
  *    dump (the lowest rank's, shared), and mt_fr_dump_trim of it, sent to

@@ -18,5 +18,17 @@ void mt_fr_hang_text(const mt_fr_hang_t *h, mt_out_t *o);
 mt_status_t mt_fr_dump_read_with(const uint8_t *data, size_t len, const char *path, int rank, bool quick,
                                  mt_fr_dump_t *out, mt_error_t *err);
 
+/* s[0..n) cut as an entry's name of cap - 1 bytes at most (and at its
+ * first NUL) interned into d's string table (created when NULL) into *id.
+ * MT_OK, MT_ERR_NOMEM. */
+mt_status_t mt_fr_intern(mt_fr_dump_t *d, const char *s, size_t n, size_t cap, uint32_t *id);
+
+/* dst's string table made a copy of src's (the same ids); dst's own is
+ * freed first. MT_OK or MT_ERR_NOMEM (dst's table then NULL). */
+mt_status_t mt_fr_strs_copy(const mt_fr_dump_t *src, mt_fr_dump_t *dst);
+
+/* a's and b's string tables hold the same names under the same ids (the
+ * two readings of a dump, compared by test_fr_pickle and the fuzz target). */
+bool mt_fr_strs_equal(const mt_fr_dump_t *a, const mt_fr_dump_t *b);
 
 #endif

@@ -61,6 +61,34 @@ static void copy_bytes(const char *s, size_t n, char *dst, size_t cap)
     dst[n] = 0;
 }
 
+_Static_assert(sizeof(mt_fr_entry_t) <= 88, "an entry is held for every entry of every dump read");
+
+mt_status_t mt_fr_intern(mt_fr_dump_t *d, const char *s, size_t n, size_t cap, uint32_t *id)
+{
+    if (!s)
+        n = 0;
+    if (n >= cap)
+        n = cap - 1;
+    const char *z = n ? memchr(s, 0, n) : NULL;
+    if (z)
+        n = (size_t)(z - s);
+    if (!n) {
+        *id = MT_STR_NONE;
+        return MT_OK;
+    }
+    if (!d->strs && !(d->strs = mt_strtab_create()))
+        return MT_ERR_NOMEM;
+    return mt_strtab_intern(d->strs, s, n, id);
+}
+
+/* The string at node i of doc (none: "") interned as copy_str would cut it. */
+static mt_status_t intern_str(mt_fr_dump_t *o, const mt_jdoc_t *doc, uint32_t i, size_t cap, uint32_t *id)
+{
+    size_t n = 0;
+    const char *s = i ? mt_jdoc_str(doc, i, &n) : NULL;
+    return mt_fr_intern(o, s, s ? n : 0, cap, id);
+}
+
 static mt_status_t parse_ranks(const char *s, mt_fr_pg_t *pg)
 {
     int cap = 0;
@@ -178,7 +206,8 @@ static mt_status_t get_time(mt_jcur_t *c, int64_t *v, bool *ok)
 /* One entry (the cursor at its value) into *x: the first of each member
  * counts (as a lookup by name would find it), the rest are read past.
  * MT_ERR_FORMAT (said) when a member is missing or of the wrong type. */
-static mt_status_t read_entry(mt_jcur_t *c, const char *path, long idx, mt_fr_entry_t *x, mt_error_t *err)
+static mt_status_t read_entry(mt_jcur_t *c, const char *path, long idx, mt_fr_dump_t *o, mt_fr_entry_t *x,
+                              mt_error_t *err)
 {
     mt_jtype_t t;
     mt_status_t st = mt_jcur_peek(c, &t);
@@ -190,6 +219,7 @@ static mt_status_t read_entry(mt_jcur_t *c, const char *path, long idx, mt_fr_en
         return st;
     *x = (mt_fr_entry_t){.created = MT_FR_NONE, .started = MT_FR_NONE, .completed = MT_FR_NONE};
     bool seen[K_COUNT] = {false}, rid_ok = false, seq_ok = false, times_ok = true, state = false, pg_ok = false;
+    int64_t timeout = 0;
     for (;;) {
         bool more, ok;
         const char *k, *s;
@@ -220,8 +250,8 @@ static mt_status_t read_entry(mt_jcur_t *c, const char *path, long idx, mt_fr_en
             times_ok &= ok;
             break;
         case K_TIMEOUT:
-            if ((st = mt_jcur_i64(c, &x->timeout_ms, &ok)) == MT_OK && !ok)
-                x->timeout_ms = 0;
+            if ((st = mt_jcur_i64(c, &timeout, &ok)) == MT_OK && !ok)
+                timeout = 0;
             break;
         case K_STATE:
             if ((st = mt_jcur_str(c, &s, &sn)) == MT_OK && s) {
@@ -239,7 +269,7 @@ static mt_status_t read_entry(mt_jcur_t *c, const char *path, long idx, mt_fr_en
             break;
         case K_NAME:
             if ((st = mt_jcur_str(c, &s, &sn)) == MT_OK)
-                copy_bytes(s, sn, x->name, sizeof x->name);
+                st = mt_fr_intern(o, s, sn, MT_FR_NAME_MAX + 1, &x->name);
             break;
         case K_PG:
         case K_DTYPES:
@@ -248,9 +278,9 @@ static mt_status_t read_entry(mt_jcur_t *c, const char *path, long idx, mt_fr_en
             if (key == K_PG) {
                 pg_ok = mt_jdoc_type(d, 0) == MT_J_ARR && mt_jdoc_str(d, mt_jdoc_first(d, 0), NULL);
                 if (pg_ok)
-                    copy_str(d, mt_jdoc_first(d, 0), x->pg, sizeof x->pg);
+                    st = intern_str(o, d, mt_jdoc_first(d, 0), MT_FR_PG_MAX + 1, &x->pg);
             } else
-                copy_str(d, mt_jdoc_first(d, 0), x->dtype, sizeof x->dtype);
+                st = intern_str(o, d, mt_jdoc_first(d, 0), MT_FR_DTYPE_MAX + 1, &x->dtype);
             break;
         case K_IN_SIZES:
         case K_OUT_SIZES:
@@ -273,8 +303,9 @@ static mt_status_t read_entry(mt_jcur_t *c, const char *path, long idx, mt_fr_en
         (x->started != MT_FR_NONE && (x->started < 0 || x->started >= MT_FR_TIME_MAX)) ||
         (x->completed != MT_FR_NONE && (x->completed < 0 || x->completed >= MT_FR_TIME_MAX)))
         return bad(err, path, "a time_* value below 0 or 2^62 ns or more", idx);
-    if (x->timeout_ms < 0 || x->timeout_ms > 1000000000)
+    if (timeout < 0 || timeout > 1000000000)
         return bad(err, path, "timeout_ms below 0 or over 10^9", idx);
+    x->timeout_ms = (int32_t)timeout;
     if (x->seq < 0)
         return bad(err, path, "a negative collective_seq_id", idx);
     if (!state)
@@ -285,6 +316,45 @@ static mt_status_t read_entry(mt_jcur_t *c, const char *path, long idx, mt_fr_en
 }
 
 /* ---- the fast path: an entry straight from the text ---- */
+
+/* The names the fast path interned last, per field (a dump holds a few
+ * names over thousands of entries: one compare finds most of them, where
+ * mt_fr_intern hashes the bytes and probes the table). s[k] points into
+ * the dump's table, which moves when a name is added: then every s[k] is
+ * looked up again. */
+typedef struct recent {
+    const char *s[8];
+    uint32_t len[8], id[8];
+    unsigned n, next;
+} recent_t;
+
+/* mt_fr_intern through r (one per field; all of them in rs[0..nrs) for the
+ * refresh when the table grows). */
+static mt_status_t intern_recent(mt_fr_dump_t *o, recent_t *r, recent_t *rs, size_t nrs, const char *s, size_t n,
+                                 size_t cap, uint32_t *id)
+{
+    if (n < cap) /* else cut: through mt_fr_intern */
+        for (unsigned k = 0; k < r->n; k++)
+            if (r->len[k] == n && !memcmp(r->s[k], s, n)) { /* the cached name has no NUL: neither has s */
+                *id = r->id[k];
+                return MT_OK;
+            }
+    uint32_t before = o->strs ? mt_strtab_count(o->strs) : 0;
+    mt_status_t st = mt_fr_intern(o, s, n, cap, id);
+    if (st != MT_OK || *id == MT_STR_NONE)
+        return st;
+    if (mt_strtab_count(o->strs) != before) /* the table may have moved */
+        for (size_t q = 0; q < nrs; q++)
+            for (unsigned k = 0; k < rs[q].n; k++)
+                rs[q].s[k] = mt_strtab_get(o->strs, rs[q].id[k], NULL);
+    size_t len;
+    const char *at = mt_strtab_get(o->strs, *id, &len);
+    unsigned k = r->n < 8 ? r->n++ : r->next++ % 8;
+    r->s[k] = at;
+    r->len[k] = (uint32_t)len;
+    r->id[k] = *id;
+    return MT_OK;
+}
 
 /* An int64 of the plain form (mt_jscan_uint, at most INT64_MAX). */
 static bool quick_i64(const char *s, size_t n, size_t *i, int64_t *v)
@@ -403,9 +473,15 @@ static bool quick_numel(const char *s, size_t n, size_t *i, uint64_t *sum)
  * was: read_entry reads it then and says what is wrong. The reading
  * through the cursor was most of a dump's cost (its calls per member,
  * containers read into a document to be skipped). */
-static bool quick_entry(const char *s, size_t n, size_t *at, mt_fr_entry_t *x)
+static bool quick_entry(const char *s, size_t n, size_t *at, mt_fr_dump_t *o, recent_t *rec, mt_fr_entry_t *x,
+                        mt_status_t *st)
 {
     size_t i = *at;
+    /* the names, interned once the entry is known to be read here (what
+     * read_entry interns, in its order, when it reads the entry instead) */
+    const char *nm = NULL, *pg = NULL, *dt = NULL;
+    size_t nmn = 0, pgn = 0, dtn = 0;
+    int64_t timeout = 0;
     if (i >= n || s[i] != '{')
         return false;
     i++;
@@ -437,7 +513,7 @@ static bool quick_entry(const char *s, size_t n, size_t *at, mt_fr_entry_t *x)
         case K_CREATED: ok = quick_time(s, n, &i, &x->created); break;
         case K_STARTED: ok = quick_time(s, n, &i, &x->started); break;
         case K_COMPLETED: ok = quick_time(s, n, &i, &x->completed); break;
-        case K_TIMEOUT: ok = quick_i64(s, n, &i, &x->timeout_ms); break;
+        case K_TIMEOUT: ok = quick_i64(s, n, &i, &timeout); break;
         case K_STATE:
             if ((ok = mt_jscan_str(s, n, &i, &v, &vn)))
                 x->state = vn == 9 && !memcmp(v, "completed", 9) ? MT_FR_COMPLETED
@@ -454,16 +530,16 @@ static bool quick_entry(const char *s, size_t n, size_t *at, mt_fr_entry_t *x)
             break;
         case K_NAME:
             if ((ok = mt_jscan_str(s, n, &i, &v, &vn)))
-                copy_bytes(v, vn, x->name, sizeof x->name);
+                nm = v, nmn = vn;
             break;
         case K_PG:
             /* [name, desc]: read_entry takes any array whose first item is a string */
             if ((ok = quick_strs(s, n, &i, &v, &vn) && v))
-                copy_bytes(v, vn, x->pg, sizeof x->pg);
+                pg = v, pgn = vn;
             break;
         case K_DTYPES:
             if ((ok = quick_strs(s, n, &i, &v, &vn)))
-                copy_bytes(v, vn, x->dtype, sizeof x->dtype);
+                dt = v, dtn = vn;
             break;
         case K_IN_SIZES: ok = quick_numel(s, n, &i, &x->in_numel); break;
         case K_OUT_SIZES: ok = quick_numel(s, n, &i, &x->out_numel); break;
@@ -487,8 +563,24 @@ static bool quick_entry(const char *s, size_t n, size_t *at, mt_fr_entry_t *x)
         return false;
     if ((x->created != MT_FR_NONE && x->created >= MT_FR_TIME_MAX) ||
         (x->started != MT_FR_NONE && x->started >= MT_FR_TIME_MAX) ||
-        (x->completed != MT_FR_NONE && x->completed >= MT_FR_TIME_MAX) || x->timeout_ms > 1000000000)
+        (x->completed != MT_FR_NONE && x->completed >= MT_FR_TIME_MAX) || timeout > 1000000000)
         return false;
+    x->timeout_ms = (int32_t)timeout;
+    /* the order of the members in the text, as read_entry interns them */
+    const char *str[3] = {nm, pg, dt};
+    size_t len[3] = {nmn, pgn, dtn}, cap[3] = {MT_FR_NAME_MAX + 1, MT_FR_PG_MAX + 1, MT_FR_DTYPE_MAX + 1};
+    uint32_t *id[3] = {&x->name, &x->pg, &x->dtype};
+    int ord[3] = {0, 1, 2};
+    for (int a = 1; a < 3; a++)
+        for (int b = a; b > 0 && (str[ord[b]] && (!str[ord[b - 1]] || str[ord[b]] < str[ord[b - 1]])); b--) {
+            int t = ord[b];
+            ord[b] = ord[b - 1];
+            ord[b - 1] = t;
+        }
+    for (int a = 0; a < 3; a++)
+        if (str[ord[a]] &&
+            (*st = intern_recent(o, &rec[ord[a]], rec, 3, str[ord[a]], len[ord[a]], cap[ord[a]], id[ord[a]])) != MT_OK)
+            return false;
     *at = i;
     return true;
 }
@@ -514,6 +606,8 @@ static mt_status_t walk(mt_jcur_t *c, const char *path, const char *src, bool qu
         return st;
     bool version = false, cfg = false, entries = false;
     size_t cap = 0;
+    recent_t rec[3]; /* name, group, dtype */
+    memset(rec, 0, sizeof rec);
     for (;;) {
         bool more;
         const char *k, *s;
@@ -560,16 +654,18 @@ static mt_status_t walk(mt_jcur_t *c, const char *path, const char *src, bool qu
                     size_t tlen, pos = mt_jcur_offset(c);
                     const char *text = mt_jcur_text(c, &tlen);
                     mt_jscan_ws(text, tlen, &pos);
-                    if (quick_entry(text, tlen, &pos, &o->entries[o->n])) {
+                    if (quick_entry(text, tlen, &pos, o, rec, &o->entries[o->n], &st)) {
                         mt_jcur_seek(c, pos);
                         o->n++;
                         continue;
                     }
+                    if (st != MT_OK)
+                        return st;
                 }
                 size_t at = 0; /* the entry's first byte (peek reads past the blanks before it) */
                 if (src && mt_jcur_peek(c, &t) == MT_OK)
                     at = mt_jcur_offset(c);
-                if ((st = read_entry(c, path, idx, &o->entries[o->n], err)) != MT_OK) {
+                if ((st = read_entry(c, path, idx, o, &o->entries[o->n], err)) != MT_OK) {
                     if (st == MT_ERR_FORMAT && src && err && err->offset < 0) /* the entry's own error */
                         mt_errpos_in(err, path, src, at);
                     return st;
@@ -644,10 +740,11 @@ void mt_fr_dump_free(mt_fr_dump_t *d)
 {
     if (!d)
         return;
-    for (size_t i = 0; i < d->npgs; i++)
+    for (size_t i = 0; !d->pgs_shared && i < d->npgs; i++)
         free(d->pgs[i].ranks);
     free(d->pgs);
     free(d->entries);
+    mt_strtab_free(d->strs);
     *d = (mt_fr_dump_t){.rank = d->rank};
 }
 
@@ -702,21 +799,75 @@ int mt_fr_rank_from_name(const char *path)
     return v < MT_FR_MAX_RANKS ? v : -1;
 }
 
+void mt_fr_entry_op(const mt_fr_dump_t *d, const mt_fr_entry_t *e, mt_fr_op_t *out)
+{
+    *out = (mt_fr_op_t){.record_id = e->record_id, .seq = e->seq, .p2p_seq = e->p2p_seq, .created = e->created,
+                        .started = e->started, .completed = e->completed, .timeout_ms = e->timeout_ms,
+                        .in_numel = e->in_numel, .out_numel = e->out_numel, .state = e->state,
+                        .is_p2p = e->is_p2p};
+    /* the ids were cut to these lengths when interned */
+    snprintf(out->pg, sizeof out->pg, "%s", mt_fr_str(d, e->pg));
+    snprintf(out->name, sizeof out->name, "%s", mt_fr_str(d, e->name));
+    snprintf(out->dtype, sizeof out->dtype, "%s", mt_fr_str(d, e->dtype));
+}
+
+mt_status_t mt_fr_strs_copy(const mt_fr_dump_t *src, mt_fr_dump_t *dst)
+{
+    mt_strtab_free(dst->strs);
+    dst->strs = NULL;
+    uint32_t n = src->strs ? mt_strtab_count(src->strs) : 0;
+    for (uint32_t k = 1; k < n; k++) {
+        size_t len;
+        const char *s = mt_strtab_get(src->strs, k, &len);
+        uint32_t id;
+        if (mt_fr_intern(dst, s, len, len + 1, &id) != MT_OK) {
+            mt_strtab_free(dst->strs);
+            dst->strs = NULL;
+            return MT_ERR_NOMEM;
+        }
+    }
+    return MT_OK;
+}
+
+bool mt_fr_strs_equal(const mt_fr_dump_t *a, const mt_fr_dump_t *b)
+{
+    uint32_t n = a->strs ? mt_strtab_count(a->strs) : 1, m = b->strs ? mt_strtab_count(b->strs) : 1;
+    if (n != m)
+        return false;
+    for (uint32_t k = 1; k < n; k++) {
+        size_t x, y;
+        const char *s = mt_strtab_get(a->strs, k, &x), *t = mt_strtab_get(b->strs, k, &y);
+        if (x != y || memcmp(s, t, x))
+            return false;
+    }
+    return true;
+}
+
 /* Packed layout: a header, the entries as they are in memory (the same
- * program on both ends), then each group's names, count and ranks. */
+ * program on both ends), the string table's names after id 0 (length,
+ * bytes), then each group's names, count and ranks. */
 typedef struct pack_head {
     int32_t rank, pad;
     char version[16];
-    uint64_t n, npgs;
+    uint64_t n, npgs, nstrs;
 } pack_head_t;
 
 mt_status_t mt_fr_dump_pack_append(const mt_fr_dump_t *d, mt_buf_t *out)
 {
-    pack_head_t hd = {.rank = d->rank, .n = d->n, .npgs = d->npgs};
+    uint32_t nstrs = d->strs ? mt_strtab_count(d->strs) : 0;
+    pack_head_t hd = {.rank = d->rank, .n = d->n, .npgs = d->npgs, .nstrs = nstrs};
     memcpy(hd.version, d->version, sizeof hd.version);
     mt_status_t st = mt_buf_append(out, &hd, sizeof hd);
     if (st == MT_OK && d->n)
         st = mt_buf_append(out, d->entries, d->n * sizeof *d->entries);
+    for (uint32_t k = 1; st == MT_OK && k < nstrs; k++) {
+        size_t n;
+        const char *s = mt_strtab_get(d->strs, k, &n);
+        uint32_t n32 = (uint32_t)n; /* a name is at most MT_FR_NAME_MAX bytes */
+        st = mt_buf_append(out, &n32, sizeof n32);
+        if (st == MT_OK)
+            st = mt_buf_append(out, s, n);
+    }
     for (size_t g = 0; st == MT_OK && g < d->npgs; g++) {
         const mt_fr_pg_t *pg = &d->pgs[g];
         int32_t nr = pg->nranks;
@@ -758,6 +909,23 @@ mt_status_t mt_fr_dump_unpack(const uint8_t *data, size_t len, size_t *pos, mt_f
     }
     take(data, len, pos, out->entries, hd.n * sizeof *out->entries);
     out->n = hd.n;
+    if (hd.nstrs > UINT32_MAX || hd.nstrs > len - *pos) {
+        mt_fr_dump_free(out);
+        return MT_ERR_FORMAT;
+    }
+    for (uint64_t k = 1; k < hd.nstrs; k++) {
+        uint32_t n, id;
+        if (!take(data, len, pos, &n, sizeof n) || n > len - *pos) {
+            mt_fr_dump_free(out);
+            return MT_ERR_FORMAT;
+        }
+        mt_status_t st = mt_fr_intern(out, (const char *)data + *pos, n, (size_t)n + 1, &id);
+        if (st != MT_OK || id != k) { /* each name once, in id order */
+            mt_fr_dump_free(out);
+            return st != MT_OK ? st : MT_ERR_FORMAT;
+        }
+        *pos += n;
+    }
     for (size_t g = 0; g < hd.npgs; g++) {
         mt_fr_pg_t *pg = &out->pgs[g];
         int32_t nr;

@@ -24,12 +24,12 @@ typedef struct ixe {
     const mt_fr_entry_t *e;
 } ixe_t;
 
+/* By group id (one dump's: the same name, the same id), seq, position. */
 static int cmp_ixe(const void *a, const void *b)
 {
     const mt_fr_entry_t *x = ((const ixe_t *)a)->e, *y = ((const ixe_t *)b)->e;
-    int c = strcmp(x->pg, y->pg);
-    if (c)
-        return c;
+    if (x->pg != y->pg)
+        return (x->pg > y->pg) - (x->pg < y->pg);
     if (x->seq != y->seq)
         return (x->seq > y->seq) - (x->seq < y->seq);
     return (x > y) - (x < y); /* the first in the dump first: find() returns it */
@@ -115,24 +115,46 @@ static void job_free(job_t *j)
     free(j->of_rank);
 }
 
-/* The first collective entry (in the dump's order) of group pg with
- * sequence number seq in dump d (one of j->dumps); NULL when none. */
-static const mt_fr_entry_t *find(const job_t *j, const mt_fr_dump_t *d, const char *pg, int64_t seq)
+/* The id of name in d's string table: false when no entry of d has it
+ * (an entry's names are cut to their MT_FR_*_MAX as pg_config's are). */
+static bool name_id(const mt_fr_dump_t *d, const char *name, uint32_t *id)
 {
-    size_t di = (size_t)(d - j->dumps), lo = 0, hi = j->nix[di];
+    if (!name[0]) {
+        *id = MT_STR_NONE;
+        return true;
+    }
+    return d->strs && mt_strtab_find(d->strs, name, strlen(name), id);
+}
+
+/* The lowest position of d's index (dump di of j) not below (pg, seq). */
+static size_t lower(const job_t *j, size_t di, uint32_t pg, int64_t seq)
+{
+    const mt_fr_entry_t *en = j->dumps[di].entries;
     const uint32_t *ix = j->ix[di];
-    while (lo < hi) { /* the lowest position not below (pg, seq) */
+    size_t lo = 0, hi = j->nix[di];
+    while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        const mt_fr_entry_t *e = &d->entries[ix[mid]];
-        int c = strcmp(e->pg, pg);
-        if (c < 0 || (c == 0 && e->seq < seq))
+        const mt_fr_entry_t *e = &en[ix[mid]];
+        if (e->pg < pg || (e->pg == pg && e->seq < seq))
             lo = mid + 1;
         else
             hi = mid;
     }
+    return lo;
+}
+
+/* The first collective entry (in the dump's order) of group pg with
+ * sequence number seq in dump d (one of j->dumps); NULL when none. */
+static const mt_fr_entry_t *find(const job_t *j, const mt_fr_dump_t *d, const char *pg, int64_t seq)
+{
+    size_t di = (size_t)(d - j->dumps);
+    uint32_t id;
+    if (!name_id(d, pg, &id))
+        return NULL;
+    size_t lo = lower(j, di, id, seq);
     if (lo < j->nix[di]) {
-        const mt_fr_entry_t *e = &d->entries[ix[lo]];
-        if (e->seq == seq && !strcmp(e->pg, pg))
+        const mt_fr_entry_t *e = &d->entries[j->ix[di][lo]];
+        if (e->seq == seq && e->pg == id)
             return e;
     }
     return NULL;
@@ -153,10 +175,9 @@ static bool pair_offset(const job_t *j, const mt_fr_dump_t *r, const mt_fr_dump_
     if (!d)
         return false;
     /* find() with each group's run of q's index looked up once (a few
-     * groups, named by strings: the strcmp of the binary search was most
-     * of the fit of every dump to the reference) */
+     * groups; r's and q's ids of a name differ) */
     struct {
-        const char *pg;
+        uint32_t pg; /* r's id */
         size_t lo, hi;
     } run[8];
     size_t nrun = 0, qi = (size_t)(q - j->dumps);
@@ -166,25 +187,14 @@ static bool pair_offset(const job_t *j, const mt_fr_dump_t *r, const mt_fr_dump_
         if (e->is_p2p || e->completed == MT_FR_NONE)
             continue;
         size_t g = 0;
-        while (g < nrun && strcmp(run[g].pg, e->pg))
+        while (g < nrun && run[g].pg != e->pg)
             g++;
-        if (g == nrun) { /* the group's run: from the lowest position not below (pg, -inf) */
-            size_t lo = 0, hi = j->nix[qi];
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (strcmp(q->entries[ix[mid]].pg, e->pg) < 0)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            size_t end = lo;
-            hi = j->nix[qi];
-            while (end < hi) {
-                size_t mid = end + (hi - end) / 2;
-                if (strcmp(q->entries[ix[mid]].pg, e->pg) <= 0)
-                    end = mid + 1;
-                else
-                    hi = mid;
+        if (g == nrun) { /* the group's run in q's index: [(pg, -inf), (pg + 1, -inf)) */
+            uint32_t qpg;
+            size_t lo = 0, end = 0;
+            if (name_id(q, mt_fr_str(r, e->pg), &qpg)) {
+                lo = lower(j, qi, qpg, INT64_MIN);
+                end = qpg == UINT32_MAX ? j->nix[qi] : lower(j, qi, qpg + 1, INT64_MIN);
             }
             if (nrun == sizeof run / sizeof *run)
                 g = nrun - 1; /* more groups than slots: the last slot reused */
@@ -203,7 +213,7 @@ static bool pair_offset(const job_t *j, const mt_fr_dump_t *r, const mt_fr_dump_
                 hi = mid;
         }
         const mt_fr_entry_t *f = lo < run[g].hi && q->entries[ix[lo]].seq == e->seq ? &q->entries[ix[lo]] : NULL;
-        if (f && f->completed != MT_FR_NONE && !strcmp(f->name, e->name))
+        if (f && f->completed != MT_FR_NONE && !strcmp(mt_fr_str(q, f->name), mt_fr_str(r, e->name)))
             d[k++] = e->completed - f->completed;
     }
     if (k) {
@@ -236,9 +246,14 @@ static int64_t next_seq(const job_t *j, const mt_fr_pg_t *pg, int64_t s)
     int64_t best = INT64_MAX;
     for (int m = 0; m < pg->nranks; m++) {
         int di = pg->ranks[m] < j->world ? j->of_rank[pg->ranks[m]] : -1;
-        for (size_t i = 0; di >= 0 && i < j->dumps[di].n; i++) {
-            const mt_fr_entry_t *e = &j->dumps[di].entries[i];
-            if (!e->is_p2p && e->seq > s && e->seq < best && !strcmp(e->pg, pg->name))
+        uint32_t id;
+        if (di < 0 || !name_id(&j->dumps[di], pg->name, &id))
+            continue;
+        /* the index holds the collective entries by (group, seq) */
+        size_t at = lower(j, (size_t)di, id, s == INT64_MAX ? s : s + 1);
+        if (at < j->nix[di]) {
+            const mt_fr_entry_t *e = &j->dumps[di].entries[j->ix[di][at]];
+            if (e->pg == id && e->seq > s && e->seq < best)
                 best = e->seq;
         }
     }
@@ -257,8 +272,10 @@ static int64_t first_disagreement(const job_t *j, const mt_fr_pg_t *pg, int *stu
             continue;
         int64_t last_done = 0, last = 0;
         const mt_fr_dump_t *d = &j->dumps[di];
-        for (size_t i = 0; i < d->n; i++)
-            if (!d->entries[i].is_p2p && !strcmp(d->entries[i].pg, pg->name)) {
+        uint32_t id;
+        bool has = name_id(d, pg->name, &id);
+        for (size_t i = 0; has && i < d->n; i++)
+            if (!d->entries[i].is_p2p && d->entries[i].pg == id) {
                 if (d->entries[i].seq > last)
                     last = d->entries[i].seq;
                 if (d->entries[i].state == MT_FR_COMPLETED && d->entries[i].seq > last_done)
@@ -321,17 +338,34 @@ static const mt_fr_pg_t *pg_named(const job_t *j, const char *name)
 static int64_t last_completed_seq(const mt_fr_dump_t *d, const char *pg)
 {
     int64_t s = 0;
+    uint32_t id;
+    if (!name_id(d, pg, &id))
+        return 0;
     for (size_t i = 0; i < d->n; i++)
-        if (!d->entries[i].is_p2p && d->entries[i].state == MT_FR_COMPLETED && !strcmp(d->entries[i].pg, pg) &&
+        if (!d->entries[i].is_p2p && d->entries[i].state == MT_FR_COMPLETED && d->entries[i].pg == id &&
             d->entries[i].seq > s)
             s = d->entries[i].seq;
     return s;
 }
 
-static bool same_op(const mt_fr_entry_t *a, const mt_fr_entry_t *b)
+/* A member's entry as the majority vote compares it: kind, sizes, dtype. */
+typedef struct op_key {
+    const char *name, *dtype;
+    uint64_t in, out;
+    int m; /* the member */
+} op_key_t;
+
+static int cmp_op_key(const void *a, const void *b)
 {
-    return !strcmp(a->name, b->name) && a->in_numel == b->in_numel && a->out_numel == b->out_numel &&
-           !strcmp(a->dtype, b->dtype);
+    const op_key_t *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    if (!c)
+        c = strcmp(x->dtype, y->dtype);
+    if (!c)
+        c = (x->in > y->in) - (x->in < y->in);
+    if (!c)
+        c = (x->out > y->out) - (x->out < y->out);
+    return c;
 }
 
 static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
@@ -340,6 +374,7 @@ static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
     snprintf(h->pg_desc, sizeof h->pg_desc, "%s", pg->desc);
     h->seq = s;
     const mt_fr_entry_t *present[MT_FR_MAX_RANKS];
+    const mt_fr_dump_t *pd[MT_FR_MAX_RANKS]; /* present[m]'s dump */
     int absent[16], nabsent = 0, npresent = 0;
     for (int m = 0; m < pg->nranks; m++) {
         int r = pg->ranks[m], di = r < j->world ? j->of_rank[r] : -1;
@@ -348,11 +383,12 @@ static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
             add_rank(h->no_dump, &h->nno_dump, r);
             continue;
         }
-        present[m] = find(j, &j->dumps[di], pg->name, s);
+        pd[m] = &j->dumps[di];
+        present[m] = find(j, pd[m], pg->name, s);
         if (present[m]) {
             npresent++;
             if (!h->name[0])
-                snprintf(h->name, sizeof h->name, "%s", present[m]->name);
+                snprintf(h->name, sizeof h->name, "%s", mt_fr_str(pd[m], present[m]->name));
         } else
             add_rank(absent, &nabsent, r);
     }
@@ -367,23 +403,38 @@ static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
         h->kind = MT_FR_NO_DUMP;
         return;
     }
-    /* kind, size, dtype: the ranks that differ from the majority */
+    /* kind, size, dtype: the ranks that differ from the majority. Each
+     * member's agreement is the size of its run of equal keys (sorted:
+     * every member against every other was members^2 compares, 16 M at
+     * 4,096 ranks) */
+    op_key_t key[MT_FR_MAX_RANKS]; /* 128 KB beside present[]: the default 8 MB stack of any thread */
+    int agree[MT_FR_MAX_RANKS];
+    int nk = 0;
+    for (int m = 0; m < pg->nranks; m++)
+        if (present[m])
+            key[nk++] = (op_key_t){.name = mt_fr_str(pd[m], present[m]->name),
+                                   .dtype = mt_fr_str(pd[m], present[m]->dtype), .in = present[m]->in_numel,
+                                   .out = present[m]->out_numel, .m = m};
+    qsort(key, (size_t)nk, sizeof *key, cmp_op_key);
+    for (int a = 0, b; a < nk; a = b) {
+        for (b = a + 1; b < nk && !cmp_op_key(&key[a], &key[b]); b++)
+            ;
+        for (int q = a; q < b; q++)
+            agree[key[q].m] = b - a;
+    }
     for (int m = 0; m < pg->nranks; m++) {
         if (!present[m])
             continue;
-        int agree = 0;
-        for (int k = 0; k < pg->nranks; k++)
-            agree += present[k] && same_op(present[m], present[k]);
-        if (2 * agree < npresent || (2 * agree == npresent && npresent == 2 && m > 0))
+        if (2 * agree[m] < npresent || (2 * agree[m] == npresent && npresent == 2 && m > 0))
             add_rank(h->culprits, &h->nculprits, pg->ranks[m]);
     }
     if (h->nculprits) {
         h->kind = MT_FR_SIZE_MISMATCH;
         for (int m = 0; m < pg->nranks; m++)
             if (present[m] && pg->ranks[m] == h->culprits[0])
-                h->hung_culprit = *present[m];
+                mt_fr_entry_op(pd[m], present[m], &h->hung_culprit);
             else if (present[m] && !h->hung_first.name[0])
-                h->hung_first = *present[m];
+                mt_fr_entry_op(pd[m], present[m], &h->hung_first);
         return;
     }
     if (!nabsent) {
@@ -397,19 +448,20 @@ static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
         const mt_fr_entry_t *l = last_entry(d);
         if (!l)
             continue;
-        const mt_fr_pg_t *other = pg_named(j, l->pg);
+        const char *lpg = mt_fr_str(d, l->pg);
+        const mt_fr_pg_t *other = pg_named(j, lpg);
         /* behind where the group's other members completed: a restart */
         for (int m = 0; other && m < other->nranks; m++) {
             int r = other->ranks[m], di = r < j->world ? j->of_rank[r] : -1;
-            if (r != absent[a] && di >= 0 && l->seq < last_completed_seq(&j->dumps[di], l->pg))
+            if (r != absent[a] && di >= 0 && l->seq < last_completed_seq(&j->dumps[di], lpg))
                 h->kind = MT_FR_DESYNC;
         }
-        if (h->kind == MT_FR_DESYNC || l->state != MT_FR_STARTED || !other || !strcmp(l->pg, pg->name))
+        if (h->kind == MT_FR_DESYNC || l->state != MT_FR_STARTED || !other || !strcmp(lpg, pg->name))
             continue;
         /* waiting in another group for a member that waits here */
         for (int m = 0; m < other->nranks; m++) {
             int r = other->ranks[m], di = r < j->world ? j->of_rank[r] : -1;
-            if (r == absent[a] || di < 0 || find(j, &j->dumps[di], l->pg, l->seq))
+            if (r == absent[a] || di < 0 || find(j, &j->dumps[di], lpg, l->seq))
                 continue;
             for (int k = 0; k < pg->nranks; k++)
                 if (pg->ranks[k] == r && present[k]) {
@@ -418,9 +470,10 @@ static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
                 }
         }
     }
-    const mt_fr_entry_t *cl = last_entry(&j->dumps[j->of_rank[h->culprits[0]]]);
+    const mt_fr_dump_t *cd = &j->dumps[j->of_rank[h->culprits[0]]];
+    const mt_fr_entry_t *cl = last_entry(cd);
     if (cl)
-        h->culprit_last = *cl;
+        mt_fr_entry_op(cd, cl, &h->culprit_last);
     h->culprit_last_rank = h->culprits[0];
     for (int a = 1; a < h->nculprits; a++) /* ascending, for the reader */
         for (int b = a; b > 0 && h->culprits[b - 1] > h->culprits[b]; b--) {
@@ -498,7 +551,7 @@ static mt_status_t analyse(const mt_fr_dump_t *dumps, size_t n, const int64_t *f
             if (dumps[i].entries[k].state == MT_FR_COMPLETED && (!l || dumps[i].entries[k].record_id > l->record_id))
                 l = &dumps[i].entries[k];
         if (l)
-            h->last_done[dumps[i].rank] = *l;
+            mt_fr_entry_op(&dumps[i], l, &h->last_done[dumps[i].rank]);
     }
     /* one job: a group's name means the same ranks in every dump */
     for (size_t i = 0; i < n; i++)
@@ -550,7 +603,7 @@ static mt_status_t analyse(const mt_fr_dump_t *dumps, size_t n, const int64_t *f
         for (size_t k = 0; k < dumps[i].n && h->offset_ns[dumps[i].rank] != MT_FR_NONE; k++) {
             const mt_fr_entry_t *e = &dumps[i].entries[k];
             if (e->started != MT_FR_NONE && e->completed == MT_FR_NONE) {
-                int64_t t = aligned(&j, dumps[i].rank, e->started) + e->timeout_ms * 1000000;
+                int64_t t = aligned(&j, dumps[i].rank, e->started) + (int64_t)e->timeout_ms * 1000000;
                 if (t < t_dump)
                     t_dump = t;
             }

@@ -175,11 +175,16 @@ mt_status_t mt_fr_from_nccl(const mt_nccl_file_t *const *files, const int32_t *r
             if (e->state == MT_FR_COMPLETED && e->started == MT_FR_NONE)
                 e->started = e->completed;
             if (e->state != MT_FR_COMPLETED && e->started != MT_FR_NONE && f->last_seen_ns > e->started)
-                e->timeout_ms = (f->last_seen_ns - e->started) / 1000000;
+                e->timeout_ms = (f->last_seen_ns - e->started) / 1000000 > INT32_MAX
+                                    ? INT32_MAX
+                                    : (int32_t)((f->last_seen_ns - e->started) / 1000000);
             e->in_numel = e->out_numel = t->count > 0 ? (uint64_t)t->count : 0;
-            snprintf(e->pg, sizeof e->pg, "%s", pg);
-            fr_name(e->name, sizeof e->name, t->func);
-            snprintf(e->dtype, sizeof e->dtype, "%s", t->datatype);
+            char name[MT_FR_NAME_MAX + 1];
+            fr_name(name, sizeof name, t->func);
+            const char *dt = t->datatype;
+            if ((st = mt_fr_intern(d, pg, strlen(pg), MT_FR_PG_MAX + 1, &e->pg)) == MT_OK &&
+                (st = mt_fr_intern(d, name, strlen(name), MT_FR_NAME_MAX + 1, &e->name)) == MT_OK)
+                st = mt_fr_intern(d, dt, strlen(dt), MT_FR_DTYPE_MAX + 1, &e->dtype);
         }
     }
     free_members(m, nm);

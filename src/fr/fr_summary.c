@@ -35,14 +35,23 @@ mt_status_t mt_fr_dump_last_done(const mt_fr_dump_t *d, mt_fr_pg_seq_t **out, si
     *n = 0;
     size_t cap = 0;
     mt_fr_pg_seq_t *t = NULL;
-    const char *last = NULL; /* entries come in runs of one group: skip the search */
-    size_t at = 0;
+    /* each group id's row of t, found once (one dump's ids: equal ids,
+     * equal names); SIZE_MAX: not yet */
+    uint32_t nid = d->strs ? mt_strtab_count(d->strs) : 1;
+    size_t *row = malloc(nid * sizeof *row);
+    if (!row)
+        return MT_ERR_NOMEM;
+    for (uint32_t id = 0; id < nid; id++)
+        row[id] = SIZE_MAX;
     for (size_t i = 0; i < d->n; i++) {
         const mt_fr_entry_t *e = &d->entries[i];
         if (e->is_p2p)
             continue;
-        if (!last || strcmp(last, e->pg)) {
-            for (at = 0; at < *n && strcmp(t[at].pg, e->pg); at++)
+        uint32_t pid = e->pg < nid ? e->pg : MT_STR_NONE; /* an id past the table reads "" */
+        size_t at = row[pid];
+        if (at == SIZE_MAX) {
+            const char *name = mt_fr_str(d, pid);
+            for (at = 0; at < *n && strcmp(t[at].pg, name); at++)
                 ;
             if (at == *n) {
                 if (*n == cap) {
@@ -50,20 +59,23 @@ mt_status_t mt_fr_dump_last_done(const mt_fr_dump_t *d, mt_fr_pg_seq_t **out, si
                     mt_fr_pg_seq_t *g = realloc(t, cap * sizeof *g);
                     if (!g) {
                         free(t);
+                        free(row);
                         *n = 0;
                         return MT_ERR_NOMEM;
                     }
                     t = g;
                 }
-                memcpy(t[at].pg, e->pg, sizeof t[at].pg);
+                memset(t[at].pg, 0, sizeof t[at].pg);
+                memcpy(t[at].pg, name, strlen(name)); /* at most MT_FR_PG_MAX bytes */
                 t[at].seq = 0;
                 (*n)++;
             }
-            last = e->pg;
+            row[pid] = at;
         }
         if (e->state == MT_FR_COMPLETED && e->seq > t[at].seq)
             t[at].seq = e->seq;
     }
+    free(row);
     if (*n)
         qsort(t, *n, sizeof *t, cmp_pg_seq);
     *out = t;
@@ -85,9 +97,13 @@ mt_status_t mt_fr_keep_plan(const mt_fr_dump_t *heads, size_t n, const mt_fr_pg_
     for (size_t i = 0; i < n; i++)
         cap += heads[i].npgs;
     mt_fr_pg_seq_t *t = malloc((cap ? cap : 1) * sizeof *t);
-    if (!of_rank || !t) {
+    /* the names seen, by id in order of first sight (the check of each
+     * group against every name seen before was dumps x groups x names) */
+    mt_strtab_t *seen = mt_strtab_create();
+    if (!of_rank || !t || !seen) {
         free(of_rank);
         free(t);
+        mt_strtab_free(seen);
         return MT_ERR_NOMEM;
     }
     for (int r = 0; r < world; r++)
@@ -95,15 +111,21 @@ mt_status_t mt_fr_keep_plan(const mt_fr_dump_t *heads, size_t n, const mt_fr_pg_
     for (size_t i = 0; i < n; i++)
         of_rank[heads[i].rank] = (int)i;
     size_t k = 0;
+    bool seen_empty = false;
     /* each group as the analysis takes it: its first definition, by rank */
     for (size_t i = 0; i < n; i++)
         for (size_t g = 0; g < heads[i].npgs; g++) {
             const mt_fr_pg_t *pg = &heads[i].pgs[g];
-            bool seen = false;
-            for (size_t q = 0; q < k && !seen; q++)
-                seen = !strcmp(t[q].pg, pg->name);
-            if (seen)
-                continue;
+            uint32_t id, before = mt_strtab_count(seen);
+            if (mt_strtab_intern(seen, pg->name, strlen(pg->name), &id) != MT_OK) {
+                free(of_rank);
+                free(t);
+                mt_strtab_free(seen);
+                return MT_ERR_NOMEM;
+            }
+            if (!pg->name[0] ? seen_empty : id < before)
+                continue; /* seen in an earlier dump ("" is id 0, there from the start) */
+            seen_empty |= !pg->name[0];
             int64_t lo = INT64_MAX;
             for (int m = 0; m < pg->nranks; m++) {
                 int di = pg->ranks[m] < world ? of_rank[pg->ranks[m]] : -1;
@@ -121,6 +143,7 @@ mt_status_t mt_fr_keep_plan(const mt_fr_dump_t *heads, size_t n, const mt_fr_pg_
             k++;
         }
     free(of_rank);
+    mt_strtab_free(seen);
     if (k)
         qsort(t, k, sizeof *t, cmp_pg_seq);
     *keep = t;
@@ -145,25 +168,34 @@ mt_status_t mt_fr_dump_trim(const mt_fr_dump_t *d, const mt_fr_pg_seq_t *keep, s
     bool *take = calloc(d->n ? d->n : 1, sizeof *take);
     if (!take)
         return MT_ERR_NOMEM;
+    /* each group id's first sequence number kept, looked up once (the
+     * entries of a few groups interleave) */
+    uint32_t nid = d->strs ? mt_strtab_count(d->strs) : 1;
+    int64_t *from = malloc(nid * sizeof *from);
+    if (!from) {
+        free(take);
+        return MT_ERR_NOMEM;
+    }
+    for (uint32_t id = 0; id < nid; id++) {
+        const mt_fr_pg_seq_t *x = lookup(keep, nkeep, mt_fr_str(d, id));
+        from[id] = x ? x->seq : INT64_MAX;
+    }
     size_t k = 0;
-    const char *pg = NULL;
-    int64_t from = INT64_MAX;
     for (size_t i = 0; i < d->n; i++) {
         const mt_fr_entry_t *e = &d->entries[i];
         if (!e->is_p2p) {
-            if (!pg || strcmp(pg, e->pg)) {
-                const mt_fr_pg_seq_t *x = lookup(keep, nkeep, e->pg);
-                from = x ? x->seq : INT64_MAX;
-                pg = e->pg;
-            }
-            take[i] = e->seq >= from;
+            /* an id past the table reads "" */
+            int64_t f = e->pg < nid ? from[e->pg] : from[MT_STR_NONE];
+            take[i] = e->seq >= f;
         }
         take[i] |= (e->started != MT_FR_NONE && e->completed == MT_FR_NONE) || i == last || i == last_done;
         k += take[i];
     }
+    free(from);
     out->entries = malloc((k ? k : 1) * sizeof *out->entries);
-    if (!out->entries) {
+    if (!out->entries || mt_fr_strs_copy(d, out) != MT_OK) {
         free(take);
+        mt_fr_dump_free(out);
         return MT_ERR_NOMEM;
     }
     for (size_t i = 0; i < d->n; i++)

@@ -17,7 +17,7 @@ static const char *state_name(uint8_t s)
     return s == MT_FR_COMPLETED ? "completed" : s == MT_FR_STARTED ? "started" : "scheduled";
 }
 
-static void entry(mt_out_t *o, const mt_fr_entry_t *e)
+static void entry(mt_out_t *o, const mt_fr_op_t *e)
 {
     mt_out_printf(o, "%s #%" PRId64 " in group %s, %s", e->name, e->seq, e->pg, state_name(e->state));
 }

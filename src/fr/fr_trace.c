@@ -2,6 +2,7 @@
  * and process group, each entry a slice coloured by its state, on the
  * reference clock of the hang analysis. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fr/fr.h"
@@ -40,15 +41,6 @@ mt_status_t mt_fr_trace_footer(mt_write_fn write, void *ctx)
 {
     static const char foot[] = "\n]}\n";
     return write(ctx, foot, sizeof foot - 1);
-}
-
-/* The bytes of s before its NUL, at most cap. */
-static size_t cstr_len(const char *s, size_t cap)
-{
-    size_t n = 0;
-    while (n < cap && s[n])
-        n++;
-    return n;
 }
 
 /* An mt_write_fn appending to the char * at ctx (room known to be there). */
@@ -90,8 +82,23 @@ mt_status_t mt_fr_trace_rank(const mt_fr_dump_t *d, bool first, int64_t off, int
     meta(&o, &first, "thread_name", r, 0, "(group not in pg_config)", NULL);
     for (size_t g = 0; g < d->npgs; g++)
         meta(&o, &first, "thread_name", r, (int)g + 1, d->pgs[g].name, d->pgs[g].desc);
+    /* each group id's thread, found once (-1: not yet) */
+    uint32_t nstr = d->strs ? mt_strtab_count(d->strs) : 1;
+    int *tid = malloc(nstr * sizeof *tid);
+    if (!tid && o.st == MT_OK)
+        o.st = MT_ERR_NOMEM;
+    for (uint32_t k = 0; tid && k < nstr; k++)
+        tid[k] = -1;
     for (size_t k = 0; k < d->n && o.st == MT_OK; k++) {
         const mt_fr_entry_t *e = &d->entries[k];
+        size_t pgn, namen, dtn;
+        const char *pg = mt_strtab_get(d->strs, e->pg, &pgn), *name = mt_strtab_get(d->strs, e->name, &namen),
+                   *dtype = mt_strtab_get(d->strs, e->dtype, &dtn);
+        int *t = e->pg < nstr ? &tid[e->pg] : NULL, unknown = 0; /* an id past the table reads "" */
+        if (!t)
+            t = &unknown, unknown = -1;
+        if (*t < 0)
+            *t = group_tid(d, pg);
         int64_t a = e->started != MT_FR_NONE ? e->started : e->created;
         if (a == MT_FR_NONE)
             continue;
@@ -108,7 +115,7 @@ mt_status_t mt_fr_trace_rank(const mt_fr_dump_t *d, bool first, int64_t off, int
         LIT(",\n{\"ph\":\"X\",\"pid\":");
         p += mt_fmt_i64(r, p);
         LIT(",\"tid\":");
-        p += mt_fmt_i64(group_tid(d, e->pg), p);
+        p += mt_fmt_i64(*t, p);
         LIT(",\"ts\":");
         p += mt_fmt_us(a - off, p);
         LIT(",\"dur\":");
@@ -116,8 +123,8 @@ mt_status_t mt_fr_trace_rank(const mt_fr_dump_t *d, bool first, int64_t off, int
         /* "<profiling_name> #<seq>": at most 63 + 2 + 20 bytes */
         char nm[96];
         size_t nl = 0;
-        for (; nl < sizeof e->name && e->name[nl]; nl++)
-            nm[nl] = e->name[nl];
+        memcpy(nm, name, namen); /* at most MT_FR_NAME_MAX */
+        nl = namen;
         nm[nl++] = ' ';
         nm[nl++] = '#';
         nl += mt_fmt_i64(e->is_p2p ? e->p2p_seq : e->seq, nm + nl);
@@ -137,13 +144,13 @@ mt_status_t mt_fr_trace_rank(const mt_fr_dump_t *d, bool first, int64_t off, int
         LIT(",\"p2p_seq_id\":");
         p += mt_fmt_i64(e->p2p_seq, p);
         LIT(",\"process_group\":");
-        p = json_str(p, e->pg, cstr_len(e->pg, sizeof e->pg));
+        p = json_str(p, pg, pgn);
         LIT(",\"input_numel\":");
         p += mt_fmt_u64(e->in_numel, p);
         LIT(",\"output_numel\":");
         p += mt_fmt_u64(e->out_numel, p);
         LIT(",\"dtype\":");
-        p = json_str(p, e->dtype, cstr_len(e->dtype, sizeof e->dtype));
+        p = json_str(p, dtype, dtn);
         if (e->completed != MT_FR_NONE)
             LIT(",\"completed\":true}}");
         else
@@ -152,6 +159,7 @@ mt_status_t mt_fr_trace_rank(const mt_fr_dump_t *d, bool first, int64_t off, int
         mt_out_put(&o, sl, (size_t)(p - sl));
         written++;
     }
+    free(tid);
     if (o.st == MT_OK)
         o.st = mt_outbuf_flush(&ob);
     if (events)

@@ -20,7 +20,7 @@ static void ranks_json(mt_out_t *j, const int *r, int n)
 }
 
 /* An entry as {"process_group", "profiling_name", "collective_seq_id", "state"}. */
-static void entry_json(mt_out_t *j, const mt_fr_entry_t *e)
+static void entry_json(mt_out_t *j, const mt_fr_op_t *e)
 {
     mt_out_puts(j, "{\"process_group\": ");
     mt_out_str(j, e->pg, sizeof e->pg);
@@ -29,7 +29,7 @@ static void entry_json(mt_out_t *j, const mt_fr_entry_t *e)
     mt_out_printf(j, ", \"collective_seq_id\": %" PRId64 ", \"state\": \"%s\"}", e->seq, state_name(e->state));
 }
 
-static void size_json(mt_out_t *j, const mt_fr_entry_t *e)
+static void size_json(mt_out_t *j, const mt_fr_op_t *e)
 {
     mt_out_puts(j, "{\"profiling_name\": ");
     mt_out_str(j, e->name, sizeof e->name);
@@ -141,7 +141,7 @@ mt_status_t mt_report_hang_html(const mt_fr_hang_t *h, mt_write_fn w, void *ctx)
                 mt_fmt_time(wait, sizeof wait, h->wait_ns[r]);
             mt_out_printf(&o, "<tr%s><td>%d%s</td><td>%s</td><td>%s</td><td>%s</td><td>", culprit ? " class=\"bad\"" : "",
                           r, culprit ? " (culprit)" : "", h->has_dump[r] ? "yes" : "<strong>none</strong>", off, wait);
-            const mt_fr_entry_t *e = &h->last_done[r];
+            const mt_fr_op_t *e = &h->last_done[r];
             if (e->name[0]) {
                 mt_out_html(&o, e->name, strlen(e->name));
                 mt_out_printf(&o, " #%" PRId64 " in group ", e->seq);

@@ -42,7 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (st0 != st1 || strcmp(err.msg, e2.msg) || err.offset != e2.offset)
         abort(); /* the fast path read something the cursor reads otherwise */
     if (st1 == MT_OK) {
-        if (slow.n != dd[0].n || (slow.n && memcmp(slow.entries, dd[0].entries, slow.n * sizeof *slow.entries)))
+        if (slow.n != dd[0].n || (slow.n && memcmp(slow.entries, dd[0].entries, slow.n * sizeof *slow.entries)) ||
+            !mt_fr_strs_equal(&slow, &dd[0]))
             abort();
         mt_fr_dump_free(&slow);
     }

@@ -107,12 +107,20 @@ static void test_pack(void **state)
 {
     (void)state;
     mt_fr_entry_t e[2] = {{.record_id = UINT64_MAX, .seq = 7, .created = 5, .started = MT_FR_NONE,
-                           .completed = MT_FR_NONE, .state = MT_FR_SCHEDULED, .pg = "0", .name = "nccl:all_reduce"},
-                          {.record_id = 1, .seq = 8, .state = MT_FR_COMPLETED, .pg = "1", .name = "x"}};
+                           .completed = MT_FR_NONE, .state = MT_FR_SCHEDULED},
+                          {.record_id = 1, .seq = 8, .state = MT_FR_COMPLETED}};
     int r0[] = {0, 1, 2}, r1[] = {3};
     mt_fr_pg_t pg[2] = {{.name = "0", .desc = "default_pg", .ranks = r0, .nranks = 3},
                         {.name = "1", .desc = "tp", .ranks = r1, .nranks = 1}};
     mt_fr_dump_t d = {.rank = 3, .version = "2.10", .entries = e, .n = 2, .pgs = pg, .npgs = 2}, back;
+    /* the names through the dump's table: the first entry's name is the
+     * second's group's, one id */
+    assert_int_equal(mt_fr_intern(&d, "0", 1, MT_FR_PG_MAX + 1, &e[0].pg), MT_OK);
+    assert_int_equal(mt_fr_intern(&d, "nccl:all_reduce", 15, MT_FR_NAME_MAX + 1, &e[0].name), MT_OK);
+    assert_int_equal(mt_fr_intern(&d, "x", 1, MT_FR_PG_MAX + 1, &e[1].pg), MT_OK);
+    assert_int_equal(mt_fr_intern(&d, "x\0y", 3, MT_FR_NAME_MAX + 1, &e[1].name), MT_OK); /* cut at the NUL */
+    assert_int_equal(e[1].name, e[1].pg);
+    assert_int_equal(mt_strtab_count(d.strs), 4);
     mt_buf_t b = {0};
     assert_int_equal(mt_fr_dump_pack_append(&d, &b), MT_OK);
     assert_int_equal(mt_fr_dump_pack_append(&d, &b), MT_OK);
@@ -123,6 +131,9 @@ static void test_pack(void **state)
         assert_string_equal(back.version, "2.10");
         assert_int_equal(back.n, 2);
         assert_memory_equal(back.entries, e, sizeof e);
+        assert_true(mt_fr_strs_equal(&back, &d));
+        assert_string_equal(mt_fr_str(&back, back.entries[0].name), "nccl:all_reduce");
+        assert_string_equal(mt_fr_str(&back, back.entries[1].pg), "x");
         assert_int_equal(back.npgs, 2);
         assert_string_equal(back.pgs[0].desc, "default_pg");
         assert_int_equal(back.pgs[0].nranks, 3);
@@ -135,8 +146,10 @@ static void test_pack(void **state)
         pos = 0;
         assert_int_equal(mt_fr_dump_unpack((const uint8_t *)b.data, cut, &pos, &back), MT_ERR_FORMAT);
         assert_null(back.entries);
+        assert_null(back.strs);
     }
     mt_buf_free(&b);
+    mt_strtab_free(d.strs);
 }
 
 
@@ -166,6 +179,7 @@ static mt_status_t read_both(const char *entries, mt_fr_dump_t *d, mt_error_t *e
         assert_int_equal(d->n, slow.n);
         for (size_t i = 0; i < d->n; i++)
             assert_memory_equal(&d->entries[i], &slow.entries[i], sizeof *d->entries);
+        assert_true(mt_fr_strs_equal(d, &slow));
         mt_fr_dump_free(&slow);
     }
     return st;
@@ -205,9 +219,17 @@ static void test_quick(void **state)
     assert_int_equal(e->out_numel, 1024);
     assert_int_equal(e->state, MT_FR_STARTED);
     assert_true(e->is_p2p);
-    assert_string_equal(e->pg, "0");
-    assert_string_equal(e->name, "nccl:all_reduce");
-    assert_string_equal(e->dtype, "Float");
+    assert_string_equal(mt_fr_str(&d, e->pg), "0");
+    assert_string_equal(mt_fr_str(&d, e->name), "nccl:all_reduce");
+    assert_string_equal(mt_fr_str(&d, e->dtype), "Float");
+    /* the entry as the analysis keeps it: the names in 3 ids, ~90 bytes
+     * (232 with them as arrays) */
+    assert_true(sizeof(mt_fr_entry_t) <= 88);
+    mt_fr_op_t op;
+    mt_fr_entry_op(&d, e, &op);
+    assert_string_equal(op.name, "nccl:all_reduce");
+    assert_int_equal(op.timeout_ms, 600000);
+    assert_true(op.created == INT64_C(1767189312000000000));
     mt_fr_dump_free(&d);
     /* forms the fast path leaves to the cursor, read the same */
     static const char *const ok[] = {
@@ -235,6 +257,9 @@ static void test_quick(void **state)
         if (st != MT_OK)
             print_message("refused: %s: %s\n", ok[i], err.msg);
         assert_int_equal(st, MT_OK);
+        if (strstr(ok[i], "sixty-three")) /* cut at MT_FR_NAME_MAX bytes, as the arrays cut it */
+            assert_string_equal(mt_fr_str(&d, d.entries[0].name),
+                                "a very long profiling name of more than sixty-three bytes, cut ");
         mt_fr_dump_free(&d);
     }
     /* and the errors, said by the cursor's reading */
