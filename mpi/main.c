@@ -382,19 +382,7 @@ static int pick_workers(const options_t *o)
     char msg[1400];
     int n = 1;
     if (mt_discover_collect(o->inputs, o->n_inputs, o->recursive, &l, msg, sizeof msg) == 0 && l.n > 1) {
-        const mt_discover_file_t *big = &l.files[0];
-        for (size_t i = 1; i < l.n; i++)
-            if (l.files[i].bytes > big->bytes)
-                big = &l.files[i];
-        /* gzip: its JSON's size from the trailer (mt_input_size_hint) */
-        uint64_t json = big->bytes;
-        mt_input_t *in = NULL;
-        mt_error_t err;
-        if (mt_input_open(big->path, NULL, 0, &in, &err) == MT_OK) {
-            uint64_t hint = mt_input_size_hint(in);
-            json = hint > json ? hint : json;
-            mt_input_close(in);
-        }
+        uint64_t json = mt_discover_largest_json(&l);
         n = procs_pick_workers(asked, l.n, json / 2, mt_heap_available());
     }
     mt_discover_free(&l);
