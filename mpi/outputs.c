@@ -231,7 +231,7 @@ static bool selection_empty(const options_t *o, const job_t *j, const mt_select_
 }
 
 int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_discover_list_t *files,
-                   const local_t *L, const job_t *j, merged_out_t *m, phase_times_t *pt)
+                   const mt_ingest_t *L, const job_t *j, merged_out_t *m, phase_times_t *pt)
 {
     int me = mc->rank;
     double tm = procs_wtime();
@@ -276,7 +276,7 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
     merged_input_t *mi = calloc(L->n_res ? L->n_res : 1, sizeof *mi);
     size_t n_mi = 0;
     for (size_t i = 0; mi && i < L->n_res; i++) {
-        const file_result_t *r = &L->res[i];
+        const mt_ingest_result_t *r = &L->res[i];
         if (r->skipped || r->status != MT_OK || r->nccl.is_nccl)
             continue; /* NCCL plugin files are not part of the merged trace (yet) */
         if (o->merge_ranks) {
@@ -334,44 +334,10 @@ static void remove_stale(const options_t *o, const mt_discover_list_t *files, co
 }
 
 /* j->nccl_rep filled for report.json from j->nccl (paths borrowed from the
- * input list). Non-zero when out of memory. */
+ * input list), once. Non-zero when out of memory. */
 static int nccl_report(job_t *j)
 {
-    const mt_nccl_job_t *nj = &j->nccl;
-    if (!nj->n || j->nccl_rep)
-        return 0;
-    j->nccl_rep = calloc(nj->n, sizeof *j->nccl_rep);
-    if (!j->nccl_rep)
-        return 1;
-    for (size_t i = 0; i < nj->n; i++) {
-        const mt_nccl_rank_t *r = &nj->r[i];
-        j->nccl_rep[i] = (mt_report_nccl_t){.rank = r->rank,
-                                            .path = r->path,
-                                            .format = r->info.is_nccl == MT_NCCL_FMT_INSPECTOR ? "inspector"
-                                                      : r->info.is_nccl == MT_NCCL_FMT_EXAMPLE ? "example"
-                                                                                               : "plugin",
-                                            .untimed = r->info.untimed,
-                                            .host = r->info.host,
-                                            .pid = r->info.pid,
-                                            .comm_size = r->info.comm_size,
-                                            .comms = r->info.comms,
-                                            .tasks = r->info.tasks,
-                                            .rows = r->info.rows,
-                                            .p2p_left_out = r->info.p2p_left_out,
-                                            .dropped = r->info.dropped,
-                                            .orphan_channels = r->info.orphan,
-                                            .pid_differs = mt_nccl_rank_pid_differs(r),
-                                            .size_differs = mt_nccl_rank_size_differs(r),
-                                            .kineto_pid = r->kineto_pid,
-                                            .unknown_lines = r->info.unknown_lines,
-                                            .truncated = r->info.truncated != 0,
-                                            .has_offset_bound = r->info.has_bound != 0,
-                                            .gpu_offset_bound_ns = r->info.offset_bound_ns,
-                                            .with_kineto = r->with_kineto,
-                                            .aligned_on_nccl = r->aligned_on_nccl,
-                                            .agree = r->agree};
-    }
-    return 0;
+    return !j->nccl_rep && mt_report_nccl_files(&j->nccl, &j->nccl_rep) != MT_OK;
 }
 
 /* The report of job j (the run's, or the baseline's) in *rep, without the
@@ -380,36 +346,11 @@ static int nccl_report(job_t *j)
 static int report_build(const options_t *o, const mt_discover_list_t *files, const job_t *j, mt_report_input_t **ri_out,
                         mt_report_skip_t **rs_out, mt_report_t *rep_out)
 {
-    mt_report_input_t *ri = calloc(j->n ? j->n : 1, sizeof *ri);
-    size_t n_rs = j->n_skipped + files->n_skipped;
-    mt_report_skip_t *rs = calloc(n_rs ? n_rs : 1, sizeof *rs);
-    *ri_out = ri;
-    *rs_out = rs;
-    if (!ri || !rs)
+    size_t n_rs;
+    if (mt_ingest_report_lists(files, j->res, j->n, j->skipped, j->n_skipped, ri_out, rs_out, &n_rs) != MT_OK)
         return 1;
-    for (size_t i = 0; i < j->n; i++) {
-        const file_result_t *r = &j->res[i];
-        ri[i] = (mt_report_input_t){.rank = (int32_t)r->rank,
-                                    .rank_source = mt_rank_source_str((mt_rank_source_t)r->rank_source),
-                                    .path = files->files[r->index].path,
-                                    .bytes = r->sum.bytes_in,
-                                    .json_bytes = r->sum.bytes_json,
-                                    .events = r->sum.events,
-                                    .truncated = r->sum.truncated,
-                                    .truncated_at = r->sum.truncated_at,
-                                    .summary = r->nccl.is_nccl ? NULL : &r->sum,
-                                    .nccl_only = r->nccl.is_nccl != 0};
-    }
-    for (size_t i = 0; i < j->n_skipped; i++)
-        rs[i] = (mt_report_skip_t){.path = files->files[j->skipped[i].index].path,
-                                   .reason = j->skipped[i].message,
-                                   .kind = j->skipped[i].nccl.left_out ? MT_REPORT_SKIP_LEFT_OUT
-                                                                       : MT_REPORT_SKIP_NOT_TRACE};
-    for (size_t i = 0; i < files->n_skipped; i++) /* own outputs, links not followed */
-        rs[j->n_skipped + i] = (mt_report_skip_t){.path = files->skipped[i].path,
-                                                  .reason = files->skipped[i].why,
-                                                  .kind = MT_REPORT_SKIP_INPUT,
-                                                  .first = files->skipped[i].first};
+    const mt_report_input_t *ri = *ri_out;
+    const mt_report_skip_t *rs = *rs_out;
     int32_t ref = -1;
     for (size_t i = 0; i < j->al.n_clocks; i++)
         if (j->al.clocks[i].reference)
@@ -640,7 +581,7 @@ int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j
     return code;
 }
 
-int outputs_timings(MPI_Comm comm, const options_t *o, const mt_discover_list_t *files, const local_t *L, const job_t *j,
+int outputs_timings(MPI_Comm comm, const options_t *o, const mt_discover_list_t *files, const mt_ingest_t *L, const job_t *j,
                     const merged_out_t *m, phase_times_t *pt, double t_start, bool wrote_outputs, int code)
 {
     int me, n_procs;
