@@ -122,38 +122,8 @@ int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, mt_ingest_t *L, job_
     mt_buf_free(&L->analyses);
     int bad = gst != MT_OK;
     if (mc->rank == 0 && !bad) {
-        j->an = calloc(j->n ? j->n : 1, sizeof *j->an);
-        bad = !j->an;
-        gst = j->an ? MT_OK : MT_ERR_NOMEM;
-        for (size_t off = 0; !bad && off < al_len;) {
-            mt_rank_analysis_t *a = NULL;
-            size_t used = 0;
-            gst = mt_rank_analysis_unpack((const char *)ab + off, al_len - off, &a, &used);
-            if (gst != MT_OK || !used) {
-                bad = 1;
-                break;
-            }
-            off += used;
-            /* place it at its rank's position in j->res */
-            size_t k = 0;
-            while (k < j->n && j->res[k].rank != a->rank)
-                k++;
-            if (k < j->n && !j->an[k]) {
-                j->an[k] = a;
-                j->n_an++;
-            } else {
-                mt_rank_analysis_free(a);
-            }
-        }
-        if (!bad && j->n_an != j->n - j->nccl.n_only)
-            bad = 1;
-        /* ranks with NCCL data only have none: the results first, by rank */
-        for (size_t k = 0, w = 0; !bad && k < j->n; k++)
-            if (j->an[k]) {
-                mt_rank_analysis_t *x = j->an[k];
-                j->an[k] = NULL;
-                j->an[w++] = x;
-            }
+        gst = mt_ingest_analyses(ab, al_len, j->res, j->n, j->nccl.n_only, &j->an, &j->n_an);
+        bad = gst != MT_OK;
     }
     if (mc->rank == 0 && bad)
         say("mergetrace: gathering the per-rank analyses: %s\n",

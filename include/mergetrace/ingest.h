@@ -135,6 +135,18 @@ mt_status_t mt_ingest_report_lists(const mt_discover_list_t *files, const mt_ing
                                    const mt_ingest_result_t *skipped, size_t n_skipped, mt_report_input_t **ri,
                                    mt_report_skip_t **rs, size_t *n_rs);
 
+/* Process 0: the per-rank analyses of every process, packed one after
+ * another (bytes[0..len), mt_rank_analysis_pack_append), unpacked into
+ * *an (n slots, calloc'd; the caller frees each slot and the array,
+ * whatever is returned): each at its rank's position among res[0..n)
+ * (a second one of a rank, or one of no rank there, dropped), then moved
+ * to the front in rank order (*n_an of them). MT_OK when every rank but
+ * the n_only ranks with NCCL data only has its analysis; MT_ERR_NOMEM;
+ * the unpack's error, or MT_ERR_FORMAT (bytes that hold no analysis, a
+ * rank without one). */
+mt_status_t mt_ingest_analyses(const void *bytes, size_t len, const mt_ingest_result_t *res, size_t n, size_t n_only,
+                               mt_rank_analysis_t ***an, size_t *n_an);
+
 /* Free what mt_ingest_init and the loads put in L; zeroes it. */
 void mt_ingest_free(mt_ingest_t *L);
 

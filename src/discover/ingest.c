@@ -381,6 +381,44 @@ mt_status_t mt_ingest_report_lists(const mt_discover_list_t *files, const mt_ing
     return MT_OK;
 }
 
+mt_status_t mt_ingest_analyses(const void *bytes, size_t len, const mt_ingest_result_t *res, size_t n, size_t n_only,
+                               mt_rank_analysis_t ***an_out, size_t *n_an)
+{
+    *n_an = 0;
+    mt_rank_analysis_t **an = calloc(n ? n : 1, sizeof *an);
+    *an_out = an;
+    if (!an)
+        return MT_ERR_NOMEM;
+    for (size_t off = 0; off < len;) {
+        mt_rank_analysis_t *a = NULL;
+        size_t used = 0;
+        mt_status_t st = mt_rank_analysis_unpack((const char *)bytes + off, len - off, &a, &used);
+        if (st != MT_OK || !used)
+            return st != MT_OK ? st : MT_ERR_FORMAT;
+        off += used;
+        /* place it at its rank's position in res */
+        size_t k = 0;
+        while (k < n && res[k].rank != a->rank)
+            k++;
+        if (k < n && !an[k]) {
+            an[k] = a;
+            (*n_an)++;
+        } else {
+            mt_rank_analysis_free(a);
+        }
+    }
+    if (*n_an != n - n_only)
+        return MT_ERR_FORMAT;
+    /* ranks with NCCL data only have none: the results first, by rank */
+    for (size_t k = 0, w = 0; k < n; k++)
+        if (an[k]) {
+            mt_rank_analysis_t *x = an[k];
+            an[k] = NULL;
+            an[w++] = x;
+        }
+    return MT_OK;
+}
+
 void mt_ingest_free(mt_ingest_t *L)
 {
     for (size_t i = 0; L->facts && i < L->n_res; i++)

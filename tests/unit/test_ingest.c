@@ -6,7 +6,8 @@
  * profiler communicators (the smaller one's left out), a stop asked
  * for by another process; the gathered results ordered, the unranked
  * trace found, NCCL files joined to their rank's trace; what
- * report.json lists of the inputs, the files left out and the NCCL files. Numbers counted by hand in the fixtures. */
+ * report.json lists of the inputs, the files left out and the NCCL files;
+ * the gathered analyses placed by rank. Numbers counted by hand in the fixtures. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -312,6 +313,58 @@ static void test_report_lists(void **state)
     free(rs);
 }
 
+/* The analyses of tests/data/own's two traces, packed while loading,
+ * placed by rank on process 0. */
+static void test_analyses(void **state)
+{
+    (void)state;
+    char *paths[] = {DATA "/own/rank-1.json", DATA "/own/rank-0.json"};
+    mt_discover_file_t f[2];
+    mt_discover_list_t l;
+    list_of(&l, f, paths, 2, false);
+    mt_ingest_t L;
+    init(&L, &l);
+    mt_ingest_opts_t io = {0};
+    mt_ingest_one(&L, &io, &f[0], 0); /* rank 1 packed first */
+    mt_ingest_one(&L, &io, &f[1], 1);
+    /* the job: ranks 0, 1 and 3, rank 3 with NCCL data only */
+    mt_ingest_result_t res[] = {res_of(1, 0, false, false), res_of(0, 1, false, false), res_of(2, 3, true, false)};
+    mt_rank_analysis_t **an = NULL;
+    size_t n_an = 0;
+    assert_int_equal(mt_ingest_analyses(L.analyses.data, L.analyses.len, res, 3, 1, &an, &n_an), MT_OK);
+    assert_int_equal(n_an, 2);
+    assert_int_equal(an[0]->rank, 0);
+    assert_int_equal(an[1]->rank, 1);
+    assert_null(an[2]);
+    for (size_t i = 0; i < 3; i++)
+        mt_rank_analysis_free(an[i]);
+    free(an);
+
+    /* every rank expected to have one: rank 3 has none */
+    assert_int_equal(mt_ingest_analyses(L.analyses.data, L.analyses.len, res, 3, 0, &an, &n_an), MT_ERR_FORMAT);
+    for (size_t i = 0; i < 3; i++)
+        mt_rank_analysis_free(an[i]);
+    free(an);
+
+    /* the bytes twice: a rank's second analysis dropped */
+    mt_buf_t twice = {0};
+    assert_int_equal(mt_buf_append(&twice, L.analyses.data, L.analyses.len), MT_OK);
+    assert_int_equal(mt_buf_append(&twice, L.analyses.data, L.analyses.len), MT_OK);
+    assert_int_equal(mt_ingest_analyses(twice.data, twice.len, res, 3, 1, &an, &n_an), MT_OK);
+    assert_int_equal(n_an, 2);
+    for (size_t i = 0; i < 3; i++)
+        mt_rank_analysis_free(an[i]);
+    free(an);
+
+    /* cut short */
+    assert_int_not_equal(mt_ingest_analyses(L.analyses.data, L.analyses.len - 1, res, 3, 1, &an, &n_an), MT_OK);
+    for (size_t i = 0; i < 3; i++)
+        mt_rank_analysis_free(an[i]);
+    free(an);
+    mt_buf_free(&twice);
+    mt_ingest_free(&L);
+}
+
 static bool stop_now(void *ctx)
 {
     (*(int *)ctx)++;
@@ -346,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_sort),
         cmocka_unit_test(test_nccl_join),
         cmocka_unit_test(test_report_lists),
+        cmocka_unit_test(test_analyses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
