@@ -151,36 +151,19 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t 
         char msg[1400] = "";
         bad = mt_outdir_make(o->out_dir, msg, sizeof msg);
         snprintf(m->path, sizeof m->path, "%.4000s/%s", o->out_dir, o->merged_gzip ? "merged.json.gz" : "merged.json");
-        if (!bad && !o->no_merge && mt_outdir_is_input(m->path, files)) {
-            snprintf(msg, sizeof msg, "%.900s is one of the inputs: choose another -o", m->path);
-            bad = 1;
-        }
-        /* every other name this run writes, before anything is written
-         * (a trace copied in as DIR/report.json was loaded, then replaced) */
-        const struct {
-            const char *name;
-            bool written;
-        } names[] = {
+        /* the merged trace and every other name this run writes, before
+         * anything is written (a trace copied in as DIR/report.json was
+         * loaded, then replaced) */
+        const mt_outdir_name_t names[] = {
+            {o->merged_gzip ? "merged.json.gz" : "merged.json", !o->no_merge},
             {"report.json", true},
             {"report.html", !o->no_html},
             {"timings.json", o->timings},
             {"compare.json", o->baseline != NULL},
             {"baseline/report.json", o->baseline_traces},
         };
-        for (size_t i = 0; !bad && i < sizeof names / sizeof names[0]; i++) {
-            char path[PATH_MAX];
-            if (!names[i].written)
-                continue;
-            snprintf(path, sizeof path, "%.4000s/%s", o->out_dir, names[i].name);
-            if (mt_outdir_is_input(path, files)) {
-                snprintf(msg, sizeof msg, "%.900s is one of the inputs: choose another -o", path);
-                bad = 1;
-            }
-        }
-        if (!bad && mt_outdir_is_input(o->out_dir, files)) {
-            snprintf(msg, sizeof msg, "%.900s is one of the inputs", o->out_dir);
-            bad = 1;
-        }
+        if (!bad)
+            bad = mt_outdir_check_inputs(o->out_dir, names, sizeof names / sizeof names[0], files, msg, sizeof msg);
         if (bad)
             say("mergetrace: %s\n", msg);
         else {
