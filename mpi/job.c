@@ -192,19 +192,10 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_ingest_
 static mt_status_t job_trust(const options_t *o, const mt_discover_list_t *l, job_t *j)
 {
     const mt_align_result_t *al = &j->al;
-    mt_trust_trace_t *tt = calloc(j->n ? j->n : 1, sizeof *tt);
+    mt_trust_trace_t *tt = mt_ingest_trust_traces(j->res, j->n);
     if (!tt) {
         say("mergetrace: out of memory\n");
         return MT_ERR_NOMEM;
-    }
-    for (size_t i = 0; i < j->n; i++) {
-        const mt_trace_summary_t *s = &j->res[i].sum;
-        bool kineto = !j->res[i].nccl.is_nccl; /* an NCCL file's communicator size is not a world size */
-        tt[i] = (mt_trust_trace_t){.rank = (int32_t)j->res[i].rank,
-                                   .world_size = kineto ? s->world_size : -1,
-                                   .first_ns = s->events ? s->first_ns : 0,
-                                   .last_ns = s->events ? s->last_ns : -1,
-                                   .nccl = !kineto};
     }
     mt_status_t st = mt_trust_check(tt, al->clocks, j->n < al->n_clocks ? j->n : al->n_clocks, al->rows, al->n_rows,
                                      al->m, options_one_clock(o), &j->trust);

@@ -179,18 +179,6 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t 
     return bad ? MT_EXIT_ERROR : MT_EXIT_OK;
 }
 
-/* Process 0: the job's entries as the selection sees them (malloc'd,
- * j->n of them; NULL out of memory). */
-static mt_select_rank_t *select_ranks(const job_t *j)
-{
-    mt_select_rank_t *r = malloc((j->n ? j->n : 1) * sizeof *r);
-    for (size_t i = 0; r && i < j->n; i++)
-        r[i] = (mt_select_rank_t){.rank = j->res[i].rank, .clock = &j->al.clocks[i], .events = j->res[i].sum.events,
-                                  .first_ns = j->res[i].sum.first_ns, .last_ns = j->res[i].sum.last_ns,
-                                  .nccl = j->res[i].nccl.is_nccl != 0};
-    return r;
-}
-
 /* Process 0: a --ranks or --window that selects nothing of the job is an
  * error that says what there is (the ranks with a trace, the job's span),
  * rather than an empty merged trace. win: the window in corrected ns (NULL
@@ -226,7 +214,7 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
         int64_t win[3] = {0, 0, 1};
         mt_status_t st = mc->gatherv(mc->ctx, L->steps, L->n_steps * sizeof *L->steps, &sb, &sl, 0);
         if (me == 0 && st == MT_OK) {
-            mt_select_rank_t *r = select_ranks(j);
+            mt_select_rank_t *r = mt_ingest_select_ranks(j->res, j->n, j->al.clocks);
             win[2] = mt_select_window(r, r ? j->n : 0, o->window_steps, o->window_a, o->window_b, sb,
                                       sl / sizeof(mt_step_t), &win[0], &win[1]);
             if (win[2] && selection_empty(o, j, r, win))
@@ -248,7 +236,7 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
         if (mo.window_start_ns == 0 && mo.window_end_ns == 0)
             mo.window_end_ns = 1; /* an empty window, not "everything" */
     } else if (o->merge_ranks) {
-        mt_select_rank_t *r = me == 0 ? select_ranks(j) : NULL;
+        mt_select_rank_t *r = me == 0 ? mt_ingest_select_ranks(j->res, j->n, j->al.clocks) : NULL;
         int empty = me == 0 && selection_empty(o, j, r, NULL);
         free(r);
         procs_bcast(&empty, 1, MPI_INT, 0, comm);

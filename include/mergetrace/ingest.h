@@ -21,6 +21,7 @@
 #include "mergetrace/rank.h"
 #include "mergetrace/report.h"
 #include "mergetrace/strtab.h"
+#include "mergetrace/trust.h"
 #include "mergetrace/summary.h"
 
 #ifdef __cplusplus
@@ -146,6 +147,14 @@ mt_status_t mt_ingest_report_lists(const mt_discover_list_t *files, const mt_ing
  * rank without one). */
 mt_status_t mt_ingest_analyses(const void *bytes, size_t len, const mt_ingest_result_t *res, size_t n, size_t n_only,
                                mt_rank_analysis_t ***an, size_t *n_an);
+
+/* The traces res[0..n) as the checks after the fit see them, each
+ * malloc'd, n entries (the caller frees; NULL out of memory):
+ * mt_trust_check's (an NCCL file's communicator size is no world size, nor
+ * is its span a trace's window), and the selection's (--ranks, --window;
+ * clocks[i] is res[i]'s, borrowed). */
+mt_trust_trace_t *mt_ingest_trust_traces(const mt_ingest_result_t *res, size_t n);
+mt_select_rank_t *mt_ingest_select_ranks(const mt_ingest_result_t *res, size_t n, const mt_clock_t *clocks);
 
 /* Free what mt_ingest_init and the loads put in L; zeroes it. */
 void mt_ingest_free(mt_ingest_t *L);

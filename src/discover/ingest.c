@@ -419,6 +419,31 @@ mt_status_t mt_ingest_analyses(const void *bytes, size_t len, const mt_ingest_re
     return MT_OK;
 }
 
+mt_trust_trace_t *mt_ingest_trust_traces(const mt_ingest_result_t *res, size_t n)
+{
+    mt_trust_trace_t *tt = calloc(n ? n : 1, sizeof *tt);
+    for (size_t i = 0; tt && i < n; i++) {
+        const mt_trace_summary_t *s = &res[i].sum;
+        bool kineto = !res[i].nccl.is_nccl;
+        tt[i] = (mt_trust_trace_t){.rank = (int32_t)res[i].rank,
+                                   .world_size = kineto ? s->world_size : -1,
+                                   .first_ns = s->events ? s->first_ns : 0,
+                                   .last_ns = s->events ? s->last_ns : -1,
+                                   .nccl = !kineto};
+    }
+    return tt;
+}
+
+mt_select_rank_t *mt_ingest_select_ranks(const mt_ingest_result_t *res, size_t n, const mt_clock_t *clocks)
+{
+    mt_select_rank_t *r = malloc((n ? n : 1) * sizeof *r);
+    for (size_t i = 0; r && i < n; i++)
+        r[i] = (mt_select_rank_t){.rank = res[i].rank, .clock = &clocks[i], .events = res[i].sum.events,
+                                  .first_ns = res[i].sum.first_ns, .last_ns = res[i].sum.last_ns,
+                                  .nccl = res[i].nccl.is_nccl != 0};
+    return r;
+}
+
 void mt_ingest_free(mt_ingest_t *L)
 {
     for (size_t i = 0; L->facts && i < L->n_res; i++)

@@ -7,7 +7,8 @@
  * for by another process; the gathered results ordered, the unranked
  * trace found, NCCL files joined to their rank's trace; what
  * report.json lists of the inputs, the files left out and the NCCL files;
- * the gathered analyses placed by rank. Numbers counted by hand in the fixtures. */
+ * the gathered analyses placed by rank; the traces as the trust checks
+ * and the selection see them. Numbers counted by hand in the fixtures. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -365,6 +366,48 @@ static void test_analyses(void **state)
     mt_ingest_free(&L);
 }
 
+/* The traces as the trust checks and the selection see them. */
+static void test_views(void **state)
+{
+    (void)state;
+    mt_ingest_result_t res[] = {res_of(0, 0, false, false), res_of(1, 1, true, false), res_of(2, 2, false, false)};
+    res[0].sum.events = 5;
+    res[0].sum.first_ns = 100000;
+    res[0].sum.last_ns = 172000;
+    res[1].sum.events = 7; /* an NCCL file: its span is no trace's window */
+    res[1].sum.first_ns = 1;
+    res[1].sum.last_ns = 2;
+    res[2].sum.events = 0; /* no events: no window */
+    res[2].sum.first_ns = 9;
+    res[2].sum.last_ns = 9;
+    mt_trust_trace_t *tt = mt_ingest_trust_traces(res, 3);
+    assert_non_null(tt);
+    assert_int_equal(tt[0].rank, 0);
+    assert_int_equal(tt[0].world_size, 4);
+    assert_int_equal(tt[0].first_ns, 100000);
+    assert_int_equal(tt[0].last_ns, 172000);
+    assert_false(tt[0].nccl);
+    assert_int_equal(tt[1].world_size, -1); /* a communicator's size is no world size */
+    assert_true(tt[1].nccl);
+    assert_int_equal(tt[2].first_ns, 0);
+    assert_int_equal(tt[2].last_ns, -1);
+    free(tt);
+    mt_clock_t clocks[3];
+    memset(clocks, 0, sizeof clocks);
+    mt_select_rank_t *r = mt_ingest_select_ranks(res, 3, clocks);
+    assert_non_null(r);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(r[i].rank, (int64_t)i);
+        assert_ptr_equal(r[i].clock, &clocks[i]);
+        assert_int_equal(r[i].first_ns, res[i].sum.first_ns);
+        assert_int_equal(r[i].last_ns, res[i].sum.last_ns);
+    }
+    assert_int_equal(r[0].events, 5);
+    assert_false(r[0].nccl);
+    assert_true(r[1].nccl);
+    free(r);
+}
+
 static bool stop_now(void *ctx)
 {
     (*(int *)ctx)++;
@@ -400,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_nccl_join),
         cmocka_unit_test(test_report_lists),
         cmocka_unit_test(test_analyses),
+        cmocka_unit_test(test_views),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
