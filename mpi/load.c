@@ -278,9 +278,6 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_
     fail_note_t fn = {.comm = comm, .me = me, .n_procs = n_procs};
     mt_ingest_opts_t io = {.strict = o->strict, .merge = !o->no_merge, .only_file = files->n == 1, .map = map,
                            .should_stop = other_failed, .should_stop_ctx = &fn, .trace_freed = mt_heap_release};
-    size_t mine = 0;
-    for (size_t i = 0; i < files->n; i++)
-        mine += files->files[i].owner == me;
     double t0 = procs_wtime(), c0 = timings_cpu();
     uint64_t done_bytes = 0;
     for (size_t i = 0; ready && i < files->n; i++) {
@@ -313,7 +310,7 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_
             break;
         if (o->progress && me == 0) {
             double dt = procs_wtime() - t0;
-            fprintf(stderr, "\rmergetrace: process 0 loaded %zu/%zu files, %.1f MB/s   ", L->n_res, mine,
+            fprintf(stderr, "\rmergetrace: process 0 loaded %zu/%zu files, %.1f MB/s   ", L->n_res, L->n_owned,
                     dt > 0 ? done_bytes / 1e6 / dt : 0.0);
         }
     }
@@ -338,10 +335,7 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_
     if (me != 0 || !all_fail)
         return MT_EXIT_OK;
     /* One message: the failed file with the lowest index. */
-    const mt_ingest_result_t *first = NULL;
-    for (size_t i = 0; i < *n_all; i++)
-        if ((*all)[i].status != MT_OK && (!first || (*all)[i].index < first->index))
-            first = &(*all)[i];
+    const mt_ingest_result_t *first = mt_ingest_first_failed(*all, *n_all);
     if (first) {
         /* --local: the path may be on every node; the process says which */
         if (o->local && n_procs > 1 && first->index >= 0 && (size_t)first->index < files->n)

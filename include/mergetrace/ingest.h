@@ -51,8 +51,8 @@ typedef struct mt_ingest_result {
  * ProfilerStep ranges of the ranks it loaded. Filled by mt_ingest_init,
  * freed by mt_ingest_free. */
 typedef struct mt_ingest {
-    mt_ingest_result_t *res; /* n_res of the files this process owns, in load order */
-    size_t n_res;
+    mt_ingest_result_t *res; /* n_res of the n_owned files this process owns, in load order */
+    size_t n_res, n_owned;
     mt_analysis_opts_t aopts; /* the per-rank passes' options (markers borrowed) */
     mt_buf_t analyses;      /* packed mt_rank_analysis_t of each loaded rank */
     mt_cinst_t *rows;
@@ -155,6 +155,10 @@ mt_status_t mt_ingest_analyses(const void *bytes, size_t len, const mt_ingest_re
  * clocks[i] is res[i]'s, borrowed). */
 mt_trust_trace_t *mt_ingest_trust_traces(const mt_ingest_result_t *res, size_t n);
 mt_select_rank_t *mt_ingest_select_ranks(const mt_ingest_result_t *res, size_t n, const mt_clock_t *clocks);
+
+/* Process 0: the failed result of the lowest input index among
+ * res[0..n) (the one the run reports), NULL when none failed. */
+const mt_ingest_result_t *mt_ingest_first_failed(const mt_ingest_result_t *res, size_t n);
 
 /* Free what mt_ingest_init and the loads put in L; zeroes it. */
 void mt_ingest_free(mt_ingest_t *L);

@@ -37,11 +37,10 @@ mt_status_t mt_ingest_init(mt_ingest_t *L, const mt_discover_list_t *files, int 
         names[i] = files->files[i].path;
     mt_nccl_example_world(names, names ? files->n : 0, &L->xw); /* none: every example file stands alone */
     free(names);
-    size_t mine = 0;
     for (size_t i = 0; i < files->n; i++)
-        mine += files->files[i].owner == me;
-    L->res = calloc(mine ? mine : 1, sizeof *L->res);
-    L->facts = calloc(mine ? mine : 1, sizeof *L->facts);
+        L->n_owned += files->files[i].owner == me;
+    L->res = calloc(L->n_owned ? L->n_owned : 1, sizeof *L->res);
+    L->facts = calloc(L->n_owned ? L->n_owned : 1, sizeof *L->facts);
     L->labels = mt_strtab_create();
     return L->res && L->facts && L->labels ? MT_OK : MT_ERR_NOMEM;
 }
@@ -442,6 +441,15 @@ mt_select_rank_t *mt_ingest_select_ranks(const mt_ingest_result_t *res, size_t n
                                   .first_ns = res[i].sum.first_ns, .last_ns = res[i].sum.last_ns,
                                   .nccl = res[i].nccl.is_nccl != 0};
     return r;
+}
+
+const mt_ingest_result_t *mt_ingest_first_failed(const mt_ingest_result_t *res, size_t n)
+{
+    const mt_ingest_result_t *first = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (res[i].status != MT_OK && (!first || res[i].index < first->index))
+            first = &res[i];
+    return first;
 }
 
 void mt_ingest_free(mt_ingest_t *L)

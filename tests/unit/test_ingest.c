@@ -60,6 +60,7 @@ static void test_traces(void **state)
     list_of(&l, f, paths, 2, false);
     mt_ingest_t L;
     init(&L, &l);
+    assert_int_equal(L.n_owned, 2);
     n_freed = 0;
     mt_ingest_opts_t io = {.merge = true, .trace_freed = on_freed};
     for (int32_t i = 0; i < 2; i++) {
@@ -201,6 +202,12 @@ static void test_sort(void **state)
         res_of(5, 2, false, false), res_of(4, -1, false, true), res_of(0, 1, false, false),
         res_of(1, -1, false, true), res_of(3, 0, false, false), res_of(2, 1, false, false),
     };
+    /* none failed; then two, the lower input index reported */
+    assert_null(mt_ingest_first_failed(res, 6));
+    res[0].status = MT_ERR_FORMAT; /* index 5 */
+    res[4].status = MT_ERR_IO;     /* index 3 */
+    assert_ptr_equal(mt_ingest_first_failed(res, 6), &res[4]);
+    res[0].status = res[4].status = MT_OK;
     assert_int_equal(mt_ingest_sort(res, 6), 4);
     const int32_t want_index[] = {3, 0, 2, 5, 1, 4}; /* by rank then index; the skipped by index */
     const int64_t want_rank[] = {0, 1, 1, 2};
