@@ -14,98 +14,38 @@
 #include "mergetrace/heap.h"
 #include "procs.h"
 
-static int by_rank(const void *a, const void *b)
-{
-    const file_result_t *x = a, *y = b;
-    if (x->rank != y->rank)
-        return x->rank < y->rank ? -1 : 1;
-    return x->index - y->index;
-}
-
-static int by_index(const void *a, const void *b)
-{
-    const file_result_t *x = a, *y = b;
-    return (x->index > y->index) - (x->index < y->index);
-}
-
-/* Process 0: a rank's NCCL plugin file joins its Kineto trace. Each NCCL
- * file is recorded in j->nccl; one that has a Kineto trace of the same rank
- * beside it leaves res[], so res[] keeps one entry per rank (the Kineto
- * trace when there is one). Two files of one kind for a rank stay, for the
- * duplicate check. res[0..*n) is sorted by rank (entries past it are stale
- * copies: job_check counts the job's activities and rows before). */
-static int nccl_split(const mt_discover_list_t *l, file_result_t *res, size_t *n, job_t *j)
-{
-    size_t w = 0;
-    for (size_t a = 0; a < *n;) {
-        size_t b = a, nn = 0, nk = 0; /* this rank's NCCL files and traces */
-        while (b < *n && res[b].rank == res[a].rank) {
-            nn += res[b].nccl.is_nccl != 0;
-            nk += !res[b].nccl.is_nccl;
-            b++;
-        }
-        for (size_t i = a; i < b; i++) {
-            if (res[i].nccl.is_nccl && nn == 1) {
-                if (mt_nccl_job_add(&j->nccl, (int32_t)res[i].rank, res[i].index, l->files[res[i].index].path, &res[i].nccl,
-                                    nk > 0) != MT_OK) {
-                    say("mergetrace: out of memory\n");
-                    return 1;
-                }
-                for (size_t k = a; nk == 1 && k < b; k++)
-                    if (!res[k].nccl.is_nccl)
-                        mt_nccl_job_kineto(&j->nccl, (int32_t)res[i].rank, res[k].sum.host_pid, res[k].sum.world_size);
-                if (nk == 1)
-                    continue; /* joins the rank's trace */
-            }
-            res[w++] = res[i];
-        }
-        a = b;
-    }
-    *n = w;
-    mt_nccl_job_decide(&j->nccl, w);
-    return 0;
-}
-
-int job_check(const options_t *o, const mt_discover_list_t *l, file_result_t *res, size_t n_res, job_t *j)
+int job_check(const options_t *o, const mt_discover_list_t *l, mt_ingest_result_t *res, size_t n_res, job_t *j)
 {
     memset(j, 0, sizeof *j);
-    size_t n = 0;
-    for (size_t i = 0; i < n_res; i++)
-        if (!res[i].skipped) {
-            file_result_t tmp = res[n];
-            res[n++] = res[i];
-            res[i] = tmp;
-        }
+    size_t n = mt_ingest_sort(res, n_res);
     j->res = res;
     j->n = n;
     j->skipped = res + n;
     j->n_skipped = n_res - n;
-    /* in input order, whichever process loaded them */
-    qsort(j->skipped, j->n_skipped, sizeof *j->skipped, by_index);
     if (!n) {
         say("mergetrace: %sno trace among the %zu JSON file%s found (%s: %s)\n", o->job_tag, n_res, n_res == 1 ? "" : "s",
                 l->files[j->skipped[0].index].path, j->skipped[0].message);
         return MT_EXIT_BAD_INPUT;
     }
     /* a trace that named no rank, taken as 0 while loading, is rank 0 only
-     * as the job's one trace (load.c) */
-    const file_result_t *unranked = NULL;
-    for (size_t i = 0; i < n && n > 1; i++)
-        if (res[i].rank_tentative && (!unranked || res[i].index < unranked->index))
-            unranked = &res[i];
+     * as the job's one trace */
+    const mt_ingest_result_t *unranked = mt_ingest_unranked(res, n);
     if (unranked) {
         say("mergetrace: %s%s\n", o->job_tag, unranked->message);
         return MT_EXIT_BAD_INPUT;
     }
-    qsort(res, n, sizeof *res, by_rank);
-    /* for the memory plan (job_plan), each loaded file once: nccl_split
-     * below folds a rank's NCCL file into its trace */
+    /* for the memory plan (job_plan), each loaded file once: the NCCL
+     * join below folds a rank's NCCL file into its trace */
     for (size_t i = 0; i < n; i++) {
         j->plan.acts += res[i].n_gacts;
         j->plan.rows += res[i].n_rows;
         j->plan.steps += res[i].n_steps;
     }
-    if (nccl_split(l, res, &n, j) || !n) /* n > 0: a trace that an NCCL file joins stays */
+    if (mt_ingest_nccl_join(l, res, &n, &j->nccl) != MT_OK) {
+        say("mergetrace: out of memory\n");
+        return MT_EXIT_ERROR;
+    }
+    if (!n) /* n > 0: a trace that an NCCL file joins stays */
         return MT_EXIT_ERROR;
     j->n = n;
     for (size_t i = 1; i < n; i++)
@@ -140,7 +80,7 @@ int job_check(const options_t *o, const mt_discover_list_t *l, file_result_t *re
     return MT_EXIT_OK;
 }
 
-int job_plan(MPI_Comm comm, const options_t *o, local_t *L, job_t *j, phase_times_t *pt)
+int job_plan(MPI_Comm comm, const options_t *o, mt_ingest_t *L, job_t *j, phase_times_t *pt)
 {
     int me;
     procs_comm_rank(comm, &me);
@@ -173,7 +113,7 @@ int job_plan(MPI_Comm comm, const options_t *o, local_t *L, job_t *j, phase_time
     return MT_EXIT_OK;
 }
 
-int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, local_t *L, job_t *j, phase_times_t *pt)
+int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, mt_ingest_t *L, job_t *j, phase_times_t *pt)
 {
     double tg = procs_wtime();
     void *ab = NULL;
@@ -182,38 +122,8 @@ int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, local_t *L, job_t *j
     mt_buf_free(&L->analyses);
     int bad = gst != MT_OK;
     if (mc->rank == 0 && !bad) {
-        j->an = calloc(j->n ? j->n : 1, sizeof *j->an);
-        bad = !j->an;
-        gst = j->an ? MT_OK : MT_ERR_NOMEM;
-        for (size_t off = 0; !bad && off < al_len;) {
-            mt_rank_analysis_t *a = NULL;
-            size_t used = 0;
-            gst = mt_rank_analysis_unpack((const char *)ab + off, al_len - off, &a, &used);
-            if (gst != MT_OK || !used) {
-                bad = 1;
-                break;
-            }
-            off += used;
-            /* place it at its rank's position in j->res */
-            size_t k = 0;
-            while (k < j->n && j->res[k].rank != a->rank)
-                k++;
-            if (k < j->n && !j->an[k]) {
-                j->an[k] = a;
-                j->n_an++;
-            } else {
-                mt_rank_analysis_free(a);
-            }
-        }
-        if (!bad && j->n_an != j->n - j->nccl.n_only)
-            bad = 1;
-        /* ranks with NCCL data only have none: the results first, by rank */
-        for (size_t k = 0, w = 0; !bad && k < j->n; k++)
-            if (j->an[k]) {
-                mt_rank_analysis_t *x = j->an[k];
-                j->an[k] = NULL;
-                j->an[w++] = x;
-            }
+        gst = mt_ingest_analyses(ab, al_len, j->res, j->n, j->nccl.n_only, &j->an, &j->n_an);
+        bad = gst != MT_OK;
     }
     if (mc->rank == 0 && bad)
         say("mergetrace: gathering the per-rank analyses: %s\n",
@@ -224,7 +134,7 @@ int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, local_t *L, job_t *j
     return bad ? MT_EXIT_ERROR : MT_EXIT_OK;
 }
 
-int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L, job_t *j, phase_times_t *pt)
+int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_ingest_t *L, job_t *j, phase_times_t *pt)
 {
     int me = mc->rank;
     if (me == 0)
@@ -282,19 +192,10 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L
 static mt_status_t job_trust(const options_t *o, const mt_discover_list_t *l, job_t *j)
 {
     const mt_align_result_t *al = &j->al;
-    mt_trust_trace_t *tt = calloc(j->n ? j->n : 1, sizeof *tt);
+    mt_trust_trace_t *tt = mt_ingest_trust_traces(j->res, j->n);
     if (!tt) {
         say("mergetrace: out of memory\n");
         return MT_ERR_NOMEM;
-    }
-    for (size_t i = 0; i < j->n; i++) {
-        const mt_trace_summary_t *s = &j->res[i].sum;
-        bool kineto = !j->res[i].nccl.is_nccl; /* an NCCL file's communicator size is not a world size */
-        tt[i] = (mt_trust_trace_t){.rank = (int32_t)j->res[i].rank,
-                                   .world_size = kineto ? s->world_size : -1,
-                                   .first_ns = s->events ? s->first_ns : 0,
-                                   .last_ns = s->events ? s->last_ns : -1,
-                                   .nccl = !kineto};
     }
     mt_status_t st = mt_trust_check(tt, al->clocks, j->n < al->n_clocks ? j->n : al->n_clocks, al->rows, al->n_rows,
                                      al->m, options_one_clock(o), &j->trust);

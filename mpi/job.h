@@ -19,9 +19,9 @@
 /* Process 0's view of the job after loading, and what the steps after it
  * computed. Zeroed elsewhere but for ranks, n_ranks and al. */
 typedef struct job {
-    file_result_t *res;      /* traces sorted by rank, then the skipped files (borrowed: load_share's *all) */
+    mt_ingest_result_t *res;      /* traces sorted by rank, then the skipped files (borrowed: load_share's *all) */
     size_t n;                /* traces */
-    file_result_t *skipped;
+    mt_ingest_result_t *skipped;
     size_t n_skipped;
     int64_t world;
     bool world_disagree;
@@ -56,7 +56,7 @@ typedef struct job {
  * trace, check the rank set (duplicates, world size, missing ranks) into
  * *j (zeroed first). Returns an exit code (MT_EXIT_OK to go on), after
  * printing why (after o->job_tag). */
-int job_check(const options_t *o, const mt_discover_list_t *l, file_result_t *res, size_t n_res, job_t *j);
+int job_check(const options_t *o, const mt_discover_list_t *l, mt_ingest_result_t *res, size_t n_res, job_t *j);
 
 /* Collective, after job_check: process 0 projects its memory for the
  * cross-rank steps from the job's GPU activities, rows and ranks (counted
@@ -67,20 +67,20 @@ int job_check(const options_t *o, const mt_discover_list_t *l, file_result_t *re
  * activities out of its packed analyses (they are the critical path's
  * input only), so they are neither sent nor held. MT_EXIT_OK or
  * MT_EXIT_ERROR (printed why), the same everywhere. */
-int job_plan(MPI_Comm comm, const options_t *o, local_t *L, job_t *j, phase_times_t *pt);
+int job_plan(MPI_Comm comm, const options_t *o, mt_ingest_t *L, job_t *j, phase_times_t *pt);
 
 /* Collective: the packed per-rank analyses of every process (L->analyses)
  * gathered on process 0 into j->an; L->analyses is freed once sent (on
  * process 0 it would sit beside the unpacked copy). MT_EXIT_OK or
  * MT_EXIT_ERROR (process 0 printed why), the same everywhere; pt->gather. */
-int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, local_t *L, job_t *j, phase_times_t *pt);
+int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, mt_ingest_t *L, job_t *j, phase_times_t *pt);
 
 /* Collective: the loaded ranks reach every process (j->ranks), the rows
  * that align each rank are chosen, the clocks fitted (j->al), and NCCL
  * rows compared with Kineto ones. L->rows are used up (freed, n_rows 0:
  * process 0 keeps the gathered copy in j->al). An exit code, the same
  * everywhere (process 0 printed why); pt->align. */
-int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, local_t *L, job_t *j, phase_times_t *pt);
+int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_ingest_t *L, job_t *j, phase_times_t *pt);
 
 /* Process 0: whether the traces belong to one run (mt_trust_check: traces
  * of different runs are MT_EXIT_BAD_INPUT with one line naming two of

@@ -44,12 +44,12 @@
 /* Collective: the job of o's PATHs listed, loaded and checked, its
  * per-rank analyses gathered, its clocks aligned and, on process 0, its
  * cross-rank steps run (everything before the outputs). *L and *j are
- * zeroed first, so that what was filled can always be freed (load_free,
+ * zeroed first, so that what was filled can always be freed (mt_ingest_free,
  * job_free, free(*all), and load_prepare's); *listed is set once the
  * inputs are listed and shared (load_prepare went on). Returns MT_EXIT_OK to go on,
  * or the exit code, the same on every process, after process 0 said why. */
 static int job_run(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover_list_t *files, mt_rankmap_t **map,
-                   mt_pp_markers_t **markers, local_t *L, file_result_t **all, size_t *n_all, job_t *j,
+                   mt_pp_markers_t **markers, mt_ingest_t *L, mt_ingest_result_t **all, size_t *n_all, job_t *j,
                    phase_times_t *pt, bool *listed, fr_job_t *fr)
 {
     int me = mc->rank;
@@ -117,9 +117,9 @@ static int baseline_run(MPI_Comm comm, const mt_comm_t *mc, options_t *o)
     mt_discover_list_t files = {0};
     mt_rankmap_t *map = NULL;
     mt_pp_markers_t *markers = NULL;
-    local_t L;
+    mt_ingest_t L;
     job_t job;
-    file_result_t *all = NULL;
+    mt_ingest_result_t *all = NULL;
     size_t n_all = 0;
     phase_times_t pt = {0};
     bool listed = false;
@@ -129,7 +129,7 @@ static int baseline_run(MPI_Comm comm, const mt_comm_t *mc, options_t *o)
     procs_bcast(&code, 1, MPI_INT, 0, comm);
     job_free(&job);
     free(all);
-    load_free(&L);
+    mt_ingest_free(&L);
     mt_pp_markers_free(markers);
     mt_rankmap_free(map);
     mt_discover_free(&files);
@@ -289,9 +289,9 @@ static int run(options_t *o, int code, int argc0, char **argv0, bool spoke, bool
     mt_rankmap_t *map = NULL;
     mt_pp_markers_t *markers = NULL;
     phase_times_t pt = {0};
-    local_t L;
+    mt_ingest_t L;
     job_t job;
-    file_result_t *all = NULL;
+    mt_ingest_result_t *all = NULL;
     size_t n_all = 0;
     bool listed = false;
     fr_job_t fr = {0};
@@ -329,7 +329,7 @@ static int run(options_t *o, int code, int argc0, char **argv0, bool spoke, bool
     fr_free(&fr);
     job_free(&job);
     free(all);
-    load_free(&L);
+    mt_ingest_free(&L);
     mt_pp_markers_free(markers);
     mt_rankmap_free(map);
     mt_discover_free(&files);
@@ -382,19 +382,7 @@ static int pick_workers(const options_t *o)
     char msg[1400];
     int n = 1;
     if (mt_discover_collect(o->inputs, o->n_inputs, o->recursive, &l, msg, sizeof msg) == 0 && l.n > 1) {
-        const mt_discover_file_t *big = &l.files[0];
-        for (size_t i = 1; i < l.n; i++)
-            if (l.files[i].bytes > big->bytes)
-                big = &l.files[i];
-        /* gzip: its JSON's size from the trailer (mt_input_size_hint) */
-        uint64_t json = big->bytes;
-        mt_input_t *in = NULL;
-        mt_error_t err;
-        if (mt_input_open(big->path, NULL, 0, &in, &err) == MT_OK) {
-            uint64_t hint = mt_input_size_hint(in);
-            json = hint > json ? hint : json;
-            mt_input_close(in);
-        }
+        uint64_t json = mt_discover_largest_json(&l);
         n = procs_pick_workers(asked, l.n, json / 2, mt_heap_available());
     }
     mt_discover_free(&l);

@@ -151,36 +151,19 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t 
         char msg[1400] = "";
         bad = mt_outdir_make(o->out_dir, msg, sizeof msg);
         snprintf(m->path, sizeof m->path, "%.4000s/%s", o->out_dir, o->merged_gzip ? "merged.json.gz" : "merged.json");
-        if (!bad && !o->no_merge && mt_outdir_is_input(m->path, files)) {
-            snprintf(msg, sizeof msg, "%.900s is one of the inputs: choose another -o", m->path);
-            bad = 1;
-        }
-        /* every other name this run writes, before anything is written
-         * (a trace copied in as DIR/report.json was loaded, then replaced) */
-        const struct {
-            const char *name;
-            bool written;
-        } names[] = {
+        /* the merged trace and every other name this run writes, before
+         * anything is written (a trace copied in as DIR/report.json was
+         * loaded, then replaced) */
+        const mt_outdir_name_t names[] = {
+            {o->merged_gzip ? "merged.json.gz" : "merged.json", !o->no_merge},
             {"report.json", true},
             {"report.html", !o->no_html},
             {"timings.json", o->timings},
             {"compare.json", o->baseline != NULL},
             {"baseline/report.json", o->baseline_traces},
         };
-        for (size_t i = 0; !bad && i < sizeof names / sizeof names[0]; i++) {
-            char path[PATH_MAX];
-            if (!names[i].written)
-                continue;
-            snprintf(path, sizeof path, "%.4000s/%s", o->out_dir, names[i].name);
-            if (mt_outdir_is_input(path, files)) {
-                snprintf(msg, sizeof msg, "%.900s is one of the inputs: choose another -o", path);
-                bad = 1;
-            }
-        }
-        if (!bad && mt_outdir_is_input(o->out_dir, files)) {
-            snprintf(msg, sizeof msg, "%.900s is one of the inputs", o->out_dir);
-            bad = 1;
-        }
+        if (!bad)
+            bad = mt_outdir_check_inputs(o->out_dir, names, sizeof names / sizeof names[0], files, msg, sizeof msg);
         if (bad)
             say("mergetrace: %s\n", msg);
         else {
@@ -194,18 +177,6 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t 
     }
     procs_bcast(&bad, 1, MPI_INT, 0, comm);
     return bad ? MT_EXIT_ERROR : MT_EXIT_OK;
-}
-
-/* Process 0: the job's entries as the selection sees them (malloc'd,
- * j->n of them; NULL out of memory). */
-static mt_select_rank_t *select_ranks(const job_t *j)
-{
-    mt_select_rank_t *r = malloc((j->n ? j->n : 1) * sizeof *r);
-    for (size_t i = 0; r && i < j->n; i++)
-        r[i] = (mt_select_rank_t){.rank = j->res[i].rank, .clock = &j->al.clocks[i], .events = j->res[i].sum.events,
-                                  .first_ns = j->res[i].sum.first_ns, .last_ns = j->res[i].sum.last_ns,
-                                  .nccl = j->res[i].nccl.is_nccl != 0};
-    return r;
 }
 
 /* Process 0: a --ranks or --window that selects nothing of the job is an
@@ -231,7 +202,7 @@ static bool selection_empty(const options_t *o, const job_t *j, const mt_select_
 }
 
 int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_discover_list_t *files,
-                   const local_t *L, const job_t *j, merged_out_t *m, phase_times_t *pt)
+                   const mt_ingest_t *L, const job_t *j, merged_out_t *m, phase_times_t *pt)
 {
     int me = mc->rank;
     double tm = procs_wtime();
@@ -243,7 +214,7 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
         int64_t win[3] = {0, 0, 1};
         mt_status_t st = mc->gatherv(mc->ctx, L->steps, L->n_steps * sizeof *L->steps, &sb, &sl, 0);
         if (me == 0 && st == MT_OK) {
-            mt_select_rank_t *r = select_ranks(j);
+            mt_select_rank_t *r = mt_ingest_select_ranks(j->res, j->n, j->al.clocks);
             win[2] = mt_select_window(r, r ? j->n : 0, o->window_steps, o->window_a, o->window_b, sb,
                                       sl / sizeof(mt_step_t), &win[0], &win[1]);
             if (win[2] && selection_empty(o, j, r, win))
@@ -265,7 +236,7 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
         if (mo.window_start_ns == 0 && mo.window_end_ns == 0)
             mo.window_end_ns = 1; /* an empty window, not "everything" */
     } else if (o->merge_ranks) {
-        mt_select_rank_t *r = me == 0 ? select_ranks(j) : NULL;
+        mt_select_rank_t *r = me == 0 ? mt_ingest_select_ranks(j->res, j->n, j->al.clocks) : NULL;
         int empty = me == 0 && selection_empty(o, j, r, NULL);
         free(r);
         procs_bcast(&empty, 1, MPI_INT, 0, comm);
@@ -276,7 +247,7 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
     merged_input_t *mi = calloc(L->n_res ? L->n_res : 1, sizeof *mi);
     size_t n_mi = 0;
     for (size_t i = 0; mi && i < L->n_res; i++) {
-        const file_result_t *r = &L->res[i];
+        const mt_ingest_result_t *r = &L->res[i];
         if (r->skipped || r->status != MT_OK || r->nccl.is_nccl)
             continue; /* NCCL plugin files are not part of the merged trace (yet) */
         if (o->merge_ranks) {
@@ -334,44 +305,10 @@ static void remove_stale(const options_t *o, const mt_discover_list_t *files, co
 }
 
 /* j->nccl_rep filled for report.json from j->nccl (paths borrowed from the
- * input list). Non-zero when out of memory. */
+ * input list), once. Non-zero when out of memory. */
 static int nccl_report(job_t *j)
 {
-    const mt_nccl_job_t *nj = &j->nccl;
-    if (!nj->n || j->nccl_rep)
-        return 0;
-    j->nccl_rep = calloc(nj->n, sizeof *j->nccl_rep);
-    if (!j->nccl_rep)
-        return 1;
-    for (size_t i = 0; i < nj->n; i++) {
-        const mt_nccl_rank_t *r = &nj->r[i];
-        j->nccl_rep[i] = (mt_report_nccl_t){.rank = r->rank,
-                                            .path = r->path,
-                                            .format = r->info.is_nccl == MT_NCCL_FMT_INSPECTOR ? "inspector"
-                                                      : r->info.is_nccl == MT_NCCL_FMT_EXAMPLE ? "example"
-                                                                                               : "plugin",
-                                            .untimed = r->info.untimed,
-                                            .host = r->info.host,
-                                            .pid = r->info.pid,
-                                            .comm_size = r->info.comm_size,
-                                            .comms = r->info.comms,
-                                            .tasks = r->info.tasks,
-                                            .rows = r->info.rows,
-                                            .p2p_left_out = r->info.p2p_left_out,
-                                            .dropped = r->info.dropped,
-                                            .orphan_channels = r->info.orphan,
-                                            .pid_differs = mt_nccl_rank_pid_differs(r),
-                                            .size_differs = mt_nccl_rank_size_differs(r),
-                                            .kineto_pid = r->kineto_pid,
-                                            .unknown_lines = r->info.unknown_lines,
-                                            .truncated = r->info.truncated != 0,
-                                            .has_offset_bound = r->info.has_bound != 0,
-                                            .gpu_offset_bound_ns = r->info.offset_bound_ns,
-                                            .with_kineto = r->with_kineto,
-                                            .aligned_on_nccl = r->aligned_on_nccl,
-                                            .agree = r->agree};
-    }
-    return 0;
+    return !j->nccl_rep && mt_report_nccl_files(&j->nccl, &j->nccl_rep) != MT_OK;
 }
 
 /* The report of job j (the run's, or the baseline's) in *rep, without the
@@ -380,36 +317,11 @@ static int nccl_report(job_t *j)
 static int report_build(const options_t *o, const mt_discover_list_t *files, const job_t *j, mt_report_input_t **ri_out,
                         mt_report_skip_t **rs_out, mt_report_t *rep_out)
 {
-    mt_report_input_t *ri = calloc(j->n ? j->n : 1, sizeof *ri);
-    size_t n_rs = j->n_skipped + files->n_skipped;
-    mt_report_skip_t *rs = calloc(n_rs ? n_rs : 1, sizeof *rs);
-    *ri_out = ri;
-    *rs_out = rs;
-    if (!ri || !rs)
+    size_t n_rs;
+    if (mt_ingest_report_lists(files, j->res, j->n, j->skipped, j->n_skipped, ri_out, rs_out, &n_rs) != MT_OK)
         return 1;
-    for (size_t i = 0; i < j->n; i++) {
-        const file_result_t *r = &j->res[i];
-        ri[i] = (mt_report_input_t){.rank = (int32_t)r->rank,
-                                    .rank_source = mt_rank_source_str((mt_rank_source_t)r->rank_source),
-                                    .path = files->files[r->index].path,
-                                    .bytes = r->sum.bytes_in,
-                                    .json_bytes = r->sum.bytes_json,
-                                    .events = r->sum.events,
-                                    .truncated = r->sum.truncated,
-                                    .truncated_at = r->sum.truncated_at,
-                                    .summary = r->nccl.is_nccl ? NULL : &r->sum,
-                                    .nccl_only = r->nccl.is_nccl != 0};
-    }
-    for (size_t i = 0; i < j->n_skipped; i++)
-        rs[i] = (mt_report_skip_t){.path = files->files[j->skipped[i].index].path,
-                                   .reason = j->skipped[i].message,
-                                   .kind = j->skipped[i].nccl.left_out ? MT_REPORT_SKIP_LEFT_OUT
-                                                                       : MT_REPORT_SKIP_NOT_TRACE};
-    for (size_t i = 0; i < files->n_skipped; i++) /* own outputs, links not followed */
-        rs[j->n_skipped + i] = (mt_report_skip_t){.path = files->skipped[i].path,
-                                                  .reason = files->skipped[i].why,
-                                                  .kind = MT_REPORT_SKIP_INPUT,
-                                                  .first = files->skipped[i].first};
+    const mt_report_input_t *ri = *ri_out;
+    const mt_report_skip_t *rs = *rs_out;
     int32_t ref = -1;
     for (size_t i = 0; i < j->al.n_clocks; i++)
         if (j->al.clocks[i].reference)
@@ -640,7 +552,7 @@ int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j
     return code;
 }
 
-int outputs_timings(MPI_Comm comm, const options_t *o, const mt_discover_list_t *files, const local_t *L, const job_t *j,
+int outputs_timings(MPI_Comm comm, const options_t *o, const mt_discover_list_t *files, const mt_ingest_t *L, const job_t *j,
                     const merged_out_t *m, phase_times_t *pt, double t_start, bool wrote_outputs, int code)
 {
     int me, n_procs;

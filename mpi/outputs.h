@@ -37,7 +37,7 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t 
  * MT_EXIT_ERROR (m->failed), the same everywhere; process 0 printed why.
  * pt->merged_write. */
 int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_discover_list_t *files,
-                   const local_t *L, const job_t *j, merged_out_t *m, phase_times_t *pt);
+                   const mt_ingest_t *L, const job_t *j, merged_out_t *m, phase_times_t *pt);
 
 /* Process 0, when the run got this far (code MT_EXIT_OK, or a failed merged
  * write): report.json and report.html, then report.json or the summary on
@@ -72,7 +72,7 @@ int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j
  * timings.json beside the outputs when wrote_outputs. Returns code, or
  * MT_EXIT_ERROR when timings.json could not be written on a run that had
  * succeeded. */
-int outputs_timings(MPI_Comm comm, const options_t *o, const mt_discover_list_t *files, const local_t *L, const job_t *j,
+int outputs_timings(MPI_Comm comm, const options_t *o, const mt_discover_list_t *files, const mt_ingest_t *L, const job_t *j,
                     const merged_out_t *m,
                     phase_times_t *pt, double t_start, bool wrote_outputs, int code);
 

@@ -95,6 +95,11 @@ mt_discover_kind_t mt_discover_part(const char *path, int64_t *part);
  * for any other input. */
 size_t mt_discover_part_run(const mt_discover_list_t *l, size_t i, int me, size_t *mine);
 
+/* The JSON bytes of the largest input of l by its size on disk (a gzip
+ * file: mt_input_size_hint's guess, when larger), for how many workers a
+ * run by hand can afford; 0 for an empty list. */
+uint64_t mt_discover_largest_json(const mt_discover_list_t *l);
+
 /* Whether head, the first len bytes of a file, is one the program reads
  * as traces: an SQLite database (Nsight Systems), gzip (a .json.gz
  * trace), or JSON with "traceEvents" in its first 4 KiB (Kineto). */

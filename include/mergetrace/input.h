@@ -39,6 +39,14 @@ void mt_input_close(mt_input_t *in);
  * err->msg names the option and the path. */
 mt_status_t mt_input_check_file(const char *path, uint64_t max_bytes, const char *what, mt_error_t *err);
 
+/* A small side file (the rank map) read whole after mt_input_check_file:
+ * *text (malloc'd, NUL-terminated, the caller frees; NULL on error) and
+ * *len. mt_input_check_file's status and message; MT_ERR_IO "<what>:
+ * <path>: cannot read the file" when it cannot be read (out of memory
+ * too). */
+mt_status_t mt_input_read_small(const char *path, uint64_t max_bytes, const char *what, char **text, size_t *len,
+                                mt_error_t *err);
+
 /* The largest side file an option names (--baseline's report.json,
  * --rank-map, --timeline-map): 1 GiB. */
 #define MT_SIDE_FILE_MAX (UINT64_C(1) << 30)

@@ -48,6 +48,7 @@
 #include "mergetrace/merge.h"
 #include "mergetrace/discover.h"
 #include "mergetrace/outdir.h"
+#include "mergetrace/ingest.h"
 #include "mergetrace/nsys.h"
 #include "mergetrace/timeline.h"
 #include "mergetrace/tljob.h"

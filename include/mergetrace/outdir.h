@@ -95,6 +95,14 @@ void mt_outdir_remove_stale(const char *dir, const mt_outdir_name_t *names, size
                             const mt_discover_list_t *files, const char *baseline_file, char *removed, size_t cap,
                             mt_outdir_note_fn note, void *ctx);
 
+/* Whether this run may write into dir: none of the outputs of
+ * names[0..n) that it keeps ("<dir>/<name>", in order) is an input, nor
+ * is dir itself (mt_outdir_is_input). 0; or 1 with the first that is in
+ * msg ("<path> is one of the inputs: choose another -o", or "<dir> is one
+ * of the inputs"). */
+int mt_outdir_check_inputs(const char *dir, const mt_outdir_name_t *names, size_t n, const mt_discover_list_t *files,
+                           char *msg, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

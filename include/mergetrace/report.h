@@ -134,6 +134,12 @@ typedef struct mt_report_warn_facts {
     bool merge_failed;                     /* the merged trace was not written */
 } mt_report_warn_facts_t;
 
+/* The job's NCCL files as report.json lists them: *out, nj->n entries
+ * (malloc'd, the caller frees; NULL when nj has none), in nj's order;
+ * paths and the comparisons borrowed from nj, which must outlive them.
+ * MT_OK or MT_ERR_NOMEM (*out NULL). */
+mt_status_t mt_report_nccl_files(const mt_nccl_job_t *nj, mt_report_nccl_t **out);
+
 /* Every warning of the run appended to *w, in the order the terminal
  * prints them (codes in docs/report-schema.md): missing ranks, files left
  * out, the world size, nothing to align with, the NCCL files', per rank

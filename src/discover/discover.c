@@ -701,6 +701,26 @@ long mt_discover_share_node(mt_discover_rec_t *rec, size_t n, int n_procs)
     return (long)k;
 }
 
+uint64_t mt_discover_largest_json(const mt_discover_list_t *l)
+{
+    if (!l->n)
+        return 0;
+    const mt_discover_file_t *big = &l->files[0];
+    for (size_t i = 1; i < l->n; i++)
+        if (l->files[i].bytes > big->bytes)
+            big = &l->files[i];
+    /* gzip: its JSON's size guessed (mt_input_size_hint) */
+    uint64_t json = big->bytes;
+    mt_input_t *in = NULL;
+    mt_error_t err;
+    if (mt_input_open(big->path, NULL, 0, &in, &err) == MT_OK) {
+        uint64_t hint = mt_input_size_hint(in);
+        json = hint > json ? hint : json;
+        mt_input_close(in);
+    }
+    return json;
+}
+
 size_t mt_discover_part_run(const mt_discover_list_t *l, size_t i, int me, size_t *mine)
 {
     const char *p = l->files[i].path;

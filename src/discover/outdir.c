@@ -307,3 +307,23 @@ void mt_outdir_remove_stale(const char *dir, const mt_outdir_name_t *names, size
         snprintf(last, cap - (size_t)(last - removed), "%s", tail);
     }
 }
+
+int mt_outdir_check_inputs(const char *dir, const mt_outdir_name_t *names, size_t n, const mt_discover_list_t *files,
+                           char *msg, size_t cap)
+{
+    for (size_t i = 0; i < n; i++) {
+        char path[PATH_MAX];
+        if (!names[i].keep)
+            continue;
+        snprintf(path, sizeof path, "%.4000s/%s", dir, names[i].name);
+        if (mt_outdir_is_input(path, files)) {
+            snprintf(msg, cap, "%.900s is one of the inputs: choose another -o", path);
+            return 1;
+        }
+    }
+    if (mt_outdir_is_input(dir, files)) {
+        snprintf(msg, cap, "%.900s is one of the inputs", dir);
+        return 1;
+    }
+    return 0;
+}

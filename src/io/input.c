@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -552,6 +553,38 @@ mt_status_t mt_input_check_file(const char *path, uint64_t max_bytes, const char
     if ((uint64_t)sb.st_size > max_bytes)
         return mt_error_set(err, MT_ERR_LIMIT, "%s %s: %llu bytes, more than the %llu this file may have", what,
                             path, (unsigned long long)sb.st_size, (unsigned long long)max_bytes);
+    return MT_OK;
+}
+
+mt_status_t mt_input_read_small(const char *path, uint64_t max_bytes, const char *what, char **text, size_t *len,
+                                mt_error_t *err)
+{
+    *text = NULL;
+    *len = 0;
+    /* a regular file of a sane size before it is opened: a FIFO blocked
+     * here, /dev/zero was an empty map */
+    mt_status_t st = mt_input_check_file(path, max_bytes, what, err);
+    if (st != MT_OK)
+        return st;
+    long n = -1;
+    char *buf = NULL;
+    FILE *f = fopen(path, "rb");
+    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+        buf = malloc((size_t)n + 1);
+        if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
+            n = -1;
+    } else {
+        n = -1;
+    }
+    if (f)
+        fclose(f);
+    if (n < 0) {
+        free(buf);
+        return mt_error_set(err, MT_ERR_IO, "%s: %s: cannot read the file", what, path);
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = (size_t)n;
     return MT_OK;
 }
 

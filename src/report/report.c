@@ -267,6 +267,46 @@ static mt_status_t report_json(const mt_report_t *r, mt_write_fn write, void *ct
     return j.st;
 }
 
+mt_status_t mt_report_nccl_files(const mt_nccl_job_t *nj, mt_report_nccl_t **out)
+{
+    *out = NULL;
+    if (!nj->n)
+        return MT_OK;
+    mt_report_nccl_t *f = calloc(nj->n, sizeof *f);
+    if (!f)
+        return MT_ERR_NOMEM;
+    for (size_t i = 0; i < nj->n; i++) {
+        const mt_nccl_rank_t *r = &nj->r[i];
+        f[i] = (mt_report_nccl_t){.rank = r->rank,
+                                  .path = r->path,
+                                  .format = r->info.is_nccl == MT_NCCL_FMT_INSPECTOR ? "inspector"
+                                            : r->info.is_nccl == MT_NCCL_FMT_EXAMPLE ? "example"
+                                                                                     : "plugin",
+                                  .untimed = r->info.untimed,
+                                  .host = r->info.host,
+                                  .pid = r->info.pid,
+                                  .comm_size = r->info.comm_size,
+                                  .comms = r->info.comms,
+                                  .tasks = r->info.tasks,
+                                  .rows = r->info.rows,
+                                  .p2p_left_out = r->info.p2p_left_out,
+                                  .dropped = r->info.dropped,
+                                  .orphan_channels = r->info.orphan,
+                                  .pid_differs = mt_nccl_rank_pid_differs(r),
+                                  .size_differs = mt_nccl_rank_size_differs(r),
+                                  .kineto_pid = r->kineto_pid,
+                                  .unknown_lines = r->info.unknown_lines,
+                                  .truncated = r->info.truncated != 0,
+                                  .has_offset_bound = r->info.has_bound != 0,
+                                  .gpu_offset_bound_ns = r->info.offset_bound_ns,
+                                  .with_kineto = r->with_kineto,
+                                  .aligned_on_nccl = r->aligned_on_nccl,
+                                  .agree = r->agree};
+    }
+    *out = f;
+    return MT_OK;
+}
+
 mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx)
 {
     /* buffered: the report is written a few bytes at a time (text.h) */

@@ -303,6 +303,28 @@ static void test_share_node(void **state)
 
 /* The parts of one Nsight Systems export in a row, and who owns them:
  * by hand, a.sqlite's three parts (two on process 1), then b.json. */
+/* The largest input's JSON bytes: the largest on disk, a gzip one by
+ * mt_input_size_hint (tests/data/own: the traces 1,084 bytes each;
+ * merged.json.gz 1,267 on disk, 3,293 inflated by zcat | wc -c, so the
+ * hint's floor of 8 times the compressed bytes, 10,136, wins). */
+static void test_largest(void **state)
+{
+    (void)state;
+    mt_discover_file_t f[3] = {
+        {.path = OWN "/rank-0.json", .bytes = 1084, .part = -1},
+        {.path = OWN "/rank-1.json", .bytes = 1084, .part = -1},
+        {.path = OWN "/merged.json.gz", .bytes = 1267, .part = -1},
+    };
+    mt_discover_list_t l = {.files = f, .n = 2};
+    assert_int_equal(mt_discover_largest_json(&l), 1084);
+    l.n = 3;
+    assert_int_equal(mt_discover_largest_json(&l), 8 * 1267);
+    f[2].bytes = 1000; /* smaller on disk: not looked at */
+    assert_int_equal(mt_discover_largest_json(&l), 1084);
+    l.n = 0;
+    assert_int_equal(mt_discover_largest_json(&l), 0);
+}
+
 static void test_part_run(void **state)
 {
     (void)state;
@@ -400,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_node),
         cmocka_unit_test(test_share_node),
         cmocka_unit_test(test_part_run),
+        cmocka_unit_test(test_largest),
         cmocka_unit_test(test_trace_head),
         cmocka_unit_test(test_baseline),
     };

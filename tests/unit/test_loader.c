@@ -1382,6 +1382,35 @@ static void test_scan_names(void **state)
     }
 }
 
+/* A side file read whole (mt_input_read_small): tests/data/own/rank-0.json
+ * is 1,084 bytes and starts with '{'; too large for a limit of 1,000; a
+ * directory is not a regular file; a missing path cannot be stat'ed. */
+static void test_read_small(void **state)
+{
+    (void)state;
+    const char *own = MT_SAMPLES_DIR "/../tests/data/own";
+    char path[1024];
+    snprintf(path, sizeof path, "%s/rank-0.json", own);
+    char *text = NULL;
+    size_t len = 0;
+    mt_error_t err;
+    mt_error_clear(&err);
+    assert_int_equal(mt_input_read_small(path, 4096, "--rank-map", &text, &len, &err), MT_OK);
+    assert_int_equal(len, 1084);
+    assert_int_equal(text[0], '{');
+    assert_int_equal(text[len], '\0');
+    free(text);
+    assert_int_equal(mt_input_read_small(path, 1000, "--rank-map", &text, &len, &err), MT_ERR_LIMIT);
+    assert_null(text);
+    assert_non_null(strstr(err.msg, "--rank-map"));
+    assert_non_null(strstr(err.msg, "1084 bytes"));
+    assert_int_equal(mt_input_read_small(own, 4096, "--rank-map", &text, &len, &err), MT_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    snprintf(path, sizeof path, "%s/no-such-map.txt", own);
+    assert_int_equal(mt_input_read_small(path, 4096, "--rank-map", &text, &len, &err), MT_ERR_IO);
+    assert_null(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1411,6 +1440,7 @@ int main(void)
         cmocka_unit_test(test_scan_strings),
         cmocka_unit_test(test_wide_ids),
         cmocka_unit_test(test_scan_names),
+        cmocka_unit_test(test_read_small),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

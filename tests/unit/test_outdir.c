@@ -117,6 +117,37 @@ static void test_is_input(void **state)
     assert_false(mt_outdir_is_input(q, &l));
 }
 
+/* The outputs a run keeps, and its directory, are no input. */
+static void test_check_inputs(void **state)
+{
+    (void)state;
+    put("report.json", "{}");
+    put("merged.json", "{}");
+    put("out", "{}");
+    char p0[1100], p1[1100], p2[1100], want[1200], msg[1400] = "";
+    snprintf(p0, sizeof p0, "%s/report.json", root);
+    snprintf(p1, sizeof p1, "%s/merged.json", root);
+    snprintf(p2, sizeof p2, "%s/out", root);
+    mt_discover_file_t f[3] = {{.path = p0, .part = -1}, {.path = p1, .part = -1}, {.path = p2, .part = -1}};
+    mt_discover_list_t l = {.files = f, .n = 2};
+    mt_outdir_name_t names[] = {{"merged.json", false}, {"report.html", true}, {"report.json", true}};
+    /* merged.json is an input but not written (--no-merge): report.json is the one */
+    assert_int_equal(mt_outdir_check_inputs(root, names, 3, &l, msg, sizeof msg), 1);
+    snprintf(want, sizeof want, "%s/report.json is one of the inputs: choose another -o", root);
+    assert_string_equal(msg, want);
+    names[0].keep = true; /* the first in order */
+    assert_int_equal(mt_outdir_check_inputs(root, names, 3, &l, msg, sizeof msg), 1);
+    snprintf(want, sizeof want, "%s/merged.json is one of the inputs: choose another -o", root);
+    assert_string_equal(msg, want);
+    assert_int_equal(mt_outdir_check_inputs(root, names + 1, 1, &l, msg, sizeof msg), 0); /* report.html: none */
+    /* the directory itself */
+    l.files = f + 2;
+    l.n = 1;
+    assert_int_equal(mt_outdir_check_inputs(p2, names, 3, &l, msg, sizeof msg), 1);
+    snprintf(want, sizeof want, "%s/out is one of the inputs", root);
+    assert_string_equal(msg, want);
+}
+
 static void test_tmp_and_mark(void **state)
 {
     (void)state;
@@ -283,6 +314,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_make, setup, teardown),
         cmocka_unit_test_setup_teardown(test_is_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_check_inputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tmp_and_mark, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repair, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repair_quiet_and_alive, setup, teardown),
