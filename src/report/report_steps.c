@@ -379,17 +379,17 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
     for (int k = 0; k < MT_WI_COUNT_; k++)
         if (c->whatif[k].run && c->whatif[k].steps && (bw < 0 || c->whatif[k].gain_ns > c->whatif[bw].gain_ns))
             bw = k;
+    /* bn, the one the line names: on a pipeline the best by its period, the
+     * pace of the job ("comm" too, which projects the period alone; ties
+     * stay with the best by step time). None when every used step is
+     * refused (bw < 0): the replay is no prediction then, as report.html's
+     * rows say. */
+    int bn = bw;
+    for (int k = 0; bw >= 0 && c->whatif[bw].carried && k < MT_WI_COUNT_; k++)
+        if (c->whatif[k].run && c->whatif[k].carried && c->whatif[k].period_gain_ns > c->whatif[bn].period_gain_ns)
+            bn = k;
     if (bw >= 0 && c->whatif[bw].carried) {
-        /* a pipeline: the best by its period, the pace of the job ("comm"
-         * too, which projects the period alone; ties stay with the best by
-         * step time). None when every used step is refused (bw < 0): the
-         * replay is no prediction then, as report.html's rows say. */
-        int bp = bw;
-        for (int k = 0; k < MT_WI_COUNT_; k++)
-            if (c->whatif[k].run && c->whatif[k].carried &&
-                c->whatif[k].period_gain_ns > c->whatif[bp].period_gain_ns)
-                bp = k;
-        const mt_cp_whatif_t *x = &c->whatif[bp];
+        const mt_cp_whatif_t *x = &c->whatif[bn];
         mt_fmt_time(a, sizeof a, x->period_p50_ns);
         mt_fmt_time(b, sizeof b, x->period_gain_ns);
         mt_fmt_time(d, sizeof d, x->p50_ns);
@@ -431,14 +431,7 @@ mt_status_t mt_report_steps_text(const mt_critpath_t *c, mt_write_fn w, void *ct
         /* answers that rest on edges no event names: both bindings, for the
          * straggler's what-if, the best one, the pattern's and the best
          * stage's (the others are in report.json) */
-        int order[3] = {MT_WI_STRAGGLER, bw >= 0 && c->whatif[bw].carried ? -2 : bw, MT_WI_PATTERN};
-        if (order[1] == -2) { /* a pipeline's best is by its period, as above */
-            order[1] = bw;
-            for (int k = 0; k < MT_WI_COUNT_; k++)
-                if (c->whatif[k].run && c->whatif[k].carried &&
-                    c->whatif[k].period_gain_ns > c->whatif[order[1]].period_gain_ns)
-                    order[1] = k;
-        }
+        const int order[3] = {MT_WI_STRAGGLER, bn, MT_WI_PATTERN};
         for (int i = 0; i < 3; i++) {
             int k = order[i];
             if (k < 0 || (i == 1 && k == MT_WI_STRAGGLER) || (i == 2 && k == order[1]))

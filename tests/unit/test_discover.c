@@ -27,12 +27,7 @@ static char root[512];
 
 static void put(const char *rel, const char *text)
 {
-    char p[1024];
-    snprintf(p, sizeof p, "%s/%s", root, rel);
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    tu_put(root, rel, text);
 }
 
 static const char *base_of(const char *p)

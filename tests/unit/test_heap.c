@@ -19,6 +19,7 @@
 
 #include "base/cgroup.h"
 #include "mergetrace/mergetrace.h"
+#include "test_util.h"
 
 static char root[512];
 
@@ -37,18 +38,13 @@ static void put(const char *rel, const char *text)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(root, sizeof root, "%s/heap_%d", MT_TEST_TMP, (int)getpid());
-    char cmd[1100];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", root, root);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_tmpdir(root, sizeof root, "heap");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[1100];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_tmpdir_remove(root);
 }
 
 static uint64_t room(void)

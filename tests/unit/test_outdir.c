@@ -18,17 +18,13 @@
 #include <cmocka.h>
 
 #include "mergetrace/mergetrace.h"
+#include "test_util.h"
 
 static char root[512];
 
 static void put(const char *rel, const char *text)
 {
-    char p[1024];
-    snprintf(p, sizeof p, "%s/%s", root, rel);
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    tu_put(root, rel, text);
 }
 
 static bool there(const char *rel)
@@ -42,18 +38,13 @@ static bool there(const char *rel)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(root, sizeof root, "%s/outdir_%d", MT_TEST_TMP, (int)getpid());
-    char cmd[1100];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", root, root);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_tmpdir(root, sizeof root, "outdir");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[1100];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_tmpdir_remove(root);
 }
 
 /* A process id that was this test's child and has exited (reaped). */

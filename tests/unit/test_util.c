@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cmocka.h>
@@ -133,3 +134,30 @@ const mt_crow_t *tu_crows(const mt_cinst_t *rows, size_t n)
     kept[n_kept++] = c;
     return c;
 }
+
+#ifdef MT_TEST_TMP /* the unit tests' (mt_unit); not every user of this file has it */
+int tu_tmpdir(char *root, size_t cap, const char *tag)
+{
+    snprintf(root, cap, "%s/%s_%d", MT_TEST_TMP, tag, (int)getpid());
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", root, root);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int tu_tmpdir_remove(const char *root)
+{
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+void tu_put(const char *root, const char *rel, const char *text)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", root, rel);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+#endif

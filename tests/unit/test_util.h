@@ -43,4 +43,13 @@ uint32_t tu_label(const char *s);
  * rows did. Asserts the allocation worked; n 0 gives a valid pointer. */
 const mt_crow_t *tu_crows(const mt_cinst_t *rows, size_t n);
 
+/* A fresh, empty directory MT_TEST_TMP/<tag>_<pid> into root (cap
+ * bytes): 0, or -1 (a cmocka setup's return). tu_tmpdir_remove removes
+ * it (a teardown's). */
+int tu_tmpdir(char *root, size_t cap, const char *tag);
+int tu_tmpdir_remove(const char *root);
+
+/* root/rel written with text (asserted). */
+void tu_put(const char *root, const char *rel, const char *text);
+
 #endif

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "mergetrace/mergetrace.h"
+#include "test_util.h"
 
 static char root[512];
 
@@ -34,18 +35,13 @@ static void put(const char *rel, size_t bytes)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(root, sizeof root, "%s/wire_%d", MT_TEST_TMP, (int)getpid());
-    char cmd[1100];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", root, root);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_tmpdir(root, sizeof root, "wire");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[1100];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_tmpdir_remove(root);
 }
 
 /* Appends a file to l (path copied). */
