@@ -8,6 +8,7 @@
 #include "load.h"
 #include "say.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,26 +129,41 @@ static int collect_local(MPI_Comm comm, const options_t *o, mt_discover_list_t *
     return 0;
 }
 
-/* A process that fails tells every other process at once (tag FAIL_TAG),
- * so they stop loading within one read chunk instead of finishing their
- * share first; the agreement on status afterwards is unchanged. */
+/* A process that fails tells every other process at once (tag FAIL_TAG,
+ * the failed file's index), so they stop loading within one read chunk
+ * instead of finishing their share first; the agreement on status
+ * afterwards is unchanged. A process stops only a file whose index is above
+ * a failure it has heard of: every file below the lowest failed index is
+ * always loaded to the end, so the error reported (the lowest index) is the
+ * same from run to run, whichever process failed first. */
 #define FAIL_TAG 9001
 
 typedef struct fail_note {
     MPI_Comm comm;
     int me, n_procs;
     bool sent, seen;
-    int payload;
+    int payload;      /* the index of the file this process failed on */
+    int received;     /* notes received so far */
+    int lowest;       /* the lowest failed index heard of; INT_MAX: none */
+    int current;      /* the index of the file being loaded */
     procs_req_t *reqs;
 } fail_note_t;
 
+/* Receives the notes that have arrived; true when one names a file below
+ * the one being loaded. */
 static bool other_failed(void *ctx)
 {
     fail_note_t *fn = ctx;
-    if (!fn->seen && fn->n_procs > 1) {
-        fn->seen = procs_iprobe(PROCS_ANY_SOURCE, FAIL_TAG, fn->comm);
+    while (fn->n_procs > 1 && fn->received < fn->n_procs - 1 &&
+           procs_iprobe(PROCS_ANY_SOURCE, FAIL_TAG, fn->comm)) {
+        int idx;
+        procs_recv(&idx, 1, MPI_INT, PROCS_ANY_SOURCE, FAIL_TAG, fn->comm, NULL);
+        fn->received++;
+        fn->seen = true;
+        if (idx < fn->lowest)
+            fn->lowest = idx;
     }
-    return fn->seen;
+    return fn->lowest < fn->current;
 }
 
 static void tell_others(fail_note_t *fn)
@@ -175,7 +191,7 @@ static void settle_notes(fail_note_t *fn)
         procs_waitall(fn->n_procs, fn->reqs);
         senders--;
     }
-    for (int i = 0; i < senders; i++) {
+    for (int i = fn->received; i < senders; i++) {
         int x;
         procs_recv(&x, 1, MPI_INT, PROCS_ANY_SOURCE, FAIL_TAG, fn->comm, NULL);
     }
@@ -275,7 +291,7 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_
     ao.markers = markers;
     bool ready = mt_ingest_init(L, files, me, &ao) == MT_OK;
     int local_status = ready ? MT_OK : MT_ERR_NOMEM;
-    fail_note_t fn = {.comm = comm, .me = me, .n_procs = n_procs};
+    fail_note_t fn = {.comm = comm, .me = me, .n_procs = n_procs, .lowest = INT_MAX};
     mt_ingest_opts_t io = {.strict = o->strict, .merge = !o->no_merge, .only_file = files->n == 1, .map = map,
                            .should_stop = other_failed, .should_stop_ctx = &fn, .trace_freed = mt_heap_release};
     double t0 = procs_wtime(), c0 = timings_cpu();
@@ -283,8 +299,9 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_
     for (size_t i = 0; ready && i < files->n; i++) {
         if (files->files[i].owner != me)
             continue;
+        fn.current = (int)i;
         if (other_failed(&fn))
-            break; /* someone else failed: no point loading more */
+            break; /* a file below this one failed: no point loading more */
         size_t first = L->n_res, owned, run = mt_discover_part_run(files, i, me, &owned);
         if (owned > 1) {
             /* several processes of one Nsight Systems export: one read */
@@ -302,6 +319,7 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_
                 stop = true;
             } else if (r->status != MT_OK) {
                 local_status = r->status;
+                fn.payload = (int)i;
                 tell_others(&fn);
                 stop = true; /* the first error is the one reported */
             }

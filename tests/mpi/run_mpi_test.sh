@@ -5,7 +5,8 @@
 # own (timings.json match_processes); its merged trace holds every input
 # event exactly once on the corrected clock (tests/merge/check_merged.py);
 # a bad file on one process ends every process with one message and exit
-# code 2, within seconds.
+# code 2, within seconds; of two bad files, the one of the lower index is
+# named in every run.
 # Usage: run_mpi_test.sh MPIEXEC NP MERGETRACE REPO_ROOT WORKDIR
 set -u
 mpiexec=$1 np=$2 bin=$3 root=$4 work=$5
@@ -76,4 +77,27 @@ check test "$(grep -c 'mergetrace:' "$work/bad.err")" = 1
 check grep -q 'rank-5.json: rank 5: byte 39 (line 1:40)' "$work/bad.err"
 check test "$took" -lt 60
 check test ! -e "$work/badout/report.json"
+
+# Two bad files: the one of the lowest index is named, every run, though a
+# process that owns the other (small, bad at byte 1) fails long before the
+# big one's error (at its very end) is reached.
+rm -rf "$work/bad2" && mkdir -p "$work/bad2"
+cp "$work/badset"/rank-[2-7].json "$work/bad2/"
+rm "$work/bad2/rank-5.json"
+python3 -c '
+import sys
+ev = ",".join("{\"ph\": \"X\", \"name\": \"k\", \"ts\": %d, \"dur\": 1, \"pid\": 0, \"tid\": 7}" % i for i in range(400000))
+open(sys.argv[1], "w").write("{\"traceEvents\": [" + ev + ", oops]}")
+' "$work/bad2/rank-0.json"
+printf 'x' >"$work/bad2/rank-1.json"
+for k in 1 2 3; do
+  run "$np" "$bin" --no-progress -o "$work/bad2out" "$work/bad2" >"$work/bad2.out" 2>"$work/bad2.err"
+  check test $? = 2
+  check test "$(grep -c 'mergetrace:' "$work/bad2.err")" = 1
+  check grep -q 'rank-0.json: rank 0: byte' "$work/bad2.err"
+done
+# by hand, the same over worker threads
+"$bin" -j "$np" --no-progress -o "$work/bad2out" "$work/bad2" >"$work/bad2.out" 2>"$work/bad2.err"
+check test $? = 2
+check grep -q 'rank-0.json: rank 0: byte' "$work/bad2.err"
 harness_end
