@@ -375,7 +375,7 @@ def finish(scenario, ranks, truth):
     waits = {}
     for rk in ranks:
         rk.dump_true = dump
-        if "p2p" in truth:
+        if truth.get("p2p"):
             op = next((e for e in rk.entries if e["true_completed"] is None), None)
             if truth["verdict"] != "no_hang" and op and op["true_started"] is not None:
                 waits[rk.r] = (dump - op["true_started"]) / 1e9
