@@ -266,7 +266,7 @@ mt_status_t mt_fr_keep_plan(const mt_fr_dump_t *heads, size_t n, const mt_fr_pg_
 /* The entries of d the analysis reads, in d's order, into *out (owning its
  * entries; no groups; rank and version copied): the collective entries of
  * each group of keep[0..nkeep) (sorted by name) from its sequence number
- * on, every entry started and not completed, and the last entry and the
+ * on, every entry not completed (or started and not completed), and the last entry and the
  * last completed one by record id. MT_OK or MT_ERR_NOMEM. */
 mt_status_t mt_fr_dump_trim(const mt_fr_dump_t *d, const mt_fr_pg_seq_t *keep, size_t nkeep, mt_fr_dump_t *out);
 
