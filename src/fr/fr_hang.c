@@ -654,26 +654,73 @@ typedef struct wait {
     const mt_fr_pg_t *pg;    /* e's group; NULL when no dump defines it */
 } wait_t;
 
-/* The match on rank q (dump qd) of rank r's send (send true) or recv in
- * group j->named[g]: q's first entry not completed of that group in the
- * other direction with peer r (the operations between two ranks run in
- * order); NULL when none. */
-static const mt_fr_entry_t *p2p_match(job_t *j, size_t g, int qd, int r, bool send)
+static bool blocks(const wait_t *w)
 {
-    const mt_fr_dump_t *d = &j->dumps[qd];
+    return w->kind == W_WAITS || w->kind == W_MISMATCH;
+}
+
+/* The open sends (send true) or recvs of dump di in group j->named[g]
+ * with peer `peer`, in record order: the place of e among them (e NULL:
+ * their number), or the k-th of them (e NULL, *at = k) in *at. */
+static const mt_fr_entry_t *p2p_nth(job_t *j, size_t g, int di, bool send, int peer, const mt_fr_entry_t *e,
+                                    size_t *at)
+{
+    const mt_fr_dump_t *d = &j->dumps[di];
     const mt_fr_pg_t *pg = j->named[g];
     const int *s = sorted_ranks(j, g);
     uint32_t id;
+    size_t k = 0;
     if (!s || !name_id(d, pg->name, &id))
         return NULL;
-    for (size_t k = 0; k < j->nopen[qd]; k++) {
-        const mt_fr_entry_t *e = &d->entries[j->open[qd][k]];
+    for (size_t i = 0; i < j->nopen[di]; i++) {
+        const mt_fr_entry_t *x = &d->entries[j->open[di][i]];
         p2p_ends_t p;
-        if (e->is_p2p && e->pg == id && parse_p2p(mt_fr_str(d, e->name), &p) && p.send != send &&
-            p.peer < pg->nranks && s[p.peer] == r)
-            return e;
+        if (!x->is_p2p || x->pg != id || !parse_p2p(mt_fr_str(d, x->name), &p) || p.send != send ||
+            p.peer >= pg->nranks || s[p.peer] != peer)
+            continue;
+        if (e ? x == e : k == *at) {
+            *at = k;
+            return x;
+        }
+        k++;
     }
     return NULL;
+}
+
+/* Rank r's (dump di) open send or recv e of group j->named[g] into *w:
+ * its match on the peer is the peer's open entry of the other direction
+ * with peer r at the same place (the operations between two ranks run in
+ * order, and those before the open ones completed on both ends). */
+static void p2p_wait(job_t *j, int r, int di, size_t g, const mt_fr_entry_t *e, wait_t *w)
+{
+    const mt_fr_dump_t *d = &j->dumps[di];
+    const mt_fr_pg_t *pg = j->named[g];
+    const int *s = sorted_ranks(j, g);
+    p2p_ends_t p;
+    *w = (wait_t){.kind = W_UNKNOWN, .on = -1, .e = e, .p2p = true, .pg = pg};
+    if (!s || !parse_p2p(mt_fr_str(d, e->name), &p) || p.me >= pg->nranks || p.peer >= pg->nranks || s[p.me] != r ||
+        s[p.peer] == r)
+        return;
+    int q = w->on = s[p.peer], qd = q < j->world ? j->of_rank[q] : -1;
+    size_t at = 0;
+    if (qd < 0 || !p2p_nth(j, g, di, p.send, q, e, &at))
+        return;
+    const mt_fr_entry_t *m = p2p_nth(j, g, qd, !p.send, r, NULL, &at);
+    if (!m) {
+        w->kind = W_WAITS;
+        return;
+    }
+    /* the send's elements against the recv's (its output, else its
+     * input), and their dtypes where both have one */
+    const mt_fr_dump_t *qdump = &j->dumps[qd];
+    const mt_fr_entry_t *snd = p.send ? e : m, *rcv = p.send ? m : e;
+    const char *sdt = mt_fr_str(p.send ? d : qdump, snd->dtype), *rdt = mt_fr_str(p.send ? qdump : d, rcv->dtype);
+    uint64_t rn = rcv->out_numel ? rcv->out_numel : rcv->in_numel;
+    if (snd->in_numel != rn || (sdt[0] && rdt[0] && strcmp(sdt, rdt))) {
+        w->kind = W_MISMATCH;
+        w->pe = m;
+    } else
+        w->kind = W_IN_IT;
 }
 
 static void waits_for(job_t *j, int r, wait_t *w)
@@ -698,29 +745,19 @@ static void waits_for(job_t *j, int r, wait_t *w)
     if (!s)
         return;
     if (e->is_p2p) {
-        p2p_ends_t p;
-        if (!parse_p2p(mt_fr_str(d, e->name), &p) || p.me >= pg->nranks || p.peer >= pg->nranks || s[p.me] != r ||
-            s[p.peer] == r)
-            return;
-        int q = w->on = s[p.peer], qd = q < j->world ? j->of_rank[q] : -1;
-        if (qd < 0)
-            return;
-        const mt_fr_entry_t *m = p2p_match(j, g, qd, r, p.send);
-        if (!m) {
-            w->kind = W_WAITS;
-            return;
+        /* a batch (batch_isend_irecv: one p2p_seq_id) waits as a whole:
+         * its first send or recv that waits for its peer or mismatches,
+         * else its first */
+        p2p_wait(j, r, di, g, e, w);
+        for (size_t k = 1; k < j->nopen[di] && !blocks(w); k++) {
+            const mt_fr_entry_t *x = &d->entries[j->open[di][k]];
+            wait_t o;
+            if (!x->is_p2p || x->pg != e->pg || x->p2p_seq != e->p2p_seq)
+                break;
+            p2p_wait(j, r, di, g, x, &o);
+            if (blocks(&o))
+                *w = o;
         }
-        /* the send's elements against the recv's (its output, else its
-         * input), and their dtypes where both have one */
-        const mt_fr_dump_t *qdump = &j->dumps[qd];
-        const mt_fr_entry_t *snd = p.send ? e : m, *rcv = p.send ? m : e;
-        const char *sdt = mt_fr_str(p.send ? d : qdump, snd->dtype), *rdt = mt_fr_str(p.send ? qdump : d, rcv->dtype);
-        uint64_t rn = rcv->out_numel ? rcv->out_numel : rcv->in_numel;
-        if (snd->in_numel != rn || (sdt[0] && rdt[0] && strcmp(sdt, rdt))) {
-            w->kind = W_MISMATCH;
-            w->pe = m;
-        } else
-            w->kind = W_IN_IT;
         return;
     }
     /* a collective: the lowest member without its entry */
@@ -762,11 +799,6 @@ static int walk(const wait_t *w, int start, int *chain, int *seen, int stamp, in
         }
         cur = q;
     }
-}
-
-static bool blocks(const wait_t *w)
-{
-    return w->kind == W_WAITS || w->kind == W_MISMATCH;
 }
 
 /* A send or recv among chain[0..n)'s waits. */
