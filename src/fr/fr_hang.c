@@ -24,6 +24,9 @@ typedef struct job {
     size_t *nopen;
     int **sorted; /* [nnamed]: each group's ranks sorted (a send's group ranks index them); NULL until asked */
     bool nomem;   /* an allocation of the send/recv analysis failed */
+    size_t wc_g;  /* waits_for's last collective: its group (SIZE_MAX: none), seq, wait and rank */
+    int64_t wc_seq;
+    int wc_kind, wc_on;
 } job_t;
 
 typedef struct ixe {
@@ -723,7 +726,9 @@ static void p2p_wait(job_t *j, int r, int di, size_t g, const mt_fr_entry_t *e, 
         w->kind = W_IN_IT;
 }
 
-static void waits_for(job_t *j, int r, wait_t *w)
+/* What rank r is blocked in, into *w; colls false: a collective is left
+ * W_UNKNOWN (only sends and recvs looked at: the cheap first pass). */
+static void waits_for(job_t *j, int r, bool colls, wait_t *w)
 {
     *w = (wait_t){.kind = W_UNKNOWN, .on = -1};
     int di = j->of_rank[r];
@@ -760,21 +765,34 @@ static void waits_for(job_t *j, int r, wait_t *w)
         }
         return;
     }
-    /* a collective: the lowest member without its entry */
+    if (!colls)
+        return;
+    /* a collective: the lowest member without its entry, the same for
+     * every member in it (kept for the next: thousands of ranks wait in
+     * one collective, and each look is a scan of its members) */
+    if (j->wc_g == g && j->wc_seq == e->seq) {
+        w->kind = j->wc_kind;
+        w->on = j->wc_on;
+        return;
+    }
     bool nodump = false;
+    w->kind = W_IN_IT;
     for (int k = 0; k < pg->nranks; k++) {
         int q = s[k], qd = q < j->world ? j->of_rank[q] : -1;
-        if (q == r)
-            continue;
         if (qd < 0)
             nodump = true;
         else if (!find(j, &j->dumps[qd], pg->name, e->seq)) {
             w->kind = W_WAITS;
             w->on = q;
-            return;
+            break;
         }
     }
-    w->kind = nodump ? W_UNKNOWN : W_IN_IT;
+    if (w->kind != W_WAITS && nodump)
+        w->kind = W_UNKNOWN;
+    j->wc_g = g;
+    j->wc_seq = e->seq;
+    j->wc_kind = w->kind;
+    j->wc_on = w->on;
 }
 
 /* The waits followed from start into chain[] (room for every rank),
@@ -823,11 +841,15 @@ static bool p2p_verdict(job_t *j, wait_t *w, mt_fr_hang_t *h)
     int world = j->world;
     bool any = false;
     for (int r = 0; r < world; r++) {
-        waits_for(j, r, &w[r]);
+        waits_for(j, r, false, &w[r]);
         any |= w[r].p2p && blocks(&w[r]);
     }
     if (!any || j->nomem)
         return false;
+    j->wc_g = SIZE_MAX;
+    for (int r = 0; r < world; r++)
+        if (w[r].e && !w[r].p2p)
+            waits_for(j, r, true, &w[r]);
     int *indeg = calloc((size_t)world, sizeof *indeg), *seen = malloc((size_t)world * sizeof *seen),
         *chain = malloc((size_t)world * sizeof *chain);
     if (!indeg || !seen || !chain) {
