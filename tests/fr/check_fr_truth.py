@@ -56,8 +56,8 @@ def main():
             # point-to-point scenarios: the waiting chain and the send/recv
             # the verdict is of (waiter, peer, its p2p_seq_id)
             for k in ("chain", "p2p"):
-                if k in t and g[k] != t[k]:
-                    errs.append("%s %r, truth %r" % (k, g[k], t[k]))
+                if k in t and g.get(k) != t[k]:
+                    errs.append("%s %r, truth %r" % (k, g.get(k), t[k]))
             for k in ("culprit_ranks", "no_dump_ranks"):
                 if sorted(g[k]) != sorted(t[k]):
                     errs.append("%s %r, truth %r" % (k, g[k], t[k]))
