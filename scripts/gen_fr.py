@@ -52,7 +52,7 @@ P2P_NS = 1_000_000               # one completed send/recv
 HOP_NS = 3_000_000               # a stage's compute between its recv and its send
 
 SCENARIOS = ["skip", "stuck_other", "size_mismatch", "restart", "missing_dump", "slow_rank",
-             "pp_chain", "pp_stuck", "p2p_size", "pp_clean"]
+             "pp_chain", "pp_stuck", "p2p_size", "pp_clean", "pp_cycle"]
 
 
 def pg_of(rank, kind):
@@ -135,11 +135,15 @@ def build_pp(scenario):
       3: group ranks differ from global ones); rank 0 sends 2048 elements to
       rank 2, which receives 1024: both stuck; ranks 1 and 3 wait for them in
       the default group's all_reduce.
+    pp_cycle: the 4-stage pipeline; stage 2 enters an all_gather of group 2
+      (tp, ranks 2 and 3) before its send to stage 3, which waits in the
+      recv and never enqueues the all_gather: 3 -> 2 -> 3, an order mismatch.
     pp_clean: the 4-stage pipeline, no hang: the dump is taken while stage 2's
       send to stage 3 and stage 3's recv are both in flight; rank 0's ring
       buffer lost its first entries; p2p_seq_id differs between the two ends
       of every pair (stages 1 and 2 count their sends and recvs together)."""
-    version = {"pp_chain": "2.10", "pp_stuck": "2.9", "p2p_size": "2.8", "pp_clean": "2.10"}[scenario]
+    version = {"pp_chain": "2.10", "pp_stuck": "2.9", "p2p_size": "2.8", "pp_clean": "2.10",
+               "pp_cycle": "2.7"}[scenario]
     ranks = [Rank(r, version, PP_PGS) for r in range(WORLD)]
     ops = {r: [] for r in range(WORLD)}
 
@@ -196,6 +200,12 @@ def build_pp(scenario):
         op(3, h + 1000, "p2p", "3", "recv", 2, h + 1000, h + 1000, None, 4096)
         c = h + 2 * HOP_NS + P2P_NS + 100_000
         op(2, c, "coll", "4", "all_reduce", c, c, None)
+    elif scenario == "pp_cycle":
+        link("3", 0, 1, h + HOP_NS)
+        link("3", 1, 2, h + 2 * HOP_NS)
+        op(3, h + 1000, "p2p", "3", "recv", 2, h + 1000, h + 1000, None, 4096)
+        c = h + 2 * HOP_NS + P2P_NS + 100_000
+        op(2, c, "coll", "2", "all_gather", c, c, None)
     elif scenario == "p2p_size":
         link("5", 0, 2, h + HOP_NS, done=False, numel=2048, recv_numel=1024)
         link("6", 1, 3, h + HOP_NS + 50_000)
@@ -231,6 +241,13 @@ def build_pp(scenario):
                       "culprit_last": {"pg": "3", "profiling_name": "nccl:send 0->1",
                                        "collective_seq_id": last(0)["collective_seq_id"], "state": "completed"},
                       "p2p": None, "chain": [3, 2, 0]})
+    elif scenario == "pp_cycle":
+        e = last(3)
+        truth.update({"verdict": "order_mismatch", "group": "3", "group_desc": "pp",
+                      "collective_seq_id": e["collective_seq_id"], "profiling_name": "nccl:recv 3<-2",
+                      "culprit_ranks": [2, 3],
+                      "p2p": {"waiter": 3, "peer": 2, "p2p_seq_id": e["p2p_seq_id"]}, "chain": [3, 2],
+                      "other_group": "2", "other_profiling_name": "nccl:all_gather"})
     elif scenario == "p2p_size":
         e = first_open(0)
         truth.update({"verdict": "size_mismatch", "group": "5", "group_desc": "pp",
