@@ -52,7 +52,7 @@ P2P_NS = 1_000_000               # one completed send/recv
 HOP_NS = 3_000_000               # a stage's compute between its recv and its send
 
 SCENARIOS = ["skip", "stuck_other", "size_mismatch", "restart", "missing_dump", "slow_rank",
-             "pp_chain", "pp_stuck", "p2p_size", "pp_clean", "pp_cycle"]
+             "pp_chain", "pp_stuck", "p2p_size", "pp_clean", "pp_cycle", "pp_batch"]
 
 
 def pg_of(rank, kind):
@@ -73,19 +73,22 @@ class Rank:
         self.evicted = 0          # entries the ring buffer lost (the first ones)
         self.dump_true = None
 
-    def p2p(self, pg, kind, peer, created, started, completed, numel=4096, dtype="Float"):
+    def p2p(self, pg, kind, peer, created, started, completed, numel=4096, dtype="Float", batched=False):
         """A send to / recv from global rank peer in group pg. p2p_seq_id
         counts this rank's point-to-point operations in the group (every
         peer, both directions); collective_seq_id stays the group's last
-        collective number."""
+        collective number; batched: in the batch of the operation before
+        (batch_isend_irecv: one p2p_seq_id for all of it)."""
         ranks = sorted(self.pgs[pg]["ranks"])
         me, other = ranks.index(self.r), ranks.index(peer)
         e = self.add(pg, "send %d->%d" % (me, other) if kind == "send" else "recv %d<-%d" % (me, other),
-                     created, started, completed, numel=numel, dtype=dtype, p2p=True)
+                     created, started, completed, numel=numel, dtype=dtype, p2p=True, batched=batched)
         return e
 
-    def add(self, pg, name, created, started, completed, numel=1024, dtype="Float", p2p=False):
-        if p2p:
+    def add(self, pg, name, created, started, completed, numel=1024, dtype="Float", p2p=False, batched=False):
+        if p2p and batched:
+            pass
+        elif p2p:
             self.p2p_seq[pg] += 1
         else:
             self.seq[pg] += 1
@@ -138,12 +141,17 @@ def build_pp(scenario):
     pp_cycle: the 4-stage pipeline; stage 2 enters an all_gather of group 2
       (tp, ranks 2 and 3) before its send to stage 3, which waits in the
       recv and never enqueues the all_gather: 3 -> 2 -> 3, an order mismatch.
+    pp_batch: the 4-stage pipeline; the last step's sends and recvs are
+      batches (batch_isend_irecv: stage s sends its previous micro-batch on
+      and receives the next one, one p2p_seq_id); stage 0 never sends:
+      stage 1's batch waits in its recv from rank 0 (its send to stage 2 is
+      matched: both ends have it open), stages 2 and 3 are in matched ops.
     pp_clean: the 4-stage pipeline, no hang: the dump is taken while stage 2's
       send to stage 3 and stage 3's recv are both in flight; rank 0's ring
       buffer lost its first entries; p2p_seq_id differs between the two ends
       of every pair (stages 1 and 2 count their sends and recvs together)."""
     version = {"pp_chain": "2.10", "pp_stuck": "2.9", "p2p_size": "2.8", "pp_clean": "2.10",
-               "pp_cycle": "2.7"}[scenario]
+               "pp_cycle": "2.7", "pp_batch": "2.8"}[scenario]
     ranks = [Rank(r, version, PP_PGS) for r in range(WORLD)]
     ops = {r: [] for r in range(WORLD)}
 
@@ -200,6 +208,12 @@ def build_pp(scenario):
         op(3, h + 1000, "p2p", "3", "recv", 2, h + 1000, h + 1000, None, 4096)
         c = h + 2 * HOP_NS + P2P_NS + 100_000
         op(2, c, "coll", "4", "all_reduce", c, c, None)
+    elif scenario == "pp_batch":
+        for s_ in (1, 2):  # send first, then the recv, one batch
+            c = h + s_ * 1000
+            op(s_, c, "p2p", "3", "send", s_ + 1, c, c, None, 4096)
+            op(s_, c + 1, "p2p", "3", "recv", s_ - 1, c + 1, c + 1, None, 4096, True)
+        op(3, h + 3000, "p2p", "3", "recv", 2, h + 3000, h + 3000, None, 4096)
     elif scenario == "pp_cycle":
         link("3", 0, 1, h + HOP_NS)
         link("3", 1, 2, h + 2 * HOP_NS)
@@ -218,7 +232,7 @@ def build_pp(scenario):
     for r in range(WORLD):
         for created, _, a in sorted(ops[r], key=lambda x: (x[0], x[1])):
             if a[0] == "p2p":
-                ranks[r].p2p(a[1], a[2], a[3], a[4], a[5], a[6], numel=a[7])
+                ranks[r].p2p(a[1], a[2], a[3], a[4], a[5], a[6], numel=a[7], batched=len(a) > 8 and a[8])
             else:
                 ranks[r].add(a[1], a[2], a[3], a[4], a[5])
     if scenario == "pp_clean":
@@ -241,6 +255,14 @@ def build_pp(scenario):
                       "culprit_last": {"pg": "3", "profiling_name": "nccl:send 0->1",
                                        "collective_seq_id": last(0)["collective_seq_id"], "state": "completed"},
                       "p2p": None, "chain": [3, 2, 0]})
+    elif scenario == "pp_batch":
+        e = last(1)
+        truth.update({"verdict": "never_enqueued", "group": "3", "group_desc": "pp",
+                      "collective_seq_id": e["collective_seq_id"], "profiling_name": "nccl:recv 1<-0",
+                      "culprit_ranks": [0],
+                      "culprit_last": {"pg": "0", "profiling_name": "nccl:all_reduce",
+                                       "collective_seq_id": last(0)["collective_seq_id"], "state": "completed"},
+                      "p2p": {"waiter": 1, "peer": 0, "p2p_seq_id": e["p2p_seq_id"]}, "chain": [1, 0]})
     elif scenario == "pp_cycle":
         e = last(3)
         truth.update({"verdict": "order_mismatch", "group": "3", "group_desc": "pp",

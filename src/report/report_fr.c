@@ -153,8 +153,12 @@ mt_status_t mt_report_hang_html(const mt_fr_hang_t *h, mt_write_fn w, void *ctx)
     mt_out_puts(&o, "</pre>\n");
     if (h->kind != MT_FR_NO_HANG) {
         mt_out_puts(&o, "<table><thead><tr><th>rank</th><th>dump</th><th>clock offset</th><th>waiting in ");
-        mt_out_html(&o, h->name, strlen(h->name));
-        mt_out_printf(&o, " #%" PRId64 "</th><th>last completed</th></tr></thead><tbody>\n", h->seq);
+        if (h->p2p) /* each rank's wait is in its own first entry not completed */
+            mt_out_puts(&o, "its first entry not completed</th><th>last completed</th></tr></thead><tbody>\n");
+        else {
+            mt_out_html(&o, h->name, strlen(h->name));
+            mt_out_printf(&o, " #%" PRId64 "</th><th>last completed</th></tr></thead><tbody>\n", h->seq);
+        }
         for (int r = 0; r < h->world; r++) {
             bool culprit = false;
             for (int i = 0; i < h->nculprits; i++)
@@ -169,7 +173,8 @@ mt_status_t mt_report_hang_html(const mt_fr_hang_t *h, mt_write_fn w, void *ctx)
             const mt_fr_op_t *e = &h->last_done[r];
             if (e->name[0]) {
                 mt_out_html(&o, e->name, strlen(e->name));
-                mt_out_printf(&o, " #%" PRId64 " in group ", e->seq);
+                mt_out_printf(&o, e->is_p2p ? " (p2p #%" PRId64 ") in group " : " #%" PRId64 " in group ",
+                              e->is_p2p ? e->p2p_seq : e->seq);
                 mt_out_html(&o, e->pg, strlen(e->pg));
             } else
                 mt_out_puts(&o, "-");
