@@ -52,7 +52,7 @@ P2P_NS = 1_000_000               # one completed send/recv
 HOP_NS = 3_000_000               # a stage's compute between its recv and its send
 
 SCENARIOS = ["skip", "stuck_other", "size_mismatch", "restart", "missing_dump", "slow_rank",
-             "pp_chain", "pp_stuck", "p2p_size", "pp_clean", "pp_cycle", "pp_batch"]
+             "pp_chain", "pp_stuck", "p2p_size", "pp_clean", "pp_cycle", "pp_batch", "pp_missing"]
 
 
 def pg_of(rank, kind):
@@ -146,12 +146,16 @@ def build_pp(scenario):
       and receives the next one, one p2p_seq_id); stage 0 never sends:
       stage 1's batch waits in its recv from rank 0 (its send to stage 2 is
       matched: both ends have it open), stages 2 and 3 are in matched ops.
+    pp_missing: the 4-stage pipeline hangs in the backward pass: stage 3
+      never sends its gradients back and has no dump; stages 0-2 wait in
+      their recv from the stage after: 0 -> 1 -> 2, then rank 3 (no dump:
+      cannot decide).
     pp_clean: the 4-stage pipeline, no hang: the dump is taken while stage 2's
       send to stage 3 and stage 3's recv are both in flight; rank 0's ring
       buffer lost its first entries; p2p_seq_id differs between the two ends
       of every pair (stages 1 and 2 count their sends and recvs together)."""
     version = {"pp_chain": "2.10", "pp_stuck": "2.9", "p2p_size": "2.8", "pp_clean": "2.10",
-               "pp_cycle": "2.7", "pp_batch": "2.8"}[scenario]
+               "pp_cycle": "2.7", "pp_batch": "2.8", "pp_missing": "2.9"}[scenario]
     ranks = [Rank(r, version, PP_PGS) for r in range(WORLD)]
     ops = {r: [] for r in range(WORLD)}
 
@@ -208,6 +212,9 @@ def build_pp(scenario):
         op(3, h + 1000, "p2p", "3", "recv", 2, h + 1000, h + 1000, None, 4096)
         c = h + 2 * HOP_NS + P2P_NS + 100_000
         op(2, c, "coll", "4", "all_reduce", c, c, None)
+    elif scenario == "pp_missing":
+        for s_ in (0, 1, 2):
+            op(s_, h + s_ * 1000, "p2p", "3", "recv", s_ + 1, h + s_ * 1000, h + s_ * 1000, None, 4096)
     elif scenario == "pp_batch":
         for s_ in (1, 2):  # send first, then the recv, one batch
             c = h + s_ * 1000
@@ -255,6 +262,12 @@ def build_pp(scenario):
                       "culprit_last": {"pg": "3", "profiling_name": "nccl:send 0->1",
                                        "collective_seq_id": last(0)["collective_seq_id"], "state": "completed"},
                       "p2p": None, "chain": [3, 2, 0]})
+    elif scenario == "pp_missing":
+        e = last(2)
+        truth.update({"verdict": "no_dump", "group": "3", "group_desc": "pp",
+                      "collective_seq_id": e["collective_seq_id"], "profiling_name": "nccl:recv 2<-3",
+                      "culprit_ranks": [], "no_dump_ranks": [3], "missing": [3],
+                      "p2p": {"waiter": 2, "peer": 3, "p2p_seq_id": e["p2p_seq_id"]}, "chain": [0, 1, 2]})
     elif scenario == "pp_batch":
         e = last(1)
         truth.update({"verdict": "never_enqueued", "group": "3", "group_desc": "pp",
@@ -492,7 +505,7 @@ def main(argv=None):
             d = os.path.join(a.out, sc, enc)
             os.makedirs(d, exist_ok=True)
             for rk in ranks:
-                if sc == "missing_dump" and rk.r in truth["missing"]:
+                if rk.r in truth.get("missing", []):
                     continue
                 obj = dump_obj(rk, enc)
                 path = os.path.join(d, "%s%d" % (a.prefix, rk.r))

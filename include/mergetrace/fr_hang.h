@@ -215,7 +215,8 @@ typedef struct mt_fr_hang {
  * followed to its end: a rank not waiting is the culprit
  * (never_enqueued), a mismatched pair both culprits (size_mismatch: the
  * dumps cannot tell which side is wrong), a cycle its ranks
- * (order_mismatch); the verdict is the last link's (a collective's as
+ * (order_mismatch), a peer without a dump no_dump (a send or recv whose
+ * peer has none counts as waiting); the verdict is the last link's (a collective's as
  * without sends and recvs), waits are each waiting rank's in its first
  * entry not completed. Fills *h (free its arrays with mt_fr_hang_free). MT_ERR_NOMEM, or MT_ERR_FORMAT for dumps of different
  * jobs (a group's ranks differ between dumps). */

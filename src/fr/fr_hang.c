@@ -819,11 +819,18 @@ static int walk(const wait_t *w, int start, int *chain, int *seen, int stamp, in
     }
 }
 
+/* w waits, or is a send or recv whose peer has no dump (who may be the
+ * culprit: the verdict then says it cannot decide). */
+static bool waiting(const job_t *j, const wait_t *w)
+{
+    return blocks(w) || (w->p2p && w->kind == W_UNKNOWN && w->on >= 0 && j->of_rank[w->on] < 0);
+}
+
 /* A send or recv among chain[0..n)'s waits. */
-static bool p2p_link(const wait_t *w, const int *chain, int n)
+static bool p2p_link(const job_t *j, const wait_t *w, const int *chain, int n)
 {
     for (int i = 0; i < n; i++)
-        if (w[chain[i]].p2p && blocks(&w[chain[i]]))
+        if (w[chain[i]].p2p && waiting(j, &w[chain[i]]))
             return true;
     return false;
 }
@@ -842,7 +849,7 @@ static bool p2p_verdict(job_t *j, wait_t *w, mt_fr_hang_t *h)
     bool any = false;
     for (int r = 0; r < world; r++) {
         waits_for(j, r, false, &w[r]);
-        any |= w[r].p2p && blocks(&w[r]);
+        any |= w[r].p2p && waiting(j, &w[r]);
     }
     if (!any || j->nomem)
         return false;
@@ -869,16 +876,16 @@ static bool p2p_verdict(job_t *j, wait_t *w, mt_fr_hang_t *h)
      * rank waiting in a send or recv */
     int start = -1, best = 0, loop;
     for (int r = 0; r < world; r++) {
-        if (!blocks(&w[r]) || indeg[r])
+        if (!waiting(j, &w[r]) || indeg[r])
             continue;
         int n = walk(w, r, chain, seen, r, &loop);
-        if (n > best && p2p_link(w, chain, n)) {
+        if (n > best && p2p_link(j, w, chain, n)) {
             best = n;
             start = r;
         }
     }
     for (int r = 0; r < world && start < 0; r++)
-        if (w[r].p2p && blocks(&w[r]))
+        if (w[r].p2p && waiting(j, &w[r]))
             start = r;
     int n = walk(w, start, chain, seen, world, &loop);
     int last = chain[n - 1], link = last;
