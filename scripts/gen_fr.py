@@ -39,7 +39,20 @@ PGS = {
     "2": {"name": "2", "desc": "tp", "ranks": [2, 3]},
 }
 
-SCENARIOS = ["skip", "stuck_other", "size_mismatch", "restart", "missing_dump", "slow_rank"]
+# Point-to-point scenarios (pipeline parallelism) add their own groups: a
+# send's profiling_name names group ranks (positions in the group's sorted
+# ranks), which differ from global ranks in groups 5 and 6.
+PP_PGS = dict(PGS, **{
+    "3": {"name": "3", "desc": "pp", "ranks": [0, 1, 2, 3]},
+    "4": {"name": "4", "desc": "dp", "ranks": [0, 2]},
+    "5": {"name": "5", "desc": "pp", "ranks": [0, 2]},
+    "6": {"name": "6", "desc": "pp", "ranks": [1, 3]},
+})
+P2P_NS = 1_000_000               # one completed send/recv
+HOP_NS = 3_000_000               # a stage's compute between its recv and its send
+
+SCENARIOS = ["skip", "stuck_other", "size_mismatch", "restart", "missing_dump", "slow_rank",
+             "pp_chain", "pp_stuck", "p2p_size", "pp_clean", "pp_cycle", "pp_batch", "pp_missing"]
 
 
 def pg_of(rank, kind):
@@ -49,30 +62,50 @@ def pg_of(rank, kind):
 
 
 class Rank:
-    def __init__(self, r, version):
+    def __init__(self, r, version, pgs=PGS):
         self.r = r
         self.version = version
+        self.pgs = pgs
         self.entries = []
         self.record = 0
-        self.seq = {"0": 0, "1": 0, "2": 0}
+        self.seq = {g: 0 for g in pgs}
+        self.p2p_seq = {g: 0 for g in pgs}
+        self.evicted = 0          # entries the ring buffer lost (the first ones)
         self.dump_true = None
 
-    def add(self, pg, name, created, started, completed, numel=1024, dtype="Float"):
-        self.seq[pg] += 1
+    def p2p(self, pg, kind, peer, created, started, completed, numel=4096, dtype="Float", batched=False):
+        """A send to / recv from global rank peer in group pg. p2p_seq_id
+        counts this rank's point-to-point operations in the group (every
+        peer, both directions); collective_seq_id stays the group's last
+        collective number; batched: in the batch of the operation before
+        (batch_isend_irecv: one p2p_seq_id for all of it)."""
+        ranks = sorted(self.pgs[pg]["ranks"])
+        me, other = ranks.index(self.r), ranks.index(peer)
+        e = self.add(pg, "send %d->%d" % (me, other) if kind == "send" else "recv %d<-%d" % (me, other),
+                     created, started, completed, numel=numel, dtype=dtype, p2p=True, batched=batched)
+        return e
+
+    def add(self, pg, name, created, started, completed, numel=1024, dtype="Float", p2p=False, batched=False):
+        if p2p and batched:
+            pass
+        elif p2p:
+            self.p2p_seq[pg] += 1
+        else:
+            self.seq[pg] += 1
         e = {
             "record_id": self.record,
             "pg_id": int(pg),
-            "process_group": (PGS[pg]["name"], PGS[pg]["desc"]),
+            "process_group": (self.pgs[pg]["name"], self.pgs[pg]["desc"]),
             "collective_seq_id": self.seq[pg],
-            "p2p_seq_id": 0,
-            "op_id": self.seq[pg],
+            "p2p_seq_id": self.p2p_seq[pg],
+            "op_id": self.seq[pg] + self.p2p_seq[pg],
             "profiling_name": "nccl:" + name,
             "true_created": created, "true_started": started, "true_completed": completed,
             "duration_ms": None if completed is None else (completed - started) / 1e6,
             "state": "completed" if completed is not None else ("started" if started is not None else "scheduled"),
             "retired": completed is not None,
             "timeout_ms": TIMEOUT_MS,
-            "is_p2p": False,
+            "is_p2p": p2p,
             "input_sizes": [[numel]],
             "input_dtypes": [dtype],
             "output_sizes": [[numel * (2 if name == "all_gather" else 1)]],
@@ -90,8 +123,184 @@ def local(r, t):
     return None if t is None else t + OFFSET[r]
 
 
+def build_pp(scenario):
+    """The point-to-point scenarios: (ranks, truth) in true time, the truth
+    without the parts build() adds for every scenario.
+
+    pp_chain: a 4-stage pipeline (group 3); stage 0 never sends its next
+      micro-batch (it is elsewhere: its last entry is a completed
+      all_reduce); stages 1-3 each wait in a recv from the stage before: the
+      chain 3 -> 2 -> 1 -> 0 ends at rank 0, which is not waiting.
+    pp_stuck: the same pipeline; stage 2 never sends to stage 3: it is stuck
+      in an all_reduce of group 4 (dp, ranks 0 and 2) that rank 0 never
+      enqueued (rank 0's last entry is its completed send): 3 -> 2 -> 0.
+    p2p_size: two 2-stage pipelines (groups 5 = ranks 0, 2 and 6 = ranks 1,
+      3: group ranks differ from global ones); rank 0 sends 2048 elements to
+      rank 2, which receives 1024: both stuck; ranks 1 and 3 wait for them in
+      the default group's all_reduce.
+    pp_cycle: the 4-stage pipeline; stage 2 enters an all_gather of group 2
+      (tp, ranks 2 and 3) before its send to stage 3, which waits in the
+      recv and never enqueues the all_gather: 3 -> 2 -> 3, an order mismatch.
+    pp_batch: the 4-stage pipeline; the last step's sends and recvs are
+      batches (batch_isend_irecv: stage s sends its previous micro-batch on
+      and receives the next one, one p2p_seq_id); stage 0 never sends:
+      stage 1's batch waits in its recv from rank 0 (its send to stage 2 is
+      matched: both ends have it open), stages 2 and 3 are in matched ops.
+    pp_missing: the 4-stage pipeline hangs in the backward pass: stage 3
+      never sends its gradients back and has no dump; stages 0-2 wait in
+      their recv from the stage after: 0 -> 1 -> 2, then rank 3 (no dump:
+      cannot decide).
+    pp_clean: the 4-stage pipeline, no hang: the dump is taken while stage 2's
+      send to stage 3 and stage 3's recv are both in flight; rank 0's ring
+      buffer lost its first entries; p2p_seq_id differs between the two ends
+      of every pair (stages 1 and 2 count their sends and recvs together)."""
+    version = {"pp_chain": "2.10", "pp_stuck": "2.9", "p2p_size": "2.8", "pp_clean": "2.10",
+               "pp_cycle": "2.7", "pp_batch": "2.8", "pp_missing": "2.9"}[scenario]
+    ranks = [Rank(r, version, PP_PGS) for r in range(WORLD)]
+    ops = {r: [] for r in range(WORLD)}
+
+    def op(r, created, *args):
+        ops[r].append((created, len(ops[r]), args))
+
+    def link(g, src, dst, t0, done=True, numel=4096, recv_numel=None):
+        # the receiver posted its recv earlier and waits in it; both run
+        # once the send is there
+        cr = t0 - 200_000
+        comp = t0 + P2P_NS if done else None
+        op(src, t0, "p2p", g, "send", dst, t0, t0, comp, numel)
+        op(dst, cr, "p2p", g, "recv", src, cr, cr, comp, recv_numel or numel)
+
+    def coll(g, members, t0, stuck=()):
+        arrive = {r: t0 + r * 100_000 for r in members}
+        start = max(arrive.values())
+        for r in members:
+            op(r, arrive[r], "coll", g, "all_reduce", arrive[r], arrive[r] if r in stuck else start,
+               None if r in stuck else start + COLL_NS)
+
+    n_iter, n_mb, step = 4, 2, 80_000_000
+    t = T0
+    two = scenario == "p2p_size"
+    for it in range(n_iter):
+        for m in range(n_mb):
+            if two:
+                link("5", 0, 2, t + (2 * m + 1) * HOP_NS)
+                link("6", 1, 3, t + (2 * m + 1) * HOP_NS + 50_000)
+            else:
+                for s in range(3):
+                    link("3", s, s + 1, t + (4 * m + s + 1) * HOP_NS)
+        tb = t + 4 * n_mb * HOP_NS
+        for m in range(n_mb):
+            if two:
+                link("5", 2, 0, tb + (2 * m + 1) * HOP_NS)
+                link("6", 3, 1, tb + (2 * m + 1) * HOP_NS + 50_000)
+            else:
+                for s in (3, 2, 1):
+                    link("3", s, s - 1, tb + (4 * m + (3 - s) + 1) * HOP_NS)
+        ta = tb + 4 * n_mb * HOP_NS + HOP_NS
+        coll("4", (0, 2), ta)
+        coll("0", range(WORLD), ta + 10 * COLL_NS)
+        t += step
+    h = t
+    truth = {"scenario": scenario, "world": WORLD, "version": version, "offsets_ns": OFFSET,
+             "timeout_ms": TIMEOUT_MS, "slowdown_before": False, "no_dump_ranks": []}
+    if scenario == "pp_chain":
+        for s in (1, 2, 3):  # recvs posted at the iteration's start; rank 0 never sends
+            op(s, h + s * 1000, "p2p", "3", "recv", s - 1, h + s * 1000, h + s * 1000, None, 4096)
+    elif scenario == "pp_stuck":
+        link("3", 0, 1, h + HOP_NS)
+        link("3", 1, 2, h + 2 * HOP_NS)
+        op(3, h + 1000, "p2p", "3", "recv", 2, h + 1000, h + 1000, None, 4096)
+        c = h + 2 * HOP_NS + P2P_NS + 100_000
+        op(2, c, "coll", "4", "all_reduce", c, c, None)
+    elif scenario == "pp_missing":
+        for s_ in (0, 1, 2):
+            op(s_, h + s_ * 1000, "p2p", "3", "recv", s_ + 1, h + s_ * 1000, h + s_ * 1000, None, 4096)
+    elif scenario == "pp_batch":
+        for s_ in (1, 2):  # send first, then the recv, one batch
+            c = h + s_ * 1000
+            op(s_, c, "p2p", "3", "send", s_ + 1, c, c, None, 4096)
+            op(s_, c + 1, "p2p", "3", "recv", s_ - 1, c + 1, c + 1, None, 4096, True)
+        op(3, h + 3000, "p2p", "3", "recv", 2, h + 3000, h + 3000, None, 4096)
+    elif scenario == "pp_cycle":
+        link("3", 0, 1, h + HOP_NS)
+        link("3", 1, 2, h + 2 * HOP_NS)
+        op(3, h + 1000, "p2p", "3", "recv", 2, h + 1000, h + 1000, None, 4096)
+        c = h + 2 * HOP_NS + P2P_NS + 100_000
+        op(2, c, "coll", "2", "all_gather", c, c, None)
+    elif scenario == "p2p_size":
+        link("5", 0, 2, h + HOP_NS, done=False, numel=2048, recv_numel=1024)
+        link("6", 1, 3, h + HOP_NS + 50_000)
+        link("6", 3, 1, h + 2 * HOP_NS)
+        coll("0", (1, 3), h + 3 * HOP_NS, stuck=(1, 3))
+    else:  # pp_clean
+        link("3", 0, 1, h + HOP_NS)
+        link("3", 1, 2, h + 2 * HOP_NS)
+        link("3", 2, 3, h + 3 * HOP_NS, done=False)
+    for r in range(WORLD):
+        for created, _, a in sorted(ops[r], key=lambda x: (x[0], x[1])):
+            if a[0] == "p2p":
+                ranks[r].p2p(a[1], a[2], a[3], a[4], a[5], a[6], numel=a[7], batched=len(a) > 8 and a[8])
+            else:
+                ranks[r].add(a[1], a[2], a[3], a[4], a[5])
+    if scenario == "pp_clean":
+        ranks[0].evicted = 6
+    last = lambda r: ranks[r].entries[-1]
+    first_open = lambda r: next(e for e in ranks[r].entries if e["true_completed"] is None)
+    if scenario == "pp_chain":
+        e = last(1)
+        truth.update({"verdict": "never_enqueued", "group": "3", "group_desc": "pp",
+                      "collective_seq_id": e["collective_seq_id"], "profiling_name": e["profiling_name"],
+                      "culprit_ranks": [0],
+                      "culprit_last": {"pg": "0", "profiling_name": "nccl:all_reduce",
+                                       "collective_seq_id": last(0)["collective_seq_id"], "state": "completed"},
+                      "p2p": {"waiter": 1, "peer": 0, "p2p_seq_id": e["p2p_seq_id"]}, "chain": [3, 2, 1, 0]})
+    elif scenario == "pp_stuck":
+        e = last(2)
+        truth.update({"verdict": "never_enqueued", "group": "4", "group_desc": "dp",
+                      "collective_seq_id": e["collective_seq_id"], "profiling_name": "nccl:all_reduce",
+                      "culprit_ranks": [0],
+                      "culprit_last": {"pg": "3", "profiling_name": "nccl:send 0->1",
+                                       "collective_seq_id": last(0)["collective_seq_id"], "state": "completed"},
+                      "p2p": None, "chain": [3, 2, 0]})
+    elif scenario == "pp_missing":
+        e = last(2)
+        truth.update({"verdict": "no_dump", "group": "3", "group_desc": "pp",
+                      "collective_seq_id": e["collective_seq_id"], "profiling_name": "nccl:recv 2<-3",
+                      "culprit_ranks": [], "no_dump_ranks": [3], "missing": [3],
+                      "p2p": {"waiter": 2, "peer": 3, "p2p_seq_id": e["p2p_seq_id"]}, "chain": [0, 1, 2]})
+    elif scenario == "pp_batch":
+        e = last(1)
+        truth.update({"verdict": "never_enqueued", "group": "3", "group_desc": "pp",
+                      "collective_seq_id": e["collective_seq_id"], "profiling_name": "nccl:recv 1<-0",
+                      "culprit_ranks": [0],
+                      "culprit_last": {"pg": "0", "profiling_name": "nccl:all_reduce",
+                                       "collective_seq_id": last(0)["collective_seq_id"], "state": "completed"},
+                      "p2p": {"waiter": 1, "peer": 0, "p2p_seq_id": e["p2p_seq_id"]}, "chain": [1, 0]})
+    elif scenario == "pp_cycle":
+        e = last(3)
+        truth.update({"verdict": "order_mismatch", "group": "3", "group_desc": "pp",
+                      "collective_seq_id": e["collective_seq_id"], "profiling_name": "nccl:recv 3<-2",
+                      "culprit_ranks": [2, 3],
+                      "p2p": {"waiter": 3, "peer": 2, "p2p_seq_id": e["p2p_seq_id"]}, "chain": [3, 2],
+                      "other_group": "2", "other_profiling_name": "nccl:all_gather"})
+    elif scenario == "p2p_size":
+        e = first_open(0)
+        truth.update({"verdict": "size_mismatch", "group": "5", "group_desc": "pp",
+                      "collective_seq_id": e["collective_seq_id"], "profiling_name": "nccl:send 0->1",
+                      "culprit_ranks": [0, 2],
+                      "p2p": {"waiter": 0, "peer": 2, "p2p_seq_id": e["p2p_seq_id"]}, "chain": [1, 0],
+                      "sizes": {"send": 2048, "recv": 1024}})
+    else:
+        truth.update({"verdict": "no_hang", "group": "", "group_desc": "", "collective_seq_id": 0,
+                      "profiling_name": "", "culprit_ranks": [], "p2p": None, "chain": []})
+    return ranks, truth
+
+
 def build(scenario):
     """Returns (ranks, truth) in true time."""
+    if scenario.startswith("pp_") or scenario.startswith("p2p_"):
+        ranks, truth = build_pp(scenario)
+        return finish(scenario, ranks, truth)
     version = {"skip": "2.10", "stuck_other": "2.7", "size_mismatch": "2.4",
                "restart": "2.3", "missing_dump": "2.8", "slow_rank": "2.9"}[scenario]
     ranks = [Rank(r, version) for r in range(WORLD)]
@@ -202,14 +411,27 @@ def build(scenario):
                       "profiling_name": "nccl:all_reduce", "culprit_ranks": [2], "no_dump_ranks": [],
                       "restarted_seq": {"0": 0, "2": 1}, "old_last_seq": old.seq["0"],
                       "slowdown_before": False})
+    return finish(scenario, ranks, truth)
+
+
+def finish(scenario, ranks, truth):
+    """What every scenario's truth has: the dump's time, the waits, each
+    rank's last completed entry."""
     # one rule for every scenario: the first watchdog fires and every rank
     # dumps; a wait is that time minus the start of the hung collective
+    # (a point-to-point verdict: of each rank's first entry not completed,
+    # the operation it is blocked in)
     stuck = [e["true_started"] for rk in ranks for e in rk.entries
              if e["true_started"] is not None and e["true_completed"] is None]
     dump = min(stuck) + TIMEOUT_MS * 1_000_000
     waits = {}
     for rk in ranks:
         rk.dump_true = dump
+        if truth.get("p2p"):
+            op = next((e for e in rk.entries if e["true_completed"] is None), None)
+            if truth["verdict"] != "no_hang" and op and op["true_started"] is not None:
+                waits[rk.r] = (dump - op["true_started"]) / 1e9
+            continue
         for e in rk.entries:
             if (str(e["pg_id"]) == truth["group"] and e["collective_seq_id"] == truth["collective_seq_id"]
                     and e["true_started"] is not None and e["true_completed"] is None):
@@ -232,7 +454,7 @@ def dump_obj(rk, encoding):
     """The dump of one rank as Python objects, in the rank's own clock."""
     r = rk.r
     entries = []
-    for e in rk.entries:
+    for e in rk.entries[rk.evicted:]:
         d = {k: v for k, v in e.items() if not k.startswith("true_")}
         d["time_created_ns"] = local(r, e["true_created"])
         started = local(r, e["true_started"])
@@ -248,7 +470,7 @@ def dump_obj(rk, encoding):
         entries.append(d)
     pg_cfg = {}
     pg_status = {}
-    for pg, c in PGS.items():
+    for pg, c in rk.pgs.items():
         if r not in c["ranks"]:
             continue
         pg_cfg[c["name"]] = {"name": c["name"], "desc": c["desc"], "ranks": str(c["ranks"])}
@@ -283,7 +505,7 @@ def main(argv=None):
             d = os.path.join(a.out, sc, enc)
             os.makedirs(d, exist_ok=True)
             for rk in ranks:
-                if sc == "missing_dump" and rk.r in truth["missing"]:
+                if rk.r in truth.get("missing", []):
                     continue
                 obj = dump_obj(rk, enc)
                 path = os.path.join(d, "%s%d" % (a.prefix, rk.r))

@@ -170,6 +170,24 @@ typedef struct mt_fr_hang {
     int ref_rank;               /* the reference clock's rank (the lowest with a dump); -1 with no dump */
     bool *has_dump;             /* [world] */
     mt_fr_op_t *last_done;   /* [world]: each rank's last completed entry (by record id); name "" if none */
+    /* Point-to-point (sends and recvs: mt_fr_hang_analyse says how they
+     * pair). p2p: the verdict is of one: pg, seq (its collective_seq_id as
+     * recorded) and name are p2p_op's, the entry of p2p_rank (who waits in
+     * it, or the first of a mismatched pair) with p2p_peer (global ranks);
+     * p2p_peer_op is the peer's matching entry (a size mismatch; name ""
+     * when the peer never enqueued one). */
+    bool p2p;
+    int p2p_rank, p2p_peer;
+    mt_fr_op_t p2p_op, p2p_peer_op;
+    /* The waiting chain when a send or recv is in it: chain[0] waits for
+     * chain[1], which waits for chain[2] ...; the last is the rank that is
+     * not waiting (never_enqueued), the rank of a mismatched send/recv
+     * (size_mismatch), or the first rank met twice (order_mismatch: a
+     * cycle). nchain ranks (0: none); past 16, chain[15] holds the last.
+     * chain_op[i]: chain[i]'s first entry not completed (name "": none). */
+    int chain[16];
+    int nchain;
+    mt_fr_op_t chain_op[16];
 } mt_fr_hang_t;
 
 /* Analyse the dumps (dumps[i].rank are distinct; n of them) for a hang.
@@ -179,8 +197,28 @@ typedef struct mt_fr_hang {
  * completions are simultaneous to a few us); a rank with none in common
  * with a fitted rank keeps MT_FR_NONE and no wait. The dump's time is
  * taken as the first watchdog's firing (it has every rank dump): the
- * earliest aligned start of a collective never completed + its timeout. Fills *h (free its arrays with
- * mt_fr_hang_free). MT_ERR_NOMEM, or MT_ERR_FORMAT for dumps of different
+ * earliest aligned start of a collective never completed + its timeout.
+ *
+ * Sends and recvs: NCCL runs the operations between two ranks of a
+ * communicator in order, so the k-th send from a to b in a group meets b's
+ * k-th recv from a. p2p_seq_id cannot pair them (PyTorch counts a rank's
+ * point-to-point operations per group over every peer and both
+ * directions), and entries evicted from the ring buffer leave no count from
+ * the start: the entries not completed are paired instead, per group and
+ * directed pair, in record order (those before them completed on both
+ * ends). A rank is blocked in its first entry not completed (by record
+ * id): a send or recv waits for its peer when the peer has no matching one
+ * open (its "never enqueued"), and is a mismatch when the two differ in
+ * elements or dtype; a collective waits for the lowest member without its
+ * entry. When a send or recv is among these waits, the chain from a
+ * waiting rank no one waits for (the longest, then the lowest rank) is
+ * followed to its end: a rank not waiting is the culprit
+ * (never_enqueued), a mismatched pair both culprits (size_mismatch: the
+ * dumps cannot tell which side is wrong), a cycle its ranks
+ * (order_mismatch), a peer without a dump no_dump (a send or recv whose
+ * peer has none counts as waiting); the verdict is the last link's (a collective's as
+ * without sends and recvs), waits are each waiting rank's in its first
+ * entry not completed. Fills *h (free its arrays with mt_fr_hang_free). MT_ERR_NOMEM, or MT_ERR_FORMAT for dumps of different
  * jobs (a group's ranks differ between dumps). */
 mt_status_t mt_fr_hang_analyse(const mt_fr_dump_t *dumps, size_t n, mt_fr_hang_t *h, mt_error_t *err);
 void mt_fr_hang_free(mt_fr_hang_t *h);
@@ -229,7 +267,7 @@ mt_status_t mt_fr_keep_plan(const mt_fr_dump_t *heads, size_t n, const mt_fr_pg_
 /* The entries of d the analysis reads, in d's order, into *out (owning its
  * entries; no groups; rank and version copied): the collective entries of
  * each group of keep[0..nkeep) (sorted by name) from its sequence number
- * on, every entry started and not completed, and the last entry and the
+ * on, every entry not completed (or started and not completed), and the last entry and the
  * last completed one by record id. MT_OK or MT_ERR_NOMEM. */
 mt_status_t mt_fr_dump_trim(const mt_fr_dump_t *d, const mt_fr_pg_seq_t *keep, size_t nkeep, mt_fr_dump_t *out);
 

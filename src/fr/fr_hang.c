@@ -1,6 +1,8 @@
 /* The hang analysis over Flight Recorder dumps: a clock offset per rank
  * from completed collectives, the first collective of each process group
- * where the ranks disagree, and a verdict with its culprits. */
+ * where the ranks disagree, the sends and recvs paired per directed pair
+ * and the chain of waiting ranks, and a verdict with its culprits. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +20,13 @@ typedef struct job {
     size_t *nix;
     const mt_fr_pg_t **named; /* each group name's first definition (by dump, then place), by name */
     size_t nnamed;
+    uint32_t **open; /* [n]: each dump's entries not completed, by record id (index_open) */
+    size_t *nopen;
+    int **sorted; /* [nnamed]: each group's ranks sorted (a send's group ranks index them); NULL until asked */
+    bool nomem;   /* an allocation of the send/recv analysis failed */
+    size_t wc_g;  /* waits_for's last collective: its group (SIZE_MAX: none), seq, wait and rank */
+    int64_t wc_seq;
+    int wc_kind, wc_on;
 } job_t;
 
 typedef struct ixe {
@@ -107,6 +116,13 @@ static bool name_groups(job_t *j)
 
 static void job_free(job_t *j)
 {
+    for (size_t i = 0; j->open && i < j->n; i++)
+        free(j->open[i]);
+    free(j->open);
+    free(j->nopen);
+    for (size_t g = 0; j->sorted && g < j->nnamed; g++)
+        free(j->sorted[g]);
+    free(j->sorted);
     free(j->named);
     for (size_t i = 0; j->ix && i < j->n; i++)
         free(j->ix[i]);
@@ -318,21 +334,28 @@ static const mt_fr_entry_t *last_entry(const mt_fr_dump_t *d)
     return l;
 }
 
-/* The first definition of the group named name (j->named); NULL if none. */
-static const mt_fr_pg_t *pg_named(const job_t *j, const char *name)
+/* The place in j->named of the group named name; SIZE_MAX if none. */
+static size_t pg_index(const job_t *j, const char *name)
 {
     size_t lo = 0, hi = j->nnamed;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         int c = strcmp(j->named[mid]->name, name);
         if (c == 0)
-            return j->named[mid];
+            return mid;
         if (c < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return NULL;
+    return SIZE_MAX;
+}
+
+/* The first definition of the group named name (j->named); NULL if none. */
+static const mt_fr_pg_t *pg_named(const job_t *j, const char *name)
+{
+    size_t g = pg_index(j, name);
+    return g == SIZE_MAX ? NULL : j->named[g];
 }
 
 static int64_t last_completed_seq(const mt_fr_dump_t *d, const char *pg)
@@ -511,11 +534,445 @@ static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
     h->slowdown = rising >= 3 && prev >= 10000000;
 }
 
+/* ---- sends and recvs ---- */
+
+static int cmp_record(const void *a, const void *b)
+{
+    const mt_fr_entry_t *x = ((const ixe_t *)a)->e, *y = ((const ixe_t *)b)->e;
+    if (x->record_id != y->record_id)
+        return (x->record_id > y->record_id) - (x->record_id < y->record_id);
+    return (x > y) - (x < y);
+}
+
+/* j->open: each dump's entries not completed, by record id (the few in
+ * flight when it was taken), and room for j->sorted. false when out of
+ * memory. */
+static bool index_open(job_t *j)
+{
+    j->open = calloc(j->n ? j->n : 1, sizeof *j->open);
+    j->nopen = calloc(j->n ? j->n : 1, sizeof *j->nopen);
+    j->sorted = calloc(j->nnamed ? j->nnamed : 1, sizeof *j->sorted);
+    if (!j->open || !j->nopen || !j->sorted)
+        return false;
+    for (size_t i = 0; i < j->n; i++) {
+        const mt_fr_dump_t *d = &j->dumps[i];
+        size_t k = 0;
+        for (size_t e = 0; e < d->n; e++)
+            k += d->entries[e].state != MT_FR_COMPLETED;
+        ixe_t *t = malloc((k ? k : 1) * sizeof *t);
+        j->open[i] = malloc((k ? k : 1) * sizeof *j->open[i]);
+        if (!t || !j->open[i]) {
+            free(t);
+            return false;
+        }
+        k = 0;
+        for (size_t e = 0; e < d->n; e++)
+            if (d->entries[e].state != MT_FR_COMPLETED)
+                t[k++].e = &d->entries[e];
+        qsort(t, k, sizeof *t, cmp_record);
+        for (size_t e = 0; e < k; e++)
+            j->open[i][e] = (uint32_t)(t[e].e - d->entries);
+        j->nopen[i] = k;
+        free(t);
+    }
+    return true;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Group j->named[g]'s ranks in ascending order: a send's or recv's group
+ * ranks are places in it (as PyTorch's fr_trace maps them). NULL when out
+ * of memory (j->nomem set). */
+static const int *sorted_ranks(job_t *j, size_t g)
+{
+    if (!j->sorted[g]) {
+        const mt_fr_pg_t *pg = j->named[g];
+        int *s = malloc((size_t)(pg->nranks ? pg->nranks : 1) * sizeof *s);
+        if (!s) {
+            j->nomem = true;
+            return NULL;
+        }
+        memcpy(s, pg->ranks, (size_t)pg->nranks * sizeof *s);
+        qsort(s, (size_t)pg->nranks, sizeof *s, cmp_int);
+        j->sorted[g] = s;
+    }
+    return j->sorted[g];
+}
+
+/* A send's or recv's ends from its profiling_name, "<backend>:send A->B"
+ * (A sends to B) or "<backend>:recv A<-B" (A receives from B), A and B
+ * group ranks. false for any other name. */
+typedef struct p2p_ends {
+    bool send;
+    int me, peer;
+} p2p_ends_t;
+
+static bool group_rank(const char **p, int *out)
+{
+    long v = 0;
+    const char *c = *p;
+    if (!isdigit((unsigned char)*c))
+        return false;
+    for (; isdigit((unsigned char)*c); c++)
+        if ((v = v * 10 + (*c - '0')) >= MT_FR_MAX_RANKS)
+            return false;
+    *out = (int)v;
+    *p = c;
+    return true;
+}
+
+static bool parse_p2p(const char *name, p2p_ends_t *p)
+{
+    const char *c = strchr(name, ':');
+    c = c ? c + 1 : name;
+    if (!strncmp(c, "send ", 5))
+        p->send = true;
+    else if (!strncmp(c, "recv ", 5))
+        p->send = false;
+    else
+        return false;
+    c += 5;
+    if (!group_rank(&c, &p->me) || strncmp(c, p->send ? "->" : "<-", 2))
+        return false;
+    c += 2;
+    return group_rank(&c, &p->peer) && !*c;
+}
+
+/* What a rank is blocked in: its first entry not completed, and whom that
+ * waits for. */
+enum { W_NONE, W_WAITS, W_MISMATCH, W_IN_IT, W_UNKNOWN };
+
+typedef struct wait {
+    uint8_t kind;            /* W_NONE: nothing open; W_WAITS: for rank on, which never enqueued its part;
+                              * W_MISMATCH: a send/recv whose match on rank on differs; W_IN_IT: every
+                              * party has it open; W_UNKNOWN: cannot tell (no dump, a name not understood) */
+    bool p2p;                /* e is a send or recv */
+    int on;                  /* the rank waited for; -1 */
+    const mt_fr_entry_t *e;  /* the first entry not completed; NULL with W_NONE */
+    const mt_fr_entry_t *pe; /* W_MISMATCH: on's matching entry */
+    const mt_fr_pg_t *pg;    /* e's group; NULL when no dump defines it */
+} wait_t;
+
+static bool blocks(const wait_t *w)
+{
+    return w->kind == W_WAITS || w->kind == W_MISMATCH;
+}
+
+/* The open sends (send true) or recvs of dump di in group j->named[g]
+ * with peer `peer`, in record order: the place of e among them (e NULL:
+ * their number), or the k-th of them (e NULL, *at = k) in *at. */
+static const mt_fr_entry_t *p2p_nth(job_t *j, size_t g, int di, bool send, int peer, const mt_fr_entry_t *e,
+                                    size_t *at)
+{
+    const mt_fr_dump_t *d = &j->dumps[di];
+    const mt_fr_pg_t *pg = j->named[g];
+    const int *s = sorted_ranks(j, g);
+    uint32_t id;
+    size_t k = 0;
+    if (!s || !name_id(d, pg->name, &id))
+        return NULL;
+    for (size_t i = 0; i < j->nopen[di]; i++) {
+        const mt_fr_entry_t *x = &d->entries[j->open[di][i]];
+        p2p_ends_t p;
+        if (!x->is_p2p || x->pg != id || !parse_p2p(mt_fr_str(d, x->name), &p) || p.send != send ||
+            p.peer >= pg->nranks || s[p.peer] != peer)
+            continue;
+        if (e ? x == e : k == *at) {
+            *at = k;
+            return x;
+        }
+        k++;
+    }
+    return NULL;
+}
+
+/* Rank r's (dump di) open send or recv e of group j->named[g] into *w:
+ * its match on the peer is the peer's open entry of the other direction
+ * with peer r at the same place (the operations between two ranks run in
+ * order, and those before the open ones completed on both ends). */
+static void p2p_wait(job_t *j, int r, int di, size_t g, const mt_fr_entry_t *e, wait_t *w)
+{
+    const mt_fr_dump_t *d = &j->dumps[di];
+    const mt_fr_pg_t *pg = j->named[g];
+    const int *s = sorted_ranks(j, g);
+    p2p_ends_t p;
+    *w = (wait_t){.kind = W_UNKNOWN, .on = -1, .e = e, .p2p = true, .pg = pg};
+    if (!s || !parse_p2p(mt_fr_str(d, e->name), &p) || p.me >= pg->nranks || p.peer >= pg->nranks || s[p.me] != r ||
+        s[p.peer] == r)
+        return;
+    int q = w->on = s[p.peer], qd = q < j->world ? j->of_rank[q] : -1;
+    size_t at = 0;
+    if (qd < 0 || !p2p_nth(j, g, di, p.send, q, e, &at))
+        return;
+    const mt_fr_entry_t *m = p2p_nth(j, g, qd, !p.send, r, NULL, &at);
+    if (!m) {
+        w->kind = W_WAITS;
+        return;
+    }
+    /* the send's elements against the recv's (its output, else its
+     * input), and their dtypes where both have one */
+    const mt_fr_dump_t *qdump = &j->dumps[qd];
+    const mt_fr_entry_t *snd = p.send ? e : m, *rcv = p.send ? m : e;
+    const char *sdt = mt_fr_str(p.send ? d : qdump, snd->dtype), *rdt = mt_fr_str(p.send ? qdump : d, rcv->dtype);
+    uint64_t rn = rcv->out_numel ? rcv->out_numel : rcv->in_numel;
+    if (snd->in_numel != rn || (sdt[0] && rdt[0] && strcmp(sdt, rdt))) {
+        w->kind = W_MISMATCH;
+        w->pe = m;
+    } else
+        w->kind = W_IN_IT;
+}
+
+/* What rank r is blocked in, into *w; colls false: a collective is left
+ * W_UNKNOWN (only sends and recvs looked at: the cheap first pass). */
+static void waits_for(job_t *j, int r, bool colls, wait_t *w)
+{
+    *w = (wait_t){.kind = W_UNKNOWN, .on = -1};
+    int di = j->of_rank[r];
+    if (di < 0)
+        return;
+    if (!j->nopen[di]) {
+        w->kind = W_NONE;
+        return;
+    }
+    const mt_fr_dump_t *d = &j->dumps[di];
+    const mt_fr_entry_t *e = &d->entries[j->open[di][0]];
+    size_t g = pg_index(j, mt_fr_str(d, e->pg));
+    w->e = e;
+    w->p2p = e->is_p2p;
+    if (g == SIZE_MAX)
+        return;
+    const mt_fr_pg_t *pg = w->pg = j->named[g];
+    const int *s = sorted_ranks(j, g);
+    if (!s)
+        return;
+    if (e->is_p2p) {
+        /* a batch (batch_isend_irecv: one p2p_seq_id) waits as a whole:
+         * its first send or recv that waits for its peer or mismatches,
+         * else its first */
+        p2p_wait(j, r, di, g, e, w);
+        for (size_t k = 1; k < j->nopen[di] && !blocks(w); k++) {
+            const mt_fr_entry_t *x = &d->entries[j->open[di][k]];
+            wait_t o;
+            if (!x->is_p2p || x->pg != e->pg || x->p2p_seq != e->p2p_seq)
+                break;
+            p2p_wait(j, r, di, g, x, &o);
+            if (blocks(&o))
+                *w = o;
+        }
+        return;
+    }
+    if (!colls)
+        return;
+    /* a collective: the lowest member without its entry, the same for
+     * every member in it (kept for the next: thousands of ranks wait in
+     * one collective, and each look is a scan of its members) */
+    if (j->wc_g == g && j->wc_seq == e->seq) {
+        w->kind = j->wc_kind;
+        w->on = j->wc_on;
+        return;
+    }
+    bool nodump = false;
+    w->kind = W_IN_IT;
+    for (int k = 0; k < pg->nranks; k++) {
+        int q = s[k], qd = q < j->world ? j->of_rank[q] : -1;
+        if (qd < 0)
+            nodump = true;
+        else if (!find(j, &j->dumps[qd], pg->name, e->seq)) {
+            w->kind = W_WAITS;
+            w->on = q;
+            break;
+        }
+    }
+    if (w->kind != W_WAITS && nodump)
+        w->kind = W_UNKNOWN;
+    j->wc_g = g;
+    j->wc_seq = e->seq;
+    j->wc_kind = w->kind;
+    j->wc_on = w->on;
+}
+
+/* The waits followed from start into chain[] (room for every rank),
+ * each rank once: its length; *loop the place of the rank the last one
+ * waits for when that is already in it (a cycle), else -1. seen[r] ==
+ * stamp marks the ranks in it. */
+static int walk(const wait_t *w, int start, int *chain, int *seen, int stamp, int *loop)
+{
+    int n = 0, cur = start;
+    *loop = -1;
+    for (;;) {
+        chain[n++] = cur;
+        seen[cur] = stamp;
+        if (w[cur].kind != W_WAITS)
+            return n;
+        int q = w[cur].on;
+        if (seen[q] == stamp) {
+            for (int i = 0; i < n; i++)
+                if (chain[i] == q)
+                    *loop = i;
+            return n;
+        }
+        cur = q;
+    }
+}
+
+/* w waits, or is a send or recv whose peer has no dump (who may be the
+ * culprit: the verdict then says it cannot decide). */
+static bool waiting(const job_t *j, const wait_t *w)
+{
+    return blocks(w) || (w->p2p && w->kind == W_UNKNOWN && w->on >= 0 && j->of_rank[w->on] < 0);
+}
+
+/* A send or recv among chain[0..n)'s waits. */
+static bool p2p_link(const job_t *j, const wait_t *w, const int *chain, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (w[chain[i]].p2p && waiting(j, &w[chain[i]]))
+            return true;
+    return false;
+}
+
+static void sort_culprits(mt_fr_hang_t *h)
+{
+    qsort(h->culprits, (size_t)h->nculprits, sizeof *h->culprits, cmp_int);
+}
+
+/* The verdict from the waits when a send or recv is among them
+ * (mt_fr_hang_analyse's contract says how); false, h untouched, when none
+ * is. *w: [world] the waits, filled here. */
+static bool p2p_verdict(job_t *j, wait_t *w, mt_fr_hang_t *h)
+{
+    int world = j->world;
+    bool any = false;
+    for (int r = 0; r < world; r++) {
+        waits_for(j, r, false, &w[r]);
+        any |= w[r].p2p && waiting(j, &w[r]);
+    }
+    if (!any || j->nomem)
+        return false;
+    j->wc_g = SIZE_MAX;
+    for (int r = 0; r < world; r++)
+        if (w[r].e && !w[r].p2p)
+            waits_for(j, r, true, &w[r]);
+    int *indeg = calloc((size_t)world, sizeof *indeg), *seen = malloc((size_t)world * sizeof *seen),
+        *chain = malloc((size_t)world * sizeof *chain);
+    if (!indeg || !seen || !chain) {
+        free(indeg);
+        free(seen);
+        free(chain);
+        j->nomem = true;
+        return false;
+    }
+    for (int r = 0; r < world; r++) {
+        seen[r] = -1;
+        if (blocks(&w[r]) && w[r].on >= 0)
+            indeg[w[r].on]++;
+    }
+    /* from a waiting rank no one waits for: the longest chain with a send
+     * or recv in it, then the lowest rank; in a cycle alone, the lowest
+     * rank waiting in a send or recv */
+    int start = -1, best = 0, loop;
+    for (int r = 0; r < world; r++) {
+        if (!waiting(j, &w[r]) || indeg[r])
+            continue;
+        int n = walk(w, r, chain, seen, r, &loop);
+        if (n > best && p2p_link(j, w, chain, n)) {
+            best = n;
+            start = r;
+        }
+    }
+    for (int r = 0; r < world && start < 0; r++)
+        if (w[r].p2p && waiting(j, &w[r]))
+            start = r;
+    int n = walk(w, start, chain, seen, world, &loop);
+    int last = chain[n - 1], link = last;
+    const wait_t *lw = &w[last];
+    if (loop >= 0) {
+        h->kind = MT_FR_ORDER_MISMATCH;
+        link = chain[loop];
+        for (int i = n - 1; i >= loop; i--) {
+            add_rank(h->culprits, &h->nculprits, chain[i]);
+            if (w[chain[i]].p2p)
+                link = chain[i];
+        }
+    } else if (lw->kind == W_NONE && n >= 2) {
+        h->kind = MT_FR_NEVER_ENQUEUED;
+        link = chain[n - 2];
+        add_rank(h->culprits, &h->nculprits, last);
+    } else if (lw->kind == W_MISMATCH) {
+        h->kind = MT_FR_SIZE_MISMATCH;
+        add_rank(h->culprits, &h->nculprits, last);
+        add_rank(h->culprits, &h->nculprits, lw->on);
+    } else if (lw->kind == W_UNKNOWN && lw->on >= 0 && j->of_rank[lw->on] < 0) {
+        h->kind = MT_FR_NO_DUMP;
+        add_rank(h->no_dump, &h->nno_dump, lw->on);
+    } else
+        h->kind = MT_FR_AMBIGUOUS;
+    const wait_t *kw = &w[link];
+    if (h->kind == MT_FR_NEVER_ENQUEUED && !kw->p2p) {
+        /* the last link is a collective: its verdict as without sends and
+         * recvs (the culprits, their last entries, who arrived last) */
+        h->nculprits = 0;
+        verdict(j, kw->pg, kw->e->seq, h);
+    } else if (kw->e) {
+        const mt_fr_dump_t *ld = &j->dumps[j->of_rank[link]];
+        snprintf(h->pg, sizeof h->pg, "%s", kw->pg ? kw->pg->name : mt_fr_str(ld, kw->e->pg));
+        snprintf(h->pg_desc, sizeof h->pg_desc, "%s", kw->pg ? kw->pg->desc : "");
+        snprintf(h->name, sizeof h->name, "%s", mt_fr_str(ld, kw->e->name));
+        h->seq = kw->e->seq;
+        h->p2p = kw->p2p;
+        if (kw->p2p) {
+            h->p2p_rank = link;
+            h->p2p_peer = kw->on;
+            mt_fr_entry_op(ld, kw->e, &h->p2p_op);
+            if (kw->pe)
+                mt_fr_entry_op(&j->dumps[j->of_rank[kw->on]], kw->pe, &h->p2p_peer_op);
+        }
+        if (h->kind == MT_FR_NEVER_ENQUEUED) {
+            const mt_fr_dump_t *cd = &j->dumps[j->of_rank[last]];
+            const mt_fr_entry_t *cl = last_entry(cd);
+            if (cl)
+                mt_fr_entry_op(cd, cl, &h->culprit_last);
+            h->culprit_last_rank = last;
+        } else if (h->kind == MT_FR_ORDER_MISMATCH) {
+            /* the other end of the cycle: one in a collective when any */
+            int other = kw->on;
+            for (int i = loop; i < n; i++)
+                if (!w[chain[i]].p2p)
+                    other = chain[i];
+            const mt_fr_dump_t *od = &j->dumps[j->of_rank[other]];
+            if (w[other].e)
+                mt_fr_entry_op(od, w[other].e, &h->culprit_last);
+            h->culprit_last_rank = other;
+        } else if (h->kind == MT_FR_SIZE_MISMATCH && kw->pe) {
+            const mt_fr_dump_t *pd = &j->dumps[j->of_rank[kw->on]];
+            bool send = h->p2p_op.name[0] && strstr(h->p2p_op.name, "send ");
+            mt_fr_entry_op(send ? ld : pd, send ? kw->e : kw->pe, &h->hung_culprit);
+            mt_fr_entry_op(send ? pd : ld, send ? kw->pe : kw->e, &h->hung_first);
+        }
+        sort_culprits(h);
+    }
+    h->nchain = n;
+    for (int i = 0; i < n && i < 16; i++) {
+        int r = i == 15 ? chain[n - 1] : chain[i];
+        h->chain[i] = r;
+        if (w[r].e)
+            mt_fr_entry_op(&j->dumps[j->of_rank[r]], w[r].e, &h->chain_op[i]);
+    }
+    free(indeg);
+    free(seen);
+    free(chain);
+    return true;
+}
+
 /* The analysis; off NULL: fit the clocks here, else off[i] is dumps[i]'s. */
 static mt_status_t analyse(const mt_fr_dump_t *dumps, size_t n, const int64_t *fitted, int fit_pairs,
                            mt_fr_hang_t *h, mt_error_t *err)
 {
-    *h = (mt_fr_hang_t){.last_arrival = -1, .dump_ns = MT_FR_NONE, .ref_rank = -1};
+    *h = (mt_fr_hang_t){.last_arrival = -1, .dump_ns = MT_FR_NONE, .ref_rank = -1, .p2p_rank = -1, .p2p_peer = -1};
     job_t j = {.dumps = dumps, .n = n};
     for (size_t i = 0; i < n; i++) {
         if (dumps[i].rank + 1 > j.world)
@@ -627,17 +1084,46 @@ static mt_status_t analyse(const mt_fr_dump_t *dumps, size_t n, const int64_t *f
                 best_stuck = stuck;
             }
         }
-    if (best) {
-        verdict(&j, best, best_s, h);
-        for (int m = 0; m < best->nranks; m++) {
-            int r = best->ranks[m];
-            const mt_fr_entry_t *e = j.of_rank[r] >= 0 ? find(&j, &dumps[j.of_rank[r]], best->name, best_s) : NULL;
-            if (e && e->started != MT_FR_NONE && e->completed == MT_FR_NONE && t_dump != INT64_MAX &&
-                h->offset_ns[r] != MT_FR_NONE)
+    wait_t *w = malloc((size_t)(j.world ? j.world : 1) * sizeof *w);
+    if (!w || !index_open(&j)) {
+        free(w);
+        job_free(&j);
+        mt_fr_hang_free(h);
+        return mt_error_set(err, MT_ERR_NOMEM, "Flight Recorder analysis: out of memory");
+    }
+    /* the verdict from the waits when a send or recv is among them, else
+     * from the group with most ranks stuck */
+    bool by_waits = p2p_verdict(&j, w, h);
+    const mt_fr_pg_t *hung = NULL;
+    int64_t hung_s = 0;
+    if (by_waits && h->p2p) {
+        for (int r = 0; r < j.world; r++) {
+            const mt_fr_entry_t *e = w[r].e;
+            if (e && e->started != MT_FR_NONE && t_dump != INT64_MAX && h->offset_ns[r] != MT_FR_NONE)
                 h->wait_ns[r] = t_dump - aligned(&j, r, e->started);
         }
+    } else if (by_waits) { /* the chain's last link is a collective */
+        hung = pg_named(&j, h->pg);
+        hung_s = h->seq;
+    } else if (best) {
+        verdict(&j, best, best_s, h);
+        hung = best;
+        hung_s = best_s;
     }
+    for (int m = 0; hung && m < hung->nranks; m++) {
+        int r = hung->ranks[m];
+        const mt_fr_entry_t *e = j.of_rank[r] >= 0 ? find(&j, &dumps[j.of_rank[r]], hung->name, hung_s) : NULL;
+        if (e && e->started != MT_FR_NONE && e->completed == MT_FR_NONE && t_dump != INT64_MAX &&
+            h->offset_ns[r] != MT_FR_NONE)
+            h->wait_ns[r] = t_dump - aligned(&j, r, e->started);
+    }
+    free(w);
+    bool nomem = j.nomem;
     job_free(&j);
+    if (nomem) {
+        mt_fr_hang_free(h);
+        return mt_error_set(err, MT_ERR_NOMEM, "Flight Recorder analysis: out of memory");
+    }
     return MT_OK;
 }
 

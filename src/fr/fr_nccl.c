@@ -12,11 +12,18 @@
  *   communicator (a file's global rank is the caller's); a member no file
  *   names is the global rank of the same number when the communicator spans
  *   the whole job, and otherwise left out (the verdict then cannot name it);
- * - entries are the collectives (P2P tasks are left out: NCCL gives them no
- *   sequence number); created = the host start of the enqueue, started =
- *   the kernel's first channel start on the host clock, completed = its
- *   last channel stop on the host clock (GPU stamp + the file's offset
- *   bound); state from the task's (done, running, else scheduled);
+ * - entries are the collectives and the P2P tasks; created = the host
+ *   start of the enqueue, started = the kernel's first channel start on the
+ *   host clock, completed = its last channel stop on the host clock (GPU
+ *   stamp + the file's offset bound); state from the task's (done,
+ *   running, else scheduled);
+ * - a communicator's P2P tasks (NCCL gives them no sequence number) make
+ *   one more group, "<comm hash>:p2p", named as Flight Recorder names
+ *   sends and recvs ("nccl:send A->B", "nccl:recv A<-B", A and B places in
+ *   the group's sorted global ranks, as the analysis reads them), with
+ *   p2p_seq_id counting the process's P2P tasks of the communicator; the
+ *   analysis pairs them by order per (communicator, src, dst) like a dump's.
+ *   A task whose peer no file names is left out;
  * - the dump's time: a stuck entry's timeout is the time from its start to
  *   the file's last host time (the process's last clock line), so the
  *   analysis's "first watchdog to fire" becomes the first process that
@@ -126,14 +133,33 @@ mt_status_t mt_fr_from_nccl(const mt_nccl_file_t *const *files, const int32_t *r
         mt_fr_dump_t *d = &out[i];
         d->rank = ranks[i];
         snprintf(d->version, sizeof d->version, "nccl-plugin");
-        size_t cap_e = 0, cap_g = 0;
+        size_t cap_e = 0, cap_g = 0, cap_c = 0;
+        int64_t *p2p_count = NULL; /* [npgs]: P2P tasks so far per group */
         for (size_t k = 0; k < f->n_tasks && st == MT_OK; k++) {
             const mt_nccl_task_t *t = &f->tasks[k];
             const comm_members_t *cm = members_of(m, nm, t->comm);
-            if (t->is_p2p || t->seq < 0 || !cm)
+            if ((!t->is_p2p && t->seq < 0) || !cm)
                 continue;
-            char pg[64];
-            pg_name(pg, sizeof pg, t->comm, t->func);
+            char pg[64], name[MT_FR_NAME_MAX + 1];
+            if (t->is_p2p) {
+                int peer = t->root_or_peer >= 0 && t->root_or_peer < cm->nranks ? cm->global[t->root_or_peer] : -1;
+                if (peer < 0 || peer == ranks[i])
+                    continue;
+                /* places in the group's sorted ranks */
+                int me_at = 0, peer_at = 0;
+                for (int r = 0; r < cm->nranks; r++) {
+                    me_at += cm->global[r] >= 0 && cm->global[r] < ranks[i];
+                    peer_at += cm->global[r] >= 0 && cm->global[r] < peer;
+                }
+                bool send = !strcmp(t->func, "Send");
+                if (!send && strcmp(t->func, "Recv"))
+                    continue;
+                snprintf(name, sizeof name, send ? "nccl:send %d->%d" : "nccl:recv %d<-%d", me_at, peer_at);
+                pg_name(pg, sizeof pg, t->comm, "p2p");
+            } else {
+                fr_name(name, sizeof name, t->func);
+                pg_name(pg, sizeof pg, t->comm, t->func);
+            }
             size_t g = 0;
             while (g < d->npgs && strcmp(d->pgs[g].name, pg) != 0)
                 g++;
@@ -154,6 +180,11 @@ mt_status_t mt_fr_from_nccl(const mt_nccl_file_t *const *files, const int32_t *r
                     if (cm->global[r] >= 0)
                         p->ranks[p->nranks++] = cm->global[r];
                 d->npgs++;
+                if (MT_GROW(p2p_count, cap_c, d->npgs, 8)) {
+                    st = MT_ERR_NOMEM;
+                    break;
+                }
+                p2p_count[g] = 0;
             }
             if (MT_GROW(d->entries, cap_e, d->n + 1, 64)) {
                 st = MT_ERR_NOMEM;
@@ -162,8 +193,14 @@ mt_status_t mt_fr_from_nccl(const mt_nccl_file_t *const *files, const int32_t *r
             mt_fr_entry_t *e = &d->entries[d->n++];
             memset(e, 0, sizeof *e);
             e->record_id = t->id;
-            e->seq = t->seq + 1; /* NCCL counts from 0, Flight Recorder from 1 (0: none completed) */
-            e->p2p_seq = -1;
+            if (t->is_p2p) {
+                e->is_p2p = true;
+                e->seq = 0; /* the group has no collectives */
+                e->p2p_seq = ++p2p_count[g];
+            } else {
+                e->seq = t->seq + 1; /* NCCL counts from 0, Flight Recorder from 1 (0: none completed) */
+                e->p2p_seq = -1;
+            }
             e->created = t->host_start_ns;
             e->started = t->kernel_open_ns >= 0 ? on_host(f, t->kernel_open_ns)
                          : t->gpu_start_ns >= 0  ? on_host(f, t->gpu_start_ns)
@@ -179,13 +216,12 @@ mt_status_t mt_fr_from_nccl(const mt_nccl_file_t *const *files, const int32_t *r
                                     ? INT32_MAX
                                     : (int32_t)((f->last_seen_ns - e->started) / 1000000);
             e->in_numel = e->out_numel = t->count > 0 ? (uint64_t)t->count : 0;
-            char name[MT_FR_NAME_MAX + 1];
-            fr_name(name, sizeof name, t->func);
             const char *dt = t->datatype;
             if ((st = mt_fr_intern(d, pg, strlen(pg), MT_FR_PG_MAX + 1, &e->pg)) == MT_OK &&
                 (st = mt_fr_intern(d, name, strlen(name), MT_FR_NAME_MAX + 1, &e->name)) == MT_OK)
                 st = mt_fr_intern(d, dt, strlen(dt), MT_FR_DTYPE_MAX + 1, &e->dtype);
         }
+        free(p2p_count);
     }
     free_members(m, nm);
     if (st != MT_OK) {

@@ -188,7 +188,10 @@ mt_status_t mt_fr_dump_trim(const mt_fr_dump_t *d, const mt_fr_pg_seq_t *keep, s
             int64_t f = e->pg < nid ? from[e->pg] : from[MT_STR_NONE];
             take[i] = e->seq >= f;
         }
-        take[i] |= (e->started != MT_FR_NONE && e->completed == MT_FR_NONE) || i == last || i == last_done;
+        /* every entry not completed: the sends and recvs are paired by
+         * them, and a rank's first one is what it is blocked in */
+        take[i] |= e->state != MT_FR_COMPLETED || (e->started != MT_FR_NONE && e->completed == MT_FR_NONE) ||
+                   i == last || i == last_done;
         k += take[i];
     }
     free(from);

@@ -1,5 +1,6 @@
 /* The hang verdict as a few terminal lines. */
 #include <inttypes.h>
+#include <string.h>
 
 #include "fr/fr.h"
 
@@ -17,9 +18,94 @@ static const char *state_name(uint8_t s)
     return s == MT_FR_COMPLETED ? "completed" : s == MT_FR_STARTED ? "started" : "scheduled";
 }
 
+/* A send or recv by its rank's p2p number (its collective_seq_id is the
+ * group's last collective's), a collective by its sequence number. */
+static void op_name(mt_out_t *o, const mt_fr_op_t *e)
+{
+    if (e->is_p2p)
+        mt_out_printf(o, "%s (p2p #%" PRId64 ")", e->name, e->p2p_seq);
+    else
+        mt_out_printf(o, "%s #%" PRId64, e->name, e->seq);
+}
+
 static void entry(mt_out_t *o, const mt_fr_op_t *e)
 {
-    mt_out_printf(o, "%s #%" PRId64 " in group %s, %s", e->name, e->seq, e->pg, state_name(e->state));
+    op_name(o, e);
+    mt_out_printf(o, " in group %s, %s", e->pg, state_name(e->state));
+}
+
+/* "waiting chain: rank 3 in nccl:recv 3<-2 (p2p #9) -> rank 2 in ... ->
+ * rank 0, not waiting": the first 4 and the last of a longer one. */
+static void chain(const mt_fr_hang_t *h, mt_out_t *o)
+{
+    int n = h->nchain, shown = n < 16 ? n : 16;
+    mt_out_puts(o, "waiting chain (each waits for the next): ");
+    for (int i = 0; i < shown; i++) {
+        if (i >= 4 && i < shown - 1) {
+            if (i == 4)
+                mt_out_printf(o, " -> ... (%d more)", n - 5);
+            continue;
+        }
+        mt_out_printf(o, "%srank %d", i ? " -> " : "", h->chain[i]);
+        const mt_fr_op_t *e = &h->chain_op[i];
+        if (!e->name[0])
+            mt_out_puts(o, ", not waiting");
+        else {
+            mt_out_puts(o, " in ");
+            op_name(o, e);
+            if (!e->is_p2p)
+                mt_out_printf(o, " in group %s", e->pg);
+        }
+    }
+    mt_out_puts(o, "\n");
+}
+
+/* The verdict's first lines when it is of a send or recv. */
+static void p2p_text(const mt_fr_hang_t *h, mt_out_t *o)
+{
+    const mt_fr_op_t *e = &h->p2p_op;
+    bool send = strstr(e->name, "send ") != NULL;
+    mt_out_printf(o, "hang in group %s (%s) at a point-to-point operation: rank %d waits in ", h->pg, h->pg_desc,
+                  h->p2p_rank);
+    op_name(o, e);
+    mt_out_printf(o, " %s rank %d", send ? "to" : "from", h->p2p_peer);
+    if (h->wait_ns[h->p2p_rank] >= 0)
+        mt_out_printf(o, ", started %.1f s ago", (double)h->wait_ns[h->p2p_rank] / 1e9);
+    mt_out_puts(o, "\n");
+    switch (h->kind) {
+    case MT_FR_NEVER_ENQUEUED:
+        mt_out_printf(o, "rank %d never enqueued the matching %s", h->culprits[0], send ? "recv" : "send");
+        if (h->culprit_last.name[0]) {
+            mt_out_puts(o, ": its last entry is ");
+            entry(o, &h->culprit_last);
+        }
+        mt_out_puts(o, "\n");
+        break;
+    case MT_FR_SIZE_MISMATCH: {
+        int from = send ? h->p2p_rank : h->p2p_peer, to = send ? h->p2p_peer : h->p2p_rank;
+        uint64_t got = h->hung_first.out_numel ? h->hung_first.out_numel : h->hung_first.in_numel;
+        mt_out_printf(o,
+                      "rank %d sends %" PRIu64 " elements (%s) to rank %d, which receives %" PRIu64
+                      " (%s): the dumps cannot tell which side is wrong\n",
+                      from, h->hung_culprit.in_numel, h->hung_culprit.dtype, to, got, h->hung_first.dtype);
+        break;
+    }
+    case MT_FR_ORDER_MISMATCH:
+        ranks(o, h->culprits, h->nculprits);
+        mt_out_puts(o, " wait for each other (operations issued in another order)");
+        if (h->culprit_last.name[0]) {
+            mt_out_printf(o, ": rank %d is in ", h->culprit_last_rank);
+            entry(o, &h->culprit_last);
+        }
+        mt_out_puts(o, "\n");
+        break;
+    case MT_FR_NO_DUMP:
+        mt_out_puts(o, "cannot decide: ");
+        ranks(o, h->no_dump, h->nno_dump);
+        mt_out_puts(o, h->nno_dump == 1 ? " has no dump\n" : " have no dump\n");
+        break;
+    default: mt_out_puts(o, "both ends have it open: no rank to blame (ambiguous)\n"); break;
+    }
 }
 
 void mt_fr_hang_text(const mt_fr_hang_t *h, mt_out_t *o)
@@ -27,6 +113,10 @@ void mt_fr_hang_text(const mt_fr_hang_t *h, mt_out_t *o)
     if (h->kind == MT_FR_NO_HANG) {
         mt_out_puts(o, "flight recorder: no hang: every group's ranks completed the same collectives\n");
         return;
+    }
+    if (h->p2p) {
+        p2p_text(h, o);
+        goto tail;
     }
     int stuck[16], nstuck = 0;
     int64_t lo = INT64_MAX, hi = 0;
@@ -81,6 +171,9 @@ void mt_fr_hang_text(const mt_fr_hang_t *h, mt_out_t *o)
     }
     if (h->last_arrival >= 0)
         mt_out_printf(o, "last to arrive: rank %d\n", h->last_arrival);
+tail:
+    if (h->nchain > 1)
+        chain(h, o);
     if (h->slowdown)
         mt_out_printf(o, "rank %d arrived later and later in the collectives before the hang (a slow-down)\n",
                       h->culprits[0]);

@@ -26,7 +26,10 @@ static void entry_json(mt_out_t *j, const mt_fr_op_t *e)
     mt_out_str(j, e->pg, sizeof e->pg);
     mt_out_puts(j, ", \"profiling_name\": ");
     mt_out_str(j, e->name, sizeof e->name);
-    mt_out_printf(j, ", \"collective_seq_id\": %" PRId64 ", \"state\": \"%s\"}", e->seq, state_name(e->state));
+    mt_out_printf(j, ", \"collective_seq_id\": %" PRId64 ", \"state\": \"%s\"", e->seq, state_name(e->state));
+    if (e->is_p2p)
+        mt_out_printf(j, ", \"p2p_seq_id\": %" PRId64, e->p2p_seq);
+    mt_out_puts(j, "}");
 }
 
 static void size_json(mt_out_t *j, const mt_fr_op_t *e)
@@ -72,6 +75,28 @@ mt_status_t mt_report_hang_json(const mt_fr_hang_t *h, mt_write_fn w, void *ctx)
         size_json(&j, &h->hung_first);
         mt_out_puts(&j, "}");
     }
+    mt_out_puts(&j, ",\n  \"p2p\": ");
+    if (h->p2p) {
+        mt_out_printf(&j, "{\"rank\": %d, \"peer\": %d, \"entry\": ", h->p2p_rank, h->p2p_peer);
+        entry_json(&j, &h->p2p_op);
+        mt_out_puts(&j, ", \"peer_entry\": ");
+        if (h->p2p_peer_op.name[0])
+            entry_json(&j, &h->p2p_peer_op);
+        else
+            mt_out_puts(&j, "null");
+        mt_out_puts(&j, "}");
+    } else
+        mt_out_puts(&j, "null");
+    mt_out_puts(&j, ", \"chain\": [");
+    for (int i = 0; i < h->nchain && i < 16; i++) {
+        mt_out_printf(&j, "%s{\"rank\": %d, \"entry\": ", i ? ", " : "", h->chain[i]);
+        if (h->chain_op[i].name[0])
+            entry_json(&j, &h->chain_op[i]);
+        else
+            mt_out_puts(&j, "null");
+        mt_out_puts(&j, "}");
+    }
+    mt_out_printf(&j, "], \"chain_length\": %d", h->nchain);
     mt_out_puts(&j, ",\n  \"last_arrival\": ");
     if (h->last_arrival >= 0)
         mt_out_printf(&j, "%d", h->last_arrival);
@@ -128,8 +153,12 @@ mt_status_t mt_report_hang_html(const mt_fr_hang_t *h, mt_write_fn w, void *ctx)
     mt_out_puts(&o, "</pre>\n");
     if (h->kind != MT_FR_NO_HANG) {
         mt_out_puts(&o, "<table><thead><tr><th>rank</th><th>dump</th><th>clock offset</th><th>waiting in ");
-        mt_out_html(&o, h->name, strlen(h->name));
-        mt_out_printf(&o, " #%" PRId64 "</th><th>last completed</th></tr></thead><tbody>\n", h->seq);
+        if (h->p2p) /* each rank's wait is in its own first entry not completed */
+            mt_out_puts(&o, "its first entry not completed</th><th>last completed</th></tr></thead><tbody>\n");
+        else {
+            mt_out_html(&o, h->name, strlen(h->name));
+            mt_out_printf(&o, " #%" PRId64 "</th><th>last completed</th></tr></thead><tbody>\n", h->seq);
+        }
         for (int r = 0; r < h->world; r++) {
             bool culprit = false;
             for (int i = 0; i < h->nculprits; i++)
@@ -144,7 +173,8 @@ mt_status_t mt_report_hang_html(const mt_fr_hang_t *h, mt_write_fn w, void *ctx)
             const mt_fr_op_t *e = &h->last_done[r];
             if (e->name[0]) {
                 mt_out_html(&o, e->name, strlen(e->name));
-                mt_out_printf(&o, " #%" PRId64 " in group ", e->seq);
+                mt_out_printf(&o, e->is_p2p ? " (p2p #%" PRId64 ") in group " : " #%" PRId64 " in group ",
+                              e->is_p2p ? e->p2p_seq : e->seq);
                 mt_out_html(&o, e->pg, strlen(e->pg));
             } else
                 mt_out_puts(&o, "-");

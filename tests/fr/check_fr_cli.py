@@ -2,10 +2,12 @@
 """The program on Flight Recorder dumps (issue 41), against the truth of
 scripts/gen_fr.py, every scenario in both encodings:
 
-- exit code 4 (a hang), report.json's "hang" section: the verdict, group,
+- exit code 4 (a hang; 0 for pp_clean, a pipeline whose last send/recv
+  is in flight on both ends), report.json's "hang" section: the verdict, group,
   collective, culprits, ranks without a dump, slow-down, each rank's clock
   offset and each stuck rank's wait (within 1 us), each rank's last
-  completed collective; the section equal to tests/fr/golden/<sc>.hang.json
+  completed collective, and for the point-to-point scenarios the waiting
+  chain and the send/recv of the verdict; the section equal to tests/fr/golden/<sc>.hang.json
   and the terminal verdict (at most 8 lines) to tests/fr/golden/<sc>.txt
   (the goldens check_fr_truth.py also compares the core's text with);
 - the merged trace: one slice per entry, a stuck one ending at the dump's
@@ -58,9 +60,22 @@ def verdict_text(stdout):
 
 
 def check_hang(tag, h, t):
+    if t["verdict"] == "no_hang":  # a clean job: no group, no culprit
+        if h["hung"] or h["verdict"] != "no_hang" or h["group"] is not None or h["culprit_ranks"] or h["chain"]:
+            fail("%s: %r, truth: no hang" % (tag, {k: h[k] for k in ("hung", "verdict", "group", "culprit_ranks")}))
+        t = dict(t, group=None, group_desc=None, collective_seq_id=None, profiling_name=None)
     for k in ("verdict", "group", "group_desc", "collective_seq_id", "profiling_name"):
         if h[k] != t[k]:
             fail("%s: %s %r, truth %r" % (tag, k, h[k], t[k]))
+    # point-to-point scenarios: the waiting chain, the send/recv the
+    # verdict is of (who waits in it, for whom, its p2p_seq_id)
+    if "chain" in t and [c["rank"] for c in h["chain"]] != t["chain"]:
+        fail("%s: chain %r, truth %r" % (tag, h["chain"], t["chain"]))
+    if "p2p" in t:
+        p = h["p2p"]
+        got = p and {"waiter": p["rank"], "peer": p["peer"], "p2p_seq_id": p["entry"]["p2p_seq_id"]}
+        if got != t["p2p"]:
+            fail("%s: p2p %r, truth %r" % (tag, got, t["p2p"]))
     if h["slowdown_before"] != t["slowdown_before"]:
         fail("%s: slowdown_before %r, truth %r" % (tag, h["slowdown_before"], t["slowdown_before"]))
     for k in ("culprit_ranks", "no_dump_ranks"):
@@ -120,9 +135,10 @@ def main():
         for enc in ("pickle", "json"):
             tag = "%s/%s" % (sc, enc)
             out = os.path.join(work, "out", sc, enc)
+            code = 0 if t["verdict"] == "no_hang" else 4  # 4: a hang was found
             p = run([prog, "--color=never", "-o", out, os.path.join(work, sc, enc)])
-            if p.returncode != 4:
-                fail("%s: exit %d, expected 4 (a hang): %s" % (tag, p.returncode, p.stderr.strip()))
+            if p.returncode != code:
+                fail("%s: exit %d, expected %d: %s" % (tag, p.returncode, code, p.stderr.strip()))
                 continue
             with open(os.path.join(out, "report.json")) as f:
                 rep = json.load(f)
@@ -149,7 +165,7 @@ def main():
             oe = os.path.join(work, "out", sc, enc + "-entries")
             q = run([prog, "--color=never", "-o", oe, os.path.join(work, sc, enc)],
                     env=dict(os.environ, MERGETRACE_FR_ENTRIES="1"))
-            if q.returncode != 4 or verdict_text(q.stdout) != text:
+            if q.returncode != code or verdict_text(q.stdout) != text:
                 fail("%s: every entry on process 0: exit %d or another verdict" % (tag, q.returncode))
             else:
                 for fn in ("report.json", "merged.json.gz"):
@@ -163,7 +179,7 @@ def main():
                 for n in (2, 4):
                     o2 = os.path.join(work, "out", sc, "j%d" % n)
                     q = run([prog, "-j", str(n), "--color=never", "-o", o2, os.path.join(work, sc, enc)])
-                    if q.returncode != 4:
+                    if q.returncode != code:
                         fail("%s -j %d: exit %d: %s" % (tag, n, q.returncode, q.stderr.strip()[-300:]))
                     elif open(os.path.join(out, "report.json"), "rb").read() != open(
                             os.path.join(o2, "report.json"), "rb").read() or verdict_text(q.stdout) != text:
@@ -178,7 +194,7 @@ def main():
                     o2 = os.path.join(work, "out", sc, "np%d" % n)
                     q = run([mpiexec, "--oversubscribe", "-n", str(n), prog, "--color=never", "-o", o2,
                              os.path.join(work, sc, enc)], env=env)
-                    if q.returncode != 4:
+                    if q.returncode != code:
                         fail("%s -n %d: exit %d: %s" % (tag, n, q.returncode, q.stderr.strip()[-300:]))
                         continue
                     for fn in ("report.json", "merged.json.gz"):

@@ -53,6 +53,11 @@ def main():
             for k in ("verdict", "group", "group_desc", "collective_seq_id", "profiling_name", "slowdown_before"):
                 if g[k] != t[k]:
                     errs.append("%s %r, truth %r" % (k, g[k], t[k]))
+            # point-to-point scenarios: the waiting chain and the send/recv
+            # the verdict is of (waiter, peer, its p2p_seq_id)
+            for k in ("chain", "p2p"):
+                if k in t and g.get(k) != t[k]:
+                    errs.append("%s %r, truth %r" % (k, g.get(k), t[k]))
             for k in ("culprit_ranks", "no_dump_ranks"):
                 if sorted(g[k]) != sorted(t[k]):
                     errs.append("%s %r, truth %r" % (k, g[k], t[k]))

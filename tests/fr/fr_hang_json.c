@@ -75,7 +75,14 @@ int main(int argc, char **argv)
     for (int r = 0, k = 0; r < h.world; r++)
         if (h.wait_ns[r] >= 0)
             printf("%s\"%d\":%lld", k++ ? "," : "", r, (long long)h.wait_ns[r]);
-    printf("}}\n");
+    printf("},\"chain\":[");
+    for (int i = 0; i < h.nchain && i < 16; i++)
+        printf("%s%d", i ? "," : "", h.chain[i]);
+    if (h.p2p)
+        printf("],\"p2p\":{\"waiter\":%d,\"peer\":%d,\"p2p_seq_id\":%lld}}\n", h.p2p_rank, h.p2p_peer,
+               (long long)h.p2p_op.p2p_seq);
+    else
+        printf("],\"p2p\":null}\n");
     if (getenv("FR_TEXT")) {
         mt_out_t o = {.w = write_stdout};
         mt_fr_hang_text(&h, &o);

@@ -1284,6 +1284,127 @@ static void test_hang_verdict(void **state)
     }
 }
 
+/* A pipeline of 4 processes on one communicator: each step an AllReduce
+ * (for the clocks), then rank r receives from r - 1 and sends to r + 1.
+ * In the 5th step rank 0 sends nothing (it is elsewhere) and ranks 1-3
+ * wait in their recv from the rank before, killed 60 ms later. */
+#define PIPE_COMM 0x1112131415161718ULL
+static void run_task(const api_t *a, void *ctx, descr_t *d, uint64_t gpu, uint8_t ch, bool finish)
+{
+    void *h = NULL, *k = NULL;
+    if (a->start(ctx, &h, d) != 0 || !h)
+        die("task start");
+    a->stop(h); /* the enqueue returns */
+    make_kch(d, a->abi, h, e2e_rank, ch, gpu);
+    if (a->start(ctx, &k, d) != 0 || !k)
+        die("kch start");
+    if (finish && (kch_stop(a, k, gpu + 40000) != 0 || a->stop(k) != 0))
+        die("kch stop");
+}
+
+static void child_hang_p2p(int abi, const char *dir)
+{
+    child_env(dir, NULL, NULL);
+    setenv("MERGETRACE_NCCL_FLUSH_MS", "5", 1);
+    setenv("MERGETRACE_NCCL_CLOCK_MS", "5", 1);
+    child_open(abi);
+    const api_t *a = &g_api;
+    void *ctx = NULL;
+    int mask = 0;
+    if (api_init(a, &ctx, PIPE_COMM, &mask, "pipe", 1, 4, e2e_rank) != 0)
+        die("init");
+    uint64_t gpu0 = 5000000000ULL + (uint64_t)e2e_rank * 777;
+    for (int i = 0; i <= 4; i++) {
+        bool hang = i == 4;
+        uint64_t g = gpu0 + (uint64_t)i * 1000000;
+        descr_t d;
+        if (!hang) {
+            coll_in_t c = coll_of(0, 0); /* AllReduce */
+            c.seq = (uint64_t)i;
+            c.rank = e2e_rank;
+            c.count = 1024;
+            make_coll(&d, a->abi, &c);
+            run_task(a, ctx, &d, g, 0, true);
+        }
+        if (e2e_rank > 0) {
+            make_p2p(&d, a->abi, e2e_rank, "Recv", "ncclFloat32", 4096, e2e_rank - 1, 1);
+            run_task(a, ctx, &d, g + 100000, 1, !hang);
+        }
+        if (e2e_rank < 3 && !hang) {
+            make_p2p(&d, a->abi, e2e_rank, "Send", "ncclFloat32", 4096, e2e_rank + 1, 1);
+            run_task(a, ctx, &d, g + 200000, 2, true);
+        }
+    }
+    struct timespec nap = {0, 60000000};
+    nanosleep(&nap, NULL);
+    raise(SIGKILL);
+}
+
+/* The pipeline's files read back and analysed: rank 1 waits in its recv
+ * from rank 0, which never sent (p2p tasks were left out before: no
+ * verdict), and the chain 3 -> 2 -> 1 -> 0 ends at rank 0. */
+static void test_hang_p2p(void **state)
+{
+    (void)state;
+    char dir[512], host[256] = "unknown-host", path[1024];
+    gethostname(host, sizeof host - 1);
+    fresh_dir(dir, sizeof dir, "hangp2p");
+    mt_nccl_file_t *files[4];
+    int32_t ranks[4];
+    for (int r = 0; r < 4; r++) {
+        e2e_rank = r;
+        fflush(NULL);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+            child_hang_p2p(6, dir);
+        int st = 0;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+        snprintf(path, sizeof path, "%s/.%s-pid%d.jsonl.tmp", dir, host, (int)pid);
+        mt_error_t err;
+        mt_error_clear(&err);
+        files[r] = NULL;
+        assert_int_equal(mt_nccl_load(path, &files[r], &err), MT_OK);
+        ranks[r] = mt_nccl_world_rank(files[r], NULL);
+        assert_int_equal(ranks[r], r);
+        assert_int_equal(files[r]->in_flight, r == 0 ? 0 : 1); /* the recv */
+    }
+    mt_fr_dump_t dumps[4];
+    mt_error_t err;
+    assert_int_equal(mt_fr_from_nccl((const mt_nccl_file_t *const *)files, ranks, 4, dumps, &err), MT_OK);
+    mt_fr_hang_t h;
+    assert_int_equal(mt_fr_hang_analyse(dumps, 4, &h, &err), MT_OK);
+    assert_int_equal(h.kind, MT_FR_NEVER_ENQUEUED);
+    assert_int_equal(h.nculprits, 1);
+    assert_int_equal(h.culprits[0], 0);
+    assert_true(h.p2p);
+    assert_int_equal(h.p2p_rank, 1);
+    assert_int_equal(h.p2p_peer, 0);
+    char pg[64];
+    snprintf(pg, sizeof pg, "%016llx:p2p", (unsigned long long)PIPE_COMM);
+    assert_string_equal(h.pg, pg);
+    assert_string_equal(h.pg_desc, "pipe");
+    assert_string_equal(h.name, "nccl:recv 1<-0");
+    assert_int_equal(h.p2p_op.p2p_seq, 9); /* 4 steps of a recv and a send, then the recv */
+    assert_string_equal(h.culprit_last.name, "nccl:send 0->1");
+    assert_int_equal(h.nchain, 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(h.chain[i], 3 - i);
+    for (int r = 0; r < 4; r++) {
+        if (r == 0) {
+            assert_int_equal(h.wait_ns[r], -1);
+            continue;
+        }
+        assert_true(h.wait_ns[r] > 40000000 && h.wait_ns[r] < 5000000000LL);
+    }
+    mt_fr_hang_free(&h);
+    for (int r = 0; r < 4; r++) {
+        mt_fr_dump_free(&dumps[r]);
+        mt_nccl_file_free(files[r]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1298,6 +1419,7 @@ int main(void)
         cmocka_unit_test(test_bad_env),
         cmocka_unit_test(test_two_ranks_match),
         cmocka_unit_test(test_hang_verdict),
+        cmocka_unit_test(test_hang_p2p),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
