@@ -531,7 +531,10 @@ typedef struct mt_cp_dist mt_cp_dist_t;
 /* Collective over comm (every process calls it; process 0 is the root):
  * in on process 0 (NULL on the others, which learn it from process 0);
  * an[0..n_an) the ranks this process loaded (any order; borrowed: their
- * GPU activities, steps and names are read), clocks[i] the clock of
+ * GPU activities, steps and names are read; a rank that another process
+ * also passes counts at the lowest such process other than 0, so process
+ * 0 may pass every rank it holds once the analyses are gathered, and its
+ * own are read), clocks[i] the clock of
  * ranks[i] (n_ranks; NULL: own clocks). *out on every process (free with
  * mt_cp_dist_free); only process 0's holds the statistics, each process's
  * the bytes it sent and received. MT_OK, MT_ERR_NOMEM or comm's error,

@@ -772,10 +772,13 @@ static int comm_cmp(const void *pa, const void *pb)
 }
 
 /* Process 0: the members' blocks of the alltoallv. pr[0..n) the ranks of
- * the processes (process q's from at[q]); members m[0..nm) by rank. A rank
- * listed by two processes counts at the first (as mt_ingest_analyses keeps
- * the first analysis of a rank). Each block: the number of ranks the
- * process must leave out, those ranks, then its members. */
+ * the processes (cnt[q] of process q's, in process order); members
+ * m[0..nm) by rank. A rank listed by several processes counts at the
+ * first of them but process 0, which holds every rank's analysis once
+ * gathered (the program passes them all: its own are those no other
+ * process has); at process 0 when only it has the rank. Each block: the
+ * number of ranks the process must leave out, those ranks (padded to 8
+ * bytes), then its members. */
 typedef struct rp {
     int32_t rank;
     int32_t proc;
@@ -786,7 +789,9 @@ static int rp_cmp(const void *pa, const void *pb)
     const rp_t *a = pa, *b = pb;
     if (a->rank != b->rank)
         return a->rank < b->rank ? -1 : 1;
-    return (a->proc > b->proc) - (a->proc < b->proc);
+    /* process 0 after the others */
+    unsigned x = (unsigned)a->proc - 1u, y = (unsigned)b->proc - 1u;
+    return (x > y) - (x < y);
 }
 
 static int members_blocks(const int32_t *pr, const uint64_t *cnt, int P, const mt_cp_member_t *m, size_t nm,

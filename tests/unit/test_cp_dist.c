@@ -303,7 +303,10 @@ static void proc_fn(const mt_comm_t *comm, void *arg)
     p->recv = mt_cp_dist_received(p->d);
 }
 
-/* Uneven shares: for P processes, rank r goes to deal[P - 1][r]. */
+/* Uneven shares: for P processes, rank r goes to deal[P - 1][r]; with
+ * mt_critpath_run (e2e) process 0 passes every rank besides, as the
+ * program does once the analyses are gathered (its own: those no other
+ * process has). */
 static const int deal[4][R_MAX] = {
     {0, 0, 0, 0, 0, 0, 0, 0},
     {0, 0, 0, 0, 0, 1, 1, 1},
@@ -319,7 +322,7 @@ static void run_procs(const job_t *j, int P, int e2e, const mt_cp_request_t *rq,
     for (int q = 0; q < P; q++) {
         ps[q] = (proc_t){.j = j, .e2e = e2e, .rq = rq, .in = in};
         for (int r = j->R - 1; r >= 0; r--) /* any order: highest rank first */
-            if (deal[P - 1][r] == q)
+            if (deal[P - 1][r] == q || (e2e && q == 0)) /* as the program: process 0 passes every rank */
                 ps[q].an[ps[q].n_an++] = &j->a[r];
         args[q] = &ps[q];
     }
