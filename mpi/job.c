@@ -149,11 +149,13 @@ int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, mt_ingest_t *L, job_
         j->mine = j->an; /* every rank: its own are those no other process passes (mt_cp_dist_reduce) */
         j->n_mine = j->plan.skipped ? 0 : j->n_an;
     }
-    if (mc->rank == 0 && bad)
-        say("mergetrace: gathering the per-rank analyses: %s\n",
-                gst == MT_ERR_NOMEM ? "out of memory" : "failed");
     free(ab);
-    bad = comm_mpi_agree(comm, bad);
+    int any = comm_mpi_agree(comm, bad);
+    /* another process's failure is its unpack's: out of memory */
+    if (mc->rank == 0 && any)
+        say("mergetrace: gathering the per-rank analyses: %s\n",
+                bad && gst != MT_ERR_NOMEM ? "failed" : "out of memory");
+    bad = any;
     pt->gather = procs_wtime() - tg;
     return bad ? MT_EXIT_ERROR : MT_EXIT_OK;
 }

@@ -801,55 +801,67 @@ static int members_blocks(const int32_t *pr, const uint64_t *cnt, int P, const m
     for (int q = 0; q < P; q++)
         n += cnt[q];
     rp_t *v = malloc((n ? n : 1) * sizeof *v);
-    int32_t **skip = calloc((size_t)P, sizeof *skip);
-    size_t *nskip = calloc((size_t)P, sizeof *nskip);
-    wbuf_t *mb = calloc((size_t)P, sizeof *mb);
+    size_t *nskip = calloc(3 * (size_t)P, sizeof *nskip), *nmem = nskip + P, *at = nskip + 2 * P;
     int ret = -1;
-    if (!v || !skip || !nskip || !mb)
+    if (!v || !nskip)
         goto out;
     for (int q = 0, i = 0; q < P; q++)
         for (uint64_t k = 0; k < cnt[q]; k++, i++)
             v[i] = (rp_t){pr[i], q};
     qsort(v, n, sizeof *v, rp_cmp);
-    size_t w = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0 && v[i].rank == v[i - 1].rank) {
-            int q = v[i].proc;
-            int32_t *s = realloc(skip[q], (nskip[q] + 1) * sizeof *s);
-            if (!s)
-                goto out;
-            skip[q] = s;
-            s[nskip[q]++] = v[i].rank;
-            continue;
+    /* the first of each rank holds it; the rest leave it out */
+    for (size_t i = 1; i < n; i++)
+        if (v[i].rank == v[i - 1].rank)
+            nskip[v[i].proc]++;
+    /* the members by holder: a walk of both lists by rank, twice (count,
+     * then write into the one buffer: process 0 holds the job's members
+     * once more, not twice) */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0, j = 0; i < nm; i++) {
+            while (j < n && v[j].rank < m[i].rank)
+                j++;
+            if (j >= n || v[j].rank != m[i].rank)
+                continue;
+            int q = v[j].proc;
+            if (!pass)
+                nmem[q]++;
+            else
+                memcpy(blk->p + at[q] + (nmem[q]++) * sizeof *m, &m[i], sizeof *m);
         }
-        v[w++] = v[i];
+        if (pass)
+            break;
+        size_t total = 0;
+        for (int q = 0; q < P; q++) {
+            lens[q] = 8 + (nskip[q] + nskip[q] % 2) * sizeof(int32_t) + nmem[q] * sizeof *m;
+            total += lens[q];
+        }
+        if (!(blk->p = malloc(total ? total : 1)))
+            goto out;
+        blk->len = blk->cap = total;
+        /* the heads: the count and the ranks left out (padded) */
+        size_t off = 0;
+        for (int q = 0; q < P; q++) {
+            uint64_t ns = nskip[q];
+            memcpy(blk->p + off, &ns, 8);
+            at[q] = off + 8;
+            off += lens[q];
+            nskip[q] = 0;
+        }
+        for (size_t i = 1; i < n; i++)
+            if (v[i].rank == v[i - 1].rank) {
+                int q = v[i].proc;
+                memcpy(blk->p + at[q] + (nskip[q]++) * sizeof(int32_t), &v[i].rank, sizeof(int32_t));
+            }
+        for (int q = 0; q < P; q++) {
+            if (nskip[q] % 2) /* the members after it 8-byte aligned */
+                memcpy(blk->p + at[q] + (nskip[q]++) * sizeof(int32_t), &(int32_t){-1}, sizeof(int32_t));
+            at[q] += nskip[q] * sizeof(int32_t);
+            nmem[q] = 0;
+        }
     }
-    for (size_t i = 0, j = 0; i < nm; i++) {
-        while (j < w && v[j].rank < m[i].rank)
-            j++;
-        if (j < w && v[j].rank == m[i].rank)
-            put(&mb[v[j].proc], &m[i], sizeof m[i]);
-    }
-    for (int q = 0; q < P; q++) {
-        size_t at = blk->len;
-        put_u64(blk, nskip[q]);
-        put(blk, skip[q], nskip[q] * sizeof *skip[q]);
-        if (nskip[q] % 2) /* the members after it 8-byte aligned */
-            put(blk, &(int32_t){-1}, sizeof(int32_t));
-        put(blk, mb[q].p, mb[q].len);
-        lens[q] = blk->len - at;
-        if (mb[q].bad)
-            blk->bad = true;
-    }
-    ret = blk->bad ? -1 : 0;
+    ret = 0;
 out:
-    for (int q = 0; skip && q < P; q++)
-        free(skip[q]);
-    for (int q = 0; mb && q < P; q++)
-        free(mb[q].p);
-    free(skip);
     free(nskip);
-    free(mb);
     free(v);
     return ret;
 }
