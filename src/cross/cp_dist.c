@@ -379,8 +379,16 @@ typedef struct local {
     size_t n_vals, cap_vals;
 } local_t;
 
+/* A name's hash by its place in a rank's string pool. */
+typedef struct name_memo {
+    uint32_t off, len;
+    uint64_t h;
+    bool set;
+} name_memo_t;
+
 /* Scratch for one rank, sized for the largest. */
 typedef struct scratch {
+    name_memo_t memo[CP_NAME_MEMO]; /* cleared for each rank (its own pool) */
     uint64_t *key;
     uint32_t *perm;
     int64_t *dur, *val;
@@ -411,6 +419,7 @@ static int local_rank(const facts_t *f, const mt_rank_analysis_t *a, const mt_cl
                       size_t nm, scratch_t *x, local_t *L)
 {
     const mt_clock_map_t map = mt_clock_map(clk);
+    memset(x->memo, 0, sizeof x->memo);
     /* the rank steps that count: the first of each step number on the
      * rank (the graph's job steps keep that one) in a used step */
     for (size_t k = 0; k < a->n_steps; k++) {
@@ -439,8 +448,14 @@ static int local_rank(const facts_t *f, const mt_rank_analysis_t *a, const mt_cl
         int64_t v = e - s;
         if (mi < nm && m[mi].index == k) /* an instance member: its transfer */
             v = m[mi].transfer > 0 ? m[mi].transfer : 0;
-        const char *name = a->strings ? a->strings + g->name.off : "";
-        x->key[k] = mt_hash64(name, g->name.len, CP_NAME_SEED);
+        /* a name repeats as the same offset into the rank's pool: its
+         * hash memoised (as the graph's cp_name_hash by pointer) */
+        name_memo_t *nm_ = &x->memo[(g->name.off * 2654435761u >> 7) & (CP_NAME_MEMO - 1)];
+        if (!nm_->set || nm_->off != g->name.off || nm_->len != g->name.len) {
+            const char *name = a->strings ? a->strings + g->name.off : "";
+            *nm_ = (name_memo_t){g->name.off, g->name.len, mt_hash64(name, g->name.len, CP_NAME_SEED), true};
+        }
+        x->key[k] = nm_->h;
         x->perm[k] = (uint32_t)k;
         x->dur[k] = e - s;
         x->val[k] = v;
@@ -977,7 +992,7 @@ mt_status_t mt_cp_dist_reduce(const mt_comm_t *comm, const mt_cp_dist_in_t *in, 
     free(sx.skey);
     free(sx.sperm);
     free(sx.sok);
-    sx = (scratch_t){0};
+    memset(&sx, 0, sizeof sx);
     free(rb);
     rb = NULL;
     /* the records by owner (a counting sort), for the alltoallv */
