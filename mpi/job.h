@@ -80,7 +80,9 @@ int job_plan(MPI_Comm comm, const options_t *o, mt_ingest_t *L, job_t *j, phase_
 
 /* Collective: the packed per-rank analyses of every process (L->analyses)
  * gathered on process 0 into j->an; L->analyses is freed once sent (on
- * process 0 it would sit beside the unpacked copy). MT_EXIT_OK or
+ * process 0 it would sit beside the unpacked copy); unless the critical
+ * path is left out, the other processes keep theirs unpacked in j->mine
+ * for its reductions (job_cp_serve frees them). MT_EXIT_OK or
  * MT_EXIT_ERROR (process 0 printed why), the same everywhere; pt->gather. */
 int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, mt_ingest_t *L, job_t *j, phase_times_t *pt);
 
