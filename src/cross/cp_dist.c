@@ -177,7 +177,7 @@ typedef struct wbuf {
 
 static void put(wbuf_t *b, const void *src, size_t len)
 {
-    if (b->bad)
+    if (b->bad || !len)
         return;
     if (b->len + len > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
@@ -921,8 +921,10 @@ mt_status_t mt_cp_dist_reduce(const mt_comm_t *comm, const mt_cp_dist_in_t *in, 
     if (st != MT_OK)
         goto out;
     /* ---- the ranks here; their members from process 0 ---- */
-    memcpy(an, an_in, n_an * sizeof *an);
-    qsort(an, n_an, sizeof *an, an_cmp);
+    if (n_an) {
+        memcpy(an, an_in, n_an * sizeof *an);
+        qsort(an, n_an, sizeof *an, an_cmp);
+    }
     for (size_t i = 0; i < n_an; i++)
         mine[i] = an[i]->rank;
     uint64_t nmine = n_an;
@@ -1053,7 +1055,8 @@ mt_status_t mt_cp_dist_reduce(const mt_comm_t *comm, const mt_cp_dist_in_t *in, 
         goto out;
     if (ncn) {
         /* this process's values of those names, by name */
-        qsort(L.vals, L.n_vals, sizeof *L.vals, hv_cmp);
+        if (L.n_vals)
+            qsort(L.vals, L.n_vals, sizeof *L.vals, hv_cmp);
         size_t w = 0;
         for (size_t i = 0, c = 0; i < L.n_vals; i++) {
             while (c < ncn && cn[c].h < L.vals[i].h)
@@ -1070,7 +1073,7 @@ mt_status_t mt_cp_dist_reduce(const mt_comm_t *comm, const mt_cp_dist_in_t *in, 
     /* ---- the owners' results to process 0 ---- */
     if ((st = x_gatherv(&x, o.typ, o.n_typ * sizeof *o.typ, &rb, &rlen)) != MT_OK)
         goto out;
-    if ((st = x_gatherv(&x, o.fac, o.n_fac * sizeof *o.fac, &rb2, &rlen2)) != MT_OK)
+    if ((st = x_gatherv(&x, o.fac ? (const void *)o.fac : (const void *)"", o.n_fac * sizeof *o.fac, &rb2, &rlen2)) != MT_OK)
         goto out;
     if (me == 0) {
         size_t nt = rlen / sizeof *d->typ;
