@@ -119,17 +119,43 @@ int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, mt_ingest_t *L, job_
     void *ab = NULL;
     size_t al_len = 0;
     mt_status_t gst = mc->gatherv(mc->ctx, L->analyses.data, L->analyses.len, &ab, &al_len, 0);
-    mt_buf_free(&L->analyses);
     int bad = gst != MT_OK;
+    j->comm = comm;
+    j->mc = mc;
+    /* the critical path's whole-job statistics are worked out where the
+     * ranks were loaded (job_cp_serve): the other processes keep theirs */
+    if (mc->rank != 0 && !bad && !j->plan.skipped) {
+        j->mine_owned = true;
+        for (size_t off = 0; off < L->analyses.len && !bad;) {
+            mt_rank_analysis_t *a = NULL;
+            size_t used = 0;
+            mt_rank_analysis_t **v = realloc(j->mine, (j->n_mine + 1) * sizeof *v);
+            bad = !v || mt_rank_analysis_unpack(L->analyses.data + off, L->analyses.len - off, &a, &used) != MT_OK ||
+                  !used;
+            if (v)
+                j->mine = v;
+            if (!bad)
+                j->mine[j->n_mine++] = a;
+            else
+                mt_rank_analysis_free(a);
+            off += used;
+        }
+        gst = bad ? MT_ERR_NOMEM : gst;
+    }
+    mt_buf_free(&L->analyses);
     if (mc->rank == 0 && !bad) {
         gst = mt_ingest_analyses(ab, al_len, j->res, j->n, j->nccl.n_only, &j->an, &j->n_an);
         bad = gst != MT_OK;
+        j->mine = j->an; /* every rank: its own are those no other process passes (mt_cp_dist_reduce) */
+        j->n_mine = j->plan.skipped ? 0 : j->n_an;
     }
-    if (mc->rank == 0 && bad)
-        say("mergetrace: gathering the per-rank analyses: %s\n",
-                gst == MT_ERR_NOMEM ? "out of memory" : "failed");
     free(ab);
-    bad = comm_mpi_agree(comm, bad);
+    int any = comm_mpi_agree(comm, bad);
+    /* another process's failure is its unpack's: out of memory */
+    if (mc->rank == 0 && any)
+        say("mergetrace: gathering the per-rank analyses: %s\n",
+                bad && gst != MT_ERR_NOMEM ? "failed" : "out of memory");
+    bad = any;
     pt->gather = procs_wtime() - tg;
     return bad ? MT_EXIT_ERROR : MT_EXIT_OK;
 }
@@ -248,6 +274,45 @@ static void job_cp_built(void *ctx)
     mt_heap_give_back();
 }
 
+/* mt_cp_request_t.reduce on process 0: the other processes, waiting in
+ * job_cp_serve, are told to take part. */
+static mt_status_t job_cp_reduce(void *ctx, const mt_cp_dist_in_t *in, mt_cp_dist_t **out)
+{
+    job_t *j = ctx;
+    int go = 1;
+    procs_bcast(&go, 1, MPI_INT, 0, j->comm);
+    return mt_cp_dist_reduce(j->mc, in, (const mt_rank_analysis_t *const *)j->mine, j->n_mine, j->al.clocks, j->ranks,
+                             (size_t)j->n_ranks, out);
+}
+
+void job_cp_serve(job_t *j)
+{
+    for (;;) {
+        int go = 0;
+        procs_bcast(&go, 1, MPI_INT, 0, j->comm);
+        if (!go)
+            break;
+        /* process 0 reports a failure (mt_critpath_run returns it) */
+        mt_cp_dist_t *d = NULL;
+        (void)mt_cp_dist_reduce(j->mc, NULL, (const mt_rank_analysis_t *const *)j->mine, j->n_mine, j->al.clocks,
+                                j->ranks, (size_t)j->n_ranks, &d);
+        mt_cp_dist_free(d);
+    }
+    /* read by nothing after: freed before the outputs */
+    for (size_t i = 0; j->mine_owned && i < j->n_mine; i++)
+        mt_rank_analysis_free(j->mine[i]);
+    if (j->mine_owned)
+        free(j->mine);
+    j->mine = NULL;
+    j->n_mine = 0;
+}
+
+void job_cp_stop(job_t *j)
+{
+    int go = 0;
+    procs_bcast(&go, 1, MPI_INT, 0, j->comm);
+}
+
 int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_times_t *pt)
 {
     const mt_align_result_t *al = &j->al;
@@ -313,7 +378,8 @@ int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_t
                           .n_absent = j->n_missing,
                           .rows_done = job_cp_rows_done,
                           .built = job_cp_built,
-                          .hook_ctx = j};
+                          .hook_ctx = j,
+                          .reduce = job_cp_reduce};
     /* what-if "stage" (each pipeline stage 10 % faster) and the ideal
      * what-if's stages and workers; without a pipeline the ideal's workers
      * are the ranks and stages are unknown */
@@ -361,6 +427,10 @@ void job_free(job_t *j)
     free(j->missing);
     mt_nccl_job_free(&j->nccl);
     free(j->nccl_rep);
+    for (size_t i = 0; j->mine_owned && i < j->n_mine; i++)
+        mt_rank_analysis_free(j->mine[i]);
+    if (j->mine_owned)
+        free(j->mine);
     for (size_t i = 0; j->an && i < j->n; i++)
         mt_rank_analysis_free(j->an[i]);
     free(j->an);

@@ -49,6 +49,15 @@ typedef struct job {
     mt_trust_t trust;        /* do the traces belong to one run; how good is the fit */
     /* job_plan (every process: plan.skipped; the rest on process 0) */
     mem_plan_t plan;
+    /* every process: the analyses of its ranks for the critical path's
+     * whole-job statistics (mt_cp_dist_reduce; job_gather_analyses):
+     * process 0 passes every one of an (borrowed), the others their own,
+     * unpacked (owned); none when the critical path is left out */
+    mt_rank_analysis_t **mine;
+    size_t n_mine;
+    bool mine_owned;
+    MPI_Comm comm;
+    const mt_comm_t *mc;
 } job_t;
 
 /* Process 0: order the gathered results res[0..n_res) (skipped files
@@ -71,7 +80,9 @@ int job_plan(MPI_Comm comm, const options_t *o, mt_ingest_t *L, job_t *j, phase_
 
 /* Collective: the packed per-rank analyses of every process (L->analyses)
  * gathered on process 0 into j->an; L->analyses is freed once sent (on
- * process 0 it would sit beside the unpacked copy). MT_EXIT_OK or
+ * process 0 it would sit beside the unpacked copy); unless the critical
+ * path is left out, the other processes keep theirs unpacked in j->mine
+ * for its reductions (job_cp_serve frees them). MT_EXIT_OK or
  * MT_EXIT_ERROR (process 0 printed why), the same everywhere; pt->gather. */
 int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, mt_ingest_t *L, job_t *j, phase_times_t *pt);
 
@@ -89,6 +100,13 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_ingest_
  * report.html, into *j. An exit code (printed why); pt->cross_rank and its
  * CPU time. */
 int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_times_t *pt);
+
+/* Collective, after job_align: process 0 runs job_cross, during which
+ * the critical path's reductions (mt_cp_request_t.reduce) call on the
+ * other processes, then job_cp_stop; the others run job_cp_serve, which
+ * takes part in each reduction and returns at job_cp_stop. */
+void job_cp_serve(job_t *j);
+void job_cp_stop(job_t *j);
 
 /* Free what the steps above put in *j (not res: load_share's). */
 void job_free(job_t *j);

@@ -177,6 +177,7 @@
 
 #include "mergetrace/analysis.h"
 #include "mergetrace/collectives.h"
+#include "mergetrace/comm.h"
 #include "mergetrace/status.h"
 
 #ifdef __cplusplus
@@ -492,6 +493,64 @@ typedef struct mt_critpath {
     double check_caused, check_path, check_gain; /* fractions: of the waiting, of the path, of the step p50 */
 } mt_critpath_t;
 
+/* ---- Whole-job statistics as reductions (issue 43, design B step 1:
+ * src/cross/cp_dist.c) ----
+ *
+ * The statistics of mt_critpath_run that read every rank's activities,
+ * worked out by the processes that loaded the ranks instead of from
+ * process 0's graph: the straggler what-if's factors (per (name, rank)
+ * sums and counts of the compute and memory durations, reduced at the
+ * name's owner process, name hash mod processes, which takes the median
+ * over ranks) and the ideal what-if's typical values (per (name, rank)
+ * sums and counts of the used steps' values at the same owners; a comm
+ * name's median transfer found exactly by rounds of 2^16-bucket count
+ * histograms summed over the processes, 16 bits of the value a round).
+ * The same numbers as the graph's, bit for bit (sums of integer ns below
+ * 2^53 are exact in any order). */
+
+/* An activity that is a member of a matched instance, and its transfer. */
+typedef struct mt_cp_member {
+    int32_t rank;
+    uint32_t index;            /* its activity: the rank's mt_rank_analysis_t.gacts[index] */
+    int64_t transfer;          /* its aligned end - its instance's last arrival (may be < 0) */
+} mt_cp_member_t;
+
+/* What only process 0 knows when the reductions run (mt_cp_dist_reduce's
+ * in): borrowed for the call. */
+typedef struct mt_cp_dist_in {
+    const int64_t *used_steps; /* the used job steps' numbers (mt_cp_step_t.used), ascending */
+    size_t n_used;
+    const mt_cp_member_t *members; /* every instance member of the job, by (rank, index) */
+    size_t n_members;
+    const struct mt_cp_request *rq; /* its stragglers, stages, coords and ideal; the rest unread */
+} mt_cp_dist_in_t;
+
+/* The reduced statistics (opaque): read by mt_critpath_run. */
+typedef struct mt_cp_dist mt_cp_dist_t;
+
+/* Collective over comm (every process calls it; process 0 is the root):
+ * in on process 0 (NULL on the others, which learn it from process 0);
+ * an[0..n_an) the ranks this process loaded (any order; borrowed: their
+ * GPU activities, steps and names are read; a rank that another process
+ * also passes counts at the lowest such process other than 0, so process
+ * 0 may pass every rank it holds once the analyses are gathered, and its
+ * own are read), clocks[i] the clock of
+ * ranks[i] (n_ranks; NULL: own clocks). *out on every process (free with
+ * mt_cp_dist_free); only process 0's holds the statistics, each process's
+ * the bytes it sent and received. MT_OK, MT_ERR_NOMEM or comm's error,
+ * the same on every process (*out NULL on error). */
+mt_status_t mt_cp_dist_reduce(const mt_comm_t *comm, const mt_cp_dist_in_t *in, const mt_rank_analysis_t *const *an,
+                              size_t n_an, const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks,
+                              mt_cp_dist_t **out);
+
+/* Bytes this process sent and received in the reductions of d (payloads
+ * of the collectives, over every process's share). 0 for NULL. */
+uint64_t mt_cp_dist_sent(const mt_cp_dist_t *d);
+uint64_t mt_cp_dist_received(const mt_cp_dist_t *d);
+
+/* Free d. NULL does nothing. */
+void mt_cp_dist_free(mt_cp_dist_t *d);
+
 /* What to compute. */
 typedef struct mt_cp_request {
     int warmup;                /* steps left out of the statistics */
@@ -526,6 +585,15 @@ typedef struct mt_cp_request {
     void (*rows_done)(void *ctx);
     void (*built)(void *ctx);
     void *hook_ctx;
+    /* The whole-job statistics by reductions (mt_cp_dist_reduce): when
+     * not NULL, called once with hook_ctx once the graph is built (before
+     * built), with what only the graph knows (the used steps, the
+     * instance members' transfers); it runs mt_cp_dist_reduce as process
+     * 0 with the other processes and returns *out, which mt_critpath_run
+     * takes over: the straggler factors and the ideal what-if's typical
+     * values then come from it, not from the graph. Its error is
+     * mt_critpath_run's. NULL: from the graph (one process). */
+    mt_status_t (*reduce)(void *ctx, const mt_cp_dist_in_t *in, mt_cp_dist_t **out);
 } mt_cp_request_t;
 
 /* Steps, critical path, replay, what-ifs and root causes of the job.

@@ -8,6 +8,7 @@
 #include "base/bigmem.h"
 #include "base/sort.h"
 #include "base/stats.h"
+#include "cross/cp_dist.h"
 #include "cross/critpath_int.h"
 
 #include <assert.h>
@@ -760,45 +761,6 @@ static int share_cmp(const void *pa, const void *pb)
     return strcmp(a->name, b->name);
 }
 
-/* The typical value of a Kineto job's kernel name from its ranks' means
- * v[0..n), rank k of stage st[k] (-1 unknown, else below nst): the median
- * over the ranks, or, with two stages or more, the median over the
- * stages of each stage's median rank. A pipeline's stages may do
- * different work under one kernel name; over all ranks at once the median
- * is then a value between two stages' values, and one slow GPU of a stage
- * becomes that middle value (issue 38: on a 2-stage pipeline whose stage
- * 1 GEMMs are shorter, rank 5 x 1.25 raised the ideal GEMM of every rank,
- * S 0.989 against a step-time ratio of 1.091). Over stages the slow rank
- * moves only its own stage's median, not at all with three ranks or more
- * a stage. sc holds n + 2 nst + 1 values of scratch; v is reordered. */
-static int64_t staged_median(int64_t *v, const int32_t *st, size_t n, size_t nst, int64_t *sc)
-{
-    bool known = nst >= 2, two = false; /* every rank's stage known; two of them or more */
-    for (size_t k = 0; k < n && known; k++) {
-        known = st[k] >= 0 && (size_t)st[k] < nst;
-        two |= st[k] != st[0];
-    }
-    if (!known || !two)
-        return mt_stats_median_i64(v, n);
-    /* by stage: a counting sort (stages are indices below nst) */
-    int64_t *by = sc, *at = sc + n, *sm = sc + n + nst + 1;
-    memset(at, 0, (nst + 1) * sizeof *at);
-    for (size_t k = 0; k < n; k++)
-        at[st[k] + 1]++;
-    for (size_t q = 0; q < nst; q++)
-        at[q + 1] += at[q];
-    for (size_t k = 0; k < n; k++)
-        by[at[st[k]]++] = v[k];
-    size_t ns = 0, lo = 0;
-    for (size_t q = 0; q < nst; q++) { /* at[q]: the end of stage q's values now */
-        size_t hi = (size_t)at[q];
-        if (hi > lo)
-            sm[ns++] = mt_stats_median_i64(by + lo, hi - lo);
-        lo = hi;
-    }
-    return mt_stats_median_i64(sm, ns);
-}
-
 /* Distinct values of v[0..n) into *out (sorted); their count. */
 static size_t distinct(int32_t *v, size_t n)
 {
@@ -821,7 +783,7 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
     int64_t *actual = malloc((N ? N : 1) * sizeof *actual);
     int64_t *ideal = malloc((N ? N : 1) * sizeof *ideal);
     int64_t *vals = malloc((N ? N : 1) * sizeof *vals);
-    /* staged_median's stages of the ranks' means and its scratch */
+    /* cp_staged_median's stages of the ranks' means and its scratch */
     size_t nst = rq->n_coords ? 0 : rq->n_stages;
     int32_t *rst = malloc((NR ? NR : 1) * sizeof *rst);
     int64_t *ssc = malloc((NR + 2 * nst + 1) * sizeof *ssc);
@@ -907,7 +869,9 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
         }
         const cp_node_t *n0 = &g->nodes[kn[a]];
         int64_t typical;
-        if (n0->cls == MT_AN_COMM) {
+        if (g->dist && cp_dist_typical(g->dist, hk[a0], &typical)) {
+            /* reduced over the processes (cp_dist.c): the same value */
+        } else if (n0->cls == MT_AN_COMM) {
             /* the median transfer (the mean of the two middle values) */
             for (size_t k = a; k < u; k++)
                 vals[k - a] = actual[kn[k]];
@@ -938,7 +902,7 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
                 rst[nr++] = co[ri].stage;
                 x = y;
             }
-            typical = staged_median(vals, rst, nr, nst, ssc);
+            typical = cp_staged_median(vals, rst, nr, nst, ssc);
         }
         for (size_t k = a; k < b; k++)
             ideal[kn[k]] = typical;

@@ -7,6 +7,7 @@
 #include "base/hash.h"
 #include "base/sort.h"
 #include "base/stats.h"
+#include "cross/cp_dist.h"
 #include "cross/critpath_int.h"
 
 #include <assert.h>
@@ -1435,6 +1436,18 @@ static size_t names_keep_top(mt_cp_name_t *v, size_t n)
 /* The straggler what-if's factors: see critpath.h "what-if". */
 static int straggler_factors(const cp_graph_t *g, const mt_cp_request_t *rq, double *f, nh_t *nh, size_t *n_nh)
 {
+    if (g->dist) { /* reduced over the processes (cp_dist.c): the same numbers */
+        cp_name_memo_t *memo = calloc(CP_NAME_MEMO, sizeof *memo);
+        if (!memo)
+            return -1;
+        for (size_t i = 0; i < g->n_nodes; i++) {
+            const cp_node_t *n = &g->nodes[i];
+            f[i] = n->cls == MT_AN_COMM ? 1.0 : cp_dist_factor(g->dist, cp_name_hash(memo, n), g->ranks[n->rank_i].rank);
+        }
+        free(memo);
+        *n_nh = 0;
+        return 0;
+    }
     int32_t *stage_of = NULL; /* per rank_i: its pipeline stage, -1 */
     if (rq->n_stages >= 2 && rq->stage_ranks && rq->stage_first) {
         if (!(stage_of = malloc((g->n_ranks ? g->n_ranks : 1) * sizeof *stage_of)))
@@ -2358,6 +2371,47 @@ static mt_status_t alt_lanes(const cp_graph_t *g, const mt_cp_request_t *rq, mt_
     return MT_OK;
 }
 
+/* The whole-job statistics by reductions (mt_cp_request_t.reduce): what
+ * only the graph knows yet handed to the hook, which runs them with the
+ * other processes (cp_dist.c). MT_OK or the hook's error. */
+static mt_status_t dist_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_cp_dist_t **out)
+{
+    /* the job steps: one per step number, in order (as mt_critpath_run
+     * lays them out); used as there */
+    size_t ns = 0, nm = 0;
+    int64_t *steps = malloc(g->n_rs * sizeof *steps);
+    for (size_t i = 0; i < g->n_nodes; i++)
+        nm += g->nodes[i].inst >= 0;
+    mt_cp_member_t *m = malloc((nm ? nm : 1) * sizeof *m);
+    if (!steps || !m) {
+        free(steps);
+        free(m);
+        return MT_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < g->n_rs; i++)
+        steps[i] = g->rs[i].step;
+    qsort(steps, g->n_rs, sizeof *steps, mt_cmp_i64);
+    for (size_t i = 0; i < g->n_rs; i++)
+        if (!ns || steps[ns - 1] != steps[i])
+            steps[ns++] = steps[i];
+    size_t u0 = ns <= (size_t)(rq->warmup > 0 ? rq->warmup : 0) ? 0 : (size_t)(rq->warmup > 0 ? rq->warmup : 0);
+    /* the members by (rank, index): the nodes are rank by rank */
+    nm = 0;
+    for (size_t r = 0; r < g->n_ranks; r++) {
+        const cp_rank_t *R = &g->ranks[r];
+        for (size_t k = 0; k < R->n_nodes; k++) {
+            const cp_node_t *n = &g->nodes[R->node0 + k];
+            if (n->inst >= 0)
+                m[nm++] = (mt_cp_member_t){R->rank, (uint32_t)k, cp_node_T(g, n)};
+        }
+    }
+    mt_cp_dist_in_t in = {.used_steps = steps + u0, .n_used = ns - u0, .members = m, .n_members = nm, .rq = rq};
+    mt_status_t st = rq->reduce(rq->hook_ctx, &in, out);
+    free(steps);
+    free(m);
+    return st;
+}
+
 mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t *const *an, size_t n_an,
                             const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks, const mt_crow_t *rows,
                             size_t n_rows, const mt_match_t *m, mt_critpath_t **out)
@@ -2368,6 +2422,12 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
                                     rq->hook_ctx, &g);
     if (st != MT_OK)
         return st;
+    mt_cp_dist_t *dist = NULL;
+    if (rq->reduce && g.n_rs && (rq->n_stragglers || rq->ideal) && (st = dist_run(&g, rq, &dist)) != MT_OK) {
+        cp_graph_free(&g);
+        return st;
+    }
+    g.dist = dist;
     if (rq->built)
         rq->built(rq->hook_ctx);
     if (!g.n_rs) {
@@ -3009,6 +3069,7 @@ out:
     free(fac);
     free(nh);
     cp_graph_free(&g);
+    mt_cp_dist_free(dist);
     if (st != MT_OK) {
         mt_critpath_free(c);
         return st;

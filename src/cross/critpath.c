@@ -117,24 +117,12 @@ void mt_critpath_free(mt_critpath_t *c)
 
 /* ---- building the graph ---- */
 
-static const mt_clock_t *clock_of(const mt_clock_t *clocks, const int32_t *ranks, size_t n, int32_t r)
-{
-    for (size_t i = 0; clocks && i < n; i++)
-        if (ranks[i] == r)
-            return &clocks[i];
-    return NULL;
-}
-
 static int an_rank_cmp(const void *pa, const void *pb)
 {
     const mt_rank_analysis_t *a = *(const mt_rank_analysis_t *const *)pa, *b = *(const mt_rank_analysis_t *const *)pb;
     return (a->rank > b->rank) - (a->rank < b->rank);
 }
 
-/* The rank-step whose range holds raw time t (mt_iv_find_hint; *hint
- * SIZE_MAX when a's steps are not sorted by start): a rank's activities
- * and syncs come nearly in time order, so the search (6 M instructions on
- * a 256-rank job) is mostly skipped. */
 /* What the instances read of a row: rank, raw start and end. */
 typedef struct cp_mrow {
     int64_t start_ns, end_ns;
@@ -171,31 +159,6 @@ static int sync_end_cmp(const void *pa, const void *pb)
 {
     const cp_sync_t *a = pa, *b = pb;
     return a->e < b->e ? -1 : a->e > b->e ? 1 : a->s < b->s ? -1 : a->s > b->s;
-}
-
-static inline long rank_step_of(const mt_rank_analysis_t *a, int64_t t, size_t *hint)
-{
-    /* fast path, in line: t in the step of the previous answer (the
-     * search's first test, without the call and its generic field reads:
-     * 47 instructions a call on a 256-rank job) */
-    size_t h = *hint;
-    if (h != SIZE_MAX && h > 0 && h <= a->n_steps) {
-        const mt_an_step_t *x = &a->steps[h - 1];
-        if (x->cpu_start_ns <= t && x->cpu_end_ns >= t && (h == a->n_steps || a->steps[h].cpu_start_ns > t))
-            return (long)(h - 1);
-    }
-    return mt_iv_find_hint(a->steps, a->n_steps, sizeof *a->steps, offsetof(mt_an_step_t, cpu_start_ns),
-                           offsetof(mt_an_step_t, cpu_end_ns), t, hint);
-}
-
-/* rank_step_of's first hint for a: 0, or SIZE_MAX when its steps are not
- * sorted by start (the hint would not be the binary search's answer). */
-static size_t step_hint0(const mt_rank_analysis_t *a)
-{
-    for (size_t k = 1; k < a->n_steps; k++)
-        if (a->steps[k - 1].cpu_start_ns > a->steps[k].cpu_start_ns)
-            return SIZE_MAX;
-    return 0;
 }
 
 /* The first position j in be[0..n) (node ids by end) whose node ends
@@ -782,7 +745,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         R->an = a;
         R->rank = a->rank;
         g->waits_unresolved += a->swaits_unresolved;
-        R->clk = clock_of(clocks, ranks, n_ranks, a->rank);
+        R->clk = cp_clock_of(clocks, ranks, n_ranks, a->rank);
         /* the rank's correction inline (align/clockmap.h), not a call per time */
         const mt_clock_map_t map = mt_clock_map(R->clk);
         R->node0 = b;
@@ -792,7 +755,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         R->rs0 = rb;
         R->by_start = true;
         int64_t lambda = INT64_MAX;
-        const size_t hint0 = step_hint0(a);
+        const size_t hint0 = cp_step_hint0(a);
         size_t hint = hint0;
         for (size_t k = 0; k < a->n_gacts; k++) {
             const mt_an_gact_t *x = &a->gacts[k];
@@ -801,7 +764,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
             if (a->gstep)
                 rstep = a->gstep[k] >= 0 && (size_t)a->gstep[k] < a->n_steps ? a->gstep[k] : -1;
             else
-                rstep = (int32_t)rank_step_of(a, x->launch_ns >= 0 ? x->launch_ns : x->start_ns, &hint);
+                rstep = (int32_t)cp_rank_step_of(a, x->launch_ns >= 0 ? x->launch_ns : x->start_ns, &hint);
             /* written once, whole (a memset first wrote each node twice) */
             *n = (cp_node_t){.s = mt_clock_map_apply(&map, x->start_ns),
                              .e = mt_clock_map_apply(&map, x->end_ns),
@@ -826,7 +789,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         R->lambda = lambda == INT64_MAX ? 0 : lambda;
         hint = hint0;
         for (size_t k = 0; k < a->n_syncs; k++) {
-            long q = rank_step_of(a, a->syncs[k].start_ns, &hint);
+            long q = cp_rank_step_of(a, a->syncs[k].start_ns, &hint);
             g->syncs[sb + k] = (cp_sync_t){.s = mt_clock_map_apply(&map, a->syncs[k].start_ns),
                                            .e = mt_clock_map_apply(&map, a->syncs[k].end_ns),
                                            .w = -1,
@@ -861,8 +824,8 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
                 continue;
             const cp_rank_t *R = &g->ranks[i];
             const mt_clock_map_t map = mt_clock_map(R->clk);
-            size_t hint = step_hint0(an[i]);
-            long rsq = rank_step_of(an[i], mr[q].start_ns, &hint);
+            size_t hint = cp_step_hint0(an[i]);
+            long rsq = cp_rank_step_of(an[i], mr[q].start_ns, &hint);
             g->syncs[R->sync0 + an[i]->n_syncs + nhc[n_an + i]++] =
                 (cp_sync_t){.s = mt_clock_map_apply(&map, mr[q].start_ns),
                             .e = mt_clock_map_apply(&map, mr[q].end_ns),

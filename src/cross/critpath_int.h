@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "base/hash.h"
+#include "base/interval.h"
 #include "mergetrace/critpath.h"
 
 /* A function inlined into each of its callers, so that the arguments a
@@ -170,15 +171,60 @@ typedef struct cp_name_memo {
 
 enum { CP_NAME_MEMO = 1024 };
 
+/* The names' hash seed: the graph's (cp_name_hash) and the reductions'
+ * (cp_dist.c) hashes of a name must be the same. */
+#define CP_NAME_SEED 0x9e3779b97f4a7c15ull
+
 static inline uint64_t cp_name_hash(cp_name_memo_t *memo, const cp_node_t *n)
 {
     cp_name_memo_t *m = &memo[((uintptr_t)n->name >> 3) & (CP_NAME_MEMO - 1)];
     if (m->p != n->name || m->len != n->name_len || !n->name) {
         m->p = n->name;
         m->len = n->name_len;
-        m->h = mt_hash64(n->name, n->name_len, 0x9e3779b97f4a7c15ull);
+        m->h = mt_hash64(n->name, n->name_len, CP_NAME_SEED);
     }
     return m->h;
+}
+
+/* The clock of rank r: clocks[i] is ranks[i]'s (n of them); NULL when
+ * clocks is NULL or r is not listed (own clock). The graph build
+ * (critpath.c) and the reductions (cp_dist.c) read a rank's the same way. */
+static inline const mt_clock_t *cp_clock_of(const mt_clock_t *clocks, const int32_t *ranks, size_t n, int32_t r)
+{
+    for (size_t i = 0; clocks && i < n; i++)
+        if (ranks[i] == r)
+            return &clocks[i];
+    return NULL;
+}
+
+/* The rank-step whose range holds raw time t (mt_iv_find_hint; *hint
+ * SIZE_MAX when a's steps are not sorted by start): a rank's activities
+ * and syncs come nearly in time order, so the search (6 M instructions on
+ * a 256-rank job) is mostly skipped. The graph's (critpath.c) and the
+ * reductions' (cp_dist.c) rank step of an activity. */
+static inline long cp_rank_step_of(const mt_rank_analysis_t *a, int64_t t, size_t *hint)
+{
+    /* fast path, in line: t in the step of the previous answer (the
+     * search's first test, without the call and its generic field reads:
+     * 47 instructions a call on a 256-rank job) */
+    size_t h = *hint;
+    if (h != SIZE_MAX && h > 0 && h <= a->n_steps) {
+        const mt_an_step_t *x = &a->steps[h - 1];
+        if (x->cpu_start_ns <= t && x->cpu_end_ns >= t && (h == a->n_steps || a->steps[h].cpu_start_ns > t))
+            return (long)(h - 1);
+    }
+    return mt_iv_find_hint(a->steps, a->n_steps, sizeof *a->steps, offsetof(mt_an_step_t, cpu_start_ns),
+                           offsetof(mt_an_step_t, cpu_end_ns), t, hint);
+}
+
+/* cp_rank_step_of's first hint for a: 0, or SIZE_MAX when its steps are
+ * not sorted by start (the hint would not be the binary search's answer). */
+static inline size_t cp_step_hint0(const mt_rank_analysis_t *a)
+{
+    for (size_t k = 1; k < a->n_steps; k++)
+        if (a->steps[k - 1].cpu_start_ns > a->steps[k].cpu_start_ns)
+            return SIZE_MAX;
+    return 0;
 }
 
 /* One rank step (aligned). */
@@ -233,6 +279,9 @@ typedef struct cp_graph {
     bool topo_cycle;      /* ... but they hold a cycle: replayed in time order */
     bool order_cycle;     /* the time order breaks an edge and the edges hold a cycle:
                            * replayed in time order (cp_run.c order_fix) */
+    const mt_cp_dist_t *dist; /* the whole-job statistics reduced over the processes (cp_dist.h;
+                           * mt_cp_request_t.reduce): the straggler factors and the ideal's typical
+                           * values are read from it; NULL: worked out from the graph */
 } cp_graph_t;
 
 /* How many of rank R's syncs (g->syncs from R->sync0, by end) end at or
