@@ -30,7 +30,7 @@ typedef struct job {
     int64_t n_absent;        /* every rank below world with no trace */
     mt_nccl_job_t nccl;         /* the NCCL plugin files, by rank */
     mt_report_nccl_t *nccl_rep; /* nccl.n entries for report.json (outputs.c); NULL: not yet */
-    const struct fr_job *fr; /* Flight Recorder dumps beside the traces (fr_run.h); NULL: none */
+    const struct mt_fr_job *fr; /* Flight Recorder dumps beside the traces (fr_run.h); NULL: none */
     /* every process: the loaded ranks, sorted, and the alignment (clocks
      * everywhere; rows and the match on process 0 only) */
     int32_t *ranks;

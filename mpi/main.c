@@ -50,7 +50,7 @@
  * or the exit code, the same on every process, after process 0 said why. */
 static int job_run(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover_list_t *files, mt_rankmap_t **map,
                    mt_pp_markers_t **markers, mt_ingest_t *L, mt_ingest_result_t **all, size_t *n_all, job_t *j,
-                   phase_times_t *pt, bool *listed, fr_job_t *fr)
+                   phase_times_t *pt, bool *listed, mt_fr_job_t *fr)
 {
     int me = mc->rank;
     memset(L, 0, sizeof *L);
@@ -294,10 +294,10 @@ static int run(options_t *o, int code, int argc0, char **argv0, bool spoke, bool
     mt_ingest_result_t *all = NULL;
     size_t n_all = 0;
     bool listed = false;
-    fr_job_t fr = {0};
+    mt_fr_job_t fr = {0};
     code = job_run(world_comm, &comm, o, &files, &map, &markers, &L, &all, &n_all, &job, &pt, &listed, &fr);
     if (!listed) {
-        fr_free(&fr);
+        mt_fr_job_free(&fr);
         mt_pp_markers_free(markers);
         mt_rankmap_free(map);
         mt_discover_free(&files);
@@ -326,7 +326,7 @@ static int run(options_t *o, int code, int argc0, char **argv0, bool spoke, bool
     if (me == 0 && (code == MT_EXIT_OK || code == MT_EXIT_GATE || code == MT_EXIT_HANG))
         mt_outdir_renamed_all();
 
-    fr_free(&fr);
+    mt_fr_job_free(&fr);
     job_free(&job);
     free(all);
     mt_ingest_free(&L);

@@ -29,6 +29,7 @@
 #include "mergetrace/nccl_inspector.h"
 #include "mergetrace/nccl_join.h"
 #include "mergetrace/fr_hang.h"
+#include "mergetrace/fr_share.h"
 /* rank: per-rank analyses */
 #include "mergetrace/analysis.h"
 #include "mergetrace/chunks.h"

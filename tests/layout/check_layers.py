@@ -26,7 +26,7 @@ PUBLIC = {
     "link.h": "trace", "rank.h": "trace", "summary.h": "trace", "nsys.h": "trace", "timeline.h": "trace",
     "collectives.h": "align", "comm.h": "align",
     "nccl_input.h": "nccl", "nccl_inspector.h": "nccl", "nccl_join.h": "nccl",
-    "fr_hang.h": "fr",
+    "fr_hang.h": "fr", "fr_share.h": "fr",
     "analysis.h": "rank", "chunks.h": "rank",
     "crossrank.h": "cross", "critpath.h": "cross", "tljob.h": "cross", "pipeline.h": "cross", "gates.h": "cross",
     "trust.h": "cross", "memory.h": "cross",
