@@ -376,14 +376,14 @@ static int pick_workers(const options_t *o)
         long v = env && *env ? strtol(env, &e, 10) : 0;
         asked = e && !*e && v >= 0 && v <= 4096 ? (int)v : 0;
     }
-    if (asked == 1 || (asked == 0 && procs_cpus() < 2))
+    if (asked == 1 || (asked == 0 && mt_launcher_cpus() < 2))
         return 1;
     mt_discover_list_t l = {0};
     char msg[1400];
     int n = 1;
     if (mt_discover_collect(o->inputs, o->n_inputs, o->recursive, &l, msg, sizeof msg) == 0 && l.n > 1) {
         uint64_t json = mt_discover_largest_json(&l);
-        n = procs_pick_workers(asked, l.n, json / 2, mt_heap_available());
+        n = mt_launcher_workers(asked, l.n, json / 2, mt_heap_available());
     }
     mt_discover_free(&l);
     return n;
@@ -398,17 +398,17 @@ int main(int argc, char **argv)
      * launch may have other arguments, and one that went on into MPI_Init
      * would wait there for this one forever (seen with Open MPI 4.1:
      * mpirun -n 1 mergetrace --help : -n 1 mergetrace DIR). */
-    bool use_mpi = procs_launched();
+    bool use_mpi = mt_launcher_mpi();
     int argc0 = argc; /* as given: a process whose command line failed alone says why from these (below) */
     char **argv0 = argv;
-    bool spoke = procs_launcher_rank() == 0; /* every process when the launcher names no rank */
+    bool spoke = mt_launcher_rank() == 0; /* every process when the launcher names no rank */
     options_t o;
     int code = options_parse(argc, argv, &o, spoke);
-    if (code < 0 && !use_mpi && spoke && procs_launcher_env_size() > 1)
+    if (code < 0 && !use_mpi && spoke && mt_launcher_env_size() > 1)
         say("mergetrace: warning: MERGETRACE_MPI=0 under a launcher of %d processes: each of them runs the "
                 "whole job alone, into the same -o\n",
-                procs_launcher_env_size());
-    if ((code >= 0 && !use_mpi) || (code == MT_EXIT_OK && procs_launcher_size() == 1)) {
+                mt_launcher_env_size());
+    if ((code >= 0 && !use_mpi) || (code == MT_EXIT_OK && mt_launcher_size() == 1)) {
         options_free(&o);
         return code;
     }

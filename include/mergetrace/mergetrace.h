@@ -10,6 +10,7 @@
 #include "mergetrace/warnings.h"
 #include "mergetrace/buf.h"
 #include "mergetrace/heap.h"
+#include "mergetrace/launcher.h"
 #include "mergetrace/strtab.h"
 /* io: reading (plain or gzip) and gzip output */
 #include "mergetrace/input.h"
