@@ -5,7 +5,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "fr_run.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,17 +16,6 @@
 #include "outputs.h"
 #include "procs.h"
 #include "say.h"
-
-static mt_status_t file_write(void *ctx, const void *data, size_t len)
-{
-    return fwrite(data, 1, len, (FILE *)ctx) == len ? MT_OK : MT_ERR_IO;
-}
-
-static mt_status_t out_write(void *ctx, const void *data, size_t len)
-{
-    (void)ctx;
-    return fwrite(data, 1, len, stdout) == len ? MT_OK : MT_ERR_IO;
-}
 
 /* A dump the plan cannot take, said (mt_discover_fr_bad_fn). */
 static void plan_bad(const void *ctx, const char *first, const char *path, int rank)
@@ -299,42 +287,6 @@ static int write_merged(MPI_Comm comm, const options_t *o, const char *path, con
     return rc ? MT_EXIT_ERROR : 0;
 }
 
-/* Write path from buf (gzip-compressed when gz) under a temporary name,
- * then rename (said first in the renaming mark). 0, or 1 with msg. */
-static int write_file(const char *dir, const char *path, const mt_buf_t *buf, bool gz, char *msg, size_t cap)
-{
-    char tmp[PATH_MAX + 32];
-    mt_buf_t z = {0};
-    const mt_buf_t *b = buf;
-    mt_status_t st = MT_OK;
-    if (gz) {
-        mt_gz_t *g = NULL;
-        st = mt_gz_new(MT_GZ_AUTO, &g);
-        for (size_t at = 0; st == MT_OK && at < buf->len; at += MT_GZ_MAX_MEMBER)
-            st = mt_gz_member(g, buf->data + at, buf->len - at < MT_GZ_MAX_MEMBER ? buf->len - at : MT_GZ_MAX_MEMBER,
-                              &z);
-        mt_gz_free(g);
-        b = &z;
-    }
-    FILE *f = st == MT_OK ? mt_outdir_tmp_create(path, tmp, sizeof tmp) : NULL;
-    if (!f) {
-        snprintf(msg, cap, "%.900s: cannot create (%s)", path, st == MT_OK ? strerror(errno) : "out of memory");
-        mt_buf_free(&z);
-        return 1;
-    }
-    st = file_write(f, b->data, b->len);
-    if (fclose(f) != 0)
-        st = MT_ERR_IO;
-    mt_buf_free(&z);
-    const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    if (st != MT_OK || mt_outdir_renaming(dir, name, tmp) || rename(tmp, path) != 0) {
-        snprintf(msg, cap, "%.900s: write failed (%s)", path, strerror(errno));
-        remove(tmp);
-        return 1;
-    }
-    return 0;
-}
-
 /* Process 0, dumps alone, after the merged trace of the entries
  * (write_merged; merged_path its name, NULL when not written):
  * report.json, report.html; the verdict or report.json on stdout. An exit
@@ -375,21 +327,17 @@ static int outputs_alone(const options_t *o, const mt_fr_job_t *fr, const char *
                        .hang = &fr->hang};
     int code = fr->hung ? MT_EXIT_HANG : MT_EXIT_OK;
     mt_buf_t b = {0};
-    char path[PATH_MAX];
-    {
-        snprintf(path, sizeof path, "%.4000s/report.json", o->out_dir);
-        if (mt_report_json(&rep, mt_buf_write, &b) != MT_OK || write_file(o->out_dir, path, &b, false, msg, sizeof msg))
-            code = MT_EXIT_ERROR;
-    }
+    if (mt_report_json(&rep, mt_buf_write, &b) != MT_OK ||
+        mt_outdir_write(o->out_dir, "report.json", mt_outdir_bytes, &b, MT_OUTDIR_NAME_PATH, msg, sizeof msg))
+        code = MT_EXIT_ERROR;
     if (code != MT_EXIT_ERROR && o->json && fwrite(b.data, 1, b.len, stdout) != b.len)
         code = MT_EXIT_ERROR;
     b.len = 0;
     mt_html_opts_t ho = {.command_line = o->command_line};
-    if (code != MT_EXIT_ERROR && !o->no_html) {
-        snprintf(path, sizeof path, "%.4000s/report.html", o->out_dir);
-        if (mt_report_html(&rep, &ho, mt_buf_write, &b) != MT_OK || write_file(o->out_dir, path, &b, false, msg, sizeof msg))
-            code = MT_EXIT_ERROR;
-    }
+    if (code != MT_EXIT_ERROR && !o->no_html &&
+        (mt_report_html(&rep, &ho, mt_buf_write, &b) != MT_OK ||
+         mt_outdir_write(o->out_dir, "report.html", mt_outdir_bytes, &b, MT_OUTDIR_NAME_PATH, msg, sizeof msg)))
+        code = MT_EXIT_ERROR;
     mt_buf_free(&b);
     if (code == MT_EXIT_ERROR)
         say("mergetrace: %s\n", msg[0] ? msg : "out of memory");
@@ -397,7 +345,7 @@ static int outputs_alone(const options_t *o, const mt_fr_job_t *fr, const char *
         if (!o->json && !o->quiet) {
             printf("mergetrace: %zu Flight Recorder dump%s, %llu entries\n", fr->n, fr->n == 1 ? "" : "s",
                    (unsigned long long)entries);
-            if (mt_fr_hang_write_text(&fr->hang, out_write, NULL) != MT_OK)
+            if (mt_fr_hang_write_text(&fr->hang, mt_file_write, stdout) != MT_OK)
                 code = MT_EXIT_ERROR;
             printf("\nwrote %s/report.json", o->out_dir);
             if (!o->no_html)
@@ -567,5 +515,5 @@ void fr_print(const options_t *o, const mt_fr_job_t *fr)
                fr->n == 1 ? "" : "s");
     else
         printf("\nflight recorder (%zu dump%s):\n", fr->n, fr->n == 1 ? "" : "s");
-    mt_fr_hang_write_text(&fr->hang, out_write, NULL);
+    mt_fr_hang_write_text(&fr->hang, mt_file_write, stdout);
 }
