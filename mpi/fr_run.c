@@ -294,37 +294,12 @@ static int write_merged(MPI_Comm comm, const options_t *o, const char *path, con
 static int outputs_alone(const options_t *o, const mt_fr_job_t *fr, const char *merged_path)
 {
     char msg[1400] = "";
-    mt_report_input_t *ri = calloc(fr->n ? fr->n : 1, sizeof *ri);
-    int64_t *missing = calloc((size_t)(fr->hang.world ? fr->hang.world : 1), sizeof *missing);
-    if (!ri || !missing) {
-        free(ri);
-        free(missing);
+    mt_report_t rep;
+    if (mt_report_fr_alone(fr, merged_path ? strrchr(merged_path, '/') + 1 : NULL, &rep) != MT_OK) {
         say("mergetrace: out of memory\n");
         return MT_EXIT_ERROR;
     }
-    uint64_t entries = 0;
-    for (size_t i = 0; i < fr->n; i++) {
-        ri[i] = (mt_report_input_t){.rank = fr->dumps[i].rank,
-                                    .rank_source = "file name",
-                                    .path = fr->paths[i],
-                                    .bytes = fr->bytes[i],
-                                    .events = fr->counts[i]};
-        entries += fr->counts[i];
-    }
-    size_t n_missing = 0;
-    for (int r = 0; r < fr->hang.world; r++)
-        if (!fr->hang.has_dump[r])
-            missing[n_missing++] = r;
-    mt_report_t rep = {.version = MERGETRACE_VERSION,
-                       .world_size = fr->hang.world,
-                       .inputs = ri,
-                       .n_inputs = fr->n,
-                       .missing = missing,
-                       .n_missing = n_missing,
-                       .reference_rank = fr->hang.ref_rank,
-                       .merged = merged_path ? strrchr(merged_path, '/') + 1 : NULL,
-                       .merged_events = entries,
-                       .hang = &fr->hang};
+    uint64_t entries = rep.merged_events;
     int code = fr->hung ? MT_EXIT_HANG : MT_EXIT_OK;
     mt_buf_t b = {0};
     if (mt_report_json(&rep, mt_buf_write, &b) != MT_OK ||
@@ -361,8 +336,7 @@ static int outputs_alone(const options_t *o, const mt_fr_job_t *fr, const char *
         say("mergetrace: stdout: write error\n");
         code = MT_EXIT_ERROR;
     }
-    free(ri);
-    free(missing);
+    mt_report_fr_free(&rep);
     return code;
 }
 

@@ -4,7 +4,8 @@
  * read, and the analysis at scale (heads, keep plan, fitted and trimmed
  * dumps) giving the verdict of the one-shot analysis of the whole dumps
  * and the scenario's truth (tests/data/fr-skip: rank 3 never enqueued the
- * default group's all_reduce #7). */
+ * default group's all_reduce #7); the report of dumps alone
+ * (mt_report_fr_alone). */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -193,6 +194,44 @@ static void test_at_scale(void **state)
     const char *bad_path = NULL;
     assert_int_equal(mt_fr_job_analyse(&whole, false, NULL, NULL, &err, &bad_path), MT_OK);
     check_truth(&whole.hang);
+
+    /* the report of the dumps alone: 55 entries in all (the program's
+     * "4 Flight Recorder dumps, 55 entries" on fr-skip) */
+    mt_report_t rep;
+    assert_int_equal(mt_report_fr_alone(&whole, "merged.json.gz", &rep), MT_OK);
+    assert_int_equal(rep.n_inputs, 4);
+    assert_int_equal(rep.world_size, 4);
+    assert_int_equal(rep.n_missing, 0);
+    assert_int_equal(rep.reference_rank, 0);
+    assert_int_equal(rep.merged_events, 55);
+    assert_string_equal(rep.merged, "merged.json.gz");
+    assert_ptr_equal(rep.hang, &whole.hang);
+    for (int r = 0; r < 4; r++) {
+        assert_int_equal(rep.inputs[r].rank, r);
+        assert_string_equal(rep.inputs[r].rank_source, "file name");
+        assert_ptr_equal(rep.inputs[r].path, whole.paths[r]);
+        assert_int_equal(rep.inputs[r].bytes, whole.bytes[r]);
+        assert_int_equal(rep.inputs[r].events, whole.counts[r]);
+    }
+    mt_report_fr_free(&rep);
+    assert_null(rep.inputs);
+    /* without rank 2's dump: rank 2 is missing from the world of 4 */
+    mt_buf_t three = {0};
+    for (int r = 0; r < 4; r++)
+        if (r != 2)
+            assert_int_equal(mt_fr_dump_pack_append(&whole.dumps[r], &three), MT_OK);
+    mt_fr_job_t j3 = {0};
+    assert_int_equal(mt_fr_job_unpack(&j3, 3, (const uint8_t *)three.data, three.len), MT_OK);
+    assert_int_equal(mt_fr_job_analyse(&j3, false, NULL, NULL, &err, &bad_path), MT_OK);
+    assert_int_equal(mt_report_fr_alone(&j3, NULL, &rep), MT_OK);
+    assert_int_equal(rep.n_inputs, 3);
+    assert_int_equal(rep.n_missing, 1);
+    assert_int_equal(rep.missing[0], 2);
+    assert_null(rep.merged);
+    assert_int_equal(rep.merged_events, whole.counts[0] + whole.counts[1] + whole.counts[3]);
+    mt_report_fr_free(&rep);
+    mt_fr_job_free(&j3);
+    mt_buf_free(&three);
 
     /* 1. heads from each process, gathered */
     mt_buf_t all = {0};
