@@ -241,46 +241,6 @@ int parse_rank_list(const char *s, int32_t **out, size_t *n, char *msg, size_t c
     return st == MT_OK ? 0 : -1;
 }
 
-int parse_window(const char *s, bool *steps, double *a, double *b, char *msg, size_t cap)
-{
-    const char *colon = strchr(s, ':');
-    if (!colon) {
-        snprintf(msg, cap, "expected START:END (seconds) or #A:#B (ProfilerStep numbers)");
-        return -1;
-    }
-    *steps = s[0] == '#';
-    char *e;
-    const char *p = s + *steps;
-    errno = 0;
-    *a = strtod(p, &e);
-    if (e == p || e != colon || errno || !isfinite(*a)) {
-        snprintf(msg, cap, "expected a number before ':'");
-        return -1;
-    }
-    p = colon + 1;
-    if (*steps) {
-        if (*p != '#') {
-            snprintf(msg, cap, "expected #A:#B (ProfilerStep numbers)");
-            return -1;
-        }
-        p++;
-    }
-    *b = strtod(p, &e);
-    if (e == p || *e || errno || !isfinite(*b)) {
-        snprintf(msg, cap, "expected a number after ':'");
-        return -1;
-    }
-    if (*b < *a || *a < 0) {
-        snprintf(msg, cap, "expected 0 <= START <= END");
-        return -1;
-    }
-    if (*steps && (*a != floor(*a) || *b != floor(*b))) {
-        snprintf(msg, cap, "ProfilerStep numbers are integers");
-        return -1;
-    }
-    return 0;
-}
-
 /* --stage NAME=REGEX[@RANKS]: returns -1 when added, else an exit code. */
 static int add_stage(options_t *o, const char *val, bool print, const char *opt)
 {
@@ -742,7 +702,7 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         } else if (!strcmp(name, "--window")) {
             TAKES_VALUE();
             char msg[256];
-            if (parse_window(val, &o->window_steps, &o->window_a, &o->window_b, msg, sizeof msg))
+            if (mt_select_window_parse(val, &o->window_steps, &o->window_a, &o->window_b, msg, sizeof msg))
                 return usage_error(print, name, msg);
             o->has_window = true;
             o->window_arg = val;
