@@ -348,21 +348,3 @@ int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_t
     }
     return MT_EXIT_OK;
 }
-
-void job_free(job_t *j)
-{
-    mt_cross_free(j->cross);
-    mt_report_views_free(j->views);
-    mt_pipeline_free(j->pipe);
-    mt_critpath_free(j->cp);
-    mt_mem_cross_free(j->memory);
-    mt_align_result_free(&j->al);
-    free(j->ranks);
-    free(j->missing);
-    mt_nccl_job_free(&j->nccl);
-    free(j->nccl_rep);
-    for (size_t i = 0; j->an && i < j->n; i++)
-        mt_rank_analysis_free(j->an[i]);
-    free(j->an);
-    memset(j, 0, sizeof *j);
-}

@@ -45,7 +45,7 @@
  * per-rank analyses gathered, its clocks aligned and, on process 0, its
  * cross-rank steps run (everything before the outputs). *L and *j are
  * zeroed first, so that what was filled can always be freed (mt_ingest_free,
- * job_free, free(*all), and load_prepare's); *listed is set once the
+ * mt_job_free, free(*all), and load_prepare's); *listed is set once the
  * inputs are listed and shared (load_prepare went on). Returns MT_EXIT_OK to go on,
  * or the exit code, the same on every process, after process 0 said why. */
 static int job_run(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover_list_t *files, mt_rankmap_t **map,
@@ -127,7 +127,7 @@ static int baseline_run(MPI_Comm comm, const mt_comm_t *mc, options_t *o)
     if (code == MT_EXIT_OK && mc->rank == 0)
         code = outputs_baseline_job(o, &ob, &files, &job);
     procs_bcast(&code, 1, MPI_INT, 0, comm);
-    job_free(&job);
+    mt_job_free(&job);
     free(all);
     mt_ingest_free(&L);
     mt_pp_markers_free(markers);
@@ -327,7 +327,7 @@ static int run(options_t *o, int code, int argc0, char **argv0, bool spoke, bool
         mt_outdir_renamed_all();
 
     mt_fr_job_free(&fr);
-    job_free(&job);
+    mt_job_free(&job);
     free(all);
     mt_ingest_free(&L);
     mt_pp_markers_free(markers);

@@ -280,74 +280,16 @@ static int nccl_report(job_t *j)
     return !j->nccl_rep && mt_report_nccl_files(&j->nccl, &j->nccl_rep) != MT_OK;
 }
 
-/* The report of job j (the run's, or the baseline's) in *rep, without the
- * merged trace, the warnings and the comparison; *ri and *rs are the
- * arrays it points into (the caller frees them). 1 when out of memory. */
-static int report_build(const options_t *o, const mt_discover_list_t *files, const job_t *j, mt_report_input_t **ri_out,
-                        mt_report_skip_t **rs_out, mt_report_t *rep_out)
+/* The report of job j (the run's, or the baseline's) in *rep
+ * (mt_job_report with o's part). 1 when out of memory. */
+static int report_build(const options_t *o, const mt_discover_list_t *files, const job_t *j, mt_report_input_t **ri,
+                        mt_report_skip_t **rs, mt_report_t *rep)
 {
-    size_t n_rs;
-    if (mt_ingest_report_lists(files, j->res, j->n, j->skipped, j->n_skipped, ri_out, rs_out, &n_rs) != MT_OK)
-        return 1;
-    const mt_report_input_t *ri = *ri_out;
-    const mt_report_skip_t *rs = *rs_out;
-    int32_t ref = -1;
-    for (size_t i = 0; i < j->al.n_clocks; i++)
-        if (j->al.clocks[i].reference)
-            ref = j->al.clocks[i].rank;
-    mt_report_t rep = {.version = MERGETRACE_VERSION,
-                       .world_size = j->world,
-                       .inputs = ri,
-                       .n_inputs = j->n,
-                       .missing = j->missing,
-                       .n_missing = j->n_missing,
-                       .missing_count = j->n_absent,
-                       .skipped = rs,
-                       .n_skipped = n_rs,
-                       .aligned = options_one_clock(o),
-                       .clock_note = o->merged_input ? MERGED_CLOCK_NOTE : NULL,
-                       .reference_rank = ref,
-                       .clocks = j->al.clocks,
-                       .n_clocks = j->al.n_clocks,
-                       .match = &j->al.match,
-                       .analyses = (const mt_rank_analysis_t *const *)j->an,
-                       .n_analyses = j->n_an,
-                       .cross = j->cross,
-                       .pipeline = j->pipe,
-                       .critpath = j->cp,
-                       .memory = j->memory,
-                       .pipeline_note = j->pipe_note[0] ? j->pipe_note : NULL,
-                       .gates = o->gates,
-                       .n_gates = o->n_gates,
-                       .views = j->views,
-                       .nccl = j->nccl_rep,
-                       .n_nccl = j->nccl.n,
-                       .nccl_source = j->nccl.source};
-    *rep_out = rep;
-    return 0;
-}
-
-/* Every warning of job j into *w (mt_report_warnings over rep, j's
- * report). MT_OK or MT_ERR_NOMEM. */
-static mt_status_t run_warnings(const job_t *j, const mt_report_t *rep, bool merge_failed, mt_warnings_t *w)
-{
-    const mt_trace_summary_t **sums = malloc((j->n ? j->n : 1) * sizeof *sums);
-    if (!sums)
-        return w->st = MT_ERR_NOMEM;
-    for (size_t i = 0; i < j->n; i++)
-        sums[i] = &j->res[i].sum;
-    char note[512] = "";
-    if (j->plan.skipped)
-        mt_critpath_memory_note(note, sizeof note, j->plan.with, j->plan.budget, j->plan.acts, j->plan.rows);
-    mt_report_warn_facts_t f = {.sums = sums,
-                                .world_disagree = j->world_disagree,
-                                .nccl = &j->nccl,
-                                .critpath_skipped = j->plan.skipped ? note : NULL,
-                                .trust = &j->trust,
-                                .merge_failed = merge_failed};
-    mt_status_t st = mt_report_warnings(rep, &f, w);
-    free(sums);
-    return st;
+    mt_job_report_opts_t ro = {.aligned = options_one_clock(o),
+                               .clock_note = o->merged_input ? MERGED_CLOCK_NOTE : NULL,
+                               .gates = o->gates,
+                               .n_gates = o->n_gates};
+    return mt_job_report(files, j, &ro, ri, rs, rep) != MT_OK;
 }
 
 /* Process 0: the summary of the run on stdout (mt_report_text over rep,
@@ -386,7 +328,7 @@ int outputs_baseline_job(options_t *o, const options_t *ob, const mt_discover_li
     if (report_build(ob, files, j, &ri, &rs, &rep)) {
         code = MT_EXIT_ERROR;
     } else {
-        run_warnings(j, &rep, false, &warn);
+        mt_job_warnings(j, &rep, false, &warn);
         rep.warnings = &warn;
         if (warn.st != MT_OK || nccl_report(j))
             code = MT_EXIT_ERROR;
@@ -436,7 +378,7 @@ int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j
     rep.merged = (!o->no_merge && !merge_failed) ? mt_discover_base(merged_path) : NULL;
     rep.merged_events = m->events;
     mt_warnings_t warn = {0};
-    run_warnings(j, &rep, merge_failed, &warn);
+    mt_job_warnings(j, &rep, merge_failed, &warn);
     rep.warnings = &warn;
     int rj = 0;
     if (warn.st != MT_OK || nccl_report(j)) {

@@ -51,6 +51,7 @@
 #include "mergetrace/discover.h"
 #include "mergetrace/outdir.h"
 #include "mergetrace/ingest.h"
+#include "mergetrace/job_state.h"
 #include "mergetrace/nsys.h"
 #include "mergetrace/timeline.h"
 #include "mergetrace/tljob.h"

@@ -1,0 +1,88 @@
+/* A job on process 0 after loading (mergetrace/job_state.h): freed, its
+ * report.json built from it, and its warnings. */
+#include "mergetrace/job_state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mergetrace/version.h"
+
+void mt_job_free(mt_job_t *j)
+{
+    mt_cross_free(j->cross);
+    mt_report_views_free(j->views);
+    mt_pipeline_free(j->pipe);
+    mt_critpath_free(j->cp);
+    mt_mem_cross_free(j->memory);
+    mt_align_result_free(&j->al);
+    free(j->ranks);
+    free(j->missing);
+    mt_nccl_job_free(&j->nccl);
+    free(j->nccl_rep);
+    for (size_t i = 0; j->an && i < j->n; i++)
+        mt_rank_analysis_free(j->an[i]);
+    free(j->an);
+    memset(j, 0, sizeof *j);
+}
+
+mt_status_t mt_job_report(const mt_discover_list_t *files, const mt_job_t *j, const mt_job_report_opts_t *ro,
+                          mt_report_input_t **ri, mt_report_skip_t **rs, mt_report_t *rep)
+{
+    size_t n_rs;
+    if (mt_ingest_report_lists(files, j->res, j->n, j->skipped, j->n_skipped, ri, rs, &n_rs) != MT_OK)
+        return MT_ERR_NOMEM;
+    int32_t ref = -1;
+    for (size_t i = 0; i < j->al.n_clocks; i++)
+        if (j->al.clocks[i].reference)
+            ref = j->al.clocks[i].rank;
+    *rep = (mt_report_t){.version = MERGETRACE_VERSION,
+                         .world_size = j->world,
+                         .inputs = *ri,
+                         .n_inputs = j->n,
+                         .missing = j->missing,
+                         .n_missing = j->n_missing,
+                         .missing_count = j->n_absent,
+                         .skipped = *rs,
+                         .n_skipped = n_rs,
+                         .aligned = ro->aligned,
+                         .clock_note = ro->clock_note,
+                         .reference_rank = ref,
+                         .clocks = j->al.clocks,
+                         .n_clocks = j->al.n_clocks,
+                         .match = &j->al.match,
+                         .analyses = (const mt_rank_analysis_t *const *)j->an,
+                         .n_analyses = j->n_an,
+                         .cross = j->cross,
+                         .pipeline = j->pipe,
+                         .critpath = j->cp,
+                         .memory = j->memory,
+                         .pipeline_note = j->pipe_note[0] ? j->pipe_note : NULL,
+                         .gates = ro->gates,
+                         .n_gates = ro->n_gates,
+                         .views = j->views,
+                         .nccl = j->nccl_rep,
+                         .n_nccl = j->nccl.n,
+                         .nccl_source = j->nccl.source};
+    return MT_OK;
+}
+
+mt_status_t mt_job_warnings(const mt_job_t *j, const mt_report_t *rep, bool merge_failed, mt_warnings_t *w)
+{
+    const mt_trace_summary_t **sums = malloc((j->n ? j->n : 1) * sizeof *sums);
+    if (!sums)
+        return w->st = MT_ERR_NOMEM;
+    for (size_t i = 0; i < j->n; i++)
+        sums[i] = &j->res[i].sum;
+    char note[512] = "";
+    if (j->plan.skipped)
+        mt_critpath_memory_note(note, sizeof note, j->plan.with, j->plan.budget, j->plan.acts, j->plan.rows);
+    mt_report_warn_facts_t f = {.sums = sums,
+                                .world_disagree = j->world_disagree,
+                                .nccl = &j->nccl,
+                                .critpath_skipped = j->plan.skipped ? note : NULL,
+                                .trust = &j->trust,
+                                .merge_failed = merge_failed};
+    mt_status_t st = mt_report_warnings(rep, &f, w);
+    free(sums);
+    return st;
+}
