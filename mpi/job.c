@@ -16,68 +16,35 @@
 
 int job_check(const options_t *o, const mt_discover_list_t *l, mt_ingest_result_t *res, size_t n_res, job_t *j)
 {
-    memset(j, 0, sizeof *j);
-    size_t n = mt_ingest_sort(res, n_res);
-    j->res = res;
-    j->n = n;
-    j->skipped = res + n;
-    j->n_skipped = n_res - n;
-    if (!n) {
+    const mt_ingest_result_t *r = NULL;
+    switch (mt_job_check(l, res, n_res, j, &r)) {
+    case MT_JOB_GOOD:
+        return MT_EXIT_OK;
+    case MT_JOB_NO_TRACE:
         say("mergetrace: %sno trace among the %zu JSON file%s found (%s: %s)\n", o->job_tag, n_res, n_res == 1 ? "" : "s",
-                l->files[j->skipped[0].index].path, j->skipped[0].message);
+            l->files[j->skipped[0].index].path, j->skipped[0].message);
+        return MT_EXIT_BAD_INPUT;
+    case MT_JOB_UNRANKED:
+        say("mergetrace: %s%s\n", o->job_tag, r->message);
+        return MT_EXIT_BAD_INPUT;
+    case MT_JOB_TWICE: {
+        const mt_discover_file_t *a = &l->files[r[-1].index], *b = &l->files[r->index];
+        if (o->local) /* the two may have one path, on two nodes, or one trace given to two processes */
+            say("mergetrace: %srank %lld appears twice: %s on process %d and %s on process %d (--local: give "
+                "each trace to one process; --rank-map says which is which)\n",
+                o->job_tag, (long long)r->rank, a->path, a->owner, b->path, b->owner);
+        else
+            say("mergetrace: %srank %lld appears twice: %s and %s (use --rank-map to say which is which)\n",
+                o->job_tag, (long long)r->rank, a->path, b->path);
         return MT_EXIT_BAD_INPUT;
     }
-    /* a trace that named no rank, taken as 0 while loading, is rank 0 only
-     * as the job's one trace */
-    const mt_ingest_result_t *unranked = mt_ingest_unranked(res, n);
-    if (unranked) {
-        say("mergetrace: %s%s\n", o->job_tag, unranked->message);
-        return MT_EXIT_BAD_INPUT;
-    }
-    /* for the memory plan (job_plan), each loaded file once: the NCCL
-     * join below folds a rank's NCCL file into its trace */
-    for (size_t i = 0; i < n; i++) {
-        j->plan.acts += res[i].n_gacts;
-        j->plan.rows += res[i].n_rows;
-        j->plan.steps += res[i].n_steps;
-    }
-    if (mt_ingest_nccl_join(l, res, &n, &j->nccl) != MT_OK) {
-        say("mergetrace: out of memory\n");
+    case MT_JOB_EMPTY:
         return MT_EXIT_ERROR;
+    case MT_JOB_NOMEM:
+        break;
     }
-    if (!n) /* n > 0: a trace that an NCCL file joins stays */
-        return MT_EXIT_ERROR;
-    j->n = n;
-    for (size_t i = 1; i < n; i++)
-        if (res[i].rank == res[i - 1].rank) {
-            const mt_discover_file_t *a = &l->files[res[i - 1].index], *b = &l->files[res[i].index];
-            if (o->local) /* the two may have one path, on two nodes, or one trace given to two processes */
-                say("mergetrace: %srank %lld appears twice: %s on process %d and %s on process %d (--local: give "
-                        "each trace to one process; --rank-map says which is which)\n",
-                        o->job_tag, (long long)res[i].rank, a->path, a->owner, b->path, b->owner);
-            else
-                say("mergetrace: %srank %lld appears twice: %s and %s (use --rank-map to say which is which)\n",
-                        o->job_tag, (long long)res[i].rank, a->path, b->path);
-            return MT_EXIT_BAD_INPUT;
-        }
-    int64_t *rw = malloc(2 * n * sizeof *rw); /* ranks, then the world sizes the traces name */
-    if (!rw) {
-        say("mergetrace: out of memory\n");
-        return MT_EXIT_ERROR;
-    }
-    for (size_t i = 0; i < n; i++) {
-        rw[i] = res[i].rank;
-        rw[n + i] = res[i].sum.world_size;
-    }
-    mt_trust_world_t w;
-    mt_trust_world(rw, rw + n, n, &w);
-    free(rw);
-    j->world = w.world;
-    j->world_disagree = w.disagree;
-    j->missing = w.missing;
-    j->n_missing = w.n_missing;
-    j->n_absent = w.n_absent;
-    return MT_EXIT_OK;
+    say("mergetrace: out of memory\n");
+    return MT_EXIT_ERROR;
 }
 
 int job_plan(MPI_Comm comm, const options_t *o, mt_ingest_t *L, job_t *j, phase_times_t *pt)

@@ -19,11 +19,9 @@
 /* Process 0's view of the job (mergetrace/job_state.h). */
 typedef mt_job_t job_t;
 
-/* Process 0: order the gathered results res[0..n_res) (skipped files
- * last, in input order; traces by rank), join NCCL files to their rank's
- * trace, check the rank set (duplicates, world size, missing ranks) into
- * *j (zeroed first). Returns an exit code (MT_EXIT_OK to go on), after
- * printing why (after o->job_tag). */
+/* Process 0: the gathered results checked into *j (mt_job_check, zeroed
+ * first). Returns an exit code (MT_EXIT_OK to go on), after printing why
+ * (after o->job_tag). */
 int job_check(const options_t *o, const mt_discover_list_t *l, mt_ingest_result_t *res, size_t n_res, job_t *j);
 
 /* Collective, after job_check: process 0 projects its memory for the

@@ -75,6 +75,28 @@ typedef struct mt_job {
     mt_job_plan_t plan;      /* every process: plan.skipped; the rest on process 0 */
 } mt_job_t;
 
+/* What mt_job_check found wrong with the job. */
+typedef enum mt_job_bad {
+    MT_JOB_GOOD = 0,
+    MT_JOB_NO_TRACE,  /* no trace among the results (j->skipped[0] is one file and why) */
+    MT_JOB_UNRANKED,  /* a trace that named no rank among several (*which; its message says why) */
+    MT_JOB_TWICE,     /* two traces of one rank: which[-1] and *which */
+    MT_JOB_EMPTY,     /* no trace left once NCCL files joined theirs */
+    MT_JOB_NOMEM,
+} mt_job_bad_t;
+
+/* Process 0: the gathered results res[0..n_res) ordered (traces by rank,
+ * then the skipped files in input order: mt_ingest_sort), NCCL files
+ * joined to their rank's trace (mt_ingest_nccl_join, paths from l), the
+ * rank set checked (a trace without a rank, a rank twice) and the world
+ * worked out (mt_trust_world: its size, whether the traces disagree on
+ * it, the ranks missing), into *j (zeroed first; res borrowed, must
+ * outlive j), with the GPU activities, rows and steps of every file loaded
+ * counted into j->plan. MT_JOB_GOOD, or what is wrong (*which, for
+ * MT_JOB_UNRANKED and MT_JOB_TWICE, points into res). */
+mt_job_bad_t mt_job_check(const mt_discover_list_t *l, mt_ingest_result_t *res, size_t n_res, mt_job_t *j,
+                          const mt_ingest_result_t **which);
+
 /* Frees what the steps put in *j (not res, borrowed) and zeroes it. */
 void mt_job_free(mt_job_t *j);
 

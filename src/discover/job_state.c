@@ -1,5 +1,5 @@
 /* A job on process 0 after loading (mergetrace/job_state.h): freed, its
- * report.json built from it, and its warnings. */
+ * check of its ranks, report.json built from it, and its warnings. */
 #include "mergetrace/job_state.h"
 
 #include <stdlib.h>
@@ -23,6 +23,56 @@ void mt_job_free(mt_job_t *j)
         mt_rank_analysis_free(j->an[i]);
     free(j->an);
     memset(j, 0, sizeof *j);
+}
+
+mt_job_bad_t mt_job_check(const mt_discover_list_t *l, mt_ingest_result_t *res, size_t n_res, mt_job_t *j,
+                          const mt_ingest_result_t **which)
+{
+    memset(j, 0, sizeof *j);
+    size_t n = mt_ingest_sort(res, n_res);
+    j->res = res;
+    j->n = n;
+    j->skipped = res + n;
+    j->n_skipped = n_res - n;
+    if (!n)
+        return MT_JOB_NO_TRACE;
+    /* a trace that named no rank, taken as 0 while loading, is rank 0 only
+     * as the job's one trace */
+    if ((*which = mt_ingest_unranked(res, n)) != NULL)
+        return MT_JOB_UNRANKED;
+    /* for the memory plan, each loaded file once: the NCCL join below
+     * folds a rank's NCCL file into its trace */
+    for (size_t i = 0; i < n; i++) {
+        j->plan.acts += res[i].n_gacts;
+        j->plan.rows += res[i].n_rows;
+        j->plan.steps += res[i].n_steps;
+    }
+    if (mt_ingest_nccl_join(l, res, &n, &j->nccl) != MT_OK)
+        return MT_JOB_NOMEM;
+    if (!n) /* n > 0: a trace that an NCCL file joins stays */
+        return MT_JOB_EMPTY;
+    j->n = n;
+    for (size_t i = 1; i < n; i++)
+        if (res[i].rank == res[i - 1].rank) {
+            *which = &res[i];
+            return MT_JOB_TWICE;
+        }
+    int64_t *rw = malloc(2 * n * sizeof *rw); /* ranks, then the world sizes the traces name */
+    if (!rw)
+        return MT_JOB_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        rw[i] = res[i].rank;
+        rw[n + i] = res[i].sum.world_size;
+    }
+    mt_trust_world_t w;
+    mt_trust_world(rw, rw + n, n, &w);
+    free(rw);
+    j->world = w.world;
+    j->world_disagree = w.disagree;
+    j->missing = w.missing;
+    j->n_missing = w.n_missing;
+    j->n_absent = w.n_absent;
+    return MT_JOB_GOOD;
 }
 
 mt_status_t mt_job_report(const mt_discover_list_t *files, const mt_job_t *j, const mt_job_report_opts_t *ro,

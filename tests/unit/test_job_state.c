@@ -3,7 +3,8 @@
  * loading and a clock fitted to rank 1 laid out by hand; its report
  * (inputs, ranks missing, files left out, reference rank, the options'
  * part) and its warnings (ranks missing, the critical path left out over
- * the memory budget) checked against those hand-made facts. */
+ * the memory budget) checked against those hand-made facts; the rank
+ * checks (mt_job_check) on results laid out the same way. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -120,10 +121,76 @@ static void test_report_and_warnings(void **state)
     assert_null(j.al.clocks);
 }
 
+/* The rank checks on results as two processes' gather leaves them (out
+ * of order, a skipped file among them). */
+static void test_check(void **state)
+{
+    (void)state;
+    mt_discover_file_t f[4] = {{.path = "r1.json", .part = -1},
+                               {.path = "notes.json", .part = -1},
+                               {.path = "r0.json", .part = -1},
+                               {.path = "r3.json", .part = -1}};
+    mt_discover_list_t l = {.files = f, .n = 4, .cap = 4};
+    mt_ingest_result_t res[4] = {res_of(3, 3, false), res_of(1, -1, true), res_of(0, 1, false), res_of(2, 0, false)};
+    for (int i = 0; i < 4; i++) {
+        res[i].n_gacts = 100u << i;
+        res[i].n_rows = 10u << i;
+        res[i].n_steps = 1u << i;
+    }
+    res[0].sum.world_size = 6; /* the traces disagree: the largest is the world */
+    mt_job_t j;
+    const mt_ingest_result_t *which = NULL;
+    assert_int_equal(mt_job_check(&l, res, 4, &j, &which), MT_JOB_GOOD);
+    assert_int_equal(j.n, 3);
+    assert_int_equal(j.n_skipped, 1);
+    assert_int_equal(j.skipped[0].index, 1);
+    assert_int_equal(j.res[0].rank, 0);
+    assert_int_equal(j.res[1].rank, 1);
+    assert_int_equal(j.res[2].rank, 3);
+    /* GPU activities, rows and steps of the three traces (not the skipped
+     * file): 100 + 400 + 800, 10 + 40 + 80, 1 + 4 + 8 */
+    assert_int_equal(j.plan.acts, 1300);
+    assert_int_equal(j.plan.rows, 130);
+    assert_int_equal(j.plan.steps, 13);
+    assert_int_equal(j.world, 6);
+    assert_true(j.world_disagree);
+    assert_int_equal(j.n_absent, 3); /* ranks 2, 4 and 5 */
+    assert_int_equal(j.n_missing, 3);
+    assert_int_equal(j.missing[0], 2);
+    assert_int_equal(j.missing[2], 5);
+    j.res = NULL;
+    mt_job_free(&j);
+
+    /* a rank twice: the later of the two */
+    mt_ingest_result_t two[3] = {res_of(0, 1, false), res_of(2, 0, false), res_of(3, 1, false)};
+    assert_int_equal(mt_job_check(&l, two, 3, &j, &which), MT_JOB_TWICE);
+    assert_int_equal(which->index, 3);
+    assert_int_equal(which[-1].index, 0);
+    mt_job_free(&j);
+    /* a trace that named no rank beside another */
+    mt_ingest_result_t un[2] = {res_of(0, 1, false), res_of(2, 0, false)};
+    un[1].rank_tentative = 1;
+    assert_int_equal(mt_job_check(&l, un, 2, &j, &which), MT_JOB_UNRANKED);
+    assert_ptr_equal(which, &un[0]); /* sorted: rank 0 first */
+    mt_job_free(&j);
+    /* alone it is rank 0 */
+    mt_ingest_result_t one[1] = {res_of(2, 0, false)};
+    one[0].rank_tentative = 1;
+    assert_int_equal(mt_job_check(&l, one, 1, &j, &which), MT_JOB_GOOD);
+    assert_int_equal(j.world, 4);
+    mt_job_free(&j);
+    /* nothing but a skipped file */
+    mt_ingest_result_t none[1] = {res_of(1, -1, true)};
+    assert_int_equal(mt_job_check(&l, none, 1, &j, &which), MT_JOB_NO_TRACE);
+    assert_int_equal(j.n_skipped, 1);
+    mt_job_free(&j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_report_and_warnings),
+        cmocka_unit_test(test_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
