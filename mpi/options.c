@@ -177,57 +177,18 @@ static int usage_error(bool print, const char *opt, const char *what)
     return MT_EXIT_USAGE;
 }
 
-/* Edits (insert, delete, replace, swap two neighbours) from a to b, both
- * under 64 characters. */
-static int edits(const char *a, size_t la, const char *b, size_t lb)
-{
-    int d[64][64];
-    for (size_t i = 0; i <= la; i++)
-        d[i][0] = (int)i;
-    for (size_t j = 0; j <= lb; j++)
-        d[0][j] = (int)j;
-    for (size_t i = 1; i <= la; i++)
-        for (size_t j = 1; j <= lb; j++) {
-            int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            c = d[i - 1][j] + 1 < c ? d[i - 1][j] + 1 : c;
-            c = d[i][j - 1] + 1 < c ? d[i][j - 1] + 1 : c;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c)
-                c = d[i - 2][j - 2] + 1;
-            d[i][j] = c;
-        }
-    return d[la][lb];
-}
-
 /* The unknown long option name as "unknown option (did you mean --x?)" in
  * msg when one documented option is within 2 edits of it (a typo:
  * --basline), else plain "unknown option". The options are read from
  * usage_text, which lists every one the parser takes: one list to keep. */
 static const char *unknown_option(const char *name, char *msg, size_t cap)
 {
-    snprintf(msg, cap, "unknown option");
-    size_t ln = strlen(name);
-    if (ln < 4 || ln >= 64 || strncmp(name, "--", 2))
-        return msg;
-    int best = 3;
-    const char *bs = NULL;
     size_t bl = 0;
-    for (const char *p = strstr(usage_text, "--"); p; p = strstr(p + 2, "--")) {
-        if (p > usage_text && p[-1] != ' ' && p[-1] != ',')
-            continue;
-        size_t l = 2;
-        while (isalnum((unsigned char)p[l]) || p[l] == '-')
-            l++;
-        if (l < 4 || l >= 64)
-            continue;
-        int e = edits(name, ln, p, l);
-        if (e < best && e > 0) {
-            best = e;
-            bs = p;
-            bl = l;
-        }
-    }
+    const char *bs = mt_suggest_option(name, usage_text, &bl);
     if (bs)
         snprintf(msg, cap, "unknown option (did you mean %.*s?)", (int)bl, bs);
+    else
+        snprintf(msg, cap, "unknown option");
     return msg;
 }
 

@@ -11,6 +11,7 @@
 #include "mergetrace/buf.h"
 #include "mergetrace/heap.h"
 #include "mergetrace/launcher.h"
+#include "mergetrace/suggest.h"
 #include "mergetrace/strtab.h"
 /* io: reading (plain or gzip) and gzip output */
 #include "mergetrace/input.h"
