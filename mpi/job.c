@@ -158,18 +158,14 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_ingest_
  * different runs and --force was not given. */
 static mt_status_t job_trust(const options_t *o, const mt_discover_list_t *l, job_t *j)
 {
-    const mt_align_result_t *al = &j->al;
-    mt_trust_trace_t *tt = mt_ingest_trust_traces(j->res, j->n);
-    if (!tt) {
+    size_t ilo, ihi;
+    double apart;
+    bool far, checked;
+    mt_status_t st = mt_job_trust(j, options_one_clock(o), &far, &ilo, &ihi, &apart, &checked);
+    if (st != MT_OK && !checked) {
         say("mergetrace: out of memory\n");
-        return MT_ERR_NOMEM;
+        return st;
     }
-    mt_status_t st = mt_trust_check(tt, al->clocks, j->n < al->n_clocks ? j->n : al->n_clocks, al->rows, al->n_rows,
-                                     al->m, options_one_clock(o), &j->trust);
-    size_t ilo = 0, ihi = 0;
-    double apart = 0;
-    bool far = st == MT_OK && mt_trust_apart(tt, j->n, al->clocks, al->n_clocks, &ilo, &ihi, &apart);
-    free(tt);
     if (st != MT_OK) {
         say("mergetrace: %schecking the traces belong together: %s\n", o->job_tag, mt_status_str(st));
         return st;

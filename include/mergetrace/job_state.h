@@ -97,6 +97,15 @@ typedef enum mt_job_bad {
 mt_job_bad_t mt_job_check(const mt_discover_list_t *l, mt_ingest_result_t *res, size_t n_res, mt_job_t *j,
                           const mt_ingest_result_t **which);
 
+/* Process 0, after the alignment: j->trust (mt_trust_check: do the traces
+ * belong to one run, how good is the fit; aligned: one clock for the job)
+ * and whether two traces start days apart on the clock (mt_trust_apart:
+ * *far, with the two traces' indexes in j->res in *a and *b and how far
+ * apart in *apart_ns). MT_OK, or the check's status (*checked true), or
+ * MT_ERR_NOMEM before it (*checked false). */
+mt_status_t mt_job_trust(mt_job_t *j, bool aligned, bool *far, size_t *a, size_t *b, double *apart_ns,
+                         bool *checked);
+
 /* Frees what the steps put in *j (not res, borrowed) and zeroes it. */
 void mt_job_free(mt_job_t *j);
 

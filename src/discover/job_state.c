@@ -1,5 +1,6 @@
 /* A job on process 0 after loading (mergetrace/job_state.h): freed, its
- * check of its ranks, report.json built from it, and its warnings. */
+ * check of its ranks and of its traces being of one run, report.json
+ * built from it, and its warnings. */
 #include "mergetrace/job_state.h"
 
 #include <stdlib.h>
@@ -73,6 +74,24 @@ mt_job_bad_t mt_job_check(const mt_discover_list_t *l, mt_ingest_result_t *res, 
     j->n_missing = w.n_missing;
     j->n_absent = w.n_absent;
     return MT_JOB_GOOD;
+}
+
+mt_status_t mt_job_trust(mt_job_t *j, bool aligned, bool *far, size_t *a, size_t *b, double *apart_ns,
+                         bool *checked)
+{
+    const mt_align_result_t *al = &j->al;
+    *far = *checked = false;
+    mt_trust_trace_t *tt = mt_ingest_trust_traces(j->res, j->n);
+    if (!tt)
+        return MT_ERR_NOMEM;
+    *checked = true;
+    mt_status_t st = mt_trust_check(tt, al->clocks, j->n < al->n_clocks ? j->n : al->n_clocks, al->rows, al->n_rows,
+                                     al->m, aligned, &j->trust);
+    *a = *b = 0;
+    *apart_ns = 0;
+    *far = st == MT_OK && mt_trust_apart(tt, j->n, al->clocks, al->n_clocks, a, b, apart_ns);
+    free(tt);
+    return st;
 }
 
 mt_status_t mt_job_report(const mt_discover_list_t *files, const mt_job_t *j, const mt_job_report_opts_t *ro,

@@ -4,7 +4,8 @@
  * (inputs, ranks missing, files left out, reference rank, the options'
  * part) and its warnings (ranks missing, the critical path left out over
  * the memory budget) checked against those hand-made facts; the rank
- * checks (mt_job_check) on results laid out the same way. */
+ * checks (mt_job_check) on results laid out the same way; two traces
+ * days apart on one clock (mt_job_trust). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -186,11 +187,43 @@ static void test_check(void **state)
     mt_job_free(&j);
 }
 
+/* Two traces 2^51 ns (26 days) apart on one clock: far, with both named;
+ * then 1 ms apart: not. */
+static void test_trust(void **state)
+{
+    (void)state;
+    mt_ingest_result_t res[2] = {res_of(0, 0, false), res_of(1, 1, false)};
+    res[0].sum.world_size = res[1].sum.world_size = 2;
+    res[0].sum.first_ns = 1000;
+    res[0].sum.last_ns = 2000;
+    res[1].sum.first_ns = ((int64_t)1 << 51) + 1000;
+    res[1].sum.last_ns = res[1].sum.first_ns + 1000;
+    mt_clock_t clocks[2] = {{.rank = 0, .reference = true}, {.rank = 1}};
+    mt_job_t j = {.res = res, .n = 2};
+    j.al.clocks = clocks;
+    j.al.n_clocks = 2;
+    bool far = false, checked = false;
+    size_t a = 9, b = 9;
+    double apart = 0;
+    assert_int_equal(mt_job_trust(&j, true, &far, &a, &b, &apart, &checked), MT_OK);
+    assert_true(checked);
+    assert_true(far);
+    assert_int_equal(a, 0);
+    assert_int_equal(b, 1);
+    assert_true(apart == (double)((int64_t)1 << 51));
+    res[1].sum.first_ns = 1000000;
+    res[1].sum.last_ns = 2000000;
+    assert_int_equal(mt_job_trust(&j, true, &far, &a, &b, &apart, &checked), MT_OK);
+    assert_false(far);
+    assert_false(j.trust.mixed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_report_and_warnings),
         cmocka_unit_test(test_check),
+        cmocka_unit_test(test_trust),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
