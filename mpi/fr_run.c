@@ -1,7 +1,9 @@
-/* Flight Recorder dumps in the program: ranked and shared on process 0,
- * read by their processes, gathered packed on process 0 for the hang
- * analysis; alone, the whole run (outputs and the verdict); beside traces,
- * a verdict the job's outputs carry (outputs.c). */
+/* Flight Recorder dumps in the program: the MPI sequence and the messages.
+ * Ranked and shared on process 0 (src/discover/fr_plan.c), read by their
+ * processes, gathered packed on process 0 for the hang analysis (the
+ * bytes on both sides: src/fr/fr_share.c); alone, the whole run (outputs
+ * and the verdict); beside traces, a verdict the job's outputs carry
+ * (outputs.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "fr_run.h"
 

@@ -1,7 +1,8 @@
 /* The job after loading (job.h): the rank checks and the NCCL join on
- * process 0, the per-rank analyses gathered there, the clock alignment on
- * every process, then process 0's cross-rank, pipeline, gate and
- * report.html view steps. */
+ * process 0 (decided by src/discover/job_state.c, said here), the
+ * per-rank analyses gathered there, the clock alignment on every process,
+ * then process 0's cross-rank, pipeline, gate and report.html view
+ * steps. */
 #include "job.h"
 #include "say.h"
 
