@@ -430,56 +430,26 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover
 
 int fr_from_nccl(const options_t *o, const mt_discover_list_t *files, const mt_nccl_job_t *nj, mt_fr_job_t *fr)
 {
-    bool any = false;
-    size_t n = 0;
-    for (size_t i = 0; i < nj->n; i++) {
-        any |= nj->r[i].info.in_flight > 0;
-        n += nj->r[i].info.is_nccl == MT_NCCL_FMT_PLUGIN && !nj->r[i].info.left_out;
-    }
-    if (fr->any || !any)
+    if (fr->any)
         return 0;
-    mt_nccl_file_t **nf = calloc(n, sizeof *nf);
-    int32_t *ranks = calloc(n, sizeof *ranks);
-    int code = mt_fr_job_alloc(fr, n) == MT_OK && nf && ranks ? 0 : MT_EXIT_ERROR;
-    if (code)
-        say("mergetrace: out of memory\n");
-    size_t k = 0;
-    for (size_t i = 0; !code && i < nj->n; i++) {
-        const mt_nccl_rank_t *r = &nj->r[i];
-        if (r->info.is_nccl != MT_NCCL_FMT_PLUGIN || r->info.left_out)
-            continue;
-        const mt_discover_file_t *in = &files->files[r->file_index];
-        mt_error_t err;
-        mt_error_clear(&err);
-        mt_status_t st = mt_nccl_load(in->path, &nf[k], &err);
-        if (st != MT_OK) {
-            say("mergetrace: %s%s: rank %d: read again for the hang analysis: %s\n", o->job_tag, in->path, (int)r->rank,
-                err.msg[0] ? err.msg : mt_status_str(st));
-            code = options_exit_code(st);
-            break;
-        }
-        ranks[k] = r->rank;
-        fr->paths[k] = in->path;
-        fr->bytes[k] = in->bytes;
-        k++;
+    int stage = 0, rank = -1;
+    const char *path = NULL;
+    mt_error_t err;
+    mt_status_t st = mt_discover_fr_from_nccl(files, nj, fr, &stage, &path, &rank, &err);
+    if (st == MT_OK)
+        return 0;
+    if (stage == 1) {
+        say("mergetrace: %s%s: rank %d: read again for the hang analysis: %s\n", o->job_tag, path, rank,
+            err.msg[0] ? err.msg : mt_status_str(st));
+        return options_exit_code(st);
     }
-    if (!code) {
-        mt_error_t err;
-        mt_error_clear(&err);
-        mt_status_t st = mt_fr_job_from_nccl(fr, (const mt_nccl_file_t *const *)nf, ranks, k, &err);
-        if (st != MT_OK) {
-            say("mergetrace: %sthe hang analysis of the NCCL plugin's files: %s\n", o->job_tag,
-                err.msg[0] ? err.msg : mt_status_str(st));
-            code = st == MT_ERR_NOMEM ? MT_EXIT_ERROR : options_exit_code(st);
-        }
+    if (stage == 2) {
+        say("mergetrace: %sthe hang analysis of the NCCL plugin's files: %s\n", o->job_tag,
+            err.msg[0] ? err.msg : mt_status_str(st));
+        return st == MT_ERR_NOMEM ? MT_EXIT_ERROR : options_exit_code(st);
     }
-    for (size_t i = 0; i < k; i++)
-        mt_nccl_file_free(nf[i]);
-    free(nf);
-    free(ranks);
-    if (code)
-        mt_fr_job_free(fr);
-    return code;
+    say("mergetrace: out of memory\n");
+    return MT_EXIT_ERROR;
 }
 
 void fr_print(const options_t *o, const mt_fr_job_t *fr)

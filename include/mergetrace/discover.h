@@ -16,6 +16,7 @@
 
 #include "mergetrace/buf.h"
 #include "mergetrace/fr_share.h"
+#include "mergetrace/nccl_join.h"
 #include "mergetrace/rank.h"
 
 #ifdef __cplusplus
@@ -223,6 +224,18 @@ int mt_discover_fr_plan(mt_discover_list_t *l, const mt_rankmap_t *map, int n_pr
  * (borrowed from l) and size, by the ranks of list (len bytes: what
  * mt_discover_fr_plan wrote for l). */
 void mt_discover_fr_attach(const mt_discover_list_t *l, const void *list, size_t len, mt_fr_job_t *fr);
+
+/* Process 0, when no Flight Recorder dump was given: if an NCCL plugin
+ * file of nj (paths and sizes from l) ends with tasks in flight (a
+ * process that hung or was killed inside a collective), every plugin file
+ * of the job is read again (mt_nccl_load), turned into dumps and analysed
+ * into *fr (mt_fr_job_from_nccl; zeroed first, free with mt_fr_job_free).
+ * MT_OK (fr->any false when no file had tasks in flight); else fr freed
+ * and the status, with *stage: 0 out of memory, 1 a file that cannot be
+ * read again (its path in *path, its rank in *rank, err why), 2 the
+ * analysis (err why). */
+mt_status_t mt_discover_fr_from_nccl(const mt_discover_list_t *l, const mt_nccl_job_t *nj, mt_fr_job_t *fr,
+                                     int *stage, const char **path, int *rank, mt_error_t *err);
 
 void mt_discover_free(mt_discover_list_t *l);
 

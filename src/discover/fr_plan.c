@@ -1,7 +1,8 @@
 /* The Flight Recorder dumps of the input list planned for reading
  * (mergetrace/discover.h): each one's rank and reading process, the
- * list of them as bytes (mergetrace/fr_share.h), and process 0's dumps
- * given back their files. */
+ * list of them as bytes (mergetrace/fr_share.h), process 0's dumps
+ * given back their files, and the dumps made of the NCCL plugin's files
+ * of a job that hung. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,4 +93,55 @@ void mt_discover_fr_attach(const mt_discover_list_t *l, const void *list, size_t
             fr->bytes[at] = l->fr[k].bytes;
         }
     }
+}
+
+mt_status_t mt_discover_fr_from_nccl(const mt_discover_list_t *l, const mt_nccl_job_t *nj, mt_fr_job_t *fr,
+                                     int *stage, const char **path, int *rank, mt_error_t *err)
+{
+    memset(fr, 0, sizeof *fr);
+    mt_error_clear(err);
+    *stage = 0;
+    bool any = false;
+    size_t n = 0;
+    for (size_t i = 0; i < nj->n; i++) {
+        any |= nj->r[i].info.in_flight > 0;
+        n += nj->r[i].info.is_nccl == MT_NCCL_FMT_PLUGIN && !nj->r[i].info.left_out;
+    }
+    if (!any)
+        return MT_OK;
+    mt_nccl_file_t **nf = calloc(n ? n : 1, sizeof *nf);
+    int32_t *ranks = calloc(n ? n : 1, sizeof *ranks);
+    mt_status_t st = mt_fr_job_alloc(fr, n) == MT_OK && nf && ranks ? MT_OK : MT_ERR_NOMEM;
+    size_t k = 0;
+    for (size_t i = 0; st == MT_OK && i < nj->n; i++) {
+        const mt_nccl_rank_t *r = &nj->r[i];
+        if (r->info.is_nccl != MT_NCCL_FMT_PLUGIN || r->info.left_out)
+            continue;
+        const mt_discover_file_t *in = &l->files[r->file_index];
+        mt_error_clear(err);
+        st = mt_nccl_load(in->path, &nf[k], err);
+        if (st != MT_OK) {
+            *stage = 1;
+            *path = in->path;
+            *rank = r->rank;
+            break;
+        }
+        ranks[k] = r->rank;
+        fr->paths[k] = in->path;
+        fr->bytes[k] = in->bytes;
+        k++;
+    }
+    if (st == MT_OK) {
+        mt_error_clear(err);
+        st = mt_fr_job_from_nccl(fr, (const mt_nccl_file_t *const *)nf, ranks, k, err);
+        if (st != MT_OK)
+            *stage = 2;
+    }
+    for (size_t i = 0; i < k; i++)
+        mt_nccl_file_free(nf[i]);
+    free(nf);
+    free(ranks);
+    if (st != MT_OK)
+        mt_fr_job_free(fr);
+    return st;
 }

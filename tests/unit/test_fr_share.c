@@ -5,7 +5,8 @@
  * dumps) giving the verdict of the one-shot analysis of the whole dumps
  * and the scenario's truth (tests/data/fr-skip: rank 3 never enqueued the
  * default group's all_reduce #7); the report of dumps alone
- * (mt_report_fr_alone). */
+ * (mt_report_fr_alone); the NCCL plugin's files of a job that hung made
+ * into dumps (mt_discover_fr_from_nccl). */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 #include <cmocka.h>
 
 #include "mergetrace/mergetrace.h"
+#include "test_util.h"
 
 #define SKIP_DIR MT_SOURCE_DIR "/tests/data/fr-skip/comm_lib_trace_rank_"
 
@@ -321,12 +323,93 @@ static void test_read_error(void **state)
     mt_buf_free(&list);
 }
 
+/* An NCCL plugin file of rank r of a two-rank communicator: AllReduce #0
+ * and #1 done on both; rank 0 also started AllReduce #2, whose kernel
+ * never stopped (the process was killed there: no exit line). */
+static void plugin_file(const char *path, int r)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"type\":\"process\",\"format\":\"mergetrace-nccl\",\"version\":1,\"host\":\"h\",\"pid\":%d,"
+               "\"abi\":6,\"mask\":70}\n", 10 + r);
+    fprintf(f, "{\"type\":\"clock\",\"realtime_ns\":1767189312000000000,\"monotonic_ns\":1000}\n");
+    fprintf(f, "{\"type\":\"init\",\"comm\":\"00000000000000aa\",\"name\":\"world\",\"rank\":%d,\"nranks\":2,"
+               "\"nNodes\":1,\"realtime_ns\":1767189312000000000,\"monotonic_ns\":1,\"tid\":10}\n", r);
+    for (int k = 0; k < (r == 0 ? 3 : 2); k++) {
+        long long host = 1767189312001000000LL + 1000000LL * k, gpu = 67189312001000000LL + 1000000LL * k;
+        fprintf(f, "{\"type\":\"coll\",\"comm\":\"00000000000000aa\",\"rank\":%d,\"id\":%d,\"func\":\"AllReduce\","
+                   "\"seq\":%d,\"count\":1024,\"datatype\":\"ncclFloat32\",\"root\":-1,\"algo\":\"RING\","
+                   "\"proto\":\"LL128\",\"nChannels\":1,\"nWarps\":16,\"host_start_ns\":%lld,\"host_stop_ns\":%lld,"
+                   "\"tid\":10}\n", r, k + 1, k, host, host + 4000);
+        if (k < 2)
+            fprintf(f, "{\"type\":\"kch\",\"comm\":\"00000000000000aa\",\"rank\":%d,\"parent\":%d,"
+                       "\"parent_type\":\"coll\",\"func\":\"AllReduce\",\"seq\":%d,\"channel\":0,\"gpu_start_ns\":%lld,"
+                       "\"gpu_start_seen_ns\":%lld,\"gpu_stop_ns\":%lld,\"gpu_stop_seen_ns\":%lld,\"tid\":11}\n",
+                    r, k + 1, k, gpu, host + 17000, gpu + 300000, host + 319000);
+        else
+            fprintf(f, "{\"type\":\"open\",\"of\":\"kch\",\"comm\":\"00000000000000aa\",\"rank\":%d,\"parent\":%d,"
+                       "\"parent_type\":\"coll\",\"func\":\"AllReduce\",\"seq\":%d,\"channel\":0,\"gpu_start_ns\":%lld,"
+                       "\"gpu_start_seen_ns\":%lld,\"tid\":11}\n", r, k + 1, k, gpu, host + 17000);
+    }
+    fclose(f);
+}
+
+/* The NCCL plugin's files of a job that hung made into dumps and analysed
+ * (mt_discover_fr_from_nccl): rank 1 never enqueued the AllReduce rank 0
+ * is stuck in; nothing without a task in flight; a file gone. */
+static void test_from_nccl(void **state)
+{
+    (void)state;
+    char dir[512], p0[600], p1[600];
+    assert_int_equal(tu_tmpdir(dir, sizeof dir, "fr_nccl"), 0);
+    snprintf(p0, sizeof p0, "%s/h-pid10.jsonl", dir);
+    snprintf(p1, sizeof p1, "%s/h-pid11.jsonl", dir);
+    plugin_file(p0, 0);
+    plugin_file(p1, 1);
+    mt_discover_file_t files[2] = {{.path = p0, .bytes = 100, .part = -1}, {.path = p1, .bytes = 200, .part = -1}};
+    mt_discover_list_t l = {.files = files, .n = 2, .cap = 2};
+    mt_nccl_rank_t r[2] = {{.rank = 0, .file_index = 0, .path = p0, .info = {.is_nccl = MT_NCCL_FMT_PLUGIN}},
+                           {.rank = 1, .file_index = 1, .path = p1, .info = {.is_nccl = MT_NCCL_FMT_PLUGIN}}};
+    mt_nccl_job_t nj = {.r = r, .n = 2};
+    mt_fr_job_t fr;
+    int stage = -1, rank = -1;
+    const char *path = NULL;
+    mt_error_t err;
+    /* no task in flight: nothing to do */
+    assert_int_equal(mt_discover_fr_from_nccl(&l, &nj, &fr, &stage, &path, &rank, &err), MT_OK);
+    assert_false(fr.any);
+    assert_int_equal(fr.n, 0);
+    /* rank 0's file ends inside AllReduce #2 */
+    r[0].info.in_flight = 1;
+    assert_int_equal(mt_discover_fr_from_nccl(&l, &nj, &fr, &stage, &path, &rank, &err), MT_OK);
+    assert_true(fr.any && fr.from_nccl && fr.hung);
+    assert_int_equal(fr.n, 2);
+    assert_ptr_equal(fr.paths[0], p0);
+    assert_ptr_equal(fr.paths[1], p1);
+    assert_int_equal(fr.bytes[1], 200);
+    assert_int_equal(fr.counts[0], 3); /* one entry per collective task */
+    assert_int_equal(fr.counts[1], 2);
+    assert_int_equal(fr.hang.kind, MT_FR_NEVER_ENQUEUED);
+    assert_int_equal(fr.hang.nculprits, 1);
+    assert_int_equal(fr.hang.culprits[0], 1);
+    mt_fr_job_free(&fr);
+    /* a file gone since: its path and rank, nothing kept */
+    remove(p1);
+    assert_int_not_equal(mt_discover_fr_from_nccl(&l, &nj, &fr, &stage, &path, &rank, &err), MT_OK);
+    assert_int_equal(stage, 1);
+    assert_ptr_equal(path, p1);
+    assert_int_equal(rank, 1);
+    assert_null(fr.dumps);
+    assert_int_equal(tu_tmpdir_remove(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plan),
         cmocka_unit_test(test_at_scale),
         cmocka_unit_test(test_read_error),
+        cmocka_unit_test(test_from_nccl),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
