@@ -33,7 +33,7 @@ static void rank_clock(size_t r, double *off, double *drift)
 
 int main(int argc, char **argv)
 {
-    procs_start(&argc, &argv, procs_launched());
+    procs_start(&argc, &argv, mt_launcher_mpi());
     MPI_Comm world = MPI_COMM_WORLD;
     mt_comm_t comm;
     comm_mpi_init(&comm, &world);

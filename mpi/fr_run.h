@@ -9,24 +9,10 @@
 #include <stddef.h>
 
 #include "mergetrace/discover.h"
+#include "mergetrace/fr_share.h"
 #include "mergetrace/mergetrace.h"
 #include "options.h"
 
-typedef struct fr_job {
-    bool any;               /* the inputs hold dumps (every process) */
-    bool hung;              /* the analysis found a hang (every process) */
-    mt_fr_dump_t *dumps;    /* process 0: every dump read, by rank */
-    size_t n;
-    const char **paths;     /* process 0: dumps[i]'s file (borrowed from the input list) */
-    uint64_t *bytes;        /* process 0: dumps[i]'s file size */
-    uint64_t *counts;       /* process 0: dumps[i]'s entries in its file (dumps[i].n may hold only those
-                             * the analysis read: mt_fr_dump_trim) */
-    mt_fr_hang_t hang;      /* process 0, when any: the verdict */
-    mt_fr_dump_t *tabs;     /* process 0: each process's distinct groups (dumps of groups alone), whose
-                             * ranks dumps[i].pgs share (pgs_shared) */
-    size_t ntabs;
-    bool from_nccl;         /* the "dumps" were made from the NCCL plugin's files (fr_from_nccl) */
-} fr_job_t;
 
 /* Collective over comm, after load_prepare: the Flight Recorder dumps that
  * process 0's listing put apart (files->fr) are ranked on process 0 (the
@@ -36,7 +22,7 @@ typedef struct fr_job {
  * entries from its members' last completed collective on, and each
  * dump's clock offset fitted where it was read: mergetrace/fr_hang.h), or
  * every entry when that cannot be, and runs the hang analysis into *fr
- * (zeroed first; fr_free frees it). Returns -1 to go on (no dump, or dumps
+ * (zeroed first; mt_fr_job_free frees it). Returns -1 to go on (no dump, or dumps
  * beside traces: the verdict joins the job's outputs), or the exit code,
  * the same on every process, after process 0 said why: MT_EXIT_BAD_INPUT
  * for a dump that cannot be read (one line: file, rank, byte offset),
@@ -49,7 +35,7 @@ typedef struct fr_job {
  * --json), and returns MT_EXIT_HANG when a hang was found, else
  * MT_EXIT_OK (MT_EXIT_ERROR when an output cannot be written). */
 int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover_list_t *files,
-             const mt_rankmap_t *map, fr_job_t *fr);
+             const mt_rankmap_t *map, mt_fr_job_t *fr);
 
 /* Process 0, after the job's NCCL files were loaded (nj), when no Flight
  * Recorder dump was given (fr->any false): if a plugin file ends with
@@ -59,12 +45,10 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover
  * outputs as dumps beside traces do (exit 4 for a hang). 0, or an exit
  * code after saying why (a file that cannot be read again, out of
  * memory). */
-int fr_from_nccl(const options_t *o, const mt_discover_list_t *files, const mt_nccl_job_t *nj, fr_job_t *fr);
+int fr_from_nccl(const options_t *o, const mt_discover_list_t *files, const mt_nccl_job_t *nj, mt_fr_job_t *fr);
 
 /* Process 0, beside traces: the verdict on the terminal after the summary
  * (nothing with -q or --json). */
-void fr_print(const options_t *o, const fr_job_t *fr);
-
-void fr_free(fr_job_t *fr);
+void fr_print(const options_t *o, const mt_fr_job_t *fr);
 
 #endif

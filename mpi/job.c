@@ -1,7 +1,8 @@
 /* The job after loading (job.h): the rank checks and the NCCL join on
- * process 0, the per-rank analyses gathered there, the clock alignment on
- * every process, then process 0's cross-rank, pipeline, gate and
- * report.html view steps. */
+ * process 0 (decided by src/discover/job_state.c, said here), the
+ * per-rank analyses gathered there, the clock alignment on every process,
+ * then process 0's cross-rank, pipeline, gate and report.html view
+ * steps. */
 #include "job.h"
 #include "say.h"
 
@@ -16,68 +17,35 @@
 
 int job_check(const options_t *o, const mt_discover_list_t *l, mt_ingest_result_t *res, size_t n_res, job_t *j)
 {
-    memset(j, 0, sizeof *j);
-    size_t n = mt_ingest_sort(res, n_res);
-    j->res = res;
-    j->n = n;
-    j->skipped = res + n;
-    j->n_skipped = n_res - n;
-    if (!n) {
+    const mt_ingest_result_t *r = NULL;
+    switch (mt_job_check(l, res, n_res, j, &r)) {
+    case MT_JOB_GOOD:
+        return MT_EXIT_OK;
+    case MT_JOB_NO_TRACE:
         say("mergetrace: %sno trace among the %zu JSON file%s found (%s: %s)\n", o->job_tag, n_res, n_res == 1 ? "" : "s",
-                l->files[j->skipped[0].index].path, j->skipped[0].message);
+            l->files[j->skipped[0].index].path, j->skipped[0].message);
+        return MT_EXIT_BAD_INPUT;
+    case MT_JOB_UNRANKED:
+        say("mergetrace: %s%s\n", o->job_tag, r->message);
+        return MT_EXIT_BAD_INPUT;
+    case MT_JOB_TWICE: {
+        const mt_discover_file_t *a = &l->files[r[-1].index], *b = &l->files[r->index];
+        if (o->local) /* the two may have one path, on two nodes, or one trace given to two processes */
+            say("mergetrace: %srank %lld appears twice: %s on process %d and %s on process %d (--local: give "
+                "each trace to one process; --rank-map says which is which)\n",
+                o->job_tag, (long long)r->rank, a->path, a->owner, b->path, b->owner);
+        else
+            say("mergetrace: %srank %lld appears twice: %s and %s (use --rank-map to say which is which)\n",
+                o->job_tag, (long long)r->rank, a->path, b->path);
         return MT_EXIT_BAD_INPUT;
     }
-    /* a trace that named no rank, taken as 0 while loading, is rank 0 only
-     * as the job's one trace */
-    const mt_ingest_result_t *unranked = mt_ingest_unranked(res, n);
-    if (unranked) {
-        say("mergetrace: %s%s\n", o->job_tag, unranked->message);
-        return MT_EXIT_BAD_INPUT;
-    }
-    /* for the memory plan (job_plan), each loaded file once: the NCCL
-     * join below folds a rank's NCCL file into its trace */
-    for (size_t i = 0; i < n; i++) {
-        j->plan.acts += res[i].n_gacts;
-        j->plan.rows += res[i].n_rows;
-        j->plan.steps += res[i].n_steps;
-    }
-    if (mt_ingest_nccl_join(l, res, &n, &j->nccl) != MT_OK) {
-        say("mergetrace: out of memory\n");
+    case MT_JOB_EMPTY:
         return MT_EXIT_ERROR;
+    case MT_JOB_NOMEM:
+        break;
     }
-    if (!n) /* n > 0: a trace that an NCCL file joins stays */
-        return MT_EXIT_ERROR;
-    j->n = n;
-    for (size_t i = 1; i < n; i++)
-        if (res[i].rank == res[i - 1].rank) {
-            const mt_discover_file_t *a = &l->files[res[i - 1].index], *b = &l->files[res[i].index];
-            if (o->local) /* the two may have one path, on two nodes, or one trace given to two processes */
-                say("mergetrace: %srank %lld appears twice: %s on process %d and %s on process %d (--local: give "
-                        "each trace to one process; --rank-map says which is which)\n",
-                        o->job_tag, (long long)res[i].rank, a->path, a->owner, b->path, b->owner);
-            else
-                say("mergetrace: %srank %lld appears twice: %s and %s (use --rank-map to say which is which)\n",
-                        o->job_tag, (long long)res[i].rank, a->path, b->path);
-            return MT_EXIT_BAD_INPUT;
-        }
-    int64_t *rw = malloc(2 * n * sizeof *rw); /* ranks, then the world sizes the traces name */
-    if (!rw) {
-        say("mergetrace: out of memory\n");
-        return MT_EXIT_ERROR;
-    }
-    for (size_t i = 0; i < n; i++) {
-        rw[i] = res[i].rank;
-        rw[n + i] = res[i].sum.world_size;
-    }
-    mt_trust_world_t w;
-    mt_trust_world(rw, rw + n, n, &w);
-    free(rw);
-    j->world = w.world;
-    j->world_disagree = w.disagree;
-    j->missing = w.missing;
-    j->n_missing = w.n_missing;
-    j->n_absent = w.n_absent;
-    return MT_EXIT_OK;
+    say("mergetrace: out of memory\n");
+    return MT_EXIT_ERROR;
 }
 
 int job_plan(MPI_Comm comm, const options_t *o, mt_ingest_t *L, job_t *j, phase_times_t *pt)
@@ -120,7 +88,6 @@ int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, mt_ingest_t *L, job_
     size_t al_len = 0;
     mt_status_t gst = mc->gatherv(mc->ctx, L->analyses.data, L->analyses.len, &ab, &al_len, 0);
     int bad = gst != MT_OK;
-    j->comm = comm;
     j->mc = mc;
     /* the critical path's whole-job statistics are worked out where the
      * ranks were loaded (job_cp_serve): the other processes keep theirs */
@@ -217,18 +184,14 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_ingest_
  * different runs and --force was not given. */
 static mt_status_t job_trust(const options_t *o, const mt_discover_list_t *l, job_t *j)
 {
-    const mt_align_result_t *al = &j->al;
-    mt_trust_trace_t *tt = mt_ingest_trust_traces(j->res, j->n);
-    if (!tt) {
+    size_t ilo, ihi;
+    double apart;
+    bool far, checked;
+    mt_status_t st = mt_job_trust(j, options_one_clock(o), &far, &ilo, &ihi, &apart, &checked);
+    if (st != MT_OK && !checked) {
         say("mergetrace: out of memory\n");
-        return MT_ERR_NOMEM;
+        return st;
     }
-    mt_status_t st = mt_trust_check(tt, al->clocks, j->n < al->n_clocks ? j->n : al->n_clocks, al->rows, al->n_rows,
-                                     al->m, options_one_clock(o), &j->trust);
-    size_t ilo = 0, ihi = 0;
-    double apart = 0;
-    bool far = st == MT_OK && mt_trust_apart(tt, j->n, al->clocks, al->n_clocks, &ilo, &ihi, &apart);
-    free(tt);
     if (st != MT_OK) {
         say("mergetrace: %schecking the traces belong together: %s\n", o->job_tag, mt_status_str(st));
         return st;
@@ -280,7 +243,7 @@ static mt_status_t job_cp_reduce(void *ctx, const mt_cp_dist_in_t *in, mt_cp_dis
 {
     job_t *j = ctx;
     int go = 1;
-    procs_bcast(&go, 1, MPI_INT, 0, j->comm);
+    (void)j->mc->bcast(j->mc->ctx, &go, sizeof go, 0);
     return mt_cp_dist_reduce(j->mc, in, (const mt_rank_analysis_t *const *)j->mine, j->n_mine, j->al.clocks, j->ranks,
                              (size_t)j->n_ranks, out);
 }
@@ -289,7 +252,7 @@ void job_cp_serve(job_t *j)
 {
     for (;;) {
         int go = 0;
-        procs_bcast(&go, 1, MPI_INT, 0, j->comm);
+        (void)j->mc->bcast(j->mc->ctx, &go, sizeof go, 0);
         if (!go)
             break;
         /* process 0 reports a failure (mt_critpath_run returns it) */
@@ -310,7 +273,7 @@ void job_cp_serve(job_t *j)
 void job_cp_stop(job_t *j)
 {
     int go = 0;
-    procs_bcast(&go, 1, MPI_INT, 0, j->comm);
+    (void)j->mc->bcast(j->mc->ctx, &go, sizeof go, 0);
 }
 
 int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_times_t *pt)
@@ -413,26 +376,4 @@ int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_t
         j->gates_failed = mt_gates_eval(o->gates, o->n_gates, &gi);
     }
     return MT_EXIT_OK;
-}
-
-void job_free(job_t *j)
-{
-    mt_cross_free(j->cross);
-    mt_report_views_free(j->views);
-    mt_pipeline_free(j->pipe);
-    mt_critpath_free(j->cp);
-    mt_mem_cross_free(j->memory);
-    mt_align_result_free(&j->al);
-    free(j->ranks);
-    free(j->missing);
-    mt_nccl_job_free(&j->nccl);
-    free(j->nccl_rep);
-    for (size_t i = 0; j->mine_owned && i < j->n_mine; i++)
-        mt_rank_analysis_free(j->mine[i]);
-    if (j->mine_owned)
-        free(j->mine);
-    for (size_t i = 0; j->an && i < j->n; i++)
-        mt_rank_analysis_free(j->an[i]);
-    free(j->an);
-    memset(j, 0, sizeof *j);
 }

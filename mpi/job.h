@@ -16,55 +16,12 @@
 #include "options.h"
 #include "timings.h"
 
-/* Process 0's view of the job after loading, and what the steps after it
- * computed. Zeroed elsewhere but for ranks, n_ranks and al. */
-typedef struct job {
-    mt_ingest_result_t *res;      /* traces sorted by rank, then the skipped files (borrowed: load_share's *all) */
-    size_t n;                /* traces */
-    mt_ingest_result_t *skipped;
-    size_t n_skipped;
-    int64_t world;
-    bool world_disagree;
-    int64_t *missing;        /* the first MT_TRUST_MISSING_LISTED absent ranks (mt_trust_world) */
-    size_t n_missing;
-    int64_t n_absent;        /* every rank below world with no trace */
-    mt_nccl_job_t nccl;         /* the NCCL plugin files, by rank */
-    mt_report_nccl_t *nccl_rep; /* nccl.n entries for report.json (outputs.c); NULL: not yet */
-    const struct fr_job *fr; /* Flight Recorder dumps beside the traces (fr_run.h); NULL: none */
-    /* every process: the loaded ranks, sorted, and the alignment (clocks
-     * everywhere; rows and the match on process 0 only) */
-    int32_t *ranks;
-    uint64_t n_ranks;
-    mt_align_result_t al;
-    /* process 0 */
-    mt_rank_analysis_t **an; /* n slots: the n_an results first, by rank (ranks with NCCL data only have none) */
-    size_t n_an;
-    mt_cross_t *cross;
-    mt_pipeline_t *pipe;     /* NULL: no pipeline section */
-    mt_critpath_t *cp;       /* steps and critical path; NULL: no ProfilerStep */
-    mt_mem_cross_t *memory;  /* NULL: no memory events in any trace */
-    char pipe_note[512];     /* a line for the report about the pipeline, "" none */
-    mt_report_views_t *views;
-    size_t gates_failed;
-    mt_trust_t trust;        /* do the traces belong to one run; how good is the fit */
-    /* job_plan (every process: plan.skipped; the rest on process 0) */
-    mem_plan_t plan;
-    /* every process: the analyses of its ranks for the critical path's
-     * whole-job statistics (mt_cp_dist_reduce; job_gather_analyses):
-     * process 0 passes every one of an (borrowed), the others their own,
-     * unpacked (owned); none when the critical path is left out */
-    mt_rank_analysis_t **mine;
-    size_t n_mine;
-    bool mine_owned;
-    MPI_Comm comm;
-    const mt_comm_t *mc;
-} job_t;
+/* Process 0's view of the job (mergetrace/job_state.h). */
+typedef mt_job_t job_t;
 
-/* Process 0: order the gathered results res[0..n_res) (skipped files
- * last, in input order; traces by rank), join NCCL files to their rank's
- * trace, check the rank set (duplicates, world size, missing ranks) into
- * *j (zeroed first). Returns an exit code (MT_EXIT_OK to go on), after
- * printing why (after o->job_tag). */
+/* Process 0: the gathered results checked into *j (mt_job_check, zeroed
+ * first). Returns an exit code (MT_EXIT_OK to go on), after printing why
+ * (after o->job_tag). */
 int job_check(const options_t *o, const mt_discover_list_t *l, mt_ingest_result_t *res, size_t n_res, job_t *j);
 
 /* Collective, after job_check: process 0 projects its memory for the
@@ -107,8 +64,5 @@ int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_t
  * takes part in each reduction and returns at job_cp_stop. */
 void job_cp_serve(job_t *j);
 void job_cp_stop(job_t *j);
-
-/* Free what the steps above put in *j (not res: load_share's). */
-void job_free(job_t *j);
 
 #endif

@@ -45,12 +45,12 @@
  * per-rank analyses gathered, its clocks aligned and, on process 0, its
  * cross-rank steps run (everything before the outputs). *L and *j are
  * zeroed first, so that what was filled can always be freed (mt_ingest_free,
- * job_free, free(*all), and load_prepare's); *listed is set once the
+ * mt_job_free, free(*all), and load_prepare's); *listed is set once the
  * inputs are listed and shared (load_prepare went on). Returns MT_EXIT_OK to go on,
  * or the exit code, the same on every process, after process 0 said why. */
 static int job_run(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover_list_t *files, mt_rankmap_t **map,
                    mt_pp_markers_t **markers, mt_ingest_t *L, mt_ingest_result_t **all, size_t *n_all, job_t *j,
-                   phase_times_t *pt, bool *listed, fr_job_t *fr)
+                   phase_times_t *pt, bool *listed, mt_fr_job_t *fr)
 {
     int me = mc->rank;
     memset(L, 0, sizeof *L);
@@ -131,7 +131,7 @@ static int baseline_run(MPI_Comm comm, const mt_comm_t *mc, options_t *o)
     if (code == MT_EXIT_OK && mc->rank == 0)
         code = outputs_baseline_job(o, &ob, &files, &job);
     procs_bcast(&code, 1, MPI_INT, 0, comm);
-    job_free(&job);
+    mt_job_free(&job);
     free(all);
     mt_ingest_free(&L);
     mt_pp_markers_free(markers);
@@ -298,10 +298,10 @@ static int run(options_t *o, int code, int argc0, char **argv0, bool spoke, bool
     mt_ingest_result_t *all = NULL;
     size_t n_all = 0;
     bool listed = false;
-    fr_job_t fr = {0};
+    mt_fr_job_t fr = {0};
     code = job_run(world_comm, &comm, o, &files, &map, &markers, &L, &all, &n_all, &job, &pt, &listed, &fr);
     if (!listed) {
-        fr_free(&fr);
+        mt_fr_job_free(&fr);
         mt_pp_markers_free(markers);
         mt_rankmap_free(map);
         mt_discover_free(&files);
@@ -330,8 +330,8 @@ static int run(options_t *o, int code, int argc0, char **argv0, bool spoke, bool
     if (me == 0 && (code == MT_EXIT_OK || code == MT_EXIT_GATE || code == MT_EXIT_HANG))
         mt_outdir_renamed_all();
 
-    fr_free(&fr);
-    job_free(&job);
+    mt_fr_job_free(&fr);
+    mt_job_free(&job);
     free(all);
     mt_ingest_free(&L);
     mt_pp_markers_free(markers);
@@ -380,14 +380,14 @@ static int pick_workers(const options_t *o)
         long v = env && *env ? strtol(env, &e, 10) : 0;
         asked = e && !*e && v >= 0 && v <= 4096 ? (int)v : 0;
     }
-    if (asked == 1 || (asked == 0 && procs_cpus() < 2))
+    if (asked == 1 || (asked == 0 && mt_launcher_cpus() < 2))
         return 1;
     mt_discover_list_t l = {0};
     char msg[1400];
     int n = 1;
     if (mt_discover_collect(o->inputs, o->n_inputs, o->recursive, &l, msg, sizeof msg) == 0 && l.n > 1) {
         uint64_t json = mt_discover_largest_json(&l);
-        n = procs_pick_workers(asked, l.n, json / 2, mt_heap_available());
+        n = mt_launcher_workers(asked, l.n, json / 2, mt_heap_available());
     }
     mt_discover_free(&l);
     return n;
@@ -402,17 +402,17 @@ int main(int argc, char **argv)
      * launch may have other arguments, and one that went on into MPI_Init
      * would wait there for this one forever (seen with Open MPI 4.1:
      * mpirun -n 1 mergetrace --help : -n 1 mergetrace DIR). */
-    bool use_mpi = procs_launched();
+    bool use_mpi = mt_launcher_mpi();
     int argc0 = argc; /* as given: a process whose command line failed alone says why from these (below) */
     char **argv0 = argv;
-    bool spoke = procs_launcher_rank() == 0; /* every process when the launcher names no rank */
+    bool spoke = mt_launcher_rank() == 0; /* every process when the launcher names no rank */
     options_t o;
     int code = options_parse(argc, argv, &o, spoke);
-    if (code < 0 && !use_mpi && spoke && procs_launcher_env_size() > 1)
+    if (code < 0 && !use_mpi && spoke && mt_launcher_env_size() > 1)
         say("mergetrace: warning: MERGETRACE_MPI=0 under a launcher of %d processes: each of them runs the "
                 "whole job alone, into the same -o\n",
-                procs_launcher_env_size());
-    if ((code >= 0 && !use_mpi) || (code == MT_EXIT_OK && procs_launcher_size() == 1)) {
+                mt_launcher_env_size());
+    if ((code >= 0 && !use_mpi) || (code == MT_EXIT_OK && mt_launcher_size() == 1)) {
         options_free(&o);
         return code;
     }

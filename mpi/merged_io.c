@@ -492,7 +492,7 @@ static bool spare_core(job_t *j)
 {
     int on_node = procs_node_size(j->comm); /* MPI's processes or the worker threads on this machine */
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    return procs_cpus() >= 2 && online >= 2L * on_node;
+    return mt_launcher_cpus() >= 2 && online >= 2L * on_node;
 }
 
 /* The index of rank in the job's sorted ranks (it is one of them). */

@@ -177,57 +177,18 @@ static int usage_error(bool print, const char *opt, const char *what)
     return MT_EXIT_USAGE;
 }
 
-/* Edits (insert, delete, replace, swap two neighbours) from a to b, both
- * under 64 characters. */
-static int edits(const char *a, size_t la, const char *b, size_t lb)
-{
-    int d[64][64];
-    for (size_t i = 0; i <= la; i++)
-        d[i][0] = (int)i;
-    for (size_t j = 0; j <= lb; j++)
-        d[0][j] = (int)j;
-    for (size_t i = 1; i <= la; i++)
-        for (size_t j = 1; j <= lb; j++) {
-            int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            c = d[i - 1][j] + 1 < c ? d[i - 1][j] + 1 : c;
-            c = d[i][j - 1] + 1 < c ? d[i][j - 1] + 1 : c;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c)
-                c = d[i - 2][j - 2] + 1;
-            d[i][j] = c;
-        }
-    return d[la][lb];
-}
-
 /* The unknown long option name as "unknown option (did you mean --x?)" in
  * msg when one documented option is within 2 edits of it (a typo:
  * --basline), else plain "unknown option". The options are read from
  * usage_text, which lists every one the parser takes: one list to keep. */
 static const char *unknown_option(const char *name, char *msg, size_t cap)
 {
-    snprintf(msg, cap, "unknown option");
-    size_t ln = strlen(name);
-    if (ln < 4 || ln >= 64 || strncmp(name, "--", 2))
-        return msg;
-    int best = 3;
-    const char *bs = NULL;
     size_t bl = 0;
-    for (const char *p = strstr(usage_text, "--"); p; p = strstr(p + 2, "--")) {
-        if (p > usage_text && p[-1] != ' ' && p[-1] != ',')
-            continue;
-        size_t l = 2;
-        while (isalnum((unsigned char)p[l]) || p[l] == '-')
-            l++;
-        if (l < 4 || l >= 64)
-            continue;
-        int e = edits(name, ln, p, l);
-        if (e < best && e > 0) {
-            best = e;
-            bs = p;
-            bl = l;
-        }
-    }
+    const char *bs = mt_suggest_option(name, usage_text, &bl);
     if (bs)
         snprintf(msg, cap, "unknown option (did you mean %.*s?)", (int)bl, bs);
+    else
+        snprintf(msg, cap, "unknown option");
     return msg;
 }
 
@@ -239,46 +200,6 @@ int parse_rank_list(const char *s, int32_t **out, size_t *n, char *msg, size_t c
     if (st != MT_OK)
         snprintf(msg, cap, "%s", st == MT_ERR_NOMEM ? "out of memory" : err.msg);
     return st == MT_OK ? 0 : -1;
-}
-
-int parse_window(const char *s, bool *steps, double *a, double *b, char *msg, size_t cap)
-{
-    const char *colon = strchr(s, ':');
-    if (!colon) {
-        snprintf(msg, cap, "expected START:END (seconds) or #A:#B (ProfilerStep numbers)");
-        return -1;
-    }
-    *steps = s[0] == '#';
-    char *e;
-    const char *p = s + *steps;
-    errno = 0;
-    *a = strtod(p, &e);
-    if (e == p || e != colon || errno || !isfinite(*a)) {
-        snprintf(msg, cap, "expected a number before ':'");
-        return -1;
-    }
-    p = colon + 1;
-    if (*steps) {
-        if (*p != '#') {
-            snprintf(msg, cap, "expected #A:#B (ProfilerStep numbers)");
-            return -1;
-        }
-        p++;
-    }
-    *b = strtod(p, &e);
-    if (e == p || *e || errno || !isfinite(*b)) {
-        snprintf(msg, cap, "expected a number after ':'");
-        return -1;
-    }
-    if (*b < *a || *a < 0) {
-        snprintf(msg, cap, "expected 0 <= START <= END");
-        return -1;
-    }
-    if (*steps && (*a != floor(*a) || *b != floor(*b))) {
-        snprintf(msg, cap, "ProfilerStep numbers are integers");
-        return -1;
-    }
-    return 0;
 }
 
 /* --stage NAME=REGEX[@RANKS]: returns -1 when added, else an exit code. */
@@ -742,7 +663,7 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         } else if (!strcmp(name, "--window")) {
             TAKES_VALUE();
             char msg[256];
-            if (parse_window(val, &o->window_steps, &o->window_a, &o->window_b, msg, sizeof msg))
+            if (mt_select_window_parse(val, &o->window_steps, &o->window_a, &o->window_b, msg, sizeof msg))
                 return usage_error(print, name, msg);
             o->has_window = true;
             o->window_arg = val;

@@ -108,9 +108,6 @@ void options_free(options_t *o);
  * (with a message in msg). The list is malloc'd. */
 int parse_rank_list(const char *s, int32_t **out, size_t *n, char *msg, size_t cap);
 
-/* Parse "A:B" (seconds, A < B) or "#A:#B" (ProfilerStep numbers). 0 or -1. */
-int parse_window(const char *s, bool *steps, double *a, double *b, char *msg, size_t cap);
-
 /* Parse argv. Returns -1 to continue, or an exit code to stop with (after
  * printing --help / --version to stdout or a usage error to stderr). Only
  * the process that prints (print == true) writes anything. */

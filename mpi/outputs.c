@@ -23,63 +23,32 @@
 #include "merged_io.h"
 #include "procs.h"
 
-static mt_status_t file_write(void *ctx, const void *data, size_t len)
+/* What write_report renders: report.json, or report.html with html. */
+typedef struct report_out {
+    const mt_report_t *rep;
+    const mt_html_opts_t *html;
+} report_out_t;
+
+static mt_status_t render_report(const void *arg, mt_write_fn write, void *ctx)
 {
-    return fwrite(data, 1, len, (FILE *)ctx) == len ? MT_OK : MT_ERR_IO;
+    const report_out_t *r = arg;
+    return r->html ? mt_report_html(r->rep, r->html, write, ctx) : mt_report_json(r->rep, write, ctx);
 }
 
-/* An mt_write_fn onto stdout (ctx unused); MT_ERR_IO when fwrite fails. */
-static mt_status_t stdout_write(void *ctx, const void *data, size_t len)
+static mt_status_t render_compare(const void *arg, mt_write_fn write, void *ctx)
 {
-    (void)ctx;
-    return fwrite(data, 1, len, stdout) == len ? MT_OK : MT_ERR_IO;
+    return mt_compare_json(arg, write, ctx);
 }
 
-/* Write report.json (html NULL) or report.html as out_dir/name under a
- * temporary name, then rename (said first in the renaming mark). text, when
- * not NULL, is report.json already rendered. */
+/* Write report.json (html NULL) or report.html as out_dir/name
+ * (mt_outdir_write). text, when not NULL, is report.json already
+ * rendered. */
 static int write_report(const char *out_dir, const char *name, const mt_report_t *rep, const mt_html_opts_t *html,
                         const mt_buf_t *text, char *msg, size_t cap)
 {
-    char path[PATH_MAX], tmp[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%.4000s/%s", out_dir, name);
-    FILE *f = mt_outdir_tmp_create(path, tmp, sizeof tmp);
-    if (!f) {
-        snprintf(msg, cap, "%.900s: cannot create (%s)", tmp, strerror(errno));
-        return 1;
-    }
-    mt_status_t st = html   ? mt_report_html(rep, html, file_write, f)
-                     : text ? file_write(f, text->data, text->len)
-                            : mt_report_json(rep, file_write, f);
-    if (fclose(f) != 0)
-        st = MT_ERR_IO;
-    if (st != MT_OK || mt_outdir_renaming(out_dir, name, tmp) || rename(tmp, path) != 0) {
-        snprintf(msg, cap, "%.900s: write failed (%s)", path, st == MT_ERR_NOMEM ? "out of memory" : strerror(errno));
-        remove(tmp);
-        return 1;
-    }
-    return 0;
-}
-
-/* Write compare.json under a temporary name, then rename. */
-static int write_compare(const char *dir, const mt_compare_t *c, char *msg, size_t cap)
-{
-    char path[PATH_MAX], tmp[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/compare.json", dir);
-    FILE *f = mt_outdir_tmp_create(path, tmp, sizeof tmp);
-    if (!f) {
-        snprintf(msg, cap, "%.900s: cannot create (%s)", tmp, strerror(errno));
-        return 1;
-    }
-    mt_status_t st = mt_compare_json(c, file_write, f);
-    if (fclose(f) != 0)
-        st = MT_ERR_IO;
-    if (st != MT_OK || mt_outdir_renaming(dir, "compare.json", tmp) || rename(tmp, path) != 0) {
-        snprintf(msg, cap, "%.900s: write failed (%s)", path, strerror(errno));
-        remove(tmp);
-        return 1;
-    }
-    return 0;
+    report_out_t r = {.rep = rep, .html = html};
+    return text ? mt_outdir_write(out_dir, name, mt_outdir_bytes, text, MT_OUTDIR_SAY_NOMEM, msg, cap)
+                : mt_outdir_write(out_dir, name, render_report, &r, MT_OUTDIR_SAY_NOMEM, msg, cap);
 }
 
 int outputs_baseline_read(options_t *o)
@@ -311,74 +280,16 @@ static int nccl_report(job_t *j)
     return !j->nccl_rep && mt_report_nccl_files(&j->nccl, &j->nccl_rep) != MT_OK;
 }
 
-/* The report of job j (the run's, or the baseline's) in *rep, without the
- * merged trace, the warnings and the comparison; *ri and *rs are the
- * arrays it points into (the caller frees them). 1 when out of memory. */
-static int report_build(const options_t *o, const mt_discover_list_t *files, const job_t *j, mt_report_input_t **ri_out,
-                        mt_report_skip_t **rs_out, mt_report_t *rep_out)
+/* The report of job j (the run's, or the baseline's) in *rep
+ * (mt_job_report with o's part). 1 when out of memory. */
+static int report_build(const options_t *o, const mt_discover_list_t *files, const job_t *j, mt_report_input_t **ri,
+                        mt_report_skip_t **rs, mt_report_t *rep)
 {
-    size_t n_rs;
-    if (mt_ingest_report_lists(files, j->res, j->n, j->skipped, j->n_skipped, ri_out, rs_out, &n_rs) != MT_OK)
-        return 1;
-    const mt_report_input_t *ri = *ri_out;
-    const mt_report_skip_t *rs = *rs_out;
-    int32_t ref = -1;
-    for (size_t i = 0; i < j->al.n_clocks; i++)
-        if (j->al.clocks[i].reference)
-            ref = j->al.clocks[i].rank;
-    mt_report_t rep = {.version = MERGETRACE_VERSION,
-                       .world_size = j->world,
-                       .inputs = ri,
-                       .n_inputs = j->n,
-                       .missing = j->missing,
-                       .n_missing = j->n_missing,
-                       .missing_count = j->n_absent,
-                       .skipped = rs,
-                       .n_skipped = n_rs,
-                       .aligned = options_one_clock(o),
-                       .clock_note = o->merged_input ? MERGED_CLOCK_NOTE : NULL,
-                       .reference_rank = ref,
-                       .clocks = j->al.clocks,
-                       .n_clocks = j->al.n_clocks,
-                       .match = &j->al.match,
-                       .analyses = (const mt_rank_analysis_t *const *)j->an,
-                       .n_analyses = j->n_an,
-                       .cross = j->cross,
-                       .pipeline = j->pipe,
-                       .critpath = j->cp,
-                       .memory = j->memory,
-                       .pipeline_note = j->pipe_note[0] ? j->pipe_note : NULL,
-                       .gates = o->gates,
-                       .n_gates = o->n_gates,
-                       .views = j->views,
-                       .nccl = j->nccl_rep,
-                       .n_nccl = j->nccl.n,
-                       .nccl_source = j->nccl.source};
-    *rep_out = rep;
-    return 0;
-}
-
-/* Every warning of job j into *w (mt_report_warnings over rep, j's
- * report). MT_OK or MT_ERR_NOMEM. */
-static mt_status_t run_warnings(const job_t *j, const mt_report_t *rep, bool merge_failed, mt_warnings_t *w)
-{
-    const mt_trace_summary_t **sums = malloc((j->n ? j->n : 1) * sizeof *sums);
-    if (!sums)
-        return w->st = MT_ERR_NOMEM;
-    for (size_t i = 0; i < j->n; i++)
-        sums[i] = &j->res[i].sum;
-    char note[512] = "";
-    if (j->plan.skipped)
-        mt_critpath_memory_note(note, sizeof note, j->plan.with, j->plan.budget, j->plan.acts, j->plan.rows);
-    mt_report_warn_facts_t f = {.sums = sums,
-                                .world_disagree = j->world_disagree,
-                                .nccl = &j->nccl,
-                                .critpath_skipped = j->plan.skipped ? note : NULL,
-                                .trust = &j->trust,
-                                .merge_failed = merge_failed};
-    mt_status_t st = mt_report_warnings(rep, &f, w);
-    free(sums);
-    return st;
+    mt_job_report_opts_t ro = {.aligned = options_one_clock(o),
+                               .clock_note = o->merged_input ? MERGED_CLOCK_NOTE : NULL,
+                               .gates = o->gates,
+                               .n_gates = o->n_gates};
+    return mt_job_report(files, j, &ro, ri, rs, rep) != MT_OK;
 }
 
 /* Process 0: the summary of the run on stdout (mt_report_text over rep,
@@ -402,7 +313,7 @@ static void summary_print(const options_t *o, const job_t *j, const mt_report_t 
                                .merged_path = merged_path,
                                .removed = removed,
                                .mixed_runs = j->trust.mixed != 0};
-    (void)mt_report_text(rep, &t, stdout_write, NULL); /* a write error: the check of stdout after it */
+    (void)mt_report_text(rep, &t, mt_file_write, stdout); /* a write error: the check of stdout after it */
 }
 
 int outputs_baseline_job(options_t *o, const options_t *ob, const mt_discover_list_t *files, job_t *j)
@@ -417,7 +328,7 @@ int outputs_baseline_job(options_t *o, const options_t *ob, const mt_discover_li
     if (report_build(ob, files, j, &ri, &rs, &rep)) {
         code = MT_EXIT_ERROR;
     } else {
-        run_warnings(j, &rep, false, &warn);
+        mt_job_warnings(j, &rep, false, &warn);
         rep.warnings = &warn;
         if (warn.st != MT_OK || nccl_report(j))
             code = MT_EXIT_ERROR;
@@ -467,7 +378,7 @@ int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j
     rep.merged = (!o->no_merge && !merge_failed) ? mt_discover_base(merged_path) : NULL;
     rep.merged_events = m->events;
     mt_warnings_t warn = {0};
-    run_warnings(j, &rep, merge_failed, &warn);
+    mt_job_warnings(j, &rep, merge_failed, &warn);
     rep.warnings = &warn;
     int rj = 0;
     if (warn.st != MT_OK || nccl_report(j)) {
@@ -487,7 +398,7 @@ int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j
         cmp = compare_run(o, &rep, j, &text, &code);
         rj = cmp == NULL;
         rep.compare = cmp;
-        if (cmp && write && write_compare(o->out_dir, cmp, msg, sizeof msg)) {
+        if (cmp && write && mt_outdir_write(o->out_dir, "compare.json", render_compare, cmp, 0, msg, sizeof msg)) {
             say("mergetrace: %s\n", msg);
             code = MT_EXIT_ERROR;
         }
@@ -513,7 +424,7 @@ int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j
     if (!rj && write)
         remove_stale(o, files, m, removed, sizeof removed);
     if (o->json) {
-        if (mt_report_json(&rep, stdout_write, NULL) != MT_OK)
+        if (mt_report_json(&rep, mt_file_write, stdout) != MT_OK)
             code = MT_EXIT_ERROR;
         if (removed[0] && !o->quiet)
             say("mergetrace: removed %s of an earlier run from %s (this run does not write %s)\n",
@@ -521,7 +432,7 @@ int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j
     } else if (!o->quiet) {
         summary_print(o, j, &rep, pt, n_procs, (!o->no_merge && !merge_failed) ? merged_path : NULL, removed);
         if (cmp)
-            mt_compare_text(cmp, stdout_write, NULL);
+            mt_compare_text(cmp, mt_file_write, stdout);
     }
     if (j->fr)
         fr_print(o, j->fr);

@@ -12,13 +12,12 @@
  * waiting for their receive; the receiver copies straight from the
  * sender's buffer (one copy, as the gathers of mpi/comm_mpi.c move tens of
  * MB). */
-#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT; clock_gettime */
+#define _GNU_SOURCE /* clock_gettime */
 #include "procs.h"
 #include "say.h"
 
 #include <assert.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,54 +57,6 @@ static struct {
 
 static _Thread_local int tw_rank;
 
-static bool has(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v;
-}
-
-bool procs_launched(void)
-{
-    const char *force = getenv("MERGETRACE_MPI");
-    if (force && *force)
-        return strcmp(force, "0") != 0;
-    /* What the launchers set in every process they start (checked against
-     * Open MPI 4.1's mpirun here; the others from their documentation). A
-     * Slurm batch script has SLURM_PROCID but is no job step of its own;
-     * srun gives both. */
-    return has("OMPI_COMM_WORLD_SIZE") || has("PMIX_RANK") || has("PMI_RANK") || has("PMI_SIZE") ||
-           has("PMI_FD") || has("PMI_PORT") || (has("SLURM_PROCID") && has("SLURM_STEP_ID")) ||
-           has("PALS_RANKID") || has("ALPS_APP_PE");
-}
-
-int procs_launcher_rank(void)
-{
-    static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID",
-                                        "PALS_RANKID", "ALPS_APP_PE"};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        const char *v = getenv(names[i]);
-        if (v && *v)
-            return atoi(v);
-    }
-    return 0;
-}
-
-int procs_launcher_size(void)
-{
-    return procs_launched() ? procs_launcher_env_size() : 1;
-}
-
-int procs_launcher_env_size(void)
-{
-    static const char *const names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        const char *v = getenv(names[i]);
-        if (v && *v)
-            return atoi(v);
-    }
-    return 0;
-}
-
 void procs_start(int *argc, char ***argv, bool mpi)
 {
     use_mpi = mpi;
@@ -125,33 +76,6 @@ void procs_start(int *argc, char ***argv, bool mpi)
 int procs_threads(void)
 {
     return tw.n;
-}
-
-int procs_cpus(void)
-{
-#if defined(__linux__) && defined(CPU_COUNT)
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-#endif
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    return online > 0 ? (int)online : 1;
-}
-
-int procs_pick_workers(int asked, size_t n_files, uint64_t need_each, uint64_t mem_available)
-{
-    uint64_t n = asked > 0 ? (uint64_t)asked : (uint64_t)procs_cpus();
-    if (n > n_files)
-        n = n_files;
-    /* One worker is what a run takes today; the others only where memory
-     * holds them beside it. */
-    if (need_each && mem_available) {
-        uint64_t fit = mem_available / need_each;
-        if (n > fit)
-            n = fit;
-    }
-    return n < 1 ? 1 : n > 4096 ? 4096 : (int)n;
 }
 
 int procs_node_size(MPI_Comm c)

@@ -16,29 +16,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Whether the environment says an MPI launcher started this process:
- * Open MPI's mpirun/prterun (OMPI_COMM_WORLD_SIZE), any PMIx launcher
- * (PMIX_RANK), PMI-1/PMI-2 launchers such as MPICH's and Intel MPI's Hydra
- * or srun --mpi=pmi2 (PMI_RANK, PMI_SIZE, PMI_FD, PMI_PORT), a Slurm job
- * step (SLURM_PROCID with SLURM_STEP_ID), Cray PALS (PALS_RANKID) and ALPS
- * (ALPS_APP_PE). MERGETRACE_MPI=1 forces MPI on (a launcher not in this
- * list, or an Open MPI singleton); MERGETRACE_MPI=0 forces it off. */
-bool procs_launched(void);
-
-/* This process's rank as the launcher's variables give it; 0 without a
- * launcher or when they name none. For printing --help once before MPI. */
-int procs_launcher_rank(void);
-
-/* The number of processes the launcher started (OMPI_COMM_WORLD_SIZE,
- * PMI_SIZE, SLURM_STEP_NUM_TASKS), 1 without a launcher, 0 when it says
- * none (PMIx alone). */
-int procs_launcher_size(void);
-
-/* The same from the launcher's variables alone, whatever MERGETRACE_MPI
- * says (0 when they name no size): for the warning of MERGETRACE_MPI=0
- * under a launcher of several processes. */
-int procs_launcher_env_size(void);
-
 /* Start: MPI_Init when use_mpi, else nothing. Once, first. */
 void procs_start(int *argc, char ***argv, bool use_mpi);
 
@@ -62,16 +39,6 @@ int procs_run_threads(int n, int (*fn)(void *arg, int rank), void *arg, int *cod
 /* Worker threads in this run: procs_run_threads' world size, 0 when it is
  * not running (MPI, or one process alone). */
 int procs_threads(void);
-
-/* The worker count for a run by hand (procs_run_threads): asked (-j N;
- * 0: the CPUs this process may run on, sched_getaffinity), at most
- * n_files (a worker without a file would idle), and at most what
- * mem_available (bytes, 0 unknown) holds at need_each bytes per worker
- * (0 unknown) beside one; at least 1. Not collective. */
-int procs_pick_workers(int asked, size_t n_files, uint64_t need_each, uint64_t mem_available);
-
-/* The CPUs this process may run on (sched_getaffinity), at least 1. */
-int procs_cpus(void);
 
 /* The processes of this run on this machine: MPI's node communicator's
  * size under MPI (collective then), the worker threads, or 1. */

@@ -16,11 +16,6 @@
 #include "merged_io.h"
 #include "procs.h"
 
-static mt_status_t file_write(void *ctx, const void *data, size_t len)
-{
-    return fwrite(data, 1, len, (FILE *)ctx) == len ? MT_OK : MT_ERR_IO;
-}
-
 static void print_err(const mt_error_t *err)
 {
     char line[1400];
@@ -75,7 +70,7 @@ static int run0(const options_t *o)
         goto out;
     }
     if (o->json) {
-        st = mt_report_timeline_json(path, tl, j, c, file_write, stdout);
+        st = mt_report_timeline_json(path, tl, j, c, mt_file_write, stdout);
     } else {
         if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST) {
             say("mergetrace: %s: cannot create the output directory (%s)\n", o->out_dir, strerror(errno));
@@ -93,7 +88,7 @@ static int run0(const options_t *o)
             say("mergetrace: %s: %s\n", tmp, strerror(errno));
             goto out;
         }
-        st = mt_report_timeline_json(path, tl, j, c, file_write, f);
+        st = mt_report_timeline_json(path, tl, j, c, mt_file_write, f);
         if (fclose(f) != 0 && st == MT_OK)
             st = MT_ERR_IO;
         const char *failed = st != MT_OK ? rp : NULL;
@@ -103,7 +98,7 @@ static int run0(const options_t *o)
             mt_report_t rep = {.version = MERGETRACE_VERSION, .world_size = (int64_t)tl->n_ranks, .aligned = true,
                                .reference_rank = -1, .critpath = c};
             FILE *h = mt_outdir_tmp_create(hp, htmp, sizeof htmp);
-            st = h ? mt_report_html(&rep, NULL, file_write, h) : MT_ERR_IO;
+            st = h ? mt_report_html(&rep, NULL, mt_file_write, h) : MT_ERR_IO;
             if (h && fclose(h) != 0 && st == MT_OK)
                 st = MT_ERR_IO;
             if (st != MT_OK)
@@ -128,7 +123,7 @@ static int run0(const options_t *o)
                    path, tl->n_ranks, tl->dp_size, tl->pp_size, tl->tp_size, tl->n_ops,
                    (unsigned long long)j->p2p_pairs, (unsigned long long)j->collectives);
             if (c)
-                st = mt_report_steps_text(c, file_write, stdout);
+                st = mt_report_steps_text(c, mt_file_write, stdout);
             if (o->no_html)
                 printf("wrote %s\n", rp);
             else

@@ -4,7 +4,6 @@
 #include "timings.h"
 #include "say.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,10 +23,9 @@ double timings_cpu(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* An mt_write_fn onto an open file. */
-static mt_status_t file_write(void *ctx, const void *data, size_t len)
+static mt_status_t render_timings(const void *arg, mt_write_fn write, void *ctx)
 {
-    return fwrite(data, 1, len, (FILE *)ctx) == len ? MT_OK : MT_ERR_IO;
+    return mt_timings_json(arg, write, ctx);
 }
 
 int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *size, int n_procs, const char *dir,
@@ -95,20 +93,5 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
 
     if (!dir)
         return 0; /* the run failed before its output directory existed */
-    char path[PATH_MAX], tmp[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%.4000s/timings.json", dir);
-    FILE *f = mt_outdir_tmp_create(path, tmp, sizeof tmp);
-    if (!f) {
-        snprintf(msg, cap, "%.900s: cannot create (%s)", tmp, strerror(errno));
-        return 1;
-    }
-    int bad = mt_timings_json(&t, file_write, f) != MT_OK;
-    bad |= ferror(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || mt_outdir_renaming(dir, "timings.json", tmp) || rename(tmp, path) != 0) {
-        snprintf(msg, cap, "%.900s: write failed (%s)", path, strerror(errno));
-        remove(tmp);
-        return 1;
-    }
-    return 0;
+    return mt_outdir_write(dir, "timings.json", render_timings, &t, 0, msg, cap);
 }

@@ -8,16 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Process 0's memory plan (mpi/job.c job_plan), for the run and for
- * --timings. */
-typedef struct mem_plan {
-    uint64_t acts, rows;     /* the job's GPU activities and collective rows (job_check) */
-    uint64_t steps;          /* and ProfilerSteps: none, no critical path to leave out */
-    uint64_t rss;            /* process 0's resident set at the plan */
-    uint64_t without, with;  /* mt_critpath_memory */
-    uint64_t budget;         /* bytes; 0: none */
-    bool skipped;            /* the critical path left out */
-} mem_plan_t;
+#include "mergetrace/job_state.h"
+
 
 /* Seconds of wall time. Phases that every process runs are reduced with a
  * max (the slowest process sets the pace); root-only phases are taken from
@@ -44,7 +36,7 @@ typedef struct phase_times {
      * cross_rank), wall and CPU seconds, and how much it raised the peak RSS */
     double critpath, critpath_cpu;
     uint64_t critpath_rss_growth;
-    mem_plan_t plan;     /* process 0: the memory plan */
+    mt_job_plan_t plan;  /* process 0: the memory plan */
 } phase_times_t;
 
 /* What the job handled, for rates and the memory ratio. */

@@ -52,6 +52,10 @@ void mt_buf_free(mt_buf_t *b);
 /* An mt_write_fn that appends to the mt_buf_t passed as ctx. */
 mt_status_t mt_buf_write(void *ctx, const void *data, size_t len);
 
+/* An mt_write_fn onto the stdio stream passed as ctx (a FILE *, e.g.
+ * stdout): MT_ERR_IO when fwrite writes less than len. */
+mt_status_t mt_file_write(void *ctx, const void *data, size_t len);
+
 /* Growth of arrays by doubling, the one helper for it: make *arr (capacity
  * *cap elements of `size` bytes) hold at least `need` elements; the
  * capacity doubles, from `first` when it is 0, until it does. Nothing

@@ -15,6 +15,9 @@
 #include <sys/stat.h>
 
 #include "mergetrace/buf.h"
+#include "mergetrace/fr_share.h"
+#include "mergetrace/nccl_join.h"
+#include "mergetrace/rank.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -199,6 +202,40 @@ int mt_discover_local_pack(const mt_discover_list_t *l, int me, mt_buf_t *files,
  * short. */
 int mt_discover_local_union(const void *files, size_t len, const void *skipped, size_t slen, int n_procs,
                             mt_discover_list_t *out);
+
+/* Flight Recorder dumps (l->fr) planned for reading (src/discover/fr_plan.c).
+ *
+ * Told of a dump that cannot be planned: first NULL when path has no rank
+ * (neither in map nor in its file name), else first and path are two
+ * dumps of rank. */
+typedef void (*mt_discover_fr_bad_fn)(const void *ctx, const char *first, const char *path, int rank);
+
+/* Process 0: each dump of l->fr ranked (map, may be NULL, else the file
+ * name: mt_fr_rank_from_name) and checked, each given an owner among
+ * n_procs processes (consecutive ranks in blocks of about equal bytes, so
+ * that each process's dumps are one piece of the merged trace: its
+ * owner), and the list appended to out as mt_fr_share_put records in l's
+ * order. 0; 1 when a dump has no rank or two have one (bad told of each,
+ * nothing appended); -1 out of memory. */
+int mt_discover_fr_plan(mt_discover_list_t *l, const mt_rankmap_t *map, int n_procs, mt_buf_t *out,
+                        mt_discover_fr_bad_fn bad, const void *ctx);
+
+/* Process 0: fr's dumps (sorted by rank) given their file's path
+ * (borrowed from l) and size, by the ranks of list (len bytes: what
+ * mt_discover_fr_plan wrote for l). */
+void mt_discover_fr_attach(const mt_discover_list_t *l, const void *list, size_t len, mt_fr_job_t *fr);
+
+/* Process 0, when no Flight Recorder dump was given: if an NCCL plugin
+ * file of nj (paths and sizes from l) ends with tasks in flight (a
+ * process that hung or was killed inside a collective), every plugin file
+ * of the job is read again (mt_nccl_load), turned into dumps and analysed
+ * into *fr (mt_fr_job_from_nccl; zeroed first, free with mt_fr_job_free).
+ * MT_OK (fr->any false when no file had tasks in flight); else fr freed
+ * and the status, with *stage: 0 out of memory, 1 a file that cannot be
+ * read again (its path in *path, its rank in *rank, err why), 2 the
+ * analysis (err why). */
+mt_status_t mt_discover_fr_from_nccl(const mt_discover_list_t *l, const mt_nccl_job_t *nj, mt_fr_job_t *fr,
+                                     int *stage, const char **path, int *rank, mt_error_t *err);
 
 void mt_discover_free(mt_discover_list_t *l);
 

@@ -152,6 +152,11 @@ typedef struct mt_select_rank {
     bool nccl;               /* an NCCL plugin file: not in the merged trace */
 } mt_select_rank_t;
 
+/* --window's text: "A:B" (seconds from the job's start, 0 <= A <= B) or
+ * "#A:#B" (ProfilerStep numbers, integers; *steps set) into *a and *b.
+ * 0, or -1 with what was expected in msg (cap bytes). */
+int mt_select_window_parse(const char *s, bool *steps, double *a, double *b, char *msg, size_t cap);
+
 /* --window as corrected ns [*a, *b]: lo..hi seconds from the job's start
  * (the earliest corrected first event of r[0..n), 0 when none has
  * events), or, by_steps, the corrected span of the ProfilerSteps numbered

@@ -10,6 +10,8 @@
 #include "mergetrace/warnings.h"
 #include "mergetrace/buf.h"
 #include "mergetrace/heap.h"
+#include "mergetrace/launcher.h"
+#include "mergetrace/suggest.h"
 #include "mergetrace/strtab.h"
 /* io: reading (plain or gzip) and gzip output */
 #include "mergetrace/input.h"
@@ -29,6 +31,7 @@
 #include "mergetrace/nccl_inspector.h"
 #include "mergetrace/nccl_join.h"
 #include "mergetrace/fr_hang.h"
+#include "mergetrace/fr_share.h"
 /* rank: per-rank analyses */
 #include "mergetrace/analysis.h"
 #include "mergetrace/chunks.h"
@@ -49,6 +52,7 @@
 #include "mergetrace/discover.h"
 #include "mergetrace/outdir.h"
 #include "mergetrace/ingest.h"
+#include "mergetrace/job_state.h"
 #include "mergetrace/nsys.h"
 #include "mergetrace/timeline.h"
 #include "mergetrace/tljob.h"

@@ -12,7 +12,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "mergetrace/buf.h"
 #include "mergetrace/discover.h"
+#include "mergetrace/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,6 +58,27 @@ int mt_outdir_renaming(const char *dir, const char *name, const char *tmp);
 /* Every output of the run is in place: remove the mark (nothing when none
  * was made). */
 void mt_outdir_renamed_all(void);
+
+/* An output's bytes through write (arg: what to render, borrowed). */
+typedef mt_status_t (*mt_outdir_render_fn)(const void *arg, mt_write_fn write, void *ctx);
+
+/* An mt_outdir_render_fn of bytes already rendered (arg: an mt_buf_t). */
+mt_status_t mt_outdir_bytes(const void *arg, mt_write_fn write, void *ctx);
+
+/* mt_outdir_write's flags: a temporary that cannot be created is named by
+ * the output's path (not the temporary's name); a render that ran out of
+ * memory says "out of memory" (not errno's text). */
+#define MT_OUTDIR_NAME_PATH 1u
+#define MT_OUTDIR_SAY_NOMEM 2u
+
+/* dir/name (name relative to dir, e.g. "baseline/report.json") rendered
+ * through render(arg) into a temporary beside it (mt_outdir_tmp_create),
+ * closed and renamed into place behind the mark (mt_outdir_renaming). 0,
+ * or 1 with a one-line message in msg (cap bytes): "<temporary>: cannot
+ * create (<why>)", or "<path>: write failed (<why>)" when rendering,
+ * writing, closing or renaming failed (the temporary removed). */
+int mt_outdir_write(const char *dir, const char *name, mt_outdir_render_fn render, const void *arg, unsigned flags,
+                    char *msg, size_t cap);
 
 /* Remove the temporaries that a killed run left in dir
  * ("<output>.tmp.<pid>[.<hex>]" of the outputs' names,

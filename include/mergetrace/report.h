@@ -23,6 +23,7 @@
 #include "mergetrace/rank.h"
 #include "mergetrace/trust.h"
 #include "mergetrace/fr_hang.h"
+#include "mergetrace/fr_share.h"
 #include "mergetrace/pipeline.h"
 #include "mergetrace/status.h"
 #include "mergetrace/summary.h"
@@ -139,6 +140,17 @@ typedef struct mt_report_warn_facts {
  * paths and the comparisons borrowed from nj, which must outlive them.
  * MT_OK or MT_ERR_NOMEM (*out NULL). */
 mt_status_t mt_report_nccl_files(const mt_nccl_job_t *nj, mt_report_nccl_t **out);
+
+/* The report of Flight Recorder dumps alone (no trace) into *rep (zeroed
+ * first): one input per dump of fr (rank source "file name", its file,
+ * size and entry count), the ranks of the verdict's world without a dump
+ * as missing, the reference rank, merged (the merged trace's file name;
+ * NULL when none was written) with every entry counted, and the verdict.
+ * rep->inputs and rep->missing are malloc'd (free with mt_report_fr_free);
+ * the rest borrowed from fr, which must outlive rep. MT_OK or
+ * MT_ERR_NOMEM (nothing to free). */
+mt_status_t mt_report_fr_alone(const mt_fr_job_t *fr, const char *merged, mt_report_t *rep);
+void mt_report_fr_free(mt_report_t *rep);
 
 /* Every warning of the run appended to *w, in the order the terminal
  * prints them (codes in docs/report-schema.md): missing ranks, files left

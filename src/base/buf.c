@@ -2,6 +2,7 @@
 #include "mergetrace/buf.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,5 +25,10 @@ void mt_buf_free(mt_buf_t *b)
 mt_status_t mt_buf_write(void *ctx, const void *data, size_t len)
 {
     return mt_buf_append(ctx, data, len);
+}
+
+mt_status_t mt_file_write(void *ctx, const void *data, size_t len)
+{
+    return fwrite(data, 1, len, (FILE *)ctx) == len ? MT_OK : MT_ERR_IO;
 }
 

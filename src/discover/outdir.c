@@ -143,6 +143,36 @@ void mt_outdir_renamed_all(void)
     unlink(renaming_path_);
 }
 
+mt_status_t mt_outdir_bytes(const void *arg, mt_write_fn write, void *ctx)
+{
+    const mt_buf_t *b = arg;
+    return write(ctx, b->data, b->len);
+}
+
+int mt_outdir_write(const char *dir, const char *name, mt_outdir_render_fn render, const void *arg, unsigned flags,
+                    char *msg, size_t cap)
+{
+    char path[PATH_MAX], tmp[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%.4000s/%s", dir, name);
+    FILE *f = mt_outdir_tmp_create(path, tmp, sizeof tmp);
+    if (!f) {
+        snprintf(msg, cap, "%.900s: cannot create (%s)", flags & MT_OUTDIR_NAME_PATH ? path : tmp, strerror(errno));
+        return 1;
+    }
+    mt_status_t st = render(arg, mt_file_write, f);
+    if (ferror(f))
+        st = MT_ERR_IO;
+    if (fclose(f) != 0)
+        st = MT_ERR_IO;
+    if (st != MT_OK || mt_outdir_renaming(dir, name, tmp) || rename(tmp, path) != 0) {
+        snprintf(msg, cap, "%.900s: write failed (%s)", path,
+                 st == MT_ERR_NOMEM && (flags & MT_OUTDIR_SAY_NOMEM) ? "out of memory" : strerror(errno));
+        remove(tmp);
+        return 1;
+    }
+    return 0;
+}
+
 /* The process id that name carries after prefix (prefix "<pid>" then
  * nothing, or '.' and more when more_ok), when that process is gone from
  * this host and is not this one; else 0. */

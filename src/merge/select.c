@@ -4,9 +4,11 @@
  * apart with what there is, for the program to say. */
 #include "mergetrace/merge.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 bool mt_select_window(const mt_select_rank_t *r, size_t n, bool by_steps, double lo, double hi,
                       const mt_step_t *steps, size_t n_steps, int64_t *a, int64_t *b)
@@ -96,4 +98,44 @@ mt_select_empty_t mt_select_check(const mt_select_rank_t *r, size_t n, const int
     }
     free(have);
     return e;
+}
+
+int mt_select_window_parse(const char *s, bool *steps, double *a, double *b, char *msg, size_t cap)
+{
+    const char *colon = strchr(s, ':');
+    if (!colon) {
+        snprintf(msg, cap, "expected START:END (seconds) or #A:#B (ProfilerStep numbers)");
+        return -1;
+    }
+    *steps = s[0] == '#';
+    char *e;
+    const char *p = s + *steps;
+    errno = 0;
+    *a = strtod(p, &e);
+    if (e == p || e != colon || errno || !isfinite(*a)) {
+        snprintf(msg, cap, "expected a number before ':'");
+        return -1;
+    }
+    p = colon + 1;
+    if (*steps) {
+        if (*p != '#') {
+            snprintf(msg, cap, "expected #A:#B (ProfilerStep numbers)");
+            return -1;
+        }
+        p++;
+    }
+    *b = strtod(p, &e);
+    if (e == p || *e || errno || !isfinite(*b)) {
+        snprintf(msg, cap, "expected a number after ':'");
+        return -1;
+    }
+    if (*b < *a || *a < 0) {
+        snprintf(msg, cap, "expected 0 <= START <= END");
+        return -1;
+    }
+    if (*steps && (*a != floor(*a) || *b != floor(*b))) {
+        snprintf(msg, cap, "ProfilerStep numbers are integers");
+        return -1;
+    }
+    return 0;
 }

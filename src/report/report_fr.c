@@ -1,9 +1,14 @@
 /* The hang post-mortem of Flight Recorder dumps in report.json ("hang",
  * docs/report-schema.md) and report.html (the "Hang" section). */
 #include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "base/text.h"
 #include "mergetrace/fr_hang.h"
+#include "mergetrace/report.h"
+#include "mergetrace/version.h"
 #include "report/sections.h"
 
 static const char *state_name(uint8_t s)
@@ -184,4 +189,48 @@ mt_status_t mt_report_hang_html(const mt_fr_hang_t *h, mt_write_fn w, void *ctx)
     }
     mt_out_puts(&o, "</section>\n");
     return o.st;
+}
+
+mt_status_t mt_report_fr_alone(const mt_fr_job_t *fr, const char *merged, mt_report_t *rep)
+{
+    memset(rep, 0, sizeof *rep);
+    mt_report_input_t *ri = calloc(fr->n ? fr->n : 1, sizeof *ri);
+    int64_t *missing = calloc((size_t)(fr->hang.world ? fr->hang.world : 1), sizeof *missing);
+    if (!ri || !missing) {
+        free(ri);
+        free(missing);
+        return MT_ERR_NOMEM;
+    }
+    uint64_t entries = 0;
+    for (size_t i = 0; i < fr->n; i++) {
+        ri[i] = (mt_report_input_t){.rank = fr->dumps[i].rank,
+                                    .rank_source = "file name",
+                                    .path = fr->paths[i],
+                                    .bytes = fr->bytes[i],
+                                    .events = fr->counts[i]};
+        entries += fr->counts[i];
+    }
+    size_t n_missing = 0;
+    for (int r = 0; r < fr->hang.world; r++)
+        if (!fr->hang.has_dump[r])
+            missing[n_missing++] = r;
+    *rep = (mt_report_t){.version = MERGETRACE_VERSION,
+                         .world_size = fr->hang.world,
+                         .inputs = ri,
+                         .n_inputs = fr->n,
+                         .missing = missing,
+                         .n_missing = n_missing,
+                         .reference_rank = fr->hang.ref_rank,
+                         .merged = merged,
+                         .merged_events = entries,
+                         .hang = &fr->hang};
+    return MT_OK;
+}
+
+void mt_report_fr_free(mt_report_t *rep)
+{
+    free((void *)(uintptr_t)rep->inputs); /* allocated by mt_report_fr_alone */
+    free((void *)(uintptr_t)rep->missing);
+    rep->inputs = NULL;
+    rep->missing = NULL;
 }

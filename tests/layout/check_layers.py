@@ -20,18 +20,18 @@ LAYERS = ["base", "io", "trace", "align", "nccl", "fr", "rank", "cross", "report
 
 # Each public header and the folder whose code it fronts.
 PUBLIC = {
-    "version.h": "base", "status.h": "base", "buf.h": "base", "strtab.h": "base", "warnings.h": "base", "heap.h": "base",
+    "version.h": "base", "status.h": "base", "buf.h": "base", "strtab.h": "base", "warnings.h": "base", "heap.h": "base", "launcher.h": "base", "suggest.h": "base",
     "input.h": "io", "gzout.h": "io",
     "trace.h": "trace", "loader.h": "trace", "classify.h": "trace",
     "link.h": "trace", "rank.h": "trace", "summary.h": "trace", "nsys.h": "trace", "timeline.h": "trace",
     "collectives.h": "align", "comm.h": "align",
     "nccl_input.h": "nccl", "nccl_inspector.h": "nccl", "nccl_join.h": "nccl",
-    "fr_hang.h": "fr",
+    "fr_hang.h": "fr", "fr_share.h": "fr",
     "analysis.h": "rank", "chunks.h": "rank",
     "crossrank.h": "cross", "critpath.h": "cross", "tljob.h": "cross", "pipeline.h": "cross", "gates.h": "cross",
     "trust.h": "cross", "memory.h": "cross",
     "report.h": "report", "report_html.h": "report", "report_timings.h": "report", "compare.h": "report",
-    "merge.h": "merge", "discover.h": "discover", "outdir.h": "discover", "ingest.h": "discover",
+    "merge.h": "merge", "discover.h": "discover", "outdir.h": "discover", "ingest.h": "discover", "job_state.h": "discover",
     "mergetrace.h": None,  # the umbrella: every public header, for programs
 }
 

@@ -4,6 +4,7 @@
  * while renaming, dead temporaries, and the removal of outputs a run does
  * not write, each against files laid out by hand. */
 #define _DEFAULT_SOURCE /* realpath */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -178,6 +179,92 @@ static void test_tmp_and_mark(void **state)
     remove(tmp2);
 }
 
+/* A render that writes "a", then "bc", or runs out of memory after "a". */
+static mt_status_t render_abc(const void *arg, mt_write_fn write, void *ctx)
+{
+    mt_status_t st = write(ctx, "a", 1);
+    if (st == MT_OK && arg)
+        return MT_ERR_NOMEM;
+    return st == MT_OK ? write(ctx, "bc", 2) : st;
+}
+
+/* How many entries of root start with prefix. */
+static int count_named(const char *prefix)
+{
+    DIR *d = opendir(root);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
+
+/* An output written through mt_outdir_write: in place with its bytes,
+ * behind the mark; a failed render leaves nothing (no temporary either)
+ * and says so; a temporary that cannot be created is named as the flags
+ * say. mt_file_write onto a stream. */
+static void test_write(void **state)
+{
+    (void)state;
+    char msg[2048] = "", path[1100], want[2300];
+    assert_int_equal(mt_outdir_write(root, "out.json", render_abc, NULL, 0, msg, sizeof msg), 0);
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/out.json", root);
+    char *got = read_file(path, &len);
+    assert_non_null(got);
+    assert_int_equal(len, 3);
+    assert_memory_equal(got, "abc", 3);
+    free(got);
+    mt_buf_t b = {0};
+    assert_int_equal(mt_buf_append(&b, "xyz\n", 4), MT_OK);
+    assert_int_equal(mt_outdir_write(root, "out.json", mt_outdir_bytes, &b, 0, msg, sizeof msg), 0);
+    got = read_file(path, &len);
+    assert_int_equal(len, 4);
+    assert_memory_equal(got, "xyz\n", 4);
+    free(got);
+    mt_buf_free(&b);
+    assert_int_equal(count_named(MT_OUTDIR_RENAMING), 1); /* the mark, until every output is in place */
+    mt_outdir_renamed_all();
+    assert_int_equal(count_named(MT_OUTDIR_RENAMING), 0);
+
+    /* out of memory: said as such with MT_OUTDIR_SAY_NOMEM; the earlier file stays */
+    assert_int_equal(mt_outdir_write(root, "out.json", render_abc, "", MT_OUTDIR_SAY_NOMEM, msg, sizeof msg), 1);
+    snprintf(want, sizeof want, "%s: write failed (out of memory)", path);
+    assert_string_equal(msg, want);
+    assert_int_equal(mt_outdir_write(root, "out.json", render_abc, "", 0, msg, sizeof msg), 1);
+    snprintf(want, sizeof want, "%s: write failed (", path);
+    assert_memory_equal(msg, want, strlen(want));
+    assert_int_equal(count_named("out.json"), 1); /* no temporary left */
+    got = read_file(path, &len);
+    assert_int_equal(len, 4);
+    free(got);
+
+    /* a directory that is not there */
+    assert_int_equal(mt_outdir_write(root, "none/out.json", render_abc, NULL, MT_OUTDIR_NAME_PATH, msg, sizeof msg), 1);
+    snprintf(want, sizeof want, "%s/none/out.json: cannot create (No such file or directory)", root);
+    assert_string_equal(msg, want);
+    assert_int_equal(mt_outdir_write(root, "none/out.json", render_abc, NULL, 0, msg, sizeof msg), 1);
+    snprintf(want, sizeof want, "%s/none/out.json.tmp.%ld.", root, (long)getpid());
+    assert_memory_equal(msg, want, strlen(want));
+    assert_non_null(strstr(msg, ": cannot create (No such file or directory)"));
+    assert_false(there("none"));
+
+    /* mt_file_write */
+    snprintf(path, sizeof path, "%s/stream", root);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(mt_file_write(f, "hello", 5), MT_OK);
+    fclose(f);
+    got = read_file(path, &len);
+    assert_int_equal(len, 5);
+    assert_memory_equal(got, "hello", 5);
+    free(got);
+    f = fopen(path, "rb"); /* read-only: fwrite writes nothing */
+    assert_int_equal(mt_file_write(f, "x", 1), MT_ERR_IO);
+    fclose(f);
+}
+
 /* A run (a dead process) stopped after renaming report.json, before
  * report.html: its report.json stays, the older merged.json, report.html
  * and timings.json go, an input named compare.json stays; then its
@@ -307,6 +394,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_is_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_inputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tmp_and_mark, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repair, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repair_quiet_and_alive, setup, teardown),
         cmocka_unit_test_setup_teardown(test_remove_stale, setup, teardown),

@@ -64,6 +64,43 @@ static void test_window_steps(void **state)
     assert_false(mt_select_window(job, 4, true, 6, 9, steps, 4, &a, &b));
 }
 
+/* --window's text: seconds, ProfilerStep numbers, and each way it can be
+ * wrong, with the message that says what was expected. */
+static void test_window_parse(void **state)
+{
+    (void)state;
+    bool steps = true;
+    double a = -1, b = -1;
+    char msg[128] = "";
+    assert_int_equal(mt_select_window_parse("1.5:2.25", &steps, &a, &b, msg, sizeof msg), 0);
+    assert_false(steps);
+    assert_true(a == 1.5 && b == 2.25);
+    assert_int_equal(mt_select_window_parse("0:0", &steps, &a, &b, msg, sizeof msg), 0);
+    assert_true(a == 0 && b == 0);
+    assert_int_equal(mt_select_window_parse("#3:#7", &steps, &a, &b, msg, sizeof msg), 0);
+    assert_true(steps);
+    assert_true(a == 3 && b == 7);
+    static const struct {
+        const char *in, *want;
+    } bad[] = {
+        {"3", "expected START:END (seconds) or #A:#B (ProfilerStep numbers)"},
+        {"x:2", "expected a number before ':'"},
+        {"1x:2", "expected a number before ':'"},
+        {"1:", "expected a number after ':'"},
+        {"1:2s", "expected a number after ':'"},
+        {"2:1", "expected 0 <= START <= END"},
+        {"-1:1", "expected 0 <= START <= END"},
+        {"#3:7", "expected #A:#B (ProfilerStep numbers)"},
+        {"#3.5:#7", "ProfilerStep numbers are integers"},
+        {"1:inf", "expected a number after ':'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        msg[0] = '\0';
+        assert_int_equal(mt_select_window_parse(bad[i].in, &steps, &a, &b, msg, sizeof msg), -1);
+        assert_string_equal(msg, bad[i].want);
+    }
+}
+
 static void test_check(void **state)
 {
     (void)state;
@@ -104,6 +141,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_window_seconds),
         cmocka_unit_test(test_window_steps),
+        cmocka_unit_test(test_window_parse),
         cmocka_unit_test(test_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,147 @@
+/* The Flight Recorder dumps of the input list planned for reading
+ * (mergetrace/discover.h): each one's rank and reading process, the
+ * list of them as bytes (mergetrace/fr_share.h), process 0's dumps
+ * given back their files, and the dumps made of the NCCL plugin's files
+ * of a job that hung. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mergetrace/discover.h"
+#include "mergetrace/fr_share.h"
+#include "mergetrace/rank.h"
+
+/* Each dump's owner: the processes take consecutive ranks, in blocks of
+ * about equal bytes. The merged trace holds the dumps in rank order, so
+ * each process's dumps are then one piece of it, written in one go (its
+ * writer's rounds, one rank per process each, with a collective between
+ * them, were most of the write at -n 2 with thousands of dumps). */
+static void assign_blocks(mt_discover_file_t *f, const int32_t *rank, size_t n, int n_procs)
+{
+    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    uint64_t total = 0, before = 0;
+    for (size_t i = 0; i < n; i++)
+        total += f[i].bytes + 1;
+    if (!order) { /* blocks of equal counts in the list's order */
+        for (size_t i = 0; i < n; i++)
+            f[i].owner = (int)(i * (size_t)n_procs / n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    /* by rank (distinct): a shell sort, no comparator context needed */
+    for (size_t gap = n / 2; gap > 0; gap /= 2)
+        for (size_t i = gap; i < n; i++)
+            for (size_t j = i; j >= gap && rank[order[j - gap]] > rank[order[j]]; j -= gap) {
+                size_t t = order[j];
+                order[j] = order[j - gap];
+                order[j - gap] = t;
+            }
+    for (size_t k = 0; k < n; k++) {
+        mt_discover_file_t *x = &f[order[k]];
+        uint64_t mid = before + (x->bytes + 1) / 2;
+        int p = (int)(mid * (uint64_t)n_procs / total);
+        x->owner = p < n_procs ? p : n_procs - 1;
+        before += x->bytes + 1;
+    }
+    free(order);
+}
+
+int mt_discover_fr_plan(mt_discover_list_t *l, const mt_rankmap_t *map, int n_procs, mt_buf_t *out,
+                        mt_discover_fr_bad_fn bad, const void *ctx)
+{
+    size_t n = l->n_fr;
+    int32_t *rank = malloc((n ? n : 1) * sizeof *rank);
+    if (!rank)
+        return -1;
+    int code = 0;
+    for (size_t i = 0; i < n && !code; i++) {
+        const char *p = l->fr[i].path;
+        int64_t r = map ? mt_rankmap_lookup(map, p) : -1;
+        if (r < 0)
+            r = mt_fr_rank_from_name(p);
+        if (r < 0 || r >= MT_FR_MAX_RANKS) {
+            bad(ctx, NULL, p, -1);
+            code = 1;
+            break;
+        }
+        rank[i] = (int32_t)r;
+        for (size_t k = 0; k < i; k++) /* each earlier dump of the rank told */
+            if (rank[k] == rank[i]) {
+                bad(ctx, l->fr[k].path, p, rank[i]);
+                code = 1;
+            }
+    }
+    if (!code)
+        assign_blocks(l->fr, rank, n, n_procs);
+    for (size_t i = 0; i < n && !code; i++)
+        if (mt_fr_share_put(out, rank[i], l->fr[i].owner, l->fr[i].path) != MT_OK)
+            code = -1;
+    free(rank);
+    return code;
+}
+
+void mt_discover_fr_attach(const mt_discover_list_t *l, const void *list, size_t len, mt_fr_job_t *fr)
+{
+    /* the plan gave every file a distinct rank, and the file's rank is the
+     * one it was read with */
+    size_t pos = 0;
+    mt_fr_share_rec_t r;
+    for (size_t k = 0; k < l->n_fr && mt_fr_share_next(list, len, &pos, &r); k++) {
+        long at = mt_fr_job_find(fr, r.rank);
+        if (at >= 0) {
+            fr->paths[at] = l->fr[k].path;
+            fr->bytes[at] = l->fr[k].bytes;
+        }
+    }
+}
+
+mt_status_t mt_discover_fr_from_nccl(const mt_discover_list_t *l, const mt_nccl_job_t *nj, mt_fr_job_t *fr,
+                                     int *stage, const char **path, int *rank, mt_error_t *err)
+{
+    memset(fr, 0, sizeof *fr);
+    mt_error_clear(err);
+    *stage = 0;
+    bool any = false;
+    size_t n = 0;
+    for (size_t i = 0; i < nj->n; i++) {
+        any |= nj->r[i].info.in_flight > 0;
+        n += nj->r[i].info.is_nccl == MT_NCCL_FMT_PLUGIN && !nj->r[i].info.left_out;
+    }
+    if (!any)
+        return MT_OK;
+    mt_nccl_file_t **nf = calloc(n ? n : 1, sizeof *nf);
+    int32_t *ranks = calloc(n ? n : 1, sizeof *ranks);
+    mt_status_t st = mt_fr_job_alloc(fr, n) == MT_OK && nf && ranks ? MT_OK : MT_ERR_NOMEM;
+    size_t k = 0;
+    for (size_t i = 0; st == MT_OK && i < nj->n; i++) {
+        const mt_nccl_rank_t *r = &nj->r[i];
+        if (r->info.is_nccl != MT_NCCL_FMT_PLUGIN || r->info.left_out)
+            continue;
+        const mt_discover_file_t *in = &l->files[r->file_index];
+        mt_error_clear(err);
+        st = mt_nccl_load(in->path, &nf[k], err);
+        if (st != MT_OK) {
+            *stage = 1;
+            *path = in->path;
+            *rank = r->rank;
+            break;
+        }
+        ranks[k] = r->rank;
+        fr->paths[k] = in->path;
+        fr->bytes[k] = in->bytes;
+        k++;
+    }
+    if (st == MT_OK) {
+        mt_error_clear(err);
+        st = mt_fr_job_from_nccl(fr, (const mt_nccl_file_t *const *)nf, ranks, k, err);
+        if (st != MT_OK)
+            *stage = 2;
+    }
+    for (size_t i = 0; i < k; i++)
+        mt_nccl_file_free(nf[i]);
+    free(nf);
+    free(ranks);
+    if (st != MT_OK)
+        mt_fr_job_free(fr);
+    return st;
+}

@@ -1,0 +1,161 @@
+/* A job on process 0 after loading (mergetrace/job_state.h): freed, its
+ * check of its ranks and of its traces being of one run, report.json
+ * built from it, and its warnings. */
+#include "mergetrace/job_state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mergetrace/version.h"
+
+void mt_job_free(mt_job_t *j)
+{
+    mt_cross_free(j->cross);
+    mt_report_views_free(j->views);
+    mt_pipeline_free(j->pipe);
+    mt_critpath_free(j->cp);
+    mt_mem_cross_free(j->memory);
+    mt_align_result_free(&j->al);
+    free(j->ranks);
+    free(j->missing);
+    mt_nccl_job_free(&j->nccl);
+    free(j->nccl_rep);
+    for (size_t i = 0; j->mine_owned && i < j->n_mine; i++)
+        mt_rank_analysis_free(j->mine[i]);
+    if (j->mine_owned)
+        free(j->mine);
+    for (size_t i = 0; j->an && i < j->n; i++)
+        mt_rank_analysis_free(j->an[i]);
+    free(j->an);
+    memset(j, 0, sizeof *j);
+}
+
+mt_job_bad_t mt_job_check(const mt_discover_list_t *l, mt_ingest_result_t *res, size_t n_res, mt_job_t *j,
+                          const mt_ingest_result_t **which)
+{
+    memset(j, 0, sizeof *j);
+    size_t n = mt_ingest_sort(res, n_res);
+    j->res = res;
+    j->n = n;
+    j->skipped = res + n;
+    j->n_skipped = n_res - n;
+    if (!n)
+        return MT_JOB_NO_TRACE;
+    /* a trace that named no rank, taken as 0 while loading, is rank 0 only
+     * as the job's one trace */
+    if ((*which = mt_ingest_unranked(res, n)) != NULL)
+        return MT_JOB_UNRANKED;
+    /* for the memory plan, each loaded file once: the NCCL join below
+     * folds a rank's NCCL file into its trace */
+    for (size_t i = 0; i < n; i++) {
+        j->plan.acts += res[i].n_gacts;
+        j->plan.rows += res[i].n_rows;
+        j->plan.steps += res[i].n_steps;
+    }
+    if (mt_ingest_nccl_join(l, res, &n, &j->nccl) != MT_OK)
+        return MT_JOB_NOMEM;
+    if (!n) /* n > 0: a trace that an NCCL file joins stays */
+        return MT_JOB_EMPTY;
+    j->n = n;
+    for (size_t i = 1; i < n; i++)
+        if (res[i].rank == res[i - 1].rank) {
+            *which = &res[i];
+            return MT_JOB_TWICE;
+        }
+    int64_t *rw = malloc(2 * n * sizeof *rw); /* ranks, then the world sizes the traces name */
+    if (!rw)
+        return MT_JOB_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        rw[i] = res[i].rank;
+        rw[n + i] = res[i].sum.world_size;
+    }
+    mt_trust_world_t w;
+    mt_trust_world(rw, rw + n, n, &w);
+    free(rw);
+    j->world = w.world;
+    j->world_disagree = w.disagree;
+    j->missing = w.missing;
+    j->n_missing = w.n_missing;
+    j->n_absent = w.n_absent;
+    return MT_JOB_GOOD;
+}
+
+mt_status_t mt_job_trust(mt_job_t *j, bool aligned, bool *far, size_t *a, size_t *b, double *apart_ns,
+                         bool *checked)
+{
+    const mt_align_result_t *al = &j->al;
+    *far = *checked = false;
+    mt_trust_trace_t *tt = mt_ingest_trust_traces(j->res, j->n);
+    if (!tt)
+        return MT_ERR_NOMEM;
+    *checked = true;
+    mt_status_t st = mt_trust_check(tt, al->clocks, j->n < al->n_clocks ? j->n : al->n_clocks, al->rows, al->n_rows,
+                                     al->m, aligned, &j->trust);
+    *a = *b = 0;
+    *apart_ns = 0;
+    *far = st == MT_OK && mt_trust_apart(tt, j->n, al->clocks, al->n_clocks, a, b, apart_ns);
+    free(tt);
+    return st;
+}
+
+mt_status_t mt_job_report(const mt_discover_list_t *files, const mt_job_t *j, const mt_job_report_opts_t *ro,
+                          mt_report_input_t **ri, mt_report_skip_t **rs, mt_report_t *rep)
+{
+    size_t n_rs;
+    if (mt_ingest_report_lists(files, j->res, j->n, j->skipped, j->n_skipped, ri, rs, &n_rs) != MT_OK)
+        return MT_ERR_NOMEM;
+    int32_t ref = -1;
+    for (size_t i = 0; i < j->al.n_clocks; i++)
+        if (j->al.clocks[i].reference)
+            ref = j->al.clocks[i].rank;
+    *rep = (mt_report_t){.version = MERGETRACE_VERSION,
+                         .world_size = j->world,
+                         .inputs = *ri,
+                         .n_inputs = j->n,
+                         .missing = j->missing,
+                         .n_missing = j->n_missing,
+                         .missing_count = j->n_absent,
+                         .skipped = *rs,
+                         .n_skipped = n_rs,
+                         .aligned = ro->aligned,
+                         .clock_note = ro->clock_note,
+                         .reference_rank = ref,
+                         .clocks = j->al.clocks,
+                         .n_clocks = j->al.n_clocks,
+                         .match = &j->al.match,
+                         .analyses = (const mt_rank_analysis_t *const *)j->an,
+                         .n_analyses = j->n_an,
+                         .cross = j->cross,
+                         .pipeline = j->pipe,
+                         .critpath = j->cp,
+                         .memory = j->memory,
+                         .pipeline_note = j->pipe_note[0] ? j->pipe_note : NULL,
+                         .gates = ro->gates,
+                         .n_gates = ro->n_gates,
+                         .views = j->views,
+                         .nccl = j->nccl_rep,
+                         .n_nccl = j->nccl.n,
+                         .nccl_source = j->nccl.source};
+    return MT_OK;
+}
+
+mt_status_t mt_job_warnings(const mt_job_t *j, const mt_report_t *rep, bool merge_failed, mt_warnings_t *w)
+{
+    const mt_trace_summary_t **sums = malloc((j->n ? j->n : 1) * sizeof *sums);
+    if (!sums)
+        return w->st = MT_ERR_NOMEM;
+    for (size_t i = 0; i < j->n; i++)
+        sums[i] = &j->res[i].sum;
+    char note[512] = "";
+    if (j->plan.skipped)
+        mt_critpath_memory_note(note, sizeof note, j->plan.with, j->plan.budget, j->plan.acts, j->plan.rows);
+    mt_report_warn_facts_t f = {.sums = sums,
+                                .world_disagree = j->world_disagree,
+                                .nccl = &j->nccl,
+                                .critpath_skipped = j->plan.skipped ? note : NULL,
+                                .trust = &j->trust,
+                                .merge_failed = merge_failed};
+    mt_status_t st = mt_report_warnings(rep, &f, w);
+    free(sums);
+    return st;
+}

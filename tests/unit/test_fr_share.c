@@ -1,0 +1,415 @@
+/* Flight Recorder dumps shared among processes, without MPI
+ * (mergetrace/fr_share.h, mt_discover_fr_plan): the plan's ranks, owners
+ * and errors against hand-worked values, each simulated process's share
+ * read, and the analysis at scale (heads, keep plan, fitted and trimmed
+ * dumps) giving the verdict of the one-shot analysis of the whole dumps
+ * and the scenario's truth (tests/data/fr-skip: rank 3 never enqueued the
+ * default group's all_reduce #7); the report of dumps alone
+ * (mt_report_fr_alone); the NCCL plugin's files of a job that hung made
+ * into dumps (mt_discover_fr_from_nccl). */
+#define _POSIX_C_SOURCE 200809L /* strdup */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "mergetrace/mergetrace.h"
+#include "test_util.h"
+
+#define SKIP_DIR MT_SOURCE_DIR "/tests/data/fr-skip/comm_lib_trace_rank_"
+
+/* The list's dumps in the order given (ranks by file name). */
+static void list_of(mt_discover_list_t *l, const int *ranks, size_t n)
+{
+    memset(l, 0, sizeof *l);
+    l->fr = calloc(n, sizeof *l->fr);
+    assert_non_null(l->fr);
+    for (size_t i = 0; i < n; i++) {
+        char p[512];
+        snprintf(p, sizeof p, "%s%d", SKIP_DIR, ranks[i]);
+        struct stat sb;
+        assert_int_equal(stat(p, &sb), 0);
+        l->fr[i] = (mt_discover_file_t){.path = strdup(p), .bytes = (uint64_t)sb.st_size, .part = -1};
+    }
+    l->n_fr = l->cap_fr = n;
+}
+
+typedef struct bad_log {
+    int calls;
+    char first[512], path[512];
+    int rank;
+} bad_log_t;
+
+static void bad_note(const void *ctx, const char *first, const char *path, int rank)
+{
+    bad_log_t *b = (bad_log_t *)(uintptr_t)ctx;
+    b->calls++;
+    snprintf(b->first, sizeof b->first, "%s", first ? first : "(none)");
+    snprintf(b->path, sizeof b->path, "%s", path);
+    b->rank = rank;
+}
+
+/* Two processes: files of 3651, 3693, 3260 and 3082 bytes (ranks 0..3),
+ * +1 each, 13,690 in all; a dump goes to floor(2 * (bytes before it in
+ * rank order + half its own) / 13,690): ranks 0 and 1 to process 0
+ * (1,826 and 5,499), 2 and 3 to process 1 (8,976 and 12,148), whatever
+ * the list's order. */
+static void test_plan(void **state)
+{
+    (void)state;
+    static const int order[] = {2, 0, 3, 1};
+    mt_discover_list_t l;
+    list_of(&l, order, 4);
+    mt_buf_t b = {0};
+    bad_log_t bad = {0};
+    assert_int_equal(mt_discover_fr_plan(&l, NULL, 2, &b, bad_note, &bad), 0);
+    assert_int_equal(bad.calls, 0);
+    static const int want_owner[] = {1, 0, 1, 0};
+    size_t pos = 0;
+    mt_fr_share_rec_t r;
+    for (size_t i = 0; i < 4; i++) {
+        assert_true(mt_fr_share_next(b.data, b.len, &pos, &r));
+        assert_int_equal(r.rank, order[i]);
+        assert_int_equal(r.owner, want_owner[i]);
+        assert_int_equal(l.fr[i].owner, want_owner[i]);
+        assert_int_equal(r.path_len, strlen(l.fr[i].path));
+        assert_memory_equal(r.path, l.fr[i].path, r.path_len);
+    }
+    assert_false(mt_fr_share_next(b.data, b.len, &pos, &r));
+    assert_int_equal(pos, b.len);
+    assert_int_equal(mt_fr_share_owner(b.data, b.len, 3), 1);
+    assert_int_equal(mt_fr_share_owner(b.data, b.len, 0), 0);
+    assert_int_equal(mt_fr_share_owner(b.data, b.len, 7), -1);
+
+    /* one process: every dump its own */
+    b.len = 0;
+    assert_int_equal(mt_discover_fr_plan(&l, NULL, 1, &b, bad_note, &bad), 0);
+    pos = 0;
+    while (mt_fr_share_next(b.data, b.len, &pos, &r))
+        assert_int_equal(r.owner, 0);
+
+    /* a dump twice (two names of rank 2): told with the earlier one, nothing listed */
+    free(l.fr[1].path);
+    l.fr[1].path = strdup(MT_SOURCE_DIR "/tests/data/fr-trunc/comm_lib_trace_rank_2");
+    b.len = 0;
+    assert_int_equal(mt_discover_fr_plan(&l, NULL, 2, &b, bad_note, &bad), 1);
+    assert_int_equal(bad.calls, 1);
+    assert_string_equal(bad.first, l.fr[0].path);
+    assert_string_equal(bad.path, l.fr[1].path);
+    assert_int_equal(bad.rank, 2);
+    assert_int_equal(b.len, 0);
+
+    /* no rank in the name */
+    free(l.fr[3].path);
+    l.fr[3].path = strdup(MT_SOURCE_DIR "/tests/data/fr-skip/README.md");
+    free(l.fr[1].path);
+    l.fr[1].path = strdup(SKIP_DIR "0");
+    bad = (bad_log_t){0};
+    assert_int_equal(mt_discover_fr_plan(&l, NULL, 2, &b, bad_note, &bad), 1);
+    assert_int_equal(bad.calls, 1);
+    assert_string_equal(bad.first, "(none)");
+    assert_string_equal(bad.path, l.fr[3].path);
+    mt_buf_free(&b);
+    mt_discover_free(&l);
+}
+
+/* The verdict of the scenario (tests/data/fr-skip/README.md). */
+static void check_truth(const mt_fr_hang_t *h)
+{
+    assert_int_equal(h->kind, MT_FR_NEVER_ENQUEUED);
+    assert_int_equal(h->nculprits, 1);
+    assert_int_equal(h->culprits[0], 3);
+    assert_int_equal(h->seq, 7);
+    assert_string_equal(h->pg_desc, "default_pg");
+    assert_int_equal(h->world, 4);
+    assert_int_equal(h->ref_rank, 0);
+}
+
+/* The verdicts of the same dumps read two ways agree field by field. */
+static void same_verdict(const mt_fr_hang_t *a, const mt_fr_hang_t *b)
+{
+    assert_int_equal(a->kind, b->kind);
+    assert_string_equal(a->pg, b->pg);
+    assert_int_equal(a->seq, b->seq);
+    assert_string_equal(a->name, b->name);
+    assert_int_equal(a->nculprits, b->nculprits);
+    assert_memory_equal(a->culprits, b->culprits, sizeof a->culprits);
+    assert_int_equal(a->world, b->world);
+    assert_int_equal(a->fit_pairs, b->fit_pairs);
+    assert_int_equal(a->dump_ns, b->dump_ns);
+    assert_int_equal(a->last_arrival, b->last_arrival);
+    assert_memory_equal(a->offset_ns, b->offset_ns, (size_t)a->world * sizeof *a->offset_ns);
+    assert_memory_equal(a->wait_ns, b->wait_ns, (size_t)a->world * sizeof *a->wait_ns);
+}
+
+/* Two simulated processes: each reads its share; the heads, the keep plan
+ * and the trimmed dumps pass through bytes as the program sends them. */
+static void test_at_scale(void **state)
+{
+    (void)state;
+    static const int order[] = {3, 1, 0, 2};
+    mt_discover_list_t l;
+    list_of(&l, order, 4);
+    mt_buf_t list = {0};
+    bad_log_t bad = {0};
+    assert_int_equal(mt_discover_fr_plan(&l, NULL, 2, &list, bad_note, &bad), 0);
+    mt_fr_local_t *mine[2];
+    size_t n_mine[2];
+    for (int p = 0; p < 2; p++) {
+        long bad_index = -1;
+        char msg[256] = "";
+        mt_status_t st = MT_OK;
+        mt_fr_share_read(list.data, list.len, p, &mine[p], &n_mine[p], &bad_index, msg, sizeof msg, &st);
+        assert_int_equal(bad_index, -1);
+        assert_int_equal(n_mine[p], 2);
+        mt_fr_locals_sort(mine[p], n_mine[p]);
+        assert_int_equal(mine[p][0].d.rank, 2 * p);
+        assert_int_equal(mine[p][1].d.rank, 2 * p + 1);
+    }
+
+    /* the one-shot analysis of the whole dumps: the truth */
+    mt_fr_job_t whole = {0};
+    mt_buf_t packed = {0};
+    for (int p = 1; p >= 0; p--) /* any order */
+        for (size_t i = 0; i < n_mine[p]; i++)
+            assert_int_equal(mt_fr_dump_pack_append(&mine[p][i].d, &packed), MT_OK);
+    assert_int_equal(mt_fr_job_unpack(&whole, 4, (const uint8_t *)packed.data, packed.len), MT_OK);
+    assert_int_equal(whole.n, 4);
+    for (int r = 0; r < 4; r++) {
+        assert_int_equal(whole.dumps[r].rank, r);
+        assert_int_equal(whole.counts[r], whole.dumps[r].n);
+        assert_int_equal(mt_fr_job_find(&whole, r), r);
+    }
+    assert_int_equal(mt_fr_job_find(&whole, 4), -1);
+    mt_discover_fr_attach(&l, list.data, list.len, &whole);
+    for (size_t i = 0; i < 4; i++) {
+        assert_string_equal(whole.paths[order[i]], l.fr[i].path);
+        assert_int_equal(whole.bytes[order[i]], l.fr[i].bytes);
+    }
+    mt_error_t err;
+    const char *bad_path = NULL;
+    assert_int_equal(mt_fr_job_analyse(&whole, false, NULL, NULL, &err, &bad_path), MT_OK);
+    check_truth(&whole.hang);
+
+    /* the report of the dumps alone: 55 entries in all (the program's
+     * "4 Flight Recorder dumps, 55 entries" on fr-skip) */
+    mt_report_t rep;
+    assert_int_equal(mt_report_fr_alone(&whole, "merged.json.gz", &rep), MT_OK);
+    assert_int_equal(rep.n_inputs, 4);
+    assert_int_equal(rep.world_size, 4);
+    assert_int_equal(rep.n_missing, 0);
+    assert_int_equal(rep.reference_rank, 0);
+    assert_int_equal(rep.merged_events, 55);
+    assert_string_equal(rep.merged, "merged.json.gz");
+    assert_ptr_equal(rep.hang, &whole.hang);
+    for (int r = 0; r < 4; r++) {
+        assert_int_equal(rep.inputs[r].rank, r);
+        assert_string_equal(rep.inputs[r].rank_source, "file name");
+        assert_ptr_equal(rep.inputs[r].path, whole.paths[r]);
+        assert_int_equal(rep.inputs[r].bytes, whole.bytes[r]);
+        assert_int_equal(rep.inputs[r].events, whole.counts[r]);
+    }
+    mt_report_fr_free(&rep);
+    assert_null(rep.inputs);
+    /* without rank 2's dump: rank 2 is missing from the world of 4 */
+    mt_buf_t three = {0};
+    for (int r = 0; r < 4; r++)
+        if (r != 2)
+            assert_int_equal(mt_fr_dump_pack_append(&whole.dumps[r], &three), MT_OK);
+    mt_fr_job_t j3 = {0};
+    assert_int_equal(mt_fr_job_unpack(&j3, 3, (const uint8_t *)three.data, three.len), MT_OK);
+    assert_int_equal(mt_fr_job_analyse(&j3, false, NULL, NULL, &err, &bad_path), MT_OK);
+    assert_int_equal(mt_report_fr_alone(&j3, NULL, &rep), MT_OK);
+    assert_int_equal(rep.n_inputs, 3);
+    assert_int_equal(rep.n_missing, 1);
+    assert_int_equal(rep.missing[0], 2);
+    assert_null(rep.merged);
+    assert_int_equal(rep.merged_events, whole.counts[0] + whole.counts[1] + whole.counts[3]);
+    mt_report_fr_free(&rep);
+    mt_fr_job_free(&j3);
+    mt_buf_free(&three);
+
+    /* 1. heads from each process, gathered */
+    mt_buf_t all = {0};
+    for (int p = 0; p < 2; p++)
+        assert_int_equal(mt_fr_heads_pack(mine[p], n_mine[p], &all), MT_OK);
+    /* 2. process 0: the heads and the keep plan */
+    mt_fr_job_t fr = {0};
+    mt_fr_pg_seq_t *keep = NULL;
+    size_t nkeep = 0;
+    assert_true(mt_fr_heads_unpack((const uint8_t *)all.data, all.len, 4, &fr, &keep, &nkeep));
+    assert_int_equal(fr.n, 4);
+    assert_int_equal(fr.ntabs, 2);
+    for (int r = 0; r < 4; r++) {
+        assert_int_equal(fr.dumps[r].rank, r);
+        assert_int_equal(fr.dumps[r].n, 0); /* heads only */
+        assert_int_equal(fr.counts[r], whole.counts[r]);
+        assert_int_equal(fr.dumps[r].npgs, whole.dumps[r].npgs);
+    }
+    assert_true(nkeep > 0);
+    /* 3. the reference (rank 0, process 0's) to every process; each fits
+     * and trims its own */
+    mt_buf_t ref = {0}, trimmed = {0};
+    assert_int_equal(mt_fr_dump_pack_append(&mine[0][0].d, &ref), MT_OK);
+    int pairs = 0;
+    for (int p = 0; p < 2; p++)
+        assert_int_equal(mt_fr_fit_trim_pack(mine[p], n_mine[p], (const uint8_t *)ref.data, ref.len, 0, keep, nkeep,
+                                             &trimmed, &pairs),
+                         0);
+    assert_int_equal(pairs, whole.hang.fit_pairs);
+    mt_error_clear(&err);
+    assert_int_equal(mt_fr_job_take_trimmed(&fr, (const uint8_t *)trimmed.data, trimmed.len, pairs, &err), MT_OK);
+    for (int r = 0; r < 4; r++)
+        assert_true(fr.dumps[r].n <= fr.counts[r]);
+    check_truth(&fr.hang);
+    same_verdict(&fr.hang, &whole.hang);
+
+    /* a cut part is no verdict */
+    mt_fr_job_t cut = {0};
+    mt_fr_pg_seq_t *keep2 = NULL;
+    size_t nkeep2 = 0;
+    assert_false(mt_fr_heads_unpack((const uint8_t *)all.data, all.len - 5, 4, &cut, &keep2, &nkeep2));
+    mt_fr_job_free(&cut);
+    free(keep2);
+
+    free(keep);
+    mt_buf_free(&all);
+    mt_buf_free(&ref);
+    mt_buf_free(&trimmed);
+    mt_buf_free(&packed);
+    mt_fr_job_free(&fr);
+    mt_fr_job_free(&whole);
+    for (int p = 0; p < 2; p++)
+        mt_fr_locals_free(mine[p], n_mine[p]);
+    mt_buf_free(&list);
+    mt_discover_free(&l);
+}
+
+/* A dump that cannot be read: its index in the list and the message; the
+ * process's other dumps are not read. */
+static void test_read_error(void **state)
+{
+    (void)state;
+    mt_buf_t list = {0};
+    assert_int_equal(mt_fr_share_put(&list, 0, 0, SKIP_DIR "0"), MT_OK);
+    assert_int_equal(mt_fr_share_put(&list, 2, 1, MT_SOURCE_DIR "/tests/data/fr-trunc/comm_lib_trace_rank_2"), MT_OK);
+    assert_int_equal(mt_fr_share_put(&list, 3, 1, SKIP_DIR "3"), MT_OK);
+    mt_fr_local_t *mine = NULL;
+    size_t n = 9;
+    long bad = -1;
+    char msg[512] = "";
+    mt_status_t st = MT_OK;
+    mt_fr_share_read(list.data, list.len, 1, &mine, &n, &bad, msg, sizeof msg, &st);
+    assert_int_equal(bad, 1);
+    assert_int_not_equal(st, MT_OK);
+    assert_int_equal(n, 0);
+    assert_non_null(strstr(msg, "fr-trunc/comm_lib_trace_rank_2"));
+    assert_non_null(strstr(msg, "rank 2"));
+    mt_fr_locals_free(mine, n);
+    /* process 0's share reads */
+    bad = -1;
+    mt_fr_share_read(list.data, list.len, 0, &mine, &n, &bad, msg, sizeof msg, &st);
+    assert_int_equal(bad, -1);
+    assert_int_equal(n, 1);
+    assert_int_equal(mine[0].d.rank, 0);
+    assert_string_equal(mine[0].path, SKIP_DIR "0");
+    mt_fr_locals_free(mine, n);
+    mt_buf_free(&list);
+}
+
+/* An NCCL plugin file of rank r of a two-rank communicator: AllReduce #0
+ * and #1 done on both; rank 0 also started AllReduce #2, whose kernel
+ * never stopped (the process was killed there: no exit line). */
+static void plugin_file(const char *path, int r)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"type\":\"process\",\"format\":\"mergetrace-nccl\",\"version\":1,\"host\":\"h\",\"pid\":%d,"
+               "\"abi\":6,\"mask\":70}\n", 10 + r);
+    fprintf(f, "{\"type\":\"clock\",\"realtime_ns\":1767189312000000000,\"monotonic_ns\":1000}\n");
+    fprintf(f, "{\"type\":\"init\",\"comm\":\"00000000000000aa\",\"name\":\"world\",\"rank\":%d,\"nranks\":2,"
+               "\"nNodes\":1,\"realtime_ns\":1767189312000000000,\"monotonic_ns\":1,\"tid\":10}\n", r);
+    for (int k = 0; k < (r == 0 ? 3 : 2); k++) {
+        long long host = 1767189312001000000LL + 1000000LL * k, gpu = 67189312001000000LL + 1000000LL * k;
+        fprintf(f, "{\"type\":\"coll\",\"comm\":\"00000000000000aa\",\"rank\":%d,\"id\":%d,\"func\":\"AllReduce\","
+                   "\"seq\":%d,\"count\":1024,\"datatype\":\"ncclFloat32\",\"root\":-1,\"algo\":\"RING\","
+                   "\"proto\":\"LL128\",\"nChannels\":1,\"nWarps\":16,\"host_start_ns\":%lld,\"host_stop_ns\":%lld,"
+                   "\"tid\":10}\n", r, k + 1, k, host, host + 4000);
+        if (k < 2)
+            fprintf(f, "{\"type\":\"kch\",\"comm\":\"00000000000000aa\",\"rank\":%d,\"parent\":%d,"
+                       "\"parent_type\":\"coll\",\"func\":\"AllReduce\",\"seq\":%d,\"channel\":0,\"gpu_start_ns\":%lld,"
+                       "\"gpu_start_seen_ns\":%lld,\"gpu_stop_ns\":%lld,\"gpu_stop_seen_ns\":%lld,\"tid\":11}\n",
+                    r, k + 1, k, gpu, host + 17000, gpu + 300000, host + 319000);
+        else
+            fprintf(f, "{\"type\":\"open\",\"of\":\"kch\",\"comm\":\"00000000000000aa\",\"rank\":%d,\"parent\":%d,"
+                       "\"parent_type\":\"coll\",\"func\":\"AllReduce\",\"seq\":%d,\"channel\":0,\"gpu_start_ns\":%lld,"
+                       "\"gpu_start_seen_ns\":%lld,\"tid\":11}\n", r, k + 1, k, gpu, host + 17000);
+    }
+    fclose(f);
+}
+
+/* The NCCL plugin's files of a job that hung made into dumps and analysed
+ * (mt_discover_fr_from_nccl): rank 1 never enqueued the AllReduce rank 0
+ * is stuck in; nothing without a task in flight; a file gone. */
+static void test_from_nccl(void **state)
+{
+    (void)state;
+    char dir[512], p0[600], p1[600];
+    assert_int_equal(tu_tmpdir(dir, sizeof dir, "fr_nccl"), 0);
+    snprintf(p0, sizeof p0, "%s/h-pid10.jsonl", dir);
+    snprintf(p1, sizeof p1, "%s/h-pid11.jsonl", dir);
+    plugin_file(p0, 0);
+    plugin_file(p1, 1);
+    mt_discover_file_t files[2] = {{.path = p0, .bytes = 100, .part = -1}, {.path = p1, .bytes = 200, .part = -1}};
+    mt_discover_list_t l = {.files = files, .n = 2, .cap = 2};
+    mt_nccl_rank_t r[2] = {{.rank = 0, .file_index = 0, .path = p0, .info = {.is_nccl = MT_NCCL_FMT_PLUGIN}},
+                           {.rank = 1, .file_index = 1, .path = p1, .info = {.is_nccl = MT_NCCL_FMT_PLUGIN}}};
+    mt_nccl_job_t nj = {.r = r, .n = 2};
+    mt_fr_job_t fr;
+    int stage = -1, rank = -1;
+    const char *path = NULL;
+    mt_error_t err;
+    /* no task in flight: nothing to do */
+    assert_int_equal(mt_discover_fr_from_nccl(&l, &nj, &fr, &stage, &path, &rank, &err), MT_OK);
+    assert_false(fr.any);
+    assert_int_equal(fr.n, 0);
+    /* rank 0's file ends inside AllReduce #2 */
+    r[0].info.in_flight = 1;
+    assert_int_equal(mt_discover_fr_from_nccl(&l, &nj, &fr, &stage, &path, &rank, &err), MT_OK);
+    assert_true(fr.any && fr.from_nccl && fr.hung);
+    assert_int_equal(fr.n, 2);
+    assert_ptr_equal(fr.paths[0], p0);
+    assert_ptr_equal(fr.paths[1], p1);
+    assert_int_equal(fr.bytes[1], 200);
+    assert_int_equal(fr.counts[0], 3); /* one entry per collective task */
+    assert_int_equal(fr.counts[1], 2);
+    assert_int_equal(fr.hang.kind, MT_FR_NEVER_ENQUEUED);
+    assert_int_equal(fr.hang.nculprits, 1);
+    assert_int_equal(fr.hang.culprits[0], 1);
+    mt_fr_job_free(&fr);
+    /* a file gone since: its path and rank, nothing kept */
+    remove(p1);
+    assert_int_not_equal(mt_discover_fr_from_nccl(&l, &nj, &fr, &stage, &path, &rank, &err), MT_OK);
+    assert_int_equal(stage, 1);
+    assert_ptr_equal(path, p1);
+    assert_int_equal(rank, 1);
+    assert_null(fr.dumps);
+    assert_int_equal(tu_tmpdir_remove(dir), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_at_scale),
+        cmocka_unit_test(test_read_error),
+        cmocka_unit_test(test_from_nccl),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

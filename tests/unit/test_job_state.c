@@ -1,0 +1,229 @@
+/* The job after loading (mergetrace/job_state.h) without MPI: a job of
+ * two traces (ranks 0 and 1 of a world of 4), a file left out while
+ * loading and a clock fitted to rank 1 laid out by hand; its report
+ * (inputs, ranks missing, files left out, reference rank, the options'
+ * part) and its warnings (ranks missing, the critical path left out over
+ * the memory budget) checked against those hand-made facts; the rank
+ * checks (mt_job_check) on results laid out the same way; two traces
+ * days apart on one clock (mt_job_trust). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "mergetrace/mergetrace.h"
+
+static mt_ingest_result_t res_of(int32_t index, int64_t rank, bool skipped)
+{
+    mt_ingest_result_t r;
+    memset(&r, 0, sizeof r);
+    r.index = index;
+    r.rank = rank;
+    r.skipped = skipped;
+    r.status = skipped ? MT_ERR_NOT_TRACE : MT_OK;
+    r.sum.world_size = 4;
+    r.sum.events = 10 + (uint64_t)index;
+    return r;
+}
+
+static void test_report_and_warnings(void **state)
+{
+    (void)state;
+    mt_discover_file_t f[3] = {
+        {.path = "a/rank0.json", .bytes = 100, .part = -1},
+        {.path = "a/rank1.json", .bytes = 200, .part = -1},
+        {.path = "a/notes.json", .bytes = 7, .part = -1},
+    };
+    mt_discover_list_t l = {.files = f, .n = 3, .cap = 3};
+    mt_ingest_result_t res[3] = {res_of(0, 0, false), res_of(1, 1, false), res_of(2, 0, true)};
+    mt_clock_t clocks[2] = {{.rank = 0}, {.rank = 1, .reference = true}};
+    int64_t *missing = malloc(2 * sizeof *missing);
+    assert_non_null(missing);
+    missing[0] = 2;
+    missing[1] = 3;
+    mt_job_t j = {.res = res,
+                  .n = 2,
+                  .skipped = res + 2,
+                  .n_skipped = 1,
+                  .world = 4,
+                  .missing = missing,
+                  .n_missing = 2,
+                  .n_absent = 2};
+    j.al.clocks = malloc(sizeof clocks);
+    assert_non_null(j.al.clocks);
+    memcpy(j.al.clocks, clocks, sizeof clocks);
+    j.al.n_clocks = 2;
+    j.plan = (mt_job_plan_t){.acts = 1000, .rows = 10, .steps = 3, .with = 4u << 30, .budget = 1u << 30,
+                             .skipped = true};
+    snprintf(j.pipe_note, sizeof j.pipe_note, "no pipeline");
+
+    mt_gate_t gate = {0};
+    mt_job_report_opts_t ro = {.aligned = true, .clock_note = "a note", .gates = &gate, .n_gates = 1};
+    mt_report_input_t *ri = NULL;
+    mt_report_skip_t *rs = NULL;
+    mt_report_t rep;
+    assert_int_equal(mt_job_report(&l, &j, &ro, &ri, &rs, &rep), MT_OK);
+    assert_string_equal(rep.version, MERGETRACE_VERSION);
+    assert_int_equal(rep.world_size, 4);
+    assert_int_equal(rep.n_inputs, 2);
+    assert_int_equal(rep.inputs[0].rank, 0);
+    assert_string_equal(rep.inputs[0].path, "a/rank0.json");
+    assert_int_equal(rep.inputs[1].rank, 1);
+    assert_string_equal(rep.inputs[1].path, "a/rank1.json");
+    assert_int_equal(rep.n_missing, 2);
+    assert_int_equal(rep.missing[1], 3);
+    assert_int_equal(rep.missing_count, 2);
+    assert_int_equal(rep.n_skipped, 1);
+    assert_string_equal(rep.skipped[0].path, "a/notes.json");
+    assert_int_equal(rep.reference_rank, 1); /* the clock marked reference */
+    assert_true(rep.aligned);
+    assert_string_equal(rep.clock_note, "a note");
+    assert_ptr_equal(rep.gates, &gate);
+    assert_int_equal(rep.n_gates, 1);
+    assert_string_equal(rep.pipeline_note, "no pipeline");
+    assert_ptr_equal(rep.clocks, j.al.clocks);
+    assert_null(rep.nccl);
+
+    mt_warnings_t w = {0};
+    assert_int_equal(mt_job_warnings(&j, &rep, false, &w), MT_OK);
+    char note[512];
+    mt_critpath_memory_note(note, sizeof note, j.plan.with, j.plan.budget, j.plan.acts, j.plan.rows);
+    bool saw_missing = false, saw_cp = false;
+    for (size_t i = 0; i < w.n; i++) {
+        if (!strcmp(w.v[i].code, "missing_ranks")) {
+            saw_missing = true;
+            assert_non_null(strstr(w.v[i].text, "2 of 4 ranks have no trace"));
+        }
+        if (!strcmp(w.v[i].code, "critical_path_skipped")) {
+            saw_cp = true;
+            assert_string_equal(w.v[i].text, note);
+        }
+    }
+    assert_true(saw_missing);
+    assert_true(saw_cp);
+    mt_warnings_free(&w);
+    /* within the budget: no such warning */
+    j.plan.skipped = false;
+    assert_int_equal(mt_job_warnings(&j, &rep, false, &w), MT_OK);
+    for (size_t i = 0; i < w.n; i++)
+        assert_string_not_equal(w.v[i].code, "critical_path_skipped");
+    mt_warnings_free(&w);
+
+    free(ri);
+    free(rs);
+    j.res = NULL; /* borrowed */
+    mt_job_free(&j);
+    assert_null(j.missing);
+    assert_null(j.al.clocks);
+}
+
+/* The rank checks on results as two processes' gather leaves them (out
+ * of order, a skipped file among them). */
+static void test_check(void **state)
+{
+    (void)state;
+    mt_discover_file_t f[4] = {{.path = "r1.json", .part = -1},
+                               {.path = "notes.json", .part = -1},
+                               {.path = "r0.json", .part = -1},
+                               {.path = "r3.json", .part = -1}};
+    mt_discover_list_t l = {.files = f, .n = 4, .cap = 4};
+    mt_ingest_result_t res[4] = {res_of(3, 3, false), res_of(1, -1, true), res_of(0, 1, false), res_of(2, 0, false)};
+    for (int i = 0; i < 4; i++) {
+        res[i].n_gacts = 100u << i;
+        res[i].n_rows = 10u << i;
+        res[i].n_steps = 1u << i;
+    }
+    res[0].sum.world_size = 6; /* the traces disagree: the largest is the world */
+    mt_job_t j;
+    const mt_ingest_result_t *which = NULL;
+    assert_int_equal(mt_job_check(&l, res, 4, &j, &which), MT_JOB_GOOD);
+    assert_int_equal(j.n, 3);
+    assert_int_equal(j.n_skipped, 1);
+    assert_int_equal(j.skipped[0].index, 1);
+    assert_int_equal(j.res[0].rank, 0);
+    assert_int_equal(j.res[1].rank, 1);
+    assert_int_equal(j.res[2].rank, 3);
+    /* GPU activities, rows and steps of the three traces (not the skipped
+     * file): 100 + 400 + 800, 10 + 40 + 80, 1 + 4 + 8 */
+    assert_int_equal(j.plan.acts, 1300);
+    assert_int_equal(j.plan.rows, 130);
+    assert_int_equal(j.plan.steps, 13);
+    assert_int_equal(j.world, 6);
+    assert_true(j.world_disagree);
+    assert_int_equal(j.n_absent, 3); /* ranks 2, 4 and 5 */
+    assert_int_equal(j.n_missing, 3);
+    assert_int_equal(j.missing[0], 2);
+    assert_int_equal(j.missing[2], 5);
+    j.res = NULL;
+    mt_job_free(&j);
+
+    /* a rank twice: the later of the two */
+    mt_ingest_result_t two[3] = {res_of(0, 1, false), res_of(2, 0, false), res_of(3, 1, false)};
+    assert_int_equal(mt_job_check(&l, two, 3, &j, &which), MT_JOB_TWICE);
+    assert_int_equal(which->index, 3);
+    assert_int_equal(which[-1].index, 0);
+    mt_job_free(&j);
+    /* a trace that named no rank beside another */
+    mt_ingest_result_t un[2] = {res_of(0, 1, false), res_of(2, 0, false)};
+    un[1].rank_tentative = 1;
+    assert_int_equal(mt_job_check(&l, un, 2, &j, &which), MT_JOB_UNRANKED);
+    assert_ptr_equal(which, &un[0]); /* sorted: rank 0 first */
+    mt_job_free(&j);
+    /* alone it is rank 0 */
+    mt_ingest_result_t one[1] = {res_of(2, 0, false)};
+    one[0].rank_tentative = 1;
+    assert_int_equal(mt_job_check(&l, one, 1, &j, &which), MT_JOB_GOOD);
+    assert_int_equal(j.world, 4);
+    mt_job_free(&j);
+    /* nothing but a skipped file */
+    mt_ingest_result_t none[1] = {res_of(1, -1, true)};
+    assert_int_equal(mt_job_check(&l, none, 1, &j, &which), MT_JOB_NO_TRACE);
+    assert_int_equal(j.n_skipped, 1);
+    mt_job_free(&j);
+}
+
+/* Two traces 2^51 ns (26 days) apart on one clock: far, with both named;
+ * then 1 ms apart: not. */
+static void test_trust(void **state)
+{
+    (void)state;
+    mt_ingest_result_t res[2] = {res_of(0, 0, false), res_of(1, 1, false)};
+    res[0].sum.world_size = res[1].sum.world_size = 2;
+    res[0].sum.first_ns = 1000;
+    res[0].sum.last_ns = 2000;
+    res[1].sum.first_ns = ((int64_t)1 << 51) + 1000;
+    res[1].sum.last_ns = res[1].sum.first_ns + 1000;
+    mt_clock_t clocks[2] = {{.rank = 0, .reference = true}, {.rank = 1}};
+    mt_job_t j = {.res = res, .n = 2};
+    j.al.clocks = clocks;
+    j.al.n_clocks = 2;
+    bool far = false, checked = false;
+    size_t a = 9, b = 9;
+    double apart = 0;
+    assert_int_equal(mt_job_trust(&j, true, &far, &a, &b, &apart, &checked), MT_OK);
+    assert_true(checked);
+    assert_true(far);
+    assert_int_equal(a, 0);
+    assert_int_equal(b, 1);
+    assert_true(apart == (double)((int64_t)1 << 51));
+    res[1].sum.first_ns = 1000000;
+    res[1].sum.last_ns = 2000000;
+    assert_int_equal(mt_job_trust(&j, true, &far, &a, &b, &apart, &checked), MT_OK);
+    assert_false(far);
+    assert_false(j.trust.mixed);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_report_and_warnings),
+        cmocka_unit_test(test_check),
+        cmocka_unit_test(test_trust),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
