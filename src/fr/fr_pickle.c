@@ -10,41 +10,25 @@
 #include "base/errpos.h"
 #include "base/text.h"
 
-enum { V_NONE, V_TRUE, V_FALSE, V_INT, V_UINT, V_FLOAT, V_STR, V_LIST, V_DICT, V_BUILDER, V_MARKER };
-
 #define MAX_DEPTH 64
 #define MAX_MEMO (1u << 24)
+#define PLAIN_DEPTH 32
 
-/* One value. Strings borrow the input; containers own their item list
- * (a dict's items alternate key, value). */
-typedef struct pv {
-    uint8_t type;
-    union {
-        int64_t i;
-        uint64_t u;
-        double f;
-        struct {
-            size_t off, len;
-        } s;
-    } v;
-    uint32_t *items;
-    size_t n, cap;
-} pv_t;
-
+/* The machine. The values go to pk; the stack and the memo hold value ids;
+ * a container's items sit in one run of pk->items, moved to the end of it
+ * (twice the room) when they outgrow their run: no allocation per value. */
 typedef struct up {
     const uint8_t *d;
     size_t len, pos, op; /* op: offset of the opcode being read */
     const char *path;
     mt_error_t *err;
-    pv_t *vals;
-    size_t nvals, capvals;
+    mt_fr_pickle_t *pk;
     uint32_t *stack;
     size_t nstack, capstack;
     size_t *marks;
     size_t nmarks, capmarks;
     uint32_t *memo; /* value id + 1; 0 = empty slot */
     size_t capmemo, nmemo_seq;
-    size_t out_limit;
 } up_t;
 
 static mt_status_t fail(up_t *p, mt_status_t code, const char *what)
@@ -71,12 +55,13 @@ static uint64_t le(const uint8_t *b, size_t n)
 
 static mt_status_t new_val(up_t *p, uint8_t type, uint32_t *id)
 {
-    if (p->nvals >= UINT32_MAX - 1)
+    mt_fr_pickle_t *pk = p->pk;
+    if (pk->nvals >= UINT32_MAX - 1)
         return fail(p, MT_ERR_LIMIT, "more than 2^32 values");
-    if (MT_GROW(p->vals, p->capvals, p->nvals + 1, 64) != MT_OK)
+    if (MT_GROW(pk->vals, pk->capvals, pk->nvals + 1, 64) != MT_OK)
         return MT_ERR_NOMEM;
-    p->vals[p->nvals] = (pv_t){.type = type};
-    *id = (uint32_t)p->nvals++;
+    pk->vals[pk->nvals] = (mt_fr_pv_t){.type = type};
+    *id = (uint32_t)pk->nvals++;
     return MT_OK;
 }
 
@@ -88,14 +73,14 @@ static mt_status_t push(up_t *p, uint32_t id)
     return MT_OK;
 }
 
-static mt_status_t push_new(up_t *p, uint8_t type, pv_t **v)
+static mt_status_t push_new(up_t *p, uint8_t type, mt_fr_pv_t **v)
 {
     uint32_t id;
     mt_status_t st = new_val(p, type, &id);
     if (st == MT_OK)
         st = push(p, id);
     if (st == MT_OK && v)
-        *v = &p->vals[id];
+        *v = &p->pk->vals[id];
     return st;
 }
 
@@ -109,12 +94,41 @@ static mt_status_t pop(up_t *p, uint32_t *id)
     return MT_OK;
 }
 
-static mt_status_t add_item(up_t *p, uint32_t cont, uint32_t item)
+/* src[0..k) appended to container cont's items (src must not point into
+ * pk->items). */
+static mt_status_t add_items(up_t *p, uint32_t cont, const uint32_t *src, size_t k)
 {
-    pv_t *c = &p->vals[cont];
-    if (MT_GROW(c->items, c->cap, c->n + 1, 8) != MT_OK)
-        return MT_ERR_NOMEM;
-    c->items[c->n++] = item;
+    mt_fr_pickle_t *pk = p->pk;
+    mt_fr_pv_t *c = &pk->vals[cont];
+    if (!k)
+        return MT_OK;
+    if (k > UINT32_MAX - c->n)
+        return fail(p, MT_ERR_LIMIT, "more than 2^32 items in one container");
+    size_t need = (size_t)c->n + k;
+    if (need > c->cap) {
+        if (c->cap && c->at + c->cap == pk->nitems) { /* the last run: it grows where it is */
+            size_t more = need - c->cap > c->cap ? need - c->cap : c->cap;
+            if (more > UINT32_MAX - c->cap)
+                more = need - c->cap;
+            if (MT_GROW(pk->items, pk->capitems, pk->nitems + more, 1024) != MT_OK)
+                return MT_ERR_NOMEM;
+            pk->nitems += more;
+            c->cap += (uint32_t)more;
+        } else {
+            size_t room = need < 4 ? 4 : need;
+            if (room < 2 * (size_t)c->cap && 2 * (size_t)c->cap <= UINT32_MAX)
+                room = 2 * (size_t)c->cap;
+            if (MT_GROW(pk->items, pk->capitems, pk->nitems + room, 1024) != MT_OK)
+                return MT_ERR_NOMEM;
+            if (c->n)
+                memcpy(pk->items + pk->nitems, pk->items + c->at, c->n * sizeof *pk->items);
+            c->at = pk->nitems;
+            c->cap = (uint32_t)room;
+            pk->nitems += room;
+        }
+    }
+    memcpy(pk->items + c->at + c->n, src, k * sizeof *src);
+    c->n = (uint32_t)need;
     return MT_OK;
 }
 
@@ -172,7 +186,7 @@ static mt_status_t global(up_t *p, const char *mod, size_t ml, const char *name,
                 *c = '?';
         return fail(p, MT_ERR_FORMAT, what);
     }
-    return push_new(p, V_BUILDER, NULL);
+    return push_new(p, MT_PV_BUILDER, NULL);
 }
 
 static mt_status_t str_op(up_t *p, size_t n_len)
@@ -184,11 +198,12 @@ static mt_status_t str_op(up_t *p, size_t n_len)
     p->pos += n_len;
     if (n > p->len - p->pos)
         return fail(p, MT_ERR_TRUNCATED, "the bytes end inside a string");
-    pv_t *v;
-    if ((st = push_new(p, V_STR, &v)) != MT_OK)
+    mt_fr_pv_t *v;
+    if ((st = push_new(p, MT_PV_STR, &v)) != MT_OK)
         return st;
-    v->v.s.off = p->pos;
-    v->v.s.len = (size_t)n;
+    v->at = p->pos;
+    v->v.len = (size_t)n;
+    v->plain = mt_json_plain_len((const char *)p->d + p->pos, (size_t)n) == (size_t)n;
     p->pos += (size_t)n;
     return MT_OK;
 }
@@ -200,8 +215,8 @@ static mt_status_t long_op(up_t *p, size_t n)
         return st;
     const uint8_t *b = p->d + p->pos;
     p->pos += n;
-    pv_t *v;
-    if ((st = push_new(p, V_INT, &v)) != MT_OK)
+    mt_fr_pv_t *v;
+    if ((st = push_new(p, MT_PV_INT, &v)) != MT_OK)
         return st;
     bool neg = n && (b[n - 1] & 0x80);
     /* little-endian two's complement: bytes past the 8th only repeat the sign */
@@ -212,7 +227,7 @@ static mt_status_t long_op(up_t *p, size_t n)
     if (neg && n < 8)
         u |= ~UINT64_C(0) << (8 * n);
     if (!neg && (u >> 63)) {
-        v->type = V_UINT; /* 2^63 .. 2^64-1: a uint64 id */
+        v->type = MT_PV_UINT; /* 2^63 .. 2^64-1: a uint64 id */
         v->v.u = u;
         return MT_OK;
     }
@@ -231,7 +246,7 @@ static mt_status_t step(up_t *p, bool *stop)
     mt_status_t st = MT_OK;
     uint32_t a, b, id;
     size_t from;
-    pv_t *v;
+    mt_fr_pv_t *v, *vals = p->pk->vals;
     switch (c) {
     case 0x80: /* PROTO */
         if ((st = need(p, 1)))
@@ -253,12 +268,12 @@ static mt_status_t step(up_t *p, bool *stop)
             return MT_ERR_NOMEM;
         p->marks[p->nmarks++] = p->nstack;
         return MT_OK;
-    case '}': return push_new(p, V_DICT, NULL);
+    case '}': return push_new(p, MT_PV_DICT, NULL);
     case ']':
-    case ')': return push_new(p, V_LIST, NULL);
-    case 'N': return push_new(p, V_NONE, NULL);
-    case 0x88: return push_new(p, V_TRUE, NULL);
-    case 0x89: return push_new(p, V_FALSE, NULL);
+    case ')': return push_new(p, MT_PV_LIST, NULL);
+    case 'N': return push_new(p, MT_PV_NONE, NULL);
+    case 0x88: return push_new(p, MT_PV_TRUE, NULL);
+    case 0x89: return push_new(p, MT_PV_FALSE, NULL);
     case 'J':
     case 'K':
     case 'M': {
@@ -267,7 +282,7 @@ static mt_status_t step(up_t *p, bool *stop)
             return st;
         uint64_t u = le(p->d + p->pos, n);
         p->pos += n;
-        if ((st = push_new(p, V_INT, &v)))
+        if ((st = push_new(p, MT_PV_INT, &v)))
             return st;
         v->v.i = c == 'J' ? (int64_t)(int32_t)(uint32_t)u : (int64_t)u;
         return MT_OK;
@@ -292,7 +307,7 @@ static mt_status_t step(up_t *p, bool *stop)
         for (int i = 0; i < 8; i++)
             u = u << 8 | p->d[p->pos + i];
         p->pos += 8;
-        if ((st = push_new(p, V_FLOAT, &v)))
+        if ((st = push_new(p, MT_PV_FLOAT, &v)))
             return st;
         memcpy(&v->v.f, &u, sizeof u);
         return MT_OK;
@@ -322,33 +337,28 @@ static mt_status_t step(up_t *p, bool *stop)
     case 's': /* SETITEM */
         if ((st = pop(p, &b)) || (st = pop(p, &a)))
             return st;
-        if (!p->nstack || p->vals[p->stack[p->nstack - 1]].type != V_DICT)
+        if (!p->nstack || vals[p->stack[p->nstack - 1]].type != MT_PV_DICT)
             return fail(p, MT_ERR_FORMAT, "SETITEM on something that is not a dict");
-        id = p->stack[p->nstack - 1];
-        if ((st = add_item(p, id, a)))
-            return st;
-        return add_item(p, id, b);
+        return add_items(p, p->stack[p->nstack - 1], (const uint32_t[]){a, b}, 2);
     case 'u':
     case 'e':
         if ((st = pop_mark(p, &from)))
             return st;
-        if (!from || p->vals[p->stack[from - 1]].type != (c == 'u' ? V_DICT : V_LIST))
+        if (!from || vals[p->stack[from - 1]].type != (c == 'u' ? MT_PV_DICT : MT_PV_LIST))
             return fail(p, MT_ERR_FORMAT, c == 'u' ? "SETITEMS on something that is not a dict"
                                                    : "APPENDS on something that is not a list");
         if (c == 'u' && (p->nstack - from) % 2)
             return fail(p, MT_ERR_FORMAT, "SETITEMS with an odd number of items");
-        id = p->stack[from - 1];
-        for (size_t i = from; i < p->nstack; i++)
-            if ((st = add_item(p, id, p->stack[i])))
-                return st;
+        if ((st = add_items(p, p->stack[from - 1], p->stack + from, p->nstack - from)))
+            return st;
         p->nstack = from;
         return MT_OK;
     case 'a':
         if ((st = pop(p, &a)))
             return st;
-        if (!p->nstack || p->vals[p->stack[p->nstack - 1]].type != V_LIST)
+        if (!p->nstack || vals[p->stack[p->nstack - 1]].type != MT_PV_LIST)
             return fail(p, MT_ERR_FORMAT, "APPEND on something that is not a list");
-        return add_item(p, p->stack[p->nstack - 1], a);
+        return add_items(p, p->stack[p->nstack - 1], &a, 1);
     case 't':
     case 0x85:
     case 0x86:
@@ -363,11 +373,10 @@ static mt_status_t step(up_t *p, bool *stop)
                 return fail(p, MT_ERR_FORMAT, "stack underflow");
             from = p->nstack - k;
         }
-        if ((st = new_val(p, V_LIST, &id)))
+        if ((st = new_val(p, MT_PV_LIST, &id)))
             return st;
-        for (size_t i = from; i < p->nstack; i++)
-            if ((st = add_item(p, id, p->stack[i])))
-                return st;
+        if ((st = add_items(p, id, p->stack + from, p->nstack - from)))
+            return st;
         p->nstack = from;
         return push(p, id);
     }
@@ -384,18 +393,18 @@ static mt_status_t step(up_t *p, bool *stop)
     case 0x93: /* STACK_GLOBAL */
         if ((st = pop(p, &b)) || (st = pop(p, &a)))
             return st;
-        if (p->vals[a].type != V_STR || p->vals[b].type != V_STR)
+        if (vals[a].type != MT_PV_STR || vals[b].type != MT_PV_STR)
             return fail(p, MT_ERR_FORMAT, "STACK_GLOBAL of something that is not a string");
-        return global(p, (const char *)p->d + p->vals[a].v.s.off, p->vals[a].v.s.len,
-                      (const char *)p->d + p->vals[b].v.s.off, p->vals[b].v.s.len);
+        return global(p, (const char *)p->d + vals[a].at, vals[a].v.len, (const char *)p->d + vals[b].at,
+                      vals[b].v.len);
     case 'R': /* REDUCE: only a list builder applied to a 1-tuple */
         if ((st = pop(p, &b)) || (st = pop(p, &a)))
             return st;
-        if (p->vals[a].type != V_BUILDER)
+        if (vals[a].type != MT_PV_BUILDER)
             return fail(p, MT_ERR_FORMAT, "refused REDUCE of something that is not an allowed global");
-        if (p->vals[b].type != V_LIST || p->vals[b].n != 1 || p->vals[p->vals[b].items[0]].type != V_LIST)
+        if (vals[b].type != MT_PV_LIST || vals[b].n != 1 || vals[p->pk->items[vals[b].at]].type != MT_PV_LIST)
             return fail(p, MT_ERR_FORMAT, "REDUCE of a list builder without one list argument");
-        return push(p, p->vals[b].items[0]);
+        return push(p, p->pk->items[vals[b].at]);
     default: {
         char what[64];
         snprintf(what, sizeof what, "unknown opcode 0x%02x", c);
@@ -421,62 +430,81 @@ static mt_status_t emit_str(const uint8_t *d, size_t off, size_t len, mt_buf_t *
     return MT_OK;
 }
 
-static mt_status_t emit(up_t *p, uint32_t id, int depth, mt_buf_t *o);
+/* The writer: errors at the offset of STOP. */
+typedef struct em {
+    const mt_fr_pickle_t *pk;
+    mt_error_t *err;
+    size_t limit;
+} em_t;
 
-static mt_status_t emit_key(up_t *p, uint32_t id, mt_buf_t *o)
+static size_t out_limit(size_t len)
 {
-    const pv_t *v = &p->vals[id];
-    if (v->type == V_STR)
-        return emit_str(p->d, v->v.s.off, v->v.s.len, o);
-    if (v->type == V_INT || v->type == V_UINT) {
+    return len > (SIZE_MAX - (1u << 20)) / 64 ? SIZE_MAX / 2 : 64 * len + (1u << 20);
+}
+
+static mt_status_t em_fail(const em_t *e, mt_status_t code, const char *what)
+{
+    mt_error_set(e->err, code, "pickle: %s", what);
+    mt_errpos_set(e->err, e->pk->path, (int64_t)e->pk->len - 1, -1, -1);
+    return code;
+}
+
+static mt_status_t emit(const em_t *e, uint32_t id, int depth, mt_buf_t *o);
+
+static mt_status_t emit_key(const em_t *e, uint32_t id, mt_buf_t *o)
+{
+    const mt_fr_pv_t *v = &e->pk->vals[id];
+    if (v->type == MT_PV_STR)
+        return emit_str(e->pk->data, v->at, v->v.len, o);
+    if (v->type == MT_PV_INT || v->type == MT_PV_UINT) {
         char b[24];
-        size_t n = v->type == V_INT ? mt_fmt_i64(v->v.i, b) : mt_fmt_u64(v->v.u, b);
+        size_t n = v->type == MT_PV_INT ? mt_fmt_i64(v->v.i, b) : mt_fmt_u64(v->v.u, b);
         mt_status_t st = mt_buf_append(o, "\"", 1);
         if (!st)
             st = mt_buf_append(o, b, n);
         return st ? st : mt_buf_append(o, "\"", 1);
     }
-    return fail(p, MT_ERR_FORMAT, "a dict key that is neither a string nor an int");
+    return em_fail(e, MT_ERR_FORMAT, "a dict key that is neither a string nor an int");
 }
 
-static mt_status_t emit(up_t *p, uint32_t id, int depth, mt_buf_t *o)
+static mt_status_t emit(const em_t *e, uint32_t id, int depth, mt_buf_t *o)
 {
     if (depth > MAX_DEPTH)
-        return fail(p, MT_ERR_LIMIT, "nested deeper than 64");
-    if (o->len > p->out_limit)
-        return fail(p, MT_ERR_LIMIT, "decoded text over 64 times the input (memo references)");
-    const pv_t *v = &p->vals[id];
+        return em_fail(e, MT_ERR_LIMIT, "nested deeper than 64");
+    if (o->len > e->limit)
+        return em_fail(e, MT_ERR_LIMIT, "decoded text over 64 times the input (memo references)");
+    const mt_fr_pv_t *v = &e->pk->vals[id];
     char b[40];
     size_t n;
     mt_status_t st = MT_OK;
     switch (v->type) {
-    case V_NONE: return mt_buf_append(o, "null", 4);
-    case V_TRUE: return mt_buf_append(o, "true", 4);
-    case V_FALSE: return mt_buf_append(o, "false", 5);
-    case V_INT: n = mt_fmt_i64(v->v.i, b); return mt_buf_append(o, b, n);
-    case V_UINT: n = mt_fmt_u64(v->v.u, b); return mt_buf_append(o, b, n);
-    case V_FLOAT:
+    case MT_PV_NONE: return mt_buf_append(o, "null", 4);
+    case MT_PV_TRUE: return mt_buf_append(o, "true", 4);
+    case MT_PV_FALSE: return mt_buf_append(o, "false", 5);
+    case MT_PV_INT: n = mt_fmt_i64(v->v.i, b); return mt_buf_append(o, b, n);
+    case MT_PV_UINT: n = mt_fmt_u64(v->v.u, b); return mt_buf_append(o, b, n);
+    case MT_PV_FLOAT:
         if (!isfinite(v->v.f))
             return mt_buf_append(o, "null", 4);
         n = (size_t)snprintf(b, sizeof b, "%.17g", v->v.f);
         if (!strpbrk(b, ".eE")) /* keep it a float: 2.0, not 2 */
             b[n++] = '.', b[n++] = '0';
         return mt_buf_append(o, b, n);
-    case V_STR: return emit_str(p->d, v->v.s.off, v->v.s.len, o);
-    case V_LIST:
-    case V_DICT: {
-        bool dict = v->type == V_DICT;
+    case MT_PV_STR: return emit_str(e->pk->data, v->at, v->v.len, o);
+    case MT_PV_LIST:
+    case MT_PV_DICT: {
+        bool dict = v->type == MT_PV_DICT;
         if ((st = mt_buf_append(o, dict ? "{" : "[", 1)))
             return st;
-        for (size_t i = 0; i < p->vals[id].n && !st; i++) {
-            uint32_t it = p->vals[id].items[i];
+        const uint32_t *items = e->pk->items + v->at;
+        for (size_t i = 0; i < v->n && !st; i++) {
             if (i && (st = mt_buf_append(o, dict && i % 2 ? ":" : ",", 1)))
                 break;
-            st = dict && i % 2 == 0 ? emit_key(p, it, o) : emit(p, it, depth + 1, o);
+            st = dict && i % 2 == 0 ? emit_key(e, items[i], o) : emit(e, items[i], depth + 1, o);
         }
         return st ? st : mt_buf_append(o, dict ? "}" : "]", 1);
     }
-    default: return fail(p, MT_ERR_FORMAT, "a global that was never applied");
+    default: return em_fail(e, MT_ERR_FORMAT, "a global that was never applied");
     }
 }
 
@@ -485,15 +513,32 @@ int mt_fr_pickle_sniff(const uint8_t *data, size_t len)
     return len >= 2 && data[0] == 0x80 && data[1] >= 2 && data[1] <= 5;
 }
 
-mt_status_t mt_fr_pickle_to_json(const uint8_t *data, size_t len, const char *path, mt_buf_t *out,
-                                 mt_error_t *err)
+void mt_fr_pickle_free(mt_fr_pickle_t *pk)
 {
-    up_t p = {.d = data, .len = len, .path = path, .err = err};
-    p.out_limit = (len > (SIZE_MAX - (1u << 20)) / 64 ? SIZE_MAX / 2 : 64 * len + (1u << 20));
+    if (!pk)
+        return;
+    free(pk->vals);
+    free(pk->items);
+    *pk = (mt_fr_pickle_t){0};
+}
+
+mt_status_t mt_fr_pickle_load(const uint8_t *data, size_t len, const char *path, mt_fr_pickle_t *pk,
+                              mt_error_t *err)
+{
+    *pk = (mt_fr_pickle_t){.data = data, .len = len, .path = path};
+    up_t p = {.d = data, .len = len, .path = path, .err = err, .pk = pk};
     mt_status_t st = MT_OK;
     bool stop = false;
     if (!mt_fr_pickle_sniff(data, len)) {
         st = fail(&p, len < 2 ? MT_ERR_TRUNCATED : MT_ERR_FORMAT, "expected PROTO 2 to 5 at the start");
+        goto done;
+    }
+    /* room for most of a dump's values and items at once (a Flight
+     * Recorder dump holds one value per ~6 bytes of pickle) */
+    size_t guess = len / 8 < (1u << 22) ? len / 8 : (1u << 22);
+    if (MT_GROW(pk->vals, pk->capvals, guess + 64, 64) != MT_OK ||
+        MT_GROW(pk->items, pk->capitems, 2 * guess + 64, 1024) != MT_OK) {
+        st = MT_ERR_NOMEM;
         goto done;
     }
     while (!st && !stop)
@@ -504,21 +549,83 @@ mt_status_t mt_fr_pickle_to_json(const uint8_t *data, size_t len, const char *pa
         p.op = p.pos;
         st = fail(&p, MT_ERR_FORMAT, "bytes after STOP");
     }
-    if (!st) {
-        size_t before = out->len;
-        p.op = p.pos - 1;
-        st = emit(&p, p.stack[0], 0, out);
-        if (st)
-            out->len = before;
-    }
+    if (!st)
+        pk->root = p.stack[0];
 done:
-    for (size_t i = 0; i < p.nvals; i++)
-        free(p.vals[i].items);
-    free(p.vals);
     free(p.stack);
     free(p.marks);
     free(p.memo);
+    if (st != MT_OK)
+        mt_fr_pickle_free(pk);
     if (st == MT_ERR_NOMEM && err && err->code == MT_OK)
         mt_error_set(err, MT_ERR_NOMEM, "pickle: out of memory");
+    return st;
+}
+
+mt_status_t mt_fr_pickle_json(const mt_fr_pickle_t *pk, mt_buf_t *out, mt_error_t *err)
+{
+    em_t e = {.pk = pk, .err = err, .limit = out_limit(pk->len)};
+    size_t before = out->len;
+    mt_status_t st = emit(&e, pk->root, 0, out);
+    if (st != MT_OK)
+        out->len = before;
+    if (st == MT_ERR_NOMEM && err && err->code == MT_OK)
+        mt_error_set(err, MT_ERR_NOMEM, "pickle: out of memory");
+    return st;
+}
+
+/* mt_fr_pickle_plain's walk: false on the first thing that is not plain;
+ * *size an upper bound of the text's length so far. */
+static bool plain_walk(mt_fr_pickle_t *pk, uint32_t id, int depth, size_t *size, size_t limit)
+{
+    mt_fr_pv_t *v = &pk->vals[id];
+    switch (v->type) {
+    case MT_PV_NONE:
+    case MT_PV_TRUE:
+    case MT_PV_FALSE: *size += 5; break;
+    case MT_PV_INT:
+    case MT_PV_UINT: *size += 20; break;
+    case MT_PV_FLOAT: *size += 32; break;
+    case MT_PV_STR:
+        if (!v->plain)
+            return false;
+        *size += v->v.len + 2;
+        break;
+    case MT_PV_LIST:
+    case MT_PV_DICT: {
+        if (v->seen || depth >= PLAIN_DEPTH)
+            return false;
+        v->seen = 1;
+        *size += 2 + (size_t)v->n;
+        bool dict = v->type == MT_PV_DICT;
+        for (size_t i = 0; i < v->n; i++) {
+            uint32_t it = pk->items[v->at + i];
+            if (dict && i % 2 == 0 && pk->vals[it].type != MT_PV_STR)
+                return false;
+            if (!plain_walk(pk, it, depth + 1, size, limit))
+                return false;
+            v = &pk->vals[id];
+        }
+        break;
+    }
+    default: return false;
+    }
+    return *size <= limit;
+}
+
+bool mt_fr_pickle_plain(mt_fr_pickle_t *pk)
+{
+    size_t size = 0;
+    return pk->vals && plain_walk(pk, pk->root, 0, &size, out_limit(pk->len) / 2);
+}
+
+mt_status_t mt_fr_pickle_to_json(const uint8_t *data, size_t len, const char *path, mt_buf_t *out,
+                                 mt_error_t *err)
+{
+    mt_fr_pickle_t pk;
+    mt_status_t st = mt_fr_pickle_load(data, len, path, &pk, err);
+    if (st == MT_OK)
+        st = mt_fr_pickle_json(&pk, out, err);
+    mt_fr_pickle_free(&pk);
     return st;
 }
