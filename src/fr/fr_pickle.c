@@ -128,7 +128,35 @@ static mt_status_t add_items(up_t *p, uint32_t cont, const uint32_t *src, size_t
         }
     }
     memcpy(pk->items + c->at + c->n, src, k * sizeof *src);
+    /* what mt_fr_pickle_plain says, kept up */
+    mt_fr_pv_t *vals = pk->vals;
+    bool mixed = c->in; /* c's height is final once it is an item */
+    unsigned h = c->height, key = c->type == MT_PV_DICT ? 1u << (c->n & 1) : 0; /* bit 0 set: src[0] is a key */
+    size_t bound = 0;
+    for (size_t j = 0; j < k; j++) {
+        mt_fr_pv_t *it = &vals[src[j]];
+        switch (it->type) {
+        case MT_PV_STR:
+            bound += it->v.len + 3; /* quotes, then a comma or colon */
+            mixed |= !it->plain;
+            break;
+        case MT_PV_LIST:
+        case MT_PV_DICT:
+            mixed |= it->in | (src[j] == cont);
+            it->in = 1;
+            if (it->height >= h)
+                h = it->height + 1u;
+            bound += 3;
+            break;
+        case MT_PV_BUILDER: mixed = true; break;
+        default: bound += 33; break; /* an int or a float's %.17g, a comma */
+        }
+        mixed |= (key >> (j & 1) & 1) && it->type != MT_PV_STR;
+    }
+    c->height = (uint8_t)(h < 255 ? h : 255);
     c->n = (uint32_t)need;
+    pk->mixed |= mixed;
+    pk->bound += bound;
     return MT_OK;
 }
 
@@ -404,7 +432,13 @@ static mt_status_t step(up_t *p, bool *stop)
             return fail(p, MT_ERR_FORMAT, "refused REDUCE of something that is not an allowed global");
         if (vals[b].type != MT_PV_LIST || vals[b].n != 1 || vals[p->pk->items[vals[b].at]].type != MT_PV_LIST)
             return fail(p, MT_ERR_FORMAT, "REDUCE of a list builder without one list argument");
-        return push(p, p->pk->items[vals[b].at]);
+        /* the argument's tuple is gone: its list may become an item; the
+         * tuple may not (it would hold the list twice) */
+        id = p->pk->items[vals[b].at];
+        p->pk->mixed |= vals[b].in;
+        vals[b].in = 1;
+        vals[id].in = 0;
+        return push(p, id);
     default: {
         char what[64];
         snprintf(what, sizeof what, "unknown opcode 0x%02x", c);
@@ -574,49 +608,16 @@ mt_status_t mt_fr_pickle_json(const mt_fr_pickle_t *pk, mt_buf_t *out, mt_error_
     return st;
 }
 
-/* mt_fr_pickle_plain's walk: false on the first thing that is not plain;
- * *size an upper bound of the text's length so far. */
-static bool plain_walk(mt_fr_pickle_t *pk, uint32_t id, int depth, size_t *size, size_t limit)
+bool mt_fr_pickle_plain(const mt_fr_pickle_t *pk)
 {
-    mt_fr_pv_t *v = &pk->vals[id];
-    switch (v->type) {
-    case MT_PV_NONE:
-    case MT_PV_TRUE:
-    case MT_PV_FALSE: *size += 5; break;
-    case MT_PV_INT:
-    case MT_PV_UINT: *size += 20; break;
-    case MT_PV_FLOAT: *size += 32; break;
-    case MT_PV_STR:
-        if (!v->plain)
-            return false;
-        *size += v->v.len + 2;
-        break;
-    case MT_PV_LIST:
-    case MT_PV_DICT: {
-        if (v->seen || depth >= PLAIN_DEPTH)
-            return false;
-        v->seen = 1;
-        *size += 2 + (size_t)v->n;
-        bool dict = v->type == MT_PV_DICT;
-        for (size_t i = 0; i < v->n; i++) {
-            uint32_t it = pk->items[v->at + i];
-            if (dict && i % 2 == 0 && pk->vals[it].type != MT_PV_STR)
-                return false;
-            if (!plain_walk(pk, it, depth + 1, size, limit))
-                return false;
-            v = &pk->vals[id];
-        }
-        break;
-    }
-    default: return false;
-    }
-    return *size <= limit;
-}
-
-bool mt_fr_pickle_plain(mt_fr_pickle_t *pk)
-{
-    size_t size = 0;
-    return pk->vals && plain_walk(pk, pk->root, 0, &size, out_limit(pk->len) / 2);
+    if (!pk->vals || pk->mixed)
+        return false;
+    const mt_fr_pv_t *r = &pk->vals[pk->root];
+    if (r->type == MT_PV_BUILDER || (r->type == MT_PV_STR && !r->plain))
+        return false;
+    if ((r->type == MT_PV_LIST || r->type == MT_PV_DICT) && (r->in || r->height > PLAIN_DEPTH))
+        return false;
+    return pk->bound + 40 <= out_limit(pk->len) / 2;
 }
 
 mt_status_t mt_fr_pickle_to_json(const uint8_t *data, size_t len, const char *path, mt_buf_t *out,

@@ -44,7 +44,8 @@ enum { MT_PV_NONE, MT_PV_TRUE, MT_PV_FALSE, MT_PV_INT, MT_PV_UINT, MT_PV_FLOAT, 
 typedef struct mt_fr_pv {
     uint8_t type;  /* MT_PV_* */
     uint8_t plain; /* MT_PV_STR: 1 when no byte of it is escaped in JSON */
-    uint8_t seen;  /* private to mt_fr_pickle_plain */
+    uint8_t in;     /* private: 1 once an item of a container */
+    uint8_t height; /* private: containers' nesting, 255 at most */
     uint32_t n;    /* MT_PV_LIST, MT_PV_DICT: the items in items[at..at+n) */
     uint32_t cap;  /* private: the room at items[at..] */
     size_t at;     /* containers: their first item; MT_PV_STR: its first byte in data */
@@ -67,6 +68,8 @@ typedef struct mt_fr_pickle {
     uint32_t *items; /* value ids */
     size_t nitems, capitems;
     uint32_t root;
+    bool mixed;   /* private: something mt_fr_pickle_plain refuses */
+    size_t bound; /* private: over the text's length, less the root's brackets */
 } mt_fr_pickle_t;
 
 /* Decode data[0..len) into *pk, which holds nothing before (every error of
@@ -81,12 +84,13 @@ mt_status_t mt_fr_pickle_load(const uint8_t *data, size_t len, const char *path,
 mt_status_t mt_fr_pickle_json(const mt_fr_pickle_t *pk, mt_buf_t *out, mt_error_t *err);
 
 /* True when mt_fr_pickle_json of pk cannot fail and its text, read by the
- * JSON reader, is the values as they are: every string and dict key
- * reachable from the root a string of no byte to escape, no container
- * reached twice (no sharing, no cycle), nested at most 32 deep, no global
- * left unapplied, and the text well under its limit. Marks pk's values
- * (seen); call it once. */
-bool mt_fr_pickle_plain(mt_fr_pickle_t *pk);
+ * JSON reader, is the values as they are: every string and dict key a
+ * string of no byte to escape, every container the item of one container
+ * at most (no sharing, no cycle) and complete before it became one, the
+ * root nested at most 32 deep, no global left unapplied, and the text
+ * under half its limit. Kept as the values are decoded (conservative: a
+ * value out of the root's reach counts too). */
+bool mt_fr_pickle_plain(const mt_fr_pickle_t *pk);
 
 /* Frees what pk owns (not data) and empties it; NULL or an empty one: nothing. */
 void mt_fr_pickle_free(mt_fr_pickle_t *pk);
