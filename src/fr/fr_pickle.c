@@ -94,6 +94,25 @@ static mt_status_t pop(up_t *p, uint32_t *id)
     return MT_OK;
 }
 
+/* What an item adds to mt_fr_pickle_plain's account (add_items' loop). */
+static inline bool note_item(mt_fr_pv_t *it, bool self, unsigned *h, size_t *bound)
+{
+    switch (it->type) {
+    case MT_PV_STR: *bound += it->v.len + 3; return !it->plain; /* quotes, then a comma or colon */
+    case MT_PV_LIST:
+    case MT_PV_DICT: {
+        bool was = it->in | self;
+        it->in = 1;
+        if (it->height >= *h)
+            *h = it->height + 1u;
+        *bound += 3;
+        return was;
+    }
+    case MT_PV_BUILDER: return true;
+    default: *bound += 33; return false; /* an int or a float's %.17g, a comma */
+    }
+}
+
 /* src[0..k) appended to container cont's items (src must not point into
  * pk->items). */
 static mt_status_t add_items(up_t *p, uint32_t cont, const uint32_t *src, size_t k)
@@ -131,28 +150,24 @@ static mt_status_t add_items(up_t *p, uint32_t cont, const uint32_t *src, size_t
     /* what mt_fr_pickle_plain says, kept up */
     mt_fr_pv_t *vals = pk->vals;
     bool mixed = c->in; /* c's height is final once it is an item */
-    unsigned h = c->height, key = c->type == MT_PV_DICT ? 1u << (c->n & 1) : 0; /* bit 0 set: src[0] is a key */
-    size_t bound = 0;
-    for (size_t j = 0; j < k; j++) {
-        mt_fr_pv_t *it = &vals[src[j]];
-        switch (it->type) {
-        case MT_PV_STR:
-            bound += it->v.len + 3; /* quotes, then a comma or colon */
-            mixed |= !it->plain;
-            break;
-        case MT_PV_LIST:
-        case MT_PV_DICT:
-            mixed |= it->in | (src[j] == cont);
-            it->in = 1;
-            if (it->height >= h)
-                h = it->height + 1u;
-            bound += 3;
-            break;
-        case MT_PV_BUILDER: mixed = true; break;
-        default: bound += 33; break; /* an int or a float's %.17g, a comma */
+    unsigned h = c->height;
+    size_t bound = 0, j = 0;
+    if (c->type == MT_PV_DICT) { /* keys must be strings */
+        if (c->n & 1)
+            mixed |= note_item(&vals[src[j]], src[j] == cont, &h, &bound), j++;
+        for (; j + 1 < k; j += 2) {
+            mt_fr_pv_t *key = &vals[src[j]];
+            mixed |= key->type != MT_PV_STR || !key->plain;
+            bound += key->v.len + 3;
+            mixed |= note_item(&vals[src[j + 1]], src[j + 1] == cont, &h, &bound);
         }
-        mixed |= (key >> (j & 1) & 1) && it->type != MT_PV_STR;
+        if (j < k) {
+            mixed |= vals[src[j]].type != MT_PV_STR;
+            mixed |= note_item(&vals[src[j]], src[j] == cont, &h, &bound), j++;
+        }
     }
+    for (; j < k; j++)
+        mixed |= note_item(&vals[src[j]], src[j] == cont, &h, &bound);
     c->height = (uint8_t)(h < 255 ? h : 255);
     c->n = (uint32_t)need;
     pk->mixed |= mixed;
@@ -447,6 +462,115 @@ static mt_status_t step(up_t *p, bool *stop)
     }
 }
 
+/* The usual opcodes of a dump (memo gets and stores, ints, empty
+ * containers, APPEND to a list with room) for as long as every operand is
+ * in the bytes, there is room for the values and every check passes; the
+ * state in locals, not behind p on every opcode. Stops before the first
+ * other opcode, for step() to read it (and say what is wrong) from its
+ * first byte. step() paid for its generality on every opcode: a dump's
+ * opcodes are 40 % memo gets. */
+static mt_status_t fast_run(up_t *p)
+{
+    mt_fr_pickle_t *pk = p->pk;
+    const uint8_t *d = p->d;
+    if (p->len < 10)
+        return MT_OK;
+    size_t pos = p->pos, last = p->len - 10; /* 10 bytes from pos on, the widest opcode here */
+    uint32_t *stack = p->stack, *memo = p->memo;
+    size_t ns = p->nstack, capst = p->capstack, capmemo = p->capmemo;
+    mt_fr_pv_t *vals = pk->vals;
+    size_t nv = pk->nvals, capv = pk->capvals < UINT32_MAX - 1 ? pk->capvals : UINT32_MAX - 1;
+    size_t floor = p->nmarks ? p->marks[p->nmarks - 1] : 0;
+    mt_status_t st = MT_OK;
+    while (pos <= last && ns < capst && nv < capv) {
+        const uint8_t *b = d + pos;
+        mt_fr_pv_t *v = vals + nv;
+        uint32_t k;
+        switch (b[0]) {
+        case 'h':
+        case 'j':
+            k = b[0] == 'h' ? b[1] : (uint32_t)le(b + 1, 4);
+            if (k >= capmemo || !memo[k])
+                goto out;
+            stack[ns++] = memo[k] - 1;
+            pos += b[0] == 'h' ? 2 : 5;
+            continue;
+        case 'q':
+        case 'r':
+            k = b[0] == 'q' ? b[1] : (uint32_t)le(b + 1, 4);
+            if (!ns || k >= capmemo)
+                goto out;
+            memo[k] = stack[ns - 1] + 1;
+            pos += b[0] == 'q' ? 2 : 5;
+            continue;
+        case 'a': {
+            if (ns < floor + 2)
+                goto out;
+            uint32_t cid = stack[ns - 2], id = stack[ns - 1];
+            mt_fr_pv_t *c = &vals[cid];
+            if (c->type != MT_PV_LIST || c->in || c->n >= UINT32_MAX - 1)
+                goto out;
+            if (c->n == c->cap) {
+                if (c->cap || pk->capitems - pk->nitems < 4)
+                    goto out; /* add_items moves it */
+                c->at = pk->nitems;
+                c->cap = 4;
+                pk->nitems += 4;
+            }
+            pk->items[c->at + c->n++] = id;
+            unsigned h = c->height;
+            size_t bound = 0;
+            pk->mixed |= note_item(&vals[id], id == cid, &h, &bound);
+            c->height = (uint8_t)(h < 255 ? h : 255);
+            pk->bound += bound;
+            ns--;
+            pos++;
+            continue;
+        }
+        case '}': *v = (mt_fr_pv_t){.type = MT_PV_DICT}; pos += 1; break;
+        case ']':
+        case ')': *v = (mt_fr_pv_t){.type = MT_PV_LIST}; pos += 1; break;
+        case 'N': *v = (mt_fr_pv_t){.type = MT_PV_NONE}; pos += 1; break;
+        case 0x88: *v = (mt_fr_pv_t){.type = MT_PV_TRUE}; pos += 1; break;
+        case 0x89: *v = (mt_fr_pv_t){.type = MT_PV_FALSE}; pos += 1; break;
+        case 'K': *v = (mt_fr_pv_t){.type = MT_PV_INT, .v.i = b[1]}; pos += 2; break;
+        case 'M': *v = (mt_fr_pv_t){.type = MT_PV_INT, .v.i = (int64_t)le(b + 1, 2)}; pos += 3; break;
+        case 'J': *v = (mt_fr_pv_t){.type = MT_PV_INT, .v.i = (int32_t)(uint32_t)le(b + 1, 4)}; pos += 5; break;
+        case 0x8a: { /* LONG1 of 8 bytes or fewer, as long_op reads it */
+            size_t n = b[1];
+            if (n > 8)
+                goto out;
+            uint64_t u = le(b + 2, n);
+            bool neg = n && (b[1 + n] & 0x80);
+            if (neg && n < 8)
+                u |= ~UINT64_C(0) << (8 * n);
+            if (!neg && (u >> 63))
+                *v = (mt_fr_pv_t){.type = MT_PV_UINT, .v.u = u};
+            else
+                *v = (mt_fr_pv_t){.type = MT_PV_INT, .v.i = (int64_t)u};
+            pos += 2 + n;
+            break;
+        }
+        case 'G': {
+            uint64_t u = 0;
+            for (int i = 1; i <= 8; i++)
+                u = u << 8 | b[i];
+            *v = (mt_fr_pv_t){.type = MT_PV_FLOAT};
+            memcpy(&v->v.f, &u, sizeof u);
+            pos += 9;
+            break;
+        }
+        default: goto out;
+        }
+        stack[ns++] = (uint32_t)nv++; /* a new value */
+    }
+out:
+    p->pos = pos;
+    p->nstack = ns;
+    pk->nvals = nv;
+    return st;
+}
+
 /* The string at d[off..off+len) as JSON text: most are quoted as they
  * are, straight into the buffer; the rest through mt_json_string. */
 static mt_status_t emit_str(const uint8_t *d, size_t off, size_t len, mt_buf_t *o)
@@ -576,7 +700,8 @@ mt_status_t mt_fr_pickle_load(const uint8_t *data, size_t len, const char *path,
         goto done;
     }
     while (!st && !stop)
-        st = step(&p, &stop);
+        if ((st = fast_run(&p)) == MT_OK)
+            st = step(&p, &stop);
     if (!st && (p.nstack != 1 || p.nmarks))
         st = fail(&p, MT_ERR_FORMAT, "STOP with other than one value on the stack");
     if (!st && p.pos != len) {
