@@ -605,12 +605,12 @@ typedef struct pkr {
 
 static inline const mt_fr_pv_t *pk_item(const mt_fr_pickle_t *pk, const mt_fr_pv_t *c, size_t i)
 {
-    return &pk->vals[pk->items[c->at + i]];
+    return &pk->vals[pk->items[c->v.c.at + i]];
 }
 
 static inline const char *pk_str(const mt_fr_pickle_t *pk, const mt_fr_pv_t *v)
 {
-    return (const char *)pk->data + v->at;
+    return (const char *)pk->data + v->v.c.at;
 }
 
 /* A time as get_time reads it (null or 0: none), within read_entry's bounds. */
@@ -656,7 +656,7 @@ static bool pk_intern(pkr_t *r, int f, const mt_fr_pv_t *v, size_t cap, uint32_t
 {
     if (v->type != MT_PV_STR)
         return false;
-    r->st = intern_recent(r->o, &r->rec[f], r->rec, 3, pk_str(r->pk, v), v->v.len, cap, id);
+    r->st = intern_recent(r->o, &r->rec[f], r->rec, 3, pk_str(r->pk, v), v->n, cap, id);
     return r->st == MT_OK;
 }
 
@@ -670,7 +670,7 @@ static bool pk_entry(pkr_t *r, const mt_fr_pv_t *e, mt_fr_entry_t *x)
     unsigned seen = 0;
     for (size_t i = 0; i + 1 < e->n; i += 2) {
         const mt_fr_pv_t *k = pk_item(pk, e, i), *v = pk_item(pk, e, i + 1);
-        int key = entry_key(pk_str(pk, k), k->v.len);
+        int key = entry_key(pk_str(pk, k), k->n);
         if (key < 0 || (seen >> key & 1))
             continue; /* the first counts */
         seen |= 1u << key;
@@ -702,7 +702,7 @@ static bool pk_entry(pkr_t *r, const mt_fr_pv_t *e, mt_fr_entry_t *x)
         case K_STATE:
             if ((ok = v->type == MT_PV_STR)) {
                 const char *t = pk_str(pk, v);
-                size_t tn = v->v.len;
+                size_t tn = v->n;
                 x->state = tn == 9 && !memcmp(t, "completed", 9) ? MT_FR_COMPLETED
                            : tn == 7 && !memcmp(t, "started", 7) ? MT_FR_STARTED
                                                                  : MT_FR_SCHEDULED;
@@ -746,9 +746,9 @@ static bool pk_pgs(pkr_t *r, const mt_fr_pv_t *c)
         for (size_t j = 0; j + 1 < g->n; j += 2) {
             const mt_fr_pv_t *gk = pk_item(pk, g, j), *gv = pk_item(pk, g, j + 1);
             const char *s = pk_str(pk, gk);
-            const mt_fr_pv_t **slot = gk->v.len == 4 && !memcmp(s, "name", 4)    ? &name
-                                      : gk->v.len == 4 && !memcmp(s, "desc", 4)  ? &desc
-                                      : gk->v.len == 5 && !memcmp(s, "ranks", 5) ? &ranks
+            const mt_fr_pv_t **slot = gk->n == 4 && !memcmp(s, "name", 4)    ? &name
+                                      : gk->n == 4 && !memcmp(s, "desc", 4)  ? &desc
+                                      : gk->n == 5 && !memcmp(s, "ranks", 5) ? &ranks
                                                                                  : NULL;
             if (slot && (*slot || gv->type != MT_PV_STR))
                 return false; /* a name twice, or not a string: as the text says */
@@ -758,12 +758,12 @@ static bool pk_pgs(pkr_t *r, const mt_fr_pv_t *c)
         if (!ranks)
             return false;
         if (name)
-            copy_bytes(pk_str(pk, name), name->v.len, pg->name, sizeof pg->name);
+            copy_bytes(pk_str(pk, name), name->n, pg->name, sizeof pg->name);
         else
-            copy_bytes(pk_str(pk, k), k->v.len, pg->name, sizeof pg->name);
+            copy_bytes(pk_str(pk, k), k->n, pg->name, sizeof pg->name);
         if (desc)
-            copy_bytes(pk_str(pk, desc), desc->v.len, pg->desc, sizeof pg->desc);
-        mt_status_t st = parse_ranks(pk_str(pk, ranks), ranks->v.len, pg);
+            copy_bytes(pk_str(pk, desc), desc->n, pg->desc, sizeof pg->desc);
+        mt_status_t st = parse_ranks(pk_str(pk, ranks), ranks->n, pg);
         if (st != MT_OK) {
             if (st == MT_ERR_NOMEM)
                 r->st = st;
@@ -786,12 +786,12 @@ static bool pk_dump(pkr_t *r)
     for (size_t i = 0; i + 1 < root->n; i += 2) {
         const mt_fr_pv_t *k = pk_item(pk, root, i), *v = pk_item(pk, root, i + 1);
         const char *s = pk_str(pk, k);
-        size_t kn = k->v.len;
+        size_t kn = k->n;
         if (kn == 7 && !memcmp(s, "version", 7) && !version) {
             version = true;
             if (v->type != MT_PV_STR)
                 return false;
-            copy_bytes(pk_str(pk, v), v->v.len, o->version, sizeof o->version);
+            copy_bytes(pk_str(pk, v), v->n, o->version, sizeof o->version);
         } else if (kn == 9 && !memcmp(s, "pg_config", 9) && !cfg) {
             cfg = true;
             if (v->type == MT_PV_DICT && !pk_pgs(r, v))

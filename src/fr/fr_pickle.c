@@ -14,6 +14,8 @@
 #define MAX_MEMO (1u << 24)
 #define PLAIN_DEPTH 32
 
+_Static_assert(sizeof(mt_fr_pv_t) == 16, "a dump's values under the mmap threshold: see fr_pickle.h");
+
 /* The machine. The values go to pk; the stack and the memo hold value ids;
  * a container's items sit in one run of pk->items, moved to the end of it
  * (twice the room) when they outgrow their run: no allocation per value. */
@@ -98,7 +100,7 @@ static mt_status_t pop(up_t *p, uint32_t *id)
 static inline bool note_item(mt_fr_pv_t *it, bool self, unsigned *h, size_t *bound)
 {
     switch (it->type) {
-    case MT_PV_STR: *bound += it->v.len + 3; return !it->plain; /* quotes, then a comma or colon */
+    case MT_PV_STR: *bound += it->n + 3; return !it->plain; /* quotes, then a comma or colon */
     case MT_PV_LIST:
     case MT_PV_DICT: {
         bool was = it->in | self;
@@ -124,29 +126,33 @@ static mt_status_t add_items(up_t *p, uint32_t cont, const uint32_t *src, size_t
     if (k > UINT32_MAX - c->n)
         return fail(p, MT_ERR_LIMIT, "more than 2^32 items in one container");
     size_t need = (size_t)c->n + k;
-    if (need > c->cap) {
-        if (c->cap && c->at + c->cap == pk->nitems) { /* the last run: it grows where it is */
-            size_t more = need - c->cap > c->cap ? need - c->cap : c->cap;
-            if (more > UINT32_MAX - c->cap)
-                more = need - c->cap;
+    if (need > c->v.c.cap) {
+        if (c->v.c.cap && c->v.c.at + c->v.c.cap == pk->nitems) { /* the last run: it grows where it is */
+            size_t more = need - c->v.c.cap > c->v.c.cap ? need - c->v.c.cap : c->v.c.cap;
+            if (more > UINT32_MAX - c->v.c.cap)
+                more = need - c->v.c.cap;
+            if (pk->nitems + more > UINT32_MAX)
+                return fail(p, MT_ERR_LIMIT, "more than 2^32 items");
             if (MT_GROW(pk->items, pk->capitems, pk->nitems + more, 1024) != MT_OK)
                 return MT_ERR_NOMEM;
             pk->nitems += more;
-            c->cap += (uint32_t)more;
+            c->v.c.cap += (uint32_t)more;
         } else {
             size_t room = need < 4 ? 4 : need;
-            if (room < 2 * (size_t)c->cap && 2 * (size_t)c->cap <= UINT32_MAX)
-                room = 2 * (size_t)c->cap;
+            if (room < 2 * (size_t)c->v.c.cap && 2 * (size_t)c->v.c.cap <= UINT32_MAX)
+                room = 2 * (size_t)c->v.c.cap;
+            if (pk->nitems + room > UINT32_MAX)
+                return fail(p, MT_ERR_LIMIT, "more than 2^32 items");
             if (MT_GROW(pk->items, pk->capitems, pk->nitems + room, 1024) != MT_OK)
                 return MT_ERR_NOMEM;
             if (c->n)
-                memcpy(pk->items + pk->nitems, pk->items + c->at, c->n * sizeof *pk->items);
-            c->at = pk->nitems;
-            c->cap = (uint32_t)room;
+                memcpy(pk->items + pk->nitems, pk->items + c->v.c.at, c->n * sizeof *pk->items);
+            c->v.c.at = (uint32_t)pk->nitems;
+            c->v.c.cap = (uint32_t)room;
             pk->nitems += room;
         }
     }
-    memcpy(pk->items + c->at + c->n, src, k * sizeof *src);
+    memcpy(pk->items + c->v.c.at + c->n, src, k * sizeof *src);
     /* what mt_fr_pickle_plain says, kept up */
     mt_fr_pv_t *vals = pk->vals;
     bool mixed = c->in; /* c's height is final once it is an item */
@@ -158,7 +164,7 @@ static mt_status_t add_items(up_t *p, uint32_t cont, const uint32_t *src, size_t
         for (; j + 1 < k; j += 2) {
             mt_fr_pv_t *key = &vals[src[j]];
             mixed |= key->type != MT_PV_STR || !key->plain;
-            bound += key->v.len + 3;
+            bound += key->n + 3;
             mixed |= note_item(&vals[src[j + 1]], src[j + 1] == cont, &h, &bound);
         }
         if (j < k) {
@@ -244,8 +250,8 @@ static mt_status_t str_op(up_t *p, size_t n_len)
     mt_fr_pv_t *v;
     if ((st = push_new(p, MT_PV_STR, &v)) != MT_OK)
         return st;
-    v->at = p->pos;
-    v->v.len = (size_t)n;
+    v->v.c.at = (uint32_t)p->pos; /* the input is under 4 GiB */
+    v->n = (uint32_t)n;
     v->plain = mt_json_plain_len((const char *)p->d + p->pos, (size_t)n) == (size_t)n;
     p->pos += (size_t)n;
     return MT_OK;
@@ -438,18 +444,18 @@ static mt_status_t step(up_t *p, bool *stop)
             return st;
         if (vals[a].type != MT_PV_STR || vals[b].type != MT_PV_STR)
             return fail(p, MT_ERR_FORMAT, "STACK_GLOBAL of something that is not a string");
-        return global(p, (const char *)p->d + vals[a].at, vals[a].v.len, (const char *)p->d + vals[b].at,
-                      vals[b].v.len);
+        return global(p, (const char *)p->d + vals[a].v.c.at, vals[a].n, (const char *)p->d + vals[b].v.c.at,
+                      vals[b].n);
     case 'R': /* REDUCE: only a list builder applied to a 1-tuple */
         if ((st = pop(p, &b)) || (st = pop(p, &a)))
             return st;
         if (vals[a].type != MT_PV_BUILDER)
             return fail(p, MT_ERR_FORMAT, "refused REDUCE of something that is not an allowed global");
-        if (vals[b].type != MT_PV_LIST || vals[b].n != 1 || vals[p->pk->items[vals[b].at]].type != MT_PV_LIST)
+        if (vals[b].type != MT_PV_LIST || vals[b].n != 1 || vals[p->pk->items[vals[b].v.c.at]].type != MT_PV_LIST)
             return fail(p, MT_ERR_FORMAT, "REDUCE of a list builder without one list argument");
         /* the argument's tuple is gone: its list may become an item; the
          * tuple may not (it would hold the list twice) */
-        id = p->pk->items[vals[b].at];
+        id = p->pk->items[vals[b].v.c.at];
         p->pk->mixed |= vals[b].in;
         vals[b].in = 1;
         vals[id].in = 0;
@@ -510,14 +516,14 @@ static mt_status_t fast_run(up_t *p)
             mt_fr_pv_t *c = &vals[cid];
             if (c->type != MT_PV_LIST || c->in || c->n >= UINT32_MAX - 1)
                 goto out;
-            if (c->n == c->cap) {
-                if (c->cap || pk->capitems - pk->nitems < 4)
+            if (c->n == c->v.c.cap) {
+                if (c->v.c.cap || pk->capitems - pk->nitems < 4 || pk->nitems + 4 > UINT32_MAX)
                     goto out; /* add_items moves it */
-                c->at = pk->nitems;
-                c->cap = 4;
+                c->v.c.at = (uint32_t)pk->nitems;
+                c->v.c.cap = 4;
                 pk->nitems += 4;
             }
-            pk->items[c->at + c->n++] = id;
+            pk->items[c->v.c.at + c->n++] = id;
             unsigned h = c->height;
             size_t bound = 0;
             pk->mixed |= note_item(&vals[id], id == cid, &h, &bound);
@@ -613,7 +619,7 @@ static mt_status_t emit_key(const em_t *e, uint32_t id, mt_buf_t *o)
 {
     const mt_fr_pv_t *v = &e->pk->vals[id];
     if (v->type == MT_PV_STR)
-        return emit_str(e->pk->data, v->at, v->v.len, o);
+        return emit_str(e->pk->data, v->v.c.at, v->n, o);
     if (v->type == MT_PV_INT || v->type == MT_PV_UINT) {
         char b[24];
         size_t n = v->type == MT_PV_INT ? mt_fmt_i64(v->v.i, b) : mt_fmt_u64(v->v.u, b);
@@ -648,13 +654,13 @@ static mt_status_t emit(const em_t *e, uint32_t id, int depth, mt_buf_t *o)
         if (!strpbrk(b, ".eE")) /* keep it a float: 2.0, not 2 */
             b[n++] = '.', b[n++] = '0';
         return mt_buf_append(o, b, n);
-    case MT_PV_STR: return emit_str(e->pk->data, v->at, v->v.len, o);
+    case MT_PV_STR: return emit_str(e->pk->data, v->v.c.at, v->n, o);
     case MT_PV_LIST:
     case MT_PV_DICT: {
         bool dict = v->type == MT_PV_DICT;
         if ((st = mt_buf_append(o, dict ? "{" : "[", 1)))
             return st;
-        const uint32_t *items = e->pk->items + v->at;
+        const uint32_t *items = e->pk->items + v->v.c.at;
         for (size_t i = 0; i < v->n && !st; i++) {
             if (i && (st = mt_buf_append(o, dict && i % 2 ? ":" : ",", 1)))
                 break;
@@ -691,14 +697,21 @@ mt_status_t mt_fr_pickle_load(const uint8_t *data, size_t len, const char *path,
         st = fail(&p, len < 2 ? MT_ERR_TRUNCATED : MT_ERR_FORMAT, "expected PROTO 2 to 5 at the start");
         goto done;
     }
-    /* room for most of a dump's values and items at once (a Flight
-     * Recorder dump holds one value per ~6 bytes of pickle) */
-    size_t guess = len / 8 < (1u << 22) ? len / 8 : (1u << 22);
-    if (MT_GROW(pk->vals, pk->capvals, guess + 64, 64) != MT_OK ||
-        MT_GROW(pk->items, pk->capitems, 2 * guess + 64, 1024) != MT_OK) {
+    if (len > UINT32_MAX) { /* offsets into it are 32-bit */
+        st = fail(&p, MT_ERR_LIMIT, "a pickle of 4 GiB or more");
+        goto done;
+    }
+    /* room for a dump's values and items at once, sized as they are (not
+     * MT_GROW's powers of two): a dump of PyTorch's, 400 KB of pickle,
+     * holds 46,000 values and 143,000 items (their moves counted), and so
+     * 740 + 570 KB, under the mmap threshold of 1 MiB (mt_fr_pv_t) */
+    size_t gv = (len < (UINT32_MAX >> 2) ? len : (UINT32_MAX >> 2)) / 8 + 256, gi = 4 * gv;
+    if (!(pk->vals = malloc(gv * sizeof *pk->vals)) || !(pk->items = malloc(gi * sizeof *pk->items))) {
         st = MT_ERR_NOMEM;
         goto done;
     }
+    pk->capvals = gv;
+    pk->capitems = gi;
     while (!st && !stop)
         if ((st = fast_run(&p)) == MT_OK)
             st = step(&p, &stop);

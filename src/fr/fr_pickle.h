@@ -27,8 +27,9 @@
  * (the bytes end before STOP or inside an operand), MT_ERR_FORMAT (an
  * unknown opcode, a global or reduce that is not allowed, an operand of
  * the wrong type, a stack underflow, bytes after STOP), MT_ERR_RANGE,
- * MT_ERR_LIMIT (nested deeper than 64, more than 2^24 memo slots, or
- * output over 64 times the input plus 1 MiB: a memo bomb), MT_ERR_NOMEM. */
+ * MT_ERR_LIMIT (nested deeper than 64, more than 2^24 memo slots, output
+ * over 64 times the input plus 1 MiB: a memo bomb, or 4 GiB of input or
+ * more), MT_ERR_NOMEM. */
 mt_status_t mt_fr_pickle_to_json(const uint8_t *data, size_t len, const char *path, mt_buf_t *out,
                                  mt_error_t *err);
 
@@ -40,20 +41,24 @@ mt_status_t mt_fr_pickle_to_json(const uint8_t *data, size_t len, const char *pa
 enum { MT_PV_NONE, MT_PV_TRUE, MT_PV_FALSE, MT_PV_INT, MT_PV_UINT, MT_PV_FLOAT, MT_PV_STR, MT_PV_LIST, MT_PV_DICT,
        MT_PV_BUILDER };
 
-/* One value. Tuples are lists. A dict's items alternate key, value. */
+/* One value, 16 bytes: a dump's ~50,000 values stay under glibc's mmap
+ * threshold of 1 MiB (mt_heap_setup), so they come from the heap and are
+ * not faulted in again for every dump. Tuples are lists. A dict's items
+ * alternate key, value. */
 typedef struct mt_fr_pv {
-    uint8_t type;  /* MT_PV_* */
-    uint8_t plain; /* MT_PV_STR: 1 when no byte of it is escaped in JSON */
+    uint8_t type;   /* MT_PV_* */
+    uint8_t plain;  /* MT_PV_STR: 1 when no byte of it is escaped in JSON */
     uint8_t in;     /* private: 1 once an item of a container */
     uint8_t height; /* private: containers' nesting, 255 at most */
-    uint32_t n;    /* MT_PV_LIST, MT_PV_DICT: the items in items[at..at+n) */
-    uint32_t cap;  /* private: the room at items[at..] */
-    size_t at;     /* containers: their first item; MT_PV_STR: its first byte in data */
+    uint32_t n;     /* MT_PV_LIST, MT_PV_DICT: items; MT_PV_STR: its length in bytes */
     union {
         int64_t i;  /* MT_PV_INT */
         uint64_t u; /* MT_PV_UINT: 2^63 and over */
         double f;   /* MT_PV_FLOAT */
-        size_t len; /* MT_PV_STR: its length in bytes */
+        struct {
+            uint32_t at;  /* containers: their first item in items[]; MT_PV_STR: its first byte in data */
+            uint32_t cap; /* private: containers' room at items[at..] */
+        } c;
     } v;
 } mt_fr_pv_t;
 
