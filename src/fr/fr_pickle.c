@@ -55,6 +55,12 @@ static uint64_t le(const uint8_t *b, size_t n)
     return v;
 }
 
+/* A little-endian uint32 at b (one load on the machines we build for). */
+static inline uint32_t le32(const uint8_t *b)
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
 static mt_status_t new_val(up_t *p, uint8_t type, uint32_t *id)
 {
     mt_fr_pickle_t *pk = p->pk;
@@ -494,20 +500,32 @@ static mt_status_t fast_run(up_t *p)
         uint32_t k;
         switch (b[0]) {
         case 'h':
-        case 'j':
-            k = b[0] == 'h' ? b[1] : (uint32_t)le(b + 1, 4);
+            k = b[1];
             if (k >= capmemo || !memo[k])
                 goto out;
             stack[ns++] = memo[k] - 1;
-            pos += b[0] == 'h' ? 2 : 5;
+            pos += 2;
+            continue;
+        case 'j':
+            k = le32(b + 1);
+            if (k >= capmemo || !memo[k])
+                goto out;
+            stack[ns++] = memo[k] - 1;
+            pos += 5;
             continue;
         case 'q':
-        case 'r':
-            k = b[0] == 'q' ? b[1] : (uint32_t)le(b + 1, 4);
+            k = b[1];
             if (!ns || k >= capmemo)
                 goto out;
             memo[k] = stack[ns - 1] + 1;
-            pos += b[0] == 'q' ? 2 : 5;
+            pos += 2;
+            continue;
+        case 'r':
+            k = le32(b + 1);
+            if (!ns || k >= capmemo)
+                goto out;
+            memo[k] = stack[ns - 1] + 1;
+            pos += 5;
             continue;
         case 'a': {
             if (ns < floor + 2)
@@ -541,7 +559,7 @@ static mt_status_t fast_run(up_t *p)
         case 0x89: *v = (mt_fr_pv_t){.type = MT_PV_FALSE}; pos += 1; break;
         case 'K': *v = (mt_fr_pv_t){.type = MT_PV_INT, .v.i = b[1]}; pos += 2; break;
         case 'M': *v = (mt_fr_pv_t){.type = MT_PV_INT, .v.i = (int64_t)le(b + 1, 2)}; pos += 3; break;
-        case 'J': *v = (mt_fr_pv_t){.type = MT_PV_INT, .v.i = (int32_t)(uint32_t)le(b + 1, 4)}; pos += 5; break;
+        case 'J': *v = (mt_fr_pv_t){.type = MT_PV_INT, .v.i = (int32_t)le32(b + 1)}; pos += 5; break;
         case 0x8a: { /* LONG1 of 8 bytes or fewer, as long_op reads it */
             size_t n = b[1];
             if (n > 8)
