@@ -611,6 +611,11 @@ typedef struct pkr {
     mt_fr_dump_t *o;
     recent_t rec[3]; /* name, group, dtype */
     mt_status_t st;  /* MT_ERR_NOMEM when that declined */
+    /* the key at each of an entry's first 32 members, as value id + 1 and
+     * entry_key of it: PyTorch's pickler writes a key once and refers to
+     * it after, so the next entry's key there is most often the same value */
+    uint32_t kid[32];
+    int8_t kclass[32];
 } pkr_t;
 
 static inline const mt_fr_pv_t *pk_item(const mt_fr_pickle_t *pk, const mt_fr_pv_t *c, size_t i)
@@ -679,8 +684,19 @@ static bool pk_entry(pkr_t *r, const mt_fr_pv_t *e, mt_fr_entry_t *x)
     entry_init(x);
     unsigned seen = 0;
     for (size_t i = 0; i + 1 < e->n; i += 2) {
-        const mt_fr_pv_t *k = pk_item(pk, e, i), *v = pk_item(pk, e, i + 1);
-        int key = entry_key(pk_str(pk, k), k->n);
+        uint32_t kid = pk->items[e->v.c.at + i];
+        const mt_fr_pv_t *v = pk_item(pk, e, i + 1);
+        int key;
+        if (i / 2 < 32 && r->kid[i / 2] == kid + 1)
+            key = r->kclass[i / 2];
+        else {
+            const mt_fr_pv_t *k = &pk->vals[kid];
+            key = entry_key(pk_str(pk, k), k->n);
+            if (i / 2 < 32) {
+                r->kid[i / 2] = kid + 1;
+                r->kclass[i / 2] = (int8_t)key;
+            }
+        }
         if (key < 0 || (seen >> key & 1))
             continue; /* the first counts */
         seen |= 1u << key;
