@@ -2,6 +2,9 @@
 """Fast writer of a large synthetic Flight Recorder job (JSON dumps, one per
 rank) for scripts/bench --only fr: N ranks x E entries x 3 groups per rank,
 one rank that never enqueues the default group's last all_reduce.
+With --encoding pickle each dump is that JSON's value pickled (protocol 2,
+every string interned first: PyTorch's pickler writes a repeated string
+once and refers to it after, as Python's does an interned one).
 
 gen_fr.py writes the small scenarios with truth files through json.dumps of
 dicts (too slow for millions of entries); this writes each entry from a
@@ -20,6 +23,7 @@ the other ranks start that all_reduce and wait until the watchdog dumps.
 import argparse
 import json
 import os
+import pickle
 import random
 import sys
 from multiprocessing import Pool
@@ -45,8 +49,19 @@ def groups(r, n):
             (str(1 + n // TP + dp), "dp%d" % dp, "dp", list(range(dp, n, TP)))]
 
 
+def interned(v):
+    """v with every string (keys and values) interned."""
+    if isinstance(v, str):
+        return sys.intern(v)
+    if isinstance(v, dict):
+        return {sys.intern(k): interned(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [interned(x) for x in v]
+    return v
+
+
 def write_rank(args):
-    out, r, n, entries, culprit, seed = args
+    out, r, n, entries, culprit, seed, enc = args
     rnd = random.Random(seed * 1_000_003 + r)
     off = rnd.randrange(-5_000_000_000, 5_000_000_000)
     gs = groups(r, n)
@@ -95,11 +110,13 @@ def write_rank(args):
     head = json.dumps({"version": "2.10", "comm_lib_version": "2.21.5", "pg_config": cfg,
                        "pg_status": status})
     path = os.path.join(out, "comm_lib_trace_rank_%d" % r)
-    with open(path + ".tmp", "w") as fh:
-        fh.write(head[:-1])
-        fh.write(', "entries": [')
-        fh.write(", ".join(recs))
-        fh.write("]}")
+    text = head[:-1] + ', "entries": [' + ", ".join(recs) + "]}"
+    if enc == "pickle":
+        with open(path + ".tmp", "wb") as fh:
+            fh.write(pickle.dumps(interned(json.loads(text)), protocol=2))
+    else:
+        with open(path + ".tmp", "w") as fh:
+            fh.write(text)
     os.replace(path + ".tmp", path)
     return stuck_start
 
@@ -111,13 +128,14 @@ def main(argv=None):
     ap.add_argument("--entries", type=int, default=2000, help="entries per dump (default 2000)")
     ap.add_argument("--culprit", type=int, default=-1, help="the rank that skips (default the last)")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--encoding", choices=("json", "pickle"), default="json")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     a = ap.parse_args(argv)
     if a.ranks < TP or a.ranks % TP:
         ap.error("--ranks must be a multiple of %d" % TP)
     culprit = a.culprit if a.culprit >= 0 else a.ranks - 1
     os.makedirs(a.out, exist_ok=True)
-    work = [(a.out, r, a.ranks, a.entries, culprit, a.seed) for r in range(a.ranks)]
+    work = [(a.out, r, a.ranks, a.entries, culprit, a.seed, a.encoding) for r in range(a.ranks)]
     with Pool(a.jobs) as p:
         for _ in p.imap_unordered(write_rank, work, chunksize=16):
             pass

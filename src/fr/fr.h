@@ -11,10 +11,12 @@
  * into o (its first error kept in o->st). h as mt_fr_hang_analyse left it. */
 void mt_fr_hang_text(const mt_fr_hang_t *h, mt_out_t *o);
 
-/* mt_fr_dump_read with its fast path over entries of plain forms on (quick
- * true: what mt_fr_dump_read does) or off (every value through the JSON
- * cursor): the same dump, status and error either way (the fuzz target
- * and test_fr_pickle compare them). */
+/* mt_fr_dump_read with its fast paths on (quick true: what mt_fr_dump_read
+ * does; a pickle whose text would be plain read from its decoded values,
+ * JSON entries of plain forms straight from the text) or off (a pickle
+ * through its JSON text, every value through the JSON cursor): the same
+ * dump, status and error either way (the fuzz target and test_fr_pickle
+ * compare them). */
 mt_status_t mt_fr_dump_read_with(const uint8_t *data, size_t len, const char *path, int rank, bool quick,
                                  mt_fr_dump_t *out, mt_error_t *err);
 

@@ -1014,7 +1014,8 @@ static mt_status_t analyse(const mt_fr_dump_t *dumps, size_t n, const int64_t *f
     for (size_t i = 0; i < n; i++)
         for (size_t g = 0; g < dumps[i].npgs; g++) {
             const mt_fr_pg_t *a = &dumps[i].pgs[g], *b = pg_named(&j, a->name);
-            if (b->nranks != a->nranks || memcmp(a->ranks, b->ranks, (size_t)a->nranks * sizeof *a->ranks)) {
+            if (b->nranks != a->nranks ||
+                (a->nranks && memcmp(a->ranks, b->ranks, (size_t)a->nranks * sizeof *a->ranks))) { /* none: NULL */
                 job_free(&j);
                 mt_fr_hang_free(h);
                 mt_error_set(err, MT_ERR_FORMAT,
