@@ -180,6 +180,8 @@ static int summarise(MPI_Comm comm, const mt_comm_t *mc, const mt_discover_list_
     st = mc->gatherv(mc->ctx, t.data, t.len, &all, &all_len, 0);
     mt_buf_free(&t);
     int code = st == MT_OK ? 0 : MT_EXIT_ERROR;
+    if (me == 0 && code)
+        say("mergetrace: out of memory\n");
     if (me == 0 && !code) {
         mt_error_t err;
         mt_error_clear(&err);
@@ -218,6 +220,8 @@ static int gather_all(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, co
     mt_status_t st = mc->gatherv(mc->ctx, packed.data, packed.len, &all, &all_len, 0);
     mt_buf_free(&packed);
     int code = st == MT_OK ? 0 : MT_EXIT_ERROR;
+    if (mc->rank == 0 && code)
+        say("mergetrace: out of memory\n");
     if (mc->rank == 0 && !code)
         code = analyse(o, files, list, all, all_len, fr);
     free(all);

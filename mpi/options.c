@@ -177,6 +177,14 @@ static int usage_error(bool print, const char *opt, const char *what)
     return MT_EXIT_USAGE;
 }
 
+/* An allocation failed while reading the command line: one line, exit 1. */
+static int out_of_memory(bool print)
+{
+    if (print)
+        say("mergetrace: out of memory\n");
+    return MT_EXIT_ERROR;
+}
+
 /* The unknown long option name as "unknown option (did you mean --x?)" in
  * msg when one documented option is within 2 edits of it (a typo:
  * --basline), else plain "unknown option". The options are read from
@@ -217,7 +225,7 @@ static int add_stage(options_t *o, const char *val, bool print, const char *opt)
         mt_error_clear(&err);
         mt_status_t rc = mt_pp_ranks_parse(at + 1, &ranks, &n_ranks, &err);
         if (rc == MT_ERR_NOMEM)
-            return MT_EXIT_ERROR;
+            return out_of_memory(print);
         if (rc != MT_OK)
             return usage_error(print, opt, err.msg);
         re_len = (size_t)(at - re);
@@ -244,7 +252,7 @@ static int add_stage(options_t *o, const char *val, bool print, const char *opt)
         free(name);
         free(regex);
         free(ranks);
-        return MT_EXIT_ERROR;
+        return out_of_memory(print);
     }
     o->stage_name[o->n_stage] = name;
     o->stage_regex[o->n_stage] = regex;
@@ -382,11 +390,8 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         for (int i = 0; i < argc; i++)
             len += strlen(argv[i]) + 1;
         o->command_line = malloc(len);
-        if (!o->command_line) {
-            if (print)
-                fputs("mergetrace: out of memory\n", stderr);
-            return MT_EXIT_ERROR;
-        }
+        if (!o->command_line)
+            return out_of_memory(print);
         o->command_line[0] = '\0';
     }
     /* -j (and its value) is left out of the command line the outputs
@@ -394,11 +399,8 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
     int jobs_at = -1, jobs_end = -1;
     o->progress = isatty(2);
     o->inputs = calloc((size_t)argc + 1, sizeof *o->inputs);
-    if (!o->inputs) {
-        if (print)
-            fputs("mergetrace: out of memory\n", stderr);
-        return MT_EXIT_ERROR;
-    }
+    if (!o->inputs)
+        return out_of_memory(print);
     bool end_of_opts = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -557,7 +559,7 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
             mt_status_t rc = mt_pp_stages_parse(val, &st, &err);
             mt_pp_stages_free(&st);
             if (rc == MT_ERR_NOMEM)
-                return MT_EXIT_ERROR;
+                return out_of_memory(print);
             if (rc != MT_OK)
                 return usage_error(print, name, err.msg);
             o->pp_stages = val;
@@ -613,7 +615,7 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
                 return usage_error(print, name, err.msg);
             mt_gate_t *ng = realloc(o->gates, (o->n_gates + 1) * sizeof *ng);
             if (!ng)
-                return MT_EXIT_ERROR;
+                return out_of_memory(print);
             o->gates = ng;
             o->gates[o->n_gates++] = g;
         } else if (!strcmp(name, "--baseline")) {
@@ -684,11 +686,8 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
         /* -o may differ between the processes (process 0's is used); -j
          * is for a run without a launcher */
         if (!end_of_opts && strcmp(name, "-o") && strcmp(name, "--output") && strcmp(name, "-j") &&
-            strcmp(name, "--jobs") && same_add(o, name, val)) {
-            if (print)
-                fputs("mergetrace: out of memory\n", stderr);
-            return MT_EXIT_ERROR;
-        }
+            strcmp(name, "--jobs") && same_add(o, name, val))
+            return out_of_memory(print);
 #undef TAKES_VALUE
 #undef NO_VALUE
     }
@@ -707,11 +706,8 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
     bool nomem = same_sort(o) != 0;
     for (size_t i = 0; !nomem && !o->local && i < o->n_inputs; i++)
         nomem = same_add(o, o->inputs[i], NULL) != 0;
-    if (nomem) {
-        if (print)
-            fputs("mergetrace: out of memory\n", stderr);
-        return MT_EXIT_ERROR;
-    }
+    if (nomem)
+        return out_of_memory(print);
     if (o->quiet)
         o->progress = false;
     if ((o->pp_stages != NULL) + (o->pp_blocks > 0) > 1)
@@ -731,7 +727,7 @@ int options_parse(int argc, char **argv, options_t *o, bool print)
                                                (const int32_t *const *)o->stage_ranks, o->stage_n_ranks, &mk, &err);
         mt_pp_markers_free(mk);
         if (rc == MT_ERR_NOMEM)
-            return MT_EXIT_ERROR;
+            return out_of_memory(print);
         if (rc != MT_OK)
             return usage_error(print, o->n_stage ? "--stage / --chunk" : "--chunk", err.msg);
     }

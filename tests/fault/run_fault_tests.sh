@@ -4,7 +4,8 @@
 #     whole run: every process ends (a `timeout` turns a hang into a
 #     failure), exit 1, exactly one "mergetrace:" line saying "out of
 #     memory", no temporary file left behind; again with --baseline DIR of
-#     traces (both jobs analysed in the run);
+#     traces (both jobs analysed in the run); by hand on Flight Recorder
+#     dumps, every allocation in turn;
 #  2. one process killed with SIGKILL (by the injector mid-load, and from
 #     outside by pid, with the real mergetrace): mpirun ends, non-zero;
 #  3. killed during the merged write or just before a rename: the previous
@@ -51,6 +52,30 @@ for np in 2 4; do
     done
   done
 done
+
+# ---- 1a. Flight Recorder dumps by hand (no launcher), every allocation in
+# turn: exit 1 and one "out of memory" line (two early failures, in the
+# option check and in the dumps' gather, exited 1 without a word) ----
+python3 scripts/gen_fr.py --out "$work/frg" --scenario skip >/dev/null
+fr_in="$work/frg/skip/pickle"
+MERGETRACE_FAULT_PROC=0 MERGETRACE_FAULT_COUNT=1 "$fbin" --no-progress -q -o "$work/frcount" "$fr_in" \
+  >/dev/null 2>"$work/frcount.err"
+total=$(sed -n "s/^fault_inject: process 0: \([0-9]*\) allocations$/\1/p" "$work/frcount.err")
+if [ -z "$total" ]; then bad "dumps by hand: no allocation count"; total=0; fi
+fr_bad=0
+for n in $(seq 0 $((total - 1))); do
+  out="$work/froom"
+  MERGETRACE_FAULT_PROC=0 MERGETRACE_FAIL_ALLOC_AFTER=$n timeout 60 "$fbin" --no-progress -q -o "$out" "$fr_in" \
+    >/dev/null 2>"$out.err"
+  code=$?
+  lines=$(grep -c '^mergetrace:' "$out.err")
+  if [ "$code" != 1 ] || [ "$lines" != 1 ] || ! grep -q '^mergetrace: .*out of memory' "$out.err"; then
+    bad "dumps by hand, out of memory after $n of $total allocations: exit $code, $lines messages"
+    fr_bad=$((fr_bad + 1))
+  fi
+  rm -rf "$out"
+done
+[ "$total" -gt 0 ] && [ "$fr_bad" = 0 ] && ok
 
 # ---- 1b. the same while a baseline of traces is analysed (--baseline DIR):
 # the baseline is the larger job, so most failure points fall in its part ----
