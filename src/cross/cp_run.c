@@ -221,10 +221,10 @@ CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t 
  * the side-by-side sweep saves is the passes over the graph, not these
  * reads. */
 CP_INLINE void start3(const cp_graph_t *g, const scen_t *P, const scen_t *C, const scen_t *L, const scen_t *F,
-                      rp_t *r, bool comm, bool launch, int32_t k)
+                      rp_t *r, bool meas, bool comm, bool launch, int32_t k)
 {
     int32_t id = g->hot[k].id;
-    if (!r[0].sdone[id])
+    if (meas && !r[0].sdone[id])
         start_of(g, P, &r[0], k);
     if (comm && !r[1].sdone[id])
         start_of(g, C, &r[1], k);
@@ -859,15 +859,16 @@ CP_INLINE void sweep(const cp_graph_t *g, const scen_t sc, rp_t *r)
     }
 }
 
-/* The measured replay (r[0]) and the what-ifs "communication at its
- * transfer time" (r[1], when comm) and "no launch gaps" (r[2]) side by
- * side in one sweep of the events: each lane's steps are exactly those of
- * its own sweep (a lane reads and writes only its own arrays, and the
- * events come in the same order), but the events and the nodes' records
- * are read once, not once per scenario (fast path: every run without a
- * pipeline replays these three). The flags are constants: see CP_INLINE. */
-CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, const double *f, const uint8_t *late,
-                      int pin)
+/* The measured replay (r[0], when meas) and the what-ifs "communication
+ * at its transfer time" (r[1], when comm) and "no launch gaps" (r[2],
+ * when launch) side by side in one sweep of the events: each lane's steps
+ * are exactly those of its own sweep (a lane reads and writes only its
+ * own arrays, and the events come in the same order), but the events and
+ * the nodes' records are read once, not once per scenario (fast path:
+ * every run without a pipeline replays these three). The flags are
+ * constants where the callers can make them so: see CP_INLINE. */
+CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool meas, bool comm, bool launch, const double *f,
+                      const uint8_t *late, int pin)
 {
     const scen_t P = {.pin_inferred = pin}, C = {.comm_transfer = 1, .pin_inferred = pin},
                  L = {.drop_launch = 1, .pin_inferred = pin}, F = {.factor = f, .late = late, .pin_inferred = pin};
@@ -876,7 +877,8 @@ CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, cons
         int type = (int)(v >> 32);
         int32_t id = (int32_t)(v & 0xffffffff); /* a sync, or a node's index in hot */
         if (type == 0) {
-            end_of(g, &P, &r[0], id);
+            if (meas)
+                end_of(g, &P, &r[0], id);
             if (comm)
                 end_of(g, &C, &r[1], id);
             if (launch)
@@ -885,7 +887,8 @@ CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, cons
                 end_of(g, &F, &r[3], id);
         } else if (type == 1) {
             const cp_rank_t *R = &g->ranks[g->syncs[id].rank_i];
-            sync_of(g, &P, &r[0], R, (size_t)id);
+            if (meas)
+                sync_of(g, &P, &r[0], R, (size_t)id);
             if (comm)
                 sync_of(g, &C, &r[1], R, (size_t)id);
             if (launch)
@@ -893,7 +896,7 @@ CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, cons
             if (f)
                 sync_of(g, &F, &r[3], R, (size_t)id);
         } else {
-            start3(g, &P, &C, &L, &F, r, comm, launch, id);
+            start3(g, &P, &C, &L, &F, r, meas, comm, launch, id);
         }
     }
 }
@@ -1007,6 +1010,17 @@ static bool edge_fill(const cp_graph_t *g, const mt_critpath_t *c, rp_t *r)
     return false;
 }
 
+/* Whether r's edge (edge_fill's r->cd) moves any sync at all: else a
+ * second pass would replay its first exactly (shift_of and pred_at add
+ * r->cd, 0 everywhere). */
+static bool edge_any(const cp_graph_t *g, const rp_t *r)
+{
+    for (size_t q = 0; q < g->n_syncs; q++)
+        if (g->syncs[q].jnext >= 0 && r->cd[q])
+            return true;
+    return false;
+}
+
 /* The job step times of a replay (r swept): times[j] and r->jend[j]. */
 static void replay_finish(const cp_graph_t *g, rp_t *r, const mt_critpath_t *c, int64_t *times)
 {
@@ -1066,6 +1080,28 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
     replay_finish(g, r, c, times);
 }
 
+/* What sweeping lane 0 (the unchanged run, r) again without resetting
+ * it changes: only its syncs' shifts, each taken again in the replay
+ * order from the shifts and ends the first pass left (its starts are
+ * done, so its ends come out the same). A shift or an end read before
+ * it was replayed (a sync that is its own or a later one's sb) was 0 or
+ * the measured end in the first pass and is the replayed one now.
+ * cp_replay3's second pass swept lane 0 with the others (until it left
+ * out the lanes that move nothing, and lane 0): this keeps its results
+ * as they were. None of the real traces, the cases, the DLRM set or the
+ * generated jobs checked moves a shift here. */
+static void lane0_syncs_again(const cp_graph_t *g, rp_t *r)
+{
+    const scen_t P = {0};
+    for (size_t k = 0; k < g->n_ev; k++) {
+        int64_t v = g->ev[k];
+        if ((int)(v >> 32) == 1) {
+            int32_t id = (int32_t)(v & 0xffffffff);
+            sync_of(g, &P, r, &g->ranks[g->syncs[id].rank_i], (size_t)id);
+        }
+    }
+}
+
 /* sweep3's replays: r[0..3], times[0..3] as cp_replay's r and times (r[1]
  * and times[1] untouched without comm, r[2] and times[2] without launch,
  * r[3] and times[3] without f, the straggler what-if's factors); pin:
@@ -1082,36 +1118,47 @@ static void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, con
             replay_init(g, &sc[l], &r[l]);
     /* each combination its own inlined sweep: the flags stay constants */
     if (!pin && comm)
-        sweep3(g, r, true, true, f, late, 0);
+        sweep3(g, r, true, true, true, f, late, 0);
     else if (!pin)
-        sweep3(g, r, false, true, f, late, 0);
+        sweep3(g, r, true, false, true, f, late, 0);
     else if (comm)
-        sweep3(g, r, true, false, f, late, 1);
+        sweep3(g, r, true, true, false, f, late, 1);
     else if (launch)
-        sweep3(g, r, false, true, f, late, 1);
+        sweep3(g, r, true, false, true, f, late, 1);
     else
-        sweep3(g, r, false, false, f, late, 1);
+        sweep3(g, r, true, false, false, f, late, 1);
     if (comm) /* "comm" takes no edge to the next step (edge_wanted) */
         replay_finish(g, &r[1], c, times[1]);
     if (g->n_jnext) {
         /* the second pass of the others (cp_replay), side by side again,
          * against the unchanged run of lane 0 (its offsets in its cd, its
-         * second pass the same as its first: not replayed again) */
+         * second pass the same as its first: not replayed again). A lane
+         * whose edge moves no sync at all would replay its first pass
+         * again: it keeps it (fast path: on the 256-rank job the "launch"
+         * lane moves none, and the second sweep was 2/3 of these replays) */
         edge_rel_base(g, c, &r[0], r[0].cd);
+        bool again[4] = {false, false, false, false};
         for (int l = 2; l < 4; l++)
             if (on[l]) {
                 r[l].cd0 = r[0].cd;
                 edge_fill(g, c, &r[l]);
                 r[l].cd0 = NULL;
-                replay_init(g, &sc[l], &r[l]);
-                r[l].cd_on = 1;
+                again[l] = edge_any(g, &r[l]);
+                if (again[l]) {
+                    replay_init(g, &sc[l], &r[l]);
+                    r[l].cd_on = 1;
+                }
             }
-        if (!pin)
-            sweep3(g, r, false, true, f, late, 0);
-        else if (launch)
-            sweep3(g, r, false, true, f, late, 1);
-        else
-            sweep3(g, r, false, false, f, late, 1);
+        lane0_syncs_again(g, &r[0]); /* after its offsets: as the sweep was */
+        const double *f2 = again[3] ? f : NULL;
+        if (!pin && again[2])
+            sweep3(g, r, false, false, true, f2, late, 0);
+        else if (!pin && f2)
+            sweep3(g, r, false, false, false, f2, late, 0);
+        else if (again[2])
+            sweep3(g, r, false, false, true, f2, late, 1);
+        else if (f2)
+            sweep3(g, r, false, false, false, f2, late, 1);
     }
     for (int l = 0; l < 4; l++)
         if (on[l] && l != 1)
