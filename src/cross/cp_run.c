@@ -105,8 +105,10 @@ static long host_cover(const cp_graph_t *g, const cp_rank_t *R, int64_t t, long 
  * measured start: shifts do not carry over from one step to the next),
  * the edge's shift (r->cd, second pass) when it is the step before's last
  * sync that the step's start follows (cp_sync_t.jnext), or its shift in
- * any step when the run carries them (a pipeline, what-if "stage"). */
-static int64_t shift_of(const cp_graph_t *g, const rp_t *r, long q, int32_t job)
+ * any step when the run carries them (a pipeline, what-if "stage").
+ * Inlined: the edge's test made it too large for the compiler to inline,
+ * and its calls were 20 M instructions on the 256-rank job. */
+CP_INLINE int64_t shift_of(const cp_graph_t *g, const rp_t *r, long q, int32_t job)
 {
     if (q < 0)
         return 0;
