@@ -1124,10 +1124,20 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
      * the most. When M_W's rank is among them, its own sweep is spared
      * (fast path: one more sweep of the graph, a twentieth of the critical
      * path on 8 x 157 MB; the lanes are independent, so the result is the
-     * same). */
+     * same). When every rank M_W can pick (those of the workers replayed)
+     * fits beside the scenarios in one sweep, they all take lanes and M_W
+     * never has a sweep of its own (fast path: on 8 x 157 MB the guess
+     * missed, and that sweep of one lane cost half of the 16 lanes' one;
+     * 24 lanes cost less than both). */
     size_t rem = n_sc % LANES_MAX, n_guess = rem ? lane_width(rem) - rem : 0;
     if (n_guess > NR)
         n_guess = NR;
+    size_t n_cand = 0; /* the ranks M_W may pick: those of a worker replayed */
+    for (size_t r = 0; r < NR && nw; r++)
+        n_cand += bsearch(&co[r].worker, ws, nw, sizeof *ws, mt_cmp_i32) != NULL;
+    bool all_cand = nw && n_sc + n_cand <= LANES_MAX;
+    if (all_cand)
+        n_guess = n_cand;
     sc = malloc((n_sc + n_guess) * sizeof *sc);
     if (!sc)
         goto out;
@@ -1146,7 +1156,10 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
         sc[q++] = (scen_t){SC_ALL, 0, 0, 0, 1};
         sc[q++] = (scen_t){SC_ALL, 0, 1, 0, 1};
     }
-    for (size_t k = 0; k < n_guess; k++) { /* selection: the largest first, lowest rank on ties */
+    for (size_t r = 0; all_cand && r < NR; r++)
+        if (bsearch(&co[r].worker, ws, nw, sizeof *ws, mt_cmp_i32))
+            sc[q++] = (scen_t){SC_RANK, co[r].rank, 1, 0, 0};
+    for (size_t k = 0; !all_cand && k < n_guess; k++) { /* selection: the largest first, lowest rank on ties */
         size_t b = NR;
         for (size_t r = 0; r < NR; r++)
             if (rex[r] >= 0 && (b == NR || rex[r] > rex[b] || (rex[r] == rex[b] && co[r].rank < co[b].rank)))
