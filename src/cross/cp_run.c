@@ -868,9 +868,10 @@ CP_INLINE void sweep(const cp_graph_t *g, const scen_t sc, rp_t *r)
  * own arrays, and the events come in the same order), but the events and
  * the nodes' records are read once, not once per scenario (fast path:
  * every run without a pipeline replays these three). The flags are
- * constants where the callers can make them so: see CP_INLINE. */
+ * constants where the callers can make them so: see CP_INLINE. sord, when
+ * not NULL, gets the syncs in the order they come (lane0_syncs_again). */
 CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool meas, bool comm, bool launch, const double *f,
-                      const uint8_t *late, int pin)
+                      const uint8_t *late, int pin, int32_t *sord)
 {
     const scen_t P = {.pin_inferred = pin}, C = {.comm_transfer = 1, .pin_inferred = pin},
                  L = {.drop_launch = 1, .pin_inferred = pin}, F = {.factor = f, .late = late, .pin_inferred = pin};
@@ -889,6 +890,8 @@ CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool meas, bool comm, bool l
                 end_of(g, &F, &r[3], id);
         } else if (type == 1) {
             const cp_rank_t *R = &g->ranks[g->syncs[id].rank_i];
+            if (sord)
+                *sord++ = id;
             if (meas)
                 sync_of(g, &P, &r[0], R, (size_t)id);
             if (comm)
@@ -1091,11 +1094,18 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
  * cp_replay3's second pass swept lane 0 with the others (until it left
  * out the lanes that move nothing, and lane 0): this keeps its results
  * as they were. None of the real traces, the cases, the DLRM set or the
- * generated jobs checked moves a shift here. */
-static void lane0_syncs_again(const cp_graph_t *g, rp_t *r)
+ * generated jobs checked moves a shift here. sord: the syncs in the
+ * replay order (sweep3's, from the first pass: a pass over the events
+ * for them cost as much as these replays of the syncs), or NULL. */
+static void lane0_syncs_again(const cp_graph_t *g, rp_t *r, const int32_t *sord)
 {
     const scen_t P = {0};
-    for (size_t k = 0; k < g->n_ev; k++) {
+    if (sord) {
+        for (size_t k = 0; k < g->n_syncs; k++)
+            sync_of(g, &P, r, &g->ranks[g->syncs[sord[k]].rank_i], (size_t)sord[k]);
+        return;
+    }
+    for (size_t k = 0; k < g->n_ev; k++) { /* no memory for sord: from the events */
         int64_t v = g->ev[k];
         if ((int)(v >> 32) == 1) {
             int32_t id = (int32_t)(v & 0xffffffff);
@@ -1118,17 +1128,18 @@ static void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, con
     for (int l = 0; l < 4; l++)
         if (on[l])
             replay_init(g, &sc[l], &r[l]);
+    int32_t *sord = g->n_jnext && g->n_syncs ? malloc(g->n_syncs * sizeof *sord) : NULL;
     /* each combination its own inlined sweep: the flags stay constants */
     if (!pin && comm)
-        sweep3(g, r, true, true, true, f, late, 0);
+        sweep3(g, r, true, true, true, f, late, 0, sord);
     else if (!pin)
-        sweep3(g, r, true, false, true, f, late, 0);
+        sweep3(g, r, true, false, true, f, late, 0, sord);
     else if (comm)
-        sweep3(g, r, true, true, false, f, late, 1);
+        sweep3(g, r, true, true, false, f, late, 1, sord);
     else if (launch)
-        sweep3(g, r, true, false, true, f, late, 1);
+        sweep3(g, r, true, false, true, f, late, 1, sord);
     else
-        sweep3(g, r, true, false, false, f, late, 1);
+        sweep3(g, r, true, false, false, f, late, 1, sord);
     if (comm) /* "comm" takes no edge to the next step (edge_wanted) */
         replay_finish(g, &r[1], c, times[1]);
     if (g->n_jnext) {
@@ -1151,17 +1162,18 @@ static void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, con
                     r[l].cd_on = 1;
                 }
             }
-        lane0_syncs_again(g, &r[0]); /* after its offsets: as the sweep was */
+        lane0_syncs_again(g, &r[0], sord); /* after its offsets: as the sweep was */
         const double *f2 = again[3] ? f : NULL;
         if (!pin && again[2])
-            sweep3(g, r, false, false, true, f2, late, 0);
+            sweep3(g, r, false, false, true, f2, late, 0, NULL);
         else if (!pin && f2)
-            sweep3(g, r, false, false, false, f2, late, 0);
+            sweep3(g, r, false, false, false, f2, late, 0, NULL);
         else if (again[2])
-            sweep3(g, r, false, false, true, f2, late, 1);
+            sweep3(g, r, false, false, true, f2, late, 1, NULL);
         else if (f2)
-            sweep3(g, r, false, false, false, f2, late, 1);
+            sweep3(g, r, false, false, false, f2, late, 1, NULL);
     }
+    free(sord);
     for (int l = 0; l < 4; l++)
         if (on[l] && l != 1)
             replay_finish(g, &r[l], c, times[l]);
