@@ -25,6 +25,7 @@ typedef struct ctx {
     const cp_graph_t *g;
     const uint16_t *lab; /* per node: its index in the type labels, LAB_NONE */
     const uint32_t *nref; /* per node: the reads of its end in a sweep (lanes_t) */
+    const uint8_t *rdom;  /* per node: 1 when its end never raises its rank step's (lanes_t) */
     bool carry;           /* a pipeline: the run replayed as one (lanes_t.carry) */
     const uint8_t *late;  /* per rank_i: bit 2 a straggler with a slow host (cp_ideal_run), NULL */
 } ctx_t;
@@ -82,6 +83,12 @@ typedef struct lanes {
     int32_t *slot;             /* per node: the slot of its start (open) or end (ended, still read), -1 */
     uint8_t *state;            /* per node: 0 not started, 1 open, 2 ended */
     const uint32_t *nref;      /* per node: how many times a sweep reads its end */
+    /* per node: 1 when a later node of its rank step follows it on its
+     * stream and lasts no less than 0 in every lane, so that one ends no
+     * earlier and the rank step's replayed end (rend) need not take this
+     * one's (fast path: the maximum over K lanes at every end was a tenth
+     * of the sweep) */
+    const uint8_t *rdom;
     uint32_t *left;            /* per node: reads of its end still to come this sweep */
     int64_t *pool;             /* cap slots of stride lanes (the widest sweep's K) */
     int32_t *free_slots;       /* the free slots below top */
@@ -106,21 +113,53 @@ typedef struct lanes {
 #define MAX_TO(a, b) ((a) = (b) > (a) ? (b) : (a))
 #define MIN_TO(a, b) ((a) = (b) < (a) ? (b) : (a))
 
-/* Lane rows: a = max(a, b); a = max(b + c, d); a = b (restrict
+/* Lane rows: a = max(a, b); a = b; a += b; a = max(a, b + c) (restrict
  * parameters: the rows of one array never overlap, and saying so lets the
- * compiler vectorise the loops after inlining). */
+ * compiler vectorise the loops after inlining; GCC does not take restrict
+ * from a local pointer). */
 CP_INLINE void lane_max(int64_t *restrict a, const int64_t *restrict b, const int K)
 {
     FOR_LANES MAX_TO(a[l], b[l]);
 }
 
-CP_INLINE void lane_add_max(int64_t *restrict a, const int64_t *restrict b, const int64_t *restrict c,
-                            const int64_t *restrict d, const int K)
+CP_INLINE void lane_add(int64_t *restrict a, const int64_t *restrict b, const int K)
+{
+    FOR_LANES a[l] += b[l];
+}
+
+CP_INLINE void lane_max_sum(int64_t *restrict a, const int64_t *restrict b, const int64_t *restrict c, const int K)
 {
     FOR_LANES {
         int64_t v = b[l] + c[l];
-        a[l] = v > d[l] ? v : d[l];
+        MAX_TO(a[l], v);
     }
+}
+
+CP_INLINE void lane_fill(int64_t *restrict a, int64_t v, const int K)
+{
+    FOR_LANES a[l] = v;
+}
+
+CP_INLINE void lane_max_c(int64_t *restrict a, int64_t v, const int K)
+{
+    FOR_LANES MAX_TO(a[l], v);
+}
+
+/* a = max(a, b + v); a = b + v */
+CP_INLINE void lane_max_add(int64_t *restrict a, const int64_t *restrict b, int64_t v, const int K)
+{
+    FOR_LANES MAX_TO(a[l], b[l] + v);
+}
+
+CP_INLINE void lane_set_add(int64_t *restrict a, const int64_t *restrict b, int64_t v, const int K)
+{
+    FOR_LANES a[l] = b[l] + v;
+}
+
+/* a = max(a, e0 where bit l of pin is set, else b) */
+CP_INLINE void lane_max_pin(int64_t *restrict a, const int64_t *restrict b, int64_t e0, uint32_t pin, const int K)
+{
+    FOR_LANES MAX_TO(a[l], pin >> l & 1 ? e0 : b[l]);
 }
 
 CP_INLINE void lane_copy(int64_t *restrict a, const int64_t *restrict b, const int K)
@@ -204,13 +243,24 @@ CP_INLINE const int64_t *sd_seen(const lanes_t *x, long q, int32_t job, const in
     return x->cd_on && x->g->syncs[q].jnext == job ? x->cd + (size_t)q * (size_t)K : NULL;
 }
 
-/* The replayed start of the node at hot[k] (cp_run.c start_of, no delay). */
+/* The replayed start of the node at hot[k] (cp_run.c start_of, no delay),
+ * into a row of its own, taken first and the latest dependency gathered
+ * in it (through the lane functions: GCC vectorises a loop over a row
+ * only where restrict says the rows do not overlap, and it takes restrict
+ * from parameters, not from a local pointer). Every dependency gives
+ * every lane a value, so the first is copied, and a start with none takes
+ * its fallback in every lane (fast path: a row of INT64_MIN first, a test
+ * of each lane at the end and the copy of a local row into the slot were
+ * a fifth of the sweep on 8 x 157 MB). */
 CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const bool D)
 {
     const cp_graph_t *g = x->g;
     const cp_hot_t *h = &g->hot[k];
-    int64_t best[LANES_MAX];
-    FOR_LANES best[l] = INT64_MIN;
+    /* taken first: a take may move the pool, and the rows end_read gives
+     * stay readable until the next take (a row it frees is not this one:
+     * a row is free only after its last read) */
+    int64_t *best = slot_take(x, h->id);
+    bool any = false;
     if (h->job >= 0 || C) /* no delay: only predecessors of the same step count, any in one run */
         for (int q = 0; q < 3; q++) {
             if (h->pred[q] < 0 || !(C || (h->flags >> q & 1)))
@@ -218,11 +268,15 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const 
             int64_t buf[LANES_MAX];
             const int64_t *pe = end_read(x, h->pred[q], buf, K);
             if (q == 1 && x->pin && (h->flags & CP_H_PXINF)) { /* the other binding: its measured end */
-                int64_t e0 = g->e0[h->pred[q]];
-                FOR_LANES MAX_TO(best[l], x->pin >> l & 1 ? e0 : pe[l]);
+                if (!any)
+                    lane_fill(best, INT64_MIN, K);
+                lane_max_pin(best, pe, g->e0[h->pred[q]], x->pin, K);
+            } else if (any) {
+                lane_max(best, pe, K);
             } else {
-                FOR_LANES MAX_TO(best[l], pe[l]);
+                lane_copy(best, pe, K);
             }
+            any = true;
         }
     uint32_t dm = D && (h->flags & CP_H_LAUNCH) && h->rstep >= 0 ? x->dmask[h->rank_i] : 0;
     if (dm) {
@@ -237,6 +291,9 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const 
         int64_t *hc = x->hc + (size_t)h->rstep * (size_t)K;
         int32_t b = q >= 0 ? g->syncs[q].bar : -1; /* the host collective it came after */
         const int64_t *bs = b >= 0 && (C || g->syncs[b].job == h->job) ? x->sd + (size_t)b * (size_t)K : NULL;
+        if (!any)
+            lane_fill(best, INT64_MIN, K);
+        any = true;
         FOR_LANES {
             int64_t lv = h->llat + (sd ? sd[l] : 0);
             if (!(dm >> l & 1)) {
@@ -252,30 +309,37 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const 
     } else if (h->flags & CP_H_LAUNCH) {
         int32_t q = h->lsync;
         const int64_t *sd = sd_seen(x, q, h->job, K, C);
-        if (sd) {
-            FOR_LANES MAX_TO(best[l], h->llat + sd[l]);
-        } else {
-            FOR_LANES MAX_TO(best[l], h->llat);
-        }
+        if (sd && any)
+            lane_max_add(best, sd, h->llat, K);
+        else if (sd)
+            lane_set_add(best, sd, h->llat, K);
+        else if (any)
+            lane_max_c(best, h->llat, K);
+        else
+            lane_fill(best, h->llat, K);
+        any = true;
     }
-    int64_t fb = h->job >= 0 && x->job_start && !C ? x->job_start[h->job] : INT64_MIN;
-    if (fb == INT64_MIN)
-        fb = h->s;
-    int64_t *restrict s = slot_take(x, h->id);
-    FOR_LANES s[l] = best[l] == INT64_MIN ? fb : best[l];
+    if (!any) {
+        int64_t fb = h->job >= 0 && x->job_start && !C ? x->job_start[h->job] : INT64_MIN;
+        if (fb == INT64_MIN)
+            fb = h->s;
+        lane_fill(best, fb, K);
+    }
     x->state[h->id] = 1;
 }
 
-/* Node id ends at v: its rank step's end moves up to it; its start row
- * is freed, and the end takes a row if something will read it. */
+/* Node id has ended, its end in its row (v, where its start was): its
+ * rank step's end moves up to it (unless a later node of the step ends
+ * no earlier: rdom), and the row is freed unless something will read it
+ * (fast path: the end into a new row and a copy of it, with the slots'
+ * bookkeeping, were a tenth of the sweep). */
 CP_INLINE void end_set(lanes_t *x, const cp_hot_t *h, const int64_t *restrict v, const int K)
 {
     int32_t id = h->id;
-    slot_give(x, id);
-    if (h->rstep >= 0)
+    if (h->rstep >= 0 && !x->rdom[id])
         lane_max(x->rend + (size_t)h->rstep * (size_t)K, v, K);
-    if (x->left[id])
-        lane_copy(slot_take(x, id), v, K);
+    if (!x->left[id])
+        slot_give(x, id);
     x->state[id] = 2;
 }
 
@@ -292,11 +356,10 @@ CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K, const bool C, const bo
     uint32_t m = x->mask[id];
     int64_t d[LANES_MAX];
     FOR_LANES d[l] = m >> l & 1 ? da : di;
-    int64_t e[LANES_MAX];
     if (h->inst < 0) {
-        const int64_t *restrict s = slot_of(x, id, K);
-        FOR_LANES e[l] = s[l] + d[l];
-        end_set(x, h, e, K);
+        int64_t *s = slot_of(x, id, K);
+        lane_add(s, d, K);
+        end_set(x, h, s, K);
         return;
     }
     const cp_inst_t *I = &g->inst[h->inst];
@@ -316,8 +379,9 @@ CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K, const bool C, const bo
         }
         x->idone[h->inst] = 1;
     }
-    lane_add_max(e, ims, d, slot_of(x, id, K), K); /* the members' starts may have moved the pool */
-    end_set(x, h, e, K);
+    int64_t *s = slot_of(x, id, K); /* the members' starts may have moved the pool */
+    lane_max_sum(s, ims, d, K);
+    end_set(x, h, s, K);
 }
 
 /* The replayed shift of host sync j (cp_run.c sync_of, no delay). */
@@ -655,6 +719,7 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
     L.mask = mask;
     L.rmask = rmk;
     L.nref = x->nref;
+    L.rdom = x->rdom;
     for (size_t a = 0; a < n;) {
         size_t left = n - a;
         size_t K = lane_width(left);
@@ -794,6 +859,7 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
     char (*labels)[64] = NULL;
     uint16_t *lab = NULL;
     uint32_t *nref = NULL;
+    uint8_t *rdom = NULL;
     double *rex = NULL; /* per rank: its measured durations' excess over the ideal ones */
     scen_t *sc = NULL;
     if (!job_start || !actual || !ideal || !vals || !rst || !ssc || !hk || !kn || !co || !ws || !ss)
@@ -921,11 +987,12 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
     hk = NULL;
     kn = NULL;
     /* every node of the same name outside the used steps too */
-    ctx_t x = {co, g, NULL, NULL, carry, late};
+    ctx_t x = {.co = co, .g = g, .carry = carry, .late = late};
     /* the reads of each node's end in a sweep (lanes_t.nref): ln_start's
      * predecessors of the same step, ln_sync's activity waited for */
     nref = calloc(N ? N : 1, sizeof *nref);
-    if (!nref)
+    rdom = calloc(N ? N : 1, 1);
+    if (!nref || !rdom)
         goto out;
     for (size_t k = 0; k < N; k++) {
         const cp_hot_t *h = &g->hot[k];
@@ -934,7 +1001,17 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
         for (int q = 0; q < 3; q++)
             if (h->pred[q] >= 0 && (carry || (h->flags >> q & 1)))
                 nref[h->pred[q]]++;
+        /* lanes_t.rdom: its stream predecessor starts it no earlier than
+         * that one's end (ln_start, in every lane: no pinning on stream
+         * order), and it ends no earlier than it starts (an instance
+         * member's end is at least its start; another's duration is 0 or
+         * more in each lane) */
+        int32_t p = h->pred[0];
+        if (p >= 0 && (carry || (h->flags & 1)) && h->rstep >= 0 && g->hot[g->pos[p]].rstep == h->rstep &&
+            (h->inst >= 0 || ((actual[h->id] >= 0 || h->dt >= 0) && (ideal[h->id] >= 0 || h->dt >= 0))))
+            rdom[p] = 1;
     }
+    x.rdom = rdom;
     for (size_t j = 0; j < g->n_syncs; j++) {
         const cp_sync_t *S = &g->syncs[j];
         if (S->w >= 0 && g->nodes[S->w].e >= S->s && (carry || g->nodes[S->w].job == S->job))
@@ -1041,10 +1118,20 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
      * the most. When M_W's rank is among them, its own sweep is spared
      * (fast path: one more sweep of the graph, a twentieth of the critical
      * path on 8 x 157 MB; the lanes are independent, so the result is the
-     * same). */
+     * same). When every rank M_W can pick (those of the workers replayed)
+     * fits beside the scenarios in one sweep, they all take lanes and M_W
+     * never has a sweep of its own (fast path: on 8 x 157 MB the guess
+     * missed, and that sweep of one lane cost half of the 16 lanes' one;
+     * 24 lanes cost less than both). */
     size_t rem = n_sc % LANES_MAX, n_guess = rem ? lane_width(rem) - rem : 0;
     if (n_guess > NR)
         n_guess = NR;
+    size_t n_cand = 0; /* the ranks M_W may pick: those of a worker replayed */
+    for (size_t r = 0; r < NR && nw; r++)
+        n_cand += bsearch(&co[r].worker, ws, nw, sizeof *ws, mt_cmp_i32) != NULL;
+    bool all_cand = nw && n_sc + n_cand <= LANES_MAX;
+    if (all_cand)
+        n_guess = n_cand;
     sc = malloc((n_sc + n_guess) * sizeof *sc);
     if (!sc)
         goto out;
@@ -1063,7 +1150,10 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
         sc[q++] = (scen_t){SC_ALL, 0, 0, 0, 1};
         sc[q++] = (scen_t){SC_ALL, 0, 1, 0, 1};
     }
-    for (size_t k = 0; k < n_guess; k++) { /* selection: the largest first, lowest rank on ties */
+    for (size_t r = 0; all_cand && r < NR; r++)
+        if (bsearch(&co[r].worker, ws, nw, sizeof *ws, mt_cmp_i32))
+            sc[q++] = (scen_t){SC_RANK, co[r].rank, 1, 0, 0};
+    for (size_t k = 0; !all_cand && k < n_guess; k++) { /* selection: the largest first, lowest rank on ties */
         size_t b = NR;
         for (size_t r = 0; r < NR; r++)
             if (rex[r] >= 0 && (b == NR || rex[r] > rex[b] || (rex[r] == rex[b] && co[r].rank < co[b].rank)))
@@ -1184,6 +1274,7 @@ out:
     free(labels);
     free(lab);
     free(nref);
+    free(rdom);
     free(rex);
     return st;
 }

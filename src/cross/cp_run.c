@@ -106,8 +106,10 @@ static long host_cover(const cp_graph_t *g, const cp_rank_t *R, int64_t t, long 
  * measured start: shifts do not carry over from one step to the next),
  * the edge's shift (r->cd, second pass) when it is the step before's last
  * sync that the step's start follows (cp_sync_t.jnext), or its shift in
- * any step when the run carries them (a pipeline, what-if "stage"). */
-static int64_t shift_of(const cp_graph_t *g, const rp_t *r, long q, int32_t job)
+ * any step when the run carries them (a pipeline, what-if "stage").
+ * Inlined: the edge's test made it too large for the compiler to inline,
+ * and its calls were 20 M instructions on the 256-rank job. */
+CP_INLINE int64_t shift_of(const cp_graph_t *g, const rp_t *r, long q, int32_t job)
 {
     if (q < 0)
         return 0;
@@ -222,10 +224,10 @@ CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t 
  * the side-by-side sweep saves is the passes over the graph, not these
  * reads. */
 CP_INLINE void start3(const cp_graph_t *g, const scen_t *P, const scen_t *C, const scen_t *L, const scen_t *F,
-                      rp_t *r, bool comm, bool launch, int32_t k)
+                      rp_t *r, bool meas, bool comm, bool launch, int32_t k)
 {
     int32_t id = g->hot[k].id;
-    if (!r[0].sdone[id])
+    if (meas && !r[0].sdone[id])
         start_of(g, P, &r[0], k);
     if (comm && !r[1].sdone[id])
         start_of(g, C, &r[1], k);
@@ -860,15 +862,17 @@ CP_INLINE void sweep(const cp_graph_t *g, const scen_t sc, rp_t *r)
     }
 }
 
-/* The measured replay (r[0]) and the what-ifs "communication at its
- * transfer time" (r[1], when comm) and "no launch gaps" (r[2]) side by
- * side in one sweep of the events: each lane's steps are exactly those of
- * its own sweep (a lane reads and writes only its own arrays, and the
- * events come in the same order), but the events and the nodes' records
- * are read once, not once per scenario (fast path: every run without a
- * pipeline replays these three). The flags are constants: see CP_INLINE. */
-CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, const double *f, const uint8_t *late,
-                      int pin)
+/* The measured replay (r[0], when meas) and the what-ifs "communication
+ * at its transfer time" (r[1], when comm) and "no launch gaps" (r[2],
+ * when launch) side by side in one sweep of the events: each lane's steps
+ * are exactly those of its own sweep (a lane reads and writes only its
+ * own arrays, and the events come in the same order), but the events and
+ * the nodes' records are read once, not once per scenario (fast path:
+ * every run without a pipeline replays these three). The flags are
+ * constants where the callers can make them so: see CP_INLINE. sord, when
+ * not NULL, gets the syncs in the order they come (lane0_syncs_again). */
+CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool meas, bool comm, bool launch, const double *f,
+                      const uint8_t *late, int pin, int32_t *sord)
 {
     const scen_t P = {.pin_inferred = pin}, C = {.comm_transfer = 1, .pin_inferred = pin},
                  L = {.drop_launch = 1, .pin_inferred = pin}, F = {.factor = f, .late = late, .pin_inferred = pin};
@@ -877,7 +881,8 @@ CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, cons
         int type = (int)(v >> 32);
         int32_t id = (int32_t)(v & 0xffffffff); /* a sync, or a node's index in hot */
         if (type == 0) {
-            end_of(g, &P, &r[0], id);
+            if (meas)
+                end_of(g, &P, &r[0], id);
             if (comm)
                 end_of(g, &C, &r[1], id);
             if (launch)
@@ -886,7 +891,10 @@ CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, cons
                 end_of(g, &F, &r[3], id);
         } else if (type == 1) {
             const cp_rank_t *R = &g->ranks[g->syncs[id].rank_i];
-            sync_of(g, &P, &r[0], R, (size_t)id);
+            if (sord)
+                *sord++ = id;
+            if (meas)
+                sync_of(g, &P, &r[0], R, (size_t)id);
             if (comm)
                 sync_of(g, &C, &r[1], R, (size_t)id);
             if (launch)
@@ -894,7 +902,7 @@ CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, cons
             if (f)
                 sync_of(g, &F, &r[3], R, (size_t)id);
         } else {
-            start3(g, &P, &C, &L, &F, r, comm, launch, id);
+            start3(g, &P, &C, &L, &F, r, meas, comm, launch, id);
         }
     }
 }
@@ -1008,6 +1016,17 @@ static bool edge_fill(const cp_graph_t *g, const mt_critpath_t *c, rp_t *r)
     return false;
 }
 
+/* Whether r's edge (edge_fill's r->cd) moves any sync at all: else a
+ * second pass would replay its first exactly (shift_of and pred_at add
+ * r->cd, 0 everywhere). */
+static bool edge_any(const cp_graph_t *g, const rp_t *r)
+{
+    for (size_t q = 0; q < g->n_syncs; q++)
+        if (g->syncs[q].jnext >= 0 && r->cd[q])
+            return true;
+    return false;
+}
+
 /* The job step times of a replay (r swept): times[j] and r->jend[j]. */
 static void replay_finish(const cp_graph_t *g, rp_t *r, const mt_critpath_t *c, int64_t *times)
 {
@@ -1067,6 +1086,35 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
     replay_finish(g, r, c, times);
 }
 
+/* What sweeping lane 0 (the unchanged run, r) again without resetting
+ * it changes: only its syncs' shifts, each taken again in the replay
+ * order from the shifts and ends the first pass left (its starts are
+ * done, so its ends come out the same). A shift or an end read before
+ * it was replayed (a sync that is its own or a later one's sb) was 0 or
+ * the measured end in the first pass and is the replayed one now.
+ * cp_replay3's second pass swept lane 0 with the others (until it left
+ * out the lanes that move nothing, and lane 0): this keeps its results
+ * as they were. None of the real traces, the cases, the DLRM set or the
+ * generated jobs checked moves a shift here. sord: the syncs in the
+ * replay order (sweep3's, from the first pass: a pass over the events
+ * for them cost as much as these replays of the syncs), or NULL. */
+static void lane0_syncs_again(const cp_graph_t *g, rp_t *r, const int32_t *sord)
+{
+    const scen_t P = {0};
+    if (sord) {
+        for (size_t k = 0; k < g->n_syncs; k++)
+            sync_of(g, &P, r, &g->ranks[g->syncs[sord[k]].rank_i], (size_t)sord[k]);
+        return;
+    }
+    for (size_t k = 0; k < g->n_ev; k++) { /* no memory for sord: from the events */
+        int64_t v = g->ev[k];
+        if ((int)(v >> 32) == 1) {
+            int32_t id = (int32_t)(v & 0xffffffff);
+            sync_of(g, &P, r, &g->ranks[g->syncs[id].rank_i], (size_t)id);
+        }
+    }
+}
+
 /* sweep3's replays: r[0..3], times[0..3] as cp_replay's r and times (r[1]
  * and times[1] untouched without comm, r[2] and times[2] without launch,
  * r[3] and times[3] without f, the straggler what-if's factors); pin:
@@ -1081,39 +1129,52 @@ static void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, con
     for (int l = 0; l < 4; l++)
         if (on[l])
             replay_init(g, &sc[l], &r[l]);
+    int32_t *sord = g->n_jnext && g->n_syncs ? malloc(g->n_syncs * sizeof *sord) : NULL;
     /* each combination its own inlined sweep: the flags stay constants */
     if (!pin && comm)
-        sweep3(g, r, true, true, f, late, 0);
+        sweep3(g, r, true, true, true, f, late, 0, sord);
     else if (!pin)
-        sweep3(g, r, false, true, f, late, 0);
+        sweep3(g, r, true, false, true, f, late, 0, sord);
     else if (comm)
-        sweep3(g, r, true, false, f, late, 1);
+        sweep3(g, r, true, true, false, f, late, 1, sord);
     else if (launch)
-        sweep3(g, r, false, true, f, late, 1);
+        sweep3(g, r, true, false, true, f, late, 1, sord);
     else
-        sweep3(g, r, false, false, f, late, 1);
+        sweep3(g, r, true, false, false, f, late, 1, sord);
     if (comm) /* "comm" takes no edge to the next step (edge_wanted) */
         replay_finish(g, &r[1], c, times[1]);
     if (g->n_jnext) {
         /* the second pass of the others (cp_replay), side by side again,
          * against the unchanged run of lane 0 (its offsets in its cd, its
-         * second pass the same as its first: not replayed again) */
+         * second pass the same as its first: not replayed again). A lane
+         * whose edge moves no sync at all would replay its first pass
+         * again: it keeps it (fast path: on the 256-rank job the "launch"
+         * lane moves none, and the second sweep was 2/3 of these replays) */
         edge_rel_base(g, c, &r[0], r[0].cd);
+        bool again[4] = {false, false, false, false};
         for (int l = 2; l < 4; l++)
             if (on[l]) {
                 r[l].cd0 = r[0].cd;
                 edge_fill(g, c, &r[l]);
                 r[l].cd0 = NULL;
-                replay_init(g, &sc[l], &r[l]);
-                r[l].cd_on = 1;
+                again[l] = edge_any(g, &r[l]);
+                if (again[l]) {
+                    replay_init(g, &sc[l], &r[l]);
+                    r[l].cd_on = 1;
+                }
             }
-        if (!pin)
-            sweep3(g, r, false, true, f, late, 0);
-        else if (launch)
-            sweep3(g, r, false, true, f, late, 1);
-        else
-            sweep3(g, r, false, false, f, late, 1);
+        lane0_syncs_again(g, &r[0], sord); /* after its offsets: as the sweep was */
+        const double *f2 = again[3] ? f : NULL;
+        if (!pin && again[2])
+            sweep3(g, r, false, false, true, f2, late, 0, NULL);
+        else if (!pin && f2)
+            sweep3(g, r, false, false, false, f2, late, 0, NULL);
+        else if (again[2])
+            sweep3(g, r, false, false, true, f2, late, 1, NULL);
+        else if (f2)
+            sweep3(g, r, false, false, false, f2, late, 1, NULL);
     }
+    free(sord);
     for (int l = 0; l < 4; l++)
         if (on[l] && l != 1)
             replay_finish(g, &r[l], c, times[l]);
