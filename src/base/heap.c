@@ -25,12 +25,12 @@
  * The heap is reserved once at start: HEAP_RESERVE bytes of address
  * space, marked for transparent huge pages, never trimmed by free();
  * each rank's memory goes back to the kernel with one malloc_trim once
- * its trace is freed (mpi/load.c trace_done, mt_heap_release: since
+ * its trace is freed (src/discover/ingest.c trace_done, mt_heap_release: since
  * 2026-11-25 before its result is packed, not after; ranks of small
  * traces share one trim, see TRIM_EVERY_BYTES), so a process's
  * peak stays one rank's, whatever number of ranks it holds (its tables;
  * the results it keeps until the gather do grow with its ranks, about
- * 10.8 MB per 157 MB rank: docs/PERFORMANCE.md). Why: the
+ * 6.6 MB per 157 MB rank: docs/PERFORMANCE.md). Why: the
  * loader and the passes allocate and free blocks by the thousand (sort
  * buffers per stream, link and pass scratch); with glibc's defaults the
  * heap top went back to the kernel after each and was faulted in again
