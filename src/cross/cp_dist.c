@@ -766,31 +766,57 @@ static int hv_cmp(const void *pa, const void *pb)
     return (a->h > b->h) - (a->h < b->h);
 }
 
-/* v[0..n) by h, equal hashes in their order (comm_medians does not
- * depend on it: it counts the values of a name): a stable radix sort of the hashes
- * (mt_sort_u64) and the values permuted after, a few passes over v where
- * qsort took log2(n) of comparator calls (half of the critical path's
- * reduction on the 256-rank job); qsort when the memory for that is
- * missing. */
-static void hv_sort(hv_t *v, size_t n)
+/* Keep of v[0..n) the values of the names in cn[0..nc) (ascending by h,
+ * as comm_cmp sorts them), by h, equal hashes in their order (comm_medians
+ * does not depend on it: it counts a name's values); returns how many are
+ * kept. Each value's place in cn is its key: a stable radix sort
+ * (mt_sort_u64) of those few bits, and the values permuted after, where
+ * qsort by h took log2(n) of comparator calls (half of the critical path's
+ * reduction on the 256-rank job). qsort and a merge when the memory for
+ * that is missing. */
+static size_t hv_keep(hv_t *v, size_t n, const comm_name_t *cn, size_t nc)
 {
+    if (!n)
+        return 0;
     uint64_t *key = n <= UINT32_MAX ? malloc(n * sizeof *key) : NULL;
     uint32_t *perm = key ? malloc(n * sizeof *perm) : NULL;
+    size_t w = 0;
     if (perm) {
         for (size_t i = 0; i < n; i++) {
-            key[i] = v[i].h;
-            perm[i] = (uint32_t)i;
+            size_t lo = 0, hi = nc; /* the first of cn whose h is not below */
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (cn[mid].h < v[i].h)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo < nc && cn[lo].h == v[i].h) {
+                key[w] = lo;
+                perm[w] = (uint32_t)w;
+                v[w++] = v[i];
+            }
         }
-        if (mt_sort_u64(key, perm, n) == MT_OK) {
-            mt_sort_permute(v, sizeof *v, perm, n);
+        if (mt_sort_u64(key, perm, w) == MT_OK) {
+            mt_sort_permute(v, sizeof *v, perm, w);
             free(key);
             free(perm);
-            return;
+            return w;
         }
+        /* v[0..w) kept, in their order: sorted by h below, as the rest */
+        n = w;
     }
     free(key);
     free(perm);
     qsort(v, n, sizeof *v, hv_cmp);
+    w = 0;
+    for (size_t i = 0, c = 0; i < n; i++) {
+        while (c < nc && cn[c].h < v[i].h)
+            c++;
+        if (c < nc && cn[c].h == v[i].h)
+            v[w++] = v[i];
+    }
+    return w;
 }
 
 static int typ_cmp(const void *pa, const void *pb)
@@ -1082,16 +1108,7 @@ mt_status_t mt_cp_dist_reduce(const mt_comm_t *comm, const mt_cp_dist_in_t *in, 
         goto out;
     if (ncn) {
         /* this process's values of those names, by name */
-        if (L.n_vals)
-            hv_sort(L.vals, L.n_vals);
-        size_t w = 0;
-        for (size_t i = 0, c = 0; i < L.n_vals; i++) {
-            while (c < ncn && cn[c].h < L.vals[i].h)
-                c++;
-            if (c < ncn && cn[c].h == L.vals[i].h)
-                L.vals[w++] = L.vals[i];
-        }
-        L.n_vals = w;
+        L.n_vals = hv_keep(L.vals, L.n_vals, cn, ncn);
         if ((st = comm_medians(&x, cn, ncn, L.vals, L.n_vals, med, &d->rounds)) != MT_OK)
             goto out;
     }
