@@ -459,8 +459,6 @@ static int local_rank(const facts_t *f, const mt_rank_analysis_t *a, const mt_cl
         int64_t v = e - s;
         if (mi < nm && m[mi].index == k) /* an instance member: its transfer */
             v = m[mi].transfer > 0 ? m[mi].transfer : 0;
-        /* a name repeats as the same offset into the rank's pool: its
-         * hash memoised (as the graph's cp_name_hash by pointer) */
         const char *name = a->strings ? a->strings + g->name.off : "";
         if (by_num) {
             size_t slot = (g->name.off * 2654435761u >> 7) & (CP_NAME_MEMO - 1);
