@@ -379,16 +379,19 @@ typedef struct local {
     size_t n_vals, cap_vals;
 } local_t;
 
-/* A name's hash by its place in a rank's string pool. */
+/* A name's place in a rank's string pool and its number on the rank (the
+ * names in the order they come; scratch_t.nh, its hash). */
 typedef struct name_memo {
     uint32_t off, len;
-    uint64_t h;
+    uint32_t id;
     bool set;
 } name_memo_t;
 
 /* Scratch for one rank, sized for the largest. */
 typedef struct scratch {
-    name_memo_t memo[CP_NAME_MEMO]; /* cleared for each rank (its own pool) */
+    name_memo_t memo[CP_NAME_MEMO]; /* cleared for each rank (its own pool), probed linearly */
+    uint64_t nh[CP_NAME_MEMO / 2];  /* by a name's number: its hash, then (sorted) by its key */
+    uint32_t nperm[CP_NAME_MEMO / 2], nkey[CP_NAME_MEMO / 2];
     uint64_t *key;
     uint32_t *perm;
     int64_t *dur, *val;
@@ -433,6 +436,14 @@ static int local_rank(const facts_t *f, const mt_rank_analysis_t *a, const mt_cl
         x->sok[i] = (k == 0 || x->skey[k] != x->skey[k - 1]) && step_used(f, a->steps[i].step);
     }
     size_t hint = cp_step_hint0(a), mi = 0;
+    /* the activities by their name's number on the rank (few: a name
+     * repeats as the same offset into the rank's pool), each number's hash
+     * found once; the numbers become keys in the hashes' order below, so
+     * that the sort by key is by hash in one or two passes over the
+     * activities where the hashes took six. A rank with more names than
+     * the table holds keys its activities by the hashes themselves. */
+    uint32_t n_names = 0;
+    bool by_num = true;
     for (size_t k = 0; k < a->n_gacts; k++) {
         const mt_an_gact_t *g = &a->gacts[k];
         int64_t s = mt_clock_map_apply(&map, g->start_ns), e = mt_clock_map_apply(&map, g->end_ns);
@@ -448,25 +459,54 @@ static int local_rank(const facts_t *f, const mt_rank_analysis_t *a, const mt_cl
         int64_t v = e - s;
         if (mi < nm && m[mi].index == k) /* an instance member: its transfer */
             v = m[mi].transfer > 0 ? m[mi].transfer : 0;
-        /* a name repeats as the same offset into the rank's pool: its
-         * hash memoised (as the graph's cp_name_hash by pointer) */
-        name_memo_t *nm_ = &x->memo[(g->name.off * 2654435761u >> 7) & (CP_NAME_MEMO - 1)];
-        if (!nm_->set || nm_->off != g->name.off || nm_->len != g->name.len) {
-            const char *name = a->strings ? a->strings + g->name.off : "";
-            *nm_ = (name_memo_t){g->name.off, g->name.len, mt_hash64(name, g->name.len, CP_NAME_SEED), true};
+        const char *name = a->strings ? a->strings + g->name.off : "";
+        if (by_num) {
+            size_t slot = (g->name.off * 2654435761u >> 7) & (CP_NAME_MEMO - 1);
+            while (x->memo[slot].set && (x->memo[slot].off != g->name.off || x->memo[slot].len != g->name.len))
+                slot = (slot + 1) & (CP_NAME_MEMO - 1);
+            name_memo_t *nm_ = &x->memo[slot];
+            if (!nm_->set && n_names == CP_NAME_MEMO / 2) { /* full: by hash from here on */
+                for (size_t j = 0; j < k; j++)
+                    x->key[j] = x->nh[x->key[j]];
+                by_num = false;
+            } else {
+                if (!nm_->set) {
+                    *nm_ = (name_memo_t){g->name.off, g->name.len, n_names, true};
+                    x->nh[n_names++] = mt_hash64(name, g->name.len, CP_NAME_SEED);
+                }
+                x->key[k] = nm_->id;
+            }
         }
-        x->key[k] = nm_->h;
+        if (!by_num)
+            x->key[k] = mt_hash64(name, g->name.len, CP_NAME_SEED);
         x->perm[k] = (uint32_t)k;
         x->dur[k] = e - s;
         x->val[k] = v;
         x->flag[k] = (uint8_t)((rstep >= 0 && x->sok[rstep]) | (g->cls << 1));
+    }
+    if (by_num) {
+        /* a number's key: its hash's place among the rank's distinct
+         * hashes (two places in the pool may hold one name); nh then holds
+         * the hashes by key */
+        for (uint32_t i = 0; i < n_names; i++)
+            x->nperm[i] = i;
+        if (mt_sort_u64(x->nh, x->nperm, n_names) != MT_OK)
+            return -1;
+        uint32_t nk = 0;
+        for (uint32_t i = 0; i < n_names; i++) {
+            if (i && x->nh[i] != x->nh[i - 1])
+                x->nh[++nk] = x->nh[i];
+            x->nkey[x->nperm[i]] = nk;
+        }
+        for (size_t k = 0; k < a->n_gacts; k++)
+            x->key[k] = x->nkey[x->key[k]];
     }
     /* by (hash, index): the radix sort is stable */
     if (mt_sort_u64(x->key, x->perm, a->n_gacts) != MT_OK)
         return -1;
     for (size_t p = 0; p < a->n_gacts;) {
         size_t q = p;
-        rec_t r = {.h = x->key[p], .rank = a->rank};
+        rec_t r = {.h = by_num ? x->nh[x->key[p]] : x->key[p], .rank = a->rank};
         bool seen = false;
         for (; q < a->n_gacts && x->key[q] == x->key[p]; q++) {
             uint32_t k = x->perm[q];
@@ -766,6 +806,59 @@ static int hv_cmp(const void *pa, const void *pb)
     return (a->h > b->h) - (a->h < b->h);
 }
 
+/* Keep of v[0..n) the values of the names in cn[0..nc) (ascending by h,
+ * as comm_cmp sorts them), by h, equal hashes in their order (comm_medians
+ * does not depend on it: it counts a name's values); returns how many are
+ * kept. Each value's place in cn is its key: a stable radix sort
+ * (mt_sort_u64) of those few bits, and the values permuted after, where
+ * qsort by h took log2(n) of comparator calls (half of the critical path's
+ * reduction on the 256-rank job). qsort and a merge when the memory for
+ * that is missing. */
+static size_t hv_keep(hv_t *v, size_t n, const comm_name_t *cn, size_t nc)
+{
+    if (!n)
+        return 0;
+    uint64_t *key = n <= UINT32_MAX ? malloc(n * sizeof *key) : NULL;
+    uint32_t *perm = key ? malloc(n * sizeof *perm) : NULL;
+    size_t w = 0;
+    if (perm) {
+        for (size_t i = 0; i < n; i++) {
+            size_t lo = 0, hi = nc; /* the first of cn whose h is not below */
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (cn[mid].h < v[i].h)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo < nc && cn[lo].h == v[i].h) {
+                key[w] = lo;
+                perm[w] = (uint32_t)w;
+                v[w++] = v[i];
+            }
+        }
+        if (mt_sort_u64(key, perm, w) == MT_OK) {
+            mt_sort_permute(v, sizeof *v, perm, w);
+            free(key);
+            free(perm);
+            return w;
+        }
+        /* v[0..w) kept, in their order: sorted by h below, as the rest */
+        n = w;
+    }
+    free(key);
+    free(perm);
+    qsort(v, n, sizeof *v, hv_cmp);
+    w = 0;
+    for (size_t i = 0, c = 0; i < n; i++) {
+        while (c < nc && cn[c].h < v[i].h)
+            c++;
+        if (c < nc && cn[c].h == v[i].h)
+            v[w++] = v[i];
+    }
+    return w;
+}
+
 static int typ_cmp(const void *pa, const void *pb)
 {
     const cp_dist_typ_t *a = pa, *b = pb;
@@ -1055,16 +1148,7 @@ mt_status_t mt_cp_dist_reduce(const mt_comm_t *comm, const mt_cp_dist_in_t *in, 
         goto out;
     if (ncn) {
         /* this process's values of those names, by name */
-        if (L.n_vals)
-            qsort(L.vals, L.n_vals, sizeof *L.vals, hv_cmp);
-        size_t w = 0;
-        for (size_t i = 0, c = 0; i < L.n_vals; i++) {
-            while (c < ncn && cn[c].h < L.vals[i].h)
-                c++;
-            if (c < ncn && cn[c].h == L.vals[i].h)
-                L.vals[w++] = L.vals[i];
-        }
-        L.n_vals = w;
+        L.n_vals = hv_keep(L.vals, L.n_vals, cn, ncn);
         if ((st = comm_medians(&x, cn, ncn, L.vals, L.n_vals, med, &d->rounds)) != MT_OK)
             goto out;
     }

@@ -869,10 +869,9 @@ CP_INLINE void sweep(const cp_graph_t *g, const scen_t sc, rp_t *r)
  * own arrays, and the events come in the same order), but the events and
  * the nodes' records are read once, not once per scenario (fast path:
  * every run without a pipeline replays these three). The flags are
- * constants where the callers can make them so: see CP_INLINE. sord, when
- * not NULL, gets the syncs in the order they come (lane0_syncs_again). */
+ * constants where the callers can make them so: see CP_INLINE. */
 CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool meas, bool comm, bool launch, const double *f,
-                      const uint8_t *late, int pin, int32_t *sord)
+                      const uint8_t *late, int pin)
 {
     const scen_t P = {.pin_inferred = pin}, C = {.comm_transfer = 1, .pin_inferred = pin},
                  L = {.drop_launch = 1, .pin_inferred = pin}, F = {.factor = f, .late = late, .pin_inferred = pin};
@@ -891,8 +890,6 @@ CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool meas, bool comm, bool l
                 end_of(g, &F, &r[3], id);
         } else if (type == 1) {
             const cp_rank_t *R = &g->ranks[g->syncs[id].rank_i];
-            if (sord)
-                *sord++ = id;
             if (meas)
                 sync_of(g, &P, &r[0], R, (size_t)id);
             if (comm)
@@ -1086,35 +1083,6 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
     replay_finish(g, r, c, times);
 }
 
-/* What sweeping lane 0 (the unchanged run, r) again without resetting
- * it changes: only its syncs' shifts, each taken again in the replay
- * order from the shifts and ends the first pass left (its starts are
- * done, so its ends come out the same). A shift or an end read before
- * it was replayed (a sync that is its own or a later one's sb) was 0 or
- * the measured end in the first pass and is the replayed one now.
- * cp_replay3's second pass swept lane 0 with the others (until it left
- * out the lanes that move nothing, and lane 0): this keeps its results
- * as they were. None of the real traces, the cases, the DLRM set or the
- * generated jobs checked moves a shift here. sord: the syncs in the
- * replay order (sweep3's, from the first pass: a pass over the events
- * for them cost as much as these replays of the syncs), or NULL. */
-static void lane0_syncs_again(const cp_graph_t *g, rp_t *r, const int32_t *sord)
-{
-    const scen_t P = {0};
-    if (sord) {
-        for (size_t k = 0; k < g->n_syncs; k++)
-            sync_of(g, &P, r, &g->ranks[g->syncs[sord[k]].rank_i], (size_t)sord[k]);
-        return;
-    }
-    for (size_t k = 0; k < g->n_ev; k++) { /* no memory for sord: from the events */
-        int64_t v = g->ev[k];
-        if ((int)(v >> 32) == 1) {
-            int32_t id = (int32_t)(v & 0xffffffff);
-            sync_of(g, &P, r, &g->ranks[g->syncs[id].rank_i], (size_t)id);
-        }
-    }
-}
-
 /* sweep3's replays: r[0..3], times[0..3] as cp_replay's r and times (r[1]
  * and times[1] untouched without comm, r[2] and times[2] without launch,
  * r[3] and times[3] without f, the straggler what-if's factors); pin:
@@ -1129,18 +1097,17 @@ static void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, con
     for (int l = 0; l < 4; l++)
         if (on[l])
             replay_init(g, &sc[l], &r[l]);
-    int32_t *sord = g->n_jnext && g->n_syncs ? malloc(g->n_syncs * sizeof *sord) : NULL;
     /* each combination its own inlined sweep: the flags stay constants */
     if (!pin && comm)
-        sweep3(g, r, true, true, true, f, late, 0, sord);
+        sweep3(g, r, true, true, true, f, late, 0);
     else if (!pin)
-        sweep3(g, r, true, false, true, f, late, 0, sord);
+        sweep3(g, r, true, false, true, f, late, 0);
     else if (comm)
-        sweep3(g, r, true, true, false, f, late, 1, sord);
+        sweep3(g, r, true, true, false, f, late, 1);
     else if (launch)
-        sweep3(g, r, true, false, true, f, late, 1, sord);
+        sweep3(g, r, true, false, true, f, late, 1);
     else
-        sweep3(g, r, true, false, false, f, late, 1, sord);
+        sweep3(g, r, true, false, false, f, late, 1);
     if (comm) /* "comm" takes no edge to the next step (edge_wanted) */
         replay_finish(g, &r[1], c, times[1]);
     if (g->n_jnext) {
@@ -1163,18 +1130,16 @@ static void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, con
                     r[l].cd_on = 1;
                 }
             }
-        lane0_syncs_again(g, &r[0], sord); /* after its offsets: as the sweep was */
         const double *f2 = again[3] ? f : NULL;
         if (!pin && again[2])
-            sweep3(g, r, false, false, true, f2, late, 0, NULL);
+            sweep3(g, r, false, false, true, f2, late, 0);
         else if (!pin && f2)
-            sweep3(g, r, false, false, false, f2, late, 0, NULL);
+            sweep3(g, r, false, false, false, f2, late, 0);
         else if (again[2])
-            sweep3(g, r, false, false, true, f2, late, 1, NULL);
+            sweep3(g, r, false, false, true, f2, late, 1);
         else if (f2)
-            sweep3(g, r, false, false, false, f2, late, 1, NULL);
+            sweep3(g, r, false, false, false, f2, late, 1);
     }
-    free(sord);
     for (int l = 0; l < 4; l++)
         if (on[l] && l != 1)
             replay_finish(g, &r[l], c, times[l]);
