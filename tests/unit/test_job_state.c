@@ -239,7 +239,8 @@ static void test_cross(void **state)
     res[1].sum.last_ns = res[1].sum.first_ns + 1000;
     mt_clock_t clocks[2] = {{.rank = 0, .reference = true}, {.rank = 1, .matched = 10, .residual_p99_ns = 500}};
     int32_t ranks[2] = {0, 1};
-    mt_job_t j = {.res = res, .n = 2, .ranks = ranks, .n_ranks = 2};
+    mt_rank_analysis_t *an[1] = {NULL}; /* no analysis, but an array (mt_critpath_run copies it) */
+    mt_job_t j = {.res = res, .n = 2, .ranks = ranks, .n_ranks = 2, .an = an};
     j.al.clocks = clocks;
     j.al.n_clocks = 2;
     mt_job_cross_opts_t o = {.aligned = true, .html = true, .pp.warmup = 1};
