@@ -1,8 +1,8 @@
 /* The job after loading (job.h): the rank checks and the NCCL join on
  * process 0 (decided by src/discover/job_state.c, said here), the
  * per-rank analyses gathered there, the clock alignment on every process,
- * then process 0's cross-rank, pipeline, gate and report.html view
- * steps. */
+ * then process 0's cross-rank, pipeline, critical-path, gate and
+ * report.html view steps (run by src/discover/job_cross.c, said here). */
 #include "job.h"
 #include "say.h"
 
@@ -90,7 +90,7 @@ int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, mt_ingest_t *L, job_
     int bad = gst != MT_OK;
     j->mc = mc;
     /* the critical path's whole-job statistics are worked out where the
-     * ranks were loaded (job_cp_serve): the other processes keep theirs */
+     * ranks were loaded (mt_job_cp_serve): the other processes keep theirs */
     if (mc->rank != 0 && !bad && !j->plan.skipped) {
         j->mine_owned = true;
         for (size_t off = 0; off < L->analyses.len && !bad;) {
@@ -179,201 +179,66 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_ingest_
     return MT_EXIT_OK;
 }
 
-/* Process 0: j->trust from the traces' header facts and the alignment.
- * MT_ERR_FORMAT after printing the one line when the traces are of
- * different runs and --force was not given. */
-static mt_status_t job_trust(const options_t *o, const mt_discover_list_t *l, job_t *j)
-{
-    size_t ilo, ihi;
-    double apart;
-    bool far, checked;
-    mt_status_t st = mt_job_trust(j, options_one_clock(o), &far, &ilo, &ihi, &apart, &checked);
-    if (st != MT_OK && !checked) {
-        say("mergetrace: out of memory\n");
-        return st;
-    }
-    if (st != MT_OK) {
-        say("mergetrace: %schecking the traces belong together: %s\n", o->job_tag, mt_status_str(st));
-        return st;
-    }
-    if (far) {
-        say("mergetrace: %s%s and %s start %.0f days apart on the %s clock (a trace without its absolute "
-            "time base?): they cannot be analysed together\n",
-            o->job_tag, l->files[j->res[ilo].index].path, l->files[j->res[ihi].index].path, apart / 86400e9,
-            o->no_align ? "same (--no-align)" : "corrected");
-        return MT_ERR_FORMAT;
-    }
-    const mt_trust_t *t = &j->trust;
-    if (t->mixed && !o->force) {
-        say("mergetrace: %s%s and %s are not of one run: %s (--force merges them anyway)\n",
-                o->job_tag, l->files[j->res[t->a].index].path, l->files[j->res[t->b].index].path, t->why);
-        return MT_ERR_FORMAT;
-    }
-    return MT_OK;
-}
-
-/* mt_critpath_run is done with an input (mt_cp_request_t's hooks): it
- * goes, and the heap's free pages with it, before the critical path
- * allocates its graph's tables (the gathered rows and the match) or its
- * replays' (the ranks' GPU activities): nothing after reads them.
- * Process 0 of the 4096-rank job of docs/PERFORMANCE.md "4096 x 320 with
- * traces": the rows are 168 MB, the activities 92 MB. */
-static void job_cp_rows_done(void *ctx)
-{
-    job_t *j = ctx;
-    free(j->al.rows);
-    j->al.rows = NULL;
-    j->al.n_rows = 0;
-    mt_match_free(j->al.m);
-    j->al.m = NULL;
-    mt_heap_give_back();
-}
-
-static void job_cp_built(void *ctx)
-{
-    job_t *j = ctx;
-    for (size_t i = 0; i < j->n_an; i++)
-        mt_rank_analysis_drop_gacts(j->an[i]);
-    mt_heap_give_back();
-}
-
-/* mt_cp_request_t.reduce on process 0: the other processes, waiting in
- * job_cp_serve, are told to take part. */
-static mt_status_t job_cp_reduce(void *ctx, const mt_cp_dist_in_t *in, mt_cp_dist_t **out)
-{
-    job_t *j = ctx;
-    int go = 1;
-    (void)j->mc->bcast(j->mc->ctx, &go, sizeof go, 0);
-    return mt_cp_dist_reduce(j->mc, in, (const mt_rank_analysis_t *const *)j->mine, j->n_mine, j->al.clocks, j->ranks,
-                             (size_t)j->n_ranks, out);
-}
-
-void job_cp_serve(job_t *j)
-{
-    for (;;) {
-        int go = 0;
-        (void)j->mc->bcast(j->mc->ctx, &go, sizeof go, 0);
-        if (!go)
-            break;
-        /* process 0 reports a failure (mt_critpath_run returns it) */
-        mt_cp_dist_t *d = NULL;
-        (void)mt_cp_dist_reduce(j->mc, NULL, (const mt_rank_analysis_t *const *)j->mine, j->n_mine, j->al.clocks,
-                                j->ranks, (size_t)j->n_ranks, &d);
-        mt_cp_dist_free(d);
-    }
-    /* read by nothing after: freed before the outputs */
-    for (size_t i = 0; j->mine_owned && i < j->n_mine; i++)
-        mt_rank_analysis_free(j->mine[i]);
-    if (j->mine_owned)
-        free(j->mine);
-    j->mine = NULL;
-    j->n_mine = 0;
-}
-
-void job_cp_stop(job_t *j)
-{
-    int go = 0;
-    (void)j->mc->bcast(j->mc->ctx, &go, sizeof go, 0);
-}
-
 int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_times_t *pt)
 {
-    const mt_align_result_t *al = &j->al;
-    const mt_rank_analysis_t *const *an = (const mt_rank_analysis_t *const *)j->an;
-    /* ---- one run? ---- */
-    double tc = procs_wtime(), cc = timings_cpu();
-    mt_status_t st = job_trust(o, l, j);
-    if (st != MT_OK)
+    mt_job_cross_opts_t co = {.aligned = options_one_clock(o),
+                              .force = o->force,
+                              .html = !o->no_html,
+                              .pp = {.n_stage = o->n_stage,
+                                     .stage_name = (const char *const *)o->stage_name,
+                                     .stage_ranks = (const int32_t *const *)o->stage_ranks,
+                                     .stage_n_ranks = o->stage_n_ranks,
+                                     .pp_stages = o->pp_stages,
+                                     .pp_blocks = o->pp_blocks,
+                                     .warmup = o->warmup},
+                              .what_if_pattern = o->what_if_pattern,
+                              .what_if_factor = o->what_if_factor,
+                              .gates = o->gates,
+                              .n_gates = o->n_gates,
+                              .heap_give_back = mt_heap_give_back,
+                              .heap_peak = mt_heap_peak};
+    mt_job_cross_times_t t = {0};
+    mt_job_cross_fail_t f;
+    mt_status_t st = mt_job_cross(&co, j, &t, &f);
+    pt->cross_rank = t.cross;
+    pt->cross_rank_cpu = t.cross_cpu;
+    pt->critpath = t.critpath;
+    pt->critpath_cpu = t.critpath_cpu;
+    pt->critpath_rss_growth = t.critpath_rss_growth;
+    switch (f.step) {
+    case MT_JOB_STEP_NONE:
+        return MT_EXIT_OK;
+    case MT_JOB_STEP_TRUST_NOMEM:
+        say("mergetrace: out of memory\n");
+        return MT_EXIT_ERROR;
+    case MT_JOB_STEP_TRUST:
+        say("mergetrace: %schecking the traces belong together: %s\n", o->job_tag, mt_status_str(st));
         return st == MT_ERR_NOMEM ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
-    /* ---- cross-rank analyses, over the gathered rows ---- */
-    st = mt_cross_analyze(al->rows, al->n_rows, al->labels, al->m, al->clocks, j->ranks, (size_t)j->n_ranks, &j->cross);
-    if (st == MT_OK)
-        st = mt_cross_name_absent(j->cross, j->missing, j->n_missing);
-    if (st == MT_OK)
-        st = mt_trust_annotate(j->cross, &j->trust, options_one_clock(o), o->force);
-    pt->cross_rank = procs_wtime() - tc;
-    pt->cross_rank_cpu = timings_cpu() - cc;
-    if (st != MT_OK) {
+    case MT_JOB_STEP_FAR:
+        say("mergetrace: %s%s and %s start %.0f days apart on the %s clock (a trace without its absolute "
+            "time base?): they cannot be analysed together\n",
+            o->job_tag, l->files[j->res[f.a].index].path, l->files[j->res[f.b].index].path, f.apart_ns / 86400e9,
+            o->no_align ? "same (--no-align)" : "corrected");
+        return MT_EXIT_BAD_INPUT;
+    case MT_JOB_STEP_MIXED:
+        say("mergetrace: %s%s and %s are not of one run: %s (--force merges them anyway)\n", o->job_tag,
+            l->files[j->res[f.a].index].path, l->files[j->res[f.b].index].path, j->trust.why);
+        return MT_EXIT_BAD_INPUT;
+    case MT_JOB_STEP_CROSS:
         say("mergetrace: %scross-rank analysis: %s\n", o->job_tag, mt_status_str(st));
-        return options_exit_code(st);
-    }
-    /* ---- pipeline and gates ---- */
-    double tq = procs_wtime(), cq = timings_cpu(); /* counted with the cross-rank phase */
-    mt_pp_request_t rq = {.n_stage = o->n_stage,
-                          .stage_name = (const char *const *)o->stage_name,
-                          .stage_ranks = (const int32_t *const *)o->stage_ranks,
-                          .stage_n_ranks = o->stage_n_ranks,
-                          .pp_stages = o->pp_stages,
-                          .pp_blocks = o->pp_blocks,
-                          .warmup = o->warmup};
-    st = mt_pp_run(&rq, j->ranks, (size_t)j->n_ranks, al->rows, al->n_rows, al->clocks, al->n_clocks, an, j->n_an,
-                   &j->pipe, j->pipe_note, sizeof j->pipe_note);
-    pt->cross_rank += procs_wtime() - tq;
-    pt->cross_rank_cpu += timings_cpu() - cq;
-    if (st != MT_OK) {
+        break;
+    case MT_JOB_STEP_PIPELINE:
         say("mergetrace: %spipeline analysis: %s\n", o->job_tag, mt_status_str(st));
-        return options_exit_code(st);
-    }
-    st = mt_cross_memory(an, j->n_an, j->pipe ? &j->pipe->stages : NULL, &j->memory);
-    if (st != MT_OK) {
+        break;
+    case MT_JOB_STEP_MEMORY:
         say("mergetrace: %smemory across ranks: %s\n", o->job_tag, mt_status_str(st));
-        return options_exit_code(st);
-    }
-    /* ---- the pictures of report.html: sample instances and the lateness
-     * grid (before the critical path: it frees the rows once its graph is
-     * built) ---- */
-    if (!o->no_html) {
-        st = mt_report_views_build(al->rows, al->n_rows, al->labels, al->m, al->clocks, j->ranks, (size_t)j->n_ranks, 4,
-                                   &j->views);
-        if (st != MT_OK) {
-            say("mergetrace: report.html views: %s\n", mt_status_str(st));
-            return options_exit_code(st);
-        }
-    }
-    /* ---- steps, critical path, what-ifs (after the pipeline: its stages) ---- */
-    double tp = procs_wtime(), cp = timings_cpu();
-    mt_cp_request_t cpr = {.warmup = o->warmup,
-                          .stragglers = j->cross->suspects,
-                          .n_stragglers = j->cross->n_suspects,
-                          .pattern = o->what_if_pattern,
-                          .factor = o->what_if_factor,
-                          .ideal = true,
-                          .n_absent = j->n_missing,
-                          .rows_done = job_cp_rows_done,
-                          .built = job_cp_built,
-                          .hook_ctx = j,
-                          .reduce = job_cp_reduce};
-    /* what-if "stage" (each pipeline stage 10 % faster) and the ideal
-     * what-if's stages and workers; without a pipeline the ideal's workers
-     * are the ranks and stages are unknown */
-    if (j->pipe) {
-        cpr.stage_ranks = j->pipe->stages.ranks;
-        cpr.stage_first = j->pipe->stages.first;
-        cpr.n_stages = j->pipe->stages.n;
-    }
-    uint64_t rss0 = mt_heap_peak();
-    if (!j->plan.skipped) /* over the memory budget (job_plan): a warning says so */
-        st = mt_critpath_run(&cpr, an, j->n_an, al->clocks, j->ranks, (size_t)j->n_ranks, al->rows, al->n_rows,
-                             al->m, &j->cp);
-    pt->critpath = procs_wtime() - tp;
-    pt->critpath_cpu = timings_cpu() - cp;
-    pt->critpath_rss_growth = mt_heap_peak() - rss0;
-    pt->cross_rank += pt->critpath;
-    pt->cross_rank_cpu += pt->critpath_cpu;
-    if (st != MT_OK) {
+        break;
+    case MT_JOB_STEP_VIEWS:
+        say("mergetrace: report.html views: %s\n", mt_status_str(st));
+        break;
+    case MT_JOB_STEP_CRITPATH:
         say("mergetrace: %scritical path: %s\n", o->job_tag, mt_status_str(st));
-        return options_exit_code(st);
+        break;
     }
-    if (o->n_gates) {
-        mt_gate_inputs_t gi = {.pipeline = j->pipe,
-                               .cross = j->cross,
-                               .analyses = an,
-                               .n_analyses = j->n_an,
-                               .clocks = al->clocks,
-                               .n_clocks = al->n_clocks,
-                               .aligned = options_one_clock(o),
-                               .critpath = j->cp};
-        j->gates_failed = mt_gates_eval(o->gates, o->n_gates, &gi);
-    }
-    return MT_EXIT_OK;
+    return options_exit_code(st);
 }

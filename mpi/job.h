@@ -39,7 +39,7 @@ int job_plan(MPI_Comm comm, const options_t *o, mt_ingest_t *L, job_t *j, phase_
  * gathered on process 0 into j->an; L->analyses is freed once sent (on
  * process 0 it would sit beside the unpacked copy); unless the critical
  * path is left out, the other processes keep theirs unpacked in j->mine
- * for its reductions (job_cp_serve frees them). MT_EXIT_OK or
+ * for its reductions (mt_job_cp_serve frees them). MT_EXIT_OK or
  * MT_EXIT_ERROR (process 0 printed why), the same everywhere; pt->gather. */
 int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, mt_ingest_t *L, job_t *j, phase_times_t *pt);
 
@@ -50,19 +50,14 @@ int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, mt_ingest_t *L, job_
  * everywhere (process 0 printed why); pt->align. */
 int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_ingest_t *L, job_t *j, phase_times_t *pt);
 
-/* Process 0: whether the traces belong to one run (mt_trust_check: traces
- * of different runs are MT_EXIT_BAD_INPUT with one line naming two of
- * them, unless --force), the cross-rank analyses, the pipeline
- * (mt_pp_run), the gates (o->gates evaluated in place) and the views of
- * report.html, into *j. An exit code (printed why); pt->cross_rank and its
- * CPU time. */
+/* Process 0: mt_job_cross (whether the traces belong to one run, the
+ * cross-rank analyses, the pipeline, memory across ranks, report.html's
+ * views, the critical path and the gates, into *j), its failure said
+ * (traces of different runs are MT_EXIT_BAD_INPUT with one line naming
+ * two of them, unless --force). An exit code; pt->cross_rank, the
+ * critical path's times and their CPU time. Collective with
+ * mt_job_cp_serve on the other processes; process 0 ends it with
+ * mt_job_cp_stop. */
 int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_times_t *pt);
-
-/* Collective, after job_align: process 0 runs job_cross, during which
- * the critical path's reductions (mt_cp_request_t.reduce) call on the
- * other processes, then job_cp_stop; the others run job_cp_serve, which
- * takes part in each reduction and returns at job_cp_stop. */
-void job_cp_serve(job_t *j);
-void job_cp_stop(job_t *j);
 
 #endif

@@ -79,9 +79,9 @@ static int job_run(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_di
     /* ---- cross-rank analyses, pipeline, gates and views on process 0 ---- */
     if (code == MT_EXIT_OK && me == 0) {
         code = job_cross(o, files, j, pt);
-        job_cp_stop(j); /* the others took part in its reductions (job_cp_serve) */
+        mt_job_cp_stop(j); /* the others took part in its reductions (mt_job_cp_serve) */
     } else if (code == MT_EXIT_OK) {
-        job_cp_serve(j);
+        mt_job_cp_serve(j);
     }
     /* ---- the NCCL plugin's files of a job that hung: their verdict ---- */
     if (code == MT_EXIT_OK && me == 0 && fr)

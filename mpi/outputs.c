@@ -112,6 +112,17 @@ static void note_say(void *ctx, const char *line)
     say("mergetrace: %s\n", line);
 }
 
+/* The outputs o writes (mt_outdir_written, mt_outdir_owned). */
+static mt_outdir_outputs_t outputs_of(const options_t *o)
+{
+    return (mt_outdir_outputs_t){.merge = !o->no_merge,
+                                 .merged_gzip = o->merged_gzip,
+                                 .html = !o->no_html,
+                                 .timings = o->timings,
+                                 .compare = o->baseline != NULL,
+                                 .baseline_report = o->baseline_traces};
+}
+
 int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t *files, merged_out_t *m)
 {
     int me, bad = 0;
@@ -119,20 +130,15 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t 
     if (me == 0) {
         char msg[1400] = "";
         bad = mt_outdir_make(o->out_dir, msg, sizeof msg);
-        snprintf(m->path, sizeof m->path, "%.4000s/%s", o->out_dir, o->merged_gzip ? "merged.json.gz" : "merged.json");
+        snprintf(m->path, sizeof m->path, "%.4000s/%s", o->out_dir, mt_outdir_merged_name(o->merged_gzip));
         /* the merged trace and every other name this run writes, before
          * anything is written (a trace copied in as DIR/report.json was
          * loaded, then replaced) */
-        const mt_outdir_name_t names[] = {
-            {o->merged_gzip ? "merged.json.gz" : "merged.json", !o->no_merge},
-            {"report.json", true},
-            {"report.html", !o->no_html},
-            {"timings.json", o->timings},
-            {"compare.json", o->baseline != NULL},
-            {"baseline/report.json", o->baseline_traces},
-        };
+        mt_outdir_name_t names[MT_OUTDIR_N_NAMES];
+        mt_outdir_outputs_t w = outputs_of(o);
+        size_t n_names = mt_outdir_written(&w, names);
         if (!bad)
-            bad = mt_outdir_check_inputs(o->out_dir, names, sizeof names / sizeof names[0], files, msg, sizeof msg);
+            bad = mt_outdir_check_inputs(o->out_dir, names, n_names, files, msg, sizeof msg);
         if (bad)
             say("mergetrace: %s\n", msg);
         else {
@@ -259,18 +265,11 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
 static void remove_stale(const options_t *o, const mt_discover_list_t *files, const merged_out_t *m, char *removed,
                          size_t cap)
 {
-    /* a failed merge keeps the previous merged trace, as an interrupted run does */
-    const mt_outdir_name_t owned[] = {
-        {"report.json", true},
-        {"report.html", !o->no_html},
-        {"merged.json.gz", (!o->no_merge && o->merged_gzip) || m->failed},
-        {"merged.json", (!o->no_merge && !o->merged_gzip) || m->failed},
-        {"timings.json", o->timings},
-        {"baseline/report.json", o->baseline_traces},
-        {"compare.json", o->baseline != NULL},
-    };
-    mt_outdir_remove_stale(o->out_dir, owned, sizeof owned / sizeof owned[0], files,
-                           o->baseline ? o->baseline_file : NULL, removed, cap, note_say, NULL);
+    mt_outdir_name_t owned[MT_OUTDIR_N_NAMES];
+    mt_outdir_outputs_t w = outputs_of(o);
+    size_t n = mt_outdir_owned(&w, m->failed, owned);
+    mt_outdir_remove_stale(o->out_dir, owned, n, files, o->baseline ? o->baseline_file : NULL, removed, cap, note_say,
+                           NULL);
 }
 
 /* j->nccl_rep filled for report.json from j->nccl (paths borrowed from the

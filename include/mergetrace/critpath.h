@@ -576,7 +576,7 @@ typedef struct mt_cp_request {
      * root causes and no ideal what-if (mt_critpath_t.absent_ranks) */
     size_t n_absent;
     /* Hooks that let the caller free inputs as soon as they are done
-     * with, lowering the run's peak (process 0 of a big job: mpi/job.c);
+     * with, lowering the run's peak (process 0 of a big job: discover/job_cross.c);
      * each called once with hook_ctx, not when the run fails before it;
      * NULL: none. rows_done: from then on mt_critpath_run reads neither
      * rows nor m (called before the graph's tables are allocated). built:

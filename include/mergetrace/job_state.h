@@ -2,7 +2,9 @@
  * ranks missing, its NCCL files, the alignment, and what the cross-rank,
  * pipeline, critical-path and gate steps computed; the report.json and
  * the warnings built from it. The program (mpi/job.c) fills it step by
- * step; serial, never printing. */
+ * step, process 0's steps after the alignment through mt_job_cross;
+ * serial (but for the critical path's reductions over mt_comm_t), never
+ * printing. */
 #ifndef MERGETRACE_JOB_STATE_H
 #define MERGETRACE_JOB_STATE_H
 
@@ -114,6 +116,75 @@ mt_job_bad_t mt_job_check(const mt_discover_list_t *l, mt_ingest_result_t *res, 
  * MT_ERR_NOMEM before it (*checked false). */
 mt_status_t mt_job_trust(mt_job_t *j, bool aligned, bool *far, size_t *a, size_t *b, double *apart_ns,
                          bool *checked);
+
+/* What of the run's options process 0's steps after the alignment read
+ * (mt_job_cross). Borrowed: must outlive the call. */
+typedef struct mt_job_cross_opts {
+    bool aligned;                 /* one clock for the job (not --no-align) */
+    bool force;                   /* --force: traces of different runs analysed anyway */
+    bool html;                    /* report.html's pictures built (not --no-html) */
+    mt_pp_request_t pp;           /* the pipeline's options; pp.warmup also the critical path's */
+    const char *what_if_pattern;  /* --what-if kernel:GLOB=F; NULL none */
+    double what_if_factor;
+    mt_gate_t *gates;             /* --gate, evaluated in place */
+    size_t n_gates;
+    /* the program's heap policy (never the core's): the free heap handed
+     * back once the critical path is done with an input, and the peak
+     * resident set; NULL: none */
+    void (*heap_give_back)(void);
+    uint64_t (*heap_peak)(void);
+} mt_job_cross_opts_t;
+
+/* The step of mt_job_cross that failed, for the program's message. */
+typedef enum mt_job_step {
+    MT_JOB_STEP_NONE = 0,
+    MT_JOB_STEP_TRUST_NOMEM, /* out of memory before the one-run check */
+    MT_JOB_STEP_TRUST,       /* the one-run check (mt_trust_check) failed */
+    MT_JOB_STEP_FAR,         /* two traces, j->res[a] and [b], start apart_ns apart on the clock */
+    MT_JOB_STEP_MIXED,       /* j->res[a] and [b] are not of one run (j->trust.why), no --force */
+    MT_JOB_STEP_CROSS,       /* the cross-rank analyses */
+    MT_JOB_STEP_PIPELINE,
+    MT_JOB_STEP_MEMORY,      /* memory across ranks */
+    MT_JOB_STEP_VIEWS,       /* report.html's pictures */
+    MT_JOB_STEP_CRITPATH,    /* steps, critical path, what-ifs */
+} mt_job_step_t;
+
+/* Which step failed, and for MT_JOB_STEP_FAR and _MIXED the two traces
+ * (indexes into j->res) and how far apart. */
+typedef struct mt_job_cross_fail {
+    mt_job_step_t step;
+    size_t a, b;
+    double apart_ns;
+} mt_job_cross_fail_t;
+
+/* Seconds (wall and CPU) of the steps, for --timings: cross includes the
+ * one-run check, the pipeline and the critical path; critpath alone, and
+ * the peak resident set's growth during it (0 without o->heap_peak). */
+typedef struct mt_job_cross_times {
+    double cross, cross_cpu;
+    double critpath, critpath_cpu;
+    uint64_t critpath_rss_growth;
+} mt_job_cross_times_t;
+
+/* Process 0, after the alignment; collective with mt_job_cp_serve on the
+ * other processes over j->mc (the critical path's whole-job reductions;
+ * end them with mt_job_cp_stop whatever this returns). Whether the traces
+ * are of one run (mt_job_trust: days apart, or of different runs without
+ * o->force, are MT_ERR_FORMAT), the cross-rank analyses, the pipeline
+ * (mt_pp_run), memory across ranks, report.html's views (o->html), the
+ * critical path (not when j->plan.skipped; it frees j->al's rows and
+ * match and the analyses' GPU activities once used) and the gates
+ * (o->gates evaluated in place, j->gates_failed), into *j; times into *t.
+ * MT_OK, or the failed step's status with *f saying which. */
+mt_status_t mt_job_cross(const mt_job_cross_opts_t *o, mt_job_t *j, mt_job_cross_times_t *t, mt_job_cross_fail_t *f);
+
+/* Collective, the processes other than 0 while process 0 is in
+ * mt_job_cross: each critical-path reduction taken part in (with j->mine)
+ * until mt_job_cp_stop; then j->mine freed where owned. */
+void mt_job_cp_serve(mt_job_t *j);
+
+/* Process 0, after mt_job_cross: the others' mt_job_cp_serve returns. */
+void mt_job_cp_stop(mt_job_t *j);
 
 /* Frees what the steps put in *j (not res, borrowed) and zeroes it. */
 void mt_job_free(mt_job_t *j);

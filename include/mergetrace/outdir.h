@@ -107,6 +107,38 @@ typedef struct mt_outdir_name {
     bool keep;
 } mt_outdir_name_t;
 
+/* Which outputs a run writes (its options). */
+typedef struct mt_outdir_outputs {
+    bool merge;           /* the merged trace (not --no-merge) */
+    bool merged_gzip;     /* ... as merged.json.gz, else merged.json */
+    bool html;            /* report.html (not --no-html) */
+    bool timings;         /* timings.json (--timings) */
+    bool compare;         /* compare.json (--baseline) */
+    bool baseline_report; /* baseline/report.json (--baseline of traces) */
+} mt_outdir_outputs_t;
+
+/* How many names the tables below have at most. */
+#define MT_OUTDIR_N_NAMES 7
+
+/* The merged trace's name in the directory: "merged.json.gz" or
+ * "merged.json" (static). */
+const char *mt_outdir_merged_name(bool gzip);
+
+/* Before anything is written: the names the run writes, keep set on those
+ * of w, in the order mt_outdir_check_inputs checks them (the merged trace,
+ * report.json, report.html, timings.json, compare.json,
+ * baseline/report.json) into names (MT_OUTDIR_N_NAMES slots; the names
+ * static). Returns how many. */
+size_t mt_outdir_written(const mt_outdir_outputs_t *w, mt_outdir_name_t *names);
+
+/* After the reports: every name a run may own, keep set on those this run
+ * wrote, in the order mt_outdir_remove_stale names the removed ones
+ * (report.json, report.html, merged.json.gz, merged.json, timings.json,
+ * baseline/report.json, compare.json); a failed merge (merge_failed)
+ * keeps both merged traces, as an interrupted run does. Into names
+ * (MT_OUTDIR_N_NAMES slots; static names). Returns how many. */
+size_t mt_outdir_owned(const mt_outdir_outputs_t *w, bool merge_failed, mt_outdir_name_t *names);
+
 /* Remove the outputs of names[0..n) that this run does not keep and an
  * earlier run left in dir, so that dir never holds two jobs' files: only
  * regular files, never an input (files) nor baseline_file (when not NULL);

@@ -357,3 +357,39 @@ int mt_outdir_check_inputs(const char *dir, const mt_outdir_name_t *names, size_
     }
     return 0;
 }
+
+const char *mt_outdir_merged_name(bool gzip)
+{
+    return gzip ? "merged.json.gz" : "merged.json";
+}
+
+size_t mt_outdir_written(const mt_outdir_outputs_t *w, mt_outdir_name_t *names)
+{
+    const mt_outdir_name_t t[] = {
+        {mt_outdir_merged_name(w->merged_gzip), w->merge},
+        {"report.json", true},
+        {"report.html", w->html},
+        {"timings.json", w->timings},
+        {"compare.json", w->compare},
+        {"baseline/report.json", w->baseline_report},
+    };
+    _Static_assert(sizeof t / sizeof t[0] <= MT_OUTDIR_N_NAMES, "MT_OUTDIR_N_NAMES");
+    memcpy(names, t, sizeof t);
+    return sizeof t / sizeof t[0];
+}
+
+size_t mt_outdir_owned(const mt_outdir_outputs_t *w, bool merge_failed, mt_outdir_name_t *names)
+{
+    const mt_outdir_name_t t[] = {
+        {"report.json", true},
+        {"report.html", w->html},
+        {"merged.json.gz", (w->merge && w->merged_gzip) || merge_failed},
+        {"merged.json", (w->merge && !w->merged_gzip) || merge_failed},
+        {"timings.json", w->timings},
+        {"baseline/report.json", w->baseline_report},
+        {"compare.json", w->compare},
+    };
+    _Static_assert(sizeof t / sizeof t[0] <= MT_OUTDIR_N_NAMES, "MT_OUTDIR_N_NAMES");
+    memcpy(names, t, sizeof t);
+    return sizeof t / sizeof t[0];
+}

@@ -5,7 +5,8 @@
  * part) and its warnings (ranks missing, the critical path left out over
  * the memory budget) checked against those hand-made facts; the rank
  * checks (mt_job_check) on results laid out the same way; two traces
- * days apart on one clock (mt_job_trust). */
+ * days apart on one clock (mt_job_trust); the steps after the alignment
+ * (mt_job_cross) stopped by the one-run check or run to the gates. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -218,12 +219,92 @@ static void test_trust(void **state)
     assert_false(j.trust.mixed);
 }
 
+/* Process 0's steps after the alignment (mt_job_cross) on two traces laid
+ * out by hand: 2^51 ns apart on one clock, the one-run check stops them at
+ * MT_JOB_STEP_FAR naming both, before any analysis; world sizes 2 and 4,
+ * MT_JOB_STEP_MIXED naming the two (and with --force the steps after run);
+ * 1 ms apart and of one world, every step runs to the end: the cross-rank
+ * table exists, no pipeline, no ProfilerStep so no critical path, and the
+ * gates are evaluated: "alignment_p99_us <= 1" measured on rank 1's clock
+ * (fitted on 10 rows, residual p99 500 ns: 0.5 us) passes, "pipeline_overlap_score >= 0" is not measured
+ * (no pipeline) and fails. */
+static void test_cross(void **state)
+{
+    (void)state;
+    mt_ingest_result_t res[2] = {res_of(0, 0, false), res_of(1, 1, false)};
+    res[0].sum.world_size = res[1].sum.world_size = 2;
+    res[0].sum.first_ns = 1000;
+    res[0].sum.last_ns = 2000;
+    res[1].sum.first_ns = ((int64_t)1 << 51) + 1000;
+    res[1].sum.last_ns = res[1].sum.first_ns + 1000;
+    mt_clock_t clocks[2] = {{.rank = 0, .reference = true}, {.rank = 1, .matched = 10, .residual_p99_ns = 500}};
+    int32_t ranks[2] = {0, 1};
+    mt_rank_analysis_t *an[1] = {NULL}; /* no analysis, but an array (mt_critpath_run copies it) */
+    mt_job_t j = {.res = res, .n = 2, .ranks = ranks, .n_ranks = 2, .an = an};
+    j.al.clocks = clocks;
+    j.al.n_clocks = 2;
+    mt_job_cross_opts_t o = {.aligned = true, .html = true, .pp.warmup = 1};
+    mt_job_cross_times_t t = {0};
+    mt_job_cross_fail_t f;
+    assert_int_equal(mt_job_cross(&o, &j, &t, &f), MT_ERR_FORMAT);
+    assert_int_equal(f.step, MT_JOB_STEP_FAR);
+    assert_int_equal(f.a, 0);
+    assert_int_equal(f.b, 1);
+    assert_true(f.apart_ns == (double)((int64_t)1 << 51));
+    assert_null(j.cross);
+
+    res[1].sum.first_ns = 1000000;
+    res[1].sum.last_ns = 2000000;
+    res[1].sum.world_size = 4;
+    assert_int_equal(mt_job_cross(&o, &j, &t, &f), MT_ERR_FORMAT);
+    assert_int_equal(f.step, MT_JOB_STEP_MIXED);
+    assert_int_equal(f.a, 0);
+    assert_int_equal(f.b, 1);
+    assert_string_equal(j.trust.why, "world sizes 2 and 4");
+    assert_null(j.cross);
+    o.force = true;
+    assert_int_equal(mt_job_cross(&o, &j, &t, &f), MT_OK);
+    assert_int_equal(f.step, MT_JOB_STEP_NONE);
+    assert_non_null(j.cross);
+    mt_cross_free(j.cross);
+    j.cross = NULL;
+    mt_report_views_free(j.views);
+    j.views = NULL;
+    mt_mem_cross_free(j.memory);
+    j.memory = NULL;
+
+    res[1].sum.world_size = 2;
+    o.force = false;
+    mt_gate_t g[2];
+    assert_int_equal(mt_gate_parse("alignment_p99_us <= 1", &g[0], NULL), MT_OK);
+    assert_int_equal(mt_gate_parse("pipeline_overlap_score >= 0", &g[1], NULL), MT_OK);
+    o.gates = g;
+    o.n_gates = 2;
+    assert_int_equal(mt_job_cross(&o, &j, &t, &f), MT_OK);
+    assert_int_equal(f.step, MT_JOB_STEP_NONE);
+    assert_false(j.trust.mixed);
+    assert_non_null(j.cross);
+    assert_non_null(j.views);
+    assert_null(j.pipe);
+    assert_null(j.cp);
+    assert_int_equal(j.gates_failed, 1);
+    assert_true(g[0].measured && g[0].pass);
+    assert_true(g[0].value == 0.5);
+    assert_true(!g[1].measured && !g[1].pass);
+    assert_true(t.cross >= t.critpath && t.critpath >= 0);
+    mt_cross_free(j.cross);
+    mt_report_views_free(j.views);
+    mt_mem_cross_free(j.memory);
+    mt_pipeline_free(j.pipe);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_report_and_warnings),
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_trust),
+        cmocka_unit_test(test_cross),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
  * an output that is an input (or the file of an input's part), the
  * temporary names and the renaming mark, the repair after a run stopped
  * while renaming, dead temporaries, and the removal of outputs a run does
- * not write, each against files laid out by hand. */
+ * not write, each against files laid out by hand; the tables of the
+ * names a run writes and owns. */
 #define _DEFAULT_SOURCE /* realpath */
 #include <dirent.h>
 #include <setjmp.h>
@@ -387,6 +388,52 @@ static void test_remove_stale(void **state)
     assert_string_equal(removed, "");
 }
 
+/* The tables of output names (mt_outdir_written, mt_outdir_owned) against
+ * the options' meaning written out by hand: a run with --no-html, the
+ * merged trace as JSON and --timings writes merged.json, report.json and
+ * timings.json, in the check's order; what it owns afterwards keeps
+ * report.json, merged.json and timings.json, in the removal's order; a
+ * failed merge keeps both merged names; --no-merge keeps neither. */
+static void test_names(void **state)
+{
+    (void)state;
+    mt_outdir_name_t n[MT_OUTDIR_N_NAMES];
+    mt_outdir_outputs_t w = {.merge = true, .merged_gzip = false, .html = false, .timings = true};
+    const char *wn[] = {"merged.json", "report.json", "report.html", "timings.json", "compare.json",
+                        "baseline/report.json"};
+    const bool wk[] = {true, true, false, true, false, false};
+    assert_int_equal(mt_outdir_written(&w, n), 6);
+    for (size_t i = 0; i < 6; i++) {
+        assert_string_equal(n[i].name, wn[i]);
+        assert_int_equal(n[i].keep, wk[i]);
+    }
+    const char *on[] = {"report.json", "report.html", "merged.json.gz", "merged.json", "timings.json",
+                        "baseline/report.json", "compare.json"};
+    const bool ok[] = {true, false, false, true, true, false, false};
+    assert_int_equal(mt_outdir_owned(&w, false, n), 7);
+    for (size_t i = 0; i < 7; i++) {
+        assert_string_equal(n[i].name, on[i]);
+        assert_int_equal(n[i].keep, ok[i]);
+    }
+    assert_int_equal(mt_outdir_owned(&w, true, n), 7);
+    assert_true(n[2].keep && n[3].keep);
+    w.merged_gzip = true;
+    assert_int_equal(mt_outdir_owned(&w, true, n), 7);
+    assert_true(n[2].keep && n[3].keep);
+    assert_int_equal(mt_outdir_owned(&w, false, n), 7);
+    assert_true(n[2].keep && !n[3].keep);
+    w = (mt_outdir_outputs_t){.merge = false, .merged_gzip = true, .html = true, .compare = true,
+                              .baseline_report = true};
+    assert_int_equal(mt_outdir_written(&w, n), 6);
+    assert_string_equal(n[0].name, "merged.json.gz");
+    assert_false(n[0].keep);
+    assert_true(n[2].keep && n[4].keep && n[5].keep && !n[3].keep);
+    assert_int_equal(mt_outdir_owned(&w, false, n), 7);
+    assert_true(!n[2].keep && !n[3].keep && n[1].keep && n[5].keep && n[6].keep && !n[4].keep);
+    assert_string_equal(mt_outdir_merged_name(true), "merged.json.gz");
+    assert_string_equal(mt_outdir_merged_name(false), "merged.json");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -398,6 +445,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_repair, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repair_quiet_and_alive, setup, teardown),
         cmocka_unit_test_setup_teardown(test_remove_stale, setup, teardown),
+        cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
