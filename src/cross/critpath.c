@@ -652,7 +652,8 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
     uint8_t *hshort = NULL; /* the same per host collective (cp_graph_t.hin) */
     if (!an)
         return st;
-    memcpy(an, an_in, n_an * sizeof *an);
+    if (n_an) /* an_in may be NULL when there is nothing */
+        memcpy(an, an_in, n_an * sizeof *an);
     qsort(an, n_an, sizeof *an, an_rank_cmp);
     size_t nn = 0, ns = 0, nrs = 0, nmax = 1;
     for (size_t i = 0; i < n_an; i++) {
