@@ -15,14 +15,8 @@
 #include "mergetrace/comm.h"
 #include "align/shard.h"
 #include "base/bigmem.h"
+#include "base/clock.h"
 #include "base/sort.h"
-
-static double seconds(clockid_t which)
-{
-    struct timespec ts;
-    clock_gettime(which, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 void mt_align_result_free(mt_align_result_t *res)
 {
@@ -482,12 +476,12 @@ static mt_status_t align_job(const mt_comm_t *comm, const mt_cinst_t *rows, mt_c
     free(blk);
     /* Sharded, before the rows are gathered: process 0 then holds its
      * share of the match's scratch, not the whole job's. */
-    double t0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_PROCESS_CPUTIME_ID);
+    double t0 = mt_clock_seconds(CLOCK_MONOTONIC), c0 = mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
     if (st == MT_OK && sharded) {
         int64_t status = shard_match(comm, rows, n_rows, &res->m, &res->match, err);
         st = agree(comm, status);
     }
-    double t1 = seconds(CLOCK_MONOTONIC), c1 = seconds(CLOCK_PROCESS_CPUTIME_ID);
+    double t1 = mt_clock_seconds(CLOCK_MONOTONIC), c1 = mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
     /* Sharded, the rows travel compact (mt_crow_compact: 80 bytes of 128;
      * in place when handed over); one match on process 0 needs them whole. */
     const void *send = rows;
@@ -521,7 +515,7 @@ static mt_status_t align_job(const mt_comm_t *comm, const mt_cinst_t *rows, mt_c
     int64_t status = res->clocks ? MT_OK : MT_ERR_NOMEM;
     if (comm->rank == 0 && status == MT_OK) {
         /* wall and CPU time: on a busy machine the CPU time is the steadier */
-        double t2 = seconds(CLOCK_MONOTONIC), c2 = seconds(CLOCK_PROCESS_CPUTIME_ID);
+        double t2 = mt_clock_seconds(CLOCK_MONOTONIC), c2 = mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
         if (sharded) {
             res->rows = all;
             res->n_rows = all_len / sizeof *res->rows;
@@ -535,16 +529,16 @@ static mt_status_t align_job(const mt_comm_t *comm, const mt_cinst_t *rows, mt_c
                 free(all);
         }
         all = NULL;
-        double t3 = seconds(CLOCK_MONOTONIC), c3 = seconds(CLOCK_PROCESS_CPUTIME_ID);
+        double t3 = mt_clock_seconds(CLOCK_MONOTONIC), c3 = mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
         if (status == MT_OK)
             status = labels_unpack(blks, blks_len, res->rows, res->n_rows, &res->labels, err);
-        double t4 = seconds(CLOCK_MONOTONIC), c4 = seconds(CLOCK_PROCESS_CPUTIME_ID);
+        double t4 = mt_clock_seconds(CLOCK_MONOTONIC), c4 = mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
         if (status == MT_OK)
             status = mt_clock_fit(res->rows, res->n_rows, res->m, ranks, n_ranks, opts, res->clocks);
         res->match_s = (t1 - t0) + (t3 - t2);
-        res->fit_s = seconds(CLOCK_MONOTONIC) - t4;
+        res->fit_s = mt_clock_seconds(CLOCK_MONOTONIC) - t4;
         res->match_cpu_s = (c1 - c0) + (c3 - c2);
-        res->fit_cpu_s = seconds(CLOCK_PROCESS_CPUTIME_ID) - c4;
+        res->fit_cpu_s = mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - c4;
     }
     free(blks);
     free(all);

@@ -4,7 +4,7 @@
  * first pass, the trace freed before the next; an Nsight Systems
  * export's parts read in one pass. In discover/ because it uses every
  * stage before it (trace, align, nccl, rank, merge). */
-#define _DEFAULT_SOURCE /* clock_gettime */
+#define _DEFAULT_SOURCE /* CLOCK_MONOTONIC */
 #include "mergetrace/ingest.h"
 
 #include <stdio.h>
@@ -14,13 +14,7 @@
 
 #include "mergetrace/loader.h"
 #include "mergetrace/nsys.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "base/clock.h"
 
 static void freed(const mt_ingest_opts_t *io, const mt_discover_file_t *f, const mt_ingest_result_t *r)
 {
@@ -86,7 +80,7 @@ static void trace_done(mt_ingest_t *L, const mt_ingest_opts_t *io, const mt_disc
          * out and say so, rather than fail the run. */
         r->skipped = 1;
         snprintf(r->message, sizeof r->message, "valid JSON but no \"traceEvents\" array");
-        r->load_s = now() - t0;
+        r->load_s = mt_clock_seconds(CLOCK_MONOTONIC) - t0;
         return;
     }
     if (st == MT_OK) {
@@ -122,7 +116,7 @@ static void trace_done(mt_ingest_t *L, const mt_ingest_opts_t *io, const mt_disc
             /* The per-rank passes run here, while the trace is in memory;
              * only their compact result travels. */
             mt_rank_analysis_t *a = NULL;
-            double tp = now();
+            double tp = mt_clock_seconds(CLOCK_MONOTONIC);
             L->parse_s += tp - t0;
             mt_analysis_opts_t ao = L->aopts;
             ao.rows = L->rows + rows_before; /* this rank's rows tell all_to_all from P2P kernels */
@@ -144,14 +138,14 @@ static void trace_done(mt_ingest_t *L, const mt_ingest_opts_t *io, const mt_disc
             if (st == MT_OK)
                 st = mt_rank_analysis_pack_append(a, &L->analyses);
             mt_rank_analysis_free(a);
-            L->passes_s += now() - tp;
+            L->passes_s += mt_clock_seconds(CLOCK_MONOTONIC) - tp;
             if (r->sum.bytes_json > L->largest)
                 L->largest = r->sum.bytes_json;
         }
         if (st == MT_ERR_NOMEM)
             mt_error_set(&err, st, "summarising the trace");
     }
-    r->load_s = now() - t0;
+    r->load_s = mt_clock_seconds(CLOCK_MONOTONIC) - t0;
     r->status = (int32_t)st;
     if (st != MT_OK)
         mt_error_format(&err, r->message, sizeof r->message);
@@ -176,7 +170,7 @@ mt_ingest_result_t *mt_ingest_one(mt_ingest_t *L, const mt_ingest_opts_t *io, co
     mt_ingest_result_t *r = next_result(L, index);
     mt_error_t err;
     mt_trace_t *t = NULL;
-    double t0 = now();
+    double t0 = mt_clock_seconds(CLOCK_MONOTONIC);
     int kind = mt_nccl_classify(f->path, f->from_dir, r->message, sizeof r->message);
     if (kind == MT_NCCL_FILE_SKIP) {
         r->skipped = 1;
@@ -190,7 +184,7 @@ mt_ingest_result_t *mt_ingest_one(mt_ingest_t *L, const mt_ingest_opts_t *io, co
         r->n_rows = L->n_rows - rows0;
         if (st == MT_OK && r->nccl.left_out) {
             r->skipped = 1;
-            r->load_s = now() - t0;
+            r->load_s = mt_clock_seconds(CLOCK_MONOTONIC) - t0;
             snprintf(r->message, sizeof r->message,
                      "NCCL example profiler file of communicator %llu, not the job's %llu (%u files): its %llu "
                      "tasks are left out",
@@ -201,7 +195,7 @@ mt_ingest_result_t *mt_ingest_one(mt_ingest_t *L, const mt_ingest_opts_t *io, co
         r->rank_source = (int32_t)src;
         r->sum.bytes_in = f->bytes;
         r->sum.world_size = r->nccl.comm_size;
-        r->load_s = now() - t0;
+        r->load_s = mt_clock_seconds(CLOCK_MONOTONIC) - t0;
         r->status = (int32_t)st;
         if (st != MT_OK)
             mt_error_format(&err, r->message, sizeof r->message);
@@ -239,7 +233,7 @@ void mt_ingest_parts(mt_ingest_t *L, const mt_ingest_opts_t *io, const mt_discov
         }
         goto out;
     }
-    double t0 = now();
+    double t0 = mt_clock_seconds(CLOCK_MONOTONIC);
     for (size_t j = i, k = 0; j < i + run; j++) {
         if (files->files[j].owner != me)
             continue;
@@ -252,12 +246,13 @@ void mt_ingest_parts(mt_ingest_t *L, const mt_ingest_opts_t *io, const mt_discov
     size_t failed = 0;
     mt_status_t st = mt_nsys_load_parts(paths, n, lo, t, &failed, &err);
     /* The read's time, shared out among the parts. */
-    double share = (now() - t0) / (double)n;
+    double share = (mt_clock_seconds(CLOCK_MONOTONIC) - t0) / (double)n;
     for (size_t k = 0; k < n; k++) {
         if (st && k != failed)
             continue; /* the part the error belongs to reports it, as its own load would */
         mt_ingest_result_t *r = next_result(L, (int32_t)idx[k]);
-        trace_done(L, io, &files->files[idx[k]], r, t[k], facts[k], st, &err, now() - share);
+        double t0k = mt_clock_seconds(CLOCK_MONOTONIC) - share;
+        trace_done(L, io, &files->files[idx[k]], r, t[k], facts[k], st, &err, t0k);
         t[k] = NULL;
         facts[k] = NULL;
         if (st || r->status != MT_OK || stop_asked(io))

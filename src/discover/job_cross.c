@@ -9,13 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double seconds(clockid_t id)
-{
-    struct timespec ts;
-    if (clock_gettime(id, &ts) != 0)
-        return 0;
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "base/clock.h"
 
 typedef struct cp_ctx {
     mt_job_t *j;
@@ -120,7 +114,7 @@ mt_status_t mt_job_cross(const mt_job_cross_opts_t *o, mt_job_t *j, mt_job_cross
     const mt_rank_analysis_t *const *an = (const mt_rank_analysis_t *const *)j->an;
     *f = (mt_job_cross_fail_t){.step = MT_JOB_STEP_NONE};
     /* ---- one run? ---- */
-    double tc = seconds(CLOCK_MONOTONIC), cc = seconds(CLOCK_PROCESS_CPUTIME_ID);
+    double tc = mt_clock_seconds(CLOCK_MONOTONIC), cc = mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
     mt_status_t st = trust(o, j, f);
     if (st != MT_OK)
         return st;
@@ -130,18 +124,18 @@ mt_status_t mt_job_cross(const mt_job_cross_opts_t *o, mt_job_t *j, mt_job_cross
         st = mt_cross_name_absent(j->cross, j->missing, j->n_missing);
     if (st == MT_OK)
         st = mt_trust_annotate(j->cross, &j->trust, o->aligned, o->force);
-    t->cross = seconds(CLOCK_MONOTONIC) - tc;
-    t->cross_cpu = seconds(CLOCK_PROCESS_CPUTIME_ID) - cc;
+    t->cross = mt_clock_seconds(CLOCK_MONOTONIC) - tc;
+    t->cross_cpu = mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - cc;
     if (st != MT_OK) {
         f->step = MT_JOB_STEP_CROSS;
         return st;
     }
     /* ---- pipeline and gates ---- */
-    double tq = seconds(CLOCK_MONOTONIC), cq = seconds(CLOCK_PROCESS_CPUTIME_ID); /* counted with the cross-rank phase */
+    double tq = mt_clock_seconds(CLOCK_MONOTONIC), cq = mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID); /* counted with the cross-rank phase */
     st = mt_pp_run(&o->pp, j->ranks, (size_t)j->n_ranks, al->rows, al->n_rows, al->clocks, al->n_clocks, an, j->n_an,
                    &j->pipe, j->pipe_note, sizeof j->pipe_note);
-    t->cross += seconds(CLOCK_MONOTONIC) - tq;
-    t->cross_cpu += seconds(CLOCK_PROCESS_CPUTIME_ID) - cq;
+    t->cross += mt_clock_seconds(CLOCK_MONOTONIC) - tq;
+    t->cross_cpu += mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - cq;
     if (st != MT_OK) {
         f->step = MT_JOB_STEP_PIPELINE;
         return st;
@@ -163,7 +157,7 @@ mt_status_t mt_job_cross(const mt_job_cross_opts_t *o, mt_job_t *j, mt_job_cross
         }
     }
     /* ---- steps, critical path, what-ifs (after the pipeline: its stages) ---- */
-    double tp = seconds(CLOCK_MONOTONIC), cp = seconds(CLOCK_PROCESS_CPUTIME_ID);
+    double tp = mt_clock_seconds(CLOCK_MONOTONIC), cp = mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
     cp_ctx_t ctx = {.j = j, .o = o};
     mt_cp_request_t cpr = {.warmup = o->pp.warmup,
                            .stragglers = j->cross->suspects,
@@ -188,8 +182,8 @@ mt_status_t mt_job_cross(const mt_job_cross_opts_t *o, mt_job_t *j, mt_job_cross
     if (!j->plan.skipped) /* over the memory budget (the plan): a warning says so */
         st = mt_critpath_run(&cpr, an, j->n_an, al->clocks, j->ranks, (size_t)j->n_ranks, al->rows, al->n_rows,
                              al->m, &j->cp);
-    t->critpath = seconds(CLOCK_MONOTONIC) - tp;
-    t->critpath_cpu = seconds(CLOCK_PROCESS_CPUTIME_ID) - cp;
+    t->critpath = mt_clock_seconds(CLOCK_MONOTONIC) - tp;
+    t->critpath_cpu = mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - cp;
     t->critpath_rss_growth = o->heap_peak ? o->heap_peak() - rss0 : 0;
     t->cross += t->critpath;
     t->cross_cpu += t->critpath_cpu;
