@@ -526,7 +526,9 @@ int fr_merged_prepare(MPI_Comm comm, const options_t *o, const mt_fr_job_t *fr, 
                       merged_input_t *mi, size_t n_mi, fr_merged_t **out)
 {
     *out = NULL;
-    if (!fr || !fr->any || o->no_merge)
+    /* the plan: every process has it or none (dumps made from the NCCL
+     * plugin's files have none, and their job is on process 0 alone) */
+    if (!fr || !fr->plan.len || o->no_merge)
         return MT_EXIT_OK;
     int me, n_procs;
     procs_comm_rank(comm, &me);
@@ -542,7 +544,7 @@ int fr_merged_prepare(MPI_Comm comm, const options_t *o, const mt_fr_job_t *fr, 
     char msg[1400] = "";
     mt_error_t err;
     mt_error_clear(&err);
-    for (size_t k = 0; k < n_mi && st == MT_OK && fr->plan.len; k++) {
+    for (size_t k = 0; k < n_mi && st == MT_OK; k++) {
         int32_t r = mi[k].rank;
         fr_part_t *p = &m->parts[m->n];
         bool found = false;
@@ -597,7 +599,7 @@ int fr_merged_prepare(MPI_Comm comm, const options_t *o, const mt_fr_job_t *fr, 
 void fr_merged_done(MPI_Comm comm, const mt_fr_job_t *fr, fr_merged_t *m, bool written, mt_fr_placed_t *placed)
 {
     memset(placed, 0, sizeof *placed);
-    if (!fr || !fr->any)
+    if (!fr || !fr->plan.len) /* as fr_merged_prepare decides */
         return;
     /* sums: aligned, wall, left out, found; min: pairs; max: lag, gap */
     int64_t sum[4] = {0, 0, 0, 0}, mn = INT64_MAX, mx[2] = {0, 0};
