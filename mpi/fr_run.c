@@ -537,6 +537,21 @@ int fr_merged_prepare(MPI_Comm comm, const options_t *o, const mt_fr_job_t *fr, 
     int64_t *off = bcast_offsets(comm, fr, wd);
     if (!off)
         return MT_EXIT_ERROR;
+    /* the ranks whose dumps the analysis kept (--force leaves a dump of
+     * another job out), sorted */
+    int64_t nk = me == 0 ? (int64_t)fr->n : 0;
+    procs_bcast(&nk, 1, MPI_INT64_T, 0, comm);
+    int32_t *kept = malloc((size_t)(nk ? nk : 1) * sizeof *kept);
+    if (comm_mpi_agree(comm, !kept)) {
+        free(kept);
+        free(off);
+        if (me == 0)
+            say("mergetrace: out of memory\n");
+        return MT_EXIT_ERROR;
+    }
+    for (int64_t i = 0; me == 0 && i < nk; i++)
+        kept[i] = fr->dumps[i].rank;
+    procs_bcast(kept, (int)nk, MPI_INT32_T, 0, comm);
     fr_merged_t *m = calloc(1, sizeof *m);
     if (m)
         m->parts = calloc(n_mi ? n_mi : 1, sizeof *m->parts);
@@ -546,6 +561,16 @@ int fr_merged_prepare(MPI_Comm comm, const options_t *o, const mt_fr_job_t *fr, 
     mt_error_clear(&err);
     for (size_t k = 0; k < n_mi && st == MT_OK; k++) {
         int32_t r = mi[k].rank;
+        int64_t lo = 0, hi = nk;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (kept[mid] < r)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == nk || kept[lo] != r)
+            continue;
         fr_part_t *p = &m->parts[m->n];
         bool found = false;
         st = mt_fr_share_read_rank(fr->plan.data, fr->plan.len, r, &p->d, &found, &err);
@@ -576,6 +601,7 @@ int fr_merged_prepare(MPI_Comm comm, const options_t *o, const mt_fr_job_t *fr, 
         mi[k].after_item = p;
     }
     free(off);
+    free(kept);
     if (st == MT_ERR_NOMEM)
         snprintf(msg, sizeof msg, "out of memory");
     else if (st != MT_OK)
