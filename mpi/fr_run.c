@@ -432,7 +432,9 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover
     fr->hung = hung != 0;
     if (code || counts[1]) { /* beside traces: the job's outputs carry the verdict */
         mt_fr_locals_free(mine, n_mine);
-        if (!code && !o->no_merge) { /* the processes that merge the traces read the dumps again */
+        /* the processes that merge the traces read the dumps again (not
+         * with --local: a dump may be on process 0's disk alone) */
+        if (!code && !o->no_merge && !o->local) {
             fr->plan = list;
             list = (mt_buf_t){0};
         }
