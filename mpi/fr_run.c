@@ -479,9 +479,9 @@ int fr_from_nccl(const options_t *o, const mt_discover_list_t *files, const mt_n
     return MT_EXIT_ERROR;
 }
 
-int fr_keep_tcolls(MPI_Comm comm, const options_t *o, const mt_ingest_t *L, mt_fr_job_t *fr)
+int fr_keep_tcolls(MPI_Comm comm, const mt_ingest_t *L, mt_fr_job_t *fr)
 {
-    if (!fr || !fr->any || o->no_merge)
+    if (!fr || !fr->plan.len) /* no dump to place in a merged trace (fr_stage kept no plan) */
         return MT_EXIT_OK;
     bool oom = mt_fr_tcolls_take(L->rows, L->n_rows, &fr->tcolls, &fr->ntcolls) != MT_OK;
     if (comm_mpi_agree(comm, oom)) {

@@ -53,7 +53,7 @@ int fr_from_nccl(const options_t *o, const mt_discover_list_t *files, const mt_n
  * dumps kept in fr (mt_fr_tcolls_take), when the job has dumps and writes
  * a merged trace. MT_EXIT_OK, or MT_EXIT_ERROR on every process after
  * process 0 said so (out of memory). */
-int fr_keep_tcolls(MPI_Comm comm, const options_t *o, const mt_ingest_t *L, mt_fr_job_t *fr);
+int fr_keep_tcolls(MPI_Comm comm, const mt_ingest_t *L, mt_fr_job_t *fr);
 
 /* The dumps' parts of the traces' merged trace on one process
  * (fr_merged_prepare, fr_merged_done). */
