@@ -16,9 +16,10 @@ collective in common with its trace):
   rounding) of where the merged trace has them; rank 3's, placed with
   shift 0, within 2 ns;
 - the terminal says 3 dumps aligned and 1 placed on its wall clock;
-- the merged trace is valid JSON with every rank's events together (read
-  back by rank, the Flight Recorder process is left out: the same events
-  as without the dumps);
+- the merged trace is valid JSON with every rank's events together, its
+  traces' events what tests/merge/check_merged.py expects and the same as
+  without the dumps (read back by rank, the Flight Recorder process is
+  left out);
 - -j 2 and, with MPIEXEC, mpirun -n 1, 2 and 4 write the same merged trace.
 
 usage: check_fr_merged.py MERGETRACE WORKDIR [MPIEXEC]"""
@@ -144,6 +145,18 @@ def main():
                          % (r, rid, have_end, want_end, have_end - want_end))
         print("rank %d: %d entries, shift %d ns, worst error %.3f us (tolerance %.3f us)"
               % (r, len(entries), shift, worst / 1e3, tol / 1e3))
+
+    # the traces' events as tests/merge/check_merged.py expects them (it
+    # passes the Flight Recorder process over)
+    clocks = os.path.join(work, "clocks.json")
+    with open(clocks, "w") as f:
+        json.dump({"ranks": [{"rank": c["rank"], "path": os.path.join(job, "rank-%d.json" % c["rank"]),
+                              "offset_ns": ns(c["offset_us"]), "drift_ppm": float(c["drift_ppm"]),
+                              "anchor_ns": ns(c["anchor_us"])} for c in rep["clock"]["ranks"]]}, f)
+    q = run([sys.executable, os.path.join(ROOT, "tests", "merge", "check_merged.py"), os.path.join(out, "merged.json"),
+             "--clocks", clocks, "--input"] + [os.path.join(job, "rank-%d.json" % r) for r in range(4)])
+    if q.returncode != 0:
+        fail("check_merged.py: %s" % q.stdout.strip()[-600:])
 
     # the same run without the dumps: the traces' own events unchanged
     plain = os.path.join(work, "plain")
