@@ -229,6 +229,30 @@ static int gather_all(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, co
     return code;
 }
 
+/* Collective: the verdict's world, dump time (wd[0], wd[1]) and each
+ * rank's offset to the reference clock (returned, wd[0] of them; malloc'd)
+ * from process 0 to every process. NULL on every process after process 0
+ * said "out of memory". */
+static int64_t *bcast_offsets(MPI_Comm comm, const mt_fr_job_t *fr, int64_t wd[2])
+{
+    int me;
+    procs_comm_rank(comm, &me);
+    wd[0] = me == 0 ? fr->hang.world : 0;
+    wd[1] = me == 0 ? fr->hang.dump_ns : MT_FR_NONE;
+    procs_bcast(wd, 2, MPI_INT64_T, 0, comm);
+    int64_t *off = malloc((size_t)(wd[0] ? wd[0] : 1) * sizeof *off);
+    if (comm_mpi_agree(comm, !off)) {
+        free(off);
+        if (me == 0)
+            say("mergetrace: out of memory\n");
+        return NULL;
+    }
+    if (me == 0 && wd[0])
+        memcpy(off, fr->hang.offset_ns, (size_t)wd[0] * sizeof *off);
+    procs_bcast(off, (int)wd[0], MPI_INT64_T, 0, comm);
+    return off;
+}
+
 /* This process's dumps, consecutive ranks (assign_blocks), as one input of
  * the merged writer. */
 typedef struct block {
@@ -261,18 +285,10 @@ static int write_merged(MPI_Comm comm, const options_t *o, const char *path, con
 {
     int me;
     procs_comm_rank(comm, &me);
-    int64_t wd[2] = {me == 0 ? fr->hang.world : 0, me == 0 ? fr->hang.dump_ns : MT_FR_NONE};
-    procs_bcast(wd, 2, MPI_INT64_T, 0, comm);
-    int64_t *off = malloc((size_t)(wd[0] ? wd[0] : 1) * sizeof *off);
-    if (comm_mpi_agree(comm, !off)) {
-        free(off);
-        if (me == 0)
-            say("mergetrace: out of memory\n");
+    int64_t wd[2];
+    int64_t *off = bcast_offsets(comm, fr, wd);
+    if (!off)
         return MT_EXIT_ERROR;
-    }
-    if (me == 0 && wd[0])
-        memcpy(off, fr->hang.offset_ns, (size_t)wd[0] * sizeof *off);
-    procs_bcast(off, (int)wd[0], MPI_INT64_T, 0, comm);
     mt_fr_locals_sort(mine, n_mine);
     for (size_t i = 0; i < n_mine; i++) {
         int r = mine[i].d.rank;
@@ -411,14 +427,21 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover
     if (me == 0 && !code)
         fr->hung = fr->hang.kind != MT_FR_NO_HANG;
     fr->any = true;
-    mt_buf_free(&list);
     int hung = fr->hung;
     procs_bcast(&hung, 1, MPI_INT, 0, comm);
     fr->hung = hung != 0;
     if (code || counts[1]) { /* beside traces: the job's outputs carry the verdict */
         mt_fr_locals_free(mine, n_mine);
+        /* the processes that merge the traces read the dumps again (not
+         * with --local: a dump may be on process 0's disk alone) */
+        if (!code && !o->no_merge && !o->local) {
+            fr->plan = list;
+            list = (mt_buf_t){0};
+        }
+        mt_buf_free(&list);
         return code ? code : -1;
     }
+    mt_buf_free(&list);
 
     /* dumps alone: the whole run */
     merged_out_t m = {0};
@@ -456,7 +479,213 @@ int fr_from_nccl(const options_t *o, const mt_discover_list_t *files, const mt_n
     return MT_EXIT_ERROR;
 }
 
-void fr_print(const options_t *o, const mt_fr_job_t *fr)
+int fr_keep_tcolls(MPI_Comm comm, const mt_ingest_t *L, mt_fr_job_t *fr)
+{
+    if (!fr || !fr->plan.len) /* no dump to place in a merged trace (fr_stage kept no plan) */
+        return MT_EXIT_OK;
+    bool oom = mt_fr_tcolls_take(L->rows, L->n_rows, &fr->tcolls, &fr->ntcolls) != MT_OK;
+    if (comm_mpi_agree(comm, oom)) {
+        int me;
+        procs_comm_rank(comm, &me);
+        if (me == 0)
+            say("mergetrace: out of memory\n");
+        return MT_EXIT_ERROR;
+    }
+    return MT_EXIT_OK;
+}
+
+/* One rank's dump as a part of the merged trace. */
+typedef struct fr_part {
+    mt_fr_dump_t d;
+    mt_fr_place_t p;
+    const mt_clock_t *clock; /* the rank's (borrowed from its merged_input_t), NULL: none */
+    int64_t end_ns;          /* the dump's time on the dump's clock, MT_FR_NONE */
+} fr_part_t;
+
+struct fr_merged {
+    fr_part_t *parts;
+    size_t n;
+};
+
+/* merged_input_t.after: a rank's dump after its events. */
+static mt_status_t write_part(const void *item, mt_write_fn write, void *ctx, uint64_t *events)
+{
+    const fr_part_t *p = item;
+    return mt_fr_trace_rank_merged(&p->d, &p->p, p->clock, p->end_ns, write, ctx, events);
+}
+
+static void merged_free(fr_merged_t *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n; i++)
+        mt_fr_dump_free(&m->parts[i].d);
+    free(m->parts);
+    free(m);
+}
+
+int fr_merged_prepare(MPI_Comm comm, const options_t *o, const mt_fr_job_t *fr, const mt_ingest_t *L,
+                      merged_input_t *mi, size_t n_mi, fr_merged_t **out)
+{
+    *out = NULL;
+    /* the plan: every process has it or none (dumps made from the NCCL
+     * plugin's files have none, and their job is on process 0 alone) */
+    if (!fr || !fr->plan.len || o->no_merge)
+        return MT_EXIT_OK;
+    int me, n_procs;
+    procs_comm_rank(comm, &me);
+    procs_comm_size(comm, &n_procs);
+    int64_t wd[2];
+    int64_t *off = bcast_offsets(comm, fr, wd);
+    if (!off)
+        return MT_EXIT_ERROR;
+    /* the ranks whose dumps the analysis kept (--force leaves a dump of
+     * another job out), sorted */
+    int64_t nk = me == 0 ? (int64_t)fr->n : 0;
+    procs_bcast(&nk, 1, MPI_INT64_T, 0, comm);
+    int32_t *kept = malloc((size_t)(nk ? nk : 1) * sizeof *kept);
+    if (comm_mpi_agree(comm, !kept)) {
+        free(kept);
+        free(off);
+        if (me == 0)
+            say("mergetrace: out of memory\n");
+        return MT_EXIT_ERROR;
+    }
+    for (int64_t i = 0; me == 0 && i < nk; i++)
+        kept[i] = fr->dumps[i].rank;
+    procs_bcast(kept, (int)nk, MPI_INT32_T, 0, comm);
+    fr_merged_t *m = calloc(1, sizeof *m);
+    if (m)
+        m->parts = calloc(n_mi ? n_mi : 1, sizeof *m->parts);
+    mt_status_t st = m && m->parts ? MT_OK : MT_ERR_NOMEM;
+    char msg[1400] = "";
+    mt_error_t err;
+    mt_error_clear(&err);
+    for (size_t k = 0; k < n_mi && st == MT_OK; k++) {
+        int32_t r = mi[k].rank;
+        int64_t lo = 0, hi = nk;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (kept[mid] < r)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == nk || kept[lo] != r)
+            continue;
+        fr_part_t *p = &m->parts[m->n];
+        bool found = false;
+        st = mt_fr_share_read_rank(fr->plan.data, fr->plan.len, r, &p->d, &found, &err);
+        if (st != MT_OK || !found)
+            continue;
+        m->n++;
+        /* the rank's trace: its span and its collectives */
+        int64_t first = 0, last = 0;
+        for (size_t i = 0; i < L->n_res; i++)
+            if (L->res[i].rank == r && !L->res[i].nccl.is_nccl && L->res[i].status == MT_OK) {
+                first = L->res[i].sum.first_ns;
+                last = L->res[i].sum.last_ns;
+            }
+        size_t a = 0, b = fr->ntcolls;
+        while (a < b) {
+            size_t mid = a + (b - a) / 2;
+            if (fr->tcolls[mid].rank < r)
+                a = mid + 1;
+            else
+                b = mid;
+        }
+        for (b = a; b < fr->ntcolls && fr->tcolls[b].rank == r;)
+            b++;
+        st = mt_fr_place_fit(&p->d, fr->tcolls + a, b - a, L->labels, first, last, &p->p);
+        p->clock = mi[k].has_clock ? &mi[k].clock : NULL;
+        p->end_ns = wd[1] != MT_FR_NONE && r < wd[0] && off[r] != MT_FR_NONE ? wd[1] + off[r] : MT_FR_NONE;
+        mi[k].after = write_part;
+        mi[k].after_item = p;
+    }
+    free(off);
+    free(kept);
+    if (st == MT_ERR_NOMEM)
+        snprintf(msg, sizeof msg, "out of memory");
+    else if (st != MT_OK)
+        mt_error_format(&err, msg, sizeof msg);
+    /* the lowest failing process says why */
+    int mine = st != MT_OK ? me : n_procs, lowest = n_procs;
+    procs_allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm);
+    if (lowest < n_procs) {
+        if (mine == lowest)
+            say("mergetrace: %s%s (reading it again for the merged trace)\n", o->job_tag, msg);
+        int code = mine == lowest ? options_exit_code(st) : 0;
+        for (size_t k = 0; k < n_mi; k++)
+            mi[k].after = NULL;
+        merged_free(m);
+        return comm_mpi_agree(comm, code);
+    }
+    *out = m;
+    return MT_EXIT_OK;
+}
+
+void fr_merged_done(MPI_Comm comm, const mt_fr_job_t *fr, fr_merged_t *m, bool written, mt_fr_placed_t *placed)
+{
+    memset(placed, 0, sizeof *placed);
+    if (!fr || !fr->plan.len) /* as fr_merged_prepare decides */
+        return;
+    /* sums: aligned, wall, left out, found; min: pairs; max: lag, gap */
+    int64_t sum[4] = {0, 0, 0, 0}, mn = INT64_MAX, mx[2] = {0, 0};
+    for (size_t i = 0; m && i < m->n; i++) {
+        const mt_fr_place_t *p = &m->parts[i].p;
+        sum[p->aligned ? 0 : p->placed ? 1 : 2]++;
+        sum[3]++;
+        if (p->aligned) {
+            mn = p->pairs < mn ? p->pairs : mn;
+            mx[0] = p->lag_p50_ns > mx[0] ? p->lag_p50_ns : mx[0];
+        } else if (p->placed)
+            mx[1] = p->gap_ns > mx[1] ? p->gap_ns : mx[1];
+    }
+    int64_t s_all[4], mn_all, mx_all[2];
+    procs_allreduce(sum, s_all, 4, MPI_INT64_T, MPI_SUM, comm);
+    procs_allreduce(&mn, &mn_all, 1, MPI_INT64_T, MPI_MIN, comm);
+    procs_allreduce(mx, mx_all, 2, MPI_INT64_T, MPI_MAX, comm);
+    merged_free(m);
+    int me;
+    procs_comm_rank(comm, &me);
+    if (me != 0)
+        return;
+    *placed = (mt_fr_placed_t){.aligned = s_all[0],
+                                  .wall = s_all[1],
+                                  .left_out = s_all[2],
+                                  .no_trace = (int64_t)fr->n - s_all[3],
+                                  .pairs_min = mn_all == INT64_MAX ? 0 : mn_all,
+                                  .lag_max_ns = mx_all[0],
+                                  .gap_max_ns = mx_all[1],
+                                  .written = written};
+}
+
+/* The dumps' placing in the merged trace, one line (fr_merged_done's
+ * counts). */
+static void print_placed(const mt_fr_placed_t *p)
+{
+    if (!p->written)
+        return;
+    printf("merged trace: Flight Recorder entries of %lld dump%s beside the traces", (long long)p->aligned,
+           p->aligned == 1 ? "" : "s");
+    if (p->aligned)
+        printf(" (aligned by %lld+ collectives each; completions discovered %.3f ms after the kernels' end at "
+               "the median, at most)",
+               (long long)p->pairs_min, (double)p->lag_max_ns / 1e6);
+    if (p->wall)
+        printf("; %lld dump%s with no collective in common with %s trace placed on %s wall clock, unaligned "
+               "(shift 0; at most %.3f s from the trace)",
+               (long long)p->wall, p->wall == 1 ? "" : "s", p->wall == 1 ? "its" : "their",
+               p->wall == 1 ? "its" : "their", (double)p->gap_max_ns / 1e9);
+    if (p->left_out)
+        printf("; %lld left out (no collective in common, and a day or more from %s trace: not its clock)",
+               (long long)p->left_out, p->left_out == 1 ? "its" : "their");
+    if (p->no_trace)
+        printf("; %lld of ranks whose trace is not merged, not in it", (long long)p->no_trace);
+    printf("\n");
+}
+
+void fr_print(const options_t *o, const mt_fr_job_t *fr, const mt_fr_placed_t *placed)
 {
     if (!fr->any || o->quiet || o->json)
         return;
@@ -466,4 +695,6 @@ void fr_print(const options_t *o, const mt_fr_job_t *fr)
     else
         printf("\nflight recorder (%zu dump%s):\n", fr->n, fr->n == 1 ? "" : "s");
     mt_fr_hang_write_text(&fr->hang, mt_file_write, stdout);
+    if (placed)
+        print_placed(placed);
 }

@@ -11,6 +11,7 @@
 #include "mergetrace/discover.h"
 #include "mergetrace/fr_share.h"
 #include "mergetrace/mergetrace.h"
+#include "merged_io.h"
 #include "options.h"
 
 
@@ -47,8 +48,37 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover
  * memory). */
 int fr_from_nccl(const options_t *o, const mt_discover_list_t *files, const mt_nccl_job_t *nj, mt_fr_job_t *fr);
 
+/* Collective, beside traces, before the job's clocks are aligned: the
+ * collectives of the traces this process loaded (L->rows) that pair with
+ * dumps kept in fr (mt_fr_tcolls_take), when the job has dumps and writes
+ * a merged trace. MT_EXIT_OK, or MT_EXIT_ERROR on every process after
+ * process 0 said so (out of memory). */
+int fr_keep_tcolls(MPI_Comm comm, const mt_ingest_t *L, mt_fr_job_t *fr);
+
+/* The dumps' parts of the traces' merged trace on one process
+ * (fr_merged_prepare, fr_merged_done). */
+typedef struct fr_merged fr_merged_t;
+
+/* Collective, beside traces, before merged_write: for each rank of
+ * mi[0..n_mi) (this process's part of the merged trace; its ranks from
+ * L's results) whose dump the job has, the dump read again, placed on the
+ * rank's trace (mt_fr_place_fit) and hooked as mi[k].after, so that its
+ * entries follow the rank's events (mt_fr_trace_rank_merged) on the
+ * rank's corrected clock. fr NULL: nothing. *out (free with
+ * fr_merged_done) NULL when nothing is hooked. MT_EXIT_OK, or an exit
+ * code on every process after the lowest failing process said why (a
+ * dump that cannot be read again). */
+int fr_merged_prepare(MPI_Comm comm, const options_t *o, const mt_fr_job_t *fr, const mt_ingest_t *L,
+                      merged_input_t *mi, size_t n_mi, fr_merged_t **out);
+
+/* Collective, after merged_write (written: it succeeded): how the dumps
+ * were placed, summed into *placed on process 0 (zeroed elsewhere); m
+ * freed. fr NULL: nothing. */
+void fr_merged_done(MPI_Comm comm, const mt_fr_job_t *fr, fr_merged_t *m, bool written, mt_fr_placed_t *placed);
+
 /* Process 0, beside traces: the verdict on the terminal after the summary
- * (nothing with -q or --json). */
-void fr_print(const options_t *o, const mt_fr_job_t *fr);
+ * (nothing with -q or --json), and how the dumps were placed in the
+ * merged trace (placed, fr_merged_done's; NULL: not said). */
+void fr_print(const options_t *o, const mt_fr_job_t *fr, const mt_fr_placed_t *placed);
 
 #endif

@@ -73,6 +73,8 @@ static int job_run(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_di
         code = job_plan(comm, o, L, j, pt);
     if (code == MT_EXIT_OK)
         code = job_gather_analyses(comm, mc, L, j, pt);
+    if (code == MT_EXIT_OK) /* before the rows go to the alignment: the dumps' entries pair with them */
+        code = fr_keep_tcolls(comm, L, fr);
     if (code == MT_EXIT_OK)
         code = job_align(comm, mc, o, L, j, pt);
 

@@ -452,6 +452,11 @@ static uint64_t merge_one(job_t *j, const merged_input_t *in, const mt_merge_opt
     mt_status_t st = j->fmt ? j->fmt->rank(in, in->rank == j->first_rank, write, ctx, &n, &err)
                             : mt_merge_rank_with(in->path, in->rank, in->has_clock ? &in->clock : NULL, opts,
                                                  in->facts, write, ctx, &n, &err);
+    if (st == MT_OK && !j->fmt && in->after) {
+        uint64_t k = 0;
+        st = in->after(in->after_item, write, ctx, &k);
+        n += k;
+    }
     if (st) {
         if (err.code == MT_OK)
             mt_error_set(&err, st, "%s: %s", in->path, mt_status_str(st));

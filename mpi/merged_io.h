@@ -24,6 +24,11 @@ typedef struct merged_input {
     bool has_clock;
     mt_merge_facts_t *facts;  /* what the load learned for the first pass, or NULL */
     const void *item;         /* merged_write_format: the format's own data of this rank (borrowed) */
+    /* merged_write: more of this rank written after its events (the
+     * rank's Flight Recorder entries, fr_run.c), with after_item
+     * (borrowed); NULL: nothing. *events: the events it wrote. */
+    mt_status_t (*after)(const void *after_item, mt_write_fn write, void *ctx, uint64_t *events);
+    const void *after_item;
 } merged_input_t;
 
 /* Another kind of merged file written the same way (merged_write_format):

@@ -242,8 +242,17 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
             }
         n_mi++;
     }
+    /* the Flight Recorder dumps' entries after their ranks' events */
+    fr_merged_t *frm = NULL;
+    int fcode = fr_merged_prepare(comm, o, j->fr, L, mi, n_mi, &frm);
+    if (fcode != MT_EXIT_OK) {
+        free(mi);
+        m->failed = true;
+        return fcode;
+    }
     char mmsg[1024] = "";
     int mrc = merged_write(comm, m->path, o->merged_gzip, o->local, mi, n_mi, &mo, &m->events, &m->helper, mmsg, sizeof mmsg);
+    fr_merged_done(comm, j->fr, frm, mrc == 0, &m->fr);
     free(mi);
     pt->merged_write = procs_wtime() - tm;
     if (mrc) {
@@ -434,7 +443,7 @@ int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j
             mt_compare_text(cmp, mt_file_write, stdout);
     }
     if (j->fr)
-        fr_print(o, j->fr);
+        fr_print(o, j->fr, &m->fr);
     mt_compare_free(cmp);
     /* Failed gates are errors a CI log must show even with -q or --json. */
     for (size_t i = 0; i < o->n_gates; i++)

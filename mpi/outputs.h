@@ -22,6 +22,7 @@ typedef struct merged_out {
     uint64_t events;
     bool helper;             /* this process deflated on a helper thread */
     bool failed;             /* the write failed (said on stderr); the report is still written */
+    mt_fr_placed_t fr;       /* process 0: how Flight Recorder dumps beside the traces were placed in it */
 } merged_out_t;
 
 /* Collective: process 0 creates the output directory o->out_dir, names the

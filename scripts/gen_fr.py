@@ -450,15 +450,18 @@ def finish(scenario, ranks, truth):
     return ranks, truth
 
 
-def dump_obj(rk, encoding):
-    """The dump of one rank as Python objects, in the rank's own clock."""
+def dump_obj(rk, encoding, clock=None):
+    """The dump of one rank as Python objects, in the rank's own clock
+    (clock: true time -> the dump's time; default: + OFFSET[r])."""
     r = rk.r
+    if clock is None:
+        clock = lambda t: local(r, t)
     entries = []
     for e in rk.entries[rk.evicted:]:
         d = {k: v for k, v in e.items() if not k.startswith("true_")}
-        d["time_created_ns"] = local(r, e["true_created"])
-        started = local(r, e["true_started"])
-        completed = local(r, e["true_completed"])
+        d["time_created_ns"] = clock(e["true_created"])
+        started = clock(e["true_started"])
+        completed = clock(e["true_completed"])
         if encoding == "json":
             d["time_discovered_started_ns"] = started or 0
             d["time_discovered_completed_ns"] = completed or 0
@@ -492,13 +495,109 @@ def dump_obj(rk, encoding):
     return top
 
 
+# --from-traces: the dump clock of each rank minus its trace's own clock
+# (ns; FROM_SHIFT[r % 4]), and how late a dump discovers a start or a
+# completion (uniform in [0, FROM_LAG_NS]; PyTorch's watchdog polls).
+FROM_SHIFT = [0, 1_250_000_321, -730_000_017, 0]
+FROM_LAG_NS = 200_000
+FROM_LATER_NS = 2_000_000_000    # the job goes on this long after the trace's window before it hangs
+
+
+def from_traces(tdir, out, prefix, encodings):
+    """Dumps of the job whose Kineto traces scripts/gen_traces.py wrote into
+    tdir (rank-<r>.json), into out (beside them is fine): each rank's
+    collectives of the trace as entries (by group and Seq; created at the
+    record_param_comms start, started and completed at the kernel's start
+    and end plus a discovery lag), then, FROM_LATER_NS after the trace, three
+    more all_reduces of group 0 and a fourth that every rank but rank 1
+    started and rank 1 never enqueued (the hang). Each rank's dump clock is
+    its trace's + FROM_SHIFT[r % 4]. Rank 3's dump has lost the trace's
+    entries (its ring buffer moved on): no collective in common, so it can
+    only be placed on its wall clock (its shift is 0). truth.json: the shifts,
+    the lag bound, and each entry's times on its trace's own clock (ns, by
+    rank and record_id)."""
+    import random
+    traces = sorted(glob_traces(tdir))
+    truth = {"shift_ns": {}, "lag_max_ns": FROM_LAG_NS, "unaligned": [], "culprit": 1, "entries": {}}
+    for r, path in traces:
+        with open(path) as f:
+            doc = json.load(f)
+        base = int(doc.get("baseTimeNanoseconds", 0))
+        abs_ns = lambda ts: base + int(round(float(ts) * 1000))
+        cpu = {}
+        kern = []
+        for e in doc["traceEvents"]:
+            a = e.get("args") or {}
+            if e.get("ph") != "X":
+                continue
+            if e.get("name") == "record_param_comms" and "External id" in a:
+                cpu[a["External id"]] = abs_ns(e["ts"])
+            elif e.get("cat") == "kernel" and "Seq" in a and "Process Group Name" in a:
+                kern.append((abs_ns(e["ts"]), abs_ns(e["ts"]) + int(round(float(e["dur"]) * 1000)), a))
+        kern.sort(key=lambda k: k[0])
+        pgs = {}
+        for c in (doc.get("distributedInfo") or {}).get("pg_config", []):
+            pgs[c["pg_name"]] = {"name": c["pg_name"], "desc": c["pg_desc"], "ranks": c["ranks"]}
+        rk = Rank(r, "2.10", pgs)
+        rng = random.Random(1000 + r)
+        lag = lambda: rng.randint(0, FROM_LAG_NS)
+        for start, end, a in kern:
+            pg = a["Process Group Name"]
+            rk.seq[pg] = a["Seq"] - 1
+            created = cpu.get(a.get("External id"), start)
+            name = {"allreduce": "all_reduce", "allgather": "all_gather",
+                    "reduce_scatter": "reduce_scatter"}.get(a.get("Collective name"), a.get("Collective name"))
+            e = rk.add(pg, name, created, start + lag(), end + lag(), numel=int(a.get("In msg nelems", 1)),
+                       dtype=a.get("dtype", "Float"))
+        later = (kern[-1][1] if kern else 0) + FROM_LATER_NS
+        for k in range(4):
+            t = later + k * STEP_NS
+            if k == 3 and r == 1:
+                break
+            done = None if k == 3 else t + COLL_NS + lag()
+            rk.add("0", "all_reduce", t, t + lag(), done, numel=1 << 20)
+        if r % 4 == 3:   # its ring buffer lost the trace's entries
+            rk.evicted = len(kern)
+            truth["unaligned"].append(r)
+        shift = FROM_SHIFT[r % 4]
+        truth["shift_ns"][str(r)] = shift
+        truth["entries"][str(r)] = {str(e["record_id"]): [e["true_created"], e["true_started"], e["true_completed"]]
+                                    for e in rk.entries[rk.evicted:]}
+        for enc in encodings:
+            obj = dump_obj(rk, enc, clock=lambda t, s=shift: None if t is None else t + s)
+            data = json.dumps(obj).encode() if enc == "json" else pickle.dumps(obj, protocol=2 + r % 4)
+            with open(os.path.join(out, enc if len(encodings) > 1 else "", "%s%d" % (prefix, r)), "wb") as f:
+                f.write(data)
+    with open(os.path.join(out, "fr_truth.json"), "w") as f:
+        json.dump(truth, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+def glob_traces(tdir):
+    import re
+    for fn in os.listdir(tdir):
+        m = re.match(r"rank-(\d+)\.json$", fn)
+        if m:
+            yield int(m.group(1)), os.path.join(tdir, fn)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="gen_fr.py", description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="output directory: <out>/<scenario>/{pickle,json}/ and truth.json")
     ap.add_argument("--scenario", action="append", choices=SCENARIOS,
                     help="one scenario (repeatable); default: all")
     ap.add_argument("--prefix", default="nccl_trace_rank_", help="file name prefix (default nccl_trace_rank_)")
+    ap.add_argument("--from-traces", metavar="DIR",
+                    help="instead of the scenarios: dumps of the job whose traces scripts/gen_traces.py wrote "
+                         "into DIR, each rank's dump clock shifted from its trace's by a known amount, "
+                         "into --out (JSON; --encoding), and fr_truth.json (see from_traces)")
+    ap.add_argument("--encoding", choices=["json", "pickle"], default="json",
+                    help="--from-traces: the dumps' encoding (default json)")
     a = ap.parse_args(argv)
+    if a.from_traces:
+        os.makedirs(a.out, exist_ok=True)
+        from_traces(a.from_traces, a.out, a.prefix, [a.encoding])
+        return 0
     for sc in a.scenario or SCENARIOS:
         ranks, truth = build(sc)
         for enc in ("pickle", "json"):

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "mergetrace/buf.h"
+#include "mergetrace/collectives.h"
 #include "mergetrace/nccl_input.h"
 #include "mergetrace/status.h"
 #include "mergetrace/strtab.h"
@@ -318,6 +319,74 @@ mt_status_t mt_fr_trace_header(mt_write_fn write, void *ctx);
 mt_status_t mt_fr_trace_rank(const mt_fr_dump_t *d, bool first, int64_t off_ns, int64_t dump_ns, mt_write_fn write,
                              void *ctx, uint64_t *events);
 mt_status_t mt_fr_trace_footer(mt_write_fn write, void *ctx);
+
+/* ---- The dumps beside traces: their entries in the traces' merged trace ----
+ *
+ * A dump's times are the host's wall clock as PyTorch reads it (ns since
+ * the epoch); a Kineto trace's are the same host's, through the
+ * profiler's own conversion, and the merged trace puts each rank's trace
+ * on the reference rank's clock (mt_clock_t). A dump is placed on its
+ * rank's trace by the collectives both hold, by group and sequence
+ * number: the dump discovers a completion when its watchdog polls, never
+ * before the kernel's end, so the shift between the clocks is the lower
+ * envelope of (completion discovered - kernel end) over the pairs (those
+ * within MT_FR_PLACE_WINDOW_NS of their median: a pair from before a
+ * restart, whose numbers repeat, is left aside). Without a pair (the
+ * trace's window and the dump's last entries have no completed
+ * collective in common, or the trace's collectives carry no sequence
+ * numbers, as gloo's), a dump whose times lie within MT_FR_PLACE_SAME_NS
+ * of its trace's is placed with shift 0 (both are the host's wall clock),
+ * and one farther is left out: its clock is not the trace's. */
+
+#define MT_FR_PLACE_WINDOW_NS INT64_C(1000000000)         /* 1 s */
+#define MT_FR_PLACE_SAME_NS INT64_C(86400000000000)       /* 1 day */
+
+/* One collective of a rank's trace that a dump's entry may pair with: a
+ * kernel row with a sequence number (mt_cinst_t with MT_CI_SEQ, of
+ * Kineto, not of an NCCL plugin file). 24 bytes: kept from the load to
+ * the merged write for every trace a process loaded. */
+typedef struct mt_fr_tcoll {
+    int32_t rank;
+    uint32_t pg_id;  /* the row's process group label (id into the rows' label table) */
+    int64_t seq;
+    int64_t end_ns;  /* the kernel's end, on the trace's own clock */
+} mt_fr_tcoll_t;
+
+/* The rows of rows[0..n) that pair with dumps, as tcolls appended to *out
+ * (*n_out of them; realloc'd), sorted by rank, then sequence number.
+ * MT_OK or MT_ERR_NOMEM (*out unchanged). Not collective. */
+mt_status_t mt_fr_tcolls_take(const mt_cinst_t *rows, size_t n, mt_fr_tcoll_t **out, size_t *n_out);
+
+/* How a dump is placed on its rank's trace. */
+typedef struct mt_fr_place {
+    bool placed;       /* false: left out (no pair and its times a day or more from the trace's) */
+    bool aligned;      /* placed by pairs (else with shift 0) */
+    int64_t shift_ns;  /* the dump's clock - the trace's own clock */
+    int pairs;         /* the pairs the shift came from */
+    int rejected;      /* pairs left aside (farther than MT_FR_PLACE_WINDOW_NS from the median) */
+    int64_t lag_p50_ns; /* the median of (completion discovered - kernel end - shift) over the pairs */
+    int64_t gap_ns;    /* not aligned: how far the dump's times lie from the trace's (0: they meet) */
+} mt_fr_place_t;
+
+/* d placed on its rank's trace: tc[0..n) the rank's tcolls (sorted by
+ * sequence number; their pg_id labels in labels, borrowed: a label is
+ * the group's name, or "name (desc)"), [first_ns, last_ns] the trace's
+ * span on its own clock. MT_OK or MT_ERR_NOMEM. Not collective. */
+mt_status_t mt_fr_place_fit(const mt_fr_dump_t *d, const mt_fr_tcoll_t *tc, size_t n, const mt_strtab_t *labels,
+                            int64_t first_ns, int64_t last_ns, mt_fr_place_t *out);
+
+/* d's entries as a part of the traces' merged trace, after its rank's
+ * events (each event preceded by ",\n"): a process of the rank's own,
+ * pid mt_merge_pid(rank, MT_MERGE_FR_SLOT), named "rank R Flight
+ * Recorder", with a track per process group ("Flight Recorder: group
+ * <name> (<desc>)") and the slices of mt_fr_trace_json, each time t
+ * written as mt_clock_apply(clock, t - p->shift_ns) (clock NULL: the
+ * identity); an entry not completed ends at end_ns (the dump's time on
+ * the dump's own clock; MT_FR_NONE: at its start). Nothing when p is not
+ * placed. *events (may be NULL) gets the events written, metadata
+ * included. MT_OK or what write returned. */
+mt_status_t mt_fr_trace_rank_merged(const mt_fr_dump_t *d, const mt_fr_place_t *p, const mt_clock_t *clock,
+                                    int64_t end_ns, mt_write_fn write, void *ctx, uint64_t *events);
 
 /* Dumps from the NCCL plugin's files (src/fr/fr_nccl.c says how each
  * field maps): out[i] for files[i], whose process has global rank

@@ -17,6 +17,19 @@
 #include "mergetrace/nccl_input.h"
 #include "mergetrace/status.h"
 
+/* How a job's dumps were placed in the traces' merged trace: counts of
+ * dumps (summed over the processes that placed them). */
+typedef struct mt_fr_placed {
+    int64_t aligned;      /* placed by the collectives they share with their trace */
+    int64_t wall;         /* placed on their wall clock (shift 0): no collective in common */
+    int64_t left_out;     /* left out: no collective in common and a day or more from their trace */
+    int64_t no_trace;     /* of ranks without a trace among the inputs */
+    int64_t pairs_min;    /* the fewest pairs an aligned dump was placed by (0: none aligned) */
+    int64_t lag_max_ns;   /* the largest median lag of an aligned dump's discovered completions */
+    int64_t gap_max_ns;   /* the largest gap of a dump left out or placed on its wall clock */
+    bool written;         /* a merged trace of traces was written beside the dumps */
+} mt_fr_placed_t;
+
 /* The dumps of a job on process 0 and the verdict. */
 typedef struct mt_fr_job {
     bool any;               /* the inputs hold dumps (every process) */
@@ -32,6 +45,10 @@ typedef struct mt_fr_job {
                              * ranks dumps[i].pgs share (pgs_shared) */
     size_t ntabs;
     bool from_nccl;         /* the "dumps" were made from the NCCL plugin's files (mt_fr_job_from_nccl) */
+    /* Beside traces, for the merged trace (mt_fr_trace_rank_merged): */
+    mt_buf_t plan;          /* every process: the list of who reads which dump (mt_fr_share_put's) */
+    mt_fr_tcoll_t *tcolls;  /* every process: the collectives of the traces it loaded (mt_fr_tcolls_take) */
+    size_t ntcolls;
 } mt_fr_job_t;
 
 /* fr's arrays (dumps, paths, bytes, counts: zeroed) for n dumps; fr->n
@@ -39,8 +56,8 @@ typedef struct mt_fr_job {
  * mt_fr_job_free). */
 mt_status_t mt_fr_job_alloc(mt_fr_job_t *fr, size_t n);
 
-/* Frees what fr holds (dumps, the groups' tables, the verdict; not the
- * borrowed paths) and zeroes it. */
+/* Frees what fr holds (dumps, the groups' tables, the verdict, the plan
+ * and tcolls; not the borrowed paths) and zeroes it. */
 void mt_fr_job_free(mt_fr_job_t *fr);
 
 /* The index of rank's dump in fr->dumps (sorted by rank), or -1. */
@@ -82,6 +99,14 @@ typedef struct mt_fr_local {
  * -1 on entry. */
 void mt_fr_share_read(const void *list, size_t len, int me, mt_fr_local_t **mine, size_t *n_mine, long *bad_index,
                       char *msg, size_t cap, mt_status_t *st);
+
+/* The dump of rank in list (len bytes) read again, as mt_fr_share_read
+ * reads each, into *d (free with mt_fr_dump_free): for the merged trace
+ * beside traces, by the process that merges rank's trace. *found false
+ * (d untouched) when list has no dump of rank. MT_OK, or the read's
+ * status with err (the file, the rank, the position). */
+mt_status_t mt_fr_share_read_rank(const void *list, size_t len, int32_t rank, mt_fr_dump_t *d, bool *found,
+                                  mt_error_t *err);
 
 /* l sorted by rank (n may be 0 with l NULL). */
 void mt_fr_locals_sort(mt_fr_local_t *l, size_t n);

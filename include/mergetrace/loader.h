@@ -88,6 +88,11 @@ mt_status_t mt_trace_load_buffer(const void *buf, size_t len, const char *name,
  * pid 0 is the file's own process_name. */
 #define MT_MERGE_PIDS_PER_RANK 4096
 
+/* The last slot of each rank is not a process of its trace: it holds the
+ * rank's Flight Recorder entries when dumps are merged beside the traces
+ * (mt_fr_trace_rank_merged), and reading a rank back leaves it out. */
+#define MT_MERGE_FR_SLOT (MT_MERGE_PIDS_PER_RANK - 1)
+
 /* The merged pid of slot `slot` of rank `rank`. */
 static inline int64_t mt_merge_pid(int32_t rank, uint32_t slot)
 {

@@ -34,6 +34,8 @@ void mt_fr_job_free(mt_fr_job_t *fr)
     free(fr->bytes);
     free(fr->counts);
     mt_fr_hang_free(&fr->hang);
+    mt_buf_free(&fr->plan);
+    free(fr->tcolls);
     memset(fr, 0, sizeof *fr);
 }
 
@@ -83,6 +85,37 @@ int mt_fr_share_owner(const void *list, size_t len, int32_t rank)
     return owner;
 }
 
+/* The dump at path, of rank, read into *d (either encoding). */
+static mt_status_t read_one(const char *path, int32_t rank, mt_fr_dump_t *d, mt_error_t *err)
+{
+    char *data = NULL;
+    size_t dlen = 0;
+    bool trunc = false;
+    mt_status_t s = mt_input_read_file(path, &data, &dlen, &trunc, err);
+    if (s == MT_OK)
+        s = mt_fr_dump_read((const uint8_t *)data, dlen, path, rank, d, err);
+    free(data);
+    return s;
+}
+
+mt_status_t mt_fr_share_read_rank(const void *list, size_t len, int32_t rank, mt_fr_dump_t *d, bool *found,
+                                  mt_error_t *err)
+{
+    size_t pos = 0;
+    mt_fr_share_rec_t rec;
+    *found = false;
+    while (mt_fr_share_next(list, len, &pos, &rec)) {
+        if (rec.rank != rank)
+            continue;
+        char *path = strndup(rec.path, rec.path_len);
+        mt_status_t s = path ? read_one(path, rank, d, err) : MT_ERR_NOMEM;
+        free(path);
+        *found = s == MT_OK;
+        return s;
+    }
+    return MT_OK;
+}
+
 void mt_fr_share_read(const void *list, size_t len, int me, mt_fr_local_t **mine, size_t *n_mine, long *bad_index,
                       char *msg, size_t cap, mt_status_t *st)
 {
@@ -94,16 +127,10 @@ void mt_fr_share_read(const void *list, size_t len, int me, mt_fr_local_t **mine
         if (rec.owner != me || *bad_index >= 0)
             continue;
         char *path = strndup(rec.path, rec.path_len);
-        char *data = NULL;
-        size_t dlen = 0;
-        bool trunc = false;
         mt_error_t err;
         mt_error_clear(&err);
         mt_fr_dump_t d;
-        mt_status_t s = !path ? MT_ERR_NOMEM : mt_input_read_file(path, &data, &dlen, &trunc, &err);
-        if (s == MT_OK)
-            s = mt_fr_dump_read((const uint8_t *)data, dlen, path, rec.rank, &d, &err);
-        free(data);
+        mt_status_t s = !path ? MT_ERR_NOMEM : read_one(path, rec.rank, &d, &err);
         if (s == MT_OK && *n_mine == cap_mine) {
             cap_mine = cap_mine ? 2 * cap_mine : 16;
             mt_fr_local_t *m = realloc(*mine, cap_mine * sizeof *m);

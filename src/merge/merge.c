@@ -389,14 +389,14 @@ static mt_status_t assign_slots(merge_ctx_t *c, const char *path, mt_error_t *er
     size_t n_live = 0;
     for (size_t i = 0; i < c->pids.n; i++)
         n_live += c->pids.e[i].live;
-    if (n_live > MT_MERGE_PIDS_PER_RANK) {
+    if (n_live > MT_MERGE_FR_SLOT) { /* the last slot is the rank's Flight Recorder entries' */
         mt_error_clear(err);
         if (err) {
             snprintf(err->path, sizeof err->path, "%s", path);
             err->rank = c->rank;
         }
         return mt_error_set(err, MT_ERR_LIMIT, "%zu distinct pids in one rank's trace (the merged trace has room for %d)",
-                            n_live, MT_MERGE_PIDS_PER_RANK);
+                            n_live, MT_MERGE_FR_SLOT);
     }
     pid_ent_t **order = malloc((n_live ? n_live : 1) * sizeof *order);
     if (!order)

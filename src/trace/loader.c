@@ -2665,7 +2665,7 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
     parser_t ps = {.t = t, .err = err, .opts = opts, .part_rank = part_rank};
     if (part_rank >= 0) {
         ps.pid_lo = mt_merge_pid(part_rank, 0);
-        ps.pid_hi = mt_merge_pid(part_rank, MT_MERGE_PIDS_PER_RANK);
+        ps.pid_hi = mt_merge_pid(part_rank, MT_MERGE_FR_SLOT); /* its Flight Recorder entries are not read back */
     }
     mt_status_t st = MT_ERR_NOMEM;
     if (!t)

@@ -30,6 +30,9 @@ Checks, for every input rank:
     of one of the rank's [memory] events at its corrected ts, and without
     --window a track's largest allocated is the device's peak;
   * the file's envelope: displayTimeUnit, otherData.generator and ranks.
+The last pid of each rank, (rank + 2) * 4096 - 1, holds the rank's Flight
+Recorder entries when dumps were given beside the traces; it is passed
+over (tests/fr/check_fr_merged.py checks it).
 Prints the first failures, then "N passed, M failed"; exits 1 on failure.
 """
 
@@ -305,6 +308,8 @@ def main():
             if p != 0 or ev.get("ph") != "M":
                 res.fail("merged event on pid %d (no rank owns it): %s" % (p, canon(ev)[:200]))
             continue
+        if p % PIDS_PER_RANK == PIDS_PER_RANK - 1:
+            continue  # the rank's Flight Recorder entries (dumps beside the traces): not of its trace
         by_rank[p // PIDS_PER_RANK - 1].append(ev)
 
     inputs = []

@@ -6,7 +6,8 @@
  * and the scenario's truth (tests/data/fr-skip: rank 3 never enqueued the
  * default group's all_reduce #7); the report of dumps alone
  * (mt_report_fr_alone); the NCCL plugin's files of a job that hung made
- * into dumps (mt_discover_fr_from_nccl). */
+ * into dumps (mt_discover_fr_from_nccl); a dump placed on its rank's
+ * trace (mt_fr_place_fit) against hand-worked shifts. */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "fr/fr.h"
 #include "mergetrace/mergetrace.h"
 #include "test_util.h"
 
@@ -403,6 +405,100 @@ static void test_from_nccl(void **state)
     assert_int_equal(tu_tmpdir_remove(dir), 0);
 }
 
+/* A dump of rank 1 with group "0"'s collectives seq 1..n completed at
+ * done[i] (created and started 1 ms before), and seq n + 1 started at
+ * done[n - 1] + 1 ms, not completed. */
+static void place_dump(mt_fr_dump_t *d, const int64_t *done, size_t n)
+{
+    memset(d, 0, sizeof *d);
+    d->rank = 1;
+    d->entries = calloc(n + 1, sizeof *d->entries);
+    assert_non_null(d->entries);
+    uint32_t pg, name;
+    assert_int_equal(mt_fr_intern(d, "0", 1, 64, &pg), MT_OK);
+    assert_int_equal(mt_fr_intern(d, "nccl:all_reduce", 15, 64, &name), MT_OK);
+    for (size_t i = 0; i <= n; i++) {
+        int64_t end = i < n ? done[i] : MT_FR_NONE, start = i < n ? done[i] - 1000000 : done[n - 1] + 1000000;
+        d->entries[i] = (mt_fr_entry_t){.record_id = i, .seq = (int64_t)i + 1, .created = start, .started = start,
+                                        .completed = end, .pg = pg, .name = name,
+                                        .state = i < n ? MT_FR_COMPLETED : MT_FR_STARTED};
+    }
+    d->n = n + 1;
+}
+
+static void test_place(void **state)
+{
+    (void)state;
+    const int64_t T = INT64_C(1767189312000000000);
+    /* completions discovered 1010 + {40, 0, 190, 20} ns after the kernels'
+     * ends: shift 1010 (the least), lag median 40 (of 0, 20, 40, 190) */
+    const int64_t end[4] = {T, T + 5000000, T + 9000000, T + 13000000};
+    const int64_t done[4] = {end[0] + 1050, end[1] + 1010, end[2] + 1200, end[3] + 1030};
+    mt_fr_dump_t d;
+    place_dump(&d, done, 4);
+    mt_strtab_t *labels = mt_strtab_create();
+    assert_non_null(labels);
+    uint32_t g0, g1;
+    assert_int_equal(mt_strtab_intern(labels, "0 (default_pg)", 14, &g0), MT_OK);
+    assert_int_equal(mt_strtab_intern(labels, "1 (tp)", 6, &g1), MT_OK);
+    /* the trace: seq 1..4 of group 0; seq 2 of group 1 (another group:
+     * no pair); seq 3 once more, 5 s earlier (before a restart: its pair
+     * lies 5 s from the median, left aside) */
+    mt_cinst_t rows[6] = {
+        {.rank = 1, .seq = 1, .end_ns = end[0], .pg_id = g0, .flags = MT_CI_SEQ},
+        {.rank = 1, .seq = 2, .end_ns = end[1], .pg_id = g0, .flags = MT_CI_SEQ},
+        {.rank = 1, .seq = 2, .end_ns = end[1] - 777, .pg_id = g1, .flags = MT_CI_SEQ},
+        {.rank = 1, .seq = 3, .end_ns = end[2] - 5000000000, .pg_id = g0, .flags = MT_CI_SEQ},
+        {.rank = 1, .seq = 3, .end_ns = end[2], .pg_id = g0, .flags = MT_CI_SEQ},
+        {.rank = 1, .seq = 4, .end_ns = end[3], .pg_id = g0, .flags = MT_CI_SEQ},
+    };
+    mt_fr_tcoll_t *tc = NULL;
+    size_t ntc = 0;
+    assert_int_equal(mt_fr_tcolls_take(rows, 6, &tc, &ntc), MT_OK);
+    assert_int_equal(ntc, 6);
+    mt_fr_place_t p;
+    assert_int_equal(mt_fr_place_fit(&d, tc, ntc, labels, end[0] - 1000000, end[3], &p), MT_OK);
+    assert_true(p.placed && p.aligned);
+    assert_int_equal(p.shift_ns, 1010);
+    assert_int_equal(p.pairs, 4);
+    assert_int_equal(p.rejected, 1);
+    assert_int_equal(p.lag_p50_ns, 40);
+
+    /* the merged part: the slices at t - 1010 through the clock (+ 2 us) */
+    mt_clock_t clk = {.rank = 1, .offset_ns = 2000, .anchor_ns = end[0]};
+    mt_buf_t b = {0};
+    uint64_t ev = 0;
+    assert_int_equal(mt_fr_trace_rank_merged(&d, &p, &clk, done[3] + INT64_C(600000000000), mt_buf_write, &b, &ev), MT_OK);
+    assert_int_equal(ev, 5 + 3); /* 5 slices, process name and sort index, a track of "(group not in pg_config)" */
+    assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
+    /* pid (1 + 1) * 4096 + 4095 = 12287; the first slice starts at
+     * done[0] - 1 ms - 1010 + 2000 ns */
+    char want[160];
+    snprintf(want, sizeof want, "{\"ph\":\"X\",\"pid\":12287,\"tid\":0,\"ts\":%lld.%03lld,\"dur\":1000.000,",
+             (long long)((done[0] - 1000000 - 1010 + 2000) / 1000), (long long)((done[0] - 1000000 - 1010 + 2000) % 1000));
+    assert_non_null(strstr(b.data, want));
+    assert_non_null(strstr(b.data, "\"name\":\"rank 1 Flight Recorder\""));
+    /* the stuck one ends at the dump's time: 600 s - 1 ms after its start */
+    assert_non_null(strstr(b.data, "\"dur\":599999000.000,\"name\":\"nccl:all_reduce #5\""));
+    mt_buf_free(&b);
+
+    /* no pair: on the wall clock within a day of the trace, else left out */
+    assert_int_equal(mt_fr_place_fit(&d, NULL, 0, labels, end[0] - 3000000000, end[0] - 2000000000, &p), MT_OK);
+    assert_true(p.placed && !p.aligned);
+    assert_int_equal(p.shift_ns, 0);
+    assert_int_equal(p.gap_ns, done[0] - 1000000 - (end[0] - 2000000000));
+    assert_int_equal(mt_fr_place_fit(&d, NULL, 0, labels, end[0] - 3 * MT_FR_PLACE_SAME_NS, end[0] - 2 * MT_FR_PLACE_SAME_NS, &p),
+                     MT_OK);
+    assert_false(p.placed);
+    b = (mt_buf_t){0};
+    assert_int_equal(mt_fr_trace_rank_merged(&d, &p, NULL, MT_FR_NONE, mt_buf_write, &b, &ev), MT_OK);
+    assert_int_equal(b.len, 0);
+    assert_int_equal(ev, 0);
+    free(tc);
+    mt_strtab_free(labels);
+    mt_fr_dump_free(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -410,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_at_scale),
         cmocka_unit_test(test_read_error),
         cmocka_unit_test(test_from_nccl),
+        cmocka_unit_test(test_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -582,21 +582,22 @@ static void test_errors(void **state)
     calls = 0;
     assert_int_equal(mt_merge_header(fail_write, &calls), MT_ERR_IO);
 
-    /* more than 4096 pids in one rank */
+    /* more than 4095 pids in one rank (the last slot is the rank's
+     * Flight Recorder entries', MT_MERGE_FR_SLOT) */
     mt_buf_t j = {0};
-    many_pids(&j, MT_MERGE_PIDS_PER_RANK + 1);
+    many_pids(&j, MT_MERGE_FR_SLOT + 1);
     const char *pm = tmp_file("many.json", j.data, j.len);
     assert_int_equal(mt_merge_rank(pm, 0, NULL, NULL, mt_buf_write, &b, NULL, &err), MT_ERR_LIMIT);
-    assert_non_null(strstr(mt_error_format(&err, m, sizeof m), "4097 distinct pids"));
+    assert_non_null(strstr(mt_error_format(&err, m, sizeof m), "4096 distinct pids"));
     assert_int_equal(b.len, 0);
     mt_buf_free(&j);
-    /* exactly 4096 is fine: the last one gets slot 4095 */
-    many_pids(&j, MT_MERGE_PIDS_PER_RANK);
+    /* exactly 4095 is fine: the last one gets slot 4094 */
+    many_pids(&j, MT_MERGE_FR_SLOT);
     pm = tmp_file("many.json", j.data, j.len);
     uint64_t n = 0;
     merge_ok(pm, 0, NULL, NULL, &b, &n);
-    assert_int_equal(n, 4096 * 4);
-    assert_true(buf_has(&b, "\"pid\": 8191, \"tid\": 1}"));
+    assert_int_equal(n, 4095 * 4);
+    assert_true(buf_has(&b, "\"pid\": 8190, \"tid\": 1}"));
     mt_buf_free(&j);
     mt_buf_free(&b);
     mt_buf_free(NULL);
