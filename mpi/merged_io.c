@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "comm_mpi.h"
@@ -391,41 +390,20 @@ static void gather_ranks(job_t *j, const merged_input_t *const *in, size_t n, in
     free(displs);
 }
 
-/* out_path's directory in buf ("." for a bare name), and its last part. */
-static const char *out_dir_of(const char *out_path, char *buf, size_t cap)
-{
-    const char *slash = strrchr(out_path, '/');
-    if (!slash)
-        return ".";
-    size_t n = (size_t)(slash - out_path);
-    snprintf(buf, cap, "%.*s", (int)(n ? n : 1), out_path);
-    return buf;
-}
-
-static const char *base_of(const char *out_path)
-{
-    const char *slash = strrchr(out_path, '/');
-    return slash ? slash + 1 : out_path;
-}
-
-/* A temporary name beside out_path, the same on every process. */
+/* A temporary name beside out_path (mt_outdir_tmp_name), the same on
+ * every process. */
 static char *temp_name(job_t *j, const char *out_path)
 {
     char *name = NULL;
     int len = 0;
     if (j->me == 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
         size_t cap = strlen(out_path) + 64;
         name = malloc(cap);
-        if (name)
-            len = snprintf(name, cap, "%s.tmp.%ld.%lx", out_path, (long)getpid(),
-                           (unsigned long)((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec));
-        else
-            len = -1;
+        len = name && !mt_outdir_tmp_name(out_path, 0, name, cap) ? (int)strlen(name) : -1;
     }
     procs_bcast(&len, 1, MPI_INT, 0, j->comm);
     if (len < 0) {
+        free(name);
         job_fail(j, MT_ERR_NOMEM, "out of memory");
         return NULL;
     }
@@ -754,9 +732,7 @@ static int write_job(const merged_format_t *fmt, MPI_Comm comm, const char *out_
     rc = job_agree(&j);
 
     /* Part 3: rename into place, or clean up. */
-    char dir[PATH_MAX];
-    if (!rc && j.me == 0 && (mt_outdir_renaming(out_dir_of(out_path, dir, sizeof dir), base_of(out_path), tmp) ||
-                             rename(tmp, out_path) != 0))
+    if (!rc && j.me == 0 && mt_outdir_rename(tmp, out_path))
         job_fail(&j, MT_ERR_IO, "%s: cannot rename %s to it: %s", out_path, tmp, strerror(errno));
     if (created && j.me == 0 && (rc || j.st))
         unlink(tmp);

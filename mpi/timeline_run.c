@@ -104,9 +104,9 @@ static int run0(const options_t *o)
             if (st != MT_OK)
                 failed = hp;
         }
-        if (!failed && (mt_outdir_renaming(o->out_dir, "report.json", tmp) || rename(tmp, rp) != 0))
+        if (!failed && mt_outdir_rename(tmp, rp))
             failed = rp;
-        if (!failed && htmp[0] && (mt_outdir_renaming(o->out_dir, "report.html", htmp) || rename(htmp, hp) != 0))
+        if (!failed && htmp[0] && mt_outdir_rename(htmp, hp))
             failed = hp;
         if (failed) {
             say("mergetrace: %s: cannot write\n", failed);
