@@ -373,13 +373,7 @@ static int worker_main(void *arg, int rank)
  * one worker, which says why). 1 without listing for -j 1 or one CPU. */
 static int pick_workers(const options_t *o)
 {
-    int asked = o->jobs;
-    if (asked < 0) { /* MERGETRACE_JOBS, else one per CPU */
-        const char *env = getenv("MERGETRACE_JOBS");
-        char *e = NULL;
-        long v = env && *env ? strtol(env, &e, 10) : 0;
-        asked = e && !*e && v >= 0 && v <= 4096 ? (int)v : 0;
-    }
+    int asked = mt_launcher_jobs(o->jobs);
     if (asked == 1 || (asked == 0 && mt_launcher_cpus() < 2))
         return 1;
     mt_discover_list_t l = {0};
