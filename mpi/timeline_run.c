@@ -117,18 +117,8 @@ static int run0(const options_t *o)
             goto out;
         }
         mt_outdir_renamed_all();
-        if (!o->quiet) {
-            printf("%s: operation-level timeline, %zu ranks (DP %d x PP %d x TP %d), %zu operations, "
-                   "%llu send/recv pairs, %llu collectives; no clock fit (one clock)\n",
-                   path, tl->n_ranks, tl->dp_size, tl->pp_size, tl->tp_size, tl->n_ops,
-                   (unsigned long long)j->p2p_pairs, (unsigned long long)j->collectives);
-            if (c)
-                st = mt_report_steps_text(c, mt_file_write, stdout);
-            if (o->no_html)
-                printf("wrote %s\n", rp);
-            else
-                printf("wrote %s and %s/report.html\n", rp, o->out_dir);
-        }
+        if (!o->quiet)
+            st = mt_report_timeline_text(path, tl, j, c, o->out_dir, !o->no_html, mt_file_write, stdout);
     }
     code = st == MT_OK && fflush(stdout) == 0 ? MT_EXIT_OK : MT_EXIT_ERROR;
 out:
