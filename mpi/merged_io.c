@@ -394,27 +394,15 @@ static void gather_ranks(job_t *j, const merged_input_t *const *in, size_t n, in
  * every process. */
 static char *temp_name(job_t *j, const char *out_path)
 {
-    char *name = NULL;
-    int len = 0;
-    if (j->me == 0) {
-        size_t cap = strlen(out_path) + 64;
-        name = malloc(cap);
-        len = name && !mt_outdir_tmp_name(out_path, 0, name, cap) ? (int)strlen(name) : -1;
-    }
-    procs_bcast(&len, 1, MPI_INT, 0, j->comm);
-    if (len < 0) {
+    void *name = NULL;
+    size_t len = 0, cap = strlen(out_path) + 64;
+    if (j->me == 0 && (name = malloc(cap)) != NULL && !mt_outdir_tmp_name(out_path, 0, name, cap))
+        len = strlen(name);
+    if (comm_mpi_bcast_bytes(j->comm, j->me != 0 || len, &name, &len)) {
         free(name);
         job_fail(j, MT_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    if (j->me != 0)
-        name = malloc((size_t)len + 1);
-    if (comm_mpi_agree(j->comm, name == NULL)) {
-        free(name);
-        job_fail(j, MT_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
-    procs_bcast(name, len + 1, MPI_CHAR, 0, j->comm);
     return name;
 }
 
@@ -621,15 +609,13 @@ static int write_job(const merged_format_t *fmt, MPI_Comm comm, const char *out_
     int32_t *ranks = NULL;
     size_t n_ranks = 0;
     gather_ranks(&j, in, n_mine, &ranks, &n_ranks);
-    unsigned long long nr = n_ranks;
-    procs_bcast(&nr, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
-    if (j.me != 0 && !(ranks = malloc((nr ? nr : 1) * sizeof *ranks)))
-        job_fail(&j, MT_ERR_NOMEM, "out of memory");
-    if (comm_mpi_agree(comm, ranks == NULL || nr > INT_MAX)) {
+    void *rb = ranks;
+    size_t bytes = n_ranks * sizeof *ranks;
+    if (comm_mpi_bcast_bytes(comm, j.me != 0 || ranks != NULL, &rb, &bytes)) {
         job_fail(&j, MT_ERR_NOMEM, "out of memory");
     } else {
-        n_ranks = (size_t)nr;
-        procs_bcast(ranks, (int)nr, MPI_INT32_T, 0, comm);
+        ranks = rb;
+        n_ranks = bytes / sizeof *ranks;
         j.first_rank = n_ranks ? ranks[0] : -1;
     }
     char *tmp = temp_name(&j, out_path);
