@@ -1,10 +1,12 @@
 /* mt_comm_t over MPI, or over the worker threads of a run by hand (both
  * through procs.h): gatherv and alltoallv of bytes (sizes first, the
  * payload in 1 GiB pieces so no count overflows an int), bcast, allreduce
- * of int64 maxima; and comm_mpi_agree, the agreement on a status. */
+ * of int64 maxima; comm_mpi_agree, the agreement on a status; and
+ * process 0's bytes to everyone (comm_mpi_bcast_bytes). */
 #include "comm_mpi.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "procs.h"
@@ -178,6 +180,29 @@ int comm_mpi_agree(MPI_Comm comm, int status)
     int worst = status;
     procs_allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, comm);
     return worst;
+}
+
+int comm_mpi_bcast_bytes(MPI_Comm comm, bool ok, void **buf, size_t *len)
+{
+    int me;
+    procs_comm_rank(comm, &me);
+    uint64_t n = *len;
+    procs_bcast(&n, 1, MPI_UINT64_T, 0, comm);
+    char *p = me == 0 ? *buf : n < SIZE_MAX ? malloc((size_t)n + 1) : NULL;
+    if (comm_mpi_agree(comm, !ok || (me != 0 && p == NULL))) {
+        if (me != 0) {
+            free(p);
+            *buf = NULL;
+        }
+        return 1;
+    }
+    m_bcast(&comm, p, (size_t)n, 0);
+    if (me != 0) {
+        p[n] = '\0';
+        *buf = p;
+        *len = (size_t)n;
+    }
+    return 0;
 }
 
 int comm_mpi_first_failed(MPI_Comm comm, bool failed)

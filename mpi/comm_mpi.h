@@ -17,6 +17,15 @@ void comm_mpi_init(mt_comm_t *c, MPI_Comm *comm);
  * collective call that another one, having failed, never makes. */
 int comm_mpi_agree(MPI_Comm comm, int status);
 
+/* Collective over comm: process 0's *len bytes at *buf to every process.
+ * ok: this process's status before it (process 0: whether it has the
+ * bytes). On the others *buf becomes a new allocation holding them and a
+ * NUL after them (text stays a string; the caller frees it) and *len
+ * process 0's length. Returns 0, or 1 on every process when one was not
+ * ok or could not allocate: then *buf is NULL on the others and process
+ * 0's is untouched. */
+int comm_mpi_bcast_bytes(MPI_Comm comm, bool ok, void **buf, size_t *len);
+
 /* Collective over comm: the lowest process whose failed is true, or -1
  * when none: the one that says why, once (every process then returns the
  * same error). */

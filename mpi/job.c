@@ -130,19 +130,19 @@ int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, mt_ingest_t *L, job_
 int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_ingest_t *L, job_t *j, phase_times_t *pt)
 {
     int me = mc->rank;
-    if (me == 0)
-        j->n_ranks = j->n;
-    procs_bcast(&j->n_ranks, 1, MPI_UINT64_T, 0, comm);
-    j->ranks = malloc((j->n_ranks ? j->n_ranks : 1) * sizeof *j->ranks);
-    if (me == 0 && j->ranks)
-        for (size_t i = 0; i < j->n; i++)
-            j->ranks[i] = (int32_t)j->res[i].rank;
-    if (comm_mpi_agree(comm, j->ranks == NULL)) {
+    int32_t *ranks = me == 0 ? malloc((j->n ? j->n : 1) * sizeof *ranks) : NULL;
+    for (size_t i = 0; ranks && i < j->n; i++)
+        ranks[i] = (int32_t)j->res[i].rank;
+    void *rb = ranks;
+    size_t bytes = ranks ? j->n * sizeof *ranks : 0;
+    int bad = comm_mpi_bcast_bytes(comm, me != 0 || ranks != NULL, &rb, &bytes);
+    j->ranks = rb; /* mt_job_free's */
+    j->n_ranks = bad ? 0 : bytes / sizeof *j->ranks;
+    if (bad) {
         if (me == 0)
             say("mergetrace: out of memory\n");
         return MT_EXIT_ERROR;
     }
-    procs_bcast(j->ranks, (int)j->n_ranks, MPI_INT32_T, 0, comm);
     double ta = procs_wtime();
     mt_clock_opts_t co = {.ref_rank = o->ref_rank, .no_drift = o->no_drift, .no_align = o->no_align};
     size_t n_use = L->n_rows; /* rows that align: one source per rank */

@@ -25,33 +25,29 @@
  * file or larger than MT_SIDE_FILE_MAX (msg says which). */
 static int bcast_file(MPI_Comm comm, const char *path, char **text, size_t *len, char *msg, size_t cap, int me)
 {
-    long n = -1;
+    int rc = 0;
     char *buf = NULL;
+    size_t got = 0;
     if (me == 0) {
         mt_error_t err;
         mt_error_clear(&err);
-        size_t got = 0;
         mt_status_t st = mt_input_read_small(path, MT_SIDE_FILE_MAX, "--rank-map", &buf, &got, &err);
-        n = st == MT_OK ? (long)got : st == MT_ERR_IO ? -1 : -2; /* -2: not a regular file, or too large */
+        rc = st == MT_OK ? 0 : st == MT_ERR_IO ? 1 : 2; /* 2: not a regular file, or too large */
         if (st != MT_OK)
             snprintf(msg, cap, "%s", err.msg);
     }
-    procs_bcast(&n, 1, MPI_LONG, 0, comm);
-    if (n < 0) {
-        free(buf);
-        return n == -2 ? 2 : 1;
-    }
-    if (me != 0)
-        buf = malloc((size_t)n + 1);
-    if (comm_mpi_agree(comm, buf == NULL)) {
-        free(buf);
+    procs_bcast(&rc, 1, MPI_INT, 0, comm);
+    void *b = buf;
+    if (!rc && comm_mpi_bcast_bytes(comm, true, &b, &got)) {
         snprintf(msg, cap, "out of memory");
-        return 1;
+        rc = 1;
     }
-    procs_bcast(buf, (int)n, MPI_CHAR, 0, comm);
-    buf[n] = '\0';
-    *text = buf;
-    *len = (size_t)n;
+    if (rc) {
+        free(b); /* process 0's, or NULL */
+        return rc;
+    }
+    *text = b;
+    *len = got;
     return 0;
 }
 
@@ -59,19 +55,18 @@ static int bcast_file(MPI_Comm comm, const char *path, char **text, size_t *len,
 static int bcast_inputs(MPI_Comm comm, mt_discover_list_t *l, int me)
 {
     mt_buf_t b = {0};
-    int rc = me == 0 && (mt_discover_pack(l, &b) || mt_buf_reserve(&b, 1)); /* reserve: data never NULL */
-    uint64_t len = b.len;
-    procs_bcast(&len, 1, MPI_UINT64_T, 0, comm);
-    if (me != 0 && !(b.data = malloc(len ? len : 1)))
-        rc = 1;
-    if (comm_mpi_agree(comm, rc)) {
+    bool ok = me != 0 || mt_discover_pack(l, &b) == 0;
+    void *data = b.data;
+    size_t len = b.len;
+    if (comm_mpi_bcast_bytes(comm, ok, &data, &len)) {
         mt_buf_free(&b);
         return 1;
     }
-    procs_bcast(b.data, (int)len, MPI_CHAR, 0, comm);
+    int rc = 0;
     if (me != 0) {
         mt_discover_free(l);
-        rc = mt_discover_unpack(b.data, len, l) != 0;
+        rc = mt_discover_unpack(data, len, l) != 0;
+        free(data);
     }
     mt_buf_free(&b);
     return comm_mpi_agree(comm, rc);

@@ -167,18 +167,14 @@ static const char *same_text(const char *same, size_t len, char *buf, size_t cap
  * the lowest process whose options differ said which. */
 static int same_options(MPI_Comm comm, const options_t *o, int me, int n_procs)
 {
-    unsigned long long len = o->same_len;
-    procs_bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
-    /* process 0's own list (NULL would be an empty one) */
-    char *first = me == 0 ? o->same : malloc(len ? len : 1);
-    if (comm_mpi_agree(comm, (me != 0 && first == NULL) || len > INT_MAX)) {
+    void *got = o->same; /* process 0's own list (NULL: an empty one) */
+    size_t len = o->same_len;
+    if (comm_mpi_bcast_bytes(comm, true, &got, &len)) {
         if (me == 0)
             say("mergetrace: out of memory comparing the processes' options\n");
-        if (me != 0)
-            free(first);
         return MT_EXIT_ERROR;
     }
-    procs_bcast(first, (int)len, MPI_CHAR, 0, comm);
+    char *first = got;
     int differs = me != 0 && (len != o->same_len || (len && memcmp(first, o->same, len)));
     int cand = differs ? me : n_procs, lowest = n_procs;
     procs_allreduce(&cand, &lowest, 1, MPI_INT, MPI_MIN, comm);
@@ -375,13 +371,7 @@ static int worker_main(void *arg, int rank)
  * one worker, which says why). 1 without listing for -j 1 or one CPU. */
 static int pick_workers(const options_t *o)
 {
-    int asked = o->jobs;
-    if (asked < 0) { /* MERGETRACE_JOBS, else one per CPU */
-        const char *env = getenv("MERGETRACE_JOBS");
-        char *e = NULL;
-        long v = env && *env ? strtol(env, &e, 10) : 0;
-        asked = e && !*e && v >= 0 && v <= 4096 ? (int)v : 0;
-    }
+    int asked = mt_launcher_jobs(o->jobs);
     if (asked == 1 || (asked == 0 && mt_launcher_cpus() < 2))
         return 1;
     mt_discover_list_t l = {0};

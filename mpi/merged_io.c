@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "comm_mpi.h"
@@ -391,52 +390,19 @@ static void gather_ranks(job_t *j, const merged_input_t *const *in, size_t n, in
     free(displs);
 }
 
-/* out_path's directory in buf ("." for a bare name), and its last part. */
-static const char *out_dir_of(const char *out_path, char *buf, size_t cap)
-{
-    const char *slash = strrchr(out_path, '/');
-    if (!slash)
-        return ".";
-    size_t n = (size_t)(slash - out_path);
-    snprintf(buf, cap, "%.*s", (int)(n ? n : 1), out_path);
-    return buf;
-}
-
-static const char *base_of(const char *out_path)
-{
-    const char *slash = strrchr(out_path, '/');
-    return slash ? slash + 1 : out_path;
-}
-
-/* A temporary name beside out_path, the same on every process. */
+/* A temporary name beside out_path (mt_outdir_tmp_name), the same on
+ * every process. */
 static char *temp_name(job_t *j, const char *out_path)
 {
-    char *name = NULL;
-    int len = 0;
-    if (j->me == 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        size_t cap = strlen(out_path) + 64;
-        name = malloc(cap);
-        if (name)
-            len = snprintf(name, cap, "%s.tmp.%ld.%lx", out_path, (long)getpid(),
-                           (unsigned long)((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec));
-        else
-            len = -1;
-    }
-    procs_bcast(&len, 1, MPI_INT, 0, j->comm);
-    if (len < 0) {
-        job_fail(j, MT_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
-    if (j->me != 0)
-        name = malloc((size_t)len + 1);
-    if (comm_mpi_agree(j->comm, name == NULL)) {
+    void *name = NULL;
+    size_t len = 0, cap = strlen(out_path) + 64;
+    if (j->me == 0 && (name = malloc(cap)) != NULL && !mt_outdir_tmp_name(out_path, 0, name, cap))
+        len = strlen(name);
+    if (comm_mpi_bcast_bytes(j->comm, j->me != 0 || len, &name, &len)) {
         free(name);
         job_fail(j, MT_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    procs_bcast(name, len + 1, MPI_CHAR, 0, j->comm);
     return name;
 }
 
@@ -500,28 +466,14 @@ static bool spare_core(job_t *j)
     return mt_launcher_cpus() >= 2 && online >= 2L * on_node;
 }
 
-/* The index of rank in the job's sorted ranks (it is one of them). */
-static size_t rank_index(const int32_t *ranks, size_t n, int32_t rank)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ranks[mid] < rank)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* Collective: v[0..n) summed over the processes into every process's v,
  * in pieces that fit an int count. Each entry set by one process alone
  * (the others' 0): a gather of a table to everyone. */
-static void sum_lengths(job_t *j, unsigned long long *v, size_t n)
+static void sum_lengths(job_t *j, uint64_t *v, size_t n)
 {
     for (size_t done = 0; done < n;) {
         size_t k = n - done < (size_t)INT_MAX ? n - done : (size_t)INT_MAX;
-        procs_allreduce(MPI_IN_PLACE, v + done, (int)k, MPI_UNSIGNED_LONG_LONG, MPI_SUM, j->comm);
+        procs_allreduce(MPI_IN_PLACE, v + done, (int)k, MPI_UINT64_T, MPI_SUM, j->comm);
         done += k;
     }
 }
@@ -540,25 +492,25 @@ typedef struct held {
  * rank order whatever the number of processes (byte for byte the same
  * file with 1, 2 or N), a process holding only the ranks it compressed
  * ahead of a lower rank of another (one or two when ranks are spread over
- * the processes evenly). ranks[0..n_ranks) every rank, sorted. *end gets
- * the bytes written: where the footer goes. */
+ * the processes evenly; the offsets: mergetrace/merged_layout.h).
+ * ranks[0..n_ranks) every rank, sorted. *end gets the bytes written:
+ * where the footer goes. */
 static void gzip_rounds(job_t *j, out_file_t *fh, const merged_input_t *const *in, size_t n, const int32_t *ranks,
                         size_t n_ranks, const mt_merge_opts_t *opts, uint64_t *events, unsigned long long *end,
                         bool *helper, const char *path)
 {
     unsigned long long mine = n, rounds = 0, base = 0;
     procs_allreduce(&mine, &rounds, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, j->comm);
-    /* size + 1 of each rank by its index, 0 while not compressed: known,
-     * everyone's so far; round, this round's (each process sets its own
-     * rank's, and a sum over the processes gathers them) */
-    unsigned long long *known = calloc(n_ranks ? n_ranks : 1, sizeof *known);
-    unsigned long long *round = calloc(n_ranks ? n_ranks : 1, sizeof *round);
+    /* size + 1 of this round's ranks by index, 0 for the others (each
+     * process sets its own rank's, and a sum over the processes gathers
+     * them) */
+    uint64_t *round = calloc(n_ranks ? n_ranks : 1, sizeof *round);
     held_t *held = calloc(n ? n : 1, sizeof *held);
-    size_t n_held = 0, frontier = 0; /* the ranks below frontier are placed */
+    size_t n_held = 0;
+    mt_layout_t lay = {0};
     *end = 0;
-    if (comm_mpi_agree(j->comm, !known || !round || !held)) {
+    if (comm_mpi_agree(j->comm, !round || !held)) {
         job_fail(j, MT_ERR_NOMEM, "out of memory");
-        free(known);
         free(round);
         free(held);
         return;
@@ -586,10 +538,12 @@ static void gzip_rounds(job_t *j, out_file_t *fh, const merged_input_t *const *i
         mt_buf_free(&hb);
     }
     procs_bcast(&base, 1, MPI_UNSIGNED_LONG_LONG, 0, j->comm);
+    if (comm_mpi_agree(j->comm, mt_layout_init(&lay, n_ranks, base) != MT_OK))
+        job_fail(j, MT_ERR_NOMEM, "out of memory");
     for (unsigned long long r = 0; r < rounds && !job_agree(j); r++) {
         if (r < n) {
             held_t *h = &held[n_held++];
-            h->g = rank_index(ranks, n_ranks, in[r]->rank);
+            h->g = mt_layout_rank_index(ranks, n_ranks, in[r]->rank);
             mt_status_t st = mt_gz_sink_open(&z, &h->buf, pipe);
             if (st) {
                 job_fail(j, st, "compressing the merged trace: %s", mt_status_str(st));
@@ -604,40 +558,29 @@ static void gzip_rounds(job_t *j, out_file_t *fh, const merged_input_t *const *i
         if (job_agree(j))
             break;
         sum_lengths(j, round, n_ranks);
-        for (size_t g = 0; g < n_ranks; g++)
-            if (round[g]) {
-                known[g] = round[g];
-                round[g] = 0;
-            }
-        size_t from = frontier;
-        while (frontier < n_ranks && known[frontier])
-            frontier++;
-        /* the held ranks now placed: written at base + the sizes before them */
+        mt_layout_round(&lay, round);
+        /* the held ranks now placed: written at their offsets */
         for (size_t i = 0; i < n_held;) {
             held_t *h = &held[i];
-            if (h->g >= frontier) {
+            uint64_t off;
+            if (!mt_layout_placed(&lay, h->g, &off)) {
                 i++;
                 continue;
             }
-            unsigned long long off = base;
-            for (size_t g = from; g < h->g; g++)
-                off += known[g] - 1;
             write_part(j, fh, off, h->buf.data, h->buf.len, path);
             mt_buf_free(&h->buf);
             *h = held[--n_held];
             held[n_held] = (held_t){0}; /* its buffer is h's now */
         }
-        for (size_t g = from; g < frontier; g++)
-            base += known[g] - 1;
         out_drain(j, fh, path);
     }
     /* every rank was compressed and placed unless something failed */
-    assert(j->st || frontier == n_ranks);
-    *end = base;
+    assert(j->st || lay.placed == n_ranks);
+    *end = lay.end;
     for (size_t i = 0; i < n_held; i++)
         mt_buf_free(&held[i].buf);
     free(held);
-    free(known);
+    mt_layout_free(&lay);
     free(round);
     mt_gz_pipe_free(pipe);
 }
@@ -671,15 +614,13 @@ static int write_job(const merged_format_t *fmt, MPI_Comm comm, const char *out_
     int32_t *ranks = NULL;
     size_t n_ranks = 0;
     gather_ranks(&j, in, n_mine, &ranks, &n_ranks);
-    unsigned long long nr = n_ranks;
-    procs_bcast(&nr, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
-    if (j.me != 0 && !(ranks = malloc((nr ? nr : 1) * sizeof *ranks)))
-        job_fail(&j, MT_ERR_NOMEM, "out of memory");
-    if (comm_mpi_agree(comm, ranks == NULL || nr > INT_MAX)) {
+    void *rb = ranks;
+    size_t bytes = n_ranks * sizeof *ranks;
+    if (comm_mpi_bcast_bytes(comm, j.me != 0 || ranks != NULL, &rb, &bytes)) {
         job_fail(&j, MT_ERR_NOMEM, "out of memory");
     } else {
-        n_ranks = (size_t)nr;
-        procs_bcast(ranks, (int)nr, MPI_INT32_T, 0, comm);
+        ranks = rb;
+        n_ranks = bytes / sizeof *ranks;
         j.first_rank = n_ranks ? ranks[0] : -1;
     }
     char *tmp = temp_name(&j, out_path);
@@ -718,26 +659,25 @@ static int write_job(const merged_format_t *fmt, MPI_Comm comm, const char *out_
 
     /* Offsets (plain): every rank's size summed into one table (each set
      * by its own process), then each rank at the header's size plus the
-     * sizes of the ranks before it, in rank order. */
-    unsigned long long total = 0, *at = NULL;
+     * sizes of the ranks before it, in rank order: one round of
+     * mergetrace/merged_layout.h. */
+    unsigned long long total = 0;
+    mt_layout_t lay = {0};
     if (!rc && !gzip) {
-        at = calloc(n_ranks ? n_ranks : 1, sizeof *at);
-        if (comm_mpi_agree(comm, at == NULL)) {
+        uint64_t hb = header_bytes;
+        procs_bcast(&hb, 1, MPI_UINT64_T, 0, comm);
+        uint64_t *round = calloc(n_ranks ? n_ranks : 1, sizeof *round);
+        if (comm_mpi_agree(comm, round == NULL || mt_layout_init(&lay, n_ranks, hb) != MT_OK)) {
             job_fail(&j, MT_ERR_NOMEM, "out of memory");
             rc = job_agree(&j);
         } else {
             for (size_t i = 0; i < n_mine; i++)
-                at[rank_index(ranks, n_ranks, in[i]->rank)] = sizes[i];
-            sum_lengths(&j, at, n_ranks);
-            unsigned long long hb = header_bytes;
-            procs_bcast(&hb, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
-            total = hb;
-            for (size_t g = 0; g < n_ranks; g++) {
-                unsigned long long len = at[g];
-                at[g] = total;
-                total += len;
-            }
+                round[mt_layout_rank_index(ranks, n_ranks, in[i]->rank)] = sizes[i] + 1;
+            sum_lengths(&j, round, n_ranks);
+            mt_layout_round(&lay, round);
+            total = lay.end;
         }
+        free(round);
     }
 
     /* Part 2: open the temporary file and write. */
@@ -762,9 +702,11 @@ static int write_job(const merged_format_t *fmt, MPI_Comm comm, const char *out_
             if (!j.st)
                 fsink_flush(&fs);
             for (size_t i = 0; i < n_mine && !j.st; i++) {
-                fs.off = at[rank_index(ranks, n_ranks, in[i]->rank)];
+                uint64_t at = 0;
+                mt_layout_placed(&lay, mt_layout_rank_index(ranks, n_ranks, in[i]->rank), &at);
+                fs.off = at;
                 events += merge_one(&j, in[i], opts, fsink_write, &fs);
-                if (!j.st && fs.off + fs.buf.len - at[rank_index(ranks, n_ranks, in[i]->rank)] != sizes[i])
+                if (!j.st && fs.off + fs.buf.len - at != sizes[i])
                     job_fail(&j, MT_ERR_IO, "%s: the file changed while it was merged", in[i]->path);
                 if (!j.st)
                     fsink_flush(&fs);
@@ -781,9 +723,7 @@ static int write_job(const merged_format_t *fmt, MPI_Comm comm, const char *out_
     rc = job_agree(&j);
 
     /* Part 3: rename into place, or clean up. */
-    char dir[PATH_MAX];
-    if (!rc && j.me == 0 && (mt_outdir_renaming(out_dir_of(out_path, dir, sizeof dir), base_of(out_path), tmp) ||
-                             rename(tmp, out_path) != 0))
+    if (!rc && j.me == 0 && mt_outdir_rename(tmp, out_path))
         job_fail(&j, MT_ERR_IO, "%s: cannot rename %s to it: %s", out_path, tmp, strerror(errno));
     if (created && j.me == 0 && (rc || j.st))
         unlink(tmp);
@@ -801,7 +741,7 @@ static int write_job(const merged_format_t *fmt, MPI_Comm comm, const char *out_
 
     free(in);
     free(ranks);
-    free(at);
+    mt_layout_free(&lay);
     free(tmp);
     free(sizes);
     mt_buf_free(&footer);

@@ -446,17 +446,11 @@ int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j
         fr_print(o, j->fr, &m->fr);
     mt_compare_free(cmp);
     /* Failed gates are errors a CI log must show even with -q or --json. */
-    for (size_t i = 0; i < o->n_gates; i++)
-        if (!o->gates[i].pass) {
-            if (o->gates[i].measured && o->gates[i].relative)
-                say("mergetrace: gate failed: %s (value %.6g, baseline %.6g)\n", o->gates[i].expr,
-                        o->gates[i].value, o->gates[i].baseline);
-            else if (o->gates[i].measured)
-                say("mergetrace: gate failed: %s (value %.6g)\n", o->gates[i].expr, o->gates[i].value);
-            else
-                say("mergetrace: gate failed: %s (not measured: %s)\n", o->gates[i].expr,
-                        o->gates[i].why);
-        }
+    for (size_t i = 0; i < o->n_gates; i++) {
+        char line[300];
+        if (mt_gate_failure(&o->gates[i], line, sizeof line))
+            say("mergetrace: %s\n", line);
+    }
     if (j->fr && j->fr->hung && code == MT_EXIT_OK) /* a hang outranks a gate */
         code = MT_EXIT_HANG;
     if (j->gates_failed && code == MT_EXIT_OK)

@@ -104,9 +104,9 @@ static int run0(const options_t *o)
             if (st != MT_OK)
                 failed = hp;
         }
-        if (!failed && (mt_outdir_renaming(o->out_dir, "report.json", tmp) || rename(tmp, rp) != 0))
+        if (!failed && mt_outdir_rename(tmp, rp))
             failed = rp;
-        if (!failed && htmp[0] && (mt_outdir_renaming(o->out_dir, "report.html", htmp) || rename(htmp, hp) != 0))
+        if (!failed && htmp[0] && mt_outdir_rename(htmp, hp))
             failed = hp;
         if (failed) {
             say("mergetrace: %s: cannot write\n", failed);
@@ -117,18 +117,8 @@ static int run0(const options_t *o)
             goto out;
         }
         mt_outdir_renamed_all();
-        if (!o->quiet) {
-            printf("%s: operation-level timeline, %zu ranks (DP %d x PP %d x TP %d), %zu operations, "
-                   "%llu send/recv pairs, %llu collectives; no clock fit (one clock)\n",
-                   path, tl->n_ranks, tl->dp_size, tl->pp_size, tl->tp_size, tl->n_ops,
-                   (unsigned long long)j->p2p_pairs, (unsigned long long)j->collectives);
-            if (c)
-                st = mt_report_steps_text(c, mt_file_write, stdout);
-            if (o->no_html)
-                printf("wrote %s\n", rp);
-            else
-                printf("wrote %s and %s/report.html\n", rp, o->out_dir);
-        }
+        if (!o->quiet)
+            st = mt_report_timeline_text(path, tl, j, c, o->out_dir, !o->no_html, mt_file_write, stdout);
     }
     code = st == MT_OK && fflush(stdout) == 0 ? MT_EXIT_OK : MT_EXIT_ERROR;
 out:

@@ -101,6 +101,13 @@ typedef struct mt_gate_inputs {
 /* Fill measured, value, pass and why of g[0..n). Returns how many failed. */
 size_t mt_gates_eval(mt_gate_t *g, size_t n, const mt_gate_inputs_t *in);
 
+/* A failed gate as the line the program says (even with -q or --json: a
+ * CI log must show it): "gate failed: EXPR (value V, baseline B)" for a
+ * relative one, "gate failed: EXPR (value V)", or "gate failed: EXPR (not
+ * measured: WHY)"; V and B as %.6g. In buf (cap bytes); NULL when g
+ * passed. */
+const char *mt_gate_failure(const mt_gate_t *g, char *buf, size_t cap);
+
 
 #ifdef __cplusplus
 }

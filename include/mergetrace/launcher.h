@@ -47,6 +47,11 @@ int mt_launcher_cpus(void);
  * 4096. */
 int mt_launcher_workers(int asked, size_t n_files, uint64_t need_each, uint64_t mem_available);
 
+/* The worker count asked for: jobs (-j N) when >= 0, else MERGETRACE_JOBS=N
+ * from the environment (a value that is not a whole number from 0 to 4096
+ * is left aside), else 0 (one per CPU: mt_launcher_workers). */
+int mt_launcher_jobs(int jobs);
+
 #ifdef __cplusplus
 }
 #endif

@@ -49,6 +49,7 @@
 #include "mergetrace/compare.h"
 /* merge: the merged trace */
 #include "mergetrace/merge.h"
+#include "mergetrace/merged_layout.h"
 #include "mergetrace/discover.h"
 #include "mergetrace/outdir.h"
 #include "mergetrace/ingest.h"

@@ -34,6 +34,11 @@ int mt_outdir_make(const char *dir, char *msg, size_t cap);
  * does not exist is no input. */
 bool mt_outdir_is_input(const char *path, const mt_discover_list_t *l);
 
+/* The name of a temporary beside path: "<path>.tmp.<pid>.<hex>", hex the
+ * real-time clock in ns plus salt (another try's other name), in tmp (cap
+ * bytes). 0, or -1 with errno ENAMETOOLONG when it does not fit. */
+int mt_outdir_tmp_name(const char *path, unsigned salt, char *tmp, size_t cap);
+
 /* A new file beside path to write an output into, then rename:
  * "<path>.tmp.<pid>.<hex>", opened O_CREAT | O_EXCL | O_NOFOLLOW (never a
  * file or link that is already there: a link planted at the name in a
@@ -54,6 +59,11 @@ FILE *mt_outdir_tmp_create(const char *path, char *tmp, size_t cap);
  * with errno set. */
 #define MT_OUTDIR_RENAMING "mergetrace.renaming."
 int mt_outdir_renaming(const char *dir, const char *name, const char *tmp);
+
+/* tmp renamed to path behind the mark: mt_outdir_renaming with path's
+ * directory ("." for a bare name) and its last part, then rename(). 0, or
+ * -1 with errno set (tmp left). */
+int mt_outdir_rename(const char *tmp, const char *path);
 
 /* Every output of the run is in place: remove the mark (nothing when none
  * was made). */

@@ -225,6 +225,14 @@ mt_status_t mt_report_text(const mt_report_t *r, const mt_report_text_opts_t *t,
 mt_status_t mt_report_timeline_json(const char *path, const mt_timeline_t *tl, const mt_tl_job_t *j,
                                     const mt_critpath_t *c, mt_write_fn w, void *ctx);
 
+/* The terminal summary of an operation-level timeline: what it is (ranks,
+ * parallel sizes, operations, send/recv pairs, collectives; no clock fit),
+ * the steps' lines (mt_report_steps_text, when c), and what was written
+ * (out_dir/report.json, and out_dir/report.html when html). All borrowed.
+ * Returns MT_OK or the sink's first error. */
+mt_status_t mt_report_timeline_text(const char *path, const mt_timeline_t *tl, const mt_tl_job_t *j,
+                                    const mt_critpath_t *c, const char *out_dir, bool html, mt_write_fn w, void *ctx);
+
 /* Write report.json to the sink. Returns MT_OK or the sink's error. */
 mt_status_t mt_report_json(const mt_report_t *r, mt_write_fn write, void *ctx);
 

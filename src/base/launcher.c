@@ -70,6 +70,16 @@ int mt_launcher_cpus(void)
     return online > 0 ? (int)online : 1;
 }
 
+int mt_launcher_jobs(int jobs)
+{
+    if (jobs >= 0)
+        return jobs;
+    const char *env = getenv("MERGETRACE_JOBS");
+    char *e = NULL;
+    long v = env && *env ? strtol(env, &e, 10) : 0;
+    return e && !*e && v >= 0 && v <= 4096 ? (int)v : 0;
+}
+
 int mt_launcher_workers(int asked, size_t n_files, uint64_t need_each, uint64_t mem_available)
 {
     uint64_t n = asked > 0 ? (uint64_t)asked : (uint64_t)mt_launcher_cpus();

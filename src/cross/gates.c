@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -282,4 +283,17 @@ size_t mt_gates_eval(mt_gate_t *g, size_t n, const mt_gate_inputs_t *in)
         failed += !ok;
     }
     return failed;
+}
+
+const char *mt_gate_failure(const mt_gate_t *g, char *buf, size_t cap)
+{
+    if (g->pass)
+        return NULL;
+    if (g->measured && g->relative)
+        snprintf(buf, cap, "gate failed: %s (value %.6g, baseline %.6g)", g->expr, g->value, g->baseline);
+    else if (g->measured)
+        snprintf(buf, cap, "gate failed: %s (value %.6g)", g->expr, g->value);
+    else
+        snprintf(buf, cap, "gate failed: %s (not measured: %s)", g->expr, g->why);
+    return buf;
 }

@@ -75,17 +75,24 @@ bool mt_outdir_is_input(const char *out_path, const mt_discover_list_t *l)
     return false;
 }
 
+int mt_outdir_tmp_name(const char *path, unsigned salt, char *tmp, size_t cap)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int n = snprintf(tmp, cap, "%s.tmp.%ld.%lx", path, (long)getpid(),
+                     (unsigned long)((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + (uint64_t)salt));
+    if (n < 0 || (size_t)n >= cap) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return 0;
+}
+
 FILE *mt_outdir_tmp_create(const char *path, char *tmp, size_t cap)
 {
-    for (int tries = 0; tries < 8; tries++) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        int n = snprintf(tmp, cap, "%s.tmp.%ld.%lx", path, (long)getpid(),
-                         (unsigned long)((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + (uint64_t)tries));
-        if (n < 0 || (size_t)n >= cap) {
-            errno = ENAMETOOLONG;
+    for (unsigned tries = 0; tries < 8; tries++) {
+        if (mt_outdir_tmp_name(path, tries, tmp, cap))
             return NULL;
-        }
         int fd = open(tmp, O_CREAT | O_WRONLY | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
         if (fd < 0) {
             if (errno == EEXIST)
@@ -132,6 +139,22 @@ int mt_outdir_renaming(const char *dir, const char *name, const char *tmp)
         return -1;
     }
     return write(renaming_fd_, line, (size_t)len) == (ssize_t)len ? 0 : -1;
+}
+
+int mt_outdir_rename(const char *tmp, const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    if (n >= sizeof dir) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(n ? n : 1), path); /* "/x": the root */
+    return mt_outdir_renaming(dir, slash ? slash + 1 : path, tmp) || rename(tmp, path) != 0 ? -1 : 0;
 }
 
 void mt_outdir_renamed_all(void)

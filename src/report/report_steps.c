@@ -596,3 +596,21 @@ mt_status_t mt_report_timeline_json(const char *path, const mt_timeline_t *tl, c
     mt_out_puts(&o, "\n}\n");
     return o.st;
 }
+
+mt_status_t mt_report_timeline_text(const char *path, const mt_timeline_t *tl, const mt_tl_job_t *j,
+                                    const mt_critpath_t *c, const char *out_dir, bool html, mt_write_fn w, void *ctx)
+{
+    mt_out_t o = {w, ctx, MT_OK};
+    mt_out_printf(&o,
+                  "%s: operation-level timeline, %zu ranks (DP %d x PP %d x TP %d), %zu operations, "
+                  "%llu send/recv pairs, %llu collectives; no clock fit (one clock)\n",
+                  path, tl->n_ranks, tl->dp_size, tl->pp_size, tl->tp_size, tl->n_ops,
+                  (unsigned long long)j->p2p_pairs, (unsigned long long)j->collectives);
+    if (o.st == MT_OK && c)
+        o.st = mt_report_steps_text(c, w, ctx);
+    if (html)
+        mt_out_printf(&o, "wrote %s/report.json and %s/report.html\n", out_dir, out_dir);
+    else
+        mt_out_printf(&o, "wrote %s/report.json\n", out_dir);
+    return o.st;
+}

@@ -95,11 +95,35 @@ static void test_workers(void **state)
     assert_int_equal(mt_launcher_workers(8, 100, 1000, 0), 8);       /* memory unknown */
 }
 
+/* -j, else MERGETRACE_JOBS when it is a whole number 0-4096, else 0. */
+static void test_jobs(void **state)
+{
+    (void)state;
+    unsetenv("MERGETRACE_JOBS");
+    assert_int_equal(mt_launcher_jobs(-1), 0);
+    assert_int_equal(mt_launcher_jobs(3), 3);
+    setenv("MERGETRACE_JOBS", "7", 1);
+    assert_int_equal(mt_launcher_jobs(-1), 7);
+    assert_int_equal(mt_launcher_jobs(2), 2); /* -j wins */
+    assert_int_equal(mt_launcher_jobs(0), 0);
+    static const char *const aside[] = {"", "x", "7x", "-1", "4097", " "};
+    for (size_t i = 0; i < sizeof aside / sizeof *aside; i++) {
+        setenv("MERGETRACE_JOBS", aside[i], 1);
+        assert_int_equal(mt_launcher_jobs(-1), 0);
+    }
+    setenv("MERGETRACE_JOBS", "4096", 1);
+    assert_int_equal(mt_launcher_jobs(-1), 4096);
+    setenv("MERGETRACE_JOBS", "0", 1);
+    assert_int_equal(mt_launcher_jobs(-1), 0);
+    unsetenv("MERGETRACE_JOBS");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_launchers),
         cmocka_unit_test(test_workers),
+        cmocka_unit_test(test_jobs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
  * names a run writes and owns. */
 #define _DEFAULT_SOURCE /* realpath */
 #include <dirent.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -178,6 +179,48 @@ static void test_tmp_and_mark(void **state)
     assert_int_not_equal(stat(mark, &st), 0);
     remove(tmp);
     remove(tmp2);
+}
+
+/* A temporary's name, and one renamed into place behind the mark with its
+ * directory taken from the path (mt_outdir_rename, as the merged trace's
+ * is). */
+static void test_tmp_name_and_rename(void **state)
+{
+    (void)state;
+    char path[1100], tmp[1200], mark[1200], want[64];
+    snprintf(path, sizeof path, "%s/merged.json", root);
+    assert_int_equal(mt_outdir_tmp_name(path, 0, tmp, sizeof tmp), 0);
+    snprintf(want, sizeof want, ".tmp.%ld.", (long)getpid());
+    assert_memory_equal(tmp, path, strlen(path));
+    assert_memory_equal(tmp + strlen(path), want, strlen(want));
+    const char *hex = tmp + strlen(path) + strlen(want);
+    assert_true(strlen(hex) >= 1 && strspn(hex, "0123456789abcdef") == strlen(hex));
+    char small[1200];
+    errno = 0;
+    assert_int_equal(mt_outdir_tmp_name(path, 0, small, strlen(path) + 4), -1);
+    assert_int_equal(errno, ENAMETOOLONG);
+
+    FILE *f = mt_outdir_tmp_create(path, tmp, sizeof tmp);
+    assert_non_null(f);
+    fputs("x", f);
+    fclose(f);
+    assert_int_equal(mt_outdir_rename(tmp, path), 0);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_size, 1);
+    assert_int_not_equal(stat(tmp, &st), 0); /* moved, not copied */
+    snprintf(mark, sizeof mark, "%s/" MT_OUTDIR_RENAMING "%ld", root, (long)getpid());
+    char buf[4096], expect[4096];
+    f = fopen(mark, "r");
+    assert_non_null(f); /* in the path's directory */
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    snprintf(expect, sizeof expect, "merged.json\t%s\n", tmp + strlen(path));
+    assert_string_equal(buf, expect);
+    assert_int_equal(mt_outdir_rename(tmp, path), -1); /* no temporary any more */
+    mt_outdir_renamed_all();
+    remove(path);
 }
 
 /* A render that writes "a", then "bc", or runs out of memory after "a". */
@@ -441,6 +484,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_is_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_inputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tmp_and_mark, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tmp_name_and_rename, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repair, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repair_quiet_and_alive, setup, teardown),

@@ -508,6 +508,37 @@ static void test_stage_inference_ends(void **state)
     assert_string_equal(why, "untouched");
 }
 
+/* The line a failed gate is said with (mt_gate_failure): a passed gate
+ * has none; the three forms, numbers as %.6g. */
+static void test_gate_failure(void **state)
+{
+    (void)state;
+    mt_gate_t g;
+    mt_error_t err;
+    mt_error_clear(&err);
+    char line[300];
+    assert_int_equal(mt_gate_parse("idle_pct<10", &g, &err), MT_OK);
+    g.measured = true;
+    g.value = 12.3456789;
+    g.pass = true;
+    assert_null(mt_gate_failure(&g, line, sizeof line));
+    g.pass = false;
+    assert_ptr_equal(mt_gate_failure(&g, line, sizeof line), line);
+    assert_string_equal(line, "gate failed: idle_pct<10 (value 12.3457)");
+    g.measured = false;
+    g.why = "no GPU activity";
+    assert_string_equal(mt_gate_failure(&g, line, sizeof line), "gate failed: idle_pct<10 (not measured: no GPU activity)");
+    assert_int_equal(mt_gate_parse("step_p50_us<=1.05*baseline", &g, &err), MT_OK);
+    g.measured = true;
+    g.value = 1100;
+    g.has_baseline = true;
+    g.baseline = 1000;
+    g.pass = false;
+    assert_string_equal(mt_gate_failure(&g, line, sizeof line),
+                        "gate failed: step_p50_us<=1.05*baseline (value 1100, baseline 1000)");
+    assert_string_equal(mt_gate_failure(&g, line, 20), "gate failed: step_p"); /* cut to fit */
+}
+
 static void test_gates(void **state)
 {
     (void)state;
@@ -607,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_stage_parsing),   cmocka_unit_test(test_stage_inference),
         cmocka_unit_test(test_stage_inference_ends),
         cmocka_unit_test(test_gates),
+        cmocka_unit_test(test_gate_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -230,6 +230,29 @@ static void test_small(void **state)
     assert_int_equal(c->steps[0].time_ns, 360000);
     assert_int_equal(c->ideal.ideal_ns, 260000);
     assert_int_equal(c->ideal.mw_rank, 1);
+    /* its terminal summary (the program's with -o out): 2 ranks of one
+     * stage, 6 operations, the reduce-scatter the one collective, no
+     * send/recv; then the steps' lines as mt_report_steps_text writes them */
+    mt_buf_t text = {0}, steps = {0};
+    const char *path = write_tmp("tl_two.json", two);
+    assert_int_equal(mt_report_timeline_text(path, tl, j, c, "out", true, mt_buf_write, &text), MT_OK);
+    assert_int_equal(mt_report_steps_text(c, mt_buf_write, &steps), MT_OK);
+    char head[600];
+    snprintf(head, sizeof head,
+             "%s: operation-level timeline, 2 ranks (DP 2 x PP 1 x TP 1), 6 operations, 0 send/recv pairs, "
+             "1 collectives; no clock fit (one clock)\n",
+             path);
+    const char *tail = "wrote out/report.json and out/report.html\n";
+    assert_int_equal(text.len, strlen(head) + steps.len + strlen(tail));
+    assert_memory_equal(text.data, head, strlen(head));
+    assert_memory_equal(text.data + strlen(head), steps.data, steps.len);
+    assert_memory_equal(text.data + strlen(head) + steps.len, tail, strlen(tail));
+    text.len = 0;
+    assert_int_equal(mt_report_timeline_text(path, tl, j, NULL, "o", false, mt_buf_write, &text), MT_OK);
+    assert_int_equal(text.len, strlen(head) + strlen("wrote o/report.json\n")); /* no steps, no report.html */
+    assert_memory_equal(text.data + strlen(head), "wrote o/report.json\n", strlen("wrote o/report.json\n"));
+    mt_buf_free(&text);
+    mt_buf_free(&steps);
     mt_critpath_free(c);
     mt_tl_job_free(j);
     mt_timeline_free(tl);
