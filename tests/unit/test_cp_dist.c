@@ -275,7 +275,7 @@ typedef struct proc {
 static mt_status_t hook(void *ctx, const mt_cp_dist_in_t *in, mt_cp_dist_t **out)
 {
     proc_t *p = ctx;
-    mt_status_t st = mt_cp_dist_reduce(p->comm, in, p->an, p->n_an, p->j->clk, p->j->ranks, (size_t)p->j->R, out);
+    mt_status_t st = mt_cp_dist_reduce(p->comm, in, NULL, p->an, p->n_an, p->j->clk, p->j->ranks, (size_t)p->j->R, out);
     p->sent = mt_cp_dist_sent(*out);
     p->recv = mt_cp_dist_received(*out);
     return st;
@@ -297,7 +297,7 @@ static void proc_fn(const mt_comm_t *comm, void *arg)
                                 j->first[j->S], &j->m, &p->c);
         return;
     }
-    p->st = mt_cp_dist_reduce(comm, comm->rank == 0 ? p->in : NULL, p->an, p->n_an, j->clk, j->ranks, (size_t)j->R,
+    p->st = mt_cp_dist_reduce(comm, comm->rank == 0 ? p->in : NULL, NULL, p->an, p->n_an, j->clk, j->ranks, (size_t)j->R,
                               &p->d);
     p->sent = mt_cp_dist_sent(p->d);
     p->recv = mt_cp_dist_received(p->d);
