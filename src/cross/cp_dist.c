@@ -1207,6 +1207,8 @@ static mt_status_t owned_members(xch_t *x, const mt_cp_owned_t *own, const rp_t 
         }
     free(off);
     st = x_alltoallv(x, sb, lens, &rb, lens + P);
+    free(sb);
+    sb = NULL;
     if (st != MT_OK)
         goto out;
     /* ---- the holder: each row's activity ---- */
