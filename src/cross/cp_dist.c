@@ -340,14 +340,7 @@ static int facts_read(const void *bytes, size_t len, facts_t *f)
 /* The stage of rank r (the request's lists), -1 none. */
 static int32_t stage_of(const facts_t *f, int32_t r)
 {
-    size_t lo = 0, hi = f->n_st;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (f->st_rank[mid] < r)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_lower_bound_i32(f->st_rank, f->n_st, sizeof *f->st_rank, r);
     return lo < f->n_st && f->st_rank[lo] == r ? f->st_stage[lo] : -1;
 }
 
@@ -358,14 +351,7 @@ static bool named(const facts_t *f, int32_t r)
 
 static bool step_used(const facts_t *f, int64_t step)
 {
-    size_t lo = 0, hi = f->n_used;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (f->used[mid] < step)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_lower_bound_i64(f->used, f->n_used, sizeof *f->used, step);
     return lo < f->n_used && f->used[lo] == step;
 }
 
@@ -692,20 +678,6 @@ out:
 
 /* ---- the comm names' medians ---- */
 
-/* The first of v[0..n) (by h) whose h is not below h. */
-static size_t hv_find(const hv_t *v, size_t n, uint64_t h)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].h < h)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* One order statistic being found: the k-th smallest (0-based) of a comm
  * name's values; pre, the bits of it above the current round's. */
 typedef struct target {
@@ -745,7 +717,7 @@ static mt_status_t comm_medians(xch_t *x, const comm_name_t *cn, size_t nc, cons
         goto out;
     size_t nt = 0;
     for (size_t c = 0; c < nc; c++) {
-        lo[c] = hv_find(v, nv, cn[c].h);
+        lo[c] = mt_lower_bound_u64(v, nv, sizeof *v, cn[c].h);
         t[nt++] = (target_t){c, cn[c].n / 2, 0, -1};
         if (cn[c].n % 2 == 0)
             t[nt++] = (target_t){c, cn[c].n / 2 - 1, 0, -1};
@@ -828,14 +800,7 @@ static size_t hv_keep(hv_t *v, size_t n, const comm_name_t *cn, size_t nc)
     size_t w = 0;
     if (perm) {
         for (size_t i = 0; i < n; i++) {
-            size_t lo = 0, hi = nc; /* the first of cn whose h is not below */
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (cn[mid].h < v[i].h)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
+            size_t lo = mt_lower_bound_u64(cn, nc, sizeof *cn, v[i].h);
             if (lo < nc && cn[lo].h == v[i].h) {
                 key[w] = lo;
                 perm[w] = (uint32_t)w;
@@ -932,14 +897,7 @@ static int holders_of(const int32_t *pr, const uint64_t *cnt, int P, rp_t **out,
 /* The process holding rank r (h[0..n) by rank), -1 none. */
 static int holder(const rp_t *h, size_t n, int32_t r)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (h[mid].rank < r)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_lower_bound_i32(h, n, sizeof *h, r);
     return lo < n && h[lo].rank == r ? h[lo].proc : -1;
 }
 
@@ -1053,14 +1011,7 @@ static int clk_tab_make(clk_tab_t *t, const mt_clock_t *clocks, const int32_t *r
 
 static const mt_clock_map_t *clk_tab_of(const clk_tab_t *t, int32_t r)
 {
-    size_t lo = 0, hi = t->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->v[mid].rank < r)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_lower_bound_i32(t->v, t->n, sizeof *t->v, r);
     return lo < t->n && t->v[lo].rank == r ? &t->map[lo] : &t->none;
 }
 
@@ -1132,14 +1083,7 @@ static int claims_resolve(claim_t *c, size_t n, const mt_rank_analysis_t *const 
             if (i > p && c[i].start_ns == c[i - 1].start_ns && c[i].end_ns == c[i - 1].end_ns)
                 *amb = true;
             uint64_t ks = mt_sort_key_i64(c[i].start_ns);
-            size_t lo = 0, hi = nc;
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (key[mid] < ks)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
+            size_t lo = mt_lower_bound_u64(key, nc, sizeof *key, ks);
             idx[c[i].at] = UINT32_MAX;
             for (; lo < nc && key[lo] == ks; lo++)
                 if (a->gacts[perm[lo]].end_ns == c[i].end_ns) {
@@ -1561,14 +1505,7 @@ out:
 
 bool cp_dist_typical(const mt_cp_dist_t *d, uint64_t h, int64_t *v)
 {
-    size_t lo = 0, hi = d->n_typ;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (d->typ[mid].h < h)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_lower_bound_u64(d->typ, d->n_typ, sizeof *d->typ, h);
     if (lo < d->n_typ && d->typ[lo].h == h) {
         *v = d->typ[lo].v;
         return true;
