@@ -493,8 +493,8 @@ typedef struct mt_critpath {
     double check_caused, check_path, check_gain; /* fractions: of the waiting, of the path, of the step p50 */
 } mt_critpath_t;
 
-/* ---- Whole-job statistics as reductions (issue 43, design B step 1:
- * src/cross/cp_dist.c) ----
+/* ---- Whole-job statistics as reductions (issue 43, design B steps 1
+ * and 2: src/cross/cp_dist.c) ----
  *
  * The statistics of mt_critpath_run that read every rank's activities,
  * worked out by the processes that loaded the ranks instead of from
@@ -608,9 +608,11 @@ typedef struct mt_cp_request {
     void *hook_ctx;
     /* The whole-job statistics by reductions (mt_cp_dist_reduce): when
      * not NULL, called once with hook_ctx once the graph is built (before
-     * built), with what only the graph knows (the used steps, the
-     * instance members' transfers); it runs mt_cp_dist_reduce as process
-     * 0 with the other processes and returns *out, which mt_critpath_run
+     * built), with what only the graph knows (the used steps; the
+     * instance members' transfers on demand, mt_cp_dist_in_t.members_of,
+     * when the instances' owners cannot work them out); it runs
+     * mt_cp_dist_reduce as process 0 with the other processes and
+     * returns *out, which mt_critpath_run
      * takes over: the straggler factors and the ideal what-if's typical
      * values then come from it, not from the graph. Its error is
      * mt_critpath_run's. NULL: from the graph (one process). */

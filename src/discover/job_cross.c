@@ -203,7 +203,9 @@ mt_status_t mt_job_cross(const mt_job_cross_opts_t *o, mt_job_t *j, mt_job_cross
         cpr.n_stages = j->pipe->stages.n;
     }
     uint64_t rss0 = o->heap_peak ? o->heap_peak() : 0;
-    if (!j->plan.skipped) /* over the memory budget (the plan): a warning says so */
+    if (j->plan.skipped) /* over the memory budget (the plan): a warning says so */
+        owned_done(j);
+    else
         st = mt_critpath_run(&cpr, an, j->n_an, al->clocks, j->ranks, (size_t)j->n_ranks, al->rows, al->n_rows,
                              al->m, &j->cp);
     t->critpath = mt_clock_seconds(CLOCK_MONOTONIC) - tp;
