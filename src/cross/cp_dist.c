@@ -18,7 +18,6 @@
  * results gathered on process 0. */
 #include "cross/cp_dist.h"
 
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -901,14 +900,6 @@ static int holder(const rp_t *h, size_t n, int32_t r)
     return lo < n && h[lo].rank == r ? h[lo].proc : -1;
 }
 
-static int mem_cmp(const void *pa, const void *pb)
-{
-    const mt_cp_member_t *a = pa, *b = pb;
-    if (a->rank != b->rank)
-        return a->rank < b->rank ? -1 : 1;
-    return (a->index > b->index) - (a->index < b->index);
-}
-
 /* Collective: process 0's members (in->members, else in->members_of, else
  * none) sent to the processes holding their ranks, 16 bytes each; this
  * process's into *out (by rank, index; malloc'd by the exchange). */
@@ -1022,81 +1013,111 @@ static void clk_tab_free(clk_tab_t *t)
     memset(t, 0, sizeof *t);
 }
 
-/* A member's row as its rank's holder gets it from the instance's owner,
- * and where it came (the order of the answers). */
-typedef struct claim {
-    int64_t start_ns, end_ns;
-    int32_t rank;
-    uint32_t at;          /* its place among the rows that came */
-} claim_t;
+/* Holder: the rows that came, c[0..n) (each an instance member's row as
+ * its owner sent it), by the analysis of their rank (an[0..n_an) by rank,
+ * ranks[k] an[k]'s rank; a rank's first analysis, as the graph's rank
+ * index finds): g->ord[g->first[k] .. g->first[k + 1]) the rows of an[k]
+ * in the order they came; g->first[n_an] .. n those of no analysis here
+ * (none in the program: every row goes to its rank's holder). A counting
+ * sort: no comparator call a row. */
+typedef struct claims {
+    uint32_t *ord;
+    size_t *first;        /* n_an + 2 */
+} claims_t;
 
-_Static_assert(sizeof(claim_t) == sizeof(mt_owned_member_t) && offsetof(claim_t, rank) == offsetof(mt_owned_member_t, rank) &&
-                   offsetof(claim_t, at) == offsetof(mt_owned_member_t, inst),
-               "claim_t: an mt_owned_member_t as it came, its inst field become its place");
-
-static int claim_cmp(const void *pa, const void *pb)
+static int claims_group(const mt_owned_member_t *c, size_t n, const int32_t *ranks, size_t n_an, claims_t *g)
 {
-    const claim_t *a = pa, *b = pb;
-    if (a->rank != b->rank)
-        return a->rank < b->rank ? -1 : 1;
-    if (a->start_ns != b->start_ns)
-        return a->start_ns < b->start_ns ? -1 : 1;
-    if (a->end_ns != b->end_ns)
-        return a->end_ns < b->end_ns ? -1 : 1;
-    return (a->at > b->at) - (a->at < b->at);
+    g->ord = malloc((n ? n : 1) * sizeof *g->ord);
+    g->first = calloc(n_an + 2, sizeof *g->first);
+    uint32_t *slot = malloc((n ? n : 1) * sizeof *slot);
+    if (!g->ord || !g->first || !slot) {
+        free(slot);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t k = mt_lower_bound_i32(ranks, n_an, sizeof *ranks, c[i].rank);
+        slot[i] = (uint32_t)(k < n_an && ranks[k] == c[i].rank ? k : n_an);
+        g->first[slot[i] + 1]++;
+    }
+    for (size_t k = 0; k <= n_an; k++)
+        g->first[k + 1] += g->first[k];
+    size_t *at = malloc((n_an + 1) * sizeof *at);
+    if (!at) {
+        free(slot);
+        return -1;
+    }
+    memcpy(at, g->first, (n_an + 1) * sizeof *at);
+    for (size_t i = 0; i < n; i++)
+        g->ord[at[slot[i]]++] = (uint32_t)i;
+    free(at);
+    free(slot);
+    return 0;
 }
 
-/* Holder: each row c[0..n) (its fields as sent; at its place) resolved to
- * its activity: the index into idx[at] of the first comm activity (by
- * start, then index, as the graph's build looks) of its rank in an[0..n_an)
- * (by rank) that starts and ends where the row does, UINT32_MAX none; c
- * sorted. *amb when two rows name one (rank, start, end). 0, or -1 out of
- * memory. */
-static int claims_resolve(claim_t *c, size_t n, const mt_rank_analysis_t *const *an, size_t n_an, uint32_t *idx,
-                          bool *amb)
+/* Holder: each row c[i] resolved to its activity, idx[i]: the first comm
+ * activity of its rank (by start, then index, as the graph's build looks)
+ * that starts and ends where the row does, UINT32_MAX none. *amb when two
+ * rows name one (rank, start, end) (or, past 32 rows of one rank that
+ * start together, may: the graph's order would decide, so the caller takes
+ * process 0's list). 0, or -1 out of memory. */
+static int claims_resolve(const mt_owned_member_t *c, size_t n, const claims_t *g, const mt_rank_analysis_t *const *an,
+                          size_t n_an, uint32_t *idx, bool *amb)
 {
-    qsort(c, n, sizeof *c, claim_cmp);
-    size_t gmax = 1;
-    for (size_t i = 0; i < n_an; i++)
-        gmax = an[i]->n_gacts > gmax ? an[i]->n_gacts : gmax;
-    uint64_t *key = malloc(gmax * sizeof *key);
-    uint32_t *perm = malloc(gmax * sizeof *perm);
+    size_t gmax = 1, cmax = 1;
+    for (size_t k = 0; k < n_an; k++) {
+        gmax = an[k]->n_gacts > gmax ? an[k]->n_gacts : gmax;
+        cmax = g->first[k + 1] - g->first[k] > cmax ? g->first[k + 1] - g->first[k] : cmax;
+    }
+    uint64_t *key = malloc(gmax * sizeof *key), *ckey = malloc(cmax * sizeof *ckey);
+    uint32_t *perm = malloc(gmax * sizeof *perm), *cval = malloc(cmax * sizeof *cval);
     int ret = -1;
-    if (!key || !perm)
+    if (!key || !perm || !ckey || !cval)
         goto out;
-    for (size_t p = 0, ai = 0; p < n;) {
-        size_t q = p;
-        while (q < n && c[q].rank == c[p].rank)
-            q++;
-        while (ai < n_an && an[ai]->rank < c[p].rank)
-            ai++;
+    for (size_t i = g->first[n_an]; i < n; i++)
+        idx[g->ord[i]] = UINT32_MAX;
+    for (size_t k = 0; k < n_an; k++) {
+        size_t m = g->first[k + 1] - g->first[k];
+        if (!m)
+            continue;
+        const mt_rank_analysis_t *a = an[k];
         size_t nc = 0;
-        const mt_rank_analysis_t *a = ai < n_an && an[ai]->rank == c[p].rank ? an[ai] : NULL;
-        for (size_t k = 0; a && k < a->n_gacts; k++)
-            if (a->gacts[k].cls == MT_AN_COMM) {
-                key[nc] = mt_sort_key_i64(a->gacts[k].start_ns);
-                perm[nc++] = (uint32_t)k;
+        for (size_t q = 0; q < a->n_gacts; q++)
+            if (a->gacts[q].cls == MT_AN_COMM) {
+                key[nc] = mt_sort_key_i64(a->gacts[q].start_ns);
+                perm[nc++] = (uint32_t)q;
             }
-        if (mt_sort_u64(key, perm, nc) != MT_OK) /* stable: equal starts by index */
+        /* the activities and the rows by start (stable: equal starts by
+         * index, and in the order they came) */
+        for (size_t j = 0; j < m; j++) {
+            cval[j] = g->ord[g->first[k] + j];
+            ckey[j] = mt_sort_key_i64(c[cval[j]].start_ns);
+        }
+        if (mt_sort_u64(key, perm, nc) != MT_OK || mt_sort_u64(ckey, cval, m) != MT_OK)
             goto out;
-        for (size_t i = p; i < q; i++) {
-            if (i > p && c[i].start_ns == c[i - 1].start_ns && c[i].end_ns == c[i - 1].end_ns)
-                *amb = true;
-            uint64_t ks = mt_sort_key_i64(c[i].start_ns);
-            size_t lo = mt_lower_bound_u64(key, nc, sizeof *key, ks);
-            idx[c[i].at] = UINT32_MAX;
-            for (; lo < nc && key[lo] == ks; lo++)
-                if (a->gacts[perm[lo]].end_ns == c[i].end_ns) {
-                    idx[c[i].at] = perm[lo];
+        for (size_t j = 0, lo = 0; j < m; j++) {
+            const mt_owned_member_t *r = &c[cval[j]];
+            /* rows starting together: none may end with this one */
+            for (size_t b = j; b-- > 0 && ckey[b] == ckey[j];)
+                if (j - b > 32 || c[cval[b]].end_ns == r->end_ns) {
+                    *amb = true;
+                    break;
+                }
+            while (lo < nc && key[lo] < ckey[j]) /* both by start: one walk */
+                lo++;
+            idx[cval[j]] = UINT32_MAX;
+            for (size_t q = lo; q < nc && key[q] == ckey[j]; q++)
+                if (a->gacts[perm[q]].end_ns == r->end_ns) {
+                    idx[cval[j]] = perm[q];
                     break;
                 }
         }
-        p = q;
     }
     ret = 0;
 out:
     free(key);
     free(perm);
+    free(ckey);
+    free(cval);
     return ret;
 }
 
@@ -1112,8 +1133,8 @@ out:
  * by two rows: the graph gives it to the first instance in the job's
  * match order, which no owner knows; *out is then NULL. */
 static mt_status_t owned_members(xch_t *x, const mt_cp_owned_t *own, const rp_t *h, size_t nh,
-                                 const mt_rank_analysis_t *const *an, size_t n_an, const clk_tab_t *ct,
-                                 mt_cp_member_t **out, size_t *n_out, bool *amb)
+                                 const mt_rank_analysis_t *const *an, const int32_t *ranks, size_t n_an,
+                                 const clk_tab_t *ct, mt_cp_member_t **out, size_t *n_out, bool *amb)
 {
     const int P = x->c->size;
     *out = NULL;
@@ -1124,8 +1145,10 @@ static mt_status_t owned_members(xch_t *x, const mt_cp_owned_t *own, const rp_t 
     int32_t *dest = malloc((no ? no : 1) * sizeof *dest);
     mt_owned_member_t *sb = malloc((no ? no : 1) * sizeof *sb);
     void *rb = NULL, *ab = NULL;
-    claim_t *c = NULL;
-    uint32_t *idx = NULL;
+    mt_owned_member_t *c = NULL;
+    claims_t g = {0};
+    uint64_t *key = NULL;
+    uint32_t *idx = NULL, *val = NULL;
     uint8_t *found = NULL;
     int64_t *back = NULL;
     mt_cp_member_t *m = NULL;
@@ -1163,17 +1186,13 @@ static mt_status_t owned_members(xch_t *x, const mt_cp_owned_t *own, const rp_t 
     /* ---- the holder: each row's activity ---- */
     for (int q = 0; q < P; q++)
         nc += lens[P + q] / sizeof(mt_owned_member_t);
-    /* the rows become the claims in place (one layout): the holder's
-     * peak is 33 bytes a row it got, not 57 */
     c = rb;
     rb = NULL;
     idx = malloc((nc ? nc : 1) * sizeof *idx);
     found = malloc(nc ? nc : 1);
-    bool bad = !idx || !found || nc > UINT32_MAX;
-    for (size_t i = 0; !bad && i < nc; i++)
-        c[i].at = (uint32_t)i;
+    bool bad = !idx || !found || nc > UINT32_MAX || claims_group(c, nc, ranks, n_an, &g) != 0;
     bool am = false;
-    bad = bad || claims_resolve(c, nc, an, n_an, idx, &am) != 0;
+    bad = bad || claims_resolve(c, nc, &g, an, n_an, idx, &am) != 0;
     for (size_t i = 0; !bad && i < nc; i++)
         found[i] = idx[i] != UINT32_MAX;
     int64_t flags[2] = {bad, am};
@@ -1224,27 +1243,42 @@ static mt_status_t owned_members(xch_t *x, const mt_cp_owned_t *own, const rp_t 
     st = x_alltoallv(x, back, lens, &ab, lens + P);
     if (st != MT_OK)
         goto out;
-    /* ---- the holder: its members' transfers ---- */
-    size_t nm = 0;
+    /* ---- the holder: its members' transfers, by (rank, index): rank
+     * by rank, each rank's by index (the radix sort) ---- */
+    size_t nm = 0, cmax = 1;
+    for (size_t k = 0; k < n_an; k++)
+        cmax = g.first[k + 1] - g.first[k] > cmax ? g.first[k + 1] - g.first[k] : cmax;
     m = malloc((nc ? nc : 1) * sizeof *m);
-    st = agree(x, !m);
+    key = malloc(cmax * sizeof *key);
+    val = malloc(cmax * sizeof *val);
+    st = agree(x, !m || !key || !val);
     if (st != MT_OK)
         goto out;
-    const mt_rank_analysis_t *a = NULL;
-    for (size_t i = 0, ai = 0; i < nc; i++) { /* c by rank */
-        int64_t last;
-        memcpy(&last, (const unsigned char *)ab + (size_t)c[i].at * sizeof last, sizeof last);
-        if (last == INT64_MIN || idx[c[i].at] == UINT32_MAX)
-            continue;
-        while (ai < n_an && an[ai]->rank < c[i].rank)
-            ai++;
-        a = an[ai];
+    for (size_t k = 0; k < n_an; k++) {
+        const mt_rank_analysis_t *a = an[k];
         const mt_clock_map_t *map = clk_tab_of(ct, a->rank);
-        const mt_an_gact_t *g = &a->gacts[idx[c[i].at]];
-        int64_t s = mt_clock_map_apply(map, g->start_ns), e = mt_clock_map_apply(map, g->end_ns);
-        m[nm++] = (mt_cp_member_t){a->rank, idx[c[i].at], (e < s ? s : e) - last};
+        size_t nk = 0;
+        for (size_t j = g.first[k]; j < g.first[k + 1]; j++) {
+            uint32_t i = g.ord[j];
+            int64_t last;
+            memcpy(&last, (const unsigned char *)ab + (size_t)i * sizeof last, sizeof last);
+            if (last == INT64_MIN || idx[i] == UINT32_MAX)
+                continue;
+            const mt_an_gact_t *ga = &a->gacts[idx[i]];
+            int64_t s = mt_clock_map_apply(map, ga->start_ns), e = mt_clock_map_apply(map, ga->end_ns);
+            key[nk] = idx[i];
+            val[nk] = (uint32_t)nk;
+            m[nm + nk++] = (mt_cp_member_t){a->rank, idx[i], (e < s ? s : e) - last};
+        }
+        if (mt_sort_u64(key, val, nk) != MT_OK) {
+            st = MT_ERR_NOMEM; /* every process: the agreement below */
+            break;
+        }
+        mt_sort_permute(m + nm, sizeof *m, val, nk); /* val: each place's member, by index */
+        nm += nk;
     }
-    qsort(m, nm, sizeof *m, mem_cmp);
+    if ((st = agree(x, st != MT_OK)) != MT_OK)
+        goto out;
     *out = m;
     *n_out = nm;
     m = NULL;
@@ -1255,6 +1289,10 @@ out:
     free(rb);
     free(ab);
     free(c);
+    free(g.ord);
+    free(g.first);
+    free(key);
+    free(val);
     free(idx);
     free(found);
     free(back);
@@ -1341,7 +1379,7 @@ mt_status_t mt_cp_dist_reduce(const mt_comm_t *comm, const mt_cp_dist_in_t *in, 
     x.recv += 8;
     bool amb = false;
     bool any = f.want_strag || f.want_ideal;
-    if (any && !no_own && (st = owned_members(&x, own, hold, nhold, an, n_an, &ct, &mem, &nmem, &amb)) != MT_OK)
+    if (any && !no_own && (st = owned_members(&x, own, hold, nhold, an, mine, n_an, &ct, &mem, &nmem, &amb)) != MT_OK)
         goto out;
     if (any && (no_own || amb) && (st = members_from0(&x, in, hold, nhold, &mem, &nmem)) != MT_OK)
         goto out;
