@@ -222,6 +222,15 @@ int64_t mt_clock_apply(const mt_clock_t *c, int64_t t);
  * reference and unconnected ranks. */
 const char *mt_clock_drift_text(const mt_clock_t *c, char *buf, size_t cap);
 
+/* A member of an instance a process matched in a sharded match, kept
+ * for the critical path's reductions (mt_align_result_t.owned,
+ * mt_cp_dist_reduce): its row's rank and raw kernel times. 24 bytes. */
+typedef struct mt_owned_member {
+    int64_t start_ns, end_ns;
+    int32_t rank;
+    uint32_t inst;              /* its instance: a number among this process's, ascending */
+} mt_owned_member_t;
+
 /* The job-wide alignment, as the program runs it. */
 typedef struct mt_align_result {
     mt_clock_t *clocks;        /* one per rank, in the order of ranks[] */
@@ -241,6 +250,13 @@ typedef struct mt_align_result {
     /* The processes that matched the rows: 1 (process 0 alone), or every
      * process of the job when the match was sharded (on every process). */
     int match_procs;
+    /* Sharded (match_procs > 1), on every process: the members of the
+     * instances this process matched that the critical path links (not
+     * MT_INST_MISMATCH, 2 members or more), instance by instance in the
+     * match's order; NULL and 0 otherwise. Owned by the result; the
+     * program frees it once the critical path's reductions are done. */
+    mt_owned_member_t *owned;
+    size_t n_owned;
 } mt_align_result_t;
 
 struct mt_comm;

@@ -493,8 +493,8 @@ typedef struct mt_critpath {
     double check_caused, check_path, check_gain; /* fractions: of the waiting, of the path, of the step p50 */
 } mt_critpath_t;
 
-/* ---- Whole-job statistics as reductions (issue 43, design B step 1:
- * src/cross/cp_dist.c) ----
+/* ---- Whole-job statistics as reductions (issue 43, design B steps 1
+ * and 2: src/cross/cp_dist.c) ----
  *
  * The statistics of mt_critpath_run that read every rank's activities,
  * worked out by the processes that loaded the ranks instead of from
@@ -520,16 +520,37 @@ typedef struct mt_cp_member {
 typedef struct mt_cp_dist_in {
     const int64_t *used_steps; /* the used job steps' numbers (mt_cp_step_t.used), ascending */
     size_t n_used;
-    const mt_cp_member_t *members; /* every instance member of the job, by (rank, index) */
+    /* every instance member of the job, by (rank, index), with its
+     * transfer: given (members), or made on demand by members_of (a
+     * malloc'd list of *n into *m, which the reduction frees; MT_OK or
+     * MT_ERR_NOMEM), called only when the instances' owners cannot work
+     * the transfers out (mt_cp_dist_reduce); neither: none */
+    const mt_cp_member_t *members;
     size_t n_members;
+    mt_status_t (*members_of)(const void *ctx, mt_cp_member_t **m, size_t *n);
+    const void *members_ctx;
     const struct mt_cp_request *rq; /* its stragglers, stages, coords and ideal; the rest unread */
 } mt_cp_dist_in_t;
+
+/* The members of the instances a process owns in a sharded match
+ * (mt_align_result_t.owned), for mt_cp_dist_reduce: borrowed. */
+typedef struct mt_cp_owned {
+    const mt_owned_member_t *m;
+    size_t n;
+} mt_cp_owned_t;
 
 /* The reduced statistics (opaque): read by mt_critpath_run. */
 typedef struct mt_cp_dist mt_cp_dist_t;
 
 /* Collective over comm (every process calls it; process 0 is the root):
  * in on process 0 (NULL on the others, which learn it from process 0);
+ * own: this process's instances of a sharded match (NULL on every
+ * process when the match was not sharded): their owners then work out
+ * the members' transfers (the instance's last arrival from the members'
+ * aligned starts, with the processes holding the members' ranks), and
+ * process 0 sends none; without own, or when a rank's two rows name one
+ * activity (whose row takes it is the graph's match order), process 0
+ * sends each process its ranks' members (in->members or members_of);
  * an[0..n_an) the ranks this process loaded (any order; borrowed: their
  * GPU activities, steps and names are read; a rank that another process
  * also passes counts at the lowest such process other than 0, so process
@@ -539,9 +560,9 @@ typedef struct mt_cp_dist mt_cp_dist_t;
  * mt_cp_dist_free); only process 0's holds the statistics, each process's
  * the bytes it sent and received. MT_OK, MT_ERR_NOMEM or comm's error,
  * the same on every process (*out NULL on error). */
-mt_status_t mt_cp_dist_reduce(const mt_comm_t *comm, const mt_cp_dist_in_t *in, const mt_rank_analysis_t *const *an,
-                              size_t n_an, const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks,
-                              mt_cp_dist_t **out);
+mt_status_t mt_cp_dist_reduce(const mt_comm_t *comm, const mt_cp_dist_in_t *in, const mt_cp_owned_t *own,
+                              const mt_rank_analysis_t *const *an, size_t n_an, const mt_clock_t *clocks,
+                              const int32_t *ranks, size_t n_ranks, mt_cp_dist_t **out);
 
 /* Bytes this process sent and received in the reductions of d (payloads
  * of the collectives, over every process's share). 0 for NULL. */
@@ -587,9 +608,11 @@ typedef struct mt_cp_request {
     void *hook_ctx;
     /* The whole-job statistics by reductions (mt_cp_dist_reduce): when
      * not NULL, called once with hook_ctx once the graph is built (before
-     * built), with what only the graph knows (the used steps, the
-     * instance members' transfers); it runs mt_cp_dist_reduce as process
-     * 0 with the other processes and returns *out, which mt_critpath_run
+     * built), with what only the graph knows (the used steps; the
+     * instance members' transfers on demand, mt_cp_dist_in_t.members_of,
+     * when the instances' owners cannot work them out); it runs
+     * mt_cp_dist_reduce as process 0 with the other processes and
+     * returns *out, which mt_critpath_run
      * takes over: the straggler factors and the ideal what-if's typical
      * values then come from it, not from the graph. Its error is
      * mt_critpath_run's. NULL: from the graph (one process). */

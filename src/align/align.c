@@ -24,6 +24,7 @@ void mt_align_result_free(mt_align_result_t *res)
         return;
     free(res->clocks);
     free(res->rows);
+    free(res->owned);
     mt_strtab_free(res->labels);
     mt_match_free(res->m);
     memset(res, 0, sizeof *res);
@@ -350,6 +351,35 @@ done:
     return rc;
 }
 
+/* The members this shard keeps for the critical path's reductions
+ * (mt_align_result_t.owned): those of the instances the graph links (not
+ * mismatched, 2 members or more), in the match's order. MT_OK or
+ * MT_ERR_NOMEM. */
+static mt_status_t shard_keep(const mt_match_t *m, const mt_cinst_t *rows, mt_owned_member_t **out, size_t *n_out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->n_inst; i++)
+        if (m->status[i] != MT_INST_MISMATCH && m->first[i + 1] - m->first[i] >= 2)
+            n += m->first[i + 1] - m->first[i];
+    mt_owned_member_t *o = mt_big_malloc((n ? n : 1) * sizeof *o);
+    if (!o)
+        return MT_ERR_NOMEM;
+    size_t w = 0;
+    uint32_t ni = 0;
+    for (size_t i = 0; i < m->n_inst; i++) {
+        if (m->status[i] == MT_INST_MISMATCH || m->first[i + 1] - m->first[i] < 2)
+            continue;
+        for (uint32_t k = m->first[i]; k < m->first[i + 1]; k++) {
+            const mt_cinst_t *r = &rows[m->members[k]];
+            o[w++] = (mt_owned_member_t){.start_ns = r->start_ns, .end_ns = r->end_ns, .rank = r->rank, .inst = ni};
+        }
+        ni++;
+    }
+    *out = o;
+    *n_out = n;
+    return MT_OK;
+}
+
 /* A job of more collective rows than the match's 32-bit row indices hold
  * (4,294,967,295: at 80 bytes a row, 344 GB of rows on process 0). */
 static mt_status_t rows_limit(uint64_t n_job, mt_error_t *err)
@@ -360,9 +390,10 @@ static mt_status_t rows_limit(uint64_t n_job, mt_error_t *err)
 
 /* Every process: send each row to the process that matches it, match what
  * arrives, send the instances to process 0, which merges them into *out
- * (process 0 only). Collective; every process returns the same status. */
+ * (process 0 only); the members each process keeps (shard_keep) into
+ * res->owned. Collective; every process returns the same status. */
 static mt_status_t shard_match(const mt_comm_t *comm, const mt_cinst_t *rows, size_t n_rows, mt_match_t **out,
-                               mt_match_stats_t *stats, mt_error_t *err)
+                               mt_match_stats_t *stats, mt_align_result_t *res, mt_error_t *err)
 {
     *out = NULL;
     int P = comm->size;
@@ -418,6 +449,8 @@ static mt_status_t shard_match(const mt_comm_t *comm, const mt_cinst_t *rows, si
     void *blk = NULL;
     size_t blk_len = 0;
     mt_status_t status = mt_match_keyed(rrows, n_mine, &m, &ms, &keys);
+    if (status == MT_OK)
+        status = shard_keep(m, rrows, &res->owned, &res->n_owned);
     free(rrows);
     if (status == MT_OK)
         status = shard_pack(m, &ms, keys, rgidx, n_mine, &blk, &blk_len);
@@ -478,7 +511,7 @@ static mt_status_t align_job(const mt_comm_t *comm, const mt_cinst_t *rows, mt_c
      * share of the match's scratch, not the whole job's. */
     double t0 = mt_clock_seconds(CLOCK_MONOTONIC), c0 = mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
     if (st == MT_OK && sharded) {
-        int64_t status = shard_match(comm, rows, n_rows, &res->m, &res->match, err);
+        int64_t status = shard_match(comm, rows, n_rows, &res->m, &res->match, res, err);
         st = agree(comm, status);
     }
     double t1 = mt_clock_seconds(CLOCK_MONOTONIC), c1 = mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID);

@@ -881,14 +881,7 @@ static mt_status_t group_ranks(const mt_cinst_t *rows, size_t n, const uint64_t 
 
 static int32_t ranks_in_group(const gcount_t *gc, size_t n, uint64_t group)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (gc[mid].group < group)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_lower_bound_u64(gc, n, sizeof *gc, group);
     return lo < n && gc[lo].group == group ? gc[lo].ranks : 0;
 }
 

@@ -1,4 +1,4 @@
-/* Radix sort, sort by fields, permutation and k-way merge (see sort.h). */
+/* Radix sort, sort by fields, permutation, k-way merge and lower bounds (see sort.h). */
 #include "base/sort.h"
 
 #include <assert.h>
@@ -276,3 +276,35 @@ int mt_cmp_dbl(const void *a, const void *b)
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
+
+/* One body for the three key types: the keys read with memcpy (an item's
+ * key need not be aligned for its type). */
+#define LOWER_BOUND(T)                                                                                                 \
+    const unsigned char *b = base;                                                                                     \
+    size_t lo = 0, hi = n;                                                                                             \
+    while (lo < hi) {                                                                                                  \
+        size_t mid = lo + (hi - lo) / 2;                                                                               \
+        T v;                                                                                                           \
+        memcpy(&v, b + mid * stride, sizeof v);                                                                        \
+        if (v < key)                                                                                                   \
+            lo = mid + 1;                                                                                              \
+        else                                                                                                           \
+            hi = mid;                                                                                                  \
+    }                                                                                                                  \
+    return lo;
+
+size_t mt_lower_bound_u64(const void *base, size_t n, size_t stride, uint64_t key)
+{
+    LOWER_BOUND(uint64_t)
+}
+
+size_t mt_lower_bound_i64(const void *base, size_t n, size_t stride, int64_t key)
+{
+    LOWER_BOUND(int64_t)
+}
+
+size_t mt_lower_bound_i32(const void *base, size_t n, size_t stride, int32_t key)
+{
+    LOWER_BOUND(int32_t)
+}
+#undef LOWER_BOUND

@@ -1,7 +1,7 @@
 /* Sorting helpers shared by the passes: a stable LSD radix sort of 64-bit
  * keys carrying 32-bit values, a stable order by several 64-bit fields
  * built on it, an in-place permutation, a k-way merge of sorted sources,
- * and the plain qsort comparators. */
+ * lower bounds in sorted tables, and the plain qsort comparators. */
 #ifndef MT_BASE_SORT_H
 #define MT_BASE_SORT_H
 
@@ -39,6 +39,15 @@ mt_status_t mt_sort_fields(const uint64_t *const *cols, size_t n_cols, size_t n,
  * big table); else from the columns, only those that vary. */
 mt_status_t mt_sort_fields_runs(const uint64_t *const *cols, size_t n_cols, size_t n, uint32_t *perm, size_t n_lead,
                                 uint64_t *starts);
+
+/* Lower bounds: the first of n items, `stride` bytes apart from base and
+ * ascending by a key at each item's start (an unsigned 64-bit, signed
+ * 64-bit or signed 32-bit integer, read unaligned), whose key is not below
+ * key; n when none. One binary search for the tables that the passes keep
+ * sorted by a hash, a rank or a step. */
+size_t mt_lower_bound_u64(const void *base, size_t n, size_t stride, uint64_t key);
+size_t mt_lower_bound_i64(const void *base, size_t n, size_t stride, int64_t key);
+size_t mt_lower_bound_i32(const void *base, size_t n, size_t stride, int32_t key);
 
 /* Reorder base[0..n) (elements of `size` bytes, at most 128) in place so
  * that element k becomes the old base[perm[k]]; perm must be a

@@ -8,10 +8,14 @@
  *
  * Exchanges, in order: process 0's facts (the used steps, the stragglers,
  * the stages) broadcast; each process's rank list gathered on process 0,
- * which sends each process its ranks' instance members (16 bytes each);
- * the (name, rank) records (48 bytes) to the names' owners; the comm
- * names gathered and broadcast; the histogram rounds; the owners' results
- * gathered on process 0. */
+ * which tells every process which holds each rank; the instance members'
+ * transfers: with a sharded match, worked out by the instances' owners
+ * with the holders of the members' ranks (step 2: the rows out, 24 bytes
+ * a member, found or not back, 1 byte, the instance's last arrival back, 8
+ * bytes), else process 0 sends each process its ranks' members (16 bytes
+ * each); the (name, rank) records (48 bytes) to the names' owners; the
+ * comm names gathered and broadcast; the histogram rounds; the owners'
+ * results gathered on process 0. */
 #include "cross/cp_dist.h"
 
 #include <stdlib.h>
@@ -335,14 +339,7 @@ static int facts_read(const void *bytes, size_t len, facts_t *f)
 /* The stage of rank r (the request's lists), -1 none. */
 static int32_t stage_of(const facts_t *f, int32_t r)
 {
-    size_t lo = 0, hi = f->n_st;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (f->st_rank[mid] < r)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_lower_bound_i32(f->st_rank, f->n_st, sizeof *f->st_rank, r);
     return lo < f->n_st && f->st_rank[lo] == r ? f->st_stage[lo] : -1;
 }
 
@@ -353,14 +350,7 @@ static bool named(const facts_t *f, int32_t r)
 
 static bool step_used(const facts_t *f, int64_t step)
 {
-    size_t lo = 0, hi = f->n_used;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (f->used[mid] < step)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_lower_bound_i64(f->used, f->n_used, sizeof *f->used, step);
     return lo < f->n_used && f->used[lo] == step;
 }
 
@@ -687,20 +677,6 @@ out:
 
 /* ---- the comm names' medians ---- */
 
-/* The first of v[0..n) (by h) whose h is not below h. */
-static size_t hv_find(const hv_t *v, size_t n, uint64_t h)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].h < h)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* One order statistic being found: the k-th smallest (0-based) of a comm
  * name's values; pre, the bits of it above the current round's. */
 typedef struct target {
@@ -740,7 +716,7 @@ static mt_status_t comm_medians(xch_t *x, const comm_name_t *cn, size_t nc, cons
         goto out;
     size_t nt = 0;
     for (size_t c = 0; c < nc; c++) {
-        lo[c] = hv_find(v, nv, cn[c].h);
+        lo[c] = mt_lower_bound_u64(v, nv, sizeof *v, cn[c].h);
         t[nt++] = (target_t){c, cn[c].n / 2, 0, -1};
         if (cn[c].n % 2 == 0)
             t[nt++] = (target_t){c, cn[c].n / 2 - 1, 0, -1};
@@ -823,14 +799,7 @@ static size_t hv_keep(hv_t *v, size_t n, const comm_name_t *cn, size_t nc)
     size_t w = 0;
     if (perm) {
         for (size_t i = 0; i < n; i++) {
-            size_t lo = 0, hi = nc; /* the first of cn whose h is not below */
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (cn[mid].h < v[i].h)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
+            size_t lo = mt_lower_bound_u64(cn, nc, sizeof *cn, v[i].h);
             if (lo < nc && cn[lo].h == v[i].h) {
                 key[w] = lo;
                 perm[w] = (uint32_t)w;
@@ -879,14 +848,9 @@ static int comm_cmp(const void *pa, const void *pb)
     return (a->h > b->h) - (a->h < b->h);
 }
 
-/* Process 0: the members' blocks of the alltoallv. pr[0..n) the ranks of
- * the processes (cnt[q] of process q's, in process order); members
- * m[0..nm) by rank. A rank listed by several processes counts at the
- * first of them but process 0, which holds every rank's analysis once
- * gathered (the program passes them all: its own are those no other
- * process has); at process 0 when only it has the rank. Each block: the
- * number of ranks the process must leave out, those ranks (padded to 8
- * bytes), then its members. */
+/* ---- who holds each rank, and the instance members ---- */
+
+/* A rank and the process that holds it. */
 typedef struct rp {
     int32_t rank;
     int32_t proc;
@@ -902,90 +866,453 @@ static int rp_cmp(const void *pa, const void *pb)
     return (x > y) - (x < y);
 }
 
-static int members_blocks(const int32_t *pr, const uint64_t *cnt, int P, const mt_cp_member_t *m, size_t nm,
-                          wbuf_t *blk, size_t *lens)
+/* Process 0: which process holds each rank, from pr[0..) the processes'
+ * ranks (cnt[q] of process q's, in process order): the first process to
+ * list it but process 0, which holds every rank's analysis once gathered
+ * (the program passes them all: its own are those no other process has);
+ * process 0 when only it lists the rank. Into *out (by rank, one a rank).
+ * 0, or -1 out of memory. */
+static int holders_of(const int32_t *pr, const uint64_t *cnt, int P, rp_t **out, size_t *n_out)
 {
     size_t n = 0;
     for (int q = 0; q < P; q++)
         n += cnt[q];
     rp_t *v = malloc((n ? n : 1) * sizeof *v);
-    size_t *nskip = calloc(3 * (size_t)P, sizeof *nskip), *nmem = nskip + P, *at = nskip + 2 * P;
-    int ret = -1;
-    if (!v || !nskip)
-        goto out;
+    if (!v)
+        return -1;
     for (int q = 0, i = 0; q < P; q++)
         for (uint64_t k = 0; k < cnt[q]; k++, i++)
             v[i] = (rp_t){pr[i], q};
     qsort(v, n, sizeof *v, rp_cmp);
-    /* the first of each rank holds it; the rest leave it out */
-    for (size_t i = 1; i < n; i++)
-        if (v[i].rank == v[i - 1].rank)
-            nskip[v[i].proc]++;
-    /* the members by holder: a walk of both lists by rank, twice (count,
-     * then write into the one buffer: process 0 holds the job's members
-     * once more, not twice) */
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0, j = 0; i < nm; i++) {
-            while (j < n && v[j].rank < m[i].rank)
-                j++;
-            if (j >= n || v[j].rank != m[i].rank)
-                continue;
-            int q = v[j].proc;
-            if (!pass)
-                nmem[q]++;
-            else
-                memcpy(blk->p + at[q] + (nmem[q]++) * sizeof *m, &m[i], sizeof *m);
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!w || v[w - 1].rank != v[i].rank)
+            v[w++] = v[i];
+    *out = v;
+    *n_out = w;
+    return 0;
+}
+
+/* The process holding rank r (h[0..n) by rank), -1 none. */
+static int holder(const rp_t *h, size_t n, int32_t r)
+{
+    size_t lo = mt_lower_bound_i32(h, n, sizeof *h, r);
+    return lo < n && h[lo].rank == r ? h[lo].proc : -1;
+}
+
+/* Collective: process 0's members (in->members, else in->members_of, else
+ * none) sent to the processes holding their ranks, 16 bytes each; this
+ * process's into *out (by rank, index; malloc'd by the exchange). */
+static mt_status_t members_from0(xch_t *x, const mt_cp_dist_in_t *in, const rp_t *h, size_t nh,
+                                 mt_cp_member_t **out, size_t *n_out)
+{
+    const int P = x->c->size;
+    *out = NULL;
+    *n_out = 0;
+    size_t *lens = calloc(2 * (size_t)P, sizeof *lens), *at = NULL;
+    mt_cp_member_t *made = NULL, *blk = NULL;
+    const mt_cp_member_t *m = NULL;
+    size_t nm = 0;
+    bool bad = !lens;
+    if (!bad && x->c->rank == 0) {
+        if (in->members) {
+            m = in->members;
+            nm = in->n_members;
+        } else if (in->members_of) {
+            bad = in->members_of(in->members_ctx, &made, &nm) != MT_OK;
+            m = made;
         }
-        if (pass)
-            break;
-        size_t total = 0;
-        for (int q = 0; q < P; q++) {
-            lens[q] = 8 + (nskip[q] + nskip[q] % 2) * sizeof(int32_t) + nmem[q] * sizeof *m;
-            total += lens[q];
+        /* by holder, in their order (by rank, index): a counting sort
+         * into one buffer (process 0 holds the job's members once more,
+         * not twice) */
+        at = bad ? NULL : calloc((size_t)P + 1, sizeof *at);
+        blk = at ? malloc((nm ? nm : 1) * sizeof *blk) : NULL;
+        bad = bad || !blk;
+        for (size_t i = 0; !bad && i < nm; i++) {
+            int q = holder(h, nh, m[i].rank);
+            if (q >= 0)
+                at[q + 1]++;
         }
-        if (!(blk->p = malloc(total ? total : 1)))
-            goto out;
-        blk->len = blk->cap = total;
-        /* the heads: the count and the ranks left out (padded) */
-        size_t off = 0;
-        for (int q = 0; q < P; q++) {
-            uint64_t ns = nskip[q];
-            memcpy(blk->p + off, &ns, 8);
-            at[q] = off + 8;
-            off += lens[q];
-            nskip[q] = 0;
+        for (int q = 0; !bad && q < P; q++) {
+            lens[q] = at[q + 1] * sizeof *blk;
+            at[q + 1] += at[q];
         }
-        for (size_t i = 1; i < n; i++)
-            if (v[i].rank == v[i - 1].rank) {
-                int q = v[i].proc;
-                memcpy(blk->p + at[q] + (nskip[q]++) * sizeof(int32_t), &v[i].rank, sizeof(int32_t));
+        for (size_t i = 0; !bad && i < nm; i++) {
+            int q = holder(h, nh, m[i].rank);
+            if (q >= 0)
+                blk[at[q]++] = m[i];
+        }
+        free(made);
+        free(at);
+    }
+    mt_status_t st = agree(x, bad);
+    void *rb = NULL;
+    if (st == MT_OK)
+        st = x_alltoallv(x, blk ? (const void *)blk : (const void *)"", lens, &rb, lens + P);
+    free(blk);
+    if (st == MT_OK) {
+        *out = rb;
+        *n_out = lens[P] / sizeof **out; /* process 0's block: the only sender */
+        rb = NULL;
+    }
+    free(rb);
+    free(lens);
+    return st;
+}
+
+/* The clock maps by rank (the first of ranks[] to name a rank, as
+ * cp_clock_of; a rank not there: the identity), sorted once: cp_clock_of
+ * scans ranks[] at every call. */
+typedef struct clk_tab {
+    rp_t *v;              /* (rank, index into clocks) by rank, one a rank */
+    mt_clock_map_t *map;  /* by v */
+    size_t n;
+    mt_clock_map_t none;
+} clk_tab_t;
+
+static int ri_cmp(const void *pa, const void *pb)
+{
+    const rp_t *a = pa, *b = pb;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return (a->proc > b->proc) - (a->proc < b->proc);
+}
+
+static int clk_tab_make(clk_tab_t *t, const mt_clock_t *clocks, const int32_t *ranks, size_t n)
+{
+    memset(t, 0, sizeof *t);
+    t->none = mt_clock_map(NULL);
+    n = clocks ? n : 0;
+    t->v = malloc((n ? n : 1) * sizeof *t->v);
+    t->map = malloc((n ? n : 1) * sizeof *t->map);
+    if (!t->v || !t->map)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        t->v[i] = (rp_t){ranks[i], (int32_t)i};
+    qsort(t->v, n, sizeof *t->v, ri_cmp);
+    for (size_t i = 0; i < n; i++) {
+        if (t->n && t->v[t->n - 1].rank == t->v[i].rank)
+            continue;
+        t->v[t->n] = t->v[i];
+        t->map[t->n] = mt_clock_map(&clocks[t->v[i].proc]);
+        t->n++;
+    }
+    return 0;
+}
+
+static const mt_clock_map_t *clk_tab_of(const clk_tab_t *t, int32_t r)
+{
+    size_t lo = mt_lower_bound_i32(t->v, t->n, sizeof *t->v, r);
+    return lo < t->n && t->v[lo].rank == r ? &t->map[lo] : &t->none;
+}
+
+static void clk_tab_free(clk_tab_t *t)
+{
+    free(t->v);
+    free(t->map);
+    memset(t, 0, sizeof *t);
+}
+
+/* Holder: the rows that came, c[0..n) (each an instance member's row as
+ * its owner sent it), by the analysis of their rank (an[0..n_an) by rank,
+ * ranks[k] an[k]'s rank; a rank's first analysis, as the graph's rank
+ * index finds): g->ord[g->first[k] .. g->first[k + 1]) the rows of an[k]
+ * in the order they came; g->first[n_an] .. n those of no analysis here
+ * (none in the program: every row goes to its rank's holder). A counting
+ * sort: no comparator call a row. */
+typedef struct claims {
+    uint32_t *ord;
+    size_t *first;        /* n_an + 2 */
+} claims_t;
+
+static int claims_group(const mt_owned_member_t *c, size_t n, const int32_t *ranks, size_t n_an, claims_t *g)
+{
+    g->ord = malloc((n ? n : 1) * sizeof *g->ord);
+    g->first = calloc(n_an + 2, sizeof *g->first);
+    uint32_t *slot = malloc((n ? n : 1) * sizeof *slot);
+    if (!g->ord || !g->first || !slot) {
+        free(slot);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t k = mt_lower_bound_i32(ranks, n_an, sizeof *ranks, c[i].rank);
+        slot[i] = (uint32_t)(k < n_an && ranks[k] == c[i].rank ? k : n_an);
+        g->first[slot[i] + 1]++;
+    }
+    for (size_t k = 0; k <= n_an; k++)
+        g->first[k + 1] += g->first[k];
+    size_t *at = malloc((n_an + 1) * sizeof *at);
+    if (!at) {
+        free(slot);
+        return -1;
+    }
+    memcpy(at, g->first, (n_an + 1) * sizeof *at);
+    for (size_t i = 0; i < n; i++)
+        g->ord[at[slot[i]]++] = (uint32_t)i;
+    free(at);
+    free(slot);
+    return 0;
+}
+
+/* Holder: each row c[i] resolved to its activity, idx[i]: the first comm
+ * activity of its rank (by start, then index, as the graph's build looks)
+ * that starts and ends where the row does, UINT32_MAX none. *amb when two
+ * rows name one (rank, start, end) (or, past 32 rows of one rank that
+ * start together, may: the graph's order would decide, so the caller takes
+ * process 0's list). 0, or -1 out of memory. */
+static int claims_resolve(const mt_owned_member_t *c, size_t n, const claims_t *g, const mt_rank_analysis_t *const *an,
+                          size_t n_an, uint32_t *idx, bool *amb)
+{
+    size_t gmax = 1, cmax = 1;
+    for (size_t k = 0; k < n_an; k++) {
+        gmax = an[k]->n_gacts > gmax ? an[k]->n_gacts : gmax;
+        cmax = g->first[k + 1] - g->first[k] > cmax ? g->first[k + 1] - g->first[k] : cmax;
+    }
+    uint64_t *key = malloc(gmax * sizeof *key), *ckey = malloc(cmax * sizeof *ckey);
+    uint32_t *perm = malloc(gmax * sizeof *perm), *cval = malloc(cmax * sizeof *cval);
+    int ret = -1;
+    if (!key || !perm || !ckey || !cval)
+        goto out;
+    for (size_t i = g->first[n_an]; i < n; i++)
+        idx[g->ord[i]] = UINT32_MAX;
+    for (size_t k = 0; k < n_an; k++) {
+        size_t m = g->first[k + 1] - g->first[k];
+        if (!m)
+            continue;
+        const mt_rank_analysis_t *a = an[k];
+        size_t nc = 0;
+        for (size_t q = 0; q < a->n_gacts; q++)
+            if (a->gacts[q].cls == MT_AN_COMM) {
+                key[nc] = mt_sort_key_i64(a->gacts[q].start_ns);
+                perm[nc++] = (uint32_t)q;
             }
-        for (int q = 0; q < P; q++) {
-            if (nskip[q] % 2) /* the members after it 8-byte aligned */
-                memcpy(blk->p + at[q] + (nskip[q]++) * sizeof(int32_t), &(int32_t){-1}, sizeof(int32_t));
-            at[q] += nskip[q] * sizeof(int32_t);
-            nmem[q] = 0;
+        /* the activities and the rows by start (stable: equal starts by
+         * index, and in the order they came) */
+        for (size_t j = 0; j < m; j++) {
+            cval[j] = g->ord[g->first[k] + j];
+            ckey[j] = mt_sort_key_i64(c[cval[j]].start_ns);
+        }
+        if (mt_sort_u64(key, perm, nc) != MT_OK || mt_sort_u64(ckey, cval, m) != MT_OK)
+            goto out;
+        for (size_t j = 0, lo = 0; j < m; j++) {
+            const mt_owned_member_t *r = &c[cval[j]];
+            /* rows starting together: none may end with this one */
+            for (size_t b = j; b-- > 0 && ckey[b] == ckey[j];)
+                if (j - b > 32 || c[cval[b]].end_ns == r->end_ns) {
+                    *amb = true;
+                    break;
+                }
+            while (lo < nc && key[lo] < ckey[j]) /* both by start: one walk */
+                lo++;
+            idx[cval[j]] = UINT32_MAX;
+            for (size_t q = lo; q < nc && key[q] == ckey[j]; q++)
+                if (a->gacts[perm[q]].end_ns == r->end_ns) {
+                    idx[cval[j]] = perm[q];
+                    break;
+                }
         }
     }
     ret = 0;
 out:
-    free(nskip);
-    free(v);
+    free(key);
+    free(perm);
+    free(ckey);
+    free(cval);
     return ret;
 }
 
-mt_status_t mt_cp_dist_reduce(const mt_comm_t *comm, const mt_cp_dist_in_t *in, const mt_rank_analysis_t *const *an_in,
-                              size_t n_an, const mt_clock_t *clocks, const int32_t *ranks, size_t n_ranks,
-                              mt_cp_dist_t **out)
+/* Collective: the members' transfers worked out by the instances' owners
+ * (own: this process's) with the processes holding the members' ranks
+ * (h[0..nh)). Each member's row goes to its rank's holder (24 bytes),
+ * which finds its activity as the graph's build does and answers whether
+ * it has one (a byte); the owner takes, per instance, the last aligned
+ * start of the members found and, with 2 found or more (the graph links
+ * no fewer), sends it back for each (8 bytes); the holder's members are
+ * then (rank, index, the activity's aligned end - that): *out, by (rank,
+ * index), malloc'd. *amb (on every process) when some activity was named
+ * by two rows: the graph gives it to the first instance in the job's
+ * match order, which no owner knows; *out is then NULL. */
+static mt_status_t owned_members(xch_t *x, const mt_cp_owned_t *own, const rp_t *h, size_t nh,
+                                 const mt_rank_analysis_t *const *an, const int32_t *ranks, size_t n_an,
+                                 const clk_tab_t *ct, mt_cp_member_t **out, size_t *n_out, bool *amb)
+{
+    const int P = x->c->size;
+    *out = NULL;
+    *n_out = 0;
+    *amb = false;
+    size_t no = own->n;
+    size_t *lens = calloc(4 * (size_t)P + 1, sizeof *lens), *at = lens ? lens + 4 * P : NULL;
+    int32_t *dest = malloc((no ? no : 1) * sizeof *dest);
+    mt_owned_member_t *sb = malloc((no ? no : 1) * sizeof *sb);
+    void *rb = NULL, *ab = NULL;
+    mt_owned_member_t *c = NULL;
+    claims_t g = {0};
+    uint64_t *key = NULL;
+    uint32_t *idx = NULL, *val = NULL;
+    uint8_t *found = NULL;
+    int64_t *back = NULL;
+    mt_cp_member_t *m = NULL;
+    size_t nc = 0;
+    mt_status_t st = agree(x, !lens || !dest || !sb);
+    if (st != MT_OK)
+        goto out;
+    /* ---- the rows to their ranks' holders, in own's order ---- */
+    size_t *off = calloc((size_t)P + 1, sizeof *off);
+    st = agree(x, !off);
+    if (st != MT_OK)
+        goto out;
+    for (size_t k = 0; k < no; k++) {
+        dest[k] = holder(h, nh, own->m[k].rank);
+        if (dest[k] >= 0)
+            off[dest[k] + 1]++;
+    }
+    for (int q = 0; q < P; q++) {
+        lens[q] = off[q + 1] * sizeof *sb;
+        off[q + 1] += off[q];
+    }
+    *at = off[P]; /* how many were sent */
+    for (size_t k = 0; k < no; k++)
+        if (dest[k] >= 0) {
+            size_t w = off[dest[k]]++;
+            sb[w] = own->m[k];
+            dest[k] = (int32_t)w; /* from here: its place in the send buffer */
+        }
+    free(off);
+    st = x_alltoallv(x, sb, lens, &rb, lens + P);
+    free(sb);
+    sb = NULL;
+    if (st != MT_OK)
+        goto out;
+    /* ---- the holder: each row's activity ---- */
+    for (int q = 0; q < P; q++)
+        nc += lens[P + q] / sizeof(mt_owned_member_t);
+    c = rb;
+    rb = NULL;
+    idx = malloc((nc ? nc : 1) * sizeof *idx);
+    found = malloc(nc ? nc : 1);
+    bool bad = !idx || !found || nc > UINT32_MAX || claims_group(c, nc, ranks, n_an, &g) != 0;
+    bool am = false;
+    bad = bad || claims_resolve(c, nc, &g, an, n_an, idx, &am) != 0;
+    for (size_t i = 0; !bad && i < nc; i++)
+        found[i] = idx[i] != UINT32_MAX;
+    int64_t flags[2] = {bad, am};
+    st = x->c->allreduce_max(x->c->ctx, flags, 2);
+    x->sent += 16;
+    x->recv += 16;
+    if (st == MT_OK && flags[0])
+        st = MT_ERR_NOMEM;
+    if (st != MT_OK)
+        goto out;
+    if (flags[1]) {
+        *amb = true;
+        goto out;
+    }
+    /* ---- the answers back to the owners, in the order the rows came ---- */
+    for (int q = 0; q < P; q++)
+        lens[2 * P + q] = lens[P + q] / sizeof(mt_owned_member_t);
+    st = x_alltoallv(x, found, lens + 2 * P, &ab, lens + 3 * P);
+    if (st != MT_OK)
+        goto out;
+    /* ---- the owner: each instance's last arrival, back to the holders ---- */
+    back = malloc((*at ? *at : 1) * sizeof *back);
+    st = agree(x, !back);
+    if (st != MT_OK)
+        goto out;
+    const uint8_t *got = ab;
+    for (size_t a = 0; a < no;) {
+        size_t b = a;
+        while (b < no && own->m[b].inst == own->m[a].inst)
+            b++;
+        int64_t last = INT64_MIN;
+        size_t nf = 0;
+        for (size_t k = a; k < b; k++)
+            if (dest[k] >= 0 && got[dest[k]]) {
+                int64_t s = mt_clock_map_apply(clk_tab_of(ct, own->m[k].rank), own->m[k].start_ns);
+                last = s > last ? s : last;
+                nf++;
+            }
+        for (size_t k = a; k < b; k++)
+            if (dest[k] >= 0)
+                back[dest[k]] = nf >= 2 && got[dest[k]] ? last : INT64_MIN;
+        a = b;
+    }
+    free(ab);
+    ab = NULL;
+    for (int q = 0; q < P; q++)
+        lens[q] = lens[q] / sizeof(mt_owned_member_t) * sizeof *back;
+    st = x_alltoallv(x, back, lens, &ab, lens + P);
+    if (st != MT_OK)
+        goto out;
+    /* ---- the holder: its members' transfers, by (rank, index): rank
+     * by rank, each rank's by index (the radix sort) ---- */
+    size_t nm = 0, cmax = 1;
+    for (size_t k = 0; k < n_an; k++)
+        cmax = g.first[k + 1] - g.first[k] > cmax ? g.first[k + 1] - g.first[k] : cmax;
+    m = malloc((nc ? nc : 1) * sizeof *m);
+    key = malloc(cmax * sizeof *key);
+    val = malloc(cmax * sizeof *val);
+    st = agree(x, !m || !key || !val);
+    if (st != MT_OK)
+        goto out;
+    for (size_t k = 0; k < n_an; k++) {
+        const mt_rank_analysis_t *a = an[k];
+        const mt_clock_map_t *map = clk_tab_of(ct, a->rank);
+        size_t nk = 0;
+        for (size_t j = g.first[k]; j < g.first[k + 1]; j++) {
+            uint32_t i = g.ord[j];
+            int64_t last;
+            memcpy(&last, (const unsigned char *)ab + (size_t)i * sizeof last, sizeof last);
+            if (last == INT64_MIN || idx[i] == UINT32_MAX)
+                continue;
+            const mt_an_gact_t *ga = &a->gacts[idx[i]];
+            int64_t s = mt_clock_map_apply(map, ga->start_ns), e = mt_clock_map_apply(map, ga->end_ns);
+            key[nk] = idx[i];
+            val[nk] = (uint32_t)nk;
+            m[nm + nk++] = (mt_cp_member_t){a->rank, idx[i], (e < s ? s : e) - last};
+        }
+        if (mt_sort_u64(key, val, nk) != MT_OK) {
+            st = MT_ERR_NOMEM; /* every process: the agreement below */
+            break;
+        }
+        mt_sort_permute(m + nm, sizeof *m, val, nk); /* val: each place's member, by index */
+        nm += nk;
+    }
+    if ((st = agree(x, st != MT_OK)) != MT_OK)
+        goto out;
+    *out = m;
+    *n_out = nm;
+    m = NULL;
+out:
+    free(lens);
+    free(dest);
+    free(sb);
+    free(rb);
+    free(ab);
+    free(c);
+    free(g.ord);
+    free(g.first);
+    free(key);
+    free(val);
+    free(idx);
+    free(found);
+    free(back);
+    free(m);
+    return st;
+}
+
+mt_status_t mt_cp_dist_reduce(const mt_comm_t *comm, const mt_cp_dist_in_t *in, const mt_cp_owned_t *own,
+                              const mt_rank_analysis_t *const *an_in, size_t n_an, const mt_clock_t *clocks,
+                              const int32_t *ranks, size_t n_ranks, mt_cp_dist_t **out)
 {
     *out = NULL;
     xch_t x = {comm, 0, 0};
     const int P = comm->size, me = comm->rank;
     facts_t f = {0};
-    wbuf_t hb = {0}, blk = {0};
+    wbuf_t hb = {0};
     local_t L = {0};
     scratch_t sx = {0};
     owned_t o = {0};
+    clk_tab_t ct = {0};
     mt_cp_dist_t *d = calloc(1, sizeof *d);
     const mt_rank_analysis_t **an = malloc((n_an ? n_an : 1) * sizeof *an);
     int32_t *mine = malloc((n_an ? n_an : 1) * sizeof *mine);
@@ -995,12 +1322,16 @@ mt_status_t mt_cp_dist_reduce(const mt_comm_t *comm, const mt_cp_dist_in_t *in, 
     uint64_t *cnt = NULL;
     comm_name_t *cn = NULL;
     int64_t *med = NULL;
-    uint64_t hlen = 0, ncn = 0;
+    rp_t *hold = NULL;
+    mt_cp_member_t *mem = NULL;
+    size_t nmem = 0;
+    uint64_t hlen = 0, ncn = 0, nhold = 0;
+    bool bad = false;
     /* ---- process 0's facts ---- */
     if (me == 0)
         facts_pack(in, &hb);
     hlen = hb.len;
-    mt_status_t st = agree(&x, !d || !an || !mine || !lens || hb.bad);
+    mt_status_t st = agree(&x, !d || !an || !mine || !lens || hb.bad || clk_tab_make(&ct, clocks, ranks, n_ranks));
     if (st == MT_OK)
         st = x_bcast(&x, &hlen, sizeof hlen);
     if (st == MT_OK && me != 0 && !(hb.p = malloc(hlen ? hlen : 1)))
@@ -1013,7 +1344,8 @@ mt_status_t mt_cp_dist_reduce(const mt_comm_t *comm, const mt_cp_dist_in_t *in, 
         st = agree(&x, facts_read(hb.p, hlen, &f) != 0);
     if (st != MT_OK)
         goto out;
-    /* ---- the ranks here; their members from process 0 ---- */
+    /* ---- the ranks here, and which process holds each (every process
+     * learns it: 8 bytes a rank) ---- */
     if (n_an) {
         memcpy(an, an_in, n_an * sizeof *an);
         qsort(an, n_an, sizeof *an, an_cmp);
@@ -1025,32 +1357,39 @@ mt_status_t mt_cp_dist_reduce(const mt_comm_t *comm, const mt_cp_dist_in_t *in, 
         goto out;
     if ((st = x_gatherv(&x, mine, n_an * sizeof *mine, &rb, &rlen)) != MT_OK)
         goto out;
-    for (int q = 0; q < P; q++)
-        lens[q] = 0;
-    if (me == 0)
-        blk.bad = members_blocks(rb, cnt, P, in->members, in->n_members, &blk, lens) != 0;
+    if (me == 0) {
+        size_t nh = 0;
+        bad = holders_of(rb, cnt, P, &hold, &nh) != 0;
+        nhold = nh;
+    }
     free(rb);
     rb = NULL;
-    if ((st = agree(&x, blk.bad)) != MT_OK)
+    if ((st = agree(&x, bad)) != MT_OK || (st = x_bcast(&x, &nhold, sizeof nhold)) != MT_OK)
         goto out;
-    if ((st = x_alltoallv(&x, blk.p ? (const void *)blk.p : (const void *)"", lens, &rb, lens + P)) != MT_OK)
+    if (me != 0 && !(hold = malloc((nhold ? nhold : 1) * sizeof *hold)))
+        bad = true;
+    if ((st = agree(&x, bad)) != MT_OK || (st = x_bcast(&x, hold, nhold * sizeof *hold)) != MT_OK)
         goto out;
-    free(blk.p);
-    blk = (wbuf_t){0};
-    /* what came: process 0's block (the only sender) */
-    rbuf_t mr = {rb, lens[P], 0};
-    uint64_t nskip = 0;
-    const int32_t *skip = NULL;
-    bool bad = !take_u64(&mr, &nskip) || !(skip = take(&mr, (nskip + nskip % 2) * sizeof *skip));
-    const mt_cp_member_t *mem = bad ? NULL : (const mt_cp_member_t *)(mr.p + mr.at);
-    size_t nmem = bad ? 0 : (mr.len - mr.at) / sizeof *mem;
+    /* ---- the instance members and their transfers: from the instances'
+     * owners (a sharded match on every process), else from process 0 ---- */
+    int64_t no_own = own == NULL;
+    if ((st = comm->allreduce_max(comm->ctx, &no_own, 1)) != MT_OK)
+        goto out;
+    x.sent += 8;
+    x.recv += 8;
+    bool amb = false;
+    bool any = f.want_strag || f.want_ideal;
+    if (any && !no_own && (st = owned_members(&x, own, hold, nhold, an, mine, n_an, &ct, &mem, &nmem, &amb)) != MT_OK)
+        goto out;
+    if (any && (no_own || amb) && (st = members_from0(&x, in, hold, nhold, &mem, &nmem)) != MT_OK)
+        goto out;
+    d->from_owners = any && !no_own && !amb;
     /* ---- the local pass ---- */
     size_t gmax = 1, smax = 1;
     for (size_t i = 0; i < n_an; i++) {
         gmax = an[i]->n_gacts > gmax ? an[i]->n_gacts : gmax;
         smax = an[i]->n_steps > smax ? an[i]->n_steps : smax;
     }
-    bool any = f.want_strag || f.want_ideal;
     if (!bad && any) {
         sx.key = malloc(gmax * sizeof *sx.key);
         sx.perm = malloc(gmax * sizeof *sx.perm);
@@ -1064,12 +1403,7 @@ mt_status_t mt_cp_dist_reduce(const mt_comm_t *comm, const mt_cp_dist_in_t *in, 
     }
     for (size_t i = 0, mi = 0; !bad && any && i < n_an; i++) {
         const mt_rank_analysis_t *a = an[i];
-        bool left = false;
-        for (uint64_t k = 0; k < nskip; k++) {
-            int32_t sr;
-            memcpy(&sr, skip + k, sizeof sr);
-            left |= sr == a->rank;
-        }
+        bool left = holder(hold, nhold, a->rank) != me; /* a rank counts at its holder */
         while (mi < nmem && mem[mi].rank < a->rank)
             mi++;
         size_t m0 = mi;
@@ -1088,8 +1422,9 @@ mt_status_t mt_cp_dist_reduce(const mt_comm_t *comm, const mt_cp_dist_in_t *in, 
     free(sx.sperm);
     free(sx.sok);
     memset(&sx, 0, sizeof sx);
-    free(rb);
-    rb = NULL;
+    free(mem);
+    mem = NULL;
+    nmem = 0;
     /* the records by owner (a counting sort), for the alltoallv */
     rec_t *byo = bad ? NULL : malloc((L.n_recs ? L.n_recs : 1) * sizeof *byo);
     bad = bad || !byo;
@@ -1180,7 +1515,9 @@ mt_status_t mt_cp_dist_reduce(const mt_comm_t *comm, const mt_cp_dist_in_t *in, 
 out:
     facts_free(&f);
     free(hb.p);
-    free(blk.p);
+    free(hold);
+    free(mem);
+    clk_tab_free(&ct);
     free(L.recs);
     free(L.vals);
     free(o.typ);
@@ -1206,14 +1543,7 @@ out:
 
 bool cp_dist_typical(const mt_cp_dist_t *d, uint64_t h, int64_t *v)
 {
-    size_t lo = 0, hi = d->n_typ;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (d->typ[mid].h < h)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_lower_bound_u64(d->typ, d->n_typ, sizeof *d->typ, h);
     if (lo < d->n_typ && d->typ[lo].h == h) {
         *v = d->typ[lo].v;
         return true;

@@ -33,6 +33,7 @@ struct mt_cp_dist {
     size_t n_fac;
     size_t n_comm;        /* of typ, the comm names' (medians by histogram rounds) */
     unsigned rounds;      /* histogram rounds run */
+    bool from_owners;     /* the members' transfers were worked out by the instances' owners */
     uint64_t sent, received; /* this process's payload bytes */
 };
 

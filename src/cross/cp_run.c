@@ -2397,31 +2397,17 @@ static mt_status_t alt_lanes(const cp_graph_t *g, const mt_cp_request_t *rq, mt_
     return MT_OK;
 }
 
-/* The whole-job statistics by reductions (mt_cp_request_t.reduce): what
- * only the graph knows yet handed to the hook, which runs them with the
- * other processes (cp_dist.c). MT_OK or the hook's error. */
-static mt_status_t dist_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_cp_dist_t **out)
+/* mt_cp_dist_in_t.members_of: the graph's instance members by (rank,
+ * index), with their transfers (the nodes are rank by rank). */
+static mt_status_t dist_members(const void *ctx, mt_cp_member_t **out, size_t *n_out)
 {
-    /* the job steps: one per step number, in order (as mt_critpath_run
-     * lays them out); used as there */
-    size_t ns = 0, nm = 0;
-    int64_t *steps = malloc(g->n_rs * sizeof *steps);
+    const cp_graph_t *g = ctx;
+    size_t nm = 0;
     for (size_t i = 0; i < g->n_nodes; i++)
         nm += g->nodes[i].inst >= 0;
     mt_cp_member_t *m = malloc((nm ? nm : 1) * sizeof *m);
-    if (!steps || !m) {
-        free(steps);
-        free(m);
+    if (!m)
         return MT_ERR_NOMEM;
-    }
-    for (size_t i = 0; i < g->n_rs; i++)
-        steps[i] = g->rs[i].step;
-    qsort(steps, g->n_rs, sizeof *steps, mt_cmp_i64);
-    for (size_t i = 0; i < g->n_rs; i++)
-        if (!ns || steps[ns - 1] != steps[i])
-            steps[ns++] = steps[i];
-    size_t u0 = ns <= (size_t)(rq->warmup > 0 ? rq->warmup : 0) ? 0 : (size_t)(rq->warmup > 0 ? rq->warmup : 0);
-    /* the members by (rank, index): the nodes are rank by rank */
     nm = 0;
     for (size_t r = 0; r < g->n_ranks; r++) {
         const cp_rank_t *R = &g->ranks[r];
@@ -2431,10 +2417,35 @@ static mt_status_t dist_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_c
                 m[nm++] = (mt_cp_member_t){R->rank, (uint32_t)k, cp_node_T(g, n)};
         }
     }
-    mt_cp_dist_in_t in = {.used_steps = steps + u0, .n_used = ns - u0, .members = m, .n_members = nm, .rq = rq};
+    *out = m;
+    *n_out = nm;
+    return MT_OK;
+}
+
+/* The whole-job statistics by reductions (mt_cp_request_t.reduce): what
+ * only the graph knows yet handed to the hook, which runs them with the
+ * other processes (cp_dist.c); the members only on demand (the instances'
+ * owners work them out when the match was sharded). MT_OK or the hook's
+ * error. */
+static mt_status_t dist_run(const cp_graph_t *g, const mt_cp_request_t *rq, mt_cp_dist_t **out)
+{
+    /* the job steps: one per step number, in order (as mt_critpath_run
+     * lays them out); used as there */
+    size_t ns = 0;
+    int64_t *steps = malloc(g->n_rs * sizeof *steps);
+    if (!steps)
+        return MT_ERR_NOMEM;
+    for (size_t i = 0; i < g->n_rs; i++)
+        steps[i] = g->rs[i].step;
+    qsort(steps, g->n_rs, sizeof *steps, mt_cmp_i64);
+    for (size_t i = 0; i < g->n_rs; i++)
+        if (!ns || steps[ns - 1] != steps[i])
+            steps[ns++] = steps[i];
+    size_t u0 = ns <= (size_t)(rq->warmup > 0 ? rq->warmup : 0) ? 0 : (size_t)(rq->warmup > 0 ? rq->warmup : 0);
+    mt_cp_dist_in_t in = {.used_steps = steps + u0, .n_used = ns - u0, .members_of = dist_members, .members_ctx = g,
+                          .rq = rq};
     mt_status_t st = rq->reduce(rq->hook_ctx, &in, out);
     free(steps);
-    free(m);
     return st;
 }
 

@@ -40,9 +40,30 @@ static void cp_rows_done(void *ctx)
     give_back(c->o);
 }
 
+/* The sharded match's instance members kept for the reductions: read by
+ * nothing after them. */
+static void owned_done(mt_job_t *j)
+{
+    free(j->al.owned);
+    j->al.owned = NULL;
+    j->al.n_owned = 0;
+}
+
+/* The instances this process owns in a sharded match, for the
+ * reductions; NULL when process 0 matched alone (the same on every
+ * process: match_procs is). */
+static const mt_cp_owned_t *owned_of(const mt_job_t *j, mt_cp_owned_t *o)
+{
+    if (j->al.match_procs <= 1)
+        return NULL;
+    *o = (mt_cp_owned_t){j->al.owned, j->al.n_owned};
+    return o;
+}
+
 static void cp_built(void *ctx)
 {
     cp_ctx_t *c = ctx;
+    owned_done(c->j);
     for (size_t i = 0; i < c->j->n_an; i++)
         mt_rank_analysis_drop_gacts(c->j->an[i]);
     give_back(c->o);
@@ -55,8 +76,9 @@ static mt_status_t cp_reduce(void *ctx, const mt_cp_dist_in_t *in, mt_cp_dist_t 
     mt_job_t *j = ((cp_ctx_t *)ctx)->j;
     int go = 1;
     (void)j->mc->bcast(j->mc->ctx, &go, sizeof go, 0);
-    return mt_cp_dist_reduce(j->mc, in, (const mt_rank_analysis_t *const *)j->mine, j->n_mine, j->al.clocks, j->ranks,
-                             (size_t)j->n_ranks, out);
+    mt_cp_owned_t o;
+    return mt_cp_dist_reduce(j->mc, in, owned_of(j, &o), (const mt_rank_analysis_t *const *)j->mine, j->n_mine,
+                             j->al.clocks, j->ranks, (size_t)j->n_ranks, out);
 }
 
 void mt_job_cp_serve(mt_job_t *j)
@@ -68,11 +90,13 @@ void mt_job_cp_serve(mt_job_t *j)
             break;
         /* process 0 reports a failure (mt_critpath_run returns it) */
         mt_cp_dist_t *d = NULL;
-        (void)mt_cp_dist_reduce(j->mc, NULL, (const mt_rank_analysis_t *const *)j->mine, j->n_mine, j->al.clocks,
-                                j->ranks, (size_t)j->n_ranks, &d);
+        mt_cp_owned_t o;
+        (void)mt_cp_dist_reduce(j->mc, NULL, owned_of(j, &o), (const mt_rank_analysis_t *const *)j->mine, j->n_mine,
+                                j->al.clocks, j->ranks, (size_t)j->n_ranks, &d);
         mt_cp_dist_free(d);
     }
     /* read by nothing after: freed before the outputs */
+    owned_done(j);
     for (size_t i = 0; j->mine_owned && i < j->n_mine; i++)
         mt_rank_analysis_free(j->mine[i]);
     if (j->mine_owned)
@@ -179,7 +203,9 @@ mt_status_t mt_job_cross(const mt_job_cross_opts_t *o, mt_job_t *j, mt_job_cross
         cpr.n_stages = j->pipe->stages.n;
     }
     uint64_t rss0 = o->heap_peak ? o->heap_peak() : 0;
-    if (!j->plan.skipped) /* over the memory budget (the plan): a warning says so */
+    if (j->plan.skipped) /* over the memory budget (the plan): a warning says so */
+        owned_done(j);
+    else
         st = mt_critpath_run(&cpr, an, j->n_an, al->clocks, j->ranks, (size_t)j->n_ranks, al->rows, al->n_rows,
                              al->m, &j->cp);
     t->critpath = mt_clock_seconds(CLOCK_MONOTONIC) - tp;

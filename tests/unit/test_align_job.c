@@ -793,6 +793,51 @@ static void test_align_sharded(void **state)
             if (one->members[k] != m->members[k])
                 fail_msg("%s: member %zu is row %u, one process's match says %u", sp->name, k, m->members[k],
                          one->members[k]);
+        /* the members each process keeps for the critical path's
+         * reductions (mt_align_result_t.owned): every instance of the
+         * match the graph links (not mismatched, 2 rows or more) once, on
+         * one process, whole; none of the others */
+        uint32_t *inst_of = malloc((root->n_rows ? root->n_rows : 1) * sizeof *inst_of);
+        uint8_t *seen = calloc(m->n_inst ? m->n_inst : 1, 1);
+        assert_true(inst_of && seen);
+        size_t n_linked = 0;
+        for (size_t i = 0; i < one->n_inst; i++) {
+            bool linked = one->status[i] != MT_INST_MISMATCH && one->first[i + 1] - one->first[i] >= 2;
+            n_linked += linked ? one->first[i + 1] - one->first[i] : 0;
+            for (uint32_t k = one->first[i]; k < one->first[i + 1]; k++)
+                inst_of[one->members[k]] = linked ? (uint32_t)i : UINT32_MAX;
+        }
+        size_t n_owned = 0;
+        for (int p = 0; p < sp->nproc; p++) {
+            const mt_align_result_t *r = &a[p].res;
+            n_owned += r->n_owned;
+            for (size_t b = 0; b < r->n_owned;) {
+                size_t e = b;
+                uint32_t inst = UINT32_MAX;
+                for (; e < r->n_owned && r->owned[e].inst == r->owned[b].inst; e++) {
+                    const mt_owned_member_t *o = &r->owned[e];
+                    size_t row = 0; /* the root's row of it: (rank, start, end) is one row here */
+                    while (row < root->n_rows && (root->rows[row].rank != o->rank ||
+                                                  root->rows[row].start_ns != o->start_ns ||
+                                                  root->rows[row].end_ns != o->end_ns))
+                        row++;
+                    assert_true(row < root->n_rows);
+                    if (e == b)
+                        inst = inst_of[row];
+                    if (inst == UINT32_MAX || inst_of[row] != inst)
+                        fail_msg("%s: process %d keeps row %zu with instance %u's members", sp->name, p, row, inst);
+                }
+                assert_int_equal(e - b, one->first[inst + 1] - one->first[inst]);
+                assert_false(seen[inst]);
+                seen[inst] = 1;
+                assert_true(b == 0 || r->owned[b].inst == r->owned[b - 1].inst + 1);
+                b = e;
+            }
+        }
+        assert_int_equal(n_owned, n_linked);
+        assert_true(tr.mismatched > 0 && n_linked > 0);
+        free(inst_of);
+        free(seen);
         mt_match_free(one);
 
         /* the clocks: those of a serial run, on every process */

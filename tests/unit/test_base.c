@@ -507,6 +507,44 @@ static int km_cmp(const void *pa, const void *pb)
     return (a->src > b->src) - (a->src < b->src);
 }
 
+/* The lower bounds against a linear scan: keys at an item's start, items
+ * of 12 bytes (the 64-bit keys unaligned every other item), duplicates,
+ * negative keys, keys below, between and above every item, n 0 and 1. */
+static void test_lower_bound(void **state)
+{
+    (void)state;
+    enum { N = 40, STRIDE = 12 };
+    unsigned char buf[N * STRIDE];
+    int64_t k64[N];
+    int32_t k32[N];
+    for (size_t i = 0; i < N; i++) {
+        k64[i] = (int64_t)(i / 3) * 7 - 60; /* three of each, from -60 */
+        k32[i] = (int32_t)k64[i];
+    }
+    for (size_t n = 0; n <= N; n++)
+        for (int64_t key = -70; key <= 100; key++) {
+            size_t want = 0;
+            while (want < n && k64[want] < key)
+                want++;
+            for (size_t i = 0; i < n; i++)
+                memcpy(buf + i * STRIDE, &k64[i], 8);
+            assert_int_equal(mt_lower_bound_i64(buf, n, STRIDE, key), want);
+            for (size_t i = 0; i < n; i++)
+                memcpy(buf + i * STRIDE, &k32[i], 4);
+            assert_int_equal(mt_lower_bound_i32(buf, n, STRIDE, (int32_t)key), want);
+            /* unsigned: the keys shifted above 0 keep their order */
+            for (size_t i = 0; i < n; i++) {
+                uint64_t u = (uint64_t)(k64[i] + 100) << 40;
+                memcpy(buf + i * STRIDE, &u, 8);
+            }
+            assert_int_equal(mt_lower_bound_u64(buf, n, STRIDE, (uint64_t)(key + 100) << 40), want);
+        }
+    uint64_t big[3] = {1, UINT64_MAX - 1, UINT64_MAX};
+    assert_int_equal(mt_lower_bound_u64(big, 3, 8, UINT64_MAX), 2);
+    assert_int_equal(mt_lower_bound_u64(big, 3, 8, 2), 1);
+    assert_int_equal(mt_lower_bound_u64(big, 3, 8, 0), 0);
+}
+
 static void test_kmerge(void **state)
 {
     (void)state;
@@ -681,6 +719,7 @@ int main(void)
         cmocka_unit_test(test_formatters),
         cmocka_unit_test(test_sort_u64),
         cmocka_unit_test(test_sort_fields),
+        cmocka_unit_test(test_lower_bound),
         cmocka_unit_test(test_kmerge),
         cmocka_unit_test(test_outbuf),
         cmocka_unit_test(test_utf8_out),

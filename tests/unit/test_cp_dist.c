@@ -270,14 +270,49 @@ typedef struct proc {
     mt_critpath_t *c;
     mt_status_t st;
     uint64_t sent, recv;
+    /* the instances this process owns (test_owners): by_own set */
+    int by_own;
+    mt_owned_member_t own[R_MAX * S_MAX];
+    size_t n_own;
+    int from_owners;           /* the hook's result said so (process 0, e2e) */
+    int members_calls;         /* process 0's members_of called (e2e) */
 } proc_t;
+
+static const mt_cp_owned_t *own_of(const proc_t *p, mt_cp_owned_t *o)
+{
+    if (!p->by_own)
+        return NULL;
+    *o = (mt_cp_owned_t){p->own, p->n_own};
+    return o;
+}
+
+/* The graph's members_of, counted (e2e: process 0 must not build the
+ * members when the owners work the transfers out). */
+static proc_t *counted;
+static mt_status_t members_counted(const void *ctx, mt_cp_member_t **m, size_t *n);
+static mt_status_t (*members_real)(const void *ctx, mt_cp_member_t **m, size_t *n);
+
+static mt_status_t members_counted(const void *ctx, mt_cp_member_t **m, size_t *n)
+{
+    counted->members_calls++;
+    return members_real(ctx, m, n);
+}
 
 static mt_status_t hook(void *ctx, const mt_cp_dist_in_t *in, mt_cp_dist_t **out)
 {
     proc_t *p = ctx;
-    mt_status_t st = mt_cp_dist_reduce(p->comm, in, p->an, p->n_an, p->j->clk, p->j->ranks, (size_t)p->j->R, out);
+    mt_cp_owned_t o;
+    mt_cp_dist_in_t w = *in;
+    if (w.members_of) {
+        counted = p;
+        members_real = w.members_of;
+        w.members_of = members_counted;
+    }
+    mt_status_t st = mt_cp_dist_reduce(p->comm, &w, own_of(p, &o), p->an, p->n_an, p->j->clk, p->j->ranks,
+                                       (size_t)p->j->R, out);
     p->sent = mt_cp_dist_sent(*out);
     p->recv = mt_cp_dist_received(*out);
+    p->from_owners = *out && (*out)->from_owners;
     return st;
 }
 
@@ -293,11 +328,13 @@ static void proc_fn(const mt_comm_t *comm, void *arg)
         const mt_rank_analysis_t *all[R_MAX];
         for (int r = 0; r < j->R; r++)
             all[r] = &j->a[r];
-        p->st = mt_critpath_run(&rq, all, (size_t)j->R, j->clk, j->ranks, (size_t)j->R, tu_crows(j->rows, j->first[j->S]),
-                                j->first[j->S], &j->m, &p->c);
+        size_t nr = j->first[j->m.n_inst];
+        p->st = mt_critpath_run(&rq, all, (size_t)j->R, j->clk, j->ranks, (size_t)j->R, tu_crows(j->rows, nr), nr,
+                                &j->m, &p->c);
         return;
     }
-    p->st = mt_cp_dist_reduce(comm, comm->rank == 0 ? p->in : NULL, p->an, p->n_an, j->clk, j->ranks, (size_t)j->R,
+    mt_cp_owned_t o;
+    p->st = mt_cp_dist_reduce(comm, comm->rank == 0 ? p->in : NULL, own_of(p, &o), p->an, p->n_an, j->clk, j->ranks, (size_t)j->R,
                               &p->d);
     p->sent = mt_cp_dist_sent(p->d);
     p->recv = mt_cp_dist_received(p->d);
@@ -314,24 +351,62 @@ static const int deal[4][R_MAX] = {
     {0, 2, 2, 2, 0, 3, 3, 2}, /* process 1 holds no rank */
 };
 
-/* Run P processes; d (process 0's result) or c (e2e) returned through ps. */
-static void run_procs(const job_t *j, int P, int e2e, const mt_cp_request_t *rq, const mt_cp_dist_in_t *in,
-                      proc_t *ps)
+/* A sharded match's instances: instance k owned by process
+ * inst_deal[P - 1][k % 8] (uneven; with 4, process 1 owns none, as it
+ * holds no rank). */
+static const int inst_deal[4][8] = {
+    {0, 0, 0, 0, 0, 0, 0, 0},
+    {1, 1, 0, 1, 1, 1, 0, 1},
+    {2, 0, 2, 1, 2, 2, 0, 2},
+    {3, 3, 0, 2, 3, 0, 3, 0},
+};
+
+/* Each process's owned members (mt_align_result_t.owned as shard_keep
+ * makes it): the instances the graph links, in match order. */
+static void own_fill(const job_t *j, int P, proc_t *ps)
+{
+    uint32_t ni[4] = {0, 0, 0, 0};
+    for (size_t k = 0; k < j->m.n_inst; k++) {
+        if (j->m.status[k] == MT_INST_MISMATCH || j->m.first[k + 1] - j->m.first[k] < 2)
+            continue;
+        int q = inst_deal[P - 1][k % 8];
+        proc_t *p = &ps[q];
+        for (uint32_t x = j->m.first[k]; x < j->m.first[k + 1]; x++) {
+            const mt_cinst_t *r = &j->rows[j->m.members[x]];
+            assert_true(p->n_own < R_MAX * S_MAX);
+            p->own[p->n_own++] = (mt_owned_member_t){r->start_ns, r->end_ns, r->rank, ni[q]};
+        }
+        ni[q]++;
+    }
+}
+
+/* Run P processes; d (process 0's result) or c (e2e) returned through ps;
+ * by_own: the instances dealt to owners (inst_deal). */
+static void run_procs_own(const job_t *j, int P, int e2e, int by_own, const mt_cp_request_t *rq,
+                          const mt_cp_dist_in_t *in, proc_t *ps)
 {
     void *args[4];
     for (int q = 0; q < P; q++) {
-        ps[q] = (proc_t){.j = j, .e2e = e2e, .rq = rq, .in = in};
+        ps[q] = (proc_t){.j = j, .e2e = e2e, .rq = rq, .in = in, .by_own = by_own};
         for (int r = j->R - 1; r >= 0; r--) /* any order: highest rank first */
             if (deal[P - 1][r] == q || (e2e && q == 0)) /* as the program: process 0 passes every rank */
                 ps[q].an[ps[q].n_an++] = &j->a[r];
         args[q] = &ps[q];
     }
+    if (by_own)
+        own_fill(j, P, ps);
     fake_comm_report_t rep;
     assert_int_equal(fake_comm_run(P, proc_fn, args, NULL, &rep), MT_OK);
     if (rep.broken)
         fail_msg("collectives broken: %s", rep.why);
     for (int q = 0; q < P; q++)
         assert_int_equal(ps[q].st, MT_OK);
+}
+
+static void run_procs(const job_t *j, int P, int e2e, const mt_cp_request_t *rq, const mt_cp_dist_in_t *in,
+                      proc_t *ps)
+{
+    run_procs_own(j, P, e2e, 0, rq, in, ps);
 }
 
 /* The graph's members and used steps, as mt_critpath_run hands them over:
@@ -513,12 +588,150 @@ static void test_critpath_same(void **state)
     free(j);
 }
 
+/* Every instance of the match given two more rows: one of rank 9, which
+ * no process loaded, a second after the others, and one of a loaded rank
+ * that starts with its (later) send but ends 1 us after it. The graph
+ * finds no activity for either, so neither is an arrival (an owner that
+ * took one would move the instance's last arrival). */
+static void job_add_absent_rows(job_t *j)
+{
+    mt_cinst_t rows[R_MAX * S_MAX];
+    uint32_t first[S_MAX + 1];
+    size_t n = 0;
+    for (size_t k = 0; k < j->m.n_inst; k++) {
+        first[k] = (uint32_t)n;
+        for (uint32_t x = j->first[k]; x < j->first[k + 1]; x++)
+            rows[n++] = j->rows[j->members[x]];
+        rows[n] = rows[n - 1];
+        rows[n].rank = 9;
+        rows[n].start_ns += 1000000 * US;
+        rows[n].end_ns += 1000000 * US;
+        n++;
+        /* and one of a loaded rank (its holder is asked) starting where
+         * its send of the step starts, ending 1 us later */
+        int32_t r = (int32_t)(k % (size_t)j->R);
+        const mt_an_gact_t *snd = &j->g[r][k * N_NAMES + N_SEND];
+        rows[n] = rows[first[k] + (size_t)r];
+        rows[n].start_ns = snd->start_ns;
+        rows[n].end_ns = snd->end_ns + US;
+        n++;
+    }
+    first[j->m.n_inst] = (uint32_t)n;
+    assert_true(n <= R_MAX * S_MAX);
+    memcpy(j->rows, rows, n * sizeof *rows);
+    memcpy(j->first, first, (j->m.n_inst + 1) * sizeof *first);
+    for (size_t x = 0; x < n; x++)
+        j->members[x] = (uint32_t)x;
+}
+
+/* One more instance, last in match order, whose two rows are those of
+ * ranks 0 and 1 in instance k: the graph gives their activities to
+ * instance k (the first in match order) and leaves this one unlinked;
+ * the owners cannot know the order, so process 0 must send the members. */
+static void job_add_twin(job_t *j, size_t k)
+{
+    size_t ni = j->m.n_inst, n = j->first[ni];
+    assert_true(ni < S_MAX && n + 2 <= R_MAX * S_MAX);
+    for (int q = 0; q < 2; q++) {
+        j->rows[n + q] = j->rows[j->members[j->first[k] + q]];
+        j->members[n + q] = (uint32_t)(n + q);
+    }
+    j->key[ni] = 0;
+    j->status[ni] = MT_INST_FULL;
+    j->expected[ni] = 2;
+    j->first[ni + 1] = (uint32_t)(n + 2);
+    j->m.n_inst = ni + 1;
+}
+
+/* The owners' transfers (no member list from process 0) against the plain
+ * recomputation, on 1 .. 4 processes: each instance with a row of a rank
+ * nobody loaded. */
+static void test_owners_generated(void **state)
+{
+    (void)state;
+    job_t *j = malloc(sizeof *j);
+    assert_non_null(j);
+    job_gen(j, 7, 6, 0x5eed);
+    truth_t t;
+    truth_of(j, &t);
+    job_add_absent_rows(j);
+    int32_t strag[1] = {3};
+    mt_cp_request_t rq = {.warmup = 1, .stragglers = strag, .n_stragglers = 1, .ideal = true};
+    int64_t used[5] = {101, 102, 103, 104, 105};
+    mt_cp_dist_in_t in = {.used_steps = used, .n_used = 5, .rq = &rq}; /* no members: the owners' */
+    for (int P = 1; P <= 4; P++) {
+        proc_t ps[4];
+        run_procs_own(j, P, 0, 1, &rq, &in, ps);
+        const mt_cp_dist_t *d = ps[0].d;
+        assert_true(d->from_owners);
+        for (int q = 0; q < N_NAMES; q++) {
+            int64_t v = -1;
+            assert_true(cp_dist_typical(d, name_hash(q), &v));
+            if (v != t.typ[q])
+                fail_msg("P=%d name %d: typical %lld, expected %lld", P, q, (long long)v, (long long)t.typ[q]);
+            for (int r = 0; r < j->R; r++)
+                if (cp_dist_factor(d, name_hash(q), r) != t.fac[q][r])
+                    fail_msg("P=%d name %d rank %d: factor %.17g, expected %.17g", P, q, r,
+                             cp_dist_factor(d, name_hash(q), r), t.fac[q][r]);
+        }
+        for (int q = 0; q < P; q++)
+            mt_cp_dist_free(ps[q].d);
+    }
+    free(j);
+}
+
+/* mt_critpath_run with the owners' transfers against the one-process run
+ * over its graph, on 1 .. 4 processes: process 0 builds no member list;
+ * and with two rows naming one activity (a twin instance), process 0's
+ * list (members_of) once, the same numbers. */
+static void test_owners_critpath(void **state)
+{
+    (void)state;
+    job_t *j = malloc(sizeof *j);
+    assert_non_null(j);
+    job_gen(j, 7, 6, 0xbeef);
+    job_add_absent_rows(j);
+    int32_t strag[2] = {3, 5};
+    for (int twin = 0; twin < 2; twin++) {
+        if (twin)
+            job_add_twin(j, 3);
+        mt_cp_request_t rq = {.warmup = 1, .stragglers = strag, .n_stragglers = 2, .ideal = true,
+                              .pattern = "gemm", .factor = 0.5};
+        const mt_rank_analysis_t *all[R_MAX];
+        for (int r = 0; r < j->R; r++)
+            all[r] = &j->a[r];
+        mt_critpath_t *c0 = NULL;
+        assert_int_equal(mt_critpath_run(&rq, all, (size_t)j->R, j->clk, j->ranks, (size_t)j->R,
+                                         tu_crows(j->rows, j->first[j->m.n_inst]), j->first[j->m.n_inst], &j->m,
+                                         &c0),
+                         MT_OK);
+        assert_non_null(c0);
+        for (int P = 1; P <= 4; P++) {
+            proc_t ps[4];
+            run_procs_own(j, P, 1, 1, &rq, NULL, ps);
+            assert_non_null(ps[0].c);
+            same_critpath(c0, ps[0].c, P);
+            assert_int_equal(ps[0].from_owners, !twin);
+            assert_int_equal(ps[0].members_calls, twin);
+            mt_critpath_free(ps[0].c);
+            for (int q = 1; q < P; q++) {
+                assert_int_equal(ps[q].d->from_owners, !twin);
+                mt_cp_dist_free(ps[q].d);
+            }
+        }
+        mt_critpath_free(c0);
+    }
+    free(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_by_hand),
         cmocka_unit_test(test_generated),
         cmocka_unit_test(test_critpath_same),
+        cmocka_unit_test(test_owners_generated),
+        cmocka_unit_test(test_owners_critpath),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
