@@ -563,15 +563,7 @@ int fr_merged_prepare(MPI_Comm comm, const options_t *o, const mt_fr_job_t *fr, 
     mt_error_clear(&err);
     for (size_t k = 0; k < n_mi && st == MT_OK; k++) {
         int32_t r = mi[k].rank;
-        int64_t lo = 0, hi = nk;
-        while (lo < hi) {
-            int64_t mid = lo + (hi - lo) / 2;
-            if (kept[mid] < r)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo == nk || kept[lo] != r)
+        if (!mt_fr_ranks_have(kept, (size_t)nk, r))
             continue;
         fr_part_t *p = &m->parts[m->n];
         bool found = false;
@@ -579,24 +571,14 @@ int fr_merged_prepare(MPI_Comm comm, const options_t *o, const mt_fr_job_t *fr, 
         if (st != MT_OK || !found)
             continue;
         m->n++;
-        /* the rank's trace: its span and its collectives */
+        /* the rank's trace's span */
         int64_t first = 0, last = 0;
         for (size_t i = 0; i < L->n_res; i++)
             if (L->res[i].rank == r && !L->res[i].nccl.is_nccl && L->res[i].status == MT_OK) {
                 first = L->res[i].sum.first_ns;
                 last = L->res[i].sum.last_ns;
             }
-        size_t a = 0, b = fr->ntcolls;
-        while (a < b) {
-            size_t mid = a + (b - a) / 2;
-            if (fr->tcolls[mid].rank < r)
-                a = mid + 1;
-            else
-                b = mid;
-        }
-        for (b = a; b < fr->ntcolls && fr->tcolls[b].rank == r;)
-            b++;
-        st = mt_fr_place_fit(&p->d, fr->tcolls + a, b - a, L->labels, first, last, &p->p);
+        st = mt_fr_place_fit(&p->d, fr->tcolls, fr->ntcolls, L->labels, first, last, &p->p);
         p->clock = mi[k].has_clock ? &mi[k].clock : NULL;
         p->end_ns = wd[1] != MT_FR_NONE && r < wd[0] && off[r] != MT_FR_NONE ? wd[1] + off[r] : MT_FR_NONE;
         mi[k].after = write_part;
@@ -660,31 +642,6 @@ void fr_merged_done(MPI_Comm comm, const mt_fr_job_t *fr, fr_merged_t *m, bool w
                                   .written = written};
 }
 
-/* The dumps' placing in the merged trace, one line (fr_merged_done's
- * counts). */
-static void print_placed(const mt_fr_placed_t *p)
-{
-    if (!p->written)
-        return;
-    printf("merged trace: Flight Recorder entries of %lld dump%s beside the traces", (long long)p->aligned,
-           p->aligned == 1 ? "" : "s");
-    if (p->aligned)
-        printf(" (aligned by %lld+ collectives each; completions discovered %.3f ms after the kernels' end at "
-               "the median, at most)",
-               (long long)p->pairs_min, (double)p->lag_max_ns / 1e6);
-    if (p->wall)
-        printf("; %lld dump%s with no collective in common with %s trace placed on %s wall clock, unaligned "
-               "(shift 0; at most %.3f s from the trace)",
-               (long long)p->wall, p->wall == 1 ? "" : "s", p->wall == 1 ? "its" : "their",
-               p->wall == 1 ? "its" : "their", (double)p->gap_max_ns / 1e9);
-    if (p->left_out)
-        printf("; %lld left out (no collective in common, and a day or more from %s trace: not its clock)",
-               (long long)p->left_out, p->left_out == 1 ? "its" : "their");
-    if (p->no_trace)
-        printf("; %lld of ranks whose trace is not merged, not in it", (long long)p->no_trace);
-    printf("\n");
-}
-
 void fr_print(const options_t *o, const mt_fr_job_t *fr, const mt_fr_placed_t *placed)
 {
     if (!fr->any || o->quiet || o->json)
@@ -696,5 +653,5 @@ void fr_print(const options_t *o, const mt_fr_job_t *fr, const mt_fr_placed_t *p
         printf("\nflight recorder (%zu dump%s):\n", fr->n, fr->n == 1 ? "" : "s");
     mt_fr_hang_write_text(&fr->hang, mt_file_write, stdout);
     if (placed)
-        print_placed(placed);
+        mt_fr_placed_write_text(placed, mt_file_write, stdout);
 }

@@ -368,11 +368,12 @@ typedef struct mt_fr_place {
     int64_t gap_ns;    /* not aligned: how far the dump's times lie from the trace's (0: they meet) */
 } mt_fr_place_t;
 
-/* d placed on its rank's trace: tc[0..n) the rank's tcolls (sorted by
- * sequence number; their pg_id labels in labels, borrowed: a label is
- * the group's name, or "name (desc)"), [first_ns, last_ns] the trace's
- * span on its own clock. MT_OK or MT_ERR_NOMEM. Not collective. */
-mt_status_t mt_fr_place_fit(const mt_fr_dump_t *d, const mt_fr_tcoll_t *tc, size_t n, const mt_strtab_t *labels,
+/* d placed on its rank's trace: all[0..n_all) tcolls as
+ * mt_fr_tcolls_take sorts them, of any ranks (those of d->rank are used;
+ * their pg_id labels in labels, borrowed: a label is the group's name, or
+ * "name (desc)"), [first_ns, last_ns] the trace's span on its own clock.
+ * MT_OK or MT_ERR_NOMEM. Not collective. */
+mt_status_t mt_fr_place_fit(const mt_fr_dump_t *d, const mt_fr_tcoll_t *all, size_t n_all, const mt_strtab_t *labels,
                             int64_t first_ns, int64_t last_ns, mt_fr_place_t *out);
 
 /* d's entries as a part of the traces' merged trace, after its rank's

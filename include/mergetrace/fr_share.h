@@ -30,6 +30,11 @@ typedef struct mt_fr_placed {
     bool written;         /* a merged trace of traces was written beside the dumps */
 } mt_fr_placed_t;
 
+/* The terminal's line of how the dumps were placed ("merged trace: Flight
+ * Recorder entries of 3 dumps beside the traces (aligned by ..."), nothing
+ * when no merged trace was written. MT_OK or what write returned. */
+mt_status_t mt_fr_placed_write_text(const mt_fr_placed_t *p, mt_write_fn write, void *ctx);
+
 /* The dumps of a job on process 0 and the verdict. */
 typedef struct mt_fr_job {
     bool any;               /* the inputs hold dumps (every process) */
@@ -99,6 +104,10 @@ typedef struct mt_fr_local {
  * -1 on entry. */
 void mt_fr_share_read(const void *list, size_t len, int me, mt_fr_local_t **mine, size_t *n_mine, long *bad_index,
                       char *msg, size_t cap, mt_status_t *st);
+
+/* Whether rank is among ranks[0..n), sorted ascending (a job's kept
+ * dumps' ranks). */
+bool mt_fr_ranks_have(const int32_t *ranks, size_t n, int32_t rank);
 
 /* The dump of rank in list (len bytes) read again, as mt_fr_share_read
  * reads each, into *d (free with mt_fr_dump_free): for the merged trace

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "base/stats.h"
 #include "fr/fr.h"
 
@@ -61,10 +62,15 @@ static bool same_group(const char *label, const char *name, size_t name_len)
     return label[name_len] == '\0' || (label[name_len] == ' ' && label[name_len + 1] == '(');
 }
 
-mt_status_t mt_fr_place_fit(const mt_fr_dump_t *d, const mt_fr_tcoll_t *tc, size_t n, const mt_strtab_t *labels,
+mt_status_t mt_fr_place_fit(const mt_fr_dump_t *d, const mt_fr_tcoll_t *all, size_t n_all, const mt_strtab_t *labels,
                             int64_t first_ns, int64_t last_ns, mt_fr_place_t *out)
 {
     memset(out, 0, sizeof *out);
+    /* the dump's rank's tcolls: all[] is sorted by rank */
+    size_t first = mt_lower_bound_i32(all, n_all, sizeof *all, d->rank), n = 0;
+    while (first + n < n_all && all[first + n].rank == d->rank)
+        n++;
+    const mt_fr_tcoll_t *tc = all + first;
     size_t nd = 0;
     int64_t lo = INT64_MAX, hi = INT64_MIN; /* the dump's times */
     for (size_t i = 0; i < d->n; i++) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sort.h"
 #include "mergetrace/input.h"
 #include "mergetrace/strtab.h"
 
@@ -481,4 +482,10 @@ mt_status_t mt_fr_job_from_nccl(mt_fr_job_t *fr, const mt_nccl_file_t *const *nf
         fr->hung = fr->hang.kind != MT_FR_NO_HANG;
     }
     return st;
+}
+
+bool mt_fr_ranks_have(const int32_t *ranks, size_t n, int32_t rank)
+{
+    size_t i = mt_lower_bound_i32(ranks, n, sizeof *ranks, rank);
+    return i < n && ranks[i] == rank;
 }

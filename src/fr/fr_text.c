@@ -1,8 +1,10 @@
-/* The hang verdict as a few terminal lines. */
+/* The hang verdict as a few terminal lines, and the line of how dumps
+ * beside traces were placed in the merged trace. */
 #include <inttypes.h>
 #include <string.h>
 
 #include "fr/fr.h"
+#include "mergetrace/fr_share.h"
 
 static void ranks(mt_out_t *o, const int *r, int n)
 {
@@ -193,5 +195,33 @@ mt_status_t mt_fr_hang_write_text(const mt_fr_hang_t *h, mt_write_fn write, void
 {
     mt_out_t o = {.w = write, .ctx = ctx};
     mt_fr_hang_text(h, &o);
+    return o.st;
+}
+
+mt_status_t mt_fr_placed_write_text(const mt_fr_placed_t *p, mt_write_fn write, void *ctx)
+{
+    mt_out_t o = {.w = write, .ctx = ctx};
+    if (!p->written)
+        return MT_OK;
+    mt_out_printf(&o, "merged trace: Flight Recorder entries of %" PRId64 " dump%s beside the traces", p->aligned,
+                  p->aligned == 1 ? "" : "s");
+    if (p->aligned)
+        mt_out_printf(&o,
+                      " (aligned by %" PRId64 "+ collectives each; completions discovered %.3f ms after the kernels' "
+                      "end at the median, at most)",
+                      p->pairs_min, (double)p->lag_max_ns / 1e6);
+    const char *its = p->wall == 1 ? "its" : "their";
+    if (p->wall)
+        mt_out_printf(&o,
+                      "; %" PRId64 " dump%s with no collective in common with %s trace placed on %s wall clock, "
+                      "unaligned (shift 0; at most %.3f s from the trace)",
+                      p->wall, p->wall == 1 ? "" : "s", its, its, (double)p->gap_max_ns / 1e9);
+    if (p->left_out)
+        mt_out_printf(&o, "; %" PRId64 " left out (no collective in common, and a day or more from %s trace: not %s clock)",
+                      p->left_out, p->left_out == 1 ? "its" : "their", p->left_out == 1 ? "its" : "their");
+    if (p->no_trace)
+        mt_out_printf(&o, "; %" PRId64 " dump%s of a rank without a merged trace, not in it", p->no_trace,
+                      p->no_trace == 1 ? "" : "s");
+    mt_out_puts(&o, "\n");
     return o.st;
 }

@@ -443,8 +443,11 @@ static void test_place(void **state)
     assert_int_equal(mt_strtab_intern(labels, "1 (tp)", 6, &g1), MT_OK);
     /* the trace: seq 1..4 of group 0; seq 2 of group 1 (another group:
      * no pair); seq 3 once more, 5 s earlier (before a restart: its pair
-     * lies 5 s from the median, left aside) */
-    mt_cinst_t rows[6] = {
+     * lies 5 s from the median, left aside); ranks 0 and 2's collectives of
+     * the same numbers, 3 ms and 7 us off, must not pair with rank 1's dump */
+    mt_cinst_t rows[8] = {
+        {.rank = 2, .seq = 1, .end_ns = end[0] - 7000, .pg_id = g0, .flags = MT_CI_SEQ},
+        {.rank = 0, .seq = 2, .end_ns = end[1] - 3000000, .pg_id = g0, .flags = MT_CI_SEQ},
         {.rank = 1, .seq = 1, .end_ns = end[0], .pg_id = g0, .flags = MT_CI_SEQ},
         {.rank = 1, .seq = 2, .end_ns = end[1], .pg_id = g0, .flags = MT_CI_SEQ},
         {.rank = 1, .seq = 2, .end_ns = end[1] - 777, .pg_id = g1, .flags = MT_CI_SEQ},
@@ -454,8 +457,8 @@ static void test_place(void **state)
     };
     mt_fr_tcoll_t *tc = NULL;
     size_t ntc = 0;
-    assert_int_equal(mt_fr_tcolls_take(rows, 6, &tc, &ntc), MT_OK);
-    assert_int_equal(ntc, 6);
+    assert_int_equal(mt_fr_tcolls_take(rows, 8, &tc, &ntc), MT_OK);
+    assert_int_equal(ntc, 8);
     mt_fr_place_t p;
     assert_int_equal(mt_fr_place_fit(&d, tc, ntc, labels, end[0] - 1000000, end[3], &p), MT_OK);
     assert_true(p.placed && p.aligned);
@@ -497,6 +500,25 @@ static void test_place(void **state)
     free(tc);
     mt_strtab_free(labels);
     mt_fr_dump_free(&d);
+
+    /* the terminal's line for the counts of a job's placed dumps */
+    mt_fr_placed_t pl = {.aligned = 3, .wall = 1, .left_out = 2, .no_trace = 1, .pairs_min = 12,
+                         .lag_max_ns = 135000, .gap_max_ns = 2000000000, .written = true};
+    b = (mt_buf_t){0};
+    assert_int_equal(mt_fr_placed_write_text(&pl, mt_buf_write, &b), MT_OK);
+    assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
+    assert_string_equal(b.data,
+                        "merged trace: Flight Recorder entries of 3 dumps beside the traces (aligned by 12+ "
+                        "collectives each; completions discovered 0.135 ms after the kernels' end at the median, at "
+                        "most); 1 dump with no collective in common with its trace placed on its wall clock, "
+                        "unaligned (shift 0; at most 2.000 s from the trace); 2 left out (no collective in common, "
+                        "and a day or more from their trace: not their clock); 1 dump of a rank without a merged trace, "
+                        "not in it\n");
+    mt_buf_free(&b);
+    pl.written = false; /* no merged trace: no line */
+    b = (mt_buf_t){0};
+    assert_int_equal(mt_fr_placed_write_text(&pl, mt_buf_write, &b), MT_OK);
+    assert_int_equal(b.len, 0);
 }
 
 int main(void)
