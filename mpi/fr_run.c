@@ -103,7 +103,7 @@ static int summarise(MPI_Comm comm, const mt_comm_t *mc, const mt_discover_list_
     /* 2. the plan, and the reference: the lowest rank with a dump */
     mt_fr_pg_seq_t *keep = NULL;
     size_t nkeep = 0;
-    int64_t hd[3] = {0, -1, 0}; /* 0 go on, 1 every entry, 2 out of memory; ref; nkeep */
+    int64_t hd[2] = {0, -1}; /* 0 go on, 1 every entry, 2 out of memory; ref */
     if (me == 0) {
         if (st != MT_OK || !mt_fr_heads_unpack(all, all_len, files->n_fr, fr, &keep, &nkeep))
             hd[0] = 2;
@@ -112,10 +112,9 @@ static int summarise(MPI_Comm comm, const mt_comm_t *mc, const mt_discover_list_
         if (!hd[0])
             mt_discover_fr_attach(files, list->data, list->len, fr);
         hd[1] = fr->n ? fr->dumps[0].rank : -1;
-        hd[2] = (int64_t)nkeep;
     }
     free(all);
-    procs_bcast(hd, 3, MPI_INT64_T, 0, comm);
+    procs_bcast(hd, 2, MPI_INT64_T, 0, comm);
     if (hd[0]) {
         free(keep);
         if (me == 0)
@@ -124,10 +123,9 @@ static int summarise(MPI_Comm comm, const mt_comm_t *mc, const mt_discover_list_
             say("mergetrace: out of memory\n");
         return hd[0] == 2 ? MT_EXIT_ERROR : -1;
     }
-    nkeep = (size_t)hd[2];
-    if (me != 0 && !(keep = malloc((nkeep ? nkeep : 1) * sizeof *keep)))
-        oom = true;
-    if (comm_mpi_agree(comm, oom)) {
+    void *kb = keep;
+    size_t klen = nkeep * sizeof *keep;
+    if (comm_mpi_bcast_bytes(comm, me != 0 || keep || !nkeep, &kb, &klen)) {
         free(keep);
         if (me == 0) {
             mt_fr_job_free(fr);
@@ -135,7 +133,8 @@ static int summarise(MPI_Comm comm, const mt_comm_t *mc, const mt_discover_list_
         }
         return MT_EXIT_ERROR;
     }
-    mc->bcast(mc->ctx, keep, nkeep * sizeof *keep, 0);
+    keep = kb;
+    nkeep = klen / sizeof *keep;
     /* the reference dump, from the process that read it */
     int owner = mt_fr_share_owner(list->data, list->len, (int32_t)hd[1]);
     uint64_t rlen = 0;
@@ -371,14 +370,14 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover
     memset(fr, 0, sizeof *fr);
     int me = mc->rank;
     /* how many dumps and traces, and the plan, from process 0 */
-    int64_t counts[3] = {0, 0, 0}; /* dumps, traces, plan bytes or -code */
+    int64_t counts[3] = {0, 0, 0}; /* dumps, traces, -code of the plan */
     mt_buf_t list = {0};
     if (me == 0) {
         counts[0] = (int64_t)files->n_fr;
         counts[1] = (int64_t)files->n;
         if (files->n_fr) {
             int code = plan(o, files, map, mc->size, &list);
-            counts[2] = code ? -code : (int64_t)list.len;
+            counts[2] = -code;
         }
     }
     procs_bcast(counts, 3, MPI_INT64_T, 0, comm);
@@ -391,19 +390,16 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover
         mt_buf_free(&list);
         return (int)-counts[2];
     }
-    if (me != 0 && mt_buf_reserve(&list, (size_t)counts[2] + 1) != MT_OK)
-        counts[2] = -1;
-    if (comm_mpi_agree(comm, counts[2] < 0)) {
+    void *lb = list.data;
+    size_t llen = list.len;
+    if (comm_mpi_bcast_bytes(comm, true, &lb, &llen)) {
         if (me == 0)
             say("mergetrace: out of memory\n");
         mt_buf_free(&list);
         return MT_EXIT_ERROR;
     }
-    if (mc->bcast(mc->ctx, list.data, (size_t)counts[2], 0) != MT_OK) {
-        mt_buf_free(&list);
-        return MT_EXIT_ERROR;
-    }
-    list.len = (size_t)counts[2];
+    if (me != 0)
+        list = (mt_buf_t){.data = lb, .len = llen, .cap = llen + 1};
 
     /* each process reads its share and keeps it; the lowest failing dump
      * says why */
