@@ -8,6 +8,7 @@
 #include "fr_run.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +103,7 @@ static int summarise(MPI_Comm comm, const mt_comm_t *mc, const mt_discover_list_
     /* 2. the plan, and the reference: the lowest rank with a dump */
     mt_fr_pg_seq_t *keep = NULL;
     size_t nkeep = 0;
-    int64_t hd[3] = {0, -1, 0}; /* 0 go on, 1 every entry, 2 out of memory; ref; nkeep */
+    int64_t hd[2] = {0, -1}; /* 0 go on, 1 every entry, 2 out of memory; ref */
     if (me == 0) {
         if (st != MT_OK || !mt_fr_heads_unpack(all, all_len, files->n_fr, fr, &keep, &nkeep))
             hd[0] = 2;
@@ -111,10 +112,9 @@ static int summarise(MPI_Comm comm, const mt_comm_t *mc, const mt_discover_list_
         if (!hd[0])
             mt_discover_fr_attach(files, list->data, list->len, fr);
         hd[1] = fr->n ? fr->dumps[0].rank : -1;
-        hd[2] = (int64_t)nkeep;
     }
     free(all);
-    procs_bcast(hd, 3, MPI_INT64_T, 0, comm);
+    procs_bcast(hd, 2, MPI_INT64_T, 0, comm);
     if (hd[0]) {
         free(keep);
         if (me == 0)
@@ -123,10 +123,9 @@ static int summarise(MPI_Comm comm, const mt_comm_t *mc, const mt_discover_list_
             say("mergetrace: out of memory\n");
         return hd[0] == 2 ? MT_EXIT_ERROR : -1;
     }
-    nkeep = (size_t)hd[2];
-    if (me != 0 && !(keep = malloc((nkeep ? nkeep : 1) * sizeof *keep)))
-        oom = true;
-    if (comm_mpi_agree(comm, oom)) {
+    void *kb = keep;
+    size_t klen = nkeep * sizeof *keep;
+    if (comm_mpi_bcast_bytes(comm, me != 0 || keep || !nkeep, &kb, &klen)) {
         free(keep);
         if (me == 0) {
             mt_fr_job_free(fr);
@@ -134,7 +133,8 @@ static int summarise(MPI_Comm comm, const mt_comm_t *mc, const mt_discover_list_
         }
         return MT_EXIT_ERROR;
     }
-    mc->bcast(mc->ctx, keep, nkeep * sizeof *keep, 0);
+    keep = kb;
+    nkeep = klen / sizeof *keep;
     /* the reference dump, from the process that read it */
     int owner = mt_fr_share_owner(list->data, list->len, (int32_t)hd[1]);
     uint64_t rlen = 0;
@@ -237,19 +237,21 @@ static int64_t *bcast_offsets(MPI_Comm comm, const mt_fr_job_t *fr, int64_t wd[2
 {
     int me;
     procs_comm_rank(comm, &me);
-    wd[0] = me == 0 ? fr->hang.world : 0;
     wd[1] = me == 0 ? fr->hang.dump_ns : MT_FR_NONE;
-    procs_bcast(wd, 2, MPI_INT64_T, 0, comm);
-    int64_t *off = malloc((size_t)(wd[0] ? wd[0] : 1) * sizeof *off);
-    if (comm_mpi_agree(comm, !off)) {
-        free(off);
-        if (me == 0)
+    procs_bcast(&wd[1], 1, MPI_INT64_T, 0, comm);
+    /* process 0's copy: the others' is comm_mpi_bcast_bytes's */
+    size_t len = me == 0 ? (size_t)fr->hang.world * sizeof(int64_t) : 0;
+    void *off = me == 0 ? malloc(len ? len : 1) : NULL;
+    if (off && len)
+        memcpy(off, fr->hang.offset_ns, len);
+    if (comm_mpi_bcast_bytes(comm, me != 0 || off, &off, &len)) {
+        if (me == 0) {
+            free(off);
             say("mergetrace: out of memory\n");
+        }
         return NULL;
     }
-    if (me == 0 && wd[0])
-        memcpy(off, fr->hang.offset_ns, (size_t)wd[0] * sizeof *off);
-    procs_bcast(off, (int)wd[0], MPI_INT64_T, 0, comm);
+    wd[0] = (int64_t)(len / sizeof(int64_t));
     return off;
 }
 
@@ -368,14 +370,14 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover
     memset(fr, 0, sizeof *fr);
     int me = mc->rank;
     /* how many dumps and traces, and the plan, from process 0 */
-    int64_t counts[3] = {0, 0, 0}; /* dumps, traces, plan bytes or -code */
+    int64_t counts[3] = {0, 0, 0}; /* dumps, traces, -code of the plan */
     mt_buf_t list = {0};
     if (me == 0) {
         counts[0] = (int64_t)files->n_fr;
         counts[1] = (int64_t)files->n;
         if (files->n_fr) {
             int code = plan(o, files, map, mc->size, &list);
-            counts[2] = code ? -code : (int64_t)list.len;
+            counts[2] = -code;
         }
     }
     procs_bcast(counts, 3, MPI_INT64_T, 0, comm);
@@ -388,19 +390,16 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover
         mt_buf_free(&list);
         return (int)-counts[2];
     }
-    if (me != 0 && mt_buf_reserve(&list, (size_t)counts[2] + 1) != MT_OK)
-        counts[2] = -1;
-    if (comm_mpi_agree(comm, counts[2] < 0)) {
+    void *lb = list.data;
+    size_t llen = list.len;
+    if (comm_mpi_bcast_bytes(comm, true, &lb, &llen)) {
         if (me == 0)
             say("mergetrace: out of memory\n");
         mt_buf_free(&list);
         return MT_EXIT_ERROR;
     }
-    if (mc->bcast(mc->ctx, list.data, (size_t)counts[2], 0) != MT_OK) {
-        mt_buf_free(&list);
-        return MT_EXIT_ERROR;
-    }
-    list.len = (size_t)counts[2];
+    if (me != 0)
+        list = (mt_buf_t){.data = lb, .len = llen, .cap = llen + 1};
 
     /* each process reads its share and keeps it; the lowest failing dump
      * says why */
@@ -494,23 +493,15 @@ int fr_keep_tcolls(MPI_Comm comm, const mt_ingest_t *L, mt_fr_job_t *fr)
     return MT_EXIT_OK;
 }
 
-/* One rank's dump as a part of the merged trace. */
-typedef struct fr_part {
-    mt_fr_dump_t d;
-    mt_fr_place_t p;
-    const mt_clock_t *clock; /* the rank's (borrowed from its merged_input_t), NULL: none */
-    int64_t end_ns;          /* the dump's time on the dump's clock, MT_FR_NONE */
-} fr_part_t;
-
 struct fr_merged {
-    fr_part_t *parts;
+    mt_fr_part_t *parts; /* mt_fr_parts_build's */
     size_t n;
 };
 
 /* merged_input_t.after: a rank's dump after its events. */
 static mt_status_t write_part(const void *item, mt_write_fn write, void *ctx, uint64_t *events)
 {
-    const fr_part_t *p = item;
+    const mt_fr_part_t *p = item;
     return mt_fr_trace_rank_merged(&p->d, &p->p, p->clock, p->end_ns, write, ctx, events);
 }
 
@@ -518,10 +509,36 @@ static void merged_free(fr_merged_t *m)
 {
     if (!m)
         return;
-    for (size_t i = 0; i < m->n; i++)
-        mt_fr_dump_free(&m->parts[i].d);
-    free(m->parts);
+    mt_fr_parts_free(m->parts, m->n);
     free(m);
+}
+
+/* Collective: the ranks whose dumps the analysis kept (--force leaves a
+ * dump of another job out), sorted, from process 0 into *kept (malloc'd)
+ * and *nk. 0, or 1 on every process after process 0 said "out of
+ * memory". */
+static int bcast_kept(MPI_Comm comm, const mt_fr_job_t *fr, int32_t **kept, size_t *nk)
+{
+    int me;
+    procs_comm_rank(comm, &me);
+    void *b = NULL;
+    size_t len = 0;
+    if (me == 0) {
+        b = malloc((fr->n ? fr->n : 1) * sizeof **kept);
+        for (size_t i = 0; b && i < fr->n; i++)
+            ((int32_t *)b)[i] = fr->dumps[i].rank;
+        len = fr->n * sizeof **kept;
+    }
+    if (comm_mpi_bcast_bytes(comm, me != 0 || b, &b, &len)) {
+        if (me == 0) {
+            free(b);
+            say("mergetrace: out of memory\n");
+        }
+        return 1;
+    }
+    *kept = b;
+    *nk = len / sizeof **kept;
+    return 0;
 }
 
 int fr_merged_prepare(MPI_Comm comm, const options_t *o, const mt_fr_job_t *fr, const mt_ingest_t *L,
@@ -532,71 +549,62 @@ int fr_merged_prepare(MPI_Comm comm, const options_t *o, const mt_fr_job_t *fr, 
      * plugin's files have none, and their job is on process 0 alone) */
     if (!fr || !fr->plan.len || o->no_merge)
         return MT_EXIT_OK;
-    int me, n_procs;
+    int me;
     procs_comm_rank(comm, &me);
-    procs_comm_size(comm, &n_procs);
     int64_t wd[2];
     int64_t *off = bcast_offsets(comm, fr, wd);
     if (!off)
         return MT_EXIT_ERROR;
-    /* the ranks whose dumps the analysis kept (--force leaves a dump of
-     * another job out), sorted */
-    int64_t nk = me == 0 ? (int64_t)fr->n : 0;
-    procs_bcast(&nk, 1, MPI_INT64_T, 0, comm);
-    int32_t *kept = malloc((size_t)(nk ? nk : 1) * sizeof *kept);
-    if (comm_mpi_agree(comm, !kept)) {
-        free(kept);
+    int32_t *kept = NULL;
+    size_t nk = 0;
+    if (bcast_kept(comm, fr, &kept, &nk)) {
         free(off);
-        if (me == 0)
-            say("mergetrace: out of memory\n");
         return MT_EXIT_ERROR;
     }
-    for (int64_t i = 0; me == 0 && i < nk; i++)
-        kept[i] = fr->dumps[i].rank;
-    procs_bcast(kept, (int)nk, MPI_INT32_T, 0, comm);
+    /* each merged rank's trace's span (L's results) */
+    mt_fr_span_t *spans = malloc((n_mi ? n_mi : 1) * sizeof *spans);
+    for (size_t k = 0; spans && k < n_mi; k++) {
+        spans[k] = (mt_fr_span_t){.rank = mi[k].rank};
+        for (size_t i = 0; i < L->n_res; i++)
+            if (L->res[i].rank == mi[k].rank && !L->res[i].nccl.is_nccl && L->res[i].status == MT_OK) {
+                spans[k].first_ns = L->res[i].sum.first_ns;
+                spans[k].last_ns = L->res[i].sum.last_ns;
+            }
+    }
+    const mt_fr_parts_in_t in = {.plan = fr->plan.data,
+                                 .plan_len = fr->plan.len,
+                                 .kept = kept,
+                                 .n_kept = nk,
+                                 .tcolls = fr->tcolls,
+                                 .ntcolls = fr->ntcolls,
+                                 .labels = L->labels,
+                                 .offset_ns = off,
+                                 .world = wd[0],
+                                 .dump_ns = wd[1]};
     fr_merged_t *m = calloc(1, sizeof *m);
-    if (m)
-        m->parts = calloc(n_mi ? n_mi : 1, sizeof *m->parts);
-    mt_status_t st = m && m->parts ? MT_OK : MT_ERR_NOMEM;
-    char msg[1400] = "";
     mt_error_t err;
     mt_error_clear(&err);
-    for (size_t k = 0; k < n_mi && st == MT_OK; k++) {
-        int32_t r = mi[k].rank;
-        if (!mt_fr_ranks_have(kept, (size_t)nk, r))
-            continue;
-        fr_part_t *p = &m->parts[m->n];
-        bool found = false;
-        st = mt_fr_share_read_rank(fr->plan.data, fr->plan.len, r, &p->d, &found, &err);
-        if (st != MT_OK || !found)
-            continue;
-        m->n++;
-        /* the rank's trace's span */
-        int64_t first = 0, last = 0;
-        for (size_t i = 0; i < L->n_res; i++)
-            if (L->res[i].rank == r && !L->res[i].nccl.is_nccl && L->res[i].status == MT_OK) {
-                first = L->res[i].sum.first_ns;
-                last = L->res[i].sum.last_ns;
-            }
-        st = mt_fr_place_fit(&p->d, fr->tcolls, fr->ntcolls, L->labels, first, last, &p->p);
-        p->clock = mi[k].has_clock ? &mi[k].clock : NULL;
-        p->end_ns = wd[1] != MT_FR_NONE && r < wd[0] && off[r] != MT_FR_NONE ? wd[1] + off[r] : MT_FR_NONE;
-        mi[k].after = write_part;
-        mi[k].after_item = p;
+    mt_status_t st = m && spans ? mt_fr_parts_build(&in, spans, n_mi, &m->parts, &m->n, &err) : MT_ERR_NOMEM;
+    for (size_t i = 0; st == MT_OK && i < m->n; i++) {
+        merged_input_t *k = &mi[m->parts[i].input];
+        m->parts[i].clock = k->has_clock ? &k->clock : NULL;
+        k->after = write_part;
+        k->after_item = &m->parts[i];
     }
+    free(spans);
     free(off);
     free(kept);
+    char msg[1400] = "";
     if (st == MT_ERR_NOMEM)
         snprintf(msg, sizeof msg, "out of memory");
     else if (st != MT_OK)
         mt_error_format(&err, msg, sizeof msg);
     /* the lowest failing process says why */
-    int mine = st != MT_OK ? me : n_procs, lowest = n_procs;
-    procs_allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm);
-    if (lowest < n_procs) {
-        if (mine == lowest)
+    int first = comm_mpi_first_failed(comm, st != MT_OK);
+    if (first >= 0) {
+        if (me == first)
             say("mergetrace: %s%s (reading it again for the merged trace)\n", o->job_tag, msg);
-        int code = mine == lowest ? options_exit_code(st) : 0;
+        int code = me == first ? options_exit_code(st) : 0;
         for (size_t k = 0; k < n_mi; k++)
             mi[k].after = NULL;
         merged_free(m);
@@ -611,35 +619,20 @@ void fr_merged_done(MPI_Comm comm, const mt_fr_job_t *fr, fr_merged_t *m, bool w
     memset(placed, 0, sizeof *placed);
     if (!fr || !fr->plan.len) /* as fr_merged_prepare decides */
         return;
-    /* sums: aligned, wall, left out, found; min: pairs; max: lag, gap */
-    int64_t sum[4] = {0, 0, 0, 0}, mn = INT64_MAX, mx[2] = {0, 0};
-    for (size_t i = 0; m && i < m->n; i++) {
-        const mt_fr_place_t *p = &m->parts[i].p;
-        sum[p->aligned ? 0 : p->placed ? 1 : 2]++;
-        sum[3]++;
-        if (p->aligned) {
-            mn = p->pairs < mn ? p->pairs : mn;
-            mx[0] = p->lag_p50_ns > mx[0] ? p->lag_p50_ns : mx[0];
-        } else if (p->placed)
-            mx[1] = p->gap_ns > mx[1] ? p->gap_ns : mx[1];
-    }
-    int64_t s_all[4], mn_all, mx_all[2];
-    procs_allreduce(sum, s_all, 4, MPI_INT64_T, MPI_SUM, comm);
-    procs_allreduce(&mn, &mn_all, 1, MPI_INT64_T, MPI_MIN, comm);
-    procs_allreduce(mx, mx_all, 2, MPI_INT64_T, MPI_MAX, comm);
+    /* the tally's fields by how they reduce, each run contiguous */
+    _Static_assert(offsetof(mt_fr_tally_t, parts) == 3 * sizeof(int64_t) &&
+                       offsetof(mt_fr_tally_t, gap_max_ns) == offsetof(mt_fr_tally_t, lag_max_ns) + sizeof(int64_t),
+                   "mt_fr_tally_t's layout");
+    mt_fr_tally_t t, all;
+    mt_fr_parts_tally(m ? m->parts : NULL, m ? m->n : 0, &t);
     merged_free(m);
+    procs_allreduce(&t.aligned, &all.aligned, 4, MPI_INT64_T, MPI_SUM, comm);
+    procs_allreduce(&t.pairs_min, &all.pairs_min, 1, MPI_INT64_T, MPI_MIN, comm);
+    procs_allreduce(&t.lag_max_ns, &all.lag_max_ns, 2, MPI_INT64_T, MPI_MAX, comm);
     int me;
     procs_comm_rank(comm, &me);
-    if (me != 0)
-        return;
-    *placed = (mt_fr_placed_t){.aligned = s_all[0],
-                                  .wall = s_all[1],
-                                  .left_out = s_all[2],
-                                  .no_trace = (int64_t)fr->n - s_all[3],
-                                  .pairs_min = mn_all == INT64_MAX ? 0 : mn_all,
-                                  .lag_max_ns = mx_all[0],
-                                  .gap_max_ns = mx_all[1],
-                                  .written = written};
+    if (me == 0)
+        mt_fr_placed_from(&all, (int64_t)fr->n, written, placed);
 }
 
 void fr_print(const options_t *o, const mt_fr_job_t *fr, const mt_fr_placed_t *placed)

@@ -396,6 +396,7 @@ int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j
     }
     rep.nccl = j->nccl_rep;
     rep.hang = j->fr && j->fr->any ? &j->fr->hang : NULL;
+    rep.hang_placed = &m->fr; /* the merged trace was written before (outputs_merged) */
     /* A run whose merged trace failed writes none of its outputs: the
      * directory keeps the last run's, whole (its merged trace was left as
      * it was); the summary still goes to the terminal. */

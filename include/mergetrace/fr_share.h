@@ -35,6 +35,70 @@ typedef struct mt_fr_placed {
  * when no merged trace was written. MT_OK or what write returned. */
 mt_status_t mt_fr_placed_write_text(const mt_fr_placed_t *p, mt_write_fn write, void *ctx);
 
+/* Beside traces, what a process needs to place the dumps of the ranks it
+ * merges (mt_fr_parts_build): all borrowed, the same on every process but
+ * tcolls and labels. */
+typedef struct mt_fr_parts_in {
+    const void *plan;              /* the list of who reads which dump (mt_fr_job_t.plan) */
+    size_t plan_len;
+    const int32_t *kept;           /* the ranks whose dumps the analysis kept (--force leaves some out), sorted */
+    size_t n_kept;
+    const mt_fr_tcoll_t *tcolls;   /* this process's traces' collectives (mt_fr_job_t.tcolls) */
+    size_t ntcolls;
+    const mt_strtab_t *labels;     /* their pg_id labels */
+    const int64_t *offset_ns;      /* the verdict's offsets by rank, world of them (MT_FR_NONE: not fitted) */
+    int64_t world;
+    int64_t dump_ns;               /* the verdict's dump time on the reference clock, MT_FR_NONE */
+} mt_fr_parts_in_t;
+
+/* A rank's trace in this process's part of the merged trace: its span on
+ * its own clock (0, 0: unknown). */
+typedef struct mt_fr_span {
+    int32_t rank;
+    int64_t first_ns, last_ns;
+} mt_fr_span_t;
+
+/* One rank's dump as a part of the traces' merged trace
+ * (mt_fr_trace_rank_merged after the rank's events). */
+typedef struct mt_fr_part {
+    mt_fr_dump_t d;          /* read again from the plan (owned) */
+    mt_fr_place_t p;         /* placed on its rank's trace (mt_fr_place_fit) */
+    size_t input;            /* the index of its rank's span in mt_fr_parts_build's spans */
+    int64_t end_ns;          /* the dump's time on the dump's own clock, MT_FR_NONE */
+    const mt_clock_t *clock; /* the rank's correction: the caller's to set (borrowed; NULL: none) */
+} mt_fr_part_t;
+
+/* Not collective: for each of spans[0..n) (the ranks this process merges)
+ * whose rank in->kept has and in->plan lists, its dump read again
+ * (mt_fr_share_read_rank), placed on the span's trace (mt_fr_place_fit)
+ * and its dump time put on its own clock, into *parts (*n_parts of them,
+ * in spans' order; free with mt_fr_parts_free). MT_OK; or the first
+ * failure's status with err (a read's: the file, the rank, the position;
+ * or MT_ERR_NOMEM) and nothing in *parts. */
+mt_status_t mt_fr_parts_build(const mt_fr_parts_in_t *in, const mt_fr_span_t *spans, size_t n, mt_fr_part_t **parts,
+                              size_t *n_parts, mt_error_t *err);
+
+/* Frees parts[0..n) (their dumps) and parts; NULL does nothing. */
+void mt_fr_parts_free(mt_fr_part_t *parts, size_t n);
+
+/* One process's parts counted for mt_fr_placed_t, as int64s the program
+ * reduces over the processes: aligned, wall, left_out and parts summed,
+ * pairs_min the minimum (INT64_MAX: none aligned), lag_max_ns and
+ * gap_max_ns the maximum. */
+typedef struct mt_fr_tally {
+    int64_t aligned, wall, left_out, parts; /* MPI_SUM */
+    int64_t pairs_min;                      /* MPI_MIN */
+    int64_t lag_max_ns, gap_max_ns;         /* MPI_MAX */
+} mt_fr_tally_t;
+
+/* parts[0..n) (mt_fr_parts_build's) counted into *t. */
+void mt_fr_parts_tally(const mt_fr_part_t *parts, size_t n, mt_fr_tally_t *t);
+
+/* The job's counts from the tally reduced over every process: n_dumps
+ * the dumps the analysis kept (those not in a part have no merged trace
+ * of their rank), written whether the merged trace was written. */
+void mt_fr_placed_from(const mt_fr_tally_t *t, int64_t n_dumps, bool written, mt_fr_placed_t *out);
+
 /* The dumps of a job on process 0 and the verdict. */
 typedef struct mt_fr_job {
     bool any;               /* the inputs hold dumps (every process) */

@@ -122,6 +122,8 @@ typedef struct mt_report {
     const mt_warnings_t *warnings;     /* every warning of the run, in the terminal's order; NULL = none */
     const struct mt_compare *compare;  /* --baseline: the comparison (report.html only); NULL = none */
     const mt_fr_hang_t *hang;          /* Flight Recorder dumps' post-mortem; NULL = no dump (key left out) */
+    const struct mt_fr_placed *hang_placed; /* how the dumps beside traces were placed in the merged trace
+                                             * (mergetrace/fr_share.h); NULL, or not written: key left out */
 } mt_report_t;
 
 /* What the run's warnings need beyond the report. All borrowed. */

@@ -241,7 +241,7 @@ static mt_status_t report_json(const mt_report_t *r, mt_write_fn write, void *ct
     if (r->hang) {
         mt_out_printf(&j, " ");
         if (j.st == MT_OK)
-            j.st = mt_report_hang_json(r->hang, write, ctx);
+            j.st = mt_report_hang_json(r->hang, r->hang_placed, write, ctx);
         mt_out_printf(&j, ",\n");
     }
     if (r->pipeline_note) {

@@ -7,6 +7,7 @@
 
 #include "base/text.h"
 #include "mergetrace/fr_hang.h"
+#include "mergetrace/fr_share.h"
 #include "mergetrace/report.h"
 #include "mergetrace/version.h"
 #include "report/sections.h"
@@ -47,7 +48,19 @@ static void size_json(mt_out_t *j, const mt_fr_op_t *e)
     mt_out_puts(j, "}");
 }
 
-mt_status_t mt_report_hang_json(const mt_fr_hang_t *h, mt_write_fn w, void *ctx)
+/* `"merged_trace": {...}` of hang: p's counts (mt_fr_placed_t), times in us. */
+static void placed_json(mt_out_t *j, const mt_fr_placed_t *p)
+{
+    mt_out_printf(j, "\"merged_trace\": {\"aligned\": %" PRId64 ", \"wall_clock\": %" PRId64 ", \"left_out\": %" PRId64
+                  ", \"no_trace\": %" PRId64 ", \"pairs_min\": %" PRId64 ", \"lag_max_us\": ",
+                  p->aligned, p->wall, p->left_out, p->no_trace, p->pairs_min);
+    mt_out_us(j, p->lag_max_ns);
+    mt_out_puts(j, ", \"gap_max_us\": ");
+    mt_out_us(j, p->gap_max_ns);
+    mt_out_puts(j, "}");
+}
+
+mt_status_t mt_report_hang_json(const mt_fr_hang_t *h, const mt_fr_placed_t *placed, mt_write_fn w, void *ctx)
 {
     mt_out_t j = {.w = w, .ctx = ctx};
     bool hung = h->kind != MT_FR_NO_HANG;
@@ -117,6 +130,10 @@ mt_status_t mt_report_hang_json(const mt_fr_hang_t *h, mt_write_fn w, void *ctx)
         mt_out_us(&j, h->dump_ns);
     else
         mt_out_puts(&j, "null");
+    if (placed && placed->written) {
+        mt_out_puts(&j, ",\n  ");
+        placed_json(&j, placed);
+    }
     mt_out_puts(&j, ",\n  \"ranks\": [");
     bool first = true;
     for (int r = 0; r < h->world; r++) {
@@ -143,12 +160,14 @@ mt_status_t mt_report_hang_json(const mt_fr_hang_t *h, mt_write_fn w, void *ctx)
     return j.st;
 }
 
-mt_status_t mt_report_hang_html(const mt_fr_hang_t *h, mt_write_fn w, void *ctx)
+mt_status_t mt_report_hang_html(const mt_fr_hang_t *h, const mt_fr_placed_t *placed, mt_write_fn w, void *ctx)
 {
     mt_out_t o = {.w = w, .ctx = ctx};
     mt_out_puts(&o, "<section id=\"hang\"><h2>Hang (Flight Recorder dumps)</h2>\n<pre class=\"cmd\">");
     mt_buf_t text = {0};
     mt_status_t st = mt_fr_hang_write_text(h, mt_buf_write, &text);
+    if (st == MT_OK && placed) /* nothing unless a merged trace was written */
+        st = mt_fr_placed_write_text(placed, mt_buf_write, &text);
     if (st != MT_OK) {
         mt_buf_free(&text);
         return st;

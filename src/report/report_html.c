@@ -1580,7 +1580,7 @@ static mt_status_t report_html(const mt_report_t *r, const mt_html_opts_t *o, mt
     mt_out_puts(&h, "</nav>\n");
     section_header(&h, r, o);
     if (r->hang && h.st == MT_OK)
-        h.st = mt_report_hang_html(r->hang, write, ctx);
+        h.st = mt_report_hang_html(r->hang, r->hang_placed, write, ctx);
     if (r->compare && h.st == MT_OK)
         h.st = mt_compare_html(r->compare, write, ctx);
     section_gpu_time(&h, r);

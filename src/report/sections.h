@@ -35,14 +35,17 @@ mt_status_t mt_report_steps_json(const mt_critpath_t *c, mt_write_fn w, void *ct
 mt_status_t mt_report_steps_html(const mt_critpath_t *c, mt_write_fn w, void *ctx);
 
 /* report.json: writes `"hang": {...}` (no comma around) from the Flight
- * Recorder analysis h (docs/report-schema.md, "hang"). MT_OK or what w
- * returned. */
-mt_status_t mt_report_hang_json(const mt_fr_hang_t *h, mt_write_fn w, void *ctx);
+ * Recorder analysis h and, when placed (NULL: none) says a merged trace of
+ * traces was written, how the dumps were placed in it ("merged_trace")
+ * (docs/report-schema.md, "hang"). MT_OK or what w returned. */
+mt_status_t mt_report_hang_json(const mt_fr_hang_t *h, const struct mt_fr_placed *placed, mt_write_fn w, void *ctx);
 
-/* report.html: the `<section id="hang">` (the terminal verdict and a table
- * by rank: dump, clock offset, wait, last completed collective). MT_OK,
- * MT_ERR_NOMEM or what w returned. */
-mt_status_t mt_report_hang_html(const mt_fr_hang_t *h, mt_write_fn w, void *ctx);
+/* report.html: the `<section id="hang">` (the terminal verdict, the
+ * terminal's line of how the dumps were placed in the merged trace when
+ * placed (NULL: none) says one was written, and a table by rank: dump,
+ * clock offset, wait, last completed collective). MT_OK, MT_ERR_NOMEM or
+ * what w returned. */
+mt_status_t mt_report_hang_html(const mt_fr_hang_t *h, const struct mt_fr_placed *placed, mt_write_fn w, void *ctx);
 
 /* A name for a line of text: at most w characters (mt_fmt_cell), "…" where
  * cut, no padding; b NUL-terminated. */

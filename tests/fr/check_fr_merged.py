@@ -15,12 +15,18 @@ collective in common with its trace):
   lie within lag_max_ns (+ 2 ns of
   rounding) of where the merged trace has them; rank 3's, placed with
   shift 0, within 2 ns;
-- the terminal says 3 dumps aligned and 1 placed on its wall clock;
+- the terminal says 3 dumps aligned and 1 placed on its wall clock, and
+  report.json's hang.merged_trace has the counts and the numbers of the
+  truth: the fewest collectives an aligned rank's trace holds, the largest
+  median discovery lag (each completion's lag past its kernel's end, less
+  the rank's smallest), rank 3's gap (its first time less the trace's last
+  X event's end); without --no-merge's merged trace the key is absent;
 - the merged trace is valid JSON with every rank's events together, its
   traces' events what tests/merge/check_merged.py expects and the same as
   without the dumps (read back by rank, the Flight Recorder process is
   left out);
-- -j 2 and, with MPIEXEC, mpirun -n 1, 2 and 4 write the same merged trace.
+- -j 2 and, with MPIEXEC, mpirun -n 1, 2 and 4 write the same merged trace
+  and the same hang.merged_trace.
 
 usage: check_fr_merged.py MERGETRACE WORKDIR [MPIEXEC]"""
 import json
@@ -49,6 +55,45 @@ def run(cmd, **kw):
 def ns(us):
     """A "ts" (us, 3 decimals; a Decimal or a float) as integer ns."""
     return int(round(Decimal(str(us)) * 1000))
+
+
+def kernels_end(doc):
+    """A trace's collectives' kernels' ends (ns), by start, and its last X
+    event's end (what the trace's span ends at)."""
+    base = int(doc.get("baseTimeNanoseconds", 0))
+    ks = sorted((base + ns(e["ts"]), base + ns(e["ts"]) + ns(e["dur"])) for e in doc["traceEvents"]
+                if e.get("ph") == "X" and e.get("cat") == "kernel"
+                and "Seq" in e.get("args", {}) and "Process Group Name" in e.get("args", {}))
+    last = max(base + ns(e["ts"]) + ns(e["dur"]) for e in doc["traceEvents"] if e.get("ph") == "X")
+    return [k[1] for k in ks], last
+
+
+def placed_truth(job, truth, rep):
+    """report.json's hang.merged_trace against the truth (gen_fr.py
+    --from-traces: a rank's first entries are its trace's collectives, by
+    start; rank 3's none)."""
+    want = {"aligned": 0, "wall_clock": 0, "left_out": 0, "no_trace": 0, "pairs_min": None, "lag_max_us": 0,
+            "gap_max_us": 0}
+    for rs, entries in sorted(truth["entries"].items()):
+        r = int(rs)
+        with open(os.path.join(job, "rank-%d.json" % r)) as f:
+            ends, last = kernels_end(json.load(f))
+        ids = sorted(entries, key=int)
+        if r in truth["unaligned"]:
+            want["wall_clock"] += 1
+            lo = min(t for i in ids for t in entries[i] if t is not None)
+            want["gap_max_us"] = max(want["gap_max_us"], Decimal(lo - last) / 1000)
+            continue
+        want["aligned"] += 1
+        lags = [entries[i][2] - end for i, end in zip(ids, ends)]
+        lags = sorted(x - min(lags) for x in lags)
+        want["lag_max_us"] = max(want["lag_max_us"], Decimal(lags[len(lags) // 2]) / 1000)
+        want["pairs_min"] = len(ends) if want["pairs_min"] is None else min(want["pairs_min"], len(ends))
+    got = rep.get("hang", {}).get("merged_trace")
+    if got != want:
+        fail("report.json's hang.merged_trace %r, the truth %r" % (got, want))
+    else:
+        print("hang.merged_trace as the truth: %r" % got)
 
 
 def main():
@@ -81,6 +126,11 @@ def main():
     with open(os.path.join(out, "report.json")) as f:
         rep = json.load(f, parse_float=Decimal)
     evs = merged["traceEvents"]
+    placed_truth(job, truth, rep)
+    q = run([prog, "-q", "--no-merge", "-o", os.path.join(work, "out_nomerge"), job])
+    with open(os.path.join(work, "out_nomerge", "report.json")) as f:
+        if q.returncode != 4 or "merged_trace" in json.load(f).get("hang", {}):
+            fail("--no-merge: exit %d, or report.json's hang has merged_trace" % q.returncode)
 
     # every rank's events together (what a reader by rank needs)
     seen, last = set(), None
@@ -192,6 +242,10 @@ def main():
     q = run([prog, "-j", "2", "-q", "--merged-format", "json", "-o", o2, job])
     if q.returncode != 4 or open(os.path.join(o2, "merged.json"), "rb").read() != ref:
         fail("-j 2: exit %d, or the merged trace differs from -j 1" % q.returncode)
+    placed = rep["hang"].get("merged_trace")
+    if q.returncode == 4 and json.load(open(os.path.join(o2, "report.json")), parse_float=Decimal)["hang"].get(
+            "merged_trace") != placed:
+        fail("-j 2: hang.merged_trace differs from -j 1")
     if mpiexec:
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                    OMPI_MCA_btl_vader_single_copy_mechanism="none",
@@ -204,6 +258,9 @@ def main():
                 fail("-n %d: exit %d: %s" % (n, q.returncode, q.stderr.strip()[-300:]))
             elif open(os.path.join(o2, "merged.json"), "rb").read() != ref:
                 fail("-n %d: the merged trace differs from the one-process run" % n)
+            elif json.load(open(os.path.join(o2, "report.json")), parse_float=Decimal)["hang"].get(
+                    "merged_trace") != placed:
+                fail("-n %d: hang.merged_trace differs from the one-process run" % n)
     print("%s: %d failed" % ("FAIL" if fails else "OK", fails))
     return 1 if fails else 0
 

@@ -521,6 +521,155 @@ static void test_place(void **state)
     assert_int_equal(b.len, 0);
 }
 
+/* The parts of the merged trace on one process (mt_fr_parts_build): the
+ * merged ranks 0, 1, 3 and 5 of the skip scenario's dumps, 3 left out by
+ * the analysis (--force), 5 without a dump; rank 0's trace holds its
+ * dump's completed collectives ended 5000 ns before their completions,
+ * every other one 300 ns earlier still (shift 5000, median lag 300), rank
+ * 1's trace ends 2 s before its dump's first time (on its wall clock, gap
+ * 2 s); then the tally, and the job's counts with another process's
+ * tally of rank 2's dump left out. */
+static void test_parts(void **state)
+{
+    (void)state;
+    mt_buf_t list = {0};
+    for (int r = 0; r < 4; r++) {
+        char path[512];
+        snprintf(path, sizeof path, SKIP_DIR "%d", r);
+        assert_int_equal(mt_fr_share_put(&list, r, r % 2, path), MT_OK);
+    }
+    mt_error_t err;
+    mt_error_clear(&err);
+    mt_fr_dump_t d0, d1;
+    bool found = false;
+    assert_int_equal(mt_fr_share_read_rank(list.data, list.len, 0, &d0, &found, &err), MT_OK);
+    assert_true(found);
+    assert_int_equal(mt_fr_share_read_rank(list.data, list.len, 1, &d1, &found, &err), MT_OK);
+    assert_true(found);
+    /* rank 0's trace: its dump's completed collectives */
+    mt_strtab_t *labels = mt_strtab_create();
+    assert_non_null(labels);
+    mt_cinst_t *rows = calloc(d0.n, sizeof *rows);
+    assert_non_null(rows);
+    size_t nr = 0;
+    for (size_t i = 0; i < d0.n; i++) {
+        const mt_fr_entry_t *e = &d0.entries[i];
+        if (e->is_p2p || e->completed == MT_FR_NONE)
+            continue;
+        size_t len;
+        const char *name = mt_strtab_get(d0.strs, e->pg, &len);
+        uint32_t id;
+        assert_int_equal(mt_strtab_intern(labels, name, len, &id), MT_OK);
+        rows[nr] = (mt_cinst_t){.rank = 0, .seq = e->seq, .end_ns = e->completed - 5000 - (nr % 2 ? 0 : 300),
+                                .pg_id = id, .flags = MT_CI_SEQ};
+        nr++;
+    }
+    assert_true(nr >= 2);
+    mt_fr_tcoll_t *tc = NULL;
+    size_t ntc = 0;
+    assert_int_equal(mt_fr_tcolls_take(rows, nr, &tc, &ntc), MT_OK);
+    /* rank 1's first time */
+    int64_t lo1 = INT64_MAX;
+    for (size_t i = 0; i < d1.n; i++) {
+        const int64_t t3[3] = {d1.entries[i].created, d1.entries[i].started, d1.entries[i].completed};
+        for (int k = 0; k < 3; k++)
+            if (t3[k] != MT_FR_NONE && t3[k] < lo1)
+                lo1 = t3[k];
+    }
+    const int64_t D = INT64_C(1767189312000000000);
+    const int64_t off[2] = {100, MT_FR_NONE};
+    const int32_t kept[3] = {0, 1, 2};
+    mt_fr_parts_in_t in = {.plan = list.data, .plan_len = list.len, .kept = kept, .n_kept = 3, .tcolls = tc,
+                           .ntcolls = ntc, .labels = labels, .offset_ns = off, .world = 2, .dump_ns = D};
+    const mt_fr_span_t spans[4] = {{.rank = 0, .first_ns = rows[0].end_ns - 1000, .last_ns = rows[nr - 1].end_ns},
+                                   {.rank = 1, .first_ns = lo1 - 10000000000, .last_ns = lo1 - 2000000000},
+                                   {.rank = 3, .first_ns = 1, .last_ns = 2},
+                                   {.rank = 5, .first_ns = 1, .last_ns = 2}};
+    mt_fr_part_t *parts = NULL;
+    size_t np = 9;
+    assert_int_equal(mt_fr_parts_build(&in, spans, 4, &parts, &np, &err), MT_OK);
+    assert_int_equal(np, 2);
+    assert_int_equal(parts[0].d.rank, 0);
+    assert_int_equal(parts[0].input, 0);
+    assert_true(parts[0].p.aligned);
+    assert_int_equal(parts[0].p.shift_ns, 5000);
+    assert_int_equal(parts[0].p.pairs, (int)nr);
+    assert_int_equal(parts[0].p.lag_p50_ns, 300);
+    assert_int_equal(parts[0].end_ns, D + 100); /* the reference's time plus rank 0's offset */
+    assert_int_equal(parts[1].d.rank, 1);
+    assert_int_equal(parts[1].input, 1);
+    assert_true(parts[1].p.placed && !parts[1].p.aligned);
+    assert_int_equal(parts[1].p.gap_ns, 2000000000);
+    assert_int_equal(parts[1].end_ns, MT_FR_NONE); /* no offset: not fitted */
+    assert_int_equal(parts[1].d.n, d1.n);
+
+    mt_fr_tally_t t;
+    mt_fr_parts_tally(parts, np, &t);
+    assert_int_equal(t.aligned, 1);
+    assert_int_equal(t.wall, 1);
+    assert_int_equal(t.left_out, 0);
+    assert_int_equal(t.parts, 2);
+    assert_int_equal(t.pairs_min, (int64_t)nr);
+    assert_int_equal(t.lag_max_ns, 300);
+    assert_int_equal(t.gap_max_ns, 2000000000);
+    /* another process: rank 2's dump, its trace two days before it (left out) */
+    const mt_fr_span_t s2 = {.rank = 2, .first_ns = 1, .last_ns = 2};
+    mt_fr_part_t *p2 = NULL;
+    size_t n2 = 0;
+    assert_int_equal(mt_fr_parts_build(&in, &s2, 1, &p2, &n2, &err), MT_OK);
+    assert_int_equal(n2, 1);
+    assert_false(p2[0].p.placed);
+    mt_fr_tally_t t2;
+    mt_fr_parts_tally(p2, n2, &t2);
+    assert_int_equal(t2.pairs_min, INT64_MAX); /* none aligned */
+    /* reduced as the program does: sums, min, max */
+    mt_fr_tally_t all = {.aligned = t.aligned + t2.aligned,
+                         .wall = t.wall + t2.wall,
+                         .left_out = t.left_out + t2.left_out,
+                         .parts = t.parts + t2.parts,
+                         .pairs_min = t.pairs_min < t2.pairs_min ? t.pairs_min : t2.pairs_min,
+                         .lag_max_ns = t.lag_max_ns > t2.lag_max_ns ? t.lag_max_ns : t2.lag_max_ns,
+                         .gap_max_ns = t.gap_max_ns > t2.gap_max_ns ? t.gap_max_ns : t2.gap_max_ns};
+    mt_fr_placed_t pl;
+    mt_fr_placed_from(&all, 4, true, &pl); /* 4 dumps kept: rank 3's has no trace merged */
+    assert_int_equal(pl.aligned, 1);
+    assert_int_equal(pl.wall, 1);
+    assert_int_equal(pl.left_out, 1);
+    assert_int_equal(pl.no_trace, 1);
+    assert_int_equal(pl.pairs_min, (int64_t)nr);
+    assert_int_equal(pl.lag_max_ns, 300);
+    assert_int_equal(pl.gap_max_ns, 2000000000);
+    assert_true(pl.written);
+    mt_fr_placed_from(&t2, 1, false, &pl);
+    assert_int_equal(pl.pairs_min, 0); /* none aligned: 0 */
+
+    /* a dump that cannot be read again: its status and nothing kept */
+    mt_buf_t bad = {0};
+    assert_int_equal(mt_fr_share_put(&bad, 0, 0, SKIP_DIR "0"), MT_OK);
+    assert_int_equal(mt_fr_share_put(&bad, 2, 0, MT_SOURCE_DIR "/tests/data/fr-trunc/comm_lib_trace_rank_2"), MT_OK);
+    in.plan = bad.data;
+    in.plan_len = bad.len;
+    mt_fr_part_t *p3 = (mt_fr_part_t *)&bad;
+    size_t n3 = 9;
+    mt_error_clear(&err);
+    const mt_fr_span_t s02[2] = {{.rank = 0}, {.rank = 2}};
+    assert_int_not_equal(mt_fr_parts_build(&in, s02, 2, &p3, &n3, &err), MT_OK);
+    assert_null(p3);
+    assert_int_equal(n3, 0);
+    assert_int_equal(err.rank, 2);
+
+    mt_buf_free(&bad);
+    mt_fr_parts_free(p2, n2);
+    mt_fr_parts_free(parts, np);
+    mt_fr_parts_free(NULL, 0);
+    free(tc);
+    free(rows);
+    mt_strtab_free(labels);
+    mt_fr_dump_free(&d0);
+    mt_fr_dump_free(&d1);
+    mt_buf_free(&list);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -529,6 +678,7 @@ int main(void)
         cmocka_unit_test(test_read_error),
         cmocka_unit_test(test_from_nccl),
         cmocka_unit_test(test_place),
+        cmocka_unit_test(test_parts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
