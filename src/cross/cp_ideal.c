@@ -30,6 +30,8 @@ typedef struct ctx {
     const uint8_t *late;  /* per rank_i: bit 2 a straggler with a slow host (cp_ideal_run), NULL */
     const int64_t *ev;    /* the events by job step, NULL: two passes (lanes_t.ev, ev_order) */
     const int32_t *jx;    /* lanes_t.jx, n_jx */
+    const uint32_t *rx;   /* lanes_t.rx, n_rx rows */
+    size_t n_rx;
     size_t n_jx;
     const uint32_t *ev_at;
 } ctx_t;
@@ -107,7 +109,8 @@ typedef struct lanes {
     int64_t *sd;               /* per host sync: its replayed shift, K lanes */
     int64_t *cd;               /* per host sync with jnext (its row jx[q]): the shift its next rank
                                 * step starts with, K lanes, from the first pass (cp_run.c edge_fill) */
-    const int32_t *jx;         /* per host sync: its row in cd (those with jnext), -1 */
+    const int32_t *jx;         /* per host sync: its row in cd (those with jnext; with ev, its rank
+                                * step's place in its next step), -1 */
     size_t n_jx;
     bool cd_on;                /* the second pass: the edge to the next step's start taken */
     /* The events by job step (the nodes and syncs of no step first), each
@@ -116,7 +119,13 @@ typedef struct lanes {
     const int64_t *ev;
     const uint32_t *ev_at;
     int64_t *ims;              /* per instance: its last replayed arrival, K lanes */
-    int64_t *rend;             /* per rank step: its replayed end, K lanes */
+    int64_t *rend;             /* per rank step: its replayed end, K lanes (rx: its row) */
+    /* with ev: per rank step, its row in rend, its place in its step (the
+     * rows of a step's rank steps are done with once its time is taken,
+     * and the next step's take them over); the last row for the rank
+     * steps of no step (never read) */
+    const uint32_t *rx;
+    size_t n_rx;
     uint8_t *idone;
 } lanes_t;
 
@@ -267,7 +276,8 @@ CP_INLINE const int64_t *sd_seen(const lanes_t *x, long q, int32_t job, const in
         return NULL;
     if (C || x->g->syncs[q].job == job)
         return x->sd + (size_t)q * (size_t)K;
-    return x->cd_on && x->g->syncs[q].jnext == job ? x->cd + (size_t)x->jx[q] * (size_t)K : NULL;
+    /* (job -1, outside every step: jnext -1 names no edge) */
+    return x->cd_on && job >= 0 && x->g->syncs[q].jnext == job ? x->cd + (size_t)x->jx[q] * (size_t)K : NULL;
 }
 
 /* The replayed start of the node at hot[k] (cp_run.c start_of, no delay),
@@ -360,11 +370,11 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const 
  * no earlier: rdom), and the row is freed unless something will read it
  * (fast path: the end into a new row and a copy of it, with the slots'
  * bookkeeping, were a tenth of the sweep). */
-CP_INLINE void end_set(lanes_t *x, const cp_hot_t *h, const int64_t *restrict v, const int K)
+CP_INLINE void end_set(lanes_t *x, const cp_hot_t *h, const int64_t *restrict v, const int K, const bool E)
 {
     int32_t id = h->id;
     if (h->rstep >= 0 && !x->rdom[id])
-        lane_max(x->rend + (size_t)h->rstep * (size_t)K, v, K);
+        lane_max(x->rend + (E ? (size_t)x->rx[h->rstep] : (size_t)h->rstep) * (size_t)K, v, K);
     if (!x->left[id])
         slot_give(x, id);
     x->state[id] = 2;
@@ -394,7 +404,7 @@ CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K, const bool C, const bo
     if (h->inst < 0) {
         int64_t *s = slot_of(x, id, K);
         lane_add(s, d, K);
-        end_set(x, h, s, K);
+        end_set(x, h, s, K, E);
         return;
     }
     const cp_inst_t *I = &g->inst[h->inst];
@@ -416,7 +426,7 @@ CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K, const bool C, const bo
     }
     int64_t *s = slot_of(x, id, K); /* the members' starts may have moved the pool */
     lane_max_sum(s, ims, d, K);
-    end_set(x, h, s, K);
+    end_set(x, h, s, K, E);
 }
 
 /* The replayed shift of host sync j (cp_run.c sync_of, no delay). */
@@ -585,6 +595,58 @@ CP_INLINE void ln_event(lanes_t *x, int64_t v, const int K, const bool C, const 
  * 7.79 ms, S 0.850), while the period is the bottleneck's time whatever
  * the chunk count. */
 
+/* Job step j's replayed time, its rank steps replayed (ln_run): each rank
+ * step's end, the host end shifted or the latest replayed end of its
+ * activities (every node has an end event: g->ev), and the step's time
+ * from its earliest start to its latest end summed in sum over the used
+ * steps (used); a run replayed as one (C): also its period from the step
+ * before's end (prev) summed in psum (np). */
+CP_INLINE void ln_step_time(lanes_t *x, const mt_critpath_t *c, size_t j, const int K, const bool C, const bool D,
+                            const bool E, double *restrict sum, double *restrict psum, int64_t *restrict prev,
+                            uint64_t *used, uint64_t *np)
+{
+    const cp_graph_t *g = x->g;
+    const mt_cp_step_t *s = &c->steps[j];
+    if (!s->used && !C) /* a carried run's unused steps: their ends start periods */
+        return;
+    int64_t lo[LANE_ROW], hi[LANE_ROW];
+    FOR_LANES {
+        lo[l] = INT64_MAX;
+        hi[l] = INT64_MIN;
+    }
+    for (uint32_t k = s->first; k < s->first + s->n; k++) {
+        int32_t q = g->js[k];
+        const cp_rs_t *r = &g->rs[q];
+        int64_t *re = x->rend + (size_t)(E ? x->rx[q] : (uint32_t)q) * (size_t)K;
+        const int64_t *hc = D ? x->hc + (size_t)q * (size_t)K : NULL;
+        if (r->sb_end >= 0 && (C || g->syncs[r->sb_end].job == r->job)) {
+            const int64_t *sh = x->sd + (size_t)r->sb_end * (size_t)K;
+            FOR_LANES MAX_TO(re[l], r->cpu_end + sh[l] + (hc ? hc[l] : 0));
+        } else {
+            FOR_LANES MAX_TO(re[l], r->cpu_end + (hc ? hc[l] : 0));
+        }
+        /* in one run: the rank step's start moved with its host (not
+         * by the edge to the next step: cp_run.c replay_finish) */
+        const int64_t *sh = C ? sd_seen(x, r->sb_start, r->job, K, C) : NULL;
+        if (sh) {
+            FOR_LANES MIN_TO(lo[l], r->start + sh[l]);
+        } else {
+            FOR_LANES MIN_TO(lo[l], r->start);
+        }
+        FOR_LANES MAX_TO(hi[l], re[l]);
+    }
+    if (C && cp_step_has_period(c, j)) {
+        FOR_LANES psum[l] += (double)(hi[l] - prev[l]);
+        (*np)++;
+    }
+    if (C)
+        FOR_LANES prev[l] = hi[l];
+    if (!s->used)
+        return;
+    FOR_LANES sum[l] += (double)(hi[l] - lo[l]);
+    (*used)++;
+}
+
 /* Replay the K lanes of x; mean[l] gets lane l's mean job step time over
  * the used steps of c (steps refused for other projections count too: S is
  * the ratio of two replays of the same graph, no delay vs ideal, as in the
@@ -598,6 +660,9 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
     size_t N = g->n_nodes;
     x->cd_on = false;
     bool moved = false;
+    double sum[LANE_ROW] = {0}, psum[LANE_ROW] = {0};
+    uint64_t used = 0, np = 0;
+    int64_t prev[LANE_ROW] = {0}; /* the step before's replayed end (carried runs) */
     for (int pass = 0; pass < 2; pass++) {
         /* the edge to the next step's start (cp_run.c edge_fill), lane by
          * lane; none moves by CP_EDGE_TOL: the first pass stands */
@@ -619,7 +684,9 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
         }
         memset(x->state, 0, N ? N : 1);
         memcpy(x->left, x->nref, (N ? N : 1) * sizeof *x->left);
-        for (size_t i = 0; i < g->n_rs * (size_t)K; i++) /* raised by its activities' ends (end_set) */
+        /* raised by its activities' ends (end_set); with E each step's
+         * rows before its events */
+        for (size_t i = 0; !E && i < g->n_rs * (size_t)K; i++)
             x->rend[i] = INT64_MIN;
         /* a sync's shift may be read before its sync is replayed (a sync
          * that ends where the next starts, or one of zero length, is its
@@ -631,10 +698,17 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
             memset(x->hc, 0, (g->n_rs ? g->n_rs : 1) * (size_t)K * sizeof *x->hc);
         if (E) {
             for (size_t j = 0; j <= c->n_steps; j++) { /* j - 1: the job step (-1: none) */
+                size_t nr = j ? c->steps[j - 1].n : 0;
                 if (j)
                     moved |= ln_edge_step(x, c, j - 1, K);
+                else
+                    nr = 1; /* the row of the rank steps of no step */
+                for (size_t i = 0; i < nr; i++)
+                    lane_fill(x->rend + (j ? i : x->n_rx - 1) * (size_t)K, INT64_MIN, K);
                 for (size_t k = x->ev_at[j]; k < x->ev_at[j + 1]; k++)
                     ln_event(x, x->ev[k], K, C, D, E);
+                if (j) /* its rank steps have ended: its time, before the next step takes their rows */
+                    ln_step_time(x, c, j - 1, K, C, D, E, sum, psum, prev, &used, &np);
             }
         } else {
             for (size_t k = 0; k < g->n_ev; k++)
@@ -644,57 +718,9 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
         if (E || C || !g->n_jnext || !g->cd0) /* one run carries every shift; no edge: one pass */
             break;
     }
-    /* rank step ends: the host end shifted, or the latest replayed end of
-     * its activities (every node has an end event: g->ev) */
-    for (size_t i = 0; i < g->n_rs; i++) {
-        const cp_rs_t *r = &g->rs[i];
-        int64_t *re = x->rend + i * (size_t)K;
-        const int64_t *hc = D ? x->hc + i * (size_t)K : NULL;
-        if (r->sb_end >= 0 && (C || g->syncs[r->sb_end].job == r->job)) {
-            const int64_t *sh = x->sd + (size_t)r->sb_end * (size_t)K;
-            FOR_LANES MAX_TO(re[l], r->cpu_end + sh[l] + (hc ? hc[l] : 0));
-        } else {
-            FOR_LANES MAX_TO(re[l], r->cpu_end + (hc ? hc[l] : 0));
-        }
-    }
-    double sum[LANE_ROW] = {0}, psum[LANE_ROW] = {0};
-    uint64_t used = 0, np = 0;
-    int64_t prev[LANE_ROW] = {0}; /* the step before's replayed end (carried runs) */
-    for (size_t j = 0; j < c->n_steps; j++) {
-        const mt_cp_step_t *s = &c->steps[j];
-        if (!s->used && !C) /* a carried run's unused steps: their ends start periods */
-            continue;
-        int64_t lo[LANE_ROW], hi[LANE_ROW];
-        FOR_LANES {
-            lo[l] = INT64_MAX;
-            hi[l] = INT64_MIN;
-        }
-        for (uint32_t k = s->first; k < s->first + s->n; k++) {
-            int32_t q = g->js[k];
-            const cp_rs_t *r = &g->rs[q];
-            /* in one run: the rank step's start moved with its host (not
-             * by the edge to the next step: cp_run.c replay_finish) */
-            const int64_t *sh = C ? sd_seen(x, r->sb_start, r->job, K, C) : NULL;
-            if (sh) {
-                FOR_LANES MIN_TO(lo[l], r->start + sh[l]);
-            } else {
-                FOR_LANES MIN_TO(lo[l], r->start);
-            }
-            const int64_t *re = x->rend + (size_t)q * (size_t)K;
-            FOR_LANES MAX_TO(hi[l], re[l]);
-        }
-        if (C && cp_step_has_period(c, j)) {
-            FOR_LANES psum[l] += (double)(hi[l] - prev[l]);
-            np++;
-        }
-        if (C)
-            FOR_LANES prev[l] = hi[l];
-        if (!s->used)
-            continue;
-        FOR_LANES sum[l] += (double)(hi[l] - lo[l]);
-        used++;
-    }
-    /* a pipeline run as one: the mean period (above) */
+    for (size_t j = 0; !E && j < c->n_steps; j++)
+        ln_step_time(x, c, j, K, C, D, E, sum, psum, prev, &used, &np);
+    /* a pipeline run as one: the mean period (ln_step_time) */
     if (np) {
         FOR_LANES mean[l] = psum[l] / (double)np;
         used = np;
@@ -804,7 +830,8 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
     while (W > 1 && W > k_max)
         W = lane_narrower(W);
     lanes_t L = {.g = g, .actual = actual, .ideal = ideal, .job_start = job_start, .carry = x->carry, .ev = x->ev,
-                 .ev_at = x->ev_at, .jx = x->jx, .n_jx = x->n_jx};
+                 .ev_at = x->ev_at, .jx = x->jx, .n_jx = x->n_jx, .rx = x->rx,
+                 .n_rx = x->n_rx};
     /* a row's lanes: each scenario twice when both passes are one sweep */
     size_t R = x->ev ? 2 * W : W;
     uint32_t *mask = malloc((N ? N : 1) * sizeof *mask);
@@ -821,7 +848,7 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
     L.sd = malloc((g->n_syncs ? g->n_syncs : 1) * R * sizeof *L.sd);
     L.cd = malloc((x->n_jx ? x->n_jx : 1) * R * sizeof *L.cd);
     L.ims = malloc((g->n_inst ? g->n_inst : 1) * R * sizeof *L.ims);
-    L.rend = malloc((g->n_rs ? g->n_rs : 1) * R * sizeof *L.rend);
+    L.rend = malloc((x->rx ? x->n_rx : g->n_rs ? g->n_rs : 1) * R * sizeof *L.rend);
     L.idone = malloc(g->n_inst ? g->n_inst : 1);
     bool slow = false;
     for (size_t r = 0; x->late && r < NR && !slow; r++)
@@ -1123,6 +1150,7 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
     int64_t *ev = NULL; /* ctx_t.ev, ev_at */
     uint32_t *ev_at = NULL;
     int32_t *jx = NULL; /* ctx_t.jx */
+    uint32_t *rx = NULL; /* ctx_t.rx */
     double *rex = NULL; /* per rank: its measured durations' excess over the ideal ones */
     scen_t *sc = NULL;
     if (!job_start || !actual || !ideal || !vals || !rst || !ssc || !hk || !kn || !co || !ws || !ss)
@@ -1288,14 +1316,43 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
         goto out;
     x.ev = ev;
     x.ev_at = ev_at;
-    /* the edge's rows (lanes_t.cd) only for the syncs that have one */
+    /* the edge's rows (lanes_t.cd) only for the syncs that have one; with
+     * both passes in one sweep, only for those of the step being replayed
+     * (its rank step's place in it: the rows of a step are read while its
+     * events are, and ln_edge_step writes them just before) */
     if (g->n_jnext) {
         if (!(jx = malloc(g->n_syncs * sizeof *jx)))
             goto out;
         for (size_t q = 0; q < g->n_syncs; q++)
-            jx[q] = g->syncs[q].jnext >= 0 ? (int32_t)x.n_jx++ : -1;
+            jx[q] = ev || g->syncs[q].jnext < 0 ? -1 : (int32_t)x.n_jx++;
+        for (size_t j = 0; ev && j < c->n_steps; j++) {
+            const mt_cp_step_t *s = &c->steps[j];
+            for (uint32_t k = s->first; k < s->first + s->n; k++) {
+                int32_t q = g->rs[g->js[k]].sb_start;
+                if (q >= 0 && g->syncs[q].jnext == (int32_t)j)
+                    jx[q] = (int32_t)(k - s->first);
+            }
+            if (s->n > x.n_jx)
+                x.n_jx = s->n;
+        }
     }
     x.jx = jx;
+    /* with both passes in one sweep, a step's rank steps' rows of rend
+     * the next step's (lanes_t.rx) */
+    if (ev) {
+        if (!(rx = malloc((g->n_rs ? g->n_rs : 1) * sizeof *rx)))
+            goto out;
+        size_t nmax = 0;
+        for (size_t j = 0; j < c->n_steps; j++)
+            nmax = c->steps[j].n > nmax ? c->steps[j].n : nmax;
+        for (size_t i = 0; i < g->n_rs; i++)
+            rx[i] = (uint32_t)nmax;
+        for (size_t j = 0; j < c->n_steps; j++)
+            for (uint32_t k = c->steps[j].first; k < c->steps[j].first + c->steps[j].n; k++)
+                rx[g->js[k]] = k - c->steps[j].first;
+        x.n_rx = nmax + 1;
+    }
+    x.rx = rx;
     /* the type labels */
     labels = malloc(LAB_CAP * sizeof *labels);
     lab = malloc((N ? N : 1) * sizeof *lab);
@@ -1556,6 +1613,7 @@ out:
     free(ev);
     free(ev_at);
     free(jx);
+    free(rx);
     free(rex);
     return st;
 }
