@@ -28,6 +28,12 @@ typedef struct ctx {
     const uint8_t *rdom;  /* per node: 1 when its end never raises its rank step's (lanes_t) */
     bool carry;           /* a pipeline: the run replayed as one (lanes_t.carry) */
     const uint8_t *late;  /* per rank_i: bit 2 a straggler with a slow host (cp_ideal_run), NULL */
+    const int64_t *ev;    /* the events by job step, NULL: two passes (lanes_t.ev, ev_order) */
+    const int32_t *jx;    /* lanes_t.jx, n_jx */
+    const uint32_t *rx;   /* lanes_t.rx, n_rx rows */
+    size_t n_rx;
+    size_t n_jx;
+    const uint32_t *ev_at;
 } ctx_t;
 
 #define LAB_CAP 257 /* a Kineto graph has 3 classes; a timeline a dozen types */
@@ -47,6 +53,9 @@ typedef struct ctx {
  * of the what-if's cost). Lane l of node i takes actual[i] when bit l of
  * mask[i] is set, else ideal[i]. */
 #define LANES_MAX 32
+/* A row's lanes at most: a sweep that takes the edge to the next step in
+ * the same pass (ln_run's E) replays each scenario twice, side by side. */
+#define LANE_ROW (2 * LANES_MAX)
 
 typedef struct lanes {
     const cp_graph_t *g;
@@ -93,16 +102,30 @@ typedef struct lanes {
     int64_t *pool;             /* cap slots of stride lanes (the widest sweep's K) */
     int32_t *free_slots;       /* the free slots below top */
     size_t cap, top, n_free, stride;
-    int64_t spare[LANES_MAX];  /* where a start goes when the pool could not grow */
+    int64_t spare[LANE_ROW];   /* where a start goes when the pool could not grow */
     bool fail;
     uint32_t pin;              /* this sweep's lanes with the inferred communication waits pinned
                                 * (critpath_int.h cp_scen_t.pin_inferred) */
     int64_t *sd;               /* per host sync: its replayed shift, K lanes */
-    int64_t *cd;               /* per host sync with jnext: the shift its next rank step starts with,
-                                * K lanes, from the first pass (cp_run.c edge_fill) */
+    int64_t *cd;               /* per host sync with jnext (its row jx[q]): the shift its next rank
+                                * step starts with, K lanes, from the first pass (cp_run.c edge_fill) */
+    const int32_t *jx;         /* per host sync: its row in cd (those with jnext; with ev, its rank
+                                * step's place in its next step), -1 */
+    size_t n_jx;
     bool cd_on;                /* the second pass: the edge to the next step's start taken */
+    /* The events by job step (the nodes and syncs of no step first), each
+     * step's in the replay order, ev_at[j + 1] the first of step j, NULL
+     * when the sweeps take two passes (ctx_t.ev): see ln_run's E. */
+    const int64_t *ev;
+    const uint32_t *ev_at;
     int64_t *ims;              /* per instance: its last replayed arrival, K lanes */
-    int64_t *rend;             /* per rank step: its replayed end, K lanes */
+    int64_t *rend;             /* per rank step: its replayed end, K lanes (rx: its row) */
+    /* with ev: per rank step, its row in rend, its place in its step (the
+     * rows of a step's rank steps are done with once its time is taken,
+     * and the next step's take them over); the last row for the rank
+     * steps of no step (never read) */
+    const uint32_t *rx;
+    size_t n_rx;
     uint8_t *idone;
 } lanes_t;
 
@@ -157,7 +180,7 @@ CP_INLINE void lane_set_add(int64_t *restrict a, const int64_t *restrict b, int6
 }
 
 /* a = max(a, e0 where bit l of pin is set, else b) */
-CP_INLINE void lane_max_pin(int64_t *restrict a, const int64_t *restrict b, int64_t e0, uint32_t pin, const int K)
+CP_INLINE void lane_max_pin(int64_t *restrict a, const int64_t *restrict b, int64_t e0, uint64_t pin, const int K)
 {
     FOR_LANES MAX_TO(a[l], pin >> l & 1 ? e0 : b[l]);
 }
@@ -165,6 +188,19 @@ CP_INLINE void lane_max_pin(int64_t *restrict a, const int64_t *restrict b, int6
 CP_INLINE void lane_copy(int64_t *restrict a, const int64_t *restrict b, const int K)
 {
     FOR_LANES a[l] = b[l];
+}
+
+/* A scenario mask (bit l: scenario l) as lane bits of a sweep of K lanes:
+ * with both passes in one sweep (E) scenario l has lanes l and K / 2 + l
+ * (its first pass and its second). */
+CP_INLINE uint64_t lane_bits(uint32_t m, const int K, const bool E)
+{
+    if (!E)
+        return m;
+    /* the bits past the lanes (a slow host's mask is a complement) kept
+     * off the second pass's lanes */
+    uint64_t lo = (uint64_t)m & ((1ull << (K / 2)) - 1);
+    return lo | lo << (K / 2);
 }
 
 /* The row of node id: its start while open, its end once ended. */
@@ -240,7 +276,8 @@ CP_INLINE const int64_t *sd_seen(const lanes_t *x, long q, int32_t job, const in
         return NULL;
     if (C || x->g->syncs[q].job == job)
         return x->sd + (size_t)q * (size_t)K;
-    return x->cd_on && x->g->syncs[q].jnext == job ? x->cd + (size_t)q * (size_t)K : NULL;
+    /* (job -1, outside every step: jnext -1 names no edge) */
+    return x->cd_on && job >= 0 && x->g->syncs[q].jnext == job ? x->cd + (size_t)x->jx[q] * (size_t)K : NULL;
 }
 
 /* The replayed start of the node at hot[k] (cp_run.c start_of, no delay),
@@ -252,7 +289,7 @@ CP_INLINE const int64_t *sd_seen(const lanes_t *x, long q, int32_t job, const in
  * its fallback in every lane (fast path: a row of INT64_MIN first, a test
  * of each lane at the end and the copy of a local row into the slot were
  * a fifth of the sweep on 8 x 157 MB). */
-CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const bool D)
+CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const bool D, const bool E)
 {
     const cp_graph_t *g = x->g;
     const cp_hot_t *h = &g->hot[k];
@@ -265,12 +302,12 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const 
         for (int q = 0; q < 3; q++) {
             if (h->pred[q] < 0 || !(C || (h->flags >> q & 1)))
                 continue;
-            int64_t buf[LANES_MAX];
+            int64_t buf[LANE_ROW];
             const int64_t *pe = end_read(x, h->pred[q], buf, K);
             if (q == 1 && x->pin && (h->flags & CP_H_PXINF)) { /* the other binding: its measured end */
                 if (!any)
                     lane_fill(best, INT64_MIN, K);
-                lane_max_pin(best, pe, g->e0[h->pred[q]], x->pin, K);
+                lane_max_pin(best, pe, g->e0[h->pred[q]], lane_bits(x->pin, K, E), K);
             } else if (any) {
                 lane_max(best, pe, K);
             } else {
@@ -278,7 +315,7 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const 
             }
             any = true;
         }
-    uint32_t dm = D && (h->flags & CP_H_LAUNCH) && h->rstep >= 0 ? x->dmask[h->rank_i] : 0;
+    uint64_t dm = D && (h->flags & CP_H_LAUNCH) && h->rstep >= 0 ? lane_bits(x->dmask[h->rank_i], K, E) : 0;
     if (dm) {
         /* a slow host made ideal (cp_run.c no_launch_gap, lane by lane):
          * nothing of its step starts before its rank step does, and the
@@ -333,33 +370,41 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const 
  * no earlier: rdom), and the row is freed unless something will read it
  * (fast path: the end into a new row and a copy of it, with the slots'
  * bookkeeping, were a tenth of the sweep). */
-CP_INLINE void end_set(lanes_t *x, const cp_hot_t *h, const int64_t *restrict v, const int K)
+CP_INLINE void end_set(lanes_t *x, const cp_hot_t *h, const int64_t *restrict v, const int K, const bool E)
 {
     int32_t id = h->id;
     if (h->rstep >= 0 && !x->rdom[id])
-        lane_max(x->rend + (size_t)h->rstep * (size_t)K, v, K);
+        lane_max(x->rend + (E ? (size_t)x->rx[h->rstep] : (size_t)h->rstep) * (size_t)K, v, K);
     if (!x->left[id])
         slot_give(x, id);
     x->state[id] = 2;
 }
 
 /* The replayed end of the node at hot[k] (cp_run.c end_of, no delay). */
-CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K, const bool C, const bool D)
+CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K, const bool C, const bool D, const bool E)
 {
     const cp_graph_t *g = x->g;
     const cp_hot_t *h = &g->hot[k];
     int32_t id = h->id;
     if (!x->state[id])
-        ln_start(x, k, K, C, D);
+        ln_start(x, k, K, C, D, E);
     int64_t da = x->actual[id] >= 0 ? x->actual[id] : h->dt;
     int64_t di = x->ideal[id] >= 0 ? x->ideal[id] : h->dt;
     uint32_t m = x->mask[id];
-    int64_t d[LANES_MAX];
-    FOR_LANES d[l] = m >> l & 1 ? da : di;
+    int64_t d[LANE_ROW];
+    /* both passes (E): each scenario's value in both its lanes (a lane
+     * bit of 64 made this loop a third of the sweep: not vectorised) */
+    const int H = E ? K / 2 : K;
+    for (int l = 0; l < H; l++) {
+        int64_t v = m >> l & 1 ? da : di;
+        d[l] = v;
+        if (E)
+            d[H + l] = v;
+    }
     if (h->inst < 0) {
         int64_t *s = slot_of(x, id, K);
         lane_add(s, d, K);
-        end_set(x, h, s, K);
+        end_set(x, h, s, K, E);
         return;
     }
     const cp_inst_t *I = &g->inst[h->inst];
@@ -369,7 +414,7 @@ CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K, const bool C, const bo
         for (uint32_t q = 0; q < I->n; q++) {
             int32_t mm = g->imem[I->m0 + q];
             if (!x->state[mm])
-                ln_start(x, g->pos[mm], K, C, D);
+                ln_start(x, g->pos[mm], K, C, D, E);
             if (C || g->nodes[mm].job == h->job) {
                 lane_max(ims, slot_of(x, mm, K), K);
             } else {
@@ -381,16 +426,16 @@ CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K, const bool C, const bo
     }
     int64_t *s = slot_of(x, id, K); /* the members' starts may have moved the pool */
     lane_max_sum(s, ims, d, K);
-    end_set(x, h, s, K);
+    end_set(x, h, s, K, E);
 }
 
 /* The replayed shift of host sync j (cp_run.c sync_of, no delay). */
-CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K, const bool C, const bool D)
+CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K, const bool C, const bool D, const bool E)
 {
     const cp_graph_t *g = x->g;
     const cp_sync_t *S = &g->syncs[j];
     int64_t *restrict sd = x->sd + j * (size_t)K;
-    int64_t s1[LANES_MAX];
+    int64_t s1[LANE_ROW];
     const int64_t *sb = sd_seen(x, S->sb, S->job, K, C);
     if (sb) {
         FOR_LANES s1[l] = S->s + sb[l];
@@ -408,11 +453,11 @@ CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K, const bool C, const bo
         /* a host collective (cp_run.c sync_of): the last member's
          * replayed arrival + its own transfer */
         const cp_inst_t *I = &g->hin[S->hi];
-        int64_t am[LANES_MAX];
+        int64_t am[LANE_ROW];
         FOR_LANES am[l] = INT64_MIN;
         for (uint32_t q = 0; q < I->n; q++) {
             const cp_sync_t *y = &g->syncs[g->hmem[I->m0 + q]];
-            int64_t ya[LANES_MAX];
+            int64_t ya[LANE_ROW];
             const int64_t *sh = C || y->job == S->job ? sd_seen(x, y->sb, S->job, K, C) : NULL;
             if (sh) {
                 FOR_LANES ya[l] = y->s + sh[l];
@@ -432,13 +477,13 @@ CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K, const bool C, const bo
     } else if (S->hi == -2) {
         /* a host pause: its lateness is a delay of its rank's, at its
          * typical value (none) unless the rank's group is restored */
-        uint32_t mk = x->rmask[S->rank_i];
+        uint64_t mk = lane_bits(x->rmask[S->rank_i], K, E);
         FOR_LANES sd[l] = s1[l] + (S->e - S->s) - ((mk >> l & 1) ? 0 : S->late) - S->e;
     } else if (S->w >= 0 && g->nodes[S->w].e >= S->s) {
         const cp_node_t *w = &g->nodes[S->w];
         int64_t lag = g->ranks[S->rank_i].sync_lag;
         if (C || w->job == S->job) {
-            int64_t buf[LANES_MAX];
+            int64_t buf[LANE_ROW];
             const int64_t *we = end_read(x, S->w, buf, K);
             FOR_LANES sd[l] = (we[l] + lag < s1[l] ? s1[l] : we[l] + lag) - S->e;
         } else {
@@ -460,7 +505,7 @@ CP_INLINE bool ln_edge_fill(lanes_t *x, const mt_critpath_t *c, const int K)
     const cp_graph_t *g = x->g;
     for (size_t j = 0; j < c->n_steps; j++) {
         const mt_cp_step_t *s = &c->steps[j];
-        int64_t o[LANES_MAX];
+        int64_t o[LANE_ROW];
         FOR_LANES o[l] = INT64_MIN;
         for (uint32_t k = s->first; k < s->first + s->n; k++) {
             int32_t q = g->rs[g->js[k]].sb_start;
@@ -471,7 +516,7 @@ CP_INLINE bool ln_edge_fill(lanes_t *x, const mt_critpath_t *c, const int K)
             int32_t q = g->rs[g->js[k]].sb_start;
             if (q >= 0 && g->syncs[q].jnext == (int32_t)j) {
                 const int64_t *sd = x->sd + (size_t)q * (size_t)K;
-                int64_t *cd = x->cd + (size_t)q * (size_t)K;
+                int64_t *cd = x->cd + (size_t)x->jx[q] * (size_t)K;
                 int64_t b = g->cd0[q];
                 if (b == CP_EDGE_OFF) {
                     FOR_LANES cd[l] = 0;
@@ -488,6 +533,58 @@ CP_INLINE bool ln_edge_fill(lanes_t *x, const mt_critpath_t *c, const int K)
     return moved;
 }
 
+/* ln_edge_fill for job step j alone, in a sweep of both passes (ln_run's
+ * E: lanes 0..H-1 the first pass, H..K-1 the second, H = K / 2): the
+ * edge's shifts of the syncs its rank steps start after into lanes H.. of
+ * their x->cd rows (lanes 0.. stay 0: the first pass takes no edge), from
+ * lanes 0.. of their x->sd (their steps come before j in x->ev: replayed
+ * already). Whether any moves by CP_EDGE_TOL or more. */
+CP_INLINE bool ln_edge_step(lanes_t *x, const mt_critpath_t *c, size_t j, const int K)
+{
+    const int H = K / 2;
+    bool moved = false;
+    const cp_graph_t *g = x->g;
+    const mt_cp_step_t *s = &c->steps[j];
+    int64_t o[LANES_MAX];
+    lane_fill(o, INT64_MIN, H);
+    for (uint32_t k = s->first; k < s->first + s->n; k++) {
+        int32_t q = g->rs[g->js[k]].sb_start;
+        if (q >= 0 && g->syncs[q].jnext == (int32_t)j)
+            lane_max(o, x->sd + (size_t)q * (size_t)K, H);
+    }
+    for (uint32_t k = s->first; k < s->first + s->n; k++) {
+        int32_t q = g->rs[g->js[k]].sb_start;
+        if (q >= 0 && g->syncs[q].jnext == (int32_t)j) {
+            const int64_t *sd = x->sd + (size_t)q * (size_t)K;
+            int64_t *cd = x->cd + (size_t)x->jx[q] * (size_t)K + H;
+            int64_t b = g->cd0[q];
+            if (b == CP_EDGE_OFF) {
+                lane_fill(cd, 0, H);
+            } else {
+                for (int l = 0; l < H; l++) {
+                    cd[l] = sd[l] - o[l] - b;
+                    moved |= cd[l] >= CP_EDGE_TOL || cd[l] <= -CP_EDGE_TOL;
+                }
+            }
+        }
+    }
+    return moved;
+}
+
+/* One event of the replay order (g->ev): a node's end (type 0) or start
+ * (2; its index in hot), or a sync (1). */
+CP_INLINE void ln_event(lanes_t *x, int64_t v, const int K, const bool C, const bool D, const bool E)
+{
+    int type = (int)(v >> 32);
+    int32_t id = (int32_t)(v & 0xffffffff); /* a sync, or a node's index in hot */
+    if (type == 0)
+        ln_end(x, id, K, C, D, E);
+    else if (type == 1)
+        ln_sync(x, (size_t)id, K, C, D, E);
+    else if (!x->state[x->g->hot[id].id])
+        ln_start(x, id, K, C, D, E);
+}
+
 /* A pipeline whose job steps are its chunks, replayed as one run, is
  * measured by its period (cp_step_has_period), the time between two
  * chunks' ends: a chunk's latency is no measure of the job's speed there.
@@ -498,6 +595,58 @@ CP_INLINE bool ln_edge_fill(lanes_t *x, const mt_critpath_t *c, const int K)
  * 7.79 ms, S 0.850), while the period is the bottleneck's time whatever
  * the chunk count. */
 
+/* Job step j's replayed time, its rank steps replayed (ln_run): each rank
+ * step's end, the host end shifted or the latest replayed end of its
+ * activities (every node has an end event: g->ev), and the step's time
+ * from its earliest start to its latest end summed in sum over the used
+ * steps (used); a run replayed as one (C): also its period from the step
+ * before's end (prev) summed in psum (np). */
+CP_INLINE void ln_step_time(lanes_t *x, const mt_critpath_t *c, size_t j, const int K, const bool C, const bool D,
+                            const bool E, double *restrict sum, double *restrict psum, int64_t *restrict prev,
+                            uint64_t *used, uint64_t *np)
+{
+    const cp_graph_t *g = x->g;
+    const mt_cp_step_t *s = &c->steps[j];
+    if (!s->used && !C) /* a carried run's unused steps: their ends start periods */
+        return;
+    int64_t lo[LANE_ROW], hi[LANE_ROW];
+    FOR_LANES {
+        lo[l] = INT64_MAX;
+        hi[l] = INT64_MIN;
+    }
+    for (uint32_t k = s->first; k < s->first + s->n; k++) {
+        int32_t q = g->js[k];
+        const cp_rs_t *r = &g->rs[q];
+        int64_t *re = x->rend + (size_t)(E ? x->rx[q] : (uint32_t)q) * (size_t)K;
+        const int64_t *hc = D ? x->hc + (size_t)q * (size_t)K : NULL;
+        if (r->sb_end >= 0 && (C || g->syncs[r->sb_end].job == r->job)) {
+            const int64_t *sh = x->sd + (size_t)r->sb_end * (size_t)K;
+            FOR_LANES MAX_TO(re[l], r->cpu_end + sh[l] + (hc ? hc[l] : 0));
+        } else {
+            FOR_LANES MAX_TO(re[l], r->cpu_end + (hc ? hc[l] : 0));
+        }
+        /* in one run: the rank step's start moved with its host (not
+         * by the edge to the next step: cp_run.c replay_finish) */
+        const int64_t *sh = C ? sd_seen(x, r->sb_start, r->job, K, C) : NULL;
+        if (sh) {
+            FOR_LANES MIN_TO(lo[l], r->start + sh[l]);
+        } else {
+            FOR_LANES MIN_TO(lo[l], r->start);
+        }
+        FOR_LANES MAX_TO(hi[l], re[l]);
+    }
+    if (C && cp_step_has_period(c, j)) {
+        FOR_LANES psum[l] += (double)(hi[l] - prev[l]);
+        (*np)++;
+    }
+    if (C)
+        FOR_LANES prev[l] = hi[l];
+    if (!s->used)
+        return;
+    FOR_LANES sum[l] += (double)(hi[l] - lo[l]);
+    (*used)++;
+}
+
 /* Replay the K lanes of x; mean[l] gets lane l's mean job step time over
  * the used steps of c (steps refused for other projections count too: S is
  * the ratio of two replays of the same graph, no delay vs ideal, as in the
@@ -505,19 +654,39 @@ CP_INLINE bool ln_edge_fill(lanes_t *x, const mt_critpath_t *c, const int K)
  * a run replayed as one (C) with periods: the mean period and the
  * periods' count instead. */
 CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n_used, const int K,
-                      const bool C, const bool D)
+                      const bool C, const bool D, const bool E)
 {
     const cp_graph_t *g = x->g;
     size_t N = g->n_nodes;
     x->cd_on = false;
+    bool moved = false;
+    double sum[LANE_ROW] = {0}, psum[LANE_ROW] = {0};
+    uint64_t used = 0, np = 0;
+    int64_t prev[LANE_ROW] = {0}; /* the step before's replayed end (carried runs) */
     for (int pass = 0; pass < 2; pass++) {
         /* the edge to the next step's start (cp_run.c edge_fill), lane by
          * lane; none moves by CP_EDGE_TOL: the first pass stands */
         if (pass && !ln_edge_fill(x, c, K))
             break;
+        /* Both passes in one (E), each scenario in two lanes, l (the
+         * first pass) and H + l (the second): without a run carried as
+         * one, a job step's replay reads nothing of another step's but
+         * the edge's shifts (the first pass of the steps before it), so
+         * the events replayed step by step (x->ev) give each lane what
+         * its own pass gave, and the second pass needs only the first
+         * pass of the steps before. Fast path: the second pass was a
+         * sweep of its own, and a sweep's cost is much of it per event,
+         * not per lane (on the 256-rank job 33 M instructions a pass of
+         * the ideal's 2 x 35 M of one lane). */
+        if (E) {
+            x->cd_on = true;
+            memset(x->cd, 0, (x->n_jx ? x->n_jx : 1) * (size_t)K * sizeof *x->cd);
+        }
         memset(x->state, 0, N ? N : 1);
         memcpy(x->left, x->nref, (N ? N : 1) * sizeof *x->left);
-        for (size_t i = 0; i < g->n_rs * (size_t)K; i++) /* raised by its activities' ends (end_set) */
+        /* raised by its activities' ends (end_set); with E each step's
+         * rows before its events */
+        for (size_t i = 0; !E && i < g->n_rs * (size_t)K; i++)
             x->rend[i] = INT64_MIN;
         /* a sync's shift may be read before its sync is replayed (a sync
          * that ends where the next starts, or one of zero length, is its
@@ -527,78 +696,40 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
         memset(x->idone, 0, g->n_inst ? g->n_inst : 1);
         if (D)
             memset(x->hc, 0, (g->n_rs ? g->n_rs : 1) * (size_t)K * sizeof *x->hc);
-        for (size_t k = 0; k < g->n_ev; k++) {
-            int64_t v = g->ev[k];
-            int type = (int)(v >> 32);
-            int32_t id = (int32_t)(v & 0xffffffff); /* a sync, or a node's index in hot */
-            if (type == 0)
-                ln_end(x, id, K, C, D);
-            else if (type == 1)
-                ln_sync(x, (size_t)id, K, C, D);
-            else if (!x->state[g->hot[id].id])
-                ln_start(x, id, K, C, D);
+        if (E) {
+            for (size_t j = 0; j <= c->n_steps; j++) { /* j - 1: the job step (-1: none) */
+                size_t nr = j ? c->steps[j - 1].n : 0;
+                if (j)
+                    moved |= ln_edge_step(x, c, j - 1, K);
+                else
+                    nr = 1; /* the row of the rank steps of no step */
+                for (size_t i = 0; i < nr; i++)
+                    lane_fill(x->rend + (j ? i : x->n_rx - 1) * (size_t)K, INT64_MIN, K);
+                for (size_t k = x->ev_at[j]; k < x->ev_at[j + 1]; k++)
+                    ln_event(x, x->ev[k], K, C, D, E);
+                if (j) /* its rank steps have ended: its time, before the next step takes their rows */
+                    ln_step_time(x, c, j - 1, K, C, D, E, sum, psum, prev, &used, &np);
+            }
+        } else {
+            for (size_t k = 0; k < g->n_ev; k++)
+                ln_event(x, g->ev[k], K, C, D, E);
         }
         assert(x->fail || x->top == x->n_free); /* every row came back: the reads were counted right */
-        if (C || !g->n_jnext || !g->cd0) /* one run carries every shift; no edge: one pass */
+        if (E || C || !g->n_jnext || !g->cd0) /* one run carries every shift; no edge: one pass */
             break;
     }
-    /* rank step ends: the host end shifted, or the latest replayed end of
-     * its activities (every node has an end event: g->ev) */
-    for (size_t i = 0; i < g->n_rs; i++) {
-        const cp_rs_t *r = &g->rs[i];
-        int64_t *re = x->rend + i * (size_t)K;
-        const int64_t *hc = D ? x->hc + i * (size_t)K : NULL;
-        if (r->sb_end >= 0 && (C || g->syncs[r->sb_end].job == r->job)) {
-            const int64_t *sh = x->sd + (size_t)r->sb_end * (size_t)K;
-            FOR_LANES MAX_TO(re[l], r->cpu_end + sh[l] + (hc ? hc[l] : 0));
-        } else {
-            FOR_LANES MAX_TO(re[l], r->cpu_end + (hc ? hc[l] : 0));
-        }
-    }
-    double sum[LANES_MAX] = {0}, psum[LANES_MAX] = {0};
-    uint64_t used = 0, np = 0;
-    int64_t prev[LANES_MAX] = {0}; /* the step before's replayed end (carried runs) */
-    for (size_t j = 0; j < c->n_steps; j++) {
-        const mt_cp_step_t *s = &c->steps[j];
-        if (!s->used && !C) /* a carried run's unused steps: their ends start periods */
-            continue;
-        int64_t lo[LANES_MAX], hi[LANES_MAX];
-        FOR_LANES {
-            lo[l] = INT64_MAX;
-            hi[l] = INT64_MIN;
-        }
-        for (uint32_t k = s->first; k < s->first + s->n; k++) {
-            int32_t q = g->js[k];
-            const cp_rs_t *r = &g->rs[q];
-            /* in one run: the rank step's start moved with its host (not
-             * by the edge to the next step: cp_run.c replay_finish) */
-            const int64_t *sh = C ? sd_seen(x, r->sb_start, r->job, K, C) : NULL;
-            if (sh) {
-                FOR_LANES MIN_TO(lo[l], r->start + sh[l]);
-            } else {
-                FOR_LANES MIN_TO(lo[l], r->start);
-            }
-            const int64_t *re = x->rend + (size_t)q * (size_t)K;
-            FOR_LANES MAX_TO(hi[l], re[l]);
-        }
-        if (C && cp_step_has_period(c, j)) {
-            FOR_LANES psum[l] += (double)(hi[l] - prev[l]);
-            np++;
-        }
-        if (C)
-            FOR_LANES prev[l] = hi[l];
-        if (!s->used)
-            continue;
-        FOR_LANES sum[l] += (double)(hi[l] - lo[l]);
-        used++;
-    }
-    /* a pipeline run as one: the mean period (above) */
+    for (size_t j = 0; !E && j < c->n_steps; j++)
+        ln_step_time(x, c, j, K, C, D, E, sum, psum, prev, &used, &np);
+    /* a pipeline run as one: the mean period (ln_step_time) */
     if (np) {
         FOR_LANES mean[l] = psum[l] / (double)np;
         used = np;
     } else {
         FOR_LANES mean[l] = used ? sum[l] / (double)used : 0.0;
     }
+    if (E && moved) /* the second pass stands (else the first, as in ln_edge_fill) */
+        for (int l = 0; l < K / 2; l++)
+            mean[l] = mean[K / 2 + l];
     if (n_used)
         *n_used = used;
 }
@@ -618,26 +749,38 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
 #define LN_CLONES
 #endif
 
-/* Each width three times: replayed step by step, as one run (lanes_t.carry:
+/* Each width five times: replayed step by step, as one run (lanes_t.carry:
  * a constant, so that the step-by-step sweeps of every job without a
  * pipeline take none of its tests; as a field read at each use they cost
- * 4 M instructions of 520 M on the 256-rank job), and with slow hosts to
- * make ideal (lanes_t.dmask; carried or not). */
+ * 4 M instructions of 520 M on the 256-rank job), with slow hosts to
+ * make ideal (lanes_t.dmask; carried or not), and step by step with both
+ * passes in one sweep of twice the lanes (ln_run's E; with slow hosts or
+ * not). */
 #define LN_RUN_K(W)                                                                       \
     LN_CLONES                                                                             \
     static void ln_run##W(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n)  \
     {                                                                                     \
-        ln_run(x, c, mean, n, W, false, false);                                           \
+        ln_run(x, c, mean, n, W, false, false, false);                                    \
     }                                                                                     \
     LN_CLONES                                                                             \
     static void ln_run##W##c(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n) \
     {                                                                                     \
-        ln_run(x, c, mean, n, W, true, false);                                            \
+        ln_run(x, c, mean, n, W, true, false, false);                                     \
     }                                                                                     \
     LN_CLONES                                                                             \
     static void ln_run##W##d(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n) \
     {                                                                                     \
-        ln_run(x, c, mean, n, W, x->carry, true);                                         \
+        ln_run(x, c, mean, n, W, x->carry, true, false);                                  \
+    }                                                                                     \
+    LN_CLONES                                                                             \
+    static void ln_run##W##e(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n) \
+    {                                                                                     \
+        ln_run(x, c, mean, n, 2 * W, false, false, true);                                 \
+    }                                                                                     \
+    LN_CLONES                                                                             \
+    static void ln_run##W##ed(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t *n) \
+    {                                                                                     \
+        ln_run(x, c, mean, n, 2 * W, false, true, true);                                  \
     }
 LN_RUN_K(1)
 LN_RUN_K(4)
@@ -686,29 +829,33 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
     size_t W = lane_width(n);
     while (W > 1 && W > k_max)
         W = lane_narrower(W);
-    lanes_t L = {.g = g, .actual = actual, .ideal = ideal, .job_start = job_start, .carry = x->carry};
+    lanes_t L = {.g = g, .actual = actual, .ideal = ideal, .job_start = job_start, .carry = x->carry, .ev = x->ev,
+                 .ev_at = x->ev_at, .jx = x->jx, .n_jx = x->n_jx, .rx = x->rx,
+                 .n_rx = x->n_rx};
+    /* a row's lanes: each scenario twice when both passes are one sweep */
+    size_t R = x->ev ? 2 * W : W;
     uint32_t *mask = malloc((N ? N : 1) * sizeof *mask);
     uint32_t *rm = malloc((NR ? NR : 1) * sizeof *rm);
     uint32_t *rmk = malloc((NR ? NR : 1) * sizeof *rmk);
     uint32_t *lm = malloc((LAB_CAP + 1) * sizeof *lm);
-    L.stride = W;
+    L.stride = R;
     L.cap = N < 1024 ? (N ? N : 1) : 1024; /* doubles as needed */
-    L.pool = malloc(L.cap * W * sizeof *L.pool);
+    L.pool = malloc(L.cap * R * sizeof *L.pool);
     L.free_slots = malloc(L.cap * sizeof *L.free_slots);
     L.slot = malloc((N ? N : 1) * sizeof *L.slot);
     L.left = malloc((N ? N : 1) * sizeof *L.left);
     L.state = malloc(N ? N : 1);
-    L.sd = malloc((g->n_syncs ? g->n_syncs : 1) * W * sizeof *L.sd);
-    L.cd = malloc((g->n_syncs ? g->n_syncs : 1) * W * sizeof *L.cd);
-    L.ims = malloc((g->n_inst ? g->n_inst : 1) * W * sizeof *L.ims);
-    L.rend = malloc((g->n_rs ? g->n_rs : 1) * W * sizeof *L.rend);
+    L.sd = malloc((g->n_syncs ? g->n_syncs : 1) * R * sizeof *L.sd);
+    L.cd = malloc((x->n_jx ? x->n_jx : 1) * R * sizeof *L.cd);
+    L.ims = malloc((g->n_inst ? g->n_inst : 1) * R * sizeof *L.ims);
+    L.rend = malloc((x->rx ? x->n_rx : g->n_rs ? g->n_rs : 1) * R * sizeof *L.rend);
     L.idone = malloc(g->n_inst ? g->n_inst : 1);
     bool slow = false;
     for (size_t r = 0; x->late && r < NR && !slow; r++)
         slow = x->late[r] & 2;
     uint32_t *dm = slow ? malloc((NR ? NR : 1) * sizeof *dm) : NULL;
     if (slow)
-        L.hc = malloc((g->n_rs ? g->n_rs : 1) * W * sizeof *L.hc);
+        L.hc = malloc((g->n_rs ? g->n_rs : 1) * R * sizeof *L.hc);
     L.dmask = dm;
     int ret = -1;
     if (slow && (!dm || !L.hc))
@@ -761,15 +908,18 @@ static int replay_all(const ctx_t *x, const mt_critpath_t *c, const int64_t *act
             if (dm) /* a slow host keeps its gaps where its rank is measured */
                 dm[r] = x->late[r] & 2 ? ~rmk[r] : 0;
         }
-        double mean[LANES_MAX];
+        double mean[LANE_ROW];
+        /* (ev: never a run carried as one, cp_ideal_run) */
+#define LN_PICK(W) (L.ev ? (L.dmask ? ln_run##W##ed : ln_run##W##e) : L.dmask ? ln_run##W##d : L.carry ? ln_run##W##c : ln_run##W)
         switch (K) {
-        case 1: (L.dmask ? ln_run1d : L.carry ? ln_run1c : ln_run1)(&L, c, mean, n_used); break;
-        case 4: (L.dmask ? ln_run4d : L.carry ? ln_run4c : ln_run4)(&L, c, mean, n_used); break;
-        case 8: (L.dmask ? ln_run8d : L.carry ? ln_run8c : ln_run8)(&L, c, mean, n_used); break;
-        case 16: (L.dmask ? ln_run16d : L.carry ? ln_run16c : ln_run16)(&L, c, mean, n_used); break;
-        case 24: (L.dmask ? ln_run24d : L.carry ? ln_run24c : ln_run24)(&L, c, mean, n_used); break;
-        default: (L.dmask ? ln_run32d : L.carry ? ln_run32c : ln_run32)(&L, c, mean, n_used); break;
+        case 1: LN_PICK(1)(&L, c, mean, n_used); break;
+        case 4: LN_PICK(4)(&L, c, mean, n_used); break;
+        case 8: LN_PICK(8)(&L, c, mean, n_used); break;
+        case 16: LN_PICK(16)(&L, c, mean, n_used); break;
+        case 24: LN_PICK(24)(&L, c, mean, n_used); break;
+        default: LN_PICK(32)(&L, c, mean, n_used); break;
         }
+#undef LN_PICK
         for (size_t l = 0; l < k_used; l++)
             v[a + l].mean = mean[l];
         a += k_used;
@@ -837,6 +987,143 @@ static size_t distinct(int32_t *v, size_t n)
     return k;
 }
 
+/* kn[0..n) (ascending) and their names' hashes hk[0..n) rearranged so
+ * that equal hashes lie together, each group's nodes still ascending (the
+ * groups by their first node): all the typical values need of a sort by
+ * (hash, node), each group's value being its own. In linear time (fast
+ * path: the radix sort of the 64-bit hashes was a tenth of the what-if on
+ * the 256-rank job; a job has a few dozen names). 0, or -1 out of memory. */
+static int group_by_hash(uint64_t *hk, uint32_t *kn, size_t n)
+{
+    size_t cap = 64, ng = 0; /* slots (a power of two, at most half full) and groups */
+    int32_t *slot = malloc(cap * sizeof *slot);
+    uint64_t *gh = malloc(cap / 2 * sizeof *gh); /* per group: its hash, */
+    uint32_t *at = malloc((cap / 2 + 1) * sizeof *at); /* its count, then where its next node goes */
+    uint32_t *gid = malloc((n ? n : 1) * sizeof *gid), *kn0 = malloc((n ? n : 1) * sizeof *kn0);
+    int ret = -1;
+    if (!slot || !gh || !at || !gid || !kn0)
+        goto out;
+    memset(slot, 0xff, cap * sizeof *slot);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = hk[i];
+        size_t s = (size_t)(h ^ h >> 32) & (cap - 1);
+        while (slot[s] >= 0 && gh[slot[s]] != h)
+            s = (s + 1) & (cap - 1);
+        if (slot[s] < 0) {
+            if (ng + 1 > cap / 2) { /* grow: twice the slots, the groups placed again */
+                size_t nc = cap * 2;
+                int32_t *ns = malloc(nc * sizeof *ns);
+                uint64_t *ngh = realloc(gh, nc / 2 * sizeof *gh);
+                if (ngh)
+                    gh = ngh;
+                uint32_t *nat = ngh ? realloc(at, (nc / 2 + 1) * sizeof *at) : NULL;
+                if (nat)
+                    at = nat;
+                if (!ns || !ngh || !nat) {
+                    free(ns);
+                    goto out;
+                }
+                memset(ns, 0xff, nc * sizeof *ns);
+                for (size_t q = 0; q < ng; q++) {
+                    size_t t = (size_t)(gh[q] ^ gh[q] >> 32) & (nc - 1);
+                    while (ns[t] >= 0)
+                        t = (t + 1) & (nc - 1);
+                    ns[t] = (int32_t)q;
+                }
+                free(slot);
+                slot = ns;
+                cap = nc;
+                s = (size_t)(h ^ h >> 32) & (cap - 1);
+                while (slot[s] >= 0)
+                    s = (s + 1) & (cap - 1);
+            }
+            slot[s] = (int32_t)ng;
+            gh[ng] = h;
+            at[ng++] = 0;
+        }
+        gid[i] = (uint32_t)slot[s];
+        at[gid[i]]++;
+    }
+    /* the counts into the groups' first places */
+    uint32_t sum = 0;
+    for (size_t q = 0; q < ng; q++) {
+        uint32_t k = at[q];
+        at[q] = sum;
+        sum += k;
+    }
+    memcpy(kn0, kn, n * sizeof *kn0);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t to = at[gid[i]]++;
+        kn[to] = kn0[i];
+        hk[to] = gh[gid[i]];
+    }
+    ret = 0;
+out:
+    free(slot);
+    free(gh);
+    free(at);
+    free(gid);
+    free(kn0);
+    return ret;
+}
+
+/* g->ev by job step, for sweeps of both passes at once (ctx_t.ev, ln_run's
+ * E): the events of no step first, then step by step, each step's in
+ * their replay order; *at (c->n_steps + 2 entries) where each group
+ * begins (at[j + 1]: step j's), at[c->n_steps + 1] = g->n_ev. None (*ev
+ * NULL) where a step's replay could read another step's: an instance
+ * whose members are of different steps (ln_end starts each member when
+ * the first ends), or an edge from a sync of a step not before the one
+ * it starts (a rank's step numbers out of time order). 0, or -1 out of
+ * memory. */
+static int ev_order(const cp_graph_t *g, const mt_critpath_t *c, int64_t **ev, uint32_t **at)
+{
+    *ev = NULL;
+    *at = NULL;
+    for (size_t i = 0; i < g->n_inst; i++) {
+        const cp_inst_t *I = &g->inst[i];
+        for (uint32_t m = 1; m < I->n; m++)
+            if (g->nodes[g->imem[I->m0 + m]].job != g->nodes[g->imem[I->m0]].job)
+                return 0;
+    }
+    for (size_t j = 0; j < c->n_steps; j++) {
+        const mt_cp_step_t *s = &c->steps[j];
+        for (uint32_t k = s->first; k < s->first + s->n; k++) {
+            int32_t q = g->rs[g->js[k]].sb_start;
+            if (q >= 0 && g->syncs[q].jnext == (int32_t)j && g->syncs[q].job >= (int32_t)j)
+                return 0;
+        }
+    }
+    size_t ng = c->n_steps + 1; /* the groups: no step, then each step */
+    uint32_t *a = calloc(ng + 1, sizeof *a), *w = malloc(ng * sizeof *w);
+    int64_t *e = malloc((g->n_ev ? g->n_ev : 1) * sizeof *e);
+    if (!a || !w || !e) {
+        free(a);
+        free(w);
+        free(e);
+        return -1;
+    }
+    for (size_t k = 0; k < g->n_ev; k++) {
+        int64_t v = g->ev[k];
+        int32_t id = (int32_t)(v & 0xffffffff);
+        int32_t job = (int)(v >> 32) == 1 ? g->syncs[id].job : g->hot[id].job;
+        a[job + 2]++;
+    }
+    for (size_t q = 1; q <= ng; q++)
+        a[q] += a[q - 1];
+    memcpy(w, a, ng * sizeof *w);
+    for (size_t k = 0; k < g->n_ev; k++) {
+        int64_t v = g->ev[k];
+        int32_t id = (int32_t)(v & 0xffffffff);
+        int32_t job = (int)(v >> 32) == 1 ? g->syncs[id].job : g->hot[id].job;
+        e[w[job + 1]++] = v;
+    }
+    free(w);
+    *ev = e;
+    *at = a;
+    return 0;
+}
+
 mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const uint8_t *late, mt_critpath_t *c)
 {
     mt_cp_ideal_t *I = &c->ideal;
@@ -860,6 +1147,10 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
     uint16_t *lab = NULL;
     uint32_t *nref = NULL;
     uint8_t *rdom = NULL;
+    int64_t *ev = NULL; /* ctx_t.ev, ev_at */
+    uint32_t *ev_at = NULL;
+    int32_t *jx = NULL; /* ctx_t.jx */
+    uint32_t *rx = NULL; /* ctx_t.rx */
     double *rex = NULL; /* per rank: its measured durations' excess over the ideal ones */
     scen_t *sc = NULL;
     if (!job_start || !actual || !ideal || !vals || !rst || !ssc || !hk || !kn || !co || !ws || !ss)
@@ -902,9 +1193,10 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
             kn[nk++] = (uint32_t)i;
         }
     }
-    /* by (hash, node): the radix sort is stable and the nodes come in order
-     * (qsort with a comparator cost 10 % of the what-if on 256 ranks) */
-    if (mt_sort_u64(hk, kn, nk) != MT_OK)
+    /* each name's nodes together, by node (qsort with a comparator cost
+     * 10 % of the what-if on 256 ranks, a radix sort by (hash, node) 10 %
+     * still: group_by_hash) */
+    if (group_by_hash(hk, kn, nk))
         goto out;
     for (size_t a0 = 0; a0 < nk;) {
         size_t b = a0;
@@ -1018,6 +1310,49 @@ mt_status_t cp_ideal_run(const cp_graph_t *g, const mt_cp_request_t *rq, const u
             nref[S->w]++;
     }
     x.nref = nref;
+    /* both passes of a sweep in one (ln_run's E) where there are two:
+     * replayed step by step, with the edge to the next step */
+    if (!carry && g->n_jnext && g->cd0 && ev_order(g, c, &ev, &ev_at))
+        goto out;
+    x.ev = ev;
+    x.ev_at = ev_at;
+    /* the edge's rows (lanes_t.cd) only for the syncs that have one; with
+     * both passes in one sweep, only for those of the step being replayed
+     * (its rank step's place in it: the rows of a step are read while its
+     * events are, and ln_edge_step writes them just before) */
+    if (g->n_jnext) {
+        if (!(jx = malloc(g->n_syncs * sizeof *jx)))
+            goto out;
+        for (size_t q = 0; q < g->n_syncs; q++)
+            jx[q] = ev || g->syncs[q].jnext < 0 ? -1 : (int32_t)x.n_jx++;
+        for (size_t j = 0; ev && j < c->n_steps; j++) {
+            const mt_cp_step_t *s = &c->steps[j];
+            for (uint32_t k = s->first; k < s->first + s->n; k++) {
+                int32_t q = g->rs[g->js[k]].sb_start;
+                if (q >= 0 && g->syncs[q].jnext == (int32_t)j)
+                    jx[q] = (int32_t)(k - s->first);
+            }
+            if (s->n > x.n_jx)
+                x.n_jx = s->n;
+        }
+    }
+    x.jx = jx;
+    /* with both passes in one sweep, a step's rank steps' rows of rend
+     * the next step's (lanes_t.rx) */
+    if (ev) {
+        if (!(rx = malloc((g->n_rs ? g->n_rs : 1) * sizeof *rx)))
+            goto out;
+        size_t nmax = 0;
+        for (size_t j = 0; j < c->n_steps; j++)
+            nmax = c->steps[j].n > nmax ? c->steps[j].n : nmax;
+        for (size_t i = 0; i < g->n_rs; i++)
+            rx[i] = (uint32_t)nmax;
+        for (size_t j = 0; j < c->n_steps; j++)
+            for (uint32_t k = c->steps[j].first; k < c->steps[j].first + c->steps[j].n; k++)
+                rx[g->js[k]] = k - c->steps[j].first;
+        x.n_rx = nmax + 1;
+    }
+    x.rx = rx;
     /* the type labels */
     labels = malloc(LAB_CAP * sizeof *labels);
     lab = malloc((N ? N : 1) * sizeof *lab);
@@ -1275,6 +1610,10 @@ out:
     free(lab);
     free(nref);
     free(rdom);
+    free(ev);
+    free(ev_at);
+    free(jx);
+    free(rx);
     free(rex);
     return st;
 }

@@ -115,7 +115,9 @@ CP_INLINE int64_t shift_of(const cp_graph_t *g, const rp_t *r, long q, int32_t j
         return 0;
     if (r->carry || g->syncs[q].job == job)
         return r->sd[q];
-    return r->cd_on && g->syncs[q].jnext == job ? r->cd[q] : 0;
+    /* (job -1, outside every step: jnext -1 names no edge, and r->cd of
+     * a sync without one is never written) */
+    return r->cd_on && job >= 0 && g->syncs[q].jnext == job ? r->cd[q] : 0;
 }
 
 /* The replayed end of node p as seen from job step job: a node of
