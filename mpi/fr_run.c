@@ -376,7 +376,7 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover
         counts[0] = (int64_t)files->n_fr;
         counts[1] = (int64_t)files->n;
         if (files->n_fr) {
-            int code = plan(o, files, map, mc->size, &list);
+            int code = plan(o, files, map, o->local ? 1 : mc->size, &list); /* --local: the dumps are on process 0's disk */
             counts[2] = -code;
         }
     }

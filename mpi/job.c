@@ -22,6 +22,10 @@ int job_check(const options_t *o, const mt_discover_list_t *l, mt_ingest_result_
     case MT_JOB_GOOD:
         return MT_EXIT_OK;
     case MT_JOB_NO_TRACE:
+        if (!j->n_skipped) { /* no file at all (--local: no process listed one) */
+            say("mergetrace: %sno trace found\n", o->job_tag);
+            return MT_EXIT_BAD_INPUT;
+        }
         say("mergetrace: %sno trace among the %zu JSON file%s found (%s: %s)\n", o->job_tag, n_res, n_res == 1 ? "" : "s",
             l->files[j->skipped[0].index].path, j->skipped[0].message);
         return MT_EXIT_BAD_INPUT;

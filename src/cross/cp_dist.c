@@ -1159,8 +1159,10 @@ static mt_status_t owned_members(xch_t *x, const mt_cp_owned_t *own, const rp_t 
     /* ---- the rows to their ranks' holders, in own's order ---- */
     size_t *off = calloc((size_t)P + 1, sizeof *off);
     st = agree(x, !off);
-    if (st != MT_OK)
+    if (st != MT_OK) {
+        free(off); /* another process's failed: this one's is here */
         goto out;
+    }
     for (size_t k = 0; k < no; k++) {
         dest[k] = holder(h, nh, own->m[k].rank);
         if (dest[k] >= 0)

@@ -642,7 +642,8 @@ static int larger_first(const void *a, const void *b)
 
 long mt_discover_share_node(mt_discover_rec_t *rec, size_t n, int n_procs)
 {
-    qsort(rec, n, sizeof *rec, by_identity);
+    if (n) /* rec may be NULL: no process listed a trace (--local, dumps alone) */
+        qsort(rec, n, sizeof *rec, by_identity);
     uint64_t *load = calloc((size_t)n_procs, sizeof *load);
     shared_grp_t *grp = malloc((n ? n : 1) * sizeof *grp);
     if (!load || !grp) {

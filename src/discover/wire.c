@@ -193,7 +193,7 @@ int mt_discover_local_union(const void *files, size_t len, const void *skipped, 
         }
     }
     free(rec);
-    if (!bad)
+    if (!bad && out->n) /* out->files NULL when no process listed a trace */
         qsort(out->files, out->n, sizeof *out->files, by_path_then_owner);
     if (!bad)
         bad = union_skipped(out, skipped, slen) != 0;

@@ -20,7 +20,8 @@
 # once; a non-trace JSON named by one of them an error; an Nsight Systems
 # export's parts shared), and a
 # process whose directory holds no trace (exit 2, its message once, naming
-# the process: one path may be on every node).
+# the process: one path may be on every node); Flight Recorder dumps on
+# process 0's disk beside the traces, and alone.
 # Usage: local_mpmd.sh MPIEXEC MERGETRACE REPO_ROOT WORKDIR
 set -u
 mpiexec=$1 bin=$2 root=$3 work=$4
@@ -274,5 +275,31 @@ code=$?
 if [ $code = 2 ] && [ "$(grep -c 'mergetrace:' "$work/e.err")" = 1 ] &&
   grep -qF -- "mergetrace: --local: process 1: $work/empty: no " "$work/e.err"; then ok; else
   bad "--local with an empty directory: exit $code, $(cat "$work/e.err")"
+fi
+# Flight Recorder dumps on process 0's disk (docs/FORMATS.md: with --local
+# only process 0's PATHs are searched for dumps): the hang verdict of the
+# dumps (exit 4) and the same report.json as by hand over every PATH; the
+# dumps alone on two processes, each given them, the same (before: process
+# 0's own dumps dropped with its file list, exit 0 and no verdict; the
+# dumps alone "no trace")
+fr=$work/frl
+mkdir -p "$fr/T" "$fr/A" "$fr/B" "$fr/D"
+python3 scripts/gen_traces.py --ranks 4 --out "$fr/T" --quiet && python3 scripts/gen_fr.py --from-traces "$fr/T" --out "$fr/D" &&
+  rm -f "$fr/D/fr_truth.json" && cp "$fr/T"/rank-[01].json "$fr/A/" && cp "$fr/T"/rank-[23].json "$fr/B/" || bad "generating traces and dumps"
+env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE timeout 60 "$bin" -q --no-merge -o "$fr/ref" "$fr/A" "$fr/B" "$fr/D" \
+  2>"$fr/ref.err"
+code=$?
+[ $code = 4 ] || bad "dumps beside traces by hand: exit $code, $(head -c 300 "$fr/ref.err")"
+run -n 1 "$bin" -q --local --no-merge -o "$fr/l" "$fr/A" "$fr/D" : -n 1 "$bin" -q --local --no-merge -o "$fr/l" "$fr/B" \
+  >/dev/null 2>"$fr/l.err"
+code=$?
+if [ $code = 4 ] && cmp -s "$fr/ref/report.json" "$fr/l/report.json"; then ok; else
+  bad "dumps on process 0 under --local: exit $code (4 expected), report.json $(cmp "$fr/ref/report.json" "$fr/l/report.json" 2>&1 | head -c 200)"
+fi
+env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE timeout 60 "$bin" -q -o "$fr/dref" "$fr/D" 2>/dev/null
+run -n 2 "$bin" -q --local -o "$fr/dl" "$fr/D" >/dev/null 2>"$fr/dl.err"
+code=$?
+if [ $code = 4 ] && cmp -s "$fr/dref/report.json" "$fr/dl/report.json"; then ok; else
+  bad "dumps alone under --local -n 2: exit $code (4 expected), $(head -c 300 "$fr/dl.err")"
 fi
 harness_end
