@@ -220,8 +220,8 @@ mt_status_t mt_fr_placed_write_text(const mt_fr_placed_t *p, mt_write_fn write, 
         mt_out_printf(&o, "; %" PRId64 " left out (no collective in common, and a day or more from %s trace: not %s clock)",
                       p->left_out, p->left_out == 1 ? "its" : "their", p->left_out == 1 ? "its" : "their");
     if (p->no_trace)
-        mt_out_printf(&o, "; %" PRId64 " dump%s of a rank without a merged trace, not in it", p->no_trace,
-                      p->no_trace == 1 ? "" : "s");
+        mt_out_printf(&o, "; %" PRId64 " %s not in the merged trace, left out", p->no_trace,
+                      p->no_trace == 1 ? "dump of a rank" : "dumps of ranks");
     mt_out_puts(&o, "\n");
     return o.st;
 }

@@ -512,8 +512,8 @@ static void test_place(void **state)
                         "collectives each; completions discovered 0.135 ms after the kernels' end at the median, at "
                         "most); 1 dump with no collective in common with its trace placed on its wall clock, "
                         "unaligned (shift 0; at most 2.000 s from the trace); 2 left out (no collective in common, "
-                        "and a day or more from their trace: not their clock); 1 dump of a rank without a merged trace, "
-                        "not in it\n");
+                        "and a day or more from their trace: not their clock); 1 dump of a rank not in the merged trace, "
+                        "left out\n");
     mt_buf_free(&b);
     pl.written = false; /* no merged trace: no line */
     b = (mt_buf_t){0};
