@@ -133,8 +133,10 @@ static void trace_done(mt_ingest_t *L, const mt_ingest_opts_t *io, const mt_disc
             t = NULL;
             freed(io, f, r);
             released = true;
-            if (st == MT_OK && L->facts[r - L->res])
-                st = mt_merge_facts_memory(L->facts[r - L->res], a); /* the merged trace's counter tracks */
+            /* the merged trace's counter tracks; a merged trace's part
+             * carries them already, as events that pass through */
+            if (st == MT_OK && L->facts[r - L->res] && f->kind != MT_DISCOVER_MERGED_PART)
+                st = mt_merge_facts_memory(L->facts[r - L->res], a);
             if (st == MT_OK)
                 st = mt_rank_analysis_pack_append(a, &L->analyses);
             mt_rank_analysis_free(a);

@@ -234,8 +234,20 @@ def main():
         ok = [i["rank_source"] for i in rm["inputs"]] == ["merged trace"] * 2 + ["distributedInfo"] * 2 and \
             rm["stragglers"]["suspects"] == ra["stragglers"]["suspects"] and "fit" not in rm["clock"]
         with gzip.open(os.path.join(o2, "merged.json.gz"), "rt") as f:
-            ok = ok and json.load(f)["otherData"]["ranks"] == [0, 1, 2, 3]
+            ev2 = json.load(f)
+        ok = ok and ev2["otherData"]["ranks"] == [0, 1, 2, 3]
     check(ok, "a merged trace of ranks 0-1 beside rank-2.json and rank-3.json: analysed, aligned, merged again")
+    if ok:
+        # ranks 0-1's memory counters pass through once: the merge does not
+        # write them again from the parts' [memory] events (it doubled them)
+        with gzip.open(os.path.join(o1, "merged.json.gz"), "rt") as f:
+            ev1 = json.load(f)
+        def counters(doc):
+            return sorted(json.dumps(e, sort_keys=True) for e in doc["traceEvents"]
+                          if e.get("ph") == "C" and e.get("pid", 0) < 3 * 4096)
+        c1, c2 = counters(ev1), counters(ev2)
+        check(len(c1) > 0 and c1 == c2, "ranks 0-1's memory counters merged again: %d in the first merge, %d after"
+              % (len(c1), len(c2)))
     # the merged trace against its own per-rank traces as --baseline: the
     # baseline's job is aligned (the merged input's no-fit is not copied to it)
     ob = d + "-baseline"
