@@ -88,6 +88,7 @@ typedef struct parser {
     int64_t pid_lo, pid_hi;
     uint64_t part_kept;
     int64_t *part_pid;   /* per slot: the pid the rank's own trace had (GPU: the device); INT64_MIN unknown */
+    bool *part_pid_str;  /* per slot: part_pid is a string pid's id in the trace's strings ("Spans") */
     bool part_done;      /* the rank's events are over: the rest of the file is not read */
     /* Strings interned from raw bytes, by their length and first and last
      * 8 bytes (intern_cached). */

@@ -604,7 +604,8 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
     if (!t)
         goto fail;
     if (part_rank >= 0) {
-        if (!(ps.part_pid = malloc(MT_MERGE_PIDS_PER_RANK * sizeof *ps.part_pid)))
+        if (!(ps.part_pid = malloc(MT_MERGE_PIDS_PER_RANK * sizeof *ps.part_pid)) ||
+            !(ps.part_pid_str = calloc(MT_MERGE_PIDS_PER_RANK, sizeof *ps.part_pid_str)))
             goto fail;
         for (size_t i = 0; i < MT_MERGE_PIDS_PER_RANK; i++)
             ps.part_pid[i] = INT64_MIN;
@@ -679,6 +680,7 @@ static mt_status_t load(const char *path, const void *mem, size_t len, const cha
     if (t->info.rank >= 0 && t->info.rank <= INT32_MAX)
         err->rank = (int)t->info.rank;
     free(ps.part_pid); /* the parser's other buffers went before the link */
+    free(ps.part_pid_str);
     *out = t;
     return MT_OK;
 
@@ -695,6 +697,7 @@ fail:
     free(ps.stack);
     free(ps.name_cls);
     free(ps.part_pid);
+    free(ps.part_pid_str);
     mt_trace_free(t);
     return st;
 }

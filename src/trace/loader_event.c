@@ -746,27 +746,46 @@ static int classify_event(parser_t *ps, mt_event_t *ev, const char *at)
 
 /* The merge's process metadata of one slot (src/merge/merge.c
  * write_process_meta): process_name "rank R GPU d" gives the GPU's pid d,
- * process_labels "pid N" a CPU process's own pid N. */
-static void part_meta(parser_t *ps, const mt_event_t *ev, uint32_t value, size_t slot)
+ * process_labels "pid N" a CPU process's own pid N, and any other name
+ * "rank R X" but "rank R CPU" the string pid X ("(empty pid)": "") of a
+ * trace's "Spans" or "Traces" process. MT_OK or MT_ERR_NOMEM. */
+static mt_status_t part_meta(parser_t *ps, const mt_event_t *ev, uint32_t value, size_t slot)
 {
     size_t nl, vl;
     const char *nm = mt_strtab_get(ps->t->strings, ev->name, &nl);
     const char *v = mt_strtab_get(ps->t->strings, value, &vl);
     if (!nm || !v)
-        return;
+        return MT_OK;
     const char *num = NULL;
     size_t skip = 0;
     if (nl == 12 && memcmp(nm, "process_name", 12) == 0) {
         char pre[40];
-        int k = snprintf(pre, sizeof pre, "rank %d GPU ", (int)ps->part_rank);
-        if (k > 0 && vl > (size_t)k && memcmp(v, pre, (size_t)k) == 0)
-            num = v, skip = (size_t)k;
+        int k = snprintf(pre, sizeof pre, "rank %d ", (int)ps->part_rank);
+        if (k <= 0 || vl <= (size_t)k || memcmp(v, pre, (size_t)k) != 0)
+            return MT_OK;
+        const char *x = v + k;
+        size_t xl = vl - (size_t)k;
+        if (xl > 4 && memcmp(x, "GPU ", 4) == 0) {
+            num = v, skip = (size_t)k + 4;
+        } else if (!(xl == 3 && memcmp(x, "CPU", 3) == 0)) {
+            if (xl == 11 && memcmp(x, "(empty pid)", 11) == 0)
+                xl = 0;
+            uint32_t sid;
+            if (mt_strtab_intern(ps->t->strings, x, xl, &sid) != MT_OK)
+                return MT_ERR_NOMEM;
+            ps->part_pid[slot] = sid;
+            ps->part_pid_str[slot] = true;
+            return MT_OK;
+        }
     } else if (nl == 14 && memcmp(nm, "process_labels", 14) == 0 && vl > 4 && memcmp(v, "pid ", 4) == 0) {
         num = v, skip = 4;
     }
     int64_t n;
-    if (num && mt_parse_int64(num + skip, vl - skip, &n) == MT_OK)
+    if (num && mt_parse_int64(num + skip, vl - skip, &n) == MT_OK) {
         ps->part_pid[slot] = n;
+        ps->part_pid_str[slot] = false;
+    }
+    return MT_OK;
 }
 
 /* The keys of an event that the loader reads or knows. */
@@ -1042,10 +1061,13 @@ int mt_loader_parse_event(parser_t *ps, const char *p, const char **out)
         }
         ps->part_kept++;
         size_t slot = (size_t)(x.pid - ps->pid_lo);
-        if (ev.ph == MT_PH_M && x.has_meta && x.meta_str)
-            part_meta(ps, &ev, x.meta_str, slot);
-        if (ps->part_pid[slot] != INT64_MIN)
+        if (ev.ph == MT_PH_M && x.has_meta && x.meta_str && part_meta(ps, &ev, x.meta_str, slot) != MT_OK)
+            return mt_json_fail_code(ps, start, MT_ERR_NOMEM, "string table");
+        if (ps->part_pid[slot] != INT64_MIN) {
             x.pid = ps->part_pid[slot];
+            if (ps->part_pid_str[slot])
+                ev.flags |= MT_EV_PID_STR;
+        }
     }
     /* The event is complete: commit it and its side records. Its ids
      * narrowed to the table's 32-bit fields (wide ones to t->wide; with

@@ -248,6 +248,15 @@ def main():
         c1, c2 = counters(ev1), counters(ev2)
         check(len(c1) > 0 and c1 == c2, "ranks 0-1's memory counters merged again: %d in the first merge, %d after"
               % (len(c1), len(c2)))
+        # and their processes keep their names: a string pid ("Spans",
+        # "Traces") is one again, not a CPU process named by its merged pid
+        def names(doc):
+            return sorted((e["pid"], e["name"], json.dumps(e["args"], sort_keys=True)) for e in doc["traceEvents"]
+                          if e.get("ph") == "M" and e["name"] in ("process_name", "process_labels")
+                          and 4096 <= e.get("pid", 0) < 3 * 4096)
+        n1, n2 = names(ev1), names(ev2)
+        check(n1 == n2 and any("Spans" in x[2] for x in n1),
+              "ranks 0-1's process names merged again: %s, then %s" % (n1[:6], n2[:6]))
     # the merged trace against its own per-rank traces as --baseline: the
     # baseline's job is aligned (the merged input's no-fit is not copied to it)
     ob = d + "-baseline"
