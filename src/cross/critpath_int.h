@@ -1,6 +1,6 @@
 /* The dependency graph of mt_critpath_run (include/mergetrace/critpath.h),
  * shared by its graph builder (critpath.c) and its replay, path and
- * projections (cp_run.c): internal to src/cross/ and the unit tests. */
+ * projections (cp_replay.c, cp_walk.c, cp_run.c): internal to src/cross/ and the unit tests. */
 #ifndef MT_CROSS_CRITPATH_INT_H
 #define MT_CROSS_CRITPATH_INT_H
 
@@ -71,10 +71,10 @@ typedef struct cp_sync {
     int32_t sb;           /* the rank's latest sync ending at or before s, -1 (cp_run.c) */
     int32_t bar;          /* the rank's latest host collective ending at or before e (itself if
                            * it is one), -1: what a launch after it still waits for when launch
-                           * gaps are dropped (cp_run.c no_launch_gap) */
+                           * gaps are dropped (cp_replay.c no_launch_gap) */
     int32_t jnext;        /* the job step whose rank step starts after this sync, the last of the
                            * step before, when the host waited for its GPU's queue here and started
-                           * the step within CP_NEXT_GAP: that start follows it (cp_run.c edge_fill),
+                           * the step within CP_NEXT_GAP: that start follows it (cp_replay.c edge_fill),
                            * -1 */
 } cp_sync_t;
 _Static_assert(sizeof(cp_sync_t) <= 56, "cp_sync_t: jnext fills the padding");
@@ -87,7 +87,7 @@ _Static_assert(sizeof(cp_sync_t) <= 56, "cp_sync_t: jnext fills the padding");
 #define CP_NEXT_GAP 100000
 
 /* How far from its measured end the unchanged run may replay such a sync
- * (ns) for its job step to take the edge at all (cp_run.c edge_base): a
+ * (ns) for its job step to take the edge at all (cp_replay.c cp_edge_base): a
  * larger error is the model's, not a move to carry; cp_graph_t.cd0 holds
  * CP_EDGE_OFF for the syncs of a step without it. */
 #define CP_NEXT_ERR 20000
@@ -125,7 +125,7 @@ typedef struct cp_rank {
  * visits the nodes in time order across ranks, so reading cp_node_t (72
  * bytes, rank by rank) missed the cache at nearly every node; the records
  * are read as a stream. What every scenario computes the same way is
- * worked out once (cp_run.c hot_fill, called by build_order as the start
+ * worked out once (cp_replay.c hot_fill, called by cp_build_order as the start
  * events come, or by cp_hot_build after a topological order; the job
  * steps known by then). */
 typedef struct cp_hot {
@@ -152,7 +152,7 @@ _Static_assert(sizeof(cp_hot_t) == 64, "cp_hot_t: one cache line a node");
 enum { CP_H_LAUNCH = 8, CP_H_PXINF = 16, CP_H_PREV = 32 };
 
 /* The mt_cp_kind_t of a node's time on a path: its class (mt_an_class_t)
- * as a path kind (the walk in cp_run.c and the strips in cp_strip.c). */
+ * as a path kind (the walk in cp_walk.c and the strips in cp_strip.c). */
 static inline int cp_node_kind(const cp_node_t *n)
 {
     return n->cls == MT_AN_COMPUTE ? MT_CP_COMPUTE : n->cls == MT_AN_COMM ? MT_CP_COMM : MT_CP_MEMORY;
@@ -242,7 +242,7 @@ typedef struct cp_graph {
     cp_node_t *nodes;
     size_t n_nodes;
     int32_t *by_end;      /* per rank (from node0), node ids by end; the graph
-                           * build's, then build_order's (cp_run.c: by its end
+                           * build's, then cp_build_order's (cp_replay.c: by its end
                            * key); freed after it */
     cp_rank_t *ranks;     /* by rank */
     size_t n_ranks;
@@ -259,9 +259,9 @@ typedef struct cp_graph {
     cp_rs_t *rs;          /* rank steps, rank by rank, each by start */
     size_t n_rs;
     int32_t *js;          /* rank steps ordered by (step, rank) (cp_run.c) */
-    int64_t *ev;          /* replay order (cp_run.c); after cp_hot_build a node
+    int64_t *ev;          /* replay order (cp_replay.c); after cp_hot_build a node
                            * event holds the node's index in hot, not its id */
-    cp_hot_t *hot;        /* the nodes in replay order: what a replay reads (cp_run.c) */
+    cp_hot_t *hot;        /* the nodes in replay order: what a replay reads (cp_replay.c) */
     int32_t *pos;         /* per node: its index in hot */
     int64_t *e0;          /* per node: its measured end */
     uint32_t *annot;      /* per node: its activity's annotation (mt_an_gact_t.annot), the
