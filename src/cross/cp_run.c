@@ -1,7 +1,8 @@
 /* mt_critpath_run: job steps from the rank steps, the replay of the graph
- * (critpath.c builds it; cp_replay.c replays it) under each scenario, the
- * critical path of each step (cp_walk.c walks it), the statistics, what-if
- * projections and root causes of waiting (include/mergetrace/critpath.h). */
+ * (critpath.c builds it; its replay order here, cp_replay.c replays it)
+ * under each scenario, the critical path of each step (cp_walk.c walks
+ * it), the statistics, what-if projections and root causes of waiting
+ * (include/mergetrace/critpath.h). */
 #define _POSIX_C_SOURCE 200809L /* strndup */
 #include "base/bigmem.h"
 #include "base/hash.h"
@@ -16,6 +17,503 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- the replay order (once per graph, before the replays) ---- */
+
+/* Node i into g->hot[at] (job fields set), and its measured end into
+ * g->e0. */
+CP_INLINE void hot_fill(cp_graph_t *g, size_t i, size_t at)
+{
+    const cp_node_t *n = &g->nodes[i];
+    cp_hot_t *h = &g->hot[at];
+    *h = (cp_hot_t){.s = n->s, .dt = n->inst >= 0 ? cp_node_T(g, n) : n->e - n->s, .pred = {n->pstream, n->px, n->px2},
+                    .job = n->job, .lsync = n->lsync, .inst = n->inst, .id = (int32_t)i, .rstep = n->rstep,
+                    .rank_i = n->rank_i};
+    /* a predecessor of the step before on the rank moves with the edge
+     * when the rank step's start follows that step's last sync (the host
+     * waited for its GPU: cp_sync_t.jnext): else the first kernel of the
+     * step stays at its predecessor's measured end while its launch moves
+     * with the sync (CP_H_PREV) */
+    int32_t sj = -1;
+    if (n->rstep >= 0 && g->rs[n->rstep].sb_start >= 0 && g->syncs[g->rs[n->rstep].sb_start].jnext == n->job)
+        sj = g->syncs[g->rs[n->rstep].sb_start].job;
+    for (int q = 0; q < 3; q++) {
+        const cp_node_t *p = h->pred[q] >= 0 ? &g->nodes[h->pred[q]] : NULL;
+        if (p && p->job == n->job)
+            h->flags |= (uint8_t)(1u << q);
+        else if (p && sj >= 0 && p->job == sj && p->rank_i == n->rank_i)
+            h->flags |= (uint8_t)(CP_H_PREV << q);
+    }
+    /* a communication kernel's wait for another stream that no event
+     * names (NCCL's stream told to wait for the gradient's kernel): the
+     * edge whose other binding the ranges try */
+    if (n->px >= 0 && n->bind == CP_B_X && n->cls == MT_AN_COMM && !n->xnamed)
+        h->flags |= CP_H_PXINF;
+    if (n->L != INT64_MIN) {
+        h->flags |= CP_H_LAUNCH;
+        h->llat = n->L + g->ranks[n->rank_i].lat;
+    }
+    g->e0[i] = n->e;
+}
+
+static int hot_alloc(cp_graph_t *g)
+{
+    size_t N = g->n_nodes ? g->n_nodes : 1;
+    g->hot = mt_big_malloc(N * sizeof *g->hot);
+    g->pos = mt_big_malloc(N * sizeof *g->pos);
+    g->e0 = mt_big_malloc(N * sizeof *g->e0);
+    return g->hot && g->pos && g->e0 ? 0 : -1;
+}
+
+/* g->hot, g->pos and g->e0 from g->nodes (job fields set) and g->ev in
+ * topological order (topo_order), whose node events then hold indices
+ * into hot; 0, or -1 out of memory. (In time order build_order fills them
+ * as it merges.) */
+static int cp_hot_build(cp_graph_t *g)
+{
+    if (hot_alloc(g))
+        return -1;
+    size_t k = 0;
+    for (size_t j = 0; j < g->n_ev; j++)
+        if ((int)(g->ev[j] >> 32) == 2)
+            g->pos[g->ev[j] & 0xffffffff] = (int32_t)k++;
+    assert(k == g->n_nodes);
+    for (size_t i = 0; i < g->n_nodes; i++)
+        hot_fill(g, i, (size_t)g->pos[i]);
+    for (size_t j = 0; j < g->n_ev; j++) {
+        int type = (int)(g->ev[j] >> 32);
+        if (type != 1)
+            g->ev[j] = ((int64_t)type << 32) | (int64_t)g->pos[g->ev[j] & 0xffffffff];
+    }
+    return 0;
+}
+
+/* The replay order of a graph with explicit dependencies (and no host
+ * syncs): Kahn's topological order over the events start(n) (after the
+ * ends of its predecessors), end(n) (after start(n) and, for an instance
+ * member, the starts of every member: through one event per instance).
+ * Explicit dependencies need not agree with the measured order (a receive
+ * posted before the compute it follows has ended), so time order would
+ * not do. Returns 1 when the dependencies hold a cycle (the caller falls
+ * back to time order), -1 out of memory. */
+static int topo_order(cp_graph_t *g)
+{
+    size_t N = g->n_nodes, NI = g->n_inst, NE = 2 * N + NI;
+    uint32_t *indeg = calloc(NE ? NE : 1, sizeof *indeg);
+    size_t *off = calloc(NE + 1, sizeof *off);
+    uint32_t *adj = NULL, *q = NULL;
+    int ret = -1;
+    if (!indeg || !off)
+        goto out;
+    /* edges: end(p) -> start(n); start(n) -> end(n); start(m) -> inst(I) -> end(x) */
+#define EDGES(ADD)                                                                  \
+    for (size_t i = 0; i < N; i++) {                                                \
+        const cp_node_t *x = &g->nodes[i];                                          \
+        if (x->pstream >= 0)                                                        \
+            ADD(N + (size_t)x->pstream, i);                                         \
+        if (x->px >= 0)                                                             \
+            ADD(N + (size_t)x->px, i);                                              \
+        if (x->px2 >= 0)                                                            \
+            ADD(N + (size_t)x->px2, i);                                             \
+        ADD(i, N + i);                                                              \
+        if (x->inst >= 0) {                                                         \
+            ADD(i, 2 * N + (size_t)x->inst);                                        \
+            ADD(2 * N + (size_t)x->inst, N + i);                                    \
+        }                                                                           \
+    }
+#define COUNT(a, b) (off[(a) + 1]++, indeg[(b)]++)
+    EDGES(COUNT)
+    for (size_t i = 0; i < NE; i++)
+        off[i + 1] += off[i];
+    adj = mt_big_malloc((off[NE] ? off[NE] : 1) * sizeof *adj);
+    q = mt_big_malloc((NE ? NE : 1) * sizeof *q);
+    size_t *fill = malloc((NE ? NE : 1) * sizeof *fill);
+    if (!adj || !q || !fill) {
+        free(fill);
+        goto out;
+    }
+    memcpy(fill, off, NE * sizeof *fill);
+#define PUT(a, b) (adj[fill[(a)]++] = (uint32_t)(b))
+    EDGES(PUT)
+#undef PUT
+#undef COUNT
+#undef EDGES
+    free(fill);
+    size_t head = 0, tail = 0, k = 0;
+    for (size_t i = 0; i < NE; i++)
+        if (!indeg[i])
+            q[tail++] = (uint32_t)i;
+    while (head < tail) {
+        size_t v = q[head++];
+        if (v < N)
+            g->ev[k++] = ((int64_t)2 << 32) | (int64_t)v;
+        else if (v < 2 * N)
+            g->ev[k++] = (int64_t)(v - N);
+        for (size_t e = off[v]; e < off[v + 1]; e++)
+            if (!--indeg[adj[e]])
+                q[tail++] = adj[e];
+    }
+    g->n_ev = k;
+    ret = k == 2 * N ? 0 : 1;
+out:
+    free(indeg);
+    free(off);
+    free(adj);
+    free(q);
+    return ret;
+}
+
+
+/* ---- the replay order kept to the graph's edges ----
+ *
+ * The time order of build_order reads a predecessor's replayed end when
+ * its measured end is no later than the successor's measured start. Real
+ * traces break that by a few ns to a microsecond (timestamps rounded to
+ * 1 us, a kernel that begins as the one before it on its stream is still
+ * ending): the successor's start was then replayed before its
+ * predecessor's end, from the predecessor's *measured* end, so a what-if
+ * that moved the predecessor did not move the successor, nor anything
+ * after it (issue 38: "rank 5 at the median rank's speed" gained 1.5 us
+ * of 1.66 ms, rank 3's step end pinned by its last copy's start). Here
+ * the order is made a topological one, as close to the time order as the
+ * edges allow: an event whose dependency has not come yet waits for it
+ * and follows it at once. Dependencies: a start after its predecessors'
+ * ends (every step's: a run that carries shifts reads them all) and after
+ * the sync its launch follows; an end after its start and, for an
+ * instance member, after every member's start; a sync after the end of
+ * what it waited for and after the sync before it. */
+
+/* Event indices: start of hot[k] k, end of hot[k] N + k, sync j 2N + j,
+ * instance i (all its members started) 2N + S + i. */
+typedef struct ord_fix {
+    const cp_graph_t *g;
+    size_t N, S;
+    uint8_t *done;
+    int32_t *head, *next; /* per event: the first event waiting for it; the next waiter */
+    uint32_t *started;    /* per instance: members started */
+    int64_t *ev;          /* the order, rewritten (o->w never passes the read: a copy is read) */
+    size_t w;
+    int32_t *stack;
+    size_t top;
+} ord_fix_t;
+
+/* The first dependency of event e not yet emitted, or -1. */
+static int32_t ord_blocker(const ord_fix_t *o, int32_t e)
+{
+    const cp_graph_t *g = o->g;
+    size_t N = o->N;
+    if ((size_t)e < N) {
+        const cp_hot_t *h = &g->hot[e];
+        for (int q = 0; q < 3; q++) {
+            int32_t p = h->pred[q];
+            if (p >= 0 && !o->done[N + (size_t)g->pos[p]])
+                return (int32_t)(N + (size_t)g->pos[p]);
+        }
+        if ((h->flags & CP_H_LAUNCH) && h->lsync >= 0 && !o->done[2 * N + (size_t)h->lsync])
+            return (int32_t)(2 * N + (size_t)h->lsync);
+        return -1;
+    }
+    if ((size_t)e < 2 * N) {
+        size_t k = (size_t)e - N;
+        if (!o->done[k])
+            return (int32_t)k;
+        int32_t i = g->hot[k].inst;
+        if (i >= 0 && !o->done[2 * N + o->S + (size_t)i])
+            return (int32_t)(2 * N + o->S + (size_t)i);
+        return -1;
+    }
+    if ((size_t)e >= 2 * N + o->S) /* an instance: emitted when its last member starts */
+        return -1;
+    const cp_sync_t *y = &g->syncs[(size_t)e - 2 * N];
+    if (y->sb >= 0 && (size_t)y->sb != (size_t)e - 2 * N && !o->done[2 * N + (size_t)y->sb])
+        return (int32_t)(2 * N + (size_t)y->sb);
+    if (y->w >= 0 && !o->done[N + (size_t)g->pos[y->w]])
+        return (int32_t)(N + (size_t)g->pos[y->w]);
+    if (y->hi >= 0) { /* a host collective: after every member's sync before it */
+        const cp_inst_t *I = &g->hin[y->hi];
+        for (uint32_t q = 0; q < I->n; q++) {
+            int32_t b = g->syncs[g->hmem[I->m0 + q]].sb;
+            if (b >= 0 && b != g->hmem[I->m0 + q] && !o->done[2 * N + (size_t)b])
+                return (int32_t)(2 * N + (size_t)b);
+        }
+    }
+    return -1;
+}
+
+/* Emit e if nothing holds it (else it waits for its blocker), then every
+ * waiter this frees, depth first through o->stack. */
+static void ord_try(ord_fix_t *o, int32_t e0)
+{
+    size_t N = o->N, S = o->S;
+    o->stack[o->top++] = e0;
+    while (o->top) {
+        int32_t e = o->stack[--o->top];
+        if (o->done[e])
+            continue;
+        int32_t b = ord_blocker(o, e);
+        if (b >= 0) {
+            o->next[e] = o->head[b];
+            o->head[b] = e;
+            continue;
+        }
+        o->done[e] = 1;
+        if ((size_t)e < 2 * N + S) { /* a real event (not an instance's) */
+            int type = (size_t)e < N ? 2 : (size_t)e < 2 * N ? 0 : 1;
+            int64_t id = type == 2 ? e : type == 0 ? e - (int64_t)N : e - (int64_t)(2 * N);
+            o->ev[o->w++] = ((int64_t)type << 32) | id;
+        }
+        if ((size_t)e < N && o->g->hot[e].inst >= 0) {
+            int32_t i = o->g->hot[e].inst;
+            if (++o->started[i] == o->g->inst[i].n)
+                o->stack[o->top++] = (int32_t)(2 * N + S + (size_t)i);
+        }
+        for (int32_t x = o->head[e]; x >= 0; x = o->next[x])
+            o->stack[o->top++] = x;
+        o->head[e] = -1;
+    }
+}
+
+/* g->ev (time order, node events by hot index) made topological as above.
+ * 0; 1 when the edges hold a cycle (a collective matched across ranks in
+ * an order that contradicts a stream's: g->ev is left in time order, the
+ * replay reads a measured end there as before); -1 out of memory. Fast
+ * path: nothing is allocated but the done flags when the time order
+ * already respects every edge. */
+static int order_fix(cp_graph_t *g)
+{
+    size_t N = g->n_nodes, S = g->n_syncs, NI = g->n_inst, E = 2 * N + S + NI;
+    ord_fix_t o = {.g = g, .N = N, .S = S};
+    if (E > INT32_MAX)
+        return 0;
+    o.done = calloc(E ? E : 1, 1);
+    if (!o.done)
+        return -1;
+    /* a first pass: does the time order already hold? */
+    uint32_t *cnt = calloc(NI ? NI : 1, sizeof *cnt);
+    if (!cnt) {
+        free(o.done);
+        return -1;
+    }
+    o.started = cnt;
+    bool ok = true;
+    for (size_t j = 0; j < g->n_ev && ok; j++) {
+        int64_t v = g->ev[j];
+        int type = (int)(v >> 32);
+        size_t id = (size_t)(v & 0xffffffff);
+        int32_t e = (int32_t)(type == 2 ? id : type == 0 ? N + id : 2 * N + id);
+        if (ord_blocker(&o, e) >= 0) {
+            ok = false;
+            break;
+        }
+        o.done[e] = 1;
+        if (type == 2 && g->hot[id].inst >= 0 && ++cnt[g->hot[id].inst] == g->inst[g->hot[id].inst].n)
+            o.done[2 * N + S + (size_t)g->hot[id].inst] = 1;
+    }
+    if (ok) {
+        free(o.done);
+        free(cnt);
+        return 0;
+    }
+    memset(o.done, 0, E);
+    memset(cnt, 0, (NI ? NI : 1) * sizeof *cnt);
+    o.head = malloc(E * sizeof *o.head);
+    o.next = malloc(E * sizeof *o.next);
+    o.stack = malloc(E * sizeof *o.stack);
+    int64_t *copy = malloc((g->n_ev ? g->n_ev : 1) * sizeof *copy);
+    int ret = -1;
+    if (!o.head || !o.next || !o.stack || !copy)
+        goto out;
+    memset(o.head, 0xff, E * sizeof *o.head);
+    memcpy(copy, g->ev, g->n_ev * sizeof *copy);
+    o.ev = g->ev;
+    for (size_t j = 0; j < g->n_ev; j++) {
+        int64_t v = copy[j];
+        int type = (int)(v >> 32);
+        size_t id = (size_t)(v & 0xffffffff);
+        ord_try(&o, (int32_t)(type == 2 ? id : type == 0 ? N + id : 2 * N + id));
+    }
+    if (o.w != g->n_ev) { /* a cycle: events never freed */
+        memcpy(g->ev, copy, g->n_ev * sizeof *copy);
+        ret = 1;
+    } else {
+        ret = 0;
+    }
+out:
+    free(o.done);
+    free(cnt);
+    free(o.head);
+    free(o.next);
+    free(o.stack);
+    free(copy);
+    return ret;
+}
+
+/* One sorted source of build_order's merge: a rank's node ends, syncs or
+ * node starts, items at..end of ord (NULL: the ids themselves). */
+typedef struct bo_src {
+    const int32_t *ord;
+    size_t at, end;
+    int type;
+} bo_src_t;
+
+/* The head (key, tie) of x; tie = type << 32 | id orders equal times as
+ * the replay needs them: ends, syncs, starts, each by id. */
+CP_INLINE void bo_head(const cp_graph_t *g, const bo_src_t *x, uint64_t *key, uint64_t *tie)
+{
+    size_t id = x->ord ? (size_t)x->ord[x->at] : x->at;
+    int64_t t = x->type == 0 ? cp_end_key(g, &g->nodes[id]) : x->type == 1 ? g->syncs[id].e : g->nodes[id].s;
+    *key = mt_sort_key_i64(t);
+    *tie = (uint64_t)x->type << 32 | id;
+}
+
+/* The replay order: node ends (key cp_end_key), sync ends, node starts; by
+ * key, in that type order at equal keys, each type by id; and, with it,
+ * g->hot, g->pos and g->e0 (cp_hot_build), the node events holding
+ * indices into hot. Job fields must be set. With explicit dependencies
+ * and no syncs: topo_order and cp_hot_build. 0, or -1 out of memory.
+ *
+ * Fast path: each rank's ends, syncs and starts are each already sorted
+ * (syncs by end, nodes by end in by_end; a rank's nodes nearly always
+ * come by start), so the order is a merge of 3 sources per rank (a loser
+ * tree: about log2(3 x ranks) comparisons an event), not a radix sort of
+ * 2 x nodes + syncs 64-bit keys; the same order, since (key, type, id) is
+ * a total order. Besides the order itself (8 bytes an event) it touches no
+ * new memory but a start order for ranks whose nodes do not come by start
+ * (4 bytes a node), where the sort took 24 bytes an event of keys, a
+ * permutation and the sort's scratch, each fresh pages (clear_page was a
+ * third of the section's time on 8 x 157 MB). The hot records are written
+ * as the start events come, in order: no second pass over the events. */
+static int build_order(cp_graph_t *g)
+{
+    size_t N = g->n_nodes, S = g->n_syncs, n = 2 * N + S;
+    g->ev = mt_big_malloc((n ? n : 1) * sizeof *g->ev);
+    if (!g->ev)
+        return -1;
+    if (g->explicit_deps && !S) {
+        int t = topo_order(g);
+        if (t < 0)
+            return -1;
+        if (t == 0)
+            return cp_hot_build(g);
+        g->topo_cycle = true; /* time order below */
+    }
+    if (hot_alloc(g))
+        return -1;
+    int ret = -1;
+    size_t nmax = 0;
+    for (size_t i = 0; i < g->n_ranks; i++)
+        if (g->ranks[i].n_nodes > nmax)
+            nmax = g->ranks[i].n_nodes;
+    int32_t *so = NULL; /* start orders of the ranks whose nodes do not come by start */
+    uint64_t *key = NULL;
+    uint32_t *val = NULL;
+    bo_src_t *src = malloc((3 * g->n_ranks + 1) * sizeof *src);
+    mt_kmerge_t m = {0};
+    if (!src)
+        goto out;
+    size_t k = 0;
+    for (size_t i = 0; i < g->n_ranks; i++) {
+        const cp_rank_t *R = &g->ranks[i];
+        if (!R->n_nodes && !R->n_syncs)
+            continue;
+        bool by_start = R->by_start;
+        if ((R->end_late || !by_start) &&
+            ((!key && !(key = mt_big_malloc((nmax ? nmax : 1) * sizeof *key))) ||
+             (!val && !(val = mt_big_malloc((nmax ? nmax : 1) * sizeof *val)))))
+            goto out;
+        /* by_end (by end, then id: cp_graph_build) is the
+         * end events' order unless an instance's last arrival comes after
+         * a member's end (clock error: rare) */
+        if (R->end_late && cp_rank_order(g, R, CP_BY_END_KEY, g->by_end, key, val))
+            goto out;
+        if (!by_start) {
+            if (!so && !(so = mt_big_malloc((N ? N : 1) * sizeof *so)))
+                goto out;
+            if (cp_rank_order(g, R, CP_BY_START, so, key, val))
+                goto out;
+        }
+        /* only sources with items: each leaf is a level of the tree in
+         * the end (256 ranks without syncs: 512 leaves, not 768) */
+        if (R->n_nodes)
+            src[k++] = (bo_src_t){.ord = g->by_end, .at = R->node0, .end = R->node0 + R->n_nodes, .type = 0};
+        if (R->n_syncs)
+            src[k++] = (bo_src_t){.at = R->sync0, .end = R->sync0 + R->n_syncs, .type = 1};
+        if (R->n_nodes)
+            src[k++] = (bo_src_t){.ord = by_start ? NULL : so, .at = R->node0, .end = R->node0 + R->n_nodes, .type = 2};
+    }
+    free(key);
+    free(val);
+    key = NULL;
+    val = NULL;
+    if (!k) { /* no rank has a node or a sync: nothing to order */
+        g->n_ev = 0;
+        ret = 0;
+        goto out;
+    }
+    if (mt_kmerge_init(&m, k) != MT_OK)
+        goto out;
+    for (size_t q = 0; q < k; q++)
+        bo_head(g, &src[q], &m.key[q], &m.tie[q]);
+    mt_kmerge_start(&m);
+    size_t nh = 0; /* start events so far: the next hot index */
+#ifndef NDEBUG
+    uint64_t pk = 0, pt = 0; /* the last event's (key, tie): every source must be sorted */
+#endif
+    for (size_t j = 0; j < n; j++) {
+        uint32_t q = mt_kmerge_top(&m);
+        bo_src_t *x = &src[q];
+        uint64_t tie = m.tie[q];
+        int type = (int)(tie >> 32);
+        size_t id = (size_t)(tie & 0xffffffff);
+        assert(m.key[q] != MT_KMERGE_END || tie != MT_KMERGE_END);
+#ifndef NDEBUG
+        /* a source out of order would pop an end before its start and
+         * index pos[] before it is written */
+        assert(j == 0 || m.key[q] > pk || (m.key[q] == pk && tie > pt));
+        pk = m.key[q];
+        pt = tie;
+#endif
+        if (type == 1) {
+            g->ev[j] = ((int64_t)1 << 32) | (int64_t)id;
+        } else {
+            /* a node's end comes after its start unless both are at one
+             * time (s == end_key: the end first); such an end's event
+             * waits in pos for the start to give it its hot index */
+            const cp_node_t *nd = &g->nodes[id];
+            bool end_first = type == 0 ? m.key[q] == mt_sort_key_i64(nd->s) : cp_end_key(g, nd) == nd->s;
+            if (type == 0) {
+                if (end_first)
+                    g->pos[id] = (int32_t)j;
+                else
+                    g->ev[j] = g->pos[id];
+            } else {
+                if (end_first)
+                    g->ev[g->pos[id]] = (int64_t)nh;
+                g->pos[id] = (int32_t)nh;
+                hot_fill(g, id, nh);
+                g->ev[j] = ((int64_t)2 << 32) | (int64_t)nh++;
+            }
+        }
+        uint64_t nk = MT_KMERGE_END, nt = MT_KMERGE_END;
+        if (++x->at < x->end)
+            bo_head(g, x, &nk, &nt);
+        mt_kmerge_next(&m, nk, nt);
+    }
+    assert(nh == N);
+    g->n_ev = n;
+    ret = order_fix(g);
+    if (ret > 0) {
+        g->order_cycle = true;
+        ret = 0;
+    }
+out:
+    free(so);
+    free(key);
+    free(val);
+    free(src);
+    mt_kmerge_free(&m);
+    return ret;
+}
 
 /* ---- helpers ---- */
 
@@ -545,7 +1043,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     /* the replay order and the hot records need the job fields; the
      * replay's arrays are allocated after them (no page of theirs is
      * touched before the first replay) */
-    if (cp_build_order(&g))
+    if (build_order(&g))
         goto out;
     free(g.by_end); /* read by nothing after the order: its pages freed before the replay's */
     g.by_end = NULL;

@@ -1,7 +1,7 @@
 /* What the three files of mt_critpath_run share (internal to src/cross/):
  * cp_replay.c replays the graph under a scenario, cp_walk.c walks the
- * critical path of a step and the root causes of waiting, cp_run.c drives
- * them (mt_critpath_run). The dependencies go one way: cp_run.c calls the
+ * critical path of a step and the root causes of waiting, cp_run.c puts
+ * the graph in replay order and drives them (mt_critpath_run). The dependencies go one way: cp_run.c calls the
  * other two, cp_walk.c neither. */
 #ifndef MT_CROSS_CP_RUN_INT_H
 #define MT_CROSS_CP_RUN_INT_H
@@ -63,10 +63,6 @@ void cp_rp_free(rp_t *r);
 /* Allocate r's arrays for g: 0, or -1 out of memory (cp_rp_free frees
  * what was allocated). */
 int cp_rp_alloc(const cp_graph_t *g, rp_t *r);
-
-/* The replay order and the hot records of g (see cp_replay.c). 0, or -1
- * out of memory. */
-int cp_build_order(cp_graph_t *g);
 
 /* g->cd0 from the unchanged run r, for the replays after it; nothing
  * without an edge. 0, or -1 out of memory. */

@@ -972,7 +972,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         g->inst[g->n_inst++] = I;
     }
     /* a member ending before its instance's last arrival (clock error)
-     * puts its end event after its place in by_end (cp_replay.c cp_build_order) */
+     * puts its end event after its place in by_end (cp_run.c build_order) */
     for (size_t q = 0; q < g->n_imem; q++) {
         const cp_node_t *n = &g->nodes[g->imem[q]];
         if (cp_node_T(g, n) < 0)

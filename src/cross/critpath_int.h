@@ -125,7 +125,7 @@ typedef struct cp_rank {
  * visits the nodes in time order across ranks, so reading cp_node_t (72
  * bytes, rank by rank) missed the cache at nearly every node; the records
  * are read as a stream. What every scenario computes the same way is
- * worked out once (cp_replay.c hot_fill, called by cp_build_order as the start
+ * worked out once (cp_run.c hot_fill, called by build_order as the start
  * events come, or by cp_hot_build after a topological order; the job
  * steps known by then). */
 typedef struct cp_hot {
@@ -242,7 +242,7 @@ typedef struct cp_graph {
     cp_node_t *nodes;
     size_t n_nodes;
     int32_t *by_end;      /* per rank (from node0), node ids by end; the graph
-                           * build's, then cp_build_order's (cp_replay.c: by its end
+                           * build's, then build_order's (cp_run.c: by its end
                            * key); freed after it */
     cp_rank_t *ranks;     /* by rank */
     size_t n_ranks;
@@ -259,9 +259,9 @@ typedef struct cp_graph {
     cp_rs_t *rs;          /* rank steps, rank by rank, each by start */
     size_t n_rs;
     int32_t *js;          /* rank steps ordered by (step, rank) (cp_run.c) */
-    int64_t *ev;          /* replay order (cp_replay.c); after cp_hot_build a node
+    int64_t *ev;          /* replay order (cp_run.c); after cp_hot_build a node
                            * event holds the node's index in hot, not its id */
-    cp_hot_t *hot;        /* the nodes in replay order: what a replay reads (cp_replay.c) */
+    cp_hot_t *hot;        /* the nodes in replay order: what a replay reads (cp_run.c) */
     int32_t *pos;         /* per node: its index in hot */
     int64_t *e0;          /* per node: its measured end */
     uint32_t *annot;      /* per node: its activity's annotation (mt_an_gact_t.annot), the
