@@ -1,6 +1,6 @@
 /* The dependency graph of mt_critpath_run (include/mergetrace/critpath.h),
  * shared by its graph builder (critpath.c) and its replay, path and
- * projections (cp_run.c): internal to src/cross/ and the unit tests. */
+ * projections (cp_replay.c, cp_walk.c, cp_run.c): internal to src/cross/ and the unit tests. */
 #ifndef MT_CROSS_CRITPATH_INT_H
 #define MT_CROSS_CRITPATH_INT_H
 
@@ -71,10 +71,10 @@ typedef struct cp_sync {
     int32_t sb;           /* the rank's latest sync ending at or before s, -1 (cp_run.c) */
     int32_t bar;          /* the rank's latest host collective ending at or before e (itself if
                            * it is one), -1: what a launch after it still waits for when launch
-                           * gaps are dropped (cp_run.c no_launch_gap) */
+                           * gaps are dropped (cp_replay.c no_launch_gap) */
     int32_t jnext;        /* the job step whose rank step starts after this sync, the last of the
                            * step before, when the host waited for its GPU's queue here and started
-                           * the step within CP_NEXT_GAP: that start follows it (cp_run.c edge_fill),
+                           * the step within CP_NEXT_GAP: that start follows it (cp_replay.c edge_fill),
                            * -1 */
 } cp_sync_t;
 _Static_assert(sizeof(cp_sync_t) <= 56, "cp_sync_t: jnext fills the padding");
@@ -87,7 +87,7 @@ _Static_assert(sizeof(cp_sync_t) <= 56, "cp_sync_t: jnext fills the padding");
 #define CP_NEXT_GAP 100000
 
 /* How far from its measured end the unchanged run may replay such a sync
- * (ns) for its job step to take the edge at all (cp_run.c edge_base): a
+ * (ns) for its job step to take the edge at all (cp_replay.c cp_edge_base): a
  * larger error is the model's, not a move to carry; cp_graph_t.cd0 holds
  * CP_EDGE_OFF for the syncs of a step without it. */
 #define CP_NEXT_ERR 20000
@@ -152,7 +152,7 @@ _Static_assert(sizeof(cp_hot_t) == 64, "cp_hot_t: one cache line a node");
 enum { CP_H_LAUNCH = 8, CP_H_PXINF = 16, CP_H_PREV = 32 };
 
 /* The mt_cp_kind_t of a node's time on a path: its class (mt_an_class_t)
- * as a path kind (the walk in cp_run.c and the strips in cp_strip.c). */
+ * as a path kind (the walk in cp_walk.c and the strips in cp_strip.c). */
 static inline int cp_node_kind(const cp_node_t *n)
 {
     return n->cls == MT_AN_COMPUTE ? MT_CP_COMPUTE : n->cls == MT_AN_COMM ? MT_CP_COMM : MT_CP_MEMORY;
