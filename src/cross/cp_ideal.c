@@ -108,7 +108,7 @@ typedef struct lanes {
                                 * (critpath_int.h cp_scen_t.pin_inferred) */
     int64_t *sd;               /* per host sync: its replayed shift, K lanes */
     int64_t *cd;               /* per host sync with jnext (its row jx[q]): the shift its next rank
-                                * step starts with, K lanes, from the first pass (cp_run.c edge_fill) */
+                                * step starts with, K lanes, from the first pass (cp_replay.c edge_fill) */
     const int32_t *jx;         /* per host sync: its row in cd (those with jnext; with ev, its rank
                                 * step's place in its next step), -1 */
     size_t n_jx;
@@ -248,7 +248,7 @@ CP_INLINE void slot_give(lanes_t *x, int32_t id)
 }
 
 /* One read of node id's replayed end: its row once ended, else its
- * measured end in buf (a node not replayed yet keeps it, as in cp_run.c's
+ * measured end in buf (a node not replayed yet keeps it, as in cp_replay.c's
  * replay). The row is freed after its last read (x->nref counts them) but
  * stays readable until the next slot_take. */
 CP_INLINE const int64_t *end_read(lanes_t *x, int32_t id, int64_t *restrict buf, const int K)
@@ -267,7 +267,7 @@ CP_INLINE const int64_t *end_read(lanes_t *x, int32_t id, int64_t *restrict buf,
 }
 
 /* The K lanes of the shift of sync q (-1: none) that job step job sees
- * (cp_run.c shift_of): its own in that step or in one run (C), the edge's
+ * (cp_replay.c shift_of): its own in that step or in one run (C), the edge's
  * when the step starts after it (cp_sync_t.jnext, second pass), else
  * NULL (none: the step replays from its measured start). */
 CP_INLINE const int64_t *sd_seen(const lanes_t *x, long q, int32_t job, const int K, const bool C)
@@ -280,7 +280,7 @@ CP_INLINE const int64_t *sd_seen(const lanes_t *x, long q, int32_t job, const in
     return x->cd_on && job >= 0 && x->g->syncs[q].jnext == job ? x->cd + (size_t)x->jx[q] * (size_t)K : NULL;
 }
 
-/* The replayed start of the node at hot[k] (cp_run.c start_of, no delay),
+/* The replayed start of the node at hot[k] (cp_replay.c start_of, no delay),
  * into a row of its own, taken first and the latest dependency gathered
  * in it (through the lane functions: GCC vectorises a loop over a row
  * only where restrict says the rows do not overlap, and it takes restrict
@@ -317,7 +317,7 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const 
         }
     uint64_t dm = D && (h->flags & CP_H_LAUNCH) && h->rstep >= 0 ? lane_bits(x->dmask[h->rank_i], K, E) : 0;
     if (dm) {
-        /* a slow host made ideal (cp_run.c no_launch_gap, lane by lane):
+        /* a slow host made ideal (cp_replay.c no_launch_gap, lane by lane):
          * nothing of its step starts before its rank step does, and the
          * time its launch would still have made the activity wait is
          * host time taken from the rank step (hc) */
@@ -380,7 +380,7 @@ CP_INLINE void end_set(lanes_t *x, const cp_hot_t *h, const int64_t *restrict v,
     x->state[id] = 2;
 }
 
-/* The replayed end of the node at hot[k] (cp_run.c end_of, no delay). */
+/* The replayed end of the node at hot[k] (cp_replay.c end_of, no delay). */
 CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K, const bool C, const bool D, const bool E)
 {
     const cp_graph_t *g = x->g;
@@ -429,7 +429,7 @@ CP_INLINE void ln_end(lanes_t *x, int32_t k, const int K, const bool C, const bo
     end_set(x, h, s, K, E);
 }
 
-/* The replayed shift of host sync j (cp_run.c sync_of, no delay). */
+/* The replayed shift of host sync j (cp_replay.c sync_of, no delay). */
 CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K, const bool C, const bool D, const bool E)
 {
     const cp_graph_t *g = x->g;
@@ -450,7 +450,7 @@ CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K, const bool C, const bo
         }
     }
     if (S->hi >= 0) {
-        /* a host collective (cp_run.c sync_of): the last member's
+        /* a host collective (cp_replay.c sync_of): the last member's
          * replayed arrival + its own transfer */
         const cp_inst_t *I = &g->hin[S->hi];
         int64_t am[LANE_ROW];
@@ -495,7 +495,7 @@ CP_INLINE void ln_sync(lanes_t *x, size_t j, const int K, const bool C, const bo
 }
 
 /* x->cd from a first pass (x->sd), lane by lane, for the second
- * (cp_run.c edge_fill): per job step, each sync its rank step starts
+ * (cp_replay.c edge_fill): per job step, each sync its rank step starts
  * after (jnext) gets its shift less the largest of those in the step,
  * less the same of the unchanged run (g->cd0). Whether any lane's moves
  * by CP_EDGE_TOL or more (else the second pass would be the first). */
@@ -626,7 +626,7 @@ CP_INLINE void ln_step_time(lanes_t *x, const mt_critpath_t *c, size_t j, const 
             FOR_LANES MAX_TO(re[l], r->cpu_end + (hc ? hc[l] : 0));
         }
         /* in one run: the rank step's start moved with its host (not
-         * by the edge to the next step: cp_run.c replay_finish) */
+         * by the edge to the next step: cp_replay.c replay_finish) */
         const int64_t *sh = C ? sd_seen(x, r->sb_start, r->job, K, C) : NULL;
         if (sh) {
             FOR_LANES MIN_TO(lo[l], r->start + sh[l]);
@@ -664,7 +664,7 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
     uint64_t used = 0, np = 0;
     int64_t prev[LANE_ROW] = {0}; /* the step before's replayed end (carried runs) */
     for (int pass = 0; pass < 2; pass++) {
-        /* the edge to the next step's start (cp_run.c edge_fill), lane by
+        /* the edge to the next step's start (cp_replay.c edge_fill), lane by
          * lane; none moves by CP_EDGE_TOL: the first pass stands */
         if (pass && !ln_edge_fill(x, c, K))
             break;
@@ -690,7 +690,7 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
             x->rend[i] = INT64_MIN;
         /* a sync's shift may be read before its sync is replayed (a sync
          * that ends where the next starts, or one of zero length, is its
-         * own or a later one's sb): 0 then, as in cp_run.c's replay */
+         * own or a later one's sb): 0 then, as in cp_replay.c's replay */
         memset(x->sd, 0, (g->n_syncs ? g->n_syncs : 1) * (size_t)K * sizeof *x->sd);
         x->top = x->n_free = 0;
         memset(x->idone, 0, g->n_inst ? g->n_inst : 1);
