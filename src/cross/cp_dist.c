@@ -928,19 +928,32 @@ static mt_status_t members_from0(xch_t *x, const mt_cp_dist_in_t *in, const rp_t
         at = bad ? NULL : calloc((size_t)P + 1, sizeof *at);
         blk = at ? malloc((nm ? nm : 1) * sizeof *blk) : NULL;
         bad = bad || !blk;
+        /* the members come by rank: one look-up a rank, not a member */
+        int32_t last_r = 0;
+        int last_q = -1;
+        bool have = false;
         for (size_t i = 0; !bad && i < nm; i++) {
-            int q = holder(h, nh, m[i].rank);
-            if (q >= 0)
-                at[q + 1]++;
+            if (!have || m[i].rank != last_r) {
+                last_r = m[i].rank;
+                last_q = holder(h, nh, last_r);
+                have = true;
+            }
+            if (last_q >= 0)
+                at[last_q + 1]++;
         }
         for (int q = 0; !bad && q < P; q++) {
             lens[q] = at[q + 1] * sizeof *blk;
             at[q + 1] += at[q];
         }
+        have = false;
         for (size_t i = 0; !bad && i < nm; i++) {
-            int q = holder(h, nh, m[i].rank);
-            if (q >= 0)
-                blk[at[q]++] = m[i];
+            if (!have || m[i].rank != last_r) {
+                last_r = m[i].rank;
+                last_q = holder(h, nh, last_r);
+                have = true;
+            }
+            if (last_q >= 0)
+                blk[at[last_q]++] = m[i];
         }
         free(made);
         free(at);
