@@ -380,6 +380,8 @@ typedef struct name_memo {
 /* Scratch for one rank, sized for the largest. */
 typedef struct scratch {
     name_memo_t memo[CP_NAME_MEMO]; /* cleared for each rank (its own pool), probed linearly */
+    uint32_t mslot[CP_NAME_MEMO / 2]; /* the memo's slots set, to clear those alone */
+    uint32_t n_mslot;
     uint64_t nh[CP_NAME_MEMO / 2];  /* by a name's number: its hash, then (sorted) by its key */
     uint32_t nperm[CP_NAME_MEMO / 2], nkey[CP_NAME_MEMO / 2];
     uint64_t *key;
@@ -412,7 +414,10 @@ static int local_rank(const facts_t *f, const mt_rank_analysis_t *a, const mt_cl
                       size_t nm, scratch_t *x, local_t *L)
 {
     const mt_clock_map_t map = mt_clock_map(clk);
-    memset(x->memo, 0, sizeof x->memo);
+    /* the last rank's slots cleared (a few: the whole memo is 16 KiB a rank) */
+    for (uint32_t i = 0; i < x->n_mslot; i++)
+        x->memo[x->mslot[i]] = (name_memo_t){0};
+    x->n_mslot = 0;
     /* the rank steps that count: the first of each step number on the
      * rank (the graph's job steps keep that one) in a used step */
     for (size_t k = 0; k < a->n_steps; k++) {
@@ -462,6 +467,7 @@ static int local_rank(const facts_t *f, const mt_rank_analysis_t *a, const mt_cl
             } else {
                 if (!nm_->set) {
                     *nm_ = (name_memo_t){g->name.off, g->name.len, n_names, true};
+                    x->mslot[x->n_mslot++] = (uint32_t)slot;
                     x->nh[n_names++] = mt_hash64(name, g->name.len, CP_NAME_SEED);
                 }
                 x->key[k] = nm_->id;
