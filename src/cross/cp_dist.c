@@ -804,8 +804,12 @@ static size_t hv_keep(hv_t *v, size_t n, const comm_name_t *cn, size_t nc)
     uint32_t *perm = key ? malloc(n * sizeof *perm) : NULL;
     size_t w = 0;
     if (perm) {
+        size_t lo = nc;
+        uint64_t last = 0;
         for (size_t i = 0; i < n; i++) {
-            size_t lo = mt_lower_bound_u64(cn, nc, sizeof *cn, v[i].h);
+            /* a rank's values come by name: one search a run of a hash */
+            if (i == 0 || v[i].h != last)
+                lo = mt_lower_bound_u64(cn, nc, sizeof *cn, last = v[i].h);
             if (lo < nc && cn[lo].h == v[i].h) {
                 key[w] = lo;
                 perm[w] = (uint32_t)w;
