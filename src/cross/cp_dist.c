@@ -380,6 +380,8 @@ typedef struct name_memo {
 /* Scratch for one rank, sized for the largest. */
 typedef struct scratch {
     name_memo_t memo[CP_NAME_MEMO]; /* cleared for each rank (its own pool), probed linearly */
+    uint32_t mslot[CP_NAME_MEMO / 2]; /* the memo's slots set, to clear those alone */
+    uint32_t n_mslot;
     uint64_t nh[CP_NAME_MEMO / 2];  /* by a name's number: its hash, then (sorted) by its key */
     uint32_t nperm[CP_NAME_MEMO / 2], nkey[CP_NAME_MEMO / 2];
     uint64_t *key;
@@ -412,7 +414,10 @@ static int local_rank(const facts_t *f, const mt_rank_analysis_t *a, const mt_cl
                       size_t nm, scratch_t *x, local_t *L)
 {
     const mt_clock_map_t map = mt_clock_map(clk);
-    memset(x->memo, 0, sizeof x->memo);
+    /* the last rank's slots cleared (a few: the whole memo is 16 KiB a rank) */
+    for (uint32_t i = 0; i < x->n_mslot; i++)
+        x->memo[x->mslot[i]] = (name_memo_t){0};
+    x->n_mslot = 0;
     /* the rank steps that count: the first of each step number on the
      * rank (the graph's job steps keep that one) in a used step */
     for (size_t k = 0; k < a->n_steps; k++) {
@@ -462,6 +467,7 @@ static int local_rank(const facts_t *f, const mt_rank_analysis_t *a, const mt_cl
             } else {
                 if (!nm_->set) {
                     *nm_ = (name_memo_t){g->name.off, g->name.len, n_names, true};
+                    x->mslot[x->n_mslot++] = (uint32_t)slot;
                     x->nh[n_names++] = mt_hash64(name, g->name.len, CP_NAME_SEED);
                 }
                 x->key[k] = nm_->id;
@@ -798,8 +804,12 @@ static size_t hv_keep(hv_t *v, size_t n, const comm_name_t *cn, size_t nc)
     uint32_t *perm = key ? malloc(n * sizeof *perm) : NULL;
     size_t w = 0;
     if (perm) {
+        size_t lo = nc;
+        uint64_t last = 0;
         for (size_t i = 0; i < n; i++) {
-            size_t lo = mt_lower_bound_u64(cn, nc, sizeof *cn, v[i].h);
+            /* a rank's values come by name: one search a run of a hash */
+            if (i == 0 || v[i].h != last)
+                lo = mt_lower_bound_u64(cn, nc, sizeof *cn, last = v[i].h);
             if (lo < nc && cn[lo].h == v[i].h) {
                 key[w] = lo;
                 perm[w] = (uint32_t)w;
@@ -928,19 +938,32 @@ static mt_status_t members_from0(xch_t *x, const mt_cp_dist_in_t *in, const rp_t
         at = bad ? NULL : calloc((size_t)P + 1, sizeof *at);
         blk = at ? malloc((nm ? nm : 1) * sizeof *blk) : NULL;
         bad = bad || !blk;
+        /* the members come by rank: one look-up a rank, not a member */
+        int32_t last_r = 0;
+        int last_q = -1;
+        bool have = false;
         for (size_t i = 0; !bad && i < nm; i++) {
-            int q = holder(h, nh, m[i].rank);
-            if (q >= 0)
-                at[q + 1]++;
+            if (!have || m[i].rank != last_r) {
+                last_r = m[i].rank;
+                last_q = holder(h, nh, last_r);
+                have = true;
+            }
+            if (last_q >= 0)
+                at[last_q + 1]++;
         }
         for (int q = 0; !bad && q < P; q++) {
             lens[q] = at[q + 1] * sizeof *blk;
             at[q + 1] += at[q];
         }
+        have = false;
         for (size_t i = 0; !bad && i < nm; i++) {
-            int q = holder(h, nh, m[i].rank);
-            if (q >= 0)
-                blk[at[q]++] = m[i];
+            if (!have || m[i].rank != last_r) {
+                last_r = m[i].rank;
+                last_q = holder(h, nh, last_r);
+                have = true;
+            }
+            if (last_q >= 0)
+                blk[at[last_q]++] = m[i];
         }
         free(made);
         free(at);
