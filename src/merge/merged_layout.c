@@ -4,17 +4,11 @@
 
 #include <stdlib.h>
 
+#include "base/sort.h"
+
 size_t mt_layout_rank_index(const int32_t *ranks, size_t n, int32_t rank)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ranks[mid] < rank)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return mt_lower_bound_i32(ranks, n, sizeof *ranks, rank);
 }
 
 mt_status_t mt_layout_init(mt_layout_t *l, size_t n, uint64_t header_bytes)
