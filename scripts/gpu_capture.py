@@ -25,6 +25,11 @@ a GPU); docs/TESTING.md, "Real GPU fixtures", says how. Writes OUT/<set>/:
             stream beside matrix products, then once more alone: 5 steps
   ab/       three eager runs of 12 profiled steps each, no stacks: a1 and a2
             the same job (an A/A pair), b with a batch 25 % larger (A/B)
+  frgloo4/  Flight Recorder dumps of a hung job: four CPU processes (gloo);
+            ranks 0, 1, 3 wait in the world's all-reduce #6 that rank 2
+            never enters (it is in an all-reduce of group "tp", ranks 2-3);
+            each dumps on demand after the timeout: pickle/ and json/
+            (comm_lib_trace_rank_R), oracle/ the truth and each rank's times
 
 Each trace X.pt.trace.json.gz has oracle/X.oracle.json.gz beside it (a
 folder of its own, so that a run over the set's directory reads the traces
@@ -34,7 +39,7 @@ profiler's own result (prof.profiler.kineto_results.events()) as rows, so
 the numbers mergetrace must reproduce can be worked out from torch's objects
 rather than from the JSON file. OUT/provenance.json names the versions.
 
---cpu-smoke runs eager, gloo4, gloo4async and ab on the CPU alone (to test
+--cpu-smoke runs eager, gloo4, gloo4async, ab and frgloo4 on the CPU alone (to test
 this script on a machine without a GPU); its files are not fixtures.
 
 Exit status: 0 when every part ran to the end, 1 when one failed or timed
@@ -542,6 +547,89 @@ def part_gloo4(out, cpu, asyn=False):
     mp.spawn(gloo_worker, args=(out, cpu, 29700 + os.getpid() % 200, asyn), nprocs=GLOO_RANKS, join=True)
 
 
+# ---- Flight Recorder dumps of a hung gloo job ------------------------------------
+#
+# Four CPU processes (gloo: one GPU cannot hold a four-rank NCCL communicator).
+# Five all-reduces on the world group and two all-gathers on a subgroup of
+# ranks 2 and 3 ("tp"); then ranks 0, 1 and 3 enter all-reduce #6 of the
+# world while rank 2 enters an all-reduce of "tp" instead. Every collective
+# in flight times out after FR_TIMEOUT_S; each process then dumps its Flight
+# Recorder on demand in both encodings. Not yet run: no machine with
+# PyTorch >= 2.8 has been lent since this part was written (docs/TESTING.md).
+
+FR_TIMEOUT_S = 5
+FR_CULPRIT = 2
+
+
+def fr_dump(c10d, names):
+    """The first of torch's dump functions that exists and answers, and its name."""
+    for n in names:
+        fn = getattr(c10d, n, None)
+        if fn is None:
+            continue
+        try:
+            return n, fn()
+        except Exception as ex:  # noqa: BLE001
+            log("frgloo4:", n, "failed:", repr(ex)[:200])
+    return None, None
+
+
+def fr_worker(rank, out, port):
+    import datetime
+    import torch.distributed as dist
+    import torch._C._distributed_c10d as c10d
+    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank,
+                            world_size=GLOO_RANKS, timeout=datetime.timedelta(seconds=FR_TIMEOUT_S))
+    tp = dist.new_group([2, 3])
+    x = torch.ones(1024)
+    for _ in range(5):
+        dist.all_reduce(x)
+    if rank in (2, 3):
+        for _ in range(2):
+            dist.all_gather([torch.empty(256) for _ in range(2)], x[:256].contiguous(), group=tp)
+    hung = {"rank": rank, "t_enter_ns": time.time_ns()}
+    try:
+        if rank == FR_CULPRIT:
+            dist.all_reduce(x, group=tp)      # rank 3 is in the world's all-reduce
+        else:
+            dist.all_reduce(x)                # rank 2 never enters it
+        hung["error"] = None
+    except Exception as ex:  # noqa: BLE001
+        hung["error"] = repr(ex)[:300]
+    hung["t_dump_ns"] = time.time_ns()
+    d = os.path.join(out, "frgloo4")
+    for enc, names, mode in (("pickle", ("_dump_fr_trace", "_dump_nccl_trace"), "wb"),
+                             ("json", ("_dump_fr_trace_json", "_dump_nccl_trace_json"), "w")):
+        name, blob = fr_dump(c10d, names)
+        hung[enc] = name
+        if blob is None:
+            continue
+        if mode == "w" and isinstance(blob, bytes):
+            blob = blob.decode("utf-8")
+        os.makedirs(os.path.join(d, enc), exist_ok=True)
+        with open(os.path.join(d, enc, "comm_lib_trace_rank_%d" % rank), mode) as f:
+            f.write(blob)
+    os.makedirs(os.path.join(d, "oracle"), exist_ok=True)
+    with open(os.path.join(d, "oracle", "rank-%d.json" % rank), "w") as f:
+        json.dump(hung, f, indent=1)
+    # the group is broken: leave without tearing it down (that may wait)
+    os._exit(0 if hung["pickle"] or hung["json"] else 3)
+
+
+def part_frgloo4(out):
+    import torch.multiprocessing as mp
+    # the Flight Recorder's buffer (both spellings: before and since 2.8)
+    os.environ.setdefault("TORCH_FR_BUFFER_SIZE", "2000")
+    os.environ.setdefault("TORCH_NCCL_TRACE_BUFFER_SIZE", "2000")
+    d = os.path.join(out, "frgloo4")
+    os.makedirs(os.path.join(d, "oracle"), exist_ok=True)
+    with open(os.path.join(d, "oracle", "truth.json"), "w") as f:
+        json.dump({"culprit": FR_CULPRIT, "group": "default_pg", "collective": "all_reduce",
+                   "seq": 6, "stuck": [0, 1, 3],
+                   "culprit_in": {"group": "tp (ranks 2, 3)", "collective": "all_reduce"}}, f, indent=1)
+    mp.spawn(fr_worker, args=(out, 29900 + os.getpid() % 90), nprocs=GLOO_RANKS, join=True)
+
+
 # ---- provenance ---------------------------------------------------------------
 
 def provenance(out, cpu, results):
@@ -572,7 +660,7 @@ def provenance(out, cpu, results):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--parts", default="eager,graphs,nccl1,gloo4,gloo4async,ab,overlap,compile")
+    ap.add_argument("--parts", default="eager,graphs,nccl1,gloo4,gloo4async,ab,overlap,compile,frgloo4")
     ap.add_argument("--cpu-smoke", action="store_true")
     ap.add_argument("--one", help=argparse.SUPPRESS)   # run one part in this process
     a = ap.parse_args()
@@ -585,11 +673,12 @@ def main():
          "gloo4": lambda: part_gloo4(a.out, a.cpu_smoke),
          "gloo4async": lambda: part_gloo4(a.out, a.cpu_smoke, True),
          "ab": lambda: part_ab(a.out, a.cpu_smoke),
-         "overlap": lambda: part_overlap(a.out)}[a.one]()
+         "overlap": lambda: part_overlap(a.out),
+         "frgloo4": lambda: part_frgloo4(a.out)}[a.one]()
         return
     results = {}
     for part in a.parts.split(","):
-        if a.cpu_smoke and part not in ("eager", "gloo4", "gloo4async", "ab"):
+        if a.cpu_smoke and part not in ("eager", "gloo4", "gloo4async", "ab", "frgloo4"):
             continue
         t = time.time()
         # Each part in a process of its own: a crash or a hang in one (NCCL,
