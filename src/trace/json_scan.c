@@ -91,6 +91,25 @@ int mt_json_fail_code(parser_t *ps, const char *p, mt_status_t code, const char 
 
 /* Skip one JSON value starting at p (after whitespace), validating it. No
  * recursion: nesting depth is limited only by memory. *out = after it. */
+/* An object's key and its ':' skipped (*pp at the key's quote, then past
+ * the ':'): MT_OK or the error. Both places in mt_json_skip_value that
+ * read a key call it: the first member and the members after a ','. */
+static inline int skip_key(parser_t *ps, const char **pp)
+{
+    const char *p = *pp;
+    bool esc = false;
+    if (*p != '"')
+        return mt_json_fail(ps, p, "an object key");
+    p = scan_string(p + 1, &esc);
+    if (*p != '"')
+        return mt_json_fail(ps, p, "a string character or '\"'");
+    p = skip_ws(p + 1);
+    if (*p != ':')
+        return mt_json_fail(ps, p, "':'");
+    *pp = p + 1;
+    return MT_OK;
+}
+
 int mt_json_skip_value(parser_t *ps, const char *p, const char **out)
 {
     size_t depth = 0;
@@ -118,18 +137,9 @@ int mt_json_skip_value(parser_t *ps, const char *p, const char **out)
                 depth--;
                 break;
             }
-            if (obj) {
-                if (*p != '"')
-                    return mt_json_fail(ps, p, "an object key");
-                bool esc = false;
-                p = scan_string(p + 1, &esc);
-                if (*p != '"')
-                    return mt_json_fail(ps, p, "a string character or '\"'");
-                p = skip_ws(p + 1);
-                if (*p != ':')
-                    return mt_json_fail(ps, p, "':'");
-                p++;
-            }
+            int r;
+            if (obj && (r = skip_key(ps, &p)))
+                return r;
             continue; /* the first element is a value */
         }
         case 't':
@@ -177,18 +187,9 @@ int mt_json_skip_value(parser_t *ps, const char *p, const char **out)
             bool obj = ps->stack[depth - 1];
             if (*p == ',') {
                 p = skip_ws(p + 1);
-                if (obj) {
-                    if (*p != '"')
-                        return mt_json_fail(ps, p, "an object key");
-                    bool esc = false;
-                    p = scan_string(p + 1, &esc);
-                    if (*p != '"')
-                        return mt_json_fail(ps, p, "a string character or '\"'");
-                    p = skip_ws(p + 1);
-                    if (*p != ':')
-                        return mt_json_fail(ps, p, "':'");
-                    p++;
-                }
+                int r;
+                if (obj && (r = skip_key(ps, &p)))
+                    return r;
                 break; /* next value */
             }
             if (*p == (obj ? '}' : ']')) {
