@@ -730,7 +730,8 @@ static int write_job(const merged_format_t *fmt, MPI_Comm comm, const char *out_
     if (!rc)
         rc = job_agree(&j);
 
-    unsigned long long ev = events, all_ev = 0;
+    /* the header's process_name event (process 0's) is written too */
+    unsigned long long ev = events + (j.me == 0 && !j.fmt), all_ev = 0;
     procs_allreduce(&ev, &all_ev, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
     if (!rc && events_written)
         *events_written = all_ev;

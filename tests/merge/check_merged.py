@@ -269,6 +269,8 @@ def main():
     ap.add_argument("--clocks")
     ap.add_argument("--gpu-only", action="store_true")
     ap.add_argument("--window", nargs=2, type=int, metavar=("START_NS", "END_NS"))
+    ap.add_argument("--report", help="report.json of the run: its merged.events must be the "
+                    "number of entries of traceEvents (the header's process_name included)")
     ap.add_argument("--tol-ns", type=int, default=0,
                     help="accept corrected times this far off (default 0: exact)")
     a = ap.parse_args()
@@ -296,6 +298,14 @@ def main():
         print("FAIL: %s: no traceEvents array" % a.merged)
         print("0 passed, 1 failed")
         return 1
+
+    if a.report:
+        with open(a.report) as f:
+            said = (json.load(f).get("merged") or {}).get("events")
+        if said != len(mev):
+            res.fail("report.json says merged.events %s; the file holds %d" % (said, len(mev)))
+        else:
+            res.ok()
 
     # merged events by rank (from the pid)
     by_rank = defaultdict(list)

@@ -59,7 +59,8 @@ out = {"ranks": [{"rank": c["rank"], "path": paths[c["rank"]],
                   "anchor_ns": int(Decimal(str(c["anchor_us"])) * 1000)} for c in r["clock"]["ranks"]]}
 json.dump(out, open(sys.argv[2], "w"))
 PY
-  check python3 tests/merge/check_merged.py "$merged" --input "$s" --clocks "$work/clocks$i.json"
+  check python3 tests/merge/check_merged.py "$merged" --input "$s" --clocks "$work/clocks$i.json" \
+    --report "$work/np$i/report.json"
   check test "$(ls -a "$work/np$i" | grep -c tmp)" = 0
 done
 
