@@ -138,11 +138,10 @@ CP_INLINE void rend_max(rp_t *r, int32_t q, int64_t v)
  * member of job step job (its first member's end: end_of): the latest
  * replayed start of its members, a member of another step at its measured
  * start; a member not started yet is started here, in this scenario's
- * order. mine (per rank_i; NULL: every member, as end_of reads it): only
- * the members of those ranks, INT64_MIN when none (one process's share of
- * the partitioned replay, cp_part.c). */
-CP_INLINE int64_t inst_last(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t i, int32_t job,
-                            const uint8_t *mine)
+ * order. only (-1: every member, as end_of reads it): the members of
+ * rank_i only, INT64_MIN when none (a rank's share in the partitioned
+ * replay, cp_part.c). */
+CP_INLINE int64_t inst_last(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t i, int32_t job, int32_t only)
 {
     const cp_inst_t *I = &g->inst[i];
     int64_t ms = INT64_MIN;
@@ -151,7 +150,7 @@ CP_INLINE int64_t inst_last(const cp_graph_t *g, const scen_t *sc, rp_t *r, int3
         /* the member's record, not its cp_node_t: read at its
          * start event, so nearly always in the cache still */
         const cp_hot_t *hm = &g->hot[g->pos[mm]];
-        if (mine && !mine[hm->rank_i])
+        if (only >= 0 && hm->rank_i != only)
             continue;
         if (!r->sdone[mm])
             start_of(g, sc, r, g->pos[mm]);
@@ -179,7 +178,7 @@ CP_INLINE void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t k)
     }
     if (h->inst >= 0) {
         if (!r->idone[h->inst]) {
-            r->ims[h->inst] = inst_last(g, sc, r, h->inst, h->job, NULL);
+            r->ims[h->inst] = inst_last(g, sc, r, h->inst, h->job, -1);
             r->idone[h->inst] = 1;
         }
         int64_t T = h->dt;
@@ -213,15 +212,15 @@ static inline int64_t arrival_of(const cp_graph_t *g, const scen_t *sc, const rp
 /* The last replayed arrival of host collective hi as read at the return
  * of a member of job step job (its first member's: sync_of): the latest
  * replayed arrival of its members, a member of another step at its
- * measured start. mine as inst_last's. */
+ * measured start. only as inst_last's. */
 static inline int64_t hin_last(const cp_graph_t *g, const scen_t *sc, const rp_t *r, int32_t hi, int32_t job,
-                               const uint8_t *mine)
+                               int32_t only)
 {
     const cp_inst_t *I = &g->hin[hi];
     int64_t ms = INT64_MIN;
     for (uint32_t q = 0; q < I->n; q++) {
         const cp_sync_t *y = &g->syncs[g->hmem[I->m0 + q]];
-        if (mine && !mine[y->rank_i])
+        if (only >= 0 && y->rank_i != only)
             continue;
         int64_t a = r->carry || y->job == job ? arrival_of(g, sc, r, y) : y->s;
         if (a > ms)
@@ -230,15 +229,29 @@ static inline int64_t hin_last(const cp_graph_t *g, const scen_t *sc, const rp_t
     return ms;
 }
 
-static inline void sync_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, const cp_rank_t *R, size_t j)
+/* The return of sync s, its first half: its own replayed arrival (the
+ * call's start moved), and the host time removed before it in its rank
+ * step (no launch gaps) taken into its shift, so cleared. A host
+ * collective's members' arrivals are read after this (sync_shift): the
+ * returning member's own then without its removed host time (issue 43
+ * step 3: the partitioned replay reads them at the same point). */
+CP_INLINE int64_t sync_arrival(const cp_graph_t *g, const scen_t *sc, rp_t *r, const cp_sync_t *s)
 {
-    const cp_sync_t *s = &g->syncs[j];
     int64_t s1 = s->hi >= 0 ? arrival_of(g, sc, r, s) : s->s + shift_of(g, r, s->sb, s->job);
     if (s->rstep >= 0) { /* host time removed before it (no launch gaps); its shift carries it on */
         if (s->hi < 0)
             s1 += r->hc[s->rstep];
         r->hc[s->rstep] = 0;
     }
+    return s1;
+}
+
+/* The return of sync j, its second half: its shift, from its own arrival
+ * s1 (sync_arrival) and what it waited for (its host collective's last
+ * arrival, the activity it synchronised with, or its own duration). */
+static inline void sync_shift(const cp_graph_t *g, const scen_t *sc, rp_t *r, const cp_rank_t *R, size_t j, int64_t s1)
+{
+    const cp_sync_t *s = &g->syncs[j];
     int64_t v;
     if (s->hi >= 0) {
         /* a host collective (gloo): it returns at the last member's
@@ -248,7 +261,7 @@ static inline void sync_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, const
          * (cp_run.c order_fix: after every member's sync before it) */
         const cp_inst_t *I = &g->hin[s->hi];
         if (!r->hidone[s->hi]) {
-            r->hims[s->hi] = hin_last(g, sc, r, s->hi, s->job, NULL);
+            r->hims[s->hi] = hin_last(g, sc, r, s->hi, s->job, -1);
             r->hidone[s->hi] = 1;
         }
         int64_t T = s->e - I->maxstart;
@@ -265,6 +278,11 @@ static inline void sync_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, const
             v -= s->late;
     }
     r->sd[j] = v - s->e;
+}
+
+static inline void sync_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, const cp_rank_t *R, size_t j)
+{
+    sync_shift(g, sc, r, R, j, sync_arrival(g, sc, r, &g->syncs[j]));
 }
 
 /* One event of the replay order (a value of g->ev) under sc: a node's

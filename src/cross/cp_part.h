@@ -34,22 +34,26 @@ typedef struct cp_part_msg {
     int64_t v;
 } cp_part_msg_t;
 
-/* Where a process reads an instance that its members share with other
- * processes: before its event ev[at] (its events up to there replayed, as
- * the one-process sweep's at the instance's first end), as seen from job
- * step job (the first end's: a member of another step counts at its
- * measured start). */
+/* Where a rank of a process reads an instance that its members share
+ * with other processes: before event ev[at] of its stream (its events up
+ * to there replayed, as the one-process sweep's at the instance's first
+ * end), as seen from job step job (the first end's: a member of another
+ * step counts at its measured start). */
 typedef struct cp_part_read {
     size_t at;
     uint32_t u;
-    uint32_t need;
     int32_t job;
+    int32_t rank_i;
+    bool mid;             /* ev[at] is that first end, a host collective member's return: read
+                           * within it, after its own arrival (sync_arrival), as the sweep does */
 } cp_part_read_t;
 
-/* One stream of a process's events that replays on its own: a job step's
- * events (each step replays from its measured start, reading nothing of
- * another's), or every event when the replay carries shifts from step to
- * step (a pipeline): ev[e0 .. e1) and rd[r0 .. r1). */
+/* One stream of a process's events that replays on its own: one rank's
+ * events in one job step (each step replays from its measured start,
+ * reading nothing of another's, and a rank reads nothing of another rank
+ * but the instances' last arrivals), or one rank's every event when the
+ * replay carries shifts from step to step (a pipeline): ev[e0 .. e1) and
+ * rd[r0 .. r1). */
 typedef struct cp_part_seg {
     size_t e0, e1, r0, r1;
 } cp_part_seg_t;
@@ -62,8 +66,9 @@ typedef struct cp_part_plan {
     size_t n_rd;
     cp_part_seg_t *seg;
     size_t n_seg;
-    uint8_t *xi, *xh;     /* per instance / host collective: members on several processes */
-    uint8_t *mine;        /* per rank_i: this process's */
+    uint8_t *xi, *xh;     /* per instance / host collective: members here and on other processes */
+    uint32_t *need;       /* per instance u (cp_part_msg_t.u): the processes holding members */
+    uint32_t *lneed;      /* per instance u: this process's ranks holding members */
     uint32_t me, n_procs;
 } cp_part_plan_t;
 
@@ -88,6 +93,11 @@ typedef struct cp_part {
     cp_scen_t sc[CP_PART_LANES];
     cp_rp_t *r[CP_PART_LANES];
     size_t *at, *rat;     /* per lane and stream: its next event and next read */
+    int64_t *held;        /* per lane and stream: the own arrival of a host collective member's
+                           * return waiting for the last arrival (sync_arrival done), */
+    uint8_t *half;        /* ... and whether one is */
+    int64_t *lmax;        /* per lane and instance u: the latest arrival of this process's ranks read so far */
+    uint32_t *lgot;       /* ... and how many of its ranks have read it */
     cp_part_msg_t *out;   /* the contributions of the last advance */
     size_t n_out, cap_out;
 } cp_part_t;
@@ -99,7 +109,9 @@ mt_status_t cp_part_start(cp_part_t *x, const cp_graph_t *g, const cp_part_plan_
 
 /* A superstep: every lane's streams replayed until each is blocked at an
  * instance whose last arrival has not come, or done; the contributions
- * read on the way into x->out[0 .. x->n_out) (the previous ones dropped).
+ * of the instances all of whose ranks here have read them on the way
+ * into x->out[0 .. x->n_out) (the previous ones dropped; one message an
+ * instance and lane from a process).
  * *done: every stream of every lane at its end. MT_OK or MT_ERR_NOMEM. */
 mt_status_t cp_part_advance(cp_part_t *x, bool *done);
 

@@ -84,6 +84,54 @@ static void estimates(const cp_graph_t *g, const uint32_t *proc_of, uint64_t *st
     free(seen);
 }
 
+/* The rounds the supersteps must take at least: the longest chain of
+ * shared instances in the replay order, an instance one round after the
+ * latest one any of its member ranks read before it in its stream (an
+ * instance of one process alone costs no round; comm: lanes that read no
+ * instance but host collectives). */
+static uint64_t chain(const cp_graph_t *g, const uint32_t *proc_of, bool carry, bool comm)
+{
+    size_t NR = g->n_ranks, NU = g->n_inst + g->n_hin;
+    int32_t nj = 0;
+    for (size_t i = 0; i < g->n_rs; i++)
+        if (g->rs[i].job + 1 > nj)
+            nj = g->rs[i].job + 1;
+    size_t W = carry ? 1 : (size_t)nj + 1;
+    uint64_t *lv = xcalloc(NR * W, sizeof *lv), best = 0;
+    uint8_t *seen = xcalloc(NU, 1);
+    for (size_t k = 0; k < g->n_ev; k++) {
+        int64_t v = g->ev[k];
+        int type = (int)(v >> 32);
+        int32_t id = (int32_t)(v & 0xffffffff);
+        long u = type == 0 ? g->hot[id].inst : type == 1 && g->syncs[id].hi >= 0 ? (long)g->n_inst + g->syncs[id].hi : -1;
+        if (u < 0 || seen[u] || (comm && (size_t)u < g->n_inst))
+            continue;
+        seen[u] = 1;
+        int32_t job = type == 0 ? g->hot[id].job : g->syncs[id].job;
+        size_t w = carry ? 0 : (size_t)(job + 1);
+        const cp_inst_t *I = (size_t)u < g->n_inst ? &g->inst[u] : &g->hin[(size_t)u - g->n_inst];
+        uint64_t m = 0;
+        bool shared = false;
+        for (uint32_t q = 0; q < I->n; q++) {
+            int32_t ri = (size_t)u < g->n_inst ? g->nodes[g->imem[I->m0 + q]].rank_i : g->syncs[g->hmem[I->m0 + q]].rank_i;
+            int32_t r0 = (size_t)u < g->n_inst ? g->nodes[g->imem[I->m0]].rank_i : g->syncs[g->hmem[I->m0]].rank_i;
+            shared = shared || proc_of[ri] != proc_of[r0];
+            if (lv[(size_t)ri * W + w] > m)
+                m = lv[(size_t)ri * W + w];
+        }
+        m += shared;
+        for (uint32_t q = 0; q < I->n; q++) {
+            int32_t ri = (size_t)u < g->n_inst ? g->nodes[g->imem[I->m0 + q]].rank_i : g->syncs[g->hmem[I->m0 + q]].rank_i;
+            lv[(size_t)ri * W + w] = m;
+        }
+        if (m > best)
+            best = m;
+    }
+    free(lv);
+    free(seen);
+    return best;
+}
+
 /* Append msgs to box (grown). */
 static void box_add(cp_part_msg_t **box, size_t *n, size_t *cap, const cp_part_msg_t *m, size_t k)
 {
@@ -226,9 +274,18 @@ static void one_layout(const cp_graph_t *g, const cp_scen_t *sc, const cp_rp_t *
     }
     cp_part_stats.sweeps += (uint64_t)nl;
     int k = carry ? 1 : 0;
+    /* one round a link of the longest chain: no round lost waiting */
+    bool comm = true; /* lanes side by side: the longest of theirs */
+    for (int li = 0; li < nl; li++)
+        comm = comm && sc[lanes[li]].comm_transfer;
+    uint64_t least = chain(g, proc_of, carry, comm);
+    if (rounds != least)
+        fail("P %u%s, carry %d: %llu rounds, the longest chain of shared instances %llu", P, blocked ? " blocked" : "",
+             (int)carry, (unsigned long long)rounds, (unsigned long long)least);
     if (rounds >= cp_part_stats.rounds_max[k]) {
         cp_part_stats.rounds_max[k] = rounds;
         estimates(g, proc_of, &cp_part_stats.est_step[k], &cp_part_stats.est_run[k]);
+        cp_part_stats.chain[k] = least;
         cp_part_stats.msgs_max[k] = msgs;
     }
     for (uint32_t q = 0; q < P; q++) {
@@ -274,12 +331,13 @@ void cp_part_check_print(FILE *f, const char *tag)
     fprintf(f,
             "cp_part_check %s: %llu lane replays in supersteps, %llu values, %llu failures; rounds: steps apart "
             "at most %llu (estimate: the most shared instances a rank meets in a step %llu, in the run %llu; %llu "
-            "messages), carried at most %llu (estimates %llu, %llu; %llu messages)\n",
+            "messages; the longest chain of shared instances %llu), carried at most %llu (estimates %llu, %llu; %llu "
+            "messages; chain %llu)\n",
             tag, (unsigned long long)s->sweeps, (unsigned long long)s->values, (unsigned long long)s->failures,
             (unsigned long long)s->rounds_max[0], (unsigned long long)s->est_step[0],
-            (unsigned long long)s->est_run[0], (unsigned long long)s->msgs_max[0],
+            (unsigned long long)s->est_run[0], (unsigned long long)s->msgs_max[0], (unsigned long long)s->chain[0],
             (unsigned long long)s->rounds_max[1], (unsigned long long)s->est_step[1],
-            (unsigned long long)s->est_run[1], (unsigned long long)s->msgs_max[1]);
+            (unsigned long long)s->est_run[1], (unsigned long long)s->msgs_max[1], (unsigned long long)s->chain[1]);
     if (s->failures)
         fprintf(f, "cp_part_check %s: first failure: %s\n", tag, s->first);
 }

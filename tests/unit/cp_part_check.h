@@ -22,6 +22,7 @@ typedef struct cp_part_stats {
                              * one rank meets in one job step */
     uint64_t est_run[2];    /* ... in the whole run (the carried chain's bound) */
     uint64_t msgs_max[2];   /* messages (contributions and answers) of that replay */
+    uint64_t chain[2];      /* ... and its longest chain of shared instances (the least rounds) */
     char first[512];        /* the first failure */
 } cp_part_stats_t;
 

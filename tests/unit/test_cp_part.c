@@ -73,10 +73,14 @@ static void test_st_steps(void **state)
     /* 4 lanes x 4 layouts at least, every value compared */
     assert_true(cp_part_stats.sweeps >= 16);
     assert_true(cp_part_stats.values > 100000);
-    /* the rounds: at least the chain of one step (the stage boundaries'
-     * sends and receives), far below one per instance of the run */
-    assert_true(cp_part_stats.rounds_max[0] >= 2);
-    assert_true(cp_part_stats.rounds_max[0] <= cp_part_stats.est_run[0]);
+    /* the rounds (each replay's equal to its longest chain of shared
+     * instances, cp_part_check.c): a step's chain (ST's 24 sends and
+     * receives a step between stages; 19 a rank at most), far below one
+     * per instance of the run */
+    printf("  rounds %llu, the design's estimate %llu\n", (unsigned long long)cp_part_stats.rounds_max[0],
+           (unsigned long long)cp_part_stats.est_step[0]);
+    assert_true(cp_part_stats.rounds_max[0] >= cp_part_stats.est_step[0]);
+    assert_true(cp_part_stats.rounds_max[0] < 2 * cp_part_stats.est_step[0]);
     mt_critpath_free(c);
     mt_tl_job_free(j);
     mt_timeline_free(tl);
@@ -109,9 +113,13 @@ static void test_st_carried(void **state)
     cp_part_check_print(stdout, "ST carried");
     assert_int_equal(cp_part_stats.failures, 0);
     assert_true(cp_part_stats.sweeps >= 4);
-    /* carried: the chain crosses the steps, more rounds than a step's */
-    assert_true(cp_part_stats.rounds_max[1] > cp_part_stats.est_step[1]);
-    assert_true(cp_part_stats.rounds_max[1] <= cp_part_stats.est_run[1]);
+    /* carried: the chain crosses the steps (32 of them), about the most
+     * shared instances one rank meets in the run */
+    printf("  rounds %llu, the design's estimate %llu\n", (unsigned long long)cp_part_stats.rounds_max[1],
+           (unsigned long long)cp_part_stats.est_run[1]);
+    assert_true(cp_part_stats.rounds_max[1] >= cp_part_stats.est_run[1]);
+    assert_true(cp_part_stats.rounds_max[1] < 2 * cp_part_stats.est_run[1]);
+    assert_true(cp_part_stats.rounds_max[1] > 16 * cp_part_stats.rounds_max[0]);
     mt_critpath_free(c);
     mt_tl_job_free(j);
     mt_timeline_free(tl);
