@@ -1,8 +1,9 @@
 /* What the three files of mt_critpath_run share (internal to src/cross/):
  * cp_replay.c replays the graph under a scenario (its per-event rules in
- * cp_event_int.h, shared with cp_part.c's replay of one process's ranks), cp_walk.c walks the
- * critical path of a step and the root causes of waiting, cp_run.c puts
- * the graph in replay order and drives them (mt_critpath_run). The dependencies go one way: cp_run.c calls the
+ * cp_event_int.h, shared with cp_part.c's replay of one process's ranks),
+ * cp_walk.c walks the critical path of a step and the root causes of
+ * waiting, cp_run.c puts the graph in replay order and drives them
+ * (mt_critpath_run). The dependencies go one way: cp_run.c calls the
  * other two, cp_walk.c neither. */
 #ifndef MT_CROSS_CP_RUN_INT_H
 #define MT_CROSS_CP_RUN_INT_H

@@ -31,6 +31,15 @@ static void *xcalloc(size_t n, size_t size)
     return p;
 }
 
+/* The rank_i of member q of instance u (g->inst below g->n_inst, then
+ * g->hin). */
+static int32_t mrank(const cp_graph_t *g, size_t u, uint32_t q)
+{
+    if (u < g->n_inst)
+        return g->nodes[g->imem[g->inst[u].m0 + q]].rank_i;
+    return g->syncs[g->hmem[g->hin[u - g->n_inst].m0 + q]].rank_i;
+}
+
 /* The design's round estimates for a layout: the most instances shared
  * between processes that one rank meets in one job step, and in the run. */
 static void estimates(const cp_graph_t *g, const uint32_t *proc_of, uint64_t *step, uint64_t *run)
@@ -49,9 +58,7 @@ static void estimates(const cp_graph_t *g, const uint32_t *proc_of, uint64_t *st
         const cp_inst_t *I = u < g->n_inst ? &g->inst[u] : &g->hin[u - g->n_inst];
         bool shared = false;
         for (uint32_t m = 1; m < I->n && !shared; m++) {
-            int32_t a = u < g->n_inst ? g->nodes[g->imem[I->m0]].rank_i : g->syncs[g->hmem[I->m0]].rank_i;
-            int32_t b = u < g->n_inst ? g->nodes[g->imem[I->m0 + m]].rank_i : g->syncs[g->hmem[I->m0 + m]].rank_i;
-            shared = proc_of[a] != proc_of[b];
+            shared = proc_of[mrank(g, u, 0)] != proc_of[mrank(g, u, m)];
         }
         if (!shared)
             continue;
@@ -103,7 +110,9 @@ static uint64_t chain(const cp_graph_t *g, const uint32_t *proc_of, bool carry, 
         int64_t v = g->ev[k];
         int type = (int)(v >> 32);
         int32_t id = (int32_t)(v & 0xffffffff);
-        long u = type == 0 ? g->hot[id].inst : type == 1 && g->syncs[id].hi >= 0 ? (long)g->n_inst + g->syncs[id].hi : -1;
+        long u = type == 0                              ? g->hot[id].inst
+                 : type == 1 && g->syncs[id].hi >= 0 ? (long)g->n_inst + g->syncs[id].hi
+                                                     : -1;
         if (u < 0 || seen[u] || (comm && (size_t)u < g->n_inst))
             continue;
         seen[u] = 1;
@@ -113,16 +122,14 @@ static uint64_t chain(const cp_graph_t *g, const uint32_t *proc_of, bool carry, 
         uint64_t m = 0;
         bool shared = false;
         for (uint32_t q = 0; q < I->n; q++) {
-            int32_t ri = (size_t)u < g->n_inst ? g->nodes[g->imem[I->m0 + q]].rank_i : g->syncs[g->hmem[I->m0 + q]].rank_i;
-            int32_t r0 = (size_t)u < g->n_inst ? g->nodes[g->imem[I->m0]].rank_i : g->syncs[g->hmem[I->m0]].rank_i;
-            shared = shared || proc_of[ri] != proc_of[r0];
+            int32_t ri = mrank(g, (size_t)u, q);
+            shared = shared || proc_of[ri] != proc_of[mrank(g, (size_t)u, 0)];
             if (lv[(size_t)ri * W + w] > m)
                 m = lv[(size_t)ri * W + w];
         }
         m += shared;
         for (uint32_t q = 0; q < I->n; q++) {
-            int32_t ri = (size_t)u < g->n_inst ? g->nodes[g->imem[I->m0 + q]].rank_i : g->syncs[g->hmem[I->m0 + q]].rank_i;
-            lv[(size_t)ri * W + w] = m;
+            lv[(size_t)mrank(g, (size_t)u, q) * W + w] = m;
         }
         if (m > best)
             best = m;
@@ -261,8 +268,7 @@ static void one_layout(const cp_graph_t *g, const cp_scen_t *sc, const cp_rp_t *
                 continue;
             const cp_inst_t *I = node ? &g->inst[i] : &g->hin[i];
             for (uint32_t m = 0; m < I->n; m++) {
-                int32_t ri = node ? g->nodes[g->imem[I->m0 + m]].rank_i : g->syncs[g->hmem[I->m0 + m]].rank_i;
-                const cp_rp_t *A = &rp[proc_of[ri]][li];
+                const cp_rp_t *A = &rp[proc_of[mrank(g, u, m)]][li];
                 bool ok = node ? A->idone[i] && A->ims[i] == R->ims[i] : A->hidone[i] && A->hims[i] == R->hims[i];
                 cp_part_stats.values++;
                 if (!ok)
