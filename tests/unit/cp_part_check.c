@@ -279,6 +279,8 @@ static void one_layout(const cp_graph_t *g, const cp_scen_t *sc, const cp_rp_t *
         }
     }
     cp_part_stats.sweeps += (uint64_t)nl;
+    for (int li = 0; li < nl; li++)
+        cp_part_stats.second += r[lanes[li]].cd_on != 0;
     int k = carry ? 1 : 0;
     /* one round a link of the longest chain: no round lost waiting */
     bool comm = true; /* lanes side by side: the longest of theirs */
@@ -335,11 +337,12 @@ void cp_part_check_print(FILE *f, const char *tag)
 {
     const cp_part_stats_t *s = &cp_part_stats;
     fprintf(f,
-            "cp_part_check %s: %llu lane replays in supersteps, %llu values, %llu failures; rounds: steps apart "
+            "cp_part_check %s: %llu lane replays in supersteps (%llu second passes), %llu values, %llu failures; "
+            "rounds: steps apart "
             "at most %llu (estimate: the most shared instances a rank meets in a step %llu, in the run %llu; %llu "
             "messages; the longest chain of shared instances %llu), carried at most %llu (estimates %llu, %llu; %llu "
             "messages; chain %llu)\n",
-            tag, (unsigned long long)s->sweeps, (unsigned long long)s->values, (unsigned long long)s->failures,
+            tag, (unsigned long long)s->sweeps, (unsigned long long)s->second, (unsigned long long)s->values, (unsigned long long)s->failures,
             (unsigned long long)s->rounds_max[0], (unsigned long long)s->est_step[0],
             (unsigned long long)s->est_run[0], (unsigned long long)s->msgs_max[0], (unsigned long long)s->chain[0],
             (unsigned long long)s->rounds_max[1], (unsigned long long)s->est_step[1],

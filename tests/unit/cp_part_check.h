@@ -16,6 +16,7 @@ typedef struct cp_part_stats {
     uint64_t sweeps;        /* lanes x layouts replayed in supersteps */
     uint64_t failures;      /* values unequal, or supersteps that stopped moving */
     uint64_t values;        /* values compared */
+    uint64_t second;        /* of the lane replays, second passes (the edge to the next step: cd_on) */
     /* [0]: steps apart (each job step its own stream), [1]: carried (a pipeline) */
     uint64_t rounds_max[2]; /* the most rounds one replay took */
     uint64_t est_step[2];   /* the design's estimate at that replay: the most shared instances
