@@ -1,7 +1,8 @@
 /* The replay of the critical path's graph (critpath.c builds it, cp_run.c
  * puts its events in replay order) under a scenario: the sweeps (the
- * measured run and what-ifs side by side), the edges' shifts; cp_run.c
- * drives it (internal to src/cross/, cp_run_int.h). */
+ * measured run and what-ifs side by side) over the per-event rules of
+ * cp_event_int.h, the edges' shifts; cp_run.c drives it (internal to
+ * src/cross/, cp_run_int.h). */
 #include "base/bigmem.h"
 #include "cross/cp_event_int.h"
 
