@@ -1,9 +1,10 @@
 /* The replay of the critical path's graph (critpath.c builds it, cp_run.c
  * puts its events in replay order) under a scenario: the sweeps (the
- * measured run and what-ifs side by side), the edges' shifts; cp_run.c
- * drives it (internal to src/cross/, cp_run_int.h). */
+ * measured run and what-ifs side by side) over the per-event rules of
+ * cp_event_int.h, the edges' shifts; cp_run.c drives it (internal to
+ * src/cross/, cp_run_int.h). */
 #include "base/bigmem.h"
-#include "cross/cp_run_int.h"
+#include "cross/cp_event_int.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -48,122 +49,6 @@ int cp_rp_alloc(const cp_graph_t *g, rp_t *r)
                : -1;
 }
 
-/* The host shift of sync q (-1: none) as seen from job step job: its
- * shift when it belongs to the same step (each step is replayed from its
- * measured start: shifts do not carry over from one step to the next),
- * the edge's shift (r->cd, second pass) when it is the step before's last
- * sync that the step's start follows (cp_sync_t.jnext), or its shift in
- * any step when the run carries them (a pipeline, what-if "stage").
- * Inlined: the edge's test made it too large for the compiler to inline,
- * and its calls were 20 M instructions on the 256-rank job. */
-CP_INLINE int64_t shift_of(const cp_graph_t *g, const rp_t *r, long q, int32_t job)
-{
-    if (q < 0)
-        return 0;
-    if (r->carry || g->syncs[q].job == job)
-        return r->sd[q];
-    /* (job -1, outside every step: jnext -1 names no edge, and r->cd of
-     * a sync without one is never written) */
-    return r->cd_on && job >= 0 && g->syncs[q].jnext == job ? r->cd[q] : 0;
-}
-
-/* The replayed end of node p as seen from job step job: a node of
- * another step keeps its measured end. */
-static int64_t end_in(const cp_graph_t *g, const rp_t *r, int32_t p, int32_t job)
-{
-    return r->carry || g->nodes[p].job == job ? r->e[p] : g->nodes[p].e;
-}
-
-/* The replay's per-event functions are inlined into sweep(), which
- * cp_replay instantiates for the plain scenario (the measured replay) with
- * the scenario's flags as constants, so the compiler drops the tests of
- * the others from the loop (fast path: the replays are most of
- * mt_critpath_run). The ideal what-if's no-delay scenarios have their own
- * replay of many scenarios at once (cp_ideal.c). */
-
-/* Predecessor q (0 pstream, 1 px, 2 px2) of the node of h: its replayed
- * end; a node of another step keeps its measured end (as end_in). */
-CP_INLINE int64_t pred_at(const cp_graph_t *g, const scen_t *sc, const rp_t *r, const cp_hot_t *h, int q)
-{
-    int32_t p = h->pred[q];
-    int same = h->flags >> q & 1;
-    if (sc->carry || same)
-        return r->e[p];
-    /* of the step before, on a rank step whose start follows that step's
-     * last sync: moved as the sync is (cp_rp_t.cd) */
-    if (r->cd_on && (h->flags & (CP_H_PREV << q)))
-        return g->e0[p] + r->cd[g->rs[h->rstep].sb_start];
-    return g->e0[p];
-}
-
-/* What-if launch (start_of): the start best of the node of h raised to
- * its rank step's replayed start, and the host time its launch would
- * still have cost taken from its rank step (r->hc). From the record alone
- * (its launch end + the rank's latency is llat): reading cp_node_t here
- * was a cache miss at each node. */
-CP_INLINE int64_t no_launch_gap(const cp_graph_t *g, rp_t *r, const cp_hot_t *h, int64_t best)
-{
-    if ((h->flags & CP_H_LAUNCH) && h->rstep >= 0) {
-        /* no launch gaps (critpath.h "what-if launch"): nothing of a
-         * step starts before its rank's step does, and the host catches
-         * up with the GPU: the time its launch would still have made the
-         * activity wait is host time removed from the rank's step, so its
-         * later syncs and its step end move earlier by it too */
-        const cp_rs_t *x = &g->rs[h->rstep];
-        int64_t floor = x->start + shift_of(g, r, x->sb_start, h->job);
-        /* ... nor before the host collective its launch came after:
-         * waiting for other ranks (gloo) is no launch gap (issue 38: on
-         * gloo4 the what-if took the collectives away, 22.55 ms ->
-         * 832.8 us); a host pause (a late host) is, as in the measured
-         * host time it was inferred from */
-        int32_t b = h->lsync >= 0 ? g->syncs[h->lsync].bar : -1;
-        int64_t after = b >= 0 ? g->syncs[b].e + shift_of(g, r, b, h->job) : INT64_MIN;
-        if (after > floor)
-            floor = after;
-        if (best < floor)
-            best = floor;
-        int64_t v = h->llat + shift_of(g, r, h->lsync, h->job) + r->hc[h->rstep];
-        if (v > best)
-            r->hc[h->rstep] -= v - best;
-    }
-    return best;
-}
-
-/* The replayed start of the node at hot[k]: the latest of its
- * dependencies (stream order, its launch + the rank's launch latency, an
- * inferred stream wait), each with no measured slack: what the model
- * cannot explain shows as replay error. Reads the node's cp_hot_t
- * (cp_node_t only for what-if launch). */
-CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t k)
-{
-    const cp_hot_t *h = &g->hot[k];
-    int32_t id = h->id;
-    int64_t best = INT64_MIN;
-    for (int q = 0; q < 3; q++) { /* stream order, the inferred (or explicit) cross dependencies */
-        if (h->pred[q] < 0)
-            continue;
-        int64_t v = sc->pin_inferred && q == 1 && (h->flags & CP_H_PXINF) ? g->e0[h->pred[q]]
-                                                                           : pred_at(g, sc, r, h, q);
-        if (v > best)
-            best = v;
-    }
-    /* the straggler what-if's ranks keep no launch gaps of their own: the
-     * median rank's host is not that slow (a rank whose CPU is slow or
-     * late: its lateness is host time the kernels' speed does not hold) */
-    bool drop = sc->drop_launch || (sc->late && (sc->late[h->rank_i] & 2));
-    if ((h->flags & CP_H_LAUNCH) && !drop) {
-        /* lsync: the search done once per graph, not once per replay (a
-         * run makes 20-odd replays) */
-        int64_t v = h->llat + shift_of(g, r, h->lsync, h->job);
-        if (v > best)
-            best = v;
-    }
-    if (drop)
-        best = no_launch_gap(g, r, h, best);
-    r->s[id] = best == INT64_MIN ? h->s : best;
-    r->sdone[id] = 1;
-}
-
 /* sweep3's start event of the node at hot[k] in each lane (r[0] measured
  * under P, r[1] "comm" under C when comm, r[2] "launch" under L, r[3]
  * the straggler what-if under F when F->factor): start_of in each lane
@@ -186,134 +71,12 @@ CP_INLINE void start3(const cp_graph_t *g, const scen_t *P, const scen_t *C, con
         start_of(g, F, &r[3], k);
 }
 
-/* The latest replayed end of rank step q's activities so far (r->rend)
- * raised to v, the end just replayed of one of them (end_of). */
-CP_INLINE void rend_max(rp_t *r, int32_t q, int64_t v)
-{
-    if (q >= 0 && v > r->rend[q])
-        r->rend[q] = v;
-}
-
-/* The replayed end of the node at hot[k]; its rank step's latest end
- * raised with it (each node's end is replayed once, and nothing changes
- * it after: the maximum taken here, not in one more pass over hot after
- * the sweep, which read its 64 bytes a node again). */
-CP_INLINE void end_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t k)
-{
-    const cp_hot_t *h = &g->hot[k];
-    int32_t id = h->id;
-    if (!r->sdone[id])
-        start_of(g, sc, r, k);
-    if (h->inst >= 0 && sc->comm_transfer) {
-        r->e[id] = r->s[id] + g->inst[h->inst].transfer;
-        rend_max(r, h->rstep, r->e[id]);
-        return;
-    }
-    if (h->inst >= 0) {
-        const cp_inst_t *I = &g->inst[h->inst];
-        if (!r->idone[h->inst]) {
-            int64_t ms = INT64_MIN;
-            for (uint32_t m = 0; m < I->n; m++) {
-                int32_t mm = g->imem[I->m0 + m];
-                /* the member's record, not its cp_node_t: read at its
-                 * start event, so nearly always in the cache still */
-                const cp_hot_t *hm = &g->hot[g->pos[mm]];
-                if (!r->sdone[mm])
-                    start_of(g, sc, r, g->pos[mm]);
-                int64_t v = sc->carry || hm->job == h->job ? r->s[mm] : hm->s;
-                if (v > ms)
-                    ms = v;
-            }
-            r->ims[h->inst] = ms;
-            r->idone[h->inst] = 1;
-        }
-        int64_t T = h->dt;
-        if (sc->factor && sc->factor[id] != 1.0) /* what-if pattern: the transfer, not the wait */
-            T = (int64_t)((double)T * sc->factor[id] + 0.5);
-        int64_t v = r->ims[h->inst] + T;
-        r->e[id] = v > r->s[id] ? v : r->s[id];
-        rend_max(r, h->rstep, r->e[id]);
-        return;
-    }
-    int64_t d = h->dt;
-    if (sc->factor && sc->factor[id] != 1.0)
-        d = (int64_t)((double)d * sc->factor[id] + 0.5);
-    r->e[id] = r->s[id] + d;
-    rend_max(r, h->rstep, r->e[id]);
-}
-
-/* The replayed arrival of host collective member y: its start moved
- * with its rank's host (the sync before it, the host time the what-if
- * "launch" removed so far), less its lateness in the straggler what-if. */
-static int64_t arrival_of(const cp_graph_t *g, const scen_t *sc, const rp_t *r, const cp_sync_t *y)
-{
-    int64_t a = y->s + shift_of(g, r, y->sb, y->job);
-    if (y->rstep >= 0)
-        a += r->hc[y->rstep];
-    if (sc->late && (sc->late[y->rank_i] & 1))
-        a -= y->late;
-    return a;
-}
-
-static void sync_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, const cp_rank_t *R, size_t j)
-{
-    const cp_sync_t *s = &g->syncs[j];
-    int64_t s1 = s->hi >= 0 ? arrival_of(g, sc, r, s) : s->s + shift_of(g, r, s->sb, s->job);
-    if (s->rstep >= 0) { /* host time removed before it (no launch gaps); its shift carries it on */
-        if (s->hi < 0)
-            s1 += r->hc[s->rstep];
-        r->hc[s->rstep] = 0;
-    }
-    int64_t v;
-    if (s->hi >= 0) {
-        /* a host collective (gloo): it returns at the last member's
-         * replayed arrival + its own transfer (its measured end - the
-         * measured last arrival), never before its own arrival; the
-         * members' arrivals taken once, at the first member's return
-         * (cp_run.c order_fix: after every member's sync before it) */
-        const cp_inst_t *I = &g->hin[s->hi];
-        if (!r->hidone[s->hi]) {
-            int64_t ms = INT64_MIN;
-            for (uint32_t q = 0; q < I->n; q++) {
-                const cp_sync_t *y = &g->syncs[g->hmem[I->m0 + q]];
-                int64_t a = r->carry || y->job == s->job ? arrival_of(g, sc, r, y) : y->s;
-                if (a > ms)
-                    ms = a;
-            }
-            r->hims[s->hi] = ms;
-            r->hidone[s->hi] = 1;
-        }
-        int64_t T = s->e - I->maxstart;
-        v = r->hims[s->hi] + (T > 0 ? T : 0);
-        if (v < s1)
-            v = s1;
-    } else if (s->w >= 0 && g->nodes[s->w].e >= s->s) {
-        v = end_in(g, r, s->w, s->job) + R->sync_lag;
-        if (v < s1)
-            v = s1;
-    } else {
-        v = s1 + (s->e - s->s);
-        if (s->hi == -2 && sc->late && (sc->late[s->rank_i] & 1)) /* a host pause: without its lateness */
-            v -= s->late;
-    }
-    r->sd[j] = v - s->e;
-}
 
 /* The events of g in replay order under sc (a copy: see CP_INLINE). */
 CP_INLINE void sweep(const cp_graph_t *g, const scen_t sc, rp_t *r)
 {
-    for (size_t k = 0; k < g->n_ev; k++) {
-        int64_t v = g->ev[k];
-        int type = (int)(v >> 32);
-        int32_t id = (int32_t)(v & 0xffffffff); /* a sync, or a node's index in hot */
-        if (type == 0) {
-            end_of(g, &sc, r, id);
-        } else if (type == 1) {
-            sync_of(g, &sc, r, &g->ranks[g->syncs[id].rank_i], (size_t)id);
-        } else if (!r->sdone[g->hot[id].id]) {
-            start_of(g, &sc, r, id);
-        }
-    }
+    for (size_t k = 0; k < g->n_ev; k++)
+        event_of(g, &sc, r, g->ev[k]);
 }
 
 /* The measured replay (r[0], when meas) and the what-ifs "communication
@@ -358,8 +121,9 @@ CP_INLINE void sweep3(const cp_graph_t *g, rp_t *r, bool meas, bool comm, bool l
     }
 }
 
-/* r set for a replay under sc. */
-static void replay_init(const cp_graph_t *g, const scen_t *sc, rp_t *r)
+void (*cp_replay_probe)(const cp_graph_t *g, const scen_t *sc, const rp_t *r, const bool *on, int n);
+
+void cp_rp_init(const cp_graph_t *g, const scen_t *sc, rp_t *r)
 {
     /* r->s needs no start: every node's start event sets it */
     memcpy(r->e, g->e0, g->n_nodes * sizeof *r->e);
@@ -516,10 +280,10 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
         if (pass) { /* the edge to the next step's start: its shifts from the first pass */
             if (!edge_fill(g, c, r))
                 break;
-            replay_init(g, sc, r);
+            cp_rp_init(g, sc, r);
             r->cd_on = 1;
         } else {
-            replay_init(g, sc, r);
+            cp_rp_init(g, sc, r);
         }
         /* the scenarios every run replays (measured, the what-ifs "comm"
          * and "launch") each with its flags as constants: see CP_INLINE */
@@ -531,6 +295,13 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
             sweep(g, (scen_t){.drop_launch = 1}, r);
         else
             sweep(g, *sc, r);
+        if (cp_replay_probe) {
+            /* the scenario as swept: the constant ones above keep only their flag */
+            scen_t u = *sc;
+            if (!sc->factor && !sc->carry && !(sc->drop_launch && sc->comm_transfer))
+                u = (scen_t){.comm_transfer = sc->comm_transfer, .drop_launch = sc->drop_launch};
+            cp_replay_probe(g, &u, r, (const bool[1]){true}, 1);
+        }
         if (!edge_wanted(g, sc))
             break;
     }
@@ -550,7 +321,7 @@ void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, const doub
     const bool on[4] = {true, comm, launch, f != NULL};
     for (int l = 0; l < 4; l++)
         if (on[l])
-            replay_init(g, &sc[l], &r[l]);
+            cp_rp_init(g, &sc[l], &r[l]);
     /* each combination its own inlined sweep: the flags stay constants */
     if (!pin && comm)
         sweep3(g, r, true, true, true, f, late, 0);
@@ -562,6 +333,13 @@ void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, const doub
         sweep3(g, r, true, false, true, f, late, 1);
     else
         sweep3(g, r, true, false, false, f, late, 1);
+    /* the lanes as sweep3 replays them */
+    const scen_t sw[4] = {{.pin_inferred = pin},
+                          {.comm_transfer = 1, .pin_inferred = pin},
+                          {.drop_launch = 1, .pin_inferred = pin},
+                          {.factor = f, .late = late, .pin_inferred = pin}};
+    if (cp_replay_probe)
+        cp_replay_probe(g, sw, r, (const bool[4]){true, comm, !pin || (!comm && launch), f != NULL}, 4);
     if (comm) /* "comm" takes no edge to the next step (edge_wanted) */
         replay_finish(g, &r[1], c, times[1]);
     if (g->n_jnext) {
@@ -580,7 +358,7 @@ void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, const doub
                 r[l].cd0 = NULL;
                 again[l] = edge_any(g, &r[l]);
                 if (again[l]) {
-                    replay_init(g, &sc[l], &r[l]);
+                    cp_rp_init(g, &sc[l], &r[l]);
                     r[l].cd_on = 1;
                 }
             }
@@ -593,6 +371,8 @@ void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, const doub
             sweep3(g, r, false, false, true, f2, late, 1);
         else if (f2)
             sweep3(g, r, false, false, false, f2, late, 1);
+        if (cp_replay_probe && (again[2] || f2))
+            cp_replay_probe(g, sw, r, (const bool[4]){false, false, again[2], f2 != NULL}, 4);
     }
     for (int l = 0; l < 4; l++)
         if (on[l] && l != 1)

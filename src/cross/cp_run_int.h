@@ -1,7 +1,9 @@
 /* What the three files of mt_critpath_run share (internal to src/cross/):
- * cp_replay.c replays the graph under a scenario, cp_walk.c walks the
- * critical path of a step and the root causes of waiting, cp_run.c puts
- * the graph in replay order and drives them (mt_critpath_run). The dependencies go one way: cp_run.c calls the
+ * cp_replay.c replays the graph under a scenario (its per-event rules in
+ * cp_event_int.h, shared with cp_part.c's replay of one process's ranks),
+ * cp_walk.c walks the critical path of a step and the root causes of
+ * waiting, cp_run.c puts the graph in replay order and drives them
+ * (mt_critpath_run). The dependencies go one way: cp_run.c calls the
  * other two, cp_walk.c neither. */
 #ifndef MT_CROSS_CP_RUN_INT_H
 #define MT_CROSS_CP_RUN_INT_H
@@ -63,6 +65,18 @@ void cp_rp_free(rp_t *r);
 /* Allocate r's arrays for g: 0, or -1 out of memory (cp_rp_free frees
  * what was allocated). */
 int cp_rp_alloc(const cp_graph_t *g, rp_t *r);
+
+/* r set for a replay of g under sc (a pass: cd and cd0 left as they
+ * are, cd_on cleared). */
+void cp_rp_init(const cp_graph_t *g, const scen_t *sc, rp_t *r);
+
+/* A test's look at every sweep (tests/unit/cp_part_check.c): when set,
+ * cp_replay and cp_replay3 call it after each sweep of the events, before
+ * the step times are worked out, with the lanes' scenarios as swept
+ * (sc[0..n)), their arrays as the sweep left them (r[0..n)) and which
+ * lanes it replayed (on). NULL in the program. Not thread-safe: set it
+ * before any replay. */
+extern void (*cp_replay_probe)(const cp_graph_t *g, const scen_t *sc, const rp_t *r, const bool *on, int n);
 
 /* g->cd0 from the unchanged run r, for the replays after it; nothing
  * without an edge. 0, or -1 out of memory. */

@@ -1,0 +1,157 @@
+/* The replay of one process's share of the ranks of the critical path's
+ * graph in supersteps (docs/ARCHITECTURE.md, Design B, step 3): each
+ * process advances its ranks until each is blocked at an instance end
+ * whose last arrival it does not know, sends the instance's owner the
+ * latest replayed arrival of its members, gets back the maximum, repeats.
+ * The per-event rules are the one-process sweep's (cp_event_int.h); the
+ * exchange is explicit arrays (no MPI here): a caller moves the messages
+ * between processes (tests/unit/cp_part_check.c; later mt_comm_t's
+ * alltoallv). Internal to src/cross/ and the unit tests. */
+#ifndef MT_CROSS_CP_PART_H
+#define MT_CROSS_CP_PART_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cross/cp_run_int.h"
+#include "mergetrace/status.h"
+
+/* The most scenarios (lanes) one replay runs side by side (cp_replay3's). */
+enum { CP_PART_LANES = 4 };
+
+/* A message about an instance's last arrival in one lane: a process's
+ * contribution to the instance's owner (v: the latest replayed arrival of
+ * its members, proc: the sender, need: how many processes hold members),
+ * or the owner's answer (v: the last arrival, proc: the receiver). u
+ * names the instance: g->inst[u] below g->n_inst, else the host
+ * collective g->hin[u - g->n_inst]. */
+typedef struct cp_part_msg {
+    uint32_t u;
+    uint16_t lane;
+    uint16_t proc;
+    uint32_t need;
+    int64_t v;
+} cp_part_msg_t;
+
+/* Where a rank of a process reads an instance that its members share
+ * with other processes: before event ev[at] of its stream (its events up
+ * to there replayed, as the one-process sweep's at the instance's first
+ * end), as seen from job step job (the first end's: a member of another
+ * step counts at its measured start). */
+typedef struct cp_part_read {
+    size_t at;
+    uint32_t u;
+    int32_t job;
+    int32_t rank_i;
+    bool mid;             /* ev[at] is that first end, a host collective member's return: read
+                           * within it, after its own arrival (sync_arrival), as the sweep does */
+} cp_part_read_t;
+
+/* One stream of a process's events that replays on its own: one rank's
+ * events in one job step (each step replays from its measured start,
+ * reading nothing of another's, and a rank reads nothing of another rank
+ * but the instances' last arrivals), or one rank's every event when the
+ * replay carries shifts from step to step (a pipeline): ev[e0 .. e1) and
+ * rd[r0 .. r1). */
+typedef struct cp_part_seg {
+    size_t e0, e1, r0, r1;
+} cp_part_seg_t;
+
+/* One process's share of a graph (malloc'd; cp_part_plan_free). */
+typedef struct cp_part_plan {
+    int64_t *ev;          /* its events, in g->ev's order within each stream */
+    size_t n_ev;
+    cp_part_read_t *rd;   /* its reads, by stream, each by at */
+    size_t n_rd;
+    cp_part_seg_t *seg;
+    size_t n_seg;
+    uint8_t *xi, *xh;     /* per instance / host collective: members here and on other processes */
+    uint32_t *need;       /* per instance u (cp_part_msg_t.u): the processes holding members */
+    uint32_t *lneed;      /* per instance u: this process's ranks holding members */
+    uint32_t me, n_procs;
+} cp_part_plan_t;
+
+/* Process me's share of g (job fields and replay order set, as
+ * mt_critpath_run leaves them) when rank_i i is on process proc_of[i] (<
+ * n_procs), for replays that carry shifts over steps (carry) or not. The
+ * stand-in of step 3's per-process graph: it reads the whole order for
+ * the read points (the first end of each instance). MT_OK or
+ * MT_ERR_NOMEM (p empty). */
+mt_status_t cp_part_plan(const cp_graph_t *g, const uint32_t *proc_of, uint32_t n_procs, uint32_t me, bool carry,
+                         cp_part_plan_t *p);
+void cp_part_plan_free(cp_part_plan_t *p);
+
+/* A replay of a process's share: lanes sc[0..n_lanes) into r[l] (each
+ * set by cp_rp_init, and for a second pass its cd and cd_on; borrowed,
+ * written only at the process's ranks' entries and the instances it
+ * reads). */
+typedef struct cp_part {
+    const cp_graph_t *g;
+    const cp_part_plan_t *p;
+    int n_lanes;
+    cp_scen_t sc[CP_PART_LANES];
+    cp_rp_t *r[CP_PART_LANES];
+    size_t *at, *rat;     /* per lane and stream: its next event and next read */
+    int64_t *held;        /* per lane and stream: the own arrival of a host collective member's
+                           * return waiting for the last arrival (sync_arrival done), */
+    uint8_t *half;        /* ... and whether one is */
+    int64_t *lmax;        /* per lane and instance u: the latest arrival of this process's ranks read so far */
+    uint32_t *lgot;       /* ... and how many of its ranks have read it */
+    cp_part_msg_t *out;   /* the contributions of the last advance */
+    size_t n_out, cap_out;
+} cp_part_t;
+
+/* x for the lanes above over plan p (both borrowed, must outlive x).
+ * MT_OK or MT_ERR_NOMEM. */
+mt_status_t cp_part_start(cp_part_t *x, const cp_graph_t *g, const cp_part_plan_t *p, const cp_scen_t *sc,
+                          cp_rp_t *const *r, int n_lanes);
+
+/* A superstep: every lane's streams replayed until each is blocked at an
+ * instance whose last arrival has not come, or done; the contributions
+ * of the instances all of whose ranks here have read them on the way
+ * into x->out[0 .. x->n_out) (the previous ones dropped; one message an
+ * instance and lane from a process).
+ * *done: every stream of every lane at its end. MT_OK or MT_ERR_NOMEM. */
+mt_status_t cp_part_advance(cp_part_t *x, bool *done);
+
+/* The owners' answers addressed to this process: each instance's last
+ * arrival set in its lane. */
+void cp_part_take(cp_part_t *x, const cp_part_msg_t *ans, size_t n);
+void cp_part_free(cp_part_t *x);
+
+/* The process that owns instance u (cp_part_msg_t.u) of n_procs. */
+static inline uint32_t cp_part_owner(uint32_t u, uint32_t n_procs)
+{
+    return u % n_procs;
+}
+
+/* An owner's instances: the running maximum of each instance's
+ * contributions per lane and who sent them. */
+typedef struct cp_part_own {
+    uint32_t me, n_procs;
+    int n_lanes;
+    size_t n_slots;       /* per lane: the instances u with u % n_procs == me, at u / n_procs */
+    int64_t *max;
+    uint32_t *got;
+    int32_t *head;        /* per slot: the last sender's entry in who, -1 */
+    struct cp_part_who {
+        int32_t next;
+        uint16_t proc;
+    } *who;
+    size_t n_who, cap_who;
+} cp_part_own_t;
+
+/* o for process me of n_procs owning among n_u instances (g->n_inst +
+ * g->n_hin), n_lanes lanes. MT_OK or MT_ERR_NOMEM. */
+mt_status_t cp_part_own_init(cp_part_own_t *o, size_t n_u, uint32_t me, uint32_t n_procs, int n_lanes);
+
+/* The contributions in[0..n) (all owned by o) taken in; the answers of
+ * each instance that has all of them appended to *out (*n_out of *cap,
+ * grown with realloc; the caller frees), one to each contributor. MT_OK
+ * or MT_ERR_NOMEM. */
+mt_status_t cp_part_own_take(cp_part_own_t *o, const cp_part_msg_t *in, size_t n, cp_part_msg_t **out, size_t *n_out,
+                             size_t *cap);
+void cp_part_own_free(cp_part_own_t *o);
+
+#endif

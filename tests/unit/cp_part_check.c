@@ -1,0 +1,352 @@
+/* The partitioned replay checked against the one-process sweeps
+ * (cp_part_check.h): the probe, the virtual processes and their rounds. */
+#include "cp_part_check.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cross/cp_part.h"
+
+cp_part_stats_t cp_part_stats;
+
+static void fail(const char *fmt, ...)
+{
+    if (!cp_part_stats.failures++) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(cp_part_stats.first, sizeof cp_part_stats.first, fmt, ap);
+        va_end(ap);
+    }
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p) {
+        fprintf(stderr, "cp_part_check: out of memory\n");
+        abort();
+    }
+    return p;
+}
+
+/* The rank_i of member q of instance u (g->inst below g->n_inst, then
+ * g->hin). */
+static int32_t mrank(const cp_graph_t *g, size_t u, uint32_t q)
+{
+    if (u < g->n_inst)
+        return g->nodes[g->imem[g->inst[u].m0 + q]].rank_i;
+    return g->syncs[g->hmem[g->hin[u - g->n_inst].m0 + q]].rank_i;
+}
+
+/* The design's round estimates for a layout: the most instances shared
+ * between processes that one rank meets in one job step, and in the run. */
+static void estimates(const cp_graph_t *g, const uint32_t *proc_of, uint64_t *step, uint64_t *run)
+{
+    size_t NR = g->n_ranks, NU = g->n_inst + g->n_hin;
+    int32_t nj = 0;
+    for (size_t i = 0; i < g->n_rs; i++)
+        if (g->rs[i].job + 1 > nj)
+            nj = g->rs[i].job + 1;
+    size_t W = (size_t)nj + 1; /* job -1 first */
+    uint64_t *per = xcalloc(NR * W, sizeof *per), *all = xcalloc(NR, sizeof *all);
+    int32_t *seen = xcalloc(NR, sizeof *seen);
+    for (size_t r = 0; r < NR; r++)
+        seen[r] = -1;
+    for (size_t u = 0; u < NU; u++) {
+        const cp_inst_t *I = u < g->n_inst ? &g->inst[u] : &g->hin[u - g->n_inst];
+        bool shared = false;
+        for (uint32_t m = 1; m < I->n && !shared; m++) {
+            shared = proc_of[mrank(g, u, 0)] != proc_of[mrank(g, u, m)];
+        }
+        if (!shared)
+            continue;
+        for (uint32_t m = 0; m < I->n; m++) {
+            int32_t ri, job;
+            if (u < g->n_inst) {
+                ri = g->nodes[g->imem[I->m0 + m]].rank_i;
+                job = g->nodes[g->imem[I->m0 + m]].job;
+            } else {
+                ri = g->syncs[g->hmem[I->m0 + m]].rank_i;
+                job = g->syncs[g->hmem[I->m0 + m]].job;
+            }
+            if (seen[ri] == (int32_t)u) /* a rank twice in one instance: once */
+                continue;
+            seen[ri] = (int32_t)u;
+            per[(size_t)ri * W + (size_t)(job + 1)]++;
+            all[ri]++;
+        }
+    }
+    *step = *run = 0;
+    for (size_t r = 0; r < NR; r++) {
+        for (size_t j = 0; j < W; j++)
+            if (per[r * W + j] > *step)
+                *step = per[r * W + j];
+        if (all[r] > *run)
+            *run = all[r];
+    }
+    free(per);
+    free(all);
+    free(seen);
+}
+
+/* The rounds the supersteps must take at least: the longest chain of
+ * shared instances in the replay order, an instance one round after the
+ * latest one any of its member ranks read before it in its stream (an
+ * instance of one process alone costs no round; comm: lanes that read no
+ * instance but host collectives). */
+static uint64_t chain(const cp_graph_t *g, const uint32_t *proc_of, bool carry, bool comm)
+{
+    size_t NR = g->n_ranks, NU = g->n_inst + g->n_hin;
+    int32_t nj = 0;
+    for (size_t i = 0; i < g->n_rs; i++)
+        if (g->rs[i].job + 1 > nj)
+            nj = g->rs[i].job + 1;
+    size_t W = carry ? 1 : (size_t)nj + 1;
+    uint64_t *lv = xcalloc(NR * W, sizeof *lv), best = 0;
+    uint8_t *seen = xcalloc(NU, 1);
+    for (size_t k = 0; k < g->n_ev; k++) {
+        int64_t v = g->ev[k];
+        int type = (int)(v >> 32);
+        int32_t id = (int32_t)(v & 0xffffffff);
+        long u = type == 0                              ? g->hot[id].inst
+                 : type == 1 && g->syncs[id].hi >= 0 ? (long)g->n_inst + g->syncs[id].hi
+                                                     : -1;
+        if (u < 0 || seen[u] || (comm && (size_t)u < g->n_inst))
+            continue;
+        seen[u] = 1;
+        int32_t job = type == 0 ? g->hot[id].job : g->syncs[id].job;
+        size_t w = carry ? 0 : (size_t)(job + 1);
+        const cp_inst_t *I = (size_t)u < g->n_inst ? &g->inst[u] : &g->hin[(size_t)u - g->n_inst];
+        uint64_t m = 0;
+        bool shared = false;
+        for (uint32_t q = 0; q < I->n; q++) {
+            int32_t ri = mrank(g, (size_t)u, q);
+            shared = shared || proc_of[ri] != proc_of[mrank(g, (size_t)u, 0)];
+            if (lv[(size_t)ri * W + w] > m)
+                m = lv[(size_t)ri * W + w];
+        }
+        m += shared;
+        for (uint32_t q = 0; q < I->n; q++) {
+            lv[(size_t)mrank(g, (size_t)u, q) * W + w] = m;
+        }
+        if (m > best)
+            best = m;
+    }
+    free(lv);
+    free(seen);
+    return best;
+}
+
+/* Append msgs to box (grown). */
+static void box_add(cp_part_msg_t **box, size_t *n, size_t *cap, const cp_part_msg_t *m, size_t k)
+{
+    if (*n + k > *cap) {
+        *cap = 2 * (*n + k) + 64;
+        *box = realloc(*box, *cap * sizeof **box);
+        if (!*box) {
+            fprintf(stderr, "cp_part_check: out of memory\n");
+            abort();
+        }
+    }
+    memcpy(*box + *n, m, k * sizeof *m);
+    *n += k;
+}
+
+#define MAXP 3
+
+/* One layout: the ranks on P processes (blocked: in P runs of ranks, else
+ * dealt in turn), lanes sc[lanes[..]] of the sweep r. */
+static void one_layout(const cp_graph_t *g, const cp_scen_t *sc, const cp_rp_t *r, const int *lanes, int nl, uint32_t P,
+                       bool blocked)
+{
+    size_t NR = g->n_ranks;
+    bool carry = sc[lanes[0]].carry;
+    uint32_t *proc_of = xcalloc(NR, sizeof *proc_of);
+    for (size_t i = 0; i < NR; i++)
+        proc_of[i] = blocked ? (uint32_t)(i * P / NR) : (uint32_t)(i % P);
+    cp_part_plan_t plan[MAXP];
+    cp_part_t part[MAXP];
+    cp_part_own_t own[MAXP];
+    cp_rp_t rp[MAXP][CP_PART_LANES];
+    cp_scen_t scl[CP_PART_LANES];
+    memset(rp, 0, sizeof rp);
+    for (int li = 0; li < nl; li++)
+        scl[li] = sc[lanes[li]];
+    for (uint32_t q = 0; q < P; q++) {
+        if (cp_part_plan(g, proc_of, P, q, carry, &plan[q]) != MT_OK)
+            abort();
+        cp_rp_t *rl[CP_PART_LANES];
+        for (int li = 0; li < nl; li++) {
+            const cp_rp_t *R = &r[lanes[li]];
+            if (cp_rp_alloc(g, &rp[q][li]))
+                abort();
+            cp_rp_init(g, &scl[li], &rp[q][li]);
+            /* a second pass: its edge's shifts come from the first (a reduction
+             * per job step, not part of this exchange) */
+            if (R->cd_on)
+                memcpy(rp[q][li].cd, R->cd, (g->n_syncs ? g->n_syncs : 1) * sizeof *R->cd);
+            rp[q][li].cd_on = R->cd_on;
+            rl[li] = &rp[q][li];
+        }
+        if (cp_part_start(&part[q], g, &plan[q], scl, rl, nl) != MT_OK ||
+            cp_part_own_init(&own[q], g->n_inst + g->n_hin, q, P, nl) != MT_OK)
+            abort();
+    }
+    cp_part_msg_t *in[MAXP] = {0}, *ans[MAXP] = {0}, *got = NULL;
+    size_t n_in[MAXP], cap_in[MAXP] = {0}, n_ans[MAXP], cap_ans[MAXP] = {0}, n_got = 0, cap_got = 0;
+    uint64_t rounds = 0, msgs = 0;
+    for (;;) {
+        bool all = true;
+        size_t sent = 0;
+        for (uint32_t q = 0; q < P; q++) {
+            bool done;
+            if (cp_part_advance(&part[q], &done) != MT_OK)
+                abort();
+            all = all && done;
+            n_in[q] = n_ans[q] = 0;
+        }
+        for (uint32_t q = 0; q < P; q++) {
+            for (size_t k = 0; k < part[q].n_out; k++) {
+                uint32_t o = cp_part_owner(part[q].out[k].u, P);
+                box_add(&in[o], &n_in[o], &cap_in[o], &part[q].out[k], 1);
+            }
+            sent += part[q].n_out;
+        }
+        if (!sent) {
+            if (!all)
+                fail("supersteps stopped: no message and not done (P %u%s)", P, blocked ? " blocked" : "");
+            break;
+        }
+        rounds++;
+        msgs += sent;
+        for (uint32_t o = 0; o < P; o++) {
+            n_got = 0;
+            if (cp_part_own_take(&own[o], in[o], n_in[o], &got, &n_got, &cap_got) != MT_OK)
+                abort();
+            for (size_t k = 0; k < n_got; k++)
+                box_add(&ans[got[k].proc], &n_ans[got[k].proc], &cap_ans[got[k].proc], &got[k], 1);
+            msgs += n_got;
+        }
+        for (uint32_t q = 0; q < P; q++)
+            cp_part_take(&part[q], ans[q], n_ans[q]);
+        if (rounds > g->n_ev + 1) {
+            fail("supersteps do not end");
+            break;
+        }
+    }
+    /* every value against the one-process sweep's, to the bit */
+    for (int li = 0; li < nl; li++) {
+        const cp_rp_t *R = &r[lanes[li]];
+        for (size_t i = 0; i < g->n_nodes; i++) {
+            const cp_rp_t *A = &rp[proc_of[g->nodes[i].rank_i]][li];
+            cp_part_stats.values += 2;
+            if (A->sdone[i] != R->sdone[i] || (R->sdone[i] && A->s[i] != R->s[i]) || A->e[i] != R->e[i])
+                fail("lane %d (P %u%s, carry %d): node %zu of rank_i %d: start %lld end %lld, the sweep's %lld %lld",
+                     lanes[li], P, blocked ? " blocked" : "", (int)carry, i, g->nodes[i].rank_i, (long long)A->s[i],
+                     (long long)A->e[i], (long long)R->s[i], (long long)R->e[i]);
+        }
+        for (size_t j = 0; j < g->n_syncs; j++) {
+            const cp_rp_t *A = &rp[proc_of[g->syncs[j].rank_i]][li];
+            cp_part_stats.values++;
+            if (A->sd[j] != R->sd[j])
+                fail("lane %d (P %u): sync %zu: shift %lld, the sweep's %lld", lanes[li], P, j, (long long)A->sd[j],
+                     (long long)R->sd[j]);
+        }
+        for (size_t i = 0; i < g->n_rs; i++) {
+            const cp_rp_t *A = &rp[proc_of[g->rs[i].rank_i]][li];
+            cp_part_stats.values += 2;
+            if (A->rend[i] != R->rend[i] || A->hc[i] != R->hc[i])
+                fail("lane %d (P %u): rank step %zu: end %lld, the sweep's %lld", lanes[li], P, i,
+                     (long long)A->rend[i], (long long)R->rend[i]);
+        }
+        for (size_t u = 0; u < g->n_inst + g->n_hin; u++) {
+            bool node = u < g->n_inst;
+            size_t i = node ? u : u - g->n_inst;
+            if (!(node ? R->idone[i] : R->hidone[i]))
+                continue;
+            const cp_inst_t *I = node ? &g->inst[i] : &g->hin[i];
+            for (uint32_t m = 0; m < I->n; m++) {
+                const cp_rp_t *A = &rp[proc_of[mrank(g, u, m)]][li];
+                bool ok = node ? A->idone[i] && A->ims[i] == R->ims[i] : A->hidone[i] && A->hims[i] == R->hims[i];
+                cp_part_stats.values++;
+                if (!ok)
+                    fail("lane %d (P %u): %s %zu: last arrival %lld, the sweep's %lld", lanes[li], P,
+                         node ? "instance" : "host collective", i, (long long)(node ? A->ims[i] : A->hims[i]),
+                         (long long)(node ? R->ims[i] : R->hims[i]));
+            }
+        }
+    }
+    cp_part_stats.sweeps += (uint64_t)nl;
+    for (int li = 0; li < nl; li++)
+        cp_part_stats.second += r[lanes[li]].cd_on != 0;
+    int k = carry ? 1 : 0;
+    /* one round a link of the longest chain: no round lost waiting */
+    bool comm = true; /* lanes side by side: the longest of theirs */
+    for (int li = 0; li < nl; li++)
+        comm = comm && sc[lanes[li]].comm_transfer;
+    uint64_t least = chain(g, proc_of, carry, comm);
+    if (rounds != least)
+        fail("P %u%s, carry %d: %llu rounds, the longest chain of shared instances %llu", P, blocked ? " blocked" : "",
+             (int)carry, (unsigned long long)rounds, (unsigned long long)least);
+    if (rounds >= cp_part_stats.rounds_max[k]) {
+        cp_part_stats.rounds_max[k] = rounds;
+        estimates(g, proc_of, &cp_part_stats.est_step[k], &cp_part_stats.est_run[k]);
+        cp_part_stats.chain[k] = least;
+        cp_part_stats.msgs_max[k] = msgs;
+    }
+    for (uint32_t q = 0; q < P; q++) {
+        for (int li = 0; li < nl; li++)
+            cp_rp_free(&rp[q][li]);
+        cp_part_free(&part[q]);
+        cp_part_own_free(&own[q]);
+        cp_part_plan_free(&plan[q]);
+        free(in[q]);
+        free(ans[q]);
+    }
+    free(got);
+    free(proc_of);
+}
+
+static void probe(const cp_graph_t *g, const cp_scen_t *sc, const cp_rp_t *r, const bool *on, int n)
+{
+    int lanes[CP_PART_LANES], nl = 0;
+    for (int l = 0; l < n; l++)
+        if (on[l])
+            lanes[nl++] = l;
+    if (!nl || g->order_cycle || g->topo_cycle) /* a replay order with a cycle reads measured ends: not checked */
+        return;
+    for (uint32_t P = 2; P <= MAXP; P++) {
+        one_layout(g, sc, r, lanes, nl, P, false);
+        one_layout(g, sc, r, lanes, nl, P, true);
+    }
+}
+
+void cp_part_check_install(void)
+{
+    cp_replay_probe = probe;
+}
+
+void cp_part_check_remove(void)
+{
+    cp_replay_probe = NULL;
+}
+
+void cp_part_check_print(FILE *f, const char *tag)
+{
+    const cp_part_stats_t *s = &cp_part_stats;
+    fprintf(f,
+            "cp_part_check %s: %llu lane replays in supersteps (%llu second passes), %llu values, %llu failures; "
+            "rounds: steps apart "
+            "at most %llu (estimate: the most shared instances a rank meets in a step %llu, in the run %llu; %llu "
+            "messages; the longest chain of shared instances %llu), carried at most %llu (estimates %llu, %llu; %llu "
+            "messages; chain %llu)\n",
+            tag, (unsigned long long)s->sweeps, (unsigned long long)s->second, (unsigned long long)s->values, (unsigned long long)s->failures,
+            (unsigned long long)s->rounds_max[0], (unsigned long long)s->est_step[0],
+            (unsigned long long)s->est_run[0], (unsigned long long)s->msgs_max[0], (unsigned long long)s->chain[0],
+            (unsigned long long)s->rounds_max[1], (unsigned long long)s->est_step[1],
+            (unsigned long long)s->est_run[1], (unsigned long long)s->msgs_max[1], (unsigned long long)s->chain[1]);
+    if (s->failures)
+        fprintf(f, "cp_part_check %s: first failure: %s\n", tag, s->first);
+}

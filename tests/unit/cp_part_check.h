@@ -1,0 +1,41 @@
+/* The partitioned replay (src/cross/cp_part.c) checked against every
+ * one-process sweep of mt_critpath_run (cp_replay_probe): each sweep's
+ * ranks split over 2 and 3 virtual processes, interleaved and in blocks,
+ * replayed in supersteps with the messages moved here between them, and
+ * every node's replayed start and end, sync shift, rank step end and
+ * instance last arrival compared, to the bit, with the sweep's. Used by
+ * test_cp_part.c and by the program built with it (mergetrace_partcheck,
+ * tests/CMakeLists.txt). */
+#ifndef MT_TEST_CP_PART_CHECK_H
+#define MT_TEST_CP_PART_CHECK_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct cp_part_stats {
+    uint64_t sweeps;        /* lanes x layouts replayed in supersteps */
+    uint64_t failures;      /* values unequal, or supersteps that stopped moving */
+    uint64_t values;        /* values compared */
+    uint64_t second;        /* of the lane replays, second passes (the edge to the next step: cd_on) */
+    /* [0]: steps apart (each job step its own stream), [1]: carried (a pipeline) */
+    uint64_t rounds_max[2]; /* the most rounds one replay took */
+    uint64_t est_step[2];   /* the design's estimate at that replay: the most shared instances
+                             * one rank meets in one job step */
+    uint64_t est_run[2];    /* ... in the whole run (the carried chain's bound) */
+    uint64_t msgs_max[2];   /* messages (contributions and answers) of that replay */
+    uint64_t chain[2];      /* ... and its longest chain of shared instances (the least rounds) */
+    char first[512];        /* the first failure */
+} cp_part_stats_t;
+
+extern cp_part_stats_t cp_part_stats;
+
+/* Check every sweep from now on (sets cp_replay_probe). */
+void cp_part_check_install(void);
+
+/* No more checks (clears cp_replay_probe). */
+void cp_part_check_remove(void);
+
+/* The statistics so far, one line, on f. */
+void cp_part_check_print(FILE *f, const char *tag);
+
+#endif
