@@ -287,18 +287,21 @@ void cp_replay(const cp_graph_t *g, const scen_t *sc, rp_t *r, const mt_critpath
         }
         /* the scenarios every run replays (measured, the what-ifs "comm"
          * and "launch") each with its flags as constants: see CP_INLINE */
-        if (!sc->factor && !sc->carry && !sc->drop_launch && !sc->comm_transfer)
+        /* (a pinned scenario, the ranges' other binding, is swept as it
+         * is: the constant ones have pin_inferred 0) */
+        bool plain = !sc->factor && !sc->carry && !sc->pin_inferred;
+        if (plain && !sc->drop_launch && !sc->comm_transfer)
             sweep(g, (scen_t){0}, r);
-        else if (!sc->factor && !sc->carry && !sc->drop_launch && sc->comm_transfer)
+        else if (plain && !sc->drop_launch && sc->comm_transfer)
             sweep(g, (scen_t){.comm_transfer = 1}, r);
-        else if (!sc->factor && !sc->carry && sc->drop_launch && !sc->comm_transfer)
+        else if (plain && sc->drop_launch && !sc->comm_transfer)
             sweep(g, (scen_t){.drop_launch = 1}, r);
         else
             sweep(g, *sc, r);
         if (cp_replay_probe) {
             /* the scenario as swept: the constant ones above keep only their flag */
             scen_t u = *sc;
-            if (!sc->factor && !sc->carry && !(sc->drop_launch && sc->comm_transfer))
+            if (plain && !(sc->drop_launch && sc->comm_transfer))
                 u = (scen_t){.comm_transfer = sc->comm_transfer, .drop_launch = sc->drop_launch};
             cp_replay_probe(g, &u, r, (const bool[1]){true}, 1);
         }
