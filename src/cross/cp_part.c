@@ -1,26 +1,15 @@
-/* The replay of one process's ranks in supersteps (cp_part.h): its
- * events, the points where it reads the instances it shares with other
- * processes, the supersteps themselves with the one-process sweep's
- * per-event rules (cp_event_int.h), and the instances' owners. */
+/* The replay of one process's ranks in supersteps (cp_part.h): the
+ * graph of its ranks alone, its events and the points where it reads the
+ * instances it shares with other processes, the supersteps themselves
+ * with the one-process sweep's per-event rules (cp_event_int.h), and the
+ * instances' owners. */
 #include "cross/cp_part.h"
 #include "cross/cp_event_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the plan ---- */
-
-void cp_part_plan_free(cp_part_plan_t *p)
-{
-    free(p->ev);
-    free(p->rd);
-    free(p->seg);
-    free(p->xi);
-    free(p->xh);
-    free(p->need);
-    free(p->lneed);
-    memset(p, 0, sizeof *p);
-}
+/* ---- the events and members of a graph (the whole job's or a process's) ---- */
 
 /* The rank_i of event v of g->ev. */
 static int32_t ev_rank(const cp_graph_t *g, int64_t v)
@@ -38,8 +27,9 @@ static int32_t ev_job(const cp_graph_t *g, int64_t v)
     return type == 1 ? g->syncs[id].job : g->hot[id].job;
 }
 
-/* The instance whose last arrival event v reads (cp_part_msg_t.u), or -1:
- * a node's end of an instance member, a host collective member's return. */
+/* The instance whose last arrival event v reads (g->inst below
+ * g->n_inst, then g->hin), or -1: a node's end of an instance member, a
+ * host collective member's return. */
 static long ev_reads(const cp_graph_t *g, int64_t v)
 {
     int type = (int)(v >> 32);
@@ -51,112 +41,411 @@ static long ev_reads(const cp_graph_t *g, int64_t v)
     return -1;
 }
 
+/* Instance u of g (numbered as ev_reads's). */
+static const cp_inst_t *inst_at(const cp_graph_t *g, size_t u)
+{
+    return u < g->n_inst ? &g->inst[u] : &g->hin[u - g->n_inst];
+}
+
 /* The rank_i of member m of instance u. */
 static int32_t member_rank(const cp_graph_t *g, size_t u, uint32_t m)
 {
     if (u < g->n_inst)
         return g->nodes[g->imem[g->inst[u].m0 + m]].rank_i;
-    const cp_inst_t *I = &g->hin[u - g->n_inst];
-    return g->syncs[g->hmem[I->m0 + m]].rank_i;
+    return g->syncs[g->hmem[g->hin[u - g->n_inst].m0 + m]].rank_i;
+}
+
+/* The job steps of g's events, rank steps and the reads ui[0..n_u): one
+ * past the largest. */
+static int32_t n_jobs_of(const cp_graph_t *g, const cp_part_inst_t *ui, size_t n_u)
+{
+    int32_t n = 0;
+    for (size_t i = 0; i < g->n_rs; i++)
+        if (g->rs[i].job + 1 > n)
+            n = g->rs[i].job + 1;
+    for (size_t k = 0; k < g->n_ev; k++)
+        if (ev_job(g, g->ev[k]) + 1 > n)
+            n = ev_job(g, g->ev[k]) + 1;
+    for (size_t u = 0; u < n_u; u++)
+        if (ui[u].job + 1 > n)
+            n = ui[u].job + 1;
+    return n;
+}
+
+/* ---- a process's graph, cut from the whole job's ---- */
+
+void cp_part_cut_free(cp_graph_t *lg)
+{
+    free(lg->nodes);
+    free(lg->ranks);
+    free(lg->syncs);
+    free(lg->inst);
+    free(lg->hin);
+    free(lg->imem);
+    free(lg->hmem);
+    free(lg->rs);
+    free(lg->ev);
+    free(lg->hot);
+    free(lg->pos);
+    free(lg->e0);
+    memset(lg, 0, sizeof *lg);
+}
+
+size_t cp_part_graph_bytes(const cp_graph_t *g)
+{
+    size_t b = g->n_nodes * sizeof *g->nodes + g->n_syncs * sizeof *g->syncs + g->n_rs * sizeof *g->rs +
+               g->n_ranks * sizeof *g->ranks + (g->n_inst + g->n_hin) * sizeof *g->inst +
+               (g->n_imem + g->n_hmem) * sizeof *g->imem + g->n_ev * sizeof *g->ev;
+    if (g->hot)
+        b += g->n_nodes * (sizeof *g->hot + sizeof *g->pos + sizeof *g->e0);
+    return b;
+}
+
+/* Where a rank's k-th node, sync and rank step of g go in lg: the same
+ * k from the local rank's first (both graphs hold a rank's together). */
+typedef struct cut_ctx {
+    const cp_graph_t *g;
+    cp_graph_t *lg;
+    const int32_t *lr;    /* per rank_i of g: its rank_i in lg, -1 */
+    const int32_t *lu;    /* per instance of g (ev_reads's numbering): its index in lg's inst or hin, -1 */
+} cut_ctx_t;
+
+static int32_t cut_node(const cut_ctx_t *c, int32_t id)
+{
+    if (id < 0)
+        return id;
+    int32_t ri = c->g->nodes[id].rank_i;
+    return (int32_t)((size_t)id - c->g->ranks[ri].node0 + c->lg->ranks[c->lr[ri]].node0);
+}
+
+/* sync id of g's rank ri (syncs name their rank's only) */
+static int32_t cut_sync(const cut_ctx_t *c, int32_t ri, int32_t id)
+{
+    if (id < 0)
+        return id;
+    return (int32_t)((size_t)id - c->g->ranks[ri].sync0 + c->lg->ranks[c->lr[ri]].sync0);
+}
+
+static int32_t cut_rs(const cut_ctx_t *c, int32_t ri, int32_t id)
+{
+    if (id < 0)
+        return id;
+    return (int32_t)((size_t)id - c->g->ranks[ri].rs0 + c->lg->ranks[c->lr[ri]].rs0);
+}
+
+mt_status_t cp_part_cut(const cp_graph_t *g, const uint32_t *proc_of, uint32_t n_procs, uint32_t me, cp_graph_t *lg,
+                        cp_part_inst_t **uip, int32_t **rank_ofp)
+{
+    memset(lg, 0, sizeof *lg);
+    *uip = NULL;
+    *rank_ofp = NULL;
+    size_t NR = g->n_ranks, NU = g->n_inst + g->n_hin;
+    int32_t *lr = malloc((NR ? NR : 1) * sizeof *lr);
+    int32_t *lu = malloc((NU ? NU : 1) * sizeof *lu);
+    uint32_t *pstamp = malloc((n_procs ? n_procs : 1) * sizeof *pstamp);
+    size_t *nrs = NULL;
+    cp_part_inst_t *ui = NULL;
+    int32_t *rank_of = NULL;
+    if (!lr || !lu || !pstamp)
+        goto nomem;
+    /* its ranks, each with its nodes, syncs and rank steps */
+    size_t nl = 0;
+    for (size_t i = 0; i < NR; i++)
+        lr[i] = proc_of[i] == me ? (int32_t)nl++ : -1;
+    lg->n_ranks = nl;
+    lg->ranks = calloc(nl ? nl : 1, sizeof *lg->ranks);
+    rank_of = malloc((nl ? nl : 1) * sizeof *rank_of);
+    nrs = calloc(nl ? nl : 1, sizeof *nrs);
+    if (!lg->ranks || !rank_of || !nrs)
+        goto nomem;
+    for (size_t i = 0; i < g->n_rs; i++)
+        if (lr[g->rs[i].rank_i] >= 0)
+            nrs[lr[g->rs[i].rank_i]]++;
+    for (size_t i = 0; i < NR; i++) {
+        if (lr[i] < 0)
+            continue;
+        cp_rank_t *L = &lg->ranks[lr[i]];
+        rank_of[lr[i]] = (int32_t)i;
+        *L = g->ranks[i];
+        L->node0 = lg->n_nodes;
+        L->sync0 = lg->n_syncs;
+        L->rs0 = lg->n_rs;
+        lg->n_nodes += L->n_nodes;
+        lg->n_syncs += L->n_syncs;
+        lg->n_rs += nrs[lr[i]];
+    }
+    /* the instances it holds members of, with those members; which
+     * processes hold the others (the match's owner knows: step 2) */
+    size_t ni = 0, nh = 0;
+    for (uint32_t q = 0; q < n_procs; q++)
+        pstamp[q] = UINT32_MAX;
+    for (size_t u = 0; u < NU; u++) {
+        const cp_inst_t *I = inst_at(g, u);
+        uint32_t here = 0;
+        for (uint32_t m = 0; m < I->n; m++)
+            here += lr[member_rank(g, u, m)] >= 0;
+        lu[u] = -1;
+        if (!here)
+            continue;
+        if (u < g->n_inst) {
+            lu[u] = (int32_t)ni++;
+            lg->n_imem += here;
+        } else {
+            lu[u] = (int32_t)nh++;
+            lg->n_hmem += here;
+        }
+    }
+    lg->n_inst = ni;
+    lg->n_hin = nh;
+    lg->nodes = malloc((lg->n_nodes ? lg->n_nodes : 1) * sizeof *lg->nodes);
+    lg->syncs = malloc((lg->n_syncs ? lg->n_syncs : 1) * sizeof *lg->syncs);
+    lg->rs = malloc((lg->n_rs ? lg->n_rs : 1) * sizeof *lg->rs);
+    lg->inst = malloc((ni ? ni : 1) * sizeof *lg->inst);
+    lg->hin = malloc((nh ? nh : 1) * sizeof *lg->hin);
+    lg->imem = malloc((lg->n_imem ? lg->n_imem : 1) * sizeof *lg->imem);
+    lg->hmem = malloc((lg->n_hmem ? lg->n_hmem : 1) * sizeof *lg->hmem);
+    lg->hot = malloc((lg->n_nodes ? lg->n_nodes : 1) * sizeof *lg->hot);
+    lg->pos = malloc((lg->n_nodes ? lg->n_nodes : 1) * sizeof *lg->pos);
+    lg->e0 = malloc((lg->n_nodes ? lg->n_nodes : 1) * sizeof *lg->e0);
+    ui = malloc((ni + nh ? ni + nh : 1) * sizeof *ui);
+    if (!lg->nodes || !lg->syncs || !lg->rs || !lg->inst || !lg->hin || !lg->imem || !lg->hmem || !lg->hot ||
+        !lg->pos || !lg->e0 || !ui)
+        goto nomem;
+    cut_ctx_t c = {.g = g, .lg = lg, .lr = lr, .lu = lu};
+    for (size_t i = 0; i < NR; i++) {
+        if (lr[i] < 0)
+            continue;
+        int32_t ri = (int32_t)i;
+        const cp_rank_t *R = &g->ranks[i], *L = &lg->ranks[lr[i]];
+        for (size_t k = 0; k < R->n_nodes; k++) {
+            cp_node_t n = g->nodes[R->node0 + k];
+            n.rank_i = lr[i];
+            n.pstream = cut_node(&c, n.pstream); /* a rank's predecessors are its own (critpath.c) */
+            n.px = cut_node(&c, n.px);
+            n.px2 = cut_node(&c, n.px2);
+            n.inst = n.inst >= 0 ? lu[n.inst] : -1;
+            n.rstep = cut_rs(&c, ri, n.rstep);
+            n.lsync = cut_sync(&c, ri, n.lsync);
+            lg->nodes[L->node0 + k] = n;
+        }
+        for (size_t k = 0; k < R->n_syncs; k++) {
+            cp_sync_t y = g->syncs[R->sync0 + k];
+            y.w = cut_node(&c, y.w);
+            y.hi = y.hi >= 0 ? lu[g->n_inst + (size_t)y.hi] : y.hi;
+            y.rank_i = lr[i];
+            y.rstep = cut_rs(&c, ri, y.rstep);
+            y.sb = cut_sync(&c, ri, y.sb);
+            y.bar = cut_sync(&c, ri, y.bar);
+            lg->syncs[L->sync0 + k] = y;
+            lg->n_jnext += y.jnext >= 0;
+        }
+        for (size_t k = 0; k < nrs[lr[i]]; k++) {
+            cp_rs_t x = g->rs[R->rs0 + k];
+            x.rank_i = lr[i];
+            x.last = cut_node(&c, x.last);
+            x.sb_start = cut_sync(&c, ri, x.sb_start);
+            x.sb_end = cut_sync(&c, ri, x.sb_end);
+            lg->rs[L->rs0 + k] = x;
+        }
+    }
+    /* the instances: last arrival and transfer job-wide (step 2's
+     * owners send them), its members only; the processes holding them */
+    size_t mi = 0, mh = 0;
+    for (size_t u = 0; u < NU; u++) {
+        if (lu[u] < 0)
+            continue;
+        const cp_inst_t *I = inst_at(g, u);
+        bool node = u < g->n_inst;
+        cp_inst_t J = *I;
+        J.m0 = node ? mi : mh;
+        J.n = 0;
+        J.last = -1;
+        uint32_t nq = 0;
+        for (uint32_t m = 0; m < I->n; m++) {
+            int32_t ri = member_rank(g, u, m), id = node ? g->imem[I->m0 + m] : g->hmem[I->m0 + m];
+            if (pstamp[proc_of[ri]] != (uint32_t)u) {
+                pstamp[proc_of[ri]] = (uint32_t)u;
+                nq++;
+            }
+            if (lr[ri] < 0)
+                continue;
+            if (node)
+                lg->imem[mi++] = cut_node(&c, id);
+            else
+                lg->hmem[mh++] = cut_sync(&c, ri, id);
+            J.n++;
+        }
+        if (node && I->last >= 0 && lr[g->nodes[I->last].rank_i] >= 0)
+            J.last = cut_node(&c, I->last);
+        else if (!node && I->last >= 0 && lr[g->syncs[I->last].rank_i] >= 0)
+            J.last = cut_sync(&c, g->syncs[I->last].rank_i, I->last);
+        size_t k = node ? (size_t)lu[u] : ni + (size_t)lu[u];
+        if (node)
+            lg->inst[lu[u]] = J;
+        else
+            lg->hin[lu[u]] = J;
+        ui[k] = (cp_part_inst_t){.u = (uint32_t)u, .need = nq, .first = UINT32_MAX, .job = -1, .at_rank = -1};
+    }
+    /* its events in the job's replay order, and where each instance's
+     * first end falls among them (the owner would tell: the end's place
+     * in the order, docs/ARCHITECTURE.md step 3) */
+    size_t nh_at = 0;
+    for (size_t k = 0; k < g->n_ev; k++) {
+        int64_t v = g->ev[k];
+        if ((int)(v >> 32) == 2 && lr[ev_rank(g, v)] >= 0)
+            lg->pos[cut_node(&c, g->hot[v & 0xffffffff].id)] = (int32_t)nh_at++;
+        lg->n_ev += lr[ev_rank(g, v)] >= 0;
+    }
+    lg->ev = malloc((lg->n_ev ? lg->n_ev : 1) * sizeof *lg->ev);
+    if (!lg->ev)
+        goto nomem;
+    size_t e = 0;
+    for (size_t k = 0; k < g->n_ev; k++) {
+        int64_t v = g->ev[k];
+        int type = (int)(v >> 32);
+        int32_t id = (int32_t)(v & 0xffffffff), ri = ev_rank(g, v);
+        long u = ev_reads(g, v);
+        if (u >= 0 && lu[u] >= 0) {
+            cp_part_inst_t *w = &ui[(size_t)u < g->n_inst ? (size_t)lu[u] : ni + (size_t)lu[u]];
+            if (w->first == UINT32_MAX) {
+                w->first = (uint32_t)e;
+                w->job = ev_job(g, v);
+                w->at_rank = lr[ri];
+            }
+        }
+        if (lr[ri] < 0)
+            continue;
+        if (type == 1) {
+            lg->ev[e++] = ((int64_t)1 << 32) | (int64_t)cut_sync(&c, ri, id);
+            continue;
+        }
+        int32_t nid = cut_node(&c, g->hot[id].id), at = lg->pos[nid];
+        lg->ev[e++] = ((int64_t)type << 32) | (int64_t)at;
+        if (type != 2)
+            continue;
+        cp_hot_t h = g->hot[id];
+        for (int q = 0; q < 3; q++)
+            h.pred[q] = cut_node(&c, h.pred[q]);
+        h.lsync = cut_sync(&c, ri, h.lsync);
+        h.inst = h.inst >= 0 ? lu[h.inst] : -1;
+        h.id = nid;
+        h.rstep = cut_rs(&c, ri, h.rstep);
+        h.rank_i = lr[ri];
+        lg->hot[at] = h;
+        lg->e0[nid] = g->e0[g->hot[id].id];
+    }
+    lg->explicit_deps = g->explicit_deps;
+    lg->topo_cycle = g->topo_cycle;
+    lg->order_cycle = g->order_cycle;
+    free(lr);
+    free(lu);
+    free(pstamp);
+    free(nrs);
+    *uip = ui;
+    *rank_ofp = rank_of;
+    return MT_OK;
+nomem:
+    free(lr);
+    free(lu);
+    free(pstamp);
+    free(nrs);
+    free(ui);
+    free(rank_of);
+    cp_part_cut_free(lg);
+    return MT_ERR_NOMEM;
+}
+
+/* ---- the plan ---- */
+
+void cp_part_plan_free(cp_part_plan_t *p)
+{
+    free(p->ev);
+    free(p->rd);
+    free(p->seg);
+    free(p->xi);
+    free(p->xh);
+    free(p->lneed);
+    memset(p, 0, sizeof *p);
 }
 
 /* What cp_part_plan works with. */
 typedef struct plan_ctx {
-    const cp_graph_t *g;
-    const uint32_t *proc_of;
-    uint32_t me;
     bool carry;
     size_t n_jseg;        /* streams a rank: job steps + 1, or 1 carried */
-    int32_t *lr;          /* per rank_i: its index among this process's ranks, -1 */
-    uint32_t *rstamp;     /* per rank_i: the last instance that counted it */
 } plan_ctx_t;
 
-/* The stream of rank_i ri (this process's) in job step j. */
+/* The stream of rank_i ri in job step j. */
 static size_t seg_of(const plan_ctx_t *c, int32_t ri, int32_t j)
 {
-    return (size_t)c->lr[ri] * c->n_jseg + (c->carry ? 0 : (size_t)(j + 1));
+    return (size_t)ri * c->n_jseg + (c->carry ? 0 : (size_t)(j + 1));
 }
 
-mt_status_t cp_part_plan(const cp_graph_t *g, const uint32_t *proc_of, uint32_t n_procs, uint32_t me, bool carry,
+/* qsort: by key */
+static int key_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+mt_status_t cp_part_plan(const cp_graph_t *g, const cp_part_inst_t *ui, uint32_t n_procs, uint32_t me, bool carry,
                          cp_part_plan_t *p)
 {
     memset(p, 0, sizeof *p);
+    p->ui = ui;
     p->me = me;
     p->n_procs = n_procs;
     size_t NU = g->n_inst + g->n_hin, NR = g->n_ranks;
-    int32_t n_jobs = 0;
-    for (size_t i = 0; i < g->n_rs; i++)
-        if (g->rs[i].job + 1 > n_jobs)
-            n_jobs = g->rs[i].job + 1;
-    plan_ctx_t c = {.g = g, .proc_of = proc_of, .me = me, .carry = carry, .n_jseg = carry ? 1 : (size_t)n_jobs + 1};
-    size_t n_local = 0;
-    c.lr = malloc((NR ? NR : 1) * sizeof *c.lr);
-    c.rstamp = malloc((NR ? NR : 1) * sizeof *c.rstamp);
-    uint32_t *pstamp = malloc((n_procs ? n_procs : 1) * sizeof *pstamp);
-    size_t *first = malloc((NU ? NU : 1) * sizeof *first); /* per instance: its first end in g->ev */
-    p->need = calloc(NU ? NU : 1, sizeof *p->need);
+    plan_ctx_t c = {.carry = carry, .n_jseg = carry ? 1 : (size_t)n_jobs_of(g, ui, NU) + 1};
+    uint32_t *rstamp = malloc((NR ? NR : 1) * sizeof *rstamp);
+    uint64_t *ord = malloc((NU ? NU : 1) * sizeof *ord); /* the shared instances by (first end, mid) */
+    size_t n_ord = 0;
     p->lneed = calloc(NU ? NU : 1, sizeof *p->lneed);
     p->xi = calloc(g->n_inst ? g->n_inst : 1, 1);
     p->xh = calloc(g->n_hin ? g->n_hin : 1, 1);
-    if (!c.lr || !c.rstamp || !pstamp || !first || !p->need || !p->lneed || !p->xi || !p->xh)
-        goto nomem;
-    for (size_t i = 0; i < NR; i++) {
-        c.lr[i] = proc_of[i] == me ? (int32_t)n_local++ : -1;
-        c.rstamp[i] = UINT32_MAX;
-    }
-    p->n_seg = n_local * c.n_jseg;
+    p->n_seg = NR * c.n_jseg;
     p->seg = calloc(p->n_seg ? p->n_seg : 1, sizeof *p->seg);
-    if (!p->seg)
+    if (!rstamp || !ord || !p->lneed || !p->xi || !p->xh || !p->seg)
         goto nomem;
-    /* per instance: the processes holding members, this one's ranks */
-    for (uint32_t q = 0; q < n_procs; q++)
-        pstamp[q] = UINT32_MAX;
+    for (size_t i = 0; i < NR; i++)
+        rstamp[i] = UINT32_MAX;
+    /* per instance: its ranks here; read by the supersteps when it has
+     * members on another process, or on two of this process's ranks
+     * (each rank a stream of its own) */
     for (size_t u = 0; u < NU; u++) {
-        const cp_inst_t *I = u < g->n_inst ? &g->inst[u] : &g->hin[u - g->n_inst];
+        const cp_inst_t *I = inst_at(g, u);
         for (uint32_t m = 0; m < I->n; m++) {
             int32_t ri = member_rank(g, u, m);
-            uint32_t q = proc_of[ri];
-            if (pstamp[q] != (uint32_t)u) {
-                pstamp[q] = (uint32_t)u;
-                p->need[u]++;
-            }
-            if (q == me && c.rstamp[ri] != (uint32_t)u) {
-                c.rstamp[ri] = (uint32_t)u;
+            if (rstamp[ri] != (uint32_t)u) {
+                rstamp[ri] = (uint32_t)u;
                 p->lneed[u]++;
             }
         }
-        /* read by the supersteps: members on another process, or on two
-         * of this process's ranks (each rank a stream of its own) */
-        bool x = (p->need[u] > 1 && p->lneed[u]) || p->lneed[u] > 1;
+        bool x = (ui[u].need > 1 && p->lneed[u]) || p->lneed[u] > 1;
         if (u < g->n_inst)
             p->xi[u] = x;
         else
             p->xh[u - g->n_inst] = x;
-        first[u] = SIZE_MAX;
+        if (x && ui[u].first != UINT32_MAX) {
+            /* a host collective member's return here reads within it,
+             * after any read that comes before that event */
+            bool mid = u >= g->n_inst && ui[u].at_rank >= 0;
+            ord[n_ord++] = (uint64_t)ui[u].first << 33 | (uint64_t)mid << 32 | u;
+        }
     }
+    qsort(ord, n_ord, sizeof *ord, key_cmp);
+    /* its events by stream, its reads by stream: counted, then placed */
+    for (size_t k = 0; k < g->n_ev; k++)
+        p->seg[seg_of(&c, ev_rank(g, g->ev[k]), ev_job(g, g->ev[k]))].e1++;
     for (size_t i = 0; i < NR; i++)
-        c.rstamp[i] = UINT32_MAX;
-    /* this process's events by stream, and each shared instance's first
-     * end (where the one-process sweep reads it): counted, then placed */
-    for (size_t k = 0; k < g->n_ev; k++) {
-        int64_t v = g->ev[k];
-        long u = ev_reads(g, v);
-        if (u >= 0 && first[u] == SIZE_MAX)
-            first[u] = k;
-        int32_t ri = ev_rank(g, v);
-        if (c.lr[ri] >= 0)
-            p->seg[seg_of(&c, ri, ev_job(g, v))].e1++;
-    }
-    for (size_t u = 0; u < NU; u++) {
-        if (!(u < g->n_inst ? p->xi[u] : p->xh[u - g->n_inst]) || first[u] == SIZE_MAX)
-            continue;
-        int32_t j = ev_job(g, g->ev[first[u]]);
-        const cp_inst_t *I = u < g->n_inst ? &g->inst[u] : &g->hin[u - g->n_inst];
+        rstamp[i] = UINT32_MAX;
+    for (size_t o = 0; o < n_ord; o++) {
+        size_t u = (size_t)(ord[o] & 0xffffffff);
+        const cp_inst_t *I = inst_at(g, u);
         for (uint32_t m = 0; m < I->n; m++) {
             int32_t ri = member_rank(g, u, m);
-            if (c.lr[ri] >= 0 && c.rstamp[ri] != (uint32_t)u) {
-                c.rstamp[ri] = (uint32_t)u;
-                p->seg[seg_of(&c, ri, j)].r1++;
+            if (rstamp[ri] != (uint32_t)u) {
+                rstamp[ri] = (uint32_t)u;
+                p->seg[seg_of(&c, ri, ui[u].job)].r1++;
             }
         }
     }
@@ -174,42 +463,37 @@ mt_status_t cp_part_plan(const cp_graph_t *g, const uint32_t *proc_of, uint32_t 
     if (!p->ev || !p->rd)
         goto nomem;
     for (size_t i = 0; i < NR; i++)
-        c.rstamp[i] = UINT32_MAX;
-    for (size_t k = 0; k < g->n_ev; k++) {
-        int64_t v = g->ev[k];
-        long u = ev_reads(g, v);
-        if (u >= 0 && first[u] == k && ((size_t)u < g->n_inst ? p->xi[u] : p->xh[(size_t)u - g->n_inst])) {
-            /* each of this process's member ranks reads it before its next
-             * event in the stream of the first end's job step: its events
-             * before the first end done */
-            int32_t j = ev_job(g, v);
-            const cp_inst_t *I = (size_t)u < g->n_inst ? &g->inst[u] : &g->hin[(size_t)u - g->n_inst];
+        rstamp[i] = UINT32_MAX;
+    size_t o = 0;
+    for (size_t k = 0; k <= g->n_ev; k++) {
+        /* each of its member ranks reads an instance before its next
+         * event in the stream of the first end's job step: its events
+         * before the first end (in the job's order) done */
+        for (; o < n_ord && (ord[o] >> 33) == k; o++) {
+            size_t u = (size_t)(ord[o] & 0xffffffff);
+            const cp_inst_t *I = inst_at(g, u);
             for (uint32_t m = 0; m < I->n; m++) {
-                int32_t ri = member_rank(g, (size_t)u, m);
-                if (c.lr[ri] < 0 || c.rstamp[ri] == (uint32_t)u)
+                int32_t ri = member_rank(g, u, m);
+                if (rstamp[ri] == (uint32_t)u)
                     continue;
-                c.rstamp[ri] = (uint32_t)u;
-                cp_part_seg_t *S = &p->seg[seg_of(&c, ri, j)];
-                p->rd[S->r1++] = (cp_part_read_t){.at = S->e1, .u = (uint32_t)u, .job = j, .rank_i = ri,
-                                                  .mid = (size_t)u >= g->n_inst && ri == ev_rank(g, v)};
+                rstamp[ri] = (uint32_t)u;
+                cp_part_seg_t *S = &p->seg[seg_of(&c, ri, ui[u].job)];
+                p->rd[S->r1++] = (cp_part_read_t){.at = S->e1, .u = (uint32_t)u, .job = ui[u].job, .rank_i = ri,
+                                                  .mid = u >= g->n_inst && ri == ui[u].at_rank};
             }
         }
-        int32_t ri = ev_rank(g, v);
-        if (c.lr[ri] >= 0) {
-            cp_part_seg_t *S = &p->seg[seg_of(&c, ri, ev_job(g, v))];
-            p->ev[S->e1++] = v;
-        }
+        if (k == g->n_ev)
+            break;
+        int64_t v = g->ev[k];
+        cp_part_seg_t *S = &p->seg[seg_of(&c, ev_rank(g, v), ev_job(g, v))];
+        p->ev[S->e1++] = v;
     }
-    free(c.lr);
-    free(c.rstamp);
-    free(pstamp);
-    free(first);
+    free(rstamp);
+    free(ord);
     return MT_OK;
 nomem:
-    free(c.lr);
-    free(c.rstamp);
-    free(pstamp);
-    free(first);
+    free(rstamp);
+    free(ord);
     cp_part_plan_free(p);
     return MT_ERR_NOMEM;
 }
@@ -293,8 +577,9 @@ static mt_status_t read_one(cp_part_t *x, int l, const cp_part_read_t *d)
         x->lmax[i] = v;
     if (++x->lgot[i] < x->p->lneed[d->u])
         return MT_OK;
-    if (x->p->need[d->u] == 1) { /* every member here: answered at once */
-        cp_part_take(x, &(cp_part_msg_t){.u = d->u, .lane = (uint16_t)l, .v = x->lmax[i]}, 1);
+    const cp_part_inst_t *w = &x->p->ui[d->u];
+    if (w->need == 1) { /* every member here: answered at once */
+        cp_part_take(x, &(cp_part_msg_t){.u = w->u, .lu = d->u, .lane = (uint16_t)l, .v = x->lmax[i]}, 1);
         return MT_OK;
     }
     if (x->n_out == x->cap_out) {
@@ -305,8 +590,8 @@ static mt_status_t read_one(cp_part_t *x, int l, const cp_part_read_t *d)
         x->out = o;
         x->cap_out = cap;
     }
-    x->out[x->n_out++] = (cp_part_msg_t){.u = d->u, .lane = (uint16_t)l, .proc = (uint16_t)x->p->me,
-                                         .need = x->p->need[d->u], .v = x->lmax[i]};
+    x->out[x->n_out++] = (cp_part_msg_t){.u = w->u, .lu = d->u, .lane = (uint16_t)l, .proc = (uint16_t)x->p->me,
+                                         .need = w->need, .v = x->lmax[i]};
     return MT_OK;
 }
 
@@ -375,7 +660,7 @@ void cp_part_take(cp_part_t *x, const cp_part_msg_t *ans, size_t n)
     const cp_graph_t *g = x->g;
     for (size_t k = 0; k < n; k++) {
         rp_t *r = x->r[ans[k].lane];
-        uint32_t u = ans[k].u;
+        uint32_t u = ans[k].lu;
         if (u < g->n_inst) {
             r->ims[u] = ans[k].v;
             r->idone[u] = 1;
@@ -433,7 +718,7 @@ mt_status_t cp_part_own_take(cp_part_own_t *o, const cp_part_msg_t *in, size_t n
             o->who = w;
             o->cap_who = c;
         }
-        o->who[o->n_who] = (struct cp_part_who){.next = o->head[i], .proc = m->proc};
+        o->who[o->n_who] = (struct cp_part_who){.next = o->head[i], .proc = m->proc, .lu = m->lu};
         o->head[i] = (int32_t)o->n_who++;
         if (m->v > o->max[i])
             o->max[i] = m->v;
@@ -448,7 +733,8 @@ mt_status_t cp_part_own_take(cp_part_own_t *o, const cp_part_msg_t *in, size_t n
                 *out = a;
                 *cap = c;
             }
-            (*out)[(*n_out)++] = (cp_part_msg_t){.u = m->u, .lane = m->lane, .proc = o->who[w].proc, .v = o->max[i]};
+            (*out)[(*n_out)++] = (cp_part_msg_t){.u = m->u, .lu = o->who[w].lu, .lane = m->lane,
+                                                      .proc = o->who[w].proc, .v = o->max[i]};
         }
     }
     return MT_OK;

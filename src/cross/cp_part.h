@@ -24,15 +24,32 @@ enum { CP_PART_LANES = 4 };
  * contribution to the instance's owner (v: the latest replayed arrival of
  * its members, proc: the sender, need: how many processes hold members),
  * or the owner's answer (v: the last arrival, proc: the receiver). u
- * names the instance: g->inst[u] below g->n_inst, else the host
- * collective g->hin[u - g->n_inst]. */
+ * names the instance job-wide: the whole job's graph's g->inst[u] below
+ * its n_inst, else its host collective g->hin[u - n_inst]; lu names it in
+ * the sender's (the receiver's) graph, as cp_part_inst_t's index there:
+ * the owner sends it back, so a process keeps no map from u. */
 typedef struct cp_part_msg {
     uint32_t u;
     uint16_t lane;
     uint16_t proc;
     uint32_t need;
+    uint32_t lu;
     int64_t v;
 } cp_part_msg_t;
+_Static_assert(sizeof(cp_part_msg_t) == 24, "cp_part_msg_t: 24 bytes a message");
+
+/* What a process's graph (cp_part_cut) knows of an instance or host
+ * collective it holds members of, beyond its own members: 20 bytes an
+ * instance it touches, nothing a node of another process. Indexed as its
+ * graph's instances, then its host collectives. */
+typedef struct cp_part_inst {
+    uint32_t u;           /* job-wide (cp_part_msg_t.u) */
+    uint32_t need;        /* the processes holding members */
+    uint32_t first;       /* the process's events (its g->ev) before the instance's first end in the
+                           * job's replay order, where the one-process sweep reads it */
+    int32_t job;          /* that first end's job step */
+    int32_t at_rank;      /* the process's rank_i whose event that first end is, -1: another process's */
+} cp_part_inst_t;
 
 /* Where a rank of a process reads an instance that its members share
  * with other processes: before event ev[at] of its stream (its events up
@@ -41,7 +58,7 @@ typedef struct cp_part_msg {
  * step counts at its measured start). */
 typedef struct cp_part_read {
     size_t at;
-    uint32_t u;
+    uint32_t u;           /* the instance in the process's graph (cp_part_inst_t's index) */
     int32_t job;
     int32_t rank_i;
     bool mid;             /* ev[at] is that first end, a host collective member's return: read
@@ -60,6 +77,7 @@ typedef struct cp_part_seg {
 
 /* One process's share of a graph (malloc'd; cp_part_plan_free). */
 typedef struct cp_part_plan {
+    const cp_part_inst_t *ui; /* per instance of the process's graph (borrowed) */
     int64_t *ev;          /* its events, in g->ev's order within each stream */
     size_t n_ev;
     cp_part_read_t *rd;   /* its reads, by stream, each by at */
@@ -67,18 +85,39 @@ typedef struct cp_part_plan {
     cp_part_seg_t *seg;
     size_t n_seg;
     uint8_t *xi, *xh;     /* per instance / host collective: members here and on other processes */
-    uint32_t *need;       /* per instance u (cp_part_msg_t.u): the processes holding members */
-    uint32_t *lneed;      /* per instance u: this process's ranks holding members */
+    uint32_t *lneed;      /* per instance of its graph (cp_part_inst_t's index): its ranks holding members */
     uint32_t me, n_procs;
 } cp_part_plan_t;
 
-/* Process me's share of g (job fields and replay order set, as
- * mt_critpath_run leaves them) when rank_i i is on process proc_of[i] (<
- * n_procs), for replays that carry shifts over steps (carry) or not. The
- * stand-in of step 3's per-process graph: it reads the whole order for
- * the read points (the first end of each instance). MT_OK or
- * MT_ERR_NOMEM (p empty). */
-mt_status_t cp_part_plan(const cp_graph_t *g, const uint32_t *proc_of, uint32_t n_procs, uint32_t me, bool carry,
+/* The graph of process me's ranks (rank_i i of g on process proc_of[i]
+ * < n_procs), cut from the whole job's graph g (job fields and replay
+ * order set, as mt_critpath_run leaves them), into *lg: its ranks' nodes,
+ * syncs and rank steps, rank by rank in g's order (a rank's k-th node,
+ * sync, rank step is its k-th in g: ranks[i].node0, sync0, rs0 map them
+ * back), its events in g's replay order, the instances and host
+ * collectives it holds members of in g's order with those members only
+ * (their last arrival and transfer job-wide, as the graph's build gets
+ * them from the instances' owners: docs/ARCHITECTURE.md step 2), and
+ * *ui (malloc'd, lg->n_inst + lg->n_hin of them; the caller frees) what
+ * it knows of them besides; *rank_of (malloc'd, lg->n_ranks; the caller
+ * frees): each of its ranks' rank_i in g. Names, analyses and clocks
+ * are borrowed from g's. lg is freed with cp_part_cut_free. The stand-in
+ * of a graph built on the process from its own ranks' activities: what
+ * it reads of the whole job is said at each field (cp_part.c). MT_OK or
+ * MT_ERR_NOMEM (nothing kept). */
+mt_status_t cp_part_cut(const cp_graph_t *g, const uint32_t *proc_of, uint32_t n_procs, uint32_t me, cp_graph_t *lg,
+                        cp_part_inst_t **ui, int32_t **rank_of);
+void cp_part_cut_free(cp_graph_t *lg);
+
+/* The bytes of g's tables that a replay reads (nodes, syncs, rank steps,
+ * ranks, instances and members, the replay order and its records), the
+ * same count for the whole job's graph and a process's. */
+size_t cp_part_graph_bytes(const cp_graph_t *g);
+
+/* Process me's plan over its graph g (cp_part_cut; ui its instances',
+ * borrowed, must outlive p) of n_procs, for replays that carry shifts
+ * over steps (carry) or not. MT_OK or MT_ERR_NOMEM (p empty). */
+mt_status_t cp_part_plan(const cp_graph_t *g, const cp_part_inst_t *ui, uint32_t n_procs, uint32_t me, bool carry,
                          cp_part_plan_t *p);
 void cp_part_plan_free(cp_part_plan_t *p);
 
@@ -116,7 +155,7 @@ mt_status_t cp_part_start(cp_part_t *x, const cp_graph_t *g, const cp_part_plan_
 mt_status_t cp_part_advance(cp_part_t *x, bool *done);
 
 /* The owners' answers addressed to this process: each instance's last
- * arrival set in its lane. */
+ * arrival set in its lane (at its lu). */
 void cp_part_take(cp_part_t *x, const cp_part_msg_t *ans, size_t n);
 void cp_part_free(cp_part_t *x);
 
@@ -138,18 +177,19 @@ typedef struct cp_part_own {
     struct cp_part_who {
         int32_t next;
         uint16_t proc;
+        uint32_t lu;
     } *who;
     size_t n_who, cap_who;
 } cp_part_own_t;
 
-/* o for process me of n_procs owning among n_u instances (g->n_inst +
- * g->n_hin), n_lanes lanes. MT_OK or MT_ERR_NOMEM. */
+/* o for process me of n_procs owning among the job's n_u instances
+ * (the whole graph's n_inst + n_hin), n_lanes lanes. MT_OK or MT_ERR_NOMEM. */
 mt_status_t cp_part_own_init(cp_part_own_t *o, size_t n_u, uint32_t me, uint32_t n_procs, int n_lanes);
 
 /* The contributions in[0..n) (all owned by o) taken in; the answers of
  * each instance that has all of them appended to *out (*n_out of *cap,
- * grown with realloc; the caller frees), one to each contributor. MT_OK
- * or MT_ERR_NOMEM. */
+ * grown with realloc; the caller frees), one to each contributor, with
+ * the lu it sent. MT_OK or MT_ERR_NOMEM. */
 mt_status_t cp_part_own_take(cp_part_own_t *o, const cp_part_msg_t *in, size_t n, cp_part_msg_t **out, size_t *n_out,
                              size_t *cap);
 void cp_part_own_free(cp_part_own_t *o);

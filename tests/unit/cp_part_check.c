@@ -156,8 +156,25 @@ static void box_add(cp_part_msg_t **box, size_t *n, size_t *cap, const cp_part_m
 
 #define MAXP 3
 
+/* One process's graph (cp_part_cut) and the scenarios' per-node and
+ * per-rank arrays cut to it. */
+typedef struct share {
+    cp_graph_t g;
+    cp_part_inst_t *ui;
+    int32_t *rank_of;     /* its rank_i -> the whole graph's */
+    double *factor[CP_PART_LANES];
+    uint8_t *late[CP_PART_LANES];
+} share_t;
+
+/* Node k of the whole graph's rank ri in share S (ri's local index li). */
+static size_t lnode(const cp_graph_t *g, const share_t *S, int32_t li, size_t id)
+{
+    return id - g->ranks[S->rank_of[li]].node0 + S->g.ranks[li].node0;
+}
+
 /* One layout: the ranks on P processes (blocked: in P runs of ranks, else
- * dealt in turn), lanes sc[lanes[..]] of the sweep r. */
+ * dealt in turn), lanes sc[lanes[..]] of the sweep r, each process
+ * replaying the graph of its own ranks (cp_part_cut). */
 static void one_layout(const cp_graph_t *g, const cp_scen_t *sc, const cp_rp_t *r, const int *lanes, int nl, uint32_t P,
                        bool blocked)
 {
@@ -166,33 +183,69 @@ static void one_layout(const cp_graph_t *g, const cp_scen_t *sc, const cp_rp_t *
     uint32_t *proc_of = xcalloc(NR, sizeof *proc_of);
     for (size_t i = 0; i < NR; i++)
         proc_of[i] = blocked ? (uint32_t)(i * P / NR) : (uint32_t)(i % P);
+    share_t sh[MAXP];
     cp_part_plan_t plan[MAXP];
     cp_part_t part[MAXP];
     cp_part_own_t own[MAXP];
     cp_rp_t rp[MAXP][CP_PART_LANES];
-    cp_scen_t scl[CP_PART_LANES];
     memset(rp, 0, sizeof rp);
-    for (int li = 0; li < nl; li++)
-        scl[li] = sc[lanes[li]];
+    memset(sh, 0, sizeof sh);
+    size_t whole = cp_part_graph_bytes(g), most = 0;
     for (uint32_t q = 0; q < P; q++) {
-        if (cp_part_plan(g, proc_of, P, q, carry, &plan[q]) != MT_OK)
+        share_t *S = &sh[q];
+        if (cp_part_cut(g, proc_of, P, q, &S->g, &S->ui, &S->rank_of) != MT_OK ||
+            cp_part_plan(&S->g, S->ui, P, q, carry, &plan[q]) != MT_OK)
             abort();
+        const cp_graph_t *lg = &S->g;
+        size_t b = cp_part_graph_bytes(lg) + (lg->n_inst + lg->n_hin) * sizeof *S->ui;
+        if (b > most)
+            most = b;
+        cp_scen_t scl[CP_PART_LANES];
         cp_rp_t *rl[CP_PART_LANES];
         for (int li = 0; li < nl; li++) {
             const cp_rp_t *R = &r[lanes[li]];
-            if (cp_rp_alloc(g, &rp[q][li]))
+            const cp_scen_t *W = &sc[lanes[li]];
+            scl[li] = *W;
+            /* a scenario's per-node factors and per-rank marks, at the
+             * process's nodes and ranks */
+            if (W->factor) {
+                S->factor[li] = xcalloc(lg->n_nodes, sizeof *S->factor[li]);
+                for (size_t i = 0; i < lg->n_ranks; i++)
+                    for (size_t k = 0; k < lg->ranks[i].n_nodes; k++)
+                        S->factor[li][lg->ranks[i].node0 + k] = W->factor[g->ranks[S->rank_of[i]].node0 + k];
+                scl[li].factor = S->factor[li];
+            }
+            if (W->late) {
+                S->late[li] = xcalloc(lg->n_ranks, 1);
+                for (size_t i = 0; i < lg->n_ranks; i++)
+                    S->late[li][i] = W->late[S->rank_of[i]];
+                scl[li].late = S->late[li];
+            }
+            if (cp_rp_alloc(lg, &rp[q][li]))
                 abort();
-            cp_rp_init(g, &scl[li], &rp[q][li]);
+            cp_rp_init(lg, &scl[li], &rp[q][li]);
             /* a second pass: its edge's shifts come from the first (a reduction
              * per job step, not part of this exchange) */
             if (R->cd_on)
-                memcpy(rp[q][li].cd, R->cd, (g->n_syncs ? g->n_syncs : 1) * sizeof *R->cd);
+                for (size_t i = 0; i < lg->n_ranks; i++)
+                    for (size_t k = 0; k < lg->ranks[i].n_syncs; k++)
+                        rp[q][li].cd[lg->ranks[i].sync0 + k] = R->cd[g->ranks[S->rank_of[i]].sync0 + k];
             rp[q][li].cd_on = R->cd_on;
             rl[li] = &rp[q][li];
         }
-        if (cp_part_start(&part[q], g, &plan[q], scl, rl, nl) != MT_OK ||
+        if (cp_part_start(&part[q], lg, &plan[q], scl, rl, nl) != MT_OK ||
             cp_part_own_init(&own[q], g->n_inst + g->n_hin, q, P, nl) != MT_OK)
             abort();
+    }
+    /* a process's graph against the whole job's: the largest share's */
+    if (whole) {
+        double f = (double)most / (double)whole;
+        uint32_t k = P - 2;
+        if (f > cp_part_stats.share_max[k]) {
+            cp_part_stats.share_max[k] = f;
+            cp_part_stats.bytes_whole = whole;
+            cp_part_stats.bytes_most[k] = most;
+        }
     }
     cp_part_msg_t *in[MAXP] = {0}, *ans[MAXP] = {0}, *got = NULL;
     size_t n_in[MAXP], cap_in[MAXP] = {0}, n_ans[MAXP], cap_ans[MAXP] = {0}, n_got = 0, cap_got = 0;
@@ -236,48 +289,69 @@ static void one_layout(const cp_graph_t *g, const cp_scen_t *sc, const cp_rp_t *
             break;
         }
     }
-    /* every value against the one-process sweep's, to the bit */
+    /* every value against the one-process sweep's, to the bit: each
+     * process's, mapped back to the whole graph's nodes, syncs, rank
+     * steps and instances */
+    int32_t *li_of = xcalloc(NR, sizeof *li_of);
+    for (uint32_t q = 0; q < P; q++)
+        for (size_t i = 0; i < sh[q].g.n_ranks; i++)
+            li_of[sh[q].rank_of[i]] = (int32_t)i;
     for (int li = 0; li < nl; li++) {
         const cp_rp_t *R = &r[lanes[li]];
         for (size_t i = 0; i < g->n_nodes; i++) {
-            const cp_rp_t *A = &rp[proc_of[g->nodes[i].rank_i]][li];
+            int32_t ri = g->nodes[i].rank_i;
+            const share_t *S = &sh[proc_of[ri]];
+            const cp_rp_t *A = &rp[proc_of[ri]][li];
+            size_t k = lnode(g, S, li_of[ri], i);
             cp_part_stats.values += 2;
-            if (A->sdone[i] != R->sdone[i] || (R->sdone[i] && A->s[i] != R->s[i]) || A->e[i] != R->e[i])
+            if (A->sdone[k] != R->sdone[i] || (R->sdone[i] && A->s[k] != R->s[i]) || A->e[k] != R->e[i])
                 fail("lane %d (P %u%s, carry %d): node %zu of rank_i %d: start %lld end %lld, the sweep's %lld %lld",
-                     lanes[li], P, blocked ? " blocked" : "", (int)carry, i, g->nodes[i].rank_i, (long long)A->s[i],
-                     (long long)A->e[i], (long long)R->s[i], (long long)R->e[i]);
+                     lanes[li], P, blocked ? " blocked" : "", (int)carry, i, ri, (long long)A->s[k],
+                     (long long)A->e[k], (long long)R->s[i], (long long)R->e[i]);
         }
         for (size_t j = 0; j < g->n_syncs; j++) {
-            const cp_rp_t *A = &rp[proc_of[g->syncs[j].rank_i]][li];
+            int32_t ri = g->syncs[j].rank_i;
+            const share_t *S = &sh[proc_of[ri]];
+            const cp_rp_t *A = &rp[proc_of[ri]][li];
+            size_t k = j - g->ranks[ri].sync0 + S->g.ranks[li_of[ri]].sync0;
             cp_part_stats.values++;
-            if (A->sd[j] != R->sd[j])
-                fail("lane %d (P %u): sync %zu: shift %lld, the sweep's %lld", lanes[li], P, j, (long long)A->sd[j],
+            if (A->sd[k] != R->sd[j])
+                fail("lane %d (P %u): sync %zu: shift %lld, the sweep's %lld", lanes[li], P, j, (long long)A->sd[k],
                      (long long)R->sd[j]);
         }
         for (size_t i = 0; i < g->n_rs; i++) {
-            const cp_rp_t *A = &rp[proc_of[g->rs[i].rank_i]][li];
+            int32_t ri = g->rs[i].rank_i;
+            const share_t *S = &sh[proc_of[ri]];
+            const cp_rp_t *A = &rp[proc_of[ri]][li];
+            size_t k = i - g->ranks[ri].rs0 + S->g.ranks[li_of[ri]].rs0;
             cp_part_stats.values += 2;
-            if (A->rend[i] != R->rend[i] || A->hc[i] != R->hc[i])
+            if (A->rend[k] != R->rend[i] || A->hc[k] != R->hc[i])
                 fail("lane %d (P %u): rank step %zu: end %lld, the sweep's %lld", lanes[li], P, i,
-                     (long long)A->rend[i], (long long)R->rend[i]);
+                     (long long)A->rend[k], (long long)R->rend[i]);
         }
-        for (size_t u = 0; u < g->n_inst + g->n_hin; u++) {
-            bool node = u < g->n_inst;
-            size_t i = node ? u : u - g->n_inst;
-            if (!(node ? R->idone[i] : R->hidone[i]))
-                continue;
-            const cp_inst_t *I = node ? &g->inst[i] : &g->hin[i];
-            for (uint32_t m = 0; m < I->n; m++) {
-                const cp_rp_t *A = &rp[proc_of[mrank(g, u, m)]][li];
-                bool ok = node ? A->idone[i] && A->ims[i] == R->ims[i] : A->hidone[i] && A->hims[i] == R->hims[i];
+        /* each process's instances (every member's process has its
+         * instance): the last arrival the sweep read */
+        for (uint32_t q = 0; q < P; q++) {
+            const share_t *S = &sh[q];
+            const cp_rp_t *A = &rp[q][li];
+            for (size_t x = 0; x < S->g.n_inst + S->g.n_hin; x++) {
+                size_t u = S->ui[x].u;
+                bool node = u < g->n_inst;
+                size_t i = node ? u : u - g->n_inst, l = node ? x : x - S->g.n_inst;
+                if (node != (x < S->g.n_inst))
+                    fail("P %u: instance %zu of process %u is %zu of the job's", P, x, q, u);
+                if (!(node ? R->idone[i] : R->hidone[i]))
+                    continue;
+                bool ok = node ? A->idone[l] && A->ims[l] == R->ims[i] : A->hidone[l] && A->hims[l] == R->hims[i];
                 cp_part_stats.values++;
                 if (!ok)
                     fail("lane %d (P %u): %s %zu: last arrival %lld, the sweep's %lld", lanes[li], P,
-                         node ? "instance" : "host collective", i, (long long)(node ? A->ims[i] : A->hims[i]),
+                         node ? "instance" : "host collective", i, (long long)(node ? A->ims[l] : A->hims[l]),
                          (long long)(node ? R->ims[i] : R->hims[i]));
             }
         }
     }
+    free(li_of);
     cp_part_stats.sweeps += (uint64_t)nl;
     for (int li = 0; li < nl; li++)
         cp_part_stats.second += r[lanes[li]].cd_on != 0;
@@ -297,11 +371,17 @@ static void one_layout(const cp_graph_t *g, const cp_scen_t *sc, const cp_rp_t *
         cp_part_stats.msgs_max[k] = msgs;
     }
     for (uint32_t q = 0; q < P; q++) {
-        for (int li = 0; li < nl; li++)
+        for (int li = 0; li < nl; li++) {
             cp_rp_free(&rp[q][li]);
+            free(sh[q].factor[li]);
+            free(sh[q].late[li]);
+        }
         cp_part_free(&part[q]);
         cp_part_own_free(&own[q]);
         cp_part_plan_free(&plan[q]);
+        cp_part_cut_free(&sh[q].g);
+        free(sh[q].ui);
+        free(sh[q].rank_of);
         free(in[q]);
         free(ans[q]);
     }
@@ -347,6 +427,11 @@ void cp_part_check_print(FILE *f, const char *tag)
             (unsigned long long)s->est_run[0], (unsigned long long)s->msgs_max[0], (unsigned long long)s->chain[0],
             (unsigned long long)s->rounds_max[1], (unsigned long long)s->est_step[1],
             (unsigned long long)s->est_run[1], (unsigned long long)s->msgs_max[1], (unsigned long long)s->chain[1]);
+    fprintf(f,
+            "cp_part_check %s: a process's graph at most %.3f of the whole job's %llu bytes at 2 processes "
+            "(%llu), %.3f at 3 (%llu)\n",
+            tag, s->share_max[0], (unsigned long long)s->bytes_whole, (unsigned long long)s->bytes_most[0],
+            s->share_max[1], (unsigned long long)s->bytes_most[1]);
     if (s->failures)
         fprintf(f, "cp_part_check %s: first failure: %s\n", tag, s->first);
 }

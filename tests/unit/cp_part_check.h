@@ -24,6 +24,10 @@ typedef struct cp_part_stats {
     uint64_t est_run[2];    /* ... in the whole run (the carried chain's bound) */
     uint64_t msgs_max[2];   /* messages (contributions and answers) of that replay */
     uint64_t chain[2];      /* ... and its longest chain of shared instances (the least rounds) */
+    double share_max[2];    /* at 2 and 3 processes: the largest process's graph (cp_part_cut, with
+                             * its instances' cp_part_inst_t) over the whole job's (cp_part_graph_bytes) */
+    uint64_t bytes_most[2]; /* ... its bytes */
+    uint64_t bytes_whole;   /* ... and the whole graph's */
     char first[512];        /* the first failure */
 } cp_part_stats_t;
 
