@@ -166,6 +166,13 @@ typedef struct share {
     uint8_t *late[CP_PART_LANES];
 } share_t;
 
+/* The bytes of a lane's replay arrays over g (cp_rp_alloc's). */
+static uint64_t rp_bytes(const cp_graph_t *g)
+{
+    return g->n_nodes * (2 * sizeof(int64_t) + 1) + g->n_syncs * 2 * sizeof(int64_t) +
+           (g->n_inst + g->n_hin) * (sizeof(int64_t) + 1) + g->n_rs * 3 * sizeof(int64_t);
+}
+
 /* Node k of the whole graph's rank ri in share S (ri's local index li). */
 static size_t lnode(const cp_graph_t *g, const share_t *S, int32_t li, size_t id)
 {
@@ -191,6 +198,7 @@ static void one_layout(const cp_graph_t *g, const cp_scen_t *sc, const cp_rp_t *
     memset(rp, 0, sizeof rp);
     memset(sh, 0, sizeof sh);
     size_t whole = cp_part_graph_bytes(g), most = 0;
+    cp_part_stats.rp_whole = rp_bytes(g);
     for (uint32_t q = 0; q < P; q++) {
         share_t *S = &sh[q];
         if (cp_part_cut(g, proc_of, P, q, &S->g, &S->ui, &S->rank_of) != MT_OK ||
@@ -200,6 +208,8 @@ static void one_layout(const cp_graph_t *g, const cp_scen_t *sc, const cp_rp_t *
         size_t b = cp_part_graph_bytes(lg) + (lg->n_inst + lg->n_hin) * sizeof *S->ui;
         if (b > most)
             most = b;
+        cp_part_stats.bytes[P - 2][blocked][q] = b;
+        cp_part_stats.rp_bytes[P - 2][blocked][q] = rp_bytes(lg);
         cp_scen_t scl[CP_PART_LANES];
         cp_rp_t *rl[CP_PART_LANES];
         for (int li = 0; li < nl; li++) {
@@ -432,6 +442,17 @@ void cp_part_check_print(FILE *f, const char *tag)
             "(%llu), %.3f at 3 (%llu)\n",
             tag, s->share_max[0], (unsigned long long)s->bytes_whole, (unsigned long long)s->bytes_most[0],
             s->share_max[1], (unsigned long long)s->bytes_most[1]);
+    for (int p = 0; p < 2; p++)
+        for (int b = 0; b < 2; b++) {
+            fprintf(f, "cp_part_check %s: %d processes, ranks %s: graph bytes", tag, p + 2, b ? "in blocks" : "in turn");
+            for (int q = 0; q < p + 2; q++)
+                fprintf(f, " %llu (%.3f)", (unsigned long long)s->bytes[p][b][q],
+                        s->bytes_whole ? (double)s->bytes[p][b][q] / (double)s->bytes_whole : 0.0);
+            fprintf(f, ", replay arrays a lane");
+            for (int q = 0; q < p + 2; q++)
+                fprintf(f, " %llu", (unsigned long long)s->rp_bytes[p][b][q]);
+            fprintf(f, " (whole: %llu)\n", (unsigned long long)s->rp_whole);
+        }
     if (s->failures)
         fprintf(f, "cp_part_check %s: first failure: %s\n", tag, s->first);
 }

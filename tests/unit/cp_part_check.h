@@ -28,6 +28,10 @@ typedef struct cp_part_stats {
                              * its instances' cp_part_inst_t) over the whole job's (cp_part_graph_bytes) */
     uint64_t bytes_most[2]; /* ... its bytes */
     uint64_t bytes_whole;   /* ... and the whole graph's */
+    uint64_t bytes[2][2][3]; /* the last graph's, by processes (2, 3), layout (in turn, in blocks)
+                              * and process: each process's graph */
+    uint64_t rp_bytes[2][2][3]; /* ... its replay arrays a lane (cp_rp_alloc's) */
+    uint64_t rp_whole;      /* ... and the whole graph's */
     char first[512];        /* the first failure */
 } cp_part_stats_t;
 

@@ -81,6 +81,11 @@ static void test_st_steps(void **state)
            (unsigned long long)cp_part_stats.est_step[0]);
     assert_true(cp_part_stats.rounds_max[0] >= cp_part_stats.est_step[0]);
     assert_true(cp_part_stats.rounds_max[0] < 2 * cp_part_stats.est_step[0]);
+    /* each process replays the graph of its own ranks (cp_part_cut): at
+     * 2 processes about half the whole job's (its instances held on
+     * both), at 3 at most the 3 largest of the 8 ranks' share */
+    assert_true(cp_part_stats.share_max[0] > 0.45 && cp_part_stats.share_max[0] < 0.6);
+    assert_true(cp_part_stats.share_max[1] < 0.5);
     mt_critpath_free(c);
     mt_tl_job_free(j);
     mt_timeline_free(tl);
