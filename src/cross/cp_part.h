@@ -102,9 +102,11 @@ typedef struct cp_part_plan {
  * it knows of them besides; *rank_of (malloc'd, lg->n_ranks; the caller
  * frees): each of its ranks' rank_i in g. Names, analyses and clocks
  * are borrowed from g's. lg is freed with cp_part_cut_free. The stand-in
- * of a graph built on the process from its own ranks' activities: what
- * it reads of the whole job is said at each field (cp_part.c). MT_OK or
- * MT_ERR_NOMEM (nothing kept). */
+ * of a graph built on the process from its own ranks' activities, which
+ * would take from other processes what this reads of g beyond its ranks:
+ * the instances' last arrival, transfer and member processes, the job
+ * steps, each instance's first end in the job's order
+ * (docs/ARCHITECTURE.md, step 3). MT_OK or MT_ERR_NOMEM (nothing kept). */
 mt_status_t cp_part_cut(const cp_graph_t *g, const uint32_t *proc_of, uint32_t n_procs, uint32_t me, cp_graph_t *lg,
                         cp_part_inst_t **ui, int32_t **rank_of);
 void cp_part_cut_free(cp_graph_t *lg);

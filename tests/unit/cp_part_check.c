@@ -299,6 +299,20 @@ static void one_layout(const cp_graph_t *g, const cp_scen_t *sc, const cp_rp_t *
             break;
         }
     }
+    /* the processes' graphs together hold the whole graph's nodes, syncs,
+     * rank steps, events and instance members, each once */
+    size_t sn = 0, ss = 0, sr = 0, se = 0, sm = 0, wm = g->n_imem + g->n_hmem;
+    for (uint32_t q = 0; q < P; q++) {
+        sn += sh[q].g.n_nodes;
+        ss += sh[q].g.n_syncs;
+        sr += sh[q].g.n_rs;
+        se += sh[q].g.n_ev;
+        sm += sh[q].g.n_imem + sh[q].g.n_hmem;
+    }
+    if (sn != g->n_nodes || ss != g->n_syncs || sr != g->n_rs || se != g->n_ev || sm != wm)
+        fail("P %u: the processes' graphs hold %zu nodes, %zu syncs, %zu rank steps, %zu events, %zu members; the "
+             "whole %zu, %zu, %zu, %zu, %zu",
+             P, sn, ss, sr, se, sm, g->n_nodes, g->n_syncs, g->n_rs, g->n_ev, wm);
     /* every value against the one-process sweep's, to the bit: each
      * process's, mapped back to the whole graph's nodes, syncs, rank
      * steps and instances */
