@@ -246,6 +246,12 @@ static void one_layout(const cp_graph_t *g, const cp_scen_t *sc, const cp_rp_t *
         if (cp_part_start(&part[q], lg, &plan[q], scl, rl, nl) != MT_OK ||
             cp_part_own_init(&own[q], g->n_inst + g->n_hin, q, P, nl) != MT_OK)
             abort();
+        const cp_part_plan_t *pl = &plan[q];
+        size_t nu = lg->n_inst + lg->n_hin;
+        cp_part_stats.eng_bytes[P - 2][blocked][q] =
+            pl->n_ev * sizeof *pl->ev + pl->n_rd * sizeof *pl->rd + pl->n_seg * sizeof *pl->seg +
+            nu * (1 + sizeof *pl->lneed) + pl->n_seg * (2 * sizeof(size_t) + sizeof(int64_t) + 1) +
+            nu * (sizeof(int64_t) + sizeof(uint32_t));
     }
     /* a process's graph against the whole job's: the largest share's */
     if (whole) {
@@ -465,7 +471,10 @@ void cp_part_check_print(FILE *f, const char *tag)
             fprintf(f, ", replay arrays a lane");
             for (int q = 0; q < p + 2; q++)
                 fprintf(f, " %llu", (unsigned long long)s->rp_bytes[p][b][q]);
-            fprintf(f, " (whole: %llu)\n", (unsigned long long)s->rp_whole);
+            fprintf(f, " (whole: %llu), plan and supersteps' state (a lane)", (unsigned long long)s->rp_whole);
+            for (int q = 0; q < p + 2; q++)
+                fprintf(f, " %llu", (unsigned long long)s->eng_bytes[p][b][q]);
+            fprintf(f, "\n");
         }
     if (s->failures)
         fprintf(f, "cp_part_check %s: first failure: %s\n", tag, s->first);

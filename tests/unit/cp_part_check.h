@@ -32,6 +32,8 @@ typedef struct cp_part_stats {
                               * and process: each process's graph */
     uint64_t rp_bytes[2][2][3]; /* ... its replay arrays a lane (cp_rp_alloc's) */
     uint64_t rp_whole;      /* ... and the whole graph's */
+    uint64_t eng_bytes[2][2][3]; /* ... its plan and a lane's supersteps state (cp_part_plan_t,
+                              * cp_part_t) */
     char first[512];        /* the first failure */
 } cp_part_stats_t;
 
