@@ -1,5 +1,6 @@
 /* The partitioned replay checked against the one-process sweeps
- * (cp_part_check.h): the probe, the virtual processes and their rounds. */
+ * (cp_part_check.h): the probe, the virtual processes with their own
+ * graphs, their rounds and their bytes. */
 #include "cp_part_check.h"
 
 #include <stdarg.h>

@@ -1,9 +1,11 @@
 /* The partitioned replay (src/cross/cp_part.c) checked against every
  * one-process sweep of mt_critpath_run (cp_replay_probe): each sweep's
  * ranks split over 2 and 3 virtual processes, interleaved and in blocks,
- * replayed in supersteps with the messages moved here between them, and
- * every node's replayed start and end, sync shift, rank step end and
- * instance last arrival compared, to the bit, with the sweep's. Used by
+ * each replaying the graph of its own ranks (cp_part_cut) in supersteps
+ * with the messages moved here between them, and every node's replayed
+ * start and end, sync shift, rank step end and instance last arrival
+ * compared, mapped back to the whole graph, to the bit, with the sweep's;
+ * each process's graph, replay arrays and plan measured in bytes. Used by
  * test_cp_part.c and by the program built with it (mergetrace_partcheck,
  * tests/CMakeLists.txt). */
 #ifndef MT_TEST_CP_PART_CHECK_H
