@@ -12,6 +12,7 @@
 #include "mergetrace/heap.h"
 #include "mergetrace/launcher.h"
 #include "mergetrace/suggest.h"
+#include "mergetrace/tworld.h"
 #include "mergetrace/strtab.h"
 /* io: reading (plain or gzip) and gzip output */
 #include "mergetrace/input.h"

@@ -20,7 +20,7 @@ LAYERS = ["base", "io", "trace", "align", "nccl", "fr", "rank", "cross", "report
 
 # Each public header and the folder whose code it fronts.
 PUBLIC = {
-    "version.h": "base", "status.h": "base", "buf.h": "base", "strtab.h": "base", "warnings.h": "base", "heap.h": "base", "launcher.h": "base", "suggest.h": "base",
+    "version.h": "base", "status.h": "base", "buf.h": "base", "strtab.h": "base", "warnings.h": "base", "heap.h": "base", "launcher.h": "base", "suggest.h": "base", "tworld.h": "base",
     "input.h": "io", "gzout.h": "io",
     "trace.h": "trace", "loader.h": "trace", "classify.h": "trace",
     "link.h": "trace", "rank.h": "trace", "summary.h": "trace", "nsys.h": "trace", "timeline.h": "trace",
