@@ -55,6 +55,7 @@
 #include "mergetrace/outdir.h"
 #include "mergetrace/ingest.h"
 #include "mergetrace/job_state.h"
+#include "mergetrace/tl_run.h"
 #include "mergetrace/nsys.h"
 #include "mergetrace/timeline.h"
 #include "mergetrace/tljob.h"
