@@ -168,23 +168,53 @@ static void test_check(void **state)
     assert_int_equal(mt_job_check(&l, two, 3, &j, &which), MT_JOB_TWICE);
     assert_int_equal(which->index, 3);
     assert_int_equal(which[-1].index, 0);
+    /* the program's line: both files, and with --local their processes */
+    char msg[600];
+    f[0].owner = 0;
+    f[3].owner = 2;
+    assert_int_equal(mt_job_check_text(MT_JOB_TWICE, &l, &j, which, 3, false, "", msg, sizeof msg), MT_ERR_FORMAT);
+    assert_string_equal(msg, "rank 1 appears twice: r1.json and r3.json (use --rank-map to say which is which)");
+    assert_int_equal(mt_job_check_text(MT_JOB_TWICE, &l, &j, which, 3, true, "--baseline: ", msg, sizeof msg),
+                     MT_ERR_FORMAT);
+    assert_string_equal(msg, "--baseline: rank 1 appears twice: r1.json on process 0 and r3.json on process 2 "
+                             "(--local: give each trace to one process; --rank-map says which is which)");
     mt_job_free(&j);
     /* a trace that named no rank beside another */
     mt_ingest_result_t un[2] = {res_of(0, 1, false), res_of(2, 0, false)};
     un[1].rank_tentative = 1;
     assert_int_equal(mt_job_check(&l, un, 2, &j, &which), MT_JOB_UNRANKED);
     assert_ptr_equal(which, &un[0]); /* sorted: rank 0 first */
+    snprintf(un[0].message, sizeof un[0].message, "r0.json: no rank");
+    assert_int_equal(mt_job_check_text(MT_JOB_UNRANKED, &l, &j, which, 2, false, "", msg, sizeof msg), MT_ERR_FORMAT);
+    assert_string_equal(msg, "r0.json: no rank");
     mt_job_free(&j);
     /* alone it is rank 0 */
     mt_ingest_result_t one[1] = {res_of(2, 0, false)};
     one[0].rank_tentative = 1;
     assert_int_equal(mt_job_check(&l, one, 1, &j, &which), MT_JOB_GOOD);
     assert_int_equal(j.world, 4);
+    assert_int_equal(mt_job_check_text(MT_JOB_GOOD, &l, &j, which, 1, false, "", msg, sizeof msg), MT_OK);
+    assert_string_equal(msg, "");
     mt_job_free(&j);
     /* nothing but a skipped file */
     mt_ingest_result_t none[1] = {res_of(1, -1, true)};
     assert_int_equal(mt_job_check(&l, none, 1, &j, &which), MT_JOB_NO_TRACE);
     assert_int_equal(j.n_skipped, 1);
+    snprintf(none[0].message, sizeof none[0].message, "no traceEvents");
+    assert_int_equal(mt_job_check_text(MT_JOB_NO_TRACE, &l, &j, which, 1, false, "", msg, sizeof msg),
+                     MT_ERR_FORMAT);
+    assert_string_equal(msg, "no trace among the 1 JSON file found (notes.json: no traceEvents)");
+    mt_job_free(&j);
+    /* nothing at all; out of memory; the empty job says nothing */
+    assert_int_equal(mt_job_check(&l, none, 0, &j, &which), MT_JOB_NO_TRACE);
+    assert_int_equal(mt_job_check_text(MT_JOB_NO_TRACE, &l, &j, which, 0, false, "--baseline: ", msg, sizeof msg),
+                     MT_ERR_FORMAT);
+    assert_string_equal(msg, "--baseline: no trace found");
+    assert_int_equal(mt_job_check_text(MT_JOB_NOMEM, &l, &j, which, 0, false, "--baseline: ", msg, sizeof msg),
+                     MT_ERR_NOMEM);
+    assert_string_equal(msg, "out of memory");
+    assert_int_equal(mt_job_check_text(MT_JOB_EMPTY, &l, &j, which, 0, false, "", msg, sizeof msg), MT_ERR_IO);
+    assert_string_equal(msg, "");
     mt_job_free(&j);
 }
 
@@ -252,6 +282,16 @@ static void test_cross(void **state)
     assert_int_equal(f.b, 1);
     assert_true(f.apart_ns == (double)((int64_t)1 << 51));
     assert_null(j.cross);
+    /* the program's line: 2^51 ns is 26 days */
+    mt_discover_file_t files[2] = {{.path = "a.json", .part = -1}, {.path = "b.json", .part = -1}};
+    mt_discover_list_t l = {.files = files, .n = 2, .cap = 2};
+    char msg[600];
+    assert_int_equal(mt_job_cross_text(MT_ERR_FORMAT, &f, &l, &j, false, "", msg, sizeof msg), MT_ERR_FORMAT);
+    assert_string_equal(msg, "a.json and b.json start 26 days apart on the corrected clock (a trace without its "
+                             "absolute time base?): they cannot be analysed together");
+    assert_int_equal(mt_job_cross_text(MT_ERR_FORMAT, &f, &l, &j, true, "--baseline: ", msg, sizeof msg),
+                     MT_ERR_FORMAT);
+    assert_non_null(strstr(msg, "--baseline: a.json and b.json start 26 days apart on the same (--no-align) clock"));
 
     res[1].sum.first_ns = 1000000;
     res[1].sum.last_ns = 2000000;
@@ -262,6 +302,26 @@ static void test_cross(void **state)
     assert_int_equal(f.b, 1);
     assert_string_equal(j.trust.why, "world sizes 2 and 4");
     assert_null(j.cross);
+    assert_int_equal(mt_job_cross_text(MT_ERR_FORMAT, &f, &l, &j, false, "", msg, sizeof msg), MT_ERR_FORMAT);
+    assert_string_equal(msg, "a.json and b.json are not of one run: world sizes 2 and 4 (--force merges them anyway)");
+    /* the other steps: the step's name and the status; no tag for out of
+     * memory and report.html's views */
+    mt_job_cross_fail_t other = {.step = MT_JOB_STEP_CRITPATH};
+    assert_int_equal(mt_job_cross_text(MT_ERR_NOMEM, &other, &l, &j, false, "--baseline: ", msg, sizeof msg),
+                     MT_ERR_NOMEM);
+    assert_string_equal(msg, "--baseline: critical path: out of memory");
+    other.step = MT_JOB_STEP_VIEWS;
+    assert_int_equal(mt_job_cross_text(MT_ERR_LIMIT, &other, &l, &j, false, "--baseline: ", msg, sizeof msg),
+                     MT_ERR_LIMIT);
+    assert_string_equal(msg, "report.html views: input exceeds a limit");
+    other.step = MT_JOB_STEP_TRUST;
+    assert_int_equal(mt_job_cross_text(MT_ERR_RANGE, &other, &l, &j, false, "", msg, sizeof msg), MT_ERR_FORMAT);
+    other.step = MT_JOB_STEP_TRUST_NOMEM;
+    assert_int_equal(mt_job_cross_text(MT_OK, &other, &l, &j, false, "x: ", msg, sizeof msg), MT_ERR_NOMEM);
+    assert_string_equal(msg, "out of memory");
+    other.step = MT_JOB_STEP_NONE;
+    assert_int_equal(mt_job_cross_text(MT_OK, &other, &l, &j, false, "", msg, sizeof msg), MT_OK);
+    assert_string_equal(msg, "");
     o.force = true;
     assert_int_equal(mt_job_cross(&o, &j, &t, &f), MT_OK);
     assert_int_equal(f.step, MT_JOB_STEP_NONE);
