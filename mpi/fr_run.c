@@ -311,59 +311,6 @@ static int write_merged(MPI_Comm comm, const options_t *o, const char *path, con
     return rc ? MT_EXIT_ERROR : 0;
 }
 
-/* Process 0, dumps alone, after the merged trace of the entries
- * (write_merged; merged_path its name, NULL when not written):
- * report.json, report.html; the verdict or report.json on stdout. An exit
- * code. */
-static int outputs_alone(const options_t *o, const mt_fr_job_t *fr, const char *merged_path)
-{
-    char msg[1400] = "";
-    mt_report_t rep;
-    if (mt_report_fr_alone(fr, merged_path ? strrchr(merged_path, '/') + 1 : NULL, &rep) != MT_OK) {
-        say("mergetrace: out of memory\n");
-        return MT_EXIT_ERROR;
-    }
-    uint64_t entries = rep.merged_events;
-    int code = fr->hung ? MT_EXIT_HANG : MT_EXIT_OK;
-    mt_buf_t b = {0};
-    if (mt_report_json(&rep, mt_buf_write, &b) != MT_OK ||
-        mt_outdir_write(o->out_dir, "report.json", mt_outdir_bytes, &b, MT_OUTDIR_NAME_PATH, msg, sizeof msg))
-        code = MT_EXIT_ERROR;
-    if (code != MT_EXIT_ERROR && o->json && fwrite(b.data, 1, b.len, stdout) != b.len)
-        code = MT_EXIT_ERROR;
-    b.len = 0;
-    mt_html_opts_t ho = {.command_line = o->command_line};
-    if (code != MT_EXIT_ERROR && !o->no_html &&
-        (mt_report_html(&rep, &ho, mt_buf_write, &b) != MT_OK ||
-         mt_outdir_write(o->out_dir, "report.html", mt_outdir_bytes, &b, MT_OUTDIR_NAME_PATH, msg, sizeof msg)))
-        code = MT_EXIT_ERROR;
-    mt_buf_free(&b);
-    if (code == MT_EXIT_ERROR)
-        say("mergetrace: %s\n", msg[0] ? msg : "out of memory");
-    else {
-        if (!o->json && !o->quiet) {
-            printf("mergetrace: %zu Flight Recorder dump%s, %llu entries\n", fr->n, fr->n == 1 ? "" : "s",
-                   (unsigned long long)entries);
-            if (mt_fr_hang_write_text(&fr->hang, mt_file_write, stdout) != MT_OK)
-                code = MT_EXIT_ERROR;
-            printf("\nwrote %s/report.json", o->out_dir);
-            if (!o->no_html)
-                printf("%s%s/report.html", merged_path ? ", " : " and ", o->out_dir);
-            if (merged_path)
-                printf(" and %s (%llu entries)", merged_path, (unsigned long long)entries);
-            printf("\n");
-        }
-        if (code != MT_EXIT_ERROR)
-            mt_outdir_renamed_all();
-    }
-    if (fflush(stdout) || ferror(stdout)) {
-        say("mergetrace: stdout: write error\n");
-        code = MT_EXIT_ERROR;
-    }
-    mt_report_fr_free(&rep);
-    return code;
-}
-
 int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover_list_t *files,
              const mt_rankmap_t *map, mt_fr_job_t *fr)
 {
@@ -449,7 +396,7 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover
         code = write_merged(comm, o, m.path, fr, mine, n_mine);
     mt_fr_locals_free(mine, n_mine);
     if (code == MT_EXIT_OK && me == 0)
-        code = outputs_alone(o, fr, o->no_merge ? NULL : m.path);
+        code = outputs_fr_alone(o, fr, o->no_merge ? NULL : m.path);
     procs_bcast(&code, 1, MPI_INT, 0, comm);
     return code;
 }
@@ -633,18 +580,4 @@ void fr_merged_done(MPI_Comm comm, const mt_fr_job_t *fr, fr_merged_t *m, bool w
     procs_comm_rank(comm, &me);
     if (me == 0)
         mt_fr_placed_from(&all, (int64_t)fr->n, written, placed);
-}
-
-void fr_print(const options_t *o, const mt_fr_job_t *fr, const mt_fr_placed_t *placed)
-{
-    if (!fr->any || o->quiet || o->json)
-        return;
-    if (fr->from_nccl)
-        printf("\nNCCL plugin files with collectives in flight at their end (%zu file%s): hang analysis\n", fr->n,
-               fr->n == 1 ? "" : "s");
-    else
-        printf("\nflight recorder (%zu dump%s):\n", fr->n, fr->n == 1 ? "" : "s");
-    mt_fr_hang_write_text(&fr->hang, mt_file_write, stdout);
-    if (placed)
-        mt_fr_placed_write_text(placed, mt_file_write, stdout);
 }

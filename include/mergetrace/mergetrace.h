@@ -56,6 +56,7 @@
 #include "mergetrace/ingest.h"
 #include "mergetrace/job_state.h"
 #include "mergetrace/tl_run.h"
+#include "mergetrace/job_outputs.h"
 #include "mergetrace/nsys.h"
 #include "mergetrace/timeline.h"
 #include "mergetrace/tljob.h"

@@ -31,7 +31,7 @@ PUBLIC = {
     "crossrank.h": "cross", "critpath.h": "cross", "tljob.h": "cross", "pipeline.h": "cross", "gates.h": "cross",
     "trust.h": "cross", "memory.h": "cross",
     "report.h": "report", "report_html.h": "report", "report_timings.h": "report", "compare.h": "report",
-    "merge.h": "merge", "merged_layout.h": "merge", "discover.h": "discover", "outdir.h": "discover", "ingest.h": "discover", "job_state.h": "discover", "tl_run.h": "discover",
+    "merge.h": "merge", "merged_layout.h": "merge", "discover.h": "discover", "outdir.h": "discover", "ingest.h": "discover", "job_state.h": "discover", "tl_run.h": "discover", "job_outputs.h": "discover",
     "mergetrace.h": None,  # the umbrella: every public header, for programs
 }
 

@@ -6,7 +6,9 @@
  * the memory budget) checked against those hand-made facts; the rank
  * checks (mt_job_check) on results laid out the same way; two traces
  * days apart on one clock (mt_job_trust); the steps after the alignment
- * (mt_job_cross) stopped by the one-run check or run to the gates. */
+ * (mt_job_cross) stopped by the one-run check or run to the gates; the
+ * program's lines for what they found (mt_job_check_text,
+ * mt_job_cross_text); the job's outputs (mt_job_outputs, _baseline). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -358,6 +362,148 @@ static void test_cross(void **state)
     mt_pipeline_free(j.pipe);
 }
 
+/* The lines a run says (mt_outdir_note_fn): kept, joined by '\n'. */
+static void note_keep(void *ctx, const char *line)
+{
+    mt_buf_t *b = ctx;
+    assert_int_equal(mt_buf_append(b, line, strlen(line)), MT_OK);
+    assert_int_equal(mt_buf_append(b, "\n", 1), MT_OK);
+}
+
+/* A whole file as a NUL-terminated string (malloc'd); NULL when missing. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    mt_buf_t b = {0};
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        assert_int_equal(mt_buf_append(&b, chunk, n), MT_OK);
+    fclose(f);
+    assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
+    *len = b.len - 1;
+    return (char *)b.data;
+}
+
+/* The outputs of a job laid out by hand (2 traces of a world of 4, a
+ * gate that failed, not measured): report.json written and the summary
+ * into the stream, the failed gate said even with -q and --json, with
+ * --json the stream the bytes of the file; a failed merged trace writes
+ * nothing; the baseline's report.json in memory equal to its file, its
+ * warning said as the baseline's; compared with it, compare.json
+ * written; a baseline that is not JSON is bad input, said. */
+static void test_outputs(void **state)
+{
+    (void)state;
+    char dir[512], path[700];
+    snprintf(dir, sizeof dir, "%s/job_outputs", MT_TEST_TMP);
+    mkdir(dir, 0777);
+    const char *names[] = {"report.json", "report.html", "compare.json", "baseline/report.json"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        remove(path);
+    }
+    mt_discover_file_t f[2] = {{.path = "a/rank0.json", .bytes = 100, .part = -1},
+                               {.path = "a/rank1.json", .bytes = 200, .part = -1}};
+    mt_discover_list_t l = {.files = f, .n = 2, .cap = 2};
+    mt_ingest_result_t res[2] = {res_of(0, 0, false), res_of(1, 1, false)};
+    mt_clock_t clocks[2] = {{.rank = 0, .reference = true}, {.rank = 1}};
+    int64_t missing[2] = {2, 3};
+    mt_job_t j = {.res = res, .n = 2, .world = 4, .missing = missing, .n_missing = 2, .n_absent = 2};
+    j.al.clocks = clocks;
+    j.al.n_clocks = 2;
+    mt_gate_t gate;
+    assert_int_equal(mt_gate_parse("idle_pct <= 5", &gate, NULL), MT_OK);
+    gate.measured = false;
+    gate.pass = false;
+    gate.why = "no analysis";
+    mt_job_out_opts_t o = {.out_dir = dir,
+                           .report = {.aligned = true, .gates = &gate, .n_gates = 1},
+                           .command_line = "mergetrace a",
+                           .gates = &gate,
+                           .n_gates = 1,
+                           .text = {.n_procs = 1, .out_dir = dir}};
+    mt_job_out_merged_t m = {.path = NULL};
+    mt_buf_t out = {0}, said = {0};
+    assert_int_equal(mt_job_outputs(&o, &l, &j, &m, mt_buf_write, &out, note_keep, &said), MT_OK);
+    assert_int_equal(said.len, strlen("gate failed: idle_pct <= 5 (not measured: no analysis)\n"));
+    assert_memory_equal(said.data, "gate failed: idle_pct <= 5 (not measured: no analysis)\n", said.len);
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    char *file = slurp(path, &len);
+    assert_non_null(file);
+    assert_non_null(strstr(file, "\"world_size\": 4"));
+    assert_int_equal(out.len > 0, 1);
+    assert_int_equal(mt_buf_append(&out, "", 1), MT_OK);
+    char wrote[700];
+    snprintf(wrote, sizeof wrote, "wrote %s/report.json", dir);
+    assert_non_null(strstr((const char *)out.data, wrote));
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    assert_int_equal(access(path, F_OK), -1); /* not asked for */
+
+    /* --json: the stream is the file's bytes; -q as well: the gate alone */
+    out.len = said.len = 0;
+    o.json = true;
+    o.quiet = true;
+    assert_int_equal(mt_job_outputs(&o, &l, &j, &m, mt_buf_write, &out, note_keep, &said), MT_OK);
+    assert_int_equal(out.len, len);
+    assert_memory_equal(out.data, file, len);
+    assert_memory_equal(said.data, "gate failed:", 12);
+    free(file);
+
+    /* a failed merged trace: nothing written, the summary still goes out */
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    remove(path);
+    out.len = said.len = 0;
+    o.json = o.quiet = false;
+    m.failed = true;
+    assert_int_equal(mt_job_outputs(&o, &l, &j, &m, mt_buf_write, &out, note_keep, &said), MT_OK);
+    assert_int_equal(access(path, F_OK), -1);
+    assert_true(out.len > 0);
+    m.failed = false;
+
+    /* the baseline's report: in memory as on disk, its warning said */
+    mt_buf_t base = {0};
+    said.len = 0;
+    assert_int_equal(mt_job_outputs_baseline(&o.report, &l, &j, dir, false, &base, note_keep, &said), MT_OK);
+    snprintf(path, sizeof path, "%s/baseline/report.json", dir);
+    file = slurp(path, &len);
+    assert_non_null(file);
+    assert_int_equal(len, base.len);
+    assert_memory_equal(file, base.data, len);
+    free(file);
+    assert_int_equal(mt_buf_append(&said, "", 1), MT_OK);
+    assert_non_null(strstr((const char *)said.data, "--baseline: warning: 2 of 4 ranks have no trace"));
+    said.len = 0;
+    assert_int_equal(mt_job_outputs_baseline(&o.report, &l, &j, dir, true, &base, note_keep, &said), MT_OK);
+    assert_int_equal(said.len, 0); /* quiet */
+
+    /* compared with it: compare.json beside report.json */
+    o.baseline_text = (const char *)base.data;
+    o.baseline_len = base.len;
+    o.baseline_file = path;
+    o.outputs.compare = true; /* else compare.json is another run's, removed */
+    out.len = said.len = 0;
+    assert_int_equal(mt_job_outputs(&o, &l, &j, &m, mt_buf_write, &out, note_keep, &said), MT_OK);
+    snprintf(path, sizeof path, "%s/compare.json", dir);
+    assert_int_equal(access(path, F_OK), 0);
+    /* a baseline that is not JSON: bad input, said; nothing written */
+    remove(path);
+    o.baseline_text = "not json";
+    o.baseline_len = 8;
+    out.len = said.len = 0;
+    assert_int_equal(mt_job_outputs(&o, &l, &j, &m, mt_buf_write, &out, note_keep, &said), MT_ERR_FORMAT);
+    assert_memory_equal(said.data, "comparing with the baseline: ", 29);
+    assert_int_equal(access(path, F_OK), -1);
+    mt_buf_free(&base);
+    mt_buf_free(&out);
+    mt_buf_free(&said);
+    free(j.nccl_rep);
+    mt_outdir_renamed_all(); /* the program's, once every output is in place */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -365,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_trust),
         cmocka_unit_test(test_cross),
+        cmocka_unit_test(test_outputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
