@@ -70,27 +70,13 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t 
     int me, bad = 0;
     procs_comm_rank(comm, &me);
     if (me == 0) {
-        char msg[1400] = "";
-        bad = mt_outdir_make(o->out_dir, msg, sizeof msg);
+        char msg[1400];
         snprintf(m->path, sizeof m->path, "%.4000s/%s", o->out_dir, mt_outdir_merged_name(o->merged_gzip));
-        /* the merged trace and every other name this run writes, before
-         * anything is written (a trace copied in as DIR/report.json was
-         * loaded, then replaced) */
-        mt_outdir_name_t names[MT_OUTDIR_N_NAMES];
         mt_outdir_outputs_t w = outputs_of(o);
-        size_t n_names = mt_outdir_written(&w, names);
-        if (!bad)
-            bad = mt_outdir_check_inputs(o->out_dir, names, n_names, files, msg, sizeof msg);
+        bad = mt_outdir_prepare(o->out_dir, &w, files, o->baseline ? o->baseline_file : NULL, o->quiet, note_say,
+                                NULL, msg, sizeof msg);
         if (bad)
             say("mergetrace: %s\n", msg);
-        else {
-            mt_outdir_repair(o->out_dir, files, o->baseline_traces, o->baseline ? o->baseline_file : NULL, o->quiet,
-                             note_say, NULL);
-            size_t n = mt_outdir_remove_dead_temps(o->out_dir);
-            if (n && !o->quiet)
-                say("mergetrace: removed %zu temporary file%s of an earlier run that was stopped, from %s\n", n,
-                    n == 1 ? "" : "s", o->out_dir);
-        }
     }
     procs_bcast(&bad, 1, MPI_INT, 0, comm);
     return bad ? MT_EXIT_ERROR : MT_EXIT_OK;
@@ -102,20 +88,12 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t 
  * without one). Returns true when the selection is empty (printed). */
 static bool selection_empty(const options_t *o, const job_t *j, const mt_select_rank_t *r, const int64_t *win)
 {
-    char list[256];
-    size_t n = 0;
-    int64_t span = 0;
-    mt_select_empty_t e = mt_select_check(r, r ? j->n : 0, o->merge_ranks, o->n_merge_ranks, win, list, sizeof list,
-                                          &n, &span);
-    if (e == MT_SELECT_NO_RANK)
-        say("mergetrace: --ranks %s: selects no rank of this job; its traces are of rank%s %s\n", o->ranks_arg,
-            n > 1 ? "s" : "", list);
-    else if (e == MT_SELECT_NO_TIME && o->window_steps)
-        say("mergetrace: --window %s: selects nothing\n", o->window_arg);
-    else if (e == MT_SELECT_NO_TIME)
-        say("mergetrace: --window %s: selects nothing; the job spans 0 to %.6f s from its start\n", o->window_arg,
-            (double)span / 1e9);
-    return e != MT_SELECT_SOME;
+    char msg[1400];
+    bool empty = mt_select_check_text(r, r ? j->n : 0, o->merge_ranks, o->n_merge_ranks, win, o->ranks_arg,
+                                      o->window_arg, o->window_steps, msg, sizeof msg);
+    if (empty && msg[0])
+        say("mergetrace: %s\n", msg);
+    return empty;
 }
 
 int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_discover_list_t *files,
