@@ -267,14 +267,7 @@ static mt_status_t trace_block(const merged_input_t *in, bool first, mt_write_fn
 {
     (void)err;
     const block_t *b = in->item;
-    mt_status_t st = MT_OK;
-    *events = 0;
-    for (size_t i = 0; i < b->n && st == MT_OK; i++) {
-        uint64_t k = 0;
-        st = mt_fr_trace_rank(&b->d[i].d, first && i == 0, b->d[i].off, b->d[i].dump_ns, write, ctx, &k);
-        *events += k;
-    }
-    return st;
+    return mt_fr_locals_trace(b->d, b->n, first, write, ctx, events);
 }
 
 /* Collective, dumps alone: the merged trace of the entries, each process
@@ -291,12 +284,7 @@ static int write_merged(MPI_Comm comm, const options_t *o, const char *path, con
     int64_t *off = bcast_offsets(comm, fr, wd);
     if (!off)
         return MT_EXIT_ERROR;
-    mt_fr_locals_sort(mine, n_mine);
-    for (size_t i = 0; i < n_mine; i++) {
-        int r = mine[i].d.rank;
-        mine[i].off = r < wd[0] && off[r] != MT_FR_NONE ? off[r] : 0;
-        mine[i].dump_ns = wd[1];
-    }
+    mt_fr_locals_place(mine, n_mine, off, wd[0], wd[1]);
     /* one input: this process's block of ranks, named by its first */
     block_t blk = {.d = mine, .n = n_mine};
     merged_input_t in = {.path = n_mine ? mine[0].path : NULL, .rank = n_mine ? mine[0].d.rank : 0, .item = &blk};

@@ -199,6 +199,33 @@ static void test_at_scale(void **state)
     assert_int_equal(mt_fr_job_analyse(&whole, false, NULL, NULL, &err, &bad_path), MT_OK);
     check_truth(&whole.hang);
 
+    /* process 1's dumps (ranks 2 and 3) on the verdict's clocks, as one
+     * piece of the merged trace of the entries: each rank's part as
+     * mt_fr_trace_rank writes it, one after the other, and their entries */
+    mt_fr_locals_place(mine[1], n_mine[1], whole.hang.offset_ns, whole.hang.world, whole.hang.dump_ns);
+    mt_buf_t piece = {0}, want = {0};
+    uint64_t ev = 0, k = 0, want_ev = 0;
+    for (size_t i = 0; i < 2; i++) {
+        int r = mine[1][i].d.rank;
+        int64_t o = whole.hang.offset_ns[r] != MT_FR_NONE ? whole.hang.offset_ns[r] : 0;
+        assert_int_equal(mine[1][i].off, o);
+        assert_int_equal(mine[1][i].dump_ns, whole.hang.dump_ns);
+        assert_int_equal(mt_fr_trace_rank(&mine[1][i].d, false, o, whole.hang.dump_ns, mt_buf_write, &want, &k), MT_OK);
+        want_ev += k;
+    }
+    assert_int_equal(mt_fr_locals_trace(mine[1], 2, false, mt_buf_write, &piece, &ev), MT_OK);
+    assert_int_equal(ev, whole.counts[2] + whole.counts[3]);
+    assert_int_equal(ev, want_ev);
+    assert_int_equal(piece.len, want.len);
+    assert_memory_equal(piece.data, want.data, want.len);
+    /* a world of 3 (rank 3 beyond it): offset 0 */
+    mt_fr_locals_place(mine[1], n_mine[1], whole.hang.offset_ns, 3, 7);
+    assert_int_equal(mine[1][1].d.rank, 3);
+    assert_int_equal(mine[1][1].off, 0);
+    assert_int_equal(mine[1][1].dump_ns, 7);
+    mt_buf_free(&piece);
+    mt_buf_free(&want);
+
     /* the report of the dumps alone: 55 entries in all (the program's
      * "4 Flight Recorder dumps, 55 entries" on fr-skip) */
     mt_report_t rep;
