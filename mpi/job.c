@@ -73,21 +73,7 @@ int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, mt_ingest_t *L, job_
      * ranks were loaded (mt_job_cp_serve): the other processes keep theirs */
     if (mc->rank != 0 && !bad && !j->plan.skipped) {
         j->mine_owned = true;
-        for (size_t off = 0; off < L->analyses.len && !bad;) {
-            mt_rank_analysis_t *a = NULL;
-            size_t used = 0;
-            mt_rank_analysis_t **v = realloc(j->mine, (j->n_mine + 1) * sizeof *v);
-            bad = !v || mt_rank_analysis_unpack(L->analyses.data + off, L->analyses.len - off, &a, &used) != MT_OK ||
-                  !used;
-            if (v)
-                j->mine = v;
-            if (!bad)
-                j->mine[j->n_mine++] = a;
-            else
-                mt_rank_analysis_free(a);
-            off += used;
-        }
-        gst = bad ? MT_ERR_NOMEM : gst;
+        bad = mt_rank_analysis_unpack_all(L->analyses.data, L->analyses.len, &j->mine, &j->n_mine) != MT_OK;
     }
     mt_buf_free(&L->analyses);
     if (mc->rank == 0 && !bad) {
