@@ -7,6 +7,7 @@
 #include "outputs.h"
 #include "say.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,30 +20,16 @@
 int outputs_baseline_read(options_t *o)
 {
     char msg[PATH_MAX + 1400];
-    mt_discover_baseline_t kind;
     mt_buf_t buf = {0};
-    int rc = mt_discover_baseline_read(o->baseline, o->baseline_file, sizeof o->baseline_file, &kind, &buf, msg,
-                                       sizeof msg);
+    const char *conflict = o->local ? "--local" : o->timeline_map ? "--timeline-map" : NULL;
+    int rc = mt_discover_baseline_plan(o->baseline, o->out_dir, conflict, o->baseline_file, sizeof o->baseline_file,
+                                       &o->baseline_traces, &buf, msg, sizeof msg);
     if (rc) {
         mt_buf_free(&buf);
         say("mergetrace: %s\n", msg);
-        return rc == 1 ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
+        return rc == 1 ? MT_EXIT_ERROR : rc == 2 ? MT_EXIT_BAD_INPUT : MT_EXIT_USAGE;
     }
-    if (kind != MT_DISCOVER_BASELINE_REPORT) {
-        /* traces, analysed in this run (mpi/main.c); their report goes to
-         * baseline/report.json of -o */
-        mt_buf_free(&buf);
-        if (o->local || o->timeline_map) {
-            say("mergetrace: --baseline %s: %s as the baseline does not go with %s\n", o->baseline,
-                kind == MT_DISCOVER_BASELINE_TRACE_DIR ? "a directory of traces" : "a trace",
-                o->local ? "--local" : "--timeline-map");
-            return MT_EXIT_USAGE;
-        }
-        snprintf(o->baseline_file, sizeof o->baseline_file, "%.4000s/baseline/report.json", o->out_dir);
-        o->baseline_traces = true;
-        return MT_EXIT_OK;
-    }
-    o->baseline_text = (char *)buf.data;
+    o->baseline_text = (char *)buf.data; /* NULL for traces: nothing read */
     o->baseline_len = buf.len;
     return MT_EXIT_OK;
 }

@@ -127,6 +127,16 @@ typedef enum mt_discover_baseline {
 int mt_discover_baseline_read(const char *path, char *file, size_t cap, mt_discover_baseline_t *kind, mt_buf_t *text,
                               char *msg, size_t msg_cap);
 
+/* The baseline at path for a run into out_dir (mt_discover_baseline_read,
+ * its path into file): a report, read into *text; or traces (*traces
+ * set, nothing read), analysed in the run into out_dir/baseline/
+ * report.json (then in file), which a run with conflict (the option in
+ * the way, "--local" or "--timeline-map"; NULL: none) cannot do. 0; 1
+ * or 2 as mt_discover_baseline_read's; 3, a usage error, for traces with
+ * conflict; with the line to say in msg. */
+int mt_discover_baseline_plan(const char *path, const char *out_dir, const char *conflict, char *file, size_t cap,
+                              bool *traces, mt_buf_t *text, char *msg, size_t msg_cap);
+
 /* The base name of path (what follows its last '/'), within path. */
 const char *mt_discover_base(const char *path);
 

@@ -404,6 +404,33 @@ static void test_baseline(void **state)
     snprintf(w, sizeof w, "--baseline %s: No such file or directory", p);
     assert_string_equal(msg, w);
     mt_buf_free(&text);
+
+    /* for a run into out: a report read; traces analysed into
+     * out/baseline/report.json, but not with --local */
+    bool traces = true;
+    assert_int_equal(mt_discover_baseline_plan(OWN, "out", NULL, file, sizeof file, &traces, &text, msg, sizeof msg), 0);
+    assert_false(traces);
+    assert_string_equal(file, OWN "/report.json");
+    assert_true(text.len > 0);
+    mt_buf_free(&text);
+    snprintf(p, sizeof p, "%s/empty", root);
+    assert_int_equal(mt_discover_baseline_plan(p, "out", NULL, file, sizeof file, &traces, &text, msg, sizeof msg), 0);
+    assert_true(traces);
+    assert_string_equal(file, "out/baseline/report.json");
+    assert_int_equal(text.len, 0);
+    assert_int_equal(mt_discover_baseline_plan(p, "out", "--local", file, sizeof file, &traces, &text, msg, sizeof msg),
+                     3);
+    assert_false(traces);
+    snprintf(w, sizeof w, "--baseline %s: a directory of traces as the baseline does not go with --local", p);
+    assert_string_equal(msg, w);
+    assert_int_equal(mt_discover_baseline_plan(OWN "/rank-0.json", "out", "--timeline-map", file, sizeof file, &traces,
+                                               &text, msg, sizeof msg),
+                     3);
+    assert_string_equal(msg, "--baseline " OWN "/rank-0.json: a trace as the baseline does not go with --timeline-map");
+    assert_int_equal(mt_discover_baseline_plan(p, "out", NULL, file, sizeof file, &traces, &text, msg, sizeof msg), 0);
+    snprintf(p, sizeof p, "%s/none", root);
+    assert_int_equal(mt_discover_baseline_plan(p, "out", NULL, file, sizeof file, &traces, &text, msg, sizeof msg), 2);
+    assert_false(traces);
 }
 
 int main(void)
