@@ -42,41 +42,6 @@ static int plan(const options_t *o, mt_discover_list_t *files, const mt_rankmap_
     return rc < 0 ? MT_EXIT_ERROR : rc ? MT_EXIT_BAD_INPUT : 0;
 }
 
-/* A dump --force leaves out, said unless -q (mt_fr_left_out_fn). */
-static void left_out(const void *ctx, const char *path, int rank, const char *why)
-{
-    const options_t *o = ctx;
-    if (!o->quiet)
-        say("mergetrace: warning: %s: rank %d: %s: left out (--force)\n", path, rank, why);
-}
-
-/* Process 0: the gathered whole dumps into fr (by rank) with their paths,
- * then analysed; with --force a dump of another job is left out (warned)
- * and the analysis run again. 0 or an exit code (said). */
-static int analyse(const options_t *o, const mt_discover_list_t *files, const mt_buf_t *list, const uint8_t *all,
-                   size_t len, mt_fr_job_t *fr)
-{
-    mt_status_t st = mt_fr_job_unpack(fr, files->n_fr, all, len);
-    if (st != MT_OK) {
-        say("mergetrace: %s\n", st == MT_ERR_NOMEM ? "out of memory" : "internal error: a packed dump");
-        return MT_EXIT_ERROR;
-    }
-    mt_discover_fr_attach(files, list->data, list->len, fr);
-    mt_error_t err;
-    const char *path = "?";
-    st = mt_fr_job_analyse(fr, o->force, left_out, o, &err, &path);
-    if (st == MT_ERR_FORMAT) {
-        say("mergetrace: %s%s: rank %d: %s (--force leaves such a dump out)\n", o->job_tag, path, err.rank,
-            err.msg);
-        return MT_EXIT_BAD_INPUT;
-    }
-    if (st != MT_OK) {
-        say("mergetrace: out of memory\n");
-        return MT_EXIT_ERROR;
-    }
-    return 0;
-}
-
 /* Collective: the analysis from what it reads of the dumps
  * (mergetrace/fr_hang.h, "The analysis at scale"). 0 with fr filled on
  * process 0; -1 when the whole dumps must go to process 0 instead (a dump
@@ -222,8 +187,14 @@ static int gather_all(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, co
     int code = st == MT_OK ? 0 : MT_EXIT_ERROR;
     if (mc->rank == 0 && code)
         say("mergetrace: out of memory\n");
-    if (mc->rank == 0 && !code)
-        code = analyse(o, files, list, all, all_len, fr);
+    if (mc->rank == 0 && !code) {
+        char msg[PATH_MAX + 1400];
+        mt_status_t ast = mt_discover_fr_whole(files, list->data, list->len, all, all_len, o->force, o->quiet,
+                                               o->job_tag, say_note, NULL, fr, msg, sizeof msg);
+        if (ast != MT_OK)
+            say("mergetrace: %s\n", msg);
+        code = ast == MT_OK ? 0 : options_exit_code(ast);
+    }
     free(all);
     procs_bcast(&code, 1, MPI_INT, 0, comm);
     return code;

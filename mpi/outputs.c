@@ -34,13 +34,6 @@ int outputs_baseline_read(options_t *o)
     return MT_EXIT_OK;
 }
 
-/* An mt_outdir_note_fn: the line on stderr. */
-static void note_say(void *ctx, const char *line)
-{
-    (void)ctx;
-    say("mergetrace: %s\n", line);
-}
-
 /* The outputs o writes (mt_outdir_written, mt_outdir_owned). */
 static mt_outdir_outputs_t outputs_of(const options_t *o)
 {
@@ -60,7 +53,7 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t 
         char msg[1400];
         snprintf(m->path, sizeof m->path, "%.4000s/%s", o->out_dir, mt_outdir_merged_name(o->merged_gzip));
         mt_outdir_outputs_t w = outputs_of(o);
-        bad = mt_outdir_prepare(o->out_dir, &w, files, o->baseline ? o->baseline_file : NULL, o->quiet, note_say,
+        bad = mt_outdir_prepare(o->out_dir, &w, files, o->baseline ? o->baseline_file : NULL, o->quiet, say_note,
                                 NULL, msg, sizeof msg);
         if (bad)
             say("mergetrace: %s\n", msg);
@@ -184,7 +177,7 @@ int outputs_baseline_job(options_t *o, const options_t *ob, const mt_discover_li
 {
     mt_job_report_opts_t ro = report_opts(ob);
     mt_buf_t text;
-    if (mt_job_outputs_baseline(&ro, files, j, o->out_dir, o->quiet, &text, note_say, NULL) != MT_OK)
+    if (mt_job_outputs_baseline(&ro, files, j, o->out_dir, o->quiet, &text, say_note, NULL) != MT_OK)
         return MT_EXIT_ERROR;
     free(o->baseline_text);
     o->baseline_text = (char *)text.data;
@@ -238,7 +231,7 @@ int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j
 {
     mt_job_out_opts_t oo = out_opts(o, pt, n_procs);
     mt_job_out_merged_t mo = {.path = m->path, .failed = m->failed, .events = m->events, .fr = &m->fr};
-    mt_status_t st = mt_job_outputs(&oo, files, j, &mo, mt_file_write, stdout, note_say, NULL);
+    mt_status_t st = mt_job_outputs(&oo, files, j, &mo, mt_file_write, stdout, say_note, NULL);
     if (st != MT_OK)
         code = options_exit_code(st);
     if (j->fr && j->fr->hung && code == MT_EXIT_OK) /* a hang outranks a gate */

@@ -235,6 +235,21 @@ int mt_discover_fr_plan(mt_discover_list_t *l, const mt_rankmap_t *map, int n_pr
  * mt_discover_fr_plan wrote for l). */
 void mt_discover_fr_attach(const mt_discover_list_t *l, const void *list, size_t len, mt_fr_job_t *fr);
 
+/* Process 0, the whole dumps gathered (all, len bytes: every process's
+ * mt_fr_dump_pack_append) of l's l->n_fr dumps planned in list (llen
+ * bytes): unpacked into fr, given their files (mt_discover_fr_attach)
+ * and analysed (mt_fr_job_analyse). With force a dump of another job is
+ * left out, its line ("warning: PATH: rank R: WHY: left out (--force)")
+ * told to note unless quiet. MT_OK; MT_ERR_FORMAT, dumps of different
+ * jobs without force, with the line in msg ("TAG PATH: rank R: WHY
+ * (--force leaves such a dump out)"); MT_ERR_NOMEM, msg "out of memory"
+ * (or "internal error: a packed dump" for bytes that are not what was
+ * sent). */
+mt_status_t mt_discover_fr_whole(const mt_discover_list_t *l, const void *list, size_t llen, const uint8_t *all,
+                                 size_t len, bool force, bool quiet, const char *tag,
+                                 void (*note)(void *ctx, const char *line), void *ctx, mt_fr_job_t *fr, char *msg,
+                                 size_t cap);
+
 /* Process 0, when no Flight Recorder dump was given: if an NCCL plugin
  * file of nj (paths and sizes from l) ends with tasks in flight (a
  * process that hung or was killed inside a collective), every plugin file

@@ -1,8 +1,11 @@
 /* The Flight Recorder dumps of the input list planned for reading
  * (mergetrace/discover.h): each one's rank and reading process, the
  * list of them as bytes (mergetrace/fr_share.h), process 0's dumps
- * given back their files, and the dumps made of the NCCL plugin's files
- * of a job that hung. */
+ * given back their files and, whole, analysed there, and the dumps made
+ * of the NCCL plugin's files of a job that hung. */
+#define _POSIX_C_SOURCE 200809L /* PATH_MAX */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +96,48 @@ void mt_discover_fr_attach(const mt_discover_list_t *l, const void *list, size_t
             fr->bytes[at] = l->fr[k].bytes;
         }
     }
+}
+
+/* What mt_discover_fr_whole's left_out says through. */
+typedef struct left_out_note {
+    void (*note)(void *ctx, const char *line);
+    void *ctx;
+} left_out_note_t;
+
+/* A dump --force leaves out (mt_fr_left_out_fn), said. */
+static void left_out(const void *ctx, const char *path, int rank, const char *why)
+{
+    const left_out_note_t *n = ctx;
+    char line[PATH_MAX + 1200];
+    snprintf(line, sizeof line, "warning: %s: rank %d: %s: left out (--force)", path, rank, why);
+    n->note(n->ctx, line);
+}
+
+mt_status_t mt_discover_fr_whole(const mt_discover_list_t *l, const void *list, size_t llen, const uint8_t *all,
+                                 size_t len, bool force, bool quiet, const char *tag,
+                                 void (*note)(void *ctx, const char *line), void *ctx, mt_fr_job_t *fr, char *msg,
+                                 size_t cap)
+{
+    mt_status_t st = mt_fr_job_unpack(fr, l->n_fr, all, len);
+    if (st != MT_OK) {
+        snprintf(msg, cap, "%s", st == MT_ERR_NOMEM ? "out of memory" : "internal error: a packed dump");
+        return MT_ERR_NOMEM;
+    }
+    mt_discover_fr_attach(l, list, llen, fr);
+    mt_error_t err;
+    const char *path = "?";
+    left_out_note_t lo = {.note = note, .ctx = ctx};
+    st = mt_fr_job_analyse(fr, force, note && !quiet ? left_out : NULL, &lo, &err, &path);
+    if (st == MT_ERR_FORMAT) {
+        snprintf(msg, cap, "%s%s: rank %d: %s (--force leaves such a dump out)", tag, path, err.rank, err.msg);
+        return st;
+    }
+    if (st != MT_OK) {
+        snprintf(msg, cap, "out of memory");
+        return MT_ERR_NOMEM;
+    }
+    msg[0] = '\0';
+    return MT_OK;
 }
 
 mt_status_t mt_discover_fr_from_nccl(const mt_discover_list_t *l, const mt_nccl_job_t *nj, mt_fr_job_t *fr,

@@ -198,6 +198,23 @@ static void test_at_scale(void **state)
     const char *bad_path = NULL;
     assert_int_equal(mt_fr_job_analyse(&whole, false, NULL, NULL, &err, &bad_path), MT_OK);
     check_truth(&whole.hang);
+    /* the same through the program's call: unpacked, attached, analysed */
+    mt_fr_job_t w2 = {0};
+    char wmsg[600];
+    assert_int_equal(mt_discover_fr_whole(&l, list.data, list.len, (const uint8_t *)packed.data, packed.len, false,
+                                          false, "", NULL, NULL, &w2, wmsg, sizeof wmsg),
+                     MT_OK);
+    assert_string_equal(wmsg, "");
+    same_verdict(&w2.hang, &whole.hang);
+    for (size_t i = 0; i < 4; i++)
+        assert_string_equal(w2.paths[order[i]], l.fr[i].path);
+    mt_fr_job_free(&w2);
+    w2 = (mt_fr_job_t){0};
+    assert_int_equal(mt_discover_fr_whole(&l, list.data, list.len, (const uint8_t *)packed.data, packed.len - 3, false,
+                                          false, "", NULL, NULL, &w2, wmsg, sizeof wmsg),
+                     MT_ERR_NOMEM);
+    assert_string_equal(wmsg, "internal error: a packed dump");
+    mt_fr_job_free(&w2);
 
     /* process 1's dumps (ranks 2 and 3) on the verdict's clocks, as one
      * piece of the merged trace of the entries: each rank's part as
