@@ -364,24 +364,11 @@ int fr_from_nccl(const options_t *o, const mt_discover_list_t *files, const mt_n
 {
     if (fr->any)
         return 0;
-    int stage = 0, rank = -1;
-    const char *path = NULL;
-    mt_error_t err;
-    mt_status_t st = mt_discover_fr_from_nccl(files, nj, fr, &stage, &path, &rank, &err);
-    if (st == MT_OK)
-        return 0;
-    if (stage == 1) {
-        say("mergetrace: %s%s: rank %d: read again for the hang analysis: %s\n", o->job_tag, path, rank,
-            err.msg[0] ? err.msg : mt_status_str(st));
-        return options_exit_code(st);
-    }
-    if (stage == 2) {
-        say("mergetrace: %sthe hang analysis of the NCCL plugin's files: %s\n", o->job_tag,
-            err.msg[0] ? err.msg : mt_status_str(st));
-        return st == MT_ERR_NOMEM ? MT_EXIT_ERROR : options_exit_code(st);
-    }
-    say("mergetrace: out of memory\n");
-    return MT_EXIT_ERROR;
+    char msg[PATH_MAX + 1400];
+    mt_status_t st = mt_discover_fr_from_nccl(files, nj, o->job_tag, fr, msg, sizeof msg);
+    if (st != MT_OK)
+        say("mergetrace: %s\n", msg);
+    return options_exit_code(st);
 }
 
 int fr_keep_tcolls(MPI_Comm comm, const mt_ingest_t *L, mt_fr_job_t *fr)

@@ -256,11 +256,12 @@ mt_status_t mt_discover_fr_whole(const mt_discover_list_t *l, const void *list, 
  * of the job is read again (mt_nccl_load), turned into dumps and analysed
  * into *fr (mt_fr_job_from_nccl; zeroed first, free with mt_fr_job_free).
  * MT_OK (fr->any false when no file had tasks in flight); else fr freed
- * and the status, with *stage: 0 out of memory, 1 a file that cannot be
- * read again (its path in *path, its rank in *rank, err why), 2 the
- * analysis (err why). */
-mt_status_t mt_discover_fr_from_nccl(const mt_discover_list_t *l, const mt_nccl_job_t *nj, mt_fr_job_t *fr,
-                                     int *stage, const char **path, int *rank, mt_error_t *err);
+ * and the status, with the line to say in msg, after tag ("--baseline: "
+ * or ""): "PATH: rank R: read again for the hang analysis: WHY" for a
+ * file that cannot be read again, "the hang analysis of the NCCL
+ * plugin's files: WHY", or "out of memory" (no tag). */
+mt_status_t mt_discover_fr_from_nccl(const mt_discover_list_t *l, const mt_nccl_job_t *nj, const char *tag,
+                                     mt_fr_job_t *fr, char *msg, size_t cap);
 
 void mt_discover_free(mt_discover_list_t *l);
 

@@ -402,7 +402,8 @@ static void plugin_file(const char *path, int r)
 
 /* The NCCL plugin's files of a job that hung made into dumps and analysed
  * (mt_discover_fr_from_nccl): rank 1 never enqueued the AllReduce rank 0
- * is stuck in; nothing without a task in flight; a file gone. */
+ * is stuck in; nothing without a task in flight; a file gone, said with
+ * its path and rank. */
 static void test_from_nccl(void **state)
 {
     (void)state;
@@ -418,16 +419,14 @@ static void test_from_nccl(void **state)
                            {.rank = 1, .file_index = 1, .path = p1, .info = {.is_nccl = MT_NCCL_FMT_PLUGIN}}};
     mt_nccl_job_t nj = {.r = r, .n = 2};
     mt_fr_job_t fr;
-    int stage = -1, rank = -1;
-    const char *path = NULL;
-    mt_error_t err;
+    char msg[1400];
     /* no task in flight: nothing to do */
-    assert_int_equal(mt_discover_fr_from_nccl(&l, &nj, &fr, &stage, &path, &rank, &err), MT_OK);
+    assert_int_equal(mt_discover_fr_from_nccl(&l, &nj, "", &fr, msg, sizeof msg), MT_OK);
     assert_false(fr.any);
     assert_int_equal(fr.n, 0);
     /* rank 0's file ends inside AllReduce #2 */
     r[0].info.in_flight = 1;
-    assert_int_equal(mt_discover_fr_from_nccl(&l, &nj, &fr, &stage, &path, &rank, &err), MT_OK);
+    assert_int_equal(mt_discover_fr_from_nccl(&l, &nj, "", &fr, msg, sizeof msg), MT_OK);
     assert_true(fr.any && fr.from_nccl && fr.hung);
     assert_int_equal(fr.n, 2);
     assert_ptr_equal(fr.paths[0], p0);
@@ -441,11 +440,14 @@ static void test_from_nccl(void **state)
     mt_fr_job_free(&fr);
     /* a file gone since: its path and rank, nothing kept */
     remove(p1);
-    assert_int_not_equal(mt_discover_fr_from_nccl(&l, &nj, &fr, &stage, &path, &rank, &err), MT_OK);
-    assert_int_equal(stage, 1);
-    assert_ptr_equal(path, p1);
-    assert_int_equal(rank, 1);
+    assert_int_not_equal(mt_discover_fr_from_nccl(&l, &nj, "", &fr, msg, sizeof msg), MT_OK);
+    char want[1400];
+    snprintf(want, sizeof want, "%s: rank 1: read again for the hang analysis: ", p1);
+    assert_memory_equal(msg, want, strlen(want));
     assert_null(fr.dumps);
+    assert_int_equal(mt_discover_fr_from_nccl(&l, &nj, "--baseline: ", &fr, msg, sizeof msg), MT_ERR_IO);
+    snprintf(want, sizeof want, "--baseline: %s: rank 1: ", p1);
+    assert_memory_equal(msg, want, strlen(want));
     assert_int_equal(tu_tmpdir_remove(dir), 0);
 }
 
