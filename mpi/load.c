@@ -349,16 +349,8 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_
     if (me != 0 || !all_fail)
         return MT_EXIT_OK;
     /* One message: the failed file with the lowest index. */
-    const mt_ingest_result_t *first = mt_ingest_first_failed(*all, *n_all);
-    if (first) {
-        /* --local: the path may be on every node; the process says which */
-        if (o->local && n_procs > 1 && first->index >= 0 && (size_t)first->index < files->n)
-            say("mergetrace: %s--local: process %d: %s\n", o->job_tag,
-                    files->files[first->index].owner, first->message);
-        else
-            say("mergetrace: %s%s\n", o->job_tag, first->message);
-        return options_exit_code((mt_status_t)first->status);
-    }
-    say("mergetrace: out of memory\n");
-    return MT_EXIT_ERROR;
+    char msg[PATH_MAX + 1400];
+    mt_status_t st = mt_ingest_failure_text(*all, *n_all, files, o->local && n_procs > 1, o->job_tag, msg, sizeof msg);
+    say("mergetrace: %s\n", msg);
+    return options_exit_code(st);
 }

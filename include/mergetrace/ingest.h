@@ -184,6 +184,16 @@ mt_select_rank_t *mt_ingest_select_ranks(const mt_ingest_result_t *res, size_t n
  * res[0..n) (the one the run reports), NULL when none failed. */
 const mt_ingest_result_t *mt_ingest_first_failed(const mt_ingest_result_t *res, size_t n);
 
+/* Process 0, when the load failed: the line the program says (after
+ * "mergetrace: ", starting with tag) for the first failed result of
+ * res[0..n) (mt_ingest_first_failed): its message, with "--local:
+ * process P: " before it when local (a --local job of several processes:
+ * the path may be on every node; P the file's owner in files). Returns
+ * the result's status; MT_ERR_NOMEM ("out of memory", no tag) when none
+ * failed (the failure was elsewhere: gathering the results). */
+mt_status_t mt_ingest_failure_text(const mt_ingest_result_t *res, size_t n, const mt_discover_list_t *files, bool local,
+                                   const char *tag, char *msg, size_t cap);
+
 /* Free what mt_ingest_init and the loads put in L; zeroes it. */
 void mt_ingest_free(mt_ingest_t *L);
 

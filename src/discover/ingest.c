@@ -485,6 +485,21 @@ const mt_ingest_result_t *mt_ingest_first_failed(const mt_ingest_result_t *res, 
     return first;
 }
 
+mt_status_t mt_ingest_failure_text(const mt_ingest_result_t *res, size_t n, const mt_discover_list_t *files, bool local,
+                                   const char *tag, char *msg, size_t cap)
+{
+    const mt_ingest_result_t *first = mt_ingest_first_failed(res, n);
+    if (!first) {
+        snprintf(msg, cap, "out of memory");
+        return MT_ERR_NOMEM;
+    }
+    if (local && first->index >= 0 && (size_t)first->index < files->n)
+        snprintf(msg, cap, "%s--local: process %d: %s", tag, files->files[first->index].owner, first->message);
+    else
+        snprintf(msg, cap, "%s%s", tag, first->message);
+    return (mt_status_t)first->status;
+}
+
 void mt_ingest_free(mt_ingest_t *L)
 {
     for (size_t i = 0; L->facts && i < L->n_res; i++)

@@ -207,6 +207,18 @@ static void test_sort(void **state)
     res[0].status = MT_ERR_FORMAT; /* index 5 */
     res[4].status = MT_ERR_IO;     /* index 3 */
     assert_ptr_equal(mt_ingest_first_failed(res, 6), &res[4]);
+    /* its line: the message, with the owner under --local */
+    snprintf(res[4].message, sizeof res[4].message, "c.json: not JSON");
+    mt_discover_file_t f[6] = {{.path = "a"}, {.path = "b"}, {.path = "x"}, {.path = "c.json", .owner = 3}};
+    mt_discover_list_t l = {.files = f, .n = 6};
+    char msg[1400];
+    assert_int_equal(mt_ingest_failure_text(res, 6, &l, false, "", msg, sizeof msg), MT_ERR_IO);
+    assert_string_equal(msg, "c.json: not JSON");
+    assert_int_equal(mt_ingest_failure_text(res, 6, &l, true, "--baseline: ", msg, sizeof msg), MT_ERR_IO);
+    assert_string_equal(msg, "--baseline: --local: process 3: c.json: not JSON");
+    assert_int_equal(mt_ingest_failure_text(res, 3, &l, false, "--baseline: ", msg, sizeof msg), MT_ERR_FORMAT);
+    assert_int_equal(mt_ingest_failure_text(res + 1, 2, &l, false, "", msg, sizeof msg), MT_ERR_NOMEM);
+    assert_string_equal(msg, "out of memory");
     res[0].status = res[4].status = MT_OK;
     assert_int_equal(mt_ingest_sort(res, 6), 4);
     const int32_t want_index[] = {3, 0, 2, 5, 1, 4}; /* by rank then index; the skipped by index */
