@@ -110,19 +110,8 @@ static int collect_local(MPI_Comm comm, const options_t *o, mt_discover_list_t *
     mt_buf_free(&sb);
     if (me != 0)
         mt_discover_free(files); /* the shared list comes from process 0 */
-    if (me == 0 && !bad) {
-        /* process 0's own Flight Recorder dumps stay (only its PATHs are
-         * searched for dumps; it reads them all, fr_stage) */
-        mt_discover_file_t *fr = files->fr;
-        size_t n_fr = files->n_fr, cap_fr = files->cap_fr;
-        files->fr = NULL;
-        files->n_fr = files->cap_fr = 0;
-        mt_discover_free(files);
+    if (me == 0 && !bad) /* process 0's own Flight Recorder dumps stay: it reads them all (fr_stage) */
         bad = mt_discover_local_union(all, len, sall, slen, n_procs, files) != 0;
-        files->fr = fr;
-        files->n_fr = n_fr;
-        files->cap_fr = cap_fr;
-    }
     free(all);
     free(sall);
     if (comm_mpi_agree(comm, bad)) {

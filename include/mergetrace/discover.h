@@ -203,9 +203,11 @@ int mt_discover_unpack(const void *bytes, size_t len, mt_discover_list_t *out);
 int mt_discover_local_pack(const mt_discover_list_t *l, int me, mt_buf_t *files, mt_buf_t *skipped);
 
 /* --local, process 0: the union of every process's mt_discover_local_pack
- * bytes (concatenated: files[0..len), skipped[0..slen)) into *out (zeroed
- * first; free with mt_discover_free whatever is returned), as one process
- * listing them all would: files sorted by path then process, one listed by
+ * bytes (concatenated: files[0..len), skipped[0..slen)) in place of
+ * *out's own files and skipped paths (freed first), its Flight Recorder
+ * dumps kept (only process 0's PATHs are searched for them; free with
+ * mt_discover_free whatever is returned), as one process listing them
+ * all would: files sorted by path then process, one listed by
  * several processes of a node kept once (mt_discover_share_node); each
  * skipped path once, the links not followed first (in process order),
  * then the own outputs by path. 0, or -1 out of memory or bytes cut
