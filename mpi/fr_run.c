@@ -1,9 +1,10 @@
 /* Flight Recorder dumps in the program: the MPI sequence and the messages.
  * Ranked and shared on process 0 (src/discover/fr_plan.c), read by their
  * processes, gathered packed on process 0 for the hang analysis (the
- * bytes on both sides: src/fr/fr_share.c); alone, the whole run (outputs
- * and the verdict); beside traces, a verdict the job's outputs carry
- * (outputs.c). */
+ * bytes on both sides: src/fr/fr_share.c; the whole dumps' analysis:
+ * src/discover/fr_plan.c); alone, the whole run (the merged trace of the
+ * entries, then the outputs: outputs_fr_alone); beside traces, a verdict
+ * the job's outputs carry (outputs.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "fr_run.h"
 

@@ -1,6 +1,7 @@
 /* The outputs of a run: the output directory, the merged trace written by
  * every process (mpi/merged_io.c), report.json and report.html with the
- * summary on process 0, and --timings. */
+ * summary on process 0 (src/discover/job_outputs.c, with the exit code
+ * they make here), and --timings. */
 #ifndef MT_MPI_OUTPUTS_H
 #define MT_MPI_OUTPUTS_H
 
