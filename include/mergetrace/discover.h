@@ -129,7 +129,7 @@ int mt_discover_baseline_read(const char *path, char *file, size_t cap, mt_disco
 
 /* The baseline at path for a run into out_dir (mt_discover_baseline_read,
  * its path into file): a report, read into *text; or traces (*traces
- * set, nothing read), analysed in the run into out_dir/baseline/
+ * set, *text freed), analysed in the run into out_dir/baseline/
  * report.json (then in file), which a run with conflict (the option in
  * the way, "--local" or "--timeline-map"; NULL: none) cannot do. 0; 1
  * or 2 as mt_discover_baseline_read's; 3, a usage error, for traces with

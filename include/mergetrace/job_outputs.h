@@ -72,8 +72,8 @@ mt_status_t mt_job_outputs(const mt_job_out_opts_t *o, const mt_discover_list_t 
 
 /* Process 0, after the baseline's traces were analysed into j (its files,
  * ro its options' part): the baseline's report.json, built as a run's own
- * (no merged trace, no gates), into *text (the caller frees it with
- * mt_buf_free) and written to out_dir/baseline/report.json (made when
+ * (no merged trace, no gates), into *text (set, not appended to; the
+ * caller frees it with mt_buf_free) and written to out_dir/baseline/report.json (made when
  * missing; temporary name then renamed) for a later --baseline; its
  * warnings (a truncated trace, skipped files, missing ranks) to note as
  * "--baseline: warning: ..." unless quiet. MT_OK, or MT_ERR_NOMEM /

@@ -91,6 +91,7 @@ int mt_discover_baseline_plan(const char *path, const char *out_dir, const char 
     if (rc || kind == MT_DISCOVER_BASELINE_REPORT)
         return rc;
     /* traces, analysed in this run; their report goes to baseline/report.json of -o */
+    mt_buf_free(text); /* what was looked at to tell: nothing to keep */
     if (conflict) {
         snprintf(msg, msg_cap, "--baseline %s: %s as the baseline does not go with %s", path,
                  kind == MT_DISCOVER_BASELINE_TRACE_DIR ? "a directory of traces" : "a trace", conflict);
