@@ -1,9 +1,10 @@
 /* Flight Recorder dumps in the program: the MPI sequence and the messages.
  * Ranked and shared on process 0 (src/discover/fr_plan.c), read by their
  * processes, gathered packed on process 0 for the hang analysis (the
- * bytes on both sides: src/fr/fr_share.c); alone, the whole run (outputs
- * and the verdict); beside traces, a verdict the job's outputs carry
- * (outputs.c). */
+ * bytes on both sides: src/fr/fr_share.c; the whole dumps' analysis:
+ * src/discover/fr_plan.c); alone, the whole run (the merged trace of the
+ * entries, then the outputs: outputs_fr_alone); beside traces, a verdict
+ * the job's outputs carry (outputs.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "fr_run.h"
 
@@ -40,41 +41,6 @@ static int plan(const options_t *o, mt_discover_list_t *files, const mt_rankmap_
     if (rc < 0)
         say("mergetrace: out of memory\n");
     return rc < 0 ? MT_EXIT_ERROR : rc ? MT_EXIT_BAD_INPUT : 0;
-}
-
-/* A dump --force leaves out, said unless -q (mt_fr_left_out_fn). */
-static void left_out(const void *ctx, const char *path, int rank, const char *why)
-{
-    const options_t *o = ctx;
-    if (!o->quiet)
-        say("mergetrace: warning: %s: rank %d: %s: left out (--force)\n", path, rank, why);
-}
-
-/* Process 0: the gathered whole dumps into fr (by rank) with their paths,
- * then analysed; with --force a dump of another job is left out (warned)
- * and the analysis run again. 0 or an exit code (said). */
-static int analyse(const options_t *o, const mt_discover_list_t *files, const mt_buf_t *list, const uint8_t *all,
-                   size_t len, mt_fr_job_t *fr)
-{
-    mt_status_t st = mt_fr_job_unpack(fr, files->n_fr, all, len);
-    if (st != MT_OK) {
-        say("mergetrace: %s\n", st == MT_ERR_NOMEM ? "out of memory" : "internal error: a packed dump");
-        return MT_EXIT_ERROR;
-    }
-    mt_discover_fr_attach(files, list->data, list->len, fr);
-    mt_error_t err;
-    const char *path = "?";
-    st = mt_fr_job_analyse(fr, o->force, left_out, o, &err, &path);
-    if (st == MT_ERR_FORMAT) {
-        say("mergetrace: %s%s: rank %d: %s (--force leaves such a dump out)\n", o->job_tag, path, err.rank,
-            err.msg);
-        return MT_EXIT_BAD_INPUT;
-    }
-    if (st != MT_OK) {
-        say("mergetrace: out of memory\n");
-        return MT_EXIT_ERROR;
-    }
-    return 0;
 }
 
 /* Collective: the analysis from what it reads of the dumps
@@ -222,8 +188,14 @@ static int gather_all(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, co
     int code = st == MT_OK ? 0 : MT_EXIT_ERROR;
     if (mc->rank == 0 && code)
         say("mergetrace: out of memory\n");
-    if (mc->rank == 0 && !code)
-        code = analyse(o, files, list, all, all_len, fr);
+    if (mc->rank == 0 && !code) {
+        char msg[PATH_MAX + 1400];
+        mt_status_t ast = mt_discover_fr_whole(files, list->data, list->len, all, all_len, o->force, o->quiet,
+                                               o->job_tag, say_note, NULL, fr, msg, sizeof msg);
+        if (ast != MT_OK)
+            say("mergetrace: %s\n", msg);
+        code = ast == MT_OK ? 0 : options_exit_code(ast);
+    }
     free(all);
     procs_bcast(&code, 1, MPI_INT, 0, comm);
     return code;
@@ -267,14 +239,7 @@ static mt_status_t trace_block(const merged_input_t *in, bool first, mt_write_fn
 {
     (void)err;
     const block_t *b = in->item;
-    mt_status_t st = MT_OK;
-    *events = 0;
-    for (size_t i = 0; i < b->n && st == MT_OK; i++) {
-        uint64_t k = 0;
-        st = mt_fr_trace_rank(&b->d[i].d, first && i == 0, b->d[i].off, b->d[i].dump_ns, write, ctx, &k);
-        *events += k;
-    }
-    return st;
+    return mt_fr_locals_trace(b->d, b->n, first, write, ctx, events);
 }
 
 /* Collective, dumps alone: the merged trace of the entries, each process
@@ -291,12 +256,7 @@ static int write_merged(MPI_Comm comm, const options_t *o, const char *path, con
     int64_t *off = bcast_offsets(comm, fr, wd);
     if (!off)
         return MT_EXIT_ERROR;
-    mt_fr_locals_sort(mine, n_mine);
-    for (size_t i = 0; i < n_mine; i++) {
-        int r = mine[i].d.rank;
-        mine[i].off = r < wd[0] && off[r] != MT_FR_NONE ? off[r] : 0;
-        mine[i].dump_ns = wd[1];
-    }
+    mt_fr_locals_place(mine, n_mine, off, wd[0], wd[1]);
     /* one input: this process's block of ranks, named by its first */
     block_t blk = {.d = mine, .n = n_mine};
     merged_input_t in = {.path = n_mine ? mine[0].path : NULL, .rank = n_mine ? mine[0].d.rank : 0, .item = &blk};
@@ -309,59 +269,6 @@ static int write_merged(MPI_Comm comm, const options_t *o, const char *path, con
         say("mergetrace: %s\n", msg[0] ? msg : "the merged trace: write failed");
     free(off);
     return rc ? MT_EXIT_ERROR : 0;
-}
-
-/* Process 0, dumps alone, after the merged trace of the entries
- * (write_merged; merged_path its name, NULL when not written):
- * report.json, report.html; the verdict or report.json on stdout. An exit
- * code. */
-static int outputs_alone(const options_t *o, const mt_fr_job_t *fr, const char *merged_path)
-{
-    char msg[1400] = "";
-    mt_report_t rep;
-    if (mt_report_fr_alone(fr, merged_path ? strrchr(merged_path, '/') + 1 : NULL, &rep) != MT_OK) {
-        say("mergetrace: out of memory\n");
-        return MT_EXIT_ERROR;
-    }
-    uint64_t entries = rep.merged_events;
-    int code = fr->hung ? MT_EXIT_HANG : MT_EXIT_OK;
-    mt_buf_t b = {0};
-    if (mt_report_json(&rep, mt_buf_write, &b) != MT_OK ||
-        mt_outdir_write(o->out_dir, "report.json", mt_outdir_bytes, &b, MT_OUTDIR_NAME_PATH, msg, sizeof msg))
-        code = MT_EXIT_ERROR;
-    if (code != MT_EXIT_ERROR && o->json && fwrite(b.data, 1, b.len, stdout) != b.len)
-        code = MT_EXIT_ERROR;
-    b.len = 0;
-    mt_html_opts_t ho = {.command_line = o->command_line};
-    if (code != MT_EXIT_ERROR && !o->no_html &&
-        (mt_report_html(&rep, &ho, mt_buf_write, &b) != MT_OK ||
-         mt_outdir_write(o->out_dir, "report.html", mt_outdir_bytes, &b, MT_OUTDIR_NAME_PATH, msg, sizeof msg)))
-        code = MT_EXIT_ERROR;
-    mt_buf_free(&b);
-    if (code == MT_EXIT_ERROR)
-        say("mergetrace: %s\n", msg[0] ? msg : "out of memory");
-    else {
-        if (!o->json && !o->quiet) {
-            printf("mergetrace: %zu Flight Recorder dump%s, %llu entries\n", fr->n, fr->n == 1 ? "" : "s",
-                   (unsigned long long)entries);
-            if (mt_fr_hang_write_text(&fr->hang, mt_file_write, stdout) != MT_OK)
-                code = MT_EXIT_ERROR;
-            printf("\nwrote %s/report.json", o->out_dir);
-            if (!o->no_html)
-                printf("%s%s/report.html", merged_path ? ", " : " and ", o->out_dir);
-            if (merged_path)
-                printf(" and %s (%llu entries)", merged_path, (unsigned long long)entries);
-            printf("\n");
-        }
-        if (code != MT_EXIT_ERROR)
-            mt_outdir_renamed_all();
-    }
-    if (fflush(stdout) || ferror(stdout)) {
-        say("mergetrace: stdout: write error\n");
-        code = MT_EXIT_ERROR;
-    }
-    mt_report_fr_free(&rep);
-    return code;
 }
 
 int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover_list_t *files,
@@ -449,7 +356,7 @@ int fr_stage(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover
         code = write_merged(comm, o, m.path, fr, mine, n_mine);
     mt_fr_locals_free(mine, n_mine);
     if (code == MT_EXIT_OK && me == 0)
-        code = outputs_alone(o, fr, o->no_merge ? NULL : m.path);
+        code = outputs_fr_alone(o, fr, o->no_merge ? NULL : m.path);
     procs_bcast(&code, 1, MPI_INT, 0, comm);
     return code;
 }
@@ -458,24 +365,11 @@ int fr_from_nccl(const options_t *o, const mt_discover_list_t *files, const mt_n
 {
     if (fr->any)
         return 0;
-    int stage = 0, rank = -1;
-    const char *path = NULL;
-    mt_error_t err;
-    mt_status_t st = mt_discover_fr_from_nccl(files, nj, fr, &stage, &path, &rank, &err);
-    if (st == MT_OK)
-        return 0;
-    if (stage == 1) {
-        say("mergetrace: %s%s: rank %d: read again for the hang analysis: %s\n", o->job_tag, path, rank,
-            err.msg[0] ? err.msg : mt_status_str(st));
-        return options_exit_code(st);
-    }
-    if (stage == 2) {
-        say("mergetrace: %sthe hang analysis of the NCCL plugin's files: %s\n", o->job_tag,
-            err.msg[0] ? err.msg : mt_status_str(st));
-        return st == MT_ERR_NOMEM ? MT_EXIT_ERROR : options_exit_code(st);
-    }
-    say("mergetrace: out of memory\n");
-    return MT_EXIT_ERROR;
+    char msg[PATH_MAX + 1400];
+    mt_status_t st = mt_discover_fr_from_nccl(files, nj, o->job_tag, fr, msg, sizeof msg);
+    if (st != MT_OK)
+        say("mergetrace: %s\n", msg);
+    return options_exit_code(st);
 }
 
 int fr_keep_tcolls(MPI_Comm comm, const mt_ingest_t *L, mt_fr_job_t *fr)
@@ -633,18 +527,4 @@ void fr_merged_done(MPI_Comm comm, const mt_fr_job_t *fr, fr_merged_t *m, bool w
     procs_comm_rank(comm, &me);
     if (me == 0)
         mt_fr_placed_from(&all, (int64_t)fr->n, written, placed);
-}
-
-void fr_print(const options_t *o, const mt_fr_job_t *fr, const mt_fr_placed_t *placed)
-{
-    if (!fr->any || o->quiet || o->json)
-        return;
-    if (fr->from_nccl)
-        printf("\nNCCL plugin files with collectives in flight at their end (%zu file%s): hang analysis\n", fr->n,
-               fr->n == 1 ? "" : "s");
-    else
-        printf("\nflight recorder (%zu dump%s):\n", fr->n, fr->n == 1 ? "" : "s");
-    mt_fr_hang_write_text(&fr->hang, mt_file_write, stdout);
-    if (placed)
-        mt_fr_placed_write_text(placed, mt_file_write, stdout);
 }

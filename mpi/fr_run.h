@@ -76,9 +76,4 @@ int fr_merged_prepare(MPI_Comm comm, const options_t *o, const mt_fr_job_t *fr, 
  * freed. fr NULL: nothing. */
 void fr_merged_done(MPI_Comm comm, const mt_fr_job_t *fr, fr_merged_t *m, bool written, mt_fr_placed_t *placed);
 
-/* Process 0, beside traces: the verdict on the terminal after the summary
- * (nothing with -q or --json), and how the dumps were placed in the
- * merged trace (placed, fr_merged_done's; NULL: not said). */
-void fr_print(const options_t *o, const mt_fr_job_t *fr, const mt_fr_placed_t *placed);
-
 #endif

@@ -3,9 +3,11 @@
  * per-rank analyses gathered there, the clock alignment on every process,
  * then process 0's cross-rank, pipeline, critical-path, gate and
  * report.html view steps (run by src/discover/job_cross.c, said here). */
+#define _POSIX_C_SOURCE 200809L /* PATH_MAX */
 #include "job.h"
 #include "say.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,38 +20,12 @@
 int job_check(const options_t *o, const mt_discover_list_t *l, mt_ingest_result_t *res, size_t n_res, job_t *j)
 {
     const mt_ingest_result_t *r = NULL;
-    switch (mt_job_check(l, res, n_res, j, &r)) {
-    case MT_JOB_GOOD:
-        return MT_EXIT_OK;
-    case MT_JOB_NO_TRACE:
-        if (!j->n_skipped) { /* no file at all (--local: no process listed one) */
-            say("mergetrace: %sno trace found\n", o->job_tag);
-            return MT_EXIT_BAD_INPUT;
-        }
-        say("mergetrace: %sno trace among the %zu JSON file%s found (%s: %s)\n", o->job_tag, n_res, n_res == 1 ? "" : "s",
-            l->files[j->skipped[0].index].path, j->skipped[0].message);
-        return MT_EXIT_BAD_INPUT;
-    case MT_JOB_UNRANKED:
-        say("mergetrace: %s%s\n", o->job_tag, r->message);
-        return MT_EXIT_BAD_INPUT;
-    case MT_JOB_TWICE: {
-        const mt_discover_file_t *a = &l->files[r[-1].index], *b = &l->files[r->index];
-        if (o->local) /* the two may have one path, on two nodes, or one trace given to two processes */
-            say("mergetrace: %srank %lld appears twice: %s on process %d and %s on process %d (--local: give "
-                "each trace to one process; --rank-map says which is which)\n",
-                o->job_tag, (long long)r->rank, a->path, a->owner, b->path, b->owner);
-        else
-            say("mergetrace: %srank %lld appears twice: %s and %s (use --rank-map to say which is which)\n",
-                o->job_tag, (long long)r->rank, a->path, b->path);
-        return MT_EXIT_BAD_INPUT;
-    }
-    case MT_JOB_EMPTY:
-        return MT_EXIT_ERROR;
-    case MT_JOB_NOMEM:
-        break;
-    }
-    say("mergetrace: out of memory\n");
-    return MT_EXIT_ERROR;
+    mt_job_bad_t bad = mt_job_check(l, res, n_res, j, &r);
+    char msg[2 * PATH_MAX + 1400];
+    mt_status_t st = mt_job_check_text(bad, l, j, r, n_res, o->local, o->job_tag, msg, sizeof msg);
+    if (msg[0])
+        say("mergetrace: %s\n", msg);
+    return options_exit_code(st);
 }
 
 int job_plan(MPI_Comm comm, const options_t *o, mt_ingest_t *L, job_t *j, phase_times_t *pt)
@@ -97,21 +73,7 @@ int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, mt_ingest_t *L, job_
      * ranks were loaded (mt_job_cp_serve): the other processes keep theirs */
     if (mc->rank != 0 && !bad && !j->plan.skipped) {
         j->mine_owned = true;
-        for (size_t off = 0; off < L->analyses.len && !bad;) {
-            mt_rank_analysis_t *a = NULL;
-            size_t used = 0;
-            mt_rank_analysis_t **v = realloc(j->mine, (j->n_mine + 1) * sizeof *v);
-            bad = !v || mt_rank_analysis_unpack(L->analyses.data + off, L->analyses.len - off, &a, &used) != MT_OK ||
-                  !used;
-            if (v)
-                j->mine = v;
-            if (!bad)
-                j->mine[j->n_mine++] = a;
-            else
-                mt_rank_analysis_free(a);
-            off += used;
-        }
-        gst = bad ? MT_ERR_NOMEM : gst;
+        bad = mt_rank_analysis_unpack_all(L->analyses.data, L->analyses.len, &j->mine, &j->n_mine) != MT_OK;
     }
     mt_buf_free(&L->analyses);
     if (mc->rank == 0 && !bad) {
@@ -209,40 +171,9 @@ int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_t
     pt->critpath = t.critpath;
     pt->critpath_cpu = t.critpath_cpu;
     pt->critpath_rss_growth = t.critpath_rss_growth;
-    switch (f.step) {
-    case MT_JOB_STEP_NONE:
-        return MT_EXIT_OK;
-    case MT_JOB_STEP_TRUST_NOMEM:
-        say("mergetrace: out of memory\n");
-        return MT_EXIT_ERROR;
-    case MT_JOB_STEP_TRUST:
-        say("mergetrace: %schecking the traces belong together: %s\n", o->job_tag, mt_status_str(st));
-        return st == MT_ERR_NOMEM ? MT_EXIT_ERROR : MT_EXIT_BAD_INPUT;
-    case MT_JOB_STEP_FAR:
-        say("mergetrace: %s%s and %s start %.0f days apart on the %s clock (a trace without its absolute "
-            "time base?): they cannot be analysed together\n",
-            o->job_tag, l->files[j->res[f.a].index].path, l->files[j->res[f.b].index].path, f.apart_ns / 86400e9,
-            o->no_align ? "same (--no-align)" : "corrected");
-        return MT_EXIT_BAD_INPUT;
-    case MT_JOB_STEP_MIXED:
-        say("mergetrace: %s%s and %s are not of one run: %s (--force merges them anyway)\n", o->job_tag,
-            l->files[j->res[f.a].index].path, l->files[j->res[f.b].index].path, j->trust.why);
-        return MT_EXIT_BAD_INPUT;
-    case MT_JOB_STEP_CROSS:
-        say("mergetrace: %scross-rank analysis: %s\n", o->job_tag, mt_status_str(st));
-        break;
-    case MT_JOB_STEP_PIPELINE:
-        say("mergetrace: %spipeline analysis: %s\n", o->job_tag, mt_status_str(st));
-        break;
-    case MT_JOB_STEP_MEMORY:
-        say("mergetrace: %smemory across ranks: %s\n", o->job_tag, mt_status_str(st));
-        break;
-    case MT_JOB_STEP_VIEWS:
-        say("mergetrace: report.html views: %s\n", mt_status_str(st));
-        break;
-    case MT_JOB_STEP_CRITPATH:
-        say("mergetrace: %scritical path: %s\n", o->job_tag, mt_status_str(st));
-        break;
-    }
+    char msg[2 * PATH_MAX + 1400];
+    st = mt_job_cross_text(st, &f, l, j, o->no_align, o->job_tag, msg, sizeof msg);
+    if (msg[0])
+        say("mergetrace: %s\n", msg);
     return options_exit_code(st);
 }

@@ -20,8 +20,8 @@
 typedef mt_job_t job_t;
 
 /* Process 0: the gathered results checked into *j (mt_job_check, zeroed
- * first). Returns an exit code (MT_EXIT_OK to go on), after printing why
- * (after o->job_tag). */
+ * first). Returns an exit code (MT_EXIT_OK to go on), after saying why
+ * (mt_job_check_text, after o->job_tag). */
 int job_check(const options_t *o, const mt_discover_list_t *l, mt_ingest_result_t *res, size_t n_res, job_t *j);
 
 /* Collective, after job_check: process 0 projects its memory for the

@@ -110,19 +110,8 @@ static int collect_local(MPI_Comm comm, const options_t *o, mt_discover_list_t *
     mt_buf_free(&sb);
     if (me != 0)
         mt_discover_free(files); /* the shared list comes from process 0 */
-    if (me == 0 && !bad) {
-        /* process 0's own Flight Recorder dumps stay (only its PATHs are
-         * searched for dumps; it reads them all, fr_stage) */
-        mt_discover_file_t *fr = files->fr;
-        size_t n_fr = files->n_fr, cap_fr = files->cap_fr;
-        files->fr = NULL;
-        files->n_fr = files->cap_fr = 0;
-        mt_discover_free(files);
+    if (me == 0 && !bad) /* process 0's own Flight Recorder dumps stay: it reads them all (fr_stage) */
         bad = mt_discover_local_union(all, len, sall, slen, n_procs, files) != 0;
-        files->fr = fr;
-        files->n_fr = n_fr;
-        files->cap_fr = cap_fr;
-    }
     free(all);
     free(sall);
     if (comm_mpi_agree(comm, bad)) {
@@ -151,6 +140,7 @@ typedef struct fail_note {
     int lowest;       /* the lowest failed index heard of; INT_MAX: none */
     int current;      /* the index of the file being loaded */
     procs_req_t *reqs;
+    double t0;        /* when the load began (the progress line's rate) */
 } fail_note_t;
 
 /* Receives the notes that have arrived; true when one names a file below
@@ -170,8 +160,19 @@ static bool other_failed(void *ctx)
     return fn->lowest < fn->current;
 }
 
-static void tell_others(fail_note_t *fn)
+/* mt_ingest_share_cb_t.stop_before: index is the file to load next. */
+static bool stop_before(void *ctx, int32_t index)
 {
+    fail_note_t *fn = ctx;
+    fn->current = index;
+    return other_failed(fn);
+}
+
+/* mt_ingest_share_cb_t.failed: this process failed on file index. */
+static void tell_others(void *ctx, int32_t index)
+{
+    fail_note_t *fn = ctx;
+    fn->payload = index;
     if (fn->sent || fn->n_procs < 2)
         return;
     fn->reqs = malloc((size_t)fn->n_procs * sizeof *fn->reqs);
@@ -183,6 +184,16 @@ static void tell_others(fail_note_t *fn)
         else
             procs_isend(&fn->payload, 1, MPI_INT, p, FAIL_TAG, fn->comm, &fn->reqs[p]);
     fn->sent = true;
+}
+
+/* mt_ingest_share_cb_t.progress, process 0 with --progress: a line that
+ * rewrites itself. */
+static void progress(void *ctx, size_t done, size_t owned, uint64_t bytes)
+{
+    const fail_note_t *fn = ctx;
+    double dt = procs_wtime() - fn->t0;
+    fprintf(stderr, "\rmergetrace: process 0 loaded %zu/%zu files, %.1f MB/s   ", done, owned,
+            dt > 0 ? bytes / 1e6 / dt : 0.0);
 }
 
 /* After the status agreement: complete our sends and receive exactly the
@@ -299,43 +310,13 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_
     mt_ingest_opts_t io = {.strict = o->strict, .merge = !o->no_merge, .only_file = files->n == 1, .map = map,
                            .should_stop = other_failed, .should_stop_ctx = &fn, .trace_freed = mt_heap_release};
     double t0 = procs_wtime(), c0 = timings_cpu();
-    uint64_t done_bytes = 0;
-    for (size_t i = 0; ready && i < files->n; i++) {
-        if (files->files[i].owner != me)
-            continue;
-        fn.current = (int)i;
-        if (other_failed(&fn))
-            break; /* a file below this one failed: no point loading more */
-        size_t first = L->n_res, owned, run = mt_discover_part_run(files, i, me, &owned);
-        if (owned > 1) {
-            /* several processes of one Nsight Systems export: one read */
-            mt_ingest_parts(L, &io, files, i, run, owned, me);
-            i += run - 1;
-        } else {
-            mt_ingest_one(L, &io, &files->files[i], (int32_t)i);
-        }
-        bool stop = false;
-        for (size_t k = first; k < L->n_res && !stop; k++) {
-            const mt_ingest_result_t *r = &L->res[k];
-            done_bytes += r->sum.bytes_json;
-            if (r->status == MT_ERR_CANCELLED) {
-                L->n_res = k; /* not this file's fault: the real error comes from elsewhere */
-                stop = true;
-            } else if (r->status != MT_OK) {
-                local_status = r->status;
-                fn.payload = (int)i;
-                tell_others(&fn);
-                stop = true; /* the first error is the one reported */
-            }
-        }
-        if (stop)
-            break;
-        if (o->progress && me == 0) {
-            double dt = procs_wtime() - t0;
-            fprintf(stderr, "\rmergetrace: process 0 loaded %zu/%zu files, %.1f MB/s   ", L->n_res, L->n_owned,
-                    dt > 0 ? done_bytes / 1e6 / dt : 0.0);
-        }
-    }
+    fn.t0 = t0;
+    mt_ingest_share_cb_t cb = {.stop_before = stop_before,
+                               .failed = tell_others,
+                               .progress = o->progress && me == 0 ? progress : NULL,
+                               .ctx = &fn};
+    if (ready)
+        local_status = mt_ingest_share(L, &io, files, me, &cb);
     if (o->progress && me == 0)
         fprintf(stderr, "\r%60s\r", "");
 
@@ -357,16 +338,8 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_
     if (me != 0 || !all_fail)
         return MT_EXIT_OK;
     /* One message: the failed file with the lowest index. */
-    const mt_ingest_result_t *first = mt_ingest_first_failed(*all, *n_all);
-    if (first) {
-        /* --local: the path may be on every node; the process says which */
-        if (o->local && n_procs > 1 && first->index >= 0 && (size_t)first->index < files->n)
-            say("mergetrace: %s--local: process %d: %s\n", o->job_tag,
-                    files->files[first->index].owner, first->message);
-        else
-            say("mergetrace: %s%s\n", o->job_tag, first->message);
-        return options_exit_code((mt_status_t)first->status);
-    }
-    say("mergetrace: out of memory\n");
-    return MT_EXIT_ERROR;
+    char msg[PATH_MAX + 1400];
+    mt_status_t st = mt_ingest_failure_text(*all, *n_all, files, o->local && n_procs > 1, o->job_tag, msg, sizeof msg);
+    say("mergetrace: %s\n", msg);
+    return options_exit_code(st);
 }

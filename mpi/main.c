@@ -11,8 +11,8 @@
  *               results gathered
  *   job.c       rank checks and the NCCL join (src/nccl/nccl_join.c), analyses gathered, clocks
  *               aligned, cross-rank steps
- *   outputs.c   output directory, merged trace, report.json / report.html, the run's warnings and
- *               the summary on stdout (src/report/), --timings
+ *   outputs.c   output directory, merged trace, then process 0's outputs (src/discover/job_outputs.c:
+ *               report.json / report.html, the summary on stdout), --timings
  *
  * Every phase returns an exit code that is the same on every process
  * (agreed with comm_mpi_agree, or decided by process 0 and broadcast from

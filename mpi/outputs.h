@@ -1,6 +1,7 @@
 /* The outputs of a run: the output directory, the merged trace written by
  * every process (mpi/merged_io.c), report.json and report.html with the
- * summary on process 0, and --timings. */
+ * summary on process 0 (src/discover/job_outputs.c, with the exit code
+ * they make here), and --timings. */
 #ifndef MT_MPI_OUTPUTS_H
 #define MT_MPI_OUTPUTS_H
 
@@ -40,11 +41,6 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t 
 int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_discover_list_t *files,
                    const mt_ingest_t *L, const job_t *j, merged_out_t *m, phase_times_t *pt);
 
-/* Process 0, when the run got this far (code MT_EXIT_OK, or a failed merged
- * write): report.json and report.html, then report.json or the summary on
- * stdout (none with -q), the failed gates on stderr, and stdout checked
- * for write errors. Returns the run's exit code from code: MT_EXIT_GATE
- * when a gate failed, MT_EXIT_ERROR on an error (printed, once). */
 /* Process 0, before the run's work: read --baseline (a directory's
  * report.json, or the file) into o->baseline_text and check that it is a
  * mergetrace report. A directory without report.json is one of traces:
@@ -64,8 +60,21 @@ int outputs_baseline_read(options_t *o);
  * MT_EXIT_ERROR (one line on stderr). */
 int outputs_baseline_job(options_t *o, const options_t *ob, const mt_discover_list_t *files, job_t *j);
 
+/* Process 0, when the run got this far (code MT_EXIT_OK, or a failed merged
+ * write): the job's outputs (mt_job_outputs: report.json and report.html,
+ * then report.json or the summary on stdout, none with -q; the lines on
+ * stderr, the failed gates' among them), and stdout checked for write
+ * errors. Returns the run's exit code from code: MT_EXIT_HANG when the
+ * dumps show a hang, else MT_EXIT_GATE when a gate failed, MT_EXIT_ERROR
+ * on an error (said, once). */
 int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j, const merged_out_t *m,
                    const phase_times_t *pt, int n_procs, int code);
+
+/* Process 0, Flight Recorder dumps alone, after the merged trace of their
+ * entries (merged_path; NULL when not written): their outputs
+ * (mt_job_outputs_fr_alone) and stdout checked. MT_EXIT_HANG when the
+ * dumps show a hang, MT_EXIT_OK, or MT_EXIT_ERROR (said). */
+int outputs_fr_alone(const options_t *o, const mt_fr_job_t *fr, const char *merged_path);
 
 /* Collective, with --timings only: the phase times of every process (pt,
  * completed from L, j->al, m and t_start, the MPI_Wtime of the start)

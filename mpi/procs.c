@@ -1,61 +1,17 @@
 /* The program's processes (procs.h): MPI under an MPI launcher, one
  * process without MPI otherwise, alone or as worker threads, and the
- * program's MPI calls with their one-process and their threads' meaning.
- *
- * The threads' world: one mutex and condition variable. A collective is
- * two rendezvous: at the first every thread has published its arguments
- * (tw.slots), so each may read the others' buffers; the copies are made
- * (each thread into its own buffers, or thread 0 for the reductions,
- * element by element so that MPI_IN_PLACE buffers read before they are
- * written); at the second every thread is done reading, so each may go on
- * and change its buffers. Point-to-point messages are a list of sends
- * waiting for their receive; the receiver copies straight from the
- * sender's buffer (one copy, as the gathers of mpi/comm_mpi.c move tens of
- * MB). */
+ * program's MPI calls: MPI's own, or their one-process and threads'
+ * meaning from mergetrace/tworld.h (this file maps MPI's types and
+ * operations onto its own). */
 #define _GNU_SOURCE /* clock_gettime */
 #include "procs.h"
 #include "say.h"
 
-#include <assert.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 static bool use_mpi;
-
-/* What one thread brought to the current collective. */
-typedef struct tw_slot {
-    const void *send;
-    void *recv;
-} tw_slot_t;
-
-struct procs_msg {
-    procs_msg_t *next;
-    const void *data;
-    size_t len;
-    int from, to, tag;
-    bool taken;           /* the receiver copied it (it no longer touches data) */
-    bool eager;           /* data is the copy after this struct; the receiver frees the message */
-};
-
-static struct {
-    int n;                /* 0: no threads */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int arrived;
-    unsigned long gen;    /* rendezvous completed */
-    tw_slot_t *slots;
-    procs_msg_t *head;    /* sends waiting for their receive, in the order sent */
-    int (*fn)(void *arg, int rank);
-    void *arg;
-    int *codes;
-    bool go;              /* the world's size is final: threads may begin */
-} tw = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-
-static _Thread_local int tw_rank;
 
 void procs_start(int *argc, char ***argv, bool mpi)
 {
@@ -75,13 +31,13 @@ void procs_start(int *argc, char ***argv, bool mpi)
 
 int procs_threads(void)
 {
-    return tw.n;
+    return mt_tw_size();
 }
 
 int procs_node_size(MPI_Comm c)
 {
-    if (tw.n)
-        return tw.n;
+    if (mt_tw_size())
+        return mt_tw_size();
     if (!use_mpi)
         return 1;
     MPI_Comm node;
@@ -93,77 +49,9 @@ int procs_node_size(MPI_Comm c)
     return on_node;
 }
 
-/* ------------------------------------------------------------ threads */
-
-/* Wait until every thread of the world has called this as often. */
-static void tw_sync(void)
-{
-    pthread_mutex_lock(&tw.mu);
-    unsigned long gen = tw.gen;
-    if (++tw.arrived == tw.n) {
-        tw.arrived = 0;
-        tw.gen++;
-        pthread_cond_broadcast(&tw.cv);
-    } else {
-        while (tw.gen == gen)
-            pthread_cond_wait(&tw.cv, &tw.mu);
-    }
-    pthread_mutex_unlock(&tw.mu);
-}
-
-/* Publish this thread's buffers and wait for everyone's. */
-static tw_slot_t *tw_arrive(const void *send, void *recv)
-{
-    tw.slots[tw_rank] = (tw_slot_t){.send = send, .recv = recv};
-    tw_sync();
-    return tw.slots;
-}
-
-static void *tw_main(void *arg)
-{
-    tw_rank = (int)(intptr_t)arg;
-    pthread_mutex_lock(&tw.mu);
-    while (!tw.go)
-        pthread_cond_wait(&tw.cv, &tw.mu);
-    bool in_world = tw_rank < tw.n;
-    pthread_mutex_unlock(&tw.mu);
-    if (in_world)
-        tw.codes[tw_rank] = tw.fn(tw.arg, tw_rank);
-    return NULL;
-}
-
 int procs_run_threads(int n, int (*fn)(void *arg, int rank), void *arg, int *codes)
 {
-    if (n < 1)
-        return 0;
-    pthread_t *th = malloc((size_t)n * sizeof *th);
-    tw.slots = calloc((size_t)n, sizeof *tw.slots);
-    if (!th || !tw.slots)
-        n = 1;
-    tw.fn = fn;
-    tw.arg = arg;
-    tw.codes = codes;
-    tw.go = false;
-    int started = 1;
-    for (; started < n; started++)
-        if (pthread_create(&th[started], NULL, tw_main, (void *)(intptr_t)started))
-            break;
-    /* The world is what started; the threads wait for its size before
-     * their first call (a thread beyond it returns at once). */
-    pthread_mutex_lock(&tw.mu);
-    tw.n = started > 1 ? started : 0;
-    tw.go = true;
-    pthread_cond_broadcast(&tw.cv);
-    pthread_mutex_unlock(&tw.mu);
-    tw_rank = 0;
-    codes[0] = fn(arg, 0);
-    for (int r = 1; r < started; r++)
-        pthread_join(th[r], NULL);
-    tw.n = 0;
-    free(th);
-    free(tw.slots);
-    tw.slots = NULL;
-    return started;
+    return mt_tw_run(n, fn, arg, codes);
 }
 
 void procs_end(void)
@@ -195,105 +83,60 @@ static _Noreturn void internal_error(const char *what)
     abort();
 }
 
-/* Bytes of count elements of a predefined type, for the one-process
- * copies. Handles compare without MPI_Init (constants or addresses). */
-static size_t bytes_of(int count, MPI_Datatype t)
-{
-    size_t k = 0;
-    if (t == MPI_CHAR || t == MPI_BYTE)
-        k = 1;
-    else if (t == MPI_INT || t == MPI_INT32_T)
-        k = sizeof(int32_t);
-    else if (t == MPI_LONG)
-        k = sizeof(long);
-    else if (t == MPI_INT64_T || t == MPI_UINT64_T)
-        k = sizeof(int64_t);
-    else if (t == MPI_UNSIGNED_LONG_LONG)
-        k = sizeof(unsigned long long);
-    else if (t == MPI_DOUBLE)
-        k = sizeof(double);
-    else if (t == MPI_LONG_INT)
-        k = sizeof(struct { long v; int i; });
-    if (!k) /* a type this file does not know: every build stops here, not only those with asserts */
-        internal_error("a type without its one-process size");
-    return k * (size_t)(count > 0 ? count : 0);
-}
-
-static void copy(const void *send, void *recv, int count, MPI_Datatype t)
-{
-    if (send != MPI_IN_PLACE && send != recv && count > 0)
-        memcpy(recv, send, bytes_of(count, t));
-}
-
-/* One element of type t: a = a op b. */
-#define RED(T)                                                                                                         \
-    do {                                                                                                               \
-        T *x = a;                                                                                                      \
-        T y = *(const T *)b;                                                                                           \
-        if (op == MPI_SUM)                                                                                             \
-            *x += y;                                                                                                   \
-        else if (op == MPI_MIN)                                                                                        \
-            *x = y < *x ? y : *x;                                                                                      \
-        else if (op == MPI_MAX)                                                                                        \
-            *x = y > *x ? y : *x;                                                                                      \
-        else                                                                                                           \
-            internal_error("an operation without its threads' meaning");                                              \
-    } while (0)
-
-typedef struct {
-    long v;
-    int i;
-} long_int_t;
-
-static void reduce_one(void *a, const void *b, MPI_Datatype t, MPI_Op op)
+/* The threads' type of a predefined MPI type. Handles compare without
+ * MPI_Init (constants or addresses). */
+static mt_tw_type_t tw_type(MPI_Datatype t)
 {
     if (t == MPI_CHAR)
-        RED(char);
-    else if (t == MPI_BYTE)
-        RED(unsigned char);
-    else if (t == MPI_INT || t == MPI_INT32_T)
-        RED(int32_t);
-    else if (t == MPI_LONG)
-        RED(long);
-    else if (t == MPI_INT64_T)
-        RED(int64_t);
-    else if (t == MPI_UINT64_T)
-        RED(uint64_t);
-    else if (t == MPI_UNSIGNED_LONG_LONG)
-        RED(unsigned long long);
-    else if (t == MPI_DOUBLE)
-        RED(double);
-    else if (t == MPI_LONG_INT && op == MPI_MAXLOC) {
-        /* the larger value; on a tie the lower index, as MPI says */
-        long_int_t *x = a;
-        const long_int_t *y = b;
-        if (y->v > x->v || (y->v == x->v && y->i < x->i))
-            *x = *y;
-    } else
-        internal_error("a type without its threads' reduction");
+        return MT_TW_CHAR;
+    if (t == MPI_BYTE)
+        return MT_TW_BYTE;
+    if (t == MPI_INT || t == MPI_INT32_T)
+        return MT_TW_I32;
+    if (t == MPI_LONG)
+        return MT_TW_LONG;
+    if (t == MPI_INT64_T)
+        return MT_TW_I64;
+    if (t == MPI_UINT64_T)
+        return MT_TW_U64;
+    if (t == MPI_UNSIGNED_LONG_LONG)
+        return MT_TW_ULL;
+    if (t == MPI_DOUBLE)
+        return MT_TW_DOUBLE;
+    if (t == MPI_LONG_INT)
+        return MT_TW_LONG_INT;
+    internal_error("a type without its one-process size");
 }
 
-/* Threads: reduce count elements over the world into every recv (all) or
- * root's. Thread 0 does it between the two rendezvous, element by element:
- * all the inputs of element i are read before any output of it is
- * written, so in-place buffers are fine. */
-static void tw_reduce(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, int root, bool all)
+/* The threads' operation of op on t (maxloc of long_int alone, the others
+ * of every other type). */
+static mt_tw_op_t tw_op(MPI_Op op, MPI_Datatype t)
 {
-    tw_slot_t *sl = tw_arrive(send == MPI_IN_PLACE ? recv : send, recv);
-    if (tw_rank == 0 && count > 0) {
-        size_t k = bytes_of(1, t);
-        unsigned char acc[32];
-        assert(k <= sizeof acc);
-        for (size_t i = 0; i < (size_t)count; i++) {
-            memcpy(acc, (const char *)sl[0].send + i * k, k);
-            for (int q = 1; q < tw.n; q++)
-                reduce_one(acc, (const char *)sl[q].send + i * k, t, op);
-            for (int q = 0; q < tw.n; q++)
-                if (all || q == root)
-                    memcpy((char *)sl[q].recv + i * k, acc, k);
-        }
-    }
-    tw_sync();
+    bool pair = t == MPI_LONG_INT;
+    if (op == MPI_SUM && !pair)
+        return MT_TW_SUM;
+    if (op == MPI_MIN && !pair)
+        return MT_TW_MIN;
+    if (op == MPI_MAX && !pair)
+        return MT_TW_MAX;
+    if (op == MPI_MAXLOC && pair)
+        return MT_TW_MAXLOC;
+    internal_error("an operation without its threads' meaning");
+}
+
+static size_t count_of(int count)
+{
+    return count > 0 ? (size_t)count : 0;
+}
+
+static size_t bytes_of(int count, MPI_Datatype t)
+{
+    return count_of(count) * mt_tw_type_size(tw_type(t));
+}
+
+static const void *tw_send(const void *send)
+{
+    return send == MPI_IN_PLACE ? MT_TW_IN_PLACE : send;
 }
 
 void procs_comm_rank(MPI_Comm c, int *rank)
@@ -301,7 +144,7 @@ void procs_comm_rank(MPI_Comm c, int *rank)
     if (use_mpi)
         MPI_Comm_rank(c, rank);
     else
-        *rank = tw.n ? tw_rank : 0;
+        *rank = mt_tw_rank();
 }
 
 void procs_comm_size(MPI_Comm c, int *size)
@@ -309,166 +152,68 @@ void procs_comm_size(MPI_Comm c, int *size)
     if (use_mpi)
         MPI_Comm_size(c, size);
     else
-        *size = tw.n ? tw.n : 1;
+        *size = mt_tw_size() ? mt_tw_size() : 1;
 }
 
 void procs_bcast(void *buf, int count, MPI_Datatype t, int root, MPI_Comm c)
 {
-    if (use_mpi) {
+    if (use_mpi)
         MPI_Bcast(buf, count, t, root, c);
-    } else if (tw.n) {
-        tw_slot_t *sl = tw_arrive(buf, buf);
-        if (tw_rank != root && count > 0)
-            memcpy(buf, sl[root].send, bytes_of(count, t));
-        tw_sync();
-    }
+    else
+        mt_tw_bcast(buf, count_of(count), tw_type(t), root);
 }
 
 void procs_allreduce(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, MPI_Comm c)
 {
     if (use_mpi)
         MPI_Allreduce(send, recv, count, t, op, c);
-    else if (tw.n)
-        tw_reduce(send, recv, count, t, op, 0, true);
     else
-        copy(send, recv, count, t);
+        mt_tw_reduce(tw_send(send), recv, count_of(count), tw_type(t), tw_op(op, t), 0, true);
 }
 
 void procs_reduce(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, int root, MPI_Comm c)
 {
     if (use_mpi)
         MPI_Reduce(send, recv, count, t, op, root, c);
-    else if (tw.n)
-        tw_reduce(send, recv, count, t, op, root, false);
     else
-        copy(send, recv, count, t);
+        mt_tw_reduce(tw_send(send), recv, count_of(count), tw_type(t), tw_op(op, t), root, false);
 }
 
 void procs_exscan(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, MPI_Comm c)
 {
-    if (use_mpi) {
+    if (use_mpi)
         MPI_Exscan(send, recv, count, t, op, c);
-    } else if (tw.n) {
-        /* process q gets the reduction over 0 .. q-1 (process 0: unchanged,
-         * undefined in MPI); each input read before its recv is written */
-        tw_slot_t *sl = tw_arrive(send == MPI_IN_PLACE ? recv : send, recv);
-        if (tw_rank == 0 && count > 0) {
-            size_t k = bytes_of(1, t);
-            unsigned char acc[32], next[32];
-            assert(k <= sizeof acc);
-            for (size_t i = 0; i < (size_t)count; i++) {
-                memcpy(acc, (const char *)sl[0].send + i * k, k);
-                for (int q = 1; q < tw.n; q++) {
-                    memcpy(next, (const char *)sl[q].send + i * k, k);
-                    memcpy((char *)sl[q].recv + i * k, acc, k);
-                    reduce_one(acc, next, t, op);
-                }
-            }
-        }
-        tw_sync();
-    }
+    else
+        mt_tw_exscan(tw_send(send), recv, count_of(count), tw_type(t), tw_op(op, t));
 }
 
 void procs_gather(const void *send, int scount, MPI_Datatype st, void *recv, int rcount, MPI_Datatype rt, int root,
                   MPI_Comm c)
 {
-    if (use_mpi) {
+    if (use_mpi)
         MPI_Gather(send, scount, st, recv, rcount, rt, root, c);
-    } else if (tw.n) {
-        tw_slot_t *sl = tw_arrive(send, recv);
-        if (tw_rank == root)
-            for (int q = 0; q < tw.n; q++)
-                if (sl[q].send != MPI_IN_PLACE)
-                    copy(sl[q].send, (char *)recv + bytes_of(q * rcount, rt), rcount, rt);
-        tw_sync();
-    } else {
-        copy(send, recv, scount, st);
-    }
+    else
+        mt_tw_gather(tw_send(send), count_of(scount), tw_type(st), recv, count_of(rcount), tw_type(rt), root);
 }
 
 void procs_gatherv(const void *send, int scount, MPI_Datatype st, void *recv, const int *rcounts, const int *displs,
                    MPI_Datatype rt, int root, MPI_Comm c)
 {
-    if (use_mpi) {
+    if (use_mpi)
         MPI_Gatherv(send, scount, st, recv, rcounts, displs, rt, root, c);
-    } else if (tw.n) {
-        tw_slot_t *sl = tw_arrive(send, recv);
-        if (tw_rank == root)
-            for (int q = 0; q < tw.n; q++)
-                if (sl[q].send != MPI_IN_PLACE)
-                    copy(sl[q].send, (char *)recv + bytes_of(displs[q], rt), rcounts[q], rt);
-        tw_sync();
-    } else {
-        (void)rcounts;
-        copy(send, (char *)recv + bytes_of(displs[0], rt), scount, st);
-    }
+    else
+        mt_tw_gatherv(tw_send(send), count_of(scount), tw_type(st), recv, rcounts, displs, tw_type(rt), root);
 }
 
 void procs_alltoall(const void *send, int scount, MPI_Datatype st, void *recv, int rcount, MPI_Datatype rt, MPI_Comm c)
 {
-    if (use_mpi) {
+    if (use_mpi)
         MPI_Alltoall(send, scount, st, recv, rcount, rt, c);
-    } else if (tw.n) {
-        tw_slot_t *sl = tw_arrive(send, recv);
-        for (int q = 0; q < tw.n; q++) /* block tw_rank of each process's send */
-            copy((const char *)sl[q].send + bytes_of(tw_rank * scount, st), (char *)recv + bytes_of(q * rcount, rt),
-                 rcount, rt);
-        tw_sync();
-    } else {
-        copy(send, recv, scount, st);
-    }
+    else
+        mt_tw_alltoall(send, count_of(scount), tw_type(st), recv, count_of(rcount), tw_type(rt));
 }
 
 /* ------------------------------------------------------------ point to point */
-
-/* Under tw.mu: the first waiting message to this thread with tag from src. */
-static procs_msg_t **tw_find(int src, int tag)
-{
-    for (procs_msg_t **p = &tw.head; *p; p = &(*p)->next)
-        if ((*p)->to == tw_rank && (*p)->tag == tag && (src == PROCS_ANY_SOURCE || (*p)->from == src))
-            return p;
-    return NULL;
-}
-
-/* Under tw.mu: m at the end of the list, and the waiters told. */
-static void tw_post(procs_msg_t *m)
-{
-    procs_msg_t **p = &tw.head;
-    while (*p)
-        p = &(*p)->next;
-    m->next = NULL;
-    *p = m;
-    pthread_cond_broadcast(&tw.cv);
-}
-
-static void tw_recv(void *buf, size_t cap, int src, int tag, int *from)
-{
-    pthread_mutex_lock(&tw.mu);
-    procs_msg_t **p;
-    while (!(p = tw_find(src, tag)))
-        pthread_cond_wait(&tw.cv, &tw.mu);
-    procs_msg_t *m = *p;
-    *p = m->next;
-    assert(m->len <= cap && "procs: a message longer than its receive");
-    if (m->len)
-        memcpy(buf, m->data, m->len < cap ? m->len : cap);
-    if (from)
-        *from = m->from;
-    if (m->eager) {
-        free(m);
-    } else {
-        m->taken = true;
-        pthread_cond_broadcast(&tw.cv);
-    }
-    pthread_mutex_unlock(&tw.mu);
-}
-
-/* Under tw.mu: wait until the receiver copied m. */
-static void tw_wait_taken(procs_msg_t *m)
-{
-    while (!m->taken)
-        pthread_cond_wait(&tw.cv, &tw.mu);
-}
 
 static int mpi_src(int src)
 {
@@ -477,41 +222,30 @@ static int mpi_src(int src)
 
 void procs_send(const void *buf, int count, MPI_Datatype t, int dest, int tag, MPI_Comm c)
 {
-    if (use_mpi) {
+    if (use_mpi)
         MPI_Send(buf, count, t, dest, tag, c);
-        return;
-    }
-    assert(tw.n && "procs: a send without another process");
-    procs_msg_t m = {.data = buf, .len = bytes_of(count, t), .from = tw_rank, .to = dest, .tag = tag};
-    pthread_mutex_lock(&tw.mu);
-    tw_post(&m);
-    tw_wait_taken(&m);
-    pthread_mutex_unlock(&tw.mu);
+    else
+        mt_tw_send(buf, bytes_of(count, t), dest, tag);
 }
 
 void procs_recv(void *buf, int count, MPI_Datatype t, int src, int tag, MPI_Comm c, int *from)
 {
-    if (use_mpi) {
-        MPI_Status ms;
-        MPI_Recv(buf, count, t, mpi_src(src), tag, c, &ms);
-        if (from)
-            *from = ms.MPI_SOURCE;
+    if (!use_mpi) {
+        mt_tw_recv(buf, bytes_of(count, t), src, tag, from);
         return;
     }
-    assert(tw.n && "procs: a receive without another process");
-    tw_recv(buf, bytes_of(count, t), src, tag, from);
+    MPI_Status ms;
+    MPI_Recv(buf, count, t, mpi_src(src), tag, c, &ms);
+    if (from)
+        *from = ms.MPI_SOURCE;
 }
 
 bool procs_iprobe(int src, int tag, MPI_Comm c)
 {
+    if (!use_mpi)
+        return mt_tw_iprobe(src, tag);
     int flag = 0;
-    if (use_mpi) {
-        MPI_Iprobe(mpi_src(src), tag, c, &flag, MPI_STATUS_IGNORE);
-    } else if (tw.n) {
-        pthread_mutex_lock(&tw.mu);
-        flag = tw_find(src, tag) != NULL;
-        pthread_mutex_unlock(&tw.mu);
-    }
+    MPI_Iprobe(mpi_src(src), tag, c, &flag, MPI_STATUS_IGNORE);
     return flag != 0;
 }
 
@@ -523,41 +257,19 @@ void procs_req_null(procs_req_t *r)
 void procs_isend(const void *buf, int count, MPI_Datatype t, int dest, int tag, MPI_Comm c, procs_req_t *r)
 {
     procs_req_null(r);
-    if (use_mpi) {
+    if (use_mpi)
         MPI_Isend(buf, count, t, dest, tag, c, &r->mpi);
-        return;
-    }
-    assert(tw.n && "procs: a send without another process");
-    size_t len = bytes_of(count, t);
-    procs_msg_t *m = NULL;
-    if (len <= PROCS_EAGER && (m = malloc(sizeof *m + len))) {
-        /* copied: the receiver frees it, the request is done */
-        *m = (procs_msg_t){.data = m + 1, .len = len, .from = tw_rank, .to = dest, .tag = tag, .eager = true};
-        memcpy(m + 1, buf, len);
-    } else if ((m = malloc(sizeof *m))) {
-        *m = (procs_msg_t){.data = buf, .len = len, .from = tw_rank, .to = dest, .tag = tag};
-        r->kind = 1;
-        r->msg = m;
-    } else {
-        procs_send(buf, count, t, dest, tag, c); /* out of memory: wait for the receive here */
-        return;
-    }
-    pthread_mutex_lock(&tw.mu);
-    tw_post(m);
-    pthread_mutex_unlock(&tw.mu);
+    else
+        mt_tw_isend(buf, bytes_of(count, t), dest, tag, &r->tw);
 }
 
 void procs_irecv(void *buf, int count, MPI_Datatype t, int src, int tag, MPI_Comm c, procs_req_t *r)
 {
     procs_req_null(r);
-    if (use_mpi) {
+    if (use_mpi)
         MPI_Irecv(buf, count, t, mpi_src(src), tag, c, &r->mpi);
-        return;
-    }
-    /* received at procs_waitall; every send it may wait for is posted
-     * before its sender waits */
-    *r = (procs_req_t){.mpi = MPI_REQUEST_NULL, .kind = 2, .rbuf = buf, .rlen = bytes_of(count, t), .peer = src,
-                       .tag = tag};
+    else
+        mt_tw_irecv(buf, bytes_of(count, t), src, tag, &r->tw);
 }
 
 void procs_waitall(int n, procs_req_t *r)
@@ -570,17 +282,8 @@ void procs_waitall(int n, procs_req_t *r)
     /* the receives first: a thread waits for its own sends only after it
      * took what the others sent it */
     for (int i = 0; i < n; i++)
-        if (r[i].kind == 2) {
-            tw_recv(r[i].rbuf, r[i].rlen, r[i].peer, r[i].tag, NULL);
-            r[i].kind = 0;
-        }
-    pthread_mutex_lock(&tw.mu);
+        if (r[i].tw.kind == 2)
+            mt_tw_wait(&r[i].tw);
     for (int i = 0; i < n; i++)
-        if (r[i].kind == 1) {
-            tw_wait_taken(r[i].msg);
-            free(r[i].msg);
-            r[i].msg = NULL;
-            r[i].kind = 0;
-        }
-    pthread_mutex_unlock(&tw.mu);
+        mt_tw_wait(&r[i].tw);
 }

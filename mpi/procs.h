@@ -7,7 +7,7 @@
  * MPI call of the same name; without it and without threads the world is
  * one process, so each collective is a copy or nothing; with threads each
  * thread is a process of the world and the calls move the bytes between
- * them in memory with MPI's meaning. */
+ * them in memory with MPI's meaning (mergetrace/tworld.h). */
 #ifndef MT_MPI_PROCS_H
 #define MT_MPI_PROCS_H
 
@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "mergetrace/tworld.h"
 
 /* Start: MPI_Init when use_mpi, else nothing. Once, first. */
 void procs_start(int *argc, char ***argv, bool use_mpi);
@@ -71,21 +73,15 @@ void procs_alltoall(const void *send, int scount, MPI_Datatype st, void *recv, i
  * talk to: calling these is a bug (asserted). With threads a send waits
  * until the receiver has copied the bytes (MPI allows a send to wait for
  * its receive: a correct MPI program does not rely on buffering), except
- * procs_isend of a small message (at most PROCS_EAGER bytes), which is
+ * procs_isend of a small message (at most MT_TW_EAGER bytes), which is
  * copied (as MPI sends small messages eagerly; the fail notes of
  * mpi/load.c are sent to processes that send theirs before receiving);
  * messages between two processes arrive in the order sent. */
-#define PROCS_EAGER 64
-typedef struct procs_msg procs_msg_t;
 typedef struct procs_req {
     MPI_Request mpi;
-    int kind;            /* threads: 0 none (done), 1 a send, 2 a receive */
-    procs_msg_t *msg;    /* a send in flight (owned by this request until received, or by the receiver: eager) */
-    void *rbuf;          /* a receive: where, how much, from whom, which tag */
-    size_t rlen;
-    int peer, tag;
+    mt_tw_req_t tw;      /* without MPI: the threads' request */
 } procs_req_t;
-#define PROCS_ANY_SOURCE (-1)
+#define PROCS_ANY_SOURCE MT_TW_ANY_SOURCE
 void procs_send(const void *buf, int count, MPI_Datatype t, int dest, int tag, MPI_Comm c);
 /* src: a process or PROCS_ANY_SOURCE; *from (may be NULL) gets the sender. */
 void procs_recv(void *buf, int count, MPI_Datatype t, int src, int tag, MPI_Comm c, int *from);

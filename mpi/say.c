@@ -44,3 +44,9 @@ void say(const char *fmt, ...)
     if (s != small)
         free(s);
 }
+
+void say_note(void *ctx, const char *line)
+{
+    (void)ctx;
+    say("mergetrace: %s\n", line);
+}

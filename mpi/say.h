@@ -9,4 +9,8 @@
  * other control character is escaped. */
 void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A line the core hands the program to say (its note callbacks,
+ * mt_outdir_note_fn): "mergetrace: LINE" on stderr. ctx unused. */
+void say_note(void *ctx, const char *line);
+
 #endif

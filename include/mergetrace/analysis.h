@@ -497,6 +497,13 @@ mt_status_t mt_rank_analysis_packed_drop_gacts(mt_buf_t *b);
  * not a complete, consistent packed result (*out NULL then). */
 mt_status_t mt_rank_analysis_unpack(const void *bytes, size_t len, mt_rank_analysis_t **out, size_t *consumed);
 
+/* Every packed result of bytes[0..len), back to back (a process's own,
+ * as it gathers them to process 0), unpacked in order into *out (an
+ * array of *n, malloc'd; free each with mt_rank_analysis_free, then the
+ * array). MT_OK; or MT_ERR_NOMEM / MT_ERR_FORMAT with *out NULL and *n 0
+ * (nothing left to free). */
+mt_status_t mt_rank_analysis_unpack_all(const void *bytes, size_t len, mt_rank_analysis_t ***out, size_t *n);
+
 
 #ifdef __cplusplus
 }

@@ -127,6 +127,16 @@ typedef enum mt_discover_baseline {
 int mt_discover_baseline_read(const char *path, char *file, size_t cap, mt_discover_baseline_t *kind, mt_buf_t *text,
                               char *msg, size_t msg_cap);
 
+/* The baseline at path for a run into out_dir (mt_discover_baseline_read,
+ * its path into file): a report, read into *text; or traces (*traces
+ * set, *text freed), analysed in the run into out_dir/baseline/
+ * report.json (then in file), which a run with conflict (the option in
+ * the way, "--local" or "--timeline-map"; NULL: none) cannot do. 0; 1
+ * or 2 as mt_discover_baseline_read's; 3, a usage error, for traces with
+ * conflict; with the line to say in msg. */
+int mt_discover_baseline_plan(const char *path, const char *out_dir, const char *conflict, char *file, size_t cap,
+                              bool *traces, mt_buf_t *text, char *msg, size_t msg_cap);
+
 /* The base name of path (what follows its last '/'), within path. */
 const char *mt_discover_base(const char *path);
 
@@ -193,9 +203,11 @@ int mt_discover_unpack(const void *bytes, size_t len, mt_discover_list_t *out);
 int mt_discover_local_pack(const mt_discover_list_t *l, int me, mt_buf_t *files, mt_buf_t *skipped);
 
 /* --local, process 0: the union of every process's mt_discover_local_pack
- * bytes (concatenated: files[0..len), skipped[0..slen)) into *out (zeroed
- * first; free with mt_discover_free whatever is returned), as one process
- * listing them all would: files sorted by path then process, one listed by
+ * bytes (concatenated: files[0..len), skipped[0..slen)) in place of
+ * *out's own files and skipped paths (freed first), its Flight Recorder
+ * dumps kept (only process 0's PATHs are searched for them; free with
+ * mt_discover_free whatever is returned), as one process listing them
+ * all would: files sorted by path then process, one listed by
  * several processes of a node kept once (mt_discover_share_node); each
  * skipped path once, the links not followed first (in process order),
  * then the own outputs by path. 0, or -1 out of memory or bytes cut
@@ -225,17 +237,33 @@ int mt_discover_fr_plan(mt_discover_list_t *l, const mt_rankmap_t *map, int n_pr
  * mt_discover_fr_plan wrote for l). */
 void mt_discover_fr_attach(const mt_discover_list_t *l, const void *list, size_t len, mt_fr_job_t *fr);
 
+/* Process 0, the whole dumps gathered (all, len bytes: every process's
+ * mt_fr_dump_pack_append) of l's l->n_fr dumps planned in list (llen
+ * bytes): unpacked into fr, given their files (mt_discover_fr_attach)
+ * and analysed (mt_fr_job_analyse). With force a dump of another job is
+ * left out, its line ("warning: PATH: rank R: WHY: left out (--force)")
+ * told to note unless quiet. MT_OK; MT_ERR_FORMAT, dumps of different
+ * jobs without force, with the line in msg ("TAG PATH: rank R: WHY
+ * (--force leaves such a dump out)"); MT_ERR_NOMEM, msg "out of memory"
+ * (or "internal error: a packed dump" for bytes that are not what was
+ * sent). */
+mt_status_t mt_discover_fr_whole(const mt_discover_list_t *l, const void *list, size_t llen, const uint8_t *all,
+                                 size_t len, bool force, bool quiet, const char *tag,
+                                 void (*note)(void *ctx, const char *line), void *ctx, mt_fr_job_t *fr, char *msg,
+                                 size_t cap);
+
 /* Process 0, when no Flight Recorder dump was given: if an NCCL plugin
  * file of nj (paths and sizes from l) ends with tasks in flight (a
  * process that hung or was killed inside a collective), every plugin file
  * of the job is read again (mt_nccl_load), turned into dumps and analysed
  * into *fr (mt_fr_job_from_nccl; zeroed first, free with mt_fr_job_free).
  * MT_OK (fr->any false when no file had tasks in flight); else fr freed
- * and the status, with *stage: 0 out of memory, 1 a file that cannot be
- * read again (its path in *path, its rank in *rank, err why), 2 the
- * analysis (err why). */
-mt_status_t mt_discover_fr_from_nccl(const mt_discover_list_t *l, const mt_nccl_job_t *nj, mt_fr_job_t *fr,
-                                     int *stage, const char **path, int *rank, mt_error_t *err);
+ * and the status, with the line to say in msg, after tag ("--baseline: "
+ * or ""): "PATH: rank R: read again for the hang analysis: WHY" for a
+ * file that cannot be read again, "the hang analysis of the NCCL
+ * plugin's files: WHY", or "out of memory" (no tag). */
+mt_status_t mt_discover_fr_from_nccl(const mt_discover_list_t *l, const mt_nccl_job_t *nj, const char *tag,
+                                     mt_fr_job_t *fr, char *msg, size_t cap);
 
 void mt_discover_free(mt_discover_list_t *l);
 

@@ -184,6 +184,19 @@ mt_status_t mt_fr_share_read_rank(const void *list, size_t len, int32_t rank, mt
 /* l sorted by rank (n may be 0 with l NULL). */
 void mt_fr_locals_sort(mt_fr_local_t *l, size_t n);
 
+/* l[0..n) (a process's dumps alone, no trace) sorted by rank and put on
+ * the analysis's clocks: each one's offset off[rank] (0 for a rank of
+ * world or more, or MT_FR_NONE: unfitted), the dump's time dump_ns for
+ * all (as the verdict's, broadcast). */
+void mt_fr_locals_place(mt_fr_local_t *l, size_t n, const int64_t *off, int64_t world, int64_t dump_ns);
+
+/* l[0..n), consecutive ranks placed by mt_fr_locals_place, as one piece
+ * of the merged trace of the entries: each dump's part in turn
+ * (mt_fr_trace_rank; first: the piece holds the file's first rank, which
+ * opens it). *events: the entries written. MT_OK or the sink's error. */
+mt_status_t mt_fr_locals_trace(const mt_fr_local_t *l, size_t n, bool first, mt_write_fn write, void *ctx,
+                               uint64_t *events);
+
 /* Frees l[0..n) and l. */
 void mt_fr_locals_free(mt_fr_local_t *l, size_t n);
 

@@ -105,6 +105,30 @@ mt_ingest_result_t *mt_ingest_one(mt_ingest_t *L, const mt_ingest_opts_t *io, co
 void mt_ingest_parts(mt_ingest_t *L, const mt_ingest_opts_t *io, const mt_discover_list_t *files, size_t i,
                      size_t run, size_t n, int me);
 
+/* What mt_ingest_share tells its caller as it goes (the program's
+ * messages between processes and its progress line). NULL: nothing. */
+typedef struct mt_ingest_share_cb {
+    /* before each of its files (input index): true stops the share there
+     * (another process failed on a file below it) */
+    bool (*stop_before)(void *ctx, int32_t index);
+    /* this process's failure, once: the input index it failed on (the
+     * last of a run of parts) */
+    void (*failed)(void *ctx, int32_t index);
+    /* after each file or run of parts that went well: results so far, the
+     * files this process owns, the JSON bytes read */
+    void (*progress)(void *ctx, size_t done, size_t owned, uint64_t bytes);
+    void *ctx;
+} mt_ingest_share_cb_t;
+
+/* Every file of files that process me owns, in input order, into L: one
+ * at a time (mt_ingest_one), or the parts of one Nsight Systems export it
+ * owns at once (mt_ingest_parts); until the first failure (its result
+ * kept; cb->failed told) or a stop (cb->stop_before, or results
+ * MT_ERR_CANCELLED by io->should_stop, which are dropped: not this
+ * process's fault). Returns the failure's status, or MT_OK. */
+mt_status_t mt_ingest_share(mt_ingest_t *L, const mt_ingest_opts_t *io, const mt_discover_list_t *files, int me,
+                            const mt_ingest_share_cb_t *cb);
+
 /* Process 0, the results of every process gathered (res[0..n_res)):
  * the traces first, sorted by rank (then input index), then the files
  * left out (skipped) in input order. Returns the number of traces. */
@@ -159,6 +183,16 @@ mt_select_rank_t *mt_ingest_select_ranks(const mt_ingest_result_t *res, size_t n
 /* Process 0: the failed result of the lowest input index among
  * res[0..n) (the one the run reports), NULL when none failed. */
 const mt_ingest_result_t *mt_ingest_first_failed(const mt_ingest_result_t *res, size_t n);
+
+/* Process 0, when the load failed: the line the program says (after
+ * "mergetrace: ", starting with tag) for the first failed result of
+ * res[0..n) (mt_ingest_first_failed): its message, with "--local:
+ * process P: " before it when local (a --local job of several processes:
+ * the path may be on every node; P the file's owner in files). Returns
+ * the result's status; MT_ERR_NOMEM ("out of memory", no tag) when none
+ * failed (the failure was elsewhere: gathering the results). */
+mt_status_t mt_ingest_failure_text(const mt_ingest_result_t *res, size_t n, const mt_discover_list_t *files, bool local,
+                                   const char *tag, char *msg, size_t cap);
 
 /* Free what mt_ingest_init and the loads put in L; zeroes it. */
 void mt_ingest_free(mt_ingest_t *L);

@@ -108,6 +108,18 @@ typedef enum mt_job_bad {
 mt_job_bad_t mt_job_check(const mt_discover_list_t *l, mt_ingest_result_t *res, size_t n_res, mt_job_t *j,
                           const mt_ingest_result_t **which);
 
+/* The line the program says for what mt_job_check found (bad, *which
+ * its which), after "mergetrace: ", starting with tag ("--baseline: "
+ * while the baseline's job is checked, else ""); local: --local (a rank
+ * twice names the processes). The status whose exit code applies:
+ * MT_OK for MT_JOB_GOOD (msg ""), MT_ERR_FORMAT for a job that is bad
+ * input, MT_ERR_NOMEM ("out of memory"); for MT_JOB_EMPTY, which
+ * cannot happen (a trace an NCCL file joins stays), MT_ERR_IO with msg
+ * "" (exit 1 without a word, as before). */
+mt_status_t mt_job_check_text(mt_job_bad_t bad, const mt_discover_list_t *l, const mt_job_t *j,
+                              const mt_ingest_result_t *which, size_t n_res, bool local, const char *tag, char *msg,
+                              size_t cap);
+
 /* Process 0, after the alignment: j->trust (mt_trust_check: do the traces
  * belong to one run, how good is the fit; aligned: one clock for the job)
  * and whether two traces start days apart on the clock (mt_trust_apart:
@@ -177,6 +189,15 @@ typedef struct mt_job_cross_times {
  * (o->gates evaluated in place, j->gates_failed), into *j; times into *t.
  * MT_OK, or the failed step's status with *f saying which. */
 mt_status_t mt_job_cross(const mt_job_cross_opts_t *o, mt_job_t *j, mt_job_cross_times_t *t, mt_job_cross_fail_t *f);
+
+/* The line the program says for mt_job_cross's failure st at f (after
+ * "mergetrace: ", starting with tag but for "out of memory" and
+ * report.html's views; paths from l; no_align: --no-align, the clock
+ * two traces are days apart on). The status whose exit code applies:
+ * MT_OK for MT_JOB_STEP_NONE (msg ""), MT_ERR_FORMAT for traces that do
+ * not go together, MT_ERR_NOMEM, else st. */
+mt_status_t mt_job_cross_text(mt_status_t st, const mt_job_cross_fail_t *f, const mt_discover_list_t *l,
+                              const mt_job_t *j, bool no_align, const char *tag, char *msg, size_t cap);
 
 /* Collective, the processes other than 0 while process 0 is in
  * mt_job_cross: each critical-path reduction taken part in (with j->mine)

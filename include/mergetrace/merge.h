@@ -182,6 +182,16 @@ typedef enum mt_select_empty {
 mt_select_empty_t mt_select_check(const mt_select_rank_t *r, size_t n, const int32_t *want, size_t n_want,
                                   const int64_t *win, char *ranks, size_t cap, size_t *n_ranks, int64_t *span_ns);
 
+/* The selection the options asked for (--ranks as given in ranks_arg,
+ * want[0..n_want); --window as given in window_arg, by_steps when it
+ * names ProfilerSteps, win its corrected ns or NULL) checked as
+ * mt_select_check does: true when it selects nothing of the job, with the
+ * line the program says in msg ("--ranks 9: selects no rank of this
+ * job; its traces are of ranks 0-3", "--window 5:6: selects nothing; the
+ * job spans 0 to 0.036000 s from its start"), else false. */
+bool mt_select_check_text(const mt_select_rank_t *r, size_t n, const int32_t *want, size_t n_want, const int64_t *win,
+                          const char *ranks_arg, const char *window_arg, bool by_steps, char *msg, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

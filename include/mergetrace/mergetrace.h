@@ -12,6 +12,7 @@
 #include "mergetrace/heap.h"
 #include "mergetrace/launcher.h"
 #include "mergetrace/suggest.h"
+#include "mergetrace/tworld.h"
 #include "mergetrace/strtab.h"
 /* io: reading (plain or gzip) and gzip output */
 #include "mergetrace/input.h"
@@ -54,6 +55,8 @@
 #include "mergetrace/outdir.h"
 #include "mergetrace/ingest.h"
 #include "mergetrace/job_state.h"
+#include "mergetrace/tl_run.h"
+#include "mergetrace/job_outputs.h"
 #include "mergetrace/nsys.h"
 #include "mergetrace/timeline.h"
 #include "mergetrace/tljob.h"

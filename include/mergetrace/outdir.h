@@ -168,6 +168,17 @@ void mt_outdir_remove_stale(const char *dir, const mt_outdir_name_t *names, size
 int mt_outdir_check_inputs(const char *dir, const mt_outdir_name_t *names, size_t n, const mt_discover_list_t *files,
                            char *msg, size_t cap);
 
+/* Process 0, before the run writes anything into dir: dir made
+ * (mt_outdir_make), the outputs of w (mt_outdir_written) and dir itself
+ * checked against the inputs (mt_outdir_check_inputs), then what an
+ * earlier run left repaired (mt_outdir_repair; baseline_file: this run's
+ * baseline, kept, NULL none) and its dead temporaries removed
+ * (mt_outdir_remove_dead_temps, said through note unless quiet, "removed
+ * N temporary file(s) of an earlier run that was stopped, from DIR"). 0,
+ * or 1 with the line to say in msg (nothing touched but dir made). */
+int mt_outdir_prepare(const char *dir, const mt_outdir_outputs_t *w, const mt_discover_list_t *files,
+                      const char *baseline_file, bool quiet, mt_outdir_note_fn note, void *ctx, char *msg, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

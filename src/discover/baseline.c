@@ -81,3 +81,23 @@ int mt_discover_baseline_read(const char *b, char *file, size_t cap, mt_discover
     }
     return 0;
 }
+
+int mt_discover_baseline_plan(const char *path, const char *out_dir, const char *conflict, char *file, size_t cap,
+                              bool *traces, mt_buf_t *text, char *msg, size_t msg_cap)
+{
+    mt_discover_baseline_t kind;
+    *traces = false;
+    int rc = mt_discover_baseline_read(path, file, cap, &kind, text, msg, msg_cap);
+    if (rc || kind == MT_DISCOVER_BASELINE_REPORT)
+        return rc;
+    /* traces, analysed in this run; their report goes to baseline/report.json of -o */
+    mt_buf_free(text); /* what was looked at to tell: nothing to keep */
+    if (conflict) {
+        snprintf(msg, msg_cap, "--baseline %s: %s as the baseline does not go with %s", path,
+                 kind == MT_DISCOVER_BASELINE_TRACE_DIR ? "a directory of traces" : "a trace", conflict);
+        return 3;
+    }
+    snprintf(file, cap, "%.4000s/baseline/report.json", out_dir);
+    *traces = true;
+    return 0;
+}

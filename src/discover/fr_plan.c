@@ -1,8 +1,11 @@
 /* The Flight Recorder dumps of the input list planned for reading
  * (mergetrace/discover.h): each one's rank and reading process, the
  * list of them as bytes (mergetrace/fr_share.h), process 0's dumps
- * given back their files, and the dumps made of the NCCL plugin's files
- * of a job that hung. */
+ * given back their files and, whole, analysed there, and the dumps made
+ * of the NCCL plugin's files of a job that hung. */
+#define _POSIX_C_SOURCE 200809L /* PATH_MAX */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,20 +98,65 @@ void mt_discover_fr_attach(const mt_discover_list_t *l, const void *list, size_t
     }
 }
 
-mt_status_t mt_discover_fr_from_nccl(const mt_discover_list_t *l, const mt_nccl_job_t *nj, mt_fr_job_t *fr,
-                                     int *stage, const char **path, int *rank, mt_error_t *err)
+/* What mt_discover_fr_whole's left_out says through. */
+typedef struct left_out_note {
+    void (*note)(void *ctx, const char *line);
+    void *ctx;
+} left_out_note_t;
+
+/* A dump --force leaves out (mt_fr_left_out_fn), said. */
+static void left_out(const void *ctx, const char *path, int rank, const char *why)
+{
+    const left_out_note_t *n = ctx;
+    char line[PATH_MAX + 1200];
+    snprintf(line, sizeof line, "warning: %s: rank %d: %s: left out (--force)", path, rank, why);
+    n->note(n->ctx, line);
+}
+
+mt_status_t mt_discover_fr_whole(const mt_discover_list_t *l, const void *list, size_t llen, const uint8_t *all,
+                                 size_t len, bool force, bool quiet, const char *tag,
+                                 void (*note)(void *ctx, const char *line), void *ctx, mt_fr_job_t *fr, char *msg,
+                                 size_t cap)
+{
+    mt_status_t st = mt_fr_job_unpack(fr, l->n_fr, all, len);
+    if (st != MT_OK) {
+        snprintf(msg, cap, "%s", st == MT_ERR_NOMEM ? "out of memory" : "internal error: a packed dump");
+        return MT_ERR_NOMEM;
+    }
+    mt_discover_fr_attach(l, list, llen, fr);
+    mt_error_t err;
+    const char *path = "?";
+    left_out_note_t lo = {.note = note, .ctx = ctx};
+    st = mt_fr_job_analyse(fr, force, note && !quiet ? left_out : NULL, &lo, &err, &path);
+    if (st == MT_ERR_FORMAT) {
+        snprintf(msg, cap, "%s%s: rank %d: %s (--force leaves such a dump out)", tag, path, err.rank, err.msg);
+        return st;
+    }
+    if (st != MT_OK) {
+        snprintf(msg, cap, "out of memory");
+        return MT_ERR_NOMEM;
+    }
+    msg[0] = '\0';
+    return MT_OK;
+}
+
+mt_status_t mt_discover_fr_from_nccl(const mt_discover_list_t *l, const mt_nccl_job_t *nj, const char *tag,
+                                     mt_fr_job_t *fr, char *msg, size_t cap)
 {
     memset(fr, 0, sizeof *fr);
-    mt_error_clear(err);
-    *stage = 0;
+    mt_error_t err;
+    mt_error_clear(&err);
+    snprintf(msg, cap, "out of memory");
     bool any = false;
     size_t n = 0;
     for (size_t i = 0; i < nj->n; i++) {
         any |= nj->r[i].info.in_flight > 0;
         n += nj->r[i].info.is_nccl == MT_NCCL_FMT_PLUGIN && !nj->r[i].info.left_out;
     }
-    if (!any)
+    if (!any) {
+        msg[0] = '\0';
         return MT_OK;
+    }
     mt_nccl_file_t **nf = calloc(n ? n : 1, sizeof *nf);
     int32_t *ranks = calloc(n ? n : 1, sizeof *ranks);
     mt_status_t st = mt_fr_job_alloc(fr, n) == MT_OK && nf && ranks ? MT_OK : MT_ERR_NOMEM;
@@ -118,12 +166,11 @@ mt_status_t mt_discover_fr_from_nccl(const mt_discover_list_t *l, const mt_nccl_
         if (r->info.is_nccl != MT_NCCL_FMT_PLUGIN || r->info.left_out)
             continue;
         const mt_discover_file_t *in = &l->files[r->file_index];
-        mt_error_clear(err);
-        st = mt_nccl_load(in->path, &nf[k], err);
+        mt_error_clear(&err);
+        st = mt_nccl_load(in->path, &nf[k], &err);
         if (st != MT_OK) {
-            *stage = 1;
-            *path = in->path;
-            *rank = r->rank;
+            snprintf(msg, cap, "%s%s: rank %d: read again for the hang analysis: %s", tag, in->path, r->rank,
+                     err.msg[0] ? err.msg : mt_status_str(st));
             break;
         }
         ranks[k] = r->rank;
@@ -132,10 +179,11 @@ mt_status_t mt_discover_fr_from_nccl(const mt_discover_list_t *l, const mt_nccl_
         k++;
     }
     if (st == MT_OK) {
-        mt_error_clear(err);
-        st = mt_fr_job_from_nccl(fr, (const mt_nccl_file_t *const *)nf, ranks, k, err);
+        mt_error_clear(&err);
+        st = mt_fr_job_from_nccl(fr, (const mt_nccl_file_t *const *)nf, ranks, k, &err);
         if (st != MT_OK)
-            *stage = 2;
+            snprintf(msg, cap, "%sthe hang analysis of the NCCL plugin's files: %s", tag,
+                     err.msg[0] ? err.msg : mt_status_str(st));
     }
     for (size_t i = 0; i < k; i++)
         mt_nccl_file_free(nf[i]);
@@ -143,5 +191,7 @@ mt_status_t mt_discover_fr_from_nccl(const mt_discover_list_t *l, const mt_nccl_
     free(ranks);
     if (st != MT_OK)
         mt_fr_job_free(fr);
+    else
+        msg[0] = '\0';
     return st;
 }

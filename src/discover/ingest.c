@@ -272,6 +272,42 @@ out:
     free(idx);
 }
 
+mt_status_t mt_ingest_share(mt_ingest_t *L, const mt_ingest_opts_t *io, const mt_discover_list_t *files, int me,
+                            const mt_ingest_share_cb_t *cb)
+{
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < files->n; i++) {
+        if (files->files[i].owner != me)
+            continue;
+        if (cb->stop_before && cb->stop_before(cb->ctx, (int32_t)i))
+            break; /* a file below this one failed: no point loading more */
+        size_t first = L->n_res, owned, run = mt_discover_part_run(files, i, me, &owned);
+        if (owned > 1) {
+            /* several processes of one Nsight Systems export: one read */
+            mt_ingest_parts(L, io, files, i, run, owned, me);
+            i += run - 1;
+        } else {
+            mt_ingest_one(L, io, &files->files[i], (int32_t)i);
+        }
+        for (size_t k = first; k < L->n_res; k++) {
+            const mt_ingest_result_t *r = &L->res[k];
+            bytes += r->sum.bytes_json;
+            if (r->status == MT_ERR_CANCELLED) {
+                L->n_res = k; /* not this file's fault: the real error comes from elsewhere */
+                return MT_OK;
+            }
+            if (r->status != MT_OK) { /* the first error is the one reported */
+                if (cb->failed)
+                    cb->failed(cb->ctx, (int32_t)i);
+                return r->status;
+            }
+        }
+        if (cb->progress)
+            cb->progress(cb->ctx, L->n_res, L->n_owned, bytes);
+    }
+    return MT_OK;
+}
+
 static int by_rank(const void *a, const void *b)
 {
     const mt_ingest_result_t *x = a, *y = b;
@@ -447,6 +483,21 @@ const mt_ingest_result_t *mt_ingest_first_failed(const mt_ingest_result_t *res, 
         if (res[i].status != MT_OK && (!first || res[i].index < first->index))
             first = &res[i];
     return first;
+}
+
+mt_status_t mt_ingest_failure_text(const mt_ingest_result_t *res, size_t n, const mt_discover_list_t *files, bool local,
+                                   const char *tag, char *msg, size_t cap)
+{
+    const mt_ingest_result_t *first = mt_ingest_first_failed(res, n);
+    if (!first) {
+        snprintf(msg, cap, "out of memory");
+        return MT_ERR_NOMEM;
+    }
+    if (local && first->index >= 0 && (size_t)first->index < files->n)
+        snprintf(msg, cap, "%s--local: process %d: %s", tag, files->files[first->index].owner, first->message);
+    else
+        snprintf(msg, cap, "%s%s", tag, first->message);
+    return (mt_status_t)first->status;
 }
 
 void mt_ingest_free(mt_ingest_t *L)

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "mergetrace/job_state.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -229,4 +230,41 @@ mt_status_t mt_job_cross(const mt_job_cross_opts_t *o, mt_job_t *j, mt_job_cross
         j->gates_failed = mt_gates_eval(o->gates, o->n_gates, &gi);
     }
     return MT_OK;
+}
+
+mt_status_t mt_job_cross_text(mt_status_t st, const mt_job_cross_fail_t *f, const mt_discover_list_t *l,
+                              const mt_job_t *j, bool no_align, const char *tag, char *msg, size_t cap)
+{
+    msg[0] = '\0';
+    const char *step = NULL;
+    switch (f->step) {
+    case MT_JOB_STEP_NONE:
+        return MT_OK;
+    case MT_JOB_STEP_TRUST_NOMEM:
+        snprintf(msg, cap, "out of memory");
+        return MT_ERR_NOMEM;
+    case MT_JOB_STEP_TRUST:
+        snprintf(msg, cap, "%schecking the traces belong together: %s", tag, mt_status_str(st));
+        return st == MT_ERR_NOMEM ? MT_ERR_NOMEM : MT_ERR_FORMAT;
+    case MT_JOB_STEP_FAR:
+        snprintf(msg, cap,
+                 "%s%s and %s start %.0f days apart on the %s clock (a trace without its absolute time base?): "
+                 "they cannot be analysed together",
+                 tag, l->files[j->res[f->a].index].path, l->files[j->res[f->b].index].path, f->apart_ns / 86400e9,
+                 no_align ? "same (--no-align)" : "corrected");
+        return MT_ERR_FORMAT;
+    case MT_JOB_STEP_MIXED:
+        snprintf(msg, cap, "%s%s and %s are not of one run: %s (--force merges them anyway)", tag,
+                 l->files[j->res[f->a].index].path, l->files[j->res[f->b].index].path, j->trust.why);
+        return MT_ERR_FORMAT;
+    case MT_JOB_STEP_CROSS: step = "cross-rank analysis"; break;
+    case MT_JOB_STEP_PIPELINE: step = "pipeline analysis"; break;
+    case MT_JOB_STEP_MEMORY: step = "memory across ranks"; break;
+    case MT_JOB_STEP_VIEWS: /* not the job's own: no tag */
+        snprintf(msg, cap, "report.html views: %s", mt_status_str(st));
+        return st;
+    case MT_JOB_STEP_CRITPATH: step = "critical path"; break;
+    }
+    snprintf(msg, cap, "%s%s: %s", tag, step, mt_status_str(st));
+    return st;
 }

@@ -3,6 +3,7 @@
  * built from it, and its warnings. */
 #include "mergetrace/job_state.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,6 +79,45 @@ mt_job_bad_t mt_job_check(const mt_discover_list_t *l, mt_ingest_result_t *res, 
     j->n_missing = w.n_missing;
     j->n_absent = w.n_absent;
     return MT_JOB_GOOD;
+}
+
+mt_status_t mt_job_check_text(mt_job_bad_t bad, const mt_discover_list_t *l, const mt_job_t *j,
+                              const mt_ingest_result_t *which, size_t n_res, bool local, const char *tag, char *msg,
+                              size_t cap)
+{
+    msg[0] = '\0';
+    switch (bad) {
+    case MT_JOB_GOOD:
+        return MT_OK;
+    case MT_JOB_NO_TRACE:
+        if (!j->n_skipped) /* no file at all (--local: no process listed one) */
+            snprintf(msg, cap, "%sno trace found", tag);
+        else
+            snprintf(msg, cap, "%sno trace among the %zu JSON file%s found (%s: %s)", tag, n_res,
+                     n_res == 1 ? "" : "s", l->files[j->skipped[0].index].path, j->skipped[0].message);
+        return MT_ERR_FORMAT;
+    case MT_JOB_UNRANKED:
+        snprintf(msg, cap, "%s%s", tag, which->message);
+        return MT_ERR_FORMAT;
+    case MT_JOB_TWICE: {
+        const mt_discover_file_t *a = &l->files[which[-1].index], *b = &l->files[which->index];
+        if (local) /* the two may have one path, on two nodes, or one trace given to two processes */
+            snprintf(msg, cap,
+                     "%srank %lld appears twice: %s on process %d and %s on process %d (--local: give each trace "
+                     "to one process; --rank-map says which is which)",
+                     tag, (long long)which->rank, a->path, a->owner, b->path, b->owner);
+        else
+            snprintf(msg, cap, "%srank %lld appears twice: %s and %s (use --rank-map to say which is which)", tag,
+                     (long long)which->rank, a->path, b->path);
+        return MT_ERR_FORMAT;
+    }
+    case MT_JOB_EMPTY:
+        return MT_ERR_IO;
+    case MT_JOB_NOMEM:
+        break;
+    }
+    snprintf(msg, cap, "out of memory");
+    return MT_ERR_NOMEM;
 }
 
 mt_status_t mt_job_trust(mt_job_t *j, bool aligned, bool *far, size_t *a, size_t *b, double *apart_ns,

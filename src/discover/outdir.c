@@ -416,3 +416,27 @@ size_t mt_outdir_owned(const mt_outdir_outputs_t *w, bool merge_failed, mt_outdi
     memcpy(names, t, sizeof t);
     return sizeof t / sizeof t[0];
 }
+
+int mt_outdir_prepare(const char *dir, const mt_outdir_outputs_t *w, const mt_discover_list_t *files,
+                      const char *baseline_file, bool quiet, mt_outdir_note_fn note, void *ctx, char *msg, size_t cap)
+{
+    msg[0] = '\0';
+    if (mt_outdir_make(dir, msg, cap))
+        return 1;
+    /* the merged trace and every other name this run writes, before
+     * anything is written (a trace copied in as DIR/report.json was
+     * loaded, then replaced) */
+    mt_outdir_name_t names[MT_OUTDIR_N_NAMES];
+    size_t n = mt_outdir_written(w, names);
+    if (mt_outdir_check_inputs(dir, names, n, files, msg, cap))
+        return 1;
+    mt_outdir_repair(dir, files, w->baseline_report, baseline_file, quiet, note, ctx);
+    size_t dead = mt_outdir_remove_dead_temps(dir);
+    if (dead && !quiet && note) {
+        char line[PATH_MAX + 200];
+        snprintf(line, sizeof line, "removed %zu temporary file%s of an earlier run that was stopped, from %s", dead,
+                 dead == 1 ? "" : "s", dir);
+        note(ctx, line);
+    }
+    return 0;
+}

@@ -141,7 +141,13 @@ static int union_skipped(mt_discover_list_t *l, const char *all, size_t len)
 int mt_discover_local_union(const void *files, size_t len, const void *skipped, size_t slen, int n_procs,
                             mt_discover_list_t *out)
 {
-    memset(out, 0, sizeof *out);
+    mt_discover_list_t own_fr = {.fr = out->fr, .n_fr = out->n_fr, .cap_fr = out->cap_fr};
+    out->fr = NULL;
+    out->n_fr = out->cap_fr = 0;
+    mt_discover_free(out);
+    out->fr = own_fr.fr;
+    out->n_fr = own_fr.n_fr;
+    out->cap_fr = own_fr.cap_fr;
     mt_discover_rec_t *rec = NULL;
     size_t n = 0, cap = 0;
     int bad = 0;

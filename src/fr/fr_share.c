@@ -171,6 +171,29 @@ void mt_fr_locals_sort(mt_fr_local_t *l, size_t n)
         qsort(l, n, sizeof *l, local_by_rank);
 }
 
+void mt_fr_locals_place(mt_fr_local_t *l, size_t n, const int64_t *off, int64_t world, int64_t dump_ns)
+{
+    mt_fr_locals_sort(l, n);
+    for (size_t i = 0; i < n; i++) {
+        int r = l[i].d.rank;
+        l[i].off = r < world && off[r] != MT_FR_NONE ? off[r] : 0;
+        l[i].dump_ns = dump_ns;
+    }
+}
+
+mt_status_t mt_fr_locals_trace(const mt_fr_local_t *l, size_t n, bool first, mt_write_fn write, void *ctx,
+                               uint64_t *events)
+{
+    mt_status_t st = MT_OK;
+    *events = 0;
+    for (size_t i = 0; i < n && st == MT_OK; i++) {
+        uint64_t k = 0;
+        st = mt_fr_trace_rank(&l[i].d, first && i == 0, l[i].off, l[i].dump_ns, write, ctx, &k);
+        *events += k;
+    }
+    return st;
+}
+
 void mt_fr_locals_free(mt_fr_local_t *l, size_t n)
 {
     for (size_t i = 0; i < n; i++) {

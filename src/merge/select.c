@@ -139,3 +139,22 @@ int mt_select_window_parse(const char *s, bool *steps, double *a, double *b, cha
     }
     return 0;
 }
+
+bool mt_select_check_text(const mt_select_rank_t *r, size_t n, const int32_t *want, size_t n_want, const int64_t *win,
+                          const char *ranks_arg, const char *window_arg, bool by_steps, char *msg, size_t cap)
+{
+    char list[256];
+    size_t nr = 0;
+    int64_t span = 0;
+    mt_select_empty_t e = mt_select_check(r, n, want, n_want, win, list, sizeof list, &nr, &span);
+    msg[0] = '\0';
+    if (e == MT_SELECT_NO_RANK)
+        snprintf(msg, cap, "--ranks %s: selects no rank of this job; its traces are of rank%s %s", ranks_arg,
+                 nr > 1 ? "s" : "", list);
+    else if (e == MT_SELECT_NO_TIME && by_steps)
+        snprintf(msg, cap, "--window %s: selects nothing", window_arg);
+    else if (e == MT_SELECT_NO_TIME)
+        snprintf(msg, cap, "--window %s: selects nothing; the job spans 0 to %.6f s from its start", window_arg,
+                 (double)span / 1e9);
+    return e != MT_SELECT_SOME;
+}

@@ -624,3 +624,40 @@ mt_status_t mt_rank_analysis_unpack(const void *bytes, size_t len, mt_rank_analy
         *consumed = (size_t)total;
     return MT_OK;
 }
+
+mt_status_t mt_rank_analysis_unpack_all(const void *bytes, size_t len, mt_rank_analysis_t ***out, size_t *n)
+{
+    mt_rank_analysis_t **v = NULL;
+    size_t k = 0, cap = 0;
+    mt_status_t st = MT_OK;
+    for (size_t off = 0; off < len && st == MT_OK;) {
+        mt_rank_analysis_t *a = NULL;
+        size_t used = 0;
+        if (k == cap) {
+            mt_rank_analysis_t **g = realloc(v, (cap = cap ? 2 * cap : 8) * sizeof *v);
+            if (!g) {
+                st = MT_ERR_NOMEM;
+                break;
+            }
+            v = g;
+        }
+        st = mt_rank_analysis_unpack((const char *)bytes + off, len - off, &a, &used);
+        if (st == MT_OK && !used) { /* cannot be: a result has a header */
+            mt_rank_analysis_free(a);
+            st = MT_ERR_FORMAT;
+        }
+        if (st == MT_OK)
+            v[k++] = a;
+        off += used;
+    }
+    if (st != MT_OK) {
+        for (size_t i = 0; i < k; i++)
+            mt_rank_analysis_free(v[i]);
+        free(v);
+        v = NULL;
+        k = 0;
+    }
+    *out = v;
+    *n = k;
+    return st;
+}

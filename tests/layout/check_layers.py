@@ -20,7 +20,7 @@ LAYERS = ["base", "io", "trace", "align", "nccl", "fr", "rank", "cross", "report
 
 # Each public header and the folder whose code it fronts.
 PUBLIC = {
-    "version.h": "base", "status.h": "base", "buf.h": "base", "strtab.h": "base", "warnings.h": "base", "heap.h": "base", "launcher.h": "base", "suggest.h": "base",
+    "version.h": "base", "status.h": "base", "buf.h": "base", "strtab.h": "base", "warnings.h": "base", "heap.h": "base", "launcher.h": "base", "suggest.h": "base", "tworld.h": "base",
     "input.h": "io", "gzout.h": "io",
     "trace.h": "trace", "loader.h": "trace", "classify.h": "trace",
     "link.h": "trace", "rank.h": "trace", "summary.h": "trace", "nsys.h": "trace", "timeline.h": "trace",
@@ -31,7 +31,7 @@ PUBLIC = {
     "crossrank.h": "cross", "critpath.h": "cross", "tljob.h": "cross", "pipeline.h": "cross", "gates.h": "cross",
     "trust.h": "cross", "memory.h": "cross",
     "report.h": "report", "report_html.h": "report", "report_timings.h": "report", "compare.h": "report",
-    "merge.h": "merge", "merged_layout.h": "merge", "discover.h": "discover", "outdir.h": "discover", "ingest.h": "discover", "job_state.h": "discover",
+    "merge.h": "merge", "merged_layout.h": "merge", "discover.h": "discover", "outdir.h": "discover", "ingest.h": "discover", "job_state.h": "discover", "tl_run.h": "discover", "job_outputs.h": "discover",
     "mergetrace.h": None,  # the umbrella: every public header, for programs
 }
 

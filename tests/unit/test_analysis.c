@@ -514,6 +514,24 @@ static void test_pack_roundtrip(void **state)
     }
     mt_buf_free(&kept);
 
+    /* Both at once, in order; a cut second one fails the whole, leaving
+     * nothing to free; no bytes, no result. */
+    mt_rank_analysis_t **all = NULL;
+    size_t n_all = 9;
+    assert_int_equal(mt_rank_analysis_unpack_all(two, 2 * len, &all, &n_all), MT_OK);
+    assert_int_equal(n_all, 2);
+    for (size_t k = 0; k < 2; k++) {
+        assert_same(a, all[k]);
+        mt_rank_analysis_free(all[k]);
+    }
+    free(all);
+    assert_int_equal(mt_rank_analysis_unpack_all(two, 2 * len - 1, &all, &n_all), MT_ERR_FORMAT);
+    assert_null(all);
+    assert_int_equal(n_all, 0);
+    assert_int_equal(mt_rank_analysis_unpack_all(two, 0, &all, &n_all), MT_OK);
+    assert_int_equal(n_all, 0);
+    free(all);
+
     /* Every truncation, and a few corruptions, are format errors. */
     for (size_t n = 0; n < len; n++) {
         u = (mt_rank_analysis_t *)1;

@@ -404,6 +404,38 @@ static void test_baseline(void **state)
     snprintf(w, sizeof w, "--baseline %s: No such file or directory", p);
     assert_string_equal(msg, w);
     mt_buf_free(&text);
+
+    /* for a run into out: a report read; traces analysed into
+     * out/baseline/report.json, but not with --local */
+    bool traces = true;
+    assert_int_equal(mt_discover_baseline_plan(OWN, "out", NULL, file, sizeof file, &traces, &text, msg, sizeof msg), 0);
+    assert_false(traces);
+    assert_string_equal(file, OWN "/report.json");
+    assert_true(text.len > 0);
+    mt_buf_free(&text);
+    snprintf(p, sizeof p, "%s/empty", root);
+    assert_int_equal(mt_discover_baseline_plan(p, "out", NULL, file, sizeof file, &traces, &text, msg, sizeof msg), 0);
+    assert_true(traces);
+    assert_string_equal(file, "out/baseline/report.json");
+    assert_null(text.data); /* nothing kept */
+    assert_int_equal(mt_discover_baseline_plan(p, "out", "--local", file, sizeof file, &traces, &text, msg, sizeof msg),
+                     3);
+    assert_false(traces);
+    snprintf(w, sizeof w, "--baseline %s: a directory of traces as the baseline does not go with --local", p);
+    assert_string_equal(msg, w);
+    assert_int_equal(mt_discover_baseline_plan(OWN "/rank-0.json", "out", "--timeline-map", file, sizeof file, &traces,
+                                               &text, msg, sizeof msg),
+                     3);
+    assert_string_equal(msg, "--baseline " OWN "/rank-0.json: a trace as the baseline does not go with --timeline-map");
+    mt_buf_free(&text); /* the usage error's: the caller's to free */
+    assert_int_equal(mt_discover_baseline_plan(OWN "/rank-0.json", "out", NULL, file, sizeof file, &traces, &text, msg,
+                                               sizeof msg),
+                     0);
+    assert_null(text.data);
+    snprintf(p, sizeof p, "%s/none", root);
+    assert_int_equal(mt_discover_baseline_plan(p, "out", NULL, file, sizeof file, &traces, &text, msg, sizeof msg), 2);
+    assert_false(traces);
+    mt_buf_free(&text);
 }
 
 int main(void)

@@ -198,6 +198,50 @@ static void test_at_scale(void **state)
     const char *bad_path = NULL;
     assert_int_equal(mt_fr_job_analyse(&whole, false, NULL, NULL, &err, &bad_path), MT_OK);
     check_truth(&whole.hang);
+    /* the same through the program's call: unpacked, attached, analysed */
+    mt_fr_job_t w2 = {0};
+    char wmsg[600];
+    assert_int_equal(mt_discover_fr_whole(&l, list.data, list.len, (const uint8_t *)packed.data, packed.len, false,
+                                          false, "", NULL, NULL, &w2, wmsg, sizeof wmsg),
+                     MT_OK);
+    assert_string_equal(wmsg, "");
+    same_verdict(&w2.hang, &whole.hang);
+    for (size_t i = 0; i < 4; i++)
+        assert_string_equal(w2.paths[order[i]], l.fr[i].path);
+    mt_fr_job_free(&w2);
+    w2 = (mt_fr_job_t){0};
+    assert_int_equal(mt_discover_fr_whole(&l, list.data, list.len, (const uint8_t *)packed.data, packed.len - 3, false,
+                                          false, "", NULL, NULL, &w2, wmsg, sizeof wmsg),
+                     MT_ERR_NOMEM);
+    assert_string_equal(wmsg, "internal error: a packed dump");
+    mt_fr_job_free(&w2);
+
+    /* process 1's dumps (ranks 2 and 3) on the verdict's clocks, as one
+     * piece of the merged trace of the entries: each rank's part as
+     * mt_fr_trace_rank writes it, one after the other, and their entries */
+    mt_fr_locals_place(mine[1], n_mine[1], whole.hang.offset_ns, whole.hang.world, whole.hang.dump_ns);
+    mt_buf_t piece = {0}, want = {0};
+    uint64_t ev = 0, k = 0, want_ev = 0;
+    for (size_t i = 0; i < 2; i++) {
+        int r = mine[1][i].d.rank;
+        int64_t o = whole.hang.offset_ns[r] != MT_FR_NONE ? whole.hang.offset_ns[r] : 0;
+        assert_int_equal(mine[1][i].off, o);
+        assert_int_equal(mine[1][i].dump_ns, whole.hang.dump_ns);
+        assert_int_equal(mt_fr_trace_rank(&mine[1][i].d, false, o, whole.hang.dump_ns, mt_buf_write, &want, &k), MT_OK);
+        want_ev += k;
+    }
+    assert_int_equal(mt_fr_locals_trace(mine[1], 2, false, mt_buf_write, &piece, &ev), MT_OK);
+    assert_int_equal(ev, whole.counts[2] + whole.counts[3]);
+    assert_int_equal(ev, want_ev);
+    assert_int_equal(piece.len, want.len);
+    assert_memory_equal(piece.data, want.data, want.len);
+    /* a world of 3 (rank 3 beyond it): offset 0 */
+    mt_fr_locals_place(mine[1], n_mine[1], whole.hang.offset_ns, 3, 7);
+    assert_int_equal(mine[1][1].d.rank, 3);
+    assert_int_equal(mine[1][1].off, 0);
+    assert_int_equal(mine[1][1].dump_ns, 7);
+    mt_buf_free(&piece);
+    mt_buf_free(&want);
 
     /* the report of the dumps alone: 55 entries in all (the program's
      * "4 Flight Recorder dumps, 55 entries" on fr-skip) */
@@ -358,7 +402,8 @@ static void plugin_file(const char *path, int r)
 
 /* The NCCL plugin's files of a job that hung made into dumps and analysed
  * (mt_discover_fr_from_nccl): rank 1 never enqueued the AllReduce rank 0
- * is stuck in; nothing without a task in flight; a file gone. */
+ * is stuck in; nothing without a task in flight; a file gone, said with
+ * its path and rank. */
 static void test_from_nccl(void **state)
 {
     (void)state;
@@ -374,16 +419,14 @@ static void test_from_nccl(void **state)
                            {.rank = 1, .file_index = 1, .path = p1, .info = {.is_nccl = MT_NCCL_FMT_PLUGIN}}};
     mt_nccl_job_t nj = {.r = r, .n = 2};
     mt_fr_job_t fr;
-    int stage = -1, rank = -1;
-    const char *path = NULL;
-    mt_error_t err;
+    char msg[1400];
     /* no task in flight: nothing to do */
-    assert_int_equal(mt_discover_fr_from_nccl(&l, &nj, &fr, &stage, &path, &rank, &err), MT_OK);
+    assert_int_equal(mt_discover_fr_from_nccl(&l, &nj, "", &fr, msg, sizeof msg), MT_OK);
     assert_false(fr.any);
     assert_int_equal(fr.n, 0);
     /* rank 0's file ends inside AllReduce #2 */
     r[0].info.in_flight = 1;
-    assert_int_equal(mt_discover_fr_from_nccl(&l, &nj, &fr, &stage, &path, &rank, &err), MT_OK);
+    assert_int_equal(mt_discover_fr_from_nccl(&l, &nj, "", &fr, msg, sizeof msg), MT_OK);
     assert_true(fr.any && fr.from_nccl && fr.hung);
     assert_int_equal(fr.n, 2);
     assert_ptr_equal(fr.paths[0], p0);
@@ -397,11 +440,14 @@ static void test_from_nccl(void **state)
     mt_fr_job_free(&fr);
     /* a file gone since: its path and rank, nothing kept */
     remove(p1);
-    assert_int_not_equal(mt_discover_fr_from_nccl(&l, &nj, &fr, &stage, &path, &rank, &err), MT_OK);
-    assert_int_equal(stage, 1);
-    assert_ptr_equal(path, p1);
-    assert_int_equal(rank, 1);
+    assert_int_not_equal(mt_discover_fr_from_nccl(&l, &nj, "", &fr, msg, sizeof msg), MT_OK);
+    char want[1400];
+    snprintf(want, sizeof want, "%s: rank 1: read again for the hang analysis: ", p1);
+    assert_memory_equal(msg, want, strlen(want));
     assert_null(fr.dumps);
+    assert_int_equal(mt_discover_fr_from_nccl(&l, &nj, "--baseline: ", &fr, msg, sizeof msg), MT_ERR_IO);
+    snprintf(want, sizeof want, "--baseline: %s: rank 1: ", p1);
+    assert_memory_equal(msg, want, strlen(want));
     assert_int_equal(tu_tmpdir_remove(dir), 0);
 }
 

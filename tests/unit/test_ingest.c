@@ -207,6 +207,18 @@ static void test_sort(void **state)
     res[0].status = MT_ERR_FORMAT; /* index 5 */
     res[4].status = MT_ERR_IO;     /* index 3 */
     assert_ptr_equal(mt_ingest_first_failed(res, 6), &res[4]);
+    /* its line: the message, with the owner under --local */
+    snprintf(res[4].message, sizeof res[4].message, "c.json: not JSON");
+    mt_discover_file_t f[6] = {{.path = "a"}, {.path = "b"}, {.path = "x"}, {.path = "c.json", .owner = 3}};
+    mt_discover_list_t l = {.files = f, .n = 6};
+    char msg[1400];
+    assert_int_equal(mt_ingest_failure_text(res, 6, &l, false, "", msg, sizeof msg), MT_ERR_IO);
+    assert_string_equal(msg, "c.json: not JSON");
+    assert_int_equal(mt_ingest_failure_text(res, 6, &l, true, "--baseline: ", msg, sizeof msg), MT_ERR_IO);
+    assert_string_equal(msg, "--baseline: --local: process 3: c.json: not JSON");
+    assert_int_equal(mt_ingest_failure_text(res, 3, &l, false, "--baseline: ", msg, sizeof msg), MT_ERR_FORMAT);
+    assert_int_equal(mt_ingest_failure_text(res + 1, 2, &l, false, "", msg, sizeof msg), MT_ERR_NOMEM);
+    assert_string_equal(msg, "out of memory");
     res[0].status = res[4].status = MT_OK;
     assert_int_equal(mt_ingest_sort(res, 6), 4);
     const int32_t want_index[] = {3, 0, 2, 5, 1, 4}; /* by rank then index; the skipped by index */
@@ -439,6 +451,98 @@ static void test_stop(void **state)
     mt_ingest_free(&L);
 }
 
+/* What mt_ingest_share told: each callback's calls. */
+typedef struct share_log {
+    int32_t before[8];
+    int n_before;
+    int32_t failed;
+    int n_failed;
+    size_t done[8];
+    uint64_t bytes[8];
+    int n_progress;
+    int32_t stop_at; /* stop_before says stop at this index (-1: never) */
+} share_log_t;
+
+static bool log_before(void *ctx, int32_t index)
+{
+    share_log_t *g = ctx;
+    g->before[g->n_before++] = index;
+    return index == g->stop_at;
+}
+
+static void log_failed(void *ctx, int32_t index)
+{
+    share_log_t *g = ctx;
+    g->failed = index;
+    g->n_failed++;
+}
+
+static void log_progress(void *ctx, size_t done, size_t owned, uint64_t bytes)
+{
+    share_log_t *g = ctx;
+    assert_int_equal(owned, 2);
+    g->done[g->n_progress] = done;
+    g->bytes[g->n_progress++] = bytes;
+}
+
+/* A process's share (mt_ingest_share): of four inputs it owns 0 and 2
+ * (1 and 3 are another's), each loaded in turn (1084 JSON bytes each),
+ * progress after each; a failing file (no rank among several) stops the
+ * share there, told once with its index; stop_before stops before a
+ * file. */
+static void test_share(void **state)
+{
+    (void)state;
+    char *paths[] = {DATA "/own/rank-0.json", DATA "/norank-config/train.json", DATA "/own/rank-1.json",
+                     DATA "/norank-config/train.json"};
+    mt_discover_file_t f[4];
+    mt_discover_list_t l;
+    list_of(&l, f, paths, 4, false);
+    f[1].owner = f[3].owner = 1;
+    mt_ingest_t L;
+    init(&L, &l);
+    share_log_t g = {.stop_at = -1};
+    mt_ingest_share_cb_t cb = {.stop_before = log_before, .failed = log_failed, .progress = log_progress, .ctx = &g};
+    mt_ingest_opts_t io = {0};
+    assert_int_equal(mt_ingest_share(&L, &io, &l, 0, &cb), MT_OK);
+    assert_int_equal(L.n_res, 2);
+    assert_int_equal(L.res[0].index, 0);
+    assert_int_equal(L.res[1].index, 2);
+    assert_int_equal(g.n_before, 2);
+    assert_int_equal(g.before[1], 2);
+    assert_int_equal(g.n_failed, 0);
+    assert_int_equal(g.n_progress, 2);
+    assert_int_equal(g.done[1], 2);
+    assert_int_equal(g.bytes[0], 1084);
+    assert_int_equal(g.bytes[1], 2168);
+    mt_ingest_free(&L);
+
+    /* process 1: its first file fails, the second is never loaded */
+    g = (share_log_t){.stop_at = -1};
+    l.files[0].owner = l.files[2].owner = 1;
+    l.files[1].owner = l.files[3].owner = 0;
+    init(&L, &l);
+    assert_int_equal(mt_ingest_share(&L, &io, &l, 0, &cb), MT_ERR_NO_RANK);
+    assert_int_equal(L.n_res, 1);
+    assert_int_equal(L.res[0].status, MT_ERR_NO_RANK);
+    assert_int_equal(g.n_failed, 1);
+    assert_int_equal(g.failed, 1);
+    assert_int_equal(g.n_before, 1);
+    assert_int_equal(g.n_progress, 0);
+    mt_ingest_free(&L);
+
+    /* another process failed below input 2: stop before it */
+    g = (share_log_t){.stop_at = 2};
+    l.files[0].owner = l.files[2].owner = 0;
+    l.files[1].owner = l.files[3].owner = 1;
+    init(&L, &l);
+    assert_int_equal(mt_ingest_share(&L, &io, &l, 0, &cb), MT_OK);
+    assert_int_equal(L.n_res, 1);
+    assert_int_equal(g.n_before, 2);
+    assert_int_equal(g.n_progress, 1);
+    mt_ingest_free(&L);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -446,6 +550,7 @@ int main(void)
         cmocka_unit_test(test_directory),
         cmocka_unit_test(test_nccl_example),
         cmocka_unit_test(test_stop),
+        cmocka_unit_test(test_share),
         cmocka_unit_test(test_sort),
         cmocka_unit_test(test_nccl_join),
         cmocka_unit_test(test_report_lists),

@@ -6,7 +6,9 @@
  * the memory budget) checked against those hand-made facts; the rank
  * checks (mt_job_check) on results laid out the same way; two traces
  * days apart on one clock (mt_job_trust); the steps after the alignment
- * (mt_job_cross) stopped by the one-run check or run to the gates. */
+ * (mt_job_cross) stopped by the one-run check or run to the gates; the
+ * program's lines for what they found (mt_job_check_text,
+ * mt_job_cross_text); the job's outputs (mt_job_outputs, _baseline). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -168,23 +172,53 @@ static void test_check(void **state)
     assert_int_equal(mt_job_check(&l, two, 3, &j, &which), MT_JOB_TWICE);
     assert_int_equal(which->index, 3);
     assert_int_equal(which[-1].index, 0);
+    /* the program's line: both files, and with --local their processes */
+    char msg[600];
+    f[0].owner = 0;
+    f[3].owner = 2;
+    assert_int_equal(mt_job_check_text(MT_JOB_TWICE, &l, &j, which, 3, false, "", msg, sizeof msg), MT_ERR_FORMAT);
+    assert_string_equal(msg, "rank 1 appears twice: r1.json and r3.json (use --rank-map to say which is which)");
+    assert_int_equal(mt_job_check_text(MT_JOB_TWICE, &l, &j, which, 3, true, "--baseline: ", msg, sizeof msg),
+                     MT_ERR_FORMAT);
+    assert_string_equal(msg, "--baseline: rank 1 appears twice: r1.json on process 0 and r3.json on process 2 "
+                             "(--local: give each trace to one process; --rank-map says which is which)");
     mt_job_free(&j);
     /* a trace that named no rank beside another */
     mt_ingest_result_t un[2] = {res_of(0, 1, false), res_of(2, 0, false)};
     un[1].rank_tentative = 1;
     assert_int_equal(mt_job_check(&l, un, 2, &j, &which), MT_JOB_UNRANKED);
     assert_ptr_equal(which, &un[0]); /* sorted: rank 0 first */
+    snprintf(un[0].message, sizeof un[0].message, "r0.json: no rank");
+    assert_int_equal(mt_job_check_text(MT_JOB_UNRANKED, &l, &j, which, 2, false, "", msg, sizeof msg), MT_ERR_FORMAT);
+    assert_string_equal(msg, "r0.json: no rank");
     mt_job_free(&j);
     /* alone it is rank 0 */
     mt_ingest_result_t one[1] = {res_of(2, 0, false)};
     one[0].rank_tentative = 1;
     assert_int_equal(mt_job_check(&l, one, 1, &j, &which), MT_JOB_GOOD);
     assert_int_equal(j.world, 4);
+    assert_int_equal(mt_job_check_text(MT_JOB_GOOD, &l, &j, which, 1, false, "", msg, sizeof msg), MT_OK);
+    assert_string_equal(msg, "");
     mt_job_free(&j);
     /* nothing but a skipped file */
     mt_ingest_result_t none[1] = {res_of(1, -1, true)};
     assert_int_equal(mt_job_check(&l, none, 1, &j, &which), MT_JOB_NO_TRACE);
     assert_int_equal(j.n_skipped, 1);
+    snprintf(none[0].message, sizeof none[0].message, "no traceEvents");
+    assert_int_equal(mt_job_check_text(MT_JOB_NO_TRACE, &l, &j, which, 1, false, "", msg, sizeof msg),
+                     MT_ERR_FORMAT);
+    assert_string_equal(msg, "no trace among the 1 JSON file found (notes.json: no traceEvents)");
+    mt_job_free(&j);
+    /* nothing at all; out of memory; the empty job says nothing */
+    assert_int_equal(mt_job_check(&l, none, 0, &j, &which), MT_JOB_NO_TRACE);
+    assert_int_equal(mt_job_check_text(MT_JOB_NO_TRACE, &l, &j, which, 0, false, "--baseline: ", msg, sizeof msg),
+                     MT_ERR_FORMAT);
+    assert_string_equal(msg, "--baseline: no trace found");
+    assert_int_equal(mt_job_check_text(MT_JOB_NOMEM, &l, &j, which, 0, false, "--baseline: ", msg, sizeof msg),
+                     MT_ERR_NOMEM);
+    assert_string_equal(msg, "out of memory");
+    assert_int_equal(mt_job_check_text(MT_JOB_EMPTY, &l, &j, which, 0, false, "", msg, sizeof msg), MT_ERR_IO);
+    assert_string_equal(msg, "");
     mt_job_free(&j);
 }
 
@@ -252,6 +286,16 @@ static void test_cross(void **state)
     assert_int_equal(f.b, 1);
     assert_true(f.apart_ns == (double)((int64_t)1 << 51));
     assert_null(j.cross);
+    /* the program's line: 2^51 ns is 26 days */
+    mt_discover_file_t files[2] = {{.path = "a.json", .part = -1}, {.path = "b.json", .part = -1}};
+    mt_discover_list_t l = {.files = files, .n = 2, .cap = 2};
+    char msg[600];
+    assert_int_equal(mt_job_cross_text(MT_ERR_FORMAT, &f, &l, &j, false, "", msg, sizeof msg), MT_ERR_FORMAT);
+    assert_string_equal(msg, "a.json and b.json start 26 days apart on the corrected clock (a trace without its "
+                             "absolute time base?): they cannot be analysed together");
+    assert_int_equal(mt_job_cross_text(MT_ERR_FORMAT, &f, &l, &j, true, "--baseline: ", msg, sizeof msg),
+                     MT_ERR_FORMAT);
+    assert_non_null(strstr(msg, "--baseline: a.json and b.json start 26 days apart on the same (--no-align) clock"));
 
     res[1].sum.first_ns = 1000000;
     res[1].sum.last_ns = 2000000;
@@ -262,6 +306,26 @@ static void test_cross(void **state)
     assert_int_equal(f.b, 1);
     assert_string_equal(j.trust.why, "world sizes 2 and 4");
     assert_null(j.cross);
+    assert_int_equal(mt_job_cross_text(MT_ERR_FORMAT, &f, &l, &j, false, "", msg, sizeof msg), MT_ERR_FORMAT);
+    assert_string_equal(msg, "a.json and b.json are not of one run: world sizes 2 and 4 (--force merges them anyway)");
+    /* the other steps: the step's name and the status; no tag for out of
+     * memory and report.html's views */
+    mt_job_cross_fail_t other = {.step = MT_JOB_STEP_CRITPATH};
+    assert_int_equal(mt_job_cross_text(MT_ERR_NOMEM, &other, &l, &j, false, "--baseline: ", msg, sizeof msg),
+                     MT_ERR_NOMEM);
+    assert_string_equal(msg, "--baseline: critical path: out of memory");
+    other.step = MT_JOB_STEP_VIEWS;
+    assert_int_equal(mt_job_cross_text(MT_ERR_LIMIT, &other, &l, &j, false, "--baseline: ", msg, sizeof msg),
+                     MT_ERR_LIMIT);
+    assert_string_equal(msg, "report.html views: input exceeds a limit");
+    other.step = MT_JOB_STEP_TRUST;
+    assert_int_equal(mt_job_cross_text(MT_ERR_RANGE, &other, &l, &j, false, "", msg, sizeof msg), MT_ERR_FORMAT);
+    other.step = MT_JOB_STEP_TRUST_NOMEM;
+    assert_int_equal(mt_job_cross_text(MT_OK, &other, &l, &j, false, "x: ", msg, sizeof msg), MT_ERR_NOMEM);
+    assert_string_equal(msg, "out of memory");
+    other.step = MT_JOB_STEP_NONE;
+    assert_int_equal(mt_job_cross_text(MT_OK, &other, &l, &j, false, "", msg, sizeof msg), MT_OK);
+    assert_string_equal(msg, "");
     o.force = true;
     assert_int_equal(mt_job_cross(&o, &j, &t, &f), MT_OK);
     assert_int_equal(f.step, MT_JOB_STEP_NONE);
@@ -298,6 +362,149 @@ static void test_cross(void **state)
     mt_pipeline_free(j.pipe);
 }
 
+/* The lines a run says (mt_outdir_note_fn): kept, joined by '\n'. */
+static void note_keep(void *ctx, const char *line)
+{
+    mt_buf_t *b = ctx;
+    assert_int_equal(mt_buf_append(b, line, strlen(line)), MT_OK);
+    assert_int_equal(mt_buf_append(b, "\n", 1), MT_OK);
+}
+
+/* A whole file as a NUL-terminated string (malloc'd); NULL when missing. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    mt_buf_t b = {0};
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        assert_int_equal(mt_buf_append(&b, chunk, n), MT_OK);
+    fclose(f);
+    assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
+    *len = b.len - 1;
+    return (char *)b.data;
+}
+
+/* The outputs of a job laid out by hand (2 traces of a world of 4, a
+ * gate that failed, not measured): report.json written and the summary
+ * into the stream, the failed gate said even with -q and --json, with
+ * --json the stream the bytes of the file; a failed merged trace writes
+ * nothing; the baseline's report.json in memory equal to its file, its
+ * warning said as the baseline's; compared with it, compare.json
+ * written; a baseline that is not JSON is bad input, said. */
+static void test_outputs(void **state)
+{
+    (void)state;
+    char dir[512], path[700];
+    snprintf(dir, sizeof dir, "%s/job_outputs", MT_TEST_TMP);
+    mkdir(dir, 0777);
+    const char *names[] = {"report.json", "report.html", "compare.json", "baseline/report.json"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        remove(path);
+    }
+    mt_discover_file_t f[2] = {{.path = "a/rank0.json", .bytes = 100, .part = -1},
+                               {.path = "a/rank1.json", .bytes = 200, .part = -1}};
+    mt_discover_list_t l = {.files = f, .n = 2, .cap = 2};
+    mt_ingest_result_t res[2] = {res_of(0, 0, false), res_of(1, 1, false)};
+    mt_clock_t clocks[2] = {{.rank = 0, .reference = true}, {.rank = 1}};
+    int64_t missing[2] = {2, 3};
+    mt_job_t j = {.res = res, .n = 2, .world = 4, .missing = missing, .n_missing = 2, .n_absent = 2};
+    j.al.clocks = clocks;
+    j.al.n_clocks = 2;
+    mt_gate_t gate;
+    assert_int_equal(mt_gate_parse("idle_pct <= 5", &gate, NULL), MT_OK);
+    gate.measured = false;
+    gate.pass = false;
+    gate.why = "no analysis";
+    mt_job_out_opts_t o = {.out_dir = dir,
+                           .report = {.aligned = true, .gates = &gate, .n_gates = 1},
+                           .command_line = "mergetrace a",
+                           .gates = &gate,
+                           .n_gates = 1,
+                           .text = {.n_procs = 1, .out_dir = dir}};
+    mt_job_out_merged_t m = {.path = NULL};
+    mt_buf_t out = {0}, said = {0};
+    assert_int_equal(mt_job_outputs(&o, &l, &j, &m, mt_buf_write, &out, note_keep, &said), MT_OK);
+    assert_int_equal(said.len, strlen("gate failed: idle_pct <= 5 (not measured: no analysis)\n"));
+    assert_memory_equal(said.data, "gate failed: idle_pct <= 5 (not measured: no analysis)\n", said.len);
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    char *file = slurp(path, &len);
+    assert_non_null(file);
+    assert_non_null(strstr(file, "\"world_size\": 4"));
+    assert_int_equal(out.len > 0, 1);
+    assert_int_equal(mt_buf_append(&out, "", 1), MT_OK);
+    char wrote[700];
+    snprintf(wrote, sizeof wrote, "wrote %s/report.json", dir);
+    assert_non_null(strstr((const char *)out.data, wrote));
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    assert_int_equal(access(path, F_OK), -1); /* not asked for */
+
+    /* --json: the stream is the file's bytes; -q as well: the gate alone */
+    out.len = said.len = 0;
+    o.json = true;
+    o.quiet = true;
+    assert_int_equal(mt_job_outputs(&o, &l, &j, &m, mt_buf_write, &out, note_keep, &said), MT_OK);
+    assert_int_equal(out.len, len);
+    assert_memory_equal(out.data, file, len);
+    assert_memory_equal(said.data, "gate failed:", 12);
+    free(file);
+
+    /* a failed merged trace: nothing written, the summary still goes out */
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    remove(path);
+    out.len = said.len = 0;
+    o.json = o.quiet = false;
+    m.failed = true;
+    assert_int_equal(mt_job_outputs(&o, &l, &j, &m, mt_buf_write, &out, note_keep, &said), MT_OK);
+    assert_int_equal(access(path, F_OK), -1);
+    assert_true(out.len > 0);
+    m.failed = false;
+
+    /* the baseline's report: in memory as on disk, its warning said */
+    mt_buf_t base = {0};
+    said.len = 0;
+    assert_int_equal(mt_job_outputs_baseline(&o.report, &l, &j, dir, false, &base, note_keep, &said), MT_OK);
+    snprintf(path, sizeof path, "%s/baseline/report.json", dir);
+    file = slurp(path, &len);
+    assert_non_null(file);
+    assert_int_equal(len, base.len);
+    assert_memory_equal(file, base.data, len);
+    free(file);
+    assert_int_equal(mt_buf_append(&said, "", 1), MT_OK);
+    assert_non_null(strstr((const char *)said.data, "--baseline: warning: 2 of 4 ranks have no trace"));
+    said.len = 0;
+    mt_buf_free(&base); /* set, not appended to */
+    assert_int_equal(mt_job_outputs_baseline(&o.report, &l, &j, dir, true, &base, note_keep, &said), MT_OK);
+    assert_int_equal(said.len, 0); /* quiet */
+
+    /* compared with it: compare.json beside report.json */
+    o.baseline_text = (const char *)base.data;
+    o.baseline_len = base.len;
+    o.baseline_file = path;
+    o.outputs.compare = true; /* else compare.json is another run's, removed */
+    out.len = said.len = 0;
+    assert_int_equal(mt_job_outputs(&o, &l, &j, &m, mt_buf_write, &out, note_keep, &said), MT_OK);
+    snprintf(path, sizeof path, "%s/compare.json", dir);
+    assert_int_equal(access(path, F_OK), 0);
+    /* a baseline that is not JSON: bad input, said; nothing written */
+    remove(path);
+    o.baseline_text = "not json";
+    o.baseline_len = 8;
+    out.len = said.len = 0;
+    assert_int_equal(mt_job_outputs(&o, &l, &j, &m, mt_buf_write, &out, note_keep, &said), MT_ERR_FORMAT);
+    assert_memory_equal(said.data, "comparing with the baseline: ", 29);
+    assert_int_equal(access(path, F_OK), -1);
+    mt_buf_free(&base);
+    mt_buf_free(&out);
+    mt_buf_free(&said);
+    free(j.nccl_rep);
+    mt_outdir_renamed_all(); /* the program's, once every output is in place */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -305,6 +512,7 @@ int main(void)
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_trust),
         cmocka_unit_test(test_cross),
+        cmocka_unit_test(test_outputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

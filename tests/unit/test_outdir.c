@@ -477,6 +477,56 @@ static void test_names(void **state)
     assert_string_equal(mt_outdir_merged_name(false), "merged.json");
 }
 
+/* Before a run writes: the directory made, an output that is an input
+ * refused (nothing else done), two dead temporaries removed and said, or
+ * not said with quiet. */
+static void test_prepare(void **state)
+{
+    (void)state;
+    char d[1100], in[1200], msg[1400], want[1400];
+    snprintf(d, sizeof d, "%s/out/x", root);
+    mt_discover_list_t none = {0};
+    mt_outdir_outputs_t w = {.merge = true, .merged_gzip = true, .html = true};
+    notes_t n = {0};
+    assert_int_equal(mt_outdir_prepare(d, &w, &none, NULL, false, note, &n, msg, sizeof msg), 0);
+    assert_true(there("out/x"));
+    assert_int_equal(n.n, 0);
+    /* report.html in it is an input: refused, its dead temporary left */
+    long dead = dead_pid();
+    char name[200];
+    snprintf(name, sizeof name, "out/x/report.json.tmp.%ld.1", dead);
+    put(name, "{");
+    put("out/x/report.html", "<html>");
+    snprintf(in, sizeof in, "%s/report.html", d);
+    mt_discover_file_t f[1] = {{.path = in, .part = -1}};
+    mt_discover_list_t l = {.files = f, .n = 1};
+    assert_int_equal(mt_outdir_prepare(d, &w, &l, NULL, false, note, &n, msg, sizeof msg), 1);
+    snprintf(want, sizeof want, "%s/report.html is one of the inputs: choose another -o", d);
+    assert_string_equal(msg, want);
+    assert_true(there(name));
+    /* without it: the temporaries go, said once */
+    put("out/x/merged.json.gz.tmp.1.2", "x"); /* no pid of ours: "1" is init, alive */
+    snprintf(name, sizeof name, "out/x/merged.json.gz.tmp.%ld.3", dead);
+    put(name, "x");
+    w.html = false;
+    assert_int_equal(mt_outdir_prepare(d, &w, &l, NULL, false, note, &n, msg, sizeof msg), 0);
+    assert_int_equal(n.n, 1);
+    snprintf(want, sizeof want, "removed 2 temporary files of an earlier run that was stopped, from %s", d);
+    assert_string_equal(n.text[0], want);
+    assert_false(there(name));
+    assert_true(there("out/x/merged.json.gz.tmp.1.2"));
+    snprintf(name, sizeof name, "out/x/report.json.tmp.%ld.4", dead);
+    put(name, "{");
+    assert_int_equal(mt_outdir_prepare(d, &w, &l, NULL, true, note, &n, msg, sizeof msg), 0);
+    assert_int_equal(n.n, 1); /* quiet */
+    assert_false(there(name));
+    /* a directory that cannot be made */
+    snprintf(d, sizeof d, "%s/out/x/report.html/y", root);
+    assert_int_equal(mt_outdir_prepare(d, &w, &none, NULL, false, note, &n, msg, sizeof msg), 1);
+    snprintf(want, sizeof want, "%s/out/x/report.html: exists and is not a directory", root);
+    assert_string_equal(msg, want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -489,6 +539,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_repair, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repair_quiet_and_alive, setup, teardown),
         cmocka_unit_test_setup_teardown(test_remove_stale, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prepare, setup, teardown),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

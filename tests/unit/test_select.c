@@ -134,6 +134,17 @@ static void test_check(void **state)
     assert_int_equal(mt_select_check(job, 4, NULL, 0, after, list, sizeof list, &n, &span), MT_SELECT_NO_TIME);
     assert_int_equal(mt_select_check(job, 4, NULL, 0, touching, list, sizeof list, &n, &span), MT_SELECT_SOME);
     assert_int_equal(mt_select_check(job + 3, 1, want5, 1, before, list, sizeof list, &n, &span), MT_SELECT_SOME);
+
+    /* the program's lines: what the job has, by the options as given */
+    char msg[400];
+    assert_true(mt_select_check_text(job, 4, want5, 1, NULL, "5", NULL, false, msg, sizeof msg));
+    assert_string_equal(msg, "--ranks 5: selects no rank of this job; its traces are of ranks 0-2");
+    assert_true(mt_select_check_text(job, 4, NULL, 0, before, NULL, "0:0.000004999", false, msg, sizeof msg));
+    assert_string_equal(msg, "--window 0:0.000004999: selects nothing; the job spans 0 to 0.000036 s from its start");
+    assert_true(mt_select_check_text(job, 4, NULL, 0, before, NULL, "#7:#8", true, msg, sizeof msg));
+    assert_string_equal(msg, "--window #7:#8: selects nothing");
+    assert_false(mt_select_check_text(job, 4, want1, 1, touching, "1", "x", false, msg, sizeof msg));
+    assert_string_equal(msg, "");
 }
 
 int main(void)

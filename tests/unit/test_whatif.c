@@ -5,7 +5,8 @@
  * expected values are the artifact's own outputs, data/result-ST.json,
  * ms-ST.json and mw-ST.json. Also: the timeline reader's errors, the
  * --timeline-map parser, the job model's instances, and a 1200-rank
- * timeline that grows the ideal sweep's slot pool. */
+ * timeline that grows the ideal sweep's slot pool, and the program's
+ * whole path for a timeline (mt_tl_run). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,11 +20,13 @@
 #include "mergetrace/report_html.h"
 #include "mergetrace/timeline.h"
 #include "mergetrace/tljob.h"
+#include "mergetrace/tl_run.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define ST_DIR MT_CORPUS_DIR "/ByteDance-Seed__StragglerAnalysis/data"
@@ -386,11 +389,129 @@ static void test_map(void **state)
     assert_non_null(strstr(err.msg, "track <regex>"));
 }
 
+/* A sink that always fails, as a full disk would. */
+static mt_status_t fail_write(void *ctx, const void *data, size_t len)
+{
+    (void)ctx;
+    (void)data;
+    (void)len;
+    return MT_ERR_IO;
+}
+
+/* Bytes of a whole file (malloc'd, NUL-terminated), NULL when missing. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    mt_buf_t b = {0};
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        assert_int_equal(mt_buf_append(&b, chunk, n), MT_OK);
+    fclose(f);
+    assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
+    *len = b.len - 1;
+    return (char *)b.data;
+}
+
+/* The program's whole path for a timeline (mt_tl_run): report.json the
+ * bytes mt_report_timeline_json gives for the same job, report.html
+ * beside it, the terminal lines those of mt_report_timeline_text; with
+ * json only report.json into the sink; and the failures' lines. */
+static void test_tl_run(void **state)
+{
+    (void)state;
+    const char *path = write_tmp("tl_run.json", two);
+    char dir[512], msg[1400], rp[600], hp[600];
+    snprintf(dir, sizeof dir, "%s/tl_run_out", MT_TEST_TMP);
+    snprintf(rp, sizeof rp, "%s/report.json", dir);
+    snprintf(hp, sizeof hp, "%s/report.html", dir);
+    remove(rp);
+    remove(hp);
+    /* the expected bytes, from the steps the program's path takes */
+    mt_error_t err;
+    mt_error_clear(&err);
+    mt_timeline_t *tl = NULL;
+    mt_tl_job_t *j = NULL;
+    mt_critpath_t *c = NULL;
+    assert_int_equal(mt_timeline_load(path, NULL, &tl, &err), MT_OK);
+    assert_int_equal(mt_tl_job_build(tl, &j), MT_OK);
+    assert_int_equal(mt_tl_job_critpath(j, &c), MT_OK);
+    mt_buf_t want_json = {0}, want_text = {0}, got = {0};
+    assert_int_equal(mt_report_timeline_json(path, tl, j, c, mt_buf_write, &want_json), MT_OK);
+    assert_int_equal(mt_report_timeline_text(path, tl, j, c, dir, true, mt_buf_write, &want_text), MT_OK);
+    mt_critpath_free(c);
+    mt_tl_job_free(j);
+    mt_timeline_free(tl);
+
+    mt_tl_run_opts_t o = {.path = path, .out_dir = dir, .html = true};
+    assert_int_equal(mt_tl_run(&o, mt_buf_write, &got, msg, sizeof msg), MT_OK);
+    assert_string_equal(msg, "");
+    size_t len = 0;
+    char *file = slurp(rp, &len);
+    assert_non_null(file);
+    assert_int_equal(len, want_json.len);
+    assert_memory_equal(file, want_json.data, len);
+    free(file);
+    file = slurp(hp, &len);
+    assert_non_null(file);
+    assert_non_null(strstr(file, "<html"));
+    free(file);
+    assert_int_equal(got.len, want_text.len);
+    assert_memory_equal(got.data, want_text.data, got.len);
+
+    /* --json: report.json into the sink, no file */
+    got.len = 0;
+    remove(rp);
+    o.json = true;
+    assert_int_equal(mt_tl_run(&o, mt_buf_write, &got, msg, sizeof msg), MT_OK);
+    assert_int_equal(got.len, want_json.len);
+    assert_memory_equal(got.data, want_json.data, got.len);
+    assert_int_equal(access(rp, F_OK), -1);
+
+    /* -q: the files, no lines */
+    got.len = 0;
+    o.json = false;
+    o.quiet = true;
+    assert_int_equal(mt_tl_run(&o, mt_buf_write, &got, msg, sizeof msg), MT_OK);
+    assert_int_equal(got.len, 0);
+    assert_int_equal(access(rp, F_OK), 0);
+
+    /* a missing --timeline-map names the option and the file: I/O */
+    char map[600];
+    snprintf(map, sizeof map, "%s/no-such-map.json", MT_TEST_TMP);
+    o.map_path = map;
+    assert_int_equal(mt_tl_run(&o, mt_buf_write, &got, msg, sizeof msg), MT_ERR_IO);
+    assert_non_null(strstr(msg, "--timeline-map"));
+    assert_non_null(strstr(msg, "no-such-map.json"));
+    o.map_path = NULL;
+
+    /* an output directory under a file cannot be made */
+    char bad[600];
+    snprintf(bad, sizeof bad, "%s/report.json/sub", dir);
+    o.out_dir = bad;
+    assert_int_equal(mt_tl_run(&o, mt_buf_write, &got, msg, sizeof msg), MT_ERR_IO);
+    char want[700];
+    snprintf(want, sizeof want, "%s: cannot create the output directory (Not a directory)", bad);
+    assert_string_equal(msg, want);
+
+    /* a sink that fails: I/O, nothing to say (the program's stream check does) */
+    o.out_dir = dir;
+    o.quiet = false;
+    assert_int_equal(mt_tl_run(&o, fail_write, NULL, msg, sizeof msg), MT_ERR_IO);
+    assert_string_equal(msg, "");
+    mt_buf_free(&want_json);
+    mt_buf_free(&want_text);
+    mt_buf_free(&got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_st),
         cmocka_unit_test(test_small),
+        cmocka_unit_test(test_tl_run),
         cmocka_unit_test(test_wide),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_map),

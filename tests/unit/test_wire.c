@@ -99,7 +99,7 @@ static void test_local_union(void **state)
     put("b.json", 50);
     put("c.json", 10);
     put("m.json", 30);
-    mt_discover_list_t p0 = {0}, p1 = {0}, u;
+    mt_discover_list_t p0 = {0}, p1 = {0}, u = {0};
     add(&p0, "a.json", 100, 0, true, MT_DISCOVER_FILE, -1);
     add(&p0, "b.json", 50, 0, true, MT_DISCOVER_FILE, -1);
     add(&p0, "m.json#rank3", 30, 0, false, MT_DISCOVER_MERGED_PART, 3);
@@ -120,7 +120,15 @@ static void test_local_union(void **state)
     mt_buf_t f = {0}, s = {0};
     assert_int_equal(mt_discover_local_pack(&p0, 0, &f, &s), 0);
     assert_int_equal(mt_discover_local_pack(&p1, 1, &f, &s), 0);
+    /* in place of process 0's own list, whose Flight Recorder dump stays */
+    add(&u, "own.json", 1, 0, false, MT_DISCOVER_FILE, -1);
+    u.fr = calloc(1, sizeof *u.fr);
+    assert_non_null(u.fr);
+    u.fr[0] = (mt_discover_file_t){.path = strdup("dump_0"), .part = -1};
+    u.n_fr = u.cap_fr = 1;
     assert_int_equal(mt_discover_local_union(f.data, f.len, s.data, s.len, 2, &u), 0);
+    assert_int_equal(u.n_fr, 1);
+    assert_string_equal(u.fr[0].path, "dump_0");
     assert_int_equal(u.n, 4);
     const char *want[4] = {"a.json", "b.json", "c.json", "m.json#rank3"};
     const int owner[4] = {0, 1, 1, 0};
