@@ -908,7 +908,7 @@ static int holders_of(const int32_t *pr, const uint64_t *cnt, int P, rp_t **out,
  * from v[0]'s without a gap, the common case (fast path: a binary search
  * per member row was 11.5 M instructions of the reduction on the 256-rank
  * job); the same answer, since only the first of equal ranks is taken. */
-static size_t rank_lb(const void *v, size_t n, size_t stride, int32_t r)
+static inline size_t rank_lb(const void *v, size_t n, size_t stride, int32_t r)
 {
     const unsigned char *b = v;
     int32_t r0, a, p = INT32_MIN;
