@@ -198,7 +198,7 @@ typedef struct ord_fix {
 } ord_fix_t;
 
 /* The first dependency of event e not yet emitted, or -1. */
-static int32_t ord_blocker(const ord_fix_t *o, int32_t e)
+CP_INLINE int32_t ord_blocker(const ord_fix_t *o, int32_t e)
 {
     const cp_graph_t *g = o->g;
     size_t N = o->N;
