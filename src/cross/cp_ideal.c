@@ -1170,27 +1170,29 @@ static int ev_order(const cp_graph_t *g, const mt_critpath_t *c, int64_t **ev, u
     size_t ng = c->n_steps + 1; /* the groups: no step, then each step */
     uint32_t *a = calloc(ng + 1, sizeof *a), *w = malloc(ng * sizeof *w);
     int64_t *e = malloc((g->n_ev ? g->n_ev : 1) * sizeof *e);
-    if (!a || !w || !e) {
+    /* each event's job step, looked up once (fast path: the second pass
+     * read each node's record again) */
+    int32_t *jb = malloc((g->n_ev ? g->n_ev : 1) * sizeof *jb);
+    if (!a || !w || !e || !jb) {
         free(a);
         free(w);
         free(e);
+        free(jb);
         return -1;
     }
     for (size_t k = 0; k < g->n_ev; k++) {
         int64_t v = g->ev[k];
         int32_t id = (int32_t)(v & 0xffffffff);
         int32_t job = (int)(v >> 32) == 1 ? g->syncs[id].job : g->hot[id].job;
+        jb[k] = job;
         a[job + 2]++;
     }
     for (size_t q = 1; q <= ng; q++)
         a[q] += a[q - 1];
     memcpy(w, a, ng * sizeof *w);
-    for (size_t k = 0; k < g->n_ev; k++) {
-        int64_t v = g->ev[k];
-        int32_t id = (int32_t)(v & 0xffffffff);
-        int32_t job = (int)(v >> 32) == 1 ? g->syncs[id].job : g->hot[id].job;
-        e[w[job + 1]++] = v;
-    }
+    for (size_t k = 0; k < g->n_ev; k++)
+        e[w[jb[k] + 1]++] = g->ev[k];
+    free(jb);
     free(w);
     *ev = e;
     *at = a;
