@@ -106,6 +106,7 @@ typedef struct lanes {
     bool fail;
     uint32_t pin;              /* this sweep's lanes with the inferred communication waits pinned
                                 * (critpath_int.h cp_scen_t.pin_inferred) */
+    int64_t pinm[LANE_ROW];    /* pin as lane masks (lane_bits): all ones in a pinned lane, else 0 */
     int64_t *sd;               /* per host sync: its replayed shift, K lanes */
     int64_t *cd;               /* per host sync with jnext (its row jx[q]): the shift its next rank
                                 * step starts with, K lanes, from the first pass (cp_replay.c edge_fill) */
@@ -179,15 +180,60 @@ CP_INLINE void lane_set_add(int64_t *restrict a, const int64_t *restrict b, int6
     FOR_LANES a[l] = b[l] + v;
 }
 
-/* a = max(a, e0 where bit l of pin is set, else b) */
-CP_INLINE void lane_max_pin(int64_t *restrict a, const int64_t *restrict b, int64_t e0, uint64_t pin, const int K)
+/* a = max(a, e0 in the lanes where pm is all ones, else b): pm a row of
+ * masks, not a bit per lane (fast path: the test of bit l of a word in
+ * each lane kept the loop scalar; on 8 x 157 MB it was 89 M instructions
+ * of the 24-lane sweep's 615 M) */
+CP_INLINE void lane_max_pin(int64_t *restrict a, const int64_t *restrict b, int64_t e0, const int64_t *restrict pm,
+                            const int K)
 {
-    FOR_LANES MAX_TO(a[l], pin >> l & 1 ? e0 : b[l]);
+    FOR_LANES {
+        int64_t v = (b[l] & ~pm[l]) | (e0 & pm[l]);
+        MAX_TO(a[l], v);
+    }
 }
 
 CP_INLINE void lane_copy(int64_t *restrict a, const int64_t *restrict b, const int K)
 {
     FOR_LANES a[l] = b[l];
+}
+
+/* Two rows into a in one pass (ln_start: its first dependency with the
+ * next, where a copy of the first and a pass more cost a call to memmove
+ * a start): a = max(b, c); a = max(b, c + v); a = max(b, v); a = max(b,
+ * c pinned as lane_max_pin); a = c pinned. */
+CP_INLINE void lane_max2(int64_t *restrict a, const int64_t *restrict b, const int64_t *restrict c, const int K)
+{
+    FOR_LANES a[l] = c[l] > b[l] ? c[l] : b[l];
+}
+
+CP_INLINE void lane_max2_add(int64_t *restrict a, const int64_t *restrict b, const int64_t *restrict c, int64_t v,
+                             const int K)
+{
+    FOR_LANES {
+        int64_t w = c[l] + v;
+        a[l] = w > b[l] ? w : b[l];
+    }
+}
+
+CP_INLINE void lane_max2_c(int64_t *restrict a, const int64_t *restrict b, int64_t v, const int K)
+{
+    FOR_LANES a[l] = v > b[l] ? v : b[l];
+}
+
+CP_INLINE void lane_max2_pin(int64_t *restrict a, const int64_t *restrict b, const int64_t *restrict c, int64_t e0,
+                             const int64_t *restrict pm, const int K)
+{
+    FOR_LANES {
+        int64_t w = (c[l] & ~pm[l]) | (e0 & pm[l]);
+        a[l] = w > b[l] ? w : b[l];
+    }
+}
+
+CP_INLINE void lane_set_pin(int64_t *restrict a, const int64_t *restrict c, int64_t e0, const int64_t *restrict pm,
+                            const int K)
+{
+    FOR_LANES a[l] = (c[l] & ~pm[l]) | (e0 & pm[l]);
 }
 
 /* A scenario mask (bit l: scenario l) as lane bits of a sweep of K lanes:
@@ -285,10 +331,13 @@ CP_INLINE const int64_t *sd_seen(const lanes_t *x, long q, int32_t job, const in
  * in it (through the lane functions: GCC vectorises a loop over a row
  * only where restrict says the rows do not overlap, and it takes restrict
  * from parameters, not from a local pointer). Every dependency gives
- * every lane a value, so the first is copied, and a start with none takes
- * its fallback in every lane (fast path: a row of INT64_MIN first, a test
- * of each lane at the end and the copy of a local row into the slot were
- * a fifth of the sweep on 8 x 157 MB). */
+ * every lane a value, so the first is held (pend) and taken with the
+ * second in one pass (lane_max2...), copied only when it is the one, and
+ * a start with none takes its fallback in every lane (fast path: a row of
+ * INT64_MIN first, a test of each lane at the end and the copy of a local
+ * row into the slot were a fifth of the sweep on 8 x 157 MB; the copy of
+ * the first, a call to memmove at each start, 43 M instructions of the
+ * 24-lane sweep's 615 M there). */
 CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const bool D, const bool E)
 {
     const cp_graph_t *g = x->g;
@@ -298,20 +347,32 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const 
      * a row is free only after its last read) */
     int64_t *best = slot_take(x, h->id);
     bool any = false;
+    /* the first dependency's row, not in best yet; a row end_read gives
+     * stays readable until the next take (none before best is done), and
+     * a measured end it fills in stays in its own buffer */
+    const int64_t *pend = NULL;
+    int64_t buf[3][LANE_ROW];
     if (h->job >= 0 || C) /* no delay: only predecessors of the same step count, any in one run */
         for (int q = 0; q < 3; q++) {
             if (h->pred[q] < 0 || !(C || (h->flags >> q & 1)))
                 continue;
-            int64_t buf[LANE_ROW];
-            const int64_t *pe = end_read(x, h->pred[q], buf, K);
+            const int64_t *pe = end_read(x, h->pred[q], buf[q], K);
             if (q == 1 && x->pin && (h->flags & CP_H_PXINF)) { /* the other binding: its measured end */
-                if (!any)
-                    lane_fill(best, INT64_MIN, K);
-                lane_max_pin(best, pe, g->e0[h->pred[q]], lane_bits(x->pin, K, E), K);
+                int64_t e0 = g->e0[h->pred[q]];
+                if (pend)
+                    lane_max2_pin(best, pend, pe, e0, x->pinm, K);
+                else if (any)
+                    lane_max_pin(best, pe, e0, x->pinm, K);
+                else
+                    lane_set_pin(best, pe, e0, x->pinm, K);
+                pend = NULL;
+            } else if (pend) {
+                lane_max2(best, pend, pe, K);
+                pend = NULL;
             } else if (any) {
                 lane_max(best, pe, K);
             } else {
-                lane_copy(best, pe, K);
+                pend = pe;
             }
             any = true;
         }
@@ -328,8 +389,11 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const 
         int64_t *hc = x->hc + (size_t)h->rstep * (size_t)K;
         int32_t b = q >= 0 ? g->syncs[q].bar : -1; /* the host collective it came after */
         const int64_t *bs = b >= 0 && (C || g->syncs[b].job == h->job) ? x->sd + (size_t)b * (size_t)K : NULL;
-        if (!any)
+        if (pend)
+            lane_copy(best, pend, K);
+        else if (!any)
             lane_fill(best, INT64_MIN, K);
+        pend = NULL;
         any = true;
         FOR_LANES {
             int64_t lv = h->llat + (sd ? sd[l] : 0);
@@ -346,16 +410,23 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const 
     } else if (h->flags & CP_H_LAUNCH) {
         int32_t q = h->lsync;
         const int64_t *sd = sd_seen(x, q, h->job, K, C);
-        if (sd && any)
+        if (sd && pend)
+            lane_max2_add(best, pend, sd, h->llat, K);
+        else if (sd && any)
             lane_max_add(best, sd, h->llat, K);
         else if (sd)
             lane_set_add(best, sd, h->llat, K);
+        else if (pend)
+            lane_max2_c(best, pend, h->llat, K);
         else if (any)
             lane_max_c(best, h->llat, K);
         else
             lane_fill(best, h->llat, K);
+        pend = NULL;
         any = true;
     }
+    if (pend) /* one dependency alone */
+        lane_copy(best, pend, K);
     if (!any) {
         int64_t fb = h->job >= 0 && x->job_start && !C ? x->job_start[h->job] : INT64_MIN;
         if (fb == INT64_MIN)
@@ -663,6 +734,8 @@ CP_INLINE void ln_run(lanes_t *x, const mt_critpath_t *c, double *mean, uint64_t
     double sum[LANE_ROW] = {0}, psum[LANE_ROW] = {0};
     uint64_t used = 0, np = 0;
     int64_t prev[LANE_ROW] = {0}; /* the step before's replayed end (carried runs) */
+    uint64_t pb = lane_bits(x->pin, K, E);
+    FOR_LANES x->pinm[l] = pb >> l & 1 ? -1 : 0;
     for (int pass = 0; pass < 2; pass++) {
         /* the edge to the next step's start (cp_replay.c edge_fill), lane by
          * lane; none moves by CP_EDGE_TOL: the first pass stands */
@@ -1097,27 +1170,29 @@ static int ev_order(const cp_graph_t *g, const mt_critpath_t *c, int64_t **ev, u
     size_t ng = c->n_steps + 1; /* the groups: no step, then each step */
     uint32_t *a = calloc(ng + 1, sizeof *a), *w = malloc(ng * sizeof *w);
     int64_t *e = malloc((g->n_ev ? g->n_ev : 1) * sizeof *e);
-    if (!a || !w || !e) {
+    /* each event's job step, looked up once (fast path: the second pass
+     * read each node's record again) */
+    int32_t *jb = malloc((g->n_ev ? g->n_ev : 1) * sizeof *jb);
+    if (!a || !w || !e || !jb) {
         free(a);
         free(w);
         free(e);
+        free(jb);
         return -1;
     }
     for (size_t k = 0; k < g->n_ev; k++) {
         int64_t v = g->ev[k];
         int32_t id = (int32_t)(v & 0xffffffff);
         int32_t job = (int)(v >> 32) == 1 ? g->syncs[id].job : g->hot[id].job;
+        jb[k] = job;
         a[job + 2]++;
     }
     for (size_t q = 1; q <= ng; q++)
         a[q] += a[q - 1];
     memcpy(w, a, ng * sizeof *w);
-    for (size_t k = 0; k < g->n_ev; k++) {
-        int64_t v = g->ev[k];
-        int32_t id = (int32_t)(v & 0xffffffff);
-        int32_t job = (int)(v >> 32) == 1 ? g->syncs[id].job : g->hot[id].job;
-        e[w[job + 1]++] = v;
-    }
+    for (size_t k = 0; k < g->n_ev; k++)
+        e[w[jb[k] + 1]++] = g->ev[k];
+    free(jb);
     free(w);
     *ev = e;
     *at = a;

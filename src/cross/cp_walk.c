@@ -570,7 +570,7 @@ static int32_t first_cross(rc_t *x, int32_t rank_i)
 }
 
 /* Note key in the list of bit (1: accq's, 2: accp's). */
-static void touch(rc_t *x, int32_t key, uint8_t bit)
+CP_INLINE void touch(rc_t *x, int32_t key, uint8_t bit)
 {
     if (!(x->mark[key] & bit)) {
         x->mark[key] |= bit;
