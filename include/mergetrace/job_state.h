@@ -26,6 +26,7 @@
 #include "mergetrace/pipeline.h"
 #include "mergetrace/report.h"
 #include "mergetrace/report_html.h"
+#include "mergetrace/report_timings.h"
 #include "mergetrace/trust.h"
 #include "mergetrace/warnings.h"
 
@@ -169,15 +170,6 @@ typedef struct mt_job_cross_fail {
     double apart_ns;
 } mt_job_cross_fail_t;
 
-/* Seconds (wall and CPU) of the steps, for --timings: cross includes the
- * one-run check, the pipeline and the critical path; critpath alone, and
- * the peak resident set's growth during it (0 without o->heap_peak). */
-typedef struct mt_job_cross_times {
-    double cross, cross_cpu;
-    double critpath, critpath_cpu;
-    uint64_t critpath_rss_growth;
-} mt_job_cross_times_t;
-
 /* Process 0, after the alignment; collective with mt_job_cp_serve on the
  * other processes over j->mc (the critical path's whole-job reductions;
  * end them with mt_job_cp_stop whatever this returns). Whether the traces
@@ -186,9 +178,14 @@ typedef struct mt_job_cross_times {
  * (mt_pp_run), memory across ranks, report.html's views (o->html), the
  * critical path (not when j->plan.skipped; it frees j->al's rows and
  * match and the analyses' GPU activities once used) and the gates
- * (o->gates evaluated in place, j->gates_failed), into *j; times into *t.
+ * (o->gates evaluated in place, j->gates_failed), into *j. Its times for
+ * --timings into *t: seconds[MT_TPH_CROSS_RANK] and cross_rank_cpu (the
+ * one-run check, the cross-rank analyses, the pipeline and the critical
+ * path), critpath and critpath_cpu (the critical path alone) and
+ * critpath_rss_growth (the peak resident set's growth during it, 0
+ * without o->heap_peak); the rest of *t untouched.
  * MT_OK, or the failed step's status with *f saying which. */
-mt_status_t mt_job_cross(const mt_job_cross_opts_t *o, mt_job_t *j, mt_job_cross_times_t *t, mt_job_cross_fail_t *f);
+mt_status_t mt_job_cross(const mt_job_cross_opts_t *o, mt_job_t *j, mt_timings_t *t, mt_job_cross_fail_t *f);
 
 /* The line the program says for mt_job_cross's failure st at f (after
  * "mergetrace: ", starting with tag but for "out of memory" and
