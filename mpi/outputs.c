@@ -257,35 +257,9 @@ int outputs_timings(MPI_Comm comm, const options_t *o, const mt_discover_list_t 
     int me, n_procs;
     procs_comm_rank(comm, &me);
     procs_comm_size(comm, &n_procs);
-    pt->n_procs = n_procs;
-    pt->seconds[MT_TPH_PARSE] = L->parse_s;
-    pt->seconds[MT_TPH_RANK_PASSES] = L->passes_s;
-    pt->seconds[MT_TPH_MATCH] = j->al.match_s;
-    pt->seconds[MT_TPH_CLOCK_FIT] = j->al.fit_s;
-    pt->match_cpu = j->al.match_cpu_s;
-    pt->match_procs = j->al.match_procs;
-    pt->clock_fit_cpu = j->al.fit_cpu_s;
+    uint64_t *per = mt_job_timings(j, L, files, me, n_procs, pt);
     pt->helpers = m->helper;
     pt->seconds[MT_TPH_TOTAL] = procs_wtime() - t_start;
-    pt->ranks = j->n;
-    pt->largest = L->largest;
-    pt->plan_rss = j->plan.rss;
-    pt->plan_without = j->plan.without;
-    pt->plan_with = j->plan.with;
-    pt->plan_budget = j->plan.budget;
-    pt->plan_acts = j->plan.acts;
-    pt->plan_rows = j->plan.rows;
-    pt->plan_skipped = j->plan.skipped;
-    for (size_t i = 0; me == 0 && i < j->n; i++) {
-        pt->json_bytes += j->res[i].sum.bytes_json;
-        pt->events += j->res[i].sum.events;
-    }
-    /* the share of the files: every process has the list with its owners */
-    uint64_t *per = me == 0 ? calloc((size_t)n_procs, sizeof *per) : NULL;
-    for (size_t i = 0; per && i < files->n; i++)
-        if (files->files[i].owner >= 0 && files->files[i].owner < n_procs)
-            per[files->files[i].owner]++;
-    pt->files = per;
     char msg[1400] = "";
     if (timings_report(comm, pt, wrote_outputs ? o->out_dir : NULL, msg, sizeof msg)) {
         say("mergetrace: %s\n", msg);

@@ -77,7 +77,8 @@ int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j
 int outputs_fr_alone(const options_t *o, const mt_fr_job_t *fr, const char *merged_path);
 
 /* Collective, with --timings only: the phase times of every process (pt,
- * completed from L, j->al, m and t_start, the MPI_Wtime of the start)
+ * completed by mt_job_timings from j, L and files, then from m and
+ * t_start, the MPI_Wtime of the start)
  * reduced and printed on stderr by process 0, and written into
  * timings.json beside the outputs when wrote_outputs. Returns code, or
  * MT_EXIT_ERROR when timings.json could not be written on a run that had

@@ -130,6 +130,21 @@ mt_status_t mt_job_check_text(mt_job_bad_t bad, const mt_discover_list_t *l, con
 mt_status_t mt_job_trust(mt_job_t *j, bool aligned, bool *far, size_t *a, size_t *b, double *apart_ns,
                          bool *checked);
 
+/* --timings (mergetrace/report_timings.h): what the job and this
+ * process's load know, into *t before the program's reductions: n_procs;
+ * the loader's and the per-rank passes' seconds and the largest trace
+ * loaded here (L); the match's and the clock fit's seconds, their CPU
+ * seconds and how many processes matched (j->al); the memory plan
+ * (j->plan: process 0's); on process 0 (me == 0) the job's ranks, their
+ * JSON bytes and events (j's traces), and the input files each of the
+ * n_procs processes was given (files' owners), in the array returned,
+ * which t->files borrows (the caller frees it; NULL elsewhere, or out of
+ * memory: t->files NULL, "not known"). The program's own measures (the
+ * phases' wall times, the load's CPU seconds, the helper threads, the
+ * cross-rank steps' from mt_job_cross) are left as they are. */
+uint64_t *mt_job_timings(const mt_job_t *j, const mt_ingest_t *L, const mt_discover_list_t *files, int me,
+                         int n_procs, mt_timings_t *t);
+
 /* What of the run's options process 0's steps after the alignment read
  * (mt_job_cross). Borrowed: must outlive the call. */
 typedef struct mt_job_cross_opts {

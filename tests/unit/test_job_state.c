@@ -8,7 +8,8 @@
  * days apart on one clock (mt_job_trust); the steps after the alignment
  * (mt_job_cross) stopped by the one-run check or run to the gates; the
  * program's lines for what they found (mt_job_check_text,
- * mt_job_cross_text); the job's outputs (mt_job_outputs, _baseline). */
+ * mt_job_cross_text); what --timings reads of the job (mt_job_timings);
+ * the job's outputs (mt_job_outputs, _baseline). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -387,6 +388,77 @@ static char *slurp(const char *path, size_t *len)
     return (char *)b.data;
 }
 
+/* What --timings reads of a job (mt_job_timings): two traces of 1000 and
+ * 2500 JSON bytes with 40 and 60 events, six files owned by processes
+ * 2, 0, 1, 2, none (-1) and 3 (not below n_procs 3), so process 0 counts
+ * 1, 1 and 2 files; the load's, alignment's and plan's numbers copied as
+ * laid out; the program's own measures left as they were; on another
+ * process no job size and no files. */
+static void test_timings(void **state)
+{
+    (void)state;
+    mt_ingest_result_t res[2] = {res_of(0, 0, false), res_of(1, 1, false)};
+    res[0].sum.bytes_json = 1000;
+    res[0].sum.events = 40;
+    res[1].sum.bytes_json = 2500;
+    res[1].sum.events = 60;
+    mt_job_t j;
+    memset(&j, 0, sizeof j);
+    j.res = res;
+    j.n = 2;
+    j.al.match_s = 0.25;
+    j.al.fit_s = 0.125;
+    j.al.match_cpu_s = 0.5;
+    j.al.fit_cpu_s = 0.0625;
+    j.al.match_procs = 3;
+    j.plan = (mt_job_plan_t){.acts = 864, .rows = 192, .steps = 4, .rss = 8000000, .without = 169472,
+                             .with = 328832, .budget = 1000000000, .skipped = true};
+    mt_ingest_t L;
+    memset(&L, 0, sizeof L);
+    L.parse_s = 1.5;
+    L.passes_s = 0.75;
+    L.largest = 2500;
+    mt_discover_file_t f[6] = {{.owner = 2}, {.owner = 0}, {.owner = 1}, {.owner = 2}, {.owner = -1}, {.owner = 3}};
+    mt_discover_list_t files = {.files = f, .n = 6};
+
+    mt_timings_t t = {.helpers = 1, .seconds[MT_TPH_LOAD] = 9, .load_cpu = 8, .critpath = 7};
+    uint64_t *per = mt_job_timings(&j, &L, &files, 0, 3, &t);
+    assert_non_null(per);
+    assert_ptr_equal(t.files, per);
+    assert_int_equal(per[0], 1);
+    assert_int_equal(per[1], 1);
+    assert_int_equal(per[2], 2);
+    assert_int_equal(t.n_procs, 3);
+    assert_int_equal(t.ranks, 2);
+    assert_int_equal(t.json_bytes, 3500);
+    assert_int_equal(t.events, 100);
+    assert_int_equal(t.largest, 2500);
+    assert_true(t.seconds[MT_TPH_PARSE] == 1.5 && t.seconds[MT_TPH_RANK_PASSES] == 0.75);
+    assert_true(t.seconds[MT_TPH_MATCH] == 0.25 && t.seconds[MT_TPH_CLOCK_FIT] == 0.125);
+    assert_true(t.match_cpu == 0.5 && t.clock_fit_cpu == 0.0625);
+    assert_int_equal(t.match_procs, 3);
+    assert_int_equal(t.plan_rss, 8000000);
+    assert_int_equal(t.plan_without, 169472);
+    assert_int_equal(t.plan_with, 328832);
+    assert_int_equal(t.plan_budget, 1000000000);
+    assert_int_equal(t.plan_acts, 864);
+    assert_int_equal(t.plan_rows, 192);
+    assert_true(t.plan_skipped);
+    /* the program's own */
+    assert_int_equal(t.helpers, 1);
+    assert_true(t.seconds[MT_TPH_LOAD] == 9 && t.load_cpu == 8 && t.critpath == 7);
+    free(per);
+
+    /* another process: its load's numbers, but the job's size is process 0's */
+    mt_timings_t u = {.ranks = 77};
+    assert_null(mt_job_timings(&j, &L, &files, 1, 3, &u));
+    assert_null(u.files);
+    assert_int_equal(u.ranks, 77);
+    assert_int_equal(u.json_bytes, 0);
+    assert_true(u.seconds[MT_TPH_PARSE] == 1.5);
+    assert_int_equal(u.largest, 2500);
+}
+
 /* The outputs of a job laid out by hand (2 traces of a world of 4, a
  * gate that failed, not measured): report.json written and the summary
  * into the stream, the failed gate said even with -q and --json, with
@@ -512,6 +584,7 @@ int main(void)
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_trust),
         cmocka_unit_test(test_cross),
+        cmocka_unit_test(test_timings),
         cmocka_unit_test(test_outputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
