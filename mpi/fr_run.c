@@ -21,23 +21,11 @@
 #include "procs.h"
 #include "say.h"
 
-/* A dump the plan cannot take, said (mt_discover_fr_bad_fn). */
-static void plan_bad(const void *ctx, const char *first, const char *path, int rank)
-{
-    const options_t *o = ctx;
-    if (!first)
-        say("mergetrace: %s%s: a Flight Recorder dump with no rank in its file name (PyTorch names them "
-            "<prefix><rank>, e.g. comm_lib_trace_rank_3): give --rank-map FILE\n",
-            o->job_tag, path);
-    else
-        say("mergetrace: %s%s and %s: two Flight Recorder dumps of rank %d\n", o->job_tag, first, path, rank);
-}
-
 /* Process 0: each dump's rank and owner, checked, as the list's bytes
  * (mt_discover_fr_plan). 0, or an exit code after saying why. */
 static int plan(const options_t *o, mt_discover_list_t *files, const mt_rankmap_t *map, int n_procs, mt_buf_t *out)
 {
-    int rc = mt_discover_fr_plan(files, map, n_procs, out, plan_bad, o);
+    int rc = mt_discover_fr_plan(files, map, n_procs, o->job_tag, say_note, NULL, out);
     if (rc < 0)
         say("mergetrace: out of memory\n");
     return rc < 0 ? MT_EXIT_ERROR : rc ? MT_EXIT_BAD_INPUT : 0;
