@@ -37,17 +37,8 @@ int job_plan(MPI_Comm comm, const options_t *o, mt_ingest_t *L, job_t *j)
      * of traces, and keeps 8 MiB), so that the resident set measured below
      * is what process 0 holds, and the gather starts from it */
     mt_heap_give_back();
-    if (me == 0) {
-        j->plan.rss = mt_heap_resident();
-        mt_critpath_memory(j->n, j->plan.rows, j->plan.acts, &j->plan.without, &j->plan.with);
-        /* what the machine has now, with a tenth kept for the outputs and
-         * for the projection's error (docs/PERFORMANCE.md "Process 0's
-         * memory budget") */
-        j->plan.budget = o->mem_budget > 0 ? (uint64_t)o->mem_budget
-                         : o->mem_budget < 0 ? mt_heap_available() / 10 * 9
-                                             : 0;
-        skip = j->plan.steps > 0 && j->plan.budget > 0 && j->plan.with > j->plan.budget;
-    }
+    if (me == 0)
+        skip = mt_job_plan_set(j, o->mem_budget, mt_heap_resident(), mt_heap_available());
     procs_bcast(&skip, 1, MPI_INT, 0, comm);
     j->plan.skipped = skip != 0;
     int bad = skip && mt_rank_analysis_packed_drop_gacts(&L->analyses) != MT_OK;

@@ -130,6 +130,19 @@ mt_status_t mt_job_check_text(mt_job_bad_t bad, const mt_discover_list_t *l, con
 mt_status_t mt_job_trust(mt_job_t *j, bool aligned, bool *far, size_t *a, size_t *b, double *apart_ns,
                          bool *checked);
 
+/* Process 0's memory plan for the cross-rank steps into j->plan (its
+ * GPU activities, rows and steps counted by mt_job_check): rss, the
+ * resident set now (the program's measure, after giving its free heap
+ * back); mt_critpath_memory's growth without and with the critical path
+ * for j->n ranks; the budget, mem_budget bytes when above 0 (--memory-budget),
+ * none when 0, and when below 0 (not given) nine tenths of available, the
+ * bytes the machine has now (a tenth kept for the outputs and for the
+ * projection's error: docs/PERFORMANCE.md "Process 0's memory budget").
+ * Returns whether the critical path is to be left out: the job has steps,
+ * there is a budget, and the growth with it is over the budget. Sets no
+ * j->plan.skipped: every process learns it from the program. */
+bool mt_job_plan_set(mt_job_t *j, int64_t mem_budget, uint64_t rss, uint64_t available);
+
 /* --timings (mergetrace/report_timings.h): what the job and this
  * process's load know, into *t before the program's reductions: n_procs;
  * the loader's and the per-rank passes' seconds and the largest trace

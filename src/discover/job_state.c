@@ -236,3 +236,12 @@ uint64_t *mt_job_timings(const mt_job_t *j, const mt_ingest_t *L, const mt_disco
     t->files = per;
     return per;
 }
+
+bool mt_job_plan_set(mt_job_t *j, int64_t mem_budget, uint64_t rss, uint64_t available)
+{
+    mt_job_plan_t *p = &j->plan;
+    p->rss = rss;
+    mt_critpath_memory(j->n, p->rows, p->acts, &p->without, &p->with);
+    p->budget = mem_budget > 0 ? (uint64_t)mem_budget : mem_budget < 0 ? available / 10 * 9 : 0;
+    return p->steps > 0 && p->budget > 0 && p->with > p->budget;
+}

@@ -8,7 +8,8 @@
  * days apart on one clock (mt_job_trust); the steps after the alignment
  * (mt_job_cross) stopped by the one-run check or run to the gates; the
  * program's lines for what they found (mt_job_check_text,
- * mt_job_cross_text); what --timings reads of the job (mt_job_timings);
+ * mt_job_cross_text); process 0's memory plan (mt_job_plan_set); what
+ * --timings reads of the job (mt_job_timings);
  * the job's outputs (mt_job_outputs, _baseline). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -388,6 +389,40 @@ static char *slurp(const char *path, size_t *len)
     return (char *)b.data;
 }
 
+/* Process 0's memory plan (mt_job_plan_set) for dp8's job: 8 ranks, 192
+ * collective rows and 864 GPU activities, which grow process 0 by
+ * 169,472 bytes without the critical path and 328,832 with it (the
+ * numbers `mergetrace --timings sample_traces/dp8` printed before the plan
+ * moved into the core); the budget worked out by hand: nine tenths of
+ * what is available (integer bytes) when none is given, the one given,
+ * none for 0; left out only over a budget, and only with steps. */
+static void test_plan(void **state)
+{
+    (void)state;
+    mt_job_t j;
+    memset(&j, 0, sizeof j);
+    j.n = 8;
+    j.plan = (mt_job_plan_t){.acts = 864, .rows = 192, .steps = 4};
+    assert_false(mt_job_plan_set(&j, -1, 8871936, 1000000));
+    assert_int_equal(j.plan.rss, 8871936);
+    assert_int_equal(j.plan.without, 169472);
+    assert_int_equal(j.plan.with, 328832);
+    assert_int_equal(j.plan.budget, 900000);
+    assert_false(j.plan.skipped);
+    /* 300,001 available: 30,000 tenths, 270,000 of budget, under 328,832 */
+    assert_true(mt_job_plan_set(&j, -1, 1, 300001));
+    assert_int_equal(j.plan.budget, 270000);
+    assert_false(j.plan.skipped); /* the program's to set */
+    assert_false(mt_job_plan_set(&j, 328832, 1, 0)); /* at the budget: not over it */
+    assert_int_equal(j.plan.budget, 328832);
+    assert_true(mt_job_plan_set(&j, 328831, 1, 0));
+    assert_false(mt_job_plan_set(&j, 0, 1, 1)); /* --memory-budget none */
+    assert_int_equal(j.plan.budget, 0);
+    j.plan.steps = 0; /* no steps: no critical path to leave out */
+    assert_false(mt_job_plan_set(&j, 1, 1, 0));
+    assert_int_equal(j.plan.budget, 1);
+}
+
 /* What --timings reads of a job (mt_job_timings): two traces of 1000 and
  * 2500 JSON bytes with 40 and 60 events, six files owned by processes
  * 2, 0, 1, 2, none (-1) and 3 (not below n_procs 3), so process 0 counts
@@ -584,6 +619,7 @@ int main(void)
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_trust),
         cmocka_unit_test(test_cross),
+        cmocka_unit_test(test_plan),
         cmocka_unit_test(test_timings),
         cmocka_unit_test(test_outputs),
     };
