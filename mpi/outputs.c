@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "comm_mpi.h"
 #include "fr_run.h"
 #include "merged_io.h"
 #include "procs.h"
@@ -119,28 +120,15 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
             return MT_EXIT_ERROR;
     }
     procs_bcast(m->path, (int)sizeof m->path, MPI_CHAR, 0, comm);
-    merged_input_t *mi = calloc(L->n_res ? L->n_res : 1, sizeof *mi);
-    size_t n_mi = 0;
-    for (size_t i = 0; mi && i < L->n_res; i++) {
-        const mt_ingest_result_t *r = &L->res[i];
-        if (r->skipped || r->status != MT_OK || r->nccl.is_nccl)
-            continue; /* NCCL plugin files are not part of the merged trace (yet) */
-        if (o->merge_ranks) {
-            bool want = false;
-            for (size_t k = 0; k < o->n_merge_ranks; k++)
-                want |= o->merge_ranks[k] == r->rank;
-            if (!want)
-                continue;
-        }
-        mi[n_mi].path = files->files[r->index].path;
-        mi[n_mi].rank = (int32_t)r->rank;
-        mi[n_mi].facts = L->facts[i];
-        for (size_t k = 0; k < j->al.n_clocks; k++)
-            if (j->al.clocks[k].rank == r->rank) {
-                mi[n_mi].clock = j->al.clocks[k];
-                mi[n_mi].has_clock = true;
-            }
-        n_mi++;
+    mt_merged_input_t *mi;
+    size_t n_mi;
+    if (comm_mpi_agree(comm, mt_ingest_merged_inputs(L, files, o->merge_ranks, o->n_merge_ranks, j->al.clocks,
+                                                     j->al.n_clocks, &mi, &n_mi) != MT_OK)) {
+        free(mi);
+        if (me == 0)
+            say("mergetrace: out of memory\n");
+        m->failed = true;
+        return MT_EXIT_ERROR;
     }
     /* the Flight Recorder dumps' entries after their ranks' events */
     fr_merged_t *frm = NULL;
