@@ -21,23 +21,11 @@
 #include "procs.h"
 #include "say.h"
 
-/* A dump the plan cannot take, said (mt_discover_fr_bad_fn). */
-static void plan_bad(const void *ctx, const char *first, const char *path, int rank)
-{
-    const options_t *o = ctx;
-    if (!first)
-        say("mergetrace: %s%s: a Flight Recorder dump with no rank in its file name (PyTorch names them "
-            "<prefix><rank>, e.g. comm_lib_trace_rank_3): give --rank-map FILE\n",
-            o->job_tag, path);
-    else
-        say("mergetrace: %s%s and %s: two Flight Recorder dumps of rank %d\n", o->job_tag, first, path, rank);
-}
-
 /* Process 0: each dump's rank and owner, checked, as the list's bytes
  * (mt_discover_fr_plan). 0, or an exit code after saying why. */
 static int plan(const options_t *o, mt_discover_list_t *files, const mt_rankmap_t *map, int n_procs, mt_buf_t *out)
 {
-    int rc = mt_discover_fr_plan(files, map, n_procs, out, plan_bad, o);
+    int rc = mt_discover_fr_plan(files, map, n_procs, o->job_tag, say_note, NULL, out);
     if (rc < 0)
         say("mergetrace: out of memory\n");
     return rc < 0 ? MT_EXIT_ERROR : rc ? MT_EXIT_BAD_INPUT : 0;
@@ -234,7 +222,7 @@ typedef struct block {
     size_t n;
 } block_t;
 
-static mt_status_t trace_block(const merged_input_t *in, bool first, mt_write_fn write, void *ctx, uint64_t *events,
+static mt_status_t trace_block(const mt_merged_input_t *in, bool first, mt_write_fn write, void *ctx, uint64_t *events,
                                mt_error_t *err)
 {
     (void)err;
@@ -259,7 +247,7 @@ static int write_merged(MPI_Comm comm, const options_t *o, const char *path, con
     mt_fr_locals_place(mine, n_mine, off, wd[0], wd[1]);
     /* one input: this process's block of ranks, named by its first */
     block_t blk = {.d = mine, .n = n_mine};
-    merged_input_t in = {.path = n_mine ? mine[0].path : NULL, .rank = n_mine ? mine[0].d.rank : 0, .item = &blk};
+    mt_merged_input_t in = {.path = n_mine ? mine[0].path : NULL, .rank = n_mine ? mine[0].d.rank : 0, .item = &blk};
     static const merged_format_t fmt = {
         .header = mt_fr_trace_header, .rank = trace_block, .footer = mt_fr_trace_footer};
     char msg[1400] = "";
@@ -392,7 +380,7 @@ struct fr_merged {
     size_t n;
 };
 
-/* merged_input_t.after: a rank's dump after its events. */
+/* mt_merged_input_t.after: a rank's dump after its events. */
 static mt_status_t write_part(const void *item, mt_write_fn write, void *ctx, uint64_t *events)
 {
     const mt_fr_part_t *p = item;
@@ -436,7 +424,7 @@ static int bcast_kept(MPI_Comm comm, const mt_fr_job_t *fr, int32_t **kept, size
 }
 
 int fr_merged_prepare(MPI_Comm comm, const options_t *o, const mt_fr_job_t *fr, const mt_ingest_t *L,
-                      merged_input_t *mi, size_t n_mi, fr_merged_t **out)
+                      mt_merged_input_t *mi, size_t n_mi, fr_merged_t **out)
 {
     *out = NULL;
     /* the plan: every process has it or none (dumps made from the NCCL
@@ -480,7 +468,7 @@ int fr_merged_prepare(MPI_Comm comm, const options_t *o, const mt_fr_job_t *fr, 
     mt_error_clear(&err);
     mt_status_t st = m && spans ? mt_fr_parts_build(&in, spans, n_mi, &m->parts, &m->n, &err) : MT_ERR_NOMEM;
     for (size_t i = 0; st == MT_OK && i < m->n; i++) {
-        merged_input_t *k = &mi[m->parts[i].input];
+        mt_merged_input_t *k = &mi[m->parts[i].input];
         m->parts[i].clock = k->has_clock ? &k->clock : NULL;
         k->after = write_part;
         k->after_item = &m->parts[i];

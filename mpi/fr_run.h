@@ -69,7 +69,7 @@ typedef struct fr_merged fr_merged_t;
  * code on every process after the lowest failing process said why (a
  * dump that cannot be read again). */
 int fr_merged_prepare(MPI_Comm comm, const options_t *o, const mt_fr_job_t *fr, const mt_ingest_t *L,
-                      merged_input_t *mi, size_t n_mi, fr_merged_t **out);
+                      mt_merged_input_t *mi, size_t n_mi, fr_merged_t **out);
 
 /* Collective, after merged_write (written: it succeeded): how the dumps
  * were placed, summed into *placed on process 0 (zeroed elsewhere); m

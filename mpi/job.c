@@ -28,7 +28,7 @@ int job_check(const options_t *o, const mt_discover_list_t *l, mt_ingest_result_
     return options_exit_code(st);
 }
 
-int job_plan(MPI_Comm comm, const options_t *o, mt_ingest_t *L, job_t *j, phase_times_t *pt)
+int job_plan(MPI_Comm comm, const options_t *o, mt_ingest_t *L, job_t *j)
 {
     int me;
     procs_comm_rank(comm, &me);
@@ -37,21 +37,10 @@ int job_plan(MPI_Comm comm, const options_t *o, mt_ingest_t *L, job_t *j, phase_
      * of traces, and keeps 8 MiB), so that the resident set measured below
      * is what process 0 holds, and the gather starts from it */
     mt_heap_give_back();
-    if (me == 0) {
-        j->plan.rss = mt_heap_resident();
-        mt_critpath_memory(j->n, j->plan.rows, j->plan.acts, &j->plan.without, &j->plan.with);
-        /* what the machine has now, with a tenth kept for the outputs and
-         * for the projection's error (docs/PERFORMANCE.md "Process 0's
-         * memory budget") */
-        j->plan.budget = o->mem_budget > 0 ? (uint64_t)o->mem_budget
-                         : o->mem_budget < 0 ? mt_heap_available() / 10 * 9
-                                             : 0;
-        skip = j->plan.steps > 0 && j->plan.budget > 0 && j->plan.with > j->plan.budget;
-    }
+    if (me == 0)
+        skip = mt_job_plan_set(j, o->mem_budget, mt_heap_resident(), mt_heap_available());
     procs_bcast(&skip, 1, MPI_INT, 0, comm);
     j->plan.skipped = skip != 0;
-    if (me == 0)
-        pt->plan = j->plan;
     int bad = skip && mt_rank_analysis_packed_drop_gacts(&L->analyses) != MT_OK;
     if (comm_mpi_agree(comm, bad)) {
         if (me == 0)
@@ -61,7 +50,7 @@ int job_plan(MPI_Comm comm, const options_t *o, mt_ingest_t *L, job_t *j, phase_
     return MT_EXIT_OK;
 }
 
-int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, mt_ingest_t *L, job_t *j, phase_times_t *pt)
+int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, mt_ingest_t *L, job_t *j, mt_timings_t *pt)
 {
     double tg = procs_wtime();
     void *ab = NULL;
@@ -89,11 +78,11 @@ int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, mt_ingest_t *L, job_
         say("mergetrace: gathering the per-rank analyses: %s\n",
                 bad && gst != MT_ERR_NOMEM ? "failed" : "out of memory");
     bad = any;
-    pt->gather = procs_wtime() - tg;
+    pt->seconds[MT_TPH_GATHER] = procs_wtime() - tg;
     return bad ? MT_EXIT_ERROR : MT_EXIT_OK;
 }
 
-int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_ingest_t *L, job_t *j, phase_times_t *pt)
+int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_ingest_t *L, job_t *j, mt_timings_t *pt)
 {
     int me = mc->rank;
     int32_t *ranks = me == 0 ? malloc((j->n ? j->n : 1) * sizeof *ranks) : NULL;
@@ -134,7 +123,7 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_ingest_
     if (st == MT_OK)
         st = mt_nccl_compare(mc, rest, n_rest, &j->al, me == 0 ? &j->nccl : NULL);
     free(rest);
-    pt->align = procs_wtime() - ta;
+    pt->seconds[MT_TPH_ALIGN] = procs_wtime() - ta;
     if (st != MT_OK) {
         if (me == 0 && aerr.code != MT_OK)
             say("mergetrace: %saligning the clocks: %s: %s\n", o->job_tag, mt_status_str(st), aerr.msg);
@@ -145,7 +134,7 @@ int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_ingest_
     return MT_EXIT_OK;
 }
 
-int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_times_t *pt)
+int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, mt_timings_t *pt)
 {
     mt_job_cross_opts_t co = {.aligned = options_one_clock(o),
                               .force = o->force,
@@ -163,14 +152,8 @@ int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_t
                               .n_gates = o->n_gates,
                               .heap_give_back = mt_heap_give_back,
                               .heap_peak = mt_heap_peak};
-    mt_job_cross_times_t t = {0};
     mt_job_cross_fail_t f;
-    mt_status_t st = mt_job_cross(&co, j, &t, &f);
-    pt->cross_rank = t.cross;
-    pt->cross_rank_cpu = t.cross_cpu;
-    pt->critpath = t.critpath;
-    pt->critpath_cpu = t.critpath_cpu;
-    pt->critpath_rss_growth = t.critpath_rss_growth;
+    mt_status_t st = mt_job_cross(&co, j, pt, &f);
     char msg[2 * PATH_MAX + 1400];
     st = mt_job_cross_text(st, &f, l, j, o->no_align, o->job_tag, msg, sizeof msg);
     if (msg[0])

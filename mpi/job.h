@@ -33,31 +33,31 @@ int job_check(const options_t *o, const mt_discover_list_t *l, mt_ingest_result_
  * activities out of its packed analyses (they are the critical path's
  * input only), so they are neither sent nor held. MT_EXIT_OK or
  * MT_EXIT_ERROR (printed why), the same everywhere. */
-int job_plan(MPI_Comm comm, const options_t *o, mt_ingest_t *L, job_t *j, phase_times_t *pt);
+int job_plan(MPI_Comm comm, const options_t *o, mt_ingest_t *L, job_t *j);
 
 /* Collective: the packed per-rank analyses of every process (L->analyses)
  * gathered on process 0 into j->an; L->analyses is freed once sent (on
  * process 0 it would sit beside the unpacked copy); unless the critical
  * path is left out, the other processes keep theirs unpacked in j->mine
  * for its reductions (mt_job_cp_serve frees them). MT_EXIT_OK or
- * MT_EXIT_ERROR (process 0 printed why), the same everywhere; pt->gather. */
-int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, mt_ingest_t *L, job_t *j, phase_times_t *pt);
+ * MT_EXIT_ERROR (process 0 printed why), the same everywhere; pt->seconds[MT_TPH_GATHER]. */
+int job_gather_analyses(MPI_Comm comm, const mt_comm_t *mc, mt_ingest_t *L, job_t *j, mt_timings_t *pt);
 
 /* Collective: the loaded ranks reach every process (j->ranks), the rows
  * that align each rank are chosen, the clocks fitted (j->al), and NCCL
  * rows compared with Kineto ones. L->rows are used up (freed, n_rows 0:
  * process 0 keeps the gathered copy in j->al). An exit code, the same
- * everywhere (process 0 printed why); pt->align. */
-int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_ingest_t *L, job_t *j, phase_times_t *pt);
+ * everywhere (process 0 printed why); pt->seconds[MT_TPH_ALIGN]. */
+int job_align(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_ingest_t *L, job_t *j, mt_timings_t *pt);
 
 /* Process 0: mt_job_cross (whether the traces belong to one run, the
  * cross-rank analyses, the pipeline, memory across ranks, report.html's
  * views, the critical path and the gates, into *j), its failure said
  * (traces of different runs are MT_EXIT_BAD_INPUT with one line naming
- * two of them, unless --force). An exit code; pt->cross_rank, the
- * critical path's times and their CPU time. Collective with
+ * two of them, unless --force). An exit code; the cross-rank steps' and
+ * the critical path's times into pt (mt_job_cross). Collective with
  * mt_job_cp_serve on the other processes; process 0 ends it with
  * mt_job_cp_stop. */
-int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, phase_times_t *pt);
+int job_cross(const options_t *o, const mt_discover_list_t *l, job_t *j, mt_timings_t *pt);
 
 #endif

@@ -293,7 +293,7 @@ int load_prepare(MPI_Comm comm, const options_t *o, mt_discover_list_t *files, m
 
 int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_discover_list_t *files,
                const mt_rankmap_t *map, const mt_pp_markers_t *markers, mt_ingest_t *L, mt_ingest_result_t **all,
-               size_t *n_all, phase_times_t *pt)
+               size_t *n_all, mt_timings_t *pt)
 {
     int me = mc->rank, n_procs = mc->size;
     *all = NULL;
@@ -331,7 +331,7 @@ int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_
         all_fail = 1;
     double t_load = procs_wtime() - t0;
     procs_allreduce(MPI_IN_PLACE, &t_load, 1, MPI_DOUBLE, MPI_MAX, comm);
-    pt->load = t_load;
+    pt->seconds[MT_TPH_LOAD] = t_load;
     pt->load_cpu = timings_cpu() - c0;
     *all = all_bytes;
     *n_all = all_len / sizeof **all;

@@ -30,11 +30,12 @@ int load_prepare(MPI_Comm comm, const options_t *o, mt_discover_list_t *files, m
  * (mt_ingest_init, _one, _parts; markers must outlive it; mt_ingest_free
  * it whatever is returned), every process learns whether any failed, and the per-file results of every process are gathered on
  * process 0 (*all, *n_all: malloc'd, the caller frees; NULL, 0 elsewhere).
- * pt->load gets the time of it all (max over processes). Returns, on
+ * pt->seconds[MT_TPH_LOAD] and pt->load_cpu get this process's time of it
+ * all (timings_report takes the max over processes). Returns, on
  * process 0, the exit code of the failure of the lowest file index (after
  * printing its message) or MT_EXIT_OK; MT_EXIT_OK elsewhere. */
 int load_share(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_discover_list_t *files,
                const mt_rankmap_t *map, const mt_pp_markers_t *markers, mt_ingest_t *L, mt_ingest_result_t **all,
-               size_t *n_all, phase_times_t *pt);
+               size_t *n_all, mt_timings_t *pt);
 
 #endif

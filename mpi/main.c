@@ -50,7 +50,7 @@
  * or the exit code, the same on every process, after process 0 said why. */
 static int job_run(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_discover_list_t *files, mt_rankmap_t **map,
                    mt_pp_markers_t **markers, mt_ingest_t *L, mt_ingest_result_t **all, size_t *n_all, job_t *j,
-                   phase_times_t *pt, bool *listed, mt_fr_job_t *fr)
+                   mt_timings_t *pt, bool *listed, mt_fr_job_t *fr)
 {
     int me = mc->rank;
     memset(L, 0, sizeof *L);
@@ -70,7 +70,7 @@ static int job_run(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, mt_di
     /* ---- process 0's memory budget; the per-rank analyses to process 0;
      * the clocks aligned ---- */
     if (code == MT_EXIT_OK)
-        code = job_plan(comm, o, L, j, pt);
+        code = job_plan(comm, o, L, j);
     if (code == MT_EXIT_OK)
         code = job_gather_analyses(comm, mc, L, j, pt);
     if (code == MT_EXIT_OK) /* before the rows go to the alignment: the dumps' entries pair with them */
@@ -127,7 +127,7 @@ static int baseline_run(MPI_Comm comm, const mt_comm_t *mc, options_t *o)
     job_t job;
     mt_ingest_result_t *all = NULL;
     size_t n_all = 0;
-    phase_times_t pt = {0};
+    mt_timings_t pt = {0};
     bool listed = false;
     int code = job_run(comm, mc, &ob, &files, &map, &markers, &L, &all, &n_all, &job, &pt, &listed, NULL);
     if (code == MT_EXIT_OK && mc->rank == 0)
@@ -290,7 +290,7 @@ static int run(options_t *o, int code, int argc0, char **argv0, bool spoke, bool
     mt_discover_list_t files = {0};
     mt_rankmap_t *map = NULL;
     mt_pp_markers_t *markers = NULL;
-    phase_times_t pt = {0};
+    mt_timings_t pt = {0};
     mt_ingest_t L;
     job_t job;
     mt_ingest_result_t *all = NULL;
@@ -318,7 +318,7 @@ static int run(options_t *o, int code, int argc0, char **argv0, bool spoke, bool
     bool wrote_outputs = me == 0 && (code == MT_EXIT_OK || merged.failed);
     if (wrote_outputs)
         code = outputs_report(o, &files, &job, &merged, &pt, n_procs, code);
-    pt.report = procs_wtime() - tr;
+    pt.seconds[MT_TPH_REPORT] = procs_wtime() - tr;
     if (o->timings) /* collective; every process gets here whatever happened above */
         code = outputs_timings(world_comm, o, &files, &L, &job, &merged, &pt, t_start,
                                wrote_outputs && !merged.failed, code);

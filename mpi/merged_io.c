@@ -329,7 +329,7 @@ static mt_status_t fsink_write(void *ctx, const void *data, size_t len)
 
 static int input_cmp(const void *a, const void *b)
 {
-    const merged_input_t *x = *(const merged_input_t *const *)a, *y = *(const merged_input_t *const *)b;
+    const mt_merged_input_t *x = *(const mt_merged_input_t *const *)a, *y = *(const mt_merged_input_t *const *)b;
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
@@ -350,7 +350,7 @@ static bool root_ok(job_t *j, bool ok)
 }
 
 /* Collective: every rank, ascending, on process 0 (*out NULL elsewhere). */
-static void gather_ranks(job_t *j, const merged_input_t *const *in, size_t n, int32_t **out, size_t *n_out)
+static void gather_ranks(job_t *j, const mt_merged_input_t *const *in, size_t n, int32_t **out, size_t *n_out)
 {
     *out = NULL;
     *n_out = 0;
@@ -409,7 +409,7 @@ static char *temp_name(job_t *j, const char *out_path)
 /* ------------------------------------------------------------ the write */
 
 /* Serialise one rank into write/ctx; failures recorded in j. */
-static uint64_t merge_one(job_t *j, const merged_input_t *in, const mt_merge_opts_t *opts, mt_write_fn write,
+static uint64_t merge_one(job_t *j, const mt_merged_input_t *in, const mt_merge_opts_t *opts, mt_write_fn write,
                           void *ctx)
 {
     mt_error_t err;
@@ -495,7 +495,7 @@ typedef struct held {
  * the processes evenly; the offsets: mergetrace/merged_layout.h).
  * ranks[0..n_ranks) every rank, sorted. *end gets the bytes written:
  * where the footer goes. */
-static void gzip_rounds(job_t *j, out_file_t *fh, const merged_input_t *const *in, size_t n, const int32_t *ranks,
+static void gzip_rounds(job_t *j, out_file_t *fh, const mt_merged_input_t *const *in, size_t n, const int32_t *ranks,
                         size_t n_ranks, const mt_merge_opts_t *opts, uint64_t *events, unsigned long long *end,
                         bool *helper, const char *path)
 {
@@ -586,7 +586,7 @@ static void gzip_rounds(job_t *j, out_file_t *fh, const merged_input_t *const *i
 }
 
 static int write_job(const merged_format_t *fmt, MPI_Comm comm, const char *out_path, bool gzip, bool local,
-                     const merged_input_t *mine, size_t n_mine, const mt_merge_opts_t *opts, uint64_t *events_written,
+                     const mt_merged_input_t *mine, size_t n_mine, const mt_merge_opts_t *opts, uint64_t *events_written,
                      bool *helper, char *msg, size_t msg_cap)
 {
     bool used_helper = false;
@@ -599,7 +599,7 @@ static int write_job(const merged_format_t *fmt, MPI_Comm comm, const char *out_
         *events_written = 0;
 
     /* This process's ranks in rank order. */
-    const merged_input_t **in = malloc((n_mine ? n_mine : 1) * sizeof *in);
+    const mt_merged_input_t **in = malloc((n_mine ? n_mine : 1) * sizeof *in);
     if (!in) {
         job_fail(&j, MT_ERR_NOMEM, "out of memory");
         n_mine = 0;
@@ -749,14 +749,14 @@ static int write_job(const merged_format_t *fmt, MPI_Comm comm, const char *out_
     return rc;
 }
 
-int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, const merged_input_t *mine,
+int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, const mt_merged_input_t *mine,
                  size_t n_mine, const mt_merge_opts_t *opts, uint64_t *events_written, bool *helper, char *msg, size_t msg_cap)
 {
     return write_job(NULL, comm, out_path, gzip, local, mine, n_mine, opts, events_written, helper, msg, msg_cap);
 }
 
 int merged_write_format(const merged_format_t *fmt, MPI_Comm comm, const char *out_path, bool gzip, bool local,
-                        const merged_input_t *mine, size_t n_mine, uint64_t *events_written, char *msg, size_t msg_cap)
+                        const mt_merged_input_t *mine, size_t n_mine, uint64_t *events_written, char *msg, size_t msg_cap)
 {
     return write_job(fmt, comm, out_path, gzip, local, mine, n_mine, NULL, events_written, NULL, msg, msg_cap);
 }

@@ -15,28 +15,12 @@
 #include "mergetrace/collectives.h"
 #include "mergetrace/merge.h"
 
-/* One rank this process merges. path borrowed; clock used only when
- * has_clock (else the identity). */
-typedef struct merged_input {
-    const char *path;
-    int32_t rank;
-    mt_clock_t clock;
-    bool has_clock;
-    mt_merge_facts_t *facts;  /* what the load learned for the first pass, or NULL */
-    const void *item;         /* merged_write_format: the format's own data of this rank (borrowed) */
-    /* merged_write: more of this rank written after its events (the
-     * rank's Flight Recorder entries, fr_run.c), with after_item
-     * (borrowed); NULL: nothing. *events: the events it wrote. */
-    mt_status_t (*after)(const void *after_item, mt_write_fn write, void *ctx, uint64_t *events);
-    const void *after_item;
-} merged_input_t;
-
 /* Another kind of merged file written the same way (merged_write_format):
  * the header, each rank's part (first: the file's first rank; *events the
  * events it wrote; err the reason of a failure), the footer. */
 typedef struct merged_format {
     mt_status_t (*header)(mt_write_fn write, void *ctx);
-    mt_status_t (*rank)(const merged_input_t *in, bool first, mt_write_fn write, void *ctx, uint64_t *events,
+    mt_status_t (*rank)(const mt_merged_input_t *in, bool first, mt_write_fn write, void *ctx, uint64_t *events,
                         mt_error_t *err);
     mt_status_t (*footer)(mt_write_fn write, void *ctx);
 } merged_format_t;
@@ -69,13 +53,13 @@ typedef struct merged_format {
  * be 0) holds the one-line message of the lowest failing process; every
  * process returns, none hangs. Never prints. *helper (may be NULL): whether
  * this process deflated on a helper thread (gzip, with a core to spare). */
-int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, const merged_input_t *mine,
+int merged_write(MPI_Comm comm, const char *out_path, bool gzip, bool local, const mt_merged_input_t *mine,
                  size_t n_mine, const mt_merge_opts_t *opts, uint64_t *events_written, bool *helper, char *msg, size_t msg_cap);
 
 /* merged_write with the parts fmt writes in place of the traces'
  * (mt_merge_*): the same collective, file, order, temporary, renaming and
  * errors. */
 int merged_write_format(const merged_format_t *fmt, MPI_Comm comm, const char *out_path, bool gzip, bool local,
-                        const merged_input_t *mine, size_t n_mine, uint64_t *events_written, char *msg, size_t msg_cap);
+                        const mt_merged_input_t *mine, size_t n_mine, uint64_t *events_written, char *msg, size_t msg_cap);
 
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "comm_mpi.h"
 #include "fr_run.h"
 #include "merged_io.h"
 #include "procs.h"
@@ -77,7 +78,7 @@ static bool selection_empty(const options_t *o, const job_t *j, const mt_select_
 }
 
 int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_discover_list_t *files,
-                   const mt_ingest_t *L, const job_t *j, merged_out_t *m, phase_times_t *pt)
+                   const mt_ingest_t *L, const job_t *j, merged_out_t *m, mt_timings_t *pt)
 {
     int me = mc->rank;
     double tm = procs_wtime();
@@ -119,28 +120,15 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
             return MT_EXIT_ERROR;
     }
     procs_bcast(m->path, (int)sizeof m->path, MPI_CHAR, 0, comm);
-    merged_input_t *mi = calloc(L->n_res ? L->n_res : 1, sizeof *mi);
-    size_t n_mi = 0;
-    for (size_t i = 0; mi && i < L->n_res; i++) {
-        const mt_ingest_result_t *r = &L->res[i];
-        if (r->skipped || r->status != MT_OK || r->nccl.is_nccl)
-            continue; /* NCCL plugin files are not part of the merged trace (yet) */
-        if (o->merge_ranks) {
-            bool want = false;
-            for (size_t k = 0; k < o->n_merge_ranks; k++)
-                want |= o->merge_ranks[k] == r->rank;
-            if (!want)
-                continue;
-        }
-        mi[n_mi].path = files->files[r->index].path;
-        mi[n_mi].rank = (int32_t)r->rank;
-        mi[n_mi].facts = L->facts[i];
-        for (size_t k = 0; k < j->al.n_clocks; k++)
-            if (j->al.clocks[k].rank == r->rank) {
-                mi[n_mi].clock = j->al.clocks[k];
-                mi[n_mi].has_clock = true;
-            }
-        n_mi++;
+    mt_merged_input_t *mi;
+    size_t n_mi;
+    if (comm_mpi_agree(comm, mt_ingest_merged_inputs(L, files, o->merge_ranks, o->n_merge_ranks, j->al.clocks,
+                                                     j->al.n_clocks, &mi, &n_mi) != MT_OK)) {
+        free(mi);
+        if (me == 0)
+            say("mergetrace: out of memory\n");
+        m->failed = true;
+        return MT_EXIT_ERROR;
     }
     /* the Flight Recorder dumps' entries after their ranks' events */
     fr_merged_t *frm = NULL;
@@ -154,7 +142,7 @@ int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const
     int mrc = merged_write(comm, m->path, o->merged_gzip, o->local, mi, n_mi, &mo, &m->events, &m->helper, mmsg, sizeof mmsg);
     fr_merged_done(comm, j->fr, frm, mrc == 0, &m->fr);
     free(mi);
-    pt->merged_write = procs_wtime() - tm;
+    pt->seconds[MT_TPH_MERGED_WRITE] = procs_wtime() - tm;
     if (mrc) {
         if (me == 0)
             say("mergetrace: %s\n", mmsg[0] ? mmsg : "writing the merged trace failed");
@@ -188,7 +176,7 @@ int outputs_baseline_job(options_t *o, const options_t *ob, const mt_discover_li
 /* What of o the outputs read (mt_job_outputs), the summary's facts with
  * them: in colour as o->color says (auto: a terminal, not under mpirun,
  * no NO_COLOR). */
-static mt_job_out_opts_t out_opts(const options_t *o, const phase_times_t *pt, int n_procs)
+static mt_job_out_opts_t out_opts(const options_t *o, const mt_timings_t *pt, int n_procs)
 {
     /* Under mpirun stdout is often a pseudo-terminal even when the user
      * pipes mpirun's output, so "auto" means no colour there. */
@@ -209,9 +197,9 @@ static mt_job_out_opts_t out_opts(const options_t *o, const phase_times_t *pt, i
                                .text = {.color = color,
                                         .n_procs = n_procs,
                                         .threads = procs_threads(),
-                                        .load_s = pt ? pt->load : 0,
-                                        .align_s = pt ? pt->align : 0,
-                                        .merge_s = pt ? pt->merged_write : 0,
+                                        .load_s = pt ? pt->seconds[MT_TPH_LOAD] : 0,
+                                        .align_s = pt ? pt->seconds[MT_TPH_ALIGN] : 0,
+                                        .merge_s = pt ? pt->seconds[MT_TPH_MERGED_WRITE] : 0,
                                         .out_dir = o->out_dir,
                                         .html = !o->no_html}};
 }
@@ -227,7 +215,7 @@ static int stdout_checked(int code)
 }
 
 int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j, const merged_out_t *m,
-                   const phase_times_t *pt, int n_procs, int code)
+                   const mt_timings_t *pt, int n_procs, int code)
 {
     mt_job_out_opts_t oo = out_opts(o, pt, n_procs);
     mt_job_out_merged_t mo = {.path = m->path, .failed = m->failed, .events = m->events, .fr = &m->fr};
@@ -252,37 +240,21 @@ int outputs_fr_alone(const options_t *o, const mt_fr_job_t *fr, const char *merg
 }
 
 int outputs_timings(MPI_Comm comm, const options_t *o, const mt_discover_list_t *files, const mt_ingest_t *L, const job_t *j,
-                    const merged_out_t *m, phase_times_t *pt, double t_start, bool wrote_outputs, int code)
+                    const merged_out_t *m, mt_timings_t *pt, double t_start, bool wrote_outputs, int code)
 {
     int me, n_procs;
     procs_comm_rank(comm, &me);
     procs_comm_size(comm, &n_procs);
-    pt->parse = L->parse_s;
-    pt->rank_passes = L->passes_s;
-    pt->match = j->al.match_s;
-    pt->clock_fit = j->al.fit_s;
-    pt->match_cpu = j->al.match_cpu_s;
-    pt->match_procs = j->al.match_procs;
-    pt->clock_fit_cpu = j->al.fit_cpu_s;
-    pt->merged_helper = m->helper;
-    pt->total = procs_wtime() - t_start;
-    job_size_t js = {.ranks = j->n, .largest_trace = L->largest};
-    for (size_t i = 0; me == 0 && i < j->n; i++) {
-        js.json_bytes += j->res[i].sum.bytes_json;
-        js.events += j->res[i].sum.events;
-    }
-    /* the share of the files: every process has the list with its owners */
-    uint64_t *per = me == 0 ? calloc((size_t)n_procs, sizeof *per) : NULL;
-    for (size_t i = 0; per && i < files->n; i++)
-        if (files->files[i].owner >= 0 && files->files[i].owner < n_procs)
-            per[files->files[i].owner]++;
-    js.files = per;
+    uint64_t *per = mt_job_timings(j, L, files, me, n_procs, pt);
+    pt->helpers = m->helper;
+    pt->seconds[MT_TPH_TOTAL] = procs_wtime() - t_start;
     char msg[1400] = "";
-    if (timings_report(comm, pt, &js, n_procs, wrote_outputs ? o->out_dir : NULL, msg, sizeof msg)) {
+    if (timings_report(comm, pt, wrote_outputs ? o->out_dir : NULL, msg, sizeof msg)) {
         say("mergetrace: %s\n", msg);
         if (code == MT_EXIT_OK)
             code = MT_EXIT_ERROR;
     }
+    pt->files = NULL;
     free(per);
     return code;
 }

@@ -37,9 +37,9 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t 
  * ranks it loaded (L) into the merged trace m->path with the clocks of
  * j->al. MT_EXIT_OK, MT_EXIT_USAGE (the window's steps are in no trace) or
  * MT_EXIT_ERROR (m->failed), the same everywhere; process 0 printed why.
- * pt->merged_write. */
+ * pt->seconds[MT_TPH_MERGED_WRITE]. */
 int outputs_merged(MPI_Comm comm, const mt_comm_t *mc, const options_t *o, const mt_discover_list_t *files,
-                   const mt_ingest_t *L, const job_t *j, merged_out_t *m, phase_times_t *pt);
+                   const mt_ingest_t *L, const job_t *j, merged_out_t *m, mt_timings_t *pt);
 
 /* Process 0, before the run's work: read --baseline (a directory's
  * report.json, or the file) into o->baseline_text and check that it is a
@@ -68,7 +68,7 @@ int outputs_baseline_job(options_t *o, const options_t *ob, const mt_discover_li
  * dumps show a hang, else MT_EXIT_GATE when a gate failed, MT_EXIT_ERROR
  * on an error (said, once). */
 int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j, const merged_out_t *m,
-                   const phase_times_t *pt, int n_procs, int code);
+                   const mt_timings_t *pt, int n_procs, int code);
 
 /* Process 0, Flight Recorder dumps alone, after the merged trace of their
  * entries (merged_path; NULL when not written): their outputs
@@ -77,13 +77,14 @@ int outputs_report(const options_t *o, const mt_discover_list_t *files, job_t *j
 int outputs_fr_alone(const options_t *o, const mt_fr_job_t *fr, const char *merged_path);
 
 /* Collective, with --timings only: the phase times of every process (pt,
- * completed from L, j->al, m and t_start, the MPI_Wtime of the start)
+ * completed by mt_job_timings from j, L and files, then from m and
+ * t_start, the MPI_Wtime of the start)
  * reduced and printed on stderr by process 0, and written into
  * timings.json beside the outputs when wrote_outputs. Returns code, or
  * MT_EXIT_ERROR when timings.json could not be written on a run that had
  * succeeded. */
 int outputs_timings(MPI_Comm comm, const options_t *o, const mt_discover_list_t *files, const mt_ingest_t *L, const job_t *j,
                     const merged_out_t *m,
-                    phase_times_t *pt, double t_start, bool wrote_outputs, int code);
+                    mt_timings_t *pt, double t_start, bool wrote_outputs, int code);
 
 #endif

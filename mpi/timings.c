@@ -28,44 +28,21 @@ static mt_status_t render_timings(const void *arg, mt_write_fn write, void *ctx)
     return mt_timings_json(arg, write, ctx);
 }
 
-int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *size, int n_procs, const char *dir,
-                   char *msg, size_t cap)
+int timings_report(MPI_Comm comm, const mt_timings_t *mine, const char *dir, char *msg, size_t cap)
 {
     int me;
     procs_comm_rank(comm, &me);
-    const double local[MT_TPH_COUNT_] = {mine->load,       mine->parse,        mine->rank_passes, mine->gather,
-                                        mine->align,      mine->match,        mine->clock_fit,   mine->cross_rank,
-                                        mine->merged_write, mine->report,     mine->total};
-    mt_timings_t t = {.n_procs = n_procs,
-                      .ranks = size->ranks,
-                      .json_bytes = size->json_bytes,
-                      .events = size->events,
-                      .load_cpu = mine->load_cpu,
-                      .match_cpu = mine->match_cpu,
-                      .clock_fit_cpu = mine->clock_fit_cpu,
-                      .cross_rank_cpu = mine->cross_rank_cpu,
-                      .critpath_cpu = mine->critpath_cpu,
-                      .match_procs = mine->match_procs,
-                      .critpath = mine->critpath,
-                      .critpath_rss_growth = mine->critpath_rss_growth,
-                      .plan_rss = mine->plan.rss,
-                      .plan_without = mine->plan.without,
-                      .plan_with = mine->plan.with,
-                      .plan_budget = mine->plan.budget,
-                      .plan_acts = mine->plan.acts,
-                      .plan_rows = mine->plan.rows,
-                      .plan_skipped = mine->plan.skipped,
-                      .files = size->files};
-    procs_reduce(local, t.seconds, MT_TPH_COUNT_, MPI_DOUBLE, MPI_MAX, 0, comm);
+    mt_timings_t t = *mine;
+    procs_reduce(mine->seconds, t.seconds, MT_TPH_COUNT_, MPI_DOUBLE, MPI_MAX, 0, comm);
     /* MPI_LONG_INT pairs a long with the process that holds it. */
     struct {
         long v;
         int who;
     } rss = {(long)mt_heap_peak(), me}, peak;
     procs_reduce(&rss, &peak, 1, MPI_LONG_INT, MPI_MAXLOC, 0, comm);
-    uint64_t largest = size->largest_trace;
+    uint64_t largest = mine->largest;
     procs_reduce(&largest, &t.largest, 1, MPI_UINT64_T, MPI_MAX, 0, comm);
-    procs_reduce(&mine->merged_helper, &t.helpers, 1, MPI_INT, MPI_SUM, 0, comm);
+    procs_reduce(&mine->helpers, &t.helpers, 1, MPI_INT, MPI_SUM, 0, comm);
     /* the largest trace that the process with the highest peak handled */
     procs_bcast(&peak.who, 1, MPI_INT, 0, comm);
     if (me == peak.who && me != 0)
@@ -78,7 +55,7 @@ int timings_report(MPI_Comm comm, const phase_times_t *mine, const job_size_t *s
         return 0;
     for (int i = 0; i < MT_TPH_COUNT_; i++)
         if (mt_timings_root_only((mt_timings_phase_t)i))
-            t.seconds[i] = local[i];
+            t.seconds[i] = mine->seconds[i];
     t.peak = peak.v;
     t.peak_who = peak.who;
     t.p0_peak = mt_heap_peak();

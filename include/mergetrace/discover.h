@@ -215,22 +215,22 @@ int mt_discover_local_pack(const mt_discover_list_t *l, int me, mt_buf_t *files,
 int mt_discover_local_union(const void *files, size_t len, const void *skipped, size_t slen, int n_procs,
                             mt_discover_list_t *out);
 
-/* Flight Recorder dumps (l->fr) planned for reading (src/discover/fr_plan.c).
- *
- * Told of a dump that cannot be planned: first NULL when path has no rank
- * (neither in map nor in its file name), else first and path are two
- * dumps of rank. */
-typedef void (*mt_discover_fr_bad_fn)(const void *ctx, const char *first, const char *path, int rank);
+/* Flight Recorder dumps (l->fr) planned for reading (src/discover/fr_plan.c). */
 
 /* Process 0: each dump of l->fr ranked (map, may be NULL, else the file
  * name: mt_fr_rank_from_name) and checked, each given an owner among
  * n_procs processes (consecutive ranks in blocks of about equal bytes, so
  * that each process's dumps are one piece of the merged trace: its
  * owner), and the list appended to out as mt_fr_share_put records in l's
- * order. 0; 1 when a dump has no rank or two have one (bad told of each,
- * nothing appended); -1 out of memory. */
-int mt_discover_fr_plan(mt_discover_list_t *l, const mt_rankmap_t *map, int n_procs, mt_buf_t *out,
-                        mt_discover_fr_bad_fn bad, const void *ctx);
+ * order. 0; 1 when a dump cannot be planned, nothing appended, a line
+ * for the program to say told to note (after tag, "--baseline: " or "")
+ * for each: the first dump with no rank, neither in map nor in its file
+ * name ("TAG PATH: a Flight Recorder dump with no rank in its file name
+ * (...): give --rank-map FILE"), or every earlier dump of a rank named
+ * again ("TAG FIRST and PATH: two Flight Recorder dumps of rank R"); -1
+ * out of memory (nothing told). */
+int mt_discover_fr_plan(mt_discover_list_t *l, const mt_rankmap_t *map, int n_procs, const char *tag,
+                        void (*note)(void *ctx, const char *line), void *ctx, mt_buf_t *out);
 
 /* Process 0: fr's dumps (sorted by rank) given their file's path
  * (borrowed from l) and size, by the ranks of list (len bytes: what

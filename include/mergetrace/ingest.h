@@ -180,6 +180,18 @@ mt_status_t mt_ingest_analyses(const void *bytes, size_t len, const mt_ingest_re
 mt_trust_trace_t *mt_ingest_trust_traces(const mt_ingest_result_t *res, size_t n);
 mt_select_rank_t *mt_ingest_select_ranks(const mt_ingest_result_t *res, size_t n, const mt_clock_t *clocks);
 
+/* What this process writes into the merged trace: each trace it loaded
+ * (L's results neither skipped, nor failed, nor an NCCL file: those are
+ * not part of it), in L's order, of the ranks[0..n_ranks) only (--ranks;
+ * NULL: every rank), with its path (borrowed from files), its rank, the
+ * load's facts (borrowed from L) and the clock of its rank among
+ * clocks[0..n_clocks) (the fitted ones, every process's copy; a rank with
+ * none: has_clock false). *out malloc'd (the caller frees it), *n_out
+ * entries. MT_OK, or MT_ERR_NOMEM (*out NULL, *n_out 0). */
+mt_status_t mt_ingest_merged_inputs(const mt_ingest_t *L, const mt_discover_list_t *files, const int32_t *ranks,
+                                    size_t n_ranks, const mt_clock_t *clocks, size_t n_clocks,
+                                    mt_merged_input_t **out, size_t *n_out);
+
 /* Process 0: the failed result of the lowest input index among
  * res[0..n) (the one the run reports), NULL when none failed. */
 const mt_ingest_result_t *mt_ingest_first_failed(const mt_ingest_result_t *res, size_t n);

@@ -26,6 +26,7 @@
 #include "mergetrace/pipeline.h"
 #include "mergetrace/report.h"
 #include "mergetrace/report_html.h"
+#include "mergetrace/report_timings.h"
 #include "mergetrace/trust.h"
 #include "mergetrace/warnings.h"
 
@@ -129,6 +130,34 @@ mt_status_t mt_job_check_text(mt_job_bad_t bad, const mt_discover_list_t *l, con
 mt_status_t mt_job_trust(mt_job_t *j, bool aligned, bool *far, size_t *a, size_t *b, double *apart_ns,
                          bool *checked);
 
+/* Process 0's memory plan for the cross-rank steps into j->plan (its
+ * GPU activities, rows and steps counted by mt_job_check): rss, the
+ * resident set now (the program's measure, after giving its free heap
+ * back); mt_critpath_memory's growth without and with the critical path
+ * for j->n ranks; the budget, mem_budget bytes when above 0 (--memory-budget),
+ * none when 0, and when below 0 (not given) nine tenths of available, the
+ * bytes the machine has now (a tenth kept for the outputs and for the
+ * projection's error: docs/PERFORMANCE.md "Process 0's memory budget").
+ * Returns whether the critical path is to be left out: the job has steps,
+ * there is a budget, and the growth with it is over the budget. Sets no
+ * j->plan.skipped: every process learns it from the program. */
+bool mt_job_plan_set(mt_job_t *j, int64_t mem_budget, uint64_t rss, uint64_t available);
+
+/* --timings (mergetrace/report_timings.h): what the job and this
+ * process's load know, into *t before the program's reductions: n_procs;
+ * the loader's and the per-rank passes' seconds and the largest trace
+ * loaded here (L); the match's and the clock fit's seconds, their CPU
+ * seconds and how many processes matched (j->al); the memory plan
+ * (j->plan: process 0's); on process 0 (me == 0) the job's ranks, their
+ * JSON bytes and events (j's traces), and the input files each of the
+ * n_procs processes was given (files' owners), in the array returned,
+ * which t->files borrows (the caller frees it; NULL elsewhere, or out of
+ * memory: t->files NULL, "not known"). The program's own measures (the
+ * phases' wall times, the load's CPU seconds, the helper threads, the
+ * cross-rank steps' from mt_job_cross) are left as they are. */
+uint64_t *mt_job_timings(const mt_job_t *j, const mt_ingest_t *L, const mt_discover_list_t *files, int me,
+                         int n_procs, mt_timings_t *t);
+
 /* What of the run's options process 0's steps after the alignment read
  * (mt_job_cross). Borrowed: must outlive the call. */
 typedef struct mt_job_cross_opts {
@@ -169,15 +198,6 @@ typedef struct mt_job_cross_fail {
     double apart_ns;
 } mt_job_cross_fail_t;
 
-/* Seconds (wall and CPU) of the steps, for --timings: cross includes the
- * one-run check, the pipeline and the critical path; critpath alone, and
- * the peak resident set's growth during it (0 without o->heap_peak). */
-typedef struct mt_job_cross_times {
-    double cross, cross_cpu;
-    double critpath, critpath_cpu;
-    uint64_t critpath_rss_growth;
-} mt_job_cross_times_t;
-
 /* Process 0, after the alignment; collective with mt_job_cp_serve on the
  * other processes over j->mc (the critical path's whole-job reductions;
  * end them with mt_job_cp_stop whatever this returns). Whether the traces
@@ -186,9 +206,14 @@ typedef struct mt_job_cross_times {
  * (mt_pp_run), memory across ranks, report.html's views (o->html), the
  * critical path (not when j->plan.skipped; it frees j->al's rows and
  * match and the analyses' GPU activities once used) and the gates
- * (o->gates evaluated in place, j->gates_failed), into *j; times into *t.
+ * (o->gates evaluated in place, j->gates_failed), into *j. Its times for
+ * --timings into *t: seconds[MT_TPH_CROSS_RANK] and cross_rank_cpu (the
+ * one-run check, the cross-rank analyses, the pipeline and the critical
+ * path), critpath and critpath_cpu (the critical path alone) and
+ * critpath_rss_growth (the peak resident set's growth during it, 0
+ * without o->heap_peak); the rest of *t untouched.
  * MT_OK, or the failed step's status with *f saying which. */
-mt_status_t mt_job_cross(const mt_job_cross_opts_t *o, mt_job_t *j, mt_job_cross_times_t *t, mt_job_cross_fail_t *f);
+mt_status_t mt_job_cross(const mt_job_cross_opts_t *o, mt_job_t *j, mt_timings_t *t, mt_job_cross_fail_t *f);
 
 /* The line the program says for mt_job_cross's failure st at f (after
  * "mergetrace: ", starting with tag but for "out of memory" and

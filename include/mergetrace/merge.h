@@ -36,6 +36,23 @@ typedef struct mt_merge_opts {
     int64_t window_start_ns, window_end_ns;
 } mt_merge_opts_t;
 
+/* One rank a process writes into the merged trace (the program's
+ * merged writer, mpi/merged_io.c; chosen by mt_ingest_merged_inputs).
+ * path borrowed; clock used only when has_clock (else the identity). */
+typedef struct mt_merged_input {
+    const char *path;
+    int32_t rank;
+    mt_clock_t clock;
+    bool has_clock;
+    struct mt_merge_facts *facts; /* what the load learned for the first pass (mt_merge_facts_t), or NULL (borrowed) */
+    const void *item;         /* another format's own data of this rank (borrowed; the program's) */
+    /* more of this rank written after its events (the rank's Flight
+     * Recorder entries), with after_item (borrowed); NULL: nothing.
+     * *events: the events it wrote. */
+    mt_status_t (*after)(const void *after_item, mt_write_fn write, void *ctx, uint64_t *events);
+    const void *after_item;
+} mt_merged_input_t;
+
 /* Write every event of one rank's trace file (plain JSON or gzip) as merged
  * events, each preceded by ",\n" (the caller has written a header whose
  * last thing is an event: mt_merge_header). Reads the file twice: pass 1

@@ -49,9 +49,10 @@ static void assign_blocks(mt_discover_file_t *f, const int32_t *rank, size_t n, 
     free(order);
 }
 
-int mt_discover_fr_plan(mt_discover_list_t *l, const mt_rankmap_t *map, int n_procs, mt_buf_t *out,
-                        mt_discover_fr_bad_fn bad, const void *ctx)
+int mt_discover_fr_plan(mt_discover_list_t *l, const mt_rankmap_t *map, int n_procs, const char *tag,
+                        void (*note)(void *ctx, const char *line), void *ctx, mt_buf_t *out)
 {
+    char line[2 * PATH_MAX + 256];
     size_t n = l->n_fr;
     int32_t *rank = malloc((n ? n : 1) * sizeof *rank);
     if (!rank)
@@ -63,14 +64,20 @@ int mt_discover_fr_plan(mt_discover_list_t *l, const mt_rankmap_t *map, int n_pr
         if (r < 0)
             r = mt_fr_rank_from_name(p);
         if (r < 0 || r >= MT_FR_MAX_RANKS) {
-            bad(ctx, NULL, p, -1);
+            snprintf(line, sizeof line,
+                     "%s%s: a Flight Recorder dump with no rank in its file name (PyTorch names them "
+                     "<prefix><rank>, e.g. comm_lib_trace_rank_3): give --rank-map FILE",
+                     tag, p);
+            note(ctx, line);
             code = 1;
             break;
         }
         rank[i] = (int32_t)r;
         for (size_t k = 0; k < i; k++) /* each earlier dump of the rank told */
             if (rank[k] == rank[i]) {
-                bad(ctx, l->fr[k].path, p, rank[i]);
+                snprintf(line, sizeof line, "%s%s and %s: two Flight Recorder dumps of rank %d", tag, l->fr[k].path,
+                         p, (int)rank[i]);
+                note(ctx, line);
                 code = 1;
             }
     }

@@ -512,3 +512,35 @@ void mt_ingest_free(mt_ingest_t *L)
     mt_buf_free(&L->analyses);
     memset(L, 0, sizeof *L);
 }
+
+mt_status_t mt_ingest_merged_inputs(const mt_ingest_t *L, const mt_discover_list_t *files, const int32_t *ranks,
+                                    size_t n_ranks, const mt_clock_t *clocks, size_t n_clocks,
+                                    mt_merged_input_t **out, size_t *n_out)
+{
+    *n_out = 0;
+    mt_merged_input_t *mi = *out = calloc(L->n_res ? L->n_res : 1, sizeof *mi);
+    if (!mi)
+        return MT_ERR_NOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < L->n_res; i++) {
+        const mt_ingest_result_t *r = &L->res[i];
+        if (r->skipped || r->status != MT_OK || r->nccl.is_nccl)
+            continue; /* NCCL plugin files are not part of the merged trace (yet) */
+        bool want = !ranks;
+        for (size_t k = 0; !want && k < n_ranks; k++)
+            want = ranks[k] == r->rank;
+        if (!want)
+            continue;
+        mi[n].path = files->files[r->index].path;
+        mi[n].rank = (int32_t)r->rank;
+        mi[n].facts = L->facts[i];
+        for (size_t k = 0; k < n_clocks; k++)
+            if (clocks[k].rank == r->rank) {
+                mi[n].clock = clocks[k];
+                mi[n].has_clock = true;
+            }
+        n++;
+    }
+    *n_out = n;
+    return MT_OK;
+}

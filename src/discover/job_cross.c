@@ -133,7 +133,7 @@ static mt_status_t trust(const mt_job_cross_opts_t *o, mt_job_t *j, mt_job_cross
     return MT_OK;
 }
 
-mt_status_t mt_job_cross(const mt_job_cross_opts_t *o, mt_job_t *j, mt_job_cross_times_t *t, mt_job_cross_fail_t *f)
+mt_status_t mt_job_cross(const mt_job_cross_opts_t *o, mt_job_t *j, mt_timings_t *t, mt_job_cross_fail_t *f)
 {
     const mt_align_result_t *al = &j->al;
     const mt_rank_analysis_t *const *an = (const mt_rank_analysis_t *const *)j->an;
@@ -149,8 +149,8 @@ mt_status_t mt_job_cross(const mt_job_cross_opts_t *o, mt_job_t *j, mt_job_cross
         st = mt_cross_name_absent(j->cross, j->missing, j->n_missing);
     if (st == MT_OK)
         st = mt_trust_annotate(j->cross, &j->trust, o->aligned, o->force);
-    t->cross = mt_clock_seconds(CLOCK_MONOTONIC) - tc;
-    t->cross_cpu = mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - cc;
+    t->seconds[MT_TPH_CROSS_RANK] = mt_clock_seconds(CLOCK_MONOTONIC) - tc;
+    t->cross_rank_cpu = mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - cc;
     if (st != MT_OK) {
         f->step = MT_JOB_STEP_CROSS;
         return st;
@@ -159,8 +159,8 @@ mt_status_t mt_job_cross(const mt_job_cross_opts_t *o, mt_job_t *j, mt_job_cross
     double tq = mt_clock_seconds(CLOCK_MONOTONIC), cq = mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID); /* counted with the cross-rank phase */
     st = mt_pp_run(&o->pp, j->ranks, (size_t)j->n_ranks, al->rows, al->n_rows, al->clocks, al->n_clocks, an, j->n_an,
                    &j->pipe, j->pipe_note, sizeof j->pipe_note);
-    t->cross += mt_clock_seconds(CLOCK_MONOTONIC) - tq;
-    t->cross_cpu += mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - cq;
+    t->seconds[MT_TPH_CROSS_RANK] += mt_clock_seconds(CLOCK_MONOTONIC) - tq;
+    t->cross_rank_cpu += mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - cq;
     if (st != MT_OK) {
         f->step = MT_JOB_STEP_PIPELINE;
         return st;
@@ -212,8 +212,8 @@ mt_status_t mt_job_cross(const mt_job_cross_opts_t *o, mt_job_t *j, mt_job_cross
     t->critpath = mt_clock_seconds(CLOCK_MONOTONIC) - tp;
     t->critpath_cpu = mt_clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - cp;
     t->critpath_rss_growth = o->heap_peak ? o->heap_peak() - rss0 : 0;
-    t->cross += t->critpath;
-    t->cross_cpu += t->critpath_cpu;
+    t->seconds[MT_TPH_CROSS_RANK] += t->critpath;
+    t->cross_rank_cpu += t->critpath_cpu;
     if (st != MT_OK) {
         f->step = MT_JOB_STEP_CRITPATH;
         return st;

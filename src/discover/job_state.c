@@ -1,6 +1,6 @@
 /* A job on process 0 after loading (mergetrace/job_state.h): freed, its
  * check of its ranks and of its traces being of one run, report.json
- * built from it, and its warnings. */
+ * built from it, its warnings, and what --timings reads of it. */
 #include "mergetrace/job_state.h"
 
 #include <stdio.h>
@@ -198,4 +198,50 @@ mt_status_t mt_job_warnings(const mt_job_t *j, const mt_report_t *rep, bool merg
     mt_status_t st = mt_report_warnings(rep, &f, w);
     free(sums);
     return st;
+}
+
+uint64_t *mt_job_timings(const mt_job_t *j, const mt_ingest_t *L, const mt_discover_list_t *files, int me,
+                         int n_procs, mt_timings_t *t)
+{
+    t->n_procs = n_procs;
+    t->seconds[MT_TPH_PARSE] = L->parse_s;
+    t->seconds[MT_TPH_RANK_PASSES] = L->passes_s;
+    t->largest = L->largest;
+    t->seconds[MT_TPH_MATCH] = j->al.match_s;
+    t->seconds[MT_TPH_CLOCK_FIT] = j->al.fit_s;
+    t->match_cpu = j->al.match_cpu_s;
+    t->clock_fit_cpu = j->al.fit_cpu_s;
+    t->match_procs = j->al.match_procs;
+    t->plan_rss = j->plan.rss;
+    t->plan_without = j->plan.without;
+    t->plan_with = j->plan.with;
+    t->plan_budget = j->plan.budget;
+    t->plan_acts = j->plan.acts;
+    t->plan_rows = j->plan.rows;
+    t->plan_skipped = j->plan.skipped;
+    t->files = NULL;
+    if (me != 0)
+        return NULL; /* the job's size is process 0's to say */
+    t->ranks = j->n;
+    t->json_bytes = t->events = 0;
+    for (size_t i = 0; i < j->n; i++) {
+        t->json_bytes += j->res[i].sum.bytes_json;
+        t->events += j->res[i].sum.events;
+    }
+    /* every process has the list with its owners: process 0 counts them */
+    uint64_t *per = n_procs > 0 ? calloc((size_t)n_procs, sizeof *per) : NULL;
+    for (size_t i = 0; per && i < files->n; i++)
+        if (files->files[i].owner >= 0 && files->files[i].owner < n_procs)
+            per[files->files[i].owner]++;
+    t->files = per;
+    return per;
+}
+
+bool mt_job_plan_set(mt_job_t *j, int64_t mem_budget, uint64_t rss, uint64_t available)
+{
+    mt_job_plan_t *p = &j->plan;
+    p->rss = rss;
+    mt_critpath_memory(j->n, p->rows, p->acts, &p->without, &p->with);
+    p->budget = mem_budget > 0 ? (uint64_t)mem_budget : mem_budget < 0 ? available / 10 * 9 : 0;
+    return p->steps > 0 && p->budget > 0 && p->with > p->budget;
 }

@@ -42,19 +42,18 @@ static void list_of(mt_discover_list_t *l, const int *ranks, size_t n)
     l->n_fr = l->cap_fr = n;
 }
 
+/* The lines the plan tells (mt_discover_fr_plan's note): counted, the
+ * last one kept. */
 typedef struct bad_log {
     int calls;
-    char first[512], path[512];
-    int rank;
+    char line[2048];
 } bad_log_t;
 
-static void bad_note(const void *ctx, const char *first, const char *path, int rank)
+static void bad_note(void *ctx, const char *line)
 {
-    bad_log_t *b = (bad_log_t *)(uintptr_t)ctx;
+    bad_log_t *b = ctx;
     b->calls++;
-    snprintf(b->first, sizeof b->first, "%s", first ? first : "(none)");
-    snprintf(b->path, sizeof b->path, "%s", path);
-    b->rank = rank;
+    snprintf(b->line, sizeof b->line, "%s", line);
 }
 
 /* Two processes: files of 3651, 3693, 3260 and 3082 bytes (ranks 0..3),
@@ -70,7 +69,7 @@ static void test_plan(void **state)
     list_of(&l, order, 4);
     mt_buf_t b = {0};
     bad_log_t bad = {0};
-    assert_int_equal(mt_discover_fr_plan(&l, NULL, 2, &b, bad_note, &bad), 0);
+    assert_int_equal(mt_discover_fr_plan(&l, NULL, 2, "", bad_note, &bad, &b), 0);
     assert_int_equal(bad.calls, 0);
     static const int want_owner[] = {1, 0, 1, 0};
     size_t pos = 0;
@@ -91,7 +90,7 @@ static void test_plan(void **state)
 
     /* one process: every dump its own */
     b.len = 0;
-    assert_int_equal(mt_discover_fr_plan(&l, NULL, 1, &b, bad_note, &bad), 0);
+    assert_int_equal(mt_discover_fr_plan(&l, NULL, 1, "", bad_note, &bad, &b), 0);
     pos = 0;
     while (mt_fr_share_next(b.data, b.len, &pos, &r))
         assert_int_equal(r.owner, 0);
@@ -100,11 +99,11 @@ static void test_plan(void **state)
     free(l.fr[1].path);
     l.fr[1].path = strdup(MT_SOURCE_DIR "/tests/data/fr-trunc/comm_lib_trace_rank_2");
     b.len = 0;
-    assert_int_equal(mt_discover_fr_plan(&l, NULL, 2, &b, bad_note, &bad), 1);
+    assert_int_equal(mt_discover_fr_plan(&l, NULL, 2, "", bad_note, &bad, &b), 1);
     assert_int_equal(bad.calls, 1);
-    assert_string_equal(bad.first, l.fr[0].path);
-    assert_string_equal(bad.path, l.fr[1].path);
-    assert_int_equal(bad.rank, 2);
+    char want[2048];
+    snprintf(want, sizeof want, "%s and %s: two Flight Recorder dumps of rank 2", l.fr[0].path, l.fr[1].path);
+    assert_string_equal(bad.line, want);
     assert_int_equal(b.len, 0);
 
     /* no rank in the name */
@@ -113,10 +112,13 @@ static void test_plan(void **state)
     free(l.fr[1].path);
     l.fr[1].path = strdup(SKIP_DIR "0");
     bad = (bad_log_t){0};
-    assert_int_equal(mt_discover_fr_plan(&l, NULL, 2, &b, bad_note, &bad), 1);
+    assert_int_equal(mt_discover_fr_plan(&l, NULL, 2, "--baseline: ", bad_note, &bad, &b), 1);
     assert_int_equal(bad.calls, 1);
-    assert_string_equal(bad.first, "(none)");
-    assert_string_equal(bad.path, l.fr[3].path);
+    snprintf(want, sizeof want,
+             "--baseline: %s: a Flight Recorder dump with no rank in its file name (PyTorch names them "
+             "<prefix><rank>, e.g. comm_lib_trace_rank_3): give --rank-map FILE",
+             l.fr[3].path);
+    assert_string_equal(bad.line, want);
     mt_buf_free(&b);
     mt_discover_free(&l);
 }
@@ -160,7 +162,7 @@ static void test_at_scale(void **state)
     list_of(&l, order, 4);
     mt_buf_t list = {0};
     bad_log_t bad = {0};
-    assert_int_equal(mt_discover_fr_plan(&l, NULL, 2, &list, bad_note, &bad), 0);
+    assert_int_equal(mt_discover_fr_plan(&l, NULL, 2, "", bad_note, &bad, &list), 0);
     mt_fr_local_t *mine[2];
     size_t n_mine[2];
     for (int p = 0; p < 2; p++) {

@@ -8,7 +8,8 @@
  * trace found, NCCL files joined to their rank's trace; what
  * report.json lists of the inputs, the files left out and the NCCL files;
  * the gathered analyses placed by rank; the traces as the trust checks
- * and the selection see them. Numbers counted by hand in the fixtures. */
+ * and the selection see them; what a process writes into the merged
+ * trace. Numbers counted by hand in the fixtures. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -543,6 +544,67 @@ static void test_share(void **state)
     mt_ingest_free(&L);
 }
 
+/* What a process writes into the merged trace (mt_ingest_merged_inputs):
+ * five results laid out by hand, of which a skipped file, a failed one
+ * and an NCCL file are left out; the two traces (ranks 2 and 3) keep
+ * their paths and facts, rank 2 the clock fitted for it, rank 3 none
+ * (no clock of its rank); --ranks 3,7 keeps rank 3 alone, --ranks 0,1,5
+ * (the left-out files' ranks) nothing. */
+static void test_merged_inputs(void **state)
+{
+    (void)state;
+    mt_ingest_result_t res[5];
+    memset(res, 0, sizeof res);
+    static const int64_t rank[5] = {2, 0, 1, 5, 3};
+    for (int i = 0; i < 5; i++) {
+        res[i].index = i;
+        res[i].rank = rank[i];
+    }
+    res[1].skipped = true;
+    res[2].status = MT_ERR_FORMAT;
+    res[3].nccl.is_nccl = 1;
+    char facts[5]; /* stand-ins: only the pointers travel */
+    mt_merge_facts_t *fp[5];
+    for (int i = 0; i < 5; i++)
+        fp[i] = (mt_merge_facts_t *)(void *)&facts[i];
+    mt_ingest_t L;
+    memset(&L, 0, sizeof L);
+    L.res = res;
+    L.n_res = 5;
+    L.facts = fp;
+    mt_discover_file_t f[5] = {{.path = "a"}, {.path = "b"}, {.path = "c"}, {.path = "d"}, {.path = "e"}};
+    mt_discover_list_t files = {.files = f, .n = 5};
+    mt_clock_t clocks[2] = {{.rank = 0, .offset_ns = 5}, {.rank = 2, .offset_ns = -1250, .drift_ppm = 3}};
+
+    mt_merged_input_t *mi = NULL;
+    size_t n = 99;
+    assert_int_equal(mt_ingest_merged_inputs(&L, &files, NULL, 0, clocks, 2, &mi, &n), MT_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(mi[0].path, "a");
+    assert_int_equal(mi[0].rank, 2);
+    assert_ptr_equal(mi[0].facts, fp[0]);
+    assert_true(mi[0].has_clock);
+    assert_int_equal(mi[0].clock.rank, 2);
+    assert_true(mi[0].clock.offset_ns == -1250 && mi[0].clock.drift_ppm == 3);
+    assert_string_equal(mi[1].path, "e");
+    assert_int_equal(mi[1].rank, 3);
+    assert_ptr_equal(mi[1].facts, fp[4]);
+    assert_false(mi[1].has_clock);
+    assert_null(mi[1].after);
+    free(mi);
+
+    static const int32_t some[2] = {3, 7};
+    assert_int_equal(mt_ingest_merged_inputs(&L, &files, some, 2, clocks, 2, &mi, &n), MT_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(mi[0].path, "e");
+    free(mi);
+
+    static const int32_t left_out[3] = {0, 1, 5};
+    assert_int_equal(mt_ingest_merged_inputs(&L, &files, left_out, 3, clocks, 2, &mi, &n), MT_OK);
+    assert_int_equal(n, 0);
+    free(mi);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -556,6 +618,7 @@ int main(void)
         cmocka_unit_test(test_report_lists),
         cmocka_unit_test(test_analyses),
         cmocka_unit_test(test_views),
+        cmocka_unit_test(test_merged_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,7 +8,9 @@
  * days apart on one clock (mt_job_trust); the steps after the alignment
  * (mt_job_cross) stopped by the one-run check or run to the gates; the
  * program's lines for what they found (mt_job_check_text,
- * mt_job_cross_text); the job's outputs (mt_job_outputs, _baseline). */
+ * mt_job_cross_text); process 0's memory plan (mt_job_plan_set); what
+ * --timings reads of the job (mt_job_timings);
+ * the job's outputs (mt_job_outputs, _baseline). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -278,7 +280,7 @@ static void test_cross(void **state)
     j.al.clocks = clocks;
     j.al.n_clocks = 2;
     mt_job_cross_opts_t o = {.aligned = true, .html = true, .pp.warmup = 1};
-    mt_job_cross_times_t t = {0};
+    mt_timings_t t = {0};
     mt_job_cross_fail_t f;
     assert_int_equal(mt_job_cross(&o, &j, &t, &f), MT_ERR_FORMAT);
     assert_int_equal(f.step, MT_JOB_STEP_FAR);
@@ -355,7 +357,7 @@ static void test_cross(void **state)
     assert_true(g[0].measured && g[0].pass);
     assert_true(g[0].value == 0.5);
     assert_true(!g[1].measured && !g[1].pass);
-    assert_true(t.cross >= t.critpath && t.critpath >= 0);
+    assert_true(t.seconds[MT_TPH_CROSS_RANK] >= t.critpath && t.critpath >= 0);
     mt_cross_free(j.cross);
     mt_report_views_free(j.views);
     mt_mem_cross_free(j.memory);
@@ -385,6 +387,111 @@ static char *slurp(const char *path, size_t *len)
     assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
     *len = b.len - 1;
     return (char *)b.data;
+}
+
+/* Process 0's memory plan (mt_job_plan_set) for dp8's job: 8 ranks, 192
+ * collective rows and 864 GPU activities, which grow process 0 by
+ * 169,472 bytes without the critical path and 328,832 with it (the
+ * numbers `mergetrace --timings sample_traces/dp8` printed before the plan
+ * moved into the core); the budget worked out by hand: nine tenths of
+ * what is available (integer bytes) when none is given, the one given,
+ * none for 0; left out only over a budget, and only with steps. */
+static void test_plan(void **state)
+{
+    (void)state;
+    mt_job_t j;
+    memset(&j, 0, sizeof j);
+    j.n = 8;
+    j.plan = (mt_job_plan_t){.acts = 864, .rows = 192, .steps = 4};
+    assert_false(mt_job_plan_set(&j, -1, 8871936, 1000000));
+    assert_int_equal(j.plan.rss, 8871936);
+    assert_int_equal(j.plan.without, 169472);
+    assert_int_equal(j.plan.with, 328832);
+    assert_int_equal(j.plan.budget, 900000);
+    assert_false(j.plan.skipped);
+    /* 300,001 available: 30,000 tenths, 270,000 of budget, under 328,832 */
+    assert_true(mt_job_plan_set(&j, -1, 1, 300001));
+    assert_int_equal(j.plan.budget, 270000);
+    assert_false(j.plan.skipped); /* the program's to set */
+    assert_false(mt_job_plan_set(&j, 328832, 1, 0)); /* at the budget: not over it */
+    assert_int_equal(j.plan.budget, 328832);
+    assert_true(mt_job_plan_set(&j, 328831, 1, 0));
+    assert_false(mt_job_plan_set(&j, 0, 1, 1)); /* --memory-budget none */
+    assert_int_equal(j.plan.budget, 0);
+    j.plan.steps = 0; /* no steps: no critical path to leave out */
+    assert_false(mt_job_plan_set(&j, 1, 1, 0));
+    assert_int_equal(j.plan.budget, 1);
+}
+
+/* What --timings reads of a job (mt_job_timings): two traces of 1000 and
+ * 2500 JSON bytes with 40 and 60 events, six files owned by processes
+ * 2, 0, 1, 2, none (-1) and 3 (not below n_procs 3), so process 0 counts
+ * 1, 1 and 2 files; the load's, alignment's and plan's numbers copied as
+ * laid out; the program's own measures left as they were; on another
+ * process no job size and no files. */
+static void test_timings(void **state)
+{
+    (void)state;
+    mt_ingest_result_t res[2] = {res_of(0, 0, false), res_of(1, 1, false)};
+    res[0].sum.bytes_json = 1000;
+    res[0].sum.events = 40;
+    res[1].sum.bytes_json = 2500;
+    res[1].sum.events = 60;
+    mt_job_t j;
+    memset(&j, 0, sizeof j);
+    j.res = res;
+    j.n = 2;
+    j.al.match_s = 0.25;
+    j.al.fit_s = 0.125;
+    j.al.match_cpu_s = 0.5;
+    j.al.fit_cpu_s = 0.0625;
+    j.al.match_procs = 3;
+    j.plan = (mt_job_plan_t){.acts = 864, .rows = 192, .steps = 4, .rss = 8000000, .without = 169472,
+                             .with = 328832, .budget = 1000000000, .skipped = true};
+    mt_ingest_t L;
+    memset(&L, 0, sizeof L);
+    L.parse_s = 1.5;
+    L.passes_s = 0.75;
+    L.largest = 2500;
+    mt_discover_file_t f[6] = {{.owner = 2}, {.owner = 0}, {.owner = 1}, {.owner = 2}, {.owner = -1}, {.owner = 3}};
+    mt_discover_list_t files = {.files = f, .n = 6};
+
+    mt_timings_t t = {.helpers = 1, .seconds[MT_TPH_LOAD] = 9, .load_cpu = 8, .critpath = 7};
+    uint64_t *per = mt_job_timings(&j, &L, &files, 0, 3, &t);
+    assert_non_null(per);
+    assert_ptr_equal(t.files, per);
+    assert_int_equal(per[0], 1);
+    assert_int_equal(per[1], 1);
+    assert_int_equal(per[2], 2);
+    assert_int_equal(t.n_procs, 3);
+    assert_int_equal(t.ranks, 2);
+    assert_int_equal(t.json_bytes, 3500);
+    assert_int_equal(t.events, 100);
+    assert_int_equal(t.largest, 2500);
+    assert_true(t.seconds[MT_TPH_PARSE] == 1.5 && t.seconds[MT_TPH_RANK_PASSES] == 0.75);
+    assert_true(t.seconds[MT_TPH_MATCH] == 0.25 && t.seconds[MT_TPH_CLOCK_FIT] == 0.125);
+    assert_true(t.match_cpu == 0.5 && t.clock_fit_cpu == 0.0625);
+    assert_int_equal(t.match_procs, 3);
+    assert_int_equal(t.plan_rss, 8000000);
+    assert_int_equal(t.plan_without, 169472);
+    assert_int_equal(t.plan_with, 328832);
+    assert_int_equal(t.plan_budget, 1000000000);
+    assert_int_equal(t.plan_acts, 864);
+    assert_int_equal(t.plan_rows, 192);
+    assert_true(t.plan_skipped);
+    /* the program's own */
+    assert_int_equal(t.helpers, 1);
+    assert_true(t.seconds[MT_TPH_LOAD] == 9 && t.load_cpu == 8 && t.critpath == 7);
+    free(per);
+
+    /* another process: its load's numbers, but the job's size is process 0's */
+    mt_timings_t u = {.ranks = 77};
+    assert_null(mt_job_timings(&j, &L, &files, 1, 3, &u));
+    assert_null(u.files);
+    assert_int_equal(u.ranks, 77);
+    assert_int_equal(u.json_bytes, 0);
+    assert_true(u.seconds[MT_TPH_PARSE] == 1.5);
+    assert_int_equal(u.largest, 2500);
 }
 
 /* The outputs of a job laid out by hand (2 traces of a world of 4, a
@@ -512,6 +619,8 @@ int main(void)
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_trust),
         cmocka_unit_test(test_cross),
+        cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_timings),
         cmocka_unit_test(test_outputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
