@@ -236,9 +236,18 @@ mt_status_t mt_job_outputs_baseline(const mt_job_report_opts_t *ro, const mt_dis
     } else {
         /* the run's own warnings are in its summary; the baseline has none */
         for (size_t i = 0; !quiet && i < warn.n; i++) {
-            char line[1200];
-            snprintf(line, sizeof line, "--baseline: warning: %s", warn.v[i].text);
+            /* whole, however long (a warning may name two paths) */
+            static const char tag[] = "--baseline: warning: ";
+            size_t cap = sizeof tag + strlen(warn.v[i].text);
+            char small[1200], *line = cap <= sizeof small ? small : malloc(cap);
+            if (!line) { /* out of memory: the line cut short beats no line */
+                line = small;
+                cap = sizeof small;
+            }
+            snprintf(line, cap, "%s%s", tag, warn.v[i].text);
             note(nctx, line);
+            if (line != small)
+                free(line);
         }
     }
     mt_warnings_free(&warn);

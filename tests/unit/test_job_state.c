@@ -612,6 +612,44 @@ static void test_outputs(void **state)
     mt_outdir_renamed_all(); /* the program's, once every output is in place */
 }
 
+/* A warning of the baseline longer than any stack line (a skipped file
+ * whose path is 1,500 bytes): said whole, "--baseline: warning: skipped
+ * PATH: not a trace (WHY)", as the program said it before the outputs
+ * moved into the core (cut at 1,200 bytes there: the path's end and the
+ * reason lost). */
+static void test_baseline_long_warning(void **state)
+{
+    (void)state;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/job_outputs_long", MT_TEST_TMP);
+    mkdir(dir, 0777);
+    char lpath[1600];
+    memset(lpath, 'd', 1500);
+    memcpy(lpath + 1500, "/notes.json", sizeof "/notes.json");
+    mt_discover_file_t f[3] = {{.path = "a/rank0.json", .bytes = 100, .part = -1},
+                               {.path = "a/rank1.json", .bytes = 200, .part = -1},
+                               {.path = lpath, .bytes = 7, .part = -1}};
+    mt_discover_list_t l = {.files = f, .n = 3, .cap = 3};
+    mt_ingest_result_t res[3] = {res_of(0, 0, false), res_of(1, 1, false), res_of(2, 0, true)};
+    res[0].sum.world_size = res[1].sum.world_size = 2;
+    snprintf(res[2].message, sizeof res[2].message, "no traceEvents");
+    mt_clock_t clocks[2] = {{.rank = 0, .reference = true}, {.rank = 1}};
+    mt_job_t j = {.res = res, .n = 2, .skipped = res + 2, .n_skipped = 1, .world = 2};
+    j.al.clocks = clocks;
+    j.al.n_clocks = 2;
+    mt_job_report_opts_t ro = {.aligned = true};
+    mt_buf_t base = {0}, said = {0};
+    assert_int_equal(mt_job_outputs_baseline(&ro, &l, &j, dir, false, &base, note_keep, &said), MT_OK);
+    assert_int_equal(mt_buf_append(&said, "", 1), MT_OK);
+    char want[1700];
+    snprintf(want, sizeof want, "--baseline: warning: skipped %s: not a trace (no traceEvents)\n", lpath);
+    assert_non_null(strstr((const char *)said.data, want)); /* the job's other warnings beside it */
+    mt_buf_free(&base);
+    mt_buf_free(&said);
+    free(j.nccl_rep);
+    mt_outdir_renamed_all();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -622,6 +660,7 @@ int main(void)
         cmocka_unit_test(test_plan),
         cmocka_unit_test(test_timings),
         cmocka_unit_test(test_outputs),
+        cmocka_unit_test(test_baseline_long_warning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
