@@ -69,11 +69,18 @@ int outputs_prepare(MPI_Comm comm, const options_t *o, const mt_discover_list_t 
  * without one). Returns true when the selection is empty (printed). */
 static bool selection_empty(const options_t *o, const job_t *j, const mt_select_rank_t *r, const int64_t *win)
 {
-    char msg[1400];
+    char small[1400], *msg;
+    size_t cap;
+    if (!(msg = say_buf(&cap, o->ranks_arg, o->window_arg, NULL))) {
+        msg = small;
+        cap = sizeof small;
+    }
     bool empty = mt_select_check_text(r, r ? j->n : 0, o->merge_ranks, o->n_merge_ranks, win, o->ranks_arg,
-                                      o->window_arg, o->window_steps, msg, sizeof msg);
+                                      o->window_arg, o->window_steps, msg, cap);
     if (empty && msg[0])
         say("mergetrace: %s\n", msg);
+    if (msg != small)
+        free(msg);
     return empty;
 }
 

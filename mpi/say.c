@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mergetrace/warnings.h"
 
@@ -49,4 +50,10 @@ void say_note(void *ctx, const char *line)
 {
     (void)ctx;
     say("mergetrace: %s\n", line);
+}
+
+char *say_buf(size_t *cap, const char *a, const char *b, const char *c)
+{
+    *cap = 1400 + (a ? strlen(a) : 0) + (b ? strlen(b) : 0) + (c ? strlen(c) : 0);
+    return malloc(*cap);
 }

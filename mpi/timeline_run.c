@@ -6,6 +6,7 @@
 #include "say.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "mergetrace/mergetrace.h"
 #include "procs.h"
@@ -19,10 +20,18 @@ static int run0(const options_t *o)
                            .json = o->json,
                            .html = !o->no_html,
                            .quiet = o->quiet};
-    char msg[1400];
-    mt_status_t st = mt_tl_run(&to, mt_file_write, stdout, msg, sizeof msg);
+    char small[1400], *msg;
+    size_t cap;
+    if (!(msg = say_buf(&cap, to.path, to.map_path, to.out_dir))) {
+        msg = small;
+        cap = sizeof small;
+    }
+    msg[0] = '\0';
+    mt_status_t st = mt_tl_run(&to, mt_file_write, stdout, msg, cap);
     if (st != MT_OK && msg[0])
         say("mergetrace: %s\n", msg);
+    if (msg != small)
+        free(msg);
     if (st == MT_OK && fflush(stdout) != 0)
         st = MT_ERR_IO;
     return options_exit_code(st);

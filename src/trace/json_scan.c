@@ -89,8 +89,6 @@ int mt_json_fail_code(parser_t *ps, const char *p, mt_status_t code, const char 
 }
 /* ------------------------------------------------------------ values */
 
-/* Skip one JSON value starting at p (after whitespace), validating it. No
- * recursion: nesting depth is limited only by memory. *out = after it. */
 /* An object's key and its ':' skipped (*pp at the key's quote, then past
  * the ':'): MT_OK or the error. Both places in mt_json_skip_value that
  * read a key call it: the first member and the members after a ','. */
@@ -110,6 +108,8 @@ static inline int skip_key(parser_t *ps, const char **pp)
     return MT_OK;
 }
 
+/* Skip one JSON value starting at p (after whitespace), validating it. No
+ * recursion: nesting depth is limited only by memory. *out = after it. */
 int mt_json_skip_value(parser_t *ps, const char *p, const char **out)
 {
     size_t depth = 0;
