@@ -391,6 +391,10 @@ mt_status_t cp_part_plan(const cp_graph_t *g, const cp_part_inst_t *ui, uint32_t
                          cp_part_plan_t *p)
 {
     memset(p, 0, sizeof *p);
+    /* the messages carry the sending process in 16 bits and the reads'
+     * sort keys a first end's place in 31: past them, refused, not wrapped */
+    if (n_procs > (uint32_t)UINT16_MAX + 1 || g->n_ev >= (size_t)1 << 31)
+        return MT_ERR_RANGE;
     p->ui = ui;
     p->me = me;
     p->n_procs = n_procs;
