@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "mergetrace/mergetrace.h"
+#include "test_util.h"
 
 static mt_ingest_result_t res_of(int32_t index, int64_t rank, bool skipped)
 {
@@ -372,23 +373,6 @@ static void note_keep(void *ctx, const char *line)
     assert_int_equal(mt_buf_append(b, "\n", 1), MT_OK);
 }
 
-/* A whole file as a NUL-terminated string (malloc'd); NULL when missing. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    mt_buf_t b = {0};
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        assert_int_equal(mt_buf_append(&b, chunk, n), MT_OK);
-    fclose(f);
-    assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
-    *len = b.len - 1;
-    return (char *)b.data;
-}
-
 /* Process 0's memory plan (mt_job_plan_set) for dp8's job: 8 ranks, 192
  * collective rows and 864 GPU activities, which grow process 0 by
  * 169,472 bytes without the critical path and 328,832 with it (the
@@ -539,7 +523,7 @@ static void test_outputs(void **state)
     assert_memory_equal(said.data, "gate failed: idle_pct <= 5 (not measured: no analysis)\n", said.len);
     size_t len = 0;
     snprintf(path, sizeof path, "%s/report.json", dir);
-    char *file = slurp(path, &len);
+    char *file = read_file(path, &len);
     assert_non_null(file);
     assert_non_null(strstr(file, "\"world_size\": 4"));
     assert_int_equal(out.len > 0, 1);
@@ -576,7 +560,7 @@ static void test_outputs(void **state)
     said.len = 0;
     assert_int_equal(mt_job_outputs_baseline(&o.report, &l, &j, dir, false, &base, note_keep, &said), MT_OK);
     snprintf(path, sizeof path, "%s/baseline/report.json", dir);
-    file = slurp(path, &len);
+    file = read_file(path, &len);
     assert_non_null(file);
     assert_int_equal(len, base.len);
     assert_memory_equal(file, base.data, len);

@@ -398,23 +398,6 @@ static mt_status_t fail_write(void *ctx, const void *data, size_t len)
     return MT_ERR_IO;
 }
 
-/* Bytes of a whole file (malloc'd, NUL-terminated), NULL when missing. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    mt_buf_t b = {0};
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        assert_int_equal(mt_buf_append(&b, chunk, n), MT_OK);
-    fclose(f);
-    assert_int_equal(mt_buf_append(&b, "", 1), MT_OK);
-    *len = b.len - 1;
-    return (char *)b.data;
-}
-
 /* The program's whole path for a timeline (mt_tl_run): report.json the
  * bytes mt_report_timeline_json gives for the same job, report.html
  * beside it, the terminal lines those of mt_report_timeline_text; with
@@ -449,12 +432,12 @@ static void test_tl_run(void **state)
     assert_int_equal(mt_tl_run(&o, mt_buf_write, &got, msg, sizeof msg), MT_OK);
     assert_string_equal(msg, "");
     size_t len = 0;
-    char *file = slurp(rp, &len);
+    char *file = read_file(rp, &len);
     assert_non_null(file);
     assert_int_equal(len, want_json.len);
     assert_memory_equal(file, want_json.data, len);
     free(file);
-    file = slurp(hp, &len);
+    file = read_file(hp, &len);
     assert_non_null(file);
     assert_non_null(strstr(file, "<html"));
     free(file);
