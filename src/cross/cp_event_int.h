@@ -29,6 +29,21 @@ CP_INLINE int64_t shift_of(const cp_graph_t *g, const rp_t *r, long q, int32_t j
     return r->cd_on && job >= 0 && g->syncs[q].jnext == job ? r->cd[q] : 0;
 }
 
+/* shift_of(g, r, q, job) for sync q of a node's record whose tests of
+ * q's job and jnext against the node's job step hot_fill made once (f:
+ * cp_hot_t.sflags, shifted to q's bits): the sync's record is not read at
+ * each node in each lane (the test was about 10 M instructions on the
+ * 256-rank job). sc->carry, r's own (cp_rp_init), as pred_at's: a
+ * constant in the inlined sweeps. */
+CP_INLINE int64_t shift_at(const scen_t *sc, const rp_t *r, int32_t q, unsigned f)
+{
+    if (q < 0)
+        return 0;
+    if (sc->carry || (f & CP_S_SAME))
+        return r->sd[q];
+    return r->cd_on && (f & CP_S_NEXT) ? r->cd[q] : 0;
+}
+
 /* The replayed end of node p as seen from job step job: a node of
  * another step keeps its measured end. */
 static inline int64_t end_in(const cp_graph_t *g, const rp_t *r, int32_t p, int32_t job)
@@ -63,7 +78,7 @@ CP_INLINE int64_t pred_at(const cp_graph_t *g, const scen_t *sc, const rp_t *r, 
  * still have cost taken from its rank step (r->hc). From the record alone
  * (its launch end + the rank's latency is llat): reading cp_node_t here
  * was a cache miss at each node. */
-CP_INLINE int64_t no_launch_gap(const cp_graph_t *g, rp_t *r, const cp_hot_t *h, int64_t best)
+CP_INLINE int64_t no_launch_gap(const cp_graph_t *g, const scen_t *sc, rp_t *r, const cp_hot_t *h, int64_t best)
 {
     if ((h->flags & CP_H_LAUNCH) && h->rstep >= 0) {
         /* no launch gaps (critpath.h "what-if launch"): nothing of a
@@ -72,7 +87,7 @@ CP_INLINE int64_t no_launch_gap(const cp_graph_t *g, rp_t *r, const cp_hot_t *h,
          * activity wait is host time removed from the rank's step, so its
          * later syncs and its step end move earlier by it too */
         const cp_rs_t *x = &g->rs[h->rstep];
-        int64_t floor = x->start + shift_of(g, r, x->sb_start, h->job);
+        int64_t floor = x->start + shift_at(sc, r, x->sb_start, (unsigned)h->sflags >> 2);
         /* ... nor before the host collective its launch came after:
          * waiting for other ranks (gloo) is no launch gap (issue 38: on
          * gloo4 the what-if took the collectives away, 22.55 ms ->
@@ -84,7 +99,7 @@ CP_INLINE int64_t no_launch_gap(const cp_graph_t *g, rp_t *r, const cp_hot_t *h,
             floor = after;
         if (best < floor)
             best = floor;
-        int64_t v = h->llat + shift_of(g, r, h->lsync, h->job) + r->hc[h->rstep];
+        int64_t v = h->llat + shift_at(sc, r, h->lsync, h->sflags) + r->hc[h->rstep];
         if (v > best)
             r->hc[h->rstep] -= v - best;
     }
@@ -116,12 +131,12 @@ CP_INLINE void start_of(const cp_graph_t *g, const scen_t *sc, rp_t *r, int32_t 
     if ((h->flags & CP_H_LAUNCH) && !drop) {
         /* lsync: the search done once per graph, not once per replay (a
          * run makes 20-odd replays) */
-        int64_t v = h->llat + shift_of(g, r, h->lsync, h->job);
+        int64_t v = h->llat + shift_at(sc, r, h->lsync, h->sflags);
         if (v > best)
             best = v;
     }
     if (drop)
-        best = no_launch_gap(g, r, h, best);
+        best = no_launch_gap(g, sc, r, h, best);
     r->s[id] = best == INT64_MIN ? h->s : best;
     r->sdone[id] = 1;
 }

@@ -326,6 +326,18 @@ CP_INLINE const int64_t *sd_seen(const lanes_t *x, long q, int32_t job, const in
     return x->cd_on && job >= 0 && x->g->syncs[q].jnext == job ? x->cd + (size_t)x->jx[q] * (size_t)K : NULL;
 }
 
+/* sd_seen for a sync of a node's record, its tests of the sync's job and
+ * jnext made once by hot_fill (f: cp_hot_t.sflags shifted to the sync's
+ * bits; cp_event_int.h shift_at): the sync's record not read a node. */
+CP_INLINE const int64_t *sd_at(const lanes_t *x, int32_t q, unsigned f, const int K, const bool C)
+{
+    if (q < 0)
+        return NULL;
+    if (C || (f & CP_S_SAME))
+        return x->sd + (size_t)q * (size_t)K;
+    return x->cd_on && (f & CP_S_NEXT) ? x->cd + (size_t)x->jx[q] * (size_t)K : NULL;
+}
+
 /* The replayed start of the node at hot[k] (cp_replay.c start_of, no delay),
  * into a row of its own, taken first and the latest dependency gathered
  * in it (through the lane functions: GCC vectorises a loop over a row
@@ -384,8 +396,8 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const 
          * host time taken from the rank step (hc) */
         int32_t q = h->lsync;
         const cp_rs_t *rs = &g->rs[h->rstep];
-        const int64_t *sd = sd_seen(x, q, h->job, K, C);
-        const int64_t *fs = sd_seen(x, rs->sb_start, h->job, K, C);
+        const int64_t *sd = sd_at(x, q, h->sflags, K, C);
+        const int64_t *fs = sd_at(x, rs->sb_start, (unsigned)h->sflags >> 2, K, C);
         int64_t *hc = x->hc + (size_t)h->rstep * (size_t)K;
         int32_t b = q >= 0 ? g->syncs[q].bar : -1; /* the host collective it came after */
         const int64_t *bs = b >= 0 && (C || g->syncs[b].job == h->job) ? x->sd + (size_t)b * (size_t)K : NULL;
@@ -409,7 +421,7 @@ CP_INLINE void ln_start(lanes_t *x, int32_t k, const int K, const bool C, const 
         }
     } else if (h->flags & CP_H_LAUNCH) {
         int32_t q = h->lsync;
-        const int64_t *sd = sd_seen(x, q, h->job, K, C);
+        const int64_t *sd = sd_at(x, q, h->sflags, K, C);
         if (sd && pend)
             lane_max2_add(best, pend, sd, h->llat, K);
         else if (sd && any)

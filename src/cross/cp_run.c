@@ -34,9 +34,19 @@ CP_INLINE void hot_fill(cp_graph_t *g, size_t i, size_t at)
      * waited for its GPU: cp_sync_t.jnext): else the first kernel of the
      * step stays at its predecessor's measured end while its launch moves
      * with the sync (CP_H_PREV) */
-    int32_t sj = -1;
-    if (n->rstep >= 0 && g->rs[n->rstep].sb_start >= 0 && g->syncs[g->rs[n->rstep].sb_start].jnext == n->job)
-        sj = g->syncs[g->rs[n->rstep].sb_start].job;
+    int32_t sj = -1, sb = n->rstep >= 0 ? g->rs[n->rstep].sb_start : -1;
+    if (sb >= 0) {
+        /* and shift_of's tests of it for the replays (cp_event_int.h
+         * shift_at), done once here */
+        const cp_sync_t *y = &g->syncs[sb];
+        if (y->jnext == n->job) {
+            sj = y->job;
+            if (n->job >= 0)
+                h->sflags |= CP_S_NEXT << 2;
+        }
+        if (y->job == n->job)
+            h->sflags |= CP_S_SAME << 2;
+    }
     for (int q = 0; q < 3; q++) {
         const cp_node_t *p = h->pred[q] >= 0 ? &g->nodes[h->pred[q]] : NULL;
         if (p && p->job == n->job)
@@ -52,6 +62,12 @@ CP_INLINE void hot_fill(cp_graph_t *g, size_t i, size_t at)
     if (n->L != INT64_MIN) {
         h->flags |= CP_H_LAUNCH;
         h->llat = n->L + g->ranks[n->rank_i].lat;
+        /* the same of its launch sync (read only with a launch) */
+        if (n->lsync >= 0) {
+            const cp_sync_t *y = &g->syncs[n->lsync];
+            h->sflags |= (uint8_t)((y->job == n->job ? CP_S_SAME : 0) |
+                                   (n->job >= 0 && y->jnext == n->job ? CP_S_NEXT : 0));
+        }
     }
     g->e0[i] = n->e;
 }

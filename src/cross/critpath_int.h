@@ -140,6 +140,9 @@ typedef struct cp_hot {
     int32_t rstep;        /* rank step, -1 */
     int32_t rank_i;       /* its rank (cp_scen_t.late) */
     uint8_t flags;        /* bit q: pred[q] is in the same job step; CP_H_LAUNCH */
+    uint8_t sflags;       /* where lsync (bits 0-1) and its rank step's sb_start (bits 2-3)
+                           * are against its job step: CP_S_SAME, CP_S_NEXT (cp_event_int.h
+                           * shift_at); the sync's own record not read per node and lane */
 } cp_hot_t;
 _Static_assert(sizeof(cp_hot_t) == 64, "cp_hot_t: one cache line a node");
 
@@ -150,6 +153,12 @@ _Static_assert(sizeof(cp_hot_t) == 64, "cp_hot_t: one cache line a node");
  * rank step starts after that step's last sync (cp_sync_t.jnext): it
  * moves with the sync's shift there (cp_rp_t.cd) */
 enum { CP_H_LAUNCH = 8, CP_H_PXINF = 16, CP_H_PREV = 32 };
+
+/* cp_hot_t.sflags, per sync (shifted by 2 for sb_start): CP_S_SAME the
+ * sync is in the node's job step (cp_sync_t.job), CP_S_NEXT it is the
+ * step before's last sync that the node's step starts after (cp_sync_t.jnext,
+ * the node in a step) */
+enum { CP_S_SAME = 1, CP_S_NEXT = 2 };
 
 /* The mt_cp_kind_t of a node's time on a path: its class (mt_an_class_t)
  * as a path kind (the walk in cp_walk.c and the strips in cp_strip.c). */
