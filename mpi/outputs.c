@@ -75,6 +75,7 @@ static bool selection_empty(const options_t *o, const job_t *j, const mt_select_
         msg = small;
         cap = sizeof small;
     }
+    msg[0] = '\0';
     bool empty = mt_select_check_text(r, r ? j->n : 0, o->merge_ranks, o->n_merge_ranks, win, o->ranks_arg,
                                       o->window_arg, o->window_steps, msg, cap);
     if (empty && msg[0])
