@@ -21,6 +21,8 @@ a GPU); docs/TESTING.md, "Real GPU fixtures", says how. Writes OUT/<set>/:
             profiled steps
   gloo4async/ the same with the all-reduce non-blocking (async_op=True),
             a forward pass under "## overlap ##", then wait()
+  gloo4nosleep/, gloo4asyncnosleep/  their twins: the same jobs, same
+            seeds, with rank 2's sleep left out (what removing it gives)
   overlap/  NCCL send/recv to self (a real communication kernel) on a side
             stream beside matrix products, then once more alone: 5 steps
   ab/       three eager runs of 12 profiled steps each, no stacks: a1 and a2
@@ -480,7 +482,7 @@ STRAGGLER = 2
 STRAGGLER_SLEEP_S = 0.015
 
 
-def gloo_worker(rank, out, cpu, port, asyn=False):
+def gloo_worker(rank, out, cpu, port, asyn=False, sleep_s=STRAGGLER_SLEEP_S):
     import torch.distributed as dist
     dev = "cpu" if cpu else "cuda:0"
     if not cpu:
@@ -491,16 +493,17 @@ def gloo_worker(rank, out, cpu, port, asyn=False):
     model = nn.Sequential(nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 256)).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     rf = torch.profiler.record_function
-    d = os.path.join(out, "gloo4async" if asyn else "gloo4")
+    name = ("gloo4async" if asyn else "gloo4") + ("" if sleep_s else "nosleep")
+    d = os.path.join(out, name)
     walls = []
     ops = []
     with torch.profiler.profile(activities=activities(cpu),
                                 schedule=torch.profiler.schedule(wait=1, warmup=1, active=10, repeat=1),
                                 record_shapes=True,
                                 on_trace_ready=handler(d, "rank-%d" % rank, lambda: {
-                                    "set": "gloo4async" if asyn else "gloo4", "async_op": asyn,
+                                    "set": name, "async_op": asyn,
                                     "rank": rank, "world_size": GLOO_RANKS,
-                                    "straggler": STRAGGLER, "straggler_sleep_s": STRAGGLER_SLEEP_S,
+                                    "straggler": STRAGGLER, "straggler_sleep_s": sleep_s,
                                     "allreduce_return_walls_ns": walls, "ops": ops})) as prof:
         for i in range(12):
             x = torch.randn(64, 256, device=dev)
@@ -509,8 +512,8 @@ def gloo_worker(rank, out, cpu, port, asyn=False):
             with rf("## backward ##"):
                 loss.backward()
             flat = torch.cat([p.grad.reshape(-1) for p in model.parameters()])
-            if rank == STRAGGLER:
-                time.sleep(STRAGGLER_SLEEP_S)
+            if rank == STRAGGLER and sleep_s:
+                time.sleep(sleep_s)
             with rf("## allreduce ##"):
                 if asyn:
                     # non-blocking: the call returns at once, the wait ends
@@ -542,9 +545,10 @@ def gloo_worker(rank, out, cpu, port, asyn=False):
     dist.destroy_process_group()
 
 
-def part_gloo4(out, cpu, asyn=False):
+def part_gloo4(out, cpu, asyn=False, sleep_s=STRAGGLER_SLEEP_S):
     import torch.multiprocessing as mp
-    mp.spawn(gloo_worker, args=(out, cpu, 29700 + os.getpid() % 200, asyn), nprocs=GLOO_RANKS, join=True)
+    mp.spawn(gloo_worker, args=(out, cpu, 29700 + os.getpid() % 200, asyn, sleep_s),
+             nprocs=GLOO_RANKS, join=True)
 
 
 # ---- Flight Recorder dumps of a hung gloo job ------------------------------------
@@ -587,7 +591,9 @@ def fr_worker(rank, out, port):
     if rank in (2, 3):
         for _ in range(2):
             dist.all_gather([torch.empty(256) for _ in range(2)], x[:256].contiguous(), group=tp)
-    hung = {"rank": rank, "t_enter_ns": time.time_ns()}
+    hung = {"rank": rank, "t_enter_ns": time.time_ns(), "torch": torch.__version__,
+            "c10d_dump_names": sorted(n for n in dir(c10d) if "dump" in n.lower()
+                                      or "trace" in n.lower())}
     try:
         if rank == FR_CULPRIT:
             dist.all_reduce(x, group=tp)      # rank 3 is in the world's all-reduce
@@ -672,13 +678,16 @@ def main():
          "nccl1": lambda: part_nccl1(a.out),
          "gloo4": lambda: part_gloo4(a.out, a.cpu_smoke),
          "gloo4async": lambda: part_gloo4(a.out, a.cpu_smoke, True),
+         "gloo4nosleep": lambda: part_gloo4(a.out, a.cpu_smoke, False, 0.0),
+         "gloo4asyncnosleep": lambda: part_gloo4(a.out, a.cpu_smoke, True, 0.0),
          "ab": lambda: part_ab(a.out, a.cpu_smoke),
          "overlap": lambda: part_overlap(a.out),
          "frgloo4": lambda: part_frgloo4(a.out)}[a.one]()
         return
     results = {}
     for part in a.parts.split(","):
-        if a.cpu_smoke and part not in ("eager", "gloo4", "gloo4async", "ab", "frgloo4"):
+        if a.cpu_smoke and part not in ("eager", "gloo4", "gloo4async", "gloo4nosleep",
+                                        "gloo4asyncnosleep", "ab", "frgloo4"):
             continue
         t = time.time()
         # Each part in a process of its own: a crash or a hang in one (NCCL,
