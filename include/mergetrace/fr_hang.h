@@ -163,6 +163,12 @@ typedef struct mt_fr_hang {
     int last_arrival;           /* the rank that started the hung collective last; -1 */
     bool slowdown;              /* the culprit arrived later and later before the hang */
     int fit_pairs;              /* completed instances the offsets were fitted on */
+    int entered[16];            /* members that have the hung collective's entry (the first 16) */
+    int nentered, entered_total;
+    int stateless;              /* dumps that record no start or completion (gloo's recorder):
+                                 * where their ranks are comes from the sequence numbers alone */
+    int guessed_pgs;            /* groups no dump lists the ranks of: members are the ranks whose
+                                 * dumps name the group */
     mt_fr_op_t culprit_last; /* the last entry (by record id) of culprit_last_rank; name "" if none */
     int culprit_last_rank;      /* the culprit who never enqueued it (culprits are sorted) */
     mt_fr_op_t hung_first, hung_culprit; /* size mismatch: the majority's and the culprit's entry */

@@ -942,6 +942,52 @@ static mt_status_t walk(mt_jcur_t *c, const char *path, const char *src, bool qu
     return MT_OK;
 }
 
+/* The groups as the analysis takes them, whatever pg_config held. Gloo's
+ * recorder (PyTorch 2.11) lists no group there: one placeholder named ""
+ * (with every rank on some ranks, none on others) that no entry names.
+ * Such a "" is dropped; each group an entry names that pg_config lacks is
+ * added with no ranks (members unknown: the analysis takes the ranks whose
+ * dumps name it). MT_OK or MT_ERR_NOMEM. */
+static mt_status_t settle_pgs(mt_fr_dump_t *o)
+{
+    uint32_t nid = o->strs ? mt_strtab_count(o->strs) : 1;
+    bool *named = calloc(nid ? nid : 1, sizeof *named);
+    if (!named)
+        return MT_ERR_NOMEM;
+    for (size_t i = 0; i < o->n; i++)
+        if (o->entries[i].pg < nid)
+            named[o->entries[i].pg] = true;
+    size_t k = 0;
+    for (size_t g = 0; g < o->npgs; g++) {
+        if (!o->pgs[g].name[0] && !named[MT_STR_NONE]) {
+            free(o->pgs[g].ranks);
+            continue;
+        }
+        o->pgs[k++] = o->pgs[g];
+    }
+    o->npgs = k;
+    size_t cap = k;
+    for (uint32_t id = 0; id < nid; id++) {
+        if (!named[id])
+            continue;
+        const char *name = mt_fr_str(o, id);
+        bool have = false;
+        for (size_t g = 0; g < k && !have; g++)
+            have = !strncmp(o->pgs[g].name, name, sizeof o->pgs[g].name - 1);
+        if (have)
+            continue;
+        if (MT_GROW(o->pgs, cap, o->npgs + 1, 4)) {
+            free(named);
+            return MT_ERR_NOMEM;
+        }
+        o->pgs[o->npgs] = (mt_fr_pg_t){0};
+        copy_bytes(name, strlen(name), o->pgs[o->npgs].name, sizeof o->pgs[o->npgs].name);
+        o->npgs++;
+    }
+    free(named);
+    return MT_OK;
+}
+
 mt_status_t mt_fr_dump_read(const uint8_t *data, size_t len, const char *path, int rank, mt_fr_dump_t *out,
                             mt_error_t *err)
 {
@@ -965,7 +1011,7 @@ mt_status_t mt_fr_dump_read_with(const uint8_t *data, size_t len, const char *pa
             bool done = pk_dump(&r);
             if (done || r.st != MT_OK) {
                 mt_fr_pickle_free(&pk);
-                if (done)
+                if (done && (r.st = settle_pgs(out)) == MT_OK)
                     return MT_OK;
                 mt_fr_dump_free(out);
                 mt_error_set(err, r.st, "Flight Recorder dump: out of memory");
@@ -993,6 +1039,8 @@ mt_status_t mt_fr_dump_read_with(const uint8_t *data, size_t len, const char *pa
     st = mt_jcur_new(json, jlen, 64, path, err, &c);
     if (st == MT_OK)
         st = walk(c, path, pickled ? NULL : json, quick, out, err);
+    if (st == MT_OK)
+        st = settle_pgs(out);
     if (st == MT_ERR_NOMEM && err && err->code == MT_OK)
         mt_error_set(err, MT_ERR_NOMEM, "Flight Recorder dump: out of memory");
     if (err && st != MT_OK)

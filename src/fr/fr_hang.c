@@ -24,6 +24,9 @@ typedef struct job {
     size_t *nopen;
     int **sorted; /* [nnamed]: each group's ranks sorted (a send's group ranks index them); NULL until asked */
     bool nomem;   /* an allocation of the send/recv analysis failed */
+    bool *stateless;   /* [n]: the dump records no start or completion (gloo's recorder) */
+    mt_fr_pg_t *guess; /* groups no pg_config lists ranks of: members taken from the dumps naming them */
+    size_t nguess;
     size_t wc_g;  /* waits_for's last collective: its group (SIZE_MAX: none), seq, wait and rank */
     int64_t wc_seq;
     int wc_kind, wc_on;
@@ -110,12 +113,48 @@ static bool name_groups(job_t *j)
     for (size_t x = 0; x < k; x++)
         if (!u || strcmp(j->named[u - 1]->name, j->named[x]->name))
             j->named[u++] = j->named[x];
+        else if (!j->named[u - 1]->nranks && j->named[x]->nranks)
+            j->named[u - 1] = j->named[x]; /* the first that lists its ranks */
     j->nnamed = u;
+    /* a group no dump lists the ranks of (gloo): its members are the ranks
+     * whose dumps name it (an entry of it, or a listing) */
+    size_t ng = 0;
+    for (size_t x = 0; x < u; x++)
+        ng += !j->named[x]->nranks;
+    if (!ng)
+        return true;
+    if (!(j->guess = calloc(ng, sizeof *j->guess)))
+        return false;
+    for (size_t x = 0; x < u; x++) {
+        if (j->named[x]->nranks)
+            continue;
+        mt_fr_pg_t *g = &j->guess[j->nguess++];
+        *g = *j->named[x];
+        if (!(g->ranks = malloc((j->n ? j->n : 1) * sizeof *g->ranks)))
+            return false;
+        for (size_t i = 0; i < j->n; i++)
+            for (size_t q = 0; q < j->dumps[i].npgs; q++)
+                if (!strcmp(j->dumps[i].pgs[q].name, g->name)) {
+                    g->ranks[g->nranks++] = j->dumps[i].rank;
+                    break;
+                }
+        for (int a = 1; a < g->nranks; a++) /* ascending, as pg_config lists them */
+            for (int b = a; b > 0 && g->ranks[b - 1] > g->ranks[b]; b--) {
+                int t = g->ranks[b];
+                g->ranks[b] = g->ranks[b - 1];
+                g->ranks[b - 1] = t;
+            }
+        j->named[x] = g;
+    }
     return true;
 }
 
 static void job_free(job_t *j)
 {
+    for (size_t g = 0; g < j->nguess; g++)
+        free(j->guess[g].ranks);
+    free(j->guess);
+    free(j->stateless);
     for (size_t i = 0; j->open && i < j->n; i++)
         free(j->open[i]);
     free(j->open);
@@ -276,12 +315,63 @@ static int64_t next_seq(const job_t *j, const mt_fr_pg_t *pg, int64_t s)
     return best;
 }
 
+/* Whether no member of pg with a dump records a start or completion:
+ * then what a member has done is known only from the sequence numbers. */
+static bool blind_group(const job_t *j, const mt_fr_pg_t *pg)
+{
+    bool any = false;
+    for (int m = 0; m < pg->nranks; m++) {
+        int di = pg->ranks[m] < j->world ? j->of_rank[pg->ranks[m]] : -1;
+        if (di < 0)
+            continue;
+        if (!j->stateless[di])
+            return false;
+        any = true;
+    }
+    return any;
+}
+
+/* first_disagreement of a group whose dumps record no states: the first
+ * sequence number above the lowest member's last, which some member has
+ * (the one below it ran on every member: the others went past it); the
+ * members that have it are stuck in it. 0 when every member is at the
+ * same last one (nothing tells whether it ended). */
+static int64_t blind_disagreement(const job_t *j, const mt_fr_pg_t *pg, int *stuck)
+{
+    int64_t lo = INT64_MAX;
+    for (int m = 0; m < pg->nranks; m++) {
+        int di = pg->ranks[m] < j->world ? j->of_rank[pg->ranks[m]] : -1;
+        if (di < 0)
+            continue;
+        int64_t last = 0;
+        uint32_t id;
+        size_t at = name_id(&j->dumps[di], pg->name, &id) ? lower(j, (size_t)di, id + 1, INT64_MIN) : 0;
+        if (at > 0) { /* the index's last entry of the group, if any */
+            const mt_fr_entry_t *e = &j->dumps[di].entries[j->ix[di][at - 1]];
+            if (e->pg == id)
+                last = e->seq;
+        }
+        lo = last < lo ? last : lo;
+    }
+    int64_t s = lo == INT64_MAX ? INT64_MAX : next_seq(j, pg, lo);
+    if (s == INT64_MAX)
+        return 0;
+    for (int m = 0; m < pg->nranks; m++) {
+        int di = pg->ranks[m] < j->world ? j->of_rank[pg->ranks[m]] : -1;
+        if (di >= 0 && find(j, &j->dumps[di], pg->name, s))
+            (*stuck)++;
+    }
+    return s;
+}
+
 /* The first sequence number of group pg where the members disagree or one
  * has not completed it; 0 when none. */
 static int64_t first_disagreement(const job_t *j, const mt_fr_pg_t *pg, int *stuck)
 {
     int64_t lo = INT64_MAX, hi = 0;
     *stuck = 0;
+    if (blind_group(j, pg))
+        return blind_disagreement(j, pg, stuck);
     for (int m = 0; m < pg->nranks; m++) {
         int di = pg->ranks[m] < j->world ? j->of_rank[pg->ranks[m]] : -1;
         if (di < 0)
@@ -410,6 +500,8 @@ static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
         present[m] = find(j, pd[m], pg->name, s);
         if (present[m]) {
             npresent++;
+            add_rank(h->entered, &h->nentered, r);
+            h->entered_total++;
             if (!h->name[0])
                 snprintf(h->name, sizeof h->name, "%s", mt_fr_str(pd[m], present[m]->name));
         } else
@@ -479,7 +571,9 @@ static void verdict(job_t *j, const mt_fr_pg_t *pg, int64_t s, mt_fr_hang_t *h)
             if (r != absent[a] && di >= 0 && l->seq < last_completed_seq(&j->dumps[di], lpg))
                 h->kind = MT_FR_DESYNC;
         }
-        if (h->kind == MT_FR_DESYNC || l->state != MT_FR_STARTED || !other || !strcmp(lpg, pg->name))
+        /* a dump without states: its last entry is where the rank is */
+        bool in_it = l->state == MT_FR_STARTED || j->stateless[j->of_rank[absent[a]]];
+        if (h->kind == MT_FR_DESYNC || !in_it || !other || !strcmp(lpg, pg->name))
             continue;
         /* waiting in another group for a member that waits here */
         for (int m = 0; m < other->nranks; m++) {
@@ -988,12 +1082,22 @@ static mt_status_t analyse(const mt_fr_dump_t *dumps, size_t n, const int64_t *f
     h->wait_ns = malloc((size_t)(j.world ? j.world : 1) * sizeof *h->wait_ns);
     h->has_dump = calloc((size_t)(j.world ? j.world : 1), sizeof *h->has_dump);
     h->last_done = calloc((size_t)(j.world ? j.world : 1), sizeof *h->last_done);
-    if (!j.of_rank || !h->offset_ns || !h->wait_ns || !h->has_dump || !h->last_done || !index_dumps(&j) ||
-        !name_groups(&j)) {
+    j.stateless = calloc(n ? n : 1, sizeof *j.stateless);
+    for (size_t i = 0; j.stateless && i < n; i++) {
+        j.stateless[i] = dumps[i].n > 0;
+        for (size_t k = 0; k < dumps[i].n && j.stateless[i]; k++) {
+            const mt_fr_entry_t *e = &dumps[i].entries[k];
+            j.stateless[i] = e->state == MT_FR_SCHEDULED && e->started == MT_FR_NONE && e->completed == MT_FR_NONE;
+        }
+        h->stateless += j.stateless[i];
+    }
+    if (!j.of_rank || !h->offset_ns || !h->wait_ns || !h->has_dump || !h->last_done || !j.stateless ||
+        !index_dumps(&j) || !name_groups(&j)) {
         job_free(&j);
         mt_fr_hang_free(h);
         return mt_error_set(err, MT_ERR_NOMEM, "Flight Recorder analysis: out of memory");
     }
+    h->guessed_pgs = (int)j.nguess;
     j.off = h->offset_ns;
     for (int r = 0; r < j.world; r++) {
         j.of_rank[r] = -1;
@@ -1014,6 +1118,8 @@ static mt_status_t analyse(const mt_fr_dump_t *dumps, size_t n, const int64_t *f
     for (size_t i = 0; i < n; i++)
         for (size_t g = 0; g < dumps[i].npgs; g++) {
             const mt_fr_pg_t *a = &dumps[i].pgs[g], *b = pg_named(&j, a->name);
+            if (!a->nranks || b == a)
+                continue; /* no ranks listed: taken from the dumps */
             if (b->nranks != a->nranks ||
                 (a->nranks && memcmp(a->ranks, b->ranks, (size_t)a->nranks * sizeof *a->ranks))) { /* none: NULL */
                 job_free(&j);
@@ -1072,19 +1178,16 @@ static mt_status_t analyse(const mt_fr_dump_t *dumps, size_t n, const int64_t *f
     const mt_fr_pg_t *best = NULL;
     int64_t best_s = 0;
     int best_stuck = -1;
-    for (size_t i = 0; i < n; i++)
-        for (size_t g = 0; g < dumps[i].npgs; g++) {
-            const mt_fr_pg_t *pg = &dumps[i].pgs[g];
-            if (pg_named(&j, pg->name) != pg)
-                continue; /* seen in an earlier dump */
-            int stuck;
-            int64_t s = first_disagreement(&j, pg, &stuck);
-            if (s && (stuck > best_stuck || (stuck == best_stuck && strcmp(pg->name, best->name) < 0))) {
-                best = pg;
-                best_s = s;
-                best_stuck = stuck;
-            }
+    for (size_t g = 0; g < j.nnamed; g++) { /* by name: the first at equal stuck */
+        const mt_fr_pg_t *pg = j.named[g];
+        int stuck;
+        int64_t s = first_disagreement(&j, pg, &stuck);
+        if (s && stuck > best_stuck) {
+            best = pg;
+            best_s = s;
+            best_stuck = stuck;
         }
+    }
     wait_t *w = malloc((size_t)(j.world ? j.world : 1) * sizeof *w);
     if (!w || !index_open(&j)) {
         free(w);

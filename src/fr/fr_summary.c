@@ -127,6 +127,17 @@ mt_status_t mt_fr_keep_plan(const mt_fr_dump_t *heads, size_t n, const mt_fr_pg_
                 continue; /* seen in an earlier dump ("" is id 0, there from the start) */
             seen_empty |= !pg->name[0];
             int64_t lo = INT64_MAX;
+            /* no ranks listed (gloo): the members are the dumps that name
+             * it, as the analysis takes them (any dump: a superset keeps
+             * more, never less) */
+            for (size_t q = 0; !pg->nranks && q < n; q++)
+                for (size_t x = 0; x < heads[q].npgs; x++)
+                    if (!strcmp(heads[q].pgs[x].name, pg->name)) {
+                        const mt_fr_pg_seq_t *y = lookup(done[q], ndone[q], pg->name);
+                        int64_t s = y ? y->seq : 0;
+                        lo = s < lo ? s : lo;
+                        break;
+                    }
             for (int m = 0; m < pg->nranks; m++) {
                 int di = pg->ranks[m] < world ? of_rank[pg->ranks[m]] : -1;
                 if (di < 0)

@@ -67,8 +67,10 @@ static void p2p_text(const mt_fr_hang_t *h, mt_out_t *o)
 {
     const mt_fr_op_t *e = &h->p2p_op;
     bool send = strstr(e->name, "send ") != NULL;
-    mt_out_printf(o, "hang in group %s (%s) at a point-to-point operation: rank %d waits in ", h->pg, h->pg_desc,
-                  h->p2p_rank);
+    mt_out_printf(o, "hang in group %s", h->pg);
+    if (h->pg_desc[0])
+        mt_out_printf(o, " (%s)", h->pg_desc);
+    mt_out_printf(o, " at a point-to-point operation: rank %d waits in ", h->p2p_rank);
     op_name(o, e);
     mt_out_printf(o, " %s rank %d", send ? "to" : "from", h->p2p_peer);
     if (h->wait_ns[h->p2p_rank] >= 0)
@@ -129,13 +131,20 @@ void mt_fr_hang_text(const mt_fr_hang_t *h, mt_out_t *o)
             lo = h->wait_ns[r] < lo ? h->wait_ns[r] : lo;
             hi = h->wait_ns[r] > hi ? h->wait_ns[r] : hi;
         }
-    mt_out_printf(o, "hang in group %s (%s) at %s #%" PRId64, h->pg, h->pg_desc, h->name, h->seq);
+    mt_out_printf(o, "hang in group %s", h->pg);
+    if (h->pg_desc[0])
+        mt_out_printf(o, " (%s)", h->pg_desc);
+    mt_out_printf(o, " at %s #%" PRId64, h->name, h->seq);
     if (nstuck) {
         mt_out_puts(o, ": ");
         ranks(o, stuck, nstuck);
         mt_out_printf(o, " started it %.1f s ago", (double)hi / 1e9);
         if (hi - lo >= 100000000)
             mt_out_printf(o, " (the last %.1f s ago)", (double)lo / 1e9);
+    } else if (h->entered_total) { /* no start recorded: who is in it */
+        mt_out_puts(o, ": ");
+        ranks(o, h->entered, h->entered_total);
+        mt_out_puts(o, " entered it");
     }
     mt_out_puts(o, "\n");
     switch (h->kind) {
@@ -179,6 +188,14 @@ tail:
     if (h->slowdown)
         mt_out_printf(o, "rank %d arrived later and later in the collectives before the hang (a slow-down)\n",
                       h->culprits[0]);
+    if (h->stateless)
+        mt_out_printf(o,
+                      "%d dump%s record%s no start or completion (gloo's recorder): ranks placed by sequence "
+                      "numbers alone; no wait times\n",
+                      h->stateless, h->stateless == 1 ? "" : "s", h->stateless == 1 ? "s" : "");
+    if (h->guessed_pgs)
+        mt_out_printf(o, "%d group%s with no ranks in pg_config: members are the ranks whose dumps name %s\n",
+                      h->guessed_pgs, h->guessed_pgs == 1 ? "" : "s", h->guessed_pgs == 1 ? "it" : "them");
     mt_out_printf(o, "clocks: offsets fitted on %d completed collectives", h->fit_pairs);
     int unfit[16], nunfit = 0;
     for (int r = 0; r < h->world; r++)

@@ -78,6 +78,9 @@ mt_status_t mt_report_hang_json(const mt_fr_hang_t *h, const mt_fr_placed_t *pla
     ranks_json(&j, h->culprits, h->nculprits);
     mt_out_puts(&j, ", \"no_dump_ranks\": ");
     ranks_json(&j, h->no_dump, h->nno_dump);
+    mt_out_puts(&j, ", \"entered_ranks\": ");
+    ranks_json(&j, h->entered, h->nentered);
+    mt_out_printf(&j, ", \"entered\": %d", h->entered_total);
     mt_out_puts(&j, ", \"culprit_last\": ");
     if (h->nculprits && h->culprit_last.name[0] &&
         (h->kind == MT_FR_NEVER_ENQUEUED || h->kind == MT_FR_DESYNC || h->kind == MT_FR_ORDER_MISMATCH)) {
@@ -125,7 +128,8 @@ mt_status_t mt_report_hang_json(const mt_fr_hang_t *h, const mt_fr_placed_t *pla
         mt_out_printf(&j, "%d", h->ref_rank);
     else
         mt_out_puts(&j, "null");
-    mt_out_printf(&j, ", \"fit_pairs\": %d, \"dump_time_us\": ", h->fit_pairs);
+    mt_out_printf(&j, ", \"fit_pairs\": %d, \"stateless_dumps\": %d, \"groups_from_dumps\": %d, \"dump_time_us\": ",
+                  h->fit_pairs, h->stateless, h->guessed_pgs);
     if (h->dump_ns != MT_FR_NONE)
         mt_out_us(&j, h->dump_ns);
     else
