@@ -32,6 +32,10 @@ a GPU); docs/TESTING.md, "Real GPU fixtures", says how. Writes OUT/<set>/:
             never enters (it is in an all-reduce of group "tp", ranks 2-3);
             each dumps on demand after the timeout: pickle/ and json/
             (comm_lib_trace_rank_R), oracle/ the truth and each rank's times
+  frnccl1/  Flight Recorder dumps of a one-rank NCCL job beside its trace:
+            collectives completed on two groups, then an all-reduce queued
+            behind a 2 s GPU sleep, dumped in flight (inflight/) and after
+            (after/), each dump function under its own folder
 
 Each trace X.pt.trace.json.gz has oracle/X.oracle.json.gz beside it (a
 folder of its own, so that a run over the set's directory reads the traces
@@ -636,6 +640,82 @@ def part_frgloo4(out):
     mp.spawn(fr_worker, args=(out, 29900 + os.getpid() % 90), nprocs=GLOO_RANKS, join=True)
 
 
+# ---- Flight Recorder dumps of a real NCCL group, beside its trace ------------------
+#
+# One process (one GPU holds a one-rank NCCL communicator only): 8
+# all-reduces on the default group and 4 all-gathers on a second group,
+# completed; then an all-reduce queued behind a 2 s GPU sleep
+# (torch.cuda._sleep), dumped while it waits ("inflight") and again once it
+# completed ("after"); the whole run profiled (trace/rank-0...), so that
+# the dumps' entries can be placed on the trace by the collectives both
+# hold. Each dump function torch has is tried under its own name (the
+# NCCL recorder and the generic one are separate in some versions).
+
+def part_frnccl1(out):
+    os.environ["TORCH_NCCL_ENABLE_TIMING"] = "1"   # starts recorded
+    os.environ.setdefault("TORCH_FR_BUFFER_SIZE", "2000")
+    import torch.distributed as dist
+    import torch._C._distributed_c10d as c10d
+    d = os.path.join(out, "frnccl1")
+    os.makedirs(os.path.join(d, "oracle"), exist_ok=True)
+    dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29613", rank=0, world_size=1,
+                            device_id=torch.device("cuda:0"))
+    g2 = dist.new_group([0])
+    a = torch.ones(1 << 20, device="cuda")
+    o = torch.empty(1 << 20, device="cuda")
+    info = {"torch": torch.__version__, "dumps": {}}
+
+    def dump(sub):
+        info["dumps"][sub] = {"t_ns": time.time_ns()}
+        for enc, names, mode in (("pickle", ("_dump_nccl_trace", "_dump_fr_trace"), "wb"),
+                                 ("json", ("_dump_nccl_trace_json", "_dump_fr_trace_json"), "w")):
+            for n in names:
+                fn = getattr(c10d, n, None)
+                if fn is None:
+                    continue
+                try:
+                    blob = fn()
+                except Exception as ex:  # noqa: BLE001
+                    info["dumps"][sub][n] = repr(ex)[:200]
+                    continue
+                if mode == "w" and isinstance(blob, bytes):
+                    blob = blob.decode("utf-8")
+                sd = os.path.join(d, sub, enc + n.replace("_dump", "").replace("_trace", "").replace("_json", ""))
+                os.makedirs(sd, exist_ok=True)
+                with open(os.path.join(sd, "comm_lib_trace_rank_0"), mode) as f:
+                    f.write(blob)
+                info["dumps"][sub][n] = len(blob)
+
+    prof = torch.profiler.profile(activities=activities(False), record_shapes=True)
+    prof.start()
+    for i in range(8):
+        dist.all_reduce(a)
+        if i % 2:
+            dist.all_gather_into_tensor(o, a, group=g2)
+    torch.cuda.synchronize()
+    time.sleep(0.5)                 # the watchdog discovers the completions
+    info["t_sleep_ns"] = time.time_ns()
+    torch.cuda._sleep(4_000_000_000)    # about 2 s at the H200's clock
+    dist.all_reduce(a)
+    time.sleep(0.5)
+    dump("inflight")
+    torch.cuda.synchronize()
+    info["t_done_ns"] = time.time_ns()
+    time.sleep(0.5)
+    dump("after")
+    prof.stop()
+    os.makedirs(os.path.join(d, "trace"), exist_ok=True)
+    plain = os.path.join(d, "trace", "rank-0.pt.trace.json")
+    prof.export_chrome_trace(plain)
+    with open(plain, "rb") as f, gzip.open(plain + ".gz", "wb", compresslevel=9) as g:
+        shutil.copyfileobj(f, g)
+    os.remove(plain)
+    with open(os.path.join(d, "oracle", "info.json"), "w") as f:
+        json.dump(info, f, indent=1)
+    log("frnccl1:", info)
+    dist.destroy_process_group()
+
+
 # ---- provenance ---------------------------------------------------------------
 
 def provenance(out, cpu, results):
@@ -666,7 +746,7 @@ def provenance(out, cpu, results):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--parts", default="eager,graphs,nccl1,gloo4,gloo4async,ab,overlap,compile,frgloo4")
+    ap.add_argument("--parts", default="eager,graphs,nccl1,gloo4,gloo4async,ab,overlap,compile,frgloo4,frnccl1")
     ap.add_argument("--cpu-smoke", action="store_true")
     ap.add_argument("--one", help=argparse.SUPPRESS)   # run one part in this process
     a = ap.parse_args()
@@ -682,7 +762,8 @@ def main():
          "gloo4asyncnosleep": lambda: part_gloo4(a.out, a.cpu_smoke, True, 0.0),
          "ab": lambda: part_ab(a.out, a.cpu_smoke),
          "overlap": lambda: part_overlap(a.out),
-         "frgloo4": lambda: part_frgloo4(a.out)}[a.one]()
+         "frgloo4": lambda: part_frgloo4(a.out),
+         "frnccl1": lambda: part_frnccl1(a.out)}[a.one]()
         return
     results = {}
     for part in a.parts.split(","):

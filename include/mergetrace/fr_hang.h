@@ -165,6 +165,7 @@ typedef struct mt_fr_hang {
     int fit_pairs;              /* completed instances the offsets were fitted on */
     int entered[16];            /* members that have the hung collective's entry (the first 16) */
     int nentered, entered_total;
+    bool empty;                 /* no dump holds an entry: nothing to analyse */
     int stateless;              /* dumps that record no start or completion (gloo's recorder):
                                  * where their ranks are comes from the sequence numbers alone */
     int guessed_pgs;            /* groups no dump lists the ranks of: members are the ranks whose

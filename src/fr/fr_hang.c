@@ -1091,6 +1091,9 @@ static mt_status_t analyse(const mt_fr_dump_t *dumps, size_t n, const int64_t *f
         }
         h->stateless += j.stateless[i];
     }
+    h->empty = true; /* trimmed dumps keep each one's last entry: still none only when none */
+    for (size_t i = 0; i < n; i++)
+        h->empty &= !dumps[i].n;
     if (!j.of_rank || !h->offset_ns || !h->wait_ns || !h->has_dump || !h->last_done || !j.stateless ||
         !index_dumps(&j) || !name_groups(&j)) {
         job_free(&j);

@@ -114,6 +114,12 @@ static void p2p_text(const mt_fr_hang_t *h, mt_out_t *o)
 
 void mt_fr_hang_text(const mt_fr_hang_t *h, mt_out_t *o)
 {
+    if (h->kind == MT_FR_NO_HANG && h->empty) {
+        mt_out_puts(o, "flight recorder: the dumps hold no entries, nothing to analyse (a recorder that recorded "
+                       "nothing writes only its header: in an NCCL job, PyTorch 2.11's _dump_fr_trace; "
+                       "_dump_nccl_trace holds the NCCL entries)\n");
+        return;
+    }
     if (h->kind == MT_FR_NO_HANG) {
         mt_out_puts(o, "flight recorder: no hang: every group's ranks completed the same collectives\n");
         return;

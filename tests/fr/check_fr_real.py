@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The program on real Flight Recorder dumps (tests/data/real/frgloo4,
+"""The program on real Flight Recorder dumps (tests/data/real/frgloo4 and
+frnccl1; frgloo4:
 recorded by scripts/gpu_capture's frgloo4 part with PyTorch 2.11: four gloo
 processes; ranks 0, 1, 3 in the world's all-reduce #6, rank 2 in an
 all-reduce of the group of ranks 2 and 3; every collective timed out after
@@ -20,7 +21,14 @@ Python's json module:
   before this check the program refused the dumps as "of different jobs";
 - the pickle and JSON dumps give the same report; -j 2, every entry on
   process 0 (MERGETRACE_FR_ENTRIES) and, with MPIEXEC, mpirun -n 2 and 3 the
-  same report.json.
+  same report.json;
+- frnccl1 (a one-rank NCCL job, scripts/gpu_capture's frnccl1 part): in
+  flight, the one entry not completed (read here from the dump) is where
+  the group is, its rank in it (ambiguous, exit 4); after, no hang and
+  every entry counted; the header-only dump of PyTorch's generic recorder
+  (no "entries") read as empty and said so (it was refused); beside the
+  job's trace, each completed entry's slice at its discovered start, after
+  its CPU range began, in the same order and name.
 
 usage: check_fr_real.py MERGETRACE WORKDIR [MPIEXEC]"""
 import json
@@ -50,6 +58,83 @@ def report(out):
         r = json.load(f)
     r.pop("inputs", None)  # the file names differ between encodings
     return r
+
+
+def nccl(prog, work):
+    """tests/data/real/frnccl1: a one-rank NCCL job's dumps, in flight and
+    after, a header-only dump, and the dump beside the job's own trace."""
+    d = os.path.join(ROOT, "tests", "data", "real", "frnccl1")
+    with open(os.path.join(d, "inflight", "json", "comm_lib_trace_rank_0")) as f:
+        inflight = json.load(f)["entries"]
+    open_ = [e for e in inflight if e["state"] != "completed"]
+    reps = {}
+    for sub, code in (("inflight", 4), ("after", 0), ("header-only", 0)):
+        for enc in ("json", "pickle"):
+            out = os.path.join(work, "nccl", sub, enc)
+            p = run([prog, "--color=never", "--no-progress", "-o", out, os.path.join(d, sub, enc)])
+            tag = "frnccl1/%s/%s" % (sub, enc)
+            if p.returncode != code:
+                fail("%s: exit %d, expected %d: %s" % (tag, p.returncode, code, p.stderr.strip()[-300:]))
+                continue
+            with open(os.path.join(out, "report.json")) as f:
+                reps[(sub, enc)] = json.load(f)
+            h = reps[(sub, enc)]["hang"]
+            if sub == "inflight":
+                # the one entry not completed: the all-reduce queued behind
+                # the GPU's sleep; the one rank is in it
+                want = (open_[0]["process_group"][0], open_[0]["collective_seq_id"]) if len(open_) == 1 else None
+                if (h["group"], h["collective_seq_id"]) != want or h["verdict"] != "ambiguous" or \
+                        h.get("entered_ranks") != [0] or h.get("stateless_dumps") != 0:
+                    fail("%s: %s #%s %s entered %s, expected %s, ambiguous, [0]" % (
+                        tag, h["group"], h["collective_seq_id"], h["verdict"], h.get("entered_ranks"), want))
+            elif sub == "after":
+                n = sum(i["events"] for i in reps[(sub, enc)]["inputs"])
+                if h["hung"] or n != len(inflight) or "no hang" not in p.stdout:
+                    fail("%s: hung %s, %s entries, expected none and %d" % (tag, h["hung"], n, len(inflight)))
+            elif h["hung"] or sum(i["events"] for i in reps[(sub, enc)]["inputs"]) != 0 or \
+                    "hold no entries" not in p.stdout:
+                # PyTorch's generic recorder in an NCCL job: a header only
+                # (it was refused: 'expected an array "entries"')
+                fail("%s: terminal %r" % (tag, p.stdout[:200]))
+    for r in reps.values():
+        r.pop("inputs", None)  # the file names differ between encodings
+    for sub in ("inflight", "after", "header-only"):
+        if (sub, "json") in reps and reps[(sub, "json")] != reps.get((sub, "pickle")):
+            fail("frnccl1/%s: the pickle and JSON dumps give different reports" % sub)
+    # beside the job's trace: no collective in common (one rank: no
+    # record_param_comms), so the dump is placed on its wall clock; each
+    # entry's slice starts at its discovered start (the dump's own number)
+    # after its CPU range in the trace began (issued there, discovered by
+    # the watchdog within a second)
+    both = os.path.join(work, "nccl", "beside")
+    os.makedirs(both)
+    shutil.copy(os.path.join(d, "trace", "rank-0.pt.trace.json.gz"), both)
+    shutil.copy(os.path.join(d, "inflight", "json", "comm_lib_trace_rank_0"), both)
+    out = os.path.join(work, "nccl", "beside-out")
+    p = run([prog, "--color=never", "--no-progress", "-o", out, both])
+    if p.returncode != 4:
+        fail("frnccl1 beside its trace: exit %d: %s" % (p.returncode, p.stderr.strip()[-300:]))
+        return
+    import gzip
+    with gzip.open(os.path.join(out, "merged.json.gz")) as f:
+        m = json.load(f)
+    ev = m["traceEvents"] if isinstance(m, dict) else m
+    names = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"}
+    frs = sorted((e for e in ev if e.get("ph") == "X" and names.get(e["pid"], "").endswith("Flight Recorder")
+                  and e["args"].get("completed")), key=lambda e: e["args"]["record_id"])
+    cpu = sorted((e for e in ev if e.get("ph") == "X" and e.get("cat") == "user_annotation"
+                  and e["name"].startswith("nccl:")), key=lambda e: e["ts"])
+    done = sorted((e for e in inflight if e["state"] == "completed"), key=lambda e: e["record_id"])
+    if len(frs) != len(done) or len(cpu) < len(done):
+        fail("frnccl1 beside: %d completed entries placed, %d in the dump, %d CPU ranges" % (len(frs), len(done),
+                                                                                            len(cpu)))
+        return
+    for e, x, c in zip(frs, done, cpu):
+        if abs(e["ts"] - x["time_discovered_started_ns"] / 1000.0) > 0.5 or not 0 <= e["ts"] - c["ts"] <= 1e6 \
+                or e["name"].split(" #")[0] != c["name"]:
+            fail("frnccl1 beside: %s at %.3f us, discovered %.3f, its CPU range %s at %.3f" % (
+                e["name"], e["ts"], x["time_discovered_started_ns"] / 1000.0, c["name"], c["ts"]))
+            break
 
 
 def main():
@@ -107,8 +192,10 @@ def main():
             fail("%s: the terminal does not say what the dumps lack or who entered:\n%s" % (tag, p.stdout))
     if len(outs) == 2 and outs["json"] != outs["pickle"]:
         fail("frgloo4: the pickle and JSON dumps give different reports")
+    nccl(prog, work)
     base = outs.get("json")
     if base is None:
+        print("fr_real: %d failures" % fails)
         return 1
     variants = [("-j 2", [prog, "-j", "2", "--no-progress"], None),
                 ("every entry on process 0", [prog, "--no-progress"], dict(os.environ, MERGETRACE_FR_ENTRIES="1"))]
