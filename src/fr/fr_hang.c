@@ -334,8 +334,9 @@ static bool blind_group(const job_t *j, const mt_fr_pg_t *pg)
 /* first_disagreement of a group whose dumps record no states: the first
  * sequence number above the lowest member's last, which some member has
  * (the one below it ran on every member: the others went past it); the
- * members that have it are stuck in it. 0 when every member is at the
- * same last one (nothing tells whether it ended). */
+ * members that have it are stuck in it. When every member is at the same
+ * last one, that one if they enqueued it differently, else 0 (nothing
+ * tells whether it ended). */
 static int64_t blind_disagreement(const job_t *j, const mt_fr_pg_t *pg, int *stuck)
 {
     int64_t lo = INT64_MAX;
@@ -354,6 +355,28 @@ static int64_t blind_disagreement(const job_t *j, const mt_fr_pg_t *pg, int *stu
         lo = last < lo ? last : lo;
     }
     int64_t s = lo == INT64_MAX ? INT64_MAX : next_seq(j, pg, lo);
+    if (s == INT64_MAX && lo > 0 && lo != INT64_MAX) {
+        /* every member at the same last: a hang there shows only when
+         * they enqueued it differently (kind, dtype, sizes) */
+        const mt_fr_entry_t *first = NULL;
+        const mt_fr_dump_t *fd = NULL;
+        bool differ = false;
+        for (int m = 0; m < pg->nranks && !differ; m++) {
+            int di = pg->ranks[m] < j->world ? j->of_rank[pg->ranks[m]] : -1;
+            const mt_fr_entry_t *e = di >= 0 ? find(j, &j->dumps[di], pg->name, lo) : NULL;
+            if (!e)
+                continue;
+            if (!first) {
+                first = e;
+                fd = &j->dumps[di];
+                continue;
+            }
+            differ = e->in_numel != first->in_numel || e->out_numel != first->out_numel ||
+                     strcmp(mt_fr_str(&j->dumps[di], e->name), mt_fr_str(fd, first->name)) ||
+                     strcmp(mt_fr_str(&j->dumps[di], e->dtype), mt_fr_str(fd, first->dtype));
+        }
+        s = differ ? lo : INT64_MAX;
+    }
     if (s == INT64_MAX)
         return 0;
     for (int m = 0; m < pg->nranks; m++) {
@@ -651,6 +674,14 @@ static bool index_open(job_t *j)
     for (size_t i = 0; i < j->n; i++) {
         const mt_fr_dump_t *d = &j->dumps[i];
         size_t k = 0;
+        if (j->stateless[i]) { /* no states: the rank is in its last entry, the rest ran */
+            const mt_fr_entry_t *l = last_entry(d);
+            if (!(j->open[i] = malloc(sizeof *j->open[i])))
+                return false;
+            j->open[i][0] = l ? (uint32_t)(l - d->entries) : 0;
+            j->nopen[i] = l != NULL;
+            continue;
+        }
         for (size_t e = 0; e < d->n; e++)
             k += d->entries[e].state != MT_FR_COMPLETED;
         ixe_t *t = malloc((k ? k : 1) * sizeof *t);

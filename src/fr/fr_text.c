@@ -120,6 +120,14 @@ void mt_fr_hang_text(const mt_fr_hang_t *h, mt_out_t *o)
                        "_dump_nccl_trace holds the NCCL entries)\n");
         return;
     }
+    if (h->kind == MT_FR_NO_HANG && h->stateless) {
+        mt_out_printf(o,
+                      "flight recorder: no disagreement: every group's members with a dump are at the same "
+                      "collective; %d dump%s record%s no start or completion (gloo's recorder), so a hang inside "
+                      "it, or in a rank without a dump, cannot be told\n",
+                      h->stateless, h->stateless == 1 ? "" : "s", h->stateless == 1 ? "s" : "");
+        return;
+    }
     if (h->kind == MT_FR_NO_HANG) {
         mt_out_puts(o, "flight recorder: no hang: every group's ranks completed the same collectives\n");
         return;
