@@ -347,6 +347,11 @@ mt_status_t mt_report_text(const mt_report_t *r, const mt_report_text_opts_t *t,
 {
     mt_out_t out = {.w = write, .ctx = ctx, .st = MT_OK};
     const char *B = t->color ? "\033[1m" : "", *Y = t->color ? "\033[33m" : "", *N = t->color ? "\033[0m" : "";
+    /* a section left out for memory is the first thing said (issue 43: a
+     * last resort, never a silent one at the bottom of a long report) */
+    for (size_t i = 0; r->warnings && i < r->warnings->n; i++)
+        if (!strcmp(r->warnings->v[i].code, "critical_path_skipped"))
+            mt_out_printf(&out, "%s%s%s\n", Y, r->warnings->v[i].text, N);
     head_lines(&out, r, t, B, N);
     clock_lines(&out, r, B, N);
     nsys_lines(&out, r);

@@ -94,4 +94,9 @@ timeout 60 "$bin" --no-progress -q --no-merge --memory-budget 1K -o "$work/html"
 if grep -q '<section id="steps"><h2>Steps and critical path</h2>' "$work/html/report.html" &&
   grep -q 'left out: with them process 0 would need about [0-9.]* [KMG]iB more .*(864 GPU activities, 192 collective rows)' \
     "$work/html/report.html"; then ok; else bad "report.html: the steps section's note"; fi
+# the terminal says it in its first line (issue 43: a last resort, stated
+# first), and again among the warnings
+timeout 60 "$bin" --no-progress --no-merge --color=never --memory-budget 1K -o "$work/first" $job >"$work/first.out" 2>&1
+if head -1 "$work/first.out" | grep -q '^steps, critical path and what-ifs left out: with them process 0 would need' &&
+  [ "$(grep -c 'what-ifs left out' "$work/first.out")" = 2 ]; then ok; else bad "the terminal's first line: $(head -1 "$work/first.out")"; fi
 harness_end
