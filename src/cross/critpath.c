@@ -628,8 +628,8 @@ static int32_t comm_node_of(const cp_graph_t *g, size_t n_an, const int32_t *rix
 
 mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, const mt_clock_t *clocks,
                            const int32_t *ranks, size_t n_ranks, const mt_crow_t *rows, size_t n_rows,
-                           const mt_match_t *m, bool mark_absent, void (*rows_done)(void *ctx), void *ctx,
-                           cp_graph_t *g)
+                           const mt_match_t *m, bool mark_absent, bool pauses, void (*rows_done)(void *ctx),
+                           void *ctx, cp_graph_t *g)
 {
     memset(g, 0, sizeof *g);
     mt_status_t st = MT_ERR_NOMEM;
@@ -972,7 +972,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         g->inst[g->n_inst++] = I;
     }
     /* a member ending before its instance's last arrival (clock error)
-     * puts its end event after its place in by_end (cp_run.c build_order) */
+     * puts its end event after its place in by_end (cp_run.c cp_order_build) */
     for (size_t q = 0; q < g->n_imem; q++) {
         const cp_node_t *n = &g->nodes[g->imem[q]];
         if (cp_node_T(g, n) < 0)
@@ -1230,11 +1230,11 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         /* a rank that began its step's work late (a data loader, a pause
          * at the step's start): its first launch after its step's start
          * later than the median rank's, by step */
-        if (g->n_rs && step_start_late(g, &pr, &np, &cap) < 0) {
+        if (pauses && g->n_rs && step_start_late(g, &pr, &np, &cap) < 0) {
             free(pr);
             goto out;
         }
-        int t = place_pauses(g, pr, np);
+        int t = pauses ? place_pauses(g, pr, np) : 0;
         free(pr);
         if (t < 0)
             goto out;
