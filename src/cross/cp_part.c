@@ -592,7 +592,12 @@ mt_status_t cp_part_build(const mt_rank_analysis_t *const *an, size_t n_an, cons
      * and the replay order as the whole job's */
     cp_job_fields(lg);
     lg->explicit_deps = in->explicit_deps;
-    if (cp_order_build(lg))
+    /* a job in topological order (a queue's over the whole job's edges)
+     * is replayed here in time order made topological: a queue over this
+     * process's edges alone could put, within a rank, the end of one
+     * shared instance before a member's start of another that the first
+     * waits for through other processes (the supersteps stall) */
+    if (cp_order_build(lg, false))
         goto out;
     free(lg->by_end);
     lg->by_end = NULL;
@@ -607,6 +612,16 @@ mt_status_t cp_part_build(const mt_rank_analysis_t *const *an, size_t n_an, cons
         ui[x].job = X->fjob;
         ui[x].at_rank = rank_index(lg, X->frank);
         fr[nf++] = (first_ref_t){.key = {mt_sort_key_i64(X->fkey), X->ftype, X->frank, X->fk}, .x = (uint32_t)x};
+    }
+    if (in->topo) {
+        /* not the job's order: the first end here (every member here
+         * started before it) */
+        for (size_t e = 0; e < lg->n_ev; e++) {
+            long u = ev_reads(lg, lg->ev[e]);
+            if (u >= 0 && ui[u].first == UINT32_MAX && in->xi[u].ftype != CP_PART_NO_END)
+                ui[u].first = (uint32_t)e;
+        }
+        nf = 0;
     }
     qsort(fr, nf, sizeof *fr, first_ref_cmp);
     size_t f = 0;

@@ -385,8 +385,9 @@ CP_INLINE void bo_head(const cp_graph_t *g, const bo_src_t *x, uint64_t *key, ui
 /* The replay order: node ends (key cp_end_key), sync ends, node starts; by
  * key, in that type order at equal keys, each type by id; and, with it,
  * g->hot, g->pos and g->e0 (cp_hot_build), the node events holding
- * indices into hot. Job fields must be set. With explicit dependencies
- * and no syncs: topo_order and cp_hot_build. 0, or -1 out of memory.
+ * indices into hot. Job fields must be set. topo (the job's ranks name
+ * their dependencies and no rank has a sync): topo_order and
+ * cp_hot_build. 0, or -1 out of memory.
  *
  * Fast path: each rank's ends, syncs and starts are each already sorted
  * (syncs by end, nodes by end in by_end; a rank's nodes nearly always
@@ -399,13 +400,13 @@ CP_INLINE void bo_head(const cp_graph_t *g, const bo_src_t *x, uint64_t *key, ui
  * permutation and the sort's scratch, each fresh pages (clear_page was a
  * third of the section's time on 8 x 157 MB). The hot records are written
  * as the start events come, in order: no second pass over the events. */
-int cp_order_build(cp_graph_t *g)
+int cp_order_build(cp_graph_t *g, bool topo)
 {
     size_t N = g->n_nodes, S = g->n_syncs, n = 2 * N + S;
     g->ev = mt_big_malloc((n ? n : 1) * sizeof *g->ev);
     if (!g->ev)
         return -1;
-    if (g->explicit_deps && !S) {
+    if (topo) {
         int t = topo_order(g);
         if (t < 0)
             return -1;
@@ -1081,7 +1082,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     /* the replay order and the hot records need the job fields; the
      * replay's arrays are allocated after them (no page of theirs is
      * touched before the first replay) */
-    if (cp_order_build(&g))
+    if (cp_order_build(&g, g.explicit_deps && !g.n_syncs))
         goto out;
     free(g.by_end); /* read by nothing after the order: its pages freed before the replay's */
     g.by_end = NULL;

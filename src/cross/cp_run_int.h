@@ -69,11 +69,11 @@ void cp_job_fields(cp_graph_t *g);
 /* g's replay order (g->ev) and hot records (g->hot, pos, e0): node ends
  * (key cp_end_key), sync ends, node starts, by key, at equal keys in that
  * type order, each type by id, made topological over the graph's edges
- * (order_fix; g->order_cycle when they hold a cycle), or with explicit
- * dependencies and no syncs a topological order (g->topo_cycle when it
- * fails: time order). Job fields must be set (cp_job_fields). 0, or -1
- * out of memory. */
-int cp_order_build(cp_graph_t *g);
+ * (order_fix; g->order_cycle when they hold a cycle), or, topo (the job
+ * has explicit dependencies and no sync: mt_critpath_run), a topological
+ * order (g->topo_cycle when it fails: time order). Job fields must be set
+ * (cp_job_fields). 0, or -1 out of memory. */
+int cp_order_build(cp_graph_t *g, bool topo);
 
 /* A test's look at each graph as cp_graph_build leaves it, before
  * mt_critpath_run's caller may drop the ranks' activities
