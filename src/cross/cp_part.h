@@ -191,12 +191,13 @@ typedef struct cp_part_in {
  * cp_graph_build over these ranks alone (no pauses), the job fields from
  * cp_job_fields, the order from cp_order_build; each instance's read
  * point counts the process's events before its first end's (time,
- * type, rank, node or sync) in the order. A topological order (in->topo)
- * is one of the process's events alone, not the job's cut to them (a
- * queue's order over the whole job's edges): each stream's events come
- * after their dependencies as there, an instance's read point is its
- * first end here (every member here started), and a replay is the same,
- * but the order and read points are not cp_part_cut's. lg is freed with
+ * type, rank, node or sync) in the order. A job replayed in topological
+ * order (in->topo: a queue's over the whole job's edges, which no
+ * process can make of its own) is ordered here in time order made
+ * topological (cp_order_build's, one order consistent across processes),
+ * an instance read at its first end here (every member here started):
+ * its replay is the same, its order and read points not cp_part_cut's.
+ * lg is freed with
  * cp_graph_free. MT_OK, MT_ERR_NOMEM, MT_ERR_LIMIT (cp_graph_build's) or
  * MT_ERR_RANGE (an input names a rank, node, sync or step the process
  * does not have); lg empty on error. */
