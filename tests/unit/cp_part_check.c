@@ -183,6 +183,12 @@ static size_t lnode(const cp_graph_t *g, const share_t *S, int32_t li, size_t id
 
 /* ---- a process's graph built from its ranks' analyses (cp_part_build) ---- */
 
+static int i64_cmp(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* The ranks' analyses as cp_graph_build read them, their activities
  * copied (cp_built_probe): the program drops them once the graph is
  * built, and each process's graph is built from them again here. */
@@ -241,7 +247,8 @@ static const mt_rank_analysis_t *an_of(const cp_graph_t *g, size_t i)
 }
 
 /* The inputs of process me's graph, worked out here from the whole job's
- * graph g: the stand-in for what the other processes would send. */
+ * graph g: the stand-in for what the other processes would send; the
+ * job-wide ones from the members' own values, as the owners would. */
 typedef struct inputs {
     cp_part_in_t in;
     int64_t *steps;
@@ -287,45 +294,64 @@ static void inputs_of(const cp_graph_t *g, const uint32_t *proc_of, uint32_t P, 
             X->ranks[X->n_clk++] = g->ranks[i].rank;
         }
     }
-    /* the job steps' numbers */
-    int32_t nj = 0;
+    /* the job steps' numbers: every rank step's, sorted, each once (an
+     * allgather in a run) */
+    X->steps = xcalloc(g->n_rs, sizeof *X->steps);
     for (size_t i = 0; i < g->n_rs; i++)
-        if (g->rs[i].job + 1 > nj)
-            nj = g->rs[i].job + 1;
-    X->steps = xcalloc((size_t)nj, sizeof *X->steps);
+        X->steps[i] = g->rs[i].step;
+    qsort(X->steps, g->n_rs, sizeof *X->steps, i64_cmp);
+    size_t nj = 0;
     for (size_t i = 0; i < g->n_rs; i++)
-        if (g->rs[i].job >= 0)
-            X->steps[g->rs[i].job] = g->rs[i].step;
+        if (!nj || X->steps[nj - 1] != X->steps[i])
+            X->steps[nj++] = X->steps[i];
     X->in.steps = X->steps;
-    X->in.n_steps = (size_t)nj;
-    /* each instance's first end in the job's order (its owner's, in a run) */
+    X->in.n_steps = nj;
+    /* what each instance's owner works out from its members' own values
+     * (each member's process sends them): the last arrival, a maximum of
+     * the aligned starts (the first member at it in the match's order
+     * its node); the transfer, a minimum of the durations; the first end
+     * in the job's order, a minimum of the members' end keys (time, then
+     * event type, rank, node or sync within the rank: the order's own
+     * ties), the time a node's end or the last arrival when later
+     * (cp_end_key), a host collective member's sync's end */
+    int64_t *ms = xcalloc(NU, sizeof *ms), *tr = xcalloc(NU, sizeof *tr);
+    int32_t *lastm = xcalloc(NU, sizeof *lastm);
     uint8_t *ftype = xcalloc(NU, 1);
     int64_t *fkey = xcalloc(NU, sizeof *fkey);
     int32_t *frank = xcalloc(NU, sizeof *frank), *fjob = xcalloc(NU, sizeof *fjob);
     uint32_t *fk = xcalloc(NU, sizeof *fk);
     memset(ftype, CP_PART_NO_END, NU);
-    for (size_t e = 0; e < g->n_ev; e++) {
-        int64_t v = g->ev[e];
-        int type = (int)(v >> 32);
-        int32_t id = (int32_t)(v & 0xffffffff);
-        long u = type == 0 ? g->hot[id].inst : type == 1 && g->syncs[id].hi >= 0 ? (long)g->n_inst + g->syncs[id].hi : -1;
-        if (u < 0 || ftype[u] != CP_PART_NO_END)
-            continue;
-        ftype[u] = (uint8_t)type;
-        if (type == 0) {
-            const cp_node_t *n = &g->nodes[g->hot[id].id];
-            const cp_rank_t *R = &g->ranks[n->rank_i];
-            fkey[u] = cp_end_key(g, n);
+    for (size_t u = 0; u < NU; u++) {
+        bool node = u < g->n_inst;
+        const cp_inst_t *I = node ? &g->inst[u] : &g->hin[u - g->n_inst];
+        ms[u] = INT64_MIN;
+        tr[u] = INT64_MAX;
+        lastm[u] = -1;
+        for (uint32_t q = 0; q < I->n; q++) {
+            int32_t id = node ? g->imem[I->m0 + q] : g->hmem[I->m0 + q];
+            int64_t st = node ? g->nodes[id].s : g->syncs[id].s, en = node ? g->nodes[id].e : g->syncs[id].e;
+            if (st > ms[u]) {
+                ms[u] = st;
+                lastm[u] = id;
+            }
+            if (en - st < tr[u])
+                tr[u] = en - st;
+        }
+        for (uint32_t q = 0; q < I->n; q++) {
+            int32_t id = node ? g->imem[I->m0 + q] : g->hmem[I->m0 + q];
+            int32_t ri = node ? g->nodes[id].rank_i : g->syncs[id].rank_i;
+            const cp_rank_t *R = &g->ranks[ri];
+            int64_t t = node ? (g->nodes[id].e > ms[u] ? g->nodes[id].e : ms[u]) : g->syncs[id].e;
+            uint32_t k = (uint32_t)((size_t)id - (node ? R->node0 : R->sync0));
+            uint8_t ty = node ? 0 : 1;
+            if (ftype[u] != CP_PART_NO_END &&
+                (t > fkey[u] || (t == fkey[u] && (R->rank > frank[u] || (R->rank == frank[u] && k > fk[u])))))
+                continue;
+            ftype[u] = ty;
+            fkey[u] = t;
             frank[u] = R->rank;
-            fk[u] = (uint32_t)((size_t)g->hot[id].id - R->node0);
-            fjob[u] = n->job;
-        } else {
-            const cp_sync_t *y = &g->syncs[id];
-            const cp_rank_t *R = &g->ranks[y->rank_i];
-            fkey[u] = y->e;
-            frank[u] = R->rank;
-            fk[u] = (uint32_t)((size_t)id - R->sync0);
-            fjob[u] = y->job;
+            fk[u] = k;
+            fjob[u] = node ? g->nodes[id].job : g->syncs[id].job;
         }
     }
     /* the instances it touches, in the job's order, with its members
@@ -352,7 +378,7 @@ static void inputs_of(const cp_graph_t *g, const uint32_t *proc_of, uint32_t P, 
             if (lr[ri] < 0)
                 continue;
             const cp_rank_t *R = &g->ranks[ri];
-            if (id == I->last)
+            if (id == lastm[u])
                 last = (int32_t)here;
             X->mem[m0 + here++] =
                 (cp_part_xmem_t){.li = lr[ri], .k = (uint32_t)((size_t)id - (node ? R->node0 : R->sync0))};
@@ -362,7 +388,7 @@ static void inputs_of(const cp_graph_t *g, const uint32_t *proc_of, uint32_t P, 
         if (!node)
             hlu[u - g->n_inst] = (int32_t)nh++;
         X->in.n_mem += here;
-        X->xi[X->in.n_xi++] = (cp_part_xinst_t){.maxstart = I->maxstart, .transfer = I->transfer, .fkey = fkey[u],
+        X->xi[X->in.n_xi++] = (cp_part_xinst_t){.maxstart = ms[u], .transfer = tr[u], .fkey = fkey[u],
                                                 .frank = frank[u], .fk = fk[u], .fjob = fjob[u], .u = (uint32_t)u,
                                                 .need = need, .last = last, .n = here, .host = !node,
                                                 .ftype = ftype[u], .absent = I->absent};
@@ -401,6 +427,9 @@ static void inputs_of(const cp_graph_t *g, const uint32_t *proc_of, uint32_t P, 
     X->in.explicit_deps = g->explicit_deps;
     X->in.topo = g->explicit_deps && !g->n_syncs;
     free(lr);
+    free(ms);
+    free(tr);
+    free(lastm);
     free(ftype);
     free(fkey);
     free(frank);
@@ -502,7 +531,7 @@ static bool same_graph(const cp_graph_t *a, const cp_part_inst_t *ua, const cp_g
     for (size_t i = 0; i < a->n_inst + a->n_hin; i++) {
         const cp_part_inst_t *p = &ua[i], *q = &ub[i];
         SAME(p->u == q->u && p->need == q->need && (topo || p->first == q->first) && p->job == q->job &&
-                 p->at_rank == q->at_rank,
+                 (topo || p->at_rank == q->at_rank),
              "built graph (P %u, process %u): instance %zu (job-wide %u) read point differs (first %u/%u job %d/%d "
              "at_rank %d/%d)",
              P, me, i, q->u, p->first, q->first, p->job, q->job, p->at_rank, q->at_rank);
