@@ -443,7 +443,7 @@ static mt_status_t build_syncs(cp_graph_t *lg, const cp_part_in_t *in)
         for (size_t k = 0, q = 0; k < n; k++) {
             if (x < x1 && in->xs[x].at == k) {
                 const cp_part_xsync_t *y = &in->xs[x++]; /* its rank step checked by the caller */
-                out[w++] = (cp_sync_t){.s = y->s, .e = y->e, .late = y->late, .w = -1, .hi = y->hi,
+                out[w++] = (cp_sync_t){.s = y->s, .e = y->e, .w = -1, .hi = y->hi,
                                        .rank_i = (int32_t)i, .rstep = y->rstep >= 0 ? (int32_t)R->rs0 + y->rstep : -1,
                                        .job = -1, .sb = -1, .bar = -1, .jnext = -1};
             } else {
@@ -483,6 +483,7 @@ mt_status_t cp_part_build(const mt_rank_analysis_t *const *an, size_t n_an, cons
     cp_part_inst_t *ui = malloc((NX ? NX : 1) * sizeof *ui);
     first_ref_t *fr = malloc((NX ? NX : 1) * sizeof *fr);
     uint32_t *seen = NULL;
+    int64_t *med = NULL;
     st = MT_ERR_NOMEM;
     if (!ui || !fr)
         goto out;
@@ -493,8 +494,13 @@ mt_status_t cp_part_build(const mt_rank_analysis_t *const *an, size_t n_an, cons
             (q && (in->xs[q].li < in->xs[q - 1].li ||
                    (in->xs[q].li == in->xs[q - 1].li && in->xs[q].at <= in->xs[q - 1].at))))
             goto out;
+    size_t nhx = 0;
+    for (size_t x = 0; x < NX; x++)
+        nhx += in->xi[x].host;
     for (size_t q = 0; q < in->n_xs; q++) {
         const cp_part_xsync_t *y = &in->xs[q];
+        if (y->hi < 0 || (size_t)y->hi >= nhx)
+            goto out;
         size_t nrs = ((size_t)y->li + 1 < lg->n_ranks ? lg->ranks[y->li + 1].rs0 : lg->n_rs) - lg->ranks[y->li].rs0;
         if (y->rstep >= 0 && (size_t)y->rstep >= nrs)
             goto out;
@@ -567,6 +573,16 @@ mt_status_t cp_part_build(const mt_rank_analysis_t *const *an, size_t n_an, cons
             goto range;
         lg->nodes[lg->ranks[M->li].node0 + M->k].absent = 1;
     }
+    /* the host collective members' lateness and the pauses, from the
+     * job's medians */
+    if (!(med = malloc((NX ? NX : 1) * sizeof *med)))
+        goto out;
+    for (size_t x = 0; x < NX; x++)
+        med[x] = in->xi[x].med;
+    cp_pause_med_t md = {.inst = med, .hin = med + ni, .steps = in->steps, .step_gap = in->step_gap,
+                         .n_steps = in->n_steps};
+    if (cp_pauses_place(lg, &md) < 0)
+        goto out;
     /* the job steps: a rank step's the index of its step number, the
      * first of a number on its rank only (mt_critpath_run's rule) */
     if (!(seen = malloc((in->n_steps ? in->n_steps : 1) * sizeof *seen)))
@@ -632,6 +648,7 @@ mt_status_t cp_part_build(const mt_rank_analysis_t *const *an, size_t n_an, cons
     }
     free(fr);
     free(seen);
+    free(med);
     *uip = ui;
     return MT_OK;
 range:
@@ -640,6 +657,7 @@ out:
     free(ui);
     free(fr);
     free(seen);
+    free(med);
     cp_graph_free(lg);
     return st;
 }

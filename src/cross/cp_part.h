@@ -119,10 +119,12 @@ void cp_part_cut_free(cp_graph_t *lg);
 
 /* An instance or host collective the process holds members of (in the
  * job's order, the instances before the host collectives): what its
- * owner knows of it, 56 bytes. */
+ * owner knows of it, 64 bytes. */
 typedef struct cp_part_xinst {
     int64_t maxstart;     /* its last arrival: the members' latest aligned start (a maximum at the owner) */
     int64_t transfer;     /* its shortest member's duration (a minimum at the owner) */
+    int64_t med;          /* the median of its members' aligned starts; a host collective's, of their
+                           * gaps (cp_host_gap): the host pauses' (cp_pauses_place) */
     int64_t fkey;         /* its first end in the job's replay order: the time (cp_end_key, a sync's end) */
     int32_t frank;        /* ... the rank (mt_rank_analysis_t.rank) whose event it is */
     uint32_t fk;          /* ... that event's node or sync, counted within that rank's */
@@ -136,7 +138,7 @@ typedef struct cp_part_xinst {
     uint8_t absent;       /* cp_inst_t.absent */
 } cp_part_xinst_t;
 
-_Static_assert(sizeof(cp_part_xinst_t) == 56, "cp_part_xinst_t: 56 bytes an instance");
+_Static_assert(sizeof(cp_part_xinst_t) == 64, "cp_part_xinst_t: 64 bytes an instance");
 
 enum { CP_PART_NO_END = 0xff };
 
@@ -150,29 +152,30 @@ typedef struct cp_part_xmem {
 } cp_part_xmem_t;
 
 /* A sync of one of the process's ranks beyond its analysis's own: a host
- * collective member (its row, aligned) or a host pause (critpath.c
- * place_pauses), with its lateness. 40 bytes. */
+ * collective member (its row, aligned, as the instance's owner keeps it:
+ * step 2). 32 bytes. */
 typedef struct cp_part_xsync {
-    int64_t s, e, late;
+    int64_t s, e;
     int32_t li;           /* its rank (cp_part_xmem_t.li) */
-    uint32_t at;          /* its place among the rank's syncs, by end */
-    int32_t hi;           /* a member of the process's host collective hi (its index among
-                           * cp_part_in_t.xi's host ones); -2 a pause */
+    uint32_t at;          /* its place among the rank's syncs (by end, before the pauses) */
+    int32_t hi;           /* the process's host collective it is a member of (its index among
+                           * cp_part_in_t.xi's host ones) */
     int32_t rstep;        /* its rank step, counted within the rank's; -1 */
 } cp_part_xsync_t;
-_Static_assert(sizeof(cp_part_xsync_t) == 40, "cp_part_xsync_t: 40 bytes a sync");
+_Static_assert(sizeof(cp_part_xsync_t) == 32, "cp_part_xsync_t: 32 bytes a sync");
 
 /* The inputs of a process's graph (all borrowed). */
 typedef struct cp_part_in {
     const int64_t *steps; /* the job steps' numbers, ascending: job step j is step steps[j] (8 bytes
                            * a job step, the same on every process) */
+    const int64_t *step_gap; /* per job step: cp_pause_med_t.step_gap (8 bytes a job step) */
     size_t n_steps;
     const cp_part_xinst_t *xi; /* the instances it touches (from their owners) */
     size_t n_xi;
     const cp_part_xmem_t *mem; /* their members here, instance by instance, each in the job's member
                            * order (the holder's from step 2: nothing more sent) */
     size_t n_mem;
-    const cp_part_xsync_t *xs; /* its ranks' syncs beyond their analyses', by rank, then place */
+    const cp_part_xsync_t *xs; /* its ranks' host collective members, by rank, then place */
     size_t n_xs;
     const cp_part_xmem_t *absent; /* its nodes with cp_node_t.absent (the match's short instances) */
     size_t n_absent;
@@ -188,8 +191,10 @@ typedef struct cp_part_in {
  * instances with their members, replay order and hot records; not the
  * build's counters) and *ui (malloc'd, lg->n_inst + lg->n_hin; the
  * caller frees) as cp_part_cut's. The ranks' own fields come from
- * cp_graph_build over these ranks alone (no pauses), the job fields from
- * cp_job_fields, the order from cp_order_build; each instance's read
+ * cp_graph_build over these ranks alone (no pauses), the host members'
+ * lateness and the pauses from cp_pauses_place with the job's medians,
+ * the job fields from cp_job_fields, the order from cp_order_build; each
+ * instance's read
  * point counts the process's events before its first end's (time,
  * type, rank, node or sync) in the order. A job replayed in topological
  * order (in->topo: a queue's over the whole job's edges, which no

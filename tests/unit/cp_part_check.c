@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/stats.h"
 #include "cross/cp_part.h"
 
 cp_part_stats_t cp_part_stats;
@@ -251,7 +252,7 @@ static const mt_rank_analysis_t *an_of(const cp_graph_t *g, size_t i)
  * job-wide ones from the members' own values, as the owners would. */
 typedef struct inputs {
     cp_part_in_t in;
-    int64_t *steps;
+    int64_t *steps, *step_gap;
     cp_part_xinst_t *xi;
     cp_part_xmem_t *mem, *absent;
     cp_part_xsync_t *xs;
@@ -264,6 +265,7 @@ typedef struct inputs {
 static void inputs_free(inputs_t *X)
 {
     free(X->steps);
+    free(X->step_gap);
     free(X->xi);
     free(X->mem);
     free(X->absent);
@@ -306,6 +308,29 @@ static void inputs_of(const cp_graph_t *g, const uint32_t *proc_of, uint32_t P, 
             X->steps[nj++] = X->steps[i];
     X->in.steps = X->steps;
     X->in.n_steps = nj;
+    /* per step number, the median over the job's rank steps of their first
+     * launch's time after their start (those after it; 2 or more) */
+    X->step_gap = xcalloc(nj, sizeof *X->step_gap);
+    {
+        int64_t *first = xcalloc(g->n_rs, sizeof *first), *gv = xcalloc(g->n_rs, sizeof *gv);
+        for (size_t i = 0; i < g->n_rs; i++)
+            first[i] = INT64_MAX;
+        for (size_t k = 0; k < g->n_nodes; k++) {
+            const cp_node_t *n = &g->nodes[k];
+            if (n->rstep >= 0 && n->L != INT64_MIN && n->L < first[n->rstep])
+                first[n->rstep] = n->L;
+        }
+        for (size_t j = 0; j < nj; j++) {
+            size_t k = 0;
+            for (size_t i = 0; i < g->n_rs; i++)
+                if (g->rs[i].step == X->steps[j] && first[i] != INT64_MAX && first[i] > g->rs[i].start)
+                    gv[k++] = first[i] - g->rs[i].start;
+            X->step_gap[j] = k >= 2 ? mt_stats_median_i64(gv, k) : INT64_MIN;
+        }
+        free(first);
+        free(gv);
+    }
+    X->in.step_gap = X->step_gap;
     /* what each instance's owner works out from its members' own values
      * (each member's process sends them): the last arrival, a maximum of
      * the aligned starts (the first member at it in the match's order
@@ -314,7 +339,8 @@ static void inputs_of(const cp_graph_t *g, const uint32_t *proc_of, uint32_t P, 
      * event type, rank, node or sync within the rank: the order's own
      * ties), the time a node's end or the last arrival when later
      * (cp_end_key), a host collective member's sync's end */
-    int64_t *ms = xcalloc(NU, sizeof *ms), *tr = xcalloc(NU, sizeof *tr);
+    int64_t *ms = xcalloc(NU, sizeof *ms), *tr = xcalloc(NU, sizeof *tr), *md = xcalloc(NU, sizeof *md);
+    int64_t *tmp = xcalloc(g->n_imem + g->n_hmem, sizeof *tmp);
     int32_t *lastm = xcalloc(NU, sizeof *lastm);
     uint8_t *ftype = xcalloc(NU, 1);
     int64_t *fkey = xcalloc(NU, sizeof *fkey);
@@ -336,7 +362,12 @@ static void inputs_of(const cp_graph_t *g, const uint32_t *proc_of, uint32_t P, 
             }
             if (en - st < tr[u])
                 tr[u] = en - st;
+            /* the pauses' median: of the starts; a host collective's, of
+             * its members' gaps since they were last together */
+            int64_t anchor;
+            tmp[q] = node ? st : cp_host_gap(g, &g->ranks[g->syncs[id].rank_i], (size_t)id - g->ranks[g->syncs[id].rank_i].sync0, &anchor);
         }
+        md[u] = I->n ? mt_stats_median_i64(tmp, I->n) : 0;
         for (uint32_t q = 0; q < I->n; q++) {
             int32_t id = node ? g->imem[I->m0 + q] : g->hmem[I->m0 + q];
             int32_t ri = node ? g->nodes[id].rank_i : g->syncs[id].rank_i;
@@ -354,6 +385,14 @@ static void inputs_of(const cp_graph_t *g, const uint32_t *proc_of, uint32_t P, 
             fjob[u] = node ? g->nodes[id].job : g->syncs[id].job;
         }
     }
+    /* each sync's place among its rank's before the pauses (the pauses
+     * are worked out on the process: cp_pauses_place) */
+    uint32_t *pre = xcalloc(g->n_syncs, sizeof *pre);
+    for (size_t i = 0; i < NR; i++)
+        for (size_t k = 0, n = 0; k < g->ranks[i].n_syncs; k++) {
+            pre[g->ranks[i].sync0 + k] = (uint32_t)n;
+            n += g->syncs[g->ranks[i].sync0 + k].hi != -2;
+        }
     /* the instances it touches, in the job's order, with its members
      * (step 2's holders know them) and which processes hold the others */
     X->xi = xcalloc(NU, sizeof *X->xi);
@@ -381,26 +420,26 @@ static void inputs_of(const cp_graph_t *g, const uint32_t *proc_of, uint32_t P, 
             if (id == lastm[u])
                 last = (int32_t)here;
             X->mem[m0 + here++] =
-                (cp_part_xmem_t){.li = lr[ri], .k = (uint32_t)((size_t)id - (node ? R->node0 : R->sync0))};
+                (cp_part_xmem_t){.li = lr[ri], .k = node ? (uint32_t)((size_t)id - R->node0) : pre[id]};
         }
         if (!here)
             continue;
         if (!node)
             hlu[u - g->n_inst] = (int32_t)nh++;
         X->in.n_mem += here;
-        X->xi[X->in.n_xi++] = (cp_part_xinst_t){.maxstart = ms[u], .transfer = tr[u], .fkey = fkey[u],
+        X->xi[X->in.n_xi++] = (cp_part_xinst_t){.maxstart = ms[u], .transfer = tr[u], .med = md[u], .fkey = fkey[u],
                                                 .frank = frank[u], .fk = fk[u], .fjob = fjob[u], .u = (uint32_t)u,
                                                 .need = need, .last = last, .n = here, .host = !node,
                                                 .ftype = ftype[u], .absent = I->absent};
     }
     X->in.xi = X->xi;
     X->in.mem = X->mem;
-    /* its ranks' host collective members and pauses */
+    /* its ranks' host collective members */
     size_t nx = 0, na = 0;
     for (size_t i = 0; i < NR; i++)
         if (lr[i] >= 0) {
             for (size_t k = 0; k < g->ranks[i].n_syncs; k++)
-                nx += g->syncs[g->ranks[i].sync0 + k].hi != -1;
+                nx += g->syncs[g->ranks[i].sync0 + k].hi >= 0;
             for (size_t k = 0; k < g->ranks[i].n_nodes; k++)
                 na += g->nodes[g->ranks[i].node0 + k].absent;
         }
@@ -412,10 +451,10 @@ static void inputs_of(const cp_graph_t *g, const uint32_t *proc_of, uint32_t P, 
         const cp_rank_t *R = &g->ranks[i];
         for (size_t k = 0; k < R->n_syncs; k++) {
             const cp_sync_t *y = &g->syncs[R->sync0 + k];
-            if (y->hi == -1)
+            if (y->hi < 0)
                 continue;
-            X->xs[X->in.n_xs++] = (cp_part_xsync_t){.s = y->s, .e = y->e, .late = y->late, .li = lr[i],
-                                                    .at = (uint32_t)k, .hi = y->hi >= 0 ? hlu[y->hi] : y->hi,
+            X->xs[X->in.n_xs++] = (cp_part_xsync_t){.s = y->s, .e = y->e, .li = lr[i], .at = pre[R->sync0 + k],
+                                                    .hi = hlu[y->hi],
                                                     .rstep = y->rstep >= 0 ? y->rstep - (int32_t)R->rs0 : -1};
         }
         for (size_t k = 0; k < R->n_nodes; k++)
@@ -427,8 +466,11 @@ static void inputs_of(const cp_graph_t *g, const uint32_t *proc_of, uint32_t P, 
     X->in.explicit_deps = g->explicit_deps;
     X->in.topo = g->explicit_deps && !g->n_syncs;
     free(lr);
+    free(pre);
     free(ms);
     free(tr);
+    free(md);
+    free(tmp);
     free(lastm);
     free(ftype);
     free(fkey);
@@ -578,7 +620,7 @@ static void one_layout(const cp_graph_t *g, const cp_scen_t *sc, const cp_rp_t *
             fail("P %u, process %u: cp_part_build: status %d", P, q, (int)bs);
         } else {
             cp_part_stats.in_job[P - 2][blocked][q] =
-                X.in.n_steps * sizeof *X.in.steps + X.in.n_xi * sizeof *X.in.xi;
+                X.in.n_steps * (sizeof *X.in.steps + sizeof *X.in.step_gap) + X.in.n_xi * sizeof *X.in.xi;
             cp_part_stats.in_own[P - 2][blocked][q] = X.in.n_mem * sizeof *X.in.mem +
                                                       X.in.n_xs * sizeof *X.in.xs +
                                                       X.in.n_absent * sizeof *X.in.absent;
@@ -882,8 +924,8 @@ void cp_part_check_print(FILE *f, const char *tag)
             tag, (unsigned long long)s->graphs_built, (unsigned long long)s->build_values);
     for (int p = 0; p < 2; p++)
         for (int b = 0; b < 2; b++) {
-            fprintf(f, "cp_part_check %s: %d processes, ranks %s: inputs, job-wide (%llu job steps x 8 B + the "
-                       "instances touched x 56 B) / own lists (members x 8 B, extra syncs x 40 B, absent x 8 B)",
+            fprintf(f, "cp_part_check %s: %d processes, ranks %s: inputs, job-wide (%llu job steps x 16 B + the "
+                       "instances touched x 64 B) / own lists (members x 8 B, host members x 32 B, absent x 8 B)",
                     tag, p + 2, b ? "in blocks" : "in turn", (unsigned long long)s->in_steps);
             for (int q = 0; q < p + 2; q++)
                 fprintf(f, " %llu / %llu", (unsigned long long)s->in_job[p][b][q],
