@@ -1,9 +1,11 @@
 /* The replay of one process's ranks in supersteps (cp_part.h): the
- * graph of its ranks alone, its events and the points where it reads the
+ * graph of its ranks alone (cut from the whole job's, or built from its
+ * ranks' analyses and the job-wide inputs), its events and the points where it reads the
  * instances it shares with other processes, the supersteps themselves
  * with the one-process sweep's per-event rules (cp_event_int.h), and the
  * instances' owners. */
 #include "cross/cp_part.h"
+#include "base/sort.h"
 #include "cross/cp_event_int.h"
 
 #include <stdlib.h>
@@ -353,6 +355,311 @@ nomem:
     free(rank_of);
     cp_part_cut_free(lg);
     return MT_ERR_NOMEM;
+}
+
+/* ---- a process's graph, built from its own ranks' analyses ---- */
+
+/* The order key of an event of g (after cp_order_build: node events hold
+ * hot indices) against an instance's first end: (time, type, rank,
+ * node or sync within the rank), as build_order's merge orders the job's
+ * events (equal times: by type, then by id, and the job's ids go rank by
+ * rank in rank order). */
+typedef struct ord_key {
+    uint64_t t;
+    uint32_t type;
+    int32_t rank;
+    uint32_t k;
+} ord_key_t;
+
+static ord_key_t ev_key(const cp_graph_t *g, int64_t v)
+{
+    int type = (int)(v >> 32);
+    int32_t id = (int32_t)(v & 0xffffffff);
+    if (type == 1) {
+        const cp_rank_t *R = &g->ranks[g->syncs[id].rank_i];
+        return (ord_key_t){mt_sort_key_i64(g->syncs[id].e), 1, R->rank, (uint32_t)((size_t)id - R->sync0)};
+    }
+    int32_t nid = g->hot[id].id;
+    const cp_node_t *n = &g->nodes[nid];
+    const cp_rank_t *R = &g->ranks[n->rank_i];
+    return (ord_key_t){mt_sort_key_i64(type == 0 ? cp_end_key(g, n) : n->s), (uint32_t)type, R->rank,
+                       (uint32_t)((size_t)nid - R->node0)};
+}
+
+static int ord_key_cmp(const ord_key_t *a, const ord_key_t *b)
+{
+    if (a->t != b->t)
+        return a->t < b->t ? -1 : 1;
+    if (a->type != b->type)
+        return a->type < b->type ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return (a->k > b->k) - (a->k < b->k);
+}
+
+/* The first-end keys of the instances, sorted (qsort's context) */
+typedef struct first_ref {
+    ord_key_t key;
+    uint32_t x;
+} first_ref_t;
+
+static int first_ref_cmp(const void *pa, const void *pb)
+{
+    const first_ref_t *a = pa, *b = pb;
+    int c = ord_key_cmp(&a->key, &b->key);
+    return c ? c : (a->x > b->x) - (a->x < b->x);
+}
+
+/* The index of rank r among g's ranks (ascending by rank), or -1. */
+static int32_t rank_index(const cp_graph_t *g, int32_t r)
+{
+    size_t lo = 0, hi = g->n_ranks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->ranks[mid].rank < r)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->n_ranks && g->ranks[lo].rank == r ? (int32_t)lo : -1;
+}
+
+/* lg's syncs with the extra ones (in->xs) at their places, rank by rank;
+ * host collective members' hi as given. MT_OK, MT_ERR_NOMEM or
+ * MT_ERR_RANGE. */
+static mt_status_t build_syncs(cp_graph_t *lg, const cp_part_in_t *in)
+{
+    size_t ns = lg->n_syncs + in->n_xs;
+    cp_sync_t *out = malloc((ns ? ns : 1) * sizeof *out);
+    if (!out)
+        return MT_ERR_NOMEM;
+    size_t w = 0, x = 0;
+    for (size_t i = 0; i < lg->n_ranks; i++) {
+        cp_rank_t *R = &lg->ranks[i];
+        size_t b = R->sync0, nb = R->n_syncs, x1 = x;
+        while (x1 < in->n_xs && in->xs[x1].li == (int32_t)i)
+            x1++;
+        size_t n = nb + (x1 - x), s0 = w;
+        for (size_t k = 0, q = 0; k < n; k++) {
+            if (x < x1 && in->xs[x].at == k) {
+                const cp_part_xsync_t *y = &in->xs[x++]; /* its rank step checked by the caller */
+                out[w++] = (cp_sync_t){.s = y->s, .e = y->e, .w = -1, .hi = y->hi,
+                                       .rank_i = (int32_t)i, .rstep = y->rstep >= 0 ? (int32_t)R->rs0 + y->rstep : -1,
+                                       .job = -1, .sb = -1, .bar = -1, .jnext = -1};
+            } else {
+                if (q == nb)
+                    goto range;
+                out[w++] = lg->syncs[b + q++];
+            }
+        }
+        if (x != x1)
+            goto range;
+        R->sync0 = s0;
+        R->n_syncs = n;
+    }
+    if (x != in->n_xs)
+        goto range;
+    free(lg->syncs);
+    lg->syncs = out;
+    lg->n_syncs = w;
+    return MT_OK;
+range:
+    free(out);
+    return MT_ERR_RANGE;
+}
+
+mt_status_t cp_part_build(const mt_rank_analysis_t *const *an, size_t n_an, const mt_clock_t *clocks,
+                          const int32_t *ranks, size_t n_ranks, const cp_part_in_t *in, cp_graph_t *lg,
+                          cp_part_inst_t **uip)
+{
+    *uip = NULL;
+    /* the ranks' own: nodes, their analyses' syncs, rank steps, the
+     * start bindings and latencies (no instance, no pause) */
+    mt_status_t st =
+        cp_graph_build(an, n_an, clocks, ranks, n_ranks, NULL, 0, NULL, false, false, NULL, NULL, lg);
+    if (st != MT_OK)
+        return st;
+    size_t NX = in->n_xi;
+    cp_part_inst_t *ui = malloc((NX ? NX : 1) * sizeof *ui);
+    first_ref_t *fr = malloc((NX ? NX : 1) * sizeof *fr);
+    uint32_t *seen = NULL;
+    int64_t *med = NULL;
+    st = MT_ERR_NOMEM;
+    if (!ui || !fr)
+        goto out;
+    st = MT_ERR_RANGE;
+    /* its ranks' host collective members and pauses, at their places */
+    for (size_t q = 0; q < in->n_xs; q++)
+        if (in->xs[q].li < 0 || (size_t)in->xs[q].li >= lg->n_ranks ||
+            (q && (in->xs[q].li < in->xs[q - 1].li ||
+                   (in->xs[q].li == in->xs[q - 1].li && in->xs[q].at <= in->xs[q - 1].at))))
+            goto out;
+    size_t nhx = 0;
+    for (size_t x = 0; x < NX; x++)
+        nhx += in->xi[x].host;
+    for (size_t q = 0; q < in->n_xs; q++) {
+        const cp_part_xsync_t *y = &in->xs[q];
+        if (y->hi < 0 || (size_t)y->hi >= nhx)
+            goto out;
+        size_t nrs = ((size_t)y->li + 1 < lg->n_ranks ? lg->ranks[y->li + 1].rs0 : lg->n_rs) - lg->ranks[y->li].rs0;
+        if (y->rstep >= 0 && (size_t)y->rstep >= nrs)
+            goto out;
+    }
+    if ((st = build_syncs(lg, in)) != MT_OK)
+        goto out;
+    st = MT_ERR_NOMEM;
+    /* the instances and host collectives it touches, with its members */
+    size_t ni = 0, nh = 0, ngm = 0, nhm = 0, m = 0;
+    for (size_t x = 0; x < NX; x++) {
+        if (in->xi[x].host) {
+            nh++;
+            nhm += in->xi[x].n;
+        } else {
+            if (nh) /* the instances first */
+                goto range;
+            ni++;
+            ngm += in->xi[x].n;
+        }
+    }
+    if (ngm + nhm != in->n_mem)
+        goto range;
+    lg->inst = malloc((ni ? ni : 1) * sizeof *lg->inst);
+    lg->hin = malloc((nh ? nh : 1) * sizeof *lg->hin);
+    lg->imem = malloc((ngm ? ngm : 1) * sizeof *lg->imem);
+    lg->hmem = malloc((nhm ? nhm : 1) * sizeof *lg->hmem);
+    if (!lg->inst || !lg->hin || !lg->imem || !lg->hmem)
+        goto out;
+    lg->n_inst = ni;
+    lg->n_hin = nh;
+    for (size_t x = 0; x < NX; x++) {
+        const cp_part_xinst_t *X = &in->xi[x];
+        bool host = X->host;
+        cp_inst_t I = {.maxstart = X->maxstart, .transfer = X->transfer, .last = -1, .n = X->n,
+                       .absent = X->absent, .m0 = host ? lg->n_hmem : lg->n_imem};
+        if (X->last >= 0 && (uint32_t)X->last >= X->n)
+            goto range;
+        for (uint32_t q = 0; q < X->n; q++, m++) {
+            const cp_part_xmem_t *M = &in->mem[m];
+            if (M->li < 0 || (size_t)M->li >= lg->n_ranks)
+                goto range;
+            const cp_rank_t *R = &lg->ranks[M->li];
+            if (M->k >= (host ? R->n_syncs : R->n_nodes))
+                goto range;
+            int32_t id = (int32_t)((host ? R->sync0 : R->node0) + M->k);
+            if (host) {
+                lg->hmem[lg->n_hmem++] = id;
+            } else {
+                lg->imem[lg->n_imem++] = id;
+                lg->nodes[id].inst = (int32_t)x;
+            }
+            if ((int32_t)q == X->last)
+                I.last = id;
+        }
+        if (host)
+            lg->hin[x - ni] = I;
+        else
+            lg->inst[x] = I;
+    }
+    /* a member ending before its instance's last arrival (clock error):
+     * its end event is not at its place in by_end (critpath.c) */
+    for (size_t q = 0; q < lg->n_imem; q++) {
+        const cp_node_t *n = &lg->nodes[lg->imem[q]];
+        if (cp_node_T(lg, n) < 0)
+            lg->ranks[n->rank_i].end_late = true;
+    }
+    for (size_t q = 0; q < in->n_absent; q++) {
+        const cp_part_xmem_t *M = &in->absent[q];
+        if (M->li < 0 || (size_t)M->li >= lg->n_ranks || M->k >= lg->ranks[M->li].n_nodes)
+            goto range;
+        lg->nodes[lg->ranks[M->li].node0 + M->k].absent = 1;
+    }
+    /* the host collective members' lateness and the pauses, from the
+     * job's medians */
+    if (!(med = malloc((NX ? NX : 1) * sizeof *med)))
+        goto out;
+    for (size_t x = 0; x < NX; x++)
+        med[x] = in->xi[x].med;
+    cp_pause_med_t md = {.inst = med, .hin = med + ni, .steps = in->steps, .step_gap = in->step_gap,
+                         .n_steps = in->n_steps};
+    if (cp_pauses_place(lg, &md) < 0)
+        goto out;
+    /* the job steps: a rank step's the index of its step number, the
+     * first of a number on its rank only (mt_critpath_run's rule) */
+    if (!(seen = malloc((in->n_steps ? in->n_steps : 1) * sizeof *seen)))
+        goto out;
+    for (size_t j = 0; j < in->n_steps; j++)
+        seen[j] = UINT32_MAX;
+    for (size_t i = 0; i < lg->n_rs; i++) {
+        cp_rs_t *x = &lg->rs[i];
+        size_t lo = 0, hi = in->n_steps;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (in->steps[mid] < x->step)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == in->n_steps || in->steps[lo] != x->step)
+            goto range;
+        x->job = seen[lo] == (uint32_t)x->rank_i ? -1 : (int32_t)lo;
+        seen[lo] = (uint32_t)x->rank_i;
+    }
+    /* the rank steps' last-ending nodes are the build's; the job fields
+     * and the replay order as the whole job's */
+    cp_job_fields(lg);
+    lg->explicit_deps = in->explicit_deps;
+    /* a job in topological order (a queue's over the whole job's edges)
+     * is replayed here in time order made topological: a queue over this
+     * process's edges alone could put, within a rank, the end of one
+     * shared instance before a member's start of another that the first
+     * waits for through other processes (the supersteps stall) */
+    if (cp_order_build(lg, false))
+        goto out;
+    free(lg->by_end);
+    lg->by_end = NULL;
+    /* what it knows of each instance: where its first end falls among its
+     * events (the events before that end's key) */
+    size_t nf = 0;
+    for (size_t x = 0; x < NX; x++) {
+        const cp_part_xinst_t *X = &in->xi[x];
+        ui[x] = (cp_part_inst_t){.u = X->u, .need = X->need, .first = UINT32_MAX, .job = -1, .at_rank = -1};
+        if (X->ftype == CP_PART_NO_END)
+            continue;
+        ui[x].job = X->fjob;
+        ui[x].at_rank = rank_index(lg, X->frank);
+        fr[nf++] = (first_ref_t){.key = {mt_sort_key_i64(X->fkey), X->ftype, X->frank, X->fk}, .x = (uint32_t)x};
+    }
+    if (in->topo) {
+        /* not the job's order: the first end here (every member here
+         * started before it) */
+        for (size_t e = 0; e < lg->n_ev; e++) {
+            long u = ev_reads(lg, lg->ev[e]);
+            if (u >= 0 && ui[u].first == UINT32_MAX && in->xi[u].ftype != CP_PART_NO_END)
+                ui[u].first = (uint32_t)e;
+        }
+        nf = 0;
+    }
+    qsort(fr, nf, sizeof *fr, first_ref_cmp);
+    size_t f = 0;
+    for (size_t e = 0; e <= lg->n_ev && f < nf; e++) {
+        ord_key_t k = e < lg->n_ev ? ev_key(lg, lg->ev[e]) : (ord_key_t){UINT64_MAX, UINT32_MAX, INT32_MAX, UINT32_MAX};
+        for (; f < nf && (e == lg->n_ev || ord_key_cmp(&fr[f].key, &k) <= 0); f++)
+            ui[fr[f].x].first = (uint32_t)e;
+    }
+    free(fr);
+    free(seen);
+    free(med);
+    *uip = ui;
+    return MT_OK;
+range:
+    st = MT_ERR_RANGE;
+out:
+    free(ui);
+    free(fr);
+    free(seen);
+    free(med);
+    cp_graph_free(lg);
+    return st;
 }
 
 /* ---- the plan ---- */

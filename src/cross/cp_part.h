@@ -111,6 +111,105 @@ mt_status_t cp_part_cut(const cp_graph_t *g, const uint32_t *proc_of, uint32_t n
                         cp_part_inst_t **ui, int32_t **rank_of);
 void cp_part_cut_free(cp_graph_t *lg);
 
+/* ---- a process's graph built from its own ranks' analyses ----
+ *
+ * What cp_part_build takes from the rest of the job besides its ranks'
+ * analyses (docs/ARCHITECTURE.md, step 3): in a run, from the other
+ * processes; in the tests, worked out from the whole job's graph. */
+
+/* An instance or host collective the process holds members of (in the
+ * job's order, the instances before the host collectives): what its
+ * owner knows of it, 64 bytes. */
+typedef struct cp_part_xinst {
+    int64_t maxstart;     /* its last arrival: the members' latest aligned start (a maximum at the owner) */
+    int64_t transfer;     /* its shortest member's duration (a minimum at the owner) */
+    int64_t med;          /* the median of its members' aligned starts; a host collective's, of their
+                           * gaps (cp_host_gap): the host pauses' (cp_pauses_place) */
+    int64_t fkey;         /* its first end in the job's replay order: the time (cp_end_key, a sync's end) */
+    int32_t frank;        /* ... the rank (mt_rank_analysis_t.rank) whose event it is */
+    uint32_t fk;          /* ... that event's node or sync, counted within that rank's */
+    int32_t fjob;         /* ... its job step */
+    uint32_t u;           /* its job-wide number (cp_part_msg_t.u) */
+    uint32_t need;        /* the processes holding members */
+    int32_t last;         /* its last arrival among its members here (index into them), -1: another process's */
+    uint32_t n;           /* its members here (cp_part_in_t.mem) */
+    uint8_t host;         /* a host collective */
+    uint8_t ftype;        /* the first end's event: 0 a node's end, 1 a sync's; CP_PART_NO_END none */
+    uint8_t absent;       /* cp_inst_t.absent */
+} cp_part_xinst_t;
+
+_Static_assert(sizeof(cp_part_xinst_t) == 64, "cp_part_xinst_t: 64 bytes an instance");
+
+enum { CP_PART_NO_END = 0xff };
+
+/* A node or sync of one of the process's ranks: li its index among
+ * them (by rank), k the node (mt_rank_analysis_t.gacts) or sync (the
+ * rank's, by end, host collective members and pauses included) within
+ * that rank's. 8 bytes. */
+typedef struct cp_part_xmem {
+    int32_t li;
+    uint32_t k;
+} cp_part_xmem_t;
+
+/* A sync of one of the process's ranks beyond its analysis's own: a host
+ * collective member (its row, aligned, as the instance's owner keeps it:
+ * step 2). 32 bytes. */
+typedef struct cp_part_xsync {
+    int64_t s, e;
+    int32_t li;           /* its rank (cp_part_xmem_t.li) */
+    uint32_t at;          /* its place among the rank's syncs (by end, before the pauses) */
+    int32_t hi;           /* the process's host collective it is a member of (its index among
+                           * cp_part_in_t.xi's host ones) */
+    int32_t rstep;        /* its rank step, counted within the rank's; -1 */
+} cp_part_xsync_t;
+_Static_assert(sizeof(cp_part_xsync_t) == 32, "cp_part_xsync_t: 32 bytes a sync");
+
+/* The inputs of a process's graph (all borrowed). */
+typedef struct cp_part_in {
+    const int64_t *steps; /* the job steps' numbers, ascending: job step j is step steps[j] (8 bytes
+                           * a job step, the same on every process) */
+    const int64_t *step_gap; /* per job step: cp_pause_med_t.step_gap (8 bytes a job step) */
+    size_t n_steps;
+    const cp_part_xinst_t *xi; /* the instances it touches (from their owners) */
+    size_t n_xi;
+    const cp_part_xmem_t *mem; /* their members here, instance by instance, each in the job's member
+                           * order (the holder's from step 2: nothing more sent) */
+    size_t n_mem;
+    const cp_part_xsync_t *xs; /* its ranks' host collective members, by rank, then place */
+    size_t n_xs;
+    const cp_part_xmem_t *absent; /* its nodes with cp_node_t.absent (the match's short instances) */
+    size_t n_absent;
+    bool explicit_deps;   /* some rank of the job names its dependencies (cp_graph_t) */
+    bool topo;            /* ... and the job has no sync: its replay order is topological
+                           * (cp_order_build) */
+} cp_part_in_t;
+
+/* The graph of a process's ranks built from their analyses an[0..n_an)
+ * (with their clocks as mt_critpath_run takes them; borrowed, must
+ * outlive lg) and the job-wide inputs in, into *lg: the same graph as
+ * cp_part_cut's of the whole job's (its nodes, syncs, rank steps, ranks,
+ * instances with their members, replay order and hot records; not the
+ * build's counters) and *ui (malloc'd, lg->n_inst + lg->n_hin; the
+ * caller frees) as cp_part_cut's. The ranks' own fields come from
+ * cp_graph_build over these ranks alone (no pauses), the host members'
+ * lateness and the pauses from cp_pauses_place with the job's medians,
+ * the job fields from cp_job_fields, the order from cp_order_build; each
+ * instance's read
+ * point counts the process's events before its first end's (time,
+ * type, rank, node or sync) in the order. A job replayed in topological
+ * order (in->topo: a queue's over the whole job's edges, which no
+ * process can make of its own) is ordered here in time order made
+ * topological (cp_order_build's, one order consistent across processes),
+ * an instance read at its first end here (every member here started):
+ * its replay is the same, its order and read points not cp_part_cut's.
+ * lg is freed with
+ * cp_graph_free. MT_OK, MT_ERR_NOMEM, MT_ERR_LIMIT (cp_graph_build's) or
+ * MT_ERR_RANGE (an input names a rank, node, sync or step the process
+ * does not have); lg empty on error. */
+mt_status_t cp_part_build(const mt_rank_analysis_t *const *an, size_t n_an, const mt_clock_t *clocks,
+                          const int32_t *ranks, size_t n_ranks, const cp_part_in_t *in, cp_graph_t *lg,
+                          cp_part_inst_t **ui);
+
 /* The bytes of g's tables that a replay reads (nodes, syncs, rank steps,
  * ranks, instances and members, the replay order and its records), the
  * same count for the whole job's graph and a process's. */

@@ -83,7 +83,7 @@ static int hot_alloc(cp_graph_t *g)
 
 /* g->hot, g->pos and g->e0 from g->nodes (job fields set) and g->ev in
  * topological order (topo_order), whose node events then hold indices
- * into hot; 0, or -1 out of memory. (In time order build_order fills them
+ * into hot; 0, or -1 out of memory. (In time order cp_order_build fills them
  * as it merges.) */
 static int cp_hot_build(cp_graph_t *g)
 {
@@ -182,7 +182,7 @@ out:
 
 /* ---- the replay order kept to the graph's edges ----
  *
- * The time order of build_order reads a predecessor's replayed end when
+ * The time order of cp_order_build reads a predecessor's replayed end when
  * its measured end is no later than the successor's measured start. Real
  * traces break that by a few ns to a microsecond (timestamps rounded to
  * 1 us, a kernel that begins as the one before it on its stream is still
@@ -364,7 +364,7 @@ out:
     return ret;
 }
 
-/* One sorted source of build_order's merge: a rank's node ends, syncs or
+/* One sorted source of cp_order_build's merge: a rank's node ends, syncs or
  * node starts, items at..end of ord (NULL: the ids themselves). */
 typedef struct bo_src {
     const int32_t *ord;
@@ -385,8 +385,9 @@ CP_INLINE void bo_head(const cp_graph_t *g, const bo_src_t *x, uint64_t *key, ui
 /* The replay order: node ends (key cp_end_key), sync ends, node starts; by
  * key, in that type order at equal keys, each type by id; and, with it,
  * g->hot, g->pos and g->e0 (cp_hot_build), the node events holding
- * indices into hot. Job fields must be set. With explicit dependencies
- * and no syncs: topo_order and cp_hot_build. 0, or -1 out of memory.
+ * indices into hot. Job fields must be set. topo (the job's ranks name
+ * their dependencies and no rank has a sync): topo_order and
+ * cp_hot_build. 0, or -1 out of memory.
  *
  * Fast path: each rank's ends, syncs and starts are each already sorted
  * (syncs by end, nodes by end in by_end; a rank's nodes nearly always
@@ -399,13 +400,13 @@ CP_INLINE void bo_head(const cp_graph_t *g, const bo_src_t *x, uint64_t *key, ui
  * permutation and the sort's scratch, each fresh pages (clear_page was a
  * third of the section's time on 8 x 157 MB). The hot records are written
  * as the start events come, in order: no second pass over the events. */
-static int build_order(cp_graph_t *g)
+int cp_order_build(cp_graph_t *g, bool topo)
 {
     size_t N = g->n_nodes, S = g->n_syncs, n = 2 * N + S;
     g->ev = mt_big_malloc((n ? n : 1) * sizeof *g->ev);
     if (!g->ev)
         return -1;
-    if (g->explicit_deps && !S) {
+    if (topo) {
         int t = topo_order(g);
         if (t < 0)
             return -1;
@@ -529,6 +530,70 @@ out:
     free(src);
     mt_kmerge_free(&m);
     return ret;
+}
+
+void (*cp_built_probe)(const cp_graph_t *g);
+
+/* ---- the job fields (once per graph, the job steps numbered) ---- */
+
+void cp_job_fields(cp_graph_t *g)
+{
+    /* the rank steps' latest syncs before their starts and host ends (the
+     * nodes' and syncs' below, with their job steps): each replay reads a
+     * shift by index, with no search */
+    for (size_t i = 0; i < g->n_rs; i++) {
+        cp_rs_t *x = &g->rs[i];
+        x->sb_start = (int32_t)sync_before(g, &g->ranks[x->rank_i], x->start);
+        x->sb_end = (int32_t)sync_before(g, &g->ranks[x->rank_i], x->cpu_end);
+    }
+    /* each node's job step and the latest sync before its launch end, in
+     * one pass over the nodes (72 bytes each, the graph's largest array);
+     * likewise the syncs (a sync's start is usually after the sync
+     * before it) */
+    long guess = -1;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        cp_node_t *n = &g->nodes[i];
+        n->job = n->rstep >= 0 ? g->rs[n->rstep].job : -1;
+        n->lsync = -1;
+        if (n->L != INT64_MIN) {
+            n->lsync = (int32_t)(guess = sync_near(g, &g->ranks[n->rank_i], n->L, guess));
+            if (g->n_hin)
+                n->lsync = (int32_t)host_cover(g, &g->ranks[n->rank_i], n->L, n->lsync, -1);
+        }
+    }
+    for (size_t i = 0; i < g->n_syncs; i++) {
+        cp_sync_t *y = &g->syncs[i];
+        y->job = y->rstep >= 0 ? g->rs[y->rstep].job : -1;
+        /* a rank's syncs are in end order (critpath.c place_pauses) */
+        y->bar = y->hi >= 0 ? (int32_t)i
+                 : i > 0 && g->syncs[i - 1].rank_i == y->rank_i ? g->syncs[i - 1].bar
+                                                                 : -1;
+        y->sb = (int32_t)sync_near(g, &g->ranks[y->rank_i], y->s, (long)i - 1);
+        if (g->n_hin)
+            y->sb = (int32_t)host_cover(g, &g->ranks[y->rank_i], y->s, y->sb, (long)i);
+        y->jnext = -1;
+    }
+    /* the edge from a rank step's last sync to the rank's next step
+     * (docs/whatif.md, "host sync -> next step"): where the host waited
+     * there for its GPU's queue (the activity it waited for started after
+     * the call: its end set by the GPU) and started the next step within
+     * CP_NEXT_GAP of it, that start follows the sync: a replay moves it,
+     * and what the rank does after it, by how far the sync moved against
+     * the other ranks (edge_fill). A slow GPU's host that waits for it at
+     * the step's end (the gradients' allreduce, then the optimizer) starts
+     * each next step late, and a what-if that speeds it must start it
+     * earlier. */
+    for (size_t i = 0; i < g->n_rs; i++) {
+        const cp_rs_t *x = &g->rs[i];
+        if (x->sb_start < 0)
+            continue;
+        cp_sync_t *y = &g->syncs[x->sb_start];
+        if (y->job >= 0 && y->job != x->job && y->hi == -1 && y->w >= 0 && g->nodes[y->w].s > y->s &&
+            x->start - y->e <= CP_NEXT_GAP) {
+            y->jnext = x->job;
+            g->n_jnext++;
+        }
+    }
 }
 
 /* ---- helpers ---- */
@@ -905,8 +970,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
 {
     *out = NULL;
     cp_graph_t g;
-    mt_status_t st = cp_graph_build(an, n_an, clocks, ranks, n_ranks, rows, n_rows, m, rq->n_absent > 0, rq->rows_done,
-                                    rq->hook_ctx, &g);
+    mt_status_t st = cp_graph_build(an, n_an, clocks, ranks, n_ranks, rows, n_rows, m, rq->n_absent > 0, true,
+                                    rq->rows_done, rq->hook_ctx, &g);
     if (st != MT_OK)
         return st;
     mt_cp_dist_t *dist = NULL;
@@ -915,6 +980,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         return st;
     }
     g.dist = dist;
+    if (cp_built_probe)
+        cp_built_probe(&g);
     if (rq->built)
         rq->built(rq->hook_ctx);
     if (!g.n_rs) {
@@ -940,14 +1007,6 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     for (size_t i = 0; i < g.n_ranks; i++)
         for (size_t q = 0; q < rq->n_stragglers; q++)
             late[i] |= g.ranks[i].rank == rq->stragglers[q];
-    /* the rank steps' latest syncs before their starts and host ends (the
-     * nodes' and syncs' below, with their job steps): each replay reads a
-     * shift by index, with no search */
-    for (size_t i = 0; i < g.n_rs; i++) {
-        cp_rs_t *x = &g.rs[i];
-        x->sb_start = (int32_t)sync_before(&g, &g.ranks[x->rank_i], x->start);
-        x->sb_end = (int32_t)sync_before(&g, &g.ranks[x->rank_i], x->cpu_end);
-    }
     c->warmup = rq->warmup;
     /* ---- job steps ---- */
     g.js = malloc(g.n_rs * sizeof *g.js);
@@ -1019,58 +1078,11 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         a = b;
     }
     c->n_rank_steps = w;
-    /* each node's job step and the latest sync before its launch end, in
-     * one pass over the nodes (72 bytes each, the graph's largest array);
-     * likewise the syncs (a sync's start is usually after the sync
-     * before it) */
-    long guess = -1;
-    for (size_t i = 0; i < g.n_nodes; i++) {
-        cp_node_t *n = &g.nodes[i];
-        n->job = n->rstep >= 0 ? g.rs[n->rstep].job : -1;
-        n->lsync = -1;
-        if (n->L != INT64_MIN) {
-            n->lsync = (int32_t)(guess = sync_near(&g, &g.ranks[n->rank_i], n->L, guess));
-            if (g.n_hin)
-                n->lsync = (int32_t)host_cover(&g, &g.ranks[n->rank_i], n->L, n->lsync, -1);
-        }
-    }
-    for (size_t i = 0; i < g.n_syncs; i++) {
-        cp_sync_t *y = &g.syncs[i];
-        y->job = y->rstep >= 0 ? g.rs[y->rstep].job : -1;
-        /* a rank's syncs are in end order (critpath.c place_pauses) */
-        y->bar = y->hi >= 0 ? (int32_t)i
-                 : i > 0 && g.syncs[i - 1].rank_i == y->rank_i ? g.syncs[i - 1].bar
-                                                                 : -1;
-        y->sb = (int32_t)sync_near(&g, &g.ranks[y->rank_i], y->s, (long)i - 1);
-        if (g.n_hin)
-            y->sb = (int32_t)host_cover(&g, &g.ranks[y->rank_i], y->s, y->sb, (long)i);
-        y->jnext = -1;
-    }
-    /* the edge from a rank step's last sync to the rank's next step
-     * (docs/whatif.md, "host sync -> next step"): where the host waited
-     * there for its GPU's queue (the activity it waited for started after
-     * the call: its end set by the GPU) and started the next step within
-     * CP_NEXT_GAP of it, that start follows the sync: a replay moves it,
-     * and what the rank does after it, by how far the sync moved against
-     * the other ranks (edge_fill). A slow GPU's host that waits for it at
-     * the step's end (the gradients' allreduce, then the optimizer) starts
-     * each next step late, and a what-if that speeds it must start it
-     * earlier. */
-    for (size_t i = 0; i < g.n_rs; i++) {
-        const cp_rs_t *x = &g.rs[i];
-        if (x->sb_start < 0)
-            continue;
-        cp_sync_t *y = &g.syncs[x->sb_start];
-        if (y->job >= 0 && y->job != x->job && y->hi == -1 && y->w >= 0 && g.nodes[y->w].s > y->s &&
-            x->start - y->e <= CP_NEXT_GAP) {
-            y->jnext = x->job;
-            g.n_jnext++;
-        }
-    }
+    cp_job_fields(&g);
     /* the replay order and the hot records need the job fields; the
      * replay's arrays are allocated after them (no page of theirs is
      * touched before the first replay) */
-    if (build_order(&g))
+    if (cp_order_build(&g, g.explicit_deps && !g.n_syncs))
         goto out;
     free(g.by_end); /* read by nothing after the order: its pages freed before the replay's */
     g.by_end = NULL;

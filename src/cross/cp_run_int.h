@@ -57,6 +57,30 @@ static inline long host_cover(const cp_graph_t *g, const cp_rank_t *R, int64_t t
     return q;
 }
 
+/* ---- the graph's job fields and replay order (cp_run.c) ---- */
+
+/* g's job fields from its rank steps' (cp_rs_t.job set: the job steps
+ * numbered): the rank steps' sb_start and sb_end, the nodes' job and
+ * lsync, the syncs' job, bar, sb and jnext (and g->n_jnext). Each rank's
+ * own: a process's graph of its ranks gets them as the whole job's has
+ * them (cp_part.c). */
+void cp_job_fields(cp_graph_t *g);
+
+/* g's replay order (g->ev) and hot records (g->hot, pos, e0): node ends
+ * (key cp_end_key), sync ends, node starts, by key, at equal keys in that
+ * type order, each type by id, made topological over the graph's edges
+ * (order_fix; g->order_cycle when they hold a cycle), or, topo (the job
+ * has explicit dependencies and no sync: mt_critpath_run), a topological
+ * order (g->topo_cycle when it fails: time order). Job fields must be set
+ * (cp_job_fields). 0, or -1 out of memory. */
+int cp_order_build(cp_graph_t *g, bool topo);
+
+/* A test's look at each graph as cp_graph_build leaves it, before
+ * mt_critpath_run's caller may drop the ranks' activities
+ * (mt_cp_request_t.built; tests/unit/cp_part_check.c keeps a copy to
+ * build a process's graph from). NULL in the program. Not thread-safe. */
+extern void (*cp_built_probe)(const cp_graph_t *g);
+
 /* ---- the replay (cp_replay.c) ---- */
 
 /* Free r's arrays (not r). */

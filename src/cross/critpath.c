@@ -525,9 +525,11 @@ static int64_t pause_min(const cp_graph_t *g, int32_t q)
 
 /* Pause requests (place_pauses) for the ranks whose first launch of a
  * step came later after their step's start than the median rank's (by
- * step number): the window is [the rank step's start, its first launch).
- * Appended to *pr (*np of *cap). 0, or -1 out of memory. */
-static int step_start_late(const cp_graph_t *g, pause_req_t **pr, size_t *np, size_t *cap)
+ * step number; md: the job's median, else the one over g's rank steps):
+ * the window is [the rank step's start, its first launch). Appended to
+ * *pr (*np of *cap). 0, or -1 out of memory. */
+static int step_start_late(const cp_graph_t *g, const cp_pause_med_t *md, pause_req_t **pr, size_t *np,
+                           size_t *cap)
 {
     size_t n = g->n_rs;
     int64_t *first = malloc(n * sizeof *first);
@@ -559,8 +561,23 @@ static int step_start_late(const cp_graph_t *g, pause_req_t **pr, size_t *np, si
             if (first[val[q]] != INT64_MAX && first[val[q]] > x->start)
                 gap[k++] = first[val[q]] - x->start;
         }
-        if (k >= 2) {
-            int64_t med = mt_stats_median_i64(gap, k);
+        int64_t med = INT64_MIN;
+        if (md) { /* the job's, by step number */
+            int64_t sn = g->rs[val[a]].step;
+            size_t lo = 0, hi = md->n_steps;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (md->steps[mid] < sn)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo < md->n_steps && md->steps[lo] == sn)
+                med = md->step_gap[lo];
+        } else if (k >= 2) {
+            med = mt_stats_median_i64(gap, k);
+        }
+        if (med != INT64_MIN) {
             for (size_t q = a; q < b; q++) {
                 const cp_rs_t *x = &g->rs[val[q]];
                 if (first[val[q]] == INT64_MAX || first[val[q]] - x->start - med < pause_min(g, (int32_t)val[q]))
@@ -626,10 +643,145 @@ static int32_t comm_node_of(const cp_graph_t *g, size_t n_an, const int32_t *rix
     return -1;
 }
 
+int64_t cp_host_gap(const cp_graph_t *g, const cp_rank_t *R, size_t k, int64_t *anchor)
+{
+    /* its time since the last point where the members were together: the
+     * rank's latest host collective ending by its start, or its step's
+     * start, whichever is later (a sync with the GPU between them is the
+     * rank's own) */
+    const cp_sync_t *y = &g->syncs[R->sync0 + k];
+    int64_t a = y->rstep >= 0 ? g->rs[y->rstep].start : INT64_MIN;
+    for (size_t q = k; q-- > 0;) {
+        const cp_sync_t *p = &g->syncs[R->sync0 + q];
+        if (p->hi >= 0 && p->e <= y->s) {
+            if (p->e > a)
+                a = p->e;
+            break;
+        }
+    }
+    if (a == INT64_MIN)
+        a = y->s;
+    *anchor = a;
+    return y->s > a ? y->s - a : 0;
+}
+
+int cp_pauses_place(cp_graph_t *g, const cp_pause_med_t *md)
+{
+    size_t ns = g->n_syncs, np = 0, cap = 0;
+    pause_req_t *pr = NULL;
+    int64_t *anc = NULL, *gap = NULL, *mst = NULL, *prevl = NULL;
+    int ret = -1;
+    /* each host collective member's lateness (cp_sync_t.late: the part of
+     * its time since the members were last together above the median
+     * member's; a data loader, a pause, a sleep before the collective) */
+    if (g->n_hin) {
+        gap = malloc((ns ? ns : 1) * sizeof *gap);
+        anc = malloc((ns ? ns : 1) * sizeof *anc);
+        if (!gap || !anc)
+            goto out;
+        for (size_t i = 0; i < g->n_ranks; i++) {
+            const cp_rank_t *R = &g->ranks[i];
+            for (size_t k = 0; k < R->n_syncs; k++)
+                if (g->syncs[R->sync0 + k].hi >= 0)
+                    gap[R->sync0 + k] = cp_host_gap(g, R, k, &anc[R->sync0 + k]);
+        }
+        for (size_t h = 0; h < g->n_hin; h++) {
+            const cp_inst_t *I = &g->hin[h];
+            int64_t med;
+            if (md) {
+                med = md->hin[h];
+            } else {
+                int64_t *tmp = malloc((I->n ? I->n : 1) * sizeof *tmp);
+                if (!tmp)
+                    goto out;
+                for (uint32_t q = 0; q < I->n; q++)
+                    tmp[q] = gap[g->hmem[I->m0 + q]];
+                med = mt_stats_median_i64(tmp, I->n);
+                free(tmp);
+            }
+            for (uint32_t q = 0; q < I->n; q++) {
+                cp_sync_t *y = &g->syncs[g->hmem[I->m0 + q]];
+                int64_t x = gap[g->hmem[I->m0 + q]] - med;
+                y->late = x > 0 ? x : 0;
+            }
+        }
+    }
+    /* pauses: where a late member's host waited (place_pauses) */
+    for (size_t j = 0; j < g->n_syncs; j++) {
+        const cp_sync_t *y = &g->syncs[j];
+        if (y->hi < 0 || y->late < pause_min(g, y->rstep))
+            continue;
+        if (MT_GROW(pr, cap, np + 1, 64))
+            goto out;
+        pr[np++] = (pause_req_t){.a = anc[j], .b = y->s, .late = y->late, .rank_i = y->rank_i, .rstep = y->rstep,
+                                 .sync = (int32_t)j};
+    }
+    /* a member of a GPU collective whose kernel waited for its launch
+     * (launch-bound) and arrived after the median member: its host was
+     * late since its rank step's start or its previous collective's
+     * launch, whichever is later */
+    size_t imax = 1;
+    for (size_t ii = 0; ii < g->n_inst; ii++)
+        imax = g->inst[ii].n > imax ? g->inst[ii].n : imax;
+    mst = g->n_inst ? malloc(imax * sizeof *mst) : NULL;
+    prevl = g->n_inst ? malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *prevl) : NULL;
+    if (g->n_inst && (!mst || !prevl))
+        goto out;
+    for (size_t i = 0; g->n_inst && i < g->n_ranks; i++) {
+        const cp_rank_t *R = &g->ranks[i];
+        int64_t last = INT64_MIN;
+        for (size_t k = 0; k < R->n_nodes; k++) {
+            const cp_node_t *n = &g->nodes[R->node0 + k];
+            prevl[R->node0 + k] = last;
+            if (n->inst >= 0 && n->L != INT64_MIN)
+                last = n->L;
+        }
+    }
+    for (size_t ii = 0; ii < g->n_inst; ii++) {
+        const cp_inst_t *I = &g->inst[ii];
+        int64_t med;
+        if (md) {
+            med = md->inst[ii];
+        } else {
+            for (uint32_t q = 0; q < I->n; q++)
+                mst[q] = g->nodes[g->imem[I->m0 + q]].s;
+            med = mt_stats_median_i64(mst, I->n);
+        }
+        for (uint32_t q = 0; q < I->n; q++) {
+            int32_t id = g->imem[I->m0 + q];
+            const cp_node_t *n = &g->nodes[id];
+            if (n->bind != CP_B_LAUNCH || n->s - med < pause_min(g, n->rstep) || n->L == INT64_MIN)
+                continue;
+            int64_t a = n->rstep >= 0 ? g->rs[n->rstep].start : INT64_MIN;
+            if (prevl[id] > a)
+                a = prevl[id];
+            if (a == INT64_MIN || a >= n->L)
+                continue;
+            if (MT_GROW(pr, cap, np + 1, 64))
+                goto out;
+            pr[np++] = (pause_req_t){.a = a, .b = n->L, .late = n->s - med, .rank_i = n->rank_i, .rstep = n->rstep,
+                                     .sync = -1};
+        }
+    }
+    /* a rank that began its step's work late (a data loader, a pause at
+     * the step's start): its first launch after its step's start later
+     * than the median rank's, by step */
+    if (g->n_rs && step_start_late(g, md, &pr, &np, &cap) < 0)
+        goto out;
+    ret = place_pauses(g, pr, np);
+out:
+    free(pr);
+    free(anc);
+    free(gap);
+    free(mst);
+    free(prevl);
+    return ret;
+}
+
 mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, const mt_clock_t *clocks,
                            const int32_t *ranks, size_t n_ranks, const mt_crow_t *rows, size_t n_rows,
-                           const mt_match_t *m, bool mark_absent, void (*rows_done)(void *ctx), void *ctx,
-                           cp_graph_t *g)
+                           const mt_match_t *m, bool mark_absent, bool pauses, void (*rows_done)(void *ctx),
+                           void *ctx, cp_graph_t *g)
 {
     memset(g, 0, sizeof *g);
     mt_status_t st = MT_ERR_NOMEM;
@@ -972,7 +1124,7 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         g->inst[g->n_inst++] = I;
     }
     /* a member ending before its instance's last arrival (clock error)
-     * puts its end event after its place in by_end (cp_run.c build_order) */
+     * puts its end event after its place in by_end (cp_run.c cp_order_build) */
     for (size_t q = 0; q < g->n_imem; q++) {
         const cp_node_t *n = &g->nodes[g->imem[q]];
         if (cp_node_T(g, n) < 0)
@@ -1077,21 +1229,13 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
         if (lastv != last_on)
             free(lastv);
     }
-    int64_t *anc = NULL; /* per sync: a host collective member's anchor (below) */
     /* host collectives: their members (syncs), last arrival, shortest
-     * duration, and each member's lateness (cp_sync_t.late: the part of
-     * its time since the members were last together above the median
-     * member's; a data loader, a pause, a sleep before the collective) */
+     * duration (each member's lateness: cp_pauses_place) */
     if (g->n_hin) {
         g->hin = calloc(g->n_hin, sizeof *g->hin);
         g->hmem = malloc(((ns ? ns : 1)) * sizeof *g->hmem);
-        int64_t *gap = malloc((ns ? ns : 1) * sizeof *gap);
-        anc = malloc((ns ? ns : 1) * sizeof *anc);
-        if (!g->hin || !g->hmem || !gap || !anc) {
-            free(gap);
-            free(anc);
+        if (!g->hin || !g->hmem)
             goto out;
-        }
         for (size_t j = 0; j < ns; j++)
             if (g->syncs[j].hi >= 0)
                 g->hin[g->syncs[j].hi].n++;
@@ -1120,125 +1264,14 @@ mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an_in, size_t n_an, 
                 }
                 if (y->e - y->s < I->transfer)
                     I->transfer = y->e - y->s;
-                /* its time since the last point where the members were
-                 * together: the rank's latest host collective ending by
-                 * its start, or its step's start, whichever is later (a
-                 * sync with the GPU between them is the rank's own) */
-                int64_t anchor = y->rstep >= 0 ? g->rs[y->rstep].start : INT64_MIN;
-                for (size_t q = k; q-- > 0;) {
-                    const cp_sync_t *p = &g->syncs[R->sync0 + q];
-                    if (p->hi >= 0 && p->e <= y->s) {
-                        if (p->e > anchor)
-                            anchor = p->e;
-                        break;
-                    }
-                }
-                if (anchor == INT64_MIN)
-                    anchor = y->s;
-                gap[j] = y->s > anchor ? y->s - anchor : 0;
-                anc[j] = anchor;
             }
         }
-        for (size_t h = 0; h < g->n_hin; h++) {
-            const cp_inst_t *I = &g->hin[h];
-            int64_t *tmp = malloc(I->n * sizeof *tmp);
-            if (!tmp) {
-                free(gap);
-                free(anc);
-                goto out;
-            }
-            for (uint32_t q = 0; q < I->n; q++)
-                tmp[q] = gap[g->hmem[I->m0 + q]];
-            int64_t med = mt_stats_median_i64(tmp, I->n);
-            free(tmp);
-            for (uint32_t q = 0; q < I->n; q++) {
-                cp_sync_t *y = &g->syncs[g->hmem[I->m0 + q]];
-                int64_t x = gap[g->hmem[I->m0 + q]] - med;
-                y->late = x > 0 ? x : 0;
-            }
-        }
-        free(gap);
     }
-    /* pauses: where a late member's host waited (place_pauses) */
-    {
-        size_t np = 0, cap = 0;
-        pause_req_t *pr = NULL;
-        for (size_t j = 0; j < g->n_syncs; j++) {
-            const cp_sync_t *y = &g->syncs[j];
-            if (y->hi < 0 || y->late < pause_min(g, y->rstep))
-                continue;
-            if (MT_GROW(pr, cap, np + 1, 64)) {
-                free(anc);
-                goto out;
-            }
-            pr[np++] = (pause_req_t){.a = anc[j], .b = y->s, .late = y->late, .rank_i = y->rank_i,
-                                     .rstep = y->rstep, .sync = (int32_t)j};
-        }
-        free(anc);
-        anc = NULL;
-        /* a member of a GPU collective whose kernel waited for its launch
-         * (launch-bound) and arrived after the median member: its host
-         * was late since its rank step's start or its previous
-         * collective's launch, whichever is later */
-        size_t imax = 1;
-        for (size_t ii = 0; ii < g->n_inst; ii++)
-            imax = g->inst[ii].n > imax ? g->inst[ii].n : imax;
-        int64_t *mst = g->n_inst ? malloc(imax * sizeof *mst) : NULL;
-        int64_t *prevl = g->n_inst ? malloc(g->n_nodes * sizeof *prevl) : NULL;
-        if (g->n_inst && (!mst || !prevl)) {
-            free(mst);
-            free(prevl);
-            free(pr);
-            goto out;
-        }
-        for (size_t i = 0; g->n_inst && i < g->n_ranks; i++) {
-            const cp_rank_t *R = &g->ranks[i];
-            int64_t last = INT64_MIN;
-            for (size_t k = 0; k < R->n_nodes; k++) {
-                const cp_node_t *n = &g->nodes[R->node0 + k];
-                prevl[R->node0 + k] = last;
-                if (n->inst >= 0 && n->L != INT64_MIN)
-                    last = n->L;
-            }
-        }
-        for (size_t ii = 0; ii < g->n_inst; ii++) {
-            const cp_inst_t *I = &g->inst[ii];
-            for (uint32_t q = 0; q < I->n; q++)
-                mst[q] = g->nodes[g->imem[I->m0 + q]].s;
-            int64_t med = mt_stats_median_i64(mst, I->n);
-            for (uint32_t q = 0; q < I->n; q++) {
-                int32_t id = g->imem[I->m0 + q];
-                const cp_node_t *n = &g->nodes[id];
-                if (n->bind != CP_B_LAUNCH || n->s - med < pause_min(g, n->rstep) || n->L == INT64_MIN)
-                    continue;
-                int64_t a = n->rstep >= 0 ? g->rs[n->rstep].start : INT64_MIN;
-                if (prevl[id] > a)
-                    a = prevl[id];
-                if (a == INT64_MIN || a >= n->L)
-                    continue;
-                if (MT_GROW(pr, cap, np + 1, 64)) {
-                    free(mst);
-                    free(prevl);
-                    goto out;
-                }
-                pr[np++] = (pause_req_t){.a = a, .b = n->L, .late = n->s - med, .rank_i = n->rank_i,
-                                         .rstep = n->rstep, .sync = -1};
-            }
-        }
-        free(mst);
-        free(prevl);
-        /* a rank that began its step's work late (a data loader, a pause
-         * at the step's start): its first launch after its step's start
-         * later than the median rank's, by step */
-        if (g->n_rs && step_start_late(g, &pr, &np, &cap) < 0) {
-            free(pr);
-            goto out;
-        }
-        int t = place_pauses(g, pr, np);
-        free(pr);
-        if (t < 0)
-            goto out;
-    }
+    /* the host collective members' lateness and the pauses (medians over
+     * the job's ranks: a process's own ranks get them from the job,
+     * cp_part_build) */
+    if (pauses && cp_pauses_place(g, NULL) < 0)
+        goto out;
     /* the replay's per-rank latencies: what the model may carry instead of
      * each edge's measured slack (critpath.h "replay") */
     {

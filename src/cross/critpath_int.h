@@ -125,7 +125,7 @@ typedef struct cp_rank {
  * visits the nodes in time order across ranks, so reading cp_node_t (72
  * bytes, rank by rank) missed the cache at nearly every node; the records
  * are read as a stream. What every scenario computes the same way is
- * worked out once (cp_run.c hot_fill, called by build_order as the start
+ * worked out once (cp_run.c hot_fill, called by cp_order_build as the start
  * events come, or by cp_hot_build after a topological order; the job
  * steps known by then). */
 typedef struct cp_hot {
@@ -403,21 +403,53 @@ enum { CP_BY_END, CP_BY_END_KEY, CP_BY_START };
 
 /* Rank R's nodes ordered by (t, id), t as `by` says, into ord[R->node0
  * ..) (the stable radix sort; the fallback where a rank's own order does
- * not give it: critpath.c, cp_run.c build_order). key/val: scratch of
+ * not give it: critpath.c, cp_run.c cp_order_build). key/val: scratch of
  * R->n_nodes. 0, or -1 out of memory. */
 int cp_rank_order(const cp_graph_t *g, const cp_rank_t *R, int by, int32_t *ord, uint64_t *key, uint32_t *val);
+
+/* The medians over the job's ranks that the host pauses and the host
+ * collective members' lateness take (cp_pauses_place), as a process's
+ * graph gets them from the job (cp_part_build). All borrowed. */
+typedef struct cp_pause_med {
+    const int64_t *hin;   /* per host collective of g: its members' median gap (cp_host_gap) */
+    const int64_t *inst;  /* per instance of g: its members' median start */
+    const int64_t *steps; /* the job's step numbers, ascending, and per number the median over
+                           * the job's rank steps of it of their first launch's time after their
+                           * start, of those whose first launch is after it (INT64_MIN: fewer
+                           * than 2 such) */
+    const int64_t *step_gap;
+    size_t n_steps;
+} cp_pause_med_t;
+
+/* Host collective member k of rank R's syncs (g->syncs from R->sync0, by
+ * end, no pause yet): its time since the members were last together
+ * (the rank's latest host collective ending by its start, or its rank
+ * step's start, whichever is later), that point into *anchor. */
+int64_t cp_host_gap(const cp_graph_t *g, const cp_rank_t *R, size_t k, int64_t *anchor);
+
+/* g's host collective members' lateness (cp_sync_t.late) and its host
+ * pauses (cp_sync_t.hi -2, each rank's syncs laid out anew by end: g's
+ * hmem and hin[].last follow), the medians md's or, NULL, those of g's
+ * own members and rank steps (the whole job's graph). g's instances,
+ * host collectives, start bindings and rank steps set; called once. 0,
+ * or -1 out of memory. */
+int cp_pauses_place(cp_graph_t *g, const cp_pause_med_t *md);
 
 /* Build the graph from the ranks' results (see mt_critpath_run for the
  * arguments; borrowed: the analyses but their GPU activities (gacts,
  * gdeps, gstep), and their clocks and ranks, must outlive g; rows and m
  * are read only until the build calls rows_done(ctx) (when not NULL),
  * before it allocates the graph's tables). mark_absent: set cp_node_t.absent
- * (the job has ranks without a trace). MT_OK, MT_ERR_NOMEM or
+ * (the job has ranks without a trace). pauses: the host collective
+ * members' lateness and the host pauses (cp_pauses_place), which take
+ * medians over the job's ranks; false for a process's own ranks, which
+ * get them from the job (cp_part_build).
+ * MT_OK, MT_ERR_NOMEM or
  * MT_ERR_LIMIT (2^31 events in the replay order); g is empty on error. */
 mt_status_t cp_graph_build(const mt_rank_analysis_t *const *an, size_t n_an, const mt_clock_t *clocks,
                            const int32_t *ranks, size_t n_ranks, const mt_crow_t *rows, size_t n_rows,
-                           const mt_match_t *m, bool mark_absent, void (*rows_done)(void *ctx), void *ctx,
-                           cp_graph_t *g);
+                           const mt_match_t *m, bool mark_absent, bool pauses, void (*rows_done)(void *ctx),
+                           void *ctx, cp_graph_t *g);
 void cp_graph_free(cp_graph_t *g);
 
 #endif

@@ -5,7 +5,10 @@
  * with the messages moved here between them, and every node's replayed
  * start and end, sync shift, rank step end and instance last arrival
  * compared, mapped back to the whole graph, to the bit, with the sweep's;
- * each process's graph, replay arrays and plan measured in bytes. Used by
+ * each process's graph, replay arrays and plan measured in bytes; each
+ * process's graph also built from its ranks' analyses and job-wide inputs
+ * (cp_part_build), checked equal to the cut one field for field and
+ * replayed in its place. Used by
  * test_cp_part.c and by the program built with it (mergetrace_partcheck,
  * tests/CMakeLists.txt). */
 #ifndef MT_TEST_CP_PART_CHECK_H
@@ -36,6 +39,12 @@ typedef struct cp_part_stats {
     uint64_t rp_whole;      /* ... and the whole graph's */
     uint64_t eng_bytes[2][2][3]; /* ... its plan and a lane's supersteps state (cp_part_plan_t,
                               * cp_part_t) */
+    uint64_t graphs_built;  /* process graphs built by cp_part_build equal to cp_part_cut's */
+    uint64_t build_values;  /* ... fields compared */
+    uint64_t in_job[2][2][3]; /* the last graph's inputs, as bytes above: job-wide (the job steps'
+                              * numbers, the instances touched: cp_part_xinst_t) */
+    uint64_t in_own[2][2][3]; /* ... the process's own lists (members, extra syncs, absent nodes) */
+    uint64_t in_steps;      /* ... its job steps */
     char first[512];        /* the first failure */
 } cp_part_stats_t;
 

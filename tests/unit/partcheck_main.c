@@ -2,7 +2,8 @@
  * MT_PROGRAM_SOURCES) with every critical-path sweep also replayed in
  * supersteps on virtual processes and compared (cp_part_check.c): the
  * check installed before main, its line printed at exit, and the exit
- * status 1 when a value differed. Not installed; a test tool. */
+ * status 1 when a value differed, or no sweep was checked or no process's
+ * graph built from its ranks' analyses. Not installed; a test tool. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -12,7 +13,7 @@
 static void at_exit(void)
 {
     cp_part_check_print(stderr, "program");
-    if (cp_part_stats.failures || !cp_part_stats.sweeps)
+    if (cp_part_stats.failures || !cp_part_stats.sweeps || !cp_part_stats.graphs_built)
         _exit(1);
 }
 

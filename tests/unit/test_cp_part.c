@@ -86,6 +86,12 @@ static void test_st_steps(void **state)
      * both), at 3 at most the 3 largest of the 8 ranks' share */
     assert_true(cp_part_stats.share_max[0] > 0.45 && cp_part_stats.share_max[0] < 0.6);
     assert_true(cp_part_stats.share_max[1] < 0.5);
+    /* and each process's graph built again from its own ranks' analyses
+     * and the job-wide inputs (cp_part_build): equal to the cut one and
+     * replayed in its place, on every process of every layout (10 a
+     * sweep: 2 + 2 + 3 + 3) */
+    assert_true(cp_part_stats.graphs_built >= 10 && cp_part_stats.graphs_built % 10 == 0);
+    assert_true(cp_part_stats.build_values > 50000);
     mt_critpath_free(c);
     mt_tl_job_free(j);
     mt_timeline_free(tl);
@@ -125,6 +131,7 @@ static void test_st_carried(void **state)
     assert_true(cp_part_stats.rounds_max[1] >= cp_part_stats.est_run[1]);
     assert_true(cp_part_stats.rounds_max[1] < 2 * cp_part_stats.est_run[1]);
     assert_true(cp_part_stats.rounds_max[1] > 16 * cp_part_stats.rounds_max[0]);
+    assert_true(cp_part_stats.graphs_built >= 10 && cp_part_stats.graphs_built % 10 == 0);
     mt_critpath_free(c);
     mt_tl_job_free(j);
     mt_timeline_free(tl);
