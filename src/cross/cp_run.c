@@ -811,12 +811,14 @@ static mt_status_t alt_lanes(const cp_graph_t *g, const mt_cp_request_t *rq, mt_
         if (strag && straggler_factors(g, rq, fac, nh, &nn))
             return MT_ERR_NOMEM;
         rp_t lanes[4] = {*r, rw[0], rw[1], rw[2]};
-        cp_replay3(g, lanes, comm, launch, strag ? fac : NULL, strag ? late : NULL, true, c, at);
+        int rc = cp_replay3(g, lanes, comm, launch, strag ? fac : NULL, strag ? late : NULL, true, c, at);
         *r = lanes[0];
         for (int l = 0; l < 3; l++) {
             cp_rp_free(&rw[l]);
             rw[l] = (rp_t){0};
         }
+        if (rc)
+            return MT_ERR_NOMEM;
         if (k >= 0)
             alt_set(c, alt, at[comm ? 1 : 2], r, per, tmp, &c->whatif[k]);
         if (strag)
@@ -1175,10 +1177,10 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
             (strag && cp_rp_alloc(&g, &rw[2])))
             goto out;
         rp_t lanes[4] = {r, rw[0], rw[1], rw[2]};
-        cp_replay3(&g, lanes, comm, true, strag ? fac : NULL, strag ? late : NULL, false, c,
-                   (int64_t *const[4]){times, wt[0], wt[1], wt[2]});
+        int rc = cp_replay3(&g, lanes, comm, true, strag ? fac : NULL, strag ? late : NULL, false, c,
+                            (int64_t *const[4]){times, wt[0], wt[1], wt[2]});
         r = lanes[0];
-        if (cp_edge_base(&g, c, &r))
+        if (rc || cp_edge_base(&g, c, &r))
             goto out;
         /* done with: freed before the paths' arrays come, and the "launch"
          * lane's ends taken over as node_ns (memory touched already: a

@@ -84,8 +84,10 @@ int cp_edge_base(cp_graph_t *g, const mt_critpath_t *c, const rp_t *r);
 
 /* The measured run and up to three what-ifs replayed side by side in one
  * sweep (see cp_replay.c): r[0..3] and times[0..3] as cp_replay's r and
- * times. */
-void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, const double *f, const uint8_t *late, bool pin,
+ * times, of r the shifts and step ends only (sd, hc, rend, jend, cd; the
+ * starts and ends too when cp_replay_probe is set). 0, or -1 out of
+ * memory. */
+int cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, const double *f, const uint8_t *late, bool pin,
                 const mt_critpath_t *c, int64_t *const *times);
 
 /* ---- the walks and root causes (cp_walk.c) ---- */
