@@ -392,7 +392,7 @@ CP_INLINE void rw_start(rows_t *x, int32_t k, unsigned m)
         }
     }
     best = v4_sel(best == v4_spl(INT64_MIN), v4_spl(h->s), best);
-    if (m == 15u) {
+    if (((m | ~x->on) & 15u) == 15u) { /* (a lane not replayed takes anything) */
         v4_st(x->s[id], best);
     } else {
         v4_t mk = v4_ld(lane_m[m]);
@@ -502,9 +502,16 @@ CP_INLINE void rw_sync(rows_t *x, size_t j)
     v4_st(x->sd[j], v - s->e);
 }
 
-/* One sweep of the events in the lanes of x->on. */
-CP_INLINE void rw_sweep(rows_t *x)
+/* One sweep of the events in the lanes of x0->on, pinned (PIN) or not,
+ * the second pass (CD) or the first. On a copy of x0 whose address goes
+ * nowhere: the flags are constants, and its fields are not read again
+ * after each store through a uint8_t pointer (which may alias anything
+ * else). */
+CP_INLINE void rw_sweep(const rows_t *x0, const bool PIN, const bool CD)
 {
+    rows_t y = *x0, *x = &y;
+    y.pin = PIN;
+    y.cd_on = CD;
     const cp_graph_t *g = x->g;
     for (size_t k = 0; k < g->n_ev; k++) {
         int64_t v = g->ev[k];
@@ -534,17 +541,26 @@ CP_INLINE void rw_sweep(rows_t *x)
 #define RW_CLONES
 #endif
 
-/* The sweep with and without the pinned waits, each with pin a constant. */
-RW_CLONES static void rw_sweep_plain(rows_t *x)
+/* The sweep pinned or not, first pass or second, each with its flags
+ * constants. */
+RW_CLONES static void rw_sweep_1(const rows_t *x)
 {
-    x->pin = false;
-    rw_sweep(x);
+    rw_sweep(x, false, false);
 }
 
-RW_CLONES static void rw_sweep_pin(rows_t *x)
+RW_CLONES static void rw_sweep_1p(const rows_t *x)
 {
-    x->pin = true;
-    rw_sweep(x);
+    rw_sweep(x, true, false);
+}
+
+RW_CLONES static void rw_sweep_2(const rows_t *x)
+{
+    rw_sweep(x, false, true);
+}
+
+RW_CLONES static void rw_sweep_2p(const rows_t *x)
+{
+    rw_sweep(x, true, true);
 }
 
 static void rows_free(rows_t *x)
@@ -632,10 +648,11 @@ static void rows_out(const cp_graph_t *g, const rows_t *x, int l, rp_t *r, int c
 /* The replays of the lanes of on in one sweep of x; the probe told. */
 static void rows_run(const cp_graph_t *g, rows_t *x, rp_t *r, unsigned on, bool pin, int cd_on)
 {
-    if (pin)
-        rw_sweep_pin(x);
+    x->cd_on = cd_on;
+    if (cd_on)
+        (pin ? rw_sweep_2p : rw_sweep_2)(x);
     else
-        rw_sweep_plain(x);
+        (pin ? rw_sweep_1p : rw_sweep_1)(x);
     for (int l = 0; l < RL; l++)
         if (on >> l & 1)
             rows_out(g, x, l, &r[l], cd_on);
@@ -671,7 +688,6 @@ int cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, const doubl
     /* pinned, "launch" only without "comm" (the better one alone) */
     unsigned on1 = 1u | (comm ? 2u : 0u) | (launch && !(pin && comm) ? 4u : 0u) | (f ? 8u : 0u);
     rows_init(g, &x, on1);
-    x.cd_on = false;
     rows_run(g, &x, r, on1, pin, 0);
     if (comm) /* "comm" takes no edge to the next step (edge_wanted) */
         replay_finish(g, &r[1], c, times[1]);
@@ -698,7 +714,6 @@ int cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, const doubl
                 if (on2 >> l & 1)
                     for (size_t q = 0; q < g->n_syncs; q++)
                         x.cd[q][l] = r[l].cd[q];
-            x.cd_on = true;
             rows_run(g, &x, r, on2, pin, 1);
         }
     }
