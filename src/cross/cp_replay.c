@@ -358,10 +358,15 @@ CP_INLINE void rw_start(rows_t *x, int32_t k, unsigned m)
     const cp_hot_t *h = &g->hot[k];
     int32_t id = h->id;
     v4_t best = v4_spl(INT64_MIN);
+    /* (a dependency, or a launch of a rank step, gives every lane a
+     * value: the fallback to the measured start is tested without) */
+    bool any = (h->flags & CP_H_LAUNCH) && h->rstep >= 0;
+#pragma GCC unroll 3
     for (int q = 0; q < 3; q++) {
         int32_t p = h->pred[q];
         if (p < 0)
             continue;
+        any = true;
         if (x->pin && q == 1 && (h->flags & CP_H_PXINF))
             best = v4_max(best, v4_spl(g->e0[p]));
         else if (h->flags >> q & 1)
@@ -391,7 +396,8 @@ CP_INLINE void rw_start(rows_t *x, int32_t k, unsigned m)
             best = v4_sel(drop, bd, v4_max(best, lv));
         }
     }
-    best = v4_sel(best == v4_spl(INT64_MIN), v4_spl(h->s), best);
+    if (!any)
+        best = v4_sel(best == v4_spl(INT64_MIN), v4_spl(h->s), best);
     if (((m | ~x->on) & 15u) == 15u) { /* (a lane not replayed takes anything) */
         v4_st(x->s[id], best);
     } else {
