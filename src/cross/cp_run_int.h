@@ -66,6 +66,13 @@ void cp_rp_free(rp_t *r);
  * what was allocated). */
 int cp_rp_alloc(const cp_graph_t *g, rp_t *r);
 
+/* cp_rp_alloc in two parts: every array but the per-node ones (s, e,
+ * sdone), which cp_replay3 needs only for cp_replay_probe (its lanes
+ * live in rows of its own meanwhile); and those (each one not allocated
+ * yet). 0, or -1 out of memory (cp_rp_free frees what was allocated). */
+int cp_rp_alloc_lean(const cp_graph_t *g, rp_t *r);
+int cp_rp_alloc_nodes(const cp_graph_t *g, rp_t *r);
+
 /* r set for a replay of g under sc (a pass: cd and cd0 left as they
  * are, cd_on cleared). */
 void cp_rp_init(const cp_graph_t *g, const scen_t *sc, rp_t *r);
