@@ -280,7 +280,8 @@ typedef int64_t row_t[RL];
 
 typedef struct rows {
     const cp_graph_t *g;
-    row_t *s, *e;          /* per node: replayed start, end */
+    row_t (*se)[2];        /* per node: replayed start and end, side by side (one
+                            * cache line a node: the end event reads the start) */
     uint8_t *sdone;        /* per node: the lanes whose start is replayed (bit l) */
     row_t *sd, *cd;        /* per sync: shift; the edge's shift (rp_t.cd, second pass) */
     row_t *ims, *hims;     /* per instance, host collective: the last replayed arrival */
@@ -380,7 +381,7 @@ CP_INLINE void rw_start(rows_t *x, int32_t k, unsigned m)
         if (x->pin && q == 1 && (h->flags & CP_H_PXINF))
             best = v4_max(best, v4_spl(g->e0[p]));
         else if (h->flags >> q & 1)
-            best = v4_max(best, v4_ld(x->e[p]));
+            best = v4_max(best, v4_ld(x->se[p][1]));
         else if (x->cd_on && (h->flags & (CP_H_PREV << q)))
             best = v4_max(best, v4_ld(x->cd[g->rs[h->rstep].sb_start]) + g->e0[p]);
         else
@@ -409,10 +410,10 @@ CP_INLINE void rw_start(rows_t *x, int32_t k, unsigned m)
     if (!any)
         best = v4_sel(best == v4_spl(INT64_MIN), v4_spl(h->s), best);
     if (((m | ~x->on) & 15u) == 15u) { /* (a lane not replayed takes anything) */
-        v4_st(x->s[id], best);
+        v4_st(x->se[id][0], best);
     } else {
         v4_t mk = v4_ld(lane_m[m]);
-        v4_st(x->s[id], v4_sel(mk, best, v4_ld(x->s[id])));
+        v4_st(x->se[id][0], v4_sel(mk, best, v4_ld(x->se[id][0])));
     }
     x->sdone[id] |= (uint8_t)m;
 }
@@ -430,7 +431,7 @@ CP_INLINE void rw_inst_last(rows_t *x, int32_t i, int32_t job, unsigned m)
         unsigned need = m & ~(unsigned)x->sdone[mm];
         if (need)
             rw_start(x, g->pos[mm], need);
-        ms = v4_max(ms, hm->job == job ? v4_ld(x->s[mm]) : v4_spl(hm->s));
+        ms = v4_max(ms, hm->job == job ? v4_ld(x->se[mm][0]) : v4_spl(hm->s));
     }
     v4_st(x->ims[i], ms);
 }
@@ -449,7 +450,7 @@ CP_INLINE void rw_end(rows_t *x, int32_t k)
     if (x->f && x->f[id] != 1.0) /* what-if pattern: the transfer, not the wait */
         d3 = (int64_t)((double)d3 * x->f[id] + 0.5);
     v4_t d = {h->dt, h->dt, h->dt, d3};
-    v4_t s = v4_ld(x->s[id]), e;
+    v4_t s = v4_ld(x->se[id][0]), e;
     if (h->inst >= 0) {
         unsigned nc = x->on & ~2u;
         if (nc && !x->idone[h->inst]) {
@@ -461,7 +462,7 @@ CP_INLINE void rw_end(rows_t *x, int32_t k)
     } else {
         e = s + d;
     }
-    v4_st(x->e[id], e);
+    v4_st(x->se[id][1], e);
     if (h->rstep >= 0)
         v4_st(x->rend[h->rstep], v4_max(v4_ld(x->rend[h->rstep]), e));
 }
@@ -509,7 +510,7 @@ CP_INLINE void rw_sync(rows_t *x, size_t j)
     } else if (s->w >= 0 && g->nodes[s->w].e >= s->s) {
         int64_t lag = g->ranks[s->rank_i].sync_lag;
         const cp_node_t *w = &g->nodes[s->w];
-        v = v4_max((w->job == s->job ? v4_ld(x->e[s->w]) : v4_spl(w->e)) + lag, s1);
+        v = v4_max((w->job == s->job ? v4_ld(x->se[s->w][1]) : v4_spl(w->e)) + lag, s1);
     } else {
         v = s1 + (s->e - s->s);
         if (s->hi == -2 && x->late && (x->late[s->rank_i] & 1)) /* a host pause: without its lateness */
@@ -581,8 +582,7 @@ RW_CLONES static void rw_sweep_2p(const rows_t *x)
 
 static void rows_free(rows_t *x)
 {
-    free(x->s);
-    free(x->e);
+    free(x->se);
     free(x->sdone);
     free(x->sd);
     free(x->cd);
@@ -600,8 +600,7 @@ static int rows_alloc(const cp_graph_t *g, rows_t *x)
            nh = g->n_hin ? g->n_hin : 1, nr = g->n_rs ? g->n_rs : 1;
     /* (a lane that has not started a member may read its row, and drops
      * what it read: rw_inst_last's "comm" lane) */
-    x->s = mt_big_malloc(n * sizeof *x->s);
-    x->e = mt_big_malloc(n * sizeof *x->e);
+    x->se = mt_big_malloc(n * sizeof *x->se);
     x->sdone = mt_big_malloc(n);
     x->sd = malloc(ns * sizeof *x->sd);
     x->cd = calloc(ns, sizeof *x->cd); /* a lane of no second pass reads 0 */
@@ -611,7 +610,7 @@ static int rows_alloc(const cp_graph_t *g, rows_t *x)
     x->hidone = malloc(nh);
     x->hc = malloc(nr * sizeof *x->hc);
     x->rend = malloc(nr * sizeof *x->rend);
-    return x->s && x->e && x->sdone && x->sd && x->cd && x->ims && x->idone && x->hims && x->hidone && x->hc &&
+    return x->se && x->sdone && x->sd && x->cd && x->ims && x->idone && x->hims && x->hidone && x->hc &&
                    x->rend
                ? 0
                : -1;
@@ -621,7 +620,7 @@ static int rows_alloc(const cp_graph_t *g, rows_t *x)
 static void rows_init(const cp_graph_t *g, rows_t *x, unsigned on)
 {
     for (size_t i = 0; i < g->n_nodes; i++)
-        v4_st(x->e[i], v4_spl(g->e0[i]));
+        v4_st(x->se[i][1], v4_spl(g->e0[i]));
     memset(x->sdone, 0, g->n_nodes ? g->n_nodes : 1);
     memset(x->idone, 0, g->n_inst ? g->n_inst : 1);
     memset(x->hidone, 0, g->n_hin ? g->n_hin : 1);
@@ -648,8 +647,8 @@ static void rows_out(const cp_graph_t *g, const rows_t *x, int l, rp_t *r, int c
         return;
     for (size_t i = 0; i < g->n_nodes; i++) {
         r->sdone[i] = x->sdone[i] >> l & 1;
-        r->s[i] = x->s[i][l];
-        r->e[i] = x->e[i][l];
+        r->s[i] = x->se[i][0][l];
+        r->e[i] = x->se[i][1][l];
     }
     for (size_t i = 0; i < g->n_inst; i++) {
         r->idone[i] = l != 1 && x->idone[i]; /* "comm" reads no last arrival */
