@@ -1,8 +1,12 @@
 /* The replay's per-event rules (internal to src/cross/): a node's start
  * and end, a sync's return, an instance's and a host collective's last
- * arrival, under a scenario. Shared, inlined, by the one-process sweeps
- * (cp_replay.c) and the replay of one process's ranks in supersteps
- * (cp_part.c): each rule exists once. */
+ * arrival, under a scenario. Shared, inlined, by the one-process sweep
+ * of one scenario (cp_replay.c cp_replay) and the replay of one
+ * process's ranks in supersteps (cp_part.c). cp_replay.c's side-by-side
+ * sweep of four scenarios (cp_replay3) does the same rules on lane rows
+ * (its rw_ functions), as cp_ideal.c does for its no-delay scenarios: a
+ * change here goes there too, and test_cp_part compares every lane of
+ * it with cp_part.c's replay by these. */
 #ifndef MT_CROSS_CP_EVENT_INT_H
 #define MT_CROSS_CP_EVENT_INT_H
 

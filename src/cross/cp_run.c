@@ -842,6 +842,15 @@ static uint64_t pattern_factors(const cp_graph_t *g, const mt_cp_request_t *rq, 
     return hits;
 }
 
+/* A lane of cp_replay3: its per-node arrays (starts, ends, 17 bytes a
+ * node) only for cp_replay_probe: the sweep keeps its lanes in rows of
+ * its own, and the lanes' arrays beside them would add to process 0's
+ * peak. 0, or -1 out of memory. */
+static int lane_alloc(const cp_graph_t *g, rp_t *r)
+{
+    return cp_replay_probe ? cp_rp_alloc(g, r) : cp_rp_alloc_lean(g, r);
+}
+
 /* The ranges without a pipeline (alt_t), after the what-ifs: the unchanged
  * run, the straggler's what-if and the better of "comm" and "launch"
  * pinned in one sweep of lanes beside each other (cp_replay3), the
@@ -870,18 +879,30 @@ static mt_status_t alt_lanes(const cp_graph_t *g, const mt_cp_request_t *rq, mt_
         for (int l = 1; l < 4; l++)
             if (!(at[l] = malloc(c->n_steps * sizeof *at[l])))
                 return MT_ERR_NOMEM;
-        if ((comm && cp_rp_alloc(g, &rw[0])) || (launch && cp_rp_alloc(g, &rw[1])) || (strag && cp_rp_alloc(g, &rw[2])))
+        if ((comm && lane_alloc(g, &rw[0])) || (launch && lane_alloc(g, &rw[1])) || (strag && lane_alloc(g, &rw[2])))
             return MT_ERR_NOMEM;
         /* the straggler's factors again: the pattern's took fac over */
         if (strag && straggler_factors(g, rq, fac, nh, &nn))
             return MT_ERR_NOMEM;
+        /* r's per-node arrays given back while the sweep's rows live
+         * (cp_replay3 needs them for the probe only), taken again after */
+        if (!cp_replay_probe) {
+            free(r->s);
+            free(r->e);
+            free(r->sdone);
+            r->s = r->e = NULL;
+            r->sdone = NULL;
+        }
         rp_t lanes[4] = {*r, rw[0], rw[1], rw[2]};
-        cp_replay3(g, lanes, comm, launch, strag ? fac : NULL, strag ? late : NULL, true, c, at);
+        int rc = cp_replay3(g, lanes, comm, launch, strag ? fac : NULL, strag ? late : NULL, true, c, at);
         *r = lanes[0];
+        rc = rc || cp_rp_alloc_nodes(g, r);
         for (int l = 0; l < 3; l++) {
             cp_rp_free(&rw[l]);
             rw[l] = (rp_t){0};
         }
+        if (rc)
+            return MT_ERR_NOMEM;
         if (k >= 0)
             alt_set(c, alt, at[comm ? 1 : 2], r, per, tmp, &c->whatif[k]);
         if (strag)
@@ -1086,7 +1107,7 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         goto out;
     free(g.by_end); /* read by nothing after the order: its pages freed before the replay's */
     g.by_end = NULL;
-    if (cp_rp_alloc(&g, &r))
+    if (cp_rp_alloc_lean(&g, &r)) /* its per-node arrays: after cp_replay3's rows (lane_alloc) */
         goto out;
     for (size_t j = 0; j < c->n_steps; j++)
         c->steps[j].used = (int)j >= rq->warmup || c->n_steps <= (size_t)(rq->warmup > 0 ? rq->warmup : 0);
@@ -1169,6 +1190,8 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
     bool pipe = rq->n_stages >= 2 && rq->stage_ranks && rq->stage_first && c->n_steps >= 2;
     if (pipe) {
         scen_t sc0 = {0};
+        if (cp_rp_alloc_nodes(&g, &r))
+            goto out;
         cp_replay(&g, &sc0, &r, c, times);
         if (cp_edge_base(&g, c, &r))
             goto out;
@@ -1183,25 +1206,27 @@ mt_status_t mt_critpath_run(const mt_cp_request_t *rq, const mt_rank_analysis_t 
         wt[0] = malloc(c->n_steps * sizeof *wt[0]);
         wt[1] = malloc(c->n_steps * sizeof *wt[1]);
         wt[2] = strag ? malloc(c->n_steps * sizeof *wt[2]) : NULL;
-        if (!wt[0] || !wt[1] || (strag && !wt[2]) || (comm && cp_rp_alloc(&g, &rw[0])) || cp_rp_alloc(&g, &rw[1]) ||
-            (strag && cp_rp_alloc(&g, &rw[2])))
+        if (!wt[0] || !wt[1] || (strag && !wt[2]) || (comm && lane_alloc(&g, &rw[0])) || lane_alloc(&g, &rw[1]) ||
+            (strag && lane_alloc(&g, &rw[2])) || (cp_replay_probe && cp_rp_alloc_nodes(&g, &r)))
             goto out;
         rp_t lanes[4] = {r, rw[0], rw[1], rw[2]};
-        cp_replay3(&g, lanes, comm, true, strag ? fac : NULL, strag ? late : NULL, false, c,
-                   (int64_t *const[4]){times, wt[0], wt[1], wt[2]});
+        int rc = cp_replay3(&g, lanes, comm, true, strag ? fac : NULL, strag ? late : NULL, false, c,
+                            (int64_t *const[4]){times, wt[0], wt[1], wt[2]});
         r = lanes[0];
-        if (cp_edge_base(&g, c, &r))
+        if (rc || cp_edge_base(&g, c, &r))
             goto out;
-        /* done with: freed before the paths' arrays come, and the "launch"
-         * lane's ends taken over as node_ns (memory touched already: a
-         * fresh page costs more than clearing it) */
-        node_ns = rw[1].e;
-        rw[1].e = NULL;
-        memset(node_ns, 0, (g.n_nodes ? g.n_nodes : 1) * sizeof *node_ns);
+        /* done with: freed before the paths' arrays come (with the probe,
+         * the "launch" lane's ends taken over as node_ns) */
+        if ((node_ns = rw[1].e)) {
+            rw[1].e = NULL;
+            memset(node_ns, 0, (g.n_nodes ? g.n_nodes : 1) * sizeof *node_ns);
+        }
         cp_rp_free(&rw[0]);
         cp_rp_free(&rw[1]);
         cp_rp_free(&rw[2]);
         rw[0] = rw[1] = rw[2] = (rp_t){0};
+        if (cp_rp_alloc_nodes(&g, &r)) /* the replays after these */
+            goto out;
     }
     if (!node_ns && !(node_ns = calloc(g.n_nodes ? g.n_nodes : 1, sizeof *node_ns)))
         goto out;

@@ -90,6 +90,13 @@ void cp_rp_free(rp_t *r);
  * what was allocated). */
 int cp_rp_alloc(const cp_graph_t *g, rp_t *r);
 
+/* cp_rp_alloc in two parts: every array but the per-node ones (s, e,
+ * sdone), which cp_replay3 needs only for cp_replay_probe (its lanes
+ * live in rows of its own meanwhile); and those (each one not allocated
+ * yet). 0, or -1 out of memory (cp_rp_free frees what was allocated). */
+int cp_rp_alloc_lean(const cp_graph_t *g, rp_t *r);
+int cp_rp_alloc_nodes(const cp_graph_t *g, rp_t *r);
+
 /* r set for a replay of g under sc (a pass: cd and cd0 left as they
  * are, cd_on cleared). */
 void cp_rp_init(const cp_graph_t *g, const scen_t *sc, rp_t *r);
@@ -108,8 +115,10 @@ int cp_edge_base(cp_graph_t *g, const mt_critpath_t *c, const rp_t *r);
 
 /* The measured run and up to three what-ifs replayed side by side in one
  * sweep (see cp_replay.c): r[0..3] and times[0..3] as cp_replay's r and
- * times. */
-void cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, const double *f, const uint8_t *late, bool pin,
+ * times, of r the shifts and step ends only (sd, hc, rend, jend, cd; the
+ * starts and ends too when cp_replay_probe is set). 0, or -1 out of
+ * memory. */
+int cp_replay3(const cp_graph_t *g, rp_t *r, bool comm, bool launch, const double *f, const uint8_t *late, bool pin,
                 const mt_critpath_t *c, int64_t *const *times);
 
 /* ---- the walks and root causes (cp_walk.c) ---- */
