@@ -721,8 +721,10 @@ static const int *sorted_ranks(job_t *j, size_t g)
             j->nomem = true;
             return NULL;
         }
-        memcpy(s, pg->ranks, (size_t)pg->nranks * sizeof *s);
-        qsort(s, (size_t)pg->nranks, sizeof *s, cmp_int);
+        if (pg->nranks) {
+            memcpy(s, pg->ranks, (size_t)pg->nranks * sizeof *s);
+            qsort(s, (size_t)pg->nranks, sizeof *s, cmp_int);
+        }
         j->sorted[g] = s;
     }
     return j->sorted[g];

@@ -247,7 +247,8 @@ mt_status_t mt_fr_heads_pack(const mt_fr_local_t *mine, size_t n_mine, mt_buf_t 
                 if (oom)
                     free(c.ranks);
                 else {
-                    memcpy(c.ranks, pg->ranks, (size_t)pg->nranks * sizeof *c.ranks);
+                    if (pg->nranks) /* none: ranks may be NULL (a group the entries named) */
+                        memcpy(c.ranks, pg->ranks, (size_t)pg->nranks * sizeof *c.ranks);
                     tab.pgs[tab.npgs++] = c;
                 }
             }
