@@ -8,6 +8,7 @@
 #include "base/sort.h"
 #include "cross/cp_event_int.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -413,14 +414,8 @@ static int first_ref_cmp(const void *pa, const void *pb)
 /* The index of rank r among g's ranks (ascending by rank), or -1. */
 static int32_t rank_index(const cp_graph_t *g, int32_t r)
 {
-    size_t lo = 0, hi = g->n_ranks;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (g->ranks[mid].rank < r)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo =
+        mt_lower_bound_i32((const char *)g->ranks + offsetof(cp_rank_t, rank), g->n_ranks, sizeof *g->ranks, r);
     return lo < g->n_ranks && g->ranks[lo].rank == r ? (int32_t)lo : -1;
 }
 
@@ -591,14 +586,7 @@ mt_status_t cp_part_build(const mt_rank_analysis_t *const *an, size_t n_an, cons
         seen[j] = UINT32_MAX;
     for (size_t i = 0; i < lg->n_rs; i++) {
         cp_rs_t *x = &lg->rs[i];
-        size_t lo = 0, hi = in->n_steps;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (in->steps[mid] < x->step)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t lo = mt_lower_bound_i64(in->steps, in->n_steps, sizeof *in->steps, x->step);
         if (lo == in->n_steps || in->steps[lo] != x->step)
             goto range;
         x->job = seen[lo] == (uint32_t)x->rank_i ? -1 : (int32_t)lo;

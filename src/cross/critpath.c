@@ -564,14 +564,7 @@ static int step_start_late(const cp_graph_t *g, const cp_pause_med_t *md, pause_
         int64_t med = INT64_MIN;
         if (md) { /* the job's, by step number */
             int64_t sn = g->rs[val[a]].step;
-            size_t lo = 0, hi = md->n_steps;
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (md->steps[mid] < sn)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
+            size_t lo = mt_lower_bound_i64(md->steps, md->n_steps, sizeof *md->steps, sn);
             if (lo < md->n_steps && md->steps[lo] == sn)
                 med = md->step_gap[lo];
         } else if (k >= 2) {
